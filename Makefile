@@ -1,0 +1,45 @@
+# Two commands on a fresh machine: `make quickstart` (set up + run the demo) and `make test`
+# (set up + run every C++ and Python test). Everything lives in .venv; nothing global changes.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEPS_STAMP := $(VENV)/.deps-stamp
+BUILD_CPP := build/cpp
+PYTEST_ARGS ?=
+
+.PHONY: quickstart test test-slow test-cpp test-python install bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch first and pinned: anything that asks for torch later must find this CPU build.
+$(DEPS_STAMP): requirements-dev.txt $(BIN)/python
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+install: $(DEPS_STAMP)
+	$(BIN)/pip install -q --no-build-isolation .
+
+quickstart: install
+	cd /tmp && $(CURDIR)/$(BIN)/polarmem quickstart
+
+test-cpp: $(DEPS_STAMP)
+	$(BIN)/cmake -S . -B $(BUILD_CPP) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
+		-DPOLARMEM_BUILD_PYTHON=OFF -DPOLARMEM_BUILD_TESTS=ON >/dev/null
+	$(BIN)/cmake --build $(BUILD_CPP)
+	cd $(BUILD_CPP) && $(CURDIR)/$(BIN)/ctest --output-on-failure
+
+test-python: install
+	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+
+test: test-cpp test-python
+
+test-slow: install
+	$(BIN)/pytest -m slow $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python benchmarks/bench_core.py
+
+clean:
+	rm -rf build $(VENV)

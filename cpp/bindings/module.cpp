@@ -1,0 +1,256 @@
+// The one pybind11 file: checks dtypes, shapes and contiguity, takes pointers, releases the GIL,
+// makes one core call and copies the result into numpy arrays. No logic lives here.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+
+#include "polarmem/diagnostics.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/index.hpp"
+#include "polarmem/simd.hpp"
+
+namespace py = pybind11;
+using namespace polarmem;
+
+namespace {
+
+template <typename T>
+const char* dtype_name();
+template <> const char* dtype_name<float>() { return "float32"; }
+template <> const char* dtype_name<std::int64_t>() { return "int64"; }
+template <> const char* dtype_name<std::uint32_t>() { return "uint32"; }
+template <> const char* dtype_name<std::uint8_t>() { return "uint8"; }
+
+// The data pointer of a C-contiguous array of exactly dtype T and `ndim` dimensions.
+template <typename T>
+const T* checked(const py::array& a, const char* name, py::ssize_t ndim) {
+  if (!a.dtype().is(py::dtype::of<T>())) {
+    throw py::type_error(std::string(name) + " must have dtype " + dtype_name<T>() + ", got " +
+                         std::string(py::str(a.dtype())) + "; convert with np.ascontiguousarray(x, dtype=np." +
+                         dtype_name<T>() + ")");
+  }
+  if (a.ndim() != ndim) {
+    throw py::value_error(std::string(name) + " must be " + std::to_string(ndim) + "-dimensional, got " +
+                          std::to_string(a.ndim()) + " dimensions");
+  }
+  if (!(a.flags() & py::array::c_style)) {
+    throw py::value_error(std::string(name) + " must be C-contiguous; try np.ascontiguousarray(x)");
+  }
+  return static_cast<const T*>(a.data());
+}
+
+template <typename T>
+py::array_t<T> to_numpy(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(T));
+  return out;
+}
+
+ConceptLists lists(const std::optional<py::array>& indptr, const std::optional<py::array>& ids, std::size_t count,
+                   const char* name) {
+  if (!indptr) return {};
+  const auto* p = checked<std::int64_t>(*indptr, name, 1);
+  if (static_cast<std::size_t>(indptr->size()) != count + 1) {
+    throw py::value_error(std::string(name) + " indptr must have " + std::to_string(count + 1) + " entries");
+  }
+  if (!ids) throw py::value_error(std::string(name) + " ids are missing");
+  const auto* i = checked<std::uint32_t>(*ids, name, 1);
+  if (p[count] != static_cast<std::int64_t>(ids->size())) throw py::value_error(std::string(name) + " indptr[-1] must equal len(ids)");
+  return {p, i};
+}
+
+// (space, values[rows, dim], present[rows] | None, counts[items] | None)
+using PyVectors = std::tuple<std::string, py::array, std::optional<py::array>, std::optional<py::array>>;
+
+VectorInput vector_input(const PyVectors& v) {
+  const auto& [space, values, present, counts] = v;
+  VectorInput in;
+  in.space = space;
+  in.values = checked<float>(values, "vectors", 2);
+  in.rows = static_cast<std::size_t>(values.shape(0));
+  in.dim = static_cast<std::size_t>(values.shape(1));
+  if (present) in.present = checked<std::uint8_t>(*present, "present", 1);
+  if (counts) in.counts = checked<std::int64_t>(*counts, "counts", 1);
+  return in;
+}
+
+SearchRequest search_request(const std::vector<std::tuple<std::string, py::array, float>>& query,
+                             const py::array& required, const py::array& forbidden, std::size_t k, int mode,
+                             float soft_lambda, bool exclude_conflicts, int kind_mask,
+                             const std::optional<py::array>& allow, std::size_t threads) {
+  SearchRequest r;
+  for (const auto& [space, values, weight] : query) {
+    r.vectors.push_back(QueryVector{space, checked<float>(values, "query", 1), static_cast<std::size_t>(values.size()), weight});
+  }
+  const auto* req = checked<std::uint32_t>(required, "required", 1);
+  const auto* forb = checked<std::uint32_t>(forbidden, "forbidden", 1);
+  r.required.assign(req, req + required.size());
+  r.forbidden.assign(forb, forb + forbidden.size());
+  r.k = k;
+  r.mode = static_cast<SearchMode>(mode);
+  r.soft_lambda = soft_lambda;
+  r.exclude_conflicts = exclude_conflicts;
+  if (kind_mask < 0 || kind_mask > 3) throw py::value_error("kind_mask must be 0, 1, 2 or 3");
+  r.kind_mask = static_cast<std::uint8_t>(kind_mask);
+  if (allow) {
+    r.use_allow = true;
+    r.allow = checked<std::int64_t>(*allow, "allow", 1);
+    r.allow_count = static_cast<std::size_t>(allow->size());
+  }
+  r.threads = threads;
+  return r;
+}
+
+py::tuple result_tuple(const SearchResult& r) {
+  return py::make_tuple(to_numpy(r.slots), to_numpy(r.tiers), to_numpy(r.scores),
+                        py::make_tuple(r.tier_counts[0], r.tier_counts[1], r.tier_counts[2]), r.scored, r.reranked);
+}
+
+Storage parse_storage(const std::string& name) {
+  if (name == "fp32") return Storage::kF32;
+  if (name == "fp16") return Storage::kF16;
+  if (name == "int8") return Storage::kI8;
+  throw py::value_error("storage must be 'fp32', 'fp16' or 'int8', got '" + name + "'");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "PolarMem compiled retrieval core (private; use polarmem_server.index)";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      switch (e.code()) {
+        case ErrorCode::kOutOfRange: PyErr_SetString(PyExc_IndexError, e.what()); return;
+        case ErrorCode::kFailedPrecondition: PyErr_SetString(PyExc_LookupError, e.what()); return;
+        default: PyErr_SetString(PyExc_ValueError, e.what()); return;
+      }
+    }
+  });
+
+  m.def("build_info", [] {
+    py::dict info;
+    info["version"] = POLARMEM_VERSION;
+    info["compiler"] = POLARMEM_COMPILER;
+    py::list compiled, supported;
+    for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+      compiled.append(simd_level_name(level));
+      if (cpu_supports(level)) supported.append(simd_level_name(level));
+    }
+    info["simd_compiled"] = compiled;
+    info["simd_supported"] = supported;
+    info["simd_active"] = simd_level_name(active_simd_level());
+    return info;
+  });
+  m.def("simd_level", [] { return std::string(simd_level_name(active_simd_level())); });
+  m.def("set_simd_level", [](const std::string& name) {
+    SimdLevel level;
+    if (!parse_simd_level(name.c_str(), &level)) throw py::value_error("SIMD level must be scalar, avx2 or avx512");
+    set_simd_level(level);
+  });
+
+  m.def("measure_read_bandwidth", &measure_read_bandwidth, py::arg("bytes"), py::arg("threads"), py::arg("repeats"),
+        py::call_guard<py::gil_scoped_release>(), "Best read bandwidth in bytes/s over `repeats` streams of `bytes`.");
+
+  py::class_<Index>(m, "Index")
+      .def(py::init([](const std::vector<std::tuple<std::string, std::size_t, bool, std::string>>& spaces,
+                       std::size_t threads) {
+             std::vector<SpaceConfig> configs;
+             for (const auto& [name, dim, multi, storage] : spaces) configs.push_back({name, dim, multi, parse_storage(storage)});
+             return std::make_unique<Index>(std::move(configs), threads);
+           }),
+           py::arg("spaces"), py::arg("threads") = 0)
+      .def("add",
+           [](Index& self, const py::array& kinds, const std::vector<PyVectors>& vectors,
+              const std::optional<py::array>& has_indptr, const std::optional<py::array>& has_ids,
+              const std::optional<py::array>& not_indptr, const std::optional<py::array>& not_ids) {
+             ItemBatch batch;
+             batch.kinds = checked<std::uint8_t>(kinds, "kinds", 1);
+             batch.count = static_cast<std::size_t>(kinds.size());
+             for (const auto& v : vectors) batch.vectors.push_back(vector_input(v));
+             batch.has = lists(has_indptr, has_ids, batch.count, "has");
+             batch.not_has = lists(not_indptr, not_ids, batch.count, "not_has");
+             py::gil_scoped_release release;
+             return self.add(batch);
+           })
+      .def("set_concepts",
+           [](Index& self, const py::array& slots, const std::optional<py::array>& has_indptr,
+              const std::optional<py::array>& has_ids, const std::optional<py::array>& not_indptr,
+              const std::optional<py::array>& not_ids) {
+             const auto* s = checked<std::int64_t>(slots, "slots", 1);
+             const auto n = static_cast<std::size_t>(slots.size());
+             const ConceptLists has = lists(has_indptr, has_ids, n, "has");
+             const ConceptLists not_has = lists(not_indptr, not_ids, n, "not_has");
+             py::gil_scoped_release release;
+             self.set_concepts(s, n, has, not_has);
+           })
+      .def("set_vectors",
+           [](Index& self, const py::array& slots, const PyVectors& vectors) {
+             const auto* s = checked<std::int64_t>(slots, "slots", 1);
+             const VectorInput in = vector_input(vectors);
+             py::gil_scoped_release release;
+             self.set_vectors(s, static_cast<std::size_t>(slots.size()), in);
+           })
+      .def("remove",
+           [](Index& self, const py::array& slots) {
+             const auto* s = checked<std::int64_t>(slots, "slots", 1);
+             py::gil_scoped_release release;
+             self.remove(s, static_cast<std::size_t>(slots.size()));
+           })
+      .def("compact",
+           [](Index& self) {
+             std::vector<std::int64_t> mapping;
+             {
+               py::gil_scoped_release release;
+               mapping = self.compact();
+             }
+             return to_numpy(mapping);
+           })
+      .def("ensure_concepts", &Index::ensure_concepts, py::call_guard<py::gil_scoped_release>())
+      .def("search",
+           [](const Index& self, const std::vector<std::tuple<std::string, py::array, float>>& query,
+              const py::array& required, const py::array& forbidden, std::size_t k, int mode, float soft_lambda,
+              bool exclude_conflicts, int kind_mask, const std::optional<py::array>& allow, std::size_t threads) {
+             const SearchRequest request = search_request(query, required, forbidden, k, mode, soft_lambda,
+                                                          exclude_conflicts, kind_mask, allow, threads);
+             SearchResult result;
+             {
+               py::gil_scoped_release release;
+               result = self.search(request);
+             }
+             return result_tuple(result);
+           })
+      .def("search_batch",
+           [](const Index& self, const std::string& space, const py::array& queries, const py::array& required,
+              const py::array& forbidden, std::size_t k, int mode, float soft_lambda, bool exclude_conflicts,
+              int kind_mask, const std::optional<py::array>& allow, std::size_t threads) {
+             const float* q = checked<float>(queries, "queries", 2);
+             const SearchRequest request = search_request({}, required, forbidden, k, mode, soft_lambda,
+                                                          exclude_conflicts, kind_mask, allow, threads);
+             std::vector<SearchResult> results;
+             {
+               py::gil_scoped_release release;
+               results = self.search_batch(request, space, q, static_cast<std::size_t>(queries.shape(0)),
+                                           static_cast<std::size_t>(queries.shape(1)));
+             }
+             py::list out;
+             for (const auto& r : results) out.append(result_tuple(r));
+             return out;
+           })
+      .def_property_readonly("size", &Index::size)
+      .def_property_readonly("live_count", &Index::live_count)
+      .def_property_readonly("num_concepts", &Index::num_concepts)
+      .def_property_readonly("default_threads", &Index::default_threads)
+      .def_property_readonly("memory_bytes", &Index::memory_bytes)
+      .def("is_live", &Index::is_live)
+      .def_property_readonly("spaces", [](const Index& self) {
+        py::list out;
+        for (const auto& s : self.spaces()) out.append(py::make_tuple(s.name, s.dim, s.multi, storage_name(s.storage)));
+        return out;
+      });
+}

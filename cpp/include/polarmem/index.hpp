@@ -1,0 +1,157 @@
+// The retrieval core of one namespace: dense slots holding an item kind, named vector spaces and
+// HAS / NOT_HAS concept bitmaps, searched lexicographically by (logic tier, similarity, slot).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <shared_mutex>
+
+#include "polarmem/rw_lock.hpp"
+#include <string>
+#include <vector>
+
+#include "polarmem/slot_bitmap.hpp"
+#include "polarmem/vector_space.hpp"
+
+namespace polarmem {
+
+enum class ItemKind : std::uint8_t { kVisual = 1, kText = 2 };
+
+enum class SearchMode : int {
+  kOff = 0,   // plain dense retrieval: rank by s_sem alone (tiers still reported)
+  kHard = 1,  // the paper's Algorithm 1: rank by (s_log, s_sem), logic strictly first
+  kSoft = 2,  // rank by s_sem + lambda * s_log
+};
+
+// Tier values, as in the paper: conflict -1, neutral 0, entailment +1.
+constexpr int kConflict = -1;
+constexpr int kNeutral = 0;
+constexpr int kEntailed = 1;
+
+// Concept lists per item in compressed-sparse-row form: item i owns ids[indptr[i], indptr[i+1]).
+struct ConceptLists {
+  const std::int64_t* indptr = nullptr;  // count + 1 entries; nullptr = every item has none
+  const std::uint32_t* ids = nullptr;
+};
+
+// Vectors for one space. Single spaces: `rows` x dim, row i for item i, `present` (optional,
+// one byte per item) marks items that have a vector. Multi spaces: `counts[i]` rows per item,
+// concatenated.
+struct VectorInput {
+  std::string space;
+  const float* values = nullptr;
+  std::size_t rows = 0;
+  std::size_t dim = 0;
+  const std::uint8_t* present = nullptr;
+  const std::int64_t* counts = nullptr;
+};
+
+struct ItemBatch {
+  std::size_t count = 0;
+  const std::uint8_t* kinds = nullptr;  // ItemKind per item
+  std::vector<VectorInput> vectors;
+  ConceptLists has;
+  ConceptLists not_has;
+};
+
+struct QueryVector {
+  std::string space;
+  const float* values = nullptr;
+  std::size_t dim = 0;
+  float weight = 1.0f;
+};
+
+struct SearchRequest {
+  std::vector<QueryVector> vectors;  // s_sem = sum of weight * cosine; none = all scores 0
+  std::vector<std::uint32_t> required;
+  std::vector<std::uint32_t> forbidden;
+  std::size_t k = 10;
+  SearchMode mode = SearchMode::kHard;
+  float soft_lambda = 1.0f;
+  bool exclude_conflicts = false;
+  std::uint8_t kind_mask = 0;  // bit 1 visual, bit 2 text; 0 = any kind
+  const std::int64_t* allow = nullptr;  // optional allow-list of slots
+  std::size_t allow_count = 0;
+  bool use_allow = false;
+  std::size_t threads = 0;  // 0 = the index default
+};
+
+struct SearchResult {
+  std::vector<std::int64_t> slots;
+  std::vector<std::int8_t> tiers;
+  std::vector<float> scores;
+  // Eligible items (live, kind, allow-list) per tier: [conflict, neutral, entailed].
+  std::array<std::int64_t, 3> tier_counts{0, 0, 0};
+  std::int64_t scored = 0;    // items whose vectors were read
+  std::int64_t reranked = 0;  // items re-scored in fp32 after a compact scan
+};
+
+class Index {
+ public:
+  // threads: default search parallelism (0 = all hardware threads).
+  explicit Index(std::vector<SpaceConfig> spaces, std::size_t threads = 0);
+
+  // Appends a batch; returns the first new slot (the batch occupies consecutive slots).
+  std::int64_t add(const ItemBatch& batch);
+  // Replaces the concept states of existing live slots.
+  void set_concepts(const std::int64_t* slots, std::size_t count, ConceptLists has, ConceptLists not_has);
+  // Replaces one space's vectors of existing live slots (`input.rows` / counts per slot).
+  void set_vectors(const std::int64_t* slots, std::size_t count, const VectorInput& input);
+  // Tombstones live slots; they stop matching at once and are reclaimed by compact().
+  void remove(const std::int64_t* slots, std::size_t count);
+  // Drops tombstones; returns new_of_old (-1 for removed slots).
+  std::vector<std::int64_t> compact();
+  // Grows the concept vocabulary to at least `count` ids (never shrinks).
+  void ensure_concepts(std::size_t count);
+
+  SearchResult search(const SearchRequest& request) const;
+  // Many query vectors of one space under the same constraints and filters.
+  std::vector<SearchResult> search_batch(const SearchRequest& shared, const std::string& space, const float* queries,
+                                         std::size_t query_count, std::size_t dim) const;
+
+  std::size_t size() const;        // slots, tombstones included
+  std::size_t live_count() const;
+  std::size_t num_concepts() const;
+  std::size_t default_threads() const noexcept { return threads_; }
+  bool is_live(std::int64_t slot) const;
+  std::vector<SpaceConfig> spaces() const;
+  std::size_t memory_bytes() const;
+
+ private:
+  struct Prepared;
+  struct TierWords;
+
+  const VectorSpace& space_named(const std::string& name, const std::string& argument) const;
+  std::size_t space_index(const std::string& name, const std::string& argument) const;
+  void check_concepts(ConceptLists lists, std::size_t count, const std::string& argument) const;
+  void check_live_slots(const std::int64_t* slots, std::size_t count, const std::string& argument) const;
+  void validate_vectors(const VectorInput& input, std::size_t count, const std::string& argument,
+                        std::vector<float>* normalised) const;
+  void apply_vectors(std::size_t space, const std::int64_t* slots, std::size_t first_slot, std::size_t count,
+                     const VectorInput& input, const std::vector<float>& normalised);
+  void apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, std::size_t item, bool clear_old);
+  struct TierChoice {
+    bool conflict;
+    bool neutral;
+  };
+
+  Prepared prepare(const SearchRequest& request) const;
+  void bind(Prepared& prepared) const;  // under the lock
+  TierWords tier_words(const Prepared& prepared, std::size_t word) const noexcept;
+  std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const noexcept;
+  static TierChoice choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept;
+  SearchResult run_search(const Prepared& prepared) const;
+
+  std::vector<VectorSpace> spaces_;
+  std::vector<SlotBitmap> has_;
+  std::vector<SlotBitmap> not_has_;
+  SlotBitmap live_;
+  SlotBitmap visual_;
+  std::size_t size_ = 0;
+  std::size_t live_count_ = 0;
+  std::size_t threads_;
+  mutable RwLock mutex_;  // searches share it; writes take it alone, ahead of new searches
+};
+
+}  // namespace polarmem

@@ -1,0 +1,20 @@
+// Per-level kernel entry points. Each level lives in its own translation unit compiled with
+// that level's flags and containing no inline library code, so nothing compiled for AVX-512
+// can be picked by the linker for a caller on a lesser CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace polarmem {
+#define POLARMEM_DECLARE_KERNELS(ns)                                                \
+  namespace ns {                                                                    \
+  float dot_f32(const float* q, const float* x, std::size_t n);                     \
+  float dot_f16(const float* q, const std::uint16_t* x, std::size_t n);             \
+  std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n);  \
+  }
+POLARMEM_DECLARE_KERNELS(scalar)
+POLARMEM_DECLARE_KERNELS(avx2)
+POLARMEM_DECLARE_KERNELS(avx512)
+#undef POLARMEM_DECLARE_KERNELS
+}  // namespace polarmem

@@ -1,0 +1,27 @@
+// Reference kernels: the definition every SIMD level is tested against.
+#include <cstring>
+
+#include "polarmem/simd.hpp"
+#include "polarmem/simd_kernels.hpp"
+
+namespace polarmem::scalar {
+
+float dot_f32(const float* q, const float* x, std::size_t n) {
+  float sum = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) sum += q[i] * x[i];
+  return sum;
+}
+
+float dot_f16(const float* q, const std::uint16_t* x, std::size_t n) {
+  float sum = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) sum += q[i] * half_to_float(x[i]);
+  return sum;
+}
+
+std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) {
+  std::int32_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<std::int32_t>(q[i]) * x[i];
+  return sum;
+}
+
+}  // namespace polarmem::scalar

@@ -1,0 +1,207 @@
+// Index behaviour in plain C++: tiers, pruning, compact storage exactness, compaction, errors,
+// and searches running while a writer mutates the index.
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "check.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/index.hpp"
+
+using namespace polarmem;
+
+namespace {
+
+struct Fixture {
+  std::size_t n, d, vocab;
+  std::vector<float> vectors;
+  std::vector<std::uint8_t> kinds;
+  std::vector<std::int64_t> has_ptr{0}, not_ptr{0};
+  std::vector<std::uint32_t> has_ids, not_ids;
+
+  Fixture(std::size_t n_, std::size_t d_, std::size_t vocab_, unsigned seed) : n(n_), d(d_), vocab(vocab_) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::uniform_int_distribution<int> state(0, 3);  // 0 has, 1 not, 2-3 unknown
+    vectors.resize(n * d);
+    for (auto& x : vectors) x = g(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      kinds.push_back(i % 3 == 0 ? 2 : 1);
+      for (std::uint32_t c = 0; c < vocab; ++c) {
+        const int s = state(rng);
+        if (s == 0) has_ids.push_back(c);
+        if (s == 1) not_ids.push_back(c);
+      }
+      has_ptr.push_back(static_cast<std::int64_t>(has_ids.size()));
+      not_ptr.push_back(static_cast<std::int64_t>(not_ids.size()));
+    }
+  }
+
+  ItemBatch batch(const std::string& space) const {
+    ItemBatch b;
+    b.count = n;
+    b.kinds = kinds.data();
+    VectorInput v;
+    v.space = space;
+    v.values = vectors.data();
+    v.rows = n;
+    v.dim = d;
+    b.vectors.push_back(v);
+    b.has = {has_ptr.data(), has_ids.data()};
+    b.not_has = {not_ptr.data(), not_ids.data()};
+    return b;
+  }
+};
+
+std::unique_ptr<Index> make_index(Storage storage, const Fixture& f) {
+  auto index = std::make_unique<Index>(std::vector<SpaceConfig>{SpaceConfig{"vis", f.d, false, storage}}, 2);
+  index->ensure_concepts(f.vocab);
+  index->add(f.batch("vis"));
+  return index;
+}
+
+SearchRequest request_for(const std::vector<float>& q, std::size_t k, SearchMode mode) {
+  SearchRequest r;
+  r.vectors.push_back(QueryVector{"vis", q.data(), q.size(), 1.0f});
+  r.k = k;
+  r.mode = mode;
+  r.required = {1, 4};
+  r.forbidden = {2};
+  return r;
+}
+
+bool same_result(const SearchResult& a, const SearchResult& b) {
+  return a.slots == b.slots && a.tiers == b.tiers && a.scores == b.scores && a.tier_counts == b.tier_counts;
+}
+
+}  // namespace
+
+POLARMEM_TEST(hard_mode_orders_by_tier_then_score) {
+  Fixture f(3000, 17, 8, 1);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::vector<float> q(f.vectors.begin(), f.vectors.begin() + 17);
+  auto r = index.search(request_for(q, 50, SearchMode::kHard));
+  CHECK(r.slots.size() == 50);
+  for (std::size_t i = 1; i < r.slots.size(); ++i) {
+    CHECK(r.tiers[i - 1] > r.tiers[i] || (r.tiers[i - 1] == r.tiers[i] && r.scores[i - 1] >= r.scores[i]));
+  }
+  CHECK(r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2] == 3000);
+}
+
+POLARMEM_TEST(pruning_skips_lower_tiers) {
+  Fixture f(20000, 16, 6, 2);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::vector<float> q(16, 1.0f);
+  auto r = index.search(request_for(q, 10, SearchMode::kHard));
+  CHECK(r.tier_counts[2] >= 10);
+  CHECK(r.scored == r.tier_counts[2]);  // only the entailed tier was read
+  for (auto t : r.tiers) CHECK(t == kEntailed);
+}
+
+POLARMEM_TEST(compact_storage_is_exact_after_rerank) {
+  Fixture f(20000, 65, 6, 3);
+  auto exact_ptr = make_index(Storage::kF32, f);
+  Index& exact = *exact_ptr;
+  for (Storage storage : {Storage::kF16, Storage::kI8}) {
+    auto compact_ptr = make_index(storage, f);
+    Index& compact = *compact_ptr;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (int trial = 0; trial < 5; ++trial) {
+      std::vector<float> q(65);
+      for (auto& x : q) x = g(rng);
+      for (SearchMode mode : {SearchMode::kOff, SearchMode::kHard, SearchMode::kSoft}) {
+        auto a = exact.search(request_for(q, 25, mode));
+        auto b = compact.search(request_for(q, 25, mode));
+        CHECK(same_result(a, b));
+        CHECK(b.reranked >= 25 && b.reranked < 5000);
+      }
+    }
+  }
+}
+
+POLARMEM_TEST(remove_and_compact_keep_results) {
+  Fixture f(5000, 9, 5, 4);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::vector<std::int64_t> gone;
+  for (std::int64_t s = 0; s < 5000; s += 3) gone.push_back(s);
+  index.remove(gone.data(), gone.size());
+  CHECK(index.live_count() == 5000 - gone.size());
+  std::vector<float> q(9, 0.5f);
+  auto before = index.search(request_for(q, 40, SearchMode::kHard));
+  for (auto s : before.slots) CHECK(s % 3 != 0);
+  auto new_of_old = index.compact();
+  auto after = index.search(request_for(q, 40, SearchMode::kHard));
+  CHECK(after.scores == before.scores);
+  for (std::size_t i = 0; i < after.slots.size(); ++i) CHECK(after.slots[i] == new_of_old[before.slots[i]]);
+  CHECK(index.size() == index.live_count());
+}
+
+POLARMEM_TEST(bad_input_changes_nothing) {
+  Fixture f(100, 8, 4, 5);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::vector<float> nan_row(8, 0.0f);
+  nan_row[3] = std::nanf("");
+  ItemBatch bad;
+  bad.count = 1;
+  bad.vectors.push_back(VectorInput{"vis", nan_row.data(), 1, 8, nullptr, nullptr});
+  CHECK_THROWS(index.add(bad));
+  bad.vectors[0].space = "nope";
+  CHECK_THROWS(index.add(bad));
+  std::vector<float> zero(8, 0.0f);
+  bad.vectors[0] = VectorInput{"vis", zero.data(), 1, 8, nullptr, nullptr};
+  CHECK_THROWS(index.add(bad));
+  std::vector<std::int64_t> ptr{0, 1};
+  std::vector<std::uint32_t> ids{99};
+  ItemBatch out_of_range;
+  out_of_range.count = 1;
+  out_of_range.has = {ptr.data(), ids.data()};
+  CHECK_THROWS(index.add(out_of_range));
+  CHECK(index.size() == 100);
+  std::vector<float> q(8, 1.0f);
+  auto r = request_for(q, 0, SearchMode::kHard);
+  CHECK_THROWS(index.search(r));
+  r.k = 5;
+  r.required = {42};
+  CHECK_THROWS(index.search(r));
+  std::vector<float> short_q(7, 1.0f);
+  CHECK_THROWS(index.search(request_for(short_q, 5, SearchMode::kHard)));
+  std::int64_t missing = 1000;
+  CHECK_THROWS(index.remove(&missing, 1));
+}
+
+POLARMEM_TEST(concurrent_search_with_writer) {
+  Fixture f(40000, 32, 6, 6);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      std::vector<float> q(32, 0.3f);
+      while (!stop) {
+        auto r = index.search(request_for(q, 10, SearchMode::kHard));
+        if (r.slots.size() != 10) ++errors;
+      }
+    });
+  }
+  Fixture more(200, 32, 6, 7);
+  for (int round = 0; round < 20; ++round) {
+    index.add(more.batch("vis"));
+    std::vector<std::int64_t> gone{static_cast<std::int64_t>(round * 7)};
+    index.remove(gone.data(), 1);
+  }
+  index.compact();
+  stop = true;
+  for (auto& t : readers) t.join();
+  CHECK(errors == 0);
+  CHECK(index.live_count() == 40000 + 20 * 200 - 20);
+}
+
+int main() { return polarmem::testing::run_all(); }

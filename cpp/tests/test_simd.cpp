@@ -1,0 +1,102 @@
+// Every SIMD level against the scalar reference on awkward dimensions.
+#include <cmath>
+#include <random>
+
+#include "check.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/simd.hpp"
+
+using namespace polarmem;
+
+namespace {
+constexpr std::size_t kDims[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 384, 1000};
+constexpr SimdLevel kLevels[] = {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512};
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+}  // namespace
+
+POLARMEM_TEST(f32_levels_match_scalar) {
+  std::mt19937 rng(7);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      // Offset by one float so unaligned loads and masked tails are exercised.
+      auto q = random_floats(d + 1, rng);
+      auto x = random_floats(d + 1, rng);
+      const double want = reference.dot_f32(q.data() + 1, x.data() + 1, d);
+      const double got = k.dot_f32(q.data() + 1, x.data() + 1, d);
+      CHECK(std::fabs(want - got) <= 1e-4 * (1.0 + std::sqrt(static_cast<double>(d))));
+    }
+  }
+}
+
+POLARMEM_TEST(f16_levels_match_scalar) {
+  std::mt19937 rng(11);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      auto q = random_floats(d, rng);
+      auto xf = random_floats(d, rng);
+      std::vector<std::uint16_t> x(d);
+      for (std::size_t i = 0; i < d; ++i) x[i] = float_to_half(xf[i]);
+      const double want = reference.dot_f16(q.data(), x.data(), d);
+      const double got = k.dot_f16(q.data(), x.data(), d);
+      CHECK(std::fabs(want - got) <= 1e-4 * (1.0 + std::sqrt(static_cast<double>(d))));
+    }
+  }
+}
+
+POLARMEM_TEST(i8_levels_are_bit_identical) {
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> q_dist(-32767, 32767), x_dist(-127, 127);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      std::vector<std::int16_t> q(d);
+      std::vector<std::int8_t> x(d);
+      for (auto& v : q) v = static_cast<std::int16_t>(q_dist(rng) / 64);
+      for (auto& v : x) v = static_cast<std::int8_t>(x_dist(rng));
+      CHECK(reference.dot_i8(q.data(), x.data(), d) == k.dot_i8(q.data(), x.data(), d));
+    }
+  }
+}
+
+POLARMEM_TEST(half_conversion_round_trips) {
+  // Every finite half converts to float and back unchanged.
+  for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+    const auto h = static_cast<std::uint16_t>(bits);
+    if (((h >> 10) & 0x1F) == 0x1F) continue;  // inf / NaN
+    CHECK(float_to_half(half_to_float(h)) == h);
+  }
+  CHECK(half_to_float(float_to_half(1.0f)) == 1.0f);
+  CHECK(half_to_float(float_to_half(-0.5f)) == -0.5f);
+  CHECK(float_to_half(1e6f) == 0x7C00u);           // overflow to +inf
+  CHECK(float_to_half(1e-9f) == 0u);               // underflow to +0
+  CHECK(std::fabs(half_to_float(float_to_half(0.1f)) - 0.1f) < 1e-4f);
+}
+
+POLARMEM_TEST(level_selection) {
+  CHECK(cpu_supports(SimdLevel::kScalar));
+  CHECK(cpu_supports(best_supported_simd_level()));
+  const SimdLevel before = active_simd_level();
+  set_simd_level(SimdLevel::kScalar);
+  CHECK(active_simd_level() == SimdLevel::kScalar);
+  set_simd_level(before);
+  SimdLevel parsed;
+  CHECK(parse_simd_level("avx2", &parsed) && parsed == SimdLevel::kAvx2);
+  CHECK(!parse_simd_level("sse9", &parsed));
+  if (!cpu_supports(SimdLevel::kAvx512)) CHECK_THROWS(set_simd_level(SimdLevel::kAvx512));
+}
+
+int main() { return polarmem::testing::run_all(); }

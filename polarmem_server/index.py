@@ -1,0 +1,346 @@
+"""Python face of the compiled retrieval core (``polarmem_server._core``).
+
+One :class:`Index` per namespace: dense slots holding an item kind, named vector spaces and
+HAS / NOT_HAS concept bitsets, searched lexicographically by ``(s_log, s_sem, slot)``. This
+module converts Python inputs into the exact arrays the core expects and names the argument
+at fault when an input cannot be converted; the core validates values and changes nothing
+when a call fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from polarmem_server import _core
+
+VISUAL = 1
+TEXT = 2
+KIND_CODES = {"visual": VISUAL, "text": TEXT}
+MODE_CODES = {"off": 0, "hard": 1, "soft": 2}
+TIER_NAMES = {-1: "conflict", 0: "neutral", 1: "entailed"}
+STORAGES = ("fp32", "fp16", "int8")
+
+
+def build_info() -> dict[str, Any]:
+    """What the core was compiled with and which SIMD level it runs (``POLARMEM_SIMD`` overrides)."""
+    return dict(_core.build_info())
+
+
+def set_simd_level(level: str) -> None:
+    """Force a kernel level (``scalar``, ``avx2``, ``avx512``) for this process; for tests."""
+    _core.set_simd_level(level)
+
+
+def simd_level() -> str:
+    return str(_core.simd_level())
+
+
+@dataclass(frozen=True)
+class SpaceSpec:
+    """A named vector space: ``multi`` spaces hold several vectors per item (max-sim);
+    ``storage`` adds a compact fp16 / int8 copy scanned first, with an exact fp32 re-rank."""
+
+    name: str
+    dim: int
+    multi: bool = False
+    storage: str = "fp32"
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("SpaceSpec.name must not be empty")
+        if int(self.dim) < 1:
+            raise ValueError(f"SpaceSpec.dim must be >= 1, got {self.dim}")
+        if self.storage not in STORAGES:
+            raise ValueError(f"SpaceSpec.storage must be one of {STORAGES}, got {self.storage!r}")
+
+
+@dataclass
+class SearchHits:
+    """Search output in rank order, plus how many eligible items each tier held."""
+
+    slots: np.ndarray
+    tiers: np.ndarray
+    scores: np.ndarray
+    tier_counts: dict[str, int] = field(default_factory=dict)
+    scored: int = 0
+    reranked: int = 0
+
+    def __len__(self) -> int:
+        return int(self.slots.shape[0])
+
+
+def _float_matrix(values: Any, argument: str, dim: int | None = None) -> np.ndarray:
+    try:
+        array = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{argument}: cannot be read as a numeric array ({exc})") from exc
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"{argument}: expected real numbers, got dtype {array.dtype}")
+    if array.ndim == 1 and dim is not None and array.shape[0] == dim:
+        array = array[None, :]
+    if array.ndim != 2:
+        raise ValueError(f"{argument}: expected a 2-D array (rows x dim), got shape {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def _float_vector(values: Any, argument: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"{argument}: expected real numbers, got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{argument}: expected a 1-D vector, got shape {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def _concept_ids(values: Iterable[int], argument: str) -> np.ndarray:
+    ids = np.asarray(list(values), dtype=np.int64)
+    if ids.size and ids.min() < 0:
+        raise IndexError(f"{argument}: concept ids must be >= 0, got {int(ids.min())}")
+    return ids.astype(np.uint32)
+
+
+def _slots(values: Any, argument: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array[None]
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"{argument}: slots must be integers, got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
+def _csr(lists: Sequence[Iterable[int]] | None, count: int, argument: str) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    if lists is None:
+        return None, None
+    if len(lists) != count:
+        raise ValueError(f"{argument}: expected one concept list per item ({count}), got {len(lists)}")
+    indptr = np.zeros(count + 1, dtype=np.int64)
+    flat: list[int] = []
+    for i, concepts in enumerate(lists):
+        flat.extend(int(c) for c in concepts)
+        indptr[i + 1] = len(flat)
+    return indptr, _concept_ids(flat, argument)
+
+
+class Index:
+    """The compiled retrieval core of one namespace. Thread-safe: searches run concurrently
+    (the GIL is released) and see each write either wholly before or wholly after it."""
+
+    def __init__(self, spaces: Sequence[SpaceSpec], threads: int = 0) -> None:
+        self._spaces = {s.name: s for s in spaces}
+        self._core = _core.Index([(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces], int(threads))
+
+    # ---- writes --------------------------------------------------------------------------
+
+    def add(
+        self,
+        count: int,
+        vectors: Mapping[str, Any] | None = None,
+        has: Sequence[Iterable[int]] | None = None,
+        not_has: Sequence[Iterable[int]] | None = None,
+        kinds: Sequence[str | int] | str = "visual",
+    ) -> np.ndarray:
+        """Append ``count`` items; returns their slots.
+
+        ``vectors[space]`` is a ``(count, dim)`` array, or a list with one vector or ``None``
+        (no vector) per item; for a multi space, a list of ``(m_i, dim)`` arrays.
+        """
+        kind_codes = self._kind_codes(kinds, count)
+        batch = [self._vector_input(space, values, count) for space, values in (vectors or {}).items()]
+        has_indptr, has_ids = _csr(has, count, "has")
+        not_indptr, not_ids = _csr(not_has, count, "not_has")
+        first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids)
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def set_concepts(self, slots: Any, has: Sequence[Iterable[int]], not_has: Sequence[Iterable[int]]) -> None:
+        """Replace the HAS / NOT_HAS states of live slots."""
+        slot_array = _slots(slots, "slots")
+        has_indptr, has_ids = _csr(has, len(slot_array), "has")
+        not_indptr, not_ids = _csr(not_has, len(slot_array), "not_has")
+        self._core.set_concepts(slot_array, has_indptr, has_ids, not_indptr, not_ids)
+
+    def set_vectors(self, slots: Any, space: str, vectors: Any) -> None:
+        """Replace one space's vectors of live slots (``None`` entries clear a vector)."""
+        slot_array = _slots(slots, "slots")
+        self._core.set_vectors(slot_array, self._vector_input(space, vectors, len(slot_array)))
+
+    def remove(self, slots: Any) -> None:
+        """Tombstone live slots: they stop matching at once; :meth:`compact` reclaims them."""
+        self._core.remove(_slots(slots, "slots"))
+
+    def compact(self) -> np.ndarray:
+        """Drop tombstones; returns ``new_of_old`` (``-1`` for removed slots)."""
+        return self._core.compact()
+
+    def ensure_concepts(self, count: int) -> None:
+        """Grow the concept vocabulary to at least ``count`` dense ids."""
+        if int(count) < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        self._core.ensure_concepts(int(count))
+
+    # ---- reads ---------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: Mapping[str, Any] | None = None,
+        required: Iterable[int] = (),
+        forbidden: Iterable[int] = (),
+        k: int = 10,
+        mode: str = "hard",
+        soft_lambda: float = 1.0,
+        exclude_conflicts: bool = False,
+        kinds: Iterable[str] | None = None,
+        allow: Any = None,
+        weights: Mapping[str, float] | None = None,
+        threads: int = 0,
+    ) -> SearchHits:
+        """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
+        ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces."""
+        terms = []
+        for space, values in (query or {}).items():
+            weight = 1.0 if weights is None else float(weights.get(space, 1.0))
+            terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))
+        raw = self._core.search(
+            terms,
+            _concept_ids(required, "required"),
+            _concept_ids(forbidden, "forbidden"),
+            self._check_k(k),
+            self._mode_code(mode),
+            float(soft_lambda),
+            bool(exclude_conflicts),
+            self._kind_mask(kinds),
+            None if allow is None else _slots(allow, "allow"),
+            int(threads),
+        )
+        return self._hits(raw)
+
+    def search_batch(
+        self,
+        space: str,
+        queries: Any,
+        required: Iterable[int] = (),
+        forbidden: Iterable[int] = (),
+        k: int = 10,
+        mode: str = "hard",
+        soft_lambda: float = 1.0,
+        exclude_conflicts: bool = False,
+        kinds: Iterable[str] | None = None,
+        allow: Any = None,
+        threads: int = 0,
+    ) -> list[SearchHits]:
+        """Many query vectors of one single-vector space under shared constraints and filters:
+        one tier pass, then blocks of items scored against every query while in cache."""
+        raw = self._core.search_batch(
+            space,
+            _float_matrix(queries, "queries"),
+            _concept_ids(required, "required"),
+            _concept_ids(forbidden, "forbidden"),
+            self._check_k(k),
+            self._mode_code(mode),
+            float(soft_lambda),
+            bool(exclude_conflicts),
+            self._kind_mask(kinds),
+            None if allow is None else _slots(allow, "allow"),
+            int(threads),
+        )
+        return [self._hits(r) for r in raw]
+
+    @property
+    def size(self) -> int:
+        """Slots in use, tombstones included."""
+        return int(self._core.size)
+
+    @property
+    def live_count(self) -> int:
+        return int(self._core.live_count)
+
+    @property
+    def num_concepts(self) -> int:
+        return int(self._core.num_concepts)
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self._core.memory_bytes)
+
+    @property
+    def spaces(self) -> list[SpaceSpec]:
+        return list(self._spaces.values())
+
+    def is_live(self, slot: int) -> bool:
+        return bool(self._core.is_live(int(slot)))
+
+    # ---- conversions ---------------------------------------------------------------------
+
+    def _vector_input(self, space: str, values: Any, count: int) -> tuple:
+        spec = self._spaces.get(space)
+        if spec is None:
+            raise ValueError(f"vectors: unknown vector space {space!r} (this index has: {', '.join(self._spaces) or 'none'})")
+        if spec.multi:
+            if isinstance(values, np.ndarray) or len(values) != count:
+                raise ValueError(f"vectors[{space!r}]: a multi-vector space takes a list of {count} (m_i, dim) arrays")
+            blocks = [np.zeros((0, spec.dim), np.float32) if v is None else _float_matrix(v, f"vectors[{space!r}]", spec.dim) for v in values]
+            counts = np.asarray([b.shape[0] for b in blocks], dtype=np.int64)
+            stacked = np.ascontiguousarray(np.concatenate(blocks) if blocks else np.zeros((0, spec.dim), np.float32), dtype=np.float32)
+            return (space, stacked, None, counts)
+        if isinstance(values, np.ndarray) or (len(values) and not any(v is None for v in values)):
+            return (space, _float_matrix(values, f"vectors[{space!r}]", spec.dim), None, None)
+        if len(values) != count:
+            raise ValueError(f"vectors[{space!r}]: expected {count} entries, got {len(values)}")
+        present = np.asarray([v is not None for v in values], dtype=np.uint8)
+        rows = np.zeros((count, spec.dim), dtype=np.float32)
+        for i, v in enumerate(values):
+            if v is not None:
+                rows[i] = _float_vector(v, f"vectors[{space!r}][{i}]")
+        return (space, rows, present, None)
+
+    @staticmethod
+    def _kind_codes(kinds: Sequence[str | int] | str, count: int) -> np.ndarray:
+        if isinstance(kinds, str):
+            kinds = [kinds] * count
+        if len(kinds) != count:
+            raise ValueError(f"kinds: expected {count} entries, got {len(kinds)}")
+        codes = []
+        for kind in kinds:
+            code = KIND_CODES.get(kind) if isinstance(kind, str) else int(kind)
+            if code not in (VISUAL, TEXT):
+                raise ValueError(f"kinds: {kind!r} is not a kind; use 'visual' or 'text'")
+            codes.append(code)
+        return np.asarray(codes, dtype=np.uint8)
+
+    @staticmethod
+    def _kind_mask(kinds: Iterable[str] | None) -> int:
+        if kinds is None:
+            return 0
+        mask = 0
+        for kind in kinds:
+            if kind not in KIND_CODES:
+                raise ValueError(f"kinds: {kind!r} is not a kind; use 'visual' or 'text'")
+            mask |= KIND_CODES[kind]
+        return mask
+
+    @staticmethod
+    def _mode_code(mode: str) -> int:
+        if mode not in MODE_CODES:
+            raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {mode!r}")
+        return MODE_CODES[mode]
+
+    @staticmethod
+    def _check_k(k: int) -> int:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        return int(k)
+
+    @staticmethod
+    def _hits(raw: tuple) -> SearchHits:
+        slots, tiers, scores, counts, scored, reranked = raw
+        return SearchHits(
+            slots=slots,
+            tiers=tiers,
+            scores=scores,
+            tier_counts={"conflict": counts[0], "neutral": counts[1], "entailed": counts[2]},
+            scored=int(scored),
+            reranked=int(reranked),
+        )
