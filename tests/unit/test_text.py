@@ -1,0 +1,97 @@
+"""Vocabulary normalisation, mentions and negation scope, on written sentences and on the
+bundled COCO captions."""
+
+import pytest
+
+from polarmem_server.datasets import coco_categories, coco_pope500
+from polarmem_server.text import chunk_text, parse
+from polarmem_server.vocabulary import Vocabulary, normalise
+
+COCO = ["person", "dog", "cat", "car", "bus", "wine glass", "hot dog", "pizza", "snow", "kitchen", "knife",
+        "tennis racket", "pneumothorax", "skis", "sports ball"]
+
+
+@pytest.fixture
+def vocab():
+    return Vocabulary(COCO, aliases={"puppy": "dog", "people": "person"})
+
+
+@pytest.mark.parametrize("name, key", [("Wine  Glasses", "wine glass"), ("dogs", "dog"), ("buses", "bus"),
+                                       ("people", "person"), ("knives", "knife"), ("berries", "berry"),
+                                       ("boxes", "box"), ("glass", "glass"), ("bus", "bus"), ("ties", "tie")])
+def test_normalise(name, key):
+    assert normalise(name) == key
+
+
+def test_vocabulary_ids_are_dense_and_aliases_resolve(vocab):
+    assert vocab.lookup("Dogs") == 1
+    assert vocab.lookup("puppies") == 1
+    assert vocab.lookup("ski") == vocab.lookup("skis")
+    assert vocab.ensure("dog") == (1, False)
+    assert vocab.ensure("giraffe") == (len(COCO), True)
+    vocab.truncate(len(COCO))
+    assert vocab.lookup("giraffe") is None
+    with pytest.raises(ValueError, match="already a concept"):
+        vocab.add_alias("cat", "dog")
+
+
+def polarity(text, vocab):
+    parsed = parse(text, vocab)
+    return sorted(vocab.name(c) for c in parsed.positive), sorted(vocab.name(c) for c in parsed.negative)
+
+
+@pytest.mark.parametrize(
+    "text, positive, negative",
+    [
+        ("dogs but not cats", ["dog"], ["cat"]),
+        ("a kitchen without people", ["kitchen"], ["person"]),
+        ("no snow", [], ["snow"]),
+        ("anything except a bus", [], ["bus"]),
+        ("There is no evidence of pneumothorax.", [], ["pneumothorax"]),
+        ("Pneumothorax was ruled out.", [], ["pneumothorax"]),
+        ("The scan is negative for pneumothorax; a cat sleeps.", ["cat"], ["pneumothorax"]),
+        ("A man with two wine glasses and a hot dog", ["hot dog", "wine glass"], []),
+        ("no dogs or cats in the kitchen", [], ["cat", "dog", "kitchen"]),
+        ("A dog without a leash, and a cat on a car", ["car", "cat", "dog"], []),
+        ("No car. A bus waits.", ["bus"], ["car"]),
+        ("A puppy chases a sports ball", ["dog", "sports ball"], []),
+        ("a dog is present and pneumothorax is absent", ["dog"], ["pneumothorax"]),
+        ("not a pizza but a hot dog", ["hot dog"], ["pizza"]),
+    ],
+)
+def test_mentions_and_negation_scope(vocab, text, positive, negative):
+    assert polarity(text, vocab) == (positive, negative)
+
+
+def test_mention_offsets(vocab):
+    parsed = parse("Two Wine Glasses.", vocab)
+    (m,) = parsed.mentions
+    assert m.name == "wine glass" and "Two Wine Glasses."[m.start:m.end] == "Wine Glasses"
+
+
+def test_coco_captions_name_their_objects():
+    rows = coco_pope500()
+    labels = coco_categories(rows)
+    vocab = Vocabulary(labels)
+    found = total = negated = 0
+    for r in rows:
+        parsed = parse(" ".join(r["captions"]), vocab)
+        mentioned = {vocab.name(c) for c in parsed.positive}
+        found += len(mentioned & set(r["has"]))
+        total += len(mentioned)
+        negated += len(parsed.negative)
+    # Caption mentions are nearly always labelled present (CHAIR built `has` partly from them).
+    assert total > 700
+    assert found / total > 0.9
+    assert negated < 0.05 * total  # COCO captions rarely negate
+
+
+def test_chunking_overlaps_and_bounds():
+    text = " ".join(f"Sentence number {i} talks about a dog." for i in range(60))
+    chunks = chunk_text(text, max_chars=200, overlap_chars=50)
+    assert len(chunks) > 5
+    assert all(len(c) <= 200 for c in chunks)
+    assert all(chunks[i + 1][:10] in chunks[i] for i in range(len(chunks) - 1))  # overlap
+    assert chunk_text("short") == ["short"]
+    with pytest.raises(ValueError):
+        chunk_text("x", max_chars=10, overlap_chars=10)
