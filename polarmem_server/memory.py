@@ -33,6 +33,7 @@ from polarmem_server import text as textproc
 from polarmem_server.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
 from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.recall import RecallResult, run_recall
 from polarmem_server.store import Store, check_item_id, check_namespace_name, decode_vector
 from polarmem_server.vocabulary import Vocabulary
 
@@ -130,26 +131,6 @@ class ItemInput:
     model: str = ""
 
 
-@dataclass
-class Hit:
-    item_id: str
-    tier: int
-    score: float
-    record: storage_pb2.ItemRecord
-    entailed_by: list[str]
-    conflicted_by: list[str]
-    reasons: list[str]
-
-
-@dataclass
-class RecallResult:
-    hits: list[Hit]
-    tier_counts: dict[str, int]
-    required: list[str]
-    forbidden: list[str]
-    parsed: textproc.ParsedText | None = None
-
-
 class Namespace:
     """In-memory state of one namespace: settings, vocabulary, compiled index and id <-> slot maps."""
 
@@ -164,8 +145,18 @@ class Namespace:
         self.concept_counts: dict[str, Counter] = {"has": Counter(), "not_has": Counter(), "align": Counter()}
         self.metadata_slots: dict[tuple[str, str], set[int]] = defaultdict(set)
         self.write_lock = threading.RLock()
+        self.generation = 0  # even: slot map stable; odd: compaction renumbering slots (recall.py)
         self.encoder: Encoder | None = None
         self.spaces = {s.name: s for s in settings.spaces}
+
+    def concept_vectors(self) -> np.ndarray:
+        """Encoded concept names (for mapping unknown query terms), refreshed as the vocabulary grows."""
+        names = self.vocabulary.names
+        cached = getattr(self, "_concept_vectors", None)
+        if cached is None or cached[0] != len(names):
+            cached = (len(names), self.ensure_encoder().encode(names))
+            self._concept_vectors = cached
+        return cached[1]
 
     def ensure_encoder(self) -> Encoder | None:
         if self.encoder is None and self.settings.encoder != "none":
@@ -201,8 +192,10 @@ def _states_of(record: storage_pb2.ItemRecord) -> tuple[list[int], list[int]]:
 class Memory:
     """Many namespaces over one RocksDB data directory."""
 
-    def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0) -> None:
+    def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
+                 on_store_write: Any = None) -> None:
         self.store = Store(path, durability)
+        self.on_store_write = on_store_write  # called with seconds per item write (metrics)
         self.threads = threads
         self._namespaces: dict[str, Namespace] = {}
         self._lock = threading.RLock()
@@ -410,41 +403,27 @@ class Memory:
                required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
                mode: str = "hard", soft_lambda: float = 1.0, exclude_conflicts: bool = False,
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
-               weights: Mapping[str, float] | None = None) -> RecallResult:
-        """Lexicographic recall. Constraints are explicit (`required` / `forbidden` concept
-        names) or parsed from `text`; the `sem` query vector is the encoded text unless given."""
-        namespace = self.namespace(ns)
-        vocabulary = namespace.vocabulary
-        parsed = None
-        if required is None and forbidden is None:
-            parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
-            required_ids, forbidden_ids = parsed.positive, [c for c in parsed.negative if c not in parsed.positive]
-        else:
-            required_ids = [self.concept_id(ns, c) for c in (required or [])]
-            forbidden_ids = [self.concept_id(ns, c) for c in (forbidden or [])]
-        query = dict(vectors or {})
-        if "sem" not in query and text and "sem" in namespace.spaces and namespace.ensure_encoder() is not None:
-            query["sem"] = namespace.encoder.encode([text])[0]
-        if not query and not required_ids and not forbidden_ids:
-            raise ValueError("query is empty: give text, vectors, or required / forbidden concepts")
-        allow = None
-        if metadata:
-            sets = [namespace.metadata_slots.get((key, value), set()) for key, value in metadata.items()]
-            allow = sorted(set.intersection(*sets)) if sets else []
-            if not allow:
-                return RecallResult([], {"conflict": 0, "neutral": 0, "entailed": 0},
-                                    [vocabulary.name(c) for c in required_ids], [vocabulary.name(c) for c in forbidden_ids], parsed)
-        hits = namespace.index.search(query, required_ids, forbidden_ids, k=k, mode=mode, soft_lambda=soft_lambda,
-                                      exclude_conflicts=exclude_conflicts, kinds=kinds, allow=allow, weights=weights)
-        out = []
-        for slot, tier, score in zip(hits.slots.tolist(), hits.tiers.tolist(), hits.scores.tolist()):
-            item_id = namespace.id_of[slot]
-            record = self.store.get_item(ns, item_id) if item_id is not None else None
-            if record is None:  # forgotten between the search and this read
-                continue
-            out.append(self._explain(namespace, record, tier, score, required_ids, forbidden_ids))
-        return RecallResult(out, hits.tier_counts, [vocabulary.name(c) for c in required_ids],
-                            [vocabulary.name(c) for c in forbidden_ids], parsed)
+               weights: Mapping[str, float] | None = None, suppressed_k: int = 0) -> RecallResult:
+        """Lexicographic recall (recall.py documents query planning and the modes)."""
+        return run_recall(self, self.namespace(ns), text, vectors, required, forbidden, k, mode, soft_lambda,
+                          exclude_conflicts, kinds, metadata, weights, suppressed_k)
+
+    def checked_query_vectors(self, namespace: Namespace, vectors: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Query vectors: one per space (multi spaces too), finite and non-zero."""
+        out = {}
+        for space, values in vectors.items():
+            spec = namespace.spaces.get(space)
+            if spec is None:
+                raise ValueError(f"vectors: unknown vector space {space!r} (namespace has: {', '.join(namespace.spaces)})")
+            array = np.asarray(values, dtype=np.float32).reshape(-1)
+            if array.size != spec.dim:
+                raise ValueError(f"vectors[{space!r}]: expected dimension {spec.dim}, got {array.size}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"vectors[{space!r}]: has a NaN or infinite value; send finite floats")
+            if not np.any(array):
+                raise ValueError(f"vectors[{space!r}]: is all zeros and has no direction; send a non-zero vector")
+            out[space] = array
+        return out
 
     def close(self) -> None:
         self.store.close()
@@ -585,13 +564,23 @@ class Memory:
         # would reject must not reach the store.
         if new_concepts:
             namespace.index.ensure_concepts(len(namespace.vocabulary))
+        started = time.perf_counter()
         self.store.write_item(ns, record, vectors, previous, tuple(namespace.spaces) if previous else (), new_concepts)
+        if self.on_store_write is not None:
+            self.on_store_write(time.perf_counter() - started)
         has, not_has = _states_of(record)
         if previous is None:
             kind = "visual" if record.kind == storage_pb2.ITEM_KIND_VISUAL else "text"
-            slot = int(namespace.index.add(1, self._index_vectors(namespace, vectors, 1), [has], [not_has], kind)[0])
-            namespace.slot_of[record.id] = slot
+            # Map the slot before the index exposes it, so a concurrent search can resolve it.
+            slot = namespace.index.size
             namespace.id_of.append(record.id)
+            namespace.slot_of[record.id] = slot
+            try:
+                namespace.index.add(1, self._index_vectors(namespace, vectors, 1), [has], [not_has], kind)
+            except Exception:
+                namespace.id_of.pop()
+                del namespace.slot_of[record.id]
+                raise
         else:
             slot = namespace.slot_of[record.id]
             namespace.count_record(previous, slot, -1)
@@ -624,41 +613,18 @@ class Memory:
         snapshot.partition.CopyFrom(record.partition)
         return snapshot
 
-    def _explain(self, namespace: Namespace, record: storage_pb2.ItemRecord, tier: int, score: float,
-                 required: list[int], forbidden: list[int]) -> Hit:
-        names = namespace.vocabulary.name
-        by_concept = {ev.concept_id: ev for ev in record.evidence}
-        entailed, conflicted, reasons = [], [], []
-        p = record.partition
-
-        def why(state: str, ev: storage_pb2.ConceptEvidence) -> str:
-            if len(ev.template_scores):
-                return f"{state}({names(ev.concept_id)}) p={ev.mean:.2f} τ={p.tau:.2f} δ={p.delta:.2f}"
-            return f"{state}({names(ev.concept_id)}) {ev.source}"
-
-        for c in required:
-            ev = by_concept.get(c)
-            if ev is None:
-                continue
-            if ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS:
-                conflicted.append(names(c))
-                reasons.append(why("NOT_HAS", ev))
-            elif ev.state == storage_pb2.CONCEPT_STATE_HAS:
-                entailed.append(names(c))
-                reasons.append(why("HAS", ev))
-        for c in forbidden:
-            ev = by_concept.get(c)
-            if ev is not None and ev.state == storage_pb2.CONCEPT_STATE_HAS:
-                conflicted.append(names(c))
-                reasons.append(why("HAS", ev) + " (forbidden)")
-        if tier == -1:
-            entailed = []
-        return Hit(record.id, tier, score, record, entailed, conflicted, reasons)
-
     def _maybe_compact(self, namespace: Namespace) -> None:
         tombstones = namespace.index.size - namespace.index.live_count
         if tombstones < max(COMPACT_MIN_TOMBSTONES, COMPACT_AT_TOMBSTONE_SHARE * namespace.index.size):
             return
+        namespace.generation += 1  # odd: readers retry until the slot map is renumbered
+        try:
+            self._compact(namespace)
+        finally:
+            namespace.generation += 1
+
+    @staticmethod
+    def _compact(namespace: Namespace) -> None:
         new_of_old = namespace.index.compact()
         id_of: list[str | None] = [None] * namespace.index.size
         for old, new in enumerate(new_of_old.tolist()):

@@ -37,6 +37,19 @@ _POST_CUES = [
 _CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
 _COMMA_BREAKERS = {"and", "with", "which"}
 _CLAUSE_END = {".", ";", ":", "!", "?"}
+# Words that never name a concept: function words, query scaffolding and quantities.
+STOPWORDS = frozenset("""
+a an the this that these those there here it its is are was were be been being am do does did has have had having
+of in on at to for from by with without about above below under over into onto near next beside between behind
+and or but nor so yet if then than as while when where which who whom whose what why how all any anything
+anyone some something someone every each few many much more most other another such only own same very just also
+i me my we our you your he him his she her they them their one two three four five six seven eight nine ten
+show find give get want need look looking like photo photos picture pictures image images scene scenes view
+shot shots please me us containing contain contains containing including include includes includes visible
+some several lots lot kind sort type way thing things stuff piece pieces part parts side sides front back top
+bottom left right middle center small big large little tall short old new young other group bunch couple pair
+""".split())
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*|[.,;:!?]")
 
 
@@ -50,9 +63,20 @@ class Mention:
     cue: str = ""
 
 
+@dataclass(frozen=True)
+class UnknownTerm:
+    """A content word of a query that names no concept of the vocabulary."""
+
+    word: str
+    start: int
+    end: int
+    negated: bool
+
+
 @dataclass
 class ParsedText:
     mentions: list[Mention] = field(default_factory=list)
+    unknown: list[UnknownTerm] = field(default_factory=list)
 
     @property
     def positive(self) -> list[int]:
@@ -157,6 +181,9 @@ def parse(text: str, vocabulary: Vocabulary) -> ParsedText:
                 matched = True
                 break
         if not matched:
+            if word.isalpha() and len(word) >= 3 and word not in STOPWORDS and word not in _CONTRAST:
+                negated = i <= negate_until
+                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, negated))
             i += 1
     return result
 

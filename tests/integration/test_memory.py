@@ -223,3 +223,29 @@ def test_namespace_settings_are_validated(memory):
         memory.create_namespace(NamespaceSettings("m", spaces=(SpaceSpec("vis", 8),), encoder="minilm"))
     with pytest.raises(ValueError, match="templates"):
         memory.create_namespace(NamespaceSettings("x", encoder="none", templates=("no placeholder",)))
+
+
+def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypatch):
+    import threading
+
+    monkeypatch.setattr("polarmem_server.memory.COMPACT_MIN_TOMBSTONES", 20)
+    for i in range(400):
+        memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"}))
+    stop = threading.Event()
+    wrong: list[str] = []
+
+    def reader():
+        while not stop.is_set():
+            for hit in memory.recall("t", vectors={"vis": vec(7)}, required=["dog"], k=50).hits:
+                expected_tier = 1 if int(hit.item_id[1:]) % 2 else -1
+                if hit.tier != expected_tier:
+                    wrong.append(hit.item_id)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    for i in range(0, 400, 3):
+        memory.forget("t", f"i{i:04d}")
+    stop.set()
+    thread.join()
+    assert memory.namespace("t").generation >= 2  # compactions happened
+    assert not wrong

@@ -1,0 +1,134 @@
+"""`polarmem serve | quickstart | remember FILE.jsonl | recall "query"`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+from polarmem_server import config as config_module
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from polarmem_server.server import PolarMemServer
+
+    flags = {k: v for k, v in vars(args).items() if k in {f.name for f in config_module.fields(config_module.ServerConfig)}}
+    server = PolarMemServer(config_module.load_config(flags, config_file=args.config)).start()
+    print(f"polarmem serving on {server.address}; metrics on port {server.metrics_port}", flush=True)
+    server.serve_forever()
+    return 0
+
+
+def _quickstart(args: argparse.Namespace) -> int:
+    from polarmem_server import quickstart
+
+    return quickstart.run(top_k=args.top_k)
+
+
+def _progress(done: int, total: int, failed: int, started: float) -> None:
+    width = 30
+    filled = int(width * done / max(total, 1))
+    rate = done / max(time.perf_counter() - started, 1e-9)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} items, {failed} failed, {rate:.0f}/s")
+    sys.stderr.flush()
+
+
+def _remember(args: argparse.Namespace) -> int:
+    """Stream a JSONL file (one item per line: id, kind, text, uri, metadata, vectors, scores,
+    states). Resumable: progress is checkpointed next to the file, and items already stored
+    (ALREADY_EXISTS) count as done."""
+    from polarmem_server.client import PolarMemClient, item_message
+
+    path = Path(args.file)
+    checkpoint = Path(str(path) + ".polarmem-progress")
+    lines = path.read_text().splitlines()
+    start = int(checkpoint.read_text()) if args.resume and checkpoint.exists() else 0
+    failed = 0
+    started = time.perf_counter()
+    with PolarMemClient(args.address, token=args.token) as client:
+        for batch_start in range(start, len(lines), args.batch):
+            batch = []
+            for number in range(batch_start, min(batch_start + args.batch, len(lines))):
+                try:
+                    fields = json.loads(lines[number])
+                    allowed = {"id", "kind", "text", "uri", "metadata", "vectors", "scores", "states", "source", "model"}
+                    batch.append(item_message(**{k: v for k, v in fields.items() if k in allowed}))
+                except (ValueError, TypeError) as exc:
+                    print(f"\nline {number + 1}: {exc}", file=sys.stderr)
+                    failed += 1
+            response = client.remember_stream(args.namespace, batch, timeout_s=600)
+            for result in response.results:
+                if result.HasField("error") and result.error.code != grpc.StatusCode.ALREADY_EXISTS.value[0]:
+                    failed += 1
+                    print(f"\nline {batch_start + result.index + 1} ({result.id}): {result.error.message}", file=sys.stderr)
+            checkpoint.write_text(str(batch_start + len(batch)))
+            _progress(min(batch_start + args.batch, len(lines)), len(lines), failed, started)
+    sys.stderr.write("\n")
+    checkpoint.unlink(missing_ok=True)
+    print(f"{len(lines) - start - failed} items stored or already present, {failed} failed")
+    return 1 if failed else 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    from polarmem_server.client import PolarMemClient
+
+    with PolarMemClient(args.address, token=args.token) as client:
+        response = client.recall(args.namespace, args.query, top_k=args.top_k, mode=args.mode,
+                                 suppressed_k=args.top_k if args.show_suppressed else 0)
+    parse = response.parse
+    print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={list(parse.unknown)} "
+          f"mode={args.mode}->{response.mode_used and ['', 'hard', 'soft', 'adaptive', 'off'][response.mode_used]}")
+    print(f"{'rank':>4} {'tier':<9} {'score':>6}  {'id':<24} why")
+    for hit in response.hits:
+        why = "; ".join(hit.reasons) or "-"
+        print(f"{hit.rank:>4} {hit.status:<9} {hit.s_sem:6.3f}  {hit.id[:24]:<24} {why}")
+    for hit in response.suppressed:
+        print(f"kept out: {hit.id} ({'; '.join(hit.reasons)})")
+    tc = response.tier_counts
+    print(f"tiers: {tc.entailed} entailed, {tc.neutral} neutral, {tc.conflict} conflicting")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="polarmem", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the gRPC server")
+    config_module.add_arguments(serve)
+    serve.set_defaults(func=_serve)
+    quick = sub.add_parser("quickstart", help="embedded server + bundled COCO data + side-by-side recalls")
+    quick.add_argument("--top-k", type=int, default=5)
+    quick.set_defaults(func=_quickstart)
+    for name, func, helptext in (("remember", _remember, "stream a JSONL file of items into a namespace"),
+                                 ("recall", _recall, "run one recall and print a table")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("-n", "--namespace", required=True)
+        p.add_argument("--address", default="127.0.0.1:50051")
+        p.add_argument("--token", default=None, help="bearer token")
+        p.set_defaults(func=func)
+        if name == "remember":
+            p.add_argument("file")
+            p.add_argument("--batch", type=int, default=256)
+            p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+        else:
+            p.add_argument("query")
+            p.add_argument("-k", "--top-k", type=int, default=10)
+            p.add_argument("--mode", choices=["hard", "soft", "adaptive", "off"], default="hard")
+            p.add_argument("--show-suppressed", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except grpc.RpcError as exc:
+        print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Server settings from flags, environment variables (POLARMEM_*) and a TOML file, in that
+order of precedence, over the defaults below."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    address: str = "127.0.0.1:50051"
+    data_dir: str = "./polarmem-data"
+    metrics_port: int = 9464  # 0: any free port; -1: no metrics endpoint
+    metrics_address: str = "127.0.0.1"
+    workers: int = 32
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_concurrent_rpcs: int = 64
+    default_deadline_s: float = 30.0
+    durability: str = "sync"
+    log_level: str = "INFO"
+    tls_cert: str = ""
+    tls_key: str = ""
+    tokens_file: str = ""
+    grace_s: float = 10.0
+    drain_notice_s: float = 0.0  # health says NOT_SERVING this long before new calls are refused
+    index_threads: int = 0  # 0: all cores
+
+    def validate(self) -> ServerConfig:
+        if self.durability not in ("sync", "async"):
+            raise ValueError(f"durability must be 'sync' or 'async', got {self.durability!r}")
+        if self.workers < 1 or self.max_concurrent_rpcs < 1:
+            raise ValueError("workers and max_concurrent_rpcs must be >= 1")
+        if self.max_message_bytes < 1024:
+            raise ValueError("max_message_bytes must be >= 1024")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("TLS needs both tls_cert and tls_key")
+        if self.default_deadline_s <= 0 or self.grace_s < 0 or self.drain_notice_s < 0:
+            raise ValueError("default_deadline_s must be > 0; grace_s and drain_notice_s >= 0")
+        if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
+        return self
+
+
+HELP = {
+    "address": "host:port to serve gRPC on (port 0 picks a free one)",
+    "data_dir": "RocksDB data directory (created if missing)",
+    "metrics_port": "Prometheus /metrics port (0 = any free port, -1 = off)",
+    "metrics_address": "address the metrics endpoint binds to",
+    "workers": "gRPC worker threads",
+    "max_message_bytes": "largest request or response message, in bytes",
+    "max_concurrent_rpcs": "RPCs handled at once; beyond it calls get RESOURCE_EXHAUSTED at once",
+    "default_deadline_s": "deadline applied to calls that carry none, in seconds",
+    "durability": "sync (an acknowledged write survives power loss) or async",
+    "log_level": "DEBUG, INFO, WARNING or ERROR",
+    "tls_cert": "PEM certificate file (with tls_key: serve TLS)",
+    "tls_key": "PEM private key file",
+    "tokens_file": "TOML file of bearer tokens: [tokens] NAME = { token = '...', namespaces = ['*'] }",
+    "grace_s": "seconds in-flight calls get to finish on SIGTERM / SIGINT",
+    "drain_notice_s": "seconds health reports NOT_SERVING, still serving, before draining starts (lets load balancers move away)",
+    "index_threads": "threads per search in the compiled core (0 = all cores)",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="TOML file with any of the settings below (flags and POLARMEM_* win)")
+    for f in fields(ServerConfig):
+        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, type=type(f.default),
+                            help=f"{HELP[f.name]} [env POLARMEM_{f.name.upper()}; default {f.default!r}]")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    default = next(f.default for f in fields(ServerConfig) if f.name == name)
+    try:
+        return type(default)(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"setting {name}: cannot read {value!r} as {type(default).__name__}") from exc
+
+
+def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None = None,
+                config_file: str | None = None) -> ServerConfig:
+    """Defaults < TOML file < POLARMEM_* environment < flags."""
+    env = dict(os.environ) if env is None else env
+    values: dict[str, Any] = {}
+    config_file = config_file or env.get("POLARMEM_CONFIG")
+    known = {f.name for f in fields(ServerConfig)}
+    if config_file:
+        data = tomllib.loads(Path(config_file).read_text())
+        section = data.get("server", data)
+        unknown = set(section) - known
+        if unknown:
+            raise ValueError(f"{config_file}: unknown settings {sorted(unknown)}")
+        values.update({k: _coerce(k, v) for k, v in section.items()})
+    for name in known:
+        if f"POLARMEM_{name.upper()}" in env:
+            values[name] = _coerce(name, env[f"POLARMEM_{name.upper()}"])
+    for name, value in (flags or {}).items():
+        if name in known and value is not None:
+            values[name] = _coerce(name, value)
+    return dataclasses.replace(ServerConfig(), **values).validate()
+
+
+def load_tokens(path: str) -> dict[str, set[str]]:
+    """token -> namespaces it may use ("*" = all)."""
+    data = tomllib.loads(Path(path).read_text())
+    tokens: dict[str, set[str]] = {}
+    for name, entry in data.get("tokens", {}).items():
+        token = entry.get("token") if isinstance(entry, dict) else None
+        if not token:
+            raise ValueError(f"{path}: tokens.{name} needs a token")
+        tokens[token] = set(entry.get("namespaces", ["*"]))
+    return tokens

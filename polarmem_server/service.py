@@ -1,0 +1,359 @@
+"""gRPC servicer of polarmem.v1.MemoryService: converts messages to library calls and back.
+Errors are raised as exceptions and mapped to status codes by the server's interceptor
+(errors.py holds the table); only RememberStream reports per-item errors in its body."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import grpc
+import numpy as np
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem.v1 import storage_pb2
+from polarmem_server.errors import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
+from polarmem_server.index import SpaceSpec
+from polarmem_server.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
+from polarmem_server.metrics import ServerMetrics
+from polarmem_server.recall import render_context
+
+STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
+                 pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
+STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", pb.RECALL_MODE_HARD: "hard", pb.RECALL_MODE_SOFT: "soft",
+              pb.RECALL_MODE_ADAPTIVE: "adaptive", pb.RECALL_MODE_OFF: "off"}
+MODE_CODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
+              "off": pb.RECALL_MODE_OFF}
+STATE_NAMES = {storage_pb2.CONCEPT_STATE_HAS: "has", storage_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
+               storage_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
+KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND_VISUAL: "visual",
+              storage_pb2.ITEM_KIND_TEXT: "text"}
+POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
+                  pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
+STREAM_BATCH = 256
+MAX_PAGE_SIZE = 1000
+
+
+class Authorizer:
+    """Bearer tokens, each allowed a set of namespaces ("*" = all). No tokens: open."""
+
+    def __init__(self, tokens: Mapping[str, set[str]] | None) -> None:
+        self._tokens = dict(tokens or {})
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._tokens)
+
+    def namespaces_of(self, context: grpc.ServicerContext) -> set[str] | None:
+        """The namespaces the caller may use (None = all)."""
+        if not self._tokens:
+            return None
+        header = dict(context.invocation_metadata()).get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or token not in self._tokens:
+            raise Unauthenticated("send 'authorization: Bearer <token>' with a token the server knows")
+        allowed = self._tokens[token]
+        return None if "*" in allowed else allowed
+
+    def check(self, context: grpc.ServicerContext, namespace: str) -> None:
+        allowed = self.namespaces_of(context)
+        if allowed is not None and namespace not in allowed:
+            raise PermissionDenied(f"this token may not use namespace {namespace!r}")
+
+
+def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
+    """Monotonic time by which the call must finish: the client's deadline or the default."""
+    remaining = context.time_remaining()
+    budget = default_s if remaining is None else min(remaining, default_s)
+    return time.monotonic() + budget
+
+
+def check_deadline(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise DeadlineExceeded("the call ran past its deadline")
+
+
+# ---- conversions --------------------------------------------------------------------------
+
+def vectors_from(message_map: Mapping[str, pb.VectorValue], field: str) -> dict[str, np.ndarray]:
+    out = {}
+    for space, value in message_map.items():
+        values = np.asarray(value.values, dtype=np.float32)
+        rows = max(1, value.rows)
+        if values.size == 0 or values.size % rows:
+            raise ValueError(f"{field}[{space!r}]: {values.size} values do not make {rows} row(s)")
+        out[space] = values.reshape(rows, -1) if value.rows > 1 else values
+    return out
+
+
+def vector_message(rows: np.ndarray) -> pb.VectorValue:
+    rows = np.asarray(rows, dtype=np.float32)
+    return pb.VectorValue(values=rows.ravel().tolist(), rows=rows.shape[0] if rows.ndim == 2 else 1)
+
+
+def scores_from(message_map: Mapping[str, pb.ConceptScores]) -> dict[str, list[float]]:
+    return {concept: list(s.p_yes) for concept, s in message_map.items()}
+
+
+def states_from(message_map: Mapping[str, int], field: str) -> dict[str, str]:
+    out = {}
+    for concept, state in message_map.items():
+        if state not in STATE_NAMES:
+            raise ValueError(f"{field}[{concept!r}]: state must be HAS, NOT_HAS or UNCERTAIN")
+        out[concept] = STATE_NAMES[state]
+    return out
+
+
+def item_input(message: pb.ItemInput) -> ItemInput:
+    if message.verify_concepts or message.content:
+        raise NotImplementedError("server-side verification (verify_concepts, content) needs a scoring engine, "
+                                  "which this server does not run yet; send scores or states instead")
+    if message.kind not in KIND_NAMES:
+        raise ValueError(f"item.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
+    return ItemInput(id=message.id or None, kind=KIND_NAMES[message.kind], text=message.text, uri=message.uri,
+                     metadata=dict(message.metadata), vectors=vectors_from(message.vectors, "item.vectors"),
+                     scores=scores_from(message.scores), states=states_from(message.states, "item.states"),
+                     source=message.source or "client", model=message.model)
+
+
+def item_view(namespace: Namespace, record: storage_pb2.ItemRecord, history: bool = False) -> pb.Item:
+    name = namespace.vocabulary.name
+    item = pb.Item(id=record.id, kind=record.kind, text=record.text, uri=record.uri, metadata=dict(record.metadata),
+                   model=record.model, created_ms=record.created_ms, updated_ms=record.updated_ms, version=record.version,
+                   mentions=[name(c) for c in record.mentions])
+    for ev in record.evidence:
+        item.evidence.add(concept=name(ev.concept_id), p_yes=list(ev.template_scores), mean=ev.mean,
+                          template_std=ev.template_std, state=ev.state, observations=ev.observations, source=ev.source)
+        {storage_pb2.CONCEPT_STATE_HAS: item.has, storage_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
+            ev.state, item.uncertain).append(name(ev.concept_id))
+    if record.HasField("partition"):
+        p = record.partition
+        item.partition.CopyFrom(pb.PartitionView(tau=p.tau, delta=p.delta, sigma_w=p.sigma_w, kappa=p.kappa,
+                                                 degenerate=p.degenerate, uncertain_ratio=p.uncertain_ratio, weak=p.weak,
+                                                 method=p.method))
+    if history:
+        for snap in record.history:
+            item.history.add(version=snap.version, time_ms=snap.time_ms, has=[name(c) for c in snap.has],
+                             not_has=[name(c) for c in snap.not_has], uncertain=[name(c) for c in snap.uncertain])
+    return item
+
+
+def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
+    spaces = []
+    for i, s in enumerate(config.spaces):
+        if s.storage not in STORAGE_NAMES:
+            raise ValueError(f"config.spaces[{i}].storage: unknown storage {s.storage}")
+        if s.dim == 0:
+            raise ValueError(f"config.spaces[{i}].dim must be >= 1")
+        spaces.append(SpaceSpec(s.name, s.dim, s.multi, STORAGE_NAMES[s.storage]))
+    if config.degenerate_policy not in (pb.DEGENERATE_POLICY_UNSPECIFIED, pb.DEGENERATE_POLICY_FIXED,
+                                        pb.DEGENERATE_POLICY_UNCERTAIN):
+        raise ValueError("config.degenerate_policy: unknown policy")
+    kwargs: dict[str, Any] = dict(
+        name=name,
+        spaces=tuple(spaces) or (SpaceSpec("sem", 384),),
+        encoder=config.encoder or "minilm",
+        degenerate_policy="uncertain" if config.degenerate_policy == pb.DEGENERATE_POLICY_UNCERTAIN else "fixed",
+        templates=tuple(config.templates) or DEFAULT_TEMPLATES,
+        aliases=dict(config.aliases),
+    )
+    for field in ("kappa", "fixed_threshold", "template_std_max"):
+        if config.HasField(field):
+            value = getattr(config, field)
+            if not math.isfinite(value):
+                raise ValueError(f"config.{field} must be finite")
+            kwargs[field] = value
+    return NamespaceSettings(**kwargs)
+
+
+def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
+    s = namespace.settings
+    config = pb.NamespaceConfig(
+        spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
+        encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
+        degenerate_policy=pb.DEGENERATE_POLICY_UNCERTAIN if s.degenerate_policy == "uncertain" else pb.DEGENERATE_POLICY_FIXED,
+        templates=list(s.templates), aliases=dict(s.aliases))
+    visual = namespace.kinds.get("ITEM_KIND_VISUAL", 0)
+    text = namespace.kinds.get("ITEM_KIND_TEXT", 0)
+    return pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
+                            visual_count=visual, text_count=text, concept_count=len(namespace.vocabulary))
+
+
+def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:
+    message = pb.Hit(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
+                     entailed_by=hit.entailed_by, conflicted_by=hit.conflicted_by, reasons=hit.reasons,
+                     text=hit.record.text, uri=hit.record.uri)
+    if include_item:
+        message.item.CopyFrom(item_view(namespace, hit.record))
+    return message
+
+
+# ---- the servicer -------------------------------------------------------------------------
+
+class MemoryService(pb_grpc.MemoryServiceServicer):
+    def __init__(self, memory: Memory, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float) -> None:
+        self.memory = memory
+        self.metrics = metrics
+        self.auth = authorizer
+        self.default_deadline_s = default_deadline_s
+
+    def CreateNamespace(self, request, context):
+        self.auth.check(context, request.name)
+        namespace = self.memory.create_namespace(settings_from(request.name, request.config))
+        return pb.CreateNamespaceResponse(namespace=namespace_info(namespace))
+
+    def GetNamespace(self, request, context):
+        self.auth.check(context, request.name)
+        return pb.GetNamespaceResponse(namespace=namespace_info(self.memory.namespace(request.name)))
+
+    def ListNamespaces(self, request, context):
+        allowed = self.auth.namespaces_of(context)
+        return pb.ListNamespacesResponse(namespaces=[namespace_info(n) for n in self.memory.list_namespaces()
+                                                     if allowed is None or n.settings.name in allowed])
+
+    def DeleteNamespace(self, request, context):
+        self.auth.check(context, request.name)
+        self.memory.delete_namespace(request.name)
+        return pb.DeleteNamespaceResponse()
+
+    def Remember(self, request, context):
+        self.auth.check(context, request.namespace)
+        if not request.HasField("item"):
+            raise ValueError("item is required")
+        record = self.memory.remember(request.namespace, item_input(request.item))
+        self.metrics.observe_partition(record)
+        return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record))
+
+    def RememberStream(self, request_iterator: Iterator[pb.RememberStreamRequest], context):
+        deadline = call_deadline(context, self.default_deadline_s)
+        response = pb.RememberStreamResponse()
+        namespace = ""
+        pending: list[tuple[int, ItemInput | Exception]] = []
+
+        def flush() -> None:
+            inputs = [(i, x) for i, x in pending if not isinstance(x, Exception)]
+            results = dict(zip([i for i, _ in inputs], self.memory.remember_batch(namespace, [x for _, x in inputs])))
+            for index, value in pending:
+                outcome = results.get(index, value)
+                if isinstance(outcome, Exception):
+                    code = status_for(outcome)
+                    response.results.add(index=index, id=getattr(value, "id", "") or "",
+                                         error=pb.ItemError(code=code.value[0], message=public_message(outcome, code)))
+                    response.failed += 1
+                else:
+                    self.metrics.observe_partition(outcome)
+                    response.results.add(index=index, id=outcome.id)
+                    response.stored += 1
+            pending.clear()
+
+        for index, request in enumerate(request_iterator):
+            check_deadline(deadline)
+            if index == 0:
+                if not request.namespace:
+                    raise ValueError("namespace is required on the first message of the stream")
+                namespace = request.namespace
+                self.auth.check(context, namespace)
+                self.memory.namespace(namespace)  # NOT_FOUND before any item is read
+            elif request.namespace and request.namespace != namespace:
+                pending.append((index, ValueError(f"namespace: one stream writes one namespace ({namespace!r})")))
+                continue
+            try:
+                pending.append((index, item_input(request.item)))
+            except (ValueError, TypeError, NotImplementedError) as exc:
+                pending.append((index, exc))
+            if len(pending) >= STREAM_BATCH:
+                flush()
+        if pending:
+            flush()
+        return response
+
+    def Recall(self, request, context):
+        self.auth.check(context, request.namespace)
+        deadline = call_deadline(context, self.default_deadline_s)
+        if request.mode not in MODE_NAMES:
+            raise ValueError(f"mode: unknown recall mode {request.mode}")
+        for kind in request.kinds:
+            if kind not in (storage_pb2.ITEM_KIND_VISUAL, storage_pb2.ITEM_KIND_TEXT):
+                raise ValueError("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
+        soft_lambda = request.soft_lambda if request.HasField("soft_lambda") else 1.0
+        if not math.isfinite(soft_lambda):
+            raise ValueError("soft_lambda must be finite")
+        top_k = request.top_k if request.HasField("top_k") else 10
+        if top_k < 1:
+            raise ValueError("top_k must be >= 1 (leave it unset for the default of 10)")
+        result = self.memory.recall(
+            request.namespace, text=request.text, vectors=vectors_from(request.vectors, "vectors"),
+            required=list(request.required) or None, forbidden=list(request.forbidden) or None, k=top_k,
+            mode=MODE_NAMES[request.mode], soft_lambda=soft_lambda, exclude_conflicts=request.exclude_conflicts,
+            kinds=[KIND_NAMES[k] for k in request.kinds] or None, metadata=dict(request.metadata_equals) or None,
+            weights=dict(request.weights) or None, suppressed_k=request.suppressed_k)
+        check_deadline(deadline)
+        namespace = self.memory.namespace(request.namespace)
+        plan = result.plan
+        response = pb.RecallResponse(
+            hits=[hit_message(i + 1, h, namespace, request.include_items) for i, h in enumerate(result.hits)],
+            tier_counts=pb.TierCounts(entailed=result.tier_counts["entailed"], neutral=result.tier_counts["neutral"],
+                                      conflict=result.tier_counts["conflict"]),
+            parse=pb.QueryParse(explicit=plan.explicit, required=result.required, forbidden=result.forbidden,
+                                unknown=plan.unknown,
+                                mapped=[pb.ConceptMapping(phrase=p, concept=c, similarity=s) for p, c, s in plan.mapped]),
+            suppressed=[hit_message(i + 1, h, namespace, request.include_items) for i, h in enumerate(result.suppressed)],
+            mode_used=MODE_CODES[result.mode_used], mode_reason=result.mode_reason)
+        if request.include_context:
+            response.context = render_context(namespace, result.hits, request.context_budget_chars or 400,
+                                              result.required + result.forbidden)
+        for hit in result.hits:
+            self.metrics.recall_tier_items.labels({1: "entailed", 0: "neutral", -1: "conflict"}[hit.tier]).inc()
+        self.metrics.recall_suppressed.inc(len(result.suppressed))
+        return response
+
+    def Observe(self, request, context):
+        self.auth.check(context, request.namespace)
+        before = self.memory.get_item(request.namespace, request.id)
+        record = self.memory.observe(request.namespace, request.id, scores=scores_from(request.scores),
+                                     states=states_from(request.states, "states"),
+                                     vectors=vectors_from(request.vectors, "vectors"), source=request.source or "client",
+                                     model=request.model)
+        self.metrics.observe_partition(record)
+        changed = [(e.concept_id, e.state) for e in before.evidence] != [(e.concept_id, e.state) for e in record.evidence]
+        return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
+
+    def Forget(self, request, context):
+        self.auth.check(context, request.namespace)
+        self.memory.forget(request.namespace, request.id)
+        return pb.ForgetResponse()
+
+    def GetItem(self, request, context):
+        self.auth.check(context, request.namespace)
+        record = self.memory.get_item(request.namespace, request.id)
+        response = pb.GetItemResponse(item=item_view(self.memory.namespace(request.namespace), record, request.include_history))
+        if request.include_vectors:
+            for space, rows in self.memory.get_vectors(request.namespace, request.id).items():
+                response.vectors[space].CopyFrom(vector_message(rows))
+        return response
+
+    def GetConcept(self, request, context):
+        self.auth.check(context, request.namespace)
+        if request.polarity not in POLARITY_NAMES:
+            raise ValueError("polarity: use CONCEPT_POLARITY_HAS, _NOT_HAS or _ALIGN")
+        if request.page_size > MAX_PAGE_SIZE:
+            raise ValueError(f"page_size must be <= {MAX_PAGE_SIZE}")
+        if not request.concept:
+            raise ValueError("concept is required")
+        page_size = request.page_size or 100
+        ids = self.memory.items_by_concept(request.namespace, request.concept, POLARITY_NAMES[request.polarity],
+                                           after=request.page_token, limit=page_size + 1)
+        stats = self.memory.concept_stats(request.namespace, request.concept)
+        concept_id = self.memory.concept_id(request.namespace, request.concept)
+        return pb.GetConceptResponse(
+            concept=self.memory.namespace(request.namespace).vocabulary.name(concept_id), concept_id=concept_id,
+            item_ids=ids[:page_size], next_page_token=ids[page_size - 1] if len(ids) > page_size else "",
+            stats=pb.ConceptStats(**stats))
+
+    def ScoreConcepts(self, request, context):
+        self.auth.check(context, request.namespace)
+        raise NotImplementedError("ScoreConcepts needs a scoring engine; none is configured on this server yet")

@@ -1,0 +1,26 @@
+"""A real server on 127.0.0.1:0 with RocksDB in a temp dir, and clients over real channels."""
+
+import pytest
+
+from polarmem_server.client import PolarMemClient
+from polarmem_server.server import PolarMemServer
+from servertools import DIM, make_config
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = PolarMemServer(make_config(tmp_path)).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server):
+    with PolarMemClient(server.address) as c:
+        yield c
+
+
+@pytest.fixture
+def ns(client):
+    client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    return "t"
