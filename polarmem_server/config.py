@@ -35,6 +35,13 @@ class ServerConfig:
     grace_s: float = 10.0
     drain_notice_s: float = 0.0  # health says NOT_SERVING this long before new calls are refused
     index_threads: int = 0  # 0: all cores
+    engine: str = ""  # "" (none) | transformers | tensorrt_llm | embedding | lexical
+    model: str = ""  # local checkpoint path for the model engines
+    device: str = "cpu"
+    engine_max_batch: int = 64
+    engine_max_delay_ms: float = 5.0
+    engine_queue: int = 1024
+    engine_timeout_s: float = 60.0
 
     def validate(self) -> ServerConfig:
         if self.durability not in ("sync", "async"):
@@ -47,6 +54,10 @@ class ServerConfig:
             raise ValueError("TLS needs both tls_cert and tls_key")
         if self.default_deadline_s <= 0 or self.grace_s < 0 or self.drain_notice_s < 0:
             raise ValueError("default_deadline_s must be > 0; grace_s and drain_notice_s >= 0")
+        if self.engine not in ("", "transformers", "tensorrt_llm", "embedding", "lexical"):
+            raise ValueError(f"engine must be transformers, tensorrt_llm, embedding, lexical or empty, got {self.engine!r}")
+        if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
+            raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         return self
@@ -69,6 +80,13 @@ HELP = {
     "grace_s": "seconds in-flight calls get to finish on SIGTERM / SIGINT",
     "drain_notice_s": "seconds health reports NOT_SERVING, still serving, before draining starts (lets load balancers move away)",
     "index_threads": "threads per search in the compiled core (0 = all cores)",
+    "engine": "scoring engine for server-side verification: transformers, tensorrt_llm, embedding, lexical ('' = none)",
+    "model": "local checkpoint path for the transformers / tensorrt_llm engines",
+    "device": "torch device for the transformers engine (cpu, cuda)",
+    "engine_max_batch": "prompts per engine batch (concepts x templates)",
+    "engine_max_delay_ms": "longest a request waits for its batch to fill",
+    "engine_queue": "requests waiting for the engine; beyond it RESOURCE_EXHAUSTED",
+    "engine_timeout_s": "longest one verification may take (DEADLINE_EXCEEDED after)",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import grpc
 
 from polarmem_server.encoder import EncoderUnavailable
+from polarmem_server.scoring.base import EngineError, EngineOverloaded
 from polarmem_server.memory import AlreadyExistsError, NotFoundError
 from polarmem_server.store import StoreError
 
@@ -34,6 +35,9 @@ STATUS_TABLE: list[tuple[type[BaseException], grpc.StatusCode]] = [
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (EncoderUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
     (NotImplementedError, grpc.StatusCode.UNIMPLEMENTED),
+    (EngineOverloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (EngineError, grpc.StatusCode.UNAVAILABLE),
+    (TimeoutError, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
     (StoreError, grpc.StatusCode.UNAVAILABLE),
     (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),

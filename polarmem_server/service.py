@@ -20,6 +20,7 @@ from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
 from polarmem_server.metrics import ServerMetrics
 from polarmem_server.recall import render_context
+from polarmem_server.verification import Verifier
 
 STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
                  pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
@@ -68,8 +69,7 @@ class Authorizer:
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
     """Monotonic time by which the call must finish: the client's deadline or the default."""
     remaining = context.time_remaining()
-    budget = default_s if remaining is None else min(remaining, default_s)
-    return time.monotonic() + budget
+    return time.monotonic() + (default_s if remaining is None else remaining)
 
 
 def check_deadline(deadline: float) -> None:
@@ -108,10 +108,11 @@ def states_from(message_map: Mapping[str, int], field: str) -> dict[str, str]:
     return out
 
 
+def needs_verification(message: pb.ItemInput) -> bool:
+    return bool(message.verify_concepts) or bool(message.content)
+
+
 def item_input(message: pb.ItemInput) -> ItemInput:
-    if message.verify_concepts or message.content:
-        raise NotImplementedError("server-side verification (verify_concepts, content) needs a scoring engine, "
-                                  "which this server does not run yet; send scores or states instead")
     if message.kind not in KIND_NAMES:
         raise ValueError(f"item.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
     return ItemInput(id=message.id or None, kind=KIND_NAMES[message.kind], text=message.text, uri=message.uri,
@@ -195,11 +196,37 @@ def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.
 # ---- the servicer -------------------------------------------------------------------------
 
 class MemoryService(pb_grpc.MemoryServiceServicer):
-    def __init__(self, memory: Memory, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float) -> None:
+    def __init__(self, memory: Memory, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float,
+                 verifier: Verifier | None = None) -> None:
         self.memory = memory
         self.metrics = metrics
         self.auth = authorizer
         self.default_deadline_s = default_deadline_s
+        self.verifier = verifier
+
+    def _require_verifier(self) -> Verifier:
+        if self.verifier is None:
+            raise NotImplementedError("server-side verification (verify_concepts, content, ScoreConcepts) needs a "
+                                      "scoring engine: start the server with --engine; or send scores or states")
+        return self.verifier
+
+    def _start_verification(self, namespace: str, message: pb.ItemInput, context: grpc.ServicerContext):
+        """(future, concepts) for an item the engine must verify; scoring runs in the batcher, and
+        a cancelled RPC cancels its request there (dropped if its batch has not started)."""
+        verifier = self._require_verifier()
+        vocabulary = self.memory.namespace(namespace).vocabulary.names
+        concepts = verifier.candidate_concepts(message.text, message.content, list(message.verify_concepts), vocabulary)
+        templates = self.memory.namespace(namespace).settings.templates
+        future = verifier.submit(message.text, message.content, concepts, templates)
+        context.add_callback(future.cancel)
+        return future, concepts
+
+    def _apply_verification(self, item: ItemInput, started, deadline: float) -> ItemInput:
+        future, concepts = started
+        scores = self.verifier.result(future, concepts, deadline)
+        item.scores = {**scores, **item.scores}  # client scores win where both exist
+        item.source, item.model = self.verifier.engine_name, self.verifier.model
+        return item
 
     def CreateNamespace(self, request, context):
         self.auth.check(context, request.name)
@@ -222,9 +249,14 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
     def Remember(self, request, context):
         self.auth.check(context, request.namespace)
+        deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise ValueError("item is required")
-        record = self.memory.remember(request.namespace, item_input(request.item))
+        item = item_input(request.item)
+        if needs_verification(request.item):
+            # Scored before anything is written: an engine failure stores nothing.
+            item = self._apply_verification(item, self._start_verification(request.namespace, request.item, context), deadline)
+        record = self.memory.remember(request.namespace, item)
         self.metrics.observe_partition(record)
         return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record))
 
@@ -233,8 +265,25 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         response = pb.RememberStreamResponse()
         namespace = ""
         pending: list[tuple[int, ItemInput | Exception]] = []
+        messages: dict[int, pb.ItemInput] = {}
 
         def flush() -> None:
+            # Items to verify are all submitted first, so the batcher can score them together.
+            started = {}
+            for position, (index, value) in enumerate(pending):
+                message = messages.get(index)
+                if message is not None and not isinstance(value, Exception) and needs_verification(message):
+                    try:
+                        started[position] = self._start_verification(namespace, message, context)
+                    except Exception as exc:  # noqa: BLE001 - reported per item
+                        pending[position] = (index, exc)
+            for position, handle in started.items():
+                index, value = pending[position]
+                try:
+                    pending[position] = (index, self._apply_verification(value, handle, deadline))
+                except Exception as exc:  # noqa: BLE001 - reported per item
+                    pending[position] = (index, exc)
+            messages.clear()
             inputs = [(i, x) for i, x in pending if not isinstance(x, Exception)]
             results = dict(zip([i for i, _ in inputs], self.memory.remember_batch(namespace, [x for _, x in inputs])))
             for index, value in pending:
@@ -263,7 +312,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 continue
             try:
                 pending.append((index, item_input(request.item)))
-            except (ValueError, TypeError, NotImplementedError) as exc:
+                messages[index] = request.item
+            except (ValueError, TypeError) as exc:
                 pending.append((index, exc))
             if len(pending) >= STREAM_BATCH:
                 flush()
@@ -313,11 +363,21 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
     def Observe(self, request, context):
         self.auth.check(context, request.namespace)
+        deadline = call_deadline(context, self.default_deadline_s)
         before = self.memory.get_item(request.namespace, request.id)
-        record = self.memory.observe(request.namespace, request.id, scores=scores_from(request.scores),
+        scores, source, model = scores_from(request.scores), request.source or "client", request.model
+        if request.text or request.content or request.verify_concepts:
+            # New content: verify the requested concepts, or the ones the item already holds.
+            namespace = self.memory.namespace(request.namespace)
+            known = [namespace.vocabulary.name(ev.concept_id) for ev in before.evidence]
+            message = pb.ItemInput(text=request.text or before.text, content=request.content,
+                                   verify_concepts=list(request.verify_concepts) or known)
+            verified = self._apply_verification(ItemInput(scores=scores), self._start_verification(request.namespace, message, context),
+                                                deadline)
+            scores, source, model = verified.scores, verified.source, verified.model
+        record = self.memory.observe(request.namespace, request.id, scores=scores,
                                      states=states_from(request.states, "states"),
-                                     vectors=vectors_from(request.vectors, "vectors"), source=request.source or "client",
-                                     model=request.model)
+                                     vectors=vectors_from(request.vectors, "vectors"), source=source, model=model)
         self.metrics.observe_partition(record)
         changed = [(e.concept_id, e.state) for e in before.evidence] != [(e.concept_id, e.state) for e in record.evidence]
         return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
@@ -356,4 +416,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
     def ScoreConcepts(self, request, context):
         self.auth.check(context, request.namespace)
-        raise NotImplementedError("ScoreConcepts needs a scoring engine; none is configured on this server yet")
+        deadline = call_deadline(context, self.default_deadline_s)
+        message = pb.ItemInput(text=request.item.text, content=request.item.content,
+                               verify_concepts=list(request.concepts) or list(request.item.verify_concepts))
+        future, concepts = self._start_verification(request.namespace, message, context)
+        scores = self.verifier.result(future, concepts, deadline)
+        return pb.ScoreConceptsResponse(scores=[pb.ConceptScoreView(concept=c, p_yes=v) for c, v in scores.items()],
+                                        engine=self.verifier.engine_name, model=self.verifier.model)

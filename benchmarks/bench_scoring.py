@@ -1,0 +1,135 @@
+"""Benchmark of server-side verification: prompts/s and per-item verification time for
+16 concepts x 4 templates, measured in one run for
+
+* one by one, no prefix sharing (the unoptimised path: the baseline of every ratio),
+* batched, no prefix sharing,
+* batched with the item prefix shared through the KV cache (the default),
+
+on a decoder with random weights. The item prefix stands in for an image's tokens (a VLM puts
+several hundred image tokens before the question), so `--prefix-tokens` sets its length.
+
+    python benchmarks/bench_scoring.py                      # CPU, a small random Llama
+    python benchmarks/bench_scoring.py --device cuda --size 7b   # a 7B-class architecture (GPU)
+
+The paper's reference: 3.06 s of ensemble verification per image (Qwen2.5-VL-7B).
+Writes JSON to benchmarks/results/scoring[-cuda].json and prints a table. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = {
+    # hidden, layers, heads, kv heads, intermediate
+    "small": (256, 4, 8, 4, 688),
+    "7b": (4096, 32, 32, 8, 11008),
+}
+TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Does this image contain a {c}? Answer Yes or No.",
+             "Can you see a {c} in the picture? Answer Yes or No.", "Is a {c} visible in this image? Answer Yes or No.")
+
+
+def build(size: str, device: str, dtype: str, vocab_words: list[str], tmp: Path):
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<unk>": 1, "<s>": 2, "</s>": 3}
+    for w in vocab_words:
+        vocab.setdefault(w, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
+                                        eos_token="</s>")
+    hidden, layers, heads, kv, inter = SIZES[size]
+    config = LlamaConfig(vocab_size=32000, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv, intermediate_size=inter, max_position_embeddings=4096, pad_token_id=0,
+                         bos_token_id=2, eos_token_id=3)
+    torch.manual_seed(0)
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    with torch.device(device):
+        model = LlamaForCausalLM(config).to(torch_dtype)
+    return model, tokenizer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--size", choices=sorted(SIZES), default=None, help="default: small on cpu, 7b on cuda")
+    parser.add_argument("--dtype", default=None, help="default: float32 on cpu, bfloat16 on cuda")
+    parser.add_argument("--items", type=int, default=4)
+    parser.add_argument("--concepts", type=int, default=16)
+    parser.add_argument("--prefix-tokens", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    size = args.size or ("7b" if args.device.startswith("cuda") else "small")
+    dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
+
+    import numpy as np
+    import torch
+
+    from polarmem_server.scoring import ScoreItem, ScoreRequest
+    from polarmem_server.scoring.transformers_engine import TransformersEngine
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    concepts = [f"object{i}" for i in range(args.concepts)]
+    filler = [f"w{i}" for i in range(200)]
+    words = filler + concepts + "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split()
+    with tempfile.TemporaryDirectory() as tmp:
+        model, tokenizer = build(size, args.device, dtype, words, Path(tmp))
+    rng = np.random.default_rng(0)
+    items = [ScoreItem(" ".join(rng.choice(filler, args.prefix_tokens))) for _ in range(args.items)]
+    requests = [ScoreRequest(item, tuple(concepts), TEMPLATES) for item in items]
+    prompts = sum(r.prompt_count for r in requests)
+
+    variants = {
+        "one_by_one_unshared": dict(batch_size=1, share_prefix=False),
+        "batched_unshared": dict(batch_size=args.batch, share_prefix=False),
+        "batched_shared_prefix": dict(batch_size=args.batch, share_prefix=True),
+    }
+    results, reference = {}, None
+    for name, options in variants.items():
+        engine = TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096, name=size, **options)
+        engine.score(requests[:1])  # warm-up
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        scores = engine.score(requests)
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - started
+        if reference is None:
+            reference = scores
+        agree = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
+        results[name] = {"seconds": seconds, "prompts_per_s": prompts / seconds, "seconds_per_item": seconds / len(items),
+                         "max_abs_diff_vs_one_by_one": agree}
+        print(f"{name:<24} {seconds:8.2f} s  {prompts / seconds:9.1f} prompts/s  {seconds / len(items):7.3f} s/item  "
+              f"max |dP| vs one-by-one {agree:.1e}", flush=True)
+    base = results["one_by_one_unshared"]["seconds"]
+    for name in results:
+        results[name]["speedup_vs_one_by_one"] = base / results[name]["seconds"]
+    print(f"speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
+          f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
+          f"(paper reference: 3.06 s per image for Qwen2.5-VL-7B)")
+    report = {"benchmark": "bench_scoring", "device": args.device, "size": size, "dtype": dtype,
+              "items": args.items, "concepts": args.concepts, "templates": len(TEMPLATES),
+              "prefix_tokens": args.prefix_tokens, "batch": args.batch, "torch": torch.__version__,
+              "threads": torch.get_num_threads(), "platform": platform.platform(),
+              "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None, "results": results}
+    out = args.out or Path("benchmarks/results") / ("scoring-cuda.json" if args.device.startswith("cuda") else "scoring.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

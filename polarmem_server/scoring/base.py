@@ -1,0 +1,117 @@
+"""The engine interface: P(Yes) per item x concept x template, concept proposal, generation."""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PROPOSAL_PROMPT = ("List the objects that are visible in this image. Answer with a JSON array of short "
+                   "lower-case nouns, for example [\"dog\", \"grass\"].")
+QUERY_PARSE_PROMPT = ("Split this request into the objects that must be present and the objects that must be "
+                      "absent. Answer with JSON only: {{\"positive\": [...], \"negative\": [...]}}.\nRequest: {query}")
+
+
+class EngineError(RuntimeError):
+    """The engine failed (model error, device lost): the RPC gets UNAVAILABLE."""
+
+
+class EngineOverloaded(RuntimeError):
+    """The engine's queue is full: the RPC gets RESOURCE_EXHAUSTED."""
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    text: str = ""
+    image: bytes = b""  # encoded image (PNG / JPEG) for vision-language engines
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    item: ScoreItem
+    concepts: tuple[str, ...]
+    templates: tuple[str, ...]
+
+    @property
+    def prompt_count(self) -> int:
+        return len(self.concepts) * len(self.templates)
+
+
+@dataclass
+class EngineInfo:
+    name: str
+    model: str = ""
+    device: str = "cpu"
+    details: dict = field(default_factory=dict)
+
+
+class ScoringEngine(ABC):
+    """One contract for every engine. `score` returns, per request, a (concepts x templates)
+    float64 matrix of P(Yes) in [0, 1], in the order the request lists them."""
+
+    info: EngineInfo
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @abstractmethod
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        ...
+
+    def generate(self, prompt: str, item: ScoreItem | None = None, max_tokens: int = 64) -> str:
+        raise NotImplementedError(f"engine {self.name!r} does not generate text")
+
+    def propose(self, item: ScoreItem, max_concepts: int = 16) -> list[str]:
+        """The paper's concept proposal: ask the model which objects are visible."""
+        return parse_json_list(self.generate(PROPOSAL_PROMPT, item))[:max_concepts]
+
+    def parse_query(self, query: str) -> tuple[list[str], list[str]] | None:
+        """LLM query parsing to (positive, negative); None when the output is not the strict JSON
+        asked for (the caller falls back to the lexical parser)."""
+        try:
+            return parse_query_json(self.generate(QUERY_PARSE_PROMPT.format(query=query)))
+        except NotImplementedError:
+            return None
+
+    def close(self) -> None:
+        pass
+
+
+def parse_json_list(text: str) -> list[str]:
+    """A JSON array of strings somewhere in `text`; [] when there is none."""
+    match = re.search(r"\[.*?\]", text, re.S)
+    if not match:
+        return []
+    try:
+        values = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return []
+    return [v.strip().lower() for v in values if isinstance(v, str) and v.strip()]
+
+
+def parse_query_json(text: str) -> tuple[list[str], list[str]] | None:
+    """Strict: one JSON object with list-of-string fields `positive` and `negative`."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    positive, negative = data.get("positive"), data.get("negative")
+    if not isinstance(positive, list) or not isinstance(negative, list):
+        return None
+    if not all(isinstance(x, str) for x in positive + negative):
+        return None
+    return [x.strip() for x in positive if x.strip()], [x.strip() for x in negative if x.strip()]
+
+
+def prompt_text(template: str, concept: str) -> str:
+    return template.replace("{c}", concept)

@@ -1,0 +1,37 @@
+"""The negation-aware concept matcher (text.py) as an engine: for each concept, P(Yes) is
+`MENTIONED` when the item's text mentions it outside any negation scope, `NEGATED` when every
+mention is negated ("no evidence of X", "X was ruled out"), and `UNMENTIONED` (0.5: no evidence
+either way) otherwise. The same value for every template: the templates do not apply to text
+matching."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from polarmem_server.scoring.base import EngineInfo, ScoreRequest, ScoringEngine
+from polarmem_server.text import parse
+from polarmem_server.vocabulary import Vocabulary
+
+MENTIONED = 0.95
+NEGATED = 0.05
+UNMENTIONED = 0.5
+
+
+class LexicalEngine(ScoringEngine):
+    def __init__(self) -> None:
+        self.info = EngineInfo("lexical", model="negation-cues-v1")
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        out = []
+        for request in requests:
+            vocabulary = Vocabulary(request.concepts)
+            parsed = parse(request.item.text, vocabulary)
+            positive, negative = set(parsed.positive), set(parsed.negative)
+            values = []
+            for concept in request.concepts:
+                cid = vocabulary.lookup(concept)
+                values.append(MENTIONED if cid in positive else NEGATED if cid in negative else UNMENTIONED)
+            out.append(np.repeat(np.asarray(values, dtype=np.float64)[:, None], len(request.templates), axis=1))
+        return out

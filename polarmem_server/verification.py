@@ -1,0 +1,89 @@
+"""Server-side verification (the method's step 1): a scoring engine behind the micro-batcher,
+turning an item's content and candidate concepts into P(Yes) per concept and template."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import numpy as np
+
+from polarmem_server.config import ServerConfig
+from polarmem_server.scoring import ScoreItem, ScoreRequest, ScoringEngine, create_engine
+from polarmem_server.scoring.batcher import BatchStats, MicroBatcher
+
+MAX_CONCEPTS = 256
+
+
+class Verifier:
+    def __init__(self, engine: ScoringEngine, max_batch: int = 64, max_delay_ms: float = 5.0, max_queue: int = 1024,
+                 timeout_s: float = 60.0, on_batch=None) -> None:
+        self.engine = engine
+        self.timeout_s = timeout_s
+        self.batcher = MicroBatcher(engine, max_batch, max_delay_ms, max_queue, on_batch=on_batch)
+
+    @classmethod
+    def from_config(cls, config: ServerConfig, on_batch=None) -> Verifier | None:
+        if not config.engine:
+            return None
+        options = {"device": config.device} if config.engine == "transformers" else {}
+        engine = create_engine(config.engine, model=config.model, **options)
+        return cls(engine, config.engine_max_batch, config.engine_max_delay_ms, config.engine_queue,
+                   config.engine_timeout_s, on_batch)
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine.info.name
+
+    @property
+    def model(self) -> str:
+        return self.engine.info.model
+
+    def _item(self, text: str, image: bytes) -> ScoreItem:
+        if image and self.engine.info.name != "tensorrt_llm" and not getattr(self.engine, "reads_images", False):
+            raise ValueError(f"content: engine {self.engine_name!r} reads text only; send the item's text "
+                             "(a caption or description) or run a vision-language engine")
+        if not text and not image:
+            raise ValueError("item: give text or content to verify")
+        return ScoreItem(text=text, image=image)
+
+    def candidate_concepts(self, text: str, image: bytes, requested: Sequence[str], vocabulary: Sequence[str]) -> list[str]:
+        """The concepts to verify: those requested, else the engine's proposal, else (engines
+        that cannot generate) the namespace vocabulary."""
+        concepts = [c for c in dict.fromkeys(c.strip() for c in requested) if c]
+        if not concepts:
+            try:
+                concepts = self.engine.propose(self._item(text, image))
+            except NotImplementedError:
+                concepts = list(vocabulary)
+        if not concepts:
+            raise ValueError("verify_concepts: none given, and the engine proposed none and the namespace has no "
+                             "vocabulary yet; list the concepts to verify")
+        if len(concepts) > MAX_CONCEPTS:
+            raise ValueError(f"verify_concepts: at most {MAX_CONCEPTS} concepts per item, got {len(concepts)}")
+        return concepts
+
+    def submit(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str]) -> Future:
+        return self.batcher.submit(ScoreRequest(self._item(text, image), tuple(concepts), tuple(templates)))
+
+    def result(self, future: Future, concepts: Sequence[str], deadline: float | None = None) -> dict[str, list[float]]:
+        timeout = self.timeout_s if deadline is None else max(0.0, min(self.timeout_s, deadline - time.monotonic()))
+        try:
+            matrix = future.result(timeout=timeout)
+        except (TimeoutError, FutureTimeout):  # distinct classes before Python 3.11
+            future.cancel()
+            raise TimeoutError("verification ran past its deadline") from None
+        return {c: [float(x) for x in np.asarray(row)] for c, row in zip(concepts, matrix)}
+
+    def verify(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str],
+               deadline: float | None = None) -> dict[str, list[float]]:
+        return self.result(self.submit(text, image, concepts, templates), concepts, deadline)
+
+    def close(self) -> None:
+        self.batcher.close()
+        self.engine.close()
+
+
+__all__ = ["BatchStats", "Verifier"]

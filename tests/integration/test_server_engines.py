@@ -1,0 +1,167 @@
+"""Server-side verification over gRPC: the engine scores, the server partitions and stores;
+engine failures, timeouts and a full queue store nothing and return the right status."""
+
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import storage_pb2
+from polarmem_server.client import PolarMemClient
+from polarmem_server.scoring.base import EngineError
+from polarmem_server.server import PolarMemServer
+from servertools import DIM, make_config
+
+
+def vec(seed):
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+
+
+@pytest.fixture
+def lexical(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0)).start()
+    client = PolarMemClient(server.address)
+    client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    yield server, client
+    client.close()
+    server.stop()
+
+
+def remember_verified(client, item_id, text, concepts, content=b"", timeout_s=10):
+    request = pb.RememberRequest(namespace="t", item=pb.ItemInput(
+        id=item_id, text=text, content=content, verify_concepts=concepts,
+        vectors={"vis": pb.VectorValue(values=vec(1).tolist())}))
+    return client._stub.Remember(request, timeout=timeout_s).item
+
+
+def test_remember_with_verification(lexical):
+    _, client = lexical
+    item = remember_verified(client, "r1", "A dog on grass. No cat was seen.", ["dog", "cat", "car", "grass"])
+    assert set(item.has) == {"dog", "grass"} and "cat" in item.not_has
+    assert "car" not in item.has  # unmentioned: P(Yes) 0.5, placed by the item's own partition
+    assert item.model == "negation-cues-v1"
+    assert {ev.source for ev in item.evidence} == {"lexical"}
+    dog = next(ev for ev in item.evidence if ev.concept == "dog")
+    assert len(dog.p_yes) == 4  # the namespace's four default templates
+
+
+def test_observe_with_new_content_and_score_concepts(lexical):
+    _, client = lexical
+    remember_verified(client, "r1", "A dog on grass.", ["dog", "cat"])
+    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="The dog left; a cat is here."),
+                                    timeout=10)
+    assert response.changed and "cat" in response.item.has
+    scores = client.score_concepts("t", ["dog", "bus"], text="a dog, and no bus")
+    assert scores.engine == "lexical"
+    assert {s.concept: s.p_yes[0] for s in scores.scores} == pytest.approx({"dog": 0.95, "bus": 0.05})
+
+
+def test_stream_verifies_each_item(lexical):
+    _, client = lexical
+    items = [pb.ItemInput(id=f"s{i}", text=f"a {'dog' if i % 2 else 'cat'}", verify_concepts=["dog", "cat"],
+                          vectors={"vis": pb.VectorValue(values=vec(i).tolist())}) for i in range(20)]
+    items.append(pb.ItemInput(id="bad", text="x", content=b"\x89PNG", verify_concepts=["dog"],
+                              vectors={"vis": pb.VectorValue(values=vec(0).tolist())}))
+    response = client.remember_stream("t", items)
+    assert (response.stored, response.failed) == (20, 1)
+    assert "reads text only" in response.results[-1].error.message
+    assert sorted(client.get_concept("t", "dog").item_ids) == sorted(f"s{i}" for i in range(1, 20, 2))
+
+
+def test_image_bytes_need_a_vision_engine(lexical):
+    _, client = lexical
+    with pytest.raises(grpc.RpcError) as info:
+        remember_verified(client, "img", "", ["dog"], content=b"\x89PNG")
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "content" in info.value.details()
+
+
+def test_engine_failure_stores_nothing(lexical):
+    server, client = lexical
+
+    def broken(requests):
+        raise EngineError("CUDA error: device lost")
+
+    server.verifier.engine.score = broken
+    with pytest.raises(grpc.RpcError) as info:
+        remember_verified(client, "x", "a dog", ["dog"])
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE and "device lost" in info.value.details()
+    assert client.get_namespace("t").item_count == 0 and client.get_namespace("t").concept_count == 0
+
+
+def test_engine_timeout_is_deadline_exceeded(lexical):
+    server, client = lexical
+    original = server.verifier.engine.score
+
+    def slow(requests):
+        time.sleep(1.0)
+        return original(requests)
+
+    server.verifier.engine.score = slow
+    server.verifier.timeout_s = 0.2
+    with pytest.raises(grpc.RpcError) as info:
+        remember_verified(client, "x", "a dog", ["dog"])
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    time.sleep(1.2)
+    assert client.get_namespace("t").item_count == 0
+
+
+def test_full_engine_queue_is_resource_exhausted(tmp_path):
+    with PolarMemServer(make_config(tmp_path, engine="lexical", engine_queue=1, engine_max_batch=1,
+                                    engine_max_delay_ms=0.0)) as server:
+        gate = threading.Event()
+        original = server.verifier.engine.score
+
+        def held(requests):
+            gate.wait(10)
+            return original(requests)
+
+        server.verifier.engine.score = held
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            codes = []
+
+            def call(i):
+                try:
+                    remember_verified(client, f"x{i}", "a dog", ["dog"])
+                    codes.append("OK")
+                except grpc.RpcError as exc:
+                    codes.append(exc.code().name)
+
+            threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+                time.sleep(0.1)
+            gate.set()
+            for t in threads:
+                t.join()
+            assert "RESOURCE_EXHAUSTED" in codes and "OK" in codes
+
+
+def test_no_engine_means_unimplemented(tmp_path):
+    with PolarMemServer(make_config(tmp_path)) as server, PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        with pytest.raises(grpc.RpcError) as info:
+            client.score_concepts("t", ["dog"], text="a dog")
+        assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED and "--engine" in info.value.details()
+        with pytest.raises(grpc.RpcError) as info:
+            client._stub.Remember(pb.RememberRequest(namespace="t", item=pb.ItemInput(id="a", verify_concepts=["dog"])),
+                                  timeout=5)
+        assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_transformers_engine_behind_the_server(tmp_path):
+    from tiny_models import build_tiny_llama
+
+    model = build_tiny_llama(tmp_path / "tiny")
+    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
+            PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        item = remember_verified(client, "a", "A red dog on the grass", ["dog", "cat", "car"])
+        assert len(item.evidence) == 3 and item.partition.method == "otsu"
+        assert all(len(ev.p_yes) == 4 and all(0 < p < 1 for p in ev.p_yes) for ev in item.evidence)
+        assert item.model == "tiny" and {ev.source for ev in item.evidence} == {"transformers"}
+        kinds = client.get_item("t", "a").item
+        assert kinds.kind == storage_pb2.ITEM_KIND_VISUAL

@@ -1,0 +1,160 @@
+"""The conformance suite every engine runs: shapes, ordering, batching invariance, padding side,
+empty concept lists, very long text, concurrency — plus, for the model engines, P(Yes) against
+a one-prompt-at-a-time forward pass and prefix sharing against no sharing."""
+
+import importlib.util
+import threading
+
+import numpy as np
+import pytest
+
+from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
+from tiny_models import build_tiny_llama
+
+TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Can you see a {c} ? Answer Yes or No.")
+ITEMS = [ScoreItem("A red dog on the grass with two cat"), ScoreItem("big bus on the table"), ScoreItem("no pizza"),
+         ScoreItem("")]
+CONCEPTS = ("dog", "cat", "car", "pizza", "bus")
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "embedding", "lexical", "tensorrt_llm"]
+
+
+@pytest.fixture(scope="module", params=ENGINE_PARAMS)
+def engine(request, tiny_model):
+    name = request.param
+    if name.startswith("transformers"):
+        return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4)
+    if name == "embedding":
+        pytest.importorskip("sentence_transformers")
+        return create_engine("embedding")
+    if name == "tensorrt_llm":
+        if importlib.util.find_spec("tensorrt_llm") is None:
+            pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
+        return create_engine("tensorrt_llm", model=str(tiny_model))
+    return create_engine(name)
+
+
+def requests_for(items, concepts=CONCEPTS, templates=TEMPLATES):
+    return [ScoreRequest(item, tuple(concepts), tuple(templates)) for item in items]
+
+
+def test_shapes_and_range(engine):
+    out = engine.score(requests_for(ITEMS))
+    assert [m.shape for m in out] == [(len(CONCEPTS), len(TEMPLATES))] * len(ITEMS)
+    for m in out:
+        assert m.dtype == np.float64 and np.all((m >= 0) & (m <= 1))
+
+
+def test_concept_order_is_kept(engine):
+    forward = engine.score(requests_for(ITEMS[:1]))[0]
+    backward = engine.score(requests_for(ITEMS[:1], concepts=CONCEPTS[::-1]))[0]
+    np.testing.assert_allclose(forward, backward[::-1], atol=1e-5)
+
+
+def test_batched_equals_one_by_one(engine):
+    together = engine.score(requests_for(ITEMS))
+    alone = [engine.score(requests_for([item]))[0] for item in ITEMS]
+    for a, b in zip(together, alone):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_padding_side_does_not_matter(engine):
+    tokenizer = getattr(engine, "tokenizer", None)
+    if tokenizer is None:
+        pytest.skip("this engine pads nothing")
+    before = engine.score(requests_for(ITEMS))
+    original = tokenizer.padding_side
+    try:
+        tokenizer.padding_side = "left" if original == "right" else "right"
+        after = engine.score(requests_for(ITEMS))
+    finally:
+        tokenizer.padding_side = original
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_empty_concept_list(engine):
+    out = engine.score([ScoreRequest(ITEMS[0], (), TEMPLATES), *requests_for(ITEMS[1:2])])
+    assert out[0].shape == (0, len(TEMPLATES))
+    assert out[1].shape == (len(CONCEPTS), len(TEMPLATES))
+
+
+def test_very_long_text_is_truncated_not_crashed(engine):
+    long_item = ScoreItem("dog " * 20000)
+    out = engine.score(requests_for([long_item], concepts=("dog", "cat")))
+    assert out[0].shape == (2, len(TEMPLATES)) and np.all(np.isfinite(out[0]))
+
+
+def test_concurrent_calls_give_the_same_answers(engine):
+    expected = engine.score(requests_for(ITEMS))
+    results, errors = [None] * 4, []
+
+    def work(i):
+        try:
+            results[i] = engine.score(requests_for(ITEMS))
+        except BaseException as exc:  # asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for got in results:
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_transformers_p_yes_matches_a_plain_forward_pass(tiny_model):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    engine = create_engine("transformers", model=str(tiny_model), batch_size=3)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    request = requests_for(ITEMS[:1], concepts=("dog", "cat"))[0]
+    got = engine.score([request])[0]
+    for ci, concept in enumerate(request.concepts):
+        for ti, template in enumerate(request.templates):
+            text = ITEMS[0].text + "\n"
+            ids = tokenizer.encode(text) + tokenizer.encode(template.replace("{c}", concept) + "\nAnswer:",
+                                                            add_special_tokens=False)
+            with torch.no_grad():
+                logits = model(torch.tensor([ids])).logits[0, -1].double()
+            yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
+            no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
+            assert got[ci, ti] == pytest.approx(float(torch.sigmoid(yes - no)), abs=1e-5)
+
+
+def test_prefix_sharing_matches_no_sharing(tiny_model):
+    shared = create_engine("transformers", model=str(tiny_model), share_prefix=True, batch_size=3)
+    unshared = create_engine("transformers", model=str(tiny_model), share_prefix=False, batch_size=7)
+    for a, b in zip(shared.score(requests_for(ITEMS)), unshared.score(requests_for(ITEMS))):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_lexical_engine_reads_negation():
+    out = create_engine("lexical").score(requests_for([ScoreItem("No evidence of a dog. A cat sleeps.")]))[0]
+    assert out[:, 0].tolist() == [0.05, 0.95, 0.5, 0.5, 0.5]
+
+
+def test_embedding_engine_ranks_present_objects_higher():
+    pytest.importorskip("sentence_transformers")
+    out = create_engine("embedding").score(requests_for([ScoreItem("A dog runs on the grass chasing a cat.")]))[0]
+    assert out[0].mean() > out[2].mean() and out[1].mean() > out[3].mean()  # dog > car, cat > pizza
+
+
+def test_unknown_engine_and_missing_model():
+    with pytest.raises(ValueError, match="engine must be one of"):
+        create_engine("gpt")
+    with pytest.raises(ValueError, match="needs --model"):
+        create_engine("transformers")
+    with pytest.raises(ValueError, match="does not exist"):
+        create_engine("transformers", model="/nonexistent/model")
