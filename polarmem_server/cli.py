@@ -93,6 +93,38 @@ def _recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    from polarmem_server import evaluation
+    from polarmem_server.datasets import coco_pope500, read_jsonl
+    from polarmem_server.encoder import load_encoder
+
+    rows = read_jsonl(args.data) if args.data else coco_pope500()
+    queries = (evaluation.read_queries(args.queries) if args.queries
+               else evaluation.generate_queries(rows, args.num_queries, args.seed))
+    conditions = []
+    for spectrum in args.spectrum:
+        for partitioner in args.partitioner:
+            if args.evidence == "simulated":
+                conditions += [evaluation.Condition("simulated", a, partitioner, spectrum) for a in args.accuracy]
+            else:
+                conditions.append(evaluation.Condition(args.evidence, None, partitioner, spectrum))
+    engine = args.engine if args.evidence == "engine" else ""
+    results = evaluation.evaluate(conditions, rows, queries, load_encoder("minilm"), address=args.address,
+                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa,
+                                  progress=lambda m: print(m, file=sys.stderr, flush=True))
+    print(evaluation.format_table(results))
+    out = Path(args.out)
+    meta = {"data": args.data or "bundled coco_pope500", "queries": len(queries), "seed": args.seed, "ks": args.ks,
+            "evidence": args.evidence, "engine": engine,
+            "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
+            if args.evidence == "simulated" else ""}
+    evaluation.write_json(results, out / "evaluation.json", meta)
+    for path in evaluation.plot(results, out, args.ks):
+        print(f"wrote {path}")
+    print(f"wrote {out / 'evaluation.json'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polarmem", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -102,6 +134,23 @@ def build_parser() -> argparse.ArgumentParser:
     quick = sub.add_parser("quickstart", help="embedded server + bundled COCO data + side-by-side recalls")
     quick.add_argument("--top-k", type=int, default=5)
     quick.set_defaults(func=_quickstart)
+    ev = sub.add_parser("evaluate", help="Conflict@K, Filter Rate, Recall@K, nDCG@K per recall mode, through gRPC")
+    ev.add_argument("--data", help="labelled JSONL (id, captions, has, not_has); default: the bundled COCO file")
+    ev.add_argument("--queries", help="JSONL of {required, forbidden}; default: generated from the labels")
+    ev.add_argument("--num-queries", type=int, default=100)
+    ev.add_argument("--evidence", choices=["labels", "simulated", "engine"], default="simulated")
+    ev.add_argument("--accuracy", type=float, nargs="+", default=[0.9], help="simulated VLM accuracies")
+    ev.add_argument("--partitioner", nargs="+", default=["otsu"],
+                    choices=["otsu", "min_error", "mixture", "calibrated"])
+    ev.add_argument("--spectrum", nargs="+", default=["all"], choices=["all", "balanced"],
+                    help="score every category per image (skewed) or half present, half absent (balanced)")
+    ev.add_argument("--engine", default="embedding", help="engine for --evidence engine")
+    ev.add_argument("--kappa", type=float, default=1.0)
+    ev.add_argument("--ks", type=int, nargs="+", default=[1, 3, 5, 10])
+    ev.add_argument("--address", help="an existing server (default: an embedded one on a free local port)")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--out", default="evaluation")
+    ev.set_defaults(func=_evaluate)
     for name, func, helptext in (("remember", _remember, "stream a JSONL file of items into a namespace"),
                                  ("recall", _recall, "run one recall and print a table")):
         p = sub.add_parser(name, help=helptext)

@@ -81,9 +81,11 @@ class PolarMemClient:
         grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
 
     def create_namespace(self, name: str, spaces: Iterable[tuple] = (), encoder: str = "", kappa: float | None = None,
-                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] = ()) -> pb.NamespaceInfo:
+                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] = (),
+                         partitioner: str = "") -> pb.NamespaceInfo:
         """`spaces`: (name, dim) or (name, dim, multi, storage) tuples; none = one 384-d `sem` space."""
-        config = pb.NamespaceConfig(encoder=encoder, aliases=dict(aliases or {}), templates=list(templates))
+        config = pb.NamespaceConfig(encoder=encoder, aliases=dict(aliases or {}), templates=list(templates),
+                                    partitioner=partitioner)
         for space in spaces:
             name_, dim, *rest = space
             multi = bool(rest[0]) if rest else False

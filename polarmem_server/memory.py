@@ -32,6 +32,7 @@ from polarmem.v1 import storage_pb2
 from polarmem_server import text as textproc
 from polarmem_server.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
+from polarmem_server.mixtures import MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_supervised
 from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
 from polarmem_server.recall import RecallResult, run_recall
 from polarmem_server.store import Store, check_item_id, check_namespace_name, decode_vector
@@ -72,10 +73,12 @@ class NamespaceSettings:
     templates: tuple[str, ...] = DEFAULT_TEMPLATES
     aliases: Mapping[str, str] = field(default_factory=dict)
     partitioner: str = "otsu"
+    rho: float = 0.85
 
     def partition_settings(self) -> PartitionSettings:
         return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
-                                 degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold)
+                                 degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold,
+                                 method=self.partitioner, rho=self.rho)
 
     def validate(self) -> None:
         check_namespace_name(self.name)
@@ -91,8 +94,6 @@ class NamespaceSettings:
                 raise ValueError("encoder 'minilm' writes a 384-d single-vector space named 'sem'; declare it or use encoder 'none'")
         if not self.templates or any("{c}" not in t for t in self.templates):
             raise ValueError("templates: give at least one template, each containing '{c}'")
-        if self.partitioner != "otsu":
-            raise ValueError(f"partitioner must be 'otsu', got {self.partitioner!r}")
 
     def to_record(self, created_ms: int) -> storage_pb2.NamespaceRecord:
         return storage_pb2.NamespaceRecord(
@@ -100,7 +101,7 @@ class NamespaceSettings:
             spaces=[storage_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
             encoder=self.encoder, kappa=self.kappa, degenerate_policy=self.degenerate_policy,
             fixed_threshold=self.fixed_threshold, template_std_max=self.template_std_max, templates=list(self.templates),
-            aliases=dict(self.aliases), created_ms=created_ms, partitioner=self.partitioner)
+            aliases=dict(self.aliases), created_ms=created_ms, partitioner=self.partitioner, rho=self.rho)
 
     @classmethod
     def from_record(cls, record: storage_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -110,7 +111,7 @@ class NamespaceSettings:
             encoder=record.encoder or "none", kappa=record.kappa, degenerate_policy=record.degenerate_policy or "fixed",
             fixed_threshold=record.fixed_threshold, template_std_max=record.template_std_max or 0.3,
             templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
-            partitioner=record.partitioner or "otsu")
+            partitioner=record.partitioner or "otsu", rho=record.rho or 0.85)
 
 
 @dataclass
@@ -146,6 +147,8 @@ class Namespace:
         self.metadata_slots: dict[tuple[str, str], set[int]] = defaultdict(set)
         self.write_lock = threading.RLock()
         self.generation = 0  # even: slot map stable; odd: compaction renumbering slots (recall.py)
+        self.calibration: BetaMixture | None = None  # the "calibrated" partitioner's namespace model
+        self.scored_concepts = 0  # pooled concept scores stored (drives calibration refits)
         self.encoder: Encoder | None = None
         self.spaces = {s.name: s for s in settings.spaces}
 
@@ -172,6 +175,7 @@ class Namespace:
                 self.concept_counts["not_has"][ev.concept_id] += sign
         for c in record.mentions:
             self.concept_counts["align"][c] += sign
+        self.scored_concepts += sign * sum(1 for ev in record.evidence if len(ev.template_scores))
         for key, value in record.metadata.items():
             if sign > 0:
                 self.metadata_slots[(key, value)].add(slot)
@@ -266,14 +270,13 @@ class Memory:
                 encoded = namespace.ensure_encoder().encode([self._sem_text(namespace, b[0]) for b in pending])
                 for b, vector in zip(pending, encoded):
                     b[2]["sem"] = vector
-            results: list[storage_pb2.ItemRecord | Exception] = []
-            for b in built:
-                if isinstance(b, Exception):
-                    results.append(b)
-                    continue
-                record, new_concepts, vectors = b
-                self._persist_and_index(namespace, record, vectors, None, new_concepts)
-                results.append(record)
+            ready = [b for b in built if not isinstance(b, Exception)]
+            # One group commit for the batch (one WAL sync), then the index in place.
+            self._persist(namespace, [(record, vectors, None, new_concepts) for record, new_concepts, vectors in ready])
+            for record, _, vectors in ready:
+                self._index(namespace, record, vectors, None)
+            results: list[storage_pb2.ItemRecord | Exception] = [b if isinstance(b, Exception) else b[0] for b in built]
+            self._maybe_recalibrate(namespace)
             return results
 
     def _build_new(self, namespace: Namespace, item: ItemInput, batch_ids: set[str]):
@@ -326,34 +329,89 @@ class Memory:
             keep.update(explicit)
             new_vectors = self._vectors_for(namespace, record, keep)
             self._persist_and_index(namespace, record, new_vectors, previous, new_concepts)
+            self._maybe_recalibrate(namespace)
             return record
 
-    def repartition(self, ns: str, kappa: float) -> int:
-        """Re-partition every item of a namespace under a new κ from its stored scores (no
-        re-scoring); κ becomes the namespace setting. Returns the number of items whose states changed."""
+    def repartition(self, ns: str, kappa: float | None = None, partitioner: str | None = None,
+                    rho: float | None = None) -> int:
+        """Re-partition every item of a namespace from its stored scores (no re-scoring) under a
+        new κ, partitioner or ρ, which become the namespace's settings. Returns the number of
+        items whose states changed."""
         namespace = self.namespace(ns)
         with namespace.write_lock:
-            settings = NamespaceSettings(**{**namespace.settings.__dict__, "kappa": float(kappa)})
+            changes = {k: v for k, v in (("kappa", kappa), ("partitioner", partitioner), ("rho", rho)) if v is not None}
+            settings = NamespaceSettings(**{**namespace.settings.__dict__, **changes})
             settings.validate()
-            self.store.put_namespace(settings.to_record(namespace.created_ms))
             namespace.settings = settings
-            changed = 0
-            for previous in list(self.store.iter_items(ns)):
-                record = storage_pb2.ItemRecord()
-                record.CopyFrom(previous)
-                self._partition(namespace, record)
-                if _states_of(record) == _states_of(previous):
-                    continue
+            if settings.partitioner == "calibrated" and namespace.calibration is None:
+                self._fit_calibration(namespace)
+            self._save_namespace(namespace)
+            return self._repartition_all(namespace)
+
+    def calibrate(self, ns: str, scores: Sequence[float], present: Sequence[bool]) -> BetaMixture:
+        """Fit the namespace's score model from a labelled calibration set (P(Yes) scores and
+        whether each object was present); it replaces any pooled fit and is not refreshed.
+        Stored items of a "calibrated" namespace are re-partitioned."""
+        namespace = self.namespace(ns)
+        with namespace.write_lock:
+            namespace.calibration = fit_supervised(np.asarray(scores, dtype=np.float64), np.asarray(present, dtype=bool))
+            self._save_namespace(namespace)
+            if namespace.settings.partitioner == "calibrated":
+                self._repartition_all(namespace)
+            return namespace.calibration
+
+    def _save_namespace(self, namespace: Namespace) -> None:
+        record = namespace.settings.to_record(namespace.created_ms)
+        if namespace.calibration is not None:
+            c = namespace.calibration
+            record.calibration.CopyFrom(storage_pb2.CalibrationRecord(
+                present_a=c.present[0], present_b=c.present[1], absent_a=c.absent[0], absent_b=c.absent[1],
+                prior=c.prior, fitted_on=c.fitted_on, supervised=c.supervised))
+        self.store.put_namespace(record)
+
+    def _fit_calibration(self, namespace: Namespace) -> bool:
+        """Fit the pooled score model from every stored concept mean; False if too few scores."""
+        means = [ev.mean for r in self.store.iter_items(namespace.settings.name) for ev in r.evidence
+                 if len(ev.template_scores) and ev.template_std <= namespace.settings.template_std_max]
+        if len(means) < MIN_CALIBRATION_SCORES:
+            return False
+        namespace.calibration = fit_beta_mixture(np.asarray(means))
+        return True
+
+    def _maybe_recalibrate(self, namespace: Namespace) -> None:
+        """A "calibrated" namespace refits its pooled model each time its scores double."""
+        if namespace.settings.partitioner != "calibrated":
+            return
+        current = namespace.calibration
+        if current is not None and (current.supervised or namespace.scored_concepts < 2 * current.fitted_on):
+            return
+        if current is None and namespace.scored_concepts < MIN_CALIBRATION_SCORES:
+            return
+        if self._fit_calibration(namespace):
+            self._save_namespace(namespace)
+            self._repartition_all(namespace)
+
+    def _repartition_all(self, namespace: Namespace) -> int:
+        ns = namespace.settings.name
+        changed = 0
+        for previous in list(self.store.iter_items(ns)):
+            record = storage_pb2.ItemRecord()
+            record.CopyFrom(previous)
+            self._partition(namespace, record)
+            if record.partition == previous.partition and _states_of(record) == _states_of(previous):
+                continue
+            state_changed = _states_of(record) != _states_of(previous)
+            if state_changed:
                 record.history.append(self._snapshot(previous))
-                record.version += 1
-                record.updated_ms = _now_ms()
-                stored = {s: (v if namespace.spaces[s].multi else v[0]) for s, v in
-                          self.store.get_vectors(ns, record.id, {s: d.dim for s, d in namespace.spaces.items()}).items()}
-                if self._encodes_sem(namespace) and record.kind == storage_pb2.ITEM_KIND_VISUAL:
-                    stored.pop("sem", None)
-                self._persist_and_index(namespace, record, self._vectors_for(namespace, record, stored), previous, [])
                 changed += 1
-            return changed
+            record.version += 1
+            record.updated_ms = _now_ms()
+            stored = {s: (v if namespace.spaces[s].multi else v[0]) for s, v in
+                      self.store.get_vectors(ns, record.id, {s: d.dim for s, d in namespace.spaces.items()}).items()}
+            if state_changed and self._encodes_sem(namespace) and record.kind == storage_pb2.ITEM_KIND_VISUAL:
+                stored.pop("sem", None)
+            self._persist_and_index(namespace, record, self._vectors_for(namespace, record, stored), previous, [])
+        return changed
 
     def forget(self, ns: str, item_id: str) -> None:
         namespace = self.namespace(ns)
@@ -504,12 +562,13 @@ class Memory:
         matrix = np.array([list(ev.template_scores) + [float(np.mean(ev.template_scores))] * (width - len(ev.template_scores))
                            for ev in scored])
         result = partition_scores(matrix, namespace.settings.partition_settings(),
-                                  [namespace.vocabulary.name(ev.concept_id) for ev in scored])
+                                  [namespace.vocabulary.name(ev.concept_id) for ev in scored], namespace.calibration)
         for ev, state, mean, std in zip(scored, result.states, result.means, result.template_stds):
             ev.state, ev.mean, ev.template_std = int(state), mean, std
         record.partition.CopyFrom(storage_pb2.PartitionRecord(
             tau=result.tau, delta=result.delta, sigma_w=result.sigma_w, kappa=result.kappa, degenerate=result.degenerate,
-            uncertain_ratio=result.uncertain_ratio, weak=result.weak, method=result.method))
+            uncertain_ratio=result.uncertain_ratio, weak=result.weak, method=result.method, parameters=result.parameters,
+            note=result.note))
 
     @staticmethod
     def _encodes_sem(namespace: Namespace) -> bool:
@@ -559,15 +618,26 @@ class Memory:
 
     def _persist_and_index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
                            previous: storage_pb2.ItemRecord | None, new_concepts: list[tuple[int, str]]) -> None:
-        ns = namespace.settings.name
-        # Validate against the index's rules before anything is written: a vector the core
-        # would reject must not reach the store.
-        if new_concepts:
+        self._persist(namespace, [(record, vectors, previous, new_concepts)])
+        self._index(namespace, record, vectors, previous)
+
+    def _persist(self, namespace: Namespace, entries: list) -> None:
+        """Writes (record, vectors, previous, new_concepts) entries in one WriteBatch."""
+        if not entries:
+            return
+        if any(new_concepts for *_, new_concepts in entries):
             namespace.index.ensure_concepts(len(namespace.vocabulary))
+        spaces = tuple(namespace.spaces)
         started = time.perf_counter()
-        self.store.write_item(ns, record, vectors, previous, tuple(namespace.spaces) if previous else (), new_concepts)
+        self.store.write_items(namespace.settings.name, [(record, vectors, previous, spaces if previous else (), new)
+                                                         for record, vectors, previous, new in entries])
         if self.on_store_write is not None:
-            self.on_store_write(time.perf_counter() - started)
+            per_item = (time.perf_counter() - started) / len(entries)
+            for _ in entries:
+                self.on_store_write(per_item)
+
+    def _index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
+               previous: storage_pb2.ItemRecord | None) -> None:
         has, not_has = _states_of(record)
         if previous is None:
             kind = "visual" if record.kind == storage_pb2.ITEM_KIND_VISUAL else "text"
@@ -641,6 +711,10 @@ class Memory:
         """Rebuild a namespace's index from RocksDB (start-up)."""
         settings = NamespaceSettings.from_record(record)
         namespace = Namespace(settings, record.created_ms, self.threads)
+        if record.HasField("calibration"):
+            c = record.calibration
+            namespace.calibration = BetaMixture((c.present_a, c.present_b), (c.absent_a, c.absent_b), c.prior,
+                                                c.fitted_on, c.supervised)
         for concept in self.store.concepts(settings.name):
             concept_id, _ = namespace.vocabulary.ensure(concept.name)
             if concept_id != concept.id:

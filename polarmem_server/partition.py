@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,9 @@ class ConceptState(enum.IntEnum):
     UNCERTAIN = 3
 
 
+PARTITIONERS = ("otsu", "min_error", "mixture", "calibrated")
+
+
 @dataclass(frozen=True)
 class PartitionSettings:
     kappa: float = 1.0
@@ -42,8 +45,14 @@ class PartitionSettings:
     degenerate_policy: str = "fixed"  # "fixed" | "uncertain"
     fixed_threshold: float = 0.5
     weak_ratio: float = 0.8
+    method: str = "otsu"  # one of PARTITIONERS (mixtures.py documents the three beyond the paper's)
+    rho: float = 0.85  # posterior methods: P(present) > rho -> HAS, < 1 - rho -> NOT_HAS
 
     def __post_init__(self) -> None:
+        if self.method not in PARTITIONERS:
+            raise ValueError(f"partitioner must be one of {', '.join(PARTITIONERS)}, got {self.method!r}")
+        if not 0.5 <= self.rho < 1.0:
+            raise ValueError(f"rho must lie in [0.5, 1), got {self.rho}")
         if not math.isfinite(self.kappa) or self.kappa < 0:
             raise ValueError(f"kappa must be a finite number >= 0, got {self.kappa}")
         if self.degenerate_policy not in ("fixed", "uncertain"):
@@ -74,6 +83,8 @@ class ItemPartition:
     uncertain_ratio: float
     weak: bool
     method: str = "otsu"
+    parameters: dict = field(default_factory=dict)
+    note: str = ""
 
 
 def otsu_split(values: np.ndarray) -> OtsuSplit:
@@ -135,13 +146,19 @@ def classify(mean: float, template_std: float, tau: float, delta: float, templat
 
 
 def partition_scores(scores: np.ndarray, settings: PartitionSettings = PartitionSettings(),
-                     names: list[str] | None = None) -> ItemPartition:
-    """Partition one item's concepts x templates P(Yes) matrix."""
+                     names: list[str] | None = None, calibration=None) -> ItemPartition:
+    """Partition one item's concepts x templates P(Yes) matrix with the settings' method
+    (`calibration`: the namespace's fitted mixtures.BetaMixture, for "calibrated")."""
     matrix = check_scores(scores, names)
     means = matrix.mean(axis=1)
     stds = matrix.std(axis=1)
     if means.size == 0:
-        return ItemPartition((), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False)
+        return ItemPartition((), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False,
+                             settings.method)
+    if settings.method != "otsu":
+        from polarmem_server import mixtures
+
+        return mixtures.partition(means, stds, settings, calibration)
     own = otsu_split(means)
     degenerate = own.between_variance <= DEGENERATE_VARIANCE
     if degenerate:

@@ -135,7 +135,7 @@ def item_view(namespace: Namespace, record: storage_pb2.ItemRecord, history: boo
         p = record.partition
         item.partition.CopyFrom(pb.PartitionView(tau=p.tau, delta=p.delta, sigma_w=p.sigma_w, kappa=p.kappa,
                                                  degenerate=p.degenerate, uncertain_ratio=p.uncertain_ratio, weak=p.weak,
-                                                 method=p.method))
+                                                 method=p.method, parameters=dict(p.parameters), note=p.note))
     if history:
         for snap in record.history:
             item.history.add(version=snap.version, time_ms=snap.time_ms, has=[name(c) for c in snap.has],
@@ -161,7 +161,10 @@ def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
         degenerate_policy="uncertain" if config.degenerate_policy == pb.DEGENERATE_POLICY_UNCERTAIN else "fixed",
         templates=tuple(config.templates) or DEFAULT_TEMPLATES,
         aliases=dict(config.aliases),
+        partitioner=config.partitioner or "otsu",
     )
+    if config.HasField("rho"):
+        kwargs["rho"] = config.rho
     for field in ("kappa", "fixed_threshold", "template_std_max"):
         if config.HasField(field):
             value = getattr(config, field)
@@ -177,7 +180,7 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
         spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
         degenerate_policy=pb.DEGENERATE_POLICY_UNCERTAIN if s.degenerate_policy == "uncertain" else pb.DEGENERATE_POLICY_FIXED,
-        templates=list(s.templates), aliases=dict(s.aliases))
+        templates=list(s.templates), aliases=dict(s.aliases), partitioner=s.partitioner, rho=s.rho)
     visual = namespace.kinds.get("ITEM_KIND_VISUAL", 0)
     text = namespace.kinds.get("ITEM_KIND_TEXT", 0)
     return pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,

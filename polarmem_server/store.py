@@ -149,7 +149,17 @@ class Store:
                    new_concepts: list[tuple[int, str]] = ()) -> None:
         """Writes an item, its vectors, its edge keys and any new concepts atomically.
         `previous` (the stored record it replaces) has its edges removed in the same batch."""
+        self.write_items(ns, [(record, vectors, previous, previous_spaces, new_concepts)])
+
+    def write_items(self, ns: str, entries) -> None:
+        """Several item writes (each as in write_item) in one WriteBatch and one WAL sync: a group
+        commit. Each item is still all or nothing (the group is)."""
         batch = WriteBatch(raw_mode=True)
+        for record, vectors, previous, previous_spaces, new_concepts in entries:
+            self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
+        self._write(batch)
+
+    def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> None:
         for concept_id, name in new_concepts:
             batch.put(_ns(ns) + struct.pack(">I", concept_id),
                       storage_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
@@ -165,7 +175,6 @@ class Store:
             batch.put(item_key + b"\x00" + space.encode(), encode_vector(rows), self._handles["vectors"])
         for polarity, concept_id in edges_of(record):
             batch.put(_edge_key(ns, polarity, concept_id, record.id), b"", self._handles["edges"])
-        self._write(batch)
 
     def delete_item(self, ns: str, record: storage_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
         batch = WriteBatch(raw_mode=True)

@@ -249,3 +249,38 @@ def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypa
     thread.join()
     assert memory.namespace("t").generation >= 2  # compactions happened
     assert not wrong
+
+
+def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
+    monkeypatch.setattr("polarmem_server.memory.MIN_CALIBRATION_SCORES", 200)
+    rng = np.random.default_rng(4)
+    memory = Memory(tmp_path / "cal")
+    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
+    for i in range(30):
+        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(20)}
+        memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)}, scores=scores))
+    namespace = memory.namespace("c")
+    assert namespace.calibration is not None and namespace.calibration.fitted_on >= 200
+    first = memory.get_item("c", "i00")
+    assert first.partition.method == "calibrated" and first.partition.note == ""  # re-partitioned after the fit
+    assert first.partition.parameters["prior"] == pytest.approx(namespace.calibration.prior)
+    fitted = namespace.calibration
+    memory.close()
+    reopened = Memory(tmp_path / "cal")
+    assert reopened.namespace("c").calibration == fitted
+    supervised = reopened.calibrate("c", [0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True, True, True, False, False, False, False])
+    assert supervised.supervised and reopened.get_item("c", "i05").partition.parameters["prior"] == pytest.approx(3 / 7)
+    reopened.close()
+
+
+def test_switching_partitioner_repartitions_from_stored_scores(memory):
+    rng = np.random.default_rng(5)
+    for i in range(10):
+        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(30)}
+        memory.remember("t", ItemInput(id=f"i{i}", vectors={"vis": vec(i)}, scores=scores))
+    before = memory.get_item("t", "i0")
+    memory.repartition("t", partitioner="mixture")
+    after = memory.get_item("t", "i0")
+    assert after.partition.method == "mixture" and before.partition.method == "otsu"
+    assert [list(e.template_scores) for e in after.evidence] == [list(e.template_scores) for e in before.evidence]
+    assert memory.namespace("t").settings.partitioner == "mixture"

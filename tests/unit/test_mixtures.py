@@ -1,0 +1,77 @@
+"""The partitioners beyond Otsu: mixture fitting, minimum-error thresholds, posterior states."""
+
+import numpy as np
+import pytest
+from scipy.stats import beta
+
+from polarmem_server import mixtures
+from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
+
+H, N, U = ConceptState.HAS, ConceptState.NOT_HAS, ConceptState.UNCERTAIN
+
+
+def test_em_recovers_a_skewed_mixture():
+    rng = np.random.default_rng(0)
+    scores = np.concatenate([rng.beta(6, 1.5, 600), rng.beta(1.5, 6, 9400)])
+    model = mixtures.fit_beta_mixture(scores)
+    assert model.prior == pytest.approx(0.06, abs=0.01)
+    assert model.present[0] / sum(model.present) == pytest.approx(6 / 7.5, abs=0.03)
+    assert model.absent[0] / sum(model.absent) == pytest.approx(1.5 / 7.5, abs=0.02)
+
+
+def test_posterior_is_bayes_rule():
+    model = mixtures.BetaMixture((4.0, 1.0), (1.0, 4.0), 0.2)
+    s = np.array([0.1, 0.5, 0.9])
+    expected = 0.2 * beta.pdf(s, 4, 1) / (0.2 * beta.pdf(s, 4, 1) + 0.8 * beta.pdf(s, 1, 4))
+    np.testing.assert_allclose(model.posterior(s), expected, rtol=1e-9)
+    assert model.posterior(np.array([model.crossing(0.7)]))[0] == pytest.approx(0.7, abs=1e-6)
+
+
+def test_supervised_calibration():
+    rng = np.random.default_rng(1)
+    scores = np.concatenate([rng.beta(5, 2, 300), rng.beta(2, 5, 700)])
+    labels = np.r_[np.ones(300, bool), np.zeros(700, bool)]
+    model = mixtures.fit_supervised(scores, labels)
+    assert model.supervised and model.prior == pytest.approx(0.3)
+    assert model.present[0] / sum(model.present) == pytest.approx(5 / 7, abs=0.02)
+    with pytest.raises(ValueError, match="at least two"):
+        mixtures.fit_supervised([0.9, 0.1], [True, False])
+
+
+def test_min_error_threshold_moves_towards_a_small_class():
+    # 3 present scores near 0.85, 40 absent spread around 0.3: Otsu splits the absent mass.
+    rng = np.random.default_rng(2)
+    means = np.r_[[0.82, 0.86, 0.9], np.clip(rng.normal(0.3, 0.12, 40), 0, 1)]
+    tau, sigma_w, params = mixtures.kittler_illingworth(np.r_[means, 0.0, 1.0])
+    assert 0.45 < tau < 0.85 and params["omega1"] < 0.2
+
+
+@pytest.mark.parametrize("method", ["min_error", "mixture", "calibrated"])
+def test_posterior_methods_state_rule_and_report(method):
+    rng = np.random.default_rng(3)
+    means = np.r_[[0.97, 0.95, 0.93], rng.beta(1.2, 5, 60)]
+    calibration = mixtures.BetaMixture((6.0, 1.0), (1.2, 5.0), 0.05) if method == "calibrated" else None
+    p = partition_scores(means[:, None], PartitionSettings(method=method), calibration=calibration)
+    assert p.method == method and N not in p.states[:3]
+    if method != "min_error":  # its κ·σ_w margin may leave the top scores UNCERTAIN
+        assert p.states[:3] == (H, H, H)
+    assert sum(s == N for s in p.states) > 45
+    if method != "min_error":
+        assert {"prior", "rho", "has_above", "not_has_below"} <= set(p.parameters)
+        assert p.parameters["has_above"] > p.tau > p.parameters["not_has_below"]
+
+
+def test_template_disagreement_stays_uncertain_for_every_method():
+    scores = np.array([[0.95, 0.05, 0.95, 0.05]] + [[0.9] * 4] + [[0.05] * 4] * 10)
+    for method in ("min_error", "mixture"):
+        assert partition_scores(scores, PartitionSettings(method=method)).states[0] == U
+
+
+def test_calibrated_without_a_model_falls_back_and_says_so():
+    p = partition_scores(np.array([[0.9], [0.1], [0.05]]), PartitionSettings(method="calibrated"))
+    assert "pending" in p.note
+
+
+def test_unknown_partitioner():
+    with pytest.raises(ValueError, match="partitioner must be one of"):
+        PartitionSettings(method="kmeans")
