@@ -58,7 +58,8 @@ def start_server(data_dir: Path, max_concurrent: int) -> tuple[subprocess.Popen,
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(data_dir), "--metrics-port", "-1", "--workers", str(max_concurrent + 16),
                                 "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               cwd=data_dir.parent)  # outside the source tree: the installed package runs
     line = process.stdout.readline()
     if "serving on" not in line:
         process.kill()

@@ -273,8 +273,7 @@ class Memory:
             ready = [b for b in built if not isinstance(b, Exception)]
             # One group commit for the batch (one WAL sync), then the index in place.
             self._persist(namespace, [(record, vectors, None, new_concepts) for record, new_concepts, vectors in ready])
-            for record, _, vectors in ready:
-                self._index(namespace, record, vectors, None)
+            self._index_new(namespace, [(record, vectors) for record, _, vectors in ready])
             results: list[storage_pb2.ItemRecord | Exception] = [b if isinstance(b, Exception) else b[0] for b in built]
             self._maybe_recalibrate(namespace)
             return results
@@ -636,43 +635,48 @@ class Memory:
             for _ in entries:
                 self.on_store_write(per_item)
 
-    def _index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-               previous: storage_pb2.ItemRecord | None) -> None:
-        has, not_has = _states_of(record)
-        if previous is None:
-            kind = "visual" if record.kind == storage_pb2.ITEM_KIND_VISUAL else "text"
-            # Map the slot before the index exposes it, so a concurrent search can resolve it.
-            slot = namespace.index.size
+    def _index_new(self, namespace: Namespace, entries: list[tuple[storage_pb2.ItemRecord, dict]]) -> None:
+        """Adds new items to the index in one core call (the slots are mapped first, so a
+        concurrent search can resolve every slot it sees)."""
+        if not entries:
+            return
+        first = namespace.index.size
+        for offset, (record, _) in enumerate(entries):
             namespace.id_of.append(record.id)
-            namespace.slot_of[record.id] = slot
-            try:
-                namespace.index.add(1, self._index_vectors(namespace, vectors, 1), [has], [not_has], kind)
-            except Exception:
+            namespace.slot_of[record.id] = first + offset
+        states = [_states_of(record) for record, _ in entries]
+        vectors: dict[str, list] = {}
+        for space, spec in namespace.spaces.items():
+            empty = np.zeros((0, spec.dim), np.float32) if spec.multi else None
+            vectors[space] = [v.get(space, empty) for _, v in entries]
+        kinds = ["visual" if r.kind == storage_pb2.ITEM_KIND_VISUAL else "text" for r, _ in entries]
+        try:
+            namespace.index.add(len(entries), vectors, [s[0] for s in states], [s[1] for s in states], kinds)
+        except Exception:
+            for record, _ in entries:
                 namespace.id_of.pop()
                 del namespace.slot_of[record.id]
-                raise
-        else:
-            slot = namespace.slot_of[record.id]
-            namespace.count_record(previous, slot, -1)
-            namespace.index.set_concepts([slot], [has], [not_has])
-            for space, spec in namespace.spaces.items():
-                value = vectors.get(space)
-                if spec.multi:
-                    namespace.index.set_vectors([slot], space, [value if value is not None else np.zeros((0, spec.dim), np.float32)])
-                else:
-                    namespace.index.set_vectors([slot], space, [value])
-        namespace.count_record(record, slot, +1)
+            raise
+        for offset, (record, _) in enumerate(entries):
+            namespace.count_record(record, first + offset, +1)
 
-    @staticmethod
-    def _index_vectors(namespace: Namespace, vectors: dict[str, np.ndarray], count: int) -> dict[str, Any]:
-        out = {}
+    def _index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
+               previous: storage_pb2.ItemRecord | None) -> None:
+        """Brings the index in step with one written item (new, or replacing `previous`)."""
+        if previous is None:
+            self._index_new(namespace, [(record, vectors)])
+            return
+        has, not_has = _states_of(record)
+        slot = namespace.slot_of[record.id]
+        namespace.count_record(previous, slot, -1)
+        namespace.index.set_concepts([slot], [has], [not_has])
         for space, spec in namespace.spaces.items():
             value = vectors.get(space)
             if spec.multi:
-                out[space] = [value if value is not None else np.zeros((0, spec.dim), np.float32)]
+                namespace.index.set_vectors([slot], space, [value if value is not None else np.zeros((0, spec.dim), np.float32)])
             else:
-                out[space] = [value]
-        return out
+                namespace.index.set_vectors([slot], space, [value])
+        namespace.count_record(record, slot, +1)
 
     @staticmethod
     def _snapshot(record: storage_pb2.ItemRecord) -> storage_pb2.StateSnapshot:
