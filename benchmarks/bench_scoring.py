@@ -57,6 +57,71 @@ def build(size: str, device: str, dtype: str, vocab_words: list[str], tmp: Path)
     return model, tokenizer
 
 
+def bench_vlm(args, concepts) -> dict:
+    """The image path: a 4-layer Qwen2-VL with random weights, 224 x 224 images (64 image tokens)."""
+    import io
+
+    import numpy as np
+    import torch
+    from PIL import Image
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
+
+    special = {"<|image_pad|>": 10, "<|video_pad|>": 11, "<|vision_start|>": 12, "<|vision_end|>": 13}
+    vocab = {"<pad>": 0, "<unk>": 1, "<s>": 2, "</s>": 3, **special}
+    vocab.update({f"<r{i}>": i for i in range(4, 10)})
+    for w in concepts + "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split():
+        vocab.setdefault(w, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+    torch.manual_seed(0)
+    config = Qwen2VLConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+                         num_attention_heads=8, num_key_value_heads=4, pad_token_id=0, bos_token_id=2, eos_token_id=3,
+                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}),
+        vision_config=dict(depth=2, embed_dim=128, hidden_size=256, num_heads=4, patch_size=14, spatial_merge_size=2,
+                           temporal_patch_size=2),
+        image_token_id=10, video_token_id=11, vision_start_token_id=12, vision_end_token_id=13)
+    rng = np.random.default_rng(0)
+    images = []
+    for _ in range(args.items):
+        buffer = io.BytesIO()
+        Image.fromarray((rng.random((224, 224, 3)) * 255).astype(np.uint8)).save(buffer, format="PNG")
+        images.append(buffer.getvalue())
+    requests = [ScoreRequest(ScoreItem("", image), tuple(concepts), TEMPLATES) for image in images]
+    prompts = sum(r.prompt_count for r in requests)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
+                                eos_token="</s>", additional_special_tokens=list(special)).save_pretrained(tmp)
+        Qwen2VLForConditionalGeneration(config).save_pretrained(tmp)
+        Qwen2VLImageProcessorPil(min_pixels=224 * 224, max_pixels=224 * 224).save_pretrained(tmp)
+        reference = None
+        for name, options in {"one_by_one_unshared": dict(batch_size=1, share_prefix=False),
+                              "batched_unshared": dict(batch_size=args.batch, share_prefix=False),
+                              "batched_shared_prefix": dict(batch_size=args.batch, share_prefix=True)}.items():
+            engine = create_engine("transformers", model=tmp, **options)
+            engine.score(requests[:1])
+            started = time.perf_counter()
+            scores = engine.score(requests)
+            seconds = time.perf_counter() - started
+            reference = reference or scores
+            diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
+            out[name] = {"seconds_per_item": seconds / len(requests), "prompts_per_s": prompts / seconds,
+                         "max_abs_diff_vs_one_by_one": diff}
+            print(f"vlm {name:<24} {seconds / len(requests):7.3f} s/item  {prompts / seconds:8.1f} prompts/s  "
+                  f"max |dP| {diff:.1e}", flush=True)
+    base = out["one_by_one_unshared"]["seconds_per_item"]
+    for name in out:
+        out[name]["speedup_vs_one_by_one"] = base / out[name]["seconds_per_item"]
+    print(f"vlm speed-up: batched {out['batched_unshared']['speedup_vs_one_by_one']:.2f}x, shared image prefix "
+          f"{out['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
@@ -68,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--vlm", action="store_true",
+                        help="also a small random Qwen2-VL over 224x224 images (image prefix shared or not)")
     args = parser.parse_args(argv)
     size = args.size or ("7b" if args.device.startswith("cuda") else "small")
     dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
@@ -119,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
           f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
           f"(paper reference: 3.06 s per image for Qwen2.5-VL-7B)")
-    report = {"benchmark": "bench_scoring", "device": args.device, "size": size, "dtype": dtype,
+    if args.vlm:
+        report_vlm = bench_vlm(args, concepts)
+    else:
+        report_vlm = None
+    report = {"benchmark": "bench_scoring", "vlm": report_vlm, "device": args.device, "size": size, "dtype": dtype,
               "items": args.items, "concepts": args.concepts, "templates": len(TEMPLATES),
               "prefix_tokens": args.prefix_tokens, "batch": args.batch, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "platform": platform.platform(),

@@ -197,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration-s", type=float, default=20.0, help="longest a load level runs")
     parser.add_argument("--unary", type=int, default=1000, help="items written by unary Remember")
     parser.add_argument("--milvus", action="store_true")
+    parser.add_argument("--milvus-queries", type=int, default=20, help="Milvus Lite tiered searches (slow: bounded)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/server.json"))
     args = parser.parse_args(argv)
 
@@ -258,9 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"start-up to SERVING with {args.items:,} items: {report['startup_to_serving_s']:.2f} s", flush=True)
         server.send_signal(signal.SIGTERM)
         server.wait(60)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2))  # the PolarMem figures, even if the peer fails
         if args.milvus:
             try:
-                peer = milvus_peer(args.items, args.dim, 200, 10, Path(tmp) / "milvus.db")
+                peer = milvus_peer(args.items, args.dim, args.milvus_queries, 10, Path(tmp) / "milvus.db")
                 report["milvus_lite"] = peer
                 single = report["recall"][0]
                 print(f"Milvus Lite: insert {peer['insert_items_per_s']:.0f} items/s, tiered filtered search p50 "

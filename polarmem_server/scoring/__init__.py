@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from polarmem_server.scoring.base import (EngineError, EngineInfo, EngineOverloaded, ScoreItem, ScoreRequest,
                                           ScoringEngine)
 
@@ -12,10 +14,14 @@ def create_engine(name: str, model: str = "", device: str = "cpu", **options) ->
     """The engine called `name`; `model` is a local checkpoint path for the model engines."""
     if name == "transformers":
         from polarmem_server.scoring.transformers_engine import TransformersEngine
+        from polarmem_server.scoring.vlm_engine import VisionLanguageEngine, is_vision_language
 
         if not model:
             raise ValueError("engine 'transformers' needs --model PATH (a local Hugging Face checkpoint)")
-        return TransformersEngine(model, device=device, **options)
+        if not Path(model).exists():
+            raise ValueError(f"model path {model!r} does not exist (models are loaded from local checkpoints only)")
+        engine_class = VisionLanguageEngine if is_vision_language(model) else TransformersEngine
+        return engine_class(model, device=device, **options)
     if name == "tensorrt_llm":
         from polarmem_server.scoring.tensorrt_llm_engine import TensorRTLLMEngine
 

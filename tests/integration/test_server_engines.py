@@ -165,3 +165,19 @@ def test_transformers_engine_behind_the_server(tmp_path):
         assert item.model == "tiny" and {ev.source for ev in item.evidence} == {"transformers"}
         kinds = client.get_item("t", "a").item
         assert kinds.kind == storage_pb2.ITEM_KIND_VISUAL
+
+
+def test_vision_language_engine_verifies_image_bytes(tmp_path):
+    from tiny_models import build_tiny_qwen2_vl, png_bytes
+
+    model = build_tiny_qwen2_vl(tmp_path / "tiny-vlm")
+    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
+            PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        item = remember_verified(client, "img", "", ["dog", "cat", "bus"], content=png_bytes(3))
+        assert len(item.evidence) == 3 and all(len(ev.p_yes) == 4 for ev in item.evidence)
+        assert item.model == "tiny-vlm"
+        with pytest.raises(grpc.RpcError) as info:
+            remember_verified(client, "bad", "", ["dog"], content=b"not an image")
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "decodable image" in info.value.details()
+        assert client.get_namespace("t").item_count == 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
-from tiny_models import build_tiny_llama
+from tiny_models import build_tiny_llama, build_tiny_qwen2_vl, png_bytes
 
 TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Can you see a {c} ? Answer Yes or No.")
 ITEMS = [ScoreItem("A red dog on the grass with two cat"), ScoreItem("big bus on the table"), ScoreItem("no pizza"),
@@ -22,12 +22,20 @@ def tiny_model(tmp_path_factory):
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
-ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "embedding", "lexical", "tensorrt_llm"]
+@pytest.fixture(scope="module")
+def tiny_vlm(tmp_path_factory):
+    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
+
+
+ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "vlm-shared", "vlm-unshared", "embedding", "lexical",
+                 "tensorrt_llm"]
 
 
 @pytest.fixture(scope="module", params=ENGINE_PARAMS)
-def engine(request, tiny_model):
+def engine(request, tiny_model, tiny_vlm):
     name = request.param
+    if name.startswith("vlm"):
+        return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3)
     if name.startswith("transformers"):
         return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4)
     if name == "embedding":
@@ -38,6 +46,9 @@ def engine(request, tiny_model):
             pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
         return create_engine("tensorrt_llm", model=str(tiny_model))
     return create_engine(name)
+
+
+IMAGE_ITEMS = [ScoreItem("a red dog", png_bytes(1)), ScoreItem("", png_bytes(2, (60, 200))), ScoreItem("big bus")]
 
 
 def requests_for(items, concepts=CONCEPTS, templates=TEMPLATES):
@@ -158,3 +169,39 @@ def test_unknown_engine_and_missing_model():
         create_engine("transformers")
     with pytest.raises(ValueError, match="does not exist"):
         create_engine("transformers", model="/nonexistent/model")
+
+
+def test_vlm_shares_the_image_prefix_exactly(tiny_vlm):
+    shared = create_engine("transformers", model=str(tiny_vlm), share_prefix=True, batch_size=2)
+    unshared = create_engine("transformers", model=str(tiny_vlm), share_prefix=False, batch_size=5)
+    assert shared.reads_images
+    for a, b in zip(shared.score(requests_for(IMAGE_ITEMS)), unshared.score(requests_for(IMAGE_ITEMS))):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_vlm_p_yes_matches_a_plain_forward_pass(tiny_vlm):
+    import torch
+    from transformers import AutoTokenizer, Qwen2VLForConditionalGeneration
+
+    engine = create_engine("transformers", model=str(tiny_vlm))
+    model = Qwen2VLForConditionalGeneration.from_pretrained(tiny_vlm).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_vlm)
+    item = IMAGE_ITEMS[0]
+    got = engine.score([ScoreRequest(item, ("dog",), TEMPLATES[:1])])[0][0, 0]
+    pixels, grid = engine._image(item.image)
+    ids = [2, 12] + [10] * (int(grid.prod()) // 4) + [13]
+    ids += tokenizer.encode("a red dog\n", add_special_tokens=False)
+    ids += tokenizer.encode(TEMPLATES[0].replace("{c}", "dog") + "\nAnswer:", add_special_tokens=False)
+    input_ids = torch.tensor([ids])
+    with torch.no_grad():
+        logits = model(input_ids=input_ids, pixel_values=pixels, image_grid_thw=grid,
+                       mm_token_type_ids=(input_ids == 10).int()).logits[0, -1].double()
+    yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
+    no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
+    assert got == pytest.approx(float(torch.sigmoid(yes - no)), abs=1e-5)
+
+
+def test_vlm_rejects_undecodable_images(tiny_vlm):
+    engine = create_engine("transformers", model=str(tiny_vlm))
+    with pytest.raises(ValueError, match="not a decodable image"):
+        engine.score([ScoreRequest(ScoreItem("", b"not an image"), ("dog",), TEMPLATES)])
