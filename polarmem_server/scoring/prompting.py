@@ -49,3 +49,15 @@ class PromptBuilder:
         prefix, tail = self.split(item or ScoreItem())
         ids = self.encode(prefix, special=True) + self.encode(prompt + tail, special=False)
         return ids[-self.max_length:]
+
+
+def right_pad(torch, sequences: list[list[int]], pad_id: int, device: str):
+    """(ids, mask, last): a right-padded batch and each sequence's last real position, so the
+    answer logits are read where each prompt ends and padding never shifts positions."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long, device=device)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long, device=device)
+    for row, seq in enumerate(sequences):
+        ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, :len(seq)] = 1
+    return ids, mask, torch.tensor([len(s) - 1 for s in sequences], device=device)

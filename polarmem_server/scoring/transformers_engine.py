@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine
-from polarmem_server.scoring.prompting import PromptBuilder
+from polarmem_server.scoring.prompting import PromptBuilder, right_pad
 from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
 
 
@@ -125,15 +125,7 @@ class TransformersEngine(ScoringEngine):
         return np.concatenate(scores).reshape(shape)
 
     def _right_pad(self, sequences: list[list[int]]):
-        torch = self._torch
-        width = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long, device=self.device)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long, device=self.device)
-        for row, seq in enumerate(sequences):
-            ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[row, :len(seq)] = 1
-        last = torch.tensor([len(s) - 1 for s in sequences], device=self.device)
-        return ids, mask, last
+        return right_pad(self._torch, sequences, self.pad_id, self.device)
 
     def _read(self, hidden, last) -> np.ndarray:
         rows = hidden[self._torch.arange(hidden.shape[0], device=hidden.device), last]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine, prompt_text
+from polarmem_server.scoring.prompting import right_pad
 from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
 
 VLM_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl")
@@ -161,15 +162,8 @@ class VisionLanguageEngine(ScoringEngine):
             scores.append(self._read(hidden, last))
         return np.concatenate(scores)
 
-    def _right_pad(self, sequences):
-        torch = self._torch
-        width = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long, device=self.device)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long, device=self.device)
-        for row, seq in enumerate(sequences):
-            ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[row, :len(seq)] = 1
-        return ids, mask, torch.tensor([len(s) - 1 for s in sequences], device=self.device)
+    def _right_pad(self, sequences: list[list[int]]):
+        return right_pad(self._torch, sequences, self.pad_id, self.device)
 
     def _read(self, hidden, last) -> np.ndarray:
         rows = hidden[self._torch.arange(hidden.shape[0], device=hidden.device), last]
