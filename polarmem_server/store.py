@@ -62,8 +62,11 @@ def _ns(name: str) -> bytes:
     return name.encode() + b"\x00"
 
 
+_CONCEPT = struct.Struct(">I")
+
+
 def _edge_key(ns: str, polarity: bytes, concept_id: int, item_id: str) -> bytes:
-    return _ns(ns) + polarity + struct.pack(">I", concept_id) + item_id.encode()
+    return _ns(ns) + polarity + _CONCEPT.pack(concept_id) + item_id.encode()
 
 
 def encode_vector(rows: np.ndarray) -> bytes:
@@ -173,8 +176,10 @@ class Store:
         batch.put(item_key, record.SerializeToString(), self._handles["items"])
         for space, rows in vectors.items():
             batch.put(item_key + b"\x00" + space.encode(), encode_vector(rows), self._handles["vectors"])
+        edges = self._handles["edges"]
+        prefix, suffix = _ns(ns), record.id.encode()
         for polarity, concept_id in edges_of(record):
-            batch.put(_edge_key(ns, polarity, concept_id, record.id), b"", self._handles["edges"])
+            batch.put(prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"", edges)
 
     def delete_item(self, ns: str, record: storage_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
         batch = WriteBatch(raw_mode=True)

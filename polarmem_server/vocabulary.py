@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 from collections.abc import Iterable, Mapping
 
 _IRREGULAR = {
@@ -43,8 +44,10 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise(name: str) -> str:
-    """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'."""
+    """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'. Cached: writes name
+    the same few concepts over and over."""
     words = tokens(name)
     if not words:
         return ""
