@@ -164,7 +164,6 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
                           "ours_qps": 64 / (t_ours_batch / 1e3), "faiss_qps": 64 / (t_faiss_batch / 1e3),
                           "speedup_vs_faiss": t_faiss_batch / t_ours_batch, "top_k_agreement_with_faiss": agree}
     faiss.omp_set_num_threads(1)
-    del indexes, ours, flat, X
     return results
 
 

@@ -22,7 +22,6 @@ import multiprocessing as mp
 import os
 import platform
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -149,7 +149,6 @@ class VisionLanguageEngine(ScoringEngine):
         return np.concatenate(scores)
 
     def _unshared(self, prefix, suffixes, pixels, grid) -> np.ndarray:
-        torch = self._torch
         scores = []
         for start in range(0, len(suffixes), self.batch_size):
             chunk = [prefix + s for s in suffixes[start:start + self.batch_size]]
