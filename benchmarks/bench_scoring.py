@@ -57,6 +57,44 @@ def build(size: str, device: str, dtype: str, vocab_words: list[str], tmp: Path)
     return model, tokenizer
 
 
+VARIANTS = ("one_by_one_unshared", "batched_unshared", "batched_shared_prefix")
+
+
+def variant_options(name: str, batch: int) -> dict:
+    return {"one_by_one_unshared": dict(batch_size=1, share_prefix=False),
+            "batched_unshared": dict(batch_size=batch, share_prefix=False),
+            "batched_shared_prefix": dict(batch_size=batch, share_prefix=True)}[name]
+
+
+def measure_variants(make_engine, requests, label: str, sync=lambda: None) -> dict:
+    """Times every variant on the same requests (after one warm-up request each) and checks
+    its P(Yes) against the one-by-one path; ratios are against one by one, no sharing."""
+    import numpy as np
+
+    prompts = sum(r.prompt_count for r in requests)
+    results, reference = {}, None
+    for name in VARIANTS:
+        engine = make_engine(name)
+        engine.score(requests[:1])
+        sync()
+        started = time.perf_counter()
+        scores = engine.score(requests)
+        sync()
+        seconds = time.perf_counter() - started
+        reference = reference or scores
+        diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
+        results[name] = {"seconds": seconds, "seconds_per_item": seconds / len(requests),
+                         "prompts_per_s": prompts / seconds, "max_abs_diff_vs_one_by_one": diff}
+        print(f"{label} {name:<24} {seconds / len(requests):7.3f} s/item  {prompts / seconds:8.1f} prompts/s  "
+              f"max |dP| vs one-by-one {diff:.1e}", flush=True)
+    for name in results:
+        results[name]["speedup_vs_one_by_one"] = results[VARIANTS[0]]["seconds"] / results[name]["seconds"]
+    print(f"{label} speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
+          f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
+          "(paper reference: 3.06 s per image for Qwen2.5-VL-7B)", flush=True)
+    return results
+
+
 def bench_vlm(args, concepts) -> dict:
     """The image path: a 4-layer Qwen2-VL with random weights, 224 x 224 images (64 image tokens)."""
     import io
@@ -92,33 +130,13 @@ def bench_vlm(args, concepts) -> dict:
         Image.fromarray((rng.random((224, 224, 3)) * 255).astype(np.uint8)).save(buffer, format="PNG")
         images.append(buffer.getvalue())
     requests = [ScoreRequest(ScoreItem("", image), tuple(concepts), TEMPLATES) for image in images]
-    prompts = sum(r.prompt_count for r in requests)
-    out = {}
     with tempfile.TemporaryDirectory() as tmp:
         PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
                                 eos_token="</s>", additional_special_tokens=list(special)).save_pretrained(tmp)
         Qwen2VLForConditionalGeneration(config).save_pretrained(tmp)
         Qwen2VLImageProcessorPil(min_pixels=224 * 224, max_pixels=224 * 224).save_pretrained(tmp)
-        reference = None
-        for name, options in {"one_by_one_unshared": dict(batch_size=1, share_prefix=False),
-                              "batched_unshared": dict(batch_size=args.batch, share_prefix=False),
-                              "batched_shared_prefix": dict(batch_size=args.batch, share_prefix=True)}.items():
-            engine = create_engine("transformers", model=tmp, **options)
-            engine.score(requests[:1])
-            started = time.perf_counter()
-            scores = engine.score(requests)
-            seconds = time.perf_counter() - started
-            reference = reference or scores
-            diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
-            out[name] = {"seconds_per_item": seconds / len(requests), "prompts_per_s": prompts / seconds,
-                         "max_abs_diff_vs_one_by_one": diff}
-            print(f"vlm {name:<24} {seconds / len(requests):7.3f} s/item  {prompts / seconds:8.1f} prompts/s  "
-                  f"max |dP| {diff:.1e}", flush=True)
-    base = out["one_by_one_unshared"]["seconds_per_item"]
-    for name in out:
-        out[name]["speedup_vs_one_by_one"] = base / out[name]["seconds_per_item"]
-    print(f"vlm speed-up: batched {out['batched_unshared']['speedup_vs_one_by_one']:.2f}x, shared image prefix "
-          f"{out['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x")
+        out = measure_variants(lambda name: create_engine("transformers", model=tmp, **variant_options(name, args.batch)),
+                               requests, "vlm")
     return out
 
 
@@ -155,37 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     items = [ScoreItem(" ".join(rng.choice(filler, args.prefix_tokens))) for _ in range(args.items)]
     requests = [ScoreRequest(item, tuple(concepts), TEMPLATES) for item in items]
-    prompts = sum(r.prompt_count for r in requests)
 
-    variants = {
-        "one_by_one_unshared": dict(batch_size=1, share_prefix=False),
-        "batched_unshared": dict(batch_size=args.batch, share_prefix=False),
-        "batched_shared_prefix": dict(batch_size=args.batch, share_prefix=True),
-    }
-    results, reference = {}, None
-    for name, options in variants.items():
-        engine = TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096, name=size, **options)
-        engine.score(requests[:1])  # warm-up
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
-        started = time.perf_counter()
-        scores = engine.score(requests)
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - started
-        if reference is None:
-            reference = scores
-        agree = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
-        results[name] = {"seconds": seconds, "prompts_per_s": prompts / seconds, "seconds_per_item": seconds / len(items),
-                         "max_abs_diff_vs_one_by_one": agree}
-        print(f"{name:<24} {seconds:8.2f} s  {prompts / seconds:9.1f} prompts/s  {seconds / len(items):7.3f} s/item  "
-              f"max |dP| vs one-by-one {agree:.1e}", flush=True)
-    base = results["one_by_one_unshared"]["seconds"]
-    for name in results:
-        results[name]["speedup_vs_one_by_one"] = base / results[name]["seconds"]
-    print(f"speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
-          f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
-          f"(paper reference: 3.06 s per image for Qwen2.5-VL-7B)")
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    results = measure_variants(
+        lambda name: TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096, name=size,
+                                                   **variant_options(name, args.batch)),
+        requests, "text", sync)
     if args.vlm:
         report_vlm = bench_vlm(args, concepts)
     else:
