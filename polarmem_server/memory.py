@@ -183,6 +183,12 @@ class Namespace:
                 self.metadata_slots[(key, value)].discard(slot)
 
 
+def last_write_changed_states(record: storage_pb2.ItemRecord) -> bool:
+    """Whether the write that produced `record` changed its HAS / NOT_HAS states: such a write
+    appends the previous state, stamped with the previous version, to the history."""
+    return bool(record.history) and record.history[-1].version == record.version - 1
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 

@@ -17,7 +17,8 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem.v1 import storage_pb2
 from polarmem_server.errors import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
+from polarmem_server.memory import (DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings,
+                                    last_write_changed_states)
 from polarmem_server.metrics import ServerMetrics
 from polarmem_server.recall import render_context
 from polarmem_server.verification import Verifier
@@ -367,10 +368,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def Observe(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        before = self.memory.get_item(request.namespace, request.id)
         scores, source, model = scores_from(request.scores), request.source or "client", request.model
         if request.text or request.content or request.verify_concepts:
             # New content: verify the requested concepts, or the ones the item already holds.
+            before = self.memory.get_item(request.namespace, request.id)
             namespace = self.memory.namespace(request.namespace)
             known = [namespace.vocabulary.name(ev.concept_id) for ev in before.evidence]
             message = pb.ItemInput(text=request.text or before.text, content=request.content,
@@ -382,8 +383,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                                      states=states_from(request.states, "states"),
                                      vectors=vectors_from(request.vectors, "vectors"), source=source, model=model)
         self.metrics.observe_partition(record)
-        changed = [(e.concept_id, e.state) for e in before.evidence] != [(e.concept_id, e.state) for e in record.evidence]
-        return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
+        return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record),
+                                  changed=last_write_changed_states(record))
 
     def Forget(self, request, context):
         self.auth.check(context, request.namespace)

@@ -68,6 +68,8 @@ def test_remember_get_observe_forget(client, ns):
     observed = client.observe(ns, "img", scores={"cat": [0.99, 0.99]}, states={"grass": "has"})
     assert observed.item.version == 2 and "grass" in observed.item.has
     assert observed.changed
+    again = client.observe(ns, "img", states={"grass": "has"})  # restates what is known
+    assert not again.changed and again.item.version == 3
     history = client.get_item(ns, "img", include_history=True).item.history
     assert history[0].version == 1 and list(history[0].not_has) == ["cat"]
     client.forget(ns, "img")
