@@ -127,7 +127,7 @@ def parse(text: str, vocabulary: Vocabulary) -> ParsedText:
     toks = _tokenise(text)
     words = [t.text for t in toks]
     keys = vocabulary.keys()
-    longest = max((len(k.split()) for k in keys), default=0)
+    longest = vocabulary.longest_name_words
     result = ParsedText()
     negate_until = -1  # token index up to which a pre-cue's scope reaches
     active_cue = ""

@@ -63,6 +63,7 @@ class Vocabulary:
         self._names: list[str] = []
         self._ids: dict[str, int] = {}
         self._aliases: dict[str, str] = {}
+        self._keys: tuple[dict[str, int], int] | None = None  # (keys(), longest), rebuilt after a change
         for name in names:
             self._add(name)
         for alias, target in (aliases or {}).items():
@@ -106,6 +107,7 @@ class Vocabulary:
             for name in self._names[length:]:
                 self._ids.pop(normalise(name), None)
             del self._names[length:]
+            self._keys = None
 
     def add_alias(self, alias: str, target: str) -> None:
         alias_key, target_key = normalise(alias), normalise(target)
@@ -116,14 +118,28 @@ class Vocabulary:
         if alias_key in self._ids:
             raise ValueError(f"alias {alias!r} is already a concept of its own; remove it from the vocabulary first")
         self._aliases[alias_key] = target_key
+        self._keys = None
 
     def keys(self) -> dict[str, int]:
-        """Every normal form that names a concept (names and aliases) -> id."""
-        out = dict(self._ids)
-        for alias, target in self._aliases.items():
-            if target in self._ids:
-                out[alias] = self._ids[target]
-        return out
+        """Every normal form that names a concept (names and aliases) -> id. Built once per
+        vocabulary change (every text parse reads it); callers must not modify it."""
+        return self._lookup_table()[0]
+
+    @property
+    def longest_name_words(self) -> int:
+        """Words in the longest name or alias: how far a mention match must look ahead."""
+        return self._lookup_table()[1]
+
+    def _lookup_table(self) -> tuple[dict[str, int], int]:
+        cached = self._keys
+        if cached is None:
+            table = dict(self._ids)
+            for alias, target in self._aliases.items():
+                if target in self._ids:
+                    table[alias] = self._ids[target]
+            cached = (table, max((len(k.split()) for k in table), default=0))
+            self._keys = cached
+        return cached
 
     def _add(self, name: str) -> int:
         key = normalise(name)
@@ -132,4 +148,5 @@ class Vocabulary:
         concept_id = len(self._names)
         self._names.append(name.strip())
         self._ids[key] = concept_id
+        self._keys = None
         return concept_id
