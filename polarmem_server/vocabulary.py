@@ -63,7 +63,8 @@ class Vocabulary:
         self._names: list[str] = []
         self._ids: dict[str, int] = {}
         self._aliases: dict[str, str] = {}
-        self._keys: tuple[dict[str, int], int] | None = None  # (keys(), longest), rebuilt after a change
+        self._version = 0  # bumped by every change; the lookup table is rebuilt when it moves
+        self._keys: tuple[dict[str, int], int, int] | None = None  # (keys(), longest, version)
         for name in names:
             self._add(name)
         for alias, target in (aliases or {}).items():
@@ -107,7 +108,7 @@ class Vocabulary:
             for name in self._names[length:]:
                 self._ids.pop(normalise(name), None)
             del self._names[length:]
-            self._keys = None
+            self._version += 1
 
     def add_alias(self, alias: str, target: str) -> None:
         alias_key, target_key = normalise(alias), normalise(target)
@@ -118,7 +119,7 @@ class Vocabulary:
         if alias_key in self._ids:
             raise ValueError(f"alias {alias!r} is already a concept of its own; remove it from the vocabulary first")
         self._aliases[alias_key] = target_key
-        self._keys = None
+        self._version += 1
 
     def keys(self) -> dict[str, int]:
         """Every normal form that names a concept (names and aliases) -> id. Built once per
@@ -131,15 +132,18 @@ class Vocabulary:
         return self._lookup_table()[1]
 
     def _lookup_table(self) -> tuple[dict[str, int], int]:
+        # Stamped with the version it was built from, so a table built by a reader while a
+        # writer changed the vocabulary is never mistaken for the current one.
+        version = self._version
         cached = self._keys
-        if cached is None:
+        if cached is None or cached[2] != version:
             table = dict(self._ids)
-            for alias, target in self._aliases.items():
-                if target in self._ids:
-                    table[alias] = self._ids[target]
-            cached = (table, max((len(k.split()) for k in table), default=0))
+            for alias, target in list(self._aliases.items()):
+                if target in table:
+                    table[alias] = table[target]
+            cached = (table, max((len(k.split()) for k in table), default=0), version)
             self._keys = cached
-        return cached
+        return cached[0], cached[1]
 
     def _add(self, name: str) -> int:
         key = normalise(name)
@@ -148,5 +152,5 @@ class Vocabulary:
         concept_id = len(self._names)
         self._names.append(name.strip())
         self._ids[key] = concept_id
-        self._keys = None
+        self._version += 1
         return concept_id
