@@ -95,7 +95,7 @@ def measure_variants(make_engine, requests, label: str, sync=lambda: None) -> di
     return results
 
 
-def bench_vlm(args, concepts) -> dict:
+def bench_vlm(args, concepts, sync) -> dict:
     """The image path: a 4-layer Qwen2-VL with random weights, 224 x 224 images (64 image tokens)."""
     import io
 
@@ -135,8 +135,9 @@ def bench_vlm(args, concepts) -> dict:
                                 eos_token="</s>", additional_special_tokens=list(special)).save_pretrained(tmp)
         Qwen2VLForConditionalGeneration(config).save_pretrained(tmp)
         Qwen2VLImageProcessorPil(min_pixels=224 * 224, max_pixels=224 * 224).save_pretrained(tmp)
-        out = measure_variants(lambda name: create_engine("transformers", model=tmp, **variant_options(name, args.batch)),
-                               requests, "vlm")
+        out = measure_variants(lambda name: create_engine("transformers", model=tmp, device=args.device,
+                                                          **variant_options(name, args.batch)),
+                               requests, "vlm", sync)
     return out
 
 
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    **variant_options(name, args.batch)),
         requests, "text", sync)
     if args.vlm:
-        report_vlm = bench_vlm(args, concepts)
+        report_vlm = bench_vlm(args, concepts, sync)
     else:
         report_vlm = None
     report = {"benchmark": "bench_scoring", "vlm": report_vlm, "device": args.device, "size": size, "dtype": dtype,

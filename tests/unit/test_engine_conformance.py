@@ -3,6 +3,7 @@ empty concept lists, very long text, concurrency — plus, for the model engines
 a one-prompt-at-a-time forward pass and prefix sharing against no sharing."""
 
 import importlib.util
+import os
 import threading
 
 import numpy as np
@@ -15,6 +16,9 @@ TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Can you see a {
 ITEMS = [ScoreItem("A red dog on the grass with two cat"), ScoreItem("big bus on the table"), ScoreItem("no pizza"),
          ScoreItem("")]
 CONCEPTS = ("dog", "cat", "car", "pizza", "bus")
+# The model engines run on this torch device: cpu by default; POLARMEM_TEST_DEVICE=cuda runs the
+# same suite on a GPU (the batched-versus-one-by-one guarantees must hold on both).
+DEVICE = os.environ.get("POLARMEM_TEST_DEVICE", "cpu")
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +39,11 @@ ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "vlm-shared", "
 def engine(request, tiny_model, tiny_vlm):
     name = request.param
     if name.startswith("vlm"):
-        return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3)
+        return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3,
+                             device=DEVICE)
     if name.startswith("transformers"):
-        return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4)
+        return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4,
+                             device=DEVICE)
     if name == "embedding":
         pytest.importorskip("sentence_transformers")
         return create_engine("embedding")
@@ -127,9 +133,9 @@ def test_transformers_p_yes_matches_a_plain_forward_pass(tiny_model):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    engine = create_engine("transformers", model=str(tiny_model), batch_size=3)
+    engine = create_engine("transformers", model=str(tiny_model), batch_size=3, device=DEVICE)
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    model = AutoModelForCausalLM.from_pretrained(tiny_model).to(DEVICE).eval()
     request = requests_for(ITEMS[:1], concepts=("dog", "cat"))[0]
     got = engine.score([request])[0]
     for ci, concept in enumerate(request.concepts):
@@ -138,15 +144,15 @@ def test_transformers_p_yes_matches_a_plain_forward_pass(tiny_model):
             ids = tokenizer.encode(text) + tokenizer.encode(template.replace("{c}", concept) + "\nAnswer:",
                                                             add_special_tokens=False)
             with torch.no_grad():
-                logits = model(torch.tensor([ids])).logits[0, -1].double()
+                logits = model(torch.tensor([ids], device=DEVICE)).logits[0, -1].double()
             yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
             no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
             assert got[ci, ti] == pytest.approx(float(torch.sigmoid(yes - no)), abs=1e-5)
 
 
 def test_prefix_sharing_matches_no_sharing(tiny_model):
-    shared = create_engine("transformers", model=str(tiny_model), share_prefix=True, batch_size=3)
-    unshared = create_engine("transformers", model=str(tiny_model), share_prefix=False, batch_size=7)
+    shared = create_engine("transformers", model=str(tiny_model), share_prefix=True, batch_size=3, device=DEVICE)
+    unshared = create_engine("transformers", model=str(tiny_model), share_prefix=False, batch_size=7, device=DEVICE)
     for a, b in zip(shared.score(requests_for(ITEMS)), unshared.score(requests_for(ITEMS))):
         np.testing.assert_allclose(a, b, atol=1e-5)
 
@@ -172,8 +178,8 @@ def test_unknown_engine_and_missing_model():
 
 
 def test_vlm_shares_the_image_prefix_exactly(tiny_vlm):
-    shared = create_engine("transformers", model=str(tiny_vlm), share_prefix=True, batch_size=2)
-    unshared = create_engine("transformers", model=str(tiny_vlm), share_prefix=False, batch_size=5)
+    shared = create_engine("transformers", model=str(tiny_vlm), share_prefix=True, batch_size=2, device=DEVICE)
+    unshared = create_engine("transformers", model=str(tiny_vlm), share_prefix=False, batch_size=5, device=DEVICE)
     assert shared.reads_images
     for a, b in zip(shared.score(requests_for(IMAGE_ITEMS)), unshared.score(requests_for(IMAGE_ITEMS))):
         np.testing.assert_allclose(a, b, atol=1e-5)
@@ -183,8 +189,10 @@ def test_vlm_p_yes_matches_a_plain_forward_pass(tiny_vlm):
     import torch
     from transformers import AutoTokenizer, Qwen2VLForConditionalGeneration
 
-    engine = create_engine("transformers", model=str(tiny_vlm))
-    model = Qwen2VLForConditionalGeneration.from_pretrained(tiny_vlm).eval()
+    engine = create_engine("transformers", model=str(tiny_vlm), device=DEVICE)
+    # the reference runs on the same device: CUDA's TF32 convolutions in the vision tower differ
+    # from the CPU's by ~2e-5, which is the hardware, not the engine under test
+    model = Qwen2VLForConditionalGeneration.from_pretrained(tiny_vlm).to(DEVICE).eval()
     tokenizer = AutoTokenizer.from_pretrained(tiny_vlm)
     item = IMAGE_ITEMS[0]
     got = engine.score([ScoreRequest(item, ("dog",), TEMPLATES[:1])])[0][0, 0]
@@ -192,7 +200,7 @@ def test_vlm_p_yes_matches_a_plain_forward_pass(tiny_vlm):
     ids = [2, 12] + [10] * (int(grid.prod()) // 4) + [13]
     ids += tokenizer.encode("a red dog\n", add_special_tokens=False)
     ids += tokenizer.encode(TEMPLATES[0].replace("{c}", "dog") + "\nAnswer:", add_special_tokens=False)
-    input_ids = torch.tensor([ids])
+    input_ids = torch.tensor([ids], device=DEVICE)
     with torch.no_grad():
         logits = model(input_ids=input_ids, pixel_values=pixels, image_grid_thw=grid,
                        mm_token_type_ids=(input_ids == 10).int()).logits[0, -1].double()
