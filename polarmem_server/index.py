@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -112,9 +112,23 @@ def _slots(values: Any, argument: str) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
-def _csr(lists: Sequence[Iterable[int]] | None, count: int, argument: str) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+class ConceptCSR(NamedTuple):
+    """Concept lists of many items as CSR arrays (item i holds ``ids[indptr[i]:indptr[i + 1]]``):
+    the bulk form, for callers that already hold arrays (start-up)."""
+
+    indptr: np.ndarray
+    ids: np.ndarray
+
+
+def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
+         argument: str) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     if lists is None:
         return None, None
+    if isinstance(lists, ConceptCSR):
+        indptr = np.ascontiguousarray(lists.indptr, dtype=np.int64)
+        if indptr.shape != (count + 1,) or indptr[0] != 0 or indptr[-1] != len(lists.ids) or np.any(np.diff(indptr) < 0):
+            raise ValueError(f"{argument}: indptr must rise from 0 to len(ids) with {count + 1} entries")
+        return indptr, np.ascontiguousarray(lists.ids, dtype=np.uint32)
     if len(lists) != count:
         raise ValueError(f"{argument}: expected one concept list per item ({count}), got {len(lists)}")
     indptr = np.zeros(count + 1, dtype=np.int64)
@@ -269,6 +283,11 @@ class Index:
     def spaces(self) -> list[SpaceSpec]:
         return list(self._spaces.values())
 
+    def slots_with(self, has: Iterable[int] = (), not_has: Iterable[int] = ()) -> np.ndarray:
+        """Live slots stating HAS for every concept in ``has`` and NOT_HAS for every one in
+        ``not_has`` (all live slots when both are empty), ascending."""
+        return self._core.slots_with(_concept_ids(has, "has"), _concept_ids(not_has, "not_has"))
+
     def is_live(self, slot: int) -> bool:
         return bool(self._core.is_live(int(slot)))
 
@@ -300,6 +319,10 @@ class Index:
     def _kind_codes(kinds: Sequence[str | int] | str, count: int) -> np.ndarray:
         if isinstance(kinds, str):
             kinds = [kinds] * count
+        if isinstance(kinds, np.ndarray) and kinds.dtype.kind in "iu":
+            if kinds.shape != (count,) or not np.isin(kinds, (VISUAL, TEXT)).all():
+                raise ValueError(f"kinds: expected {count} codes, each {VISUAL} (visual) or {TEXT} (text)")
+            return np.ascontiguousarray(kinds, dtype=np.uint8)
         if len(kinds) != count:
             raise ValueError(f"kinds: expected {count} entries, got {len(kinds)}")
         codes = []

@@ -34,8 +34,9 @@ from polarmem_server.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
 from polarmem_server.mixtures import MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_supervised
 from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.rebuild import RebuildLoader, append_items
 from polarmem_server.recall import RecallResult, run_recall
-from polarmem_server.store import Store, check_item_id, check_namespace_name, decode_vector
+from polarmem_server.store import Store, check_item_id, check_namespace_name
 from polarmem_server.vocabulary import Vocabulary
 
 DEFAULT_TEMPLATES = (
@@ -278,8 +279,9 @@ class Memory:
                     b[2]["sem"] = vector
             ready = [b for b in built if not isinstance(b, Exception)]
             # One group commit for the batch (one WAL sync), then the index in place.
-            self._persist(namespace, [(record, vectors, None, new_concepts) for record, new_concepts, vectors in ready])
-            self._index_new(namespace, [(record, vectors) for record, _, vectors in ready])
+            index_records = self._persist(namespace, [(record, vectors, None, new_concepts)
+                                                      for record, new_concepts, vectors in ready])
+            self._index_new(namespace, [(record, vectors) for record, _, vectors in ready], index_records)
             results: list[storage_pb2.ItemRecord | Exception] = [b if isinstance(b, Exception) else b[0] for b in built]
             self._maybe_recalibrate(namespace)
             return results
@@ -538,8 +540,11 @@ class Memory:
             if state not in STATE_NAMES:
                 raise ValueError(f"states[{name!r}]: {state!r} is not a state; use 'has', 'not_has' or 'uncertain'")
             cid = concept(name)
-            ev = by_concept.get(cid) or record.evidence.add(concept_id=cid)
-            by_concept[cid] = ev
+            ev = by_concept.get(cid)
+            if ev is None:  # the common case: one protobuf call per concept
+                by_concept[cid] = record.evidence.add(concept_id=cid, state=int(STATE_NAMES[state]), observations=1,
+                                                      source=item.source)
+                continue
             del ev.template_scores[:]
             ev.state = int(STATE_NAMES[state])
             ev.observations += 1
@@ -623,54 +628,43 @@ class Memory:
 
     def _persist_and_index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
                            previous: storage_pb2.ItemRecord | None, new_concepts: list[tuple[int, str]]) -> None:
-        self._persist(namespace, [(record, vectors, previous, new_concepts)])
-        self._index(namespace, record, vectors, previous)
+        index_records = self._persist(namespace, [(record, vectors, previous, new_concepts)])
+        self._index(namespace, record, vectors, previous, index_records[0])
 
-    def _persist(self, namespace: Namespace, entries: list) -> None:
-        """Writes (record, vectors, previous, new_concepts) entries in one WriteBatch."""
+    def _persist(self, namespace: Namespace, entries: list) -> list[bytes]:
+        """Writes (record, vectors, previous, new_concepts) entries in one WriteBatch; returns
+        their compact index records."""
         if not entries:
-            return
+            return []
         if any(new_concepts for *_, new_concepts in entries):
             namespace.index.ensure_concepts(len(namespace.vocabulary))
         spaces = tuple(namespace.spaces)
         started = time.perf_counter()
-        self.store.write_items(namespace.settings.name, [(record, vectors, previous, spaces if previous else (), new)
-                                                         for record, vectors, previous, new in entries])
+        index_records = self.store.write_items(namespace.settings.name,
+                                               [(record, vectors, previous, spaces if previous else (), new)
+                                                for record, vectors, previous, new in entries])
         if self.on_store_write is not None:
             per_item = (time.perf_counter() - started) / len(entries)
             for _ in entries:
                 self.on_store_write(per_item)
+        return index_records
 
-    def _index_new(self, namespace: Namespace, entries: list[tuple[storage_pb2.ItemRecord, dict]]) -> None:
-        """Adds new items to the index in one core call (the slots are mapped first, so a
-        concurrent search can resolve every slot it sees)."""
+    def _index_new(self, namespace: Namespace, entries: list[tuple[storage_pb2.ItemRecord, dict]],
+                   index_records: list[bytes]) -> None:
+        """Adds new items to the index in one core call, from the index records just stored."""
         if not entries:
             return
-        first = namespace.index.size
-        for offset, (record, _) in enumerate(entries):
-            namespace.id_of.append(record.id)
-            namespace.slot_of[record.id] = first + offset
-        states = [_states_of(record) for record, _ in entries]
         vectors: dict[str, list] = {}
         for space, spec in namespace.spaces.items():
             empty = np.zeros((0, spec.dim), np.float32) if spec.multi else None
             vectors[space] = [v.get(space, empty) for _, v in entries]
-        kinds = ["visual" if r.kind == storage_pb2.ITEM_KIND_VISUAL else "text" for r, _ in entries]
-        try:
-            namespace.index.add(len(entries), vectors, [s[0] for s in states], [s[1] for s in states], kinds)
-        except Exception:
-            for record, _ in entries:
-                namespace.id_of.pop()
-                del namespace.slot_of[record.id]
-            raise
-        for offset, (record, _) in enumerate(entries):
-            namespace.count_record(record, first + offset, +1)
+        append_items(namespace, [record.id for record, _ in entries], index_records, vectors)
 
     def _index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-               previous: storage_pb2.ItemRecord | None) -> None:
+               previous: storage_pb2.ItemRecord | None, index_record: bytes) -> None:
         """Brings the index in step with one written item (new, or replacing `previous`)."""
         if previous is None:
-            self._index_new(namespace, [(record, vectors)])
+            self._index_new(namespace, [(record, vectors)], [index_record])
             return
         has, not_has = _states_of(record)
         slot = namespace.slot_of[record.id]
@@ -730,42 +724,14 @@ class Memory:
             if concept_id != concept.id:
                 raise RuntimeError(f"namespace {settings.name!r}: concept ids out of order at {concept.name!r}")
         namespace.index.ensure_concepts(len(namespace.vocabulary))
-        vector_iter = self.store.iter_vectors(settings.name)
-        pending_vector = next(vector_iter, None)
-        batch: list[storage_pb2.ItemRecord] = []
-        batch_vectors: list[dict[str, np.ndarray]] = []
-
-        def flush() -> None:
-            if not batch:
-                return
-            kinds = ["visual" if r.kind == storage_pb2.ITEM_KIND_VISUAL else "text" for r in batch]
-            states = [_states_of(r) for r in batch]
-            vectors = {}
-            for space, spec in namespace.spaces.items():
-                if spec.multi:
-                    vectors[space] = [v.get(space, np.zeros((0, spec.dim), np.float32)) for v in batch_vectors]
-                else:
-                    vectors[space] = [v[space][0] if space in v else None for v in batch_vectors]
-            slots = namespace.index.add(len(batch), vectors, [s[0] for s in states], [s[1] for s in states], kinds)
-            for r, slot in zip(batch, slots.tolist()):
-                namespace.slot_of[r.id] = slot
-                namespace.id_of.append(r.id)
-                namespace.count_record(r, slot, +1)
-            self.rebuild_items += len(batch)
-            batch.clear()
-            batch_vectors.clear()
-
-        for item in self.store.iter_items(settings.name):
-            vectors: dict[str, np.ndarray] = {}
-            # Vectors are keyed (item id, space), so they arrive in the same id order as items.
-            while pending_vector is not None and pending_vector[0] <= item.id:
-                item_id, space, data = pending_vector
-                if item_id == item.id and space in namespace.spaces:
-                    vectors[space] = decode_vector(data, namespace.spaces[space].dim)
-                pending_vector = next(vector_iter, None)
-            batch.append(item)
-            batch_vectors.append(vectors)
-            if len(batch) >= REBUILD_BATCH:
-                flush()
-        flush()
+        loader = RebuildLoader(namespace, self.store.iter_vectors(settings.name))
+        ids: list[bytes] = []
+        records: list[bytes] = []
+        for item_id, record in self.store.iter_index_records(settings.name):
+            ids.append(item_id)
+            records.append(record)
+            if len(ids) >= REBUILD_BATCH:
+                self.rebuild_items += loader.load(ids, records)
+                ids, records = [], []
+        self.rebuild_items += loader.load(ids, records)
         return namespace

@@ -13,12 +13,18 @@ items          ``ns \\0 item_id``                           ItemRecord (kind, te
                                                            scores, states, τ/δ/κ, model, times,
                                                            version, state history)
 vectors        ``ns \\0 item_id \\0 space``                  uint32 rows + float32 row-major data
+index          ``ns \\0 item_id``                           compact index record: kind, HAS / NOT_HAS
+                                                           / ALIGN concept ids, scored-concept count,
+                                                           metadata (what start-up needs, nothing else)
 edges          ``ns \\0 H|N|A concept(uint32 BE) item_id``   empty (HAS / NOT_HAS / ALIGN index)
 =============  ==========================================  ===================================
 
 "Items that NOT_HAS dog" is a prefix scan of ``edges``. One item write is one WriteBatch across
-column families: all or nothing. ``durability="sync"`` syncs the WAL before a write returns (an
-acknowledged write survives power loss); ``"async"`` leaves that to the OS.
+column families: all or nothing. The ``index`` record repeats what the in-memory index needs from
+``items`` in a fixed binary layout (:mod:`polarmem_server.index_record`), so start-up reads a few
+dozen bytes per item instead of parsing a full ItemRecord with its scores and history.
+``durability="sync"`` syncs the WAL before a write returns (an acknowledged write survives power
+loss); ``"async"`` leaves that to the OS.
 
 rocksdict was chosen over rocksdb-py: it has column families, atomic WriteBatch across them,
 per-write sync and snapshots, and does not abort when closed with an iterator alive.
@@ -36,9 +42,11 @@ import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.v1 import storage_pb2
+from polarmem_server.index_record import concept_lists, encode_index_record
 
-SCHEMA_VERSION = 1
-COLUMN_FAMILIES = ("meta", "namespaces", "concepts", "items", "vectors", "edges")
+# 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
+SCHEMA_VERSION = 2
+COLUMN_FAMILIES = ("meta", "namespaces", "concepts", "items", "vectors", "edges", "index")
 EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN = b"H", b"N", b"A"
 _NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_ITEM_ID_BYTES = 256
@@ -81,16 +89,11 @@ def decode_vector(data: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.float32, offset=4, count=count * dim).reshape(count, dim)
 
 
-def edges_of(record: storage_pb2.ItemRecord) -> list[tuple[bytes, int]]:
+def edges_of(record: storage_pb2.ItemRecord,
+             lists: tuple[list[int], list[int], list[int], int] | None = None) -> list[tuple[bytes, int]]:
     """The (polarity, concept) edges an item record implies."""
-    edges = []
-    for ev in record.evidence:
-        if ev.state == storage_pb2.CONCEPT_STATE_HAS:
-            edges.append((EDGE_HAS, ev.concept_id))
-        elif ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS:
-            edges.append((EDGE_NOT_HAS, ev.concept_id))
-    edges.extend((EDGE_ALIGN, c) for c in record.mentions)
-    return edges
+    has, not_has, align, _ = lists or concept_lists(record)
+    return ([(EDGE_HAS, c) for c in has] + [(EDGE_NOT_HAS, c) for c in not_has] + [(EDGE_ALIGN, c) for c in align])
 
 
 class Store:
@@ -119,8 +122,23 @@ class Store:
         stored = meta.get(b"schema_version")
         if stored is None:
             meta.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._write_options)
+        elif int(stored) == 1:
+            self._migrate_from_1()
         elif int(stored) != SCHEMA_VERSION:
             raise StoreError(f"{self.path} holds schema version {int(stored)}; this server reads version {SCHEMA_VERSION}")
+
+    def _migrate_from_1(self) -> None:
+        """Writes the compact index record of every stored item, then the new version, so an
+        interrupted migration simply runs again on the next open."""
+        batch, pending = WriteBatch(raw_mode=True), 0
+        for key, value in self._scan("items", b""):
+            batch.put(key, encode_index_record(storage_pb2.ItemRecord.FromString(value)), self._handles["index"])
+            pending += 1
+            if pending >= 10_000:
+                self._db.write(batch, self._write_options)
+                batch, pending = WriteBatch(raw_mode=True), 0
+        batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
+        self._db.write(batch, self._write_options)
 
     # ---- namespaces ------------------------------------------------------------------------
 
@@ -136,7 +154,7 @@ class Store:
         batch.delete(name.encode(), self._handles["namespaces"])
         prefix = _ns(name)
         end = name.encode() + b"\x01"
-        for cf in ("concepts", "items", "vectors", "edges"):
+        for cf in ("concepts", "items", "vectors", "edges", "index"):
             batch.delete_range(prefix, end, self._handles[cf])
         self._write(batch)
 
@@ -154,15 +172,17 @@ class Store:
         `previous` (the stored record it replaces) has its edges removed in the same batch."""
         self.write_items(ns, [(record, vectors, previous, previous_spaces, new_concepts)])
 
-    def write_items(self, ns: str, entries) -> None:
+    def write_items(self, ns: str, entries) -> list[bytes]:
         """Several item writes (each as in write_item) in one WriteBatch and one WAL sync: a group
-        commit. Each item is still all or nothing (the group is)."""
+        commit. Each item is still all or nothing (the group is). Returns the items' compact
+        index records, which the caller's in-memory index is updated from."""
         batch = WriteBatch(raw_mode=True)
-        for record, vectors, previous, previous_spaces, new_concepts in entries:
-            self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
+        index_records = [self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
+                         for record, vectors, previous, previous_spaces, new_concepts in entries]
         self._write(batch)
+        return index_records
 
-    def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> None:
+    def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
         for concept_id, name in new_concepts:
             batch.put(_ns(ns) + struct.pack(">I", concept_id),
                       storage_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
@@ -173,18 +193,23 @@ class Store:
         for space in previous_spaces:
             if space not in vectors:
                 batch.delete(item_key + b"\x00" + space.encode(), self._handles["vectors"])
+        lists = concept_lists(record)
+        index_record = encode_index_record(record, lists)
         batch.put(item_key, record.SerializeToString(), self._handles["items"])
+        batch.put(item_key, index_record, self._handles["index"])
         for space, rows in vectors.items():
             batch.put(item_key + b"\x00" + space.encode(), encode_vector(rows), self._handles["vectors"])
         edges = self._handles["edges"]
         prefix, suffix = _ns(ns), record.id.encode()
-        for polarity, concept_id in edges_of(record):
+        for polarity, concept_id in edges_of(record, lists):
             batch.put(prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"", edges)
+        return index_record
 
     def delete_item(self, ns: str, record: storage_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
         batch = WriteBatch(raw_mode=True)
         item_key = _ns(ns) + record.id.encode()
         batch.delete(item_key, self._handles["items"])
+        batch.delete(item_key, self._handles["index"])
         for space in spaces:
             batch.delete(item_key + b"\x00" + space.encode(), self._handles["vectors"])
         for polarity, concept_id in edges_of(record):
@@ -206,6 +231,12 @@ class Store:
     def iter_items(self, ns: str) -> Iterator[storage_pb2.ItemRecord]:
         for _, value in self._scan("items", _ns(ns)):
             yield storage_pb2.ItemRecord.FromString(value)
+
+    def iter_index_records(self, ns: str) -> Iterator[tuple[bytes, bytes]]:
+        """(item id as UTF-8, compact index record) in id order: what start-up reads."""
+        prefix = _ns(ns)
+        for key, value in self._scan("index", prefix):
+            yield key[len(prefix):], value
 
     def iter_vectors(self, ns: str) -> Iterator[tuple[str, str, bytes]]:
         """(item_id, space, encoded rows) in key order."""

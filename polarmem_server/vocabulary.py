@@ -95,6 +95,9 @@ class Vocabulary:
         key = normalise(name)
         if not key:
             raise ValueError(f"concept name {name!r} has no letters or digits")
+        known = self._ids.get(self._aliases.get(key, key))  # the common case, no lock: dict reads are atomic
+        if known is not None:
+            return known, False
         with self._lock:
             key = self._aliases.get(key, key)
             if key in self._ids:

@@ -248,6 +248,18 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("default_threads", &Index::default_threads)
       .def_property_readonly("memory_bytes", &Index::memory_bytes)
       .def("is_live", &Index::is_live)
+      .def("slots_with",
+           [](const Index& self, const py::array& has, const py::array& not_has) {
+             const auto* h = checked<std::uint32_t>(has, "has", 1);
+             const auto* n = checked<std::uint32_t>(not_has, "not_has", 1);
+             const std::vector<std::uint32_t> has_ids(h, h + has.size()), not_ids(n, n + not_has.size());
+             std::vector<std::int64_t> slots;
+             {
+               py::gil_scoped_release release;
+               slots = self.slots_with(has_ids, not_ids);
+             }
+             return to_numpy(slots);
+           })
       .def_property_readonly("spaces", [](const Index& self) {
         py::list out;
         for (const auto& s : self.spaces()) out.append(py::make_tuple(s.name, s.dim, s.multi, storage_name(s.storage)));

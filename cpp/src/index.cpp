@@ -707,6 +707,31 @@ bool Index::is_live(std::int64_t slot) const {
   return slot >= 0 && static_cast<std::size_t>(slot) < size_ && live_.test(static_cast<std::size_t>(slot));
 }
 
+std::vector<std::int64_t> Index::slots_with(const std::vector<std::uint32_t>& has,
+                                            const std::vector<std::uint32_t>& not_has) const {
+  std::shared_lock lock(mutex_);
+  for (const auto* ids : {&has, &not_has}) {
+    for (std::uint32_t id : *ids) {
+      if (id >= has_.size()) {
+        fail(ErrorCode::kOutOfRange, std::string(ids == &has ? "has" : "not_has") + ": concept id " + std::to_string(id) +
+                                         " is out of range [0, " + std::to_string(has_.size()) + ")");
+      }
+    }
+  }
+  std::vector<std::int64_t> out;
+  const std::size_t words = (size_ + 63) / 64;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t bits = live_.word(w);
+    for (std::uint32_t id : has) bits &= has_[id].word(w);
+    for (std::uint32_t id : not_has) bits &= not_has_[id].word(w);
+    while (bits != 0) {
+      out.push_back(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      bits &= bits - 1;
+    }
+  }
+  return out;
+}
+
 std::vector<SpaceConfig> Index::spaces() const {
   std::vector<SpaceConfig> out;
   for (const auto& s : spaces_) out.push_back(s.config());

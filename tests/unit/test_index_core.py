@@ -201,3 +201,14 @@ def test_searches_run_while_a_writer_mutates():
         t.join()
     assert not errors
     assert index.live_count == 20000 + 30 * 50 - 30
+
+
+def test_slots_with_is_the_and_of_the_concept_bitmaps():
+    index, items, rng = make(n=70_000, vocab=6)  # crosses a 65,536-slot bitmap chunk
+    index.remove([3, 65_600, 69_999])
+    for has, not_has in [((), ()), ((1,), ()), ((), (2,)), ((0, 4), (2, 5)), ((1,), (1,))]:
+        expected = [slot for slot, item in enumerate(items) if slot not in (3, 65_600, 69_999)
+                    and set(has) <= item.has and set(not_has) <= item.not_has]
+        assert index.slots_with(has, not_has).tolist() == expected
+    with pytest.raises(IndexError, match="not_has: concept id 6 is out of range"):
+        index.slots_with((), (6,))

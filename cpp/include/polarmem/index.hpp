@@ -115,6 +115,10 @@ class Index {
   std::size_t num_concepts() const;
   std::size_t default_threads() const noexcept { return threads_; }
   bool is_live(std::int64_t slot) const;
+  // Live slots that state HAS for every id in `has` and NOT_HAS for every id in `not_has`
+  // (every live slot when both are empty), ascending: one AND over the concepts' bitmaps.
+  std::vector<std::int64_t> slots_with(const std::vector<std::uint32_t>& has,
+                                       const std::vector<std::uint32_t>& not_has) const;
   std::vector<SpaceConfig> spaces() const;
   std::size_t memory_bytes() const;
 

@@ -1,0 +1,142 @@
+"""Start-up from the compact index records: a reopened memory must hold exactly what the running
+one held (index states, vectors, counters, metadata index), for every kind of item, and a
+directory written by schema version 1 (no index records) must be migrated on open."""
+
+import numpy as np
+import pytest
+
+from polarmem.v1 import storage_pb2
+from polarmem_server.index import SpaceSpec
+from polarmem_server.index_record import decode_index_records, encode_index_record
+from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.store import SCHEMA_VERSION
+
+DIM = 6
+CONCEPTS = ("dog", "cat", "car", "bus", "pizza")
+
+
+def vec(seed, rows=None):
+    shape = (DIM,) if rows is None else (rows, DIM)
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def populate(memory: Memory) -> None:
+    memory.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM), SpaceSpec("crops", DIM, multi=True)),
+                                              encoder="none"))
+    rng = np.random.default_rng(0)
+    items = []
+    for i in range(60):
+        vectors = {}
+        if i % 7:  # every seventh item has no "vis" vector
+            vectors["vis"] = vec(i)
+        if i % 3 == 0:
+            vectors["crops"] = vec(1000 + i, rows=1 + i % 4)
+        metadata = {"split": "train" if i % 2 else "val"} if i % 5 else {}
+        if i % 4 == 0:
+            items.append(ItemInput(id=f"t{i:02d}", kind="text", text="a dog but no cat", vectors=vectors,
+                                   metadata=metadata))
+        else:
+            scores = {c: [float(rng.random())] for c in CONCEPTS}
+            items.append(ItemInput(id=f"v{i:02d}", vectors=vectors, scores=scores, metadata=metadata))
+    items.append(ItemInput(id="é-unicode/id", vectors={"vis": vec(7)}, states={"dog": "has", "car": "not_has"}))
+    assert not [r for r in memory.remember_batch("r", items) if isinstance(r, Exception)]
+    memory.observe("r", "v01", scores={"dog": [0.99], "bus": [0.01]})
+    memory.forget("r", "v02")
+
+
+def snapshot(memory: Memory) -> dict:
+    namespace = memory.namespace("r")
+    id_of = namespace.id_of
+
+    def ranked(result):  # equal keys fall back to slot order, which a restart renumbers by id
+        return sorted((h.tier, -round(h.score, 6), h.item_id) for h in result.hits)
+
+    hits = {}
+    for concept in CONCEPTS:
+        for required, forbidden in (([concept], []), ([], [concept])):
+            result = memory.recall("r", vectors={"vis": vec(99)}, required=required, forbidden=forbidden, k=100,
+                                   exclude_conflicts=False)
+            hits[(tuple(required), tuple(forbidden))] = ranked(result)
+    crops = memory.recall("r", vectors={"crops": vec(98)}, required=["dog"], k=100)
+    return {
+        "hits": hits,
+        "crops": ranked(crops),
+        "kinds": {k: v for k, v in namespace.kinds.items() if v},
+        "counts": {p: {c: n for c, n in counts.items() if n} for p, counts in namespace.concept_counts.items()},
+        "metadata": {key: sorted(id_of[s] for s in slots) for key, slots in namespace.metadata_slots.items() if slots},
+        "scored": namespace.scored_concepts,
+        "live": sorted(i for i in namespace.slot_of),
+        "vocabulary": list(namespace.vocabulary.names),
+    }
+
+
+def test_reopen_restores_everything(tmp_path):
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    before = snapshot(memory)
+    memory.close()
+    reopened = Memory(tmp_path / "data")
+    try:
+        assert snapshot(reopened) == before
+        assert reopened.rebuild_items == len(before["live"]) == 60
+    finally:
+        reopened.close()
+
+
+def test_schema_1_directory_is_migrated_on_open(tmp_path):
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    before = snapshot(memory)
+    store = memory.store
+    # make it look like version 1: no index records, the old version stamp
+    for key in list(store._cf["index"].keys()):
+        del store._cf["index"][key]
+    store._cf["meta"][b"schema_version"] = b"1"
+    memory.close()
+    reopened = Memory(tmp_path / "data")
+    try:
+        assert int(reopened.store._cf["meta"][b"schema_version"]) == SCHEMA_VERSION
+        assert snapshot(reopened) == before
+    finally:
+        reopened.close()
+
+
+def test_an_unknown_schema_is_refused(tmp_path):
+    from polarmem_server.store import Store, StoreError
+
+    store = Store(tmp_path / "data")
+    store._cf["meta"][b"schema_version"] = b"99"
+    store.close()
+    with pytest.raises(StoreError, match="schema version 99"):
+        Store(tmp_path / "data")
+
+
+def test_index_record_round_trip():
+    records = [
+        storage_pb2.ItemRecord(id="a", kind=storage_pb2.ITEM_KIND_VISUAL, mentions=[4],
+                               evidence=[storage_pb2.ConceptEvidence(concept_id=3, state=storage_pb2.CONCEPT_STATE_HAS,
+                                                                     template_scores=[0.9]),
+                                         storage_pb2.ConceptEvidence(concept_id=1, state=storage_pb2.CONCEPT_STATE_NOT_HAS),
+                                         storage_pb2.ConceptEvidence(concept_id=2, state=storage_pb2.CONCEPT_STATE_UNCERTAIN,
+                                                                     template_scores=[0.5, 0.4])],
+                               metadata={"z": "last", "a": "ünïcode"}),
+        storage_pb2.ItemRecord(id="b", kind=storage_pb2.ITEM_KIND_TEXT),
+        storage_pb2.ItemRecord(id="c", kind=storage_pb2.ITEM_KIND_TEXT, mentions=[0, 7],
+                               evidence=[storage_pb2.ConceptEvidence(concept_id=0, state=storage_pb2.CONCEPT_STATE_HAS),
+                                         storage_pb2.ConceptEvidence(concept_id=9, state=storage_pb2.CONCEPT_STATE_HAS)]),
+    ]
+    batch = decode_index_records([encode_index_record(r) for r in records])
+    assert batch.kinds.tolist() == [1, 2, 2]
+    assert batch.has_indptr.tolist() == [0, 1, 1, 3] and batch.has_ids.tolist() == [3, 0, 9]
+    assert batch.not_indptr.tolist() == [0, 1, 1, 1] and batch.not_ids.tolist() == [1]
+    assert sorted(batch.align_ids.tolist()) == [0, 4, 7]
+    assert batch.scored == 2
+    assert batch.metadata == [(0, [("a", "ünïcode"), ("z", "last")])]
+    assert batch.concept_counts()["has"] == {3: 1, 0: 1, 9: 1}
+
+
+def test_an_index_record_of_an_unknown_layout_is_refused():
+    record = bytearray(encode_index_record(storage_pb2.ItemRecord(id="a")))
+    record[0] = 9
+    with pytest.raises(ValueError, match="layout 9"):
+        decode_index_records([bytes(record)])
