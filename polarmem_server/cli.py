@@ -81,7 +81,7 @@ def _recall(args: argparse.Namespace) -> int:
                                  suppressed_k=args.top_k if args.show_suppressed else 0)
     parse = response.parse
     print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={list(parse.unknown)} "
-          f"mode={args.mode}->{response.mode_used and ['', 'hard', 'soft', 'adaptive', 'off'][response.mode_used]}")
+          f"mode={args.mode}->{response.mode_used and ['', 'hard', 'soft', 'adaptive', 'off', 'strict'][response.mode_used]}")
     print(f"{'rank':>4} {'tier':<9} {'score':>6}  {'id':<24} why")
     for hit in response.hits:
         why = "; ".join(hit.reasons) or "-"
@@ -110,12 +110,12 @@ def _evaluate(args: argparse.Namespace) -> int:
                 conditions.append(evaluation.Condition(args.evidence, None, partitioner, spectrum))
     engine = args.engine if args.evidence == "engine" else ""
     results = evaluation.evaluate(conditions, rows, queries, load_encoder("minilm"), address=args.address,
-                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa,
+                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa, rho=args.rho,
                                   progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
     meta = {"data": args.data or "bundled coco_pope500", "queries": len(queries), "seed": args.seed, "ks": args.ks,
-            "evidence": args.evidence, "engine": engine,
+            "evidence": args.evidence, "engine": engine, "kappa": args.kappa, "rho": args.rho or 0.85,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
             if args.evidence == "simulated" else ""}
     evaluation.write_json(results, out / "evaluation.json", meta)
@@ -146,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="score every category per image (skewed) or half present, half absent (balanced)")
     ev.add_argument("--engine", default="embedding", help="engine for --evidence engine")
     ev.add_argument("--kappa", type=float, default=1.0)
+    ev.add_argument("--rho", type=float, default=None, help="posterior band of mixture / calibrated (default 0.85)")
     ev.add_argument("--ks", type=int, nargs="+", default=[1, 3, 5, 10])
     ev.add_argument("--address", help="an existing server (default: an embedded one on a free local port)")
     ev.add_argument("--seed", type=int, default=0)
@@ -165,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("query")
             p.add_argument("-k", "--top-k", type=int, default=10)
-            p.add_argument("--mode", choices=["hard", "soft", "adaptive", "off"], default="hard")
+            p.add_argument("--mode", choices=["hard", "strict", "soft", "adaptive", "off"], default="hard")
             p.add_argument("--show-suppressed", action="store_true")
     return parser
 

@@ -14,7 +14,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem.v1 import storage_pb2
 
 MODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
-         "off": pb.RECALL_MODE_OFF}
+         "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
 STATES = {"has": storage_pb2.CONCEPT_STATE_HAS, "not_has": storage_pb2.CONCEPT_STATE_NOT_HAS,
           "uncertain": storage_pb2.CONCEPT_STATE_UNCERTAIN}
 KINDS = {"visual": storage_pb2.ITEM_KIND_VISUAL, "text": storage_pb2.ITEM_KIND_TEXT}
@@ -82,7 +82,7 @@ class PolarMemClient:
 
     def create_namespace(self, name: str, spaces: Iterable[tuple] = (), encoder: str = "", kappa: float | None = None,
                          aliases: Mapping[str, str] | None = None, templates: Sequence[str] = (),
-                         partitioner: str = "") -> pb.NamespaceInfo:
+                         partitioner: str = "", rho: float | None = None) -> pb.NamespaceInfo:
         """`spaces`: (name, dim) or (name, dim, multi, storage) tuples; none = one 384-d `sem` space."""
         config = pb.NamespaceConfig(encoder=encoder, aliases=dict(aliases or {}), templates=list(templates),
                                     partitioner=partitioner)
@@ -93,6 +93,8 @@ class PolarMemClient:
             config.spaces.add(name=name_, dim=dim, multi=multi, storage=storage)
         if kappa is not None:
             config.kappa = kappa
+        if rho is not None:
+            config.rho = rho
         return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config)).namespace
 
     def get_namespace(self, name: str) -> pb.NamespaceInfo:

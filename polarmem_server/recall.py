@@ -13,6 +13,13 @@ Modes:
 * ``hard`` — the paper's rule: rank by ``(s_log, s_sem)``, logic strictly first.
 * ``soft`` — rank by ``s_sem + λ·s_log``.
 * ``off`` — plain dense retrieval by ``s_sem`` (the baseline).
+* ``strict`` — ``hard``, and within each tier the items on which every forbidden concept is
+  *verified* absent (NOT_HAS) come before those where it is merely not HAS (UNCERTAIN or never
+  scored): rank by ``(s_log, absence verified, s_sem)``. An uncertain forbidden concept is the
+  commonest way a contradicting item passes the paper's rule (a missed detection lands in
+  UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
+  Computed as two core searches — the hard top ``k`` and the hard top ``k`` among verified
+  items (``Index.slots_with``) — merged; the strict top ``k`` is always inside their union.
 * ``adaptive`` — ``hard`` when (a) the constraints are certain: explicit, or parsed with no
   unknown and no encoder-mapped term, and (b) there is enough compatible evidence: the hard
   top ``k`` holds ``k`` non-conflicting items, and (with a query vector) every one of them has
@@ -32,13 +39,14 @@ import numpy as np
 
 from polarmem.v1 import storage_pb2
 from polarmem_server import text as textproc
+from polarmem_server.index import SearchHits
 
 if TYPE_CHECKING:
     from polarmem_server.memory import Memory, Namespace
 
 CONCEPT_MAP_MIN_SIMILARITY = 0.75
 ADAPTIVE_MARGIN = 0.15
-MODES = ("hard", "soft", "adaptive", "off")
+MODES = ("hard", "soft", "adaptive", "off", "strict")
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 CONTEXT_LIST_LIMIT = 12
 
@@ -65,6 +73,7 @@ class Hit:
     entailed_by: list[str]
     conflicted_by: list[str]
     reasons: list[str]
+    absence_verified: bool = False  # every forbidden concept is NOT_HAS on this item
 
     @property
     def status(self) -> str:
@@ -155,14 +164,16 @@ def explain(namespace: Namespace, record: storage_pb2.ItemRecord, tier: int, sco
         elif ev.state == storage_pb2.CONCEPT_STATE_HAS:
             entailed.append(names(c))
             reasons.append(why("HAS", ev))
+    verified = bool(forbidden)
     for c in forbidden:
         ev = by_concept.get(c)
         if ev is not None and ev.state == storage_pb2.CONCEPT_STATE_HAS:
             conflicted.append(names(c))
             reasons.append(why("HAS", ev) + " forbidden")
+        verified = verified and ev is not None and ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS
     if tier == -1:
         entailed = []
-    return Hit(record.id, tier, score, record, entailed, conflicted, reasons)
+    return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
 
 
 def run_recall(memory: Memory, namespace: Namespace, text: str = "", vectors: Mapping[str, Any] | None = None,
@@ -200,14 +211,17 @@ def run_recall(memory: Memory, namespace: Namespace, text: str = "", vectors: Ma
                 result.mode_reason = "no item matches the metadata filter"
                 return result
 
-        def search(search_mode: str, top_k: int, exclude: bool):
+        def search(search_mode: str, top_k: int, exclude: bool, allow=allow):
             return namespace.index.search(query, plan.required, plan.forbidden, k=top_k, mode=search_mode,
                                           soft_lambda=soft_lambda, exclude_conflicts=exclude, kinds=kinds, allow=allow,
                                           weights=weights)
 
         chosen, result.mode_reason = (_choose_adaptive(plan, query, search, k, exclude_conflicts) if mode == "adaptive"
                                       else (mode, ""))
-        hits = search(chosen, k, exclude_conflicts)
+        if chosen == "strict":
+            hits = _strict_search(namespace, plan, search, allow, k, exclude_conflicts)
+        else:
+            hits = search(chosen, k, exclude_conflicts)
         baseline = search("off", k, False) if suppressed_k > 0 and chosen != "off" else None
         if namespace.generation == generation:
             break
@@ -219,6 +233,31 @@ def run_recall(memory: Memory, namespace: Namespace, text: str = "", vectors: Ma
         result.suppressed = [h for h in _hits(memory, namespace, id_of, baseline, plan)
                              if h.item_id not in kept and h.tier == -1][:suppressed_k]
     return result
+
+
+def _strict_search(namespace: Namespace, plan: QueryPlan, search, allow, k: int, exclude: bool) -> SearchHits:
+    """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem, slot). Any item of the
+    strict top k is in the hard top k (everything ranked above it there is above it here too)
+    or in the hard top k among verified items, so merging those two searches is exact."""
+    hard = search("hard", k, exclude)
+    if not plan.forbidden:
+        return hard
+    verified = namespace.index.slots_with((), plan.forbidden)
+    if allow is not None:
+        verified = np.intersect1d(verified, np.asarray(allow, dtype=np.int64), assume_unique=True)
+    if verified.size == 0:
+        return hard
+    among_verified = search("hard", k, exclude, allow=verified)
+    rows: dict[int, tuple[int, float]] = {}
+    for hits in (hard, among_verified):
+        rows.update(zip(hits.slots.tolist(), zip(hits.tiers.tolist(), hits.scores.tolist())))
+    slots = np.fromiter(rows, dtype=np.int64, count=len(rows))
+    at = np.minimum(np.searchsorted(verified, slots), verified.size - 1)  # `verified` is ascending
+    flags = dict(zip(slots.tolist(), (verified[at] == slots).tolist()))
+    ranked = sorted(rows, key=lambda slot: (-rows[slot][0], not flags[slot], -rows[slot][1], slot))[:k]
+    return SearchHits(np.asarray(ranked, dtype=np.int64), np.asarray([rows[s][0] for s in ranked], dtype=hard.tiers.dtype),
+                      np.asarray([rows[s][1] for s in ranked], dtype=hard.scores.dtype), hard.tier_counts,
+                      hard.scored + among_verified.scored, hard.reranked + among_verified.reranked)
 
 
 def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, exclude: bool) -> tuple[str, str]:

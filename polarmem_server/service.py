@@ -27,9 +27,9 @@ STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: 
                  pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", pb.RECALL_MODE_HARD: "hard", pb.RECALL_MODE_SOFT: "soft",
-              pb.RECALL_MODE_ADAPTIVE: "adaptive", pb.RECALL_MODE_OFF: "off"}
+              pb.RECALL_MODE_ADAPTIVE: "adaptive", pb.RECALL_MODE_OFF: "off", pb.RECALL_MODE_STRICT: "strict"}
 MODE_CODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
-              "off": pb.RECALL_MODE_OFF}
+              "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
 STATE_NAMES = {storage_pb2.CONCEPT_STATE_HAS: "has", storage_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
                storage_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
 KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND_VISUAL: "visual",
@@ -191,7 +191,7 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
 def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:
     message = pb.Hit(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
                      entailed_by=hit.entailed_by, conflicted_by=hit.conflicted_by, reasons=hit.reasons,
-                     text=hit.record.text, uri=hit.record.uri)
+                     text=hit.record.text, uri=hit.record.uri, absence_verified=hit.absence_verified)
     if include_item:
         message.item.CopyFrom(item_view(namespace, hit.record))
     return message

@@ -15,17 +15,18 @@ def test_evaluate_writes_results_and_plots(tmp_path):
     data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
     out = tmp_path / "eval"
     code = main(["evaluate", "--data", str(data), "--num-queries", "12", "--accuracy", "0.8", "0.95",
-                 "--partitioner", "otsu", "calibrated", "--out", str(out), "--ks", "1", "3", "10"])
+                 "--partitioner", "otsu", "calibrated", "--rho", "0.9", "--out", str(out), "--ks", "1", "3", "10"])
     assert code == 0
     report = json.loads((out / "evaluation.json").read_text())
-    assert report["note"].startswith("simulated evidence")
+    assert report["note"].startswith("simulated evidence") and report["rho"] == 0.9
     assert len(report["results"]) == 4 and all(r["simulated"] for r in report["results"])
     for result in report["results"]:
         metrics = result["metrics"]
-        assert set(metrics) == {"off", "soft", "adaptive", "hard"}
+        assert set(metrics) == {"off", "soft", "adaptive", "hard", "strict"}
         mean, lo, hi = metrics["hard"]["conflict@3"]
         assert lo <= mean <= hi
         assert metrics["hard"]["conflict@3"][0] <= metrics["off"]["conflict@3"][0]
+        assert metrics["strict"]["filter_rate@3"][0] >= metrics["off"]["filter_rate@3"][0]
         assert 0 <= result["states"]["has_precision"] <= 1
     for name in ("conflict_vs_k.png", "filter_rate_vs_k.png", "ndcg_vs_k.png", "metrics_vs_accuracy.png"):
         assert (out / name).stat().st_size > 1000

@@ -152,6 +152,23 @@ def test_recall_modes_context_and_suppressed(client, ns):
     assert [h.id for h in client.recall(ns, vectors=query, kinds=["text"]).hits] == ["note"]
 
 
+def test_strict_mode_puts_verified_absence_first(client, ns):
+    # both entail "dog"; "uncertain" is closer to the query but its "cat" was never ruled out
+    client.remember(ns, id="uncertain", vectors={"vis": [1, 0.1, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "uncertain"})
+    client.remember(ns, id="verified", vectors={"vis": [1, 0.5, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "not_has"})
+    client.remember(ns, id="conflict", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "has"})
+    query = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
+    hard = client.recall(ns, vectors=query, required=["dog"], forbidden=["cat"])
+    assert [h.id for h in hard.hits] == ["uncertain", "verified", "conflict"]
+    strict = client.recall(ns, vectors=query, required=["dog"], forbidden=["cat"], mode="strict")
+    assert [h.id for h in strict.hits] == ["verified", "uncertain", "conflict"]
+    assert [h.absence_verified for h in strict.hits] == [True, False, False]
+    assert strict.mode_used == pb.RECALL_MODE_STRICT
+    code, details = code_of(lambda: client._stub.Recall(pb.RecallRequest(namespace=ns, required=["dog"], mode=17),
+                                                        timeout=5))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "mode" in details
+
+
 @pytest.mark.parametrize(
     "kwargs, words",
     [
