@@ -42,7 +42,7 @@ from polarmem_server.partition import ANCHORS, ConceptState, ItemPartition, Part
 
 SIGMA_FLOOR = 0.02
 EPS = 1e-4
-PRIOR_PRESENT = (2.0, 18.0)
+PRIOR_PRESENT = (1.5, 4.5)
 PSEUDO_COUNT = 2.0
 DEFAULT_PRESENT = (3.0, 1.0)
 DEFAULT_ABSENT = (1.0, 3.0)
