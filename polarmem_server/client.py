@@ -109,10 +109,23 @@ class PolarMemClient:
     def remember(self, namespace: str, **item: Any) -> pb.Item:
         return self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item_message(**item))).item
 
-    def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None) -> pb.RememberStreamResponse:
+    def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None,
+                        items_per_message: int = 64) -> pb.RememberStreamResponse:
+        """Streams items, `items_per_message` to a message (a message costs the server far more
+        than an item's bytes); results are indexed by item."""
+        if items_per_message < 1:
+            raise ValueError(f"items_per_message must be >= 1, got {items_per_message}")
+
         def requests():
-            for i, item in enumerate(items):
-                yield pb.RememberStreamRequest(namespace=namespace if i == 0 else "", item=item)
+            chunk: list[pb.ItemInput] = []
+            first = True
+            for item in items:
+                chunk.append(item)
+                if len(chunk) == items_per_message:
+                    yield pb.RememberStreamRequest(namespace=namespace if first else "", items=chunk)
+                    chunk, first = [], False
+            if chunk or first:
+                yield pb.RememberStreamRequest(namespace=namespace if first else "", items=chunk)
 
         return self._call(self._stub.RememberStream, requests(), timeout_s)
 

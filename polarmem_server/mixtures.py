@@ -119,7 +119,10 @@ def fit_beta_mixture(scores: np.ndarray, prior: tuple[float, float] = PRIOR_PRES
     """EM for π·Beta(a1, b1) + (1 − π)·Beta(a0, b0) with a Beta prior on π (MAP)."""
     s = np.clip(np.asarray(scores, dtype=np.float64).ravel(), EPS, 1 - EPS)
     alpha, beta_ = prior
-    model = BetaMixture(DEFAULT_PRESENT, DEFAULT_ABSENT, alpha / (alpha + beta_), fitted_on=s.size)
+    # Start π from the data (the share above 0.5, kept off the edges), not the prior's mean: EM
+    # moves π slowly, and a start far from the answer can stop short of it.
+    start = float(np.clip((np.count_nonzero(s > 0.5) + alpha) / (s.size + alpha + beta_), 0.02, 0.98))
+    model = BetaMixture(DEFAULT_PRESENT, DEFAULT_ABSENT, start, fitted_on=s.size)
     previous = -np.inf
     for _ in range(iterations):
         log1 = _log_beta_pdf(s, *model.present) + math.log(model.prior)

@@ -36,7 +36,7 @@ KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND
               storage_pb2.ITEM_KIND_TEXT: "text"}
 POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
                   pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
-STREAM_BATCH = 256
+STREAM_BATCH = 1024
 MAX_PAGE_SIZE = 1000
 
 
@@ -303,22 +303,28 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                     response.stored += 1
             pending.clear()
 
-        for index, request in enumerate(request_iterator):
+        index = 0
+        for number, request in enumerate(request_iterator):
             check_deadline(deadline)
-            if index == 0:
+            batch = ([request.item] if request.HasField("item") else []) + list(request.items)
+            if number == 0:
                 if not request.namespace:
                     raise ValueError("namespace is required on the first message of the stream")
                 namespace = request.namespace
                 self.auth.check(context, namespace)
                 self.memory.namespace(namespace)  # NOT_FOUND before any item is read
             elif request.namespace and request.namespace != namespace:
-                pending.append((index, ValueError(f"namespace: one stream writes one namespace ({namespace!r})")))
+                for _ in batch:
+                    pending.append((index, ValueError(f"namespace: one stream writes one namespace ({namespace!r})")))
+                    index += 1
                 continue
-            try:
-                pending.append((index, item_input(request.item)))
-                messages[index] = request.item
-            except (ValueError, TypeError) as exc:
-                pending.append((index, exc))
+            for message in batch:
+                try:
+                    pending.append((index, item_input(message)))
+                    messages[index] = message
+                except (ValueError, TypeError) as exc:
+                    pending.append((index, exc))
+                index += 1
             if len(pending) >= STREAM_BATCH:
                 flush()
         if pending:

@@ -71,7 +71,7 @@ def test_draining_reports_not_serving_then_finishes_in_flight_calls(tmp_path):
             yield item_message(id=f"s{i}", vectors={"vis": vec(i)})
 
     with ThreadPoolExecutor(1) as pool:
-        in_flight = pool.submit(client.remember_stream, "t", slow_items())
+        in_flight = pool.submit(client.remember_stream, "t", slow_items(), items_per_message=1)
         time.sleep(0.1)
         stopper = threading.Thread(target=server.stop)
         stopper.start()
@@ -197,7 +197,7 @@ def test_concurrency_limit_rejects_promptly(tmp_path):
                 for i in range(5):
                     time.sleep(0.2)
                     yield item_message(id=f"{tag}{i}", vectors={"vis": vec(i)})
-            return client.remember_stream("t", items())
+            return client.remember_stream("t", items(), items_per_message=1)
 
         with ThreadPoolExecutor(2) as pool:
             busy = [pool.submit(slow_stream, t) for t in ("a", "b")]

@@ -124,6 +124,29 @@ def test_remember_stream_reports_each_item(client, ns):
     assert code_of(lambda: client._stub.RememberStream(empty_ns, timeout=5))[0] == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_remember_stream_with_many_items_per_message(client, ns):
+    one = [item_message(id=f"m{i}", vectors={"vis": vec(i)}, states={"dog": "has"}) for i in range(5)]
+    requests = [pb.RememberStreamRequest(namespace=ns, item=one[0], items=one[1:3]),
+                pb.RememberStreamRequest(),  # carries no item
+                pb.RememberStreamRequest(namespace="other", items=one[3:5]),  # a second namespace: both fail
+                pb.RememberStreamRequest(items=[item_message(id="m0", vectors={"vis": vec(0)}),
+                                                item_message(id="m9", vectors={"vis": vec(9)})])]
+    response = client._stub.RememberStream(iter(requests), timeout=10)
+    assert (response.stored, response.failed) == (4, 3)
+    assert [(r.index, r.id, r.error.code) for r in response.results] == [
+        (0, "m0", 0), (1, "m1", 0), (2, "m2", 0),
+        (3, "", grpc.StatusCode.INVALID_ARGUMENT.value[0]), (4, "", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
+        (5, "m0", grpc.StatusCode.ALREADY_EXISTS.value[0]), (6, "m9", 0)]
+    assert "one stream writes one namespace" in response.results[3].error.message
+    assert client.get_namespace(ns).item_count == 4
+    streamed = client.remember_stream(ns, (item_message(id=f"c{i}", vectors={"vis": vec(i)}) for i in range(150)),
+                                      items_per_message=64)
+    assert streamed.stored == 150 and [r.index for r in streamed.results] == list(range(150))
+    with pytest.raises(ValueError, match="items_per_message"):
+        client.remember_stream(ns, [], items_per_message=0)
+    assert client.remember_stream(ns, []).stored == 0  # namespace only: nothing stored, NOT_FOUND still checked
+
+
 def test_recall_modes_context_and_suppressed(client, ns):
     client.remember(ns, id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, scores={"eagle": [0.04, 0.05], "sky": [0.9, 0.95]})
     client.remember(ns, id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, scores={"eagle": [0.9, 0.97], "sky": [0.1, 0.05]})
