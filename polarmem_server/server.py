@@ -41,21 +41,28 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
     def __init__(self, metrics: ServerMetrics, server: PolarMemServer) -> None:
         self._metrics = metrics
         self._server = server
+        self._wrapped: dict[str, grpc.RpcMethodHandler] = {}  # built once per method, not per call
 
     def intercept_service(self, continuation, handler_call_details):
+        wrapped = self._wrapped.get(handler_call_details.method)
+        if wrapped is not None:
+            return wrapped
         handler = continuation(handler_call_details)
         if handler is None or not handler_call_details.method.startswith(f"/{SERVICE_NAME}/"):
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(self._wrap(handler.unary_unary, method),
-                                                       request_deserializer=handler.request_deserializer,
-                                                       response_serializer=handler.response_serializer)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(self._wrap(handler.stream_unary, method),
-                                                        request_deserializer=handler.request_deserializer,
-                                                        response_serializer=handler.response_serializer)
-        return handler
+            wrapped = grpc.unary_unary_rpc_method_handler(self._wrap(handler.unary_unary, method),
+                                                          request_deserializer=handler.request_deserializer,
+                                                          response_serializer=handler.response_serializer)
+        elif handler.stream_unary is not None:
+            wrapped = grpc.stream_unary_rpc_method_handler(self._wrap(handler.stream_unary, method),
+                                                           request_deserializer=handler.request_deserializer,
+                                                           response_serializer=handler.response_serializer)
+        else:
+            return handler
+        self._wrapped[handler_call_details.method] = wrapped
+        return wrapped
 
     def _wrap(self, behaviour, method: str):
         metrics = self._metrics
