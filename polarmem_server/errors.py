@@ -27,6 +27,10 @@ class DeadlineExceeded(Exception):
     """The call outlived its (client or default) deadline."""
 
 
+class Overloaded(Exception):
+    """More calls at once than the server admits (max_concurrent_rpcs)."""
+
+
 # Most specific first: the first matching row wins.
 STATUS_TABLE: list[tuple[type[BaseException], grpc.StatusCode]] = [
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
@@ -36,6 +40,7 @@ STATUS_TABLE: list[tuple[type[BaseException], grpc.StatusCode]] = [
     (EncoderUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
     (NotImplementedError, grpc.StatusCode.UNIMPLEMENTED),
     (EngineOverloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (EngineError, grpc.StatusCode.UNAVAILABLE),
     (TimeoutError, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),

@@ -12,7 +12,9 @@ the Bayes decision point, which moves towards the minority class when it is smal
 ``mixture`` — a two-component Beta mixture fitted per item by EM:
 P(s) = π·Beta(s; a1, b1) + (1 − π)·Beta(s; a0, b0). The E-step computes each concept's posterior
 P(present | s); the M-step sets π by its MAP estimate under a Beta(``PRIOR_PRESENT``) prior
-(mean 0.1: most candidate concepts of an image are absent) and each component by weighted
+(mean 0.25, worth four observations: it leans towards "most candidates are absent" without
+overruling an item whose scores say half are present; a Beta(2, 18) prior did, and lost
+balanced spectra) and each component by weighted
 method of moments, with ``PSEUDO_COUNT`` pseudo-observations drawn towards the default
 components Beta(3, 1) and Beta(1, 3) so a component fitted on three or four scores stays sane.
 States by posterior: > ρ HAS, < 1 − ρ NOT_HAS, otherwise UNCERTAIN (ρ = 0.85 by default).

@@ -23,7 +23,7 @@ from prometheus_client import start_http_server
 
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server.config import ServerConfig, load_tokens
-from polarmem_server.errors import Unavailable, public_message, status_for
+from polarmem_server.errors import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
 from polarmem_server.metrics import ServerMetrics
 from polarmem_server.service import Authorizer, MemoryService
@@ -31,6 +31,7 @@ from polarmem_server.verification import Verifier
 
 log = logging.getLogger("polarmem.server")
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
 
 
 class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
@@ -38,9 +39,15 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
     exceptions into status codes through errors.STATUS_TABLE (INTERNAL is logged with its
     traceback and counted; the client gets a generic message)."""
 
-    def __init__(self, metrics: ServerMetrics, server: PolarMemServer) -> None:
+    def __init__(self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int) -> None:
         self._metrics = metrics
         self._server = server
+        # Admission is counted here, from handler entry to handler exit, so a slot is free before
+        # the response leaves: a client that sends its next call the moment it has the last
+        # answer always finds it free. (gRPC's own limit frees a slot only after it has processed
+        # the sent status, which a fast client can beat: at load == limit it refused the odd call.)
+        self._admission = threading.BoundedSemaphore(max_concurrent)
+        self._max_concurrent = max_concurrent
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}  # built once per method, not per call
 
     def intercept_service(self, continuation, handler_call_details):
@@ -70,8 +77,12 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
         def handle(request, context):
             code = grpc.StatusCode.OK
             started = time.perf_counter()
+            admitted = self._admission.acquire(blocking=False)
             metrics.in_flight.inc()
             try:
+                if not admitted:
+                    raise Overloaded(f"the server is handling {self._max_concurrent} calls (max_concurrent_rpcs); "
+                                     "retry with backoff")
                 if not self._server.accepting:
                     raise Unavailable("the server is starting or shutting down; retry shortly")
                 return behaviour(request, context)
@@ -82,6 +93,8 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                     log.exception("internal error in %s", method)
                 context.abort(code, public_message(exc, code))
             finally:
+                if admitted:
+                    self._admission.release()
                 metrics.in_flight.dec()
                 metrics.requests.labels(method, code.name).inc()
                 metrics.latency.labels(method).observe(time.perf_counter() - started)
@@ -112,13 +125,17 @@ class PolarMemServer:
         cfg = self.config
         logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         authorizer = Authorizer(load_tokens(cfg.tokens_file) if cfg.tokens_file else None)
+        # Every admitted call needs a thread, and a call beyond the limit needs one to be refused
+        # promptly, so the pool is at least the limit plus headroom. gRPC's own cap stays as a
+        # backstop at the pool size: beyond it nothing queues waiting for a thread.
+        threads = max(cfg.workers, cfg.max_concurrent_rpcs + ADMISSION_HEADROOM)
         self._grpc = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="polarmem-rpc"),
-            interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self)],
+            futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="polarmem-rpc"),
+            interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self, cfg.max_concurrent_rpcs)],
             options=[("grpc.max_receive_message_length", cfg.max_message_bytes),
                      ("grpc.max_send_message_length", cfg.max_message_bytes),
                      ("grpc.so_reuseport", 0)],
-            maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
+            maximum_concurrent_rpcs=threads,
         )
         self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
         self._service = MemoryService(None, self.metrics, authorizer, cfg.default_deadline_s, self.verifier)  # memory below

@@ -212,6 +212,31 @@ def test_concurrency_limit_rejects_promptly(tmp_path):
         client.close()
 
 
+def test_load_at_the_limit_is_never_refused(tmp_path):
+    # as many back-to-back callers as the limit admits, with fewer configured workers than
+    # that: every call must be admitted (the pool is raised; a slot is free before the answer)
+    limit, calls = 4, 150
+    with PolarMemServer(make_config(tmp_path, max_concurrent_rpcs=limit, workers=2)) as server:
+        with PolarMemClient(server.address) as setup:
+            setup.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            setup.remember("t", id="a", vectors={"vis": vec(0)}, states={"dog": "has"})
+
+        def caller(seed):
+            codes = []
+            with PolarMemClient(server.address) as c:
+                for i in range(calls):
+                    try:
+                        c.recall("t", vectors={"vis": vec(seed * 1000 + i)}, required=["dog"])
+                        codes.append("OK")
+                    except grpc.RpcError as exc:
+                        codes.append(exc.code().name)
+            return codes
+
+        with ThreadPoolExecutor(limit) as pool:
+            results = [code for codes in pool.map(caller, range(limit)) for code in codes]
+    assert results == ["OK"] * (limit * calls)
+
+
 def test_concurrent_writers_and_readers_lose_nothing(server, client, ns):
     writers, per_writer = 6, 40
     errors: list[BaseException] = []
