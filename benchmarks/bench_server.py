@@ -52,6 +52,12 @@ def items(start: int, count: int, dim: int):
                            states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
 
 
+def write_report(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2))
+    print(f"wrote {path}")
+
+
 def start_server(data_dir: Path, max_concurrent: int) -> tuple[subprocess.Popen, str, float]:
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.cli", "serve", "--address", "127.0.0.1:0",
@@ -286,9 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{peer['p50_ms'] / single['p50_ms']:.1f}x", flush=True)
             except ImportError:
                 print("pymilvus / milvus-lite are not installed: no Milvus peer in this run", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
     return 0
 
 

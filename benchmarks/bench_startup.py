@@ -14,7 +14,6 @@ Writes benchmarks/results/startup.json. Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import signal
 import sys
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_server import item_arrays, start_server  # noqa: E402
+from bench_server import item_arrays, start_server, write_report  # noqa: E402
 
 
 def build(data_dir: Path, items: int, dim: int) -> float:
@@ -84,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         times.append(elapsed)
         print(f"start-up to SERVING with {count:,} items: {elapsed:.1f} s", flush=True)
     report["startup_to_serving_s"] = times
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
     return 0
 
 
