@@ -129,6 +129,11 @@ class PolarMemClient:
 
         return self._call(self._stub.RememberStream, requests(), timeout_s)
 
+    def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool]) -> pb.Calibration:
+        """Fits the namespace's score model from labelled scores (see the Calibrate RPC)."""
+        request = pb.CalibrateRequest(namespace=namespace, p_yes=list(p_yes), present=list(present))
+        return self._call(self._stub.Calibrate, request).calibration
+
     def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
                required: Sequence[str] = (), forbidden: Sequence[str] = (), top_k: int = 10, mode: str = "hard",
                soft_lambda: float | None = None, exclude_conflicts: bool = False, kinds: Sequence[str] = (),

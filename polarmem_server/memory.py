@@ -360,8 +360,11 @@ class Memory:
         whether each object was present); it replaces any pooled fit and is not refreshed.
         Stored items of a "calibrated" namespace are re-partitioned."""
         namespace = self.namespace(ns)
+        values = np.asarray(scores, dtype=np.float64).ravel()
+        if values.size and (not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1):
+            raise ValueError("p_yes: every calibration score must be a finite P(Yes) in [0, 1]")
         with namespace.write_lock:
-            namespace.calibration = fit_supervised(np.asarray(scores, dtype=np.float64), np.asarray(present, dtype=bool))
+            namespace.calibration = fit_supervised(values, np.asarray(present, dtype=bool))
             self._save_namespace(namespace)
             if namespace.settings.partitioner == "calibrated":
                 self._repartition_all(namespace)

@@ -184,8 +184,17 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
         templates=list(s.templates), aliases=dict(s.aliases), partitioner=s.partitioner, rho=s.rho)
     visual = namespace.kinds.get("ITEM_KIND_VISUAL", 0)
     text = namespace.kinds.get("ITEM_KIND_TEXT", 0)
-    return pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
+    info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
                             visual_count=visual, text_count=text, concept_count=len(namespace.vocabulary))
+    if namespace.calibration is not None:
+        info.calibration.CopyFrom(calibration_view(namespace.calibration))
+    return info
+
+
+def calibration_view(model) -> pb.Calibration:
+    return pb.Calibration(present_a=model.present[0], present_b=model.present[1], absent_a=model.absent[0],
+                          absent_b=model.absent[1], prior=model.prior, fitted_on=model.fitted_on,
+                          supervised=model.supervised)
 
 
 def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:
@@ -423,6 +432,14 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             concept=self.memory.namespace(request.namespace).vocabulary.name(concept_id), concept_id=concept_id,
             item_ids=ids[:page_size], next_page_token=ids[page_size - 1] if len(ids) > page_size else "",
             stats=pb.ConceptStats(**stats))
+
+    def Calibrate(self, request, context):
+        self.auth.check(context, request.namespace)
+        if len(request.p_yes) != len(request.present):
+            raise ValueError(f"p_yes and present must have the same length (got {len(request.p_yes)} and "
+                             f"{len(request.present)}): one label per score")
+        model = self.memory.calibrate(request.namespace, list(request.p_yes), list(request.present))
+        return pb.CalibrateResponse(calibration=calibration_view(model))
 
     def ScoreConcepts(self, request, context):
         self.auth.check(context, request.namespace)

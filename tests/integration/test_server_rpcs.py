@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import storage_pb2
 from polarmem_server.client import PolarMemClient, item_message
 from servertools import DIM
 
@@ -260,3 +261,29 @@ def test_oversized_message_is_rejected(tmp_path):
             code, _ = code_of(lambda: client.remember("big", id="x", text="x" * 200_000, vectors={"vis": np.ones(64)}))
             assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert client.get_namespace("big").item_count == 0
+
+
+def test_calibrate_with_a_labelled_set(client):
+    client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+    # three concepts scored 0.6: ambiguous until the labelled set says what 0.6 means here
+    client.remember("cal", id="x", vectors={"vis": vec(0)}, scores={"dog": [0.6], "cat": [0.6], "car": [0.05]})
+    assert not client.get_namespace("cal").HasField("calibration")
+    before = {e.concept: e.state for e in client.get_item("cal", "x").item.evidence}
+    bad = [(dict(p_yes=[0.9, 0.8], present=[True]), "same length"),
+           (dict(p_yes=[0.9, 1.5, 0.1, 0.2], present=[True, True, False, False]), "[0, 1]"),
+           (dict(p_yes=[0.9, 0.1, 0.2], present=[True, False, False]), "at least two present")]
+    for kwargs, words in bad:
+        code, details = code_of(lambda: client.calibrate("cal", **kwargs))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and words in details
+    assert code_of(lambda: client.calibrate("nope", [0.9, 0.8, 0.1, 0.2], [True, True, False, False]))[0] == \
+        grpc.StatusCode.NOT_FOUND
+    assert not client.get_namespace("cal").HasField("calibration")  # failures changed nothing
+    assert {e.concept: e.state for e in client.get_item("cal", "x").item.evidence} == before
+    present = [0.55, 0.6, 0.65, 0.7, 0.62, 0.58]  # in this namespace, 0.6 means present
+    absent = [0.05, 0.1, 0.15, 0.2, 0.08, 0.12]
+    model = client.calibrate("cal", present + absent, [True] * 6 + [False] * 6)
+    assert model.supervised and model.fitted_on == 12 and model.prior == pytest.approx(0.5)
+    assert client.get_namespace("cal").calibration == model
+    after = {e.concept: e.state for e in client.get_item("cal", "x").item.evidence}
+    assert after["dog"] == after["cat"] == storage_pb2.CONCEPT_STATE_HAS
+    assert after["car"] == storage_pb2.CONCEPT_STATE_NOT_HAS
