@@ -36,7 +36,10 @@ KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND
               storage_pb2.ITEM_KIND_TEXT: "text"}
 POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
                   pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
-STREAM_BATCH = 1024
+STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
+# Items a stream hands the scoring engine at once: a quarter of its default queue, so other
+# callers' verification still finds room.
+STREAM_VERIFY_BATCH = 256
 MAX_PAGE_SIZE = 1000
 
 
@@ -312,7 +315,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                     response.stored += 1
             pending.clear()
 
-        index = 0
+        index = to_verify = 0
         for number, request in enumerate(request_iterator):
             check_deadline(deadline)
             batch = ([request.item] if request.HasField("item") else []) + list(request.items)
@@ -331,11 +334,13 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 try:
                     pending.append((index, item_input(message)))
                     messages[index] = message
+                    to_verify += needs_verification(message)
                 except (ValueError, TypeError) as exc:
                     pending.append((index, exc))
                 index += 1
-            if len(pending) >= STREAM_BATCH:
+            if len(pending) >= STREAM_BATCH or to_verify >= STREAM_VERIFY_BATCH:
                 flush()
+                to_verify = 0
         if pending:
             flush()
         return response

@@ -71,6 +71,19 @@ def test_stream_verifies_each_item(lexical):
     assert sorted(client.get_concept("t", "dog").item_ids) == sorted(f"s{i}" for i in range(1, 20, 2))
 
 
+def test_a_long_verified_stream_stays_within_the_engine_queue(tmp_path):
+    # 700 items to verify in one stream against a queue of 300: the stream hands the engine at
+    # most 256 at a time, so none is refused
+    config = make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0, engine_queue=300)
+    with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        items = (pb.ItemInput(id=f"s{i}", text="a dog" if i % 2 else "no dog", verify_concepts=["dog"],
+                              vectors={"vis": pb.VectorValue(values=vec(i).tolist())}) for i in range(700))
+        response = client.remember_stream("t", items, timeout_s=120)
+        assert (response.stored, response.failed) == (700, 0)
+        assert client.get_concept("t", "dog", "not_has").stats.not_has == 350
+
+
 def test_image_bytes_need_a_vision_engine(lexical):
     _, client = lexical
     with pytest.raises(grpc.RpcError) as info:
