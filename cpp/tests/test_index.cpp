@@ -175,6 +175,31 @@ POLARMEM_TEST(bad_input_changes_nothing) {
   CHECK_THROWS(index.remove(&missing, 1));
 }
 
+POLARMEM_TEST(slots_with_is_the_and_of_the_bitmaps) {
+  Fixture f(70000, 8, 5, 11);  // crosses a 65,536-slot bitmap chunk
+  auto index = make_index(Storage::kF32, f);
+  std::vector<std::int64_t> gone{5, 65537};
+  index->remove(gone.data(), gone.size());
+  const std::vector<std::uint32_t> has{1}, not_has{0, 3};
+  std::vector<std::int64_t> expected;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (i == 5 || i == 65537) continue;
+    auto holds = [&](const std::vector<std::int64_t>& ptr, const std::vector<std::uint32_t>& ids, std::uint32_t c) {
+      for (std::int64_t p = ptr[i]; p < ptr[i + 1]; ++p) {
+        if (ids[static_cast<std::size_t>(p)] == c) return true;
+      }
+      return false;
+    };
+    if (holds(f.has_ptr, f.has_ids, 1) && holds(f.not_ptr, f.not_ids, 0) && holds(f.not_ptr, f.not_ids, 3)) {
+      expected.push_back(static_cast<std::int64_t>(i));
+    }
+  }
+  CHECK(!expected.empty());
+  CHECK(index->slots_with(has, not_has) == expected);
+  CHECK(index->slots_with({}, {}).size() == f.n - 2);
+  CHECK_THROWS(index->slots_with({}, {5}));
+}
+
 POLARMEM_TEST(concurrent_search_with_writer) {
   Fixture f(40000, 32, 6, 6);
   auto index_ptr = make_index(Storage::kF32, f);
