@@ -5,12 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 WORDS = ("Is there a an the in this image picture photo Answer Yes No yes no or . ? : Question "
          "dog cat car person bus grass sky tree pizza table kitchen frisbee snow Can you see Does contain "
          "visible A on with two of and red blue big small").split()
 
 
+def require_model_stack() -> None:
+    """Model tests need torch and transformers (installed by `make test`); elsewhere they skip."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+
+
 def build_tokenizer(path: Path):
+    require_model_stack()
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -27,6 +36,7 @@ def build_tokenizer(path: Path):
 
 def build_tiny_llama(path: Path, seed: int = 0) -> Path:
     """A 2-layer Llama with random weights and a WordLevel tokenizer (Yes, No, pad)."""
+    require_model_stack()
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -49,6 +59,7 @@ VLM_SPECIAL = {"<|image_pad|>": 10, "<|video_pad|>": 11, "<|vision_start|>": 12,
 def build_tiny_qwen2_vl(path: Path, seed: int = 0) -> Path:
     """A 2-layer Qwen2-VL (one vision block) with random weights, a WordLevel tokenizer holding
     the vision special tokens, and the PIL image processor — saved like a real checkpoint."""
+    require_model_stack()
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration

@@ -36,12 +36,14 @@ ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "vlm-shared", "
 
 
 @pytest.fixture(scope="module", params=ENGINE_PARAMS)
-def engine(request, tiny_model, tiny_vlm):
+def engine(request):
     name = request.param
     if name.startswith("vlm"):
+        tiny_vlm = request.getfixturevalue("tiny_vlm")
         return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3,
                              device=DEVICE)
     if name.startswith("transformers"):
+        tiny_model = request.getfixturevalue("tiny_model")
         return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4,
                              device=DEVICE)
     if name == "embedding":
@@ -50,7 +52,7 @@ def engine(request, tiny_model, tiny_vlm):
     if name == "tensorrt_llm":
         if importlib.util.find_spec("tensorrt_llm") is None:
             pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
-        return create_engine("tensorrt_llm", model=str(tiny_model))
+        return create_engine("tensorrt_llm", model=str(request.getfixturevalue("tiny_model")))
     return create_engine(name)
 
 
