@@ -1,4 +1,4 @@
-"""`polarmem serve | quickstart | remember FILE.jsonl | recall "query"`."""
+"""`polarmem serve | quickstart | remember FILE.jsonl | recall "query" | calibrate FILE.jsonl | evaluate`."""
 
 from __future__ import annotations
 
@@ -125,6 +125,33 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    """Fit a namespace's score model from a labelled JSONL: one {"p_yes": 0.83, "present": true}
+    per line (scores of objects whose presence a person checked)."""
+    from polarmem_server.client import PolarMemClient
+
+    scores, present = [], []
+    for number, line in enumerate(Path(args.file).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            scores.append(float(row["p_yes"]))
+            if not isinstance(row["present"], bool):
+                raise TypeError("present must be true or false")
+            present.append(row["present"])
+        except (ValueError, TypeError, KeyError) as exc:
+            print(f"error: {args.file} line {number}: need {{\"p_yes\": number, \"present\": true|false}} ({exc})",
+                  file=sys.stderr)
+            return 2
+    with PolarMemClient(args.address, token=args.token) as client:
+        model = client.calibrate(args.namespace, scores, present)
+    print(f"calibrated {args.namespace!r} on {model.fitted_on} labelled scores: present ~ Beta({model.present_a:.2f}, "
+          f"{model.present_b:.2f}), absent ~ Beta({model.absent_a:.2f}, {model.absent_b:.2f}), "
+          f"present share {model.prior:.2f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polarmem", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -153,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", default="evaluation")
     ev.set_defaults(func=_evaluate)
     for name, func, helptext in (("remember", _remember, "stream a JSONL file of items into a namespace"),
-                                 ("recall", _recall, "run one recall and print a table")):
+                                 ("recall", _recall, "run one recall and print a table"),
+                                 ("calibrate", _calibrate, "fit a namespace's score model from labelled P(Yes) scores")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("-n", "--namespace", required=True)
         p.add_argument("--address", default="127.0.0.1:50051")
@@ -163,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("file")
             p.add_argument("--batch", type=int, default=256)
             p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+        elif name == "calibrate":
+            p.add_argument("file", help='JSONL: {"p_yes": 0.83, "present": true} per line')
         else:
             p.add_argument("query")
             p.add_argument("-k", "--top-k", type=int, default=10)
