@@ -398,14 +398,16 @@ def plot(results: Sequence[EvaluationResult], out_dir: Path, ks: Sequence[int] =
     simulated = [r for r in results if r.condition.evidence == "simulated"]
     if len({r.condition.accuracy for r in simulated}) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-        for partitioner in sorted({r.condition.partitioner for r in simulated}):
+        for number, partitioner in enumerate(sorted({r.condition.partitioner for r in simulated})):
             series = sorted((r for r in simulated if r.condition.partitioner == partitioner), key=lambda r: r.condition.accuracy)
-            for mode, style in (("off", ":"), ("hard", "-")):
+            # "off" ranks by similarity alone, the same for every partitioner: drawn once
+            for mode, style in (("off", ":"), ("hard", "-"), ("strict", "--")):
+                if (mode == "off" and number) or mode not in series[0].metrics:
+                    continue
                 xs = [r.condition.accuracy for r in series]
-                axes[0].plot(xs, [r.metrics[mode]["conflict@3"][0] for r in series], style, marker="o",
-                             label=f"{partitioner} {mode}")
-                axes[1].plot(xs, [r.metrics[mode]["ndcg@10"][0] for r in series], style, marker="o",
-                             label=f"{partitioner} {mode}")
+                label = "off (plain similarity)" if mode == "off" else f"{partitioner} {mode}"
+                axes[0].plot(xs, [r.metrics[mode]["conflict@3"][0] for r in series], style, marker="o", label=label)
+                axes[1].plot(xs, [r.metrics[mode]["ndcg@10"][0] for r in series], style, marker="o", label=label)
         axes[0].set_ylabel("Conflict@3")
         axes[1].set_ylabel("nDCG@10")
         for ax in axes:
