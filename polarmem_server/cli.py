@@ -110,12 +110,13 @@ def _evaluate(args: argparse.Namespace) -> int:
                 conditions.append(evaluation.Condition(args.evidence, None, partitioner, spectrum))
     engine = args.engine if args.evidence == "engine" else ""
     results = evaluation.evaluate(conditions, rows, queries, load_encoder("minilm"), address=args.address,
-                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa, rho=args.rho,
+                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa, rho=args.rho, rho_absent=args.rho_absent,
                                   progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
     meta = {"data": args.data or "bundled coco_pope500", "queries": len(queries), "seed": args.seed, "ks": args.ks,
             "evidence": args.evidence, "engine": engine, "kappa": args.kappa, "rho": args.rho or 0.85,
+            "rho_absent": args.rho_absent or args.rho or 0.85,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
             if args.evidence == "simulated" else ""}
     evaluation.write_json(results, out / "evaluation.json", meta)
@@ -174,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--engine", default="embedding", help="engine for --evidence engine")
     ev.add_argument("--kappa", type=float, default=1.0)
     ev.add_argument("--rho", type=float, default=None, help="posterior band of mixture / calibrated (default 0.85)")
+    ev.add_argument("--rho-absent", type=float, default=None,
+                    help="the band's NOT_HAS side, when it should differ: P(present) < 1 - rho_absent -> NOT_HAS")
     ev.add_argument("--ks", type=int, nargs="+", default=[1, 3, 5, 10])
     ev.add_argument("--address", help="an existing server (default: an embedded one on a free local port)")
     ev.add_argument("--seed", type=int, default=0)

@@ -82,7 +82,8 @@ class PolarMemClient:
 
     def create_namespace(self, name: str, spaces: Iterable[tuple] = (), encoder: str = "", kappa: float | None = None,
                          aliases: Mapping[str, str] | None = None, templates: Sequence[str] = (),
-                         partitioner: str = "", rho: float | None = None) -> pb.NamespaceInfo:
+                         partitioner: str = "", rho: float | None = None,
+                         rho_absent: float | None = None) -> pb.NamespaceInfo:
         """`spaces`: (name, dim) or (name, dim, multi, storage) tuples; none = one 384-d `sem` space."""
         config = pb.NamespaceConfig(encoder=encoder, aliases=dict(aliases or {}), templates=list(templates),
                                     partitioner=partitioner)
@@ -95,6 +96,8 @@ class PolarMemClient:
             config.kappa = kappa
         if rho is not None:
             config.rho = rho
+        if rho_absent is not None:
+            config.rho_absent = rho_absent
         return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config)).namespace
 
     def get_namespace(self, name: str) -> pb.NamespaceInfo:

@@ -248,12 +248,12 @@ class EvaluationResult:
 
 def load_condition(client, condition: Condition, rows: Sequence[dict], categories: Sequence[str],
                    item_vectors: np.ndarray, templates: int, seed: int, kappa: float,
-                   rho: float | None = None) -> float:
+                   rho: float | None = None, rho_absent: float | None = None) -> float:
     from polarmem.v1 import memory_service_pb2 as pb
     from polarmem.v1 import storage_pb2
 
     client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none", kappa=kappa,
-                            partitioner=condition.partitioner, rho=rho)
+                            partitioner=condition.partitioner, rho=rho, rho_absent=rho_absent)
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
         scores = simulated_scores(rows, candidates, condition.accuracy, templates, seed)
@@ -297,7 +297,8 @@ def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors:
 
 def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Sequence[Query], encoder,
              address: str | None = None, engine: str = "", ks: Sequence[int] = KS, modes: Sequence[str] = MODES,
-             seed: int = 0, kappa: float = 1.0, rho: float | None = None, with_states: bool = True, progress=print) -> list[EvaluationResult]:
+             seed: int = 0, kappa: float = 1.0, rho: float | None = None, rho_absent: float | None = None,
+             with_states: bool = True, progress=print) -> list[EvaluationResult]:
     from polarmem_server.client import PolarMemClient
     from polarmem_server.config import ServerConfig
     from polarmem_server.memory import DEFAULT_TEMPLATES
@@ -323,7 +324,7 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
                 for condition in conditions:
                     progress(f"[{condition.label}] loading through gRPC ...")
                     load_s = load_condition(client, condition, rows, categories, item_vectors, len(DEFAULT_TEMPLATES),
-                                            seed, kappa, rho)
+                                            seed, kappa, rho, rho_absent)
                     started = time.perf_counter()
                     outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, modes)
                     per_query = [metrics_for(o, q, labels, consistent[q], ks) for o, q in zip(outcomes, queries)]

@@ -75,11 +75,12 @@ class NamespaceSettings:
     aliases: Mapping[str, str] = field(default_factory=dict)
     partitioner: str = "otsu"
     rho: float = 0.85
+    rho_absent: float = 0.0  # 0: the NOT_HAS side of the band is rho too
 
     def partition_settings(self) -> PartitionSettings:
         return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
                                  degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold,
-                                 method=self.partitioner, rho=self.rho)
+                                 method=self.partitioner, rho=self.rho, rho_absent=self.rho_absent)
 
     def validate(self) -> None:
         check_namespace_name(self.name)
@@ -102,7 +103,8 @@ class NamespaceSettings:
             spaces=[storage_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
             encoder=self.encoder, kappa=self.kappa, degenerate_policy=self.degenerate_policy,
             fixed_threshold=self.fixed_threshold, template_std_max=self.template_std_max, templates=list(self.templates),
-            aliases=dict(self.aliases), created_ms=created_ms, partitioner=self.partitioner, rho=self.rho)
+            aliases=dict(self.aliases), created_ms=created_ms, partitioner=self.partitioner, rho=self.rho,
+            rho_absent=self.rho_absent)
 
     @classmethod
     def from_record(cls, record: storage_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -112,7 +114,7 @@ class NamespaceSettings:
             encoder=record.encoder or "none", kappa=record.kappa, degenerate_policy=record.degenerate_policy or "fixed",
             fixed_threshold=record.fixed_threshold, template_std_max=record.template_std_max or 0.3,
             templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
-            partitioner=record.partitioner or "otsu", rho=record.rho or 0.85)
+            partitioner=record.partitioner or "otsu", rho=record.rho or 0.85, rho_absent=record.rho_absent)
 
 
 @dataclass
@@ -340,13 +342,14 @@ class Memory:
             return record
 
     def repartition(self, ns: str, kappa: float | None = None, partitioner: str | None = None,
-                    rho: float | None = None) -> int:
+                    rho: float | None = None, rho_absent: float | None = None) -> int:
         """Re-partition every item of a namespace from its stored scores (no re-scoring) under a
         new κ, partitioner or ρ, which become the namespace's settings. Returns the number of
         items whose states changed."""
         namespace = self.namespace(ns)
         with namespace.write_lock:
-            changes = {k: v for k, v in (("kappa", kappa), ("partitioner", partitioner), ("rho", rho)) if v is not None}
+            changes = {k: v for k, v in (("kappa", kappa), ("partitioner", partitioner), ("rho", rho),
+                                         ("rho_absent", rho_absent)) if v is not None}
             settings = NamespaceSettings(**{**namespace.settings.__dict__, **changes})
             settings.validate()
             namespace.settings = settings

@@ -205,11 +205,11 @@ def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
         note = "calibration pending: per-item mixture" if method == "calibrated" and calibration is None else ""
         posterior = model.posterior(means)
         states = [ConceptState.UNCERTAIN if s > settings.template_std_max else
-                  ConceptState.HAS if p > settings.rho else ConceptState.NOT_HAS if p < 1 - settings.rho else
+                  ConceptState.HAS if p > settings.rho else ConceptState.NOT_HAS if p < 1 - settings.absent_band else
                   ConceptState.UNCERTAIN for p, s in zip(posterior, stds)]
-        low, high = model.crossing(1 - settings.rho), model.crossing(settings.rho)
+        low, high = model.crossing(1 - settings.absent_band), model.crossing(settings.rho)
         tau, delta, sigma_w = model.crossing(0.5), (high - low) / 2, 0.0
-        parameters.update({"rho": settings.rho, "prior": model.prior, "present_a": model.present[0],
+        parameters.update({"rho": settings.rho, "rho_absent": settings.absent_band, "prior": model.prior, "present_a": model.present[0],
                            "present_b": model.present[1], "absent_a": model.absent[0], "absent_b": model.absent[1],
                            "has_above": high, "not_has_below": low})
     uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)

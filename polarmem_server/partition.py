@@ -47,12 +47,19 @@ class PartitionSettings:
     weak_ratio: float = 0.8
     method: str = "otsu"  # one of PARTITIONERS (mixtures.py documents the three beyond the paper's)
     rho: float = 0.85  # posterior methods: P(present) > rho -> HAS, < 1 - rho -> NOT_HAS
+    rho_absent: float = 0.0  # when > 0: P(present) < 1 - rho_absent -> NOT_HAS instead
+
+    @property
+    def absent_band(self) -> float:
+        return self.rho_absent or self.rho
 
     def __post_init__(self) -> None:
         if self.method not in PARTITIONERS:
             raise ValueError(f"partitioner must be one of {', '.join(PARTITIONERS)}, got {self.method!r}")
         if not 0.5 <= self.rho < 1.0:
             raise ValueError(f"rho must lie in [0.5, 1), got {self.rho}")
+        if self.rho_absent and not 0.5 <= self.rho_absent < 1.0:
+            raise ValueError(f"rho_absent must lie in [0.5, 1) (or be unset), got {self.rho_absent}")
         if not math.isfinite(self.kappa) or self.kappa < 0:
             raise ValueError(f"kappa must be a finite number >= 0, got {self.kappa}")
         if self.degenerate_policy not in ("fixed", "uncertain"):

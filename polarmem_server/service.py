@@ -169,6 +169,8 @@ def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
     )
     if config.HasField("rho"):
         kwargs["rho"] = config.rho
+    if config.HasField("rho_absent"):
+        kwargs["rho_absent"] = config.rho_absent
     for field in ("kappa", "fixed_threshold", "template_std_max"):
         if config.HasField(field):
             value = getattr(config, field)
@@ -184,7 +186,8 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
         spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
         degenerate_policy=pb.DEGENERATE_POLICY_UNCERTAIN if s.degenerate_policy == "uncertain" else pb.DEGENERATE_POLICY_FIXED,
-        templates=list(s.templates), aliases=dict(s.aliases), partitioner=s.partitioner, rho=s.rho)
+        templates=list(s.templates), aliases=dict(s.aliases), partitioner=s.partitioner, rho=s.rho,
+        rho_absent=s.rho_absent or s.rho)
     visual = namespace.kinds.get("ITEM_KIND_VISUAL", 0)
     text = namespace.kinds.get("ITEM_KIND_TEXT", 0)
     info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,

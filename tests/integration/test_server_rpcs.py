@@ -39,6 +39,8 @@ def test_namespaces(client):
         (dict(name="m", spaces=[("vis", 8)], encoder="minilm"), grpc.StatusCode.INVALID_ARGUMENT, "'sem'"),
         (dict(name="z", spaces=[("vis", 0)], encoder="none"), grpc.StatusCode.INVALID_ARGUMENT, "dim"),
         (dict(name="e", encoder="word2vec"), grpc.StatusCode.INVALID_ARGUMENT, "encoder"),
+        (dict(name="r", encoder="none", partitioner="calibrated", rho_absent=0.2), grpc.StatusCode.INVALID_ARGUMENT,
+         "rho_absent"),
     ],
 )
 def test_create_namespace_failures(client, kwargs, code, words):
@@ -264,7 +266,10 @@ def test_oversized_message_is_rejected(tmp_path):
 
 
 def test_calibrate_with_a_labelled_set(client):
-    client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+    info = client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+    assert info.config.rho_absent == info.config.rho == 0.85  # unset: the band is symmetric
+    assert client.create_namespace("cal2", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated",
+                                   rho_absent=0.93).config.rho_absent == 0.93
     # three concepts scored 0.6: ambiguous until the labelled set says what 0.6 means here
     client.remember("cal", id="x", vectors={"vis": vec(0)}, scores={"dog": [0.6], "cat": [0.6], "car": [0.05]})
     assert not client.get_namespace("cal").HasField("calibration")

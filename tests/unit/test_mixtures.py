@@ -61,6 +61,23 @@ def test_posterior_methods_state_rule_and_report(method):
         assert p.parameters["has_above"] > p.tau > p.parameters["not_has_below"]
 
 
+def test_a_stricter_absence_band_moves_only_the_not_has_side():
+    model = mixtures.BetaMixture((6.0, 1.0), (1.2, 5.0), 0.2)
+    means = np.linspace(0.02, 0.98, 49)
+    posterior = model.posterior(means)
+    symmetric = partition_scores(means[:, None], PartitionSettings(method="calibrated", rho=0.85), calibration=model)
+    strict = partition_scores(means[:, None], PartitionSettings(method="calibrated", rho=0.85, rho_absent=0.97),
+                              calibration=model)
+    assert [s == H for s in strict.states] == [s == H for s in symmetric.states] == list(posterior > 0.85)
+    assert [s == N for s in symmetric.states] == list(posterior < 0.15)
+    assert [s == N for s in strict.states] == list(posterior < 0.03)
+    assert 0 < sum(s == N for s in strict.states) < sum(s == N for s in symmetric.states)
+    assert strict.parameters["rho_absent"] == 0.97 and symmetric.parameters["rho_absent"] == 0.85
+    assert strict.parameters["not_has_below"] < symmetric.parameters["not_has_below"]
+    with pytest.raises(ValueError, match="rho_absent must lie in"):
+        PartitionSettings(method="calibrated", rho_absent=1.2)
+
+
 def test_template_disagreement_stays_uncertain_for_every_method():
     scores = np.array([[0.95, 0.05, 0.95, 0.05]] + [[0.9] * 4] + [[0.05] * 4] * 10)
     for method in ("min_error", "mixture"):
