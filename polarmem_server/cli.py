@@ -74,14 +74,15 @@ def _remember(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.client import MODES, PolarMemClient
 
+    mode_names = {code: name for name, code in MODES.items()}
     with PolarMemClient(args.address, token=args.token) as client:
         response = client.recall(args.namespace, args.query, top_k=args.top_k, mode=args.mode,
                                  suppressed_k=args.top_k if args.show_suppressed else 0)
     parse = response.parse
     print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={list(parse.unknown)} "
-          f"mode={args.mode}->{response.mode_used and ['', 'hard', 'soft', 'adaptive', 'off', 'strict'][response.mode_used]}")
+          f"mode={args.mode}->{mode_names.get(response.mode_used, '')}")
     print(f"{'rank':>4} {'tier':<9} {'score':>6}  {'id':<24} why")
     for hit in response.hits:
         why = "; ".join(hit.reasons) or "-"
@@ -109,14 +110,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             else:
                 conditions.append(evaluation.Condition(args.evidence, None, partitioner, spectrum))
     engine = args.engine if args.evidence == "engine" else ""
+    # unset options keep the server's defaults (rho 0.85; rho_absent = rho)
+    options = {k: v for k, v in (("kappa", args.kappa), ("rho", args.rho), ("rho_absent", args.rho_absent)) if v is not None}
     results = evaluation.evaluate(conditions, rows, queries, load_encoder("minilm"), address=args.address,
-                                  engine=engine, ks=args.ks, seed=args.seed, kappa=args.kappa, rho=args.rho, rho_absent=args.rho_absent,
+                                  engine=engine, ks=args.ks, seed=args.seed, namespace_options=options,
                                   progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
     meta = {"data": args.data or "bundled coco_pope500", "queries": len(queries), "seed": args.seed, "ks": args.ks,
-            "evidence": args.evidence, "engine": engine, "kappa": args.kappa, "rho": args.rho or 0.85,
-            "rho_absent": args.rho_absent or args.rho or 0.85,
+            "evidence": args.evidence, "engine": engine, "namespace_options": options,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
             if args.evidence == "simulated" else ""}
     evaluation.write_json(results, out / "evaluation.json", meta)
@@ -154,6 +156,8 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from polarmem_server.client import MODES
+
     parser = argparse.ArgumentParser(prog="polarmem", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the gRPC server")
@@ -199,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("query")
             p.add_argument("-k", "--top-k", type=int, default=10)
-            p.add_argument("--mode", choices=["hard", "strict", "soft", "adaptive", "off"], default="hard")
+            p.add_argument("--mode", choices=list(MODES), default="hard")
             p.add_argument("--show-suppressed", action="store_true")
     return parser
 

@@ -28,7 +28,7 @@ import math
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,13 +247,14 @@ class EvaluationResult:
 
 
 def load_condition(client, condition: Condition, rows: Sequence[dict], categories: Sequence[str],
-                   item_vectors: np.ndarray, templates: int, seed: int, kappa: float,
-                   rho: float | None = None, rho_absent: float | None = None) -> float:
+                   item_vectors: np.ndarray, templates: int, seed: int,
+                   namespace_options: Mapping[str, float] | None = None) -> float:
+    """`namespace_options`: partition settings for the namespace (kappa, rho, rho_absent)."""
     from polarmem.v1 import memory_service_pb2 as pb
     from polarmem.v1 import storage_pb2
 
-    client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none", kappa=kappa,
-                            partitioner=condition.partitioner, rho=rho, rho_absent=rho_absent)
+    client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none",
+                            partitioner=condition.partitioner, **(namespace_options or {}))
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
         scores = simulated_scores(rows, candidates, condition.accuracy, templates, seed)
@@ -297,8 +298,8 @@ def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors:
 
 def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Sequence[Query], encoder,
              address: str | None = None, engine: str = "", ks: Sequence[int] = KS, modes: Sequence[str] = MODES,
-             seed: int = 0, kappa: float = 1.0, rho: float | None = None, rho_absent: float | None = None,
-             with_states: bool = True, progress=print) -> list[EvaluationResult]:
+             seed: int = 0, namespace_options: Mapping[str, float] | None = None, with_states: bool = True,
+             progress=print) -> list[EvaluationResult]:
     from polarmem_server.client import PolarMemClient
     from polarmem_server.config import ServerConfig
     from polarmem_server.memory import DEFAULT_TEMPLATES
@@ -324,7 +325,7 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
                 for condition in conditions:
                     progress(f"[{condition.label}] loading through gRPC ...")
                     load_s = load_condition(client, condition, rows, categories, item_vectors, len(DEFAULT_TEMPLATES),
-                                            seed, kappa, rho, rho_absent)
+                                            seed, namespace_options)
                     started = time.perf_counter()
                     outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, modes)
                     per_query = [metrics_for(o, q, labels, consistent[q], ks) for o, q in zip(outcomes, queries)]

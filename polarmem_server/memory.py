@@ -32,6 +32,7 @@ from polarmem.v1 import storage_pb2
 from polarmem_server import text as textproc
 from polarmem_server.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
+from polarmem_server.index_record import concept_lists
 from polarmem_server.mixtures import MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_supervised
 from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
 from polarmem_server.rebuild import RebuildLoader, append_items
@@ -170,15 +171,14 @@ class Namespace:
         return self.encoder
 
     def count_record(self, record: storage_pb2.ItemRecord, slot: int, sign: int) -> None:
+        """One item in (+1) or out (-1) of the counters; new items are counted in bulk by
+        rebuild.append_items from their index records instead."""
+        has, not_has, align, scored = concept_lists(record)
         self.kinds[storage_pb2.ItemKind.Name(record.kind)] += sign
-        for ev in record.evidence:
-            if ev.state == storage_pb2.CONCEPT_STATE_HAS:
-                self.concept_counts["has"][ev.concept_id] += sign
-            elif ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS:
-                self.concept_counts["not_has"][ev.concept_id] += sign
-        for c in record.mentions:
-            self.concept_counts["align"][c] += sign
-        self.scored_concepts += sign * sum(1 for ev in record.evidence if len(ev.template_scores))
+        for polarity, concepts in (("has", has), ("not_has", not_has), ("align", align)):
+            for c in concepts:
+                self.concept_counts[polarity][c] += sign
+        self.scored_concepts += sign * scored
         for key, value in record.metadata.items():
             if sign > 0:
                 self.metadata_slots[(key, value)].add(slot)
@@ -197,8 +197,7 @@ def _now_ms() -> int:
 
 
 def _states_of(record: storage_pb2.ItemRecord) -> tuple[list[int], list[int]]:
-    has = [ev.concept_id for ev in record.evidence if ev.state == storage_pb2.CONCEPT_STATE_HAS]
-    not_has = [ev.concept_id for ev in record.evidence if ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS]
+    has, not_has, _, _ = concept_lists(record)
     return has, not_has
 
 

@@ -238,7 +238,9 @@ def run_recall(memory: Memory, namespace: Namespace, text: str = "", vectors: Ma
 def _strict_search(namespace: Namespace, plan: QueryPlan, search, allow, k: int, exclude: bool) -> SearchHits:
     """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem, slot). Any item of the
     strict top k is in the hard top k (everything ranked above it there is above it here too)
-    or in the hard top k among verified items, so merging those two searches is exact."""
+    or in the hard top k among verified items, so merging those two searches is exact. When the
+    hard top k is verified throughout, it is already the strict top k (a verified item outside it
+    ranks below it under both orders), and the second search is skipped."""
     hard = search("hard", k, exclude)
     if not plan.forbidden:
         return hard
@@ -247,13 +249,17 @@ def _strict_search(namespace: Namespace, plan: QueryPlan, search, allow, k: int,
         verified = np.intersect1d(verified, np.asarray(allow, dtype=np.int64), assume_unique=True)
     if verified.size == 0:
         return hard
+    def is_verified(slots: np.ndarray) -> np.ndarray:  # `verified` is ascending
+        return verified[np.minimum(np.searchsorted(verified, slots), verified.size - 1)] == slots
+
+    if is_verified(hard.slots).all():  # nothing in the hard top k can be displaced
+        return hard
     among_verified = search("hard", k, exclude, allow=verified)
     rows: dict[int, tuple[int, float]] = {}
     for hits in (hard, among_verified):
         rows.update(zip(hits.slots.tolist(), zip(hits.tiers.tolist(), hits.scores.tolist())))
     slots = np.fromiter(rows, dtype=np.int64, count=len(rows))
-    at = np.minimum(np.searchsorted(verified, slots), verified.size - 1)  # `verified` is ascending
-    flags = dict(zip(slots.tolist(), (verified[at] == slots).tolist()))
+    flags = dict(zip(slots.tolist(), is_verified(slots).tolist()))
     ranked = sorted(rows, key=lambda slot: (-rows[slot][0], not flags[slot], -rows[slot][1], slot))[:k]
     return SearchHits(np.asarray(ranked, dtype=np.int64), np.asarray([rows[s][0] for s in ranked], dtype=hard.tiers.dtype),
                       np.asarray([rows[s][1] for s in ranked], dtype=hard.scores.dtype), hard.tier_counts,

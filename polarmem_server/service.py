@@ -26,10 +26,9 @@ from polarmem_server.verification import Verifier
 STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
                  pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
-MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", pb.RECALL_MODE_HARD: "hard", pb.RECALL_MODE_SOFT: "soft",
-              pb.RECALL_MODE_ADAPTIVE: "adaptive", pb.RECALL_MODE_OFF: "off", pb.RECALL_MODE_STRICT: "strict"}
 MODE_CODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
               "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", **{code: name for name, code in MODE_CODES.items()}}
 STATE_NAMES = {storage_pb2.CONCEPT_STATE_HAS: "has", storage_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
                storage_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
 KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND_VISUAL: "visual",

@@ -19,7 +19,7 @@ def test_evaluate_writes_results_and_plots(tmp_path):
                  "--partitioner", "otsu", "calibrated", "--rho", "0.9", "--out", str(out), "--ks", "1", "3", "10"])
     assert code == 0
     report = json.loads((out / "evaluation.json").read_text())
-    assert report["note"].startswith("simulated evidence") and report["rho"] == 0.9
+    assert report["note"].startswith("simulated evidence") and report["namespace_options"] == {"kappa": 1.0, "rho": 0.9}
     assert len(report["results"]) == 4 and all(r["simulated"] for r in report["results"])
     for result in report["results"]:
         metrics = result["metrics"]

@@ -82,3 +82,19 @@ def test_strict_differs_from_hard_only_by_verified_order(memory):
     flags = [h.absence_verified for h in entailed]
     assert flags == sorted(flags, reverse=True) and any(flags) and not all(flags)
     assert [h.item_id for h in hard.hits] != [h.item_id for h in strict.hits]
+
+
+def test_strict_equals_hard_when_the_hard_top_is_verified_throughout(memory):
+    # the branch that skips the second core search: checked against brute force too
+    m, items = memory
+    checked = 0
+    for seed in range(60):
+        query = np.random.default_rng(100 + seed).standard_normal(DIM).astype(np.float32)
+        hard = m.recall("s", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=2, mode="hard")
+        if not all(h.absence_verified for h in hard.hits):
+            continue
+        checked += 1
+        strict = m.recall("s", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=2, mode="strict")
+        expected, _ = reference(items, query, ["dog"], ["cat"], 2)
+        assert [h.item_id for h in strict.hits] == [h.item_id for h in hard.hits] == expected
+    assert checked >= 5
