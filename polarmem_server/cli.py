@@ -100,8 +100,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     from polarmem_server.encoder import load_encoder
 
     rows = read_jsonl(args.data) if args.data else coco_pope500()
-    queries = (evaluation.read_queries(args.queries) if args.queries
-               else evaluation.generate_queries(rows, args.num_queries, args.seed))
+    queries = evaluation.read_queries(args.queries) if args.queries else None
+    seeds = args.seeds or [args.seed]
     conditions = []
     for spectrum in args.spectrum:
         for partitioner in args.partitioner:
@@ -112,12 +112,14 @@ def _evaluate(args: argparse.Namespace) -> int:
     engine = args.engine if args.evidence == "engine" else ""
     # unset options keep the server's defaults (rho 0.85; rho_absent = rho)
     options = {k: v for k, v in (("kappa", args.kappa), ("rho", args.rho), ("rho_absent", args.rho_absent)) if v is not None}
-    results = evaluation.evaluate(conditions, rows, queries, load_encoder("minilm"), address=args.address,
-                                  engine=engine, ks=args.ks, seed=args.seed, namespace_options=options,
-                                  progress=lambda m: print(m, file=sys.stderr, flush=True))
+    results = evaluation.evaluate_seeds(conditions, rows, seeds, load_encoder("minilm"), num_queries=args.num_queries,
+                                        queries=queries, address=args.address, engine=engine, ks=args.ks,
+                                        namespace_options=options,
+                                        progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
-    meta = {"data": args.data or "bundled coco_pope500", "queries": len(queries), "seed": args.seed, "ks": args.ks,
+    meta = {"data": args.data or "bundled coco_pope500", "queries_per_seed": len(queries) if queries else args.num_queries,
+            "seeds": seeds, "ks": args.ks,
             "evidence": args.evidence, "engine": engine, "namespace_options": options,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
             if args.evidence == "simulated" else ""}
@@ -184,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--ks", type=int, nargs="+", default=[1, 3, 5, 10])
     ev.add_argument("--address", help="an existing server (default: an embedded one on a free local port)")
     ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--seeds", type=int, nargs="+",
+                    help="several seeds, pooled (each draws its own queries and simulated scores); overrides --seed")
     ev.add_argument("--out", default="evaluation")
     ev.set_defaults(func=_evaluate)
     for name, func, helptext in (("remember", _remember, "stream a JSONL file of items into a namespace"),

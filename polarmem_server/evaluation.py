@@ -244,6 +244,7 @@ class EvaluationResult:
     load_seconds: float = 0.0
     query_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    per_query: list = field(default_factory=list, repr=False)  # metrics_for per query, kept for pooling seeds
 
 
 def load_condition(client, condition: Condition, rows: Sequence[dict], categories: Sequence[str],
@@ -330,7 +331,7 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
                     outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, modes)
                     per_query = [metrics_for(o, q, labels, consistent[q], ks) for o, q in zip(outcomes, queries)]
                     result = EvaluationResult(condition, summarise(per_query, seed), load_seconds=load_s,
-                                              query_seconds=time.perf_counter() - started)
+                                              query_seconds=time.perf_counter() - started, per_query=per_query)
                     if with_states and condition.evidence != "labels":
                         items = {r["id"]: client.get_item(condition.name, r["id"]).item for r in rows}
                         result.states = state_report(items, labels)
@@ -340,6 +341,35 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
             if server is not None:
                 server.stop()
     return results
+
+
+def evaluate_seeds(conditions: Sequence[Condition], rows: Sequence[dict], seeds: Sequence[int], encoder,
+                   num_queries: int = 100, queries: Sequence[Query] | None = None, progress=print,
+                   **options) -> list[EvaluationResult]:
+    """`evaluate` once per seed — each seed draws its own queries (unless `queries` are given)
+    and its own simulated scores — pooled: every metric's mean and bootstrap interval over all
+    seeds' queries together, state figures averaged, and each seed's means kept in
+    `extra["per_seed"]` (one seed's 100 queries decide a Conflict@3 of 0.1 to about ±0.03)."""
+    runs = []
+    for seed in seeds:
+        progress(f"seed {seed}")
+        seed_queries = list(queries) if queries is not None else generate_queries(rows, num_queries, seed)
+        runs.append(evaluate(conditions, rows, seed_queries, encoder, seed=seed, progress=progress, **options))
+    if len(runs) == 1:
+        return runs[0]
+    pooled = []
+    for parts in zip(*runs):
+        per_query = [q for part in parts for q in part.per_query]
+        states = None
+        if all(part.states for part in parts):
+            states = {name: float(np.mean([part.states[name] for part in parts])) for name in parts[0].states}
+        per_seed = {str(seed): {mode: {name: part.metrics[mode][name][0] for name in ("conflict@3", "ndcg@10")
+                                       if name in part.metrics[mode]} for mode in part.metrics}
+                    for seed, part in zip(seeds, parts)}
+        pooled.append(EvaluationResult(parts[0].condition, summarise(per_query, seeds[0]), states,
+                                       sum(p.load_seconds for p in parts), sum(p.query_seconds for p in parts),
+                                       {"per_seed": per_seed}, per_query))
+    return pooled
 
 
 # ---- output ------------------------------------------------------------------------------
@@ -355,6 +385,10 @@ def format_table(results: Sequence[EvaluationResult], k: int = 3, ndcg_k: int = 
 
             lines.append(f"{r.condition.label:<44} {mode:<9} {cell(f'conflict@{k}')} {cell(f'filter_rate@{k}')} "
                          f"{m[f'recall@{k}'][0]:8.3f} {m[f'ndcg@{ndcg_k}'][0]:8.3f}")
+        if "per_seed" in r.extra:
+            for mode in r.metrics:
+                seeds = ", ".join(f"{seed}: {m[mode].get('conflict@3', float('nan')):.3f}" for seed, m in r.extra["per_seed"].items())
+                lines.append(f"{'':<44} {mode:<9} Conflict@3 per seed  {seeds}")
         if r.states:
             s = r.states
             lines.append(f"{'':<44} states: HAS P/R {s['has_precision']:.2f}/{s['has_recall']:.2f}, NOT_HAS P/R "
@@ -367,7 +401,7 @@ def write_json(results: Sequence[EvaluationResult], path: Path, meta: dict) -> N
                                     "simulated": r.condition.evidence == "simulated",
                                     "accuracy": r.condition.accuracy, "partitioner": r.condition.partitioner,
                                     "metrics": r.metrics, "states": r.states, "load_seconds": r.load_seconds,
-                                    "query_seconds": r.query_seconds} for r in results]}
+                                    "query_seconds": r.query_seconds, **r.extra} for r in results]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2))
 

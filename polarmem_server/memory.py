@@ -22,7 +22,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ from polarmem_server import text as textproc
 from polarmem_server.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
 from polarmem_server.index_record import concept_lists
-from polarmem_server.mixtures import MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_supervised
+from polarmem_server.mixtures import (MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_concept_priors,
+                                      fit_supervised)
 from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
 from polarmem_server.rebuild import RebuildLoader, append_items
 from polarmem_server.recall import RecallResult, run_recall
@@ -367,6 +368,7 @@ class Memory:
             raise ValueError("p_yes: every calibration score must be a finite P(Yes) in [0, 1]")
         with namespace.write_lock:
             namespace.calibration = fit_supervised(values, np.asarray(present, dtype=bool))
+            self._fit_calibration(namespace)  # the concepts' prevalences, from the stored scores
             self._save_namespace(namespace)
             if namespace.settings.partitioner == "calibrated":
                 self._repartition_all(namespace)
@@ -378,24 +380,33 @@ class Memory:
             c = namespace.calibration
             record.calibration.CopyFrom(storage_pb2.CalibrationRecord(
                 present_a=c.present[0], present_b=c.present[1], absent_a=c.absent[0], absent_b=c.absent[1],
-                prior=c.prior, fitted_on=c.fitted_on, supervised=c.supervised))
+                prior=c.prior, fitted_on=c.fitted_on, supervised=c.supervised, concept_priors=dict(c.concept_priors),
+                priors_fitted_on=c.priors_fitted_on))
         self.store.put_namespace(record)
 
     def _fit_calibration(self, namespace: Namespace) -> bool:
-        """Fit the pooled score model from every stored concept mean; False if too few scores."""
-        means = [ev.mean for r in self.store.iter_items(namespace.settings.name) for ev in r.evidence
-                 if len(ev.template_scores) and ev.template_std <= namespace.settings.template_std_max]
-        if len(means) < MIN_CALIBRATION_SCORES:
+        """Fit the score model from every stored concept mean: the two class components (unless
+        a labelled calibration set fixed them) and each concept's prevalence. False if too few
+        scores."""
+        limit = namespace.settings.template_std_max
+        pairs = [(ev.concept_id, ev.mean) for r in self.store.iter_items(namespace.settings.name) for ev in r.evidence
+                 if len(ev.template_scores) and ev.template_std <= limit]
+        if len(pairs) < MIN_CALIBRATION_SCORES:
             return False
-        namespace.calibration = fit_beta_mixture(np.asarray(means))
+        means = np.array([m for _, m in pairs])
+        current = namespace.calibration
+        model = current if current is not None and current.supervised else fit_beta_mixture(means)
+        model = fit_concept_priors(model, [namespace.vocabulary.name(c) for c, _ in pairs], means)
+        namespace.calibration = replace(model, priors_fitted_on=len(pairs))
         return True
 
     def _maybe_recalibrate(self, namespace: Namespace) -> None:
-        """A "calibrated" namespace refits its pooled model each time its scores double."""
+        """A "calibrated" namespace refits its model each time its pooled scores double (only the
+        concept prevalences when a labelled calibration set fixed the components)."""
         if namespace.settings.partitioner != "calibrated":
             return
         current = namespace.calibration
-        if current is not None and (current.supervised or namespace.scored_concepts < 2 * current.fitted_on):
+        if current is not None and namespace.scored_concepts < 2 * max(current.priors_fitted_on, MIN_CALIBRATION_SCORES // 2):
             return
         if current is None and namespace.scored_concepts < MIN_CALIBRATION_SCORES:
             return
@@ -723,7 +734,7 @@ class Memory:
         if record.HasField("calibration"):
             c = record.calibration
             namespace.calibration = BetaMixture((c.present_a, c.present_b), (c.absent_a, c.absent_b), c.prior,
-                                                c.fitted_on, c.supervised)
+                                                c.fitted_on, c.supervised, dict(c.concept_priors), c.priors_fitted_on)
         for concept in self.store.concepts(settings.name):
             concept_id, _ = namespace.vocabulary.ensure(concept.name)
             if concept_id != concept.id:

@@ -20,11 +20,14 @@ components Beta(3, 1) and Beta(1, 3) so a component fitted on three or four scor
 States by posterior: > ρ HAS, < 1 − ρ NOT_HAS, otherwise UNCERTAIN (ρ = 0.85 by default).
 
 ``calibrated`` — the same posterior rule, with the mixture fitted once per namespace on the
-pooled scores of every item already stored (thousands of scores instead of eighty), or fitted
-on a labelled calibration set the client supplies (each class's Beta by method of moments, π
-from the labels). The namespace refits as it grows (each time its pooled scores double) and
-re-partitions stored items from their stored scores — no re-scoring. Until the first fit
-(``MIN_CALIBRATION_SCORES`` scores), items are partitioned by the per-item ``mixture``.
+pooled scores of every item already stored (thousands of scores instead of eighty), or its two
+components fitted on a labelled calibration set the client supplies (each class's Beta by
+method of moments). Each concept then gets its own prevalence π_c (``fit_concept_priors``):
+the components describe the verifier, the prevalence the data, and a score of 0.4 for "person"
+(in half of COCO's images) is not the same evidence as 0.4 for "hair drier". The namespace
+refits as it grows (each time its pooled scores double) and re-partitions stored items from
+their stored scores — no re-scoring. Until the first fit (``MIN_CALIBRATION_SCORES`` scores),
+items are partitioned by the per-item ``mixture``.
 
 Every method keeps template disagreement (std > template_std_max) UNCERTAIN, reports the
 item's parameters, and τ / δ: for the posterior methods τ is where P(present) = 0.5 and δ is
@@ -34,7 +37,8 @@ half the width of the UNCERTAIN band in score space.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -50,6 +54,8 @@ DEFAULT_PRESENT = (3.0, 1.0)
 DEFAULT_ABSENT = (1.0, 3.0)
 MIN_CALIBRATION_SCORES = 400
 PARAM_RANGE = (0.2, 200.0)
+CONCEPT_PRIOR_STRENGTH = 20.0
+CONCEPT_PRIOR_ITERATIONS = 200
 
 
 @dataclass(frozen=True)
@@ -59,11 +65,22 @@ class BetaMixture:
     prior: float  # π, the share of present concepts
     fitted_on: int = 0
     supervised: bool = False
+    # π_c per concept name (calibrated namespaces); concepts not listed use `prior`. Left out of
+    # equality and hashing: crossings are cached per model and only ever use the shared π.
+    concept_priors: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
+    priors_fitted_on: int = field(default=0, compare=False)  # pooled scores behind concept_priors
 
-    def posterior(self, s: np.ndarray) -> np.ndarray:
+    def priors_for(self, names: Sequence[str] | None, count: int) -> np.ndarray:
+        """π per score: the concept's own prevalence where one was fitted, else the shared π."""
+        if not names or not self.concept_priors:
+            return np.full(count, self.prior)
+        return np.array([self.concept_priors.get(name, self.prior) for name in names], dtype=np.float64)
+
+    def posterior(self, s: np.ndarray, priors: np.ndarray | float | None = None) -> np.ndarray:
         s = np.clip(np.asarray(s, dtype=np.float64), EPS, 1 - EPS)
-        log1 = _log_beta_pdf(s, *self.present) + math.log(self.prior)
-        log0 = _log_beta_pdf(s, *self.absent) + math.log1p(-self.prior)
+        pi = np.clip(np.asarray(self.prior if priors is None else priors, dtype=np.float64), 1e-6, 1 - 1e-6)
+        log1 = _log_beta_pdf(s, *self.present) + np.log(pi)
+        log0 = _log_beta_pdf(s, *self.absent) + np.log1p(-pi)
         return 1.0 / (1.0 + np.exp(np.clip(log0 - log1, -700, 700)))
 
     def crossing(self, p: float) -> float:
@@ -157,6 +174,49 @@ def fit_supervised(scores: np.ndarray, present: np.ndarray) -> BetaMixture:
                        float(np.clip(y.mean(), 1e-4, 1 - 1e-4)), fitted_on=s.size, supervised=True)
 
 
+def fit_concept_priors(model: BetaMixture, concepts: Sequence[str], scores: np.ndarray,
+                       strength: float = CONCEPT_PRIOR_STRENGTH) -> BetaMixture:
+    """Each concept's prevalence π_c by EM with the class-conditional components held fixed
+    (they describe the verifier, shared by every concept; prevalence is the data's, and in COCO
+    ranges from "person" in half the images to objects in one of a thousand). First the shared
+    π over all scores (π ← mean r_i), then each concept's, shrunk towards it with `strength`
+    pseudo-observations:
+
+        π_c ← (Σ_i r_i + strength·π) / (n_c + strength),  r_i = P(present | s_i, π_c).
+
+    A concept scored a handful of times keeps roughly the shared π; one scored on hundreds of
+    items gets its own. The returned model's `prior` is the shared π of these scores — for a
+    model from a labelled set, the namespace's prevalence replaces the labelled set's class
+    share, which says nothing about the namespace."""
+    s = np.clip(np.asarray(scores, dtype=np.float64).ravel(), EPS, 1 - EPS)
+    names = np.asarray(concepts, dtype=object).ravel()
+    if s.size != names.size:
+        raise ValueError("concept priors: one concept name per score")
+    if s.size == 0:
+        return replace(model, concept_priors={})
+    keys, index = np.unique(names, return_inverse=True)
+    counts = np.bincount(index, minlength=keys.size).astype(np.float64)
+    # The likelihood ratio per score is fixed; only the priors move.
+    log_ratio = np.clip(_log_beta_pdf(s, *model.present) - _log_beta_pdf(s, *model.absent), -700, 700)
+    ratio = np.exp(log_ratio)
+
+    def em(pi: np.ndarray, group: np.ndarray, sizes: np.ndarray, anchor: float, weight: float) -> np.ndarray:
+        for _ in range(CONCEPT_PRIOR_ITERATIONS):
+            odds = ratio * (pi / (1 - pi))[group]
+            r = odds / (1 + odds)
+            updated = np.clip((np.bincount(group, weights=r, minlength=sizes.size) + weight * anchor)
+                              / (sizes + weight), 1e-4, 1 - 1e-4)
+            done = np.max(np.abs(updated - pi)) < 1e-7
+            pi = updated
+            if done:
+                break
+        return pi
+
+    shared = float(em(np.array([model.prior]), np.zeros(s.size, dtype=np.int64), np.array([float(s.size)]), 0.0, 0.0)[0])
+    pi = em(np.full(keys.size, shared), index, counts, shared, strength)
+    return replace(model, prior=shared, concept_priors={str(k): float(p) for k, p in zip(keys, pi)})
+
+
 def kittler_illingworth(values: np.ndarray) -> tuple[float, float, dict]:
     """(τ*, σ_w, parameters) of the minimum-error split of `values`."""
     v = np.sort(np.asarray(values, dtype=np.float64))
@@ -192,7 +252,7 @@ def _gaussian_crossing(w0, m0, s0, w1, m1, s1) -> float:
 
 
 def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
-              calibration: BetaMixture | None = None) -> ItemPartition:
+              calibration: BetaMixture | None = None, names: Sequence[str] | None = None) -> ItemPartition:
     method = settings.method
     parameters: dict = {}
     note = ""
@@ -203,7 +263,8 @@ def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
     else:
         model = calibration if method == "calibrated" and calibration is not None else fit_beta_mixture(means)
         note = "calibration pending: per-item mixture" if method == "calibrated" and calibration is None else ""
-        posterior = model.posterior(means)
+        priors = model.priors_for(names, len(means))
+        posterior = model.posterior(means, priors)
         states = [ConceptState.UNCERTAIN if s > settings.template_std_max else
                   ConceptState.HAS if p > settings.rho else ConceptState.NOT_HAS if p < 1 - settings.absent_band else
                   ConceptState.UNCERTAIN for p, s in zip(posterior, stds)]
@@ -212,6 +273,9 @@ def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
         parameters.update({"rho": settings.rho, "rho_absent": settings.absent_band, "prior": model.prior, "present_a": model.present[0],
                            "present_b": model.present[1], "absent_a": model.absent[0], "absent_b": model.absent[1],
                            "has_above": high, "not_has_below": low})
+        if model.concept_priors and names:
+            # has_above / not_has_below are for the shared π; a concept's own π moves them.
+            parameters.update({"concept_prior_min": float(priors.min()), "concept_prior_max": float(priors.max())})
     uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)
     return ItemPartition(
         states=tuple(states), means=tuple(float(m) for m in means), template_stds=tuple(float(s) for s in stds),

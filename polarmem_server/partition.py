@@ -165,7 +165,7 @@ def partition_scores(scores: np.ndarray, settings: PartitionSettings = Partition
     if settings.method != "otsu":
         from polarmem_server import mixtures
 
-        return mixtures.partition(means, stds, settings, calibration)
+        return mixtures.partition(means, stds, settings, calibration, names)
     own = otsu_split(means)
     degenerate = own.between_variance <= DEGENERATE_VARIANCE
     if degenerate:

@@ -199,7 +199,8 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
 def calibration_view(model) -> pb.Calibration:
     return pb.Calibration(present_a=model.present[0], present_b=model.present[1], absent_a=model.absent[0],
                           absent_b=model.absent[1], prior=model.prior, fitted_on=model.fitted_on,
-                          supervised=model.supervised)
+                          supervised=model.supervised, concept_priors=dict(model.concept_priors),
+                          priors_fitted_on=model.priors_fitted_on)
 
 
 def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:

@@ -31,3 +31,20 @@ def test_evaluate_writes_results_and_plots(tmp_path):
         assert 0 <= result["states"]["has_precision"] <= 1
     for name in ("conflict_vs_k.png", "filter_rate_vs_k.png", "ndcg_vs_k.png", "metrics_vs_accuracy.png"):
         assert (out / name).stat().st_size > 1000
+
+
+def test_evaluate_pools_seeds(tmp_path):
+    data = tmp_path / "slice.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--data", str(data), "--num-queries", "8", "--accuracy", "0.9", "--seeds", "3", "4",
+                 "--out", str(out), "--ks", "3", "10"]) == 0
+    report = json.loads((out / "evaluation.json").read_text())
+    assert report["seeds"] == [3, 4] and report["queries_per_seed"] == 8
+    (result,) = report["results"]
+    per_seed = result["per_seed"]
+    assert set(per_seed) == {"3", "4"}
+    for mode in ("hard", "strict"):
+        # both seeds drew 8 queries: the pooled mean is the mean of the two seeds' means
+        seeds_mean = (per_seed["3"][mode]["conflict@3"] + per_seed["4"][mode]["conflict@3"]) / 2
+        assert result["metrics"][mode]["conflict@3"][0] == pytest.approx(seeds_mean)

@@ -4,6 +4,7 @@ re-partitioning, recall, restarts, and bad input that must leave everything as i
 import numpy as np
 import pytest
 
+from polarmem_server import mixtures
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
 
@@ -268,8 +269,19 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
     memory.close()
     reopened = Memory(tmp_path / "cal")
     assert reopened.namespace("c").calibration == fitted
+    # each concept's prevalence: k0 and k1 are present on every item, the rest on none
+    priors = reopened.namespace("c").calibration.concept_priors
+    assert priors == fitted.concept_priors and set(priors) == {f"k{j}" for j in range(20)}
+    assert min(priors["k0"], priors["k1"]) > 0.5 > 0.15 > max(priors[f"k{j}"] for j in range(2, 20))
+    assert reopened.namespace("c").calibration.priors_fitted_on == fitted.priors_fitted_on > 0
     supervised = reopened.calibrate("c", [0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True, True, True, False, False, False, False])
-    assert supervised.supervised and reopened.get_item("c", "i05").partition.parameters["prior"] == pytest.approx(3 / 7)
+    # the labelled set fixes the components; the prevalences — shared and per concept — come from
+    # the stored scores (2 of 20 concepts present), not from the labelled set's 3 of 7
+    labelled = mixtures.fit_supervised([0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True] * 3 + [False] * 4)
+    assert supervised.supervised and supervised.present == pytest.approx(labelled.present)
+    assert 0.05 < supervised.prior < 0.2 < labelled.prior == pytest.approx(3 / 7)
+    assert reopened.get_item("c", "i05").partition.parameters["prior"] == pytest.approx(supervised.prior)
+    assert supervised.concept_priors["k0"] > 0.5 > 0.1 > supervised.concept_priors["k5"]
     reopened.close()
 
 

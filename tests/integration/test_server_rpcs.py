@@ -292,3 +292,4 @@ def test_calibrate_with_a_labelled_set(client):
     after = {e.concept: e.state for e in client.get_item("cal", "x").item.evidence}
     assert after["dog"] == after["cat"] == storage_pb2.CONCEPT_STATE_HAS
     assert after["car"] == storage_pb2.CONCEPT_STATE_NOT_HAS
+    assert dict(model.concept_priors) == {} and model.priors_fitted_on == 0  # 3 pooled scores: too few to fit

@@ -92,3 +92,40 @@ def test_calibrated_without_a_model_falls_back_and_says_so():
 def test_unknown_partitioner():
     with pytest.raises(ValueError, match="partitioner must be one of"):
         PartitionSettings(method="kmeans")
+
+
+def test_concept_priors_recover_each_concepts_prevalence():
+    # One verifier (shared components), three concepts: present in half the items, in 2 %, and
+    # one scored only four times, which should keep roughly the shared prior.
+    rng = np.random.default_rng(6)
+    present, absent = (6.0, 1.5), (1.5, 6.0)
+    names, scores = [], []
+    for name, n, share in (("person", 2000, 0.5), ("hair drier", 2000, 0.02), ("rare", 4, 1.0)):
+        truth = rng.random(n) < share
+        scores += [rng.beta(*present) if t else rng.beta(*absent) for t in truth]
+        names += [name] * n
+    shared = mixtures.BetaMixture(present, absent, 0.26)
+    model = mixtures.fit_concept_priors(shared, names, np.array(scores))
+    assert model.concept_priors["person"] == pytest.approx(0.5, abs=0.04)
+    assert model.concept_priors["hair drier"] == pytest.approx(0.02, abs=0.01)
+    # the shared π is re-estimated from these scores: (1000 + 40 + 4) / 4004
+    assert model.present == shared.present and model.prior == pytest.approx(0.26, abs=0.02)
+    # four present-looking scores against 20 pseudo-observations at the shared π: pulled part way
+    assert model.prior < model.concept_priors["rare"] < 0.5
+    np.testing.assert_allclose(model.priors_for(["person", "unseen"], 2), [model.concept_priors["person"], model.prior])
+    with pytest.raises(ValueError, match="one concept name per score"):
+        mixtures.fit_concept_priors(shared, ["a"], np.array([0.1, 0.2]))
+
+
+def test_a_concepts_prevalence_moves_its_states():
+    # The same score, 0.6, on a concept present in half the items and on one present in 1 %.
+    assert mixtures.fit_concept_priors(mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1), [], np.array([])).concept_priors == {}
+    model = mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1, concept_priors={"common": 0.5, "rare": 0.01})
+    p = partition_scores(np.array([[0.6], [0.6], [0.6]]), PartitionSettings(method="calibrated", rho=0.6),
+                         names=["common", "rare", "unlisted"], calibration=model)
+    posterior = model.posterior(np.full(3, 0.6), np.array([0.5, 0.01, 0.1]))
+    assert posterior[0] > 0.6 > posterior[2] > posterior[1]
+    assert p.states[0] == H and p.states[1] != H and p.states[2] != H
+    assert p.parameters["concept_prior_min"] == 0.01 and p.parameters["concept_prior_max"] == 0.5
+    # equality (and the crossing cache) ignore the per-concept priors: crossings use the shared π
+    assert model == mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1)
