@@ -154,6 +154,7 @@ class Namespace:
         self.generation = 0  # even: slot map stable; odd: compaction renumbering slots (recall.py)
         self.calibration: BetaMixture | None = None  # the "calibrated" partitioner's namespace model
         self.scored_concepts = 0  # pooled concept scores stored (drives calibration refits)
+        self.calibration_tried_at = 0  # scored_concepts at the last calibration attempt
         self.encoder: Encoder | None = None
         self.spaces = {s.name: s for s in settings.spaces}
 
@@ -405,11 +406,13 @@ class Memory:
         concept prevalences when a labelled calibration set fixed the components)."""
         if namespace.settings.partitioner != "calibrated":
             return
-        current = namespace.calibration
-        if current is not None and namespace.scored_concepts < 2 * max(current.priors_fitted_on, MIN_CALIBRATION_SCORES // 2):
+        # Doubling since the last fit — or since the last try: a fit that found too few reliable
+        # scores (template disagreement excludes them) must not rescan the store on every write.
+        basis = max(namespace.calibration.priors_fitted_on if namespace.calibration else 0,
+                    namespace.calibration_tried_at, MIN_CALIBRATION_SCORES // 2)
+        if namespace.scored_concepts < 2 * basis:
             return
-        if current is None and namespace.scored_concepts < MIN_CALIBRATION_SCORES:
-            return
+        namespace.calibration_tried_at = namespace.scored_concepts
         if self._fit_calibration(namespace):
             self._save_namespace(namespace)
             self._repartition_all(namespace)

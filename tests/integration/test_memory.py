@@ -285,6 +285,21 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
     reopened.close()
 
 
+def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(tmp_path, monkeypatch):
+    monkeypatch.setattr("polarmem_server.memory.MIN_CALIBRATION_SCORES", 40)
+    memory = Memory(tmp_path / "cal")
+    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
+    attempts = []
+    fit = memory._fit_calibration
+    monkeypatch.setattr(memory, "_fit_calibration", lambda namespace: attempts.append(namespace.scored_concepts) or fit(namespace))
+    for i in range(30):  # every score's templates disagree: none is reliable enough to pool
+        memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)},
+                                       scores={f"k{j}": [0.95, 0.05] for j in range(4)}))
+    assert memory.namespace("c").calibration is None
+    assert attempts == [40, 80]  # 120 scores stored, two attempts — not one per write
+    memory.close()
+
+
 def test_switching_partitioner_repartitions_from_stored_scores(memory):
     rng = np.random.default_rng(5)
     for i in range(10):
