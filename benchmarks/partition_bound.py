@@ -6,7 +6,10 @@ vectors as `polarmem evaluate` (its Otsu figures match the server's to the query
 every pair of thresholds (HAS above `hi`, NOT_HAS below `lo`) on the raw score and on the
 calibrated posterior (shared components, per-concept prevalence), choosing the best pair *with
 hindsight on the test queries themselves*: an optimistic floor for threshold partitions, not
-a method. It also breaks the contradicting top-3 slots down by cause.
+a method. Two posteriors add the item's context — a per-concept logistic regression on the
+item's other concepts, fitted on the namespace's own posteriors (realistic) or on the true
+labels (an oracle no system has) — to see what co-occurrence could buy. It also breaks the
+contradicting top-3 slots down by cause.
 
     python benchmarks/partition_bound.py --seeds 0 1 2 3 4 --out benchmarks/results/partition_bound.json
 """
@@ -29,6 +32,7 @@ from polarmem_server.partition import ConceptState, partition_scores
 SIGN = {ConceptState.HAS: 1, ConceptState.UNCERTAIN: 0, ConceptState.NOT_HAS: -1}
 RAW_HI = np.round(np.arange(0.10, 0.90, 0.05), 2)
 POSTERIOR_HI = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
+CONTEXT_HI = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 LO = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15)
 
 
@@ -78,10 +82,42 @@ def thresholded(values: np.ndarray, hi: float, lo: float) -> np.ndarray:
     return np.where(values > hi, 1, np.where(values < lo, -1, 0))
 
 
-def calibrated_posterior(scores: np.ndarray, categories) -> np.ndarray:
+def calibrated_model(scores: np.ndarray, categories) -> tuple[mixtures.BetaMixture, np.ndarray]:
+    """The `calibrated` partitioner's namespace model, and its posterior for every score."""
     names = np.array([list(categories)] * scores.shape[0]).ravel()
     model = mixtures.fit_concept_priors(mixtures.fit_beta_mixture(scores.ravel()), names, scores.ravel())
-    return model.posterior(scores, model.priors_for(list(names), scores.size).reshape(scores.shape))
+    return model, model.posterior(scores, model.priors_for(list(names), scores.size).reshape(scores.shape))
+
+
+def context_prior(targets: np.ndarray, l2: float = 1.0, iterations: int = 15) -> np.ndarray:
+    """Per item and concept, P(concept present | the item's other concepts): one L2-regularised
+    logistic regression per concept (IRLS), fitted on soft targets in [0, 1] — the namespace's
+    own posteriors for the realistic variant, the true labels for the oracle."""
+    n, k = targets.shape
+    out = np.empty_like(targets, dtype=np.float64)
+    for c in range(k):
+        x = np.c_[np.ones(n), np.delete(targets, c, axis=1)]
+        y = targets[:, c]
+        w = np.zeros(x.shape[1])
+        penalty = np.r_[0.0, np.full(x.shape[1] - 1, l2)]
+        for _ in range(iterations):
+            p = 1 / (1 + np.exp(-np.clip(x @ w, -30, 30)))
+            gradient = x.T @ (p - y) + penalty * w
+            hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
+            w -= np.linalg.solve(hessian, gradient)
+        out[:, c] = 1 / (1 + np.exp(-np.clip(x @ w, -30, 30)))
+    return np.clip(out, 1e-4, 1 - 1e-4)
+
+
+def with_prior(model: mixtures.BetaMixture, scores: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    return model.posterior(scores, prior)
+
+
+def best_context(grid: list[dict], otsu_mean: float) -> dict:
+    mean = {key: tuple(float(np.mean([g[key][m] for g in grid])) for m in (0, 1)) for key in grid[0]}
+    key = min(mean, key=lambda k: mean[k][0])
+    return {"has_above": key[0], "not_has_below": key[1], "conflict@3": mean[key][0],
+            "ratio_to_otsu": mean[key][0] / otsu_mean, "has_precision": mean[key][1]}
 
 
 def main() -> None:
@@ -98,12 +134,20 @@ def main() -> None:
     item_vectors = encoder.encode([" ".join(r["captions"]) for r in rows])
     report: dict = {"accuracy": args.accuracy, "seeds": args.seeds, "queries_per_seed": args.num_queries,
                     "note": "SIMULATED evidence; thresholds chosen with hindsight on the test queries", "per_seed": {}}
-    grids: dict[str, list] = {"raw": [], "calibrated": []}
+    grids: dict[str, list] = {"raw": [], "calibrated": []}  # + "context", "oracle_context"
     cause_totals = {"hard": Counter(), "strict": Counter()}
     for seed in args.seeds:
         replay = Replay(rows, categories, item_vectors, encoder, seed, args.accuracy, args.num_queries)
         otsu = np.array([[SIGN[s] for s in partition_scores(row[:, None]).states] for row in replay.scores])
-        posterior = calibrated_posterior(replay.scores, categories)
+        model, posterior = calibrated_model(replay.scores, categories)
+        # Item context: what the item's other concepts say about each one (co-occurrence) —
+        # from the item's own posteriors (realistic) or from its true labels (an oracle).
+        contexts = {"context": with_prior(model, replay.scores, context_prior(posterior)),
+                    "oracle_context": with_prior(model, replay.scores, context_prior(replay.truth.astype(np.float64)))}
+        for name, values in contexts.items():
+            grids.setdefault(name, []).append({(hi, lo): (replay.conflict(thresholded(values, hi, lo)),
+                                                          float(replay.truth[thresholded(values, hi, lo) == 1].mean()))
+                                               for hi in CONTEXT_HI for lo in LO})
         seed_report = {"otsu_hard": replay.conflict(otsu), "otsu_strict": replay.conflict(otsu, strict=True)}
         grids["raw"].append({(hi, lo): replay.conflict(thresholded(replay.scores, hi, lo))
                              for hi in RAW_HI for lo in LO if lo < hi})
@@ -132,6 +176,7 @@ def main() -> None:
         "best_calibrated_strict": {"rho": best_cal_strict[0], "not_has_below": best_cal_strict[1],
                                    "conflict@3": cal_mean[best_cal_strict][1],
                                    "ratio_to_otsu": cal_mean[best_cal_strict][1] / otsu_mean},
+        **{f"best_{name}_hard": best_context(grids[name], otsu_mean) for name in ("context", "oracle_context")},
         "raw_has_threshold_curve_hard": {str(hi): min(v for (h, _), v in raw_mean.items() if h == hi) for hi in RAW_HI},
         "causes_calibrated_rho0.6_absent0.07": {mode: dict(c.most_common()) for mode, c in cause_totals.items()},
     }
