@@ -25,27 +25,25 @@ import tempfile
 import time
 from pathlib import Path
 
+# the random-weight checkpoints the engine tests use, at benchmark sizes
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from tiny_models import QWEN2_VL_SMALL, build_qwen2_vl, png_bytes, word_level_tokenizer  # noqa: E402
+
 SIZES = {
     # hidden, layers, heads, kv heads, intermediate
     "small": (256, 4, 8, 4, 688),
     "7b": (4096, 32, 32, 8, 11008),
 }
+QUESTION_WORDS = "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split()
 TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Does this image contain a {c}? Answer Yes or No.",
              "Can you see a {c} in the picture? Answer Yes or No.", "Is a {c} visible in this image? Answer Yes or No.")
 
 
-def build(size: str, device: str, dtype: str, vocab_words: list[str], tmp: Path):
+def build(size: str, device: str, dtype: str, vocab_words: list[str]):
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
 
-    vocab = {"<pad>": 0, "<unk>": 1, "<s>": 2, "</s>": 3}
-    for w in vocab_words:
-        vocab.setdefault(w, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
-                                        eos_token="</s>")
+    tokenizer = word_level_tokenizer(vocab_words)
     hidden, layers, heads, kv, inter = SIZES[size]
     config = LlamaConfig(vocab_size=32000, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                          num_key_value_heads=kv, intermediate_size=inter, max_position_embeddings=4096, pad_token_id=0,
@@ -97,44 +95,12 @@ def measure_variants(make_engine, requests, label: str, sync=lambda: None) -> di
 
 def bench_vlm(args, concepts, sync) -> dict:
     """The image path: a 4-layer Qwen2-VL with random weights, 224 x 224 images (64 image tokens)."""
-    import io
-
-    import numpy as np
-    import torch
-    from PIL import Image
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
-
     from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
 
-    special = {"<|image_pad|>": 10, "<|video_pad|>": 11, "<|vision_start|>": 12, "<|vision_end|>": 13}
-    vocab = {"<pad>": 0, "<unk>": 1, "<s>": 2, "</s>": 3, **special}
-    vocab.update({f"<r{i}>": i for i in range(4, 10)})
-    for w in concepts + "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split():
-        vocab.setdefault(w, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-    torch.manual_seed(0)
-    config = Qwen2VLConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=256, intermediate_size=688, num_hidden_layers=4,
-                         num_attention_heads=8, num_key_value_heads=4, pad_token_id=0, bos_token_id=2, eos_token_id=3,
-                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}),
-        vision_config=dict(depth=2, embed_dim=128, hidden_size=256, num_heads=4, patch_size=14, spatial_merge_size=2,
-                           temporal_patch_size=2),
-        image_token_id=10, video_token_id=11, vision_start_token_id=12, vision_end_token_id=13)
-    rng = np.random.default_rng(0)
-    images = []
-    for _ in range(args.items):
-        buffer = io.BytesIO()
-        Image.fromarray((rng.random((224, 224, 3)) * 255).astype(np.uint8)).save(buffer, format="PNG")
-        images.append(buffer.getvalue())
+    images = [png_bytes(seed, (224, 224)) for seed in range(args.items)]
     requests = [ScoreRequest(ScoreItem("", image), tuple(concepts), TEMPLATES) for image in images]
     with tempfile.TemporaryDirectory() as tmp:
-        PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
-                                eos_token="</s>", additional_special_tokens=list(special)).save_pretrained(tmp)
-        Qwen2VLForConditionalGeneration(config).save_pretrained(tmp)
-        Qwen2VLImageProcessorPil(min_pixels=224 * 224, max_pixels=224 * 224).save_pretrained(tmp)
+        build_qwen2_vl(Path(tmp), QWEN2_VL_SMALL, words=concepts + QUESTION_WORDS, logit_scale=1.0)
         out = measure_variants(lambda name: create_engine("transformers", model=tmp, device=args.device,
                                                           **variant_options(name, args.batch)),
                                requests, "vlm", sync)
@@ -168,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     concepts = [f"object{i}" for i in range(args.concepts)]
     filler = [f"w{i}" for i in range(200)]
-    words = filler + concepts + "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split()
-    with tempfile.TemporaryDirectory() as tmp:
-        model, tokenizer = build(size, args.device, dtype, words, Path(tmp))
+    model, tokenizer = build(size, args.device, dtype, filler + concepts + QUESTION_WORDS)
     rng = np.random.default_rng(0)
     items = [ScoreItem(" ".join(rng.choice(filler, args.prefix_tokens))) for _ in range(args.items)]
     requests = [ScoreRequest(item, tuple(concepts), TEMPLATES) for item in items]

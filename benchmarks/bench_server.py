@@ -280,8 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"start-up to SERVING with {args.items:,} items: {report['startup_to_serving_s']:.2f} s", flush=True)
         server.send_signal(signal.SIGTERM)
         server.wait(60)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2))  # the PolarMem figures, even if the peer fails
+        write_report(args.out, report)  # the PolarMem figures, even if the peer fails
         if args.milvus:
             try:
                 peer = milvus_peer(args.items, args.dim, args.milvus_queries, 10, Path(tmp) / "milvus.db")
@@ -290,9 +289,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Milvus Lite: insert {peer['insert_items_per_s']:.0f} items/s, tiered filtered search p50 "
                       f"{peer['p50_ms']:.1f} ms, p99 {peer['p99_ms']:.1f} ms; PolarMem p50 ratio "
                       f"{peer['p50_ms'] / single['p50_ms']:.1f}x", flush=True)
+                write_report(args.out, report)
             except ImportError:
                 print("pymilvus / milvus-lite are not installed: no Milvus peer in this run", flush=True)
-    write_report(args.out, report)
     return 0
 
 

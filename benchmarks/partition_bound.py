@@ -109,10 +109,6 @@ def context_prior(targets: np.ndarray, l2: float = 1.0, iterations: int = 15) ->
     return np.clip(out, 1e-4, 1 - 1e-4)
 
 
-def with_prior(model: mixtures.BetaMixture, scores: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    return model.posterior(scores, prior)
-
-
 def best_context(grid: list[dict], otsu_mean: float) -> dict:
     mean = {key: tuple(float(np.mean([g[key][m] for g in grid])) for m in (0, 1)) for key in grid[0]}
     key = min(mean, key=lambda k: mean[k][0])
@@ -142,8 +138,8 @@ def main() -> None:
         model, posterior = calibrated_model(replay.scores, categories)
         # Item context: what the item's other concepts say about each one (co-occurrence) —
         # from the item's own posteriors (realistic) or from its true labels (an oracle).
-        contexts = {"context": with_prior(model, replay.scores, context_prior(posterior)),
-                    "oracle_context": with_prior(model, replay.scores, context_prior(replay.truth.astype(np.float64)))}
+        contexts = {"context": model.posterior(replay.scores, context_prior(posterior)),
+                    "oracle_context": model.posterior(replay.scores, context_prior(replay.truth.astype(np.float64)))}
         for name, values in contexts.items():
             grids.setdefault(name, []).append({(hi, lo): (replay.conflict(thresholded(values, hi, lo)),
                                                           float(replay.truth[thresholded(values, hi, lo) == 1].mean()))

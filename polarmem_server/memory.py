@@ -360,9 +360,10 @@ class Memory:
             return self._repartition_all(namespace)
 
     def calibrate(self, ns: str, scores: Sequence[float], present: Sequence[bool]) -> BetaMixture:
-        """Fit the namespace's score model from a labelled calibration set (P(Yes) scores and
-        whether each object was present); it replaces any pooled fit and is not refreshed.
-        Stored items of a "calibrated" namespace are re-partitioned."""
+        """Fit the two class components of the namespace's score model from a labelled
+        calibration set (P(Yes) scores and whether each object was present): they replace any
+        pooled fit and stay; the prevalences keep being fitted on the stored scores. Stored items
+        of a "calibrated" namespace are re-partitioned."""
         namespace = self.namespace(ns)
         values = np.asarray(scores, dtype=np.float64).ravel()
         if values.size and (not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1):

@@ -184,7 +184,7 @@ class Store:
 
     def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
         for concept_id, name in new_concepts:
-            batch.put(_ns(ns) + struct.pack(">I", concept_id),
+            batch.put(_ns(ns) + _CONCEPT.pack(concept_id),
                       storage_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
         item_key = _ns(ns) + record.id.encode()
         if previous is not None:
@@ -247,7 +247,7 @@ class Store:
 
     def items_by_concept(self, ns: str, polarity: bytes, concept_id: int, after: str = "", limit: int = 100) -> list[str]:
         """Item ids holding `polarity` for a concept, in id order, starting after `after`."""
-        prefix = _ns(ns) + polarity + struct.pack(">I", concept_id)
+        prefix = _ns(ns) + polarity + _CONCEPT.pack(concept_id)
         start = prefix + after.encode() + b"\x00" if after else prefix
         ids = []
         for key, _ in self._scan("edges", prefix, start=start):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import lru_cache
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 _IRREGULAR = {
     "people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child",

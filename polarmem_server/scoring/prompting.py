@@ -11,6 +11,7 @@ dropped) so that every prompt fits `max_length`.
 from __future__ import annotations
 
 from polarmem_server.scoring.base import ScoreItem, ScoreRequest, prompt_text
+from polarmem_server.scoring.yes_no import p_yes
 
 QUESTION_MARKER = "\u0000QUESTION\u0000"
 
@@ -61,3 +62,10 @@ def right_pad(torch, sequences: list[list[int]], pad_id: int, device: str):
         ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[row, :len(seq)] = 1
     return ids, mask, torch.tensor([len(s) - 1 for s in sequences], device=device)
+
+
+def p_yes_at_last(torch, hidden, last, head, yes_ids, no_ids):
+    """P(Yes) per row of a right-padded batch: the output head applied at each sequence's last
+    real position (from `right_pad`)."""
+    rows = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+    return p_yes(head(rows).float().cpu().numpy(), yes_ids, no_ids)

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine
-from polarmem_server.scoring.prompting import PromptBuilder, right_pad
-from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
+from polarmem_server.scoring.prompting import PromptBuilder, p_yes_at_last, right_pad
+from polarmem_server.scoring.yes_no import yes_no_token_ids
 
 
 class TransformersEngine(ScoringEngine):
@@ -128,8 +128,7 @@ class TransformersEngine(ScoringEngine):
         return right_pad(self._torch, sequences, self.pad_id, self.device)
 
     def _read(self, hidden, last) -> np.ndarray:
-        rows = hidden[self._torch.arange(hidden.shape[0], device=hidden.device), last]
-        return p_yes(self._head(rows).float().cpu().numpy(), self.yes_ids, self.no_ids)
+        return p_yes_at_last(self._torch, hidden, last, self._head, self.yes_ids, self.no_ids)
 
     # ---- generation ------------------------------------------------------------------------
 

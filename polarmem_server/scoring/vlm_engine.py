@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine, prompt_text
-from polarmem_server.scoring.prompting import right_pad
-from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
+from polarmem_server.scoring.prompting import p_yes_at_last, right_pad
+from polarmem_server.scoring.yes_no import yes_no_token_ids
 
 VLM_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl")
 
@@ -165,5 +165,4 @@ class VisionLanguageEngine(ScoringEngine):
         return right_pad(self._torch, sequences, self.pad_id, self.device)
 
     def _read(self, hidden, last) -> np.ndarray:
-        rows = hidden[self._torch.arange(hidden.shape[0], device=hidden.device), last]
-        return p_yes(self.model.lm_head(rows).float().cpu().numpy(), self.yes_ids, self.no_ids)
+        return p_yes_at_last(self._torch, hidden, last, self.model.lm_head, self.yes_ids, self.no_ids)

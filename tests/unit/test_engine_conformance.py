@@ -60,6 +60,17 @@ def engine(request):
 IMAGE_ITEMS = [ScoreItem("a red dog", png_bytes(1)), ScoreItem("", png_bytes(2, (60, 200))), ScoreItem("big bus")]
 
 
+def reference_p_yes(logits, tokenizer) -> float:
+    """P(Yes) from one position's logits, computed independently of the engines: sigmoid of
+    logsumexp(Yes, yes) - logsumexp(No, no), in float64."""
+    import torch
+
+    logits = logits.double()
+    yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
+    no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
+    return float(torch.sigmoid(yes - no))
+
+
 def requests_for(items, concepts=CONCEPTS, templates=TEMPLATES):
     return [ScoreRequest(item, tuple(concepts), tuple(templates)) for item in items]
 
@@ -147,10 +158,8 @@ def test_transformers_p_yes_matches_a_plain_forward_pass(tiny_model):
             ids = tokenizer.encode(text) + tokenizer.encode(template.replace("{c}", concept) + "\nAnswer:",
                                                             add_special_tokens=False)
             with torch.no_grad():
-                logits = model(torch.tensor([ids], device=DEVICE)).logits[0, -1].double()
-            yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
-            no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
-            assert got[ci, ti] == pytest.approx(float(torch.sigmoid(yes - no)), abs=1e-5)
+                logits = model(torch.tensor([ids], device=DEVICE)).logits[0, -1]
+            assert got[ci, ti] == pytest.approx(reference_p_yes(logits, tokenizer), abs=1e-5)
 
 
 def test_prefix_sharing_matches_no_sharing(tiny_model):
@@ -207,10 +216,8 @@ def test_vlm_p_yes_matches_a_plain_forward_pass(tiny_vlm):
     input_ids = torch.tensor([ids], device=DEVICE)
     with torch.no_grad():
         logits = model(input_ids=input_ids, pixel_values=pixels, image_grid_thw=grid,
-                       mm_token_type_ids=(input_ids == 10).int()).logits[0, -1].double()
-    yes = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("Yes", "yes")]], 0)
-    no = torch.logsumexp(logits[[tokenizer.convert_tokens_to_ids(t) for t in ("No", "no")]], 0)
-    assert got == pytest.approx(float(torch.sigmoid(yes - no)), abs=1e-5)
+                       mm_token_type_ids=(input_ids == 10).int()).logits[0, -1]
+    assert got == pytest.approx(reference_p_yes(logits, tokenizer), abs=1e-5)
 
 
 def test_vlm_rejects_undecodable_images(tiny_vlm):
