@@ -1,67 +1,89 @@
-"""One table from exceptions to gRPC status codes, used by the server interceptor and by the
-per-item results of RememberStream."""
+"""The domain's error hierarchy: the bottom layer every other layer raises from.
+
+Each class names the gRPC status it stands for (as a plain string, so this module imports
+nothing); the API layer maps exactly these classes to status codes and answers every other
+exception as INTERNAL with a generic message. The compiled core registers its own error codes
+as subclasses of these (see cpp/bindings/module.cpp), so a core error reaches a client with the
+right status and a bug's builtin KeyError never does.
+"""
 
 from __future__ import annotations
 
-import grpc
-
-from polarmem_server.encoder import EncoderUnavailable
-from polarmem_server.scoring.base import EngineError, EngineOverloaded
-from polarmem_server.memory import AlreadyExistsError, NotFoundError
-from polarmem_server.store import StoreError
+MAX_QUOTED_CHARS = 80
 
 
-class Unauthenticated(Exception):
+def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``repr`` of a client-supplied value, cut to ``limit`` characters with an ellipsis.
+
+    Error messages travel in gRPC trailers, which have a size limit: a 100 KB id echoed back in
+    full would turn INVALID_ARGUMENT into a transport error.
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class PolarMemError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    status = "INTERNAL"
+
+
+class InvalidArgument(PolarMemError, ValueError):
+    """The caller sent something malformed; the message names the field and the fix."""
+
+    status = "INVALID_ARGUMENT"
+
+
+class NotFound(PolarMemError, LookupError):
+    """A namespace, item or concept that does not exist."""
+
+    status = "NOT_FOUND"
+
+
+class AlreadyExists(PolarMemError):
+    """A namespace or item id that is taken."""
+
+    status = "ALREADY_EXISTS"
+
+
+class FailedPrecondition(PolarMemError):
+    """The request is well formed but the system is not in a state to serve it
+    (no encoder for a text query, no engine for server-side verification, ...)."""
+
+    status = "FAILED_PRECONDITION"
+
+
+class ResourceExhausted(PolarMemError):
+    """Over a limit: concurrency, queue, message or disk size."""
+
+    status = "RESOURCE_EXHAUSTED"
+
+
+class Unavailable(PolarMemError):
+    """Draining, or a dependency (engine, store, backend) is down; retrying later may work."""
+
+    status = "UNAVAILABLE"
+
+
+class DeadlineExceeded(PolarMemError, TimeoutError):
+    """The call outlived its deadline."""
+
+    status = "DEADLINE_EXCEEDED"
+
+
+class Unauthenticated(PolarMemError):
     """No or unknown bearer token."""
 
-
-class PermissionDenied(Exception):
-    """The token is not allowed on that namespace."""
+    status = "UNAUTHENTICATED"
 
 
-class Unavailable(Exception):
-    """The server is draining or a dependency is down."""
+class PermissionDenied(PolarMemError):
+    """The token may not do this (namespace or role)."""
+
+    status = "PERMISSION_DENIED"
 
 
-class DeadlineExceeded(Exception):
-    """The call outlived its (client or default) deadline."""
+class Unimplemented(PolarMemError):
+    """A valid request this deployment does not support (e.g. on another backend)."""
 
-
-class Overloaded(Exception):
-    """More calls at once than the server admits (max_concurrent_rpcs)."""
-
-
-# Most specific first: the first matching row wins.
-STATUS_TABLE: list[tuple[type[BaseException], grpc.StatusCode]] = [
-    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
-    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
-    (NotFoundError, grpc.StatusCode.NOT_FOUND),
-    (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
-    (EncoderUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
-    (NotImplementedError, grpc.StatusCode.UNIMPLEMENTED),
-    (EngineOverloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (EngineError, grpc.StatusCode.UNAVAILABLE),
-    (TimeoutError, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (Unavailable, grpc.StatusCode.UNAVAILABLE),
-    (StoreError, grpc.StatusCode.UNAVAILABLE),
-    (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (IndexError, grpc.StatusCode.INVALID_ARGUMENT),
-    (LookupError, grpc.StatusCode.FAILED_PRECONDITION),
-    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
-    (TypeError, grpc.StatusCode.INVALID_ARGUMENT),
-]
-
-INTERNAL_MESSAGE = "internal error; the server logged the details"
-
-
-def status_for(exc: BaseException) -> grpc.StatusCode:
-    for kind, code in STATUS_TABLE:
-        if isinstance(exc, kind):
-            return code
-    return grpc.StatusCode.INTERNAL
-
-
-def public_message(exc: BaseException, code: grpc.StatusCode) -> str:
-    """What the client sees: the exception's own words, except for INTERNAL (no internals leak)."""
-    return INTERNAL_MESSAGE if code == grpc.StatusCode.INTERNAL else str(exc)
+    status = "UNIMPLEMENTED"

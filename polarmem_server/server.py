@@ -23,7 +23,7 @@ from prometheus_client import start_http_server
 
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server.config import ServerConfig, load_tokens
-from polarmem_server.errors import Overloaded, Unavailable, public_message, status_for
+from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
 from polarmem_server.metrics import ServerMetrics
 from polarmem_server.service import Authorizer, MemoryService
@@ -36,7 +36,7 @@ ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess 
 
 class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
     """Every MemoryService call: refuse while starting or draining, count and time it, and turn
-    exceptions into status codes through errors.STATUS_TABLE (INTERNAL is logged with its
+    exceptions into status codes through api.status.STATUS_TABLE (INTERNAL is logged with its
     traceback and counted; the client gets a generic message)."""
 
     def __init__(self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int) -> None:

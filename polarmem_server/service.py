@@ -1,6 +1,6 @@
 """gRPC servicer of polarmem.v1.MemoryService: converts messages to library calls and back.
 Errors are raised as exceptions and mapped to status codes by the server's interceptor
-(errors.py holds the table); only RememberStream reports per-item errors in its body."""
+(api/status.py holds the table); only RememberStream reports per-item errors in its body."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem.v1 import storage_pb2
-from polarmem_server.errors import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
+from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import (DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings,
                                     last_write_changed_states)

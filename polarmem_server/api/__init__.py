@@ -1,0 +1,1 @@
+"""The gRPC API layer: servicer, server, interceptor, metrics, configuration."""
