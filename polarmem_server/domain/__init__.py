@@ -1,0 +1,1 @@
+"""The domain: vocabulary, text, partitioners and recall planning. Pure logic: no storage, no RPC, no model."""

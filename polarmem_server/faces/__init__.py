@@ -1,0 +1,1 @@
+"""The faces users touch: CLI, clients, quickstart, evaluation."""
