@@ -44,7 +44,7 @@ def item_arrays(start: int, count: int, dim: int):
 
 
 def items(start: int, count: int, dim: int):
-    from polarmem_server.client import item_message
+    from polarmem_server.faces.client import item_message
 
     vectors, has, not_has = item_arrays(start, count, dim)
     for i in range(count):
@@ -60,7 +60,7 @@ def write_report(path: Path, report: dict) -> None:
 
 def start_server(data_dir: Path, max_concurrent: int) -> tuple[subprocess.Popen, str, float]:
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.cli", "serve", "--address", "127.0.0.1:0",
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(data_dir), "--metrics-port", "-1", "--workers", str(max_concurrent + 16),
                                 "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -86,7 +86,7 @@ def _client_worker(address: str, threads: int, requests: int, duration_s: float,
 
     import grpc
 
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     latencies: list[float] = []
     codes: dict[str, int] = {}
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/server.json"))
     args = parser.parse_args(argv)
 
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     report: dict = {"benchmark": "bench_server", "items": args.items, "dim": args.dim, "cpu_count": os.cpu_count(),
                     "platform": platform.platform()}

@@ -45,7 +45,7 @@ def build(data_dir: Path, items: int, dim: int) -> float:
 
 
 def time_to_serving(data_dir: Path) -> tuple[float, int]:
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     started = time.perf_counter()
     process, address, _ = start_server(data_dir, max_concurrent=8)

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from polarmem_server import evaluation as ev
-from polarmem_server import mixtures
-from polarmem_server.datasets import coco_pope500
-from polarmem_server.encoder import load_encoder
-from polarmem_server.partition import ConceptState, partition_scores
+from polarmem_server.faces import evaluation as ev
+from polarmem_server.domain import mixtures
+from polarmem_server.faces.datasets import coco_pope500
+from polarmem_server.scoring.encoder import load_encoder
+from polarmem_server.domain.partition import ConceptState, partition_scores
 
 SIGN = {ConceptState.HAS: 1, ConceptState.UNCERTAIN: 0, ConceptState.NOT_HAS: -1}
 RAW_HI = np.round(np.arange(0.10, 0.90, 0.05), 2)

@@ -29,17 +29,17 @@ from typing import Any
 import numpy as np
 
 from polarmem.v1 import storage_pb2
-from polarmem_server import text as textproc
-from polarmem_server.encoder import Encoder, load_encoder, serialise_state
+from polarmem_server.domain import text as textproc
+from polarmem_server.scoring.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
-from polarmem_server.index_record import concept_lists
-from polarmem_server.mixtures import (MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_concept_priors,
+from polarmem_server.storage.local.index_record import concept_lists
+from polarmem_server.domain.mixtures import (MIN_CALIBRATION_SCORES, BetaMixture, fit_beta_mixture, fit_concept_priors,
                                       fit_supervised)
-from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
-from polarmem_server.rebuild import RebuildLoader, append_items
+from polarmem_server.domain.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.storage.local.rebuild import RebuildLoader, append_items
 from polarmem_server.recall import RecallResult, run_recall
-from polarmem_server.store import Store, check_item_id, check_namespace_name
-from polarmem_server.vocabulary import Vocabulary
+from polarmem_server.storage.local.store import Store, check_item_id, check_namespace_name
+from polarmem_server.domain.vocabulary import Vocabulary
 
 DEFAULT_TEMPLATES = (
     "Is there a {c} in this image? Answer Yes or No.",
@@ -470,7 +470,7 @@ class Memory:
 
     def items_by_concept(self, ns: str, concept: str, polarity: str, after: str = "", limit: int = 100) -> list[str]:
         """Item ids holding `polarity` ("has" | "not_has" | "align") for `concept`, paginated by id."""
-        from polarmem_server.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_HAS
+        from polarmem_server.storage.local.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_HAS
 
         edge = {"has": EDGE_HAS, "not_has": EDGE_NOT_HAS, "align": EDGE_ALIGN}.get(polarity)
         if edge is None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from polarmem.v1 import storage_pb2
-from polarmem_server import text as textproc
+from polarmem_server.domain import text as textproc
 from polarmem_server.index import SearchHits
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from polarmem_server.config import ServerConfig
+from polarmem_server.api.config import ServerConfig
 
 DIM = 8
 

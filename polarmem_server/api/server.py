@@ -22,12 +22,12 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
-from polarmem_server.config import ServerConfig, load_tokens
+from polarmem_server.api.config import ServerConfig, load_tokens
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
-from polarmem_server.metrics import ServerMetrics
-from polarmem_server.service import Authorizer, MemoryService
-from polarmem_server.verification import Verifier
+from polarmem_server.api.metrics import ServerMetrics
+from polarmem_server.api.service import Authorizer, MemoryService
+from polarmem_server.scoring.verification import Verifier
 
 log = logging.getLogger("polarmem.server")
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name

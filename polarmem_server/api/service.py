@@ -19,9 +19,9 @@ from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unaut
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import (DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings,
                                     last_write_changed_states)
-from polarmem_server.metrics import ServerMetrics
+from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.recall import render_context
-from polarmem_server.verification import Verifier
+from polarmem_server.scoring.verification import Verifier
 
 STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
                  pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import grpc
 
-from polarmem_server.encoder import EncoderUnavailable
+from polarmem_server.scoring.encoder import EncoderUnavailable
 from polarmem_server.scoring.base import EngineError, EngineOverloaded
 from polarmem_server.memory import AlreadyExistsError, NotFoundError
-from polarmem_server.store import StoreError
+from polarmem_server.storage.local.store import StoreError
 
 
 class Unauthenticated(Exception):

@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import betaln
 
-from polarmem_server.partition import ANCHORS, ConceptState, ItemPartition, PartitionSettings, classify
+from polarmem_server.domain.partition import ANCHORS, ConceptState, ItemPartition, PartitionSettings, classify
 
 SIGMA_FLOOR = 0.02
 EPS = 1e-4

@@ -163,7 +163,7 @@ def partition_scores(scores: np.ndarray, settings: PartitionSettings = Partition
         return ItemPartition((), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False,
                              settings.method)
     if settings.method != "otsu":
-        from polarmem_server import mixtures
+        from polarmem_server.domain import mixtures
 
         return mixtures.partition(means, stds, settings, calibration, names)
     own = otsu_split(means)

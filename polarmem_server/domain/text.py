@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from polarmem_server.vocabulary import Vocabulary, normalise, singular
+from polarmem_server.domain.vocabulary import Vocabulary, normalise, singular
 
 PRE_CUE_WINDOW = 8
 _PRE_CUES = [

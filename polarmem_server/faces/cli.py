@@ -10,11 +10,11 @@ from pathlib import Path
 
 import grpc
 
-from polarmem_server import config as config_module
+from polarmem_server.api import config as config_module
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from polarmem_server.server import PolarMemServer
+    from polarmem_server.api.server import PolarMemServer
 
     flags = {k: v for k, v in vars(args).items() if k in {f.name for f in config_module.fields(config_module.ServerConfig)}}
     server = PolarMemServer(config_module.load_config(flags, config_file=args.config)).start()
@@ -24,7 +24,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _quickstart(args: argparse.Namespace) -> int:
-    from polarmem_server import quickstart
+    from polarmem_server.faces import quickstart
 
     return quickstart.run(top_k=args.top_k)
 
@@ -41,7 +41,7 @@ def _remember(args: argparse.Namespace) -> int:
     """Stream a JSONL file (one item per line: id, kind, text, uri, metadata, vectors, scores,
     states). Resumable: progress is checkpointed next to the file, and items already stored
     (ALREADY_EXISTS) count as done."""
-    from polarmem_server.client import PolarMemClient, item_message
+    from polarmem_server.faces.client import PolarMemClient, item_message
 
     path = Path(args.file)
     checkpoint = Path(str(path) + ".polarmem-progress")
@@ -74,7 +74,7 @@ def _remember(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from polarmem_server.client import MODES, PolarMemClient
+    from polarmem_server.faces.client import MODES, PolarMemClient
 
     mode_names = {code: name for name, code in MODES.items()}
     with PolarMemClient(args.address, token=args.token) as client:
@@ -95,9 +95,9 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from polarmem_server import evaluation
-    from polarmem_server.datasets import coco_pope500, read_jsonl
-    from polarmem_server.encoder import load_encoder
+    from polarmem_server.faces import evaluation
+    from polarmem_server.faces.datasets import coco_pope500, read_jsonl
+    from polarmem_server.scoring.encoder import load_encoder
 
     rows = read_jsonl(args.data) if args.data else coco_pope500()
     queries = evaluation.read_queries(args.queries) if args.queries else None
@@ -133,7 +133,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     """Fit a namespace's score model from a labelled JSONL: one {"p_yes": 0.83, "present": true}
     per line (scores of objects whose presence a person checked)."""
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     scores, present = [], []
     for number, line in enumerate(Path(args.file).read_text().splitlines(), start=1):
@@ -158,7 +158,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from polarmem_server.client import MODES
+    from polarmem_server.faces.client import MODES
 
     parser = argparse.ArgumentParser(prog="polarmem", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

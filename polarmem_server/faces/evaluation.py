@@ -301,10 +301,10 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
              address: str | None = None, engine: str = "", ks: Sequence[int] = KS, modes: Sequence[str] = MODES,
              seed: int = 0, namespace_options: Mapping[str, float] | None = None, with_states: bool = True,
              progress=print) -> list[EvaluationResult]:
-    from polarmem_server.client import PolarMemClient
-    from polarmem_server.config import ServerConfig
+    from polarmem_server.faces.client import PolarMemClient
+    from polarmem_server.api.config import ServerConfig
     from polarmem_server.memory import DEFAULT_TEMPLATES
-    from polarmem_server.server import PolarMemServer
+    from polarmem_server.api.server import PolarMemServer
 
     labels = {r["id"]: r for r in rows}
     categories = sorted({c for r in rows for c in r["has"] + r["not_has"]})

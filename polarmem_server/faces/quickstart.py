@@ -10,10 +10,10 @@ from importlib.util import find_spec
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import storage_pb2
-from polarmem_server.client import PolarMemClient, item_message
-from polarmem_server.config import ServerConfig
-from polarmem_server.datasets import coco_categories, coco_pope500
-from polarmem_server.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from polarmem_server.api.config import ServerConfig
+from polarmem_server.faces.datasets import coco_categories, coco_pope500
+from polarmem_server.api.server import PolarMemServer
 
 QUERIES = [
     "a person but no car",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from polarmem_server.encoder import Encoder
+from polarmem_server.scoring.encoder import Encoder
 from polarmem_server.scoring.base import EngineInfo, ScoreRequest, ScoringEngine, prompt_text
 
 CENTER = 0.19

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from polarmem_server.scoring.base import EngineInfo, ScoreRequest, ScoringEngine
-from polarmem_server.text import parse
-from polarmem_server.vocabulary import Vocabulary
+from polarmem_server.domain.text import parse
+from polarmem_server.domain.vocabulary import Vocabulary
 
 MENTIONED = 0.95
 NEGATED = 0.05

@@ -10,7 +10,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
-from polarmem_server.config import ServerConfig
+from polarmem_server.api.config import ServerConfig
 from polarmem_server.scoring import ScoreItem, ScoreRequest, ScoringEngine, create_engine
 from polarmem_server.scoring.batcher import BatchStats, MicroBatcher
 

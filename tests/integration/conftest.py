@@ -2,8 +2,8 @@
 
 import pytest
 
-from polarmem_server.client import PolarMemClient
-from polarmem_server.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient
+from polarmem_server.api.server import PolarMemServer
 from servertools import DIM, make_config
 
 

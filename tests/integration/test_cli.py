@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from polarmem_server.cli import main
+from polarmem_server.faces.cli import main
 from servertools import DIM
 
 

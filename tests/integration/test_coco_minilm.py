@@ -3,7 +3,7 @@ hard constraints through the library API."""
 
 import pytest
 
-from polarmem_server.datasets import coco_pope500
+from polarmem_server.faces.datasets import coco_pope500
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
 pytest.importorskip("sentence_transformers")

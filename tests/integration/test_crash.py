@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from polarmem_server.memory import Memory
-from polarmem_server.store import EDGE_HAS, EDGE_NOT_HAS
+from polarmem_server.storage.local.store import EDGE_HAS, EDGE_NOT_HAS
 
 DIM = 16
 WRITER = textwrap.dedent(

@@ -4,7 +4,7 @@ re-partitioning, recall, restarts, and bad input that must leave everything as i
 import numpy as np
 import pytest
 
-from polarmem_server import mixtures
+from polarmem_server.domain import mixtures
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
 

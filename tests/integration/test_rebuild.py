@@ -7,9 +7,9 @@ import pytest
 
 from polarmem.v1 import storage_pb2
 from polarmem_server.index import SpaceSpec
-from polarmem_server.index_record import decode_index_records, encode_index_record
+from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
-from polarmem_server.store import SCHEMA_VERSION
+from polarmem_server.storage.local.store import SCHEMA_VERSION
 
 DIM = 6
 CONCEPTS = ("dog", "cat", "car", "bus", "pizza")
@@ -102,7 +102,7 @@ def test_schema_1_directory_is_migrated_on_open(tmp_path):
 
 
 def test_an_unknown_schema_is_refused(tmp_path):
-    from polarmem_server.store import Store, StoreError
+    from polarmem_server.storage.local.store import Store, StoreError
 
     store = Store(tmp_path / "data")
     store._cf["meta"][b"schema_version"] = b"99"

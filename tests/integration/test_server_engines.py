@@ -10,9 +10,9 @@ import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import storage_pb2
-from polarmem_server.client import PolarMemClient
+from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.scoring.base import EngineError
-from polarmem_server.server import PolarMemServer
+from polarmem_server.api.server import PolarMemServer
 from servertools import DIM, make_config
 
 

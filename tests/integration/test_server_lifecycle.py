@@ -17,9 +17,9 @@ import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from polarmem_server import memory as memory_module
-from polarmem_server.client import PolarMemClient, item_message
-from polarmem_server.config import ServerConfig, load_config
-from polarmem_server.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from polarmem_server.api.config import ServerConfig, load_config
+from polarmem_server.api.server import PolarMemServer
 from servertools import DIM, make_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -281,14 +281,14 @@ def test_config_precedence(tmp_path):
 
 
 def test_serve_help_documents_every_setting(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "polarmem_server.cli", "serve", "--help"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--help"], capture_output=True,
                          text=True, check=True, cwd=tmp_path).stdout
     for field in ServerConfig.__dataclass_fields__:
         assert f"--{field.replace('_', '-')}" in out and f"POLARMEM_{field.upper()}" in out
 
 
 def test_serve_process_stops_cleanly_on_sigterm(tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.cli", "serve", "--address", "127.0.0.1:0",
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     line = process.stdout.readline()

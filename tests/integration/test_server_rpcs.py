@@ -7,7 +7,7 @@ import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import storage_pb2
-from polarmem_server.client import PolarMemClient, item_message
+from polarmem_server.faces.client import PolarMemClient, item_message
 from servertools import DIM
 
 
@@ -254,7 +254,7 @@ def test_deadline_exceeded(client, ns):
 
 
 def test_oversized_message_is_rejected(tmp_path):
-    from polarmem_server.server import PolarMemServer
+    from polarmem_server.api.server import PolarMemServer
     from servertools import make_config
 
     with PolarMemServer(make_config(tmp_path, max_message_bytes=64 * 1024)) as server:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from polarmem_server import evaluation
-from polarmem_server.datasets import coco_pope500
+from polarmem_server.faces import evaluation
+from polarmem_server.faces.datasets import coco_pope500
 
 
 @pytest.mark.parametrize("accuracy", [0.7, 0.8, 0.9, 0.95])

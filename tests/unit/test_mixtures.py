@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from polarmem_server import mixtures
-from polarmem_server.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.domain import mixtures
+from polarmem_server.domain.partition import ConceptState, PartitionSettings, partition_scores
 
 H, N, U = ConceptState.HAS, ConceptState.NOT_HAS, ConceptState.UNCERTAIN
 

@@ -3,9 +3,9 @@ bundled COCO captions."""
 
 import pytest
 
-from polarmem_server.datasets import coco_categories, coco_pope500
-from polarmem_server.text import chunk_text, parse
-from polarmem_server.vocabulary import Vocabulary, normalise
+from polarmem_server.faces.datasets import coco_categories, coco_pope500
+from polarmem_server.domain.text import chunk_text, parse
+from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
 COCO = ["person", "dog", "cat", "car", "bus", "wine glass", "hot dog", "pizza", "snow", "kitchen", "knife",
         "tennis racket", "pneumothorax", "skis", "sports ball"]

@@ -1,5 +1,5 @@
 """Appending items to a namespace's in-memory index from their compact index records
-(:mod:`polarmem_server.index_record`): at start-up, and for every batch of new items.
+(:mod:`polarmem_server.storage.local.index_record`): at start-up, and for every batch of new items.
 
 Start-up reads the index records and the vectors column family side by side — both are keyed by
 item id, so one pass over each suffices — and hands the index whole arrays: no per-item protobuf
@@ -15,8 +15,8 @@ import numpy as np
 
 from polarmem.v1 import storage_pb2
 from polarmem_server.index import TEXT, VISUAL, ConceptCSR
-from polarmem_server.index_record import decode_index_records
-from polarmem_server.store import decode_vector
+from polarmem_server.storage.local.index_record import decode_index_records
+from polarmem_server.storage.local.store import decode_vector
 
 if TYPE_CHECKING:
     from polarmem_server.memory import Namespace

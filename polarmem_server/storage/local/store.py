@@ -21,7 +21,7 @@ edges          ``ns \\0 H|N|A concept(uint32 BE) item_id``   empty (HAS / NOT_HA
 
 "Items that NOT_HAS dog" is a prefix scan of ``edges``. One item write is one WriteBatch across
 column families: all or nothing. The ``index`` record repeats what the in-memory index needs from
-``items`` in a fixed binary layout (:mod:`polarmem_server.index_record`), so start-up reads a few
+``items`` in a fixed binary layout (:mod:`polarmem_server.storage.local.index_record`), so start-up reads a few
 dozen bytes per item instead of parsing a full ItemRecord with its scores and history.
 ``durability="sync"`` syncs the WAL before a write returns (an acknowledged write survives power
 loss); ``"async"`` leaves that to the OS.
@@ -42,7 +42,7 @@ import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.v1 import storage_pb2
-from polarmem_server.index_record import concept_lists, encode_index_record
+from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
 SCHEMA_VERSION = 2
