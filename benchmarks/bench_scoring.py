@@ -155,9 +155,10 @@ def bench_tensorrt_llm(args, model, tokenizer, dtype: str, requests, reference: 
                                      "prompts_per_s": prompts / seconds, "load_seconds": load_s,
                                      "max_abs_diff_vs_transformers": diff,
                                      "speedup_vs_transformers_same_path": reference["seconds"][name] / seconds}
+                    ratio = results[name]["speedup_vs_transformers_same_path"]
                     print(f"tensorrt_llm[{args.trtllm_backend}] {name:<24} {seconds / len(requests):7.3f} s/item  "
-                          f"{prompts / seconds:8.1f} prompts/s  x{results[name]['speedup_vs_transformers_same_path']:.2f}"
-                          f" vs transformers  max |dP| vs transformers {diff:.1e}", flush=True)
+                          f"{prompts / seconds:8.1f} prompts/s  x{ratio:.2f} vs transformers  "
+                          f"max |dP| vs transformers {diff:.1e}", flush=True)
                 if share:
                     results["kv_cache"] = engine.cache_stats()
                     print(f"tensorrt_llm[{args.trtllm_backend}] KV-cache reuse {results['kv_cache']}", flush=True)
@@ -220,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report_vlm = None
     report = {"benchmark": "bench_scoring", "vlm": report_vlm, "tensorrt_llm": report_trtllm,
-              "trtllm_backend": args.trtllm_backend if report_trtllm else None, "device": args.device, "size": size, "dtype": dtype,
+              "trtllm_backend": args.trtllm_backend if report_trtllm else None, "device": args.device, "size": size,
+              "dtype": dtype,
               "items": args.items, "concepts": args.concepts, "templates": len(TEMPLATES),
               "prefix_tokens": args.prefix_tokens, "batch": args.batch, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "platform": platform.platform(),

@@ -15,9 +15,9 @@ from polarmem_server.scoring.tensorrt_llm_runtime import KvCacheCounters, first_
 # ---- versions ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [("1.0.0", (1, 0, 0, True)), ("1.2.0rc3", (1, 2, 0, False)),
-                                            ("0.21.0.dev2025041500", (0, 21, 0, False)), ("1.1.0.post1", (1, 1, 0, True)),
-                                            ("0.12", (0, 12, 0, True)), ("1.0.0+cu128", (1, 0, 0, True))])
+@pytest.mark.parametrize("text, expected", [
+    ("1.0.0", (1, 0, 0, True)), ("1.2.0rc3", (1, 2, 0, False)), ("0.21.0.dev2025041500", (0, 21, 0, False)),
+    ("1.1.0.post1", (1, 1, 0, True)), ("0.12", (0, 12, 0, True)), ("1.0.0+cu128", (1, 0, 0, True))])
 def test_versions_are_parsed(text, expected):
     assert parse_version(text) == expected
 

@@ -210,7 +210,8 @@ def test_pytorch_backend_arguments(tiny_model):
     assert (llm.kwargs["max_seq_len"], llm.kwargs["max_input_len"]) == (2048, 2047)
     assert llm.kwargs["max_batch_size"] == 64 and llm.kwargs["max_num_tokens"] == 8192
     assert "backend" not in llm.passed  # 1.x LLM is PyTorch already; newer releases refuse others
-    assert llm.kwargs["kv_cache_config"] == KvCacheConfigSignature(enable_block_reuse=True, free_gpu_memory_fraction=0.8)
+    assert llm.kwargs["kv_cache_config"] == KvCacheConfigSignature(enable_block_reuse=True,
+                                                                    free_gpu_memory_fraction=0.8)
 
 
 def test_tensorrt_backend_arguments(tiny_model):
