@@ -50,6 +50,8 @@ class TensorRTLLMEngine(ScoringEngine):
         path = str(model_path)
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be at least 1, got {max_batch}")
         if not Path(path).exists():
             raise ValueError(f"model path {path!r} does not exist (models are loaded from local checkpoints only)")
         limits = read_checkpoint_limits(path)

@@ -266,6 +266,8 @@ def test_bad_settings_are_refused_before_tensorrt_llm_is_touched(tiny_model):
         make_engine(tiny_model, free_gpu_memory_fraction=1.5)
     with pytest.raises(ValueError, match="dtype must be auto or one of"):
         make_engine(tiny_model, dtype="fp8")
+    with pytest.raises(ValueError, match="max_batch must be at least 1"):
+        TensorRTLLMEngine(tiny_model, max_batch=0)  # refused before TensorRT-LLM is looked for
 
 
 def test_without_tensorrt_llm_the_engine_is_refused_naming_the_minimum(tiny_model):
