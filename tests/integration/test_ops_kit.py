@@ -6,6 +6,7 @@ instructions an operator relies on). Docker itself cannot run here (no engine)."
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -208,7 +209,33 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
     assert not [m for m in METRICS_TO_COME if f"`{m}`" not in doc], "docs/operations.md must list every metric to come"
 
 
-# ---------------------------------------------------------------- health probe
+# ---------------------------------------------------------------- health probes
+
+
+def run_health(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(HEALTH_SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_health_probe_says_serving_for_a_running_server(tmp_path):
+    with PolarMemServer(make_config(tmp_path)) as server:
+        wildcard = f"0.0.0.0:{server.port}"  # a server bound to all interfaces is probed on loopback
+        assert run_health("--address", server.address).returncode == 0
+        assert run_health("--address", wildcard).returncode == 0
+
+
+def test_health_probe_fails_promptly_without_a_server():
+    started = time.monotonic()
+    result = run_health("--address", f"127.0.0.1:{free_port()}", "--wait", "1", "--timeout", "1")
+    assert result.returncode == 1 and "UNAVAILABLE" in result.stderr
+    assert time.monotonic() - started < 30
+    bad = run_health("--address", "localhost")
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
 
 
 def probe(exporter_port: int, target: str) -> str:
@@ -247,34 +274,6 @@ def test_blackbox_grpc_health_probe_sees_serving_and_down(tmp_path):
     finally:
         exporter.terminate()
         exporter.wait(30)
-
-
-
-
-def run_health(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(HEALTH_SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def test_health_probe_says_serving_for_a_running_server(tmp_path):
-    with PolarMemServer(make_config(tmp_path)) as server:
-        wildcard = f"0.0.0.0:{server.port}"  # a server bound to all interfaces is probed on loopback
-        assert run_health("--address", server.address).returncode == 0
-        assert run_health("--address", wildcard).returncode == 0
-
-
-def test_health_probe_fails_promptly_without_a_server():
-    started = time.monotonic()
-    result = run_health("--address", f"127.0.0.1:{free_port()}", "--wait", "1", "--timeout", "1")
-    assert result.returncode == 1 and "UNAVAILABLE" in result.stderr
-    assert time.monotonic() - started < 30
-    bad = run_health("--address", "localhost")
-    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
 
 
 # ---------------------------------------------------------------- systemd
@@ -359,6 +358,14 @@ def test_systemd_unit_commands_start_wait_for_serving_and_stop(tmp_path):
 # ---------------------------------------------------------------- Dockerfile
 
 
+def packaging_test_sources() -> tuple[str, ...]:
+    """test_packaging.SOURCES: what its clean-copy `pip wheel .` builds from."""
+    spec = importlib.util.spec_from_file_location("packaging_sources", Path(__file__).with_name("test_packaging.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SOURCES
+
+
 def dockerfile_instructions() -> list[tuple[str, str]]:
     text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
     return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
@@ -383,10 +390,17 @@ def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_volume():
     assert f"POLARMEM_DATA_DIR={volume[0]}" in env
     exposed = [arg for op, arg in runtime if op == "EXPOSE"][0].split()
     assert "50051" in exposed and "9464" in exposed and "POLARMEM_METRICS_PORT=9464" in env
-    for op, arg in instructions:  # everything copied from the context exists in the repository
-        if op == "COPY" and "--from=" not in arg:
-            for source in [a for a in arg.split() if not a.startswith("--")][:-1]:
-                assert (REPO / source).exists(), source
+    copied = [source for op, arg in instructions if op == "COPY" and "--from=" not in arg
+              for source in [a for a in arg.split() if not a.startswith("--")][:-1]]
+    assert all((REPO / source).exists() for source in copied), copied
+    # the build stage copies what test_packaging's clean-copy build compiles, and the context keeps it
+    build_stage = {source for op, arg in instructions[:stages[-1]] if op == "COPY"
+                   for source in arg.split()[:-1]}
+    sources = set(packaging_test_sources())
+    assert build_stage == sources, build_stage ^ sources
+    kept = {line[1:].rstrip("/") for line in (DOCKERFILE.parent / "Dockerfile.dockerignore").read_text().splitlines()
+            if line.startswith("!")}
+    assert set(copied) <= kept, set(copied) - kept
 
 
 def test_hadolint(tmp_path):
