@@ -8,7 +8,8 @@ grpcio-health-checking, which the server itself depends on.
     polarmem-health [--address HOST:PORT] [--wait SECONDS] [--ca-file PEM]
 
 The address defaults to POLARMEM_ADDRESS (the server's own setting) or 127.0.0.1:50051; a wildcard
-host (0.0.0.0, [::]) is probed on the loopback address.
+host (0.0.0.0, [::]) is probed on the loopback address. With TLS, give the CA with --ca-file or
+POLARMEM_HEALTH_CA_FILE.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default=os.environ.get("POLARMEM_ADDRESS", "127.0.0.1:50051"))
     parser.add_argument("--wait", type=float, default=0.0, help="keep asking this many seconds (0: ask once)")
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds per Check call")
-    parser.add_argument("--ca-file", help="PEM root certificate when the server serves TLS")
+    parser.add_argument("--ca-file", default=os.environ.get("POLARMEM_HEALTH_CA_FILE") or None,
+                        help="PEM root certificate when the server serves TLS (env POLARMEM_HEALTH_CA_FILE); the "
+                             "server's certificate must then be valid for the probed host")
     args = parser.parse_args(argv)
     try:
         target = probe_address(args.address)

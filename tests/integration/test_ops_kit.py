@@ -238,6 +238,22 @@ def test_health_probe_fails_promptly_without_a_server():
     assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
 
 
+def test_health_probe_speaks_tls_with_the_ca_from_the_environment(tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))) as server:
+        plaintext = run_health("--address", server.address, "--timeout", "2")
+        assert plaintext.returncode == 1
+        env = {**os.environ, "POLARMEM_HEALTH_CA_FILE": str(cert), "POLARMEM_ADDRESS": server.address}
+        with_ca = subprocess.run([sys.executable, str(HEALTH_SCRIPT)], env=env, capture_output=True, text=True,
+                                 timeout=60)
+        assert with_ca.returncode == 0, with_ca.stderr
+
+
 def probe(exporter_port: int, target: str) -> str:
     url = f"http://127.0.0.1:{exporter_port}/probe?module=grpc_health&target={target}"
     return urllib.request.urlopen(url, timeout=30).read().decode()
