@@ -71,7 +71,9 @@ def cached_wheel() -> Path:
     staging = WHEEL_CACHE / f"tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     wheel = pip_wheel(REPO, staging, isolated=False)
-    shutil.rmtree(target, ignore_errors=True)
+    for stale in WHEEL_CACHE.iterdir():  # one wheel kept: the sources' current one
+        if stale != staging:
+            shutil.rmtree(stale, ignore_errors=True)
     staging.rename(target)
     return target / wheel.name
 
