@@ -155,15 +155,23 @@ def machine() -> dict:
 
 
 # agreement ---------------------------------------------------------------------------------------
-def exact_ranking(all_vectors: np.ndarray, has_sets, not_has_sets, required, forbidden, query: np.ndarray,
-                  k: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+def concept_matrix(lists, n_concepts: int = VOCAB) -> np.ndarray:
+    """Items x concepts booleans from per-item concept lists."""
+    matrix = np.zeros((len(lists), n_concepts), dtype=bool)
+    for row, concepts in enumerate(lists):
+        matrix[row, list(concepts)] = True
+    return matrix
+
+
+def exact_ranking(unit_vectors: np.ndarray, has: np.ndarray, not_has: np.ndarray, required, forbidden,
+                  query: np.ndarray, k: int) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The DESIGN.md rule in float64 numpy: tier desc, cosine desc, id asc. Returns the top k and
     every item's tier and cosine (to explain a disagreement)."""
-    req, forb = set(required), set(forbidden)
-    tiers = np.array([-1 if (req & nh or forb & h) else (1 if req & h else 0)
-                      for h, nh in zip(has_sets, not_has_sets)], dtype=np.int64)
+    req, forb = list(required), list(forbidden)
+    conflict = not_has[:, req].any(axis=1) | has[:, forb].any(axis=1)
+    tiers = np.where(conflict, -1, np.where(has[:, req].any(axis=1), 1, 0))
     q = query.astype(np.float64)
-    cos = (all_vectors @ q) / (np.linalg.norm(all_vectors, axis=1) * np.linalg.norm(q))
+    cos = unit_vectors @ (q / np.linalg.norm(q))
     order = np.lexsort((np.arange(len(cos)), -cos, -tiers))
     return order[:k].tolist(), tiers, cos
 
@@ -171,13 +179,14 @@ def exact_ranking(all_vectors: np.ndarray, has_sets, not_has_sets, required, for
 def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], n_items: int, dim: int,
               required, forbidden, vectors) -> dict:
     all_vectors, has, not_has = item_arrays(0, n_items, dim)
-    all_vectors = all_vectors.astype(np.float64)
-    has_sets, not_has_sets = [set(h) for h in has], [set(n) for n in not_has]
+    unit = all_vectors.astype(np.float64)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    has_matrix, not_has_matrix = concept_matrix(has), concept_matrix(not_has)
     same_list = same_set = pm_exact = pg_exact = 0
     mismatches = []
     for qid, pm in polarmem_ids.items():
         pg = pg_ids[qid]
-        exact, tiers, cos = exact_ranking(all_vectors, has_sets, not_has_sets, required[qid - 1], forbidden[qid - 1],
+        exact, tiers, cos = exact_ranking(unit, has_matrix, not_has_matrix, required[qid - 1], forbidden[qid - 1],
                                           vectors[qid - 1], TOP_K)
         same_list += pm == pg
         same_set += set(pm) == set(pg)
