@@ -52,6 +52,7 @@ NAMESPACE = "bench"
 WRITES_NAMESPACE = "bench-writes"
 QUERY_SEED = 7
 TOP_K = 10
+LOAD_CHUNK = 10_000  # items per remember_stream call and per COPY: item_arrays seeds each chunk
 
 
 # workload ----------------------------------------------------------------------------------------
@@ -178,7 +179,11 @@ def exact_ranking(unit_vectors: np.ndarray, has: np.ndarray, not_has: np.ndarray
 
 def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], n_items: int, dim: int,
               required, forbidden, vectors) -> dict:
-    all_vectors, has, not_has = item_arrays(0, n_items, dim)
+    # In the 10,000-item chunks both systems were loaded from: item_arrays seeds each chunk.
+    chunks = [item_arrays(start, min(LOAD_CHUNK, n_items - start), dim) for start in range(0, n_items, LOAD_CHUNK)]
+    all_vectors = np.concatenate([c[0] for c in chunks])
+    has = [h for c in chunks for h in c[1]]
+    not_has = [n for c in chunks for n in c[2]]
     unit = all_vectors.astype(np.float64)
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
     has_matrix, not_has_matrix = concept_matrix(has), concept_matrix(not_has)
@@ -322,23 +327,36 @@ def plot(report: dict, path: Path) -> None:
 
 # main --------------------------------------------------------------------------------------------
 def load_polarmem(address: str, n_items: int, dim: int) -> float:
+    """Creates and fills the namespaces; skipped when a reused data directory already holds them."""
+    import grpc
+
     from polarmem_server.client import PolarMemClient
 
     started = time.perf_counter()
     with PolarMemClient(address, timeout_s=600) as client:
+        try:
+            if client.get_namespace(NAMESPACE).item_count == n_items:
+                return 0.0
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.NOT_FOUND:
+                raise
         client.create_namespace(NAMESPACE, spaces=[("vis", dim)], encoder="none")
         client.create_namespace(WRITES_NAMESPACE, spaces=[("vis", dim)], encoder="none")
-        for start in range(0, n_items, 10_000):
-            response = client.remember_stream(NAMESPACE, items(start, min(10_000, n_items - start), dim))
+        for start in range(0, n_items, LOAD_CHUNK):
+            response = client.remember_stream(NAMESPACE, items(start, min(LOAD_CHUNK, n_items - start), dim))
             assert response.failed == 0, response.results[0]
     return time.perf_counter() - started
 
 
 def load_postgres(pg: PostgresPeer, n_items: int, dim: int, required, forbidden, vectors) -> float:
     started = time.perf_counter()
+    if pg.psql("SELECT count(*) FROM pg_tables WHERE tablename = 'items'").strip() == "1":
+        if pg.psql("SELECT count(*) FROM items").strip() == str(n_items):
+            return 0.0  # a reused data directory (--work-dir)
+        raise RuntimeError("the reused PostgreSQL data directory holds another item count: use a fresh --work-dir")
     pg.create_schema(dim)
-    for start in range(0, n_items, 10_000):
-        count = min(10_000, n_items - start)
+    for start in range(0, n_items, LOAD_CHUNK):
+        count = min(LOAD_CHUNK, n_items - start)
         item_vectors, has, not_has = item_arrays(start, count, dim)
         pg.copy_items(range(start, start + count), item_vectors, has, not_has)
     pg.copy_queries(required, forbidden, vectors)
@@ -386,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="open-loop Recall rate per second (0: 80 %% of PolarMem's saturation in the round)")
     parser.add_argument("--no-postgres", action="store_true", help="PolarMem only (no ratios)")
     parser.add_argument("--profile", action="store_true", help="py-spy the server during one-at-a-time Recalls")
+    parser.add_argument("--work-dir", type=Path, default=None,
+                        help="keep data here (and reuse what a previous run loaded there) instead of a temp dir")
     parser.add_argument("--label", default="baseline")
     parser.add_argument("--out", type=Path, default=None, help="default benchmarks/results/serving-<label>.json")
     parser.add_argument("--plot", type=Path, default=None, help="write the latency-vs-load PNG here")
@@ -398,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
                     "queries": args.queries, "top_k": TOP_K, "machine": machine(), "uptime_start": uptime(),
                     "settings": {k: str(v) for k, v in vars(args).items()}, "rounds": []}
     with tempfile.TemporaryDirectory(prefix="polarmem-serving-") as tmp:
-        work = Path(tmp)
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes)
         server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2)
         pg = None if args.no_postgres else PostgresPeer(work / "pg")

