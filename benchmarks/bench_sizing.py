@@ -68,7 +68,7 @@ def peer_bytes(count: int, dim: int) -> dict:
 
 
 def measure(count: int, dim: int, work_dir: Path) -> dict:
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     data_dir = work_dir / f"data-{count}"
     shutil.rmtree(data_dir, ignore_errors=True)

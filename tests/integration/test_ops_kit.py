@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 import yaml
 
-from polarmem_server.client import PolarMemClient
-from polarmem_server.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient
+from polarmem_server.api.server import PolarMemServer
 from servertools import DIM, make_config
 
 REPO = Path(__file__).resolve().parents[2]

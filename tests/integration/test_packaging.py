@@ -84,7 +84,7 @@ def check_wheel_contents(wheel: Path) -> None:
     assert any(n.endswith("memory_service_pb2_grpc.py") for n in names), "no generated gRPC stubs"
     assert "polarmem_server/py.typed" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "polarmem = polarmem_server.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "polarmem = polarmem_server.faces.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def fresh_venv(path: Path, wheel: Path) -> Path:
@@ -123,7 +123,7 @@ def serve_and_check(bin_dir: Path, work: Path) -> None:
             assert status == health_pb2.HealthCheckResponse.SERVING
         created = subprocess.run(
             [str(bin_dir / "python"), "-c",
-             "import sys; from polarmem_server.client import PolarMemClient\n"
+             "import sys; from polarmem_server.faces.client import PolarMemClient\n"
              "with PolarMemClient(sys.argv[1]) as c:\n"
              "    info = c.create_namespace('packaged', spaces=[('vis', 8)], encoder='none')\n"
              "    print(info.name, c.list_namespaces()[0].name)", address],
