@@ -85,7 +85,7 @@ def write_requests(path: Path, messages) -> int:
 def request_files(work: Path, n_items: int, dim: int, required, forbidden, vectors, writes: int) -> dict[str, Path]:
     from polarmem.v1 import memory_service_pb2 as pb
 
-    from polarmem_server.client import item_message
+    from polarmem_server.faces.client import item_message
 
     files = {name: work / f"{name}.bin" for name in ("recall", "get_item", "get_namespace", "remember")}
     write_requests(files["recall"], (
@@ -211,7 +211,7 @@ def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], 
 
 
 def polarmem_top_ids(address: str, required, forbidden, vectors, count: int) -> dict[int, list[int]]:
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     answers = {}
     with PolarMemClient(address, timeout_s=30) as client:
@@ -330,7 +330,7 @@ def load_polarmem(address: str, n_items: int, dim: int) -> float:
     """Creates and fills the namespaces; skipped when a reused data directory already holds them."""
     import grpc
 
-    from polarmem_server.client import PolarMemClient
+    from polarmem_server.faces.client import PolarMemClient
 
     started = time.perf_counter()
     with PolarMemClient(address, timeout_s=600) as client:
