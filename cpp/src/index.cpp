@@ -13,6 +13,9 @@
 namespace polarmem {
 namespace {
 
+// From this many queries of one space a batch is scored as tile products: below it, a panel of
+// 16 columns mostly multiplies padding, and one memory-bound scan per query is cheaper.
+constexpr std::size_t kMinTileBatch = 4;
 // Below this many items to score, a second thread costs more than it saves.
 constexpr std::int64_t kItemsPerThread = 16384;
 
@@ -415,7 +418,7 @@ SearchResult Index::search(const SearchRequest& request) const {
 }
 
 std::vector<SearchResult> Index::search(const std::vector<SearchRequest>& requests) const {
-  if (requests.size() >= 2 && batchable(requests)) return run_batch(requests);
+  if (requests.size() >= kMinTileBatch && batchable(requests)) return run_batch(requests);
   std::vector<SearchResult> results;
   results.reserve(requests.size());
   for (const SearchRequest& request : requests) results.push_back(search(request));
@@ -784,8 +787,9 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     state.scored.assign(group_count, 0);
     // Each column's admission test, kept in plain arrays: the worst kept (tier, key), or
     // kNotFull while its heap has room.
-    std::vector<std::int8_t> worst_tier(query_count, kNotFull);
+    std::vector<float> worst_tier(query_count, kNotFull);  // a float so the test vectorises
     std::vector<float> worst_key(query_count, 0.0f);
+    std::vector<std::uint8_t> passes(query_count, 0);
     AlignedBuffer<float> products(kTileRows * columns);
     AlignedBuffer<float> decoded(compact ? kTileRows * dim : 0);
     AlignedBuffer<float> zero_row(dim);
@@ -825,15 +829,32 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
           const std::int8_t tier = static_cast<std::int8_t>(code - 2);
           const std::int8_t rank_tier = request.mode == SearchMode::kHard ? tier : 0;
           const float offset = request.mode == SearchMode::kSoft ? request.soft_lambda * tier : 0.0f;
-          for (std::size_t c = group_begin[g]; c < group_begin[g + 1]; ++c) {
-            if (rank_tier < worst_tier[c]) continue;
+          const float rank_tier_f = rank_tier;
+          // The admission test first, branch-free over the group's columns (it vectorises):
+          // most rows enter no heap once the heaps are full.
+          const std::size_t first = group_begin[g], last = group_begin[g + 1];
+          const float* __restrict products_of_row = row_products;
+          const float* __restrict weights_of_column = abs_weight.data();
+          const float* __restrict tiers_of_column = worst_tier.data();
+          const float* __restrict keys_of_column = worst_key.data();
+          std::uint8_t* __restrict pass_of_column = passes.data();
+          const float row_bound = bounds[r];
+          std::uint8_t any_pass = 0;
+          for (std::size_t c = first; c < last; ++c) {
+            const float upper = products_of_row[c] + offset + weights_of_column[c] * row_bound;
+            // Slots arrive in ascending order, so an equal upper bound can never rank first.
+            const std::uint8_t pass = static_cast<std::uint8_t>(
+                (rank_tier_f > tiers_of_column[c]) | ((rank_tier_f == tiers_of_column[c]) & (upper > keys_of_column[c])));
+            pass_of_column[c] = pass;
+            any_pass |= pass;
+          }
+          if (any_pass == 0) continue;
+          for (std::size_t c = first; c < last; ++c) {
+            if (!passes[c]) continue;
             const float score = row_products[c];
             const float value = request.mode == SearchMode::kSoft ? score + offset : score;
             const float bound = abs_weight[c] * bounds[r];
-            const float upper = value + bound;
-            // Slots arrive in ascending order, so an equal upper bound can never rank first.
-            if (rank_tier == worst_tier[c] && upper <= worst_key[c]) continue;
-            const Entry entry{rank_tier, tier, value - bound, upper, score, slot};
+            const Entry entry{rank_tier, tier, value - bound, value + bound, score, slot};
             state.kept[c].push_back(entry);
             TopK& heap = state.heaps[c];
             heap.push(entry);
@@ -856,7 +877,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
         std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
         if (group_requests[g].mode == SearchMode::kHard) {
           // Tiers below every one of the group's full heaps cannot rank: skip them.
-          std::int8_t lowest = kEntailed;
+          float lowest = kEntailed;
           for (std::size_t c = group_begin[g]; c < group_begin[g + 1]; ++c) lowest = std::min(lowest, worst_tier[c]);
           if (lowest == kEntailed) sel &= t.entailed;
           else if (lowest == kNeutral) sel &= ~t.conflict;

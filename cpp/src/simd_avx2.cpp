@@ -86,6 +86,7 @@ void dot_f32_tile(const float* const* rows, const float* panels, std::size_t pan
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
     __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(), c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
     __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+#pragma GCC unroll 2
     for (std::size_t i = 0; i < n; ++i) {
       const __m256 b0 = _mm256_loadu_ps(b + i * kPanelColumns);
       const __m256 b1 = _mm256_loadu_ps(b + i * kPanelColumns + 8);

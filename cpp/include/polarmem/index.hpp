@@ -113,9 +113,10 @@ class Index {
   // Grows the concept vocabulary to at least `count` ids (never shrinks).
   void ensure_concepts(std::size_t count);
 
-  // The one search entry point: one result per request, in order. Requests that each hold one
-  // vector of the same single-vector space are scored together as a blocked matrix product
-  // (each row read once for the whole batch); any other request is searched on its own.
+  // The one search entry point: one result per request, in order. Four or more requests that
+  // each hold one vector of the same single-vector space are scored together as a blocked
+  // matrix product (each row read once for the whole batch); any other request is searched on
+  // its own. Either way each result is exactly what the request gives alone.
   std::vector<SearchResult> search(const std::vector<SearchRequest>& requests) const;
   // One request: search({request})[0].
   SearchResult search(const SearchRequest& request) const;
