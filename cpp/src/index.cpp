@@ -583,7 +583,10 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     std::pair<std::size_t, std::int8_t> block[kBlock + 64];
     std::size_t block_size = 0;
     auto flush = [&] {
-      if (has_vectors) {
+      // A dense block (most slots of its range selected) is a forward stream the hardware
+      // prefetcher already covers; explicit prefetches only pay off for sparse selections.
+      const bool sparse = block_size > 0 && (block[block_size - 1].first - block[0].first) > 2 * block_size;
+      if (has_vectors && sparse) {
         for (std::size_t i = 0; i < std::min(kPrefetchDistance, block_size); ++i) prefetch(block[i].first);
       }
       for (std::size_t i = 0; i < block_size; ++i) {
@@ -593,7 +596,7 @@ SearchResult Index::run_search(const Prepared& prepared) const {
         float score = 0.0f;
         float bound_sum = 0.0f;
         if (has_vectors) {
-          if (i + kPrefetchDistance < block_size) prefetch(block[i + kPrefetchDistance].first);
+          if (sparse && i + kPrefetchDistance < block_size) prefetch(block[i + kPrefetchDistance].first);
           ++reads;
           score = score_slot(slot, &bound_sum);
         }
