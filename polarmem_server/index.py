@@ -5,17 +5,47 @@ HAS / NOT_HAS concept bitsets, searched lexicographically by ``(s_log, s_sem, sl
 module converts Python inputs into the exact arrays the core expects and names the argument
 at fault when an input cannot be converted; the core validates values and changes nothing
 when a call fails.
+
+Errors: bad input raises :class:`InvalidArgumentError` (a ``ValueError``),
+:class:`InvalidArgumentType` (a ``TypeError``) or :class:`OutOfRangeError` (an ``IndexError``);
+a removed slot raises :class:`FailedPreconditionError` (a ``LookupError``); memory the core
+cannot allocate raises :class:`ResourceExhaustedError` (a ``MemoryError``). All are subclasses of
+the domain classes in :mod:`polarmem_server.errors`, so the API layer maps them by class; anything
+else is a bug.
+
+Searching: :meth:`Index.search_requests` is the one entry point, taking one
+:class:`SearchRequest` or a list of them (a batch, each request with its own constraints);
+:meth:`Index.request` builds a request from friendly arguments, and :meth:`Index.search` /
+:meth:`Index.search_batch` are thin wrappers over the two.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
 from polarmem_server import _core
+from polarmem_server.errors import InvalidArgument, quoted
+
+# The core's error classes (subclasses of polarmem_server.errors, registered by the binding).
+InvalidArgumentError = _core.InvalidArgumentError
+OutOfRangeError = _core.OutOfRangeError
+FailedPreconditionError = _core.FailedPreconditionError
+ResourceExhaustedError = _core.ResourceExhaustedError
+
+# One search request (bound from the core's C++ struct) and its ranking modes.
+SearchRequest = _core.SearchRequest
+SearchMode = _core.SearchMode
+# The largest k (top_k) one search accepts; the library edge validates against this number.
+MAX_TOP_K: int = int(_core.MAX_TOP_K)
+
+
+class InvalidArgumentType(InvalidArgument, TypeError):
+    """An argument of the wrong type (e.g. strings where numbers belong): INVALID_ARGUMENT."""
 
 VISUAL = 1
 TEXT = 2
@@ -51,11 +81,11 @@ class SpaceSpec:
 
     def __post_init__(self) -> None:
         if not self.name:
-            raise ValueError("SpaceSpec.name must not be empty")
+            raise InvalidArgumentError("SpaceSpec.name must not be empty")
         if int(self.dim) < 1:
-            raise ValueError(f"SpaceSpec.dim must be >= 1, got {self.dim}")
+            raise InvalidArgumentError(f"SpaceSpec.dim must be >= 1, got {self.dim}")
         if self.storage not in STORAGES:
-            raise ValueError(f"SpaceSpec.storage must be one of {STORAGES}, got {self.storage!r}")
+            raise InvalidArgumentError(f"SpaceSpec.storage must be one of {STORAGES}, got {self.storage!r}")
 
 
 @dataclass
@@ -77,29 +107,29 @@ def _float_matrix(values: Any, argument: str, dim: int | None = None) -> np.ndar
     try:
         array = np.asarray(values)
     except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"{argument}: cannot be read as a numeric array ({exc})") from exc
+        raise InvalidArgumentError(f"{argument}: cannot be read as a numeric array ({exc})") from exc
     if array.dtype.kind not in "fiu":
-        raise TypeError(f"{argument}: expected real numbers, got dtype {array.dtype}")
+        raise InvalidArgumentType(f"{argument}: expected real numbers, got dtype {array.dtype}")
     if array.ndim == 1 and dim is not None and array.shape[0] == dim:
         array = array[None, :]
     if array.ndim != 2:
-        raise ValueError(f"{argument}: expected a 2-D array (rows x dim), got shape {array.shape}")
+        raise InvalidArgumentError(f"{argument}: expected a 2-D array (rows x dim), got shape {array.shape}")
     return np.ascontiguousarray(array, dtype=np.float32)
 
 
 def _float_vector(values: Any, argument: str) -> np.ndarray:
     array = np.asarray(values)
     if array.dtype.kind not in "fiu":
-        raise TypeError(f"{argument}: expected real numbers, got dtype {array.dtype}")
+        raise InvalidArgumentType(f"{argument}: expected real numbers, got dtype {array.dtype}")
     if array.ndim != 1:
-        raise ValueError(f"{argument}: expected a 1-D vector, got shape {array.shape}")
+        raise InvalidArgumentError(f"{argument}: expected a 1-D vector, got shape {array.shape}")
     return np.ascontiguousarray(array, dtype=np.float32)
 
 
 def _concept_ids(values: Iterable[int], argument: str) -> np.ndarray:
     ids = np.asarray(list(values), dtype=np.int64)
     if ids.size and ids.min() < 0:
-        raise IndexError(f"{argument}: concept ids must be >= 0, got {int(ids.min())}")
+        raise OutOfRangeError(f"{argument}: concept ids must be >= 0, got {int(ids.min())}")
     return ids.astype(np.uint32)
 
 
@@ -108,7 +138,7 @@ def _slots(values: Any, argument: str) -> np.ndarray:
     if array.ndim == 0:
         array = array[None]
     if array.size and array.dtype.kind not in "iu":
-        raise TypeError(f"{argument}: slots must be integers, got dtype {array.dtype}")
+        raise InvalidArgumentType(f"{argument}: slots must be integers, got dtype {array.dtype}")
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
@@ -127,10 +157,10 @@ def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
     if isinstance(lists, ConceptCSR):
         indptr = np.ascontiguousarray(lists.indptr, dtype=np.int64)
         if indptr.shape != (count + 1,) or indptr[0] != 0 or indptr[-1] != len(lists.ids) or np.any(np.diff(indptr) < 0):
-            raise ValueError(f"{argument}: indptr must rise from 0 to len(ids) with {count + 1} entries")
+            raise InvalidArgumentError(f"{argument}: indptr must rise from 0 to len(ids) with {count + 1} entries")
         return indptr, np.ascontiguousarray(lists.ids, dtype=np.uint32)
     if len(lists) != count:
-        raise ValueError(f"{argument}: expected one concept list per item ({count}), got {len(lists)}")
+        raise InvalidArgumentError(f"{argument}: expected one concept list per item ({count}), got {len(lists)}")
     indptr = np.zeros(count + 1, dtype=np.int64)
     flat: list[int] = []
     for i, concepts in enumerate(lists):
@@ -192,10 +222,65 @@ class Index:
     def ensure_concepts(self, count: int) -> None:
         """Grow the concept vocabulary to at least ``count`` dense ids."""
         if int(count) < 0:
-            raise ValueError(f"count must be >= 0, got {count}")
+            raise InvalidArgumentError(f"count must be >= 0, got {count}")
         self._core.ensure_concepts(int(count))
 
     # ---- reads ---------------------------------------------------------------------------
+
+    def request(
+        self,
+        query: Mapping[str, Any] | None = None,
+        required: Iterable[int] = (),
+        forbidden: Iterable[int] = (),
+        k: int = 10,
+        mode: str = "hard",
+        soft_lambda: float = 1.0,
+        exclude_conflicts: bool = False,
+        kinds: Iterable[str] | None = None,
+        allow: Any = None,
+        weights: Mapping[str, float] | None = None,
+        threads: int = 0,
+    ) -> SearchRequest:
+        """Build one :class:`SearchRequest` (the arguments of :meth:`search`), checking and
+        converting each argument here so errors name it."""
+        terms = []
+        for space, values in (query or {}).items():
+            weight = 1.0 if weights is None else float(weights.get(space, 1.0))
+            terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))
+        return SearchRequest(
+            vectors=terms,
+            required=_concept_ids(required, "required"),
+            forbidden=_concept_ids(forbidden, "forbidden"),
+            k=self._check_k(k),
+            mode=self._mode(mode),
+            soft_lambda=float(soft_lambda),
+            exclude_conflicts=bool(exclude_conflicts),
+            kind_mask=self._kind_mask(kinds),
+            allow=None if allow is None else _slots(allow, "allow"),
+            threads=self._check_threads(threads),
+        )
+
+    @overload
+    def search_requests(self, requests: SearchRequest) -> SearchHits: ...
+
+    @overload
+    def search_requests(self, requests: Sequence[SearchRequest]) -> list[SearchHits]: ...
+
+    def search_requests(self, requests: SearchRequest | Sequence[SearchRequest]) -> SearchHits | list[SearchHits]:
+        """The one search entry point: one request gives its :class:`SearchHits`; a sequence
+        gives one per request, in order. Each request carries its own constraints, filters and
+        k; requests that each hold one vector of the same single-vector space are scored
+        together as a blocked matrix product (every row read once for the batch) and give
+        exactly what each would give alone. Ranking: ``(s_log, s_sem, slot)`` (hard),
+        ``s_sem + λ·s_log`` (soft) or ``s_sem`` (off)."""
+        if isinstance(requests, SearchRequest):
+            return self._hits(self._core.search(requests))
+        batch = list(requests)
+        for i, r in enumerate(batch):
+            if not isinstance(r, SearchRequest):
+                raise InvalidArgumentType(f"requests[{i}]: expected a SearchRequest (build one with Index.request), "
+                                          f"got {type(r).__name__}")
+        return [self._hits(raw) for raw in self._core.search(batch)]
 
     def search(
         self,
@@ -213,23 +298,8 @@ class Index:
     ) -> SearchHits:
         """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
         ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces."""
-        terms = []
-        for space, values in (query or {}).items():
-            weight = 1.0 if weights is None else float(weights.get(space, 1.0))
-            terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))
-        raw = self._core.search(
-            terms,
-            _concept_ids(required, "required"),
-            _concept_ids(forbidden, "forbidden"),
-            self._check_k(k),
-            self._mode_code(mode),
-            float(soft_lambda),
-            bool(exclude_conflicts),
-            self._kind_mask(kinds),
-            None if allow is None else _slots(allow, "allow"),
-            int(threads),
-        )
-        return self._hits(raw)
+        return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,
+                                                 kinds, allow, weights, threads))
 
     def search_batch(
         self,
@@ -245,22 +315,21 @@ class Index:
         allow: Any = None,
         threads: int = 0,
     ) -> list[SearchHits]:
-        """Many query vectors of one single-vector space under shared constraints and filters:
-        one tier pass, then blocks of items scored against every query while in cache."""
-        raw = self._core.search_batch(
-            space,
-            _float_matrix(queries, "queries"),
-            _concept_ids(required, "required"),
-            _concept_ids(forbidden, "forbidden"),
-            self._check_k(k),
-            self._mode_code(mode),
-            float(soft_lambda),
-            bool(exclude_conflicts),
-            self._kind_mask(kinds),
-            None if allow is None else _slots(allow, "allow"),
-            int(threads),
-        )
-        return [self._hits(r) for r in raw]
+        """Many query vectors (rows of ``queries``) of one single-vector space under shared
+        constraints and filters; for per-query constraints pass a list of requests to
+        :meth:`search_requests`."""
+        spec = self._spaces.get(space)
+        if spec is not None and spec.multi:
+            raise InvalidArgumentError(f"queries: batch search needs a single-vector space; {space!r} is multi-vector")
+        matrix = _float_matrix(queries, "queries")
+        shared = self.request(None, required, forbidden, k, mode, soft_lambda, exclude_conflicts, kinds, allow,
+                              threads=threads)
+        batch = []
+        for row in matrix:
+            r = copy.copy(shared)  # the allow-list is shared, not copied
+            r.vectors = [(space, row, 1.0)]
+            batch.append(r)
+        return self.search_requests(batch)
 
     @property
     def size(self) -> int:
@@ -296,10 +365,10 @@ class Index:
     def _vector_input(self, space: str, values: Any, count: int) -> tuple:
         spec = self._spaces.get(space)
         if spec is None:
-            raise ValueError(f"vectors: unknown vector space {space!r} (this index has: {', '.join(self._spaces) or 'none'})")
+            raise InvalidArgumentError(f"vectors: unknown vector space {space!r} (this index has: {', '.join(self._spaces) or 'none'})")
         if spec.multi:
             if isinstance(values, np.ndarray) or len(values) != count:
-                raise ValueError(f"vectors[{space!r}]: a multi-vector space takes a list of {count} (m_i, dim) arrays")
+                raise InvalidArgumentError(f"vectors[{space!r}]: a multi-vector space takes a list of {count} (m_i, dim) arrays")
             blocks = [np.zeros((0, spec.dim), np.float32) if v is None else _float_matrix(v, f"vectors[{space!r}]", spec.dim) for v in values]
             counts = np.asarray([b.shape[0] for b in blocks], dtype=np.int64)
             stacked = np.ascontiguousarray(np.concatenate(blocks) if blocks else np.zeros((0, spec.dim), np.float32), dtype=np.float32)
@@ -307,7 +376,7 @@ class Index:
         if isinstance(values, np.ndarray) or (len(values) and not any(v is None for v in values)):
             return (space, _float_matrix(values, f"vectors[{space!r}]", spec.dim), None, None)
         if len(values) != count:
-            raise ValueError(f"vectors[{space!r}]: expected {count} entries, got {len(values)}")
+            raise InvalidArgumentError(f"vectors[{space!r}]: expected {count} entries, got {len(values)}")
         present = np.asarray([v is not None for v in values], dtype=np.uint8)
         rows = np.zeros((count, spec.dim), dtype=np.float32)
         for i, v in enumerate(values):
@@ -321,15 +390,15 @@ class Index:
             kinds = [kinds] * count
         if isinstance(kinds, np.ndarray) and kinds.dtype.kind in "iu":
             if kinds.shape != (count,) or not np.isin(kinds, (VISUAL, TEXT)).all():
-                raise ValueError(f"kinds: expected {count} codes, each {VISUAL} (visual) or {TEXT} (text)")
+                raise InvalidArgumentError(f"kinds: expected {count} codes, each {VISUAL} (visual) or {TEXT} (text)")
             return np.ascontiguousarray(kinds, dtype=np.uint8)
         if len(kinds) != count:
-            raise ValueError(f"kinds: expected {count} entries, got {len(kinds)}")
+            raise InvalidArgumentError(f"kinds: expected {count} entries, got {len(kinds)}")
         codes = []
         for kind in kinds:
             code = KIND_CODES.get(kind) if isinstance(kind, str) else int(kind)
             if code not in (VISUAL, TEXT):
-                raise ValueError(f"kinds: {kind!r} is not a kind; use 'visual' or 'text'")
+                raise InvalidArgumentError(f"kinds: {quoted(kind)} is not a kind; use 'visual' or 'text'")
             codes.append(code)
         return np.asarray(codes, dtype=np.uint8)
 
@@ -340,20 +409,33 @@ class Index:
         mask = 0
         for kind in kinds:
             if kind not in KIND_CODES:
-                raise ValueError(f"kinds: {kind!r} is not a kind; use 'visual' or 'text'")
+                raise InvalidArgumentError(f"kinds: {quoted(kind)} is not a kind; use 'visual' or 'text'")
             mask |= KIND_CODES[kind]
         return mask
 
     @staticmethod
+    def _mode(mode: str) -> Any:
+        return SearchMode(Index._mode_code(mode))
+
+    @staticmethod
+    def _check_threads(threads: int) -> int:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise InvalidArgumentError(f"threads must be an integer >= 0 (0 = the index default), got {quoted(threads)}")
+        return int(threads)
+
+    @staticmethod
     def _mode_code(mode: str) -> int:
-        if mode not in MODE_CODES:
-            raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {mode!r}")
+        if not isinstance(mode, str) or mode not in MODE_CODES:
+            raise InvalidArgumentError(f"mode must be one of {sorted(MODE_CODES)}, got {quoted(mode)}")
         return MODE_CODES[mode]
 
     @staticmethod
     def _check_k(k: int) -> int:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+            raise InvalidArgumentError(f"k must be an integer between 1 and {MAX_TOP_K}, got {quoted(k)}")
+        if k > MAX_TOP_K:
+            raise InvalidArgumentError(f"k must be an integer between 1 and {MAX_TOP_K}, got {int(k)}; "
+                                       f"page through results instead of asking for more than {MAX_TOP_K}")
         return int(k)
 
     @staticmethod

@@ -5,6 +5,8 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 
 #include "polarmem/diagnostics.hpp"
@@ -77,31 +79,27 @@ VectorInput vector_input(const PyVectors& v) {
   return in;
 }
 
-SearchRequest search_request(const std::vector<std::tuple<std::string, py::array, float>>& query,
-                             const py::array& required, const py::array& forbidden, std::size_t k, int mode,
-                             float soft_lambda, bool exclude_conflicts, int kind_mask,
-                             const std::optional<py::array>& allow, std::size_t threads) {
-  SearchRequest r;
-  for (const auto& [space, values, weight] : query) {
-    r.vectors.push_back(QueryVector{space, checked<float>(values, "query", 1), static_cast<std::size_t>(values.size()), weight});
+// Copies a 1-D float32 array into a query vector (a request owns its data).
+QueryVector query_vector(const std::string& space, const py::array& values, float weight) {
+  const float* v = checked<float>(values, "query", 1);
+  return QueryVector{space, std::vector<float>(v, v + values.size()), weight};
+}
+
+// (space, values[dim], weight) per query vector.
+using PyQueryVectors = std::vector<std::tuple<std::string, py::array, float>>;
+
+void set_vectors(SearchRequest& r, const PyQueryVectors& vectors) {
+  r.vectors.clear();
+  for (const auto& [space, values, weight] : vectors) r.vectors.push_back(query_vector(space, values, weight));
+}
+
+void set_allow(SearchRequest& r, const std::optional<py::array>& allow) {
+  if (!allow) {
+    r.allow.reset();
+    return;
   }
-  const auto* req = checked<std::uint32_t>(required, "required", 1);
-  const auto* forb = checked<std::uint32_t>(forbidden, "forbidden", 1);
-  r.required.assign(req, req + required.size());
-  r.forbidden.assign(forb, forb + forbidden.size());
-  r.k = k;
-  r.mode = static_cast<SearchMode>(mode);
-  r.soft_lambda = soft_lambda;
-  r.exclude_conflicts = exclude_conflicts;
-  if (kind_mask < 0 || kind_mask > 3) throw py::value_error("kind_mask must be 0, 1, 2 or 3");
-  r.kind_mask = static_cast<std::uint8_t>(kind_mask);
-  if (allow) {
-    r.use_allow = true;
-    r.allow = checked<std::int64_t>(*allow, "allow", 1);
-    r.allow_count = static_cast<std::size_t>(allow->size());
-  }
-  r.threads = threads;
-  return r;
+  const auto* a = checked<std::int64_t>(*allow, "allow", 1);
+  r.allow = std::make_shared<const std::vector<std::int64_t>>(a, a + allow->size());
 }
 
 py::tuple result_tuple(const SearchResult& r) {
@@ -121,17 +119,109 @@ Storage parse_storage(const std::string& name) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "PolarMem compiled retrieval core (private; use polarmem_server.index)";
 
+  // The core's error codes as subclasses of the domain hierarchy (polarmem_server.errors), so
+  // the API layer maps them by class; each also keeps the builtin base it had before.
+  // Anything else a core call throws stays a RuntimeError: a bug, answered INTERNAL.
+  const py::module_ errors = py::module_::import("polarmem_server.errors");
+  const py::module_ builtins = py::module_::import("builtins");
+  auto error_class = [&](const char* name, py::tuple bases, const char* doc) {
+    const std::string qualified = std::string("polarmem_server._core.") + name;
+    py::object cls = py::reinterpret_steal<py::object>(
+        PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr));
+    if (!cls) throw py::error_already_set();
+    m.attr(name) = cls;
+    return cls.release().ptr();  // the module keeps a reference for the process's lifetime
+  };
+  static PyObject* invalid_argument = error_class(
+      "InvalidArgumentError", py::make_tuple(errors.attr("InvalidArgument")),  // a ValueError already
+      "The core rejected a malformed input (shape, NaN, unknown space, k out of range).");
+  static PyObject* out_of_range = error_class(
+      "OutOfRangeError", py::make_tuple(errors.attr("InvalidArgument"), builtins.attr("IndexError")),
+      "A concept id or slot outside what the index holds.");
+  static PyObject* failed_precondition = error_class(
+      "FailedPreconditionError", py::make_tuple(errors.attr("FailedPrecondition"), builtins.attr("LookupError")),
+      "Valid input the index's current state cannot accept (a removed slot).");
+  static PyObject* resource_exhausted = error_class(
+      "ResourceExhaustedError", py::make_tuple(errors.attr("ResourceExhausted"), builtins.attr("MemoryError")),
+      "The core could not allocate the memory a call needed.");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
       switch (e.code()) {
-        case ErrorCode::kOutOfRange: PyErr_SetString(PyExc_IndexError, e.what()); return;
-        case ErrorCode::kFailedPrecondition: PyErr_SetString(PyExc_LookupError, e.what()); return;
-        default: PyErr_SetString(PyExc_ValueError, e.what()); return;
+        case ErrorCode::kInvalidArgument: PyErr_SetString(invalid_argument, e.what()); return;
+        case ErrorCode::kOutOfRange: PyErr_SetString(out_of_range, e.what()); return;
+        case ErrorCode::kFailedPrecondition: PyErr_SetString(failed_precondition, e.what()); return;
       }
+      PyErr_SetString(PyExc_RuntimeError, e.what());  // an unknown code is a core bug
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(resource_exhausted,
+                      "the index could not allocate memory for this call; lower k, the batch size or the allow-list");
     }
   });
+
+  m.attr("MAX_TOP_K") = kMaxTopK;
+  m.attr("MAX_DIM") = kMaxDim;
+
+  py::enum_<SearchMode>(m, "SearchMode", "How hits are ranked: off (s_sem), hard ((s_log, s_sem)), soft (s_sem + lambda s_log).")
+      .value("off", SearchMode::kOff)
+      .value("hard", SearchMode::kHard)
+      .value("soft", SearchMode::kSoft);
+
+  py::class_<SearchRequest>(m, "SearchRequest",
+                            "One query: vectors, concept constraints and filters. A batch is a list of these.")
+      .def(py::init([](const PyQueryVectors& vectors, std::vector<std::uint32_t> required,
+                       std::vector<std::uint32_t> forbidden, std::size_t k, SearchMode mode, float soft_lambda,
+                       bool exclude_conflicts, std::uint8_t kind_mask, const std::optional<py::array>& allow,
+                       std::size_t threads) {
+             SearchRequest r;
+             set_vectors(r, vectors);
+             r.required = std::move(required);
+             r.forbidden = std::move(forbidden);
+             r.k = k;
+             r.mode = mode;
+             r.soft_lambda = soft_lambda;
+             r.exclude_conflicts = exclude_conflicts;
+             r.kind_mask = kind_mask;
+             set_allow(r, allow);
+             r.threads = threads;
+             return r;
+           }),
+           py::arg("vectors") = PyQueryVectors{}, py::arg("required") = std::vector<std::uint32_t>{},
+           py::arg("forbidden") = std::vector<std::uint32_t>{}, py::arg("k") = 10, py::arg("mode") = SearchMode::kHard,
+           py::arg("soft_lambda") = 1.0f, py::arg("exclude_conflicts") = false, py::arg("kind_mask") = 0,
+           py::arg("allow") = py::none(), py::arg("threads") = 0)
+      .def_property(
+          "vectors",
+          [](const SearchRequest& r) {
+            py::list out;
+            for (const auto& v : r.vectors) out.append(py::make_tuple(v.space, to_numpy(v.values), v.weight));
+            return out;
+          },
+          &set_vectors, "[(space, float32 vector, weight)]; assigning copies the arrays")
+      .def_readwrite("required", &SearchRequest::required)
+      .def_readwrite("forbidden", &SearchRequest::forbidden)
+      .def_readwrite("k", &SearchRequest::k)
+      .def_readwrite("mode", &SearchRequest::mode)
+      .def_readwrite("soft_lambda", &SearchRequest::soft_lambda)
+      .def_readwrite("exclude_conflicts", &SearchRequest::exclude_conflicts)
+      .def_readwrite("kind_mask", &SearchRequest::kind_mask)
+      .def_property(
+          "allow",
+          [](const SearchRequest& r) -> py::object {
+            if (!r.allow) return py::none();
+            return to_numpy(*r.allow);
+          },
+          &set_allow, "int64 slots or None")
+      .def_readwrite("threads", &SearchRequest::threads)
+      .def("__copy__", [](const SearchRequest& r) { return SearchRequest(r); })  // shares the allow-list
+      .def("__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
+      .def("__repr__", [](const SearchRequest& r) {
+        std::string spaces;
+        for (const auto& v : r.vectors) spaces += (spaces.empty() ? "" : ", ") + v.space;
+        return "SearchRequest(spaces=[" + spaces + "], required=" + std::to_string(r.required.size()) +
+               " ids, forbidden=" + std::to_string(r.forbidden.size()) + " ids, k=" + std::to_string(r.k) + ")";
+      });
 
   m.def("build_info", [] {
     py::dict info;
@@ -212,36 +302,30 @@ PYBIND11_MODULE(_core, m) {
              return to_numpy(mapping);
            })
       .def("ensure_concepts", &Index::ensure_concepts, py::call_guard<py::gil_scoped_release>())
-      .def("search",
-           [](const Index& self, const std::vector<std::tuple<std::string, py::array, float>>& query,
-              const py::array& required, const py::array& forbidden, std::size_t k, int mode, float soft_lambda,
-              bool exclude_conflicts, int kind_mask, const std::optional<py::array>& allow, std::size_t threads) {
-             const SearchRequest request = search_request(query, required, forbidden, k, mode, soft_lambda,
-                                                          exclude_conflicts, kind_mask, allow, threads);
-             SearchResult result;
-             {
-               py::gil_scoped_release release;
-               result = self.search(request);
-             }
-             return result_tuple(result);
-           })
-      .def("search_batch",
-           [](const Index& self, const std::string& space, const py::array& queries, const py::array& required,
-              const py::array& forbidden, std::size_t k, int mode, float soft_lambda, bool exclude_conflicts,
-              int kind_mask, const std::optional<py::array>& allow, std::size_t threads) {
-             const float* q = checked<float>(queries, "queries", 2);
-             const SearchRequest request = search_request({}, required, forbidden, k, mode, soft_lambda,
-                                                          exclude_conflicts, kind_mask, allow, threads);
-             std::vector<SearchResult> results;
-             {
-               py::gil_scoped_release release;
-               results = self.search_batch(request, space, q, static_cast<std::size_t>(queries.shape(0)),
-                                           static_cast<std::size_t>(queries.shape(1)));
-             }
-             py::list out;
-             for (const auto& r : results) out.append(result_tuple(r));
-             return out;
-           })
+      .def(
+          "search",
+          [](const Index& self, const SearchRequest& request) {
+            SearchResult result;
+            {
+              py::gil_scoped_release release;
+              result = self.search(request);
+            }
+            return result_tuple(result);
+          },
+          py::arg("request"))
+      .def(
+          "search",
+          [](const Index& self, const std::vector<SearchRequest>& requests) {
+            std::vector<SearchResult> results;
+            {
+              py::gil_scoped_release release;
+              results = self.search(requests);
+            }
+            py::list out;
+            for (const auto& r : results) out.append(result_tuple(r));
+            return out;
+          },
+          py::arg("requests"), "One request -> one result tuple; a list of requests -> a list of them.")
       .def_property_readonly("size", &Index::size)
       .def_property_readonly("live_count", &Index::live_count)
       .def_property_readonly("num_concepts", &Index::num_concepts)

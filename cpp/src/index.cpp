@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -12,7 +13,9 @@
 namespace polarmem {
 namespace {
 
-constexpr std::size_t kMaxDim = 65536;
+// From this many queries of one space a batch is scored as tile products: below it, a panel of
+// 16 columns mostly multiplies padding, and one memory-bound scan per query is cheaper.
+constexpr std::size_t kMinTileBatch = 4;
 // Below this many items to score, a second thread costs more than it saves.
 constexpr std::int64_t kItemsPerThread = 16384;
 
@@ -37,7 +40,8 @@ inline bool ranks_before(const Entry& a, const Entry& b) noexcept {
 // A bounded heap of the k best entries; front() is the worst kept.
 class TopK {
  public:
-  explicit TopK(std::size_t k) : k_(k) { entries_.reserve(k); }
+  // Reserves lazily past 1,024 entries: a batch holds one heap per query and worker.
+  explicit TopK(std::size_t k) : k_(k) { entries_.reserve(std::min<std::size_t>(k, 1024)); }
   bool full() const noexcept { return entries_.size() >= k_; }
   const Entry& worst() const noexcept { return entries_.front(); }
   bool admits(const Entry& e) const noexcept { return !full() || ranks_before(e, worst()); }
@@ -339,8 +343,15 @@ std::vector<std::int64_t> Index::compact() {
 }
 
 void Index::ensure_concepts(std::size_t count) {
+  constexpr std::size_t kMaxConcepts = std::size_t{1} << 32;  // concept ids are uint32
+  if (count > kMaxConcepts) {
+    fail(ErrorCode::kInvalidArgument, "count: a vocabulary holds at most 2^32 concepts, got " + std::to_string(count));
+  }
   std::unique_lock lock(mutex_);
   if (count > has_.size()) {
+    // Both reservations come first, so a failed allocation leaves the vocabulary unchanged.
+    has_.reserve(count);
+    not_has_.reserve(count);
     has_.resize(count);
     not_has_.resize(count);
   }
@@ -348,26 +359,33 @@ void Index::ensure_concepts(std::size_t count) {
 
 // ---- search -----------------------------------------------------------------------------
 
-Index::Prepared Index::prepare(const SearchRequest& request) const {
-  Prepared prepared;
-  prepared.request = &request;
-  if (request.k == 0) fail(ErrorCode::kInvalidArgument, "k must be >= 1");
+void Index::check_constraints(const SearchRequest& request) const {
+  if (request.k == 0 || request.k > kMaxTopK) {
+    fail(ErrorCode::kInvalidArgument, "k must be between 1 and " + std::to_string(kMaxTopK) + ", got " +
+                                          std::to_string(request.k));
+  }
   if (request.mode != SearchMode::kOff && request.mode != SearchMode::kHard && request.mode != SearchMode::kSoft) {
     fail(ErrorCode::kInvalidArgument, "mode must be off, hard or soft");
   }
   if (!std::isfinite(request.soft_lambda)) fail(ErrorCode::kInvalidArgument, "soft_lambda must be finite");
   if (request.kind_mask > 3) fail(ErrorCode::kInvalidArgument, "kind_mask must be 0 (any), 1 (visual), 2 (text) or 3 (both)");
+}
+
+Index::Prepared Index::prepare(const SearchRequest& request) const {
+  Prepared prepared;
+  prepared.request = &request;
+  check_constraints(request);
   for (std::size_t i = 0; i < request.vectors.size(); ++i) {
     const QueryVector& term = request.vectors[i];
     const std::size_t id = space_index(term.space, "query");
     const VectorSpace& space = spaces_[id];
-    if (term.dim != space.dim()) {
+    if (term.values.size() != space.dim()) {
       fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: expected dimension " + std::to_string(space.dim()) +
-                                            ", got " + std::to_string(term.dim));
+                                            ", got " + std::to_string(term.values.size()));
     }
     if (!std::isfinite(term.weight)) fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: weight must be finite");
-    std::vector<float> normalised(term.dim);
-    normalise_rows(term.values, 1, term.dim, "query['" + term.space + "']", normalised.data());
+    std::vector<float> normalised(space.dim());
+    normalise_rows(term.values.data(), 1, space.dim(), "query['" + term.space + "']", normalised.data());
     prepared.space_ids.push_back(id);
     prepared.queries.push_back(space.prepare(normalised.data()));
     prepared.weights.push_back(term.weight);
@@ -381,7 +399,7 @@ Index::TierWords Index::tier_words(const Prepared& prepared, std::size_t word) c
   std::uint64_t eligible = live_.word(word);
   if (request.kind_mask == 1) eligible &= visual_.word(word);
   else if (request.kind_mask == 2) eligible &= ~visual_.word(word);
-  if (request.use_allow) eligible &= prepared.allow_words[word];
+  if (request.allow) eligible &= prepared.allow_words[word];
   std::uint64_t conflict = 0;
   std::uint64_t entailed = 0;
   for (const SlotBitmap* b : prepared.required_not) conflict |= b->word(word);
@@ -397,6 +415,14 @@ SearchResult Index::search(const SearchRequest& request) const {
   std::shared_lock lock(mutex_);
   bind(prepared);
   return run_search(prepared);
+}
+
+std::vector<SearchResult> Index::search(const std::vector<SearchRequest>& requests) const {
+  if (requests.size() >= kMinTileBatch && batchable(requests)) return run_batch(requests);
+  std::vector<SearchResult> results;
+  results.reserve(requests.size());
+  for (const SearchRequest& request : requests) results.push_back(search(request));
+  return results;
 }
 
 void Index::bind(Prepared& prepared) const {
@@ -417,10 +443,9 @@ void Index::bind(Prepared& prepared) const {
   resolve(request.required, "required", not_has_, &prepared.required_not);
   resolve(request.forbidden, "forbidden", has_, &prepared.forbidden_has);
   prepared.word_count = (size_ + 63) / 64;
-  if (request.use_allow) {
+  if (request.allow) {
     prepared.allow_words.assign(prepared.word_count, 0);
-    for (std::size_t i = 0; i < request.allow_count; ++i) {
-      const std::int64_t slot = request.allow[i];
+    for (const std::int64_t slot : *request.allow) {
       if (slot < 0 || static_cast<std::size_t>(slot) >= size_) {
         fail(ErrorCode::kOutOfRange, "allow: " + describe_slot(slot) + " is out of range [0, " + std::to_string(size_) + ")");
       }
@@ -451,6 +476,48 @@ Index::TierChoice Index::choose_tiers(const SearchRequest& request, const std::a
   }
   return choice;
 }
+
+namespace {
+
+// Merges per-worker heaps and, when the scan ranked by bounds (a compact copy, or a batch
+// product whose rounding differs from the single-query kernel), re-scores every candidate
+// that could still be in the top k with `exact`, so the answer is the exact one.
+template <typename ExactScore>
+std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<const std::vector<Entry>*>& candidates,
+                                  bool by_bounds, const SearchRequest& request, ExactScore&& exact,
+                                  std::int64_t* reranked) {
+  std::sort(merged.begin(), merged.end(), ranks_before);
+  if (by_bounds) {
+    // The k-th best lower bound is a floor the true top k all reach, so every item whose
+    // upper bound is below it is out; the rest are re-scored in fp32.
+    const bool have_floor = merged.size() >= request.k;
+    const Entry floor = have_floor ? merged[request.k - 1] : Entry{};
+    std::vector<Entry> rescored;
+    for (const auto* list : candidates) {
+      for (const Entry& e : *list) {
+        if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key))) continue;
+        const float score = exact(static_cast<std::size_t>(e.slot));
+        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * e.tier : score;
+        rescored.push_back(Entry{e.rank_tier, e.tier, rank_value, rank_value, score, e.slot});
+      }
+    }
+    *reranked = static_cast<std::int64_t>(rescored.size());
+    std::sort(rescored.begin(), rescored.end(), ranks_before);
+    merged.swap(rescored);
+  }
+  if (merged.size() > request.k) merged.resize(request.k);
+  return merged;
+}
+
+void fill_result(const std::vector<Entry>& ranked, SearchResult* result) {
+  for (const Entry& e : ranked) {
+    result->slots.push_back(e.slot);
+    result->tiers.push_back(e.tier);
+    result->scores.push_back(e.score);
+  }
+}
+
+}  // namespace
 
 SearchResult Index::run_search(const Prepared& prepared) const {
   const SearchRequest& request = *prepared.request;
@@ -516,7 +583,10 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     std::pair<std::size_t, std::int8_t> block[kBlock + 64];
     std::size_t block_size = 0;
     auto flush = [&] {
-      if (has_vectors) {
+      // A dense block (most slots of its range selected) is a forward stream the hardware
+      // prefetcher already covers; explicit prefetches only pay off for sparse selections.
+      const bool sparse = block_size > 0 && (block[block_size - 1].first - block[0].first) > 2 * block_size;
+      if (has_vectors && sparse) {
         for (std::size_t i = 0; i < std::min(kPrefetchDistance, block_size); ++i) prefetch(block[i].first);
       }
       for (std::size_t i = 0; i < block_size; ++i) {
@@ -526,7 +596,7 @@ SearchResult Index::run_search(const Prepared& prepared) const {
         float score = 0.0f;
         float bound_sum = 0.0f;
         if (has_vectors) {
-          if (i + kPrefetchDistance < block_size) prefetch(block[i + kPrefetchDistance].first);
+          if (sparse && i + kPrefetchDistance < block_size) prefetch(block[i + kPrefetchDistance].first);
           ++reads;
           score = score_slot(slot, &bound_sum);
         }
@@ -567,120 +637,297 @@ SearchResult Index::run_search(const Prepared& prepared) const {
 
   std::vector<Entry> merged;
   for (auto& heap : heaps) merged.insert(merged.end(), heap.entries().begin(), heap.entries().end());
-  std::sort(merged.begin(), merged.end(), ranks_before);
   for (std::int64_t s : scored) result.scored += s;
-
-  if (prepared.compact) {
-    // Exact re-rank: the k-th best lower bound is a floor the true top k all reach, so every
-    // item whose upper bound is below it is out; the rest are re-scored in fp32.
-    const bool have_floor = merged.size() >= request.k;
-    const Entry floor = have_floor ? merged[request.k - 1] : Entry{};
-    std::vector<Entry> exact;
-    for (auto& list : candidates) {
-      for (const Entry& e : list) {
-        if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key))) continue;
-        float score = 0.0f;
-        for (std::size_t q = 0; q < prepared.queries.size(); ++q) {
-          const VectorSpace& space = spaces_[prepared.space_ids[q]];
-          if (space.present(static_cast<std::size_t>(e.slot))) {
-            score += prepared.weights[q] * space.exact(prepared.queries[q], static_cast<std::size_t>(e.slot), kernels);
-          }
-        }
-        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * e.tier : score;
-        exact.push_back(Entry{e.rank_tier, e.tier, rank_value, rank_value, score, e.slot});
-      }
+  std::vector<const std::vector<Entry>*> candidate_lists;
+  for (const auto& list : candidates) candidate_lists.push_back(&list);
+  auto exact = [&](std::size_t slot) {
+    float score = 0.0f;
+    for (std::size_t q = 0; q < prepared.queries.size(); ++q) {
+      const VectorSpace& space = spaces_[prepared.space_ids[q]];
+      if (space.present(slot)) score += prepared.weights[q] * space.exact(prepared.queries[q], slot, kernels);
     }
-    result.reranked = static_cast<std::int64_t>(exact.size());
-    std::sort(exact.begin(), exact.end(), ranks_before);
-    merged.swap(exact);
-  }
-  if (merged.size() > request.k) merged.resize(request.k);
-  for (const Entry& e : merged) {
-    result.slots.push_back(e.slot);
-    result.tiers.push_back(e.tier);
-    result.scores.push_back(e.score);
-  }
+    return score;
+  };
+  fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked),
+              &result);
   return result;
 }
 
-std::vector<SearchResult> Index::search_batch(const SearchRequest& shared, const std::string& space_name,
-                                              const float* queries, std::size_t query_count, std::size_t dim) const {
-  SearchRequest constraints = shared;
-  constraints.vectors.clear();
-  Prepared prepared = prepare(constraints);
-  const std::size_t space_id = space_index(space_name, "queries");
-  const VectorSpace& space = spaces_[space_id];
-  if (space.config().multi) fail(ErrorCode::kInvalidArgument, "queries: batch search needs a single-vector space");
-  if (dim != space.dim()) {
-    fail(ErrorCode::kInvalidArgument, "queries: expected dimension " + std::to_string(space.dim()) + ", got " + std::to_string(dim));
+// ---- batch search -----------------------------------------------------------------------
+
+bool Index::batchable(const std::vector<SearchRequest>& requests) const {
+  const std::string& space = requests[0].vectors.empty() ? std::string() : requests[0].vectors[0].space;
+  for (const SearchRequest& r : requests) {
+    if (r.vectors.size() != 1 || r.vectors[0].space != space) return false;
   }
+  for (const auto& s : spaces_) {
+    if (s.config().name == space) return !s.config().multi;
+  }
+  return false;  // unknown space: the one-by-one path reports it
+}
+
+namespace {
+
+// Requests with equal constraints share one tier pass and one selection of rows.
+bool same_constraints(const SearchRequest& a, const SearchRequest& b) {
+  const bool same_allow = a.allow == b.allow || (a.allow && b.allow && *a.allow == *b.allow);
+  return a.required == b.required && a.forbidden == b.forbidden && a.k == b.k && a.mode == b.mode &&
+         (a.mode != SearchMode::kSoft || a.soft_lambda == b.soft_lambda) && a.exclude_conflicts == b.exclude_conflicts &&
+         a.kind_mask == b.kind_mask && same_allow;
+}
+
+constexpr std::int8_t kNotFull = -128;  // worst-tier sentinel of a heap with room left
+
+}  // namespace
+
+// Many queries of one single-vector space, each with its own constraints. The rows any query
+// selects are taken kTileRows at a time and scored against every query of the batch with one
+// register-blocked tile product (each row read once for the whole batch), and each query then
+// keeps the rows its own tiers select. Products round differently from the single-query
+// kernel, so they are ranked as bounds and the candidates re-scored exactly: the answer is
+// identical to searching each request on its own.
+std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& requests) const {
+  const std::size_t query_count = requests.size();
+  const std::size_t space_id = space_index(requests[0].vectors[0].space, "query");
+  const VectorSpace& space = spaces_[space_id];
+  const std::size_t dim = space.dim();
+
+  // Validate and normalise every query, then group equal constraints.
   std::vector<float> normalised(query_count * dim);
-  normalise_rows(queries, query_count, dim, "queries", normalised.data());
+  std::vector<std::size_t> group_of(query_count);
+  std::vector<std::size_t> leaders;
+  for (std::size_t q = 0; q < query_count; ++q) {
+    const SearchRequest& r = requests[q];
+    check_constraints(r);
+    const QueryVector& term = r.vectors[0];
+    const std::string where = "requests[" + std::to_string(q) + "].query['" + term.space + "']";
+    if (term.values.size() != dim) {
+      fail(ErrorCode::kInvalidArgument, where + ": expected dimension " + std::to_string(dim) + ", got " +
+                                            std::to_string(term.values.size()));
+    }
+    if (!std::isfinite(term.weight)) fail(ErrorCode::kInvalidArgument, where + ": weight must be finite");
+    normalise_rows(term.values.data(), 1, dim, where, normalised.data() + q * dim);
+    std::size_t g = 0;
+    while (g < leaders.size() && !same_constraints(requests[leaders[g]], r)) ++g;
+    if (g == leaders.size()) leaders.push_back(q);
+    group_of[q] = g;
+  }
+  const std::size_t group_count = leaders.size();
+  // Columns are ordered by group so a group's queries are one contiguous column range.
+  std::vector<std::size_t> column_of(query_count);
+  std::vector<std::size_t> query_of_column;
+  std::vector<std::size_t> group_begin(group_count + 1, 0);
+  for (std::size_t g = 0; g < group_count; ++g) {
+    group_begin[g] = query_of_column.size();
+    for (std::size_t q = 0; q < query_count; ++q) {
+      if (group_of[q] == g) {
+        column_of[q] = query_of_column.size();
+        query_of_column.push_back(q);
+      }
+    }
+  }
+  group_begin[group_count] = query_count;
+
+  // Queries packed in panels of kPanelColumns (weights folded in, zero columns as padding).
+  const std::size_t panel_count = (query_count + kPanelColumns - 1) / kPanelColumns;
+  const std::size_t columns = panel_count * kPanelColumns;
+  AlignedBuffer<float> panels(panel_count * dim * kPanelColumns);
+  std::vector<float> abs_weight(query_count);
+  std::vector<SpaceQuery> exact_queries;
+  exact_queries.reserve(query_count);
+  for (std::size_t c = 0; c < query_count; ++c) {
+    const std::size_t q = query_of_column[c];
+    const float weight = requests[q].vectors[0].weight;
+    abs_weight[c] = std::fabs(weight);
+    const std::size_t p = c / kPanelColumns, j = c % kPanelColumns;
+    for (std::size_t i = 0; i < dim; ++i) panels[(p * dim + i) * kPanelColumns + j] = weight * normalised[q * dim + i];
+    exact_queries.push_back(space.prepare(normalised.data() + q * dim));
+  }
+
+  std::vector<SearchRequest> group_requests;
+  group_requests.reserve(group_count);
+  for (std::size_t leader : leaders) {
+    group_requests.push_back(requests[leader]);
+    group_requests.back().vectors.clear();
+  }
+  std::vector<Prepared> groups;
+  groups.reserve(group_count);
+  for (const SearchRequest& r : group_requests) groups.push_back(prepare(r));
 
   std::shared_lock lock(mutex_);
-  bind(prepared);
-  // The tier pass, counts and pruning decisions are shared by every query of the batch.
-  const std::array<std::int64_t, 3> counts = count_tiers(prepared);
-  const TierChoice choice = choose_tiers(shared, counts);
-  const bool take_conflict = choice.conflict;
-  const bool take_neutral = choice.neutral;
-  const std::size_t workers = std::max<std::size_t>(1, shared.threads ? shared.threads : threads_);
-  const std::size_t words_per_worker = (prepared.word_count + workers - 1) / workers;
+  std::vector<std::array<std::int64_t, 3>> counts(group_count);
+  std::vector<TierChoice> choices(group_count);
+  std::int64_t widest = 0;
+  for (std::size_t g = 0; g < group_count; ++g) {
+    bind(groups[g]);
+    counts[g] = count_tiers(groups[g]);
+    choices[g] = choose_tiers(group_requests[g], counts[g]);
+    widest = std::max(widest, counts[g][2] + (choices[g].neutral ? counts[g][1] : 0) + (choices[g].conflict ? counts[g][0] : 0));
+  }
+  const std::size_t word_count = (size_ + 63) / 64;
+  std::size_t wanted_threads = 0;
+  for (const SearchRequest& r : requests) wanted_threads = std::max(wanted_threads, r.threads);
+  if (wanted_threads == 0) wanted_threads = threads_;
+  // A batch row costs query_count products: split sooner than a single query does.
+  const std::size_t workers = std::max<std::size_t>(
+      1, std::min<std::size_t>(wanted_threads, static_cast<std::size_t>(widest) * query_count / kItemsPerThread));
+  const std::size_t words_per_worker = (word_count + workers - 1) / workers;
   const Kernels& kernels = active_kernels();
-  std::vector<std::vector<TopK>> heaps(workers, std::vector<TopK>(query_count, TopK(shared.k)));
+  const bool compact = space.compact();
+
+  struct WorkerState {
+    std::vector<TopK> heaps;
+    std::vector<std::vector<Entry>> kept;
+    std::vector<std::int64_t> scored;  // per group
+  };
+  std::vector<WorkerState> states(workers);
 
   run_parallel(workers, [&](std::size_t worker) {
-    // Items are taken in blocks small enough to stay in L2 while every query reads them.
-    constexpr std::size_t kBlock = 128;
-    std::vector<std::pair<std::size_t, std::int8_t>> block;
-    block.reserve(kBlock + 64);
-    auto flush = [&] {
-      for (std::size_t q = 0; q < query_count; ++q) {
-        TopK& heap = heaps[worker][q];
-        const float* query = normalised.data() + q * dim;
-        for (const auto& [slot, tier] : block) {
-          const std::int8_t rank_tier = shared.mode == SearchMode::kHard ? tier : 0;
-          if (heap.full() && rank_tier < heap.worst().rank_tier) continue;
-          const float score = space.present(slot) ? kernels.dot_f32(query, space.row(slot), dim) : 0.0f;
-          const float rank_value = shared.mode == SearchMode::kSoft ? score + shared.soft_lambda * tier : score;
-          heap.push(Entry{rank_tier, tier, rank_value, rank_value, score, static_cast<std::int64_t>(slot)});
+    WorkerState& state = states[worker];
+    state.heaps.reserve(query_count);
+    for (std::size_t c = 0; c < query_count; ++c) state.heaps.emplace_back(requests[query_of_column[c]].k);
+    state.kept.resize(query_count);
+    state.scored.assign(group_count, 0);
+    // Each column's admission test, kept in plain arrays: the worst kept (tier, key), or
+    // kNotFull while its heap has room.
+    std::vector<float> worst_tier(query_count, kNotFull);  // a float so the test vectorises
+    std::vector<float> worst_key(query_count, 0.0f);
+    std::vector<std::uint8_t> passes(query_count, 0);
+    AlignedBuffer<float> products(kTileRows * columns);
+    AlignedBuffer<float> decoded(compact ? kTileRows * dim : 0);
+    AlignedBuffer<float> zero_row(dim);
+    std::size_t tile_slots[kTileRows];
+    // Per tile row and group: 0 = not selected, else tier + 2.
+    std::vector<std::int8_t> tile_codes(kTileRows * group_count);
+    std::vector<std::uint64_t> selected(group_count);
+    std::vector<TierWords> words(group_count);
+    std::size_t tile_size = 0;
+
+    auto score_tile = [&] {
+      const float* rows[kTileRows];
+      float bounds[kTileRows];
+      for (std::size_t r = 0; r < kTileRows; ++r) {
+        bounds[r] = 0.0f;
+        if (r >= tile_size || !space.present(tile_slots[r])) {
+          rows[r] = zero_row.data();  // scores exactly 0, like a missing vector
+          continue;
+        }
+        bounds[r] = space.batch_bound(tile_slots[r]);
+        if (compact) {
+          space.decode(tile_slots[r], decoded.data() + r * dim, kernels);
+          rows[r] = decoded.data() + r * dim;
+        } else {
+          rows[r] = space.row(tile_slots[r]);
         }
       }
-      block.clear();
+      kernels.dot_f32_tile(rows, panels.data(), panel_count, dim, products.data());
+      for (std::size_t r = 0; r < tile_size; ++r) {
+        const std::int64_t slot = static_cast<std::int64_t>(tile_slots[r]);
+        const float* row_products = products.data() + r * columns;
+        for (std::size_t g = 0; g < group_count; ++g) {
+          const std::int8_t code = tile_codes[r * group_count + g];
+          if (code == 0) continue;
+          ++state.scored[g];
+          const SearchRequest& request = group_requests[g];
+          const std::int8_t tier = static_cast<std::int8_t>(code - 2);
+          const std::int8_t rank_tier = request.mode == SearchMode::kHard ? tier : 0;
+          const float offset = request.mode == SearchMode::kSoft ? request.soft_lambda * tier : 0.0f;
+          const float rank_tier_f = rank_tier;
+          // The admission test first, branch-free over the group's columns (it vectorises):
+          // most rows enter no heap once the heaps are full.
+          const std::size_t first = group_begin[g], last = group_begin[g + 1];
+          const float* __restrict products_of_row = row_products;
+          const float* __restrict weights_of_column = abs_weight.data();
+          const float* __restrict tiers_of_column = worst_tier.data();
+          const float* __restrict keys_of_column = worst_key.data();
+          std::uint8_t* __restrict pass_of_column = passes.data();
+          const float row_bound = bounds[r];
+          std::uint8_t any_pass = 0;
+          for (std::size_t c = first; c < last; ++c) {
+            const float upper = products_of_row[c] + offset + weights_of_column[c] * row_bound;
+            // Slots arrive in ascending order, so an equal upper bound can never rank first.
+            const std::uint8_t pass = static_cast<std::uint8_t>(
+                (rank_tier_f > tiers_of_column[c]) | ((rank_tier_f == tiers_of_column[c]) & (upper > keys_of_column[c])));
+            pass_of_column[c] = pass;
+            any_pass |= pass;
+          }
+          if (any_pass == 0) continue;
+          for (std::size_t c = first; c < last; ++c) {
+            if (!passes[c]) continue;
+            const float score = row_products[c];
+            const float value = request.mode == SearchMode::kSoft ? score + offset : score;
+            const float bound = abs_weight[c] * bounds[r];
+            const Entry entry{rank_tier, tier, value - bound, value + bound, score, slot};
+            state.kept[c].push_back(entry);
+            TopK& heap = state.heaps[c];
+            heap.push(entry);
+            if (heap.full()) {
+              worst_tier[c] = heap.worst().rank_tier;
+              worst_key[c] = heap.worst().key;
+            }
+          }
+        }
+      }
+      tile_size = 0;
     };
+
     const std::size_t begin = worker * words_per_worker;
-    const std::size_t end = std::min(prepared.word_count, begin + words_per_worker);
+    const std::size_t end = std::min(word_count, begin + words_per_worker);
     for (std::size_t w = begin; w < end; ++w) {
-      const TierWords t = tier_words(prepared, w);
-      const std::uint64_t groups[3] = {t.entailed, take_neutral ? t.neutral : 0, take_conflict ? t.conflict : 0};
-      for (int g = 0; g < 3; ++g) {
-        std::uint64_t bits = groups[g];
-        while (bits) {
-          block.emplace_back(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)), static_cast<std::int8_t>(kEntailed - g));
-          bits &= bits - 1;
+      std::uint64_t any = 0;
+      for (std::size_t g = 0; g < group_count; ++g) {
+        const TierWords t = tier_words(groups[g], w);
+        std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
+        if (group_requests[g].mode == SearchMode::kHard) {
+          // Tiers below every one of the group's full heaps cannot rank: skip them.
+          float lowest = kEntailed;
+          for (std::size_t c = group_begin[g]; c < group_begin[g + 1]; ++c) lowest = std::min(lowest, worst_tier[c]);
+          if (lowest == kEntailed) sel &= t.entailed;
+          else if (lowest == kNeutral) sel &= ~t.conflict;
         }
+        words[g] = t;
+        selected[g] = sel;
+        any |= sel;
       }
-      if (block.size() >= kBlock) flush();
+      while (any) {
+        const unsigned bit = static_cast<unsigned>(std::countr_zero(any));
+        any &= any - 1;
+        for (std::size_t g = 0; g < group_count; ++g) {
+          std::int8_t code = 0;
+          if ((selected[g] >> bit) & 1u) {
+            const TierWords& t = words[g];
+            code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u) ? kEntailed
+                                                 : ((t.conflict >> bit) & 1u) ? kConflict
+                                                                              : kNeutral));
+          }
+          tile_codes[tile_size * group_count + g] = code;
+        }
+        tile_slots[tile_size++] = w * 64 + bit;
+        if (tile_size == kTileRows) score_tile();
+      }
     }
-    flush();
+    if (tile_size > 0) score_tile();
   });
 
   std::vector<SearchResult> results(query_count);
-  for (std::size_t q = 0; q < query_count; ++q) {
+  for (std::size_t c = 0; c < query_count; ++c) {
+    const std::size_t q = query_of_column[c];
+    const std::size_t g = group_of[q];
+    const SearchRequest& request = requests[q];
+    SearchResult& result = results[q];
+    result.tier_counts = counts[g];
     std::vector<Entry> merged;
-    for (std::size_t w = 0; w < workers; ++w) {
-      auto& entries = heaps[w][q].entries();
-      merged.insert(merged.end(), entries.begin(), entries.end());
+    std::vector<const std::vector<Entry>*> candidate_lists;
+    for (auto& state : states) {
+      merged.insert(merged.end(), state.heaps[c].entries().begin(), state.heaps[c].entries().end());
+      candidate_lists.push_back(&state.kept[c]);
+      result.scored += state.scored[g];
     }
-    std::sort(merged.begin(), merged.end(), ranks_before);
-    if (merged.size() > shared.k) merged.resize(shared.k);
-    SearchResult& r = results[q];
-    r.tier_counts = counts;
-    for (const Entry& e : merged) {
-      r.slots.push_back(e.slot);
-      r.tiers.push_back(e.tier);
-      r.scores.push_back(e.score);
-    }
+    const float weight = request.vectors[0].weight;
+    auto exact = [&](std::size_t slot) {
+      return space.present(slot) ? weight * space.exact(exact_queries[c], slot, kernels) : 0.0f;
+    };
+    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, &result.reranked), &result);
   }
   return results;
 }

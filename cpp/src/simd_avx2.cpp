@@ -1,6 +1,7 @@
 // AVX2 + FMA + F16C kernels. Compiled with those flags; called only when the CPU has them.
 #include <immintrin.h>
 
+#include "polarmem/simd.hpp"
 #include "polarmem/simd_kernels.hpp"
 
 namespace polarmem::avx2 {
@@ -64,6 +65,74 @@ std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) 
   std::int32_t sum = _mm_cvtsi128_si32(s);
   for (; i < n; ++i) sum += static_cast<std::int32_t>(q[i]) * x[i];
   return sum;
+}
+
+}  // namespace polarmem::avx2
+
+namespace polarmem::avx2 {
+
+// 6 rows x 16 columns in 12 accumulators (of 16 ymm registers): per element of the rows, two
+// panel loads and six broadcasts feed twelve FMAs, so the loop is bound by FMA throughput.
+void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n, float* out) {
+  const std::size_t stride = panel_count * kPanelColumns;
+  const float* r0 = rows[0];
+  const float* r1 = rows[1];
+  const float* r2 = rows[2];
+  const float* r3 = rows[3];
+  const float* r4 = rows[4];
+  const float* r5 = rows[5];
+  for (std::size_t p = 0; p < panel_count; ++p) {
+    const float* b = panels + p * n * kPanelColumns;
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(), c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+#pragma GCC unroll 2
+    for (std::size_t i = 0; i < n; ++i) {
+      const __m256 b0 = _mm256_loadu_ps(b + i * kPanelColumns);
+      const __m256 b1 = _mm256_loadu_ps(b + i * kPanelColumns + 8);
+      __m256 a = _mm256_broadcast_ss(r0 + i);
+      c00 = _mm256_fmadd_ps(a, b0, c00);
+      c01 = _mm256_fmadd_ps(a, b1, c01);
+      a = _mm256_broadcast_ss(r1 + i);
+      c10 = _mm256_fmadd_ps(a, b0, c10);
+      c11 = _mm256_fmadd_ps(a, b1, c11);
+      a = _mm256_broadcast_ss(r2 + i);
+      c20 = _mm256_fmadd_ps(a, b0, c20);
+      c21 = _mm256_fmadd_ps(a, b1, c21);
+      a = _mm256_broadcast_ss(r3 + i);
+      c30 = _mm256_fmadd_ps(a, b0, c30);
+      c31 = _mm256_fmadd_ps(a, b1, c31);
+      a = _mm256_broadcast_ss(r4 + i);
+      c40 = _mm256_fmadd_ps(a, b0, c40);
+      c41 = _mm256_fmadd_ps(a, b1, c41);
+      a = _mm256_broadcast_ss(r5 + i);
+      c50 = _mm256_fmadd_ps(a, b0, c50);
+      c51 = _mm256_fmadd_ps(a, b1, c51);
+    }
+    float* o = out + p * kPanelColumns;
+    _mm256_storeu_ps(o, c00);
+    _mm256_storeu_ps(o + 8, c01);
+    _mm256_storeu_ps(o + stride, c10);
+    _mm256_storeu_ps(o + stride + 8, c11);
+    _mm256_storeu_ps(o + 2 * stride, c20);
+    _mm256_storeu_ps(o + 2 * stride + 8, c21);
+    _mm256_storeu_ps(o + 3 * stride, c30);
+    _mm256_storeu_ps(o + 3 * stride + 8, c31);
+    _mm256_storeu_ps(o + 4 * stride, c40);
+    _mm256_storeu_ps(o + 4 * stride + 8, c41);
+    _mm256_storeu_ps(o + 5 * stride, c50);
+    _mm256_storeu_ps(o + 5 * stride + 8, c51);
+  }
+}
+
+}  // namespace polarmem::avx2
+
+namespace polarmem::avx2 {
+
+void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
 }
 
 }  // namespace polarmem::avx2

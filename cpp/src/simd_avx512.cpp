@@ -2,6 +2,7 @@
 // the CPU has them.
 #include <immintrin.h>
 
+#include "polarmem/simd.hpp"
 #include "polarmem/simd_kernels.hpp"
 
 namespace polarmem::avx512 {
@@ -58,6 +59,65 @@ std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) 
     a0 = _mm512_add_epi32(a0, _mm512_madd_epi16(_mm512_maskz_loadu_epi16(m, q + i), x0));
   }
   return _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a1));
+}
+
+}  // namespace polarmem::avx512
+
+namespace polarmem::avx512 {
+namespace {
+
+// 6 rows x G panels (G zmm columns of 16) in 6 * G accumulators: up to 24 of 32 registers.
+template <int G>
+inline void tile_group(const float* const* rows, const float* panels, std::size_t n, std::size_t stride, float* out) {
+  __m512 c[kTileRows][G];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < kTileRows; ++r) {
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) c[r][g] = _mm512_setzero_ps();
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    __m512 b[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) b[g] = _mm512_loadu_ps(panels + (g * n + i) * kPanelColumns);
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kTileRows; ++r) {
+      const __m512 a = _mm512_set1_ps(rows[r][i]);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) c[r][g] = _mm512_fmadd_ps(a, b[g], c[r][g]);
+    }
+  }
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < kTileRows; ++r) {
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) _mm512_storeu_ps(out + r * stride + g * kPanelColumns, c[r][g]);
+  }
+}
+
+}  // namespace
+
+void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n, float* out) {
+  const std::size_t stride = panel_count * kPanelColumns;
+  std::size_t p = 0;
+  for (; p + 4 <= panel_count; p += 4) tile_group<4>(rows, panels + p * n * kPanelColumns, n, stride, out + p * kPanelColumns);
+  const std::size_t left = panel_count - p;
+  const float* rest = panels + p * n * kPanelColumns;
+  float* rest_out = out + p * kPanelColumns;
+  if (left == 3) tile_group<3>(rows, rest, n, stride, rest_out);
+  else if (left == 2) tile_group<2>(rows, rest, n, stride, rest_out);
+  else if (left == 1) tile_group<1>(rows, rest, n, stride, rest_out);
+}
+
+}  // namespace polarmem::avx512
+
+namespace polarmem::avx512 {
+
+void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i)));
+  }
 }
 
 }  // namespace polarmem::avx512

@@ -25,3 +25,29 @@ std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) 
 }
 
 }  // namespace polarmem::scalar
+
+namespace polarmem::scalar {
+
+void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n, float* out) {
+  const std::size_t stride = panel_count * kPanelColumns;
+  for (std::size_t r = 0; r < kTileRows; ++r) {
+    for (std::size_t p = 0; p < panel_count; ++p) {
+      const float* panel = panels + p * n * kPanelColumns;
+      for (std::size_t j = 0; j < kPanelColumns; ++j) {
+        float sum = 0.0f;
+        for (std::size_t i = 0; i < n; ++i) sum += rows[r][i] * panel[i * kPanelColumns + j];
+        out[r * stride + p * kPanelColumns + j] = sum;
+      }
+    }
+  }
+}
+
+}  // namespace polarmem::scalar
+
+namespace polarmem::scalar {
+
+void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(x[i]);
+}
+
+}  // namespace polarmem::scalar

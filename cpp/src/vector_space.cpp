@@ -175,6 +175,19 @@ float VectorSpace::estimate(const SpaceQuery& query, std::size_t slot, const Ker
   return exact(query, slot, kernels);
 }
 
+void VectorSpace::decode(std::size_t slot, float* out, const Kernels& kernels) const noexcept {
+  const std::size_t d = config_.dim;
+  if (config_.storage == Storage::kF16) {
+    kernels.f16_to_f32(f16_.data() + slot * compact_stride_, out, d);
+  } else if (config_.storage == Storage::kI8) {
+    const std::int8_t* codes = i8_.data() + slot * compact_stride_;
+    const float scale = i8_scale_[slot];
+    for (std::size_t i = 0; i < d; ++i) out[i] = scale * static_cast<float>(codes[i]);
+  } else {
+    std::copy(f32_.data() + slot * stride_, f32_.data() + slot * stride_ + d, out);
+  }
+}
+
 void VectorSpace::compact_slots(const std::vector<std::int64_t>& new_of_old, std::size_t new_size) {
   VectorSpace fresh(config_);
   fresh.reserve(new_size);

@@ -63,7 +63,7 @@ std::unique_ptr<Index> make_index(Storage storage, const Fixture& f) {
 
 SearchRequest request_for(const std::vector<float>& q, std::size_t k, SearchMode mode) {
   SearchRequest r;
-  r.vectors.push_back(QueryVector{"vis", q.data(), q.size(), 1.0f});
+  r.vectors.push_back(QueryVector{"vis", q, 1.0f});
   r.k = k;
   r.mode = mode;
   r.required = {1, 4};
@@ -121,6 +121,66 @@ POLARMEM_TEST(compact_storage_is_exact_after_rerank) {
       }
     }
   }
+}
+
+POLARMEM_TEST(batch_equals_single_searches_at_every_level) {
+  // A batch with per-query constraints (three constraint groups, several modes, one query
+  // without neighbours in its group) gives exactly what each request gives on its own, on
+  // every SIMD level and every storage, through the tile product and the exact re-rank.
+  Fixture f(9000, 33, 8, 9);
+  const SimdLevel before = active_simd_level();
+  for (Storage storage : {Storage::kF32, Storage::kF16, Storage::kI8}) {
+    auto index_ptr = make_index(storage, f);
+    Index& index = *index_ptr;
+    std::mt19937 rng(21);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::vector<SearchRequest> requests;
+    for (int i = 0; i < 21; ++i) {
+      std::vector<float> q(33);
+      for (auto& x : q) x = g(rng);
+      const SearchMode mode = i % 3 == 0 ? SearchMode::kHard : (i % 3 == 1 ? SearchMode::kSoft : SearchMode::kOff);
+      SearchRequest r = request_for(q, 1 + (i % 4) * 10, mode);
+      if (i % 2) r.required = {3};
+      if (i == 20) r.exclude_conflicts = true;
+      if (i == 5) r.vectors[0].weight = -0.5f;
+      requests.push_back(r);
+    }
+    for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+      if (!cpu_supports(level)) continue;
+      set_simd_level(level);
+      const auto batch = index.search(requests);
+      CHECK(batch.size() == requests.size());
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        const auto single = index.search(requests[i]);
+        CHECK(same_result(batch[i], single));
+      }
+    }
+  }
+  set_simd_level(before);
+}
+
+POLARMEM_TEST(k_is_bounded) {
+  Fixture f(100, 8, 6, 10);
+  auto index_ptr = make_index(Storage::kF32, f);
+  std::vector<float> q(8, 1.0f);
+  for (std::size_t k : {kMaxTopK + 1, std::size_t{1} << 30, std::size_t{4294967295u}}) {
+    auto r = request_for(q, k, SearchMode::kHard);
+    bool invalid = false;
+    try {
+      index_ptr->search(r);
+    } catch (const Error& e) {
+      invalid = e.code() == ErrorCode::kInvalidArgument;
+    }
+    CHECK(invalid);
+    invalid = false;
+    try {
+      index_ptr->search(std::vector<SearchRequest>{r, r});
+    } catch (const Error& e) {
+      invalid = e.code() == ErrorCode::kInvalidArgument;
+    }
+    CHECK(invalid);
+  }
+  CHECK(index_ptr->search(request_for(q, kMaxTopK, SearchMode::kHard)).slots.size() == 100);
 }
 
 POLARMEM_TEST(remove_and_compact_keep_results) {

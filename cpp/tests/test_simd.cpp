@@ -72,6 +72,57 @@ POLARMEM_TEST(i8_levels_are_bit_identical) {
   }
 }
 
+POLARMEM_TEST(tile_product_levels_match_scalar) {
+  // Every level's register-blocked tile against the scalar tile, for 1..5 panels (so the
+  // AVX-512 groups of 4 and their 1-3 panel remainders both run) on awkward dimensions.
+  std::mt19937 rng(17);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      for (std::size_t panel_count = 1; panel_count <= 5; ++panel_count) {
+        auto panels = random_floats(panel_count * d * kPanelColumns, rng);
+        std::vector<std::vector<float>> rows;
+        const float* row_ptrs[kTileRows];
+        for (std::size_t r = 0; r < kTileRows; ++r) rows.push_back(random_floats(d + 1, rng));
+        for (std::size_t r = 0; r < kTileRows; ++r) row_ptrs[r] = rows[r].data() + 1;  // unaligned rows
+        std::vector<float> want(kTileRows * panel_count * kPanelColumns), got(want.size(), -1.0f);
+        reference.dot_f32_tile(row_ptrs, panels.data(), panel_count, d, want.data());
+        k.dot_f32_tile(row_ptrs, panels.data(), panel_count, d, got.data());
+        for (std::size_t r = 0; r < kTileRows; ++r) {
+          for (std::size_t c = 0; c < panel_count * kPanelColumns; ++c) {
+            const std::size_t p = c / kPanelColumns, j = c % kPanelColumns;
+            double direct = 0.0;  // the definition, in double
+            for (std::size_t i = 0; i < d; ++i) direct += static_cast<double>(row_ptrs[r][i]) * panels[(p * d + i) * kPanelColumns + j];
+            const double tolerance = 1e-4 * (1.0 + std::sqrt(static_cast<double>(d)));
+            CHECK(std::fabs(want[r * panel_count * kPanelColumns + c] - direct) <= tolerance);
+            CHECK(std::fabs(got[r * panel_count * kPanelColumns + c] - direct) <= tolerance);
+          }
+        }
+      }
+    }
+  }
+}
+
+POLARMEM_TEST(half_decoding_levels_are_exact) {
+  std::mt19937 rng(19);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      auto xf = random_floats(d, rng);
+      std::vector<std::uint16_t> x(d);
+      for (std::size_t i = 0; i < d; ++i) x[i] = float_to_half(xf[i]);
+      std::vector<float> want(d), got(d);
+      reference.f16_to_f32(x.data(), want.data(), d);
+      k.f16_to_f32(x.data(), got.data(), d);
+      CHECK(want == got);
+    }
+  }
+}
+
 POLARMEM_TEST(half_conversion_round_trips) {
   // Every finite half converts to float and back unchanged.
   for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {

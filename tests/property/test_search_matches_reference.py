@@ -97,3 +97,54 @@ def test_search_matches_numpy_reference(s):
                                             s["exclude_conflicts"], kind_mask, allow, weights)
     assert_same_ranking(hits, expected, everything, s["mode"], s["soft_lambda"])
     assert hits.tier_counts == tier_counts(items, required, forbidden, kind_mask, allow)
+
+
+@st.composite
+def batch_scenarios(draw):
+    base = draw(scenarios())
+    base["with_loc"] = False
+    base["batch"] = draw(st.integers(2, 40))
+    base["shared_constraints"] = draw(st.booleans())
+    return base
+
+
+@settings(max_examples=80)
+@given(batch_scenarios())
+def test_batch_with_per_query_constraints_matches_reference(s):
+    """A batch (the tile-product path) where every query has its own constraints, filters, k,
+    mode and weight: each answer equals the numpy reference and, exactly, the same request
+    searched alone."""
+    rng = np.random.default_rng(s["seed"])
+    index, items = build(s, rng)
+    requests, specs = [], []
+    for i in range(s["batch"]):
+        if s["shared_constraints"] and i > 0:
+            spec = dict(specs[0], query={"vis": rng.standard_normal(s["dim"]).astype(np.float32)})
+        else:
+            spec = dict(
+                query={"vis": rng.standard_normal(s["dim"]).astype(np.float32)},
+                required=list(rng.choice(s["vocab"], size=min(int(rng.integers(0, 4)), s["vocab"]), replace=False)),
+                forbidden=list(rng.choice(s["vocab"], size=min(int(rng.integers(0, 3)), s["vocab"]), replace=False)),
+                k=int(rng.integers(1, 41)),
+                mode=str(rng.choice(["off", "hard", "soft"])),
+                soft_lambda=float(rng.choice([0.0, 0.1, 0.5, 2.0])),
+                exclude_conflicts=bool(rng.random() < 0.3),
+                kinds=[None, ["visual"], ["text"]][int(rng.integers(0, 3))],
+                allow=(sorted(rng.choice(s["n"], size=s["n"] // 2, replace=False).tolist())
+                       if s["n"] and rng.random() < 0.3 else None),
+                weights={"vis": float(rng.choice([1.0, 0.5, -1.0]))},
+            )
+        specs.append(spec)
+        requests.append(index.request(**spec))
+    batch = index.search_requests(requests)
+    assert len(batch) == len(requests)
+    for spec, request, hits in zip(specs, requests, batch):
+        kind_mask = sum({"visual": 1, "text": 2}[k] for k in spec["kinds"]) if spec["kinds"] else 0
+        expected, everything = reference_search(items, spec["query"], spec["required"], spec["forbidden"], spec["k"],
+                                                spec["mode"], spec["soft_lambda"], spec["exclude_conflicts"],
+                                                kind_mask, spec["allow"], spec["weights"])
+        assert_same_ranking(hits, expected, everything, spec["mode"], spec["soft_lambda"])
+        assert hits.tier_counts == tier_counts(items, spec["required"], spec["forbidden"], kind_mask, spec["allow"])
+        alone = index.search_requests(request)
+        assert list(hits.slots) == list(alone.slots) and list(hits.tiers) == list(alone.tiers)
+        assert np.array_equal(hits.scores, alone.scores)

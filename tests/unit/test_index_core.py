@@ -141,8 +141,44 @@ def test_batch_search_equals_single_searches():
         for q, hits in zip(queries, batch):
             single = index.search({"vis": q}, [1], [2], k=15, mode=mode)
             assert list(hits.slots) == list(single.slots)
-            np.testing.assert_allclose(hits.scores, single.scores, atol=1e-6)
+            assert np.array_equal(hits.scores, single.scores)  # re-ranked exactly: bit-identical
             assert hits.tier_counts == single.tier_counts
+
+
+@pytest.mark.parametrize("storage", ["fp32", "fp16", "int8"])
+def test_search_requests_serves_one_or_many_with_per_query_constraints(storage):
+    index, items, rng = make(n=3000, dim=40, storage=storage, seed=8)
+    specs = [dict(required=[i % 4], forbidden=[(i + 1) % 4], k=5 + i, mode=("hard", "soft", "off")[i % 3])
+             for i in range(7)]
+    requests = [index.request({"vis": rng.standard_normal(40).astype(np.float32)}, **spec) for spec in specs]
+    one = index.search_requests(requests[0])
+    assert isinstance(one, core_index.SearchHits)
+    many = index.search_requests(requests)
+    assert isinstance(many, list) and len(many) == len(requests)
+    for spec, request, hits in zip(specs, requests, many):
+        query = {"vis": request.vectors[0][1]}
+        expected, everything = reference_search(items, query, spec["required"], spec["forbidden"], spec["k"],
+                                                spec["mode"])
+        assert_same_ranking(hits, expected, everything, spec["mode"])
+        alone = index.search_requests(request)
+        assert list(hits.slots) == list(alone.slots) and np.array_equal(hits.scores, alone.scores)
+        assert hits.tier_counts == alone.tier_counts
+    assert index.search_requests([]) == []
+    with pytest.raises(TypeError, match="expected a SearchRequest"):
+        index.search_requests([requests[0], {"vis": [1.0] * 40}])
+
+
+def test_search_request_is_a_bound_struct():
+    request = core_index.SearchRequest(vectors=[("vis", np.ones(3, np.float32), 0.5)], required=[1, 2], k=7,
+                                       mode=core_index.SearchMode.soft, allow=np.array([4, 5]))
+    assert request.k == 7 and request.required == [1, 2] and request.mode == core_index.SearchMode.soft
+    assert request.vectors[0][0] == "vis" and request.vectors[0][2] == 0.5
+    assert list(request.allow) == [4, 5]
+    request.allow = None
+    assert request.allow is None
+    copied = __import__("copy").copy(request)
+    copied.k = 3
+    assert request.k == 7 and copied.k == 3
 
 
 def test_kind_mask_and_allow_list():
@@ -212,3 +248,74 @@ def test_slots_with_is_the_and_of_the_concept_bitmaps():
         assert index.slots_with(has, not_has).tolist() == expected
     with pytest.raises(IndexError, match="not_has: concept id 6 is out of range"):
         index.slots_with((), (6,))
+
+
+# ---- the typed stub of the compiled module ---------------------------------------------
+
+STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock"}
+
+
+def _stub_tree():
+    import ast
+    from importlib import resources
+
+    stub = resources.files("polarmem_server") / "_core.pyi"
+    assert stub.is_file(), "polarmem_server/_core.pyi must ship in the package"
+    return ast.parse(stub.read_text())
+
+
+def _stub_members(node):
+    import ast
+
+    names, params = set(), {}
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(item.name)
+            params.setdefault(item.name, []).append([a.arg for a in item.args.args if a.arg != "self"])
+        elif isinstance(item, ast.ClassDef):
+            names.add(item.name)
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            names.add(item.target.id)
+        elif isinstance(item, ast.Assign):
+            names.update(t.id for t in item.targets if isinstance(t, ast.Name))
+    return names, params
+
+
+def _public(names):
+    return {n for n in names if not n.startswith("_")}
+
+
+def _runtime_signatures(func):
+    """Parameter names of each pybind11 overload, read from its generated docstring."""
+    import re
+
+    lines = [line for line in (func.__doc__ or "").splitlines() if re.match(rf"^(\d+\. )?{func.__name__}\(", line)]
+    overloads = [line for line in lines if re.match(r"^\d+\. ", line)]
+    lines = overloads or lines
+    return [[p for p in re.findall(r"(?:\(|, )(\w+): ", line.rsplit("->", 1)[0]) if p != "self"] for line in lines]
+
+
+def test_stub_names_match_the_compiled_module():
+    import ast
+
+    from polarmem_server import _core
+
+    tree = _stub_tree()
+    names, params = _stub_members(tree)
+    assert _public(names) - STUB_ALIASES == _public(dir(_core)) - {"annotations"}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        runtime = getattr(_core, node.name)
+        if issubclass(runtime, BaseException):
+            assert [b.id if isinstance(b, ast.Name) else f"{b.value.id}.{b.attr}" for b in node.bases] == [
+                b.__name__ if b.__module__ == "builtins" else f"errors.{b.__name__}" for b in runtime.__bases__]
+            continue
+        members, member_params = _stub_members(node)
+        assert _public(members) == _public(dir(runtime)) - {"name", "value"}, node.name
+        for method, stub_params in member_params.items():
+            if (method.startswith("_") and method != "__init__") or isinstance(getattr(runtime, method), property):
+                continue
+            assert sorted(stub_params) == sorted(_runtime_signatures(getattr(runtime, method))), (node.name, method)
+    for function, stub_params in params.items():
+        assert sorted(stub_params) == sorted(_runtime_signatures(getattr(_core, function))), function

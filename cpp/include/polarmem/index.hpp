@@ -5,11 +5,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <shared_mutex>
-
-#include "polarmem/rw_lock.hpp"
 #include <string>
 #include <vector>
+
+#include "polarmem/rw_lock.hpp"
 
 #include "polarmem/slot_bitmap.hpp"
 #include "polarmem/vector_space.hpp"
@@ -23,6 +24,13 @@ enum class SearchMode : int {
   kHard = 1,  // the paper's Algorithm 1: rank by (s_log, s_sem), logic strictly first
   kSoft = 2,  // rank by s_sem + lambda * s_log
 };
+
+// The largest k a search accepts. Results are materialised per query (and a batch keeps one
+// bounded heap per query and worker), so k bounds a search's memory: 10,000 hits of a
+// 64-query batch on 2 workers is ~30 MB. Larger k is rejected as an invalid argument.
+constexpr std::size_t kMaxTopK = 10000;
+// The largest vector dimension a space accepts.
+constexpr std::size_t kMaxDim = 65536;
 
 // Tier values, as in the paper: conflict -1, neutral 0, entailment +1.
 constexpr int kConflict = -1;
@@ -57,23 +65,23 @@ struct ItemBatch {
 
 struct QueryVector {
   std::string space;
-  const float* values = nullptr;
-  std::size_t dim = 0;
+  std::vector<float> values;  // any non-zero length-dim vector; normalised by the search
   float weight = 1.0f;
 };
 
+// One query: its vectors, its concept constraints and filters. A request owns its data, so a
+// batch is a list of requests, each with its own constraints.
 struct SearchRequest {
   std::vector<QueryVector> vectors;  // s_sem = sum of weight * cosine; none = all scores 0
   std::vector<std::uint32_t> required;
   std::vector<std::uint32_t> forbidden;
-  std::size_t k = 10;
+  std::size_t k = 10;  // 1 .. kMaxTopK
   SearchMode mode = SearchMode::kHard;
   float soft_lambda = 1.0f;
   bool exclude_conflicts = false;
   std::uint8_t kind_mask = 0;  // bit 1 visual, bit 2 text; 0 = any kind
-  const std::int64_t* allow = nullptr;  // optional allow-list of slots
-  std::size_t allow_count = 0;
-  bool use_allow = false;
+  // Optional allow-list of slots; shared so the requests of a batch can hold one list.
+  std::shared_ptr<const std::vector<std::int64_t>> allow;
   std::size_t threads = 0;  // 0 = the index default
 };
 
@@ -105,10 +113,13 @@ class Index {
   // Grows the concept vocabulary to at least `count` ids (never shrinks).
   void ensure_concepts(std::size_t count);
 
+  // The one search entry point: one result per request, in order. Four or more requests that
+  // each hold one vector of the same single-vector space are scored together as a blocked
+  // matrix product (each row read once for the whole batch); any other request is searched on
+  // its own. Either way each result is exactly what the request gives alone.
+  std::vector<SearchResult> search(const std::vector<SearchRequest>& requests) const;
+  // One request: search({request})[0].
   SearchResult search(const SearchRequest& request) const;
-  // Many query vectors of one space under the same constraints and filters.
-  std::vector<SearchResult> search_batch(const SearchRequest& shared, const std::string& space, const float* queries,
-                                         std::size_t query_count, std::size_t dim) const;
 
   std::size_t size() const;        // slots, tombstones included
   std::size_t live_count() const;
@@ -140,7 +151,11 @@ class Index {
     bool neutral;
   };
 
+  struct BatchPlan;
   Prepared prepare(const SearchRequest& request) const;
+  void check_constraints(const SearchRequest& request) const;
+  bool batchable(const std::vector<SearchRequest>& requests) const;
+  std::vector<SearchResult> run_batch(const std::vector<SearchRequest>& requests) const;
   void bind(Prepared& prepared) const;  // under the lock
   TierWords tier_words(const Prepared& prepared, std::size_t word) const noexcept;
   std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const noexcept;

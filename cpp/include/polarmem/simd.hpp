@@ -9,6 +9,11 @@ namespace polarmem {
 
 enum class SimdLevel : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 
+// Batch scoring works on tiles of this many rows (callers pad a short tile with a zero row)
+// against queries packed in panels of this many columns.
+constexpr std::size_t kTileRows = 6;
+constexpr std::size_t kPanelColumns = 16;
+
 // One table of kernels per level. All levels compute the same mathematical value; the integer
 // kernel is bit-identical across levels, the float ones differ only by summation order.
 struct Kernels {
@@ -18,6 +23,15 @@ struct Kernels {
   float (*dot_f16)(const float* q, const std::uint16_t* x, std::size_t n);
   // Exact integer <q, x> for an int16-quantised query and int8 codes.
   std::int32_t (*dot_i8)(const std::int16_t* q, const std::int8_t* x, std::size_t n);
+  // A register-blocked tile of a matrix product: out[r * panels * 16 + p * 16 + j] =
+  // <rows[r], query p * 16 + j> for r < kTileRows. `panels` holds the queries packed
+  // column-major per panel: query p * 16 + j's element i at panels[(p * n + i) * 16 + j].
+  // Each row element is read once per panel group, so a tile costs its rows' bytes once
+  // for the whole batch; every output is one in-order sum over i (one rounding order).
+  void (*dot_f32_tile)(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n,
+                       float* out);
+  // out[i] = half(x[i]) for i < n (exact: every binary16 value is a float).
+  void (*f16_to_f32)(const std::uint16_t* x, float* out, std::size_t n);
 };
 
 const char* simd_level_name(SimdLevel level);

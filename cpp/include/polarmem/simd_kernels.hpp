@@ -12,6 +12,9 @@ namespace polarmem {
   float dot_f32(const float* q, const float* x, std::size_t n);                     \
   float dot_f16(const float* q, const std::uint16_t* x, std::size_t n);             \
   std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n);  \
+  void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n,  \
+                    float* out);                                                    \
+  void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n);               \
   }
 POLARMEM_DECLARE_KERNELS(scalar)
 POLARMEM_DECLARE_KERNELS(avx2)

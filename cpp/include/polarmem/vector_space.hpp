@@ -77,6 +77,14 @@ class VectorSpace {
 
   // For batch search: the fp32 row of a single-vector space.
   const float* row(std::size_t slot) const noexcept { return f32_.data() + slot * stride_; }
+  // For batch search of a compact space: writes the dequantised compact row (dim floats).
+  void decode(std::size_t slot, float* out, const Kernels& kernels) const noexcept;
+  // For batch search: how far a batch product over this slot's scanned row (the compact copy
+  // of a compact space, else the fp32 row) may be from exact(): storage error plus float
+  // summation slack, for a unit query.
+  float batch_bound(std::size_t slot) const noexcept {
+    return (compact() ? compact_error_[slot] : 0.0f) + rounding_slack_;
+  }
   std::size_t memory_bytes() const noexcept;
 
  private:

@@ -1,0 +1,115 @@
+"""Typed stub of the compiled retrieval core (cpp/bindings/module.cpp). Private: use
+polarmem_server.index. Checked against the built module by tests/unit/test_core_stub.py."""
+
+import enum
+from collections.abc import Sequence
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from polarmem_server import errors
+
+MAX_TOP_K: int
+MAX_DIM: int
+
+class InvalidArgumentError(errors.InvalidArgument):
+    """The core rejected a malformed input (shape, NaN, unknown space, k out of range)."""
+
+class OutOfRangeError(errors.InvalidArgument, IndexError):
+    """A concept id or slot outside what the index holds."""
+
+class FailedPreconditionError(errors.FailedPrecondition, LookupError):
+    """Valid input the index's current state cannot accept (a removed slot)."""
+
+class ResourceExhaustedError(errors.ResourceExhausted, MemoryError):
+    """The core could not allocate the memory a call needed."""
+
+def build_info() -> dict[str, Any]: ...
+def simd_level() -> str: ...
+def set_simd_level(arg0: str) -> None: ...
+def measure_read_bandwidth(bytes: int, threads: int, repeats: int) -> float: ...
+
+class SearchMode(enum.Enum):
+    off = 0
+    hard = 1
+    soft = 2
+
+# (space, float32 vector, weight)
+QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]
+# (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked)
+RawHits = tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int
+]
+
+class SearchRequest:
+    vectors: QueryVectors
+    required: list[int]
+    forbidden: list[int]
+    k: int
+    mode: SearchMode
+    soft_lambda: float
+    exclude_conflicts: bool
+    kind_mask: int
+    allow: npt.NDArray[np.int64] | None
+    threads: int
+    def __init__(
+        self,
+        vectors: QueryVectors = ...,
+        required: Sequence[int] = ...,
+        forbidden: Sequence[int] = ...,
+        k: int = 10,
+        mode: SearchMode = ...,
+        soft_lambda: float = 1.0,
+        exclude_conflicts: bool = False,
+        kind_mask: int = 0,
+        allow: npt.NDArray[np.int64] | None = None,
+        threads: int = 0,
+    ) -> None: ...
+    def __copy__(self) -> SearchRequest: ...
+    def __deepcopy__(self, memo: dict[Any, Any]) -> SearchRequest: ...
+
+# (space, values[rows, dim] float32, present[rows] uint8 | None, counts[items] int64 | None)
+VectorBlock = tuple[str, npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, npt.NDArray[np.int64] | None]
+
+class Index:
+    def __init__(self, spaces: Sequence[tuple[str, int, bool, str]], threads: int = 0) -> None: ...
+    def add(
+        self,
+        arg0: npt.NDArray[np.uint8],
+        arg1: Sequence[VectorBlock],
+        arg2: npt.NDArray[np.int64] | None,
+        arg3: npt.NDArray[np.uint32] | None,
+        arg4: npt.NDArray[np.int64] | None,
+        arg5: npt.NDArray[np.uint32] | None,
+    ) -> int: ...
+    def set_concepts(
+        self,
+        arg0: npt.NDArray[np.int64],
+        arg1: npt.NDArray[np.int64] | None,
+        arg2: npt.NDArray[np.uint32] | None,
+        arg3: npt.NDArray[np.int64] | None,
+        arg4: npt.NDArray[np.uint32] | None,
+    ) -> None: ...
+    def set_vectors(self, arg0: npt.NDArray[np.int64], arg1: VectorBlock) -> None: ...
+    def remove(self, arg0: npt.NDArray[np.int64]) -> None: ...
+    def compact(self) -> npt.NDArray[np.int64]: ...
+    def ensure_concepts(self, arg0: int) -> None: ...
+    @overload
+    def search(self, request: SearchRequest) -> RawHits: ...
+    @overload
+    def search(self, requests: Sequence[SearchRequest]) -> list[RawHits]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def live_count(self) -> int: ...
+    @property
+    def num_concepts(self) -> int: ...
+    @property
+    def default_threads(self) -> int: ...
+    @property
+    def memory_bytes(self) -> int: ...
+    def is_live(self, arg0: int) -> bool: ...
+    def slots_with(self, arg0: npt.NDArray[np.uint32], arg1: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]: ...
+    @property
+    def spaces(self) -> list[tuple[str, int, bool, str]]: ...
