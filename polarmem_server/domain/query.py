@@ -13,7 +13,7 @@ import numpy as np
 
 from polarmem_server.domain.items import KINDS, check_concept, check_metadata, check_vectors
 from polarmem_server.errors import InvalidArgument, quoted
-from polarmem_server.index import SpaceSpec
+from polarmem_server.index import MAX_TOP_K, SpaceSpec  # the core's bound, checked here once
 
 
 class RecallMode(str, enum.Enum):
@@ -29,9 +29,6 @@ class RecallMode(str, enum.Enum):
 MODES = tuple(mode.value for mode in RecallMode)
 DEFAULT_MODE = RecallMode.HARD
 DEFAULT_TOP_K = 10
-# Until the compiled core exports its own bound (_core.MAX_TOP_K), the library's: a k this
-# large already asks the core for more rows than a page of results should carry.
-MAX_TOP_K = 10_000
 DEFAULT_SOFT_LAMBDA = 1.0
 MAX_SOFT_LAMBDA = 1e6
 DEFAULT_CONTEXT_BUDGET_CHARS = 400
