@@ -76,11 +76,28 @@ class LogScan:
     batches: list[tuple[int, int, bytes]]  # (first sequence, operation count, batch bytes)
     damage: str = ""  # "" (read to the end), "torn tail" or "corrupt record at byte N"
     damage_offset: int = -1
+    unreadable: int = 0  # damaged physical records skipped
+
+
+def _record_at(data: bytes, pos: int) -> tuple[int, int, int] | None:
+    """(header size, payload length, type) of a well-formed, checksum-valid physical record at
+    `pos`, else None."""
+    if pos + 7 > len(data):
+        return None
+    masked, length, kind = struct.unpack_from("<IHB", data, pos)
+    header = 11 if kind in RECYCLABLE else 7
+    end = pos + header + length
+    if kind not in (FULL, FIRST, MIDDLE, LAST) and kind not in RECYCLABLE:
+        return None
+    if end > len(data) or header + length > BLOCK - pos % BLOCK or crc32c(data[pos + 6:end]) != _unmask(masked):
+        return None
+    return header, length, RECYCLABLE.get(kind, kind)
 
 
 def scan_log(path: Path) -> LogScan:
-    """Reads a WAL file's logical records, verifying checksums. After a damaged record the scan
-    resynchronises at the next block, so intact batches behind the damage are still counted."""
+    """Reads a WAL file's logical records, verifying checksums. A damaged record is skipped by
+    its own length when its header is intact, otherwise by searching the block for the next
+    valid record, so intact batches behind the damage are still counted."""
     data = path.read_bytes()
     scan = LogScan(path, [])
     fragments: list[bytes] = []
@@ -94,24 +111,27 @@ def scan_log(path: Path) -> LogScan:
             scan.damage, scan.damage_offset = scan.damage or "torn tail", pos
             break
         masked, length, kind = struct.unpack_from("<IHB", data, pos)
-        header = 7
-        if kind in RECYCLABLE:
-            header = 11
         if kind == 0 and length == 0 and masked == 0:
             pos += block_left  # preallocated zeros
             continue
-        end = pos + header + length
-        if end > len(data):
+        header = 11 if kind in RECYCLABLE else 7
+        if pos + header + length > len(data) and header + length <= block_left:
             scan.damage, scan.damage_offset = scan.damage or "torn tail", pos
             break
-        if header + length > block_left or crc32c(data[pos + 6:end]) != _unmask(masked):
+        found = _record_at(data, pos)
+        if found is None:
             if not scan.damage:
                 scan.damage, scan.damage_offset = f"corrupt record at byte {pos}", pos
+            scan.unreadable += 1
             fragments = []
-            pos += block_left  # resynchronise at the next block
+            if header + length <= block_left and kind in (FULL, FIRST, MIDDLE, LAST, *RECYCLABLE):
+                pos += header + length  # the header is plausible: the damage is inside this record
+            else:
+                pos = next((p for p in range(pos + 1, pos + block_left - 6) if _record_at(data, p)), pos + block_left)
             continue
+        header, length, kind = found
+        end = pos + header + length
         payload = data[pos + header:end]
-        kind = RECYCLABLE.get(kind, kind)
         if kind == FULL:
             _add_batch(scan, payload)
             fragments = []
@@ -199,6 +219,7 @@ class RepairReport:
     last_sequence: int = 0
     dropped_batches: int = 0
     dropped_items: int = 0
+    unreadable_records: int = 0
     damage: list[str] = dataclasses.field(default_factory=list)
     salvaged: bool = False
 
@@ -208,8 +229,9 @@ class RepairReport:
         out = [f"{self.path}: recovered up to sequence {self.last_sequence} (the last intact record)"]
         out += [f"  damage: {d}" for d in self.damage]
         out.append(f"  dropped: {self.dropped_batches} readable write batch(es) after the damage, holding "
-                   f"{self.dropped_items} item(s)" + (" (a torn tail is not readable: what it held is unknown)"
-                                                      if any("torn tail" in d for d in self.damage) else ""))
+                   f"{self.dropped_items} item(s), and {self.unreadable_records} unreadable record(s)"
+                   + (" (a torn tail is not readable: what it held is unknown)"
+                      if any("torn tail" in d for d in self.damage) else ""))
         if self.salvaged:
             out.append("  RocksDB RepairDB ran (--salvage): table files were rebuilt from what could be read")
         out.append(f"  the damaged log files were copied to {self.saved_to}")
@@ -235,6 +257,7 @@ def repair(path: str | Path, salvage: bool = False) -> RepairReport:
         scans.append(scan_log(saved / log_file.name))
     report = RepairReport(path, damaged=True, saved_to=saved)
     report.damage = [f"{s.path.name}: {s.damage}" for s in scans if s.damage]
+    report.unreadable_records = sum(s.unreadable for s in scans)
     try:
         store = Store(path, recovery="point-in-time")
     except StoreDamaged:
