@@ -336,6 +336,9 @@ class PolarMemServer:
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+        if _port_in_use(cfg.address):  # checked first: gRPC's own bind failure logs a C-core line to stderr
+            raise ConfigError(f"setting address: {cfg.address} is in use by another process; choose another "
+                              "host:port (port 0 picks a free one)")
         try:
             if tls is not None:
                 self.port = self._grpc.add_secure_port(cfg.address, grpc.ssl_server_credentials([tls]))
