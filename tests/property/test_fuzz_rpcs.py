@@ -5,8 +5,9 @@ request with mutated bytes (flips, cuts, insertions, repeats); or a valid reques
 set to something hostile (a 100 KB string, invalid UTF-8, an extreme or non-finite number, an
 unknown enum value, a huge repeated field). For every call:
 
-* the status is never INTERNAL / UNKNOWN / DATA_LOSS / RESOURCE_EXHAUSTED (no load here, so
-  RESOURCE_EXHAUSTED could only be an oversized error trailer), and it belongs to the caller's
+* the status is never INTERNAL / UNKNOWN / DATA_LOSS, nor RESOURCE_EXHAUSTED except gRPC's own
+  "larger than max" message-size answer (no load here: anything else would be an oversized
+  error trailer), and it belongs to the caller's
   class (OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, UNIMPLEMENTED,
   OUT_OF_RANGE); its message is short;
 * the server is alive (health SERVING) afterwards;
@@ -203,8 +204,8 @@ def hostile_field(draw, message):
         value = draw(st.one_of(st.sampled_from(["", "x" * 100_000, "\x00", UTF8_MARK, "../../etc", "*", "🐶" * 30_000]),
                                st.text(max_size=300)))
         invalid_utf8 = value == UTF8_MARK
-        if repeated:
-            getattr(parent, name).extend([value] * draw(st.sampled_from([1, 2, 5000])))
+        if repeated:  # many copies of short values only: 5000 x 100 KB would be a 500 MB message
+            getattr(parent, name).extend([value] * draw(st.sampled_from([1, 2, 5000] if len(value) < 1000 else [1, 2])))
         else:
             setattr(parent, name, value)
     elif kind == descriptor.FieldDescriptor.TYPE_BYTES:
@@ -277,7 +278,8 @@ def check_one(live, method: str, payloads: list[bytes]) -> None:
     Stats.calls += 1
     Stats.distinct.add(hashlib.sha256(method.encode() + b"".join(payloads)).digest())
     Stats.codes[code.name] += 1
-    assert code in ALLOWED, f"{method}: {code.name}: {details[:300]}"
+    oversized = code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details  # gRPC's own size limit
+    assert code in ALLOWED or oversized, f"{method}: {code.name}: {details[:300]}"
     assert len(details) <= MAX_DETAILS, f"{method}: a {len(details)}-character status message"
     assert health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status == health_pb2.HealthCheckResponse.SERVING
     if code != grpc.StatusCode.OK:

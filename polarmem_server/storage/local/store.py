@@ -66,6 +66,11 @@ MAX_ITEM_ID_BYTES = 256
 log = logging.getLogger("polarmem.store")
 RECOVERY_MODES = ("strict", "point-in-time")
 REOPEN_INTERVAL_S = 1.0  # after a failed write: how often a write (or the watchdog) retries the reopen
+# All column families' memtables together: RocksDB's default is 64 MiB *per* family (7 here), so
+# the RSS of a server under steady writes crept up by hundreds of MiB before the first flush and
+# looked like a leak (issue 13's soak). One shared budget bounds it; small writes flush often
+# enough at this size without stalling.
+MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024
 
 
 class StoreError(RuntimeError):
@@ -183,6 +188,7 @@ class Store:
         options.create_if_missing(True)
         options.create_missing_column_families(True)
         options.set_paranoid_checks(True)
+        options.set_db_write_buffer_size(MEMTABLE_BUDGET_BYTES)
         # Strict: a cut or corrupt WAL fails the open (StoreDamaged) instead of dropping
         # acknowledged writes after the damage, which point-in-time recovery does silently.
         options.set_wal_recovery_mode(DBRecoveryMode.absolute_consistency() if self.recovery == "strict"
