@@ -9,7 +9,8 @@ A tokens file (TOML) names each token, the namespaces it may use ("*" = all) and
 
 Roles are cumulative: ``read`` may look (GetNamespace, ListNamespaces, Recall, GetItem,
 GetConcept, ScoreConcepts); ``write`` may also change items (Remember, RememberStream, Observe,
-Forget); ``admin`` may also change namespaces (CreateNamespace, DeleteNamespace, Calibrate).
+Forget); ``admin`` may also change namespaces (CreateNamespace, UpdateNamespace, DeleteNamespace,
+Calibrate). An RPC missing from METHOD_ROLES needs admin.
 
 The server checks the token and the role in its interceptor, from the call's metadata, before the
 handler runs (so a stream with no token is refused before its first message), and the handler
@@ -44,7 +45,7 @@ METHOD_ROLES = {
     "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read",
     "ScoreConcepts": "read",
     "Remember": "write", "RememberStream": "write", "Observe": "write", "Forget": "write",
-    "CreateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",
+    "CreateNamespace": "admin", "UpdateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",
 }
 
 

@@ -35,7 +35,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums
 from polarmem_server.api.server import PolarMemServer
 from servertools import make_config
 
@@ -77,6 +77,9 @@ SEEDS: dict[str, list] = {
     "ScoreConcepts": [pb.ScoreConceptsRequest(namespace="f", item=pb.ItemInput(text="a dog"), concepts=["dog"])],
     "Calibrate": [pb.CalibrateRequest(namespace="f", p_yes=[0.9, 0.2, 0.7], present=[True, False, True])],
 }
+if hasattr(pb, "UpdateNamespaceRequest") and "UpdateNamespace" in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name:
+    SEEDS["UpdateNamespace"] = [pb.UpdateNamespaceRequest(name="f", config=pb.NamespaceConfig(kappa=0.5))]
+    SEEDS["UpdateNamespace"][0].update_mask.paths.append("kappa")
 METHODS = sorted(SEEDS)
 assert set(METHODS) == set(pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name), "an RPC has no seed"
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from polarmem.v1 import storage_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.storage.local.store import Store, StoreDamaged, StoreError, wal_files
 
 BLOCK = 32 * 1024
@@ -203,7 +203,7 @@ def items_in(batch: bytes) -> set[tuple[str, str]]:
             continue
         ns, item_id = key.split(b"\x00")
         try:
-            record = storage_pb2.ItemRecord.FromString(value)
+            record = records_pb2.ItemRecord.FromString(value)
         except Exception:  # noqa: BLE001 - not an item record (index record, concept, ...)
             continue
         if record.id.encode() == item_id:
