@@ -35,6 +35,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import Counter, Gauge, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 
+from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
@@ -209,10 +210,18 @@ class NamespaceTotalsCollector:
     def collect(self):
         items = GaugeMetricFamily("polarmem_items", "Items stored, by kind (all namespaces)", labels=["kind"])
         namespaces = GaugeMetricFamily("polarmem_namespaces", "Namespaces")
-        all_namespaces = self._memory.list_namespaces()
-        items.add_metric(["visual"], sum(n.kinds.get("ITEM_KIND_VISUAL", 0) for n in all_namespaces))
-        items.add_metric(["text"], sum(n.kinds.get("ITEM_KIND_TEXT", 0) for n in all_namespaces))
-        namespaces.add_metric([], len(all_namespaces))
+        visual = text = count = 0
+        for namespace in self._memory.list_namespaces():
+            try:
+                counts = self._memory.namespace_counts(namespace.name)
+            except LookupError:  # deleted since the listing
+                continue
+            visual += counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
+            text += counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
+            count += 1
+        items.add_metric(["visual"], visual)
+        items.add_metric(["text"], text)
+        namespaces.add_metric([], count)
         yield items
         yield namespaces
 
@@ -363,8 +372,10 @@ class PolarMemServer:
             self._repair_at_start()
         # The port answers health checks (NOT_SERVING) while the indexes are rebuilt.
         self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                             on_store_write=self.metrics.store_write.observe)
-        self._watch_store(self.memory.store)
+                             on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
+        store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
+        if store is not None:
+            self._watch_store(store)
         self._service.memory = self.memory
         if cfg.metrics_namespace_labels:
             self.metrics.attach(self.memory)
@@ -445,7 +456,7 @@ class PolarMemServer:
                 steps = [("gRPC", lambda: self._grpc is not None
                           and self._grpc.stop(self.config.grace_s if grace_s is None else grace_s).wait()),
                          ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
-                         ("store sync", lambda: self.memory is not None and self.memory.store.flush()),
+                         ("store sync", lambda: self.memory is not None and self.memory.flush()),
                          ("store", lambda: self.memory is not None and self.memory.close()),
                          ("metrics", lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
                                                                                  self._metrics_httpd.server_close()))]

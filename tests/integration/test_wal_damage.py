@@ -61,7 +61,7 @@ def newest_wal(path: Path) -> Path:
 def stored_items(path: Path) -> int:
     memory = Memory(path)
     try:
-        return sum(1 for _ in memory.store.iter_items("w"))
+        return sum(1 for _ in memory.backend.store.iter_items("w"))
     finally:
         memory.close()
 
@@ -119,7 +119,7 @@ def test_server_recover_point_in_time_repairs_at_start_up_and_counts_it(killed_s
     os.truncate(log_file, log_file.stat().st_size // 2)
     server = PolarMemServer(make_config(tmp_path, data_dir=str(path), recover="point-in-time")).start()
     try:
-        assert 0 < server.memory.namespace("w").index.live_count < ITEMS
+        assert 0 < server.memory.namespace_counts("w").items < ITEMS
         sample = server.metrics.registry.get_sample_value("polarmem_store_recoveries_total", {"kind": "wal_repair"})
         assert sample == 1.0
     finally:

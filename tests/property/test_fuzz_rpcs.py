@@ -134,17 +134,17 @@ def call(channel, method: str, payloads: list[bytes], timeout: float = 20.0):
 def reseed(channel, server) -> None:
     """Namespace "f" with items a and b (a fuzzed call that succeeds may have deleted them)."""
     memory = server.memory
-    if "f" not in {n.settings.name for n in memory.list_namespaces()}:
+    if "f" not in {n.name for n in memory.list_namespaces()}:
         call(channel, "CreateNamespace", [pb.CreateNamespaceRequest(name="f", config=pb.NamespaceConfig(
             spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none")).SerializeToString()])
     for item_id in ("a", "b"):
-        if item_id not in memory.namespace("f").slot_of:
+        if memory.backend.store.get_item("f", item_id) is None:
             call(channel, "Remember", [pb.RememberRequest(namespace="f", item=seed_item(item_id)).SerializeToString()])
 
 
 def fingerprint(server) -> str:
     digest = hashlib.sha256()
-    store = server.memory.store
+    store = server.memory.backend.store
     for record in sorted(store.namespaces(), key=lambda r: r.name):
         digest.update(record.SerializeToString(deterministic=True))
         for item in store.iter_items(record.name):

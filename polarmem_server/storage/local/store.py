@@ -41,7 +41,6 @@ per-write sync and snapshots, and does not abort when closed with an iterator al
 from __future__ import annotations
 
 import logging
-import re
 import struct
 import threading
 import time
@@ -59,8 +58,6 @@ from polarmem_server.storage.local.index_record import concept_lists, encode_ind
 SCHEMA_VERSION = 2
 COLUMN_FAMILIES = ("meta", "namespaces", "concepts", "items", "vectors", "edges", "index")
 EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN = b"H", b"N", b"A"
-_NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-MAX_ITEM_ID_BYTES = 256
 
 
 log = logging.getLogger("polarmem.store")
@@ -73,7 +70,7 @@ REOPEN_INTERVAL_S = 1.0  # after a failed write: how often a write (or the watch
 MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024
 
 
-class StoreError(RuntimeError):
+class StoreError(errors.Unavailable):
     """The data directory cannot be used (wrong schema, locked by another process)."""
 
 
@@ -120,16 +117,6 @@ def open_error(path: Path, exc: BaseException) -> StoreError:
     if _is_no_space(message):
         return StoreError(f"data_dir {path}: the disk is full ({message}); free space and start again")
     return StoreError(f"cannot open data_dir {path}: {message}")
-
-
-def check_namespace_name(name: str) -> None:
-    if not isinstance(name, str) or not _NAMESPACE_NAME.match(name):
-        raise ValueError(f"namespace name {name!r} is invalid: use 1-64 letters, digits, '_', '.', '-', starting with a letter or digit")
-
-
-def check_item_id(item_id: str) -> None:
-    if not isinstance(item_id, str) or not item_id or "\x00" in item_id or len(item_id.encode()) > MAX_ITEM_ID_BYTES:
-        raise ValueError(f"item id {item_id!r} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL")
 
 
 def _ns(name: str) -> bytes:
