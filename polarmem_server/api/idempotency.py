@@ -7,8 +7,9 @@ The client cannot tell, so it retries; the retry must not fail for an item that 
 asked for. An id stored with different content still answers ALREADY_EXISTS.
 
 "Same content" is what the client sent and the server keeps: kind, text, URI, metadata, the
-vectors it sent (float32-exact), the scores it sent (float32-exact, as stored), the states it
-asserted, and evidence for every concept it asked the engine to verify. Image bytes
+vectors it sent (float32-exact), the scores it sent (float32-exact, as stored) and the states it
+asserted (evidence for exactly those concepts), and evidence for every concept it asked the
+engine to verify. Image bytes
 (``content``) are not stored, so they cannot be compared; an item changed since (Observe) no
 longer matches.
 """
@@ -19,7 +20,7 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.domain.items import KINDS, STATES
+from polarmem_server.domain.items import DEFAULT_SOURCE, KINDS, STATES
 from polarmem_server.memory import ItemInput, Memory
 
 
@@ -48,6 +49,12 @@ def same_content(memory: Memory, ns: str, item: ItemInput, record: records_pb2.I
         concept_id = vocabulary.lookup(concept)
         return None if concept_id is None else evidence.get(concept_id)
 
+    # The concepts the client gave evidence for are exactly those the stored item has client
+    # evidence for (a retry without the states of the original is not the same item).
+    asked = {vocabulary.lookup(c) for c in (*item.scores, *item.states)}
+    given = {ev.concept_id for ev in record.evidence if ev.source == (item.source or DEFAULT_SOURCE)}
+    if asked != given:
+        return False
     for concept, scores in item.scores.items():
         ev = evidence_of(concept)
         if ev is None or ev.observations > 1 or not _same_floats(scores, ev.template_scores):
