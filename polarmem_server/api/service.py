@@ -307,7 +307,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         items to verify), never by message framing or timing; a group is all or nothing; a group
         starts only while the client is still there and, once started, finishes (its
         verification is not cancelled, so client timing cannot split it). A cancelled or failed
-        stream therefore keeps exactly a prefix of whole groups. The client is not told which
+        stream therefore keeps a prefix of whole groups (gRPC may show a cancel as the end of the
+        messages first: then the last, partial group is committed too). The client is not told which
         (a cancelled call has no answer); re-sending the stream is safe: items already stored
         with the same content count as stored (idempotent)."""
         deadline = call_deadline(context, self.default_deadline_s)
