@@ -298,7 +298,7 @@ def test_hostile_calls_get_a_client_error_and_change_nothing(live, case):
 
 
 @pytest.mark.slow
-@settings(max_examples=20_000)
+@settings(max_examples=5_000)
 @given(hostile_call())
 def test_hostile_calls_long_run(live, case):
     method, _, payloads = case
