@@ -76,7 +76,7 @@ class Authorizer:
     def check(self, context: grpc.ServicerContext, namespace: str) -> None:
         allowed = self.namespaces_of(context)
         if allowed is not None and namespace not in allowed:
-            raise PermissionDenied(f"this token may not use namespace {namespace!r}")
+            raise PermissionDenied(f"this token may not use namespace {quoted(namespace)}")
 
 
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
