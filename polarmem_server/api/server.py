@@ -209,8 +209,11 @@ class NamespaceTotalsCollector:
 
     def collect(self):
         items = GaugeMetricFamily("polarmem_items", "Items stored, by kind (all namespaces)", labels=["kind"])
+        concepts = GaugeMetricFamily("polarmem_concepts", "Concepts in the vocabularies (all namespaces)")
+        edges = GaugeMetricFamily("polarmem_edges", "Item-concept edges, by polarity (all namespaces)", labels=["polarity"])
         namespaces = GaugeMetricFamily("polarmem_namespaces", "Namespaces")
-        visual = text = count = 0
+        visual = text = count = concept_total = 0
+        edge_totals: dict[str, int] = {}
         for namespace in self._memory.list_namespaces():
             try:
                 counts = self._memory.namespace_counts(namespace.name)
@@ -218,11 +221,19 @@ class NamespaceTotalsCollector:
                 continue
             visual += counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
             text += counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
+            concept_total += len(namespace.vocabulary)
+            for polarity, by_concept in counts.concepts.items():
+                edge_totals[polarity] = edge_totals.get(polarity, 0) + sum(by_concept.values())
             count += 1
         items.add_metric(["visual"], visual)
         items.add_metric(["text"], text)
+        concepts.add_metric([], concept_total)
+        for polarity, total in sorted(edge_totals.items()):
+            edges.add_metric([polarity], total)
         namespaces.add_metric([], count)
         yield items
+        yield concepts
+        yield edges
         yield namespaces
 
 
