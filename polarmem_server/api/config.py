@@ -1,5 +1,9 @@
 """Server settings from flags, environment variables (POLARMEM_*) and a TOML file, in that
-order of precedence, over the defaults below."""
+order of precedence, over the defaults below.
+
+Every configuration or environment error is a :class:`ConfigError`: one line that names the
+setting and the fix. It is also a ``SystemExit``, so a command line that does not catch it
+exits with status 1 and that line, never a traceback."""
 
 from __future__ import annotations
 
@@ -15,6 +19,18 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
+
+
+class ConfigError(ValueError, SystemExit):
+    """A setting (or the environment it points at) that cannot work: the message names the
+    setting and the fix. Uncaught, it ends the process with status 1 and prints that one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = f"polarmem: {message}"  # what SystemExit prints (and exit status 1)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -42,8 +58,20 @@ class ServerConfig:
     engine_max_delay_ms: float = 5.0
     engine_queue: int = 1024
     engine_timeout_s: float = 60.0
+    recover: str = "strict"  # strict (refuse a damaged store) | point-in-time (repair it at start-up)
+    metrics_namespace_labels: bool = False  # per-namespace series (namespace names) on the metrics port
 
     def validate(self) -> ServerConfig:
+        try:
+            return self._validate()
+        except ConfigError:
+            raise
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def _validate(self) -> ServerConfig:
+        if self.recover not in ("strict", "point-in-time"):
+            raise ValueError(f"setting recover: use 'strict' or 'point-in-time', got {self.recover!r}")
         if self.durability not in ("sync", "async"):
             raise ValueError(f"durability must be 'sync' or 'async', got {self.durability!r}")
         if self.workers < 1 or self.max_concurrent_rpcs < 1:
@@ -87,22 +115,36 @@ HELP = {
     "engine_max_delay_ms": "longest a request waits for its batch to fill",
     "engine_queue": "requests waiting for the engine; beyond it RESOURCE_EXHAUSTED",
     "engine_timeout_s": "longest one verification may take (DEADLINE_EXCEEDED after)",
+    "recover": "strict: refuse to open a data directory whose write-ahead log is damaged (run `polarmem repair`); "
+               "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
+    "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
+                                "metrics port",
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML file with any of the settings below (flags and POLARMEM_* win)")
     for f in fields(ServerConfig):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, type=type(f.default),
+        kind = str if isinstance(f.default, bool) else type(f.default)  # booleans read as true / false
+        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, type=kind,
                             help=f"{HELP[f.name]} [env POLARMEM_{f.name.upper()}; default {f.default!r}]")
 
 
 def _coerce(name: str, value: Any) -> Any:
     default = next(f.default for f in fields(ServerConfig) if f.name == name)
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"setting {name}: cannot read {value!r} as true / false")
     try:
         return type(default)(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"setting {name}: cannot read {value!r} as {type(default).__name__}") from exc
+        raise ConfigError(f"setting {name}: cannot read {value!r} as {type(default).__name__}") from exc
 
 
 def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None = None,
@@ -113,11 +155,17 @@ def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None 
     config_file = config_file or env.get("POLARMEM_CONFIG")
     known = {f.name for f in fields(ServerConfig)}
     if config_file:
-        data = tomllib.loads(Path(config_file).read_text())
+        try:
+            data = tomllib.loads(Path(config_file).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"setting config: {config_file} does not exist; fix the path") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"setting config: {config_file} is not readable TOML ({exc})") from None
         section = data.get("server", data)
         unknown = set(section) - known
         if unknown:
-            raise ValueError(f"{config_file}: unknown settings {sorted(unknown)}")
+            raise ConfigError(f"setting config: {config_file} has unknown settings {sorted(unknown)}; known: "
+                              "see `polarmem serve --help`")
         values.update({k: _coerce(k, v) for k, v in section.items()})
     for name in known:
         if f"POLARMEM_{name.upper()}" in env:

@@ -1,16 +1,29 @@
-"""The gRPC server: MemoryService behind one interceptor (status codes, metrics, draining),
-grpc.health.v1, server reflection, Prometheus /metrics, optional TLS and bearer tokens, and a
-graceful shutdown on SIGTERM / SIGINT.
+"""The gRPC server: MemoryService behind one interceptor (authentication, request checks,
+status codes, metrics, draining), grpc.health.v1, server reflection, Prometheus /metrics,
+optional TLS and bearer tokens, and a graceful shutdown on SIGTERM / SIGINT.
 
 Life cycle: the port opens first with health NOT_SERVING while the store is opened and every
 index rebuilt; then SERVING. On shutdown: NOT_SERVING, no new calls (UNAVAILABLE), in-flight
-calls get `grace_s` to finish, then RocksDB is flushed and closed.
+calls get `grace_s` to finish, then RocksDB is synced and closed; whatever state the store is in,
+the process ends within grace_s + STOP_BUDGET_S. SIGHUP re-reads the tokens file.
+
+Faults (docs/failure-behaviour.md): a request that does not parse answers INVALID_ARGUMENT (the
+interceptor's deserializer), never INTERNAL; a write that fails for disk space or I/O answers
+RESOURCE_EXHAUSTED / UNAVAILABLE, health's ``polarmem.v1.MemoryService.writes`` turns
+NOT_SERVING (reads keep working, so the server's own health stays SERVING) and a watchdog
+reopens the store until writes work again. A configuration or environment error at start-up is
+one line naming the setting and the fix (config.ConfigError), after everything already opened is
+closed again.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import signal
+import socket
+import ssl
 import threading
 import time
 from concurrent import futures
@@ -19,29 +32,106 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import start_http_server
+from prometheus_client import Counter, Gauge, start_http_server
+from prometheus_client.core import GaugeMetricFamily
 
+from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
-from polarmem_server.api.config import ServerConfig, load_tokens
+from polarmem_server import errors
+from polarmem_server.api.auth import Authorizer
+from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
-from polarmem_server.api.service import Authorizer, MemoryService
+from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.verification import Verifier
+from polarmem_server.storage.local.store import StoreDamaged, StoreError, StoreLocked
 
 log = logging.getLogger("polarmem.server")
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
+WRITES_HEALTH_NAME = f"{SERVICE_NAME}.writes"  # NOT_SERVING while writes cannot succeed (disk full, I/O error)
 ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
+MAX_STATUS_MESSAGE_CHARS = 400  # status messages travel in trailers: a quoted 100 KB id must not overflow them
+STOP_BUDGET_S = 5.0  # beyond grace_s, for syncing and closing the store; then the process exits regardless
+WATCHDOG_INTERVAL_S = 1.0
+# Bounds checked before a handler runs: past them the core would try to allocate the number.
+MAX_TOP_K = 10_000
+MAX_SPACE_DIM = 65_536
+MAX_CONTEXT_BUDGET_CHARS = 1_000_000
+
+
+def code_for(exc: BaseException) -> grpc.StatusCode:
+    """The status of an exception: a PolarMemError names its own; the rest go through
+    api.status's table."""
+    if isinstance(exc, errors.PolarMemError) and exc.status != "INTERNAL":
+        return getattr(grpc.StatusCode, exc.status, grpc.StatusCode.INTERNAL)
+    return status_for(exc)
+
+
+def cut_message(message: str) -> str:
+    return message if len(message) <= MAX_STATUS_MESSAGE_CHARS else message[:MAX_STATUS_MESSAGE_CHARS] + "…"
+
+
+class MalformedRequest:
+    """What the interceptor's deserializer returns for bytes that are not a valid request (the
+    handler is then not called; the client gets INVALID_ARGUMENT)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def tolerant_deserializer(deserialize, type_name: str):
+    """gRPC answers a deserializer's exception with INTERNAL ("Exception deserializing
+    request!"); this one hands the handler a MalformedRequest instead."""
+    def parse(data: bytes):
+        try:
+            return deserialize(data)
+        except Exception as exc:  # noqa: BLE001 - any parse failure is the caller's malformed message
+            return MalformedRequest(f"the request is not a valid {type_name} ({cut_message(str(exc))[:120]}); "
+                                    "send a message encoded from polarmem/v1/memory_service.proto (string fields "
+                                    "must be UTF-8)")
+    return parse
+
+
+def _checked(request):
+    if isinstance(request, MalformedRequest):
+        raise errors.InvalidArgument(request.reason)
+    return request
+
+
+def _checked_stream(request_iterator):
+    for request in request_iterator:
+        yield _checked(request)
+
+
+def check_limits(method: str, request) -> None:
+    """Numbers the handlers would pass on to an allocation: refused here with the bound."""
+    if method == "Recall":
+        if request.HasField("top_k") and request.top_k > MAX_TOP_K:
+            raise errors.InvalidArgument(f"top_k must be <= {MAX_TOP_K}, got {request.top_k}")
+        if request.suppressed_k > MAX_TOP_K:
+            raise errors.InvalidArgument(f"suppressed_k must be <= {MAX_TOP_K}, got {request.suppressed_k}")
+        if request.context_budget_chars > MAX_CONTEXT_BUDGET_CHARS:
+            raise errors.InvalidArgument(f"context_budget_chars must be <= {MAX_CONTEXT_BUDGET_CHARS}")
+    elif method == "CreateNamespace":
+        for i, space in enumerate(request.config.spaces):
+            if space.dim > MAX_SPACE_DIM:
+                raise errors.InvalidArgument(f"config.spaces[{i}].dim must be <= {MAX_SPACE_DIM}, got {space.dim}")
 
 
 class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
-    """Every MemoryService call: refuse while starting or draining, count and time it, and turn
-    exceptions into status codes through api.status.STATUS_TABLE (INTERNAL is logged with its
+    """Every MemoryService call: parse tolerantly, refuse while starting or draining,
+    authenticate and check the token's role (before a stream's first message), check bounds,
+    count and time it, and turn exceptions into status codes (INTERNAL is logged with its
     traceback and counted; the client gets a generic message)."""
 
-    def __init__(self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int) -> None:
+    def __init__(self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int,
+                 authorizer: Authorizer | None = None) -> None:
         self._metrics = metrics
         self._server = server
+        self._authorizer = authorizer or Authorizer()
         # Admission is counted here, from handler entry to handler exit, so a slot is free before
         # the response leaves: a client that sends its next call the moment it has the last
         # answer always finds it free. (gRPC's own limit frees a slot only after it has processed
@@ -58,20 +148,22 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
         if handler is None or not handler_call_details.method.startswith(f"/{SERVICE_NAME}/"):
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
+        request_type = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name[method].input_type
+        deserializer = tolerant_deserializer(handler.request_deserializer, request_type.full_name)
         if handler.unary_unary is not None:
-            wrapped = grpc.unary_unary_rpc_method_handler(self._wrap(handler.unary_unary, method),
-                                                          request_deserializer=handler.request_deserializer,
+            wrapped = grpc.unary_unary_rpc_method_handler(self._wrap(handler.unary_unary, method, stream=False),
+                                                          request_deserializer=deserializer,
                                                           response_serializer=handler.response_serializer)
         elif handler.stream_unary is not None:
-            wrapped = grpc.stream_unary_rpc_method_handler(self._wrap(handler.stream_unary, method),
-                                                           request_deserializer=handler.request_deserializer,
+            wrapped = grpc.stream_unary_rpc_method_handler(self._wrap(handler.stream_unary, method, stream=True),
+                                                           request_deserializer=deserializer,
                                                            response_serializer=handler.response_serializer)
         else:
             return handler
         self._wrapped[handler_call_details.method] = wrapped
         return wrapped
 
-    def _wrap(self, behaviour, method: str):
+    def _wrap(self, behaviour, method: str, stream: bool):
         metrics = self._metrics
 
         def handle(request, context):
@@ -85,13 +177,18 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                                      "retry with backoff")
                 if not self._server.accepting:
                     raise Unavailable("the server is starting or shutting down; retry shortly")
+                self._authorizer.authorize_method(context, method)  # before any (stream) message is read
+                if stream:
+                    request = _checked_stream(request)
+                else:
+                    check_limits(method, _checked(request))
                 return behaviour(request, context)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a status code here
-                code = status_for(exc)
+                code = code_for(exc)
                 if code == grpc.StatusCode.INTERNAL:
                     metrics.internal_errors.inc()
                     log.exception("internal error in %s", method)
-                context.abort(code, public_message(exc, code))
+                context.abort(code, cut_message(public_message(exc, code)))
             finally:
                 if admitted:
                     self._admission.release()
@@ -100,6 +197,94 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 metrics.latency.labels(method).observe(time.perf_counter() - started)
 
         return handle
+
+
+class NamespaceTotalsCollector:
+    """Item and namespace totals without namespace names: what the unauthenticated metrics port
+    shows unless metrics_namespace_labels is on (then api.metrics.MemoryCollector's per-namespace
+    series instead)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+
+    def collect(self):
+        items = GaugeMetricFamily("polarmem_items", "Items stored, by kind (all namespaces)", labels=["kind"])
+        concepts = GaugeMetricFamily("polarmem_concepts", "Concepts in the vocabularies (all namespaces)")
+        edges = GaugeMetricFamily("polarmem_edges", "Item-concept edges, by polarity (all namespaces)", labels=["polarity"])
+        namespaces = GaugeMetricFamily("polarmem_namespaces", "Namespaces")
+        visual = text = count = concept_total = 0
+        edge_totals: dict[str, int] = {}
+        for namespace in self._memory.list_namespaces():
+            try:
+                counts = self._memory.namespace_counts(namespace.name)
+            except LookupError:  # deleted since the listing
+                continue
+            visual += counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
+            text += counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
+            concept_total += len(namespace.vocabulary)
+            for polarity, by_concept in counts.concepts.items():
+                edge_totals[polarity] = edge_totals.get(polarity, 0) + sum(by_concept.values())
+            count += 1
+        items.add_metric(["visual"], visual)
+        items.add_metric(["text"], text)
+        concepts.add_metric([], concept_total)
+        for polarity, total in sorted(edge_totals.items()):
+            edges.add_metric([polarity], total)
+        namespaces.add_metric([], count)
+        yield items
+        yield concepts
+        yield edges
+        yield namespaces
+
+
+class StoreMetrics:
+    """Store faults, on the server's registry. (Candidates for api/metrics.py.)"""
+
+    def __init__(self, registry) -> None:
+        self.errors = Counter("polarmem_store_errors", "Failed store writes, by kind (disk_full, io_error)", ["kind"],
+                              registry=registry)
+        self.recoveries = Counter("polarmem_store_recoveries",
+                                  "Store recoveries: reopen after a failed write (resume) or WAL repair at start-up",
+                                  ["kind"], registry=registry)
+        self.writable = Gauge("polarmem_store_writable", "1 while store writes succeed, 0 while they fail", registry=registry)
+        self.writable.set(1)
+
+
+def _port_in_use(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return False
+    probe = socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind((host.strip("[]") or "0.0.0.0", int(port)))
+        return False
+    except OSError as exc:
+        return exc.errno == errno.EADDRINUSE
+    finally:
+        probe.close()
+
+
+def check_tls(cert: str, key: str) -> tuple[bytes, bytes]:
+    """(key, cert) bytes, or ConfigError naming the file and the fix: gRPC itself only says
+    "Failed to bind" for a bad certificate or a key that does not match it."""
+    for setting, path in (("tls_cert", cert), ("tls_key", key)):
+        if not Path(path).is_file():
+            raise ConfigError(f"setting {setting}: {path} does not exist or is not a file; fix the path")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        reason = getattr(exc, "reason", "") or str(exc)
+        if "KEY_VALUES_MISMATCH" in str(exc) or "mismatch" in str(reason).lower():
+            raise ConfigError(f"setting tls_key: {key} is not the private key of the certificate {cert}; use the "
+                              "key the certificate was issued for") from None
+        if "PEM" in str(exc) or "NO_START_LINE" in str(exc) or "CERT" in str(reason).upper():
+            raise ConfigError(f"setting tls_cert / tls_key: {cert} or {key} is not a PEM certificate / private key "
+                              f"({reason}); give PEM files") from None
+        raise ConfigError(f"setting tls_cert / tls_key: cannot load {cert} with {key} ({reason})") from None
+    except OSError as exc:
+        raise ConfigError(f"setting tls_cert / tls_key: cannot read {cert} / {key} ({exc.strerror})") from None
+    return Path(key).read_bytes(), Path(cert).read_bytes()
 
 
 class PolarMemServer:
@@ -115,6 +300,10 @@ class PolarMemServer:
         self._metrics_httpd = None
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
+        self.verifier = None
+        self.authorizer = Authorizer()
+        self.store_metrics = StoreMetrics(self.metrics.registry)
+        self._watchdog: threading.Thread | None = None
 
     @property
     def address(self) -> str:
@@ -122,85 +311,197 @@ class PolarMemServer:
         return f"{host}:{self.port}"
 
     def start(self) -> PolarMemServer:
+        """Open everything and serve. A configuration or environment error closes what was
+        opened and raises ConfigError (one line naming the setting and the fix)."""
+        try:
+            return self._start()
+        except BaseException as exc:
+            self._abandon_start()
+            if isinstance(exc, ConfigError):
+                raise
+            if isinstance(exc, StoreLocked | StoreDamaged):
+                raise ConfigError(f"setting data_dir: {exc}") from None
+            if isinstance(exc, StoreError):
+                raise ConfigError(f"setting data_dir: {exc}") from None
+            if isinstance(exc, PermissionError):
+                raise ConfigError(f"permission denied on {exc.filename or exc}: run as a user who may use it, or "
+                                  "change the setting that names it") from None
+            raise
+
+    def _start(self) -> PolarMemServer:
         cfg = self.config
         logging.basicConfig(level=cfg.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        authorizer = Authorizer(load_tokens(cfg.tokens_file) if cfg.tokens_file else None)
+        if cfg.tokens_file:
+            try:
+                self.authorizer = Authorizer(path=cfg.tokens_file)
+            except errors.InvalidArgument as exc:
+                raise ConfigError(str(exc)) from None
+        tls = check_tls(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
         # Every admitted call needs a thread, and a call beyond the limit needs one to be refused
         # promptly, so the pool is at least the limit plus headroom. gRPC's own cap stays as a
         # backstop at the pool size: beyond it nothing queues waiting for a thread.
         threads = max(cfg.workers, cfg.max_concurrent_rpcs + ADMISSION_HEADROOM)
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="polarmem-rpc"),
-            interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self, cfg.max_concurrent_rpcs)],
+            interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self, cfg.max_concurrent_rpcs, self.authorizer)],
             options=[("grpc.max_receive_message_length", cfg.max_message_bytes),
                      ("grpc.max_send_message_length", cfg.max_message_bytes),
                      ("grpc.so_reuseport", 0)],
             maximum_concurrent_rpcs=threads,
         )
         self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
-        self._service = MemoryService(None, self.metrics, authorizer, cfg.default_deadline_s, self.verifier)  # memory below
+        self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
-        if cfg.tls_cert:
-            credentials = grpc.ssl_server_credentials([(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())])
-            self.port = self._grpc.add_secure_port(cfg.address, credentials)
-        else:
-            self.port = self._grpc.add_insecure_port(cfg.address)
+        self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+        if _port_in_use(cfg.address):  # checked first: gRPC's own bind failure logs a C-core line to stderr
+            raise ConfigError(f"setting address: {cfg.address} is in use by another process; choose another "
+                              "host:port (port 0 picks a free one)")
+        try:
+            if tls is not None:
+                self.port = self._grpc.add_secure_port(cfg.address, grpc.ssl_server_credentials([tls]))
+            else:
+                self.port = self._grpc.add_insecure_port(cfg.address)
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot bind gRPC to {cfg.address}")
+            why = "is in use by another process" if _port_in_use(cfg.address) else "cannot be bound (not an address of this machine?)"
+            raise ConfigError(f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)")
         self._grpc.start()
         if cfg.metrics_port >= 0:
-            self._metrics_httpd, _ = start_http_server(cfg.metrics_port, cfg.metrics_address, registry=self.metrics.registry)
+            try:
+                self._metrics_httpd, _ = start_http_server(cfg.metrics_port, cfg.metrics_address,
+                                                           registry=self.metrics.registry)
+            except OSError as exc:
+                why = "is in use by another process" if exc.errno == errno.EADDRINUSE else f"cannot be bound ({exc.strerror})"
+                raise ConfigError(f"setting metrics_port: {cfg.metrics_address}:{cfg.metrics_port} {why}; choose "
+                                  "another port (0 picks a free one, -1 turns metrics off)") from None
             self.metrics_port = self._metrics_httpd.server_port
+        if cfg.recover == "point-in-time":
+            self._repair_at_start()
         # The port answers health checks (NOT_SERVING) while the indexes are rebuilt.
         self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
                              on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
+        store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
+        if store is not None:
+            self._watch_store(store)
         self._service.memory = self.memory
-        self.metrics.attach(self.memory)
+        if cfg.metrics_namespace_labels:
+            self.metrics.attach(self.memory)
+        else:
+            self.metrics.registry.register(NamespaceTotalsCollector(self.memory))
+            self.metrics.rebuild_seconds.set(self.memory.rebuild_seconds)
+            self.metrics.rebuild_items.set(self.memory.rebuild_items)
         log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
                  self.memory.rebuild_items / max(self.memory.rebuild_seconds, 1e-9))
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
+
+    def _repair_at_start(self) -> None:
+        from polarmem_server.storage.local.repair import repair
+        report = repair(self.config.data_dir)
+        if report.damaged:
+            for line in report.lines():
+                log.warning("recover=point-in-time: %s", line)
+            self.store_metrics.recoveries.labels("wal_repair").inc()
+
+    def _watch_store(self, store) -> None:
+        """Write failures flip the writes health and the gauge; a watchdog reopens the store
+        (Store.try_resume) until writes work again, so health recovers without a write."""
+        def failed(kind: str) -> None:
+            self.store_metrics.errors.labels(kind).inc()
+            self.store_metrics.writable.set(0)
+            self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+
+        def resumed() -> None:
+            self.store_metrics.recoveries.labels("resume").inc()
+            self.store_metrics.writable.set(1)
+            if self.accepting:
+                self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
+
+        store.on_write_error, store.on_resumed = failed, resumed
+
+        def watch() -> None:
+            while not self._stopped.wait(WATCHDOG_INTERVAL_S):
+                if store.write_error is not None and self.accepting:
+                    store.try_resume()
+
+        self._watchdog = threading.Thread(target=watch, name="polarmem-store-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def _abandon_start(self) -> None:
+        """Closes what a failed start opened (ports, threads, store), quietly."""
+        self.accepting = False
+        self._stopped.set()
+        for step in (lambda: self._grpc is not None and self._grpc.stop(0).wait(),
+                     lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
+                                                                  self._metrics_httpd.server_close()),
+                     lambda: self.verifier is not None and self.verifier.close(),
+                     lambda: self.memory is not None and self.memory.close()):
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - the start-up error is what the operator needs
+                log.debug("cleaning up a failed start", exc_info=True)
 
     def _set_health(self, status) -> None:
         for name in ("", SERVICE_NAME):
             self._health.set(name, status)
 
     def stop(self, grace_s: float | None = None) -> None:
-        """Drain and close; safe to call more than once and from a signal handler's thread."""
+        """Drain and close; safe to call more than once and from a signal handler's thread. Every
+        step runs whatever the previous one did (a store whose writes fail still closes)."""
         with self._stop_lock:
             if self._stopped.is_set():
                 return
-            self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
-            if self.config.drain_notice_s and self.accepting:
-                time.sleep(self.config.drain_notice_s)
-            self.accepting = False
-            if self._grpc is not None:
-                self._grpc.stop(self.config.grace_s if grace_s is None else grace_s).wait()
-            if self.verifier is not None:
-                self.verifier.close()
-            if self.memory is not None:
-                self.memory.flush()
-                self.memory.close()
-            if self._metrics_httpd is not None:
-                self._metrics_httpd.shutdown()
-                self._metrics_httpd.server_close()
-            self._stopped.set()
-            log.info("stopped")
+            try:
+                self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+                self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+                if self.config.drain_notice_s and self.accepting:
+                    time.sleep(self.config.drain_notice_s)
+                self.accepting = False
+                steps = [("gRPC", lambda: self._grpc is not None
+                          and self._grpc.stop(self.config.grace_s if grace_s is None else grace_s).wait()),
+                         ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
+                         ("store sync", lambda: self.memory is not None and self.memory.flush()),
+                         ("store", lambda: self.memory is not None and self.memory.close()),
+                         ("metrics", lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
+                                                                                 self._metrics_httpd.server_close()))]
+                for name, step in steps:
+                    try:
+                        step()
+                    except Exception:  # noqa: BLE001 - shutdown must finish; the log says what failed
+                        log.exception("stopping: %s failed; continuing", name)
+            finally:
+                self._stopped.set()
+                log.info("stopped")
 
     def serve_forever(self) -> None:
-        """Block until SIGTERM / SIGINT, then shut down gracefully."""
+        """Block until SIGTERM / SIGINT, then shut down gracefully: the process ends within
+        grace_s + STOP_BUDGET_S even if closing hangs (then with status 1). SIGHUP re-reads the
+        tokens file."""
+        signalled = threading.Event()
+
         def on_signal(signum, _frame):
             log.info("signal %d: draining", signum)
-            threading.Thread(target=self.stop, daemon=True).start()
+            signalled.set()
+            threading.Thread(target=self.stop, name="polarmem-stop", daemon=True).start()
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        self._stopped.wait()
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.authorizer.reload, daemon=True).start())
+        while not self._stopped.wait(0.5):
+            if signalled.is_set():
+                break
+        if not self._stopped.wait(self.config.grace_s + self.config.drain_notice_s + STOP_BUDGET_S):
+            log.error("shutdown did not finish within grace_s + %.0f s; exiting without it", STOP_BUDGET_S)
+            logging.shutdown()
+            os._exit(1)
 
     def __enter__(self) -> PolarMemServer:
         return self.start()

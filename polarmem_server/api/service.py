@@ -23,7 +23,8 @@ from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
-from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.api.idempotency import stored_if_same
+from polarmem_server.errors import AlreadyExists, InvalidArgument, quoted
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
@@ -281,29 +282,51 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                                           items_changed=changed)
 
     def Remember(self, request, context):
+        """Idempotent (api/idempotency.py): an id already stored with the same content answers OK
+        with the stored item, so a retry after DEADLINE_EXCEEDED or a lost answer is safe."""
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
+        item = item_input(request.item)
         # Scored (when asked) before anything is written: an engine failure stores nothing.
-        record = self.memory.remember(request.namespace, item_input(request.item), deadline,
-                                      lambda future: context.add_callback(future.cancel))
-        self.metrics.observe_partition(record)
+        try:
+            record = self.memory.remember(request.namespace, item, deadline,
+                                          lambda future: context.add_callback(future.cancel))
+        except AlreadyExists:
+            record = stored_if_same(self.memory, request.namespace, item)
+            if record is None:
+                raise
+        else:
+            self.metrics.observe_partition(record)
         return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record))
 
     def RememberStream(self, request_iterator: Iterator[pb.RememberStreamRequest], context):
+        """Group commits with a defined outcome (docs/failure-behaviour.md, "Streams"): items are
+        committed in groups cut by item count alone (STREAM_BATCH items, or STREAM_VERIFY_BATCH
+        items to verify), never by message framing or timing; a group is all or nothing; a group
+        starts only while the client is still there and, once started, finishes (its
+        verification is not cancelled, so client timing cannot split it). A cancelled or failed
+        stream therefore keeps a prefix of whole groups (gRPC may show a cancel as the end of the
+        messages first: then the last, partial group is committed too). The client is not told which
+        (a cancelled call has no answer); re-sending the stream is safe: items already stored
+        with the same content count as stored (idempotent)."""
         deadline = call_deadline(context, self.default_deadline_s)
         response = pb.RememberStreamResponse()
         namespace = ""
         pending: list[tuple[int, ItemInput | Exception]] = []
 
         def flush() -> None:
+            if not context.is_active():  # cancelled or past its deadline: nothing more is committed
+                raise DeadlineExceeded("the stream was cancelled or ran past its deadline; the groups committed "
+                                       "before stay stored; re-send the stream (stored items answer OK)")
             inputs = [(i, x) for i, x in pending if not isinstance(x, Exception)]
-            outcomes = self.memory.remember_batch(namespace, [x for _, x in inputs], deadline,
-                                                  lambda future: context.add_callback(future.cancel))
+            outcomes = self.memory.remember_batch(namespace, [x for _, x in inputs])
             results = dict(zip([i for i, _ in inputs], outcomes))
             for index, value in pending:
                 outcome = results.get(index, value)
+                if isinstance(outcome, AlreadyExists) and isinstance(value, ItemInput):
+                    outcome = stored_if_same(self.memory, namespace, value) or outcome
                 if isinstance(outcome, Exception):
                     code = status_for(outcome)
                     response.results.add(index=index, id=getattr(value, "id", "") or "",
@@ -338,9 +361,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 except InvalidArgument as exc:
                     pending.append((index, exc))
                 index += 1
-            if len(pending) >= STREAM_BATCH or to_verify >= STREAM_VERIFY_BATCH:
-                flush()
-                to_verify = 0
+                if len(pending) >= STREAM_BATCH or to_verify >= STREAM_VERIFY_BATCH:
+                    flush()  # by item count, mid-message if need be: the same items make the same groups
+                    to_verify = 0
         if pending:
             flush()
         return response

@@ -162,7 +162,19 @@ def promtool() -> str | None:
     return None
 
 
-def test_metrics_exposition(server, client, ns):
+@pytest.fixture
+def labelled_server(tmp_path):
+    """Per-namespace series are opt-in (metrics_namespace_labels): the metrics port has no auth."""
+    srv = PolarMemServer(make_config(tmp_path, metrics_namespace_labels=True)).start()
+    yield srv
+    srv.stop()
+
+
+def test_metrics_exposition(labelled_server, tmp_path):
+    server = labelled_server
+    client = PolarMemClient(server.address)
+    ns = "t"
+    client.create_namespace(ns, spaces=[("vis", DIM)], encoder="none")
     client.remember(ns, id="a", vectors={"vis": vec(1)}, scores={"dog": [0.9], "cat": [0.1], "car": [0.5]})
     client.remember(ns, id="b", kind="text", text="no dog", vectors={"vis": vec(2)})
     client.recall(ns, vectors={"vis": vec(3)}, required=["dog"], top_k=1, suppressed_k=1)

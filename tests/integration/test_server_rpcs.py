@@ -103,7 +103,8 @@ def test_remember_bad_input(client, ns, item, words):
 
 def test_remember_duplicates_and_unimplemented_verification(client, ns):
     client.remember(ns, id="a", vectors={"vis": vec(0)})
-    assert code_of(lambda: client.remember(ns, id="a", vectors={"vis": vec(0)}))[0] == grpc.StatusCode.ALREADY_EXISTS
+    # Same id, other content: taken. (Same content is an idempotent retry: OK, test_stream_semantics.py.)
+    assert code_of(lambda: client.remember(ns, id="a", vectors={"vis": vec(1)}))[0] == grpc.StatusCode.ALREADY_EXISTS
     request = pb.RememberRequest(namespace=ns, item=pb.ItemInput(id="v", verify_concepts=["dog"]))
     code, details = code_of(lambda: client._stub.Remember(request, timeout=5))
     assert code == grpc.StatusCode.UNIMPLEMENTED and "scoring engine" in details

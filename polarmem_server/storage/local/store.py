@@ -26,22 +26,32 @@ dozen bytes per item instead of parsing a full ItemRecord with its scores and hi
 ``durability="sync"`` syncs the WAL before a write returns (an acknowledged write survives power
 loss); ``"async"`` leaves that to the OS.
 
+Faults (docs/failure-behaviour.md): the store opens in RocksDB's *absolute consistency* WAL
+recovery mode, so a write-ahead log that is cut or corrupt makes the open fail with
+:class:`StoreDamaged` instead of silently dropping acknowledged writes; ``recovery="point-in-time"``
+(what ``polarmem repair`` uses) keeps everything up to the last intact record. A failed write
+(disk full, I/O error) raises :class:`DiskFull` / :class:`StoreWriteFailed`; RocksDB then refuses
+every later write on that log, so the store reopens itself (at most once per
+``REOPEN_INTERVAL_S``) and writes resume once the cause is gone, without a restart.
+
 rocksdict was chosen over rocksdb-py: it has column families, atomic WriteBatch across them,
 per-write sync and snapshots, and does not abort when closed with an iterator alive.
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
-from rocksdict import Options, Rdict, WriteBatch, WriteOptions
+from rocksdict import DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.errors import Unavailable
+from polarmem_server import errors
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
@@ -50,8 +60,63 @@ COLUMN_FAMILIES = ("meta", "namespaces", "concepts", "items", "vectors", "edges"
 EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN = b"H", b"N", b"A"
 
 
-class StoreError(Unavailable):
+log = logging.getLogger("polarmem.store")
+RECOVERY_MODES = ("strict", "point-in-time")
+REOPEN_INTERVAL_S = 1.0  # after a failed write: how often a write (or the watchdog) retries the reopen
+# All column families' memtables together: RocksDB's default is 64 MiB *per* family (7 here), so
+# the RSS of a server under steady writes crept up by hundreds of MiB before the first flush and
+# looked like a leak (issue 13's soak). One shared budget bounds it; small writes flush often
+# enough at this size without stalling.
+MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024
+
+
+class StoreError(errors.Unavailable):
     """The data directory cannot be used (wrong schema, locked by another process)."""
+
+
+class StoreDamaged(StoreError):
+    """The write-ahead log or another store file is cut or corrupt; nothing was opened."""
+
+
+class StoreLocked(StoreError):
+    """Another process (or another Store in this one) holds the data directory's LOCK."""
+
+
+class DiskFull(errors.ResourceExhausted):
+    """A write failed because the data directory's file system has no space left."""
+
+
+class StoreWriteFailed(errors.Unavailable):
+    """A write failed with an I/O error (or the store is reopening after one); retry later."""
+
+
+def _rocksdb_message(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _is_no_space(message: str) -> bool:
+    return "no space left" in message.lower() or "nospace" in message.lower()
+
+
+def wal_files(path: str | Path) -> list[Path]:
+    """The data directory's write-ahead log files, oldest first."""
+    return sorted(Path(path).glob("*.log"))
+
+
+def open_error(path: Path, exc: BaseException) -> StoreError:
+    """One actionable line for a failed open, by what RocksDB said."""
+    message = _rocksdb_message(exc)
+    if "lock" in message.lower():
+        return StoreLocked(f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
+                           "process or choose another --data-dir")
+    if message.startswith("Corruption") or "corrupt" in message.lower():
+        logs = ", ".join(str(f) for f in wal_files(path)) or "no .log file"
+        return StoreDamaged(f"data_dir {path} is damaged ({message}; write-ahead log: {logs}); nothing was opened or "
+                            f"changed. Run `polarmem repair {path}` to keep everything up to the last intact record "
+                            "(it reports what is dropped), or restore a backup")
+    if _is_no_space(message):
+        return StoreError(f"data_dir {path}: the disk is full ({message}); free space and start again")
+    return StoreError(f"cannot open data_dir {path}: {message}")
 
 
 def _ns(name: str) -> bytes:
@@ -85,31 +150,68 @@ def edges_of(record: records_pb2.ItemRecord,
 
 
 class Store:
-    def __init__(self, path: str | Path, durability: str = "sync") -> None:
+    def __init__(self, path: str | Path, durability: str = "sync", recovery: str = "strict") -> None:
         if durability not in ("sync", "async"):
             raise ValueError(f"durability must be 'sync' or 'async', got {durability!r}")
+        if recovery not in RECOVERY_MODES:
+            raise ValueError(f"recovery must be one of {RECOVERY_MODES}, got {recovery!r}")
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        options = Options(raw_mode=True)
-        options.create_if_missing(True)
-        options.create_missing_column_families(True)
-        try:
-            self._db = Rdict(str(self.path), options, column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES})
-        except Exception as exc:
-            raise StoreError(f"cannot open the data directory {self.path}: {exc}") from exc
-        self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
-        self._handles = {cf: self._db.get_column_family_handle(cf) for cf in COLUMN_FAMILIES}
+        self.recovery = recovery
         self._write_options = WriteOptions()
         self._write_options.sync = durability == "sync"
         self._closed = False
         self._lock = threading.Lock()
+        # Write-failure state: the error every write answers until a reopen succeeds.
+        self.write_error: errors.PolarMemError | None = None
+        self._next_reopen = 0.0
+        self.on_write_error: Callable[[str], None] | None = None  # called with "disk_full" / "io_error"
+        self.on_resumed: Callable[[], None] | None = None
+        self._open()
         self._check_schema()
 
+    def _options(self) -> Options:
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        options.create_missing_column_families(True)
+        options.set_paranoid_checks(True)
+        options.set_db_write_buffer_size(MEMTABLE_BUDGET_BYTES)
+        # Strict: a cut or corrupt WAL fails the open (StoreDamaged) instead of dropping
+        # acknowledged writes after the damage, which point-in-time recovery does silently.
+        options.set_wal_recovery_mode(DBRecoveryMode.absolute_consistency() if self.recovery == "strict"
+                                      else DBRecoveryMode.point_in_time())
+        return options
+
+    def _open(self) -> None:
+        try:
+            self._db = Rdict(str(self.path), self._options(),
+                             column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES})
+        except Exception as exc:
+            raise open_error(self.path, exc) from exc
+        self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
+        self._handles = {cf: self._db.get_column_family_handle(cf) for cf in COLUMN_FAMILIES}
+
+    def _release(self) -> None:
+        """Closes RocksDB whatever state it is in: column-family objects share the database, so
+        they are dropped first (otherwise the LOCK outlives close). Close errors (a log writer
+        that failed keeps failing) are logged, not raised: the files are closed either way."""
+        self._cf, self._handles = {}, {}
+        db, self._db = self._db, None
+        if db is None:
+            return
+        try:
+            db.close()
+        except Exception as exc:  # noqa: BLE001 - closing must finish
+            log.warning("closing %s: %s", self.path, _rocksdb_message(exc))
+        del db
+
     def _check_schema(self) -> None:
-        meta = self._cf["meta"]
+        meta = self._family("meta")
         stored = meta.get(b"schema_version")
         if stored is None:
-            meta.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._write_options)
+            batch = WriteBatch(raw_mode=True)
+            batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
+            self._write(batch)
         elif int(stored) == 1:
             self._migrate_from_1()
         elif int(stored) != SCHEMA_VERSION:
@@ -131,7 +233,9 @@ class Store:
     # ---- namespaces ------------------------------------------------------------------------
 
     def put_namespace(self, record: records_pb2.NamespaceRecord) -> None:
-        self._cf["namespaces"].put(record.name.encode(), record.SerializeToString(), self._write_options)
+        batch = WriteBatch(raw_mode=True)
+        batch.put(record.name.encode(), record.SerializeToString(), self._handles["namespaces"])
+        self._write(batch)
 
     def namespaces(self) -> list[records_pb2.NamespaceRecord]:
         return [records_pb2.NamespaceRecord.FromString(v) for _, v in self._scan("namespaces", b"")]
@@ -205,13 +309,13 @@ class Store:
         self._write(batch)
 
     def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord | None:
-        data = self._cf["items"].get(_ns(ns) + item_id.encode())
+        data = self._family("items").get(_ns(ns) + item_id.encode())
         return None if data is None else records_pb2.ItemRecord.FromString(data)
 
     def get_vectors(self, ns: str, item_id: str, dims: dict[str, int]) -> dict[str, np.ndarray]:
         out = {}
         for space, dim in dims.items():
-            data = self._cf["vectors"].get(_ns(ns) + item_id.encode() + b"\x00" + space.encode())
+            data = self._family("vectors").get(_ns(ns) + item_id.encode() + b"\x00" + space.encode())
             if data is not None:
                 out[space] = decode_vector(data, dim)
         return out
@@ -247,13 +351,72 @@ class Store:
     # ---- plumbing --------------------------------------------------------------------------
 
     def _write(self, batch: WriteBatch) -> None:
+        """One atomic, (with sync durability) synced write. A failure is classified (disk full or
+        I/O error), remembered, and answered to every write until a reopen succeeds."""
         with self._lock:
             if self._closed:
-                raise StoreError("the store is closed")
-            self._db.write(batch, self._write_options)
+                raise StoreWriteFailed("the store is closed (the server is shutting down); retry on another server")
+            if self.write_error is not None and not self._try_reopen_locked():
+                raise self.write_error
+            try:
+                self._db.write(batch, self._write_options)
+            except Exception as exc:
+                raise self._write_failed(exc) from exc
+
+    def _write_failed(self, exc: BaseException) -> errors.PolarMemError:
+        message = _rocksdb_message(exc)
+        if _is_no_space(message):
+            error: errors.PolarMemError = DiskFull(
+                "the data directory's disk is full: nothing was stored; free space on it and retry (writes resume "
+                "by themselves, reads keep working)")
+            kind = "disk_full"
+        else:
+            error = StoreWriteFailed(f"the store could not write ({message}): nothing was stored; retry later")
+            kind = "io_error"
+        if self.write_error is None:
+            log.error("write to %s failed (%s): writes answer %s until it reopens", self.path, message, error.status)
+        self.write_error = error
+        self._next_reopen = time.monotonic() + REOPEN_INTERVAL_S
+        if self.on_write_error is not None:
+            self.on_write_error(kind)
+        return error
+
+    def try_resume(self) -> bool:
+        """After a failed write: reopen the store if the retry interval has passed. True when
+        writes work again (or never failed). The server's watchdog calls this; so does a write."""
+        with self._lock:
+            return self.write_error is None or (not self._closed and self._try_reopen_locked())
+
+    def _try_reopen_locked(self) -> bool:
+        """RocksDB keeps a log writer's error for good ("Writer has previous error"), so the way
+        back is a close and open, which replays the log (absolute consistency: a failed append
+        left no acknowledged record behind) and starts a new one."""
+        if time.monotonic() < self._next_reopen:
+            return False
+        self._next_reopen = time.monotonic() + REOPEN_INTERVAL_S
+        self._release()
+        try:
+            self._open()
+            self._db.write(WriteBatch(raw_mode=True), self._write_options)  # proves the new log takes writes
+        except Exception as exc:  # noqa: BLE001 - still failing: stay in the error state
+            log.info("reopening %s after a failed write: still failing (%s)", self.path, _rocksdb_message(exc))
+            if self._db is not None:
+                self._release()
+            return False
+        log.warning("store %s reopened: writes resume", self.path)
+        self.write_error = None
+        if self.on_resumed is not None:
+            self.on_resumed()
+        return True
+
+    def _family(self, cf: str) -> Rdict:
+        family = self._cf.get(cf)
+        if family is None:
+            raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
+        return family
 
     def _scan(self, cf: str, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
-        it = self._cf[cf].iter()
+        it = self._family(cf).iter()
         try:
             it.seek(start if start is not None else prefix)
             while it.valid():
@@ -266,13 +429,20 @@ class Store:
             del it  # iterators are released before any close
 
     def flush(self) -> None:
-        self._db.flush_wal(True)
+        """Syncs the WAL. A store whose writes fail has nothing unsynced to lose (a failed write
+        was never acknowledged), so this logs instead of raising: shutdown must finish."""
+        with self._lock:
+            if self._closed or self._db is None:
+                return
+            try:
+                self._db.flush_wal(True)
+            except Exception as exc:  # noqa: BLE001 - see docstring
+                log.warning("syncing the write-ahead log of %s: %s", self.path, _rocksdb_message(exc))
 
     def close(self) -> None:
+        """Closes RocksDB; always finishes, whatever state the store is in."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._cf.clear()
-            self._handles.clear()
-            self._db.close()
+            self._release()

@@ -1,0 +1,176 @@
+"""Bearer tokens: who may call which RPC on which namespace.
+
+A tokens file (TOML) names each token, the namespaces it may use ("*" = all) and its role::
+
+    [tokens.dashboard]
+    token = "..."
+    namespaces = ["robot-1"]
+    role = "read"        # read | write | admin; default admin (files written before roles existed)
+
+Roles are cumulative: ``read`` may look (GetNamespace, ListNamespaces, Recall, GetItem,
+GetConcept, ScoreConcepts); ``write`` may also change items (Remember, RememberStream, Observe,
+Forget); ``admin`` may also change namespaces (CreateNamespace, UpdateNamespace, DeleteNamespace,
+Calibrate). An RPC missing from METHOD_ROLES needs admin.
+
+The server checks the token and the role in its interceptor, from the call's metadata, before the
+handler runs (so a stream with no token is refused before its first message), and the handler
+checks the namespace. Tokens are compared in constant time: the presented token's SHA-256 is
+compared with every known token's digest with ``hmac.compare_digest``, all of them, every call.
+``reload()`` (the server calls it on SIGHUP) swaps in a re-read file; a file that does not parse
+leaves the old tokens in force.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import logging
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from polarmem_server.errors import InvalidArgument, PermissionDenied, Unauthenticated, quoted
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+log = logging.getLogger("polarmem.auth")
+ROLES = ("read", "write", "admin")
+DEFAULT_ROLE = "admin"
+METHOD_ROLES = {
+    "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read",
+    "ScoreConcepts": "read",
+    "Remember": "write", "RememberStream": "write", "Observe": "write", "Forget": "write",
+    "CreateNamespace": "admin", "UpdateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Grant:
+    """What one token allows."""
+
+    name: str
+    digest: bytes
+    namespaces: frozenset[str]
+    role: str
+
+    def allows_role(self, needed: str) -> bool:
+        return ROLES.index(self.role) >= ROLES.index(needed)
+
+
+def _digest(token: str | bytes) -> bytes:
+    return hashlib.sha256(token.encode() if isinstance(token, str) else token).digest()
+
+
+def load_grants(path: str | Path) -> list[Grant]:
+    """Reads a tokens file; InvalidArgument naming the entry and the fix when one is malformed."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise InvalidArgument(f"setting tokens_file: {path} does not exist; create it or unset tokens_file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidArgument(f"setting tokens_file: {path} is not readable TOML ({exc})") from None
+    grants, seen = [], set()
+    for name, entry in data.get("tokens", {}).items():
+        token = entry.get("token") if isinstance(entry, dict) else None
+        if not token or not isinstance(token, str):
+            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} needs token = '...'")
+        role = entry.get("role", DEFAULT_ROLE)
+        if role not in ROLES:
+            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name}.role must be one of {ROLES}, got {quoted(role)}")
+        namespaces = entry.get("namespaces", ["*"])
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name}.namespaces must be a list of names")
+        digest = _digest(token)
+        if digest in seen:
+            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} repeats another entry's token")
+        seen.add(digest)
+        grants.append(Grant(name, digest, frozenset(namespaces), role))
+    return grants
+
+
+def grants_from_mapping(tokens: Mapping[str, set[str]]) -> list[Grant]:
+    """token -> namespaces (the older in-code form, as config.load_tokens returns): admin role."""
+    return [Grant(f"token{i}", _digest(t), frozenset(ns), DEFAULT_ROLE) for i, (t, ns) in enumerate(tokens.items())]
+
+
+def _metadata_of(context_or_metadata) -> tuple:
+    if hasattr(context_or_metadata, "invocation_metadata"):
+        return tuple(context_or_metadata.invocation_metadata() or ())
+    return tuple(context_or_metadata or ())
+
+
+class Authorizer:
+    """Bearer tokens with namespaces and roles. No tokens: open (every call allowed)."""
+
+    def __init__(self, tokens: Mapping[str, set[str]] | list[Grant] | None = None, path: str | Path | None = None) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        if path is not None:
+            self._grants = load_grants(path)
+        elif isinstance(tokens, list):
+            self._grants = list(tokens)
+        else:
+            self._grants = grants_from_mapping(tokens or {})
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._grants)
+
+    def reload(self) -> bool:
+        """Re-reads the tokens file; keeps the old tokens (and logs why) when it does not load."""
+        if self._path is None:
+            return False
+        try:
+            grants = load_grants(self._path)
+        except InvalidArgument as exc:
+            log.error("tokens file not reloaded, the previous tokens stay in force: %s", exc)
+            return False
+        with self._lock:
+            self._grants = grants
+        log.info("tokens file %s reloaded: %d token(s)", self._path, len(grants))
+        return True
+
+    def grant_of(self, context_or_metadata) -> Grant | None:
+        """The caller's grant (None when auth is off); Unauthenticated without a known token."""
+        grants = self._grants
+        if not grants:
+            return None
+        header = ""
+        for key, value in _metadata_of(context_or_metadata):
+            if key == "authorization":
+                header = value if isinstance(value, str) else value.decode("latin-1")
+                break
+        scheme, _, token = header.partition(" ")
+        presented = _digest(token.strip()) if scheme.lower() == "bearer" else b""
+        found = None
+        for grant in grants:  # every grant, no early exit: the time taken says nothing about which matched
+            if hmac.compare_digest(presented, grant.digest):
+                found = grant
+        if found is None:
+            raise Unauthenticated("send 'authorization: Bearer <token>' with a token the server knows")
+        return found
+
+    def authorize_method(self, context_or_metadata, method: str) -> Grant | None:
+        """Token and role for an RPC (by its short name); namespaces are the handler's check."""
+        grant = self.grant_of(context_or_metadata)
+        needed = METHOD_ROLES.get(method, "admin")
+        if grant is not None and not grant.allows_role(needed):
+            raise PermissionDenied(f"{method} needs the {needed} role; token {grant.name!r} has role {grant.role!r}")
+        return grant
+
+    def namespaces_of(self, context) -> set[str] | None:
+        """The namespaces the caller may use (None = all)."""
+        grant = self.grant_of(context)
+        if grant is None or "*" in grant.namespaces:
+            return None
+        return set(grant.namespaces)
+
+    def check(self, context, namespace: str) -> None:
+        allowed = self.namespaces_of(context)
+        if allowed is not None and namespace not in allowed:
+            raise PermissionDenied(f"this token may not use namespace {quoted(namespace)}")
