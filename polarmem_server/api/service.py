@@ -16,7 +16,8 @@ from polarmem.storage.v1 import records_pb2
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
-from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
+from polarmem_server.api.auth import Authorizer
+from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES
 from polarmem_server.domain.mixtures import calibration_fields
@@ -50,33 +51,6 @@ STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 STREAM_VERIFY_BATCH = 256
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
-
-
-class Authorizer:
-    """Bearer tokens, each allowed a set of namespaces ("*" = all). No tokens: open."""
-
-    def __init__(self, tokens: Mapping[str, set[str]] | None) -> None:
-        self._tokens = dict(tokens or {})
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self._tokens)
-
-    def namespaces_of(self, context: grpc.ServicerContext) -> set[str] | None:
-        """The namespaces the caller may use (None = all)."""
-        if not self._tokens:
-            return None
-        header = dict(context.invocation_metadata()).get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or token not in self._tokens:
-            raise Unauthenticated("send 'authorization: Bearer <token>' with a token the server knows")
-        allowed = self._tokens[token]
-        return None if "*" in allowed else allowed
-
-    def check(self, context: grpc.ServicerContext, namespace: str) -> None:
-        allowed = self.namespaces_of(context)
-        if allowed is not None and namespace not in allowed:
-            raise PermissionDenied(f"this token may not use namespace {quoted(namespace)}")
 
 
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
