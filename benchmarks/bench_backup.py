@@ -114,12 +114,16 @@ def run(count: int, dim: int, work: Path) -> dict:
             restart_s = time.perf_counter() - started
             restored_items = client.get_namespace("bench").item_count
             rng = np.random.default_rng(7)
-            for index in sorted(rng.choice(count, SAMPLE, replace=False).tolist()):
-                vectors, has, not_has = item_arrays(index, 1, dim)
+            batches: dict[int, tuple] = {}  # items were generated per RememberStream batch
+            for index in sorted(rng.choice(count, min(SAMPLE, count), replace=False).tolist()):
+                start = index - index % STREAM_ITEMS
+                if start not in batches:
+                    batches[start] = item_arrays(start, min(STREAM_ITEMS, count - start), dim)
+                vectors, has, not_has = (a[index - start] for a in batches[start])
                 got = client.get_item("bench", f"item{index:08d}", include_vectors=True)
-                ok = np.array_equal(np.asarray(got.vectors["vis"].values, dtype=np.float32), vectors[0])
-                ok = ok and sorted(got.item.has) == sorted(f"c{c}" for c in has[0])
-                ok = ok and sorted(got.item.not_has) == sorted(f"c{c}" for c in not_has[0])
+                ok = np.array_equal(np.asarray(got.vectors["vis"].values, dtype=np.float32), vectors)
+                ok = ok and sorted(got.item.has) == sorted(f"c{c}" for c in has)
+                ok = ok and sorted(got.item.not_has) == sorted(f"c{c}" for c in not_has)
                 mismatches += not ok
     finally:
         stop(process)
