@@ -157,3 +157,14 @@ def test_restore_refuses_a_non_empty_directory_and_cli_round_trip(tmp_path, caps
     assert backup_cli.main(["restore", str(tmp_path / "snap"), str(tmp_path / "fresh")]) == 0
     with pytest.raises(InvalidArgument, match="MANIFEST"):
         backup.verify(tmp_path)
+
+
+def test_backends_without_snapshot_say_unimplemented():
+    from polarmem_server.errors import Unimplemented
+    from polarmem_server.storage.backend import Backend
+
+    class Remote:  # any backend that does not override snapshot
+        snapshot = Backend.snapshot
+
+    with pytest.raises(Unimplemented, match="Remote storage backend has no snapshot"):
+        Remote().snapshot("/tmp/x")
