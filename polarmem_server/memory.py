@@ -75,6 +75,10 @@ class Memory:
     def close(self) -> None:
         self.backend.close()
 
+    def backup(self, dest_dir: str):
+        """A consistent snapshot of every namespace, taken while serving (Backend.snapshot)."""
+        return self.backend.snapshot(dest_dir)
+
     # ---- namespaces ------------------------------------------------------------------------
 
     def create_namespace(self, settings: NamespaceSettings) -> Namespace:

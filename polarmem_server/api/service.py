@@ -438,3 +438,15 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         verifier = self.memory.verifier
         return pb.ScoreConceptsResponse(scores=[pb.ConceptScoreView(concept=c, p_yes=v) for c, v in scores.items()],
                                         engine=verifier.engine_name, model=verifier.model)
+
+    def Backup(self, request, context):
+        # Whole-store: only a token for every namespace may take it (the admin role where roles exist).
+        if self.auth.namespaces_of(context) is not None:
+            raise PermissionDenied("Backup copies every namespace; use a token with namespaces = ['*'] (admin)")
+        manifest = self.memory.backup(request.destination_dir)
+        return pb.BackupResponse(
+            destination_dir=request.destination_dir, format_version=manifest.format_version,
+            created_at=manifest.created_at, schema_version=manifest.schema_version,
+            namespaces=[pb.BackupNamespaceCount(namespace=n, items=c) for n, c in sorted(manifest.namespace_items.items())],
+            files=len(manifest.files), total_bytes=manifest.total_bytes, seconds=manifest.seconds,
+            checkpoint_seconds=manifest.checkpoint_seconds)

@@ -44,10 +44,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.errors import Unimplemented
 
 POLARITIES = ("has", "not_has", "align")
 """Edge polarities of :meth:`Backend.items_by_concept` and :class:`NamespaceCounts`: an item
@@ -164,6 +166,11 @@ class Backend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Releases the store; idempotent. Calls after it raise ``Unavailable``."""
+
+    def snapshot(self, dest_dir: str) -> Any:
+        """Writes a consistent copy of every namespace to ``dest_dir`` (absolute, not existing)
+        while serving; returns its manifest. Optional: a backend that cannot raises Unimplemented."""
+        raise Unimplemented(f"the {type(self).__name__} storage backend has no snapshot; use its own backup tools")
 
     # ---- namespaces ---------------------------------------------------------------------------
 

@@ -66,6 +66,11 @@ class LocalBackend(Backend):
     def close(self) -> None:
         self.store.close()
 
+    def snapshot(self, dest_dir: str):
+        """A RocksDB checkpoint of the live store plus its manifest (storage/local/backup.py)."""
+        from polarmem_server.storage.local.backup import snapshot
+        return snapshot(self.store, dest_dir)
+
     def index_of(self, ns: str) -> NamespaceIndex:
         """The namespace's in-process search state (tests and benchmarks inspect it)."""
         return self._ns(ns).index

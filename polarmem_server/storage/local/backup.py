@@ -1,0 +1,251 @@
+"""Online snapshots of a local data directory, their verification, and restore.
+
+A snapshot is a RocksDB checkpoint (``rocksdict.Checkpoint``): RocksDB stops deleting files,
+flushes its memtables, hard-links every live SST file (a copy when the destination is on another
+file system) and copies MANIFEST, CURRENT, OPTIONS and the write-ahead log. The result is one
+point in time across all column families: every WriteBatch is in it whole or not at all, and
+every write acknowledged before the checkpoint began is in it. Writers are not blocked beyond the
+memtable flush.
+
+Layout of a snapshot directory ``DEST``::
+
+    DEST/data/                    the checkpoint: a complete RocksDB directory
+    DEST/MANIFEST.polarmem.json   what it holds and the SHA-256 of every file under data/
+
+A snapshot is whole-store. One namespace's data is exported with ``polarmem migrate``; copying
+one namespace's keys into a fresh RocksDB here would duplicate that tool and is not done.
+
+``restore`` copies a verified snapshot into an empty data directory (never over live data), so a
+server started on that directory sees exactly the snapshot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import errno
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rocksdict import AccessType, Checkpoint, Options, Rdict
+
+from polarmem_server.errors import FailedPrecondition, InvalidArgument, PolarMemError, ResourceExhausted, Unavailable
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "MANIFEST.polarmem.json"
+DATA_SUBDIR = "data"
+_HASH_CHUNK = 1 << 20
+# RocksDB writes its own LOG files when a directory is opened; they are not data.
+_NOT_DATA_PREFIXES = ("LOG",)
+
+
+@dataclasses.dataclass
+class Manifest:
+    """What a snapshot holds; written as MANIFEST.polarmem.json next to the checkpoint."""
+
+    format_version: int
+    created_at: str                      # UTC, ISO 8601
+    schema_version: int                  # the store's SCHEMA_VERSION in the checkpoint
+    namespace_items: dict[str, int]      # namespace -> stored items
+    files: dict[str, dict[str, Any]]     # path under data/ -> {"bytes": n, "sha256": hex}
+    total_bytes: int
+    seconds: float                       # checkpoint + counting + checksums
+    checkpoint_seconds: float = 0.0      # the part during which the store's writers waited
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        data = json.loads(text)
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+
+def _db_of(store_or_db: Any) -> Rdict:
+    """The Rdict behind a Store (``_db``), a LocalBackend (``store._db``) or an Rdict itself."""
+    for candidate in (store_or_db, getattr(store_or_db, "store", None)):
+        if isinstance(candidate, Rdict):
+            return candidate
+        db = getattr(candidate, "_db", None)
+        if isinstance(db, Rdict):
+            return db
+    raise TypeError(f"snapshot needs a Store, a LocalBackend or an Rdict, got {type(store_or_db).__name__}")
+
+
+@contextlib.contextmanager
+def _write_lock(store_or_db: Any) -> Iterator[None]:
+    """Holds the Store's write lock for the checkpoint, so the store cannot be closed under it
+    (a server shutting down mid-backup) and the point in time falls between two item batches."""
+    store = store_or_db if hasattr(store_or_db, "_lock") else getattr(store_or_db, "store", None)
+    lock = getattr(store, "_lock", None)
+    if lock is None:
+        yield
+        return
+    with lock:
+        if getattr(store, "_closed", False):
+            raise Unavailable("the store is closed (the server is shutting down); back up after it restarts")
+        yield
+
+
+def check_destination(dest_dir: str | os.PathLike) -> Path:
+    """An absolute path that does not exist yet, under an existing directory; InvalidArgument
+    naming the problem otherwise."""
+    text = os.fspath(dest_dir)
+    if not text:
+        raise InvalidArgument("destination_dir is required: an absolute path on the server that does not exist yet")
+    path = Path(text)
+    if not path.is_absolute():
+        raise InvalidArgument(f"destination_dir must be an absolute path on the server, got {text!r}")
+    if path.exists():
+        raise InvalidArgument(f"destination_dir {text!r} already exists; name a new directory (snapshots never overwrite)")
+    if not path.parent.is_dir():
+        raise InvalidArgument(f"destination_dir {text!r}: the parent directory {str(path.parent)!r} does not exist")
+    return path
+
+
+def _os_error(exc: OSError, what: str) -> Exception:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ResourceExhausted(f"{what}: no space left on the device ({exc})")
+    return Unavailable(f"{what}: {exc}")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _data_files(root: Path) -> dict[str, Path]:
+    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith(_NOT_DATA_PREFIXES)}
+
+
+def _checksums(root: Path) -> dict[str, dict[str, Any]]:
+    return {name: {"bytes": p.stat().st_size, "sha256": _sha256(p)} for name, p in _data_files(root).items()}
+
+
+def _read_counts(data_dir: Path) -> tuple[int, dict[str, int]]:
+    """(schema version, items per namespace) read from a checkpoint, opened read-only."""
+    from polarmem_server.storage.local.store import COLUMN_FAMILIES  # avoid a cycle at import
+
+    options = Options(raw_mode=True)
+    db = Rdict(str(data_dir), options, column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
+               access_type=AccessType.read_only())
+    try:
+        stored = db.get_column_family("meta").get(b"schema_version")
+        counts = {name.decode(): 0 for name in db.get_column_family("namespaces").keys()}
+        it = db.get_column_family("index").iter()
+        it.seek_to_first()
+        while it.valid():
+            ns = it.key().split(b"\x00", 1)[0].decode()
+            counts[ns] = counts.get(ns, 0) + 1
+            it.next()
+        del it
+    finally:
+        db.close()
+    return (int(stored) if stored is not None else 0), counts
+
+
+def snapshot(store_or_db: Any, dest_dir: str | os.PathLike) -> Manifest:
+    """Writes a consistent checkpoint of a live store to ``dest_dir`` (absolute, not existing)
+    and its manifest; returns the manifest. On failure nothing is left at ``dest_dir``."""
+    dest = check_destination(dest_dir)
+    db = _db_of(store_or_db)
+    started = time.perf_counter()
+    created_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    try:
+        dest.mkdir()
+    except OSError as exc:
+        raise _os_error(exc, f"cannot create {str(dest)!r}") from exc
+    try:
+        try:
+            checkpoint_started = time.perf_counter()
+            with _write_lock(store_or_db):
+                Checkpoint(db).create_checkpoint(str(dest / DATA_SUBDIR))
+            checkpoint_seconds = round(time.perf_counter() - checkpoint_started, 3)
+        except PolarMemError:
+            raise
+        except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
+            if "No space" in str(exc) or "ENOSPC" in str(exc):
+                raise ResourceExhausted(f"snapshot to {str(dest)!r}: no space left on the device ({exc})") from exc
+            raise Unavailable(f"snapshot to {str(dest)!r} failed: {exc}") from exc
+        schema_version, counts = _read_counts(dest / DATA_SUBDIR)
+        files = _checksums(dest / DATA_SUBDIR)
+        manifest = Manifest(FORMAT_VERSION, created_at, schema_version, counts, files,
+                            sum(f["bytes"] for f in files.values()), 0.0, checkpoint_seconds)
+        manifest.seconds = round(time.perf_counter() - started, 3)
+        (dest / MANIFEST_NAME).write_text(manifest.to_json())
+        return manifest
+    except OSError as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise _os_error(exc, f"snapshot to {str(dest)!r}") from exc
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+
+
+def read_manifest(snapshot_dir: str | os.PathLike) -> Manifest:
+    path = Path(snapshot_dir) / MANIFEST_NAME
+    try:
+        return Manifest.from_json(path.read_text())
+    except FileNotFoundError:
+        raise InvalidArgument(f"{str(snapshot_dir)!r} is not a PolarMem snapshot: {MANIFEST_NAME} is missing") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FailedPrecondition(f"{str(path)!r} is not a readable snapshot manifest ({exc})") from None
+
+
+def verify(snapshot_dir: str | os.PathLike) -> Manifest:
+    """Re-checks every file of a snapshot against its manifest (size and SHA-256); raises
+    FailedPrecondition naming every missing, extra or changed file."""
+    manifest = read_manifest(snapshot_dir)
+    if manifest.format_version != FORMAT_VERSION:
+        raise FailedPrecondition(f"snapshot format {manifest.format_version}; this version reads {FORMAT_VERSION}")
+    root = Path(snapshot_dir) / DATA_SUBDIR
+    present = _data_files(root) if root.is_dir() else {}
+    problems = [f"{name}: missing" for name in manifest.files if name not in present]
+    problems += [f"{name}: not in the manifest" for name in present if name not in manifest.files]
+    for name, expected in manifest.files.items():
+        path = present.get(name)
+        if path is None:
+            continue
+        size = path.stat().st_size
+        if size != expected["bytes"]:
+            problems.append(f"{name}: {size} bytes, manifest says {expected['bytes']}")
+        elif _sha256(path) != expected["sha256"]:
+            problems.append(f"{name}: SHA-256 differs from the manifest")
+    if problems:
+        raise FailedPrecondition(f"snapshot {str(snapshot_dir)!r} is damaged: " + "; ".join(problems))
+    return manifest
+
+
+def restore(snapshot_dir: str | os.PathLike, data_dir: str | os.PathLike) -> Manifest:
+    """Verifies a snapshot, then copies it into ``data_dir``, which must be missing or empty.
+    Offline: no server may be running on ``data_dir``."""
+    target = Path(data_dir)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FailedPrecondition(f"restore target {str(target)!r} is not an empty directory; restore only into a new "
+                                 "or empty data directory (move the old one aside first)")
+    manifest = verify(snapshot_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    source = Path(snapshot_dir) / DATA_SUBDIR
+    try:
+        for name, path in _data_files(source).items():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / name)
+        # A copy checked after the fact: a disk error during the copy is found now, not at open.
+        copied = _checksums(target)
+        bad = [n for n, f in manifest.files.items() if copied.get(n, {}).get("sha256") != f["sha256"]]
+        if bad:
+            raise FailedPrecondition(f"restore into {str(target)!r}: copies of {bad} differ from the snapshot")
+    except OSError as exc:
+        raise _os_error(exc, f"restore into {str(target)!r}") from exc
+    return manifest
