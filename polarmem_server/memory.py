@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import text as textproc
 from polarmem_server.scoring.encoder import Encoder, load_encoder, serialise_state
 from polarmem_server.index import Index, SpaceSpec
@@ -99,17 +100,17 @@ class NamespaceSettings:
         if not self.templates or any("{c}" not in t for t in self.templates):
             raise ValueError("templates: give at least one template, each containing '{c}'")
 
-    def to_record(self, created_ms: int) -> storage_pb2.NamespaceRecord:
-        return storage_pb2.NamespaceRecord(
+    def to_record(self, created_ms: int) -> records_pb2.NamespaceRecord:
+        return records_pb2.NamespaceRecord(
             name=self.name,
-            spaces=[storage_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
+            spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
             encoder=self.encoder, kappa=self.kappa, degenerate_policy=self.degenerate_policy,
             fixed_threshold=self.fixed_threshold, template_std_max=self.template_std_max, templates=list(self.templates),
             aliases=dict(self.aliases), created_ms=created_ms, partitioner=self.partitioner, rho=self.rho,
             rho_absent=self.rho_absent)
 
     @classmethod
-    def from_record(cls, record: storage_pb2.NamespaceRecord) -> NamespaceSettings:
+    def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
         return cls(
             name=record.name,
             spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
@@ -172,11 +173,11 @@ class Namespace:
             self.encoder = load_encoder(self.settings.encoder)
         return self.encoder
 
-    def count_record(self, record: storage_pb2.ItemRecord, slot: int, sign: int) -> None:
+    def count_record(self, record: records_pb2.ItemRecord, slot: int, sign: int) -> None:
         """One item in (+1) or out (-1) of the counters; new items are counted in bulk by
         rebuild.append_items from their index records instead."""
         has, not_has, align, scored = concept_lists(record)
-        self.kinds[storage_pb2.ItemKind.Name(record.kind)] += sign
+        self.kinds[enums_pb2.ItemKind.Name(record.kind)] += sign
         for polarity, concepts in (("has", has), ("not_has", not_has), ("align", align)):
             for c in concepts:
                 self.concept_counts[polarity][c] += sign
@@ -188,7 +189,7 @@ class Namespace:
                 self.metadata_slots[(key, value)].discard(slot)
 
 
-def last_write_changed_states(record: storage_pb2.ItemRecord) -> bool:
+def last_write_changed_states(record: records_pb2.ItemRecord) -> bool:
     """Whether the write that produced `record` changed its HAS / NOT_HAS states: such a write
     appends the previous state, stamped with the previous version, to the history."""
     return bool(record.history) and record.history[-1].version == record.version - 1
@@ -198,7 +199,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _states_of(record: storage_pb2.ItemRecord) -> tuple[list[int], list[int]]:
+def _states_of(record: records_pb2.ItemRecord) -> tuple[list[int], list[int]]:
     has, not_has, _, _ = concept_lists(record)
     return has, not_has
 
@@ -251,20 +252,20 @@ class Memory:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def remember(self, ns: str, item: ItemInput) -> storage_pb2.ItemRecord:
+    def remember(self, ns: str, item: ItemInput) -> records_pb2.ItemRecord:
         """Store one new item (AlreadyExistsError if its id is taken); returns its record."""
         result = self.remember_batch(ns, [item])[0]
         if isinstance(result, Exception):
             raise result
         return result
 
-    def remember_batch(self, ns: str, items: Sequence[ItemInput]) -> list[storage_pb2.ItemRecord | Exception]:
+    def remember_batch(self, ns: str, items: Sequence[ItemInput]) -> list[records_pb2.ItemRecord | Exception]:
         """Store many new items, each in its own atomic write; one item's bad input fails that
         item alone (its exception is returned in its place). `sem` vectors the namespace
         encoder must compute are encoded in one batch."""
         namespace = self.namespace(ns)
         with namespace.write_lock:
-            built: list[tuple[storage_pb2.ItemRecord, list, dict] | Exception] = []
+            built: list[tuple[records_pb2.ItemRecord, list, dict] | Exception] = []
             seen: set[str] = set()
             for item in items:
                 mark = len(namespace.vocabulary)
@@ -285,7 +286,7 @@ class Memory:
             index_records = self._persist(namespace, [(record, vectors, None, new_concepts)
                                                       for record, new_concepts, vectors in ready])
             self._index_new(namespace, [(record, vectors) for record, _, vectors in ready], index_records)
-            results: list[storage_pb2.ItemRecord | Exception] = [b if isinstance(b, Exception) else b[0] for b in built]
+            results: list[records_pb2.ItemRecord | Exception] = [b if isinstance(b, Exception) else b[0] for b in built]
             self._maybe_recalibrate(namespace)
             return results
 
@@ -301,8 +302,8 @@ class Memory:
             raise AlreadyExistsError(f"item {item_id!r} already exists in namespace {namespace.settings.name!r}; "
                                      "use observe to add evidence")
         new_concepts: list[tuple[int, str]] = []
-        record = storage_pb2.ItemRecord(
-            id=item_id, kind=storage_pb2.ITEM_KIND_VISUAL if item.kind == "visual" else storage_pb2.ITEM_KIND_TEXT,
+        record = records_pb2.ItemRecord(
+            id=item_id, kind=enums_pb2.ITEM_KIND_VISUAL if item.kind == "visual" else enums_pb2.ITEM_KIND_TEXT,
             text=item.text, uri=item.uri, metadata=dict(item.metadata), model=item.model,
             template_version=str(len(namespace.settings.templates)), created_ms=_now_ms(), version=1)
         self._apply_evidence(namespace, record, item, new_concepts)
@@ -310,12 +311,12 @@ class Memory:
 
     def observe(self, ns: str, item_id: str, scores: Mapping[str, Sequence[float]] | None = None,
                 states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                source: str = "client", model: str = "") -> storage_pb2.ItemRecord:
+                source: str = "client", model: str = "") -> records_pb2.ItemRecord:
         """Merge new evidence into an existing item and re-partition it (module doc: merge rule)."""
         namespace = self.namespace(ns)
         with namespace.write_lock:
             previous = self._get_record(namespace, item_id)
-            record = storage_pb2.ItemRecord()
+            record = records_pb2.ItemRecord()
             record.CopyFrom(previous)
             new_concepts: list[tuple[int, str]] = []
             mark = len(namespace.vocabulary)
@@ -335,7 +336,7 @@ class Memory:
             record.updated_ms = _now_ms()
             stored_vectors = self.store.get_vectors(ns, item_id, {s: d.dim for s, d in namespace.spaces.items()})
             keep = {s: (v if namespace.spaces[s].multi else v[0]) for s, v in stored_vectors.items()
-                    if s != "sem" or not (changed and self._encodes_sem(namespace) and record.kind == storage_pb2.ITEM_KIND_VISUAL)}
+                    if s != "sem" or not (changed and self._encodes_sem(namespace) and record.kind == enums_pb2.ITEM_KIND_VISUAL)}
             keep.update(explicit)
             new_vectors = self._vectors_for(namespace, record, keep)
             self._persist_and_index(namespace, record, new_vectors, previous, new_concepts)
@@ -380,7 +381,7 @@ class Memory:
         record = namespace.settings.to_record(namespace.created_ms)
         if namespace.calibration is not None:
             c = namespace.calibration
-            record.calibration.CopyFrom(storage_pb2.CalibrationRecord(
+            record.calibration.CopyFrom(records_pb2.CalibrationRecord(
                 present_a=c.present[0], present_b=c.present[1], absent_a=c.absent[0], absent_b=c.absent[1],
                 prior=c.prior, fitted_on=c.fitted_on, supervised=c.supervised, concept_priors=dict(c.concept_priors),
                 priors_fitted_on=c.priors_fitted_on))
@@ -422,7 +423,7 @@ class Memory:
         ns = namespace.settings.name
         changed = 0
         for previous in list(self.store.iter_items(ns)):
-            record = storage_pb2.ItemRecord()
+            record = records_pb2.ItemRecord()
             record.CopyFrom(previous)
             self._partition(namespace, record)
             if record.partition == previous.partition and _states_of(record) == _states_of(previous):
@@ -435,7 +436,7 @@ class Memory:
             record.updated_ms = _now_ms()
             stored = {s: (v if namespace.spaces[s].multi else v[0]) for s, v in
                       self.store.get_vectors(ns, record.id, {s: d.dim for s, d in namespace.spaces.items()}).items()}
-            if state_changed and self._encodes_sem(namespace) and record.kind == storage_pb2.ITEM_KIND_VISUAL:
+            if state_changed and self._encodes_sem(namespace) and record.kind == enums_pb2.ITEM_KIND_VISUAL:
                 stored.pop("sem", None)
             self._persist_and_index(namespace, record, self._vectors_for(namespace, record, stored), previous, [])
         return changed
@@ -453,7 +454,7 @@ class Memory:
 
     # ---- reads -----------------------------------------------------------------------------
 
-    def get_item(self, ns: str, item_id: str) -> storage_pb2.ItemRecord:
+    def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord:
         return self._get_record(self.namespace(ns), item_id)
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
@@ -515,14 +516,14 @@ class Memory:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _get_record(self, namespace: Namespace, item_id: str) -> storage_pb2.ItemRecord:
+    def _get_record(self, namespace: Namespace, item_id: str) -> records_pb2.ItemRecord:
         check_item_id(item_id)
         record = self.store.get_item(namespace.settings.name, item_id) if item_id in namespace.slot_of else None
         if record is None:
             raise NotFoundError(f"item {item_id!r} does not exist in namespace {namespace.settings.name!r}")
         return record
 
-    def _apply_evidence(self, namespace: Namespace, record: storage_pb2.ItemRecord, item: ItemInput,
+    def _apply_evidence(self, namespace: Namespace, record: records_pb2.ItemRecord, item: ItemInput,
                         new_concepts: list[tuple[int, str]], merge: bool = False) -> None:
         by_concept = {ev.concept_id: ev for ev in record.evidence}
 
@@ -569,7 +570,7 @@ class Memory:
             ev.state = int(STATE_NAMES[state])
             ev.observations += 1
             ev.source = item.source
-        if record.kind == storage_pb2.ITEM_KIND_TEXT and record.text and not merge:
+        if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text and not merge:
             parsed = textproc.parse(record.text, namespace.vocabulary)
             record.mentions[:] = sorted({m.concept_id for m in parsed.mentions})
             if not item.scores and not item.states:
@@ -577,12 +578,12 @@ class Memory:
                 for m in parsed.mentions:
                     ev = by_concept.get(m.concept_id) or record.evidence.add(concept_id=m.concept_id)
                     by_concept[m.concept_id] = ev
-                    ev.state = storage_pb2.CONCEPT_STATE_NOT_HAS if m.negated else storage_pb2.CONCEPT_STATE_HAS
+                    ev.state = enums_pb2.CONCEPT_STATE_NOT_HAS if m.negated else enums_pb2.CONCEPT_STATE_HAS
                     ev.observations = 1
                     ev.source = "lexical"
         self._partition(namespace, record)
 
-    def _partition(self, namespace: Namespace, record: storage_pb2.ItemRecord) -> None:
+    def _partition(self, namespace: Namespace, record: records_pb2.ItemRecord) -> None:
         scored = [ev for ev in record.evidence if len(ev.template_scores)]
         if not scored:
             record.ClearField("partition")
@@ -595,7 +596,7 @@ class Memory:
                                   [namespace.vocabulary.name(ev.concept_id) for ev in scored], namespace.calibration)
         for ev, state, mean, std in zip(scored, result.states, result.means, result.template_stds):
             ev.state, ev.mean, ev.template_std = int(state), mean, std
-        record.partition.CopyFrom(storage_pb2.PartitionRecord(
+        record.partition.CopyFrom(records_pb2.PartitionRecord(
             tau=result.tau, delta=result.delta, sigma_w=result.sigma_w, kappa=result.kappa, degenerate=result.degenerate,
             uncertain_ratio=result.uncertain_ratio, weak=result.weak, method=result.method, parameters=result.parameters,
             note=result.note))
@@ -631,23 +632,23 @@ class Memory:
         return "sem" not in vectors and self._encodes_sem(namespace)
 
     @staticmethod
-    def _sem_text(namespace: Namespace, record: storage_pb2.ItemRecord) -> str:
+    def _sem_text(namespace: Namespace, record: records_pb2.ItemRecord) -> str:
         """Text items carry `sem` from their own text; other items from their serialised state."""
-        if record.kind == storage_pb2.ITEM_KIND_TEXT and record.text:
+        if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
             return record.text
         has, not_has = _states_of(record)
         names = namespace.vocabulary.name
         return serialise_state([names(c) for c in has], [names(c) for c in not_has])
 
-    def _vectors_for(self, namespace: Namespace, record: storage_pb2.ItemRecord,
+    def _vectors_for(self, namespace: Namespace, record: records_pb2.ItemRecord,
                      given: Mapping[str, Any]) -> dict[str, np.ndarray]:
         vectors = self._checked_vectors(namespace, given)
         if self._needs_sem(namespace, vectors):
             vectors["sem"] = namespace.ensure_encoder().encode([self._sem_text(namespace, record)])[0]
         return vectors
 
-    def _persist_and_index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-                           previous: storage_pb2.ItemRecord | None, new_concepts: list[tuple[int, str]]) -> None:
+    def _persist_and_index(self, namespace: Namespace, record: records_pb2.ItemRecord, vectors: dict[str, np.ndarray],
+                           previous: records_pb2.ItemRecord | None, new_concepts: list[tuple[int, str]]) -> None:
         index_records = self._persist(namespace, [(record, vectors, previous, new_concepts)])
         self._index(namespace, record, vectors, previous, index_records[0])
 
@@ -669,7 +670,7 @@ class Memory:
                 self.on_store_write(per_item)
         return index_records
 
-    def _index_new(self, namespace: Namespace, entries: list[tuple[storage_pb2.ItemRecord, dict]],
+    def _index_new(self, namespace: Namespace, entries: list[tuple[records_pb2.ItemRecord, dict]],
                    index_records: list[bytes]) -> None:
         """Adds new items to the index in one core call, from the index records just stored."""
         if not entries:
@@ -680,8 +681,8 @@ class Memory:
             vectors[space] = [v.get(space, empty) for _, v in entries]
         append_items(namespace, [record.id for record, _ in entries], index_records, vectors)
 
-    def _index(self, namespace: Namespace, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-               previous: storage_pb2.ItemRecord | None, index_record: bytes) -> None:
+    def _index(self, namespace: Namespace, record: records_pb2.ItemRecord, vectors: dict[str, np.ndarray],
+               previous: records_pb2.ItemRecord | None, index_record: bytes) -> None:
         """Brings the index in step with one written item (new, or replacing `previous`)."""
         if previous is None:
             self._index_new(namespace, [(record, vectors)], [index_record])
@@ -699,10 +700,10 @@ class Memory:
         namespace.count_record(record, slot, +1)
 
     @staticmethod
-    def _snapshot(record: storage_pb2.ItemRecord) -> storage_pb2.StateSnapshot:
+    def _snapshot(record: records_pb2.ItemRecord) -> records_pb2.StateSnapshot:
         has, not_has = _states_of(record)
-        uncertain = [ev.concept_id for ev in record.evidence if ev.state == storage_pb2.CONCEPT_STATE_UNCERTAIN]
-        snapshot = storage_pb2.StateSnapshot(version=record.version, time_ms=record.updated_ms or record.created_ms,
+        uncertain = [ev.concept_id for ev in record.evidence if ev.state == enums_pb2.CONCEPT_STATE_UNCERTAIN]
+        snapshot = records_pb2.StateSnapshot(version=record.version, time_ms=record.updated_ms or record.created_ms,
                                              has=has, not_has=not_has, uncertain=uncertain)
         snapshot.partition.CopyFrom(record.partition)
         return snapshot
@@ -731,7 +732,7 @@ class Memory:
             remapped[key] = {int(new_of_old[s]) for s in slots if new_of_old[s] >= 0}
         namespace.metadata_slots = remapped
 
-    def _rebuild(self, record: storage_pb2.NamespaceRecord) -> Namespace:
+    def _rebuild(self, record: records_pb2.NamespaceRecord) -> Namespace:
         """Rebuild a namespace's index from RocksDB (start-up)."""
         settings = NamespaceSettings.from_record(record)
         namespace = Namespace(settings, record.created_ms, self.threads)

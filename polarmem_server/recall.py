@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import text as textproc
 from polarmem_server.index import SearchHits
 
@@ -69,7 +70,7 @@ class Hit:
     item_id: str
     tier: int
     score: float
-    record: storage_pb2.ItemRecord
+    record: records_pb2.ItemRecord
     entailed_by: list[str]
     conflicted_by: list[str]
     reasons: list[str]
@@ -141,7 +142,7 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
     return plan
 
 
-def explain(namespace: Namespace, record: storage_pb2.ItemRecord, tier: int, score: float,
+def explain(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, score: float,
             required: list[int], forbidden: list[int]) -> Hit:
     """Which constraints entailed or conflicted with an item, and the evidence behind them."""
     names = namespace.vocabulary.name
@@ -149,7 +150,7 @@ def explain(namespace: Namespace, record: storage_pb2.ItemRecord, tier: int, sco
     partition = record.partition
     entailed, conflicted, reasons = [], [], []
 
-    def why(state: str, ev: storage_pb2.ConceptEvidence) -> str:
+    def why(state: str, ev: records_pb2.ConceptEvidence) -> str:
         if len(ev.template_scores):
             return f"{state}({names(ev.concept_id)}) p={ev.mean:.2f} τ={partition.tau:.2f} δ={partition.delta:.2f}"
         return f"{state}({names(ev.concept_id)}) source={ev.source or 'client'}"
@@ -158,19 +159,19 @@ def explain(namespace: Namespace, record: storage_pb2.ItemRecord, tier: int, sco
         ev = by_concept.get(c)
         if ev is None:
             continue
-        if ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS:
+        if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS:
             conflicted.append(names(c))
             reasons.append(why("NOT_HAS", ev))
-        elif ev.state == storage_pb2.CONCEPT_STATE_HAS:
+        elif ev.state == enums_pb2.CONCEPT_STATE_HAS:
             entailed.append(names(c))
             reasons.append(why("HAS", ev))
     verified = bool(forbidden)
     for c in forbidden:
         ev = by_concept.get(c)
-        if ev is not None and ev.state == storage_pb2.CONCEPT_STATE_HAS:
+        if ev is not None and ev.state == enums_pb2.CONCEPT_STATE_HAS:
             conflicted.append(names(c))
             reasons.append(why("HAS", ev) + " forbidden")
-        verified = verified and ev is not None and ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS
+        verified = verified and ev is not None and ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS
     if tier == -1:
         entailed = []
     return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
@@ -318,8 +319,8 @@ def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = 40
         content = hit.record.text or hit.record.uri or hit.item_id
         if len(content) > budget_chars:
             content = content[: budget_chars - 1].rstrip() + "…"
-        has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == storage_pb2.CONCEPT_STATE_HAS]
-        not_has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == storage_pb2.CONCEPT_STATE_NOT_HAS]
+        has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS]
+        not_has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]
         lines.append(f"[{rank}] [Fact Check: {hit.status}] {content}\n"
                      f"    HAS: {_concept_list(has, query_concepts) or '-'} | NOT_HAS: {_concept_list(not_has, query_concepts) or '-'}")
     return "\n".join(lines)

@@ -14,7 +14,8 @@ import numpy as np
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import (DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings,
@@ -29,10 +30,10 @@ STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16,
 MODE_CODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
               "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", **{code: name for name, code in MODE_CODES.items()}}
-STATE_NAMES = {storage_pb2.CONCEPT_STATE_HAS: "has", storage_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
-               storage_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
-KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", storage_pb2.ITEM_KIND_VISUAL: "visual",
-              storage_pb2.ITEM_KIND_TEXT: "text"}
+STATE_NAMES = {enums_pb2.CONCEPT_STATE_HAS: "has", enums_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
+               enums_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
+KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", enums_pb2.ITEM_KIND_VISUAL: "visual",
+              enums_pb2.ITEM_KIND_TEXT: "text"}
 POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
                   pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
 STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
@@ -124,7 +125,7 @@ def item_input(message: pb.ItemInput) -> ItemInput:
                      source=message.source or "client", model=message.model)
 
 
-def item_view(namespace: Namespace, record: storage_pb2.ItemRecord, history: bool = False) -> pb.Item:
+def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: bool = False) -> pb.Item:
     name = namespace.vocabulary.name
     item = pb.Item(id=record.id, kind=record.kind, text=record.text, uri=record.uri, metadata=dict(record.metadata),
                    model=record.model, created_ms=record.created_ms, updated_ms=record.updated_ms, version=record.version,
@@ -132,7 +133,7 @@ def item_view(namespace: Namespace, record: storage_pb2.ItemRecord, history: boo
     for ev in record.evidence:
         item.evidence.add(concept=name(ev.concept_id), p_yes=list(ev.template_scores), mean=ev.mean,
                           template_std=ev.template_std, state=ev.state, observations=ev.observations, source=ev.source)
-        {storage_pb2.CONCEPT_STATE_HAS: item.has, storage_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
+        {enums_pb2.CONCEPT_STATE_HAS: item.has, enums_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
             ev.state, item.uncertain).append(name(ev.concept_id))
     if record.HasField("partition"):
         p = record.partition
@@ -354,7 +355,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         if request.mode not in MODE_NAMES:
             raise ValueError(f"mode: unknown recall mode {request.mode}")
         for kind in request.kinds:
-            if kind not in (storage_pb2.ITEM_KIND_VISUAL, storage_pb2.ITEM_KIND_TEXT):
+            if kind not in (enums_pb2.ITEM_KIND_VISUAL, enums_pb2.ITEM_KIND_TEXT):
                 raise ValueError("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         soft_lambda = request.soft_lambda if request.HasField("soft_lambda") else 1.0
         if not math.isfinite(soft_lambda):

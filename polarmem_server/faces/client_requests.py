@@ -19,7 +19,7 @@ import numpy as np
 from google.protobuf import field_mask_pb2
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
 
 # Name tables, in the order error messages list them.
 MODES = {"off": pb.RECALL_MODE_OFF, "hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT,

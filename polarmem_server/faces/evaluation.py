@@ -252,7 +252,7 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
                    namespace_options: Mapping[str, float] | None = None) -> float:
     """`namespace_options`: partition settings for the namespace (kappa, rho, rho_absent)."""
     from polarmem.v1 import memory_service_pb2 as pb
-    from polarmem.v1 import storage_pb2
+    from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
 
     client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none",
                             partitioner=condition.partitioner, **(namespace_options or {}))

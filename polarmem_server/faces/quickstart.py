@@ -9,7 +9,7 @@ import time
 from importlib.util import find_spec
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.api.config import ServerConfig
 from polarmem_server.faces.datasets import coco_categories, coco_pope500
@@ -63,7 +63,7 @@ def run(top_k: int = 5) -> int:
             if engine:
                 print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels); the server "
                       f"verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)
-                items = (pb.ItemInput(id=r["id"], kind=storage_pb2.ITEM_KIND_TEXT, text=" ".join(r["captions"]),
+                items = (pb.ItemInput(id=r["id"], kind=enums_pb2.ITEM_KIND_TEXT, text=" ".join(r["captions"]),
                                       verify_concepts=categories) for r in rows)
             else:
                 print(f"loading {len(rows)} COCO val2014 images with their COCO labels as client evidence "

@@ -5,7 +5,8 @@ directory written by schema version 1 (no index records) must be migrated on ope
 import numpy as np
 import pytest
 
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
@@ -113,17 +114,17 @@ def test_an_unknown_schema_is_refused(tmp_path):
 
 def test_index_record_round_trip():
     records = [
-        storage_pb2.ItemRecord(id="a", kind=storage_pb2.ITEM_KIND_VISUAL, mentions=[4],
-                               evidence=[storage_pb2.ConceptEvidence(concept_id=3, state=storage_pb2.CONCEPT_STATE_HAS,
+        records_pb2.ItemRecord(id="a", kind=enums_pb2.ITEM_KIND_VISUAL, mentions=[4],
+                               evidence=[records_pb2.ConceptEvidence(concept_id=3, state=enums_pb2.CONCEPT_STATE_HAS,
                                                                      template_scores=[0.9]),
-                                         storage_pb2.ConceptEvidence(concept_id=1, state=storage_pb2.CONCEPT_STATE_NOT_HAS),
-                                         storage_pb2.ConceptEvidence(concept_id=2, state=storage_pb2.CONCEPT_STATE_UNCERTAIN,
+                                         records_pb2.ConceptEvidence(concept_id=1, state=enums_pb2.CONCEPT_STATE_NOT_HAS),
+                                         records_pb2.ConceptEvidence(concept_id=2, state=enums_pb2.CONCEPT_STATE_UNCERTAIN,
                                                                      template_scores=[0.5, 0.4])],
                                metadata={"z": "last", "a": "ünïcode"}),
-        storage_pb2.ItemRecord(id="b", kind=storage_pb2.ITEM_KIND_TEXT),
-        storage_pb2.ItemRecord(id="c", kind=storage_pb2.ITEM_KIND_TEXT, mentions=[0, 7],
-                               evidence=[storage_pb2.ConceptEvidence(concept_id=0, state=storage_pb2.CONCEPT_STATE_HAS),
-                                         storage_pb2.ConceptEvidence(concept_id=9, state=storage_pb2.CONCEPT_STATE_HAS)]),
+        records_pb2.ItemRecord(id="b", kind=enums_pb2.ITEM_KIND_TEXT),
+        records_pb2.ItemRecord(id="c", kind=enums_pb2.ITEM_KIND_TEXT, mentions=[0, 7],
+                               evidence=[records_pb2.ConceptEvidence(concept_id=0, state=enums_pb2.CONCEPT_STATE_HAS),
+                                         records_pb2.ConceptEvidence(concept_id=9, state=enums_pb2.CONCEPT_STATE_HAS)]),
     ]
     batch = decode_index_records([encode_index_record(r) for r in records])
     assert batch.kinds.tolist() == [1, 2, 2]
@@ -136,7 +137,7 @@ def test_index_record_round_trip():
 
 
 def test_an_index_record_of_an_unknown_layout_is_refused():
-    record = bytearray(encode_index_record(storage_pb2.ItemRecord(id="a")))
+    record = bytearray(encode_index_record(records_pb2.ItemRecord(id="a")))
     record[0] = 9
     with pytest.raises(ValueError, match="layout 9"):
         decode_index_records([bytes(record)])

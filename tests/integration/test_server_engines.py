@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.scoring.base import EngineError
 from polarmem_server.api.server import PolarMemServer
@@ -177,7 +177,7 @@ def test_transformers_engine_behind_the_server(tmp_path):
         assert all(len(ev.p_yes) == 4 and all(0 < p < 1 for p in ev.p_yes) for ev in item.evidence)
         assert item.model == "tiny" and {ev.source for ev in item.evidence} == {"transformers"}
         kinds = client.get_item("t", "a").item
-        assert kinds.kind == storage_pb2.ITEM_KIND_VISUAL
+        assert kinds.kind == enums_pb2.ITEM_KIND_VISUAL
 
 
 def test_vision_language_engine_verifies_image_bytes(tmp_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
 from polarmem_server.faces.client import PolarMemClient, item_message
 from servertools import DIM
 
@@ -290,6 +290,6 @@ def test_calibrate_with_a_labelled_set(client):
     assert model.supervised and model.fitted_on == 12 and model.prior == pytest.approx(0.5)
     assert client.get_namespace("cal").calibration == model
     after = {e.concept: e.state for e in client.get_item("cal", "x").item.evidence}
-    assert after["dog"] == after["cat"] == storage_pb2.CONCEPT_STATE_HAS
-    assert after["car"] == storage_pb2.CONCEPT_STATE_NOT_HAS
+    assert after["dog"] == after["cat"] == enums_pb2.CONCEPT_STATE_HAS
+    assert after["car"] == enums_pb2.CONCEPT_STATE_NOT_HAS
     assert dict(model.concept_priors) == {} and model.priors_fitted_on == 0  # 3 pooled scores: too few to fit

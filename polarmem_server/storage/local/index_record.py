@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
 
 LAYOUT_VERSION = 1
 _HEAD = struct.Struct("<BBHIIII")
 _LENGTH = struct.Struct("<I")
-_HAS, _NOT_HAS = storage_pb2.CONCEPT_STATE_HAS, storage_pb2.CONCEPT_STATE_NOT_HAS
+_HAS, _NOT_HAS = enums_pb2.CONCEPT_STATE_HAS, enums_pb2.CONCEPT_STATE_NOT_HAS
 
 
-def concept_lists(record: storage_pb2.ItemRecord) -> tuple[list[int], list[int], list[int], int]:
+def concept_lists(record: records_pb2.ItemRecord) -> tuple[list[int], list[int], list[int], int]:
     """(HAS ids, NOT_HAS ids, ALIGN ids, scored-concept count): the one walk over an item's
     evidence that a write needs (for its index record and its edge keys)."""
     has, not_has, scored = [], [], 0
@@ -43,7 +44,7 @@ def concept_lists(record: storage_pb2.ItemRecord) -> tuple[list[int], list[int],
     return has, not_has, list(record.mentions), scored
 
 
-def encode_index_record(record: storage_pb2.ItemRecord,
+def encode_index_record(record: records_pb2.ItemRecord,
                         lists: tuple[list[int], list[int], list[int], int] | None = None) -> bytes:
     has, not_has, align, scored = lists or concept_lists(record)
     parts = [_HEAD.pack(LAYOUT_VERSION, record.kind, 0, len(has), len(not_has), len(align), scored),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from polarmem.v1 import storage_pb2
+from polarmem.common.v1 import enums_pb2
 from polarmem_server.index import TEXT, VISUAL, ConceptCSR
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.store import decode_vector
@@ -27,7 +27,7 @@ def append_items(namespace: Namespace, names: list[str], records: list[bytes], v
     are mapped to ids first, so a concurrent search can resolve every slot it sees; a failed add
     unmaps them again."""
     batch = decode_index_records(records)
-    kinds = np.where(batch.kinds == storage_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
+    kinds = np.where(batch.kinds == enums_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
     first = namespace.index.size
     if first != len(namespace.id_of):
         raise RuntimeError(f"namespace {namespace.settings.name!r}: slots out of step with ids")
@@ -42,7 +42,7 @@ def append_items(namespace: Namespace, names: list[str], records: list[bytes], v
             del namespace.slot_of[name]
         raise
     for kind, count in zip(*np.unique(batch.kinds, return_counts=True)):
-        namespace.kinds[storage_pb2.ItemKind.Name(int(kind))] += int(count)
+        namespace.kinds[enums_pb2.ItemKind.Name(int(kind))] += int(count)
     for polarity, counts in batch.concept_counts().items():
         namespace.concept_counts[polarity].update(counts)
     namespace.scored_concepts += batch.scored

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from polarmem.v1 import storage_pb2
+from polarmem.storage.v1 import records_pb2
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
@@ -89,7 +89,7 @@ def decode_vector(data: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.float32, offset=4, count=count * dim).reshape(count, dim)
 
 
-def edges_of(record: storage_pb2.ItemRecord,
+def edges_of(record: records_pb2.ItemRecord,
              lists: tuple[list[int], list[int], list[int], int] | None = None) -> list[tuple[bytes, int]]:
     """The (polarity, concept) edges an item record implies."""
     has, not_has, align, _ = lists or concept_lists(record)
@@ -132,7 +132,7 @@ class Store:
         interrupted migration simply runs again on the next open."""
         batch, pending = WriteBatch(raw_mode=True), 0
         for key, value in self._scan("items", b""):
-            batch.put(key, encode_index_record(storage_pb2.ItemRecord.FromString(value)), self._handles["index"])
+            batch.put(key, encode_index_record(records_pb2.ItemRecord.FromString(value)), self._handles["index"])
             pending += 1
             if pending >= 10_000:
                 self._db.write(batch, self._write_options)
@@ -142,11 +142,11 @@ class Store:
 
     # ---- namespaces ------------------------------------------------------------------------
 
-    def put_namespace(self, record: storage_pb2.NamespaceRecord) -> None:
+    def put_namespace(self, record: records_pb2.NamespaceRecord) -> None:
         self._cf["namespaces"].put(record.name.encode(), record.SerializeToString(), self._write_options)
 
-    def namespaces(self) -> list[storage_pb2.NamespaceRecord]:
-        return [storage_pb2.NamespaceRecord.FromString(v) for _, v in self._scan("namespaces", b"")]
+    def namespaces(self) -> list[records_pb2.NamespaceRecord]:
+        return [records_pb2.NamespaceRecord.FromString(v) for _, v in self._scan("namespaces", b"")]
 
     def delete_namespace(self, name: str) -> None:
         """Removes the namespace and everything in it, in one batch."""
@@ -160,13 +160,13 @@ class Store:
 
     # ---- concepts --------------------------------------------------------------------------
 
-    def concepts(self, ns: str) -> list[storage_pb2.ConceptRecord]:
-        return [storage_pb2.ConceptRecord.FromString(v) for _, v in self._scan("concepts", _ns(ns))]
+    def concepts(self, ns: str) -> list[records_pb2.ConceptRecord]:
+        return [records_pb2.ConceptRecord.FromString(v) for _, v in self._scan("concepts", _ns(ns))]
 
     # ---- items -----------------------------------------------------------------------------
 
-    def write_item(self, ns: str, record: storage_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-                   previous: storage_pb2.ItemRecord | None = None, previous_spaces: tuple[str, ...] = (),
+    def write_item(self, ns: str, record: records_pb2.ItemRecord, vectors: dict[str, np.ndarray],
+                   previous: records_pb2.ItemRecord | None = None, previous_spaces: tuple[str, ...] = (),
                    new_concepts: list[tuple[int, str]] = ()) -> None:
         """Writes an item, its vectors, its edge keys and any new concepts atomically.
         `previous` (the stored record it replaces) has its edges removed in the same batch."""
@@ -185,7 +185,7 @@ class Store:
     def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
         for concept_id, name in new_concepts:
             batch.put(_ns(ns) + _CONCEPT.pack(concept_id),
-                      storage_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
+                      records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
         item_key = _ns(ns) + record.id.encode()
         if previous is not None:
             for polarity, concept_id in edges_of(previous):
@@ -205,7 +205,7 @@ class Store:
             batch.put(prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"", edges)
         return index_record
 
-    def delete_item(self, ns: str, record: storage_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
+    def delete_item(self, ns: str, record: records_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
         batch = WriteBatch(raw_mode=True)
         item_key = _ns(ns) + record.id.encode()
         batch.delete(item_key, self._handles["items"])
@@ -216,9 +216,9 @@ class Store:
             batch.delete(_edge_key(ns, polarity, concept_id, record.id), self._handles["edges"])
         self._write(batch)
 
-    def get_item(self, ns: str, item_id: str) -> storage_pb2.ItemRecord | None:
+    def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord | None:
         data = self._cf["items"].get(_ns(ns) + item_id.encode())
-        return None if data is None else storage_pb2.ItemRecord.FromString(data)
+        return None if data is None else records_pb2.ItemRecord.FromString(data)
 
     def get_vectors(self, ns: str, item_id: str, dims: dict[str, int]) -> dict[str, np.ndarray]:
         out = {}
@@ -228,9 +228,9 @@ class Store:
                 out[space] = decode_vector(data, dim)
         return out
 
-    def iter_items(self, ns: str) -> Iterator[storage_pb2.ItemRecord]:
+    def iter_items(self, ns: str) -> Iterator[records_pb2.ItemRecord]:
         for _, value in self._scan("items", _ns(ns)):
-            yield storage_pb2.ItemRecord.FromString(value)
+            yield records_pb2.ItemRecord.FromString(value)
 
     def iter_index_records(self, ns: str) -> Iterator[tuple[bytes, bytes]]:
         """(item id as UTF-8, compact index record) in id order: what start-up reads."""

@@ -1,0 +1,256 @@
+"""The storage seam: the one interface the library (:class:`polarmem_server.memory.Memory`) uses
+to persist, index, search and read back the items of its namespaces.
+
+``storage/local`` (RocksDB + the compiled core, one process) is the first backend; a backend over
+a shared service (e.g. Milvus) implements the same class without touching the domain or the API.
+What the library keeps in process is only what it can rebuild from a backend at any time
+(settings, vocabulary, score model); everything durable and everything searched is behind here.
+
+Vocabulary of this module
+-------------------------
+* A *record* is a ``polarmem.storage.v1`` message: :class:`NamespaceRecord` (settings, declared
+  vocabulary, score model) or :class:`ItemRecord` (evidence, states, partition, history). The
+  library builds records; a backend stores them byte-for-byte (``SerializeToString``) and must
+  hand back an equal message. It may *read* them (states, kind, metadata) to index them.
+* *Concept ids* are small non-negative integers bound for ever to a normalised concept name
+  (:func:`polarmem_server.domain.vocabulary.normalise`) within one namespace. The backend owns
+  the binding (:meth:`Backend.allocate_concepts`), so that every process sharing a backend
+  agrees on it.
+* *Vectors* of an item: ``{space: array}``, a ``(dim,)`` float32 array for a single-vector space,
+  ``(rows, dim)`` for a multi space, already validated (finite, non-zero, right dimension) by
+  the library. A space absent from the mapping has no vector for that item.
+
+Concurrency
+-----------
+The library serialises the writes of one namespace (one writer at a time per namespace, across
+all the methods that change it) but calls :meth:`Backend.search`, :meth:`Backend.get_items` and
+the other reads concurrently with writes and with each other. A read sees every write either
+wholly or not at all. A backend shared by several processes must keep that per-item atomicity
+for writers in other processes too (the library's lock only covers its own process).
+
+Errors
+------
+Only :mod:`polarmem_server.errors` classes escape a backend on purpose: ``NotFound`` (unknown
+namespace), ``AlreadyExists``, ``InvalidArgument`` (a value the backend cannot hold, named),
+``Unavailable`` (the store or service is down, closed, or a write was not acknowledged —
+retrying may work), ``ResourceExhausted`` (disk or quota), ``FailedPrecondition`` (the data
+directory or collection is in a state this server cannot use). A write that raises has changed
+nothing durable for the item(s) it names, and the in-memory state of a local backend stays in
+step with what is durable. Anything else is a bug and reaches clients as INTERNAL.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+
+POLARITIES = ("has", "not_has", "align")
+"""Edge polarities of :meth:`Backend.items_by_concept` and :class:`NamespaceCounts`: an item
+HAS / NOT_HAS a concept (its state), or ALIGNs with it (its text mentions it, ``ItemRecord.mentions``)."""
+
+SEARCH_MODES = ("hard", "soft", "off")
+"""Orders a backend ranks by (the library builds "strict" and "adaptive" from these)."""
+
+
+@dataclass(frozen=True)
+class ItemWrite:
+    """One item to store: a new item (``previous`` is None) or a new version of a stored one
+    (``previous`` is the stored record it replaces, as the library last read it).
+
+    ``vectors`` is the item's complete vector set after the write: a space absent from it has no
+    vector afterwards (a replaced item's old vector in that space is dropped)."""
+
+    record: ItemRecord
+    vectors: Mapping[str, np.ndarray]
+    previous: ItemRecord | None = None
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One ranked search over a namespace's live items.
+
+    Tier of an item (``s_log``): -1 (conflict) when it states NOT_HAS for a ``required`` concept
+    or HAS for a ``forbidden`` one; otherwise +1 (entailed) when it states HAS for every
+    ``required`` concept and there is at least one constraint; otherwise 0 (neutral).
+    ``s_sem`` is the sum over ``vectors``' spaces of ``weights[space]`` (default 1.0) times the
+    cosine between the query vector and the item's vector (the best row for a multi space); an
+    item without a vector in a queried space contributes 0 for it.
+
+    Order: ``hard`` by (tier desc, s_sem desc); ``soft`` by ``s_sem + soft_lambda·tier`` desc;
+    ``off`` by s_sem desc (tier still reported). Ties: any order that is deterministic for an
+    unchanged namespace.
+
+    Filters (an item must pass all): ``kinds`` (ItemKind values; empty = all),
+    ``metadata_equals`` (every key maps to exactly that value), ``absent_verified`` (the item
+    states NOT_HAS for every ``forbidden`` concept — strict recall's second search), and
+    ``exclude_conflicts`` (tier -1 items are dropped). ``tier_counts`` counts the items that pass
+    every filter except ``exclude_conflicts``, by tier."""
+
+    vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    required: Sequence[int] = ()
+    forbidden: Sequence[int] = ()
+    k: int = 10
+    mode: str = "hard"
+    soft_lambda: float = 1.0
+    exclude_conflicts: bool = False
+    kinds: Sequence[int] = ()
+    metadata_equals: Mapping[str, str] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
+    absent_verified: bool = False
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    item_id: str
+    tier: int  # +1 entailed, 0 neutral, -1 conflict
+    score: float  # the ranking score of the mode: s_sem (hard, off) or s_sem + λ·tier (soft)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits in rank order (at most ``k``) and the eligible items per tier
+    (keys ``entailed``, ``neutral``, ``conflict``)."""
+
+    hits: list[SearchHit]
+    tier_counts: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class NamespaceCounts:
+    """What metrics and GetNamespace / GetConcept report, kept exact by the backend.
+
+    ``kinds``: live items per ItemKind value; ``concepts[polarity][concept_id]``: live items
+    with that edge; ``scored_concepts``: evidence entries with template scores over all live
+    items (what drives the score model's refits)."""
+
+    kinds: Mapping[int, int]
+    concepts: Mapping[str, Mapping[int, int]]
+    scored_concepts: int
+
+    @property
+    def items(self) -> int:
+        return sum(self.kinds.values())
+
+
+class Backend(ABC):
+    """Persists and indexes the items of namespaces, searches them and reads records back.
+
+    Durability: every method that changes state has made its change durable, to the degree the
+    backend was configured for (the local backend's ``durability="sync"`` syncs its write-ahead
+    log), when it returns; a crash loses none of it. Ordering: within one namespace, changes
+    become visible to reads in the order the library made them."""
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def loaded_items(self) -> int:
+        """Items loaded into process memory when the backend opened (0 for a remote one)."""
+        return 0
+
+    @property
+    def load_seconds(self) -> float:
+        """Seconds spent loading at open."""
+        return 0.0
+
+    @abstractmethod
+    def close(self) -> None:
+        """Releases the store; idempotent. Calls after it raise ``Unavailable``."""
+
+    # ---- namespaces ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def namespaces(self) -> list[NamespaceRecord]:
+        """Every namespace's record, by name."""
+
+    @abstractmethod
+    def create_namespace(self, record: NamespaceRecord) -> None:
+        """Creates an empty namespace with these settings (``record.spaces`` fixes its vector
+        spaces for life). ``AlreadyExists`` if the name is taken (also when another process
+        created it first)."""
+
+    @abstractmethod
+    def update_namespace(self, record: NamespaceRecord) -> None:
+        """Replaces a namespace's record (settings, declared concepts, score model); its spaces
+        never change. ``NotFound`` if it does not exist. Items are not touched: the library
+        rewrites them itself (:meth:`write_items`) when new settings change their states."""
+
+    @abstractmethod
+    def delete_namespace(self, name: str) -> None:
+        """Removes a namespace with its concepts, items and vectors, atomically.
+        ``NotFound`` if it does not exist."""
+
+    # ---- concepts -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def concepts(self, ns: str) -> list[tuple[int, str]]:
+        """Every (id, name) bound in the namespace, by id. Ids are dense from 0 in the local
+        backend; callers must not assume density."""
+
+    @abstractmethod
+    def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
+        """The id of each (normalised) name, binding names never seen to fresh ids; idempotent,
+        and the same answer in every process sharing the backend (allocate atomically, or
+        derive the id from the name). A binding returned is permanent once any item written
+        with :meth:`write_items` refers to it; the local backend persists new bindings in the
+        batch of the next item write, so an allocation no item ever used may be forgotten
+        by a restart (nothing refers to it). ``NotFound`` if the namespace does not exist."""
+
+    # ---- items --------------------------------------------------------------------------------
+
+    @abstractmethod
+    def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
+        """Stores new items and new versions of stored ones, and indexes them for search.
+
+        Each item is all or nothing; the local backend commits the whole batch at once (one
+        write-ahead-log sync). Ids within one call are distinct. A new item's id must not be
+        stored yet and a replaced item's must be (the library checks both under its lock; a
+        backend shared between processes re-checks and raises ``AlreadyExists`` / ``NotFound``).
+        Afterwards :meth:`get_items` returns exactly ``record`` and :meth:`search` ranks the
+        item by ``record``'s HAS / NOT_HAS states, kind, metadata and ``vectors``."""
+
+    @abstractmethod
+    def delete_item(self, ns: str, record: ItemRecord) -> None:
+        """Removes a stored item (``record`` as last read) from storage and search, atomically.
+        ``NotFound`` if it is not stored."""
+
+    @abstractmethod
+    def contains(self, ns: str, item_id: str) -> bool:
+        """Whether an item with this id is stored (cheap: no record is read)."""
+
+    @abstractmethod
+    def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
+        """The stored record of each id, None where there is none, in the order asked."""
+
+    @abstractmethod
+    def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
+        """The item's stored vectors, each as a ``(rows, dim)`` float32 array (one row for a
+        single-vector space); empty if the item has none or is not stored."""
+
+    @abstractmethod
+    def iter_items(self, ns: str) -> Iterator[ItemRecord]:
+        """Every stored record of the namespace, in id order. Used by re-partitioning and
+        score-model fits under the namespace's write lock; must not hold all records in memory."""
+
+    @abstractmethod
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
+                         limit: int = 100) -> list[str]:
+        """Ids of items with that edge (``polarity`` in :data:`POLARITIES`), in id order,
+        strictly after ``after``, at most ``limit``."""
+
+    @abstractmethod
+    def counts(self, ns: str) -> NamespaceCounts:
+        """Exact live counts of the namespace (see :class:`NamespaceCounts`)."""
+
+    # ---- search -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def search(self, ns: str, request: SearchRequest) -> SearchResult:
+        """Ranks the namespace's live items (see :class:`SearchRequest`). Concept ids the
+        namespace never bound match nothing; query vectors are validated by the library.
+        Every hit's item was stored when the search ran; it may be gone by the time the caller
+        reads it (:meth:`get_items` then returns None for it)."""
