@@ -19,17 +19,17 @@ import numpy as np
 from google.protobuf import field_mask_pb2
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
+from polarmem.common.v1 import enums_pb2  # the shared enums (ItemKind, ConceptState)
 
 # Name tables, in the order error messages list them.
 MODES = {"off": pb.RECALL_MODE_OFF, "hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT,
          "adaptive": pb.RECALL_MODE_ADAPTIVE, "strict": pb.RECALL_MODE_STRICT}
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", **{code: name for name, code in MODES.items()}}
-STATES = {"has": storage_pb2.CONCEPT_STATE_HAS, "not_has": storage_pb2.CONCEPT_STATE_NOT_HAS,
-          "uncertain": storage_pb2.CONCEPT_STATE_UNCERTAIN}
+STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
+          "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
 STATE_NAMES = {code: name for name, code in STATES.items()}
-KINDS = {"visual": storage_pb2.ITEM_KIND_VISUAL, "text": storage_pb2.ITEM_KIND_TEXT}
-KIND_NAMES = {storage_pb2.ITEM_KIND_UNSPECIFIED: "visual", **{code: name for name, code in KINDS.items()}}
+KINDS = {"visual": enums_pb2.ITEM_KIND_VISUAL, "text": enums_pb2.ITEM_KIND_TEXT}
+KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **{code: name for name, code in KINDS.items()}}
 POLARITIES = {"has": pb.CONCEPT_POLARITY_HAS, "not_has": pb.CONCEPT_POLARITY_NOT_HAS, "align": pb.CONCEPT_POLARITY_ALIGN}
 STORAGES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
 DEGENERATE_POLICIES = {"fixed": pb.DEGENERATE_POLICY_FIXED, "uncertain": pb.DEGENERATE_POLICY_UNCERTAIN}
