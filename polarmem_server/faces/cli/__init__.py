@@ -94,8 +94,10 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
+    import importlib
+
     try:
-        from polarmem_server.storage.local import repair
+        repair = importlib.import_module("polarmem_server.storage.local.repair")
     except ModuleNotFoundError as exc:
         if exc.name != "polarmem_server.storage.local.repair":
             raise

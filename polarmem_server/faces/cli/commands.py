@@ -275,7 +275,7 @@ def remember(args: argparse.Namespace) -> int:
                     response = client.remember_stream(namespace, (item for _, item in batch),
                                                       timeout_s=connection.timeout_s * 20)
                     for result in response.results:
-                        line = batch[result.index][0]
+                        line, sent = batch[result.index]
                         if not result.HasField("error"):
                             stored += 1
                         elif result.error.code == grpc.StatusCode.ALREADY_EXISTS.value[0]:
@@ -283,7 +283,7 @@ def remember(args: argparse.Namespace) -> int:
                         else:
                             failed += 1
                             code = next((c.name for c in grpc.StatusCode if c.value[0] == result.error.code), "?")
-                            report(label, line, result.id, code, result.error.message)
+                            report(label, line, result.id or sent.id, code, result.error.message)
                 if checkpoint is not None:
                     checkpoint.write_text(str(last_line))
                 progress.update(seen, failed)
