@@ -241,6 +241,9 @@ def remember(args: argparse.Namespace) -> int:
             if args.files:
                 raise ValueError("give item files or one item's flags (--id, --text, ...), not both")
             return _remember_one(args, single, templates)
+        if not args.files and sys.stdin.isatty():
+            raise ValueError("nothing to remember: give JSONL files, pipe lines into `polarmem remember -`, or one "
+                             "item's flags (--id ID --text ... / --content IMAGE --verify dog,cat)")
         stored = present = failed = 0
         errors: list[dict[str, Any]] = []
         total = None
