@@ -39,7 +39,7 @@ def build(data_dir: Path, items: int, dim: int) -> float:
             for i in range(len(vectors))])
         if start % 100_000 == 0:
             print(f"built {start:,} items in {time.perf_counter() - started:.0f} s", flush=True)
-    memory.store.flush()
+    memory.flush()
     memory.close()
     return time.perf_counter() - started
 

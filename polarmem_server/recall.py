@@ -30,26 +30,42 @@ Modes:
 
 from __future__ import annotations
 
-import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import text as textproc
-from polarmem_server.index import SearchHits
-
-if TYPE_CHECKING:
-    from polarmem_server.memory import Memory, Namespace
+from polarmem_server.domain.namespace import Namespace
+from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
+from polarmem_server.errors import InvalidArgument
+from polarmem_server.scoring.encoder import Encoder, load_encoder
+from polarmem_server.storage.backend import Backend, SearchRequest, SearchResult
 
 CONCEPT_MAP_MIN_SIMILARITY = 0.75
 ADAPTIVE_MARGIN = 0.15
-MODES = ("hard", "soft", "adaptive", "off", "strict")
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 CONTEXT_LIST_LIMIT = 12
+# Encoded concept names per namespace (for mapping unknown query terms), refreshed as the
+# vocabulary grows; dropped with the namespace.
+_concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _encoder(namespace: Namespace) -> Encoder | None:
+    return load_encoder(namespace.settings.encoder)
+
+
+def concept_vectors(namespace: Namespace) -> np.ndarray:
+    names = namespace.vocabulary.names
+    cached = _concept_vectors.get(namespace)
+    if cached is None or cached[0] != len(names):
+        cached = (len(names), _encoder(namespace).encode(names))
+        _concept_vectors[namespace] = cached
+    return cached[1]
 
 
 @dataclass
@@ -95,10 +111,10 @@ class RecallResult:
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
     """Closest concept per phrase by the namespace encoder, or None below the threshold."""
-    if not phrases or len(namespace.vocabulary) == 0 or namespace.ensure_encoder() is None:
+    encoder = _encoder(namespace) if phrases and len(namespace.vocabulary) else None
+    if encoder is None:
         return [None] * len(phrases)
-    concept_vectors = namespace.concept_vectors()
-    similarities = namespace.encoder.encode(phrases) @ concept_vectors.T
+    similarities = encoder.encode(phrases) @ concept_vectors(namespace).T
     out: list[tuple[str, int, float] | None] = []
     for phrase, row in zip(phrases, similarities):
         best = int(np.argmax(row))
@@ -116,8 +132,6 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
         terms = [(name, False) for name in required] + [(name, True) for name in forbidden]
         unresolved = []
         for name, negated in terms:
-            if not isinstance(name, str) or not name.strip():
-                raise ValueError("required / forbidden: concept names must be non-empty strings")
             concept_id = vocabulary.lookup(name)
             if concept_id is None:
                 unresolved.append((name, negated))
@@ -177,94 +191,59 @@ def explain(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, sco
     return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
 
 
-def run_recall(memory: Memory, namespace: Namespace, text: str = "", vectors: Mapping[str, Any] | None = None,
-               required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
-               mode: str = "hard", soft_lambda: float = 1.0, exclude_conflicts: bool = False,
-               kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
-               weights: Mapping[str, float] | None = None, suppressed_k: int = 0) -> RecallResult:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"top_k must be >= 1, got {k!r}")
+def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery) -> RecallResult:
+    """Plans a checked query, runs the mode's searches through the backend and explains the hits."""
     vocabulary = namespace.vocabulary
-    plan = plan_query(namespace, text, required, forbidden)
-    query = memory.checked_query_vectors(namespace, vectors or {})
-    if "sem" not in query and text and "sem" in namespace.spaces and namespace.ensure_encoder() is not None:
-        query["sem"] = namespace.encoder.encode([text])[0]
-    if not query and not plan.required and not plan.forbidden:
-        raise ValueError("query is empty: give text, vectors, or required / forbidden concepts")
+    plan = plan_query(namespace, query.text, query.required, query.forbidden)
+    vectors = dict(query.vectors)
+    if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
+        vectors["sem"] = _encoder(namespace).encode([query.text])[0]
+    if not vectors and not plan.required and not plan.forbidden:
+        raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
     result = RecallResult([], {"conflict": 0, "neutral": 0, "entailed": 0}, plan,
                           [vocabulary.name(c) for c in plan.required], [vocabulary.name(c) for c in plan.forbidden],
-                          mode_used=mode)
-    # Slots are renumbered by compaction: searching and mapping slots to ids must happen within
-    # one generation of the namespace's slot map (a seqlock: odd while compacting), else retry.
-    while True:
-        generation = namespace.generation
-        if generation % 2:
-            time.sleep(0.001)
-            continue
-        id_of = namespace.id_of
-        allow = None
-        if metadata:
-            sets = [namespace.metadata_slots.get((key, value), set()) for key, value in metadata.items()]
-            allow = sorted(set.intersection(*sets))
-            if not allow:
-                result.mode_reason = "no item matches the metadata filter"
-                return result
+                          mode_used=query.mode.value)
+    k, exclude = query.k, query.exclude_conflicts
 
-        def search(search_mode: str, top_k: int, exclude: bool, allow=allow):
-            return namespace.index.search(query, plan.required, plan.forbidden, k=top_k, mode=search_mode,
-                                          soft_lambda=soft_lambda, exclude_conflicts=exclude, kinds=kinds, allow=allow,
-                                          weights=weights)
+    def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False) -> SearchResult:
+        return backend.search(namespace.name, SearchRequest(
+            vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
+            soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
+            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified))
 
-        chosen, result.mode_reason = (_choose_adaptive(plan, query, search, k, exclude_conflicts) if mode == "adaptive"
-                                      else (mode, ""))
-        if chosen == "strict":
-            hits = _strict_search(namespace, plan, search, allow, k, exclude_conflicts)
-        else:
-            hits = search(chosen, k, exclude_conflicts)
-        baseline = search("off", k, False) if suppressed_k > 0 and chosen != "off" else None
-        if namespace.generation == generation:
-            break
+    chosen, result.mode_reason = (_choose_adaptive(plan, vectors, search, k, exclude) if query.mode == RecallMode.ADAPTIVE
+                                  else (query.mode.value, ""))
+    if chosen == RecallMode.STRICT.value:
+        result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude)
+    else:
+        found = search(chosen, k, exclude)
+        result.hits, result.tier_counts = _hits(backend, namespace, found, plan), dict(found.tier_counts)
+    if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
+        result.mode_reason = "no item matches the metadata filter"
     result.mode_used = chosen
-    result.tier_counts = hits.tier_counts
-    result.hits = _hits(memory, namespace, id_of, hits, plan)
-    if baseline is not None:
+    if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
         kept = {h.item_id for h in result.hits}
-        result.suppressed = [h for h in _hits(memory, namespace, id_of, baseline, plan)
-                             if h.item_id not in kept and h.tier == -1][:suppressed_k]
+        baseline = _hits(backend, namespace, search("off", k, False), plan)
+        result.suppressed = [h for h in baseline if h.item_id not in kept and h.tier == -1][:query.suppressed_k]
     return result
 
 
-def _strict_search(namespace: Namespace, plan: QueryPlan, search, allow, k: int, exclude: bool) -> SearchHits:
-    """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem, slot). Any item of the
-    strict top k is in the hard top k (everything ranked above it there is above it here too)
-    or in the hard top k among verified items, so merging those two searches is exact. When the
-    hard top k is verified throughout, it is already the strict top k (a verified item outside it
-    ranks below it under both orders), and the second search is skipped."""
+def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,
+            exclude: bool) -> tuple[list[Hit], dict[str, int]]:
+    """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem). Any item of the strict
+    top k is in the hard top k (everything ranked above it there is above it here too) or in the
+    hard top k among verified items, so merging those two searches is exact. When the hard top k
+    is verified throughout, it is already the strict top k, and the second search is skipped."""
     hard = search("hard", k, exclude)
-    if not plan.forbidden:
-        return hard
-    verified = namespace.index.slots_with((), plan.forbidden)
-    if allow is not None:
-        verified = np.intersect1d(verified, np.asarray(allow, dtype=np.int64), assume_unique=True)
-    if verified.size == 0:
-        return hard
-    def is_verified(slots: np.ndarray) -> np.ndarray:  # `verified` is ascending
-        return verified[np.minimum(np.searchsorted(verified, slots), verified.size - 1)] == slots
-
-    if is_verified(hard.slots).all():  # nothing in the hard top k can be displaced
-        return hard
-    among_verified = search("hard", k, exclude, allow=verified)
-    rows: dict[int, tuple[int, float]] = {}
-    for hits in (hard, among_verified):
-        rows.update(zip(hits.slots.tolist(), zip(hits.tiers.tolist(), hits.scores.tolist())))
-    slots = np.fromiter(rows, dtype=np.int64, count=len(rows))
-    flags = dict(zip(slots.tolist(), is_verified(slots).tolist()))
-    ranked = sorted(rows, key=lambda slot: (-rows[slot][0], not flags[slot], -rows[slot][1], slot))[:k]
-    return SearchHits(np.asarray(ranked, dtype=np.int64), np.asarray([rows[s][0] for s in ranked], dtype=hard.tiers.dtype),
-                      np.asarray([rows[s][1] for s in ranked], dtype=hard.scores.dtype), hard.tier_counts,
-                      hard.scored + among_verified.scored, hard.reranked + among_verified.reranked)
+    hits = _hits(backend, namespace, hard, plan)
+    if not plan.forbidden or all(h.absence_verified for h in hits):
+        return hits, dict(hard.tier_counts)
+    among = _hits(backend, namespace, search("hard", k, exclude, absent_verified=True), plan)
+    seen = {h.item_id for h in hits}
+    merged = hits + [h for h in among if h.item_id not in seen]
+    # stable: equal keys keep the backend's order (hard list first)
+    merged.sort(key=lambda h: (-h.tier, not h.absence_verified, -h.score))
+    return merged[:k], dict(hard.tier_counts)
 
 
 def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, exclude: bool) -> tuple[str, str]:
@@ -273,28 +252,23 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
     if not plan.required and not plan.forbidden:
         return "soft", "no constraints to enforce"
     hard = search("hard", k, exclude)
-    compatible = int(np.count_nonzero(hard.tiers >= 0))
+    compatible = sum(1 for h in hard.hits if h.tier >= 0)
     if compatible < k:
         return "soft", f"only {compatible} compatible items for k={k}"
     if not query:
         return "hard", f"certain constraints; {compatible} compatible items"
-    best = float(search("off", 1, False).scores[0])
-    weakest = float(hard.scores.min())
+    best = search("off", 1, False).hits[0].score
+    weakest = min(h.score for h in hard.hits)
     if weakest >= best - ADAPTIVE_MARGIN:
         return "hard", f"certain constraints; the hard top {k} stays within {ADAPTIVE_MARGIN} of the best similarity"
     return "soft", (f"compatible evidence is weak: the hard top {k} reaches similarity {weakest:.2f}, "
                     f"below {best:.2f} - {ADAPTIVE_MARGIN}")
 
 
-def _hits(memory: Memory, namespace: Namespace, id_of: list[str | None], hits, plan: QueryPlan) -> list[Hit]:
-    out = []
-    for slot, tier, score in zip(hits.slots.tolist(), hits.tiers.tolist(), hits.scores.tolist()):
-        item_id = id_of[slot] if slot < len(id_of) else None
-        record = memory.store.get_item(namespace.settings.name, item_id) if item_id is not None else None
-        if record is None:  # forgotten between the search and this read
-            continue
-        out.append(explain(namespace, record, tier, score, plan.required, plan.forbidden))
-    return out
+def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
+    records = backend.get_items(namespace.name, [h.item_id for h in found.hits])
+    return [explain(namespace, record, h.tier, h.score, plan.required, plan.forbidden)
+            for h, record in zip(found.hits, records) if record is not None]  # None: forgotten since the search
 
 
 def _concept_list(names: list[str], first: Iterable[str]) -> str:
@@ -305,13 +279,12 @@ def _concept_list(names: list[str], first: Iterable[str]) -> str:
     return ", ".join(shown) + (f" (+{more} more)" if more else "")
 
 
-def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = 400,
+def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DEFAULT_CONTEXT_BUDGET_CHARS,
                    query_concepts: Iterable[str] = ()) -> str:
     """The context handed to the model: one ``[Fact Check: STATUS] content`` entry per hit in
     rank order, content cut to the per-item budget, then the item's HAS / NOT_HAS lists (the
     query's own concepts first)."""
-    if budget_chars < 16:
-        raise ValueError(f"context_budget_chars must be >= 16, got {budget_chars}")
+    check_context_budget(budget_chars)
     names = namespace.vocabulary.name
     query_concepts = list(query_concepts)
     lines = []

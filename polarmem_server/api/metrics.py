@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-if TYPE_CHECKING:
-    from polarmem_server.memory import Memory
+from polarmem.common.v1 import enums_pb2
+from polarmem_server.memory import Memory
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -25,12 +23,16 @@ class MemoryCollector:
         edges = GaugeMetricFamily("polarmem_edges", "Item-concept edges, by namespace and polarity",
                                   labels=["namespace", "polarity"])
         for namespace in self._memory.list_namespaces():
-            name = namespace.settings.name
-            items.add_metric([name, "visual"], namespace.kinds.get("ITEM_KIND_VISUAL", 0))
-            items.add_metric([name, "text"], namespace.kinds.get("ITEM_KIND_TEXT", 0))
+            name = namespace.name
+            try:
+                counts = self._memory.namespace_counts(name)
+            except LookupError:  # deleted since the listing
+                continue
+            items.add_metric([name, "visual"], counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0))
+            items.add_metric([name, "text"], counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0))
             concepts.add_metric([name], len(namespace.vocabulary))
-            for polarity, counts in namespace.concept_counts.items():
-                edges.add_metric([name, polarity], sum(counts.values()))
+            for polarity, by_concept in counts.concepts.items():
+                edges.add_metric([name, polarity], sum(by_concept.values()))
         yield items
         yield concepts
         yield edges

@@ -156,7 +156,7 @@ class PolarMemServer:
             self.metrics_port = self._metrics_httpd.server_port
         # The port answers health checks (NOT_SERVING) while the indexes are rebuilt.
         self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                             on_store_write=self.metrics.store_write.observe)
+                             on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
         self._service.memory = self.memory
         self.metrics.attach(self.memory)
         log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
@@ -184,7 +184,7 @@ class PolarMemServer:
             if self.verifier is not None:
                 self.verifier.close()
             if self.memory is not None:
-                self.memory.store.flush()
+                self.memory.flush()
                 self.memory.close()
             if self._metrics_httpd is not None:
                 self._metrics_httpd.shutdown()

@@ -4,7 +4,6 @@ Errors are raised as exceptions and mapped to status codes by the server's inter
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -12,28 +11,36 @@ from typing import Any
 import grpc
 import numpy as np
 
-from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
-from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import (DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings,
-                                    last_write_changed_states)
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
+from polarmem_server.api.status import DeadlineExceeded, PermissionDenied, Unauthenticated, public_message, status_for
+from polarmem_server.domain.evidence import last_write_changed_states
+from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES
+from polarmem_server.domain.mixtures import calibration_fields
+from polarmem_server.domain.partition import PARTITION_FIELDS
+from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
+from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
+from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.index import SpaceSpec
+from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
 from polarmem_server.scoring.verification import Verifier
 
+# One table per enum: API code <-> library value.
 STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
                  pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
-MODE_CODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
-              "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
-MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", **{code: name for name, code in MODE_CODES.items()}}
-STATE_NAMES = {enums_pb2.CONCEPT_STATE_HAS: "has", enums_pb2.CONCEPT_STATE_NOT_HAS: "not_has",
-               enums_pb2.CONCEPT_STATE_UNCERTAIN: "uncertain"}
-KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", enums_pb2.ITEM_KIND_VISUAL: "visual",
-              enums_pb2.ITEM_KIND_TEXT: "text"}
+MODE_CODES = {RecallMode.HARD: pb.RECALL_MODE_HARD, RecallMode.SOFT: pb.RECALL_MODE_SOFT,
+              RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE, RecallMode.OFF: pb.RECALL_MODE_OFF,
+              RecallMode.STRICT: pb.RECALL_MODE_STRICT}
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: RecallMode.HARD.value, **{code: m.value for m, code in MODE_CODES.items()}}
+API_KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **KIND_NAMES}
+POLICY_NAMES = {pb.DEGENERATE_POLICY_UNSPECIFIED: "fixed", pb.DEGENERATE_POLICY_FIXED: "fixed",
+                pb.DEGENERATE_POLICY_UNCERTAIN: "uncertain"}
+POLICY_CODES = {"fixed": pb.DEGENERATE_POLICY_FIXED, "uncertain": pb.DEGENERATE_POLICY_UNCERTAIN}
 POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
                   pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
 STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
@@ -41,6 +48,7 @@ STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 # callers' verification still finds room.
 STREAM_VERIFY_BATCH = 256
 MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 100
 
 
 class Authorizer:
@@ -84,12 +92,13 @@ def check_deadline(deadline: float) -> None:
 # ---- conversions --------------------------------------------------------------------------
 
 def vectors_from(message_map: Mapping[str, pb.VectorValue], field: str) -> dict[str, np.ndarray]:
+    """Messages to arrays (rows reshaped); the library checks them."""
     out = {}
     for space, value in message_map.items():
         values = np.asarray(value.values, dtype=np.float32)
         rows = max(1, value.rows)
         if values.size == 0 or values.size % rows:
-            raise ValueError(f"{field}[{space!r}]: {values.size} values do not make {rows} row(s)")
+            raise InvalidArgument(f"{field}[{quoted(space)}]: {values.size} values do not make {rows} row(s)")
         out[space] = values.reshape(rows, -1) if value.rows > 1 else values
     return out
 
@@ -107,22 +116,23 @@ def states_from(message_map: Mapping[str, int], field: str) -> dict[str, str]:
     out = {}
     for concept, state in message_map.items():
         if state not in STATE_NAMES:
-            raise ValueError(f"{field}[{concept!r}]: state must be HAS, NOT_HAS or UNCERTAIN")
+            raise InvalidArgument(f"{field}[{quoted(concept)}]: state must be HAS, NOT_HAS or UNCERTAIN")
         out[concept] = STATE_NAMES[state]
     return out
 
 
-def needs_verification(message: pb.ItemInput) -> bool:
-    return bool(message.verify_concepts) or bool(message.content)
-
-
 def item_input(message: pb.ItemInput) -> ItemInput:
-    if message.kind not in KIND_NAMES:
-        raise ValueError(f"item.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
-    return ItemInput(id=message.id or None, kind=KIND_NAMES[message.kind], text=message.text, uri=message.uri,
+    if message.kind not in API_KIND_NAMES:
+        raise InvalidArgument(f"item.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
+    return ItemInput(id=message.id or None, kind=API_KIND_NAMES[message.kind], text=message.text, uri=message.uri,
                      metadata=dict(message.metadata), vectors=vectors_from(message.vectors, "item.vectors"),
                      scores=scores_from(message.scores), states=states_from(message.states, "item.states"),
-                     source=message.source or "client", model=message.model)
+                     source=message.source or "client", model=message.model,
+                     verify_concepts=list(message.verify_concepts), content=message.content)
+
+
+def fields_of(message, names: tuple[str, ...]) -> dict:
+    return {name: getattr(message, name) for name in names}
 
 
 def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: bool = False) -> pb.Item:
@@ -136,10 +146,7 @@ def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: boo
         {enums_pb2.CONCEPT_STATE_HAS: item.has, enums_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
             ev.state, item.uncertain).append(name(ev.concept_id))
     if record.HasField("partition"):
-        p = record.partition
-        item.partition.CopyFrom(pb.PartitionView(tau=p.tau, delta=p.delta, sigma_w=p.sigma_w, kappa=p.kappa,
-                                                 degenerate=p.degenerate, uncertain_ratio=p.uncertain_ratio, weak=p.weak,
-                                                 method=p.method, parameters=dict(p.parameters), note=p.note))
+        item.partition.CopyFrom(pb.PartitionView(**fields_of(record.partition, PARTITION_FIELDS)))
     if history:
         for snap in record.history:
             item.history.add(version=snap.version, time_ms=snap.time_ms, has=[name(c) for c in snap.has],
@@ -147,49 +154,63 @@ def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: boo
     return item
 
 
+def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The library's settings fields a NamespaceConfig sets: every set field (create), or
+    exactly the mask's `paths` (update; an unset optional field then means its default)."""
+    out: dict[str, Any] = {}
+    wanted = set(paths) if paths is not None else None
+
+    def take(name: str) -> bool:
+        return name in wanted if wanted is not None else True
+
+    if wanted is None:
+        spaces = []
+        for i, s in enumerate(config.spaces):
+            if s.storage not in STORAGE_NAMES:
+                raise InvalidArgument(f"config.spaces[{i}].storage: unknown storage {s.storage}")
+            if s.dim == 0:
+                raise InvalidArgument(f"config.spaces[{i}].dim must be >= 1")
+            if not s.name:
+                raise InvalidArgument(f"config.spaces[{i}].name is required")
+            spaces.append(SpaceSpec(s.name, s.dim, s.multi, STORAGE_NAMES[s.storage]))
+        out["spaces"] = tuple(spaces) or DEFAULT_SPACES
+        if config.encoder:
+            out["encoder"] = config.encoder
+    defaults = NamespaceSettings("-")
+    if take("degenerate_policy"):
+        if config.degenerate_policy not in POLICY_NAMES:
+            raise InvalidArgument("config.degenerate_policy: unknown policy")
+        out["degenerate_policy"] = POLICY_NAMES[config.degenerate_policy]
+    if take("templates"):
+        out["templates"] = tuple(config.templates) or DEFAULT_TEMPLATES
+    if take("aliases"):
+        out["aliases"] = dict(config.aliases)
+    if take("partitioner"):
+        out["partitioner"] = config.partitioner or defaults.partitioner
+    if take("concepts"):
+        out["concepts"] = tuple(config.concepts)
+    for name in ("kappa", "fixed_threshold", "template_std_max", "rho", "rho_absent"):
+        if take(name):
+            if config.HasField(name):
+                out[name] = getattr(config, name)
+            elif wanted is not None:
+                out[name] = getattr(defaults, name)
+    return out
+
+
 def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
-    spaces = []
-    for i, s in enumerate(config.spaces):
-        if s.storage not in STORAGE_NAMES:
-            raise ValueError(f"config.spaces[{i}].storage: unknown storage {s.storage}")
-        if s.dim == 0:
-            raise ValueError(f"config.spaces[{i}].dim must be >= 1")
-        spaces.append(SpaceSpec(s.name, s.dim, s.multi, STORAGE_NAMES[s.storage]))
-    if config.degenerate_policy not in (pb.DEGENERATE_POLICY_UNSPECIFIED, pb.DEGENERATE_POLICY_FIXED,
-                                        pb.DEGENERATE_POLICY_UNCERTAIN):
-        raise ValueError("config.degenerate_policy: unknown policy")
-    kwargs: dict[str, Any] = dict(
-        name=name,
-        spaces=tuple(spaces) or (SpaceSpec("sem", 384),),
-        encoder=config.encoder or "minilm",
-        degenerate_policy="uncertain" if config.degenerate_policy == pb.DEGENERATE_POLICY_UNCERTAIN else "fixed",
-        templates=tuple(config.templates) or DEFAULT_TEMPLATES,
-        aliases=dict(config.aliases),
-        partitioner=config.partitioner or "otsu",
-    )
-    if config.HasField("rho"):
-        kwargs["rho"] = config.rho
-    if config.HasField("rho_absent"):
-        kwargs["rho_absent"] = config.rho_absent
-    for field in ("kappa", "fixed_threshold", "template_std_max"):
-        if config.HasField(field):
-            value = getattr(config, field)
-            if not math.isfinite(value):
-                raise ValueError(f"config.{field} must be finite")
-            kwargs[field] = value
-    return NamespaceSettings(**kwargs)
+    return NamespaceSettings(name=name, **config_fields(config))
 
 
-def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
+def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
     s = namespace.settings
     config = pb.NamespaceConfig(
         spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
-        degenerate_policy=pb.DEGENERATE_POLICY_UNCERTAIN if s.degenerate_policy == "uncertain" else pb.DEGENERATE_POLICY_FIXED,
-        templates=list(s.templates), aliases=dict(s.aliases), partitioner=s.partitioner, rho=s.rho,
-        rho_absent=s.rho_absent or s.rho)
-    visual = namespace.kinds.get("ITEM_KIND_VISUAL", 0)
-    text = namespace.kinds.get("ITEM_KIND_TEXT", 0)
+        degenerate_policy=POLICY_CODES[s.degenerate_policy], templates=list(s.templates), aliases=dict(s.aliases),
+        partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts))
+    visual = counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
+    text = counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
     info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
                             visual_count=visual, text_count=text, concept_count=len(namespace.vocabulary))
     if namespace.calibration is not None:
@@ -198,10 +219,7 @@ def namespace_info(namespace: Namespace) -> pb.NamespaceInfo:
 
 
 def calibration_view(model) -> pb.Calibration:
-    return pb.Calibration(present_a=model.present[0], present_b=model.present[1], absent_a=model.absent[0],
-                          absent_b=model.absent[1], prior=model.prior, fitted_on=model.fitted_on,
-                          supervised=model.supervised, concept_priors=dict(model.concept_priors),
-                          priors_fitted_on=model.priors_fitted_on)
+    return pb.Calibration(**calibration_fields(model))
 
 
 def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:
@@ -216,67 +234,60 @@ def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.
 # ---- the servicer -------------------------------------------------------------------------
 
 class MemoryService(pb_grpc.MemoryServiceServicer):
+    """Converts messages to library calls and back; verification runs inside the library
+    (Memory's verifier port)."""
+
     def __init__(self, memory: Memory, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float,
                  verifier: Verifier | None = None) -> None:
         self.memory = memory
         self.metrics = metrics
         self.auth = authorizer
         self.default_deadline_s = default_deadline_s
-        self.verifier = verifier
+        self.verifier = verifier  # the server hands it to Memory (its verification port)
 
-    def _require_verifier(self) -> Verifier:
-        if self.verifier is None:
-            raise NotImplementedError("server-side verification (verify_concepts, content, ScoreConcepts) needs a "
-                                      "scoring engine: start the server with --engine; or send scores or states")
-        return self.verifier
-
-    def _start_verification(self, namespace: str, message: pb.ItemInput, context: grpc.ServicerContext):
-        """(future, concepts) for an item the engine must verify; scoring runs in the batcher, and
-        a cancelled RPC cancels its request there (dropped if its batch has not started)."""
-        verifier = self._require_verifier()
-        vocabulary = self.memory.namespace(namespace).vocabulary.names
-        concepts = verifier.candidate_concepts(message.text, message.content, list(message.verify_concepts), vocabulary)
-        templates = self.memory.namespace(namespace).settings.templates
-        future = verifier.submit(message.text, message.content, concepts, templates)
-        context.add_callback(future.cancel)
-        return future, concepts
-
-    def _apply_verification(self, item: ItemInput, started, deadline: float) -> ItemInput:
-        future, concepts = started
-        scores = self.verifier.result(future, concepts, deadline)
-        item.scores = {**scores, **item.scores}  # client scores win where both exist
-        item.source, item.model = self.verifier.engine_name, self.verifier.model
-        return item
+    def _info(self, namespace: Namespace) -> pb.NamespaceInfo:
+        return namespace_info(namespace, self.memory.namespace_counts(namespace.name))
 
     def CreateNamespace(self, request, context):
         self.auth.check(context, request.name)
         namespace = self.memory.create_namespace(settings_from(request.name, request.config))
-        return pb.CreateNamespaceResponse(namespace=namespace_info(namespace))
+        return pb.CreateNamespaceResponse(namespace=self._info(namespace))
 
     def GetNamespace(self, request, context):
         self.auth.check(context, request.name)
-        return pb.GetNamespaceResponse(namespace=namespace_info(self.memory.namespace(request.name)))
+        return pb.GetNamespaceResponse(namespace=self._info(self.memory.namespace(request.name)))
 
     def ListNamespaces(self, request, context):
         allowed = self.auth.namespaces_of(context)
-        return pb.ListNamespacesResponse(namespaces=[namespace_info(n) for n in self.memory.list_namespaces()
-                                                     if allowed is None or n.settings.name in allowed])
+        return pb.ListNamespacesResponse(namespaces=[self._info(n) for n in self.memory.list_namespaces()
+                                                     if allowed is None or n.name in allowed])
 
     def DeleteNamespace(self, request, context):
         self.auth.check(context, request.name)
         self.memory.delete_namespace(request.name)
         return pb.DeleteNamespaceResponse()
 
+    def UpdateNamespace(self, request, context):
+        self.auth.check(context, request.name)
+        paths = tuple(request.update_mask.paths)
+        if not paths:
+            raise InvalidArgument(f"update_mask: name at least one field to update ({', '.join(UPDATABLE_FIELDS)})")
+        unknown = [p for p in paths if p not in UPDATABLE_FIELDS]
+        if unknown:
+            raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
+        self.memory.namespace(request.name)  # NOT_FOUND before the config is read
+        namespace, repartitioned, changed = self.memory.update_namespace(request.name, config_fields(request.config, paths))
+        return pb.UpdateNamespaceResponse(namespace=self._info(namespace), items_repartitioned=repartitioned,
+                                          items_changed=changed)
+
     def Remember(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
-            raise ValueError("item is required")
-        item = item_input(request.item)
-        if needs_verification(request.item):
-            # Scored before anything is written: an engine failure stores nothing.
-            item = self._apply_verification(item, self._start_verification(request.namespace, request.item, context), deadline)
-        record = self.memory.remember(request.namespace, item)
+            raise InvalidArgument("item is required")
+        # Scored (when asked) before anything is written: an engine failure stores nothing.
+        record = self.memory.remember(request.namespace, item_input(request.item), deadline,
+                                      lambda future: context.add_callback(future.cancel))
         self.metrics.observe_partition(record)
         return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record))
 
@@ -285,27 +296,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         response = pb.RememberStreamResponse()
         namespace = ""
         pending: list[tuple[int, ItemInput | Exception]] = []
-        messages: dict[int, pb.ItemInput] = {}
 
         def flush() -> None:
-            # Items to verify are all submitted first, so the batcher can score them together.
-            started = {}
-            for position, (index, value) in enumerate(pending):
-                message = messages.get(index)
-                if message is not None and not isinstance(value, Exception) and needs_verification(message):
-                    try:
-                        started[position] = self._start_verification(namespace, message, context)
-                    except Exception as exc:  # noqa: BLE001 - reported per item
-                        pending[position] = (index, exc)
-            for position, handle in started.items():
-                index, value = pending[position]
-                try:
-                    pending[position] = (index, self._apply_verification(value, handle, deadline))
-                except Exception as exc:  # noqa: BLE001 - reported per item
-                    pending[position] = (index, exc)
-            messages.clear()
             inputs = [(i, x) for i, x in pending if not isinstance(x, Exception)]
-            results = dict(zip([i for i, _ in inputs], self.memory.remember_batch(namespace, [x for _, x in inputs])))
+            outcomes = self.memory.remember_batch(namespace, [x for _, x in inputs], deadline,
+                                                  lambda future: context.add_callback(future.cancel))
+            results = dict(zip([i for i, _ in inputs], outcomes))
             for index, value in pending:
                 outcome = results.get(index, value)
                 if isinstance(outcome, Exception):
@@ -325,21 +321,21 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             batch = ([request.item] if request.HasField("item") else []) + list(request.items)
             if number == 0:
                 if not request.namespace:
-                    raise ValueError("namespace is required on the first message of the stream")
+                    raise InvalidArgument("namespace is required on the first message of the stream")
                 namespace = request.namespace
                 self.auth.check(context, namespace)
                 self.memory.namespace(namespace)  # NOT_FOUND before any item is read
             elif request.namespace and request.namespace != namespace:
                 for _ in batch:
-                    pending.append((index, ValueError(f"namespace: one stream writes one namespace ({namespace!r})")))
+                    pending.append((index, InvalidArgument(f"namespace: one stream writes one namespace ({namespace!r})")))
                     index += 1
                 continue
             for message in batch:
                 try:
-                    pending.append((index, item_input(message)))
-                    messages[index] = message
-                    to_verify += needs_verification(message)
-                except (ValueError, TypeError) as exc:
+                    item = item_input(message)
+                    pending.append((index, item))
+                    to_verify += item.needs_verification
+                except InvalidArgument as exc:
                     pending.append((index, exc))
                 index += 1
             if len(pending) >= STREAM_BATCH or to_verify >= STREAM_VERIFY_BATCH:
@@ -353,22 +349,18 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
         if request.mode not in MODE_NAMES:
-            raise ValueError(f"mode: unknown recall mode {request.mode}")
+            raise InvalidArgument(f"mode: unknown recall mode {request.mode}")
         for kind in request.kinds:
-            if kind not in (enums_pb2.ITEM_KIND_VISUAL, enums_pb2.ITEM_KIND_TEXT):
-                raise ValueError("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
-        soft_lambda = request.soft_lambda if request.HasField("soft_lambda") else 1.0
-        if not math.isfinite(soft_lambda):
-            raise ValueError("soft_lambda must be finite")
-        top_k = request.top_k if request.HasField("top_k") else 10
-        if top_k < 1:
-            raise ValueError("top_k must be >= 1 (leave it unset for the default of 10)")
+            if kind not in KIND_NAMES:
+                raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         result = self.memory.recall(
             request.namespace, text=request.text, vectors=vectors_from(request.vectors, "vectors"),
-            required=list(request.required) or None, forbidden=list(request.forbidden) or None, k=top_k,
-            mode=MODE_NAMES[request.mode], soft_lambda=soft_lambda, exclude_conflicts=request.exclude_conflicts,
-            kinds=[KIND_NAMES[k] for k in request.kinds] or None, metadata=dict(request.metadata_equals) or None,
-            weights=dict(request.weights) or None, suppressed_k=request.suppressed_k)
+            required=list(request.required) or None, forbidden=list(request.forbidden) or None,
+            k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, mode=MODE_NAMES[request.mode],
+            soft_lambda=request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
+            exclude_conflicts=request.exclude_conflicts, kinds=[KIND_NAMES[k] for k in request.kinds] or None,
+            metadata=dict(request.metadata_equals) or None, weights=dict(request.weights) or None,
+            suppressed_k=request.suppressed_k)
         check_deadline(deadline)
         namespace = self.memory.namespace(request.namespace)
         plan = result.plan
@@ -380,9 +372,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                                 unknown=plan.unknown,
                                 mapped=[pb.ConceptMapping(phrase=p, concept=c, similarity=s) for p, c, s in plan.mapped]),
             suppressed=[hit_message(i + 1, h, namespace, request.include_items) for i, h in enumerate(result.suppressed)],
-            mode_used=MODE_CODES[result.mode_used], mode_reason=result.mode_reason)
+            mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason)
         if request.include_context:
-            response.context = render_context(namespace, result.hits, request.context_budget_chars or 400,
+            response.context = render_context(namespace, result.hits,
+                                              request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
                                               result.required + result.forbidden)
         for hit in result.hits:
             self.metrics.recall_tier_items.labels({1: "entailed", 0: "neutral", -1: "conflict"}[hit.tier]).inc()
@@ -392,20 +385,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def Observe(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        scores, source, model = scores_from(request.scores), request.source or "client", request.model
-        if request.text or request.content or request.verify_concepts:
-            # New content: verify the requested concepts, or the ones the item already holds.
-            before = self.memory.get_item(request.namespace, request.id)
-            namespace = self.memory.namespace(request.namespace)
-            known = [namespace.vocabulary.name(ev.concept_id) for ev in before.evidence]
-            message = pb.ItemInput(text=request.text or before.text, content=request.content,
-                                   verify_concepts=list(request.verify_concepts) or known)
-            verified = self._apply_verification(ItemInput(scores=scores), self._start_verification(request.namespace, message, context),
-                                                deadline)
-            scores, source, model = verified.scores, verified.source, verified.model
-        record = self.memory.observe(request.namespace, request.id, scores=scores,
+        record = self.memory.observe(request.namespace, request.id, scores=scores_from(request.scores),
                                      states=states_from(request.states, "states"),
-                                     vectors=vectors_from(request.vectors, "vectors"), source=source, model=model)
+                                     vectors=vectors_from(request.vectors, "vectors"), source=request.source or "client",
+                                     model=request.model, text=request.text, content=request.content,
+                                     verify_concepts=list(request.verify_concepts), deadline=deadline,
+                                     on_submit=lambda future: context.add_callback(future.cancel))
         self.metrics.observe_partition(record)
         return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record),
                                   changed=last_write_changed_states(record))
@@ -427,12 +412,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def GetConcept(self, request, context):
         self.auth.check(context, request.namespace)
         if request.polarity not in POLARITY_NAMES:
-            raise ValueError("polarity: use CONCEPT_POLARITY_HAS, _NOT_HAS or _ALIGN")
+            raise InvalidArgument("polarity: use CONCEPT_POLARITY_HAS, _NOT_HAS or _ALIGN")
         if request.page_size > MAX_PAGE_SIZE:
-            raise ValueError(f"page_size must be <= {MAX_PAGE_SIZE}")
+            raise InvalidArgument(f"page_size must be <= {MAX_PAGE_SIZE}")
         if not request.concept:
-            raise ValueError("concept is required")
-        page_size = request.page_size or 100
+            raise InvalidArgument("concept is required")
+        page_size = request.page_size or DEFAULT_PAGE_SIZE
         ids = self.memory.items_by_concept(request.namespace, request.concept, POLARITY_NAMES[request.polarity],
                                            after=request.page_token, limit=page_size + 1)
         stats = self.memory.concept_stats(request.namespace, request.concept)
@@ -444,18 +429,15 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
     def Calibrate(self, request, context):
         self.auth.check(context, request.namespace)
-        if len(request.p_yes) != len(request.present):
-            raise ValueError(f"p_yes and present must have the same length (got {len(request.p_yes)} and "
-                             f"{len(request.present)}): one label per score")
         model = self.memory.calibrate(request.namespace, list(request.p_yes), list(request.present))
         return pb.CalibrateResponse(calibration=calibration_view(model))
 
     def ScoreConcepts(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        message = pb.ItemInput(text=request.item.text, content=request.item.content,
-                               verify_concepts=list(request.concepts) or list(request.item.verify_concepts))
-        future, concepts = self._start_verification(request.namespace, message, context)
-        scores = self.verifier.result(future, concepts, deadline)
+        scores = self.memory.score_concepts(request.namespace, request.item.text, request.item.content,
+                                            list(request.concepts) or list(request.item.verify_concepts), deadline,
+                                            lambda future: context.add_callback(future.cancel))
+        verifier = self.memory.verifier
         return pb.ScoreConceptsResponse(scores=[pb.ConceptScoreView(concept=c, p_yes=v) for c, v in scores.items()],
-                                        engine=self.verifier.engine_name, model=self.verifier.model)
+                                        engine=verifier.engine_name, model=verifier.model)

@@ -42,9 +42,10 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import betaln
 
-from polarmem_server.domain.partition import ANCHORS, ConceptState, ItemPartition, PartitionSettings, classify
+from polarmem_server.errors import InvalidArgument
+
+from polarmem_server.domain.partition import ANCHORS, ConceptState, ItemPartition, PartitionSettings, classify, register
 
 SIGMA_FLOOR = 0.02
 EPS = 1e-4
@@ -111,8 +112,13 @@ def _crossing(model: BetaMixture, p: float) -> float:
     return (lo + hi) / 2
 
 
+def _betaln(a: float, b: float) -> float:
+    """ln B(a, b) for the scalar parameters used here (math.lgamma: no scipy in the server)."""
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
 def _log_beta_pdf(s: np.ndarray, a: float, b: float) -> np.ndarray:
-    return (a - 1) * np.log(s) + (b - 1) * np.log1p(-s) - betaln(a, b)
+    return (a - 1) * np.log(s) + (b - 1) * np.log1p(-s) - _betaln(float(a), float(b))
 
 
 def _moments_to_beta(mean: float, var: float) -> tuple[float, float]:
@@ -167,9 +173,9 @@ def fit_supervised(scores: np.ndarray, present: np.ndarray) -> BetaMixture:
     s = np.clip(np.asarray(scores, dtype=np.float64).ravel(), EPS, 1 - EPS)
     y = np.asarray(present, dtype=bool).ravel()
     if s.size != y.size:
-        raise ValueError("calibration: scores and labels must have the same length")
+        raise InvalidArgument("calibration: scores and labels must have the same length")
     if y.sum() < 2 or (~y).sum() < 2:
-        raise ValueError("calibration: give at least two present and two absent labelled scores")
+        raise InvalidArgument("calibration: give at least two present and two absent labelled scores")
     return BetaMixture(_moments_to_beta(s[y].mean(), s[y].var()), _moments_to_beta(s[~y].mean(), s[~y].var()),
                        float(np.clip(y.mean(), 1e-4, 1 - 1e-4)), fitted_on=s.size, supervised=True)
 
@@ -191,7 +197,7 @@ def fit_concept_priors(model: BetaMixture, concepts: Sequence[str], scores: np.n
     s = np.clip(np.asarray(scores, dtype=np.float64).ravel(), EPS, 1 - EPS)
     names = np.asarray(concepts, dtype=object).ravel()
     if s.size != names.size:
-        raise ValueError("concept priors: one concept name per score")
+        raise InvalidArgument("concept priors: one concept name per score")
     if s.size == 0:
         return replace(model, concept_priors={})
     keys, index = np.unique(names, return_inverse=True)
@@ -282,3 +288,24 @@ def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
         tau=float(tau), delta=float(delta), sigma_w=float(sigma_w), kappa=settings.kappa, degenerate=False,
         uncertain_ratio=uncertain_ratio, weak=uncertain_ratio > settings.weak_ratio, method=method,
         parameters={k: float(v) for k, v in parameters.items()}, note=note)
+
+
+for _name in ("min_error", "mixture", "calibrated"):
+    register(_name, partition)
+
+CALIBRATION_FIELDS = ("present_a", "present_b", "absent_a", "absent_b", "prior", "fitted_on", "supervised",
+                      "concept_priors", "priors_fitted_on")
+"""The fields a score model is stored and shown with (CalibrationRecord, Calibration)."""
+
+
+def calibration_fields(model: BetaMixture) -> dict:
+    """``CalibrationRecord(**calibration_fields(m))`` and the API's ``Calibration(**...)``."""
+    return dict(present_a=model.present[0], present_b=model.present[1], absent_a=model.absent[0],
+                absent_b=model.absent[1], prior=model.prior, fitted_on=model.fitted_on, supervised=model.supervised,
+                concept_priors=dict(model.concept_priors), priors_fitted_on=model.priors_fitted_on)
+
+
+def calibration_from_fields(record) -> BetaMixture:
+    """The model a CalibrationRecord holds."""
+    return BetaMixture((record.present_a, record.present_b), (record.absent_a, record.absent_b), record.prior,
+                       record.fitted_on, record.supervised, dict(record.concept_priors), record.priors_fitted_on)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from polarmem_server.errors import InvalidArgument, quoted
+
 DEGENERATE_VARIANCE = 1e-9
 ANCHORS = (0.0, 1.0)
 
@@ -36,6 +38,16 @@ class ConceptState(enum.IntEnum):
 
 
 PARTITIONERS = ("otsu", "min_error", "mixture", "calibrated")
+# name -> fn(means, stds, settings, calibration, names) -> ItemPartition. Filled by register():
+# "otsu" below, the posterior and minimum-error methods by domain/mixtures.py, which imports this
+# module (never the other way round).
+REGISTRY: dict = {}
+
+
+def register(name: str, partitioner) -> None:
+    if name not in PARTITIONERS:
+        raise ValueError(f"partitioner {name!r} is not declared in PARTITIONERS")
+    REGISTRY[name] = partitioner
 
 
 @dataclass(frozen=True)
@@ -55,19 +67,19 @@ class PartitionSettings:
 
     def __post_init__(self) -> None:
         if self.method not in PARTITIONERS:
-            raise ValueError(f"partitioner must be one of {', '.join(PARTITIONERS)}, got {self.method!r}")
+            raise InvalidArgument(f"partitioner must be one of {', '.join(PARTITIONERS)}, got {quoted(self.method)}")
         if not 0.5 <= self.rho < 1.0:
-            raise ValueError(f"rho must lie in [0.5, 1), got {self.rho}")
+            raise InvalidArgument(f"rho must lie in [0.5, 1), got {self.rho}")
         if self.rho_absent and not 0.5 <= self.rho_absent < 1.0:
-            raise ValueError(f"rho_absent must lie in [0.5, 1) (or be unset), got {self.rho_absent}")
+            raise InvalidArgument(f"rho_absent must lie in [0.5, 1) (or be unset), got {self.rho_absent}")
         if not math.isfinite(self.kappa) or self.kappa < 0:
-            raise ValueError(f"kappa must be a finite number >= 0, got {self.kappa}")
+            raise InvalidArgument(f"kappa must be a finite number >= 0, got {self.kappa}")
         if self.degenerate_policy not in ("fixed", "uncertain"):
-            raise ValueError(f"degenerate_policy must be 'fixed' or 'uncertain', got {self.degenerate_policy!r}")
+            raise InvalidArgument(f"degenerate_policy must be 'fixed' or 'uncertain', got {quoted(self.degenerate_policy)}")
         if not 0.0 <= self.fixed_threshold <= 1.0:
-            raise ValueError(f"fixed_threshold must lie in [0, 1], got {self.fixed_threshold}")
+            raise InvalidArgument(f"fixed_threshold must lie in [0, 1], got {self.fixed_threshold}")
         if not self.template_std_max > 0:
-            raise ValueError(f"template_std_max must be > 0, got {self.template_std_max}")
+            raise InvalidArgument(f"template_std_max must be > 0, got {self.template_std_max}")
 
 
 @dataclass(frozen=True)
@@ -131,12 +143,12 @@ def check_scores(scores: np.ndarray, names: list[str] | None = None) -> np.ndarr
     if matrix.ndim == 1:
         matrix = matrix[:, None]
     if matrix.ndim != 2 or matrix.shape[1] == 0:
-        raise ValueError(f"scores must be a concepts x templates matrix, got shape {matrix.shape}")
+        raise InvalidArgument(f"scores must be a concepts x templates matrix, got shape {matrix.shape}")
     bad = ~np.isfinite(matrix) | (matrix < 0.0) | (matrix > 1.0)
     if bad.any():
         row, col = (int(x) for x in np.argwhere(bad)[0])
         who = names[row] if names else f"concept {row}"
-        raise ValueError(f"scores: {who}, template {col} is {matrix[row, col]!r}; a P(Yes) must be a finite number in [0, 1]")
+        raise InvalidArgument(f"scores: {who}, template {col} is {matrix[row, col]!r}; a P(Yes) must be a finite number in [0, 1]")
     return matrix
 
 
@@ -155,17 +167,21 @@ def classify(mean: float, template_std: float, tau: float, delta: float, templat
 def partition_scores(scores: np.ndarray, settings: PartitionSettings = PartitionSettings(),
                      names: list[str] | None = None, calibration=None) -> ItemPartition:
     """Partition one item's concepts x templates P(Yes) matrix with the settings' method
-    (`calibration`: the namespace's fitted mixtures.BetaMixture, for "calibrated")."""
+    (`calibration`: the namespace's fitted mixtures.BetaMixture, for "calibrated"). The methods
+    beyond Otsu are registered by domain/mixtures.py (``register``); import
+    ``polarmem_server.domain.partitioners`` for the full registry."""
     matrix = check_scores(scores, names)
     means = matrix.mean(axis=1)
     stds = matrix.std(axis=1)
     if means.size == 0:
         return ItemPartition((), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False,
                              settings.method)
-    if settings.method != "otsu":
-        from polarmem_server.domain import mixtures
+    return REGISTRY[settings.method](means, stds, settings, calibration, names)
 
-        return mixtures.partition(means, stds, settings, calibration, names)
+
+def partition_otsu(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings, calibration=None,
+                   names: list[str] | None = None) -> ItemPartition:
+    """The paper's partitioner (module doc)."""
     own = otsu_split(means)
     degenerate = own.between_variance <= DEGENERATE_VARIANCE
     if degenerate:
@@ -190,3 +206,15 @@ def partition_scores(scores: np.ndarray, settings: PartitionSettings = Partition
         uncertain_ratio=uncertain_ratio,
         weak=uncertain_ratio > settings.weak_ratio,
     )
+
+
+register("otsu", partition_otsu)
+
+PARTITION_FIELDS = ("tau", "delta", "sigma_w", "kappa", "degenerate", "uncertain_ratio", "weak", "method", "parameters",
+                    "note")
+"""The fields an item's partition is stored and shown with (PartitionRecord, PartitionView)."""
+
+
+def partition_fields(result: ItemPartition) -> dict:
+    """The stored / shown fields of a partition result: ``PartitionRecord(**partition_fields(r))``."""
+    return {name: getattr(result, name) for name in PARTITION_FIELDS}

@@ -10,17 +10,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from polarmem_server.errors import ResourceExhausted, Unavailable
+
 PROPOSAL_PROMPT = ("List the objects that are visible in this image. Answer with a JSON array of short "
                    "lower-case nouns, for example [\"dog\", \"grass\"].")
 QUERY_PARSE_PROMPT = ("Split this request into the objects that must be present and the objects that must be "
                       "absent. Answer with JSON only: {{\"positive\": [...], \"negative\": [...]}}.\nRequest: {query}")
 
 
-class EngineError(RuntimeError):
+class EngineError(Unavailable):
     """The engine failed (model error, device lost): the RPC gets UNAVAILABLE."""
 
 
-class EngineOverloaded(RuntimeError):
+class EngineOverloaded(ResourceExhausted):
     """The engine's queue is full: the RPC gets RESOURCE_EXHAUSTED."""
 
 

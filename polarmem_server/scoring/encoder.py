@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
+
 
 class Encoder(Protocol):
     name: str
@@ -24,7 +26,7 @@ class Encoder(Protocol):
         """(len(texts), dim) float32, rows L2-normalised."""
 
 
-class EncoderUnavailable(RuntimeError):
+class EncoderUnavailable(FailedPrecondition):
     """The configured encoder cannot be loaded on this machine (a missing optional extra)."""
 
 
@@ -69,7 +71,7 @@ def load_encoder(name: str) -> Encoder | None:
     if name in ("", "none"):
         return None
     if name != "minilm":
-        raise ValueError(f"encoder must be 'minilm' or 'none', got {name!r}")
+        raise InvalidArgument(f"encoder must be 'minilm' or 'none', got {quoted(name)}")
     with _shared_lock:
         if name not in _shared:
             _shared[name] = MiniLMEncoder()

@@ -1,5 +1,7 @@
-"""Server-side verification (the method's step 1): a scoring engine behind the micro-batcher,
-turning an item's content and candidate concepts into P(Yes) per concept and template."""
+"""Server-side verification (the method's step 1), the library's verification port: a scoring
+engine behind the micro-batcher, turning an item's content and candidate concepts into P(Yes)
+per concept and template. ``Memory(..., verifier=Verifier(engine))`` calls it for items that
+ask for verification; the gRPC layer only builds it from the server's configuration."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
-from polarmem_server.api.config import ServerConfig
+from polarmem_server.errors import DeadlineExceeded, InvalidArgument, PolarMemError
 from polarmem_server.scoring import ScoreItem, ScoreRequest, ScoringEngine, create_engine
 from polarmem_server.scoring.batcher import BatchStats, MicroBatcher
 
@@ -25,7 +27,8 @@ class Verifier:
         self.batcher = MicroBatcher(engine, max_batch, max_delay_ms, max_queue, on_batch=on_batch)
 
     @classmethod
-    def from_config(cls, config: ServerConfig, on_batch=None) -> Verifier | None:
+    def from_config(cls, config, on_batch=None) -> Verifier | None:
+        """The verifier a server configuration (api.config.ServerConfig) asks for, or None."""
         if not config.engine:
             return None
         options = {"device": config.device} if config.engine == "transformers" else {}
@@ -43,10 +46,10 @@ class Verifier:
 
     def _item(self, text: str, image: bytes) -> ScoreItem:
         if image and self.engine.info.name != "tensorrt_llm" and not getattr(self.engine, "reads_images", False):
-            raise ValueError(f"content: engine {self.engine_name!r} reads text only; send the item's text "
+            raise InvalidArgument(f"content: engine {self.engine_name!r} reads text only; send the item's text "
                              "(a caption or description) or run a vision-language engine")
         if not text and not image:
-            raise ValueError("item: give text or content to verify")
+            raise InvalidArgument("item: give text or content to verify")
         return ScoreItem(text=text, image=image)
 
     def candidate_concepts(self, text: str, image: bytes, requested: Sequence[str], vocabulary: Sequence[str]) -> list[str]:
@@ -59,10 +62,10 @@ class Verifier:
             except NotImplementedError:
                 concepts = list(vocabulary)
         if not concepts:
-            raise ValueError("verify_concepts: none given, and the engine proposed none and the namespace has no "
+            raise InvalidArgument("verify_concepts: none given, and the engine proposed none and the namespace has no "
                              "vocabulary yet; list the concepts to verify")
         if len(concepts) > MAX_CONCEPTS:
-            raise ValueError(f"verify_concepts: at most {MAX_CONCEPTS} concepts per item, got {len(concepts)}")
+            raise InvalidArgument(f"verify_concepts: at most {MAX_CONCEPTS} concepts per item, got {len(concepts)}")
         return concepts
 
     def submit(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str]) -> Future:
@@ -74,7 +77,13 @@ class Verifier:
             matrix = future.result(timeout=timeout)
         except (TimeoutError, FutureTimeout):  # distinct classes before Python 3.11
             future.cancel()
-            raise TimeoutError("verification ran past its deadline") from None
+            raise DeadlineExceeded("verification ran past its deadline") from None
+        except ValueError as exc:
+            if isinstance(exc, PolarMemError):
+                raise
+            # An engine rejects an item it cannot read (undecodable image, too long) with a
+            # ValueError naming the field: the caller's input, not a server bug.
+            raise InvalidArgument(str(exc)) from exc
         return {c: [float(x) for x in np.asarray(row)] for c, row in zip(concepts, matrix)}
 
     def verify(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str],

@@ -157,6 +157,10 @@ class Backend(ABC):
         """Seconds spent loading at open."""
         return 0.0
 
+    def flush(self) -> None:
+        """Makes every acknowledged write durable now (for a backend configured to acknowledge
+        before syncing); called before a clean shutdown. Default: nothing to do."""
+
     @abstractmethod
     def close(self) -> None:
         """Releases the store; idempotent. Calls after it raise ``Unavailable``."""

@@ -47,7 +47,7 @@ def check_consistent(path, acknowledged):
     memory = Memory(path)
     try:
         namespace = memory.namespace("crash")
-        records = {r.id: r for r in memory.store.iter_items("crash")}
+        records = {r.id: r for r in memory.backend.iter_items("crash")}
         for n in acknowledged:
             assert f"item{n:07d}" in records, f"acknowledged item {n} lost"
         names = namespace.vocabulary.name
@@ -62,12 +62,12 @@ def check_consistent(path, acknowledged):
         for concept in namespace.vocabulary.names:
             cid = namespace.vocabulary.lookup(concept)
             for polarity, state in ((EDGE_HAS, 1), (EDGE_NOT_HAS, 2)):
-                edge_items = set(memory.store.items_by_concept("crash", polarity, cid, limit=10**6))
+                edge_items = set(memory.backend.store.items_by_concept("crash", polarity, cid, limit=10**6))
                 want = {i for i, r in records.items() if any(ev.concept_id == cid and ev.state == state for ev in r.evidence)}
                 assert edge_items == want
         # The rebuilt index holds exactly the stored items, with their states.
-        assert namespace.index.live_count == len(records)
-        assert set(namespace.slot_of) == set(records)
+        assert memory.backend.index_of("crash").index.live_count == len(records)
+        assert set(memory.backend.index_of("crash").slot_map()) == set(records)
         if records:
             hits = memory.recall("crash", required=["c0"], k=len(records))
             entailed = {h.item_id for h in hits.hits if h.tier == 1}

@@ -83,8 +83,8 @@ def test_bad_items_store_nothing(memory, tmp_path, item, error, words):
     with pytest.raises(error, match=words):
         memory.remember("t", item)
     assert memory.namespace("t").vocabulary.names == vocab_before  # no orphan concept
-    assert memory.namespace("t").index.live_count == 1
-    assert list(memory.store.iter_items("t")) == [memory.get_item("t", "keep")]
+    assert memory.namespace_counts("t").items == 1
+    assert list(memory.backend.iter_items("t")) == [memory.get_item("t", "keep")]
 
 
 def test_duplicate_ids_and_unknowns(memory):
@@ -108,7 +108,7 @@ def test_batch_reports_per_item_errors(memory):
         ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(3)}),
         ItemInput(id="ok2", states={"cat": "has"}, vectors={"vis": vec(4)}),
     ])
-    assert [type(r).__name__ for r in results] == ["ItemRecord", "ValueError", "AlreadyExistsError", "ItemRecord"]
+    assert [type(r).__name__ for r in results] == ["ItemRecord", "InvalidArgument", "AlreadyExists", "ItemRecord"]
     assert memory.namespace("t").vocabulary.names == ["dog", "cat"]
 
 
@@ -167,17 +167,18 @@ def test_recall_hard_soft_off_and_filters(memory):
 
 
 def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
-    monkeypatch.setattr("polarmem_server.memory.COMPACT_MIN_TOMBSTONES", 100)
+    monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 100)
     for i in range(1200):
         memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"},
                                        metadata={"parity": str(i % 2)}))
     for i in range(0, 1200, 4):
         memory.forget("t", f"i{i:04d}")
-    namespace = memory.namespace("t")
-    assert namespace.index.live_count == 900
-    assert namespace.index.size == 900  # compacted once tombstones passed a quarter
-    for item_id, slot in namespace.slot_of.items():
-        assert namespace.id_of[slot] == item_id
+    state = memory.backend.index_of("t")
+    assert state.index.live_count == 900
+    assert state.index.size == 900  # compacted once tombstones passed a quarter
+    ids_by_slot = state.ids_by_slot()
+    for item_id, slot in state.slot_map().items():
+        assert ids_by_slot[slot] == item_id
     hits = memory.recall("t", vectors={"vis": vec(5)}, required=["dog"], k=900, metadata={"parity": "1"})
     assert len(hits.hits) == 600 and all(int(h.item_id[1:]) % 2 == 1 for h in hits.hits)
     with pytest.raises(NotFoundError):
@@ -211,7 +212,7 @@ def test_delete_namespace(memory, tmp_path):
     memory.close()
     reopened = Memory(tmp_path / "data")
     assert [n.settings.name for n in reopened.list_namespaces()] == ["other"]
-    assert list(reopened.store.iter_items("t")) == []
+    assert list(reopened.backend.store.iter_items("t")) == []
     reopened.close()
 
 
@@ -229,7 +230,7 @@ def test_namespace_settings_are_validated(memory):
 def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypatch):
     import threading
 
-    monkeypatch.setattr("polarmem_server.memory.COMPACT_MIN_TOMBSTONES", 20)
+    monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 20)
     for i in range(400):
         memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"}))
     stop = threading.Event()
@@ -248,12 +249,12 @@ def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypa
         memory.forget("t", f"i{i:04d}")
     stop.set()
     thread.join()
-    assert memory.namespace("t").generation >= 2  # compactions happened
+    assert memory.backend.index_of("t").generation >= 2  # compactions happened
     assert not wrong
 
 
 def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
-    monkeypatch.setattr("polarmem_server.memory.MIN_CALIBRATION_SCORES", 200)
+    monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 200)
     rng = np.random.default_rng(4)
     memory = Memory(tmp_path / "cal")
     memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
@@ -286,12 +287,13 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
 
 
 def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(tmp_path, monkeypatch):
-    monkeypatch.setattr("polarmem_server.memory.MIN_CALIBRATION_SCORES", 40)
+    monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 40)
     memory = Memory(tmp_path / "cal")
     memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
     attempts = []
-    fit = memory._fit_calibration
-    monkeypatch.setattr(memory, "_fit_calibration", lambda namespace: attempts.append(namespace.scored_concepts) or fit(namespace))
+    fit = memory.writer.fit_calibration
+    monkeypatch.setattr(memory.writer, "fit_calibration",
+                        lambda namespace: attempts.append(memory.namespace_counts("c").scored_concepts) or fit(namespace))
     for i in range(30):  # every score's templates disagree: none is reliable enough to pool
         memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)},
                                        scores={f"k{j}": [0.95, 0.05] for j in range(4)}))

@@ -7,6 +7,7 @@ import pytest
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
+from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
@@ -45,9 +46,13 @@ def populate(memory: Memory) -> None:
     memory.forget("r", "v02")
 
 
+METADATA_PAIRS = (("split", "train"), ("split", "val"))
+
+
 def snapshot(memory: Memory) -> dict:
     namespace = memory.namespace("r")
-    id_of = namespace.id_of
+    state = memory.backend.index_of("r")
+    counts = memory.namespace_counts("r")
 
     def ranked(result):  # equal keys fall back to slot order, which a restart renumbers by id
         return sorted((h.tier, -round(h.score, 6), h.item_id) for h in result.hits)
@@ -62,11 +67,11 @@ def snapshot(memory: Memory) -> dict:
     return {
         "hits": hits,
         "crops": ranked(crops),
-        "kinds": {k: v for k, v in namespace.kinds.items() if v},
-        "counts": {p: {c: n for c, n in counts.items() if n} for p, counts in namespace.concept_counts.items()},
-        "metadata": {key: sorted(id_of[s] for s in slots) for key, slots in namespace.metadata_slots.items() if slots},
-        "scored": namespace.scored_concepts,
-        "live": sorted(i for i in namespace.slot_of),
+        "kinds": {k: v for k, v in counts.kinds.items() if v},
+        "counts": {p: {c: n for c, n in by_concept.items() if n} for p, by_concept in counts.concepts.items()},
+        "metadata": {(k, v): state.metadata_items(k, v) for k, v in METADATA_PAIRS if state.metadata_items(k, v)},
+        "scored": counts.scored_concepts,
+        "live": sorted(state.slot_map()),
         "vocabulary": list(namespace.vocabulary.names),
     }
 
@@ -88,7 +93,7 @@ def test_schema_1_directory_is_migrated_on_open(tmp_path):
     memory = Memory(tmp_path / "data")
     populate(memory)
     before = snapshot(memory)
-    store = memory.store
+    store = memory.backend.store
     # make it look like version 1: no index records, the old version stamp
     for key in list(store._cf["index"].keys()):
         del store._cf["index"][key]
@@ -96,7 +101,7 @@ def test_schema_1_directory_is_migrated_on_open(tmp_path):
     memory.close()
     reopened = Memory(tmp_path / "data")
     try:
-        assert int(reopened.store._cf["meta"][b"schema_version"]) == SCHEMA_VERSION
+        assert int(reopened.backend.store._cf["meta"][b"schema_version"]) == SCHEMA_VERSION
         assert snapshot(reopened) == before
     finally:
         reopened.close()
@@ -139,5 +144,5 @@ def test_index_record_round_trip():
 def test_an_index_record_of_an_unknown_layout_is_refused():
     record = bytearray(encode_index_record(records_pb2.ItemRecord(id="a")))
     record[0] = 9
-    with pytest.raises(ValueError, match="layout 9"):
+    with pytest.raises(FailedPrecondition, match="layout 9"):
         decode_index_records([bytes(record)])

@@ -5,7 +5,8 @@ import pytest
 from scipy.stats import beta
 
 from polarmem_server.domain import mixtures
-from polarmem_server.domain.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.domain.partition import ConceptState, PartitionSettings
+from polarmem_server.domain.partitioners import partition_scores
 
 H, N, U = ConceptState.HAS, ConceptState.NOT_HAS, ConceptState.UNCERTAIN
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from skimage.filters import threshold_otsu
 
-from polarmem_server.domain.partition import ConceptState, PartitionSettings, classify, otsu_split, partition_scores
+from polarmem_server.domain.partition import ConceptState, PartitionSettings, classify, otsu_split
+from polarmem_server.domain.partitioners import partition_scores
 
 H, N, U = ConceptState.HAS, ConceptState.NOT_HAS, ConceptState.UNCERTAIN
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
+from polarmem_server.errors import FailedPrecondition
 
 LAYOUT_VERSION = 1
 _HEAD = struct.Struct("<BBHIIII")
@@ -97,7 +98,7 @@ def decode_index_records(values: list[bytes]) -> IndexRecordBatch:
     for row, value in enumerate(values):
         version, kind, _, n_has, n_not, n_align, scored = _HEAD.unpack_from(value)
         if version != LAYOUT_VERSION:
-            raise ValueError(f"index record layout {version} is not readable by this server (reads {LAYOUT_VERSION})")
+            raise FailedPrecondition(f"index record layout {version} is not readable by this server (reads {LAYOUT_VERSION})")
         heads[row] = (kind, n_has, n_not, n_align, scored)
         end = _HEAD.size + 4 * (n_has + n_not + n_align)
         id_bytes.append(value[_HEAD.size:end])

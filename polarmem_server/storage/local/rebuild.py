@@ -9,51 +9,27 @@ parsing, no per-concept Python loop. New writes reuse the records the store just
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from polarmem.common.v1 import enums_pb2
-from polarmem_server.index import TEXT, VISUAL, ConceptCSR
 from polarmem_server.storage.local.index_record import decode_index_records
+from polarmem_server.storage.local.namespace_index import NamespaceIndex
 from polarmem_server.storage.local.store import decode_vector
 
-if TYPE_CHECKING:
-    from polarmem_server.memory import Namespace
 
-
-def append_items(namespace: Namespace, names: list[str], records: list[bytes], vectors: dict) -> None:
-    """Adds items to the index in one core call and updates the namespace's counters. The slots
-    are mapped to ids first, so a concurrent search can resolve every slot it sees; a failed add
-    unmaps them again."""
-    batch = decode_index_records(records)
-    kinds = np.where(batch.kinds == enums_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
-    first = namespace.index.size
-    if first != len(namespace.id_of):
-        raise RuntimeError(f"namespace {namespace.settings.name!r}: slots out of step with ids")
-    namespace.id_of.extend(names)
-    namespace.slot_of.update(zip(names, range(first, first + len(names))))
-    try:
-        namespace.index.add(len(names), vectors, ConceptCSR(batch.has_indptr, batch.has_ids),
-                            ConceptCSR(batch.not_indptr, batch.not_ids), kinds)
-    except Exception:
-        del namespace.id_of[first:]
-        for name in names:
-            del namespace.slot_of[name]
-        raise
-    for kind, count in zip(*np.unique(batch.kinds, return_counts=True)):
-        namespace.kinds[enums_pb2.ItemKind.Name(int(kind))] += int(count)
-    for polarity, counts in batch.concept_counts().items():
-        namespace.concept_counts[polarity].update(counts)
-    namespace.scored_concepts += batch.scored
-    for row, pairs in batch.metadata:
-        for pair in pairs:
-            namespace.metadata_slots[pair].add(first + row)
+def vectors_by_space(target: NamespaceIndex, per_item: list) -> dict:
+    """``{space: [value per item]}`` for NamespaceIndex.add from per-item vector dicts (a multi
+    space's missing value becomes zero rows, a single space's None)."""
+    out: dict[str, list] = {}
+    for space, spec in target.spaces.items():
+        empty = np.zeros((0, spec.dim), np.float32) if spec.multi else None
+        out[space] = [v.get(space, empty) for v in per_item]
+    return out
 
 
 class RebuildLoader:
-    def __init__(self, namespace: Namespace, vectors: Iterator[tuple[str, str, bytes]]) -> None:
-        self.namespace = namespace
+    def __init__(self, target: NamespaceIndex, vectors: Iterator[tuple[str, str, bytes]]) -> None:
+        self.target = target
         self._vectors = vectors  # (item id, space, encoded rows) in item-id order
         self._pending = next(vectors, None)
 
@@ -62,13 +38,13 @@ class RebuildLoader:
         if not ids:
             return 0
         names = [item_id.decode() for item_id in ids]
-        append_items(self.namespace, names, records, self._vectors_for(names))
+        self.target.add(names, decode_index_records(records), self._vectors_for(names))
         return len(names)
 
     def _vectors_for(self, names: list[str]) -> dict:
         """Each space's vectors for these items, as one (count, dim) array where every item has a
         single vector (the common case: one join, one copy) or per-item lists otherwise."""
-        spaces = self.namespace.spaces
+        spaces = self.target.spaces
         found: dict[str, list[tuple[int, bytes]]] = {space: [] for space in spaces}
         pending = self._pending
         for row, name in enumerate(names):

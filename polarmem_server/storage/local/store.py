@@ -32,7 +32,6 @@ per-write sync and snapshots, and does not abort when closed with an iterator al
 
 from __future__ import annotations
 
-import re
 import struct
 import threading
 from collections.abc import Iterator
@@ -42,28 +41,17 @@ import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.storage.v1 import records_pb2
+from polarmem_server.errors import Unavailable
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
 SCHEMA_VERSION = 2
 COLUMN_FAMILIES = ("meta", "namespaces", "concepts", "items", "vectors", "edges", "index")
 EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN = b"H", b"N", b"A"
-_NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-MAX_ITEM_ID_BYTES = 256
 
 
-class StoreError(RuntimeError):
+class StoreError(Unavailable):
     """The data directory cannot be used (wrong schema, locked by another process)."""
-
-
-def check_namespace_name(name: str) -> None:
-    if not isinstance(name, str) or not _NAMESPACE_NAME.match(name):
-        raise ValueError(f"namespace name {name!r} is invalid: use 1-64 letters, digits, '_', '.', '-', starting with a letter or digit")
-
-
-def check_item_id(item_id: str) -> None:
-    if not isinstance(item_id, str) or not item_id or "\x00" in item_id or len(item_id.encode()) > MAX_ITEM_ID_BYTES:
-        raise ValueError(f"item id {item_id!r} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL")
 
 
 def _ns(name: str) -> bytes:

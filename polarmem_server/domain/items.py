@@ -1,0 +1,183 @@
+"""Item input and its validation: the one place a remembered or observed item's fields are
+checked (every message names the field and the fix) and turned into typed values. Below this,
+code converts and never re-checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from polarmem.common.v1 import enums_pb2
+from polarmem_server.domain.vocabulary import normalise
+from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.index import SpaceSpec
+
+KINDS = {"visual": enums_pb2.ITEM_KIND_VISUAL, "text": enums_pb2.ITEM_KIND_TEXT}
+KIND_NAMES = {code: name for name, code in KINDS.items()}
+STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
+          "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
+STATE_NAMES = {code: name for name, code in STATES.items()}
+MAX_ITEM_ID_BYTES = 256
+MAX_CONCEPTS_PER_ITEM = 4096
+MAX_TEMPLATE_SCORES = 64
+DEFAULT_SOURCE = "client"
+
+
+@dataclass
+class ItemInput:
+    """One item to remember. Evidence is any of: `scores` (concept -> P(Yes) per template),
+    `states` (concept -> "has" | "not_has" | "uncertain"), `verify_concepts` (concepts the
+    library's verifier scores from `text` / `content`), or, for text items with none of them,
+    the lexical pathway over `text` (vocabulary mentions and negation cues)."""
+
+    id: str | None = None
+    kind: str = "visual"
+    text: str = ""
+    uri: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    vectors: Mapping[str, Any] = field(default_factory=dict)
+    scores: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    states: Mapping[str, str] = field(default_factory=dict)
+    source: str = DEFAULT_SOURCE
+    model: str = ""
+    verify_concepts: Sequence[str] = ()
+    content: bytes = b""
+
+    @property
+    def needs_verification(self) -> bool:
+        return bool(self.verify_concepts) or bool(self.content)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Checked evidence: scores as float64 arrays, states as ConceptState values."""
+
+    scores: Mapping[str, np.ndarray] = field(default_factory=dict)
+    states: Mapping[str, int] = field(default_factory=dict)
+    source: str = DEFAULT_SOURCE
+    model: str = ""
+
+
+def with_verified(client: Evidence, verified: Evidence) -> Evidence:
+    """Verifier scores added to client evidence: client scores win where both exist, and the
+    source and model become the engine's."""
+    return Evidence({**verified.scores, **client.scores}, client.states, verified.source, verified.model)
+
+
+def check_item_id(item_id: object, name: str = "item id") -> str:
+    if not isinstance(item_id, str) or not item_id or "\x00" in item_id or len(item_id.encode()) > MAX_ITEM_ID_BYTES:
+        raise InvalidArgument(f"{name} {quoted(item_id)} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL")
+    return item_id
+
+
+def check_concept(name: object, where: str) -> str:
+    if not isinstance(name, str) or not normalise(name):
+        raise InvalidArgument(f"{where}: concept name {quoted(name)} has no letters or digits")
+    return name
+
+
+def check_kind(kind: object) -> int:
+    if kind not in KINDS:
+        raise InvalidArgument(f"kind must be 'visual' or 'text', got {quoted(kind)}")
+    return KINDS[kind]
+
+
+def check_scores(scores: Mapping[str, Sequence[float]], where: str = "scores") -> dict[str, np.ndarray]:
+    if len(scores) > MAX_CONCEPTS_PER_ITEM:
+        raise InvalidArgument(f"{where}: at most {MAX_CONCEPTS_PER_ITEM} concepts per item, got {len(scores)}")
+    out = {}
+    for name, values in scores.items():
+        check_concept(name, where)
+        try:
+            array = np.asarray(values, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"{where}[{quoted(name)}]: give a list of P(Yes) numbers") from None
+        if array.size == 0 or array.size > MAX_TEMPLATE_SCORES:
+            raise InvalidArgument(f"{where}[{quoted(name)}]: give at least one P(Yes) value (one per template, at most "
+                                  f"{MAX_TEMPLATE_SCORES}), got {array.size}")
+        if not np.all(np.isfinite(array)) or array.min() < 0 or array.max() > 1:
+            raise InvalidArgument(f"{where}[{quoted(name)}]: every P(Yes) must be a finite number in [0, 1], "
+                                  f"got {quoted(array.tolist())}")
+        out[name] = array
+    return out
+
+
+def check_states(states: Mapping[str, str], where: str = "states") -> dict[str, int]:
+    if len(states) > MAX_CONCEPTS_PER_ITEM:
+        raise InvalidArgument(f"{where}: at most {MAX_CONCEPTS_PER_ITEM} concepts per item, got {len(states)}")
+    out = {}
+    for name, state in states.items():
+        check_concept(name, where)
+        if state not in STATES:
+            raise InvalidArgument(f"{where}[{quoted(name)}]: {quoted(state)} is not a state; use 'has', 'not_has' "
+                                  "or 'uncertain'")
+        out[name] = STATES[state]
+    return out
+
+
+def check_evidence(scores: Mapping[str, Sequence[float]] | None, states: Mapping[str, str] | None,
+                   source: str = DEFAULT_SOURCE, model: str = "") -> Evidence:
+    return Evidence(check_scores(scores or {}), check_states(states or {}), source or DEFAULT_SOURCE, model or "")
+
+
+def check_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidArgument("metadata: keys and values must be strings")
+    return dict(metadata)
+
+
+def check_vectors(spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], where: str = "vectors",
+                  query: bool = False) -> dict[str, np.ndarray]:
+    """Vectors checked by the index's rules, so nothing the core would reject reaches the store:
+    a known space, the space's dimension, finite, non-zero. Items: ``(dim,)`` for a single space,
+    ``(rows, dim)`` for a multi space; queries: one ``(dim,)`` vector per space (multi too)."""
+    out: dict[str, np.ndarray] = {}
+    for space, values in given.items():
+        spec = spaces.get(space)
+        if spec is None:
+            raise InvalidArgument(f"{where}: unknown vector space {quoted(space)} (namespace has: {', '.join(spaces)})")
+        try:
+            array = np.asarray(values, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"{where}[{quoted(space)}]: not an array of numbers") from None
+        if query or not spec.multi:
+            if array.size != spec.dim:
+                raise InvalidArgument(f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got {array.size}")
+            array = array.reshape(-1)
+        else:
+            if array.shape[-1:] != (spec.dim,) or array.ndim > 2:
+                raise InvalidArgument(f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got shape {array.shape}")
+            array = array.reshape(-1, spec.dim)
+        if not np.all(np.isfinite(array)):
+            raise InvalidArgument(f"{where}[{quoted(space)}]: has a NaN or infinite value; send finite floats")
+        if not np.all(np.any(array.reshape(-1, spec.dim), axis=1)):
+            raise InvalidArgument(f"{where}[{quoted(space)}]: a vector is all zeros and has no direction; "
+                                  "send non-zero vectors")
+        out[space] = array
+    return out
+
+
+@dataclass(frozen=True)
+class CheckedItem:
+    """An ItemInput that passed check_item."""
+
+    id: str | None
+    kind: int
+    text: str
+    uri: str
+    metadata: Mapping[str, str]
+    vectors: Mapping[str, np.ndarray]
+    evidence: Evidence
+
+
+def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec]) -> CheckedItem:
+    """Every field of a new item, checked (InvalidArgument names the first bad one)."""
+    item_id = None if item.id is None or item.id == "" else check_item_id(item.id)
+    if not isinstance(item.text, str) or not isinstance(item.uri, str):
+        raise InvalidArgument("text and uri must be strings")
+    return CheckedItem(item_id, check_kind(item.kind), item.text, item.uri, check_metadata(item.metadata),
+                       check_vectors(spaces, item.vectors), check_evidence(item.scores, item.states, item.source, item.model))

@@ -1,0 +1,117 @@
+"""Recall queries: the mode enum, the one default and bound of every recall parameter, and
+:func:`recall_query`, the one place a query is checked and turned into a :class:`RecallQuery`."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from polarmem_server.domain.items import KINDS, check_concept, check_metadata, check_vectors
+from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.index import SpaceSpec
+
+
+class RecallMode(str, enum.Enum):
+    """recall.py documents each mode."""
+
+    HARD = "hard"
+    SOFT = "soft"
+    ADAPTIVE = "adaptive"
+    OFF = "off"
+    STRICT = "strict"
+
+
+MODES = tuple(mode.value for mode in RecallMode)
+DEFAULT_MODE = RecallMode.HARD
+DEFAULT_TOP_K = 10
+# Until the compiled core exports its own bound (_core.MAX_TOP_K), the library's: a k this
+# large already asks the core for more rows than a page of results should carry.
+MAX_TOP_K = 10_000
+DEFAULT_SOFT_LAMBDA = 1.0
+MAX_SOFT_LAMBDA = 1e6
+DEFAULT_CONTEXT_BUDGET_CHARS = 400
+MIN_CONTEXT_BUDGET_CHARS = 16
+MAX_CONTEXT_BUDGET_CHARS = 100_000
+MAX_QUERY_CONCEPTS = 256
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str = ""
+    vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    required: tuple[str, ...] | None = None
+    forbidden: tuple[str, ...] | None = None
+    k: int = DEFAULT_TOP_K
+    mode: RecallMode = DEFAULT_MODE
+    soft_lambda: float = DEFAULT_SOFT_LAMBDA
+    exclude_conflicts: bool = False
+    kinds: tuple[int, ...] = ()
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
+    suppressed_k: int = 0
+
+
+def check_count(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise InvalidArgument(f"{name} must be >= {low} and <= {high} (an integer), got {quoted(value)}")
+    return int(value)
+
+
+def check_mode(mode: object) -> RecallMode:
+    try:
+        return RecallMode(mode)
+    except ValueError:
+        raise InvalidArgument(f"mode must be one of {', '.join(MODES)}, got {quoted(mode)}") from None
+
+
+def check_context_budget(budget: object) -> int:
+    return check_count(budget, "context_budget_chars", MIN_CONTEXT_BUDGET_CHARS, MAX_CONTEXT_BUDGET_CHARS)
+
+
+def _concepts(values: Iterable[str] | None, name: str) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    names = tuple(values)
+    if len(names) > MAX_QUERY_CONCEPTS:
+        raise InvalidArgument(f"{name}: at most {MAX_QUERY_CONCEPTS} concepts, got {len(names)}")
+    for concept in names:
+        if not isinstance(concept, str) or not concept.strip():
+            raise InvalidArgument("required / forbidden: concept names must be non-empty strings")
+        check_concept(concept, name)
+    return names or None
+
+
+def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mapping[str, Any] | None = None,
+                 required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None,
+                 k: int = DEFAULT_TOP_K, mode: str = DEFAULT_MODE.value, soft_lambda: float = DEFAULT_SOFT_LAMBDA,
+                 exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
+                 metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
+                 suppressed_k: int = 0) -> RecallQuery:
+    """Checks every recall parameter once (InvalidArgument names the field)."""
+    if not isinstance(text, str):
+        raise InvalidArgument("text must be a string")
+    if isinstance(soft_lambda, bool) or not isinstance(soft_lambda, (int, float, np.floating)) \
+            or not math.isfinite(soft_lambda) or abs(soft_lambda) > MAX_SOFT_LAMBDA:
+        raise InvalidArgument(f"soft_lambda must be a finite number within ±{MAX_SOFT_LAMBDA:g}, got {quoted(soft_lambda)}")
+    kind_codes = []
+    for kind in kinds or ():
+        if kind not in KINDS:
+            raise InvalidArgument(f"kinds: {quoted(kind)} is not a kind; use 'visual' and/or 'text'")
+        kind_codes.append(KINDS[kind])
+    checked_weights = {}
+    for space, weight in (weights or {}).items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not math.isfinite(weight):
+            raise InvalidArgument(f"weights[{quoted(space)}] must be a finite number, got {quoted(weight)}")
+        checked_weights[space] = float(weight)
+    return RecallQuery(
+        text=text, vectors=check_vectors(spaces, vectors or {}, "vectors", query=True),
+        required=_concepts(required, "required"), forbidden=_concepts(forbidden, "forbidden"),
+        k=check_count(k, "top_k", 1, MAX_TOP_K), mode=check_mode(mode), soft_lambda=float(soft_lambda),
+        exclude_conflicts=bool(exclude_conflicts), kinds=tuple(dict.fromkeys(kind_codes)),
+        metadata=check_metadata(metadata or {}), weights=checked_weights,
+        suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K))

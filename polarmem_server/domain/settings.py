@@ -1,0 +1,150 @@
+"""A namespace's settings: one frozen value with one default per field, its validation (every
+message names the field), the fields an update may change, and its record converters."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from polarmem.storage.v1 import records_pb2
+from polarmem_server.domain.partition import PartitionSettings
+from polarmem_server.domain.vocabulary import normalise
+from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.index import STORAGES, SpaceSpec
+
+DEFAULT_TEMPLATES = (
+    "Is there a {c} in this image? Answer Yes or No.",
+    "Does this image contain a {c}? Answer Yes or No.",
+    "Can you see a {c} in the picture? Answer Yes or No.",
+    "Is a {c} visible in this image? Answer Yes or No.",
+)
+ENCODERS = ("minilm", "none")
+DEFAULT_ENCODER = "minilm"
+ENCODER_DIM = {"minilm": 384}
+DEFAULT_SPACES = (SpaceSpec("sem", 384),)
+DEGENERATE_POLICIES = ("fixed", "uncertain")
+MAX_TEMPLATES = 64
+MAX_DECLARED_CONCEPTS = 100_000
+_NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SPACE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_SPACE_DIM = 65_536
+
+UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
+                    "fixed_threshold", "template_std_max", "concepts")
+"""What UpdateNamespace may change (its FieldMask paths); the rest is fixed at creation."""
+
+# Fields stored as plain scalars in NamespaceRecord under the same names.
+_SCALAR_FIELDS = ("encoder", "kappa", "degenerate_policy", "fixed_threshold", "template_std_max", "partitioner",
+                  "rho", "rho_absent")
+
+
+def check_namespace_name(name: object) -> str:
+    if not isinstance(name, str) or not _NAMESPACE_NAME.match(name):
+        raise InvalidArgument(f"namespace name {quoted(name)} is invalid: use 1-64 letters, digits, '_', '.', '-', "
+                              "starting with a letter or digit")
+    return name
+
+
+@dataclass(frozen=True)
+class NamespaceSettings:
+    name: str
+    spaces: tuple[SpaceSpec, ...] = DEFAULT_SPACES
+    encoder: str = DEFAULT_ENCODER  # "minilm" | "none" (clients send every vector)
+    kappa: float = 1.0
+    degenerate_policy: str = "fixed"
+    fixed_threshold: float = 0.5
+    template_std_max: float = 0.3
+    templates: tuple[str, ...] = DEFAULT_TEMPLATES
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    partitioner: str = "otsu"
+    rho: float = 0.85
+    rho_absent: float = 0.0  # 0: the NOT_HAS side of the band is rho too
+    concepts: tuple[str, ...] = ()  # the declared vocabulary
+
+    def partition_settings(self) -> PartitionSettings:
+        return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
+                                 degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold,
+                                 method=self.partitioner, rho=self.rho, rho_absent=self.rho_absent)
+
+    def validate(self) -> NamespaceSettings:
+        """Raises InvalidArgument naming the first bad field; returns self."""
+        check_namespace_name(self.name)
+        for name in ("kappa", "fixed_threshold", "template_std_max", "rho", "rho_absent"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InvalidArgument(f"config.{name} must be a finite number, got {quoted(value)}")
+        try:
+            self.partition_settings()  # bad kappa / policy / threshold / partitioner / rho
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"config.{exc}") from None
+        self._validate_spaces()
+        if self.encoder not in ENCODERS:
+            raise InvalidArgument(f"config.encoder must be 'minilm' or 'none', got {quoted(self.encoder)}")
+        if self.encoder != "none":
+            sem = next((s for s in self.spaces if s.name == "sem"), None)
+            if sem is None or sem.dim != ENCODER_DIM[self.encoder] or sem.multi:
+                raise InvalidArgument(f"config.encoder {self.encoder!r} writes a {ENCODER_DIM[self.encoder]}-d single-vector "
+                                      "space named 'sem'; declare it or use encoder 'none'")
+        if (not self.templates or len(self.templates) > MAX_TEMPLATES
+                or any(not isinstance(t, str) or "{c}" not in t for t in self.templates)):
+            raise InvalidArgument(f"config.templates: give 1-{MAX_TEMPLATES} templates, each containing '{{c}}'")
+        for alias, target in self.aliases.items():
+            if not normalise(alias) or not normalise(target):
+                raise InvalidArgument(f"config.aliases: {quoted(alias)} -> {quoted(target)}: both sides need letters "
+                                      "or digits")
+        if len(self.concepts) > MAX_DECLARED_CONCEPTS:
+            raise InvalidArgument(f"config.concepts: at most {MAX_DECLARED_CONCEPTS} concepts, got {len(self.concepts)}")
+        for concept in self.concepts:
+            if not isinstance(concept, str) or not normalise(concept):
+                raise InvalidArgument(f"config.concepts: {quoted(concept)} has no letters or digits")
+        return self
+
+    def _validate_spaces(self) -> None:
+        names = [s.name for s in self.spaces]
+        if len(set(names)) != len(names):
+            raise InvalidArgument(f"config.spaces: a space name appears twice in {quoted(names)}")
+        for i, space in enumerate(self.spaces):
+            if not _SPACE_NAME.match(space.name):
+                raise InvalidArgument(f"config.spaces[{i}].name {quoted(space.name)} is invalid: use 1-64 letters, "
+                                      "digits, '_', '.', '-'")
+            if not 1 <= space.dim <= MAX_SPACE_DIM:
+                raise InvalidArgument(f"config.spaces[{i}].dim must lie in [1, {MAX_SPACE_DIM}], got {space.dim}")
+            if space.storage not in STORAGES:
+                raise InvalidArgument(f"config.spaces[{i}].storage must be one of {STORAGES}")
+
+    def updated(self, changes: Mapping[str, object]) -> NamespaceSettings:
+        """These settings with `changes` (only UPDATABLE_FIELDS) applied and validated; declared
+        concepts are only ever added to."""
+        unknown = sorted(set(changes) - set(UPDATABLE_FIELDS))
+        if unknown:
+            raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
+        values = dict(changes)
+        if "concepts" in values:
+            values["concepts"] = tuple(dict.fromkeys((*self.concepts, *values["concepts"])))
+        return dataclasses.replace(self, **values).validate()
+
+    def to_record(self, created_ms: int) -> records_pb2.NamespaceRecord:
+        return records_pb2.NamespaceRecord(
+            name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
+            concepts=list(self.concepts),
+            spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
+            **{name: getattr(self, name) for name in _SCALAR_FIELDS})
+
+    @classmethod
+    def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
+        """The settings a record holds; a field an older server did not write (empty / zero)
+        takes this class's default. An empty encoder was written by servers whose namespaces
+        had no encoder: "none"."""
+        defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+        scalars = {name: getattr(record, name) or defaults[name] for name in _SCALAR_FIELDS}
+        scalars["encoder"] = record.encoder or "none"
+        scalars["kappa"] = record.kappa  # 0 is a legal kappa (no margin)
+        scalars["fixed_threshold"] = record.fixed_threshold  # so is a threshold of 0
+        scalars["rho_absent"] = record.rho_absent  # 0 means "same as rho"
+        return cls(name=record.name,
+                   spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
+                   templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
+                   concepts=tuple(record.concepts), **scalars)

@@ -1,0 +1,232 @@
+"""The local backend: RocksDB (store.py) for durability and the compiled core (namespace_index.py)
+for search, in one process. storage/backend.py states the contract it implements."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.vocabulary import normalise
+from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, quoted
+from polarmem_server.index import SpaceSpec
+from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
+                                             SearchResult)
+from polarmem_server.storage.local.index_record import decode_index_records
+from polarmem_server.storage.local.namespace_index import NamespaceIndex
+from polarmem_server.storage.local.rebuild import RebuildLoader, vectors_by_space
+from polarmem_server.storage.local.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_HAS, Store
+
+REBUILD_BATCH = 20_000
+EDGES = dict(zip(POLARITIES, (EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN)))
+TIERS = {"conflict": 0, "neutral": 0, "entailed": 0}
+
+
+class _Namespace:
+    """The backend's per-namespace state: the search index and the concept bindings."""
+
+    def __init__(self, record: NamespaceRecord, threads: int) -> None:
+        self.spaces = tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces)
+        self.index = NamespaceIndex(record.name, self.spaces, threads)
+        self.concept_ids: dict[str, int] = {}  # normalised name -> id
+        self.concepts: list[tuple[int, str]] = []
+        self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
+
+
+class LocalBackend(Backend):
+    def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
+                 on_write: Callable[[float], None] | None = None) -> None:
+        """`on_write` is called with the seconds per item of every store write (metrics)."""
+        self.store = Store(path, durability)
+        self.threads = threads
+        self.on_write = on_write
+        self._namespaces: dict[str, _Namespace] = {}
+        self._lock = threading.RLock()
+        self._loaded_items = 0
+        started = time.perf_counter()
+        for record in self.store.namespaces():
+            self._namespaces[record.name] = self._load(record)
+        self._load_seconds = time.perf_counter() - started
+
+    @property
+    def loaded_items(self) -> int:
+        return self._loaded_items
+
+    @property
+    def load_seconds(self) -> float:
+        return self._load_seconds
+
+    def flush(self) -> None:
+        self.store.flush()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def index_of(self, ns: str) -> NamespaceIndex:
+        """The namespace's in-process search state (tests and benchmarks inspect it)."""
+        return self._ns(ns).index
+
+    # ---- namespaces ---------------------------------------------------------------------------
+
+    def namespaces(self) -> list[NamespaceRecord]:
+        return self.store.namespaces()
+
+    def create_namespace(self, record: NamespaceRecord) -> None:
+        with self._lock:
+            if record.name in self._namespaces:
+                raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
+            state = _Namespace(record, self.threads)
+            self.store.put_namespace(record)
+            self._namespaces[record.name] = state
+
+    def update_namespace(self, record: NamespaceRecord) -> None:
+        with self._lock:
+            self._ns(record.name)
+            self.store.put_namespace(record)
+
+    def delete_namespace(self, name: str) -> None:
+        with self._lock:
+            self._ns(name)
+            self.store.delete_namespace(name)
+            del self._namespaces[name]
+
+    # ---- concepts -----------------------------------------------------------------------------
+
+    def concepts(self, ns: str) -> list[tuple[int, str]]:
+        return list(self._ns(ns).concepts)
+
+    def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
+        state = self._ns(ns)
+        ids = []
+        with self._lock:
+            for name in names:
+                key = normalise(name)
+                if not key:
+                    raise InvalidArgument(f"concept name {quoted(name)} has no letters or digits")
+                concept_id = state.concept_ids.get(key)
+                if concept_id is None:
+                    concept_id = len(state.concepts)
+                    state.concept_ids[key] = concept_id
+                    state.concepts.append((concept_id, name.strip()))
+                    state.pending.append((concept_id, name.strip()))
+                ids.append(concept_id)
+            if state.pending:
+                state.index.index.ensure_concepts(len(state.concepts))
+        return ids
+
+    # ---- items --------------------------------------------------------------------------------
+
+    def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
+        if not writes:
+            return
+        state = self._ns(ns)
+        spaces = tuple(s.name for s in state.spaces)
+        with self._lock:
+            pending, state.pending = state.pending, []
+        entries = [(w.record, w.vectors, w.previous, spaces if w.previous is not None else (), pending if i == 0 else ())
+                   for i, w in enumerate(writes)]
+        started = time.perf_counter()
+        try:
+            index_records = self.store.write_items(ns, entries)
+        except Exception:
+            with self._lock:
+                state.pending[:0] = pending  # not written: the next batch writes them
+            raise
+        if self.on_write is not None:
+            per_item = (time.perf_counter() - started) / len(writes)
+            for _ in writes:
+                self.on_write(per_item)
+        new = [(w, r) for w, r in zip(writes, index_records) if w.previous is None]
+        if new:
+            state.index.add([w.record.id for w, _ in new], decode_index_records([r for _, r in new]),
+                            vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]))
+        for write in writes:
+            if write.previous is not None:
+                state.index.replace(write.previous, write.record, write.vectors)
+
+    def delete_item(self, ns: str, record: ItemRecord) -> None:
+        state = self._ns(ns)
+        if not state.index.contains(record.id):
+            raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
+        self.store.delete_item(ns, record, tuple(s.name for s in state.spaces))
+        state.index.remove(record)
+
+    def contains(self, ns: str, item_id: str) -> bool:
+        return self._ns(ns).index.contains(item_id)
+
+    def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
+        self._ns(ns)
+        return [self.store.get_item(ns, item_id) for item_id in item_ids]
+
+    def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
+        state = self._ns(ns)
+        return self.store.get_vectors(ns, item_id, {s.name: s.dim for s in state.spaces})
+
+    def iter_items(self, ns: str) -> Iterator[ItemRecord]:
+        self._ns(ns)
+        return self.store.iter_items(ns)
+
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
+                         limit: int = 100) -> list[str]:
+        self._ns(ns)
+        return self.store.items_by_concept(ns, EDGES[polarity], concept_id, after, limit)
+
+    def counts(self, ns: str) -> NamespaceCounts:
+        return self._ns(ns).index.counts()
+
+    # ---- search -------------------------------------------------------------------------------
+
+    def search(self, ns: str, request: SearchRequest) -> SearchResult:
+        target = self._ns(ns).index
+        kinds = [{1: "visual", 2: "text"}[k] for k in request.kinds] or None
+
+        def read(resolve, allow_for) -> SearchResult:
+            allow = allow_for(request.metadata_equals)
+            if request.absent_verified:
+                verified = target.index.slots_with((), request.forbidden)
+                allow = verified if allow is None else np.intersect1d(verified, np.asarray(allow, dtype=np.int64),
+                                                                       assume_unique=True)
+            if allow is not None and len(allow) == 0:
+                return SearchResult([], dict(TIERS))
+            hits = target.index.search(request.vectors, request.required, request.forbidden, k=request.k,
+                                       mode=request.mode, soft_lambda=request.soft_lambda,
+                                       exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
+                                       weights=request.weights or None)
+            found = [SearchHit(item_id, tier, score) for item_id, tier, score in
+                     zip(resolve(hits.slots), hits.tiers.tolist(), hits.scores.tolist()) if item_id is not None]
+            return SearchResult(found, {k: int(v) for k, v in hits.tier_counts.items()})
+
+        return target.consistent(read)
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _ns(self, name: str) -> _Namespace:
+        state = self._namespaces.get(name)
+        if state is None:
+            raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
+        return state
+
+    def _load(self, record: NamespaceRecord) -> _Namespace:
+        """Rebuilds a namespace's search state from RocksDB (start-up)."""
+        state = _Namespace(record, self.threads)
+        for concept in self.store.concepts(record.name):
+            if concept.id != len(state.concepts):
+                raise FailedPrecondition(f"namespace {record.name!r}: concept ids out of order at {concept.name!r}")
+            state.concepts.append((concept.id, concept.name))
+            state.concept_ids[normalise(concept.name)] = concept.id
+        state.index.index.ensure_concepts(len(state.concepts))
+        loader = RebuildLoader(state.index, self.store.iter_vectors(record.name))
+        ids: list[bytes] = []
+        records: list[bytes] = []
+        for item_id, index_record in self.store.iter_index_records(record.name):
+            ids.append(item_id)
+            records.append(index_record)
+            if len(ids) >= REBUILD_BATCH:
+                self._loaded_items += loader.load(ids, records)
+                ids, records = [], []
+        self._loaded_items += loader.load(ids, records)
+        return state

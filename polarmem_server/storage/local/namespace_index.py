@@ -1,0 +1,177 @@
+"""One namespace's in-process search state in the local backend: the compiled index, the slot
+map between item ids and index slots (with its seqlock), and the live counters and metadata
+sets. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
+resolve); nothing outside writes its attributes. Writers are serialised by the library's
+namespace lock; readers (search, resolve, counts) run concurrently with them."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
+from polarmem_server.errors import FailedPrecondition
+from polarmem_server.index import TEXT, VISUAL, ConceptCSR, Index, SpaceSpec
+from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
+from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
+
+COMPACT_AT_TOMBSTONE_SHARE = 0.25
+COMPACT_MIN_TOMBSTONES = 1024
+T = TypeVar("T")
+
+
+class NamespaceIndex:
+    def __init__(self, name: str, spaces: Sequence[SpaceSpec], threads: int = 0) -> None:
+        self.name = name
+        self.spaces = {s.name: s for s in spaces}
+        self.index = Index(spaces, threads=threads)
+        self._slot_of: dict[str, int] = {}
+        self._id_of: list[str | None] = []
+        self._generation = 0  # even: slot map stable; odd: compaction renumbering slots
+        self._kinds: Counter = Counter()
+        self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
+        self._scored = 0
+        self._metadata: dict[tuple[str, str], set[int]] = defaultdict(set)
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def contains(self, item_id: str) -> bool:
+        return item_id in self._slot_of
+
+    def counts(self) -> NamespaceCounts:
+        return NamespaceCounts(dict(self._kinds), {p: dict(c) for p, c in self._concepts.items()}, self._scored)
+
+    @property
+    def scored_concepts(self) -> int:
+        return self._scored
+
+    @property
+    def generation(self) -> int:
+        """Bumped twice per compaction (odd while one runs)."""
+        return self._generation
+
+    def slot_map(self) -> dict[str, int]:
+        """A copy of id -> slot (for checks; searches resolve slots through consistent())."""
+        return dict(self._slot_of)
+
+    def ids_by_slot(self) -> list[str | None]:
+        return list(self._id_of)
+
+    def metadata_items(self, key: str, value: str) -> list[str]:
+        """Ids of the live items whose metadata maps `key` to `value`."""
+        return sorted(self._id_of[s] for s in self._metadata.get((key, value), ()))
+
+    def consistent(self, read: Callable[[Callable[[np.ndarray], list], Callable], T]) -> T:
+        """Runs `read(resolve, allow_for)` within one generation of the slot map (a seqlock: odd
+        while compacting), retrying when a compaction renumbered the slots meanwhile. `resolve`
+        maps slots to ids; `allow_for(metadata)` is the sorted slots matching every pair."""
+        while True:
+            generation = self._generation
+            if generation % 2:
+                time.sleep(0.001)
+                continue
+            id_of = self._id_of
+
+            def resolve(slots: np.ndarray) -> list:
+                return [id_of[s] if s < len(id_of) else None for s in slots.tolist()]
+
+            result = read(resolve, self._allow_for)
+            if self._generation == generation:
+                return result
+
+    def _allow_for(self, metadata: Mapping[str, str]) -> list[int] | None:
+        if not metadata:
+            return None
+        sets = [self._metadata.get((key, value), set()) for key, value in metadata.items()]
+        return sorted(set.intersection(*sets))
+
+    # ---- writes ------------------------------------------------------------------------------
+
+    def add(self, names: list[str], batch: IndexRecordBatch, vectors: dict) -> None:
+        """Appends items in one core call from their decoded index records. The slots are mapped
+        to ids first, so a concurrent search can resolve every slot it sees; a failed add unmaps
+        them again."""
+        kinds = np.where(batch.kinds == enums_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
+        first = self.index.size
+        if first != len(self._id_of):
+            raise FailedPrecondition(f"namespace {self.name!r}: index slots out of step with item ids")
+        self._id_of.extend(names)
+        self._slot_of.update(zip(names, range(first, first + len(names))))
+        try:
+            self.index.add(len(names), vectors, ConceptCSR(batch.has_indptr, batch.has_ids),
+                           ConceptCSR(batch.not_indptr, batch.not_ids), kinds)
+        except Exception:
+            del self._id_of[first:]
+            for name in names:
+                del self._slot_of[name]
+            raise
+        for kind, count in zip(*np.unique(batch.kinds, return_counts=True)):
+            self._kinds[int(kind)] += int(count)
+        for polarity, counts in batch.concept_counts().items():
+            self._concepts[polarity].update(counts)
+        self._scored += batch.scored
+        for row, pairs in batch.metadata:
+            for pair in pairs:
+                self._metadata[pair].add(first + row)
+
+    def replace(self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord,
+                vectors: Mapping[str, np.ndarray]) -> None:
+        """Brings a stored item's slot in step with its new version."""
+        slot = self._slot_of[record.id]
+        has, not_has, _, _ = concept_lists(record)
+        self._count(previous, slot, -1)
+        self.index.set_concepts([slot], [has], [not_has])
+        for space, spec in self.spaces.items():
+            value = vectors.get(space)
+            if spec.multi and value is None:
+                value = np.zeros((0, spec.dim), np.float32)
+            self.index.set_vectors([slot], space, [value])
+        self._count(record, slot, +1)
+
+    def remove(self, record: records_pb2.ItemRecord) -> None:
+        slot = self._slot_of.pop(record.id)
+        self.index.remove([slot])
+        self._id_of[slot] = None
+        self._count(record, slot, -1)
+        self._compact_if_worth_it()
+
+    def compact(self) -> None:
+        """Drops the index's tombstones and renumbers the slot map (readers retry meanwhile)."""
+        self._generation += 1
+        try:
+            new_of_old = self.index.compact()
+            id_of: list[str | None] = [None] * self.index.size
+            for old, new in enumerate(new_of_old.tolist()):
+                if new >= 0:
+                    id_of[new] = self._id_of[old]
+            remapped: dict[tuple[str, str], set[int]] = defaultdict(set)
+            for key, slots in self._metadata.items():
+                remapped[key] = {int(new_of_old[s]) for s in slots if new_of_old[s] >= 0}
+            self._id_of = id_of
+            self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id is not None}
+            self._metadata = remapped
+        finally:
+            self._generation += 1
+
+    def _compact_if_worth_it(self) -> None:
+        tombstones = self.index.size - self.index.live_count
+        if tombstones >= max(COMPACT_MIN_TOMBSTONES, COMPACT_AT_TOMBSTONE_SHARE * self.index.size):
+            self.compact()
+
+    def _count(self, record: records_pb2.ItemRecord, slot: int, sign: int) -> None:
+        has, not_has, align, scored = concept_lists(record)
+        self._kinds[record.kind] += sign
+        for polarity, concepts in (("has", has), ("not_has", not_has), ("align", align)):
+            for c in concepts:
+                self._concepts[polarity][c] += sign
+        self._scored += sign * scored
+        for pair in record.metadata.items():
+            if sign > 0:
+                self._metadata[pair].add(slot)
+            else:
+                self._metadata[pair].discard(slot)

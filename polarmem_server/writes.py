@@ -1,0 +1,191 @@
+"""The library's write path over the storage seam.
+
+A new item: checked input -> concept ids (bound by the backend) -> evidence -> partition ->
+`sem` vector (the namespace encoder over the serialised state, or a text item's own text,
+unless the client sent one) -> ``Backend.write_items``.
+
+Every change to a stored item goes through ONE primitive, :meth:`Writer.rewrite`: copy the
+record -> apply the change -> re-partition -> snapshot the previous state into the history when
+a HAS / NOT_HAS state changed -> next version -> re-encode `sem` when the state it serialises
+changed -> persist and index. Observe, re-partitioning under new settings and score-model
+refits all use it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from polarmem.common.v1 import enums_pb2
+from polarmem.storage.v1 import records_pb2
+from polarmem_server.domain.evidence import apply_evidence, apply_text, partition_record, snapshot, states_of
+from polarmem_server.domain.items import CheckedItem, Evidence
+from polarmem_server.domain.mixtures import MIN_CALIBRATION_SCORES, fit_beta_mixture, fit_concept_priors
+from polarmem_server.domain.namespace import Namespace
+from polarmem_server.domain.vocabulary import normalise
+from polarmem_server.errors import AlreadyExists, NotFound, quoted
+from polarmem_server.scoring.encoder import Encoder, load_encoder, serialise_state
+from polarmem_server.storage.backend import Backend, ItemWrite
+
+Change = Callable[[records_pb2.ItemRecord], None]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Writer:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    # ---- encoders and concepts ---------------------------------------------------------------
+
+    @staticmethod
+    def encoder(namespace: Namespace) -> Encoder | None:
+        return load_encoder(namespace.settings.encoder)
+
+    def encodes_sem(self, namespace: Namespace) -> bool:
+        return namespace.settings.encoder != "none" and "sem" in namespace.spaces
+
+    def concept_ids(self, namespace: Namespace, names: Sequence[str]) -> dict[str, int]:
+        """Id of every name, binding new ones through the backend (so every process agrees)."""
+        ids, new = {}, {}
+        for name in names:
+            known = namespace.vocabulary.lookup(name)
+            if known is None:
+                new.setdefault(normalise(name), name)
+            else:
+                ids[name] = known
+        if new:
+            bound = self.backend.allocate_concepts(namespace.name, list(new.values()))
+            namespace.bind_concepts(list(new.values()), bound)
+            for name in names:
+                if name not in ids:
+                    ids[name] = namespace.vocabulary.lookup(name)
+        return ids
+
+    def evidence_ids(self, namespace: Namespace, evidence: Evidence) -> dict[str, int]:
+        return self.concept_ids(namespace, list(dict.fromkeys([*evidence.scores, *evidence.states])))
+
+    # ---- new items ---------------------------------------------------------------------------
+
+    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str]) -> records_pb2.ItemRecord:
+        item_id = item.id or uuid.uuid4().hex
+        if item_id in batch_ids or self.backend.contains(namespace.name, item_id):
+            raise AlreadyExists(f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
+                                "use observe to add evidence")
+        record = records_pb2.ItemRecord(
+            id=item_id, kind=item.kind, text=item.text, uri=item.uri, metadata=dict(item.metadata),
+            model=item.evidence.model, template_version=str(len(namespace.settings.templates)), created_ms=now_ms(),
+            version=1)
+        apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
+        if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
+            apply_text(record, namespace.vocabulary, lexical=not item.evidence.scores and not item.evidence.states)
+        partition_record(record, namespace.settings, namespace.calibration, namespace.vocabulary.name)
+        return record
+
+    def sem_text(self, namespace: Namespace, record: records_pb2.ItemRecord) -> str:
+        """Text items carry `sem` from their own text; other items from their serialised state."""
+        if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
+            return record.text
+        has, not_has = states_of(record)
+        name = namespace.vocabulary.name
+        return serialise_state([name(c) for c in has], [name(c) for c in not_has])
+
+    def fill_sem(self, namespace: Namespace, pairs: Sequence[tuple[records_pb2.ItemRecord, dict]]) -> None:
+        """Encodes `sem` in one batch for every (record, vectors) that lacks it."""
+        if not self.encodes_sem(namespace):
+            return
+        missing = [(record, vectors) for record, vectors in pairs if "sem" not in vectors]
+        if missing:
+            encoded = self.encoder(namespace).encode([self.sem_text(namespace, r) for r, _ in missing])
+            for (_, vectors), vector in zip(missing, encoded):
+                vectors["sem"] = vector
+
+    # ---- the rewrite primitive ---------------------------------------------------------------
+
+    def rewrite(self, namespace: Namespace, previous: records_pb2.ItemRecord, change: Change | None = None,
+                vectors: Mapping[str, np.ndarray] | None = None, always: bool = True) -> records_pb2.ItemRecord | None:
+        """Writes the next version of a stored item (module doc). `change` edits the copied
+        record before it is re-partitioned; `vectors` replace stored ones space by space.
+        With ``always=False`` an item whose partition and states come out unchanged is not
+        written (returns None). Call under the namespace's write lock."""
+        record = records_pb2.ItemRecord()
+        record.CopyFrom(previous)
+        if change is not None:
+            change(record)
+        partition_record(record, namespace.settings, namespace.calibration, namespace.vocabulary.name)
+        changed = states_of(record) != states_of(previous)
+        if not always and not changed and record.partition == previous.partition:
+            return None
+        if changed:
+            record.history.append(snapshot(previous))
+        record.version = previous.version + 1
+        record.updated_ms = now_ms()
+        stored = self.backend.get_vectors(namespace.name, record.id)
+        kept = {space: rows if namespace.spaces[space].multi else rows[0] for space, rows in stored.items()
+                if space in namespace.spaces}
+        if changed and record.kind == enums_pb2.ITEM_KIND_VISUAL and self.encodes_sem(namespace):
+            kept.pop("sem", None)  # it serialised the old state
+        kept.update(vectors or {})
+        self.fill_sem(namespace, [(record, kept)])
+        self.backend.write_items(namespace.name, [ItemWrite(record, kept, previous)])
+        return record
+
+    def rewrite_all(self, namespace: Namespace) -> tuple[int, int]:
+        """Re-partitions every stored item from its kept scores (no re-scoring) under the
+        namespace's current settings; returns (items re-partitioned, items whose states changed)."""
+        repartitioned = changed = 0
+        for previous in list(self.backend.iter_items(namespace.name)):
+            if not any(len(ev.template_scores) for ev in previous.evidence):
+                continue
+            repartitioned += 1
+            record = self.rewrite(namespace, previous, always=False)
+            if record is not None and states_of(record) != states_of(previous):
+                changed += 1
+        return repartitioned, changed
+
+    def get(self, namespace: Namespace, item_id: str) -> records_pb2.ItemRecord:
+        record = self.backend.get_items(namespace.name, [item_id])[0]
+        if record is None:
+            raise NotFound(f"item {quoted(item_id)} does not exist in namespace {quoted(namespace.name)}")
+        return record
+
+    # ---- the score model ---------------------------------------------------------------------
+
+    def fit_calibration(self, namespace: Namespace) -> bool:
+        """Fits the score model from every stored concept mean: the two class components (unless
+        a labelled calibration set fixed them) and each concept's prevalence. False if too few
+        scores."""
+        limit = namespace.settings.template_std_max
+        pairs = [(ev.concept_id, ev.mean) for r in self.backend.iter_items(namespace.name) for ev in r.evidence
+                 if len(ev.template_scores) and ev.template_std <= limit]
+        if len(pairs) < MIN_CALIBRATION_SCORES:
+            return False
+        means = np.array([m for _, m in pairs])
+        current = namespace.calibration
+        model = current if current is not None and current.supervised else fit_beta_mixture(means)
+        model = fit_concept_priors(model, [namespace.vocabulary.name(c) for c, _ in pairs], means)
+        namespace.set_calibration(replace(model, priors_fitted_on=len(pairs)))
+        return True
+
+    def maybe_recalibrate(self, namespace: Namespace) -> None:
+        """A "calibrated" namespace refits its model each time its pooled scores double (only the
+        concept prevalences when a labelled calibration set fixed the components)."""
+        if namespace.settings.partitioner != "calibrated":
+            return
+        # Doubling since the last fit — or since the last try: a fit that found too few reliable
+        # scores (template disagreement excludes them) must not rescan the store on every write.
+        model = namespace.calibration
+        basis = max(model.priors_fitted_on if model else 0, namespace.calibration_tried_at, MIN_CALIBRATION_SCORES // 2)
+        scored = self.backend.counts(namespace.name).scored_concepts
+        if scored < 2 * basis:
+            return
+        namespace.set_calibration(namespace.calibration, tried_at=scored)
+        if self.fit_calibration(namespace):
+            self.backend.update_namespace(namespace.to_record())
+            self.rewrite_all(namespace)

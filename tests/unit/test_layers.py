@@ -1,0 +1,147 @@
+"""The package's layers, checked from the source: every module's imports (TYPE_CHECKING ones and
+imports inside functions included) may only reach its own layer or one below it, and no two
+modules import each other in a circle.
+
+Layers, bottom first (README, "Architecture"):
+
+* ``core``    — errors.py, index.py and the compiled _core: the retrieval core's Python face and
+  the error hierarchy every layer raises from.
+* ``domain``  — domain/: namespace settings and state, vocabulary, text, partitioners, score
+  models, evidence, recall planning and query values. Pure: no storage, no encoder, no I/O.
+* ``storage`` — storage/: the backend seam (storage/backend.py) and its backends (storage/local).
+* ``scoring`` — scoring/: scoring engines, the text encoder and the verification port.
+* ``library`` — memory.py, recall.py, writes.py: the library facade (Memory) over the seam.
+* ``api``     — api/: gRPC servicer, server, interceptor, status table, metrics, config.
+* ``faces``   — faces/: CLI, client, quickstart, evaluation.
+
+Generated protobuf packages: ``polarmem.common.v1`` and ``polarmem.storage.v1`` may be imported
+from any layer; the public API ``polarmem.v1`` only from ``api`` and ``faces``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LAYERS = ("core", "domain", "storage", "scoring", "library", "api", "faces")
+TOP_LEVEL = {"errors": "core", "index": "core", "_core": "core", "__init__": "core", "data": "core",
+             "memory": "library", "recall": "library", "writes": "library"}
+PACKAGES = {"domain": "domain", "storage": "storage", "scoring": "scoring", "api": "api", "faces": "faces"}
+PUBLIC_API = "polarmem.v1"
+# The source tree (what a change edits), not the installed copy.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "polarmem_server"
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    assert parts[0] == "polarmem_server", module
+    if len(parts) == 1:
+        return TOP_LEVEL["__init__"]
+    if parts[1] in PACKAGES:
+        return PACKAGES[parts[1]]
+    if parts[1] not in TOP_LEVEL:
+        raise AssertionError(f"{module} belongs to no declared layer; add it to tests/unit/test_layers.py")
+    return TOP_LEVEL[parts[1]]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        relative = path.relative_to(PACKAGE_ROOT.parent).with_suffix("")
+        name = ".".join(relative.parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports_of(path: Path, module: str) -> set[str]:
+    """Every module `path` imports, absolute, wherever the import statement stands."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found.add(base)
+            # "from polarmem_server.domain import text" imports the module domain.text
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def internal_edges() -> dict[str, set[str]]:
+    known = modules()
+    edges = {}
+    for module, path in known.items():
+        targets = set()
+        for imported in imports_of(path, module):
+            if imported in known and imported != module:
+                targets.add(imported)
+        edges[module] = targets
+    return edges
+
+
+def test_every_module_belongs_to_a_layer():
+    for module in modules():
+        assert layer_of(module) in LAYERS
+
+
+def test_no_module_imports_a_layer_above_it():
+    upward = []
+    for module, targets in internal_edges().items():
+        rank = LAYERS.index(layer_of(module))
+        for target in targets:
+            # a package's __init__ re-exporting its own modules is not a layer crossing
+            if LAYERS.index(layer_of(target)) > rank:
+                upward.append(f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})")
+    assert not upward, "upward imports:\n" + "\n".join(sorted(upward))
+
+
+def test_public_api_protos_only_in_api_and_faces():
+    offenders = []
+    for module, path in modules().items():
+        if layer_of(module) in ("api", "faces"):
+            continue
+        if any(name == PUBLIC_API or name.startswith(PUBLIC_API + ".") for name in imports_of(path, module)):
+            offenders.append(module)
+    assert not offenders, f"these modules import the public API protos ({PUBLIC_API}): {offenders}"
+
+
+def test_no_import_circle():
+    edges = internal_edges()
+    # a package's __init__ and its own submodules are one unit for this check
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(edges[module]):
+            if module.startswith(target + ".") or target.startswith(module + "."):
+                continue
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                pytest.fail("import circle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module)
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The rules would catch a violation: a domain module importing the API."""
+    source = tmp_path / "bad.py"
+    source.write_text("if False:\n    from polarmem_server.api import service\n")
+    found = imports_of(source, "polarmem_server.domain.bad")
+    assert "polarmem_server.api.service" in found
+    assert LAYERS.index(layer_of("polarmem_server.api.service")) > LAYERS.index(layer_of("polarmem_server.domain.text"))
