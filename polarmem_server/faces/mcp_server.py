@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
-from polarmem_server.faces.cli.connection import Connection, load_connection
+from polarmem_server.faces.connection import Connection, load_connection
 from polarmem_server.faces.client_requests import KIND_NAMES, MODE_NAMES
 
 MAX_CONTENT_BYTES = 16 * 1024 * 1024
@@ -271,13 +270,3 @@ async def _serve_http(server: MCPServer, tools: PolarMemTools, host: str, port: 
     finally:
         await tools.close()
     return 0 if http.started else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    from polarmem_server.faces.cli import main as cli_main
-
-    return cli_main(["mcp", *(argv if argv is not None else sys.argv[1:])])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

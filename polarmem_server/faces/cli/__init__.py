@@ -3,7 +3,7 @@
 `score`, `recall`, `calibrate`), `evaluate`, `repair` and `mcp` (memory tools for agents).
 
 Client commands connect by --address / --token-file / --tls-ca flags, POLARMEM_* environment
-variables or the [client] table of a config file (cli/connection.py); --json prints the
+variables or the [client] table of a config file (faces/connection.py); --json prints the
 response for programs."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 import grpc
 
 from polarmem_server.api import config as config_module
-from polarmem_server.faces.cli import commands, connection
+from polarmem_server.faces import connection
+from polarmem_server.faces.cli import commands
 from polarmem_server.faces.client_requests import DEGENERATE_POLICIES, KINDS, MODES, PARTITIONERS, POLARITIES, STATES
 
 

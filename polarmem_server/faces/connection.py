@@ -1,4 +1,4 @@
-"""Where client commands connect: flags > POLARMEM_* environment > the `[client]` table of a
+"""Where client commands (`polarmem ...`, `polarmem mcp`) connect: flags > POLARMEM_* environment > the `[client]` table of a
 TOML config file > defaults.
 
 The config file is `--config FILE`, else $POLARMEM_CONFIG, else ~/.config/polarmem/config.toml
