@@ -187,6 +187,12 @@ def test_namespace_commands(server, capsys):
     assert [s["name"] for s in info["config"]["spaces"]] == ["vis", "loc", "small"] and len(info["config"]["templates"]) == 2
     code, out, _ = run(capsys, "namespace", "list", *conn)
     assert code == 0 and "coco" in out and "vis:8,loc:4,small:4" in out
+    code, out, _ = run(capsys, "namespace", "create", "declared", "--encoder", "none", "--concept", "dog,cat",
+                       "--concept", "traffic light", "--json", *conn)
+    assert code == 0 and json.loads(out)["config"]["concepts"] == ["dog", "cat", "traffic light"]
+    code, out, _ = run(capsys, "namespace", "get", "declared", *conn)
+    assert "declared concepts  dog, cat, traffic light" in out and "concepts           3" in out
+    assert run(capsys, "namespace", "delete", "declared", "--yes", *conn)[0] == 0
     code, out, err = run(capsys, "namespace", "create", "coco", *conn)
     assert code == 2 and "ALREADY_EXISTS" in err
 
