@@ -4,7 +4,6 @@
 
 import asyncio
 import http.server
-import json
 import os
 import subprocess
 import sys
@@ -15,10 +14,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
+import httpx2  # noqa: E402 - the HTTP client the MCP SDK uses
+
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from polarmem_server.api.server import PolarMemServer  # noqa: E402
 from polarmem_server.faces.client import PolarMemClient  # noqa: E402
@@ -157,7 +157,7 @@ def test_http_passes_the_agents_token_through(memory_server, tmp_path):
             files_over_http(tmp_path) as files:
 
         async def run():
-            async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http_client:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http_client:
                 async with Client(streamable_http_client(url, http_client=http_client)) as client:
                     assert {t.name for t in (await client.list_tools()).tools} == TOOLS
                     item = structured(await client.call_tool("remember", {
