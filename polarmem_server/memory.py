@@ -179,11 +179,13 @@ class Memory:
             seen: set[str] = set()
             ready = []
             for i, value, item in checked:
+                outcome = verified.get(i)
+                if isinstance(outcome, Exception):  # the engine failed or rejected this item
+                    results[i] = outcome
+                    continue
                 try:
-                    if isinstance(verified.get(i), Exception):
-                        raise verified[i]
-                    if i in verified:
-                        value = replace(value, evidence=with_verified(value.evidence, verified[i]))
+                    if outcome is not None:
+                        value = replace(value, evidence=with_verified(value.evidence, outcome))
                     record = self.writer.build_new(namespace, value, seen)
                     seen.add(record.id)
                     ready.append((i, record, dict(value.vectors)))
@@ -203,7 +205,10 @@ class Memory:
         scores them together."""
         if not items:
             return {}
-        verifier = self._require_verifier()
+        try:
+            verifier = self._require_verifier()
+        except Unimplemented as exc:
+            return {i: exc for i, _ in items}
         started, out = {}, {}
         for i, item in items:
             try:
