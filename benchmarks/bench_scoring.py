@@ -10,6 +10,13 @@ several hundred image tokens before the question), so `--prefix-tokens` sets its
 
     python benchmarks/bench_scoring.py                      # CPU, a small random Llama
     python benchmarks/bench_scoring.py --device cuda --size 7b   # a 7B-class architecture (GPU)
+    python benchmarks/bench_scoring.py --device cuda --engine tensorrt_llm   # + TensorRT-LLM beside it
+
+With `--engine tensorrt_llm` the same random-weight checkpoint is also saved to disk and scored
+by the TensorRT-LLM engine (`--trtllm-backend pytorch|tensorrt`) on the same requests, one prompt
+per call, batched, and batched with prefix reuse; its P(Yes) is compared with the transformers
+engine's and its speed reported as a ratio to it (the peer in the same run), with the runtime's
+KV-cache reuse counters.
 
 The paper's reference: 3.06 s of ensemble verification per image (Qwen2.5-VL-7B).
 Writes JSON to benchmarks/results/scoring[-cuda].json and prints a table. Not a test.
@@ -107,6 +114,61 @@ def bench_vlm(args, concepts, sync) -> dict:
     return out
 
 
+def bench_tensorrt_llm(args, model, tokenizer, dtype: str, requests, reference: dict, sync) -> dict:
+    """The TensorRT-LLM engine on the same weights (saved as a checkpoint) and requests: one
+    prompt per call, batched, batched with prefix reuse; P(Yes) against the transformers engine's
+    batched shared-prefix scores; speed as a ratio to the transformers engine's paths."""
+    import numpy as np
+
+    from polarmem_server.scoring import ScoreRequest
+    from polarmem_server.scoring.tensorrt_llm_engine import TensorRTLLMEngine
+
+    prompts = sum(r.prompt_count for r in requests)
+    singles = [ScoreRequest(r.item, (c,), (t,)) for r in requests for c in r.concepts for t in r.templates]
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        for share in (False, True):
+            started = time.perf_counter()
+            engine = TensorRTLLMEngine(tmp, backend=args.trtllm_backend, dtype=dtype, max_length=4096,
+                                       max_batch=args.batch, share_prefix=share, free_gpu_memory_fraction=0.3)
+            load_s = time.perf_counter() - started
+            try:
+                engine.score(requests[:1])  # warm-up (and, with sharing, the first item's blocks)
+                runs = [("one_by_one_unshared", singles)] if not share else []
+                runs.append(("batched_shared_prefix" if share else "batched_unshared", requests))
+                for name, batch in runs:
+                    sync()
+                    started = time.perf_counter()
+                    scores = (engine.score(batch) if name != "one_by_one_unshared"
+                              else [s for single in batch for s in engine.score([single])])
+                    sync()
+                    seconds = time.perf_counter() - started
+                    if name == "one_by_one_unshared":  # back to (concepts x templates) per request
+                        flat, scores, at = np.concatenate([s.ravel() for s in scores]), [], 0
+                        for r in requests:
+                            scores.append(flat[at:at + r.prompt_count].reshape(len(r.concepts), len(r.templates)))
+                            at += r.prompt_count
+                    diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference["scores"]))
+                    results[name] = {"seconds": seconds, "seconds_per_item": seconds / len(requests),
+                                     "prompts_per_s": prompts / seconds, "load_seconds": load_s,
+                                     "max_abs_diff_vs_transformers": diff,
+                                     "speedup_vs_transformers_same_path": reference["seconds"][name] / seconds}
+                    ratio = results[name]["speedup_vs_transformers_same_path"]
+                    print(f"tensorrt_llm[{args.trtllm_backend}] {name:<24} {seconds / len(requests):7.3f} s/item  "
+                          f"{prompts / seconds:8.1f} prompts/s  x{ratio:.2f} vs transformers  "
+                          f"max |dP| vs transformers {diff:.1e}", flush=True)
+                if share:
+                    results["kv_cache"] = engine.cache_stats()
+                    print(f"tensorrt_llm[{args.trtllm_backend}] KV-cache reuse {results['kv_cache']}", flush=True)
+                results["tensorrt_llm_version"] = engine.version
+                results["engine"] = engine.describe()
+            finally:
+                engine.close()
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
@@ -120,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--vlm", action="store_true",
                         help="also a small random Qwen2-VL over 224x224 images (image prefix shared or not)")
+    parser.add_argument("--engine", choices=("transformers", "tensorrt_llm"), default="transformers",
+                        help="tensorrt_llm: also the TensorRT-LLM engine on the same weights, beside transformers")
+    parser.add_argument("--trtllm-backend", choices=("pytorch", "tensorrt"), default="pytorch")
     args = parser.parse_args(argv)
     size = args.size or ("7b" if args.device.startswith("cuda") else "small")
     dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
@@ -144,11 +209,20 @@ def main(argv: list[str] | None = None) -> int:
         lambda name: TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096, name=size,
                                                    **variant_options(name, args.batch)),
         requests, "text", sync)
+    report_trtllm = None
+    if args.engine == "tensorrt_llm":
+        reference = {"scores": TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096,
+                                                             name=size, **variant_options("batched_shared_prefix",
+                                                                                          args.batch)).score(requests),
+                     "seconds": {name: r["seconds"] for name, r in results.items()}}
+        report_trtllm = bench_tensorrt_llm(args, model, tokenizer, dtype, requests, reference, sync)
     if args.vlm:
         report_vlm = bench_vlm(args, concepts, sync)
     else:
         report_vlm = None
-    report = {"benchmark": "bench_scoring", "vlm": report_vlm, "device": args.device, "size": size, "dtype": dtype,
+    report = {"benchmark": "bench_scoring", "vlm": report_vlm, "tensorrt_llm": report_trtllm,
+              "trtllm_backend": args.trtllm_backend if report_trtllm else None, "device": args.device, "size": size,
+              "dtype": dtype,
               "items": args.items, "concepts": args.concepts, "templates": len(TEMPLATES),
               "prefix_tokens": args.prefix_tokens, "batch": args.batch, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "platform": platform.platform(),

@@ -235,15 +235,21 @@ def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: 
     hard top k among verified items, so merging those two searches is exact. When the hard top k
     is verified throughout, it is already the strict top k, and the second search is skipped."""
     hard = search("hard", k, exclude)
-    hits = _hits(backend, namespace, hard, plan)
-    if not plan.forbidden or all(h.absence_verified for h in hits):
-        return hits, dict(hard.tier_counts)
-    among = _hits(backend, namespace, search("hard", k, exclude, absent_verified=True), plan)
-    seen = {h.item_id for h in hits}
-    merged = hits + [h for h in among if h.item_id not in seen]
-    # stable: equal keys keep the backend's order (hard list first)
-    merged.sort(key=lambda h: (-h.tier, not h.absence_verified, -h.score))
-    return merged[:k], dict(hard.tier_counts)
+    rows = _with_records(backend, namespace, hard)
+    forbidden = plan.forbidden
+    if forbidden and not all(_absence_verified(record, forbidden) for _, record in rows):
+        seen = {hit.item_id for hit, _ in rows}
+        rows += [row for row in _with_records(backend, namespace, search("hard", k, exclude, absent_verified=True))
+                 if row[0].item_id not in seen]
+        # stable: equal keys keep the backend's order (hard list first)
+        rows.sort(key=lambda row: (-row[0].tier, not _absence_verified(row[1], forbidden), -row[0].score))
+    return [explain(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record in rows[:k]], \
+        dict(hard.tier_counts)
+
+
+def _absence_verified(record: records_pb2.ItemRecord, forbidden: list[int]) -> bool:
+    states = {ev.concept_id: ev.state for ev in record.evidence}
+    return all(states.get(c) == enums_pb2.CONCEPT_STATE_NOT_HAS for c in forbidden)
 
 
 def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, exclude: bool) -> tuple[str, str]:
@@ -265,10 +271,15 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
                     f"below {best:.2f} - {ADAPTIVE_MARGIN}")
 
 
-def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
+def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -> list:
+    """(hit, record) in rank order; a hit forgotten since the search is dropped."""
     records = backend.get_items(namespace.name, [h.item_id for h in found.hits])
-    return [explain(namespace, record, h.tier, h.score, plan.required, plan.forbidden)
-            for h, record in zip(found.hits, records) if record is not None]  # None: forgotten since the search
+    return [(hit, record) for hit, record in zip(found.hits, records) if record is not None]
+
+
+def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
+    return [explain(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
+            for hit, record in _with_records(backend, namespace, found)]
 
 
 def _concept_list(names: list[str], first: Iterable[str]) -> str:

@@ -152,9 +152,9 @@ def check_vectors(spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], whe
             if array.shape[-1:] != (spec.dim,) or array.ndim > 2:
                 raise InvalidArgument(f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got shape {array.shape}")
             array = array.reshape(-1, spec.dim)
-        if not np.all(np.isfinite(array)):
+        if not np.isfinite(array).all():
             raise InvalidArgument(f"{where}[{quoted(space)}]: has a NaN or infinite value; send finite floats")
-        if not np.all(np.any(array.reshape(-1, spec.dim), axis=1)):
+        if not (array.any() if array.ndim == 1 else array.any(axis=1).all()):
             raise InvalidArgument(f"{where}[{quoted(space)}]: a vector is all zeros and has no direction; "
                                   "send non-zero vectors")
         out[space] = array
