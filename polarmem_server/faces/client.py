@@ -1,4 +1,20 @@
-"""A small typed Python client over the generated stubs."""
+"""The typed synchronous Python client: one method per RPC of polarmem.v1.MemoryService.
+
+Every method returns the response's `polarmem.v1` message (documented per method; fields as in
+protos/polarmem/v1/memory_service.proto) and raises:
+
+* ValueError before any call, for an argument that cannot be encoded (a mode, kind or state
+  name, a value of the wrong type, an unreadable content file), naming it and the fix;
+* grpc.RpcError with the server's status code and message for everything the server refuses.
+
+Calls carry a deadline (`timeout_s`, 30 s by default; a stream gets `stream_timeout_s`), and the
+idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, Recall, ScoreConcepts) are
+retried with exponential backoff on UNAVAILABLE through gRPC's own retry policy (the channel's
+service config). Writes are not retried: the caller decides (a Remember with an id is safe to
+repeat — ALREADY_EXISTS means it was stored).
+
+The asyncio client (aio_client.AsyncPolarMemClient) has the same methods and builds its
+requests with the same functions (client_requests)."""
 
 from __future__ import annotations
 
@@ -6,60 +22,53 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
-import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
-from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
+from polarmem_server.faces import client_requests as build
+from polarmem_server.faces.client_requests import (KINDS, MODES, POLARITIES, STATES, STORAGES, Content,  # noqa: F401 - re-exported
+                                                   item_message, vector_value)
 
-MODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "adaptive": pb.RECALL_MODE_ADAPTIVE,
-         "off": pb.RECALL_MODE_OFF, "strict": pb.RECALL_MODE_STRICT}
-STATES = {"has": storage_pb2.CONCEPT_STATE_HAS, "not_has": storage_pb2.CONCEPT_STATE_NOT_HAS,
-          "uncertain": storage_pb2.CONCEPT_STATE_UNCERTAIN}
-KINDS = {"visual": storage_pb2.ITEM_KIND_VISUAL, "text": storage_pb2.ITEM_KIND_TEXT}
-POLARITIES = {"has": pb.CONCEPT_POLARITY_HAS, "not_has": pb.CONCEPT_POLARITY_NOT_HAS, "align": pb.CONCEPT_POLARITY_ALIGN}
-STORAGES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_STREAM_TIMEOUT_S = 600.0
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
-def vector_value(values: Any) -> pb.VectorValue:
-    array = np.asarray(values, dtype=np.float32)
-    return pb.VectorValue(values=array.ravel().tolist(), rows=array.shape[0] if array.ndim == 2 else 1)
-
-
-def item_message(id: str = "", kind: str = "visual", text: str = "", uri: str = "",
-                 metadata: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                 scores: Mapping[str, Sequence[float]] | None = None, states: Mapping[str, str] | None = None,
-                 source: str = "", model: str = "") -> pb.ItemInput:
-    """An ItemInput from plain Python values (the shape of a line of `polarmem remember` input)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be 'visual' or 'text', got {kind!r}")
-    bad_states = [s for s in (states or {}).values() if s not in STATES]
-    if bad_states:
-        raise ValueError(f"states must be 'has', 'not_has' or 'uncertain', got {bad_states[0]!r}")
-    return pb.ItemInput(
-        id=id, kind=KINDS[kind], text=text, uri=uri, metadata=dict(metadata or {}),
-        vectors={k: vector_value(v) for k, v in (vectors or {}).items()},
-        scores={k: pb.ConceptScores(p_yes=list(v)) for k, v in (scores or {}).items()},
-        states={k: STATES[v] for k, v in (states or {}).items()}, source=source, model=model)
+def channel_credentials(root_certificates: bytes | None, tls: bool) -> grpc.ChannelCredentials | None:
+    """TLS credentials when asked for (tls=True uses the system's roots), else None (plaintext)."""
+    if root_certificates is not None or tls:
+        return grpc.ssl_channel_credentials(root_certificates)
+    return None
 
 
 class PolarMemClient:
-    """Thin wrapper: each method is one RPC and returns its response message; errors surface as
-    grpc.RpcError with the server's status code and message."""
+    """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
+    `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
+    `tls_server_name` overrides the name checked against the certificate. `retries` is the most
+    attempts of an idempotent call (1 = no retry)."""
 
     def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
-                 timeout_s: float | None = 30.0, max_message_bytes: int = 16 * 1024 * 1024) -> None:
-        options = [("grpc.max_receive_message_length", max_message_bytes),
-                   ("grpc.max_send_message_length", max_message_bytes)]
-        if root_certificates is not None:
-            self._channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates), options=options)
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
+                 initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
+                 retry_codes: Sequence[str] = ("UNAVAILABLE",),
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
+        options = build.channel_options(max_message_bytes, build.service_config(
+            retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
+        if tls_server_name:
+            options.append(("grpc.ssl_target_name_override", tls_server_name))
+        credentials = channel_credentials(root_certificates, tls)
+        self._metadata = build.bearer_metadata(token)
+        if credentials is not None:
+            self._channel = grpc.secure_channel(address, credentials, options=options)
         else:
             self._channel = grpc.insecure_channel(address, options=options)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.address = address
         self.timeout_s = timeout_s
+        self.stream_timeout_s = stream_timeout_s
 
     def _call(self, method, request, timeout_s: float | None = None):
         return method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s, metadata=self._metadata)
@@ -73,108 +82,139 @@ class PolarMemClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ---- health -----------------------------------------------------------------------------
+
     def health(self, service: str = "", timeout_s: float = 5.0) -> str:
+        """"SERVING" / "NOT_SERVING" / ... from grpc.health.v1 (no token needed)."""
         response = self._health.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:
+        """Blocks until the channel connects (grpc.FutureTimeoutError after timeout_s)."""
         grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
 
-    def create_namespace(self, name: str, spaces: Iterable[tuple] = (), encoder: str = "", kappa: float | None = None,
-                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] = (),
-                         partitioner: str = "", rho: float | None = None,
-                         rho_absent: float | None = None) -> pb.NamespaceInfo:
-        """`spaces`: (name, dim) or (name, dim, multi, storage) tuples; none = one 384-d `sem` space."""
-        config = pb.NamespaceConfig(encoder=encoder, aliases=dict(aliases or {}), templates=list(templates),
-                                    partitioner=partitioner)
-        for space in spaces:
-            name_, dim, *rest = space
-            multi = bool(rest[0]) if rest else False
-            storage = STORAGES[rest[1]] if len(rest) > 1 else pb.VECTOR_STORAGE_FP32
-            config.spaces.add(name=name_, dim=dim, multi=multi, storage=storage)
-        if kappa is not None:
-            config.kappa = kappa
-        if rho is not None:
-            config.rho = rho
-        if rho_absent is not None:
-            config.rho_absent = rho_absent
-        return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config)).namespace
+    # ---- namespaces -------------------------------------------------------------------------
 
-    def get_namespace(self, name: str) -> pb.NamespaceInfo:
-        return self._call(self._stub.GetNamespace, pb.GetNamespaceRequest(name=name)).namespace
+    def create_namespace(self, name: str, spaces: Iterable[Any] = (), encoder: str = "", kappa: float | None = None,
+                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
+                         partitioner: str = "", rho: float | None = None, rho_absent: float | None = None,
+                         degenerate_policy: str = "", fixed_threshold: float | None = None,
+                         template_std_max: float | None = None, concepts: Sequence[str] | None = None,
+                         timeout_s: float | None = None) -> pb.NamespaceInfo:
+        """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
+        (storage fp32 / fp16 / int8); none = one 384-d `sem` space. `encoder`: minilm / none."""
+        config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
+                                           degenerate_policy, fixed_threshold, template_std_max, concepts)
+        return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
+                          timeout_s).namespace
 
-    def list_namespaces(self) -> list[pb.NamespaceInfo]:
-        return list(self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest()).namespaces)
+    def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
+        """GetNamespace -> NamespaceInfo (config, counts, calibration)."""
+        return self._call(self._stub.GetNamespace, pb.GetNamespaceRequest(name=name), timeout_s).namespace
 
-    def delete_namespace(self, name: str) -> None:
-        self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name))
+    def list_namespaces(self, timeout_s: float | None = None) -> list[pb.NamespaceInfo]:
+        """ListNamespaces -> the namespaces this token may use, by name."""
+        return list(self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest(), timeout_s).namespaces)
 
-    def remember(self, namespace: str, **item: Any) -> pb.Item:
-        return self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item_message(**item))).item
+    def update_namespace(self, name: str, *, kappa: float | None = None, rho: float | None = None,
+                         rho_absent: float | None = None, partitioner: str | None = None,
+                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
+                         degenerate_policy: str | None = None, fixed_threshold: float | None = None,
+                         template_std_max: float | None = None, concepts: Sequence[str] | None = None,
+                         timeout_s: float | None = None):
+        """UpdateNamespace -> UpdateNamespaceResponse (namespace, items_repartitioned,
+        items_changed). Only the arguments given change (they make the update_mask)."""
+        request = build.update_namespace_request(
+            name, kappa=kappa, rho=rho, rho_absent=rho_absent, partitioner=partitioner, aliases=aliases,
+            templates=templates, degenerate_policy=degenerate_policy, fixed_threshold=fixed_threshold,
+            template_std_max=template_std_max, concepts=concepts)
+        return self._call(self._stub.UpdateNamespace, request, timeout_s)
+
+    def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
+        """DeleteNamespace: the namespace and everything in it."""
+        self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name), timeout_s)
+
+    # ---- items ------------------------------------------------------------------------------
+
+    def remember(self, namespace: str, *, id: str = "", kind: str = "visual", text: str = "", uri: str = "",
+                 metadata: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
+                 scores: Mapping[str, Sequence[float]] | None = None, states: Mapping[str, str] | None = None,
+                 verify_concepts: Sequence[str] | None = None, content: Content | None = None, source: str = "",
+                 model: str = "", timeout_s: float | None = None) -> pb.Item:
+        """Remember -> the stored Item (states, partition, evidence). Evidence is client `scores`
+        (one P(Yes) per namespace template) or `states`, and/or `verify_concepts` verified by the
+        server's engine from `text` and/or `content` (image bytes or a path to an image)."""
+        item = item_message(id=id, kind=kind, text=text, uri=uri, metadata=metadata, vectors=vectors, scores=scores,
+                            states=states, verify_concepts=verify_concepts, content=content, source=source, model=model)
+        return self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item), timeout_s).item
 
     def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None,
                         items_per_message: int = 64) -> pb.RememberStreamResponse:
-        """Streams items, `items_per_message` to a message (a message costs the server far more
-        than an item's bytes); results are indexed by item."""
-        if items_per_message < 1:
-            raise ValueError(f"items_per_message must be >= 1, got {items_per_message}")
-
-        def requests():
-            chunk: list[pb.ItemInput] = []
-            first = True
-            for item in items:
-                chunk.append(item)
-                if len(chunk) == items_per_message:
-                    yield pb.RememberStreamRequest(namespace=namespace if first else "", items=chunk)
-                    chunk, first = [], False
-            if chunk or first:
-                yield pb.RememberStreamRequest(namespace=namespace if first else "", items=chunk)
-
-        return self._call(self._stub.RememberStream, requests(), timeout_s)
-
-    def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool]) -> pb.Calibration:
-        """Fits the namespace's score model from labelled scores (see the Calibrate RPC)."""
-        request = pb.CalibrateRequest(namespace=namespace, p_yes=list(p_yes), present=list(present))
-        return self._call(self._stub.Calibrate, request).calibration
-
-    def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
-               required: Sequence[str] = (), forbidden: Sequence[str] = (), top_k: int = 10, mode: str = "hard",
-               soft_lambda: float | None = None, exclude_conflicts: bool = False, kinds: Sequence[str] = (),
-               metadata_equals: Mapping[str, str] | None = None, suppressed_k: int = 0, include_context: bool = False,
-               context_budget_chars: int = 0, include_items: bool = False, weights: Mapping[str, float] | None = None,
-               timeout_s: float | None = None) -> pb.RecallResponse:
-        request = pb.RecallRequest(
-            namespace=namespace, text=text, vectors={k: vector_value(v) for k, v in (vectors or {}).items()},
-            weights=dict(weights or {}), required=list(required), forbidden=list(forbidden), top_k=top_k,
-            mode=MODES[mode], exclude_conflicts=exclude_conflicts, kinds=[KINDS[k] for k in kinds],
-            metadata_equals=dict(metadata_equals or {}), suppressed_k=suppressed_k, include_context=include_context,
-            context_budget_chars=context_budget_chars, include_items=include_items)
-        if soft_lambda is not None:
-            request.soft_lambda = soft_lambda
-        return self._call(self._stub.Recall, request, timeout_s)
+        """RememberStream -> RememberStreamResponse: one result per item (indexed by position,
+        with its own error), stored and failed counts. `items` are ItemInput messages
+        (item_message builds them), sent `items_per_message` to a message."""
+        build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
+        requests = build.remember_stream_requests(namespace, items, items_per_message)
+        return self._call(self._stub.RememberStream, requests,
+                          timeout_s if timeout_s is not None else self.stream_timeout_s)
 
     def observe(self, namespace: str, id: str, scores: Mapping[str, Sequence[float]] | None = None,
-                states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None) -> pb.ObserveResponse:
-        request = pb.ObserveRequest(namespace=namespace, id=id,
-                                    scores={k: pb.ConceptScores(p_yes=list(v)) for k, v in (scores or {}).items()},
-                                    states={k: STATES[v] for k, v in (states or {}).items()},
-                                    vectors={k: vector_value(v) for k, v in (vectors or {}).items()})
-        return self._call(self._stub.Observe, request)
+                states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None, *,
+                text: str = "", content: Content | None = None, verify_concepts: Sequence[str] | None = None,
+                source: str = "", model: str = "", timeout_s: float | None = None) -> pb.ObserveResponse:
+        """Observe -> ObserveResponse (item, changed): new evidence merged and re-partitioned.
+        `text` / `content` / `verify_concepts` have the server's engine verify new content (no
+        verify_concepts: the concepts the item already holds)."""
+        request = build.observe_request(namespace, id, scores, states, vectors, text, content, verify_concepts,
+                                        source, model)
+        return self._call(self._stub.Observe, request, timeout_s)
 
-    def forget(self, namespace: str, id: str) -> None:
-        self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id))
+    def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
+        """Forget: the item is gone from the namespace (NOT_FOUND if it was not there)."""
+        self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
 
-    def get_item(self, namespace: str, id: str, include_history: bool = False,
-                 include_vectors: bool = False) -> pb.GetItemResponse:
-        return self._call(self._stub.GetItem, pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
-                                                                include_vectors=include_vectors))
+    def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
+                 timeout_s: float | None = None) -> pb.GetItemResponse:
+        """GetItem -> GetItemResponse (item with evidence and partition; vectors when asked)."""
+        request = pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
+                                    include_vectors=include_vectors)
+        return self._call(self._stub.GetItem, request, timeout_s)
 
     def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
-                    page_token: str = "") -> pb.GetConceptResponse:
-        return self._call(self._stub.GetConcept, pb.GetConceptRequest(namespace=namespace, concept=concept,
-                                                                      polarity=POLARITIES[polarity], page_size=page_size,
-                                                                      page_token=page_token))
+                    page_token: str = "", timeout_s: float | None = None) -> pb.GetConceptResponse:
+        """GetConcept -> GetConceptResponse: a page of item ids that HAS / NOT_HAS / ALIGN the
+        concept (next_page_token continues), and its counts."""
+        return self._call(self._stub.GetConcept,
+                          build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
 
-    def score_concepts(self, namespace: str, concepts: Sequence[str], **item: Any) -> pb.ScoreConceptsResponse:
-        return self._call(self._stub.ScoreConcepts, pb.ScoreConceptsRequest(namespace=namespace, concepts=list(concepts),
-                                                                            item=item_message(**item)))
+    def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
+                       content: Content | None = None, timeout_s: float | None = None,
+                       **item: Any) -> pb.ScoreConceptsResponse:
+        """ScoreConcepts -> ScoreConceptsResponse: the engine's raw P(Yes) per concept and
+        template for `text` and/or `content`; nothing is stored."""
+        return self._call(self._stub.ScoreConcepts,
+                          build.score_concepts_request(namespace, concepts, text, content, **item), timeout_s)
+
+    def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool],
+                  timeout_s: float | None = None) -> pb.Calibration:
+        """Calibrate -> the fitted Calibration: labelled scores fit the namespace's score model."""
+        return self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s).calibration
+
+    # ---- recall -----------------------------------------------------------------------------
+
+    def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
+               required: Sequence[str] | None = None, forbidden: Sequence[str] | None = None, top_k: int = 10,
+               mode: str = "hard", soft_lambda: float | None = None, exclude_conflicts: bool = False,
+               kinds: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
+               suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
+               include_items: bool = False, weights: Mapping[str, float] | None = None,
+               timeout_s: float | None = None, allow_unknown_concepts: bool = False) -> pb.RecallResponse:
+        """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
+        counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
+        `mode`: off, hard, soft, adaptive, strict. Explicit `required` / `forbidden` replace
+        parsing `text`; `allow_unknown_concepts` accepts names the vocabulary lacks (reported in
+        parse.unknown) where the server would refuse them."""
+        request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
+                                       exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
+                                       context_budget_chars, include_items, weights, allow_unknown_concepts)
+        return self._call(self._stub.Recall, request, timeout_s)

@@ -1,0 +1,64 @@
+"""Did-you-mean suggestions for names a caller got wrong: concept names absent from a namespace's
+vocabulary, keys of an input line that the schema does not know.
+
+Pure functions over strings (difflib's ratio on normalised names, plus a containment rule so
+"dogs" or "hot dogs" still find "hot dog"); callers turn the result into their own error."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from polarmem_server.domain.vocabulary import normalise
+
+DEFAULT_LIMIT = 3
+DEFAULT_CUTOFF = 0.6
+
+
+def closest_names(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT,
+                  cutoff: float = DEFAULT_CUTOFF) -> list[str]:
+    """Up to `limit` names of `known` closest to `name`, best first.
+
+    Names are compared in their normal form (lower case, singular last word), so "Dgos" finds
+    "dog". A known name whose normal form contains the asked one as whole words, or the other
+    way round, counts as close ("glass" -> "wine glass"). Ties keep the order of `known`."""
+    if limit < 1:
+        return []
+    asked = normalise(name) or name.strip().lower()
+    by_key: dict[str, str] = {}
+    for candidate in known:
+        by_key.setdefault(normalise(candidate) or candidate.strip().lower(), candidate)
+    if not asked or not by_key:
+        return []
+    scored: list[tuple[float, int, str]] = []
+    asked_words = set(asked.split())
+    for position, (key, candidate) in enumerate(by_key.items()):
+        if key == asked:
+            return [candidate]
+        ratio = difflib.SequenceMatcher(None, asked, key).ratio()
+        key_words = set(key.split())
+        if asked_words <= key_words or key_words <= asked_words:
+            ratio = max(ratio, cutoff)  # whole-word containment is close enough to offer
+        if ratio >= cutoff:
+            scored.append((-ratio, position, candidate))
+    return [candidate for _, _, candidate in sorted(scored)[:limit]]
+
+
+def did_you_mean(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT) -> str:
+    """" (did you mean 'dog'?)" / " (did you mean 'dog' or 'hot dog'?)", or "" when nothing is close."""
+    close = closest_names(name, known, limit)
+    if not close:
+        return ""
+    quoted = [repr(c) for c in close]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" (did you mean {listed}?)"
+
+
+def unknown_concepts_message(field: str, unknown: Iterable[str], known: Iterable[str], namespace: str = "") -> str:
+    """The INVALID_ARGUMENT message for explicit concept names the vocabulary lacks, with the
+    closest known names and the way to accept unknowns. `field` is "required" or "forbidden"."""
+    known = list(known)
+    where = f" of namespace {namespace!r}" if namespace else ""
+    parts = [f"{name!r}{did_you_mean(name, known)}" for name in unknown]
+    return (f"{field}: {', '.join(parts)} {'is' if len(parts) == 1 else 'are'} not in the vocabulary{where}; "
+            f"fix the name, or set allow_unknown_concepts to recall without {'it' if len(parts) == 1 else 'them'}")

@@ -1,0 +1,166 @@
+"""The asyncio client (grpc.aio): the same methods, arguments, results and errors as the
+synchronous PolarMemClient (client.py), awaited. Requests are built by the same functions
+(client_requests), the same retry policy and deadlines apply.
+
+    async with AsyncPolarMemClient("127.0.0.1:50051") as client:
+        response = await client.recall("photos", "a dog but no cat", include_context=True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server.faces import client_requests as build
+from polarmem_server.faces.client import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STREAM_TIMEOUT_S, DEFAULT_TIMEOUT_S,
+                                          channel_credentials)
+from polarmem_server.faces.client_requests import Content, item_message
+
+
+class AsyncPolarMemClient:
+    """asyncio client; see PolarMemClient for the arguments. Create it inside a running event
+    loop (grpc.aio binds the channel to it) and close it with `await close()` or `async with`."""
+
+    def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
+                 initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
+                 retry_codes: Sequence[str] = ("UNAVAILABLE",),
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
+        options = build.channel_options(max_message_bytes, build.service_config(
+            retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
+        if tls_server_name:
+            options.append(("grpc.ssl_target_name_override", tls_server_name))
+        credentials = channel_credentials(root_certificates, tls)
+        self._metadata = build.bearer_metadata(token)
+        if credentials is not None:
+            self._channel = grpc.aio.secure_channel(address, credentials, options=options)
+        else:
+            self._channel = grpc.aio.insecure_channel(address, options=options)
+        self._stub = pb_grpc.MemoryServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+        self.address = address
+        self.timeout_s = timeout_s
+        self.stream_timeout_s = stream_timeout_s
+
+    async def _call(self, method, request, timeout_s: float | None = None):
+        return await method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
+                            metadata=self._metadata)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncPolarMemClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def health(self, service: str = "", timeout_s: float = 5.0) -> str:
+        response = await self._health.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+
+    async def wait_ready(self, timeout_s: float = 60.0) -> None:
+        import asyncio
+
+        await asyncio.wait_for(self._channel.channel_ready(), timeout_s)
+
+    async def create_namespace(self, name: str, spaces: Iterable[Any] = (), encoder: str = "",
+                               kappa: float | None = None, aliases: Mapping[str, str] | None = None,
+                               templates: Sequence[str] | None = None, partitioner: str = "",
+                               rho: float | None = None, rho_absent: float | None = None, degenerate_policy: str = "",
+                               fixed_threshold: float | None = None, template_std_max: float | None = None,
+                               concepts: Sequence[str] | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
+        config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
+                                           degenerate_policy, fixed_threshold, template_std_max, concepts)
+        response = await self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
+                                     timeout_s)
+        return response.namespace
+
+    async def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
+        return (await self._call(self._stub.GetNamespace, pb.GetNamespaceRequest(name=name), timeout_s)).namespace
+
+    async def list_namespaces(self, timeout_s: float | None = None) -> list[pb.NamespaceInfo]:
+        return list((await self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest(), timeout_s)).namespaces)
+
+    async def update_namespace(self, name: str, *, timeout_s: float | None = None, **changes: Any):
+        """Keyword arguments as PolarMemClient.update_namespace."""
+        return await self._call(self._stub.UpdateNamespace, build.update_namespace_request(name, **changes), timeout_s)
+
+    async def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
+        await self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name), timeout_s)
+
+    async def remember(self, namespace: str, *, timeout_s: float | None = None, id: str = "", kind: str = "visual",
+                       text: str = "", uri: str = "", metadata: Mapping[str, str] | None = None,
+                       vectors: Mapping[str, Any] | None = None, scores: Mapping[str, Sequence[float]] | None = None,
+                       states: Mapping[str, str] | None = None, verify_concepts: Sequence[str] | None = None,
+                       content: Content | None = None, source: str = "", model: str = "") -> pb.Item:
+        item = item_message(id=id, kind=kind, text=text, uri=uri, metadata=metadata, vectors=vectors, scores=scores,
+                            states=states, verify_concepts=verify_concepts, content=content, source=source, model=model)
+        return (await self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item),
+                                 timeout_s)).item
+
+    async def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput] | AsyncIterable[pb.ItemInput],
+                              timeout_s: float | None = None, items_per_message: int = 64) -> pb.RememberStreamResponse:
+        """As PolarMemClient.remember_stream; `items` may also be an async iterable."""
+        build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
+        if isinstance(items, AsyncIterable):
+            requests: Any = _async_stream_requests(namespace, items, items_per_message)
+        else:
+            requests = build.remember_stream_requests(namespace, items, items_per_message)
+        return await self._call(self._stub.RememberStream, requests,
+                                timeout_s if timeout_s is not None else self.stream_timeout_s)
+
+    async def observe(self, namespace: str, id: str, scores: Mapping[str, Sequence[float]] | None = None,
+                      states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None, *,
+                      text: str = "", content: Content | None = None, verify_concepts: Sequence[str] | None = None,
+                      source: str = "", model: str = "", timeout_s: float | None = None) -> pb.ObserveResponse:
+        request = build.observe_request(namespace, id, scores, states, vectors, text, content, verify_concepts,
+                                        source, model)
+        return await self._call(self._stub.Observe, request, timeout_s)
+
+    async def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
+        await self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
+
+    async def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
+                       timeout_s: float | None = None) -> pb.GetItemResponse:
+        request = pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
+                                    include_vectors=include_vectors)
+        return await self._call(self._stub.GetItem, request, timeout_s)
+
+    async def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
+                          page_token: str = "", timeout_s: float | None = None) -> pb.GetConceptResponse:
+        return await self._call(self._stub.GetConcept,
+                                build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
+
+    async def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
+                             content: Content | None = None, timeout_s: float | None = None,
+                             **item: Any) -> pb.ScoreConceptsResponse:
+        return await self._call(self._stub.ScoreConcepts,
+                                build.score_concepts_request(namespace, concepts, text, content, **item), timeout_s)
+
+    async def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool],
+                        timeout_s: float | None = None) -> pb.Calibration:
+        response = await self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s)
+        return response.calibration
+
+    async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
+                     **options: Any) -> pb.RecallResponse:
+        """Keyword arguments as PolarMemClient.recall."""
+        return await self._call(self._stub.Recall, build.recall_request(namespace, text, **options), timeout_s)
+
+
+async def _async_stream_requests(namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int):
+    chunker = build.StreamChunker(namespace, items_per_message)
+    async for item in items:
+        message = chunker.add(item)
+        if message is not None:
+            yield message
+    last = chunker.finish()
+    if last is not None:
+        yield last

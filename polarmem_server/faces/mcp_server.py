@@ -1,0 +1,272 @@
+"""`polarmem mcp`: PolarMem's memory as Model Context Protocol tools, for agents.
+
+An MCP server (the official `mcp` SDK, [mcp] extra) in front of a running PolarMem server,
+talking to it through the asyncio gRPC client. Transports: stdio (the agent spawns
+`polarmem mcp`) and streamable HTTP (`--transport http`, endpoint `/mcp`).
+
+Tools: remember, recall, observe, forget, get_item, list_namespaces, get_namespace. Each takes
+an optional `namespace` (default: the server's `-n`; with --fixed-namespace a call may not name
+another). Auth: over HTTP an `Authorization: Bearer ...` header of the agent's request is passed
+through to PolarMem; otherwise the token of `polarmem mcp` itself (--token-file /
+POLARMEM_TOKEN / the config file) is sent. Image content is read from a local path or fetched
+from an http(s) URL; over HTTP, local paths are refused unless --content-root names the folder
+they must lie in (a remote agent must not read the host's files)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import grpc
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+
+from polarmem_server.faces.aio_client import AsyncPolarMemClient
+from polarmem_server.faces.connection import Connection, load_connection
+from polarmem_server.faces.client_requests import KIND_NAMES, MODE_NAMES
+
+MAX_CONTENT_BYTES = 16 * 1024 * 1024
+FETCH_TIMEOUT_S = 30.0
+
+INSTRUCTIONS = """PolarMem is a verified memory: each stored image or text carries the concepts it was verified to
+contain (HAS), verified NOT to contain (NOT_HAS), and those still uncertain. `recall` ranks evidence by
+logic before similarity: items contradicting the query's constraints (a required concept verified
+absent, a forbidden one verified present) come last. Use the returned `context`: each entry starts with
+[Fact Check: VERIFIED | NEUTRAL | CONFLICT]. Never treat CONFLICT entries as support."""
+
+
+class PolarMemTools:
+    """The tools' state: where PolarMem is, the default namespace, one gRPC client per token."""
+
+    def __init__(self, connection: Connection, namespace: str = "", fixed_namespace: bool = False,
+                 content_root: str | None = None, local_paths: bool = True) -> None:
+        self.connection = connection
+        self.namespace = namespace
+        self.fixed_namespace = fixed_namespace
+        self.content_root = Path(content_root).expanduser().resolve() if content_root else None
+        self.local_paths = local_paths or self.content_root is not None
+        self._options = connection.client_options()
+        self._clients: dict[str | None, AsyncPolarMemClient] = {}
+
+    def client(self, ctx: Context | None) -> AsyncPolarMemClient:
+        """A client sending the agent's bearer token when its HTTP request carried one."""
+        token = self._options["token"]
+        headers = ctx.headers if ctx is not None else None
+        if headers:
+            scheme, _, value = (headers.get("authorization") or "").partition(" ")
+            if scheme.lower() == "bearer" and value.strip():
+                token = value.strip()
+        if token not in self._clients:
+            self._clients[token] = AsyncPolarMemClient(**{**self._options, "token": token})
+        return self._clients[token]
+
+    async def close(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
+
+    def resolve_namespace(self, namespace: str) -> str:
+        if namespace and self.fixed_namespace and namespace != self.namespace:
+            raise ToolError(f"namespace: this memory server is fixed to {self.namespace!r}; leave namespace empty")
+        chosen = namespace or self.namespace
+        if not chosen:
+            raise ToolError("namespace: none given and no default (start `polarmem mcp -n NAME`); "
+                            "list_namespaces shows them")
+        return chosen
+
+    async def content(self, path: str, url: str) -> bytes | None:
+        """Image bytes from a local path or an http(s) URL (at most MAX_CONTENT_BYTES)."""
+        if path and url:
+            raise ToolError("give content_path or content_url, not both")
+        if path:
+            if not self.local_paths:
+                raise ToolError("content_path: this server (HTTP) reads no local files; send content_url, or start "
+                                "`polarmem mcp --content-root DIR`")
+            file = Path(path).expanduser().resolve()
+            if self.content_root is not None and not file.is_relative_to(self.content_root):
+                raise ToolError(f"content_path: {path!r} is outside the content root {str(self.content_root)!r}")
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                raise ToolError(f"content_path: cannot read {path!r} ({exc.strerror or exc})") from None
+        elif url:
+            if not url.startswith(("http://", "https://")):
+                raise ToolError(f"content_url: only http(s) URLs are fetched, got {url[:80]!r}")
+            data = await asyncio.to_thread(_fetch, url)
+        else:
+            return None
+        if len(data) > MAX_CONTENT_BYTES:
+            raise ToolError(f"content: {len(data)} bytes is over the {MAX_CONTENT_BYTES} byte limit")
+        return data
+
+
+def _fetch(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:  # noqa: S310 - http(s) checked above
+            return response.read(MAX_CONTENT_BYTES + 1)
+    except OSError as exc:
+        raise ToolError(f"content_url: cannot fetch {url[:120]!r} ({getattr(exc, 'reason', exc)})") from None
+
+
+def item_view(item) -> dict[str, Any]:
+    """An Item as the tools return it: what the memory verified about it."""
+    view: dict[str, Any] = {"id": item.id, "kind": KIND_NAMES.get(item.kind, "visual"), "has": list(item.has),
+                            "not_has": list(item.not_has), "uncertain": list(item.uncertain)}
+    for field in ("text", "uri"):
+        if getattr(item, field):
+            view[field] = getattr(item, field)
+    if item.metadata:
+        view["metadata"] = dict(item.metadata)
+    if item.evidence:
+        view["evidence"] = {e.concept: round(e.mean, 3) for e in item.evidence if len(e.p_yes)}
+    return view
+
+
+def hit_view(hit) -> dict[str, Any]:
+    view: dict[str, Any] = {"rank": hit.rank, "id": hit.id, "status": hit.status, "s_sem": round(hit.s_sem, 4),
+                            "verification": list(hit.reasons), "entailed_by": list(hit.entailed_by),
+                            "conflicted_by": list(hit.conflicted_by), "absence_verified": hit.absence_verified}
+    for field in ("text", "uri"):
+        if getattr(hit, field):
+            view[field] = getattr(hit, field)
+    return view
+
+
+def _rpc_error(exc: grpc.RpcError) -> ToolError:
+    return ToolError(f"{exc.code().name}: {exc.details()}")
+
+
+def build_server(tools: PolarMemTools) -> MCPServer:
+    """The MCP server with PolarMem's tools registered."""
+    server = MCPServer("polarmem", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    async def call(ctx: Context, method: str, *args: Any, **kwargs: Any):
+        try:
+            return await getattr(tools.client(ctx), method)(*args, **kwargs)
+        except grpc.RpcError as exc:
+            raise _rpc_error(exc) from None
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    async def remember(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
+                       verify_concepts: list[str] | None = None, states: dict[str, str] | None = None,
+                       metadata: dict[str, str] | None = None, kind: str = "visual",
+                       namespace: str = "") -> dict[str, Any]:
+        """Store an image or text in memory. Give a stable `id`. Evidence: `verify_concepts` (the
+        memory's verifier checks each concept against `text` and/or the image at `content_path` /
+        `content_url`), or `states` you already know ({"dog": "has", "cat": "not_has"}).
+        `kind`: visual (an image, default) or text. Returns what was verified: has / not_has /
+        uncertain."""
+        content = await tools.content(content_path, content_url)
+        item = await call(ctx, "remember", tools.resolve_namespace(namespace), id=id, kind=kind, text=text,
+                          uri=content_url or "", metadata=metadata, states=states, verify_concepts=verify_concepts,
+                          content=content)
+        return item_view(item)
+
+    @server.tool()
+    async def recall(ctx: Context, query: str, required: list[str] | None = None, forbidden: list[str] | None = None,
+                     mode: str = "hard", top_k: int = 5, allow_unknown_concepts: bool = False,
+                     namespace: str = "") -> CallToolResult:
+        """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
+        cat") unless `required` / `forbidden` concept names are given. `mode`: hard (default: items
+        contradicting the constraints rank last), strict (also prefers items where forbidden concepts
+        are verified absent), soft, adaptive, off (plain similarity). Returns the fact-checked
+        context to read and the hits with their verification."""
+        response = await call(ctx, "recall", tools.resolve_namespace(namespace), query, required=required,
+                              forbidden=forbidden, mode=mode, top_k=top_k, include_context=True,
+                              allow_unknown_concepts=allow_unknown_concepts)
+        parse = response.parse
+        if parse.explicit and parse.unknown and not allow_unknown_concepts:
+            raise ToolError(f"required / forbidden: {', '.join(repr(u) for u in parse.unknown)} not in this memory's "
+                            "vocabulary; fix the name, or set allow_unknown_concepts to recall without it")
+        body = {"context": response.context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
+                "constraints": {"required": list(parse.required), "forbidden": list(parse.forbidden),
+                                "unknown": list(parse.unknown)},
+                "hits": [hit_view(h) for h in response.hits]}
+        summary = (f"constraints: required={body['constraints']['required']} forbidden={body['constraints']['forbidden']}"
+                   + (f" unknown (not applied)={body['constraints']['unknown']}" if parse.unknown else ""))
+        text = f"{response.context or '(no evidence found)'}\n\n{summary}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
+
+    @server.tool()
+    async def observe(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
+                      verify_concepts: list[str] | None = None, states: dict[str, str] | None = None,
+                      namespace: str = "") -> dict[str, Any]:
+        """Add evidence to a stored item: new `states`, or new `text` / image content for the
+        verifier (`verify_concepts`; none = the concepts the item already holds). The item is
+        re-partitioned; returns it and whether any concept changed state."""
+        content = await tools.content(content_path, content_url)
+        response = await call(ctx, "observe", tools.resolve_namespace(namespace), id, states=states, text=text,
+                              content=content, verify_concepts=verify_concepts)
+        return {"changed": response.changed, "item": item_view(response.item)}
+
+    @server.tool()
+    async def forget(ctx: Context, id: str, namespace: str = "") -> dict[str, Any]:
+        """Remove an item from memory."""
+        await call(ctx, "forget", tools.resolve_namespace(namespace), id)
+        return {"forgotten": id}
+
+    @server.tool()
+    async def get_item(ctx: Context, id: str, namespace: str = "") -> dict[str, Any]:
+        """One stored item: its text / uri and what was verified about it."""
+        response = await call(ctx, "get_item", tools.resolve_namespace(namespace), id)
+        return item_view(response.item)
+
+    @server.tool()
+    async def list_namespaces(ctx: Context) -> dict[str, Any]:
+        """The memories (namespaces) available, with their item counts."""
+        infos = await call(ctx, "list_namespaces")
+        if tools.fixed_namespace:
+            infos = [i for i in infos if i.name == tools.namespace]
+        return {"namespaces": [{"name": i.name, "items": i.item_count, "concepts": i.concept_count} for i in infos],
+                "default": tools.namespace or None}
+
+    @server.tool()
+    async def get_namespace(ctx: Context, namespace: str = "") -> dict[str, Any]:
+        """One memory's settings and counts."""
+        info = await call(ctx, "get_namespace", tools.resolve_namespace(namespace))
+        return {"name": info.name, "items": info.item_count, "visual": info.visual_count, "text": info.text_count,
+                "concepts": info.concept_count, "templates": list(info.config.templates),
+                "partitioner": info.config.partitioner}
+
+    return server
+
+
+def run(args: argparse.Namespace) -> int:
+    """`polarmem mcp`: serve until stdin closes (stdio) or SIGINT / SIGTERM (HTTP)."""
+    connection = load_connection(args)
+    namespace = args.namespace or connection.namespace
+    if args.fixed_namespace and not namespace:
+        raise ValueError("--fixed-namespace needs -n NAMESPACE")
+    http = args.transport == "http"
+    tools = PolarMemTools(connection, namespace, args.fixed_namespace, args.content_root, local_paths=not http)
+    server = build_server(tools)
+    if not http:
+        server.run("stdio")
+        return 0
+    return asyncio.run(_serve_http(server, tools, args.host, args.port, args.path))
+
+
+async def _serve_http(server: MCPServer, tools: PolarMemTools, host: str, port: int, path: str) -> int:
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    http = uvicorn.Server(config)
+    serving = asyncio.create_task(http.serve())
+    while not http.started and not serving.done():
+        await asyncio.sleep(0.05)
+    if http.started:
+        bound = http.servers[0].sockets[0].getsockname()
+        print(f"polarmem mcp serving on http://{bound[0]}:{bound[1]}{path} (PolarMem at {tools.connection.address})",
+              flush=True)
+    try:
+        await serving
+    finally:
+        await tools.close()
+    return 0 if http.started else 1

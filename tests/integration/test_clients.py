@@ -1,0 +1,282 @@
+"""The sync and asyncio clients against a real server (lexical engine, RocksDB in tmp_path):
+every RPC and field, results, errors before and from the server, deadlines and retries."""
+
+import asyncio
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem_server.api import service as service_module
+from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.aio_client import AsyncPolarMemClient
+from polarmem_server.faces.client import PolarMemClient, item_message
+from polarmem_server import memory as memory_module
+from servertools import DIM, make_config
+
+HAS_UPDATE_NAMESPACE = "UpdateNamespace" in vars(service_module.MemoryService)
+needs_update_namespace = pytest.mark.skipif(
+    not HAS_UPDATE_NAMESPACE, reason="the servicer does not implement UpdateNamespace yet (architecture helper's branch)")
+
+
+def vec(seed):
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+
+
+@pytest.fixture
+def engine_server(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0)).start()
+    yield server
+    server.stop()
+
+
+def check_every_rpc(results: dict) -> None:
+    """The same assertions for both clients (results gathered by each)."""
+    info = results["create"]
+    assert info.name == "c" and [s.name for s in info.config.spaces] == ["vis"] and info.config.kappa == 0.8
+    assert [n.name for n in results["list"]] == ["c", "cal"]
+    verified = results["remember_verified"]
+    assert list(verified.has) == ["dog"] and list(verified.not_has) == ["cat"]
+    assert {e.source for e in verified.evidence} == {"lexical"} and all(len(e.p_yes) == 4 for e in verified.evidence)
+    assert list(results["remember_states"].has) == ["dog"]
+    stream = results["stream"]
+    assert stream.stored == 3 and stream.failed == 1 and stream.results[3].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    recall = results["recall"]
+    assert list(recall.parse.required) == ["dog"] and list(recall.parse.forbidden) == ["cat"]
+    assert recall.hits[0].status == "VERIFIED" and "[Fact Check: VERIFIED]" in recall.context
+    assert recall.mode_used == pb.RECALL_MODE_STRICT
+    observed = results["observe_text"]
+    cat = next(e for e in observed.item.evidence if e.concept == "cat")
+    assert cat.observations == 2 and cat.mean > 0.3 and cat.source == "lexical"  # the engine read the new text
+    assert results["observe_states"].item.not_has == ["car"] or "car" in results["observe_states"].item.not_has
+    item = results["get_item"]
+    assert item.item.id == "v1" and len(item.item.history) >= 1 and item.vectors["vis"].values
+    concept = results["get_concept"]
+    assert "s0" in concept.item_ids and concept.stats.has >= 2
+    scores = results["score"]
+    assert scores.engine == "lexical" and [s.concept for s in scores.scores] == ["dog", "bus"]
+    assert results["calibrate"].supervised and results["calibrate"].fitted_on == 6
+    assert results["forget_code"] == grpc.StatusCode.NOT_FOUND
+    assert results["after_delete"] == ["cal"]
+
+
+def test_sync_client_every_rpc(engine_server):
+    results = {}
+    with PolarMemClient(engine_server.address) as c:
+        assert c.health() == "SERVING"
+        results["create"] = c.create_namespace("c", spaces=[("vis", DIM)], encoder="none", kappa=0.8)
+        c.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+        results["list"] = c.list_namespaces()
+        results["remember_verified"] = c.remember("c", id="v1", kind="text", text="a dog on a sofa, no cat",
+                                                  verify_concepts=["dog", "cat"], vectors={"vis": vec(0)},
+                                                  metadata={"room": "lounge"})
+        results["remember_states"] = c.remember("c", id="s0", vectors={"vis": vec(1)}, states={"dog": "has"})
+        items = [item_message(id=f"s{i}", vectors={"vis": vec(i + 1)}, states={"dog": "has", "cat": "not_has"})
+                 for i in range(1, 4)] + [item_message(id="bad", vectors={"vis": np.ones(DIM + 1)})]
+        results["stream"] = c.remember_stream("c", items, items_per_message=3)
+        results["recall"] = c.recall("c", "a dog but no cat", vectors={"vis": vec(0)}, mode="strict", top_k=3,
+                                     include_context=True, suppressed_k=2, metadata_equals={"room": "lounge"})
+        results["observe_text"] = c.observe("c", "v1", text="a dog and a cat on a sofa", verify_concepts=["cat"])
+        results["observe_states"] = c.observe("c", "v1", states={"car": "not_has"}, source="person")
+        results["get_item"] = c.get_item("c", "v1", include_history=True, include_vectors=True)
+        results["get_concept"] = c.get_concept("c", "dog", polarity="has", page_size=10)
+        results["score"] = c.score_concepts("c", ["dog", "bus"], text="a dog, and no bus")
+        results["calibrate"] = c.calibrate("cal", [0.9, 0.8, 0.7, 0.2, 0.1, 0.05], [True] * 3 + [False] * 3)
+        c.forget("c", "s3")
+        with pytest.raises(grpc.RpcError) as info:
+            c.forget("c", "s3")
+        results["forget_code"] = info.value.code()
+        c.delete_namespace("c")
+        results["after_delete"] = [n.name for n in c.list_namespaces()]
+    check_every_rpc(results)
+
+
+def test_async_client_every_rpc(engine_server):
+    async def run():
+        results = {}
+        async with AsyncPolarMemClient(engine_server.address) as c:
+            assert await c.health() == "SERVING"
+            results["create"] = await c.create_namespace("c", spaces=[("vis", DIM)], encoder="none", kappa=0.8)
+            await c.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+            results["list"] = await c.list_namespaces()
+            results["remember_verified"] = await c.remember("c", id="v1", kind="text", text="a dog on a sofa, no cat",
+                                                            verify_concepts=["dog", "cat"], vectors={"vis": vec(0)},
+                                                            metadata={"room": "lounge"})
+            results["remember_states"] = await c.remember("c", id="s0", vectors={"vis": vec(1)}, states={"dog": "has"})
+
+            async def items():  # an async source of items
+                for i in range(1, 4):
+                    yield item_message(id=f"s{i}", vectors={"vis": vec(i + 1)}, states={"dog": "has", "cat": "not_has"})
+                yield item_message(id="bad", vectors={"vis": np.ones(DIM + 1)})
+
+            results["stream"] = await c.remember_stream("c", items(), items_per_message=3)
+            results["recall"] = await c.recall("c", "a dog but no cat", vectors={"vis": vec(0)}, mode="strict",
+                                               top_k=3, include_context=True, suppressed_k=2,
+                                               metadata_equals={"room": "lounge"})
+            results["observe_text"] = await c.observe("c", "v1", text="a dog and a cat on a sofa", verify_concepts=["cat"])
+            results["observe_states"] = await c.observe("c", "v1", states={"car": "not_has"}, source="person")
+            results["get_item"] = await c.get_item("c", "v1", include_history=True, include_vectors=True)
+            results["get_concept"] = await c.get_concept("c", "dog", polarity="has", page_size=10)
+            results["score"] = await c.score_concepts("c", ["dog", "bus"], text="a dog, and no bus")
+            results["calibrate"] = await c.calibrate("cal", [0.9, 0.8, 0.7, 0.2, 0.1, 0.05], [True] * 3 + [False] * 3)
+            await c.forget("c", "s3")
+            with pytest.raises(grpc.RpcError) as info:
+                await c.forget("c", "s3")
+            results["forget_code"] = info.value.code()
+            await c.delete_namespace("c")
+            results["after_delete"] = [n.name for n in await c.list_namespaces()]
+        return results
+
+    check_every_rpc(asyncio.run(run()))
+
+
+def test_bad_arguments_fail_before_any_call():
+    # A client for an address nobody serves: a ValueError proves nothing was sent.
+    with PolarMemClient("127.0.0.1:9", timeout_s=2) as c:
+        with pytest.raises(ValueError, match="mode must be one of off, hard, soft, adaptive, strict, got 'fuzzy'"):
+            c.recall("t", "a dog", mode="fuzzy")
+        with pytest.raises(ValueError, match="content: cannot read image file"):
+            c.remember("t", id="a", content="no/such/image.jpg", verify_concepts=["dog"])
+        with pytest.raises(ValueError, match="states\\['dog'\\] must be one of"):
+            c.observe("t", "a", states={"dog": "present"})
+        with pytest.raises(ValueError, match="polarity must be one of has, not_has, align"):
+            c.get_concept("t", "dog", polarity="both")
+
+    async def run():
+        async with AsyncPolarMemClient("127.0.0.1:9", timeout_s=2) as c:
+            with pytest.raises(ValueError, match="mode must be one of"):
+                await c.recall("t", "a dog", mode="fuzzy")
+            with pytest.raises(ValueError, match="items_per_message"):
+                await c.remember_stream("t", [], items_per_message=0)
+
+    asyncio.run(run())
+
+
+def test_calls_carry_a_deadline(server, client, ns):
+    items = (item_message(id=f"i{i}", vectors={"vis": vec(i)}) for i in range(10 ** 9))  # never ends
+    with PolarMemClient(server.address, timeout_s=0.3, stream_timeout_s=0.3) as short:
+        started = time.perf_counter()
+        with pytest.raises(grpc.RpcError) as info:
+            short.remember_stream(ns, items)
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert time.perf_counter() - started < 10
+
+
+def _wait_for(predicate, timeout_s=20.0):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.005)
+
+
+def _unavailable_then_serving(tmp_path, monkeypatch, call):
+    """Runs `call(address)` while the server is still opening its store (UNAVAILABLE), lets it
+    finish once the server has refused the call at least once, and returns (result, refusals)."""
+    release = threading.Event()
+    original = memory_module.Memory.__init__
+
+    def slow_open(self, *args, **kwargs):
+        release.wait(20)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(memory_module.Memory, "__init__", slow_open)
+    server = PolarMemServer(make_config(tmp_path))
+    starter = threading.Thread(target=server.start)
+    starter.start()
+    try:
+        _wait_for(lambda: server.port != 0 and server._grpc is not None)
+        refused = server.metrics.requests.labels("ListNamespaces", "UNAVAILABLE")
+        outcome = {}
+        worker = threading.Thread(target=lambda: outcome.update(result=call(server.address)))
+        worker.start()
+        _wait_for(lambda: refused._value.get() >= 1)
+        release.set()
+        worker.join(30)
+        return outcome.get("result"), refused._value.get()
+    finally:
+        release.set()
+        starter.join(20)
+        server.stop()
+
+
+def test_idempotent_calls_are_retried_through_a_restart_window(tmp_path, monkeypatch):
+    def sync_call(address):
+        with PolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4) as c:
+            return c.list_namespaces()
+
+    result, refusals = _unavailable_then_serving(tmp_path / "sync", monkeypatch, sync_call)
+    assert result == [] and refusals >= 1  # refused while starting, then answered: retried by gRPC
+
+    def async_call(address):
+        async def run():
+            async with AsyncPolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4) as c:
+                return await c.list_namespaces()
+        return asyncio.run(run())
+
+    result, refusals = _unavailable_then_serving(tmp_path / "async", monkeypatch, async_call)
+    assert result == [] and refusals >= 1
+
+
+def test_without_retries_the_first_refusal_is_the_answer(tmp_path, monkeypatch):
+    def call(address):
+        with PolarMemClient(address, retries=1) as c:
+            try:
+                c.list_namespaces()
+            except grpc.RpcError as exc:
+                return exc.code()
+
+    code, refusals = _unavailable_then_serving(tmp_path, monkeypatch, call)
+    assert code == grpc.StatusCode.UNAVAILABLE and refusals == 1
+
+
+@needs_update_namespace
+def test_update_namespace_repartitions_from_kept_scores(server, client):
+    client.create_namespace("u", spaces=[("vis", DIM)], encoder="none")
+    scores = {"dog": [0.9] * 4, "cat": [0.3] * 4, "car": [0.05] * 4}
+    client.remember("u", id="a", vectors={"vis": vec(0)}, scores=scores)
+    response = client.update_namespace("u", kappa=3.0)
+    assert response.namespace.config.kappa == 3.0 and response.items_repartitioned == 1
+    assert client.get_item("u", "a").item.partition.kappa == 3.0
+
+    async def run():
+        async with AsyncPolarMemClient(server.address) as c:
+            return await c.update_namespace("u", kappa=1.0, aliases={"puppy": "dog"})
+
+    response = asyncio.run(run())
+    assert response.namespace.config.kappa == 1.0 and dict(response.namespace.config.aliases) == {"puppy": "dog"}
+    with pytest.raises(grpc.RpcError) as info:
+        client.update_namespace("nope", kappa=1.0)
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_tokens_and_tls_from_both_clients(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=memory.test", "-addext", "subjectAltName=DNS:memory.test"],
+                   check=True, capture_output=True)
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
+    with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens))) as server:
+        # the certificate names memory.test, not 127.0.0.1: tls_server_name says which name to check
+        options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")
+        with PolarMemClient(server.address, token="s3cret", **options) as c:
+            c.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        with PolarMemClient(server.address, **options) as anonymous:
+            with pytest.raises(grpc.RpcError) as info:
+                anonymous.list_namespaces()
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+        async def run():
+            async with AsyncPolarMemClient(server.address, token="s3cret", **options) as c:
+                return [n.name for n in await c.list_namespaces()]
+
+        assert asyncio.run(run()) == ["t"]

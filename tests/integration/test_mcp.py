@@ -1,0 +1,215 @@
+"""`polarmem mcp` end to end with the official MCP SDK's own clients: the stdio client spawning
+`polarmem mcp`, and the streamable HTTP client on 127.0.0.1, against a real PolarMem server
+(RocksDB in tmp_path, a real scoring engine)."""
+
+import asyncio
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx2  # noqa: E402 - the HTTP client the MCP SDK uses
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from polarmem_server.api.server import PolarMemServer  # noqa: E402
+from polarmem_server.faces.client import PolarMemClient  # noqa: E402
+from servertools import DIM, make_config  # noqa: E402
+
+TOKEN = "s3cret"
+TOOLS = {"remember", "recall", "observe", "forget", "get_item", "list_namespaces", "get_namespace"}
+
+
+def polarmem_mcp(*args: str) -> list[str]:
+    return [sys.executable, "-m", "polarmem_server.faces.cli", "mcp", *args]
+
+
+@pytest.fixture
+def memory_server(tmp_path):
+    """A PolarMem server with the lexical engine and a bearer token; namespaces `mem` and `other`."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(f'[tokens]\nadmin = {{ token = "{TOKEN}", namespaces = ["*"] }}\n')
+    server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0,
+                                        tokens_file=str(tokens))).start()
+    with PolarMemClient(server.address, token=TOKEN) as client:
+        client.create_namespace("mem", spaces=[("vis", DIM)], encoder="none")
+        client.create_namespace("other", spaces=[("vis", DIM)], encoder="none")
+    yield server
+    server.stop()
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+async def error_of(client, tool: str, arguments: dict) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return result.content[0].text
+
+
+def test_stdio_tools_end_to_end(memory_server, tmp_path):
+    image = tmp_path / "photo.png"
+    image.write_bytes(b"\x89PNG not decoded by a text engine")
+    command, *args = polarmem_mcp("-n", "mem", "--address", memory_server.address)
+    params = StdioServerParameters(command=command, args=args, env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
+
+    async def run():
+        async with Client(params) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            item = structured(await client.call_tool("remember", {
+                "id": "note1", "kind": "text", "text": "a dog asleep on the sofa, no cat in the room",
+                "verify_concepts": ["dog", "cat"]}))
+            assert item["has"] == ["dog"] and item["not_has"] == ["cat"] and set(item["evidence"]) == {"dog", "cat"}
+            structured(await client.call_tool("remember", {
+                "id": "note2", "kind": "text", "text": "a cat on the sofa", "verify_concepts": ["dog", "cat"]}))
+
+            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2})
+            body = structured(result)
+            assert body["constraints"] == {"required": ["dog"], "forbidden": ["cat"], "unknown": []}
+            assert [h["id"] for h in body["hits"]] == ["note1", "note2"]
+            assert body["hits"][0]["status"] == "VERIFIED" and body["hits"][1]["status"] == "CONFLICT"
+            assert body["hits"][0]["verification"][0].startswith("HAS(dog) p=")
+            assert body["context"].startswith("[1] [Fact Check: VERIFIED] a dog asleep")
+            assert "[Fact Check: CONFLICT]" in result.content[0].text  # the text an agent reads
+
+            message = await error_of(client, "recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"]})
+            assert "'dgo'" in message and "allow_unknown_concepts" in message
+            body = structured(await client.call_tool("recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"],
+                                                                "allow_unknown_concepts": True}))
+            assert body["constraints"]["unknown"] == ["dgo"]
+            assert "mode must be one of off, hard, soft, adaptive, strict" in \
+                await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})
+
+            observed = structured(await client.call_tool("observe", {"id": "note2", "states": {"bus": "not_has"}}))
+            assert "bus" in observed["item"]["not_has"]
+            assert structured(await client.call_tool("get_item", {"id": "note1"}))["text"].startswith("a dog asleep")
+
+            # the image bytes reached the server: the text-only engine refuses them by name
+            message = await error_of(client, "remember", {"id": "img", "content_path": str(image),
+                                                          "verify_concepts": ["dog"]})
+            assert "INVALID_ARGUMENT" in message and "reads text only" in message
+            assert "cannot read" in await error_of(client, "remember", {"id": "img", "content_path": "nope.png"})
+
+            # a namespace per call
+            structured(await client.call_tool("remember", {"id": "o1", "kind": "text", "text": "a bus",
+                                                           "states": {"bus": "has"}, "namespace": "other"}))
+            listed = structured(await client.call_tool("list_namespaces", {}))
+            assert {(n["name"], n["items"]) for n in listed["namespaces"]} == {("mem", 2), ("other", 1)}
+            assert listed["default"] == "mem"
+            assert structured(await client.call_tool("get_namespace", {"namespace": "other"}))["items"] == 1
+
+            assert structured(await client.call_tool("forget", {"id": "note2"})) == {"forgotten": "note2"}
+            assert "NOT_FOUND" in await error_of(client, "get_item", {"id": "note2"})
+
+    asyncio.run(run())
+    with PolarMemClient(memory_server.address, token=TOKEN) as check:  # the tools really wrote to the server
+        assert check.get_namespace("mem").item_count == 1 and check.get_namespace("other").item_count == 1
+
+
+@contextmanager
+def mcp_http_process(*args: str, cwd):
+    process = subprocess.Popen(polarmem_mcp("--transport", "http", "--port", "0", *args), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=cwd,
+                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
+    try:
+        line = process.stdout.readline()
+        assert "serving on http://" in line, process.stderr.read() if process.poll() is not None else line
+        yield line.split("serving on ")[1].split()[0]
+    finally:
+        process.terminate()
+        try:
+            process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+    assert process.returncode in (0, -15), process.returncode
+
+
+@contextmanager
+def files_over_http(folder):
+    """A plain HTTP file server on 127.0.0.1 (for content_url)."""
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(folder), **k)  # noqa: E731
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.RequestHandlerClass.log_message = lambda *a: None
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def test_http_passes_the_agents_token_through(memory_server, tmp_path):
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG not decoded by a text engine")
+    with mcp_http_process("-n", "mem", "--fixed-namespace", "--address", memory_server.address, cwd=tmp_path) as url, \
+            files_over_http(tmp_path) as files:
+
+        async def run():
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http_client:
+                async with Client(streamable_http_client(url, http_client=http_client)) as client:
+                    assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+                    item = structured(await client.call_tool("remember", {
+                        "id": "n1", "kind": "text", "text": "two dogs and no cat", "verify_concepts": ["dog", "cat"]}))
+                    assert item["has"] == ["dog"] and item["not_has"] == ["cat"]
+                    body = structured(await client.call_tool("recall", {"query": "dogs", "required": ["dog"]}))
+                    assert [h["id"] for h in body["hits"]] == ["n1"] and body["hits"][0]["status"] == "VERIFIED"
+                    listed = structured(await client.call_tool("list_namespaces", {}))
+                    assert [n["name"] for n in listed["namespaces"]] == ["mem"]  # fixed: others are not shown
+                    assert "fixed to 'mem'" in await error_of(client, "get_item", {"id": "n1", "namespace": "other"})
+                    # over HTTP no local file is read, but a URL is fetched (and its bytes reach the engine)
+                    assert "reads no local files" in await error_of(client, "remember", {
+                        "id": "img", "content_path": str(tmp_path / "photo.png"), "verify_concepts": ["dog"]})
+                    message = await error_of(client, "remember", {"id": "img", "content_url": f"{files}/photo.png",
+                                                                  "verify_concepts": ["dog"]})
+                    assert "reads text only" in message
+                    assert "cannot fetch" in await error_of(client, "remember", {
+                        "id": "img", "content_url": f"{files}/missing.png", "verify_concepts": ["dog"]})
+
+            async with Client(url) as anonymous:  # no token: the PolarMem server refuses, the tool says so
+                assert "UNAUTHENTICATED" in await error_of(anonymous, "list_namespaces", {})
+
+        asyncio.run(run())
+
+
+def test_image_content_from_a_path_and_a_url_is_verified(tmp_path):
+    from tiny_models import build_tiny_qwen2_vl, png_bytes, require_model_stack
+
+    require_model_stack()
+    model = build_tiny_qwen2_vl(tmp_path / "tiny-vlm")
+    (tmp_path / "a.png").write_bytes(png_bytes(1))
+    (tmp_path / "b.png").write_bytes(png_bytes(2))
+    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
+            files_over_http(tmp_path) as files:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("img", spaces=[("vis", DIM)], encoder="none")
+        command, *args = polarmem_mcp("-n", "img", "--address", server.address)
+        params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
+
+        async def run():
+            async with Client(params) as client:
+                by_path = structured(await client.call_tool("remember", {
+                    "id": "a", "content_path": "a.png", "verify_concepts": ["dog", "cat", "bus"]}))
+                by_url = structured(await client.call_tool("remember", {
+                    "id": "b", "content_url": f"{files}/b.png", "verify_concepts": ["dog", "cat", "bus"]}))
+                return by_path, by_url
+
+        by_path, by_url = asyncio.run(run())
+        for item in (by_path, by_url):
+            assert set(item["evidence"]) == {"dog", "cat", "bus"}
+            assert sorted(item["has"] + item["not_has"] + item["uncertain"]) == ["bus", "cat", "dog"]
+        assert by_url["uri"] == f"{files}/b.png"
+        with PolarMemClient(server.address) as client:
+            stored = client.get_item("img", "a").item
+            assert stored.model == "tiny-vlm" and all(len(e.p_yes) == 4 for e in stored.evidence)
