@@ -95,17 +95,15 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
-    import importlib
+    from polarmem_server.storage.local import repair
 
-    try:
-        repair = importlib.import_module("polarmem_server.storage.local.repair")
-    except ModuleNotFoundError as exc:
-        if exc.name != "polarmem_server.storage.local.repair":
-            raise
-        print("error: polarmem repair is unavailable in this build (polarmem_server.storage.local.repair is missing)",
-              file=sys.stderr)
-        return 2
     return int(repair.main([args.dir, *args.rest]) or 0)
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from polarmem_server.faces import backup_cli
+
+    return int(backup_cli.main([args.command, *args.rest]) or 0)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -268,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the repair tool")
     p.set_defaults(func=_repair)
+    for name, summary in (("backup", "snapshot a running server's store (admin token; DEST is on the server)"),
+                          ("restore", "copy a verified snapshot into an empty data directory (offline)"),
+                          ("verify", "re-check a snapshot's files against its manifest")):
+        p = sub.add_parser(name, help=summary, add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER, help=f"options of `polarmem {name}` (--help lists them)")
+        p.set_defaults(func=_backup)
     p = sub.add_parser("mcp", help="serve memory tools to agents over the Model Context Protocol (needs [mcp])")
     connection.add_arguments(p)
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
