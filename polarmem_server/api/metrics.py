@@ -142,6 +142,7 @@ class ServerMetrics:
         r = self.registry
         self.namespace_labels = namespace_labels
         self.engine_attached = False
+        self._memory: Memory | None = None
         # the process-wide default collectors are bound to the default registry; these are new
         # instances of the same classes, on this server's registry
         ProcessCollector(registry=r)
@@ -183,10 +184,25 @@ class ServerMetrics:
         self.rebuild_items = Gauge("polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r)
 
     def observe_rpc(self, method: str, code: str, seconds: float, namespace: str = "") -> None:
-        """Count and time one RPC; `namespace` is used only when namespace labels are on."""
-        labels = (method, namespace) if self.namespace_labels else (method,)
+        """Count and time one RPC. `namespace` (the request's) becomes a label only when
+        namespace labels are on, and only for a namespace that exists in the attached memory:
+        a name a client merely sends (a typo, a probe) is labelled "", so the label values stay
+        bounded by the namespaces created while the process runs."""
+        if self.namespace_labels:
+            labels: tuple[str, ...] = (method, namespace if self._known_namespace(namespace) else "")
+        else:
+            labels = (method,)
         self.requests.labels(*labels, code).inc()
         self.latency.labels(*labels).observe(seconds)
+
+    def _known_namespace(self, name: str) -> bool:
+        if not name or self._memory is None:
+            return False
+        try:
+            self._memory.namespace(name)
+        except LookupError:
+            return False
+        return True
 
     def count_store_error(self, op: str, kind: str = "io_error") -> None:
         """One failed store operation: `op` is "read" or "write", `kind` what failed (disk_full,
@@ -208,6 +224,7 @@ class ServerMetrics:
             self.registry.register(KvCacheCollector(verifier.engine))
 
     def attach(self, memory: Memory) -> None:
+        self._memory = memory
         self.registry.register(MemoryCollector(memory))
         self.rebuild_seconds.set(memory.rebuild_seconds)
         self.rebuild_items.set(memory.rebuild_items)

@@ -134,16 +134,27 @@ def test_store_errors_counter_by_operation(tmp_path):
     assert 'polarmem_store_errors_total{kind="io_error",op="read"} 1.0' in body
 
 
-def test_namespace_label_only_when_asked():
-    plain, labelled = ServerMetrics(), ServerMetrics(namespace_labels=True)
-    for metrics in (plain, labelled):
-        metrics.observe_rpc("Recall", "OK", 0.01, namespace="secret-project")
-    plain_body = generate_latest(plain.registry).decode()
-    labelled_body = generate_latest(labelled.registry).decode()
-    assert "secret-project" not in plain_body
+def test_namespace_label_only_when_asked(tmp_path):
+    """Off by default; on, only namespaces that exist are named (a made-up name is labelled "")."""
+    with PolarMemServer(make_config(tmp_path)) as server:
+        client = PolarMemClient(server.address)
+        client.create_namespace("secret-project", spaces=[("vis", DIM)], encoder="none")
+        client.close()
+        plain, labelled = ServerMetrics(), ServerMetrics(namespace_labels=True)
+        for metrics in (plain, labelled):
+            metrics.attach(server.memory)
+            metrics.observe_rpc("Recall", "OK", 0.01, namespace="secret-project")
+            metrics.observe_rpc("Recall", "NOT_FOUND", 0.01, namespace="made-up-by-a-client")
+        plain_body = generate_latest(plain.registry).decode()
+        labelled_body = generate_latest(labelled.registry).decode()
+    rpc_lines = [line for line in plain_body.splitlines() if line.startswith("polarmem_rpc_")]
+    assert not [line for line in rpc_lines if "namespace" in line]  # (MemoryCollector's sizes follow attach())
     assert 'polarmem_rpc_requests_total{code="OK",method="Recall"} 1.0' in plain_body
     assert 'polarmem_rpc_requests_total{code="OK",method="Recall",namespace="secret-project"} 1.0' in labelled_body
+    assert 'polarmem_rpc_requests_total{code="NOT_FOUND",method="Recall",namespace=""} 1.0' in labelled_body
+    assert "made-up" not in labelled_body
     assert 'polarmem_rpc_latency_seconds_count{method="Recall",namespace="secret-project"} 1.0' in labelled_body
+    promtool_check(labelled_body)
 
 
 class CacheStatsEngine:
