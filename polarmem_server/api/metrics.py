@@ -1,12 +1,106 @@
-"""Prometheus collectors of one server (a registry per server, so tests can run several)."""
+"""Prometheus collectors of one server (a registry per server, so tests can run several).
+
+Besides the server's own series the registry carries prometheus_client's process_* (CPU,
+resident memory, file descriptors, start time), python_gc_* and python_info collectors, a
+``polarmem_build_info`` gauge, the micro-batcher's queue depth and bound, store errors, and,
+for an engine that reports KV-cache reuse (TensorRT-LLM's ``cache_stats()``), the cache
+counters read at scrape time.
+
+No ``*_created`` series: each ServerMetrics calls prometheus_client's
+``disable_created_metrics()`` (idempotent) before it makes its counters. It is a process-wide
+switch of prometheus_client: the created timestamps add one series per counter and histogram
+child, and no alert or panel uses them.
+
+Namespace labels. Namespace names are chosen by clients, so a ``namespace`` label on the
+per-RPC series has no bound a server can promise, and the metrics port is unauthenticated: the
+names would be readable by anyone who can reach it. The label is therefore added only when the
+server is started with ``metrics_namespace_labels`` on (api.config, default off -- the same
+setting that publishes MemoryCollector's per-namespace sizes); off, the per-RPC series are
+labelled by method (and code) only, as before.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+import importlib.metadata
+import logging
+
+from prometheus_client import (CollectorRegistry, Counter, Gauge,
+                               GCCollector, Histogram, PlatformCollector, ProcessCollector, disable_created_metrics)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from polarmem.common.v1 import enums_pb2
 from polarmem_server.memory import Memory
+from polarmem_server.scoring.base import EngineError
+
+log = logging.getLogger("polarmem.metrics")
+STORE_OPS = ("read", "write")
+STORE_ERROR_SERIES = (("read", "io_error"), ("write", "io_error"), ("write", "disk_full"))
+
+
+def package_version() -> str:
+    """The installed polarmem-server version ("unknown" when run from a tree that is not installed)."""
+    try:
+        return importlib.metadata.version("polarmem-server")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_labels(engine=None) -> dict[str, str]:
+    """polarmem_build_info's labels: package version, the core's compiler and active SIMD level,
+    and the configured engine with its version ("" when none)."""
+    from polarmem_server.index import build_info  # the compiled core; imported late so metrics load without it
+
+    core = build_info()
+    labels = {"version": package_version(), "simd_active": str(core.get("simd_active", "")),
+              "compiler": str(core.get("compiler", "")), "engine": "", "engine_version": ""}
+    if engine is not None:
+        labels["engine"] = engine.info.name
+        details = getattr(engine.info, "details", None) or {}
+        labels["engine_version"] = str(getattr(engine, "version", "") or details.get(f"{engine.info.name}_version", ""))
+    return labels
+
+
+class QueueCollector:
+    """The micro-batcher's waiting requests and its bound, read at scrape time."""
+
+    def __init__(self, batcher) -> None:
+        self._batcher = batcher
+
+    def collect(self):
+        waiting = GaugeMetricFamily("polarmem_engine_queue_requests", "Requests waiting in the engine's micro-batcher queue")
+        waiting.add_metric([], self._batcher.queue_depth())
+        capacity = GaugeMetricFamily("polarmem_engine_queue_capacity",
+                                     "Bound of the micro-batcher queue (engine_queue); beyond it RESOURCE_EXHAUSTED")
+        capacity.add_metric([], self._batcher.max_queue)
+        yield waiting
+        yield capacity
+
+
+class KvCacheCollector:
+    """KV-cache block reuse of an engine with ``cache_stats()`` (the TensorRT-LLM engine), read
+    at scrape time. cache_stats() waits up to 50 ms for the runtime's statistics and raises
+    EngineError when the runtime is gone: the scrape then omits these series (and logs) rather
+    than failing the whole exposition."""
+
+    def __init__(self, engine) -> None:
+        self._engine = engine
+
+    def collect(self):
+        try:
+            stats = self._engine.cache_stats()
+        except EngineError as exc:
+            log.warning("engine cache statistics unavailable: %s", exc)
+            return
+        reused = CounterMetricFamily("polarmem_engine_kv_reused_blocks", "KV-cache blocks reused from earlier prompts")
+        reused.add_metric([], float(stats.get("reused_blocks", 0)))
+        missed = CounterMetricFamily("polarmem_engine_kv_missed_blocks", "KV-cache blocks that had to be computed")
+        missed.add_metric([], float(stats.get("missed_blocks", 0)))
+        ratio = GaugeMetricFamily("polarmem_engine_kv_hit_ratio", "Reused / (reused + missed) KV-cache blocks so far")
+        ratio.add_metric([], float(stats.get("hit_rate", 0.0)))
+        warm = CounterMetricFamily("polarmem_engine_prefix_warm_prompts",
+                                   "Prompts sent ahead of their item's others so the shared prefix is cached")
+        warm.add_metric([], float(stats.get("warm_prompts", 0)))
+        yield from (reused, missed, ratio, warm)
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -39,12 +133,34 @@ class MemoryCollector:
 
 
 class ServerMetrics:
-    def __init__(self) -> None:
+    """The collectors of one server. `namespace_labels` (config ``metrics_namespace_labels``,
+    default off) adds a ``namespace`` label to the per-RPC series; see the module docstring."""
+
+    def __init__(self, namespace_labels: bool = False) -> None:
+        disable_created_metrics()  # idempotent; must run before the first counter below is made
         self.registry = CollectorRegistry()
         r = self.registry
-        self.requests = Counter("polarmem_rpc_requests", "RPCs handled, by method and status code", ["method", "code"], registry=r)
-        self.latency = Histogram("polarmem_rpc_latency_seconds", "RPC latency, by method", ["method"],
+        self.namespace_labels = namespace_labels
+        self.engine_attached = False
+        self._memory: Memory | None = None
+        # the process-wide default collectors are bound to the default registry; these are new
+        # instances of the same classes, on this server's registry
+        ProcessCollector(registry=r)
+        GCCollector(registry=r)
+        PlatformCollector(registry=r)
+        rpc_labels = ["method", "namespace"] if namespace_labels else ["method"]
+        self.requests = Counter("polarmem_rpc_requests", "RPCs handled, by method and status code",
+                                [*rpc_labels, "code"], registry=r)
+        self.latency = Histogram("polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels,
                                  buckets=LATENCY_BUCKETS, registry=r)
+        self.build_info = Gauge("polarmem_build_info", "Build of this server (value 1): package version, core compiler "
+                                "and active SIMD level, engine and its version", ["version", "simd_active", "compiler",
+                                                                                 "engine", "engine_version"], registry=r)
+        self.build_info.labels(**build_labels()).set(1)
+        self.store_errors = Counter("polarmem_store_errors", "Failed store reads and writes, by operation and kind",
+                                    ["op", "kind"], registry=r)
+        for op, kind in STORE_ERROR_SERIES:  # exported at 0 from the start, so increase() sees the first error
+            self.store_errors.labels(op, kind)
         self.in_flight = Gauge("polarmem_rpc_in_flight", "RPCs being handled now", registry=r)
         self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=r)
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
@@ -67,7 +183,48 @@ class ServerMetrics:
         self.rebuild_seconds = Gauge("polarmem_index_rebuild_seconds", "Time to rebuild the indexes at start-up", registry=r)
         self.rebuild_items = Gauge("polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r)
 
+    def observe_rpc(self, method: str, code: str, seconds: float, namespace: str = "") -> None:
+        """Count and time one RPC. `namespace` (the request's) becomes a label only when
+        namespace labels are on, and only for a namespace that exists in the attached memory:
+        a name a client merely sends (a typo, a probe) is labelled "", so the label values stay
+        bounded by the namespaces created while the process runs."""
+        if self.namespace_labels:
+            labels: tuple[str, ...] = (method, namespace if self._known_namespace(namespace) else "")
+        else:
+            labels = (method,)
+        self.requests.labels(*labels, code).inc()
+        self.latency.labels(*labels).observe(seconds)
+
+    def _known_namespace(self, name: str) -> bool:
+        if not name or self._memory is None:
+            return False
+        try:
+            self._memory.namespace(name)
+        except LookupError:
+            return False
+        return True
+
+    def count_store_error(self, op: str, kind: str = "io_error") -> None:
+        """One failed store operation: `op` is "read" or "write", `kind` what failed (disk_full,
+        io_error, ...). Called where a store error surfaces (storage or the server's handlers)."""
+        if op not in STORE_OPS:
+            raise ValueError(f"op must be one of {', '.join(STORE_OPS)}, got {op!r}")
+        self.store_errors.labels(op, kind).inc()
+
+    def attach_engine(self, verifier) -> None:
+        """Engine series for a server with verification: build info's engine labels, the
+        micro-batcher's queue, and KV-cache reuse where the engine reports it."""
+        if self.engine_attached:
+            return
+        self.engine_attached = True
+        self.build_info.clear()
+        self.build_info.labels(**build_labels(verifier.engine)).set(1)
+        self.registry.register(QueueCollector(verifier.batcher))
+        if callable(getattr(verifier.engine, "cache_stats", None)):
+            self.registry.register(KvCacheCollector(verifier.engine))
+
     def attach(self, memory: Memory) -> None:
+        self._memory = memory
         self.registry.register(MemoryCollector(memory))
         self.rebuild_seconds.set(memory.rebuild_seconds)
         self.rebuild_items.set(memory.rebuild_items)

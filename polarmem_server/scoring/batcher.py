@@ -61,6 +61,11 @@ class MicroBatcher:
             self._cond.notify()
         return future
 
+    def queue_depth(self) -> int:
+        """Requests waiting for a batch now (read by the metrics endpoint at scrape time)."""
+        with self._cond:
+            return len(self._queue)
+
     def score(self, request: ScoreRequest, timeout_s: float | None = None) -> np.ndarray:
         """Submit and wait; on timeout the request is cancelled (dropped if not yet started)."""
         future = self.submit(request)

@@ -37,7 +37,9 @@ class TransformersEngine(ScoringEngine):
         if not Path(path).exists():
             raise ValueError(f"model path {path!r} does not exist (models are loaded from local checkpoints only)")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+        torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}.get(dtype)
+        if torch_dtype is None:
+            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device).eval()
         self._setup(model, AutoTokenizer.from_pretrained(path), device, max_length, batch_size, share_prefix,
                     Path(path).name, dtype)

@@ -19,6 +19,36 @@ from polarmem_server.scoring.batcher import BatchStats, MicroBatcher
 MAX_CONCEPTS = 256
 
 
+MODEL_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def engine_options(config) -> dict:
+    """Constructor options for the configured engine, from a server configuration.
+
+    ``dtype`` ("" = the engine's default: float32 for transformers, the checkpoint's own for
+    tensorrt_llm), ``engine_backend`` (tensorrt_llm: pytorch | tensorrt) and
+    ``engine_max_length`` (0 = the engine's default) are read with defaults, so a configuration
+    without them still works."""
+    dtype = getattr(config, "dtype", "") or ""
+    if config.engine == "transformers":
+        options: dict = {"device": config.device}
+        if dtype:
+            if dtype not in MODEL_DTYPES:
+                raise ValueError(f"dtype must be one of {', '.join(MODEL_DTYPES)} for the transformers engine, "
+                                 f"got {dtype!r}")
+            options["dtype"] = dtype
+    elif config.engine == "tensorrt_llm":
+        options = {"backend": getattr(config, "engine_backend", "") or "pytorch"}
+        if dtype:
+            options["dtype"] = dtype  # "auto" too: the checkpoint's dtype (tensorrt_llm_api.resolve_dtype)
+    else:
+        return {}
+    max_length = getattr(config, "engine_max_length", 0) or 0
+    if max_length:
+        options["max_length"] = int(max_length)
+    return options
+
+
 class Verifier:
     def __init__(self, engine: ScoringEngine, max_batch: int = 64, max_delay_ms: float = 5.0, max_queue: int = 1024,
                  timeout_s: float = 60.0, on_batch=None) -> None:
@@ -31,8 +61,7 @@ class Verifier:
         """The verifier a server configuration (api.config.ServerConfig) asks for, or None."""
         if not config.engine:
             return None
-        options = {"device": config.device} if config.engine == "transformers" else {}
-        engine = create_engine(config.engine, model=config.model, **options)
+        engine = create_engine(config.engine, model=config.model, **engine_options(config))
         return cls(engine, config.engine_max_batch, config.engine_max_delay_ms, config.engine_queue,
                    config.engine_timeout_s, on_batch)
 
@@ -45,7 +74,9 @@ class Verifier:
         return self.engine.info.model
 
     def _item(self, text: str, image: bytes) -> ScoreItem:
-        if image and self.engine.info.name != "tensorrt_llm" and not getattr(self.engine, "reads_images", False):
+        # Refused here, per request: an engine's own refusal inside score() would fail every
+        # request that shares the micro-batch with this one.
+        if image and not getattr(self.engine, "reads_images", False):
             raise InvalidArgument(f"content: engine {self.engine_name!r} reads text only; send the item's text "
                              "(a caption or description) or run a vision-language engine")
         if not text and not image:
@@ -95,4 +126,4 @@ class Verifier:
         self.engine.close()
 
 
-__all__ = ["BatchStats", "Verifier"]
+__all__ = ["BatchStats", "MODEL_DTYPES", "Verifier", "engine_options"]

@@ -50,7 +50,9 @@ class VisionLanguageEngine(ScoringEngine):
             from transformers import Qwen2_5_VLForConditionalGeneration as ModelClass
         else:
             from transformers import Qwen2VLForConditionalGeneration as ModelClass
-        torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+        torch_dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}.get(dtype)
+        if torch_dtype is None:
+            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
         self._torch = torch
         self.model = ModelClass.from_pretrained(path, dtype=torch_dtype).to(device).eval()
         self.tokenizer = AutoTokenizer.from_pretrained(path)

@@ -39,15 +39,8 @@ OPERATIONS_DOC = REPO / "docs" / "operations.md"
 # Names the dashboard and the rules use that the server does not export yet. Each is listed in
 # docs/operations.md ("Metrics still to be added"); drop a name here once the server exports it.
 METRICS_TO_COME = {
-    "polarmem_build_info": "version and SIMD level as labels, value 1",
-    "polarmem_store_errors_total": "failed RocksDB reads and writes",
     "polarmem_engine_queue_requests": "requests waiting in the micro-batcher's queue",
     "polarmem_engine_queue_capacity": "the queue's bound (engine_queue)",
-    "process_resident_memory_bytes": "prometheus_client's ProcessCollector on the server's registry",
-    "process_cpu_seconds_total": "ProcessCollector",
-    "process_open_fds": "ProcessCollector",
-    "process_max_fds": "ProcessCollector",
-    "process_start_time_seconds": "ProcessCollector",
 }
 # Series that Prometheus itself (up) or blackbox_exporter (probe_success) produce.
 METRICS_FROM_ELSEWHERE = {"up", "probe_success"}
