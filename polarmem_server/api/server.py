@@ -193,8 +193,8 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 if admitted:
                     self._admission.release()
                 metrics.in_flight.dec()
-                metrics.requests.labels(method, code.name).inc()
-                metrics.latency.labels(method).observe(time.perf_counter() - started)
+                namespace = "" if stream else getattr(request, "namespace", "") or getattr(request, "name", "")
+                metrics.observe_rpc(method, code.name, time.perf_counter() - started, namespace=namespace)
 
         return handle
 
@@ -238,11 +238,9 @@ class NamespaceTotalsCollector:
 
 
 class StoreMetrics:
-    """Store faults, on the server's registry. (Candidates for api/metrics.py.)"""
+    """Store recoveries and writability, on the server's registry (errors: ServerMetrics.count_store_error)."""
 
     def __init__(self, registry) -> None:
-        self.errors = Counter("polarmem_store_errors", "Failed store writes, by kind (disk_full, io_error)", ["kind"],
-                              registry=registry)
         self.recoveries = Counter("polarmem_store_recoveries",
                                   "Store recoveries: reopen after a failed write (resume) or WAL repair at start-up",
                                   ["kind"], registry=registry)
@@ -290,7 +288,7 @@ def check_tls(cert: str, key: str) -> tuple[bytes, bytes]:
 class PolarMemServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config.validate()
-        self.metrics = ServerMetrics()
+        self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
         self.memory: Memory | None = None
         self.accepting = False
         self.port = 0
@@ -350,6 +348,8 @@ class PolarMemServer:
             maximum_concurrent_rpcs=threads,
         )
         self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
+        if self.verifier is not None:
+            self.metrics.attach_engine(self.verifier)
         self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)
@@ -392,8 +392,8 @@ class PolarMemServer:
             self.metrics.attach(self.memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(self.memory))
-            self.metrics.rebuild_seconds.set(self.memory.rebuild_seconds)
-            self.metrics.rebuild_items.set(self.memory.rebuild_items)
+        self.metrics.rebuild_seconds.set(self.memory.rebuild_seconds)
+        self.metrics.rebuild_items.set(self.memory.rebuild_items)
         log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
                  self.memory.rebuild_items / max(self.memory.rebuild_seconds, 1e-9))
         self.accepting = True
@@ -414,7 +414,7 @@ class PolarMemServer:
         """Write failures flip the writes health and the gauge; a watchdog reopens the store
         (Store.try_resume) until writes work again, so health recovers without a write."""
         def failed(kind: str) -> None:
-            self.store_metrics.errors.labels(kind).inc()
+            self.metrics.count_store_error("write", kind)
             self.store_metrics.writable.set(0)
             self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
 

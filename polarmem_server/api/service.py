@@ -25,7 +25,7 @@ from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
-from polarmem_server.errors import AlreadyExists, InvalidArgument, quoted
+from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context

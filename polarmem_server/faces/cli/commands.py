@@ -15,8 +15,7 @@ import grpc
 from polarmem_server.faces.cli import output
 from polarmem_server.faces.connection import Connection, load_connection
 from polarmem_server.faces.cli.items_input import LineError, check_fields, parse_line
-from polarmem_server.faces.client_requests import (KIND_NAMES, MODE_NAMES, STATE_NAMES, UPDATABLE_FIELDS,
-                                                   item_message)
+from polarmem_server.faces.client_requests import (KIND_NAMES, MODE_NAMES, STATE_NAMES, UPDATABLE_FIELDS)
 
 # ---- flag value parsers (argparse `type=`) ---------------------------------------------------
 
