@@ -54,6 +54,9 @@ class ServerConfig:
     engine: str = ""  # "" (none) | transformers | tensorrt_llm | embedding | lexical
     model: str = ""  # local checkpoint path for the model engines
     device: str = "cpu"
+    dtype: str = ""  # "": the engine's default (float32 for transformers, the checkpoint's for tensorrt_llm)
+    engine_backend: str = ""  # tensorrt_llm only: pytorch (default) | tensorrt
+    engine_max_length: int = 0  # 0: the engine's default prompt + answer length
     engine_max_batch: int = 64
     engine_max_delay_ms: float = 5.0
     engine_queue: int = 1024
@@ -84,6 +87,12 @@ class ServerConfig:
             raise ValueError("default_deadline_s must be > 0; grace_s and drain_notice_s >= 0")
         if self.engine not in ("", "transformers", "tensorrt_llm", "embedding", "lexical"):
             raise ValueError(f"engine must be transformers, tensorrt_llm, embedding, lexical or empty, got {self.engine!r}")
+        if self.dtype not in ("", "auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"setting dtype: use float32, bfloat16, float16 or auto, got {self.dtype!r}")
+        if self.engine_backend not in ("", "pytorch", "tensorrt"):
+            raise ValueError(f"setting engine_backend: use pytorch or tensorrt, got {self.engine_backend!r}")
+        if self.engine_max_length < 0:
+            raise ValueError(f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}")
         if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -111,6 +120,9 @@ HELP = {
     "engine": "scoring engine for server-side verification: transformers, tensorrt_llm, embedding, lexical ('' = none)",
     "model": "local checkpoint path for the transformers / tensorrt_llm engines",
     "device": "torch device for the transformers engine (cpu, cuda)",
+    "dtype": "model engines' weight dtype: float32, bfloat16, float16, auto (tensorrt_llm); empty = engine default",
+    "engine_backend": "tensorrt_llm backend: pytorch (default) or tensorrt",
+    "engine_max_length": "longest prompt + answer in tokens for the model engines (0 = engine default)",
     "engine_max_batch": "prompts per engine batch (concepts x templates)",
     "engine_max_delay_ms": "longest a request waits for its batch to fill",
     "engine_queue": "requests waiting for the engine; beyond it RESOURCE_EXHAUSTED",
