@@ -1,20 +1,31 @@
 """The textual pathway: chunking, vocabulary mentions, negation cues with scope, query parsing.
 
 Mentions: the longest vocabulary name (or alias) that matches a run of words, plural forms
-included ("two wine glasses" -> wine glass). Negation follows NegEx-style cues:
+included ("two wine glasses" -> wine glass). Punctuation inside a name is tolerated: a colon
+between its words ("Neck: supple" mentions the concept "neck supple"; templated clinical notes
+write findings this way) and a hyphen for a space ("x-ray" and "x ray" are one concept). A comma
+or a sentence end never joins words into a name ("fever, cough" is two mentions).
 
-* pre-cues negate the mentions after them: ``no``, ``not``, ``without``, ``never``, ``none``,
-  ``nor``, ``neither``, ``except``, ``excluding``, ``lacking``, ``lacks``, ``free of``,
-  ``absence of``, ``no evidence of``, ``no sign(s) of``, ``negative for``, ``rather than``,
-  ``instead of``, ``isn't``/``aren't``/``wasn't``/``weren't``/``doesn't``/``don't``;
-* post-cues negate the mentions just before them in the same clause: ``was/were/is/are ruled
-  out``, ``ruled out``, ``is/are/was/were absent``, ``not seen``, ``not present``, ``not visible``
-  (back to the clause start or the last ``and``).
+Negation follows NegEx / ConText (the trigger table is `negation.CLINICAL` unless the caller
+passes another):
 
-Scope of a pre-cue: up to ``PRE_CUE_WINDOW`` words, ended early by clause punctuation
-(``. ; : ! ?``), by a contrast word (``but``, ``however``, ``although``, ``though``, ``yet``,
-``whereas``, ``while``) unless it is part of a cue ("but not"), or by a comma followed by
-``and``/``with``/``which``. A post-cue reaches back to the start of its clause.
+* pre-cues ("no", "denies", "negative for", "free of", "no evidence of", "ruled out" ...) negate
+  the mentions after them up to a terminator ("but", "however", "secondary to" ...), another cue,
+  clause punctuation (``. ; : ! ?``), a comma followed by ``and``/``with``/``which``, or the
+  table's word window (none for the clinical table, so a list "no fever, chills or night sweats"
+  is negated to its end);
+* post-cues ("was ruled out", "is absent", "free", "unlikely", "resolved", "not heard") negate the
+  mentions before them back to the clause start (a sentence end, ``;``, a contrast word such as
+  "but") or the last ``and``; a colon does not start a clause for them ("Allergies: none"); a cue listed both ways ("ruled out",
+  "resolved") is a post-cue when its clause already has a mention and a pre-cue otherwise;
+* pseudo-cues ("no increase", "not only", "gram negative", "rule out" — a *possible* finding)
+  negate nothing and close any open scope.
+
+A concept mentioned several times gets one polarity (`ParsedText.polarity`): affirmed if any
+mention is affirmed, unless a later mention is negated by a *resolution* cue ("fever ... fever
+resolved", "no longer febrile"); a concept whose every mention is negated is negated. A later plain
+negation does not overturn an earlier affirmation ("fever on admission ... no fever today" keeps
+HAS): the note says the patient had it, and a memory that drops it loses the finding.
 """
 
 from __future__ import annotations
@@ -22,21 +33,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from polarmem_server.domain.negation import CLINICAL, TriggerTable
 from polarmem_server.domain.vocabulary import Vocabulary, normalise, singular
 
-PRE_CUE_WINDOW = 8
-_PRE_CUES = [
-    "no evidence of", "no sign of", "no signs of", "free of", "absence of", "negative for", "rather than",
-    "instead of", "no", "not", "without", "never", "none", "nor", "neither", "except", "excluding", "lacking",
-    "lacks", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't", "anything but",
-]
-_POST_CUES = [
-    "was ruled out", "were ruled out", "is ruled out", "are ruled out", "ruled out", "is absent", "are absent",
-    "was absent", "were absent", "not seen", "not present", "not visible",
-]
-_CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
+PRE_CUE_WINDOW = 8  # the legacy table's window (negation.LEGACY); the clinical table has none
 _COMMA_BREAKERS = {"and", "with", "which"}
 _CLAUSE_END = {".", ";", ":", "!", "?"}
+_CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
+# A preposition after a negated term starts what the query wants, not more of what it excludes:
+# "anything except a bus | on a street" (affirmative_text keeps "on a street").
+_PREPOSITIONS = frozenset("on in at near by under beside behind inside outside over along across through around "
+                          "against into onto".split())
+_TRAILING = frozenset("but and or with nor yet however except".split())
 # Words that never name a concept: function words, query scaffolding and quantities.
 STOPWORDS = frozenset("""
 a an the this that these those there here it its is are was were be been being am do does did has have had having
@@ -50,7 +58,7 @@ some several lots lot kind sort type way thing things stuff piece pieces part pa
 bottom left right middle center small big large little tall short old new young other group bunch couple pair
 """.split())
 
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*|[.,;:!?]")
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’/-][A-Za-z0-9]+)*|[.,;:!?]")
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class Mention:
     end: int
     negated: bool
     cue: str = ""
+    resolution: bool = False  # negated by a cue that says the condition went away ("resolved")
 
 
 @dataclass(frozen=True)
@@ -77,21 +86,30 @@ class UnknownTerm:
 class ParsedText:
     mentions: list[Mention] = field(default_factory=list)
     unknown: list[UnknownTerm] = field(default_factory=list)
+    negated_spans: list[tuple[int, int]] = field(default_factory=list)  # cue + scope, character offsets
+
+    def polarity(self) -> dict[int, bool]:
+        """concept id -> negated, one per mentioned concept, by the policy in the module doc:
+        affirmed if any mention is affirmed and no later mention is a resolution."""
+        out: dict[int, bool] = {}
+        for m in self.mentions:
+            if not m.negated:
+                out[m.concept_id] = False
+            elif m.resolution or m.concept_id not in out:
+                out[m.concept_id] = True
+        return out
 
     @property
     def positive(self) -> list[int]:
-        return _unique(m.concept_id for m in self.mentions if not m.negated)
+        """Concepts whose polarity is affirmed, in order of first mention."""
+        polarity = self.polarity()
+        return [c for c in polarity if not polarity[c]]
 
     @property
     def negative(self) -> list[int]:
-        return _unique(m.concept_id for m in self.mentions if m.negated)
-
-
-def _unique(ids) -> list[int]:
-    seen: dict[int, None] = {}
-    for i in ids:
-        seen.setdefault(i, None)
-    return list(seen)
+        """Concepts whose polarity is negated, in order of first mention."""
+        polarity = self.polarity()
+        return [c for c in polarity if polarity[c]]
 
 
 @dataclass(frozen=True)
@@ -105,87 +123,145 @@ def _tokenise(text: str) -> list[_Token]:
     return [_Token(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
-def _phrase_index(phrases: list[str]) -> dict[tuple[str, ...], str]:
-    return {tuple(p.split()): p for p in phrases}
-
-
-_PRE = _phrase_index(_PRE_CUES)
-_POST = _phrase_index(_POST_CUES)
-_MAX_CUE = max(len(k) for k in list(_PRE) + list(_POST))
-
-
-def _match_phrase(words: list[str], i: int, table: dict[tuple[str, ...], str]) -> tuple[str, int] | None:
-    for length in range(min(_MAX_CUE, len(words) - i), 0, -1):
-        key = tuple(words[i:i + length])
-        if key in table:
-            return table[key], length
+def _concept_at(words: list[str], i: int, keys: dict[str, int], longest: int) -> tuple[int, int] | None:
+    """(concept id, tokens consumed) of the longest name starting at words[i]; a colon may sit
+    between a name's words, a comma or sentence end may not."""
+    for length in range(min(longest + 1, len(words) - i), 0, -1):
+        span = words[i:i + length]
+        if span[0] == ":" or span[-1] == ":":
+            continue
+        content = [w for w in span if w != ":"]
+        if len(content) > longest or any(w in _CLAUSE_END or w == "," for w in content):
+            continue
+        head, tail = content[:-1], content[-1]
+        lasts = [singular(tail)] + ([tail[:-1]] if tail.endswith("es") else [])  # "wheezes" -> wheeze
+        for key in [" ".join(head + [last]) for last in lasts] + [normalise(" ".join(content))]:
+            concept_id = keys.get(key)
+            if concept_id is None and "-" in key:
+                concept_id = keys.get(key.replace("-", " "))
+            if concept_id is not None:
+                return concept_id, length
     return None
 
 
-def parse(text: str, vocabulary: Vocabulary) -> ParsedText:
+def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) -> ParsedText:
     """Vocabulary mentions of `text` with their polarity (see the module doc for the rules)."""
     toks = _tokenise(text)
     words = [t.text for t in toks]
     keys = vocabulary.keys()
     longest = vocabulary.longest_name_words
     result = ParsedText()
-    negate_until = -1  # token index up to which a pre-cue's scope reaches
-    active_cue = ""
+    scope_open = False
+    negate_until = -1  # token index up to which the open pre-cue's scope reaches
+    active_cue, resolving = "", False
+    span_start = span_end = -1
+    span_frozen = False  # the negated span stopped growing at a preposition ("no dogs | on the beach")
+    scope_terms = 0  # concepts and unknown words inside the open scope
     clause_start_mention = 0  # first mention of the current clause (for post-cues)
+    clause_start_unknown = 0
+    clause_start_char = 0
+
+    def close_scope() -> None:
+        nonlocal scope_open
+        if scope_open and span_end > span_start:
+            result.negated_spans.append((span_start, span_end))
+        scope_open = False
+
     i = 0
     while i < len(toks):
         word = words[i]
+        if scope_open and i > negate_until:
+            close_scope()
         if word in _CLAUSE_END:
-            negate_until, clause_start_mention = -1, len(result.mentions)
+            close_scope()
+            if word != ":":  # "Allergies: none" — a post-cue after a colon reaches its header
+                clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
+                clause_start_char = toks[i].end
             i += 1
             continue
         if word == "," and i + 1 < len(words) and words[i + 1] in _COMMA_BREAKERS:
-            negate_until = -1
+            # ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
+            if not (words[i + 1] == "and" and _concept_at(words, i + 2, keys, longest) is not None):
+                close_scope()
             i += 1
             continue
-        post = _match_phrase(words, i, _POST)
-        if post is not None:
-            cue, length = post
-            for j in range(clause_start_mention, len(result.mentions)):
-                m = result.mentions[j]
-                result.mentions[j] = Mention(m.concept_id, m.name, m.start, m.end, True, cue)
+        cue = triggers.match(words, i)
+        if cue is not None:
+            kind, phrase = cue
+            length = len(phrase)
+            if kind == "both":
+                kind = "post" if len(result.mentions) > clause_start_mention else "pre"
+            if kind in ("pseudo", "terminator"):
+                close_scope()
+                if phrase[0] in _CONTRAST:  # "X but Y ruled out": the post-cue reaches Y only
+                    clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
+                    clause_start_char = toks[i + length - 1].end
+            elif kind == "post":
+                close_scope()
+                cue_text, is_resolution = " ".join(phrase), phrase in triggers.resolution
+                for j in range(clause_start_mention, len(result.mentions)):
+                    m = result.mentions[j]
+                    result.mentions[j] = Mention(m.concept_id, m.name, m.start, m.end, True, cue_text, is_resolution)
+                for j in range(clause_start_unknown, len(result.unknown)):
+                    u = result.unknown[j]
+                    result.unknown[j] = UnknownTerm(u.word, u.start, u.end, True)
+                result.negated_spans.append((clause_start_char, toks[i + length - 1].end))
+            else:  # pre
+                close_scope()
+                scope_open, active_cue, resolving = True, " ".join(phrase), phrase in triggers.resolution
+                negate_until = i + length + triggers.window if triggers.window is not None else len(toks)
+                span_start, span_end, span_frozen, scope_terms = toks[i].start, toks[i + length - 1].end, False, 0
             i += length
             continue
-        pre = _match_phrase(words, i, _PRE)
-        if pre is not None:
-            cue, length = pre
-            negate_until, active_cue = i + length + PRE_CUE_WINDOW, cue
-            i += length
-            continue
-        if word == "and":
-            clause_start_mention = len(result.mentions)  # post-cues reach back only to here
-        if word in _CONTRAST:
-            negate_until = -1
-            clause_start_mention = len(result.mentions)
-            i += 1
-            continue
-        matched = False
-        for length in range(min(longest, len(words) - i), 0, -1):
-            span = words[i:i + length]
-            if any(w in _CLAUSE_END or w == "," for w in span):
-                continue
-            key = " ".join(span[:-1] + [singular(span[-1])])
-            concept_id = keys.get(key)
-            if concept_id is None:
-                concept_id = keys.get(normalise(" ".join(span)))
-            if concept_id is not None:
-                negated = i <= negate_until
-                result.mentions.append(Mention(concept_id, vocabulary.name(concept_id), toks[i].start,
-                                               toks[i + length - 1].end, negated, active_cue if negated else ""))
-                i += length
-                matched = True
-                break
-        if not matched:
+        if word == "and":  # post-cues reach back only to here
+            clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
+            clause_start_char = toks[i].end
+        if scope_open and word in _PREPOSITIONS and scope_terms:
+            span_frozen = True
+        found = _concept_at(words, i, keys, longest)
+        if found is not None:
+            concept_id, length = found
+            negated = scope_open
+            result.mentions.append(Mention(concept_id, vocabulary.name(concept_id), toks[i].start,
+                                           toks[i + length - 1].end, negated, active_cue if negated else "",
+                                           resolving and negated))
+            scope_terms += scope_open
+        else:
+            length = 1
             if word.isalpha() and len(word) >= 3 and word not in STOPWORDS and word not in _CONTRAST:
-                negated = i <= negate_until
-                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, negated))
-            i += 1
+                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, scope_open))
+                scope_terms += scope_open
+        if scope_open and not span_frozen:
+            span_end = toks[i + length - 1].end
+        i += length
+    close_scope()
     return result
+
+
+def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers: TriggerTable = CLINICAL) -> str:
+    """The query with its negated spans (each cue and its scope) removed, for the semantic half
+    of recall: "a photo of a bus without a street" -> "a photo of a bus". Embedding the whole
+    query pulls items that show the excluded thing to the top of similarity ("anything except
+    a bus" embeds "bus"). Without a vocabulary only the cues and their scopes are found, which
+    is all this needs. Returns "" when nothing affirmative is left ("no dogs"); the caller then
+    has no semantic half to rank by and should fall back to the full query or to no vector."""
+    parsed = parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers)
+    kept, last = [], 0
+    for start, end in sorted(parsed.negated_spans):
+        if start >= last:
+            kept.append(query[last:start])
+            last = end
+        else:
+            last = max(last, end)
+    kept.append(query[last:])
+    text = re.sub(r"\s+", " ", "".join(kept)).strip(" ,;:-")
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    while text and text.split()[-1].lower().strip(",;:") in _TRAILING:  # "dogs but" -> "dogs"
+        text = text.rsplit(None, 1)[0].rstrip(" ,;:") if " " in text else ""
+    while text and text.split()[0].lower().strip(",;:") in _TRAILING:  # "but a hot dog" -> "a hot dog"
+        text = text.split(None, 1)[1].lstrip(" ,;:") if " " in text else ""
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", text.lower()) if w not in STOPWORDS]
+    return text if words else ""
 
 
 def chunk_text(text: str, max_chars: int = 600, overlap_chars: int = 120) -> list[str]:

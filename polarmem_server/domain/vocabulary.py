@@ -3,7 +3,8 @@
 Normalisation: lower case, punctuation at word edges dropped, whitespace collapsed, and the
 last word of a name singularised by simple English rules plus a short irregular list
 ("wine glasses" -> "wine glass", "people" -> "person", "buses" -> "bus"). Two names with the
-same normal form are the same concept. Aliases map a normal form to a canonical concept
+same normal form are the same concept. Lookups made while parsing text also find a hyphenated
+name written with a space ("x ray" for "x-ray") and the reverse (text.py). Aliases map a normal form to a canonical concept
 ("puppy" -> "dog") when the namespace declares them. Ids are dense integers assigned in order
 of first use and persisted by the store, so they are stable across restarts.
 """
@@ -144,6 +145,9 @@ class Vocabulary:
             for alias, target in list(self._aliases.items()):
                 if target in table:
                     table[alias] = table[target]
+            for key, concept_id in list(table.items()):  # "x-ray" is also found as "x ray"
+                if "-" in key:
+                    table.setdefault(key.replace("-", " "), concept_id)
             cached = (table, max((len(k.split()) for k in table), default=0), version)
             self._keys = cached
         return cached[0], cached[1]

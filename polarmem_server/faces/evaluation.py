@@ -82,6 +82,43 @@ def simulated_scores(rows: Sequence[dict], candidates: Sequence[Sequence[str]], 
     return out
 
 
+# ---- data ---------------------------------------------------------------------------------
+
+DEV_DATA = "coco_val2014_dev10k.jsonl.gz"
+
+
+def dev_rows(sample: int = 0, seed: int = 0) -> list[dict]:
+    """The bundled dev set (10,000 COCO val2014 images; polarmem_server/data/README.md), the
+    data every setting is chosen on; `sample` > 0 keeps that many rows, drawn with `seed` so a
+    run on a two-core machine stays short."""
+    import gzip
+    from importlib import resources
+
+    with resources.as_file(resources.files("polarmem_server.data").joinpath(DEV_DATA)) as path:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+    if sample and sample < len(rows):
+        keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=sample, replace=False))
+        rows = [rows[i] for i in keep]
+    return rows
+
+
+def split_dev(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    """(tuning, held-out) halves by a hash of the item id — stable across runs and samples:
+    settings are chosen on the tuning half and reported, frozen, on the held-out half."""
+    import hashlib
+
+    tuning, held_out = [], []
+    for row in rows:
+        digest = hashlib.sha256(row["id"].encode()).digest()
+        (tuning if digest[0] % 2 == 0 else held_out).append(row)
+    return tuning, held_out
+
+
+def categories_of(rows: Sequence[dict]) -> list[str]:
+    return sorted({c for r in rows for c in r["has"] + r["not_has"]})
+
+
 # ---- queries -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -95,20 +132,30 @@ class Query:
 
 
 def generate_queries(rows: Sequence[dict], count: int, seed: int, min_support: int = 10) -> list[Query]:
-    """(c+, c−) pairs: c+ present in at least `min_support` images; c− a hard negative — the
-    category POPE most often lists as absent-but-co-occurring in the images that hold c+ (its
-    adversarial split), else a random other category."""
+    """(c+, c−) pairs: c+ present in at least `min_support` images; c− a hard negative, 70 % of
+    the time — the category POPE most often lists as absent-but-co-occurring in the images that
+    hold c+ (its adversarial split) where the data has POPE's fields, else (the dev set) the
+    categories that most often co-occur with c+ in the data's labels, POPE's own recipe for
+    building that split — and otherwise a random other category."""
     rng = np.random.default_rng(seed)
     support = Counter(c for r in rows for c in r["has"])
     frequent = sorted(c for c, n in support.items() if n >= min_support)
     categories = sorted({c for r in rows for c in r["has"] + r["not_has"]})
+    has_pope = any("pope_hard_absent" in r for r in rows)
+    holders: dict[str, list[dict]] = {}
+    for r in rows:
+        for c in r["has"]:
+            holders.setdefault(c, []).append(r)
     queries: list[Query] = []
     seen: set[tuple[str, str]] = set()
     attempts = 0
     while len(queries) < count and attempts < count * 50:
         attempts += 1
         required = str(rng.choice(frequent))
-        hard = Counter(c for r in rows if required in r["has"] for c in r.get("pope_hard_absent", []) if c != required)
+        if has_pope:
+            hard = Counter(c for r in rows if required in r["has"] for c in r.get("pope_hard_absent", []) if c != required)
+        else:
+            hard = Counter(c for r in holders[required] for c in r["has"] if c != required)
         if hard and rng.random() < 0.7:
             names, weights = zip(*hard.most_common(5))
             forbidden = str(rng.choice(names, p=np.asarray(weights) / sum(weights)))
@@ -297,10 +344,23 @@ def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors:
     return outcomes
 
 
+def query_texts(queries: Sequence[Query], query_embedding: str) -> list[str]:
+    """What the semantic half embeds: the whole query ("full", as before issue 18) or its
+    affirmative part ("affirmative": text.affirmative_text, the whole query if nothing is left)."""
+    if query_embedding == "full":
+        return [q.text for q in queries]
+    if query_embedding != "affirmative":
+        raise ValueError(f"query_embedding must be 'full' or 'affirmative', got {query_embedding!r}")
+    from polarmem_server.domain.text import affirmative_text
+
+    return [affirmative_text(q.text) or q.text for q in queries]
+
+
 def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Sequence[Query], encoder,
              address: str | None = None, engine: str = "", ks: Sequence[int] = KS, modes: Sequence[str] = MODES,
              seed: int = 0, namespace_options: Mapping[str, float] | None = None, with_states: bool = True,
-             progress=print) -> list[EvaluationResult]:
+             progress=print, item_vectors: np.ndarray | None = None,
+             query_embedding: str = "full") -> list[EvaluationResult]:
     from polarmem_server.faces.client import PolarMemClient
     from polarmem_server.api.config import ServerConfig
     from polarmem_server.memory import DEFAULT_TEMPLATES
@@ -308,9 +368,10 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
 
     labels = {r["id"]: r for r in rows}
     categories = sorted({c for r in rows for c in r["has"] + r["not_has"]})
-    progress(f"encoding {len(rows)} items and {len(queries)} queries ...")
-    item_vectors = encoder.encode([" ".join(r["captions"]) for r in rows])
-    query_vectors = encoder.encode([q.text for q in queries])
+    progress(f"encoding {len(rows) if item_vectors is None else 0} items and {len(queries)} queries ...")
+    if item_vectors is None:
+        item_vectors = encoder.encode([" ".join(r["captions"]) for r in rows])
+    query_vectors = encoder.encode(query_texts(queries, query_embedding))
     consistent = {q: sum(judge(r, q)[1] for r in rows) for q in queries}
     max_k = max(ks)
     results = []
@@ -351,6 +412,8 @@ def evaluate_seeds(conditions: Sequence[Condition], rows: Sequence[dict], seeds:
     seeds' queries together, state figures averaged, and each seed's means kept in
     `extra["per_seed"]` (one seed's 100 queries decide a Conflict@3 of 0.1 to about ±0.03)."""
     runs = []
+    if options.get("item_vectors") is None:  # encoded once for every seed
+        options["item_vectors"] = encoder.encode([" ".join(r["captions"]) for r in rows])
     for seed in seeds:
         progress(f"seed {seed}")
         seed_queries = list(queries) if queries is not None else generate_queries(rows, num_queries, seed)

@@ -1,5 +1,7 @@
 """Evaluation arithmetic: the simulated VLM's accuracy, the metrics, queries, bootstrap."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from scipy.stats import beta
@@ -49,3 +51,34 @@ def test_balanced_candidates_are_half_present():
 def test_bootstrap_interval_contains_the_mean():
     mean, lo, hi = evaluation.bootstrap(np.linspace(0, 1, 101), seed=0)
     assert lo < mean < hi and mean == pytest.approx(0.5)
+
+
+def test_the_dev_set_ships_and_splits_stably():
+    rows = evaluation.dev_rows()
+    assert len(rows) == 10_000 and len({r["id"] for r in rows}) == 10_000
+    assert not {r["id"] for r in rows} & {r["id"] for r in coco_pope500()}  # none of the 500
+    tuning, held_out = evaluation.split_dev(rows)
+    assert 4_700 < len(tuning) < 5_300 and len(tuning) + len(held_out) == 10_000
+    # the split is a property of the id: a sample splits the same way
+    sample = evaluation.dev_rows(sample=500, seed=3)
+    assert len(sample) == 500 and sample == evaluation.dev_rows(sample=500, seed=3)
+    sample_tuning, _ = evaluation.split_dev(sample)
+    assert {r["id"] for r in sample_tuning} <= {r["id"] for r in tuning}
+    assert len(evaluation.categories_of(rows)) == 80
+
+
+def test_dev_queries_take_hard_negatives_from_co_occurrence():
+    rows = evaluation.dev_rows(sample=2_000, seed=0)
+    queries = evaluation.generate_queries(rows, 60, seed=1)
+    assert len(queries) == 60
+    together = Counter(frozenset((a, b)) for r in rows for a in r["has"] for b in r["has"] if a < b)
+    co_occurring = sum(together[frozenset((q.required, q.forbidden))] > 0 for q in queries)
+    assert co_occurring >= 0.6 * len(queries)  # 70 % hard negatives, drawn from co-occurring categories
+
+
+def test_query_texts_embed_the_affirmative_part():
+    queries = [evaluation.Query("dog", "frisbee")]
+    assert evaluation.query_texts(queries, "full") == ["a photo of a dog without a frisbee"]
+    assert evaluation.query_texts(queries, "affirmative") == ["a photo of a dog"]
+    with pytest.raises(ValueError, match="query_embedding"):
+        evaluation.query_texts(queries, "both")

@@ -4,7 +4,7 @@ bundled COCO captions."""
 import pytest
 
 from polarmem_server.faces.datasets import coco_categories, coco_pope500
-from polarmem_server.domain.text import chunk_text, parse
+from polarmem_server.domain.text import affirmative_text, chunk_text, parse
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
 COCO = ["person", "dog", "cat", "car", "bus", "wine glass", "hot dog", "pizza", "snow", "kitchen", "knife",
@@ -95,3 +95,24 @@ def test_chunking_overlaps_and_bounds():
     assert chunk_text("short") == ["short"]
     with pytest.raises(ValueError):
         chunk_text("x", max_chars=10, overlap_chars=10)
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("a photo of a dog without a frisbee", "a photo of a dog"),
+    ("anything except a bus on a street", "anything on a street"),
+    ("no dogs on the beach", "on the beach"),
+    ("dogs but not cats", "dogs"),
+    ("not a pizza but a hot dog", "a hot dog"),
+    ("a street, but no bus or car", "a street"),
+    ("Pneumothorax was ruled out; small effusion", "small effusion"),
+    ("a kitchen without people", "a kitchen"),
+    ("a red car", "a red car"),
+    ("no dogs", ""),  # nothing affirmative left: the caller falls back
+    ("a photo of a bus without a street", "a photo of a bus"),
+])
+def test_affirmative_text_drops_negated_spans(query, expected):
+    assert affirmative_text(query) == expected
+
+
+def test_affirmative_text_with_a_vocabulary_drops_post_negated_concepts(vocab):
+    assert affirmative_text("a kitchen and the dog is absent", vocab) == "a kitchen"

@@ -1,0 +1,283 @@
+"""Which partitioner and recall rule for which verifier? Chosen on the dev set (issue 18).
+
+An offline replay of the hard and strict rankings (the same construction as partition_bound.py,
+whose Otsu figures equal the server's query for query) over the bundled dev set
+(polarmem_server/data/coco_val2014_dev10k.jsonl.gz), split by item id into a *tuning* half and a
+*held-out* half (evaluation.split_dev). Every rule — otsu / calibrated (fitted on the pooled
+scores, or its components on a labelled calibration sample) x ρ, ρ_absent x hard / strict, and
+the per-item mixture unless --no-mixture (21 ms per item per fit; min_error is in rule_states
+but off: neither was competitive on the 500 images) — is measured on the tuning half at simulated accuracies 0.7 / 0.8 / 0.9 / 0.95
+and with the embedding engine's real zero-shot scores; per evidence source the rule with the
+lowest Conflict@3 whose nDCG@10 is within 0.01 of the best nDCG@10 is chosen, then frozen, and
+only then are the chosen rules (and Otsu + hard, the paper's) measured on the held-out half.
+
+It also measures, on both halves:
+* the semantic half from the query's affirmative part (`text.affirmative_text`: "a photo of a
+  dog without a cat" embeds "a photo of a dog") against the whole query, under each chosen rule;
+* ranking by per-(item, concept) confidence within tiers (the stretch in issue 18): within a
+  tier, items whose required concept's posterior (or score margin) is higher first, then
+  similarity — what a core that stores a confidence next to each state would buy.
+
+Seeds are pooled: each seed draws its own queries (100 per seed) and its own simulated scores.
+Simulated evidence is SIMULATED (Beta draws, evaluation.simulated_scores), never a model.
+
+    python benchmarks/rule_sweep.py --evidence simulated:0.9 --no-mixture --items 2500 \
+        --out docs/evaluation/dev/sweep_sim0.9.json      # as run for docs/partitioners.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from polarmem_server.domain import mixtures
+from polarmem_server.domain.partition import ConceptState, PartitionSettings, partition_scores
+from polarmem_server.domain.text import affirmative_text
+from polarmem_server.faces import evaluation as ev
+from polarmem_server.memory import DEFAULT_TEMPLATES
+from polarmem_server.scoring.embedding_engine import CENTER, SCALE, statement
+
+SIGN = {ConceptState.HAS: 1, ConceptState.UNCERTAIN: 0, ConceptState.NOT_HAS: -1}
+ACCURACIES = (0.7, 0.8, 0.9, 0.95)
+RHO = (0.5, 0.6, 0.7, 0.8, 0.9)
+RHO_ABSENT = (0.0, 0.93, 0.99)  # 0: the same band as rho
+CALIBRATION_ITEMS = 200  # a labelled calibration set of this many items (x 80 concepts)
+NDCG_SLACK = 0.01
+
+
+def cached_vectors(texts: list[str], path: Path, encoder_name: str = "minilm") -> np.ndarray:
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape[0] == len(texts):
+            return vectors
+    from polarmem_server.scoring.encoder import load_encoder
+
+    vectors = load_encoder(encoder_name).encode(texts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class Part:
+    """One half of the dev set: labels, caption vectors, and the embedding engine's scores."""
+
+    def __init__(self, rows: list[dict], vectors: np.ndarray, categories: list[str], encoder) -> None:
+        self.rows, self.vectors, self.categories = rows, vectors, categories
+        self.index = {c: i for i, c in enumerate(categories)}
+        self.truth = np.array([[c in has for c in categories] for has in (set(r["has"]) for r in rows)])
+        phrases = encoder.encode([statement(t, c) for c in categories for t in DEFAULT_TEMPLATES])
+        cosine = (vectors @ phrases.T).reshape(len(rows), len(categories), len(DEFAULT_TEMPLATES))
+        self.embedding_scores = 1.0 / (1.0 + np.exp(-(cosine.astype(np.float64) - CENTER) / SCALE))
+
+
+class Queries:
+    def __init__(self, part: Part, seed: int, count: int, encoder) -> None:
+        self.queries = ev.generate_queries(part.rows, count, seed)
+        self.required = np.array([part.index[q.required] for q in self.queries])
+        self.forbidden = np.array([part.index[q.forbidden] for q in self.queries])
+        self.similarity = encoder.encode([q.text for q in self.queries]) @ part.vectors.T
+        affirmative = [affirmative_text(q.text) or q.text for q in self.queries]
+        self.affirmative_similarity = encoder.encode(affirmative) @ part.vectors.T
+        truth = part.truth
+        self.contradicts = ~truth[:, self.required].T | truth[:, self.forbidden].T  # (queries, items)
+        consistent = (~self.contradicts).sum(axis=1)
+        self.ideal = np.array([sum(1 / np.log2(r + 2) for r in range(min(10, n))) for n in consistent])
+
+
+def rank_metrics(states: np.ndarray, qs: Queries, strict: bool, similarity: np.ndarray | None = None,
+                 confidence: np.ndarray | None = None) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Mean Conflict@3 and nDCG@10 of the hard (or strict) ranking, and the per-query values.
+    `confidence` (items x concepts, higher = surer present) breaks ties within a tier before
+    similarity does."""
+    sim = qs.similarity if similarity is None else similarity
+    conflict, ndcg = np.empty(len(qs.queries)), np.empty(len(qs.queries))
+    discounts = 1 / np.log2(np.arange(10) + 2)
+    for n in range(len(qs.queries)):
+        req, forb = states[:, qs.required[n]], states[:, qs.forbidden[n]]
+        tier = np.where((req == -1) | (forb == 1), -1, np.where(req == 1, 1, 0))
+        verified = (forb == -1).astype(int) if strict else np.zeros_like(forb)
+        keys = [-sim[n]]
+        if confidence is not None:
+            keys.append(-confidence[:, qs.required[n]])
+        order = np.lexsort(tuple(keys) + (-verified, -tier))[:10]
+        bad = qs.contradicts[n, order]
+        conflict[n] = bad[:3].mean()
+        ndcg[n] = float(((~bad) * discounts).sum() / qs.ideal[n]) if qs.ideal[n] else 0.0
+    return float(conflict.mean()), float(ndcg.mean()), conflict, ndcg
+
+
+def otsu_states(scores: np.ndarray, method: str = "otsu") -> np.ndarray:
+    """States of every item (items x concepts x templates scores) by a per-item partitioner."""
+    settings = PartitionSettings(method=method)
+    out = np.empty(scores.shape[:2], dtype=np.int8)
+    for i in range(scores.shape[0]):
+        out[i] = [SIGN[s] for s in partition_scores(scores[i], settings).states]
+    return out
+
+
+def threshold(posterior: np.ndarray, stds: np.ndarray, rho: float, rho_absent: float) -> np.ndarray:
+    band = rho_absent or rho
+    states = np.where(posterior > rho, 1, np.where(posterior < 1 - band, -1, 0)).astype(np.int8)
+    states[stds > PartitionSettings().template_std_max] = 0
+    return states
+
+
+def posteriors(means: np.ndarray, categories: list[str], truth: np.ndarray, seed: int) -> dict[str, np.ndarray]:
+    """The posterior P(present) under each posterior partitioner's score model."""
+    names = np.array([categories] * means.shape[0]).ravel()
+    flat = means.ravel()
+    pooled = mixtures.fit_concept_priors(mixtures.fit_beta_mixture(flat), list(names), flat)
+    rng = np.random.default_rng(seed + 17)
+    labelled = rng.choice(means.shape[0], size=min(CALIBRATION_ITEMS, means.shape[0]), replace=False)
+    supervised = mixtures.fit_supervised(means[labelled].ravel(), truth[labelled].ravel())
+    supervised = mixtures.fit_concept_priors(supervised, list(names), flat)
+    out = {}
+    for name, model in (("calibrated", pooled), ("calibrated_labelled", supervised)):
+        out[name] = model.posterior(means, model.priors_for(list(names), flat.size).reshape(means.shape))
+    return out
+
+
+def mixture_posterior(means: np.ndarray) -> np.ndarray:
+    out = np.empty_like(means)
+    for i in range(means.shape[0]):
+        model = mixtures.fit_beta_mixture(means[i])
+        out[i] = model.posterior(means[i], model.priors_for(None, means.shape[1]))
+    return out
+
+
+def evidence_scores(part: Part, evidence: str, seed: int) -> np.ndarray:
+    """items x concepts x templates P(Yes)."""
+    if evidence == "embedding":
+        return part.embedding_scores
+    accuracy = float(evidence.split(":")[1])
+    candidates = [part.categories] * len(part.rows)
+    scores = ev.simulated_scores(part.rows, candidates, accuracy, 1, seed)
+    return np.array([[s[c] for c in part.categories] for s in scores])
+
+
+def rule_states(part: Part, scores: np.ndarray, seed: int, with_mixture: bool, families: set[str] | None = None,
+                with_min_error: bool = False):
+    """Every rule's states for one evidence draw: name -> (states, confidence for tie-breaks);
+    `families` limits the work to those partitioners (the frozen rules on the held-out half)."""
+    def wanted(family: str) -> bool:
+        return families is None or family in families
+
+    means, stds = scores.mean(axis=2), scores.std(axis=2)
+    rules: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if wanted("otsu"):
+        rules["otsu"] = (otsu_states(scores), means)
+    if with_min_error and wanted("min_error"):
+        rules["min_error"] = (otsu_states(scores, "min_error"), means)
+    posts = posteriors(means, part.categories, part.truth, seed) if (
+        wanted("calibrated") or wanted("calibrated_labelled")) else {}
+    if with_mixture or (families is not None and "mixture" in families):
+        posts["mixture"] = mixture_posterior(means)
+    for name, post in posts.items():
+        for rho in RHO:
+            for rho_absent in RHO_ABSENT:
+                if rho_absent and rho_absent <= rho:
+                    continue
+                rules[f"{name} rho={rho} rho_absent={rho_absent or rho}"] = (threshold(post, stds, rho, rho_absent), post)
+    return rules
+
+
+def sweep(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder, with_mixture: bool,
+          only: set[str] | None = None, progress=print) -> dict[str, dict]:
+    """rule x mode -> pooled metrics over seeds (plus affirmative-text and confidence variants)."""
+    pooled: dict[str, dict[str, list]] = {}
+    for seed in seeds:
+        started = time.perf_counter()
+        qs = Queries(part, seed, num_queries, encoder)
+        progress(f"  {evidence} seed {seed}: queries ready after {time.perf_counter() - started:.0f} s")
+        families = None if only is None else {key.split(" ")[0] for key in only}
+        rules = rule_states(part, evidence_scores(part, evidence, seed), seed, with_mixture and seed == seeds[0],
+                            families)
+        for name, (states, confidence) in rules.items():
+            for mode in ("hard", "strict"):
+                key = f"{name} | {mode}"
+                if only is not None and key not in only:
+                    continue
+                _, _, conflict, ndcg = rank_metrics(states, qs, mode == "strict")
+                entry = pooled.setdefault(key, {"conflict": [], "ndcg": [], "seeds": []})
+                entry["conflict"] += conflict.tolist()
+                entry["ndcg"] += ndcg.tolist()
+                entry["seeds"].append(seed)
+                if only is not None:  # the frozen rules: the variants too
+                    for variant, kwargs in (("affirmative", {"similarity": qs.affirmative_similarity}),
+                                            ("confidence", {"confidence": confidence})):
+                        _, _, c, g = rank_metrics(states, qs, mode == "strict", **kwargs)
+                        entry.setdefault(f"{variant}_conflict", []).extend(c.tolist())
+                        entry.setdefault(f"{variant}_ndcg", []).extend(g.tolist())
+        progress(f"  {evidence} seed {seed}: {len(rules)} rules in {time.perf_counter() - started:.0f} s")
+    out = {}
+    for key, entry in pooled.items():
+        summary = {"conflict@3": ev.bootstrap(entry["conflict"], 0), "ndcg@10": float(np.mean(entry["ndcg"])),
+                   "queries": len(entry["conflict"]), "seeds": entry["seeds"]}
+        for variant in ("affirmative", "confidence"):
+            if f"{variant}_conflict" in entry:
+                summary[f"{variant}_conflict@3"] = float(np.mean(entry[f"{variant}_conflict"]))
+                summary[f"{variant}_ndcg@10"] = float(np.mean(entry[f"{variant}_ndcg"]))
+        out[key] = summary
+    return out
+
+
+def choose(results: dict[str, dict]) -> str:
+    """Lowest Conflict@3 among the rules whose nDCG@10 is within NDCG_SLACK of the best."""
+    best_ndcg = max(r["ndcg@10"] for r in results.values())
+    eligible = {k: r for k, r in results.items() if r["ndcg@10"] >= best_ndcg - NDCG_SLACK}
+    return min(eligible, key=lambda k: (eligible[k]["conflict@3"][0], -eligible[k]["ndcg@10"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--num-queries", type=int, default=100)
+    parser.add_argument("--items", type=int, default=0, help="subsample each half to this many items (0: all)")
+    parser.add_argument("--evidence", nargs="+", default=[f"simulated:{a}" for a in ACCURACIES] + ["embedding"])
+    parser.add_argument("--no-mixture", action="store_true", help="skip the per-item mixture (21 ms per item)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "polarmem" / "dev10k_minilm.npy")
+    parser.add_argument("--out", type=Path, default=Path("docs/evaluation/dev/rule_sweep.json"))
+    args = parser.parse_args()
+
+    from polarmem_server.scoring.encoder import load_encoder
+
+    rows = ev.dev_rows()
+    vectors = cached_vectors([" ".join(r["captions"]) for r in rows], args.cache)
+    by_id = {r["id"]: i for i, r in enumerate(rows)}
+    encoder = load_encoder("minilm")
+    categories = ev.categories_of(rows)
+    tune_rows, held_rows = ev.split_dev(rows)
+    if args.items:
+        tune_rows, held_rows = tune_rows[:args.items], held_rows[:args.items]
+    tune = Part(tune_rows, vectors[[by_id[r["id"]] for r in tune_rows]], categories, encoder)
+    held = Part(held_rows, vectors[[by_id[r["id"]] for r in held_rows]], categories, encoder)
+    report: dict = {"data": "polarmem_server/data/coco_val2014_dev10k.jsonl.gz", "tuning_items": len(tune_rows),
+                    "heldout_items": len(held_rows), "seeds": args.seeds, "queries_per_seed": args.num_queries,
+                    "selection": f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best, on the tuning half",
+                    "note": "simulated evidence is drawn from Beta distributions, not produced by a model; "
+                            "offline replay of the hard / strict rankings", "evidence": {}}
+    for evidence in args.evidence:
+        print(f"[{evidence}] tuning half ({len(tune_rows)} items)", flush=True)
+        tuned = sweep(tune, evidence, args.seeds, args.num_queries, encoder, not args.no_mixture)
+        chosen = choose(tuned)
+        frozen = {chosen, "otsu | hard", "otsu | strict"}
+        print(f"[{evidence}] chosen {chosen}: tuning Conflict@3 {tuned[chosen]['conflict@3'][0]:.3f} nDCG@10 "
+              f"{tuned[chosen]['ndcg@10']:.3f}; held-out half ...", flush=True)
+        held_out = sweep(held, evidence, args.seeds, args.num_queries, encoder, False, only=frozen)
+        report["evidence"][evidence] = {"chosen": chosen, "tuning": tuned, "heldout": held_out}
+        for key in sorted(frozen):
+            h = held_out[key]
+            print(f"    held-out {key}: Conflict@3 {h['conflict@3'][0]:.3f} nDCG@10 {h['ndcg@10']:.3f} | affirmative "
+                  f"{h['affirmative_conflict@3']:.3f}/{h['affirmative_ndcg@10']:.3f} | confidence "
+                  f"{h['confidence_conflict@3']:.3f}/{h['confidence_ndcg@10']:.3f}", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""Negation trigger tables for the lexical pathway (NegEx / ConText style).
+
+A trigger table names five kinds of phrase, matched on lower-case word sequences:
+
+* **pre** cues negate the concept mentions after them ("no", "denies", "negative for",
+  "free of", "ruled out"), up to a terminator, a clause end or ``window`` words;
+* **post** cues negate the mentions before them in the same clause ("was ruled out",
+  "is absent", "free", "unlikely", "resolved");
+* **pseudo** cues look like negation but are not ("no increase", "not only", "gram negative",
+  "without difficulty", "rule out" — the last means *possible*, not absent): they are skipped and
+  end any scope that was open;
+* **terminators** end a pre-cue's scope ("but", "however", "secondary to", "cause of");
+* **resolution** cues are the negating cues that say a condition *went away* ("resolved",
+  "no longer"); only these let a later mention overturn an earlier affirmed one (see
+  ``text.ParsedText.polarity``).
+
+`CLINICAL` is the built-in table: the English trigger lists published with NegEx (Chapman et al.
+2001, negex_triggers.txt of the NegEx distribution, Apache 2.0) and negspacy's ``en_clinical``
+termset (MIT), minus the cues that mark *possible* findings (NegEx's [PREP]/[POSP]: "rule out",
+"r/o", "should be ruled out"), which are pseudo cues here, plus the everyday cues PolarMem's
+queries use ("except", "excluding", "instead of", "anything but"). It was tuned on the dev
+half of tests/data/clinical/ only (docs/quality.md has the figures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+Phrase = tuple[str, ...]
+
+
+def _phrases(text: str) -> frozenset[Phrase]:
+    """One phrase per line (comment lines and blank lines skipped)."""
+    return frozenset(tuple(line.split()) for line in text.strip().splitlines()
+                     if line.strip() and not line.lstrip().startswith("#"))
+
+
+@dataclass(frozen=True)
+class TriggerTable:
+    """Cue phrases by kind (word tuples, lower case) and how far a pre-cue reaches."""
+
+    pre: frozenset[Phrase]
+    post: frozenset[Phrase]
+    pseudo: frozenset[Phrase] = frozenset()
+    terminators: frozenset[Phrase] = frozenset()
+    resolution: frozenset[Phrase] = frozenset()
+    window: int | None = None  # words a pre-cue reaches; None: up to a terminator or clause end
+    longest: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        every = self.pre | self.post | self.pseudo | self.terminators
+        object.__setattr__(self, "longest", max((len(p) for p in every), default=1))
+
+    def match(self, words: list[str], i: int) -> tuple[str, Phrase] | None:
+        """The longest cue starting at ``words[i]`` as (kind, phrase), kind one of "pseudo",
+        "pre", "post", "both" (a cue listed as pre and post: "ruled out", "resolved" — it
+        negates the mentions before it in the clause when there are any, else the ones after
+        it) or "terminator". The longest phrase wins ("no increase", a pseudo cue, over "no")."""
+        for length in range(min(self.longest, len(words) - i), 0, -1):
+            key = tuple(words[i:i + length])
+            if key in self.pseudo:
+                return "pseudo", key
+            pre, post = key in self.pre, key in self.post
+            if pre or post:
+                return ("both" if pre and post else "pre" if pre else "post"), key
+            if key in self.terminators:
+                return "terminator", key
+        return None
+
+    def with_changes(self, *, pre: Iterable[str] = (), post: Iterable[str] = (), pseudo: Iterable[str] = (),
+                     terminators: Iterable[str] = (), window: int | None | str = "keep") -> "TriggerTable":
+        """A copy with phrases added (a namespace's own cues) and, if given, another window."""
+        def grow(base: frozenset[Phrase], extra: Iterable[str]) -> frozenset[Phrase]:
+            return base | {tuple(p.lower().split()) for p in extra if p.strip()}
+
+        return TriggerTable(grow(self.pre, pre), grow(self.post, post), grow(self.pseudo, pseudo),
+                            grow(self.terminators, terminators), self.resolution,
+                            self.window if window == "keep" else window)  # type: ignore[arg-type]
+
+
+_PRE = """
+no
+not
+without
+never
+none
+nor
+neither
+cannot
+absence of
+absent
+free of
+negative for
+no evidence
+no evidence of
+no evidence to suggest
+no new evidence
+no other evidence
+no findings of
+no findings to indicate
+no findings to suggest
+no radiographic evidence of
+no mammographic evidence of
+no sign of
+no signs of
+no suggestion of
+no complaints of
+no cause of
+no abnormal
+no new
+no significant
+no suspicious
+no history of
+no longer
+resolution of
+resolved
+with no
+without any evidence of
+without evidence
+without indication of
+without sign of
+without signs of
+denies
+denied
+deny
+denying
+declines
+declined
+fails to reveal
+failed to reveal
+did not reveal
+did not show
+does not show
+never developed
+never had
+not appear
+not appreciate
+not associated with
+not complain of
+not demonstrate
+not exhibit
+not feel
+not had
+not have
+not know of
+not known to have
+not reveal
+not see
+not to be
+patient was not
+rather than
+instead of
+unremarkable for
+checked for
+test for
+to exclude
+ruled out
+rules out
+ruled out for
+rules out for
+ruled him out
+ruled her out
+ruled the patient out
+did rule out
+can rule out
+adequate to rule out
+sufficient to rule out
+isn't
+aren't
+wasn't
+weren't
+doesn't
+don't
+didn't
+hasn't
+haven't
+except
+excluding
+lacking
+lacks
+anything but
+"""
+
+_POST = """
+was ruled out
+were ruled out
+is ruled out
+are ruled out
+has been ruled out
+have been ruled out
+ruled out
+is absent
+are absent
+was absent
+were absent
+absent
+not seen
+not present
+not visible
+not identified
+not noted
+not demonstrated
+not heard
+not appreciated
+not detected
+not found
+not elicited
+not palpable
+not palpated
+none
+none known
+unlikely
+free
+negative
+resolved
+has resolved
+have resolved
+is resolved
+was resolved
+"""
+
+_PSEUDO = """
+no increase
+no suspicious change
+no significant change
+no change
+no interval change
+no definite change
+no significant interval change
+no further
+without further
+without any further
+not extend
+not cause
+not drain
+not certain if
+not certain whether
+not necessarily
+not only
+not rule out
+not ruled out
+not been ruled out
+did not rule out
+gram negative
+without difficulty
+rule out
+rule out for
+rule him out
+rule her out
+rule the patient out
+r/o
+be ruled out
+being ruled out
+should be ruled out
+may be ruled out
+might be ruled out
+could be ruled out
+will be ruled out
+must be ruled out
+need to rule out
+to rule out
+"""
+
+_TERMINATORS = """
+but
+however
+nevertheless
+yet
+though
+although
+still
+whereas
+while
+aside from
+apart from
+secondary to
+as the cause of
+as the source of
+as the reason of
+as the etiology of
+as the origin of
+as the cause for
+as a cause of
+as a source of
+cause of
+cause for
+causes of
+source of
+source for
+reason of
+reason for
+reasons for
+etiology of
+etiology for
+origin of
+trigger event for
+other possibilities of
+which
+who
+presents with
+presented with
+complains of
+complained of
+reports
+reported
+"""
+
+_RESOLUTION = """
+resolved
+has resolved
+have resolved
+is resolved
+was resolved
+no longer
+resolution of
+"""
+
+CLINICAL = TriggerTable(_phrases(_PRE), _phrases(_POST), _phrases(_PSEUDO), _phrases(_TERMINATORS),
+                        _phrases(_RESOLUTION), window=None)
+
+# The trigger set before issue 18 (kept to measure against; docs/quality.md).
+LEGACY = TriggerTable(
+    _phrases("""
+no evidence of
+no sign of
+no signs of
+free of
+absence of
+negative for
+rather than
+instead of
+no
+not
+without
+never
+none
+nor
+neither
+except
+excluding
+lacking
+lacks
+isn't
+aren't
+wasn't
+weren't
+doesn't
+don't
+anything but
+"""),
+    _phrases("""
+was ruled out
+were ruled out
+is ruled out
+are ruled out
+ruled out
+is absent
+are absent
+was absent
+were absent
+not seen
+not present
+not visible
+"""),
+    terminators=_phrases("but\nhowever\nalthough\nthough\nyet\nwhereas\nwhile"),
+    window=8,
+)

@@ -1,0 +1,166 @@
+"""Which partitioner and recall rule a namespace should use, from what it knows about its verifier.
+
+No single rule is best for every verifier (issue 18): precise posterior states with `strict`
+recall win with a strong verifier and lose with a weak one, where Otsu + `hard` (the paper's
+rule) is safer. A namespace knows one of three things about its verifier, in this order of trust:
+
+1. a **labelled calibration set** (the `Calibrate` RPC: scores whose truth a person checked) —
+   its balanced 0.5-threshold accuracy, taken at the lower end of a 95 % interval so a small set
+   does not buy a rule its verifier cannot carry;
+2. a **declared accuracy** (the operator's statement, e.g. from a model card);
+3. the **engine** that scores for it — the zero-shot `embedding` engine has its own measured rule;
+
+and with none of these it gets Otsu + `hard`, the paper's rule: `strict` wins from accuracy 0.8
+up but collapses with a weak zero-shot verifier, which an unknown verifier may be. The table below was chosen on the tuning half of the dev set
+(polarmem_server/data/coco_val2014_dev10k.jsonl.gz) by `benchmarks/rule_sweep.py` and kept only
+where the choice held, frozen, on its held-out half; docs/partitioners.md has the figures. An accuracy between two
+measured points gets the rule of the lower one (a weaker verifier's rule is the safe side).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_LABELLED_PER_CLASS = 20  # below this a calibration set says too little to pick a rule on
+
+
+@dataclass(frozen=True)
+class Rule:
+    partitioner: str  # otsu | min_error | mixture | calibrated
+    recall_mode: str  # hard | strict
+    rho: float | None = None  # posterior partitioners only
+    rho_absent: float | None = None
+
+
+@dataclass(frozen=True)
+class VerifierKnowledge:
+    """What a namespace knows about the verifier that scores its items."""
+
+    labelled_accuracy: float | None = None  # balanced accuracy at 0.5 on a labelled calibration set
+    labelled_present: int = 0  # scores of present objects in that set
+    labelled_absent: int = 0  # scores of absent objects in that set
+    declared_accuracy: float | None = None  # stated by the operator
+    engine: str = ""  # the server-side engine that scores, if any ("embedding", "vlm", "lexical", ...)
+
+
+@dataclass(frozen=True)
+class RuleChoice:
+    rule: Rule
+    reason: str
+    accuracy_used: float | None = None  # the accuracy the choice rests on, if any
+
+    @property
+    def partitioner(self) -> str:
+        return self.rule.partitioner
+
+    @property
+    def recall_mode(self) -> str:
+        return self.rule.recall_mode
+
+
+# Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
+# half (benchmarks/rule_sweep.py, docs/evaluation/dev/sweep_*.json; held-out Conflict@3 / nDCG@10):
+# * 0.70: otsu + hard 0.362 / 0.616 (strict 0.322 but nDCG@10 0.591: more than 0.01 lower);
+# * 0.80: otsu + strict 0.162 / 0.757 (hard 0.257 / 0.735);
+# * 0.90: otsu + strict 0.088 / 0.869 — calibrated from a labelled set (rho 0.5, rho_absent 0.99)
+#   won on the tuning half (0.078 vs 0.097) and lost on the held-out half (0.097), so it is not used;
+# * 0.95: with a labelled set, calibrated rho 0.5 / rho_absent 0.99 + strict 0.049 / 0.947 (otsu +
+#   strict 0.071 / 0.913); without one, otsu + strict (pooled calibrated was not checked held-out).
+DECLARED: tuple[tuple[float, Rule], ...] = (
+    (0.70, Rule("otsu", "hard")),
+    (0.80, Rule("otsu", "strict")),
+    (0.90, Rule("otsu", "strict")),
+    (0.95, Rule("otsu", "strict")),
+)
+LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + ((0.95, Rule("calibrated", "strict", 0.5, 0.99)),)
+BY_ACCURACY = DECLARED  # kept for callers of the first version
+# The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
+# rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
+# strict collapses (0.331 / 0.595).
+BY_ENGINE: dict[str, Rule] = {"embedding": Rule("otsu", "hard")}
+BY_ENGINE_LABELLED: dict[str, Rule] = {"embedding": Rule("calibrated", "strict", 0.5, 0.93)}
+# Knowing nothing: otsu + hard. strict is better at every simulated accuracy from 0.8 up but
+# collapses with a weak zero-shot verifier (the embedding engine above), which an unknown
+# verifier may be.
+SAFEST = Rule("otsu", "hard")
+
+
+def balanced_accuracy(scores: Sequence[float], present: Sequence[bool]) -> tuple[float, int, int]:
+    """(balanced 0.5-threshold accuracy, present count, absent count) of a labelled set."""
+    s = np.asarray(scores, dtype=np.float64)
+    p = np.asarray(present, dtype=bool)
+    if s.shape != p.shape or s.ndim != 1:
+        raise ValueError("scores and present must be 1-d and of the same length")
+    n_present, n_absent = int(p.sum()), int((~p).sum())
+    if not n_present or not n_absent:
+        return float("nan"), n_present, n_absent
+    accuracy = 0.5 * (float((s[p] > 0.5).mean()) + float((s[~p] <= 0.5).mean()))
+    return accuracy, n_present, n_absent
+
+
+def _lower_bound(accuracy: float, present: int, absent: int) -> float:
+    """Lower end of a 95 % normal interval for a balanced accuracy (each class's rate has
+    variance r(1-r)/n; the mean of two has a quarter of their sum)."""
+    clipped = min(max(accuracy, 1e-6), 1 - 1e-6)
+    variance = 0.25 * clipped * (1 - clipped) * (1 / present + 1 / absent)
+    return accuracy - 1.96 * math.sqrt(variance)
+
+
+def rule_for_accuracy(accuracy: float, labelled: bool = False) -> Rule | None:
+    """The rule measured at the highest accuracy not above `accuracy` (from the table for a
+    namespace with a labelled calibration set, whose components `calibrated` then uses, or the
+    one for a declared accuracy); None below the table."""
+    chosen = None
+    for measured, rule in (LABELLED if labelled else DECLARED):
+        if accuracy + 1e-9 >= measured:
+            chosen = rule
+    return chosen
+
+
+def choose_rule(knowledge: VerifierKnowledge) -> RuleChoice:
+    """Partitioner + recall rule for a namespace, and why (see the module doc for the order)."""
+    if knowledge.labelled_accuracy is not None:
+        present, absent = knowledge.labelled_present, knowledge.labelled_absent
+        if not math.isfinite(knowledge.labelled_accuracy) or not 0.0 <= knowledge.labelled_accuracy <= 1.0:
+            raise ValueError(f"labelled_accuracy must lie in [0, 1], got {knowledge.labelled_accuracy}")
+        if min(present, absent) >= MIN_LABELLED_PER_CLASS:
+            bound = _lower_bound(knowledge.labelled_accuracy, present, absent)
+            if knowledge.engine in BY_ENGINE_LABELLED:
+                rule = BY_ENGINE_LABELLED[knowledge.engine]
+                return RuleChoice(rule, f"the {knowledge.engine} engine with a labelled calibration set "
+                                        f"({present} present / {absent} absent scores): {_describe(rule)}, "
+                                        f"components from that set, is the dev-set choice", bound)
+            rule = rule_for_accuracy(bound, labelled=True)
+            if rule is not None:
+                return RuleChoice(rule, f"labelled calibration set: balanced accuracy {knowledge.labelled_accuracy:.3f} "
+                                        f"({present} present / {absent} absent scores, 95 % lower bound {bound:.3f}); "
+                                        f"{_describe(rule)} is the dev-set choice at that accuracy", bound)
+            return RuleChoice(SAFEST, f"labelled calibration set: accuracy lower bound {bound:.3f} is below the "
+                                      f"weakest verifier measured ({DECLARED[0][0]}); the safest rule", bound)
+    if knowledge.declared_accuracy is not None:
+        accuracy = knowledge.declared_accuracy
+        if not math.isfinite(accuracy) or not 0.0 <= accuracy <= 1.0:
+            raise ValueError(f"declared_accuracy must lie in [0, 1], got {accuracy}")
+        rule = rule_for_accuracy(accuracy)
+        if rule is not None:
+            return RuleChoice(rule, f"declared verifier accuracy {accuracy:.3f}: {_describe(rule)} is the dev-set "
+                                    f"choice at that accuracy", accuracy)
+        return RuleChoice(SAFEST, f"declared verifier accuracy {accuracy:.3f} is below the weakest verifier measured "
+                                  f"({DECLARED[0][0]}); the safest rule", accuracy)
+    if knowledge.engine in BY_ENGINE:
+        rule = BY_ENGINE[knowledge.engine]
+        return RuleChoice(rule, f"the {knowledge.engine} engine: {_describe(rule)} is the dev-set choice for its "
+                                f"zero-shot scores")
+    return RuleChoice(SAFEST, "nothing known about the verifier (no calibration set, no declared accuracy): "
+                              f"{_describe(SAFEST)}: strict is better with a strong verifier but collapses with a weak one")
+
+
+def _describe(rule: Rule) -> str:
+    bands = ""
+    if rule.rho is not None:
+        bands = f" (rho {rule.rho}" + (f", rho_absent {rule.rho_absent}" if rule.rho_absent else "") + ")"
+    return f"{rule.partitioner}{bands} + {rule.recall_mode}"
