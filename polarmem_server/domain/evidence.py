@@ -73,16 +73,17 @@ def apply_evidence(record: records_pb2.ItemRecord, evidence: Evidence, concept_i
 
 def apply_text(record: records_pb2.ItemRecord, vocabulary: Vocabulary, lexical: bool) -> None:
     """A text item's mentions (ALIGN edges) and, with no other evidence (`lexical`), the lexical
-    pathway: a mention is HAS evidence unless a cue negates it."""
+    pathway: one state per concept by text.ParsedText.polarity's policy (HAS if any mention is
+    affirmed and no later mention resolves it; NOT_HAS if every mention is negated)."""
     parsed = textproc.parse(record.text, vocabulary)
     record.mentions[:] = sorted({m.concept_id for m in parsed.mentions})
     if not lexical:
         return
     by_concept = {ev.concept_id: ev for ev in record.evidence}
-    for m in parsed.mentions:
-        ev = by_concept.get(m.concept_id) or record.evidence.add(concept_id=m.concept_id)
-        by_concept[m.concept_id] = ev
-        ev.state = NOT_HAS if m.negated else HAS
+    for concept_id, negated in parsed.polarity().items():
+        ev = by_concept.get(concept_id) or record.evidence.add(concept_id=concept_id)
+        by_concept[concept_id] = ev
+        ev.state = NOT_HAS if negated else HAS
         ev.observations = 1
         ev.source = "lexical"
 
