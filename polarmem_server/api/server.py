@@ -351,6 +351,7 @@ class PolarMemServer:
         if self.verifier is not None:
             self.metrics.attach_engine(self.verifier)
         self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
+        self._service.backup_dir = cfg.backup_dir
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)

@@ -5,6 +5,7 @@ Errors are raised as exceptions and mapped to status codes by the server's inter
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -51,6 +52,17 @@ STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 STREAM_VERIFY_BATCH = 256
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
+
+
+def check_backup_destination(destination: str, root: str) -> None:
+    """With a configured backup_dir, a Backup may only write inside it: the RPC writes on the
+    server's filesystem, so an operator can fence it in (the rest is checked by the snapshot)."""
+    if not root:
+        return
+    resolved, fence = Path(destination).resolve(), Path(root).resolve()
+    if not destination or fence not in resolved.parents:
+        raise InvalidArgument(f"destination_dir: {quoted(destination)} is not inside the server's backup_dir "
+                              f"{quoted(str(fence))}; pick a new directory under it")
 
 
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
@@ -217,6 +229,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.memory = memory
         self.metrics = metrics
         self.auth = authorizer
+        self.backup_dir = ""  # set by the server from its configuration
         self.default_deadline_s = default_deadline_s
         self.verifier = verifier  # the server hands it to Memory (its verification port)
 
@@ -443,6 +456,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         # Whole-store: only a token for every namespace may take it (the admin role where roles exist).
         if self.auth.namespaces_of(context) is not None:
             raise PermissionDenied("Backup copies every namespace; use a token with namespaces = ['*'] (admin)")
+        check_backup_destination(request.destination_dir, self.backup_dir)
         manifest = self.memory.backup(request.destination_dir)
         return pb.BackupResponse(
             destination_dir=request.destination_dir, format_version=manifest.format_version,

@@ -23,8 +23,12 @@ more. Both print how many calls and distinct messages they sent.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import hashlib
+import shutil
+import tempfile
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -80,6 +84,11 @@ SEEDS: dict[str, list] = {
 if hasattr(pb, "UpdateNamespaceRequest") and "UpdateNamespace" in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name:
     SEEDS["UpdateNamespace"] = [pb.UpdateNamespaceRequest(name="f", config=pb.NamespaceConfig(kappa=0.5))]
     SEEDS["UpdateNamespace"][0].update_mask.paths.append("kappa")
+# Backup writes on the server's filesystem: the fuzzed server fences it into its own backup_dir
+# (make_config below), so a mutated path is either refused or lands in a temp directory.
+BACKUP_ROOT = Path(tempfile.mkdtemp(prefix="polarmem-fuzz-backups-"))
+atexit.register(shutil.rmtree, BACKUP_ROOT, ignore_errors=True)
+SEEDS["Backup"] = [pb.BackupRequest(destination_dir=str(BACKUP_ROOT / "snapshot"))]
 METHODS = sorted(SEEDS)
 assert set(METHODS) == set(pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name), "an RPC has no seed"
 
@@ -100,7 +109,8 @@ class Stats:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, request):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("fuzz"), max_message_bytes=4 * 1024 * 1024)).start()
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("fuzz"), max_message_bytes=4 * 1024 * 1024,
+                                      backup_dir=str(BACKUP_ROOT))).start()
     channel = grpc.insecure_channel(server.address)
     health = health_pb2_grpc.HealthStub(channel)
     reseed(channel, server)
@@ -188,7 +198,6 @@ def hostile_field(draw, message):
     repeated = is_repeated(field)
     invalid_utf8 = False
     if field.type == descriptor.FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
-        key_field = field.message_type.fields_by_name["key"]
         value_field = field.message_type.fields_by_name["value"]
         key = draw(st.sampled_from(["", "x" * 100_000, UTF8_MARK, "\x00", "dog"]))
         invalid_utf8 = key == UTF8_MARK
