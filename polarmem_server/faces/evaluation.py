@@ -97,10 +97,17 @@ def dev_rows(sample: int = 0, seed: int = 0) -> list[dict]:
     with resources.as_file(resources.files("polarmem_server.data").joinpath(DEV_DATA)) as path:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             rows = [json.loads(line) for line in handle if line.strip()]
-    if sample and sample < len(rows):
-        keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=sample, replace=False))
-        rows = [rows[i] for i in keep]
+    if sample:
+        rows = dev_rows_sample(rows, sample, seed)
     return rows
+
+
+def dev_rows_sample(rows: Sequence[dict], size: int, seed: int = 0) -> list[dict]:
+    """`size` rows of `rows` drawn with `seed`, in their original order (all of them if fewer)."""
+    if size >= len(rows):
+        return list(rows)
+    keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=size, replace=False))
+    return [rows[i] for i in keep]
 
 
 def split_dev(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:

@@ -48,3 +48,17 @@ def test_evaluate_pools_seeds(tmp_path):
         # both seeds drew 8 queries: the pooled mean is the mean of the two seeds' means
         seeds_mean = (per_seed["3"][mode]["conflict@3"] + per_seed["4"][mode]["conflict@3"]) / 2
         assert result["metrics"][mode]["conflict@3"][0] == pytest.approx(seeds_mean)
+
+
+def test_evaluate_defaults_to_the_dev_sets_held_out_half(tmp_path):
+    """Without --data the run reads the bundled dev set's held-out half (settings are chosen on
+    the tuning half); the report names which data produced it."""
+    from polarmem_server.faces.evaluation import dev_rows, split_dev
+
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--items", "150", "--num-queries", "6", "--out", str(out), "--ks", "3"]) == 0
+    report = json.loads((out / "evaluation.json").read_text())
+    assert report["data"] == "bundled dev set, heldout half (150 items)"
+    tuning, held_out = split_dev(dev_rows())
+    assert not {r["id"] for r in tuning} & {r["id"] for r in held_out}
+    assert len(tuning) + len(held_out) == 10_000

@@ -63,7 +63,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     from polarmem_server.faces.datasets import coco_pope500, read_jsonl
     from polarmem_server.scoring.encoder import load_encoder
 
-    rows = read_jsonl(args.data) if args.data else coco_pope500()
+    if args.data:
+        rows, data_name = read_jsonl(args.data), args.data
+    elif args.split == "pope500":
+        rows, data_name = coco_pope500(), "bundled coco_pope500"
+    else:  # the dev set: settings are chosen on its tuning half and reported on its held-out half
+        tuning, held_out = evaluation.split_dev(evaluation.dev_rows())
+        chosen = tuning if args.split == "tuning" else held_out
+        rows = evaluation.dev_rows_sample(chosen, args.items, args.seed) if args.items else chosen
+        data_name = f"bundled dev set, {args.split} half ({len(rows)} items)"
     queries = evaluation.read_queries(args.queries) if args.queries else None
     seeds = args.seeds or [args.seed]
     conditions = []
@@ -82,7 +90,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                                         progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
-    meta = {"data": args.data or "bundled coco_pope500", "queries_per_seed": len(queries) if queries else args.num_queries,
+    meta = {"data": data_name, "queries_per_seed": len(queries) if queries else args.num_queries,
             "seeds": seeds, "ks": args.ks,
             "evidence": args.evidence, "engine": engine, "namespace_options": options,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
@@ -119,7 +127,12 @@ def _mcp(args: argparse.Namespace) -> int:
 def _add_evaluate(sub) -> None:
     ev = sub.add_parser("evaluate", help="Conflict@K, Filter Rate, Recall@K, nDCG@K per recall mode, through gRPC "
                                          "(needs the [eval] and [embed] extras)")
-    ev.add_argument("--data", help="labelled JSONL (id, captions, has, not_has); default: the bundled COCO file")
+    ev.add_argument("--data", help="labelled JSONL (id, captions, has, not_has); default: the bundled dev set")
+    ev.add_argument("--split", choices=["heldout", "tuning", "pope500"], default="heldout",
+                    help="without --data: the dev set's held-out half (report), its tuning half (choose settings), "
+                         "or the 500 POPE images")
+    ev.add_argument("--items", type=int, default=2000,
+                    help="items sampled from the dev split (0 = all ~5,000; two cores take minutes per 1,000)")
     ev.add_argument("--queries", help="JSONL of {required, forbidden}; default: generated from the labels")
     ev.add_argument("--num-queries", type=int, default=100)
     ev.add_argument("--evidence", choices=["labels", "simulated", "engine"], default="simulated")
