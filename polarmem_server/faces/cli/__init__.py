@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         if hint:
             print(f"hint: {hint}", file=sys.stderr)
         return 2
+    except config_module.ConfigError:
+        raise  # a SystemExit: its one line "polarmem: setting ..." and status 1
     except (ValueError, NotImplementedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
