@@ -243,14 +243,22 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
     the same entailed_by / conflicted_by / absence_verified that explain_hit() derives from the
     record, without the evidence behind them."""
     names = namespace.vocabulary.name
-    required, forbidden = plan.required, plan.forbidden
-    states = hit.states or (0,) * (len(required) + len(forbidden))
-    required_states, forbidden_states = states[:len(required)], states[len(required):]
-    entailed = [] if hit.tier == -1 else [names(c) for c, s in zip(required, required_states) if s == 1]
-    conflicted = ([names(c) for c, s in zip(required, required_states) if s == -1]
-                  + [names(c) for c, s in zip(forbidden, forbidden_states) if s == 1])
-    verified = bool(forbidden) and all(s == -1 for s in forbidden_states)
-    return Hit(hit.item_id, hit.tier, hit.score, None, entailed, conflicted, [], verified)
+    required = plan.required
+    states = hit.states or (0,) * (len(required) + len(plan.forbidden))
+    entailed, conflicted = [], []
+    verified = bool(plan.forbidden)
+    for position, concept in enumerate((*required, *plan.forbidden)):
+        state = states[position]
+        if position < len(required):
+            if state == 1:
+                entailed.append(names(concept))
+            elif state == -1:
+                conflicted.append(names(concept))
+        else:
+            if state == 1:
+                conflicted.append(names(concept))
+            verified = verified and state == -1
+    return Hit(hit.item_id, hit.tier, hit.score, None, [] if hit.tier == -1 else entailed, conflicted, [], verified)
 
 
 def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,

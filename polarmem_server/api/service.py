@@ -224,22 +224,22 @@ def calibration_view(model) -> pb.Calibration:
     return pb.Calibration(**calibration_fields(model))
 
 
-def add_hits(field, hits, namespace: Namespace, include_item: bool) -> None:
-    """Appends hits to a response's repeated Hit field in place; a hit recalled without
-    explanations (no record) carries no text, uri or item."""
+def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts: dict[int, int]) -> None:
+    """Appends hits to a response's repeated Hit field in place and counts them by tier into
+    `tier_counts`; a hit recalled without explanations (no record) carries no text, uri or item."""
     for rank, hit in enumerate(hits, start=1):
-        message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
-                            absence_verified=hit.absence_verified)
-        if hit.entailed_by:
-            message.entailed_by.extend(hit.entailed_by)
-        if hit.conflicted_by:
-            message.conflicted_by.extend(hit.conflicted_by)
         record = hit.record
-        if record is not None:
-            message.reasons.extend(hit.reasons)
-            message.text, message.uri = record.text, record.uri
+        if record is None:
+            field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
+                      absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
+                      conflicted_by=hit.conflicted_by)
+        else:
+            message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
+                                absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
+                                conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri)
             if include_item:
                 message.item.CopyFrom(item_view(namespace, record))
+        tier_counts[hit.tier] += 1
 
 
 # ---- the servicer -------------------------------------------------------------------------
@@ -393,17 +393,16 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         parse.unknown.extend(plan.unknown)
         for phrase, concept, similarity in plan.mapped:
             parse.mapped.add(phrase=phrase, concept=concept, similarity=similarity)
-        add_hits(response.hits, result.hits, namespace, request.include_items)
-        add_hits(response.suppressed, result.suppressed, namespace, request.include_items)
+        returned = {1: 0, 0: 0, -1: 0}
+        add_hits(response.hits, result.hits, namespace, request.include_items, returned)
+        add_hits(response.suppressed, result.suppressed, namespace, request.include_items, {1: 0, 0: 0, -1: 0})
         if request.include_context:
             response.context = render_context(namespace, result.hits,
                                               request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
                                               result.required + result.forbidden)
-        tier_items = self.metrics.recall_tier_items
-        for tier in (1, 0, -1):
-            count = sum(1 for hit in result.hits if hit.tier == tier)
+        for tier, count in returned.items():
             if count:
-                tier_items.labels(TIER_NAMES[tier]).inc(count)
+                self.metrics.recall_tier_items.labels(TIER_NAMES[tier]).inc(count)
         if result.suppressed:
             self.metrics.recall_suppressed.inc(len(result.suppressed))
         return response
