@@ -164,9 +164,12 @@ class LocalBackend(Backend):
             return []
         # One RocksDB multi-get for the whole list rather than a point read per id, on the store's
         # key layout (Store.get_item's key: namespace, NUL, item id). Store has no multi-get of
-        # its own yet; this reads its items column family directly.
+        # its own yet; this reads its items column family directly (through Store._family where
+        # the store has it, which reports a closed or reopening store clearly).
+        family = getattr(self.store, "_family", None)
+        items = family("items") if family is not None else self.store._cf["items"]
         prefix = ns.encode() + b"\x00"
-        values = self.store._cf["items"].get([prefix + item_id.encode() for item_id in item_ids])
+        values = items.get([prefix + item_id.encode() for item_id in item_ids])
         return [None if data is None else ItemRecord.FromString(data) for data in values]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
