@@ -44,7 +44,7 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring.encoder import Encoder, load_encoder
-from polarmem_server.storage.backend import Backend, SearchRequest, SearchResult
+from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
 
 CONCEPT_MAP_MIN_SIMILARITY = 0.75
 ADAPTIVE_MARGIN = 0.15
@@ -86,7 +86,7 @@ class Hit:
     item_id: str
     tier: int
     score: float
-    record: records_pb2.ItemRecord
+    record: records_pb2.ItemRecord | None  # None when recalled without explanations
     entailed_by: list[str]
     conflicted_by: list[str]
     reasons: list[str]
@@ -156,7 +156,7 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
     return plan
 
 
-def explain(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, score: float,
+def explain_hit(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, score: float,
             required: list[int], forbidden: list[int]) -> Hit:
     """Which constraints entailed or conflicted with an item, and the evidence behind them."""
     names = namespace.vocabulary.name
@@ -191,8 +191,13 @@ def explain(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, sco
     return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
 
 
-def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery) -> RecallResult:
-    """Plans a checked query, runs the mode's searches through the backend and explains the hits."""
+def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, explain: bool = True) -> RecallResult:
+    """Plans a checked query, runs the mode's searches through the backend and explains the hits.
+
+    With ``explain`` false nothing is read back from storage: each hit's tier, score, the query
+    concepts' states and absence_verified come from the search itself, and ``Hit.record`` is
+    None, ``reasons`` empty (no p, τ, δ). With it true the hits' records are read in one
+    multi-get per search and explained."""
     vocabulary = namespace.vocabulary
     plan = plan_query(namespace, query.text, query.required, query.forbidden)
     vectors = dict(query.vectors)
@@ -204,47 +209,85 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
                           [vocabulary.name(c) for c in plan.required], [vocabulary.name(c) for c in plan.forbidden],
                           mode_used=query.mode.value)
     k, exclude = query.k, query.exclude_conflicts
+    # Without explanations the states of the query's concepts come from the index, not records.
+    states = not explain and bool(plan.required or plan.forbidden)
 
     def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False) -> SearchResult:
         return backend.search(namespace.name, SearchRequest(
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
-            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified))
+            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
+            concept_states=states))
 
+    hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
+        (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
     chosen, result.mode_reason = (_choose_adaptive(plan, vectors, search, k, exclude) if query.mode == RecallMode.ADAPTIVE
                                   else (query.mode.value, ""))
     if chosen == RecallMode.STRICT.value:
-        result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude)
+        result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)
     else:
         found = search(chosen, k, exclude)
-        result.hits, result.tier_counts = _hits(backend, namespace, found, plan), dict(found.tier_counts)
+        result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
         kept = {h.item_id for h in result.hits}
-        baseline = _hits(backend, namespace, search("off", k, False), plan)
+        baseline = hits(search("off", k, False))
         result.suppressed = [h for h in baseline if h.item_id not in kept and h.tier == -1][:query.suppressed_k]
     return result
 
 
+def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> Hit:
+    """A hit explained by the index's states of the query's concepts alone (no record read):
+    the same entailed_by / conflicted_by / absence_verified that explain_hit() derives from the
+    record, without the evidence behind them."""
+    names = namespace.vocabulary.name
+    required = plan.required
+    states = hit.states or (0,) * (len(required) + len(plan.forbidden))
+    entailed, conflicted = [], []
+    verified = bool(plan.forbidden)
+    for position, concept in enumerate((*required, *plan.forbidden)):
+        state = states[position]
+        if position < len(required):
+            if state == 1:
+                entailed.append(names(concept))
+            elif state == -1:
+                conflicted.append(names(concept))
+        else:
+            if state == 1:
+                conflicted.append(names(concept))
+            verified = verified and state == -1
+    return Hit(hit.item_id, hit.tier, hit.score, None, [] if hit.tier == -1 else entailed, conflicted, [], verified)
+
+
 def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,
-            exclude: bool) -> tuple[list[Hit], dict[str, int]]:
+            exclude: bool, explain: bool = True) -> tuple[list[Hit], dict[str, int]]:
     """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem). Any item of the strict
     top k is in the hard top k (everything ranked above it there is above it here too) or in the
     hard top k among verified items, so merging those two searches is exact. When the hard top k
-    is verified throughout, it is already the strict top k, and the second search is skipped."""
-    hard = search("hard", k, exclude)
-    rows = _with_records(backend, namespace, hard)
+    is verified throughout, it is already the strict top k, and the second search is skipped.
+    Absence is verified from the records (explain) or from the index's states (no explain)."""
     forbidden = plan.forbidden
-    if forbidden and not all(_absence_verified(record, forbidden) for _, record in rows):
-        seen = {hit.item_id for hit, _ in rows}
-        rows += [row for row in _with_records(backend, namespace, search("hard", k, exclude, absent_verified=True))
-                 if row[0].item_id not in seen]
+    if explain:
+        def rows_of(found: SearchResult) -> list:
+            return [(hit, record, _absence_verified(record, forbidden))
+                    for hit, record in _with_records(backend, namespace, found)]
+    else:
+        def rows_of(found: SearchResult) -> list:
+            return [(hit, None, _hit_from_states(namespace, hit, plan).absence_verified) for hit in found.hits]
+    hard = search("hard", k, exclude)
+    rows = rows_of(hard)
+    if forbidden and not all(row[2] for row in rows):
+        seen = {row[0].item_id for row in rows}
+        rows += [row for row in rows_of(search("hard", k, exclude, absent_verified=True)) if row[0].item_id not in seen]
         # stable: equal keys keep the backend's order (hard list first)
-        rows.sort(key=lambda row: (-row[0].tier, not _absence_verified(row[1], forbidden), -row[0].score))
-    return [explain(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record in rows[:k]], \
-        dict(hard.tier_counts)
+        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].score))
+    if explain:
+        out = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]]
+    else:
+        out = [_hit_from_states(namespace, hit, plan) for hit, _, _ in rows[:k]]
+    return out, dict(hard.tier_counts)
 
 
 def _absence_verified(record: records_pb2.ItemRecord, forbidden: list[int]) -> bool:
@@ -272,13 +315,16 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
 
 
 def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -> list:
-    """(hit, record) in rank order; a hit forgotten since the search is dropped."""
+    """(hit, record) in rank order, the records read in one multi-get; a hit forgotten since
+    the search is dropped."""
+    if not found.hits:
+        return []
     records = backend.get_items(namespace.name, [h.item_id for h in found.hits])
     return [(hit, record) for hit, record in zip(found.hits, records) if record is not None]
 
 
 def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
-    return [explain(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
+    return [explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
             for hit, record in _with_records(backend, namespace, found)]
 
 

@@ -23,13 +23,14 @@ from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
-from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
+from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode,
+                                         recall_query)
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
-from polarmem_server.recall import render_context
+from polarmem_server.recall import render_context, run_recall
 from polarmem_server.scoring.verification import Verifier
 
 # One table per enum: API code <-> library value.
@@ -50,6 +51,7 @@ STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 # Items a stream hands the scoring engine at once: a quarter of its default queue, so other
 # callers' verification still finds room.
 STREAM_VERIFY_BATCH = 256
+TIER_NAMES = {1: "entailed", 0: "neutral", -1: "conflict"}
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
 
@@ -209,13 +211,22 @@ def calibration_view(model) -> pb.Calibration:
     return pb.Calibration(**calibration_fields(model))
 
 
-def hit_message(rank: int, hit, namespace: Namespace, include_item: bool) -> pb.Hit:
-    message = pb.Hit(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
-                     entailed_by=hit.entailed_by, conflicted_by=hit.conflicted_by, reasons=hit.reasons,
-                     text=hit.record.text, uri=hit.record.uri, absence_verified=hit.absence_verified)
-    if include_item:
-        message.item.CopyFrom(item_view(namespace, hit.record))
-    return message
+def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts: dict[int, int]) -> None:
+    """Appends hits to a response's repeated Hit field in place and counts them by tier into
+    `tier_counts`; a hit recalled without explanations (no record) carries no text, uri or item."""
+    for rank, hit in enumerate(hits, start=1):
+        record = hit.record
+        if record is None:
+            field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
+                      absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
+                      conflicted_by=hit.conflicted_by)
+        else:
+            message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
+                                absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
+                                conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri)
+            if include_item:
+                message.item.CopyFrom(item_view(namespace, record))
+        tier_counts[hit.tier] += 1
 
 
 # ---- the servicer -------------------------------------------------------------------------
@@ -363,33 +374,47 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         for kind in request.kinds:
             if kind not in KIND_NAMES:
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
-        result = self.memory.recall(
-            request.namespace, text=request.text, vectors=vectors_from(request.vectors, "vectors"),
-            required=list(request.required) or None, forbidden=list(request.forbidden) or None,
-            k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, mode=MODE_NAMES[request.mode],
-            soft_lambda=request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
-            exclude_conflicts=request.exclude_conflicts, kinds=[KIND_NAMES[k] for k in request.kinds] or None,
-            metadata=dict(request.metadata_equals) or None, weights=dict(request.weights) or None,
-            suppressed_k=request.suppressed_k)
-        check_deadline(deadline)
+        explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
+        query = recall_query(
+            namespace.spaces, request.text, vectors_from(request.vectors, "vectors"),
+            list(request.required) or None, list(request.forbidden) or None,
+            request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, MODE_NAMES[request.mode],
+            request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
+            request.exclude_conflicts, [KIND_NAMES[k] for k in request.kinds] or None,
+            dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k)
+        # Records are read only for what needs them: explanations, the context, full items.
+        result = run_recall(self.memory.backend, namespace, query,
+                            explain=explain or request.include_context or request.include_items)
+        check_deadline(deadline)
+        return self._recall_response(request, namespace, result)
+
+    def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
+        """Fills one response in place (hits added to its repeated fields, no message copies)."""
         plan = result.plan
-        response = pb.RecallResponse(
-            hits=[hit_message(i + 1, h, namespace, request.include_items) for i, h in enumerate(result.hits)],
-            tier_counts=pb.TierCounts(entailed=result.tier_counts["entailed"], neutral=result.tier_counts["neutral"],
-                                      conflict=result.tier_counts["conflict"]),
-            parse=pb.QueryParse(explicit=plan.explicit, required=result.required, forbidden=result.forbidden,
-                                unknown=plan.unknown,
-                                mapped=[pb.ConceptMapping(phrase=p, concept=c, similarity=s) for p, c, s in plan.mapped]),
-            suppressed=[hit_message(i + 1, h, namespace, request.include_items) for i, h in enumerate(result.suppressed)],
-            mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason)
+        response = pb.RecallResponse(mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason)
+        counts = result.tier_counts
+        tiers = response.tier_counts
+        tiers.entailed, tiers.neutral, tiers.conflict = counts["entailed"], counts["neutral"], counts["conflict"]
+        parse = response.parse
+        parse.explicit = plan.explicit
+        parse.required.extend(result.required)
+        parse.forbidden.extend(result.forbidden)
+        parse.unknown.extend(plan.unknown)
+        for phrase, concept, similarity in plan.mapped:
+            parse.mapped.add(phrase=phrase, concept=concept, similarity=similarity)
+        returned = {1: 0, 0: 0, -1: 0}
+        add_hits(response.hits, result.hits, namespace, request.include_items, returned)
+        add_hits(response.suppressed, result.suppressed, namespace, request.include_items, {1: 0, 0: 0, -1: 0})
         if request.include_context:
             response.context = render_context(namespace, result.hits,
                                               request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
                                               result.required + result.forbidden)
-        for hit in result.hits:
-            self.metrics.recall_tier_items.labels({1: "entailed", 0: "neutral", -1: "conflict"}[hit.tier]).inc()
-        self.metrics.recall_suppressed.inc(len(result.suppressed))
+        for tier, count in returned.items():
+            if count:
+                self.metrics.recall_tier_items.labels(TIER_NAMES[tier]).inc(count)
+        if result.suppressed:
+            self.metrics.recall_suppressed.inc(len(result.suppressed))
         return response
 
     def Observe(self, request, context):

@@ -91,7 +91,10 @@ class SearchRequest:
     ``metadata_equals`` (every key maps to exactly that value), ``absent_verified`` (the item
     states NOT_HAS for every ``forbidden`` concept — strict recall's second search), and
     ``exclude_conflicts`` (tier -1 items are dropped). ``tier_counts`` counts the items that pass
-    every filter except ``exclude_conflicts``, by tier."""
+    every filter except ``exclude_conflicts``, by tier.
+
+    ``concept_states`` asks for each hit's states of the query's concepts (``SearchHit.states``)
+    from the search state itself, so that a caller who needs no explanation reads no record."""
 
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
     required: Sequence[int] = ()
@@ -104,13 +107,19 @@ class SearchRequest:
     metadata_equals: Mapping[str, str] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
     absent_verified: bool = False
+    concept_states: bool = False
 
 
 @dataclass(frozen=True)
 class SearchHit:
+    """One ranked item. ``states`` is filled only when the request asked for ``concept_states``:
+    one value per concept of ``required`` then ``forbidden`` (in request order), +1 when the item
+    states HAS for it, -1 NOT_HAS, 0 neither (uncertain or never scored)."""
+
     item_id: str
     tier: int  # +1 entailed, 0 neutral, -1 conflict
     score: float  # the ranking score of the mode: s_sem (hard, off) or s_sem + λ·tier (soft)
+    states: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

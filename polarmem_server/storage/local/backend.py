@@ -165,7 +165,17 @@ class LocalBackend(Backend):
 
     def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
         self._ns(ns)
-        return [self.store.get_item(ns, item_id) for item_id in item_ids]
+        if not item_ids:
+            return []
+        # One RocksDB multi-get for the whole list rather than a point read per id, on the store's
+        # key layout (Store.get_item's key: namespace, NUL, item id). Store has no multi-get of
+        # its own yet; this reads its items column family directly (through Store._family where
+        # the store has it, which reports a closed or reopening store clearly).
+        family = getattr(self.store, "_family", None)
+        items = family("items") if family is not None else self.store._cf["items"]
+        prefix = ns.encode() + b"\x00"
+        values = items.get([prefix + item_id.encode() for item_id in item_ids])
+        return [None if data is None else ItemRecord.FromString(data) for data in values]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
         state = self._ns(ns)
@@ -201,9 +211,12 @@ class LocalBackend(Backend):
                                        mode=request.mode, soft_lambda=request.soft_lambda,
                                        exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
                                        weights=request.weights or None)
-            found = [SearchHit(item_id, tier, score) for item_id, tier, score in
-                     zip(resolve(hits.slots), hits.tiers.tolist(), hits.scores.tolist()) if item_id is not None]
-            return SearchResult(found, {k: int(v) for k, v in hits.tier_counts.items()})
+            tiers = hits.tiers.tolist()
+            states = (_concept_states(target.index, hits.slots, tiers, request.required, request.forbidden)
+                      if request.concept_states else [()] * len(tiers))
+            found = [SearchHit(item_id, tier, score, state) for item_id, tier, score, state in
+                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states) if item_id is not None]
+            return SearchResult(found, hits.tier_counts)
 
         return target.consistent(read)
 
@@ -235,3 +248,25 @@ class LocalBackend(Backend):
                 ids, records = [], []
         self._loaded_items += loader.load(ids, records)
         return state
+
+
+def _concept_states(index, slots: np.ndarray, tiers: list[int], required: Sequence[int],
+                    forbidden: Sequence[int]) -> list[tuple[int, ...]]:
+    """Per hit, +1 / -1 / 0 (HAS / NOT_HAS / neither) for each required then forbidden concept,
+    from the index. With one required concept the tier already says its state (when there is no
+    forbidden concept, or every hit is entailed); any other column is one core search restricted
+    to the hit slots with that concept as the only requirement, whose tier is then the state."""
+    if not len(slots):
+        return []
+    columns = []
+    allow = None
+    for position, concept in enumerate((*required, *forbidden)):
+        if len(required) == 1 and position == 0 and (not forbidden or all(t == 1 for t in tiers)):
+            columns.append(list(tiers))  # the lone requirement's state is the tier itself
+            continue
+        if allow is None:
+            allow = np.unique(slots)
+        probe = index.search(None, (concept,), (), k=len(allow), mode="off", allow=allow)
+        state_of = dict(zip(probe.slots.tolist(), probe.tiers.tolist()))
+        columns.append([state_of.get(slot, 0) for slot in slots.tolist()])
+    return list(zip(*columns)) if columns else [()] * len(tiers)

@@ -1,0 +1,105 @@
+"""What a Recall reads from RocksDB, over a real server: with ``explain=false`` nothing (ids,
+tiers, scores, the query concepts' states and absence_verified come from the index) and the same
+hits as with explanations; with explanations one multi-get per search. Reads are counted by
+wrapping the store's read paths, which only observes them."""
+
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem_server.faces.client import item_message
+from servertools import DIM
+
+CONCEPTS = ("dog", "cat", "car", "bus")
+MODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "strict": pb.RECALL_MODE_STRICT,
+         "adaptive": pb.RECALL_MODE_ADAPTIVE, "off": pb.RECALL_MODE_OFF}
+
+
+class CountingColumnFamily:
+    """Forwards to a RocksDB column family and counts the keys read through it."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.keys_read = 0
+        self.calls = 0
+
+    def get(self, key, *args, **kwargs):
+        self.calls += 1
+        self.keys_read += len(key) if isinstance(key, list) else 1
+        return self.inner.get(key, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.fixture
+def stocked(server, client):
+    client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    rng = np.random.default_rng(11)
+    items = []
+    for i in range(120):
+        states = {}
+        for concept in CONCEPTS:
+            draw = rng.random()
+            states[concept] = "has" if draw < 0.3 else "not_has" if draw < 0.65 else "uncertain" if draw < 0.8 else None
+        states = {c: s for c, s in states.items() if s}
+        items.append(item_message(id=f"i{i:03d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)},
+                                  states=states))
+    response = client.remember_stream("t", items)
+    assert response.failed == 0 and response.stored == len(items)
+    store = server.memory.backend.store
+    counter = CountingColumnFamily(store._cf["items"])
+    store._cf["items"] = counter
+    yield client, counter
+    store._cf["items"] = counter.inner
+
+
+def recall(client, explain, mode="hard", **fields):
+    request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=np.ones(DIM).tolist())},
+                               top_k=fields.pop("top_k", 10), mode=MODES[mode], **fields)
+    if explain is not None:
+        request.explain = explain
+    return client._stub.Recall(request, timeout=30)
+
+
+def rows(response):
+    return [(h.id, h.s_log, round(h.s_sem, 5), h.status, list(h.entailed_by), list(h.conflicted_by), h.absence_verified)
+            for h in response.hits]
+
+
+@pytest.mark.parametrize("mode", ["hard", "soft", "strict", "adaptive", "off"])
+@pytest.mark.parametrize("required,forbidden", [(["dog"], []), (["dog", "car"], ["cat"]), ([], ["bus", "cat"]),
+                                                (["cat"], ["dog"])])
+def test_explain_false_reads_nothing_and_returns_the_same_hits(stocked, mode, required, forbidden):
+    client, counter = stocked
+    counter.keys_read = counter.calls = 0
+    lean = recall(client, False, mode, required=required, forbidden=forbidden, suppressed_k=3)
+    assert counter.keys_read == 0 and counter.calls == 0
+    full = recall(client, True, mode, required=required, forbidden=forbidden, suppressed_k=3)
+    assert counter.keys_read > 0
+    assert rows(lean) == rows(full)
+    assert [h.id for h in lean.suppressed] == [h.id for h in full.suppressed]
+    assert lean.tier_counts == full.tier_counts and lean.mode_used == full.mode_used
+    assert all(not h.reasons and not h.text for h in lean.hits)
+    assert all(h.text for h in full.hits)
+    assert all(len(h.reasons) >= len(h.entailed_by) + len(h.conflicted_by) for h in full.hits)
+
+
+def test_explanations_are_read_in_one_multi_get_and_are_the_default(stocked):
+    client, counter = stocked
+    counter.keys_read = counter.calls = 0
+    default = recall(client, None, required=["dog"], forbidden=["cat"])
+    assert counter.calls == 1 and counter.keys_read == len(default.hits) == 10
+    assert all(h.text and h.reasons for h in default.hits)
+
+
+@pytest.mark.parametrize("fields", [dict(include_context=True), dict(include_items=True)])
+def test_context_and_items_still_read_records_without_explain(stocked, fields):
+    client, counter = stocked
+    counter.keys_read = counter.calls = 0
+    response = recall(client, False, required=["dog"], **fields)
+    assert counter.keys_read == len(response.hits)
+    if fields.get("include_context"):
+        assert response.context.count("[Fact Check:") == len(response.hits)
+    else:
+        assert all(h.item.id == h.id for h in response.hits)
