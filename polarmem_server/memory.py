@@ -319,10 +319,13 @@ class Memory:
                required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
                mode: str = "hard", soft_lambda: float = 1.0, exclude_conflicts: bool = False,
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
-               weights: Mapping[str, float] | None = None, suppressed_k: int = 0) -> RecallResult:
-        """Lexicographic recall (recall.py documents query planning and the modes)."""
+               weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
+               explain: bool = True) -> RecallResult:
+        """Lexicographic recall (recall.py documents query planning and the modes). `explain`
+        False: hits carry what the index knows (id, tier, score, the query concepts' states)
+        and no stored record is read."""
         namespace = self.namespace(ns)
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k, mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k)
-        return run_recall(self.backend, namespace, query)
+        return run_recall(self.backend, namespace, query, explain=explain)
 

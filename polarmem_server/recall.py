@@ -202,7 +202,10 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     plan = plan_query(namespace, query.text, query.required, query.forbidden)
     vectors = dict(query.vectors)
     if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
-        vectors["sem"] = _encoder(namespace).encode([query.text])[0]
+        # The semantic half embeds the query's affirmative part: "anything except a bus" must not
+        # rank buses first by similarity (docs/quality.md measures it). A client vector is used as sent.
+        affirmative = textproc.affirmative_text(query.text, vocabulary) or query.text
+        vectors["sem"] = _encoder(namespace).encode([affirmative])[0]
     if not vectors and not plan.required and not plan.forbidden:
         raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
     result = RecallResult([], {"conflict": 0, "neutral": 0, "entailed": 0}, plan,

@@ -23,14 +23,13 @@ from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
-from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode,
-                                         recall_query)
+from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
-from polarmem_server.recall import render_context, run_recall
+from polarmem_server.recall import render_context
 from polarmem_server.scoring.verification import Verifier
 
 # One table per enum: API code <-> library value.
@@ -376,16 +375,15 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
-        query = recall_query(
-            namespace.spaces, request.text, vectors_from(request.vectors, "vectors"),
+        # Records are read only for what needs them: explanations, the context, full items.
+        result = self.memory.recall(
+            request.namespace, request.text, vectors_from(request.vectors, "vectors"),
             list(request.required) or None, list(request.forbidden) or None,
             request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, MODE_NAMES[request.mode],
             request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
             request.exclude_conflicts, [KIND_NAMES[k] for k in request.kinds] or None,
-            dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k)
-        # Records are read only for what needs them: explanations, the context, full items.
-        result = run_recall(self.memory.backend, namespace, query,
-                            explain=explain or request.include_context or request.include_items)
+            dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k,
+            explain=explain or request.include_context or request.include_items)
         check_deadline(deadline)
         return self._recall_response(request, namespace, result)
 
