@@ -58,6 +58,8 @@ DEFAULT_PAGE_SIZE = 100
 def check_backup_destination(destination: str, root: str) -> None:
     """With a configured backup_dir, a Backup may only write inside it: the RPC writes on the
     server's filesystem, so an operator can fence it in (the rest is checked by the snapshot)."""
+    if "\x00" in destination:
+        raise InvalidArgument("destination_dir: a path cannot contain NUL bytes")
     if not root:
         return
     resolved, fence = Path(destination).resolve(), Path(root).resolve()
@@ -294,9 +296,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             record = stored_if_same(self.memory, request.namespace, item)
             if record is None:
                 raise
+            already_stored = True
         else:
             self.metrics.observe_partition(record)
-        return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record))
+            already_stored = False
+        return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record),
+                                   already_stored=already_stored)
 
     def RememberStream(self, request_iterator: Iterator[pb.RememberStreamRequest], context):
         """Group commits with a defined outcome (docs/failure-behaviour.md, "Streams"): items are
@@ -322,16 +327,19 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             results = dict(zip([i for i, _ in inputs], outcomes))
             for index, value in pending:
                 outcome = results.get(index, value)
+                already_stored = False
                 if isinstance(outcome, AlreadyExists) and isinstance(value, ItemInput):
-                    outcome = stored_if_same(self.memory, namespace, value) or outcome
+                    stored_before = stored_if_same(self.memory, namespace, value)
+                    outcome, already_stored = (stored_before, True) if stored_before is not None else (outcome, False)
                 if isinstance(outcome, Exception):
                     code = status_for(outcome)
                     response.results.add(index=index, id=getattr(value, "id", "") or "",
                                          error=pb.ItemError(code=code.value[0], message=public_message(outcome, code)))
                     response.failed += 1
                 else:
-                    self.metrics.observe_partition(outcome)
-                    response.results.add(index=index, id=outcome.id)
+                    if not already_stored:
+                        self.metrics.observe_partition(outcome)
+                    response.results.add(index=index, id=outcome.id, already_stored=already_stored)
                     response.stored += 1
             pending.clear()
 

@@ -98,7 +98,7 @@ def test_disk_full_answers_resource_exhausted_keeps_reads_and_resumes_without_re
         assert client.remember("t", id=failed_id, vectors={"vis": vec(7)}).id == failed_id
         assert client.get_namespace("t").item_count == len(stored) + 1
         metrics = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
-        assert 'polarmem_store_errors_total{kind="disk_full"}' in metrics
+        assert 'polarmem_store_errors_total{kind="disk_full",op="write"}' in metrics
         assert 'polarmem_store_recoveries_total{kind="resume"} 1.0' in metrics
         assert "polarmem_store_writable 1.0" in metrics
         client.close()

@@ -181,8 +181,9 @@ def test_metrics_exposition(labelled_server, tmp_path):
     with pytest.raises(grpc.RpcError):
         client.get_item(ns, "missing")
     body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
-    for line in ('polarmem_rpc_requests_total{code="OK",method="Remember"} 2.0',
-                 'polarmem_rpc_requests_total{code="NOT_FOUND",method="GetItem"} 1.0',
+    # with metrics_namespace_labels on, RPC series carry the (existing) namespace too
+    for line in ('polarmem_rpc_requests_total{code="OK",method="Remember",namespace="t"} 2.0',
+                 'polarmem_rpc_requests_total{code="NOT_FOUND",method="GetItem",namespace="t"} 1.0',
                  'polarmem_items{kind="visual",namespace="t"} 1.0', 'polarmem_items{kind="text",namespace="t"} 1.0',
                  'polarmem_edges{namespace="t",polarity="not_has"} 2.0', 'polarmem_concepts{namespace="t"} 3.0',
                  'polarmem_recall_hits_total{tier="entailed"} 1.0', "polarmem_recall_suppressed_items_total 1.0",

@@ -229,7 +229,7 @@ def _sources(args: argparse.Namespace):
 def remember(args: argparse.Namespace) -> int:
     """Items from JSONL files or stdin (or one item from flags), streamed in batches. Per-line
     errors are printed and counted; a file is checkpointed so --resume continues after the last
-    batch sent; items already stored (ALREADY_EXISTS) count as done."""
+    batch sent; items already stored (the same item: `already_stored`; another under the id: ALREADY_EXISTS) count as done."""
     connection, client = _connect(args)
     namespace = _need_namespace(args)
     with client:
@@ -279,7 +279,10 @@ def remember(args: argparse.Namespace) -> int:
                     for result in response.results:
                         line, sent = batch[result.index]
                         if not result.HasField("error"):
-                            stored += 1
+                            if result.already_stored:  # the same item, stored before: nothing written
+                                present += 1
+                            else:
+                                stored += 1
                         elif result.error.code == grpc.StatusCode.ALREADY_EXISTS.value[0]:
                             present += 1
                         else:
