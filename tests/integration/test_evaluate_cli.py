@@ -56,7 +56,7 @@ def test_evaluate_defaults_to_the_dev_sets_held_out_half(tmp_path):
     from polarmem_server.faces.evaluation import dev_rows, split_dev
 
     out = tmp_path / "eval"
-    assert main(["evaluate", "--items", "150", "--num-queries", "6", "--out", str(out), "--ks", "3"]) == 0
+    assert main(["evaluate", "--items", "150", "--num-queries", "6", "--out", str(out), "--ks", "3", "10"]) == 0
     report = json.loads((out / "evaluation.json").read_text())
     assert report["data"] == "bundled dev set, heldout half (150 items)"
     tuning, held_out = split_dev(dev_rows())
