@@ -13,8 +13,8 @@ Skipped, with the reason, when the wheel or pymilvus is not installed. Set
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -29,9 +29,12 @@ START_TIMEOUT_S = 240  # ~30 s on an idle machine; far more on a loaded one
 LOCK_WAIT_S = 600
 
 
-def milvus_server_executable() -> str | None:
-    beside = Path(sys.executable).with_name("milvus-server")
-    return str(beside) if beside.exists() else shutil.which("milvus-server")
+def milvus_server_command() -> list[str] | None:
+    """`milvus-server` of the `milvus` wheel, run by this interpreter (a venv that reuses
+    another's site-packages has the module but not the script)."""
+    if importlib.util.find_spec("milvus") is None:
+        return None
+    return [sys.executable, "-c", "import sys; from milvus import main; sys.argv[0] = 'milvus-server'; sys.exit(main())"]
 
 
 def free_port() -> int:
@@ -53,7 +56,7 @@ class MilvusServer:
     def start(self) -> MilvusServer:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [milvus_server_executable(), "--data", str(self.data_dir), "--proxy-port", str(self.port)],
+            [*milvus_server_command(), "--data", str(self.data_dir), "--proxy-port", str(self.port)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
         self._wait_ready()
@@ -86,13 +89,30 @@ class MilvusServer:
                 raise RuntimeError(f"milvus-server exited with {self.process.returncode}; see {self.log_path}")
             try:
                 connections.connect(alias=alias, uri=self.uri, timeout=5)
-                utility.get_server_version(using=alias)
+                utility.get_server_version(using=alias, timeout=5)
+                self._probe(pymilvus, alias)  # the coordinators answer, not only the proxy
                 connections.disconnect(alias)
                 return
             except Exception:  # not listening yet
                 time.sleep(2)
         self.stop()
         raise RuntimeError(f"milvus-server did not answer on {self.uri} within {START_TIMEOUT_S} s; see {self.log_path}")
+
+
+    @staticmethod
+    def _probe(pymilvus, alias: str) -> None:
+        """Create, load and drop a tiny collection: after a restart the proxy answers before
+        the root / data / query coordinators do."""
+        fields = [pymilvus.FieldSchema("id", pymilvus.DataType.INT64, is_primary=True),
+                  pymilvus.FieldSchema("v", pymilvus.DataType.FLOAT_VECTOR, dim=2)]
+        name = "polarmem_readiness_probe"
+        if pymilvus.utility.has_collection(name, using=alias, timeout=10):
+            pymilvus.utility.drop_collection(name, using=alias, timeout=10)
+        collection = pymilvus.Collection(name, pymilvus.CollectionSchema(fields), using=alias, timeout=10)
+        collection.create_index("v", {"index_type": "FLAT", "metric_type": "IP", "params": {}}, timeout=10)
+        collection.load(timeout=60)
+        collection.query("id >= 0", limit=1, timeout=10)
+        pymilvus.utility.drop_collection(name, using=alias, timeout=10)
 
 
 def _take_lock():
@@ -112,15 +132,13 @@ def _take_lock():
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
     """A running Milvus (MilvusServer, or an object with `.uri` for POLARMEM_TEST_MILVUS_URI)."""
-    import importlib.util
-
     if importlib.util.find_spec("pymilvus") is None:
         pytest.skip("pymilvus 2.3.x is not installed (pip install '.[milvus]')")
     external = os.environ.get("POLARMEM_TEST_MILVUS_URI")
     if external:
         yield type("External", (), {"uri": external, "process": None})()
         return
-    if milvus_server_executable() is None:
+    if milvus_server_command() is None:
         pytest.skip("the `milvus` wheel (milvus-server) is not installed (pip install '.[milvus]')")
     lock = _take_lock()
     server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")

@@ -34,6 +34,7 @@ STRONG = {"consistency_level": "Strong"}
 HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
+LOAD_TIMEOUT_S = 300.0
 
 
 def encode_record(message) -> str:
@@ -67,6 +68,7 @@ class MilvusBackend(Backend):
         self._Collection = pymilvus.Collection
         self._utility = pymilvus.utility
         self.connection = Connection(self.settings)
+        self._t = {"timeout": self.settings.timeout_s}  # per call; pymilvus otherwise retries for minutes
         self._closed = False
         self._lock = threading.Lock()
         self._handles: dict[str, _Namespace] = {}
@@ -74,7 +76,7 @@ class MilvusBackend(Backend):
                                   "placeholder")
         concepts = self._ensure(schema.concepts_collection(self.settings.prefix), schema.concepts_schema(),
                                 "placeholder")
-        self.bindings = ConceptBindings(concepts, self._call)
+        self.bindings = ConceptBindings(concepts, self._call, self.settings.timeout_s)
 
     def close(self) -> None:
         self._closed = True
@@ -107,10 +109,10 @@ class MilvusBackend(Backend):
         with self._lock:
             self._require(name)
             collection = schema.items_collection(self.settings.prefix, name)
-            self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias),
+            self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
                        "drop namespace collection")
             self.bindings.delete_namespace(name)
-            self._call(lambda: self._meta.delete(f"name in [{ex.literal(name)}]"), "delete namespace")
+            self._call(lambda: self._meta.delete(f"name in [{ex.literal(name)}]", **self._t), "delete namespace")
             self._handles.pop(name, None)
 
     # ---- concepts -----------------------------------------------------------------------------
@@ -141,13 +143,13 @@ class MilvusBackend(Backend):
         rows = [self._row(target, w) for w in writes]
         columns = [list(column) for column in zip(*rows)]
         # upsert = delete + insert under one timestamp: each item is replaced wholly or not at all
-        self._call(lambda: target.collection.upsert(columns), "write items")
+        self._call(lambda: target.collection.upsert(columns, **self._t), "write items")
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         target = self._ns(ns)
         if not self._existing(target, [record.id]):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        self._call(lambda: target.collection.delete(f"id in [{ex.literal(record.id)}]"), "delete item")
+        self._call(lambda: target.collection.delete(f"id in [{ex.literal(record.id)}]", **self._t), "delete item")
 
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
@@ -232,23 +234,22 @@ class MilvusBackend(Backend):
 
     def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int) -> list[tuple[str, float]]:
         """The tier's top k by weighted cosine, ties by id. Milvus cuts a tie group at k in an
-        order of its own, so one more hit than needed is asked for and a group cut at the
-        boundary is read whole (by a score-range query) before sorting."""
+        order of its own, so one more hit than needed is asked for, and when the cut falls inside
+        a group of equal scores the tier is read to Milvus's limit before sorting."""
         if vector is None:  # no similarity: every item scores 0, order by id
             rows = self._query(target.collection, expr or "id != \"\"", [], "rank items")
             return [(item_id, 0.0) for item_id in sorted(r["id"] for r in rows)[:k]]
         query = unit(vector).tolist()
-        limit = min(k + 1, MAX_TOP_K)
-        result = self._call(lambda: target.collection.search(
-            [query], "vec", {"metric_type": "IP", "params": {}}, limit=limit, expr=expr or None, **STRONG),
-            "search")[0]
-        found = [(hit.id, float(hit.distance)) for hit in result]
+
+        def nearest(limit: int) -> list[tuple[str, float]]:
+            result = self._call(lambda: target.collection.search(
+                [query], "vec", {"metric_type": "IP", "params": {}}, limit=limit, expr=expr or None, **STRONG,
+                **self._t), "search")[0]
+            return [(hit.id, float(hit.distance)) for hit in result]
+
+        found = nearest(min(k + 1, MAX_TOP_K))
         if len(found) > k and abs(found[k][1] - found[k - 1][1]) <= 1e-6:
-            # a tie straddles the cut: fetch everything at that score and keep the lowest ids
-            wider = self._call(lambda: target.collection.search(
-                [query], "vec", {"metric_type": "IP", "params": {}}, limit=MAX_TOP_K, expr=expr or None, **STRONG),
-                "search")[0]
-            found = [(hit.id, float(hit.distance)) for hit in wider]
+            found = nearest(MAX_TOP_K)  # a tie straddles the cut: read the whole group, keep the lowest ids
         found.sort(key=lambda pair: (-round(pair[1], 6), pair[0]))
         return [(item_id, weight * similarity) for item_id, similarity in found[:k]]
 
@@ -263,14 +264,15 @@ class MilvusBackend(Backend):
         """Opens a collection, creating, indexing and loading it if needed (idempotent, so
         processes starting at once agree)."""
         def open_():
-            if self._utility.has_collection(name, using=self.connection.alias):
+            if self._utility.has_collection(name, using=self.connection.alias, **self._t):
                 collection = self._Collection(name, using=self.connection.alias)
             else:
                 collection = self._Collection(name, collection_schema, using=self.connection.alias,
-                                              consistency_level="Strong")
+                                              consistency_level="Strong", **self._t)
             if not collection.has_index():
-                collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}})
-            collection.load()
+                collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}},
+                                        **self._t)
+            collection.load(timeout=max(self.settings.timeout_s, LOAD_TIMEOUT_S))  # loading a big one takes long
             return collection
 
         return self._call(open_, f"open collection {name}")
@@ -281,7 +283,7 @@ class MilvusBackend(Backend):
 
     def _put_record(self, record: NamespaceRecord) -> None:
         text = encode_record(record)
-        self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]]),
+        self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]], **self._t),
                    "write namespace")
 
     def _require(self, name: str) -> NamespaceRecord:
@@ -306,19 +308,20 @@ class MilvusBackend(Backend):
         return [r["id"] for r in self._query(target.collection, f"id in {self._list(ids)}", [], "look up items")]
 
     def _count(self, target: _Namespace, expr: str) -> int:
-        rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG),
+        rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG, **self._t),
                           "count items")
         return int(rows[0]["count(*)"])
 
     def _query(self, collection, expr: str, fields: list[str], what: str) -> list[dict]:
         """Every row matching; Milvus caps one query at PAGE rows, beyond that an iterator pages."""
-        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, **STRONG), what)
+        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, **STRONG, **self._t), what)
         if len(page) < PAGE:
             return page
 
         def everything():
             rows: list[dict] = []
-            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields, **STRONG)
+            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields, **STRONG,
+                                                 **self._t)
             while batch := iterator.next():
                 rows.extend(batch)
             iterator.close()

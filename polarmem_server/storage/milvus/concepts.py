@@ -41,8 +41,9 @@ PAGE = 16_384  # Milvus's largest query window
 class ConceptBindings:
     """Claims and reads concept bindings in the shared concepts collection."""
 
-    def __init__(self, collection, call: Callable) -> None:
+    def __init__(self, collection, call: Callable, timeout_s: float) -> None:
         self.collection = collection
+        self._t = {"timeout": timeout_s}
         self.call = call  # Connection.call: translates Milvus failures
         self._stale_since: dict[tuple[str, str], float] = {}
 
@@ -74,7 +75,7 @@ class ConceptBindings:
                           "(many processes adding concepts at once); retry")
 
     def delete_namespace(self, ns: str) -> None:
-        self.call(lambda: self.collection.delete(f"ns == {literal(ns)}"), "delete concepts")
+        self.call(lambda: self.collection.delete(f"ns == {literal(ns)}", **self._t), "delete concepts")
 
     # ---- the protocol -----------------------------------------------------------------------
 
@@ -83,20 +84,22 @@ class ConceptBindings:
         ids = list(range(first, first + len(new)))
         rows = [[ns] * len(ids), ids, list(new), list(new.values()), [nonce] * len(ids), [False] * len(ids),
                 [[0.0] * PLACEHOLDER_DIM] * len(ids)]
-        self.call(lambda: self.collection.insert(rows), "claim concept ids")
+        self.call(lambda: self.collection.insert(rows, **self._t), "claim concept ids")
         claims = self._rows(f"ns == {literal(ns)} and cid in {ids} and confirmed == false", ["claim", "pk"])
         rivals = {r["claim"] for r in claims} - {nonce}
         if rivals and not self._all_stale(ns, rivals):
-            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}"), "withdraw concept claim")
+            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t),
+                      "withdraw concept claim")
             return False
         if rivals:  # a dead process's claims: remove them (never a binding) and start again
             for rival in rivals:
-                self.call(lambda: self.collection.delete(f"claim == {literal(rival)} and confirmed == false"),
-                          "remove stale claim")
-            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}"), "withdraw concept claim")
+                stale = f"claim == {literal(rival)} and confirmed == false"
+                self.call(lambda: self.collection.delete(stale, **self._t), "remove stale claim")
+            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t),
+                      "withdraw concept claim")
             return False
         rows[5] = [True] * len(ids)
-        self.call(lambda: self.collection.insert(rows), "confirm concept ids")
+        self.call(lambda: self.collection.insert(rows, **self._t), "confirm concept ids")
         return True
 
     def _all_stale(self, ns: str, rivals: set[str]) -> bool:
@@ -109,7 +112,7 @@ class ConceptBindings:
 
     def _rows(self, expr: str, fields: list[str]) -> list[dict]:
         rows = self.call(lambda: self.collection.query(expr, output_fields=fields, limit=PAGE,
-                                                       consistency_level="Strong"), "read concepts")
+                                                       consistency_level="Strong", **self._t), "read concepts")
         if len(rows) >= PAGE:
             raise Unavailable(f"more than {PAGE} concept rows match {expr}; the Milvus backend's vocabulary limit")
         return rows
