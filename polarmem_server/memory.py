@@ -11,18 +11,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.domain.evidence import apply_evidence, apply_text, last_write_changed_states  # noqa: F401
-from polarmem_server.domain.items import ItemInput, check_evidence, check_item, check_item_id, check_vectors
+from polarmem_server.domain.evidence import apply_evidence, last_write_changed_states  # noqa: F401 - re-exported
+from polarmem_server.domain.items import (ItemInput, check_evidence, check_item, check_item_id, check_vectors,
+                                          with_verified)
 from polarmem_server.domain.mixtures import BetaMixture, fit_supervised
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import check_count, recall_query
-from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings, check_namespace_name  # noqa: F401
+from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unimplemented, quoted
 from polarmem_server.recall import RecallResult, run_recall
 from polarmem_server.scoring.verification import Verifier
@@ -177,11 +179,13 @@ class Memory:
             seen: set[str] = set()
             ready = []
             for i, value, item in checked:
+                outcome = verified.get(i)
+                if isinstance(outcome, Exception):  # the engine failed or rejected this item
+                    results[i] = outcome
+                    continue
                 try:
-                    if isinstance(verified.get(i), Exception):
-                        raise verified[i]
-                    if i in verified:
-                        value = verified[i](value)
+                    if outcome is not None:
+                        value = replace(value, evidence=with_verified(value.evidence, outcome))
                     record = self.writer.build_new(namespace, value, seen)
                     seen.add(record.id)
                     ready.append((i, record, dict(value.vectors)))
@@ -196,11 +200,15 @@ class Memory:
 
     def _verify_batch(self, namespace: Namespace, items: list[tuple[int, ItemInput]], deadline: float | None,
                       on_submit: Submitted | None) -> dict[int, Any]:
-        """Scores items through the verifier port: index -> a function adding the scores to the
-        checked item, or the exception that fails the item."""
+        """Scores items through the verifier port: index -> the verified Evidence, or the
+        exception that fails the item. All are submitted before any is awaited, so the batcher
+        scores them together."""
         if not items:
             return {}
-        verifier = self._require_verifier()
+        try:
+            verifier = self._require_verifier()
+        except Unimplemented as exc:
+            return {i: exc for i, _ in items}
         started, out = {}, {}
         for i, item in items:
             try:
@@ -215,8 +223,7 @@ class Memory:
         for i, (future, concepts) in started.items():
             try:
                 scores = verifier.result(future, concepts, deadline)
-                evidence = check_evidence(scores, None, verifier.engine_name, verifier.model)
-                out[i] = _with_verified(evidence)
+                out[i] = check_evidence(scores, None, verifier.engine_name, verifier.model)
             except Exception as exc:  # noqa: BLE001
                 out[i] = exc
         return out
@@ -257,8 +264,7 @@ class Memory:
             outcome = self._verify_batch(namespace, [(0, probe)], deadline, on_submit)[0]
             if isinstance(outcome, Exception):
                 raise outcome
-            verified = outcome(_Holder(evidence)).evidence
-            evidence = verified
+            evidence = with_verified(evidence, outcome)
         with namespace.write_lock:
             previous = self.writer.get(namespace, item_id)
             ids = self.writer.evidence_ids(namespace, evidence)
@@ -316,23 +322,3 @@ class Memory:
                              exclude_conflicts, kinds, metadata, weights, suppressed_k)
         return run_recall(self.backend, namespace, query)
 
-
-class _Holder:
-    """A checked item's evidence slot, for adding verifier scores to an observation."""
-
-    def __init__(self, evidence) -> None:
-        self.evidence = evidence
-
-
-def _with_verified(verified):
-    """Adds verifier scores to a checked item (or observation): client scores win where both
-    exist, and the item's source and model become the engine's."""
-    from dataclasses import replace
-
-    def merge(checked):
-        client = checked.evidence
-        evidence = replace(client, scores={**verified.scores, **client.scores}, source=verified.source,
-                           model=verified.model)
-        return replace(checked, evidence=evidence) if hasattr(checked, "__dataclass_fields__") else _Holder(evidence)
-
-    return merge

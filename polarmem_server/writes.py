@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -169,8 +170,6 @@ class Writer:
         current = namespace.calibration
         model = current if current is not None and current.supervised else fit_beta_mixture(means)
         model = fit_concept_priors(model, [namespace.vocabulary.name(c) for c, _ in pairs], means)
-        from dataclasses import replace
-
         namespace.set_calibration(replace(model, priors_fitted_on=len(pairs)))
         return True
 

@@ -75,7 +75,7 @@ class Authorizer:
     def check(self, context: grpc.ServicerContext, namespace: str) -> None:
         allowed = self.namespaces_of(context)
         if allowed is not None and namespace not in allowed:
-            raise PermissionDenied(f"this token may not use namespace {namespace!r}")
+            raise PermissionDenied(f"this token may not use namespace {quoted(namespace)}")
 
 
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
@@ -327,7 +327,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 self.memory.namespace(namespace)  # NOT_FOUND before any item is read
             elif request.namespace and request.namespace != namespace:
                 for _ in batch:
-                    pending.append((index, InvalidArgument(f"namespace: one stream writes one namespace ({namespace!r})")))
+                    pending.append((index, InvalidArgument(f"namespace: one stream writes one namespace ({quoted(namespace)})")))
                     index += 1
                 continue
             for message in batch:

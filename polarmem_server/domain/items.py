@@ -61,6 +61,12 @@ class Evidence:
     model: str = ""
 
 
+def with_verified(client: Evidence, verified: Evidence) -> Evidence:
+    """Verifier scores added to client evidence: client scores win where both exist, and the
+    source and model become the engine's."""
+    return Evidence({**verified.scores, **client.scores}, client.states, verified.source, verified.model)
+
+
 def check_item_id(item_id: object, name: str = "item id") -> str:
     if not isinstance(item_id, str) or not item_id or "\x00" in item_id or len(item_id.encode()) > MAX_ITEM_ID_BYTES:
         raise InvalidArgument(f"{name} {quoted(item_id)} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL")

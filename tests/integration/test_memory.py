@@ -313,3 +313,48 @@ def test_switching_partitioner_repartitions_from_stored_scores(memory):
     assert after.partition.method == "mixture" and before.partition.method == "otsu"
     assert [list(e.template_scores) for e in after.evidence] == [list(e.template_scores) for e in before.evidence]
     assert memory.namespace("t").settings.partitioner == "mixture"
+
+
+def test_the_library_verifies_without_grpc(tmp_path):
+    """Memory's verifier port: items naming verify_concepts are scored inside the library
+    (client scores win where both exist); without a verifier they fail alone, UNIMPLEMENTED."""
+    from polarmem_server.errors import Unimplemented
+    from polarmem_server.scoring import create_engine
+    from polarmem_server.scoring.verification import Verifier
+
+    bare = Memory(tmp_path / "bare")
+    bare.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    results = bare.remember_batch("t", [ItemInput(id="a", kind="text", text="a dog", verify_concepts=["dog"]),
+                                        ItemInput(id="b", states={"dog": "has"}, vectors={"vis": vec(1)})])
+    assert isinstance(results[0], Unimplemented) and results[1].id == "b"
+    bare.close()
+
+    verifier = Verifier(create_engine("lexical"))
+    memory = Memory(tmp_path / "verified", verifier=verifier)
+    try:
+        memory.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+        a, b = memory.remember_batch("t", [
+            ItemInput(id="a", kind="text", text="A dog on the grass, no cat anywhere.", verify_concepts=["dog", "cat"],
+                      vectors={"vis": vec(2)}),
+            ItemInput(id="b", kind="text", text="A dog.", verify_concepts=["dog"], scores={"dog": [0.1, 0.1, 0.1, 0.1]},
+                      vectors={"vis": vec(3)}),
+        ])
+        assert states(a, memory) == {"dog": 1, "cat": 2} and a.model == "negation-cues-v1"
+        dog = next(ev for ev in b.evidence if memory.namespace("t").vocabulary.name(ev.concept_id) == "dog")
+        assert list(dog.template_scores) == pytest.approx([0.1] * 4)  # the client's scores win
+        observed = memory.observe("t", "a", text="The cat is here now.", verify_concepts=["cat"])
+        cat = next(ev for ev in observed.evidence if memory.namespace("t").vocabulary.name(ev.concept_id) == "cat")
+        assert cat.observations == 2 and cat.source == "lexical"
+    finally:
+        memory.close()
+        verifier.close()
+
+
+def test_memory_over_a_backend_instance(tmp_path):
+    from polarmem_server.storage.local.backend import LocalBackend
+
+    memory = Memory(LocalBackend(tmp_path / "data", durability="async"))
+    memory.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    memory.remember("t", ItemInput(id="x", states={"dog": "has"}, vectors={"vis": vec(0)}))
+    assert [h.item_id for h in memory.recall("t", required=["dog"]).hits] == ["x"]
+    memory.close()

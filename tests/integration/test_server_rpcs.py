@@ -202,6 +202,11 @@ def test_strict_mode_puts_verified_absence_first(client, ns):
         (dict(vectors={"vis": np.ones(3)}), "expected dimension 8"),
         (dict(vectors={"vis": [np.nan] * DIM}), "NaN"),
         (dict(vectors={"vis": np.ones(DIM)}, top_k=0), "top_k must be >= 1"),
+        # once reached the core and failed with std::bad_alloc -> INTERNAL
+        (dict(vectors={"vis": np.ones(DIM)}, top_k=2**32 - 1), "<= 10000"),
+        (dict(vectors={"vis": np.ones(DIM)}, suppressed_k=2**32 - 1), "suppressed_k"),
+        (dict(vectors={"vis": np.ones(DIM)}, soft_lambda=float("inf")), "soft_lambda"),
+        (dict(vectors={"x" * 5000: np.ones(DIM)}), "…"),  # echoed input is cut
         (dict(vectors={"vis": np.ones(DIM)}, context_budget_chars=3, include_context=True), "context_budget_chars"),
         (dict(vectors={"zzz": np.ones(DIM)}), "unknown vector space"),
     ],

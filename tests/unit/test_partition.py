@@ -82,7 +82,7 @@ def test_weak_polarisation_is_flagged():
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -0.1, 1.5])
 def test_invalid_scores_are_rejected_naming_the_concept(bad):
-    with pytest.raises(ValueError, match="cat, template 1"):
+    with pytest.raises(ValueError, match="'cat', template 1"):
         partition_scores(np.array([[0.5, 0.5], [0.2, bad]]), names=["dog", "cat"])
 
 
