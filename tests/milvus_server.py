@@ -129,22 +129,38 @@ def _take_lock():
             time.sleep(5)
 
 
+_shared: dict = {"server": None, "lock": None, "users": 0}
+
+
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
-    """A running Milvus (MilvusServer, or an object with `.uri` for POLARMEM_TEST_MILVUS_URI)."""
+    """A running Milvus (MilvusServer, or an object with `.uri` for POLARMEM_TEST_MILVUS_URI).
+
+    Test modules import this fixture, and pytest then holds one session fixture per module:
+    they share one server through `_shared`, and the last to finish stops it."""
     if importlib.util.find_spec("pymilvus") is None:
-        pytest.skip("pymilvus 2.3.x is not installed (pip install '.[milvus]')")
+        pytest.skip("pymilvus 2.3.x is not installed (pip install --no-deps -r requirements-milvus.txt)")
     external = os.environ.get("POLARMEM_TEST_MILVUS_URI")
     if external:
         yield type("External", (), {"uri": external, "process": None})()
         return
     if milvus_server_command() is None:
-        pytest.skip("the `milvus` wheel (milvus-server) is not installed (pip install '.[milvus]')")
-    lock = _take_lock()
-    server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")
+        pytest.skip("the `milvus` wheel (milvus-server) is not installed (pip install --no-deps -r requirements-milvus.txt)")
+    if _shared["server"] is None:
+        _shared["lock"] = _take_lock()
+        server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")
+        try:
+            server.start()
+        except BaseException:
+            _shared["lock"].close()
+            raise
+        _shared["server"] = server
+    _shared["users"] += 1
     try:
-        server.start()
-        yield server
+        yield _shared["server"]
     finally:
-        server.stop()
-        lock.close()
+        _shared["users"] -= 1
+        if _shared["users"] == 0:
+            _shared["server"].stop()
+            _shared["server"] = None
+            _shared["lock"].close()
