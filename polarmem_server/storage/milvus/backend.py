@@ -16,6 +16,7 @@ ordered by item id — the order the local backend gives after a restart (slots 
 from __future__ import annotations
 
 import base64
+import math
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -68,7 +69,9 @@ class MilvusBackend(Backend):
         self._Collection = pymilvus.Collection
         self._utility = pymilvus.utility
         self.connection = Connection(self.settings)
-        self._t = {"timeout": self.settings.timeout_s}  # per call; pymilvus otherwise retries for minutes
+        # Per call. pymilvus bounds its retries by `timeout` only when it is an int; otherwise it
+        # retries an unreachable server up to 75 times with back-off up to 60 s (about an hour).
+        self._t = {"timeout": max(1, math.ceil(self.settings.timeout_s))}
         self._closed = False
         self._lock = threading.Lock()
         self._handles: dict[str, _Namespace] = {}
@@ -76,7 +79,7 @@ class MilvusBackend(Backend):
                                   "placeholder")
         concepts = self._ensure(schema.concepts_collection(self.settings.prefix), schema.concepts_schema(),
                                 "placeholder")
-        self.bindings = ConceptBindings(concepts, self._call, self.settings.timeout_s)
+        self.bindings = ConceptBindings(concepts, self._call, self._t["timeout"])
 
     def close(self) -> None:
         self._closed = True
@@ -226,10 +229,10 @@ class MilvusBackend(Backend):
             if want <= 0:
                 break
             for item_id, similarity in self._rank(target, expr, vector, weight, want):
-                score = similarity + (request.soft_lambda * level if request.mode == "soft" else 0.0)
-                hits.append(SearchHit(item_id, level, score))
-        if request.mode != "hard":
-            hits.sort(key=lambda h: (-h.score, h.item_id))
+                hits.append(SearchHit(item_id, level, similarity))
+        if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
+            bonus = request.soft_lambda if request.mode == "soft" else 0.0
+            hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
         return SearchResult(hits[:request.k], counts)
 
     def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int) -> list[tuple[str, float]]:
@@ -272,7 +275,7 @@ class MilvusBackend(Backend):
             if not collection.has_index():
                 collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}},
                                         **self._t)
-            collection.load(timeout=max(self.settings.timeout_s, LOAD_TIMEOUT_S))  # loading a big one takes long
+            collection.load(timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))  # loading a big one takes long
             return collection
 
         return self._call(open_, f"open collection {name}")

@@ -41,7 +41,7 @@ PAGE = 16_384  # Milvus's largest query window
 class ConceptBindings:
     """Claims and reads concept bindings in the shared concepts collection."""
 
-    def __init__(self, collection, call: Callable, timeout_s: float) -> None:
+    def __init__(self, collection, call: Callable, timeout_s: int) -> None:
         self.collection = collection
         self._t = {"timeout": timeout_s}
         self.call = call  # Connection.call: translates Milvus failures

@@ -1,9 +1,12 @@
 """Milvus boolean expressions for the search tiers and filters (storage/backend.py's SearchRequest).
 
-Tiers of an item for required R and forbidden F:
+Tiers of an item for required R and forbidden F, exactly as the compiled core computes them
+(cpp/src/index.cpp, Index::tier_words), which the conformance suite holds this backend to:
   conflict  — NOT_HAS some r in R, or HAS some f in F
-  entailed  — not conflict, HAS every r in R, and R or F is not empty
+  entailed  — not conflict, and HAS some r in R (so never with R empty)
   neutral   — neither
+(storage/backend.py's SearchRequest says "HAS for every required concept"; the core, and so
+both backends, use "some".)
 """
 
 from __future__ import annotations
@@ -33,20 +36,17 @@ def conflict(required: Sequence[int], forbidden: Sequence[int]) -> str:
 
 
 def tier(level: int, required: Sequence[int], forbidden: Sequence[int]) -> str | None:
-    """The expression selecting one tier, or None when the tier is empty by construction."""
+    """The expression selecting one tier: None when the tier is empty by construction, "" for
+    every item."""
     constrained = bool(required or forbidden)
     if level == -1:
         return f"({conflict(required, forbidden)})" if constrained else None
     clean = f"not ({conflict(required, forbidden)})" if constrained else ""
-    entails = f"array_contains_all(has, {_ids(required)})" if required else ""
+    entails = f"array_contains_any(has, {_ids(required)})" if required else ""
     if level == 1:
-        if not constrained:
-            return None
-        return " and ".join(p for p in (clean, entails) if p) or None
-    if not constrained:
-        return ""  # everything is neutral
+        return f"{clean} and {entails}" if required else None
     if not required:
-        return None  # with forbidden only, every non-conflicting item is entailed
+        return clean  # nothing can be entailed
     return f"{clean} and not ({entails})"
 
 
