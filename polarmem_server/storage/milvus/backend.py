@@ -1,0 +1,347 @@
+"""The Milvus backend (storage/backend.py's contract over a Milvus 2.3 server or cluster).
+
+No state lives in the PolarMem process beyond a connection and collection handles: namespace
+records, concept bindings and items are all in Milvus, read with Strong consistency, so any
+number of PolarMem processes can serve the same namespaces and a write acknowledged by one is
+seen by the next read of any other. A write returns only after Milvus acknowledged it.
+
+Search runs the lexicographic ranking as tiered filtered searches on the namespace's FLAT
+(exact, inner product over unit vectors = cosine) index: entailed (+1), then neutral (0), then
+conflict (-1) unless excluded, each asked for at most the hits still missing, stopping when k
+are filled (``hard``); ``soft`` and ``off`` take each tier's top k and merge them by score
+(exact: the overall top k lies inside the union of the per-tier top k). Equal scores are
+ordered by item id — the order the local backend gives after a restart (slots in id order).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import threading
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable, quoted
+from polarmem_server.storage.backend import (Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
+                                             SearchResult)
+from polarmem_server.storage.milvus import expressions as ex
+from polarmem_server.storage.milvus import schema
+from polarmem_server.storage.milvus.concepts import PAGE, ConceptBindings
+from polarmem_server.storage.milvus.connection import Connection, MilvusSettings, import_pymilvus
+
+STRONG = {"consistency_level": "Strong"}
+HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
+FETCH_BATCH = 1000
+MAX_TOP_K = 16_384  # Milvus's topk limit per search
+LOAD_TIMEOUT_S = 300.0
+
+
+def encode_record(message) -> str:
+    text = base64.b64encode(message.SerializeToString()).decode()
+    if len(text) > schema.MAX_RECORD_CHARS:
+        raise InvalidArgument(f"record of {quoted(getattr(message, 'id', '') or message.name)} is "
+                              f"{len(text)} characters encoded, over the Milvus backend's {schema.MAX_RECORD_CHARS}; "
+                              "keep fewer concepts, history or text per item")
+    return text
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+class _Namespace:
+    """Handles of one namespace's collection (cached; the truth is in Milvus)."""
+
+    def __init__(self, collection, space: str, dim: int) -> None:
+        self.collection = collection
+        self.space = space
+        self.dim = dim
+
+
+class MilvusBackend(Backend):
+    def __init__(self, settings: MilvusSettings | None = None) -> None:
+        pymilvus = import_pymilvus()
+        self.settings = settings or MilvusSettings()
+        self._Collection = pymilvus.Collection
+        self._utility = pymilvus.utility
+        self.connection = Connection(self.settings)
+        # Per call. pymilvus bounds its retries by `timeout` only when it is an int; otherwise it
+        # retries an unreachable server up to 75 times with back-off up to 60 s (about an hour).
+        self._t = {"timeout": max(1, math.ceil(self.settings.timeout_s))}
+        self._closed = False
+        self._lock = threading.Lock()
+        self._handles: dict[str, _Namespace] = {}
+        self._meta = self._ensure(schema.namespaces_collection(self.settings.prefix), schema.namespaces_schema(),
+                                  "placeholder")
+        concepts = self._ensure(schema.concepts_collection(self.settings.prefix), schema.concepts_schema(),
+                                "placeholder")
+        self.bindings = ConceptBindings(concepts, self._call, self._t["timeout"])
+
+    def close(self) -> None:
+        self._closed = True
+        self.connection.close()
+
+    # ---- namespaces ---------------------------------------------------------------------------
+
+    def namespaces(self) -> list[NamespaceRecord]:
+        rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
+        return sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name)
+
+    def create_namespace(self, record: NamespaceRecord) -> None:
+        spaces = list(record.spaces)
+        if len(spaces) != 1 or spaces[0].multi:
+            raise InvalidArgument(f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
+                                  "per collection) holds exactly one single-vector space; declare one space, e.g. "
+                                  "'sem', or use the local backend")
+        with self._lock:
+            if self._record(record.name) is not None:
+                raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
+            name = schema.items_collection(self.settings.prefix, record.name)
+            self._ensure(name, schema.items_schema(spaces[0].name, spaces[0].dim), "vec")
+            self._put_record(record)
+
+    def update_namespace(self, record: NamespaceRecord) -> None:
+        self._require(record.name)
+        self._put_record(record)
+
+    def delete_namespace(self, name: str) -> None:
+        with self._lock:
+            self._require(name)
+            collection = schema.items_collection(self.settings.prefix, name)
+            self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
+                       "drop namespace collection")
+            self.bindings.delete_namespace(name)
+            self._call(lambda: self._meta.delete(f"name in [{ex.literal(name)}]", **self._t), "delete namespace")
+            self._handles.pop(name, None)
+
+    # ---- concepts -----------------------------------------------------------------------------
+
+    def concepts(self, ns: str) -> list[tuple[int, str]]:
+        self._require(ns)
+        return self.bindings.bound(ns)
+
+    def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
+        self._require(ns)
+        return self.bindings.allocate(ns, names)
+
+    # ---- items --------------------------------------------------------------------------------
+
+    def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
+        if not writes:
+            return
+        target = self._ns(ns)
+        ids = [w.record.id for w in writes]
+        for item_id in ids:
+            schema.check_item_id(item_id)
+        stored = set(self._existing(target, ids))
+        for write in writes:  # re-checked here: another process may have written since the library looked
+            if write.previous is None and write.record.id in stored:
+                raise AlreadyExists(f"item {quoted(write.record.id)} already exists in namespace {quoted(ns)}")
+            if write.previous is not None and write.record.id not in stored:
+                raise NotFound(f"item {quoted(write.record.id)} does not exist in namespace {quoted(ns)}")
+        rows = [self._row(target, w) for w in writes]
+        columns = [list(column) for column in zip(*rows)]
+        # upsert = delete + insert under one timestamp: each item is replaced wholly or not at all
+        self._call(lambda: target.collection.upsert(columns, **self._t), "write items")
+
+    def delete_item(self, ns: str, record: ItemRecord) -> None:
+        target = self._ns(ns)
+        if not self._existing(target, [record.id]):
+            raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
+        self._call(lambda: target.collection.delete(f"id in [{ex.literal(record.id)}]", **self._t), "delete item")
+
+    def contains(self, ns: str, item_id: str) -> bool:
+        return bool(self._existing(self._ns(ns), [item_id]))
+
+    def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
+        target = self._ns(ns)
+        found: dict[str, ItemRecord] = {}
+        for start in range(0, len(item_ids), FETCH_BATCH):
+            chunk = list(dict.fromkeys(item_ids[start:start + FETCH_BATCH]))
+            for row in self._query(target.collection, f"id in {self._list(chunk)}", ["record"], "read items"):
+                found[row["id"]] = ItemRecord.FromString(base64.b64decode(row["record"]))
+        return [found.get(item_id) for item_id in item_ids]
+
+    def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
+        target = self._ns(ns)
+        rows = self._query(target.collection, f"id in [{ex.literal(item_id)}]", ["vec", "has_vector"], "read vectors")
+        if not rows or not rows[0]["has_vector"]:
+            return {}
+        return {target.space: np.asarray(rows[0]["vec"], dtype=np.float32).reshape(1, -1)}
+
+    def iter_items(self, ns: str) -> Iterator[ItemRecord]:
+        target = self._ns(ns)
+        ids = sorted(r["id"] for r in self._query(target.collection, "id != \"\"", [], "list items"))
+        for start in range(0, len(ids), FETCH_BATCH):
+            for record in self.get_items(ns, ids[start:start + FETCH_BATCH]):
+                if record is not None:  # forgotten since the listing
+                    yield record
+
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
+                         limit: int = 100) -> list[str]:
+        target = self._ns(ns)
+        expr = f"array_contains({polarity}, {int(concept_id)})"
+        if after:
+            expr += f" and id > {ex.literal(after)}"
+        ids = sorted(r["id"] for r in self._query(target.collection, expr, [], "list items by concept"))
+        return ids[:limit]
+
+    def counts(self, ns: str) -> NamespaceCounts:
+        target = self._ns(ns)
+        kinds: dict[int, int] = {}
+        concepts: dict[str, dict[int, int]] = {"has": {}, "not_has": {}, "align": {}}
+        scored = 0
+        for row in self._query(target.collection, "id != \"\"", ["kind", "has", "not_has", "align", "scored"],
+                               "count items"):
+            kinds[int(row["kind"])] = kinds.get(int(row["kind"]), 0) + 1
+            scored += int(row["scored"])
+            for polarity, bucket in concepts.items():
+                for concept_id in row[polarity]:
+                    bucket[int(concept_id)] = bucket.get(int(concept_id), 0) + 1
+        return NamespaceCounts(kinds, concepts, scored)
+
+    # ---- search -------------------------------------------------------------------------------
+
+    def search(self, ns: str, request: SearchRequest) -> SearchResult:
+        target = self._ns(ns)
+        if request.k > MAX_TOP_K:
+            raise InvalidArgument(f"k={request.k} is over the Milvus backend's {MAX_TOP_K}; ask for fewer")
+        base = ex.filters(request.kinds, request.metadata_equals, request.forbidden, request.absent_verified)
+        required, forbidden = list(request.required), list(request.forbidden)
+        vector = request.vectors.get(target.space)
+        weight = float(request.weights.get(target.space, 1.0)) if vector is not None else 0.0
+        counts = {}
+        tiers = []
+        for level in (1, 0, -1):
+            expr = ex.tier(level, required, forbidden)
+            counts[ex.TIER_NAMES[level]] = 0 if expr is None else self._count(target, ex.both(base, expr))
+            if expr is not None and not (level == -1 and request.exclude_conflicts):
+                tiers.append((level, ex.both(base, expr)))
+        hits: list[SearchHit] = []
+        for level, expr in tiers:
+            if counts[ex.TIER_NAMES[level]] == 0:
+                continue
+            want = request.k - len(hits) if request.mode == "hard" else request.k
+            if want <= 0:
+                break
+            for item_id, similarity in self._rank(target, expr, vector, weight, want):
+                hits.append(SearchHit(item_id, level, similarity))
+        if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
+            bonus = request.soft_lambda if request.mode == "soft" else 0.0
+            hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
+        return SearchResult(hits[:request.k], counts)
+
+    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int) -> list[tuple[str, float]]:
+        """The tier's top k by weighted cosine, ties by id. Milvus cuts a tie group at k in an
+        order of its own, so one more hit than needed is asked for, and when the cut falls inside
+        a group of equal scores the tier is read to Milvus's limit before sorting."""
+        if vector is None:  # no similarity: every item scores 0, order by id
+            rows = self._query(target.collection, expr or "id != \"\"", [], "rank items")
+            return [(item_id, 0.0) for item_id in sorted(r["id"] for r in rows)[:k]]
+        query = unit(vector).tolist()
+
+        def nearest(limit: int) -> list[tuple[str, float]]:
+            result = self._call(lambda: target.collection.search(
+                [query], "vec", {"metric_type": "IP", "params": {}}, limit=limit, expr=expr or None, **STRONG,
+                **self._t), "search")[0]
+            return [(hit.id, float(hit.distance)) for hit in result]
+
+        found = nearest(min(k + 1, MAX_TOP_K))
+        if len(found) > k and abs(found[k][1] - found[k - 1][1]) <= 1e-6:
+            found = nearest(MAX_TOP_K)  # a tie straddles the cut: read the whole group, keep the lowest ids
+        found.sort(key=lambda pair: (-round(pair[1], 6), pair[0]))
+        return [(item_id, weight * similarity) for item_id, similarity in found[:k]]
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _call(self, fn, what: str):
+        if self._closed:
+            raise Unavailable("the Milvus backend is closed")
+        return self.connection.call(fn, what)
+
+    def _ensure(self, name: str, collection_schema, vector_field: str):
+        """Opens a collection, creating, indexing and loading it if needed (idempotent, so
+        processes starting at once agree)."""
+        def open_():
+            if self._utility.has_collection(name, using=self.connection.alias, **self._t):
+                collection = self._Collection(name, using=self.connection.alias)
+            else:
+                collection = self._Collection(name, collection_schema, using=self.connection.alias,
+                                              consistency_level="Strong", **self._t)
+            if not collection.has_index():
+                collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}},
+                                        **self._t)
+            collection.load(timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))  # loading a big one takes long
+            return collection
+
+        return self._call(open_, f"open collection {name}")
+
+    def _record(self, name: str) -> NamespaceRecord | None:
+        rows = self._query(self._meta, f"name in [{ex.literal(name)}]", ["record"], "read namespace")
+        return NamespaceRecord.FromString(base64.b64decode(rows[0]["record"])) if rows else None
+
+    def _put_record(self, record: NamespaceRecord) -> None:
+        text = encode_record(record)
+        self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]], **self._t),
+                   "write namespace")
+
+    def _require(self, name: str) -> NamespaceRecord:
+        record = self._record(name)
+        if record is None:
+            self._handles.pop(name, None)
+            raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
+        return record
+
+    def _ns(self, name: str) -> _Namespace:
+        """The namespace's collection. The handle is cached; a namespace another process deleted
+        since is NotFound when its dropped collection is used (connection.translate)."""
+        handle = self._handles.get(name)
+        if handle is None:
+            space = self._require(name).spaces[0]
+            collection = self._ensure(schema.items_collection(self.settings.prefix, name),
+                                      schema.items_schema(space.name, space.dim), "vec")
+            handle = self._handles[name] = _Namespace(collection, space.name, space.dim)
+        return handle
+
+    def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
+        return [r["id"] for r in self._query(target.collection, f"id in {self._list(ids)}", [], "look up items")]
+
+    def _count(self, target: _Namespace, expr: str) -> int:
+        rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG, **self._t),
+                          "count items")
+        return int(rows[0]["count(*)"])
+
+    def _query(self, collection, expr: str, fields: list[str], what: str) -> list[dict]:
+        """Every row matching; Milvus caps one query at PAGE rows, beyond that an iterator pages."""
+        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, **STRONG, **self._t), what)
+        if len(page) < PAGE:
+            return page
+
+        def everything():
+            rows: list[dict] = []
+            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields, **STRONG,
+                                                 **self._t)
+            while batch := iterator.next():
+                rows.extend(batch)
+            iterator.close()
+            return rows
+
+        return self._call(everything, what)
+
+    @staticmethod
+    def _list(values: Sequence[str]) -> str:
+        return "[" + ", ".join(ex.literal(v) for v in values) + "]"
+
+    def _row(self, target: _Namespace, write: ItemWrite) -> list:
+        record = write.record
+        has = sorted({ev.concept_id for ev in record.evidence if ev.state == HAS})
+        not_has = sorted({ev.concept_id for ev in record.evidence if ev.state == NOT_HAS})
+        vector = write.vectors.get(target.space)
+        stored = unit(vector) if vector is not None else np.zeros(target.dim, dtype=np.float32)
+        scored = sum(1 for ev in record.evidence if len(ev.template_scores))
+        return [record.id, int(record.kind), has, not_has, sorted(set(record.mentions)), dict(record.metadata), scored,
+                vector is not None, encode_record(record), stored.tolist()]

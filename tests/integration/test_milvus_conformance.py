@@ -1,0 +1,172 @@
+"""One conformance suite, two backends: the same items and queries through Memory over the local
+backend (RocksDB + compiled core) and over the Milvus backend (a real Milvus standalone server
+from the `milvus` wheel, started once per session by tests/milvus_server.py) give the same
+records, the same ids and — on Milvus's exact FLAT index — the same order."""
+
+import uuid
+
+import numpy as np
+import pytest
+
+from milvus_server import milvus_server  # noqa: F401  (the session fixture)
+from polarmem_server.index import SpaceSpec
+from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+
+DIM = 8
+CONCEPTS = ("dog", "cat", "car", "bus")
+
+
+def open_memory(kind, tmp_path, request):
+    if kind == "local":
+        return Memory(tmp_path / f"data-{uuid.uuid4().hex[:6]}", durability="async")
+    from polarmem_server.storage.milvus.backend import MilvusBackend
+    from polarmem_server.storage.milvus.connection import MilvusSettings
+
+    server = request.getfixturevalue("milvus_server")
+    return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"t{uuid.uuid4().hex[:10]}")))
+
+
+def without_times(record):
+    """The record less its clock fields (the two backends stored it at different moments)."""
+    copy = type(record)()
+    copy.CopyFrom(record)
+    copy.created_ms = copy.updated_ms = 0
+    return copy
+
+
+@pytest.fixture(params=["local", "milvus"])
+def backend_kind(request):
+    return request.param
+
+
+@pytest.fixture
+def memory(backend_kind, tmp_path, request):
+    m = open_memory(backend_kind, tmp_path, request)
+    m.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    yield m
+    m.close()
+
+
+def vec(seed):
+    return np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+
+
+def states(record, memory):
+    names = memory.namespace("t").vocabulary.name
+    return {names(ev.concept_id): ev.state for ev in record.evidence}
+
+
+def test_remember_get_and_concept_lists(memory):
+    record = memory.remember("t", ItemInput(id="img1", vectors={"vis": vec(0)},
+                                            scores={"dog": [0.95, 0.9], "cat": [0.05, 0.1], "grass": [0.8, 0.85]}))
+    assert states(record, memory) == {"dog": 1, "cat": 2, "grass": 1}
+    assert memory.get_item("t", "img1") == record  # the whole record: scores, τ*, δ, history
+    for i in range(7):
+        memory.remember("t", ItemInput(id=f"i{i}", states={"dog": "has"}, vectors={"vis": vec(i + 1)}))
+    first = memory.items_by_concept("t", "dog", "has", limit=3)
+    second = memory.items_by_concept("t", "dog", "has", after=first[-1], limit=3)
+    assert first + second == ["i0", "i1", "i2", "i3", "i4", "i5"]
+    assert memory.items_by_concept("t", "cats", "not_has") == ["img1"]
+    assert memory.concept_stats("t", "dog") == {"has": 8, "not_has": 0, "align": 0}
+    assert memory.namespace_counts("t").items == 8
+    stored = memory.get_vectors("t", "i0")["vis"]
+    assert np.allclose(stored.reshape(-1) / np.linalg.norm(stored), vec(1) / np.linalg.norm(vec(1)), atol=1e-5)
+
+
+def test_recall_hard_soft_off_and_filters(memory):
+    memory.remember("t", ItemInput(id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"},
+                                   metadata={"site": "a"}))
+    memory.remember("t", ItemInput(id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"},
+                                   metadata={"site": "b"}))
+    memory.remember("t", ItemInput(id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]},
+                                   metadata={"site": "a"}))
+    q = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == ["hawk", "eagle", "sky"]
+    hard = memory.recall("t", vectors=q, required=["eagle"])
+    assert [h.item_id for h in hard.hits] == ["eagle", "sky", "hawk"]
+    assert hard.hits[0].entailed_by == ["eagle"] and hard.hits[2].conflicted_by == ["eagle"]
+    assert hard.tier_counts == {"conflict": 1, "neutral": 1, "entailed": 1}
+    soft = memory.recall("t", vectors=q, required=["eagle"], mode="soft", soft_lambda=0.5)
+    assert [h.item_id for h in soft.hits] == ["eagle", "hawk", "sky"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == ["eagle", "sky"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == ["sky", "hawk"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, kinds=["text"]).hits] == ["sky"]
+    assert [h.item_id for h in memory.recall("t", forbidden=["eagle"]).hits] == ["hawk", "sky", "eagle"]
+
+
+def test_observe_keeps_history_and_forget_removes(memory):
+    memory.remember("t", ItemInput(id="a", vectors={"vis": vec(1)}, states={"dog": "has"}))
+    memory.remember("t", ItemInput(id="b", vectors={"vis": vec(2)}, states={"dog": "has"}))
+    record = memory.observe("t", "a", states={"dog": "not_has"})
+    assert states(record, memory) == {"dog": 2} and len(record.history) == 1
+    assert memory.get_item("t", "a") == record
+    assert [h.item_id for h in memory.recall("t", vectors={"vis": vec(1)}, required=["dog"]).hits] == ["b", "a"]
+    memory.forget("t", "b")
+    assert [h.item_id for h in memory.recall("t", vectors={"vis": vec(1)}, required=["dog"]).hits] == ["a"]
+    with pytest.raises(LookupError):
+        memory.get_item("t", "b")
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory, request):
+    """The same 150 items in both backends (module-scoped: Milvus writes are slow)."""
+    rng = np.random.default_rng(3)
+    items = []
+    for i in range(150):
+        picked = {}
+        for concept in CONCEPTS:
+            draw = rng.random()
+            if draw < 0.3:
+                picked[concept] = "has"
+            elif draw < 0.65:
+                picked[concept] = "not_has"
+            elif draw < 0.8:
+                picked[concept] = "uncertain"
+        vector = rng.standard_normal(DIM).astype(np.float32)
+        if i % 15 == 0:  # exact ties: some items share a vector
+            vector = np.ones(DIM, dtype=np.float32)
+        items.append(ItemInput(id=f"i{i:03d}", vectors={"vis": vector}, states=picked,
+                               metadata={"half": str(i % 2)}, kind="text" if i % 3 == 0 else "visual"))
+    memories = {}
+    for kind in ("local", "milvus"):
+        m = open_memory(kind, tmp_path_factory.mktemp(kind), request)
+        m.create_namespace(NamespaceSettings("s", spaces=(SpaceSpec("vis", DIM),), encoder="none",
+                                             concepts=CONCEPTS))
+        assert not [r for r in m.remember_batch("s", items) if isinstance(r, Exception)]
+        memories[kind] = m
+    yield memories, items
+    for m in memories.values():
+        m.close()
+
+
+QUERIES = [
+    dict(required=["dog"], forbidden=["cat"]),
+    dict(required=["car"], forbidden=["bus", "dog"], exclude_conflicts=True),
+    dict(forbidden=["cat"]),
+    dict(required=["bus"], mode="soft", soft_lambda=0.3),
+    dict(required=["dog", "car"], mode="off"),
+    dict(required=["dog"], forbidden=["cat"], mode="strict"),
+    dict(required=["cat"], metadata={"half": "1"}, kinds=["visual"]),
+    dict(required=["dog"], forbidden=["car"], mode="strict", metadata={"half": "0"}),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
+@pytest.mark.parametrize("k", [7, 40])
+def test_same_items_same_queries_same_order(twins, query, k):
+    memories, _ = twins
+    vector = np.random.default_rng(k).standard_normal(DIM).astype(np.float32)
+    if k == 7:
+        vector = np.ones(DIM, dtype=np.float32)  # hits the tied group, cut by k
+    results = {kind: m.recall("s", vectors={"vis": vector}, k=k, **query) for kind, m in memories.items()}
+    local, milvus = results["local"], results["milvus"]
+    assert milvus.tier_counts == local.tier_counts
+    assert [(h.item_id, h.tier) for h in milvus.hits] == [(h.item_id, h.tier) for h in local.hits]
+    assert np.allclose([h.score for h in milvus.hits], [h.score for h in local.hits], atol=1e-5)
+    assert [without_times(h.record) for h in milvus.hits] == [without_times(h.record) for h in local.hits]
+
+
+def test_constraint_only_query_without_vectors(twins):
+    memories, _ = twins
+    results = {kind: m.recall("s", required=["dog"], forbidden=["cat"], k=20) for kind, m in memories.items()}
+    assert [h.item_id for h in results["milvus"].hits] == [h.item_id for h in results["local"].hits]
