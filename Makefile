@@ -7,7 +7,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_CPP := build/cpp
 PYTEST_ARGS ?=
 
-.PHONY: quickstart test test-slow test-cpp test-python install bench clean
+.PHONY: quickstart test test-slow test-milvus test-cpp test-python install bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,12 +59,18 @@ $(HADOLINT): $(BIN)/python
 test-python: $(HADOLINT) $(BLACKBOX)
 
 test-python: install $(PROMTOOL)
-	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" $(PYTEST_ARGS)
 
 test: test-cpp test-python
 
 test-slow: install
 	$(BIN)/pytest -m slow $(PYTEST_ARGS)
+
+# The Milvus backend against the real Milvus 2.3 standalone server (from the `milvus` wheel; started
+# once per session by tests/milvus_server.py). Its client pins an older grpcio, hence --no-deps.
+test-milvus: install
+	$(BIN)/pip install -q --no-deps -r requirements-milvus.txt
+	$(BIN)/pytest -m "milvus and not slow" $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/bench_core.py

@@ -77,13 +77,15 @@ class SearchRequest:
     """One ranked search over a namespace's live items.
 
     Tier of an item (``s_log``): -1 (conflict) when it states NOT_HAS for a ``required`` concept
-    or HAS for a ``forbidden`` one; otherwise +1 (entailed) when it states HAS for every
-    ``required`` concept and there is at least one constraint; otherwise 0 (neutral).
+    or HAS for a ``forbidden`` one; otherwise +1 (entailed) when it states HAS for at least one
+    ``required`` concept (the paper's ``Q+ ∩ HAS ≠ ∅``, as the compiled core ranks); otherwise 0
+    (neutral).
     ``s_sem`` is the sum over ``vectors``' spaces of ``weights[space]`` (default 1.0) times the
     cosine between the query vector and the item's vector (the best row for a multi space); an
     item without a vector in a queried space contributes 0 for it.
 
-    Order: ``hard`` by (tier desc, s_sem desc); ``soft`` by ``s_sem + soft_lambda·tier`` desc;
+    Order: ``hard`` by (tier desc, s_sem desc); ``soft`` by ``s_sem + soft_lambda·tier`` desc
+    (the hit's ``score`` stays s_sem);
     ``off`` by s_sem desc (tier still reported). Ties: any order that is deterministic for an
     unchanged namespace.
 
@@ -118,7 +120,7 @@ class SearchHit:
 
     item_id: str
     tier: int  # +1 entailed, 0 neutral, -1 conflict
-    score: float  # the ranking score of the mode: s_sem (hard, off) or s_sem + λ·tier (soft)
+    score: float  # s_sem in every mode (soft ranks by s_sem + λ·tier but reports s_sem)
     states: tuple[int, ...] = ()
 
 

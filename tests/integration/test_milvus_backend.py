@@ -13,6 +13,8 @@ from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
+pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
+
 DIM = 4
 
 

@@ -12,6 +12,8 @@ from milvus_server import milvus_server  # noqa: F401  (the session fixture)
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
+pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
+
 DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus")
 
