@@ -19,6 +19,7 @@ closed again.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import signal
@@ -44,10 +45,12 @@ from polarmem_server.api.status import Overloaded, Unavailable, public_message, 
 from polarmem_server.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
+from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.local.store import StoreDamaged, StoreError, StoreLocked
 
 log = logging.getLogger("polarmem.server")
+access_log = logging.getLogger("polarmem.access")  # one JSON line per RPC when access_log is on
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 WRITES_HEALTH_NAME = f"{SERVICE_NAME}.writes"  # NOT_SERVING while writes cannot succeed (disk full, I/O error)
 ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
@@ -194,7 +197,11 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                     self._admission.release()
                 metrics.in_flight.dec()
                 namespace = "" if stream else getattr(request, "namespace", "") or getattr(request, "name", "")
-                metrics.observe_rpc(method, code.name, time.perf_counter() - started, namespace=namespace)
+                seconds = time.perf_counter() - started
+                metrics.observe_rpc(method, code.name, seconds, namespace=namespace)
+                if self._server.config.access_log:
+                    access_log.info(json.dumps({"method": method, "namespace": namespace[:80], "code": code.name,
+                                                "ms": round(seconds * 1000, 3), "peer": context.peer()}))
 
         return handle
 
@@ -397,11 +404,20 @@ class PolarMemServer:
         self.metrics.rebuild_items.set(self.memory.rebuild_items)
         log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
                  self.memory.rebuild_items / max(self.memory.rebuild_seconds, 1e-9))
+        self._load_encoders()  # before SERVING: a first call must not wait seconds for a model
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
+
+    def _load_encoders(self) -> None:
+        """The text encoders the stored namespaces use, loaded while health says NOT_SERVING."""
+        for name in sorted({ns.settings.encoder for ns in self.memory.list_namespaces()} - {"", "none"}):
+            try:
+                load_encoder(name)
+            except EncoderUnavailable as exc:  # text recall on those namespaces answers FAILED_PRECONDITION
+                log.warning("encoder %r is not available here: %s", name, exc)
 
     def _repair_at_start(self) -> None:
         from polarmem_server.storage.local.repair import repair

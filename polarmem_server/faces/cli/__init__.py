@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -201,9 +202,18 @@ def _add_item_flags(parser: argparse.ArgumentParser, single: bool) -> None:
     group.add_argument("--model")
 
 
+def installed_version() -> str:
+    """The package's version, from its installed metadata (pyproject.toml is the one place it is set)."""
+    try:
+        return metadata.version("polarmem-server")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polarmem", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"polarmem {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = sub.add_parser("serve", help="run the gRPC server")
     config_module.add_arguments(serve)
