@@ -14,11 +14,12 @@ from polarmem_server.faces.client import PolarMemClient
 from servertools import make_config
 
 
-def test_version_comes_from_the_installed_package():
+def test_version_comes_from_the_installed_package(tmp_path):
     from importlib.metadata import version
 
+    # cwd away from the source tree, so the installed package (with its compiled core) is imported
     result = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "--version"], capture_output=True,
-                            text=True, timeout=60)
+                            text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.strip() == f"polarmem {version('polarmem-server')}"
 
 
