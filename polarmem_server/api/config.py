@@ -146,8 +146,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             help=f"{HELP[f.name]} [env POLARMEM_{f.name.upper()}; default {f.default!r}]")
 
 
-def _coerce(name: str, value: Any) -> Any:
-    default = next(f.default for f in fields(ServerConfig) if f.name == name)
+def coerce_setting(value: Any, default: Any) -> Any:
+    """A setting's value (from TOML, an environment variable or a flag) as its default's type;
+    booleans accept 1/0, true/false, yes/no, on/off. ValueError names the expected type.
+    Shared by the server's settings and the client connection settings (faces/connection.py)."""
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
@@ -156,11 +158,18 @@ def _coerce(name: str, value: Any) -> Any:
             return True
         if text in ("0", "false", "no", "off", ""):
             return False
-        raise ConfigError(f"setting {name}: cannot read {value!r} as true / false")
+        raise ValueError(f"cannot read {value!r} as true / false")
     try:
         return type(default)(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"setting {name}: cannot read {value!r} as {type(default).__name__}") from exc
+    except (TypeError, ValueError):
+        raise ValueError(f"cannot read {value!r} as {type(default).__name__}") from None
+
+
+def _coerce(name: str, value: Any) -> Any:
+    try:
+        return coerce_setting(value, next(f.default for f in fields(ServerConfig) if f.name == name))
+    except ValueError as exc:
+        raise ConfigError(f"setting {name}: {exc}") from None
 
 
 def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None = None,

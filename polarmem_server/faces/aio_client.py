@@ -18,7 +18,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
 from polarmem_server.faces.client import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STREAM_TIMEOUT_S, DEFAULT_TIMEOUT_S,
-                                          channel_credentials)
+                                          open_channel)
 from polarmem_server.faces.client_requests import Content, item_message
 
 
@@ -32,16 +32,9 @@ class AsyncPolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
-        options = build.channel_options(max_message_bytes, build.service_config(
-            retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
-        if tls_server_name:
-            options.append(("grpc.ssl_target_name_override", tls_server_name))
-        credentials = channel_credentials(root_certificates, tls)
-        self._metadata = build.bearer_metadata(token)
-        if credentials is not None:
-            self._channel = grpc.aio.secure_channel(address, credentials, options=options)
-        else:
-            self._channel = grpc.aio.insecure_channel(address, options=options)
+        self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
+                                                     tls_server_name, retries, initial_backoff_s, max_backoff_s,
+                                                     retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address

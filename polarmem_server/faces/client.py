@@ -42,6 +42,23 @@ def channel_credentials(root_certificates: bytes | None, tls: bool) -> grpc.Chan
     return None
 
 
+def open_channel(channel_module, address: str, token: str | None, root_certificates: bytes | None,
+                 max_message_bytes: int, tls: bool, tls_server_name: str | None, retries: int,
+                 initial_backoff_s: float, max_backoff_s: float, retry_codes: Sequence[str]):
+    """(channel, call metadata) as both clients use them: `channel_module` is grpc or grpc.aio;
+    the retry policy travels in the channel's service config, the token as bearer metadata."""
+    options = build.channel_options(max_message_bytes, build.service_config(
+        retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
+    if tls_server_name:
+        options.append(("grpc.ssl_target_name_override", tls_server_name))
+    credentials = channel_credentials(root_certificates, tls)
+    if credentials is not None:
+        channel = channel_module.secure_channel(address, credentials, options=options)
+    else:
+        channel = channel_module.insecure_channel(address, options=options)
+    return channel, build.bearer_metadata(token)
+
+
 class PolarMemClient:
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
     `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
@@ -54,16 +71,9 @@ class PolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
-        options = build.channel_options(max_message_bytes, build.service_config(
-            retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
-        if tls_server_name:
-            options.append(("grpc.ssl_target_name_override", tls_server_name))
-        credentials = channel_credentials(root_certificates, tls)
-        self._metadata = build.bearer_metadata(token)
-        if credentials is not None:
-            self._channel = grpc.secure_channel(address, credentials, options=options)
-        else:
-            self._channel = grpc.insecure_channel(address, options=options)
+        self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
+                                                     tls_server_name, retries, initial_backoff_s, max_backoff_s,
+                                                     retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address

@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from polarmem_server.api.config import coerce_setting
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -102,20 +104,10 @@ def add_arguments(parser: argparse.ArgumentParser, namespace: bool = True) -> No
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
-    default = next(f.default for f in fields(Connection) if f.name == name)
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError(f"{source}: {name} must be true or false, got {value!r}")
     try:
-        return type(default)(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{source}: {name} must be a {type(default).__name__}, got {value!r}") from None
+        return coerce_setting(value, next(f.default for f in fields(Connection) if f.name == name))
+    except ValueError as exc:
+        raise ValueError(f"{source}: {name}: {exc}") from None
 
 
 def load_connection(args: argparse.Namespace, env: dict[str, str] | None = None) -> Connection:
