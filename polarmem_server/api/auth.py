@@ -94,7 +94,7 @@ def load_grants(path: str | Path) -> list[Grant]:
 
 
 def grants_from_mapping(tokens: Mapping[str, set[str]]) -> list[Grant]:
-    """token -> namespaces (the older in-code form, as config.load_tokens returns): admin role."""
+    """token -> namespaces (the in-code form tests and embedders use): admin role."""
     return [Grant(f"token{i}", _digest(t), frozenset(ns), DEFAULT_ROLE) for i, (t, ns) in enumerate(tokens.items())]
 
 

@@ -199,15 +199,3 @@ def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None 
         if name in known and value is not None:
             values[name] = _coerce(name, value)
     return dataclasses.replace(ServerConfig(), **values).validate()
-
-
-def load_tokens(path: str) -> dict[str, set[str]]:
-    """token -> namespaces it may use ("*" = all)."""
-    data = tomllib.loads(Path(path).read_text())
-    tokens: dict[str, set[str]] = {}
-    for name, entry in data.get("tokens", {}).items():
-        token = entry.get("token") if isinstance(entry, dict) else None
-        if not token:
-            raise ValueError(f"{path}: tokens.{name} needs a token")
-        tokens[token] = set(entry.get("namespaces", ["*"]))
-    return tokens
