@@ -75,6 +75,7 @@ class QueryPlan:
     explicit: bool = False
     unknown: list[str] = field(default_factory=list)
     mapped: list[tuple[str, str, float]] = field(default_factory=list)  # (phrase, concept, similarity)
+    parsed: textproc.ParsedText | None = None  # the query text's parse, when constraints came from it
 
     @property
     def certain(self) -> bool:
@@ -138,7 +139,7 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
             else:
                 (plan.forbidden if negated else plan.required).append(concept_id)
     else:
-        parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
+        parsed = plan.parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
         plan.required = parsed.positive
         plan.forbidden = [c for c in parsed.negative if c not in parsed.positive]
         unresolved = [(term.word, term.negated) for term in parsed.unknown]
@@ -204,7 +205,8 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
         # The semantic half embeds the query's affirmative part: "anything except a bus" must not
         # rank buses first by similarity (docs/quality.md measures it). A client vector is used as sent.
-        affirmative = textproc.affirmative_text(query.text, vocabulary) or query.text
+        parsed = plan.parsed if plan.parsed is not None else textproc.parse(query.text, vocabulary)
+        affirmative = textproc.affirmative_part(query.text, parsed) or query.text
         vectors["sem"] = _encoder(namespace).encode([affirmative])[0]
     if not vectors and not plan.required and not plan.forbidden:
         raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")

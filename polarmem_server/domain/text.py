@@ -245,7 +245,12 @@ def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers:
     a bus" embeds "bus"). Without a vocabulary only the cues and their scopes are found, which
     is all this needs. Returns "" when nothing affirmative is left ("no dogs"); the caller then
     has no semantic half to rank by and should fall back to the full query or to no vector."""
-    parsed = parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers)
+    return affirmative_part(query, parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers))
+
+
+def affirmative_part(query: str, parsed: ParsedText) -> str:
+    """:func:`affirmative_text` from a parse of `query` the caller already has (recall parses
+    a text query once, for its constraints and for its semantic half)."""
     kept, last = [], 0
     for start, end in sorted(parsed.negated_spans):
         if start >= last:
