@@ -23,13 +23,11 @@ MODEL_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def engine_options(config) -> dict:
-    """Constructor options for the configured engine, from a server configuration.
-
-    ``dtype`` ("" = the engine's default: float32 for transformers, the checkpoint's own for
-    tensorrt_llm), ``engine_backend`` (tensorrt_llm: pytorch | tensorrt) and
-    ``engine_max_length`` (0 = the engine's default) are read with defaults, so a configuration
-    without them still works."""
-    dtype = getattr(config, "dtype", "") or ""
+    """Constructor options for the configured engine, from a server configuration: ``dtype``
+    ("" = the engine's default: float32 for transformers, the checkpoint's own for
+    tensorrt_llm), ``engine_backend`` (tensorrt_llm: pytorch | tensorrt), ``engine_max_length``
+    (0 = the engine's default)."""
+    dtype = config.dtype
     if config.engine == "transformers":
         options: dict = {"device": config.device}
         if dtype:
@@ -38,14 +36,13 @@ def engine_options(config) -> dict:
                                  f"got {dtype!r}")
             options["dtype"] = dtype
     elif config.engine == "tensorrt_llm":
-        options = {"backend": getattr(config, "engine_backend", "") or "pytorch"}
+        options = {"backend": config.engine_backend or "pytorch"}
         if dtype:
             options["dtype"] = dtype  # "auto" too: the checkpoint's dtype (tensorrt_llm_api.resolve_dtype)
     else:
         return {}
-    max_length = getattr(config, "engine_max_length", 0) or 0
-    if max_length:
-        options["max_length"] = int(max_length)
+    if config.engine_max_length:
+        options["max_length"] = config.engine_max_length
     return options
 
 
