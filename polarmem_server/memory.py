@@ -174,7 +174,7 @@ class Memory:
         checked = []
         for i, item in enumerate(items):
             try:
-                checked.append((i, check_item(item, namespace.spaces), item))
+                checked.append((i, check_item(item, namespace.spaces, len(namespace.settings.templates)), item))
             except InvalidArgument as exc:
                 results[i] = exc
         verified = self._verify_batch(namespace, [(i, item) for i, _, item in checked if item.needs_verification],
@@ -259,7 +259,7 @@ class Memory:
         item's known concepts when none are named)."""
         namespace = self.namespace(ns)
         check_item_id(item_id)
-        evidence = check_evidence(scores, states, source, model)
+        evidence = check_evidence(scores, states, source, model, len(namespace.settings.templates))
         explicit = check_vectors(namespace.spaces, vectors or {})
         if text or content or verify_concepts:
             before = self.get_item(ns, item_id)
@@ -320,12 +320,13 @@ class Memory:
                mode: str = "hard", soft_lambda: float = 1.0, exclude_conflicts: bool = False,
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
                weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
-               explain: bool = True) -> RecallResult:
+               explain: bool = True, allow_unknown_concepts: bool = False) -> RecallResult:
         """Lexicographic recall (recall.py documents query planning and the modes). `explain`
         False: hits carry what the index knows (id, tier, score, the query concepts' states)
-        and no stored record is read."""
+        and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
+        unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts)."""
         namespace = self.namespace(ns)
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k, mode, soft_lambda,
-                             exclude_conflicts, kinds, metadata, weights, suppressed_k)
+                             exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts)
         return run_recall(self.backend, namespace, query, explain=explain)
 

@@ -1,10 +1,13 @@
 """The recall pipeline (DESIGN.md steps 5-6): query planning, the four modes, explanations,
 suppressed items and the fact-checked context.
 
-Query planning: explicit ``required`` / ``forbidden`` concept names are used as given;
-otherwise both are parsed from the query text (vocabulary mentions with negation scope, see
-``text.py``). A term that names no concept is mapped to the closest vocabulary concept by the
-namespace's text encoder when their cosine similarity is at least
+Query planning: explicit ``required`` / ``forbidden`` concept names are used as given (an
+alias or a plural names its concept). An explicit name the vocabulary lacks is an
+InvalidArgument naming the field and the closest known names, unless the query allows unknown
+concepts: then it is skipped and reported with those names (``QueryPlan.unknown_concepts``).
+Without explicit names both sides are parsed from the query text (vocabulary mentions with
+negation scope, see ``text.py``). A parsed term that names no concept is mapped to the closest
+vocabulary concept by the namespace's text encoder when their cosine similarity is at least
 ``CONCEPT_MAP_MIN_SIMILARITY``; the mapping is reported. Terms that stay unknown are reported
 and not applied.
 
@@ -42,6 +45,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
+from polarmem_server.domain.suggest import closest_names, unknown_concepts_message
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring.encoder import Encoder, load_encoder
 from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
@@ -76,6 +80,8 @@ class QueryPlan:
     unknown: list[str] = field(default_factory=list)
     mapped: list[tuple[str, str, float]] = field(default_factory=list)  # (phrase, concept, similarity)
     parsed: textproc.ParsedText | None = None  # the query text's parse, when constraints came from it
+    # explicit names skipped as unknown (allow_unknown_concepts), each with the closest known names
+    unknown_concepts: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def certain(self) -> bool:
@@ -123,21 +129,39 @@ def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int,
     return out
 
 
+def _explicit_concepts(namespace: Namespace, plan: QueryPlan, required: list[str], forbidden: list[str],
+                       allow_unknown: bool) -> None:
+    """Resolves explicit names into the plan. Names the vocabulary lacks are an InvalidArgument
+    naming the field, the names and the closest known ones; with `allow_unknown` they are
+    skipped and kept in plan.unknown_concepts with those suggestions."""
+    vocabulary = namespace.vocabulary
+    missing: dict[str, list[str]] = {"required": [], "forbidden": []}
+    for field_name, names, target in (("required", required, plan.required), ("forbidden", forbidden, plan.forbidden)):
+        for name in names:
+            concept_id = vocabulary.lookup(name)
+            if concept_id is None:
+                missing[field_name].append(name)
+            else:
+                target.append(concept_id)
+    if not any(missing.values()):
+        return
+    known = vocabulary.names
+    if not allow_unknown:
+        raise InvalidArgument("; ".join(unknown_concepts_message(field_name, names, known, namespace.name)
+                                        for field_name, names in missing.items() if names))
+    for name in dict.fromkeys(missing["required"] + missing["forbidden"]):
+        plan.unknown_concepts.append((name, closest_names(name, known)))
+
+
 def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
-               forbidden: Iterable[str] | None) -> QueryPlan:
+               forbidden: Iterable[str] | None, allow_unknown: bool = False) -> QueryPlan:
     vocabulary = namespace.vocabulary
     plan = QueryPlan()
     required, forbidden = list(required or []), list(forbidden or [])
+    unresolved: list[tuple[str, bool]] = []
     if required or forbidden:
         plan.explicit = True
-        terms = [(name, False) for name in required] + [(name, True) for name in forbidden]
-        unresolved = []
-        for name, negated in terms:
-            concept_id = vocabulary.lookup(name)
-            if concept_id is None:
-                unresolved.append((name, negated))
-            else:
-                (plan.forbidden if negated else plan.required).append(concept_id)
+        _explicit_concepts(namespace, plan, required, forbidden, allow_unknown)
     else:
         parsed = plan.parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
         plan.required = parsed.positive
@@ -200,7 +224,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     None, ``reasons`` empty (no p, τ, δ). With it true the hits' records are read in one
     multi-get per search and explained."""
     vocabulary = namespace.vocabulary
-    plan = plan_query(namespace, query.text, query.required, query.forbidden)
+    plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
     vectors = dict(query.vectors)
     if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
         # The semantic half embeds the query's affirmative part: "anything except a bus" must not
@@ -209,7 +233,8 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         affirmative = textproc.affirmative_part(query.text, parsed) or query.text
         vectors["sem"] = _encoder(namespace).encode([affirmative])[0]
     if not vectors and not plan.required and not plan.forbidden:
-        raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
+        skipped = f" (unknown concepts skipped: {', '.join(n for n, _ in plan.unknown_concepts)})" if plan.unknown_concepts else ""
+        raise InvalidArgument(f"query is empty{skipped}: give text, vectors, or required / forbidden concepts")
     result = RecallResult([], {"conflict": 0, "neutral": 0, "entailed": 0}, plan,
                           [vocabulary.name(c) for c in plan.required], [vocabulary.name(c) for c in plan.forbidden],
                           mode_used=query.mode.value)

@@ -186,7 +186,9 @@ def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None 
             raise ConfigError(f"setting config: {config_file} does not exist; fix the path") from None
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"setting config: {config_file} is not readable TOML ({exc})") from None
-        section = data.get("server", data)
+        # A [client] table holds the client commands' connection settings (faces/connection.py),
+        # so one file can serve both; the server reads [server], or the top level without [client].
+        section = data.get("server", {k: v for k, v in data.items() if k != "client"})
         unknown = set(section) - known
         if unknown:
             raise ConfigError(f"setting config: {config_file} has unknown settings {sorted(unknown)}; known: "

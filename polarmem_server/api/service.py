@@ -20,7 +20,7 @@ from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
-from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES
+from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
@@ -111,12 +111,17 @@ def states_from(message_map: Mapping[str, int], field: str) -> dict[str, str]:
     return out
 
 
-def item_input(message: pb.ItemInput) -> ItemInput:
+def item_input(message: pb.ItemInput, templates: int | None = None, where: str = "item") -> ItemInput:
+    """The library's ItemInput; `where` names the message in errors ("item", "items[3]"), and
+    client scores must number `templates` per concept (the namespace's template count)."""
     if message.kind not in API_KIND_NAMES:
-        raise InvalidArgument(f"item.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
+        raise InvalidArgument(f"{where}.kind: {message.kind} is not a kind; use ITEM_KIND_VISUAL or ITEM_KIND_TEXT")
+    scores = scores_from(message.scores)
+    if templates is not None:
+        check_template_count(scores, templates, f"{where}.scores")
     return ItemInput(id=message.id or None, kind=API_KIND_NAMES[message.kind], text=message.text, uri=message.uri,
-                     metadata=dict(message.metadata), vectors=vectors_from(message.vectors, "item.vectors"),
-                     scores=scores_from(message.scores), states=states_from(message.states, "item.states"),
+                     metadata=dict(message.metadata), vectors=vectors_from(message.vectors, f"{where}.vectors"),
+                     scores=scores, states=states_from(message.states, f"{where}.states"),
                      source=message.source or "client", model=message.model,
                      verify_concepts=list(message.verify_concepts), content=message.content)
 
@@ -287,7 +292,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
-        item = item_input(request.item)
+        item = item_input(request.item, len(self.memory.namespace(request.namespace).settings.templates))
         # Scored (when asked) before anything is written: an engine failure stores nothing.
         try:
             record = self.memory.remember(request.namespace, item, deadline,
@@ -316,16 +321,19 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         response = pb.RememberStreamResponse()
         namespace = ""
-        pending: list[tuple[int, ItemInput | Exception]] = []
+        templates = 0
+        # (stream index, the id the message gave, the item or the error that fails it): a failed
+        # item's result names its given id whatever failed it
+        pending: list[tuple[int, str, ItemInput | Exception]] = []
 
         def flush() -> None:
             if not context.is_active():  # cancelled or past its deadline: nothing more is committed
                 raise DeadlineExceeded("the stream was cancelled or ran past its deadline; the groups committed "
                                        "before stay stored; re-send the stream (stored items answer OK)")
-            inputs = [(i, x) for i, x in pending if not isinstance(x, Exception)]
+            inputs = [(i, x) for i, _, x in pending if not isinstance(x, Exception)]
             outcomes = self.memory.remember_batch(namespace, [x for _, x in inputs])
             results = dict(zip([i for i, _ in inputs], outcomes))
-            for index, value in pending:
+            for index, given_id, value in pending:
                 outcome = results.get(index, value)
                 already_stored = False
                 if isinstance(outcome, AlreadyExists) and isinstance(value, ItemInput):
@@ -333,7 +341,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                     outcome, already_stored = (stored_before, True) if stored_before is not None else (outcome, False)
                 if isinstance(outcome, Exception):
                     code = status_for(outcome)
-                    response.results.add(index=index, id=getattr(value, "id", "") or "",
+                    response.results.add(index=index, id=given_id,
                                          error=pb.ItemError(code=code.value[0], message=public_message(outcome, code)))
                     response.failed += 1
                 else:
@@ -352,19 +360,21 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                     raise InvalidArgument("namespace is required on the first message of the stream")
                 namespace = request.namespace
                 self.auth.check(context, namespace)
-                self.memory.namespace(namespace)  # NOT_FOUND before any item is read
+                # NOT_FOUND before any item is read
+                templates = len(self.memory.namespace(namespace).settings.templates)
             elif request.namespace and request.namespace != namespace:
-                for _ in batch:
-                    pending.append((index, InvalidArgument(f"namespace: one stream writes one namespace ({quoted(namespace)})")))
+                for message in batch:
+                    pending.append((index, message.id, InvalidArgument(
+                        f"namespace: one stream writes one namespace ({quoted(namespace)})")))
                     index += 1
                 continue
             for message in batch:
                 try:
-                    item = item_input(message)
-                    pending.append((index, item))
+                    item = item_input(message, templates, f"items[{index}]")
+                    pending.append((index, message.id, item))
                     to_verify += item.needs_verification
                 except InvalidArgument as exc:
-                    pending.append((index, exc))
+                    pending.append((index, message.id, exc))
                 index += 1
                 if len(pending) >= STREAM_BATCH or to_verify >= STREAM_VERIFY_BATCH:
                     flush()  # by item count, mid-message if need be: the same items make the same groups
@@ -391,7 +401,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
             request.exclude_conflicts, [KIND_NAMES[k] for k in request.kinds] or None,
             dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k,
-            explain=explain or request.include_context or request.include_items)
+            explain=explain or request.include_context or request.include_items,
+            allow_unknown_concepts=request.allow_unknown_concepts)
         check_deadline(deadline)
         return self._recall_response(request, namespace, result)
 
@@ -409,6 +420,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         parse.unknown.extend(plan.unknown)
         for phrase, concept, similarity in plan.mapped:
             parse.mapped.add(phrase=phrase, concept=concept, similarity=similarity)
+        for name, suggestions in plan.unknown_concepts:
+            parse.unknown_concepts.add(name=name, did_you_mean=suggestions)
         returned = {1: 0, 0: 0, -1: 0}
         add_hits(response.hits, result.hits, namespace, request.include_items, returned)
         add_hits(response.suppressed, result.suppressed, namespace, request.include_items, {1: 0, 0: 0, -1: 0})

@@ -105,6 +105,18 @@ def check_scores(scores: Mapping[str, Sequence[float]], where: str = "scores") -
     return out
 
 
+def check_template_count(scores: Mapping[str, Sequence[float]], templates: int, where: str = "scores") -> None:
+    """Client scores are one P(Yes) per template of the namespace, in template order: a concept
+    scored under fewer (or more) templates would be partitioned against evidence it does not
+    match, so it is refused, naming the field."""
+    for name, values in scores.items():
+        count = int(np.size(values))
+        if count != templates:
+            raise InvalidArgument(f"{where}[{quoted(name)}]: expected {templates} P(Yes) value{'s' if templates != 1 else ''}, "
+                                  f"one per template of the namespace, got {count}; score the concept with each "
+                                  "template GetNamespace lists (config.templates), or send states instead")
+
+
 def check_states(states: Mapping[str, str], where: str = "states") -> dict[str, int]:
     if len(states) > MAX_CONCEPTS_PER_ITEM:
         raise InvalidArgument(f"{where}: at most {MAX_CONCEPTS_PER_ITEM} concepts per item, got {len(states)}")
@@ -119,8 +131,13 @@ def check_states(states: Mapping[str, str], where: str = "states") -> dict[str, 
 
 
 def check_evidence(scores: Mapping[str, Sequence[float]] | None, states: Mapping[str, str] | None,
-                   source: str = DEFAULT_SOURCE, model: str = "") -> Evidence:
-    return Evidence(check_scores(scores or {}), check_states(states or {}), source or DEFAULT_SOURCE, model or "")
+                   source: str = DEFAULT_SOURCE, model: str = "", templates: int | None = None) -> Evidence:
+    """Checked evidence; with `templates` (the namespace's template count) every concept's
+    scores must number exactly that many."""
+    checked = check_scores(scores or {})
+    if templates is not None:
+        check_template_count(checked, templates)
+    return Evidence(checked, check_states(states or {}), source or DEFAULT_SOURCE, model or "")
 
 
 def check_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
@@ -174,10 +191,11 @@ class CheckedItem:
     evidence: Evidence
 
 
-def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec]) -> CheckedItem:
-    """Every field of a new item, checked (InvalidArgument names the first bad one)."""
+def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec], templates: int | None = None) -> CheckedItem:
+    """Every field of a new item, checked (InvalidArgument names the first bad one); `templates`:
+    the namespace's template count, which client scores must match."""
     item_id = None if item.id is None or item.id == "" else check_item_id(item.id)
     if not isinstance(item.text, str) or not isinstance(item.uri, str):
         raise InvalidArgument("text and uri must be strings")
     return CheckedItem(item_id, check_kind(item.kind), item.text, item.uri, check_metadata(item.metadata),
-                       check_vectors(spaces, item.vectors), check_evidence(item.scores, item.states, item.source, item.model))
+                       check_vectors(spaces, item.vectors), check_evidence(item.scores, item.states, item.source, item.model, templates))

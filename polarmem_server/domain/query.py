@@ -51,6 +51,8 @@ class RecallQuery:
     metadata: Mapping[str, str] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
     suppressed_k: int = 0
+    # explicit required / forbidden names the vocabulary lacks are skipped (and reported), not refused
+    allow_unknown_concepts: bool = False
 
 
 def check_count(value: object, name: str, low: int, high: int) -> int:
@@ -88,7 +90,7 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
                  k: int = DEFAULT_TOP_K, mode: str = DEFAULT_MODE.value, soft_lambda: float = DEFAULT_SOFT_LAMBDA,
                  exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
                  metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
-                 suppressed_k: int = 0) -> RecallQuery:
+                 suppressed_k: int = 0, allow_unknown_concepts: bool = False) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
     if not isinstance(text, str):
         raise InvalidArgument("text must be a string")
@@ -111,4 +113,5 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         k=check_count(k, "top_k", 1, MAX_TOP_K), mode=check_mode(mode), soft_lambda=float(soft_lambda),
         exclude_conflicts=bool(exclude_conflicts), kinds=tuple(dict.fromkeys(kind_codes)),
         metadata=check_metadata(metadata or {}), weights=checked_weights,
-        suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K))
+        suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
+        allow_unknown_concepts=bool(allow_unknown_concepts))

@@ -142,6 +142,10 @@ class AsyncPolarMemClient:
         response = await self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s)
         return response.calibration
 
+    async def backup(self, destination_dir: str, timeout_s: float | None = None) -> pb.BackupResponse:
+        """As PolarMemClient.backup."""
+        return await self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
+
     async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
                      **options: Any) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""

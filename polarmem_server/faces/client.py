@@ -210,6 +210,12 @@ class PolarMemClient:
         """Calibrate -> the fitted Calibration: labelled scores fit the namespace's score model."""
         return self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s).calibration
 
+    def backup(self, destination_dir: str, timeout_s: float | None = None) -> pb.BackupResponse:
+        """Backup -> BackupResponse: a consistent snapshot of the whole store written to
+        `destination_dir` on the SERVER's file system (absolute, not existing yet); needs a token
+        for every namespace. Restore is offline (`polarmem restore`)."""
+        return self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
+
     # ---- recall -----------------------------------------------------------------------------
 
     def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
@@ -222,8 +228,9 @@ class PolarMemClient:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict. Explicit `required` / `forbidden` replace
-        parsing `text`; `allow_unknown_concepts` accepts names the vocabulary lacks (reported in
-        parse.unknown) where the server would refuse them."""
+        parsing `text`; names the vocabulary lacks are INVALID_ARGUMENT (with the closest known names),
+        unless `allow_unknown_concepts`: then they are skipped and listed in
+        parse.unknown_concepts with their suggestions."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
                                        context_budget_chars, include_items, weights, allow_unknown_concepts)

@@ -296,6 +296,13 @@ def score_concepts_request(namespace: str, concepts: Sequence[str] | None, text:
                                    item=item_message(text=text, content=content, **item))
 
 
+def backup_request(destination_dir: str) -> pb.BackupRequest:
+    """BackupRequest; the path is the server's, so only its type and form are checked here."""
+    if not isinstance(destination_dir, (str, os.PathLike)) or not str(destination_dir):
+        raise ValueError(f"destination_dir must be an absolute path on the server, got {destination_dir!r}")
+    return pb.BackupRequest(destination_dir=str(destination_dir))
+
+
 def calibrate_request(namespace: str, p_yes: Sequence[float], present: Sequence[bool]) -> pb.CalibrateRequest:
     try:
         scores = [float(p) for p in p_yes]

@@ -343,8 +343,11 @@ def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors:
     for query, vector in zip(queries, query_vectors):
         ranked = {}
         for mode in modes:
+            # a query may name a concept no stored item holds (the vocabulary lacks it): it still
+            # runs, unconstrained on that side, as it would for a user who allows unknown names
             response = client.recall(namespace, vectors={"sem": vector}, required=[query.required],
-                                     forbidden=[query.forbidden], top_k=max_k, mode=mode)
+                                     forbidden=[query.forbidden], top_k=max_k, mode=mode,
+                                     allow_unknown_concepts=True)
             ranked[mode] = [h.id for h in response.hits]
         pool = client.recall(namespace, vectors={"sem": vector}, top_k=max_k * POOL_FACTOR, mode="off")
         outcomes.append(QueryOutcome(ranked, [h.id for h in pool.hits]))

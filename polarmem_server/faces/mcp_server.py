@@ -173,7 +173,9 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                      mode: str = "hard", top_k: int = 5, allow_unknown_concepts: bool = False,
                      namespace: str = "") -> CallToolResult:
         """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
-        cat") unless `required` / `forbidden` concept names are given. `mode`: hard (default: items
+        cat") unless `required` / `forbidden` concept names are given; a name this memory does not
+        know is an error with the closest known names, unless `allow_unknown_concepts` (then it is
+        skipped and listed under constraints.unknown with did_you_mean). `mode`: hard (default: items
         contradicting the constraints rank last), strict (also prefers items where forbidden concepts
         are verified absent), soft, adaptive, off (plain similarity). Returns the fact-checked
         context to read and the hits with their verification."""
@@ -181,15 +183,15 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                               forbidden=forbidden, mode=mode, top_k=top_k, include_context=True,
                               allow_unknown_concepts=allow_unknown_concepts)
         parse = response.parse
-        if parse.explicit and parse.unknown and not allow_unknown_concepts:
-            raise ToolError(f"required / forbidden: {', '.join(repr(u) for u in parse.unknown)} not in this memory's "
-                            "vocabulary; fix the name, or set allow_unknown_concepts to recall without it")
+        unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
+        constraints: dict[str, Any] = {"required": list(parse.required), "forbidden": list(parse.forbidden),
+                                       "unknown": unknown}
+        if parse.unknown_concepts:
+            constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
         body = {"context": response.context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
-                "constraints": {"required": list(parse.required), "forbidden": list(parse.forbidden),
-                                "unknown": list(parse.unknown)},
-                "hits": [hit_view(h) for h in response.hits]}
-        summary = (f"constraints: required={body['constraints']['required']} forbidden={body['constraints']['forbidden']}"
-                   + (f" unknown (not applied)={body['constraints']['unknown']}" if parse.unknown else ""))
+                "constraints": constraints, "hits": [hit_view(h) for h in response.hits]}
+        summary = (f"constraints: required={constraints['required']} forbidden={constraints['forbidden']}"
+                   + (f" unknown (not applied)={unknown}" if unknown else ""))
         text = f"{response.context or '(no evidence found)'}\n\n{summary}"
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 

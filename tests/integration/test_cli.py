@@ -6,11 +6,13 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from polarmem_server.api import service as service_module
+from polarmem_server.api.config import load_config
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces import cli
 from polarmem_server.faces.cli import main
@@ -219,10 +221,12 @@ def test_recall_mistakes_get_clear_errors(server, client, ns, capsys):
     client.remember(ns, id="a", vectors={"vis": vec(0)}, states={"dog": "has"})
     conn = ["-n", ns, "--address", server.address]
     code, out, err = run(capsys, "recall", "--required", "dgo", "--vectors-json", json.dumps({"vis": vec(0)}), *conn)
-    assert code == 2 and "'dgo' not in the vocabulary" in err and "--allow-unknown-concepts" in err and out == ""
-    code, out, _ = run(capsys, "recall", "--required", "dog", "--forbidden", "unicorn", "--allow-unknown-concepts",
+    assert code == 2 and out == ""
+    assert "INVALID_ARGUMENT: required: 'dgo' (did you mean 'dog'?) is not in the vocabulary of namespace" in err
+    assert "hint: pass --allow-unknown-concepts" in err
+    code, out, _ = run(capsys, "recall", "--required", "dog", "--forbidden", "dgo", "--allow-unknown-concepts",
                        "--vectors-json", json.dumps({"vis": vec(0)}), *conn)
-    assert code == 0 and "unknown=['unicorn']" in out
+    assert code == 0 and "unknown=['dgo']" in out and "skipped unknown concept 'dgo' (did you mean 'dog'?)" in out
     with pytest.raises(SystemExit):
         main(["recall", "x", "--mode", "fuzzy", *conn])
     assert "invalid choice: 'fuzzy'" in capsys.readouterr().err
@@ -312,3 +316,31 @@ def test_repair_is_wired(tmp_path, capsys):
     else:
         code, _, err = run(capsys, "repair", tmp_path / "no-such-dir")
         assert "unavailable" not in err
+
+
+def test_serve_and_client_commands_share_one_config_file(tmp_path, capsys):
+    """`polarmem serve` reads the server's settings and leaves the [client] table to the client
+    commands, whether the server's settings sit at the top level or in [server]."""
+    config = tmp_path / "polarmem.toml"
+    server_part = f'address = "127.0.0.1:0"\ndata_dir = "{tmp_path / "data"}"\nmetrics_port = -1\n'
+    config.write_text(server_part + '\n[client]\nnamespace = "shared"\ntimeout_s = 20\n')
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--config", str(config)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = process.stdout.readline()
+        assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
+        address = line.split("serving on ")[1].split(";")[0]
+        config.write_text(server_part + f'\n[client]\naddress = "{address}"\nnamespace = "shared"\ntimeout_s = 20\n')
+        assert run(capsys, "namespace", "create", "shared", "--encoder", "none", "--config", config)[0] == 0
+        code, out, _ = run(capsys, "remember", "--id", "a", "--kind", "text", "--text", "hello", "--config", config)
+        assert code == 0 and "hello" in out
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=15)
+    assert process.returncode == 0, err
+    # the [server] form: its table is read, [client] is not the server's either
+    config.write_text(f'[server]\nworkers = 3\n\n[client]\naddress = "{address}"\n')
+    assert load_config(env={}, config_file=str(config)).workers == 3
+    config.write_text('workers = 3\nspeed = 11\n\n[client]\naddress = "x"\n')
+    with pytest.raises(ValueError, match=r"unknown settings \['speed'\]"):  # a real mistake is still refused
+        load_config(env={}, config_file=str(config))

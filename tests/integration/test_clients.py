@@ -59,6 +59,8 @@ def check_every_rpc(results: dict) -> None:
     scores = results["score"]
     assert scores.engine == "lexical" and [s.concept for s in scores.scores] == ["dog", "bus"]
     assert results["calibrate"].supervised and results["calibrate"].fitted_on == 6
+    assert results["get_namespace"].name == "c" and results["get_namespace"].item_count == 5
+    assert results["update"].namespace.config.kappa == 0.5 and results["update"].items_repartitioned >= 1
     assert results["forget_code"] == grpc.StatusCode.NOT_FOUND
     assert results["after_delete"] == ["cal"]
 
@@ -85,6 +87,8 @@ def test_sync_client_every_rpc(engine_server):
         results["get_concept"] = c.get_concept("c", "dog", polarity="has", page_size=10)
         results["score"] = c.score_concepts("c", ["dog", "bus"], text="a dog, and no bus")
         results["calibrate"] = c.calibrate("cal", [0.9, 0.8, 0.7, 0.2, 0.1, 0.05], [True] * 3 + [False] * 3)
+        results["get_namespace"] = c.get_namespace("c")
+        results["update"] = c.update_namespace("c", kappa=0.5)
         c.forget("c", "s3")
         with pytest.raises(grpc.RpcError) as info:
             c.forget("c", "s3")
@@ -122,6 +126,8 @@ def test_async_client_every_rpc(engine_server):
             results["get_concept"] = await c.get_concept("c", "dog", polarity="has", page_size=10)
             results["score"] = await c.score_concepts("c", ["dog", "bus"], text="a dog, and no bus")
             results["calibrate"] = await c.calibrate("cal", [0.9, 0.8, 0.7, 0.2, 0.1, 0.05], [True] * 3 + [False] * 3)
+            results["get_namespace"] = await c.get_namespace("c")
+            results["update"] = await c.update_namespace("c", kappa=0.5)
             await c.forget("c", "s3")
             with pytest.raises(grpc.RpcError) as info:
                 await c.forget("c", "s3")
@@ -280,3 +286,21 @@ def test_tokens_and_tls_from_both_clients(tmp_path):
                 return [n.name for n in await c.list_namespaces()]
 
         assert asyncio.run(run()) == ["t"]
+
+
+def test_backup_from_both_clients(server, client, ns, tmp_path):
+    client.remember(ns, id="a", vectors={"vis": vec(0)}, states={"dog": "has"})
+    snapshot = client.backup(str(tmp_path / "snap-sync"))
+    assert [(n.namespace, n.items) for n in snapshot.namespaces] == [(ns, 1)] and snapshot.files > 0
+    assert (tmp_path / "snap-sync" / "MANIFEST.polarmem.json").is_file()
+    with pytest.raises(grpc.RpcError) as info:
+        client.backup("relative/snap")
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "destination_dir" in info.value.details()
+    with pytest.raises(ValueError, match="destination_dir"):
+        client.backup("")
+
+    async def run():
+        async with AsyncPolarMemClient(server.address) as c:
+            return await c.backup(str(tmp_path / "snap-async"))
+
+    assert [(n.namespace, n.items) for n in asyncio.run(run()).namespaces] == [(ns, 1)]

@@ -86,7 +86,7 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             assert "'dgo'" in message and "allow_unknown_concepts" in message
             body = structured(await client.call_tool("recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"],
                                                                 "allow_unknown_concepts": True}))
-            assert body["constraints"]["unknown"] == ["dgo"]
+            assert body["constraints"]["unknown"] == ["dgo"] and body["constraints"]["did_you_mean"] == {"dgo": ["dog"]}
             assert "mode must be one of off, hard, soft, adaptive, strict" in \
                 await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})
 

@@ -8,6 +8,8 @@ from polarmem_server.domain import mixtures
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
 
+from servertools import ONE_TEMPLATE, TWO_TEMPLATES
+
 DIM = 8
 
 
@@ -18,7 +20,7 @@ def vec(seed):
 @pytest.fixture
 def memory(tmp_path):
     m = Memory(tmp_path / "data")
-    m.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    m.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TWO_TEMPLATES))
     yield m
     m.close()
 
@@ -66,6 +68,8 @@ def test_items_by_concept_paginates(memory):
         (ItemInput(id="x", scores={"newconcept": [float("nan")]}), ValueError, "finite number"),
         (ItemInput(id="x", scores={"newconcept": [1.5]}), ValueError, r"\[0, 1\]"),
         (ItemInput(id="x", scores={"newconcept": []}), ValueError, "at least one"),
+        (ItemInput(id="x", scores={"newconcept": [0.9]}), ValueError,
+         r"scores\['newconcept'\]: expected 2 P\(Yes\) values, one per template of the namespace, got 1"),
         (ItemInput(id="x", states={"newconcept": "maybe"}), ValueError, "not a state"),
         (ItemInput(id="x", vectors={"vis": np.ones(DIM + 1)}, states={"newconcept": "has"}), ValueError, "dimension"),
         (ItemInput(id="x", vectors={"vis": np.zeros(DIM)}, states={"newconcept": "has"}), ValueError, "all zeros"),
@@ -78,7 +82,7 @@ def test_items_by_concept_paginates(memory):
     ],
 )
 def test_bad_items_store_nothing(memory, tmp_path, item, error, words):
-    remember_scored(memory, "keep", dog=[0.9], cat=[0.1])
+    remember_scored(memory, "keep", dog=[0.9] * 2, cat=[0.1] * 2)
     vocab_before = memory.namespace("t").vocabulary.names
     with pytest.raises(error, match=words):
         memory.remember("t", item)
@@ -88,9 +92,9 @@ def test_bad_items_store_nothing(memory, tmp_path, item, error, words):
 
 
 def test_duplicate_ids_and_unknowns(memory):
-    remember_scored(memory, "a", dog=[0.9])
+    remember_scored(memory, "a", dog=[0.9] * 2)
     with pytest.raises(AlreadyExistsError):
-        remember_scored(memory, "a", dog=[0.9])
+        remember_scored(memory, "a", dog=[0.9] * 2)
     with pytest.raises(NotFoundError, match="item 'zzz'"):
         memory.get_item("t", "zzz")
     with pytest.raises(NotFoundError, match="namespace 'nope'"):
@@ -126,12 +130,12 @@ def test_observe_merges_and_keeps_history(memory):
     assert memory.items_by_concept("t", "cat", "not_has") == ["img"]
     assert memory.items_by_concept("t", "cat", "has") == []
     with pytest.raises(NotFoundError):
-        memory.observe("t", "missing", scores={"cat": [0.5]})
+        memory.observe("t", "missing", scores={"cat": [0.5, 0.5]})
 
 
 def test_repartition_without_rescoring(memory, tmp_path):
     for i in range(5):
-        remember_scored(memory, f"i{i}", i, dog=[0.95], cat=[0.6], car=[0.3], bus=[0.02])
+        remember_scored(memory, f"i{i}", i, dog=[0.95] * 2, cat=[0.6] * 2, car=[0.3] * 2, bus=[0.02] * 2)
     loose = [states(memory.get_item("t", f"i{i}"), memory) for i in range(5)]
     changed = memory.repartition("t", kappa=4.0)
     tight = [states(memory.get_item("t", f"i{i}"), memory) for i in range(5)]
@@ -187,7 +191,7 @@ def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
 
 def test_restart_rebuilds_the_same_memory(memory, tmp_path):
     for i in range(50):
-        remember_scored(memory, f"i{i:02d}", i, dog=[0.9 if i % 3 else 0.1], cat=[0.2 if i % 2 else 0.85], car=[0.5])
+        remember_scored(memory, f"i{i:02d}", i, dog=[0.9 if i % 3 else 0.1] * 2, cat=[0.2 if i % 2 else 0.85] * 2, car=[0.5] * 2)
     memory.forget("t", "i07")
     query = dict(vectors={"vis": vec(99)}, required=["dog"], forbidden=["cat"], k=20)
     before = [(h.item_id, h.tier, h.score) for h in memory.recall("t", **query).hits]
@@ -204,7 +208,7 @@ def test_restart_rebuilds_the_same_memory(memory, tmp_path):
 
 
 def test_delete_namespace(memory, tmp_path):
-    remember_scored(memory, "a", dog=[0.9])
+    remember_scored(memory, "a", dog=[0.9] * 2)
     memory.create_namespace(NamespaceSettings("other", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     memory.delete_namespace("t")
     with pytest.raises(NotFoundError):
@@ -257,7 +261,8 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
     monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 200)
     rng = np.random.default_rng(4)
     memory = Memory(tmp_path / "cal")
-    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
+    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated",
+                                              templates=ONE_TEMPLATE))
     for i in range(30):
         scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(20)}
         memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)}, scores=scores))
@@ -289,7 +294,8 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
 def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(tmp_path, monkeypatch):
     monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 40)
     memory = Memory(tmp_path / "cal")
-    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated"))
+    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated",
+                                              templates=TWO_TEMPLATES))
     attempts = []
     fit = memory.writer.fit_calibration
     monkeypatch.setattr(memory.writer, "fit_calibration",
@@ -305,7 +311,7 @@ def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(
 def test_switching_partitioner_repartitions_from_stored_scores(memory):
     rng = np.random.default_rng(5)
     for i in range(10):
-        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(30)}
+        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] * 2 for j in range(30)}
         memory.remember("t", ItemInput(id=f"i{i}", vectors={"vis": vec(i)}, scores=scores))
     before = memory.get_item("t", "i0")
     memory.repartition("t", partitioner="mixture")

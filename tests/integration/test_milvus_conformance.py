@@ -60,7 +60,7 @@ def states(record, memory):
 
 def test_remember_get_and_concept_lists(memory):
     record = memory.remember("t", ItemInput(id="img1", vectors={"vis": vec(0)},
-                                            scores={"dog": [0.95, 0.9], "cat": [0.05, 0.1], "grass": [0.8, 0.85]}))
+                                            scores={"dog": [0.95, 0.9] * 2, "cat": [0.05, 0.1] * 2, "grass": [0.8, 0.85] * 2}))
     assert states(record, memory) == {"dog": 1, "cat": 2, "grass": 1}
     assert memory.get_item("t", "img1") == record  # the whole record: scores, τ*, δ, history
     for i in range(7):

@@ -187,7 +187,7 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
     with PolarMemServer(make_config(tmp_path)) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         client.remember("t", id="a", vectors={"vis": rng.standard_normal(DIM)},
-                        scores={"dog": [0.9], "cat": [0.1], "car": [0.5]})
+                        scores={"dog": [0.9] * 4, "cat": [0.1] * 4, "car": [0.5] * 4})  # one per template
         client.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1)
         body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
     exported = exported_sample_names(body)

@@ -12,6 +12,7 @@ from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local.store import SCHEMA_VERSION
+from servertools import ONE_TEMPLATE
 
 DIM = 6
 CONCEPTS = ("dog", "cat", "car", "bus", "pizza")
@@ -23,8 +24,9 @@ def vec(seed, rows=None):
 
 
 def populate(memory: Memory) -> None:
+    # one template: the items below carry one P(Yes) per concept
     memory.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM), SpaceSpec("crops", DIM, multi=True)),
-                                              encoder="none"))
+                                              encoder="none", templates=ONE_TEMPLATE))
     rng = np.random.default_rng(0)
     items = []
     for i in range(60):

@@ -20,7 +20,7 @@ from polarmem_server import memory as memory_module
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.api.config import ServerConfig, load_config
 from polarmem_server.api.server import PolarMemServer
-from servertools import DIM, make_config
+from servertools import DIM, ONE_TEMPLATE, TWO_TEMPLATES, make_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,7 +88,7 @@ def test_draining_reports_not_serving_then_finishes_in_flight_calls(tmp_path):
 def test_restart_keeps_everything_and_gives_the_same_recall(tmp_path):
     query = dict(vectors={"vis": vec(100)}, required=["dog"], forbidden=["cat"], top_k=15, include_context=True)
     with PolarMemServer(make_config(tmp_path)) as server, PolarMemClient(server.address) as client:
-        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", kappa=0.7)
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", kappa=0.7, templates=TWO_TEMPLATES)
         items = [item_message(id=f"i{i:03d}", vectors={"vis": vec(i)},
                               scores={"dog": [0.9 if i % 3 else 0.1] * 2, "cat": [0.8 if i % 4 == 0 else 0.2] * 2,
                                       "car": [0.5, 0.55]}) for i in range(60)]
@@ -174,7 +174,7 @@ def test_metrics_exposition(labelled_server, tmp_path):
     server = labelled_server
     client = PolarMemClient(server.address)
     ns = "t"
-    client.create_namespace(ns, spaces=[("vis", DIM)], encoder="none")
+    client.create_namespace(ns, spaces=[("vis", DIM)], encoder="none", templates=ONE_TEMPLATE)
     client.remember(ns, id="a", vectors={"vis": vec(1)}, scores={"dog": [0.9], "cat": [0.1], "car": [0.5]})
     client.remember(ns, id="b", kind="text", text="no dog", vectors={"vis": vec(2)})
     client.recall(ns, vectors={"vis": vec(3)}, required=["dog"], top_k=1, suppressed_k=1)

@@ -8,7 +8,7 @@ import pytest
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.common.v1 import enums_pb2
 from polarmem_server.faces.client import PolarMemClient, item_message
-from servertools import DIM
+from servertools import DIM, ONE_TEMPLATE
 
 
 def vec(seed):
@@ -60,15 +60,16 @@ def test_namespace_not_found_and_exists(client, ns):
 
 
 def test_remember_get_observe_forget(client, ns):
-    item = client.remember(ns, id="img", vectors={"vis": vec(1)}, scores={"dog": [0.9, 0.95], "cat": [0.1, 0.05]},
+    # the namespace has four templates: four P(Yes) per concept (the same pair twice: same mean and spread)
+    item = client.remember(ns, id="img", vectors={"vis": vec(1)}, scores={"dog": [0.9, 0.95] * 2, "cat": [0.1, 0.05] * 2},
                            metadata={"camera": "a"})
     assert list(item.has) == ["dog"] and list(item.not_has) == ["cat"]
     dog = next(ev for ev in item.evidence if ev.concept == "dog")
-    assert item.partition.method == "otsu" and dog.p_yes == pytest.approx([0.9, 0.95])
+    assert item.partition.method == "otsu" and dog.p_yes == pytest.approx([0.9, 0.95] * 2)
     got = client.get_item(ns, "img", include_vectors=True)
     assert got.item == item
     np.testing.assert_allclose(got.vectors["vis"].values, vec(1), rtol=1e-6)
-    observed = client.observe(ns, "img", scores={"cat": [0.99, 0.99]}, states={"grass": "has"})
+    observed = client.observe(ns, "img", scores={"cat": [0.99] * 4}, states={"grass": "has"})
     assert observed.item.version == 2 and "grass" in observed.item.has
     assert observed.changed
     again = client.observe(ns, "img", states={"grass": "has"})  # restates what is known
@@ -117,12 +118,22 @@ def test_remember_stream_reports_each_item(client, ns):
     items = [item_message(id="s1", vectors={"vis": vec(1)}, states={"dog": "has"}),
              item_message(id="s2", vectors={"vis": [np.nan] * DIM}),
              item_message(id="s1", vectors={"vis": vec(2)}),
-             item_message(id="s3", vectors={"vis": vec(3)}, scores={"cat": [0.2, 0.3]})]
+             item_message(id="s3", vectors={"vis": vec(3)}, scores={"cat": [0.2, 0.3] * 2}),
+             item_message(id="s4", vectors={"vis": vec(4)}, scores={"cat": [0.2, 0.3]}),
+             pb.ItemInput(id="s5", kind=7)]
     response = client.remember_stream(ns, items)
-    assert (response.stored, response.failed) == (2, 2)
+    assert (response.stored, response.failed) == (2, 4)
     codes = [r.error.code for r in response.results]
-    assert codes == [0, grpc.StatusCode.INVALID_ARGUMENT.value[0], grpc.StatusCode.ALREADY_EXISTS.value[0], 0]
+    invalid = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert codes == [0, invalid, grpc.StatusCode.ALREADY_EXISTS.value[0], 0, invalid, invalid]
     assert "NaN" in response.results[1].error.message
+    # two scores where the namespace has four templates: refused by field, not partitioned as degenerate
+    assert response.results[4].error.message.startswith(
+        "items[4].scores['cat']: expected 4 P(Yes) values, one per template of the namespace, got 2")
+    assert response.results[5].error.message.startswith("items[5].kind: 7 is not a kind")
+    # every failed item's result carries the id it was sent with
+    assert [r.id for r in response.results] == ["s1", "s2", "s1", "s3", "s4", "s5"]
+    assert code_of(lambda: client.get_item(ns, "s4"))[0] == grpc.StatusCode.NOT_FOUND
     assert code_of(lambda: client.remember_stream("nope", items[:1]))[0] == grpc.StatusCode.NOT_FOUND
     empty_ns = iter([pb.RememberStreamRequest(item=items[0])])
     assert code_of(lambda: client._stub.RememberStream(empty_ns, timeout=5))[0] == grpc.StatusCode.INVALID_ARGUMENT
@@ -139,7 +150,7 @@ def test_remember_stream_with_many_items_per_message(client, ns):
     assert (response.stored, response.failed) == (4, 3)
     assert [(r.index, r.id, r.error.code) for r in response.results] == [
         (0, "m0", 0), (1, "m1", 0), (2, "m2", 0),
-        (3, "", grpc.StatusCode.INVALID_ARGUMENT.value[0]), (4, "", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
+        (3, "m3", grpc.StatusCode.INVALID_ARGUMENT.value[0]), (4, "m4", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
         (5, "m0", grpc.StatusCode.ALREADY_EXISTS.value[0]), (6, "m9", 0)]
     assert "one stream writes one namespace" in response.results[3].error.message
     assert client.get_namespace(ns).item_count == 4
@@ -152,8 +163,10 @@ def test_remember_stream_with_many_items_per_message(client, ns):
 
 
 def test_recall_modes_context_and_suppressed(client, ns):
-    client.remember(ns, id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, scores={"eagle": [0.04, 0.05], "sky": [0.9, 0.95]})
-    client.remember(ns, id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, scores={"eagle": [0.9, 0.97], "sky": [0.1, 0.05]})
+    client.remember(ns, id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]},
+                    scores={"eagle": [0.04, 0.05] * 2, "sky": [0.9, 0.95] * 2})
+    client.remember(ns, id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]},
+                    scores={"eagle": [0.9, 0.97] * 2, "sky": [0.1, 0.05] * 2})
     client.remember(ns, id="note", kind="text", text="no eagle here, just a sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]})
     query = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
     off = client.recall(ns, vectors=query, required=["eagle"], mode="off")
@@ -272,7 +285,8 @@ def test_oversized_message_is_rejected(tmp_path):
 
 
 def test_calibrate_with_a_labelled_set(client):
-    info = client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
+    info = client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated",
+                                   templates=ONE_TEMPLATE)  # one P(Yes) per concept below
     assert info.config.rho_absent == info.config.rho == 0.85  # unset: the band is symmetric
     assert client.create_namespace("cal2", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated",
                                    rho_absent=0.93).config.rho_absent == 0.93

@@ -45,9 +45,12 @@ def start_server(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     return process, line.split("serving on ")[1].split(";")[0]
 
 
+CONCEPTS = [f"c{i}" for i in range(40)]
+
+
 def client_loop(address: str, worker: int, stop: threading.Event, counts: list[int], errors: list[str]) -> None:
     rng = random.Random(worker)
-    concepts = [f"c{i}" for i in range(40)]
+    concepts = CONCEPTS
     with PolarMemClient(address) as client:
         n = 0
         while not stop.is_set():
@@ -83,7 +86,8 @@ def soak(tmp_path: Path, seconds: float, sample_every_s: float = 1.0) -> dict:
     process, address = start_server(tmp_path)
     try:
         with PolarMemClient(address) as client:
-            client.create_namespace("soak", spaces=[("vis", DIM)], encoder="none")
+            # declared up front: a recall may name a concept before any item holds it
+            client.create_namespace("soak", spaces=[("vis", DIM)], encoder="none", concepts=CONCEPTS)
         proc = psutil.Process(process.pid)
         stop, counts, errors = threading.Event(), [0] * CLIENTS, []
         threads = [threading.Thread(target=client_loop, args=(address, w, stop, counts, errors), daemon=True)

@@ -21,7 +21,8 @@ def scored(client, ns):
     """Ten items whose spectra Otsu and the per-item mixture split differently."""
     rng = np.random.default_rng(5)
     for i in range(10):
-        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(30)}
+        # one value per concept, repeated for each of the namespace's four templates
+        scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] * 4 for j in range(30)}
         client.remember(ns, id=f"i{i}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)}, scores=scores)
     client.remember(ns, id="asserted", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
                     states={"dog": "has"})

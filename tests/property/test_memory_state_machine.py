@@ -13,6 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from servertools import TWO_TEMPLATES
 
 DIM = 4
 CONCEPTS = ("dog", "cat", "bus", "tree", "lamp")
@@ -32,7 +33,9 @@ class MemoryMachine(RuleBasedStateMachine):
     def start(self):
         self.path = tempfile.mkdtemp(prefix="polarmem-sm-")
         self.memory = self._open()
-        self.memory.create_namespace(NamespaceSettings(NS, spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+        # two templates: scored items carry two P(Yes) per concept
+        self.memory.create_namespace(NamespaceSettings(NS, spaces=(SpaceSpec("vis", DIM),), encoder="none",
+                                                       templates=TWO_TEMPLATES))
         self.model: dict[str, ModelItem] = {}
         self.rng = np.random.default_rng(7)
         self.next_id = 0

@@ -326,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         details = exc.details() or ""
         if exc.code() == grpc.StatusCode.UNIMPLEMENTED and details == "Method not implemented!":
             hint = "the server is older than this client and lacks this call: upgrade the server"
+        if exc.code() == grpc.StatusCode.INVALID_ARGUMENT and "allow_unknown_concepts" in details:
+            hint = ("pass --allow-unknown-concepts to recall without the unknown names; "
+                    "`polarmem concept NAME` checks one")
         if exc.code() == grpc.StatusCode.NOT_FOUND and details.startswith("namespace "):
             hint = "`polarmem namespace list` shows the namespaces; `polarmem namespace create NAME --help` makes one"
         if hint:

@@ -474,19 +474,16 @@ def recall(args: argparse.Namespace) -> int:
             suppressed_k=args.top_k if args.show_suppressed else 0, include_context=args.context,
             context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts)
     parse = response.parse
-    if parse.explicit and parse.unknown and not args.allow_unknown_concepts:
-        # A server that refuses unknown explicit names answers INVALID_ARGUMENT with suggestions
-        # before this point; an older one reports them here, and the results ignored them.
-        which = "required / forbidden"
-        raise ValueError(f"{which}: {', '.join(repr(u) for u in parse.unknown)} not in the vocabulary of namespace "
-                         f"{namespace!r}; fix the name (`polarmem concept NAME` checks one), or pass "
-                         "--allow-unknown-concepts to recall without it")
     if args.json:
         output.print_json(response)
         return 0
     used = MODE_NAMES.get(response.mode_used, "?")
-    print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={list(parse.unknown)} "
+    unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
+    print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={unknown} "
           f"mode={args.mode}->{used}" + (f" ({response.mode_reason})" if response.mode_reason else ""))
+    for skipped in parse.unknown_concepts:
+        close = f" (did you mean {' or '.join(repr(n) for n in skipped.did_you_mean)}?)" if skipped.did_you_mean else ""
+        print(f"  skipped unknown concept {skipped.name!r}{close}")
     for mapping in parse.mapped:
         print(f"  mapped {mapping.phrase!r} -> {mapping.concept} (cosine {mapping.similarity:.2f})")
     output.table(["rank", "tier", "s_sem", "id", "text", "why"],
