@@ -67,7 +67,7 @@ def test_stream_verifies_each_item(lexical):
                               vectors={"vis": pb.VectorValue(values=vec(0).tolist())}))
     response = client.remember_stream("t", items)
     assert (response.stored, response.failed) == (20, 1)
-    assert "reads text only" in response.results[-1].error.message
+    assert "reads text only" in response.results[-1].error.message and response.results[-1].id == "bad"
     assert sorted(client.get_concept("t", "dog").item_ids) == sorted(f"s{i}" for i in range(1, 20, 2))
 
 
@@ -102,6 +102,27 @@ def test_engine_failure_stores_nothing(lexical):
         remember_verified(client, "x", "a dog", ["dog"])
     assert info.value.code() == grpc.StatusCode.UNAVAILABLE and "device lost" in info.value.details()
     assert client.get_namespace("t").item_count == 0 and client.get_namespace("t").concept_count == 0
+
+
+def test_engine_failure_in_a_stream_names_each_failed_item(lexical):
+    """An engine that fails fails the items it was verifying, each result carrying the id the
+    item was sent with; items that need no engine are stored."""
+    server, client = lexical
+
+    def broken(requests):
+        raise EngineError("CUDA error: device lost")
+
+    server.verifier.engine.score = broken
+    vis = {"vis": pb.VectorValue(values=vec(2).tolist())}
+    items = [pb.ItemInput(id="v1", text="a dog", verify_concepts=["dog"], vectors=vis),
+             pb.ItemInput(id="plain", states={"dog": enums_pb2.CONCEPT_STATE_HAS}, vectors=vis),
+             pb.ItemInput(id="v2", text="a cat", verify_concepts=["cat"], vectors=vis)]
+    response = client.remember_stream("t", items)
+    assert (response.stored, response.failed) == (1, 2)
+    assert [(r.id, r.error.code) for r in response.results] == [
+        ("v1", grpc.StatusCode.UNAVAILABLE.value[0]), ("plain", 0), ("v2", grpc.StatusCode.UNAVAILABLE.value[0])]
+    assert "device lost" in response.results[0].error.message
+    assert client.get_namespace("t").item_count == 1
 
 
 def test_engine_timeout_is_deadline_exceeded(lexical):

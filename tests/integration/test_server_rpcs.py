@@ -139,6 +139,25 @@ def test_remember_stream_reports_each_item(client, ns):
     assert code_of(lambda: client._stub.RememberStream(empty_ns, timeout=5))[0] == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_score_count_must_match_the_templates(client, ns):
+    """Client scores are one P(Yes) per namespace template: fewer or more are refused by field
+    (not partitioned as a degenerate spectrum) and nothing is stored or changed."""
+    code, details = code_of(lambda: client.remember(ns, id="one", vectors={"vis": vec(1)}, scores={"dog": [0.9]}))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith("item.scores['dog']: expected 4 P(Yes) values, one per template of the namespace, got 1")
+    code, details = code_of(lambda: client.remember(ns, id="five", vectors={"vis": vec(1)}, scores={"dog": [0.9] * 5}))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "got 5" in details
+    assert client.get_namespace(ns).item_count == 0
+    client.remember(ns, id="ok", vectors={"vis": vec(1)}, scores={"dog": [0.9] * 4, "cat": [0.1] * 4})
+    code, details = code_of(lambda: client.observe(ns, "ok", scores={"cat": [0.99, 0.99]}))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("scores['cat']: expected 4 P(Yes) values")
+    item = client.get_item(ns, "ok").item
+    assert item.version == 1 and list(next(e for e in item.evidence if e.concept == "cat").p_yes) == pytest.approx([0.1] * 4)
+    # a namespace of one template takes one score per concept
+    client.create_namespace("one", spaces=[("vis", DIM)], encoder="none", templates=ONE_TEMPLATE)
+    assert list(client.remember("one", id="a", vectors={"vis": vec(1)}, scores={"dog": [0.9], "cat": [0.1]}).has) == ["dog"]
+
+
 def test_remember_stream_with_many_items_per_message(client, ns):
     one = [item_message(id=f"m{i}", vectors={"vis": vec(i)}, states={"dog": "has"}) for i in range(5)]
     requests = [pb.RememberStreamRequest(namespace=ns, item=one[0], items=one[1:3]),

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
+from polarmem_server.faces import evaluation
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
 from servertools import DIM
 
@@ -100,3 +101,14 @@ def test_raw_request_field_and_async_client(server, stocked):
     error, allowed = asyncio.run(run())
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and "'kat' (did you mean 'cat'" in error.details()
     assert [(u.name, list(u.did_you_mean)) for u in allowed.parse.unknown_concepts] == [("kat", ["cat"])]
+
+
+def test_evaluation_runs_a_query_naming_a_concept_no_item_holds(client):
+    """`polarmem evaluate` draws queries from the labels; a forbidden concept no stored item
+    names is not in the vocabulary, and the query still runs (allowed, reported, not applied)."""
+    client.create_namespace("e", spaces=[("sem", DIM)], encoder="none")
+    client.remember("e", id="a", vectors={"sem": vec(0)}, states={"dog": "has"})
+    client.remember("e", id="b", vectors={"sem": vec(1)}, states={"dog": "not_has"})
+    outcomes = evaluation.run_queries(client, "e", [evaluation.Query("dog", "unicorn")], np.stack([vec(1)]), 2,
+                                      ["off", "hard"])
+    assert outcomes[0].ranked == {"off": ["b", "a"], "hard": ["a", "b"]}
