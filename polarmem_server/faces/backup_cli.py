@@ -10,23 +10,25 @@ import sys
 import grpc
 
 from polarmem_server.errors import PolarMemError
+from polarmem_server.faces import connection
 
 
 def _backup(args: argparse.Namespace) -> int:
-    from polarmem.v1 import memory_service_pb2 as pb
-    from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+    """Backup through the client, connected like every client command (flags, POLARMEM_*,
+    the config file's [client] table; TLS and token files included)."""
+    from polarmem_server.faces.client import PolarMemClient
+    from polarmem_server.faces.connection import load_connection
 
     destination = os.path.abspath(args.destination) if args.relative_to_cwd else args.destination
-    token = args.token or os.environ.get("POLARMEM_TOKEN", "")
-    metadata = (("authorization", f"Bearer {token}"),) if token else ()
-    with grpc.insecure_channel(args.address) as channel:
-        stub = pb_grpc.MemoryServiceStub(channel)
-        try:
-            response = stub.Backup(pb.BackupRequest(destination_dir=destination), metadata=metadata,
-                                   timeout=args.timeout_s)
-        except grpc.RpcError as exc:
-            print(f"backup failed: {exc.code().name}: {exc.details()}", file=sys.stderr)
-            return 1
+    try:
+        with PolarMemClient(**load_connection(args).client_options()) as client:
+            response = client.backup(destination, timeout_s=args.backup_timeout_s)
+    except grpc.RpcError as exc:
+        print(f"backup failed: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"backup failed: {exc}", file=sys.stderr)
+        return 1
     items = sum(n.items for n in response.namespaces)
     print(f"snapshot written to {response.destination_dir} on the server: {len(response.namespaces)} namespace(s), "
           f"{items} item(s), {response.files} files, {response.total_bytes / 2**20:.1f} MiB in {response.seconds:.1f} s")
@@ -65,9 +67,10 @@ def build_parser(prog: str = "polarmem") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     backup = sub.add_parser("backup", help="snapshot a running server's store to a directory on the server")
     backup.add_argument("destination", help="absolute directory on the SERVER's file system; must not exist")
-    backup.add_argument("--address", default="127.0.0.1:50051")
-    backup.add_argument("--token", default="", help="bearer token (default: $POLARMEM_TOKEN); needs admin")
-    backup.add_argument("--timeout-s", type=float, default=3600.0)
+    connection.add_arguments(backup, namespace=False)  # the token needs admin (every namespace)
+    backup.add_argument("--timeout-s", dest="backup_timeout_s", type=float, default=3600.0,
+                        help="deadline of the backup call, in seconds (default 3600; the connection's "
+                             "--timeout is for short calls and does not apply)")
     backup.add_argument("--relative-to-cwd", action="store_true",
                         help="make a relative destination absolute against this shell's directory "
                              "(only meaningful when the server runs on this machine)")

@@ -138,6 +138,23 @@ def test_backup_needs_a_token_for_every_namespace(tmp_path):
         assert backup_call(server.address, str(tmp_path / "s1"), token="s3cret").files > 0
 
 
+def test_backup_command_connects_like_every_client_command(tmp_path, capsys, monkeypatch):
+    """`polarmem backup` takes its address and token from the config file's [client] table (or
+    POLARMEM_* / flags), as the other client commands do."""
+    for name in ("ADDRESS", "TOKEN", "TOKEN_FILE", "CONFIG"):
+        monkeypatch.delenv(f"POLARMEM_{name}", raising=False)
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
+    with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
+        assert backup_cli.main(["backup", str(tmp_path / "s0"), "--address", server.address]) == 1
+        assert "backup failed: UNAUTHENTICATED" in capsys.readouterr().err
+        (tmp_path / "token").write_text("s3cret\n")
+        config = tmp_path / "polarmem.toml"
+        config.write_text(f'[client]\naddress = "{server.address}"\ntoken_file = "{tmp_path / "token"}"\n')
+        assert backup_cli.main(["backup", str(tmp_path / "s1"), "--config", str(config)]) == 0
+        assert "snapshot written to" in capsys.readouterr().out and (tmp_path / "s1" / "MANIFEST.polarmem.json").is_file()
+
+
 def test_restore_refuses_a_non_empty_directory_and_cli_round_trip(tmp_path, capsys):
     with PolarMemServer(make_config(tmp_path)) as server:
         with PolarMemClient(server.address) as client:

@@ -344,3 +344,10 @@ def test_serve_and_client_commands_share_one_config_file(tmp_path, capsys):
     config.write_text('workers = 3\nspeed = 11\n\n[client]\naddress = "x"\n')
     with pytest.raises(ValueError, match=r"unknown settings \['speed'\]"):  # a real mistake is still refused
         load_config(env={}, config_file=str(config))
+
+
+def test_backup_restore_verify_help_reaches_their_own_parser(capsys):
+    for command in ("backup", "restore", "verify"):
+        with pytest.raises(SystemExit) as info:
+            main([command, "--help"])
+        assert info.value.code == 0 and f"usage: polarmem {command}" in capsys.readouterr().out

@@ -316,7 +316,16 @@ HINTS = {
 }
 
 
+BACKUP_COMMANDS = ("backup", "restore", "verify")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in BACKUP_COMMANDS:
+        # their own parser takes every argument (argparse's REMAINDER drops a leading --help)
+        from polarmem_server.faces import backup_cli
+
+        return int(backup_cli.main(argv) or 0)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
