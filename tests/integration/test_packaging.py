@@ -83,6 +83,8 @@ def check_wheel_contents(wheel: Path) -> None:
     assert any(n.startswith("polarmem_server/_core") and n.endswith(".so") for n in names), "no compiled core"
     assert any(n.endswith("memory_service_pb2_grpc.py") for n in names), "no generated gRPC stubs"
     assert "polarmem_server/py.typed" in names
+    # the API contract ships beside its stubs, for clients in other languages
+    assert {"polarmem/v1/memory_service.proto", "polarmem/common/v1/enums.proto"} <= set(names), "no .proto files"
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "polarmem = polarmem_server.faces.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
