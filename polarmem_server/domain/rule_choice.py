@@ -48,6 +48,20 @@ class VerifierKnowledge:
 
 
 @dataclass(frozen=True)
+class LabelledSet:
+    """A labelled calibration set, summarised as a rule choice reads it (stored with the
+    namespace, so the choice survives a restart without the set)."""
+
+    accuracy: float  # balanced accuracy at 0.5
+    present: int
+    absent: int
+
+    @classmethod
+    def of(cls, scores: Sequence[float], present: Sequence[bool]) -> LabelledSet:
+        return cls(*balanced_accuracy(scores, present))
+
+
+@dataclass(frozen=True)
 class RuleChoice:
     rule: Rule
     reason: str
@@ -157,6 +171,26 @@ def choose_rule(knowledge: VerifierKnowledge) -> RuleChoice:
                                 f"zero-shot scores")
     return RuleChoice(SAFEST, "nothing known about the verifier (no calibration set, no declared accuracy): "
                               f"{_describe(SAFEST)}: strict is better with a strong verifier but collapses with a weak one")
+
+
+POSTERIOR_PARTITIONERS = ("mixture", "calibrated")
+
+
+def configured_rule(partitioner: str, rho: float, rho_absent: float) -> RuleChoice:
+    """The rule of a namespace that names its partitioner: that partitioner and `hard`, the
+    paper's rule (only partitioner "auto" chooses)."""
+    posterior = partitioner in POSTERIOR_PARTITIONERS
+    rule = Rule(partitioner, "hard", rho if posterior else None, (rho_absent or rho) if posterior else None)
+    return RuleChoice(rule, f"configured: partitioner {partitioner}, recall hard (the paper's rule); "
+                            "partitioner 'auto' would choose from what the namespace knows about its verifier")
+
+
+def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, engine: str) -> VerifierKnowledge:
+    """VerifierKnowledge from a namespace's stored facts."""
+    if labelled is None:
+        return VerifierKnowledge(declared_accuracy=declared_accuracy, engine=engine)
+    return VerifierKnowledge(labelled_accuracy=labelled.accuracy, labelled_present=labelled.present,
+                             labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
 
 
 def _describe(rule: Rule) -> str:
