@@ -18,6 +18,9 @@ It also measures, on both halves:
   tier, items whose required concept's posterior (or score margin) is higher first, then
   similarity — what a core that stores a confidence next to each state would buy.
 
+`--confidence` runs another experiment instead: "confidently present / absent" flags within
+tiers (confidence_experiment below) for the rules partitioner "auto" chooses.
+
 Seeds are pooled: each seed draws its own queries (100 per seed) and its own simulated scores.
 Simulated evidence is SIMULATED (Beta draws, evaluation.simulated_scores), never a model.
 
@@ -232,6 +235,102 @@ def choose(results: dict[str, dict]) -> str:
     return min(eligible, key=lambda k: (eligible[k]["conflict@3"][0], -eligible[k]["ndcg@10"]))
 
 
+# ---- confidence flags within tiers (issue 18's confidence ranking, without the core) ---------
+
+# The rules partitioner "auto" chooses (domain/rule_choice.py), per evidence source.
+AUTO_RULES = {
+    "simulated:0.7": ["otsu | hard"],
+    "simulated:0.8": ["otsu | strict"],
+    "simulated:0.9": ["otsu | strict"],
+    "simulated:0.95": ["otsu | strict", "calibrated_labelled rho=0.5 rho_absent=0.99 | strict"],
+    "embedding": ["otsu | hard", "calibrated_labelled rho=0.5 rho_absent=0.93 | strict"],
+}
+PRESENT_ABOVE = (0.9, 0.95, 0.99)  # confidently present: confidence above this
+ABSENT_BELOW = (0.01, 0.03, 0.1)   # confidently absent: confidence below this
+
+
+def flag_variants() -> dict[str, tuple[float | None, float | None]]:
+    """name -> (present threshold, absent threshold); None: that flag is not used."""
+    out: dict[str, tuple[float | None, float | None]] = {"none": (None, None)}
+    out.update({f"present>{p}": (p, None) for p in PRESENT_ABOVE})
+    out.update({f"absent<{a}": (None, a) for a in ABSENT_BELOW})
+    out.update({f"absent<{a} present>{p}": (p, a) for p in PRESENT_ABOVE for a in ABSENT_BELOW})
+    return out
+
+
+def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, strict: bool,
+                    present_above: float | None, absent_below: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query Conflict@3 and nDCG@10 of the rule's ranking with two binary refinements inside
+    each tier (after strict's verified absence, before similarity): the forbidden concept
+    confidently absent first, then the required concept confidently present. Binary flags, not a
+    full sort: a slightly surer but unrelated item must not pass a similar one (the full
+    confidence sort measured in docs/partitioners.md lost with weak verifiers)."""
+    sim = qs.affirmative_similarity
+    conflict, ndcg = np.empty(len(qs.queries)), np.empty(len(qs.queries))
+    discounts = 1 / np.log2(np.arange(10) + 2)
+    zeros = np.zeros(states.shape[0], dtype=int)
+    for n in range(len(qs.queries)):
+        req, forb = states[:, qs.required[n]], states[:, qs.forbidden[n]]
+        tier = np.where((req == -1) | (forb == 1), -1, np.where(req == 1, 1, 0))
+        verified = (forb == -1).astype(int) if strict else zeros
+        present = (confidence[:, qs.required[n]] > present_above).astype(int) if present_above is not None else zeros
+        absent = (confidence[:, qs.forbidden[n]] < absent_below).astype(int) if absent_below is not None else zeros
+        order = np.lexsort((-sim[n], -present, -absent, -verified, -tier))[:10]
+        bad = qs.contradicts[n, order]
+        conflict[n] = bad[:3].mean()
+        ndcg[n] = float(((~bad) * discounts).sum() / qs.ideal[n]) if qs.ideal[n] else 0.0
+    return conflict, ndcg
+
+
+def confidence_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
+                    variants: dict[str, tuple[float | None, float | None]], progress=print) -> dict[str, dict]:
+    """rule -> variant -> pooled Conflict@3 (with interval) and nDCG@10 over seeds."""
+    pooled: dict[str, dict[str, dict[str, list]]] = {}
+    wanted = AUTO_RULES[evidence]
+    families = {key.split(" ")[0] for key in wanted}
+    for seed in seeds:
+        qs = Queries(part, seed, num_queries, encoder)
+        rules = rule_states(part, evidence_scores(part, evidence, seed), seed, False, families)
+        for key in wanted:
+            name, mode = key.split(" | ")
+            states, confidence = rules[name]
+            for variant, (present_above, absent_below) in variants.items():
+                c, g = flagged_metrics(states, confidence, qs, mode == "strict", present_above, absent_below)
+                entry = pooled.setdefault(key, {}).setdefault(variant, {"conflict": [], "ndcg": []})
+                entry["conflict"] += c.tolist()
+                entry["ndcg"] += g.tolist()
+        progress(f"  {evidence} seed {seed} done")
+    return {key: {variant: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
+                            "queries": len(e["conflict"])} for variant, e in by_variant.items()}
+            for key, by_variant in pooled.items()}
+
+
+def confidence_experiment(tune: Part, held: Part, evidences: list[str], seeds: list[int], num_queries: int,
+                          encoder) -> dict:
+    """Per evidence source and auto rule: the flag variant chosen on the tuning half (the same
+    selection as the sweep, "none" included), then it and "none" on the held-out half. It wins
+    there when Conflict@3 is lower and nDCG@10 not lower by more than NDCG_SLACK."""
+    report: dict = {}
+    for evidence in evidences:
+        print(f"[{evidence}] confidence flags, tuning half", flush=True)
+        tuned = confidence_pass(tune, evidence, seeds, num_queries, encoder, flag_variants())
+        chosen = {key: choose(by_variant) for key, by_variant in tuned.items()}
+        frozen = {v: flag_variants()[v] for v in set(chosen.values()) | {"none"}}
+        held_out = confidence_pass(held, evidence, seeds, num_queries, encoder, frozen)
+        report[evidence] = {}
+        for key, variant in chosen.items():
+            base, pick = held_out[key]["none"], held_out[key][variant]
+            wins = variant != "none" and pick["conflict@3"][0] < base["conflict@3"][0] and \
+                pick["ndcg@10"] >= base["ndcg@10"] - NDCG_SLACK
+            report[evidence][key] = {"chosen": variant, "tuning": tuned[key], "heldout": held_out[key],
+                                     "wins_heldout": bool(wins)}
+            print(f"    {key}: chosen {variant} (tuning {tuned[key][variant]['conflict@3'][0]:.3f} vs none "
+                  f"{tuned[key]['none']['conflict@3'][0]:.3f}); held-out {pick['conflict@3'][0]:.3f} / "
+                  f"{pick['ndcg@10']:.3f} vs none {base['conflict@3'][0]:.3f} / {base['ndcg@10']:.3f}"
+                  f" -> {'wins' if wins else 'does not win'}", flush=True)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -241,6 +340,8 @@ def main() -> None:
     parser.add_argument("--no-mixture", action="store_true", help="skip the per-item mixture (21 ms per item)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "polarmem" / "dev10k_minilm.npy")
     parser.add_argument("--out", type=Path, default=Path("docs/evaluation/dev/rule_sweep.json"))
+    parser.add_argument("--confidence", action="store_true",
+                        help="run the confidence-flag experiment for the rules partitioner auto chooses instead")
     args = parser.parse_args()
 
     from polarmem_server.scoring.encoder import load_encoder
@@ -260,6 +361,13 @@ def main() -> None:
                     "selection": f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best, on the tuning half",
                     "note": "simulated evidence is drawn from Beta distributions, not produced by a model; "
                             "offline replay of the hard / strict rankings", "evidence": {}}
+    if args.confidence:
+        report["experiment"] = "confidence flags within tiers (flagged_metrics), affirmative query embedding"
+        report["evidence"] = confidence_experiment(tune, held, args.evidence, args.seeds, args.num_queries, encoder)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(f"wrote {args.out}")
+        return
     for evidence in args.evidence:
         print(f"[{evidence}] tuning half ({len(tune_rows)} items)", flush=True)
         tuned = sweep(tune, evidence, args.seeds, args.num_queries, encoder, not args.no_mixture)

@@ -24,6 +24,7 @@ from polarmem_server.domain.items import (ItemInput, check_evidence, check_item,
 from polarmem_server.domain.mixtures import BetaMixture, fit_supervised
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import check_count, recall_query
+from polarmem_server.domain.rule_choice import LabelledSet
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unimplemented, quoted
 from polarmem_server.recall import RecallResult, run_recall
@@ -55,11 +56,16 @@ class Memory:
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
         for record in self.backend.namespaces():
-            namespace = Namespace.from_record(record)
+            namespace = Namespace.from_record(record, self.engine_name)
             concepts = self.backend.concepts(record.name)
             namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
             self.writer.concept_ids(namespace, namespace.settings.concepts)
             self._namespaces[record.name] = namespace
+
+    @property
+    def engine_name(self) -> str:
+        """The server-side scoring engine's name ("" without one): an "auto" namespace's rule reads it."""
+        return self.verifier.engine_name if self.verifier is not None else ""
 
     @property
     def rebuild_items(self) -> int:
@@ -86,7 +92,7 @@ class Memory:
         with self._lock:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
-            namespace = Namespace(settings, now_ms())
+            namespace = Namespace(settings, now_ms(), engine=self.engine_name)
             self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace
             self.writer.concept_ids(namespace, settings.concepts)
@@ -118,8 +124,8 @@ class Memory:
         namespace = self.namespace(ns)
         with namespace.write_lock:
             settings = namespace.settings.updated(changes)
-            namespace.apply_settings(settings)
-            if settings.partitioner == "calibrated" and namespace.calibration is None:
+            namespace.apply_settings(settings)  # an "auto" namespace re-chooses its rule here
+            if namespace.partitioner == "calibrated" and namespace.calibration is None:
                 self.writer.fit_calibration(namespace)
             self.backend.update_namespace(namespace.to_record())
             self.writer.concept_ids(namespace, settings.concepts)
@@ -136,8 +142,10 @@ class Memory:
     def calibrate(self, ns: str, scores: Sequence[float], present: Sequence[bool]) -> BetaMixture:
         """Fit the two class components of the namespace's score model from a labelled
         calibration set (P(Yes) scores and whether each object was present): they replace any
-        pooled fit and stay; the prevalences keep being fitted on the stored scores. Stored items
-        of a "calibrated" namespace are re-partitioned."""
+        pooled fit and stay; the prevalences keep being fitted on the stored scores. The set's
+        balanced accuracy and class counts are kept: an "auto" namespace re-chooses its rule
+        from them. Stored items are re-partitioned when the partitioner in force is
+        "calibrated" or the rule changed it."""
         namespace = self.namespace(ns)
         values = np.asarray(scores, dtype=np.float64).ravel()
         if len(values) != len(present):
@@ -145,11 +153,16 @@ class Memory:
                                   f"{len(present)}): one label per score")
         if values.size and (not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1):
             raise InvalidArgument("p_yes: every calibration score must be a finite P(Yes) in [0, 1]")
+        labels = np.asarray(present, dtype=bool)
         with namespace.write_lock:
-            namespace.set_calibration(fit_supervised(values, np.asarray(present, dtype=bool)))
+            partitioner_before = namespace.partitioner
+            model = fit_supervised(values, labels)  # InvalidArgument (too few of a class) before any change
+            namespace.set_calibration(model)
+            namespace.set_labelled_set(LabelledSet.of(values, labels))  # an "auto" namespace re-chooses
             self.writer.fit_calibration(namespace)  # the concepts' prevalences, from the stored scores
             self.backend.update_namespace(namespace.to_record())
-            if namespace.settings.partitioner == "calibrated":
+            # New components move a calibrated partition; a re-chosen partitioner moves any.
+            if namespace.partitioner == "calibrated" or namespace.partitioner != partitioner_before:
                 self.writer.rewrite_all(namespace)
             return namespace.calibration
 
@@ -317,16 +330,24 @@ class Memory:
 
     def recall(self, ns: str, text: str = "", vectors: Mapping[str, Any] | None = None,
                required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
-               mode: str = "hard", soft_lambda: float = 1.0, exclude_conflicts: bool = False,
+               mode: str | None = None, soft_lambda: float = 1.0, exclude_conflicts: bool = False,
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
                weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
                explain: bool = True, allow_unknown_concepts: bool = False) -> RecallResult:
-        """Lexicographic recall (recall.py documents query planning and the modes). `explain`
+        """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
+        or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
+        otherwise), said in the result's mode_reason. `explain`
         False: hits carry what the index knows (id, tier, score, the query concepts' states)
         and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
         unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts)."""
         namespace = self.namespace(ns)
-        query = recall_query(namespace.spaces, text, vectors, required, forbidden, k, mode, soft_lambda,
+        rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
+        query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
+                             rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts)
-        return run_recall(self.backend, namespace, query, explain=explain)
+        result = run_recall(self.backend, namespace, query, explain=explain)
+        if rule is not None:
+            said = f"; {result.mode_reason}" if result.mode_reason else ""
+            result.mode_reason = f"no mode requested: the namespace's rule, {rule.recall_mode} ({rule.reason}){said}"
+        return result
 

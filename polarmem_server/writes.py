@@ -85,7 +85,7 @@ class Writer:
         apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
         if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
             apply_text(record, namespace.vocabulary, lexical=not item.evidence.scores and not item.evidence.states)
-        partition_record(record, namespace.settings, namespace.calibration, namespace.vocabulary.name)
+        partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
         return record
 
     def sem_text(self, namespace: Namespace, record: records_pb2.ItemRecord) -> str:
@@ -118,7 +118,7 @@ class Writer:
         record.CopyFrom(previous)
         if change is not None:
             change(record)
-        partition_record(record, namespace.settings, namespace.calibration, namespace.vocabulary.name)
+        partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
         changed = states_of(record) != states_of(previous)
         if not always and not changed and record.partition == previous.partition:
             return None
@@ -176,7 +176,7 @@ class Writer:
     def maybe_recalibrate(self, namespace: Namespace) -> None:
         """A "calibrated" namespace refits its model each time its pooled scores double (only the
         concept prevalences when a labelled calibration set fixed the components)."""
-        if namespace.settings.partitioner != "calibrated":
+        if namespace.partitioner != "calibrated":
             return
         # Doubling since the last fit — or since the last try: a fit that found too few reliable
         # scores (template disagreement excludes them) must not rescan the store on every write.

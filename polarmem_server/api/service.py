@@ -39,7 +39,8 @@ STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16,
 MODE_CODES = {RecallMode.HARD: pb.RECALL_MODE_HARD, RecallMode.SOFT: pb.RECALL_MODE_SOFT,
               RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE, RecallMode.OFF: pb.RECALL_MODE_OFF,
               RecallMode.STRICT: pb.RECALL_MODE_STRICT}
-MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: RecallMode.HARD.value, **{code: m.value for m, code in MODE_CODES.items()}}
+# UNSPECIFIED: "" = the namespace's rule (Memory.recall; hard unless partitioner "auto" chose otherwise).
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "", **{code: m.value for m, code in MODE_CODES.items()}}
 API_KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **KIND_NAMES}
 POLICY_NAMES = {pb.DEGENERATE_POLICY_UNSPECIFIED: "fixed", pb.DEGENERATE_POLICY_FIXED: "fixed",
                 pb.DEGENERATE_POLICY_UNCERTAIN: "uncertain"}
@@ -184,7 +185,7 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
         out["partitioner"] = config.partitioner or defaults.partitioner
     if take("concepts"):
         out["concepts"] = tuple(config.concepts)
-    for name in ("kappa", "fixed_threshold", "template_std_max", "rho", "rho_absent"):
+    for name in ("kappa", "fixed_threshold", "template_std_max", "rho", "rho_absent", "declared_accuracy"):
         if take(name):
             if config.HasField(name):
                 out[name] = getattr(config, name)
@@ -203,13 +204,17 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
         spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
         degenerate_policy=POLICY_CODES[s.degenerate_policy], templates=list(s.templates), aliases=dict(s.aliases),
-        partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts))
+        partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts),
+        declared_accuracy=s.declared_accuracy)
     visual = counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
     text = counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
     info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
                             visual_count=visual, text_count=text, concept_count=len(namespace.vocabulary))
     if namespace.calibration is not None:
         info.calibration.CopyFrom(calibration_view(namespace.calibration))
+    choice = namespace.rule
+    info.rule.CopyFrom(pb.RuleChoice(partitioner=choice.partitioner, recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
+                                     reason=choice.reason, accuracy_used=choice.accuracy_used))
     return info
 
 

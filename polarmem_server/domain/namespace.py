@@ -1,7 +1,9 @@
-"""A namespace as the library holds it: its settings, vocabulary and score model, and the lock
-that serialises its writes. Everything here can be rebuilt from the storage backend (settings
-and score model from the NamespaceRecord, vocabulary from the concept bindings); the items and
-their search state live behind the backend."""
+"""A namespace as the library holds it: its settings, vocabulary, score model and rule (the
+partitioner and default recall mode, domain/rule_choice.py), and the lock that serialises its
+writes. Everything here can be rebuilt from the storage backend (settings, score model and what
+the namespace knows about its verifier from the NamespaceRecord, vocabulary from the concept
+bindings) plus the server's engine name; the items and their search state live behind the
+backend."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields, calibration_from_fields
+from polarmem_server.domain.rule_choice import LabelledSet, RuleChoice, choose_rule, configured_rule, knowledge_of
 from polarmem_server.domain.settings import NamespaceSettings
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
@@ -17,24 +20,78 @@ from polarmem_server.index import SpaceSpec
 
 
 class Namespace:
-    def __init__(self, settings: NamespaceSettings, created_ms: int, calibration: BetaMixture | None = None) -> None:
+    def __init__(self, settings: NamespaceSettings, created_ms: int, calibration: BetaMixture | None = None,
+                 labelled_set: LabelledSet | None = None, engine: str = "") -> None:
         self._settings = settings
         self.created_ms = created_ms
         self.vocabulary = Vocabulary(aliases=settings.aliases)
         self._calibration = calibration
         self.write_lock = threading.RLock()
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
+        self._labelled_set = labelled_set
+        self._engine = engine
+        self._rule = self._choose()
 
     @classmethod
-    def from_record(cls, record: records_pb2.NamespaceRecord) -> Namespace:
+    def from_record(cls, record: records_pb2.NamespaceRecord, engine: str = "") -> Namespace:
         calibration = calibration_from_fields(record.calibration) if record.HasField("calibration") else None
-        return cls(NamespaceSettings.from_record(record), record.created_ms, calibration)
+        labelled = None
+        if record.HasField("labelled_set"):
+            stored = record.labelled_set
+            labelled = LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
+        return cls(NamespaceSettings.from_record(record), record.created_ms, calibration, labelled, engine)
 
     def to_record(self) -> records_pb2.NamespaceRecord:
         record = self._settings.to_record(self.created_ms)
         if self._calibration is not None:
             record.calibration.CopyFrom(records_pb2.CalibrationRecord(**calibration_fields(self._calibration)))
+        if self._labelled_set is not None:
+            record.labelled_set.CopyFrom(records_pb2.LabelledSetRecord(
+                balanced_accuracy=self._labelled_set.accuracy, present=self._labelled_set.present,
+                absent=self._labelled_set.absent))
         return record
+
+    # ---- the rule: partitioner + default recall mode ----------------------------------------
+
+    def _choose(self) -> RuleChoice:
+        s = self._settings
+        if not s.auto:
+            return configured_rule(s.partitioner, s.rho, s.rho_absent)
+        return choose_rule(knowledge_of(self._labelled_set, s.declared_accuracy, self._engine))
+
+    @property
+    def rule(self) -> RuleChoice:
+        """The partitioner and default recall mode in force, and why."""
+        return self._rule
+
+    @property
+    def partition_settings(self) -> NamespaceSettings:
+        """The settings items are partitioned with: an "auto" namespace's carry its rule's
+        partitioner and band."""
+        if not self._settings.auto:
+            return self._settings
+        rule = self._rule.rule
+        return self._settings.with_rule(rule.partitioner, rule.rho, rule.rho_absent)
+
+    @property
+    def partitioner(self) -> str:
+        """The partitioner in force (the rule's, for "auto")."""
+        return self._rule.partitioner
+
+    @property
+    def labelled_set(self) -> LabelledSet | None:
+        return self._labelled_set
+
+    def set_labelled_set(self, labelled: LabelledSet) -> RuleChoice:
+        """Records what a labelled calibration set said about the verifier; returns the rule now in force."""
+        self._labelled_set = labelled
+        self._rule = self._choose()
+        return self._rule
+
+    def set_engine(self, engine: str) -> None:
+        """The server's scoring engine (not stored: a restart with another engine re-chooses)."""
+        self._engine = engine
+        self._rule = self._choose()
 
     @property
     def name(self) -> str:
@@ -67,6 +124,7 @@ class Namespace:
         for alias, target in added.items():
             self.vocabulary.add_alias(alias, target)
         self._settings = settings
+        self._rule = self._choose()
 
     def set_calibration(self, model: BetaMixture | None, tried_at: int | None = None) -> None:
         self._calibration = model

@@ -13,8 +13,12 @@ rule) is safer. A namespace knows one of three things about its verifier, in thi
 and with none of these it gets Otsu + `hard`, the paper's rule: `strict` wins from accuracy 0.8
 up but collapses with a weak zero-shot verifier, which an unknown verifier may be. The table below was chosen on the tuning half of the dev set
 (polarmem_server/data/coco_val2014_dev10k.jsonl.gz) by `benchmarks/rule_sweep.py` and kept only
-where the choice held, frozen, on its held-out half; docs/partitioners.md has the figures. An accuracy between two
-measured points gets the rule of the lower one (a weaker verifier's rule is the safe side).
+where the choice held, frozen, on its held-out half; docs/partitioners.md has the figures. Rules were
+measured at points (0.7, 0.8, 0.9, 0.95): an accuracy gets the rule of the nearest measured point,
+the lower one from the midpoint down (a weaker verifier's rule is the safe side). Nearest, not "the
+highest point not above": a labelled set is read at its lower bound, which for a verifier of
+accuracy 0.95 lies below 0.95 however large the set, so "not above" would never give any verifier the
+rule measured at 0.95.
 """
 
 from __future__ import annotations
@@ -45,6 +49,20 @@ class VerifierKnowledge:
     labelled_absent: int = 0  # scores of absent objects in that set
     declared_accuracy: float | None = None  # stated by the operator
     engine: str = ""  # the server-side engine that scores, if any ("embedding", "vlm", "lexical", ...)
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """A labelled calibration set, summarised as a rule choice reads it (stored with the
+    namespace, so the choice survives a restart without the set)."""
+
+    accuracy: float  # balanced accuracy at 0.5
+    present: int
+    absent: int
+
+    @classmethod
+    def of(cls, scores: Sequence[float], present: Sequence[bool]) -> LabelledSet:
+        return cls(*balanced_accuracy(scores, present))
 
 
 @dataclass(frozen=True)
@@ -111,12 +129,15 @@ def _lower_bound(accuracy: float, present: int, absent: int) -> float:
 
 
 def rule_for_accuracy(accuracy: float, labelled: bool = False) -> Rule | None:
-    """The rule measured at the highest accuracy not above `accuracy` (from the table for a
-    namespace with a labelled calibration set, whose components `calibrated` then uses, or the
-    one for a declared accuracy); None below the table."""
-    chosen = None
-    for measured, rule in (LABELLED if labelled else DECLARED):
-        if accuracy + 1e-9 >= measured:
+    """The rule measured at the accuracy nearest `accuracy` (at a midpoint the lower one), from
+    the table for a namespace with a labelled calibration set, whose components `calibrated`
+    then uses, or the one for a declared accuracy; None below the lowest measured accuracy."""
+    table = LABELLED if labelled else DECLARED
+    if accuracy + 1e-9 < table[0][0]:
+        return None
+    chosen = table[0][1]
+    for (low, _), (high, rule) in zip(table, table[1:]):
+        if accuracy > (low + high) / 2 + 1e-9:
             chosen = rule
     return chosen
 
@@ -157,6 +178,26 @@ def choose_rule(knowledge: VerifierKnowledge) -> RuleChoice:
                                 f"zero-shot scores")
     return RuleChoice(SAFEST, "nothing known about the verifier (no calibration set, no declared accuracy): "
                               f"{_describe(SAFEST)}: strict is better with a strong verifier but collapses with a weak one")
+
+
+POSTERIOR_PARTITIONERS = ("mixture", "calibrated")
+
+
+def configured_rule(partitioner: str, rho: float, rho_absent: float) -> RuleChoice:
+    """The rule of a namespace that names its partitioner: that partitioner and `hard`, the
+    paper's rule (only partitioner "auto" chooses)."""
+    posterior = partitioner in POSTERIOR_PARTITIONERS
+    rule = Rule(partitioner, "hard", rho if posterior else None, (rho_absent or rho) if posterior else None)
+    return RuleChoice(rule, f"configured: partitioner {partitioner}, recall hard (the paper's rule); "
+                            "partitioner 'auto' would choose from what the namespace knows about its verifier")
+
+
+def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, engine: str) -> VerifierKnowledge:
+    """VerifierKnowledge from a namespace's stored facts."""
+    if labelled is None:
+        return VerifierKnowledge(declared_accuracy=declared_accuracy, engine=engine)
+    return VerifierKnowledge(labelled_accuracy=labelled.accuracy, labelled_present=labelled.present,
+                             labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
 
 
 def _describe(rule: Rule) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.domain.partition import PartitionSettings
+from polarmem_server.domain.partition import PARTITIONERS, PartitionSettings
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.index import STORAGES, SpaceSpec
@@ -31,9 +31,11 @@ MAX_DECLARED_CONCEPTS = 100_000
 _NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SPACE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_SPACE_DIM = 65_536
+AUTO_PARTITIONER = "auto"  # the partitioner and default recall rule come from domain/rule_choice.py
+DEFAULT_RHO = 0.85
 
 UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
-                    "fixed_threshold", "template_std_max", "concepts")
+                    "fixed_threshold", "template_std_max", "concepts", "declared_accuracy")
 """What UpdateNamespace may change (its FieldMask paths); the rest is fixed at creation."""
 
 # Fields stored as plain scalars in NamespaceRecord under the same names.
@@ -59,15 +61,28 @@ class NamespaceSettings:
     template_std_max: float = 0.3
     templates: tuple[str, ...] = DEFAULT_TEMPLATES
     aliases: Mapping[str, str] = field(default_factory=dict)
-    partitioner: str = "otsu"
-    rho: float = 0.85
+    partitioner: str = "otsu"  # one of partition.PARTITIONERS, or "auto"
+    rho: float = DEFAULT_RHO
     rho_absent: float = 0.0  # 0: the NOT_HAS side of the band is rho too
     concepts: tuple[str, ...] = ()  # the declared vocabulary
+    declared_accuracy: float | None = None  # the verifier's accuracy as the operator states it
+
+    @property
+    def auto(self) -> bool:
+        return self.partitioner == AUTO_PARTITIONER
 
     def partition_settings(self) -> PartitionSettings:
+        """The partitioner's settings; an "auto" namespace partitions with the settings its rule
+        resolves to (Namespace.partition_settings), so here it only checks the shared fields."""
+        method = "otsu" if self.auto else self.partitioner
         return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
                                  degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold,
-                                 method=self.partitioner, rho=self.rho, rho_absent=self.rho_absent)
+                                 method=method, rho=self.rho, rho_absent=self.rho_absent)
+
+    def with_rule(self, partitioner: str, rho: float | None, rho_absent: float | None) -> NamespaceSettings:
+        """These settings partitioning with a chosen rule's partitioner and band (unset: ours)."""
+        return dataclasses.replace(self, partitioner=partitioner, rho=self.rho if rho is None else rho,
+                                   rho_absent=self.rho_absent if rho_absent is None else rho_absent)
 
     def validate(self) -> NamespaceSettings:
         """Raises InvalidArgument naming the first bad field; returns self."""
@@ -76,10 +91,14 @@ class NamespaceSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InvalidArgument(f"config.{name} must be a finite number, got {quoted(value)}")
+        if self.partitioner not in (*PARTITIONERS, AUTO_PARTITIONER):
+            raise InvalidArgument(f"config.partitioner must be one of {', '.join((*PARTITIONERS, AUTO_PARTITIONER))}, "
+                                  f"got {quoted(self.partitioner)}")
         try:
-            self.partition_settings()  # bad kappa / policy / threshold / partitioner / rho
+            self.partition_settings()  # bad kappa / policy / threshold / rho
         except InvalidArgument as exc:
             raise InvalidArgument(f"config.{exc}") from None
+        self._validate_auto()
         self._validate_spaces()
         if self.encoder not in ENCODERS:
             raise InvalidArgument(f"config.encoder must be 'minilm' or 'none', got {quoted(self.encoder)}")
@@ -102,6 +121,18 @@ class NamespaceSettings:
                 raise InvalidArgument(f"config.concepts: {quoted(concept)} has no letters or digits")
         return self
 
+    def _validate_auto(self) -> None:
+        accuracy = self.declared_accuracy
+        if accuracy is not None and (isinstance(accuracy, bool) or not isinstance(accuracy, (int, float))
+                                     or not math.isfinite(accuracy) or not 0.0 <= accuracy <= 1.0):
+            raise InvalidArgument(f"config.declared_accuracy must be a number in [0, 1] (the verifier's share of "
+                                  f"right answers), got {quoted(accuracy)}; leave it unset if unknown")
+        # "auto" chooses the band together with the partitioner (the dev set measured them as a
+        # pair), so a band given with it would be silently overridden: refuse it instead.
+        if self.auto and (self.rho != DEFAULT_RHO or self.rho_absent):
+            raise InvalidArgument(f"config.rho / config.rho_absent: partitioner '{AUTO_PARTITIONER}' chooses the band "
+                                  "with the partitioner (docs/partitioners.md); leave them unset, or name a partitioner")
+
     def _validate_spaces(self) -> None:
         names = [s.name for s in self.spaces]
         if len(set(names)) != len(names):
@@ -122,6 +153,10 @@ class NamespaceSettings:
         if unknown:
             raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
         values = dict(changes)
+        if values.get("partitioner") == AUTO_PARTITIONER:
+            # the previous partitioner's band does not carry over to "auto" (it picks its own)
+            values.setdefault("rho", DEFAULT_RHO)
+            values.setdefault("rho_absent", 0.0)
         if "concepts" in values:
             values["concepts"] = tuple(dict.fromkeys((*self.concepts, *values["concepts"])))
         return dataclasses.replace(self, **values).validate()
@@ -129,7 +164,7 @@ class NamespaceSettings:
     def to_record(self, created_ms: int) -> records_pb2.NamespaceRecord:
         return records_pb2.NamespaceRecord(
             name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
-            concepts=list(self.concepts),
+            concepts=list(self.concepts), declared_accuracy=self.declared_accuracy,
             spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
             **{name: getattr(self, name) for name in _SCALAR_FIELDS})
 
@@ -147,4 +182,6 @@ class NamespaceSettings:
         return cls(name=record.name,
                    spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
                    templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
-                   concepts=tuple(record.concepts), **scalars)
+                   concepts=tuple(record.concepts),
+                   declared_accuracy=record.declared_accuracy if record.HasField("declared_accuracy") else None,
+                   **scalars)

@@ -26,6 +26,25 @@ def test_between_two_measured_accuracies_the_lower_ones_rule():
     assert choose_rule(VerifierKnowledge(declared_accuracy=middle)).rule == rule_choice.DECLARED[0][1]
 
 
+def test_an_accuracy_gets_the_nearest_measured_points_rule():
+    assert rule_choice.rule_for_accuracy(0.76) == rule_choice.DECLARED[1][1]  # nearer 0.8 than 0.7
+    assert rule_choice.rule_for_accuracy(0.93, labelled=True) == rule_choice.LABELLED[3][1]  # nearer 0.95
+    assert rule_choice.rule_for_accuracy(0.92, labelled=True) == rule_choice.LABELLED[2][1]
+    assert rule_choice.rule_for_accuracy(0.925, labelled=True) == rule_choice.LABELLED[2][1]  # midpoint: lower
+
+
+def test_a_large_labelled_set_of_a_095_verifier_gets_the_095_rule():
+    """Its lower bound lies below 0.95 however large the set; the nearest point is still 0.95."""
+    rng = np.random.default_rng(1)
+    present = rng.random(16_000) < 0.04  # COCO: about 3 of 80 objects per image
+    right = rng.random(16_000) < 0.95
+    scores = np.where(present == right, 0.8, 0.2)
+    accuracy, n_present, n_absent = rule_choice.balanced_accuracy(scores, present)
+    choice = choose_rule(VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present,
+                                           labelled_absent=n_absent))
+    assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule("calibrated", "strict", 0.5, 0.99)
+
+
 def test_below_the_table_is_the_safest_rule():
     choice = choose_rule(VerifierKnowledge(declared_accuracy=0.55))
     assert choice.rule == rule_choice.SAFEST and "below the weakest" in choice.reason
