@@ -55,11 +55,14 @@ class Memory:
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
         for record in self.backend.namespaces():
-            namespace = Namespace.from_record(record)
-            concepts = self.backend.concepts(record.name)
-            namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
-            self.writer.concept_ids(namespace, namespace.settings.concepts)
-            self._namespaces[record.name] = namespace
+            self._namespaces[record.name] = self._open_namespace(record)
+
+    def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
+        namespace = Namespace.from_record(record)
+        concepts = self.backend.concepts(record.name)
+        namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
+        self.writer.concept_ids(namespace, namespace.settings.concepts)
+        return namespace
 
     @property
     def rebuild_items(self) -> int:
@@ -94,6 +97,12 @@ class Memory:
 
     def namespace(self, name: str) -> Namespace:
         namespace = self._namespaces.get(name)
+        if namespace is None:  # another process sharing the backend may have created it since
+            with self._lock:
+                namespace = self._namespaces.get(name)
+                record = self.backend.namespace_record(name) if namespace is None and name else None
+                if record is not None:
+                    namespace = self._namespaces[name] = self._open_namespace(record)
         if namespace is None:
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return namespace
@@ -327,5 +336,9 @@ class Memory:
         namespace = self.namespace(ns)
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k, mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k)
-        return run_recall(self.backend, namespace, query, explain=explain)
+        result = run_recall(self.backend, namespace, query, explain=explain)
+        if result.plan.unknown and self.writer.catch_up(namespace):  # bound by another process since
+            result = run_recall(self.backend, namespace, query, explain=explain)
+        self.writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
+        return result
 

@@ -36,6 +36,7 @@ HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
 LOAD_TIMEOUT_S = 300.0
+PROBE_TIMEOUT_S = 3  # an int: pymilvus retries for about an hour when given a float
 
 
 def encode_record(message) -> str:
@@ -85,11 +86,25 @@ class MilvusBackend(Backend):
         self._closed = True
         self.connection.close()
 
+    def reachable(self) -> bool:
+        """One small Strong read of the namespaces collection, bounded by PROBE_TIMEOUT_S: it
+        fails while Milvus is down and while a restarted Milvus is still loading collections."""
+        if self._closed:
+            return False
+        try:
+            self._meta.query("name != \"\"", output_fields=["name"], limit=1, timeout=PROBE_TIMEOUT_S, **STRONG)
+            return True
+        except Exception:  # noqa: BLE001 - any failure means "not now"
+            return False
+
     # ---- namespaces ---------------------------------------------------------------------------
 
     def namespaces(self) -> list[NamespaceRecord]:
         rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
         return sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name)
+
+    def namespace_record(self, name: str) -> NamespaceRecord | None:
+        return self._record(name)
 
     def create_namespace(self, record: NamespaceRecord) -> None:
         spaces = list(record.spaces)
@@ -123,6 +138,10 @@ class MilvusBackend(Backend):
     def concepts(self, ns: str) -> list[tuple[int, str]]:
         self._require(ns)
         return self.bindings.bound(ns)
+
+    def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        self._require(ns)
+        return self.bindings.bound_from(ns, first_id)
 
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
         self._require(ns)
