@@ -190,6 +190,7 @@ class Memory:
                                       deadline, on_submit)
         with namespace.write_lock:
             seen: set[str] = set()
+            stored = self.backend.stored_ids(ns, [value.id for _, value, _ in checked if value.id])
             ready = []
             for i, value, item in checked:
                 outcome = verified.get(i)
@@ -199,7 +200,7 @@ class Memory:
                 try:
                     if outcome is not None:
                         value = replace(value, evidence=with_verified(value.evidence, outcome))
-                    record = self.writer.build_new(namespace, value, seen)
+                    record = self.writer.build_new(namespace, value, seen, stored)
                     seen.add(record.id)
                     ready.append((i, record, dict(value.vectors)))
                 except (InvalidArgument, AlreadyExists) as exc:

@@ -101,9 +101,13 @@ class Writer:
 
     # ---- new items ---------------------------------------------------------------------------
 
-    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str]) -> records_pb2.ItemRecord:
+    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str],
+                  stored: set[str] | None = None) -> records_pb2.ItemRecord:
+        """A new item's record. ``stored``: the batch's ids already stored (Backend.stored_ids,
+        one look-up per batch); None looks this id up alone."""
         item_id = item.id or uuid.uuid4().hex
-        if item_id in batch_ids or self.backend.contains(namespace.name, item_id):
+        taken = item_id in stored if stored is not None else self.backend.contains(namespace.name, item_id)
+        if item_id in batch_ids or taken:
             raise AlreadyExists(f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
                                 "use observe to add evidence")
         record = records_pb2.ItemRecord(

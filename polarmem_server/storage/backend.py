@@ -260,6 +260,11 @@ class Backend(ABC):
     def contains(self, ns: str, item_id: str) -> bool:
         """Whether an item with this id is stored (cheap: no record is read)."""
 
+    def stored_ids(self, ns: str, item_ids: Sequence[str]) -> set[str]:
+        """Which of these ids are stored: one look-up for a whole batch (a remote backend answers
+        it in one round trip instead of one :meth:`contains` per id)."""
+        return {item_id for item_id in item_ids if self.contains(ns, item_id)}
+
     @abstractmethod
     def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
         """The stored record of each id, None where there is none, in the order asked."""

@@ -176,6 +176,10 @@ class MilvusBackend(Backend):
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
 
+    def stored_ids(self, ns: str, item_ids: Sequence[str]) -> set[str]:
+        target = self._ns(ns)
+        return set(self._existing(target, list(dict.fromkeys(item_ids))))
+
     def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
         target = self._ns(ns)
         found: dict[str, ItemRecord] = {}
@@ -327,7 +331,11 @@ class MilvusBackend(Backend):
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
-        return [r["id"] for r in self._query(target.collection, f"id in {self._list(ids)}", [], "look up items")]
+        found = []
+        for start in range(0, len(ids), FETCH_BATCH):
+            chunk = ids[start:start + FETCH_BATCH]
+            found += [r["id"] for r in self._query(target.collection, f"id in {self._list(chunk)}", [], "look up items")]
+        return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
         rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG, **self._t),
