@@ -3,8 +3,9 @@ calls while the Milvus server is stopped and restarted. While it is down calls a
 DEADLINE_EXCEEDED naming the Milvus URI and health says NOT_SERVING; when it returns the same
 PolarMem process (no restart) says SERVING and serves again; no acknowledged write is lost.
 
-Stops and restarts the session's Milvus, so this file runs last (file order). The bounded test
-(one outage) runs in `make test-milvus`; the library-level one is `slow`."""
+Stops and restarts the session's Milvus (tests after it find it ready again: the fixture waits
+for its coordinators). The bounded test (one outage) runs in `make test-milvus`; the
+library-level one is `slow`."""
 
 import threading
 import time
