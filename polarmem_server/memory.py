@@ -56,11 +56,14 @@ class Memory:
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
         for record in self.backend.namespaces():
-            namespace = Namespace.from_record(record, self.engine_name)
-            concepts = self.backend.concepts(record.name)
-            namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
-            self.writer.concept_ids(namespace, namespace.settings.concepts)
-            self._namespaces[record.name] = namespace
+            self._namespaces[record.name] = self._open_namespace(record)
+
+    def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
+        namespace = Namespace.from_record(record, self.engine_name)
+        concepts = self.backend.concepts(record.name)
+        namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
+        self.writer.concept_ids(namespace, namespace.settings.concepts)
+        return namespace
 
     @property
     def engine_name(self) -> str:
@@ -100,6 +103,12 @@ class Memory:
 
     def namespace(self, name: str) -> Namespace:
         namespace = self._namespaces.get(name)
+        if namespace is None:  # another process sharing the backend may have created it since
+            with self._lock:
+                namespace = self._namespaces.get(name)
+                record = self.backend.namespace_record(name) if namespace is None and name else None
+                if record is not None:
+                    namespace = self._namespaces[name] = self._open_namespace(record)
         if namespace is None:
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return namespace
@@ -194,6 +203,7 @@ class Memory:
                                       deadline, on_submit)
         with namespace.write_lock:
             seen: set[str] = set()
+            stored = self.backend.stored_ids(ns, [value.id for _, value, _ in checked if value.id])
             ready = []
             for i, value, item in checked:
                 outcome = verified.get(i)
@@ -203,7 +213,7 @@ class Memory:
                 try:
                     if outcome is not None:
                         value = replace(value, evidence=with_verified(value.evidence, outcome))
-                    record = self.writer.build_new(namespace, value, seen)
+                    record = self.writer.build_new(namespace, value, seen, stored)
                     seen.add(record.id)
                     ready.append((i, record, dict(value.vectors)))
                 except (InvalidArgument, AlreadyExists) as exc:
@@ -345,7 +355,17 @@ class Memory:
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                              rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts)
-        result = run_recall(self.backend, namespace, query, explain=explain)
+        try:
+            result = run_recall(self.backend, namespace, query, explain=explain)
+        except InvalidArgument:
+            # An explicit name unknown here may have been bound by another process since: catch up
+            # once and ask again; still unknown, the same error.
+            if not self.writer.catch_up(namespace):
+                raise
+            result = run_recall(self.backend, namespace, query, explain=explain)
+        if (result.plan.unknown or result.plan.unknown_concepts) and self.writer.catch_up(namespace):
+            result = run_recall(self.backend, namespace, query, explain=explain)
+        self.writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
         if rule is not None:
             said = f"; {result.mode_reason}" if result.mode_reason else ""
             result.mode_reason = f"no mode requested: the namespace's rule, {rule.recall_mode} ({rule.reason}){said}"

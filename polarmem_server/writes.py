@@ -38,6 +38,15 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def highest_concept_id(record: records_pb2.ItemRecord) -> int:
+    """The largest concept id a record refers to (-1 if none)."""
+    ids = [ev.concept_id for ev in record.evidence]
+    ids += list(record.mentions)
+    for past in record.history:
+        ids += [*past.has, *past.not_has, *past.uncertain]
+    return max(ids, default=-1)
+
+
 class Writer:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
@@ -62,20 +71,43 @@ class Writer:
                 ids[name] = known
         if new:
             bound = self.backend.allocate_concepts(namespace.name, list(new.values()))
+            first = len(namespace.vocabulary)
+            if list(bound) != list(range(first, first + len(bound))):  # another process bound concepts since
+                self.catch_up(namespace)
             namespace.bind_concepts(list(new.values()), bound)
             for name in names:
                 if name not in ids:
                     ids[name] = namespace.vocabulary.lookup(name)
         return ids
 
+    def catch_up(self, namespace: Namespace) -> bool:
+        """Binds, in id order, the concepts that other processes sharing the backend bound since
+        this process read the namespace's vocabulary; True if there were any. (A backend only this
+        process uses never has any: its vocabulary is bound here.)"""
+        added = self.backend.concepts_from(namespace.name, len(namespace.vocabulary))
+        for concept_id, name in added:
+            namespace.bind_concepts([name], [concept_id])
+        return bool(added)
+
+    def know_concepts_of(self, namespace: Namespace, records: Sequence[records_pb2.ItemRecord | None]) -> None:
+        """Catches up when a record read back names a concept id this process has not bound yet
+        (another process wrote it), so that every id can be named."""
+        known = len(namespace.vocabulary)
+        if any(record is not None and highest_concept_id(record) >= known for record in records):
+            self.catch_up(namespace)
+
     def evidence_ids(self, namespace: Namespace, evidence: Evidence) -> dict[str, int]:
         return self.concept_ids(namespace, list(dict.fromkeys([*evidence.scores, *evidence.states])))
 
     # ---- new items ---------------------------------------------------------------------------
 
-    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str]) -> records_pb2.ItemRecord:
+    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str],
+                  stored: set[str] | None = None) -> records_pb2.ItemRecord:
+        """A new item's record. ``stored``: the batch's ids already stored (Backend.stored_ids,
+        one look-up per batch); None looks this id up alone."""
         item_id = item.id or uuid.uuid4().hex
-        if item_id in batch_ids or self.backend.contains(namespace.name, item_id):
+        taken = item_id in stored if stored is not None else self.backend.contains(namespace.name, item_id)
+        if item_id in batch_ids or taken:
             raise AlreadyExists(f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
                                 "use observe to add evidence")
         record = records_pb2.ItemRecord(
@@ -153,6 +185,7 @@ class Writer:
         record = self.backend.get_items(namespace.name, [item_id])[0]
         if record is None:
             raise NotFound(f"item {quoted(item_id)} does not exist in namespace {quoted(namespace.name)}")
+        self.know_concepts_of(namespace, [record])
         return record
 
     # ---- the score model ---------------------------------------------------------------------

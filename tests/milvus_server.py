@@ -115,6 +115,21 @@ class MilvusServer:
         pymilvus.utility.drop_collection(name, using=alias, timeout=10)
 
 
+def drop_collections(uri: str) -> None:
+    """Drops every collection of this Milvus (what earlier tests left): a restarted Milvus reloads
+    each loaded collection before it answers, which takes minutes for hundreds of them."""
+    from polarmem_server.storage.milvus.connection import import_pymilvus
+
+    pymilvus = import_pymilvus()
+    alias = f"dropper-{os.getpid()}"
+    pymilvus.connections.connect(alias=alias, uri=uri, timeout=10)
+    try:
+        for name in pymilvus.utility.list_collections(using=alias, timeout=30):
+            pymilvus.utility.drop_collection(name, using=alias, timeout=30)
+    finally:
+        pymilvus.connections.disconnect(alias)
+
+
 def _take_lock():
     handle = open(LOCK_PATH, "a")
     deadline = time.monotonic() + LOCK_WAIT_S

@@ -65,6 +65,13 @@ class ServerConfig:
     backup_dir: str = ""  # Backup destinations must lie inside it ("" = any absolute path; admin only either way)
     recover: str = "strict"  # strict (refuse a damaged store) | point-in-time (repair it at start-up)
     metrics_namespace_labels: bool = False  # per-namespace series (namespace names) on the metrics port
+    backend: str = "local"  # local (RocksDB in data_dir) | milvus (a Milvus 2.3 server or cluster)
+    milvus_uri: str = ""  # "" with backend milvus: http://127.0.0.1:19530
+    milvus_token: str = ""
+    milvus_tls: bool = False
+    milvus_ca_pem: str = ""
+    milvus_timeout: float = 10.0
+    milvus_prefix: str = "polarmem"
 
     def validate(self) -> ServerConfig:
         try:
@@ -99,7 +106,42 @@ class ServerConfig:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
+        self._validate_backend()
         return self
+
+    def _validate_backend(self) -> None:
+        """The storage backend and the settings that only make sense with one of them."""
+        if self.backend not in ("local", "milvus"):
+            raise ValueError(f"setting backend: use 'local' or 'milvus', got {self.backend!r}")
+        defaults = ServerConfig.__dataclass_fields__
+        milvus_set = [f for f in MILVUS_SETTINGS if getattr(self, f) != defaults[f].default]
+        if self.backend == "local":
+            if milvus_set:
+                raise ValueError(f"setting {milvus_set[0]}: the milvus_* settings need backend milvus "
+                                 "(--backend milvus); drop them or choose that backend")
+            return
+        if self.milvus_timeout <= 0:
+            raise ValueError(f"setting milvus_timeout: must be > 0 seconds, got {self.milvus_timeout}")
+        if self.milvus_ca_pem and not (self.milvus_tls or self.milvus_uri.startswith("https://")):
+            raise ValueError("setting milvus_ca_pem: it is for TLS; add --milvus-tls true or use an https:// milvus_uri")
+        for name, value, why in (("recover", self.recover != "strict", "is for the local RocksDB store"),
+                                 ("backup_dir", bool(self.backup_dir), "is for the local backend's snapshots; "
+                                  "back Milvus up with its own tools"),
+                                 ("durability", self.durability != "sync", "is for the local store; Milvus "
+                                  "acknowledges a write once its log has it")):
+            if value:
+                raise ValueError(f"setting {name}: {why} and cannot be used with backend milvus; drop it")
+
+    def milvus_settings(self):
+        """The Milvus backend's connection settings (storage/milvus/connection.py)."""
+        from polarmem_server.storage.milvus.connection import MilvusSettings
+
+        return MilvusSettings(uri=self.milvus_uri or "http://127.0.0.1:19530", token=self.milvus_token,
+                              secure=self.milvus_tls, server_pem_path=self.milvus_ca_pem,
+                              timeout_s=self.milvus_timeout, prefix=self.milvus_prefix)
+
+
+MILVUS_SETTINGS = ("milvus_uri", "milvus_token", "milvus_tls", "milvus_ca_pem", "milvus_timeout", "milvus_prefix")
 
 
 HELP = {
@@ -135,6 +177,14 @@ HELP = {
                "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
                                 "metrics port",
+    "backend": "where namespaces are stored: local (RocksDB in data_dir) or milvus (a Milvus 2.3 server or cluster, "
+               "shared by any number of servers; docs/deployment.md)",
+    "milvus_uri": "backend milvus: the Milvus address, http://host:19530 or https://… ('' = http://127.0.0.1:19530)",
+    "milvus_token": "backend milvus: 'user:password' or an API key ('' = no authentication)",
+    "milvus_tls": "backend milvus: speak TLS to Milvus (https:// URIs imply it)",
+    "milvus_ca_pem": "backend milvus: PEM file of the CA / server certificate for TLS",
+    "milvus_timeout": "backend milvus: seconds per Milvus call (a slower one is DEADLINE_EXCEEDED)",
+    "milvus_prefix": "backend milvus: collection-name prefix, so several deployments can share one Milvus",
 }
 
 

@@ -292,6 +292,31 @@ def check_tls(cert: str, key: str) -> tuple[bytes, bytes]:
     return Path(key).read_bytes(), Path(cert).read_bytes()
 
 
+BACKEND_PROBE_INTERVAL_S = 2.0
+
+
+def open_milvus(cfg: ServerConfig):
+    """The Milvus backend of --backend milvus; its settings' errors and an unreachable Milvus
+    are one-line ConfigErrors naming the setting."""
+    if cfg.milvus_ca_pem and not Path(cfg.milvus_ca_pem).is_file():
+        raise ConfigError(f"setting milvus_ca_pem: {cfg.milvus_ca_pem} is not a readable file; give the PEM path")
+    try:
+        from polarmem_server.storage.milvus.backend import MilvusBackend
+
+        settings = cfg.milvus_settings()
+    except ImportError as exc:
+        raise ConfigError(f"setting backend: milvus needs pymilvus 2.3 ({exc}); "
+                          "pip install --no-deps -r requirements-milvus.txt") from None
+    except errors.InvalidArgument as exc:
+        setting = next((f"milvus_{key}" for key in ("uri", "prefix", "timeout") if f"milvus {key}" in str(exc)),
+                       "backend")
+        raise ConfigError(f"setting {setting}: {exc}") from None
+    try:
+        return MilvusBackend(settings)
+    except (errors.Unavailable, errors.DeadlineExceeded) as exc:
+        raise ConfigError(f"setting milvus_uri: {exc}") from None
+
+
 class PolarMemServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config.validate()
@@ -390,8 +415,12 @@ class PolarMemServer:
         if cfg.recover == "point-in-time":
             self._repair_at_start()
         # The port answers health checks (NOT_SERVING) while the indexes are rebuilt.
-        self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                             on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
+        if cfg.backend == "milvus":
+            self.memory = Memory(open_milvus(cfg), verifier=self.verifier)
+            self._watch_backend(self.memory.backend)
+        else:
+            self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
+                                 on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
         store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
         if store is not None:
             self._watch_store(store)
@@ -450,6 +479,26 @@ class PolarMemServer:
 
         self._watchdog = threading.Thread(target=watch, name="polarmem-store-watchdog", daemon=True)
         self._watchdog.start()
+
+    def _watch_backend(self, backend) -> None:
+        """A shared backend (Milvus) can go away and come back: health follows it (NOT_SERVING
+        while Backend.reachable() fails, SERVING again when it answers), without a restart."""
+        def watch() -> None:
+            serving = True
+            while not self._stopped.wait(BACKEND_PROBE_INTERVAL_S):
+                if not self.accepting:
+                    continue
+                up = backend.reachable()
+                if up != serving:
+                    serving = up
+                    status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+                    log.warning("storage backend %s: health %s", "reachable again" if up else "unreachable",
+                                health_pb2.HealthCheckResponse.ServingStatus.Name(status))
+                    if self.accepting:
+                        self._set_health(status)
+                        self._health.set(WRITES_HEALTH_NAME, status)
+
+        threading.Thread(target=watch, name="polarmem-backend-watchdog", daemon=True).start()
 
     def _abandon_start(self) -> None:
         """Closes what a failed start opened (ports, threads, store), quietly."""

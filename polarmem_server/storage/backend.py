@@ -178,6 +178,11 @@ class Backend(ABC):
     def close(self) -> None:
         """Releases the store; idempotent. Calls after it raise ``Unavailable``."""
 
+    def reachable(self) -> bool:
+        """Whether the store answers now (a cheap probe, bounded in time): the server's health
+        follows it. A local store is always reachable (its write failures have their own watchdog)."""
+        return True
+
     def snapshot(self, dest_dir: str) -> Any:
         """Writes a consistent copy of every namespace to ``dest_dir`` (absolute, not existing)
         while serving; returns its manifest. Optional: a backend that cannot raises Unimplemented."""
@@ -188,6 +193,11 @@ class Backend(ABC):
     @abstractmethod
     def namespaces(self) -> list[NamespaceRecord]:
         """Every namespace's record, by name."""
+
+    def namespace_record(self, name: str) -> NamespaceRecord | None:
+        """One namespace's record, None if there is none: how a process finds a namespace that
+        another process sharing the backend created after it started."""
+        return next((record for record in self.namespaces() if record.name == name), None)
 
     @abstractmethod
     def create_namespace(self, record: NamespaceRecord) -> None:
@@ -212,6 +222,12 @@ class Backend(ABC):
     def concepts(self, ns: str) -> list[tuple[int, str]]:
         """Every (id, name) bound in the namespace, by id. Ids are dense from 0 in the local
         backend; callers must not assume density."""
+
+    def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        """The (id, name) bindings with id >= ``first_id``, by id: how a process whose vocabulary
+        holds ids below ``first_id`` catches up with bindings other processes sharing the
+        backend made since it read them (the library calls it on an unknown concept or id)."""
+        return [(cid, name) for cid, name in self.concepts(ns) if cid >= first_id]
 
     @abstractmethod
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
@@ -243,6 +259,11 @@ class Backend(ABC):
     @abstractmethod
     def contains(self, ns: str, item_id: str) -> bool:
         """Whether an item with this id is stored (cheap: no record is read)."""
+
+    def stored_ids(self, ns: str, item_ids: Sequence[str]) -> set[str]:
+        """Which of these ids are stored: one look-up for a whole batch (a remote backend answers
+        it in one round trip instead of one :meth:`contains` per id)."""
+        return {item_id for item_id in item_ids if self.contains(ns, item_id)}
 
     @abstractmethod
     def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:

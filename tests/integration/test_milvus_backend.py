@@ -97,13 +97,31 @@ def test_bad_uri_is_named():
         MilvusSettings("127.0.0.1:19530")
 
 
-@pytest.mark.xfail(strict=True, reason="Memory keeps each namespace's vocabulary per process and binds ids "
-                   "densely in its own order (Namespace.bind_concepts); it must reload the backend's bindings "
-                   "(Backend.concepts) when a new id is not the next local one, and on an unknown query term")
 def test_a_process_uses_concepts_another_process_added(milvus_server, prefix):
     first = Memory(backend(milvus_server.uri, prefix))
     create(first)
     second = Memory(backend(milvus_server.uri, prefix))
+    # each binds a DIFFERENT new concept: "lion" is id 2 in the backend, not the next id of second's vocabulary
     first.remember("n", ItemInput(id="z", vectors={"vis": [1, 0, 0, 0]}, states={"zebra": "has"}))
     second.remember("n", ItemInput(id="l", vectors={"vis": [0, 1, 0, 0]}, states={"lion": "has"}))
-    assert [h.item_id for h in second.recall("n", required=["zebra"], k=1).hits] == ["z"]
+    assert [h.item_id for h in second.recall("n", required=["zebra"], k=1).hits] == ["z"]  # unknown term: reload
+    assert [h.item_id for h in first.recall("n", text="a lion", vectors={"vis": [0, 1, 0, 0]}, k=1).hits] == ["l"]
+    record = first.get_item("n", "l")  # names an id first never bound itself
+    names = first.namespace("n").vocabulary.name
+    assert [(names(ev.concept_id), ev.state) for ev in record.evidence] == [("lion", 1)]
+    for memory in (first, second):
+        assert dict((n, i) for i, n in enumerate(memory.namespace("n").vocabulary.names)) == \
+            {"dog": 0, "zebra": 1, "lion": 2}
+    first.close()
+    second.close()
+
+
+def test_a_process_serves_a_namespace_another_process_created(milvus_server, prefix):
+    first = Memory(backend(milvus_server.uri, prefix))
+    second = Memory(backend(milvus_server.uri, prefix))  # started before the namespace existed
+    create(first, "later")
+    second.remember("later", ItemInput(id="a", vectors={"vis": [1, 0, 0, 0]}, states={"dog": "has"}))
+    assert [h.item_id for h in first.recall("later", required=["dog"], k=1).hits] == ["a"]
+    assert [n.name for n in second.list_namespaces()] == ["later"]
+    first.close()
+    second.close()

@@ -295,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=summary, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER, help=f"options of `polarmem {name}` (--help lists them)")
         p.set_defaults(func=_backup)
+    __import__("polarmem_server.faces.cli.migrate", fromlist=["register"]).register(sub)  # polarmem migrate
     p = sub.add_parser("mcp", help="serve memory tools to agents over the Model Context Protocol (needs [mcp])")
     connection.add_arguments(p)
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio",

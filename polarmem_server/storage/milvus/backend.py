@@ -19,6 +19,7 @@ import base64
 import math
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -36,6 +37,8 @@ HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
 LOAD_TIMEOUT_S = 300.0
+SEARCH_THREADS = 16  # concurrent Milvus calls of all searches together (counts + first tier: 4 per search)
+PROBE_TIMEOUT_S = 3  # an int: pymilvus retries for about an hour when given a float
 
 
 def encode_record(message) -> str:
@@ -75,6 +78,7 @@ class MilvusBackend(Backend):
         self._closed = False
         self._lock = threading.Lock()
         self._handles: dict[str, _Namespace] = {}
+        self._pool = ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="polarmem-milvus")
         self._meta = self._ensure(schema.namespaces_collection(self.settings.prefix), schema.namespaces_schema(),
                                   "placeholder")
         concepts = self._ensure(schema.concepts_collection(self.settings.prefix), schema.concepts_schema(),
@@ -83,13 +87,28 @@ class MilvusBackend(Backend):
 
     def close(self) -> None:
         self._closed = True
+        self._pool.shutdown(wait=False)
         self.connection.close()
+
+    def reachable(self) -> bool:
+        """One small Strong read of the namespaces collection, bounded by PROBE_TIMEOUT_S: it
+        fails while Milvus is down and while a restarted Milvus is still loading collections."""
+        if self._closed:
+            return False
+        try:
+            self._meta.query("name != \"\"", output_fields=["name"], limit=1, timeout=PROBE_TIMEOUT_S, **STRONG)
+            return True
+        except Exception:  # noqa: BLE001 - any failure means "not now"
+            return False
 
     # ---- namespaces ---------------------------------------------------------------------------
 
     def namespaces(self) -> list[NamespaceRecord]:
         rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
         return sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name)
+
+    def namespace_record(self, name: str) -> NamespaceRecord | None:
+        return self._record(name)
 
     def create_namespace(self, record: NamespaceRecord) -> None:
         spaces = list(record.spaces)
@@ -124,6 +143,10 @@ class MilvusBackend(Backend):
         self._require(ns)
         return self.bindings.bound(ns)
 
+    def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        self._require(ns)
+        return self.bindings.bound_from(ns, first_id)
+
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
         self._require(ns)
         return self.bindings.allocate(ns, names)
@@ -156,6 +179,10 @@ class MilvusBackend(Backend):
 
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
+
+    def stored_ids(self, ns: str, item_ids: Sequence[str]) -> set[str]:
+        target = self._ns(ns)
+        return set(self._existing(target, list(dict.fromkeys(item_ids))))
 
     def get_items(self, ns: str, item_ids: Sequence[str]) -> list[ItemRecord | None]:
         target = self._ns(ns)
@@ -214,21 +241,30 @@ class MilvusBackend(Backend):
         required, forbidden = list(request.required), list(request.forbidden)
         vector = request.vectors.get(target.space)
         weight = float(request.weights.get(target.space, 1.0)) if vector is not None else 0.0
-        counts = {}
+        # The tier counts and the first tier's ranking go to Milvus at once (one round trip of
+        # latency instead of four); later tiers are searched only when earlier ones leave room.
+        pending = {}
         tiers = []
         for level in (1, 0, -1):
             expr = ex.tier(level, required, forbidden)
-            counts[ex.TIER_NAMES[level]] = 0 if expr is None else self._count(target, ex.both(base, expr))
+            if expr is not None:
+                pending[ex.TIER_NAMES[level]] = self._pool.submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
+        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k) if tiers else None
+        counts = {name: 0 for name in ex.TIER_NAMES.values()}
+        for name, future in pending.items():
+            counts[name] = future.result()
         hits: list[SearchHit] = []
-        for level, expr in tiers:
+        for position, (level, expr) in enumerate(tiers):
             if counts[ex.TIER_NAMES[level]] == 0:
                 continue
             want = request.k - len(hits) if request.mode == "hard" else request.k
             if want <= 0:
                 break
-            for item_id, similarity in self._rank(target, expr, vector, weight, want):
+            # the first tier was ranked for k (its top `want` = its top k's first `want`: ties by id)
+            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want)
+            for item_id, similarity in ranked:
                 hits.append(SearchHit(item_id, level, similarity))
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
             bonus = request.soft_lambda if request.mode == "soft" else 0.0
@@ -308,7 +344,11 @@ class MilvusBackend(Backend):
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
-        return [r["id"] for r in self._query(target.collection, f"id in {self._list(ids)}", [], "look up items")]
+        found = []
+        for start in range(0, len(ids), FETCH_BATCH):
+            chunk = ids[start:start + FETCH_BATCH]
+            found += [r["id"] for r in self._query(target.collection, f"id in {self._list(chunk)}", [], "look up items")]
+        return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
         rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG, **self._t),

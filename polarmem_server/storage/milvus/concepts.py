@@ -52,6 +52,11 @@ class ConceptBindings:
         rows = self._rows(f"ns == {literal(ns)} and confirmed == true", ["cid", "name"])
         return sorted({(int(r["cid"]), r["name"]) for r in rows})
 
+    def bound_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        """Confirmed bindings with id >= first_id, by id (a lagging process catching up)."""
+        rows = self._rows(f"ns == {literal(ns)} and confirmed == true and cid >= {int(first_id)}", ["cid", "name"])
+        return sorted({(int(r["cid"]), r["name"]) for r in rows})
+
     def allocate(self, ns: str, names: Sequence[str]) -> list[int]:
         keys = []
         for name in names:
