@@ -65,6 +65,7 @@ class ServerConfig:
     backup_dir: str = ""  # Backup destinations must lie inside it ("" = any absolute path; admin only either way)
     recover: str = "strict"  # strict (refuse a damaged store) | point-in-time (repair it at start-up)
     metrics_namespace_labels: bool = False  # per-namespace series (namespace names) on the metrics port
+    processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
 
     def validate(self) -> ServerConfig:
         try:
@@ -97,6 +98,8 @@ class ServerConfig:
             raise ValueError(f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}")
         if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
+        if self.processes < 1:
+            raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         return self
@@ -133,6 +136,8 @@ HELP = {
     "engine_timeout_s": "longest one verification may take (DEADLINE_EXCEEDED after)",
     "recover": "strict: refuse to open a data directory whose write-ahead log is damaged (run `polarmem repair`); "
                "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
+    "processes": "server processes on the port: the primary takes every write, the others serve reads from "
+                 "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
                                 "metrics port",
 }

@@ -1,0 +1,151 @@
+"""`polarmem serve --processes 2`: a real primary and a real read-only replica on one port of
+127.0.0.1 (SO_REUSEPORT), RocksDB on disk. Each fresh client channel is a new connection, which
+the kernel gives to either process, so a test that uses many channels talks to both.
+
+The consistency stated in api/processes.py is checked here: every write is acknowledged by
+whichever process the client reached (the replica forwards it to the primary, statuses pass
+through unchanged) and becomes visible on every connection within the staleness bound."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem_server.api.config import ConfigError, ServerConfig
+from polarmem_server.faces.client import PolarMemClient
+
+DIM = 8
+CHANNELS = 24  # fresh connections per check: both processes are reached unless the kernel picks one 24 times
+VISIBLE_WITHIN_S = 10.0  # a correctness bound (the write must arrive), far above the measured lag
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.fixture
+def multi(tmp_path):
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
+                      'namespaces = ["t"]\nrole = "read"\n')
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
+                                "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
+                                "--tokens-file", str(tokens), "--grace-s", "2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    line = process.stdout.readline()
+    assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
+    address = line.split("serving on ")[1].split(";")[0].strip()
+    for line in process.stderr:  # the replica binds the port once its index is built
+        if "replica 1 serving on" in line:
+            break
+    yield process, address
+    if process.poll() is None:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def wait_visible(address: str, check, channels: int = CHANNELS) -> float:
+    """Seconds until `check(client)` holds on `channels` fresh connections in a row."""
+    started = time.monotonic()
+    for _ in range(channels):
+        while True:
+            with PolarMemClient(address, token="admin-secret", retries=1) as client:
+                try:
+                    if check(client):
+                        break
+                except grpc.RpcError as exc:  # a replica that has not seen the namespace yet
+                    if exc.code() != grpc.StatusCode.NOT_FOUND:
+                        raise
+            assert time.monotonic() - started < VISIBLE_WITHIN_S, "a write did not reach every process in time"
+            time.sleep(0.01)
+    return time.monotonic() - started
+
+
+def test_two_processes_share_the_port_answer_reads_and_forward_writes(multi):
+    process, address = multi
+    replicas = children(process.pid)
+    assert len(replicas) == 1
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    replica_cpu = cpu_ticks(replicas[0])
+    # One write per fresh connection: some land on the replica and are forwarded; all succeed.
+    for i in range(CHANNELS):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"})
+    last = f"w{CHANNELS - 1}"
+
+    def has_every_write(client) -> bool:
+        hits = client.recall("t", vectors={"vis": vec(CHANNELS - 1)}, required=["dog"], top_k=CHANNELS).hits
+        return len(hits) == CHANNELS and hits[0].id == last
+
+    wait_visible(address, has_every_write)
+    for _ in range(40):  # reads on fresh connections: the replica answers its share
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            assert client.get_item("t", last).item.id == last
+    assert cpu_ticks(replicas[0]) > replica_cpu, "the replica process served nothing"
+
+
+def test_statuses_pass_through_forwarding_and_deletes_reach_replicas(multi):
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        admin.remember("t", id="a", vectors={"vis": vec(1)})
+    wait_visible(address, lambda client: client.get_namespace("t").item_count == 1)
+    for _ in range(CHANNELS):  # the primary's answer, whichever process the call reached
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            with pytest.raises(grpc.RpcError) as exists:
+                client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            assert exists.value.code() == grpc.StatusCode.ALREADY_EXISTS and "already exists" in exists.value.details()
+        with PolarMemClient(address, token="reader-secret", retries=1) as reader:
+            with pytest.raises(grpc.RpcError) as denied:  # a read-only token cannot write on any process
+                reader.remember("t", id="x", vectors={"vis": vec(2)})
+            assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert reader.get_item("t", "a").item.id == "a"
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.forget("t", "a")
+        admin.delete_namespace("t")
+
+    def gone(client) -> bool:
+        try:
+            client.get_namespace("t")
+        except grpc.RpcError as exc:
+            return exc.code() == grpc.StatusCode.NOT_FOUND
+        return False
+
+    wait_visible(address, gone)
+
+
+def test_sigterm_stops_the_primary_and_every_replica(multi):
+    process, address = multi
+    replicas = children(process.pid)
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert err.count("stopped") == 2, err  # the primary and the replica each drained and closed
+    for pid in replicas:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_processes_setting_is_checked():
+    with pytest.raises(ConfigError, match="processes"):
+        ServerConfig(processes=0).validate()
+    assert ServerConfig(processes=4).validate().processes == 4
