@@ -8,6 +8,7 @@ through unchanged) and becomes visible on every connection within the staleness 
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
@@ -40,14 +42,14 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
-@pytest.fixture
-def multi(tmp_path):
+def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
+    """`polarmem serve --processes 2` with admin and read-only tokens; returns once both serve."""
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.root]\ntoken = "admin-secret"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
                       'namespaces = ["t"]\nrole = "read"\n')
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
-                                "--tokens-file", str(tokens), "--grace-s", "2"],
+                                "--tokens-file", str(tokens), "--grace-s", "2", *flags],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     line = process.stdout.readline()
     assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
@@ -55,6 +57,12 @@ def multi(tmp_path):
     for line in process.stderr:  # the replica binds the port once its index is built
         if "replica 1 serving on" in line:
             break
+    return process, address
+
+
+@pytest.fixture
+def multi(tmp_path):
+    process, address = start(tmp_path)
     yield process, address
     if process.poll() is None:
         process.kill()
@@ -143,6 +151,37 @@ def test_sigterm_stops_the_primary_and_every_replica(multi):
     assert err.count("stopped") == 2, err  # the primary and the replica each drained and closed
     for pid in replicas:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_tls_health_and_reflection_on_every_process(tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    process, address = start(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        target = f"localhost:{address.rsplit(':', 1)[1]}"
+        for i in range(CHANNELS):
+            with PolarMemClient(target, token="admin-secret", root_certificates=cert.read_bytes()) as client:
+                assert client.health() == "SERVING"
+                if i == 0:
+                    client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+                client.remember("t", id=f"w{i}", vectors={"vis": vec(i)})  # some forwarded by the replica
+            channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(cert.read_bytes()))
+            with channel:
+                reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+                answer = next(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+                    list_services="")]), timeout=10))
+                assert "polarmem.v1.MemoryService" in {s.name for s in answer.list_services_response.service}
+        with PolarMemClient(address, retries=1) as plaintext:  # TLS on every process
+            with pytest.raises(grpc.RpcError):
+                plaintext.list_namespaces()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert process.returncode == 0
 
 
 def test_processes_setting_is_checked():
