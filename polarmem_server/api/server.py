@@ -387,7 +387,9 @@ class PolarMemServer:
         self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
         self._service.backup_dir = cfg.backup_dir
         if self.replica is not None:
-            primary = grpc.insecure_channel(self.replica.primary_target)
+            primary = grpc.insecure_channel(self.replica.primary_target,  # forwarded messages: the same limits
+                                            options=[("grpc.max_send_message_length", cfg.max_message_bytes),
+                                                     ("grpc.max_receive_message_length", cfg.max_message_bytes)])
             self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary),))
         else:
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
