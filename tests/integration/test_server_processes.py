@@ -153,6 +153,17 @@ def test_sigterm_stops_the_primary_and_every_replica(multi):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def test_replicas_stop_when_the_primary_is_killed(multi):
+    process, _ = multi
+    replicas = children(process.pid)
+    process.kill()  # no drain, no signal to the replicas: they notice the primary is gone
+    process.communicate(timeout=10)
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in replicas) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in replicas), "a replica outlived its primary"
+
+
 def test_tls_health_and_reflection_on_every_process(tmp_path):
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
