@@ -23,8 +23,11 @@ Consistency: bounded staleness. A write is acknowledged only once the primary st
 visible to reads on the primary at once and on every replica within REPLICA_POLL_S plus one
 catch-up and rebuild of its namespace (tests/integration/test_server_processes.py checks it).
 Read-your-writes is therefore not guaranteed with --processes > 1: a client whose channel
-landed on a replica may read its previous state for up to that bound. Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health,
-reflection and admission limit; TLS and tokens are the same as the primary's.
+landed on a replica may read its previous state for up to that bound.
+
+Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health, reflection
+and admission limit; TLS and tokens are the same as the primary's, and SIGHUP to the primary
+(re-read the tokens file) reaches them too.
 """
 
 from __future__ import annotations
@@ -256,6 +259,14 @@ class ProcessGroup:
             except ProcessLookupError:
                 pass
         self.children = [(pid, -1) for pid, _ in self.children]
+
+    def forward_signal(self, signum: int) -> None:
+        """Passes a signal (SIGHUP: re-read the tokens file) on to every replica."""
+        for pid, _ in self.children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
 
     def wait(self, timeout_s: float) -> None:
         """Reaps the replicas; any still running after timeout_s is killed. Removes the directory."""

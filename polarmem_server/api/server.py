@@ -568,7 +568,12 @@ class PolarMemServer:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         if hasattr(signal, "SIGHUP"):
-            signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.authorizer.reload, daemon=True).start())
+            def on_hangup(*_):
+                threading.Thread(target=self.authorizer.reload, daemon=True).start()
+                if self.group is not None:  # the replicas check tokens too
+                    self.group.forward_signal(signal.SIGHUP)
+
+            signal.signal(signal.SIGHUP, on_hangup)
         while not self._stopped.wait(0.5):
             if signalled.is_set():
                 break

@@ -153,6 +153,26 @@ def test_sigterm_stops_the_primary_and_every_replica(multi):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
+    process, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\n')
+    process.send_signal(signal.SIGHUP)
+
+    def rotated(client) -> bool:
+        try:
+            client.get_namespace("t")
+        except grpc.RpcError as exc:
+            return exc.code() == grpc.StatusCode.UNAUTHENTICATED
+        return False
+
+    wait_visible(address, rotated)  # the old token is refused on every connection
+    for _ in range(CHANNELS):
+        with PolarMemClient(address, token="rotated-secret", retries=1) as client:
+            assert client.get_namespace("t").name == "t"
+
+
 def test_replicas_stop_when_the_primary_is_killed(multi):
     process, _ = multi
     replicas = children(process.pid)
