@@ -168,6 +168,8 @@ class Refresher:
         while not self.stopped.wait(REPLICA_POLL_S):
             if os.getppid() != self.primary_pid:
                 log.error("the primary process %d is gone; stopping this replica", self.primary_pid)
+                # The primary cannot remove the group's directory any more; every replica stops too.
+                shutil.rmtree(self.board.directory.parent, ignore_errors=True)
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
             try:

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,8 +66,12 @@ def multi(tmp_path):
     process, address = start(tmp_path)
     yield process, address
     if process.poll() is None:
-        process.kill()
-        process.communicate(timeout=10)
+        process.terminate()  # a drain: the primary also removes the group's directory
+        try:
+            process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate(timeout=10)
 
 
 def wait_visible(address: str, check, channels: int = CHANNELS) -> float:
@@ -174,14 +179,19 @@ def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
 
 
 def test_replicas_stop_when_the_primary_is_killed(multi):
-    process, _ = multi
+    process, address = multi
     replicas = children(process.pid)
+    with PolarMemClient(address, token="admin-secret") as admin:  # names this group's directory on the board
+        marker = f"board/{'killed-primary-test'.encode().hex()}"
+        admin.create_namespace("killed-primary-test", spaces=[("vis", DIM)], encoder="none")
+    assert any(Path(tempfile.gettempdir()).glob(f"polarmem-processes-*/{marker}"))
     process.kill()  # no drain, no signal to the replicas: they notice the primary is gone
     process.communicate(timeout=10)
     deadline = time.monotonic() + 20
     while any(Path(f"/proc/{pid}").exists() for pid in replicas) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(Path(f"/proc/{pid}").exists() for pid in replicas), "a replica outlived its primary"
+    assert not any(Path(tempfile.gettempdir()).glob(f"polarmem-processes-*/{marker}")), "the group's directory stayed"
 
 
 def test_tls_health_and_reflection_on_every_process(tmp_path):
