@@ -9,6 +9,12 @@ run only), Python function calls (cProfile), and RocksDB item reads (the store's
 multi-get wrapped to count, observation only). With ``--explain both`` (when the installed
 package has the `explain` flag) each level is measured with explanations on and off.
 
+With ``--stages`` each servicer Recall is also cut into stages by timing wrappers (wall time,
+one call at a time): request parse, the handler, inside it the library recall (query planning,
+the backend search, and within that the compiled core's search, which runs with the GIL released),
+response building, and response serialisation. The GIL is held for everything but the core's
+search, so ``gil_held_share`` = 1 - core / (parse + handler + serialise).
+
 Run it with the package under test installed, e.g.
 ``.venv/bin/python -P benchmarks/bench_recall_cpu.py --label after``; ``--merge`` adds the
 label's rows to an existing JSON (to put a 'before' from another checkout next to it).
@@ -141,7 +147,85 @@ def measure(call, calls: int, pool: list, counter: dict) -> dict:
             "store_reads_per_call": round(reads, 2), "calls": calls}
 
 
-def run(n: int, calls: int, explain_modes: list[bool | None]) -> dict:
+class StageTimer:
+    """Time spent inside wrapped callables, by stage name: wall time and the calling thread's
+    CPU time (time.thread_time, which a loaded machine inflates less; the core's own worker
+    threads are not in it). One thread, no nesting of a stage in itself."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def clear(self) -> None:
+        self.wall.clear()
+        self.cpu.clear()
+
+    def wrap(self, name: str, function):
+        def timed(*args, **kwargs):
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.cpu[name] = self.cpu.get(name, 0.0) + time.thread_time() - cpu
+                self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall
+        return timed
+
+
+class CoreProxy:
+    """Stands in front of the compiled index (``Index._core``): times its ``search``, forwards
+    everything else unchanged."""
+
+    def __init__(self, core, timer: StageTimer) -> None:
+        self._inner = core
+        self.search = timer.wrap("core search (GIL released)", core.search)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def stage_breakdown(memory, service, payloads: list[bytes], calls: int) -> dict:
+    """Per-stage wall ms of a servicer Recall, from serialized requests to serialized responses."""
+    from polarmem.v1 import memory_service_pb2 as pb
+    from polarmem_server import recall as recall_module
+
+    context = InProcessContext()
+    timer = StageTimer()
+    index = memory.backend._ns("bench").index.index
+    saved = (recall_module.plan_query, memory.recall, memory.backend.search, service._recall_response, index._core)
+    recall_module.plan_query = timer.wrap("query planning", recall_module.plan_query)
+    memory.recall = timer.wrap("library recall", memory.recall)
+    memory.backend.search = timer.wrap("backend search", memory.backend.search)
+    service._recall_response = timer.wrap("response building", service._recall_response)
+    index._core = CoreProxy(index._core, timer)
+    parse = timer.wrap("request parse", pb.RecallRequest.FromString)
+    handler = timer.wrap("handler", service.Recall)
+    serialise = timer.wrap("response serialise", lambda response: response.SerializeToString())
+    try:
+        for i in range(32):
+            serialise(handler(parse(payloads[i % len(payloads)]), context))
+        timer.clear()
+        for i in range(calls):
+            serialise(handler(parse(payloads[i % len(payloads)]), context))
+    finally:
+        (recall_module.plan_query, memory.recall, memory.backend.search, service._recall_response, index._core) = saved
+        for name in ("recall", "_recall_response"):
+            for owner in (memory, memory.backend, service):
+                owner.__dict__.pop(name, None)
+        memory.backend.__dict__.pop("search", None)
+    out = {"calls": calls}
+    for kind, seconds in (("wall", timer.wall), ("thread_cpu", timer.cpu)):
+        ms = {name: round(value / calls * 1e3, 4) for name, value in seconds.items()}
+        total = ms["request parse"] + ms["handler"] + ms["response serialise"]
+        core = ms.get("core search (GIL released)", 0.0)
+        ms["handler outside the library recall"] = round(ms["handler"] - ms["library recall"] - ms["response building"], 4)
+        ms["library outside the backend search"] = round(ms["library recall"] - ms["backend search"], 4)
+        ms["backend search outside the core"] = round(ms["backend search"] - core, 4)
+        out[kind] = {"ms_per_call": ms, "total_ms": round(total, 4), "gil_held_ms": round(total - core, 4),
+                     "gil_held_share": round((total - core) / total, 3)}
+    return out
+
+
+def run(n: int, calls: int, explain_modes: list[bool | None], stages: bool = False) -> dict:
     from polarmem.v1 import memory_service_pb2 as pb
     from polarmem_server.api.metrics import ServerMetrics
     from polarmem_server.api.service import MemoryService
@@ -180,6 +264,9 @@ def run(n: int, calls: int, explain_modes: list[bool | None]) -> dict:
             indexed = list(range(len(request_pool)))
             rows[f"servicer {label}"] = measure(lambda i, rp=request_pool: service.Recall(rp[i], context), calls,
                                                 indexed, counter)
+            if stages:
+                rows[f"stages {label}"] = stage_breakdown(memory, service, [r.SerializeToString() for r in request_pool],
+                                                          calls)
         memory.close()
     return rows
 
@@ -191,6 +278,7 @@ def main() -> None:
     parser.add_argument("--label", default="after")
     parser.add_argument("--explain", choices=("default", "both"), default="both")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "recall_cpu.json"))
+    parser.add_argument("--stages", action="store_true", help="also cut each servicer Recall into timed stages")
     parser.add_argument("--merge", action="store_true", help="add to an existing JSON instead of replacing it")
     args = parser.parse_args()
     explain_modes = [None] if args.explain == "default" else [True, False]
@@ -201,7 +289,7 @@ def main() -> None:
     runs = report.setdefault("runs", {})
     entry = {"load_before": os.getloadavg(), "package": __import__("polarmem_server").__file__, "sizes": {}}
     for n in args.items:
-        entry["sizes"][str(n)] = run(n, args.calls, explain_modes)
+        entry["sizes"][str(n)] = run(n, args.calls, explain_modes, args.stages)
         print(n, json.dumps(entry["sizes"][str(n)], indent=1), flush=True)
     entry["load_after"] = os.getloadavg()
     runs[args.label] = entry

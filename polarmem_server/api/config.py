@@ -72,6 +72,7 @@ class ServerConfig:
     milvus_ca_pem: str = ""
     milvus_timeout: float = 10.0
     milvus_prefix: str = "polarmem"
+    processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
 
     def validate(self) -> ServerConfig:
         try:
@@ -104,6 +105,8 @@ class ServerConfig:
             raise ValueError(f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}")
         if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
+        if self.processes < 1:
+            raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         self._validate_backend()
@@ -120,6 +123,9 @@ class ServerConfig:
                 raise ValueError(f"setting {milvus_set[0]}: the milvus_* settings need backend milvus "
                                  "(--backend milvus); drop them or choose that backend")
             return
+        if self.processes > 1:
+            raise ValueError("setting processes: is for the local backend (replicas of one RocksDB store); with "
+                             "backend milvus run more servers against the same Milvus instead (docs/deployment.md)")
         if self.milvus_timeout <= 0:
             raise ValueError(f"setting milvus_timeout: must be > 0 seconds, got {self.milvus_timeout}")
         if self.milvus_ca_pem and not (self.milvus_tls or self.milvus_uri.startswith("https://")):
@@ -175,6 +181,8 @@ HELP = {
     "engine_timeout_s": "longest one verification may take (DEADLINE_EXCEEDED after)",
     "recover": "strict: refuse to open a data directory whose write-ahead log is damaged (run `polarmem repair`); "
                "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
+    "processes": "server processes on the port: the primary takes every write, the others serve reads from "
+                 "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
                                 "metrics port",
     "backend": "where namespaces are stored: local (RocksDB in data_dir) or milvus (a Milvus 2.3 server or cluster, "

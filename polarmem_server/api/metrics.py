@@ -182,6 +182,12 @@ class ServerMetrics:
                                         registry=r)
         self.rebuild_seconds = Gauge("polarmem_index_rebuild_seconds", "Time to rebuild the indexes at start-up", registry=r)
         self.rebuild_items = Gauge("polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r)
+        # Labelled children of the per-call series, looked up once per label set: prometheus'
+        # labels() takes a lock and builds a key on every call, which every RPC paid twice.
+        # A plain dict read is safe without a lock; two threads creating the same child at once
+        # get the same child back from labels(), so either may be cached.
+        self._rpc_children: dict[tuple, tuple] = {}
+        self._tier_children: dict[str, object] = {}
 
     def observe_rpc(self, method: str, code: str, seconds: float, namespace: str = "") -> None:
         """Count and time one RPC. `namespace` (the request's) becomes a label only when
@@ -192,8 +198,19 @@ class ServerMetrics:
             labels: tuple[str, ...] = (method, namespace if self._known_namespace(namespace) else "")
         else:
             labels = (method,)
-        self.requests.labels(*labels, code).inc()
-        self.latency.labels(*labels).observe(seconds)
+        children = self._rpc_children.get((labels, code))
+        if children is None:
+            children = self._rpc_children[(labels, code)] = (self.requests.labels(*labels, code),
+                                                             self.latency.labels(*labels))
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def count_recall_hits(self, tier: str, count: int) -> None:
+        """Adds `count` hits of tier `tier` (entailed, neutral, conflict) to polarmem_recall_hits."""
+        child = self._tier_children.get(tier)
+        if child is None:
+            child = self._tier_children[tier] = self.recall_tier_items.labels(tier)
+        child.inc(count)
 
     def _known_namespace(self, name: str) -> bool:
         if not name or self._memory is None:

@@ -14,6 +14,9 @@ NOT_SERVING (reads keep working, so the server's own health stays SERVING) and a
 reopens the store until writes work again. A configuration or environment error at start-up is
 one line naming the setting and the fix (config.ConfigError), after everything already opened is
 closed again.
+
+With ``processes`` > 1 the started process is the primary and forks read-only replicas onto the
+same port before any gRPC object exists (api/processes.py); ``serve_replica`` runs each.
 """
 
 from __future__ import annotations
@@ -41,12 +44,15 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, ServerConfig
+from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
+                                           replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder
 from polarmem_server.scoring.verification import Verifier
+from polarmem_server.storage.local.secondary import PublishingBackend
 from polarmem_server.storage.local.store import StoreDamaged, StoreError, StoreLocked
 
 log = logging.getLogger("polarmem.server")
@@ -317,9 +323,22 @@ def open_milvus(cfg: ServerConfig):
         raise ConfigError(f"setting milvus_uri: {exc}") from None
 
 
+def serve_replica(config: ServerConfig, role: ReplicaRole) -> int:
+    """A replica process's whole life (ProcessGroup.fork_replicas calls it after the fork)."""
+    server = PolarMemServer(config, replica=role).start()
+    server.serve_forever()
+    return 0
+
+
 class PolarMemServer:
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, replica: ReplicaRole | None = None) -> None:
+        """`replica`: this process is a read-only replica of a multi-process server (set by
+        serve_replica only); None: a single server, or the primary when config.processes > 1."""
         self.config = config.validate()
+        self.replica = replica
+        self.group: ProcessGroup | None = None
+        self.refresher: Refresher | None = None
+        self._refresh_stop = threading.Event()
         self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
         self.memory: Memory | None = None
         self.accepting = False
@@ -367,6 +386,14 @@ class PolarMemServer:
             except errors.InvalidArgument as exc:
                 raise ConfigError(str(exc)) from None
         tls = check_tls(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
+        if cfg.processes > 1 and self.replica is None:
+            # Before any gRPC object exists in this process (grpc's multiprocessing rule).
+            self.group = ProcessGroup(cfg.processes)
+            self.group.fork_replicas(cfg, serve_replica)
+        if self.replica is not None:
+            # A replica shares the port with processes already serving: it binds only once its
+            # index is built, so the kernel never hands a connection to a replica not yet ready.
+            self.memory, self._replica_applied = open_replica_memory(cfg, self.replica)
         # Every admitted call needs a thread, and a call beyond the limit needs one to be refused
         # promptly, so the pool is at least the limit plus headroom. gRPC's own cap stays as a
         # backstop at the pool size: beyond it nothing queues waiting for a thread.
@@ -376,7 +403,7 @@ class PolarMemServer:
             interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self, cfg.max_concurrent_rpcs, self.authorizer)],
             options=[("grpc.max_receive_message_length", cfg.max_message_bytes),
                      ("grpc.max_send_message_length", cfg.max_message_bytes),
-                     ("grpc.so_reuseport", 0)],
+                     ("grpc.so_reuseport", 1 if cfg.processes > 1 else 0)],
             maximum_concurrent_rpcs=threads,
         )
         self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
@@ -384,12 +411,18 @@ class PolarMemServer:
             self.metrics.attach_engine(self.verifier)
         self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
         self._service.backup_dir = cfg.backup_dir
-        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
+        if self.replica is not None:
+            primary = grpc.insecure_channel(self.replica.primary_target,  # forwarded messages: the same limits
+                                            options=[("grpc.max_send_message_length", cfg.max_message_bytes),
+                                                     ("grpc.max_receive_message_length", cfg.max_message_bytes)])
+            self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary),))
+        else:
+            memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
-        if _port_in_use(cfg.address):  # checked first: gRPC's own bind failure logs a C-core line to stderr
+        if self.replica is None and _port_in_use(cfg.address):  # checked first: gRPC's own bind failure logs a C-core line to stderr
             raise ConfigError(f"setting address: {cfg.address} is in use by another process; choose another "
                               "host:port (port 0 picks a free one)")
         try:
@@ -399,6 +432,9 @@ class PolarMemServer:
                 self.port = self._grpc.add_insecure_port(cfg.address)
         except RuntimeError:
             self.port = 0
+        if self.port != 0 and self.group is not None and self._grpc.add_insecure_port(self.group.primary_socket) == 0:
+            raise ConfigError(f"cannot listen on {self.group.primary_socket} for the replicas' writes; check that "
+                              f"{self.group.directory} is writable")
         if self.port == 0:
             why = "is in use by another process" if _port_in_use(cfg.address) else "cannot be bound (not an address of this machine?)"
             raise ConfigError(f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)")
@@ -412,15 +448,20 @@ class PolarMemServer:
                 raise ConfigError(f"setting metrics_port: {cfg.metrics_address}:{cfg.metrics_port} {why}; choose "
                                   "another port (0 picks a free one, -1 turns metrics off)") from None
             self.metrics_port = self._metrics_httpd.server_port
-        if cfg.recover == "point-in-time":
+        if cfg.recover == "point-in-time" and self.replica is None:
             self._repair_at_start()
         # The port answers health checks (NOT_SERVING) while the indexes are rebuilt.
         if cfg.backend == "milvus":
             self.memory = Memory(open_milvus(cfg), verifier=self.verifier)
             self._watch_backend(self.memory.backend)
-        else:
-            self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                                 on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
+        elif self.replica is None:  # (a replica opened its memory before binding the port)
+            if self.group is not None:
+                backend = PublishingBackend(cfg.data_dir, self.group.board, cfg.durability, cfg.index_threads,
+                                            self.metrics.store_write.observe)
+                self.memory = Memory(backend, verifier=self.verifier)
+            else:
+                self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
+                                     on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
         store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
         if store is not None:
             self._watch_store(store)
@@ -437,6 +478,14 @@ class PolarMemServer:
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
+        if self.replica is not None:
+            self.refresher = Refresher(self.memory, self.replica.board, self._replica_applied,
+                                       self.replica.primary_pid, self._refresh_stop).start()
+            log.info("replica %d serving on %s (metrics on %s)", self.replica.index, self.address,
+                     self.metrics_port if cfg.metrics_port >= 0 else "off")
+            return self
+        if self.group is not None:
+            self.group.release(self.port)
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
 
@@ -504,7 +553,9 @@ class PolarMemServer:
         """Closes what a failed start opened (ports, threads, store), quietly."""
         self.accepting = False
         self._stopped.set()
-        for step in (lambda: self._grpc is not None and self._grpc.stop(0).wait(),
+        self._refresh_stop.set()
+        for step in (lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
+                     lambda: self._grpc is not None and self._grpc.stop(0).wait(),
                      lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
                                                                   self._metrics_httpd.server_close()),
                      lambda: self.verifier is not None and self.verifier.close(),
@@ -525,13 +576,18 @@ class PolarMemServer:
             if self._stopped.is_set():
                 return
             try:
+                grace = self.config.grace_s if grace_s is None else grace_s
+                if self.group is not None:  # the replicas drain alongside
+                    self.group.signal_stop()
                 self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
                 self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
                 if self.config.drain_notice_s and self.accepting:
                     time.sleep(self.config.drain_notice_s)
                 self.accepting = False
-                steps = [("gRPC", lambda: self._grpc is not None
-                          and self._grpc.stop(self.config.grace_s if grace_s is None else grace_s).wait()),
+                steps = [("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
+                         ("replica refresh", self._refresh_stop.set),
+                         ("replicas", lambda: self.group is not None
+                          and self.group.wait(grace + self.config.drain_notice_s + STOP_BUDGET_S / 2)),
                          ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
                          ("store sync", lambda: self.memory is not None and self.memory.flush()),
                          ("store", lambda: self.memory is not None and self.memory.close()),
@@ -560,7 +616,12 @@ class PolarMemServer:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         if hasattr(signal, "SIGHUP"):
-            signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.authorizer.reload, daemon=True).start())
+            def on_hangup(*_):
+                threading.Thread(target=self.authorizer.reload, daemon=True).start()
+                if self.group is not None:  # the replicas check tokens too
+                    self.group.forward_signal(signal.SIGHUP)
+
+            signal.signal(signal.SIGHUP, on_hangup)
         while not self._stopped.wait(0.5):
             if signalled.is_set():
                 break

@@ -436,7 +436,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                                               result.required + result.forbidden)
         for tier, count in returned.items():
             if count:
-                self.metrics.recall_tier_items.labels(TIER_NAMES[tier]).inc(count)
+                self.metrics.count_recall_hits(TIER_NAMES[tier], count)
         if result.suppressed:
             self.metrics.recall_suppressed.inc(len(result.suppressed))
         return response

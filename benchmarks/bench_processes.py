@@ -1,0 +1,181 @@
+"""`polarmem serve --processes N`: Recall throughput and server CPU at 1 and N processes, and how
+long a write takes to become visible on every process (the staleness bound of api/processes.py).
+
+One data directory (--items items of bench_server.py, loaded through a real `polarmem serve`) is
+served by `polarmem serve --processes P` for each P in --processes. The compiled load generator
+drives Recall (hard, 1-3 concepts, top 10, explain=false and the default) closed loop at each
+--concurrency over as many channels as calls in flight (each channel is one connection, which
+the kernel gives to one process); server CPU is summed over the primary and its replicas
+(/proc/PID/stat). Then --lag-writes times: one Remember on a fresh connection, and the seconds
+until GetItem finds it on --lag-channels fresh connections in a row.
+
+    python benchmarks/bench_processes.py --items 20000 --label processes-20k
+
+Writes benchmarks/results/<label>.json. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_front import stop  # noqa: E402
+from bench_server import start_server, write_report  # noqa: E402
+from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, loadgen_result, machine,  # noqa: E402
+                           make_queries, request_files, uptime, write_requests)
+
+HERE = Path(__file__).resolve().parent
+
+
+def start_processes(data_dir: Path, processes: int, max_concurrent: int) -> tuple[subprocess.Popen, str, list[int]]:
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
+                                "--data-dir", str(data_dir), "--metrics-port", "-1", "--processes", str(processes),
+                                "--max-concurrent-rpcs", str(max_concurrent), "--workers", str(max_concurrent + 16),
+                                "--log-level", "INFO"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=data_dir.parent)
+    line = process.stdout.readline()
+    if "serving on" not in line:
+        process.kill()
+        raise RuntimeError(f"the server did not start: {line!r} {process.stderr.read()[-2000:]}")
+    address = line.split("serving on ")[1].split(";")[0].strip()
+    ready = 1
+    while ready < processes:
+        if "serving on" in process.stderr.readline():
+            ready += 1
+    children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+    return process, address, [process.pid, *children]
+
+
+def run_loadgen(binary: Path, address: str, requests: Path, pids: list[int], concurrency: int, duration_s: float,
+                max_calls: int) -> dict:
+    argv = [str(binary), "--target", address, "--rpc", "recall", "--requests", str(requests),
+            "--duration-s", str(duration_s), "--max-calls", str(max_calls), "--warmup-s", "1",
+            "--channels", str(concurrency), "--concurrency", str(concurrency)]
+    for pid in pids:
+        argv += ["--server-pid", str(pid)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 120)
+    if done.returncode != 0:
+        raise RuntimeError(f"loadgen failed ({done.returncode}): {done.stderr[-2000:]}")
+    result = json.loads(done.stdout)
+    servers = result.pop("server")
+    cpu = sum(s["cpu_s"] for s in servers)
+    calls = result.get("calls") or sum(result["codes"].values())
+    return {"server_cpu_ms_per_call": round(cpu / max(calls, 1) * 1e3, 4),
+            "server_cores": round(sum(s["cores"] for s in servers), 3),
+            "per_process_cores": [round(s["cores"], 3) for s in servers],
+            "p50_ms": result["latency_ms"]["p50"], "p99_ms": result["latency_ms"]["p99"],
+            "throughput_rps": round(result["throughput_rps"], 1), "codes": result["codes"],
+            "client_cores": result.get("client_cores")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16])
+    parser.add_argument("--duration-s", type=float, default=5.0)
+    parser.add_argument("--max-calls", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lag-writes", type=int, default=10)
+    parser.add_argument("--lag-channels", type=int, default=8)
+    parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--label", default="processes")
+    args = parser.parse_args(argv)
+    out = HERE / "results" / f"{args.label}.json"
+
+    from polarmem.v1 import memory_service_pb2 as pb
+
+    binary = build_loadgen()
+    required, forbidden, vectors = make_queries(args.queries, args.dim)
+    report: dict = {"benchmark": "bench_processes", "items": args.items, "dim": args.dim, "top_k": TOP_K,
+                    "machine": machine(), "uptime_start": uptime(),
+                    "settings": {k: str(v) for k, v in vars(args).items()}, "rounds": []}
+    with tempfile.TemporaryDirectory(prefix="polarmem-processes-") as tmp:
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        files = request_files(work, args.items, args.dim, required, forbidden, vectors, writes=1)
+        files["recall_noexplain"] = work / "recall_noexplain.bin"
+        write_requests(files["recall_noexplain"], (
+            pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
+                             required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
+                             top_k=TOP_K, mode=pb.RECALL_MODE_HARD, explain=False) for i in range(len(vectors))))
+        data = work / "data"
+        server, address, _ = start_server(data, max_concurrent=max(args.concurrency) * 2)
+        try:
+            report["load_s"] = load_polarmem(address, args.items, args.dim)
+        finally:
+            stop(server)
+        print(f"{args.items:,} items loaded in {report['load_s']:.1f} s", flush=True)
+        for r in range(args.rounds):
+            round_: dict = {"uptime_before": uptime(), "processes": {}}
+            for processes in args.processes:
+                server, address, pids = start_processes(data, processes, max(args.concurrency) * 2)
+                try:
+                    rows: dict = {}
+                    for rpc in ("recall_noexplain", "recall"):
+                        for c in args.concurrency:
+                            row = run_loadgen(binary, address, files[rpc], pids, c, args.duration_s, args.max_calls)
+                            rows[f"{rpc} c={c}"] = row
+                            print(f"[round {r + 1}] processes={processes} {rpc:<17} c={c:<3} {row['throughput_rps']:.0f}/s"
+                                  f" p50 {row['p50_ms']:.2f} p99 {row['p99_ms']:.2f} ms, server CPU "
+                                  f"{row['server_cpu_ms_per_call']:.3f} ms/call ({row['per_process_cores']} cores), "
+                                  f"codes {row['codes']}", flush=True)
+                    if r == 0 and processes > 1:
+                        rows["visibility_lag_s"] = measure_lag(address, args.lag_writes, args.lag_channels, args.dim)
+                        print(f"[round {r + 1}] processes={processes} write visible everywhere after "
+                              f"{rows['visibility_lag_s']}", flush=True)
+                    round_["processes"][str(processes)] = rows
+                finally:
+                    stop(server)
+            round_["uptime_after"] = uptime()
+            report["rounds"].append(round_)
+            write_report(out, report)
+    report["uptime_end"] = uptime()
+    write_report(out, report)
+    return 0
+
+
+def measure_lag(address: str, writes: int, channels: int, dim: int) -> dict:
+    """Seconds from a Remember's acknowledgement until `channels` fresh connections in a row
+    find the item: min / median / max over `writes` writes."""
+    import grpc
+    import numpy as np
+
+    from polarmem_server.faces.client import PolarMemClient
+
+    lags = []
+    rng = np.random.default_rng(5)
+    for i in range(writes):
+        vector = rng.standard_normal(dim).astype(np.float32)
+        item_id = f"lag-{time.time_ns()}-{i}"
+        with PolarMemClient(address) as client:
+            client.remember(NAMESPACE, id=item_id, vectors={"vis": vector / np.linalg.norm(vector)})
+        written = time.perf_counter()
+        found = 0
+        while found < channels:
+            with PolarMemClient(address, retries=1) as client:
+                try:
+                    client.get_item(NAMESPACE, item_id)
+                    found += 1
+                except grpc.RpcError as exc:
+                    if exc.code() != grpc.StatusCode.NOT_FOUND:
+                        raise
+                    found = 0
+            if time.perf_counter() - written > 60:
+                raise RuntimeError(f"{item_id} not visible everywhere after 60 s")
+        lags.append(time.perf_counter() - written)
+    lags.sort()
+    return {"writes": writes, "min": round(lags[0], 3), "median": round(lags[len(lags) // 2], 3),
+            "max": round(lags[-1], 3)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

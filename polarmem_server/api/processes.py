@@ -1,0 +1,324 @@
+"""Several server processes on one port (`polarmem serve --processes N`, config ``processes``).
+
+One Python process is bound by its interpreter lock to about one core of Python work
+(docs/performance.md measures how much of a Recall holds it), so a host with more cores serves
+more reads with more processes. The pattern is grpc's ``examples/python/multiprocessing``: the
+process forks its replicas *before* any gRPC object exists, and every process binds the same
+port with SO_REUSEPORT; the kernel spreads incoming connections over them (a connection, and so
+a client channel, stays with one process).
+
+* The **primary** (the process that was started) owns the RocksDB data directory and every
+  write, exactly as a single-process server does. It also listens on a private Unix socket for
+  writes forwarded by the replicas, and bumps a per-namespace counter on a change board after
+  every stored write (storage/local/secondary.py).
+* Each **replica** opens the data directory as a RocksDB secondary instance and builds its own
+  in-memory index; a thread polls the board every REPLICA_POLL_S and, for a namespace that
+  changed, catches up with the primary and rebuilds that namespace's search state.
+  Reads (Recall, GetItem, GetNamespace, ListNamespaces, GetConcept) are answered locally.
+  Writes, ScoreConcepts (the scoring engine lives in the primary) and Backup are **forwarded**
+  to the primary over the Unix socket with the caller's metadata and remaining deadline; the
+  client gets the primary's answer or status unchanged.
+
+Consistency: bounded staleness. A write is acknowledged only once the primary stored it; it is
+visible to reads on the primary at once and on every replica within REPLICA_POLL_S plus one
+catch-up and rebuild of its namespace (tests/integration/test_server_processes.py checks it).
+Read-your-writes is therefore not guaranteed with --processes > 1: a client whose channel
+landed on a replica may read its previous state for up to that bound.
+
+Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health, reflection
+and admission limit; TLS and tokens are the same as the primary's, and SIGHUP to the primary
+(re-read the tokens file) reaches them too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import grpc
+
+from polarmem.v1 import memory_service_pb2
+from polarmem_server import errors
+from polarmem_server.domain.namespace import Namespace
+from polarmem_server.memory import Memory
+from polarmem_server.storage.local.secondary import ChangeBoard, ReplicaBackend
+
+if TYPE_CHECKING:
+    from polarmem_server.api.config import ServerConfig
+
+log = logging.getLogger("polarmem.processes")
+REPLICA_POLL_S = 0.02  # how often a replica reads the change board
+SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+# Answered by the primary: every write, the engine's scores, and the store-wide backup.
+FORWARDED_METHODS = frozenset({"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "Remember", "RememberStream",
+                               "Observe", "Forget", "Calibrate", "ScoreConcepts", "Backup"})
+
+
+class ReplicaMemory(Memory):
+    """Memory over a ReplicaBackend, with a way to bring one namespace in step with the primary."""
+
+    backend: ReplicaBackend
+
+    def reload_namespace(self, name: str) -> None:
+        """Rebuilds namespace `name` (its index, vocabulary and settings) from the caught-up
+        secondary instance, or forgets it when the primary deleted it. The backend's state is
+        swapped first: a concept id is never reused, so a call that still holds the previous
+        vocabulary reads the new index correctly."""
+        record = self.backend.refresh(name)
+        with self._lock:
+            if record is None:
+                self._namespaces.pop(name, None)
+                return
+            namespace = Namespace.from_record(record)
+            concepts = self.backend.concepts(name)
+            namespace.bind_concepts([concept for _, concept in concepts], [cid for cid, _ in concepts])
+            self.writer.concept_ids(namespace, namespace.settings.concepts)
+            self._namespaces[name] = namespace
+
+
+class ForwardedStatus(errors.PolarMemError):
+    """The primary's answer to a forwarded call that failed: its status code and message, passed
+    on to the client as they are."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.status = code.name
+
+
+def _forwardable(metadata) -> list[tuple[str, str | bytes]]:
+    """The caller's metadata minus what gRPC sets per hop (pseudo-headers, grpc-*, user-agent)."""
+    return [(key, value) for key, value in metadata or ()
+            if not key.startswith(":") and not key.startswith("grpc-") and key != "user-agent"]
+
+
+def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
+    """Every MemoryService method of a replica: reads by its own servicer, FORWARDED_METHODS by
+    the primary over `primary`. (The generated add_MemoryServiceServicer_to_server would register
+    the servicer's methods ahead of any generic handler, so the replica registers this instead.)"""
+    table = {}
+    for method in SERVICE.methods:
+        request_type = getattr(memory_service_pb2, method.input_type.name)
+        response_type = getattr(memory_service_pb2, method.output_type.name)
+        serializers = dict(request_deserializer=request_type.FromString,
+                           response_serializer=response_type.SerializeToString)
+        if method.name not in FORWARDED_METHODS:
+            table[method.name] = grpc.unary_unary_rpc_method_handler(getattr(service, method.name), **serializers)
+            continue
+        path = f"/{SERVICE.full_name}/{method.name}"
+        if method.client_streaming:
+            call = primary.stream_unary(path, request_serializer=request_type.SerializeToString,
+                                        response_deserializer=response_type.FromString)
+            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(call), **serializers)
+        else:
+            call = primary.unary_unary(path, request_serializer=request_type.SerializeToString,
+                                       response_deserializer=response_type.FromString)
+            table[method.name] = grpc.unary_unary_rpc_method_handler(_forwarder(call), **serializers)
+    return grpc.method_handlers_generic_handler(SERVICE.full_name, table)
+
+
+def _forwarder(call):
+    def forward(request, context):
+        try:
+            return call(request, timeout=context.time_remaining(), metadata=_forwardable(context.invocation_metadata()))
+        except grpc.RpcError as exc:
+            raise ForwardedStatus(exc.code(), exc.details() or "") from None
+    return forward
+
+
+class Refresher:
+    """A replica's thread: polls the change board; for each namespace whose counter moved,
+    catches up with the primary once and reloads the namespace. Stops the process (SIGTERM to
+    itself) when the primary is gone."""
+
+    def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int], primary_pid: int,
+                 stopped: threading.Event) -> None:
+        """`applied`: the board as read *before* `memory` was opened (so it holds those writes);
+        a write counted after that read is applied at the first poll, even if the open saw it."""
+        self.memory, self.board, self.primary_pid, self.stopped = memory, board, primary_pid, stopped
+        self.applied = dict(applied)
+        self.refreshes = 0
+        self._thread = threading.Thread(target=self._run, name="polarmem-replica-refresh", daemon=True)
+
+    def start(self) -> Refresher:
+        self._thread.start()
+        return self
+
+    def poll_once(self) -> int:
+        """One poll: returns the namespaces reloaded."""
+        seen = self.board.read()
+        changed = [name for name, counter in seen.items() if self.applied.get(name) != counter]
+        if not changed:
+            return 0
+        self.memory.backend.catch_up()
+        for name in changed:
+            self.memory.reload_namespace(name)
+            self.applied[name] = seen[name]
+        self.refreshes += len(changed)
+        return len(changed)
+
+    def _run(self) -> None:
+        while not self.stopped.wait(REPLICA_POLL_S):
+            if os.getppid() != self.primary_pid:
+                log.error("the primary process %d is gone; stopping this replica", self.primary_pid)
+                # The primary cannot remove the group's directory any more; every replica stops too.
+                shutil.rmtree(self.board.directory.parent, ignore_errors=True)
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            try:
+                self.poll_once()
+            except Exception:  # noqa: BLE001 - keep polling; the next change retries
+                log.exception("replica refresh failed; retrying at the next poll")
+                time.sleep(1.0)
+
+
+@dataclasses.dataclass
+class ReplicaRole:
+    """What a replica process needs to know about its group."""
+
+    index: int
+    directory: Path
+    primary_pid: int
+
+    @property
+    def board(self) -> ChangeBoard:
+        return ChangeBoard(self.directory / "board")
+
+    @property
+    def secondary_dir(self) -> Path:
+        return self.directory / f"secondary-{self.index}"
+
+    @property
+    def primary_target(self) -> str:
+        return f"unix:{self.directory / 'primary.sock'}"
+
+
+class ProcessGroup:
+    """The primary's side: forks the replicas (before any gRPC object exists), tells them the
+    port once the primary serves, and stops them."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self.directory = Path(tempfile.mkdtemp(prefix="polarmem-processes-"))
+        os.chmod(self.directory, 0o700)  # the forwarding socket accepts writes: this user only
+        self.board = ChangeBoard(self.directory / "board")
+        self.primary_socket = f"unix:{self.directory / 'primary.sock'}"
+        self.children: list[tuple[int, int]] = []  # (pid, write end of its start pipe)
+
+    def fork_replicas(self, config: ServerConfig, serve_replica) -> None:
+        """Forks processes - 1 replicas. Each waits for the port (released with release())
+        and then runs ``serve_replica(config, role)``; it exits when that returns, or at
+        once if the primary closes the pipe without a port (its start failed)."""
+        primary_pid = os.getpid()
+        for index in range(1, self.processes):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the replica
+                os.close(write_end)
+                for _, other in self.children:
+                    os.close(other)
+                code = 1
+                try:
+                    port = _read_port(read_end)
+                    if port is None:
+                        code = 0
+                    else:
+                        code = serve_replica(_replica_config(config, index, port),
+                                             ReplicaRole(index, self.directory, primary_pid))
+                except BaseException:  # noqa: BLE001 - a replica must never return into the primary's code
+                    log.exception("replica %d failed", index)
+                finally:
+                    logging.shutdown()
+                    os._exit(code)
+            os.close(read_end)
+            self.children.append((pid, write_end))
+
+    def release(self, port: int) -> None:
+        """Lets the replicas start, on `port`."""
+        for _, write_end in self.children:
+            try:
+                os.write(write_end, f"{port}\n".encode())
+            except OSError:  # that replica is already gone
+                pass
+            os.close(write_end)
+        self.children = [(pid, -1) for pid, _ in self.children]
+
+    def signal_stop(self) -> None:
+        """SIGTERM to every replica (they drain as a single server does); a replica still
+        waiting for its port sees its pipe close and exits."""
+        for pid, write_end in self.children:
+            if write_end >= 0:
+                os.close(write_end)
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        self.children = [(pid, -1) for pid, _ in self.children]
+
+    def forward_signal(self, signum: int) -> None:
+        """Passes a signal (SIGHUP: re-read the tokens file) on to every replica."""
+        for pid, _ in self.children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def wait(self, timeout_s: float) -> None:
+        """Reaps the replicas; any still running after timeout_s is killed. Removes the directory."""
+        deadline = time.monotonic() + timeout_s
+        for pid, _ in self.children:
+            while True:
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    log.error("replica %d did not stop in time; killing it", pid)
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.05)
+        self.children = []
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    @property
+    def pids(self) -> list[int]:
+        return [pid for pid, _ in self.children]
+
+
+def _read_port(read_end: int) -> int | None:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(read_end, 64)
+        if not chunk:
+            return None
+        data += chunk
+    os.close(read_end)
+    return int(data)
+
+
+def _replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig:
+    host = config.address.rsplit(":", 1)[0]
+    metrics_port = config.metrics_port + index if config.metrics_port > 0 else config.metrics_port
+    # No scoring engine in a replica: ScoreConcepts and server-side verification are forwarded.
+    return dataclasses.replace(config, address=f"{host}:{port}", metrics_port=metrics_port, engine="")
+
+
+def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, dict[str, int]]:
+    """The replica's memory and the change board as read just before it was opened (Refresher's
+    starting point)."""
+    applied = role.board.read()
+    return ReplicaMemory(ReplicaBackend(config.data_dir, role.secondary_dir, config.index_threads)), applied
+
+
+__all__ = ["FORWARDED_METHODS", "REPLICA_POLL_S", "ForwardedStatus", "ProcessGroup", "Refresher", "ReplicaMemory",
+           "ReplicaRole", "open_replica_memory", "replica_handler"]

@@ -1,0 +1,231 @@
+"""`polarmem serve --processes 2`: a real primary and a real read-only replica on one port of
+127.0.0.1 (SO_REUSEPORT), RocksDB on disk. Each fresh client channel is a new connection, which
+the kernel gives to either process, so a test that uses many channels talks to both.
+
+The consistency stated in api/processes.py is checked here: every write is acknowledged by
+whichever process the client reached (the replica forwards it to the primary, statuses pass
+through unchanged) and becomes visible on every connection within the staleness bound."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from polarmem_server.api.config import ConfigError, ServerConfig
+from polarmem_server.faces.client import PolarMemClient
+
+DIM = 8
+CHANNELS = 24  # fresh connections per check: both processes are reached unless the kernel picks one 24 times
+VISIBLE_WITHIN_S = 10.0  # a correctness bound (the write must arrive), far above the measured lag
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
+    """`polarmem serve --processes 2` with admin and read-only tokens; returns once both serve."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
+                      'namespaces = ["t"]\nrole = "read"\n')
+    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
+                                "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
+                                "--tokens-file", str(tokens), "--grace-s", "2", *flags],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    line = process.stdout.readline()
+    assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
+    address = line.split("serving on ")[1].split(";")[0].strip()
+    for line in process.stderr:  # the replica binds the port once its index is built
+        if "replica 1 serving on" in line:
+            break
+    return process, address
+
+
+@pytest.fixture
+def multi(tmp_path):
+    process, address = start(tmp_path)
+    yield process, address
+    if process.poll() is None:
+        process.terminate()  # a drain: the primary also removes the group's directory
+        try:
+            process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate(timeout=10)
+
+
+def wait_visible(address: str, check, channels: int = CHANNELS) -> float:
+    """Seconds until `check(client)` holds on `channels` fresh connections in a row."""
+    started = time.monotonic()
+    for _ in range(channels):
+        while True:
+            with PolarMemClient(address, token="admin-secret", retries=1) as client:
+                try:
+                    if check(client):
+                        break
+                except grpc.RpcError as exc:  # a replica that has not seen the namespace yet
+                    if exc.code() != grpc.StatusCode.NOT_FOUND:
+                        raise
+            assert time.monotonic() - started < VISIBLE_WITHIN_S, "a write did not reach every process in time"
+            time.sleep(0.01)
+    return time.monotonic() - started
+
+
+def test_two_processes_share_the_port_answer_reads_and_forward_writes(multi):
+    process, address = multi
+    replicas = children(process.pid)
+    assert len(replicas) == 1
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    replica_cpu = cpu_ticks(replicas[0])
+    # One write per fresh connection: some land on the replica and are forwarded; all succeed.
+    for i in range(CHANNELS):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"})
+    last = f"w{CHANNELS - 1}"
+
+    def has_every_write(client) -> bool:
+        hits = client.recall("t", vectors={"vis": vec(CHANNELS - 1)}, required=["dog"], top_k=CHANNELS).hits
+        return len(hits) == CHANNELS and hits[0].id == last
+
+    wait_visible(address, has_every_write)
+    for _ in range(40):  # reads on fresh connections: the replica answers its share
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            assert client.get_item("t", last).item.id == last
+    assert cpu_ticks(replicas[0]) > replica_cpu, "the replica process served nothing"
+
+
+def test_statuses_pass_through_forwarding_and_deletes_reach_replicas(multi):
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        admin.remember("t", id="a", vectors={"vis": vec(1)})
+    wait_visible(address, lambda client: client.get_namespace("t").item_count == 1)
+    for _ in range(CHANNELS):  # the primary's answer, whichever process the call reached
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            with pytest.raises(grpc.RpcError) as exists:
+                client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            assert exists.value.code() == grpc.StatusCode.ALREADY_EXISTS and "already exists" in exists.value.details()
+        with PolarMemClient(address, token="reader-secret", retries=1) as reader:
+            with pytest.raises(grpc.RpcError) as denied:  # a read-only token cannot write on any process
+                reader.remember("t", id="x", vectors={"vis": vec(2)})
+            assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert reader.get_item("t", "a").item.id == "a"
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.forget("t", "a")
+        admin.delete_namespace("t")
+
+    def gone(client) -> bool:
+        try:
+            client.get_namespace("t")
+        except grpc.RpcError as exc:
+            return exc.code() == grpc.StatusCode.NOT_FOUND
+        return False
+
+    wait_visible(address, gone)
+
+
+def test_sigterm_stops_the_primary_and_every_replica(multi):
+    process, address = multi
+    replicas = children(process.pid)
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert err.count("stopped") == 2, err  # the primary and the replica each drained and closed
+    for pid in replicas:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
+    process, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\n')
+    process.send_signal(signal.SIGHUP)
+
+    def rotated(client) -> bool:
+        try:
+            client.get_namespace("t")
+        except grpc.RpcError as exc:
+            return exc.code() == grpc.StatusCode.UNAUTHENTICATED
+        return False
+
+    wait_visible(address, rotated)  # the old token is refused on every connection
+    for _ in range(CHANNELS):
+        with PolarMemClient(address, token="rotated-secret", retries=1) as client:
+            assert client.get_namespace("t").name == "t"
+
+
+def test_replicas_stop_when_the_primary_is_killed(multi):
+    process, address = multi
+    replicas = children(process.pid)
+    with PolarMemClient(address, token="admin-secret") as admin:  # names this group's directory on the board
+        marker = f"board/{'killed-primary-test'.encode().hex()}"
+        admin.create_namespace("killed-primary-test", spaces=[("vis", DIM)], encoder="none")
+    assert any(Path(tempfile.gettempdir()).glob(f"polarmem-processes-*/{marker}"))
+    process.kill()  # no drain, no signal to the replicas: they notice the primary is gone
+    process.communicate(timeout=10)
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in replicas) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in replicas), "a replica outlived its primary"
+    assert not any(Path(tempfile.gettempdir()).glob(f"polarmem-processes-*/{marker}")), "the group's directory stayed"
+
+
+def test_tls_health_and_reflection_on_every_process(tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    process, address = start(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        target = f"localhost:{address.rsplit(':', 1)[1]}"
+        for i in range(CHANNELS):
+            with PolarMemClient(target, token="admin-secret", root_certificates=cert.read_bytes()) as client:
+                assert client.health() == "SERVING"
+                if i == 0:
+                    client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+                client.remember("t", id=f"w{i}", vectors={"vis": vec(i)})  # some forwarded by the replica
+            channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(cert.read_bytes()))
+            with channel:
+                reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+                answer = next(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
+                    list_services="")]), timeout=10))
+                assert "polarmem.v1.MemoryService" in {s.name for s in answer.list_services_response.service}
+        with PolarMemClient(address, retries=1) as plaintext:  # TLS on every process
+            with pytest.raises(grpc.RpcError):
+                plaintext.list_namespaces()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def test_processes_setting_is_checked():
+    with pytest.raises(ConfigError, match="processes"):
+        ServerConfig(processes=0).validate()
+    assert ServerConfig(processes=4).validate().processes == 4
