@@ -24,18 +24,21 @@ constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype
 // core never sets globally.
 class CoreInnerProductSpace : public hnswlib::SpaceInterface<float> {
  public:
-  explicit CoreInnerProductSpace(std::size_t dim) : param_{dim} {}
+  explicit CoreInnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_f32} {}
   std::size_t get_data_size() override { return param_.dim * sizeof(float); }
   hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
   void* get_dist_func_param() override { return &param_; }
 
  private:
+  // The kernel is the one active when the graph was made (a later set_simd_level changes
+  // exact scores, which are always recomputed, not the graph's walk).
   struct Param {
     std::size_t dim;
+    float (*dot)(const float*, const float*, std::size_t);
   };
   static float distance(const void* a, const void* b, const void* param) {
-    const std::size_t dim = static_cast<const Param*>(param)->dim;
-    return 1.0f - active_kernels().dot_f32(static_cast<const float*>(a), static_cast<const float*>(b), dim);
+    const auto* p = static_cast<const Param*>(param);
+    return 1.0f - p->dot(static_cast<const float*>(a), static_cast<const float*>(b), p->dim);
   }
   Param param_;
 };
@@ -184,7 +187,12 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query, 
       }
     }
   }
-  auto top = g.searchBaseLayerST<false>(current, query, std::max(ef == 0 ? config_.ef_search : ef, k), &filter);
+  const std::size_t list = std::max(ef == 0 ? config_.ef_search : ef, k);
+  // No filter when every live node is allowed (plain similarity over the whole space): hnswlib's
+  // unchecked walk when nothing is deleted either.
+  const bool everything = allowed_words == nullptr;
+  auto top = everything && g.num_deleted_ == 0 ? g.searchBaseLayerST<true>(current, query, list)
+                                               : g.searchBaseLayerST<false>(current, query, list, everything ? nullptr : &filter);
   while (top.size() > k) top.pop();
   out.resize(top.size());
   for (std::size_t i = top.size(); i-- > 0;) {

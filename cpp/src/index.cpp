@@ -714,7 +714,8 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   const VectorSpace& space = spaces_[prepared.space_ids[0]];
   const SpaceQuery& query = prepared.queries[0];
   const float weight = prepared.weights[0];
-  const std::size_t ef = std::max(request.ef_search ? request.ef_search : config.ef_search, request.k);
+  // A list of only k entries finds the k-th neighbour poorly: at least 2k.
+  const std::size_t ef = std::max(request.ef_search ? request.ef_search : config.ef_search, 2 * request.k);
   const std::array<std::int64_t, 3> counts = count_tiers(prepared);
   const TierChoice choice = choose_tiers(request, counts);
 
@@ -763,10 +764,15 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   for (const auto& g : groups) {
     const std::int64_t count = group_size(g);
     if (count == 0) continue;
+    std::int64_t with_vector = 0;
     for (std::size_t w = 0; w < prepared.word_count; ++w) {
       const TierWords t = tier_words(prepared, w);
       words[w] = (g[0] ? t.conflict : 0) | (g[1] ? t.neutral : 0) | (g[2] ? t.entailed : 0);
+      with_vector += std::popcount(words[w] & space.present_word(w));
     }
+    // The graph holds exactly the live slots with a vector: when the group holds all of them,
+    // the walk needs no filter.
+    const bool whole_graph = static_cast<std::size_t>(with_vector) == graph.size();
     TopK heap(request.k);
     auto scan_exactly = [&] {
       heap = TopK(request.k);
@@ -795,7 +801,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
           ++missing;
         }
       }
-      const auto found = graph.search(query.values.data(), request.k, ef, words.data(), words.size());
+      const auto found = graph.search(query.values.data(), request.k, ef, whole_graph ? nullptr : words.data(), words.size());
       for (const auto& [slot, cosine] : found) {
         // Scored again with the exact path's kernel call, so a hit's score is the exact one.
         ++result.scored;

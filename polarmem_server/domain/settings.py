@@ -13,7 +13,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.partition import PartitionSettings
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import InvalidArgument, quoted
-from polarmem_server.index import STORAGES, SpaceSpec
+from polarmem_server.index import STORAGES, AnnSpec, SpaceSpec
 
 DEFAULT_TEMPLATES = (
     "Is there a {c} in this image? Answer Yes or No.",
@@ -63,6 +63,9 @@ class NamespaceSettings:
     rho: float = 0.85
     rho_absent: float = 0.0  # 0: the NOT_HAS side of the band is rho too
     concepts: tuple[str, ...] = ()  # the declared vocabulary
+    # Opt-in approximate index (HNSW) for every single-vector space; None = exact search only.
+    # Fixed at creation. Searches use it only when a request asks (exact=False).
+    ann: AnnSpec | None = None
 
     def partition_settings(self) -> PartitionSettings:
         return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
@@ -81,6 +84,7 @@ class NamespaceSettings:
         except InvalidArgument as exc:
             raise InvalidArgument(f"config.{exc}") from None
         self._validate_spaces()
+        self._validate_ann()
         if self.encoder not in ENCODERS:
             raise InvalidArgument(f"config.encoder must be 'minilm' or 'none', got {quoted(self.encoder)}")
         if self.encoder != "none":
@@ -115,6 +119,14 @@ class NamespaceSettings:
             if space.storage not in STORAGES:
                 raise InvalidArgument(f"config.spaces[{i}].storage must be one of {STORAGES}")
 
+    def _validate_ann(self) -> None:
+        if self.ann is None:
+            return
+        if not isinstance(self.ann, AnnSpec):
+            raise InvalidArgument(f"config.ann must be an AnnSpec or None, got {type(self.ann).__name__}")
+        if all(s.multi for s in self.spaces):
+            raise InvalidArgument("config.ann: an approximate index needs a single-vector space; this namespace has none")
+
     def updated(self, changes: Mapping[str, object]) -> NamespaceSettings:
         """These settings with `changes` (only UPDATABLE_FIELDS) applied and validated; declared
         concepts are only ever added to."""
@@ -131,7 +143,7 @@ class NamespaceSettings:
             name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
             concepts=list(self.concepts),
             spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
-            **{name: getattr(self, name) for name in _SCALAR_FIELDS})
+            **{name: getattr(self, name) for name in _SCALAR_FIELDS}, **_ann_to_record(self.ann))
 
     @classmethod
     def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -147,4 +159,29 @@ class NamespaceSettings:
         return cls(name=record.name,
                    spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
                    templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
-                   concepts=tuple(record.concepts), **scalars)
+                   concepts=tuple(record.concepts), ann=ann_from_record(record), **scalars)
+
+
+# The stored form of `ann`: NamespaceRecord.ann (an AnnRecord with kind, m, ef_construction,
+# ef_search, exact_below, exact_factor; absent = no approximate index). Until the records proto
+# has that field, a namespace with `ann` cannot be stored and says so.
+_ANN_FIELDS = ("kind", "m", "ef_construction", "ef_search", "exact_below", "exact_factor")
+
+
+def _record_has_ann() -> bool:
+    return "ann" in records_pb2.NamespaceRecord.DESCRIPTOR.fields_by_name
+
+
+def _ann_to_record(ann: AnnSpec | None) -> dict:
+    if ann is None:
+        return {}
+    if not _record_has_ann():
+        raise InvalidArgument("config.ann: this server version cannot store an approximate index setting yet")
+    return {"ann": {name: getattr(ann, name) for name in _ANN_FIELDS}}  # the message from a dict
+
+
+def ann_from_record(record: records_pb2.NamespaceRecord) -> AnnSpec | None:
+    """The namespace's approximate index setting (None where the record has none)."""
+    if not _record_has_ann() or not record.HasField("ann"):
+        return None
+    return AnnSpec(**{name: getattr(record.ann, name) for name in _ANN_FIELDS})
