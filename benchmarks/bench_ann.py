@@ -287,10 +287,10 @@ def main() -> None:
               "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": []}
     for n in args.sizes:
         report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2, default=str))
-        print(f"\nwrote {args.out}")
+        if args.out:  # after each size, so a run cut short keeps what it measured
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2, default=str))
+            print(f"\nwrote {args.out}", flush=True)
 
 
 if __name__ == "__main__":
