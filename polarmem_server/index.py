@@ -109,7 +109,7 @@ class AnnSpec:
     ef_construction: int = 200
     ef_search: int = 64
     exact_below: int = 2048
-    exact_factor: float = 1.0
+    exact_factor: float = 4.0
 
     def __post_init__(self) -> None:
         if self.kind not in ANN_KINDS:

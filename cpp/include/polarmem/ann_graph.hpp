@@ -24,7 +24,7 @@ struct AnnConfig {
   // count^2 <= exact_factor * ef * m * graph size: a filtered graph walk visits roughly
   // ef * m / selectivity nodes, so below that point the exact scan of the tier reads fewer rows.
   std::size_t exact_below = 2048;
-  double exact_factor = 1.0;
+  double exact_factor = 4.0;  // break-even of a filtered walk vs the tier scan: bench_ann.py
 };
 
 class AnnGraph {
