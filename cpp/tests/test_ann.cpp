@@ -2,6 +2,8 @@
 // tier against the exact search, writes (add / replace / clear / remove / compact) kept in step,
 // the exact flag, the small-tier fallback and the graph file round trip.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -295,6 +297,44 @@ POLARMEM_TEST(bad_settings_are_refused) {
   CHECK_THROWS(Index({SpaceConfig{"vis", 8, false, Storage::kF32, ann}}, 1));
   SpaceConfig multi{"mv", 8, true, Storage::kF32, graph_always()};
   CHECK_THROWS(Index({multi}, 1));
+}
+
+POLARMEM_TEST(searches_run_while_the_graph_is_written) {
+  Data data(2000, 16, 3, 31);
+  auto index = make(data, graph_always());
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0}, searches{0};
+  auto reader = [&](unsigned seed) {
+    std::mt19937 rng(seed);
+    while (!stop) {
+      const auto q = random_query(rng, data.d);
+      try {
+        const SearchResult r = index->search(request(q.data(), data.d, {0}, {1}, 10, SearchMode::kHard, false));
+        for (std::size_t i = 1; i < r.tiers.size(); ++i) {
+          if (r.tiers[i - 1] < r.tiers[i]) ++errors;
+        }
+        if (r.slots.size() != std::min<std::size_t>(10, r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2])) ++errors;
+        ++searches;
+      } catch (...) {
+        ++errors;
+      }
+    }
+  };
+  std::thread a(reader, 1), b(reader, 2);
+  Data more(200, 16, 3, 32);
+  for (int round = 0; round < 10; ++round) {
+    const std::int64_t first = index->add(more.batch());
+    std::vector<std::int64_t> doomed;
+    for (std::int64_t s = first; s < first + 200; s += 3) doomed.push_back(s);
+    index->remove(doomed.data(), doomed.size());
+    if (round == 5) index->compact();
+  }
+  stop = true;
+  a.join();
+  b.join();
+  CHECK(errors == 0);
+  CHECK(searches > 0);
+  CHECK(index->ann_size("vis") == index->live_count());
 }
 
 int main() { return polarmem::testing::run_all(); }
