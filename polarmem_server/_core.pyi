@@ -37,10 +37,12 @@ class SearchMode(enum.Enum):
 
 # (space, float32 vector, weight)
 QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]
-# (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked)
+# (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked, approximate)
 RawHits = tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int
+    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool
 ]
+# (space, m, ef_construction, ef_search, exact_below, exact_factor)
+AnnParams = tuple[str, int, int, int, int, float]
 
 class SearchRequest:
     vectors: QueryVectors
@@ -53,6 +55,8 @@ class SearchRequest:
     kind_mask: int
     allow: npt.NDArray[np.int64] | None
     threads: int
+    exact: bool
+    ef_search: int
     def __init__(
         self,
         vectors: QueryVectors = ...,
@@ -65,6 +69,8 @@ class SearchRequest:
         kind_mask: int = 0,
         allow: npt.NDArray[np.int64] | None = None,
         threads: int = 0,
+        exact: bool = True,
+        ef_search: int = 0,
     ) -> None: ...
     def __copy__(self) -> SearchRequest: ...
     def __deepcopy__(self, memo: dict[Any, Any]) -> SearchRequest: ...
@@ -73,7 +79,9 @@ class SearchRequest:
 VectorBlock = tuple[str, npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, npt.NDArray[np.int64] | None]
 
 class Index:
-    def __init__(self, spaces: Sequence[tuple[str, int, bool, str]], threads: int = 0) -> None: ...
+    def __init__(
+        self, spaces: Sequence[tuple[str, int, bool, str]], threads: int = 0, ann: Sequence[AnnParams] = ...
+    ) -> None: ...
     def add(
         self,
         arg0: npt.NDArray[np.uint8],
@@ -99,6 +107,9 @@ class Index:
     def search(self, request: SearchRequest) -> RawHits: ...
     @overload
     def search(self, requests: Sequence[SearchRequest]) -> list[RawHits]: ...
+    def save_ann(self, space: str, path: str) -> None: ...
+    def load_ann(self, space: str, path: str) -> None: ...
+    def ann_size(self, space: str) -> int: ...
     @property
     def size(self) -> int: ...
     @property

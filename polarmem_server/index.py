@@ -17,6 +17,11 @@ Searching: :meth:`Index.search_requests` is the one entry point, taking one
 :class:`SearchRequest` or a list of them (a batch, each request with its own constraints);
 :meth:`Index.request` builds a request from friendly arguments, and :meth:`Index.search` /
 :meth:`Index.search_batch` are thin wrappers over the two.
+
+Approximate search (opt-in): an :class:`Index` built with ``ann=AnnSpec(...)`` keeps an HNSW graph per
+single-vector space, and a request with ``exact=False`` lets the graph order the candidates
+*within* each logic tier. The tier pass stays exact (tier counts, pruning, the order of tiers);
+a small tier is scanned exactly; returned scores are exact. ``exact=True`` is the default.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ KIND_CODES = {"visual": VISUAL, "text": TEXT}
 MODE_CODES = {"off": 0, "hard": 1, "soft": 2}
 TIER_NAMES = {-1: "conflict", 0: "neutral", 1: "entailed"}
 STORAGES = ("fp32", "fp16", "int8")
+ANN_KINDS = ("hnsw",)
 
 
 def build_info() -> dict[str, Any]:
@@ -88,6 +94,40 @@ class SpaceSpec:
             raise InvalidArgumentError(f"SpaceSpec.storage must be one of {STORAGES}, got {self.storage!r}")
 
 
+@dataclass(frozen=True)
+class AnnSpec:
+    """An approximate index (HNSW graph) for each single-vector space of an index.
+
+    ``m`` links per node, ``ef_construction`` the insert-time candidate list, ``ef_search`` the
+    default search-time list (a request may raise it). A tier is scanned exactly when it holds
+    at most ``max(exact_below, ef)`` items or ``count**2 <= exact_factor * ef * m * N``: a
+    filtered walk over a sparse tier visits about ``ef * m / selectivity`` nodes, more than an
+    exact scan of the tier reads. Defaults: benchmarks/bench_ann.py, docs/performance-core.md."""
+
+    kind: str = "hnsw"
+    m: int = 16
+    ef_construction: int = 200
+    ef_search: int = 64
+    exact_below: int = 2048
+    exact_factor: float = 4.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ANN_KINDS:
+            raise InvalidArgumentError(f"ann.kind must be one of {ANN_KINDS}, got {quoted(self.kind)}")
+        for name, low, high in (("m", 2, 512), ("ef_construction", 1, 10_000), ("ef_search", 1, 10_000),
+                                ("exact_below", 0, 2**62)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+                raise InvalidArgumentError(f"ann.{name} must be an integer in [{low}, {high}], got {quoted(value)}")
+        factor = self.exact_factor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor < float("inf"):
+            raise InvalidArgumentError(f"ann.exact_factor must be a finite number >= 0, got {quoted(factor)}")
+
+    def params(self, space: str) -> tuple:
+        return (space, int(self.m), int(self.ef_construction), int(self.ef_search), int(self.exact_below),
+                float(self.exact_factor))
+
+
 @dataclass
 class SearchHits:
     """Search output in rank order, plus how many eligible items each tier held."""
@@ -98,6 +138,7 @@ class SearchHits:
     tier_counts: dict[str, int] = field(default_factory=dict)
     scored: int = 0
     reranked: int = 0
+    approximate: bool = False  # some tier's members were chosen by the approximate graph
 
     def __len__(self) -> int:
         return int(self.slots.shape[0])
@@ -173,9 +214,34 @@ class Index:
     """The compiled retrieval core of one namespace. Thread-safe: searches run concurrently
     (the GIL is released) and see each write either wholly before or wholly after it."""
 
-    def __init__(self, spaces: Sequence[SpaceSpec], threads: int = 0) -> None:
+    def __init__(self, spaces: Sequence[SpaceSpec], threads: int = 0,
+                 ann: AnnSpec | Mapping[str, AnnSpec] | None = None) -> None:
+        """``ann``: one :class:`AnnSpec` for every single-vector space, or one per space name."""
         self._spaces = {s.name: s for s in spaces}
-        self._core = _core.Index([(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces], int(threads))
+        self._ann = self._ann_by_space(ann)
+        self._core = _core.Index([(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces], int(threads),
+                                 [spec.params(space) for space, spec in self._ann.items()])
+
+    def _ann_by_space(self, ann: AnnSpec | Mapping[str, AnnSpec] | None) -> dict[str, AnnSpec]:
+        if ann is None:
+            return {}
+        if isinstance(ann, AnnSpec):
+            return {name: ann for name, spec in self._spaces.items() if not spec.multi}
+        out = {}
+        for space, spec in ann.items():
+            if space not in self._spaces:
+                raise InvalidArgumentError(f"ann: unknown vector space {space!r} (this index has: {', '.join(self._spaces)})")
+            if self._spaces[space].multi:
+                raise InvalidArgumentError(f"ann[{space!r}]: an approximate index needs a single-vector space")
+            if not isinstance(spec, AnnSpec):
+                raise InvalidArgumentType(f"ann[{space!r}]: expected an AnnSpec, got {type(spec).__name__}")
+            out[space] = spec
+        return out
+
+    @property
+    def ann(self) -> dict[str, AnnSpec]:
+        """The spaces that have an approximate index, with its settings."""
+        return dict(self._ann)
 
     # ---- writes --------------------------------------------------------------------------
 
@@ -240,9 +306,17 @@ class Index:
         allow: Any = None,
         weights: Mapping[str, float] | None = None,
         threads: int = 0,
+        exact: bool = True,
+        ef_search: int = 0,
     ) -> SearchRequest:
         """Build one :class:`SearchRequest` (the arguments of :meth:`search`), checking and
-        converting each argument here so errors name it."""
+        converting each argument here so errors name it. ``exact=False`` lets a space's
+        approximate index choose each large tier's top k (tiers and their order stay exact);
+        ``ef_search`` (0 = the space's) widens the graph search for this request."""
+        if not isinstance(exact, (bool, np.bool_)):
+            raise InvalidArgumentType(f"exact must be a bool, got {quoted(exact)}")
+        if isinstance(ef_search, bool) or not isinstance(ef_search, (int, np.integer)) or not 0 <= ef_search <= 10_000:
+            raise InvalidArgumentError(f"ef_search must be an integer in [0, 10000] (0 = the index's), got {quoted(ef_search)}")
         terms = []
         for space, values in (query or {}).items():
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
@@ -258,6 +332,8 @@ class Index:
             kind_mask=self._kind_mask(kinds),
             allow=None if allow is None else _slots(allow, "allow"),
             threads=self._check_threads(threads),
+            exact=bool(exact),
+            ef_search=int(ef_search),
         )
 
     @overload
@@ -295,11 +371,14 @@ class Index:
         allow: Any = None,
         weights: Mapping[str, float] | None = None,
         threads: int = 0,
+        exact: bool = True,
+        ef_search: int = 0,
     ) -> SearchHits:
         """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
-        ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces."""
+        ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
+        ``exact=False``: see :meth:`request`."""
         return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,
-                                                 kinds, allow, weights, threads))
+                                                 kinds, allow, weights, threads, exact, ef_search))
 
     def search_batch(
         self,
@@ -314,6 +393,8 @@ class Index:
         kinds: Iterable[str] | None = None,
         allow: Any = None,
         threads: int = 0,
+        exact: bool = True,
+        ef_search: int = 0,
     ) -> list[SearchHits]:
         """Many query vectors (rows of ``queries``) of one single-vector space under shared
         constraints and filters; for per-query constraints pass a list of requests to
@@ -323,7 +404,7 @@ class Index:
             raise InvalidArgumentError(f"queries: batch search needs a single-vector space; {space!r} is multi-vector")
         matrix = _float_matrix(queries, "queries")
         shared = self.request(None, required, forbidden, k, mode, soft_lambda, exclude_conflicts, kinds, allow,
-                              threads=threads)
+                              threads=threads, exact=exact, ef_search=ef_search)
         batch = []
         for row in matrix:
             r = copy.copy(shared)  # the allow-list is shared, not copied
@@ -359,6 +440,21 @@ class Index:
 
     def is_live(self, slot: int) -> bool:
         return bool(self._core.is_live(int(slot)))
+
+    # ---- the approximate index ---------------------------------------------------------------
+
+    def ann_size(self, space: str) -> int:
+        """Items in ``space``'s approximate index (0 when it has none)."""
+        return int(self._core.ann_size(space))
+
+    def save_ann(self, space: str, path: str) -> None:
+        """Write ``space``'s graph to ``path`` (hnswlib's format; slots as labels)."""
+        self._core.save_ann(space, str(path))
+
+    def load_ann(self, space: str, path: str) -> None:
+        """Replace ``space``'s graph by one saved from an index holding the same slots (checked:
+        a graph of other slots raises FailedPreconditionError and the current graph stays)."""
+        self._core.load_ann(space, str(path))
 
     # ---- conversions ---------------------------------------------------------------------
 
@@ -440,7 +536,7 @@ class Index:
 
     @staticmethod
     def _hits(raw: tuple) -> SearchHits:
-        slots, tiers, scores, counts, scored, reranked = raw
+        slots, tiers, scores, counts, scored, reranked, approximate = raw
         return SearchHits(
             slots=slots,
             tiers=tiers,
@@ -448,4 +544,5 @@ class Index:
             tier_counts={"conflict": counts[0], "neutral": counts[1], "entailed": counts[2]},
             scored=int(scored),
             reranked=int(reranked),
+            approximate=bool(approximate),
         )

@@ -26,7 +26,7 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import check_count, recall_query
 from polarmem_server.domain.rule_choice import LabelledSet
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
-from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unimplemented, quoted
+from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
 from polarmem_server.recall import RecallResult, run_recall
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
@@ -343,18 +343,25 @@ class Memory:
                mode: str | None = None, soft_lambda: float = 1.0, exclude_conflicts: bool = False,
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
                weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
-               explain: bool = True, allow_unknown_concepts: bool = False) -> RecallResult:
+               explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
+               ef_search: int = 0) -> RecallResult:
         """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
         or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
         otherwise), said in the result's mode_reason. `explain`
         False: hits carry what the index knows (id, tier, score, the query concepts' states)
         and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
-        unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts)."""
+        unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts).
+        `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
+        with `ef_search` candidates (0 = its own); FailedPrecondition where it has none."""
         namespace = self.namespace(ns)
+        if approximate and namespace.settings.ann is None:
+            raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
+                                     "set at creation); drop approximate or create a namespace with one")
         rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                              rule.recall_mode if rule is not None else mode, soft_lambda,
-                             exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts)
+                             exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
+                             approximate, ef_search)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
         except InvalidArgument:

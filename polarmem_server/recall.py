@@ -247,7 +247,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
-            concept_states=states))
+            concept_states=states, exact=not query.approximate, ef_search=query.ef_search))
 
     hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
         (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])

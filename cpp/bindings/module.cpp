@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -104,8 +105,12 @@ void set_allow(SearchRequest& r, const std::optional<py::array>& allow) {
 
 py::tuple result_tuple(const SearchResult& r) {
   return py::make_tuple(to_numpy(r.slots), to_numpy(r.tiers), to_numpy(r.scores),
-                        py::make_tuple(r.tier_counts[0], r.tier_counts[1], r.tier_counts[2]), r.scored, r.reranked);
+                        py::make_tuple(r.tier_counts[0], r.tier_counts[1], r.tier_counts[2]), r.scored, r.reranked,
+                        r.approximate);
 }
+
+// (space, m, ef_construction, ef_search, exact_below, exact_factor)
+using PyAnn = std::tuple<std::string, std::size_t, std::size_t, std::size_t, std::size_t, double>;
 
 Storage parse_storage(const std::string& name) {
   if (name == "fp32") return Storage::kF32;
@@ -173,7 +178,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init([](const PyQueryVectors& vectors, std::vector<std::uint32_t> required,
                        std::vector<std::uint32_t> forbidden, std::size_t k, SearchMode mode, float soft_lambda,
                        bool exclude_conflicts, std::uint8_t kind_mask, const std::optional<py::array>& allow,
-                       std::size_t threads) {
+                       std::size_t threads, bool exact, std::size_t ef_search) {
              SearchRequest r;
              set_vectors(r, vectors);
              r.required = std::move(required);
@@ -185,12 +190,14 @@ PYBIND11_MODULE(_core, m) {
              r.kind_mask = kind_mask;
              set_allow(r, allow);
              r.threads = threads;
+             r.exact = exact;
+             r.ef_search = ef_search;
              return r;
            }),
            py::arg("vectors") = PyQueryVectors{}, py::arg("required") = std::vector<std::uint32_t>{},
            py::arg("forbidden") = std::vector<std::uint32_t>{}, py::arg("k") = 10, py::arg("mode") = SearchMode::kHard,
            py::arg("soft_lambda") = 1.0f, py::arg("exclude_conflicts") = false, py::arg("kind_mask") = 0,
-           py::arg("allow") = py::none(), py::arg("threads") = 0)
+           py::arg("allow") = py::none(), py::arg("threads") = 0, py::arg("exact") = true, py::arg("ef_search") = 0)
       .def_property(
           "vectors",
           [](const SearchRequest& r) {
@@ -214,6 +221,8 @@ PYBIND11_MODULE(_core, m) {
           },
           &set_allow, "int64 slots or None")
       .def_readwrite("threads", &SearchRequest::threads)
+      .def_readwrite("exact", &SearchRequest::exact)
+      .def_readwrite("ef_search", &SearchRequest::ef_search)
       .def("__copy__", [](const SearchRequest& r) { return SearchRequest(r); })  // shares the allow-list
       .def("__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
       .def("__repr__", [](const SearchRequest& r) {
@@ -249,12 +258,19 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Index>(m, "Index")
       .def(py::init([](const std::vector<std::tuple<std::string, std::size_t, bool, std::string>>& spaces,
-                       std::size_t threads) {
+                       std::size_t threads, const std::vector<PyAnn>& ann) {
              std::vector<SpaceConfig> configs;
              for (const auto& [name, dim, multi, storage] : spaces) configs.push_back({name, dim, multi, parse_storage(storage)});
+             for (const auto& [space, m, ef_construction, ef_search, exact_below, exact_factor] : ann) {
+               auto it = std::find_if(configs.begin(), configs.end(), [&](const SpaceConfig& c) { return c.name == space; });
+               if (it == configs.end()) throw py::value_error("ann: unknown vector space '" + space + "'");
+               it->ann = AnnConfig{true, m, ef_construction, ef_search, exact_below, exact_factor};
+             }
              return std::make_unique<Index>(std::move(configs), threads);
            }),
-           py::arg("spaces"), py::arg("threads") = 0)
+           py::arg("spaces"), py::arg("threads") = 0, py::arg("ann") = std::vector<PyAnn>{},
+           "ann: [(space, m, ef_construction, ef_search, exact_below, exact_factor)], one per space given an "
+           "approximate index")
       .def("add",
            [](Index& self, const py::array& kinds, const std::vector<PyVectors>& vectors,
               const std::optional<py::array>& has_indptr, const std::optional<py::array>& has_ids,
@@ -326,6 +342,9 @@ PYBIND11_MODULE(_core, m) {
             return out;
           },
           py::arg("requests"), "One request -> one result tuple; a list of requests -> a list of them.")
+      .def("save_ann", &Index::save_ann, py::arg("space"), py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def("load_ann", &Index::load_ann, py::arg("space"), py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def("ann_size", &Index::ann_size, py::arg("space"))
       .def_property_readonly("size", &Index::size)
       .def_property_readonly("live_count", &Index::live_count)
       .def_property_readonly("num_concepts", &Index::num_concepts)

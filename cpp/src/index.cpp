@@ -108,7 +108,11 @@ Index::Index(std::vector<SpaceConfig> spaces, std::size_t threads)
     for (std::size_t j = 0; j < i; ++j) {
       if (spaces[j].name == spaces[i].name) fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "' is declared twice");
     }
+    if (spaces[i].ann.enabled && spaces[i].multi) {
+      fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "': an approximate index needs a single-vector space");
+    }
     spaces_.emplace_back(spaces[i]);
+    graphs_.push_back(spaces[i].ann.enabled ? std::make_unique<AnnGraph>(spaces[i].dim, spaces[i].ann) : nullptr);
   }
 }
 
@@ -197,6 +201,8 @@ void Index::validate_vectors(const VectorInput& input, std::size_t count, const 
 void Index::apply_vectors(std::size_t space, const std::int64_t* slots, std::size_t first_slot, std::size_t count,
                           const VectorInput& input, const std::vector<float>& normalised) {
   VectorSpace& target = spaces_[space];
+  AnnGraph* graph = graphs_[space].get();
+  std::vector<std::pair<std::size_t, const float*>> indexed;
   std::size_t row = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t slot = slots ? static_cast<std::size_t>(slots[i]) : first_slot + i;
@@ -206,10 +212,14 @@ void Index::apply_vectors(std::size_t space, const std::int64_t* slots, std::siz
       row += n;
     } else if (input.present == nullptr || input.present[i]) {
       target.assign(slot, normalised.data() + i * input.dim, 1);
+      if (graph) indexed.emplace_back(slot, normalised.data() + i * input.dim);
     } else {
       target.clear(slot);
+      if (graph) graph->erase(slot);
     }
   }
+  // The graph is built under the writer lock, so a search sees it in step with the vectors.
+  if (graph && !indexed.empty()) graph->upsert(indexed, threads_);
 }
 
 void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, std::size_t item, bool clear_old) {
@@ -309,6 +319,9 @@ void Index::remove(const std::int64_t* slots, std::size_t count) {
     if (live_.test(slot)) {  // a slot repeated in one call is removed once
       live_.reset(slot);
       --live_count_;
+      for (auto& graph : graphs_) {
+        if (graph) graph->erase(slot);
+      }
     }
   }
 }
@@ -337,6 +350,9 @@ std::vector<std::int64_t> Index::compact() {
   visual_ = remap(visual_);
   live_ = remap(live_);
   for (auto& space : spaces_) space.compact_slots(new_of_old, next);
+  for (auto& graph : graphs_) {
+    if (graph) graph->relabel(new_of_old);
+  }
   size_ = next;
   live_count_ = next;
   return new_of_old;
@@ -414,10 +430,32 @@ SearchResult Index::search(const SearchRequest& request) const {
   Prepared prepared = prepare(request);
   std::shared_lock lock(mutex_);
   bind(prepared);
+  if (const AnnGraph* graph = approximate_graph(prepared)) return run_approximate(prepared, *graph);
   return run_search(prepared);
 }
 
 std::vector<SearchResult> Index::search(const std::vector<SearchRequest>& requests) const {
+  std::vector<std::size_t> exact_ids;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!wants_graph(requests[i])) exact_ids.push_back(i);
+  }
+  if (exact_ids.size() == requests.size()) return search_each(requests);
+  // Approximate requests run one by one (a graph walk reads few rows); the exact rest of the
+  // batch still goes through the tile product.
+  std::vector<SearchResult> results(requests.size());
+  std::vector<SearchRequest> exact_requests;
+  exact_requests.reserve(exact_ids.size());
+  for (std::size_t i : exact_ids) exact_requests.push_back(requests[i]);
+  std::vector<SearchResult> exact_results = search_each(exact_requests);
+  for (std::size_t j = 0; j < exact_ids.size(); ++j) results[exact_ids[j]] = std::move(exact_results[j]);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!wants_graph(requests[i])) continue;
+    results[i] = search(requests[i]);
+  }
+  return results;
+}
+
+std::vector<SearchResult> Index::search_each(const std::vector<SearchRequest>& requests) const {
   if (requests.size() >= kMinTileBatch && batchable(requests)) return run_batch(requests);
   std::vector<SearchResult> results;
   results.reserve(requests.size());
@@ -651,6 +689,166 @@ SearchResult Index::run_search(const Prepared& prepared) const {
   fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked),
               &result);
   return result;
+}
+
+// ---- approximate search within tiers ---------------------------------------------------
+
+bool Index::wants_graph(const SearchRequest& request) const noexcept {
+  if (request.exact || request.vectors.size() != 1) return false;
+  for (std::size_t i = 0; i < spaces_.size(); ++i) {
+    if (spaces_[i].config().name == request.vectors[0].space) return graphs_[i] != nullptr && request.vectors[0].weight > 0.0f;
+  }
+  return false;  // unknown space: the exact path reports it
+}
+
+const AnnGraph* Index::approximate_graph(const Prepared& prepared) const noexcept {
+  const SearchRequest& request = *prepared.request;
+  // A negative weight ranks by the least similar, which a nearest-neighbour graph cannot find.
+  if (request.exact || prepared.queries.size() != 1 || !(prepared.weights[0] > 0.0f)) return nullptr;
+  return graphs_[prepared.space_ids[0]].get();
+}
+
+SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& graph) const {
+  const SearchRequest& request = *prepared.request;
+  const AnnConfig& config = graph.config();
+  const VectorSpace& space = spaces_[prepared.space_ids[0]];
+  const SpaceQuery& query = prepared.queries[0];
+  const float weight = prepared.weights[0];
+  // A list of only k entries finds the k-th neighbour poorly: at least 2k.
+  const std::size_t ef = std::max(request.ef_search ? request.ef_search : config.ef_search, 2 * request.k);
+  const std::array<std::int64_t, 3> counts = count_tiers(prepared);
+  const TierChoice choice = choose_tiers(request, counts);
+
+  // Tiers searched as one: each tier apart where tiers rank apart (hard: logic first; soft: a
+  // constant offset per tier, so a tier's share of the top k is that tier's own top by s_sem),
+  // all of them together where they do not (off). Index 0 conflict, 1 neutral, 2 entailed.
+  std::vector<std::array<bool, 3>> groups;
+  if (request.mode == SearchMode::kOff) {
+    groups.push_back({choice.conflict, choice.neutral, true});
+  } else {
+    groups.push_back({false, false, true});
+    if (choice.neutral) groups.push_back({false, true, false});
+    if (choice.conflict) groups.push_back({true, false, false});
+  }
+  auto group_size = [&](const std::array<bool, 3>& g) {
+    return (g[0] ? counts[0] : 0) + (g[1] ? counts[1] : 0) + (g[2] ? counts[2] : 0);
+  };
+  auto small_enough = [&](std::int64_t count) {
+    const double n = static_cast<double>(count);
+    return static_cast<std::size_t>(count) <= std::max(config.exact_below, ef) ||
+           n * n <= config.exact_factor * static_cast<double>(ef) * static_cast<double>(config.m) *
+                        static_cast<double>(graph.size());
+  };
+  bool any_graph = false;
+  for (const auto& g : groups) any_graph = any_graph || !small_enough(group_size(g));
+  // Every tier small: the exact search (threads, compact scans, pruning) is the right tool.
+  if (!any_graph) return run_search(prepared);
+
+  SearchResult result;
+  result.tier_counts = counts;
+  result.approximate = true;
+  const Kernels& kernels = active_kernels();
+  const bool hard = request.mode == SearchMode::kHard;
+  auto entry_for = [&](std::size_t slot, std::int8_t tier, float score) {
+    const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
+    return Entry{static_cast<std::int8_t>(hard ? tier : 0), tier, rank_value, rank_value, score, static_cast<std::int64_t>(slot)};
+  };
+  auto tier_of = [&](std::size_t slot) -> std::int8_t {
+    const TierWords t = tier_words(prepared, slot / 64);
+    const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+    return (t.entailed & bit) ? kEntailed : (t.conflict & bit) ? kConflict : kNeutral;
+  };
+
+  std::vector<Entry> merged;
+  std::vector<std::uint64_t> words(prepared.word_count);
+  for (const auto& g : groups) {
+    const std::int64_t count = group_size(g);
+    if (count == 0) continue;
+    std::int64_t with_vector = 0;
+    for (std::size_t w = 0; w < prepared.word_count; ++w) {
+      const TierWords t = tier_words(prepared, w);
+      words[w] = (g[0] ? t.conflict : 0) | (g[1] ? t.neutral : 0) | (g[2] ? t.entailed : 0);
+      with_vector += std::popcount(words[w] & space.present_word(w));
+    }
+    // The graph holds exactly the live slots with a vector: when the group holds all of them,
+    // the walk needs no filter.
+    const bool whole_graph = static_cast<std::size_t>(with_vector) == graph.size();
+    TopK heap(request.k);
+    auto scan_exactly = [&] {
+      heap = TopK(request.k);
+      for (std::size_t w = 0; w < prepared.word_count; ++w) {
+        for (std::uint64_t bits = words[w]; bits; bits &= bits - 1) {
+          const std::size_t slot = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+          float score = 0.0f;
+          if (space.present(slot)) {
+            score = weight * space.exact(query, slot, kernels);
+            ++result.scored;
+          }
+          heap.push(entry_for(slot, tier_of(slot), score));
+        }
+      }
+    };
+    if (small_enough(count)) {
+      scan_exactly();
+    } else {
+      // The graph holds the items that have a vector; the tier's items without one score 0
+      // and rank by slot, so its first k of them by slot are the only ones that can enter.
+      std::size_t missing = 0;
+      for (std::size_t w = 0; w < prepared.word_count && missing < request.k; ++w) {
+        for (std::uint64_t bits = words[w] & ~space.present_word(w); bits && missing < request.k; bits &= bits - 1) {
+          const std::size_t slot = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+          heap.push(entry_for(slot, tier_of(slot), 0.0f));
+          ++missing;
+        }
+      }
+      const auto found = graph.search(query.values.data(), request.k, ef, whole_graph ? nullptr : words.data(), words.size());
+      for (const auto& [slot, cosine] : found) {
+        // Scored again with the exact path's kernel call, so a hit's score is the exact one.
+        ++result.scored;
+        heap.push(entry_for(slot, tier_of(slot), weight * space.exact(query, slot, kernels)));
+      }
+      // A walk that found fewer than k of a tier holding more (a tier cut off in the graph)
+      // would shorten the answer: the exact scan keeps its length.
+      if (found.size() + missing < std::min<std::size_t>(request.k, static_cast<std::size_t>(count))) scan_exactly();
+    }
+    merged.insert(merged.end(), heap.entries().begin(), heap.entries().end());
+  }
+  std::sort(merged.begin(), merged.end(), ranks_before);
+  if (merged.size() > request.k) merged.resize(request.k);
+  fill_result(merged, &result);
+  return result;
+}
+
+void Index::save_ann(const std::string& space, const std::string& path) const {
+  std::shared_lock lock(mutex_);
+  const std::size_t id = space_index(space, "space");
+  if (!graphs_[id]) fail(ErrorCode::kFailedPrecondition, "space '" + space + "' has no approximate index");
+  graphs_[id]->save(path);
+}
+
+void Index::load_ann(const std::string& space, const std::string& path) {
+  const std::size_t id = space_index(space, "space");
+  if (!graphs_[id]) fail(ErrorCode::kFailedPrecondition, "space '" + space + "' has no approximate index");
+  auto loaded = std::make_unique<AnnGraph>(spaces_[id].dim(), graphs_[id]->config());
+  loaded->load(path);
+  std::unique_lock lock(mutex_);
+  // The graph must index exactly the live slots holding a vector, or searches would miss items.
+  std::vector<std::size_t> expected;
+  for (std::size_t slot = 0; slot < size_; ++slot) {
+    if (live_.test(slot) && spaces_[id].present(slot)) expected.push_back(slot);
+  }
+  if (loaded->slots() != expected) {
+    fail(ErrorCode::kFailedPrecondition, "ann graph file " + path + " indexes other slots than space '" + space +
+                                             "' holds (" + std::to_string(loaded->size()) + " vs " +
+                                             std::to_string(expected.size()) + "); rebuild it instead");
+  }
+  graphs_[id] = std::move(loaded);
+}
+
+std::size_t Index::ann_size(const std::string& space) const {
+  std::shared_lock lock(mutex_);
+  const std::size_t id = space_index(space, "space");
+  return graphs_[id] ? graphs_[id]->size() : 0;
 }
 
 // ---- batch search -----------------------------------------------------------------------
@@ -989,6 +1187,7 @@ std::size_t Index::memory_bytes() const {
   std::shared_lock lock(mutex_);
   std::size_t total = live_.memory_bytes() + visual_.memory_bytes();
   for (const auto& s : spaces_) total += s.memory_bytes();
+  for (const auto& g : graphs_) total += g ? g->memory_bytes() : 0;
   for (const auto& b : has_) total += b.memory_bytes() + sizeof(b);
   for (const auto& b : not_has_) total += b.memory_bytes() + sizeof(b);
   return total;

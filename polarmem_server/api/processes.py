@@ -77,11 +77,7 @@ class ReplicaMemory(Memory):
             if record is None:
                 self._namespaces.pop(name, None)
                 return
-            namespace = Namespace.from_record(record)
-            concepts = self.backend.concepts(name)
-            namespace.bind_concepts([concept for _, concept in concepts], [cid for cid, _ in concepts])
-            self.writer.concept_ids(namespace, namespace.settings.concepts)
-            self._namespaces[name] = namespace
+            self._namespaces[name] = self._open_namespace(record)
 
 
 class ForwardedStatus(errors.PolarMemError):

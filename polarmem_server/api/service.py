@@ -27,7 +27,7 @@ from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
-from polarmem_server.index import SpaceSpec
+from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
 from polarmem_server.scoring.verification import Verifier
@@ -172,6 +172,8 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
         out["spaces"] = tuple(spaces) or DEFAULT_SPACES
         if config.encoder:
             out["encoder"] = config.encoder
+        if config.HasField("ann"):
+            out["ann"] = ann_spec_from(config.ann)
     defaults = NamespaceSettings("-")
     if take("degenerate_policy"):
         if config.degenerate_policy not in POLICY_NAMES:
@@ -194,6 +196,27 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
     return out
 
 
+def ann_spec_from(ann: pb.ApproximateIndex) -> AnnSpec:
+    """config.ann as the index's AnnSpec; zero / unset fields take its defaults."""
+    defaults = AnnSpec()
+    values = {"kind": ann.kind or defaults.kind, "m": ann.m or defaults.m,
+              "ef_construction": ann.ef_construction or defaults.ef_construction,
+              "ef_search": ann.ef_search or defaults.ef_search,
+              "exact_below": ann.exact_below if ann.HasField("exact_below") else defaults.exact_below,
+              "exact_factor": ann.exact_factor if ann.HasField("exact_factor") else defaults.exact_factor}
+    try:
+        return AnnSpec(**values)
+    except ValueError as exc:  # the core's InvalidArgumentError names the field as ann.<field>
+        raise InvalidArgument(f"config.{exc}") from None
+
+
+def ann_view(spec: AnnSpec | None) -> pb.ApproximateIndex | None:
+    if spec is None:
+        return None
+    return pb.ApproximateIndex(kind=spec.kind, m=spec.m, ef_construction=spec.ef_construction, ef_search=spec.ef_search,
+                               exact_below=spec.exact_below, exact_factor=spec.exact_factor)
+
+
 def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
     return NamespaceSettings(name=name, **config_fields(config))
 
@@ -205,7 +228,7 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
         degenerate_policy=POLICY_CODES[s.degenerate_policy], templates=list(s.templates), aliases=dict(s.aliases),
         partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts),
-        declared_accuracy=s.declared_accuracy)
+        declared_accuracy=s.declared_accuracy, ann=ann_view(s.ann))
     visual = counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
     text = counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
     info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
@@ -407,7 +430,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             request.exclude_conflicts, [KIND_NAMES[k] for k in request.kinds] or None,
             dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k,
             explain=explain or request.include_context or request.include_items,
-            allow_unknown_concepts=request.allow_unknown_concepts)
+            allow_unknown_concepts=request.allow_unknown_concepts, approximate=request.approximate,
+            ef_search=request.ef_search)
         check_deadline(deadline)
         return self._recall_response(request, namespace, result)
 

@@ -53,6 +53,13 @@ class RecallQuery:
     suppressed_k: int = 0
     # explicit required / forbidden names the vocabulary lacks are skipped (and reported), not refused
     allow_unknown_concepts: bool = False
+    # let the namespace's approximate index order each large tier (tiers stay exact); ef_search
+    # 0 = the namespace's candidate list
+    approximate: bool = False
+    ef_search: int = 0
+
+
+MAX_EF_SEARCH = 10_000  # the core's limit (index.AnnSpec)
 
 
 def check_count(value: object, name: str, low: int, high: int) -> int:
@@ -90,7 +97,8 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
                  k: int = DEFAULT_TOP_K, mode: str = DEFAULT_MODE.value, soft_lambda: float = DEFAULT_SOFT_LAMBDA,
                  exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
                  metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
-                 suppressed_k: int = 0, allow_unknown_concepts: bool = False) -> RecallQuery:
+                 suppressed_k: int = 0, allow_unknown_concepts: bool = False, approximate: bool = False,
+                 ef_search: int = 0) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
     if not isinstance(text, str):
         raise InvalidArgument("text must be a string")
@@ -114,4 +122,5 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         exclude_conflicts=bool(exclude_conflicts), kinds=tuple(dict.fromkeys(kind_codes)),
         metadata=check_metadata(metadata or {}), weights=checked_weights,
         suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
-        allow_unknown_concepts=bool(allow_unknown_concepts))
+        allow_unknown_concepts=bool(allow_unknown_concepts), approximate=bool(approximate),
+        ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH))

@@ -13,7 +13,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.partition import PARTITIONERS, PartitionSettings
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import InvalidArgument, quoted
-from polarmem_server.index import STORAGES, SpaceSpec
+from polarmem_server.index import STORAGES, AnnSpec, SpaceSpec
 
 DEFAULT_TEMPLATES = (
     "Is there a {c} in this image? Answer Yes or No.",
@@ -66,6 +66,9 @@ class NamespaceSettings:
     rho_absent: float = 0.0  # 0: the NOT_HAS side of the band is rho too
     concepts: tuple[str, ...] = ()  # the declared vocabulary
     declared_accuracy: float | None = None  # the verifier's accuracy as the operator states it
+    # Opt-in approximate index (HNSW) for every single-vector space; None = exact search only.
+    # Fixed at creation. Searches use it only when a request asks (exact=False).
+    ann: AnnSpec | None = None
 
     @property
     def auto(self) -> bool:
@@ -100,6 +103,7 @@ class NamespaceSettings:
             raise InvalidArgument(f"config.{exc}") from None
         self._validate_auto()
         self._validate_spaces()
+        self._validate_ann()
         if self.encoder not in ENCODERS:
             raise InvalidArgument(f"config.encoder must be 'minilm' or 'none', got {quoted(self.encoder)}")
         if self.encoder != "none":
@@ -146,6 +150,14 @@ class NamespaceSettings:
             if space.storage not in STORAGES:
                 raise InvalidArgument(f"config.spaces[{i}].storage must be one of {STORAGES}")
 
+    def _validate_ann(self) -> None:
+        if self.ann is None:
+            return
+        if not isinstance(self.ann, AnnSpec):
+            raise InvalidArgument(f"config.ann must be an AnnSpec or None, got {type(self.ann).__name__}")
+        if all(s.multi for s in self.spaces):
+            raise InvalidArgument("config.ann: an approximate index needs a single-vector space; this namespace has none")
+
     def updated(self, changes: Mapping[str, object]) -> NamespaceSettings:
         """These settings with `changes` (only UPDATABLE_FIELDS) applied and validated; declared
         concepts are only ever added to."""
@@ -166,7 +178,7 @@ class NamespaceSettings:
             name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
             concepts=list(self.concepts), declared_accuracy=self.declared_accuracy,
             spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
-            **{name: getattr(self, name) for name in _SCALAR_FIELDS})
+            **{name: getattr(self, name) for name in _SCALAR_FIELDS}, **_ann_to_record(self.ann))
 
     @classmethod
     def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -184,4 +196,21 @@ class NamespaceSettings:
                    templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
                    concepts=tuple(record.concepts),
                    declared_accuracy=record.declared_accuracy if record.HasField("declared_accuracy") else None,
-                   **scalars)
+                   ann=ann_from_record(record), **scalars)
+
+
+# The stored form of `ann`: NamespaceRecord.ann (absent = no approximate index).
+_ANN_FIELDS = ("kind", "m", "ef_construction", "ef_search", "exact_below", "exact_factor")
+
+
+def _ann_to_record(ann: AnnSpec | None) -> dict:
+    if ann is None:
+        return {}
+    return {"ann": records_pb2.AnnRecord(**{name: getattr(ann, name) for name in _ANN_FIELDS})}
+
+
+def ann_from_record(record: records_pb2.NamespaceRecord) -> AnnSpec | None:
+    """The namespace's approximate index setting (None where the record has none)."""
+    if not record.HasField("ann"):
+        return None
+    return AnnSpec(**{name: getattr(record.ann, name) for name in _ANN_FIELDS})

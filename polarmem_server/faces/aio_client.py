@@ -68,9 +68,12 @@ class AsyncPolarMemClient:
                                templates: Sequence[str] | None = None, partitioner: str = "",
                                rho: float | None = None, rho_absent: float | None = None, degenerate_policy: str = "",
                                fixed_threshold: float | None = None, template_std_max: float | None = None,
-                               concepts: Sequence[str] | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
+                               concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
+                               ann: Mapping[str, Any] | bool | None = None,
+                               timeout_s: float | None = None) -> pb.NamespaceInfo:
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
-                                           degenerate_policy, fixed_threshold, template_std_max, concepts)
+                                           degenerate_policy, fixed_threshold, template_std_max, concepts,
+                                           declared_accuracy, ann)
         response = await self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
                                      timeout_s)
         return response.namespace

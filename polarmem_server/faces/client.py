@@ -110,11 +110,15 @@ class PolarMemClient:
                          partitioner: str = "", rho: float | None = None, rho_absent: float | None = None,
                          degenerate_policy: str = "", fixed_threshold: float | None = None,
                          template_std_max: float | None = None, concepts: Sequence[str] | None = None,
+                         declared_accuracy: float | None = None, ann: Mapping[str, Any] | bool | None = None,
                          timeout_s: float | None = None) -> pb.NamespaceInfo:
         """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
-        (storage fp32 / fp16 / int8); none = one 384-d `sem` space. `encoder`: minilm / none."""
+        (storage fp32 / fp16 / int8); none = one 384-d `sem` space. `encoder`: minilm / none.
+        `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
+        or ApproximateIndex fields for an opt-in approximate index (recall(approximate=True))."""
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
-                                           degenerate_policy, fixed_threshold, template_std_max, concepts)
+                                           degenerate_policy, fixed_threshold, template_std_max, concepts,
+                                           declared_accuracy, ann)
         return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
                           timeout_s).namespace
 
@@ -220,18 +224,22 @@ class PolarMemClient:
 
     def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
                required: Sequence[str] | None = None, forbidden: Sequence[str] | None = None, top_k: int = 10,
-               mode: str = "hard", soft_lambda: float | None = None, exclude_conflicts: bool = False,
+               mode: str | None = None, soft_lambda: float | None = None, exclude_conflicts: bool = False,
                kinds: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
                suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
                include_items: bool = False, weights: Mapping[str, float] | None = None,
-               timeout_s: float | None = None, allow_unknown_concepts: bool = False) -> pb.RecallResponse:
+               timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
+               ef_search: int | None = None) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
-        `mode`: off, hard, soft, adaptive, strict. Explicit `required` / `forbidden` replace
-        parsing `text`; names the vocabulary lacks are INVALID_ARGUMENT (with the closest known names),
-        unless `allow_unknown_concepts`: then they are skipped and listed in
-        parse.unknown_concepts with their suggestions."""
+        `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
+        hard unless its partitioner is auto), named in mode_reason. Explicit `required` /
+        `forbidden` replace parsing `text`; names the vocabulary lacks are INVALID_ARGUMENT (with
+        the closest known names), unless `allow_unknown_concepts`: then they are skipped and
+        listed in parse.unknown_concepts with their suggestions. `approximate`: the namespace's
+        approximate index orders large tiers (`ef_search` candidates; tiers stay exact)."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
-                                       context_budget_chars, include_items, weights, allow_unknown_concepts)
+                                       context_budget_chars, include_items, weights, allow_unknown_concepts,
+                                       approximate, ef_search)
         return self._call(self._stub.Recall, request, timeout_s)

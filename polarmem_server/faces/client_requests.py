@@ -24,7 +24,7 @@ from polarmem.common.v1 import enums_pb2  # the shared enums (ItemKind, ConceptS
 # Name tables, in the order error messages list them.
 MODES = {"off": pb.RECALL_MODE_OFF, "hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT,
          "adaptive": pb.RECALL_MODE_ADAPTIVE, "strict": pb.RECALL_MODE_STRICT}
-MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "hard", **{code: name for name, code in MODES.items()}}
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "unspecified", **{code: name for name, code in MODES.items()}}
 STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
           "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
 STATE_NAMES = {code: name for name, code in STATES.items()}
@@ -33,11 +33,11 @@ KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **{code: name for name,
 POLARITIES = {"has": pb.CONCEPT_POLARITY_HAS, "not_has": pb.CONCEPT_POLARITY_NOT_HAS, "align": pb.CONCEPT_POLARITY_ALIGN}
 STORAGES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
 DEGENERATE_POLICIES = {"fixed": pb.DEGENERATE_POLICY_FIXED, "uncertain": pb.DEGENERATE_POLICY_UNCERTAIN}
-PARTITIONERS = ("otsu", "min_error", "mixture", "calibrated")  # for help texts
+PARTITIONERS = ("otsu", "min_error", "mixture", "calibrated", "auto")  # for help texts
 
 # Fields of NamespaceConfig that UpdateNamespace may change (its update_mask paths).
 UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
-                    "fixed_threshold", "template_std_max", "concepts")
+                    "fixed_threshold", "template_std_max", "concepts", "declared_accuracy")
 
 # Methods that change nothing (or change nothing more when repeated) are retried on UNAVAILABLE:
 # the server answers UNAVAILABLE only before a call is admitted (starting or draining), and gRPC
@@ -182,8 +182,12 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
                      partitioner: str = "", rho: float | None = None, rho_absent: float | None = None,
                      degenerate_policy: str = "", fixed_threshold: float | None = None,
                      template_std_max: float | None = None,
-                     concepts: Sequence[str] | None = None) -> tuple[pb.NamespaceConfig, list[str]]:
-    """A NamespaceConfig and the names of the fields given (UpdateNamespace's update_mask)."""
+                     concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
+                     ann: Mapping[str, Any] | bool | None = None) -> tuple[pb.NamespaceConfig, list[str]]:
+    """A NamespaceConfig and the names of the fields given (UpdateNamespace's update_mask).
+    `ann` (creation only): True for an approximate index with the default settings, or a
+    mapping of ApproximateIndex fields (kind, m, ef_construction, ef_search, exact_below,
+    exact_factor)."""
     # encoder and partitioner names are the server's to check: it may know more than this client
     config = pb.NamespaceConfig(encoder=encoder, partitioner=partitioner,
                                 spaces=[_space(s, i) for i, s in enumerate(spaces)])
@@ -204,7 +208,8 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
         config.degenerate_policy = choice("degenerate_policy", degenerate_policy, DEGENERATE_POLICIES)
         given.append("degenerate_policy")
     for field, value in (("kappa", kappa), ("rho", rho), ("rho_absent", rho_absent),
-                         ("fixed_threshold", fixed_threshold), ("template_std_max", template_std_max)):
+                         ("fixed_threshold", fixed_threshold), ("template_std_max", template_std_max),
+                         ("declared_accuracy", declared_accuracy)):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
@@ -217,7 +222,25 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
                              "upgrade polarmem-server")
         config.concepts.extend(_names("concepts", concepts))
         given.append("concepts")
+    if ann:
+        config.ann.CopyFrom(_ann(ann))
+        given.append("ann")
     return config, given
+
+
+def _ann(ann: Mapping[str, Any] | bool) -> pb.ApproximateIndex:
+    if ann is True:
+        return pb.ApproximateIndex()
+    if not isinstance(ann, Mapping):
+        raise ValueError(f"ann must be True or a mapping of ApproximateIndex fields, got {ann!r}")
+    fields = pb.ApproximateIndex.DESCRIPTOR.fields_by_name
+    unknown = [key for key in ann if key not in fields]
+    if unknown:
+        raise ValueError(f"ann: unknown field {unknown[0]!r}; use {', '.join(fields)}")
+    try:
+        return pb.ApproximateIndex(**ann)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"ann: {exc}") from None
 
 
 def update_namespace_request(name: str, **changes: Any):
@@ -243,18 +266,20 @@ def _count(field: str, value: Any, minimum: int = 0) -> int:
 
 def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
                    required: Sequence[str] | None = None, forbidden: Sequence[str] | None = None, top_k: int = 10,
-                   mode: str = "hard", soft_lambda: float | None = None, exclude_conflicts: bool = False,
+                   mode: str | None = None, soft_lambda: float | None = None, exclude_conflicts: bool = False,
                    kinds: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
                    suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
                    include_items: bool = False, weights: Mapping[str, float] | None = None,
-                   allow_unknown_concepts: bool = False) -> pb.RecallRequest:
+                   allow_unknown_concepts: bool = False, approximate: bool = False,
+                   ef_search: int | None = None) -> pb.RecallRequest:
     """RecallRequest; see PolarMemClient.recall. top_k 0 is sent as given (the server explains it)."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     request = pb.RecallRequest(
         namespace=namespace, text=text, vectors=_vectors("vectors", vectors),
         weights={k: float(v) for k, v in (weights or {}).items()}, required=_names("required", required),
-        forbidden=_names("forbidden", forbidden), top_k=_count("top_k", top_k), mode=choice("mode", mode, MODES),
+        forbidden=_names("forbidden", forbidden), top_k=_count("top_k", top_k),
+        mode=pb.RECALL_MODE_UNSPECIFIED if mode in (None, "") else choice("mode", mode, MODES),
         exclude_conflicts=bool(exclude_conflicts), kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)],
         metadata_equals=_str_map("metadata_equals", metadata_equals), suppressed_k=_count("suppressed_k", suppressed_k),
         include_context=bool(include_context), context_budget_chars=_count("context_budget_chars", context_budget_chars),
@@ -263,6 +288,10 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
         request.soft_lambda = float(soft_lambda)
     if allow_unknown_concepts and _has_field(pb.RecallRequest, "allow_unknown_concepts"):
         request.allow_unknown_concepts = True
+    if approximate:
+        request.approximate = True
+    if ef_search is not None:
+        request.ef_search = _count("ef_search", ef_search, minimum=1)
     return request
 
 

@@ -170,13 +170,13 @@ def build_server(tools: PolarMemTools) -> MCPServer:
 
     @server.tool()
     async def recall(ctx: Context, query: str, required: list[str] | None = None, forbidden: list[str] | None = None,
-                     mode: str = "hard", top_k: int = 5, allow_unknown_concepts: bool = False,
+                     mode: str = "", top_k: int = 5, allow_unknown_concepts: bool = False,
                      namespace: str = "") -> CallToolResult:
         """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
         cat") unless `required` / `forbidden` concept names are given; a name this memory does not
         know is an error with the closest known names, unless `allow_unknown_concepts` (then it is
-        skipped and listed under constraints.unknown with did_you_mean). `mode`: hard (default: items
-        contradicting the constraints rank last), strict (also prefers items where forbidden concepts
+        skipped and listed under constraints.unknown with did_you_mean). `mode`: "" (default) = the
+        memory's own rule for its verifier; hard (items contradicting the constraints rank last), strict (also prefers items where forbidden concepts
         are verified absent), soft, adaptive, off (plain similarity). Returns the fact-checked
         context to read and the hits with their verification."""
         response = await call(ctx, "recall", tools.resolve_namespace(namespace), query, required=required,

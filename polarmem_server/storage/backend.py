@@ -110,6 +110,10 @@ class SearchRequest:
     weights: Mapping[str, float] = field(default_factory=dict)
     absent_verified: bool = False
     concept_states: bool = False
+    # False: the namespace's approximate index may choose each large tier's top k (tiers and
+    # their order stay exact); a backend without one searches exactly. ef_search 0 = its default.
+    exact: bool = True
+    ef_search: int = 0
 
 
 @dataclass(frozen=True)

@@ -252,7 +252,7 @@ def test_slots_with_is_the_and_of_the_concept_bitmaps():
 
 # ---- the typed stub of the compiled module ---------------------------------------------
 
-STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock"}
+STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock", "AnnParams"}
 
 
 def _stub_tree():

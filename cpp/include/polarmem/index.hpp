@@ -83,6 +83,10 @@ struct SearchRequest {
   // Optional allow-list of slots; shared so the requests of a batch can hold one list.
   std::shared_ptr<const std::vector<std::int64_t>> allow;
   std::size_t threads = 0;  // 0 = the index default
+  // false: a request with one vector of a space that has an approximate index (AnnConfig) has
+  // each logic tier's candidates ordered by the graph (tiers stay exact; see Index::search).
+  bool exact = true;
+  std::size_t ef_search = 0;  // the graph's candidate list for this request; 0 = the space's
 };
 
 struct SearchResult {
@@ -93,6 +97,7 @@ struct SearchResult {
   std::array<std::int64_t, 3> tier_counts{0, 0, 0};
   std::int64_t scored = 0;    // items whose vectors were read
   std::int64_t reranked = 0;  // items re-scored in fp32 after a compact scan
+  bool approximate = false;   // some tier's order came from the approximate graph
 };
 
 class Index {
@@ -119,7 +124,22 @@ class Index {
   // its own. Either way each result is exactly what the request gives alone.
   std::vector<SearchResult> search(const std::vector<SearchRequest>& requests) const;
   // One request: search({request})[0].
+  //
+  // A request with exact = false, one vector of positive weight, and a space with an
+  // approximate index searches each logic tier apart (the tiers the exact search would read:
+  // tier pruning is the same): a tier of at most AnnConfig's exact threshold is scanned exactly,
+  // a larger one is searched in the graph restricted to that tier's slots. Hits are then
+  // ranked exactly as the exact search ranks them (tier first in hard mode, s_sem + lambda
+  // s_log in soft, s_sem in off, where the tiers are searched as one), with exact scores: only
+  // which items of a large tier make its top k is approximate. Tier counts are always exact.
   SearchResult search(const SearchRequest& request) const;
+
+  // The approximate index of a space: save to a file (hnswlib's format) and load one back.
+  // A loaded graph must hold exactly the slots that have a vector in the space.
+  void save_ann(const std::string& space, const std::string& path) const;
+  void load_ann(const std::string& space, const std::string& path);
+  // Live nodes of a space's approximate index (0 when it has none).
+  std::size_t ann_size(const std::string& space) const;
 
   std::size_t size() const;        // slots, tombstones included
   std::size_t live_count() const;
@@ -161,8 +181,13 @@ class Index {
   std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const noexcept;
   static TierChoice choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept;
   SearchResult run_search(const Prepared& prepared) const;
+  const AnnGraph* approximate_graph(const Prepared& prepared) const noexcept;
+  bool wants_graph(const SearchRequest& request) const noexcept;
+  SearchResult run_approximate(const Prepared& prepared, const AnnGraph& graph) const;
+  std::vector<SearchResult> search_each(const std::vector<SearchRequest>& requests) const;
 
   std::vector<VectorSpace> spaces_;
+  std::vector<std::unique_ptr<AnnGraph>> graphs_;  // per space; null where it has none
   std::vector<SlotBitmap> has_;
   std::vector<SlotBitmap> not_has_;
   SlotBitmap live_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "polarmem/aligned_buffer.hpp"
+#include "polarmem/ann_graph.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/slot_bitmap.hpp"
 
@@ -20,6 +21,7 @@ struct SpaceConfig {
   std::size_t dim = 0;
   bool multi = false;               // several vectors per item, scored by max-sim
   Storage storage = Storage::kF32;  // compact copy for single-vector spaces
+  AnnConfig ann;                    // opt-in approximate index (single-vector spaces only)
 };
 
 const char* storage_name(Storage storage);
@@ -46,6 +48,8 @@ class VectorSpace {
   void assign(std::size_t slot, const float* rows, std::size_t row_count);
   void clear(std::size_t slot);
   bool present(std::size_t slot) const noexcept { return present_.test(slot); }
+  // Slots 64 * w .. 64 * w + 63 that hold a vector, one bit each.
+  std::uint64_t present_word(std::size_t w) const noexcept { return present_.word(w); }
 
   SpaceQuery prepare(const float* normalised_query) const;
 

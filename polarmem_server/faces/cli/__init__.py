@@ -138,7 +138,7 @@ def _add_evaluate(sub) -> None:
     ev.add_argument("--num-queries", type=int, default=100)
     ev.add_argument("--evidence", choices=["labels", "simulated", "engine"], default="simulated")
     ev.add_argument("--accuracy", type=float, nargs="+", default=[0.9], help="simulated VLM accuracies")
-    ev.add_argument("--partitioner", nargs="+", default=["otsu"], choices=list(PARTITIONERS))
+    ev.add_argument("--partitioner", nargs="+", default=["otsu"], choices=[p for p in PARTITIONERS if p != "auto"])
     ev.add_argument("--spectrum", nargs="+", default=["all"], choices=["all", "balanced"],
                     help="score every category per image (skewed) or half present, half absent (balanced)")
     ev.add_argument("--engine", default="embedding", help="engine for --evidence engine")
@@ -169,8 +169,15 @@ def _add_config_flags(parser: argparse.ArgumentParser, create: bool) -> None:
         group.add_argument("--space", action="append", type=commands.space_spec,
                            help="vector space name:dim[:multi][:fp32|fp16|int8], repeatable (default: sem:384)")
         group.add_argument("--encoder", help="text encoder for `sem`: minilm (default) or none (send your vectors)")
+        group.add_argument("--ann", action="store_true",
+                           help="an opt-in approximate (HNSW) index per single-vector space; recall --approximate uses it")
+        group.add_argument("--ann-m", type=int, help="with --ann: graph links per node (default 16)")
+        group.add_argument("--ann-ef-search", type=int, help="with --ann: default search candidate list (default 64)")
     group.add_argument("--kappa", type=float, help="uncertainty margin multiplier (default 1.0)")
-    group.add_argument("--partitioner", choices=list(PARTITIONERS))
+    group.add_argument("--partitioner", choices=list(PARTITIONERS),
+                       help="auto: chosen from a calibrate set or --declared-accuracy (docs/partitioners.md)")
+    group.add_argument("--declared-accuracy", type=float,
+                       help="the verifier's accuracy as you know it, in [0, 1]; partitioner auto chooses from it")
     group.add_argument("--rho", type=float, help="posterior band of mixture / calibrated (default 0.85)")
     group.add_argument("--rho-absent", type=float, help="the band's NOT_HAS side (default: rho)")
     group.add_argument("--template", action="append", help="verification template with {c}, repeatable (replaces all)")
@@ -268,7 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _client_command(sub, "recall", commands.recall, "one recall, as a table (or --json)")
     p.add_argument("query", nargs="?", default="", help="query text (constraints are parsed from it unless given)")
     p.add_argument("-k", "--top-k", type=int, default=10)
-    p.add_argument("--mode", choices=list(MODES), default="hard")
+    p.add_argument("--mode", choices=list(MODES), help="default: the namespace's rule (hard unless partitioner auto)")
+    p.add_argument("--approximate", action="store_true", help="use the namespace's approximate index within tiers")
+    p.add_argument("--ef-search", type=int, help="with --approximate: graph candidate list for this recall")
     p.add_argument("--required", action="append", type=commands.name_list, help="explicit required concepts")
     p.add_argument("--forbidden", action="append", type=commands.name_list, help="explicit forbidden concepts")
     p.add_argument("--allow-unknown-concepts", action="store_true",

@@ -89,7 +89,15 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
     return dict(kappa=args.kappa, rho=args.rho, rho_absent=args.rho_absent, partitioner=args.partitioner,
                 aliases=dict(args.alias) if args.alias else None, templates=args.template,
                 degenerate_policy=args.degenerate_policy, fixed_threshold=args.fixed_threshold,
-                template_std_max=args.template_std_max, concepts=_flat(args.concept))
+                template_std_max=args.template_std_max, concepts=_flat(args.concept),
+                declared_accuracy=args.declared_accuracy)
+
+
+def _ann(args: argparse.Namespace) -> dict[str, int] | None:
+    """The approximate index a `namespace create` asked for (--ann, --ann-m, --ann-ef-search)."""
+    if not (args.ann or args.ann_m or args.ann_ef_search):
+        return None
+    return {k: v for k, v in (("m", args.ann_m), ("ef_search", args.ann_ef_search)) if v}
 
 
 def _namespace_summary(info, out=None) -> None:
@@ -114,7 +122,7 @@ def namespace_create(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     with client:
         info = client.create_namespace(args.name, spaces=args.space or (), encoder=args.encoder or "",
-                                       **{k: v for k, v in _config_changes(args).items() if v is not None})
+                                       ann=_ann(args), **{k: v for k, v in _config_changes(args).items() if v is not None})
     if args.json:
         output.print_json(info)
     else:
@@ -472,7 +480,8 @@ def recall(args: argparse.Namespace) -> int:
             top_k=args.top_k, mode=args.mode, soft_lambda=args.soft_lambda, exclude_conflicts=args.exclude_conflicts,
             kinds=args.kind, metadata_equals=dict(args.where) if args.where else None,
             suppressed_k=args.top_k if args.show_suppressed else 0, include_context=args.context,
-            context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts)
+            context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts,
+            approximate=args.approximate, ef_search=args.ef_search)
     parse = response.parse
     if args.json:
         output.print_json(response)
@@ -480,7 +489,7 @@ def recall(args: argparse.Namespace) -> int:
     used = MODE_NAMES.get(response.mode_used, "?")
     unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
     print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={unknown} "
-          f"mode={args.mode}->{used}" + (f" ({response.mode_reason})" if response.mode_reason else ""))
+          f"mode={args.mode or 'rule'}->{used}" + (f" ({response.mode_reason})" if response.mode_reason else ""))
     for skipped in parse.unknown_concepts:
         close = f" (did you mean {' or '.join(repr(n) for n in skipped.did_you_mean)}?)" if skipped.did_you_mean else ""
         print(f"  skipped unknown concept {skipped.name!r}{close}")

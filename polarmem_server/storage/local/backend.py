@@ -31,7 +31,7 @@ class _Namespace:
 
     def __init__(self, record: NamespaceRecord, threads: int) -> None:
         self.spaces = tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces)
-        self.index = NamespaceIndex(record.name, self.spaces, threads)
+        self.index = NamespaceIndex(record.name, self.spaces, threads, ann=ann_from_record(record))
         self.concept_ids: dict[str, int] = {}  # normalised name -> id
         self.concepts: list[tuple[int, str]] = []
         self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
@@ -103,6 +103,9 @@ class LocalBackend(Backend):
 
     def concepts(self, ns: str) -> list[tuple[int, str]]:
         return list(self._ns(ns).concepts)
+
+    def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        return self._ns(ns).concepts[first_id:]  # ids are dense: entry i holds id i
 
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
         state = self._ns(ns)
@@ -210,7 +213,8 @@ class LocalBackend(Backend):
             hits = target.index.search(request.vectors, request.required, request.forbidden, k=request.k,
                                        mode=request.mode, soft_lambda=request.soft_lambda,
                                        exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
-                                       weights=request.weights or None)
+                                       weights=request.weights or None, exact=request.exact,
+                                       ef_search=request.ef_search)
             tiers = hits.tiers.tolist()
             states = (_concept_states(target.index, hits.slots, tiers, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))

@@ -16,7 +16,7 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.errors import FailedPrecondition
-from polarmem_server.index import TEXT, VISUAL, ConceptCSR, Index, SpaceSpec
+from polarmem_server.index import TEXT, VISUAL, AnnSpec, ConceptCSR, Index, SpaceSpec
 from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
 from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
 
@@ -26,10 +26,12 @@ T = TypeVar("T")
 
 
 class NamespaceIndex:
-    def __init__(self, name: str, spaces: Sequence[SpaceSpec], threads: int = 0) -> None:
+    def __init__(self, name: str, spaces: Sequence[SpaceSpec], threads: int = 0, ann: AnnSpec | None = None) -> None:
+        """``ann``: the namespace's approximate index setting; the core then keeps an HNSW graph per
+        single-vector space, built as items are added (writes and the start-up rebuild alike)."""
         self.name = name
         self.spaces = {s.name: s for s in spaces}
-        self.index = Index(spaces, threads=threads)
+        self.index = Index(spaces, threads=threads, ann=ann)
         self._slot_of: dict[str, int] = {}
         self._id_of: list[str | None] = []
         self._generation = 0  # even: slot map stable; odd: compaction renumbering slots

@@ -1,0 +1,69 @@
+// An approximate nearest-neighbour graph (HNSW, from the vendored hnswlib) over one single-vector
+// space, keyed by slot. It only ever answers "the best slots among these": the caller passes the
+// allowed slots as a bitmap (one logic tier at a time), so the graph orders candidates within a
+// tier and never decides between tiers. hnswlib stays inside ann_graph.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace polarmem {
+
+// Per-space settings of the approximate index (Index builds one graph per single-vector space
+// when `enabled`).
+struct AnnConfig {
+  bool enabled = false;
+  std::size_t m = 16;                 // links per node (2m on the base layer)
+  std::size_t ef_construction = 200;  // candidate list while inserting
+  std::size_t ef_search = 64;         // candidate list while searching (a query may raise it)
+  // A tier is scanned exactly when it holds at most max(exact_below, ef) items, or when
+  // count^2 <= exact_factor * ef * m * graph size: a filtered graph walk visits roughly
+  // ef * m / selectivity nodes, so below that point the exact scan of the tier reads fewer rows.
+  std::size_t exact_below = 2048;
+  double exact_factor = 4.0;  // break-even of a filtered walk vs the tier scan: bench_ann.py
+};
+
+class AnnGraph {
+ public:
+  AnnGraph(std::size_t dim, const AnnConfig& config);
+  ~AnnGraph();
+  AnnGraph(const AnnGraph&) = delete;
+  AnnGraph& operator=(const AnnGraph&) = delete;
+
+  const AnnConfig& config() const noexcept { return config_; }
+
+  // Inserts or replaces slots' vectors ((slot, L2-normalised row of dim floats) pairs; the last
+  // pair of a repeated slot wins); inserts run on up to `threads` threads.
+  void upsert(const std::vector<std::pair<std::size_t, const float*>>& items, std::size_t threads);
+  // Drops a slot (no-op when absent); its node stays in the graph as a deleted waypoint and
+  // its storage is reused by a later insert.
+  void erase(std::size_t slot);
+  // Renumbers slots after Index::compact (every slot still in the graph must map to >= 0).
+  void relabel(const std::vector<std::int64_t>& new_of_old);
+  // Up to k (slot, cosine) pairs, best first, among the slots whose bit is set in
+  // `allowed_words` (slot s is bit s % 64 of word s / 64; `word_count` words; nullptr = every
+  // slot in the graph). ef = 0 takes
+  // the configured ef_search; the search list holds max(ef, k) entries (Index passes max(ef, 2k)).
+  std::vector<std::pair<std::size_t, float>> search(const float* query, std::size_t k, std::size_t ef,
+                                                    const std::uint64_t* allowed_words, std::size_t word_count) const;
+
+  std::size_t size() const noexcept;  // slots in the graph (live nodes)
+  std::size_t memory_bytes() const noexcept;
+  // The graph as a file (hnswlib's format) and back; load replaces this graph.
+  void save(const std::string& path) const;
+  void load(const std::string& path);
+  // The slots the graph holds, ascending.
+  std::vector<std::size_t> slots() const;
+
+ private:
+  struct Impl;
+  std::size_t dim_;
+  AnnConfig config_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace polarmem

@@ -1,0 +1,248 @@
+#include "polarmem/ann_graph.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "hnswlib/hnswlib.h"
+#include "polarmem/error.hpp"
+#include "polarmem/simd.hpp"
+
+namespace polarmem {
+namespace {
+
+using Graph = hnswlib::HierarchicalNSW<float>;
+
+// A label no slot can have: a removed node keeps it while it waits to be reused.
+constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype>::max();
+
+// hnswlib's inner-product space, but scored with the core's run-time-dispatched kernel: the
+// vendored headers would otherwise pick their SIMD at compile time from -m flags, which the
+// core never sets globally.
+class CoreInnerProductSpace : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit CoreInnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_f32} {}
+  std::size_t get_data_size() override { return param_.dim * sizeof(float); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
+  void* get_dist_func_param() override { return &param_; }
+
+ private:
+  // The kernel is the one active when the graph was made (a later set_simd_level changes
+  // exact scores, which are always recomputed, not the graph's walk).
+  struct Param {
+    std::size_t dim;
+    float (*dot)(const float*, const float*, std::size_t);
+  };
+  static float distance(const void* a, const void* b, const void* param) {
+    const auto* p = static_cast<const Param*>(param);
+    return 1.0f - p->dot(static_cast<const float*>(a), static_cast<const float*>(b), p->dim);
+  }
+  Param param_;
+};
+
+// Admits the slots whose bit is set: the tier (or tier union) being searched.
+class BitmapFilter : public hnswlib::BaseFilterFunctor {
+ public:
+  BitmapFilter(const std::uint64_t* words, std::size_t word_count) : words_(words), word_count_(word_count) {}
+  bool operator()(hnswlib::labeltype slot) override {
+    const std::size_t w = slot / 64;
+    return w < word_count_ && ((words_[w] >> (slot % 64)) & 1u);
+  }
+
+ private:
+  const std::uint64_t* words_;
+  std::size_t word_count_;
+};
+
+constexpr std::size_t kInitialCapacity = 1024;
+
+}  // namespace
+
+struct AnnGraph::Impl {
+  CoreInnerProductSpace space;
+  std::unique_ptr<Graph> graph;
+  explicit Impl(std::size_t dim) : space(dim) {}
+};
+
+AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config) : dim_(dim), config_(config), impl_(std::make_unique<Impl>(dim)) {
+  if (config_.m < 2 || config_.m > 512) fail(ErrorCode::kInvalidArgument, "ann.m must lie in [2, 512], got " + std::to_string(config_.m));
+  if (config_.ef_construction < 1 || config_.ef_construction > 10000) {
+    fail(ErrorCode::kInvalidArgument, "ann.ef_construction must lie in [1, 10000], got " + std::to_string(config_.ef_construction));
+  }
+  if (config_.ef_search < 1 || config_.ef_search > 10000) {
+    fail(ErrorCode::kInvalidArgument, "ann.ef_search must lie in [1, 10000], got " + std::to_string(config_.ef_search));
+  }
+  if (!(config_.exact_factor >= 0.0)) fail(ErrorCode::kInvalidArgument, "ann.exact_factor must be >= 0");
+  impl_->graph = std::make_unique<Graph>(&impl_->space, kInitialCapacity, config_.m, config_.ef_construction, 100, true);
+}
+
+AnnGraph::~AnnGraph() = default;
+
+void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& items, std::size_t threads) {
+  Graph& g = *impl_->graph;
+  // The last row given for a slot wins, as in VectorSpace::assign.
+  std::unordered_map<std::size_t, std::size_t> last;
+  last.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) last[items[i].first] = i;
+  std::vector<std::pair<std::size_t, const float*>> work;
+  work.reserve(last.size());
+  std::size_t fresh = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (last[items[i].first] != i) continue;
+    work.push_back(items[i]);
+    if (g.label_lookup_.find(items[i].first) == g.label_lookup_.end()) ++fresh;
+  }
+  const std::size_t vacant = g.deleted_elements.size();
+  const std::size_t needed = g.cur_element_count + (fresh > vacant ? fresh - vacant : 0);
+  if (needed > g.max_elements_) g.resizeIndex(std::max(needed, g.max_elements_ + g.max_elements_ / 2));
+
+  // A slot already in the graph is updated in place; a new one takes a removed node's storage
+  // when there is one (hnswlib's replace_deleted) or a fresh node.
+  auto insert = [&](std::size_t i) {
+    const auto [slot, row] = work[i];
+    bool present;
+    {
+      std::lock_guard guard(g.label_lookup_lock);  // other threads insert other labels meanwhile
+      present = g.label_lookup_.count(slot) > 0;
+    }
+    g.addPoint(row, slot, !present);
+  };
+  const std::size_t workers = std::max<std::size_t>(1, std::min(threads, work.size() / 256));
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < work.size(); ++i) insert(i);
+    return;
+  }
+  // Each label is written by one thread; hnswlib locks per node and per label.
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  auto run = [&] {
+    try {
+      for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) insert(i);
+    } catch (...) {
+      std::lock_guard guard(failure_lock);
+      failure = std::current_exception();
+      next = work.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void AnnGraph::erase(std::size_t slot) {
+  Graph& g = *impl_->graph;
+  const auto it = g.label_lookup_.find(slot);
+  if (it == g.label_lookup_.end()) return;
+  const auto node = it->second;
+  g.markDeletedInternal(node);  // queues the node for reuse (replace_deleted)
+  g.label_lookup_.erase(it);
+  g.setExternalLabel(node, kDeadLabel);
+}
+
+void AnnGraph::relabel(const std::vector<std::int64_t>& new_of_old) {
+  Graph& g = *impl_->graph;
+  g.label_lookup_.clear();
+  for (std::size_t node = 0; node < g.cur_element_count; ++node) {
+    if (g.isMarkedDeleted(static_cast<hnswlib::tableint>(node))) continue;
+    const hnswlib::labeltype old = g.getExternalLabel(static_cast<hnswlib::tableint>(node));
+    if (old >= new_of_old.size() || new_of_old[old] < 0) {
+      fail(ErrorCode::kFailedPrecondition, "ann graph: slot " + std::to_string(old) + " was compacted away while still indexed");
+    }
+    const auto slot = static_cast<hnswlib::labeltype>(new_of_old[old]);
+    g.setExternalLabel(static_cast<hnswlib::tableint>(node), slot);
+    g.label_lookup_[slot] = static_cast<hnswlib::tableint>(node);
+  }
+}
+
+std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query, std::size_t k, std::size_t ef,
+                                                            const std::uint64_t* allowed_words,
+                                                            std::size_t word_count) const {
+  const Graph& g = *impl_->graph;
+  std::vector<std::pair<std::size_t, float>> out;
+  if (g.cur_element_count == 0 || g.cur_element_count == g.num_deleted_) return out;
+  BitmapFilter filter(allowed_words, word_count);
+  // hnswlib's searchKnn with a per-call ef (its setEf is one shared value, not thread-safe).
+  hnswlib::tableint current = g.enterpoint_node_;
+  float current_distance = g.fstdistfunc_(query, g.getDataByInternalId(current), g.dist_func_param_);
+  for (int level = g.maxlevel_; level > 0; --level) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      unsigned int* links = g.get_linklist(current, level);
+      const int size = g.getListCount(links);
+      const auto* neighbours = reinterpret_cast<const hnswlib::tableint*>(links + 1);
+      for (int i = 0; i < size; ++i) {
+        const float d = g.fstdistfunc_(query, g.getDataByInternalId(neighbours[i]), g.dist_func_param_);
+        if (d < current_distance) {
+          current_distance = d;
+          current = neighbours[i];
+          changed = true;
+        }
+      }
+    }
+  }
+  const std::size_t list = std::max(ef == 0 ? config_.ef_search : ef, k);
+  // No filter when every live node is allowed (plain similarity over the whole space): hnswlib's
+  // unchecked walk when nothing is deleted either.
+  const bool everything = allowed_words == nullptr;
+  auto top = everything && g.num_deleted_ == 0 ? g.searchBaseLayerST<true>(current, query, list)
+                                               : g.searchBaseLayerST<false>(current, query, list, everything ? nullptr : &filter);
+  while (top.size() > k) top.pop();
+  out.resize(top.size());
+  for (std::size_t i = top.size(); i-- > 0;) {
+    out[i] = {g.getExternalLabel(top.top().second), 1.0f - top.top().first};
+    top.pop();
+  }
+  return out;
+}
+
+std::size_t AnnGraph::size() const noexcept {
+  const Graph& g = *impl_->graph;
+  return g.cur_element_count - g.num_deleted_;
+}
+
+std::size_t AnnGraph::memory_bytes() const noexcept {
+  const Graph& g = *impl_->graph;
+  std::size_t upper = 0;
+  for (std::size_t node = 0; node < g.cur_element_count; ++node) {
+    upper += static_cast<std::size_t>(std::max(0, g.element_levels_[node])) * g.size_links_per_element_;
+  }
+  // Base layer (links + vector + label per node), upper layers, per-node lock and level, and
+  // the label table.
+  return g.max_elements_ * (g.size_data_per_element_ + sizeof(void*) + sizeof(int) + sizeof(std::mutex)) + upper +
+         g.label_lookup_.size() * (sizeof(hnswlib::labeltype) + sizeof(hnswlib::tableint) + 2 * sizeof(void*));
+}
+
+void AnnGraph::save(const std::string& path) const {
+  impl_->graph->saveIndex(path);
+}
+
+void AnnGraph::load(const std::string& path) {
+  auto loaded = std::make_unique<Graph>(&impl_->space, path, false, 0, true);
+  if (loaded->data_size_ != dim_ * sizeof(float)) {
+    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension");
+  }
+  // hnswlib maps every node's label, removed ones too: keep only live nodes.
+  loaded->label_lookup_.clear();
+  for (std::size_t node = 0; node < loaded->cur_element_count; ++node) {
+    const auto id = static_cast<hnswlib::tableint>(node);
+    if (!loaded->isMarkedDeleted(id)) loaded->label_lookup_[loaded->getExternalLabel(id)] = id;
+  }
+  impl_->graph = std::move(loaded);
+}
+
+std::vector<std::size_t> AnnGraph::slots() const {
+  std::vector<std::size_t> out;
+  out.reserve(impl_->graph->label_lookup_.size());
+  for (const auto& [slot, node] : impl_->graph->label_lookup_) out.push_back(slot);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace polarmem

@@ -1,0 +1,340 @@
+// The approximate index within tiers: tier order and tier counts never change, recall within a
+// tier against the exact search, writes (add / replace / clear / remove / compact) kept in step,
+// the exact flag, the small-tier fallback and the graph file round trip.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "check.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/index.hpp"
+
+using namespace polarmem;
+
+namespace {
+
+struct Data {
+  std::size_t n, d, vocab;
+  std::vector<float> vectors;
+  std::vector<std::uint8_t> kinds;
+  std::vector<std::int64_t> has_ptr{0}, not_ptr{0};
+  std::vector<std::uint32_t> has_ids, not_ids;
+
+  // Each item states each concept HAS with probability p_has, NOT_HAS with p_not.
+  Data(std::size_t n_, std::size_t d_, std::size_t vocab_, unsigned seed, double p_has = 0.3, double p_not = 0.2)
+      : n(n_), d(d_), vocab(vocab_) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    vectors.resize(n * d);
+    for (auto& x : vectors) x = g(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      kinds.push_back(i % 4 == 0 ? 2 : 1);
+      for (std::uint32_t c = 0; c < vocab; ++c) {
+        const double r = u(rng);
+        if (r < p_has) has_ids.push_back(c);
+        else if (r < p_has + p_not) not_ids.push_back(c);
+      }
+      has_ptr.push_back(static_cast<std::int64_t>(has_ids.size()));
+      not_ptr.push_back(static_cast<std::int64_t>(not_ids.size()));
+    }
+  }
+
+  ItemBatch batch() const {
+    ItemBatch b;
+    b.count = n;
+    b.kinds = kinds.data();
+    VectorInput v;
+    v.space = "vis";
+    v.values = vectors.data();
+    v.rows = n;
+    v.dim = d;
+    b.vectors.push_back(v);
+    b.has = {has_ptr.data(), has_ids.data()};
+    b.not_has = {not_ptr.data(), not_ids.data()};
+    return b;
+  }
+};
+
+// Forces the graph on every tier larger than ef (exact_below 0, no selectivity fallback).
+AnnConfig graph_always() {
+  AnnConfig ann;
+  ann.enabled = true;
+  ann.m = 16;
+  ann.ef_construction = 100;
+  ann.ef_search = 64;
+  ann.exact_below = 0;
+  ann.exact_factor = 0.0;
+  return ann;
+}
+
+std::unique_ptr<Index> make(const Data& data, AnnConfig ann, Storage storage = Storage::kF32) {
+  SpaceConfig space{"vis", data.d, false, storage};
+  space.ann = ann;
+  auto index = std::make_unique<Index>(std::vector<SpaceConfig>{space}, 2);
+  index->ensure_concepts(data.vocab);
+  index->add(data.batch());
+  return index;
+}
+
+SearchRequest request(const float* q, std::size_t d, std::vector<std::uint32_t> required,
+                      std::vector<std::uint32_t> forbidden, std::size_t k, SearchMode mode, bool exact) {
+  SearchRequest r;
+  r.vectors.push_back({"vis", std::vector<float>(q, q + d), 1.0f});
+  r.required = std::move(required);
+  r.forbidden = std::move(forbidden);
+  r.k = k;
+  r.mode = mode;
+  r.exact = exact;
+  return r;
+}
+
+std::vector<float> random_query(std::mt19937& rng, std::size_t d) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> q(d);
+  for (auto& x : q) x = g(rng);
+  return q;
+}
+
+std::size_t count_tier(const SearchResult& r, int tier) {
+  return static_cast<std::size_t>(std::count(r.tiers.begin(), r.tiers.end(), static_cast<std::int8_t>(tier)));
+}
+
+// Hits of `approx` in tier t that are among exact's hits of tier t, over exact's hits of t.
+struct Recall {
+  std::size_t found = 0, wanted = 0;
+  double value() const { return wanted ? static_cast<double>(found) / static_cast<double>(wanted) : 1.0; }
+};
+
+void add_recall(const SearchResult& exact, const SearchResult& approx, Recall* recall) {
+  for (int tier : {kEntailed, kNeutral, kConflict}) {
+    std::set<std::int64_t> want;
+    for (std::size_t i = 0; i < exact.slots.size(); ++i) {
+      if (exact.tiers[i] == tier) want.insert(exact.slots[i]);
+    }
+    for (std::size_t i = 0; i < approx.slots.size(); ++i) {
+      if (approx.tiers[i] == tier && want.count(approx.slots[i])) ++recall->found;
+    }
+    recall->wanted += want.size();
+  }
+}
+
+}  // namespace
+
+POLARMEM_TEST(tier_order_and_counts_match_exact_in_every_mode) {
+  Data data(6000, 24, 6, 11);
+  auto index = make(data, graph_always());
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<std::uint32_t> concept_id(0, 5);
+  for (SearchMode mode : {SearchMode::kHard, SearchMode::kSoft, SearchMode::kOff}) {
+    Recall recall;
+    bool any_approximate = false;
+    for (int trial = 0; trial < 40; ++trial) {
+      const auto q = random_query(rng, data.d);
+      std::vector<std::uint32_t> required{concept_id(rng)};
+      if (trial % 3 == 0) required.push_back(concept_id(rng));
+      std::vector<std::uint32_t> forbidden;
+      if (trial % 2 == 0) forbidden.push_back(concept_id(rng));
+      const std::size_t k = trial % 4 == 0 ? 100 : 10;
+      SearchRequest r = request(q.data(), data.d, required, forbidden, k, mode, true);
+      if (trial % 5 == 0) r.exclude_conflicts = true;
+      const SearchResult exact = index->search(r);
+      r.exact = false;
+      const SearchResult approx = index->search(r);
+      any_approximate = any_approximate || approx.approximate;
+      CHECK(approx.tier_counts == exact.tier_counts);
+      CHECK(approx.slots.size() == exact.slots.size());
+      if (mode == SearchMode::kHard) {
+        // Logic first: tiers never rise along the ranking, and each tier holds exactly the
+        // share of the top k it holds in the exact answer.
+        for (std::size_t i = 1; i < approx.tiers.size(); ++i) CHECK(approx.tiers[i - 1] >= approx.tiers[i]);
+        for (int tier : {kEntailed, kNeutral, kConflict}) CHECK(count_tier(approx, tier) == count_tier(exact, tier));
+      }
+      // Scores are exact for the items returned, and ranked as the mode ranks.
+      for (std::size_t i = 1; i < approx.slots.size(); ++i) {
+        const float prev = approx.scores[i - 1] + (mode == SearchMode::kSoft ? approx.tiers[i - 1] : 0.0f);
+        const float cur = approx.scores[i] + (mode == SearchMode::kSoft ? approx.tiers[i] : 0.0f);
+        if (mode != SearchMode::kHard || approx.tiers[i - 1] == approx.tiers[i]) CHECK(prev >= cur);
+      }
+      add_recall(exact, approx, &recall);
+    }
+    std::printf("  mode %d: recall within tier %.4f\n", static_cast<int>(mode), recall.value());
+    CHECK(any_approximate);
+    CHECK(recall.value() >= 0.95);
+  }
+}
+
+POLARMEM_TEST(exact_flag_gives_exactly_the_exact_answer) {
+  Data data(3000, 16, 4, 3);
+  auto with_graph = make(data, graph_always());
+  auto plain = make(data, AnnConfig{});
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto q = random_query(rng, data.d);
+    const SearchRequest r = request(q.data(), data.d, {1}, {2}, 20, SearchMode::kHard, true);
+    const SearchResult a = with_graph->search(r);
+    const SearchResult b = plain->search(r);
+    CHECK(!a.approximate);
+    CHECK(a.slots == b.slots && a.tiers == b.tiers && a.scores == b.scores && a.tier_counts == b.tier_counts);
+  }
+}
+
+POLARMEM_TEST(small_tiers_fall_back_to_the_exact_scan) {
+  Data data(4000, 16, 4, 21);
+  AnnConfig ann = graph_always();
+  ann.exact_below = 100000;  // every tier is "small"
+  auto index = make(data, ann);
+  std::mt19937 rng(2);
+  for (int trial = 0; trial < 10; ++trial) {
+    const auto q = random_query(rng, data.d);
+    SearchRequest r = request(q.data(), data.d, {0, 3}, {1}, 15, SearchMode::kHard, true);
+    const SearchResult exact = index->search(r);
+    r.exact = false;
+    const SearchResult approx = index->search(r);
+    CHECK(!approx.approximate);
+    CHECK(approx.slots == exact.slots && approx.scores == exact.scores);
+  }
+}
+
+POLARMEM_TEST(writes_keep_the_graph_in_step) {
+  Data data(3000, 16, 3, 8);
+  auto index = make(data, graph_always());
+  std::mt19937 rng(4);
+  const auto q = random_query(rng, data.d);
+  SearchRequest r = request(q.data(), data.d, {}, {}, 10, SearchMode::kOff, false);
+  SearchResult before = index->search(r);
+  CHECK(before.approximate && before.slots.size() == 10);
+
+  // Removed slots never come back.
+  index->remove(before.slots.data(), 5);
+  SearchResult after = index->search(r);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(std::find(after.slots.begin(), after.slots.end(), before.slots[i]) == after.slots.end());
+  }
+  CHECK(index->ann_size("vis") == 3000 - 5);
+
+  // A replaced vector is found at its new place: slot 7 becomes the query itself.
+  const std::int64_t slot = 7;
+  VectorInput v;
+  v.space = "vis";
+  v.values = q.data();
+  v.rows = 1;
+  v.dim = data.d;
+  index->set_vectors(&slot, 1, v);
+  after = index->search(r);
+  CHECK(after.slots[0] == 7);
+  CHECK(after.scores[0] > 0.9999f);
+
+  // A cleared vector leaves the graph but the item stays searchable with score 0.
+  const std::uint8_t absent = 0;
+  v.present = &absent;
+  index->set_vectors(&slot, 1, v);
+  after = index->search(r);
+  CHECK(std::find(after.slots.begin(), after.slots.end(), 7) == after.slots.end());
+  CHECK(index->ann_size("vis") == 3000 - 6);
+
+  // Added items join the graph (reusing removed nodes); compaction renumbers it.
+  Data more(500, 16, 3, 99);
+  index->add(more.batch());
+  CHECK(index->ann_size("vis") == 3000 - 6 + 500);
+  std::vector<std::int64_t> doomed;
+  for (std::int64_t s = 0; s < 1500; s += 2) doomed.push_back(s);
+  doomed.erase(std::remove_if(doomed.begin(), doomed.end(),
+                              [&](std::int64_t s) { return !index->is_live(s); }),
+               doomed.end());
+  index->remove(doomed.data(), doomed.size());
+  index->compact();
+  CHECK(index->ann_size("vis") == index->live_count() - 1);  // slot 7's item has no vector
+  Recall recall;
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto query = random_query(rng, data.d);
+    SearchRequest qr = request(query.data(), data.d, {0}, {1}, 10, SearchMode::kHard, true);
+    const SearchResult exact = index->search(qr);
+    qr.exact = false;
+    const SearchResult approx = index->search(qr);
+    CHECK(approx.tier_counts == exact.tier_counts);
+    add_recall(exact, approx, &recall);
+    for (auto s : approx.slots) CHECK(index->is_live(s));
+  }
+  std::printf("  recall after writes and compaction %.4f\n", recall.value());
+  CHECK(recall.value() >= 0.95);
+}
+
+POLARMEM_TEST(graph_file_round_trip) {
+  Data data(2000, 16, 3, 12);
+  auto index = make(data, graph_always());
+  const std::string path = "/tmp/polarmem_test_ann_" + std::to_string(::getpid()) + ".hnsw";
+  const std::int64_t gone = 5;
+  index->remove(&gone, 1);
+  index->save_ann("vis", path);
+  auto copy = make(data, graph_always());
+  copy->remove(&gone, 1);
+  copy->load_ann("vis", path);
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 10; ++trial) {
+    const auto q = random_query(rng, data.d);
+    const SearchRequest r = request(q.data(), data.d, {0}, {}, 10, SearchMode::kHard, false);
+    const SearchResult a = index->search(r);
+    const SearchResult b = copy->search(r);
+    CHECK(a.slots == b.slots && a.scores == b.scores);
+  }
+  // A graph of other slots is refused, and the index keeps its own.
+  auto other = make(data, graph_always());
+  CHECK_THROWS(other->load_ann("vis", path));
+  CHECK(other->ann_size("vis") == 2000);
+  std::remove(path.c_str());
+}
+
+POLARMEM_TEST(bad_settings_are_refused) {
+  AnnConfig ann = graph_always();
+  ann.m = 1;
+  CHECK_THROWS(Index({SpaceConfig{"vis", 8, false, Storage::kF32, ann}}, 1));
+  SpaceConfig multi{"mv", 8, true, Storage::kF32, graph_always()};
+  CHECK_THROWS(Index({multi}, 1));
+}
+
+POLARMEM_TEST(searches_run_while_the_graph_is_written) {
+  Data data(2000, 16, 3, 31);
+  auto index = make(data, graph_always());
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0}, searches{0};
+  auto reader = [&](unsigned seed) {
+    std::mt19937 rng(seed);
+    while (!stop) {
+      const auto q = random_query(rng, data.d);
+      try {
+        const SearchResult r = index->search(request(q.data(), data.d, {0}, {1}, 10, SearchMode::kHard, false));
+        for (std::size_t i = 1; i < r.tiers.size(); ++i) {
+          if (r.tiers[i - 1] < r.tiers[i]) ++errors;
+        }
+        if (r.slots.size() != std::min<std::size_t>(10, r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2])) ++errors;
+        ++searches;
+      } catch (...) {
+        ++errors;
+      }
+    }
+  };
+  std::thread a(reader, 1), b(reader, 2);
+  Data more(200, 16, 3, 32);
+  for (int round = 0; round < 10; ++round) {
+    const std::int64_t first = index->add(more.batch());
+    std::vector<std::int64_t> doomed;
+    for (std::int64_t s = first; s < first + 200; s += 3) doomed.push_back(s);
+    index->remove(doomed.data(), doomed.size());
+    if (round == 5) index->compact();
+  }
+  stop = true;
+  a.join();
+  b.join();
+  CHECK(errors == 0);
+  CHECK(searches > 0);
+  CHECK(index->ann_size("vis") == index->live_count());
+}
+
+int main() { return polarmem::testing::run_all(); }
