@@ -47,7 +47,6 @@ import grpc
 
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
-from polarmem_server.domain.namespace import Namespace
 from polarmem_server.memory import Memory
 from polarmem_server.storage.local.secondary import ChangeBoard, ReplicaBackend
 

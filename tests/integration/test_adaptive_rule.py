@@ -13,7 +13,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.domain import rule_choice
-from servertools import DIM, make_config
+from servertools import DIM, TWO_TEMPLATES, make_config
 
 SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
 
@@ -25,6 +25,8 @@ def stub(server):
 
 
 def create(stub, name, **config):
+    """A namespace of two templates: fill() sends two P(Yes) per concept."""
+    config.setdefault("templates", list(TWO_TEMPLATES))
     return stub.CreateNamespace(pb.CreateNamespaceRequest(
         name=name, config=pb.NamespaceConfig(spaces=SPACES, encoder="none", **config))).namespace
 

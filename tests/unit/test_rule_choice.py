@@ -103,3 +103,20 @@ def test_the_embedding_engine_with_a_labelled_set():
     knowledge = VerifierKnowledge(labelled_accuracy=0.75, labelled_present=100, labelled_absent=100, engine="embedding")
     choice = choose_rule(knowledge)
     assert choice.rule == rule_choice.BY_ENGINE_LABELLED["embedding"] and "labelled" in choice.reason
+
+
+def test_a_configured_partitioner_keeps_the_papers_recall():
+    otsu = rule_choice.configured_rule("otsu", 0.85, 0.0)
+    assert otsu.rule == rule_choice.Rule("otsu", "hard") and otsu.reason.startswith("configured")
+    calibrated = rule_choice.configured_rule("calibrated", 0.6, 0.93)
+    assert calibrated.rule == rule_choice.Rule("calibrated", "hard", 0.6, 0.93)
+    assert rule_choice.configured_rule("mixture", 0.7, 0.0).rule.rho_absent == 0.7  # unset: rho
+
+
+def test_a_labelled_set_summary_feeds_the_choice():
+    labelled = rule_choice.LabelledSet.of([0.9] * 30 + [0.1] * 30, [True] * 30 + [False] * 30)
+    assert labelled == rule_choice.LabelledSet(1.0, 30, 30)
+    knowledge = rule_choice.knowledge_of(labelled, 0.7, "embedding")
+    assert (knowledge.labelled_accuracy, knowledge.labelled_present, knowledge.declared_accuracy, knowledge.engine) == \
+        (1.0, 30, 0.7, "embedding")
+    assert rule_choice.knowledge_of(None, 0.9, "").labelled_accuracy is None

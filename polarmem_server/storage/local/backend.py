@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, quoted
 from polarmem_server.index import SpaceSpec
