@@ -419,9 +419,10 @@ class ReplicaBackend(LocalBackend):
     def apply_items(self, name: str, changes: Sequence[Change]) -> bool:
         """Applies item changes (OP_ITEM records, in order) from the caught-up secondary
         instance: per item, from the state before its first change to the stored one (add,
-        replace or remove), with the concepts the primary added meanwhile. Returns False, having
-        changed nothing, when the namespace should be rebuilt instead: it is not loaded, too many
-        items changed, or an item's first change does not start from the state applied here."""
+        replace or remove), with the concepts the primary added meanwhile. Returns False, before
+        touching the index, when the namespace should be rebuilt instead (the caller does): it
+        is not loaded, too many items changed, an item's first change does not start from the
+        state applied here, or the stored concept ids have a gap."""
         state = self._namespaces.get(name)
         if state is None:
             return False
