@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lag-writes", type=int, default=10)
     parser.add_argument("--lag-channels", type=int, default=8)
     parser.add_argument("--cpu-writes", type=int, default=20)
-    parser.add_argument("--cpu-gap-s", type=float, default=0.3)
+    parser.add_argument("--cpu-gap-s", type=float, default=2.0,
+                        help="seconds between the CPU measurement's writes (and after each lag write's forget)")
     parser.add_argument("--lag-only", action="store_true", help="no Recall load: staleness and replica CPU per write")
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--label", default="processes")
@@ -131,8 +132,9 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     row = {"uptime_before": uptime(), "processes": len(pids)}
                     primary = primary_socket(pids[0])
-                    row["visibility_lag_s"] = measure_lag(address, args.lag_writes, args.lag_channels, args.dim, primary)
-                    row.update(replica_cpu_per_write(primary, pids[1:], args.cpu_writes, args.cpu_gap_s, args.dim))
+                    row["visibility_lag_s"] = measure_lag(address, args.lag_writes, args.lag_channels, args.dim, primary,
+                                                        args.cpu_gap_s)
+                    row.update(replica_cpu_per_write(address, primary, pids[1:], args.cpu_writes, args.cpu_gap_s, args.dim))
                     row["uptime_after"] = uptime()
                 finally:
                     stop(server)
@@ -196,9 +198,12 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
 
 
-def replica_cpu_per_write(primary: str, replicas: list[int], writes: int, gap_s: float, dim: int) -> dict:
+def replica_cpu_per_write(address: str, primary: str, replicas: list[int], writes: int, gap_s: float,
+                          dim: int) -> dict:
     """The replicas' CPU per Remember (new item), written `gap_s` apart to the primary with no
-    reads, minus their CPU over an idle interval of the same length (the board poll)."""
+    reads until the last one is visible on 8 fresh connections (so no apply spills past the
+    measurement; 8 Recalls, a few ms), minus their CPU over an idle interval of the same length
+    (the board poll, gRPC's idle threads)."""
     import numpy as np
 
     from polarmem_server.faces.client import PolarMemClient
@@ -211,9 +216,11 @@ def replica_cpu_per_write(primary: str, replicas: list[int], writes: int, gap_s:
         ids = []
         for i in range(writes):
             vector = rng.standard_normal(dim).astype(np.float32)
+            vector /= np.linalg.norm(vector)
             ids.append(f"cpu-{time.time_ns()}-{i}")
-            client.remember(NAMESPACE, id=ids[-1], vectors={"vis": vector / np.linalg.norm(vector)})
+            client.remember(NAMESPACE, id=ids[-1], vectors={"vis": vector})
             time.sleep(gap_s)
+        wait_visible(address, ids[-1], vector, 8)
         busy = sum(cpu_ticks(p) for p in replicas) - before
         elapsed = time.perf_counter() - started
         before = sum(cpu_ticks(p) for p in replicas)
@@ -221,13 +228,30 @@ def replica_cpu_per_write(primary: str, replicas: list[int], writes: int, gap_s:
         idle = sum(cpu_ticks(p) for p in replicas) - before
         for item_id in ids:  # the data directory keeps --items items for the next run
             client.forget(NAMESPACE, item_id)
-        time.sleep(0.5)  # the replicas apply the forget before the next write is timed
+        time.sleep(gap_s)  # the forgets are applied before the next measurement
     return {"cpu_writes": writes, "replica_cpu_ms_per_write": round((busy - idle) * tick_ms / writes, 2),
             "replica_busy_cpu_ms": round(busy * tick_ms, 1),
             "replica_idle_cpu_ms_per_s": round(idle * tick_ms / elapsed, 2)}
 
 
-def measure_lag(address: str, writes: int, channels: int, dim: int, write_target: str | None = None) -> dict:
+def wait_visible(address: str, item_id: str, vector, channels: int) -> None:
+    """Returns once `channels` fresh connections in a row find `item_id` as the top hit of a
+    Recall by its own vector (Recall, not GetItem: GetItem reads the caught-up store, a search
+    the index)."""
+    from polarmem_server.faces.client import PolarMemClient
+
+    started = time.perf_counter()
+    found = 0
+    while found < channels:
+        with PolarMemClient(address, retries=1) as client:
+            hits = client.recall(NAMESPACE, vectors={"vis": vector}, top_k=1).hits
+            found = found + 1 if hits and hits[0].id == item_id else 0
+        if time.perf_counter() - started > 60:
+            raise RuntimeError(f"{item_id} not visible everywhere after 60 s")
+
+
+def measure_lag(address: str, writes: int, channels: int, dim: int, write_target: str | None = None,
+                settle_s: float = 0.5) -> dict:
     """Seconds from a Remember's acknowledgement (to `write_target`, else `address`) until
     `channels` fresh connections in a row find the item as the top hit of a Recall by its own
     vector: min / median / max over `writes` writes. The item is forgotten afterwards."""
@@ -244,18 +268,11 @@ def measure_lag(address: str, writes: int, channels: int, dim: int, write_target
         with PolarMemClient(write_target or address) as client:
             client.remember(NAMESPACE, id=item_id, vectors={"vis": vector})
         written = time.perf_counter()
-        found = 0
-        while found < channels:
-            with PolarMemClient(address, retries=1) as client:
-                # Recall, not GetItem: GetItem reads the (caught-up) store, a search reads the index
-                hits = client.recall(NAMESPACE, vectors={"vis": vector}, top_k=1).hits
-                found = found + 1 if hits and hits[0].id == item_id else 0
-            if time.perf_counter() - written > 60:
-                raise RuntimeError(f"{item_id} not visible everywhere after 60 s")
+        wait_visible(address, item_id, vector, channels)
         lags.append(time.perf_counter() - written)
         with PolarMemClient(write_target or address) as client:
             client.forget(NAMESPACE, item_id)
-        time.sleep(0.5)  # the replicas apply the forget before the next write is timed
+        time.sleep(settle_s)  # the replicas apply the forget before the next write is timed
     lags.sort()
     return {"writes": writes, "min": round(lags[0], 3), "median": round(lags[len(lags) // 2], 3),
             "max": round(lags[-1], 3)}
