@@ -9,8 +9,9 @@ a client channel, stays with one process).
 
 * The **primary** (the process that was started) owns the RocksDB data directory and every
   write, exactly as a single-process server does. It also listens on a private Unix socket for
-  writes forwarded by the replicas, and bumps a per-namespace counter on a change board after
-  every stored write (storage/local/secondary.py).
+  writes forwarded by the replicas, and publishes every stored write on a change board: the
+  write's records in its namespace's change log, then the namespace's counter
+  (storage/local/secondary.py).
 * Each **replica** opens the data directory as a RocksDB secondary instance and builds its own
   in-memory index; a thread polls the board every REPLICA_POLL_S and, for a namespace that
   changed, catches up with the primary (under the board's cut) and applies the namespace's new
@@ -158,8 +159,8 @@ class Refresher:
 
     def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int], primary_pid: int,
                  stopped: threading.Event) -> None:
-        """`applied`: the board as read *before* `memory` was opened (so it holds those writes);
-        a write counted after that read is applied at the first poll, even if the open saw it."""
+        """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
+        exactly those writes: open_replica_memory); later records are applied from there."""
         self.memory, self.board, self.primary_pid, self.stopped = memory, board, primary_pid, stopped
         self.applied = dict(applied)
         self.refreshes = 0  # namespaces brought in step: applied_incrementally + rebuilds
@@ -345,8 +346,8 @@ def _replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig
 
 
 def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, dict[str, int]]:
-    """The replica's memory and the change board as read just before it was opened (Refresher's
-    starting point)."""
+    """The replica's memory and the change board's counters as read when its store was opened,
+    under a cut (Refresher's starting point)."""
     board = role.board
     with board.cut():  # the instance opens holding exactly the writes the counters cover
         applied = board.read()
