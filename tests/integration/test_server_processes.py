@@ -232,6 +232,8 @@ def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
     process, address = multi
     with PolarMemClient(address, token="admin-secret") as admin:
         admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    # every process has the namespace first, so that only the token decides what follows
+    wait_visible(address, lambda client: client.get_namespace("t").name == "t", channels=2 * CHANNELS)
     (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\n')
     process.send_signal(signal.SIGHUP)
 
