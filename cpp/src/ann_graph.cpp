@@ -82,6 +82,7 @@ AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config) : dim_(dim), config
 AnnGraph::~AnnGraph() = default;
 
 void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& items, std::size_t threads) {
+  if (deferred_) return;
   Graph& g = *impl_->graph;
   // The last row given for a slot wins, as in VectorSpace::assign.
   std::unordered_map<std::size_t, std::size_t> last;
@@ -136,6 +137,7 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
 }
 
 void AnnGraph::erase(std::size_t slot) {
+  if (deferred_) return;
   Graph& g = *impl_->graph;
   const auto it = g.label_lookup_.find(slot);
   if (it == g.label_lookup_.end()) return;
@@ -235,6 +237,7 @@ void AnnGraph::load(const std::string& path) {
     if (!loaded->isMarkedDeleted(id)) loaded->label_lookup_[loaded->getExternalLabel(id)] = id;
   }
   impl_->graph = std::move(loaded);
+  deferred_ = false;
 }
 
 std::vector<std::size_t> AnnGraph::slots() const {
