@@ -47,6 +47,11 @@ class _Namespace:
 
 
 class LocalBackend(Backend):
+    # Where the approximate-index graphs are saved on close and loaded at start-up (ann_files.py);
+    # None: this backend neither loads nor saves them (a read-only replica: the primary owns them).
+    ann_root: Path | None = None
+    _closed = False
+
     def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:
         """`on_write` is called with the seconds per item of every store write (metrics)."""
@@ -56,9 +61,7 @@ class LocalBackend(Backend):
         self._namespaces: dict[str, _Namespace] = {}
         self._lock = threading.RLock()
         self._loaded_items = 0
-        self._closed = False
         self.ann_root = self.store.path / ANN_DIR
-        self.ann_startup: dict[str, str] = {}  # namespace -> "loaded" or "rebuilt: why" (graphs only)
         started = time.perf_counter()
         sequence = store_sequence(self.store)
         for record in self.store.namespaces():
@@ -73,6 +76,11 @@ class LocalBackend(Backend):
     def load_seconds(self) -> float:
         return self._load_seconds
 
+    @property
+    def ann_startup(self) -> dict[str, str]:
+        """How start-up got each namespace's graphs: "loaded" or "rebuilt: <why>"."""
+        return self.__dict__.setdefault("_ann_startup", {})
+
     def flush(self) -> None:
         self.store.flush()
 
@@ -80,9 +88,9 @@ class LocalBackend(Backend):
         """Saves the approximate-index graphs (ann_files.py), then closes the store. Call once the
         last write has returned: the graphs must describe the store as it is closed."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
+            if not self._closed and self.ann_root is not None:
                 self._save_graphs()
+            self._closed = True
             self.store.close()
 
     def _save_graphs(self) -> None:
@@ -276,12 +284,14 @@ class LocalBackend(Backend):
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return state
 
-    def _load(self, record: NamespaceRecord, sequence: int) -> _Namespace:
+    def _load(self, record: NamespaceRecord, sequence: int | None = None) -> _Namespace:
         """A namespace's search state from RocksDB (start-up), with its approximate-index graphs
-        loaded from their saved files when those match the store, rebuilt otherwise."""
+        loaded from their saved files when those match the store at ``sequence``, rebuilt
+        otherwise (always without a sequence or an ann_root)."""
         ann = ann_from_record(record)
-        saved, why = (find_saved(self.ann_root, record.name, _spaces_of(record), ann, sequence)
-                      if ann is not None else (None, ""))
+        saved, why = None, "no saved graph"
+        if ann is not None and self.ann_root is not None and sequence is not None:
+            saved, why = find_saved(self.ann_root, record.name, _spaces_of(record), ann, sequence)
         state, items = self._rebuild(record, defer_graphs=saved is not None)
         if saved is not None:
             try:
