@@ -139,7 +139,27 @@ def plain_fp32_vs_flat(X, queries, k, faiss, has, not_has, rounds: int = 5) -> d
     return out
 
 
-def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec) -> dict:
+def at_recall(ours: dict, faiss_rows: dict, t_exact: float) -> dict | None:
+    """Ours at its cheapest ef reaching recall 0.95 against FAISS's cheapest ef reaching as much."""
+    best = [ef for ef, v in ours.items() if v["recall"] >= 0.95]
+    if not best:
+        return None
+    ef0 = min(best)
+    target = ours[ef0]["recall"]
+    peers = [v for v in faiss_rows.values() if v["recall"] >= min(target, 0.95)]
+    if not peers:
+        return None
+    peer = min(peers, key=lambda v: v["ms"])
+    out = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": target, "faiss_ms": peer["ms"],
+           "faiss_recall": peer["recall"], "speedup_vs_faiss": peer["ms"] / ours[ef0]["ms"],
+           "speedup_vs_exact_int8": t_exact / ours[ef0]["ms"]}
+    print(f"    at recall >= 0.95: ours ef {ef0} {out['ours_ms']:.3f} ms vs faiss {peer['ms']:.3f} ms "
+          f"({out['speedup_vs_faiss']:.2f}x)", flush=True)
+    return out
+
+
+def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec,
+             walks: tuple[str, ...] = ("hnswlib",)) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k}, {query_count} queries ==", flush=True)
     X, queries = low_rank_corpus(n, query_count, dim, rng)
     has, not_has = concepts(n, rng)
@@ -204,13 +224,19 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
 
         t_exact, exact_hits = timed_each(search, queries)
         row: dict = {"tier_counts": exact_hits[0].tier_counts, "exact_int8_ms": t_exact, "ours": {}, "faiss": {}}
+        by_walk = {walk: row["ours"] if walk == walks[0] else {} for walk in walks}
         for ef in EF_VALUES:
-            t, hits = timed_each(lambda q, ef=ef: search(q, exact=False, ef=ef), queries)
-            assert all(h.tier_counts == e.tier_counts for h, e in zip(hits, exact_hits))
-            if sc["mode"] == "hard":
-                assert all(np.all(np.diff(h.tiers) <= 0) for h in hits)
-            row["ours"][ef] = {"ms": t, "recall": recall_within_tier(exact_hits, hits),
-                               "approximate": bool(hits[0].approximate), "speedup_vs_exact": t_exact / t}
+            for walk in walks:  # the filtered walk's stop rule (ann_graph.cpp), read per search; interleaved
+                os.environ["POLARMEM_ANN_WALK"] = walk
+                t, hits = timed_each(lambda q, ef=ef: search(q, exact=False, ef=ef), queries)
+                assert all(h.tier_counts == e.tier_counts for h, e in zip(hits, exact_hits))
+                if sc["mode"] == "hard":
+                    assert all(np.all(np.diff(h.tiers) <= 0) for h in hits)
+                by_walk[walk][ef] = {"ms": t, "recall": recall_within_tier(exact_hits, hits),
+                                     "approximate": bool(hits[0].approximate), "speedup_vs_exact": t_exact / t}
+        os.environ["POLARMEM_ANN_WALK"] = walks[0]
+        if len(walks) > 1:
+            row["ours_walks"] = {walk: by_walk[walk] for walk in walks[1:]}
         # FAISS: the same allowed set as the graph-searched tier, bitmap built outside the timing.
         allowed = sc["faiss_allowed"]
         if allowed is not None:
@@ -237,6 +263,12 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
             row["faiss"][ef] = {"ms": t, "recall": recall_sets(want, got),
                                 "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1)}
         out[name] = row
+        for walk, by_ef in row.get("ours_walks", {}).items():
+            for ef in EF_VALUES:
+                o, f = by_ef[ef], row["faiss"][ef]
+                print(f"  [{walk} walk] ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} | faiss {f['ms']:.3f} ms "
+                      f"recall {f['recall']:.4f}", flush=True)
+            row.setdefault("at_recall_095_walks", {})[walk] = at_recall(by_ef, row["faiss"], t_exact)
         best = {ef: v for ef, v in row["ours"].items() if v["recall"] >= 0.95}
         print(f"{name}: tiers {row['tier_counts']}, exact int8 {t_exact:.2f} ms", flush=True)
         for ef in EF_VALUES:
@@ -371,6 +403,8 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--walks", nargs="+", choices=("hnswlib", "bounded"), default=["hnswlib"],
+                        help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
@@ -394,7 +428,7 @@ def main() -> None:
               "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": [],
               "call_floor": call_floor(faiss, args.dim, args.k)}
     for n in args.sizes:
-        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec))
+        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
         if args.out:  # after each size, so a run cut short keeps what it measured
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))
