@@ -9,11 +9,14 @@ a client channel, stays with one process).
 
 * The **primary** (the process that was started) owns the RocksDB data directory and every
   write, exactly as a single-process server does. It also listens on a private Unix socket for
-  writes forwarded by the replicas, and bumps a per-namespace counter on a change board after
-  every stored write (storage/local/secondary.py).
+  writes forwarded by the replicas, and publishes every stored write on a change board: the
+  write's records in its namespace's change log, then the namespace's counter
+  (storage/local/secondary.py).
 * Each **replica** opens the data directory as a RocksDB secondary instance and builds its own
   in-memory index; a thread polls the board every REPLICA_POLL_S and, for a namespace that
-  changed, catches up with the primary and rebuilds that namespace's search state.
+  changed, catches up with the primary (under the board's cut) and applies the namespace's new
+  change-log records to its index: the changed items only, or a rebuild of the namespace where
+  storage/local/secondary.py says so (created or deleted, new spaces, many items changed).
   Reads (Recall, GetItem, GetNamespace, ListNamespaces, GetConcept) are answered locally.
   Writes, ScoreConcepts (the scoring engine lives in the primary) and Backup are **forwarded**
   to the primary over the Unix socket with the caller's metadata and remaining deadline; the
@@ -21,7 +24,7 @@ a client channel, stays with one process).
 
 Consistency: bounded staleness. A write is acknowledged only once the primary stored it; it is
 visible to reads on the primary at once and on every replica within REPLICA_POLL_S plus one
-catch-up and rebuild of its namespace (tests/integration/test_server_processes.py checks it).
+catch-up and one apply of its changes (tests/integration/test_server_processes.py checks it).
 Read-your-writes is therefore not guaranteed with --processes > 1: a client whose channel
 landed on a replica may read its previous state for up to that bound.
 
@@ -48,7 +51,8 @@ import grpc
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
 from polarmem_server.memory import Memory
-from polarmem_server.storage.local.secondary import ChangeBoard, ReplicaBackend
+from polarmem_server.storage.local.secondary import (OP_ITEM, OP_NAMESPACE, OP_SETTINGS, Change, ChangeBoard,
+                                                     ReplicaBackend, SecondaryStore)
 
 if TYPE_CHECKING:
     from polarmem_server.api.config import ServerConfig
@@ -62,7 +66,7 @@ FORWARDED_METHODS = frozenset({"CreateNamespace", "UpdateNamespace", "DeleteName
 
 
 class ReplicaMemory(Memory):
-    """Memory over a ReplicaBackend, with a way to bring one namespace in step with the primary."""
+    """Memory over a ReplicaBackend, with ways to bring one namespace in step with the primary."""
 
     backend: ReplicaBackend
 
@@ -77,6 +81,26 @@ class ReplicaMemory(Memory):
                 self._namespaces.pop(name, None)
                 return
             self._namespaces[name] = self._open_namespace(record)
+
+    def apply_changes(self, name: str, changes: list[Change] | None) -> bool:
+        """Applies namespace `name`'s change-log records (None: some were no longer kept) from
+        the caught-up secondary instance: item changes to its index, a settings change to its
+        settings; whatever cannot be applied so rebuilds it (reload_namespace). Returns whether
+        it was applied incrementally."""
+        if changes is None or any(change.op == OP_NAMESPACE for change in changes):
+            self.reload_namespace(name)
+            return False
+        record = self.backend.namespace_record(name)
+        settings_changed = any(change.op == OP_SETTINGS for change in changes)
+        concepts_before = len(self.backend.concepts(name)) if record is not None else 0
+        if (record is None or (settings_changed and not self.backend.same_layout(record))
+                or not self.backend.apply_items(name, [c for c in changes if c.op == OP_ITEM])):
+            self.reload_namespace(name)
+            return False
+        if settings_changed or len(self.backend.concepts(name)) != concepts_before or name not in self._namespaces:
+            with self._lock:  # new settings or vocabulary: the namespace's view is rebuilt (no item read)
+                self._namespaces[name] = self._open_namespace(record)
+        return True
 
 
 class ForwardedStatus(errors.PolarMemError):
@@ -129,17 +153,19 @@ def _forwarder(call):
 
 
 class Refresher:
-    """A replica's thread: polls the change board; for each namespace whose counter moved,
-    catches up with the primary once and reloads the namespace. Stops the process (SIGTERM to
-    itself) when the primary is gone."""
+    """A replica's thread: polls the change board; when a counter moved, catches up with the
+    primary once (under the board's cut) and applies each changed namespace's new records. Stops
+    the process (SIGTERM to itself) when the primary is gone."""
 
     def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int], primary_pid: int,
                  stopped: threading.Event) -> None:
-        """`applied`: the board as read *before* `memory` was opened (so it holds those writes);
-        a write counted after that read is applied at the first poll, even if the open saw it."""
+        """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
+        exactly those writes: open_replica_memory); later records are applied from there."""
         self.memory, self.board, self.primary_pid, self.stopped = memory, board, primary_pid, stopped
         self.applied = dict(applied)
-        self.refreshes = 0
+        self.refreshes = 0  # namespaces brought in step: applied_incrementally + rebuilds
+        self.applied_incrementally = 0
+        self.rebuilds = 0
         self._thread = threading.Thread(target=self._run, name="polarmem-replica-refresh", daemon=True)
 
     def start(self) -> Refresher:
@@ -147,15 +173,26 @@ class Refresher:
         return self
 
     def poll_once(self) -> int:
-        """One poll: returns the namespaces reloaded."""
-        seen = self.board.read()
-        changed = [name for name, counter in seen.items() if self.applied.get(name) != counter]
-        if not changed:
+        """One poll: returns the namespaces brought in step."""
+        if all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
             return 0
-        self.memory.backend.catch_up()
+        with self.board.cut():  # no write stored but unpublished: the catch-up matches the counters
+            seen = self.board.read()
+            self.memory.backend.catch_up()
+        changed = [name for name, counter in seen.items() if self.applied.get(name) != counter]
         for name in changed:
-            self.memory.reload_namespace(name)
+            changes = self.board.changes(name, self.applied.get(name, 0), seen[name])
+            try:
+                incremental = self.memory.apply_changes(name, changes)
+            except Exception:  # noqa: BLE001 - a partly applied change: the rebuild is always right
+                log.exception("applying namespace %r's changes failed; rebuilding it", name)
+                self.memory.reload_namespace(name)
+                incremental = False
             self.applied[name] = seen[name]
+            if incremental:
+                self.applied_incrementally += 1
+            else:
+                self.rebuilds += 1
         self.refreshes += len(changed)
         return len(changed)
 
@@ -309,10 +346,13 @@ def _replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig
 
 
 def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, dict[str, int]]:
-    """The replica's memory and the change board as read just before it was opened (Refresher's
-    starting point)."""
-    applied = role.board.read()
-    return ReplicaMemory(ReplicaBackend(config.data_dir, role.secondary_dir, config.index_threads)), applied
+    """The replica's memory and the change board's counters as read when its store was opened,
+    under a cut (Refresher's starting point)."""
+    board = role.board
+    with board.cut():  # the instance opens holding exactly the writes the counters cover
+        applied = board.read()
+        store = SecondaryStore(config.data_dir, role.secondary_dir)
+    return ReplicaMemory(ReplicaBackend(config.data_dir, role.secondary_dir, config.index_threads, store)), applied
 
 
 __all__ = ["FORWARDED_METHODS", "REPLICA_POLL_S", "ForwardedStatus", "ProcessGroup", "Refresher", "ReplicaMemory",

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
+from polarmem_server.faces.client_requests import item_message
 
 DIM = 8
 CHANNELS = 24  # fresh connections per check: both processes are reached unless the kernel picks one 24 times
@@ -113,6 +114,75 @@ def test_two_processes_share_the_port_answer_reads_and_forward_writes(multi):
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
             assert client.get_item("t", last).item.id == last
     assert cpu_ticks(replicas[0]) > replica_cpu, "the replica process served nothing"
+
+
+def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
+    """Replicas apply changed items incrementally: updates move an item between HAS and NOT_HAS,
+    forgets remove it, and every process's counters (from its own index) end where the
+    primary's are."""
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    for i in range(10):  # each on a fresh connection: some forwarded
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"},
+                            metadata={"colour": "red" if i % 2 else "blue"})
+    for i in range(3):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.observe("t", f"w{i}", states={"dog": "not_has"})
+    for i in (3, 4):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.forget("t", f"w{i}")
+    with PolarMemClient(address, token="admin-secret", retries=1) as client:  # forgotten, then written again
+        client.remember("t", id="w3", vectors={"vis": vec(103)}, states={"cat": "has"})
+
+    def settled(client) -> bool:
+        stats = client.get_concept("t", "dog").stats
+        info = client.get_namespace("t")
+        cat = client.get_concept("t", "cat").stats
+        top = client.recall("t", vectors={"vis": vec(103)}, top_k=1).hits
+        return ((stats.has, stats.not_has, cat.has, info.item_count) == (5, 3, 1, 9)
+                and top[0].id == "w3")
+
+    wait_visible(address, settled)
+
+
+def test_writes_over_4_mb_are_forwarded_whole(multi):
+    """A Remember above gRPC's 4 MB default and RememberStream messages near max_message_bytes
+    (16 MiB) pass through a replica's forwarding channel; one above the limit is refused with
+    RESOURCE_EXHAUSTED by whichever process the connection reached, and stores nothing."""
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    big = 5 * 1024 * 1024
+    for i in range(CHANNELS // 3):  # fresh connections: all on the primary has chance 2**-8
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.remember("t", id=f"big{i}", text=chr(ord("a") + i) * big, vectors={"vis": vec(i)})
+    near = 14 * 1024 * 1024  # per message: two items of 7 MiB, under 16 MiB with the framing
+    for i in range(4):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            items = [item_message(id=f"s{i}-{j}", text="z" * (near // 2), vectors={"vis": vec(50 + j)})
+                     for j in range(2)]
+            response = client.remember_stream("t", items, items_per_message=2)
+            assert (response.stored, response.failed) == (2, 0)
+    for _ in range(CHANNELS // 3):
+        with PolarMemClient(address, token="admin-secret", retries=1, max_message_bytes=64 << 20) as client:
+            with pytest.raises(grpc.RpcError) as refused:
+                client.remember("t", id="too-big", text="x" * (17 * 1024 * 1024), vectors={"vis": vec(99)})
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    expected = CHANNELS // 3 + 8
+
+    def all_there(client) -> bool:
+        if client.get_namespace("t").item_count != expected:
+            return False
+        item = client.get_item("t", "big3").item
+        return len(item.text) == big and item.text[0] == "d"
+
+    wait_visible(address, all_there, channels=8)
+    with PolarMemClient(address, token="admin-secret") as client:
+        with pytest.raises(grpc.RpcError) as missing:
+            client.get_item("t", "too-big")
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
 
 
 def test_statuses_pass_through_forwarding_and_deletes_reach_replicas(multi):

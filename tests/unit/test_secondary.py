@@ -14,7 +14,9 @@ from polarmem_server.api.processes import Refresher, ReplicaMemory
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
-from polarmem_server.storage.local.secondary import ChangeBoard, PublishingBackend, ReadOnlyReplica, ReplicaBackend
+from polarmem_server.storage.local import secondary
+from polarmem_server.storage.local.secondary import (OP_ITEM, ChangeBoard, PublishingBackend, ReadOnlyReplica,
+                                                     ReplicaBackend)
 
 DIM = 8
 
@@ -68,11 +70,13 @@ def test_replica_follows_writes_updates_forgets_and_deletes_after_a_poll(pair):
     primary.forget("t", "i4")
     assert ids(replica, required=["dog"]) != ids(primary, required=["dog"])  # stale until it polls
     assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (1, 0)  # the changed items only
     for query in ({"required": ["dog"]}, {"required": ["cat"]}, {"forbidden": ["dog"]}):
         assert ids(replica, **query) == ids(primary, **query)
     assert replica.namespace_counts("t") == primary.namespace_counts("t")
     primary.delete_namespace("t")
     assert refresher.poll_once() == 1
+    assert refresher.rebuilds == 1  # a deleted namespace is dropped, not patched
     with pytest.raises(LookupError):
         replica.namespace("t")
 
@@ -85,3 +89,159 @@ def test_a_replica_refuses_writes_and_keeps_its_state(pair):
     with pytest.raises(ReadOnlyReplica):
         replica.create_namespace(NamespaceSettings("u", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     assert ids(replica, required=["dog"]) == before
+
+
+def counts(memory: Memory, name: str = "t"):
+    """The namespace's counters without zero entries (a decremented counter keeps its key; a
+    rebuilt one never had it)."""
+    counted = memory.namespace_counts(name)
+    return ({k: v for k, v in counted.kinds.items() if v},
+            {p: {c: n for c, n in per.items() if n} for p, per in counted.concepts.items()}, counted.scored_concepts)
+
+
+def same_state(primary: Memory, replica: Memory, tmp_path, name: str = "t") -> None:
+    """The replica answers as the primary does, and its index holds what a replica opened now
+    (a full rebuild) holds: items, counters, metadata sets, vocabulary."""
+    known = [c for _, c in primary.backend.concepts(name)]
+    for query in [{"required": [c]} for c in known] + [{"forbidden": [c]} for c in known] + [{}]:
+        assert ids(replica, **query) == ids(primary, **query)
+    assert counts(replica, name) == counts(primary, name)
+    fresh = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "fresh-secondary"))
+    try:
+        assert counts(replica, name) == counts(fresh, name)
+        mine, theirs = replica.backend.index_of(name), fresh.backend.index_of(name)
+        assert sorted(mine.slot_map()) == sorted(theirs.slot_map())
+        assert mine.metadata_items("colour", "red") == theirs.metadata_items("colour", "red")
+        assert replica.backend.concepts(name) == fresh.backend.concepts(name) == primary.backend.concepts(name)
+        assert replica.namespace(name).to_record() == fresh.namespace(name).to_record()
+    finally:
+        fresh.close()
+
+
+def test_incremental_apply_of_mixed_changes_equals_a_rebuild(pair, tmp_path):
+    primary, replica, refresher = pair
+    # Between two polls: new items (one with a new concept and metadata), the same item updated
+    # three times, an item forgotten and written again, one forgotten, one added then forgotten.
+    primary.remember_batch("t", [ItemInput(id=f"n{i}", text="n", vectors={"vis": vec(200 + i)},
+                                           states={"cat": "has"}, metadata={"colour": "red"}) for i in range(4)])
+    primary.observe("t", "i1", states={"dog": "not_has"})
+    primary.observe("t", "i1", states={"cat": "has"})
+    primary.observe("t", "i1", states={"dog": "has"})
+    primary.forget("t", "i2")
+    primary.remember("t", ItemInput(id="i2", text="again", vectors={"vis": vec(302)}, states={"cat": "not_has"}))
+    primary.forget("t", "i5")
+    primary.remember("t", ItemInput(id="gone", text="x", vectors={"vis": vec(303)}, metadata={"colour": "red"}))
+    primary.forget("t", "gone")
+    assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (1, 0)
+    same_state(primary, replica, tmp_path)
+    assert replica.get_item("t", "i1").text == primary.get_item("t", "i1").text
+    # and once more from that state: the log continues where the last apply stopped
+    primary.observe("t", "n0", states={"cat": "not_has"})
+    primary.forget("t", "n1")
+    assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (2, 0)
+    same_state(primary, replica, tmp_path)
+
+
+def test_a_settings_change_reaches_the_replica_without_a_rebuild(pair, tmp_path):
+    primary, replica, refresher = pair
+    primary.update_namespace("t", {"kappa": 0.3, "concepts": ["dog", "horse"]})
+    assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (1, 0)
+    assert replica.namespace("t").settings.kappa == pytest.approx(0.3)
+    assert replica.concept_id("t", "horse") == primary.concept_id("t", "horse")
+    primary.remember("t", ItemInput(id="h", text="h", vectors={"vis": vec(400)}, states={"horse": "has"}))
+    assert refresher.poll_once() == 1
+    assert ids(replica, required=["horse"]) == ids(primary, required=["horse"])
+    assert ids(replica, required=["horse"])[0] == "h"  # the one item that has it
+    same_state(primary, replica, tmp_path)
+
+
+def test_many_changed_items_or_a_lost_log_rebuild_the_namespace(pair, tmp_path, monkeypatch):
+    primary, replica, refresher = pair
+    monkeypatch.setattr(secondary, "INCREMENTAL_MIN_ITEMS", 4)
+    primary.remember_batch("t", [item(500 + i) for i in range(10)])  # 10 of 30 items: more than a quarter
+    assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (0, 1)
+    same_state(primary, replica, tmp_path)
+    monkeypatch.setattr(secondary, "LOG_SEGMENT_BYTES", 64)  # a segment per write, 4 kept
+    for i in range(8):
+        primary.observe("t", f"i{i}", states={"cat": "has"})
+    assert refresher.poll_once() == 1
+    assert (refresher.applied_incrementally, refresher.rebuilds) == (0, 2)  # its records were rotated away
+    same_state(primary, replica, tmp_path)
+
+
+def test_a_replica_out_of_step_with_the_log_rebuilds_rather_than_miscount(pair, tmp_path):
+    primary, replica, refresher = pair
+    refresher.applied["t"] -= 1  # as if it had missed the namespace's last record (the 20 adds)
+    primary.observe("t", "i0", states={"cat": "has"})
+    assert refresher.poll_once() == 1
+    assert refresher.rebuilds == 1  # i0..i19 are already in its index: adding them again is refused
+    same_state(primary, replica, tmp_path)
+
+
+def test_change_log_records_round_trip_across_segments(tmp_path, monkeypatch):
+    monkeypatch.setattr(secondary, "LOG_SEGMENT_BYTES", 20)  # a segment per record; the last 4 are kept
+    board, reader = ChangeBoard(tmp_path / "b"), ChangeBoard(tmp_path / "b")
+    for i in range(12):
+        board.publish("ns/ü", [(OP_ITEM, f"id{i}", None if i % 2 else f"prev{i}".encode())])
+    assert reader.read() == {"ns/ü": 12}
+    got = reader.changes("ns/ü", 8, 10)
+    assert [(c.seq, c.item_id, c.previous) for c in got] == [(9, "id8", b"prev8"), (10, "id9", None)]
+    assert [c.seq for c in reader.changes("ns/ü", 10, 12)] == [11, 12]  # from the reader's cursor
+    assert reader.changes("ns/ü", 12, 12) == []
+    assert reader.changes("ns/ü", 0, 12) is None  # the first segments were rotated away
+    assert len(list((tmp_path / "b").glob("*.log"))) == secondary.LOG_KEEP_SEGMENTS
+
+
+def test_a_cut_waits_for_writes_in_flight(tmp_path):
+    board = ChangeBoard(tmp_path / "b")
+    cut_taken = threading.Event()
+
+    def take_cut() -> None:
+        with ChangeBoard(tmp_path / "b").cut():
+            cut_taken.set()
+
+    with board.writing(), board.writing():  # two writers at once (shared holds)
+        waiter = threading.Thread(target=take_cut)
+        waiter.start()
+        assert not cut_taken.wait(0.3)  # a write is stored but not yet published: no cut
+    assert cut_taken.wait(10)
+    waiter.join()
+
+
+def test_polls_racing_a_writer_never_miscount(pair, tmp_path):
+    """A writer thread updates, forgets and re-adds items while the replica polls as fast as it
+    can: every poll takes a cut, so no catch-up sees a write its counters do not cover, and the
+    replica ends exactly where a rebuild would (never having needed one)."""
+    primary, replica, refresher = pair
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            rng = np.random.default_rng(3)
+            for step in range(150):
+                i = int(rng.integers(0, 20))
+                if primary.backend.contains("t", f"i{i}") and step % 3 == 0:
+                    primary.forget("t", f"i{i}")
+                elif primary.backend.contains("t", f"i{i}"):
+                    primary.observe("t", f"i{i}", states={"dog": ("has", "not_has")[step % 2], "cat": "has"})
+                else:
+                    primary.remember("t", item(i, {"cat": "not_has"}))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+            failures.append(exc)
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    while not done.is_set():
+        refresher.poll_once()
+    writer.join()
+    refresher.poll_once()
+    assert not failures, failures
+    assert refresher.rebuilds == 0 and refresher.applied_incrementally > 1
+    same_state(primary, replica, tmp_path)

@@ -4,37 +4,68 @@
 One process (the primary) owns the RocksDB data directory and every write. The others open it
 as RocksDB *secondary* instances (``AccessType.secondary``: they read the primary's files and WAL,
 never write, and see new writes only after ``try_catch_up_with_primary``), and keep their own
-in-memory index. What tells a replica that it is behind is a :class:`ChangeBoard`: one small
-file per namespace in a directory both sides know, which the primary bumps after every
-successful write to that namespace (:class:`PublishingBackend`). A replica that sees a bumped
-counter catches up with the primary and rebuilds that namespace's search state from its
-secondary instance (:meth:`ReplicaBackend.refresh`), then swaps it in; searches running
-meanwhile finish on the old state. Because the counter is bumped only after the write returned,
-a catch-up started after reading the counter includes the write: a write is visible on a
-replica at most one poll interval plus one rebuild of its namespace after it was acknowledged.
+in-memory index.
 
-Rebuilding a whole namespace per change is the simple, exact way (the same code as start-up);
-it costs about what start-up costs for that namespace (docs/performance.md), so replicas suit
-read-heavy deployments. Applying single items incrementally needs each replaced item's previous
-state for the namespace's counters, which a secondary instance cannot read once it has caught
-up; that is left for later.
+What tells a replica what changed is a :class:`ChangeBoard` in a directory both sides know: per
+namespace, a **change log** (numbered records: an item written or deleted, with the item's
+stored record *before* the change; the namespace's settings changed; the namespace created or
+deleted) and a counter file holding the last record's number. The primary appends the records
+and then sets the counter after every successful write (:class:`PublishingBackend`).
+
+A replica that sees a counter move takes a **cut**: an exclusive file lock that the primary's
+writers hold shared from their store write until their counter is set, so while the replica
+holds it no write is stored but unpublished. Under the lock it reads the counters and catches up
+with the primary; its secondary instance then holds exactly the writes numbered up to those
+counters. It applies each namespace's new records incrementally
+(:meth:`ReplicaBackend.apply_items`): per item, the state it last applied is the record before
+the first new change (carried in the log: a secondary instance cannot read an old version once
+it has caught up), and the state to reach is what its caught-up instance holds now, so an item
+added, replaced or removed several times since costs one change. A replaced or removed item's
+previous record is what the namespace's counters are decremented by. Namespace creation and
+deletion, a change of spaces or approximate index, more changed items than
+INCREMENTAL_MAX_SHARE of the namespace, or log records already rotated away rebuild the
+namespace from the secondary instance instead (:meth:`ReplicaBackend.refresh`, start-up's code).
+
+A write is visible on a replica at most one poll interval plus one catch-up and one apply (or
+rebuild) after it was acknowledged. Writers never wait for a replica longer than its cut (a
+counter read and a catch-up).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from rocksdict import AccessType, Options, Rdict
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.settings import ann_from_record
+from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import FailedPrecondition
+from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import ItemWrite
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
-from polarmem_server.storage.local.store import COLUMN_FAMILIES, SCHEMA_VERSION, Store, StoreError, open_error
+from polarmem_server.storage.local.index_record import decode_index_records
+from polarmem_server.storage.local.rebuild import vectors_by_space
+from polarmem_server.storage.local.store import (_CONCEPT, COLUMN_FAMILIES, SCHEMA_VERSION, Store, StoreError,
+                                                 _ns, decode_vector, open_error)
+
+OP_ITEM = 1  # an item written or deleted: item id and its previous stored record
+OP_SETTINGS = 2  # the namespace record changed (UpdateNamespace, Calibrate, a refit)
+OP_NAMESPACE = 3  # the namespace was created or deleted: replicas rebuild it
+LOG_SEGMENT_BYTES = 4 << 20  # a namespace's log starts a new file past this size ...
+LOG_KEEP_SEGMENTS = 4  # ... and keeps this many; a replica further behind rebuilds the namespace
+INCREMENTAL_MAX_SHARE = 0.25  # more changed items than this share of the namespace: rebuild it
+INCREMENTAL_MIN_ITEMS = 2048  # ... but never rebuild for fewer changed items than this
+_RECORD = struct.Struct("<QBBII")  # sequence, op, has previous, item id bytes, previous record bytes
 
 
 class ReadOnlyReplica(FailedPrecondition):
@@ -42,32 +73,93 @@ class ReadOnlyReplica(FailedPrecondition):
     so this means a bug or a library user writing through a replica)."""
 
 
+@dataclass(frozen=True)
+class Change:
+    """One change-log record. ``previous``: the item's stored record before this change,
+    serialized (None: it did not exist)."""
+
+    seq: int
+    op: int
+    item_id: str = ""
+    previous: bytes | None = None
+
+
 class ChangeBoard:
-    """Per-namespace change counters shared by the processes of one server, as files in
-    `directory` (one per namespace, named by the name's hex, holding a decimal counter).
-    Only the primary bumps; replicas read. A file is replaced atomically (write + rename), so a
-    reader sees the old or the new counter, never a torn one."""
+    """Per-namespace change logs and counters shared by the processes of one server, as files in
+    `directory`: per namespace (named by its name's hex) a counter file holding the number of its
+    last published record, and log segments ``<hex>.<first number>.log``. Only the primary
+    publishes; replicas read. A counter file is replaced atomically (write + rename), so a reader
+    sees the old or the new counter, never a torn one; a record is complete before the counter
+    that covers it is set."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._lock_path = self.directory / ".cut.lock"
+        self._lock_path.touch(exist_ok=True)
         self._counters: dict[str, int] = {}
+        self._segments: dict[str, Path] = {}  # the primary's current segment per namespace
+        self._cursors: dict[str, tuple[Path, int, int]] = {}  # a reader's (segment, offset, last seq read)
         self._lock = threading.Lock()
 
-    def bump(self, namespace: str) -> None:
+    # ---- the primary ---------------------------------------------------------------------------
+
+    def bump(self, namespace: str) -> int:
+        """Publishes a namespace-wide change (created or deleted); returns its number."""
+        return self.publish(namespace, [(OP_NAMESPACE, "", None)])
+
+    def publish(self, namespace: str, changes: Sequence[tuple[int, str, bytes | None]]) -> int:
+        """Appends (op, item id, previous record) records to the namespace's log, then sets its
+        counter to the last one's number (returned)."""
         with self._lock:
-            value = self._counters.get(namespace, 0) + 1
-            self._counters[namespace] = value
+            last = self._counters.get(namespace)
+            if last is None:
+                last = self._stored_counter(namespace)
+            parts = []
+            for op, item_id, previous in changes:
+                last += 1
+                encoded = item_id.encode()
+                parts += [_RECORD.pack(last, op, previous is not None, len(encoded), len(previous or b"")),
+                          encoded, previous or b""]
+            segment = self._segment_for(namespace, last - len(changes) + 1)
+            with open(segment, "ab") as log:
+                log.write(b"".join(parts))
+            self._counters[namespace] = last
             target = self.directory / namespace.encode().hex()
             temporary = target.with_suffix(".tmp")
-            temporary.write_text(str(value))
+            temporary.write_text(str(last))
             os.replace(temporary, target)
+            return last
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held (shared) by a primary's write from its store write until its counter is set."""
+        with self._flock(fcntl.LOCK_SH):
+            yield
+
+    def _stored_counter(self, namespace: str) -> int:
+        try:
+            return int((self.directory / namespace.encode().hex()).read_text() or 0)
+        except FileNotFoundError:
+            return 0
+
+    def _segment_for(self, namespace: str, first: int) -> Path:
+        segment = self._segments.get(namespace)
+        if segment is None or not segment.exists() or segment.stat().st_size >= LOG_SEGMENT_BYTES:
+            segment = self.directory / f"{namespace.encode().hex()}.{first:016d}.log"
+            self._segments[namespace] = segment
+            older = self._segment_files(namespace)  # with the new one, LOG_KEEP_SEGMENTS remain
+            for _, old in older[:max(0, len(older) - (LOG_KEEP_SEGMENTS - 1))]:
+                old.unlink(missing_ok=True)  # a replica that still needs it rebuilds the namespace
+        return segment
+
+    # ---- replicas ------------------------------------------------------------------------------
 
     def read(self) -> dict[str, int]:
         """Every namespace's counter (namespaces never written since the server started are absent)."""
         counters = {}
         for entry in os.scandir(self.directory):
-            if entry.name.endswith(".tmp"):
+            if "." in entry.name:  # a counter being replaced, a log segment, the lock
                 continue
             try:
                 counters[bytes.fromhex(entry.name).decode()] = int(Path(entry.path).read_text() or 0)
@@ -75,9 +167,89 @@ class ChangeBoard:
                 continue
         return counters
 
+    @contextmanager
+    def cut(self) -> Iterator[None]:
+        """Exclusive: while held, every stored write is published (see the module docstring)."""
+        with self._flock(fcntl.LOCK_EX):
+            yield
+
+    def changes(self, namespace: str, after: int, upto: int) -> list[Change] | None:
+        """The namespace's records numbered after+1 .. upto, or None when some are no longer
+        kept (the reader rebuilds the namespace instead)."""
+        if upto <= after:
+            return []
+        cursor = self._cursors.get(namespace)
+        segments = self._segment_files(namespace)
+        if cursor is not None and cursor[2] == after and cursor[0].exists():
+            path, offset = cursor[0], cursor[1]
+            following = [p for first, p in segments if first > after and p != path]
+        else:
+            starts = [i for i, (first, _) in enumerate(segments) if first <= after + 1]
+            if not starts:
+                return None
+            path, offset = segments[starts[-1]][1], 0
+            following = [p for _, p in segments[starts[-1] + 1:]]
+        out: list[Change] = []
+        for current in [path, *following]:
+            try:
+                offset, done = self._read_segment(current, offset, after, upto, out)
+            except FileNotFoundError:
+                return None
+            self._cursors[namespace] = (current, offset, out[-1].seq if out else after)
+            if done:
+                break
+            offset = 0
+        if [c.seq for c in out] != list(range(after + 1, upto + 1)):
+            self._cursors.pop(namespace, None)
+            return None
+        return out
+
+    @staticmethod
+    def _read_segment(path: Path, offset: int, after: int, upto: int, out: list[Change]) -> tuple[int, bool]:
+        """Appends the segment's records after `after` up to `upto` from byte `offset`; returns
+        the offset past the last one taken and whether `upto` was reached."""
+        with open(path, "rb") as log:
+            log.seek(offset)
+            data = log.read()
+        position = 0
+        while position + _RECORD.size <= len(data):
+            seq, op, has_previous, id_length, previous_length = _RECORD.unpack_from(data, position)
+            end = position + _RECORD.size + id_length + previous_length
+            if seq > upto or end > len(data):  # published later (or still being appended)
+                return offset + position, True
+            if seq > after:
+                body = position + _RECORD.size
+                item_id = data[body:body + id_length].decode()
+                previous = data[body + id_length:end] if has_previous else None
+                out.append(Change(seq, op, item_id, previous))
+            position = end
+            if seq == upto:
+                return offset + position, True
+        return offset + position, False
+
+    def _segment_files(self, namespace: str) -> list[tuple[int, Path]]:
+        prefix = namespace.encode().hex() + "."
+        found = []
+        for entry in os.scandir(self.directory):
+            if entry.name.startswith(prefix) and entry.name.endswith(".log"):
+                found.append((int(entry.name[len(prefix):-4]), Path(entry.path)))
+        return sorted(found)
+
+    @contextmanager
+    def _flock(self, mode: int) -> Iterator[None]:
+        # A descriptor of its own per hold: flock locks belong to the open file, so threads
+        # sharing one descriptor would release each other's shared hold.
+        descriptor = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, mode)
+            yield
+        finally:
+            os.close(descriptor)  # releases the lock
+
 
 class PublishingBackend(LocalBackend):
-    """The primary's local backend: every write, once stored, bumps its namespace on the board."""
+    """The primary's local backend: every write, once stored, is published on the board (its
+    log records, then its counter), inside the board's shared write hold."""
 
     def __init__(self, path: str | Path, board: ChangeBoard, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:
@@ -85,27 +257,35 @@ class PublishingBackend(LocalBackend):
         self.board = board
 
     def create_namespace(self, record: NamespaceRecord) -> None:
-        super().create_namespace(record)
-        self.board.bump(record.name)
+        with self.board.writing():
+            super().create_namespace(record)
+            self.board.bump(record.name)
 
     def update_namespace(self, record: NamespaceRecord) -> None:
-        super().update_namespace(record)
-        self.board.bump(record.name)
+        with self.board.writing():
+            super().update_namespace(record)
+            self.board.publish(record.name, [(OP_SETTINGS, "", None)])
 
     def delete_namespace(self, name: str) -> None:
-        super().delete_namespace(name)
-        self.board.bump(name)
+        with self.board.writing():
+            super().delete_namespace(name)
+            self.board.bump(name)
 
     def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
-        try:
-            super().write_items(ns, writes)
-        finally:  # a failed group may still have stored nothing; a needless refresh is harmless
-            if writes:
-                self.board.bump(ns)
+        if not writes:
+            return super().write_items(ns, writes)
+        with self.board.writing():
+            try:
+                super().write_items(ns, writes)
+            finally:  # a failed group stored nothing; replicas find each item as it was
+                self.board.publish(ns, [(OP_ITEM, w.record.id,
+                                         None if w.previous is None else w.previous.SerializeToString())
+                                        for w in writes])
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
-        super().delete_item(ns, record)
-        self.board.bump(ns)
+        with self.board.writing():
+            super().delete_item(ns, record)
+            self.board.publish(ns, [(OP_ITEM, record.id, record.SerializeToString())])
 
 
 class SecondaryStore(Store):
@@ -149,16 +329,61 @@ class SecondaryStore(Store):
     def flush(self) -> None:  # nothing of its own to flush
         return None
 
+    def namespace_record(self, name: str) -> NamespaceRecord | None:
+        data = self._family("namespaces").get(name.encode())
+        return None if data is None else NamespaceRecord.FromString(data)
+
+    def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
+        """The namespace's concepts with ids from `first_id` on, in id order."""
+        from polarmem.storage.v1.records_pb2 import ConceptRecord
+
+        prefix = _ns(ns)
+        return [(c.id, c.name) for c in (ConceptRecord.FromString(v) for _, v in
+                                         self._scan("concepts", prefix, prefix + _CONCEPT.pack(first_id)))]
+
+    def read_items(self, ns: str, item_ids: Sequence[str],
+                   spaces: Sequence[SpaceSpec]) -> list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None]:
+        """Per id: (record, compact index record, vectors by space: one row for a single-vector
+        space, rows for a multi-vector one), or None where the item is not stored; one multi-get
+        per column family."""
+        if not item_ids:
+            return []
+        keys = [_ns(ns) + item_id.encode() for item_id in item_ids]
+        records = self._family("items").get(keys)
+        index_records = self._family("index").get(keys)
+        vectors = {spec: self._family("vectors").get([key + b"\x00" + spec.name.encode() for key in keys])
+                   for spec in spaces}
+        out = []
+        for row, (record, index_record) in enumerate(zip(records, index_records)):
+            if record is None or index_record is None:
+                out.append(None)
+                continue
+            found = {}
+            for spec, values in vectors.items():
+                if values[row] is not None:
+                    rows = decode_vector(values[row], spec.dim)
+                    found[spec.name] = rows if spec.multi else rows[0]
+            out.append((ItemRecord.FromString(record), index_record, found))
+        return out
+
+
+def _layout(record: NamespaceRecord) -> tuple:
+    """What a namespace's in-memory index is built for: its spaces and approximate index."""
+    return tuple((s.name, s.dim, s.multi, s.storage) for s in record.spaces), ann_from_record(record)
+
 
 class ReplicaBackend(LocalBackend):
     """A LocalBackend over a SecondaryStore: searches and reads as the primary's backend does;
-    :meth:`refresh` brings one namespace in step with the primary."""
+    :meth:`apply_items` and :meth:`refresh` bring one namespace in step with the primary."""
 
-    def __init__(self, path: str | Path, secondary_dir: str | Path, threads: int = 0) -> None:
-        self.store = SecondaryStore(path, secondary_dir)
+    def __init__(self, path: str | Path, secondary_dir: str | Path, threads: int = 0,
+                 store: SecondaryStore | None = None) -> None:
+        """`store`: an already opened secondary instance of `path` (opened under a cut)."""
+        self.store = store if store is not None else SecondaryStore(path, secondary_dir)
         self.threads = threads
         self.on_write = None
         self._namespaces: dict[str, _Namespace] = {}
+        self._layouts: dict[str, tuple] = {}
         self._lock = threading.RLock()
         self._loaded_items = 0
         started = time.perf_counter()
@@ -169,18 +394,74 @@ class ReplicaBackend(LocalBackend):
     def catch_up(self) -> None:
         self.store.catch_up()
 
+    def namespace_record(self, name: str) -> NamespaceRecord | None:
+        return self.store.namespace_record(name)
+
     def refresh(self, name: str) -> NamespaceRecord | None:
         """Rebuilds namespace `name` from the (caught-up) secondary instance and swaps it in, or
         drops it when the primary deleted it. Returns its record (None: deleted)."""
-        record = next((r for r in self.store.namespaces() if r.name == name), None)
+        record = self.store.namespace_record(name)
         if record is None:
             with self._lock:
                 self._namespaces.pop(name, None)
+                self._layouts.pop(name, None)
             return None
         state = self._load(record)
         with self._lock:
             self._namespaces[name] = state
         return record
+
+    def same_layout(self, record: NamespaceRecord) -> bool:
+        """Whether the loaded index of `record`'s namespace serves `record`'s spaces and
+        approximate index (else only a rebuild applies the record)."""
+        return self._layouts.get(record.name) == _layout(record)
+
+    def apply_items(self, name: str, changes: Sequence[Change]) -> bool:
+        """Applies item changes (OP_ITEM records, in order) from the caught-up secondary
+        instance: per item, from the state before its first change to the stored one (add,
+        replace or remove), with the concepts the primary added meanwhile. Returns False, before
+        touching the index, when the namespace should be rebuilt instead (the caller does): it
+        is not loaded, too many items changed, an item's first change does not start from the
+        state applied here, or the stored concept ids have a gap."""
+        state = self._namespaces.get(name)
+        if state is None:
+            return False
+        first_previous: dict[str, bytes | None] = {}
+        for change in changes:
+            if change.op != OP_ITEM:
+                return False
+            first_previous.setdefault(change.item_id, change.previous)
+        if len(first_previous) > max(INCREMENTAL_MIN_ITEMS, INCREMENTAL_MAX_SHARE * state.index.index.live_count):
+            return False
+        if any(state.index.contains(item_id) != (previous is not None) for item_id, previous in first_previous.items()):
+            return False  # out of step: the rebuild is always right
+        with self._lock:
+            for concept_id, concept in self.store.concepts_from(name, len(state.concepts)):
+                if concept_id != len(state.concepts):
+                    return False
+                state.concepts.append((concept_id, concept))
+                state.concept_ids[normalise(concept)] = concept_id
+            state.index.index.ensure_concepts(len(state.concepts))
+        ids = list(first_previous)
+        stored = self.store.read_items(name, ids, state.spaces)
+        added: list[tuple[str, bytes, dict]] = []
+        for item_id, now in zip(ids, stored):
+            previous = first_previous[item_id]
+            if now is None:
+                if previous is not None:
+                    state.index.remove(ItemRecord.FromString(previous))
+            elif previous is not None:
+                state.index.replace(ItemRecord.FromString(previous), now[0], now[2])
+            else:
+                added.append((item_id, now[1], now[2]))
+        if added:
+            state.index.add([item_id for item_id, _, _ in added], decode_index_records([r for _, r, _ in added]),
+                            vectors_by_space(state.index, [v for _, _, v in added]))
+        return True
+
+    def _load(self, record: NamespaceRecord) -> _Namespace:
+        self._layouts[record.name] = _layout(record)
+        return super()._load(record)
 
     # Writes never reach a replica's backend (the server forwards them); a library user who
     # tries gets the store's ReadOnlyReplica from the first write, before the index changes.
@@ -190,4 +471,5 @@ class ReplicaBackend(LocalBackend):
         raise ReadOnlyReplica("this process is a read-only replica; create namespaces on the primary")
 
 
-__all__ = ["ChangeBoard", "PublishingBackend", "ReadOnlyReplica", "ReplicaBackend", "SecondaryStore"]
+__all__ = ["OP_ITEM", "OP_NAMESPACE", "OP_SETTINGS", "Change", "ChangeBoard", "PublishingBackend", "ReadOnlyReplica",
+           "ReplicaBackend", "SecondaryStore"]
