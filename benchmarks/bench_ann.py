@@ -21,6 +21,13 @@ graph save / load time (persisted vs rebuilt start-up) and memory. Single-thread
 
     flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --sizes 30000 100000 \\
         --out benchmarks/results/ann.json
+
+``--backend-startup N`` measures the local backend's start-up with N stored items instead: no
+graph, graph rebuilt from the store, graph loaded from the file saved on close
+(storage/local/ann_files.py), each timed as LocalBackend's constructor, plus the save on close.
+
+    flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --backend-startup 100000 \\
+        --out benchmarks/results/ann-startup.json
 """
 
 from __future__ import annotations
@@ -132,7 +139,27 @@ def plain_fp32_vs_flat(X, queries, k, faiss, has, not_has, rounds: int = 5) -> d
     return out
 
 
-def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec) -> dict:
+def at_recall(ours: dict, faiss_rows: dict, t_exact: float) -> dict | None:
+    """Ours at its cheapest ef reaching recall 0.95 against FAISS's cheapest ef reaching as much."""
+    best = [ef for ef, v in ours.items() if v["recall"] >= 0.95]
+    if not best:
+        return None
+    ef0 = min(best)
+    target = ours[ef0]["recall"]
+    peers = [v for v in faiss_rows.values() if v["recall"] >= min(target, 0.95)]
+    if not peers:
+        return None
+    peer = min(peers, key=lambda v: v["ms"])
+    out = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": target, "faiss_ms": peer["ms"],
+           "faiss_recall": peer["recall"], "speedup_vs_faiss": peer["ms"] / ours[ef0]["ms"],
+           "speedup_vs_exact_int8": t_exact / ours[ef0]["ms"]}
+    print(f"    at recall >= 0.95: ours ef {ef0} {out['ours_ms']:.3f} ms vs faiss {peer['ms']:.3f} ms "
+          f"({out['speedup_vs_faiss']:.2f}x)", flush=True)
+    return out
+
+
+def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec,
+             walks: tuple[str, ...] = ("hnswlib",)) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k}, {query_count} queries ==", flush=True)
     X, queries = low_rank_corpus(n, query_count, dim, rng)
     has, not_has = concepts(n, rng)
@@ -197,13 +224,19 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
 
         t_exact, exact_hits = timed_each(search, queries)
         row: dict = {"tier_counts": exact_hits[0].tier_counts, "exact_int8_ms": t_exact, "ours": {}, "faiss": {}}
+        by_walk = {walk: row["ours"] if walk == walks[0] else {} for walk in walks}
         for ef in EF_VALUES:
-            t, hits = timed_each(lambda q, ef=ef: search(q, exact=False, ef=ef), queries)
-            assert all(h.tier_counts == e.tier_counts for h, e in zip(hits, exact_hits))
-            if sc["mode"] == "hard":
-                assert all(np.all(np.diff(h.tiers) <= 0) for h in hits)
-            row["ours"][ef] = {"ms": t, "recall": recall_within_tier(exact_hits, hits),
-                               "approximate": bool(hits[0].approximate), "speedup_vs_exact": t_exact / t}
+            for walk in walks:  # the filtered walk's stop rule (ann_graph.cpp), read per search; interleaved
+                os.environ["POLARMEM_ANN_WALK"] = walk
+                t, hits = timed_each(lambda q, ef=ef: search(q, exact=False, ef=ef), queries)
+                assert all(h.tier_counts == e.tier_counts for h, e in zip(hits, exact_hits))
+                if sc["mode"] == "hard":
+                    assert all(np.all(np.diff(h.tiers) <= 0) for h in hits)
+                by_walk[walk][ef] = {"ms": t, "recall": recall_within_tier(exact_hits, hits),
+                                     "approximate": bool(hits[0].approximate), "speedup_vs_exact": t_exact / t}
+        os.environ["POLARMEM_ANN_WALK"] = walks[0]
+        if len(walks) > 1:
+            row["ours_walks"] = {walk: by_walk[walk] for walk in walks[1:]}
         # FAISS: the same allowed set as the graph-searched tier, bitmap built outside the timing.
         allowed = sc["faiss_allowed"]
         if allowed is not None:
@@ -223,10 +256,19 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
             def faiss_search(q, params=params):
                 return hnsw.search(q[None, :], k, params=params)[1][0]
 
+            faiss.cvar.hnsw_stats.reset()
             t, answers = timed_each(faiss_search, queries)
             got = [a[:kk].tolist() for a, kk in zip(answers, faiss_k)]
-            row["faiss"][ef] = {"ms": t, "recall": recall_sets(want, got)}
+            # distances computed per query (the warm-up call counted too)
+            row["faiss"][ef] = {"ms": t, "recall": recall_sets(want, got),
+                                "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1)}
         out[name] = row
+        for walk, by_ef in row.get("ours_walks", {}).items():
+            for ef in EF_VALUES:
+                o, f = by_ef[ef], row["faiss"][ef]
+                print(f"  [{walk} walk] ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} | faiss {f['ms']:.3f} ms "
+                      f"recall {f['recall']:.4f}", flush=True)
+            row.setdefault("at_recall_095_walks", {})[walk] = at_recall(by_ef, row["faiss"], t_exact)
         best = {ef: v for ef, v in row["ours"].items() if v["recall"] >= 0.95}
         print(f"{name}: tiers {row['tier_counts']}, exact int8 {t_exact:.2f} ms", flush=True)
         for ef in EF_VALUES:
@@ -268,6 +310,92 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
     return out
 
 
+def call_floor(faiss, dim: int, k: int, rounds: int = 2000) -> dict:
+    """Per-call cost with (almost) no search work: our Index over one item vs FAISS IndexFlatIP over
+    one vector, one thread each. What is left over a graph walk once both pay it."""
+    one = np.ones((1, dim), np.float32) / np.sqrt(dim)
+    ours = Index([SpaceSpec("vis", dim, storage="int8")])
+    ours.ensure_concepts(3)
+    ours.add(1, {"vis": one}, [[0]], [[]])
+    flat = faiss.IndexFlatIP(dim)
+    flat.add(one)
+    faiss.omp_set_num_threads(1)
+    queries = [one[0]] * rounds
+    out = {}
+    for _ in range(2):  # interleaved, the second pair kept
+        out["ours_off_ms"], _ = timed_each(lambda q: ours.search({"vis": q}, k=k, mode="off", threads=1), queries)
+        out["ours_hard_ms"], _ = timed_each(lambda q: ours.search({"vis": q}, [0], [1], k=k, mode="hard", threads=1),
+                                            queries)
+        out["faiss_flat_ms"], _ = timed_each(lambda q: flat.search(q[None, :], k), queries)
+    print(f"per-call floor (1 item): ours off {out['ours_off_ms'] * 1e3:.0f} us, hard {out['ours_hard_ms'] * 1e3:.0f} us,"
+          f" faiss flat {out['faiss_flat_ms'] * 1e3:.0f} us", flush=True)
+    return out
+
+
+def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> dict:
+    """The local backend's start-up with n stored items (d = dim, int8 rows): no graph, the graph
+    rebuilt from the store, the graph loaded from its saved file; and the save on close."""
+    from polarmem.storage.v1 import records_pb2
+    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.storage.local.backend import LocalBackend
+    from polarmem_server.storage.local.store import Store
+
+    out: dict = {"n": n, "dim": dim, "load_before": load_average()}
+    X, _ = low_rank_corpus(n, 1, dim, rng)
+    has, not_has = concepts(n, rng)
+    with tempfile.TemporaryDirectory(prefix="polarmem-ann-startup-") as tmp:
+        data = Path(tmp) / "data"
+        memory = Memory(data, durability="async")
+        memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim, storage="int8"),),
+                                                  encoder="none"))
+        start = time.perf_counter()
+        for first in range(0, n, 5000):
+            memory.remember_batch("bench", [
+                ItemInput(id=f"item{i:08d}", vectors={"vis": X[i]},
+                          states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
+                for i in range(first, min(n, first + 5000))])
+        out["write_s"] = time.perf_counter() - start
+        memory.close()
+
+        def open_backend() -> tuple[float, LocalBackend]:
+            started = time.perf_counter()
+            backend = LocalBackend(data)
+            return time.perf_counter() - started, backend
+
+        out["startup_no_graph_s"], backend = open_backend()
+        backend.close()
+        # The graph setting is fixed at creation; here it is given to the stored namespace record
+        # afterwards, so the write phase above does not pay for a graph the rebuild then builds.
+        store = Store(data)
+        record = store.namespaces()[0]
+        record.ann.CopyFrom(records_pb2.AnnRecord(kind=spec.kind, m=spec.m, ef_construction=spec.ef_construction,
+                                                  ef_search=spec.ef_search, exact_below=spec.exact_below,
+                                                  exact_factor=spec.exact_factor))
+        store.put_namespace(record)
+        store.close()
+        out["startup_rebuilt_s"], out["startup_persisted_s"], out["save_on_close_s"] = [], [], []
+        for attempt in range(starts):
+            if attempt:  # a rebuild again: the saved manifest removed
+                (data / "ann" / "bench".encode().hex() / "manifest.json").unlink()
+            elapsed, backend = open_backend()
+            assert backend.ann_startup["bench"].startswith("rebuilt"), backend.ann_startup
+            out["startup_rebuilt_s"].append(elapsed)
+            started = time.perf_counter()
+            backend.close()
+            out["save_on_close_s"].append(time.perf_counter() - started)
+            elapsed, backend = open_backend()
+            assert backend.ann_startup["bench"] == "loaded", backend.ann_startup
+            assert backend.index_of("bench").index.ann_size("vis") == n
+            out["startup_persisted_s"].append(elapsed)
+            backend.close()
+        out["graph_file_bytes"] = sum(p.stat().st_size for p in (data / "ann").rglob("*") if p.is_file())
+    out["load_after"] = load_average()
+    print(f"backend start-up with {n:,} items: no graph {out['startup_no_graph_s']:.1f} s, graph rebuilt "
+          f"{out['startup_rebuilt_s']} s, graph loaded {out['startup_persisted_s']} s, save on close "
+          f"{out['save_on_close_s']} s", flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[30_000, 100_000])
@@ -275,7 +403,20 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--walks", nargs="+", choices=("hnswlib", "bounded"), default=["hnswlib"],
+                        help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
+    parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
+                        help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
+    if args.backend_startup:
+        spec = AnnSpec()
+        report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
+                  "cpus": os.cpu_count(), "ann": spec.__dict__,
+                  "startup": backend_startup(args.backend_startup, args.dim, spec, np.random.default_rng(0))}
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2, default=str))
+        return
     import faiss
 
     rng = np.random.default_rng(0)
@@ -284,9 +425,10 @@ def main() -> None:
     # that the default rule would also choose the graph.
     spec = AnnSpec(exact_below=0, exact_factor=0.0)
     report = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
-              "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": []}
+              "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": [],
+              "call_floor": call_floor(faiss, args.dim, args.k)}
     for n in args.sizes:
-        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec))
+        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
         if args.out:  # after each size, so a run cut short keeps what it measured
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))

@@ -451,10 +451,17 @@ class Index:
         """Write ``space``'s graph to ``path`` (hnswlib's format; slots as labels)."""
         self._core.save_ann(space, str(path))
 
-    def load_ann(self, space: str, path: str) -> None:
+    def load_ann(self, space: str, path: str, new_of_old: Sequence[int] | np.ndarray | None = None) -> None:
         """Replace ``space``'s graph by one saved from an index holding the same slots (checked:
-        a graph of other slots raises FailedPreconditionError and the current graph stays)."""
-        self._core.load_ann(space, str(path))
+        a graph of other slots raises FailedPreconditionError and the current graph stays).
+        ``new_of_old`` renumbers the file's slots first (old slot -> new slot, -1 = gone)."""
+        relabel = [] if new_of_old is None else np.asarray(new_of_old, dtype=np.int64).tolist()
+        self._core.load_ann(space, str(path), relabel)
+
+    def defer_ann(self) -> None:
+        """Every graph stops taking writes until :meth:`load_ann` replaces it: a start-up that
+        will load saved graphs adds the stored items without building them."""
+        self._core.defer_ann()
 
     # ---- conversions ---------------------------------------------------------------------
 

@@ -343,7 +343,9 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("requests"), "One request -> one result tuple; a list of requests -> a list of them.")
       .def("save_ann", &Index::save_ann, py::arg("space"), py::arg("path"), py::call_guard<py::gil_scoped_release>())
-      .def("load_ann", &Index::load_ann, py::arg("space"), py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def("load_ann", &Index::load_ann, py::arg("space"), py::arg("path"),
+           py::arg("new_of_old") = std::vector<std::int64_t>{}, py::call_guard<py::gil_scoped_release>())
+      .def("defer_ann", &Index::defer_ann)
       .def("ann_size", &Index::ann_size, py::arg("space"))
       .def_property_readonly("size", &Index::size)
       .def_property_readonly("live_count", &Index::live_count)

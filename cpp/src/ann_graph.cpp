@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
+#include <queue>
 #include <thread>
 #include <unordered_map>
 
@@ -59,6 +62,73 @@ class BitmapFilter : public hnswlib::BaseFilterFunctor {
 
 constexpr std::size_t kInitialCapacity = 1024;
 
+using DistanceNode = std::pair<float, hnswlib::tableint>;
+using FarthestFirst = std::priority_queue<DistanceNode>;  // top() = the farthest
+using NearestFirst = std::priority_queue<DistanceNode, std::vector<DistanceNode>, std::greater<DistanceNode>>;
+
+// Which filtered walk a search runs. "bounded" (FAISS's rule): the ef list holds the nearest
+// nodes visited, allowed or not, so the walk covers what an unfiltered walk with that ef covers,
+// and the allowed nodes met on the way are kept apart. "hnswlib" (the default): hnswlib's own rule,
+// whose ef list holds allowed nodes only, so the walk goes on until it has met ef allowed nodes.
+// POLARMEM_ANN_WALK=bounded picks the other one for measurement (benchmarks/bench_ann.py --walks);
+// read at each search (a getenv, ~0.1 us against a walk of ~1 ms) so one process can compare both.
+bool bounded_walk() {
+  const char* choice = std::getenv("POLARMEM_ANN_WALK");
+  return choice != nullptr && std::strcmp(choice, "bounded") == 0;
+}
+
+// The filtered base-layer walk with FAISS's stop rule (see bounded_walk); up to `want` allowed,
+// live nodes, nearest first in a farthest-first heap.
+FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const float* query, std::size_t ef,
+                             std::size_t want, hnswlib::BaseFilterFunctor* allowed) {
+  hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
+  hnswlib::vl_type* visited = visited_list->mass;
+  const hnswlib::vl_type tag = visited_list->curV;
+  FarthestFirst nearest;  // the ef nearest nodes visited, allowed or not: the walk's bound
+  NearestFirst frontier;  // nodes still to expand
+  FarthestFirst found;    // the `want` nearest allowed live nodes
+  auto consider_result = [&](float d, hnswlib::tableint node) {
+    if (g.isMarkedDeleted(node) || !(*allowed)(g.getExternalLabel(node))) return;
+    if (found.size() < want) {
+      found.emplace(d, node);
+    } else if (d < found.top().first) {
+      found.pop();
+      found.emplace(d, node);
+    }
+  };
+  const float d0 = g.fstdistfunc_(query, g.getDataByInternalId(entry), g.dist_func_param_);
+  nearest.emplace(d0, entry);
+  frontier.emplace(d0, entry);
+  consider_result(d0, entry);
+  visited[entry] = tag;
+  while (!frontier.empty()) {
+    const auto [d, node] = frontier.top();
+    if (d > nearest.top().first && nearest.size() >= ef) break;
+    frontier.pop();
+    hnswlib::linklistsizeint* links = g.get_linklist0(node);
+    const std::size_t count = g.getListCount(links);
+    const auto* neighbours = reinterpret_cast<const hnswlib::tableint*>(links + 1);
+    for (std::size_t i = 0; i < count; ++i) {
+      const hnswlib::tableint next = neighbours[i];
+      if (i + 1 < count) {
+        __builtin_prefetch(visited + neighbours[i + 1]);
+        __builtin_prefetch(g.getDataByInternalId(neighbours[i + 1]));
+      }
+      if (visited[next] == tag) continue;
+      visited[next] = tag;
+      const float dn = g.fstdistfunc_(query, g.getDataByInternalId(next), g.dist_func_param_);
+      if (nearest.size() < ef || dn < nearest.top().first) {
+        frontier.emplace(dn, next);
+        nearest.emplace(dn, next);
+        if (nearest.size() > ef) nearest.pop();
+      }
+      consider_result(dn, next);
+    }
+  }
+  g.visited_list_pool_->releaseVisitedList(visited_list);
+  return found;
+}
+
 }  // namespace
 
 struct AnnGraph::Impl {
@@ -82,6 +152,7 @@ AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config) : dim_(dim), config
 AnnGraph::~AnnGraph() = default;
 
 void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& items, std::size_t threads) {
+  if (deferred_) return;
   Graph& g = *impl_->graph;
   // The last row given for a slot wins, as in VectorSpace::assign.
   std::unordered_map<std::size_t, std::size_t> last;
@@ -136,6 +207,7 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
 }
 
 void AnnGraph::erase(std::size_t slot) {
+  if (deferred_) return;
   Graph& g = *impl_->graph;
   const auto it = g.label_lookup_.find(slot);
   if (it == g.label_lookup_.end()) return;
@@ -191,13 +263,21 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query, 
   // No filter when every live node is allowed (plain similarity over the whole space): hnswlib's
   // unchecked walk when nothing is deleted either.
   const bool everything = allowed_words == nullptr;
-  auto top = everything && g.num_deleted_ == 0 ? g.searchBaseLayerST<true>(current, query, list)
-                                               : g.searchBaseLayerST<false>(current, query, list, everything ? nullptr : &filter);
-  while (top.size() > k) top.pop();
-  out.resize(top.size());
-  for (std::size_t i = top.size(); i-- > 0;) {
-    out[i] = {g.getExternalLabel(top.top().second), 1.0f - top.top().first};
-    top.pop();
+  auto emit = [&](auto& top) {
+    while (top.size() > k) top.pop();
+    out.resize(top.size());
+    for (std::size_t i = top.size(); i-- > 0;) {
+      out[i] = {g.getExternalLabel(top.top().second), 1.0f - top.top().first};
+      top.pop();
+    }
+  };
+  if (!everything && bounded_walk()) {
+    auto top = bounded_search(g, current, query, list, k, &filter);
+    emit(top);
+  } else {
+    auto top = everything && g.num_deleted_ == 0 ? g.searchBaseLayerST<true>(current, query, list)
+                                                 : g.searchBaseLayerST<false>(current, query, list, everything ? nullptr : &filter);
+    emit(top);
   }
   return out;
 }
@@ -235,6 +315,7 @@ void AnnGraph::load(const std::string& path) {
     if (!loaded->isMarkedDeleted(id)) loaded->label_lookup_[loaded->getExternalLabel(id)] = id;
   }
   impl_->graph = std::move(loaded);
+  deferred_ = false;
 }
 
 std::vector<std::size_t> AnnGraph::slots() const {

@@ -826,11 +826,12 @@ void Index::save_ann(const std::string& space, const std::string& path) const {
   graphs_[id]->save(path);
 }
 
-void Index::load_ann(const std::string& space, const std::string& path) {
+void Index::load_ann(const std::string& space, const std::string& path, const std::vector<std::int64_t>& new_of_old) {
   const std::size_t id = space_index(space, "space");
   if (!graphs_[id]) fail(ErrorCode::kFailedPrecondition, "space '" + space + "' has no approximate index");
   auto loaded = std::make_unique<AnnGraph>(spaces_[id].dim(), graphs_[id]->config());
   loaded->load(path);
+  if (!new_of_old.empty()) loaded->relabel(new_of_old);
   std::unique_lock lock(mutex_);
   // The graph must index exactly the live slots holding a vector, or searches would miss items.
   std::vector<std::size_t> expected;
@@ -843,6 +844,13 @@ void Index::load_ann(const std::string& space, const std::string& path) {
                                              std::to_string(expected.size()) + "); rebuild it instead");
   }
   graphs_[id] = std::move(loaded);
+}
+
+void Index::defer_ann() {
+  std::unique_lock lock(mutex_);
+  for (auto& graph : graphs_) {
+    if (graph) graph->defer();
+  }
 }
 
 std::size_t Index::ann_size(const std::string& space) const {

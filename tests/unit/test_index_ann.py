@@ -178,6 +178,37 @@ def test_graph_file_round_trip(tmp_path):
     assert copy.ann_size("vis") == 1999
 
 
+def test_a_deferred_graph_loads_a_saved_one_renumbered(tmp_path):
+    """Start-up's path: the items added in another slot order with the graph deferred, then the
+    saved graph loaded with old slot -> new slot."""
+    vectors, has, not_has, rng = random_corpus(2000, 16, 3, seed=8)
+    index = build(vectors, has, not_has)
+    index.remove([5])
+    path = tmp_path / "vis.hnsw"
+    index.save_ann("vis", str(path))
+    order = np.arange(len(vectors))[::-1]  # new slot i holds old slot order[i]
+    copy = Index([SpaceSpec("vis", 16)], threads=2, ann=GRAPH_ALWAYS)
+    copy.ensure_concepts(3)
+    copy.defer_ann()
+    copy.add(len(order), {"vis": vectors[order]}, [np.flatnonzero(r).tolist() for r in has[order]],
+             [np.flatnonzero(r).tolist() for r in not_has[order]])
+    assert copy.ann_size("vis") == 0
+    copy.remove([len(vectors) - 1 - 5])
+    new_of_old = (len(vectors) - 1 - np.arange(len(vectors))).astype(np.int64)
+    new_of_old[5] = -1
+    copy.load_ann("vis", str(path), new_of_old)
+    assert copy.ann_size("vis") == len(vectors) - 1
+    for _ in range(5):
+        query = rng.standard_normal(16).astype(np.float32)
+        a = index.search({"vis": query}, [0], [1], k=10, exact=False, ef_search=16)
+        b = copy.search({"vis": query}, [0], [1], k=10, exact=False, ef_search=16)
+        np.testing.assert_array_equal(len(vectors) - 1 - a.slots, b.slots)
+        np.testing.assert_array_equal(a.scores, b.scores)
+    with pytest.raises(FailedPreconditionError, match="compacted away"):
+        copy.load_ann("vis", str(path), np.full(len(vectors), -1))  # every slot said gone
+    assert copy.ann_size("vis") == len(vectors) - 1
+
+
 @pytest.mark.parametrize("bad, field", [
     (dict(kind="ivf"), "ann.kind"), (dict(m=1), "ann.m"), (dict(ef_search=0), "ann.ef_search"),
     (dict(ef_construction="x"), "ann.ef_construction"), (dict(exact_factor=-1.0), "ann.exact_factor"),

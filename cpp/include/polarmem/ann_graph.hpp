@@ -53,9 +53,14 @@ class AnnGraph {
 
   std::size_t size() const noexcept;  // slots in the graph (live nodes)
   std::size_t memory_bytes() const noexcept;
-  // The graph as a file (hnswlib's format) and back; load replaces this graph.
+  // The graph as a file (hnswlib's format) and back; load replaces this graph (and ends a
+  // deferral).
   void save(const std::string& path) const;
   void load(const std::string& path);
+  // Stops taking writes until load() replaces the graph: a start-up that will load a saved graph
+  // adds the stored items without building one. Searches meanwhile see an empty graph.
+  void defer() noexcept { deferred_ = true; }
+  bool deferred() const noexcept { return deferred_; }
   // The slots the graph holds, ascending.
   std::vector<std::size_t> slots() const;
 
@@ -63,6 +68,7 @@ class AnnGraph {
   struct Impl;
   std::size_t dim_;
   AnnConfig config_;
+  bool deferred_ = false;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -135,9 +135,12 @@ class Index {
   SearchResult search(const SearchRequest& request) const;
 
   // The approximate index of a space: save to a file (hnswlib's format) and load one back.
-  // A loaded graph must hold exactly the slots that have a vector in the space.
+  // A loaded graph must hold exactly the slots that have a vector in the space; `new_of_old`
+  // (when not empty) first renumbers the file's slots, as compact() does.
   void save_ann(const std::string& space, const std::string& path) const;
-  void load_ann(const std::string& space, const std::string& path);
+  void load_ann(const std::string& space, const std::string& path, const std::vector<std::int64_t>& new_of_old = {});
+  // Every graph stops taking writes until load_ann replaces it (a start-up that loads saved graphs).
+  void defer_ann();
   // Live nodes of a space's approximate index (0 when it has none).
   std::size_t ann_size(const std::string& space) const;
 

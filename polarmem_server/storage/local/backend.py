@@ -3,6 +3,7 @@ for search, in one process. storage/backend.py states the contract it implements
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArg
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
+from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs, store_sequence
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
 from polarmem_server.storage.local.rebuild import RebuildLoader, vectors_by_space
@@ -25,20 +27,31 @@ from polarmem_server.storage.local.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_H
 REBUILD_BATCH = 20_000
 EDGES = dict(zip(POLARITIES, (EDGE_HAS, EDGE_NOT_HAS, EDGE_ALIGN)))
 TIERS = {"conflict": 0, "neutral": 0, "entailed": 0}
+log = logging.getLogger("polarmem.backend")
+
+
+def _spaces_of(record: NamespaceRecord) -> tuple[SpaceSpec, ...]:
+    return tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces)
 
 
 class _Namespace:
     """The backend's per-namespace state: the search index and the concept bindings."""
 
     def __init__(self, record: NamespaceRecord, threads: int) -> None:
-        self.spaces = tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces)
-        self.index = NamespaceIndex(record.name, self.spaces, threads, ann=ann_from_record(record))
+        self.spaces = _spaces_of(record)
+        self.ann = ann_from_record(record)  # the graph setting the index was built with
+        self.index = NamespaceIndex(record.name, self.spaces, threads, ann=self.ann)
         self.concept_ids: dict[str, int] = {}  # normalised name -> id
         self.concepts: list[tuple[int, str]] = []
         self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
 
 
 class LocalBackend(Backend):
+    # Where the approximate-index graphs are saved on close and loaded at start-up (ann_files.py);
+    # None: this backend neither loads nor saves them (a read-only replica: the primary owns them).
+    ann_root: Path | None = None
+    _closed = False
+
     def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:
         """`on_write` is called with the seconds per item of every store write (metrics)."""
@@ -48,9 +61,11 @@ class LocalBackend(Backend):
         self._namespaces: dict[str, _Namespace] = {}
         self._lock = threading.RLock()
         self._loaded_items = 0
+        self.ann_root = self.store.path / ANN_DIR
         started = time.perf_counter()
+        sequence = store_sequence(self.store)
         for record in self.store.namespaces():
-            self._namespaces[record.name] = self._load(record)
+            self._namespaces[record.name] = self._load(record, sequence)
         self._load_seconds = time.perf_counter() - started
 
     @property
@@ -61,11 +76,47 @@ class LocalBackend(Backend):
     def load_seconds(self) -> float:
         return self._load_seconds
 
+    @property
+    def ann_startup(self) -> dict[str, str]:
+        """How start-up got each namespace's graphs: "loaded" or "rebuilt: <why>"."""
+        return self.__dict__.setdefault("_ann_startup", {})
+
     def flush(self) -> None:
         self.store.flush()
 
     def close(self) -> None:
-        self.store.close()
+        """Saves the approximate-index graphs (ann_files.py), then closes the store. Call once the
+        last write has returned: the graphs must describe the store as it is closed."""
+        with self._lock:
+            if not self._closed and self.ann_root is not None:
+                self._save_graphs()
+            self._closed = True
+            self.store.close()
+
+    def _save_graphs(self) -> None:
+        """Writes every namespace's graphs with the store's sequence; a failure (disk full) only
+        costs the next start-up a rebuild, so it is logged and closing goes on."""
+        graphs = {name: state for name, state in self._namespaces.items() if state.ann is not None}
+        try:
+            prune(self.ann_root, set(graphs))
+            if not graphs:
+                return
+            self.store.flush()  # the sequence recorded is one a restart recovers
+            sequence = store_sequence(self.store)
+            for name, state in graphs.items():
+                save_graphs(self.ann_root, name, state.index, state.ann, sequence)
+            if store_sequence(self.store) != sequence:  # a write ran meanwhile: the files may not match
+                for name in graphs:
+                    discard(self.ann_root, name)
+                log.warning("a write ran while the approximate-index graphs were saved: they will be rebuilt")
+        except Exception as exc:  # noqa: BLE001 - closing must finish; the next start rebuilds
+            log.warning("saving the approximate-index graphs to %s failed (%s): the next start-up rebuilds them",
+                        self.ann_root, exc)
+            for name in graphs:
+                try:
+                    discard(self.ann_root, name)
+                except OSError:
+                    pass
 
     def snapshot(self, dest_dir: str):
         """A RocksDB checkpoint of the live store plus its manifest (storage/local/backup.py)."""
@@ -233,9 +284,36 @@ class LocalBackend(Backend):
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return state
 
-    def _load(self, record: NamespaceRecord) -> _Namespace:
-        """Rebuilds a namespace's search state from RocksDB (start-up)."""
+    def _load(self, record: NamespaceRecord, sequence: int | None = None) -> _Namespace:
+        """A namespace's search state from RocksDB (start-up), with its approximate-index graphs
+        loaded from their saved files when those match the store at ``sequence``, rebuilt
+        otherwise (always without a sequence or an ann_root)."""
+        ann = ann_from_record(record)
+        saved, why = None, "no saved graph"
+        if ann is not None and self.ann_root is not None and sequence is not None:
+            saved, why = find_saved(self.ann_root, record.name, _spaces_of(record), ann, sequence)
+        state, items = self._rebuild(record, defer_graphs=saved is not None)
+        if saved is not None:
+            try:
+                saved.install(state.index)
+                self.ann_startup[record.name] = "loaded"
+                self._loaded_items += items
+                return state
+            except Exception as exc:  # noqa: BLE001 - any refusal of the file means: rebuild
+                why = f"saved graph refused ({exc})"
+                state, items = self._rebuild(record, defer_graphs=False)
+        if ann is not None:
+            self.ann_startup[record.name] = f"rebuilt: {why}"
+            log.info("namespace %r: approximate index rebuilt (%s)", record.name, why)
+        self._loaded_items += items
+        return state
+
+    def _rebuild(self, record: NamespaceRecord, defer_graphs: bool) -> tuple[_Namespace, int]:
+        """Adds every stored item of a namespace to a new search state; with ``defer_graphs`` its
+        graphs take none of them (a saved graph is loaded next). Returns the state and item count."""
         state = _Namespace(record, self.threads)
+        if defer_graphs:
+            state.index.index.defer_ann()
         for concept in self.store.concepts(record.name):
             if concept.id != len(state.concepts):
                 raise FailedPrecondition(f"namespace {record.name!r}: concept ids out of order at {concept.name!r}")
@@ -245,15 +323,15 @@ class LocalBackend(Backend):
         loader = RebuildLoader(state.index, self.store.iter_vectors(record.name))
         ids: list[bytes] = []
         records: list[bytes] = []
+        items = 0
         for item_id, index_record in self.store.iter_index_records(record.name):
             ids.append(item_id)
             records.append(index_record)
             if len(ids) >= REBUILD_BATCH:
-                self._loaded_items += loader.load(ids, records)
+                items += loader.load(ids, records)
                 ids, records = [], []
-        self._loaded_items += loader.load(ids, records)
-        return state
-
+        items += loader.load(ids, records)
+        return state, items
 
 def _concept_states(index, slots: np.ndarray, tiers: list[int], required: Sequence[int],
                     forbidden: Sequence[int]) -> list[tuple[int, ...]]:
