@@ -18,6 +18,14 @@ $(DEPS_STAMP): requirements-dev.txt $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
+# The Milvus backend's test peer: the real Milvus 2.3 standalone server (the `milvus` wheel: Milvus +
+# embedded etcd) and pymilvus 2.3, whose grpcio<=1.60 pin conflicts with this package's grpcio==1.85.1
+# (it works with it: the whole suite passes with both installed), hence --no-deps.
+MILVUS_STAMP := $(VENV)/.milvus-stamp
+$(MILVUS_STAMP): requirements-milvus.txt $(DEPS_STAMP)
+	$(BIN)/pip install -q --no-deps -r requirements-milvus.txt
+	touch $@
+
 install: $(DEPS_STAMP)
 	$(BIN)/pip install -q --no-build-isolation .
 
@@ -58,18 +66,19 @@ $(HADOLINT): $(BIN)/python
 	rm -rf build/tools/hadolint-whl
 test-python: $(HADOLINT) $(BLACKBOX)
 
-test-python: install $(PROMTOOL)
+test-python: install $(PROMTOOL) $(MILVUS_STAMP)
 	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" $(PYTEST_ARGS)
 
-test: test-cpp test-python
+# The Milvus backend against the real Milvus server, in a pytest session of its own so that the
+# server (one per session, tests/milvus_server.py) runs only while its tests do.
+test: test-cpp test-python test-milvus
 
-test-slow: install
+test-slow: install $(MILVUS_STAMP)
 	$(BIN)/pytest -m slow $(PYTEST_ARGS)
 
-# The Milvus backend against the real Milvus 2.3 standalone server (from the `milvus` wheel; started
-# once per session by tests/milvus_server.py). Its client pins an older grpcio, hence --no-deps.
-test-milvus: install
-	$(BIN)/pip install -q --no-deps -r requirements-milvus.txt
+# The Milvus tests alone (part of `make test`): conformance against the local backend, two servers
+# sharing one Milvus, `polarmem serve --backend milvus`, migrate, and one Milvus outage under load.
+test-milvus: install $(MILVUS_STAMP)
 	$(BIN)/pytest -m "milvus and not slow" $(PYTEST_ARGS)
 
 bench: install

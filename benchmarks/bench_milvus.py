@@ -15,10 +15,20 @@ Recall is also measured through a real ``polarmem serve`` process over gRPC, one
 local data directory and one with ``--backend milvus`` over the same Milvus collections:
 p50 / p99 and the serve process's CPU per call (and the Milvus process tree's, apart).
 
+``--processes 1,2`` also measures recall through several PolarMem processes at once (one client
+process each, all in flight together): two `polarmem serve --backend milvus` processes on their
+own ports against the one Milvus, and for the local peer `polarmem serve --processes 2` (one data
+directory, one port). ``--milvus-writers 2`` writes the second half of the items into Milvus from
+two processes at once (the first half from one), so both ingest rates come from one fill.
+Reported with each: the serve processes' and the Milvus tree's CPU per recall and their memory
+(RSS) after the run.
+
     python benchmarks/bench_milvus.py                      # 100,000 items, d = 64
     python benchmarks/bench_milvus.py --items 5000 --queries 20   # a quick run
+    python benchmarks/bench_milvus.py --items 1000000 --processes 1,2 --milvus-writers 2 \
+        --library-recall false --memory-path-items 0 --out benchmarks/results/milvus_1m.json
 
-Writes benchmarks/results/milvus.json. Not a test.
+Writes benchmarks/results/milvus.json (or --out). Not a test.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -76,6 +87,78 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def tree_pids(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                children.setdefault(int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except OSError:
+                continue
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and its descendants (VmRSS from /proc), in MiB."""
+    total_kb = 0
+    for p in tree_pids(pid):
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+        except OSError:
+            continue
+    return round(total_kb / 1024, 1)
+
+
+def milvus_ingest_worker(uri: str, prefix: str, dim: int, start: int, end: int, ready, go) -> tuple[float, float]:
+    """One writer process: remember_batch of 1,000 items over [start, end) into Milvus, after
+    every writer has connected (so the rate is the writing, not the start-up)."""
+    from polarmem_server.memory import Memory
+    from polarmem_server.storage.milvus.backend import MilvusBackend
+    from polarmem_server.storage.milvus.connection import MilvusSettings
+
+    memory = Memory(MilvusBackend(MilvusSettings(uri, prefix=prefix, timeout_s=120)))
+    memory.namespace("bench")  # the namespace's collection handle, before the clock starts
+    ready.wait()
+    go.wait()
+    began = time.time()
+    for batch_start in range(start, end, 1000):
+        failed = [r for r in memory.remember_batch("bench", items(batch_start, min(1000, end - batch_start), dim))
+                  if isinstance(r, Exception)]
+        assert not failed, failed[:3]
+    finished = time.time()
+    memory.close()
+    return began, finished
+
+
+def milvus_ingest(uri: str, prefix: str, dim: int, start: int, end: int, writers: int) -> dict:
+    """Items [start, end) written by `writers` processes at once (disjoint ranges): items/s."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    ready, go = manager.Barrier(writers + 1), manager.Barrier(writers + 1)
+    bounds = np.linspace(start, end, writers + 1).astype(int)
+    with context.Pool(writers) as pool:
+        pending = [pool.apply_async(milvus_ingest_worker, (uri, prefix, dim, int(a), int(b), ready, go))
+                   for a, b in zip(bounds[:-1], bounds[1:])]
+        ready.wait()
+        go.wait()
+        spans = [p.get() for p in pending]
+    manager.shutdown()
+    seconds = max(e for _, e in spans) - min(b for b, _ in spans)
+    report = {"writers": writers, "items": end - start, "from_item": start,
+              "ingest_items_per_s": round((end - start) / seconds, 1), "seconds": round(seconds, 1)}
+    print("milvus ingest", json.dumps(report), flush=True)
+    return report
+
+
 def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_items: int, server_pid: int | None,
         ingest_only: bool = False):
     from polarmem_server.index import SpaceSpec
@@ -123,45 +206,87 @@ def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_
     return report
 
 
-def serve_recalls(command: list[str], label: str, dim: int, queries: int, k: int, milvus_pid: int | None) -> dict:
-    """Recall p50 / p99 over gRPC through a real `polarmem serve` process, and the CPU per call of
-    that process (and of the Milvus process tree, reported apart)."""
-    import subprocess
+def recall_plan(dim: int, queries: int, seed: int) -> list[tuple[str, str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    plan = []
+    for _ in range(queries):
+        required, forbidden = rng.choice(len(CONCEPTS), 2, replace=False)
+        plan.append((CONCEPTS[required], CONCEPTS[forbidden], rng.standard_normal(dim).astype(np.float32)))
+    return plan
 
+
+def recall_client(address: str, dim: int, queries: int, k: int, seed: int, ready, go) -> list[float]:
+    """One client process (its own gRPC connection): 5 warm-up recalls, then `queries` recalls
+    back to back once every client is ready; returns their latencies in seconds."""
     from polarmem_server.faces.client import PolarMemClient
 
+    plan = recall_plan(dim, queries, seed)
+    with PolarMemClient(address, timeout_s=600) as client:
+        for required, forbidden, vector in plan[:5]:  # warm-up: channel, collection handles
+            client.recall("bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden], top_k=k)
+        ready.wait()
+        go.wait()
+        latencies = []
+        for required, forbidden, vector in plan:
+            t = time.perf_counter()
+            hits = client.recall("bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden],
+                                 top_k=k).hits
+            latencies.append(time.perf_counter() - t)
+            assert len(hits) == k
+    return latencies
+
+
+def start_serve(command: list[str]):
+    import subprocess
+
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd="/")
+    line = ""
+    while process.poll() is None and not line.startswith("polarmem serving on "):
+        line = process.stdout.readline()
+    if not line.startswith("polarmem serving on "):
+        raise RuntimeError(f"polarmem serve did not start: {command}")
+    return process, line.split()[3].rstrip(";")
+
+
+def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int, k: int, milvus_pid: int | None,
+                  clients: int = 1, processes: int = 1) -> dict:
+    """Recall p50 / p99 over gRPC through real `polarmem serve` processes (one per command), with
+    `clients` client processes in flight together (client i talks to command i mod len), each
+    making `queries` recalls; the serve processes' CPU per call (their trees: `--processes N`
+    forks replicas) and the Milvus tree's, reported apart, and their memory after the run."""
+    import multiprocessing
+
+    started = [start_serve(command) for command in commands]
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    ready, go = manager.Barrier(clients + 1), manager.Barrier(clients + 1)
     try:
-        line = ""
-        while process.poll() is None and not line.startswith("polarmem serving on "):
-            line = process.stdout.readline()
-        address = line.split()[3].rstrip(";")
-        rng = np.random.default_rng(SEED)
-        plan = []
-        for _ in range(queries):
-            required, forbidden = rng.choice(len(CONCEPTS), 2, replace=False)
-            plan.append((CONCEPTS[required], CONCEPTS[forbidden], rng.standard_normal(dim).astype(np.float32)))
-        with PolarMemClient(address) as client:
-            for required, forbidden, vector in plan[:5]:  # warm-up: channel, collection handles
-                client.recall("bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden], top_k=k)
-            latencies = []
-            serve_before = tree_cpu_seconds(process.pid)
+        with context.Pool(clients) as pool:
+            pending = [pool.apply_async(recall_client, (started[i % len(started)][1], dim, queries, k, SEED + i,
+                                                        ready, go)) for i in range(clients)]
+            ready.wait()
+            serve_before = sum(tree_cpu_seconds(process.pid) for process, _ in started)
             milvus_before = tree_cpu_seconds(milvus_pid) if milvus_pid else 0.0
-            for required, forbidden, vector in plan:
-                t = time.perf_counter()
-                hits = client.recall("bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden],
-                                     top_k=k).hits
-                latencies.append(time.perf_counter() - t)
-                assert len(hits) == k
-            serve_cpu = tree_cpu_seconds(process.pid) - serve_before
+            t0 = time.perf_counter()
+            go.wait()
+            latencies = [latency for p in pending for latency in p.get()]
+            wall = time.perf_counter() - t0
+            serve_cpu = sum(tree_cpu_seconds(process.pid) for process, _ in started) - serve_before
             milvus_cpu = (tree_cpu_seconds(milvus_pid) - milvus_before) if milvus_pid else 0.0
+        serve_rss = sum(tree_rss_mb(process.pid) for process, _ in started)
     finally:
-        process.terminate()
-        process.wait(timeout=60)
-    report = {"recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
+        manager.shutdown()
+        for process, _ in started:
+            process.terminate()
+            process.wait(timeout=60)
+    calls = len(latencies)
+    report = {"serve_processes": processes, "clients_in_flight": clients,
+              "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
               "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
-              "serve_cpu_ms_per_recall": round(serve_cpu / queries * 1000, 2),
-              "milvus_cpu_ms_per_recall": round(milvus_cpu / queries * 1000, 2), "queries": queries}
+              "recalls_per_s": round(calls / wall, 2),
+              "serve_cpu_ms_per_recall": round(serve_cpu / calls * 1000, 2),
+              "milvus_cpu_ms_per_recall": round(milvus_cpu / calls * 1000, 2),
+              "serve_rss_mb": serve_rss, "queries": calls}
     print(label, "through polarmem serve", json.dumps(report), flush=True)
     return report
 
@@ -171,35 +296,58 @@ def serve_command(*args: str) -> list[str]:
             "--metrics-port", "-1", "--log-level", "WARNING", *args]
 
 
+def flag(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"use true or false, got {text!r}")
+    return text.lower() == "true"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=64)
-    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=100, help="recalls per client")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--memory-path-items", type=int, default=500,
                         help="items written afterwards with the earlier per-item existence check")
     parser.add_argument("--ingest-only", action="store_true", help="ingest figures only (no recalls)")
+    parser.add_argument("--library-recall", type=flag, default=True,
+                        help="also time recalls through the library in this process (true/false)")
+    parser.add_argument("--processes", default="1",
+                        help="comma list of PolarMem serve process counts to measure recall with, e.g. 1,2")
+    parser.add_argument("--milvus-writers", type=int, default=1,
+                        help="> 1: the second half of the items is written into Milvus by this many processes")
     parser.add_argument("--uri", default="", help="use this Milvus instead of starting the wheel's server")
     parser.add_argument("--server-pid", type=int, default=0, help="with --uri: the Milvus process to charge CPU to")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "milvus.json"))
     args = parser.parse_args(argv)
+    process_counts = [int(p) for p in args.processes.split(",")]
+    if args.milvus_writers > 1 and (args.library_recall or args.memory_path_items) and not args.ingest_only:
+        parser.error("--milvus-writers > 1 measures recall through polarmem serve only: "
+                     "add --library-recall false --memory-path-items 0")
 
-    from polarmem_server.memory import Memory
+    from polarmem_server.index import SpaceSpec
+    from polarmem_server.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     load_before = os.getloadavg()
-    report = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "loadavg_before": load_before},
+    report = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "loadavg_before": load_before,
+                          "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
               "config": vars(args)}
     run_args = (args.items, args.dim, args.queries, args.k, args.memory_path_items)
+    library_only_ingest = args.ingest_only or not args.library_recall
     with tempfile.TemporaryDirectory() as tmp:
         local = Memory(Path(tmp) / "local")
-        report["local"] = run(local, "local", *run_args, None, args.ingest_only)
+        report["local"] = run(local, "local", *run_args, None, library_only_ingest)
         local.close()
         if not args.ingest_only:
-            report["local_serve"] = serve_recalls(serve_command("--data-dir", str(Path(tmp) / "local")), "local",
-                                                  args.dim, args.queries, args.k, None)
+            for count in process_counts:
+                extra = ["--processes", str(count)] if count > 1 else []
+                report[f"local_serve_{count}"] = serve_recalls(
+                    [serve_command("--data-dir", str(Path(tmp) / "local"), *extra)], f"local x{count}",
+                    args.dim, args.queries, args.k, None, clients=count, processes=count)
+        shutil.rmtree(Path(tmp) / "local")  # its disk, before Milvus fills its own
         server = None
         uri = args.uri
         if not uri:
@@ -212,29 +360,51 @@ def main(argv=None) -> int:
             uri = server.uri
         try:
             prefix = f"bench{uuid.uuid4().hex[:8]}"
-            memory = Memory(MilvusBackend(MilvusSettings(uri, prefix=prefix, timeout_s=60)))
+            memory = Memory(MilvusBackend(MilvusSettings(uri, prefix=prefix, timeout_s=120)))
             pid = server.process.pid if server else (args.server_pid or None)
-            report["milvus"] = run(memory, "milvus", *run_args, pid, args.ingest_only)
-            memory.close()
+            if args.milvus_writers == 1:
+                report["milvus"] = run(memory, "milvus", *run_args, pid, library_only_ingest)
+                memory.close()
+            else:
+                memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", args.dim),),
+                                                          encoder="none", concepts=tuple(CONCEPTS)))
+                memory.close()
+                half = args.items // 2
+                phases = [milvus_ingest(uri, prefix, args.dim, 0, half, 1),
+                          milvus_ingest(uri, prefix, args.dim, half, args.items, args.milvus_writers)]
+                report["milvus"] = {"items": args.items, "ingest_phases": phases,
+                                    "ingest_items_per_s": phases[0]["ingest_items_per_s"]}
+            if pid:
+                report["milvus"]["milvus_rss_mb_after_ingest"] = tree_rss_mb(pid)
             if not args.ingest_only:
-                report["milvus_serve"] = serve_recalls(
-                    serve_command("--backend", "milvus", "--milvus-uri", uri, "--milvus-prefix", prefix,
-                                  "--milvus-timeout", "60"), "milvus", args.dim, args.queries, args.k, pid)
+                for count in process_counts:
+                    command = serve_command("--backend", "milvus", "--milvus-uri", uri, "--milvus-prefix", prefix,
+                                            "--milvus-timeout", "600")
+                    report[f"milvus_serve_{count}"] = serve_recalls(
+                        [command] * count, f"milvus x{count}", args.dim, args.queries, args.k, pid,
+                        clients=count, processes=count)
+                if pid:
+                    report["milvus"]["milvus_rss_mb_after_recalls"] = tree_rss_mb(pid)
         finally:
             if server is not None:
                 server.stop()
                 lock.close()
     m, l = report["milvus"], report["local"]
     ratios = report["ratios_milvus_over_local"] = {
-        "ingest_items_per_s": round(m["ingest_items_per_s"] / l["ingest_items_per_s"], 3)}
+        "ingest_items_per_s_one_writer": round(m["ingest_items_per_s"] / l["ingest_items_per_s"], 3)}
+    if not library_only_ingest:
+        ratios.update({"library_recall_p50": round(m["recall_p50_ms"] / l["recall_p50_ms"], 1),
+                       "library_recall_p99": round(m["recall_p99_ms"] / l["recall_p99_ms"], 1)})
     if not args.ingest_only:
-        ms, ls = report["milvus_serve"], report["local_serve"]
-        ratios.update({
-            "library_recall_p50": round(m["recall_p50_ms"] / l["recall_p50_ms"], 1),
-            "library_recall_p99": round(m["recall_p99_ms"] / l["recall_p99_ms"], 1),
-            "serve_recall_p50": round(ms["recall_p50_ms"] / ls["recall_p50_ms"], 1),
-            "serve_recall_p99": round(ms["recall_p99_ms"] / ls["recall_p99_ms"], 1),
-            "serve_cpu_per_recall": round(ms["serve_cpu_ms_per_recall"] / max(ls["serve_cpu_ms_per_recall"], 1e-6), 1)})
+        for count in process_counts:
+            ms, ls = report[f"milvus_serve_{count}"], report[f"local_serve_{count}"]
+            ratios.update({
+                f"serve_{count}_recall_p50": round(ms["recall_p50_ms"] / ls["recall_p50_ms"], 1),
+                f"serve_{count}_recall_p99": round(ms["recall_p99_ms"] / ls["recall_p99_ms"], 1),
+                f"serve_{count}_recalls_per_s": round(ms["recalls_per_s"] / ls["recalls_per_s"], 3),
+                f"serve_{count}_cpu_per_recall_serve_plus_milvus": round(
+                    (ms["serve_cpu_ms_per_recall"] + ms["milvus_cpu_ms_per_recall"])
+                    / max(ls["serve_cpu_ms_per_recall"], 1e-6), 1)})
     report["machine"]["loadavg_after"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(ratios))

@@ -4,6 +4,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from milvus_server import milvus_server  # noqa: F401  (the real Milvus, one per session: tests/milvus_server.py)
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -144,15 +144,12 @@ def _take_lock():
             time.sleep(5)
 
 
-_shared: dict = {"server": None, "lock": None, "users": 0}
-
-
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
-    """A running Milvus (MilvusServer, or an object with `.uri` for POLARMEM_TEST_MILVUS_URI).
-
-    Test modules import this fixture, and pytest then holds one session fixture per module:
-    they share one server through `_shared`, and the last to finish stops it."""
+    """A running Milvus (MilvusServer, or an object with `.uri` for POLARMEM_TEST_MILVUS_URI): one
+    per pytest session, started by the first test that asks for it (tests/conftest.py registers
+    this fixture), stopped by PID when the session ends. `make test` runs the Milvus tests in a
+    session of their own, so the server runs only while they do."""
     if importlib.util.find_spec("pymilvus") is None:
         pytest.skip("pymilvus 2.3.x is not installed (pip install --no-deps -r requirements-milvus.txt)")
     external = os.environ.get("POLARMEM_TEST_MILVUS_URI")
@@ -161,21 +158,11 @@ def milvus_server(tmp_path_factory):
         return
     if milvus_server_command() is None:
         pytest.skip("the `milvus` wheel (milvus-server) is not installed (pip install --no-deps -r requirements-milvus.txt)")
-    if _shared["server"] is None:
-        _shared["lock"] = _take_lock()
-        server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")
-        try:
-            server.start()
-        except BaseException:
-            _shared["lock"].close()
-            raise
-        _shared["server"] = server
-    _shared["users"] += 1
+    lock = _take_lock()
+    server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")
     try:
-        yield _shared["server"]
+        server.start()
+        yield server
     finally:
-        _shared["users"] -= 1
-        if _shared["users"] == 0:
-            _shared["server"].stop()
-            _shared["server"] = None
-            _shared["lock"].close()
+        server.stop()
+        lock.close()

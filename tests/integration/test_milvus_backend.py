@@ -8,7 +8,6 @@ import uuid
 import numpy as np
 import pytest
 
-from milvus_server import milvus_server  # noqa: F401  (the session fixture)
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings

@@ -8,7 +8,6 @@ import uuid
 import numpy as np
 import pytest
 
-from milvus_server import milvus_server  # noqa: F401  (the session fixture)
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
@@ -25,7 +24,15 @@ def open_memory(kind, tmp_path, request):
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     server = request.getfixturevalue("milvus_server")
-    return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"t{uuid.uuid4().hex[:10]}")))
+    return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=request.getfixturevalue("milvus_prefix"))))
+
+
+@pytest.fixture(scope="module")
+def milvus_prefix():
+    """One collection prefix for the module: its namespaces and concepts collections are created
+    once (a Milvus collection takes seconds to create, index and load); each test deletes the
+    namespace it made."""
+    return f"t{uuid.uuid4().hex[:10]}"
 
 
 def without_times(record):
@@ -46,6 +53,7 @@ def memory(backend_kind, tmp_path, request):
     m = open_memory(backend_kind, tmp_path, request)
     m.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     yield m
+    m.delete_namespace("t")  # the next test creates "t" afresh under the module's Milvus prefix
     m.close()
 
 

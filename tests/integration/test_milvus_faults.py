@@ -15,7 +15,7 @@ import grpc
 import pytest
 
 from milvus_serve import ServeProcess
-from milvus_server import drop_collections, milvus_server  # noqa: F401  (the session fixture)
+from milvus_server import drop_collections
 from polarmem_server.errors import DeadlineExceeded, Unavailable
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.index import SpaceSpec

@@ -8,7 +8,6 @@ import uuid
 import numpy as np
 import pytest
 
-from milvus_server import milvus_server  # noqa: F401  (the session fixture)
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
@@ -25,8 +24,8 @@ def fill(path):
     memory.create_namespace(NamespaceSettings("b", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     rng = np.random.default_rng(7)
     items = [ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM)}, metadata={"n": str(i)},
-                       scores={"dog": [float(rng.random())] * 2, "car": [float(rng.random())] * 2}) for i in range(N)]
-    memory.remember_batch("a", items)
+                       scores={"dog": [float(rng.random())] * 4, "car": [float(rng.random())] * 4}) for i in range(N)]
+    assert not [r for r in memory.remember_batch("a", items) if isinstance(r, Exception)]  # one score per template
     memory.observe("a", "i005", states={"cat": "has"})  # a second version, with history
     memory.remember("b", ItemInput(id="only", vectors={"vis": [1, 0, 0, 0, 0, 0]}, states={"bus": "has"}))
     memory.close()

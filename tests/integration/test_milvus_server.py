@@ -6,7 +6,6 @@ import uuid
 import pytest
 
 from milvus_serve import ServeProcess
-from milvus_server import milvus_server  # noqa: F401  (the session fixture)
 from polarmem_server.faces.client import PolarMemClient
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`

@@ -45,11 +45,13 @@ class MilvusSettings:
 
 
 def import_pymilvus():
-    """pymilvus 2.3 imports pkg_resources, which warns (DeprecationWarning) on every import."""
+    """pymilvus 2.3 imports pkg_resources, which warns on import: DeprecationWarnings, and from
+    setuptools 80 (the newest that still has it) a UserWarning that it is deprecated."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import pymilvus
     return pymilvus
 
