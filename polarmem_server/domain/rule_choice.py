@@ -38,6 +38,15 @@ class Rule:
     recall_mode: str  # hard | strict
     rho: float | None = None  # posterior partitioners only
     rho_absent: float | None = None
+    # Confidence flags within tiers (domain/confidence.py's grid; None = not used): items whose
+    # forbidden concepts' confidence is below `absent_below`, then whose required concepts' is
+    # above `present_above`, rank first within each tier (after strict's verified absence).
+    present_above: float | None = None
+    absent_below: float | None = None
+
+    @property
+    def ranks_by_confidence(self) -> bool:
+        return self.present_above is not None or self.absent_below is not None
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,14 @@ class RuleChoice:
     @property
     def recall_mode(self) -> str:
         return self.rule.recall_mode
+
+    @property
+    def present_above(self) -> float | None:
+        return self.rule.present_above
+
+    @property
+    def absent_below(self) -> float | None:
+        return self.rule.absent_below
 
 
 # Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
@@ -200,8 +217,40 @@ def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, 
                              labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
 
 
+# An explicit Recall.rank_by_confidence on a namespace whose rule carries no thresholds uses these:
+# the flag the tuning half chose for the strongest verifier measured with a declared accuracy.
+DEFAULT_CONFIDENCE = (0.9, None)  # (present_above, absent_below)
+
+
+def confidence_in_force(rule: Rule, runs_rule: bool, requested: bool | None,
+                        mode: str | None = None) -> tuple[float | None, float | None]:
+    """(present_above, absent_below) a recall ranks with: `requested` None follows the rule when
+    the recall runs it (no mode named) and uses none when a mode is named; True uses the rule's
+    thresholds, or DEFAULT_CONFIDENCE where it has none; False none. Confidence orders items
+    within tiers, so it needs hard, strict or adaptive (which applies it when it resolves to
+    hard): ValueError for an explicit True with soft or off."""
+    if requested is False or (requested is None and not runs_rule):
+        return None, None
+    effective_mode = rule.recall_mode if runs_rule else mode
+    if requested and effective_mode in ("soft", "off"):
+        raise ValueError(f"rank_by_confidence orders items within logic tiers; mode {effective_mode} ranks without "
+                         "tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
+    if rule.ranks_by_confidence:
+        return rule.present_above, rule.absent_below
+    return DEFAULT_CONFIDENCE if requested else (None, None)
+
+
+def describe_confidence(present_above: float | None, absent_below: float | None) -> str:
+    parts = ([f"forbidden confidence < {absent_below}"] if absent_below is not None else []) + \
+            ([f"required confidence > {present_above}"] if present_above is not None else [])
+    return "ranked by confidence within tiers (" + ", then ".join(parts) + ")" if parts else ""
+
+
 def _describe(rule: Rule) -> str:
     bands = ""
     if rule.rho is not None:
         bands = f" (rho {rule.rho}" + (f", rho_absent {rule.rho_absent}" if rule.rho_absent else "") + ")"
-    return f"{rule.partitioner}{bands} + {rule.recall_mode}"
+    confidence = ""
+    if rule.ranks_by_confidence:
+        confidence = " + " + describe_confidence(rule.present_above, rule.absent_below)
+    return f"{rule.partitioner}{bands} + {rule.recall_mode}{confidence}"
