@@ -44,8 +44,7 @@ RawHits = tuple[
     npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool,
     npt.NDArray[np.int8],
 ]
-# Confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
-Grades = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]]
+
 # (space, m, ef_construction, ef_search, exact_below, exact_factor)
 AnnParams = tuple[str, int, int, int, int, float]
 
@@ -99,7 +98,8 @@ class Index:
         has_ids: npt.NDArray[np.uint32] | None,
         not_indptr: npt.NDArray[np.int64] | None,
         not_ids: npt.NDArray[np.uint32] | None,
-        grades: Grades | None = None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
+        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
     ) -> int: ...
     def set_concepts(
         self,
@@ -108,7 +108,8 @@ class Index:
         has_ids: npt.NDArray[np.uint32] | None,
         not_indptr: npt.NDArray[np.int64] | None,
         not_ids: npt.NDArray[np.uint32] | None,
-        grades: Grades | None = None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
+        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
     ) -> None: ...
     def set_vectors(self, arg0: npt.NDArray[np.int64], arg1: VectorBlock) -> None: ...
     def remove(self, arg0: npt.NDArray[np.int64]) -> None: ...

@@ -250,8 +250,10 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     # Without explanations the states of the query's concepts come from the index, not records.
     states = not explain and bool(plan.required or plan.forbidden)
     # Confidence flags rank within tiers: the hard searches only (soft and off have no tiers).
-    present_level = confidence.present_level(query.present_above)
-    absent_level = confidence.absent_level(query.absent_below)
+    wanted = query.present_above is not None or query.absent_below is not None
+    honoured = wanted and backend.ranks_by_confidence
+    present_level = confidence.present_level(query.present_above) if honoured else 0
+    absent_level = confidence.absent_level(query.absent_below) if honoured else 0
 
     def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False) -> SearchResult:
         hard = mode == "hard"
@@ -273,8 +275,9 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
-    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and (present_level or absent_level):
-        ranked = describe_confidence(query.present_above, query.absent_below)
+    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and wanted:
+        ranked = describe_confidence(query.present_above, query.absent_below) if honoured else \
+            "confidence ranking not applied: this backend keeps no confidence grades"
         result.mode_reason = f"{result.mode_reason}; {ranked}" if result.mode_reason else ranked
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:

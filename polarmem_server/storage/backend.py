@@ -173,6 +173,10 @@ class Backend(ABC):
     log), when it returns; a crash loses none of it. Ordering: within one namespace, changes
     become visible to reads in the order the library made them."""
 
+    # Whether search() honours SearchRequest.present_level / absent_level (confidence within
+    # tiers); a backend that keeps no confidence leaves it False and recall says so.
+    ranks_by_confidence: bool = False
+
     # ---- lifecycle ----------------------------------------------------------------------------
 
     @property

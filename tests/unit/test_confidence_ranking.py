@@ -201,3 +201,12 @@ def test_rule_confidence_in_force_and_query_checks():
         recall_query({}, text="x", present_above=0.8)
     with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
         recall_query({}, text="x", mode="off", absent_below=0.03)
+
+
+def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():
+    records = [records_pb2.ItemRecord(id="e0"), _record({0: 0.5, 1: 0.995}), records_pb2.ItemRecord(id="e1"),
+               _record({2: 0.005}), records_pb2.ItemRecord(id="e2"), records_pb2.ItemRecord(id="e3")]
+    grades = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), lambda: []).batch(
+        decode_index_records([encode_index_record(r) for r in records]))
+    assert grades.indptr.tolist() == [0, 0, 1, 1, 2, 2, 2]
+    assert grades.ids.tolist() == [1, 2] and grades.grades.tolist() == [3, -3]

@@ -45,6 +45,8 @@ class _Namespace:
 
 
 class LocalBackend(Backend):
+    ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
+
     def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:
         """`on_write` is called with the seconds per item of every store write (metrics)."""

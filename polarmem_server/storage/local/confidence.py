@@ -42,8 +42,8 @@ class ConfidenceGrader:
             confidence[posterior] = self.model.posterior(means[posterior], priors)
         graded = grid.grades(confidence)
         keep = graded != 0
-        kept_per_item = np.add.reduceat(keep.astype(np.int64), batch.scored_indptr[:-1]) if len(keep) else counts
-        kept_per_item = np.where(counts > 0, kept_per_item, 0)  # reduceat repeats a value for empty items
+        owner = np.repeat(np.arange(len(counts)), counts)
+        kept_per_item = np.bincount(owner[keep], minlength=len(counts))
         indptr = np.concatenate([[0], np.cumsum(kept_per_item)]).astype(np.int64)
         return GradeCSR(indptr, ids[keep].astype(np.uint32), graded[keep])
 
