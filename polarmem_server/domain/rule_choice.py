@@ -105,13 +105,20 @@ class RuleChoice:
 #   won on the tuning half (0.078 vs 0.097) and lost on the held-out half (0.097), so it is not used;
 # * 0.95: with a labelled set, calibrated rho 0.5 / rho_absent 0.99 + strict 0.049 / 0.947 (otsu +
 #   strict 0.071 / 0.913); without one, otsu + strict (pooled calibrated was not checked held-out).
+# Confidence flags within tiers (benchmarks/rule_sweep.py --confidence, whole halves, seeds 0-2, the
+# flag chosen on the tuning half then frozen; held-out Conflict@3 / nDCG@10 with vs without it,
+# docs/quality.md §5): 0.7 none (every flag worse on tuning); 0.8 present > 0.99, 0.092 / 0.870 vs
+# 0.094 / 0.865; 0.9 present > 0.99, 0.051 / 0.927 vs 0.058 / 0.917; 0.95 declared present > 0.9,
+# 0.019 / 0.970 vs 0.031 / 0.946; 0.95 labelled absent < 0.03 then present > 0.99, 0.016 / 0.970 vs
+# 0.018 / 0.967; the embedding engine none (with or without a labelled set: no flag won on tuning).
 DECLARED: tuple[tuple[float, Rule], ...] = (
     (0.70, Rule("otsu", "hard")),
-    (0.80, Rule("otsu", "strict")),
-    (0.90, Rule("otsu", "strict")),
-    (0.95, Rule("otsu", "strict")),
+    (0.80, Rule("otsu", "strict", present_above=0.99)),
+    (0.90, Rule("otsu", "strict", present_above=0.99)),
+    (0.95, Rule("otsu", "strict", present_above=0.9)),
 )
-LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + ((0.95, Rule("calibrated", "strict", 0.5, 0.99)),)
+LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
+    (0.95, Rule("calibrated", "strict", 0.5, 0.99, present_above=0.99, absent_below=0.03)),)
 BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
