@@ -135,13 +135,13 @@ class PolarMemClient:
                          aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
                          degenerate_policy: str | None = None, fixed_threshold: float | None = None,
                          template_std_max: float | None = None, concepts: Sequence[str] | None = None,
-                         timeout_s: float | None = None):
+                         declared_accuracy: float | None = None, timeout_s: float | None = None):
         """UpdateNamespace -> UpdateNamespaceResponse (namespace, items_repartitioned,
         items_changed). Only the arguments given change (they make the update_mask)."""
         request = build.update_namespace_request(
             name, kappa=kappa, rho=rho, rho_absent=rho_absent, partitioner=partitioner, aliases=aliases,
             templates=templates, degenerate_policy=degenerate_policy, fixed_threshold=fixed_threshold,
-            template_std_max=template_std_max, concepts=concepts)
+            template_std_max=template_std_max, concepts=concepts, declared_accuracy=declared_accuracy)
         return self._call(self._stub.UpdateNamespace, request, timeout_s)
 
     def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:

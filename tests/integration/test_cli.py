@@ -16,6 +16,7 @@ from polarmem_server.api.config import load_config
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces import cli
 from polarmem_server.faces.cli import main
+from polarmem.v1 import memory_service_pb2 as client_pb
 from servertools import DIM, make_config
 
 
@@ -351,3 +352,25 @@ def test_backup_restore_verify_help_reaches_their_own_parser(capsys):
         with pytest.raises(SystemExit) as info:
             main([command, "--help"])
         assert info.value.code == 0 and f"usage: polarmem {command}" in capsys.readouterr().out
+
+
+def test_auto_rule_and_approximate_index_from_the_command_line(server, client, capsys):
+    conn = ["--address", server.address]
+    code, out, _ = run(capsys, "namespace", "create", "a", "--space", f"vis:{DIM}", "--encoder", "none",
+                       "--partitioner", "auto", "--declared-accuracy", 0.9, "--ann", "--ann-m", 8, "--json", *conn)
+    info = json.loads(out)
+    assert code == 0 and info["config"]["declared_accuracy"] == 0.9 and info["config"]["ann"]["m"] == 8
+    assert info["rule"]["recall_mode"] == "RECALL_MODE_STRICT" and "declared" in info["rule"]["reason"]
+    for i in range(4):
+        client.remember("a", id=f"i{i}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"})
+    code, out, _ = run(capsys, "recall", "--required", "dog", "--approximate", "--ef-search", 32, "-n", "a",
+                       "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
+    assert code == 0 and "mode=rule->strict" in out and "i1" in out
+    code, out, _ = run(capsys, "namespace", "update", "a", "--declared-accuracy", 0.7, *conn)
+    assert code == 0 and client.get_namespace("a").rule.recall_mode == client_pb.RECALL_MODE_HARD
+    code, _, err = run(capsys, "recall", "--required", "dog", "--approximate", "-n", "plain", *conn)
+    assert code == 2 and "NOT_FOUND" in err
+    client.create_namespace("plain", spaces=[("vis", DIM)], encoder="none")
+    code, _, err = run(capsys, "recall", "--required", "dog", "--approximate", "--allow-unknown-concepts", "-n",
+                       "plain", "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
+    assert code == 2 and "FAILED_PRECONDITION" in err and "config.ann" in err

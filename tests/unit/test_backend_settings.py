@@ -38,6 +38,7 @@ def test_environment_and_config_file_and_flags(tmp_path):
     ({"backend": "milvus", "recover": "point-in-time"}, "setting recover: is for the local RocksDB store"),
     ({"backend": "milvus", "backup_dir": "/b"}, "setting backup_dir: is for the local backend's snapshots"),
     ({"backend": "milvus", "durability": "async"}, "setting durability: is for the local store"),
+    ({"backend": "milvus", "processes": 2}, "setting processes: is for the local backend"),
     ({"backend": "milvus", "milvus_timeout": 0}, "setting milvus_timeout: must be > 0"),
     ({"backend": "milvus", "milvus_ca_pem": "/ca.pem"}, "setting milvus_ca_pem: it is for TLS"),
 ])
