@@ -15,8 +15,9 @@ same-process ratio too. This tree's worker measures three things:
   the case that must cost nothing;
 * ``levels``: the graded namespace, queries with present_level 1 and absent_level 2.
 
-Query shapes: a rare required concept (the entailed tier is smaller than k: the scan reads the
-neutral tier too, no pruning) and a common one (the entailed tier holds k: pruning). Per shape the
+Query shapes: ``scan`` — a rare required concept (~3 items: the entailed tier is smaller than k, so
+the neutral tier, ~70 % of the items, is read too: the per-item path at full length) — and
+``pruned`` — a common one (3 %: the entailed tier holds k, lower tiers are skipped). Per shape the
 median over queries of the per-round medians; server CPU is not involved (in-process core).
 
     flock /tmp/polarmem-bench.lock python benchmarks/bench_confidence_cost.py --previous /tmp/prev \
@@ -44,7 +45,7 @@ def namespace(n: int, dim: int, seed: int):
     """Vectors, HAS / NOT_HAS lists and per-item grades {concept: grade} (same for both builds)."""
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, dim)).astype(np.float32)
-    has_rare = rng.random(n) < 3.0 / n * 20
+    has_rare = rng.random(n) < 3.0 / n  # ~3 items: the entailed tier is smaller than k
     has_common = rng.random(n) < 0.03
     has_forbidden = rng.random(n) < 0.1
     not_required = rng.random(n) < 0.25
@@ -81,7 +82,7 @@ def worker(args) -> None:
     normalised = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     flat.add(normalised)
     queries = np.random.default_rng(args.seed + 1).standard_normal((args.queries, args.dim)).astype(np.float32)
-    shapes = {"rare": ([RARE], [FORBIDDEN]), "common": ([COMMON], [FORBIDDEN])}
+    shapes = {"scan": ([RARE], [FORBIDDEN]), "pruned": ([COMMON], [FORBIDDEN])}
 
     def time_each(fn) -> float:
         times = []
@@ -147,13 +148,22 @@ def main() -> None:
     summary = {}
     for key in sorted({k for build in rounds.values() for r in build for k in r}):
         summary[key] = {"previous_us": median_of("previous", key), "current_us": median_of("current", key)}
+    def paired(key_current: str) -> float | None:
+        """Median over rounds of (this round's current / this round's previous plain): the two
+        workers of a round ran back to back, so slow drifts of the load cancel."""
+        pairs = [c[key_current] / p[key] for c, p in zip(rounds["current"], rounds["previous"])
+                 for key in [key_current.replace("graded/", "plain/")] if key_current in c and key in p]
+        return statistics.median(pairs) if pairs else None
+
     ratios = {}
-    for shape in ("rare", "common"):
+    for shape in ("scan", "pruned"):
         prev, cur = median_of("previous", f"plain/{shape}_us"), median_of("current", f"plain/{shape}_us")
         graded, levels = median_of("current", f"graded/{shape}_us"), median_of("current", f"levels/{shape}_us")
         fp, fc = median_of("previous", "faiss_flat_us"), median_of("current", "faiss_flat_us")
         ratios[shape] = {
             "current_plain_vs_previous": cur / prev if prev else None,
+            "current_plain_vs_previous_paired": paired(f"plain/{shape}_us"),
+            "current_graded_no_levels_vs_previous_paired": paired(f"graded/{shape}_us"),
             "current_graded_no_levels_vs_previous": graded / prev if prev and graded else None,
             "current_graded_no_levels_vs_plain": graded / cur if graded else None,
             "levels_vs_no_levels": levels / graded if levels and graded else None,
