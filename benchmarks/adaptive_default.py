@@ -15,6 +15,10 @@ What the namespace knows:
 * "engine": the server runs the `embedding` engine, which verifies every item (verify_concepts, all
   80 categories); nothing declared.
 
+Where the chosen rule also ranks by confidence within tiers (RuleChoice.confidence_*), the same
+queries run a third time with ``rank_by_confidence = false``: the rule without it, on the same
+namespace, so the confidence rows have their own same-run reference.
+
 The semantic half embeds each query's affirmative part ("a photo of a dog", text.affirmative_text),
 as the server does for a text query. Queries: ev.generate_queries per seed, pooled over seeds.
 
@@ -83,13 +87,18 @@ def load(client, name: str, rows, vectors: np.ndarray, scores=None, verify: list
     return time.perf_counter() - started
 
 
-def run(stub, name: str, queries, query_vectors, mode: int) -> tuple[list[list[str]], set[str], set[str]]:
-    """Ranked ids per query, the modes the server said it used and its reasons."""
+def run(stub, name: str, queries, query_vectors, mode: int,
+        confidence: bool | None = None) -> tuple[list[list[str]], set[str], set[str]]:
+    """Ranked ids per query, the modes the server said it used and its reasons. `confidence`:
+    RecallRequest.rank_by_confidence (None: unset, the namespace's rule decides)."""
     ranked, used, reasons = [], set(), set()
     for query, vector in zip(queries, query_vectors):
-        response = stub.Recall(pb.RecallRequest(
+        request = pb.RecallRequest(
             namespace=name, vectors={"sem": pb.VectorValue(values=vector.tolist())}, required=[query.required],
-            forbidden=[query.forbidden], top_k=MAX_K, mode=mode))
+            forbidden=[query.forbidden], top_k=MAX_K, mode=mode)
+        if confidence is not None:
+            request.rank_by_confidence = confidence
+        response = stub.Recall(request)
         ranked.append([h.id for h in response.hits])
         used.add(MODE_LABELS[response.mode_used])
         reasons.add(response.mode_reason)
@@ -128,7 +137,23 @@ class Cell:
 def rule_dict(info: pb.NamespaceInfo) -> dict:
     rule = info.rule
     return {"partitioner": rule.partitioner, "recall_mode": MODE_LABELS[rule.recall_mode], "reason": rule.reason,
-            "accuracy_used": rule.accuracy_used if rule.HasField("accuracy_used") else None}
+            "accuracy_used": rule.accuracy_used if rule.HasField("accuracy_used") else None,
+            "confidence_present_above": rule.confidence_present_above if rule.HasField("confidence_present_above")
+            else None,
+            "confidence_absent_below": rule.confidence_absent_below if rule.HasField("confidence_absent_below") else None}
+
+
+def ranks_by_confidence(info: pb.NamespaceInfo) -> bool:
+    return info.rule.HasField("confidence_present_above") or info.rule.HasField("confidence_absent_below")
+
+
+def rule_runs(info: pb.NamespaceInfo, key: str) -> list[tuple[str, int, bool | None]]:
+    """(cell key, mode, rank_by_confidence) for the namespace's rule, plus the rule without
+    confidence where it has some."""
+    runs = [(key, pb.RECALL_MODE_UNSPECIFIED, None)]
+    if ranks_by_confidence(info):
+        runs.append((f"{key} (rule without confidence)", pb.RECALL_MODE_UNSPECIFIED, False))
+    return runs
 
 
 def labelled_simulated(rows, categories, accuracy: float, seed: int) -> tuple[list[float], list[bool]]:
@@ -203,9 +228,10 @@ def main() -> int:
                         log(f"{name}: loaded in {load_s:.0f} s; rule {rule_dict(info)['partitioner']} + "
                             f"{rule_dict(info)['recall_mode']}")
                         pool = pools(stub, name, query_vectors)
-                        for key, mode in ((f"SIMULATED {accuracy:.2f}|declared", pb.RECALL_MODE_UNSPECIFIED),
-                                          (f"SIMULATED {accuracy:.2f}|paper (otsu + hard)", pb.RECALL_MODE_HARD)):
-                            ranked, used, reasons = run(stub, name, queries, query_vectors, mode)
+                        for key, mode, confidence in (
+                                *rule_runs(info, f"SIMULATED {accuracy:.2f}|declared"),
+                                (f"SIMULATED {accuracy:.2f}|paper (otsu + hard)", pb.RECALL_MODE_HARD, None)):
+                            ranked, used, reasons = run(stub, name, queries, query_vectors, mode, confidence)
                             target = cell(key)
                             target.add(ranked, pool, queries, labels, consistent)
                             target.modes_used |= used
@@ -218,12 +244,13 @@ def main() -> int:
                             stub.Calibrate(pb.CalibrateRequest(namespace=name, p_yes=p_yes, present=present))
                             info = stub.GetNamespace(pb.GetNamespaceRequest(name=name)).namespace
                             log(f"{name}: calibrated; rule {rule_dict(info)}")
-                            ranked, used, reasons = run(stub, name, queries, query_vectors, pb.RECALL_MODE_UNSPECIFIED)
-                            target = cell(f"SIMULATED {accuracy:.2f}|labelled")
-                            target.add(ranked, pool, queries, labels, consistent)
-                            target.modes_used |= used
-                            target.reasons |= reasons
-                            target.rule = rule_dict(info)
+                            for key, mode, confidence in rule_runs(info, f"SIMULATED {accuracy:.2f}|labelled"):
+                                ranked, used, reasons = run(stub, name, queries, query_vectors, mode, confidence)
+                                target = cell(key)
+                                target.add(ranked, pool, queries, labels, consistent)
+                                target.modes_used |= used
+                                target.reasons |= reasons
+                                target.rule = rule_dict(info)
                         stub.DeleteNamespace(pb.DeleteNamespaceRequest(name=name))
         finally:
             server.stop()
@@ -248,9 +275,9 @@ def main() -> int:
                         query_vectors = encoder.encode([affirmative_text(q.text) or q.text for q in queries])
                         consistent = {q: sum(ev.judge(r, q)[1] for r in engine_part) for q in queries}
                         pool = pools(stub, "engine", query_vectors)
-                        for key, mode in (("embedding engine|engine only", pb.RECALL_MODE_UNSPECIFIED),
-                                          ("embedding engine|paper (otsu + hard)", pb.RECALL_MODE_HARD)):
-                            ranked, used, reasons = run(stub, "engine", queries, query_vectors, mode)
+                        for key, mode, confidence in (*rule_runs(info, "embedding engine|engine only"),
+                                                      ("embedding engine|paper (otsu + hard)", pb.RECALL_MODE_HARD, None)):
+                            ranked, used, reasons = run(stub, "engine", queries, query_vectors, mode, confidence)
                             target = cell(key)
                             target.add(ranked, pool, queries, engine_labels, consistent)
                             target.modes_used |= used
@@ -263,12 +290,13 @@ def main() -> int:
                     info = stub.GetNamespace(pb.GetNamespaceRequest(name="engine")).namespace
                     log(f"engine: calibrated; rule {rule_dict(info)}")
                     for queries, query_vectors, consistent, pool in runs:
-                        ranked, used, reasons = run(stub, "engine", queries, query_vectors, pb.RECALL_MODE_UNSPECIFIED)
-                        target = cell("embedding engine|labelled")
-                        target.add(ranked, pool, queries, engine_labels, consistent)
-                        target.modes_used |= used
-                        target.reasons |= reasons
-                        target.rule = rule_dict(info)
+                        for key, mode, confidence in rule_runs(info, "embedding engine|labelled"):
+                            ranked, used, reasons = run(stub, "engine", queries, query_vectors, mode, confidence)
+                            target = cell(key)
+                            target.add(ranked, pool, queries, engine_labels, consistent)
+                            target.modes_used |= used
+                            target.reasons |= reasons
+                            target.rule = rule_dict(info)
             finally:
                 server.stop()
 

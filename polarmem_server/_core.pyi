@@ -12,6 +12,7 @@ from polarmem_server import errors
 
 MAX_TOP_K: int
 MAX_DIM: int
+CONFIDENCE_LEVELS: int
 
 class InvalidArgumentError(errors.InvalidArgument):
     """The core rejected a malformed input (shape, NaN, unknown space, k out of range)."""
@@ -37,10 +38,13 @@ class SearchMode(enum.Enum):
 
 # (space, float32 vector, weight)
 QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]
-# (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked, approximate)
+# (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked, approximate,
+#  confidence int8: per hit bit 1 confidently absent, bit 0 confidently present; empty without levels)
 RawHits = tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool
+    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool,
+    npt.NDArray[np.int8],
 ]
+
 # (space, m, ef_construction, ef_search, exact_below, exact_factor)
 AnnParams = tuple[str, int, int, int, int, float]
 
@@ -57,6 +61,8 @@ class SearchRequest:
     threads: int
     exact: bool
     ef_search: int
+    present_level: int
+    absent_level: int
     def __init__(
         self,
         vectors: QueryVectors = ...,
@@ -71,6 +77,8 @@ class SearchRequest:
         threads: int = 0,
         exact: bool = True,
         ef_search: int = 0,
+        present_level: int = 0,
+        absent_level: int = 0,
     ) -> None: ...
     def __copy__(self) -> SearchRequest: ...
     def __deepcopy__(self, memo: dict[Any, Any]) -> SearchRequest: ...
@@ -84,20 +92,24 @@ class Index:
     ) -> None: ...
     def add(
         self,
-        arg0: npt.NDArray[np.uint8],
-        arg1: Sequence[VectorBlock],
-        arg2: npt.NDArray[np.int64] | None,
-        arg3: npt.NDArray[np.uint32] | None,
-        arg4: npt.NDArray[np.int64] | None,
-        arg5: npt.NDArray[np.uint32] | None,
+        kinds: npt.NDArray[np.uint8],
+        vectors: Sequence[VectorBlock],
+        has_indptr: npt.NDArray[np.int64] | None,
+        has_ids: npt.NDArray[np.uint32] | None,
+        not_indptr: npt.NDArray[np.int64] | None,
+        not_ids: npt.NDArray[np.uint32] | None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
+        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
     ) -> int: ...
     def set_concepts(
         self,
-        arg0: npt.NDArray[np.int64],
-        arg1: npt.NDArray[np.int64] | None,
-        arg2: npt.NDArray[np.uint32] | None,
-        arg3: npt.NDArray[np.int64] | None,
-        arg4: npt.NDArray[np.uint32] | None,
+        slots: npt.NDArray[np.int64],
+        has_indptr: npt.NDArray[np.int64] | None,
+        has_ids: npt.NDArray[np.uint32] | None,
+        not_indptr: npt.NDArray[np.int64] | None,
+        not_ids: npt.NDArray[np.uint32] | None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
+        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
     ) -> None: ...
     def set_vectors(self, arg0: npt.NDArray[np.int64], arg1: VectorBlock) -> None: ...
     def remove(self, arg0: npt.NDArray[np.int64]) -> None: ...

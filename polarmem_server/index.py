@@ -22,6 +22,13 @@ Approximate search (opt-in): an :class:`Index` built with ``ann=AnnSpec(...)`` k
 single-vector space, and a request with ``exact=False`` lets the graph order the candidates
 *within* each logic tier. The tier pass stays exact (tier counts, pruning, the order of tiers);
 a small tier is scanned exactly; returned scores are exact. ``exact=True`` is the default.
+
+Confidence within tiers (opt-in): items may carry graded confidence per concept (``grades``: +g
+confidently present at level g, -g confidently absent, g in 1 .. :data:`CONFIDENCE_LEVELS`), and a
+hard-mode request with ``present_level`` / ``absent_level`` ranks by ``(tier, every forbidden
+concept confidently absent, every required concept confidently present, s_sem, slot)``. What a
+level means (e.g. P(present) > 0.99) is the caller's; the core keeps one bitmap per concept,
+polarity and level. A request without levels ranks exactly as before.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ SearchRequest = _core.SearchRequest
 SearchMode = _core.SearchMode
 # The largest k (top_k) one search accepts; the library edge validates against this number.
 MAX_TOP_K: int = int(_core.MAX_TOP_K)
+# Confidence levels per polarity (grades -CONFIDENCE_LEVELS .. CONFIDENCE_LEVELS).
+CONFIDENCE_LEVELS: int = int(_core.CONFIDENCE_LEVELS)
 
 
 class InvalidArgumentType(InvalidArgument, TypeError):
@@ -139,6 +148,8 @@ class SearchHits:
     scored: int = 0
     reranked: int = 0
     approximate: bool = False  # some tier's members were chosen by the approximate graph
+    # per hit, when confidence levels were requested: bit 1 confidently absent, bit 0 confidently present
+    confidence: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
 
     def __len__(self) -> int:
         return int(self.slots.shape[0])
@@ -189,6 +200,34 @@ class ConceptCSR(NamedTuple):
 
     indptr: np.ndarray
     ids: np.ndarray
+
+
+class GradeCSR(NamedTuple):
+    """Confidence grades of many items as CSR arrays: item i grades ``ids[p]`` with ``grades[p]``
+    for p in ``indptr[i]:indptr[i + 1]`` (int8, -CONFIDENCE_LEVELS .. CONFIDENCE_LEVELS)."""
+
+    indptr: np.ndarray
+    ids: np.ndarray
+    grades: np.ndarray
+
+
+def _grades(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -> tuple | None:
+    """The core's (indptr, ids, grades) from per-item {concept: grade} mappings or a GradeCSR."""
+    if grades is None:
+        return None
+    if isinstance(grades, GradeCSR):
+        indptr, ids = _csr(ConceptCSR(grades.indptr, grades.ids), count, "grades")
+        values = np.asarray(grades.grades)
+    else:
+        if len(grades) != count:
+            raise InvalidArgumentError(f"grades: expected one mapping per item ({count}), got {len(grades)}")
+        indptr, ids = _csr([list(g) for g in grades], count, "grades")
+        values = np.asarray([v for g in grades for v in g.values()], dtype=np.int64)
+    if values.shape != ids.shape:
+        raise InvalidArgumentError(f"grades: expected one grade per concept id ({ids.shape[0]}), got {values.shape[0]}")
+    if values.size and (values.dtype.kind not in "iu" or np.abs(values.astype(np.int64)).max() > CONFIDENCE_LEVELS):
+        raise InvalidArgumentError(f"grades: each grade must be an integer in [-{CONFIDENCE_LEVELS}, {CONFIDENCE_LEVELS}]")
+    return indptr, ids, np.ascontiguousarray(values, dtype=np.int8)
 
 
 def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
@@ -252,25 +291,29 @@ class Index:
         has: Sequence[Iterable[int]] | None = None,
         not_has: Sequence[Iterable[int]] | None = None,
         kinds: Sequence[str | int] | str = "visual",
+        grades: Sequence[Mapping[int, int]] | GradeCSR | None = None,
     ) -> np.ndarray:
         """Append ``count`` items; returns their slots.
 
         ``vectors[space]`` is a ``(count, dim)`` array, or a list with one vector or ``None``
-        (no vector) per item; for a multi space, a list of ``(m_i, dim)`` arrays.
+        (no vector) per item; for a multi space, a list of ``(m_i, dim)`` arrays. ``grades``:
+        per item ``{concept: grade}`` (see the module docstring) or a :class:`GradeCSR`.
         """
         kind_codes = self._kind_codes(kinds, count)
         batch = [self._vector_input(space, values, count) for space, values in (vectors or {}).items()]
         has_indptr, has_ids = _csr(has, count, "has")
         not_indptr, not_ids = _csr(not_has, count, "not_has")
-        first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids)
+        first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids, _grades(grades, count))
         return np.arange(first, first + count, dtype=np.int64)
 
-    def set_concepts(self, slots: Any, has: Sequence[Iterable[int]], not_has: Sequence[Iterable[int]]) -> None:
-        """Replace the HAS / NOT_HAS states of live slots."""
+    def set_concepts(self, slots: Any, has: Sequence[Iterable[int]], not_has: Sequence[Iterable[int]],
+                     grades: Sequence[Mapping[int, int]] | GradeCSR | None = None) -> None:
+        """Replace the HAS / NOT_HAS states (and the confidence grades: none given = none kept) of
+        live slots."""
         slot_array = _slots(slots, "slots")
         has_indptr, has_ids = _csr(has, len(slot_array), "has")
         not_indptr, not_ids = _csr(not_has, len(slot_array), "not_has")
-        self._core.set_concepts(slot_array, has_indptr, has_ids, not_indptr, not_ids)
+        self._core.set_concepts(slot_array, has_indptr, has_ids, not_indptr, not_ids, _grades(grades, len(slot_array)))
 
     def set_vectors(self, slots: Any, space: str, vectors: Any) -> None:
         """Replace one space's vectors of live slots (``None`` entries clear a vector)."""
@@ -308,15 +351,26 @@ class Index:
         threads: int = 0,
         exact: bool = True,
         ef_search: int = 0,
+        present_level: int = 0,
+        absent_level: int = 0,
     ) -> SearchRequest:
         """Build one :class:`SearchRequest` (the arguments of :meth:`search`), checking and
         converting each argument here so errors name it. ``exact=False`` lets a space's
         approximate index choose each large tier's top k (tiers and their order stay exact);
-        ``ef_search`` (0 = the space's) widens the graph search for this request."""
+        ``ef_search`` (0 = the space's) widens the graph search for this request.
+        ``present_level`` / ``absent_level`` (hard mode; 0 = not used): confidence flags within
+        tiers, see the module docstring; such a request is searched exactly."""
         if not isinstance(exact, (bool, np.bool_)):
             raise InvalidArgumentType(f"exact must be a bool, got {quoted(exact)}")
         if isinstance(ef_search, bool) or not isinstance(ef_search, (int, np.integer)) or not 0 <= ef_search <= 10_000:
             raise InvalidArgumentError(f"ef_search must be an integer in [0, 10000] (0 = the index's), got {quoted(ef_search)}")
+        for name, level in (("present_level", present_level), ("absent_level", absent_level)):
+            if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= CONFIDENCE_LEVELS:
+                raise InvalidArgumentError(f"{name} must be an integer in [0, {CONFIDENCE_LEVELS}] (0 = not used), "
+                                           f"got {quoted(level)}")
+            if level and mode != "hard":
+                raise InvalidArgumentError(f"{name}: confidence flags order items within logic tiers; use mode 'hard' "
+                                           f"(got {quoted(mode)}) or level 0")
         terms = []
         for space, values in (query or {}).items():
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
@@ -334,6 +388,8 @@ class Index:
             threads=self._check_threads(threads),
             exact=bool(exact),
             ef_search=int(ef_search),
+            present_level=int(present_level),
+            absent_level=int(absent_level),
         )
 
     @overload
@@ -373,12 +429,15 @@ class Index:
         threads: int = 0,
         exact: bool = True,
         ef_search: int = 0,
+        present_level: int = 0,
+        absent_level: int = 0,
     ) -> SearchHits:
         """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
         ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
-        ``exact=False``: see :meth:`request`."""
+        ``exact=False``, ``present_level`` / ``absent_level``: see :meth:`request`."""
         return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,
-                                                 kinds, allow, weights, threads, exact, ef_search))
+                                                 kinds, allow, weights, threads, exact, ef_search, present_level,
+                                                 absent_level))
 
     def search_batch(
         self,
@@ -543,7 +602,7 @@ class Index:
 
     @staticmethod
     def _hits(raw: tuple) -> SearchHits:
-        slots, tiers, scores, counts, scored, reranked, approximate = raw
+        slots, tiers, scores, counts, scored, reranked, approximate, confidence = raw
         return SearchHits(
             slots=slots,
             tiers=tiers,
@@ -552,4 +611,5 @@ class Index:
             scored=int(scored),
             reranked=int(reranked),
             approximate=bool(approximate),
+            confidence=confidence,
         )

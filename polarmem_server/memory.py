@@ -24,7 +24,7 @@ from polarmem_server.domain.items import (ItemInput, check_evidence, check_item,
 from polarmem_server.domain.mixtures import BetaMixture, fit_supervised
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import check_count, recall_query
-from polarmem_server.domain.rule_choice import LabelledSet
+from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
 from polarmem_server.recall import RecallResult, run_recall
@@ -344,7 +344,7 @@ class Memory:
                kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
                weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
                explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
-               ef_search: int = 0) -> RecallResult:
+               ef_search: int = 0, rank_by_confidence: bool | None = None) -> RecallResult:
         """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
         or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
         otherwise), said in the result's mode_reason. `explain`
@@ -352,16 +352,23 @@ class Memory:
         and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
         unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts).
         `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
-        with `ef_search` candidates (0 = its own); FailedPrecondition where it has none."""
+        with `ef_search` candidates (0 = its own); FailedPrecondition where it has none.
+        `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
+        True / False turn confidence flags within tiers on / off (rule_choice.confidence_in_force)."""
         namespace = self.namespace(ns)
         if approximate and namespace.settings.ann is None:
             raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
                                      "set at creation); drop approximate or create a namespace with one")
         rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
+        try:
+            present_above, absent_below = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence,
+                                                              mode)
+        except ValueError as exc:
+            raise InvalidArgument(str(exc)) from None
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                              rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                             approximate, ef_search)
+                             approximate, ef_search, present_above, absent_below)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
         except InvalidArgument:

@@ -23,6 +23,12 @@ Modes:
   UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
   Computed as two core searches — the hard top ``k`` and the hard top ``k`` among verified
   items (``Index.slots_with``) — merged; the strict top ``k`` is always inside their union.
+* confidence within tiers (``RecallQuery.present_above`` / ``absent_below``, set by the namespace's
+  rule or ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` ranks,
+  inside each tier (after strict's verified absence, before ``s_sem``), the items whose forbidden
+  concepts are confidently absent first, then those whose required concepts are confidently
+  present (binary flags from the index's confidence grades, domain/confidence.py). The strict merge
+  stays exact: everything ranked above an item by (tier, flags, s_sem) is above it in strict too.
 * ``adaptive`` — ``hard`` when (a) the constraints are certain: explicit, or parsed with no
   unknown and no encoder-mapped term, and (b) there is enough compatible evidence: the hard
   top ``k`` holds ``k`` non-conflicting items, and (with a query vector) every one of them has
@@ -42,9 +48,11 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
+from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
+from polarmem_server.domain.rule_choice import describe_confidence
 from polarmem_server.domain.suggest import closest_names, unknown_concepts_message
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring.encoder import Encoder, load_encoder
@@ -241,13 +249,20 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     k, exclude = query.k, query.exclude_conflicts
     # Without explanations the states of the query's concepts come from the index, not records.
     states = not explain and bool(plan.required or plan.forbidden)
+    # Confidence flags rank within tiers: the hard searches only (soft and off have no tiers).
+    wanted = query.present_above is not None or query.absent_below is not None
+    honoured = wanted and backend.ranks_by_confidence
+    present_level = confidence.present_level(query.present_above) if honoured else 0
+    absent_level = confidence.absent_level(query.absent_below) if honoured else 0
 
     def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False) -> SearchResult:
+        hard = mode == "hard"
         return backend.search(namespace.name, SearchRequest(
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
-            concept_states=states, exact=not query.approximate, ef_search=query.ef_search))
+            concept_states=states, exact=not query.approximate, ef_search=query.ef_search,
+            present_level=present_level if hard else 0, absent_level=absent_level if hard else 0))
 
     hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
         (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
@@ -260,6 +275,10 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
+    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and wanted:
+        ranked = describe_confidence(query.present_above, query.absent_below) if honoured else \
+            "confidence ranking not applied: this backend keeps no confidence grades"
+        result.mode_reason = f"{result.mode_reason}; {ranked}" if result.mode_reason else ranked
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
         kept = {h.item_id for h in result.hits}
@@ -293,7 +312,7 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
 
 def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,
             exclude: bool, explain: bool = True) -> tuple[list[Hit], dict[str, int]]:
-    """Ranks by (s_log, every forbidden concept verified NOT_HAS, s_sem). Any item of the strict
+    """Ranks by (s_log, every forbidden concept verified NOT_HAS, confidence flags, s_sem). Any item of the strict
     top k is in the hard top k (everything ranked above it there is above it here too) or in the
     hard top k among verified items, so merging those two searches is exact. When the hard top k
     is verified throughout, it is already the strict top k, and the second search is skipped.
@@ -311,8 +330,9 @@ def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: 
     if forbidden and not all(row[2] for row in rows):
         seen = {row[0].item_id for row in rows}
         rows += [row for row in rows_of(search("hard", k, exclude, absent_verified=True)) if row[0].item_id not in seen]
-        # stable: equal keys keep the backend's order (hard list first)
-        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].score))
+        # stable: equal keys keep the backend's order (hard list first); confidence flags (0
+        # without them) order within (tier, verified) as the backend's hard order does
+        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].confidence, -row[0].score))
     if explain:
         out = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]]
     else:

@@ -26,6 +26,7 @@ template <> const char* dtype_name<float>() { return "float32"; }
 template <> const char* dtype_name<std::int64_t>() { return "int64"; }
 template <> const char* dtype_name<std::uint32_t>() { return "uint32"; }
 template <> const char* dtype_name<std::uint8_t>() { return "uint8"; }
+template <> const char* dtype_name<std::int8_t>() { return "int8"; }
 
 // The data pointer of a C-contiguous array of exactly dtype T and `ndim` dimensions.
 template <typename T>
@@ -63,6 +64,17 @@ ConceptLists lists(const std::optional<py::array>& indptr, const std::optional<p
   const auto* i = checked<std::uint32_t>(*ids, name, 1);
   if (p[count] != static_cast<std::int64_t>(ids->size())) throw py::value_error(std::string(name) + " indptr[-1] must equal len(ids)");
   return {p, i};
+}
+
+// Confidence grades as CSR: (indptr[count + 1] int64, ids uint32, grades int8) or None.
+using PyGrades = std::optional<std::tuple<py::array, py::array, py::array>>;
+ConceptGrades grade_lists(const PyGrades& grades, std::size_t count) {
+  if (!grades) return {};
+  const auto& [indptr, ids, values] = *grades;
+  const ConceptLists base = lists(indptr, ids, count, "grades");
+  const auto* g = checked<std::int8_t>(values, "grades", 1);
+  if (values.size() != ids.size()) throw py::value_error("grades: one grade per id expected");
+  return {base.indptr, base.ids, g};
 }
 
 // (space, values[rows, dim], present[rows] | None, counts[items] | None)
@@ -106,7 +118,7 @@ void set_allow(SearchRequest& r, const std::optional<py::array>& allow) {
 py::tuple result_tuple(const SearchResult& r) {
   return py::make_tuple(to_numpy(r.slots), to_numpy(r.tiers), to_numpy(r.scores),
                         py::make_tuple(r.tier_counts[0], r.tier_counts[1], r.tier_counts[2]), r.scored, r.reranked,
-                        r.approximate);
+                        r.approximate, to_numpy(r.confidence));
 }
 
 // (space, m, ef_construction, ef_search, exact_below, exact_factor)
@@ -167,6 +179,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.attr("MAX_TOP_K") = kMaxTopK;
   m.attr("MAX_DIM") = kMaxDim;
+  m.attr("CONFIDENCE_LEVELS") = kConfidenceLevels;
 
   py::enum_<SearchMode>(m, "SearchMode", "How hits are ranked: off (s_sem), hard ((s_log, s_sem)), soft (s_sem + lambda s_log).")
       .value("off", SearchMode::kOff)
@@ -178,7 +191,8 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init([](const PyQueryVectors& vectors, std::vector<std::uint32_t> required,
                        std::vector<std::uint32_t> forbidden, std::size_t k, SearchMode mode, float soft_lambda,
                        bool exclude_conflicts, std::uint8_t kind_mask, const std::optional<py::array>& allow,
-                       std::size_t threads, bool exact, std::size_t ef_search) {
+                       std::size_t threads, bool exact, std::size_t ef_search, std::uint8_t present_level,
+                       std::uint8_t absent_level) {
              SearchRequest r;
              set_vectors(r, vectors);
              r.required = std::move(required);
@@ -192,12 +206,15 @@ PYBIND11_MODULE(_core, m) {
              r.threads = threads;
              r.exact = exact;
              r.ef_search = ef_search;
+             r.present_level = present_level;
+             r.absent_level = absent_level;
              return r;
            }),
            py::arg("vectors") = PyQueryVectors{}, py::arg("required") = std::vector<std::uint32_t>{},
            py::arg("forbidden") = std::vector<std::uint32_t>{}, py::arg("k") = 10, py::arg("mode") = SearchMode::kHard,
            py::arg("soft_lambda") = 1.0f, py::arg("exclude_conflicts") = false, py::arg("kind_mask") = 0,
-           py::arg("allow") = py::none(), py::arg("threads") = 0, py::arg("exact") = true, py::arg("ef_search") = 0)
+           py::arg("allow") = py::none(), py::arg("threads") = 0, py::arg("exact") = true, py::arg("ef_search") = 0,
+           py::arg("present_level") = 0, py::arg("absent_level") = 0)
       .def_property(
           "vectors",
           [](const SearchRequest& r) {
@@ -223,6 +240,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("threads", &SearchRequest::threads)
       .def_readwrite("exact", &SearchRequest::exact)
       .def_readwrite("ef_search", &SearchRequest::ef_search)
+      .def_readwrite("present_level", &SearchRequest::present_level)
+      .def_readwrite("absent_level", &SearchRequest::absent_level)
       .def("__copy__", [](const SearchRequest& r) { return SearchRequest(r); })  // shares the allow-list
       .def("__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
       .def("__repr__", [](const SearchRequest& r) {
@@ -274,27 +293,34 @@ PYBIND11_MODULE(_core, m) {
       .def("add",
            [](Index& self, const py::array& kinds, const std::vector<PyVectors>& vectors,
               const std::optional<py::array>& has_indptr, const std::optional<py::array>& has_ids,
-              const std::optional<py::array>& not_indptr, const std::optional<py::array>& not_ids) {
+              const std::optional<py::array>& not_indptr, const std::optional<py::array>& not_ids,
+              const PyGrades& grades) {
              ItemBatch batch;
              batch.kinds = checked<std::uint8_t>(kinds, "kinds", 1);
              batch.count = static_cast<std::size_t>(kinds.size());
              for (const auto& v : vectors) batch.vectors.push_back(vector_input(v));
              batch.has = lists(has_indptr, has_ids, batch.count, "has");
              batch.not_has = lists(not_indptr, not_ids, batch.count, "not_has");
+             batch.grades = grade_lists(grades, batch.count);
              py::gil_scoped_release release;
              return self.add(batch);
-           })
+           },
+           py::arg("kinds"), py::arg("vectors"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"),
+           py::arg("not_ids"), py::arg("grades") = py::none())
       .def("set_concepts",
            [](Index& self, const py::array& slots, const std::optional<py::array>& has_indptr,
               const std::optional<py::array>& has_ids, const std::optional<py::array>& not_indptr,
-              const std::optional<py::array>& not_ids) {
+              const std::optional<py::array>& not_ids, const PyGrades& grades) {
              const auto* s = checked<std::int64_t>(slots, "slots", 1);
              const auto n = static_cast<std::size_t>(slots.size());
              const ConceptLists has = lists(has_indptr, has_ids, n, "has");
              const ConceptLists not_has = lists(not_indptr, not_ids, n, "not_has");
+             const ConceptGrades graded = grade_lists(grades, n);
              py::gil_scoped_release release;
-             self.set_concepts(s, n, has, not_has);
-           })
+             self.set_concepts(s, n, has, not_has, graded);
+           },
+           py::arg("slots"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"), py::arg("not_ids"),
+           py::arg("grades") = py::none())
       .def("set_vectors",
            [](Index& self, const py::array& slots, const PyVectors& vectors) {
              const auto* s = checked<std::int64_t>(slots, "slots", 1);

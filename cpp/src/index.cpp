@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,9 @@ struct Index::Prepared {
   std::vector<const SlotBitmap*> required_has;
   std::vector<const SlotBitmap*> required_not;
   std::vector<const SlotBitmap*> forbidden_has;
+  // Confidence flags (empty unless the request asks for them and names such concepts).
+  std::vector<const SlotBitmap*> present_flags;  // required concepts at present_level
+  std::vector<const SlotBitmap*> absent_flags;   // forbidden concepts at absent_level
   std::vector<std::uint64_t> allow_words;
   std::size_t word_count = 0;
   bool compact = false;
@@ -146,6 +150,29 @@ void Index::check_concepts(ConceptLists lists, std::size_t count, const std::str
                                          std::to_string(i) + " is out of range [0, " + std::to_string(vocabulary) +
                                          "); grow the vocabulary with ensure_concepts() first");
       }
+    }
+  }
+}
+
+void Index::check_grades(ConceptGrades grades, std::size_t count) const {
+  if (grades.indptr == nullptr) return;
+  check_concepts(ConceptLists{grades.indptr, grades.ids}, count, "grades");
+  constexpr int kLevels = static_cast<int>(kConfidenceLevels);
+  // A concept graded twice for one item would be ambiguous: stamp[id] holds the last item + 1.
+  std::vector<std::size_t> stamp(has_.size(), 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (std::int64_t p = grades.indptr[i]; p < grades.indptr[i + 1]; ++p) {
+      const int grade = grades.grades[p];
+      if (grade < -kLevels || grade > kLevels) {
+        fail(ErrorCode::kInvalidArgument, "grades: grade " + std::to_string(grade) + " of item " + std::to_string(i) +
+                                              " is outside [-" + std::to_string(kLevels) + ", " +
+                                              std::to_string(kLevels) + "]");
+      }
+      if (stamp[grades.ids[p]] == i + 1) {
+        fail(ErrorCode::kInvalidArgument, "grades: concept id " + std::to_string(grades.ids[p]) + " is graded twice for item " +
+                                              std::to_string(i) + "; give each concept one grade");
+      }
+      stamp[grades.ids[p]] = i + 1;
     }
   }
 }
@@ -222,10 +249,23 @@ void Index::apply_vectors(std::size_t space, const std::int64_t* slots, std::siz
   if (graph && !indexed.empty()) graph->upsert(indexed, threads_);
 }
 
-void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, std::size_t item, bool clear_old) {
+void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, ConceptGrades grades,
+                           std::size_t item, bool clear_old) {
   if (clear_old) {
     for (auto& bitmap : has_) bitmap.reset(slot);
     for (auto& bitmap : not_has_) bitmap.reset(slot);
+    for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
+      for (auto& bitmap : present_[level]) bitmap.reset(slot);
+      for (auto& bitmap : absent_[level]) bitmap.reset(slot);
+    }
+  }
+  if (grades.indptr) {
+    // Cumulative: a grade of 3 sets levels 1, 2 and 3, so a query at level g reads one bitmap.
+    for (std::int64_t p = grades.indptr[item]; p < grades.indptr[item + 1]; ++p) {
+      const int grade = grades.grades[p];
+      auto& levels = grade > 0 ? present_ : absent_;
+      for (int level = 0; level < std::abs(grade); ++level) levels[static_cast<std::size_t>(level)][grades.ids[p]].set(slot);
+    }
   }
   if (has.indptr) {
     for (std::int64_t p = has.indptr[item]; p < has.indptr[item + 1]; ++p) has_[has.ids[p]].set(slot);
@@ -276,6 +316,7 @@ std::int64_t Index::add(const ItemBatch& batch) {
   std::unique_lock lock(mutex_);
   check_concepts(batch.has, batch.count, "has");
   check_concepts(batch.not_has, batch.count, "not_has");
+  check_grades(batch.grades, batch.count);
   const std::size_t first = size_;
   const std::size_t end = first + batch.count;
   for (auto& space : spaces_) space.reserve(end);
@@ -286,20 +327,22 @@ std::int64_t Index::add(const ItemBatch& batch) {
     const std::size_t slot = first + i;
     live_.set(slot);
     visual_.assign(slot, !batch.kinds || batch.kinds[i] == static_cast<std::uint8_t>(ItemKind::kVisual));
-    apply_concepts(slot, batch.has, batch.not_has, i, false);
+    apply_concepts(slot, batch.has, batch.not_has, batch.grades, i, false);
   }
   size_ = end;
   live_count_ += batch.count;
   return static_cast<std::int64_t>(first);
 }
 
-void Index::set_concepts(const std::int64_t* slots, std::size_t count, ConceptLists has, ConceptLists not_has) {
+void Index::set_concepts(const std::int64_t* slots, std::size_t count, ConceptLists has, ConceptLists not_has,
+                         ConceptGrades grades) {
   check_disjoint(has, not_has, count);
   std::unique_lock lock(mutex_);
   check_live_slots(slots, count, "slots");
   check_concepts(has, count, "has");
   check_concepts(not_has, count, "not_has");
-  for (std::size_t i = 0; i < count; ++i) apply_concepts(static_cast<std::size_t>(slots[i]), has, not_has, i, true);
+  check_grades(grades, count);
+  for (std::size_t i = 0; i < count; ++i) apply_concepts(static_cast<std::size_t>(slots[i]), has, not_has, grades, i, true);
 }
 
 void Index::set_vectors(const std::int64_t* slots, std::size_t count, const VectorInput& input) {
@@ -347,6 +390,10 @@ std::vector<std::int64_t> Index::compact() {
   };
   for (auto& bitmap : has_) bitmap = remap(bitmap);
   for (auto& bitmap : not_has_) bitmap = remap(bitmap);
+  for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
+    for (auto& bitmap : present_[level]) bitmap = remap(bitmap);
+    for (auto& bitmap : absent_[level]) bitmap = remap(bitmap);
+  }
   visual_ = remap(visual_);
   live_ = remap(live_);
   for (auto& space : spaces_) space.compact_slots(new_of_old, next);
@@ -365,11 +412,19 @@ void Index::ensure_concepts(std::size_t count) {
   }
   std::unique_lock lock(mutex_);
   if (count > has_.size()) {
-    // Both reservations come first, so a failed allocation leaves the vocabulary unchanged.
+    // Every reservation comes first, so a failed allocation leaves the vocabulary unchanged.
     has_.reserve(count);
     not_has_.reserve(count);
+    for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
+      present_[level].reserve(count);
+      absent_[level].reserve(count);
+    }
     has_.resize(count);
     not_has_.resize(count);
+    for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
+      present_[level].resize(count);
+      absent_[level].resize(count);
+    }
   }
 }
 
@@ -385,7 +440,23 @@ void Index::check_constraints(const SearchRequest& request) const {
   }
   if (!std::isfinite(request.soft_lambda)) fail(ErrorCode::kInvalidArgument, "soft_lambda must be finite");
   if (request.kind_mask > 3) fail(ErrorCode::kInvalidArgument, "kind_mask must be 0 (any), 1 (visual), 2 (text) or 3 (both)");
+  for (const auto& [level, name] : {std::pair{request.present_level, "present_level"}, {request.absent_level, "absent_level"}}) {
+    if (level > kConfidenceLevels) {
+      fail(ErrorCode::kInvalidArgument, std::string(name) + " must be 0 (not used) .. " + std::to_string(kConfidenceLevels) +
+                                            ", got " + std::to_string(level));
+    }
+    if (level > 0 && request.mode != SearchMode::kHard) {
+      fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence flags order items within logic tiers; use mode "
+                                                            "hard (soft and off rank without tiers), or level 0");
+    }
+  }
 }
+
+namespace {
+bool wants_confidence(const SearchRequest& request) noexcept {
+  return request.present_level > 0 || request.absent_level > 0;
+}
+}  // namespace
 
 Index::Prepared Index::prepare(const SearchRequest& request) const {
   Prepared prepared;
@@ -480,6 +551,10 @@ void Index::bind(Prepared& prepared) const {
   resolve(request.required, "required", has_, &prepared.required_has);
   resolve(request.required, "required", not_has_, &prepared.required_not);
   resolve(request.forbidden, "forbidden", has_, &prepared.forbidden_has);
+  prepared.present_flags.clear();
+  prepared.absent_flags.clear();
+  if (request.present_level > 0) resolve(request.required, "required", present_[request.present_level - 1u], &prepared.present_flags);
+  if (request.absent_level > 0) resolve(request.forbidden, "forbidden", absent_[request.absent_level - 1u], &prepared.absent_flags);
   prepared.word_count = (size_ + 63) / 64;
   if (request.allow) {
     prepared.allow_words.assign(prepared.word_count, 0);
@@ -547,12 +622,27 @@ std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<c
   return merged;
 }
 
-void fill_result(const std::vector<Entry>& ranked, SearchResult* result) {
+// A hard-mode rank of run_search: tier * kFlagSpan + confidence flags (bit 1 confidently
+// absent, bit 0 confidently present; 0 without confidence levels), so one int8 comparison
+// orders (tier, flags) and `rank >> 2` is the tier (an arithmetic shift floors negatives).
+constexpr int kFlagSpan = 4;
+inline int tier_of_rank(int rank) noexcept { return rank >> 2; }
+
+void fill_result(const std::vector<Entry>& ranked, SearchResult* result, bool confidence = false) {
   for (const Entry& e : ranked) {
     result->slots.push_back(e.slot);
     result->tiers.push_back(e.tier);
     result->scores.push_back(e.score);
+    if (confidence) result->confidence.push_back(static_cast<std::int8_t>(e.rank_tier & (kFlagSpan - 1)));
   }
+}
+
+// The slots of word `word` that are flagged: every listed bitmap has them (none listed: none).
+inline std::uint64_t all_flagged(const std::vector<const SlotBitmap*>& bitmaps, std::size_t word) noexcept {
+  if (bitmaps.empty()) return 0;
+  std::uint64_t bits = ~std::uint64_t{0};
+  for (const SlotBitmap* b : bitmaps) bits &= b->word(word);
+  return bits;
 }
 
 }  // namespace
@@ -614,6 +704,7 @@ SearchResult Index::run_search(const Prepared& prepared) const {
       for (std::size_t q = 0; q < prepared.queries.size(); ++q) spaces_[prepared.space_ids[q]].prefetch(slot);
     };
     const bool hard = request.mode == SearchMode::kHard;
+    const bool confidence = wants_confidence(request);
     // Selected items are gathered a block at a time so rows can be prefetched several items
     // ahead: sparse tiers would otherwise pay a full memory latency per item.
     constexpr std::size_t kBlock = 256;
@@ -628,8 +719,9 @@ SearchResult Index::run_search(const Prepared& prepared) const {
         for (std::size_t i = 0; i < std::min(kPrefetchDistance, block_size); ++i) prefetch(block[i].first);
       }
       for (std::size_t i = 0; i < block_size; ++i) {
-        const auto [slot, tier] = block[i];
-        const std::int8_t rank_tier = hard ? tier : 0;
+        const auto [slot, code] = block[i];  // tier * kFlagSpan + flags
+        const std::int8_t tier = static_cast<std::int8_t>(tier_of_rank(code));
+        const std::int8_t rank_tier = hard ? code : 0;
         if (hard && heap.full() && rank_tier < heap.worst().rank_tier) continue;
         float score = 0.0f;
         float bound_sum = 0.0f;
@@ -655,17 +747,19 @@ SearchResult Index::run_search(const Prepared& prepared) const {
       std::uint64_t selected = t.entailed | (take_neutral ? t.neutral : 0) | (take_conflict ? t.conflict : 0);
       // A full heap of a better tier makes lower tiers unrankable: skip their vectors.
       if (hard && heap.full()) {
-        const int worst_tier = heap.worst().rank_tier;
+        const int worst_tier = tier_of_rank(heap.worst().rank_tier);
         if (worst_tier == kEntailed) selected &= t.entailed;
         else if (worst_tier == kNeutral) selected &= ~t.conflict;
       }
+      // Confidence flags as rank bits: absent (bit 1) outranks present (bit 0) within a tier.
+      const std::uint64_t absent = confidence ? all_flagged(prepared.absent_flags, w) : 0;
+      const std::uint64_t present = confidence ? all_flagged(prepared.present_flags, w) : 0;
       while (selected) {
         const unsigned bit = static_cast<unsigned>(std::countr_zero(selected));
         selected &= selected - 1;
-        const std::int8_t tier = static_cast<std::int8_t>(((t.entailed >> bit) & 1u) ? kEntailed
-                                                          : ((t.conflict >> bit) & 1u) ? kConflict
-                                                                                       : kNeutral);
-        block[block_size++] = {w * 64 + bit, tier};
+        const int tier = ((t.entailed >> bit) & 1u) ? kEntailed : ((t.conflict >> bit) & 1u) ? kConflict : kNeutral;
+        const int flags = static_cast<int>(((absent >> bit) & 1u) << 1 | ((present >> bit) & 1u));
+        block[block_size++] = {w * 64 + bit, static_cast<std::int8_t>(tier * kFlagSpan + flags)};
       }
       if (block_size >= kBlock) flush();
     }
@@ -687,14 +781,15 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     return score;
   };
   fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked),
-              &result);
+              &result, wants_confidence(request));
   return result;
 }
 
 // ---- approximate search within tiers ---------------------------------------------------
 
 bool Index::wants_graph(const SearchRequest& request) const noexcept {
-  if (request.exact || request.vectors.size() != 1) return false;
+  // Confidence flags split tiers further than the graph's per-tier walk does: searched exactly.
+  if (request.exact || request.vectors.size() != 1 || wants_confidence(request)) return false;
   for (std::size_t i = 0; i < spaces_.size(); ++i) {
     if (spaces_[i].config().name == request.vectors[0].space) return graphs_[i] != nullptr && request.vectors[0].weight > 0.0f;
   }
@@ -704,7 +799,9 @@ bool Index::wants_graph(const SearchRequest& request) const noexcept {
 const AnnGraph* Index::approximate_graph(const Prepared& prepared) const noexcept {
   const SearchRequest& request = *prepared.request;
   // A negative weight ranks by the least similar, which a nearest-neighbour graph cannot find.
-  if (request.exact || prepared.queries.size() != 1 || !(prepared.weights[0] > 0.0f)) return nullptr;
+  if (request.exact || prepared.queries.size() != 1 || !(prepared.weights[0] > 0.0f) || wants_confidence(request)) {
+    return nullptr;
+  }
   return graphs_[prepared.space_ids[0]].get();
 }
 
@@ -864,7 +961,7 @@ std::size_t Index::ann_size(const std::string& space) const {
 bool Index::batchable(const std::vector<SearchRequest>& requests) const {
   const std::string& space = requests[0].vectors.empty() ? std::string() : requests[0].vectors[0].space;
   for (const SearchRequest& r : requests) {
-    if (r.vectors.size() != 1 || r.vectors[0].space != space) return false;
+    if (r.vectors.size() != 1 || r.vectors[0].space != space || wants_confidence(r)) return false;
   }
   for (const auto& s : spaces_) {
     if (s.config().name == space) return !s.config().multi;
@@ -1198,6 +1295,10 @@ std::size_t Index::memory_bytes() const {
   for (const auto& g : graphs_) total += g ? g->memory_bytes() : 0;
   for (const auto& b : has_) total += b.memory_bytes() + sizeof(b);
   for (const auto& b : not_has_) total += b.memory_bytes() + sizeof(b);
+  for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
+    for (const auto& b : present_[level]) total += b.memory_bytes() + sizeof(b);
+    for (const auto& b : absent_[level]) total += b.memory_bytes() + sizeof(b);
+  }
   return total;
 }
 

@@ -93,6 +93,8 @@ class ReplicaMemory(Memory):
         record = self.backend.namespace_record(name)
         settings_changed = any(change.op == OP_SETTINGS for change in changes)
         concepts_before = len(self.backend.concepts(name)) if record is not None else 0
+        if record is not None and settings_changed and self.backend.same_layout(record):
+            self.backend.grade_with(record)  # items re-partitioned under new settings are graded by them
         if (record is None or (settings_changed and not self.backend.same_layout(record))
                 or not self.backend.apply_items(name, [c for c in changes if c.op == OP_ITEM])):
             self.reload_namespace(name)

@@ -237,7 +237,9 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
         info.calibration.CopyFrom(calibration_view(namespace.calibration))
     choice = namespace.rule
     info.rule.CopyFrom(pb.RuleChoice(partitioner=choice.partitioner, recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
-                                     reason=choice.reason, accuracy_used=choice.accuracy_used))
+                                     reason=choice.reason, accuracy_used=choice.accuracy_used,
+                                     confidence_present_above=choice.present_above,
+                                     confidence_absent_below=choice.absent_below))
     return info
 
 
@@ -431,7 +433,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k,
             explain=explain or request.include_context or request.include_items,
             allow_unknown_concepts=request.allow_unknown_concepts, approximate=request.approximate,
-            ef_search=request.ef_search)
+            ef_search=request.ef_search,
+            rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None)
         check_deadline(deadline)
         return self._recall_response(request, namespace, result)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from polarmem_server.domain import confidence
 from polarmem_server.domain.items import KINDS, check_concept, check_metadata, check_vectors
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.index import MAX_TOP_K, SpaceSpec  # the core's bound, checked here once
@@ -57,6 +58,10 @@ class RecallQuery:
     # 0 = the namespace's candidate list
     approximate: bool = False
     ef_search: int = 0
+    # confidence flags within tiers (domain/confidence.py's grid; None = not used), for the hard
+    # searches of hard / strict / adaptive recall: rule_choice.confidence_in_force chooses them
+    present_above: float | None = None
+    absent_below: float | None = None
 
 
 MAX_EF_SEARCH = 10_000  # the core's limit (index.AnnSpec)
@@ -98,8 +103,19 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
                  exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
                  metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
                  suppressed_k: int = 0, allow_unknown_concepts: bool = False, approximate: bool = False,
-                 ef_search: int = 0) -> RecallQuery:
+                 ef_search: int = 0, present_above: float | None = None,
+                 absent_below: float | None = None) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
+    checked_mode = check_mode(mode)
+    for name, value, level in (("present_above", present_above, confidence.present_level),
+                               ("absent_below", absent_below, confidence.absent_level)):
+        try:
+            level(value)
+        except ValueError as exc:
+            raise InvalidArgument(f"{name}: {exc}") from None
+    if (present_above is not None or absent_below is not None) and checked_mode in (RecallMode.SOFT, RecallMode.OFF):
+        raise InvalidArgument(f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
+                              "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
     if not isinstance(text, str):
         raise InvalidArgument("text must be a string")
     if isinstance(soft_lambda, bool) or not isinstance(soft_lambda, (int, float, np.floating)) \
@@ -118,9 +134,10 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
     return RecallQuery(
         text=text, vectors=check_vectors(spaces, vectors or {}, "vectors", query=True),
         required=_concepts(required, "required"), forbidden=_concepts(forbidden, "forbidden"),
-        k=check_count(k, "top_k", 1, MAX_TOP_K), mode=check_mode(mode), soft_lambda=float(soft_lambda),
+        k=check_count(k, "top_k", 1, MAX_TOP_K), mode=checked_mode, soft_lambda=float(soft_lambda),
         exclude_conflicts=bool(exclude_conflicts), kinds=tuple(dict.fromkeys(kind_codes)),
         metadata=check_metadata(metadata or {}), weights=checked_weights,
         suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
         allow_unknown_concepts=bool(allow_unknown_concepts), approximate=bool(approximate),
-        ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH))
+        ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH),
+        present_above=present_above, absent_below=absent_below)

@@ -38,6 +38,15 @@ class Rule:
     recall_mode: str  # hard | strict
     rho: float | None = None  # posterior partitioners only
     rho_absent: float | None = None
+    # Confidence flags within tiers (domain/confidence.py's grid; None = not used): items whose
+    # forbidden concepts' confidence is below `absent_below`, then whose required concepts' is
+    # above `present_above`, rank first within each tier (after strict's verified absence).
+    present_above: float | None = None
+    absent_below: float | None = None
+
+    @property
+    def ranks_by_confidence(self) -> bool:
+        return self.present_above is not None or self.absent_below is not None
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,14 @@ class RuleChoice:
     def recall_mode(self) -> str:
         return self.rule.recall_mode
 
+    @property
+    def present_above(self) -> float | None:
+        return self.rule.present_above
+
+    @property
+    def absent_below(self) -> float | None:
+        return self.rule.absent_below
+
 
 # Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
 # half (benchmarks/rule_sweep.py, docs/evaluation/dev/sweep_*.json; held-out Conflict@3 / nDCG@10):
@@ -88,13 +105,20 @@ class RuleChoice:
 #   won on the tuning half (0.078 vs 0.097) and lost on the held-out half (0.097), so it is not used;
 # * 0.95: with a labelled set, calibrated rho 0.5 / rho_absent 0.99 + strict 0.049 / 0.947 (otsu +
 #   strict 0.071 / 0.913); without one, otsu + strict (pooled calibrated was not checked held-out).
+# Confidence flags within tiers (benchmarks/rule_sweep.py --confidence, whole halves, seeds 0-2, the
+# flag chosen on the tuning half then frozen; held-out Conflict@3 / nDCG@10 with vs without it,
+# docs/quality.md §5): 0.7 none (every flag worse on tuning); 0.8 present > 0.99, 0.092 / 0.870 vs
+# 0.094 / 0.865; 0.9 present > 0.99, 0.051 / 0.927 vs 0.058 / 0.917; 0.95 declared present > 0.9,
+# 0.019 / 0.970 vs 0.031 / 0.946; 0.95 labelled absent < 0.03 then present > 0.99, 0.016 / 0.970 vs
+# 0.018 / 0.967; the embedding engine none (with or without a labelled set: no flag won on tuning).
 DECLARED: tuple[tuple[float, Rule], ...] = (
     (0.70, Rule("otsu", "hard")),
-    (0.80, Rule("otsu", "strict")),
-    (0.90, Rule("otsu", "strict")),
-    (0.95, Rule("otsu", "strict")),
+    (0.80, Rule("otsu", "strict", present_above=0.99)),
+    (0.90, Rule("otsu", "strict", present_above=0.99)),
+    (0.95, Rule("otsu", "strict", present_above=0.9)),
 )
-LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + ((0.95, Rule("calibrated", "strict", 0.5, 0.99)),)
+LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
+    (0.95, Rule("calibrated", "strict", 0.5, 0.99, present_above=0.99, absent_below=0.03)),)
 BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
@@ -200,8 +224,40 @@ def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, 
                              labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
 
 
+# An explicit Recall.rank_by_confidence on a namespace whose rule carries no thresholds uses these:
+# the flag the tuning half chose for the strongest verifier measured with a declared accuracy.
+DEFAULT_CONFIDENCE = (0.9, None)  # (present_above, absent_below)
+
+
+def confidence_in_force(rule: Rule, runs_rule: bool, requested: bool | None,
+                        mode: str | None = None) -> tuple[float | None, float | None]:
+    """(present_above, absent_below) a recall ranks with: `requested` None follows the rule when
+    the recall runs it (no mode named) and uses none when a mode is named; True uses the rule's
+    thresholds, or DEFAULT_CONFIDENCE where it has none; False none. Confidence orders items
+    within tiers, so it needs hard, strict or adaptive (which applies it when it resolves to
+    hard): ValueError for an explicit True with soft or off."""
+    if requested is False or (requested is None and not runs_rule):
+        return None, None
+    effective_mode = rule.recall_mode if runs_rule else mode
+    if requested and effective_mode in ("soft", "off"):
+        raise ValueError(f"rank_by_confidence orders items within logic tiers; mode {effective_mode} ranks without "
+                         "tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
+    if rule.ranks_by_confidence:
+        return rule.present_above, rule.absent_below
+    return DEFAULT_CONFIDENCE if requested else (None, None)
+
+
+def describe_confidence(present_above: float | None, absent_below: float | None) -> str:
+    parts = ([f"forbidden confidence < {absent_below}"] if absent_below is not None else []) + \
+            ([f"required confidence > {present_above}"] if present_above is not None else [])
+    return "ranked by confidence within tiers (" + ", then ".join(parts) + ")" if parts else ""
+
+
 def _describe(rule: Rule) -> str:
     bands = ""
     if rule.rho is not None:
         bands = f" (rho {rule.rho}" + (f", rho_absent {rule.rho_absent}" if rule.rho_absent else "") + ")"
-    return f"{rule.partitioner}{bands} + {rule.recall_mode}"
+    confidence = ""
+    if rule.ranks_by_confidence:
+        confidence = " + " + describe_confidence(rule.present_above, rule.absent_below)
+    return f"{rule.partitioner}{bands} + {rule.recall_mode}{confidence}"

@@ -229,7 +229,7 @@ class PolarMemClient:
                suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
                include_items: bool = False, weights: Mapping[str, float] | None = None,
                timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
-               ef_search: int | None = None) -> pb.RecallResponse:
+               ef_search: int | None = None, rank_by_confidence: bool | None = None) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
@@ -237,9 +237,11 @@ class PolarMemClient:
         `forbidden` replace parsing `text`; names the vocabulary lacks are INVALID_ARGUMENT (with
         the closest known names), unless `allow_unknown_concepts`: then they are skipped and
         listed in parse.unknown_concepts with their suggestions. `approximate`: the namespace's
-        approximate index orders large tiers (`ef_search` candidates; tiers stay exact)."""
+        approximate index orders large tiers (`ef_search` candidates; tiers stay exact).
+        `rank_by_confidence`: within tiers, confidently absent forbidden / present required concepts
+        first (None: as the namespace's rule says)."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
                                        context_budget_chars, include_items, weights, allow_unknown_concepts,
-                                       approximate, ef_search)
+                                       approximate, ef_search, rank_by_confidence)
         return self._call(self._stub.Recall, request, timeout_s)

@@ -96,7 +96,15 @@ class SearchRequest:
     every filter except ``exclude_conflicts``, by tier.
 
     ``concept_states`` asks for each hit's states of the query's concepts (``SearchHit.states``)
-    from the search state itself, so that a caller who needs no explanation reads no record."""
+    from the search state itself, so that a caller who needs no explanation reads no record.
+
+    ``present_level`` / ``absent_level`` (``hard`` only; 0 = not used): confidence flags within
+    tiers (domain/confidence.py's grid). An item is *confidently absent* when every ``forbidden``
+    concept's confidence is below ``ABSENT_BELOW[absent_level - 1]``, *confidently present* when
+    every ``required`` one's is above ``PRESENT_ABOVE[present_level - 1]``; hard then orders by
+    (tier, confidently absent, confidently present, s_sem), and ``SearchHit.confidence`` reports
+    the flags. A backend that keeps no confidence (Milvus) may ignore them: the order is then the
+    plain hard order and every flag 0."""
 
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
     required: Sequence[int] = ()
@@ -114,6 +122,8 @@ class SearchRequest:
     # their order stay exact); a backend without one searches exactly. ef_search 0 = its default.
     exact: bool = True
     ef_search: int = 0
+    present_level: int = 0
+    absent_level: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,7 @@ class SearchHit:
     tier: int  # +1 entailed, 0 neutral, -1 conflict
     score: float  # s_sem in every mode (soft ranks by s_sem + λ·tier but reports s_sem)
     states: tuple[int, ...] = ()
+    confidence: int = 0  # bit 1 confidently absent, bit 0 confidently present (levels requested)
 
 
 @dataclass(frozen=True)
@@ -161,6 +172,10 @@ class Backend(ABC):
     backend was configured for (the local backend's ``durability="sync"`` syncs its write-ahead
     log), when it returns; a crash loses none of it. Ordering: within one namespace, changes
     become visible to reads in the order the library made them."""
+
+    # Whether search() honours SearchRequest.present_level / absent_level (confidence within
+    # tiers); a backend that keeps no confidence leaves it False and recall says so.
+    ranks_by_confidence: bool = False
 
     # ---- lifecycle ----------------------------------------------------------------------------
 

@@ -363,7 +363,7 @@ def test_auto_rule_and_approximate_index_from_the_command_line(server, client, c
     assert info["rule"]["recall_mode"] == "RECALL_MODE_STRICT" and "declared" in info["rule"]["reason"]
     for i in range(4):
         client.remember("a", id=f"i{i}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"})
-    code, out, _ = run(capsys, "recall", "--required", "dog", "--approximate", "--ef-search", 32, "-n", "a",
+    code, out, _ = run(capsys, "recall", "--required", "dog", "--approximate", "--ef-search", 32, "--no-rank-by-confidence", "-n", "a",
                        "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
     assert code == 0 and "mode=rule->strict" in out and "i1" in out
     code, out, _ = run(capsys, "namespace", "update", "a", "--declared-accuracy", 0.7, *conn)

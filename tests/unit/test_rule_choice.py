@@ -42,7 +42,8 @@ def test_a_large_labelled_set_of_a_095_verifier_gets_the_095_rule():
     accuracy, n_present, n_absent = rule_choice.balanced_accuracy(scores, present)
     choice = choose_rule(VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present,
                                            labelled_absent=n_absent))
-    assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule("calibrated", "strict", 0.5, 0.99)
+    assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule("calibrated", "strict", 0.5, 0.99,
+                                                                                 present_above=0.99, absent_below=0.03)
 
 
 def test_below_the_table_is_the_safest_rule():
@@ -95,8 +96,12 @@ def test_the_dev_set_choices():
     a strong one gets strict, a labelled very strong one calibrated + strict."""
     assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule("otsu", "hard")
     assert rule_choice.rule_for_accuracy(0.85).recall_mode == "strict"
-    assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule("calibrated", "strict", 0.5, 0.99)
-    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule("otsu", "strict")
+    assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule("calibrated", "strict", 0.5, 0.99,
+                                                                                 present_above=0.99, absent_below=0.03)
+    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule("otsu", "strict", present_above=0.9)
+    # confidence within tiers where the tuning half chose it (docs/quality.md §5)
+    assert rule_choice.rule_for_accuracy(0.9).present_above == 0.99
+    assert rule_choice.rule_for_accuracy(0.7).present_above is None
 
 
 def test_the_embedding_engine_with_a_labelled_set():

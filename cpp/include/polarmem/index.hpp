@@ -43,6 +43,22 @@ struct ConceptLists {
   const std::uint32_t* ids = nullptr;
 };
 
+// Graded confidence levels per (item, concept). A concept's grade is +g when the item is
+// confidently present at level g (1 .. kConfidenceLevels, higher = surer), -g when confidently
+// absent at level g, and an item that lists no grade for a concept is at level 0 either way.
+// The index keeps one bitmap per concept, polarity and level holding the items graded at that
+// level or a surer one, so a query at level g reads one bitmap per concept it names. What the
+// levels mean (e.g. P(present) > 0.9 / 0.95 / 0.99) is the caller's: the core only orders them.
+constexpr std::size_t kConfidenceLevels = 3;
+
+// Grades per item in compressed-sparse-row form: item i owns ids[p] / grades[p] for p in
+// [indptr[i], indptr[i+1]); a concept appears at most once per item.
+struct ConceptGrades {
+  const std::int64_t* indptr = nullptr;  // count + 1 entries; nullptr = every item has none
+  const std::uint32_t* ids = nullptr;
+  const std::int8_t* grades = nullptr;  // -kConfidenceLevels .. kConfidenceLevels
+};
+
 // Vectors for one space. Single spaces: `rows` x dim, row i for item i, `present` (optional,
 // one byte per item) marks items that have a vector. Multi spaces: `counts[i]` rows per item,
 // concatenated.
@@ -61,6 +77,7 @@ struct ItemBatch {
   std::vector<VectorInput> vectors;
   ConceptLists has;
   ConceptLists not_has;
+  ConceptGrades grades;  // optional confidence grades (see ConceptGrades)
 };
 
 struct QueryVector {
@@ -87,12 +104,23 @@ struct SearchRequest {
   // each logic tier's candidates ordered by the graph (tiers stay exact; see Index::search).
   bool exact = true;
   std::size_t ef_search = 0;  // the graph's candidate list for this request; 0 = the space's
+  // Confidence flags within tiers (hard mode only; 0 = not used). With absent_level > 0 an item
+  // whose every forbidden concept is graded absent at that level or surer is "confidently
+  // absent"; with present_level > 0 one whose every required concept is graded present at that
+  // level or surer is "confidently present". Hard mode then ranks by (tier, confidently absent,
+  // confidently present, s_sem, slot): binary flags inside a tier, never across tiers. Such a
+  // request is always searched exactly (the graph orders by similarity alone).
+  std::uint8_t present_level = 0;
+  std::uint8_t absent_level = 0;
 };
 
 struct SearchResult {
   std::vector<std::int64_t> slots;
   std::vector<std::int8_t> tiers;
   std::vector<float> scores;
+  // Per hit, with confidence levels requested: bit 1 confidently absent, bit 0 confidently
+  // present (empty otherwise).
+  std::vector<std::int8_t> confidence;
   // Eligible items (live, kind, allow-list) per tier: [conflict, neutral, entailed].
   std::array<std::int64_t, 3> tier_counts{0, 0, 0};
   std::int64_t scored = 0;    // items whose vectors were read
@@ -107,8 +135,9 @@ class Index {
 
   // Appends a batch; returns the first new slot (the batch occupies consecutive slots).
   std::int64_t add(const ItemBatch& batch);
-  // Replaces the concept states of existing live slots.
-  void set_concepts(const std::int64_t* slots, std::size_t count, ConceptLists has, ConceptLists not_has);
+  // Replaces the concept states (and confidence grades) of existing live slots.
+  void set_concepts(const std::int64_t* slots, std::size_t count, ConceptLists has, ConceptLists not_has,
+                    ConceptGrades grades = {});
   // Replaces one space's vectors of existing live slots (`input.rows` / counts per slot).
   void set_vectors(const std::int64_t* slots, std::size_t count, const VectorInput& input);
   // Tombstones live slots; they stop matching at once and are reclaimed by compact().
@@ -163,12 +192,14 @@ class Index {
   const VectorSpace& space_named(const std::string& name, const std::string& argument) const;
   std::size_t space_index(const std::string& name, const std::string& argument) const;
   void check_concepts(ConceptLists lists, std::size_t count, const std::string& argument) const;
+  void check_grades(ConceptGrades grades, std::size_t count) const;
   void check_live_slots(const std::int64_t* slots, std::size_t count, const std::string& argument) const;
   void validate_vectors(const VectorInput& input, std::size_t count, const std::string& argument,
                         std::vector<float>* normalised) const;
   void apply_vectors(std::size_t space, const std::int64_t* slots, std::size_t first_slot, std::size_t count,
                      const VectorInput& input, const std::vector<float>& normalised);
-  void apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, std::size_t item, bool clear_old);
+  void apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_has, ConceptGrades grades, std::size_t item,
+                      bool clear_old);
   struct TierChoice {
     bool conflict;
     bool neutral;
@@ -193,6 +224,9 @@ class Index {
   std::vector<std::unique_ptr<AnnGraph>> graphs_;  // per space; null where it has none
   std::vector<SlotBitmap> has_;
   std::vector<SlotBitmap> not_has_;
+  // [level - 1][concept]: items graded present (absent) at that level or surer.
+  std::array<std::vector<SlotBitmap>, kConfidenceLevels> present_;
+  std::array<std::vector<SlotBitmap>, kConfidenceLevels> absent_;
   SlotBitmap live_;
   SlotBitmap visual_;
   std::size_t size_ = 0;

@@ -278,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=list(MODES), help="default: the namespace's rule (hard unless partitioner auto)")
     p.add_argument("--approximate", action="store_true", help="use the namespace's approximate index within tiers")
     p.add_argument("--ef-search", type=int, help="with --approximate: graph candidate list for this recall")
+    p.add_argument("--rank-by-confidence", action=argparse.BooleanOptionalAction, default=None,
+                   help="within tiers, confidently verified items first (default: as the namespace's rule says)")
     p.add_argument("--required", action="append", type=commands.name_list, help="explicit required concepts")
     p.add_argument("--forbidden", action="append", type=commands.name_list, help="explicit forbidden concepts")
     p.add_argument("--allow-unknown-concepts", action="store_true",

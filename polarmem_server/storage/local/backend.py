@@ -19,6 +19,7 @@ from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs, store_sequence
+from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
 from polarmem_server.storage.local.rebuild import RebuildLoader, vectors_by_space
@@ -44,6 +45,11 @@ class _Namespace:
         self.concept_ids: dict[str, int] = {}  # normalised name -> id
         self.concepts: list[tuple[int, str]] = []
         self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
+        self.grade_with(record)
+
+    def grade_with(self, record: NamespaceRecord) -> None:
+        """Confidence grades for items indexed from now on follow this record's score model."""
+        self.index.grader = ConfidenceGrader(record, lambda: [name for _, name in self.concepts])
 
 
 class LocalBackend(Backend):
@@ -51,6 +57,7 @@ class LocalBackend(Backend):
     # None: this backend neither loads nor saves them (a read-only replica: the primary owns them).
     ann_root: Path | None = None
     _closed = False
+    ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
 
     def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:
@@ -142,8 +149,15 @@ class LocalBackend(Backend):
 
     def update_namespace(self, record: NamespaceRecord) -> None:
         with self._lock:
-            self._ns(record.name)
+            state = self._ns(record.name)
             self.store.put_namespace(record)
+            state.grade_with(record)  # a new score model grades the items re-partitioned next
+
+    def grade_with(self, record: NamespaceRecord) -> None:
+        """Items of the namespace indexed from now on are graded by this record's score model
+        (a replica that applies a settings change without writing it)."""
+        with self._lock:
+            self._ns(record.name).grade_with(record)
 
     def delete_namespace(self, name: str) -> None:
         with self._lock:
@@ -266,12 +280,14 @@ class LocalBackend(Backend):
                                        mode=request.mode, soft_lambda=request.soft_lambda,
                                        exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
                                        weights=request.weights or None, exact=request.exact,
-                                       ef_search=request.ef_search)
+                                       ef_search=request.ef_search, present_level=request.present_level,
+                                       absent_level=request.absent_level)
             tiers = hits.tiers.tolist()
             states = (_concept_states(target.index, hits.slots, tiers, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))
-            found = [SearchHit(item_id, tier, score, state) for item_id, tier, score, state in
-                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states) if item_id is not None]
+            flags = hits.confidence.tolist() if len(hits.confidence) else [0] * len(tiers)
+            found = [SearchHit(item_id, tier, score, state, flag) for item_id, tier, score, state, flag in
+                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states, flags) if item_id is not None]
             return SearchResult(found, hits.tier_counts)
 
         return target.consistent(read)

@@ -39,6 +39,8 @@ class NamespaceIndex:
         self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
         self._scored = 0
         self._metadata: dict[tuple[str, str], set[int]] = defaultdict(set)
+        # Confidence grades per item (storage/local/confidence.py; set by the backend): None = none.
+        self.grader = None
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -106,7 +108,8 @@ class NamespaceIndex:
         self._slot_of.update(zip(names, range(first, first + len(names))))
         try:
             self.index.add(len(names), vectors, ConceptCSR(batch.has_indptr, batch.has_ids),
-                           ConceptCSR(batch.not_indptr, batch.not_ids), kinds)
+                           ConceptCSR(batch.not_indptr, batch.not_ids), kinds,
+                           grades=self.grader.batch(batch) if self.grader is not None else None)
         except Exception:
             del self._id_of[first:]
             for name in names:
@@ -127,7 +130,8 @@ class NamespaceIndex:
         slot = self._slot_of[record.id]
         has, not_has, _, _ = concept_lists(record)
         self._count(previous, slot, -1)
-        self.index.set_concepts([slot], [has], [not_has])
+        self.index.set_concepts([slot], [has], [not_has],
+                                self.grader.record(record) if self.grader is not None else None)
         for space, spec in self.spaces.items():
             value = vectors.get(space)
             if spec.multi and value is None:

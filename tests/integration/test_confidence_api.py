@@ -1,0 +1,78 @@
+"""Confidence within tiers over a real socket: RuleChoice says when a namespace's rule ranks by
+confidence, a Recall without a mode runs it (and says so in mode_reason), RecallRequest
+.rank_by_confidence turns it on or off explicitly, and asking for it with a tierless mode is
+INVALID_ARGUMENT naming the field."""
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from servertools import DIM, TWO_TEMPLATES
+
+SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
+
+
+@pytest.fixture
+def stub(server):
+    with grpc.insecure_channel(server.address) as channel:
+        yield pb_grpc.MemoryServiceStub(channel)
+
+
+def create(stub, name, **config):
+    return stub.CreateNamespace(pb.CreateNamespaceRequest(name=name, config=pb.NamespaceConfig(
+        spaces=SPACES, encoder="none", templates=list(TWO_TEMPLATES), **config))).namespace
+
+
+def fill(stub, name, n=40):
+    rng = np.random.default_rng(4)
+    for i in range(n):
+        scores = {c: pb.ConceptScores(p_yes=[float(p)] * 2) for c, p in
+                  (("dog", rng.choice([0.995, 0.93, 0.4, 0.02])), ("cat", rng.choice([0.97, 0.3, 0.05, 0.005])),
+                   *((f"k{j}", rng.uniform(0, 0.2)) for j in range(8)))}
+        stub.Remember(pb.RememberRequest(namespace=name, item=pb.ItemInput(
+            id=f"i{i}", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}, scores=scores)))
+
+
+def recall(stub, name, mode=pb.RECALL_MODE_UNSPECIFIED, confidence=None):
+    request = pb.RecallRequest(namespace=name, vectors={"vis": pb.VectorValue(values=[1.0] * DIM)},
+                               required=["dog"], forbidden=["cat"], top_k=40, mode=mode)
+    if confidence is not None:
+        request.rank_by_confidence = confidence
+    return stub.Recall(request)
+
+
+def test_rule_choice_reports_confidence_and_recall_runs_it(stub):
+    info = create(stub, "strong", partitioner="auto", declared_accuracy=0.95)
+    assert info.rule.recall_mode == pb.RECALL_MODE_STRICT
+    assert info.rule.HasField("confidence_present_above") and info.rule.confidence_present_above == pytest.approx(0.9)
+    assert not info.rule.HasField("confidence_absent_below")
+    assert "ranked by confidence within tiers" in info.rule.reason
+    weak = create(stub, "weak", partitioner="auto", declared_accuracy=0.7)
+    assert not weak.rule.HasField("confidence_present_above") and not weak.rule.HasField("confidence_absent_below")
+
+    fill(stub, "strong")
+    by_rule = recall(stub, "strong")
+    assert by_rule.mode_used == pb.RECALL_MODE_STRICT
+    applied = "; ranked by confidence within tiers (required confidence > 0.9)"
+    assert by_rule.mode_reason.endswith(applied)
+    without = recall(stub, "strong", confidence=False)
+    assert not without.mode_reason.endswith(applied)
+    named = recall(stub, "strong", mode=pb.RECALL_MODE_STRICT)  # a named mode: as specified, no confidence
+    assert [h.id for h in named.hits] == [h.id for h in without.hits]
+    assert [h.id for h in by_rule.hits] != [h.id for h in without.hits]
+    assert sorted(h.id for h in by_rule.hits) == sorted(h.id for h in without.hits)
+    on = recall(stub, "strong", mode=pb.RECALL_MODE_STRICT, confidence=True)  # explicit: the rule's thresholds
+    assert [h.id for h in on.hits] == [h.id for h in by_rule.hits]
+
+
+@pytest.mark.parametrize("mode", [pb.RECALL_MODE_OFF, pb.RECALL_MODE_SOFT])
+def test_rank_by_confidence_with_a_tierless_mode_is_invalid(stub, mode):
+    create(stub, "n")
+    fill(stub, "n", n=5)
+    with pytest.raises(grpc.RpcError) as caught:
+        recall(stub, "n", mode=mode, confidence=True)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "rank_by_confidence" in caught.value.details()
+    assert recall(stub, "n", mode=pb.RECALL_MODE_HARD).hits  # nothing changed

@@ -1,0 +1,141 @@
+"""Confidence within tiers through the library (issue 18): items remembered with verifier scores
+are graded by the local backend (the mean for Otsu), hard and strict recall with confidence flags
+equal a brute-force ranking of the stored records — with a metadata filter, for several k — and
+the grades survive a restart (rebuilt from the index records) and follow an item's new scores."""
+
+import numpy as np
+import pytest
+
+from polarmem.common.v1 import enums_pb2
+from polarmem_server.domain.query import recall_query
+from polarmem_server.index import SpaceSpec
+from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.recall import run_recall
+
+DIM = 8
+CONCEPTS = ("dog", "cat", "car", "bus", "tree", "sky")
+TEMPLATES = ("a {c}?", "is there a {c}?")
+
+
+def scores_for(rng, i):
+    """Per concept two P(Yes): clearly present, clearly absent, or in between, so grades of
+    every level and plenty of ties inside each tier occur."""
+    out = {}
+    for concept in CONCEPTS:
+        kind = rng.integers(0, 5)
+        p = {0: rng.uniform(0.9, 1.0), 1: rng.uniform(0.0, 0.1), 2: rng.uniform(0.3, 0.7),
+             3: rng.uniform(0.8, 0.999), 4: rng.uniform(0.001, 0.2)}[int(kind)]
+        out[concept] = [float(p), float(np.clip(p + rng.normal(0, 0.005), 0, 1))]
+    return out
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    path = tmp_path_factory.mktemp("confidence") / "data"
+    m = Memory(path, durability="async")
+    m.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TEMPLATES))
+    rng = np.random.default_rng(5)
+    items = [ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+                       scores=scores_for(rng, i), metadata={"half": str(i % 2)}) for i in range(300)]
+    assert not [r for r in m.remember_batch("c", items) if isinstance(r, Exception)]
+    yield m, path, items
+    m.close()
+
+
+def reference(m, items, query, required, forbidden, k, strict, present_above, absent_below, half=None, ns="c"):
+    """The order from the stored records alone: (tier, verified absence if strict, every forbidden
+    mean below absent_below, every required mean above present_above, s_sem, slot)."""
+    namespace = m.namespace(ns)
+    ids = {name: namespace.vocabulary.lookup(name) for name in CONCEPTS}
+    q = query / np.linalg.norm(query)
+    rows = []
+    for slot, item in enumerate(items):
+        if half is not None and item.metadata["half"] != half:
+            continue
+        record = m.get_item(ns, item.id)
+        state = {ev.concept_id: ev.state for ev in record.evidence}
+        mean = {ev.concept_id: ev.mean for ev in record.evidence}
+        has = lambda c: state.get(ids[c]) == enums_pb2.CONCEPT_STATE_HAS  # noqa: E731
+        not_has = lambda c: state.get(ids[c]) == enums_pb2.CONCEPT_STATE_NOT_HAS  # noqa: E731
+        conflict = any(not_has(c) for c in required) or any(has(c) for c in forbidden)
+        tier = -1 if conflict else (1 if any(has(c) for c in required) else 0)
+        verified = strict and bool(forbidden) and all(not_has(c) for c in forbidden)
+        absent = absent_below is not None and bool(forbidden) and all(mean[ids[c]] < absent_below for c in forbidden)
+        present = present_above is not None and bool(required) and all(mean[ids[c]] > present_above for c in required)
+        v = item.vectors["vis"]
+        score = float(np.dot(v / np.linalg.norm(v), q))
+        rows.append((-tier, not verified, not absent, not present, -score, slot, item.id))
+    rows.sort()
+    return [r[-1] for r in rows[:k]]
+
+
+@pytest.mark.parametrize("mode", ["hard", "strict"])
+@pytest.mark.parametrize("required,forbidden", [(["dog"], ["cat"]), (["car", "bus"], ["tree"]), ([], ["sky"]),
+                                                (["dog"], [])])
+@pytest.mark.parametrize("thresholds", [(0.9, None), (None, 0.03), (0.99, 0.1), (0.95, 0.01)])
+@pytest.mark.parametrize("k,half", [(3, None), (10, "1"), (60, None)])
+def test_recall_with_confidence_matches_brute_force(stored, mode, required, forbidden, thresholds, k, half):
+    m, _, items = stored
+    present_above, absent_below = thresholds
+    query = np.random.default_rng(k).standard_normal(DIM).astype(np.float32)
+    for explain in (True, False):
+        result = run_recall(m.backend, m.namespace("c"), recall_query(
+            m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
+            metadata={"half": half} if half else None, present_above=present_above, absent_below=absent_below),
+            explain=explain)
+        assert [h.item_id for h in result.hits] == reference(m, items, query, required, forbidden, k, mode == "strict",
+                                                             present_above, absent_below, half)
+        if (present_above and required) or (absent_below and forbidden):
+            assert "ranked by confidence within tiers" in result.mode_reason
+
+
+def test_confidence_changes_the_order_and_a_named_mode_runs_without_it(stored):
+    m, _, items = stored
+    query = np.random.default_rng(1).standard_normal(DIM).astype(np.float32)
+    plain = m.recall("c", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=300, mode="hard")
+    flagged = m.recall("c", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=300, mode="hard",
+                       rank_by_confidence=True)
+    assert [h.item_id for h in plain.hits] == reference(m, items, query, ["dog"], ["cat"], 300, False, None, None)
+    assert [h.item_id for h in flagged.hits] == reference(m, items, query, ["dog"], ["cat"], 300, False, 0.9, None)
+    assert [h.item_id for h in plain.hits] != [h.item_id for h in flagged.hits]
+    assert sorted(h.item_id for h in plain.hits) == sorted(h.item_id for h in flagged.hits)
+    assert "ranked by confidence" not in plain.mode_reason and "required confidence > 0.9" in flagged.mode_reason
+
+
+@pytest.mark.parametrize("mode", ["soft", "off"])
+def test_rank_by_confidence_with_a_tierless_mode_is_refused(stored, mode):
+    m, _, _ = stored
+    with pytest.raises(Exception, match="rank_by_confidence orders items within logic tiers"):
+        m.recall("c", vectors={"vis": np.ones(DIM, np.float32)}, required=["dog"], mode=mode, rank_by_confidence=True)
+
+
+def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
+    path = tmp_path / "data"
+    rng = np.random.default_rng(9)
+    items = [ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+                       scores=scores_for(rng, i)) for i in range(120)]
+    query = np.random.default_rng(2).standard_normal(DIM).astype(np.float32)
+
+    def ranked(m):
+        return [h.item_id for h in run_recall(m.backend, m.namespace("r"), recall_query(
+            m.namespace("r").spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=120, mode="strict",
+            present_above=0.95, absent_below=0.03)).hits]
+
+    m = Memory(path, durability="sync")
+    m.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TEMPLATES))
+    m.remember_batch("r", items)
+    before = ranked(m)
+    assert before == reference(m, items, query, ["dog"], ["cat"], 120, True, 0.95, 0.03, ns="r")
+    assert before != reference(m, items, query, ["dog"], ["cat"], 120, True, None, None, ns="r")  # the grades matter
+    m.close()
+    m = Memory(path, durability="sync")
+    try:
+        assert ranked(m) == before  # rebuilt from the index records, grades included
+        # New scores for one item: its record is rewritten and its grades follow.
+        target = next(i for i in items if m.get_item("r", i.id).evidence)
+        sure = {c: [0.999, 0.999] if c == "dog" else [0.001, 0.001] for c in CONCEPTS}
+        m.observe("r", target.id, scores=sure)
+        items = [ItemInput(id=i.id, vectors=i.vectors, scores=i.scores) for i in items]
+        assert ranked(m) == reference(m, items, query, ["dog"], ["cat"], 120, True, 0.95, 0.03, ns="r")
+    finally:
+        m.close()
