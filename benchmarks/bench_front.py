@@ -26,13 +26,12 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import start_server, write_report  # noqa: E402
-from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, loadgen, machine, make_queries,  # noqa: E402
-                           profile_recall, request_files, uptime, write_requests)
+from bench_serving import (TOP_K, build_loadgen, load_polarmem, loadgen, machine, make_queries,  # noqa: E402
+                           profile_recall, request_files, uptime)
 
 HERE = Path(__file__).resolve().parent
 FRONTS = ("prod", "sync-bare", "sync-interceptor", "aio-pool", "aio-inline", "aio-inline-interceptor")
@@ -84,8 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
 
-    from polarmem.v1 import memory_service_pb2 as pb
-
     binary = build_loadgen()
     required, forbidden, vectors = make_queries(args.queries, args.dim)
     report: dict = {"benchmark": "bench_front", "items": args.items, "dim": args.dim, "top_k": TOP_K,
@@ -94,12 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="polarmem-front-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        files = request_files(work, args.items, args.dim, required, forbidden, vectors, writes=1)
-        files["recall_noexplain"] = work / "recall_noexplain.bin"
-        write_requests(files["recall_noexplain"], (
-            pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
-                             required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
-                             top_k=TOP_K, mode=pb.RECALL_MODE_HARD, explain=False) for i in range(len(vectors))))
+        files = request_files(work, args.items, args.dim, required, forbidden, vectors, writes=1, noexplain=True)
         data = work / "data"
         server, address = start_front("prod", data, max(args.concurrency) * 2)
         try:

@@ -34,8 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_front import stop  # noqa: E402
 from bench_server import start_server, write_report  # noqa: E402
-from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, loadgen_result, machine,  # noqa: E402
-                           make_queries, request_files, uptime, write_requests)
+from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, machine,  # noqa: E402
+                           make_queries, request_files, uptime)
 
 HERE = Path(__file__).resolve().parent
 
@@ -102,8 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
 
-    from polarmem.v1 import memory_service_pb2 as pb
-
     binary = None if args.lag_only else build_loadgen()
     required, forbidden, vectors = make_queries(args.queries, args.dim)
     report: dict = {"benchmark": "bench_processes", "items": args.items, "dim": args.dim, "top_k": TOP_K,
@@ -112,12 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="polarmem-processes-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        files = request_files(work, args.items, args.dim, required, forbidden, vectors, writes=1)
-        files["recall_noexplain"] = work / "recall_noexplain.bin"
-        write_requests(files["recall_noexplain"], (
-            pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
-                             required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
-                             top_k=TOP_K, mode=pb.RECALL_MODE_HARD, explain=False) for i in range(len(vectors))))
+        files = request_files(work, args.items, args.dim, required, forbidden, vectors, writes=1, noexplain=True)
         data = work / "data"
         server, address, _ = start_server(data, max_concurrent=max(args.concurrency) * 2)
         try:

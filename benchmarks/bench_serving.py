@@ -82,16 +82,28 @@ def write_requests(path: Path, messages) -> int:
     return count
 
 
-def request_files(work: Path, n_items: int, dim: int, required, forbidden, vectors, writes: int) -> dict[str, Path]:
+def write_recalls(path: Path, required, forbidden, vectors, explain: bool = True) -> int:
+    from polarmem.v1 import memory_service_pb2 as pb
+
+    return write_requests(path, (
+        pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
+                         required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
+                         top_k=TOP_K, mode=pb.RECALL_MODE_HARD, **({} if explain else {"explain": False}))
+        for i in range(len(vectors))))
+
+
+def request_files(work: Path, n_items: int, dim: int, required, forbidden, vectors, writes: int,
+                  noexplain: bool = False) -> dict[str, Path]:
+    """Request files for the load generator; `noexplain` adds recall_noexplain (explain=false)."""
     from polarmem.v1 import memory_service_pb2 as pb
 
     from polarmem_server.faces.client import item_message
 
     files = {name: work / f"{name}.bin" for name in ("recall", "get_item", "get_namespace", "remember")}
-    write_requests(files["recall"], (
-        pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
-                         required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
-                         top_k=TOP_K, mode=pb.RECALL_MODE_HARD) for i in range(len(vectors))))
+    write_recalls(files["recall"], required, forbidden, vectors)
+    if noexplain:
+        files["recall_noexplain"] = work / "recall_noexplain.bin"
+        write_recalls(files["recall_noexplain"], required, forbidden, vectors, explain=False)
     rng = np.random.default_rng(11)
     write_requests(files["get_item"], (pb.GetItemRequest(namespace=NAMESPACE, id=f"item{int(i):08d}")
                                        for i in rng.integers(0, n_items, 2000)))

@@ -18,12 +18,6 @@ from servertools import DIM, TWO_TEMPLATES, make_config
 SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
 
 
-@pytest.fixture
-def stub(server):
-    with grpc.insecure_channel(server.address) as channel:
-        yield pb_grpc.MemoryServiceStub(channel)
-
-
 def create(stub, name, **config):
     """A namespace of two templates: fill() sends two P(Yes) per concept."""
     config.setdefault("templates", list(TWO_TEMPLATES))

@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from servertools import DIM, TWO_TEMPLATES
 
 SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
-
-
-@pytest.fixture
-def stub(server):
-    with grpc.insecure_channel(server.address) as channel:
-        yield pb_grpc.MemoryServiceStub(channel)
 
 
 def create(stub, name, **config):

@@ -6,14 +6,7 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from servertools import DIM
-
-
-@pytest.fixture
-def stub(server):
-    with grpc.insecure_channel(server.address) as channel:
-        yield pb_grpc.MemoryServiceStub(channel)
 
 
 @pytest.fixture
