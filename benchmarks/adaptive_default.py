@@ -147,6 +147,10 @@ def ranks_by_confidence(info: pb.NamespaceInfo) -> bool:
     return info.rule.HasField("confidence_present_above") or info.rule.HasField("confidence_absent_below")
 
 
+# The reference every table compares with: the paper's rule, asked for by name.
+PAPER_RULE = {"partitioner": "otsu", "recall_mode": "hard", "reason": "explicit mode, reference"}
+
+
 def rule_runs(info: pb.NamespaceInfo, key: str) -> list[tuple[str, int, bool | None]]:
     """(cell key, mode, rank_by_confidence) for the namespace's rule, plus the rule without
     confidence where it has some."""
@@ -199,8 +203,16 @@ def main() -> int:
     cells: dict[str, Cell] = {}
     started = time.perf_counter()
 
-    def cell(key: str) -> Cell:
-        return cells.setdefault(key, Cell())
+    def measure(key: str, stub, name: str, mode: int, confidence, queries, query_vectors, pool, labels, consistent,
+                info: pb.NamespaceInfo) -> Cell:
+        """Runs one rule's recalls and adds them to the cell `key`; the cell keeps the rule that ran."""
+        ranked, used, reasons = run(stub, name, queries, query_vectors, mode, confidence)
+        target = cells.setdefault(key, Cell())
+        target.add(ranked, pool, queries, labels, consistent)
+        target.modes_used |= used
+        target.reasons |= reasons
+        target.rule = rule_dict(info) if mode == pb.RECALL_MODE_UNSPECIFIED else PAPER_RULE
+        return target
 
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.0f} s] {message}", file=sys.stderr, flush=True)
@@ -231,26 +243,16 @@ def main() -> int:
                         for key, mode, confidence in (
                                 *rule_runs(info, f"SIMULATED {accuracy:.2f}|declared"),
                                 (f"SIMULATED {accuracy:.2f}|paper (otsu + hard)", pb.RECALL_MODE_HARD, None)):
-                            ranked, used, reasons = run(stub, name, queries, query_vectors, mode, confidence)
-                            target = cell(key)
-                            target.add(ranked, pool, queries, labels, consistent)
-                            target.modes_used |= used
-                            target.reasons |= reasons
-                            target.rule = rule_dict(info) if mode == pb.RECALL_MODE_UNSPECIFIED else \
-                                {"partitioner": "otsu", "recall_mode": "hard", "reason": "explicit mode, reference"}
-                            target.load_s += load_s
+                            measure(key, stub, name, mode, confidence, queries, query_vectors, pool, labels,
+                                    consistent, info).load_s += load_s
                         if accuracy in args.labelled:
                             p_yes, present = labelled_simulated(calibration_rows, categories, accuracy, seed + 1000)
                             stub.Calibrate(pb.CalibrateRequest(namespace=name, p_yes=p_yes, present=present))
                             info = stub.GetNamespace(pb.GetNamespaceRequest(name=name)).namespace
                             log(f"{name}: calibrated; rule {rule_dict(info)}")
                             for key, mode, confidence in rule_runs(info, f"SIMULATED {accuracy:.2f}|labelled"):
-                                ranked, used, reasons = run(stub, name, queries, query_vectors, mode, confidence)
-                                target = cell(key)
-                                target.add(ranked, pool, queries, labels, consistent)
-                                target.modes_used |= used
-                                target.reasons |= reasons
-                                target.rule = rule_dict(info)
+                                measure(key, stub, name, mode, confidence, queries, query_vectors, pool, labels,
+                                        consistent, info)
                         stub.DeleteNamespace(pb.DeleteNamespaceRequest(name=name))
         finally:
             server.stop()
@@ -277,26 +279,16 @@ def main() -> int:
                         pool = pools(stub, "engine", query_vectors)
                         for key, mode, confidence in (*rule_runs(info, "embedding engine|engine only"),
                                                       ("embedding engine|paper (otsu + hard)", pb.RECALL_MODE_HARD, None)):
-                            ranked, used, reasons = run(stub, "engine", queries, query_vectors, mode, confidence)
-                            target = cell(key)
-                            target.add(ranked, pool, queries, engine_labels, consistent)
-                            target.modes_used |= used
-                            target.reasons |= reasons
-                            target.rule = rule_dict(info) if mode == pb.RECALL_MODE_UNSPECIFIED else \
-                                {"partitioner": "otsu", "recall_mode": "hard", "reason": "explicit mode, reference"}
-                            target.load_s = load_s
+                            measure(key, stub, "engine", mode, confidence, queries, query_vectors, pool,
+                                    engine_labels, consistent, info).load_s = load_s
                         runs.append((queries, query_vectors, consistent, pool))
                     stub.Calibrate(pb.CalibrateRequest(namespace="engine", p_yes=p_yes, present=present))
                     info = stub.GetNamespace(pb.GetNamespaceRequest(name="engine")).namespace
                     log(f"engine: calibrated; rule {rule_dict(info)}")
                     for queries, query_vectors, consistent, pool in runs:
                         for key, mode, confidence in rule_runs(info, "embedding engine|labelled"):
-                            ranked, used, reasons = run(stub, "engine", queries, query_vectors, mode, confidence)
-                            target = cell(key)
-                            target.add(ranked, pool, queries, engine_labels, consistent)
-                            target.modes_used |= used
-                            target.reasons |= reasons
-                            target.rule = rule_dict(info)
+                            measure(key, stub, "engine", mode, confidence, queries, query_vectors, pool,
+                                    engine_labels, consistent, info)
             finally:
                 server.stop()
 
