@@ -27,7 +27,7 @@ from polarmem_server.domain.query import check_count, recall_query
 from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
-from polarmem_server.recall import RecallResult, run_recall
+from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
 from polarmem_server.writes import Writer, now_ms
@@ -371,7 +371,7 @@ class Memory:
                              approximate, ef_search, present_above, absent_below)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
-        except InvalidArgument:
+        except UnknownConcepts:
             # An explicit name unknown here may have been bound by another process since: catch up
             # once and ask again; still unknown, the same error.
             if not self.writer.catch_up(namespace):

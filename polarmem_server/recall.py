@@ -137,6 +137,10 @@ def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int,
     return out
 
 
+class UnknownConcepts(InvalidArgument):
+    """Explicit required / forbidden names the namespace's vocabulary lacks (INVALID_ARGUMENT)."""
+
+
 def _explicit_concepts(namespace: Namespace, plan: QueryPlan, required: list[str], forbidden: list[str],
                        allow_unknown: bool) -> None:
     """Resolves explicit names into the plan. Names the vocabulary lacks are an InvalidArgument
@@ -155,8 +159,8 @@ def _explicit_concepts(namespace: Namespace, plan: QueryPlan, required: list[str
         return
     known = vocabulary.names
     if not allow_unknown:
-        raise InvalidArgument("; ".join(unknown_concepts_message(field_name, names, known, namespace.name)
-                                        for field_name, names in missing.items() if names))
+        raise UnknownConcepts("; ".join(unknown_concepts_message(field_name, names, known, namespace.name)
+                                       for field_name, names in missing.items() if names))
     for name in dict.fromkeys(missing["required"] + missing["forbidden"]):
         plan.unknown_concepts.append((name, closest_names(name, known)))
 

@@ -198,14 +198,10 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
 
 def ann_spec_from(ann: pb.ApproximateIndex) -> AnnSpec:
     """config.ann as the index's AnnSpec; zero / unset fields take its defaults."""
-    defaults = AnnSpec()
-    values = {"kind": ann.kind or defaults.kind, "m": ann.m or defaults.m,
-              "ef_construction": ann.ef_construction or defaults.ef_construction,
-              "ef_search": ann.ef_search or defaults.ef_search,
-              "exact_below": ann.exact_below if ann.HasField("exact_below") else defaults.exact_below,
-              "exact_factor": ann.exact_factor if ann.HasField("exact_factor") else defaults.exact_factor}
+    given = {name: getattr(ann, name) for name in ("kind", "m", "ef_construction", "ef_search") if getattr(ann, name)}
+    given.update({name: getattr(ann, name) for name in ("exact_below", "exact_factor") if ann.HasField(name)})
     try:
-        return AnnSpec(**values)
+        return AnnSpec(**given)
     except ValueError as exc:  # the core's InvalidArgumentError names the field as ann.<field>
         raise InvalidArgument(f"config.{exc}") from None
 
