@@ -122,10 +122,10 @@ def test_an_index_needs_a_single_vector_space(client):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "single-vector space" in message
 
 
-def test_the_index_is_fixed_at_creation(approximate):
+def test_the_index_is_fixed_at_creation(approximate, stub):
     request = pb.UpdateNamespaceRequest(name="a", config=pb.NamespaceConfig(ann=pb.ApproximateIndex(m=4)))
     request.update_mask.paths.append("ann")
-    code, message = _status(lambda: approximate._stub.UpdateNamespace(request))
+    code, message = _status(lambda: stub.UpdateNamespace(request))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and message.startswith("update_mask:") and "ann" in message
     assert approximate.get_namespace("a").config.ann.m == 8
 
