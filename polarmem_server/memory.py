@@ -92,6 +92,10 @@ class Memory:
 
     def create_namespace(self, settings: NamespaceSettings) -> Namespace:
         settings.validate()
+        if settings.ann is not None and settings.ann.kind not in self.backend.ann_kinds:
+            built = " or ".join(repr(kind) for kind in self.backend.ann_kinds) or "no approximate index"
+            raise InvalidArgument(f"config.ann.kind {quoted(settings.ann.kind)}: the {self.backend.name} backend "
+                                  f"builds {built}; use that kind or drop config.ann")
         with self._lock:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
