@@ -174,6 +174,9 @@ class Backend(ABC):
     become visible to reads in the order the library made them."""
 
     name: str = "storage"  # what messages call this backend ("local", "milvus")
+    # True where other processes change the same namespaces (Milvus): the library then reads
+    # namespace records back periodically (settings_refresh.py).
+    shared: bool = False
     # Whether search() honours SearchRequest.present_level / absent_level (confidence within
     # tiers); a backend that keeps no confidence leaves it False and recall says so.
     ranks_by_confidence: bool = False

@@ -102,6 +102,7 @@ class _Namespace:
 
 class MilvusBackend(Backend):
     name = "milvus"
+    shared = True  # any number of PolarMem processes serve the same namespaces
     ann_kinds = ("ivf",)  # see the module docstring: exact recall on an HNSW index is impossible here
     def __init__(self, settings: MilvusSettings | None = None) -> None:
         pymilvus = import_pymilvus()
