@@ -270,12 +270,14 @@ def flag_variants() -> dict[str, tuple[float | None, float | None]]:
 
 
 def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, strict: bool,
-                    present_above: float | None, absent_below: float | None) -> tuple[np.ndarray, np.ndarray]:
+                    present_above: float | None, absent_below: float | None,
+                    present_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-query Conflict@3 and nDCG@10 of the rule's ranking with two binary refinements inside
     each tier (after strict's verified absence, before similarity): the forbidden concept
     confidently absent first, then the required concept confidently present. Binary flags, not a
     full sort: a slightly surer but unrelated item must not pass a similar one (the full
-    confidence sort measured in docs/partitioners.md lost with weak verifiers)."""
+    confidence sort measured in docs/partitioners.md lost with weak verifiers). `present_first`
+    swaps the two flags (not the core's order: a measurement of what that order would buy)."""
     sim = qs.affirmative_similarity
     conflict, ndcg = np.empty(len(qs.queries)), np.empty(len(qs.queries))
     discounts = 1 / np.log2(np.arange(10) + 2)
@@ -286,7 +288,8 @@ def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, str
         verified = (forb == -1).astype(int) if strict else zeros
         present = (confidence[:, qs.required[n]] > present_above).astype(int) if present_above is not None else zeros
         absent = (confidence[:, qs.forbidden[n]] < absent_below).astype(int) if absent_below is not None else zeros
-        order = np.lexsort((-sim[n], -present, -absent, -verified, -tier))[:10]
+        flags = (-absent, -present) if present_first else (-present, -absent)
+        order = np.lexsort((-sim[n],) + flags + (-verified, -tier))[:10]
         bad = qs.contradicts[n, order]
         conflict[n] = bad[:3].mean()
         ndcg[n] = float(((~bad) * discounts).sum() / qs.ideal[n]) if qs.ideal[n] else 0.0
@@ -369,7 +372,7 @@ def grid_rules(part: Part, scores: np.ndarray, seed: int, families: set[str]) ->
 
 def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
               only: dict[str, list[str]] | None = None, families: set[str] | None = None,
-              progress=print) -> dict[str, dict[str, dict]]:
+              present_first: bool = False, progress=print) -> dict[str, dict[str, dict]]:
     """"rule | strict" -> flag variant -> pooled Conflict@3 (with interval), nDCG@10 and the
     per-seed Conflict@3; `only` limits the work to those rules and variants (the frozen ones)."""
     variants = flag_variants()
@@ -387,7 +390,7 @@ def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, enc
                 continue
             for variant in (only[key] if only is not None else variants):
                 present_above, absent_below = variants[variant]
-                c, g = flagged_metrics(states, confidence, qs, True, present_above, absent_below)
+                c, g = flagged_metrics(states, confidence, qs, True, present_above, absent_below, present_first)
                 entry = pooled.setdefault(key, {}).setdefault(variant, {"conflict": [], "ndcg": [], "per_seed": []})
                 entry["conflict"] += c.tolist()
                 entry["ndcg"] += g.tolist()
@@ -415,14 +418,17 @@ def choose_for_target(results: dict[str, dict[str, dict]], families: tuple[str, 
 
 
 def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
-                    num_queries: int, encoder, also: list[str]) -> dict:
+                    num_queries: int, encoder, also: list[str], families: tuple[str, ...] = GRID_FAMILIES,
+                    present_first: bool = False) -> dict:
     """The grid on the tuning half; one choice for a declared accuracy (label-free families) and
     one for a labelled set (every family); both frozen with the current rule and the paper's
     reference, then read once on the held-out half. `also`: other evidence sources on which the
     frozen rules are measured on the tuning half (what a mis-declared verifier would get)."""
     print(f"[{evidence}] grid on the tuning half ({len(tune.rows)} items, seeds {tuning_seeds})", flush=True)
-    tuned = grid_pass(tune, evidence, tuning_seeds, num_queries, encoder)
-    chosen = {"declared": choose_for_target(tuned, LABEL_FREE), "labelled": choose_for_target(tuned, GRID_FAMILIES)}
+    tuned = grid_pass(tune, evidence, tuning_seeds, num_queries, encoder, families=set(families),
+                      present_first=present_first)
+    chosen = {"declared": choose_for_target(tuned, tuple(f for f in families if f in LABEL_FREE)),
+              "labelled": choose_for_target(tuned, families)}
     frozen: dict[str, list[str]] = {CURRENT_AT_09[0]: [CURRENT_AT_09[1], "none"]}
     for key, variant, criterion in chosen.values():
         frozen.setdefault(key, [])
@@ -431,9 +437,9 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
         print(f"  chosen ({criterion}): {key} + {variant}: tuning {tuned[key][variant]['conflict@3'][0]:.3f} / "
               f"{tuned[key][variant]['ndcg@10']:.3f}", flush=True)
     print(f"[{evidence}] frozen {frozen}; held-out half ({len(held.rows)} items, seeds {heldout_seeds}), once", flush=True)
-    held_out = grid_pass(held, evidence, heldout_seeds, num_queries, encoder, only=frozen)
+    held_out = grid_pass(held, evidence, heldout_seeds, num_queries, encoder, only=frozen, present_first=present_first)
     current = held_out[CURRENT_AT_09[0]][CURRENT_AT_09[1]]
-    report = {"grid": {"families": list(GRID_FAMILIES), "label_free": list(LABEL_FREE), "rho": list(RHO),
+    report = {"grid": {"families": list(families), "present_first": present_first, "label_free": list(LABEL_FREE), "rho": list(RHO),
                        "rho_absent": [r or "= rho" for r in RHO_ABSENT], "flags": list(flag_variants()),
                        "mode": "strict", "configurations": sum(len(v) for v in tuned.values())},
               "tuning_seeds": tuning_seeds, "heldout_seeds": heldout_seeds, "current": list(CURRENT_AT_09),
@@ -450,8 +456,45 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
               f"target {'met' if target else 'not met'}", flush=True)
     for other in also:
         print(f"[{other}] the frozen rules on the tuning half", flush=True)
-        report["also_tuning"][other] = grid_pass(tune, other, tuning_seeds, num_queries, encoder, only=frozen)
+        report["also_tuning"][other] = grid_pass(tune, other, tuning_seeds, num_queries, encoder, only=frozen,
+                                                 present_first=present_first)
     return report
+
+
+def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
+                     rule: tuple[str, str] = CURRENT_AT_09) -> dict:
+    """Where the contradicting top-3 slots of a rule ("otsu | strict", flag variant) come from,
+    pooled over seeds: what lifted each into the top 3 (its tier, strict's verified absence, the
+    flag) and which side is wrong (the required concept absent, the forbidden one present)."""
+    present_above, absent_below = flag_variants()[rule[1]]
+    name = rule[0].split(" | ")[0]
+    counts: dict[str, int] = {}
+    slots = 0
+    for seed in seeds:
+        qs = Queries(part, seed, num_queries, encoder)
+        states, confidence = grid_rules(part, evidence_scores(part, evidence, seed), seed, {name.split(" ")[0]})[name]
+        truth = part.truth
+        for n in range(len(qs.queries)):
+            r, f = qs.required[n], qs.forbidden[n]
+            req, forb = states[:, r], states[:, f]
+            tier = np.where((req == -1) | (forb == 1), -1, np.where(req == 1, 1, 0))
+            verified = (forb == -1).astype(int)
+            present = (confidence[:, r] > present_above).astype(int) if present_above is not None else 0 * verified
+            absent = (confidence[:, f] < absent_below).astype(int) if absent_below is not None else 0 * verified
+            order = np.lexsort((-qs.affirmative_similarity[n], -present, -absent, -verified, -tier))[:3]
+            slots += len(order)
+            for i in order:
+                if not qs.contradicts[n, i]:
+                    continue
+                wrong = ("required absent" if not truth[i, r] else "") + \
+                    (" + " if not truth[i, r] and truth[i, f] else "") + ("forbidden present" if truth[i, f] else "")
+                where = {1: "entailed tier (required HAS)", 0: "required UNCERTAIN tier", -1: "contradicted tier"}[int(tier[i])]
+                how = ("verified absent" if verified[i] else "forbidden not verified") + \
+                    (", required flagged" if present_above is not None and present[i] else "")
+                key = f"{where}, {how}: {wrong}"
+                counts[key] = counts.get(key, 0) + 1
+    return {"rule": list(rule), "evidence": evidence, "seeds": seeds, "top3_slots": slots,
+            "contradicting": sum(counts.values()), "by_cause": dict(sorted(counts.items(), key=lambda kv: -kv[1]))}
 
 
 def main() -> None:
@@ -467,6 +510,12 @@ def main() -> None:
                         help="run the confidence-flag experiment for the rules partitioner auto chooses instead")
     parser.add_argument("--grid", action="store_true",
                         help="run the 0.9-target grid (partitioner x band x confidence flags, strict) instead")
+    parser.add_argument("--anatomy", action="store_true",
+                        help="where the rule in force at 0.9 gets its contradicting top-3 slots (tuning half)")
+    parser.add_argument("--families", nargs="+", default=list(GRID_FAMILIES), choices=GRID_FAMILIES,
+                        help="--grid: the partitioners searched")
+    parser.add_argument("--present-first", action="store_true",
+                        help="--grid: the required-present flag before the forbidden-absent flag (not the core's order)")
     parser.add_argument("--tuning-seeds", type=int, nargs="+", default=None,
                         help="--grid: seeds on the tuning half (default: --seeds)")
     parser.add_argument("--also", nargs="*", default=[],
@@ -490,12 +539,20 @@ def main() -> None:
                     "selection": f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best, on the tuning half",
                     "note": "simulated evidence is drawn from Beta distributions, not produced by a model; "
                             "offline replay of the hard / strict rankings", "evidence": {}}
+    if args.anatomy:
+        report["experiment"] = "where the contradicting top-3 slots come from (conflict_anatomy), tuning half"
+        report["evidence"] = {e: conflict_anatomy(tune, e, args.seeds, args.num_queries, encoder) for e in args.evidence}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(json.dumps(report["evidence"], indent=1))
+        return
     if args.grid:
         report["experiment"] = "0.9 target: partitioner x band x confidence flags, strict, affirmative query embedding"
         report["selection"] = (f"lowest Conflict@3 with nDCG@10 >= {TARGET_NDCG} on the tuning half (else the sweep's "
                                "criterion), per path: a declared accuracy (label-free families) or a labelled set")
         report["evidence"] = {evidence: grid_experiment(tune, held, evidence, args.tuning_seeds or args.seeds, args.seeds,
-                                                        args.num_queries, encoder, args.also)
+                                                        args.num_queries, encoder, args.also, tuple(args.families),
+                                                        args.present_first)
                               for evidence in args.evidence}
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))

@@ -109,3 +109,15 @@ def test_items_are_graded_as_the_server_grades_them(sweep):
             assert np.all((confidence > 0.5) | (states != 1))  # HAS needs P(present) above rho >= 0.5
         else:
             assert np.array_equal(confidence, means)
+
+
+def test_the_core_puts_the_absent_flag_first_and_present_first_swaps_them(sweep):
+    # item 0: forbidden confidently absent but required absent (contradicts), most similar;
+    # items 1-3: required confidently present, consistent
+    states, confidence, qs = case([[1, -1]] * 4, [[0.5, 0.001], [0.999, 0.5], [0.999, 0.5], [0.999, 0.5]],
+                                  similarity=[0.9, 0.3, 0.2, 0.1], contradicts=[True, False, False, False],
+                                  filler_state=[0, 0])
+    core, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01)
+    assert core[0] == pytest.approx(1 / 3)  # item 0 first
+    swapped, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01, present_first=True)
+    assert swapped[0] == 0.0  # items 1, 2, 3 first
