@@ -94,14 +94,15 @@ def test_a_flag_never_crosses_tiers(sweep):
 
 
 def test_items_are_graded_as_the_server_grades_them(sweep):
-    """The local backend grades by posterior only the items `calibrated` placed; Otsu, min_error
-    and the per-item mixture by their mean score (storage/local/confidence.py)."""
+    """The local backend grades by posterior only the items `calibrated` placed; Otsu (any κ),
+    min_error and the per-item mixture by their mean score (storage/local/confidence.py)."""
     rng = np.random.default_rng(0)
     truth = rng.random((60, 8)) < 0.25
     means = np.where(truth, rng.beta(3.6, 0.4, truth.shape), rng.beta(0.4, 3.6, truth.shape))
     part = SimpleNamespace(categories=[f"c{i}" for i in range(8)], truth=truth)
-    rules = sweep.grid_rules(part, means[:, :, None], seed=0, families=set(sweep.GRID_FAMILIES))
-    assert {name.split(" ")[0] for name in rules} == set(sweep.GRID_FAMILIES)
+    families = set(sweep.GRID_FAMILIES + sweep.EXTRA_FAMILIES)
+    rules = sweep.grid_rules(part, means[:, :, None], seed=0, families=families)
+    assert {name.split(" ")[0] for name in rules} == families
     for name, (states, confidence) in rules.items():
         assert states.shape == means.shape
         if name.startswith("calibrated"):
@@ -121,3 +122,13 @@ def test_the_core_puts_the_absent_flag_first_and_present_first_swaps_them(sweep)
     assert core[0] == pytest.approx(1 / 3)  # item 0 first
     swapped, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01, present_first=True)
     assert swapped[0] == 0.0  # items 1, 2, 3 first
+
+
+def test_a_wider_otsu_margin_decides_fewer_states(sweep):
+    rng = np.random.default_rng(1)
+    truth = rng.random((40, 10)) < 0.3
+    scores = np.where(truth, rng.beta(3.1, 0.9, truth.shape), rng.beta(0.9, 3.1, truth.shape))[:, :, None]
+    part = SimpleNamespace(categories=[f"c{i}" for i in range(10)], truth=truth)
+    rules = sweep.grid_rules(part, scores, seed=0, families={"otsu_kappa"})
+    decided = [int((rules[f"otsu_kappa kappa={k}"][0] != 0).sum()) for k in sweep.KAPPAS]
+    assert decided == sorted(decided, reverse=True) and decided[0] > decided[-1]
