@@ -32,9 +32,9 @@ the held-out half:
         --evidence simulated:0.9 --also simulated:0.8 simulated:0.875 simulated:0.95 \
         --out benchmarks/results/rule_grid_sim0.9.json
 
-(`--families otsu otsu_kappa`: Otsu's margin κ as well; `--present-first`: the two flags in the
-other order; `--anatomy`: where the 0.9 rule's contradicting top-3 slots come from. Results and what
-held: docs/quality.md §6.)
+(`--families otsu otsu_kappa`: Otsu's margin κ as well; `--present-grid`: other required-present
+thresholds than the index's; `--present-first`: the two flags in the other order; `--anatomy`: where
+the 0.9 rule's contradicting top-3 slots come from. Results and what held: docs/quality.md §6.)
 
 Seeds are pooled: each seed draws its own queries (100 per seed) and its own simulated scores.
 Simulated evidence is SIMULATED (Beta draws, evaluation.simulated_scores), never a model.
@@ -265,12 +265,14 @@ PRESENT_ABOVE = (0.9, 0.95, 0.99)  # confidently present: confidence above this
 ABSENT_BELOW = (0.01, 0.03, 0.1)   # confidently absent: confidence below this
 
 
-def flag_variants() -> dict[str, tuple[float | None, float | None]]:
-    """name -> (present threshold, absent threshold); None: that flag is not used."""
+def flag_variants(present_grid: tuple[float, ...] = PRESENT_ABOVE,
+                  absent_grid: tuple[float, ...] = ABSENT_BELOW) -> dict[str, tuple[float | None, float | None]]:
+    """name -> (present threshold, absent threshold); None: that flag is not used. The default
+    grids are the index's levels (domain/confidence.py); others measure what a finer grid would buy."""
     out: dict[str, tuple[float | None, float | None]] = {"none": (None, None)}
-    out.update({f"present>{p}": (p, None) for p in PRESENT_ABOVE})
-    out.update({f"absent<{a}": (None, a) for a in ABSENT_BELOW})
-    out.update({f"absent<{a} present>{p}": (p, a) for p in PRESENT_ABOVE for a in ABSENT_BELOW})
+    out.update({f"present>{p}": (p, None) for p in present_grid})
+    out.update({f"absent<{a}": (None, a) for a in absent_grid})
+    out.update({f"absent<{a} present>{p}": (p, a) for p in present_grid for a in absent_grid})
     return out
 
 
@@ -382,10 +384,11 @@ def grid_rules(part: Part, scores: np.ndarray, seed: int, families: set[str]) ->
 
 def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
               only: dict[str, list[str]] | None = None, families: set[str] | None = None,
-              present_first: bool = False, progress=print) -> dict[str, dict[str, dict]]:
+              present_first: bool = False, variants: dict[str, tuple[float | None, float | None]] | None = None,
+              progress=print) -> dict[str, dict[str, dict]]:
     """"rule | strict" -> flag variant -> pooled Conflict@3 (with interval), nDCG@10 and the
     per-seed Conflict@3; `only` limits the work to those rules and variants (the frozen ones)."""
-    variants = flag_variants()
+    variants = variants or flag_variants()
     if only is not None:
         families = {key.split(" ")[0] for key in only}
     families = set(families or GRID_FAMILIES)
@@ -429,14 +432,16 @@ def choose_for_target(results: dict[str, dict[str, dict]], families: tuple[str, 
 
 def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
                     num_queries: int, encoder, also: list[str], families: tuple[str, ...] = GRID_FAMILIES,
-                    present_first: bool = False) -> dict:
+                    present_first: bool = False, present_grid: tuple[float, ...] = PRESENT_ABOVE) -> dict:
     """The grid on the tuning half; one choice for a declared accuracy (label-free families) and
     one for a labelled set (every family); both frozen with the current rule and the paper's
     reference, then read once on the held-out half. `also`: other evidence sources on which the
     frozen rules are measured on the tuning half (what a mis-declared verifier would get)."""
     print(f"[{evidence}] grid on the tuning half ({len(tune.rows)} items, seeds {tuning_seeds})", flush=True)
+    variants = flag_variants(present_grid)
+    variants.setdefault(CURRENT_AT_09[1], flag_variants()[CURRENT_AT_09[1]])  # the rule in force is a candidate
     tuned = grid_pass(tune, evidence, tuning_seeds, num_queries, encoder, families=set(families),
-                      present_first=present_first)
+                      present_first=present_first, variants=variants)
     chosen = {"declared": choose_for_target(tuned, tuple(f for f in families if f != "calibrated_labelled")),
               "labelled": choose_for_target(tuned, families)}
     frozen: dict[str, list[str]] = {CURRENT_AT_09[0]: [CURRENT_AT_09[1], "none"]}
@@ -447,10 +452,11 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
         print(f"  chosen ({criterion}): {key} + {variant}: tuning {tuned[key][variant]['conflict@3'][0]:.3f} / "
               f"{tuned[key][variant]['ndcg@10']:.3f}", flush=True)
     print(f"[{evidence}] frozen {frozen}; held-out half ({len(held.rows)} items, seeds {heldout_seeds}), once", flush=True)
-    held_out = grid_pass(held, evidence, heldout_seeds, num_queries, encoder, only=frozen, present_first=present_first)
+    held_out = grid_pass(held, evidence, heldout_seeds, num_queries, encoder, only=frozen, present_first=present_first,
+                         variants=variants)
     current = held_out[CURRENT_AT_09[0]][CURRENT_AT_09[1]]
     report = {"grid": {"families": list(families), "present_first": present_first, "label_free": list(LABEL_FREE), "rho": list(RHO),
-                       "rho_absent": [r or "= rho" for r in RHO_ABSENT], "flags": list(flag_variants()),
+                       "rho_absent": [r or "= rho" for r in RHO_ABSENT], "flags": list(variants),
                        "mode": "strict", "configurations": sum(len(v) for v in tuned.values())},
               "tuning_seeds": tuning_seeds, "heldout_seeds": heldout_seeds, "current": list(CURRENT_AT_09),
               "chosen": {}, "tuning": tuned, "heldout": held_out, "also_tuning": {}}
@@ -467,7 +473,7 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
     for other in also:
         print(f"[{other}] the frozen rules on the tuning half", flush=True)
         report["also_tuning"][other] = grid_pass(tune, other, tuning_seeds, num_queries, encoder, only=frozen,
-                                                 present_first=present_first)
+                                                 present_first=present_first, variants=variants)
     return report
 
 
@@ -532,6 +538,8 @@ def main() -> None:
                         help="--grid: the partitioners searched")
     parser.add_argument("--present-first", action="store_true",
                         help="--grid: the required-present flag before the forbidden-absent flag (not the core's order)")
+    parser.add_argument("--present-grid", type=float, nargs="+", default=list(PRESENT_ABOVE),
+                        help="--grid: required-present thresholds (default: the index's levels)")
     parser.add_argument("--tuning-seeds", type=int, nargs="+", default=None,
                         help="--grid: seeds on the tuning half (default: --seeds)")
     parser.add_argument("--also", nargs="*", default=[],
@@ -568,7 +576,7 @@ def main() -> None:
                                "criterion), per path: a declared accuracy (label-free families) or a labelled set")
         report["evidence"] = {evidence: grid_experiment(tune, held, evidence, args.tuning_seeds or args.seeds, args.seeds,
                                                         args.num_queries, encoder, args.also, tuple(args.families),
-                                                        args.present_first)
+                                                        args.present_first, tuple(args.present_grid))
                               for evidence in args.evidence}
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))

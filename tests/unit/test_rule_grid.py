@@ -132,3 +132,9 @@ def test_a_wider_otsu_margin_decides_fewer_states(sweep):
     rules = sweep.grid_rules(part, scores, seed=0, families={"otsu_kappa"})
     decided = [int((rules[f"otsu_kappa kappa={k}"][0] != 0).sum()) for k in sweep.KAPPAS]
     assert decided == sorted(decided, reverse=True) and decided[0] > decided[-1]
+
+
+def test_a_finer_present_grid_keeps_the_rule_in_force_a_candidate(sweep):
+    variants = sweep.flag_variants((0.97, 0.98))
+    assert variants["present>0.98"] == (0.98, None) and "present>0.99" not in variants
+    assert len(variants) == 1 + 2 + len(sweep.ABSENT_BELOW) * 3
