@@ -134,7 +134,7 @@ def test_a_wider_otsu_margin_decides_fewer_states(sweep):
     assert decided == sorted(decided, reverse=True) and decided[0] > decided[-1]
 
 
-def test_a_finer_present_grid_keeps_the_rule_in_force_a_candidate(sweep):
+def test_a_finer_present_grid_replaces_the_index_levels(sweep):
     variants = sweep.flag_variants((0.97, 0.98))
     assert variants["present>0.98"] == (0.98, None) and "present>0.99" not in variants
     assert len(variants) == 1 + 2 + len(sweep.ABSENT_BELOW) * 3
