@@ -73,4 +73,6 @@ def run(args: argparse.Namespace) -> int:
     for r in reports:
         print(f"{r.namespace}: {r.target_items} items on the target = {r.source_items} on the source "
               f"(written {r.written}, replaced {r.replaced}, already there {r.skipped})")
+        if r.index_change:
+            print(f"{r.namespace}: {r.index_change}")
     return 0

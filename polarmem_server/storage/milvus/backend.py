@@ -5,12 +5,22 @@ records, concept bindings and items are all in Milvus, read with Strong consiste
 number of PolarMem processes can serve the same namespaces and a write acknowledged by one is
 seen by the next read of any other. A write returns only after Milvus acknowledged it.
 
-Search runs the lexicographic ranking as tiered filtered searches on the namespace's FLAT
-(exact, inner product over unit vectors = cosine) index: entailed (+1), then neutral (0), then
+Search runs the lexicographic ranking as tiered filtered searches on the namespace's vector
+index (inner product over unit vectors = cosine): entailed (+1), then neutral (0), then
 conflict (-1) unless excluded, each asked for at most the hits still missing, stopping when k
 are filled (``hard``); ``soft`` and ``off`` take each tier's top k and merge them by score
 (exact: the overall top k lies inside the union of the per-tier top k). Equal scores are
 ordered by item id — the order the local backend gives after a restart (slots in id order).
+
+The index is FLAT (exact) unless the namespace asked for an approximate index (``config.ann``,
+kind ``ivf``): then IVF_FLAT with the namespace's ``nlist``. The tiers stay separate filtered
+searches, so the index only ever orders items within a tier. An exact recall probes every list,
+which reads every row of the tier like FLAT and is exact (IVF_FLAT keeps the raw vectors); an
+approximate one probes ``nprobe`` lists. HNSW is not offered: Milvus 2.3 keeps one index per
+vector field and cannot search an HNSW index exactly, so an exact recall could not keep its
+guarantee. Recent writes sit in growing segments, which Milvus 2.3.5 searched by brute force in
+every probe (16,384 growing rows: recall 1.0 at nprobe 2 of 64, while sealed: 0.28), with its
+interim index setting at the default: exact recalls stay exact for them too.
 """
 
 from __future__ import annotations
@@ -24,7 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable, quoted
+from polarmem_server.index import AnnSpec
 from polarmem_server.storage.backend import (Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
 from polarmem_server.storage.milvus import expressions as ex
@@ -36,6 +48,7 @@ STRONG = {"consistency_level": "Strong"}
 HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
+FLAT_INDEX = {"index_type": "FLAT", "metric_type": "IP", "params": {}}
 LOAD_TIMEOUT_S = 300.0
 SEARCH_THREADS = 16  # concurrent Milvus calls of all searches together (counts + first tier: 4 per search)
 PROBE_TIMEOUT_S = 3  # an int: pymilvus retries for about an hour when given a float
@@ -56,16 +69,41 @@ def unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
+def ivf_setting(record: NamespaceRecord) -> AnnSpec | None:
+    """The namespace's ivf index, if it has one. (An "hnsw" setting stored by a server before
+    Milvus refused it was never built: such a namespace stays FLAT and exact.)"""
+    return ann_from_record(record) if record.HasField("ann") and record.ann.kind == "ivf" else None
+
+
+def vector_index(record: NamespaceRecord) -> dict:
+    """The Milvus index a namespace's collection carries: FLAT, or IVF_FLAT for `config.ann`."""
+    ivf = ivf_setting(record)
+    if ivf is None:
+        return FLAT_INDEX
+    return {"index_type": "IVF_FLAT", "metric_type": "IP", "params": {"nlist": ivf.nlist}}
+
+
 class _Namespace:
     """Handles of one namespace's collection (cached; the truth is in Milvus)."""
 
-    def __init__(self, collection, space: str, dim: int) -> None:
+    def __init__(self, collection, space: str, dim: int, ann: AnnSpec | None) -> None:
         self.collection = collection
         self.space = space
         self.dim = dim
+        self.ann = ann  # None: FLAT
+
+    def search_params(self, exact: bool, effort: int) -> dict:
+        """Milvus search params: exact probes every IVF list (as FLAT, every row of the tier)."""
+        if self.ann is None:
+            return {"metric_type": "IP", "params": {}}
+        nprobe = self.ann.nlist if exact else min(self.ann.nlist, effort or self.ann.nprobe)
+        return {"metric_type": "IP", "params": {"nprobe": nprobe}}
 
 
 class MilvusBackend(Backend):
+    name = "milvus"
+    shared = True  # any number of PolarMem processes serve the same namespaces
+    ann_kinds = ("ivf",)  # see the module docstring: exact recall on an HNSW index is impossible here
     def __init__(self, settings: MilvusSettings | None = None) -> None:
         pymilvus = import_pymilvus()
         self.settings = settings or MilvusSettings()
@@ -116,11 +154,14 @@ class MilvusBackend(Backend):
             raise InvalidArgument(f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
                                   "per collection) holds exactly one single-vector space; declare one space, e.g. "
                                   "'sem', or use the local backend")
+        if record.HasField("ann") and record.ann.kind not in self.ann_kinds:
+            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)}: the "
+                                  "milvus backend builds 'ivf'")
         with self._lock:
             if self._record(record.name) is not None:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
             name = schema.items_collection(self.settings.prefix, record.name)
-            self._ensure(name, schema.items_schema(spaces[0].name, spaces[0].dim), "vec")
+            self._ensure(name, schema.items_schema(spaces[0].name, spaces[0].dim), "vec", vector_index(record))
             self._put_record(record)
 
     def update_namespace(self, record: NamespaceRecord) -> None:
@@ -251,7 +292,8 @@ class MilvusBackend(Backend):
                 pending[ex.TIER_NAMES[level]] = self._pool.submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
-        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k) if tiers else None
+        params = target.search_params(request.exact, request.ef_search)
+        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
@@ -263,7 +305,7 @@ class MilvusBackend(Backend):
             if want <= 0:
                 break
             # the first tier was ranked for k (its top `want` = its top k's first `want`: ties by id)
-            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want)
+            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want, params)
             for item_id, similarity in ranked:
                 hits.append(SearchHit(item_id, level, similarity))
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
@@ -271,7 +313,8 @@ class MilvusBackend(Backend):
             hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
         return SearchResult(hits[:request.k], counts)
 
-    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int) -> list[tuple[str, float]]:
+    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int,
+              params: dict) -> list[tuple[str, float]]:
         """The tier's top k by weighted cosine, ties by id. Milvus cuts a tie group at k in an
         order of its own, so one more hit than needed is asked for, and when the cut falls inside
         a group of equal scores the tier is read to Milvus's limit before sorting."""
@@ -282,7 +325,7 @@ class MilvusBackend(Backend):
 
         def nearest(limit: int) -> list[tuple[str, float]]:
             result = self._call(lambda: target.collection.search(
-                [query], "vec", {"metric_type": "IP", "params": {}}, limit=limit, expr=expr or None, **STRONG,
+                [query], "vec", params, limit=limit, expr=expr or None, **STRONG,
                 **self._t), "search")[0]
             return [(hit.id, float(hit.distance)) for hit in result]
 
@@ -299,9 +342,9 @@ class MilvusBackend(Backend):
             raise Unavailable("the Milvus backend is closed")
         return self.connection.call(fn, what)
 
-    def _ensure(self, name: str, collection_schema, vector_field: str):
-        """Opens a collection, creating, indexing and loading it if needed (idempotent, so
-        processes starting at once agree)."""
+    def _ensure(self, name: str, collection_schema, vector_field: str, index: dict = FLAT_INDEX):
+        """Opens a collection, creating, indexing (with `index`) and loading it if needed
+        (idempotent, so processes starting at once agree)."""
         def open_():
             if self._utility.has_collection(name, using=self.connection.alias, **self._t):
                 collection = self._Collection(name, using=self.connection.alias)
@@ -309,8 +352,7 @@ class MilvusBackend(Backend):
                 collection = self._Collection(name, collection_schema, using=self.connection.alias,
                                               consistency_level="Strong", **self._t)
             if not collection.has_index():
-                collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}},
-                                        **self._t)
+                collection.create_index(vector_field, index, **self._t)
             collection.load(timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))  # loading a big one takes long
             return collection
 
@@ -337,10 +379,11 @@ class MilvusBackend(Backend):
         since is NotFound when its dropped collection is used (connection.translate)."""
         handle = self._handles.get(name)
         if handle is None:
-            space = self._require(name).spaces[0]
+            record = self._require(name)
+            space = record.spaces[0]
             collection = self._ensure(schema.items_collection(self.settings.prefix, name),
-                                      schema.items_schema(space.name, space.dim), "vec")
-            handle = self._handles[name] = _Namespace(collection, space.name, space.dim)
+                                      schema.items_schema(space.name, space.dim), "vec", vector_index(record))
+            handle = self._handles[name] = _Namespace(collection, space.name, space.dim, ivf_setting(record))
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
