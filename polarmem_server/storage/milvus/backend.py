@@ -5,6 +5,11 @@ records, concept bindings and items are all in Milvus, read with Strong consiste
 number of PolarMem processes can serve the same namespaces and a write acknowledged by one is
 seen by the next read of any other. A write returns only after Milvus acknowledged it.
 
+A namespace's items live in a collection of its own, or (``MilvusSettings.layout = "shared"``)
+in its partition of one collection per vector dimension (schema.py has both and why). The
+layout is where the creating process put them and is found again on open, so servers of either
+setting serve every namespace.
+
 Search runs the lexicographic ranking as tiered filtered searches on the namespace's vector
 index (inner product over unit vectors = cosine): entailed (+1), then neutral (0), then
 conflict (-1) unless excluded, each asked for at most the hits still missing, stopping when k
