@@ -129,8 +129,11 @@ class Memory:
 
     def create_namespace(self, settings: NamespaceSettings) -> Namespace:
         settings.validate()
+        if settings.ann is not None and not self.backend.ann_kinds:
+            raise InvalidArgument(f"config.ann: the {self.backend.name} backend builds no approximate index "
+                                  f"({self.backend.ann_note}); drop config.ann")
         if settings.ann is not None and settings.ann.kind not in self.backend.ann_kinds:
-            built = " or ".join(repr(kind) for kind in self.backend.ann_kinds) or "no approximate index"
+            built = " or ".join(repr(kind) for kind in self.backend.ann_kinds)
             raise InvalidArgument(f"config.ann.kind {quoted(settings.ann.kind)}: the {self.backend.name} backend "
                                   f"builds {built}; use that kind or drop config.ann")
         with self._lock:

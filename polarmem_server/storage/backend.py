@@ -183,6 +183,7 @@ class Backend(ABC):
     # The approximate-index kinds (NamespaceConfig.ann.kind) this backend builds; the library
     # refuses a namespace asking for another before the backend sees it. Empty: none.
     ann_kinds: tuple[str, ...] = ()
+    ann_note: str = "it has none"  # why, when ann_kinds is empty
 
     # ---- lifecycle ----------------------------------------------------------------------------
 

@@ -125,3 +125,7 @@ def test_an_approximate_index_becomes_the_targets_kind_both_ways(milvus_server, 
     probe = {"vis": np.ones(DIM)}
     assert len(returned.recall("g", vectors=probe, k=5, approximate=True).hits) == 5
     returned.close()
+    shared = cli("--from", str(tmp_path / "src"), "--to", f"milvus://{host_port}/{prefix}s", "--milvus-layout", "shared")
+    assert shared.returncode == 0, shared.stderr
+    assert "g: approximate index hnsw dropped (the milvus (shared layout) backend builds none)" in shared.stdout
+    assert "g: 30 items on the target = 30 on the source" in shared.stdout

@@ -128,9 +128,20 @@ class _Namespace:
 
 
 class MilvusBackend(Backend):
-    name = "milvus"
     shared = True  # any number of PolarMem processes serve the same namespaces
-    ann_kinds = ("ivf",)  # see the module docstring: exact recall on an HNSW index is impossible here
+
+    @property
+    def name(self) -> str:
+        return "milvus" if self.settings.layout == "collection" else "milvus (shared layout)"
+
+    @property
+    def ann_kinds(self) -> tuple[str, ...]:
+        """ivf (see the module docstring: exact recall on an HNSW index is impossible here); none
+        in the shared layout, whose one FLAT index serves every namespace of a dimension."""
+        return ("ivf",) if self.settings.layout == "collection" else ()
+
+    ann_note = ("its one FLAT index serves every namespace of a dimension; a server with --milvus-layout "
+                "collection creates namespaces that can have one")
 
     def __init__(self, settings: MilvusSettings | None = None) -> None:
         pymilvus = import_pymilvus()
@@ -182,13 +193,9 @@ class MilvusBackend(Backend):
             raise InvalidArgument(f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
                                   "per collection) holds exactly one single-vector space; declare one space, e.g. "
                                   "'sem', or use the local backend")
-        if record.HasField("ann") and record.ann.kind not in self.ann_kinds:
-            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)}: the "
-                                  "milvus backend builds 'ivf'")
-        if record.HasField("ann") and self.settings.layout == "shared":
-            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann: the shared layout keeps one FLAT "
-                                  "index for every namespace of a dimension; an approximate index needs a collection "
-                                  "of its own (a server with --milvus-layout collection)")
+        if record.HasField("ann") and record.ann.kind not in self.ann_kinds:  # Memory says why first
+            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)} is not "
+                                  f"built by the {self.name} backend")
         with self._lock:
             if self._record(record.name) is not None:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
