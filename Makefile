@@ -79,7 +79,7 @@ test-slow: install $(MILVUS_STAMP)
 # The Milvus tests alone (part of `make test`): conformance against the local backend, two servers
 # sharing one Milvus, `polarmem serve --backend milvus`, migrate, and one Milvus outage under load.
 test-milvus: install $(MILVUS_STAMP)
-	$(BIN)/pytest -m "milvus and not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/bench_core.py
