@@ -28,6 +28,14 @@ graph, graph rebuilt from the store, graph loaded from the file saved on close
 
     flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --backend-startup 100000 \\
         --out benchmarks/results/ann-startup.json
+
+Growth (how cost grows with N): one JSON per size when ``--out`` holds ``{n}``, e.g.
+
+    flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --sizes 100000 300000 1000000 \\
+        --ef-construction 100 --out 'benchmarks/results/ann-growth-{n}.json'
+
+``--build-rate N`` times the graph build alone (N items, PolarMem vs FAISS IndexHNSWFlat, same M and
+ef_construction, 1 and 2 threads, interleaved).
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info
 REQUIRED_WIDE, REQUIRED_RARE, FORBIDDEN = 0, 1, 2
 # Concepts 3.. for the selectivity sweep: the share of items holding each.
 SWEEP_SHARES = (0.003, 0.01, 0.03, 0.1)
-EF_VALUES = (16, 32, 64, 128, 256)
+EF_VALUES = (16, 32, 64, 128, 256, 512)
 
 
 def load_average() -> list[float]:
@@ -332,6 +340,39 @@ def call_floor(faiss, dim: int, k: int, rounds: int = 2000) -> dict:
     return out
 
 
+def build_rate(n: int, dim: int, spec: AnnSpec, faiss, rng, threads=(1, 2), rounds: int = 2) -> dict:
+    """Items per second of the graph build alone: PolarMem's Index (int8 rows + graph, added in
+    10,000-item batches as the start-up loader adds) vs FAISS IndexHNSWFlat with the same M and
+    ef_construction, on 1 and 2 threads, interleaved in `rounds` rounds (the load moves)."""
+    X, _ = low_rank_corpus(n, 1, dim, rng)
+    empty: list[list[int]] = [[] for _ in range(n)]
+    out: dict = {"n": n, "dim": dim, "m": spec.m, "ef_construction": spec.ef_construction, "load_before": load_average(),
+                 "rounds": []}
+    for _ in range(rounds):
+        for t in threads:
+            start = time.perf_counter()
+            index = Index([SpaceSpec("vis", dim, storage="int8")], threads=t, ann=spec)
+            index.ensure_concepts(1)
+            for first in range(0, n, 10_000):
+                last = min(n, first + 10_000)
+                index.add(last - first, {"vis": X[first:last]}, empty[first:last], empty[first:last])
+            ours = n / (time.perf_counter() - start)
+            del index
+            faiss.omp_set_num_threads(t)
+            start = time.perf_counter()
+            hnsw = faiss.IndexHNSWFlat(dim, spec.m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = spec.ef_construction
+            hnsw.add(X)
+            peer = n / (time.perf_counter() - start)
+            del hnsw
+            out["rounds"].append({"threads": t, "ours_items_per_s": ours, "faiss_items_per_s": peer,
+                                  "ratio": ours / peer, "load": load_average()})
+            print(f"build {n:,} items, {t} thread(s): ours {ours:.0f} items/s, faiss {peer:.0f} items/s "
+                  f"({ours / peer:.2f}x), load {load_average()}", flush=True)
+    out["load_after"] = load_average()
+    return out
+
+
 def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> dict:
     """The local backend's start-up with n stored items (d = dim, int8 rows): no graph, the graph
     rebuilt from the store, the graph loaded from its saved file; and the save on close."""
@@ -405,6 +446,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--walks", nargs="+", choices=("hnswlib", "bounded"), default=["hnswlib"],
                         help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
+    parser.add_argument("--ef-construction", type=int, default=200,
+                        help="the graph's ef_construction, for PolarMem and FAISS alike")
+    parser.add_argument("--build-rate", type=int, default=0, metavar="N",
+                        help="time the graph build alone with N items instead (PolarMem vs FAISS, 1 and 2 threads)")
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
@@ -423,16 +468,27 @@ def main() -> None:
     # The default graph settings with the exact fallback off (beyond tiers of <= ef items), so
     # the sweep sees the graph's cost on every tier; the scenarios' tiers are all large enough
     # that the default rule would also choose the graph.
-    spec = AnnSpec(exact_below=0, exact_factor=0.0)
-    report = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
-              "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": [],
-              "call_floor": call_floor(faiss, args.dim, args.k)}
-    for n in args.sizes:
-        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
-        if args.out:  # after each size, so a run cut short keeps what it measured
+    spec = AnnSpec(ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0)
+    header = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
+              "cpus": os.cpu_count(), "ann": spec.__dict__}
+    if args.build_rate:
+        report = {**header, "build_rate": build_rate(args.build_rate, args.dim, spec, faiss, rng)}
+        if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))
-            print(f"\nwrote {args.out}", flush=True)
+        return
+    # One report per size when the path names {n} (growth runs), else one for all sizes.
+    per_size = args.out is not None and "{n}" in str(args.out)
+    report = {**header, "sizes": [], "call_floor": call_floor(faiss, args.dim, args.k)}
+    for n in args.sizes:
+        if per_size:
+            report["sizes"] = []
+        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
+        if args.out:  # after each size, so a run cut short keeps what it measured
+            path = Path(str(args.out).replace("{n}", str(n)))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=2, default=str))
+            print(f"\nwrote {path}", flush=True)
 
 
 if __name__ == "__main__":
