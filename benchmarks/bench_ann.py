@@ -34,6 +34,7 @@ Growth (how cost grows with N): one JSON per size when ``--out`` holds ``{n}``, 
     flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --sizes 100000 300000 1000000 \\
         --ef-construction 100 --out 'benchmarks/results/ann-growth-{n}.json'
 
+and ``--plot benchmarks/results/ann-growth-*.json --png docs/ann-growth.png`` draws them.
 ``--build-rate N`` times the graph build alone (N items, PolarMem vs FAISS IndexHNSWFlat, same M and
 ef_construction, 1 and 2 threads, interleaved).
 """
@@ -437,6 +438,69 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
     return out
 
 
+def growth_rows(paths: list[Path]) -> list[dict]:
+    """One row per size from growth reports (bench_ann.py --out '...-{n}.json'), by N."""
+    rows = []
+    for path in paths:
+        report = json.loads(path.read_text())
+        for size in report["sizes"]:
+            rows.append({"ef_construction": report["ann"]["ef_construction"], **size})
+    return sorted(rows, key=lambda r: r["n"])
+
+
+def plot_growth(paths: list[Path], png: Path) -> None:
+    """Query time against N for each scenario (exact fp32, FAISS IndexFlatIP, exact int8 +
+    re-rank, PolarMem's graph and FAISS HNSW + IDSelectorBitmap at recall@10 >= 0.95), and the
+    graph build time, on log-log axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = growth_rows(paths)
+    ns = [r["n"] for r in rows]
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.6))
+
+    def median_round(r, key):
+        return statistics.median(x[key] for x in r["plain_fp32"]["rounds"])
+
+    def line(ax, values, label, style):
+        points = [(n, v) for n, v in zip(ns, values) if v is not None]
+        if points:
+            ax.plot(*zip(*points), style, label=label)
+
+    titles = {"hard_wide": "hard, wide entailed tier (~30% of N)", "hard_two_tiers": "hard, tiny entailed tier + neutral",
+              "off": "off (plain similarity)"}
+    for ax, (name, title) in zip(axes, titles.items()):
+        at = [r[name].get("at_recall_095") for r in rows]
+        if name == "off":
+            line(ax, [median_round(r, "ours_1_thread_ms") for r in rows], "exact fp32 (ours)", "k--")
+            line(ax, [median_round(r, "faiss_flat_ms") for r in rows], "FAISS IndexFlatIP", "k:")
+        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours)", "b-s")
+        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o")
+        line(ax, [a["faiss_ms"] if a else None for a in at], "FAISS HNSW + IDSelectorBitmap, same recall", "g-^")
+        ax.set(xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
+    ax = axes[3]
+    line(ax, [r["build_graph_s"] for r in rows], "graph build (ours, 2 threads)", "r-o")
+    line(ax, [r["faiss_build_s"] for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
+    line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s")
+    efc = sorted({r["ef_construction"] for r in rows})
+    ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
+           title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    loads = [f"{r['n'] // 1000}k: {r['load_before'][0]}->{r['load_after'][0]}" for r in rows]
+    fig.suptitle("PolarMem approximate vs exact search as N grows (2-core shared machine; 1-min load before->after: "
+                 + ", ".join(loads) + ")", fontsize=10)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[30_000, 100_000])
@@ -450,9 +514,15 @@ def main() -> None:
                         help="the graph's ef_construction, for PolarMem and FAISS alike")
     parser.add_argument("--build-rate", type=int, default=0, metavar="N",
                         help="time the graph build alone with N items instead (PolarMem vs FAISS, 1 and 2 threads)")
+    parser.add_argument("--plot", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="plot growth reports (one per size) into --png instead of measuring")
+    parser.add_argument("--png", type=Path, default=Path("docs/ann-growth.png"))
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
+    if args.plot:
+        plot_growth(args.plot, args.png)
+        return
     if args.backend_startup:
         spec = AnnSpec()
         report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
