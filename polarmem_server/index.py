@@ -67,7 +67,8 @@ KIND_CODES = {"visual": VISUAL, "text": TEXT}
 MODE_CODES = {"off": 0, "hard": 1, "soft": 2}
 TIER_NAMES = {-1: "conflict", 0: "neutral", 1: "entailed"}
 STORAGES = ("fp32", "fp16", "int8")
-ANN_KINDS = ("hnsw",)
+ANN_KINDS = ("hnsw", "ivf")  # the compiled core builds hnsw; ivf is the Milvus backend's (storage/milvus)
+MAX_IVF_LISTS = 65_536  # Milvus's nlist / nprobe limit
 
 
 def build_info() -> dict[str, Any]:
@@ -119,18 +120,23 @@ class AnnSpec:
     ef_search: int = 64
     exact_below: int = 2048
     exact_factor: float = 4.0
+    nlist: int = 1024  # ivf only: lists (clusters)
+    nprobe: int = 16  # ivf only: lists an approximate search probes by default
 
     def __post_init__(self) -> None:
         if self.kind not in ANN_KINDS:
             raise InvalidArgumentError(f"ann.kind must be one of {ANN_KINDS}, got {quoted(self.kind)}")
         for name, low, high in (("m", 2, 512), ("ef_construction", 1, 10_000), ("ef_search", 1, 10_000),
-                                ("exact_below", 0, 2**62)):
+                                ("exact_below", 0, 2**62), ("nlist", 1, MAX_IVF_LISTS),
+                                ("nprobe", 1, MAX_IVF_LISTS)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
                 raise InvalidArgumentError(f"ann.{name} must be an integer in [{low}, {high}], got {quoted(value)}")
         factor = self.exact_factor
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor < float("inf"):
             raise InvalidArgumentError(f"ann.exact_factor must be a finite number >= 0, got {quoted(factor)}")
+        if self.nprobe > self.nlist:
+            raise InvalidArgumentError(f"ann.nprobe ({self.nprobe}) must not exceed ann.nlist ({self.nlist})")
 
     def params(self, space: str) -> tuple:
         return (space, int(self.m), int(self.ef_construction), int(self.ef_search), int(self.exact_below),
@@ -264,6 +270,10 @@ class Index:
     def _ann_by_space(self, ann: AnnSpec | Mapping[str, AnnSpec] | None) -> dict[str, AnnSpec]:
         if ann is None:
             return {}
+        for spec in ([ann] if isinstance(ann, AnnSpec) else ann.values()):
+            if isinstance(spec, AnnSpec) and spec.kind != "hnsw":
+                raise InvalidArgumentError(f"ann.kind {quoted(spec.kind)}: the compiled index builds 'hnsw' graphs "
+                                           "('ivf' is the Milvus backend's kind); use kind 'hnsw'")
         if isinstance(ann, AnnSpec):
             return {name: ann for name, spec in self._spaces.items() if not spec.multi}
         out = {}

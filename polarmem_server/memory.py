@@ -29,6 +29,8 @@ from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.scoring.verification import Verifier
+from polarmem_server.settings_refresh import DEFAULT_INTERVAL_S as DEFAULT_REFRESH_S
+from polarmem_server.settings_refresh import SettingsRefresher
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
 from polarmem_server.writes import Writer, now_ms
 
@@ -42,7 +44,10 @@ class Memory:
     """Many namespaces over one backend: a data directory (the local backend) or a Backend."""
 
     def __init__(self, store: str | Path | Backend, durability: str = "sync", threads: int = 0,
-                 on_store_write: Callable[[float], None] | None = None, verifier: Verifier | None = None) -> None:
+                 on_store_write: Callable[[float], None] | None = None, verifier: Verifier | None = None,
+                 settings_refresh_s: float = DEFAULT_REFRESH_S) -> None:
+        """`settings_refresh_s`: with a backend other processes share (Milvus), how often
+        namespace settings changed by them are read back (settings_refresh.py)."""
         if isinstance(store, Backend):
             self.backend = store
         else:
@@ -57,6 +62,9 @@ class Memory:
         self._namespaces: dict[str, Namespace] = {}
         for record in self.backend.namespaces():
             self._namespaces[record.name] = self._open_namespace(record)
+        self._refresher = None
+        if self.backend.shared:
+            self._refresher = SettingsRefresher(self.backend.namespaces, self.adopt_records, settings_refresh_s).start()
 
     def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
@@ -82,7 +90,36 @@ class Memory:
         self.backend.flush()
 
     def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.stop()
         self.backend.close()
+
+    def adopt_records(self, records: Sequence[records_pb2.NamespaceRecord]) -> int:
+        """Takes the backend's namespace records as other processes left them: namespaces they
+        created are opened, ones they deleted are dropped, and changed settings, score models
+        and labelled sets are applied. Each change is confirmed by a fresh read under the
+        namespace's write lock, so a newer change made here meanwhile is kept. Returns the
+        namespaces changed."""
+        changed = 0
+        listed = {record.name: record for record in records}
+        for name in [name for name in self._namespaces if name not in listed]:
+            with self._lock:  # deleted elsewhere, unless created here after the listing
+                if name in self._namespaces and self.backend.namespace_record(name) is None:
+                    del self._namespaces[name]
+                    changed += 1
+        for name, record in listed.items():
+            namespace = self._namespaces.get(name)
+            if namespace is None:
+                self.namespace(name)  # opens it (a concurrent delete: NotFound next pass)
+                changed += 1
+            elif namespace.to_record() != record:
+                with namespace.write_lock:
+                    current = self.backend.namespace_record(name)
+                    if current is not None and namespace.to_record() != current:
+                        namespace.adopt_record(current)
+                        self.writer.catch_up(namespace)  # declared concepts bound by the other process
+                        changed += 1
+        return changed
 
     def backup(self, dest_dir: str):
         """A consistent snapshot of every namespace, taken while serving (Backend.snapshot)."""
@@ -92,6 +129,13 @@ class Memory:
 
     def create_namespace(self, settings: NamespaceSettings) -> Namespace:
         settings.validate()
+        if settings.ann is not None and not self.backend.ann_kinds:
+            raise InvalidArgument(f"config.ann: the {self.backend.name} backend builds no approximate index "
+                                  f"({self.backend.ann_note}); drop config.ann")
+        if settings.ann is not None and settings.ann.kind not in self.backend.ann_kinds:
+            built = " or ".join(repr(kind) for kind in self.backend.ann_kinds)
+            raise InvalidArgument(f"config.ann.kind {quoted(settings.ann.kind)}: the {self.backend.name} backend "
+                                  f"builds {built}; use that kind or drop config.ann")
         with self._lock:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")

@@ -72,6 +72,7 @@ class ServerConfig:
     milvus_ca_pem: str = ""
     milvus_timeout: float = 10.0
     milvus_prefix: str = "polarmem"
+    milvus_layout: str = "collection"  # collection (one per namespace) | shared (a partition per namespace; schema.py)
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
 
     def validate(self) -> ServerConfig:
@@ -126,6 +127,8 @@ class ServerConfig:
         if self.processes > 1:
             raise ValueError("setting processes: is for the local backend (replicas of one RocksDB store); with "
                              "backend milvus run more servers against the same Milvus instead (docs/deployment.md)")
+        if self.milvus_layout not in ("collection", "shared"):
+            raise ValueError(f"setting milvus_layout: use 'collection' or 'shared', got {self.milvus_layout!r}")
         if self.milvus_timeout <= 0:
             raise ValueError(f"setting milvus_timeout: must be > 0 seconds, got {self.milvus_timeout}")
         if self.milvus_ca_pem and not (self.milvus_tls or self.milvus_uri.startswith("https://")):
@@ -144,10 +147,11 @@ class ServerConfig:
 
         return MilvusSettings(uri=self.milvus_uri or "http://127.0.0.1:19530", token=self.milvus_token,
                               secure=self.milvus_tls, server_pem_path=self.milvus_ca_pem,
-                              timeout_s=self.milvus_timeout, prefix=self.milvus_prefix)
+                              timeout_s=self.milvus_timeout, prefix=self.milvus_prefix, layout=self.milvus_layout)
 
 
-MILVUS_SETTINGS = ("milvus_uri", "milvus_token", "milvus_tls", "milvus_ca_pem", "milvus_timeout", "milvus_prefix")
+MILVUS_SETTINGS = ("milvus_uri", "milvus_token", "milvus_tls", "milvus_ca_pem", "milvus_timeout", "milvus_prefix",
+                   "milvus_layout")
 
 
 HELP = {
@@ -193,6 +197,9 @@ HELP = {
     "milvus_ca_pem": "backend milvus: PEM file of the CA / server certificate for TLS",
     "milvus_timeout": "backend milvus: seconds per Milvus call (a slower one is DEADLINE_EXCEEDED)",
     "milvus_prefix": "backend milvus: collection-name prefix, so several deployments can share one Milvus",
+    "milvus_layout": "backend milvus: where namespaces this server creates keep their items: collection (one each; "
+                     "for tens of namespaces, own index) or shared (one collection per dimension, a "
+                     "partition per namespace; for hundreds to 4,096; docs/deployment.md)",
 }
 
 

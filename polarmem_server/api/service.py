@@ -198,7 +198,8 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
 
 def ann_spec_from(ann: pb.ApproximateIndex) -> AnnSpec:
     """config.ann as the index's AnnSpec; zero / unset fields take its defaults."""
-    given = {name: getattr(ann, name) for name in ("kind", "m", "ef_construction", "ef_search") if getattr(ann, name)}
+    given = {name: getattr(ann, name) for name in ("kind", "m", "ef_construction", "ef_search", "nlist", "nprobe")
+             if getattr(ann, name)}
     given.update({name: getattr(ann, name) for name in ("exact_below", "exact_factor") if ann.HasField(name)})
     try:
         return AnnSpec(**given)
@@ -210,7 +211,8 @@ def ann_view(spec: AnnSpec | None) -> pb.ApproximateIndex | None:
     if spec is None:
         return None
     return pb.ApproximateIndex(kind=spec.kind, m=spec.m, ef_construction=spec.ef_construction, ef_search=spec.ef_search,
-                               exact_below=spec.exact_below, exact_factor=spec.exact_factor)
+                               exact_below=spec.exact_below, exact_factor=spec.exact_factor, nlist=spec.nlist,
+                               nprobe=spec.nprobe)
 
 
 def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:

@@ -126,6 +126,16 @@ class Namespace:
         self._settings = settings
         self._rule = self._choose()
 
+    def adopt_record(self, record: records_pb2.NamespaceRecord) -> None:
+        """Settings, score model and labelled set as another process stored them (the spaces,
+        encoder and creation time are fixed, so the record is of this namespace)."""
+        self.apply_settings(NamespaceSettings.from_record(record))
+        self._calibration = calibration_from_fields(record.calibration) if record.HasField("calibration") else None
+        stored = record.labelled_set
+        self._labelled_set = (LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
+                              if record.HasField("labelled_set") else None)
+        self._rule = self._choose()
+
     def set_calibration(self, model: BetaMixture | None, tried_at: int | None = None) -> None:
         self._calibration = model
         if tried_at is not None:

@@ -178,7 +178,7 @@ class NamespaceSettings:
             name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
             concepts=list(self.concepts), declared_accuracy=self.declared_accuracy,
             spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
-            **{name: getattr(self, name) for name in _SCALAR_FIELDS}, **_ann_to_record(self.ann))
+            **{name: getattr(self, name) for name in _SCALAR_FIELDS}, **ann_to_record(self.ann))
 
     @classmethod
     def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -200,10 +200,11 @@ class NamespaceSettings:
 
 
 # The stored form of `ann`: NamespaceRecord.ann (absent = no approximate index).
-_ANN_FIELDS = ("kind", "m", "ef_construction", "ef_search", "exact_below", "exact_factor")
+_ANN_FIELDS = ("kind", "m", "ef_construction", "ef_search", "exact_below", "exact_factor", "nlist", "nprobe")
 
 
-def _ann_to_record(ann: AnnSpec | None) -> dict:
+def ann_to_record(ann: AnnSpec | None) -> dict:
+    """``{"ann": AnnRecord}`` for NamespaceRecord's keyword arguments ({} for no index)."""
     if ann is None:
         return {}
     return {"ann": records_pb2.AnnRecord(**{name: getattr(ann, name) for name in _ANN_FIELDS})}
@@ -213,4 +214,6 @@ def ann_from_record(record: records_pb2.NamespaceRecord) -> AnnSpec | None:
     """The namespace's approximate index setting (None where the record has none)."""
     if not record.HasField("ann"):
         return None
-    return AnnSpec(**{name: getattr(record.ann, name) for name in _ANN_FIELDS})
+    stored = {name: getattr(record.ann, name) for name in _ANN_FIELDS}
+    # records written before ivf existed hold no nlist / nprobe: they take AnnSpec's defaults
+    return AnnSpec(**{name: value for name, value in stored.items() if value or name not in ("nlist", "nprobe")})

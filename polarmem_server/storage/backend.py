@@ -173,9 +173,17 @@ class Backend(ABC):
     log), when it returns; a crash loses none of it. Ordering: within one namespace, changes
     become visible to reads in the order the library made them."""
 
+    name: str = "storage"  # what messages call this backend ("local", "milvus")
+    # True where other processes change the same namespaces (Milvus): the library then reads
+    # namespace records back periodically (settings_refresh.py).
+    shared: bool = False
     # Whether search() honours SearchRequest.present_level / absent_level (confidence within
     # tiers); a backend that keeps no confidence leaves it False and recall says so.
     ranks_by_confidence: bool = False
+    # The approximate-index kinds (NamespaceConfig.ann.kind) this backend builds; the library
+    # refuses a namespace asking for another before the backend sees it. Empty: none.
+    ann_kinds: tuple[str, ...] = ()
+    ann_note: str = "it has none"  # why, when ann_kinds is empty
 
     # ---- lifecycle ----------------------------------------------------------------------------
 

@@ -9,6 +9,11 @@ version is skipped, one with another version is replaced, a missing one is writt
 that stopped part-way (or one repeated) resumes where it stopped and writes nothing twice. At
 the end the target's live item count must equal the source's.
 
+An approximate index is a structure of the backend that builds it: the local backend builds
+``hnsw`` graphs, Milvus ``ivf`` lists. A namespace whose index kind the target does not build
+gets the target's kind with its default settings (the report says so in ``index_change``); a
+namespace already on the target keeps the target's index.
+
 The source should not change while it is migrated (stop writers, or migrate a stopped server's
 data directory); a changed source shows up as a count mismatch, and running again fixes what
 was added or changed (not what was deleted on the source since).
@@ -22,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.settings import ann_to_record
 from polarmem_server.errors import FailedPrecondition, NotFound, quoted
+from polarmem_server.index import AnnSpec
 from polarmem_server.storage.backend import Backend, ItemWrite
 
 Progress = Callable[[str, int, int], None]  # (namespace, items done, items in the source)
@@ -39,6 +46,7 @@ class NamespaceMigration:
     replaced: int = 0
     skipped: int = 0
     target_items: int = 0
+    index_change: str = ""  # e.g. "approximate index hnsw -> ivf (its defaults)"; "" = as on the source
 
     @property
     def complete(self) -> bool:
@@ -63,9 +71,9 @@ def migrate(source: Backend, target: Backend, namespaces: Sequence[str] = (), ba
 def _migrate_namespace(source: Backend, target: Backend, record: NamespaceRecord, batch: int,
                        progress: Progress | None) -> NamespaceMigration:
     ns = record.name
-    _put_namespace(target, record)
+    index_change = _put_namespace(target, record)
     _bind_concepts(source, target, ns)
-    report = NamespaceMigration(ns, source.counts(ns).items)
+    report = NamespaceMigration(ns, source.counts(ns).items, index_change=index_change)
     multi = {space.name: space.multi for space in record.spaces}
     pending: list[ItemRecord] = []
     done = 0
@@ -90,15 +98,36 @@ def _migrate_namespace(source: Backend, target: Backend, record: NamespaceRecord
     return report
 
 
-def _put_namespace(target: Backend, record: NamespaceRecord) -> None:
+def _put_namespace(target: Backend, record: NamespaceRecord) -> str:
+    """Creates or updates the namespace on the target; returns how its index changed ("" = not)."""
     existing = next((r for r in target.namespaces() if r.name == record.name), None)
+    placed = NamespaceRecord()
+    placed.CopyFrom(record)
     if existing is None:
-        target.create_namespace(record)
-        return
+        change = _index_for(placed, target)
+        target.create_namespace(placed)
+        return change
     if [(s.name, s.dim, s.multi) for s in existing.spaces] != [(s.name, s.dim, s.multi) for s in record.spaces]:
         raise FailedPrecondition(f"namespace {quoted(record.name)} exists on the target with other vector spaces; "
                                  "delete it there or migrate to another target")
-    target.update_namespace(record)  # the source's settings and score model win
+    placed.ClearField("ann")
+    if existing.HasField("ann"):  # the target's index stays what its structures were built as
+        placed.ann.CopyFrom(existing.ann)
+    target.update_namespace(placed)  # otherwise the source's settings and score model win
+    return ""
+
+
+def _index_for(record: NamespaceRecord, target: Backend) -> str:
+    """Gives ``record`` an approximate index of a kind the target builds (see the module docstring)."""
+    if not record.HasField("ann") or record.ann.kind in target.ann_kinds:
+        return ""
+    was = record.ann.kind
+    record.ClearField("ann")
+    if not target.ann_kinds:
+        return f"approximate index {was} dropped (the {target.name} backend builds none)"
+    kind = target.ann_kinds[0]
+    record.ann.CopyFrom(ann_to_record(AnnSpec(kind=kind))["ann"])
+    return f"approximate index {was} -> {kind} (its defaults)"
 
 
 def _bind_concepts(source: Backend, target: Backend, ns: str) -> None:

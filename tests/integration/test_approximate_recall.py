@@ -108,7 +108,9 @@ def test_approximate_without_an_index_is_a_failed_precondition(client, ns):
 
 
 @pytest.mark.parametrize("ann, field", [({"m": 1}, "config.ann.m"), ({"ef_search": 20_000}, "config.ann.ef_search"),
-                                        ({"kind": "ivf"}, "config.ann.kind"),
+                                        ({"kind": "ivf"}, "config.ann.kind"),  # the Milvus backend's kind
+                                        ({"kind": "annoy"}, "config.ann.kind"),
+                                        ({"kind": "ivf", "nlist": 8, "nprobe": 9}, "config.ann.nprobe"),
                                         ({"exact_factor": -1.0}, "config.ann.exact_factor")])
 def test_bad_index_settings_name_the_field(client, ann, field):
     code, message = _status(lambda: client.create_namespace("bad", spaces=[("vis", DIM)], encoder="none", ann=ann))

@@ -374,3 +374,15 @@ def test_auto_rule_and_approximate_index_from_the_command_line(server, client, c
     code, _, err = run(capsys, "recall", "--required", "dog", "--approximate", "--allow-unknown-concepts", "-n",
                        "plain", "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
     assert code == 2 and "FAILED_PRECONDITION" in err and "config.ann" in err
+
+
+def test_ann_alone_gives_the_default_index_and_a_kind_the_backend_lacks_is_named(server, client, capsys):
+    conn = ["--address", server.address]
+    code, out, _ = run(capsys, "namespace", "create", "d", "--space", f"vis:{DIM}", "--encoder", "none", "--ann",
+                       "--json", *conn)
+    assert code == 0 and json.loads(out)["config"]["ann"]["kind"] == "hnsw"
+    assert client.get_namespace("d").config.ann.ef_search == 64
+    code, _, err = run(capsys, "namespace", "create", "i", "--space", f"vis:{DIM}", "--encoder", "none",
+                       "--ann-kind", "ivf", "--ann-nlist", 64, *conn)
+    assert code == 2 and "INVALID_ARGUMENT" in err and "config.ann.kind 'ivf': the local backend builds 'hnsw'" in err
+    assert [n.name for n in client.list_namespaces()] == ["d"]

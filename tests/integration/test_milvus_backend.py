@@ -3,6 +3,7 @@ that share nothing but Milvus agree on concept ids and see each other's acknowle
 shapes Milvus cannot hold are refused clearly. (Faults: test_milvus_faults.py.)"""
 
 import threading
+import time
 import uuid
 
 import numpy as np
@@ -122,5 +123,39 @@ def test_a_process_serves_a_namespace_another_process_created(milvus_server, pre
     second.remember("later", ItemInput(id="a", vectors={"vis": [1, 0, 0, 0]}, states={"dog": "has"}))
     assert [h.item_id for h in first.recall("later", required=["dog"], k=1).hits] == ["a"]
     assert [n.name for n in second.list_namespaces()] == ["later"]
+    first.close()
+    second.close()
+
+
+def test_settings_changed_through_one_process_reach_the_others(milvus_server, prefix):
+    first = Memory(backend(milvus_server.uri, prefix), settings_refresh_s=0.5)
+    create(first)
+    second = Memory(backend(milvus_server.uri, prefix), settings_refresh_s=0.5)
+    assert second.namespace("n").rule.recall_mode == "hard"
+    assert second._refresher.refresh_once() == 0  # nothing changed: nothing adopted
+    started = time.monotonic()
+    first.update_namespace("n", {"partitioner": "auto", "declared_accuracy": 0.95, "kappa": 0.5,
+                                 "concepts": ("dog", "cat")})
+    while second.namespace("n").settings.kappa != 0.5:
+        assert time.monotonic() - started < 30, "the other process never saw the change"
+        time.sleep(0.1)
+    seen_after = time.monotonic() - started
+    settings = second.namespace("n").settings
+    assert settings.declared_accuracy == 0.95 and settings.partitioner == "auto"
+    assert second.namespace("n").rule.recall_mode == "strict"  # its rule re-chosen from the new knowledge
+    assert "cat" in second.namespace("n").vocabulary.names  # declared concepts bound there too
+    assert seen_after < 10, seen_after
+    # its own later change is not overwritten by an older listing
+    second.update_namespace("n", {"kappa": 0.25})
+    assert first.namespace("n").settings.kappa in (0.5, 0.25)
+    time.sleep(2)
+    assert second.namespace("n").settings.kappa == 0.25 and first.namespace("n").settings.kappa == 0.25
+    # namespaces created and deleted elsewhere are listed and unlisted without a use
+    create(first, "fresh")
+    first.delete_namespace("n")
+    deadline = time.monotonic() + 30
+    while [ns.name for ns in second.list_namespaces()] != ["fresh"]:
+        assert time.monotonic() < deadline, [ns.name for ns in second.list_namespaces()]
+        time.sleep(0.1)
     first.close()
     second.close()

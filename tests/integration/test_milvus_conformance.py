@@ -1,7 +1,10 @@
 """One conformance suite, two backends: the same items and queries through Memory over the local
 backend (RocksDB + compiled core) and over the Milvus backend (a real Milvus standalone server
-from the `milvus` wheel, started once per session by tests/milvus_server.py) give the same
-records, the same ids and — on Milvus's exact FLAT index — the same order."""
+from the `milvus` wheel, started once per session by tests/milvus_server.py) in both its layouts
+(a collection per namespace; one shared collection with a partition per namespace) give the
+same records, the same ids and — on Milvus's exact FLAT index — the same order. What only the
+shared layout has to show (namespaces isolated from each other inside one collection) is at the
+end."""
 
 import uuid
 
@@ -17,6 +20,9 @@ DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus")
 
 
+MILVUS_KINDS = {"milvus": "collection", "milvus-shared": "shared"}
+
+
 def open_memory(kind, tmp_path, request):
     if kind == "local":
         return Memory(tmp_path / f"data-{uuid.uuid4().hex[:6]}", durability="async")
@@ -24,7 +30,8 @@ def open_memory(kind, tmp_path, request):
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     server = request.getfixturevalue("milvus_server")
-    return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=request.getfixturevalue("milvus_prefix"))))
+    prefix = request.getfixturevalue("milvus_prefix") + ("s" if kind == "milvus-shared" else "")  # apart
+    return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=prefix, layout=MILVUS_KINDS[kind])))
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +50,7 @@ def without_times(record):
     return copy
 
 
-@pytest.fixture(params=["local", "milvus"])
+@pytest.fixture(params=["local", *MILVUS_KINDS])
 def backend_kind(request):
     return request.param
 
@@ -138,7 +145,7 @@ def twins(tmp_path_factory, request):
         items.append(ItemInput(id=f"i{i:03d}", vectors={"vis": vector}, states=picked,
                                metadata={"half": str(i % 2)}, kind="text" if i % 3 == 0 else "visual"))
     memories = {}
-    for kind in ("local", "milvus"):
+    for kind in ("local", *MILVUS_KINDS):
         m = open_memory(kind, tmp_path_factory.mktemp(kind), request)
         m.create_namespace(NamespaceSettings("s", spaces=(SpaceSpec("vis", DIM),), encoder="none",
                                              concepts=CONCEPTS))
@@ -169,14 +176,59 @@ def test_same_items_same_queries_same_order(twins, query, k):
     if k == 7:
         vector = np.ones(DIM, dtype=np.float32)  # hits the tied group, cut by k
     results = {kind: m.recall("s", vectors={"vis": vector}, k=k, **query) for kind, m in memories.items()}
-    local, milvus = results["local"], results["milvus"]
-    assert milvus.tier_counts == local.tier_counts
-    assert [(h.item_id, h.tier) for h in milvus.hits] == [(h.item_id, h.tier) for h in local.hits]
-    assert np.allclose([h.score for h in milvus.hits], [h.score for h in local.hits], atol=1e-5)
-    assert [without_times(h.record) for h in milvus.hits] == [without_times(h.record) for h in local.hits]
+    local = results["local"]
+    for kind in MILVUS_KINDS:
+        milvus = results[kind]
+        assert milvus.tier_counts == local.tier_counts, kind
+        assert [(h.item_id, h.tier) for h in milvus.hits] == [(h.item_id, h.tier) for h in local.hits], kind
+        assert np.allclose([h.score for h in milvus.hits], [h.score for h in local.hits], atol=1e-5), kind
+        assert [without_times(h.record) for h in milvus.hits] == [without_times(h.record) for h in local.hits], kind
 
 
 def test_constraint_only_query_without_vectors(twins):
     memories, _ = twins
     results = {kind: m.recall("s", required=["dog"], forbidden=["cat"], k=20) for kind, m in memories.items()}
-    assert [h.item_id for h in results["milvus"].hits] == [h.item_id for h in results["local"].hits]
+    for kind in MILVUS_KINDS:
+        assert [h.item_id for h in results[kind].hits] == [h.item_id for h in results["local"].hits], kind
+
+
+def test_shared_layout_keeps_namespaces_apart_in_one_collection(tmp_path, request):
+    from polarmem_server.errors import InvalidArgument
+    from polarmem_server.index import AnnSpec
+    from polarmem_server.storage.milvus import schema
+    from polarmem_server.storage.milvus.connection import import_pymilvus
+
+    shared = open_memory("milvus-shared", tmp_path, request)
+    prefix = shared.backend.settings.prefix
+    for name in ("x", "y"):
+        shared.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+        for i in range(3):  # the same item ids in both namespaces
+            shared.remember(name, ItemInput(id=f"same{i}", vectors={"vis": vec(i)}, metadata={"ns": name},
+                                            states={"dog": "has" if name == "x" else "not_has"}))
+    alias = shared.backend.connection.alias
+    names = import_pymilvus().utility.list_collections(using=alias)
+    assert f"{prefix}_shared_d{DIM}" in names  # one collection, a partition per namespace
+    assert not {schema.items_collection(prefix, "x"), schema.items_collection(prefix, "y")} & set(names)
+    for name in ("x", "y"):
+        hits = shared.recall(name, vectors={"vis": vec(0)}, required=["dog"], k=10)
+        assert sorted(h.item_id for h in hits.hits) == ["same0", "same1", "same2"]
+        assert {h.record.metadata["ns"] for h in hits.hits} == {name}
+        assert shared.namespace_counts(name).items == 3
+    assert hits.tier_counts["conflict"] == 3  # y's items NOT_HAS dog: its own tiers, not x's
+    shared.forget("x", "same1")
+    assert shared.namespace_counts("y").items == 3 and shared.get_item("y", "same1").id == "same1"
+    shared.delete_namespace("x")
+    assert shared.namespace_counts("y").items == 3
+    with pytest.raises(InvalidArgument, match=r"^config\.ann: the milvus \(shared layout\) backend builds no "
+                                              "approximate index"):
+        shared.create_namespace(NamespaceSettings("z", spaces=(SpaceSpec("vis", DIM),), encoder="none",
+                                                  ann=AnnSpec(kind="ivf")))
+    # a server of the other layout serves the same namespaces (the layout is found, not configured)
+    from polarmem_server.storage.milvus.backend import MilvusBackend
+    from polarmem_server.storage.milvus.connection import MilvusSettings
+
+    other = Memory(MilvusBackend(MilvusSettings(request.getfixturevalue("milvus_server").uri, prefix=prefix)))
+    assert [h.item_id for h in other.recall("y", vectors={"vis": vec(0)}, k=1).hits] == ["same0"]
+    other.close()
+    shared.delete_namespace("y")
+    shared.close()

@@ -8,7 +8,7 @@ import uuid
 import numpy as np
 import pytest
 
-from polarmem_server.index import SpaceSpec
+from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
@@ -103,3 +103,29 @@ def test_migrate_refuses_clearly(milvus_server, tmp_path):
     assert result.returncode == 1 and "namespace(s) ['nope'] do not exist in the source" in result.stderr
     result = cli("--from", str(tmp_path / "src"), "--to", "http://example")
     assert result.returncode == 2 and "use a directory or milvus://host:port[/prefix]" in result.stderr
+
+
+def test_an_approximate_index_becomes_the_targets_kind_both_ways(milvus_server, tmp_path):
+    memory = Memory(tmp_path / "src", durability="async")
+    memory.create_namespace(NamespaceSettings("g", spaces=(SpaceSpec("vis", DIM),), encoder="none",
+                                              ann=AnnSpec(m=8)))
+    rng = np.random.default_rng(5)
+    assert not [r for r in memory.remember_batch("g", [ItemInput(id=f"g{i}", vectors={"vis": rng.standard_normal(DIM)})
+                                                        for i in range(30)]) if isinstance(r, Exception)]
+    memory.close()
+    host_port = milvus_server.uri.split("://", 1)[1]
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    there = cli("--from", str(tmp_path / "src"), "--to", f"milvus://{host_port}/{prefix}")
+    assert there.returncode == 0, there.stderr
+    assert "g: approximate index hnsw -> ivf (its defaults)" in there.stdout
+    back = cli("--from", f"milvus://{host_port}/{prefix}", "--to", str(tmp_path / "back"))
+    assert back.returncode == 0 and "g: approximate index ivf -> hnsw (its defaults)" in back.stdout, back.stderr
+    returned = Memory(tmp_path / "back")
+    assert returned.namespace("g").settings.ann == AnnSpec()
+    probe = {"vis": np.ones(DIM)}
+    assert len(returned.recall("g", vectors=probe, k=5, approximate=True).hits) == 5
+    returned.close()
+    shared = cli("--from", str(tmp_path / "src"), "--to", f"milvus://{host_port}/{prefix}s", "--milvus-layout", "shared")
+    assert shared.returncode == 0, shared.stderr
+    assert "g: approximate index hnsw dropped (the milvus (shared layout) backend builds none)" in shared.stdout
+    assert "g: 30 items on the target = 30 on the source" in shared.stdout

@@ -210,12 +210,18 @@ def test_a_deferred_graph_loads_a_saved_one_renumbered(tmp_path):
 
 
 @pytest.mark.parametrize("bad, field", [
-    (dict(kind="ivf"), "ann.kind"), (dict(m=1), "ann.m"), (dict(ef_search=0), "ann.ef_search"),
+    (dict(kind="annoy"), "ann.kind"), (dict(m=1), "ann.m"), (dict(ef_search=0), "ann.ef_search"),
     (dict(ef_construction="x"), "ann.ef_construction"), (dict(exact_factor=-1.0), "ann.exact_factor"),
+    (dict(nlist=0), "ann.nlist"), (dict(nlist=70_000), "ann.nlist"), (dict(nlist=4, nprobe=5), "ann.nprobe"),
 ])
 def test_bad_ann_settings_name_the_field(bad, field):
     with pytest.raises(InvalidArgumentError, match=field):
         AnnSpec(**bad)
+
+
+def test_the_compiled_index_builds_hnsw_only():
+    with pytest.raises(InvalidArgumentError, match="ann.kind 'ivf': the compiled index builds 'hnsw'"):
+        Index([SpaceSpec("vis", 8)], ann=AnnSpec(kind="ivf"))
 
 
 def test_ann_needs_a_single_vector_space_and_a_known_one():

@@ -125,3 +125,12 @@ def test_a_labelled_set_summary_feeds_the_choice():
     assert (knowledge.labelled_accuracy, knowledge.labelled_present, knowledge.declared_accuracy, knowledge.engine) == \
         (1.0, 30, 0.7, "embedding")
     assert rule_choice.knowledge_of(None, 0.9, "").labelled_accuracy is None
+
+
+def test_the_09_rule_is_the_one_that_held_out():
+    """0.9 keeps otsu + strict + present > 0.99: the grid's tuning pick (present > 0.95) did not
+    hold on the held-out half (docs/quality.md §6); a change here needs a new frozen read."""
+    expected = rule_choice.Rule("otsu", "strict", present_above=0.99)
+    assert dict(rule_choice.DECLARED)[0.9] == expected
+    assert dict(rule_choice.LABELLED)[0.9] == expected
+    assert choose_rule(VerifierKnowledge(declared_accuracy=0.9)).rule == expected

@@ -170,9 +170,13 @@ def _add_config_flags(parser: argparse.ArgumentParser, create: bool) -> None:
                            help="vector space name:dim[:multi][:fp32|fp16|int8], repeatable (default: sem:384)")
         group.add_argument("--encoder", help="text encoder for `sem`: minilm (default) or none (send your vectors)")
         group.add_argument("--ann", action="store_true",
-                           help="an opt-in approximate (HNSW) index per single-vector space; recall --approximate uses it")
-        group.add_argument("--ann-m", type=int, help="with --ann: graph links per node (default 16)")
-        group.add_argument("--ann-ef-search", type=int, help="with --ann: default search candidate list (default 64)")
+                           help="an opt-in approximate index per single-vector space; recall --approximate uses it")
+        group.add_argument("--ann-kind", choices=["hnsw", "ivf"],
+                           help="with --ann: hnsw (local backend, the default) or ivf (Milvus backend)")
+        group.add_argument("--ann-m", type=int, help="with --ann: hnsw graph links per node (default 16)")
+        group.add_argument("--ann-ef-search", type=int, help="with --ann: hnsw default search candidate list (default 64)")
+        group.add_argument("--ann-nlist", type=int, help="with --ann-kind ivf: lists (default 1024)")
+        group.add_argument("--ann-nprobe", type=int, help="with --ann-kind ivf: default lists probed (default 16)")
     group.add_argument("--kappa", type=float, help="uncertainty margin multiplier (default 1.0)")
     group.add_argument("--partitioner", choices=list(PARTITIONERS),
                        help="auto: chosen from a calibrate set or --declared-accuracy (docs/partitioners.md)")

@@ -93,11 +93,15 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
                 declared_accuracy=args.declared_accuracy)
 
 
-def _ann(args: argparse.Namespace) -> dict[str, int] | None:
-    """The approximate index a `namespace create` asked for (--ann, --ann-m, --ann-ef-search)."""
-    if not (args.ann or args.ann_m or args.ann_ef_search):
+def _ann(args: argparse.Namespace) -> dict[str, int | str] | bool | None:
+    """The approximate index a `namespace create` asked for (--ann and any --ann-* setting):
+    True for the defaults, else the settings given."""
+    given = {field: value for field, value in (("kind", args.ann_kind), ("m", args.ann_m),
+                                                ("ef_search", args.ann_ef_search), ("nlist", args.ann_nlist),
+                                                ("nprobe", args.ann_nprobe)) if value}
+    if not (args.ann or given):
         return None
-    return {k: v for k, v in (("m", args.ann_m), ("ef_search", args.ann_ef_search)) if v}
+    return given or True
 
 
 def _namespace_summary(info, out=None) -> None:

@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--milvus-token", default="", help="'user:password' or an API key for the Milvus side")
     p.add_argument("--milvus-ca-pem", default="", help="PEM file of the Milvus CA / server certificate (milvus+tls://)")
     p.add_argument("--milvus-timeout", type=float, default=60.0, help="seconds per Milvus call")
+    p.add_argument("--milvus-layout", choices=["collection", "shared"], default="collection",
+                   help="a Milvus target: where namespaces it creates keep their items (docs/deployment.md)")
     p.set_defaults(func=run)
 
 
@@ -41,7 +43,7 @@ def open_backend(location: str, args: argparse.Namespace):
         prefix = parts.path.strip("/") or "polarmem"
         uri = f"{MILVUS_SCHEMES[parts.scheme]}://{parts.hostname}:{parts.port or 19530}"
         return MilvusBackend(MilvusSettings(uri, token=args.milvus_token, server_pem_path=args.milvus_ca_pem,
-                                            timeout_s=args.milvus_timeout, prefix=prefix))
+                                            timeout_s=args.milvus_timeout, prefix=prefix, layout=args.milvus_layout))
     if "://" in location:
         raise ValueError(f"{location}: use a directory or milvus://host:port[/prefix]")
     from polarmem_server.storage.local.backend import LocalBackend
@@ -73,4 +75,6 @@ def run(args: argparse.Namespace) -> int:
     for r in reports:
         print(f"{r.namespace}: {r.target_items} items on the target = {r.source_items} on the source "
               f"(written {r.written}, replaced {r.replaced}, already there {r.skipped})")
+        if r.index_change:
+            print(f"{r.namespace}: {r.index_change}")
     return 0

@@ -58,6 +58,8 @@ class LocalBackend(Backend):
     ann_root: Path | None = None
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
+    name = "local"
+    ann_kinds = ("hnsw",)  # the compiled core's graphs
 
     def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
                  on_write: Callable[[float], None] | None = None) -> None:

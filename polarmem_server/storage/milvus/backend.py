@@ -5,12 +5,27 @@ records, concept bindings and items are all in Milvus, read with Strong consiste
 number of PolarMem processes can serve the same namespaces and a write acknowledged by one is
 seen by the next read of any other. A write returns only after Milvus acknowledged it.
 
-Search runs the lexicographic ranking as tiered filtered searches on the namespace's FLAT
-(exact, inner product over unit vectors = cosine) index: entailed (+1), then neutral (0), then
+A namespace's items live in a collection of its own, or (``MilvusSettings.layout = "shared"``)
+in its partition of one collection per vector dimension (schema.py has both and why). The
+layout is where the creating process put them and is found again on open, so servers of either
+setting serve every namespace.
+
+Search runs the lexicographic ranking as tiered filtered searches on the namespace's vector
+index (inner product over unit vectors = cosine): entailed (+1), then neutral (0), then
 conflict (-1) unless excluded, each asked for at most the hits still missing, stopping when k
 are filled (``hard``); ``soft`` and ``off`` take each tier's top k and merge them by score
 (exact: the overall top k lies inside the union of the per-tier top k). Equal scores are
 ordered by item id — the order the local backend gives after a restart (slots in id order).
+
+The index is FLAT (exact) unless the namespace asked for an approximate index (``config.ann``,
+kind ``ivf``): then IVF_FLAT with the namespace's ``nlist``. The tiers stay separate filtered
+searches, so the index only ever orders items within a tier. An exact recall probes every list,
+which reads every row of the tier like FLAT and is exact (IVF_FLAT keeps the raw vectors); an
+approximate one probes ``nprobe`` lists. HNSW is not offered: Milvus 2.3 keeps one index per
+vector field and cannot search an HNSW index exactly, so an exact recall could not keep its
+guarantee. Recent writes sit in growing segments, which Milvus 2.3.5 searched by brute force in
+every probe (16,384 growing rows: recall 1.0 at nprobe 2 of 64, while sealed: 0.28), with its
+interim index setting at the default: exact recalls stay exact for them too.
 """
 
 from __future__ import annotations
@@ -24,7 +39,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable, quoted
+from polarmem_server.index import AnnSpec
 from polarmem_server.storage.backend import (Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
 from polarmem_server.storage.milvus import expressions as ex
@@ -36,6 +53,7 @@ STRONG = {"consistency_level": "Strong"}
 HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
+FLAT_INDEX = {"index_type": "FLAT", "metric_type": "IP", "params": {}}
 LOAD_TIMEOUT_S = 300.0
 SEARCH_THREADS = 16  # concurrent Milvus calls of all searches together (counts + first tier: 4 per search)
 PROBE_TIMEOUT_S = 3  # an int: pymilvus retries for about an hour when given a float
@@ -56,16 +74,75 @@ def unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
-class _Namespace:
-    """Handles of one namespace's collection (cached; the truth is in Milvus)."""
+def ivf_setting(record: NamespaceRecord) -> AnnSpec | None:
+    """The namespace's ivf index, if it has one. (An "hnsw" setting stored by a server before
+    Milvus refused it was never built: such a namespace stays FLAT and exact.)"""
+    return ann_from_record(record) if record.HasField("ann") and record.ann.kind == "ivf" else None
 
-    def __init__(self, collection, space: str, dim: int) -> None:
+
+def vector_index(record: NamespaceRecord) -> dict:
+    """The Milvus index a namespace's collection carries: FLAT, or IVF_FLAT for `config.ann`."""
+    ivf = ivf_setting(record)
+    if ivf is None:
+        return FLAT_INDEX
+    return {"index_type": "IVF_FLAT", "metric_type": "IP", "params": {"nlist": ivf.nlist}}
+
+
+class _Namespace:
+    """Handles of one namespace's collection (cached; the truth is in Milvus). In the shared
+    layout the collection holds other namespaces too: every call names this one's partition,
+    every expression also tests ``ns == …``, and rows are keyed by ``pk`` (schema.py)."""
+
+    def __init__(self, name: str, collection, space: str, dim: int, ann: AnnSpec | None, shared: bool) -> None:
+        self.name = name
         self.collection = collection
         self.space = space
         self.dim = dim
+        self.ann = ann  # None: FLAT
+        self.shared = shared
+        self.scope = f"ns == {ex.literal(name)}" if shared else ""
+        partition = schema.namespace_partition(name)
+        self.partitions = [partition] if shared else None  # query / search: partition_names
+        self.into = {"partition_name": partition} if shared else {}  # upsert / delete
+
+    def where(self, expr: str = "") -> str:
+        """`expr` within this namespace; every row of it when `expr` is empty."""
+        return ex.both(self.scope, expr) or "id != \"\""
+
+    def keys(self, item_ids: Sequence[str]) -> str:
+        """The primary-key expression for these items (what Milvus deletes by)."""
+        if self.shared:
+            return "pk in [" + ", ".join(ex.literal(schema.shared_key(self.name, i)) for i in item_ids) + "]"
+        return "id in [" + ", ".join(ex.literal(i) for i in item_ids) + "]"
+
+    def key_columns(self, item_id: str) -> list:
+        """The leading columns of a row: (pk, ns) in the shared layout, none otherwise."""
+        return [schema.shared_key(self.name, item_id), self.name] if self.shared else []
+
+    def search_params(self, exact: bool, effort: int) -> dict:
+        """Milvus search params: exact probes every IVF list (as FLAT, every row of the tier)."""
+        if self.ann is None:
+            return {"metric_type": "IP", "params": {}}
+        nprobe = self.ann.nlist if exact else min(self.ann.nlist, effort or self.ann.nprobe)
+        return {"metric_type": "IP", "params": {"nprobe": nprobe}}
 
 
 class MilvusBackend(Backend):
+    shared = True  # any number of PolarMem processes serve the same namespaces
+
+    @property
+    def name(self) -> str:
+        return "milvus" if self.settings.layout == "collection" else "milvus (shared layout)"
+
+    @property
+    def ann_kinds(self) -> tuple[str, ...]:
+        """ivf (see the module docstring: exact recall on an HNSW index is impossible here); none
+        in the shared layout, whose one FLAT index serves every namespace of a dimension."""
+        return ("ivf",) if self.settings.layout == "collection" else ()
+
+    ann_note = ("its one FLAT index serves every namespace of a dimension; a server with --milvus-layout "
+                "collection creates namespaces that can have one")
+
     def __init__(self, settings: MilvusSettings | None = None) -> None:
         pymilvus = import_pymilvus()
         self.settings = settings or MilvusSettings()
@@ -116,11 +193,17 @@ class MilvusBackend(Backend):
             raise InvalidArgument(f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
                                   "per collection) holds exactly one single-vector space; declare one space, e.g. "
                                   "'sem', or use the local backend")
+        if record.HasField("ann") and record.ann.kind not in self.ann_kinds:  # Memory says why first
+            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)} is not "
+                                  f"built by the {self.name} backend")
         with self._lock:
             if self._record(record.name) is not None:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
-            name = schema.items_collection(self.settings.prefix, record.name)
-            self._ensure(name, schema.items_schema(spaces[0].name, spaces[0].dim), "vec")
+            if self.settings.layout == "shared":
+                self._shared(spaces[0].name, spaces[0].dim, schema.namespace_partition(record.name))
+            else:
+                name = schema.items_collection(self.settings.prefix, record.name)
+                self._ensure(name, schema.items_schema(spaces[0].name, spaces[0].dim), "vec", vector_index(record))
             self._put_record(record)
 
     def update_namespace(self, record: NamespaceRecord) -> None:
@@ -130,9 +213,20 @@ class MilvusBackend(Backend):
     def delete_namespace(self, name: str) -> None:
         with self._lock:
             self._require(name)
-            collection = schema.items_collection(self.settings.prefix, name)
-            self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
-                       "drop namespace collection")
+            target = self._ns(name)
+            if target.shared:  # its partition (a loaded one must be released before it is dropped)
+                partition = target.partitions[0]
+
+                def drop():
+                    if target.collection.has_partition(partition, **self._t):
+                        target.collection.partition(partition).release(**self._t)  # this one, not the collection
+                        target.collection.drop_partition(partition, **self._t)
+
+                self._call(drop, "drop namespace partition")
+            else:
+                collection = schema.items_collection(self.settings.prefix, name)
+                self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
+                           "drop namespace collection")
             self.bindings.delete_namespace(name)
             self._call(lambda: self._meta.delete(f"name in [{ex.literal(name)}]", **self._t), "delete namespace")
             self._handles.pop(name, None)
@@ -169,13 +263,13 @@ class MilvusBackend(Backend):
         rows = [self._row(target, w) for w in writes]
         columns = [list(column) for column in zip(*rows)]
         # upsert = delete + insert under one timestamp: each item is replaced wholly or not at all
-        self._call(lambda: target.collection.upsert(columns, **self._t), "write items")
+        self._call(lambda: target.collection.upsert(columns, **target.into, **self._t), "write items")
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         target = self._ns(ns)
         if not self._existing(target, [record.id]):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        self._call(lambda: target.collection.delete(f"id in [{ex.literal(record.id)}]", **self._t), "delete item")
+        self._call(lambda: target.collection.delete(target.keys([record.id]), **target.into, **self._t), "delete item")
 
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
@@ -189,20 +283,23 @@ class MilvusBackend(Backend):
         found: dict[str, ItemRecord] = {}
         for start in range(0, len(item_ids), FETCH_BATCH):
             chunk = list(dict.fromkeys(item_ids[start:start + FETCH_BATCH]))
-            for row in self._query(target.collection, f"id in {self._list(chunk)}", ["record"], "read items"):
+            for row in self._query(target.collection, target.where(f"id in {self._list(chunk)}"), ["id", "record"],
+                                   "read items", target.partitions):
                 found[row["id"]] = ItemRecord.FromString(base64.b64decode(row["record"]))
         return [found.get(item_id) for item_id in item_ids]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
         target = self._ns(ns)
-        rows = self._query(target.collection, f"id in [{ex.literal(item_id)}]", ["vec", "has_vector"], "read vectors")
+        rows = self._query(target.collection, target.where(f"id in [{ex.literal(item_id)}]"), ["vec", "has_vector"],
+                           "read vectors", target.partitions)
         if not rows or not rows[0]["has_vector"]:
             return {}
         return {target.space: np.asarray(rows[0]["vec"], dtype=np.float32).reshape(1, -1)}
 
     def iter_items(self, ns: str) -> Iterator[ItemRecord]:
         target = self._ns(ns)
-        ids = sorted(r["id"] for r in self._query(target.collection, "id != \"\"", [], "list items"))
+        ids = sorted(r["id"] for r in self._query(target.collection, target.where(), ["id"], "list items",
+                                                  target.partitions))
         for start in range(0, len(ids), FETCH_BATCH):
             for record in self.get_items(ns, ids[start:start + FETCH_BATCH]):
                 if record is not None:  # forgotten since the listing
@@ -214,7 +311,8 @@ class MilvusBackend(Backend):
         expr = f"array_contains({polarity}, {int(concept_id)})"
         if after:
             expr += f" and id > {ex.literal(after)}"
-        ids = sorted(r["id"] for r in self._query(target.collection, expr, [], "list items by concept"))
+        ids = sorted(r["id"] for r in self._query(target.collection, target.where(expr), ["id"], "list items by concept",
+                                                  target.partitions))
         return ids[:limit]
 
     def counts(self, ns: str) -> NamespaceCounts:
@@ -222,8 +320,8 @@ class MilvusBackend(Backend):
         kinds: dict[int, int] = {}
         concepts: dict[str, dict[int, int]] = {"has": {}, "not_has": {}, "align": {}}
         scored = 0
-        for row in self._query(target.collection, "id != \"\"", ["kind", "has", "not_has", "align", "scored"],
-                               "count items"):
+        for row in self._query(target.collection, target.where(), ["kind", "has", "not_has", "align", "scored"],
+                               "count items", target.partitions):
             kinds[int(row["kind"])] = kinds.get(int(row["kind"]), 0) + 1
             scored += int(row["scored"])
             for polarity, bucket in concepts.items():
@@ -251,7 +349,8 @@ class MilvusBackend(Backend):
                 pending[ex.TIER_NAMES[level]] = self._pool.submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
-        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k) if tiers else None
+        params = target.search_params(request.exact, request.ef_search)
+        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
@@ -263,7 +362,7 @@ class MilvusBackend(Backend):
             if want <= 0:
                 break
             # the first tier was ranked for k (its top `want` = its top k's first `want`: ties by id)
-            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want)
+            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want, params)
             for item_id, similarity in ranked:
                 hits.append(SearchHit(item_id, level, similarity))
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
@@ -271,20 +370,22 @@ class MilvusBackend(Backend):
             hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
         return SearchResult(hits[:request.k], counts)
 
-    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int) -> list[tuple[str, float]]:
+    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int,
+              params: dict) -> list[tuple[str, float]]:
         """The tier's top k by weighted cosine, ties by id. Milvus cuts a tie group at k in an
         order of its own, so one more hit than needed is asked for, and when the cut falls inside
         a group of equal scores the tier is read to Milvus's limit before sorting."""
         if vector is None:  # no similarity: every item scores 0, order by id
-            rows = self._query(target.collection, expr or "id != \"\"", [], "rank items")
+            rows = self._query(target.collection, target.where(expr), ["id"], "rank items", target.partitions)
             return [(item_id, 0.0) for item_id in sorted(r["id"] for r in rows)[:k]]
         query = unit(vector).tolist()
 
         def nearest(limit: int) -> list[tuple[str, float]]:
             result = self._call(lambda: target.collection.search(
-                [query], "vec", {"metric_type": "IP", "params": {}}, limit=limit, expr=expr or None, **STRONG,
+                [query], "vec", params, limit=limit, expr=ex.both(target.scope, expr) or None,
+                output_fields=["id"] if target.shared else None, partition_names=target.partitions, **STRONG,
                 **self._t), "search")[0]
-            return [(hit.id, float(hit.distance)) for hit in result]
+            return [(hit.entity.get("id") if target.shared else hit.id, float(hit.distance)) for hit in result]
 
         found = nearest(min(k + 1, MAX_TOP_K))
         if len(found) > k and abs(found[k][1] - found[k - 1][1]) <= 1e-6:
@@ -299,22 +400,35 @@ class MilvusBackend(Backend):
             raise Unavailable("the Milvus backend is closed")
         return self.connection.call(fn, what)
 
-    def _ensure(self, name: str, collection_schema, vector_field: str):
-        """Opens a collection, creating, indexing and loading it if needed (idempotent, so
-        processes starting at once agree)."""
+    def _ensure(self, name: str, collection_schema, vector_field: str, index: dict = FLAT_INDEX, **create):
+        """Opens a collection, creating, indexing (with `index`) and loading it if needed
+        (idempotent, so processes starting at once agree)."""
         def open_():
             if self._utility.has_collection(name, using=self.connection.alias, **self._t):
                 collection = self._Collection(name, using=self.connection.alias)
             else:
                 collection = self._Collection(name, collection_schema, using=self.connection.alias,
-                                              consistency_level="Strong", **self._t)
+                                              consistency_level="Strong", **create, **self._t)
             if not collection.has_index():
-                collection.create_index(vector_field, {"index_type": "FLAT", "metric_type": "IP", "params": {}},
-                                        **self._t)
+                collection.create_index(vector_field, index, **self._t)
             collection.load(timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))  # loading a big one takes long
             return collection
 
         return self._call(open_, f"open collection {name}")
+
+    def _shared(self, space: str, dim: int, partition: str | None = None):
+        """The shared layout's collection for vectors of `dim` (created on first use), with
+        `partition` created in it if given (a new partition of a loaded collection is loaded)."""
+        collection = self._ensure(schema.shared_collection(self.settings.prefix, dim),
+                                  schema.items_schema(space, dim, shared=True), "vec")
+        if partition is not None:
+            def create():
+                if not collection.has_partition(partition, **self._t):
+                    collection.create_partition(partition, **self._t)
+                collection.load(partition_names=[partition], timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))
+
+            self._call(create, "create namespace partition")
+        return collection
 
     def _record(self, name: str) -> NamespaceRecord | None:
         rows = self._query(self._meta, f"name in [{ex.literal(name)}]", ["record"], "read namespace")
@@ -337,33 +451,45 @@ class MilvusBackend(Backend):
         since is NotFound when its dropped collection is used (connection.translate)."""
         handle = self._handles.get(name)
         if handle is None:
-            space = self._require(name).spaces[0]
-            collection = self._ensure(schema.items_collection(self.settings.prefix, name),
-                                      schema.items_schema(space.name, space.dim), "vec")
-            handle = self._handles[name] = _Namespace(collection, space.name, space.dim)
+            record = self._require(name)
+            space = record.spaces[0]
+            own = schema.items_collection(self.settings.prefix, name)
+            # the layout is where the creating process put the items: a namespace of the shared
+            # layout has no collection of its own (create_namespace makes that before the record)
+            shared = not self._call(lambda: self._utility.has_collection(own, using=self.connection.alias, **self._t),
+                                    "look up collection")
+            collection = (self._shared(space.name, space.dim) if shared else
+                          self._ensure(own, schema.items_schema(space.name, space.dim), "vec", vector_index(record)))
+            handle = self._handles[name] = _Namespace(name, collection, space.name, space.dim, ivf_setting(record),
+                                                      shared)
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
         found = []
         for start in range(0, len(ids), FETCH_BATCH):
             chunk = ids[start:start + FETCH_BATCH]
-            found += [r["id"] for r in self._query(target.collection, f"id in {self._list(chunk)}", [], "look up items")]
+            found += [r["id"] for r in self._query(target.collection, target.where(f"id in {self._list(chunk)}"), ["id"],
+                                                   "look up items", target.partitions)]
         return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
-        rows = self._call(lambda: target.collection.query(expr or "", output_fields=["count(*)"], **STRONG, **self._t),
+        rows = self._call(lambda: target.collection.query(ex.both(target.scope, expr), output_fields=["count(*)"],
+                                                          partition_names=target.partitions, **STRONG, **self._t),
                           "count items")
         return int(rows[0]["count(*)"])
 
-    def _query(self, collection, expr: str, fields: list[str], what: str) -> list[dict]:
+    def _query(self, collection, expr: str, fields: list[str], what: str,
+               partitions: list[str] | None = None) -> list[dict]:
         """Every row matching; Milvus caps one query at PAGE rows, beyond that an iterator pages."""
-        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, **STRONG, **self._t), what)
+        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, partition_names=partitions,
+                                                   **STRONG, **self._t), what)
         if len(page) < PAGE:
             return page
 
         def everything():
             rows: list[dict] = []
-            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields, **STRONG,
+            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields,
+                                                 partition_names=partitions, **STRONG,
                                                  **self._t)
             while batch := iterator.next():
                 rows.extend(batch)
@@ -383,5 +509,5 @@ class MilvusBackend(Backend):
         vector = write.vectors.get(target.space)
         stored = unit(vector) if vector is not None else np.zeros(target.dim, dtype=np.float32)
         scored = sum(1 for ev in record.evidence if len(ev.template_scores))
-        return [record.id, int(record.kind), has, not_has, sorted(set(record.mentions)), dict(record.metadata), scored,
+        return [*target.key_columns(record.id), record.id, int(record.kind), has, not_has, sorted(set(record.mentions)), dict(record.metadata), scored,
                 vector is not None, encode_record(record), stored.tolist()]

@@ -32,6 +32,9 @@ class MilvusSettings:
     server_pem_path: str = ""  # CA / server certificate for one-way TLS
     timeout_s: float = 10.0  # per call; a slower Milvus is DEADLINE_EXCEEDED
     prefix: str = "polarmem"  # collection-name prefix, so several deployments can share one Milvus
+    # Where a namespace created by this process keeps its items: "collection" (its own) or
+    # "shared" (one collection per vector dimension, a partition per namespace; schema.py).
+    layout: str = "collection"
 
     def __post_init__(self) -> None:
         if not self.uri.startswith(("http://", "https://", "tcp://")):
@@ -42,6 +45,8 @@ class MilvusSettings:
                                   f"(got {self.prefix!r})")
         if self.timeout_s <= 0:
             raise InvalidArgument(f"milvus timeout_s must be positive (got {self.timeout_s})")
+        if self.layout not in ("collection", "shared"):
+            raise InvalidArgument(f"milvus layout must be 'collection' or 'shared' (got {self.layout!r})")
 
 
 def import_pymilvus():

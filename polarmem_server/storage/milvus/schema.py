@@ -3,10 +3,23 @@ write acknowledged before it started, from any process):
 
 * ``{prefix}_namespaces`` — one row per namespace: the serialised NamespaceRecord.
 * ``{prefix}_concepts`` — concept claims and bindings of every namespace (concepts.py).
-* ``{prefix}_items_{digest}`` — one collection per namespace: per item its id, kind, HAS /
-  NOT_HAS / ALIGN concept ids as INT64 arrays (what the tier filters test), metadata as JSON,
-  the number of scored evidence entries, the serialised ItemRecord (what GetItem and the
-  explanations read: scores, τ*, δ, history) and the one vector space's unit vector.
+* ``{prefix}_items_{digest}`` — one collection per namespace (layout ``collection``, the
+  default): per item its id, kind, HAS / NOT_HAS / ALIGN concept ids as INT64 arrays (what the
+  tier filters test), metadata as JSON, the number of scored evidence entries, the serialised
+  ItemRecord (what GetItem and the explanations read: scores, τ*, δ, history) and the one vector
+  space's unit vector.
+* ``{prefix}_shared_d{dim}`` — layout ``shared``: the items of every namespace of that vector
+  dimension in one collection, one **partition** per namespace (``p{digest}``; every read,
+  search and write names it, so Milvus touches only that namespace's segments), ``ns`` as a
+  field every expression also tests, and ``pk`` = namespace digest + "/" + item id as the
+  primary key (item ids repeat across namespaces); otherwise the same fields. Creating a
+  namespace there creates a partition (milliseconds), not a collection (seconds: index + load).
+  Not Milvus's *partition key* (the namespace hashed to one of N partitions), which is the layout
+  Milvus recommends for millions of tenants: Milvus 2.3.5 computes an upsert's partition from the
+  wrong field (milvus-io/milvus#30607, fixed in #30772 after 2.3.5), so upserted items land where
+  a filter on the key never looks — measured here: a row upserted with ``ns = "t"`` is found by
+  ``id in ["a"]`` and not by ``ns == "t"``. Explicit partitions avoid it, up to Milvus's 4,096
+  partitions per collection (``rootCoord.maxPartitionNum``).
 
 Milvus 2.3 allows exactly one vector field per collection, so a namespace stored here has
 exactly one single-vector space (the usual ``sem``); other shapes are refused at creation.
@@ -25,9 +38,30 @@ MAX_CONCEPTS_PER_ITEM = 4096  # ARRAY capacity
 PLACEHOLDER_DIM = 2
 
 
+LAYOUTS = ("collection", "shared")
+
+
 def items_collection(prefix: str, ns: str) -> str:
     """Milvus names allow letters, digits and underscores only: namespaces go by a digest."""
-    return f"{prefix}_items_{hashlib.sha256(ns.encode()).hexdigest()[:24]}"
+    return f"{prefix}_items_{namespace_digest(ns)}"
+
+
+def namespace_digest(ns: str) -> str:
+    return hashlib.sha256(ns.encode()).hexdigest()[:24]
+
+
+def shared_collection(prefix: str, dim: int) -> str:
+    return f"{prefix}_shared_d{dim}"
+
+
+def namespace_partition(ns: str) -> str:
+    """The namespace's partition in its shared collection."""
+    return f"p{namespace_digest(ns)}"
+
+
+def shared_key(ns: str, item_id: str) -> str:
+    """An item's primary key in a shared collection."""
+    return f"{namespace_digest(ns)}/{item_id}"
 
 
 def namespaces_collection(prefix: str) -> str:
@@ -67,21 +101,27 @@ def concepts_schema():
         _placeholder()], description="PolarMem concept claims and bindings")
 
 
-def items_schema(space: str, dim: int):
+def items_schema(space: str, dim: int, shared: bool = False):
+    """A namespace's own collection, or (shared) the collection of every namespace of `dim`."""
     from pymilvus import CollectionSchema, DataType, FieldSchema
 
     def concept_array(name: str) -> FieldSchema:
         return FieldSchema(name, DataType.ARRAY, element_type=DataType.INT64, max_capacity=MAX_CONCEPTS_PER_ITEM)
 
+    keys = [FieldSchema("pk", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS + 25),
+            FieldSchema("ns", DataType.VARCHAR, max_length=1024),
+            FieldSchema("id", DataType.VARCHAR, max_length=MAX_ID_CHARS)] if shared else [
+        FieldSchema("id", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS)]
+    described = f"PolarMem items of every namespace of d = {dim}" if shared else f"PolarMem items, space {space}"
     return CollectionSchema([
-        FieldSchema("id", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS),
+        *keys,
         FieldSchema("kind", DataType.INT64),
         concept_array("has"), concept_array("not_has"), concept_array("align"),
         FieldSchema("meta", DataType.JSON),
         FieldSchema("scored", DataType.INT64),
         FieldSchema("has_vector", DataType.BOOL),
         FieldSchema("record", DataType.VARCHAR, max_length=MAX_RECORD_CHARS),
-        FieldSchema("vec", DataType.FLOAT_VECTOR, dim=dim)], description=f"PolarMem items, space {space}")
+        FieldSchema("vec", DataType.FLOAT_VECTOR, dim=dim)], description=described)
 
 
 def check_item_id(item_id: str) -> None:
