@@ -28,6 +28,15 @@ graph, graph rebuilt from the store, graph loaded from the file saved on close
 
     flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --backend-startup 100000 \\
         --out benchmarks/results/ann-startup.json
+
+Growth (how cost grows with N): one JSON per size when ``--out`` holds ``{n}``, e.g.
+
+    flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --sizes 100000 300000 1000000 \\
+        --ef-construction 100 --out 'benchmarks/results/ann-growth-{n}.json'
+
+and ``--plot benchmarks/results/ann-growth-*.json --png docs/ann-growth.png`` draws them.
+``--build-rate N`` times the graph build alone (N items, PolarMem vs FAISS IndexHNSWFlat, same M and
+ef_construction, 1 and 2 threads, interleaved).
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info
 REQUIRED_WIDE, REQUIRED_RARE, FORBIDDEN = 0, 1, 2
 # Concepts 3.. for the selectivity sweep: the share of items holding each.
 SWEEP_SHARES = (0.003, 0.01, 0.03, 0.1)
-EF_VALUES = (16, 32, 64, 128, 256)
+EF_VALUES = (16, 32, 64, 128, 256, 512)
 
 
 def load_average() -> list[float]:
@@ -332,6 +341,39 @@ def call_floor(faiss, dim: int, k: int, rounds: int = 2000) -> dict:
     return out
 
 
+def build_rate(n: int, dim: int, spec: AnnSpec, faiss, rng, threads=(1, 2), rounds: int = 2) -> dict:
+    """Items per second of the graph build alone: PolarMem's Index (int8 rows + graph, added in
+    10,000-item batches as the start-up loader adds) vs FAISS IndexHNSWFlat with the same M and
+    ef_construction, on 1 and 2 threads, interleaved in `rounds` rounds (the load moves)."""
+    X, _ = low_rank_corpus(n, 1, dim, rng)
+    empty: list[list[int]] = [[] for _ in range(n)]
+    out: dict = {"n": n, "dim": dim, "m": spec.m, "ef_construction": spec.ef_construction, "load_before": load_average(),
+                 "rounds": []}
+    for _ in range(rounds):
+        for t in threads:
+            start = time.perf_counter()
+            index = Index([SpaceSpec("vis", dim, storage="int8")], threads=t, ann=spec)
+            index.ensure_concepts(1)
+            for first in range(0, n, 10_000):
+                last = min(n, first + 10_000)
+                index.add(last - first, {"vis": X[first:last]}, empty[first:last], empty[first:last])
+            ours = n / (time.perf_counter() - start)
+            del index
+            faiss.omp_set_num_threads(t)
+            start = time.perf_counter()
+            hnsw = faiss.IndexHNSWFlat(dim, spec.m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = spec.ef_construction
+            hnsw.add(X)
+            peer = n / (time.perf_counter() - start)
+            del hnsw
+            out["rounds"].append({"threads": t, "ours_items_per_s": ours, "faiss_items_per_s": peer,
+                                  "ratio": ours / peer, "load": load_average()})
+            print(f"build {n:,} items, {t} thread(s): ours {ours:.0f} items/s, faiss {peer:.0f} items/s "
+                  f"({ours / peer:.2f}x), load {load_average()}", flush=True)
+    out["load_after"] = load_average()
+    return out
+
+
 def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> dict:
     """The local backend's start-up with n stored items (d = dim, int8 rows): no graph, the graph
     rebuilt from the store, the graph loaded from its saved file; and the save on close."""
@@ -396,6 +438,69 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
     return out
 
 
+def growth_rows(paths: list[Path]) -> list[dict]:
+    """One row per size from growth reports (bench_ann.py --out '...-{n}.json'), by N."""
+    rows = []
+    for path in paths:
+        report = json.loads(path.read_text())
+        for size in report["sizes"]:
+            rows.append({"ef_construction": report["ann"]["ef_construction"], **size})
+    return sorted(rows, key=lambda r: r["n"])
+
+
+def plot_growth(paths: list[Path], png: Path) -> None:
+    """Query time against N for each scenario (exact fp32, FAISS IndexFlatIP, exact int8 +
+    re-rank, PolarMem's graph and FAISS HNSW + IDSelectorBitmap at recall@10 >= 0.95), and the
+    graph build time, on log-log axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = growth_rows(paths)
+    ns = [r["n"] for r in rows]
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.6))
+
+    def median_round(r, key):
+        return statistics.median(x[key] for x in r["plain_fp32"]["rounds"])
+
+    def line(ax, values, label, style):
+        points = [(n, v) for n, v in zip(ns, values) if v is not None]
+        if points:
+            ax.plot(*zip(*points), style, label=label)
+
+    titles = {"hard_wide": "hard, wide entailed tier (~30% of N)", "hard_two_tiers": "hard, tiny entailed tier + neutral",
+              "off": "off (plain similarity)"}
+    for ax, (name, title) in zip(axes, titles.items()):
+        at = [r[name].get("at_recall_095") for r in rows]
+        if name == "off":
+            line(ax, [median_round(r, "ours_1_thread_ms") for r in rows], "exact fp32 (ours)", "k--")
+            line(ax, [median_round(r, "faiss_flat_ms") for r in rows], "FAISS IndexFlatIP", "k:")
+        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours)", "b-s")
+        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o")
+        line(ax, [a["faiss_ms"] if a else None for a in at], "FAISS HNSW + IDSelectorBitmap, same recall", "g-^")
+        ax.set(xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
+    ax = axes[3]
+    line(ax, [r["build_graph_s"] for r in rows], "graph build (ours, 2 threads)", "r-o")
+    line(ax, [r["faiss_build_s"] for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
+    line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s")
+    efc = sorted({r["ef_construction"] for r in rows})
+    ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
+           title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    loads = [f"{r['n'] // 1000}k: {r['load_before'][0]}->{r['load_after'][0]}" for r in rows]
+    fig.suptitle("PolarMem approximate vs exact search as N grows (2-core shared machine; 1-min load before->after: "
+                 + ", ".join(loads) + ")", fontsize=10)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    print(f"wrote {png}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[30_000, 100_000])
@@ -405,9 +510,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--walks", nargs="+", choices=("hnswlib", "bounded"), default=["hnswlib"],
                         help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
+    parser.add_argument("--ef-construction", type=int, default=200,
+                        help="the graph's ef_construction, for PolarMem and FAISS alike")
+    parser.add_argument("--build-rate", type=int, default=0, metavar="N",
+                        help="time the graph build alone with N items instead (PolarMem vs FAISS, 1 and 2 threads)")
+    parser.add_argument("--plot", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="plot growth reports (one per size) into --png instead of measuring")
+    parser.add_argument("--png", type=Path, default=Path("docs/ann-growth.png"))
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
+    if args.plot:
+        plot_growth(args.plot, args.png)
+        return
     if args.backend_startup:
         spec = AnnSpec()
         report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
@@ -423,16 +538,27 @@ def main() -> None:
     # The default graph settings with the exact fallback off (beyond tiers of <= ef items), so
     # the sweep sees the graph's cost on every tier; the scenarios' tiers are all large enough
     # that the default rule would also choose the graph.
-    spec = AnnSpec(exact_below=0, exact_factor=0.0)
-    report = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
-              "cpus": os.cpu_count(), "ann": spec.__dict__, "sizes": [],
-              "call_floor": call_floor(faiss, args.dim, args.k)}
-    for n in args.sizes:
-        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
-        if args.out:  # after each size, so a run cut short keeps what it measured
+    spec = AnnSpec(ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0)
+    header = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
+              "cpus": os.cpu_count(), "ann": spec.__dict__}
+    if args.build_rate:
+        report = {**header, "build_rate": build_rate(args.build_rate, args.dim, spec, faiss, rng)}
+        if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))
-            print(f"\nwrote {args.out}", flush=True)
+        return
+    # One report per size when the path names {n} (growth runs), else one for all sizes.
+    per_size = args.out is not None and "{n}" in str(args.out)
+    report = {**header, "sizes": [], "call_floor": call_floor(faiss, args.dim, args.k)}
+    for n in args.sizes:
+        if per_size:
+            report["sizes"] = []
+        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
+        if args.out:  # after each size, so a run cut short keeps what it measured
+            path = Path(str(args.out).replace("{n}", str(n)))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=2, default=str))
+            print(f"\nwrote {path}", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@
 #include <thread>
 #include <unordered_map>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "hnswlib/hnswlib.h"
 #include "polarmem/error.hpp"
 #include "polarmem/simd.hpp"
@@ -22,29 +26,82 @@ using Graph = hnswlib::HierarchicalNSW<float>;
 // A label no slot can have: a removed node keeps it while it waits to be reused.
 constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype>::max();
 
-// hnswlib's inner-product space, but scored with the core's run-time-dispatched kernel: the
-// vendored headers would otherwise pick their SIMD at compile time from -m flags, which the
-// core never sets globally.
-class CoreInnerProductSpace : public hnswlib::SpaceInterface<float> {
+// The graph keeps its own copy of every vector, as IEEE binary16: a build or a walk is bound by
+// reading the vectors of the nodes it visits (~24 cache lines per fp32 row at d = 384, each a
+// likely miss), and half the bytes per row is most of the cost (bench_ann.py --build-rate). The
+// rounding (relative 2^-11 per element, ~1e-4 on a cosine) only orders candidates: every hit
+// is scored again with the exact path's kernel (Index::run_approximate).
+//
+// hnswlib's inner-product space over those rows, with both sides binary16 (hnswlib passes a
+// stored row as the first argument while it links nodes, so queries are converted too).
+using Half = std::uint16_t;
+
+#if defined(__x86_64__) || defined(__i386__)
+// fp16 x fp16 dot product with F16C conversions and AVX2 FMAs; called only when the CPU has
+// AVX2 (the core's run-time dispatch: active_simd_level()). Four accumulators keep four loads
+// in flight, which is what a walk over uncached rows needs.
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load_half8(const Half* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+__attribute__((target("avx2,fma,f16c"))) float dot_half_avx2(const Half* a, const Half* b, std::size_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(load_half8(a + i + 8), load_half8(b + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(load_half8(a + i + 16), load_half8(b + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(load_half8(a + i + 24), load_half8(b + i + 24), acc3);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), acc0);
+  const __m256 sum8 = _mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3));
+  __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(sum8), _mm256_extractf128_ps(sum8, 1));
+  sum4 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
+  sum4 = _mm_add_ss(sum4, _mm_movehdup_ps(sum4));
+  float total = _mm_cvtss_f32(sum4);
+  for (; i < n; ++i) total += half_to_float(a[i]) * half_to_float(b[i]);
+  return total;
+}
+#endif
+
+float dot_half_scalar(const Half* a, const Half* b, std::size_t n) {
+  float total = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) total += half_to_float(a[i]) * half_to_float(b[i]);
+  return total;
+}
+
+class HalfInnerProductSpace : public hnswlib::SpaceInterface<float> {
  public:
-  explicit CoreInnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_f32} {}
-  std::size_t get_data_size() override { return param_.dim * sizeof(float); }
+  explicit HalfInnerProductSpace(std::size_t dim) : param_{dim, pick_kernel()} {}
+  std::size_t get_data_size() override { return param_.dim * sizeof(Half); }
   hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
   void* get_dist_func_param() override { return &param_; }
 
  private:
-  // The kernel is the one active when the graph was made (a later set_simd_level changes
-  // exact scores, which are always recomputed, not the graph's walk).
+  // The kernel is the one the active level allows when the graph was made (a later
+  // set_simd_level changes exact scores, which are always recomputed, not the graph's walk).
+  using Kernel = float (*)(const Half*, const Half*, std::size_t);
   struct Param {
     std::size_t dim;
-    float (*dot)(const float*, const float*, std::size_t);
+    Kernel dot;
   };
+  static Kernel pick_kernel() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_simd_level() != SimdLevel::kScalar) return &dot_half_avx2;
+#endif
+    return &dot_half_scalar;
+  }
   static float distance(const void* a, const void* b, const void* param) {
     const auto* p = static_cast<const Param*>(param);
-    return 1.0f - p->dot(static_cast<const float*>(a), static_cast<const float*>(b), p->dim);
+    return 1.0f - p->dot(static_cast<const Half*>(a), static_cast<const Half*>(b), p->dim);
   }
   Param param_;
 };
+
+// A row as the graph stores it.
+void to_half(const float* row, std::size_t dim, Half* out) {
+  for (std::size_t i = 0; i < dim; ++i) out[i] = float_to_half(row[i]);
+}
 
 // Admits the slots whose bit is set: the tier (or tier union) being searched.
 class BitmapFilter : public hnswlib::BaseFilterFunctor {
@@ -79,7 +136,7 @@ bool bounded_walk() {
 
 // The filtered base-layer walk with FAISS's stop rule (see bounded_walk); up to `want` allowed,
 // live nodes, nearest first in a farthest-first heap.
-FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const float* query, std::size_t ef,
+FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Half* query, std::size_t ef,
                              std::size_t want, hnswlib::BaseFilterFunctor* allowed) {
   hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
   hnswlib::vl_type* visited = visited_list->mass;
@@ -132,7 +189,7 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const floa
 }  // namespace
 
 struct AnnGraph::Impl {
-  CoreInnerProductSpace space;
+  HalfInnerProductSpace space;
   std::unique_ptr<Graph> graph;
   explicit Impl(std::size_t dim) : space(dim) {}
 };
@@ -172,18 +229,20 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
 
   // A slot already in the graph is updated in place; a new one takes a removed node's storage
   // when there is one (hnswlib's replace_deleted) or a fresh node.
-  auto insert = [&](std::size_t i) {
+  auto insert = [&](std::size_t i, std::vector<Half>& converted) {
     const auto [slot, row] = work[i];
     bool present;
     {
       std::lock_guard guard(g.label_lookup_lock);  // other threads insert other labels meanwhile
       present = g.label_lookup_.count(slot) > 0;
     }
-    g.addPoint(row, slot, !present);
+    to_half(row, dim_, converted.data());
+    g.addPoint(converted.data(), slot, !present);
   };
   const std::size_t workers = std::max<std::size_t>(1, std::min(threads, work.size() / 256));
   if (workers <= 1) {
-    for (std::size_t i = 0; i < work.size(); ++i) insert(i);
+    std::vector<Half> converted(dim_);
+    for (std::size_t i = 0; i < work.size(); ++i) insert(i, converted);
     return;
   }
   // Each label is written by one thread; hnswlib locks per node and per label.
@@ -192,7 +251,8 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
   std::mutex failure_lock;
   auto run = [&] {
     try {
-      for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) insert(i);
+      std::vector<Half> converted(dim_);
+      for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) insert(i, converted);
     } catch (...) {
       std::lock_guard guard(failure_lock);
       failure = std::current_exception();
@@ -232,12 +292,15 @@ void AnnGraph::relabel(const std::vector<std::int64_t>& new_of_old) {
   }
 }
 
-std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query, std::size_t k, std::size_t ef,
+std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_row, std::size_t k, std::size_t ef,
                                                             const std::uint64_t* allowed_words,
                                                             std::size_t word_count) const {
   const Graph& g = *impl_->graph;
   std::vector<std::pair<std::size_t, float>> out;
   if (g.cur_element_count == 0 || g.cur_element_count == g.num_deleted_) return out;
+  std::vector<Half> converted(dim_);
+  to_half(query_row, dim_, converted.data());
+  const Half* query = converted.data();
   BitmapFilter filter(allowed_words, word_count);
   // hnswlib's searchKnn with a per-call ef (its setEf is one shared value, not thread-safe).
   hnswlib::tableint current = g.enterpoint_node_;
@@ -305,8 +368,11 @@ void AnnGraph::save(const std::string& path) const {
 
 void AnnGraph::load(const std::string& path) {
   auto loaded = std::make_unique<Graph>(&impl_->space, path, false, 0, true);
-  if (loaded->data_size_ != dim_ * sizeof(float)) {
-    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension");
+  // hnswlib takes the row size from the space, not the file: the file's own row size is the
+  // gap between its links and its label in a node.
+  if (loaded->label_offset_ - loaded->offsetData_ != dim_ * sizeof(Half)) {
+    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension or format (fp32 "
+                                      "graphs saved before the graph stored binary16 rows): rebuild the graph");
   }
   // hnswlib maps every node's label, removed ones too: keep only live nodes.
   loaded->label_lookup_.clear();

@@ -3,6 +3,7 @@
 // the exact flag, the small-tier fallback and the graph file round trip.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <thread>
 #include <cstdio>
 #include <memory>
@@ -12,8 +13,10 @@
 #include <unistd.h>
 
 #include "check.hpp"
+#include "polarmem/ann_graph.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
+#include "polarmem/simd.hpp"
 
 using namespace polarmem;
 
@@ -394,6 +397,61 @@ POLARMEM_TEST(searches_run_while_the_graph_is_written) {
   CHECK(errors == 0);
   CHECK(searches > 0);
   CHECK(index->ann_size("vis") == index->live_count());
+}
+
+// The graph stores binary16 rows: the cosine a walk ranks by is within fp16 rounding of the fp32
+// one, on every SIMD level the CPU has, dimensions with a tail (37 = 32 + 5) included.
+POLARMEM_TEST(half_rows_rank_by_the_fp32_cosine_on_every_level) {
+  const std::size_t d = 37, n = 500;
+  std::mt19937 rng(4);
+  std::vector<float> rows(n * d);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = random_query(rng, d);
+    float norm = 0.0f;
+    for (float x : v) norm += x * x;
+    for (std::size_t j = 0; j < d; ++j) rows[i * d + j] = v[j] / std::sqrt(norm);
+  }
+  std::vector<std::pair<std::size_t, const float*>> items;
+  for (std::size_t i = 0; i < n; ++i) items.emplace_back(i, rows.data() + i * d);
+  const SimdLevel before = active_simd_level();
+  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (!cpu_supports(level)) continue;
+    set_simd_level(level);
+    AnnConfig config = graph_always();
+    AnnGraph graph(d, config);
+    graph.upsert(items, 2);
+    for (std::size_t probe = 0; probe < 20; ++probe) {
+      const float* q = rows.data() + probe * d;
+      const auto hits = graph.search(q, 5, 64, nullptr, 0);
+      CHECK(!hits.empty() && hits[0].first == probe);  // a stored row finds itself first
+      for (const auto& [slot, cosine] : hits) {
+        float exact = 0.0f;
+        for (std::size_t j = 0; j < d; ++j) exact += q[j] * rows[slot * d + j];
+        CHECK(std::fabs(cosine - exact) < 2e-3f);
+      }
+    }
+  }
+  set_simd_level(before);
+}
+
+// A graph file whose rows have another size (an fp32 graph saved before the graph stored
+// binary16 rows has 4 bytes per element, a binary16 graph of twice the dimension too) is refused.
+POLARMEM_TEST(graph_file_with_other_row_format_is_refused) {
+  const std::size_t d = 8;
+  std::vector<float> rows(2 * d * 300, 0.0f);
+  std::vector<std::pair<std::size_t, const float*>> items;
+  for (std::size_t i = 0; i < 300; ++i) {
+    rows[i * 2 * d + i % (2 * d)] = 1.0f;
+    items.emplace_back(i, rows.data() + i * 2 * d);
+  }
+  AnnGraph wide(2 * d, graph_always());
+  wide.upsert(items, 1);
+  const std::string path = "/tmp/polarmem_test_ann_format_" + std::to_string(::getpid()) + ".hnsw";
+  wide.save(path);
+  AnnGraph narrow(d, graph_always());
+  CHECK_THROWS(narrow.load(path));
+  CHECK(narrow.size() == 0);
+  std::remove(path.c_str());
 }
 
 int main() { return polarmem::testing::run_all(); }
