@@ -102,7 +102,7 @@ class Memory:
         namespaces changed."""
         changed = 0
         listed = {record.name: record for record in records}
-        for name in [name for name in self._namespaces if name not in listed]:
+        for name in [name for name in list(self._namespaces) if name not in listed]:  # list(): atomic copy
             with self._lock:  # deleted elsewhere, unless created here after the listing
                 if name in self._namespaces and self.backend.namespace_record(name) is None:
                     del self._namespaces[name]
@@ -116,8 +116,10 @@ class Memory:
                 with namespace.write_lock:
                     current = self.backend.namespace_record(name)
                     if current is not None and namespace.to_record() != current:
+                        # the concepts first (the other process bound its declared ones before it
+                        # stored the record): whoever sees the new settings finds them bound
+                        self.writer.catch_up(namespace)
                         namespace.adopt_record(current)
-                        self.writer.catch_up(namespace)  # declared concepts bound by the other process
                         changed += 1
         return changed
 
@@ -180,8 +182,10 @@ class Memory:
             namespace.apply_settings(settings)  # an "auto" namespace re-chooses its rule here
             if namespace.partitioner == "calibrated" and namespace.calibration is None:
                 self.writer.fit_calibration(namespace)
-            self.backend.update_namespace(namespace.to_record())
+            # declared concepts are bound before the record is stored: a process that adopts the
+            # record (settings_refresh.py) then finds their bindings
             self.writer.concept_ids(namespace, settings.concepts)
+            self.backend.update_namespace(namespace.to_record())
             repartitioned, changed = self.writer.rewrite_all(namespace)
             return namespace, repartitioned, changed
 
