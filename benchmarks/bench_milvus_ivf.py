@@ -41,6 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from bench_milvus import CONCEPTS, items, recall_plan, tree_cpu_seconds, tree_rss_mb  # noqa: E402
 
 
+QUERY_SEED = 2**32 - 1  # query vectors: a seed no item batch uses (items use their start index)
+
+
 class Vectors:
     """Unit vectors: `embedding` = a 24-d Gaussian latent mapped to `dim` + 0.3 isotropic noise
     (bench_ann.py's generator), `isotropic` = Gaussian; one fixed map for items and queries."""
@@ -131,7 +134,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "milvus_ivf.json"))
     args = parser.parse_args(argv)
 
-    from milvus_server import MilvusServer, _take_lock
+    from milvus_server import running_milvus
 
     from polarmem_server.index import AnnSpec, SpaceSpec
     from polarmem_server.memory import Memory, NamespaceSettings
@@ -144,42 +147,34 @@ def main(argv=None) -> int:
                     "queries": args.queries, "nlist": args.nlist}
     vectors = Vectors(args.vectors, args.dim)
     plan = [(required, forbidden, row) for (required, forbidden, _), row
-            in zip(recall_plan(args.dim, args.queries, seed=7), vectors.draw(args.queries, seed=-1 % 2**32))]
-    with tempfile.TemporaryDirectory() as tmp:
-        lock = _take_lock()
-        server = MilvusServer(Path(tmp) / "milvus" / "data")
-        server.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        server.start()
-        try:
-            memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"ivf{uuid.uuid4().hex[:8]}",
-                                                         timeout_s=600)))
-            pid = server.process.pid
-            for ns, ann in (("flat", None), ("ivf", AnnSpec(kind="ivf", nlist=args.nlist))):
-                memory.create_namespace(NamespaceSettings(ns, spaces=(SpaceSpec("vis", args.dim),), encoder="none",
-                                                          concepts=tuple(CONCEPTS), ann=ann))
-                report[f"{ns}_ingest_items_per_s"] = round(fill(memory, ns, args.items, vectors), 1)
-                report[f"{ns}_seal_index_load_s"] = round(seal(memory, ns, args.items), 1)
-                print(ns, "filled", report[f"{ns}_ingest_items_per_s"], "items/s; sealed in",
-                      report[f"{ns}_seal_index_load_s"], "s", flush=True)
-            report["milvus_rss_mb"] = tree_rss_mb(pid)
-            rows = {}
-            rows["flat"], exact = measure(memory, "flat", plan, args.k, pid)
-            rows["ivf_exact"], answers = measure(memory, "ivf", plan, args.k, pid)
-            rows["ivf_exact"].update(agreement(answers, exact))
-            for nprobe in (int(x) for x in args.nprobe.split(",")):
-                row, answers = measure(memory, "ivf", plan, args.k, pid, approximate=True, ef_search=nprobe)
-                row.update(agreement(answers, exact))
-                rows[f"ivf_nprobe_{nprobe}"] = row
-            for name, row in rows.items():
-                row["p50_speedup_vs_flat"] = round(rows["flat"]["recall_p50_ms"] / row["recall_p50_ms"], 2)
-                row["milvus_cpu_ratio_vs_flat"] = round(row["milvus_cpu_ms_per_recall"]
-                                                        / max(rows["flat"]["milvus_cpu_ms_per_recall"], 1e-6), 2)
-                print(name, json.dumps(row), flush=True)
-            report["rows"] = rows
-            memory.close()
-        finally:
-            server.stop()
-            lock.close()
+            in zip(recall_plan(args.dim, args.queries, seed=7), vectors.draw(args.queries, seed=QUERY_SEED))]
+    with tempfile.TemporaryDirectory() as tmp, running_milvus(Path(tmp) / "milvus" / "data") as server:
+        memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"ivf{uuid.uuid4().hex[:8]}",
+                                                     timeout_s=600)))
+        pid = server.process.pid
+        for ns, ann in (("flat", None), ("ivf", AnnSpec(kind="ivf", nlist=args.nlist))):
+            memory.create_namespace(NamespaceSettings(ns, spaces=(SpaceSpec("vis", args.dim),), encoder="none",
+                                                      concepts=tuple(CONCEPTS), ann=ann))
+            report[f"{ns}_ingest_items_per_s"] = round(fill(memory, ns, args.items, vectors), 1)
+            report[f"{ns}_seal_index_load_s"] = round(seal(memory, ns, args.items), 1)
+            print(ns, "filled", report[f"{ns}_ingest_items_per_s"], "items/s; sealed in",
+                  report[f"{ns}_seal_index_load_s"], "s", flush=True)
+        report["milvus_rss_mb"] = tree_rss_mb(pid)
+        rows = {}
+        rows["flat"], exact = measure(memory, "flat", plan, args.k, pid)
+        rows["ivf_exact"], answers = measure(memory, "ivf", plan, args.k, pid)
+        rows["ivf_exact"].update(agreement(answers, exact))
+        for nprobe in (int(x) for x in args.nprobe.split(",")):
+            row, answers = measure(memory, "ivf", plan, args.k, pid, approximate=True, ef_search=nprobe)
+            row.update(agreement(answers, exact))
+            rows[f"ivf_nprobe_{nprobe}"] = row
+        for name, row in rows.items():
+            row["p50_speedup_vs_flat"] = round(rows["flat"]["recall_p50_ms"] / row["recall_p50_ms"], 2)
+            row["milvus_cpu_ratio_vs_flat"] = round(row["milvus_cpu_ms_per_recall"]
+                                                    / max(rows["flat"]["milvus_cpu_ms_per_recall"], 1e-6), 2)
+            print(name, json.dumps(row), flush=True)
+        report["rows"] = rows
+        memory.close()
     report["machine"]["loadavg_after"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     return 0

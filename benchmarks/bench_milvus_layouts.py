@@ -87,22 +87,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "milvus_layouts.json"))
     args = parser.parse_args(argv)
 
-    from milvus_server import MilvusServer, _take_lock
+    from milvus_server import running_milvus
 
     report: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                 "loadavg_before": os.getloadavg()}}
-    with tempfile.TemporaryDirectory() as tmp:
-        lock = _take_lock()
-        server = MilvusServer(Path(tmp) / "milvus" / "data")
-        server.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        server.start()
-        try:
-            # shared first: the collection layout leaves loaded collections that would slow it
-            report["layouts"] = [run_layout(server.uri, server.process.pid, layout, args)
-                                 for layout in ("shared", "collection")]
-        finally:
-            server.stop()
-            lock.close()
+    with tempfile.TemporaryDirectory() as tmp, running_milvus(Path(tmp) / "milvus" / "data") as server:
+        # shared first: the collection layout leaves loaded collections that would slow it
+        report["layouts"] = [run_layout(server.uri, server.process.pid, layout, args)
+                             for layout in ("shared", "collection")]
     shared, own = report["layouts"]
     report["ratios_collection_over_shared"] = {
         key: round(own[key] / max(shared[key], 1e-9), 2)

@@ -13,6 +13,7 @@ Skipped, with the reason, when the wheel or pymilvus is not installed. Set
 from __future__ import annotations
 
 import fcntl
+from contextlib import contextmanager
 import importlib.util
 import os
 import signal
@@ -142,6 +143,23 @@ def _take_lock():
                 handle.close()
                 pytest.skip(f"another Milvus holds {LOCK_PATH} (one Milvus per machine: fixed etcd/metrics ports)")
             time.sleep(5)
+
+
+@contextmanager
+def running_milvus(data_dir: Path):
+    """One Milvus for a benchmark: the machine's Milvus lock taken, the server started over
+    `data_dir` and stopped by PID at the end, the lock released."""
+    lock = _take_lock()
+    try:
+        server = MilvusServer(data_dir)
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+    finally:
+        lock.close()
 
 
 @pytest.fixture(scope="session")

@@ -112,8 +112,8 @@ class _Namespace:
     def keys(self, item_ids: Sequence[str]) -> str:
         """The primary-key expression for these items (what Milvus deletes by)."""
         if self.shared:
-            return "pk in [" + ", ".join(ex.literal(schema.shared_key(self.name, i)) for i in item_ids) + "]"
-        return "id in [" + ", ".join(ex.literal(i) for i in item_ids) + "]"
+            return f"pk in {ex.strings([schema.shared_key(self.name, i) for i in item_ids])}"
+        return f"id in {ex.strings(item_ids)}"
 
     def key_columns(self, item_id: str) -> list:
         """The leading columns of a row: (pk, ns) in the shared layout, none otherwise."""
@@ -283,7 +283,7 @@ class MilvusBackend(Backend):
         found: dict[str, ItemRecord] = {}
         for start in range(0, len(item_ids), FETCH_BATCH):
             chunk = list(dict.fromkeys(item_ids[start:start + FETCH_BATCH]))
-            for row in self._query(target.collection, target.where(f"id in {self._list(chunk)}"), ["id", "record"],
+            for row in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id", "record"],
                                    "read items", target.partitions):
                 found[row["id"]] = ItemRecord.FromString(base64.b64decode(row["record"]))
         return [found.get(item_id) for item_id in item_ids]
@@ -468,7 +468,7 @@ class MilvusBackend(Backend):
         found = []
         for start in range(0, len(ids), FETCH_BATCH):
             chunk = ids[start:start + FETCH_BATCH]
-            found += [r["id"] for r in self._query(target.collection, target.where(f"id in {self._list(chunk)}"), ["id"],
+            found += [r["id"] for r in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id"],
                                                    "look up items", target.partitions)]
         return found
 
@@ -498,9 +498,6 @@ class MilvusBackend(Backend):
 
         return self._call(everything, what)
 
-    @staticmethod
-    def _list(values: Sequence[str]) -> str:
-        return "[" + ", ".join(ex.literal(v) for v in values) + "]"
 
     def _row(self, target: _Namespace, write: ItemWrite) -> list:
         record = write.record

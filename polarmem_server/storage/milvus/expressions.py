@@ -22,6 +22,11 @@ def literal(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def strings(values: Sequence[str]) -> str:
+    """A Milvus list of string literals."""
+    return "[" + ", ".join(literal(v) for v in values) + "]"
+
+
 def _ids(values: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
