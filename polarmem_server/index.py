@@ -507,6 +507,11 @@ class Index:
         ``not_has`` (all live slots when both are empty), ascending."""
         return self._core.slots_with(_concept_ids(has, "has"), _concept_ids(not_has, "not_has"))
 
+    def concept_states(self, slots: Any, concepts: Iterable[int]) -> np.ndarray:
+        """The stated polarity of each concept for each slot: an int8 array of shape
+        ``(len(slots), len(concepts))``, +1 HAS, -1 NOT_HAS, 0 neither (or the slot is not live)."""
+        return self._core.concept_states(_slots(slots, "slots"), _concept_ids(concepts, "concepts"))
+
     def is_live(self, slot: int) -> bool:
         return bool(self._core.is_live(int(slot)))
 

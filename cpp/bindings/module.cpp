@@ -391,6 +391,18 @@ PYBIND11_MODULE(_core, m) {
              }
              return to_numpy(slots);
            })
+      .def("concept_states",
+           [](const Index& self, const py::array& slots, const py::array& concepts) {
+             const auto* s = checked<std::int64_t>(slots, "slots", 1);
+             const auto* c = checked<std::uint32_t>(concepts, "concepts", 1);
+             const std::vector<std::uint32_t> ids(c, c + concepts.size());
+             std::vector<std::int8_t> states;
+             {
+               py::gil_scoped_release release;
+               states = self.concept_states(s, static_cast<std::size_t>(slots.size()), ids);
+             }
+             return to_numpy(states).reshape({static_cast<py::ssize_t>(slots.size()), static_cast<py::ssize_t>(ids.size())});
+           })
       .def_property_readonly("spaces", [](const Index& self) {
         py::list out;
         for (const auto& s : self.spaces()) out.append(py::make_tuple(s.name, s.dim, s.multi, storage_name(s.storage)));

@@ -16,12 +16,19 @@
 
 #include "hnswlib/hnswlib.h"
 #include "polarmem/error.hpp"
+#include "polarmem/huge_pages.hpp"
 #include "polarmem/simd.hpp"
 
 namespace polarmem {
 namespace {
 
 using Graph = hnswlib::HierarchicalNSW<float>;
+
+// A walk reads nodes scattered over the level-0 array: ask for huge pages there (huge_pages.hpp).
+// Called after every (re)allocation of the array; pages already touched are collapsed later.
+void advise_node_array(Graph& g) noexcept {
+  advise_huge_pages(g.data_level0_memory_, g.max_elements_ * g.size_data_per_element_);
+}
 
 // A label no slot can have: a removed node keeps it while it waits to be reused.
 constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype>::max();
@@ -204,6 +211,7 @@ AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config) : dim_(dim), config
   }
   if (!(config_.exact_factor >= 0.0)) fail(ErrorCode::kInvalidArgument, "ann.exact_factor must be >= 0");
   impl_->graph = std::make_unique<Graph>(&impl_->space, kInitialCapacity, config_.m, config_.ef_construction, 100, true);
+  advise_node_array(*impl_->graph);
 }
 
 AnnGraph::~AnnGraph() = default;
@@ -225,7 +233,10 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
   }
   const std::size_t vacant = g.deleted_elements.size();
   const std::size_t needed = g.cur_element_count + (fresh > vacant ? fresh - vacant : 0);
-  if (needed > g.max_elements_) g.resizeIndex(std::max(needed, g.max_elements_ + g.max_elements_ / 2));
+  if (needed > g.max_elements_) {
+    g.resizeIndex(std::max(needed, g.max_elements_ + g.max_elements_ / 2));
+    advise_node_array(g);
+  }
 
   // A slot already in the graph is updated in place; a new one takes a removed node's storage
   // when there is one (hnswlib's replace_deleted) or a fresh node.
@@ -380,6 +391,7 @@ void AnnGraph::load(const std::string& path) {
     const auto id = static_cast<hnswlib::tableint>(node);
     if (!loaded->isMarkedDeleted(id)) loaded->label_lookup_[loaded->getExternalLabel(id)] = id;
   }
+  advise_node_array(*loaded);
   impl_->graph = std::move(loaded);
   deferred_ = false;
 }

@@ -571,9 +571,9 @@ std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) const n
   std::array<std::int64_t, 3> counts{0, 0, 0};
   for (std::size_t w = 0; w < prepared.word_count; ++w) {
     const TierWords t = tier_words(prepared, w);
-    counts[0] += std::popcount(t.conflict);
-    counts[1] += std::popcount(t.neutral);
-    counts[2] += std::popcount(t.entailed);
+    counts[0] += popcount64(t.conflict);
+    counts[1] += popcount64(t.neutral);
+    counts[2] += popcount64(t.entailed);
   }
   return counts;
 }
@@ -865,7 +865,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
     for (std::size_t w = 0; w < prepared.word_count; ++w) {
       const TierWords t = tier_words(prepared, w);
       words[w] = (g[0] ? t.conflict : 0) | (g[1] ? t.neutral : 0) | (g[2] ? t.entailed : 0);
-      with_vector += std::popcount(words[w] & space.present_word(w));
+      with_vector += popcount64(words[w] & space.present_word(w));
     }
     // The graph holds exactly the live slots with a vector: when the group holds all of them,
     // the walk needs no filter.
@@ -1277,6 +1277,30 @@ std::vector<std::int64_t> Index::slots_with(const std::vector<std::uint32_t>& ha
     while (bits != 0) {
       out.push_back(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
       bits &= bits - 1;
+    }
+  }
+  return out;
+}
+
+std::vector<std::int8_t> Index::concept_states(const std::int64_t* slots, std::size_t count,
+                                              const std::vector<std::uint32_t>& concepts) const {
+  std::shared_lock lock(mutex_);
+  for (std::uint32_t id : concepts) {
+    if (id >= has_.size()) {
+      fail(ErrorCode::kOutOfRange, "concepts: concept id " + std::to_string(id) + " is out of range [0, " +
+                                       std::to_string(has_.size()) + ")");
+    }
+  }
+  std::vector<std::int8_t> out(count * concepts.size(), 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (slots[i] < 0 || static_cast<std::size_t>(slots[i]) >= size_) {
+      fail(ErrorCode::kOutOfRange, "slots: " + describe_slot(slots[i]) + " is out of range [0, " + std::to_string(size_) + ")");
+    }
+    const auto slot = static_cast<std::size_t>(slots[i]);
+    if (!live_.test(slot)) continue;
+    for (std::size_t j = 0; j < concepts.size(); ++j) {
+      const std::uint32_t id = concepts[j];
+      out[i * concepts.size() + j] = has_[id].test(slot) ? 1 : not_has_[id].test(slot) ? -1 : 0;
     }
   }
   return out;

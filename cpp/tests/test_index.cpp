@@ -1,6 +1,7 @@
 // Index behaviour in plain C++: tiers, pruning, compact storage exactness, compaction, errors,
 // and searches running while a writer mutates the index.
 #include <atomic>
+#include <bit>
 #include <memory>
 #include <random>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "check.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
+#include "polarmem/slot_bitmap.hpp"
 
 using namespace polarmem;
 
@@ -233,6 +235,17 @@ POLARMEM_TEST(bad_input_changes_nothing) {
   CHECK_THROWS(index.search(request_for(short_q, 5, SearchMode::kHard)));
   std::int64_t missing = 1000;
   CHECK_THROWS(index.remove(&missing, 1));
+}
+
+POLARMEM_TEST(inline_popcount_equals_std_popcount) {
+  std::mt19937_64 rng(7);
+  for (std::uint64_t word : {std::uint64_t{0}, ~std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 63}) {
+    CHECK(popcount64(word) == std::popcount(word));
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t word = rng() & rng();  // sparser words too
+    CHECK(popcount64(word) == std::popcount(word));
+  }
 }
 
 POLARMEM_TEST(slots_with_is_the_and_of_the_bitmaps) {

@@ -255,6 +255,26 @@ def test_slots_with_is_the_and_of_the_concept_bitmaps():
 STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock", "AnnParams"}
 
 
+def test_concept_states_read_each_slots_stated_polarity():
+    index, items, rng = make(n=70_000, vocab=6)  # crosses a 65,536-slot bitmap chunk
+    index.remove([3, 65_600])
+    slots = np.array([0, 3, 65_599, 65_600, 69_999, 0], dtype=np.int64)  # removed slots, a repeat
+    concepts = [5, 0, 2, 2]
+    states = index.concept_states(slots, concepts)
+    assert states.dtype == np.int8 and states.shape == (6, 4)
+    for row, slot in zip(states.tolist(), slots.tolist()):
+        item = items[slot]
+        expected = [0] * 4 if slot in (3, 65_600) else [1 if c in item.has else -1 if c in item.not_has else 0
+                                                        for c in concepts]
+        assert row == expected
+    assert index.concept_states(slots, []).shape == (6, 0)
+    assert index.concept_states([], concepts).shape == (0, 4)
+    with pytest.raises(IndexError, match="concepts: concept id 6 is out of range"):
+        index.concept_states(slots, [6])
+    with pytest.raises(IndexError, match="slots: slot 70000 is out of range"):
+        index.concept_states([70_000], [0])
+
+
 def _stub_tree():
     import ast
     from importlib import resources

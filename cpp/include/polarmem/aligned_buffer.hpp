@@ -1,5 +1,6 @@
 // A growable, 64-byte aligned array of trivially copyable elements (vector rows start on cache
-// lines, so the SIMD kernels never split a load across two of them).
+// lines, so the SIMD kernels never split a load across two of them). Buffers of 2 MiB and more
+// start on a 2 MiB boundary and ask for transparent huge pages (huge_pages.hpp says why).
 #pragma once
 
 #include <cstddef>
@@ -7,6 +8,8 @@
 #include <cstring>
 #include <new>
 #include <utility>
+
+#include "polarmem/huge_pages.hpp"
 
 namespace polarmem {
 
@@ -36,9 +39,12 @@ class AlignedBuffer {
     if (size == size_) return;
     T* fresh = nullptr;
     if (size > 0) {
-      std::size_t bytes = (size * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
-      fresh = static_cast<T*>(std::aligned_alloc(kAlignment, bytes));
+      const std::size_t alignment = size * sizeof(T) >= kHugePageBytes ? kHugePageBytes : kAlignment;
+      std::size_t bytes = (size * sizeof(T) + alignment - 1) / alignment * alignment;
+      fresh = static_cast<T*>(std::aligned_alloc(alignment, bytes));
       if (fresh == nullptr) throw std::bad_alloc();
+      // Advised before the memset faults the pages in, so they arrive as huge pages.
+      if (alignment == kHugePageBytes) advise_huge_pages(fresh, bytes);
       std::memset(static_cast<void*>(fresh), 0, bytes);
       if (data_ != nullptr) std::memcpy(static_cast<void*>(fresh), data_, (size < size_ ? size : size_) * sizeof(T));
     }

@@ -182,6 +182,11 @@ class Index {
   // (every live slot when both are empty), ascending: one AND over the concepts' bitmaps.
   std::vector<std::int64_t> slots_with(const std::vector<std::uint32_t>& has,
                                        const std::vector<std::uint32_t>& not_has) const;
+  // The stated polarity of each concept for each slot, row-major (slot i, concept j at
+  // i * concepts + j): +1 HAS, -1 NOT_HAS, 0 neither or the slot is not live. What a hit's
+  // explanation-free answer needs, read from the bitmaps in one call.
+  std::vector<std::int8_t> concept_states(const std::int64_t* slots, std::size_t count,
+                                          const std::vector<std::uint32_t>& concepts) const;
   std::vector<SpaceConfig> spaces() const;
   std::size_t memory_bytes() const;
 

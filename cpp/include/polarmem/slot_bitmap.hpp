@@ -10,6 +10,21 @@
 
 namespace polarmem {
 
+// Set bits of a word. The core is built for baseline x86-64, where std::popcount compiles to a
+// call into libgcc (__popcountdi2): a tier pass counts three words per 64 slots, and that call
+// was ~4 % of an exact hard search and more of a graph walk at 100,000 items. The instruction
+// where the build allows it, else the branch-free SWAR count inline.
+inline int popcount64(std::uint64_t x) noexcept {
+#if defined(__POPCNT__)
+  return __builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 class SlotBitmap {
  public:
   static constexpr std::size_t kWordsPerChunk = 1024;  // 65,536 slots

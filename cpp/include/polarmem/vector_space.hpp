@@ -66,12 +66,17 @@ class VectorSpace {
     if (config_.multi) return;
     const char* row;
     std::size_t bytes;
+    // A compact estimate also reads the row's error bound (and an int8 row its scale) from
+    // arrays of their own: scattered rows would otherwise pay one more memory latency each.
     if (config_.storage == Storage::kF16) {
       row = reinterpret_cast<const char*>(f16_.data() + slot * compact_stride_);
       bytes = config_.dim * sizeof(std::uint16_t);
+      __builtin_prefetch(compact_error_.data() + slot);
     } else if (config_.storage == Storage::kI8) {
       row = reinterpret_cast<const char*>(i8_.data() + slot * compact_stride_);
       bytes = config_.dim;
+      __builtin_prefetch(compact_error_.data() + slot);
+      __builtin_prefetch(i8_scale_.data() + slot);
     } else {
       row = reinterpret_cast<const char*>(f32_.data() + slot * stride_);
       bytes = config_.dim * sizeof(float);

@@ -285,7 +285,7 @@ class LocalBackend(Backend):
                                        ef_search=request.ef_search, present_level=request.present_level,
                                        absent_level=request.absent_level)
             tiers = hits.tiers.tolist()
-            states = (_concept_states(target.index, hits.slots, tiers, request.required, request.forbidden)
+            states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))
             flags = hits.confidence.tolist() if len(hits.confidence) else [0] * len(tiers)
             found = [SearchHit(item_id, tier, score, state, flag) for item_id, tier, score, state, flag in
@@ -351,23 +351,11 @@ class LocalBackend(Backend):
         items += loader.load(ids, records)
         return state, items
 
-def _concept_states(index, slots: np.ndarray, tiers: list[int], required: Sequence[int],
+def _concept_states(index, slots: np.ndarray, required: Sequence[int],
                     forbidden: Sequence[int]) -> list[tuple[int, ...]]:
     """Per hit, +1 / -1 / 0 (HAS / NOT_HAS / neither) for each required then forbidden concept,
-    from the index. With one required concept the tier already says its state (when there is no
-    forbidden concept, or every hit is entailed); any other column is one core search restricted
-    to the hit slots with that concept as the only requirement, whose tier is then the state."""
-    if not len(slots):
-        return []
-    columns = []
-    allow = None
-    for position, concept in enumerate((*required, *forbidden)):
-        if len(required) == 1 and position == 0 and (not forbidden or all(t == 1 for t in tiers)):
-            columns.append(list(tiers))  # the lone requirement's state is the tier itself
-            continue
-        if allow is None:
-            allow = np.unique(slots)
-        probe = index.search(None, (concept,), (), k=len(allow), mode="off", allow=allow)
-        state_of = dict(zip(probe.slots.tolist(), probe.tiers.tolist()))
-        columns.append([state_of.get(slot, 0) for slot in slots.tolist()])
-    return list(zip(*columns)) if columns else [()] * len(tiers)
+    read from the index's bitmaps in one compiled call."""
+    concepts = (*required, *forbidden)
+    if not len(slots) or not concepts:
+        return [()] * len(slots)
+    return [tuple(row) for row in index.concept_states(slots, concepts).tolist()]
