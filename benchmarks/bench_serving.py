@@ -338,8 +338,10 @@ def plot(report: dict, path: Path) -> None:
 
 
 # main --------------------------------------------------------------------------------------------
-def load_polarmem(address: str, n_items: int, dim: int) -> float:
-    """Creates and fills the namespaces; skipped when a reused data directory already holds them."""
+def load_polarmem(address: str, n_items: int, dim: int, storage: str = "fp32") -> float:
+    """Creates and fills the namespaces (the searched one's vectors kept as `storage`: fp32, or a
+    compact fp16 / int8 copy scanned first with the exact fp32 re-rank); skipped when a reused
+    data directory already holds them."""
     import grpc
 
     from polarmem_server.faces.client import PolarMemClient
@@ -352,7 +354,7 @@ def load_polarmem(address: str, n_items: int, dim: int) -> float:
         except grpc.RpcError as exc:
             if exc.code() != grpc.StatusCode.NOT_FOUND:
                 raise
-        client.create_namespace(NAMESPACE, spaces=[("vis", dim)], encoder="none")
+        client.create_namespace(NAMESPACE, spaces=[("vis", dim, False, storage)], encoder="none")
         client.create_namespace(WRITES_NAMESPACE, spaces=[("vis", dim)], encoder="none")
         for start in range(0, n_items, LOAD_CHUNK):
             response = client.remember_stream(NAMESPACE, items(start, min(LOAD_CHUNK, n_items - start), dim))
@@ -395,6 +397,8 @@ def summarize(report: dict) -> dict:
             "saturation_ratio": pm_sat / pg_sat,
             "targets": {
                 "server_cpu_ms_per_recall<=0.6": round_["polarmem"]["per_rpc"]["recall"]["server_cpu_ms_per_call"],
+                "server_cpu_ms_per_recall_without_explanations<=0.6":
+                    round_["polarmem"]["per_rpc"].get("recall_noexplain", {}).get("server_cpu_ms_per_call"),
                 "p99_ms_at_16<10": by_c.get(16, {}).get("latency_ms", {}).get("p99"),
                 "p50_ms_at_1<1.5": by_c.get(1, {}).get("latency_ms", {}).get("p50"),
                 "saturation_rps>=1500": pm_sat}})
@@ -418,6 +422,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="py-spy the server during one-at-a-time Recalls")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="keep data here (and reuse what a previous run loaded there) instead of a temp dir")
+    parser.add_argument("--explain", choices=("on", "off"), default="on",
+                        help="the load levels' Recalls ask for explanations (on, the API default) or not (off: "
+                             "issue 14's target shape, nothing read from RocksDB); both are measured one at a time")
+    parser.add_argument("--storage", choices=("fp32", "fp16", "int8"), default="fp32",
+                        help="the searched namespace's vector storage (answers are exact in every one)")
     parser.add_argument("--label", default="baseline")
     parser.add_argument("--out", type=Path, default=None, help="default benchmarks/results/serving-<label>.json")
     parser.add_argument("--plot", type=Path, default=None, help="write the latency-vs-load PNG here")
@@ -432,11 +441,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="polarmem-serving-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes)
+        files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes, noexplain=True)
+        recall_file = files["recall" if args.explain == "on" else "recall_noexplain"]
         server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2)
         pg = None if args.no_postgres else PostgresPeer(work / "pg")
         try:
-            report["polarmem_load_s"] = load_polarmem(address, args.items, args.dim)
+            report["polarmem_load_s"] = load_polarmem(address, args.items, args.dim, args.storage)
             report["polarmem_rss_bytes"] = rss_bytes(server.pid)
             print(f"PolarMem: {args.items:,} items loaded in {report['polarmem_load_s']:.1f} s", flush=True)
             if pg is not None:
@@ -455,8 +465,9 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(args.rounds):
                 round_: dict = {"uptime_before": uptime(), "polarmem": {"per_rpc": {}, "recall": []},
                                 "postgres": {"recall": []}}
-                for rpc in ("get_namespace", "get_item", "recall"):
-                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address, rpc, files[rpc], server.pid,
+                for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
+                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address, rpc.split("_noexplain")[0], files[rpc],
+                                                                 server.pid,
                                                                  duration_s=min(5.0, args.duration_s),
                                                                  max_calls=args.max_calls)
                 if r == 0:  # each write is new: the prepared Remembers are sent once, in the first round
@@ -468,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"ms/call, p50 {row['latency_ms']['p50']:.2f} ms, {row['throughput_rps']:.0f}/s, "
                           f"codes {row['codes']}", flush=True)
                 for c in args.concurrency:
-                    pm = loadgen(binary, address, "recall", files["recall"], server.pid, concurrency=c,
+                    pm = loadgen(binary, address, "recall", recall_file, server.pid, concurrency=c,
                                  duration_s=args.duration_s, max_calls=args.max_calls)
                     round_["polarmem"]["recall"].append(pm)
                     line = (f"[round {r + 1}] Recall c={c:<3} PolarMem p50 {pm['latency_ms']['p50']:.2f} p99 "
@@ -485,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(line, flush=True)
                 saturation = max(row["throughput_rps"] for row in round_["polarmem"]["recall"])
                 rate = args.open_rate or round(0.8 * saturation)
-                round_["polarmem"]["open_loop"] = loadgen(binary, address, "recall", files["recall"], server.pid,
+                round_["polarmem"]["open_loop"] = loadgen(binary, address, "recall", recall_file, server.pid,
                                                           duration_s=args.duration_s, max_calls=args.max_calls,
                                                           rate=rate)
                 if pg is not None:

@@ -9,6 +9,7 @@
 
 #include "polarmem/aligned_buffer.hpp"
 #include "polarmem/ann_graph.hpp"
+#include "polarmem/prefetch.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/slot_bitmap.hpp"
 
@@ -71,17 +72,17 @@ class VectorSpace {
     if (config_.storage == Storage::kF16) {
       row = reinterpret_cast<const char*>(f16_.data() + slot * compact_stride_);
       bytes = config_.dim * sizeof(std::uint16_t);
-      __builtin_prefetch(compact_error_.data() + slot);
+      prefetch_line(compact_error_.data() + slot);
     } else if (config_.storage == Storage::kI8) {
       row = reinterpret_cast<const char*>(i8_.data() + slot * compact_stride_);
       bytes = config_.dim;
-      __builtin_prefetch(compact_error_.data() + slot);
-      __builtin_prefetch(i8_scale_.data() + slot);
+      prefetch_line(compact_error_.data() + slot);
+      prefetch_line(i8_scale_.data() + slot);
     } else {
       row = reinterpret_cast<const char*>(f32_.data() + slot * stride_);
       bytes = config_.dim * sizeof(float);
     }
-    for (std::size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(row + offset);
+    for (std::size_t offset = 0; offset < bytes; offset += 64) prefetch_line(row + offset);
   }
 
   // For batch search: the fp32 row of a single-vector space.
