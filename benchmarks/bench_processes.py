@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds between the CPU measurement's writes (and after each lag write's forget)")
     parser.add_argument("--lag-only", action="store_true", help="no Recall load: staleness and replica CPU per write")
     parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--storage", choices=("fp32", "fp16", "int8"), default="fp32",
+                        help="the searched namespace's vector storage (answers are exact in every one)")
     parser.add_argument("--label", default="processes")
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         data = work / "data"
         server, address, _ = start_server(data, max_concurrent=max(args.concurrency) * 2)
         try:
-            report["load_s"] = load_polarmem(address, args.items, args.dim)
+            report["load_s"] = load_polarmem(address, args.items, args.dim, args.storage)
         finally:
             stop(server)
         print(f"{args.items:,} items loaded in {report['load_s']:.1f} s", flush=True)

@@ -338,6 +338,14 @@ def plot(report: dict, path: Path) -> None:
 
 
 # main --------------------------------------------------------------------------------------------
+def host_read_bandwidth() -> float:
+    """GB/s one thread reads from a 256 MiB buffer: this shared host's speed moved by ~2x between
+    rounds with nothing else in the VM, so each round records it next to its figures."""
+    from polarmem_server import _core
+
+    return round(_core.measure_read_bandwidth(256 << 20, 1, 3) / 1e9, 2)
+
+
 def load_polarmem(address: str, n_items: int, dim: int, storage: str = "fp32") -> float:
     """Creates and fills the namespaces (the searched one's vectors kept as `storage`: fp32, or a
     compact fp16 / int8 copy scanned first with the exact fp32 re-rank); skipped when a reused
@@ -463,8 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"agreement: {report['agreement']['same_ids_same_order']:.1%} same ids in the same order "
                       f"({report['agreement']['queries']} queries)", flush=True)
             for r in range(args.rounds):
-                round_: dict = {"uptime_before": uptime(), "polarmem": {"per_rpc": {}, "recall": []},
-                                "postgres": {"recall": []}}
+                round_: dict = {"uptime_before": uptime(), "host_read_gb_s": host_read_bandwidth(),
+                                "polarmem": {"per_rpc": {}, "recall": []}, "postgres": {"recall": []}}
                 for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
                     round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address, rpc.split("_noexplain")[0], files[rpc],
                                                                  server.pid,

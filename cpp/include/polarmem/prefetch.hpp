@@ -11,6 +11,8 @@ namespace polarmem {
 inline void prefetch_line(const void* address) noexcept {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(address)));
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+  asm volatile("prfm pldl1keep, %a0" : : "p"(address));
 #else
   __builtin_prefetch(address);
 #endif
