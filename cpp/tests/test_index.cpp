@@ -8,7 +8,9 @@
 
 #include "check.hpp"
 #include "polarmem/error.hpp"
+#include "polarmem/aligned_buffer.hpp"
 #include "polarmem/index.hpp"
+#include "polarmem/prefetch.hpp"
 #include "polarmem/slot_bitmap.hpp"
 
 using namespace polarmem;
@@ -235,6 +237,22 @@ POLARMEM_TEST(bad_input_changes_nothing) {
   CHECK_THROWS(index.search(request_for(short_q, 5, SearchMode::kHard)));
   std::int64_t missing = 1000;
   CHECK_THROWS(index.remove(&missing, 1));
+}
+
+POLARMEM_TEST(large_buffers_start_on_huge_page_boundaries_and_keep_their_contents) {
+  AlignedBuffer<float> buffer(1000);  // 4 KB: cache-line aligned only
+  CHECK(reinterpret_cast<std::uintptr_t>(buffer.data()) % AlignedBuffer<float>::kAlignment == 0);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<float>(i);
+  buffer.resize(std::size_t{1} << 20);  // 4 MiB: crosses the huge-page threshold
+  CHECK(reinterpret_cast<std::uintptr_t>(buffer.data()) % kHugePageBytes == 0);
+  bool kept = true;
+  for (std::size_t i = 0; i < 1000; ++i) kept = kept && buffer[i] == static_cast<float>(i);
+  CHECK(kept);
+  CHECK(buffer[1000] == 0.0f && buffer[buffer.size() - 1] == 0.0f);  // new elements are zero
+  for (std::size_t i = 0; i < buffer.size(); i += 997) prefetch_line(buffer.data() + i);  // a hint only
+  advise_huge_pages(buffer.data() + 1, 100);  // no whole huge page inside: nothing happens
+  buffer.resize(10);
+  CHECK(buffer[9] == 9.0f);
 }
 
 POLARMEM_TEST(inline_popcount_equals_std_popcount) {
