@@ -1,6 +1,7 @@
 #include "polarmem/index.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -75,6 +76,30 @@ void run_parallel(std::size_t workers, Fn&& fn) {
   fn(0);
   for (auto& t : threads) t.join();
 }
+
+// Hands out ranges of bitmap words to the workers of one search, lowest first. A fixed share per
+// worker made a search as slow as its slowest thread (on a shared host one vCPU is sometimes
+// descheduled for milliseconds); with chunks the other worker takes the rest. Each worker still
+// sees its own slots in ascending order, which the tie rules of the scans rely on.
+class WordChunks {
+ public:
+  WordChunks(std::size_t word_count, std::size_t workers)
+      : count_(word_count), chunk_(std::max<std::size_t>(kMinWords, (word_count + 4 * workers - 1) / (4 * workers))) {}
+
+  bool next(std::size_t* begin, std::size_t* end) noexcept {
+    const std::size_t first = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (first >= count_) return false;
+    *begin = first;
+    *end = std::min(count_, first + chunk_);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kMinWords = 64;  // 4,096 slots: a chunk is never just a few rows
+  std::size_t count_;
+  std::size_t chunk_;
+  std::atomic<std::size_t> next_{0};
+};
 
 std::string describe_slot(std::int64_t slot) { return "slot " + std::to_string(slot); }
 
@@ -667,14 +692,12 @@ SearchResult Index::run_search(const Prepared& prepared) const {
   std::vector<TopK> heaps(workers, TopK(request.k));
   std::vector<std::vector<Entry>> candidates(workers);
   std::vector<std::int64_t> scored(workers, 0);
-  const std::size_t words_per_worker = (prepared.word_count + workers - 1) / workers;
+  WordChunks chunks(prepared.word_count, workers);
 
   run_parallel(workers, [&](std::size_t worker) {
     TopK& heap = heaps[worker];
     std::vector<Entry>& kept = candidates[worker];
     std::int64_t reads = 0;
-    const std::size_t begin = worker * words_per_worker;
-    const std::size_t end = std::min(prepared.word_count, begin + words_per_worker);
     // Slots are visited in slot order (so the hardware prefetcher sees a forward stream) and
     // the next selected item's row is prefetched while this one is scored (so sparse tiers do
     // not pay full memory latency per item).
@@ -742,26 +765,29 @@ SearchResult Index::run_search(const Prepared& prepared) const {
       }
       block_size = 0;
     };
-    for (std::size_t w = begin; w < end; ++w) {
-      const TierWords t = tier_words(prepared, w);
-      std::uint64_t selected = t.entailed | (take_neutral ? t.neutral : 0) | (take_conflict ? t.conflict : 0);
-      // A full heap of a better tier makes lower tiers unrankable: skip their vectors.
-      if (hard && heap.full()) {
-        const int worst_tier = tier_of_rank(heap.worst().rank_tier);
-        if (worst_tier == kEntailed) selected &= t.entailed;
-        else if (worst_tier == kNeutral) selected &= ~t.conflict;
+    std::size_t begin = 0, end = 0;
+    while (chunks.next(&begin, &end)) {
+      for (std::size_t w = begin; w < end; ++w) {
+        const TierWords t = tier_words(prepared, w);
+        std::uint64_t selected = t.entailed | (take_neutral ? t.neutral : 0) | (take_conflict ? t.conflict : 0);
+        // A full heap of a better tier makes lower tiers unrankable: skip their vectors.
+        if (hard && heap.full()) {
+          const int worst_tier = tier_of_rank(heap.worst().rank_tier);
+          if (worst_tier == kEntailed) selected &= t.entailed;
+          else if (worst_tier == kNeutral) selected &= ~t.conflict;
+        }
+        // Confidence flags as rank bits: absent (bit 1) outranks present (bit 0) within a tier.
+        const std::uint64_t absent = confidence ? all_flagged(prepared.absent_flags, w) : 0;
+        const std::uint64_t present = confidence ? all_flagged(prepared.present_flags, w) : 0;
+        while (selected) {
+          const unsigned bit = static_cast<unsigned>(std::countr_zero(selected));
+          selected &= selected - 1;
+          const int tier = ((t.entailed >> bit) & 1u) ? kEntailed : ((t.conflict >> bit) & 1u) ? kConflict : kNeutral;
+          const int flags = static_cast<int>(((absent >> bit) & 1u) << 1 | ((present >> bit) & 1u));
+          block[block_size++] = {w * 64 + bit, static_cast<std::int8_t>(tier * kFlagSpan + flags)};
+        }
+        if (block_size >= kBlock) flush();
       }
-      // Confidence flags as rank bits: absent (bit 1) outranks present (bit 0) within a tier.
-      const std::uint64_t absent = confidence ? all_flagged(prepared.absent_flags, w) : 0;
-      const std::uint64_t present = confidence ? all_flagged(prepared.present_flags, w) : 0;
-      while (selected) {
-        const unsigned bit = static_cast<unsigned>(std::countr_zero(selected));
-        selected &= selected - 1;
-        const int tier = ((t.entailed >> bit) & 1u) ? kEntailed : ((t.conflict >> bit) & 1u) ? kConflict : kNeutral;
-        const int flags = static_cast<int>(((absent >> bit) & 1u) << 1 | ((present >> bit) & 1u));
-        block[block_size++] = {w * 64 + bit, static_cast<std::int8_t>(tier * kFlagSpan + flags)};
-      }
-      if (block_size >= kBlock) flush();
     }
     flush();
     scored[worker] = reads;
@@ -1074,7 +1100,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
   // A batch row costs query_count products: split sooner than a single query does.
   const std::size_t workers = std::max<std::size_t>(
       1, std::min<std::size_t>(wanted_threads, static_cast<std::size_t>(widest) * query_count / kItemsPerThread));
-  const std::size_t words_per_worker = (word_count + workers - 1) / workers;
+  WordChunks chunks(word_count, workers);
   const Kernels& kernels = active_kernels();
   const bool compact = space.compact();
 
@@ -1174,39 +1200,40 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
       tile_size = 0;
     };
 
-    const std::size_t begin = worker * words_per_worker;
-    const std::size_t end = std::min(word_count, begin + words_per_worker);
-    for (std::size_t w = begin; w < end; ++w) {
-      std::uint64_t any = 0;
-      for (std::size_t g = 0; g < group_count; ++g) {
-        const TierWords t = tier_words(groups[g], w);
-        std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
-        if (group_requests[g].mode == SearchMode::kHard) {
-          // Tiers below every one of the group's full heaps cannot rank: skip them.
-          float lowest = kEntailed;
-          for (std::size_t c = group_begin[g]; c < group_begin[g + 1]; ++c) lowest = std::min(lowest, worst_tier[c]);
-          if (lowest == kEntailed) sel &= t.entailed;
-          else if (lowest == kNeutral) sel &= ~t.conflict;
-        }
-        words[g] = t;
-        selected[g] = sel;
-        any |= sel;
-      }
-      while (any) {
-        const unsigned bit = static_cast<unsigned>(std::countr_zero(any));
-        any &= any - 1;
+    std::size_t begin = 0, end = 0;
+    while (chunks.next(&begin, &end)) {
+      for (std::size_t w = begin; w < end; ++w) {
+        std::uint64_t any = 0;
         for (std::size_t g = 0; g < group_count; ++g) {
-          std::int8_t code = 0;
-          if ((selected[g] >> bit) & 1u) {
-            const TierWords& t = words[g];
-            code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u) ? kEntailed
-                                                 : ((t.conflict >> bit) & 1u) ? kConflict
-                                                                              : kNeutral));
+          const TierWords t = tier_words(groups[g], w);
+          std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
+          if (group_requests[g].mode == SearchMode::kHard) {
+            // Tiers below every one of the group's full heaps cannot rank: skip them.
+            float lowest = kEntailed;
+            for (std::size_t c = group_begin[g]; c < group_begin[g + 1]; ++c) lowest = std::min(lowest, worst_tier[c]);
+            if (lowest == kEntailed) sel &= t.entailed;
+            else if (lowest == kNeutral) sel &= ~t.conflict;
           }
-          tile_codes[tile_size * group_count + g] = code;
+          words[g] = t;
+          selected[g] = sel;
+          any |= sel;
         }
-        tile_slots[tile_size++] = w * 64 + bit;
-        if (tile_size == kTileRows) score_tile();
+        while (any) {
+          const unsigned bit = static_cast<unsigned>(std::countr_zero(any));
+          any &= any - 1;
+          for (std::size_t g = 0; g < group_count; ++g) {
+            std::int8_t code = 0;
+            if ((selected[g] >> bit) & 1u) {
+              const TierWords& t = words[g];
+              code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u) ? kEntailed
+                                                   : ((t.conflict >> bit) & 1u) ? kConflict
+                                                                                : kNeutral));
+            }
+            tile_codes[tile_size * group_count + g] = code;
+          }
+          tile_slots[tile_size++] = w * 64 + bit;
+          if (tile_size == kTileRows) score_tile();
+        }
       }
     }
     if (tile_size > 0) score_tile();
