@@ -10,10 +10,6 @@
 #include <thread>
 #include <unordered_map>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include "hnswlib/hnswlib.h"
 #include "polarmem/error.hpp"
 #include "polarmem/huge_pages.hpp"
@@ -43,61 +39,20 @@ constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype
 // stored row as the first argument while it links nodes, so queries are converted too).
 using Half = std::uint16_t;
 
-#if defined(__x86_64__) || defined(__i386__)
-// fp16 x fp16 dot product with F16C conversions and AVX2 FMAs; called only when the CPU has
-// AVX2 (the core's run-time dispatch: active_simd_level()). Four accumulators keep four loads
-// in flight, which is what a walk over uncached rows needs.
-__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load_half8(const Half* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-__attribute__((target("avx2,fma,f16c"))) float dot_half_avx2(const Half* a, const Half* b, std::size_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(load_half8(a + i + 8), load_half8(b + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(load_half8(a + i + 16), load_half8(b + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(load_half8(a + i + 24), load_half8(b + i + 24), acc3);
-  }
-  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), acc0);
-  const __m256 sum8 = _mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3));
-  __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(sum8), _mm256_extractf128_ps(sum8, 1));
-  sum4 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
-  sum4 = _mm_add_ss(sum4, _mm_movehdup_ps(sum4));
-  float total = _mm_cvtss_f32(sum4);
-  for (; i < n; ++i) total += half_to_float(a[i]) * half_to_float(b[i]);
-  return total;
-}
-#endif
-
-float dot_half_scalar(const Half* a, const Half* b, std::size_t n) {
-  float total = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) total += half_to_float(a[i]) * half_to_float(b[i]);
-  return total;
-}
-
 class HalfInnerProductSpace : public hnswlib::SpaceInterface<float> {
  public:
-  explicit HalfInnerProductSpace(std::size_t dim) : param_{dim, pick_kernel()} {}
+  explicit HalfInnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_f16_f16} {}
   std::size_t get_data_size() override { return param_.dim * sizeof(Half); }
   hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
   void* get_dist_func_param() override { return &param_; }
 
  private:
-  // The kernel is the one the active level allows when the graph was made (a later
-  // set_simd_level changes exact scores, which are always recomputed, not the graph's walk).
-  using Kernel = float (*)(const Half*, const Half*, std::size_t);
+  // The active level's fp16 x fp16 kernel when the graph was made (a later set_simd_level
+  // changes exact scores, which are always recomputed, not the graph's walk).
   struct Param {
     std::size_t dim;
-    Kernel dot;
+    float (*dot)(const Half*, const Half*, std::size_t);
   };
-  static Kernel pick_kernel() {
-#if defined(__x86_64__) || defined(__i386__)
-    if (active_simd_level() != SimdLevel::kScalar) return &dot_half_avx2;
-#endif
-    return &dot_half_scalar;
-  }
   static float distance(const void* a, const void* b, const void* param) {
     const auto* p = static_cast<const Param*>(param);
     return 1.0f - p->dot(static_cast<const Half*>(a), static_cast<const Half*>(b), p->dim);

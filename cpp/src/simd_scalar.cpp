@@ -50,4 +50,10 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(x[i]);
 }
 
+float dot_f16_f16(const std::uint16_t* a, const std::uint16_t* b, std::size_t n) {
+  float sum = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) sum += half_to_float(a[i]) * half_to_float(b[i]);
+  return sum;
+}
+
 }  // namespace polarmem::scalar
