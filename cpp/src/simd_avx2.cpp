@@ -14,23 +14,33 @@ inline float horizontal_sum(__m256 v) {
   lo = _mm_hadd_ps(lo, lo);
   return _mm_cvtss_f32(lo);
 }
-}  // namespace
 
-float dot_f32(const float* q, const float* x, std::size_t n) {
+// <a, b> over n elements that `load` widens eight at a time (and `widen` one at a time for the
+// tail). Four independent accumulators hide the FMA latency and keep four row loads in flight.
+template <typename T, typename Load, typename Widen>
+inline float dot_four_accumulators(const T* a, const T* b, std::size_t n, Load load, Widen widen) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
   std::size_t i = 0;
-  // Four independent accumulators hide the FMA latency.
   for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), _mm256_loadu_ps(x + i + 16), a2);
-    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    a0 = _mm256_fmadd_ps(load(a + i), load(b + i), a0);
+    a1 = _mm256_fmadd_ps(load(a + i + 8), load(b + i + 8), a1);
+    a2 = _mm256_fmadd_ps(load(a + i + 16), load(b + i + 16), a2);
+    a3 = _mm256_fmadd_ps(load(a + i + 24), load(b + i + 24), a3);
   }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(x + i), a0);
+  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load(a + i), load(b + i), a0);
   float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) sum += q[i] * x[i];
+  for (; i < n; ++i) sum += widen(a[i]) * widen(b[i]);
   return sum;
+}
+
+inline __m256 load_half8(const std::uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+}  // namespace
+
+float dot_f32(const float* q, const float* x, std::size_t n) {
+  return dot_four_accumulators(q, x, n, [](const float* p) { return _mm256_loadu_ps(p); }, [](float v) { return v; });
 }
 
 float dot_f16(const float* q, const std::uint16_t* x, std::size_t n) {
@@ -131,30 +141,13 @@ namespace polarmem::avx2 {
 
 void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, load_half8(x + i));
   for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
 }
 
-namespace {
-inline __m256 load_half8(const std::uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-}  // namespace
-
-// Four accumulators keep four row loads in flight: a graph walk reads rows that are rarely cached.
+// Both sides binary16: the approximate index's graph rows and the queries converted for its walk.
 float dot_f16_f16(const std::uint16_t* a, const std::uint16_t* b, std::size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), a0);
-    a1 = _mm256_fmadd_ps(load_half8(a + i + 8), load_half8(b + i + 8), a1);
-    a2 = _mm256_fmadd_ps(load_half8(a + i + 16), load_half8(b + i + 16), a2);
-    a3 = _mm256_fmadd_ps(load_half8(a + i + 24), load_half8(b + i + 24), a3);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load_half8(a + i), load_half8(b + i), a0);
-  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) sum += _cvtsh_ss(a[i]) * _cvtsh_ss(b[i]);
-  return sum;
+  return dot_four_accumulators(a, b, n, load_half8, [](std::uint16_t v) { return _cvtsh_ss(v); });
 }
 
 }  // namespace polarmem::avx2
