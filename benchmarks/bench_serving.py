@@ -474,8 +474,9 @@ def main(argv: list[str] | None = None) -> int:
                 round_: dict = {"uptime_before": uptime(), "host_read_gb_s": host_read_bandwidth(),
                                 "polarmem": {"per_rpc": {}, "recall": []}, "postgres": {"recall": []}}
                 for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
-                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address, rpc.split("_noexplain")[0], files[rpc],
-                                                                 server.pid,
+                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address,
+                                                                 "recall" if rpc.startswith("recall") else rpc,
+                                                                 files[rpc], server.pid,
                                                                  duration_s=min(5.0, args.duration_s),
                                                                  max_calls=args.max_calls)
                 if r == 0:  # each write is new: the prepared Remembers are sent once, in the first round
