@@ -13,6 +13,7 @@
 #include "polarmem/diagnostics.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
+#include "polarmem/item_ids.hpp"
 #include "polarmem/simd.hpp"
 
 namespace py = pybind11;
@@ -275,7 +276,30 @@ PYBIND11_MODULE(_core, m) {
   m.def("measure_read_bandwidth", &measure_read_bandwidth, py::arg("bytes"), py::arg("threads"), py::arg("repeats"),
         py::call_guard<py::gil_scoped_release>(), "Best read bandwidth in bytes/s over `repeats` streams of `bytes`.");
 
-  py::class_<Index>(m, "Index")
+  py::class_<ItemIds, std::shared_ptr<ItemIds>>(m, "ItemIds", "Item ids by index slot (\"\" = no live item).")
+      .def(py::init<>())
+      .def("append", &ItemIds::append, py::arg("ids"))
+      .def("truncate", &ItemIds::truncate, py::arg("size"))
+      .def("clear", &ItemIds::clear, py::arg("slot"))
+      .def("begin_renumbering", &ItemIds::begin_renumbering)
+      .def("replace_all", &ItemIds::replace_all, py::arg("ids"))
+      .def("end_renumbering", &ItemIds::end_renumbering)
+      .def("get", &ItemIds::get, py::arg("slot"))
+      .def("resolve",
+           [](const ItemIds& self, const py::array& slots) {
+             const auto* s = checked<std::int64_t>(slots, "slots", 1);
+             std::vector<std::string> ids;
+             self.resolve(s, static_cast<std::size_t>(slots.size()), &ids);
+             return ids;
+           },
+           py::arg("slots"))
+      .def("all", &ItemIds::all)
+      .def_property_readonly("size", &ItemIds::size)
+      .def_property_readonly("generation", &ItemIds::generation);
+
+  // Shared holders: the compiled Recall front (polarmem_server._front) keeps a namespace's index
+  // and ids alive while a call it serves is using them.
+  py::class_<Index, std::shared_ptr<Index>>(m, "Index")
       .def(py::init([](const std::vector<std::tuple<std::string, std::size_t, bool, std::string>>& spaces,
                        std::size_t threads, const std::vector<PyAnn>& ann) {
              std::vector<SpaceConfig> configs;
@@ -285,7 +309,7 @@ PYBIND11_MODULE(_core, m) {
                if (it == configs.end()) throw py::value_error("ann: unknown vector space '" + space + "'");
                it->ann = AnnConfig{true, m, ef_construction, ef_search, exact_below, exact_factor};
              }
-             return std::make_unique<Index>(std::move(configs), threads);
+             return std::make_shared<Index>(std::move(configs), threads);
            }),
            py::arg("spaces"), py::arg("threads") = 0, py::arg("ann") = std::vector<PyAnn>{},
            "ann: [(space, m, ef_construction, ef_search, exact_below, exact_factor)], one per space given an "

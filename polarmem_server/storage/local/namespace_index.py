@@ -16,6 +16,7 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.errors import FailedPrecondition
+from polarmem_server._core import ItemIds
 from polarmem_server.index import TEXT, VISUAL, AnnSpec, ConceptCSR, Index, SpaceSpec
 from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
 from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
@@ -33,8 +34,9 @@ class NamespaceIndex:
         self.spaces = {s.name: s for s in spaces}
         self.index = Index(spaces, threads=threads, ann=ann)
         self._slot_of: dict[str, int] = {}
-        self._id_of: list[str | None] = []
-        self._generation = 0  # even: slot map stable; odd: compaction renumbering slots
+        # Ids by slot live in the core ("" = no live item) so the compiled Recall front can name
+        # hits without the interpreter; its generation is the seqlock (odd while compacting).
+        self.ids = ItemIds()
         self._kinds: Counter = Counter()
         self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
         self._scored = 0
@@ -57,35 +59,34 @@ class NamespaceIndex:
     @property
     def generation(self) -> int:
         """Bumped twice per compaction (odd while one runs)."""
-        return self._generation
+        return self.ids.generation
 
     def slot_map(self) -> dict[str, int]:
         """A copy of id -> slot (for checks; searches resolve slots through consistent())."""
         return dict(self._slot_of)
 
     def ids_by_slot(self) -> list[str | None]:
-        return list(self._id_of)
+        return [item_id or None for item_id in self.ids.all()]
 
     def metadata_items(self, key: str, value: str) -> list[str]:
         """Ids of the live items whose metadata maps `key` to `value`."""
-        return sorted(self._id_of[s] for s in self._metadata.get((key, value), ()))
+        return sorted(self.ids.get(s) for s in self._metadata.get((key, value), ()))
 
     def consistent(self, read: Callable[[Callable[[np.ndarray], list], Callable], T]) -> T:
         """Runs `read(resolve, allow_for)` within one generation of the slot map (a seqlock: odd
         while compacting), retrying when a compaction renumbered the slots meanwhile. `resolve`
         maps slots to ids; `allow_for(metadata)` is the sorted slots matching every pair."""
         while True:
-            generation = self._generation
+            generation = self.ids.generation
             if generation % 2:
                 time.sleep(0.001)
                 continue
-            id_of = self._id_of
 
             def resolve(slots: np.ndarray) -> list:
-                return [id_of[s] if s < len(id_of) else None for s in slots.tolist()]
+                return [item_id or None for item_id in self.ids.resolve(np.ascontiguousarray(slots, dtype=np.int64))]
 
             result = read(resolve, self._allow_for)
-            if self._generation == generation:
+            if self.ids.generation == generation:
                 return result
 
     def _allow_for(self, metadata: Mapping[str, str]) -> list[int] | None:
@@ -102,16 +103,16 @@ class NamespaceIndex:
         them again."""
         kinds = np.where(batch.kinds == enums_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
         first = self.index.size
-        if first != len(self._id_of):
+        if first != self.ids.size:
             raise FailedPrecondition(f"namespace {self.name!r}: index slots out of step with item ids")
-        self._id_of.extend(names)
+        self.ids.append(names)
         self._slot_of.update(zip(names, range(first, first + len(names))))
         try:
             self.index.add(len(names), vectors, ConceptCSR(batch.has_indptr, batch.has_ids),
                            ConceptCSR(batch.not_indptr, batch.not_ids), kinds,
                            grades=self.grader.batch(batch) if self.grader is not None else None)
         except Exception:
-            del self._id_of[first:]
+            self.ids.truncate(first)
             for name in names:
                 del self._slot_of[name]
             raise
@@ -142,27 +143,28 @@ class NamespaceIndex:
     def remove(self, record: records_pb2.ItemRecord) -> None:
         slot = self._slot_of.pop(record.id)
         self.index.remove([slot])
-        self._id_of[slot] = None
+        self.ids.clear(slot)
         self._count(record, slot, -1)
         self._compact_if_worth_it()
 
     def compact(self) -> None:
         """Drops the index's tombstones and renumbers the slot map (readers retry meanwhile)."""
-        self._generation += 1
+        self.ids.begin_renumbering()
         try:
             new_of_old = self.index.compact()
-            id_of: list[str | None] = [None] * self.index.size
+            old_ids = self.ids.all()
+            id_of: list[str] = [""] * self.index.size
             for old, new in enumerate(new_of_old.tolist()):
                 if new >= 0:
-                    id_of[new] = self._id_of[old]
+                    id_of[new] = old_ids[old]
             remapped: dict[tuple[str, str], set[int]] = defaultdict(set)
             for key, slots in self._metadata.items():
                 remapped[key] = {int(new_of_old[s]) for s in slots if new_of_old[s] >= 0}
-            self._id_of = id_of
-            self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id is not None}
+            self.ids.replace_all(id_of)
+            self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id}
             self._metadata = remapped
         finally:
-            self._generation += 1
+            self.ids.end_renumbering()
 
     def _compact_if_worth_it(self) -> None:
         tombstones = self.index.size - self.index.live_count
