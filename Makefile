@@ -26,7 +26,17 @@ $(MILVUS_STAMP): requirements-milvus.txt $(DEPS_STAMP)
 	$(BIN)/pip install -q --no-deps -r requirements-milvus.txt
 	touch $@
 
-install: $(DEPS_STAMP)
+# The compiled Recall front (polarmem_server._front, cpp/front) builds against Debian's gRPC C++
+# packages, installed here when missing; where they cannot be installed the package builds
+# without the front (its tests skip, `serve --fast-front-address` says what is missing).
+GRPC_DEBS := libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc pkg-config
+GRPC_STAMP := $(VENV)/.grpc-debs-stamp
+$(GRPC_STAMP): $(BIN)/python
+	@dpkg -s $(GRPC_DEBS) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(GRPC_DEBS)) \
+		|| echo "gRPC C++ packages unavailable: the compiled Recall front will not be built"
+	touch $@
+
+install: $(DEPS_STAMP) $(GRPC_STAMP)
 	$(BIN)/pip install -q --no-build-isolation .
 
 quickstart: install
@@ -90,7 +100,7 @@ clean:
 # The compiled gRPC load generator for benchmarks/bench_serving.py (cpp/loadgen, its own CMake
 # project, never linked into the core or the Python module). Debian's gRPC C++ packages are
 # installed if missing; stubs are generated from protos/ at build time.
-LOADGEN_DEBS := libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc pkg-config
+LOADGEN_DEBS := $(GRPC_DEBS)
 LOADGEN := build/loadgen/polarmem-loadgen
 .PHONY: loadgen
 loadgen: $(DEPS_STAMP)

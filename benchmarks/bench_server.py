@@ -58,11 +58,14 @@ def write_report(path: Path, report: dict) -> None:
     print(f"wrote {path}")
 
 
-def start_server(data_dir: Path, max_concurrent: int) -> tuple[subprocess.Popen, str, float]:
+def start_server(data_dir: Path, max_concurrent: int, fast_front: bool = False) -> tuple[subprocess.Popen, str, float]:
+    """`fast_front`: also start the compiled Recall front; its address is then in the process's
+    `fast_front_address` attribute."""
     started = time.perf_counter()
+    front = ["--fast-front-address", "127.0.0.1:0"] if fast_front else []
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(data_dir), "--metrics-port", "-1", "--workers", str(max_concurrent + 16),
-                                "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING"],
+                                "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING", *front],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                cwd=data_dir.parent)  # outside the source tree: the installed package runs
     line = process.stdout.readline()
@@ -70,6 +73,7 @@ def start_server(data_dir: Path, max_concurrent: int) -> tuple[subprocess.Popen,
         process.kill()
         raise RuntimeError(f"the server did not start: {line!r}")
     address = line.split("serving on ")[1].split(";")[0]
+    process.fast_front_address = line.split("compiled Recall front on ")[1].strip() if fast_front else ""
     return process, address, time.perf_counter() - started
 
 

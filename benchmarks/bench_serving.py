@@ -435,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
                              "issue 14's target shape, nothing read from RocksDB); both are measured one at a time")
     parser.add_argument("--storage", choices=("fp32", "fp16", "int8"), default="fp32",
                         help="the searched namespace's vector storage (answers are exact in every one)")
+    parser.add_argument("--front", choices=("python", "compiled"), default="python",
+                        help="where Recalls go: the Python gRPC server, or the compiled Recall front beside it "
+                             "(api/fast_front.py; every Recall shape is sent once first, so the front holds its plan)")
     parser.add_argument("--label", default="baseline")
     parser.add_argument("--out", type=Path, default=None, help="default benchmarks/results/serving-<label>.json")
     parser.add_argument("--plot", type=Path, default=None, help="write the latency-vs-load PNG here")
@@ -451,7 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes, noexplain=True)
         recall_file = files["recall" if args.explain == "on" else "recall_noexplain"]
-        server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2)
+        server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2,
+                                          fast_front=args.front == "compiled")
+        recall_address = server.fast_front_address or address
         pg = None if args.no_postgres else PostgresPeer(work / "pg")
         try:
             report["polarmem_load_s"] = load_polarmem(address, args.items, args.dim, args.storage)
@@ -470,11 +475,16 @@ def main(argv: list[str] | None = None) -> int:
                                                 required, forbidden, vectors)
                 print(f"agreement: {report['agreement']['same_ids_same_order']:.1%} same ids in the same order "
                       f"({report['agreement']['queries']} queries)", flush=True)
+            if args.front == "compiled":  # the first call of each shape plans it (through the library)
+                report["front_warmup"] = loadgen(binary, recall_address, "recall", files["recall_noexplain"],
+                                                 server.pid, duration_s=600, max_calls=args.queries, warmup_s=0,
+                                                 once=True)
             for r in range(args.rounds):
                 round_: dict = {"uptime_before": uptime(), "host_read_gb_s": host_read_bandwidth(),
                                 "polarmem": {"per_rpc": {}, "recall": []}, "postgres": {"recall": []}}
                 for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
-                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary, address,
+                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary,
+                                                                 recall_address if rpc.startswith("recall") else address,
                                                                  "recall" if rpc.startswith("recall") else rpc,
                                                                  files[rpc], server.pid,
                                                                  duration_s=min(5.0, args.duration_s),
@@ -488,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"ms/call, p50 {row['latency_ms']['p50']:.2f} ms, {row['throughput_rps']:.0f}/s, "
                           f"codes {row['codes']}", flush=True)
                 for c in args.concurrency:
-                    pm = loadgen(binary, address, "recall", recall_file, server.pid, concurrency=c,
+                    pm = loadgen(binary, recall_address, "recall", recall_file, server.pid, concurrency=c,
                                  duration_s=args.duration_s, max_calls=args.max_calls)
                     round_["polarmem"]["recall"].append(pm)
                     line = (f"[round {r + 1}] Recall c={c:<3} PolarMem p50 {pm['latency_ms']['p50']:.2f} p99 "
@@ -505,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(line, flush=True)
                 saturation = max(row["throughput_rps"] for row in round_["polarmem"]["recall"])
                 rate = args.open_rate or round(0.8 * saturation)
-                round_["polarmem"]["open_loop"] = loadgen(binary, address, "recall", recall_file, server.pid,
+                round_["polarmem"]["open_loop"] = loadgen(binary, recall_address, "recall", recall_file, server.pid,
                                                           duration_s=args.duration_s, max_calls=args.max_calls,
                                                           rate=rate)
                 if pg is not None:

@@ -482,6 +482,11 @@ class Index:
         return self.search_requests(batch)
 
     @property
+    def core(self) -> _core.Index:
+        """The compiled index itself (the compiled Recall front searches it directly)."""
+        return self._core
+
+    @property
     def size(self) -> int:
         """Slots in use, tombstones included."""
         return int(self._core.size)

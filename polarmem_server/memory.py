@@ -60,6 +60,8 @@ class Memory:
         self.writer = Writer(self.backend)
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
+        # Called with a namespace's name after each write to it ends (domain/namespace.py ChangeLock).
+        self.change_listeners: list[Callable[[str], None]] = []
         for record in self.backend.namespaces():
             self._namespaces[record.name] = self._open_namespace(record)
         self._refresher = None
@@ -68,6 +70,7 @@ class Memory:
 
     def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
+        namespace.write_lock.listeners = self.change_listeners
         concepts = self.backend.concepts(record.name)
         namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
         self.writer.concept_ids(namespace, namespace.settings.concepts)
@@ -142,6 +145,7 @@ class Memory:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
             namespace = Namespace(settings, now_ms(), engine=self.engine_name)
+            namespace.write_lock.listeners = self.change_listeners
             self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace
             self.writer.concept_ids(namespace, settings.concepts)

@@ -118,6 +118,11 @@ class Authorizer:
             self._grants = grants_from_mapping(tokens or {})
 
     @property
+    def grants(self) -> list[Grant]:
+        """The tokens in force (the compiled Recall front checks them itself)."""
+        return list(self._grants)
+
+    @property
     def enabled(self) -> bool:
         return bool(self._grants)
 

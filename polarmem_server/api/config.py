@@ -74,6 +74,7 @@ class ServerConfig:
     milvus_prefix: str = "polarmem"
     milvus_layout: str = "collection"  # collection (one per namespace) | shared (a partition per namespace; schema.py)
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
+    fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
 
     def validate(self) -> ServerConfig:
         try:
@@ -108,6 +109,12 @@ class ServerConfig:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
         if self.processes < 1:
             raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
+        if self.fast_front_address:
+            if self.fast_front_address == self.address and not self.address.endswith(":0"):
+                raise ValueError("setting fast_front_address: must differ from address (the front is a second listener)")
+            if self.processes > 1 or self.backend != "local":
+                raise ValueError("setting fast_front_address: the compiled Recall front serves the local backend in one "
+                                 "process; unset it, or use --processes 1 and --backend local")
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         self._validate_backend()
@@ -187,6 +194,9 @@ HELP = {
                "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
     "processes": "server processes on the port: the primary takes every write, the others serve reads from "
                  "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
+    "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
+                          "without explanations from the core and hands every other Recall to this server "
+                          "('' = off; docs/fast-front.md)",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
                                 "metrics port",
     "backend": "where namespaces are stored: local (RocksDB in data_dir) or milvus (a Milvus 2.3 server or cluster, "

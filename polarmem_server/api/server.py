@@ -22,6 +22,8 @@ same port before any gRPC object exists (api/processes.py); ``serve_replica`` ru
 from __future__ import annotations
 
 import errno
+import shutil
+import tempfile
 import json
 import logging
 import os
@@ -44,6 +46,7 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, ServerConfig
+from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
 from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
                                            replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
@@ -353,11 +356,19 @@ class PolarMemServer:
         self.authorizer = Authorizer()
         self.store_metrics = StoreMetrics(self.metrics.registry)
         self._watchdog: threading.Thread | None = None
+        self.fast_front: FastFrontHost | None = None
+        self.fast_front_port = 0
+        self._front_dir: str | None = None  # the private Unix socket the front hands calls over
 
     @property
     def address(self) -> str:
         host = self.config.address.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
+
+    @property
+    def fast_front_address(self) -> str:
+        host = self.config.fast_front_address.rsplit(":", 1)[0]
+        return f"{host}:{self.fast_front_port}" if self.fast_front_port else ""
 
     def start(self) -> PolarMemServer:
         """Open everything and serve. A configuration or environment error closes what was
@@ -438,6 +449,8 @@ class PolarMemServer:
         if self.port == 0:
             why = "is in use by another process" if _port_in_use(cfg.address) else "cannot be bound (not an address of this machine?)"
             raise ConfigError(f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)")
+        if cfg.fast_front_address:
+            self._listen_for_front()
         self._grpc.start()
         if cfg.metrics_port >= 0:
             try:
@@ -470,6 +483,8 @@ class PolarMemServer:
             self.metrics.attach(self.memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(self.memory))
+        if cfg.fast_front_address:
+            self._start_front()
         self.metrics.rebuild_seconds.set(self.memory.rebuild_seconds)
         self.metrics.rebuild_items.set(self.memory.rebuild_items)
         log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
@@ -488,6 +503,37 @@ class PolarMemServer:
             self.group.release(self.port)
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
+
+    def _listen_for_front(self) -> None:
+        """The private Unix socket (a fresh 0700 directory) over which the compiled front hands
+        this server the calls it does not answer; added before the server starts."""
+        reason = unavailable_reason()
+        if reason is not None:
+            raise ConfigError(f"setting fast_front_address: {reason}")
+        self._front_dir = tempfile.mkdtemp(prefix="polarmem-front-")
+        if self._grpc.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
+            raise ConfigError(f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
+                              f"{tempfile.gettempdir()} is writable")
+
+    def _start_front(self) -> None:
+        cfg = self.config
+        try:
+            self.fast_front = FastFrontHost(self.memory, cfg.fast_front_address, f"unix:{self._front_dir}/upstream.sock",
+                                            self.authorizer, cfg.tls_cert, cfg.tls_key, cfg.max_concurrent_rpcs,
+                                            cfg.max_message_bytes)
+        except ValueError as exc:
+            raise ConfigError(f"setting fast_front_address: {exc}") from None
+        self.fast_front_port = self.fast_front.port
+        self.metrics.registry.register(FastFrontCollector(self.fast_front))
+        self._service.fast_front = self.fast_front
+        log.info("compiled Recall front on %s", self.fast_front_address)
+
+    def _stop_front(self, grace_s: float) -> None:
+        """Stops the front first (its handed-over calls need this server), then its socket."""
+        if self.fast_front is not None:
+            self.fast_front.shutdown(grace_s)
+        if self._front_dir is not None:
+            shutil.rmtree(self._front_dir, ignore_errors=True)
 
     def _load_encoders(self) -> None:
         """The text encoders the stored namespaces use, loaded while health says NOT_SERVING."""
@@ -554,7 +600,8 @@ class PolarMemServer:
         self.accepting = False
         self._stopped.set()
         self._refresh_stop.set()
-        for step in (lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
+        for step in (lambda: self._stop_front(0),
+                     lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
                      lambda: self._grpc is not None and self._grpc.stop(0).wait(),
                      lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
                                                                   self._metrics_httpd.server_close()),
@@ -584,7 +631,8 @@ class PolarMemServer:
                 if self.config.drain_notice_s and self.accepting:
                     time.sleep(self.config.drain_notice_s)
                 self.accepting = False
-                steps = [("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
+                steps = [("compiled front", lambda: self._stop_front(grace)),
+                         ("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
                          ("replica refresh", self._refresh_stop.set),
                          ("replicas", lambda: self.group is not None
                           and self.group.wait(grace + self.config.drain_notice_s + STOP_BUDGET_S / 2)),
@@ -617,7 +665,7 @@ class PolarMemServer:
         signal.signal(signal.SIGINT, on_signal)
         if hasattr(signal, "SIGHUP"):
             def on_hangup(*_):
-                threading.Thread(target=self.authorizer.reload, daemon=True).start()
+                threading.Thread(target=self._reload_tokens, daemon=True).start()
                 if self.group is not None:  # the replicas check tokens too
                     self.group.forward_signal(signal.SIGHUP)
 
@@ -629,6 +677,10 @@ class PolarMemServer:
             log.error("shutdown did not finish within grace_s + %.0f s; exiting without it", STOP_BUDGET_S)
             logging.shutdown()
             os._exit(1)
+
+    def _reload_tokens(self) -> None:
+        if self.authorizer.reload() and self.fast_front is not None:
+            self.fast_front.refresh_grants()
 
     def __enter__(self) -> PolarMemServer:
         return self.start()

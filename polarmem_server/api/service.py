@@ -5,6 +5,7 @@ Errors are raised as exceptions and mapped to status codes by the server's inter
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -18,6 +19,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
+from polarmem_server.api.fast_front import came_through_front
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count
@@ -31,6 +33,7 @@ from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
 from polarmem_server.scoring.verification import Verifier
+from polarmem_server.storage.local.plan_capture import capturing
 
 # One table per enum: API code <-> library value.
 STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
@@ -277,6 +280,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.backup_dir = ""  # set by the server from its configuration
         self.default_deadline_s = default_deadline_s
         self.verifier = verifier  # the server hands it to Memory (its verification port)
+        self.fast_front = None  # the compiled Recall front's host (api/fast_front.py), when the server runs one
 
     def _info(self, namespace: Namespace) -> pb.NamespaceInfo:
         return namespace_info(namespace, self.memory.namespace_counts(namespace.name))
@@ -421,8 +425,21 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
+        # A call the compiled front handed over: record its core search, so the front can answer
+        # the next request of this shape itself (api/fast_front.py).
+        front = self.fast_front if self.fast_front is not None and came_through_front(context) else None
+        epoch = namespace.write_lock.epoch
+        with capturing() if front is not None else nullcontext() as searches:
+            result = self._recall(request, explain)
+        check_deadline(deadline)
+        response = self._recall_response(request, namespace, result)
+        if front is not None:
+            front.publish(request, response, result, namespace, searches, epoch)
+        return response
+
+    def _recall(self, request, explain: bool):
         # Records are read only for what needs them: explanations, the context, full items.
-        result = self.memory.recall(
+        return self.memory.recall(
             request.namespace, request.text, vectors_from(request.vectors, "vectors"),
             list(request.required) or None, list(request.forbidden) or None,
             request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, MODE_NAMES[request.mode],
@@ -433,8 +450,6 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             allow_unknown_concepts=request.allow_unknown_concepts, approximate=request.approximate,
             ef_search=request.ef_search,
             rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None)
-        check_deadline(deadline)
-        return self._recall_response(request, namespace, result)
 
     def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
         """Fills one response in place (hits added to its repeated fields, no message copies)."""

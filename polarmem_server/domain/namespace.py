@@ -19,6 +19,59 @@ from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
 from polarmem_server.index import SpaceSpec
 
 
+class ChangeLock:
+    """The lock that serialises a namespace's writes (reentrant), counting them: ``epoch`` moves
+    when the outermost holder takes it and again when it lets go, and after each outermost release
+    every listener hears the namespace's name. A reader that saw the same even epoch before and
+    after its work (and while holding the lock) knows no write ran meanwhile: the compiled Recall
+    front's plans are published that way and dropped by the listener."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lock = threading.RLock()
+        self._depth = 0
+        self.epoch = 0
+        self.listeners: list = []  # shared with the library (Memory.change_listeners)
+
+    def acquire(self, blocking: bool = True) -> bool:
+        if not self._lock.acquire(blocking):
+            return False
+        self._depth += 1
+        if self._depth == 1:
+            self.epoch += 1
+        return True
+
+    def release(self) -> None:
+        outermost = self._depth == 1
+        if outermost:
+            self.epoch += 1
+        self._depth -= 1
+        self._lock.release()
+        if outermost:
+            for listener in list(self.listeners):
+                listener(self.name)
+
+    def unchanged_since(self, epoch: int, then) -> bool:
+        """Runs ``then()`` while holding the lock, if no write holds it and none ran since ``epoch``
+        was read; returns whether it ran. Never waits, never counts as a write."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._depth or self.epoch != epoch:
+                return False
+            then()
+            return True
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> ChangeLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 class Namespace:
     def __init__(self, settings: NamespaceSettings, created_ms: int, calibration: BetaMixture | None = None,
                  labelled_set: LabelledSet | None = None, engine: str = "") -> None:
@@ -26,7 +79,7 @@ class Namespace:
         self.created_ms = created_ms
         self.vocabulary = Vocabulary(aliases=settings.aliases)
         self._calibration = calibration
-        self.write_lock = threading.RLock()
+        self.write_lock = ChangeLock(settings.name)
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
         self._labelled_set = labelled_set
         self._engine = engine

@@ -63,18 +63,27 @@ class PolarMemClient:
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
     `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
     `tls_server_name` overrides the name checked against the certificate. `retries` is the most
-    attempts of an idempotent call (1 = no retry)."""
+    attempts of an idempotent call (1 = no retry). `recall_address`: a server's compiled Recall
+    front (`fast_front_address`, docs/fast-front.md); Recall goes there, everything else to
+    `address`, with the same token and TLS settings."""
 
     def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
                  timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None) -> None:
         self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
+        self._recall_channel = None
+        self._recall_stub = self._stub
+        if recall_address:
+            self._recall_channel, _ = open_channel(grpc, recall_address, token, root_certificates, max_message_bytes,
+                                                   tls, tls_server_name, retries, initial_backoff_s, max_backoff_s,
+                                                   retry_codes)
+            self._recall_stub = pb_grpc.MemoryServiceStub(self._recall_channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -85,6 +94,8 @@ class PolarMemClient:
 
     def close(self) -> None:
         self._channel.close()
+        if self._recall_channel is not None:
+            self._recall_channel.close()
 
     def __enter__(self) -> PolarMemClient:
         return self
@@ -229,7 +240,8 @@ class PolarMemClient:
                suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
                include_items: bool = False, weights: Mapping[str, float] | None = None,
                timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
-               ef_search: int | None = None, rank_by_confidence: bool | None = None) -> pb.RecallResponse:
+               ef_search: int | None = None, rank_by_confidence: bool | None = None,
+               explain: bool | None = None) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
@@ -239,9 +251,10 @@ class PolarMemClient:
         listed in parse.unknown_concepts with their suggestions. `approximate`: the namespace's
         approximate index orders large tiers (`ef_search` candidates; tiers stay exact).
         `rank_by_confidence`: within tiers, confidently absent forbidden / present required concepts
-        first (None: as the namespace's rule says)."""
+        first (None: as the namespace's rule says). `explain=False`: hits without reasons, text or
+        uri, read from the index alone (what the compiled Recall front answers itself)."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
                                        context_budget_chars, include_items, weights, allow_unknown_concepts,
-                                       approximate, ef_search, rank_by_confidence)
-        return self._call(self._stub.Recall, request, timeout_s)
+                                       approximate, ef_search, rank_by_confidence, explain)
+        return self._call(self._recall_stub.Recall, request, timeout_s)

@@ -271,9 +271,11 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
                    suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
                    include_items: bool = False, weights: Mapping[str, float] | None = None,
                    allow_unknown_concepts: bool = False, approximate: bool = False,
-                   ef_search: int | None = None, rank_by_confidence: bool | None = None) -> pb.RecallRequest:
+                   ef_search: int | None = None, rank_by_confidence: bool | None = None,
+                   explain: bool | None = None) -> pb.RecallRequest:
     """RecallRequest; see PolarMemClient.recall. top_k 0 is sent as given (the server explains it).
-    `rank_by_confidence` None leaves the field unset (the namespace's rule decides)."""
+    `rank_by_confidence` / `explain` None leave the field unset (the namespace's rule decides;
+    explanations on)."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     request = pb.RecallRequest(
@@ -297,6 +299,10 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
         if not isinstance(rank_by_confidence, bool):
             raise ValueError(f"rank_by_confidence must be True, False or None, got {rank_by_confidence!r}")
         request.rank_by_confidence = rank_by_confidence
+    if explain is not None:
+        if not isinstance(explain, bool):
+            raise ValueError(f"explain must be True, False or None, got {explain!r}")
+        request.explain = explain
     return request
 
 

@@ -27,7 +27,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     flags = {k: v for k, v in vars(args).items() if k in {f.name for f in config_module.fields(config_module.ServerConfig)}}
     server = PolarMemServer(config_module.load_config(flags, config_file=args.config)).start()
-    print(f"polarmem serving on {server.address}; metrics on port {server.metrics_port}", flush=True)
+    front = f"; compiled Recall front on {server.fast_front_address}" if server.fast_front_address else ""
+    print(f"polarmem serving on {server.address}; metrics on port {server.metrics_port}{front}", flush=True)
     server.serve_forever()
     return 0
 

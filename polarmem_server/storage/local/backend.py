@@ -18,6 +18,7 @@ from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArg
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
+from polarmem_server.storage.local import plan_capture
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs, store_sequence
 from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records
@@ -278,12 +279,17 @@ class LocalBackend(Backend):
                                                                        assume_unique=True)
             if allow is not None and len(allow) == 0:
                 return SearchResult([], dict(TIERS))
-            hits = target.index.search(request.vectors, request.required, request.forbidden, k=request.k,
-                                       mode=request.mode, soft_lambda=request.soft_lambda,
-                                       exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
-                                       weights=request.weights or None, exact=request.exact,
-                                       ef_search=request.ef_search, present_level=request.present_level,
-                                       absent_level=request.absent_level)
+            core_request = target.index.request(request.vectors, request.required, request.forbidden, k=request.k,
+                                                mode=request.mode, soft_lambda=request.soft_lambda,
+                                                exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
+                                                weights=request.weights or None, exact=request.exact,
+                                                ef_search=request.ef_search, present_level=request.present_level,
+                                                absent_level=request.absent_level)
+            hits = target.index.search_requests(core_request)
+            if plan_capture.active():
+                plan_capture.record(plan_capture.CoreSearch(
+                    target.index.core, target.ids, core_request, tuple(request.required), tuple(request.forbidden),
+                    plain=allow is None, states=request.concept_states))
             tiers = hits.tiers.tolist()
             states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))

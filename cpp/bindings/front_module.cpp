@@ -1,0 +1,107 @@
+// polarmem_server._front: the binding of the compiled Recall front (cpp/front). Thin like the
+// core's: converts arguments, releases the interpreter lock around anything that can wait.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "fast_front.hpp"
+#include "plan_cache.hpp"
+#include "recall_plan.hpp"
+
+namespace py = pybind11;
+using namespace polarmem;
+using namespace polarmem::front;
+
+namespace {
+
+// One dimension per query term, from the index's spaces; single-vector spaces only (a
+// multi-vector query is answered by the library).
+std::vector<std::size_t> term_dims(const Index& index, const SearchRequest& request) {
+  const auto spaces = index.spaces();
+  std::vector<std::size_t> dims;
+  for (const auto& term : request.vectors) {
+    const auto space = std::find_if(spaces.begin(), spaces.end(), [&](const SpaceConfig& s) { return s.name == term.space; });
+    if (space == spaces.end() || space->multi) throw py::value_error("plan: no single-vector space named '" + term.space + "'");
+    dims.push_back(space->dim);
+  }
+  return dims;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_front, m) {
+  m.doc() = "The compiled Recall front: answers planned Recall shapes from the core over gRPC (C++).";
+
+  py::class_<PlanCache, std::shared_ptr<PlanCache>>(m, "PlanCache")
+      .def(py::init<std::size_t>(), py::arg("max_per_namespace") = 4096)
+      .def(
+          "publish",
+          [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
+             std::shared_ptr<ItemIds> ids, const SearchRequest& search, std::vector<std::uint32_t> state_concepts,
+             std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response) {
+            if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
+              throw py::value_error("plan: concept_names and required_count must match state_concepts");
+            }
+            v1::RecallRequest parsed_request;
+            auto plan = std::make_shared<RecallPlan>();
+            if (!parsed_request.ParseFromString(std::string(request)) ||
+                !plan->response_template.ParseFromString(std::string(response))) {
+              throw py::value_error("plan: request and response must be serialised RecallRequest / RecallResponse");
+            }
+            plan->index = std::move(index);
+            plan->ids = std::move(ids);
+            plan->request = search;
+            for (auto& term : plan->request.vectors) term.values.clear();
+            plan->dims = term_dims(*plan->index, plan->request);
+            plan->state_concepts = std::move(state_concepts);
+            plan->required_count = required_count;
+            plan->concept_names = std::move(concept_names);
+            plan->response_template.clear_hits();
+            plan->response_template.clear_tier_counts();
+            self.publish(ns, plan_key(parsed_request), std::move(plan));
+          },
+          py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("search"),
+          py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"))
+      .def("forget", &PlanCache::forget, py::arg("namespace"))
+      .def("clear", &PlanCache::clear)
+      .def_property_readonly("size", &PlanCache::size);
+
+  py::class_<FastFront>(m, "FastFront")
+      .def(py::init([](const std::string& address, const std::string& upstream, std::shared_ptr<PlanCache> plans,
+                       const std::string& tls_cert_pem, const std::string& tls_key_pem, std::size_t max_in_flight,
+                       std::size_t max_receive_bytes) {
+             FrontOptions options{address, upstream, tls_cert_pem, tls_key_pem, max_in_flight, max_receive_bytes};
+             try {
+               return std::make_unique<FastFront>(std::move(options), std::move(plans));
+             } catch (const std::runtime_error& e) {
+               throw py::value_error(e.what());
+             }
+           }),
+           py::arg("address"), py::arg("upstream"), py::arg("plans"), py::arg("tls_cert_pem") = "",
+           py::arg("tls_key_pem") = "", py::arg("max_in_flight") = 0, py::arg("max_receive_bytes") = 4 << 20)
+      .def_property_readonly("port", &FastFront::port)
+      .def(
+          "set_grants",
+          [](FastFront& self, const std::vector<std::pair<py::bytes, std::vector<std::string>>>& grants) {
+            std::vector<Grant> converted;
+            for (const auto& [digest, namespaces] : grants) converted.push_back({std::string(digest), namespaces});
+            self.set_grants(std::move(converted));
+          },
+          py::arg("grants"), "[(sha256 digest, namespaces)]; empty: auth off")
+      .def("shutdown", &FastFront::shutdown, py::arg("grace_seconds"), py::call_guard<py::gil_scoped_release>())
+      .def("stats", [](const FastFront& self) {
+        const auto s = self.stats();
+        py::dict out;
+        out["native"] = s.native;
+        out["forwarded"] = s.forwarded;
+        out["overloaded"] = s.overloaded;
+        out["in_flight"] = s.in_flight;
+        out["hits"] = py::dict(py::arg("conflict") = s.hits[0], py::arg("neutral") = s.hits[1], py::arg("entailed") = s.hits[2]);
+        out["latency_bounds"] = std::vector<double>(kLatencyBounds.begin(), kLatencyBounds.end());
+        out["latency_counts"] = std::vector<std::uint64_t>(s.latency.begin(), s.latency.end());
+        out["latency_sum"] = s.latency_sum;
+        return out;
+      });
+}

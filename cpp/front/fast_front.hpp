@@ -1,0 +1,77 @@
+// The compiled Recall front: a gRPC server (C++, Debian's libgrpc++) that answers Recall for
+// request shapes the library has planned (recall_plan.hpp) straight from the core, and hands
+// every other Recall to the library's own server unchanged (its metadata, deadline, status and
+// message come back as the library gave them). It exists because the Python gRPC layer costs
+// more server CPU per call than the search it wraps (docs/performance.md, "A compiled front").
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plan_cache.hpp"
+
+namespace grpc {
+class Server;
+}
+
+namespace polarmem::front {
+
+struct FrontOptions {
+  std::string address;   // where agents connect, e.g. "0.0.0.0:50052" (port 0: any free port)
+  std::string upstream;  // the library's server, for every call the front does not answer
+  std::string tls_cert_pem, tls_key_pem;  // both empty: plaintext
+  std::size_t max_in_flight = 0;          // calls beyond it get RESOURCE_EXHAUSTED; 0: no limit
+  std::size_t max_receive_bytes = 4 << 20;
+};
+
+// One bearer token the front accepts for Recall: the SHA-256 of the token and its namespaces
+// ("*" = all). Every role may Recall, so the role is not kept here.
+struct Grant {
+  std::string digest;  // 32 bytes
+  std::vector<std::string> namespaces;
+};
+
+// Latency bucket upper bounds in seconds (and +Inf after the last).
+inline constexpr std::array<double, 12> kLatencyBounds{0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                       0.025,   0.05,   0.1,   0.25,   0.5,   1.0};
+
+struct FrontStats {
+  std::uint64_t native = 0;      // answered by the front from a plan
+  std::uint64_t forwarded = 0;   // handed to the library (no plan, not authorised here, refused)
+  std::uint64_t overloaded = 0;  // RESOURCE_EXHAUSTED at max_in_flight
+  std::uint64_t in_flight = 0;
+  std::array<std::uint64_t, 3> hits{0, 0, 0};  // native hits by tier: conflict, neutral, entailed
+  std::array<std::uint64_t, kLatencyBounds.size() + 1> latency{};  // native calls per bucket
+  double latency_sum = 0.0;
+};
+
+class FastFront {
+ public:
+  // Binds and starts serving; throws std::runtime_error when the address cannot be bound.
+  FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans);
+  ~FastFront();
+  FastFront(const FastFront&) = delete;
+  FastFront& operator=(const FastFront&) = delete;
+
+  int port() const { return port_; }
+  // Tokens the front checks itself; empty: auth is off. A caller whose token is not among
+  // them is handed to the library, which refuses it in its own words.
+  void set_grants(std::vector<Grant> grants);
+  // Stops accepting calls and lets those in flight finish for up to `grace_seconds`.
+  void shutdown(double grace_seconds);
+  FrontStats stats() const;
+
+  class Service;
+
+ private:
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace polarmem::front

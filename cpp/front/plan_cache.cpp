@@ -1,0 +1,37 @@
+#include "plan_cache.hpp"
+
+namespace polarmem::front {
+
+void PlanCache::publish(const std::string& ns, std::string key, std::shared_ptr<const RecallPlan> plan) {
+  std::lock_guard guard(mutex_);
+  auto& plans = by_namespace_[ns];
+  if (plans.size() >= max_per_namespace_) plans.clear();
+  plans[std::move(key)] = std::move(plan);
+}
+
+std::shared_ptr<const RecallPlan> PlanCache::find(const std::string& ns, const std::string& key) const {
+  std::lock_guard guard(mutex_);
+  const auto plans = by_namespace_.find(ns);
+  if (plans == by_namespace_.end()) return nullptr;
+  const auto plan = plans->second.find(key);
+  return plan == plans->second.end() ? nullptr : plan->second;
+}
+
+void PlanCache::forget(const std::string& ns) {
+  std::lock_guard guard(mutex_);
+  by_namespace_.erase(ns);
+}
+
+void PlanCache::clear() {
+  std::lock_guard guard(mutex_);
+  by_namespace_.clear();
+}
+
+std::size_t PlanCache::size() const {
+  std::lock_guard guard(mutex_);
+  std::size_t total = 0;
+  for (const auto& [ns, plans] : by_namespace_) total += plans.size();
+  return total;
+}
+
+}  // namespace polarmem::front

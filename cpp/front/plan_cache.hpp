@@ -1,0 +1,34 @@
+// The plans the library has published, by namespace and request shape. The library drops a
+// namespace's plans whenever the namespace changes (any write, a settings change, deletion), so
+// a plan never outlives the state it was made from; a full namespace starts over rather than
+// tracking use, since plans are cheap to make again (one call through the library each).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "recall_plan.hpp"
+
+namespace polarmem::front {
+
+class PlanCache {
+ public:
+  explicit PlanCache(std::size_t max_per_namespace = 4096) : max_per_namespace_(max_per_namespace) {}
+
+  void publish(const std::string& ns, std::string key, std::shared_ptr<const RecallPlan> plan);
+  std::shared_ptr<const RecallPlan> find(const std::string& ns, const std::string& key) const;
+  void forget(const std::string& ns);
+  void clear();
+  std::size_t size() const;
+
+ private:
+  using Plans = std::unordered_map<std::string, std::shared_ptr<const RecallPlan>>;
+  const std::size_t max_per_namespace_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Plans> by_namespace_;
+};
+
+}  // namespace polarmem::front

@@ -1,0 +1,110 @@
+#include "recall_plan.hpp"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <array>
+
+#include "polarmem/error.hpp"
+
+namespace polarmem::front {
+
+namespace {
+
+// A search that saw a compaction renumber the slots is run again, as the library's own
+// readers do; a namespace compacting on every attempt goes to the library instead.
+constexpr int kRenumberedRetries = 3;
+// Hit status by tier + 1 (conflict, neutral, entailed), the words the library uses.
+constexpr std::array<const char*, 3> kStatus{"CONFLICT", "NEUTRAL", "VERIFIED"};
+
+bool fill_vectors(const RecallPlan& plan, const v1::RecallRequest& request, SearchRequest* search) {
+  if (static_cast<std::size_t>(request.vectors_size()) != search->vectors.size()) return false;
+  for (std::size_t i = 0; i < search->vectors.size(); ++i) {
+    auto& term = search->vectors[i];
+    const auto found = request.vectors().find(term.space);
+    if (found == request.vectors().end()) return false;
+    const auto& values = found->second.values();
+    if (static_cast<std::size_t>(values.size()) != plan.dims[i]) return false;
+    term.values.assign(values.begin(), values.end());
+  }
+  return true;
+}
+
+void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
+             const std::int8_t* states, v1::RecallResponse* response) {
+  auto* hit = response->add_hits();
+  hit->set_rank(rank);
+  hit->set_id(std::move(id));
+  hit->set_s_log(tier);
+  hit->set_s_sem(score);
+  hit->set_status(kStatus[static_cast<std::size_t>(tier + 1)]);
+  // As the library's explanation-free hits: entailed_by / conflicted_by from the states of the
+  // query's concepts, absence verified when every forbidden concept is NOT_HAS.
+  const std::size_t concepts = plan.state_concepts.size();
+  bool verified = concepts > plan.required_count;
+  for (std::size_t j = 0; j < concepts; ++j) {
+    const int state = states != nullptr ? states[j] : 0;
+    if (j < plan.required_count) {
+      if (state == 1 && tier != -1) hit->add_entailed_by(plan.concept_names[j]);
+      if (state == -1) hit->add_conflicted_by(plan.concept_names[j]);
+    } else {
+      if (state == 1) hit->add_conflicted_by(plan.concept_names[j]);
+      verified = verified && state == -1;
+    }
+  }
+  hit->set_absence_verified(verified);
+}
+
+}  // namespace
+
+std::string plan_key(const v1::RecallRequest& request) {
+  v1::RecallRequest shape = request;
+  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream stream(&key);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    shape.SerializeToCodedStream(&out);
+  }
+  return key;
+}
+
+bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  SearchRequest search = plan.request;
+  if (!fill_vectors(plan, request, &search)) return false;
+  for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
+    const auto generation = plan.ids->generation();
+    if (generation % 2) continue;
+    SearchResult result;
+    std::vector<std::int8_t> states;
+    std::vector<std::string> ids;
+    try {
+      result = plan.index->search(search);
+      if (!plan.state_concepts.empty() && !result.slots.empty()) {
+        states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
+      }
+    } catch (const Error&) {
+      return false;  // the library states the error in its own words
+    }
+    plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
+    if (plan.ids->generation() != generation) continue;
+
+    response->CopyFrom(plan.response_template);
+    auto* tiers = response->mutable_tier_counts();
+    tiers->set_conflict(result.tier_counts[0]);
+    tiers->set_neutral(result.tier_counts[1]);
+    tiers->set_entailed(result.tier_counts[2]);
+    const std::size_t concepts = plan.state_concepts.size();
+    std::uint32_t rank = 0;
+    for (std::size_t i = 0; i < result.slots.size(); ++i) {
+      if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
+      add_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i],
+              states.empty() ? nullptr : states.data() + i * concepts, response);
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace polarmem::front

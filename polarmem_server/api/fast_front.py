@@ -1,0 +1,139 @@
+"""The compiled Recall front (cpp/front, module ``polarmem_server._front``) as the server runs it.
+
+With ``fast_front_port`` set, ``polarmem serve`` starts a second gRPC listener, written in C++,
+beside the Python one. It serves Recall only (every other RPC answers UNIMPLEMENTED there: use
+the main port). A Recall it cannot answer itself goes to the Python server over a private Unix
+socket with the caller's metadata and deadline, and comes back exactly as the library answered
+it. After answering such a call the library publishes a *plan* for the request's shape (every
+field but the vector values) when the shape is one the front can replay exactly:
+
+* explain = false, no context, no full items, no suppressed hits, no metadata filter;
+* query vectors (one row per space) and no text (text needs the encoder);
+* a mode that makes one plain search (hard, soft, off; adaptive when it settled without a
+  probe search; never strict, whose second search depends on the data).
+
+The next Recall of that shape is answered by the front from the core: the same core request
+with the new vectors, the hits' ids from the core's ItemIds, their concept states from the
+index, and the library's parse / mode_used / mode_reason. Any write to the namespace drops its
+plans (domain/namespace.py ChangeLock), so a plan never outlives what it was made from; a plan is
+published only if no write ran while the library answered. Tokens: the front checks bearer
+tokens like api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library,
+which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+from polarmem_server.recall import RecallMode
+from polarmem_server.storage.local.plan_capture import CoreSearch
+
+log = logging.getLogger("polarmem.fast_front")
+FRONT_HEADER = "x-polarmem-fast-front"
+SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value}
+
+
+def unavailable_reason() -> str | None:
+    """Why the compiled front cannot run here (None: it can)."""
+    try:
+        from polarmem_server import _front  # noqa: F401
+    except ImportError as exc:
+        return (f"the compiled Recall front was not built ({exc}); install Debian's libgrpc++-dev and "
+                "protobuf-compiler-grpc and reinstall the package (`make install` does both)")
+    return None
+
+
+def came_through_front(context) -> bool:
+    return any(key == FRONT_HEADER for key, _ in (context.invocation_metadata() or ()))
+
+
+def plannable(request) -> bool:
+    """The request fields that let the front replay its shape (the module docstring's list)."""
+    return (request.HasField("explain") and not request.explain and not request.include_context
+            and not request.include_items and request.suppressed_k == 0 and not request.metadata_equals
+            and not request.text and len(request.vectors) > 0
+            and all(value.rows <= 1 for value in request.vectors.values()))
+
+
+class FastFrontHost:
+    """Starts the front, feeds it plans and tokens, exports its counters, stops it."""
+
+    def __init__(self, memory, address: str, upstream: str, authorizer, tls_cert: str = "", tls_key: str = "",
+                 max_in_flight: int = 0, max_receive_bytes: int = 4 << 20) -> None:
+        from polarmem_server import _front
+
+        cert = Path(tls_cert).read_text() if tls_cert else ""
+        key = Path(tls_key).read_text() if tls_key else ""
+        self.plans = _front.PlanCache()
+        self.front = _front.FastFront(address, upstream, self.plans, cert, key, max_in_flight, max_receive_bytes)
+        self._authorizer = authorizer
+        memory.change_listeners.append(self.plans.forget)
+        self.refresh_grants()
+
+    @property
+    def port(self) -> int:
+        return self.front.port
+
+    def refresh_grants(self) -> None:
+        """Hands the front the tokens in force (at start and after each reload)."""
+        self.front.set_grants([(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants
+                               if grant.allows_role("read")])
+
+    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: int) -> bool:
+        """Publishes the plan of a Recall the library just answered, when its shape can be replayed
+        and no write to the namespace ran since ``epoch`` was read. Returns whether it did."""
+        if not plannable(request) or result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
+            return False
+        search = searches[0]
+        if not search.plain or epoch % 2:
+            return False
+        concepts = [*search.required, *search.forbidden] if search.states else []
+        names = [*result.required, *result.forbidden] if search.states else []
+        if len(names) != len(concepts):
+            return False
+
+        def publish() -> None:
+            self.plans.publish(namespace.name, request.SerializeToString(), search.index, search.ids, search.request,
+                               concepts, len(search.required) if search.states else 0, names,
+                               response.SerializeToString())
+
+        return namespace.write_lock.unchanged_since(epoch, publish)
+
+    def shutdown(self, grace_seconds: float) -> None:
+        self.front.shutdown(grace_seconds)
+
+
+class FastFrontCollector:
+    """The front's own counters, read at scrape time (the Python metrics do not see its calls)."""
+
+    def __init__(self, host: FastFrontHost) -> None:
+        self._host = host
+
+    def collect(self):
+        stats = self._host.front.stats()
+        calls = CounterMetricFamily("polarmem_fast_front_recalls", "Recalls through the compiled front, by path",
+                                    labels=["path"])
+        calls.add_metric(["native"], stats["native"])
+        calls.add_metric(["forwarded"], stats["forwarded"])
+        calls.add_metric(["overloaded"], stats["overloaded"])
+        yield calls
+        hits = CounterMetricFamily("polarmem_fast_front_hits", "Hits the front returned itself, by tier",
+                                   labels=["tier"])
+        for tier, count in stats["hits"].items():
+            hits.add_metric([tier], count)
+        yield hits
+        yield GaugeMetricFamily("polarmem_fast_front_in_flight", "Recalls in the compiled front now",
+                                value=stats["in_flight"])
+        yield GaugeMetricFamily("polarmem_fast_front_plans", "Recall plans the compiled front holds",
+                                value=self._host.plans.size)
+        buckets, total = [], 0
+        for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["latency_counts"]):
+            total += count
+            buckets.append((bound, total))
+        latency = HistogramMetricFamily("polarmem_fast_front_latency_seconds",
+                                        "Time the front took for the Recalls it answered itself")
+        latency.add_metric([], buckets, sum_value=stats["latency_sum"])
+        yield latency

@@ -1,0 +1,279 @@
+"""The compiled Recall front (api/fast_front.py, cpp/front) over real sockets: a real server with
+``fast_front_address``, RocksDB in a temp dir, gRPC clients on both ports. The front must give
+exactly the library's response (same bytes) for every request shape it answers itself, hand
+everything else to the library unchanged (errors included), never answer from a plan a write
+made stale, check tokens like the library, and stop with the server."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server.api.fast_front import unavailable_reason
+from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from servertools import DIM, make_config
+
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+CONCEPTS = ("dog", "cat", "car", "bus", "tree")
+MODES = (pb.RECALL_MODE_HARD, pb.RECALL_MODE_SOFT, pb.RECALL_MODE_OFF)
+
+
+def stock(client, rng, count=300, first=0):
+    items = []
+    for i in range(first, first + count):
+        states = {}
+        for concept in CONCEPTS:
+            draw = rng.random()
+            if draw < 0.3:
+                states[concept] = "has"
+            elif draw < 0.65:
+                states[concept] = "not_has"
+        items.append(item_message(id=f"i{i:04d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)},
+                                  states=states))
+    assert client.remember_stream("t", items).stored == count
+
+
+@pytest.fixture
+def front_server(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        stock(client, np.random.default_rng(5))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stubs(front_server):
+    with grpc.insecure_channel(front_server.address) as main, \
+            grpc.insecure_channel(front_server.fast_front_address) as fast:
+        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
+
+
+def native_count(server) -> int:
+    return server.fast_front.front.stats()["native"]
+
+
+def random_request(rng, **fields) -> pb.RecallRequest:
+    required = list(rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False))
+    forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
+    request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+                               required=required, forbidden=forbidden, top_k=int(rng.integers(1, 30)),
+                               mode=MODES[rng.integers(0, len(MODES))], explain=False,
+                               exclude_conflicts=bool(rng.random() < 0.2))
+    request.MergeFrom(pb.RecallRequest(**fields))
+    return request
+
+
+def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front_server, stubs):
+    main, fast = stubs
+    rng = np.random.default_rng(1)
+    compared = 0
+    for _ in range(40):
+        shape = random_request(rng)
+        assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
+        for _ in range(3):  # same shape, new vectors: answered by the front
+            request = pb.RecallRequest()
+            request.CopyFrom(shape)
+            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            before = native_count(front_server)
+            from_front = fast.Recall(request)
+            assert native_count(front_server) == before + 1
+            assert from_front.SerializeToString(deterministic=True) == \
+                main.Recall(request).SerializeToString(deterministic=True)
+            compared += 1
+    assert compared == 120
+    assert front_server.fast_front.plans.size > 0
+
+
+@pytest.mark.parametrize("fields", [
+    {"explain": True},                       # explanations read records: the library's job
+    {"include_context": True},
+    {"mode": pb.RECALL_MODE_STRICT},          # its second search depends on the data
+    {"suppressed_k": 3},
+    {"metadata_equals": {"k": "v"}},
+], ids=["explain", "context", "strict", "suppressed", "metadata"])
+def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, stubs, fields):
+    main, fast = stubs
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        request = random_request(rng, **fields)
+        before = native_count(front_server)
+        assert fast.Recall(request) == main.Recall(request)
+        assert native_count(front_server) == before
+
+
+@pytest.mark.parametrize("change, code, needle", [
+    (lambda r: r.ClearField("namespace") or setattr(r, "namespace", "nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+    (lambda r: r.vectors["vis"].values.append(1.0), grpc.StatusCode.INVALID_ARGUMENT, "vis"),
+    (lambda r: r.vectors["vis"].values.__setitem__(0, float("nan")), grpc.StatusCode.INVALID_ARGUMENT, "finite"),
+    (lambda r: r.vectors["vis"].values.__setitem__(slice(None), [0.0] * DIM), None, None),
+    (lambda r: r.required.append("unicorn"), grpc.StatusCode.INVALID_ARGUMENT, "unicorn"),
+    (lambda r: setattr(r, "top_k", 0), grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
+], ids=["unknown-namespace", "wrong-length", "nan", "zero-vector", "unknown-concept", "top-k-0"])
+def test_bad_requests_get_the_librarys_status_and_message_through_the_front(front_server, stubs, change, code, needle):
+    main, fast = stubs
+    rng = np.random.default_rng(3)
+    shape = random_request(rng, required=["dog"], forbidden=["cat"], top_k=5, mode=pb.RECALL_MODE_HARD)
+    fast.Recall(shape)  # plans the good shape, so the bad one meets a plan where one could exist
+    bad = pb.RecallRequest()
+    bad.CopyFrom(shape)
+    change(bad)
+    outcomes = []
+    for stub in (main, fast):
+        try:
+            outcomes.append(("OK", stub.Recall(bad)))
+        except grpc.RpcError as exc:
+            outcomes.append((exc.code(), exc.details()))
+    assert outcomes[0] == outcomes[1]
+    if code is not None:
+        assert outcomes[1][0] == code and needle in outcomes[1][1]
+    assert getattr(main.GetNamespace(pb.GetNamespaceRequest(name="t")), "namespace").item_count == 300  # nothing lost
+
+
+def test_a_write_drops_the_namespaces_plans_so_the_front_never_answers_from_stale_state(front_server, stubs):
+    main, fast = stubs
+    rng = np.random.default_rng(4)
+    shape = random_request(rng, required=["dog"], top_k=300, mode=pb.RECALL_MODE_HARD)
+    fast.Recall(shape)
+    assert front_server.fast_front.plans.size >= 1
+    with PolarMemClient(front_server.address) as client:
+        stock(client, rng, count=20, first=300)  # new items and a new state for the same shape
+        assert front_server.fast_front.plans.size == 0
+        client.forget("t", "i0000")
+    for _ in range(2):  # the first re-plans through the library, the second is native again
+        response = fast.Recall(shape)
+        assert response == main.Recall(shape)
+        ids = {hit.id for hit in response.hits}
+        assert "i0000" not in ids and any(i.startswith("i03") for i in ids)
+
+
+def test_plans_survive_reads_and_the_front_keeps_up_with_concurrent_writers(front_server, stubs):
+    """Readers through the front while a writer adds and forgets items: every response equals
+    what the library gives for the same request at some moment, so each hit id is live or was
+    forgotten during the read, and no call fails."""
+    main, fast = stubs
+    rng = np.random.default_rng(6)
+    shape = random_request(rng, required=["car"], forbidden=["bus"], top_k=20, mode=pb.RECALL_MODE_HARD)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def write():
+        with PolarMemClient(front_server.address) as client:
+            for i in range(40):
+                stock(client, np.random.default_rng(100 + i), count=5, first=1000 + 5 * i)
+                client.forget("t", f"i{1000 + 5 * i:04d}")
+        stop.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    calls = 0
+    while not stop.is_set() or calls < 50:
+        try:
+            response = fast.Recall(shape)
+            assert len(response.hits) == 20 and all(h.id for h in response.hits)
+            calls += 1
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+            break
+    writer.join()
+    assert not errors
+    assert fast.Recall(shape) == main.Recall(shape)
+
+
+def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
+                      '[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n')
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
+    try:
+        admin = (("authorization", "Bearer a-secret"),)
+        with grpc.insecure_channel(server.address) as main_channel, \
+                grpc.insecure_channel(server.fast_front_address) as fast_channel:
+            main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
+            with PolarMemClient(server.address, token="a-secret") as client:
+                for name in ("t", "u"):
+                    client.create_namespace(name, spaces=[("vis", DIM)], encoder="none")
+            request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False,
+                                       mode=pb.RECALL_MODE_HARD)
+            reader = (("authorization", "Bearer r-secret"),)
+            for _ in range(3):  # planned on the first, native after
+                assert fast.Recall(request, metadata=reader) == main.Recall(request, metadata=reader)
+            assert server.fast_front.front.stats()["native"] >= 2
+            other = pb.RecallRequest()
+            other.CopyFrom(request)
+            other.namespace = "u"
+            for metadata, code in (((), grpc.StatusCode.UNAUTHENTICATED),
+                                   ((("authorization", "Bearer wrong"),), grpc.StatusCode.UNAUTHENTICATED),
+                                   ((("authorization", "Basic r-secret"),), grpc.StatusCode.UNAUTHENTICATED)):
+                with pytest.raises(grpc.RpcError) as refused:
+                    fast.Recall(request, metadata=metadata)
+                assert refused.value.code() == code
+            main.Recall(other, metadata=admin)
+            fast.Recall(other, metadata=admin)  # plans "u" for the admin token
+            with pytest.raises(grpc.RpcError) as refused:
+                fast.Recall(other, metadata=reader)  # the same shape, a token without "u"
+            assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and "u" in refused.value.details()
+    finally:
+        server.stop()
+
+
+def test_other_rpcs_are_not_served_on_the_front_port(front_server, stubs):
+    _, fast = stubs
+    with pytest.raises(grpc.RpcError) as refused:
+        fast.GetNamespace(pb.GetNamespaceRequest(name="t"))
+    assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_the_front_exports_its_counters_on_the_metrics_port(front_server, stubs):
+    import urllib.request
+
+    main, fast = stubs
+    request = random_request(np.random.default_rng(7), mode=pb.RECALL_MODE_HARD)
+    for _ in range(3):
+        fast.Recall(request)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{front_server.metrics_port}/metrics").read().decode()
+    assert 'polarmem_fast_front_recalls_total{path="native"} 2.0' in text
+    assert 'polarmem_fast_front_recalls_total{path="forwarded"} 1.0' in text
+    assert "polarmem_fast_front_latency_seconds_count 2.0" in text
+    assert "polarmem_fast_front_plans 1.0" in text
+
+
+def test_start_up_errors_name_the_setting(tmp_path):
+    from polarmem_server.api.config import ConfigError
+
+    with pytest.raises(ConfigError, match="fast_front_address"):
+        make_config(tmp_path, fast_front_address="127.0.0.1:0", processes=2).validate()
+    with pytest.raises(ConfigError, match="fast_front_address"):
+        make_config(tmp_path, address="127.0.0.1:7001", fast_front_address="127.0.0.1:7001").validate()
+    with pytest.raises(ConfigError, match="fast_front_address: .*cannot listen"):
+        PolarMemServer(make_config(tmp_path, fast_front_address="not an address")).start()
+
+
+def test_stopping_the_server_stops_the_front(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    address = server.fast_front_address
+    server.stop()
+    with grpc.insecure_channel(address) as channel:
+        with pytest.raises(grpc.RpcError) as refused:
+            pb_grpc.MemoryServiceStub(channel).Recall(pb.RecallRequest(namespace="t"), timeout=2)
+    assert refused.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def test_the_client_sends_recall_to_the_front_and_the_rest_to_the_main_port(front_server):
+    vector = np.ones(DIM).tolist()
+    with PolarMemClient(front_server.address, recall_address=front_server.fast_front_address) as client:
+        first = client.recall("t", vectors={"vis": vector}, required=["dog"], mode="hard", explain=False)
+        second = client.recall("t", vectors={"vis": vector}, required=["dog"], mode="hard", explain=False)
+        assert first == second and len(first.hits) == 10
+        assert native_count(front_server) == 1
+        assert client.get_namespace("t").item_count == 300  # served by the main port
+
