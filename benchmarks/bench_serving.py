@@ -311,7 +311,8 @@ def plot(report: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    styles = {"polarmem": ("PolarMem (gRPC, Python front)", "tab:blue"),
+    front = "compiled Recall front" if report.get("settings", {}).get("front") == "compiled" else "Python front"
+    styles = {"polarmem": (f"PolarMem (gRPC, {front})", "tab:blue"),
               "postgres": ("PostgreSQL 18 + pgvector", "tab:orange")}
     for r, round_ in enumerate(report["rounds"]):
         for system, (label, color) in styles.items():

@@ -157,9 +157,8 @@ def test_a_write_drops_the_namespaces_plans_so_the_front_never_answers_from_stal
 
 
 def test_plans_survive_reads_and_the_front_keeps_up_with_concurrent_writers(front_server, stubs):
-    """Readers through the front while a writer adds and forgets items: every response equals
-    what the library gives for the same request at some moment, so each hit id is live or was
-    forgotten during the read, and no call fails."""
+    """Readers through the front while a writer adds and forgets items: no call fails, every hit
+    is named, ranks stay dense, and once the writer stops both ports answer alike."""
     main, fast = stubs
     rng = np.random.default_rng(6)
     shape = random_request(rng, required=["car"], forbidden=["bus"], top_k=20, mode=pb.RECALL_MODE_HARD)
@@ -179,7 +178,9 @@ def test_plans_survive_reads_and_the_front_keeps_up_with_concurrent_writers(fron
     while not stop.is_set() or calls < 50:
         try:
             response = fast.Recall(shape)
-            assert len(response.hits) == 20 and all(h.id for h in response.hits)
+            # an item forgotten between the search and naming its hits is dropped, as the library does
+            assert 18 <= len(response.hits) <= 20 and all(h.id for h in response.hits)
+            assert [h.rank for h in response.hits] == list(range(1, len(response.hits) + 1))
             calls += 1
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
@@ -276,4 +277,99 @@ def test_the_client_sends_recall_to_the_front_and_the_rest_to_the_main_port(fron
         assert first == second and len(first.hits) == 10
         assert native_count(front_server) == 1
         assert client.get_namespace("t").item_count == 300  # served by the main port
+
+
+def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=memory.test", "-addext", "subjectAltName=DNS:memory.test"],
+                   check=True, capture_output=True)
+    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), fast_front_address="127.0.0.1:0")
+    with PolarMemServer(config) as server:
+        options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")
+        with PolarMemClient(server.address, recall_address=server.fast_front_address, **options) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            stock(client, np.random.default_rng(8), count=50)
+            answers = [client.recall("t", vectors={"vis": np.ones(DIM).tolist()}, required=["dog"], mode="hard",
+                                     explain=False) for _ in range(2)]
+            assert answers[0] == answers[1] and server.fast_front.front.stats()["native"] == 1
+        with grpc.insecure_channel(server.fast_front_address) as plaintext:  # no TLS: no answer
+            with pytest.raises(grpc.RpcError):
+                pb_grpc.MemoryServiceStub(plaintext).Recall(pb.RecallRequest(namespace="t"), timeout=2)
+
+
+class HeldRecalls:
+    """Holds every library Recall until released (wraps Memory.recall, which it only delays), so
+    a handed-over call stays in flight for as long as a test needs."""
+
+    def __init__(self, memory) -> None:
+        self.memory, self.inner = memory, memory.recall
+        self.entered, self.release = threading.Event(), threading.Event()
+        memory.recall = self
+
+    def __call__(self, *args, **kwargs):
+        self.entered.set()
+        self.release.wait(10)
+        return self.inner(*args, **kwargs)
+
+    def restore(self) -> None:
+        self.release.set()
+        self.memory.recall = self.inner
+
+
+def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", max_concurrent_rpcs=1)).start()
+    try:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        held = HeldRecalls(server.memory)
+        with grpc.insecure_channel(server.fast_front_address) as channel:
+            fast = pb_grpc.MemoryServiceStub(channel)
+            request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[])
+            del request.required[:], request.forbidden[:]  # an empty namespace knows no concepts
+            first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
+            assert held.entered.wait(5)
+            with pytest.raises(grpc.RpcError) as refused:
+                fast.Recall(request, timeout=5)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "max_concurrent_rpcs" in refused.value.details()
+            held.restore()
+            assert len(first.result(timeout=10).hits) == 0  # the namespace is empty; the call completed
+            assert server.fast_front.front.stats()["overloaded"] == 1
+    finally:
+        server.stop()
+
+
+def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
+    _, fast = stubs
+    held = HeldRecalls(front_server.memory)
+    try:
+        with pytest.raises(grpc.RpcError) as late:
+            fast.Recall(random_request(np.random.default_rng(10)), timeout=0.5)
+        assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    finally:
+        held.restore()
+    assert fast.Recall(random_request(np.random.default_rng(10)), timeout=10).tier_counts is not None
+
+
+def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", grace_s=5.0)).start()
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        stock(client, np.random.default_rng(12), count=20)
+    held = HeldRecalls(server.memory)
+    with grpc.insecure_channel(server.fast_front_address) as channel:
+        in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(random_request(np.random.default_rng(13)))
+        assert held.entered.wait(5)
+        stopping = threading.Thread(target=server.stop)
+        stopping.start()
+        threading.Timer(0.5, held.release.set).start()
+        assert in_flight.result(timeout=10).tier_counts is not None  # answered during the drain
+        stopping.join(15)
+        assert not stopping.is_alive()
 
