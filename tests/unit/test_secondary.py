@@ -12,7 +12,7 @@ import pytest
 
 from polarmem_server.api.processes import Refresher, ReplicaMemory
 from polarmem_server.errors import FailedPrecondition
-from polarmem_server.index import SpaceSpec
+from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local import secondary
 from polarmem_server.storage.local.secondary import (OP_ITEM, ChangeBoard, PublishingBackend, ReadOnlyReplica,
@@ -245,3 +245,31 @@ def test_polls_racing_a_writer_never_miscount(pair, tmp_path):
     assert not failures, failures
     assert refresher.rebuilds == 0 and refresher.applied_incrementally > 1
     same_state(primary, replica, tmp_path)
+
+
+def test_a_replica_loads_the_graphs_the_primary_saved_and_never_writes_them(tmp_path):
+    """--processes N: replicas start from the primary's saved approximate-index graphs (the same
+    sequence check as the primary's own start-up) instead of rebuilding them, and rebuild when the
+    primary wrote after saving."""
+    ann = AnnSpec(m=8, ef_construction=32, exact_below=0, exact_factor=0.0)
+    board = ChangeBoard(tmp_path / "board")
+    first = Memory(PublishingBackend(tmp_path / "data", board, durability="async"))
+    first.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none", ann=ann))
+    first.remember_batch("t", [item(i) for i in range(300)])
+    first.close()  # saves the graphs
+    primary = Memory(PublishingBackend(tmp_path / "data", board, durability="async"))
+    assert primary.backend.ann_startup == {"t": "loaded"}
+    saved = {p: p.stat().st_mtime_ns for p in (tmp_path / "data").rglob("*") if "ann" in p.parts[-3:]}
+    replica = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary"))
+    assert replica.backend.ann_startup == {"t": "loaded"}
+    query = dict(vectors={"vis": vec(7)}, k=10, mode="hard", approximate=True)
+    assert [h.item_id for h in replica.recall("t", **query).hits] == [h.item_id for h in primary.recall("t", **query).hits]
+    replica.close()
+    assert {p: p.stat().st_mtime_ns for p in saved} == saved, "a replica wrote the primary's graph files"
+    primary.remember_batch("t", [item(1000)])  # the saved graphs now describe an older store
+    stale = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary2"))
+    assert stale.backend.ann_startup["t"].startswith("rebuilt: saved graph is stale")
+    assert "i1000" in [h.item_id for h in stale.recall("t", vectors={"vis": vec(1000)}, k=1, mode="off").hits]
+    stale.close()
+    primary.close()
+

@@ -57,6 +57,7 @@ class LocalBackend(Backend):
     # Where the approximate-index graphs are saved on close and loaded at start-up (ann_files.py);
     # None: this backend neither loads nor saves them (a read-only replica: the primary owns them).
     ann_root: Path | None = None
+    saves_graphs = True  # False: loads saved graphs but never writes them (a replica: the primary does)
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
     name = "local"
@@ -98,7 +99,7 @@ class LocalBackend(Backend):
         """Saves the approximate-index graphs (ann_files.py), then closes the store. Call once the
         last write has returned: the graphs must describe the store as it is closed."""
         with self._lock:
-            if not self._closed and self.ann_root is not None:
+            if not self._closed and self.ann_root is not None and self.saves_graphs:
                 self._save_graphs()
             self._closed = True
             self.store.close()

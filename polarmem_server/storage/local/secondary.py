@@ -52,6 +52,7 @@ from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import ItemWrite
+from polarmem_server.storage.local.ann_files import ANN_DIR, store_sequence
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.rebuild import vectors_by_space
@@ -374,7 +375,11 @@ def _layout(record: NamespaceRecord) -> tuple:
 
 class ReplicaBackend(LocalBackend):
     """A LocalBackend over a SecondaryStore: searches and reads as the primary's backend does;
-    :meth:`apply_items` and :meth:`refresh` bring one namespace in step with the primary."""
+    :meth:`apply_items` and :meth:`refresh` bring one namespace in step with the primary. At
+    start-up it loads the approximate-index graphs the primary saved when they match the store
+    it sees (ann_files.py checks the sequence and every file), and never writes them."""
+
+    saves_graphs = False
 
     def __init__(self, path: str | Path, secondary_dir: str | Path, threads: int = 0,
                  store: SecondaryStore | None = None) -> None:
@@ -386,9 +391,11 @@ class ReplicaBackend(LocalBackend):
         self._layouts: dict[str, tuple] = {}
         self._lock = threading.RLock()
         self._loaded_items = 0
+        self.ann_root = Path(path) / ANN_DIR
         started = time.perf_counter()
+        sequence = store_sequence(self.store)
         for record in self.store.namespaces():
-            self._namespaces[record.name] = self._load(record)
+            self._namespaces[record.name] = self._load(record, sequence)
         self._load_seconds = time.perf_counter() - started
 
     def catch_up(self) -> None:
@@ -459,9 +466,11 @@ class ReplicaBackend(LocalBackend):
                             vectors_by_space(state.index, [v for _, _, v in added]))
         return True
 
-    def _load(self, record: NamespaceRecord) -> _Namespace:
+    def _load(self, record: NamespaceRecord, sequence: int | None = None) -> _Namespace:
+        """`sequence` (start-up only): the store's, so saved graphs that match it are loaded; a
+        refresh after the primary's writes rebuilds (the saved graphs describe an older store)."""
         self._layouts[record.name] = _layout(record)
-        return super()._load(record)
+        return super()._load(record, sequence)
 
     # Writes never reach a replica's backend (the server forwards them); a library user who
     # tries gets the store's ReadOnlyReplica from the first write, before the index changes.
