@@ -35,6 +35,14 @@ Growth (how cost grows with N): one JSON per size when ``--out`` holds ``{n}``, 
         --ef-construction 100 --out 'benchmarks/results/ann-growth-{n}.json'
 
 and ``--plot benchmarks/results/ann-growth-*.json --png docs/ann-growth.png`` draws them.
+``--exact-only`` measures the exact int8 point alone, for sizes whose corpus, graph and FAISS copy
+do not fit in memory together: the corpus drawn in ``--chunk``-row chunks (same distribution) and
+added to an int8 Index without a graph, never held whole; no FAISS; the same three scenarios on
+1 and default threads, build time, memory_bytes and peak RSS:
+
+    flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --exact-only --sizes 5000000 \
+        --out 'benchmarks/results/ann-growth-exact-{n}.json'
+
 ``--build-rate N`` times the graph build alone (N items, PolarMem vs FAISS IndexHNSWFlat, same M and
 ef_construction, 1 and 2 threads, interleaved).
 """
@@ -58,18 +66,21 @@ REQUIRED_WIDE, REQUIRED_RARE, FORBIDDEN = 0, 1, 2
 # Concepts 3.. for the selectivity sweep: the share of items holding each.
 SWEEP_SHARES = (0.003, 0.01, 0.03, 0.1)
 EF_VALUES = (16, 32, 64, 128, 256, 512)
+# The scenarios' logic (module docstring); run_size adds FAISS's allowed set to each.
+SCENARIOS = {
+    "hard_wide": dict(required=[REQUIRED_WIDE], forbidden=[FORBIDDEN], mode="hard"),
+    "hard_two_tiers": dict(required=[REQUIRED_RARE], forbidden=[FORBIDDEN], mode="hard"),
+    "off": dict(required=[], forbidden=[], mode="off"),
+}
 
 
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def low_rank_corpus(n: int, queries: int, dim: int, rng: np.random.Generator, latent: int = 24,
-                    noise: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
-    """Unit vectors with a low intrinsic dimension, like sentence embeddings: a random 24-d
-    Gaussian latent mapped to `dim` dimensions, plus 0.3 of isotropic noise. Top-1 cosine of a
-    query ~0.66 (MiniLM on COCO captions: ~0.6-0.8); isotropic 384-d noise, by contrast, has
-    no neighbourhoods for any graph to find."""
+def low_rank_sampler(dim: int, rng: np.random.Generator, latent: int = 24, noise: float = 0.3):
+    """draw(m) -> m unit rows of low_rank_corpus's distribution (one fixed latent map), so a
+    corpus too large to hold can be drawn in chunks."""
     W = rng.standard_normal((latent, dim)).astype(np.float32)
 
     def unit(a):
@@ -79,12 +90,24 @@ def low_rank_corpus(n: int, queries: int, dim: int, rng: np.random.Generator, la
         z = rng.standard_normal((m, latent)).astype(np.float32)
         return unit(unit(z @ W) + noise * unit(rng.standard_normal((m, dim)).astype(np.float32)))
 
+    return draw
+
+
+def low_rank_corpus(n: int, queries: int, dim: int, rng: np.random.Generator, latent: int = 24,
+                    noise: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors with a low intrinsic dimension, like sentence embeddings: a random 24-d
+    Gaussian latent mapped to `dim` dimensions, plus 0.3 of isotropic noise. Top-1 cosine of a
+    query ~0.66 (MiniLM on COCO captions: ~0.6-0.8); isotropic 384-d noise, by contrast, has
+    no neighbourhoods for any graph to find."""
+    draw = low_rank_sampler(dim, rng, latent, noise)
     return draw(n), draw(queries)
 
 
-def concepts(n: int, rng: np.random.Generator):
+def concepts(n: int, rng: np.random.Generator, total: int | None = None):
+    """HAS / NOT_HAS lists of n items, out of `total` (n unless drawn in chunks: the rare
+    concept's share is of the whole corpus)."""
     has_wide = rng.random(n) < 0.30
-    has_rare = rng.random(n) < (5.0 / n)  # ~5 items: an entailed tier smaller than k
+    has_rare = rng.random(n) < (5.0 / (total or n))  # ~5 items: an entailed tier smaller than k
     not_wide = ~has_wide & (rng.random(n) < 0.2)
     has_forbidden = rng.random(n) < 0.1
     sweep = rng.random((n, len(SWEEP_SHARES))) < np.asarray(SWEEP_SHARES)
@@ -218,13 +241,8 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
     has_rare = np.array([REQUIRED_RARE in h for h in has])
     has_forb = np.array([FORBIDDEN in h for h in has])
     not_wide = np.array([REQUIRED_WIDE in x for x in not_has])
-    scenarios = {
-        "hard_wide": dict(required=[REQUIRED_WIDE], forbidden=[FORBIDDEN], mode="hard",
-                          faiss_allowed=has_wide & ~has_forb),
-        "hard_two_tiers": dict(required=[REQUIRED_RARE], forbidden=[FORBIDDEN], mode="hard",
-                               faiss_allowed=~has_rare & ~has_forb),
-        "off": dict(required=[], forbidden=[], mode="off", faiss_allowed=None),
-    }
+    allowed_sets = {"hard_wide": has_wide & ~has_forb, "hard_two_tiers": ~has_rare & ~has_forb, "off": None}
+    scenarios = {name: {**sc, "faiss_allowed": allowed_sets[name]} for name, sc in SCENARIOS.items()}
     del not_wide
     for name, sc in scenarios.items():
         def search(q, exact=True, ef=0, sc=sc):
@@ -316,6 +334,62 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
         print(f"selectivity {share:.3f} ({tier} items): exact {t_exact:.3f} ms, graph {t_graph:.3f} ms, "
               f"recall {entry['recall']:.4f}, count^2/(ef m N) = {entry['exact_factor_at_crossover']:.2f}", flush=True)
     out["load_after"] = load_average()
+    return out
+
+
+def proc_status_bytes(key: str) -> int:
+    """A kB field of /proc/self/status (VmRSS, VmHWM = peak RSS), in bytes; 0 where absent."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int) -> dict:
+    """run_size's exact int8 point alone, for an N whose corpus (4 n dim bytes), graph and FAISS
+    copy do not fit in memory together: the corpus drawn `chunk` rows at a time and added to an
+    int8 Index without a graph (the loader's path without AnnSpec), so only the index holds it."""
+    print(f"\n== exact only: N = {n:,} x d = {dim}, k = {k}, {query_count} queries, chunks of {chunk:,} ==", flush=True)
+    draw = low_rank_sampler(dim, rng)
+    queries = draw(query_count)
+    out: dict = {"n": n, "dim": dim, "k": k, "queries": query_count, "exact_only": True, "chunk": chunk,
+                 "load_before": load_average(), "rss_before_bytes": proc_status_bytes("VmRSS")}
+    index = Index([SpaceSpec("vis", dim, storage="int8")])
+    index.ensure_concepts(8)
+    added = 0.0  # the add calls only, as run_size's build_plain_s (its corpus is drawn beforehand)
+    started = time.perf_counter()
+    for first in range(0, n, chunk):
+        count = min(chunk, n - first)
+        X = draw(count)
+        has, not_has = concepts(count, rng, total=n)
+        start = time.perf_counter()
+        index.add(count, {"vis": X}, has, not_has)
+        added += time.perf_counter() - start
+        if (first + count) % 1_000_000 == 0 or first + count == n:
+            print(f"  {first + count:,} added, {added:.1f} s in add, RSS {proc_status_bytes('VmRSS') / 2**30:.2f} GiB",
+                  flush=True)
+    del X, has, not_has
+    out["build_plain_s"] = added
+    out["build_with_draw_s"] = time.perf_counter() - started
+    out["memory_bytes"] = index.memory_bytes
+    out["rss_after_build_bytes"] = proc_status_bytes("VmRSS")
+    for name, sc in SCENARIOS.items():
+        def search(q, threads, sc=sc):
+            return index.search({"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=threads,
+                                exact=True)
+
+        t_one, hits = timed_each(lambda q: search(q, 1), queries)
+        t_default, hits_default = timed_each(lambda q: search(q, 0), queries)
+        out[name] = {"tier_counts": hits[0].tier_counts, "exact_int8_ms": t_one, "exact_int8_default_threads_ms": t_default,
+                     # the answers should not depend on the threads (ties aside)
+                     "default_threads_agreement": recall_within_tier(hits, hits_default),
+                     "reranked_median": statistics.median(h.reranked for h in hits)}
+        print(f"{name}: tiers {out[name]['tier_counts']}, exact int8 {t_one:.2f} ms (1 thread), "
+              f"{t_default:.2f} ms (default threads)", flush=True)
+    out["peak_rss_bytes"] = proc_status_bytes("VmHWM")
+    out["load_after"] = load_average()
+    print(f"built in {added:.1f} s of add ({out['build_with_draw_s']:.1f} s with the draw), memory_bytes "
+          f"{out['memory_bytes']:,}, peak RSS {out['peak_rss_bytes'] / 2**30:.2f} GiB", flush=True)
     return out
 
 
@@ -444,7 +518,8 @@ def growth_rows(paths: list[Path]) -> list[dict]:
     for path in paths:
         report = json.loads(path.read_text())
         for size in report["sizes"]:
-            rows.append({"ef_construction": report["ann"]["ef_construction"], **size})
+            # exact-only reports (--exact-only) have no graph settings
+            rows.append({"ef_construction": (report.get("ann") or {}).get("ef_construction"), **size})
     return sorted(rows, key=lambda r: r["n"])
 
 
@@ -461,8 +536,8 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     ns = [r["n"] for r in rows]
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.6))
 
-    def median_round(r, key):
-        return statistics.median(x[key] for x in r["plain_fp32"]["rounds"])
+    def median_round(r, key):  # None for exact-only rows (no fp32 index, no FAISS)
+        return statistics.median(x[key] for x in r["plain_fp32"]["rounds"]) if "plain_fp32" in r else None
 
     def line(ax, values, label, style):
         points = [(n, v) for n, v in zip(ns, values) if v is not None]
@@ -484,21 +559,37 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     axes[0].legend(fontsize=8)
     axes[2].legend(fontsize=8)
     ax = axes[3]
-    line(ax, [r["build_graph_s"] for r in rows], "graph build (ours, 2 threads)", "r-o")
-    line(ax, [r["faiss_build_s"] for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
+    line(ax, [r.get("build_graph_s") for r in rows], "graph build (ours, 2 threads)", "r-o")
+    line(ax, [r.get("faiss_build_s") for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
     line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s")
-    efc = sorted({r["ef_construction"] for r in rows})
+    efc = sorted({r["ef_construction"] for r in rows} - {None})
     ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
            title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    loads = [f"{r['n'] // 1000}k: {r['load_before'][0]}->{r['load_after'][0]}" for r in rows]
+    loads = [f"{r['n'] // 1000}k{' (exact only)' if r.get('exact_only') else ''}: {r['load_before'][0]}->{r['load_after'][0]}"
+             for r in rows]
     fig.suptitle("PolarMem approximate vs exact search as N grows (2-core shared machine; 1-min load before->after: "
                  + ", ".join(loads) + ")", fontsize=10)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=110)
     print(f"wrote {png}", flush=True)
+
+
+def write_sizes(args, report: dict, measure) -> None:
+    """measure(n) for each of --sizes into report["sizes"]; one report per size when --out names
+    {n} (growth runs), else one for all sizes."""
+    per_size = args.out is not None and "{n}" in str(args.out)
+    for n in args.sizes:
+        if per_size:
+            report["sizes"] = []
+        report["sizes"].append(measure(n))
+        if args.out:  # after each size, so a run cut short keeps what it measured
+            path = Path(str(args.out).replace("{n}", str(n)))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=2, default=str))
+            print(f"\nwrote {path}", flush=True)
 
 
 def main() -> None:
@@ -517,6 +608,10 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, nargs="+", default=None, metavar="JSON",
                         help="plot growth reports (one per size) into --png instead of measuring")
     parser.add_argument("--png", type=Path, default=Path("docs/ann-growth.png"))
+    parser.add_argument("--exact-only", action="store_true",
+                        help="only the exact int8 search, the corpus drawn and added in --chunk-row chunks (sizes too "
+                             "large for the full run): no graph, no FAISS")
+    parser.add_argument("--chunk", type=int, default=100_000, help="rows drawn and added at a time with --exact-only")
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
@@ -532,9 +627,14 @@ def main() -> None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))
         return
+    rng = np.random.default_rng(0)
+    if args.exact_only:
+        report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
+                  "cpus": os.cpu_count(), "ann": None, "exact_only": True, "sizes": []}
+        write_sizes(args, report, lambda n: run_exact_only(n, args.dim, args.k, args.queries, rng, args.chunk))
+        return
     import faiss
 
-    rng = np.random.default_rng(0)
     # The default graph settings with the exact fallback off (beyond tiers of <= ef items), so
     # the sweep sees the graph's cost on every tier; the scenarios' tiers are all large enough
     # that the default rule would also choose the graph.
@@ -547,18 +647,8 @@ def main() -> None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(report, indent=2, default=str))
         return
-    # One report per size when the path names {n} (growth runs), else one for all sizes.
-    per_size = args.out is not None and "{n}" in str(args.out)
     report = {**header, "sizes": [], "call_floor": call_floor(faiss, args.dim, args.k)}
-    for n in args.sizes:
-        if per_size:
-            report["sizes"] = []
-        report["sizes"].append(run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
-        if args.out:  # after each size, so a run cut short keeps what it measured
-            path = Path(str(args.out).replace("{n}", str(n)))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=2, default=str))
-            print(f"\nwrote {path}", flush=True)
+    write_sizes(args, report, lambda n: run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
 
 
 if __name__ == "__main__":

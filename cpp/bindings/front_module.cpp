@@ -40,7 +40,8 @@ PYBIND11_MODULE(_front, m) {
           "publish",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
              std::shared_ptr<ItemIds> ids, const SearchRequest& search, std::vector<std::uint32_t> state_concepts,
-             std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response) {
+             std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response,
+             bool generic) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -60,10 +61,28 @@ PYBIND11_MODULE(_front, m) {
             plan->concept_names = std::move(concept_names);
             plan->response_template.clear_hits();
             plan->response_template.clear_tier_counts();
-            self.publish(ns, plan_key(parsed_request), std::move(plan));
+            if (generic) {  // bind() fills the names per call
+              plan->response_template.mutable_parse()->clear_required();
+              plan->response_template.mutable_parse()->clear_forbidden();
+            }
+            self.publish(ns, generic ? generic_key(parsed_request) : plan_key(parsed_request), std::move(plan));
           },
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("search"),
-          py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"))
+          py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"),
+          py::arg("generic") = false,
+          "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts)")
+      .def(
+          "set_vocabulary",
+          [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
+             const std::vector<std::uint32_t>& ids) {
+            if (names.size() != ids.size()) throw py::value_error("vocabulary: names and ids must have the same length");
+            auto vocabulary = std::make_shared<Vocabulary>();
+            for (std::size_t i = 0; i < names.size(); ++i) vocabulary->emplace(names[i], ids[i]);
+            self.set_vocabulary(ns, std::move(vocabulary));
+          },
+          py::arg("namespace"), py::arg("names"), py::arg("ids"))
+      .def("has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
+           py::arg("namespace"))
       .def("forget", &PlanCache::forget, py::arg("namespace"))
       .def("clear", &PlanCache::clear)
       .def_property_readonly("size", &PlanCache::size);

@@ -67,7 +67,7 @@ class FastFront::Service final : public v1::MemoryService::Service {
                   " calls (max_concurrent_rpcs); retry with backoff"};
     }
     if (authorized(*context, request->namespace_())) {
-      if (const auto plan = plans_->find(request->namespace_(), plan_key(*request))) {
+      if (const auto plan = find_plan(*request)) {
         if (answer(*plan, *request, response)) {
           if (context->deadline() < std::chrono::system_clock::now()) {
             return {grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served"};
@@ -80,6 +80,17 @@ class FastFront::Service final : public v1::MemoryService::Service {
     }
     forwarded_.fetch_add(1, std::memory_order_relaxed);
     return forward(*context, *request, response);
+  }
+
+  // The plan of the request's own shape, else its generic shape's bound to its concepts.
+  std::shared_ptr<const RecallPlan> find_plan(const v1::RecallRequest& request) const {
+    const auto& ns = request.namespace_();
+    if (auto plan = plans_->find(ns, plan_key(request))) return plan;
+    const auto generic = plans_->find(ns, generic_key(request));
+    const auto vocabulary = generic ? plans_->vocabulary(ns) : nullptr;
+    if (!vocabulary) return nullptr;
+    auto bound = bind(*generic, request, *vocabulary);
+    return bound ? std::make_shared<const RecallPlan>(std::move(*bound)) : nullptr;
   }
 
   void set_grants(std::vector<Grant> grants) {

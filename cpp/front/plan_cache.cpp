@@ -17,14 +17,27 @@ std::shared_ptr<const RecallPlan> PlanCache::find(const std::string& ns, const s
   return plan == plans->second.end() ? nullptr : plan->second;
 }
 
+void PlanCache::set_vocabulary(const std::string& ns, std::shared_ptr<const Vocabulary> vocabulary) {
+  std::lock_guard guard(mutex_);
+  vocabularies_[ns] = std::move(vocabulary);
+}
+
+std::shared_ptr<const Vocabulary> PlanCache::vocabulary(const std::string& ns) const {
+  std::lock_guard guard(mutex_);
+  const auto found = vocabularies_.find(ns);
+  return found == vocabularies_.end() ? nullptr : found->second;
+}
+
 void PlanCache::forget(const std::string& ns) {
   std::lock_guard guard(mutex_);
   by_namespace_.erase(ns);
+  vocabularies_.erase(ns);
 }
 
 void PlanCache::clear() {
   std::lock_guard guard(mutex_);
   by_namespace_.clear();
+  vocabularies_.clear();
 }
 
 std::size_t PlanCache::size() const {

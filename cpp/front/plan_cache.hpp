@@ -20,6 +20,10 @@ class PlanCache {
 
   void publish(const std::string& ns, std::string key, std::shared_ptr<const RecallPlan> plan);
   std::shared_ptr<const RecallPlan> find(const std::string& ns, const std::string& key) const;
+  // The namespace's concepts by their own names, for generic plans (dropped with its plans).
+  void set_vocabulary(const std::string& ns, std::shared_ptr<const Vocabulary> vocabulary);
+  std::shared_ptr<const Vocabulary> vocabulary(const std::string& ns) const;
+  // Drops the namespace's plans and vocabulary.
   void forget(const std::string& ns);
   void clear();
   std::size_t size() const;
@@ -29,6 +33,7 @@ class PlanCache {
   const std::size_t max_per_namespace_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Plans> by_namespace_;
+  std::unordered_map<std::string, std::shared_ptr<const Vocabulary>> vocabularies_;
 };
 
 }  // namespace polarmem::front

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <array>
+#include <unordered_set>
 
 #include "polarmem/error.hpp"
 
@@ -57,9 +58,9 @@ void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tie
 
 }  // namespace
 
-std::string plan_key(const v1::RecallRequest& request) {
-  v1::RecallRequest shape = request;
-  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
+namespace {
+
+std::string serialised(const v1::RecallRequest& shape) {
   std::string key;
   {
     google::protobuf::io::StringOutputStream stream(&key);
@@ -68,6 +69,52 @@ std::string plan_key(const v1::RecallRequest& request) {
     shape.SerializeToCodedStream(&out);
   }
   return key;
+}
+
+}  // namespace
+
+std::string plan_key(const v1::RecallRequest& request) {
+  v1::RecallRequest shape = request;
+  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
+  return serialised(shape);
+}
+
+std::string generic_key(const v1::RecallRequest& request) {
+  v1::RecallRequest shape = request;
+  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
+  shape.clear_required();
+  shape.clear_forbidden();
+  // A suffix no serialised message ends with in practice, and a different one per count pair.
+  return serialised(shape) + "#generic:" + std::to_string(request.required_size()) + "," +
+         std::to_string(request.forbidden_size());
+}
+
+std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
+                               const Vocabulary& vocabulary) {
+  RecallPlan plan = generic;
+  plan.request.required.clear();
+  plan.request.forbidden.clear();
+  plan.concept_names.clear();
+  std::unordered_set<std::uint32_t> seen;
+  for (const auto* names : {&request.required(), &request.forbidden()}) {
+    const bool required = names == &request.required();
+    for (const auto& name : *names) {
+      const auto found = vocabulary.find(name);
+      if (found == vocabulary.end() || !seen.insert(found->second).second) return std::nullopt;
+      (required ? plan.request.required : plan.request.forbidden).push_back(found->second);
+      plan.concept_names.push_back(name);
+      auto* parse = plan.response_template.mutable_parse();
+      required ? parse->add_required(name) : parse->add_forbidden(name);
+    }
+  }
+  if (generic.state_concepts.empty()) {
+    plan.concept_names.clear();  // the library reports no states without concepts
+  } else {
+    plan.state_concepts = plan.request.required;
+    plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
+    plan.required_count = plan.request.required.size();
+  }
+  return plan;
 }
 
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "polarmem/index.hpp"
@@ -31,9 +33,21 @@ struct RecallPlan {
   v1::RecallResponse response_template;
 };
 
+// A namespace's concepts by their own names (exactly as the library writes them: no alias,
+// plural or other spelling), for binding the concepts of a request to a generic plan.
+using Vocabulary = std::unordered_map<std::string, std::uint32_t>;
+
 // The key of a request's shape: the request with every query vector's values removed,
 // serialised deterministically (map entries sorted), so equal shapes give equal keys.
 std::string plan_key(const v1::RecallRequest& request);
+// The key of its generic shape: also without the concept names, keeping only how many are
+// required and forbidden. A generic plan answers any concepts of the namespace's vocabulary.
+std::string generic_key(const v1::RecallRequest& request);
+// A generic plan bound to the request's concepts: its core request's concept ids, the states
+// and names the hits report, the parse's names. Nothing when a name is not a concept's own name
+// in `vocabulary`, or a concept repeats (the library answers those itself).
+std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
+                               const Vocabulary& vocabulary);
 
 // Answers `request` by `plan` into `response`. False when the request cannot be answered this
 // way (a vector of the wrong length, a value the core refuses, slots renumbered throughout):

@@ -1,21 +1,24 @@
 """The compiled Recall front (cpp/front, module ``polarmem_server._front``) as the server runs it.
 
-With ``fast_front_port`` set, ``polarmem serve`` starts a second gRPC listener, written in C++,
-beside the Python one. It serves Recall only (every other RPC answers UNIMPLEMENTED there: use
-the main port). A Recall it cannot answer itself goes to the Python server over a private Unix
-socket with the caller's metadata and deadline, and comes back exactly as the library answered
-it. After answering such a call the library publishes a *plan* for the request's shape (every
-field but the vector values) when the shape is one the front can replay exactly:
+With ``fast_front_address`` set, ``polarmem serve`` starts a second gRPC listener, written in
+C++, beside the Python one. It serves Recall only (every other RPC answers UNIMPLEMENTED there:
+use the main port). A Recall it cannot answer itself goes to the Python server over a private
+Unix socket with the caller's metadata and deadline, and comes back exactly as the library
+answered it. After answering such a call the library publishes a *plan* for the request's shape
+(every field but the vector values) when the shape is one the front can replay exactly:
 
 * explain = false, no context, no full items, no suppressed hits, no metadata filter;
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain search (hard, soft, off; adaptive when it settled without a
   probe search; never strict, whose second search depends on the data).
 
-The next Recall of that shape is answered by the front from the core: the same core request
-with the new vectors, the hits' ids from the core's ItemIds, their concept states from the
-index, and the library's parse / mode_used / mode_reason. Any write to the namespace drops its
-plans (domain/namespace.py ChangeLock), so a plan never outlives what it was made from; a plan is
+A shape whose concepts were all sent by their own names (no alias, case or plural variant, none
+repeated) is also published as a *generic* shape: the same request with any concepts of the
+namespace's vocabulary, as many required and forbidden. The next Recall of either is answered
+by the front from the core: the same core request with the new vectors (and concept ids), the
+hits' ids from the core's ItemIds, their concept states from the index, and the library's parse
+/ mode_used / mode_reason. Any write to the namespace drops its plans and vocabulary
+(domain/namespace.py ChangeLock), so a plan never outlives what it was made from; a plan is
 published only if no write ran while the library answered. Tokens: the front checks bearer
 tokens like api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library,
 which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
@@ -95,15 +98,34 @@ class FastFrontHost:
         if len(names) != len(concepts):
             return False
 
+        # Generic too when every name was sent as the concept's own name (no alias, case or
+        # plural; no repeat): then any names of the vocabulary bind to the same plan.
+        generic = [*request.required, *request.forbidden] == [*result.required, *result.forbidden] and \
+            len(request.required) + len(request.forbidden) > 0
+
         def publish() -> None:
-            self.plans.publish(namespace.name, request.SerializeToString(), search.index, search.ids, search.request,
-                               concepts, len(search.required) if search.states else 0, names,
-                               response.SerializeToString())
+            arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.request,
+                         concepts, len(search.required) if search.states else 0, names, response.SerializeToString())
+            self.plans.publish(*arguments)
+            if generic:
+                if not self.plans.has_vocabulary(namespace.name):
+                    self.plans.set_vocabulary(namespace.name, *own_names(namespace.vocabulary))
+                self.plans.publish(*arguments, generic=True)
 
         return namespace.write_lock.unchanged_since(epoch, publish)
 
     def shutdown(self, grace_seconds: float) -> None:
         self.front.shutdown(grace_seconds)
+
+
+def own_names(vocabulary) -> tuple[list[str], list[int]]:
+    """The concepts whose own name resolves to them (names and ids): what the front may bind."""
+    names, ids = [], []
+    for concept_id, name in enumerate(vocabulary.names):
+        if vocabulary.lookup(name) == concept_id:
+            names.append(name)
+            ids.append(concept_id)
+    return names, ids
 
 
 class FastFrontCollector:

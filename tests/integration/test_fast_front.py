@@ -245,7 +245,8 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, stubs)
     assert 'polarmem_fast_front_recalls_total{path="native"} 2.0' in text
     assert 'polarmem_fast_front_recalls_total{path="forwarded"} 1.0' in text
     assert "polarmem_fast_front_latency_seconds_count 2.0" in text
-    assert "polarmem_fast_front_plans 1.0" in text
+    request_has_concepts = bool(request.required or request.forbidden)
+    assert f"polarmem_fast_front_plans {2.0 if request_has_concepts else 1.0}" in text  # exact (+ generic)
 
 
 def test_start_up_errors_name_the_setting(tmp_path):
@@ -372,4 +373,58 @@ def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
         assert in_flight.result(timeout=10).tier_counts is not None  # answered during the drain
         stopping.join(15)
         assert not stopping.is_alive()
+
+
+def test_any_concepts_of_the_vocabulary_reuse_a_generic_plan(front_server, stubs):
+    """After one call per count pattern, requests naming other concepts (by their own names) are
+    answered by the front, byte-identical to the library."""
+    main, fast = stubs
+    rng = np.random.default_rng(14)
+    seen_patterns = set()
+    native_expected = 0
+    for _ in range(60):
+        request = random_request(rng, top_k=10, mode=pb.RECALL_MODE_HARD, exclude_conflicts=False)
+        request.exclude_conflicts = False
+        pattern = (len(request.required), len(request.forbidden))
+        before = native_count(front_server)
+        assert fast.Recall(request).SerializeToString(deterministic=True) == \
+            main.Recall(request).SerializeToString(deterministic=True)
+        if pattern in seen_patterns and sum(pattern) > 0:
+            native_expected += 1
+            assert native_count(front_server) == before + 1, request
+        seen_patterns.add(pattern)
+    assert native_expected >= 30
+
+
+def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    try:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", aliases={"puppy": "dog"})
+            stock(client, np.random.default_rng(15), count=60)
+        with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+            main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
+            base = random_request(np.random.default_rng(16), required=["cat"], forbidden=["car"],
+                                  mode=pb.RECALL_MODE_HARD)
+            del base.required[:], base.forbidden[:]
+            base.required.append("cat")
+            base.forbidden.append("car")
+            fast.Recall(base)  # publishes the exact and the generic plan
+            for required, forbidden in ((["puppy"], ["car"]), (["Dog"], ["car"]), (["dogs"], ["car"]),
+                                        (["dog"], ["dog"]), (["cat"], ["cat"])):
+                request = pb.RecallRequest()
+                request.CopyFrom(base)
+                request.required[:] = required
+                request.forbidden[:] = forbidden
+                before = native_count(server)
+                assert fast.Recall(request) == main.Recall(request)
+                assert native_count(server) == before, (required, forbidden)
+            other = pb.RecallRequest()
+            other.CopyFrom(base)
+            other.required[:] = ["dog"]
+            before = native_count(server)
+            assert fast.Recall(other) == main.Recall(other)
+            assert native_count(server) == before + 1  # its own names: the generic plan
+    finally:
+        server.stop()
 
