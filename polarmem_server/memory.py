@@ -170,6 +170,7 @@ class Memory:
         with self._lock:
             namespace = self.namespace(name)
             with namespace.write_lock:
+                namespace.write_lock.invalidate()  # its plans go with it
                 self.backend.delete_namespace(name)
                 del self._namespaces[name]
 

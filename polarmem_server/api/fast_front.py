@@ -17,9 +17,11 @@ repeated) is also published as a *generic* shape: the same request with any conc
 namespace's vocabulary, as many required and forbidden. The next Recall of either is answered
 by the front from the core: the same core request with the new vectors (and concept ids), the
 hits' ids from the core's ItemIds, their concept states from the index, and the library's parse
-/ mode_used / mode_reason. Any write to the namespace drops its plans and vocabulary
-(domain/namespace.py ChangeLock), so a plan never outlives what it was made from; a plan is
-published only if no write ran while the library answered. Tokens: the front checks bearer
+/ mode_used / mode_reason. A write that changes what plans depend on (settings, rule,
+vocabulary: a new concept or alias) or deletes the namespace drops its plans and vocabulary
+(domain/namespace.py ChangeLock), so a plan never outlives what it was made from, and a plan is
+published only if no such write ran while the library answered. Item writes that name known
+concepts keep the plans: the hits come from the live index either way. Tokens: the front checks bearer
 tokens like api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library,
 which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
 """
@@ -87,11 +89,12 @@ class FastFrontHost:
 
     def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: int) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
-        and no write to the namespace ran since ``epoch`` was read. Returns whether it did."""
+        and no write that changed what plans depend on ran since ``epoch`` (the namespace's
+        plan epoch) was read. Returns whether it did."""
         if not plannable(request) or result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
             return False
         search = searches[0]
-        if not search.plain or epoch % 2:
+        if not search.plain:
             return False
         concepts = [*search.required, *search.forbidden] if search.states else []
         names = [*result.required, *result.forbidden] if search.states else []

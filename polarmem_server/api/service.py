@@ -428,7 +428,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         # A call the compiled front handed over: record its core search, so the front can answer
         # the next request of this shape itself (api/fast_front.py).
         front = self.fast_front if self.fast_front is not None and came_through_front(context) else None
-        epoch = namespace.write_lock.epoch
+        epoch = namespace.write_lock.plan_epoch
         with capturing() if front is not None else nullcontext() as searches:
             result = self._recall(request, explain)
         check_deadline(deadline)

@@ -20,17 +20,23 @@ from polarmem_server.index import SpaceSpec
 
 
 class ChangeLock:
-    """The lock that serialises a namespace's writes (reentrant), counting them: ``epoch`` moves
-    when the outermost holder takes it and again when it lets go, and after each outermost release
-    every listener hears the namespace's name. A reader that saw the same even epoch before and
-    after its work (and while holding the lock) knows no write ran meanwhile: the compiled Recall
-    front's plans are published that way and dropped by the listener."""
+    """The lock that serialises a namespace's writes (reentrant), telling listeners when a write
+    changed what a Recall plan depends on: the settings, the rule and what chose it, the
+    vocabulary (``fingerprint()``, read when the outermost holder takes the lock and again when it
+    lets go). Item writes that name known concepts change none of it: the plans stay, and the
+    hits they give come from the live index. ``plan_epoch`` moves with each such change (and with
+    ``invalidate()``, for a deletion); a reader that saw the same epoch before and after its work,
+    and checks it while holding the lock, knows its plan is still the library's. The compiled
+    Recall front's plans are published and dropped that way (api/fast_front.py)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, fingerprint) -> None:
         self.name = name
+        self._fingerprint = fingerprint
         self._lock = threading.RLock()
         self._depth = 0
-        self.epoch = 0
+        self._before = None
+        self._invalidated = False
+        self.plan_epoch = 0
         self.listeners: list = []  # shared with the library (Memory.change_listeners)
 
     def acquire(self, blocking: bool = True) -> bool:
@@ -38,26 +44,33 @@ class ChangeLock:
             return False
         self._depth += 1
         if self._depth == 1:
-            self.epoch += 1
+            self._before = self._fingerprint()
         return True
 
     def release(self) -> None:
-        outermost = self._depth == 1
-        if outermost:
-            self.epoch += 1
+        changed = False
+        if self._depth == 1:
+            changed = self._invalidated or self._fingerprint() != self._before
+            self._invalidated = False
+            if changed:
+                self.plan_epoch += 1
         self._depth -= 1
         self._lock.release()
-        if outermost:
+        if changed:
             for listener in list(self.listeners):
                 listener(self.name)
 
+    def invalidate(self) -> None:
+        """Call while holding the lock: its release tells the listeners (the namespace is going)."""
+        self._invalidated = True
+
     def unchanged_since(self, epoch: int, then) -> bool:
-        """Runs ``then()`` while holding the lock, if no write holds it and none ran since ``epoch``
-        was read; returns whether it ran. Never waits, never counts as a write."""
+        """Runs ``then()`` while holding the lock, if no write holds it and no plan-changing write
+        ran since ``epoch`` was read; returns whether it ran. Never waits, never counts as a write."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if self._depth or self.epoch != epoch:
+            if self._depth or self.plan_epoch != epoch:
                 return False
             then()
             return True
@@ -79,7 +92,8 @@ class Namespace:
         self.created_ms = created_ms
         self.vocabulary = Vocabulary(aliases=settings.aliases)
         self._calibration = calibration
-        self.write_lock = ChangeLock(settings.name)
+        self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
+        self.write_lock = ChangeLock(settings.name, self.plan_state)
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
         self._labelled_set = labelled_set
         self._engine = engine
@@ -139,12 +153,18 @@ class Namespace:
         """Records what a labelled calibration set said about the verifier; returns the rule now in force."""
         self._labelled_set = labelled
         self._rule = self._choose()
+        self.revision += 1
         return self._rule
 
     def set_engine(self, engine: str) -> None:
         """The server's scoring engine (not stored: a restart with another engine re-chooses)."""
         self._engine = engine
         self._rule = self._choose()
+        self.revision += 1
+
+    def plan_state(self) -> tuple[int, int]:
+        """What a Recall plan of this namespace depends on, as counters: (revision, vocabulary)."""
+        return self.revision, self.vocabulary.version
 
     @property
     def name(self) -> str:
@@ -178,6 +198,7 @@ class Namespace:
             self.vocabulary.add_alias(alias, target)
         self._settings = settings
         self._rule = self._choose()
+        self.revision += 1
 
     def adopt_record(self, record: records_pb2.NamespaceRecord) -> None:
         """Settings, score model and labelled set as another process stored them (the spaces,
@@ -188,9 +209,11 @@ class Namespace:
         self._labelled_set = (LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
                               if record.HasField("labelled_set") else None)
         self._rule = self._choose()
+        self.revision += 1
 
     def set_calibration(self, model: BetaMixture | None, tried_at: int | None = None) -> None:
         self._calibration = model
+        self.revision += 1
         if tried_at is not None:
             self._calibration_tried_at = tried_at
 

@@ -75,6 +75,11 @@ class Vocabulary:
         return len(self._names)
 
     @property
+    def version(self) -> int:
+        """Moves with every change (a concept, an alias, a truncation)."""
+        return self._version
+
+    @property
     def names(self) -> list[str]:
         return list(self._names)
 

@@ -70,6 +70,9 @@ def random_request(rng, **fields) -> pb.RecallRequest:
                                mode=MODES[rng.integers(0, len(MODES))], explain=False,
                                exclude_conflicts=bool(rng.random() < 0.2))
     request.MergeFrom(pb.RecallRequest(**fields))
+    for name in ("required", "forbidden"):  # lists given replace the drawn ones (MergeFrom appends)
+        if name in fields:
+            getattr(request, name)[:] = fields[name]
     return request
 
 
@@ -139,21 +142,54 @@ def test_bad_requests_get_the_librarys_status_and_message_through_the_front(fron
     assert getattr(main.GetNamespace(pb.GetNamespaceRequest(name="t")), "namespace").item_count == 300  # nothing lost
 
 
-def test_a_write_drops_the_namespaces_plans_so_the_front_never_answers_from_stale_state(front_server, stubs):
+def test_item_writes_keep_plans_and_the_front_sees_them_at_once(front_server, stubs):
+    """Plans depend on settings, rule and vocabulary, not on the items: after Remember / Forget of
+    items naming known concepts the front still answers natively, and its hits include the new
+    items and omit the forgotten one, exactly as the library's do."""
     main, fast = stubs
     rng = np.random.default_rng(4)
     shape = random_request(rng, required=["dog"], top_k=300, mode=pb.RECALL_MODE_HARD)
     fast.Recall(shape)
-    assert front_server.fast_front.plans.size >= 1
+    plans = front_server.fast_front.plans.size
+    assert plans >= 1
     with PolarMemClient(front_server.address) as client:
-        stock(client, rng, count=20, first=300)  # new items and a new state for the same shape
-        assert front_server.fast_front.plans.size == 0
+        stock(client, rng, count=20, first=300)
         client.forget("t", "i0000")
-    for _ in range(2):  # the first re-plans through the library, the second is native again
-        response = fast.Recall(shape)
-        assert response == main.Recall(shape)
-        ids = {hit.id for hit in response.hits}
-        assert "i0000" not in ids and any(i.startswith("i03") for i in ids)
+    assert front_server.fast_front.plans.size == plans
+    before = native_count(front_server)
+    response = fast.Recall(shape)
+    assert native_count(front_server) == before + 1
+    assert response == main.Recall(shape)
+    ids = {hit.id for hit in response.hits}
+    assert "i0000" not in ids and any(i.startswith("i03") for i in ids)
+
+
+@pytest.mark.parametrize("change", ["new concept", "alias", "settings", "calibrate", "delete"])
+def test_writes_that_change_what_plans_depend_on_drop_them(front_server, stubs, change):
+    main, fast = stubs
+    shape = random_request(np.random.default_rng(17), top_k=5, mode=pb.RECALL_MODE_HARD)
+    shape.required[:], shape.forbidden[:] = ["dog"], ["cat"]
+    fast.Recall(shape)
+    assert front_server.fast_front.plans.size == 2  # the shape's and its generic one
+    with PolarMemClient(front_server.address) as client:
+        if change == "new concept":
+            client.remember("t", id="z1", vectors={"vis": np.ones(DIM).tolist()}, states={"zebra": "has"})
+        elif change == "alias":
+            client.update_namespace("t", aliases={"kitty": "cat"})
+        elif change == "settings":
+            client.update_namespace("t", kappa=2.0)
+        elif change == "calibrate":
+            client.calibrate("t", [0.1, 0.2, 0.8, 0.9, 0.15, 0.85], [False, False, True, True, False, True])
+        else:
+            client.delete_namespace("t")
+    assert front_server.fast_front.plans.size == 0
+    outcomes = []
+    for stub in (fast, main):
+        try:
+            outcomes.append(stub.Recall(shape))
+        except grpc.RpcError as exc:
+            outcomes.append((exc.code(), exc.details()))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_plans_survive_reads_and_the_front_keeps_up_with_concurrent_writers(front_server, stubs):
@@ -331,8 +367,8 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
         held = HeldRecalls(server.memory)
         with grpc.insecure_channel(server.fast_front_address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
+            # an empty namespace knows no concepts
             request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[])
-            del request.required[:], request.forbidden[:]  # an empty namespace knows no concepts
             first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
             assert held.entered.wait(5)
             with pytest.raises(grpc.RpcError) as refused:
@@ -406,9 +442,6 @@ def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path)
             main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
             base = random_request(np.random.default_rng(16), required=["cat"], forbidden=["car"],
                                   mode=pb.RECALL_MODE_HARD)
-            del base.required[:], base.forbidden[:]
-            base.required.append("cat")
-            base.forbidden.append("car")
             fast.Recall(base)  # publishes the exact and the generic plan
             for required, forbidden in ((["puppy"], ["car"]), (["Dog"], ["car"]), (["dogs"], ["car"]),
                                         (["dog"], ["dog"]), (["cat"], ["cat"])):
