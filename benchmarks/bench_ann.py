@@ -539,8 +539,11 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     def median_round(r, key):  # None for exact-only rows (no fp32 index, no FAISS)
         return statistics.median(x[key] for x in r["plain_fp32"]["rounds"]) if "plain_fp32" in r else None
 
-    def line(ax, values, label, style):
-        points = [(n, v) for n, v in zip(ns, values) if v is not None]
+    def line(ax, values, label, style, exact_only=None):
+        """`exact_only` True / False: only the rows of exact-only runs / of full runs (they come
+        from different runs, possibly builds and hosts, so each gets its own line)."""
+        points = [(n, v) for n, v, r in zip(ns, values, rows)
+                  if v is not None and (exact_only is None or bool(r.get("exact_only")) == exact_only)]
         if points:
             ax.plot(*zip(*points), style, label=label)
 
@@ -551,7 +554,10 @@ def plot_growth(paths: list[Path], png: Path) -> None:
         if name == "off":
             line(ax, [median_round(r, "ours_1_thread_ms") for r in rows], "exact fp32 (ours)", "k--")
             line(ax, [median_round(r, "faiss_flat_ms") for r in rows], "FAISS IndexFlatIP", "k:")
-        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours)", "b-s")
+        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours, with the graph runs)", "b-s",
+             exact_only=False)
+        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours, exact-only runs)", "c-D",
+             exact_only=True)
         line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o")
         line(ax, [a["faiss_ms"] if a else None for a in at], "FAISS HNSW + IDSelectorBitmap, same recall", "g-^")
         ax.set(xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title)
@@ -561,7 +567,8 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     ax = axes[3]
     line(ax, [r.get("build_graph_s") for r in rows], "graph build (ours, 2 threads)", "r-o")
     line(ax, [r.get("faiss_build_s") for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
-    line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s")
+    line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s", exact_only=False)
+    line(ax, [r["build_plain_s"] for r in rows], "no graph (exact-only runs)", "c-D", exact_only=True)
     efc = sorted({r["ef_construction"] for r in rows} - {None})
     ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
            title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")

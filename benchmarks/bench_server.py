@@ -59,12 +59,13 @@ def write_report(path: Path, report: dict) -> None:
 
 
 def start_server(data_dir: Path, max_concurrent: int, fast_front: bool = False) -> tuple[subprocess.Popen, str, float]:
-    """`fast_front`: also start the compiled Recall front; its address is then in the process's
-    `fast_front_address` attribute."""
+    """`fast_front`: also start the compiled Recall front and the metrics port; their address and
+    port are then in the process's `fast_front_address` and `metrics_port` attributes."""
     started = time.perf_counter()
     front = ["--fast-front-address", "127.0.0.1:0"] if fast_front else []
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                                "--data-dir", str(data_dir), "--metrics-port", "-1", "--workers", str(max_concurrent + 16),
+                                "--data-dir", str(data_dir), "--metrics-port", "0" if fast_front else "-1",
+                                "--workers", str(max_concurrent + 16),
                                 "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING", *front],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                cwd=data_dir.parent)  # outside the source tree: the installed package runs
@@ -74,6 +75,7 @@ def start_server(data_dir: Path, max_concurrent: int, fast_front: bool = False) 
         raise RuntimeError(f"the server did not start: {line!r}")
     address = line.split("serving on ")[1].split(";")[0]
     process.fast_front_address = line.split("compiled Recall front on ")[1].strip() if fast_front else ""
+    process.metrics_port = int(line.split("metrics on port ")[1].split(";")[0]) if fast_front else -1
     return process, address, time.perf_counter() - started
 
 

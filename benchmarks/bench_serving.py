@@ -109,12 +109,51 @@ def request_files(work: Path, n_items: int, dim: int, required, forbidden, vecto
                                        for i in rng.integers(0, n_items, 2000)))
     write_requests(files["get_namespace"], [pb.GetNamespaceRequest(name=NAMESPACE)])
     write_vectors, has, not_has = item_arrays(n_items, writes, dim)
-    write_requests(files["remember"], (
-        pb.RememberRequest(namespace=WRITES_NAMESPACE, item=item_message(
-            id=f"write{i:08d}", vectors={"vis": write_vectors[i]},
-            states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}}))
-        for i in range(writes)))
+    for name, namespace, prefix in (("remember", WRITES_NAMESPACE, "write"), ("remember_same", NAMESPACE, "mixed")):
+        # remember_same: new items of the recalled namespace, naming its known concepts (mixed phase)
+        files[name] = work / f"{name}.bin"
+        write_requests(files[name], (
+            pb.RememberRequest(namespace=namespace, item=item_message(
+                id=f"{prefix}{i:08d}", vectors={"vis": write_vectors[i]},
+                states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}}))
+            for i in range(writes)))
     return files
+
+
+def front_counts(metrics_port: int) -> dict[str, float]:
+    """The compiled front's Recalls by path, from the server's metrics port."""
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("polarmem_fast_front_recalls_total{"):
+            path = line.split('path="')[1].split('"')[0]
+            counts[path] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def mixed_phase(binary: Path, address: str, recall_address: str, recall_file: Path, writes_file: Path, server,
+                write_rate: float, duration_s: float, max_calls: int, concurrency: int = 16) -> dict:
+    """Recalls closed loop at `concurrency` while a second load generator sends Remember of new
+    items of the same namespace open loop at `write_rate`: what reads cost under writes (server
+    CPU per call counts both), and with the compiled front the share it answered itself."""
+    counts = front_counts(server.metrics_port) if server.metrics_port > 0 else None
+    writer = subprocess.Popen(loadgen_argv(binary, address, "remember", writes_file, server.pid, duration_s=duration_s,
+                                           max_calls=int(write_rate * (duration_s + 1)) + 1, rate=write_rate,
+                                           once=True),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = loadgen(binary, recall_address, "recall", recall_file, server.pid, concurrency=concurrency,
+                     duration_s=duration_s, max_calls=max_calls)
+    out, err = writer.communicate(timeout=duration_s + 180)
+    result = {"write_rate": write_rate, "concurrency": concurrency, "recall": reader,
+              "remember": loadgen_result(writer.returncode, out, err)}
+    if counts is not None:
+        after = front_counts(server.metrics_port)
+        delta = {path: after.get(path, 0.0) - counts.get(path, 0.0) for path in after}
+        result["front_recalls"] = delta
+        result["front_native_share"] = delta.get("native", 0.0) / max(1.0, sum(delta.values()))
+    return result
 
 
 # tools -------------------------------------------------------------------------------------------
@@ -439,6 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--front", choices=("python", "compiled"), default="python",
                         help="where Recalls go: the Python gRPC server, or the compiled Recall front beside it "
                              "(api/fast_front.py; every Recall shape is sent once first, so the front holds its plan)")
+    parser.add_argument("--mixed-write-rate", type=float, default=0.0,
+                        help="after the rounds: Recalls at 16 in flight while Remember of new items of the same "
+                             "namespace runs open loop at this rate (0: skip)")
     parser.add_argument("--label", default="baseline")
     parser.add_argument("--out", type=Path, default=None, help="default benchmarks/results/serving-<label>.json")
     parser.add_argument("--plot", type=Path, default=None, help="write the latency-vs-load PNG here")
@@ -529,6 +571,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[round {r + 1}] open loop at {rate}/s: PolarMem p99 "
                       f"{round_['polarmem']['open_loop']['latency_ms']['p99']:.2f} ms; load {round_['uptime_after']}",
                       flush=True)
+            if args.mixed_write_rate:
+                writes = min(args.writes, int(args.mixed_write_rate * (args.duration_s + 1)) + 1)
+                report["mixed"] = mixed_phase(binary, address, recall_address, recall_file, files["remember_same"],
+                                              server, args.mixed_write_rate, args.duration_s,
+                                              args.max_calls) if writes else None
+                mixed = report["mixed"]
+                print(f"mixed: Recall c=16 with Remember at {args.mixed_write_rate:.0f}/s: p50 "
+                      f"{mixed['recall']['latency_ms']['p50']:.2f} p99 {mixed['recall']['latency_ms']['p99']:.2f} ms, "
+                      f"{mixed['recall']['throughput_rps']:.0f} Recalls/s, {mixed['remember']['throughput_rps']:.0f} "
+                      f"Remembers/s (codes {mixed['remember']['codes']}), server "
+                      f"{mixed['recall']['server_cores']:.2f} cores; native share "
+                      f"{mixed.get('front_native_share', 'n/a')}", flush=True)
             if not args.no_postgres:
                 report["summary"] = summarize(report)
             write_report(out, report)  # the measurement, even if profiling fails
