@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -1123,7 +1124,10 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     std::vector<float> worst_key(query_count, 0.0f);
     std::vector<std::uint8_t> passes(query_count, 0);
     AlignedBuffer<float> products(kTileRows * columns);
-    AlignedBuffer<float> decoded(compact ? kTileRows * dim : 0);
+    // The tile's rows, contiguous: compact rows decoded, fp32 rows copied. The kernel then
+    // broadcasts from L1 instead of from six scattered rows still in memory (measured on an
+    // AVX-512 host: the copy made the fp32 batch as fast as the decoded compact ones).
+    AlignedBuffer<float> decoded(kTileRows * dim);
     AlignedBuffer<float> zero_row(dim);
     std::size_t tile_slots[kTileRows];
     // Per tile row and group: 0 = not selected, else tier + 2.
@@ -1144,10 +1148,10 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
         bounds[r] = space.batch_bound(tile_slots[r]);
         if (compact) {
           space.decode(tile_slots[r], decoded.data() + r * dim, kernels);
-          rows[r] = decoded.data() + r * dim;
         } else {
-          rows[r] = space.row(tile_slots[r]);
+          std::memcpy(decoded.data() + r * dim, space.row(tile_slots[r]), dim * sizeof(float));
         }
+        rows[r] = decoded.data() + r * dim;
       }
       kernels.dot_f32_tile(rows, panels.data(), panel_count, dim, products.data());
       for (std::size_t r = 0; r < tile_size; ++r) {
