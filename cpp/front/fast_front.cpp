@@ -151,8 +151,7 @@ class FastFront::Service final : public v1::MemoryService::Service {
     }
     call.AddMetadata(kPlanHeader, "plan");
     if (context.deadline() != std::chrono::system_clock::time_point::max()) call.set_deadline(context.deadline());
-    const grpc::Status status = upstream_->Recall(&call, request, response);
-    return status;
+    return upstream_->Recall(&call, request, response);
   }
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {

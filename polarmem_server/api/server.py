@@ -17,19 +17,23 @@ closed again.
 
 With ``processes`` > 1 the started process is the primary and forks read-only replicas onto the
 same port before any gRPC object exists (api/processes.py); ``serve_replica`` runs each.
+
+With ``fast_front_address`` the compiled Recall front (api/fast_front.py) listens there once the
+indexes are built; it hands this server what it does not answer over a private Unix socket, and
+stops first on shutdown (its handed-over calls need this server).
 """
 
 from __future__ import annotations
 
 import errno
-import shutil
-import tempfile
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import ssl
+import tempfile
 import threading
 import time
 from concurrent import futures

@@ -263,6 +263,31 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
         server.stop()
 
 
+def test_a_token_reload_reaches_the_front(tmp_path):
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.admin]\ntoken = "old-secret"\n')
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
+    try:
+        with PolarMemClient(server.address, token="old-secret") as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False,
+                                   mode=pb.RECALL_MODE_HARD)
+        with grpc.insecure_channel(server.fast_front_address) as channel:
+            fast = pb_grpc.MemoryServiceStub(channel)
+            for _ in range(2):
+                fast.Recall(request, metadata=(("authorization", "Bearer old-secret"),))
+            assert server.fast_front.front.stats()["native"] == 1
+            tokens.write_text('[tokens.admin]\ntoken = "new-secret"\n')
+            server._reload_tokens()  # what SIGHUP runs
+            with pytest.raises(grpc.RpcError) as refused:
+                fast.Recall(request, metadata=(("authorization", "Bearer old-secret"),))
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            fast.Recall(request, metadata=(("authorization", "Bearer new-secret"),))
+            assert server.fast_front.front.stats()["native"] == 2  # the new token is admitted natively
+    finally:
+        server.stop()
+
+
 def test_other_rpcs_are_not_served_on_the_front_port(front_server, stubs):
     _, fast = stubs
     with pytest.raises(grpc.RpcError) as refused:
