@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from polarmem_server.faces.client import PolarMemClient
+from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from servertools import DIM, make_config
 
@@ -42,6 +43,9 @@ METRICS_TO_COME = {
     "polarmem_engine_queue_requests": "requests waiting in the micro-batcher's queue",
     "polarmem_engine_queue_capacity": "the queue's bound (engine_queue)",
 }
+# The compiled Recall front's series (api/fast_front.py), exported only by a server that runs it.
+FRONT_METRICS = {"polarmem_fast_front_recalls_total", "polarmem_fast_front_latency_seconds_bucket",
+                 "polarmem_fast_front_in_flight", "polarmem_fast_front_plans", "polarmem_fast_front_hits_total"}
 # Series that Prometheus itself (up) or blackbox_exporter (probe_success) produce.
 METRICS_FROM_ELSEWHERE = {"up", "probe_success"}
 
@@ -184,13 +188,22 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
     """Scrapes a real server after each kind of RPC, so labelled series exist, and checks every
     name the dashboard and the rules select against what it exports."""
     rng = np.random.default_rng(7)
-    with PolarMemServer(make_config(tmp_path)) as server, PolarMemClient(server.address) as client:
+    front = unavailable_reason() is None  # the compiled front's series exist only where it runs
+    config = make_config(tmp_path, fast_front_address="127.0.0.1:0" if front else "")
+    with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         client.remember("t", id="a", vectors={"vis": rng.standard_normal(DIM)},
                         scores={"dog": [0.9] * 4, "cat": [0.1] * 4, "car": [0.5] * 4})  # one per template
         client.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1)
+        if front:
+            with PolarMemClient(server.address, recall_address=server.fast_front_address) as fast:
+                for _ in range(2):  # planned, then answered natively
+                    fast.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1,
+                                mode="hard", explain=False)
         body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
     exported = exported_sample_names(body)
+    if not front:
+        exported |= FRONT_METRICS
     assert "polarmem_rpc_requests_total" in exported and "polarmem_items" in exported
     recorded = {rule["record"] for rule in rules() if "record" in rule}
     used = set().union(*(metric_names(e) for e in dashboard_exprs()), *(metric_names(r["expr"]) for r in rules()))
