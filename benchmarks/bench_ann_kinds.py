@@ -25,7 +25,8 @@ Methods, each search on one thread (FAISS omp 1, PolarMem ``threads=1``), k = 10
 - FAISS IndexIVFFlat (inner product, fp32 lists, ``nlist`` lists trained on the whole corpus
   with FAISS's default k-means) + IDSelectorBitmap (SearchParametersIVF(nprobe, sel)), each nprobe
   (powers of 2 below nlist, and nlist: the exhaustive probe). nlist: 100 and 400 (= 4 sqrt N) for
-  the dev set (``--nlist-dev``), 1,024 (~3.2 sqrt N) for 100,000 random items (``--nlist-random``).
+  the dev set (``--nlist-dev``), 1,024 (~3.2 sqrt N) for 100,000 random items (``--nlist-random``),
+  each capped at N / 39 (FAISS's minimum of 39 training points per list: 400 -> 256 at N = 10,000).
 
 A PolarMem ef at least the tier's size scans the tier exactly (the index's rule, even with the
 fallback off); such settings are marked and not counted as the graph's cheapest setting.
