@@ -31,11 +31,19 @@ class AsyncPolarMemClient:
                  *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S) -> None:
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None) -> None:
+        """As PolarMemClient (`recall_address`: a server's compiled Recall front)."""
         self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
+        self._recall_channel = None
+        self._recall_stub = self._stub
+        if recall_address:
+            self._recall_channel, _ = open_channel(grpc.aio, recall_address, token, root_certificates, max_message_bytes,
+                                                   tls, tls_server_name, retries, initial_backoff_s, max_backoff_s,
+                                                   retry_codes)
+            self._recall_stub = pb_grpc.MemoryServiceStub(self._recall_channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -47,6 +55,8 @@ class AsyncPolarMemClient:
 
     async def close(self) -> None:
         await self._channel.close()
+        if self._recall_channel is not None:
+            await self._recall_channel.close()
 
     async def __aenter__(self) -> AsyncPolarMemClient:
         return self
@@ -152,7 +162,7 @@ class AsyncPolarMemClient:
     async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
                      **options: Any) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""
-        return await self._call(self._stub.Recall, build.recall_request(namespace, text, **options), timeout_s)
+        return await self._call(self._recall_stub.Recall, build.recall_request(namespace, text, **options), timeout_s)
 
 
 async def _async_stream_requests(namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int):

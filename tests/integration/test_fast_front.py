@@ -341,6 +341,22 @@ def test_the_client_sends_recall_to_the_front_and_the_rest_to_the_main_port(fron
         assert client.get_namespace("t").item_count == 300  # served by the main port
 
 
+def test_the_async_client_sends_recall_to_the_front(front_server):
+    import asyncio
+
+    from polarmem_server.faces.aio_client import AsyncPolarMemClient
+
+    async def run():
+        async with AsyncPolarMemClient(front_server.address, recall_address=front_server.fast_front_address) as client:
+            answers = [await client.recall("t", vectors={"vis": np.ones(DIM).tolist()}, required=["cat"], mode="hard",
+                                           explain=False) for _ in range(2)]
+            return answers, (await client.get_namespace("t")).item_count
+
+    answers, items = asyncio.run(run())
+    assert answers[0] == answers[1] and len(answers[0].hits) == 10 and items == 300
+    assert native_count(front_server) == 1
+
+
 def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
     import shutil
     import subprocess
