@@ -100,10 +100,8 @@ clean:
 # The compiled gRPC load generator for benchmarks/bench_serving.py (cpp/loadgen, its own CMake
 # project, never linked into the core or the Python module). Debian's gRPC C++ packages are
 # installed if missing; stubs are generated from protos/ at build time.
-LOADGEN_DEBS := $(GRPC_DEBS)
 LOADGEN := build/loadgen/polarmem-loadgen
 .PHONY: loadgen
-loadgen: $(DEPS_STAMP)
-	@dpkg -s $(LOADGEN_DEBS) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(LOADGEN_DEBS))
+loadgen: $(DEPS_STAMP) $(GRPC_STAMP)
 	$(BIN)/cmake -S cpp/loadgen -B build/loadgen -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja >/dev/null
 	$(BIN)/cmake --build build/loadgen

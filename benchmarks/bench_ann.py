@@ -190,6 +190,16 @@ def at_recall(ours: dict, faiss_rows: dict, t_exact: float) -> dict | None:
     return out
 
 
+def faiss_hnsw(faiss, X: np.ndarray, spec: AnnSpec):
+    """FAISS IndexHNSWFlat over X with spec's M and efConstruction (inner product), and its build
+    seconds on FAISS's current thread count."""
+    start = time.perf_counter()
+    hnsw = faiss.IndexHNSWFlat(X.shape[1], spec.m, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = spec.ef_construction
+    hnsw.add(X)
+    return hnsw, time.perf_counter() - start
+
+
 def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec,
              walks: tuple[str, ...] = ("hnswlib",)) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k}, {query_count} queries ==", flush=True)
@@ -227,11 +237,7 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
     out["memory_bytes_with_graph"] = index.memory_bytes
 
     faiss.omp_set_num_threads(2)
-    start = time.perf_counter()
-    hnsw = faiss.IndexHNSWFlat(dim, spec.m, faiss.METRIC_INNER_PRODUCT)
-    hnsw.hnsw.efConstruction = spec.ef_construction
-    hnsw.add(X)
-    out["faiss_build_s"] = time.perf_counter() - start
+    hnsw, out["faiss_build_s"] = faiss_hnsw(faiss, X, spec)
     print(f"faiss hnsw built in {out['faiss_build_s']:.1f} s; graph save {out['graph_save_s']:.2f} s, "
           f"load {out['graph_load_s']:.2f} s", flush=True)
     faiss.omp_set_num_threads(1)
@@ -434,11 +440,8 @@ def build_rate(n: int, dim: int, spec: AnnSpec, faiss, rng, threads=(1, 2), roun
             ours = n / (time.perf_counter() - start)
             del index
             faiss.omp_set_num_threads(t)
-            start = time.perf_counter()
-            hnsw = faiss.IndexHNSWFlat(dim, spec.m, faiss.METRIC_INNER_PRODUCT)
-            hnsw.hnsw.efConstruction = spec.ef_construction
-            hnsw.add(X)
-            peer = n / (time.perf_counter() - start)
+            hnsw, seconds = faiss_hnsw(faiss, X, spec)
+            peer = n / seconds
             del hnsw
             out["rounds"].append({"threads": t, "ours_items_per_s": ours, "faiss_items_per_s": peer,
                                   "ratio": ours / peer, "load": load_average()})

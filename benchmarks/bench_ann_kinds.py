@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ann import (FORBIDDEN, REQUIRED_WIDE, SWEEP_SHARES, concepts, load_average,  # noqa: E402
+from bench_ann import (FORBIDDEN, REQUIRED_WIDE, SWEEP_SHARES, concepts, faiss_hnsw, load_average,  # noqa: E402
                        low_rank_corpus, recall_sets, timed_each)
 
 from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info  # noqa: E402
@@ -190,11 +190,7 @@ def build_all(ds: dict, faiss, spec: AnnSpec, nlists: list[int], storage: str) -
     info["polarmem_graph_bytes"] = index.memory_bytes - info["polarmem_plain_bytes"]
     built["polarmem"] = index
     faiss.omp_set_num_threads(2)
-    start = time.perf_counter()
-    hnsw = faiss.IndexHNSWFlat(dim, spec.m, faiss.METRIC_INNER_PRODUCT)
-    hnsw.hnsw.efConstruction = spec.ef_construction
-    hnsw.add(X)
-    info["faiss_hnsw_s"] = time.perf_counter() - start
+    hnsw, info["faiss_hnsw_s"] = faiss_hnsw(faiss, X, spec)
     info["faiss_hnsw_bytes"] = faiss_bytes(faiss, hnsw)
     built["faiss_hnsw"] = hnsw
     built["ivf"] = {}

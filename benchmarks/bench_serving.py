@@ -134,13 +134,15 @@ def front_counts(metrics_port: int) -> dict[str, float]:
 
 
 def mixed_phase(binary: Path, address: str, recall_address: str, recall_file: Path, writes_file: Path, server,
-                write_rate: float, duration_s: float, max_calls: int, concurrency: int = 16) -> dict:
+                write_rate: float, duration_s: float, max_calls: int, prepared_writes: int,
+                concurrency: int = 16) -> dict:
     """Recalls closed loop at `concurrency` while a second load generator sends Remember of new
     items of the same namespace open loop at `write_rate`: what reads cost under writes (server
     CPU per call counts both), and with the compiled front the share it answered itself."""
     counts = front_counts(server.metrics_port) if server.metrics_port > 0 else None
     writer = subprocess.Popen(loadgen_argv(binary, address, "remember", writes_file, server.pid, duration_s=duration_s,
-                                           max_calls=int(write_rate * (duration_s + 1)) + 1, rate=write_rate,
+                                           max_calls=min(prepared_writes, int(write_rate * (duration_s + 1)) + 1),
+                                           rate=write_rate,  # each prepared write is new: sent at most once
                                            once=True),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     reader = loadgen(binary, recall_address, "recall", recall_file, server.pid, concurrency=concurrency,
@@ -572,10 +574,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{round_['polarmem']['open_loop']['latency_ms']['p99']:.2f} ms; load {round_['uptime_after']}",
                       flush=True)
             if args.mixed_write_rate:
-                writes = min(args.writes, int(args.mixed_write_rate * (args.duration_s + 1)) + 1)
                 report["mixed"] = mixed_phase(binary, address, recall_address, recall_file, files["remember_same"],
-                                              server, args.mixed_write_rate, args.duration_s,
-                                              args.max_calls) if writes else None
+                                              server, args.mixed_write_rate, args.duration_s, args.max_calls,
+                                              prepared_writes=args.writes)
                 mixed = report["mixed"]
                 print(f"mixed: Recall c=16 with Remember at {args.mixed_write_rate:.0f}/s: p50 "
                       f"{mixed['recall']['latency_ms']['p50']:.2f} p99 {mixed['recall']['latency_ms']['p99']:.2f} ms, "

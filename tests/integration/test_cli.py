@@ -4,7 +4,6 @@ mistakes a new user makes getting clear errors."""
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces import cli
 from polarmem_server.faces.cli import main
 from polarmem.v1 import memory_service_pb2 as client_pb
-from servertools import DIM, make_config
+from servertools import DIM, make_config, self_signed_certificate
 
 
 def vec(seed):
@@ -289,12 +288,7 @@ def test_connection_from_environment_and_config_file(tmp_path, capsys, monkeypat
 
 
 def test_tls_from_the_command_line(tmp_path, capsys):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=memory.test", "-addext", "subjectAltName=DNS:memory.test"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))) as server:
         code, out, _ = run(capsys, "namespace", "create", "t", "--encoder", "none", "--address", server.address,
                            "--tls-ca", cert, "--tls-server-name", "memory.test")

@@ -15,7 +15,7 @@ from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server import memory as memory_module
-from servertools import DIM, make_config
+from servertools import DIM, make_config, self_signed_certificate
 
 HAS_UPDATE_NAMESPACE = "UpdateNamespace" in vars(service_module.MemoryService)
 needs_update_namespace = pytest.mark.skipif(
@@ -260,15 +260,7 @@ def test_update_namespace_repartitions_from_kept_scores(server, client):
 
 
 def test_tokens_and_tls_from_both_clients(tmp_path):
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=memory.test", "-addext", "subjectAltName=DNS:memory.test"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens))) as server:

@@ -6,7 +6,6 @@ made stale, check tokens like the library, and stop with the server."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 
 import grpc
@@ -18,7 +17,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
-from servertools import DIM, make_config
+from servertools import DIM, make_config, self_signed_certificate
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
@@ -358,15 +357,7 @@ def test_the_async_client_sends_recall_to_the_front(front_server):
 
 
 def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=memory.test", "-addext", "subjectAltName=DNS:memory.test"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), fast_front_address="127.0.0.1:0")
     with PolarMemServer(config) as server:
         options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")

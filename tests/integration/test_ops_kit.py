@@ -26,7 +26,7 @@ import yaml
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
-from servertools import DIM, make_config
+from servertools import DIM, make_config, self_signed_certificate
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -245,12 +245,7 @@ def test_health_probe_fails_promptly_without_a_server():
 
 
 def test_health_probe_speaks_tls_with_the_ca_from_the_environment(tmp_path):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "localhost", "IP:127.0.0.1")
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))) as server:
         plaintext = run_health("--address", server.address, "--timeout", "2")
         assert plaintext.returncode == 1

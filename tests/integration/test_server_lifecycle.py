@@ -20,7 +20,7 @@ from polarmem_server import memory as memory_module
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.api.config import ServerConfig, load_config
 from polarmem_server.api.server import PolarMemServer
-from servertools import DIM, ONE_TEMPLATE, TWO_TEMPLATES, make_config
+from servertools import DIM, ONE_TEMPLATE, TWO_TEMPLATES, make_config, self_signed_certificate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -132,12 +132,7 @@ def test_bearer_tokens(tmp_path):
 
 
 def test_tls(tmp_path):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "localhost", "DNS:localhost,IP:127.0.0.1")
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))) as server:
         with PolarMemClient(f"localhost:{server.port}", root_certificates=cert.read_bytes()) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")

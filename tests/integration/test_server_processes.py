@@ -8,7 +8,6 @@ through unchanged) and becomes visible on every connection within the staleness 
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.faces.client_requests import item_message
+from servertools import self_signed_certificate
 
 DIM = 8
 CHANNELS = 24  # fresh connections per check: both processes are reached unless the kernel picks one 24 times
@@ -267,12 +267,7 @@ def test_replicas_stop_when_the_primary_is_killed(multi):
 
 
 def test_tls_health_and_reflection_on_every_process(tmp_path):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_certificate(tmp_path, "localhost", "DNS:localhost,IP:127.0.0.1")
     process, address = start(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key))
     try:
         target = f"localhost:{address.rsplit(':', 1)[1]}"

@@ -6,15 +6,14 @@ a missing certificate file, a locked data directory or a metrics port in use in 
 a gRPC port clash did not name the port."""
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from polarmem_server.storage.local.store import Store
+from servertools import self_signed_certificate
 
 
 def serve(tmp_path: Path, *flags: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -40,12 +39,7 @@ def listening_socket() -> socket.socket:
 
 
 def self_signed(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed: it makes the test certificates")
-    cert, key = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    return cert, key
+    return self_signed_certificate(tmp_path, stem=name)
 
 
 def test_garbage_certificate(tmp_path):
