@@ -55,9 +55,9 @@ class _Namespace:
 
 class LocalBackend(Backend):
     # Where the approximate-index graphs are saved on close and loaded at start-up (ann_files.py);
-    # None: this backend neither loads nor saves them (a read-only replica: the primary owns them).
+    # None: this backend neither loads nor saves them.
     ann_root: Path | None = None
-    saves_graphs = True  # False: loads saved graphs but never writes them (a replica: the primary does)
+    saves_graphs = True  # False: loads saved graphs but never writes them (a read-only replica: the primary does)
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
     name = "local"
