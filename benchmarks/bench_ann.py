@@ -65,7 +65,7 @@ from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info
 REQUIRED_WIDE, REQUIRED_RARE, FORBIDDEN = 0, 1, 2
 # Concepts 3.. for the selectivity sweep: the share of items holding each.
 SWEEP_SHARES = (0.003, 0.01, 0.03, 0.1)
-EF_VALUES = (16, 32, 64, 128, 256, 512)
+EF_VALUES = (16, 24, 32, 48, 64, 80, 96, 128, 192, 256, 512)
 # The scenarios' logic (module docstring); run_size adds FAISS's allowed set to each.
 SCENARIOS = {
     "hard_wide": dict(required=[REQUIRED_WIDE], forbidden=[FORBIDDEN], mode="hard"),
@@ -201,7 +201,7 @@ def faiss_hnsw(faiss, X: np.ndarray, spec: AnnSpec):
 
 
 def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec,
-             walks: tuple[str, ...] = ("hnswlib",)) -> dict:
+             walks: tuple[str, ...] = ("prefetch",)) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k}, {query_count} queries ==", flush=True)
     X, queries = low_rank_corpus(n, query_count, dim, rng)
     has, not_has = concepts(n, rng)
@@ -609,7 +609,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--walks", nargs="+", choices=("hnswlib", "bounded"), default=["hnswlib"],
+    parser.add_argument("--walks", nargs="+", choices=("prefetch", "hnswlib", "bounded"), default=["prefetch"],
                         help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
     parser.add_argument("--ef-construction", type=int, default=200,
                         help="the graph's ef_construction, for PolarMem and FAISS alike")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -29,41 +30,85 @@ void advise_node_array(Graph& g) noexcept {
 // A label no slot can have: a removed node keeps it while it waits to be reused.
 constexpr hnswlib::labeltype kDeadLabel = std::numeric_limits<hnswlib::labeltype>::max();
 
-// The graph keeps its own copy of every vector, as IEEE binary16: a build or a walk is bound by
-// reading the vectors of the nodes it visits (~24 cache lines per fp32 row at d = 384, each a
-// likely miss), and half the bytes per row is most of the cost (bench_ann.py --build-rate). The
-// rounding (relative 2^-11 per element, ~1e-4 on a cosine) only orders candidates: every hit
-// is scored again with the exact path's kernel (Index::run_approximate).
-//
-// hnswlib's inner-product space over those rows, with both sides binary16 (hnswlib passes a
-// stored row as the first argument while it links nodes, so queries are converted too).
-using Half = std::uint16_t;
+// The graph keeps its own copy of every vector as int8 codes with one scale per row (the int8
+// storage's quantiser: scale = max |x_i| / 127), laid out [scale: float][codes: dim bytes] after
+// the node's links. A build or a walk is bound by reading the rows of the nodes it visits, each a
+// likely miss: at d = 384 a row is 388 bytes (7 cache lines) against 768 as binary16 and 1,536 as
+// fp32. The codes only order candidates (a cosine error of ~1e-3 at most); every hit is scored
+// again with the exact path's kernel (Index::run_approximate).
+constexpr std::size_t kScaleBytes = sizeof(float);
 
-class HalfInnerProductSpace : public hnswlib::SpaceInterface<float> {
+std::size_t row_bytes(std::size_t dim) { return kScaleBytes + dim; }
+
+// A row as the graph stores it.
+void to_row(const float* values, std::size_t dim, char* out) {
+  float max_abs = 0.0f;
+  for (std::size_t i = 0; i < dim; ++i) max_abs = std::max(max_abs, std::fabs(values[i]));
+  const float scale = max_abs / 127.0f;
+  std::memcpy(out, &scale, kScaleBytes);
+  auto* codes = reinterpret_cast<std::int8_t*>(out + kScaleBytes);
+  for (std::size_t i = 0; i < dim; ++i) {
+    codes[i] = scale > 0.0f ? static_cast<std::int8_t>(std::clamp(std::lround(values[i] / scale), -127L, 127L)) : 0;
+  }
+}
+
+float row_scale(const char* row) {
+  float scale;
+  std::memcpy(&scale, row, kScaleBytes);
+  return scale;
+}
+
+const std::int8_t* row_codes(const char* row) { return reinterpret_cast<const std::int8_t*>(row + kScaleBytes); }
+
+// hnswlib's inner-product space over those rows: both sides are stored rows while it links nodes.
+class Int8InnerProductSpace : public hnswlib::SpaceInterface<float> {
  public:
-  explicit HalfInnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_f16_f16} {}
-  std::size_t get_data_size() override { return param_.dim * sizeof(Half); }
+  explicit Int8InnerProductSpace(std::size_t dim) : param_{dim, active_kernels().dot_i8_i8} {}
+  std::size_t get_data_size() override { return row_bytes(param_.dim); }
   hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
   void* get_dist_func_param() override { return &param_; }
 
  private:
-  // The active level's fp16 x fp16 kernel when the graph was made (a later set_simd_level
-  // changes exact scores, which are always recomputed, not the graph's walk).
+  // The active level's kernel when the graph was made (every level gives the same integer).
   struct Param {
     std::size_t dim;
-    float (*dot)(const Half*, const Half*, std::size_t);
+    std::int32_t (*dot)(const std::int8_t*, const std::int8_t*, std::size_t);
   };
   static float distance(const void* a, const void* b, const void* param) {
     const auto* p = static_cast<const Param*>(param);
-    return 1.0f - p->dot(static_cast<const Half*>(a), static_cast<const Half*>(b), p->dim);
+    const char* ra = static_cast<const char*>(a);
+    const char* rb = static_cast<const char*>(b);
+    const std::int32_t dot = p->dot(row_codes(ra), row_codes(rb), p->dim);
+    return 1.0f - row_scale(ra) * row_scale(rb) * static_cast<float>(dot);
   }
   Param param_;
 };
 
-// A row as the graph stores it.
-void to_half(const float* row, std::size_t dim, Half* out) {
-  for (std::size_t i = 0; i < dim; ++i) out[i] = float_to_half(row[i]);
-}
+// A query as a walk scores it against stored rows: int16 codes (as the int8 storage quantises a
+// query: as fine as the int32 accumulator allows) and the exact integer kernel.
+class QueryCodes {
+ public:
+  QueryCodes(const float* values, std::size_t dim) : codes_(dim), dim_(dim), dot_(active_kernels().dot_i8) {
+    const double max_code = std::min(32767.0, std::floor(2147483647.0 / (127.0 * static_cast<double>(dim))));
+    float max_abs = 0.0f;
+    for (std::size_t i = 0; i < dim; ++i) max_abs = std::max(max_abs, std::fabs(values[i]));
+    const double scale = static_cast<double>(max_abs) / max_code;
+    for (std::size_t i = 0; i < dim; ++i) {
+      const long code = scale > 0.0 ? std::lround(values[i] / scale) : 0;
+      codes_[i] = static_cast<std::int16_t>(std::clamp(code, -static_cast<long>(max_code), static_cast<long>(max_code)));
+    }
+    scale_ = static_cast<float>(scale);
+  }
+  float distance(const char* row) const {
+    return 1.0f - scale_ * row_scale(row) * static_cast<float>(dot_(codes_.data(), row_codes(row), dim_));
+  }
+
+ private:
+  std::vector<std::int16_t> codes_;
+  std::size_t dim_;
+  float scale_ = 0.0f;
+  std::int32_t (*dot_)(const std::int16_t*, const std::int8_t*, std::size_t);
+};
 
 // Admits the slots whose bit is set: the tier (or tier union) being searched.
 class BitmapFilter : public hnswlib::BaseFilterFunctor {
@@ -80,25 +125,34 @@ class BitmapFilter : public hnswlib::BaseFilterFunctor {
 };
 
 constexpr std::size_t kInitialCapacity = 1024;
+// The most links a base-layer node can hold (2m, m <= 512: AnnConfig's bound).
+constexpr std::size_t kMaxBaseLinks = 1024;
 
 using DistanceNode = std::pair<float, hnswlib::tableint>;
 using FarthestFirst = std::priority_queue<DistanceNode>;  // top() = the farthest
 using NearestFirst = std::priority_queue<DistanceNode, std::vector<DistanceNode>, std::greater<DistanceNode>>;
 
-// Which filtered walk a search runs. "bounded" (FAISS's rule): the ef list holds the nearest
-// nodes visited, allowed or not, so the walk covers what an unfiltered walk with that ef covers,
-// and the allowed nodes met on the way are kept apart. "hnswlib" (the default): hnswlib's own rule,
-// whose ef list holds allowed nodes only, so the walk goes on until it has met ef allowed nodes.
-// POLARMEM_ANN_WALK=bounded picks the other one for measurement (benchmarks/bench_ann.py --walks);
-// read at each search (a getenv, ~0.1 us against a walk of ~1 ms) so one process can compare both.
-bool bounded_walk() {
+// Which base-layer walk a search runs. "prefetch" (the default, prefetching_walk): hnswlib's rule
+// (for a filtered search the ef list holds allowed nodes only, so the walk goes on until it has
+// met ef allowed nodes) with each node's neighbours' rows fetched together. "hnswlib": hnswlib's
+// own searchBaseLayerST, the same answers, one row fetched ahead. "bounded" (FAISS's rule,
+// filtered searches only): the ef list holds the nearest nodes visited, allowed or not, so the
+// walk covers what an unfiltered walk with that ef covers. POLARMEM_ANN_WALK picks one for
+// measurement (benchmarks/bench_ann.py --walks); read at each search (a getenv, ~0.1 us against a
+// walk of ~0.2 ms) so one process can compare them on one graph.
+enum class Walk { kPrefetch, kHnswlib, kBounded };
+
+Walk chosen_walk() {
   const char* choice = std::getenv("POLARMEM_ANN_WALK");
-  return choice != nullptr && std::strcmp(choice, "bounded") == 0;
+  if (choice == nullptr) return Walk::kPrefetch;
+  if (std::strcmp(choice, "bounded") == 0) return Walk::kBounded;
+  if (std::strcmp(choice, "hnswlib") == 0) return Walk::kHnswlib;
+  return Walk::kPrefetch;
 }
 
 // The filtered base-layer walk with FAISS's stop rule (see bounded_walk); up to `want` allowed,
 // live nodes, nearest first in a farthest-first heap.
-FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Half* query, std::size_t ef,
+FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t ef,
                              std::size_t want, hnswlib::BaseFilterFunctor* allowed) {
   hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
   hnswlib::vl_type* visited = visited_list->mass;
@@ -115,7 +169,7 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Half
       found.emplace(d, node);
     }
   };
-  const float d0 = g.fstdistfunc_(query, g.getDataByInternalId(entry), g.dist_func_param_);
+  const float d0 = query.distance(g.getDataByInternalId(entry));
   nearest.emplace(d0, entry);
   frontier.emplace(d0, entry);
   consider_result(d0, entry);
@@ -135,7 +189,7 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Half
       }
       if (visited[next] == tag) continue;
       visited[next] = tag;
-      const float dn = g.fstdistfunc_(query, g.getDataByInternalId(next), g.dist_func_param_);
+      const float dn = query.distance(g.getDataByInternalId(next));
       if (nearest.size() < ef || dn < nearest.top().first) {
         frontier.emplace(dn, next);
         nearest.emplace(dn, next);
@@ -148,10 +202,76 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Half
   return found;
 }
 
+// hnswlib's base-layer walk (searchBaseLayerST without a stop condition: the same visiting
+// order, bound and tie rules), but each expanded node's unvisited neighbours are gathered first
+// and all their rows prefetched before any is scored. hnswlib prefetches one neighbour's first
+// line ahead, so its walk waits on about one row miss at a time; requested together the misses
+// overlap (up to 2m neighbours per node, d * 2 bytes per row): 1.3-1.6x faster per walk on the
+// same graph (bench_ann.py --walks prefetch hnswlib). The query stays fp32 (dot_f16: one
+// conversion per element, not two, and no rounding of the query). `kChecked`: deleted nodes and
+// nodes the filter refuses route the walk but are never results, and the walk stops only with a
+// full list, as hnswlib's checked walk does.
+template <bool kChecked>
+FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t bytes,
+                               std::size_t ef, hnswlib::BaseFilterFunctor* allowed) {
+  hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
+  hnswlib::vl_type* visited = visited_list->mass;
+  const hnswlib::vl_type tag = visited_list->curV;
+  auto admissible = [&](hnswlib::tableint node) {
+    return !kChecked || (!g.isMarkedDeleted(node) && (allowed == nullptr || (*allowed)(g.getExternalLabel(node))));
+  };
+  auto distance = [&](hnswlib::tableint node) {
+    return query.distance(g.getDataByInternalId(node));
+  };
+  FarthestFirst top;      // up to ef admissible nodes, farthest on top
+  NearestFirst frontier;  // nodes still to expand
+  float bound = std::numeric_limits<float>::max();
+  if (admissible(entry)) {
+    const float d = distance(entry);
+    bound = d;
+    top.emplace(d, entry);
+    frontier.emplace(d, entry);
+  } else {
+    frontier.emplace(bound, entry);
+  }
+  visited[entry] = tag;
+  hnswlib::tableint pending[kMaxBaseLinks];
+  float pending_distance[kMaxBaseLinks];
+  while (!frontier.empty()) {
+    const auto [d, node] = frontier.top();
+    if (d > bound && (!kChecked || top.size() == ef)) break;
+    frontier.pop();
+    hnswlib::linklistsizeint* links = g.get_linklist0(node);
+    const std::size_t count = std::min<std::size_t>(g.getListCount(links), kMaxBaseLinks);
+    const auto* neighbours = reinterpret_cast<const hnswlib::tableint*>(links + 1);
+    for (std::size_t i = 0; i < count; ++i) __builtin_prefetch(visited + neighbours[i]);
+    std::size_t fresh = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const hnswlib::tableint next = neighbours[i];
+      if (visited[next] == tag) continue;
+      visited[next] = tag;
+      pending[fresh++] = next;
+      const char* row = g.getDataByInternalId(next);
+      for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(row + line);
+    }
+    for (std::size_t i = 0; i < fresh; ++i) pending_distance[i] = distance(pending[i]);
+    for (std::size_t i = 0; i < fresh; ++i) {
+      const float dn = pending_distance[i];
+      if (top.size() >= ef && dn >= bound) continue;
+      frontier.emplace(dn, pending[i]);
+      if (admissible(pending[i])) top.emplace(dn, pending[i]);
+      if (top.size() > ef) top.pop();
+      if (!top.empty()) bound = top.top().first;
+    }
+  }
+  g.visited_list_pool_->releaseVisitedList(visited_list);
+  return top;
+}
+
 }  // namespace
 
 struct AnnGraph::Impl {
-  HalfInnerProductSpace space;
+  Int8InnerProductSpace space;
   std::unique_ptr<Graph> graph;
   explicit Impl(std::size_t dim) : space(dim) {}
 };
@@ -195,19 +315,19 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
 
   // A slot already in the graph is updated in place; a new one takes a removed node's storage
   // when there is one (hnswlib's replace_deleted) or a fresh node.
-  auto insert = [&](std::size_t i, std::vector<Half>& converted) {
+  auto insert = [&](std::size_t i, std::vector<char>& converted) {
     const auto [slot, row] = work[i];
     bool present;
     {
       std::lock_guard guard(g.label_lookup_lock);  // other threads insert other labels meanwhile
       present = g.label_lookup_.count(slot) > 0;
     }
-    to_half(row, dim_, converted.data());
+    to_row(row, dim_, converted.data());
     g.addPoint(converted.data(), slot, !present);
   };
   const std::size_t workers = std::max<std::size_t>(1, std::min(threads, work.size() / 256));
   if (workers <= 1) {
-    std::vector<Half> converted(dim_);
+    std::vector<char> converted(row_bytes(dim_));
     for (std::size_t i = 0; i < work.size(); ++i) insert(i, converted);
     return;
   }
@@ -217,7 +337,7 @@ void AnnGraph::upsert(const std::vector<std::pair<std::size_t, const float*>>& i
   std::mutex failure_lock;
   auto run = [&] {
     try {
-      std::vector<Half> converted(dim_);
+      std::vector<char> converted(row_bytes(dim_));
       for (std::size_t i = next.fetch_add(1); i < work.size(); i = next.fetch_add(1)) insert(i, converted);
     } catch (...) {
       std::lock_guard guard(failure_lock);
@@ -264,13 +384,11 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
   const Graph& g = *impl_->graph;
   std::vector<std::pair<std::size_t, float>> out;
   if (g.cur_element_count == 0 || g.cur_element_count == g.num_deleted_) return out;
-  std::vector<Half> converted(dim_);
-  to_half(query_row, dim_, converted.data());
-  const Half* query = converted.data();
+  const QueryCodes query(query_row, dim_);
   BitmapFilter filter(allowed_words, word_count);
   // hnswlib's searchKnn with a per-call ef (its setEf is one shared value, not thread-safe).
   hnswlib::tableint current = g.enterpoint_node_;
-  float current_distance = g.fstdistfunc_(query, g.getDataByInternalId(current), g.dist_func_param_);
+  float current_distance = query.distance(g.getDataByInternalId(current));
   for (int level = g.maxlevel_; level > 0; --level) {
     bool changed = true;
     while (changed) {
@@ -279,7 +397,7 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
       const int size = g.getListCount(links);
       const auto* neighbours = reinterpret_cast<const hnswlib::tableint*>(links + 1);
       for (int i = 0; i < size; ++i) {
-        const float d = g.fstdistfunc_(query, g.getDataByInternalId(neighbours[i]), g.dist_func_param_);
+        const float d = query.distance(g.getDataByInternalId(neighbours[i]));
         if (d < current_distance) {
           current_distance = d;
           current = neighbours[i];
@@ -300,12 +418,22 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
       top.pop();
     }
   };
-  if (!everything && bounded_walk()) {
+  const Walk walk = chosen_walk();
+  hnswlib::BaseFilterFunctor* admit = everything ? nullptr : &filter;
+  const bool unchecked = everything && g.num_deleted_ == 0;
+  if (!everything && walk == Walk::kBounded) {
     auto top = bounded_search(g, current, query, list, k, &filter);
     emit(top);
+  } else if (walk == Walk::kHnswlib) {
+    // hnswlib scores a query in the stored rows' own form.
+    std::vector<char> stored(row_bytes(dim_));
+    to_row(query_row, dim_, stored.data());
+    auto top = unchecked ? g.searchBaseLayerST<true>(current, stored.data(), list)
+                         : g.searchBaseLayerST<false>(current, stored.data(), list, admit);
+    emit(top);
   } else {
-    auto top = everything && g.num_deleted_ == 0 ? g.searchBaseLayerST<true>(current, query, list)
-                                                 : g.searchBaseLayerST<false>(current, query, list, everything ? nullptr : &filter);
+    auto top = unchecked ? prefetching_walk<false>(g, current, query, row_bytes(dim_), list, nullptr)
+                         : prefetching_walk<true>(g, current, query, row_bytes(dim_), list, admit);
     emit(top);
   }
   return out;
@@ -336,9 +464,9 @@ void AnnGraph::load(const std::string& path) {
   auto loaded = std::make_unique<Graph>(&impl_->space, path, false, 0, true);
   // hnswlib takes the row size from the space, not the file: the file's own row size is the
   // gap between its links and its label in a node.
-  if (loaded->label_offset_ - loaded->offsetData_ != dim_ * sizeof(Half)) {
-    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension or format (fp32 "
-                                      "graphs saved before the graph stored binary16 rows): rebuild the graph");
+  if (loaded->label_offset_ - loaded->offsetData_ != row_bytes(dim_)) {
+    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension or format (fp32 or "
+                                      "binary16 graphs saved before the graph stored int8 rows): rebuild the graph");
   }
   // hnswlib maps every node's label, removed ones too: keep only live nodes.
   loaded->label_lookup_.clear();

@@ -925,9 +925,12 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
           ++missing;
         }
       }
-      const auto found = graph.search(query.values.data(), request.k, ef, whole_graph ? nullptr : words.data(), words.size());
+      // The walk ranks by the graph's int8 codes: its best 2k are scored again with the exact
+      // path's kernel and the best k of those kept, so a near tie at the k-th place is decided
+      // by the exact score (with only k taken, recall stopped at ~0.994 however large ef).
+      const std::size_t candidates = std::min(ef, 2 * request.k);
+      const auto found = graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words.data(), words.size());
       for (const auto& [slot, cosine] : found) {
-        // Scored again with the exact path's kernel call, so a hit's score is the exact one.
         ++result.scored;
         heap.push(entry_for(slot, tier_of(slot), weight * space.exact(query, slot, kernels)));
       }

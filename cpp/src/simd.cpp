@@ -14,12 +14,11 @@ namespace polarmem {
 namespace {
 
 constexpr Kernels kScalarKernels{scalar::dot_f32, scalar::dot_f16, scalar::dot_i8, scalar::dot_f32_tile, scalar::f16_to_f32,
-                                 scalar::dot_f16_f16};
+                                 scalar::dot_i8_i8};
 constexpr Kernels kAvx2Kernels{avx2::dot_f32, avx2::dot_f16, avx2::dot_i8, avx2::dot_f32_tile, avx2::f16_to_f32,
-                               avx2::dot_f16_f16};
-// The graph walk's fp16 x fp16 dot is load-bound, so AVX-512 CPUs use the 256-bit kernel for it.
+                               avx2::dot_i8_i8};
 constexpr Kernels kAvx512Kernels{avx512::dot_f32, avx512::dot_f16, avx512::dot_i8, avx512::dot_f32_tile, avx512::f16_to_f32,
-                                 avx2::dot_f16_f16};
+                                 avx512::dot_i8_i8};
 
 SimdLevel initial_level() {
   const char* requested = std::getenv("POLARMEM_SIMD");

@@ -145,9 +145,20 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
   for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
 }
 
-// Both sides binary16: the approximate index's graph rows and the queries converted for its walk.
-float dot_f16_f16(const std::uint16_t* a, const std::uint16_t* b, std::size_t n) {
-  return dot_four_accumulators(a, b, n, load_half8, [](std::uint16_t v) { return _cvtsh_ss(v); });
+std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) {
+  __m256i acc = _mm256_setzero_si256();
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i as = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    __m256i bs = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(as, bs));
+  }
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s = _mm_hadd_epi32(s, s);
+  s = _mm_hadd_epi32(s, s);
+  std::int32_t sum = _mm_cvtsi128_si32(s);
+  for (; i < n; ++i) sum += static_cast<std::int32_t>(a[i]) * b[i];
+  return sum;
 }
 
 }  // namespace polarmem::avx2

@@ -61,6 +61,18 @@ std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) 
   return _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a1));
 }
 
+std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) {
+  __m512i acc = _mm512_setzero_si512();
+  for (std::size_t i = 0; i < n; i += 32) {
+    const std::size_t left = n - i < 32 ? n - i : 32;
+    const __mmask32 m = left == 32 ? 0xFFFFFFFFu : static_cast<__mmask32>((1u << left) - 1u);
+    const __m512i as = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, a + i));
+    const __m512i bs = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, b + i));
+    acc = _mm512_add_epi32(acc, _mm512_madd_epi16(as, bs));
+  }
+  return _mm512_reduce_add_epi32(acc);
+}
+
 }  // namespace polarmem::avx512
 
 namespace polarmem::avx512 {

@@ -50,9 +50,9 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(x[i]);
 }
 
-float dot_f16_f16(const std::uint16_t* a, const std::uint16_t* b, std::size_t n) {
-  float sum = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) sum += half_to_float(a[i]) * half_to_float(b[i]);
+std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) {
+  std::int32_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<std::int32_t>(a[i]) * b[i];
   return sum;
 }
 

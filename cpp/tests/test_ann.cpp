@@ -399,9 +399,10 @@ POLARMEM_TEST(searches_run_while_the_graph_is_written) {
   CHECK(index->ann_size("vis") == index->live_count());
 }
 
-// The graph stores binary16 rows: the cosine a walk ranks by is within fp16 rounding of the fp32
-// one, on every SIMD level the CPU has, dimensions with a tail (37 = 32 + 5) included.
-POLARMEM_TEST(half_rows_rank_by_the_fp32_cosine_on_every_level) {
+// The graph stores int8 rows (one scale per row) and scores int16 query codes against them: the
+// cosine a walk ranks by is within the quantisation bound of the fp32 one, on every SIMD level
+// the CPU has, dimensions with a tail (37 = 32 + 5) included.
+POLARMEM_TEST(int8_rows_rank_by_the_fp32_cosine_on_every_level) {
   const std::size_t d = 37, n = 500;
   std::mt19937 rng(4);
   std::vector<float> rows(n * d);
@@ -411,6 +412,11 @@ POLARMEM_TEST(half_rows_rank_by_the_fp32_cosine_on_every_level) {
     for (float x : v) norm += x * x;
     for (std::size_t j = 0; j < d; ++j) rows[i * d + j] = v[j] / std::sqrt(norm);
   }
+  auto max_abs = [&](const float* v) {
+    float m = 0.0f;
+    for (std::size_t j = 0; j < d; ++j) m = std::max(m, std::fabs(v[j]));
+    return m;
+  };
   std::vector<std::pair<std::size_t, const float*>> items;
   for (std::size_t i = 0; i < n; ++i) items.emplace_back(i, rows.data() + i * d);
   const SimdLevel before = active_simd_level();
@@ -425,17 +431,27 @@ POLARMEM_TEST(half_rows_rank_by_the_fp32_cosine_on_every_level) {
       const auto hits = graph.search(q, 5, 64, nullptr, 0);
       CHECK(!hits.empty() && hits[0].first == probe);  // a stored row finds itself first
       for (const auto& [slot, cosine] : hits) {
-        float exact = 0.0f;
-        for (std::size_t j = 0; j < d; ++j) exact += q[j] * rows[slot * d + j];
-        CHECK(std::fabs(cosine - exact) < 2e-3f);
+        const float* x = rows.data() + slot * d;
+        float exact = 0.0f, q_l1 = 0.0f, x_l1 = 0.0f;
+        for (std::size_t j = 0; j < d; ++j) {
+          exact += q[j] * x[j];
+          q_l1 += std::fabs(q[j]);
+          x_l1 += std::fabs(x[j]);
+        }
+        // Each row code is off by at most half its step (max |x| / 127), each query code by half
+        // of a finer step (int16 codes; the bound takes the row's step for it); plus rounding.
+        const float row_step = max_abs(x) / 127.0f, query_step = max_abs(q) / 127.0f;
+        const float bound = 0.5f * (q_l1 * row_step + x_l1 * query_step) + 0.25f * d * row_step * query_step + 1e-5f;
+        CHECK(std::fabs(cosine - exact) <= bound);
+        CHECK(std::fabs(cosine - exact) < 0.02f);
       }
     }
   }
   set_simd_level(before);
 }
 
-// A graph file whose rows have another size (an fp32 graph saved before the graph stored
-// binary16 rows has 4 bytes per element, a binary16 graph of twice the dimension too) is refused.
+// A graph file whose rows have another size (fp32 or binary16 graphs saved before the graph
+// stored int8 rows, a graph of another dimension) is refused.
 POLARMEM_TEST(graph_file_with_other_row_format_is_refused) {
   const std::size_t d = 8;
   std::vector<float> rows(2 * d * 300, 0.0f);

@@ -55,27 +55,6 @@ POLARMEM_TEST(f16_levels_match_scalar) {
   }
 }
 
-POLARMEM_TEST(f16_f16_levels_match_scalar) {
-  std::mt19937 rng(13);
-  const Kernels& reference = kernels_for(SimdLevel::kScalar);
-  for (SimdLevel level : kLevels) {
-    if (!cpu_supports(level)) continue;
-    const Kernels& k = kernels_for(level);
-    for (std::size_t d : kDims) {
-      auto af = random_floats(d, rng);
-      auto bf = random_floats(d, rng);
-      std::vector<std::uint16_t> a(d), b(d);
-      for (std::size_t i = 0; i < d; ++i) {
-        a[i] = float_to_half(af[i]);
-        b[i] = float_to_half(bf[i]);
-      }
-      const double want = reference.dot_f16_f16(a.data(), b.data(), d);
-      const double got = k.dot_f16_f16(a.data(), b.data(), d);
-      CHECK(std::fabs(want - got) <= 1e-4 * (1.0 + std::sqrt(static_cast<double>(d))));
-    }
-  }
-}
-
 POLARMEM_TEST(i8_levels_are_bit_identical) {
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> q_dist(-32767, 32767), x_dist(-127, 127);
@@ -89,6 +68,26 @@ POLARMEM_TEST(i8_levels_are_bit_identical) {
       for (auto& v : q) v = static_cast<std::int16_t>(q_dist(rng) / 64);
       for (auto& v : x) v = static_cast<std::int8_t>(x_dist(rng));
       CHECK(reference.dot_i8(q.data(), x.data(), d) == k.dot_i8(q.data(), x.data(), d));
+    }
+  }
+}
+
+POLARMEM_TEST(i8_i8_levels_are_bit_identical) {
+  // Full-range codes (+-127 both sides) on every dimension, tails included.
+  std::mt19937 rng(19);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  const Kernels& reference = kernels_for(SimdLevel::kScalar);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t d : kDims) {
+      std::vector<std::int8_t> a(d), b(d);
+      for (auto& v : a) v = static_cast<std::int8_t>(dist(rng));
+      for (auto& v : b) v = static_cast<std::int8_t>(dist(rng));
+      std::int64_t want = 0;
+      for (std::size_t i = 0; i < d; ++i) want += static_cast<std::int64_t>(a[i]) * b[i];
+      CHECK(reference.dot_i8_i8(a.data(), b.data(), d) == want);
+      CHECK(k.dot_i8_i8(a.data(), b.data(), d) == want);
     }
   }
 }

@@ -246,6 +246,23 @@ def test_other_settings_or_spaces_are_rebuilt(saved):
         memory.close()
 
 
+def test_a_graph_of_the_previous_row_format_is_rebuilt(saved):
+    """Format 1 graphs held binary16 rows; the core reads int8 rows now, so such a directory is
+    rebuilt at start-up instead of being handed to hnswlib."""
+    data, _ = saved
+    manifest_path = _graph_dir(data) / ann_files.MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["format"] == ann_files.FORMAT == 2
+    manifest["format"] = 1
+    manifest_path.write_text(json.dumps(manifest))
+    memory = Memory(data)
+    try:
+        assert _startup(memory) == "rebuilt: saved graph of another format or namespace"
+        assert _recall_of(memory) >= 0.95
+    finally:
+        memory.close()
+
+
 def test_a_deleted_namespace_leaves_no_graph(saved):
     data, _ = saved
     memory = Memory(data)

@@ -32,8 +32,8 @@ struct Kernels {
                        float* out);
   // out[i] = half(x[i]) for i < n (exact: every binary16 value is a float).
   void (*f16_to_f32)(const std::uint16_t* x, float* out, std::size_t n);
-  // <half(a), half(b)>: both sides binary16 (the approximate index's rows and converted queries).
-  float (*dot_f16_f16)(const std::uint16_t* a, const std::uint16_t* b, std::size_t n);
+  // Exact integer <a, b> of two int8 code rows (the approximate index links nodes by it).
+  std::int32_t (*dot_i8_i8)(const std::int8_t* a, const std::int8_t* b, std::size_t n);
 };
 
 const char* simd_level_name(SimdLevel level);

@@ -15,7 +15,7 @@ namespace polarmem {
   void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n,  \
                     float* out);                                                    \
   void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n);               \
-  float dot_f16_f16(const std::uint16_t* a, const std::uint16_t* b, std::size_t n); \
+  std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n); \
   }
 POLARMEM_DECLARE_KERNELS(scalar)
 POLARMEM_DECLARE_KERNELS(avx2)

@@ -39,7 +39,8 @@ from polarmem_server.storage.local.namespace_index import NamespaceIndex
 log = logging.getLogger("polarmem.ann_files")
 
 ANN_DIR = "ann"
-FORMAT = 1
+# 2: graph rows are int8 codes with a scale (format 1 held binary16 rows; such graphs are rebuilt).
+FORMAT = 2
 MANIFEST = "manifest.json"
 IDS = "ids.bin"
 _CHUNK = 1 << 22
