@@ -111,7 +111,7 @@ class QueryCodes {
 };
 
 // Admits the slots whose bit is set: the tier (or tier union) being searched.
-class BitmapFilter : public hnswlib::BaseFilterFunctor {
+class BitmapFilter final : public hnswlib::BaseFilterFunctor {
  public:
   BitmapFilter(const std::uint64_t* words, std::size_t word_count) : words_(words), word_count_(word_count) {}
   bool operator()(hnswlib::labeltype slot) override {
@@ -213,7 +213,7 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Quer
 // full list, as hnswlib's checked walk does.
 template <bool kChecked>
 FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t bytes,
-                               std::size_t ef, hnswlib::BaseFilterFunctor* allowed) {
+                               std::size_t ef, BitmapFilter* allowed) {
   hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
   hnswlib::vl_type* visited = visited_list->mass;
   const hnswlib::vl_type tag = visited_list->curV;
@@ -419,7 +419,7 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
     }
   };
   const Walk walk = chosen_walk();
-  hnswlib::BaseFilterFunctor* admit = everything ? nullptr : &filter;
+  BitmapFilter* admit = everything ? nullptr : &filter;
   const bool unchecked = everything && g.num_deleted_ == 0;
   if (!everything && walk == Walk::kBounded) {
     auto top = bounded_search(g, current, query, list, k, &filter);

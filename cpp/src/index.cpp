@@ -930,6 +930,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       // by the exact score (with only k taken, recall stopped at ~0.994 however large ef).
       const std::size_t candidates = std::min(ef, 2 * request.k);
       const auto found = graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words.data(), words.size());
+      for (const auto& [slot, cosine] : found) space.prefetch_exact(slot);  // scattered rows: overlap their misses
       for (const auto& [slot, cosine] : found) {
         ++result.scored;
         heap.push(entry_for(slot, tier_of(slot), weight * space.exact(query, slot, kernels)));

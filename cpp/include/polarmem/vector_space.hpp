@@ -85,6 +85,13 @@ class VectorSpace {
     for (std::size_t offset = 0; offset < bytes; offset += 64) prefetch_line(row + offset);
   }
 
+  // Asks the cache for the fp32 row exact() will read (single-vector spaces).
+  void prefetch_exact(std::size_t slot) const noexcept {
+    if (config_.multi) return;
+    const char* row = reinterpret_cast<const char*>(f32_.data() + slot * stride_);
+    for (std::size_t offset = 0; offset < config_.dim * sizeof(float); offset += 64) prefetch_line(row + offset);
+  }
+
   // For batch search: the fp32 row of a single-vector space.
   const float* row(std::size_t slot) const noexcept { return f32_.data() + slot * stride_; }
   // For batch search of a compact space: writes the dequantised compact row (dim floats).
