@@ -27,6 +27,7 @@ from polarmem_server.domain.query import check_count, recall_query
 from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
+from polarmem_server.graph_checkpoints import GraphCheckpointer
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.settings_refresh import DEFAULT_INTERVAL_S as DEFAULT_REFRESH_S
@@ -45,9 +46,12 @@ class Memory:
 
     def __init__(self, store: str | Path | Backend, durability: str = "sync", threads: int = 0,
                  on_store_write: Callable[[float], None] | None = None, verifier: Verifier | None = None,
-                 settings_refresh_s: float = DEFAULT_REFRESH_S) -> None:
+                 settings_refresh_s: float = DEFAULT_REFRESH_S, graph_checkpoint_s: float = 0.0) -> None:
         """`settings_refresh_s`: with a backend other processes share (Milvus), how often
-        namespace settings changed by them are read back (settings_refresh.py)."""
+        namespace settings changed by them are read back (settings_refresh.py).
+        `graph_checkpoint_s` > 0: with the local backend, how often the approximate-index graphs
+        of namespaces written to since are saved while running (graph_checkpoints.py); 0 saves
+        them on close only."""
         if isinstance(store, Backend):
             self.backend = store
         else:
@@ -67,6 +71,9 @@ class Memory:
         self._refresher = None
         if self.backend.shared:
             self._refresher = SettingsRefresher(self.backend.namespaces, self.adopt_records, settings_refresh_s).start()
+        self._checkpointer = None
+        if graph_checkpoint_s > 0 and getattr(self.backend, "saves_graphs", False):
+            self._checkpointer = GraphCheckpointer(self.checkpoint_graphs, graph_checkpoint_s).start()
 
     def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
@@ -95,7 +102,23 @@ class Memory:
     def close(self) -> None:
         if self._refresher is not None:
             self._refresher.stop()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()  # before the backend closes (it saves what is left)
         self.backend.close()
+
+    def checkpoint_graphs(self) -> int:
+        """Saves the approximate-index graphs of every namespace written to since they were last
+        saved, each under the namespace's write lock (its writes wait, searches do not); returns
+        how many namespaces it saved. A no-op for backends without saved graphs."""
+        checkpoint = getattr(self.backend, "checkpoint_graphs", None)
+        if checkpoint is None:
+            return 0
+        saved = 0
+        for name, namespace in list(self._namespaces.items()):  # list(): atomic copy
+            with namespace.write_lock:
+                if self._namespaces.get(name) is namespace and checkpoint(name):
+                    saved += 1
+        return saved
 
     def adopt_records(self, records: Sequence[records_pb2.NamespaceRecord]) -> int:
         """Takes the backend's namespace records as other processes left them: namespaces they

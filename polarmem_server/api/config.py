@@ -75,6 +75,7 @@ class ServerConfig:
     milvus_layout: str = "collection"  # collection (one per namespace) | shared (a partition per namespace; schema.py)
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
     fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
+    graph_checkpoint_s: float = 300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
 
     def validate(self) -> ServerConfig:
         try:
@@ -109,6 +110,9 @@ class ServerConfig:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
         if self.processes < 1:
             raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
+        if not self.graph_checkpoint_s >= 0:
+            raise ValueError(f"setting graph_checkpoint_s: must be >= 0 seconds (0 = save graphs on stop only), "
+                             f"got {self.graph_checkpoint_s}")
         if self.fast_front_address:
             if self.fast_front_address == self.address and not self.address.endswith(":0"):
                 raise ValueError("setting fast_front_address: must differ from address (the front is a second listener)")
@@ -144,7 +148,10 @@ class ServerConfig:
                                  ("backup_dir", bool(self.backup_dir), "is for the local backend's snapshots; "
                                   "back Milvus up with its own tools"),
                                  ("durability", self.durability != "sync", "is for the local store; Milvus "
-                                  "acknowledges a write once its log has it")):
+                                  "acknowledges a write once its log has it"),
+                                 ("graph_checkpoint_s",
+                                  self.graph_checkpoint_s != ServerConfig.__dataclass_fields__["graph_checkpoint_s"].default,
+                                  "is for the local backend's HNSW graphs (Milvus keeps its own indexes)")):
             if value:
                 raise ValueError(f"setting {name}: {why} and cannot be used with backend milvus; drop it")
 
@@ -194,6 +201,8 @@ HELP = {
                "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
     "processes": "server processes on the port: the primary takes every write, the others serve reads from "
                  "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
+    "graph_checkpoint_s": "seconds between saves of the approximate-index (HNSW) graphs of namespaces written to "
+                          "since, so a crash costs no rebuild of them (0 = save on stop only; local backend)",
     "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
                           "without explanations from the core and hands every other Recall to this server "
                           "('' = off; docs/fast-front.md)",

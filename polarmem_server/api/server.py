@@ -475,10 +475,11 @@ class PolarMemServer:
             if self.group is not None:
                 backend = PublishingBackend(cfg.data_dir, self.group.board, cfg.durability, cfg.index_threads,
                                             self.metrics.store_write.observe)
-                self.memory = Memory(backend, verifier=self.verifier)
+                self.memory = Memory(backend, verifier=self.verifier, graph_checkpoint_s=cfg.graph_checkpoint_s)
             else:
                 self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                                     on_store_write=self.metrics.store_write.observe, verifier=self.verifier)
+                                     on_store_write=self.metrics.store_write.observe, verifier=self.verifier,
+                                     graph_checkpoint_s=cfg.graph_checkpoint_s)
         store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
         if store is not None:
             self._watch_store(store)

@@ -45,6 +45,9 @@ def test_environment_and_config_file_and_flags(tmp_path):
     ({"backend": "milvus", "milvus_layout": "partition-key"}, "setting milvus_layout: use 'collection' or 'shared'"),
     ({"milvus_layout": "shared"}, "setting milvus_layout: the milvus_* settings need backend milvus"),
     ({"backend": "milvus", "milvus_ca_pem": "/ca.pem"}, "setting milvus_ca_pem: it is for TLS"),
+    ({"graph_checkpoint_s": -1}, "setting graph_checkpoint_s: must be >= 0 seconds"),
+    ({"graph_checkpoint_s": float("nan")}, "setting graph_checkpoint_s: must be >= 0 seconds"),
+    ({"backend": "milvus", "graph_checkpoint_s": 60}, "setting graph_checkpoint_s: is for the local backend"),
 ])
 def test_combinations_that_cannot_work_are_one_line_config_errors(flags, words):
     with pytest.raises(ConfigError) as caught:

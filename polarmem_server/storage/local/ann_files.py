@@ -7,10 +7,14 @@ Layout, inside the data directory (RocksDB leaves files it did not write alone):
     ann/<namespace, hex>/ids.bin             the item id of every slot when the graphs were saved
     ann/<namespace, hex>/manifest.json       written last: what the files above match
 
-Consistency. The graphs are saved when the backend closes, after the last write, and the manifest
-records the store's RocksDB sequence number at that point. Any later write advances the sequence,
-so a graph that no longer matches the store is never loaded: it is rebuilt (a server that crashes
-after writing leaves the old manifest, now stale). A save first removes the manifest and writes it
+Consistency. A namespace's graphs are saved while none of its writes runs — at checkpoints while
+serving (``LocalBackend.checkpoint_graphs``, driven by ``Memory``'s graph checkpointer under the
+namespace's write lock) and when the backend closes — and the manifest records the namespace's
+write count then (``Store.namespace_writes``, bumped in the same RocksDB batch as every write of
+that namespace, so it survives exactly as the writes do). Any later write of the namespace changes
+the count, so a graph that no longer matches the store is never loaded: it is rebuilt (a server
+that crashes after writing leaves the old manifest, now stale). Writes to other namespaces leave it
+valid, which is what lets one namespace be saved while others take writes. A save first removes the manifest and writes it
 last, after the other files are synced and renamed into place, so a crash between writes leaves a
 directory without a manifest (rebuilt). The manifest holds each file's size and CRC-32: hnswlib
 trusts its input, so a damaged or cut file must be caught here, before it reaches the core.
@@ -39,7 +43,8 @@ from polarmem_server.storage.local.namespace_index import NamespaceIndex
 log = logging.getLogger("polarmem.ann_files")
 
 ANN_DIR = "ann"
-# 2: graph rows are int8 codes with a scale (format 1 held binary16 rows; such graphs are rebuilt).
+# 2: graph rows are int8 codes with a scale, and the manifest records the namespace's write count
+# (format 1 held binary16 rows and the store's sequence number; such graphs are rebuilt).
 FORMAT = 2
 MANIFEST = "manifest.json"
 IDS = "ids.bin"
@@ -57,13 +62,6 @@ def namespace_dir(root: Path, namespace: str) -> Path:
 def _graph_file(space: str) -> str:
     return space.encode().hex() + ".hnsw"
 
-
-def store_sequence(store) -> int:
-    """The store's latest RocksDB sequence number: it changes with every write."""
-    return int(store._family("meta").latest_sequence_number())
-
-
-# ---- files ---------------------------------------------------------------------------------
 
 def _crc32(path: Path) -> tuple[int, int]:
     """(size, CRC-32) of a file."""
@@ -117,9 +115,10 @@ def _decode_ids(data: bytes) -> list[str | None]:
 
 # ---- save ----------------------------------------------------------------------------------
 
-def save_graphs(root: Path, namespace: str, target: NamespaceIndex, ann: AnnSpec, sequence: int) -> Path:
+def save_graphs(root: Path, namespace: str, target: NamespaceIndex, ann: AnnSpec, writes: int) -> Path:
     """Writes the namespace's graphs, its slot ids and (last) the manifest; returns the directory.
-    Call only while no write runs: the files must all describe the store at ``sequence``."""
+    Call only while none of the namespace's writes runs: the files must all describe the store
+    after its ``writes`` writes (Store.namespace_writes)."""
     directory = namespace_dir(root, namespace)
     directory.mkdir(parents=True, exist_ok=True)
     manifest_path = directory / MANIFEST
@@ -146,7 +145,7 @@ def save_graphs(root: Path, namespace: str, target: NamespaceIndex, ann: AnnSpec
     os.replace(partial, ids_path)
     size, crc = _crc32(ids_path)
     files[IDS] = {"bytes": size, "crc32": crc}
-    manifest = {"format": FORMAT, "namespace": namespace, "sequence": sequence, "slots": len(ids),
+    manifest = {"format": FORMAT, "namespace": namespace, "writes": writes, "slots": len(ids),
                 "ann": {key: getattr(ann, key) for key in _GRAPH_SETTINGS}, "spaces": spaces, "files": files}
     partial = manifest_path.with_suffix(".partial")
     partial.write_text(json.dumps(manifest, indent=1))
@@ -194,9 +193,10 @@ class SavedGraphs:
 
 
 def find_saved(root: Path, namespace: str, spaces: tuple[SpaceSpec, ...], ann: AnnSpec,
-               sequence: int) -> tuple[SavedGraphs | None, str]:
-    """The namespace's saved graphs when they match the store at ``sequence`` and the current
-    settings, with every file intact; otherwise (None, why they cannot be used)."""
+               writes: int) -> tuple[SavedGraphs | None, str]:
+    """The namespace's saved graphs when they match the store after the namespace's ``writes``
+    writes and the current settings, with every file intact; otherwise (None, why they cannot be
+    used)."""
     directory = namespace_dir(root, namespace)
     manifest_path = directory / MANIFEST
     if not manifest_path.is_file():
@@ -205,8 +205,9 @@ def find_saved(root: Path, namespace: str, spaces: tuple[SpaceSpec, ...], ann: A
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("format") != FORMAT or manifest.get("namespace") != namespace:
             return None, "saved graph of another format or namespace"
-        if manifest["sequence"] != sequence:
-            return None, f"saved graph is stale (store sequence {sequence}, graph saved at {manifest['sequence']})"
+        if manifest["writes"] != writes:
+            return None, (f"saved graph is stale (the namespace has taken {writes} writes, the graph was saved "
+                          f"after {manifest['writes']})")
         if manifest["ann"] != {key: getattr(ann, key) for key in _GRAPH_SETTINGS}:
             return None, "saved graph was built with other settings"
         wanted = {s.name: s.dim for s in spaces if not s.multi}

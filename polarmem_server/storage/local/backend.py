@@ -19,7 +19,7 @@ from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
 from polarmem_server.storage.local import plan_capture
-from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs, store_sequence
+from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
@@ -46,6 +46,7 @@ class _Namespace:
         self.concept_ids: dict[str, int] = {}  # normalised name -> id
         self.concepts: list[tuple[int, str]] = []
         self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
+        self.saved_writes: int | None = None  # the namespace's write count its saved graphs describe
         self.grade_with(record)
 
     def grade_with(self, record: NamespaceRecord) -> None:
@@ -74,9 +75,8 @@ class LocalBackend(Backend):
         self._loaded_items = 0
         self.ann_root = self.store.path / ANN_DIR
         started = time.perf_counter()
-        sequence = store_sequence(self.store)
         for record in self.store.namespaces():
-            self._namespaces[record.name] = self._load(record, sequence)
+            self._namespaces[record.name] = self._load(record, self.store.namespace_writes(record.name))
         self._load_seconds = time.perf_counter() - started
 
     @property
@@ -105,29 +105,50 @@ class LocalBackend(Backend):
             self.store.close()
 
     def _save_graphs(self) -> None:
-        """Writes every namespace's graphs with the store's sequence; a failure (disk full) only
-        costs the next start-up a rebuild, so it is logged and closing goes on."""
+        """Writes every namespace's graphs that a checkpoint has not already saved as they are; a
+        failure (disk full) only costs the next start-up a rebuild, so it is logged and closing
+        goes on."""
         graphs = {name: state for name, state in self._namespaces.items() if state.ann is not None}
         try:
             prune(self.ann_root, set(graphs))
-            if not graphs:
-                return
-            self.store.flush()  # the sequence recorded is one a restart recovers
-            sequence = store_sequence(self.store)
-            for name, state in graphs.items():
-                save_graphs(self.ann_root, name, state.index, state.ann, sequence)
-            if store_sequence(self.store) != sequence:  # a write ran meanwhile: the files may not match
-                for name in graphs:
-                    discard(self.ann_root, name)
-                log.warning("a write ran while the approximate-index graphs were saved: they will be rebuilt")
-        except Exception as exc:  # noqa: BLE001 - closing must finish; the next start rebuilds
-            log.warning("saving the approximate-index graphs to %s failed (%s): the next start-up rebuilds them",
-                        self.ann_root, exc)
-            for name in graphs:
-                try:
-                    discard(self.ann_root, name)
-                except OSError:
-                    pass
+        except OSError as exc:
+            log.warning("pruning the saved approximate-index graphs in %s failed (%s)", self.ann_root, exc)
+        for name, state in graphs.items():
+            self._save_namespace_graphs(name, state)
+
+    def checkpoint_graphs(self, ns: str) -> bool:
+        """Saves the namespace's approximate-index graphs when it has taken writes since they were
+        last saved (or loaded), so a crash costs no rebuild of what was saved; True when it saved.
+        Call only while none of the namespace's writes runs (Memory holds its write lock);
+        searches go on meanwhile."""
+        if self.ann_root is None or not self.saves_graphs or self._closed:
+            return False
+        state = self._namespaces.get(ns)
+        if state is None or state.ann is None:
+            return False
+        return self._save_namespace_graphs(ns, state)
+
+    def _save_namespace_graphs(self, name: str, state: _Namespace) -> bool:
+        writes = self.store.namespace_writes(name)
+        if writes == state.saved_writes:
+            return False  # saved (or loaded) as it is
+        try:
+            save_graphs(self.ann_root, name, state.index, state.ann, writes)
+            if self.store.namespace_writes(name) != writes:  # a write ran meanwhile: the files may not match
+                discard(self.ann_root, name)
+                log.warning("namespace %r: a write ran while its approximate-index graphs were saved: they will be "
+                            "rebuilt at the next start-up unless saved again", name)
+                return False
+        except Exception as exc:  # noqa: BLE001 - serving (or closing) goes on; the next start rebuilds
+            log.warning("namespace %r: saving the approximate-index graphs to %s failed (%s): the next start-up "
+                        "rebuilds them unless a later save succeeds", name, self.ann_root, exc)
+            try:
+                discard(self.ann_root, name)
+            except OSError:
+                pass
+            return False
+        state.saved_writes = writes
+        return True
 
     def snapshot(self, dest_dir: str):
         """A RocksDB checkpoint of the live store plus its manifest (storage/local/backup.py)."""
@@ -309,18 +330,19 @@ class LocalBackend(Backend):
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return state
 
-    def _load(self, record: NamespaceRecord, sequence: int | None = None) -> _Namespace:
+    def _load(self, record: NamespaceRecord, writes: int | None = None) -> _Namespace:
         """A namespace's search state from RocksDB (start-up), with its approximate-index graphs
-        loaded from their saved files when those match the store at ``sequence``, rebuilt
-        otherwise (always without a sequence or an ann_root)."""
+        loaded from their saved files when those match the store after the namespace's ``writes``
+        writes (Store.namespace_writes), rebuilt otherwise (always without a count or an ann_root)."""
         ann = ann_from_record(record)
         saved, why = None, "no saved graph"
-        if ann is not None and self.ann_root is not None and sequence is not None:
-            saved, why = find_saved(self.ann_root, record.name, _spaces_of(record), ann, sequence)
+        if ann is not None and self.ann_root is not None and writes is not None:
+            saved, why = find_saved(self.ann_root, record.name, _spaces_of(record), ann, writes)
         state, items = self._rebuild(record, defer_graphs=saved is not None)
         if saved is not None:
             try:
                 saved.install(state.index)
+                state.saved_writes = writes
                 self.ann_startup[record.name] = "loaded"
                 self._loaded_items += items
                 return state

@@ -52,7 +52,7 @@ from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import ItemWrite
-from polarmem_server.storage.local.ann_files import ANN_DIR, store_sequence
+from polarmem_server.storage.local.ann_files import ANN_DIR
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.rebuild import vectors_by_space
@@ -319,7 +319,7 @@ class SecondaryStore(Store):
             raise StoreError(f"{self.path} holds schema version {stored!r}; a replica reads version {SCHEMA_VERSION} "
                              "(start the primary first, it migrates the store)")
 
-    def _write(self, batch) -> None:
+    def _write(self, batch, ns=None) -> None:
         raise ReadOnlyReplica("this process is a read-only replica; writes go to the primary process")
 
     def catch_up(self) -> None:
@@ -377,7 +377,7 @@ class ReplicaBackend(LocalBackend):
     """A LocalBackend over a SecondaryStore: searches and reads as the primary's backend does;
     :meth:`apply_items` and :meth:`refresh` bring one namespace in step with the primary. At
     start-up it loads the approximate-index graphs the primary saved when they match the store
-    it sees (ann_files.py checks the sequence and every file), and never writes them."""
+    it sees (ann_files.py checks the namespace's write count and every file), and never writes them."""
 
     saves_graphs = False
 
@@ -393,9 +393,8 @@ class ReplicaBackend(LocalBackend):
         self._loaded_items = 0
         self.ann_root = Path(path) / ANN_DIR
         started = time.perf_counter()
-        sequence = store_sequence(self.store)
         for record in self.store.namespaces():
-            self._namespaces[record.name] = self._load(record, sequence)
+            self._namespaces[record.name] = self._load(record, self.store.namespace_writes(record.name))
         self._load_seconds = time.perf_counter() - started
 
     def catch_up(self) -> None:
@@ -466,11 +465,12 @@ class ReplicaBackend(LocalBackend):
                             vectors_by_space(state.index, [v for _, _, v in added]))
         return True
 
-    def _load(self, record: NamespaceRecord, sequence: int | None = None) -> _Namespace:
-        """`sequence` (start-up only): the store's, so saved graphs that match it are loaded; a
-        refresh after the primary's writes rebuilds (the saved graphs describe an older store)."""
+    def _load(self, record: NamespaceRecord, writes: int | None = None) -> _Namespace:
+        """`writes` (start-up only): the namespace's write count in the store, so saved graphs
+        that match it are loaded; a refresh after the primary's writes rebuilds (the saved graphs
+        describe an older store)."""
         self._layouts[record.name] = _layout(record)
-        return super()._load(record, sequence)
+        return super()._load(record, writes)
 
     # Writes never reach a replica's backend (the server forwards them); a library user who
     # tries gets the store's ReadOnlyReplica from the first write, before the index changes.

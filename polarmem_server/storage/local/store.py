@@ -7,6 +7,7 @@ and ``\\0`` separates key parts):
 column family  key                                         value
 =============  ==========================================  ===================================
 meta           ``schema_version``                          ASCII integer
+meta           ``writes \0 ns``                             ASCII integer: the namespace's write count
 namespaces     ``ns``                                      NamespaceRecord (protobuf)
 concepts       ``ns \\0 id(uint32 BE)``                     ConceptRecord
 items          ``ns \\0 item_id``                           ItemRecord (kind, text, URI, metadata,
@@ -119,6 +120,9 @@ def open_error(path: Path, exc: BaseException) -> StoreError:
     return StoreError(f"cannot open data_dir {path}: {message}")
 
 
+_WRITES = b"writes\x00"  # meta key prefix of the per-namespace write counts
+
+
 def _ns(name: str) -> bytes:
     return name.encode() + b"\x00"
 
@@ -211,7 +215,7 @@ class Store:
         if stored is None:
             batch = WriteBatch(raw_mode=True)
             batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
-            self._write(batch)
+            self._write(batch, None)
         elif int(stored) == 1:
             self._migrate_from_1()
         elif int(stored) != SCHEMA_VERSION:
@@ -235,7 +239,16 @@ class Store:
     def put_namespace(self, record: records_pb2.NamespaceRecord) -> None:
         batch = WriteBatch(raw_mode=True)
         batch.put(record.name.encode(), record.SerializeToString(), self._handles["namespaces"])
-        self._write(batch)
+        self._write(batch, record.name)
+
+    def namespace_writes(self, ns: str) -> int:
+        """How many writes the namespace has taken (settings, items, deletions), counted in the same
+        batch as each write, so it survives exactly as the writes do. Saved approximate-index
+        graphs record it (ann_files.py): a write to another namespace leaves them valid. It keeps
+        counting across a deletion, so a namespace made again under the same name never repeats
+        a count."""
+        value = self._family("meta").get(_WRITES + ns.encode())
+        return int(value) if value is not None else 0
 
     def namespaces(self) -> list[records_pb2.NamespaceRecord]:
         return [records_pb2.NamespaceRecord.FromString(v) for _, v in self._scan("namespaces", b"")]
@@ -248,7 +261,7 @@ class Store:
         end = name.encode() + b"\x01"
         for cf in ("concepts", "items", "vectors", "edges", "index"):
             batch.delete_range(prefix, end, self._handles[cf])
-        self._write(batch)
+        self._write(batch, name)
 
     # ---- concepts --------------------------------------------------------------------------
 
@@ -271,7 +284,7 @@ class Store:
         batch = WriteBatch(raw_mode=True)
         index_records = [self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
                          for record, vectors, previous, previous_spaces, new_concepts in entries]
-        self._write(batch)
+        self._write(batch, ns)
         return index_records
 
     def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
@@ -306,7 +319,7 @@ class Store:
             batch.delete(item_key + b"\x00" + space.encode(), self._handles["vectors"])
         for polarity, concept_id in edges_of(record):
             batch.delete(_edge_key(ns, polarity, concept_id, record.id), self._handles["edges"])
-        self._write(batch)
+        self._write(batch, ns)
 
     def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord | None:
         data = self._family("items").get(_ns(ns) + item_id.encode())
@@ -350,14 +363,18 @@ class Store:
 
     # ---- plumbing --------------------------------------------------------------------------
 
-    def _write(self, batch: WriteBatch) -> None:
-        """One atomic, (with sync durability) synced write. A failure is classified (disk full or
-        I/O error), remembered, and answered to every write until a reopen succeeds."""
+    def _write(self, batch: WriteBatch, ns: str | None) -> None:
+        """One atomic, (with sync durability) synced write to namespace `ns`, which also counts it
+        (namespace_writes; None: a store-wide write, counted nowhere). A failure is classified (disk full or I/O error), remembered, and
+        answered to every write until a reopen succeeds."""
         with self._lock:
             if self._closed:
                 raise StoreWriteFailed("the store is closed (the server is shutting down); retry on another server")
             if self.write_error is not None and not self._try_reopen_locked():
                 raise self.write_error
+            # Read and bumped under the lock: every write of the namespace adds exactly one.
+            if ns is not None:
+                batch.put(_WRITES + ns.encode(), str(self.namespace_writes(ns) + 1).encode(), self._handles["meta"])
             try:
                 self._db.write(batch, self._write_options)
             except Exception as exc:
