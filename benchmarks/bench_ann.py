@@ -43,6 +43,12 @@ added to an int8 Index without a graph, never held whole; no FAISS; the same thr
     flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --exact-only --sizes 5000000 \
         --out 'benchmarks/results/ann-growth-exact-{n}.json'
 
+``--exact-only --graph`` also builds the graph as the chunks arrive and measures ours approximate
+per ef against the exact answers (still no FAISS: at 5M its copy and graph would not fit beside ours):
+
+    flock /tmp/polarmem-bench.lock python benchmarks/bench_ann.py --exact-only --graph --ef-construction 50 \
+        --sizes 5000000 --out 'benchmarks/results/ann-growth-graph-{n}.json'
+
 ``--build-rate N`` times the graph build alone (N items, PolarMem vs FAISS IndexHNSWFlat, same M and
 ef_construction, 1 and 2 threads, interleaved).
 """
@@ -351,16 +357,20 @@ def proc_status_bytes(key: str) -> int:
     return 0
 
 
-def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int) -> dict:
+def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, graph: AnnSpec | None = None) -> dict:
     """run_size's exact int8 point alone, for an N whose corpus (4 n dim bytes), graph and FAISS
     copy do not fit in memory together: the corpus drawn `chunk` rows at a time and added to an
-    int8 Index without a graph (the loader's path without AnnSpec), so only the index holds it."""
-    print(f"\n== exact only: N = {n:,} x d = {dim}, k = {k}, {query_count} queries, chunks of {chunk:,} ==", flush=True)
+    int8 Index without a graph (the loader's path without AnnSpec), so only the index holds it.
+    With `graph` the index also builds that graph as the chunks arrive, and each scenario adds
+    ours approximate per ef with recall@10 within tier against the exact answers (no FAISS)."""
+    print(f"\n== exact{' + graph' if graph else ''} only: N = {n:,} x d = {dim}, k = {k}, {query_count} queries, "
+          f"chunks of {chunk:,} ==", flush=True)
     draw = low_rank_sampler(dim, rng)
     queries = draw(query_count)
     out: dict = {"n": n, "dim": dim, "k": k, "queries": query_count, "exact_only": True, "chunk": chunk,
-                 "load_before": load_average(), "rss_before_bytes": proc_status_bytes("VmRSS")}
-    index = Index([SpaceSpec("vis", dim, storage="int8")])
+                 "load_before": load_average(), "rss_before_bytes": proc_status_bytes("VmRSS"),
+                 "ef_construction": graph.ef_construction if graph else None}
+    index = Index([SpaceSpec("vis", dim, storage="int8")], ann=graph)
     index.ensure_concepts(8)
     added = 0.0  # the add calls only, as run_size's build_plain_s (its corpus is drawn beforehand)
     started = time.perf_counter()
@@ -375,7 +385,7 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int) 
             print(f"  {first + count:,} added, {added:.1f} s in add, RSS {proc_status_bytes('VmRSS') / 2**30:.2f} GiB",
                   flush=True)
     del X, has, not_has
-    out["build_plain_s"] = added
+    out["build_graph_s" if graph else "build_plain_s"] = added
     out["build_with_draw_s"] = time.perf_counter() - started
     out["memory_bytes"] = index.memory_bytes
     out["rss_after_build_bytes"] = proc_status_bytes("VmRSS")
@@ -392,6 +402,21 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int) 
                      "reranked_median": statistics.median(h.reranked for h in hits)}
         print(f"{name}: tiers {out[name]['tier_counts']}, exact int8 {t_one:.2f} ms (1 thread), "
               f"{t_default:.2f} ms (default threads)", flush=True)
+        if graph:
+            ours = {}
+            for ef in EF_VALUES:
+                t, approx = timed_each(lambda q, ef=ef, sc=sc: index.search(
+                    {"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1, exact=False,
+                    ef_search=ef), queries)
+                ours[ef] = {"ms": t, "recall": recall_within_tier(hits, approx), "approximate": approx[0].approximate,
+                            "speedup_vs_exact": t_one / t}
+                print(f"  ef {ef:>3}: ours {t:.3f} ms recall {ours[ef]['recall']:.4f} ({t_one / t:.1f}x exact)", flush=True)
+            out[name]["ours"] = ours
+            best = [ef for ef, v in ours.items() if v["recall"] >= 0.95]
+            if best:
+                ef0 = min(best)
+                out[name]["at_recall_095"] = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": ours[ef0]["recall"],
+                                              "faiss_ms": None, "speedup_vs_exact_int8": t_one / ours[ef0]["ms"]}
     out["peak_rss_bytes"] = proc_status_bytes("VmHWM")
     out["load_after"] = load_average()
     print(f"built in {added:.1f} s of add ({out['build_with_draw_s']:.1f} s with the draw), memory_bytes "
@@ -561,17 +586,20 @@ def plot_growth(paths: list[Path], png: Path) -> None:
              exact_only=False)
         line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours, exact-only runs)", "c-D",
              exact_only=True)
-        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o")
+        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o", exact_only=False)
+        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours, chunked runs, no FAISS)",
+             "m-o", exact_only=True)
         line(ax, [a["faiss_ms"] if a else None for a in at], "FAISS HNSW + IDSelectorBitmap, same recall", "g-^")
         ax.set(xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     axes[2].legend(fontsize=8)
     ax = axes[3]
-    line(ax, [r.get("build_graph_s") for r in rows], "graph build (ours, 2 threads)", "r-o")
+    line(ax, [r.get("build_graph_s") for r in rows], "graph build (ours, 2 threads)", "r-o", exact_only=False)
+    line(ax, [r.get("build_graph_s") for r in rows], "graph build (ours, chunked runs)", "m-o", exact_only=True)
     line(ax, [r.get("faiss_build_s") for r in rows], "FAISS IndexHNSWFlat build (2 threads)", "g-^")
-    line(ax, [r["build_plain_s"] for r in rows], "no graph (int8 rows only)", "b-s", exact_only=False)
-    line(ax, [r["build_plain_s"] for r in rows], "no graph (exact-only runs)", "c-D", exact_only=True)
+    line(ax, [r.get("build_plain_s") for r in rows], "no graph (int8 rows only)", "b-s", exact_only=False)
+    line(ax, [r.get("build_plain_s") for r in rows], "no graph (exact-only runs)", "c-D", exact_only=True)
     efc = sorted({r["ef_construction"] for r in rows} - {None})
     ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
            title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")
@@ -622,6 +650,9 @@ def main() -> None:
                         help="only the exact int8 search, the corpus drawn and added in --chunk-row chunks (sizes too "
                              "large for the full run): no graph, no FAISS")
     parser.add_argument("--chunk", type=int, default=100_000, help="rows drawn and added at a time with --exact-only")
+    parser.add_argument("--graph", action="store_true",
+                        help="with --exact-only: build the graph too (--ef-construction) and measure ours approximate "
+                             "per ef against the exact answers; still no FAISS")
     parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
                         help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
     args = parser.parse_args()
@@ -641,7 +672,9 @@ def main() -> None:
     if args.exact_only:
         report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
                   "cpus": os.cpu_count(), "ann": None, "exact_only": True, "sizes": []}
-        write_sizes(args, report, lambda n: run_exact_only(n, args.dim, args.k, args.queries, rng, args.chunk))
+        graph = AnnSpec(ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0) if args.graph else None
+        report["ann"] = graph.__dict__ if graph else None
+        write_sizes(args, report, lambda n: run_exact_only(n, args.dim, args.k, args.queries, rng, args.chunk, graph))
         return
     import faiss
 
