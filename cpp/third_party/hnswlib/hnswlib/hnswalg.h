@@ -510,12 +510,15 @@ class HierarchicalNSW : public AlgorithmInterface<dist_t> {
         int level,
         bool isUpdate) {
         size_t Mcurmax = level ? maxM_ : maxM0_;
-        getNeighborsByHeuristic2(top_candidates, M_);
-        if (top_candidates.size() > M_)
+        // PolarMem patch: a new element keeps up to 2M neighbours on the base layer, as FAISS's
+        // HNSW does (hnswlib 0.8.0 keeps M there too; cpp/third_party/hnswlib/README.md).
+        const size_t Mselect = level ? M_ : maxM0_;
+        getNeighborsByHeuristic2(top_candidates, Mselect);
+        if (top_candidates.size() > Mselect)
             throw std::runtime_error("Should be not be more than M_ candidates returned by the heuristic");
 
         std::vector<tableint> selectedNeighbors;
-        selectedNeighbors.reserve(M_);
+        selectedNeighbors.reserve(Mselect);
         while (top_candidates.size() > 0) {
             selectedNeighbors.push_back(top_candidates.top().second);
             top_candidates.pop();
