@@ -135,7 +135,7 @@ using NearestFirst = std::priority_queue<DistanceNode, std::vector<DistanceNode>
 // Which base-layer walk a search runs. "prefetch" (the default, prefetching_walk): hnswlib's rule
 // (for a filtered search the ef list holds allowed nodes only, so the walk goes on until it has
 // met ef allowed nodes) with each node's neighbours' rows fetched together. "hnswlib": hnswlib's
-// own searchBaseLayerST, the same answers, one row fetched ahead. "bounded" (FAISS's rule,
+// own searchBaseLayerST (the same rule, one row fetched ahead; its query rounded to int8 like a row). "bounded" (FAISS's rule,
 // filtered searches only): the ef list holds the nearest nodes visited, allowed or not, so the
 // walk covers what an unfiltered walk with that ef covers. POLARMEM_ANN_WALK picks one for
 // measurement (benchmarks/bench_ann.py --walks); read at each search (a getenv, ~0.1 us against a
@@ -150,7 +150,7 @@ Walk chosen_walk() {
   return Walk::kPrefetch;
 }
 
-// The filtered base-layer walk with FAISS's stop rule (see bounded_walk); up to `want` allowed,
+// The filtered base-layer walk with FAISS's stop rule (see chosen_walk); up to `want` allowed,
 // live nodes, nearest first in a farthest-first heap.
 FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t ef,
                              std::size_t want, hnswlib::BaseFilterFunctor* allowed) {
@@ -206,11 +206,11 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Quer
 // order, bound and tie rules), but each expanded node's unvisited neighbours are gathered first
 // and all their rows prefetched before any is scored. hnswlib prefetches one neighbour's first
 // line ahead, so its walk waits on about one row miss at a time; requested together the misses
-// overlap (up to 2m neighbours per node, d * 2 bytes per row): 1.3-1.6x faster per walk on the
-// same graph (bench_ann.py --walks prefetch hnswlib). The query stays fp32 (dot_f16: one
-// conversion per element, not two, and no rounding of the query). `kChecked`: deleted nodes and
-// nodes the filter refuses route the walk but are never results, and the walk stops only with a
-// full list, as hnswlib's checked walk does.
+// overlap (up to 2m neighbours per node, d + 4 bytes per row): 1.3-1.6x faster per walk on the
+// same graph (bench_ann.py --walks prefetch hnswlib, measured on binary16 rows). The query is
+// scored as int16 codes (QueryCodes), finer than the rows. `kChecked`: deleted nodes and nodes the
+// filter refuses route the walk but are never results, and the walk stops only with a full list,
+// as hnswlib's checked walk does.
 template <bool kChecked>
 FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t bytes,
                                std::size_t ef, BitmapFilter* allowed) {

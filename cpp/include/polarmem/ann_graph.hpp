@@ -44,10 +44,11 @@ class AnnGraph {
   void erase(std::size_t slot);
   // Renumbers slots after Index::compact (every slot still in the graph must map to >= 0).
   void relabel(const std::vector<std::int64_t>& new_of_old);
-  // Up to k (slot, cosine) pairs, best first, among the slots whose bit is set in
-  // `allowed_words` (slot s is bit s % 64 of word s / 64; `word_count` words; nullptr = every
-  // slot in the graph). ef = 0 takes
-  // the configured ef_search; the search list holds max(ef, k) entries (Index passes max(ef, 2k)).
+  // Up to k (slot, cosine) pairs, best first by the graph's int8 rows (cosines within their
+  // quantisation error), among the slots whose bit is set in `allowed_words` (slot s is bit s % 64
+  // of word s / 64; `word_count` words; nullptr = every slot in the graph). ef = 0 takes the
+  // configured ef_search; the search list holds max(ef, k) entries (Index asks for 2k candidates
+  // with ef >= 2k, and re-scores them exactly).
   std::vector<std::pair<std::size_t, float>> search(const float* query, std::size_t k, std::size_t ef,
                                                     const std::uint64_t* allowed_words, std::size_t word_count) const;
 
