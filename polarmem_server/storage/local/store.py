@@ -7,7 +7,7 @@ and ``\\0`` separates key parts):
 column family  key                                         value
 =============  ==========================================  ===================================
 meta           ``schema_version``                          ASCII integer
-meta           ``writes \0 ns``                             ASCII integer: the namespace's write count
+meta           ``writes \\0 ns``                            ASCII integer: the namespace's write count
 namespaces     ``ns``                                      NamespaceRecord (protobuf)
 concepts       ``ns \\0 id(uint32 BE)``                     ConceptRecord
 items          ``ns \\0 item_id``                           ItemRecord (kind, text, URI, metadata,
