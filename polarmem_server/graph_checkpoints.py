@@ -14,38 +14,27 @@ and rebuilds only the namespaces written to after their last checkpoint.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
+
+from polarmem_server.periodic import PeriodicPass
 
 log = logging.getLogger(__name__)
 DEFAULT_INTERVAL_S = 300.0
 
 
-class GraphCheckpointer:
+class GraphCheckpointer(PeriodicPass):
+    thread_name = "polarmem-graph-checkpoints"
+    failure_level = logging.WARNING  # a failed save costs a rebuild after a crash: worth seeing
+    stop_timeout_s = None  # a save in progress finishes first (the caller closes the store next)
+
     def __init__(self, checkpoint: Callable[[], int], interval_s: float = DEFAULT_INTERVAL_S) -> None:
         """`checkpoint`: one pass over the namespaces; returns how many it saved."""
         if interval_s <= 0:
             raise ValueError(f"graph checkpoint interval must be > 0 seconds, got {interval_s}")
+        super().__init__(interval_s)
         self._checkpoint = checkpoint
-        self.interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="polarmem-graph-checkpoints", daemon=True)
 
-    def start(self) -> GraphCheckpointer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stops the thread; a save in progress finishes first (the caller closes the store next)."""
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                saved = self._checkpoint()
-                if saved:
-                    log.info("approximate-index graphs of %d namespace(s) saved", saved)
-            except Exception as exc:  # noqa: BLE001 - the next pass tries again; close saves anyway
-                log.warning("graph checkpoint failed: %s", exc)
+    def pass_once(self) -> None:
+        saved = self._checkpoint()
+        if saved:
+            log.info("approximate-index graphs of %d namespace(s) saved", saved)

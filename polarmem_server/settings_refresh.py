@@ -17,44 +17,31 @@ older listing. Staleness is bounded: a change is seen by every process within ab
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 from polarmem.storage.v1.records_pb2 import NamespaceRecord
+from polarmem_server.periodic import PeriodicPass
 
 log = logging.getLogger(__name__)
 DEFAULT_INTERVAL_S = 2.0
 
 
-class SettingsRefresher:
+class SettingsRefresher(PeriodicPass):
+    thread_name = "polarmem-settings-refresh"
+
     def __init__(self, list_records: Callable[[], list[NamespaceRecord]],
                  adopt: Callable[[list[NamespaceRecord]], int], interval_s: float = DEFAULT_INTERVAL_S) -> None:
         """`list_records`: every namespace record in the backend; `adopt`: applies the listing
         and returns how many namespaces changed in this process."""
+        super().__init__(interval_s)
         self._list = list_records
         self._adopt = adopt
-        self.interval_s = interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="polarmem-settings-refresh", daemon=True)
-
-    def start(self) -> SettingsRefresher:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=30)
 
     def refresh_once(self) -> int:
         """One pass; returns the namespaces changed in this process."""
         return self._adopt(self._list())
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                adopted = self.refresh_once()
-                if adopted:
-                    log.info("%d namespace(s) created, deleted or changed by another process adopted", adopted)
-            except Exception as exc:  # noqa: BLE001 - the backend is down or closing: try again next pass
-                log.debug("settings refresh failed: %s", exc)
+    def pass_once(self) -> None:
+        adopted = self.refresh_once()
+        if adopted:
+            log.info("%d namespace(s) created, deleted or changed by another process adopted", adopted)

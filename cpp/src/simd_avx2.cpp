@@ -34,6 +34,26 @@ inline float dot_four_accumulators(const T* a, const T* b, std::size_t n, Load l
   return sum;
 }
 
+// Sixteen int8 codes as int16 lanes.
+inline __m256i widen_i8x16(const std::int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Exact integer <a, x> for int8 codes x and values a that `load` brings in as sixteen int16 lanes
+// (an int16 query, or int8 codes widened): madd pairs into int32 lanes, one horizontal sum.
+template <typename T, typename Load>
+inline std::int32_t dot_int16_lanes(const T* a, const std::int8_t* x, std::size_t n, Load load) {
+  __m256i acc = _mm256_setzero_si256();
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load(a + i), widen_i8x16(x + i)));
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  s = _mm_hadd_epi32(s, s);
+  s = _mm_hadd_epi32(s, s);
+  std::int32_t sum = _mm_cvtsi128_si32(s);
+  for (; i < n; ++i) sum += static_cast<std::int32_t>(a[i]) * x[i];
+  return sum;
+}
+
 inline __m256 load_half8(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -62,19 +82,7 @@ float dot_f16(const float* q, const std::uint16_t* x, std::size_t n) {
 }
 
 std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) {
-  __m256i acc = _mm256_setzero_si256();
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m256i xs = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
-    __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(qs, xs));
-  }
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  s = _mm_hadd_epi32(s, s);
-  s = _mm_hadd_epi32(s, s);
-  std::int32_t sum = _mm_cvtsi128_si32(s);
-  for (; i < n; ++i) sum += static_cast<std::int32_t>(q[i]) * x[i];
-  return sum;
+  return dot_int16_lanes(q, x, n, [](const std::int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); });
 }
 
 }  // namespace polarmem::avx2
@@ -146,19 +154,7 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
 }
 
 std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) {
-  __m256i acc = _mm256_setzero_si256();
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m256i as = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
-    __m256i bs = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(as, bs));
-  }
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  s = _mm_hadd_epi32(s, s);
-  s = _mm_hadd_epi32(s, s);
-  std::int32_t sum = _mm_cvtsi128_si32(s);
-  for (; i < n; ++i) sum += static_cast<std::int32_t>(a[i]) * b[i];
-  return sum;
+  return dot_int16_lanes(a, b, n, widen_i8x16);
 }
 
 }  // namespace polarmem::avx2
