@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "polarmem/error.hpp"
+#include "polarmem/tier_table.hpp"
 
 namespace polarmem {
 namespace {
@@ -593,15 +594,25 @@ void Index::bind(Prepared& prepared) const {
   }
 }
 
-std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) const noexcept {
-  std::array<std::int64_t, 3> counts{0, 0, 0};
-  for (std::size_t w = 0; w < prepared.word_count; ++w) {
-    const TierWords t = tier_words(prepared, w);
-    counts[0] += popcount64(t.conflict);
-    counts[1] += popcount64(t.neutral);
-    counts[2] += popcount64(t.entailed);
+TierTable::Sources Index::tier_sources(const Prepared& prepared) const {
+  // The same tiers as tier_words, from whole chunks of the bitmaps.
+  const SearchRequest& request = *prepared.request;
+  TierTable::Sources sources;
+  sources.live = &live_;
+  if (request.kind_mask == 1 || request.kind_mask == 2) {
+    sources.kind = &visual_;
+    sources.kind_negated = request.kind_mask == 2;
   }
-  return counts;
+  if (request.allow) sources.allow = prepared.allow_words.data();
+  sources.conflict = prepared.required_not;
+  sources.conflict.insert(sources.conflict.end(), prepared.forbidden_has.begin(), prepared.forbidden_has.end());
+  sources.entailed = prepared.required_has;
+  sources.word_count = prepared.word_count;
+  return sources;
+}
+
+std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) const {
+  return TierTable(tier_sources(prepared), false, active_kernels()).counts();
 }
 
 Index::TierChoice Index::choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept {
@@ -840,7 +851,10 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   const float weight = prepared.weights[0];
   // A list of only k entries finds the k-th neighbour poorly: at least 2k.
   const std::size_t ef = std::max(request.ef_search ? request.ef_search : config.ef_search, 2 * request.k);
-  const std::array<std::int64_t, 3> counts = count_tiers(prepared);
+  const Kernels& kernels = active_kernels();
+  // One pass over the bitmaps gives the counts, each walked group's filter and every hit's tier.
+  const TierTable table(tier_sources(prepared), true, kernels);
+  const std::array<std::int64_t, 3> counts = table.counts();
   const TierChoice choice = choose_tiers(request, counts);
 
   // Tiers searched as one: each tier apart where tiers rank apart (hard: logic first; soft: a
@@ -871,32 +885,35 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   SearchResult result;
   result.tier_counts = counts;
   result.approximate = true;
-  const Kernels& kernels = active_kernels();
   const bool hard = request.mode == SearchMode::kHard;
   auto entry_for = [&](std::size_t slot, std::int8_t tier, float score) {
     const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
     return Entry{static_cast<std::int8_t>(hard ? tier : 0), tier, rank_value, rank_value, score, static_cast<std::int64_t>(slot)};
   };
-  auto tier_of = [&](std::size_t slot) -> std::int8_t {
-    const TierWords t = tier_words(prepared, slot / 64);
-    const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
-    return (t.entailed & bit) ? kEntailed : (t.conflict & bit) ? kConflict : kNeutral;
-  };
+  auto tier_of = [&](std::size_t slot) { return static_cast<std::int8_t>(table.tier_index(slot) - 1); };
 
   std::vector<Entry> merged;
-  std::vector<std::uint64_t> words(prepared.word_count);
+  std::vector<std::uint64_t> union_words;
   for (const auto& g : groups) {
     const std::int64_t count = group_size(g);
     if (count == 0) continue;
-    std::int64_t with_vector = 0;
-    for (std::size_t w = 0; w < prepared.word_count; ++w) {
-      const TierWords t = tier_words(prepared, w);
-      words[w] = (g[0] ? t.conflict : 0) | (g[1] ? t.neutral : 0) | (g[2] ? t.entailed : 0);
-      with_vector += popcount64(words[w] & space.present_word(w));
+    // The group's words: one tier's own, or the union of several (mode off).
+    const std::uint64_t* words = nullptr;
+    if (g[0] + g[1] + g[2] == 1) {
+      words = table.words(g[0] ? TierTable::kConflictIndex : g[1] ? TierTable::kNeutralIndex : TierTable::kEntailedIndex);
+    } else {
+      union_words.assign(prepared.word_count, 0);
+      for (int t = 0; t < 3; ++t) {
+        if (!g[t]) continue;
+        const std::uint64_t* tier = table.words(t);
+        for (std::size_t w = 0; w < prepared.word_count; ++w) union_words[w] |= tier[w];
+      }
+      words = union_words.data();
     }
-    // The graph holds exactly the live slots with a vector: when the group holds all of them,
-    // the walk needs no filter.
-    const bool whole_graph = static_cast<std::size_t>(with_vector) == graph.size();
+    // The graph holds exactly the live slots with a vector: a group holding every live slot
+    // (no kind or allow-list limit, every non-empty tier in it) needs no filter on the walk.
+    bool whole_graph = !request.allow && request.kind_mask != 1 && request.kind_mask != 2;
+    for (int t = 0; t < 3; ++t) whole_graph = whole_graph && (g[t] || counts[t] == 0);
     TopK heap(request.k);
     auto scan_exactly = [&] {
       heap = TopK(request.k);
@@ -917,8 +934,10 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
     } else {
       // The graph holds the items that have a vector; the tier's items without one score 0
       // and rank by slot, so its first k of them by slot are the only ones that can enter.
+      // (Where every live item has a vector there are none: no pass.)
       std::size_t missing = 0;
-      for (std::size_t w = 0; w < prepared.word_count && missing < request.k; ++w) {
+      const bool none_missing = graph.size() == live_count_;
+      for (std::size_t w = 0; w < prepared.word_count && missing < request.k && !none_missing; ++w) {
         for (std::uint64_t bits = words[w] & ~space.present_word(w); bits && missing < request.k; bits &= bits - 1) {
           const std::size_t slot = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
           heap.push(entry_for(slot, tier_of(slot), 0.0f));
@@ -929,7 +948,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       // path's kernel and the best k of those kept, so a near tie at the k-th place is decided
       // by the exact score (with only k taken, recall stopped at ~0.994 however large ef).
       const std::size_t candidates = std::min(ef, 2 * request.k);
-      const auto found = graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words.data(), words.size());
+      const auto found = graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words, prepared.word_count);
       for (const auto& [slot, cosine] : found) space.prefetch_exact(slot);  // scattered rows: overlap their misses
       for (const auto& [slot, cosine] : found) {
         ++result.scored;

@@ -14,11 +14,11 @@ namespace polarmem {
 namespace {
 
 constexpr Kernels kScalarKernels{scalar::dot_f32, scalar::dot_f16, scalar::dot_i8, scalar::dot_f32_tile, scalar::f16_to_f32,
-                                 scalar::dot_i8_i8};
+                                 scalar::dot_i8_i8, scalar::split_tiers};
 constexpr Kernels kAvx2Kernels{avx2::dot_f32, avx2::dot_f16, avx2::dot_i8, avx2::dot_f32_tile, avx2::f16_to_f32,
-                               avx2::dot_i8_i8};
+                               avx2::dot_i8_i8, avx2::split_tiers};
 constexpr Kernels kAvx512Kernels{avx512::dot_f32, avx512::dot_f16, avx512::dot_i8, avx512::dot_f32_tile, avx512::f16_to_f32,
-                                 avx512::dot_i8_i8};
+                                 avx512::dot_i8_i8, avx512::split_tiers};
 
 SimdLevel initial_level() {
   const char* requested = std::getenv("POLARMEM_SIMD");
@@ -58,7 +58,8 @@ bool cpu_supports(SimdLevel level) {
   switch (level) {
     case SimdLevel::kScalar: return true;
     case SimdLevel::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+             __builtin_cpu_supports("popcnt");
     case SimdLevel::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && cpu_supports(SimdLevel::kAvx2);

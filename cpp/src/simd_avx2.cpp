@@ -3,6 +3,7 @@
 
 #include "polarmem/simd.hpp"
 #include "polarmem/simd_kernels.hpp"
+#include "split_tiers_body.hpp"
 
 namespace polarmem::avx2 {
 namespace {
@@ -155,6 +156,12 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
 
 std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) {
   return dot_int16_lanes(a, b, n, widen_i8x16);
+}
+
+void split_tiers(const std::uint64_t* eligible, const std::uint64_t* conflict_any, const std::uint64_t* entailed_any,
+                 std::size_t n, std::uint64_t* const out[3], std::int64_t counts[3]) {
+  split_tiers_body(eligible, conflict_any, entailed_any, n, out, counts,
+                   [](std::uint64_t x) { return static_cast<std::int64_t>(__builtin_popcountll(x)); });
 }
 
 }  // namespace polarmem::avx2

@@ -4,6 +4,7 @@
 
 #include "polarmem/simd.hpp"
 #include "polarmem/simd_kernels.hpp"
+#include "split_tiers_body.hpp"
 
 namespace polarmem::avx512 {
 
@@ -130,6 +131,12 @@ void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
     _mm512_mask_storeu_ps(out + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i)));
   }
+}
+
+void split_tiers(const std::uint64_t* eligible, const std::uint64_t* conflict_any, const std::uint64_t* entailed_any,
+                 std::size_t n, std::uint64_t* const out[3], std::int64_t counts[3]) {
+  split_tiers_body(eligible, conflict_any, entailed_any, n, out, counts,
+                   [](std::uint64_t x) { return static_cast<std::int64_t>(__builtin_popcountll(x)); });
 }
 
 }  // namespace polarmem::avx512

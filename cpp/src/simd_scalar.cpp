@@ -3,6 +3,8 @@
 
 #include "polarmem/simd.hpp"
 #include "polarmem/simd_kernels.hpp"
+#include "polarmem/slot_bitmap.hpp"
+#include "split_tiers_body.hpp"
 
 namespace polarmem::scalar {
 
@@ -54,6 +56,11 @@ std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n
   std::int32_t sum = 0;
   for (std::size_t i = 0; i < n; ++i) sum += static_cast<std::int32_t>(a[i]) * b[i];
   return sum;
+}
+
+void split_tiers(const std::uint64_t* eligible, const std::uint64_t* conflict_any, const std::uint64_t* entailed_any,
+                 std::size_t n, std::uint64_t* const out[3], std::int64_t counts[3]) {
+  split_tiers_body(eligible, conflict_any, entailed_any, n, out, counts, popcount64);
 }
 
 }  // namespace polarmem::scalar

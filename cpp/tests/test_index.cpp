@@ -11,7 +11,9 @@
 #include "polarmem/aligned_buffer.hpp"
 #include "polarmem/index.hpp"
 #include "polarmem/prefetch.hpp"
+#include "polarmem/simd.hpp"
 #include "polarmem/slot_bitmap.hpp"
+#include "polarmem/tier_table.hpp"
 
 using namespace polarmem;
 
@@ -289,6 +291,57 @@ POLARMEM_TEST(slots_with_is_the_and_of_the_bitmaps) {
   CHECK(index->slots_with(has, not_has) == expected);
   CHECK(index->slots_with({}, {}).size() == f.n - 2);
   CHECK_THROWS(index->slots_with({}, {5}));
+}
+
+POLARMEM_TEST(tier_table_equals_per_slot_tiers) {
+  // Over three chunks (the last partial) where some bitmaps have no chunk at all, with and
+  // without a kind and an allow-list, at every kernel level: each slot's tier and the counts.
+  const std::size_t n = 2 * SlotBitmap::kSlotsPerChunk + 1000;
+  const std::size_t word_count = (n + 63) / 64;
+  std::mt19937_64 rng(31);
+  SlotBitmap live, visual, required_not, forbidden_has, required_has, other_has;
+  std::vector<std::uint64_t> allow(word_count, 0);
+  for (std::size_t slot = 0; slot < n; ++slot) {
+    const std::uint64_t r = rng();
+    if (r % 10 != 0) live.set(slot);
+    if ((r >> 8) % 2) visual.set(slot);
+    if (slot >= SlotBitmap::kSlotsPerChunk && (r >> 16) % 7 == 0) required_not.set(slot);  // no first chunk
+    if ((r >> 24) % 9 == 0) forbidden_has.set(slot);
+    if ((r >> 32) % 3 == 0) required_has.set(slot);
+    if (slot < SlotBitmap::kSlotsPerChunk && (r >> 40) % 5 == 0) other_has.set(slot);  // first chunk only
+    if ((r >> 48) % 4 != 0) allow[slot / 64] |= std::uint64_t{1} << (slot % 64);
+  }
+  for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (!cpu_supports(level)) continue;
+    for (int variant = 0; variant < 4; ++variant) {
+      TierTable::Sources sources;
+      sources.live = &live;
+      sources.kind = variant >= 2 ? &visual : nullptr;
+      sources.kind_negated = variant == 3;
+      sources.allow = variant % 2 ? allow.data() : nullptr;
+      sources.conflict = {&required_not, &forbidden_has};
+      sources.entailed = {&required_has, &other_has};
+      sources.word_count = word_count;
+      const TierTable kept(sources, true, kernels_for(level));
+      const TierTable counted(sources, false, kernels_for(level));
+      std::array<std::int64_t, 3> want{0, 0, 0};
+      for (std::size_t slot = 0; slot < n; ++slot) {
+        bool eligible = live.test(slot);
+        if (sources.kind) eligible = eligible && (visual.test(slot) != sources.kind_negated);
+        if (sources.allow) eligible = eligible && ((allow[slot / 64] >> (slot % 64)) & 1u);
+        const bool conflict = required_not.test(slot) || forbidden_has.test(slot);
+        const bool entailed = required_has.test(slot) || other_has.test(slot);
+        const int tier = !eligible ? -1 : conflict ? 0 : entailed ? 2 : 1;
+        if (tier >= 0) {
+          ++want[tier];
+          CHECK(kept.tier_index(slot) == tier);
+        }
+        for (int t = 0; t < 3; ++t) CHECK(((kept.words(t)[slot / 64] >> (slot % 64)) & 1u) == static_cast<std::uint64_t>(t == tier));
+      }
+      CHECK(kept.counts() == want);
+      CHECK(counted.counts() == want);
+    }
+  }
 }
 
 POLARMEM_TEST(concurrent_search_with_writer) {

@@ -92,6 +92,37 @@ POLARMEM_TEST(i8_i8_levels_are_bit_identical) {
   }
 }
 
+POLARMEM_TEST(split_tiers_levels_match_bit_by_bit) {
+  // Each level's tier split and counts against a per-bit reference, on word counts with tails.
+  std::mt19937_64 rng(23);
+  for (SimdLevel level : kLevels) {
+    if (!cpu_supports(level)) continue;
+    const Kernels& k = kernels_for(level);
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{1000}}) {
+      std::vector<std::uint64_t> eligible(n), conflict_any(n), entailed_any(n), out_words[3];
+      for (std::size_t i = 0; i < n; ++i) {
+        eligible[i] = rng();
+        conflict_any[i] = rng() & rng();  // sparser than half, so every tier is populated
+        entailed_any[i] = rng();
+      }
+      for (auto& o : out_words) o.assign(n, ~std::uint64_t{0});
+      std::uint64_t* out[3] = {out_words[0].data(), out_words[1].data(), out_words[2].data()};
+      std::int64_t counts[3] = {5, 0, 0};  // counts are added to
+      k.split_tiers(eligible.data(), conflict_any.data(), entailed_any.data(), n, out, counts);
+      std::int64_t want[3] = {5, 0, 0};
+      for (std::size_t i = 0; i < n; ++i) {
+        for (int bit = 0; bit < 64; ++bit) {
+          const bool e = (eligible[i] >> bit) & 1u, c = (conflict_any[i] >> bit) & 1u, a = (entailed_any[i] >> bit) & 1u;
+          const int tier = !e ? -1 : c ? 0 : a ? 2 : 1;
+          if (tier >= 0) ++want[tier];
+          for (int t = 0; t < 3; ++t) CHECK(((out_words[t][i] >> bit) & 1u) == static_cast<std::uint64_t>(t == tier));
+        }
+      }
+      for (int t = 0; t < 3; ++t) CHECK(counts[t] == want[t]);
+    }
+  }
+}
+
 POLARMEM_TEST(tile_product_levels_match_scalar) {
   // Every level's register-blocked tile against the scalar tile, for 1..5 panels (so the
   // AVX-512 groups of 4 and their 1-3 panel remainders both run) on awkward dimensions.

@@ -13,6 +13,7 @@
 #include "polarmem/rw_lock.hpp"
 
 #include "polarmem/slot_bitmap.hpp"
+#include "polarmem/tier_table.hpp"
 #include "polarmem/vector_space.hpp"
 
 namespace polarmem {
@@ -217,7 +218,8 @@ class Index {
   std::vector<SearchResult> run_batch(const std::vector<SearchRequest>& requests) const;
   void bind(Prepared& prepared) const;  // under the lock
   TierWords tier_words(const Prepared& prepared, std::size_t word) const noexcept;
-  std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const noexcept;
+  TierTable::Sources tier_sources(const Prepared& prepared) const;
+  std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const;
   static TierChoice choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept;
   SearchResult run_search(const Prepared& prepared) const;
   const AnnGraph* approximate_graph(const Prepared& prepared) const noexcept;

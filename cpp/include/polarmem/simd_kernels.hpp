@@ -16,6 +16,9 @@ namespace polarmem {
                     float* out);                                                    \
   void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n);               \
   std::int32_t dot_i8_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n); \
+  void split_tiers(const std::uint64_t* eligible, const std::uint64_t* conflict_any,  \
+                   const std::uint64_t* entailed_any, std::size_t n, std::uint64_t* const out[3], \
+                   std::int64_t counts[3]);                                          \
   }
 POLARMEM_DECLARE_KERNELS(scalar)
 POLARMEM_DECLARE_KERNELS(avx2)

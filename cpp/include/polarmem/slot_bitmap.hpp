@@ -36,6 +36,11 @@ class SlotBitmap {
     return chunks_[chunk][word_index % kWordsPerChunk];
   }
 
+  // Chunk `chunk`'s kWordsPerChunk words, or nullptr where no slot of it was ever set.
+  const std::uint64_t* chunk(std::size_t chunk) const noexcept {
+    return chunk < chunks_.size() ? chunks_[chunk].get() : nullptr;
+  }
+
   bool test(std::size_t slot) const noexcept { return (word(slot / 64) >> (slot % 64)) & 1u; }
 
   void set(std::size_t slot) {
