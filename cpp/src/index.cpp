@@ -107,20 +107,21 @@ std::string describe_slot(std::int64_t slot) { return "slot " + std::to_string(s
 
 }  // namespace
 
-struct Index::TierWords {
-  std::uint64_t conflict;
-  std::uint64_t neutral;
-  std::uint64_t entailed;
-};
-
 struct Index::Prepared {
+  Prepared() = default;
+  // tiers.allow points into allow_words: a move keeps that buffer, a copy would not.
+  Prepared(Prepared&&) = default;
+  Prepared& operator=(Prepared&&) = default;
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+
   const SearchRequest* request = nullptr;
   std::vector<std::size_t> space_ids;
   std::vector<SpaceQuery> queries;
   std::vector<float> weights;
-  std::vector<const SlotBitmap*> required_has;
-  std::vector<const SlotBitmap*> required_not;
-  std::vector<const SlotBitmap*> forbidden_has;
+  // What decides each slot's tier: live, kind, allow-list, the required concepts' NOT_HAS and
+  // the forbidden concepts' HAS (conflict), the required concepts' HAS (entailed).
+  TierTable::Sources tiers;
   // Confidence flags (empty unless the request asks for them and names such concepts).
   std::vector<const SlotBitmap*> present_flags;  // required concepts at present_level
   std::vector<const SlotBitmap*> absent_flags;   // forbidden concepts at absent_level
@@ -508,22 +509,6 @@ Index::Prepared Index::prepare(const SearchRequest& request) const {
   return prepared;
 }
 
-Index::TierWords Index::tier_words(const Prepared& prepared, std::size_t word) const noexcept {
-  const SearchRequest& request = *prepared.request;
-  std::uint64_t eligible = live_.word(word);
-  if (request.kind_mask == 1) eligible &= visual_.word(word);
-  else if (request.kind_mask == 2) eligible &= ~visual_.word(word);
-  if (request.allow) eligible &= prepared.allow_words[word];
-  std::uint64_t conflict = 0;
-  std::uint64_t entailed = 0;
-  for (const SlotBitmap* b : prepared.required_not) conflict |= b->word(word);
-  for (const SlotBitmap* b : prepared.forbidden_has) conflict |= b->word(word);
-  for (const SlotBitmap* b : prepared.required_has) entailed |= b->word(word);
-  conflict &= eligible;
-  entailed &= eligible & ~conflict;
-  return {conflict, eligible & ~conflict & ~entailed, entailed};
-}
-
 SearchResult Index::search(const SearchRequest& request) const {
   Prepared prepared = prepare(request);
   std::shared_lock lock(mutex_);
@@ -566,7 +551,6 @@ void Index::bind(Prepared& prepared) const {
   const SearchRequest& request = *prepared.request;
   auto resolve = [&](const std::vector<std::uint32_t>& ids, const char* argument, const std::vector<SlotBitmap>& from,
                      std::vector<const SlotBitmap*>* out) {
-    out->clear();
     for (std::uint32_t id : ids) {
       if (id >= has_.size()) {
         fail(ErrorCode::kOutOfRange, std::string(argument) + ": concept id " + std::to_string(id) + " is out of range [0, " +
@@ -575,9 +559,16 @@ void Index::bind(Prepared& prepared) const {
       out->push_back(&from[id]);
     }
   };
-  resolve(request.required, "required", has_, &prepared.required_has);
-  resolve(request.required, "required", not_has_, &prepared.required_not);
-  resolve(request.forbidden, "forbidden", has_, &prepared.forbidden_has);
+  TierTable::Sources& tiers = prepared.tiers;
+  tiers = TierTable::Sources{};
+  tiers.live = &live_;
+  if (request.kind_mask == 1 || request.kind_mask == 2) {  // 0 or both bits: any kind
+    tiers.kind = &visual_;
+    tiers.kind_negated = request.kind_mask == 2;
+  }
+  resolve(request.required, "required", not_has_, &tiers.conflict);
+  resolve(request.forbidden, "forbidden", has_, &tiers.conflict);
+  resolve(request.required, "required", has_, &tiers.entailed);
   prepared.present_flags.clear();
   prepared.absent_flags.clear();
   if (request.present_level > 0) resolve(request.required, "required", present_[request.present_level - 1u], &prepared.present_flags);
@@ -591,28 +582,13 @@ void Index::bind(Prepared& prepared) const {
       }
       prepared.allow_words[static_cast<std::size_t>(slot) / 64] |= std::uint64_t{1} << (slot % 64);
     }
+    tiers.allow = prepared.allow_words.data();
   }
+  tiers.word_count = prepared.word_count;
 }
 
-TierTable::Sources Index::tier_sources(const Prepared& prepared) const {
-  // The same tiers as tier_words, from whole chunks of the bitmaps.
-  const SearchRequest& request = *prepared.request;
-  TierTable::Sources sources;
-  sources.live = &live_;
-  if (request.kind_mask == 1 || request.kind_mask == 2) {
-    sources.kind = &visual_;
-    sources.kind_negated = request.kind_mask == 2;
-  }
-  if (request.allow) sources.allow = prepared.allow_words.data();
-  sources.conflict = prepared.required_not;
-  sources.conflict.insert(sources.conflict.end(), prepared.forbidden_has.begin(), prepared.forbidden_has.end());
-  sources.entailed = prepared.required_has;
-  sources.word_count = prepared.word_count;
-  return sources;
-}
-
-std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) const {
-  return TierTable(tier_sources(prepared), false, active_kernels()).counts();
+std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) {
+  return TierTable(prepared.tiers, false, active_kernels()).counts();
 }
 
 Index::TierChoice Index::choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept {
@@ -687,7 +663,10 @@ inline std::uint64_t all_flagged(const std::vector<const SlotBitmap*>& bitmaps, 
 SearchResult Index::run_search(const Prepared& prepared) const {
   const SearchRequest& request = *prepared.request;
   SearchResult result;
-  result.tier_counts = count_tiers(prepared);
+  // One pass gives the counts (for pruning and threads) and the words the scan selects from
+  // (3 bits per slot for the query's lifetime: 375 KB at 1M items).
+  const TierTable table(prepared.tiers, true, active_kernels());
+  result.tier_counts = table.counts();
   const TierChoice choice = choose_tiers(request, result.tier_counts);
   const bool take_conflict = choice.conflict;
   const bool take_neutral = choice.neutral;
@@ -780,7 +759,7 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     std::size_t begin = 0, end = 0;
     while (chunks.next(&begin, &end)) {
       for (std::size_t w = begin; w < end; ++w) {
-        const TierWords t = tier_words(prepared, w);
+        const TierTable::Word t = table.word(w);
         std::uint64_t selected = t.entailed | (take_neutral ? t.neutral : 0) | (take_conflict ? t.conflict : 0);
         // A full heap of a better tier makes lower tiers unrankable: skip their vectors.
         if (hard && heap.full()) {
@@ -853,7 +832,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   const std::size_t ef = std::max(request.ef_search ? request.ef_search : config.ef_search, 2 * request.k);
   const Kernels& kernels = active_kernels();
   // One pass over the bitmaps gives the counts, each walked group's filter and every hit's tier.
-  const TierTable table(tier_sources(prepared), true, kernels);
+  const TierTable table(prepared.tiers, true, kernels);
   const std::array<std::int64_t, 3> counts = table.counts();
   const TierChoice choice = choose_tiers(request, counts);
 
@@ -897,11 +876,13 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   for (const auto& g : groups) {
     const std::int64_t count = group_size(g);
     if (count == 0) continue;
-    // The group's words: one tier's own, or the union of several (mode off).
-    const std::uint64_t* words = nullptr;
-    if (g[0] + g[1] + g[2] == 1) {
-      words = table.words(g[0] ? TierTable::kConflictIndex : g[1] ? TierTable::kNeutralIndex : TierTable::kEntailedIndex);
-    } else {
+    // The group's words: its one non-empty tier's own, or the union of several (mode off).
+    int non_empty = 0, last_tier = 0;
+    for (int t = 0; t < 3; ++t) {
+      if (g[t] && counts[t] > 0) ++non_empty, last_tier = t;
+    }
+    const std::uint64_t* words = table.words(last_tier);
+    if (non_empty > 1) {
       union_words.assign(prepared.word_count, 0);
       for (int t = 0; t < 3; ++t) {
         if (!g[t]) continue;
@@ -912,7 +893,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
     }
     // The graph holds exactly the live slots with a vector: a group holding every live slot
     // (no kind or allow-list limit, every non-empty tier in it) needs no filter on the walk.
-    bool whole_graph = !request.allow && request.kind_mask != 1 && request.kind_mask != 2;
+    bool whole_graph = !prepared.tiers.allow && !prepared.tiers.kind;
     for (int t = 0; t < 3; ++t) whole_graph = whole_graph && (g[t] || counts[t] == 0);
     TopK heap(request.k);
     auto scan_exactly = [&] {
@@ -1156,7 +1137,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     // Per tile row and group: 0 = not selected, else tier + 2.
     std::vector<std::int8_t> tile_codes(kTileRows * group_count);
     std::vector<std::uint64_t> selected(group_count);
-    std::vector<TierWords> words(group_count);
+    std::vector<TierTable::Word> words(group_count);
     std::size_t tile_size = 0;
 
     auto score_tile = [&] {
@@ -1232,7 +1213,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
       for (std::size_t w = begin; w < end; ++w) {
         std::uint64_t any = 0;
         for (std::size_t g = 0; g < group_count; ++g) {
-          const TierWords t = tier_words(groups[g], w);
+          const TierTable::Word t = TierTable::word_at(groups[g].tiers, w);
           std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
           if (group_requests[g].mode == SearchMode::kHard) {
             // Tiers below every one of the group's full heaps cannot rank: skip them.
@@ -1251,7 +1232,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
           for (std::size_t g = 0; g < group_count; ++g) {
             std::int8_t code = 0;
             if ((selected[g] >> bit) & 1u) {
-              const TierWords& t = words[g];
+              const TierTable::Word& t = words[g];
               code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u) ? kEntailed
                                                    : ((t.conflict >> bit) & 1u) ? kConflict
                                                                                 : kNeutral));

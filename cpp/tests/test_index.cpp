@@ -294,7 +294,7 @@ POLARMEM_TEST(slots_with_is_the_and_of_the_bitmaps) {
 }
 
 POLARMEM_TEST(tier_table_equals_per_slot_tiers) {
-  // Over three chunks (the last partial) where some bitmaps have no chunk at all, with and
+  // The table and TierTable::word_at against each slot's tier. Over three chunks (the last partial) where some bitmaps have no chunk at all, with and
   // without a kind and an allow-list, at every kernel level: each slot's tier and the counts.
   const std::size_t n = 2 * SlotBitmap::kSlotsPerChunk + 1000;
   const std::size_t word_count = (n + 63) / 64;
@@ -340,6 +340,12 @@ POLARMEM_TEST(tier_table_equals_per_slot_tiers) {
       }
       CHECK(kept.counts() == want);
       CHECK(counted.counts() == want);
+      for (std::size_t w = 0; w < word_count; ++w) {  // the per-word reading scans use
+        const TierTable::Word t = TierTable::word_at(sources, w);
+        CHECK(t.conflict == kept.words(0)[w]);
+        CHECK(t.neutral == kept.words(1)[w]);
+        CHECK(t.entailed == kept.words(2)[w]);
+      }
     }
   }
 }

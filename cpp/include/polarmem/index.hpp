@@ -193,7 +193,6 @@ class Index {
 
  private:
   struct Prepared;
-  struct TierWords;
 
   const VectorSpace& space_named(const std::string& name, const std::string& argument) const;
   std::size_t space_index(const std::string& name, const std::string& argument) const;
@@ -217,9 +216,7 @@ class Index {
   bool batchable(const std::vector<SearchRequest>& requests) const;
   std::vector<SearchResult> run_batch(const std::vector<SearchRequest>& requests) const;
   void bind(Prepared& prepared) const;  // under the lock
-  TierWords tier_words(const Prepared& prepared, std::size_t word) const noexcept;
-  TierTable::Sources tier_sources(const Prepared& prepared) const;
-  std::array<std::int64_t, 3> count_tiers(const Prepared& prepared) const;
+  static std::array<std::int64_t, 3> count_tiers(const Prepared& prepared);
   static TierChoice choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept;
   SearchResult run_search(const Prepared& prepared) const;
   const AnnGraph* approximate_graph(const Prepared& prepared) const noexcept;

@@ -30,11 +30,35 @@ class TierTable {
     std::size_t word_count = 0;
   };
 
+  // One word's tiers, read straight from the bitmaps (for scans that visit words in their own
+  // order); the same split as the table's.
+  struct Word {
+    std::uint64_t conflict;
+    std::uint64_t neutral;
+    std::uint64_t entailed;
+  };
+  static Word word_at(const Sources& sources, std::size_t word) noexcept {
+    std::uint64_t eligible = sources.live->word(word);
+    if (sources.kind) eligible &= sources.kind_negated ? ~sources.kind->word(word) : sources.kind->word(word);
+    if (sources.allow) eligible &= sources.allow[word];
+    std::uint64_t conflict = 0;
+    std::uint64_t entailed = 0;
+    for (const SlotBitmap* b : sources.conflict) conflict |= b->word(word);
+    for (const SlotBitmap* b : sources.entailed) entailed |= b->word(word);
+    conflict &= eligible;
+    entailed &= eligible & ~conflict;
+    return {conflict, eligible & ~conflict & ~entailed, entailed};
+  }
+
   TierTable(const Sources& sources, bool keep_words, const Kernels& kernels);
 
   const std::array<std::int64_t, 3>& counts() const noexcept { return counts_; }
   // A tier's words (kept tables only), word_count of them.
   const std::uint64_t* words(int tier_index) const noexcept { return words_.get() + tier_index * word_count_; }
+  // Word w of the three tiers (kept tables only).
+  Word word(std::size_t w) const noexcept {
+    return {words(kConflictIndex)[w], words(kNeutralIndex)[w], words(kEntailedIndex)[w]};
+  }
   // The tier index of an eligible slot (kept tables only); the tier itself is index - 1
   // (kConflict -1, kNeutral 0, kEntailed 1).
   int tier_index(std::size_t slot) const noexcept {
