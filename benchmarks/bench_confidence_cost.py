@@ -11,9 +11,12 @@ same-process ratio too. This tree's worker measures three things:
 * ``plain``: the namespace without any confidence grades — queries without levels (what every
   query was before);
 * ``graded``: the same namespace with grades for every (item, concept) a verifier scored (all
-  queried concepts, ~70 % of the cells graded at some level) — queries still without levels:
-  the case that must cost nothing;
-* ``levels``: the graded namespace, queries with present_level 1 and absent_level 2.
+  queried concepts, ~70 % of the cells graded at some level) and, where this build keeps them,
+  the confidences themselves (the byte column) — queries still without levels or weights: the
+  case that must cost nothing;
+* ``levels``: the graded namespace, queries with present_level 1 and absent_level 2;
+* ``weights``: the graded namespace, queries with present_weight 0.6 and absent_weight 0.4 (the
+  0.9 rule's), where this build has them.
 
 Query shapes: ``scan`` — a rare required concept (~3 items: the entailed tier is smaller than k, so
 the neutral tier, ~70 % of the items, is read too: the per-item path at full length) — and
@@ -65,10 +68,16 @@ def worker(args) -> None:
     vectors, has, not_has, confidence = namespace(args.items, args.dim, args.seed)
     n = args.items
     variants = {"plain": None}
+    with_weights = "confidence" in getattr(core_index.GradeCSR, "_fields", ())
     if hasattr(core_index, "CONFIDENCE_LEVELS") and not args.previous_build:
         from polarmem_server.domain.confidence import grades as grade_of
         g = grade_of(confidence)
-        variants["graded"] = [{c: int(g[i, c]) for c in range(6) if g[i, c]} for i in range(n)]
+        if with_weights:  # every scored concept listed, with its confidence (as the local backend grades)
+            variants["graded"] = core_index.GradeCSR(np.arange(0, 6 * n + 1, 6, dtype=np.int64),
+                                                     np.tile(np.arange(6, dtype=np.uint32), n), g.ravel(),
+                                                     confidence.ravel())
+        else:
+            variants["graded"] = [{c: int(g[i, c]) for c in range(6) if g[i, c]} for i in range(n)]
     indexes = {}
     for name, grades in variants.items():
         index = Index([SpaceSpec("vis", args.dim)], threads=1)
@@ -99,6 +108,9 @@ def worker(args) -> None:
             if name == "graded":
                 out[f"levels/{shape}_us"] = time_each(lambda q: index.search(
                     {"vis": q}, required, forbidden, k=args.k, present_level=1, absent_level=2))
+                if with_weights:
+                    out[f"weights/{shape}_us"] = time_each(lambda q: index.search(
+                        {"vis": q}, required, forbidden, k=args.k, present_weight=0.6, absent_weight=0.4))
     print(json.dumps(out))
 
 
@@ -159,6 +171,7 @@ def main() -> None:
     for shape in ("scan", "pruned"):
         prev, cur = median_of("previous", f"plain/{shape}_us"), median_of("current", f"plain/{shape}_us")
         graded, levels = median_of("current", f"graded/{shape}_us"), median_of("current", f"levels/{shape}_us")
+        weights = median_of("current", f"weights/{shape}_us")
         fp, fc = median_of("previous", "faiss_flat_us"), median_of("current", "faiss_flat_us")
         ratios[shape] = {
             "current_plain_vs_previous": cur / prev if prev else None,
@@ -167,6 +180,7 @@ def main() -> None:
             "current_graded_no_levels_vs_previous": graded / prev if prev and graded else None,
             "current_graded_no_levels_vs_plain": graded / cur if graded else None,
             "levels_vs_no_levels": levels / graded if levels and graded else None,
+            "weights_vs_no_weights": weights / graded if weights and graded else None,
             # each build against FAISS measured in the same process: cancels load drift between workers
             "previous_over_faiss": prev / fp if prev and fp else None,
             "current_plain_over_faiss": cur / fc if fc else None,

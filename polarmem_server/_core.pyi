@@ -13,6 +13,8 @@ from polarmem_server import errors
 MAX_TOP_K: int
 MAX_DIM: int
 CONFIDENCE_LEVELS: int
+CONFIDENCE_SCALE: int
+NOT_SCORED: int
 
 class InvalidArgumentError(errors.InvalidArgument):
     """The core rejected a malformed input (shape, NaN, unknown space, k out of range)."""
@@ -39,10 +41,11 @@ class SearchMode(enum.Enum):
 # (space, float32 vector, weight)
 QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]
 # (slots int64, tiers int8, scores float32, (conflict, neutral, entailed), scored, reranked, approximate,
-#  confidence int8: per hit bit 1 confidently absent, bit 0 confidently present; empty without levels)
+#  confidence int8: per hit bit 1 confidently absent, bit 0 confidently present; empty without levels,
+#  rank_scores float32: per hit s_sem + the confidence term; empty without confidence weights)
 RawHits = tuple[
     npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool,
-    npt.NDArray[np.int8],
+    npt.NDArray[np.int8], npt.NDArray[np.float32],
 ]
 
 # (space, m, ef_construction, ef_search, exact_below, exact_factor)
@@ -63,6 +66,8 @@ class SearchRequest:
     ef_search: int
     present_level: int
     absent_level: int
+    present_weight: float
+    absent_weight: float
     def __init__(
         self,
         vectors: QueryVectors = ...,
@@ -79,9 +84,13 @@ class SearchRequest:
         ef_search: int = 0,
         present_level: int = 0,
         absent_level: int = 0,
+        present_weight: float = 0.0,
+        absent_weight: float = 0.0,
     ) -> None: ...
     def __copy__(self) -> SearchRequest: ...
     def __deepcopy__(self, memo: dict[Any, Any]) -> SearchRequest: ...
+
+GradeLists = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8], npt.NDArray[np.uint8] | None]
 
 # (space, values[rows, dim] float32, present[rows] uint8 | None, counts[items] int64 | None)
 VectorBlock = tuple[str, npt.NDArray[np.float32], npt.NDArray[np.uint8] | None, npt.NDArray[np.int64] | None]
@@ -115,8 +124,9 @@ class Index:
         has_ids: npt.NDArray[np.uint32] | None,
         not_indptr: npt.NDArray[np.int64] | None,
         not_ids: npt.NDArray[np.uint32] | None,
-        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
-        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3,
+        # confidence bytes uint8 (P = b / 254, 255 = none) | None)
+        grades: GradeLists | None = None,
     ) -> int: ...
     def set_concepts(
         self,
@@ -125,8 +135,9 @@ class Index:
         has_ids: npt.NDArray[np.uint32] | None,
         not_indptr: npt.NDArray[np.int64] | None,
         not_ids: npt.NDArray[np.uint32] | None,
-        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3)
-        grades: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int8]] | None = None,
+        # confidence grades as CSR: (indptr int64, concept ids uint32, grades int8 in -3 .. 3,
+        # confidence bytes uint8 (P = b / 254, 255 = none) | None)
+        grades: GradeLists | None = None,
     ) -> None: ...
     def set_vectors(self, arg0: npt.NDArray[np.int64], arg1: VectorBlock) -> None: ...
     def remove(self, arg0: npt.NDArray[np.int64]) -> None: ...

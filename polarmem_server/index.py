@@ -28,7 +28,12 @@ confidently present at level g, -g confidently absent, g in 1 .. :data:`CONFIDEN
 hard-mode request with ``present_level`` / ``absent_level`` ranks by ``(tier, every forbidden
 concept confidently absent, every required concept confidently present, s_sem, slot)``. What a
 level means (e.g. P(present) > 0.99) is the caller's; the core keeps one bitmap per concept,
-polarity and level. A request without levels ranks exactly as before.
+polarity and level. A request without levels ranks exactly as before. Grades may also carry the
+confidence itself (:class:`GradeCSR` ``confidence``, P(present) in [0, 1], NaN = none), which a
+hard-mode request with ``present_weight`` / ``absent_weight`` adds to s_sem within a tier and its
+flags: ``s_sem + present_weight * mean P(present) of the required concepts - absent_weight * mean
+P(present) of the forbidden ones`` (kept as a byte, P = b / 254; a concept without one counts 1
+where the item states HAS, 0 where NOT_HAS, 0.5 otherwise). Scores returned stay s_sem.
 """
 
 from __future__ import annotations
@@ -156,6 +161,8 @@ class SearchHits:
     approximate: bool = False  # some tier's members were chosen by the approximate graph
     # per hit, when confidence levels were requested: bit 1 confidently absent, bit 0 confidently present
     confidence: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    # per hit, when confidence weights were requested: the value it ranked by (s_sem + the term)
+    rank_scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
 
     def __len__(self) -> int:
         return int(self.slots.shape[0])
@@ -210,20 +217,30 @@ class ConceptCSR(NamedTuple):
 
 class GradeCSR(NamedTuple):
     """Confidence grades of many items as CSR arrays: item i grades ``ids[p]`` with ``grades[p]``
-    for p in ``indptr[i]:indptr[i + 1]`` (int8, -CONFIDENCE_LEVELS .. CONFIDENCE_LEVELS)."""
+    for p in ``indptr[i]:indptr[i + 1]`` (int8, -CONFIDENCE_LEVELS .. CONFIDENCE_LEVELS), and
+    optionally ``confidence[p]``, P(present) in [0, 1] (NaN: none) for confidence weights."""
 
     indptr: np.ndarray
     ids: np.ndarray
     grades: np.ndarray
+    confidence: np.ndarray | None = None
 
 
 def _grades(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -> tuple | None:
     """The core's (indptr, ids, grades) from per-item {concept: grade} mappings or a GradeCSR."""
     if grades is None:
         return None
+    column = None
     if isinstance(grades, GradeCSR):
         indptr, ids = _csr(ConceptCSR(grades.indptr, grades.ids), count, "grades")
         values = np.asarray(grades.grades)
+        if grades.confidence is not None:
+            confidence = np.asarray(grades.confidence)
+            if confidence.shape != ids.shape or confidence.dtype.kind != "f":
+                raise InvalidArgumentError(f"grades: confidence must be floats, one per concept id ({ids.shape[0]})")
+            if np.any((confidence < 0) | (confidence > 1)):
+                raise InvalidArgumentError("grades: each confidence must be a probability in [0, 1] (NaN: none)")
+            column = _column_bytes(confidence)
     else:
         if len(grades) != count:
             raise InvalidArgumentError(f"grades: expected one mapping per item ({count}), got {len(grades)}")
@@ -233,7 +250,15 @@ def _grades(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -
         raise InvalidArgumentError(f"grades: expected one grade per concept id ({ids.shape[0]}), got {values.shape[0]}")
     if values.size and (values.dtype.kind not in "iu" or np.abs(values.astype(np.int64)).max() > CONFIDENCE_LEVELS):
         raise InvalidArgumentError(f"grades: each grade must be an integer in [-{CONFIDENCE_LEVELS}, {CONFIDENCE_LEVELS}]")
-    return indptr, ids, np.ascontiguousarray(values, dtype=np.int8)
+    return indptr, ids, np.ascontiguousarray(values, dtype=np.int8), column
+
+
+def _column_bytes(confidence: np.ndarray) -> np.ndarray:
+    """The core's confidence byte per P(present): rint(P * 254); NaN (none) -> NOT_SCORED."""
+    out = np.full(confidence.shape, _core.NOT_SCORED, dtype=np.uint8)
+    known = ~np.isnan(confidence)
+    out[known] = np.rint(confidence[known].astype(np.float64) * _core.CONFIDENCE_SCALE).astype(np.uint8)
+    return out
 
 
 def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
@@ -363,13 +388,16 @@ class Index:
         ef_search: int = 0,
         present_level: int = 0,
         absent_level: int = 0,
+        present_weight: float = 0.0,
+        absent_weight: float = 0.0,
     ) -> SearchRequest:
         """Build one :class:`SearchRequest` (the arguments of :meth:`search`), checking and
         converting each argument here so errors name it. ``exact=False`` lets a space's
         approximate index choose each large tier's top k (tiers and their order stay exact);
         ``ef_search`` (0 = the space's) widens the graph search for this request.
         ``present_level`` / ``absent_level`` (hard mode; 0 = not used): confidence flags within
-        tiers, see the module docstring; such a request is searched exactly."""
+        tiers, see the module docstring; ``present_weight`` / ``absent_weight`` (hard mode; 0 = not
+        used): confidence weights within tiers, likewise. Such a request is searched exactly."""
         if not isinstance(exact, (bool, np.bool_)):
             raise InvalidArgumentType(f"exact must be a bool, got {quoted(exact)}")
         if isinstance(ef_search, bool) or not isinstance(ef_search, (int, np.integer)) or not 0 <= ef_search <= 10_000:
@@ -381,6 +409,13 @@ class Index:
             if level and mode != "hard":
                 raise InvalidArgumentError(f"{name}: confidence flags order items within logic tiers; use mode 'hard' "
                                            f"(got {quoted(mode)}) or level 0")
+        for name, weight in (("present_weight", present_weight), ("absent_weight", absent_weight)):
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not np.isfinite(weight) \
+                    or weight < 0:
+                raise InvalidArgumentError(f"{name} must be a finite number >= 0 (0 = not used), got {quoted(weight)}")
+            if weight and mode != "hard":
+                raise InvalidArgumentError(f"{name}: confidence weights order items within logic tiers; use mode "
+                                           f"'hard' (got {quoted(mode)}) or weight 0")
         terms = []
         for space, values in (query or {}).items():
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
@@ -400,6 +435,8 @@ class Index:
             ef_search=int(ef_search),
             present_level=int(present_level),
             absent_level=int(absent_level),
+            present_weight=float(present_weight),
+            absent_weight=float(absent_weight),
         )
 
     @overload
@@ -441,13 +478,16 @@ class Index:
         ef_search: int = 0,
         present_level: int = 0,
         absent_level: int = 0,
+        present_weight: float = 0.0,
+        absent_weight: float = 0.0,
     ) -> SearchHits:
         """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
         ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
-        ``exact=False``, ``present_level`` / ``absent_level``: see :meth:`request`."""
+        ``exact=False``, ``present_level`` / ``absent_level``, ``present_weight`` / ``absent_weight``:
+        see :meth:`request`."""
         return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,
                                                  kinds, allow, weights, threads, exact, ef_search, present_level,
-                                                 absent_level))
+                                                 absent_level, present_weight, absent_weight))
 
     def search_batch(
         self,
@@ -622,7 +662,7 @@ class Index:
 
     @staticmethod
     def _hits(raw: tuple) -> SearchHits:
-        slots, tiers, scores, counts, scored, reranked, approximate, confidence = raw
+        slots, tiers, scores, counts, scored, reranked, approximate, confidence, rank_scores = raw
         return SearchHits(
             slots=slots,
             tiers=tiers,
@@ -632,4 +672,5 @@ class Index:
             reranked=int(reranked),
             approximate=bool(approximate),
             confidence=confidence,
+            rank_scores=rank_scores,
         )

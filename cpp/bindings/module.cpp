@@ -67,15 +67,21 @@ ConceptLists lists(const std::optional<py::array>& indptr, const std::optional<p
   return {p, i};
 }
 
-// Confidence grades as CSR: (indptr[count + 1] int64, ids uint32, grades int8) or None.
-using PyGrades = std::optional<std::tuple<py::array, py::array, py::array>>;
+// Confidence grades as CSR: (indptr[count + 1] int64, ids uint32, grades int8, confidence uint8 |
+// None) or None.
+using PyGrades = std::optional<std::tuple<py::array, py::array, py::array, std::optional<py::array>>>;
 ConceptGrades grade_lists(const PyGrades& grades, std::size_t count) {
   if (!grades) return {};
-  const auto& [indptr, ids, values] = *grades;
+  const auto& [indptr, ids, values, confidence] = *grades;
   const ConceptLists base = lists(indptr, ids, count, "grades");
   const auto* g = checked<std::int8_t>(values, "grades", 1);
   if (values.size() != ids.size()) throw py::value_error("grades: one grade per id expected");
-  return {base.indptr, base.ids, g};
+  const std::uint8_t* c = nullptr;
+  if (confidence) {
+    c = checked<std::uint8_t>(*confidence, "confidence", 1);
+    if (confidence->size() != ids.size()) throw py::value_error("grades: one confidence byte per id expected");
+  }
+  return {base.indptr, base.ids, g, c};
 }
 
 // (space, values[rows, dim], present[rows] | None, counts[items] | None)
@@ -119,7 +125,7 @@ void set_allow(SearchRequest& r, const std::optional<py::array>& allow) {
 py::tuple result_tuple(const SearchResult& r) {
   return py::make_tuple(to_numpy(r.slots), to_numpy(r.tiers), to_numpy(r.scores),
                         py::make_tuple(r.tier_counts[0], r.tier_counts[1], r.tier_counts[2]), r.scored, r.reranked,
-                        r.approximate, to_numpy(r.confidence));
+                        r.approximate, to_numpy(r.confidence), to_numpy(r.rank_scores));
 }
 
 // (space, m, ef_construction, ef_search, exact_below, exact_factor)
@@ -181,6 +187,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("MAX_TOP_K") = kMaxTopK;
   m.attr("MAX_DIM") = kMaxDim;
   m.attr("CONFIDENCE_LEVELS") = kConfidenceLevels;
+  m.attr("CONFIDENCE_SCALE") = kConfidenceScale;
+  m.attr("NOT_SCORED") = kNotScored;
 
   py::enum_<SearchMode>(m, "SearchMode", "How hits are ranked: off (s_sem), hard ((s_log, s_sem)), soft (s_sem + lambda s_log).")
       .value("off", SearchMode::kOff)
@@ -193,7 +201,7 @@ PYBIND11_MODULE(_core, m) {
                        std::vector<std::uint32_t> forbidden, std::size_t k, SearchMode mode, float soft_lambda,
                        bool exclude_conflicts, std::uint8_t kind_mask, const std::optional<py::array>& allow,
                        std::size_t threads, bool exact, std::size_t ef_search, std::uint8_t present_level,
-                       std::uint8_t absent_level) {
+                       std::uint8_t absent_level, float present_weight, float absent_weight) {
              SearchRequest r;
              set_vectors(r, vectors);
              r.required = std::move(required);
@@ -209,13 +217,16 @@ PYBIND11_MODULE(_core, m) {
              r.ef_search = ef_search;
              r.present_level = present_level;
              r.absent_level = absent_level;
+             r.present_weight = present_weight;
+             r.absent_weight = absent_weight;
              return r;
            }),
            py::arg("vectors") = PyQueryVectors{}, py::arg("required") = std::vector<std::uint32_t>{},
            py::arg("forbidden") = std::vector<std::uint32_t>{}, py::arg("k") = 10, py::arg("mode") = SearchMode::kHard,
            py::arg("soft_lambda") = 1.0f, py::arg("exclude_conflicts") = false, py::arg("kind_mask") = 0,
            py::arg("allow") = py::none(), py::arg("threads") = 0, py::arg("exact") = true, py::arg("ef_search") = 0,
-           py::arg("present_level") = 0, py::arg("absent_level") = 0)
+           py::arg("present_level") = 0, py::arg("absent_level") = 0, py::arg("present_weight") = 0.0f,
+           py::arg("absent_weight") = 0.0f)
       .def_property(
           "vectors",
           [](const SearchRequest& r) {
@@ -243,6 +254,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("ef_search", &SearchRequest::ef_search)
       .def_readwrite("present_level", &SearchRequest::present_level)
       .def_readwrite("absent_level", &SearchRequest::absent_level)
+      .def_readwrite("present_weight", &SearchRequest::present_weight)
+      .def_readwrite("absent_weight", &SearchRequest::absent_weight)
       .def("__copy__", [](const SearchRequest& r) { return SearchRequest(r); })  // shares the allow-list
       .def("__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
       .def("__repr__", [](const SearchRequest& r) {

@@ -125,6 +125,7 @@ struct Index::Prepared {
   // Confidence flags (empty unless the request asks for them and names such concepts).
   std::vector<const SlotBitmap*> present_flags;  // required concepts at present_level
   std::vector<const SlotBitmap*> absent_flags;   // forbidden concepts at absent_level
+  ConfidenceWeights weights_term;  // inactive unless the request sets confidence weights
   std::vector<std::uint64_t> allow_words;
   std::size_t word_count = 0;
   bool compact = false;
@@ -286,6 +287,7 @@ void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_
       for (auto& bitmap : present_[level]) bitmap.reset(slot);
       for (auto& bitmap : absent_[level]) bitmap.reset(slot);
     }
+    confidence_.clear_slot(slot);
   }
   if (grades.indptr) {
     // Cumulative: a grade of 3 sets levels 1, 2 and 3, so a query at level g reads one bitmap.
@@ -293,6 +295,9 @@ void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_
       const int grade = grades.grades[p];
       auto& levels = grade > 0 ? present_ : absent_;
       for (int level = 0; level < std::abs(grade); ++level) levels[static_cast<std::size_t>(level)][grades.ids[p]].set(slot);
+      if (grades.confidence != nullptr && grades.confidence[p] != kNotScored) {
+        confidence_.set(grades.ids[p], slot, grades.confidence[p]);
+      }
     }
   }
   if (has.indptr) {
@@ -422,6 +427,7 @@ std::vector<std::int64_t> Index::compact() {
     for (auto& bitmap : present_[level]) bitmap = remap(bitmap);
     for (auto& bitmap : absent_[level]) bitmap = remap(bitmap);
   }
+  confidence_.compact(new_of_old, next);
   visual_ = remap(visual_);
   live_ = remap(live_);
   for (auto& space : spaces_) space.compact_slots(new_of_old, next);
@@ -447,6 +453,7 @@ void Index::ensure_concepts(std::size_t count) {
       present_[level].reserve(count);
       absent_[level].reserve(count);
     }
+    confidence_.ensure_concepts(count);
     has_.resize(count);
     not_has_.resize(count);
     for (std::size_t level = 0; level < kConfidenceLevels; ++level) {
@@ -478,11 +485,25 @@ void Index::check_constraints(const SearchRequest& request) const {
                                                             "hard (soft and off rank without tiers), or level 0");
     }
   }
+  for (const auto& [weight, name] : {std::pair{request.present_weight, "present_weight"}, {request.absent_weight, "absent_weight"}}) {
+    if (!std::isfinite(weight) || weight < 0.0f) {
+      fail(ErrorCode::kInvalidArgument, std::string(name) + " must be finite and >= 0 (0 = not used), got " +
+                                            std::to_string(weight));
+    }
+    if (weight > 0.0f && request.mode != SearchMode::kHard) {
+      fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence weights order items within logic tiers; use "
+                                                            "mode hard (soft and off rank without tiers), or weight 0");
+    }
+  }
 }
 
 namespace {
+bool wants_flags(const SearchRequest& request) noexcept { return request.present_level > 0 || request.absent_level > 0; }
+
+// Flags or weights: either ranks inside tiers by more than similarity, so the search is exact.
 bool wants_confidence(const SearchRequest& request) noexcept {
-  return request.present_level > 0 || request.absent_level > 0;
+  return request.present_level > 0 || request.absent_level > 0 || request.present_weight > 0.0f ||
+         request.absent_weight > 0.0f;
 }
 }  // namespace
 
@@ -573,6 +594,18 @@ void Index::bind(Prepared& prepared) const {
   prepared.absent_flags.clear();
   if (request.present_level > 0) resolve(request.required, "required", present_[request.present_level - 1u], &prepared.present_flags);
   if (request.absent_level > 0) resolve(request.forbidden, "forbidden", absent_[request.absent_level - 1u], &prepared.absent_flags);
+  prepared.weights_term = ConfidenceWeights();
+  if (request.present_weight > 0.0f || request.absent_weight > 0.0f) {
+    auto concepts = [&](const std::vector<std::uint32_t>& ids) {
+      std::vector<ConfidenceWeights::Concept> out;
+      for (const std::uint32_t id : ids) {
+        if (id < has_.size()) out.push_back({&confidence_.column(id), &has_[id], &not_has_[id]});
+      }
+      return out;
+    };
+    prepared.weights_term = ConfidenceWeights(concepts(request.required), concepts(request.forbidden),
+                                              request.present_weight, request.absent_weight);
+  }
   prepared.word_count = (size_ + 63) / 64;
   if (request.allow) {
     prepared.allow_words.assign(prepared.word_count, 0);
@@ -608,10 +641,10 @@ namespace {
 // Merges per-worker heaps and, when the scan ranked by bounds (a compact copy, or a batch
 // product whose rounding differs from the single-query kernel), re-scores every candidate
 // that could still be in the top k with `exact`, so the answer is the exact one.
-template <typename ExactScore>
+template <typename ExactScore, typename Term>
 std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<const std::vector<Entry>*>& candidates,
                                   bool by_bounds, const SearchRequest& request, ExactScore&& exact,
-                                  std::int64_t* reranked) {
+                                  std::int64_t* reranked, Term&& hard_term) {
   std::sort(merged.begin(), merged.end(), ranks_before);
   if (by_bounds) {
     // The k-th best lower bound is a floor the true top k all reach, so every item whose
@@ -623,7 +656,8 @@ std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<c
       for (const Entry& e : *list) {
         if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key))) continue;
         const float score = exact(static_cast<std::size_t>(e.slot));
-        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * e.tier : score;
+        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * e.tier
+                                                                   : score + hard_term(static_cast<std::size_t>(e.slot));
         rescored.push_back(Entry{e.rank_tier, e.tier, rank_value, rank_value, score, e.slot});
       }
     }
@@ -641,12 +675,15 @@ std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<c
 constexpr int kFlagSpan = 4;
 inline int tier_of_rank(int rank) noexcept { return rank >> 2; }
 
-void fill_result(const std::vector<Entry>& ranked, SearchResult* result, bool confidence = false) {
+// `rank_scores`: the entries' keys are exact here (no bounds left after finish_ranking).
+void fill_result(const std::vector<Entry>& ranked, SearchResult* result, bool confidence = false,
+                 bool rank_scores = false) {
   for (const Entry& e : ranked) {
     result->slots.push_back(e.slot);
     result->tiers.push_back(e.tier);
     result->scores.push_back(e.score);
     if (confidence) result->confidence.push_back(static_cast<std::int8_t>(e.rank_tier & (kFlagSpan - 1)));
+    if (rank_scores) result->rank_scores.push_back(e.key);
   }
 }
 
@@ -718,7 +755,8 @@ SearchResult Index::run_search(const Prepared& prepared) const {
       for (std::size_t q = 0; q < prepared.queries.size(); ++q) spaces_[prepared.space_ids[q]].prefetch(slot);
     };
     const bool hard = request.mode == SearchMode::kHard;
-    const bool confidence = wants_confidence(request);
+    const bool confidence = wants_flags(request);
+    const bool weighted = prepared.weights_term.active();
     // Selected items are gathered a block at a time so rows can be prefetched several items
     // ahead: sparse tiers would otherwise pay a full memory latency per item.
     constexpr std::size_t kBlock = 256;
@@ -744,7 +782,8 @@ SearchResult Index::run_search(const Prepared& prepared) const {
           ++reads;
           score = score_slot(slot, &bound_sum);
         }
-        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
+        float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
+        if (weighted) rank_value += prepared.weights_term.term(slot);  // exact: the bounds stay s_sem's
         const Entry entry{rank_tier, tier, rank_value - bound_sum, rank_value + bound_sum, score,
                           static_cast<std::int64_t>(slot)};
         if (prepared.compact) {
@@ -797,8 +836,10 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     }
     return score;
   };
-  fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked),
-              &result, wants_confidence(request));
+  auto hard_term = [&](std::size_t slot) { return prepared.weights_term.active() ? prepared.weights_term.term(slot) : 0.0f; };
+  fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked,
+                             hard_term),
+              &result, wants_flags(request), prepared.weights_term.active());
   return result;
 }
 
@@ -1265,7 +1306,10 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     auto exact = [&](std::size_t slot) {
       return space.present(slot) ? weight * space.exact(exact_queries[c], slot, kernels) : 0.0f;
     };
-    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, &result.reranked), &result);
+    // Batched requests carry no confidence weights (batchable): no term.
+    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, &result.reranked,
+                               [](std::size_t) { return 0.0f; }),
+                &result);
   }
   return results;
 }
@@ -1358,6 +1402,7 @@ std::size_t Index::memory_bytes() const {
     for (const auto& b : present_[level]) total += b.memory_bytes() + sizeof(b);
     for (const auto& b : absent_[level]) total += b.memory_bytes() + sizeof(b);
   }
+  total += confidence_.memory_bytes();
   return total;
 }
 

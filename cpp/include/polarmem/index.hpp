@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "polarmem/confidence_column.hpp"
 #include "polarmem/rw_lock.hpp"
-
 #include "polarmem/slot_bitmap.hpp"
 #include "polarmem/tier_table.hpp"
 #include "polarmem/vector_space.hpp"
@@ -58,6 +58,9 @@ struct ConceptGrades {
   const std::int64_t* indptr = nullptr;  // count + 1 entries; nullptr = every item has none
   const std::uint32_t* ids = nullptr;
   const std::int8_t* grades = nullptr;  // -kConfidenceLevels .. kConfidenceLevels
+  // Optional, one per entry: the confidence itself, 0 .. kConfidenceScale for P(present) = b / 254,
+  // or kNotScored for an entry that only grades (see ConfidenceColumns); nullptr = none set one.
+  const std::uint8_t* confidence = nullptr;
 };
 
 // Vectors for one space. Single spaces: `rows` x dim, row i for item i, `present` (optional,
@@ -113,6 +116,13 @@ struct SearchRequest {
   // request is always searched exactly (the graph orders by similarity alone).
   std::uint8_t present_level = 0;
   std::uint8_t absent_level = 0;
+  // Confidence weights within tiers (hard mode only; both 0 = not used; finite, >= 0): inside a
+  // tier and its confidence flags, items rank by s_sem + present_weight * mean P(present) of the
+  // required concepts - absent_weight * mean P(present) of the forbidden ones (ConfidenceWeights),
+  // so a surer consistent item can pass a slightly more similar, less sure one. SearchResult's
+  // scores stay s_sem. Such a request is always searched exactly, one query at a time.
+  float present_weight = 0.0f;
+  float absent_weight = 0.0f;
 };
 
 struct SearchResult {
@@ -122,6 +132,9 @@ struct SearchResult {
   // Per hit, with confidence levels requested: bit 1 confidently absent, bit 0 confidently
   // present (empty otherwise).
   std::vector<std::int8_t> confidence;
+  // Per hit, with confidence weights requested: the value it ranked by within its tier and flags,
+  // s_sem + the confidence term (empty otherwise), so a caller can merge ranked lists exactly.
+  std::vector<float> rank_scores;
   // Eligible items (live, kind, allow-list) per tier: [conflict, neutral, entailed].
   std::array<std::int64_t, 3> tier_counts{0, 0, 0};
   std::int64_t scored = 0;    // items whose vectors were read
@@ -231,6 +244,7 @@ class Index {
   // [level - 1][concept]: items graded present (absent) at that level or surer.
   std::array<std::vector<SlotBitmap>, kConfidenceLevels> present_;
   std::array<std::vector<SlotBitmap>, kConfidenceLevels> absent_;
+  ConfidenceColumns confidence_;
   SlotBitmap live_;
   SlotBitmap visual_;
   std::size_t size_ = 0;

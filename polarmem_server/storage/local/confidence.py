@@ -40,12 +40,9 @@ class ConfidenceGrader:
             priors = self._prior_table(int(ids.max()) + 1)[ids[posterior]]
             confidence = means.copy()
             confidence[posterior] = self.model.posterior(means[posterior], priors)
-        graded = grid.grades(confidence)
-        keep = graded != 0
-        owner = np.repeat(np.arange(len(counts)), counts)
-        kept_per_item = np.bincount(owner[keep], minlength=len(counts))
-        indptr = np.concatenate([[0], np.cumsum(kept_per_item)]).astype(np.int64)
-        return GradeCSR(indptr, ids[keep].astype(np.uint32), graded[keep])
+        # Every scored concept is listed, graded or not: its confidence also feeds the weights.
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return GradeCSR(indptr, ids.astype(np.uint32), grid.grades(confidence), confidence)
 
     def record(self, record: ItemRecord) -> GradeCSR | None:
         """Grades of one stored item (a replaced item's new version)."""
