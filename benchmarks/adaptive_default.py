@@ -140,11 +140,16 @@ def rule_dict(info: pb.NamespaceInfo) -> dict:
             "accuracy_used": rule.accuracy_used if rule.HasField("accuracy_used") else None,
             "confidence_present_above": rule.confidence_present_above if rule.HasField("confidence_present_above")
             else None,
-            "confidence_absent_below": rule.confidence_absent_below if rule.HasField("confidence_absent_below") else None}
+            "confidence_absent_below": rule.confidence_absent_below if rule.HasField("confidence_absent_below") else None,
+            "confidence_present_weight": rule.confidence_present_weight if rule.HasField("confidence_present_weight")
+            else None,
+            "confidence_absent_weight": rule.confidence_absent_weight if rule.HasField("confidence_absent_weight")
+            else None}
 
 
 def ranks_by_confidence(info: pb.NamespaceInfo) -> bool:
-    return info.rule.HasField("confidence_present_above") or info.rule.HasField("confidence_absent_below")
+    return any(info.rule.HasField(f) for f in ("confidence_present_above", "confidence_absent_below",
+                                               "confidence_present_weight", "confidence_absent_weight"))
 
 
 # The reference every table compares with: the paper's rule, asked for by name.

@@ -278,14 +278,19 @@ def flag_variants(present_grid: tuple[float, ...] = PRESENT_ABOVE,
 
 def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, strict: bool,
                     present_above: float | None, absent_below: float | None,
-                    present_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                    present_first: bool = False, weights: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
     """Per-query Conflict@3 and nDCG@10 of the rule's ranking with two binary refinements inside
     each tier (after strict's verified absence, before similarity): the forbidden concept
     confidently absent first, then the required concept confidently present. Binary flags, not a
     full sort: a slightly surer but unrelated item must not pass a similar one (the full
     confidence sort measured in docs/partitioners.md lost with weak verifiers). `present_first`
-    swaps the two flags (not the core's order: a measurement of what that order would buy)."""
+    swaps the two flags (not the core's order: a measurement of what that order would buy).
+    `weights` (w_present, w_absent): the similarity within a flag group becomes s_sem + w_present *
+    confidence(required) - w_absent * confidence(forbidden), confidence quantised to the core's
+    byte column (domain/confidence.py)."""
     sim = qs.affirmative_similarity
+    w_present, w_absent = weights
+    column = np.round(np.clip(confidence, 0.0, 1.0) * 254) / 254 if w_present or w_absent else None
     conflict, ndcg = np.empty(len(qs.queries)), np.empty(len(qs.queries))
     discounts = 1 / np.log2(np.arange(10) + 2)
     zeros = np.zeros(states.shape[0], dtype=int)
@@ -296,7 +301,10 @@ def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, str
         present = (confidence[:, qs.required[n]] > present_above).astype(int) if present_above is not None else zeros
         absent = (confidence[:, qs.forbidden[n]] < absent_below).astype(int) if absent_below is not None else zeros
         flags = (-absent, -present) if present_first else (-present, -absent)
-        order = np.lexsort((-sim[n],) + flags + (-verified, -tier))[:10]
+        key = sim[n]
+        if column is not None:
+            key = key + w_present * column[:, qs.required[n]] - w_absent * column[:, qs.forbidden[n]]
+        order = np.lexsort((-key,) + flags + (-verified, -tier))[:10]
         bad = qs.contradicts[n, order]
         conflict[n] = bad[:3].mean()
         ndcg[n] = float(((~bad) * discounts).sum() / qs.ideal[n]) if qs.ideal[n] else 0.0
@@ -477,6 +485,98 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
     return report
 
 
+# The rules partitioner "auto" serves before the weight experiment (domain/rule_choice.py):
+# evidence -> [(rule, flag variant)], the labelled-set rule second where it differs.
+IN_FORCE: dict[str, list[tuple[str, str]]] = {
+    "simulated:0.7": [("otsu | hard", "none")],
+    "simulated:0.8": [("otsu | strict", "present>0.99")],
+    "simulated:0.9": [("otsu | strict", "present>0.99")],
+    "simulated:0.95": [("otsu | strict", "present>0.9"),
+                       ("calibrated_labelled rho=0.5 rho_absent=0.99 | strict", "absent<0.03 present>0.99")],
+    "embedding": [("otsu | hard", "none"), ("calibrated_labelled rho=0.5 rho_absent=0.93 | strict", "none")],
+}
+WEIGHTS_PRESENT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5)
+WEIGHTS_ABSENT = (0.0, 0.2, 0.4, 0.8, 1.2)
+
+
+def weight_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
+                cells: dict[str, list[tuple[str, tuple[float, float]]]], progress=print) -> dict[str, dict]:
+    """"rule | mode" -> "flags w_present w_absent" -> pooled Conflict@3, nDCG@10, per-seed Conflict@3."""
+    pooled: dict[str, dict[str, dict[str, list]]] = {}
+    variants = flag_variants()
+    for seed in seeds:
+        started = time.perf_counter()
+        qs = Queries(part, seed, num_queries, encoder)
+        families = {key.split(" ")[0] for key in cells}
+        rules = grid_rules(part, evidence_scores(part, evidence, seed), seed, families)
+        for key, wanted in cells.items():
+            name, mode = key.split(" | ")
+            states, confidence = rules[name]
+            for flags, weights in wanted:
+                present_above, absent_below = variants[flags]
+                c, g = flagged_metrics(states, confidence, qs, mode == "strict", present_above, absent_below,
+                                       weights=weights)
+                entry = pooled.setdefault(key, {}).setdefault(f"{flags} {weights[0]} {weights[1]}",
+                                                              {"conflict": [], "ndcg": [], "per_seed": []})
+                entry["conflict"] += c.tolist()
+                entry["ndcg"] += g.tolist()
+                entry["per_seed"].append(float(c.mean()))
+        progress(f"  {evidence} seed {seed} in {time.perf_counter() - started:.0f} s")
+    return {key: {cell: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
+                         "conflict@3_per_seed": e["per_seed"], "queries": len(e["conflict"])}
+                  for cell, e in by_cell.items()} for key, by_cell in pooled.items()}
+
+
+def weight_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
+                      num_queries: int, encoder) -> dict:
+    """Confidence weights within tiers for the rules in force: per rule, its flags or none x
+    (w_present, w_absent) on the tuning half; the pick (lowest Conflict@3 with nDCG@10 >= 0.93
+    where any cell reaches it at 0.9, else within NDCG_SLACK of the best) frozen with the rule in
+    force and read once on the held-out half. A pick holds if its held-out Conflict@3 is below the
+    rule in force's and its nDCG@10 not lower by more than NDCG_SLACK."""
+    report: dict = {"tuning_seeds": tuning_seeds, "heldout_seeds": heldout_seeds, "weights_present": list(WEIGHTS_PRESENT),
+                    "weights_absent": list(WEIGHTS_ABSENT), "rules": {}}
+    for key, flags in IN_FORCE[evidence]:
+        grid = [(f, (wp, wa)) for f in dict.fromkeys([flags, "none"]) for wp in WEIGHTS_PRESENT for wa in WEIGHTS_ABSENT]
+        print(f"[{evidence}] {key} + {flags}: {len(grid)} cells on the tuning half", flush=True)
+        tuned = weight_pass(tune, evidence, tuning_seeds, num_queries, encoder, {key: grid})[key]
+        floor = TARGET_NDCG if evidence == "simulated:0.9" else None
+        eligible = {c: m for c, m in tuned.items() if floor is not None and m["ndcg@10"] >= floor}
+        criterion = f"lowest Conflict@3 with nDCG@10 >= {floor}"
+        if not eligible:
+            best = max(m["ndcg@10"] for m in tuned.values())
+            eligible = {c: m for c, m in tuned.items() if m["ndcg@10"] >= best - NDCG_SLACK}
+            criterion = f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best"
+        pick = min(eligible, key=lambda c: (eligible[c]["conflict@3"][0], -eligible[c]["ndcg@10"]))
+        current = f"{flags} 0.0 0.0"
+        print(f"  pick ({criterion}): {pick}: tuning {tuned[pick]['conflict@3'][0]:.3f} / {tuned[pick]['ndcg@10']:.3f}"
+              f" vs in force {tuned[current]['conflict@3'][0]:.3f} / {tuned[current]['ndcg@10']:.3f}", flush=True)
+        frozen = [(f, (float(a), float(b))) for f, a, b in (c.rsplit(" ", 2) for c in dict.fromkeys([pick, current]))]
+        held_out = weight_pass(held, evidence, heldout_seeds, num_queries, encoder, {key: frozen})[key]
+        h_pick, h_current = held_out[pick], held_out[current]
+        holds = pick != current and h_pick["conflict@3"][0] < h_current["conflict@3"][0] and \
+            h_pick["ndcg@10"] >= h_current["ndcg@10"] - NDCG_SLACK
+        print(f"  held-out, once: pick {h_pick['conflict@3'][0]:.3f} / {h_pick['ndcg@10']:.3f} vs in force "
+              f"{h_current['conflict@3'][0]:.3f} / {h_current['ndcg@10']:.3f} -> {'holds' if holds else 'does not hold'}",
+              flush=True)
+        report["rules"][f"{key} + {flags}"] = {"criterion": criterion, "pick": pick, "in_force": current,
+                                              "holds": bool(holds), "tuning": tuned, "heldout": held_out}
+    return report
+
+
+def weight_robustness(tune: Part, evidence: str, others: list[str], seeds: list[int], num_queries: int, encoder) -> dict:
+    """What the weight pick frozen for `evidence` (rule_choice.py's rule) and the rule it replaced
+    give when the verifier's true accuracy is another (`others`), on the tuning half only."""
+    key, flags = IN_FORCE[evidence][0]
+    from polarmem_server.domain.rule_choice import rule_for_accuracy
+
+    rule = rule_for_accuracy(float(evidence.split(":")[1]))
+    variants = flag_variants()
+    frozen_flags = next(name for name, (p, a) in variants.items() if (p, a) == (rule.present_above, rule.absent_below))
+    cells = {key: [(frozen_flags, (rule.present_weight, rule.absent_weight)), (flags, (0.0, 0.0))]}
+    return {other: weight_pass(tune, other, seeds, num_queries, encoder, cells)[key] for other in others}
+
+
 def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
                      rule: tuple[str, str] = CURRENT_AT_09) -> dict:
     """Where the contradicting top-3 slots of a rule ("otsu | strict", flag variant) come from,
@@ -532,6 +632,8 @@ def main() -> None:
                         help="run the confidence-flag experiment for the rules partitioner auto chooses instead")
     parser.add_argument("--grid", action="store_true",
                         help="run the 0.9-target grid (partitioner x band x confidence flags, strict) instead")
+    parser.add_argument("--weights", action="store_true",
+                        help="confidence weights within tiers for the rules in force (weight_experiment) instead")
     parser.add_argument("--anatomy", action="store_true",
                         help="where the rule in force at 0.9 gets its contradicting top-3 slots (tuning half)")
     parser.add_argument("--families", nargs="+", default=list(GRID_FAMILIES), choices=GRID_FAMILIES + EXTRA_FAMILIES,
@@ -543,7 +645,8 @@ def main() -> None:
     parser.add_argument("--tuning-seeds", type=int, nargs="+", default=None,
                         help="--grid: seeds on the tuning half (default: --seeds)")
     parser.add_argument("--also", nargs="*", default=[],
-                        help="--grid: other evidence sources on which the frozen rules are measured (tuning half)")
+                        help="--grid: other evidence sources on which the frozen rules are measured (tuning half); "
+                             "with --weights: only that, for the weight picks rule_choice.py holds")
     args = parser.parse_args()
 
     from polarmem_server.scoring.encoder import load_encoder
@@ -578,6 +681,22 @@ def main() -> None:
                                                         args.num_queries, encoder, args.also, tuple(args.families),
                                                         args.present_first, tuple(args.present_grid))
                               for evidence in args.evidence}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(f"wrote {args.out}")
+        return
+    if args.weights and args.also:
+        report["experiment"] = "confidence weights: the frozen pick and the rule it replaced at other true accuracies (tuning half)"
+        report["evidence"] = {e: weight_robustness(tune, e, args.also, args.tuning_seeds or args.seeds, args.num_queries,
+                                                   encoder) for e in args.evidence}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(f"wrote {args.out}")
+        return
+    if args.weights:
+        report["experiment"] = "confidence weights within tiers (flagged_metrics weights), affirmative query embedding"
+        report["evidence"] = {e: weight_experiment(tune, held, e, args.tuning_seeds or args.seeds, args.seeds,
+                                                   args.num_queries, encoder) for e in args.evidence}
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))
         print(f"wrote {args.out}")

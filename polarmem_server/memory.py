@@ -430,21 +430,21 @@ class Memory:
         `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
         with `ef_search` candidates (0 = its own); FailedPrecondition where it has none.
         `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
-        True / False turn confidence flags within tiers on / off (rule_choice.confidence_in_force)."""
+        True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force)."""
         namespace = self.namespace(ns)
         if approximate and namespace.settings.ann is None:
             raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
                                      "set at creation); drop approximate or create a namespace with one")
         rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
         try:
-            present_above, absent_below = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence,
-                                                              mode)
+            ranking = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence, mode)
         except ValueError as exc:
             raise InvalidArgument(str(exc)) from None
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                              rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                             approximate, ef_search, present_above, absent_below)
+                             approximate, ef_search, ranking.present_above, ranking.absent_below,
+                             ranking.present_weight, ranking.absent_weight)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
         except UnknownConcepts:

@@ -23,12 +23,14 @@ Modes:
   UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
   Computed as two core searches — the hard top ``k`` and the hard top ``k`` among verified
   items (``Index.slots_with``) — merged; the strict top ``k`` is always inside their union.
-* confidence within tiers (``RecallQuery.present_above`` / ``absent_below``, set by the namespace's
-  rule or ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` ranks,
-  inside each tier (after strict's verified absence, before ``s_sem``), the items whose forbidden
-  concepts are confidently absent first, then those whose required concepts are confidently
-  present (binary flags from the index's confidence grades, domain/confidence.py). The strict merge
-  stays exact: everything ranked above an item by (tier, flags, s_sem) is above it in strict too.
+* confidence within tiers (``RecallQuery.present_above`` / ``absent_below`` / ``present_weight`` /
+  ``absent_weight``, set by the namespace's rule or ``rank_by_confidence``): every hard search of
+  ``hard``, ``strict`` and ``adaptive`` ranks, inside each tier (after strict's verified absence),
+  the items whose forbidden concepts are confidently absent first, then those whose required
+  concepts are confidently present (binary flags from the index's confidence grades,
+  domain/confidence.py), then by s_sem + present_weight x the required concepts' confidence -
+  absent_weight x the forbidden ones' (s_sem alone without weights). The strict merge stays
+  exact: everything ranked above an item by (tier, flags, that value) is above it in strict too.
 * ``adaptive`` — ``hard`` when (a) the constraints are certain: explicit, or parsed with no
   unknown and no encoder-mapped term, and (b) there is enough compatible evidence: the hard
   top ``k`` holds ``k`` non-conflicting items, and (with a query vector) every one of them has
@@ -254,7 +256,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     # Without explanations the states of the query's concepts come from the index, not records.
     states = not explain and bool(plan.required or plan.forbidden)
     # Confidence flags rank within tiers: the hard searches only (soft and off have no tiers).
-    wanted = query.present_above is not None or query.absent_below is not None
+    wanted = query.confidence.used
     honoured = wanted and backend.ranks_by_confidence
     present_level = confidence.present_level(query.present_above) if honoured else 0
     absent_level = confidence.absent_level(query.absent_below) if honoured else 0
@@ -266,7 +268,9 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
             concept_states=states, exact=not query.approximate, ef_search=query.ef_search,
-            present_level=present_level if hard else 0, absent_level=absent_level if hard else 0))
+            present_level=present_level if hard else 0, absent_level=absent_level if hard else 0,
+            present_weight=query.present_weight if hard and honoured else 0.0,
+            absent_weight=query.absent_weight if hard and honoured else 0.0))
 
     hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
         (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
@@ -280,7 +284,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
     if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and wanted:
-        ranked = describe_confidence(query.present_above, query.absent_below) if honoured else \
+        ranked = describe_confidence(query.confidence) if honoured else \
             "confidence ranking not applied: this backend keeps no confidence grades"
         result.mode_reason = f"{result.mode_reason}; {ranked}" if result.mode_reason else ranked
     result.mode_used = chosen
@@ -335,8 +339,9 @@ def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: 
         seen = {row[0].item_id for row in rows}
         rows += [row for row in rows_of(search("hard", k, exclude, absent_verified=True)) if row[0].item_id not in seen]
         # stable: equal keys keep the backend's order (hard list first); confidence flags (0
-        # without them) order within (tier, verified) as the backend's hard order does
-        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].confidence, -row[0].score))
+        # without them) and weights (rank_value: s_sem without them) order within (tier,
+        # verified) as the backend's hard order does
+        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].confidence, -row[0].rank_value))
     if explain:
         out = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]]
     else:

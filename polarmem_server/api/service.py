@@ -240,7 +240,9 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
     info.rule.CopyFrom(pb.RuleChoice(partitioner=choice.partitioner, recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
                                      reason=choice.reason, accuracy_used=choice.accuracy_used,
                                      confidence_present_above=choice.present_above,
-                                     confidence_absent_below=choice.absent_below))
+                                     confidence_absent_below=choice.absent_below,
+                                     confidence_present_weight=choice.present_weight or None,
+                                     confidence_absent_weight=choice.absent_weight or None))
     return info
 
 

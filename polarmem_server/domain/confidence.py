@@ -12,6 +12,8 @@ each logic tier (docs/quality.md §5). Which level a search uses is the recall r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 PRESENT_ABOVE: tuple[float, ...] = (0.9, 0.95, 0.99)  # level 1, 2, 3: confidence above this
@@ -43,3 +45,22 @@ def _level(threshold: float | None, grid: tuple[float, ...], name: str) -> int:
         if abs(value - threshold) < 1e-9:
             return level
     raise ValueError(f"{name} {threshold} is not a level of the index's grid {grid}")
+
+
+@dataclass(frozen=True)
+class ConfidenceRanking:
+    """How a recall ranks by confidence within tiers: flags (thresholds on the index's grid,
+    None = not used) and weights (0 = not used)."""
+
+    present_above: float | None = None
+    absent_below: float | None = None
+    present_weight: float = 0.0
+    absent_weight: float = 0.0
+
+    @property
+    def used(self) -> bool:
+        return self.present_above is not None or self.absent_below is not None or \
+            self.present_weight > 0 or self.absent_weight > 0
+
+
+NO_CONFIDENCE = ConfidenceRanking()

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking
+
 MIN_LABELLED_PER_CLASS = 20  # below this a calibration set says too little to pick a rule on
 
 
@@ -43,10 +45,20 @@ class Rule:
     # above `present_above`, rank first within each tier (after strict's verified absence).
     present_above: float | None = None
     absent_below: float | None = None
+    # Confidence weights within tiers (0 = not used): inside a tier and its flags, items rank by
+    # s_sem + present_weight * P(present) of the required concepts - absent_weight * P(present)
+    # of the forbidden ones (means over each side), so a surer item passes a slightly more
+    # similar, less sure one.
+    present_weight: float = 0.0
+    absent_weight: float = 0.0
 
     @property
     def ranks_by_confidence(self) -> bool:
-        return self.present_above is not None or self.absent_below is not None
+        return self.confidence.used
+
+    @property
+    def confidence(self) -> ConfidenceRanking:
+        return ConfidenceRanking(self.present_above, self.absent_below, self.present_weight, self.absent_weight)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,14 @@ class RuleChoice:
     def absent_below(self) -> float | None:
         return self.rule.absent_below
 
+    @property
+    def present_weight(self) -> float:
+        return self.rule.present_weight
+
+    @property
+    def absent_weight(self) -> float:
+        return self.rule.absent_weight
+
 
 # Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
 # half (benchmarks/rule_sweep.py, docs/evaluation/dev/sweep_*.json; held-out Conflict@3 / nDCG@10):
@@ -117,11 +137,19 @@ class RuleChoice:
 # 0.046 / 0.937), did not hold on the held-out half (0.056 / 0.933 vs this rule's 0.051 / 0.927) and
 # costs a verifier that is really 0.8 (0.162 vs 0.100 on tuning), so 0.9 keeps present > 0.99.
 # (present > 0.98, off the index's grid, held out at 0.049 / 0.933: two top-3 slots of 900; not adopted.)
+# Confidence weights within tiers (rule_sweep.py --weights, benchmarks/results/rule_weights.json,
+# docs/quality.md §7): per rule in force, its flags or none x w_present {0 .. 1.5} x w_absent {0 ..
+# 1.2} on the tuning half (seeds 0-5), the pick frozen and read once on the held-out half (seeds
+# 0-2; Conflict@3 / nDCG@10, pick vs the rule before): 0.7 0.2 / 0.4, 0.154 / 0.802 vs 0.187 / 0.786;
+# 0.8 no flag + 0.6 / 0.2, 0.084 / 0.876 vs 0.092 / 0.870; 0.9 no flag + 0.6 / 0.4, 0.041 / 0.944
+# vs 0.051 / 0.927; 0.95 declared present > 0.9 + 0.4 / 0.8, 0.016 / 0.976 vs 0.019 / 0.970; the
+# embedding engine 0.2 / 0.4, 0.154 / 0.795 vs 0.208 / 0.768; the engine with a labelled set 0 / 0.4,
+# 0.169 / 0.816 vs 0.171 / 0.810. Not adopted: 0.95 labelled (0.017 vs 0.016 held out).
 DECLARED: tuple[tuple[float, Rule], ...] = (
-    (0.70, Rule("otsu", "hard")),
-    (0.80, Rule("otsu", "strict", present_above=0.99)),
-    (0.90, Rule("otsu", "strict", present_above=0.99)),
-    (0.95, Rule("otsu", "strict", present_above=0.9)),
+    (0.70, Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)),
+    (0.80, Rule("otsu", "strict", present_weight=0.6, absent_weight=0.2)),
+    (0.90, Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)),
+    (0.95, Rule("otsu", "strict", present_above=0.9, present_weight=0.4, absent_weight=0.8)),
 )
 LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
     (0.95, Rule("calibrated", "strict", 0.5, 0.99, present_above=0.99, absent_below=0.03)),)
@@ -129,8 +157,8 @@ BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
 # strict collapses (0.331 / 0.595).
-BY_ENGINE: dict[str, Rule] = {"embedding": Rule("otsu", "hard")}
-BY_ENGINE_LABELLED: dict[str, Rule] = {"embedding": Rule("calibrated", "strict", 0.5, 0.93)}
+BY_ENGINE: dict[str, Rule] = {"embedding": Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)}
+BY_ENGINE_LABELLED: dict[str, Rule] = {"embedding": Rule("calibrated", "strict", 0.5, 0.93, absent_weight=0.4)}
 # Knowing nothing: otsu + hard. strict is better at every simulated accuracy from 0.8 up but
 # collapses with a weak zero-shot verifier (the embedding engine above), which an unknown
 # verifier may be.
@@ -230,32 +258,36 @@ def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, 
                              labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
 
 
-# An explicit Recall.rank_by_confidence on a namespace whose rule carries no thresholds uses these:
-# the flag the tuning half chose for the strongest verifier measured with a declared accuracy.
-DEFAULT_CONFIDENCE = (0.9, None)  # (present_above, absent_below)
+# An explicit Recall.rank_by_confidence on a namespace whose rule carries no confidence ranking
+# uses this: the flag the tuning half chose for the strongest verifier measured with a declared
+# accuracy.
+DEFAULT_CONFIDENCE = ConfidenceRanking(present_above=0.9)
 
 
 def confidence_in_force(rule: Rule, runs_rule: bool, requested: bool | None,
-                        mode: str | None = None) -> tuple[float | None, float | None]:
-    """(present_above, absent_below) a recall ranks with: `requested` None follows the rule when
-    the recall runs it (no mode named) and uses none when a mode is named; True uses the rule's
-    thresholds, or DEFAULT_CONFIDENCE where it has none; False none. Confidence orders items
-    within tiers, so it needs hard, strict or adaptive (which applies it when it resolves to
-    hard): ValueError for an explicit True with soft or off."""
+                        mode: str | None = None) -> ConfidenceRanking:
+    """The confidence ranking a recall uses: `requested` None follows the rule when the recall
+    runs it (no mode named) and uses none when a mode is named; True uses the rule's ranking, or
+    DEFAULT_CONFIDENCE where it has none; False none. Confidence orders items within tiers, so it
+    needs hard, strict or adaptive (which applies it when it resolves to hard): ValueError for an
+    explicit True with soft or off."""
     if requested is False or (requested is None and not runs_rule):
-        return None, None
+        return NO_CONFIDENCE
     effective_mode = rule.recall_mode if runs_rule else mode
     if requested and effective_mode in ("soft", "off"):
         raise ValueError(f"rank_by_confidence orders items within logic tiers; mode {effective_mode} ranks without "
                          "tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
     if rule.ranks_by_confidence:
-        return rule.present_above, rule.absent_below
-    return DEFAULT_CONFIDENCE if requested else (None, None)
+        return rule.confidence
+    return DEFAULT_CONFIDENCE if requested else NO_CONFIDENCE
 
 
-def describe_confidence(present_above: float | None, absent_below: float | None) -> str:
-    parts = ([f"forbidden confidence < {absent_below}"] if absent_below is not None else []) + \
-            ([f"required confidence > {present_above}"] if present_above is not None else [])
+def describe_confidence(ranking: ConfidenceRanking) -> str:
+    parts = ([f"forbidden confidence < {ranking.absent_below}"] if ranking.absent_below is not None else []) + \
+            ([f"required confidence > {ranking.present_above}"] if ranking.present_above is not None else [])
+    if ranking.present_weight > 0 or ranking.absent_weight > 0:
+        parts.append("similarity" + (f" + {ranking.present_weight:g} x required confidence" if ranking.present_weight else "")
+                     + (f" - {ranking.absent_weight:g} x forbidden confidence" if ranking.absent_weight else ""))
     return "ranked by confidence within tiers (" + ", then ".join(parts) + ")" if parts else ""
 
 
@@ -265,5 +297,5 @@ def _describe(rule: Rule) -> str:
         bands = f" (rho {rule.rho}" + (f", rho_absent {rule.rho_absent}" if rule.rho_absent else "") + ")"
     confidence = ""
     if rule.ranks_by_confidence:
-        confidence = " + " + describe_confidence(rule.present_above, rule.absent_below)
+        confidence = " + " + describe_confidence(rule.confidence)
     return f"{rule.partitioner}{bands} + {rule.recall_mode}{confidence}"

@@ -103,8 +103,11 @@ class SearchRequest:
     concept's confidence is below ``ABSENT_BELOW[absent_level - 1]``, *confidently present* when
     every ``required`` one's is above ``PRESENT_ABOVE[present_level - 1]``; hard then orders by
     (tier, confidently absent, confidently present, s_sem), and ``SearchHit.confidence`` reports
-    the flags. A backend that keeps no confidence (Milvus) may ignore them: the order is then the
-    plain hard order and every flag 0."""
+    the flags. ``present_weight`` / ``absent_weight`` (``hard`` only; 0 = not used): within a tier
+    and its flags, rank by s_sem + present_weight x mean confidence of the required concepts -
+    absent_weight x mean confidence of the forbidden ones (index.py's module docstring). A backend
+    that keeps no confidence (Milvus) may ignore both: the order is then the plain hard order and
+    every flag 0."""
 
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
     required: Sequence[int] = ()
@@ -124,6 +127,8 @@ class SearchRequest:
     ef_search: int = 0
     present_level: int = 0
     absent_level: int = 0
+    present_weight: float = 0.0
+    absent_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,13 @@ class SearchHit:
     score: float  # s_sem in every mode (soft ranks by s_sem + λ·tier but reports s_sem)
     states: tuple[int, ...] = ()
     confidence: int = 0  # bit 1 confidently absent, bit 0 confidently present (levels requested)
+    # what the hit ranked by within its tier and flags when confidence weights were honoured
+    # (s_sem + the confidence term); None: score
+    rank_score: float | None = None
+
+    @property
+    def rank_value(self) -> float:
+        return self.score if self.rank_score is None else self.rank_score
 
 
 @dataclass(frozen=True)

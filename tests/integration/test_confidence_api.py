@@ -41,14 +41,21 @@ def test_rule_choice_reports_confidence_and_recall_runs_it(stub):
     assert info.rule.recall_mode == pb.RECALL_MODE_STRICT
     assert info.rule.HasField("confidence_present_above") and info.rule.confidence_present_above == pytest.approx(0.9)
     assert not info.rule.HasField("confidence_absent_below")
+    assert info.rule.confidence_present_weight == pytest.approx(0.4)
+    assert info.rule.confidence_absent_weight == pytest.approx(0.8)
     assert "ranked by confidence within tiers" in info.rule.reason
     weak = create(stub, "weak", partitioner="auto", declared_accuracy=0.7)
     assert not weak.rule.HasField("confidence_present_above") and not weak.rule.HasField("confidence_absent_below")
+    assert weak.rule.confidence_absent_weight == pytest.approx(0.4)
+    unknown = create(stub, "unknown", partitioner="auto")  # knowing nothing: the paper's rule, no confidence
+    assert not any(unknown.rule.HasField(f) for f in ("confidence_present_above", "confidence_absent_below",
+                                                      "confidence_present_weight", "confidence_absent_weight"))
 
     fill(stub, "strong")
     by_rule = recall(stub, "strong")
     assert by_rule.mode_used == pb.RECALL_MODE_STRICT
-    applied = "; ranked by confidence within tiers (required confidence > 0.9)"
+    applied = ("; ranked by confidence within tiers (required confidence > 0.9, then similarity + 0.4 x required "
+               "confidence - 0.8 x forbidden confidence)")
     assert by_rule.mode_reason.endswith(applied)
     without = recall(stub, "strong", confidence=False)
     assert not without.mode_reason.endswith(applied)

@@ -139,3 +139,56 @@ def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
         assert ranked(m) == reference(m, items, query, ["dog"], ["cat"], 120, True, 0.95, 0.03, ns="r")
     finally:
         m.close()
+
+
+def weighted_reference(m, items, query, required, forbidden, k, strict, w_present, w_absent):
+    """(ids, keys) in the order the weights define from the stored records: (tier, verified
+    absence if strict, s_sem + w_present x mean confidence of the required concepts - w_absent x
+    mean confidence of the forbidden ones, slot); confidence = the mean score as a byte (b / 254)."""
+    namespace = m.namespace("c")
+    ids = {name: namespace.vocabulary.lookup(name) for name in CONCEPTS}
+    q = query / np.linalg.norm(query)
+    rows = []
+    for slot, item in enumerate(items):
+        record = m.get_item("c", item.id)
+        state = {ev.concept_id: ev.state for ev in record.evidence}
+        byte = {ev.concept_id: np.rint(ev.mean * 254) / 254 for ev in record.evidence}
+        has = lambda c: state.get(ids[c]) == enums_pb2.CONCEPT_STATE_HAS  # noqa: E731
+        not_has = lambda c: state.get(ids[c]) == enums_pb2.CONCEPT_STATE_NOT_HAS  # noqa: E731
+        conflict = any(not_has(c) for c in required) or any(has(c) for c in forbidden)
+        tier = -1 if conflict else (1 if any(has(c) for c in required) else 0)
+        verified = strict and bool(forbidden) and all(not_has(c) for c in forbidden)
+        v = item.vectors["vis"]
+        value = float(np.dot(v / np.linalg.norm(v), q))
+        if required:
+            value += w_present * np.mean([byte[ids[c]] for c in required])
+        if forbidden:
+            value -= w_absent * np.mean([byte[ids[c]] for c in forbidden])
+        rows.append(((-tier, not verified, -value, slot), item.id))
+    rows.sort()
+    return [r[1] for r in rows[:k]], [r[0] for r in rows[:k + 1]]
+
+
+@pytest.mark.parametrize("mode", ["hard", "strict"])
+@pytest.mark.parametrize("required,forbidden", [(["dog"], ["cat"]), (["car", "bus"], ["tree"]), ([], ["sky"])])
+@pytest.mark.parametrize("weights", [(0.6, 0.4), (0.0, 0.8), (1.5, 0.0)])
+@pytest.mark.parametrize("k", [3, 10, 60])
+def test_recall_with_confidence_weights_matches_brute_force(stored, mode, required, forbidden, weights, k):
+    """Strict merges the hard list and the verified list by (tier, verified, ranked value): the
+    weights must carry through that merge (SearchHit.rank_score), not only the core's order."""
+    m, _, items = stored
+    query = np.random.default_rng(107 + k).standard_normal(DIM).astype(np.float32)
+    expected, keys = weighted_reference(m, items, query, required, forbidden, k, mode == "strict", *weights)
+    # the data's own margin: adjacent keys that differ only in value differ by more than float32
+    # rounding, so the order below is a property of the data, not of the summation order
+    for a, b in zip(keys, keys[1:]):
+        if a[:2] == b[:2]:
+            assert abs(a[2] - b[2]) > 1e-5
+    for explain in (True, False):
+        result = run_recall(m.backend, m.namespace("c"), recall_query(
+            m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
+            present_weight=weights[0], absent_weight=weights[1]), explain=explain)
+        assert [h.item_id for h in result.hits] == expected
+        said = "similarity" + (f" + {weights[0]:g} x required confidence" if weights[0] else "") + \
+            (f" - {weights[1]:g} x forbidden confidence" if weights[1] else "")
+        assert result.mode_reason.endswith(f"ranked by confidence within tiers ({said})")

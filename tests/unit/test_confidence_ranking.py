@@ -18,6 +18,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import confidence as grid
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields
 from polarmem_server.domain.query import recall_query
+from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking
 from polarmem_server.domain.rule_choice import DEFAULT_CONFIDENCE, Rule, confidence_in_force
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import CONFIDENCE_LEVELS, GradeCSR, Index, InvalidArgumentError, SpaceSpec
@@ -185,16 +186,26 @@ def test_grader_uses_means_for_otsu_and_the_posterior_for_calibrated():
     assert plain.record(posterior_item).grades.tolist() == [2, -2]  # no model yet: the mean
     graded = ConfidenceGrader(calibrated, names).record(posterior_item)
     posterior = model.posterior(np.array([0.96, 0.02]), np.array([0.1, 0.1]))
-    assert graded.grades.tolist() == grid.grades(posterior)[grid.grades(posterior) != 0].tolist()
+    assert graded.grades.tolist() == grid.grades(posterior).tolist()
+    assert graded.confidence.tolist() == pytest.approx(posterior.tolist())  # the weights read the posterior too
     assert ConfidenceGrader(calibrated, names).record(otsu_item).grades.tolist() == [2, -2]
 
 
 def test_rule_confidence_in_force_and_query_checks():
     plain, flagged = Rule("otsu", "strict"), Rule("otsu", "strict", present_above=0.9)
-    assert confidence_in_force(flagged, True, None) == (0.9, None)
-    assert confidence_in_force(flagged, False, None, "strict") == (None, None)  # a named mode: not the rule's
+    weighted = Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)
+    assert confidence_in_force(flagged, True, None) == ConfidenceRanking(present_above=0.9)
+    assert confidence_in_force(flagged, False, None, "strict") == NO_CONFIDENCE  # a named mode: not the rule's
     assert confidence_in_force(plain, False, True, "hard") == DEFAULT_CONFIDENCE
-    assert confidence_in_force(flagged, True, False) == (None, None)
+    assert confidence_in_force(flagged, True, False) == NO_CONFIDENCE
+    assert confidence_in_force(weighted, True, None) == ConfidenceRanking(present_weight=0.6, absent_weight=0.4)
+    assert confidence_in_force(weighted, False, True, "hard").used
+    with pytest.raises(InvalidArgument, match="present_weight must be a finite number >= 0"):
+        recall_query({}, text="x", present_weight=-1.0)
+    with pytest.raises(InvalidArgument, match="absent_weight must be a finite number >= 0"):
+        recall_query({}, text="x", absent_weight=float("nan"))
+    with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
+        recall_query({}, text="x", mode="soft", present_weight=0.5)
     with pytest.raises(ValueError, match="mode soft ranks without tiers"):
         confidence_in_force(plain, False, True, "soft")
     with pytest.raises(InvalidArgument, match="present_above: .*not a level"):
@@ -208,5 +219,7 @@ def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():
                _record({2: 0.005}), records_pb2.ItemRecord(id="e2"), records_pb2.ItemRecord(id="e3")]
     grades = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), lambda: []).batch(
         decode_index_records([encode_index_record(r) for r in records]))
-    assert grades.indptr.tolist() == [0, 0, 1, 1, 2, 2, 2]
-    assert grades.ids.tolist() == [1, 2] and grades.grades.tolist() == [3, -3]
+    # every scored concept is listed (grade 0 too: its confidence feeds the weights)
+    assert grades.indptr.tolist() == [0, 0, 2, 2, 3, 3, 3]
+    assert grades.ids.tolist() == [0, 1, 2] and grades.grades.tolist() == [0, 3, -3]
+    assert grades.confidence.tolist() == pytest.approx([0.5, 0.995, 0.005])

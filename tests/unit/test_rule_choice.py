@@ -94,14 +94,17 @@ def test_one_class_only_has_no_accuracy():
 def test_the_dev_set_choices():
     """What the dev set chose (docs/partitioners.md): a weak verifier keeps the paper's rule,
     a strong one gets strict, a labelled very strong one calibrated + strict."""
-    assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule("otsu", "hard")
+    assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)
     assert rule_choice.rule_for_accuracy(0.85).recall_mode == "strict"
     assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule("calibrated", "strict", 0.5, 0.99,
                                                                                  present_above=0.99, absent_below=0.03)
-    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule("otsu", "strict", present_above=0.9)
-    # confidence within tiers where the tuning half chose it (docs/quality.md §5)
-    assert rule_choice.rule_for_accuracy(0.9).present_above == 0.99
+    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule("otsu", "strict", present_above=0.9,
+                                                                   present_weight=0.4, absent_weight=0.8)
+    # confidence within tiers where the tuning half chose it (docs/quality.md §5, §7)
+    assert rule_choice.rule_for_accuracy(0.9).present_above is None
     assert rule_choice.rule_for_accuracy(0.7).present_above is None
+    # knowing nothing, and a configured partitioner, keep the paper's rule exactly: no confidence
+    assert not rule_choice.SAFEST.ranks_by_confidence
 
 
 def test_the_embedding_engine_with_a_labelled_set():
@@ -128,9 +131,10 @@ def test_a_labelled_set_summary_feeds_the_choice():
 
 
 def test_the_09_rule_is_the_one_that_held_out():
-    """0.9 keeps otsu + strict + present > 0.99: the grid's tuning pick (present > 0.95) did not
-    hold on the held-out half (docs/quality.md §6); a change here needs a new frozen read."""
-    expected = rule_choice.Rule("otsu", "strict", present_above=0.99)
+    """0.9: otsu + strict ranked by confidence weights 0.6 / 0.4 (no flag), the weight
+    experiment's tuning pick, which held on the held-out half (docs/quality.md §7: 0.041 / 0.944
+    against present > 0.99's 0.051 / 0.927); a change here needs a new frozen read."""
+    expected = rule_choice.Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)
     assert dict(rule_choice.DECLARED)[0.9] == expected
     assert dict(rule_choice.LABELLED)[0.9] == expected
     assert choose_rule(VerifierKnowledge(declared_accuracy=0.9)).rule == expected

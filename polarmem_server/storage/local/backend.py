@@ -306,7 +306,9 @@ class LocalBackend(Backend):
                                                 exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
                                                 weights=request.weights or None, exact=request.exact,
                                                 ef_search=request.ef_search, present_level=request.present_level,
-                                                absent_level=request.absent_level)
+                                                absent_level=request.absent_level,
+                                                present_weight=request.present_weight,
+                                                absent_weight=request.absent_weight)
             hits = target.index.search_requests(core_request)
             if plan_capture.active():
                 plan_capture.record(plan_capture.CoreSearch(
@@ -316,8 +318,9 @@ class LocalBackend(Backend):
             states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))
             flags = hits.confidence.tolist() if len(hits.confidence) else [0] * len(tiers)
-            found = [SearchHit(item_id, tier, score, state, flag) for item_id, tier, score, state, flag in
-                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states, flags) if item_id is not None]
+            ranks = hits.rank_scores.tolist() if len(hits.rank_scores) else [None] * len(tiers)
+            found = [SearchHit(item_id, tier, score, state, flag, rank) for item_id, tier, score, state, flag, rank in
+                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states, flags, ranks) if item_id is not None]
             return SearchResult(found, hits.tier_counts)
 
         return target.consistent(read)
