@@ -261,20 +261,28 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     present_level = confidence.present_level(query.present_above) if honoured else 0
     absent_level = confidence.absent_level(query.absent_below) if honoured else 0
 
-    def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False) -> SearchResult:
+    def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False,
+               weighted: bool = True) -> SearchResult:
         hard = mode == "hard"
+        weights = hard and honoured and weighted
         return backend.search(namespace.name, SearchRequest(
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
             concept_states=states, exact=not query.approximate, ef_search=query.ef_search,
             present_level=present_level if hard else 0, absent_level=absent_level if hard else 0,
-            present_weight=query.present_weight if hard and honoured else 0.0,
-            absent_weight=query.absent_weight if hard and honoured else 0.0))
+            present_weight=query.present_weight if weights else 0.0,
+            absent_weight=query.absent_weight if weights else 0.0))
+
+    def similarity_probe(mode: str, top_k: int, exclude_conflicts: bool) -> SearchResult:
+        # adaptive's gate compares the hard top k's similarity with the best: ranked by similarity
+        # alone, or a surer, less similar item would flip the gate to soft
+        return search(mode, top_k, exclude_conflicts, weighted=False)
 
     hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
         (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
-    chosen, result.mode_reason = (_choose_adaptive(plan, vectors, search, k, exclude) if query.mode == RecallMode.ADAPTIVE
+    chosen, result.mode_reason = (_choose_adaptive(plan, vectors, similarity_probe, k, exclude)
+                                  if query.mode == RecallMode.ADAPTIVE
                                   else (query.mode.value, ""))
     if chosen == RecallMode.STRICT.value:
         result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)

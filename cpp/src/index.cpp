@@ -500,10 +500,12 @@ void Index::check_constraints(const SearchRequest& request) const {
 namespace {
 bool wants_flags(const SearchRequest& request) noexcept { return request.present_level > 0 || request.absent_level > 0; }
 
-// Flags or weights: either ranks inside tiers by more than similarity, so the search is exact.
+// Flags, or a weight with concepts on its side (ConfidenceWeights::active): either ranks inside
+// tiers by more than similarity, so the search is exact.
 bool wants_confidence(const SearchRequest& request) noexcept {
-  return request.present_level > 0 || request.absent_level > 0 || request.present_weight > 0.0f ||
-         request.absent_weight > 0.0f;
+  return request.present_level > 0 || request.absent_level > 0 ||
+         (request.present_weight > 0.0f && !request.required.empty()) ||
+         (request.absent_weight > 0.0f && !request.forbidden.empty());
 }
 }  // namespace
 

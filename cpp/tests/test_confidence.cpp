@@ -533,6 +533,12 @@ POLARMEM_TEST(weighted_requests_run_exactly_alone_and_in_batches) {
   for (std::size_t q = 0; q < 6; ++q) batch.push_back(weighted(request(items, q, {q % 5u}, {(q + 1) % 5u}, 20, 0, 0), 0.5f, 0.5f));
   const auto results = index->search(batch);
   for (std::size_t q = 0; q < batch.size(); ++q) CHECK(matches(results[q], reference(*index, items, identity(items.n), batch[q])));
+  // A weight with no concept on its side adds nothing: the request keeps the approximate path.
+  SearchRequest unweighted = request(items, 2, {0}, {}, 30, 0, 0);
+  unweighted.exact = false;
+  const SearchResult plain = index->search(unweighted);
+  const SearchResult idle = index->search(weighted(unweighted, 0.0f, 0.4f));
+  CHECK(plain.approximate && idle.approximate && idle.slots == plain.slots && idle.rank_scores.empty());
 }
 
 POLARMEM_TEST(bad_weights_and_confidences_change_nothing) {

@@ -141,6 +141,31 @@ def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
         m.close()
 
 
+def test_adaptive_gate_reads_similarity_not_the_weighted_order(stored):
+    """adaptive decides hard vs soft from the hard top k's similarity: weights must not change that
+    decision (they reorder the hits only once hard is chosen). The query is the vector of the
+    entailed item least sure of its required concept, so the similarity order puts it first (hard:
+    its similarity is the best) and the weighted order would not."""
+    m, _, items = stored
+    namespace = m.namespace("c")
+    dog, cat = (namespace.vocabulary.lookup(c) for c in ("dog", "cat"))
+    entailed = []
+    for item in items:
+        record = m.get_item("c", item.id)
+        state = {ev.concept_id: ev.state for ev in record.evidence}
+        mean = {ev.concept_id: ev.mean for ev in record.evidence}
+        if state.get(dog) == enums_pb2.CONCEPT_STATE_HAS and state.get(cat) == enums_pb2.CONCEPT_STATE_NOT_HAS:
+            entailed.append((mean[dog], item))
+    least_sure = min(entailed, key=lambda e: e[0])[1]
+    query = least_sure.vectors["vis"]
+    results = [run_recall(m.backend, namespace, recall_query(
+        namespace.spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=1, mode="adaptive",
+        present_weight=w, absent_weight=w)) for w in (0.0, 5.0)]
+    assert results[0].mode_used == "hard" and results[0].hits[0].item_id == least_sure.id
+    assert results[1].mode_used == "hard"  # the same decision ...
+    assert results[1].hits[0].item_id != least_sure.id  # ... and the weights then reorder
+
+
 def weighted_reference(m, items, query, required, forbidden, k, strict, w_present, w_absent):
     """(ids, keys) in the order the weights define from the stored records: (tier, verified
     absence if strict, s_sem + w_present x mean confidence of the required concepts - w_absent x
