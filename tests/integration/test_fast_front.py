@@ -493,3 +493,34 @@ def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path)
     finally:
         server.stop()
 
+
+
+def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_path):
+    """A namespace whose rule ranks by confidence weights (partitioner auto, declared accuracy 0.7:
+    otsu + hard + weights): a Recall without a mode gets the same bytes from the front as from the
+    library, whether the front answers it or hands it over."""
+    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    try:
+        rng = np.random.default_rng(11)
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("w", spaces=[("vis", DIM)], encoder="none", partitioner="auto",
+                                    declared_accuracy=0.7, templates=["a {c}?"])
+            items = [item_message(id=f"s{i:03d}", vectors={"vis": rng.standard_normal(DIM)},
+                                  scores={c: [float(rng.beta(0.5, 0.5))] for c in CONCEPTS}) for i in range(200)]
+            assert client.remember_stream("w", items).stored == 200
+        with grpc.insecure_channel(server.address) as main_channel, \
+                grpc.insecure_channel(server.fast_front_address) as fast_channel:
+            main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
+            info = main.GetNamespace(pb.GetNamespaceRequest(name="w")).namespace
+            assert info.rule.confidence_present_weight == pytest.approx(0.2)
+            for _ in range(12):
+                request = pb.RecallRequest(namespace="w", vectors={"vis": pb.VectorValue(
+                    values=rng.standard_normal(DIM).tolist())}, required=["dog"], forbidden=["cat"], top_k=10,
+                    explain=False)
+                from_front = fast.Recall(request)
+                assert "similarity + 0.2 x required confidence" in from_front.mode_reason
+                assert from_front.SerializeToString(deterministic=True) == \
+                    main.Recall(request).SerializeToString(deterministic=True)
+            assert native_count(server) == 11  # the first of the shape planned it; the front answered the rest
+    finally:
+        server.stop()
