@@ -36,6 +36,9 @@ from typing import Any
 import numpy as np
 
 MODES = ("off", "soft", "adaptive", "hard", "strict")
+# A namespace with partitioner "auto" is also asked with no mode: its own rule (what a Recall
+# without a mode runs, confidence ranking included), reported under this name.
+RULE_MODE = "rule"
 KS = (1, 3, 5, 10)
 POOL_FACTOR = 4
 BETA_SUM = 4.0
@@ -308,8 +311,12 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
     from polarmem.v1 import memory_service_pb2 as pb
     from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
 
+    options = dict(namespace_options or {})
+    if condition.partitioner == "auto" and condition.evidence == "simulated":
+        # what an operator would state about this verifier: the accuracy it was simulated at
+        options["declared_accuracy"] = condition.accuracy
     client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none",
-                            partitioner=condition.partitioner, **(namespace_options or {}))
+                            partitioner=condition.partitioner, **options)
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
         scores = simulated_scores(rows, candidates, condition.accuracy, templates, seed)
@@ -346,8 +353,8 @@ def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors:
             # a query may name a concept no stored item holds (the vocabulary lacks it): it still
             # runs, unconstrained on that side, as it would for a user who allows unknown names
             response = client.recall(namespace, vectors={"sem": vector}, required=[query.required],
-                                     forbidden=[query.forbidden], top_k=max_k, mode=mode,
-                                     allow_unknown_concepts=True)
+                                     forbidden=[query.forbidden], top_k=max_k,
+                                     mode=None if mode == RULE_MODE else mode, allow_unknown_concepts=True)
             ranked[mode] = [h.id for h in response.hits]
         pool = client.recall(namespace, vectors={"sem": vector}, top_k=max_k * POOL_FACTOR, mode="off")
         outcomes.append(QueryOutcome(ranked, [h.id for h in pool.hits]))
@@ -371,6 +378,8 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
              seed: int = 0, namespace_options: Mapping[str, float] | None = None, with_states: bool = True,
              progress=print, item_vectors: np.ndarray | None = None,
              query_embedding: str = "full") -> list[EvaluationResult]:
+    from google.protobuf.json_format import MessageToDict
+
     from polarmem_server.faces.client import PolarMemClient
     from polarmem_server.api.config import ServerConfig
     from polarmem_server.memory import DEFAULT_TEMPLATES
@@ -399,10 +408,13 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
                     load_s = load_condition(client, condition, rows, categories, item_vectors, len(DEFAULT_TEMPLATES),
                                             seed, namespace_options)
                     started = time.perf_counter()
-                    outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, modes)
+                    condition_modes = tuple(modes) + ((RULE_MODE,) if condition.partitioner == "auto" else ())
+                    outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, condition_modes)
                     per_query = [metrics_for(o, q, labels, consistent[q], ks) for o, q in zip(outcomes, queries)]
                     result = EvaluationResult(condition, summarise(per_query, seed), load_seconds=load_s,
                                               query_seconds=time.perf_counter() - started, per_query=per_query)
+                    if condition.partitioner == "auto":  # which rule the server chose, and why
+                        result.extra["rule"] = MessageToDict(client.get_namespace(condition.name).rule)
                     if with_states and condition.evidence != "labels":
                         items = {r["id"]: client.get_item(condition.name, r["id"]).item for r in rows}
                         result.states = state_report(items, labels)
@@ -441,7 +453,8 @@ def evaluate_seeds(conditions: Sequence[Condition], rows: Sequence[dict], seeds:
                     for seed, part in zip(seeds, parts)}
         pooled.append(EvaluationResult(parts[0].condition, summarise(per_query, seeds[0]), states,
                                        sum(p.load_seconds for p in parts), sum(p.query_seconds for p in parts),
-                                       {"per_seed": per_seed}, per_query))
+                                       {"per_seed": per_seed, **({"rule": parts[0].extra["rule"]}
+                                                                 if "rule" in parts[0].extra else {})}, per_query))
     return pooled
 
 

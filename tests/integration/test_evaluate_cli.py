@@ -62,3 +62,25 @@ def test_evaluate_defaults_to_the_dev_sets_held_out_half(tmp_path):
     tuning, held_out = split_dev(dev_rows())
     assert not {r["id"] for r in tuning} & {r["id"] for r in held_out}
     assert len(tuning) + len(held_out) == 10_000
+
+
+def test_evaluate_measures_the_adaptive_default_as_its_own_mode(tmp_path):
+    """--partitioner auto: the namespace declares the simulated accuracy, chooses its rule, and the
+    run measures that rule (no mode sent) as mode 'rule', next to the named modes; the report says
+    which rule the server chose and that the semantic half embedded the affirmative part."""
+    data = tmp_path / "slice.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--data", str(data), "--num-queries", "10", "--accuracy", "0.9", "--partitioner", "auto",
+                 "otsu", "--out", str(out), "--ks", "3", "10"]) == 0
+    report = json.loads((out / "evaluation.json").read_text())
+    assert report["query_embedding"] == "affirmative"
+    auto, otsu = report["results"]
+    assert auto["partitioner"] == "auto" and set(auto["metrics"]) == {"off", "soft", "adaptive", "hard", "strict", "rule"}
+    assert "rule" not in otsu["metrics"] and "rule" not in otsu
+    rule = auto["rule"]
+    assert rule["partitioner"] == "otsu" and rule["recallMode"] == "RECALL_MODE_STRICT"
+    assert rule["confidencePresentWeight"] == pytest.approx(0.6) and "declared verifier accuracy 0.900" in rule["reason"]
+    assert set(auto["metrics"]["rule"]) == set(auto["metrics"]["strict"])
+    mean, lo, hi = auto["metrics"]["rule"]["conflict@3"]
+    assert lo <= mean <= hi

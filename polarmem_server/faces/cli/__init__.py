@@ -88,12 +88,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     options = {k: v for k, v in (("kappa", args.kappa), ("rho", args.rho), ("rho_absent", args.rho_absent)) if v is not None}
     results = evaluation.evaluate_seeds(conditions, rows, seeds, load_encoder("minilm"), num_queries=args.num_queries,
                                         queries=queries, address=args.address, engine=engine, ks=args.ks,
-                                        namespace_options=options,
+                                        namespace_options=options, query_embedding=args.query_embedding,
                                         progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(evaluation.format_table(results))
     out = Path(args.out)
     meta = {"data": data_name, "queries_per_seed": len(queries) if queries else args.num_queries,
-            "seeds": seeds, "ks": args.ks,
+            "seeds": seeds, "ks": args.ks, "query_embedding": args.query_embedding,
             "evidence": args.evidence, "engine": engine, "namespace_options": options,
             "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
             if args.evidence == "simulated" else ""}
@@ -139,7 +139,12 @@ def _add_evaluate(sub) -> None:
     ev.add_argument("--num-queries", type=int, default=100)
     ev.add_argument("--evidence", choices=["labels", "simulated", "engine"], default="simulated")
     ev.add_argument("--accuracy", type=float, nargs="+", default=[0.9], help="simulated VLM accuracies")
-    ev.add_argument("--partitioner", nargs="+", default=["otsu"], choices=[p for p in PARTITIONERS if p != "auto"])
+    ev.add_argument("--partitioner", nargs="+", default=["otsu"], choices=list(PARTITIONERS),
+                    help="auto: the namespace chooses its rule (with --evidence simulated, from a declared accuracy "
+                         "equal to --accuracy); its own rule is then also measured, as mode 'rule'")
+    ev.add_argument("--query-embedding", choices=["affirmative", "full"], default="affirmative",
+                    help="what the semantic half embeds: the query without its negated part, as the server does for "
+                         "a text query (default), or the whole query")
     ev.add_argument("--spectrum", nargs="+", default=["all"], choices=["all", "balanced"],
                     help="score every category per image (skewed) or half present, half absent (balanced)")
     ev.add_argument("--engine", default="embedding", help="engine for --evidence engine")
