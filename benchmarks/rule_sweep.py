@@ -412,14 +412,24 @@ def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, enc
             for variant in (only[key] if only is not None else variants):
                 present_above, absent_below = variants[variant]
                 c, g = flagged_metrics(states, confidence, qs, True, present_above, absent_below, present_first)
-                entry = pooled.setdefault(key, {}).setdefault(variant, {"conflict": [], "ndcg": [], "per_seed": []})
-                entry["conflict"] += c.tolist()
-                entry["ndcg"] += g.tolist()
-                entry["per_seed"].append(float(c.mean()))
+                add_seed(pooled, key, variant, c, g)
         progress(f"  {evidence} seed {seed}: {len(rules)} rules x flags in {time.perf_counter() - started:.0f} s")
-    return {key: {variant: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
-                            "conflict@3_per_seed": e["per_seed"], "queries": len(e["conflict"])}
-                  for variant, e in by_variant.items()} for key, by_variant in pooled.items()}
+    return pooled_summary(pooled)
+
+
+def add_seed(pooled: dict, key: str, cell: str, conflict: np.ndarray, ndcg: np.ndarray) -> None:
+    """One seed's per-query values into pooled[key][cell]."""
+    entry = pooled.setdefault(key, {}).setdefault(cell, {"conflict": [], "ndcg": [], "per_seed": []})
+    entry["conflict"] += conflict.tolist()
+    entry["ndcg"] += ndcg.tolist()
+    entry["per_seed"].append(float(conflict.mean()))
+
+
+def pooled_summary(pooled: dict) -> dict[str, dict[str, dict]]:
+    """key -> cell -> Conflict@3 (mean and bootstrap interval), nDCG@10, per-seed Conflict@3, queries."""
+    return {key: {cell: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
+                         "conflict@3_per_seed": e["per_seed"], "queries": len(e["conflict"])}
+                  for cell, e in by_cell.items()} for key, by_cell in pooled.items()}
 
 
 def choose_for_target(results: dict[str, dict[str, dict]], families: tuple[str, ...]) -> tuple[str, str, str]:
@@ -516,15 +526,9 @@ def weight_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, e
                 present_above, absent_below = variants[flags]
                 c, g = flagged_metrics(states, confidence, qs, mode == "strict", present_above, absent_below,
                                        weights=weights)
-                entry = pooled.setdefault(key, {}).setdefault(f"{flags} {weights[0]} {weights[1]}",
-                                                              {"conflict": [], "ndcg": [], "per_seed": []})
-                entry["conflict"] += c.tolist()
-                entry["ndcg"] += g.tolist()
-                entry["per_seed"].append(float(c.mean()))
+                add_seed(pooled, key, f"{flags} {weights[0]} {weights[1]}", c, g)
         progress(f"  {evidence} seed {seed} in {time.perf_counter() - started:.0f} s")
-    return {key: {cell: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
-                         "conflict@3_per_seed": e["per_seed"], "queries": len(e["conflict"])}
-                  for cell, e in by_cell.items()} for key, by_cell in pooled.items()}
+    return pooled_summary(pooled)
 
 
 def weight_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
@@ -619,6 +623,12 @@ def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: i
                 k: [round(float(q), 4) for q in np.quantile(v, [0.1, 0.5, 0.9])] for k, v in scores_by_cause.items()}}
 
 
+def write_report(report: dict, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -681,32 +691,24 @@ def main() -> None:
                                                         args.num_queries, encoder, args.also, tuple(args.families),
                                                         args.present_first, tuple(args.present_grid))
                               for evidence in args.evidence}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
-        print(f"wrote {args.out}")
+        write_report(report, args.out)
         return
     if args.weights and args.also:
         report["experiment"] = "confidence weights: the frozen pick and the rule it replaced at other true accuracies (tuning half)"
         report["evidence"] = {e: weight_robustness(tune, e, args.also, args.tuning_seeds or args.seeds, args.num_queries,
                                                    encoder) for e in args.evidence}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
-        print(f"wrote {args.out}")
+        write_report(report, args.out)
         return
     if args.weights:
         report["experiment"] = "confidence weights within tiers (flagged_metrics weights), affirmative query embedding"
         report["evidence"] = {e: weight_experiment(tune, held, e, args.tuning_seeds or args.seeds, args.seeds,
                                                    args.num_queries, encoder) for e in args.evidence}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
-        print(f"wrote {args.out}")
+        write_report(report, args.out)
         return
     if args.confidence:
         report["experiment"] = "confidence flags within tiers (flagged_metrics), affirmative query embedding"
         report["evidence"] = confidence_experiment(tune, held, args.evidence, args.seeds, args.num_queries, encoder)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
-        print(f"wrote {args.out}")
+        write_report(report, args.out)
         return
     for evidence in args.evidence:
         print(f"[{evidence}] tuning half ({len(tune_rows)} items)", flush=True)

@@ -86,6 +86,35 @@ struct Items {
   }
 };
 
+// CSR lists of just the `changed` items, in that order: what set_concepts takes.
+struct ChangedLists {
+  std::vector<std::int64_t> hp{0}, np{0}, gp{0};
+  std::vector<std::uint32_t> hi, ni, gi;
+  std::vector<std::int8_t> gv;
+  std::vector<std::uint8_t> cv;
+
+  ChangedLists(const Items& items, const std::vector<std::int64_t>& changed) {
+    for (auto s : changed) {
+      const std::size_t i = static_cast<std::size_t>(s);
+      for (std::int64_t p = items.has_ptr[i]; p < items.has_ptr[i + 1]; ++p) hi.push_back(items.has_ids[p]);
+      for (std::int64_t p = items.not_ptr[i]; p < items.not_ptr[i + 1]; ++p) ni.push_back(items.not_ids[p]);
+      for (std::int64_t p = items.grade_ptr[i]; p < items.grade_ptr[i + 1]; ++p) {
+        gi.push_back(items.grade_ids[p]);
+        gv.push_back(items.grades[p]);
+        cv.push_back(items.confidences[p]);
+      }
+      hp.push_back(static_cast<std::int64_t>(hi.size()));
+      np.push_back(static_cast<std::int64_t>(ni.size()));
+      gp.push_back(static_cast<std::int64_t>(gi.size()));
+    }
+  }
+
+  void apply(Index& index, const std::vector<std::int64_t>& changed, bool with_confidence) const {
+    index.set_concepts(changed.data(), changed.size(), {hp.data(), hi.data()}, {np.data(), ni.data()},
+                       {gp.data(), gi.data(), gv.data(), with_confidence ? cv.data() : nullptr});
+  }
+};
+
 std::unique_ptr<Index> make_index(const Items& items, Storage storage, bool ann = false) {
   SpaceConfig space{"vis", items.d, false, storage};
   if (ann) space.ann = AnnConfig{true, 8, 64, 32, 16, 0.0};
@@ -172,6 +201,12 @@ SearchResult reference(const Index& index, const Items& items, const std::vector
   return out;
 }
 
+void print_first_difference(const SearchResult& got, const SearchResult& want) {
+  std::size_t j = 0;
+  while (j < got.slots.size() && j < want.slots.size() && got.slots[j] == want.slots[j]) ++j;
+  std::printf("first difference at %zu of %zu/%zu\n", j, got.slots.size(), want.slots.size());
+}
+
 // Hits whose reported score is s_sem alone, as the weights never change SearchResult::scores.
 bool scores_are_similarity(const Index& index, const SearchRequest& r, const SearchResult& got) {
   const std::vector<float> score = exact_scores(index, r);
@@ -183,6 +218,24 @@ bool scores_are_similarity(const Index& index, const SearchRequest& r, const Sea
 
 bool matches(const SearchResult& got, const SearchResult& want) {
   return got.slots == want.slots && got.tiers == want.tiers && got.confidence == want.confidence;
+}
+
+// Removes every 5th slot from 1, checks, compacts and checks again: what an item carries must
+// follow it to its new slot. `slot_item` ends as the compacted slots' items.
+void check_remove_then_compact(Index& index, const Items& items, std::vector<std::int64_t>* slot_item,
+                               const SearchRequest& r) {
+  std::vector<std::int64_t> gone;
+  for (std::int64_t s = 1; s < static_cast<std::int64_t>(slot_item->size()); s += 5) gone.push_back(s);
+  index.remove(gone.data(), gone.size());
+  for (auto s : gone) (*slot_item)[static_cast<std::size_t>(s)] = -1;
+  CHECK(matches(index.search(r), reference(index, items, *slot_item, r)));
+  const auto new_of_old = index.compact();
+  std::vector<std::int64_t> compacted(index.size(), -1);
+  for (std::size_t old = 0; old < new_of_old.size(); ++old) {
+    if (new_of_old[old] >= 0) compacted[static_cast<std::size_t>(new_of_old[old])] = (*slot_item)[old];
+  }
+  CHECK(matches(index.search(r), reference(index, items, compacted, r)));
+  slot_item->swap(compacted);
 }
 
 SearchRequest request(const Items& items, std::size_t query_item, std::vector<std::uint32_t> required,
@@ -223,10 +276,8 @@ POLARMEM_TEST(confidence_order_matches_brute_force_for_every_storage_and_level) 
             const SearchResult got = index->search(r);
             const SearchResult want = reference(*index, items, slots, r);
             if (!matches(got, want)) {
-              std::size_t j = 0;
-              while (j < got.slots.size() && j < want.slots.size() && got.slots[j] == want.slots[j]) ++j;
-              std::printf("  storage %d present %d absent %d k %zu v %zu: first difference at %zu of %zu/%zu\n",
-                          static_cast<int>(storage), present, absent, k, v, j, got.slots.size(), want.slots.size());
+              std::printf("  storage %d present %d absent %d k %zu v %zu: ", static_cast<int>(storage), present, absent, k, v);
+              print_first_difference(got, want);
             }
             CHECK(matches(got, want));
             CHECK(got.confidence.size() == ((present || absent) ? got.slots.size() : 0u));
@@ -300,38 +351,11 @@ POLARMEM_TEST(writes_keep_grades_in_step) {
     }
   }
   items.rebuild_lists();
-  // CSR of just the changed items, in `changed` order.
-  std::vector<std::int64_t> hp{0}, np{0}, gp{0};
-  std::vector<std::uint32_t> hi, ni, gi;
-  std::vector<std::int8_t> gv;
-  for (auto s : changed) {
-    const std::size_t i = static_cast<std::size_t>(s);
-    for (std::int64_t p = items.has_ptr[i]; p < items.has_ptr[i + 1]; ++p) hi.push_back(items.has_ids[p]);
-    for (std::int64_t p = items.not_ptr[i]; p < items.not_ptr[i + 1]; ++p) ni.push_back(items.not_ids[p]);
-    for (std::int64_t p = items.grade_ptr[i]; p < items.grade_ptr[i + 1]; ++p) {
-      gi.push_back(items.grade_ids[p]);
-      gv.push_back(items.grades[p]);
-    }
-    hp.push_back(static_cast<std::int64_t>(hi.size()));
-    np.push_back(static_cast<std::int64_t>(ni.size()));
-    gp.push_back(static_cast<std::int64_t>(gi.size()));
-  }
-  index->set_concepts(changed.data(), changed.size(), {hp.data(), hi.data()}, {np.data(), ni.data()},
-                      {gp.data(), gi.data(), gv.data()});
+  ChangedLists(items, changed).apply(*index, changed, true);
   CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));
 
   // remove, then compact: grades follow their items to the new slots.
-  std::vector<std::int64_t> gone;
-  for (std::int64_t s = 1; s < 3000; s += 5) gone.push_back(s);
-  index->remove(gone.data(), gone.size());
-  for (auto s : gone) slot_item[static_cast<std::size_t>(s)] = -1;
-  CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));
-  const auto new_of_old = index->compact();
-  std::vector<std::int64_t> compacted(index->size(), -1);
-  for (std::size_t old = 0; old < new_of_old.size(); ++old) {
-    if (new_of_old[old] >= 0) compacted[static_cast<std::size_t>(new_of_old[old])] = slot_item[old];
-  }
-  CHECK(matches(index->search(r), reference(*index, items, compacted, r)));
+  check_remove_then_compact(*index, items, &slot_item, r);
 }
 
 POLARMEM_TEST(approximate_requests_with_confidence_run_exactly) {
@@ -394,10 +418,9 @@ POLARMEM_TEST(weights_order_matches_brute_force_for_every_storage) {
             const SearchResult got = index->search(r);
             const SearchResult want = reference(*index, items, slots, r);
             if (!matches(got, want)) {
-              std::size_t j = 0;
-              while (j < got.slots.size() && j < want.slots.size() && got.slots[j] == want.slots[j]) ++j;
-              std::printf("  storage %d weights %.2f/%.2f level %d k %zu v %zu: first difference at %zu of %zu/%zu\n",
-                          static_cast<int>(storage), wp, wa, level, k, v, j, got.slots.size(), want.slots.size());
+              std::printf("  storage %d weights %.2f/%.2f level %d k %zu v %zu: ", static_cast<int>(storage), wp, wa, level,
+                          k, v);
+              print_first_difference(got, want);
             }
             CHECK(matches(got, want));
             CHECK(scores_are_similarity(*index, r, got));
@@ -459,60 +482,24 @@ POLARMEM_TEST(writes_keep_confidences_in_step) {
     if (s % 7) changed.push_back(s);
   }
   items.rebuild_lists();
-  std::vector<std::int64_t> hp{0}, np{0}, gp{0};
-  std::vector<std::uint32_t> hi, ni, gi;
-  std::vector<std::int8_t> gv;
-  for (auto s : changed) {
-    const std::size_t i = static_cast<std::size_t>(s);
-    for (std::int64_t p = items.has_ptr[i]; p < items.has_ptr[i + 1]; ++p) hi.push_back(items.has_ids[p]);
-    for (std::int64_t p = items.not_ptr[i]; p < items.not_ptr[i + 1]; ++p) ni.push_back(items.not_ids[p]);
-    for (std::int64_t p = items.grade_ptr[i]; p < items.grade_ptr[i + 1]; ++p) {
-      gi.push_back(items.grade_ids[p]);
-      gv.push_back(items.grades[p]);
-    }
-    hp.push_back(static_cast<std::int64_t>(hi.size()));
-    np.push_back(static_cast<std::int64_t>(ni.size()));
-    gp.push_back(static_cast<std::int64_t>(gi.size()));
-  }
-  index->set_concepts(changed.data(), changed.size(), {hp.data(), hi.data()}, {np.data(), ni.data()},
-                      {gp.data(), gi.data(), gv.data(), nullptr});
+  ChangedLists(items, changed).apply(*index, changed, false);
   for (auto s : changed) {
     for (std::size_t c = 0; c < items.vocab; ++c) items.conf[static_cast<std::size_t>(s) * items.vocab + c] = kNotScored;
   }
   CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));  // no confidences given: none kept
-  items.rebuild_lists();
-  std::vector<std::int64_t> gp2{0};
-  std::vector<std::uint32_t> gi2;
-  std::vector<std::int8_t> gv2;
-  std::vector<std::uint8_t> cv2;
   for (auto s : changed) {
     const std::size_t i = static_cast<std::size_t>(s);
     for (std::uint32_t c = 0; c < items.vocab; ++c) {
-      const std::uint8_t b = s % 7 == 0 ? static_cast<std::uint8_t>((i + c * 37) % (kConfidenceScale + 1)) : kNotScored;
-      items.conf[i * items.vocab + c] = b;
-      if (b == kNotScored) continue;
-      gi2.push_back(c);
-      gv2.push_back(items.grade[i * items.vocab + c]);
-      cv2.push_back(b);
+      items.conf[i * items.vocab + c] =
+          s % 7 == 0 ? static_cast<std::uint8_t>((i + c * 37) % (kConfidenceScale + 1)) : kNotScored;
     }
-    gp2.push_back(static_cast<std::int64_t>(gi2.size()));
   }
-  index->set_concepts(changed.data(), changed.size(), {hp.data(), hi.data()}, {np.data(), ni.data()},
-                      {gp2.data(), gi2.data(), gv2.data(), cv2.data()});
+  items.rebuild_lists();
+  ChangedLists(items, changed).apply(*index, changed, true);
   CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));
 
   // remove, then compact: confidences follow their items to the new slots.
-  std::vector<std::int64_t> gone;
-  for (std::int64_t s = 1; s < 3000; s += 5) gone.push_back(s);
-  index->remove(gone.data(), gone.size());
-  for (auto s : gone) slot_item[static_cast<std::size_t>(s)] = -1;
-  CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));
-  const auto new_of_old = index->compact();
-  std::vector<std::int64_t> compacted(index->size(), -1);
-  for (std::size_t old = 0; old < new_of_old.size(); ++old) {
-    if (new_of_old[old] >= 0) compacted[static_cast<std::size_t>(new_of_old[old])] = slot_item[old];
-  }
-  CHECK(matches(index->search(r), reference(*index, items, compacted, r)));
+  check_remove_then_compact(*index, items, &slot_item, r);
   // Items appended after a compact start with no confidence where their batch gives none.
   Items more(50, 10, 5, 37);
   ItemBatch bare = more.batch();
