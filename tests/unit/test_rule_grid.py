@@ -138,3 +138,39 @@ def test_a_finer_present_grid_replaces_the_index_levels(sweep):
     variants = sweep.flag_variants((0.97, 0.98))
     assert variants["present>0.98"] == (0.98, None) and "present>0.99" not in variants
     assert len(variants) == 1 + 2 + len(sweep.ABSENT_BELOW) * 3
+
+
+def test_the_replayed_weights_rank_as_the_core_does(sweep):
+    """flagged_metrics(weights=...) is what the server serves: the same items, states, confidences and
+    similarities in the compiled index with present_weight / absent_weight give the same top 10
+    (the replay's nDCG@10 equals the core's order's), for flags on and off."""
+    from polarmem_server.index import GradeCSR, Index, SpaceSpec
+
+    rng = np.random.default_rng(7)
+    n, dim = 400, 16
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = rng.standard_normal(dim).astype(np.float32)
+    query /= np.linalg.norm(query)
+    states = rng.choice([1, -1, 0], size=(n, 2), p=[0.5, 0.3, 0.2]).astype(np.int8)
+    confidence = rng.random((n, 2))
+    truth_bad = rng.random(n) < 0.3
+    index = Index([SpaceSpec("vis", dim)], threads=1)
+    index.ensure_concepts(2)
+    index.add(n, {"vis": vectors}, has=[np.flatnonzero(s == 1) for s in states],
+              not_has=[np.flatnonzero(s == -1) for s in states],
+              grades=GradeCSR(np.arange(0, 2 * n + 1, 2, dtype=np.int64), np.tile(np.arange(2, dtype=np.uint32), n),
+                              grid.grades(confidence).ravel(), confidence.ravel()))
+    similarity = vectors @ query
+    contradicts = np.array([truth_bad])
+    ideal = sum(1 / np.log2(r + 2) for r in range(min(10, int((~truth_bad).sum()))))
+    qs = SimpleNamespace(queries=[None], required=np.array([0]), forbidden=np.array([1]),
+                         affirmative_similarity=similarity[None, :], contradicts=contradicts, ideal=np.array([ideal]))
+    discounts = 1 / np.log2(np.arange(10) + 2)
+    for present_above, weights in ((None, (0.6, 0.4)), (0.9, (0.4, 0.8)), (None, (0.0, 0.4))):
+        _, replay_ndcg = sweep.flagged_metrics(states, confidence, qs, False, present_above, None, weights=weights)
+        hits = index.search({"vis": query}, [0], [1], k=10, present_level=grid.present_level(present_above),
+                            present_weight=weights[0], absent_weight=weights[1])
+        bad = truth_bad[hits.slots]
+        core_ndcg = float(((~bad) * discounts[:len(bad)]).sum() / ideal)
+        assert replay_ndcg[0] == pytest.approx(core_ndcg, abs=1e-12)
