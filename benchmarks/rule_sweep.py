@@ -576,8 +576,9 @@ def weight_robustness(tune: Part, evidence: str, others: list[str], seeds: list[
 
     rule = rule_for_accuracy(float(evidence.split(":")[1]))
     variants = flag_variants()
-    frozen_flags = next(name for name, (p, a) in variants.items() if (p, a) == (rule.present_above, rule.absent_below))
-    cells = {key: [(frozen_flags, (rule.present_weight, rule.absent_weight)), (flags, (0.0, 0.0))]}
+    ranking = rule.confidence
+    frozen_flags = next(name for name, (p, a) in variants.items() if (p, a) == (ranking.present_above, ranking.absent_below))
+    cells = {key: [(frozen_flags, (ranking.present_weight, ranking.absent_weight)), (flags, (0.0, 0.0))]}
     return {other: weight_pass(tune, other, seeds, num_queries, encoder, cells)[key] for other in others}
 
 

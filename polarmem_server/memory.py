@@ -443,8 +443,7 @@ class Memory:
         query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                              rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                             approximate, ef_search, ranking.present_above, ranking.absent_below,
-                             ranking.present_weight, ranking.absent_weight)
+                             approximate, ef_search, ranking)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
         except UnknownConcepts:

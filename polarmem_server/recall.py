@@ -23,11 +23,12 @@ Modes:
   UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
   Computed as two core searches — the hard top ``k`` and the hard top ``k`` among verified
   items (``Index.slots_with``) — merged; the strict top ``k`` is always inside their union.
-* confidence within tiers (``RecallQuery.present_above`` / ``absent_below`` / ``present_weight`` /
-  ``absent_weight``, set by the namespace's rule or ``rank_by_confidence``): every hard search of
-  ``hard``, ``strict`` and ``adaptive`` ranks, inside each tier (after strict's verified absence),
-  the items whose forbidden concepts are confidently absent first, then those whose required
-  concepts are confidently present (binary flags from the index's confidence grades,
+* confidence within tiers (``RecallQuery.confidence``: thresholds ``present_above`` / ``absent_below``
+  and weights ``present_weight`` / ``absent_weight``, set by the namespace's rule or
+  ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` (except
+  adaptive's gate, which reads similarity) ranks, inside each tier (after strict's verified
+  absence), the items whose forbidden concepts are confidently absent first, then those whose
+  required concepts are confidently present (binary flags from the index's confidence grades,
   domain/confidence.py), then by s_sem + present_weight x the required concepts' confidence -
   absent_weight x the forbidden ones' (s_sem alone without weights). The strict merge stays
   exact: everything ranked above an item by (tier, flags, that value) is above it in strict too.
@@ -255,29 +256,28 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     k, exclude = query.k, query.exclude_conflicts
     # Without explanations the states of the query's concepts come from the index, not records.
     states = not explain and bool(plan.required or plan.forbidden)
-    # Confidence flags rank within tiers: the hard searches only (soft and off have no tiers).
-    wanted = query.confidence.used
-    honoured = wanted and backend.ranks_by_confidence
-    present_level = confidence.present_level(query.present_above) if honoured else 0
-    absent_level = confidence.absent_level(query.absent_below) if honoured else 0
+    # Confidence ranks within tiers: the hard searches only (soft and off have no tiers).
+    ranking = query.confidence
+    honoured = ranking.used and backend.ranks_by_confidence
+    present_level = confidence.present_level(ranking.present_above) if honoured else 0
+    absent_level = confidence.absent_level(ranking.absent_below) if honoured else 0
 
     def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False,
-               weighted: bool = True) -> SearchResult:
-        hard = mode == "hard"
-        weights = hard and honoured and weighted
+               by_confidence: bool = True) -> SearchResult:
+        ranked = mode == "hard" and honoured and by_confidence
         return backend.search(namespace.name, SearchRequest(
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
             concept_states=states, exact=not query.approximate, ef_search=query.ef_search,
-            present_level=present_level if hard else 0, absent_level=absent_level if hard else 0,
-            present_weight=query.present_weight if weights else 0.0,
-            absent_weight=query.absent_weight if weights else 0.0))
+            present_level=present_level if ranked else 0, absent_level=absent_level if ranked else 0,
+            present_weight=ranking.present_weight if ranked else 0.0,
+            absent_weight=ranking.absent_weight if ranked else 0.0))
 
     def similarity_probe(mode: str, top_k: int, exclude_conflicts: bool) -> SearchResult:
-        # adaptive's gate compares the hard top k's similarity with the best: ranked by similarity
-        # alone, or a surer, less similar item would flip the gate to soft
-        return search(mode, top_k, exclude_conflicts, weighted=False)
+        # adaptive's gate compares the hard top k's similarity with the best: ranked by (tier,
+        # similarity) alone, or a surer, less similar item would flip the gate to soft
+        return search(mode, top_k, exclude_conflicts, by_confidence=False)
 
     hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
         (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
@@ -291,8 +291,8 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
-    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and wanted:
-        ranked = describe_confidence(query.confidence) if honoured else \
+    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and ranking.used:
+        ranked = describe_confidence(ranking) if honoured else \
             "confidence ranking not applied: this backend keeps no confidence grades"
         result.mode_reason = f"{result.mode_reason}; {ranked}" if result.mode_reason else ranked
     result.mode_used = chosen

@@ -598,11 +598,9 @@ void Index::bind(Prepared& prepared) const {
   if (request.absent_level > 0) resolve(request.forbidden, "forbidden", absent_[request.absent_level - 1u], &prepared.absent_flags);
   prepared.weights_term = ConfidenceWeights();
   if (request.present_weight > 0.0f || request.absent_weight > 0.0f) {
-    auto concepts = [&](const std::vector<std::uint32_t>& ids) {
+    auto concepts = [&](const std::vector<std::uint32_t>& ids) {  // ids checked by resolve above
       std::vector<ConfidenceWeights::Concept> out;
-      for (const std::uint32_t id : ids) {
-        if (id < has_.size()) out.push_back({&confidence_.column(id), &has_[id], &not_has_[id]});
-      }
+      for (const std::uint32_t id : ids) out.push_back({&confidence_.column(id), &has_[id], &not_has_[id]});
       return out;
     };
     prepared.weights_term = ConfidenceWeights(concepts(request.required), concepts(request.forbidden),
@@ -643,10 +641,10 @@ namespace {
 // Merges per-worker heaps and, when the scan ranked by bounds (a compact copy, or a batch
 // product whose rounding differs from the single-query kernel), re-scores every candidate
 // that could still be in the top k with `exact`, so the answer is the exact one.
-template <typename ExactScore, typename Term>
+template <typename ExactScore>
 std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<const std::vector<Entry>*>& candidates,
                                   bool by_bounds, const SearchRequest& request, ExactScore&& exact,
-                                  std::int64_t* reranked, Term&& hard_term) {
+                                  const ConfidenceWeights& weights, std::int64_t* reranked) {
   std::sort(merged.begin(), merged.end(), ranks_before);
   if (by_bounds) {
     // The k-th best lower bound is a floor the true top k all reach, so every item whose
@@ -658,8 +656,9 @@ std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<c
       for (const Entry& e : *list) {
         if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key))) continue;
         const float score = exact(static_cast<std::size_t>(e.slot));
-        const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * e.tier
-                                                                   : score + hard_term(static_cast<std::size_t>(e.slot));
+        const float rank_value = request.mode == SearchMode::kSoft
+                                     ? score + request.soft_lambda * e.tier
+                                     : score + weights.term(static_cast<std::size_t>(e.slot));
         rescored.push_back(Entry{e.rank_tier, e.tier, rank_value, rank_value, score, e.slot});
       }
     }
@@ -838,9 +837,8 @@ SearchResult Index::run_search(const Prepared& prepared) const {
     }
     return score;
   };
-  auto hard_term = [&](std::size_t slot) { return prepared.weights_term.active() ? prepared.weights_term.term(slot) : 0.0f; };
-  fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact, &result.reranked,
-                             hard_term),
+  fill_result(finish_ranking(std::move(merged), candidate_lists, prepared.compact, request, exact,
+                             prepared.weights_term, &result.reranked),
               &result, wants_flags(request), prepared.weights_term.active());
   return result;
 }
@@ -1308,9 +1306,9 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     auto exact = [&](std::size_t slot) {
       return space.present(slot) ? weight * space.exact(exact_queries[c], slot, kernels) : 0.0f;
     };
-    // Batched requests carry no confidence weights (batchable): no term.
-    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, &result.reranked,
-                               [](std::size_t) { return 0.0f; }),
+    // Batched requests carry no confidence weights (batchable): an inactive term.
+    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, ConfidenceWeights(),
+                               &result.reranked),
                 &result);
   }
   return results;

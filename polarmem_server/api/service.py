@@ -239,10 +239,10 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
     choice = namespace.rule
     info.rule.CopyFrom(pb.RuleChoice(partitioner=choice.partitioner, recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
                                      reason=choice.reason, accuracy_used=choice.accuracy_used,
-                                     confidence_present_above=choice.present_above,
-                                     confidence_absent_below=choice.absent_below,
-                                     confidence_present_weight=choice.present_weight or None,
-                                     confidence_absent_weight=choice.absent_weight or None))
+                                     confidence_present_above=choice.confidence.present_above,
+                                     confidence_absent_below=choice.confidence.absent_below,
+                                     confidence_present_weight=choice.confidence.present_weight or None,
+                                     confidence_absent_weight=choice.confidence.absent_weight or None))
     return info
 
 

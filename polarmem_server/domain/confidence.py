@@ -12,6 +12,7 @@ each logic tier (docs/quality.md §5). Which level a search uses is the recall r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,8 +50,12 @@ def _level(threshold: float | None, grid: tuple[float, ...], name: str) -> int:
 
 @dataclass(frozen=True)
 class ConfidenceRanking:
-    """How a recall ranks by confidence within tiers: flags (thresholds on the index's grid,
-    None = not used) and weights (0 = not used)."""
+    """How a recall ranks by confidence within each logic tier (after strict's verified absence):
+    flags first — items whose forbidden concepts' confidence is below `absent_below`, then whose
+    required concepts' is above `present_above` (grid thresholds; None = not used) — then by
+    s_sem + present_weight x mean confidence of the required concepts - absent_weight x mean
+    confidence of the forbidden ones (0 = not used), so a surer item passes a slightly more
+    similar, less sure one."""
 
     present_above: float | None = None
     absent_below: float | None = None
@@ -61,6 +66,15 @@ class ConfidenceRanking:
     def used(self) -> bool:
         return self.present_above is not None or self.absent_below is not None or \
             self.present_weight > 0 or self.absent_weight > 0
+
+    def check(self) -> None:
+        """ValueError naming the field: a threshold off the index's grid, a weight not finite and >= 0."""
+        present_level(self.present_above)
+        absent_level(self.absent_below)
+        for name, weight in (("present_weight", self.present_weight), ("absent_weight", self.absent_weight)):
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or \
+                    not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"{name} must be a finite number >= 0 (0 = not used), got {weight!r}")
 
 
 NO_CONFIDENCE = ConfidenceRanking()

@@ -58,18 +58,9 @@ class RecallQuery:
     # 0 = the namespace's candidate list
     approximate: bool = False
     ef_search: int = 0
-    # confidence flags within tiers (domain/confidence.py's grid; None = not used), for the hard
-    # searches of hard / strict / adaptive recall: rule_choice.confidence_in_force chooses them
-    present_above: float | None = None
-    absent_below: float | None = None
-    # confidence weights within tiers (0 = not used), for the same searches (ConfidenceRanking)
-    present_weight: float = 0.0
-    absent_weight: float = 0.0
-
-    @property
-    def confidence(self) -> confidence.ConfidenceRanking:
-        return confidence.ConfidenceRanking(self.present_above, self.absent_below, self.present_weight,
-                                            self.absent_weight)
+    # confidence flags and weights within tiers, for the hard searches of hard / strict /
+    # adaptive recall: rule_choice.confidence_in_force chooses them
+    confidence: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE
 
 
 MAX_EF_SEARCH = 10_000  # the core's limit (index.AnnSpec)
@@ -111,23 +102,15 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
                  exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
                  metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
                  suppressed_k: int = 0, allow_unknown_concepts: bool = False, approximate: bool = False,
-                 ef_search: int = 0, present_above: float | None = None,
-                 absent_below: float | None = None, present_weight: float = 0.0,
-                 absent_weight: float = 0.0) -> RecallQuery:
+                 ef_search: int = 0,
+                 ranking: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
     checked_mode = check_mode(mode)
-    for name, value, level in (("present_above", present_above, confidence.present_level),
-                               ("absent_below", absent_below, confidence.absent_level)):
-        try:
-            level(value)
-        except ValueError as exc:
-            raise InvalidArgument(f"{name}: {exc}") from None
-    for name, weight in (("present_weight", present_weight), ("absent_weight", absent_weight)):
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or not math.isfinite(weight) \
-                or weight < 0:
-            raise InvalidArgument(f"{name} must be a finite number >= 0 (0 = not used), got {quoted(weight)}")
-    if (present_above is not None or absent_below is not None or present_weight or absent_weight) \
-            and checked_mode in (RecallMode.SOFT, RecallMode.OFF):
+    try:
+        ranking.check()
+    except ValueError as exc:
+        raise InvalidArgument(str(exc)) from None
+    if ranking.used and checked_mode in (RecallMode.SOFT, RecallMode.OFF):
         raise InvalidArgument(f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
                               "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
     if not isinstance(text, str):
@@ -154,5 +137,4 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
         allow_unknown_concepts=bool(allow_unknown_concepts), approximate=bool(approximate),
         ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH),
-        present_above=present_above, absent_below=absent_below, present_weight=float(present_weight),
-        absent_weight=float(absent_weight))
+        confidence=ranking)

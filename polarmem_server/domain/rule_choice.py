@@ -40,25 +40,11 @@ class Rule:
     recall_mode: str  # hard | strict
     rho: float | None = None  # posterior partitioners only
     rho_absent: float | None = None
-    # Confidence flags within tiers (domain/confidence.py's grid; None = not used): items whose
-    # forbidden concepts' confidence is below `absent_below`, then whose required concepts' is
-    # above `present_above`, rank first within each tier (after strict's verified absence).
-    present_above: float | None = None
-    absent_below: float | None = None
-    # Confidence weights within tiers (0 = not used): inside a tier and its flags, items rank by
-    # s_sem + present_weight * P(present) of the required concepts - absent_weight * P(present)
-    # of the forbidden ones (means over each side), so a surer item passes a slightly more
-    # similar, less sure one.
-    present_weight: float = 0.0
-    absent_weight: float = 0.0
+    confidence: ConfidenceRanking = NO_CONFIDENCE  # flags and weights within tiers
 
     @property
     def ranks_by_confidence(self) -> bool:
         return self.confidence.used
-
-    @property
-    def confidence(self) -> ConfidenceRanking:
-        return ConfidenceRanking(self.present_above, self.absent_below, self.present_weight, self.absent_weight)
 
 
 @dataclass(frozen=True)
@@ -101,20 +87,8 @@ class RuleChoice:
         return self.rule.recall_mode
 
     @property
-    def present_above(self) -> float | None:
-        return self.rule.present_above
-
-    @property
-    def absent_below(self) -> float | None:
-        return self.rule.absent_below
-
-    @property
-    def present_weight(self) -> float:
-        return self.rule.present_weight
-
-    @property
-    def absent_weight(self) -> float:
-        return self.rule.absent_weight
+    def confidence(self) -> ConfidenceRanking:
+        return self.rule.confidence
 
 
 # Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
@@ -146,19 +120,21 @@ class RuleChoice:
 # embedding engine 0.2 / 0.4, 0.154 / 0.795 vs 0.208 / 0.768; the engine with a labelled set 0 / 0.4,
 # 0.169 / 0.816 vs 0.171 / 0.810. Not adopted: 0.95 labelled (0.017 vs 0.016 held out).
 DECLARED: tuple[tuple[float, Rule], ...] = (
-    (0.70, Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)),
-    (0.80, Rule("otsu", "strict", present_weight=0.6, absent_weight=0.2)),
-    (0.90, Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)),
-    (0.95, Rule("otsu", "strict", present_above=0.9, present_weight=0.4, absent_weight=0.8)),
+    (0.70, Rule("otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))),
+    (0.80, Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.2))),
+    (0.90, Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.4))),
+    (0.95, Rule("otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8))),
 )
 LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
-    (0.95, Rule("calibrated", "strict", 0.5, 0.99, present_above=0.99, absent_below=0.03)),)
+    (0.95, Rule("calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))),)
 BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
 # strict collapses (0.331 / 0.595).
-BY_ENGINE: dict[str, Rule] = {"embedding": Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)}
-BY_ENGINE_LABELLED: dict[str, Rule] = {"embedding": Rule("calibrated", "strict", 0.5, 0.93, absent_weight=0.4)}
+BY_ENGINE: dict[str, Rule] = {
+    "embedding": Rule("otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))}
+BY_ENGINE_LABELLED: dict[str, Rule] = {
+    "embedding": Rule("calibrated", "strict", 0.5, 0.93, ConfidenceRanking(absent_weight=0.4))}
 # Knowing nothing: otsu + hard. strict is better at every simulated accuracy from 0.8 up but
 # collapses with a weak zero-shot verifier (the embedding engine above), which an unknown
 # verifier may be.

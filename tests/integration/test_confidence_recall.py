@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from polarmem.common.v1 import enums_pb2
+from polarmem_server.domain.confidence import ConfidenceRanking
 from polarmem_server.domain.query import recall_query
 from polarmem_server.index import SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
@@ -81,7 +82,7 @@ def test_recall_with_confidence_matches_brute_force(stored, mode, required, forb
     for explain in (True, False):
         result = run_recall(m.backend, m.namespace("c"), recall_query(
             m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
-            metadata={"half": half} if half else None, present_above=present_above, absent_below=absent_below),
+            metadata={"half": half} if half else None, ranking=ConfidenceRanking(present_above, absent_below)),
             explain=explain)
         assert [h.item_id for h in result.hits] == reference(m, items, query, required, forbidden, k, mode == "strict",
                                                              present_above, absent_below, half)
@@ -119,7 +120,7 @@ def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
     def ranked(m):
         return [h.item_id for h in run_recall(m.backend, m.namespace("r"), recall_query(
             m.namespace("r").spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=120, mode="strict",
-            present_above=0.95, absent_below=0.03)).hits]
+            ranking=ConfidenceRanking(present_above=0.95, absent_below=0.03))).hits]
 
     m = Memory(path, durability="sync")
     m.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TEMPLATES))
@@ -142,8 +143,8 @@ def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
 
 
 def test_adaptive_gate_reads_similarity_not_the_weighted_order(stored):
-    """adaptive decides hard vs soft from the hard top k's similarity: weights must not change that
-    decision (they reorder the hits only once hard is chosen). The query is the vector of the
+    """adaptive decides hard vs soft from the hard top k's similarity: weights and flags must not
+    change that decision (they reorder the hits only once hard is chosen). The query is the vector of the
     entailed item least sure of its required concept, so the similarity order puts it first (hard:
     its similarity is the best) and the weighted order would not."""
     m, _, items = stored
@@ -158,12 +159,16 @@ def test_adaptive_gate_reads_similarity_not_the_weighted_order(stored):
             entailed.append((mean[dog], item))
     least_sure = min(entailed, key=lambda e: e[0])[1]
     query = least_sure.vectors["vis"]
+    assert max(e[0] for e in entailed) > 0.9  # some entailed item is confidently present
+    rankings = (ConfidenceRanking(), ConfidenceRanking(present_weight=5.0, absent_weight=5.0),
+                ConfidenceRanking(present_above=0.9))
     results = [run_recall(m.backend, namespace, recall_query(
         namespace.spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=1, mode="adaptive",
-        present_weight=w, absent_weight=w)) for w in (0.0, 5.0)]
+        ranking=ranking)) for ranking in rankings]
     assert results[0].mode_used == "hard" and results[0].hits[0].item_id == least_sure.id
-    assert results[1].mode_used == "hard"  # the same decision ...
-    assert results[1].hits[0].item_id != least_sure.id  # ... and the weights then reorder
+    for ranked in results[1:]:  # weights or flags: the same decision ...
+        assert ranked.mode_used == "hard"
+        assert ranked.hits[0].item_id != least_sure.id  # ... and the confidence ranking then reorders
 
 
 def weighted_reference(m, items, query, required, forbidden, k, strict, w_present, w_absent):
@@ -212,7 +217,7 @@ def test_recall_with_confidence_weights_matches_brute_force(stored, mode, requir
     for explain in (True, False):
         result = run_recall(m.backend, m.namespace("c"), recall_query(
             m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
-            present_weight=weights[0], absent_weight=weights[1]), explain=explain)
+            ranking=ConfidenceRanking(present_weight=weights[0], absent_weight=weights[1])), explain=explain)
         assert [h.item_id for h in result.hits] == expected
         said = "similarity" + (f" + {weights[0]:g} x required confidence" if weights[0] else "") + \
             (f" - {weights[1]:g} x forbidden confidence" if weights[1] else "")

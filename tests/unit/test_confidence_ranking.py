@@ -192,8 +192,8 @@ def test_grader_uses_means_for_otsu_and_the_posterior_for_calibrated():
 
 
 def test_rule_confidence_in_force_and_query_checks():
-    plain, flagged = Rule("otsu", "strict"), Rule("otsu", "strict", present_above=0.9)
-    weighted = Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)
+    plain, flagged = Rule("otsu", "strict"), Rule("otsu", "strict", confidence=ConfidenceRanking(present_above=0.9))
+    weighted = Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.4))
     assert confidence_in_force(flagged, True, None) == ConfidenceRanking(present_above=0.9)
     assert confidence_in_force(flagged, False, None, "strict") == NO_CONFIDENCE  # a named mode: not the rule's
     assert confidence_in_force(plain, False, True, "hard") == DEFAULT_CONFIDENCE
@@ -201,17 +201,17 @@ def test_rule_confidence_in_force_and_query_checks():
     assert confidence_in_force(weighted, True, None) == ConfidenceRanking(present_weight=0.6, absent_weight=0.4)
     assert confidence_in_force(weighted, False, True, "hard").used
     with pytest.raises(InvalidArgument, match="present_weight must be a finite number >= 0"):
-        recall_query({}, text="x", present_weight=-1.0)
+        recall_query({}, text="x", ranking=ConfidenceRanking(present_weight=-1.0))
     with pytest.raises(InvalidArgument, match="absent_weight must be a finite number >= 0"):
-        recall_query({}, text="x", absent_weight=float("nan"))
+        recall_query({}, text="x", ranking=ConfidenceRanking(absent_weight=float("nan")))
     with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
-        recall_query({}, text="x", mode="soft", present_weight=0.5)
+        recall_query({}, text="x", mode="soft", ranking=ConfidenceRanking(present_weight=0.5))
     with pytest.raises(ValueError, match="mode soft ranks without tiers"):
         confidence_in_force(plain, False, True, "soft")
-    with pytest.raises(InvalidArgument, match="present_above: .*not a level"):
-        recall_query({}, text="x", present_above=0.8)
+    with pytest.raises(InvalidArgument, match="present_above 0.8 is not a level"):
+        recall_query({}, text="x", ranking=ConfidenceRanking(present_above=0.8))
     with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
-        recall_query({}, text="x", mode="off", absent_below=0.03)
+        recall_query({}, text="x", mode="off", ranking=ConfidenceRanking(absent_below=0.03))
 
 
 def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():

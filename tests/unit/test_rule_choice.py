@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.domain import rule_choice
+from polarmem_server.domain.confidence import ConfidenceRanking
 from polarmem_server.domain.rule_choice import VerifierKnowledge, choose_rule
 
 
@@ -42,8 +43,8 @@ def test_a_large_labelled_set_of_a_095_verifier_gets_the_095_rule():
     accuracy, n_present, n_absent = rule_choice.balanced_accuracy(scores, present)
     choice = choose_rule(VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present,
                                            labelled_absent=n_absent))
-    assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule("calibrated", "strict", 0.5, 0.99,
-                                                                                 present_above=0.99, absent_below=0.03)
+    assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule(
+        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))
 
 
 def test_below_the_table_is_the_safest_rule():
@@ -94,15 +95,16 @@ def test_one_class_only_has_no_accuracy():
 def test_the_dev_set_choices():
     """What the dev set chose (docs/partitioners.md): a weak verifier keeps the paper's rule,
     a strong one gets strict, a labelled very strong one calibrated + strict."""
-    assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule("otsu", "hard", present_weight=0.2, absent_weight=0.4)
+    assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule(
+        "otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))
     assert rule_choice.rule_for_accuracy(0.85).recall_mode == "strict"
-    assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule("calibrated", "strict", 0.5, 0.99,
-                                                                                 present_above=0.99, absent_below=0.03)
-    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule("otsu", "strict", present_above=0.9,
-                                                                   present_weight=0.4, absent_weight=0.8)
+    assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule(
+        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))
+    assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule(
+        "otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8))
     # confidence within tiers where the tuning half chose it (docs/quality.md §5, §7)
-    assert rule_choice.rule_for_accuracy(0.9).present_above is None
-    assert rule_choice.rule_for_accuracy(0.7).present_above is None
+    assert rule_choice.rule_for_accuracy(0.9).confidence.present_above is None
+    assert rule_choice.rule_for_accuracy(0.7).confidence.present_above is None
     # knowing nothing, and a configured partitioner, keep the paper's rule exactly: no confidence
     assert not rule_choice.SAFEST.ranks_by_confidence
 
@@ -134,7 +136,7 @@ def test_the_09_rule_is_the_one_that_held_out():
     """0.9: otsu + strict ranked by confidence weights 0.6 / 0.4 (no flag), the weight
     experiment's tuning pick, which held on the held-out half (docs/quality.md §7: 0.041 / 0.944
     against present > 0.99's 0.051 / 0.927); a change here needs a new frozen read."""
-    expected = rule_choice.Rule("otsu", "strict", present_weight=0.6, absent_weight=0.4)
+    expected = rule_choice.Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.4))
     assert dict(rule_choice.DECLARED)[0.9] == expected
     assert dict(rule_choice.LABELLED)[0.9] == expected
     assert choose_rule(VerifierKnowledge(declared_accuracy=0.9)).rule == expected

@@ -41,8 +41,7 @@ class ConfidenceGrader:
             confidence = means.copy()
             confidence[posterior] = self.model.posterior(means[posterior], priors)
         # Every scored concept is listed, graded or not: its confidence also feeds the weights.
-        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return GradeCSR(indptr, ids.astype(np.uint32), grid.grades(confidence), confidence)
+        return GradeCSR(batch.scored_indptr, ids.astype(np.uint32), grid.grades(confidence), confidence)
 
     def record(self, record: ItemRecord) -> GradeCSR | None:
         """Grades of one stored item (a replaced item's new version)."""
