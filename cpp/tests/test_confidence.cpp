@@ -290,27 +290,32 @@ POLARMEM_TEST(confidence_order_matches_brute_force_for_every_storage_and_level) 
   }
 }
 
-POLARMEM_TEST(confidence_with_filters_threads_and_no_vector) {
-  const Items items(40000, 8, 5, 11);  // > 2 x 16,384 items: two workers split the scan
-  auto index = make_index(items, Storage::kF32);
+// `base` on one and two threads, each kind, with and without conflicts, then with an
+// allow-list, then with no vector (every s_sem 0: the confidence order and the slot decide).
+void check_filters_threads_and_no_vector(const Index& index, const Items& items, const SearchRequest& base) {
   const auto slots = identity(items.n);
   auto allow = std::make_shared<std::vector<std::int64_t>>();
   for (std::int64_t s = 0; s < static_cast<std::int64_t>(items.n); s += 3) allow->push_back(s);
   for (std::size_t threads : {1u, 2u}) {
     for (std::uint8_t kind_mask : {0, 1, 2}) {
       for (bool exclude : {false, true}) {
-        SearchRequest r = request(items, 5, {0}, {1}, 25, 2, 1);
+        SearchRequest r = base;
         r.threads = threads;
         r.kind_mask = kind_mask;
         r.exclude_conflicts = exclude;
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
+        CHECK(matches(index.search(r), reference(index, items, slots, r)));
         r.allow = allow;
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
-        r.vectors.clear();  // no vector: every s_sem is 0, the slot breaks ties
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
+        CHECK(matches(index.search(r), reference(index, items, slots, r)));
+        r.vectors.clear();
+        CHECK(matches(index.search(r), reference(index, items, slots, r)));
       }
     }
   }
+}
+
+POLARMEM_TEST(confidence_with_filters_threads_and_no_vector) {
+  const Items items(40000, 8, 5, 11);  // > 2 x 16,384 items: two workers split the scan
+  check_filters_threads_and_no_vector(*make_index(items, Storage::kF32), items, request(items, 5, {0}, {1}, 25, 2, 1));
 }
 
 POLARMEM_TEST(levels_zero_leave_every_search_as_before) {
@@ -446,25 +451,8 @@ POLARMEM_TEST(weights_change_the_order_within_tiers_only) {
 
 POLARMEM_TEST(weights_with_filters_threads_and_no_vector) {
   const Items items(40000, 8, 5, 29);  // > 2 x 16,384 items: two workers split the scan
-  auto index = make_index(items, Storage::kI8);
-  const auto slots = identity(items.n);
-  auto allow = std::make_shared<std::vector<std::int64_t>>();
-  for (std::int64_t s = 0; s < static_cast<std::int64_t>(items.n); s += 3) allow->push_back(s);
-  for (std::size_t threads : {1u, 2u}) {
-    for (std::uint8_t kind_mask : {0, 2}) {
-      for (bool exclude : {false, true}) {
-        SearchRequest r = weighted(request(items, 5, {0, 2}, {1}, 25, 0, 1), 0.7f, 0.3f);
-        r.threads = threads;
-        r.kind_mask = kind_mask;
-        r.exclude_conflicts = exclude;
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
-        r.allow = allow;
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
-        r.vectors.clear();  // no vector: the confidence term alone orders a tier
-        CHECK(matches(index->search(r), reference(*index, items, slots, r)));
-      }
-    }
-  }
+  check_filters_threads_and_no_vector(*make_index(items, Storage::kI8), items,
+                                      weighted(request(items, 5, {0, 2}, {1}, 25, 0, 1), 0.7f, 0.3f));
 }
 
 POLARMEM_TEST(writes_keep_confidences_in_step) {
