@@ -27,6 +27,7 @@ from polarmem_server.domain.query import check_count, recall_query
 from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
+from polarmem_server import concept_backfill
 from polarmem_server.graph_checkpoints import GraphCheckpointer
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.scoring.verification import Verifier
@@ -205,6 +206,7 @@ class Memory:
         the stored items from their kept scores (no re-scoring). Returns (namespace, items
         re-partitioned, items whose states changed). Bad input changes nothing."""
         namespace = self.namespace(ns)
+        before = namespace.settings
         with namespace.write_lock:
             settings = namespace.settings.updated(changes)
             namespace.apply_settings(settings)  # an "auto" namespace re-chooses its rule here
@@ -215,7 +217,15 @@ class Memory:
             self.writer.concept_ids(namespace, settings.concepts)
             self.backend.update_namespace(namespace.to_record())
             repartitioned, changed = self.writer.rewrite_all(namespace)
-            return namespace, repartitioned, changed
+        # New names apply to the items stored before them (concept_backfill.py), batch by batch.
+        names = [c for c in settings.concepts if c not in before.concepts]
+        aliases = {a: t for a, t in settings.aliases.items() if a not in before.aliases}
+        if names or aliases:
+            with namespace.write_lock:  # an alias's target may be new: it is bound like a declared concept
+                targets = set(self.writer.concept_ids(namespace, [*names, *aliases.values()]).values())
+            applied = concept_backfill.apply_names(self.writer, namespace, [*names, *aliases], targets)
+            repartitioned, changed = repartitioned + applied, changed + applied
+        return namespace, repartitioned, changed
 
     def repartition(self, ns: str, kappa: float | None = None, partitioner: str | None = None,
                     rho: float | None = None, rho_absent: float | None = None) -> int:
@@ -377,7 +387,7 @@ class Memory:
                 if evidence.model:
                     record.model = evidence.model
 
-            record = self.writer.rewrite(namespace, previous, change, explicit)
+            record = self.writer.rewrite(namespace, previous, change, explicit, observed=set(ids.values()))
             self.writer.maybe_recalibrate(namespace)
             return record
 
@@ -408,6 +418,16 @@ class Memory:
             raise InvalidArgument(f"polarity must be 'has', 'not_has' or 'align', got {quoted(polarity)}")
         limit = check_count(limit, "limit", 1, MAX_PAGE + 1)
         return self.backend.items_by_concept(ns, self.concept_id(ns, concept), polarity, after, limit)
+
+    def list_concepts(self, ns: str, after_id: int = -1, limit: int = 100) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
+        """A page of the vocabulary by id: (id, name, items per polarity) for ids above
+        `after_id`, and how many concepts there are."""
+        namespace = self.namespace(ns)
+        limit = check_count(limit, "limit", 1, MAX_PAGE + 1)
+        names = namespace.vocabulary.names
+        counts = self.backend.counts(ns).concepts
+        page = range(max(after_id + 1, 0), min(after_id + 1 + limit, len(names)))
+        return [(cid, names[cid], {p: int(counts[p].get(cid, 0)) for p in POLARITIES}) for cid in page], len(names)
 
     def concept_stats(self, ns: str, concept: str) -> dict[str, int]:
         concept_id = self.concept_id(ns, concept)
@@ -444,6 +464,13 @@ class Memory:
                              rule.recall_mode if rule is not None else mode, soft_lambda,
                              exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
                              approximate, ef_search, ranking)
+        required = None if required is None else list(required)  # read twice below
+        forbidden = None if forbidden is None else list(forbidden)
+        # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
+        # learns it (docs/agents.md, open vocabulary).
+        if namespace.settings.open_vocabulary and (required or forbidden) and not self.backend.read_only:
+            names = [name for name in [*(required or ()), *(forbidden or ())] if isinstance(name, str)]
+            concept_backfill.learn_names(self.writer, namespace, names)
         try:
             result = run_recall(self.backend, namespace, query, explain=explain)
         except UnknownConcepts:

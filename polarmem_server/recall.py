@@ -8,7 +8,8 @@ concepts: then it is skipped and reported with those names (``QueryPlan.unknown_
 Without explicit names both sides are parsed from the query text (vocabulary mentions with
 negation scope, see ``text.py``). A parsed term that names no concept is mapped to the closest
 vocabulary concept by the namespace's text encoder when their cosine similarity is at least
-``CONCEPT_MAP_MIN_SIMILARITY``; the mapping is reported. Terms that stay unknown are reported
+``CONCEPT_MAP_MIN_SIMILARITY`` (not in an open vocabulary, where a word no text mentions has no
+evidence); the mapping is reported. Terms that stay unknown are reported
 and not applied.
 
 Modes:
@@ -128,8 +129,11 @@ class RecallResult:
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
-    """Closest concept per phrase by the namespace encoder, or None below the threshold."""
-    encoder = _encoder(namespace) if phrases and len(namespace.vocabulary) else None
+    """Closest concept per phrase by the namespace encoder, or None below the threshold. None for
+    every phrase in an open vocabulary: there a word no stored text mentions has no evidence, and
+    a similar concept's ("hawk" for "eagle") would be the very hallucination PolarMem refuses."""
+    open_vocabulary = namespace.settings.open_vocabulary
+    encoder = _encoder(namespace) if phrases and len(namespace.vocabulary) and not open_vocabulary else None
     if encoder is None:
         return [None] * len(phrases)
     similarities = encoder.encode(phrases) @ concept_vectors(namespace).T

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.domain.evidence import apply_evidence, apply_text, partition_record, snapshot, states_of
+from polarmem_server.domain.evidence import (apply_evidence, apply_text, hold_polarity, partition_record, snapshot,
+                                             states_of)
+from polarmem_server.domain import text as textproc
 from polarmem_server.domain.items import CheckedItem, Evidence
 from polarmem_server.domain.mixtures import MIN_CALIBRATION_SCORES, fit_beta_mixture, fit_concept_priors
 from polarmem_server.domain.namespace import Namespace
@@ -116,9 +118,18 @@ class Writer:
             version=1)
         apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
         if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
-            apply_text(record, namespace.vocabulary, lexical=not item.evidence.scores and not item.evidence.states)
+            self.apply_own_words(namespace, record, lexical=not item.evidence.scores and not item.evidence.states)
         partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
         return record
+
+    def apply_own_words(self, namespace: Namespace, record: records_pb2.ItemRecord, lexical: bool) -> None:
+        """A text item's mentions and lexical states (evidence.apply_text). In an open vocabulary
+        every content word of the text is bound as a concept first, and the lexical pathway fills
+        every concept no other evidence decides."""
+        open_vocabulary = namespace.settings.open_vocabulary
+        if open_vocabulary:
+            self.concept_ids(namespace, textproc.content_terms(record.text))
+        apply_text(record, namespace.vocabulary, lexical=lexical or open_vocabulary, open_terms=open_vocabulary)
 
     def sem_text(self, namespace: Namespace, record: records_pb2.ItemRecord) -> str:
         """Text items carry `sem` from their own text; other items from their serialised state."""
@@ -141,9 +152,12 @@ class Writer:
     # ---- the rewrite primitive ---------------------------------------------------------------
 
     def rewrite(self, namespace: Namespace, previous: records_pb2.ItemRecord, change: Change | None = None,
-                vectors: Mapping[str, np.ndarray] | None = None, always: bool = True) -> records_pb2.ItemRecord | None:
+                vectors: Mapping[str, np.ndarray] | None = None, always: bool = True,
+                observed: Collection[int] | None = None) -> records_pb2.ItemRecord | None:
         """Writes the next version of a stored item (module doc). `change` edits the copied
         record before it is re-partitioned; `vectors` replace stored ones space by space.
+        `observed`: the concepts an observation brought evidence for; every other concept keeps
+        its polarity (evidence.hold_polarity).
         With ``always=False`` an item whose partition and states come out unchanged is not
         written (returns None). Call under the namespace's write lock."""
         record = records_pb2.ItemRecord()
@@ -151,6 +165,8 @@ class Writer:
         if change is not None:
             change(record)
         partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
+        if observed is not None:
+            hold_polarity(record, previous, observed)
         changed = states_of(record) != states_of(previous)
         if not always and not changed and record.partition == previous.partition:
             return None

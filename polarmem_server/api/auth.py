@@ -42,7 +42,7 @@ log = logging.getLogger("polarmem.auth")
 ROLES = ("read", "write", "admin")
 DEFAULT_ROLE = "admin"
 METHOD_ROLES = {
-    "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read",
+    "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read", "ListConcepts": "read",
     "ScoreConcepts": "read",
     "Remember": "write", "RememberStream": "write", "Observe": "write", "Forget": "write",
     "CreateNamespace": "admin", "UpdateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",

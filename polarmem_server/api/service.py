@@ -177,6 +177,7 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
             out["encoder"] = config.encoder
         if config.HasField("ann"):
             out["ann"] = ann_spec_from(config.ann)
+        out["open_vocabulary"] = config.open_vocabulary
     defaults = NamespaceSettings("-")
     if take("degenerate_policy"):
         if config.degenerate_policy not in POLICY_NAMES:
@@ -229,7 +230,7 @@ def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
         encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
         degenerate_policy=POLICY_CODES[s.degenerate_policy], templates=list(s.templates), aliases=dict(s.aliases),
         partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts),
-        declared_accuracy=s.declared_accuracy, ann=ann_view(s.ann))
+        declared_accuracy=s.declared_accuracy, ann=ann_view(s.ann), open_vocabulary=s.open_vocabulary)
     visual = counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
     text = counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
     info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
@@ -527,6 +528,27 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             concept=self.memory.namespace(request.namespace).vocabulary.name(concept_id), concept_id=concept_id,
             item_ids=ids[:page_size], next_page_token=ids[page_size - 1] if len(ids) > page_size else "",
             stats=pb.ConceptStats(**stats))
+
+    def ListConcepts(self, request, context):
+        self.auth.check(context, request.namespace)
+        if request.page_size > MAX_PAGE_SIZE:
+            raise InvalidArgument(f"page_size must be <= {MAX_PAGE_SIZE}")
+        after = -1
+        if request.page_token:
+            if not request.page_token.isdigit():
+                raise InvalidArgument(f"page_token {quoted(request.page_token)} is not one this server gave; send the "
+                                      "next_page_token of the previous response, or none for the first page")
+            after = int(request.page_token)
+        page_size = request.page_size or DEFAULT_PAGE_SIZE
+        entries, total = self.memory.list_concepts(request.namespace, after, page_size)
+        last = entries[-1][0] if entries else after
+        response = pb.ListConceptsResponse(
+            concepts=[pb.ConceptEntry(concept=name, concept_id=cid, stats=pb.ConceptStats(**stats))
+                      for cid, name, stats in entries],
+            next_page_token=str(last) if last + 1 < total else "", total=total)
+        if not request.page_token:
+            response.aliases.update(self.memory.namespace(request.namespace).vocabulary.aliases)
+        return response
 
     def Calibrate(self, request, context):
         self.auth.check(context, request.namespace)

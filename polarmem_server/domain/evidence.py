@@ -11,7 +11,7 @@ any state changes, the previous state is appended to the item's history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 
@@ -71,18 +71,30 @@ def apply_evidence(record: records_pb2.ItemRecord, evidence: Evidence, concept_i
         ev.source = evidence.source
 
 
-def apply_text(record: records_pb2.ItemRecord, vocabulary: Vocabulary, lexical: bool) -> None:
-    """A text item's mentions (ALIGN edges) and, with no other evidence (`lexical`), the lexical
-    pathway: one state per concept by text.ParsedText.polarity's policy (HAS if any mention is
-    affirmed and no later mention resolves it; NOT_HAS if every mention is negated)."""
+def apply_text(record: records_pb2.ItemRecord, vocabulary: Vocabulary, lexical: bool, open_terms: bool = False,
+               only: Collection[int] | None = None) -> None:
+    """A text item's mentions (ALIGN edges) and, with `lexical`, the lexical pathway: one state
+    per mentioned concept that no other evidence (an engine's or the client's) decides, by
+    text.ParsedText.polarity's policy (HAS if any mention is affirmed and no later mention
+    resolves it; NOT_HAS if every mention is negated). A concept the text never mentions gets no
+    state. `open_terms`: the words of a name of several words count as mentions of their own
+    (text.with_word_mentions). `only`: the lexical pathway sets these concepts' states alone (a
+    concept declared after the item was stored, concept_backfill.py)."""
     parsed = textproc.parse(record.text, vocabulary)
+    if open_terms:
+        parsed = textproc.with_word_mentions(record.text, parsed, vocabulary)
     record.mentions[:] = sorted({m.concept_id for m in parsed.mentions})
     if not lexical:
         return
     by_concept = {ev.concept_id: ev for ev in record.evidence}
     for concept_id, negated in parsed.polarity().items():
-        ev = by_concept.get(concept_id) or record.evidence.add(concept_id=concept_id)
-        by_concept[concept_id] = ev
+        if only is not None and concept_id not in only:
+            continue
+        ev = by_concept.get(concept_id)
+        if ev is not None and ev.source != "lexical":
+            continue  # an engine's or the client's evidence decides this concept
+        if ev is None:
+            ev = by_concept[concept_id] = record.evidence.add(concept_id=concept_id)
         ev.state = NOT_HAS if negated else HAS
         ev.observations = 1
         ev.source = "lexical"
@@ -104,6 +116,18 @@ def partition_record(record: records_pb2.ItemRecord, settings: NamespaceSettings
     for ev, state, mean, std in zip(scored, result.states, result.means, result.template_stds):
         ev.state, ev.mean, ev.template_std = int(state), mean, std
     record.partition.CopyFrom(records_pb2.PartitionRecord(**partition_fields(result)))
+
+
+def hold_polarity(record: records_pb2.ItemRecord, previous: records_pb2.ItemRecord, observed: Collection[int]) -> None:
+    """After an observation's re-partition: a concept the observation brought no evidence for
+    keeps its previous polarity where the new split would flip it (HAS <-> NOT_HAS). Observing
+    one concept moves the item's threshold, and a threshold is no evidence about another concept;
+    such a concept may still move between its polarity and UNCERTAIN. An operator's re-partition
+    (UpdateNamespace: a new kappa, partitioner or score model) is not an observation and may flip."""
+    before = {ev.concept_id: ev.state for ev in previous.evidence}
+    for ev in record.evidence:
+        if ev.concept_id not in observed and {ev.state, before.get(ev.concept_id)} == {HAS, NOT_HAS}:
+            ev.state = before[ev.concept_id]
 
 
 def snapshot(record: records_pb2.ItemRecord) -> records_pb2.StateSnapshot:

@@ -90,7 +90,7 @@ class Namespace:
                  labelled_set: LabelledSet | None = None, engine: str = "") -> None:
         self._settings = settings
         self.created_ms = created_ms
-        self.vocabulary = Vocabulary(aliases=settings.aliases)
+        self.vocabulary = Vocabulary(aliases=settings.aliases, shadow=settings.open_vocabulary)
         self._calibration = calibration
         self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
         self.write_lock = ChangeLock(settings.name, self.plan_state)
@@ -191,11 +191,13 @@ class Namespace:
         if settings.spaces != self._settings.spaces or settings.encoder != self._settings.encoder:
             raise FailedPrecondition("a namespace's spaces and encoder are fixed at creation")
         added = {a: t for a, t in settings.aliases.items() if a not in self._settings.aliases}
+        shadow = settings.open_vocabulary  # every word is a concept there: an alias redirects it
         for alias in added:
-            if self.vocabulary.lookup(alias) is not None and normalise(alias) not in self.vocabulary.aliases:
+            if (not shadow and self.vocabulary.lookup(alias) is not None
+                    and normalise(alias) not in self.vocabulary.aliases):
                 raise InvalidArgument(f"config.aliases: {quoted(alias)} is already a concept of its own")
         for alias, target in added.items():
-            self.vocabulary.add_alias(alias, target)
+            self.vocabulary.add_alias(alias, target, shadow)
         self._settings = settings
         self._rule = self._choose()
         self.revision += 1
@@ -220,7 +222,7 @@ class Namespace:
     def bind_concepts(self, names: Sequence[str], ids: Sequence[int]) -> None:
         """Adds concepts the backend bound to `ids`; the vocabulary's dense ids must agree."""
         for name, concept_id in zip(names, ids):
-            local, _ = self.vocabulary.ensure(name)
+            local = self.vocabulary.bind(name)
             if local != concept_id:
                 raise FailedPrecondition(f"namespace {self.name!r}: concept {name!r} has id {concept_id} in the store "
                                          f"but {local} in this process; restart the server")

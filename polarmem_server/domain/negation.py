@@ -9,7 +9,9 @@ A trigger table names five kinds of phrase, matched on lower-case word sequences
 * **pseudo** cues look like negation but are not ("no increase", "not only", "gram negative",
   "without difficulty", "rule out" — the last means *possible*, not absent): they are skipped and
   end any scope that was open;
-* **terminators** end a pre-cue's scope ("but", "however", "secondary to", "cause of");
+* **terminators** end a pre-cue's scope ("but", "however", "only", "secondary to", "cause of");
+  an exception cue ("except") ends an open scope too, and opens one only where none is open
+  ("no pets except a cat" affirms the cat; "anything except a bus" negates the bus) — text.py;
 * **resolution** cues are the negating cues that say a condition *went away* ("resolved",
   "no longer"); only these let a later mention overturn an earlier affirmed one (see
   ``text.ParsedText.polarity``).
@@ -19,7 +21,9 @@ A trigger table names five kinds of phrase, matched on lower-case word sequences
 termset (MIT), minus the cues that mark *possible* findings (NegEx's [PREP]/[POSP]: "rule out",
 "r/o", "should be ruled out"), which are pseudo cues here, plus the everyday cues PolarMem's
 queries use ("except", "excluding", "instead of", "anything but"). It was tuned on the dev
-half of tests/data/clinical/ only (docs/quality.md has the figures).
+half of tests/data/clinical/ only (docs/quality.md has the figures). Issue 31 added the scope ends
+of agent notes ("only", "just", "instead" as terminators; "not just", "no doubt", "no problem" as
+pseudo cues), chosen on the dev half of tests/data/agent_notes/.
 """
 
 from __future__ import annotations
@@ -175,6 +179,12 @@ don't
 didn't
 hasn't
 haven't
+hadn't
+won't
+wouldn't
+can't
+couldn't
+shouldn't
 except
 excluding
 lacking
@@ -238,6 +248,15 @@ not certain if
 not certain whether
 not necessarily
 not only
+not just
+not merely
+no doubt
+without a doubt
+without doubt
+no problem
+no problems
+no issue with
+no issues with
 not rule out
 not ruled out
 not been ruled out
@@ -264,6 +283,9 @@ to rule out
 
 _TERMINATORS = """
 but
+only
+just
+instead
 however
 nevertheless
 yet

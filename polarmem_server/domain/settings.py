@@ -40,7 +40,7 @@ UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "tem
 
 # Fields stored as plain scalars in NamespaceRecord under the same names.
 _SCALAR_FIELDS = ("encoder", "kappa", "degenerate_policy", "fixed_threshold", "template_std_max", "partitioner",
-                  "rho", "rho_absent")
+                  "rho", "rho_absent", "open_vocabulary")
 
 
 def check_namespace_name(name: object) -> str:
@@ -69,6 +69,8 @@ class NamespaceSettings:
     # Opt-in approximate index (HNSW) for every single-vector space; None = exact search only.
     # Fixed at creation. Searches use it only when a request asks (exact=False).
     ann: AnnSpec | None = None
+    # Every content word a text item mentions is a concept (text.content_terms); fixed at creation.
+    open_vocabulary: bool = False
 
     @property
     def auto(self) -> bool:
@@ -90,6 +92,8 @@ class NamespaceSettings:
     def validate(self) -> NamespaceSettings:
         """Raises InvalidArgument naming the first bad field; returns self."""
         check_namespace_name(self.name)
+        if not isinstance(self.open_vocabulary, bool):
+            raise InvalidArgument(f"config.open_vocabulary must be true or false, got {quoted(self.open_vocabulary)}")
         for name in ("kappa", "fixed_threshold", "template_std_max", "rho", "rho_absent"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -191,6 +195,7 @@ class NamespaceSettings:
         scalars["kappa"] = record.kappa  # 0 is a legal kappa (no margin)
         scalars["fixed_threshold"] = record.fixed_threshold  # so is a threshold of 0
         scalars["rho_absent"] = record.rho_absent  # 0 means "same as rho"
+        scalars["open_vocabulary"] = record.open_vocabulary
         return cls(name=record.name,
                    spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
                    templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),

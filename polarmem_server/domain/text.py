@@ -38,6 +38,20 @@ from polarmem_server.domain.vocabulary import Vocabulary, normalise, singular
 
 PRE_CUE_WINDOW = 8  # the legacy table's window (negation.LEGACY); the clinical table has none
 _COMMA_BREAKERS = {"and", "with", "which"}
+# A comma followed by one of these starts a new clause, which ends a negation's scope ("never eats
+# meat, prefers fish"; "denies chest pain, has a cough"); a comma before a noun continues a
+# negated list ("no fever, chills or night sweats").
+_CLAUSE_OPENERS = frozenset("""
+i he she they we you it user patient
+is are was were has have had does did do can could will would should may might must
+prefers prefer preferred likes like liked loves love loved wants want wanted enjoys enjoy enjoyed
+drinks drink drank eats eat ate uses use used takes take took needs need needed gets get got
+owns own owned keeps keep kept goes go went plays play played reports reported says said
+so because since then otherwise
+small large mild moderate severe trace minimal slight persistent""".split())  # "no pneumothorax, small effusion"
+# An exception cue ends an open negation scope instead of opening its own: "no pets except a cat"
+# affirms the cat; with no scope open it is a pre-cue: "anything except a bus" negates the bus.
+_EXCEPTION_CUES = frozenset({("except",), ("except", "for"), ("excluding",)})
 _CLAUSE_END = {".", ";", ":", "!", "?"}
 _CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
 # A preposition after a negated term starts what the query wants, not more of what it excludes:
@@ -56,6 +70,20 @@ show find give get want need look looking like photo photos picture pictures ima
 shot shots please me us containing contain contains containing including include includes includes visible
 some several lots lot kind sort type way thing things stuff piece pieces part parts side sides front back top
 bottom left right middle center small big large little tall short old new young other group bunch couple pair
+""".split())
+
+# Content words that make poor concepts in an open vocabulary (text.content_terms): verbs of
+# having, liking and doing, and vague modifiers. A negated "drink" in "does not drink coffee"
+# would put every note about drinks in conflict with "what does the user drink"; the object
+# ("coffee") carries the polarity.
+NON_CONCEPT_WORDS = frozenset("""
+like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed
+want wants wanted need needs needed use uses used using drink drinks drank drinking eat eats ate eating
+take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept
+say says said tell tells told know knows knew think thinks thought feel feels felt seem seems seemed
+allow allows allowed let lets put puts set sets try tries tried ask asks asked
+really actually usually always often sometimes ever still already also maybe perhaps quite rather
+good bad nice fine great well okay ok able available currently today tomorrow yesterday
 """.split())
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’/-][A-Za-z0-9]+)*|[.,;:!?]")
@@ -185,12 +213,20 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
                 close_scope()
             i += 1
             continue
+        if word == "," and i + 1 < len(words) and words[i + 1] in _CLAUSE_OPENERS:
+            close_scope()
+            clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
+            clause_start_char = toks[i].end
+            i += 1
+            continue
         cue = triggers.match(words, i)
         if cue is not None:
             kind, phrase = cue
             length = len(phrase)
             if kind == "both":
                 kind = "post" if len(result.mentions) > clause_start_mention else "pre"
+            if kind == "pre" and scope_open and phrase in _EXCEPTION_CUES:
+                kind = "terminator"
             if kind in ("pseudo", "terminator"):
                 close_scope()
                 if phrase[0] in _CONTRAST:  # "X but Y ruled out": the post-cue reaches Y only
@@ -218,24 +254,58 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
             clause_start_char = toks[i].end
         if scope_open and word in _PREPOSITIONS and scope_terms:
             span_frozen = True
+        # Past a preposition that follows a negated term, the scope names where or what for, not
+        # more of what is absent: "no milk | in the fridge" keeps the fridge.
+        negating = scope_open and not span_frozen
         found = _concept_at(words, i, keys, longest)
         if found is not None:
             concept_id, length = found
-            negated = scope_open
+            negated = negating
             result.mentions.append(Mention(concept_id, vocabulary.name(concept_id), toks[i].start,
                                            toks[i + length - 1].end, negated, active_cue if negated else "",
                                            resolving and negated))
             scope_terms += scope_open
         else:
             length = 1
-            if word.isalpha() and len(word) >= 3 and word not in STOPWORDS and word not in _CONTRAST:
-                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, scope_open))
+            acronym = len(word) == 2 and text[toks[i].start:toks[i].end].isupper()  # "TV", "PC"
+            if word.isalpha() and (len(word) >= 3 or acronym) and word not in STOPWORDS and word not in _CONTRAST:
+                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, negating))
                 scope_terms += scope_open
         if scope_open and not span_frozen:
             span_end = toks[i + length - 1].end
         i += length
     close_scope()
     return result
+
+
+_NO_VOCABULARY = Vocabulary()
+
+
+def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
+    """The words of `text` an open vocabulary makes concepts of (NamespaceSettings.open_vocabulary),
+    normalised (lower case, singular), in order of first mention: the words `parse` reports as
+    content words (letters only, three or more, no stop word, no negation or scope cue), less
+    NON_CONCEPT_WORDS. Their polarity is parse's once they are bound."""
+    parsed = parse(text, _NO_VOCABULARY, triggers)
+    return list(dict.fromkeys(normalise(u.word) for u in parsed.unknown if u.word not in NON_CONCEPT_WORDS))
+
+
+def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) -> ParsedText:
+    """`parsed` with, after each mention of a name of several words, a mention of each of its
+    words that is a concept of its own, with the same polarity: in an open vocabulary "no green
+    tea" is NOT_HAS "green tea" and NOT_HAS "tea", as it was before "green tea" was declared."""
+    mentions: list[Mention] = []
+    for m in parsed.mentions:
+        mentions.append(m)
+        words = _tokenise(text[m.start:m.end])
+        if len(words) < 2:
+            continue
+        for token in words:
+            concept_id = vocabulary.lookup(token.text) if token.text.isalpha() else None
+            if concept_id is not None and concept_id != m.concept_id:
+                mentions.append(Mention(concept_id, vocabulary.name(concept_id), m.start + token.start,
+                                        m.start + token.end, m.negated, m.cue, m.resolution))
+    return ParsedText(mentions, parsed.unknown, parsed.negated_spans)
 
 
 def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers: TriggerTable = CLINICAL) -> str:

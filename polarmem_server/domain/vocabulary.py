@@ -59,7 +59,8 @@ def normalise(name: str) -> str:
 class Vocabulary:
     """Thread-safe name <-> id mapping of one namespace."""
 
-    def __init__(self, names: Iterable[str] = (), aliases: Mapping[str, str] | None = None) -> None:
+    def __init__(self, names: Iterable[str] = (), aliases: Mapping[str, str] | None = None,
+                 shadow: bool = False) -> None:
         self._lock = threading.Lock()
         self._names: list[str] = []
         self._ids: dict[str, int] = {}
@@ -69,7 +70,7 @@ class Vocabulary:
         for name in names:
             self._add(name)
         for alias, target in (aliases or {}).items():
-            self.add_alias(alias, target)
+            self.add_alias(alias, target, shadow)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -119,13 +120,26 @@ class Vocabulary:
             del self._names[length:]
             self._version += 1
 
-    def add_alias(self, alias: str, target: str) -> None:
+    def own_id(self, name: str) -> int | None:
+        """Id of the concept named `name` itself, never an alias's target (None if none)."""
+        return self._ids.get(normalise(name))
+
+    def bind(self, name: str) -> int:
+        """Id of `name` itself, adding it if new; unlike `ensure`, an alias never redirects it (the
+        store's concepts are bound by their own names, an alias may shadow one since)."""
+        with self._lock:
+            return self._add(name)
+
+    def add_alias(self, alias: str, target: str, shadow: bool = False) -> None:
+        """`shadow`: the alias may name a concept of its own, which then stays with its states
+        while lookups of the name find the target (an open vocabulary made a concept of every
+        word before the alias was declared)."""
         alias_key, target_key = normalise(alias), normalise(target)
         if not alias_key or not target_key:
             raise ValueError(f"alias {alias!r} -> {target!r}: both sides need letters or digits")
         if alias_key == target_key:
             return
-        if alias_key in self._ids:
+        if alias_key in self._ids and not shadow:
             raise ValueError(f"alias {alias!r} is already a concept of its own; remove it from the vocabulary first")
         self._aliases[alias_key] = target_key
         self._version += 1

@@ -80,10 +80,10 @@ class AsyncPolarMemClient:
                                fixed_threshold: float | None = None, template_std_max: float | None = None,
                                concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
                                ann: Mapping[str, Any] | bool | None = None,
-                               timeout_s: float | None = None) -> pb.NamespaceInfo:
+                               open_vocabulary: bool = False, timeout_s: float | None = None) -> pb.NamespaceInfo:
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
                                            degenerate_policy, fixed_threshold, template_std_max, concepts,
-                                           declared_accuracy, ann)
+                                           declared_accuracy, ann, open_vocabulary)
         response = await self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
                                      timeout_s)
         return response.namespace
@@ -143,6 +143,11 @@ class AsyncPolarMemClient:
                           page_token: str = "", timeout_s: float | None = None) -> pb.GetConceptResponse:
         return await self._call(self._stub.GetConcept,
                                 build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
+
+    async def list_concepts(self, namespace: str, page_size: int = 0, page_token: str = "",
+                            timeout_s: float | None = None) -> pb.ListConceptsResponse:
+        return await self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
+                                timeout_s)
 
     async def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
                              content: Content | None = None, timeout_s: float | None = None,

@@ -8,7 +8,7 @@ protos/polarmem/v1/memory_service.proto) and raises:
 * grpc.RpcError with the server's status code and message for everything the server refuses.
 
 Calls carry a deadline (`timeout_s`, 30 s by default; a stream gets `stream_timeout_s`), and the
-idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, Recall, ScoreConcepts) are
+idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, ListConcepts, Recall, ScoreConcepts) are
 retried with exponential backoff on UNAVAILABLE through gRPC's own retry policy (the channel's
 service config). Writes are not retried: the caller decides (a Remember with an id is safe to
 repeat — ALREADY_EXISTS means it was stored).
@@ -122,14 +122,14 @@ class PolarMemClient:
                          degenerate_policy: str = "", fixed_threshold: float | None = None,
                          template_std_max: float | None = None, concepts: Sequence[str] | None = None,
                          declared_accuracy: float | None = None, ann: Mapping[str, Any] | bool | None = None,
-                         timeout_s: float | None = None) -> pb.NamespaceInfo:
+                         open_vocabulary: bool = False, timeout_s: float | None = None) -> pb.NamespaceInfo:
         """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
         (storage fp32 / fp16 / int8); none = one 384-d `sem` space. `encoder`: minilm / none.
         `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
         or ApproximateIndex fields for an opt-in approximate index (recall(approximate=True))."""
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
                                            degenerate_policy, fixed_threshold, template_std_max, concepts,
-                                           declared_accuracy, ann)
+                                           declared_accuracy, ann, open_vocabulary)
         return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
                           timeout_s).namespace
 
@@ -211,6 +211,13 @@ class PolarMemClient:
         concept (next_page_token continues), and its counts."""
         return self._call(self._stub.GetConcept,
                           build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
+
+    def list_concepts(self, namespace: str, page_size: int = 0, page_token: str = "",
+                      timeout_s: float | None = None) -> pb.ListConceptsResponse:
+        """ListConcepts -> ListConceptsResponse: a page of the namespace's vocabulary (name, id,
+        HAS / NOT_HAS / ALIGN counts), by id; next_page_token continues."""
+        return self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
+                          timeout_s)
 
     def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
                        content: Content | None = None, timeout_s: float | None = None,

@@ -42,7 +42,7 @@ UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "tem
 # Methods that change nothing (or change nothing more when repeated) are retried on UNAVAILABLE:
 # the server answers UNAVAILABLE only before a call is admitted (starting or draining), and gRPC
 # retries only calls whose response has not started.
-IDEMPOTENT_METHODS = ("GetNamespace", "ListNamespaces", "GetItem", "GetConcept", "Recall", "ScoreConcepts")
+IDEMPOTENT_METHODS = ("GetNamespace", "ListNamespaces", "GetItem", "GetConcept", "ListConcepts", "Recall", "ScoreConcepts")
 
 Content = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
@@ -183,11 +183,13 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
                      degenerate_policy: str = "", fixed_threshold: float | None = None,
                      template_std_max: float | None = None,
                      concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
-                     ann: Mapping[str, Any] | bool | None = None) -> tuple[pb.NamespaceConfig, list[str]]:
+                     ann: Mapping[str, Any] | bool | None = None,
+                     open_vocabulary: bool = False) -> tuple[pb.NamespaceConfig, list[str]]:
     """A NamespaceConfig and the names of the fields given (UpdateNamespace's update_mask).
     `ann` (creation only): True for an approximate index with the default settings, or a
     mapping of ApproximateIndex fields (kind, m, ef_construction, ef_search, exact_below,
-    exact_factor)."""
+    exact_factor). `open_vocabulary` (creation only): every content word of a text item is a
+    concept."""
     # encoder and partitioner names are the server's to check: it may know more than this client
     config = pb.NamespaceConfig(encoder=encoder, partitioner=partitioner,
                                 spaces=[_space(s, i) for i, s in enumerate(spaces)])
@@ -225,6 +227,11 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
     if ann:
         config.ann.CopyFrom(_ann(ann))
         given.append("ann")
+    if not isinstance(open_vocabulary, bool):
+        raise ValueError(f"open_vocabulary must be True or False, got {open_vocabulary!r}")
+    if open_vocabulary:
+        config.open_vocabulary = True
+        given.append("open_vocabulary")
     return config, given
 
 
@@ -328,6 +335,10 @@ def get_concept_request(namespace: str, concept: str, polarity: str = "has", pag
                         page_token: str = "") -> pb.GetConceptRequest:
     return pb.GetConceptRequest(namespace=namespace, concept=concept, polarity=choice("polarity", polarity, POLARITIES),
                                 page_size=_count("page_size", page_size), page_token=page_token)
+
+
+def list_concepts_request(namespace: str, page_size: int = 0, page_token: str = "") -> pb.ListConceptsRequest:
+    return pb.ListConceptsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token)
 
 
 def score_concepts_request(namespace: str, concepts: Sequence[str] | None, text: str = "",

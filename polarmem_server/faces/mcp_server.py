@@ -4,7 +4,7 @@ An MCP server (the official `mcp` SDK, [mcp] extra) in front of a running PolarM
 talking to it through the asyncio gRPC client. Transports: stdio (the agent spawns
 `polarmem mcp`) and streamable HTTP (`--transport http`, endpoint `/mcp`).
 
-Tools: remember, recall, observe, forget, get_item, list_namespaces, get_namespace. Each takes
+Tools: remember, recall, observe, forget, get_item, list_concepts, list_namespaces, get_namespace. Each takes
 an optional `namespace` (default: the server's `-n`; with --fixed-namespace a call may not name
 another). Auth: over HTTP an `Authorization: Bearer ...` header of the agent's request is passed
 through to PolarMem; otherwise the token of `polarmem mcp` itself (--token-file /
@@ -155,14 +155,16 @@ def build_server(tools: PolarMemTools) -> MCPServer:
     @server.tool()
     async def remember(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
                        verify_concepts: list[str] | None = None, states: dict[str, str] | None = None,
-                       metadata: dict[str, str] | None = None, kind: str = "visual",
+                       metadata: dict[str, str] | None = None, kind: str = "",
                        namespace: str = "") -> dict[str, Any]:
-        """Store an image or text in memory. Give a stable `id`. Evidence: `verify_concepts` (the
-        memory's verifier checks each concept against `text` and/or the image at `content_path` /
-        `content_url`), or `states` you already know ({"dog": "has", "cat": "not_has"}).
-        `kind`: visual (an image, default) or text. Returns what was verified: has / not_has /
-        uncertain."""
+        """Store an image or text in memory. Give a stable `id`. A text note needs nothing else:
+        its own words say what it affirms (has) and negates (not_has). Evidence you may add:
+        `verify_concepts` (the memory's verifier checks each concept against `text` and/or the
+        image at `content_path` / `content_url`), or `states` you already know ({"dog": "has",
+        "cat": "not_has"}). `kind`: text or visual; empty = visual when an image is given, else
+        text. Returns what was verified: has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
+        kind = kind or ("visual" if content is not None else "text")
         item = await call(ctx, "remember", tools.resolve_namespace(namespace), id=id, kind=kind, text=text,
                           uri=content_url or "", metadata=metadata, states=states, verify_concepts=verify_concepts,
                           content=content)
@@ -218,6 +220,18 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         """One stored item: its text / uri and what was verified about it."""
         response = await call(ctx, "get_item", tools.resolve_namespace(namespace), id)
         return item_view(response.item)
+
+    @server.tool()
+    async def list_concepts(ctx: Context, page_token: str = "", page_size: int = 100,
+                            namespace: str = "") -> dict[str, Any]:
+        """The memory's vocabulary: every concept with how many items hold it (has) and how many
+        were verified not to (not_has), by id; pass next_page_token for the next page."""
+        response = await call(ctx, "list_concepts", tools.resolve_namespace(namespace), page_size=page_size,
+                              page_token=page_token)
+        return {"concepts": [{"concept": e.concept, "has": e.stats.has, "not_has": e.stats.not_has}
+                             for e in response.concepts],
+                "total": response.total, "next_page_token": response.next_page_token or None,
+                "aliases": dict(response.aliases)}
 
     @server.tool()
     async def list_namespaces(ctx: Context) -> dict[str, Any]:

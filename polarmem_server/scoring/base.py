@@ -53,7 +53,10 @@ class EngineInfo:
 
 class ScoringEngine(ABC):
     """One contract for every engine. `score` returns, per request, a (concepts x templates)
-    float64 matrix of P(Yes) in [0, 1], in the order the request lists them."""
+    float64 matrix of P(Yes) in [0, 1], in the order the request lists them. A row of NaN is an
+    abstention: the engine has no evidence about that concept (the lexical engine for a concept
+    the text never mentions). An abstention is not a score: the verifier drops it, so it never
+    enters a partition and the concept keeps its state (UNCERTAIN on a new item)."""
 
     info: EngineInfo
 

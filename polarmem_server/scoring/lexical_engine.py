@@ -1,8 +1,9 @@
 """The negation-aware concept matcher (text.py) as an engine: for each concept, P(Yes) is
-`MENTIONED` when the item's text mentions it outside any negation scope, `NEGATED` when every
-mention is negated ("no evidence of X", "X was ruled out"), and `UNMENTIONED` (0.5: no evidence
-either way) otherwise. The same value for every template: the templates do not apply to text
-matching."""
+`MENTIONED` when the item's text affirms it, `NEGATED` when its mentions are negated ("no
+evidence of X", "X was ruled out"), and an abstention (NaN, `ABSTAIN`) when the text never
+mentions it: absence of a mention is no evidence, so it never enters the item's partition and
+the concept stays UNCERTAIN (scoring/base.py, the abstention contract). The same value for every
+template: the templates do not apply to text matching."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from polarmem_server.domain.vocabulary import Vocabulary
 
 MENTIONED = 0.95
 NEGATED = 0.05
-UNMENTIONED = 0.5
+ABSTAIN = float("nan")  # no mention: no evidence either way
 
 
 class LexicalEngine(ScoringEngine):
@@ -32,6 +33,6 @@ class LexicalEngine(ScoringEngine):
             values = []
             for concept in request.concepts:
                 cid = vocabulary.lookup(concept)
-                values.append(MENTIONED if cid in positive else NEGATED if cid in negative else UNMENTIONED)
+                values.append(MENTIONED if cid in positive else NEGATED if cid in negative else ABSTAIN)
             out.append(np.repeat(np.asarray(values, dtype=np.float64)[:, None], len(request.templates), axis=1))
         return out

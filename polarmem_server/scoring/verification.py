@@ -112,7 +112,10 @@ class Verifier:
             # An engine rejects an item it cannot read (undecodable image, too long) with a
             # ValueError naming the field: the caller's input, not a server bug.
             raise InvalidArgument(str(exc)) from exc
-        return {c: [float(x) for x in np.asarray(row)] for c, row in zip(concepts, matrix)}
+        # An abstaining row (NaN: the engine has no evidence, scoring/base.py) is left out: it is
+        # no score, and a partition that took it as one would fabricate a state from it.
+        return {c: [float(x) for x in np.asarray(row)] for c, row in zip(concepts, matrix)
+                if not np.isnan(np.asarray(row, dtype=np.float64)).any()}
 
     def verify(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str],
                deadline: float | None = None) -> dict[str, list[float]]:

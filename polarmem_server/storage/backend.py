@@ -196,6 +196,8 @@ class Backend(ABC):
     # refuses a namespace asking for another before the backend sees it. Empty: none.
     ann_kinds: tuple[str, ...] = ()
     ann_note: str = "it has none"  # why, when ann_kinds is empty
+    # A read-only replica (api/processes.py): reads only; the library writes nothing through it.
+    read_only: bool = False
 
     # ---- lifecycle ----------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from polarmem_server.faces.client import PolarMemClient  # noqa: E402
 from servertools import DIM, make_config  # noqa: E402
 
 TOKEN = "s3cret"
-TOOLS = {"remember", "recall", "observe", "forget", "get_item", "list_namespaces", "get_namespace"}
+TOOLS = {"remember", "recall", "observe", "forget", "get_item", "list_concepts", "list_namespaces", "get_namespace"}
 
 
 def polarmem_mcp(*args: str) -> list[str]:
@@ -55,6 +55,47 @@ async def error_of(client, tool: str, arguments: dict) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error
     return result.content[0].text
+
+
+def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
+    """Issue 31 as an agent developer meets it: a namespace made by `polarmem namespace create`
+    (an open vocabulary by default), a server with no scoring engine, the MCP stdio client
+    storing text only (no kind, no concepts) and asking negated questions."""
+    server = PolarMemServer(make_config(tmp_path)).start()
+    try:
+        created = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "namespace", "create", "notes",
+                                  "--address", server.address], capture_output=True, text=True, timeout=120,
+                                 cwd=str(tmp_path))
+        assert created.returncode == 0, created.stderr
+        assert "open vocabulary" in created.stdout
+        command, *args = polarmem_mcp("-n", "notes", "--address", server.address)
+        params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
+
+        async def run():
+            async with Client(params) as client:
+                notes = {"n1": "User does not drink coffee, only green tea.",
+                         "n2": "User drinks coffee every morning before work.",
+                         "n3": "A dog catching a frisbee in the park.",
+                         "n4": "A dog without a frisbee, asleep by the door."}
+                for note_id, text in notes.items():
+                    structured(await client.call_tool("remember", {"id": note_id, "text": text}))
+                item = structured(await client.call_tool("get_item", {"id": "n1"}))
+                assert item["kind"] == "text" and "tea" in item["has"] and item["not_has"] == ["coffee"]
+                body = structured(await client.call_tool("recall", {"query": "a dog without a frisbee", "top_k": 4}))
+                assert body["constraints"]["required"] == ["dog"] and body["constraints"]["forbidden"] == ["frisbee"]
+                assert body["hits"][0]["id"] == "n4" and body["hits"][0]["status"] == "VERIFIED"
+                assert body["hits"][-1]["id"] == "n3" and body["hits"][-1]["status"] == "CONFLICT"
+                body = structured(await client.call_tool("recall", {"query": "drinks other than coffee",
+                                                                    "forbidden": ["coffee"], "top_k": 2}))
+                assert [h["id"] for h in body["hits"] if h["status"] == "CONFLICT"] in ([], ["n2"])
+                assert body["hits"][0]["id"] != "n2"
+                vocabulary = structured(await client.call_tool("list_concepts", {}))
+                counts = {c["concept"]: (c["has"], c["not_has"]) for c in vocabulary["concepts"]}
+                assert counts["coffee"] == (1, 1) and counts["frisbee"] == (1, 1) and counts["dog"] == (2, 0)
+
+        asyncio.run(run())
+    finally:
+        server.stop()
 
 
 def test_stdio_tools_end_to_end(memory_server, tmp_path):

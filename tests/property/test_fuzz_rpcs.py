@@ -78,6 +78,7 @@ SEEDS: dict[str, list] = {
     "Forget": [pb.ForgetRequest(namespace="f", id="b")],
     "GetItem": [pb.GetItemRequest(namespace="f", id="a", include_history=True, include_vectors=True)],
     "GetConcept": [pb.GetConceptRequest(namespace="f", concept="dog", page_size=10)],
+    "ListConcepts": [pb.ListConceptsRequest(namespace="f", page_size=1, page_token="0")],
     "ScoreConcepts": [pb.ScoreConceptsRequest(namespace="f", item=pb.ItemInput(text="a dog"), concepts=["dog"])],
     "Calibrate": [pb.CalibrateRequest(namespace="f", p_yes=[0.9, 0.2, 0.7], present=[True, False, True])],
 }

@@ -124,7 +124,9 @@ def test_shapes_and_range(engine):
     out = engine.score(requests_for(ITEMS))
     assert [m.shape for m in out] == [(len(CONCEPTS), len(TEMPLATES))] * len(ITEMS)
     for m in out:
-        assert m.dtype == np.float64 and np.all((m >= 0) & (m <= 1))
+        scored = m[~np.isnan(m).any(axis=1)]  # a NaN row is an abstention (scoring/base.py)
+        assert m.dtype == np.float64 and np.all((scored >= 0) & (scored <= 1))
+        assert np.isnan(m).all(axis=1).sum() == np.isnan(m).any(axis=1).sum()  # whole rows abstain
 
 
 def test_concept_order_is_kept(engine):
@@ -164,7 +166,9 @@ def test_empty_concept_list(engine):
 def test_very_long_text_is_truncated_not_crashed(engine):
     long_item = ScoreItem("dog " * 20000)
     out = engine.score(requests_for([long_item], concepts=("dog", "cat")))
-    assert out[0].shape == (2, len(TEMPLATES)) and np.all(np.isfinite(out[0]))
+    assert out[0].shape == (2, len(TEMPLATES)) and np.all(np.isfinite(out[0][0]))
+    # cat is never mentioned: the lexical engine abstains (a NaN row), a model engine scores it
+    assert np.all(np.isfinite(out[0][1])) or (engine.name == "lexical" and np.isnan(out[0][1]).all())
 
 
 def test_concurrent_calls_give_the_same_answers(engine):
@@ -216,7 +220,8 @@ def test_prefix_sharing_matches_no_sharing(tiny_model):
 
 def test_lexical_engine_reads_negation():
     out = create_engine("lexical").score(requests_for([ScoreItem("No evidence of a dog. A cat sleeps.")]))[0]
-    assert out[:, 0].tolist() == [0.05, 0.95, 0.5, 0.5, 0.5]
+    assert out[:2, 0].tolist() == [0.05, 0.95]
+    assert np.isnan(out[2:]).all()  # unmentioned concepts: abstentions, never a score of 0.5
 
 
 def test_embedding_engine_ranks_present_objects_higher():

@@ -51,7 +51,7 @@ def polarity(text, vocab):
         ("Pneumothorax was ruled out.", [], ["pneumothorax"]),
         ("The scan is negative for pneumothorax; a cat sleeps.", ["cat"], ["pneumothorax"]),
         ("A man with two wine glasses and a hot dog", ["hot dog", "wine glass"], []),
-        ("no dogs or cats in the kitchen", [], ["cat", "dog", "kitchen"]),
+        ("no dogs or cats in the kitchen", ["kitchen"], ["cat", "dog"]),  # the place stays affirmed
         ("A dog without a leash, and a cat on a car", ["car", "cat", "dog"], []),
         ("No car. A bus waits.", ["bus"], ["car"]),
         ("A puppy chases a sports ball", ["dog", "sports ball"], []),

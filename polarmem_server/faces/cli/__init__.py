@@ -183,6 +183,9 @@ def _add_config_flags(parser: argparse.ArgumentParser, create: bool) -> None:
         group.add_argument("--ann-ef-search", type=int, help="with --ann: hnsw default search candidate list (default 64)")
         group.add_argument("--ann-nlist", type=int, help="with --ann-kind ivf: lists (default 1024)")
         group.add_argument("--ann-nprobe", type=int, help="with --ann-kind ivf: default lists probed (default 16)")
+        group.add_argument("--closed-vocabulary", action="store_true",
+                           help="only declared concepts (--concept) are matched in text; by default every content "
+                                "word of a text item is a concept (an open vocabulary)")
     group.add_argument("--kappa", type=float, help="uncertainty margin multiplier (default 1.0)")
     group.add_argument("--partitioner", choices=list(PARTITIONERS),
                        help="auto: chosen from a calibrate set or --declared-accuracy (docs/partitioners.md)")
@@ -275,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = _client_command(sub, "concept", commands.concept, "items that HAS / NOT_HAS / ALIGN a concept")
     p.add_argument("name")
     p.add_argument("--polarity", choices=list(POLARITIES), default="has")
+    p.add_argument("--page-size", type=int, default=100)
+    p.add_argument("--page-token", default="")
+    p.add_argument("--all", action="store_true", help="every page")
+    p = _client_command(sub, "concepts", commands.concepts, "the namespace's vocabulary with HAS / NOT_HAS counts")
     p.add_argument("--page-size", type=int, default=100)
     p.add_argument("--page-token", default="")
     p.add_argument("--all", action="store_true", help="every page")

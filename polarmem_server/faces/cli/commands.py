@@ -108,7 +108,8 @@ def _namespace_summary(info, out=None) -> None:
     c = info.config
     spaces = ", ".join(f"{s.name}:{s.dim}{':multi' if s.multi else ''}" for s in c.spaces)
     rows = [("name", info.name), ("items", f"{info.item_count} ({info.visual_count} visual, {info.text_count} text)"),
-            ("concepts", info.concept_count), ("spaces", spaces), ("encoder", c.encoder),
+            ("concepts", f"{info.concept_count} ({'open' if c.open_vocabulary else 'declared'} vocabulary)"),
+            ("spaces", spaces), ("encoder", c.encoder),
             ("partitioner", c.partitioner), ("kappa", f"{c.kappa:g}"), ("rho / rho_absent", f"{c.rho:g} / {c.rho_absent:g}"),
             ("templates", len(c.templates)), ("aliases", output.names([f"{a}->{t}" for a, t in c.aliases.items()]))]
     if "concepts" in c.DESCRIPTOR.fields_by_name and len(c.concepts):
@@ -126,7 +127,8 @@ def namespace_create(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     with client:
         info = client.create_namespace(args.name, spaces=args.space or (), encoder=args.encoder or "",
-                                       ann=_ann(args), **{k: v for k, v in _config_changes(args).items() if v is not None})
+                                       ann=_ann(args), open_vocabulary=not args.closed_vocabulary,
+                                       **{k: v for k, v in _config_changes(args).items() if v is not None})
     if args.json:
         output.print_json(info)
     else:
@@ -387,6 +389,29 @@ def forget(args: argparse.Namespace) -> int:
     with client:
         client.forget(namespace, args.id)
     output.print_json({"forgotten": args.id}) if args.json else print(f"forgot {args.id!r}")
+    return 0
+
+
+def concepts(args: argparse.Namespace) -> int:
+    _, client = _connect(args)
+    namespace = _need_namespace(args)
+    entries, token = [], args.page_token or ""
+    with client:
+        while True:
+            response = client.list_concepts(namespace, page_size=args.page_size, page_token=token)
+            entries.extend(response.concepts)
+            token = response.next_page_token
+            if not args.all or not token:
+                break
+    if args.json:
+        output.print_json({"concepts": [output.as_dict(e) for e in entries], "total": response.total,
+                           "next_page_token": token})
+        return 0
+    output.table(["concept", "id", "HAS", "NOT_HAS", "ALIGN"],
+                 [(e.concept, e.concept_id, e.stats.has, e.stats.not_has, e.stats.align) for e in entries])
+    print(f"{len(entries)} of {response.total} concepts")
+    if token:
+        print(f"more: --page-token {token}  (or --all)")
     return 0
 
 

@@ -380,6 +380,7 @@ class ReplicaBackend(LocalBackend):
     it sees (ann_files.py checks the namespace's write count and every file), and never writes them."""
 
     saves_graphs = False
+    read_only = True
 
     def __init__(self, path: str | Path, secondary_dir: str | Path, threads: int = 0,
                  store: SecondaryStore | None = None) -> None:
