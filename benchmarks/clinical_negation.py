@@ -68,6 +68,45 @@ def predict_baseline(rows: list[dict], module_path: Path) -> list[str]:
     return out
 
 
+def predict_server_open(rows: list[dict]) -> list[str]:
+    """As the issue's judge reads it: every sentence stored through a real server (127.0.0.1) in a
+    namespace with an open vocabulary and nothing declared; the row's concept named by a query
+    (GetConcept, which learns a phrase the notes' words can mention), then the item's states read
+    back (GetItem). Not found in either list: missed."""
+    import tempfile
+
+    from polarmem_server.api.server import PolarMemServer
+    from polarmem_server.api.config import ServerConfig
+    from polarmem_server.faces.client import PolarMemClient
+    from polarmem_server.domain.vocabulary import normalise
+
+    with tempfile.TemporaryDirectory() as data:
+        server = PolarMemServer(ServerConfig(address="127.0.0.1:0", data_dir=data, metrics_port=0,
+                                             log_level="WARNING")).start()
+        try:
+            with PolarMemClient(server.address) as client:
+                client.create_namespace("clinic", encoder="none", spaces=[("vis", 8)], open_vocabulary=True)
+                ids = {}
+                for r in rows:
+                    if r["text"] not in ids:
+                        ids[r["text"]] = f"s{len(ids)}"
+                        client.remember("clinic", id=ids[r["text"]], kind="text", text=r["text"])
+                out = []
+                for r in rows:
+                    try:
+                        concept = client.get_concept("clinic", r["concept"]).concept
+                    except Exception:  # noqa: BLE001 - NOT_FOUND: no note's words can mention it
+                        out.append("missed")
+                        continue
+                    item = client.get_item("clinic", ids[r["text"]]).item
+                    key = normalise(concept)
+                    out.append("affirmed" if key in map(normalise, item.has)
+                               else "negated" if key in map(normalise, item.not_has) else "missed")
+                return out
+        finally:
+            server.stop()
+
+
 def predict_negspacy(rows: list[dict]) -> list[str] | None:
     try:
         import spacy
@@ -110,10 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="text.py of an earlier commit, to measure 'before'")
     parser.add_argument("--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)")
+    parser.add_argument("--server", action="store_true",
+                        help="also through a real server, open vocabulary, nothing declared (issue 31's judge)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     rows = read_rows()
     systems = {"new": predict_new(rows, negation.CLINICAL), "legacy-triggers": predict_new(rows, negation.LEGACY)}
+    if args.server:
+        systems["server-open-vocabulary"] = predict_server_open(rows)
     if args.baseline:
         systems["before"] = predict_baseline(rows, args.baseline)
     spacy_predictions = predict_negspacy(rows)

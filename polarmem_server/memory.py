@@ -407,7 +407,12 @@ class Memory:
         return self.backend.get_vectors(ns, item_id)
 
     def concept_id(self, ns: str, concept: str) -> int:
-        concept_id = self.namespace(ns).vocabulary.lookup(concept) if isinstance(concept, str) else None
+        """The id of a concept name (alias, plural and case resolved); in an open vocabulary a phrase
+        the stored text can mention is learned first (concept_backfill.learn_names)."""
+        namespace = self.namespace(ns)
+        if namespace.settings.open_vocabulary and isinstance(concept, str) and not self.backend.read_only:
+            concept_backfill.learn_names(self.writer, namespace, [concept])
+        concept_id = namespace.vocabulary.lookup(concept) if isinstance(concept, str) else None
         if concept_id is None:
             raise NotFound(f"concept {quoted(concept)} is not in the vocabulary of namespace {quoted(ns)}")
         return concept_id

@@ -23,6 +23,12 @@ _IRREGULAR = {
     "scissors": "scissors", "glasses": "glass", "skis": "ski", "buses": "bus", "cacti": "cactus",
 }
 _NO_STRIP = ("ss", "us", "is", "ous")
+# Plurals of words that end in -che: their "es" is not the plural's ("beaches" -> beach, but
+# "headaches" -> headache). An open vocabulary binds the text's plural's singular, so a query's
+# singular must reach the same key.
+_E_PLURALS = ("aches", "niches", "cliches", "quiches", "caches", "avalanches", "psyches", "creches", "douches")
+_ACH_PLURALS = ("beaches", "peaches", "coaches", "roaches", "reaches", "teaches", "breaches", "poaches",
+                "approaches", "broaches", "bleaches")
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 
 
@@ -34,6 +40,8 @@ def singular(word: str) -> str:
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
+    if (word.endswith(_E_PLURALS) and not word.endswith(_ACH_PLURALS)) or (word.endswith("zes") and not word.endswith("zzes")):
+        return word[:-1]  # "headaches" -> headache, "wheezes" -> wheeze, "sizes" -> size
     if word.endswith(("sses", "shes", "ches", "xes", "zes")):
         return word[:-2]
     if word.endswith("s") and not word.endswith(_NO_STRIP):
