@@ -25,7 +25,10 @@ Ways of reading states (``--mode``):
   each note remembered as a text item, states read back from ``get_item(...).evidence``, queries
   run with ``recall(text=query, k=3)`` (the namespace's default rule). ``--vocabulary``:
   ``declared`` (``concepts=`` every labelled noun), ``none`` (no concepts) or ``open``
-  (``open_vocabulary=True``, skipped where NamespaceSettings has no such field yet).
+  (``open_vocabulary=True``, skipped where NamespaceSettings has no such field yet), or ``engine``
+  (the declared vocabulary, and each note remembered with ``verify_concepts`` through the server's
+  lexical engine: its labelled nouns plus ``ENGINE_DISTRACTORS`` nouns of other notes, which it
+  never mentions — the path on which issue 31 found fabricated states).
 
 Results are merged into benchmarks/results/agent_notes.json under "<mode>" / "memory-<vocabulary>".
 The trigger table must not be tuned on these figures except by reading the dev rows
@@ -51,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "agent_notes"
 OUT = ROOT / "benchmarks" / "results" / "agent_notes.json"
 SPLITS = ("dev", "heldout", "all")
+ENGINE_DISTRACTORS = 8
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -108,8 +112,14 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
     options: dict[str, object] = {"encoder": encoder}
     if encoder == "none":
         options["spaces"] = ()
-    if vocabulary_mode == "declared":
+    verifier = None
+    if vocabulary_mode in ("declared", "engine"):
         options["concepts"] = tuple(nouns)
+    if vocabulary_mode == "engine":
+        from polarmem_server.scoring import create_engine
+        from polarmem_server.scoring.verification import Verifier
+
+        verifier = Verifier(create_engine("lexical"), max_delay_ms=0.0)
     elif vocabulary_mode == "open":
         if "open_vocabulary" not in fields:
             print("memory-open: NamespaceSettings has no open_vocabulary field yet; skipped", file=sys.stderr)
@@ -118,12 +128,17 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
     has, not_has = enums_pb2.CONCEPT_STATE_HAS, enums_pb2.CONCEPT_STATE_NOT_HAS
     reading = Reading()
     with tempfile.TemporaryDirectory(prefix="agent_notes_") as tmp:
-        m = Memory(tmp)
+        m = Memory(tmp, verifier=verifier)
         try:
             m.create_namespace(NamespaceSettings(name="notes", **options))
             started = time.perf_counter()
-            for note in notes:
-                m.remember("notes", ItemInput(id=note["id"], kind="text", text=note["text"]))
+            for i, note in enumerate(notes):
+                verify: list[str] = []
+                if verifier is not None:  # its own nouns, and nouns of other notes it never mentions
+                    own = note["affirmed"] + note["negated"]
+                    others = [n for n in nouns[(i * 7) % len(nouns):] + nouns if n not in own]
+                    verify = own + others[:ENGINE_DISTRACTORS]
+                m.remember("notes", ItemInput(id=note["id"], kind="text", text=note["text"], verify_concepts=verify))
             reading.info["remember_s"] = round(time.perf_counter() - started, 2)
             vocabulary = m.namespace("notes").vocabulary
             reading.info["vocabulary_size"] = len(vocabulary)
@@ -217,7 +232,7 @@ def print_errors(split: str, notes: list[dict], queries: list[dict], reading: Re
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["parser", "memory", "all"], default="parser")
-    parser.add_argument("--vocabulary", choices=["declared", "none", "open", "all"], default="declared",
+    parser.add_argument("--vocabulary", choices=["declared", "none", "open", "engine", "all"], default="declared",
                         help="memory mode: the namespace's vocabulary")
     parser.add_argument("--encoder", choices=["minilm", "none"], default="minilm", help="memory mode: the namespace encoder")
     parser.add_argument("--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)")
@@ -229,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode in ("parser", "all"):
         runs.append(("parser", read_parser(notes, queries, nouns)))
     if args.mode in ("memory", "all"):
-        for vocabulary_mode in (["declared", "none", "open"] if args.vocabulary == "all" else [args.vocabulary]):
+        for vocabulary_mode in (["declared", "none", "open", "engine"] if args.vocabulary == "all" else [args.vocabulary]):
             name = f"memory-{vocabulary_mode}" + ("" if args.encoder == "minilm" else f"-encoder-{args.encoder}")
             runs.append((name, read_memory(notes, queries, nouns, vocabulary_mode, args.encoder)))
     report = json.loads(args.out.read_text()) if args.out.exists() else {}

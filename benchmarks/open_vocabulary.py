@@ -79,7 +79,7 @@ def main() -> None:
             index = memory.backend.index_of(ns).index
             report[ns] = {"ingest_s": round(seconds, 1), "items_per_s": round(len(texts) / seconds),
                           "concepts": len(memory.namespace(ns).vocabulary),
-                          "index_bytes_per_item": round(index.memory_bytes() / len(texts)),
+                          "index_bytes_per_item": round(index.memory_bytes / len(texts)),
                           "peak_rss_growth_mib": round(rss_mib() - rss_before)}
             print(ns, report[ns], flush=True)
         applied = []

@@ -12,8 +12,8 @@ items holding each of the name's words (HAS or NOT_HAS: their postings) are the 
 their intersection is read; a name with a word no item mentions has none. Elsewhere every text
 item is read.
 
-Online: the items are rewritten in batches of ``BATCH``, each under the namespace's write lock,
-so a write waits for one batch at most and reads never wait.
+Online: the items are rewritten in batches of ``BATCH``, each under the namespace's write lock and
+in one synced commit, so a write waits for one batch at most and reads never wait.
 """
 
 from __future__ import annotations
@@ -78,12 +78,10 @@ def apply_names(writer: Writer, namespace: Namespace, names: Sequence[str], conc
 
     changed = 0
     for start in range(0, len(ids), BATCH):
-        with namespace.write_lock:
-            for record in backend.get_items(namespace.name, ids[start:start + BATCH]):
-                if record is None or record.kind != enums_pb2.ITEM_KIND_TEXT or not record.text:
-                    continue  # forgotten since it was listed, or no text to read
-                if writer.rewrite(namespace, record, change, always=False) is not None:
-                    changed += 1
+        with namespace.write_lock:  # one synced commit per batch
+            records = [record for record in backend.get_items(namespace.name, ids[start:start + BATCH])
+                       if record is not None and record.kind == enums_pb2.ITEM_KIND_TEXT and record.text]
+            changed += writer.rewrite_many(namespace, records, change)  # forgotten since listed: skipped
     return changed
 
 

@@ -39,6 +39,7 @@ from polarmem_server.writes import Writer, now_ms
 NotFoundError = NotFound  # the names earlier releases raised
 AlreadyExistsError = AlreadyExists
 MAX_PAGE = 1000
+VOCABULARY_FIELDS = {"concepts", "aliases"}  # settings that name concepts and partition nothing
 Submitted = Callable[[Future], None]
 
 
@@ -216,7 +217,9 @@ class Memory:
             # record (settings_refresh.py) then finds their bindings
             self.writer.concept_ids(namespace, settings.concepts)
             self.backend.update_namespace(namespace.to_record())
-            repartitioned, changed = self.writer.rewrite_all(namespace)
+            repartitioned = changed = 0
+            if set(changes) - VOCABULARY_FIELDS:  # names alone move no partition: no pass over the store
+                repartitioned, changed = self.writer.rewrite_all(namespace)
         # New names apply to the items stored before them (concept_backfill.py), batch by batch.
         names = [c for c in settings.concepts if c not in before.concepts]
         aliases = {a: t for a, t in settings.aliases.items() if a not in before.aliases}

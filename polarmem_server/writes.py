@@ -160,6 +160,24 @@ class Writer:
         its polarity (evidence.hold_polarity).
         With ``always=False`` an item whose partition and states come out unchanged is not
         written (returns None). Call under the namespace's write lock."""
+        write = self.next_version(namespace, previous, change, vectors, always, observed)
+        if write is None:
+            return None
+        self.backend.write_items(namespace.name, [write])
+        return write.record
+
+    def rewrite_many(self, namespace: Namespace, previous: Sequence[records_pb2.ItemRecord], change: Change) -> int:
+        """`rewrite` (always=False) of many items in one backend write (one synced commit);
+        returns how many changed. Call under the namespace's write lock."""
+        writes = [write for write in (self.next_version(namespace, record, change, always=False) for record in previous)
+                  if write is not None]
+        self.backend.write_items(namespace.name, writes)
+        return len(writes)
+
+    def next_version(self, namespace: Namespace, previous: records_pb2.ItemRecord, change: Change | None = None,
+                     vectors: Mapping[str, np.ndarray] | None = None, always: bool = True,
+                     observed: Collection[int] | None = None) -> ItemWrite | None:
+        """The write `rewrite` makes (its doc), not yet written."""
         record = records_pb2.ItemRecord()
         record.CopyFrom(previous)
         if change is not None:
@@ -181,8 +199,7 @@ class Writer:
             kept.pop("sem", None)  # it serialised the old state
         kept.update(vectors or {})
         self.fill_sem(namespace, [(record, kept)])
-        self.backend.write_items(namespace.name, [ItemWrite(record, kept, previous)])
-        return record
+        return ItemWrite(record, kept, previous)
 
     def rewrite_all(self, namespace: Namespace) -> tuple[int, int]:
         """Re-partitions every stored item from its kept scores (no re-scoring) under the
