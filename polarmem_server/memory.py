@@ -27,7 +27,7 @@ from polarmem_server.domain.query import check_count, recall_query
 from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
-from polarmem_server import concept_backfill
+from polarmem_server import concept_backfill, encoder_warmup
 from polarmem_server.graph_checkpoints import GraphCheckpointer
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.scoring.verification import Verifier
@@ -79,6 +79,7 @@ class Memory:
 
     def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
+        encoder_warmup.warm(namespace.settings.encoder)  # no first call pays the encoder's load
         namespace.write_lock.listeners = self.change_listeners
         concepts = self.backend.concepts(record.name)
         namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
@@ -170,6 +171,7 @@ class Memory:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
             namespace = Namespace(settings, now_ms(), engine=self.engine_name)
+            encoder_warmup.warm(settings.encoder)
             namespace.write_lock.listeners = self.change_listeners
             self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace

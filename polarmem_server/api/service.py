@@ -28,6 +28,7 @@ from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
+from polarmem_server import encoder_warmup
 from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
@@ -327,7 +328,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
-        item = item_input(request.item, len(self.memory.namespace(request.namespace).settings.templates))
+        namespace = self.memory.namespace(request.namespace)
+        item = item_input(request.item, len(namespace.settings.templates))
+        encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
         # Scored (when asked) before anything is written: an engine failure stores nothing.
         try:
             record = self.memory.remember(request.namespace, item, deadline,
@@ -428,6 +431,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
+        encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
         # A call the compiled front handed over: record its core search, so the front can answer
         # the next request of this shape itself (api/fast_front.py).
         front = self.fast_front if self.fast_front is not None and came_through_front(context) else None

@@ -380,3 +380,24 @@ def test_ann_alone_gives_the_default_index_and_a_kind_the_backend_lacks_is_named
                        "--ann-kind", "ivf", "--ann-nlist", 64, *conn)
     assert code == 2 and "INVALID_ARGUMENT" in err and "config.ann.kind 'ivf': the local backend builds 'hnsw'" in err
     assert [n.name for n in client.list_namespaces()] == ["d"]
+
+
+def test_an_open_vocabulary_from_the_command_line(server, client, capsys):
+    """`namespace create` makes an open vocabulary unless --closed-vocabulary; `concepts` pages it."""
+    address = ("--address", server.address)
+    code, out, _ = run(capsys, "namespace", "create", "notes", "--encoder", "none", "--space", f"vis:{DIM}", *address)
+    assert code == 0 and "open vocabulary" in out
+    code, out, _ = run(capsys, "namespace", "create", "fixed", "--closed-vocabulary", "--encoder", "none",
+                       "--space", f"vis:{DIM}", *address)
+    assert code == 0 and "declared vocabulary" in out
+    code, _, err = run(capsys, "remember", "-n", "notes", "--id", "n1", "--kind", "text",
+                       "--text", "User does not drink coffee, only green tea", *address)
+    assert code == 0, err
+    code, out, _ = run(capsys, "concepts", "-n", "notes", "--page-size", "2", *address)
+    assert code == 0 and "coffee" in out and "2 of 4 concepts" in out and "--page-token" in out
+    code, out, _ = run(capsys, "concepts", "-n", "notes", "--all", "--json", *address)
+    body = json.loads(out)
+    counts = {c["concept"]: c["stats"] for c in body["concepts"]}
+    assert body["total"] == 4 and int(counts["coffee"]["not_has"]) == 1 and int(counts["coffee"].get("has", 0)) == 0
+    code, _, err = run(capsys, "concepts", "-n", "nope", *address)
+    assert code != 0 and "nope" in err
