@@ -187,6 +187,7 @@ couldn't
 shouldn't
 except
 excluding
+other than
 lacking
 lacks
 anything but

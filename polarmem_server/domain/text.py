@@ -51,7 +51,7 @@ so because since then otherwise
 small large mild moderate severe trace minimal slight persistent""".split())  # "no pneumothorax, small effusion"
 # An exception cue ends an open negation scope instead of opening its own: "no pets except a cat"
 # affirms the cat; with no scope open it is a pre-cue: "anything except a bus" negates the bus.
-_EXCEPTION_CUES = frozenset({("except",), ("except", "for"), ("excluding",)})
+_EXCEPTION_CUES = frozenset({("except",), ("except", "for"), ("excluding",), ("other", "than")})
 _CLAUSE_END = {".", ";", ":", "!", "?"}
 _CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
 # A preposition after a negated term starts what the query wants, not more of what it excludes:
