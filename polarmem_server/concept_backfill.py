@@ -57,6 +57,8 @@ def candidate_ids(backend: Backend, namespace: Namespace, names: Sequence[str]) 
         ids = [vocabulary.own_id(word) for word in words]
         if any(concept_id is None for concept_id in ids):
             continue  # a word no stored text mentions: neither does any text mention the name
+        if len(words) == 1 and vocabulary.lookup(name) == ids[0]:  # (an alias resolves elsewhere)
+            continue  # a word of the open vocabulary: every note that wrote it holds it already
         holders = _holders(backend, namespace, ids[0])
         for concept_id in ids[1:]:
             holders &= _holders(backend, namespace, concept_id)
@@ -92,7 +94,7 @@ def learn_names(writer: Writer, namespace: Namespace, names: Sequence[str]) -> l
     A name with a word no text mentions is left unknown: binding it would state nothing."""
     vocabulary = namespace.vocabulary
     learnable = [name for name in dict.fromkeys(names) if vocabulary.lookup(name) is None
-                 and all(vocabulary.lookup(word) is not None for word in textproc.content_terms(name) or [None])]
+                 and all(vocabulary.own_id(word) is not None for word in textproc.content_terms(name) or [None])]
     if not learnable:
         return []
     with namespace.write_lock:

@@ -57,7 +57,7 @@ _CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
 # A preposition after a negated term starts what the query wants, not more of what it excludes:
 # "anything except a bus | on a street" (affirmative_text keeps "on a street").
 _PREPOSITIONS = frozenset("on in at near by under beside behind inside outside over along across through around "
-                          "against into onto".split())
+                          "against into onto for after before during".split())
 _TRAILING = frozenset("but and or with nor yet however except".split())
 # Words that never name a concept: function words, query scaffolding and quantities.
 STOPWORDS = frozenset("""
