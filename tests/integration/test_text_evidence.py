@@ -224,3 +224,20 @@ def test_list_concepts_failures(client):
     with pytest.raises(ValueError, match="open_vocabulary"):
         client.create_namespace("bad", encoder="none", spaces=[("vis", 8)], open_vocabulary="yes")
     assert [n.name for n in client.list_namespaces()] == ["notes"]
+
+
+def test_list_concepts_from_the_asyncio_client(server, client):
+    import asyncio
+
+    from polarmem_server.faces.aio_client import AsyncPolarMemClient
+
+    client.create_namespace("notes", encoder="none", spaces=[("vis", 8)], open_vocabulary=True)
+    client.remember("notes", id="a", kind="text", text="a dog without a frisbee")
+
+    async def run():
+        async with AsyncPolarMemClient(server.address) as aio:
+            page = await aio.list_concepts("notes", page_size=1)
+            rest = await aio.list_concepts("notes", page_token=page.next_page_token)
+            return [c.concept for c in [*page.concepts, *rest.concepts]], rest.next_page_token
+
+    assert asyncio.run(run()) == (["dog", "frisbee"], "")
