@@ -128,7 +128,8 @@ def test_remember_from_stdin_with_verification_and_content(lexical, tmp_path, ca
 
     code, out, _ = run(capsys, "get", "t1", "-n", "v", *lexical_client_cmd, "--json")
     item = json.loads(out)["item"]
-    assert code == 0 and item["has"] == ["dog"] and item["not_has"] == ["cat"]
+    # verified dog and cat, and (an open vocabulary, the CLI's default) the note's own word "park"
+    assert code == 0 and item["has"] == ["dog", "park"] and item["not_has"] == ["cat"]
 
     # one item from flags
     code, out, _ = run(capsys, "remember", "-n", "v", "--id", "f1", "--kind", "text", "--text", "no dog here",
@@ -139,7 +140,7 @@ def test_remember_from_stdin_with_verification_and_content(lexical, tmp_path, ca
 def test_item_commands(lexical, tmp_path, capsys):
     conn = ["--address", lexical.address, "-n", "v"]
     run(capsys, "namespace", "create", "v", "--space", f"vis:{DIM}", "--encoder", "none", "--address", lexical.address)
-    for i, text in enumerate(["a dog on a sofa", "a cat on a sofa, no dog"]):
+    for i, text in enumerate(["a dog on a sofa, no cat", "a cat on a sofa, no dog"]):
         assert run(capsys, "remember", *conn, "--id", f"i{i}", "--kind", "text", "--text", text, "--verify", "dog,cat",
                    "--vectors-json", json.dumps({"vis": vec(i)}))[0] == 0
 

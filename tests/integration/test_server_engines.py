@@ -51,9 +51,14 @@ def test_remember_with_verification(lexical):
 def test_observe_with_new_content_and_score_concepts(lexical):
     _, client = lexical
     remember_verified(client, "r1", "A dog on grass.", ["dog", "cat"])
-    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="The dog left; a cat is here."),
+    assert [e.concept for e in client.get_item("t", "r1").item.evidence] == ["dog"]  # cat: the engine abstained
+    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="The dog left; a cat is here.",
+                                                      verify_concepts=["cat"]), timeout=10)
+    assert response.changed and "cat" in response.item.has and "dog" in response.item.has
+    # no concepts named: the ones the item holds are verified against the new text
+    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="No dog, no cat any more."),
                                     timeout=10)
-    assert response.changed and "cat" in response.item.has
+    assert sorted(e.concept for e in response.item.evidence) == ["cat", "dog"]
     scores = client.score_concepts("t", ["dog", "bus"], text="a dog, and no bus")
     assert scores.engine == "lexical"
     assert {s.concept: s.p_yes[0] for s in scores.scores} == pytest.approx({"dog": 0.95, "bus": 0.05})
