@@ -62,7 +62,7 @@ class ServerConfig:
     engine_queue: int = 1024
     engine_timeout_s: float = 60.0
     access_log: bool = False  # one JSON line per RPC (method, namespace, code, ms, peer) on logger polarmem.access
-    backup_dir: str = ""  # Backup destinations must lie inside it ("" = any absolute path; admin only either way)
+    backup_dir: str = ""  # Backup destinations must lie inside it ("" = Backup is off; admin only either way)
     recover: str = "strict"  # strict (refuse a damaged store) | point-in-time (repair it at start-up)
     metrics_namespace_labels: bool = False  # per-namespace series (namespace names) on the metrics port
     backend: str = "local"  # local (RocksDB in data_dir) | milvus (a Milvus 2.3 server or cluster)
@@ -189,7 +189,7 @@ HELP = {
     "model": "local checkpoint path for the transformers / tensorrt_llm engines",
     "device": "torch device for the transformers engine (cpu, cuda)",
     "access_log": "log one JSON line per RPC (method, namespace, status code, milliseconds, peer) at INFO",
-    "backup_dir": "Backup destinations must lie inside this directory (empty = any absolute path the server can write)",
+    "backup_dir": "Backup destinations must lie inside this directory (empty = the Backup RPC is refused)",
     "dtype": "model engines' weight dtype: float32, bfloat16, float16, auto (tensorrt_llm); empty = engine default",
     "engine_backend": "tensorrt_llm backend: pytorch (default) or tensorrt",
     "engine_max_length": "longest prompt + answer in tokens for the model engines (0 = engine default)",
