@@ -47,7 +47,7 @@ def children(pid: int) -> list[int]:
 def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     """`polarmem serve --processes 2` with admin and read-only tokens; returns once both serve."""
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
+    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\nrole = "admin"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
                       'namespaces = ["t"]\nrole = "read"\n')
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
@@ -234,7 +234,7 @@ def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
         admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
     # every process has the namespace first, so that only the token decides what follows
     wait_visible(address, lambda client: client.get_namespace("t").name == "t", channels=2 * CHANNELS)
-    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\n')
+    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\nrole = "admin"\n')
     process.send_signal(signal.SIGHUP)
 
     def rotated(client) -> bool:
