@@ -168,6 +168,10 @@ class ServerMetrics:
                                           ["found_by"], registry=r)
         for found_by in ("rpc", "scrub"):  # exported at 0 from the start, so increase() sees the first one
             self.storage_corruption.labels(found_by)
+        self.replica_restarts = Counter("polarmem_replica_restarts", "--processes replicas started again after they "
+                                        "exited (api/replica_supervisor.py)", registry=r)
+        self.replicas_up = Gauge("polarmem_replicas_up", "--processes replicas running now (0 for one process)",
+                                 registry=r)
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
         self.recall_suppressed = Counter("polarmem_recall_suppressed_items",
                                          "Conflicting items plain similarity would have returned but the logic kept out",

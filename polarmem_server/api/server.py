@@ -54,7 +54,9 @@ from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, un
 from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
                                            replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
+from polarmem_server.api.replica_supervisor import ReplicaSupervisor
 from polarmem_server.api.storage_damage import StorageDamage, corruption_text
+from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
 from polarmem_server.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
@@ -355,6 +357,7 @@ class PolarMemServer:
         self.config = config.validate()
         self.replica = replica
         self.group: ProcessGroup | None = None
+        self.supervisor: ReplicaSupervisor | None = None  # restarts dead replicas (primary of a group)
         self.refresher: Refresher | None = None
         self._refresh_stop = threading.Event()
         self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
@@ -415,6 +418,8 @@ class PolarMemServer:
             except errors.InvalidArgument as exc:
                 raise ConfigError(str(exc)) from None
         tls = check_tls(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
+        if self.replica is None:
+            remove_stale()  # socket directories of servers that were SIGKILLed
         if cfg.processes > 1 and self.replica is None:
             # Before any gRPC object exists in this process (grpc's multiprocessing rule).
             self.group = ProcessGroup(cfg.processes)
@@ -521,6 +526,8 @@ class PolarMemServer:
             return self
         if self.group is not None:
             self.group.release(self.port)
+            self.supervisor = ReplicaSupervisor(self.group, cfg, self.port, self.metrics.replica_restarts.inc,
+                                                self.metrics.replicas_up.set).start()
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
 
@@ -530,7 +537,7 @@ class PolarMemServer:
         reason = unavailable_reason()
         if reason is not None:
             raise ConfigError(f"setting fast_front_address: {reason}")
-        self._front_dir = tempfile.mkdtemp(prefix="polarmem-front-")
+        self._front_dir = str(owned_temp_dir("polarmem-front-"))
         if self._grpc.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
             raise ConfigError(f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
                               f"{tempfile.gettempdir()} is writable")
@@ -644,6 +651,8 @@ class PolarMemServer:
                 return
             try:
                 grace = self.config.grace_s if grace_s is None else grace_s
+                if self.supervisor is not None:  # no restarts while the group stops
+                    self.supervisor.stop()
                 if self.group is not None:  # the replicas drain alongside
                     self.group.signal_stop()
                 self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
