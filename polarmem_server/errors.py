@@ -87,9 +87,3 @@ class Unimplemented(PolarMemError):
     """A valid request this deployment does not support (e.g. on another backend)."""
 
     status = "UNIMPLEMENTED"
-
-
-class DataLoss(PolarMemError):
-    """Stored data cannot be read back: a store file is damaged (a checksum does not match)."""
-
-    status = "DATA_LOSS"

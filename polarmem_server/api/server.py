@@ -55,6 +55,7 @@ from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole,
                                            replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.api.replica_supervisor import ReplicaSupervisor
+from polarmem_server.api.scrub import Scrubber
 from polarmem_server.api.storage_damage import StorageDamage, corruption_text
 from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
 from polarmem_server.memory import Memory
@@ -358,6 +359,7 @@ class PolarMemServer:
         self.replica = replica
         self.group: ProcessGroup | None = None
         self.supervisor: ReplicaSupervisor | None = None  # restarts dead replicas (primary of a group)
+        self.scrubber: Scrubber | None = None  # reads every store block now and then (primary, local backend)
         self.refresher: Refresher | None = None
         self._refresh_stop = threading.Event()
         self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
@@ -524,6 +526,9 @@ class PolarMemServer:
             log.info("replica %d serving on %s (metrics on %s)", self.replica.index, self.address,
                      self.metrics_port if cfg.metrics_port >= 0 else "off")
             return self
+        if cfg.scrub_interval_s > 0 and cfg.backend == "local":
+            self.scrubber = Scrubber(lambda: self.memory.backend.store._db, cfg.scrub_interval_s,
+                                     lambda text: self.storage_damage.report("scrub", "", text)).start()
         if self.group is not None:
             self.group.release(self.port)
             self.supervisor = ReplicaSupervisor(self.group, cfg, self.port, self.metrics.replica_restarts.inc,
@@ -653,6 +658,8 @@ class PolarMemServer:
                 grace = self.config.grace_s if grace_s is None else grace_s
                 if self.supervisor is not None:  # no restarts while the group stops
                     self.supervisor.stop()
+                if self.scrubber is not None:
+                    self.scrubber.stop()
                 if self.group is not None:  # the replicas drain alongside
                     self.group.signal_stop()
                 self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)

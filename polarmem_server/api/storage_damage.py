@@ -14,9 +14,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from polarmem_server.errors import DataLoss, quoted
+from polarmem_server.errors import PolarMemError, quoted
 
 log = logging.getLogger("polarmem.storage")
+
+
+class DataLoss(PolarMemError):
+    """Stored data cannot be read back: a store file is damaged (a checksum does not match)."""
+
+    status = "DATA_LOSS"
+
+
 CORRUPTION_MARK = "Corruption:"
 MAX_CAUSES = 8  # how far down an exception's cause chain RocksDB's text is looked for
 MAX_DETAIL_CHARS = 160

@@ -118,3 +118,26 @@ def test_repair_takes_salvage_before_or_after_the_directory(intact_store, tmp_pa
     assert cli.main(["repair", str(path), "--salvage"]) == 0
     assert cli.main(["repair", str(path)]) == 0
     assert capsys.readouterr().out.count("intact; nothing to repair") == 3
+
+
+def test_the_scrub_finds_a_damaged_block_before_any_client_reads_it(intact_store, tmp_path):
+    from polarmem_server.api.scrub import scrub_once
+
+    memory = Memory(intact_store)
+    try:
+        keys, found = scrub_once(memory.backend.store._db)
+    finally:
+        memory.close()
+    assert keys > ITEMS and found == []
+    path = copy_of(intact_store, tmp_path)
+    table = items_table(path)
+    flip(table, table.read_bytes().index(MARK) + 3)
+    with PolarMemServer(make_config(tmp_path, data_dir=str(path), scrub_interval_s=0.05)) as server, \
+            grpc.insecure_channel(server.address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        request = health_pb2.HealthCheckRequest(service="polarmem.v1.MemoryService.storage")
+        for _ in health.Watch(request, timeout=120):  # ends at NOT_SERVING; the timeout only bounds a regression
+            if server.metrics.registry.get_sample_value("polarmem_storage_corruption_total", {"found_by": "scrub"}):
+                break
+        assert health.Check(request, timeout=10).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert server.metrics.registry.get_sample_value("polarmem_storage_corruption_total", {"found_by": "rpc"}) == 0
