@@ -9,11 +9,13 @@ through unchanged) and becomes visible on every connection within the staleness 
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -324,11 +326,15 @@ def test_a_killed_replica_is_started_again_counted_and_logged(tmp_path):
         metrics_port = int(re.search(r"metrics on port (\d+)", process.serving_line).group(1))
         [replica] = all_children(process.pid)
         assert metric(metrics_port, "polarmem_replicas_up") == 1
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
         os.kill(replica, signal.SIGKILL)
         restarted = None
-        for line in process.stderr:  # bounded by the log lines the primary writes about it
-            if "replica 1 (pid" in line and "killed by SIGKILL" in line:
-                continue
+        while True:  # each wait is bounded, so a replica never started again fails instead of hanging
+            try:
+                line = lines.get(timeout=120)
+            except queue.Empty:
+                raise AssertionError("the primary never said it started replica 1 again") from None
             if "replica 1 started again" in line:
                 restarted = int(re.search(r"pid (\d+)", line).group(1))
             if restarted and "replica 1 serving on" in line:
