@@ -1,12 +1,14 @@
 #include "fast_front.hpp"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include "polarmem/v1/memory_service.grpc.pb.h"
@@ -41,20 +43,49 @@ std::string_view strip(std::string_view s) {
 
 }  // namespace
 
-class FastFront::Service final : public v1::MemoryService::Service {
+// The one method the front serves, registered with raw bytes (below) so that it parses the
+// request itself.
+std::string recall_method_name() {
+  return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/Recall";
+}
+
+constexpr const char* kMalformedRecall =
+    "the request is not a valid polarmem.v1.RecallRequest (it does not parse: garbage, a cut message or "
+    "invalid UTF-8); send a message encoded from polarmem/v1/memory_service.proto (string fields must be UTF-8)";
+
+// Recall is registered as a sync method over raw bytes, the way generated code registers typed
+// ones: gRPC's own typed handler answers a request that does not parse with INTERNAL and an
+// empty message, where the main port (and this front, now) answer INVALID_ARGUMENT.
+class FastFront::Service final : public grpc::Service {
  public:
   Service(const FrontOptions& options, std::shared_ptr<PlanCache> plans)
       : plans_(std::move(plans)), max_in_flight_(options.max_in_flight) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);
-    upstream_ = v1::MemoryService::NewStub(
-        grpc::CreateCustomChannel(options.upstream, grpc::InsecureChannelCredentials(), args));
+    upstream_channel_ = grpc::CreateCustomChannel(options.upstream, grpc::InsecureChannelCredentials(), args);
+    method_name_ = recall_method_name();
+    upstream_method_ = std::make_unique<const grpc::internal::RpcMethod>(
+        method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, upstream_channel_);
+    AddMethod(new grpc::internal::RpcServiceMethod(
+        method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
+        new grpc::internal::RpcMethodHandler<Service, grpc::ByteBuffer, grpc::ByteBuffer>(
+            [](Service* service, grpc::ServerContext* context, const grpc::ByteBuffer* request,
+               grpc::ByteBuffer* response) { return service->RecallBytes(context, request, response); },
+            this)));
   }
 
-  grpc::Status Recall(grpc::ServerContext* context, const v1::RecallRequest* request,
-                      v1::RecallResponse* response) override {
+  // A request that does not parse is refused here; one the front cannot answer from a plan is
+  // handed to the library as the bytes that came in (not re-encoded: two parsers may read odd
+  // bytes differently, and the library must judge what the client sent).
+  grpc::Status RecallBytes(grpc::ServerContext* context, const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out) {
     const auto started = std::chrono::steady_clock::now();
+    v1::RecallRequest request;
+    grpc::ByteBuffer consumed(*bytes);  // parsing drains the buffer; the copy shares its slices
+    if (!grpc::SerializationTraits<v1::RecallRequest>::Deserialize(&consumed, &request).ok()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall};
+    }
+    // Counted until the answer is ready, a handed-over call included (it holds a slot too).
     const auto in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
     struct Leave {
       std::atomic<std::uint64_t>& counter;
@@ -66,20 +97,33 @@ class FastFront::Service final : public v1::MemoryService::Service {
               "the Recall front is handling " + std::to_string(max_in_flight_) +
                   " calls (max_concurrent_rpcs); retry with backoff"};
     }
-    if (authorized(*context, request->namespace_())) {
-      if (const auto plan = find_plan(*request)) {
-        if (answer(*plan, *request, response)) {
-          if (context->deadline() < std::chrono::system_clock::now()) {
-            return {grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served"};
-          }
-          record(started, *response);
-          return grpc::Status::OK;
-        }
-        response->Clear();
-      }
+    v1::RecallResponse response;
+    const auto native = answer_from_plan(*context, request, started, &response);
+    if (!native) {
+      forwarded_.fetch_add(1, std::memory_order_relaxed);
+      return forward(*context, *bytes, out);
     }
-    forwarded_.fetch_add(1, std::memory_order_relaxed);
-    return forward(*context, *request, response);
+    if (!native->ok()) return *native;
+    bool own_buffer = false;
+    return grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer);
+  }
+
+  // The front's own answer when the caller is admitted here and a plan fits; nullopt: forward.
+  std::optional<grpc::Status> answer_from_plan(const grpc::ServerContext& context, const v1::RecallRequest& request,
+                                               std::chrono::steady_clock::time_point started,
+                                               v1::RecallResponse* response) {
+    if (!authorized(context, request.namespace_())) return std::nullopt;
+    const auto plan = find_plan(request);
+    if (!plan) return std::nullopt;
+    if (!answer(*plan, request, response)) {
+      response->Clear();
+      return std::nullopt;
+    }
+    if (context.deadline() < std::chrono::system_clock::now()) {
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served");
+    }
+    record(started, *response);
+    return grpc::Status::OK;
   }
 
   // The plan of the request's own shape, else its generic shape's bound to its concepts.
@@ -143,15 +187,16 @@ class FastFront::Service final : public v1::MemoryService::Service {
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
 
-  grpc::Status forward(const grpc::ServerContext& context, const v1::RecallRequest& request,
-                       v1::RecallResponse* response) {
+  grpc::Status forward(const grpc::ServerContext& context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
     grpc::ClientContext call;
     for (const auto& [key, value] : context.client_metadata()) {
       if (forwardable(key)) call.AddMetadata(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
     }
     call.AddMetadata(kPlanHeader, "plan");
     if (context.deadline() != std::chrono::system_clock::time_point::max()) call.set_deadline(context.deadline());
-    return upstream_->Recall(&call, request, response);
+    // The generated stub's own blocking call, over bytes instead of messages.
+    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        upstream_channel_.get(), *upstream_method_, &call, request, response);
   }
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {
@@ -166,8 +211,10 @@ class FastFront::Service final : public v1::MemoryService::Service {
                           std::memory_order_relaxed);
   }
 
+  std::string method_name_;  // AddMethod keeps the pointer: it must outlive the service
   std::shared_ptr<PlanCache> plans_;
-  std::unique_ptr<v1::MemoryService::Stub> upstream_;
+  std::shared_ptr<grpc::Channel> upstream_channel_;
+  std::unique_ptr<const grpc::internal::RpcMethod> upstream_method_;  // Recall on upstream_channel_
   const std::size_t max_in_flight_;
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;

@@ -5,7 +5,7 @@ A tokens file (TOML) names each token, the namespaces it may use ("*" = all) and
     [tokens.dashboard]
     token = "..."
     namespaces = ["robot-1"]
-    role = "read"        # read | write | admin; default admin (files written before roles existed)
+    role = "read"        # read | write | admin; required (a file without it is refused)
 
 Roles are cumulative: ``read`` may look (GetNamespace, ListNamespaces, Recall, GetItem,
 GetConcept, ScoreConcepts); ``write`` may also change items (Remember, RememberStream, Observe,
@@ -79,7 +79,12 @@ def load_grants(path: str | Path) -> list[Grant]:
         token = entry.get("token") if isinstance(entry, dict) else None
         if not token or not isinstance(token, str):
             raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} needs token = '...'")
-        role = entry.get("role", DEFAULT_ROLE)
+        if "role" not in entry:
+            # Before, an entry without a role was admin, silently: a token meant to read could
+            # delete namespaces. Now the file says what each token may do.
+            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} has no role; add role = \"read\", "
+                                  "\"write\" or \"admin\" (an entry without one used to be admin)")
+        role = entry["role"]
         if role not in ROLES:
             raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name}.role must be one of {ROLES}, got {quoted(role)}")
         namespaces = entry.get("namespaces", ["*"])

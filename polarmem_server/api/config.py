@@ -62,7 +62,7 @@ class ServerConfig:
     engine_queue: int = 1024
     engine_timeout_s: float = 60.0
     access_log: bool = False  # one JSON line per RPC (method, namespace, code, ms, peer) on logger polarmem.access
-    backup_dir: str = ""  # Backup destinations must lie inside it ("" = any absolute path; admin only either way)
+    backup_dir: str = ""  # Backup destinations must lie inside it ("" = Backup is off; admin only either way)
     recover: str = "strict"  # strict (refuse a damaged store) | point-in-time (repair it at start-up)
     metrics_namespace_labels: bool = False  # per-namespace series (namespace names) on the metrics port
     backend: str = "local"  # local (RocksDB in data_dir) | milvus (a Milvus 2.3 server or cluster)
@@ -76,6 +76,7 @@ class ServerConfig:
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
     fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
     graph_checkpoint_s: float = 300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
+    scrub_interval_s: float = 86_400.0  # local backend: read every store block this often to find damage (0: off)
 
     def validate(self) -> ServerConfig:
         try:
@@ -113,6 +114,8 @@ class ServerConfig:
         if not self.graph_checkpoint_s >= 0:
             raise ValueError(f"setting graph_checkpoint_s: must be >= 0 seconds (0 = save graphs on stop only), "
                              f"got {self.graph_checkpoint_s}")
+        if not self.scrub_interval_s >= 0:
+            raise ValueError(f"setting scrub_interval_s: must be >= 0 seconds (0 = no scrub), got {self.scrub_interval_s}")
         if self.fast_front_address:
             if self.fast_front_address == self.address and not self.address.endswith(":0"):
                 raise ValueError("setting fast_front_address: must differ from address (the front is a second listener)")
@@ -151,7 +154,10 @@ class ServerConfig:
                                   "acknowledges a write once its log has it"),
                                  ("graph_checkpoint_s",
                                   self.graph_checkpoint_s != ServerConfig.__dataclass_fields__["graph_checkpoint_s"].default,
-                                  "is for the local backend's HNSW graphs (Milvus keeps its own indexes)")):
+                                  "is for the local backend's HNSW graphs (Milvus keeps its own indexes)"),
+                                 ("scrub_interval_s",
+                                  self.scrub_interval_s != ServerConfig.__dataclass_fields__["scrub_interval_s"].default,
+                                  "is for the local RocksDB store (Milvus checks its own files)")):
             if value:
                 raise ValueError(f"setting {name}: {why} and cannot be used with backend milvus; drop it")
 
@@ -189,7 +195,7 @@ HELP = {
     "model": "local checkpoint path for the transformers / tensorrt_llm engines",
     "device": "torch device for the transformers engine (cpu, cuda)",
     "access_log": "log one JSON line per RPC (method, namespace, status code, milliseconds, peer) at INFO",
-    "backup_dir": "Backup destinations must lie inside this directory (empty = any absolute path the server can write)",
+    "backup_dir": "Backup destinations must lie inside this directory (empty = the Backup RPC is refused)",
     "dtype": "model engines' weight dtype: float32, bfloat16, float16, auto (tensorrt_llm); empty = engine default",
     "engine_backend": "tensorrt_llm backend: pytorch (default) or tensorrt",
     "engine_max_length": "longest prompt + answer in tokens for the model engines (0 = engine default)",
@@ -203,6 +209,8 @@ HELP = {
                  "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
     "graph_checkpoint_s": "seconds between saves of the approximate-index (HNSW) graphs of namespaces written to "
                           "since, so a crash costs no rebuild of them (0 = save on stop only; local backend)",
+    "scrub_interval_s": "seconds between background reads of every store block, which find a damaged file before a "
+                        "client's read does (0 = off; local backend; docs/failure-behaviour.md)",
     "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
                           "without explanations from the core and hands every other Recall to this server "
                           "('' = off; docs/fast-front.md)",

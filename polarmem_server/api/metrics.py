@@ -163,6 +163,15 @@ class ServerMetrics:
             self.store_errors.labels(op, kind)
         self.in_flight = Gauge("polarmem_rpc_in_flight", "RPCs being handled now", registry=r)
         self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=r)
+        self.storage_corruption = Counter("polarmem_storage_corruption", "Reads that found a damaged store file (a "
+                                          "RocksDB checksum mismatch), by what read it: an RPC or the scrub",
+                                          ["found_by"], registry=r)
+        for found_by in ("rpc", "scrub"):  # exported at 0 from the start, so increase() sees the first one
+            self.storage_corruption.labels(found_by)
+        self.replica_restarts = Counter("polarmem_replica_restarts", "--processes replicas started again after they "
+                                        "exited (api/replica_supervisor.py)", registry=r)
+        self.replicas_up = Gauge("polarmem_replicas_up", "--processes replicas running now (0 for one process)",
+                                 registry=r)
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
         self.recall_suppressed = Counter("polarmem_recall_suppressed_items",
                                          "Conflicting items plain similarity would have returned but the logic kept out",

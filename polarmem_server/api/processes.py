@@ -40,7 +40,6 @@ import logging
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ import grpc
 
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
+from polarmem_server.api.temp_dirs import owned_temp_dir
 from polarmem_server.memory import Memory
 from polarmem_server.storage.local.secondary import (OP_ITEM, OP_NAMESPACE, OP_SETTINGS, Change, ChangeBoard,
                                                      ReplicaBackend, SecondaryStore)
@@ -240,8 +240,11 @@ class ProcessGroup:
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
-        self.directory = Path(tempfile.mkdtemp(prefix="polarmem-processes-"))
-        os.chmod(self.directory, 0o700)  # the forwarding socket accepts writes: this user only
+        # 0700: the forwarding socket accepts writes, this user only; marked with our pid so the
+        # next start removes it if this process is SIGKILLed (temp_dirs.py)
+        self.directory = owned_temp_dir("polarmem-processes-")
+        self.stopping = False
+        self._lock = threading.Lock()  # children and stopping, shared with the supervisor's thread
         self.board = ChangeBoard(self.directory / "board")
         self.primary_socket = f"unix:{self.directory / 'primary.sock'}"
         self.children: list[tuple[int, int]] = []  # (pid, write end of its start pipe)
@@ -264,7 +267,7 @@ class ProcessGroup:
                     if port is None:
                         code = 0
                     else:
-                        code = serve_replica(_replica_config(config, index, port),
+                        code = serve_replica(replica_config(config, index, port),
                                              ReplicaRole(index, self.directory, primary_pid))
                 except BaseException:  # noqa: BLE001 - a replica must never return into the primary's code
                     log.exception("replica %d failed", index)
@@ -284,9 +287,19 @@ class ProcessGroup:
             os.close(write_end)
         self.children = [(pid, -1) for pid, _ in self.children]
 
+    def replace(self, old_pid: int, new_pid: int) -> bool:
+        """Records a restarted replica (replica_supervisor.py); False once the group is stopping."""
+        with self._lock:
+            if self.stopping:
+                return False
+            self.children = [(new_pid if pid == old_pid else pid, end) for pid, end in self.children]
+            return True
+
     def signal_stop(self) -> None:
         """SIGTERM to every replica (they drain as a single server does); a replica still
         waiting for its port sees its pipe close and exits."""
+        with self._lock:
+            self.stopping = True
         for pid, write_end in self.children:
             if write_end >= 0:
                 os.close(write_end)
@@ -340,7 +353,8 @@ def _read_port(read_end: int) -> int | None:
     return int(data)
 
 
-def _replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig:
+def replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig:
+    """The server's configuration as replica `index` on the shared `port` runs it."""
     host = config.address.rsplit(":", 1)[0]
     metrics_port = config.metrics_port + index if config.metrics_port > 0 else config.metrics_port
     # No scoring engine in a replica: ScoreConcepts and server-side verification are forwarded.
@@ -358,4 +372,4 @@ def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[Replic
 
 
 __all__ = ["FORWARDED_METHODS", "REPLICA_POLL_S", "ForwardedStatus", "ProcessGroup", "Refresher", "ReplicaMemory",
-           "ReplicaRole", "open_replica_memory", "replica_handler"]
+           "ReplicaRole", "open_replica_memory", "replica_config", "replica_handler"]

@@ -54,6 +54,10 @@ from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, un
 from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
                                            replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
+from polarmem_server.api.replica_supervisor import ReplicaSupervisor
+from polarmem_server.api.scrub import Scrubber
+from polarmem_server.api.storage_damage import StorageDamage, corruption_text
+from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
 from polarmem_server.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
@@ -66,6 +70,7 @@ log = logging.getLogger("polarmem.server")
 access_log = logging.getLogger("polarmem.access")  # one JSON line per RPC when access_log is on
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 WRITES_HEALTH_NAME = f"{SERVICE_NAME}.writes"  # NOT_SERVING while writes cannot succeed (disk full, I/O error)
+STORAGE_HEALTH_NAME = f"{SERVICE_NAME}.storage"  # NOT_SERVING once a read found a damaged store file (api/storage_damage.py)
 ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
 MAX_STATUS_MESSAGE_CHARS = 400  # status messages travel in trailers: a quoted 100 KB id must not overflow them
 STOP_BUDGET_S = 5.0  # beyond grace_s, for syncing and closing the store; then the process exits regardless
@@ -137,6 +142,12 @@ def check_limits(method: str, request) -> None:
                 raise errors.InvalidArgument(f"config.spaces[{i}].dim must be <= {MAX_SPACE_DIM}, got {space.dim}")
 
 
+def _namespace_of(request, stream: bool) -> str:
+    if stream or isinstance(request, MalformedRequest):
+        return ""
+    return getattr(request, "namespace", "") or getattr(request, "name", "")
+
+
 class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
     """Every MemoryService call: parse tolerantly, refuse while starting or draining,
     authenticate and check the token's role (before a stream's first message), check bounds,
@@ -200,6 +211,9 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                     check_limits(method, _checked(request))
                 return behaviour(request, context)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a status code here
+                damage = corruption_text(exc)
+                if damage is not None:  # a damaged store file, not a bug: DATA_LOSS, counted and alerted
+                    exc = self._server.storage_damage.report(method, _namespace_of(request, stream), damage)
                 code = code_for(exc)
                 if code == grpc.StatusCode.INTERNAL:
                     metrics.internal_errors.inc()
@@ -209,7 +223,7 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 if admitted:
                     self._admission.release()
                 metrics.in_flight.dec()
-                namespace = "" if stream else getattr(request, "namespace", "") or getattr(request, "name", "")
+                namespace = _namespace_of(request, stream)
                 seconds = time.perf_counter() - started
                 metrics.observe_rpc(method, code.name, seconds, namespace=namespace)
                 if self._server.config.access_log:
@@ -344,6 +358,8 @@ class PolarMemServer:
         self.config = config.validate()
         self.replica = replica
         self.group: ProcessGroup | None = None
+        self.supervisor: ReplicaSupervisor | None = None  # restarts dead replicas (primary of a group)
+        self.scrubber: Scrubber | None = None  # reads every store block now and then (primary, local backend)
         self.refresher: Refresher | None = None
         self._refresh_stop = threading.Event()
         self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
@@ -359,6 +375,9 @@ class PolarMemServer:
         self.verifier = None
         self.authorizer = Authorizer()
         self.store_metrics = StoreMetrics(self.metrics.registry)
+        self.storage_damage = StorageDamage(
+            config.data_dir, lambda where: self.metrics.storage_corruption.labels("scrub" if where == "scrub" else "rpc").inc(),
+            lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING))
         self._watchdog: threading.Thread | None = None
         self.fast_front: FastFrontHost | None = None
         self.fast_front_port = 0
@@ -401,6 +420,8 @@ class PolarMemServer:
             except errors.InvalidArgument as exc:
                 raise ConfigError(str(exc)) from None
         tls = check_tls(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
+        if self.replica is None:
+            remove_stale()  # socket directories of servers that were SIGKILLed
         if cfg.processes > 1 and self.replica is None:
             # Before any gRPC object exists in this process (grpc's multiprocessing rule).
             self.group = ProcessGroup(cfg.processes)
@@ -498,14 +519,20 @@ class PolarMemServer:
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
+        self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         if self.replica is not None:
             self.refresher = Refresher(self.memory, self.replica.board, self._replica_applied,
                                        self.replica.primary_pid, self._refresh_stop).start()
             log.info("replica %d serving on %s (metrics on %s)", self.replica.index, self.address,
                      self.metrics_port if cfg.metrics_port >= 0 else "off")
             return self
+        if cfg.scrub_interval_s > 0 and cfg.backend == "local":
+            self.scrubber = Scrubber(lambda: self.memory.backend.store._db, cfg.scrub_interval_s,
+                                     lambda text: self.storage_damage.report("scrub", "", text)).start()
         if self.group is not None:
             self.group.release(self.port)
+            self.supervisor = ReplicaSupervisor(self.group, cfg, self.port, self.metrics.replica_restarts.inc,
+                                                self.metrics.replicas_up.set).start()
         log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
         return self
 
@@ -515,7 +542,7 @@ class PolarMemServer:
         reason = unavailable_reason()
         if reason is not None:
             raise ConfigError(f"setting fast_front_address: {reason}")
-        self._front_dir = tempfile.mkdtemp(prefix="polarmem-front-")
+        self._front_dir = str(owned_temp_dir("polarmem-front-"))
         if self._grpc.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
             raise ConfigError(f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
                               f"{tempfile.gettempdir()} is writable")
@@ -629,6 +656,10 @@ class PolarMemServer:
                 return
             try:
                 grace = self.config.grace_s if grace_s is None else grace_s
+                if self.supervisor is not None:  # no restarts while the group stops
+                    self.supervisor.stop()
+                if self.scrubber is not None:
+                    self.scrubber.stop()
                 if self.group is not None:  # the replicas drain alongside
                     self.group.signal_stop()
                 self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)

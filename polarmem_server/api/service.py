@@ -4,6 +4,7 @@ Errors are raised as exceptions and mapped to status codes by the server's inter
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -29,7 +30,7 @@ from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server import encoder_warmup
-from polarmem_server.errors import AlreadyExists, InvalidArgument, PermissionDenied, quoted
+from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
@@ -61,14 +62,22 @@ DEFAULT_PAGE_SIZE = 100
 
 
 def check_backup_destination(destination: str, root: str) -> None:
-    """With a configured backup_dir, a Backup may only write inside it: the RPC writes on the
-    server's filesystem, so an operator can fence it in (the rest is checked by the snapshot)."""
+    """A Backup may only write inside the configured backup_dir: the RPC writes on the server's
+    filesystem, so without a fence an admin token could make the server write anywhere it can.
+    No backup_dir means no Backup (the rest is checked by the snapshot)."""
     if "\x00" in destination:
         raise InvalidArgument("destination_dir: a path cannot contain NUL bytes")
     if not root:
-        return
-    resolved, fence = Path(destination).resolve(), Path(root).resolve()
-    if not destination or fence not in resolved.parents:
+        raise FailedPrecondition("Backup is off on this server: it has no backup_dir. Set backup_dir "
+                                 "(--backup-dir, POLARMEM_BACKUP_DIR) to the directory snapshots may be written under")
+    if not destination or not Path(destination).is_absolute():
+        return  # the snapshot's own check names what is wrong with it
+    try:
+        resolved, fence = Path(destination).resolve(), Path(root).resolve()
+    except OSError as exc:  # a path the OS cannot look up (ENAMETOOLONG, ELOOP)
+        raise InvalidArgument(f"destination_dir {quoted(destination)} cannot be used "
+                              f"({os.strerror(exc.errno or 0)}); name a new directory under the backup_dir") from None
+    if fence not in resolved.parents:
         raise InvalidArgument(f"destination_dir: {quoted(destination)} is not inside the server's backup_dir "
                               f"{quoted(str(fence))}; pick a new directory under it")
 

@@ -6,17 +6,20 @@ talking to it through the asyncio gRPC client. Transports: stdio (the agent spaw
 
 Tools: remember, recall, observe, forget, get_item, list_concepts, list_namespaces, get_namespace. Each takes
 an optional `namespace` (default: the server's `-n`; with --fixed-namespace a call may not name
-another). Auth: over HTTP an `Authorization: Bearer ...` header of the agent's request is passed
-through to PolarMem; otherwise the token of `polarmem mcp` itself (--token-file /
-POLARMEM_TOKEN / the config file) is sent. Image content is read from a local path or fetched
-from an http(s) URL; over HTTP, local paths are refused unless --content-root names the folder
-they must lie in (a remote agent must not read the host's files)."""
+another). Auth: over stdio the token of `polarmem mcp` itself (--token-file / POLARMEM_TOKEN /
+the config file) is sent; over HTTP only the agent's own `Authorization: Bearer ...` header is
+passed through (never the process's token: that would make the port an open proxy), and bound
+beyond loopback it starts only in front of a PolarMem server that demands tokens. Image content
+is read from a local path or fetched from an http(s) URL (content_source.py: regular files and
+public hosts only, unless allowed); over HTTP, local paths are refused unless --content-root
+names the folder they must lie in (a remote agent must not read the host's files)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import urllib.request
+import collections
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,15 @@ from mcp_types import CallToolResult, TextContent
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
 from polarmem_server.faces.connection import Connection, load_connection
 from polarmem_server.faces.client_requests import KIND_NAMES, MODE_NAMES
+from polarmem_server.faces.content_source import ContentRefused, FetchPolicy, fetch_url, read_local_file
+from polarmem_server.faces.mcp_gate import JsonRpcGate, gated_stdio
 
 MAX_CONTENT_BYTES = 16 * 1024 * 1024
 FETCH_TIMEOUT_S = 30.0
+# One gRPC channel per distinct bearer token: an HTTP port sees as many tokens as agents send,
+# so the least recently used beyond this are closed (once no call uses them).
+MAX_CLIENTS = 64
+MAX_HTTP_BODY_BYTES = 24 * 1024 * 1024  # a tool call's JSON carries no content bytes, only paths / URLs
 
 INSTRUCTIONS = """PolarMem is a verified memory: each stored image or text carries the concepts it was verified to
 contain (HAS), verified NOT to contain (NOT_HAS), and those still uncertain. `recall` ranks evidence by
@@ -40,34 +49,73 @@ absent, a forbidden one verified present) come last. Use the returned `context`:
 
 
 class PolarMemTools:
-    """The tools' state: where PolarMem is, the default namespace, one gRPC client per token."""
+    """The tools' state: where PolarMem is, the default namespace, one gRPC client per token
+    (bounded, least recently used closed first)."""
 
     def __init__(self, connection: Connection, namespace: str = "", fixed_namespace: bool = False,
-                 content_root: str | None = None, local_paths: bool = True) -> None:
+                 content_root: str | None = None, local_paths: bool = True, own_token: bool = True,
+                 fetch_policy: FetchPolicy | None = None, max_clients: int = MAX_CLIENTS) -> None:
         self.connection = connection
         self.namespace = namespace
         self.fixed_namespace = fixed_namespace
         self.content_root = Path(content_root).expanduser().resolve() if content_root else None
         self.local_paths = local_paths or self.content_root is not None
+        self.fetch_policy = fetch_policy or FetchPolicy()
         self._options = connection.client_options()
-        self._clients: dict[str | None, AsyncPolarMemClient] = {}
+        self._own_token = own_token
+        self._max_clients = max_clients
+        self._clients: collections.OrderedDict[str | None, AsyncPolarMemClient] = collections.OrderedDict()
+        self._in_use: collections.Counter[int] = collections.Counter()  # id(client) -> calls running on it
+        self._retired: list[AsyncPolarMemClient] = []  # evicted while in use: closed when their calls end
 
-    def client(self, ctx: Context | None) -> AsyncPolarMemClient:
-        """A client sending the agent's bearer token when its HTTP request carried one."""
-        token = self._options["token"]
+    def token_of(self, ctx: Context | None) -> str | None:
+        """The agent's bearer token from its HTTP request; over stdio, this process's own."""
         headers = ctx.headers if ctx is not None else None
         if headers:
             scheme, _, value = (headers.get("authorization") or "").partition(" ")
             if scheme.lower() == "bearer" and value.strip():
-                token = value.strip()
-        if token not in self._clients:
-            self._clients[token] = AsyncPolarMemClient(**{**self._options, "token": token})
-        return self._clients[token]
+                return value.strip()
+        return self._options["token"] if self._own_token else None
+
+    def client(self, ctx: Context | None) -> AsyncPolarMemClient:
+        """The client for the caller's token (made on first use; kept most recently used)."""
+        token = self.token_of(ctx)
+        client = self._clients.get(token)
+        if client is None:
+            client = self._clients[token] = AsyncPolarMemClient(**{**self._options, "token": token})
+        self._clients.move_to_end(token)
+        while len(self._clients) > self._max_clients:
+            _, evicted = self._clients.popitem(last=False)
+            self._retired.append(evicted)
+        return client
+
+    async def invoke(self, ctx: Context | None, method: str, *args: Any, **kwargs: Any) -> Any:
+        """One client call, holding the client open for its duration."""
+        client = self.client(ctx)
+        self._in_use[id(client)] += 1
+        try:
+            return await getattr(client, method)(*args, **kwargs)
+        finally:
+            self._in_use[id(client)] -= 1
+            if not self._in_use[id(client)]:
+                del self._in_use[id(client)]
+            await self._close_retired()
+
+    async def _close_retired(self) -> None:
+        idle = [c for c in self._retired if not self._in_use[id(c)]]
+        self._retired = [c for c in self._retired if self._in_use[id(c)]]
+        for client in idle:
+            await client.close()
+
+    @property
+    def open_clients(self) -> int:
+        return len(self._clients) + len(self._retired)
 
     async def close(self) -> None:
-        for client in self._clients.values():
+        for client in [*self._clients.values(), *self._retired]:
             await client.close()
         self._clients.clear()
+        self._retired.clear()
 
     def resolve_namespace(self, namespace: str) -> str:
         if namespace and self.fixed_namespace and namespace != self.namespace:
@@ -79,37 +127,25 @@ class PolarMemTools:
         return chosen
 
     async def content(self, path: str, url: str) -> bytes | None:
-        """Image bytes from a local path or an http(s) URL (at most MAX_CONTENT_BYTES)."""
+        """Image bytes from a local path or an http(s) URL (at most MAX_CONTENT_BYTES), read in a
+        worker thread: a slow file or host must not stop the other tool calls."""
         if path and url:
             raise ToolError("give content_path or content_url, not both")
-        if path:
-            if not self.local_paths:
-                raise ToolError("content_path: this server (HTTP) reads no local files; send content_url, or start "
-                                "`polarmem mcp --content-root DIR`")
-            file = Path(path).expanduser().resolve()
-            if self.content_root is not None and not file.is_relative_to(self.content_root):
-                raise ToolError(f"content_path: {path!r} is outside the content root {str(self.content_root)!r}")
-            try:
-                data = file.read_bytes()
-            except OSError as exc:
-                raise ToolError(f"content_path: cannot read {path!r} ({exc.strerror or exc})") from None
-        elif url:
-            if not url.startswith(("http://", "https://")):
-                raise ToolError(f"content_url: only http(s) URLs are fetched, got {url[:80]!r}")
-            data = await asyncio.to_thread(_fetch, url)
-        else:
-            return None
-        if len(data) > MAX_CONTENT_BYTES:
-            raise ToolError(f"content: {len(data)} bytes is over the {MAX_CONTENT_BYTES} byte limit")
-        return data
-
-
-def _fetch(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:  # noqa: S310 - http(s) checked above
-            return response.read(MAX_CONTENT_BYTES + 1)
-    except OSError as exc:
-        raise ToolError(f"content_url: cannot fetch {url[:120]!r} ({getattr(exc, 'reason', exc)})") from None
+        try:
+            if path:
+                if not self.local_paths:
+                    raise ToolError("content_path: this server (HTTP) reads no local files; send content_url, or "
+                                    "start `polarmem mcp --content-root DIR`")
+                file = Path(path).expanduser().resolve()
+                if self.content_root is not None and not file.is_relative_to(self.content_root):
+                    raise ToolError(f"content_path: {path[:200]!r} is outside the content root "
+                                    f"{str(self.content_root)!r}")
+                return await asyncio.to_thread(read_local_file, file, MAX_CONTENT_BYTES)
+            if url:
+                return await asyncio.to_thread(fetch_url, url, self.fetch_policy, MAX_CONTENT_BYTES, FETCH_TIMEOUT_S)
+        except ContentRefused as exc:
+            raise ToolError(str(exc)) from None
+        return None
 
 
 def item_view(item) -> dict[str, Any]:
@@ -146,7 +182,7 @@ def build_server(tools: PolarMemTools) -> MCPServer:
 
     async def call(ctx: Context, method: str, *args: Any, **kwargs: Any):
         try:
-            return await getattr(tools.client(ctx), method)(*args, **kwargs)
+            return await tools.invoke(ctx, method, *args, **kwargs)
         except grpc.RpcError as exc:
             raise _rpc_error(exc) from None
         except ValueError as exc:
@@ -253,6 +289,36 @@ def build_server(tools: PolarMemTools) -> MCPServer:
     return server
 
 
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost: may resolve anywhere
+
+
+def check_exposure(host: str, connection: Connection) -> None:
+    """Beyond loopback, the HTTP port is reachable by others: refuse to start unless the PolarMem
+    server behind it demands a token (then every call needs the agent's own)."""
+    if is_loopback(host):
+        return
+    from polarmem_server.faces.client import PolarMemClient
+
+    options = {**connection.client_options(), "token": None}
+    try:
+        with PolarMemClient(**options) as client:
+            client.list_namespaces()
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
+            return
+        raise ValueError(f"--host {host}: cannot check that the PolarMem server at {connection.address} demands "
+                         f"tokens ({exc.code().name}); start it first, or bind --host 127.0.0.1") from None
+    raise ValueError(f"--host {host} is beyond loopback, but the PolarMem server at {connection.address} answers "
+                     "calls without a token: anyone reaching this port could use the memory. Give the server a "
+                     "tokens_file, or bind --host 127.0.0.1")
+
+
 def run(args: argparse.Namespace) -> int:
     """`polarmem mcp`: serve until stdin closes (stdio) or SIGINT / SIGTERM (HTTP)."""
     connection = load_connection(args)
@@ -260,18 +326,28 @@ def run(args: argparse.Namespace) -> int:
     if args.fixed_namespace and not namespace:
         raise ValueError("--fixed-namespace needs -n NAMESPACE")
     http = args.transport == "http"
-    tools = PolarMemTools(connection, namespace, args.fixed_namespace, args.content_root, local_paths=not http)
+    policy = FetchPolicy.parse(",".join(getattr(args, "fetch_allow", None) or []).split(","))
+    tools = PolarMemTools(connection, namespace, args.fixed_namespace, args.content_root, local_paths=not http,
+                          own_token=not http, fetch_policy=policy)
     server = build_server(tools)
     if not http:
-        server.run("stdio")
+        asyncio.run(_serve_stdio(server))
         return 0
+    check_exposure(args.host, connection)
     return asyncio.run(_serve_http(server, tools, args.host, args.port, args.path))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio loop, with malformed requests answered (mcp_gate.py)."""
+    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same, with its plain streams
+    async with gated_stdio() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 async def _serve_http(server: MCPServer, tools: PolarMemTools, host: str, port: int, path: str) -> int:
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app = JsonRpcGate(server.streamable_http_app(streamable_http_path=path, host=host), MAX_HTTP_BODY_BYTES)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     http = uvicorn.Server(config)
     serving = asyncio.create_task(http.serve())

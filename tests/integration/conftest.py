@@ -11,7 +11,7 @@ from servertools import DIM, make_config
 
 @pytest.fixture
 def server(tmp_path):
-    srv = PolarMemServer(make_config(tmp_path)).start()
+    srv = PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))).start()
     yield srv
     srv.stop()
 

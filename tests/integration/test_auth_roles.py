@@ -19,6 +19,7 @@ import pytest
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.auth import Authorizer, load_grants
+from polarmem_server.api.config import ConfigError
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.errors import InvalidArgument, Unauthenticated
 from polarmem_server.faces.client import PolarMemClient, item_message
@@ -27,6 +28,7 @@ from servertools import DIM, make_config
 TOKENS = """
 [tokens.root]
 token = "admin-secret"
+role = "admin"
 
 [tokens.writer]
 token = "writer-secret"
@@ -147,7 +149,7 @@ def test_authorizer_compares_every_token_and_reads_roles(tmp_path):
     path = tmp_path / "tokens.toml"
     path.write_text(TOKENS)
     grants = {g.name: g for g in load_grants(path)}
-    assert grants["root"].role == "admin" and grants["reader"].role == "read"  # admin by default: older files
+    assert grants["root"].role == "admin" and grants["reader"].role == "read"
     authorizer = Authorizer(path=path)
     assert authorizer.grant_of([("authorization", "Bearer writer-secret")]).name == "writer"
     with pytest.raises(Unauthenticated):
@@ -155,3 +157,13 @@ def test_authorizer_compares_every_token_and_reads_roles(tmp_path):
     path.write_text("[tokens.x]\ntoken = 'k'\nrole = 'superuser'\n")
     with pytest.raises(InvalidArgument, match="role must be one of"):
         load_grants(path)
+
+
+def test_an_entry_without_a_role_is_refused_naming_it(tmp_path):
+    """Before, it was admin, silently: a token meant to read could delete namespaces."""
+    path = tmp_path / "tokens.toml"
+    path.write_text('[tokens.dashboard]\ntoken = "k"\nnamespaces = ["public"]\n')
+    with pytest.raises(InvalidArgument, match=r"tokens\.dashboard has no role; add role = "):
+        load_grants(path)
+    with pytest.raises(ConfigError, match="tokens.dashboard has no role"):
+        PolarMemServer(make_config(tmp_path, tokens_file=str(path))).start()

@@ -4,6 +4,8 @@ directory that a new server serves, and its manifest catches a flipped byte."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
 import time
 
@@ -41,7 +43,7 @@ def code_of(call) -> tuple[grpc.StatusCode, str]:
 def test_snapshot_under_writes_restores_every_acknowledged_item(tmp_path):
     acknowledged: dict[str, tuple] = {}  # "ns/id" -> (item view Remember returned, its vector)
     lock, stop = threading.Lock(), threading.Event()
-    with PolarMemServer(make_config(tmp_path)) as server:
+    with PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))) as server:
         with PolarMemClient(server.address) as client:
             client.create_namespace("a", spaces=[("vis", DIM)], encoder="none")
             client.create_namespace("b", spaces=[("vis", DIM)], encoder="none")
@@ -94,7 +96,7 @@ def test_snapshot_under_writes_restores_every_acknowledged_item(tmp_path):
 
 
 def test_verify_detects_a_flipped_byte_and_restore_refuses_it(tmp_path):
-    with PolarMemServer(make_config(tmp_path)) as server:
+    with PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))) as server:
         with PolarMemClient(server.address) as client:
             client.create_namespace("a", spaces=[("vis", DIM)], encoder="none")
             for i in range(20):
@@ -127,9 +129,9 @@ def test_backup_refuses_bad_destinations(server, tmp_path):
 
 def test_backup_needs_a_token_for_every_namespace(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n'
-                      'robot = { token = "r0bot", namespaces = ["a"] }\n')
-    with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
+                      'robot = { token = "r0bot", namespaces = ["a"], role = "admin" }\n')
+    with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens), backup_dir=str(tmp_path))) as server:
         code, _ = code_of(lambda: backup_call(server.address, str(tmp_path / "s1"), token="r0bot"))
         assert code == grpc.StatusCode.PERMISSION_DENIED
         code, _ = code_of(lambda: backup_call(server.address, str(tmp_path / "s1")))
@@ -144,8 +146,8 @@ def test_backup_command_connects_like_every_client_command(tmp_path, capsys, mon
     for name in ("ADDRESS", "TOKEN", "TOKEN_FILE", "CONFIG"):
         monkeypatch.delenv(f"POLARMEM_{name}", raising=False)
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
-    with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n')
+    with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens), backup_dir=str(tmp_path))) as server:
         assert backup_cli.main(["backup", str(tmp_path / "s0"), "--address", server.address]) == 1
         assert "backup failed: UNAUTHENTICATED" in capsys.readouterr().err
         (tmp_path / "token").write_text("s3cret\n")
@@ -156,7 +158,7 @@ def test_backup_command_connects_like_every_client_command(tmp_path, capsys, mon
 
 
 def test_restore_refuses_a_non_empty_directory_and_cli_round_trip(tmp_path, capsys):
-    with PolarMemServer(make_config(tmp_path)) as server:
+    with PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))) as server:
         with PolarMemClient(server.address) as client:
             client.create_namespace("a", spaces=[("vis", DIM)], encoder="none")
             client.remember("a", id="one", vectors={"vis": vec(1)})
@@ -185,3 +187,73 @@ def test_backends_without_snapshot_say_unimplemented():
 
     with pytest.raises(Unimplemented, match="Remote storage backend has no snapshot"):
         Remote().snapshot("/tmp/x")
+
+
+def test_a_100_kb_destination_answers_invalid_argument(server, tmp_path):
+    """Path.exists() raises ENAMETOOLONG for it; before, that surfaced as INTERNAL."""
+    for destination in (str(tmp_path / ("d" * 100_000)), "/" + "/".join(["x" * 200] * 500)):
+        code, details = code_of(lambda: backup_call(server.address, destination))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, details[:200])
+        assert "destination_dir" in details and len(details) <= 1024
+
+
+def test_backup_is_off_without_a_backup_dir(tmp_path):
+    """The RPC writes on the server's filesystem: without a configured fence it is refused."""
+    with PolarMemServer(make_config(tmp_path)) as server:
+        code, details = code_of(lambda: backup_call(server.address, str(tmp_path / "anywhere")))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "backup_dir" in details
+    assert not (tmp_path / "anywhere").exists()
+
+
+def test_backup_outside_the_backup_dir_is_refused(tmp_path):
+    (tmp_path / "fence").mkdir()
+    with PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path / "fence"))) as server:
+        code, details = code_of(lambda: backup_call(server.address, str(tmp_path / "outside")))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and "backup_dir" in details
+        assert backup_call(server.address, str(tmp_path / "fence" / "inside")).files > 0
+
+
+def _snapshot_with_items(tmp_path, items: int = 3) -> Path:
+    with PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))) as server:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("a", spaces=[("vis", DIM)], encoder="none")
+            for i in range(items):
+                client.remember("a", id=f"x{i}", vectors={"vis": vec(i)})
+        backup_call(server.address, str(tmp_path / "snap"))
+    return tmp_path / "snap"
+
+
+def test_a_manifest_entry_without_sha256_is_refused_in_one_line(tmp_path, capsys):
+    """Before: KeyError traceback from verify and restore."""
+    snap = _snapshot_with_items(tmp_path)
+    manifest = json.loads((snap / backup.MANIFEST_NAME).read_text())
+    del manifest["files"][next(iter(manifest["files"]))]["sha256"]
+    (snap / backup.MANIFEST_NAME).write_text(json.dumps(manifest))
+    for command in (["verify", str(snap)], ["restore", str(snap), str(tmp_path / "r")]):
+        assert backup_cli.main(command) == 1
+        err = capsys.readouterr().err
+        assert "sha256" in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_an_emptied_manifest_and_data_dir_is_not_restored(tmp_path, capsys):
+    """Before: restored into an empty store with exit status 0."""
+    snap = _snapshot_with_items(tmp_path)
+    manifest = json.loads((snap / backup.MANIFEST_NAME).read_text())
+    manifest["files"], manifest["namespace_items"], manifest["total_bytes"] = {}, {}, 0
+    (snap / backup.MANIFEST_NAME).write_text(json.dumps(manifest))
+    shutil.rmtree(snap / "data")
+    (snap / "data").mkdir()
+    assert backup_cli.main(["restore", str(snap), str(tmp_path / "r")]) == 1
+    assert "CURRENT" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_a_manifest_whose_counts_disagree_with_the_data_is_refused_at_restore(tmp_path, capsys):
+    snap = _snapshot_with_items(tmp_path, items=3)
+    manifest = json.loads((snap / backup.MANIFEST_NAME).read_text())
+    manifest["namespace_items"] = {"a": 300}
+    (snap / backup.MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert backup_cli.main(["restore", str(snap), str(tmp_path / "r")]) == 1
+    assert "a: 3" in capsys.readouterr().err
+    assert not any((tmp_path / "r").iterdir())  # nothing left that a server could open

@@ -256,7 +256,7 @@ def test_calibrate(server, client, tmp_path, capsys):
 
 def test_connection_from_environment_and_config_file(tmp_path, capsys, monkeypatch):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n')
     with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
         code, _, err = run(capsys, "namespace", "list", "--address", server.address)
         assert code == 2 and "UNAUTHENTICATED" in err and "POLARMEM_TOKEN" in err

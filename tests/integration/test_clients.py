@@ -262,7 +262,7 @@ def test_update_namespace_repartitions_from_kept_scores(server, client):
 def test_tokens_and_tls_from_both_clients(tmp_path):
     cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n')
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n')
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens))) as server:
         # the certificate names memory.test, not 127.0.0.1: tls_server_name says which name to check
         options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")

@@ -264,7 +264,7 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
 
 def test_a_token_reload_reaches_the_front(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens.admin]\ntoken = "old-secret"\n')
+    tokens.write_text('[tokens.admin]\ntoken = "old-secret"\nrole = "admin"\n')
     server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
     try:
         with PolarMemClient(server.address, token="old-secret") as client:
@@ -276,7 +276,7 @@ def test_a_token_reload_reaches_the_front(tmp_path):
             for _ in range(2):
                 fast.Recall(request, metadata=(("authorization", "Bearer old-secret"),))
             assert server.fast_front.front.stats()["native"] == 1
-            tokens.write_text('[tokens.admin]\ntoken = "new-secret"\n')
+            tokens.write_text('[tokens.admin]\ntoken = "new-secret"\nrole = "admin"\n')
             server._reload_tokens()  # what SIGHUP runs
             with pytest.raises(grpc.RpcError) as refused:
                 fast.Recall(request, metadata=(("authorization", "Bearer old-secret"),))

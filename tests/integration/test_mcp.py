@@ -36,7 +36,7 @@ def polarmem_mcp(*args: str) -> list[str]:
 def memory_server(tmp_path):
     """A PolarMem server with the lexical engine and a bearer token; namespaces `mem` and `other`."""
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text(f'[tokens]\nadmin = {{ token = "{TOKEN}", namespaces = ["*"] }}\n')
+    tokens.write_text(f'[tokens]\nadmin = {{ token = "{TOKEN}", namespaces = ["*"], role = "admin" }}\n')
     server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0,
                                         tokens_file=str(tokens))).start()
     with PolarMemClient(server.address, token=TOKEN) as client:
@@ -194,7 +194,8 @@ def files_over_http(folder):
 
 def test_http_passes_the_agents_token_through(memory_server, tmp_path):
     (tmp_path / "photo.png").write_bytes(b"\x89PNG not decoded by a text engine")
-    with mcp_http_process("-n", "mem", "--fixed-namespace", "--address", memory_server.address, cwd=tmp_path) as url, \
+    with mcp_http_process("-n", "mem", "--fixed-namespace", "--address", memory_server.address,
+                          "--fetch-allow", "127.0.0.1", cwd=tmp_path) as url, \
             files_over_http(tmp_path) as files:
 
         async def run():
@@ -235,7 +236,7 @@ def test_image_content_from_a_path_and_a_url_is_verified(tmp_path):
             files_over_http(tmp_path) as files:
         with PolarMemClient(server.address) as client:
             client.create_namespace("img", spaces=[("vis", DIM)], encoder="none")
-        command, *args = polarmem_mcp("-n", "img", "--address", server.address)
+        command, *args = polarmem_mcp("-n", "img", "--address", server.address, "--fetch-allow", "127.0.0.1")
         params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
 
         async def run():
@@ -254,3 +255,196 @@ def test_image_content_from_a_path_and_a_url_is_verified(tmp_path):
         with PolarMemClient(server.address) as client:
             stored = client.get_item("img", "a").item
             assert stored.model == "tiny-vlm" and all(len(e.p_yes) == 4 for e in stored.evidence)
+
+
+# --- hostile input and safe defaults (issue 34) ---------------------------------------------
+
+READ_BOUND_S = 60  # a bound on waiting for an answer, so a regression fails instead of hanging
+
+
+def _answer(process, request: bytes) -> dict | None:
+    """Writes one JSON-RPC line to a stdio `polarmem mcp` and reads its answer (None: none came
+    within READ_BOUND_S)."""
+    import json
+    import select
+
+    process.stdin.write(request + b"\n")
+    process.stdin.flush()
+    ready, _, _ = select.select([process.stdout], [], [], READ_BOUND_S)
+    return json.loads(process.stdout.readline()) if ready else None
+
+
+@contextmanager
+def stdio_mcp(*args: str, cwd, env=None):
+    process = subprocess.Popen(polarmem_mcp(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    try:
+        init = _answer(process, b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+                                b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+        assert init is not None and "result" in init, init
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        yield process
+    finally:
+        process.kill()
+        process.communicate()  # waits and closes the pipes
+
+
+def test_stdio_answers_malformed_json_rpc_instead_of_dropping_it(memory_server, tmp_path):
+    """Before: a tools/call whose params is a string was never answered (the SDK dropped it)."""
+    with stdio_mcp("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as process:
+        for request, message_id, code in (
+                (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"remember"}', 7, -32602),
+                (b'{"jsonrpc":"2.0","id":"x","method":"tools/list","params":[1,2]}', "x", -32602),
+                (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', None, -32600),
+                (b'{"id":8,"method":"ping"}', 8, -32600),
+                (b'not json at all', None, -32700),
+                (b'\xff\xfe{', None, -32700),
+                (b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]', None, -32600)):
+            answer = _answer(process, request)
+            assert answer is not None, f"no answer to {request!r}"
+            assert answer["id"] == message_id and answer["error"]["code"] == code, (request, answer)
+        assert _answer(process, b'{"jsonrpc":"2.0","id":10,"method":"ping"}') == {"jsonrpc": "2.0", "id": 10,
+                                                                                    "result": {}}
+
+
+def test_content_path_reads_regular_files_only_and_bounded(memory_server, tmp_path):
+    """Before: a FIFO froze every tool call (a blocking read on the event loop) and /dev/zero
+    was read without limit (1.47 GiB RSS)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    command, *args = polarmem_mcp("-n", "mem", "--address", memory_server.address)
+    params = StdioServerParameters(command=command, args=args, env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
+
+    async def run():
+        async with Client(params) as client:
+            for path in (str(fifo), "/dev/zero"):
+                message = await error_of(client, "remember", {"id": "x", "content_path": path,
+                                                              "verify_concepts": ["dog"]})
+                assert "not a regular file" in message, message
+            listed = structured(await client.call_tool("list_namespaces", {}))  # the loop is not stuck
+            assert {n["name"] for n in listed["namespaces"]} == {"mem", "other"}
+
+    asyncio.run(run())
+
+
+def test_content_over_the_size_limit_is_refused_after_reading_only_the_limit(tmp_path):
+    from polarmem_server.faces.content_source import ContentRefused, read_local_file
+
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"x" * 1025)
+    assert read_local_file(tmp_path / "big.bin", 1025) == b"x" * 1025
+    with pytest.raises(ContentRefused, match="over the 1024 byte limit"):
+        read_local_file(big, 1024)
+
+
+def test_content_url_refuses_loopback_and_private_hosts_unless_allowed(tmp_path):
+    from polarmem_server.faces.content_source import ContentRefused, FetchPolicy, fetch_url
+
+    (tmp_path / "a.png").write_bytes(b"png")
+    with files_over_http(tmp_path) as files:
+        for url in (f"{files}/a.png", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/x",
+                    "http://[::1]:1/x", "http://0.0.0.0:1/x"):
+            with pytest.raises(ContentRefused, match="--fetch-allow"):
+                fetch_url(url, FetchPolicy(), 1024, 5.0)
+        for bad in ("file:///etc/passwd", "ftp://example.org/x", "http:///x"):
+            with pytest.raises(ContentRefused, match="only http"):
+                fetch_url(bad, FetchPolicy(), 1024, 5.0)
+        allowed = FetchPolicy.parse(["127.0.0.0/8"])
+        assert fetch_url(f"{files}/a.png", allowed, 1024, 5.0) == b"png"
+        assert fetch_url(f"{files}/a.png", FetchPolicy.parse(["localhost", "127.0.0.1"]), 1024, 5.0) == b"png"
+        with pytest.raises(ContentRefused, match="over the 2 byte limit"):
+            fetch_url(f"{files}/a.png", allowed, 2, 5.0)
+
+
+def test_content_url_does_not_follow_redirects(tmp_path):
+    """A redirect's target was never checked (it could point at a loopback or metadata address)."""
+    from polarmem_server.faces.content_source import ContentRefused, FetchPolicy, fetch_url
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            self.send_response(302)
+            self.send_header("Location", "http://169.254.169.254/")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(ContentRefused, match="redirects are not followed"):
+            fetch_url(f"http://127.0.0.1:{httpd.server_address[1]}/x", FetchPolicy.parse(["127.0.0.1"]), 1024, 5.0)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_http_never_sends_the_processs_own_token(memory_server, tmp_path):
+    """Before: a call without Authorization used `polarmem mcp`'s own token: an open proxy."""
+    (tmp_path / "token").write_text(TOKEN)
+    with mcp_http_process("-n", "mem", "--address", memory_server.address, "--token-file", str(tmp_path / "token"),
+                          cwd=tmp_path) as url:
+
+        async def run():
+            async with Client(url) as anonymous:
+                assert "UNAUTHENTICATED" in await error_of(anonymous, "list_namespaces", {})
+
+        asyncio.run(run())
+
+
+def test_http_answers_malformed_json_rpc_with_400(memory_server, tmp_path):
+    import json
+    import urllib.error
+    import urllib.request
+
+    with mcp_http_process("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as url:
+        for body, code in ((b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}', -32602),
+                           (b"{", -32700)):
+            request = urllib.request.Request(url, data=body, method="POST", headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(request, timeout=READ_BOUND_S)
+            assert info.value.code == 400
+            assert json.loads(info.value.read())["error"]["code"] == code
+
+
+def test_http_beyond_loopback_refuses_to_start_in_front_of_a_server_without_tokens(tmp_path):
+    """It refuses before binding anything."""
+    with PolarMemServer(make_config(tmp_path)) as open_server:
+        child = subprocess.run(polarmem_mcp("--transport", "http", "--host", "0.0.0.0", "--port", "0",
+                                            "--address", open_server.address),
+                               capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
+    assert child.returncode != 0
+    assert "beyond loopback" in child.stderr and "tokens_file" in child.stderr, child.stderr
+
+
+def test_exposure_check_passes_in_front_of_a_server_that_demands_tokens(memory_server):
+    from polarmem_server.faces.connection import Connection
+    from polarmem_server.faces.mcp_server import check_exposure, is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("example.org")
+    check_exposure("0.0.0.0", Connection(address=memory_server.address))  # UNAUTHENTICATED without a token: fine
+
+
+def test_per_token_clients_are_bounded(tmp_path):
+    """Before: one gRPC client per distinct bearer token, never closed."""
+    from types import SimpleNamespace
+
+    from polarmem_server.faces.connection import Connection
+    from polarmem_server.faces.mcp_server import PolarMemTools
+
+    with PolarMemServer(make_config(tmp_path)) as server:
+        tools = PolarMemTools(Connection(address=server.address), own_token=False, max_clients=2)
+
+        async def run():
+            for i in range(6):
+                ctx = SimpleNamespace(headers={"authorization": f"Bearer agent-{i}"})
+                assert await tools.invoke(ctx, "list_namespaces") == []
+                assert tools.open_clients <= 2
+            await tools.close()
+            assert tools.open_clients == 0
+
+        asyncio.run(run())

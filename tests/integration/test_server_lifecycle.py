@@ -108,8 +108,8 @@ def test_restart_keeps_everything_and_gives_the_same_recall(tmp_path):
 
 def test_bearer_tokens(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"] }\n'
-                      'reader = { token = "r3ad", namespaces = ["public"] }\n')
+    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
+                      'reader = { token = "r3ad", namespaces = ["public"], role = "admin" }\n')
     with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
         with PolarMemClient(server.address) as anonymous:
             assert anonymous.health() == "SERVING"  # health stays open

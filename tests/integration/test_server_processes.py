@@ -8,10 +8,14 @@ through unchanged) and becomes visible on every connection within the staleness 
 
 from __future__ import annotations
 
+import os
+import queue
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,7 +51,7 @@ def children(pid: int) -> list[int]:
 def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     """`polarmem serve --processes 2` with admin and read-only tokens; returns once both serve."""
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
+    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\nrole = "admin"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
                       'namespaces = ["t"]\nrole = "read"\n')
     process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
                                 "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
@@ -55,6 +59,7 @@ def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     line = process.stdout.readline()
     assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
+    process.serving_line = line  # type: ignore[attr-defined]
     address = line.split("serving on ")[1].split(";")[0].strip()
     for line in process.stderr:  # the replica binds the port once its index is built
         if "replica 1 serving on" in line:
@@ -234,7 +239,7 @@ def test_sighup_to_the_primary_reloads_tokens_on_every_process(multi, tmp_path):
         admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
     # every process has the namespace first, so that only the token decides what follows
     wait_visible(address, lambda client: client.get_namespace("t").name == "t", channels=2 * CHANNELS)
-    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\n')
+    (tmp_path / "tokens.toml").write_text('[tokens.root]\ntoken = "rotated-secret"\nrole = "admin"\n')
     process.send_signal(signal.SIGHUP)
 
     def rotated(client) -> bool:
@@ -296,3 +301,72 @@ def test_processes_setting_is_checked():
     with pytest.raises(ConfigError, match="processes"):
         ServerConfig(processes=0).validate()
     assert ServerConfig(processes=4).validate().processes == 4
+
+
+def all_children(pid: int) -> list[int]:
+    """Children of every thread (a restarted replica is the supervisor thread's child)."""
+    return sorted(int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                  for c in (task / "children").read_text().split())
+
+
+def metric(port: int, name: str) -> float:
+    import urllib.request
+
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return float(next(line.split()[-1] for line in body.splitlines() if line.startswith(name + " ")))
+
+
+def test_a_killed_replica_is_started_again_counted_and_logged(tmp_path):
+    """Before: a dead replica stayed dead, unlogged, and the group served with one process fewer."""
+    process, address = start(tmp_path, "--metrics-port", "0")
+    try:
+        with PolarMemClient(address, token="admin-secret") as admin:
+            admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            admin.remember("t", id="a", vectors={"vis": vec(1)}, states={"dog": "has"})
+        metrics_port = int(re.search(r"metrics on port (\d+)", process.serving_line).group(1))
+        [replica] = all_children(process.pid)
+        assert metric(metrics_port, "polarmem_replicas_up") == 1
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in process.stderr], daemon=True).start()
+        os.kill(replica, signal.SIGKILL)
+        restarted = None
+        while True:  # each wait is bounded, so a replica never started again fails instead of hanging
+            try:
+                line = lines.get(timeout=120)
+            except queue.Empty:
+                raise AssertionError("the primary never said it started replica 1 again") from None
+            if "replica 1 started again" in line:
+                restarted = int(re.search(r"pid (\d+)", line).group(1))
+            if restarted and "replica 1 serving on" in line:
+                break
+        assert restarted is not None and restarted != replica and all_children(process.pid) == [restarted]
+        assert metric(metrics_port, "polarmem_replica_restarts_total") == 1
+        assert metric(metrics_port, "polarmem_replicas_up") == 1
+        # the new replica serves reads (and forwards writes) like the first one
+        wait_visible(address, lambda client: client.get_item("t", "a").item.id == "a")
+        for i in range(CHANNELS):
+            with PolarMemClient(address, token="admin-secret", retries=1) as client:
+                client.remember("t", id=f"w{i}", vectors={"vis": vec(i)})
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+    assert process.returncode == 0
+
+
+def test_a_sigkilled_servers_socket_directories_are_removed_at_the_next_start(tmp_path):
+    from polarmem_server.api.temp_dirs import OWNER_FILE, remove_stale
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    stale = [tmp_path / "polarmem-front-abc", tmp_path / "polarmem-processes-def"]
+    for directory in stale:
+        directory.mkdir()
+        (directory / OWNER_FILE).write_text(f"{dead_pid}\n")
+        (directory / "upstream.sock").write_text("")
+    alive = tmp_path / "polarmem-front-live"
+    alive.mkdir()
+    (alive / OWNER_FILE).write_text(f"{os.getpid()}\n")
+    unmarked = tmp_path / "polarmem-processes-old"
+    unmarked.mkdir()
+    assert sorted(remove_stale(tmp_path)) == sorted(stale)
+    assert alive.is_dir() and unmarked.is_dir() and not any(d.exists() for d in stale)

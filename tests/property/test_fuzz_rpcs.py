@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums
+from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from servertools import make_config
 
@@ -108,10 +109,19 @@ class Stats:
     codes: collections.Counter = collections.Counter()
 
 
+class FrontStats:
+    calls = 0
+    distinct: set[bytes] = set()
+    codes: collections.Counter = collections.Counter()
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, request):
+    # The compiled Recall front listens too where it is built: its port is fuzzed with the same
+    # bytes as the main port (test_front_port_answers_like_the_main_port).
+    front = {"fast_front_address": "127.0.0.1:0"} if unavailable_reason() is None else {}
     server = PolarMemServer(make_config(tmp_path_factory.mktemp("fuzz"), max_message_bytes=4 * 1024 * 1024,
-                                      backup_dir=str(BACKUP_ROOT))).start()
+                                      backup_dir=str(BACKUP_ROOT), **front)).start()
     channel = grpc.insecure_channel(server.address)
     health = health_pb2_grpc.HealthStub(channel)
     reseed(channel, server)
@@ -119,7 +129,8 @@ def live(tmp_path_factory, request):
     channel.close()
     server.stop()
     line = (f"fuzz: {Stats.calls} calls, {len(Stats.distinct)} distinct messages, {Stats.rejected} rejected; "
-            f"codes {dict(Stats.codes)}")
+            f"codes {dict(Stats.codes)}; front port: {FrontStats.calls} calls, {len(FrontStats.distinct)} distinct "
+            f"messages, codes {dict(FrontStats.codes)}")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if capture is not None:
         with capture.global_and_fixture_disabled():
@@ -345,3 +356,65 @@ def test_huge_top_k_and_huge_ids_answer_invalid_argument_or_not_found(live):
         code, details = call(channel, method, [request.SerializeToString()])
         assert code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), (method, code, details[:200])
         assert len(details) <= MAX_DETAILS
+
+
+def status_class(code: grpc.StatusCode) -> str:
+    """OK, the caller's fault, or the server's: what a client's retry logic acts on."""
+    if code == grpc.StatusCode.OK:
+        return "ok"
+    return "client" if code in ALLOWED else "server"
+
+
+@st.composite
+def hostile_recall(draw):
+    how = draw(st.sampled_from(["random", "mutated", "field", "field", "mutated"]))
+    seed = SEEDS["Recall"][0]
+    if how == "random":
+        return draw(st.binary(max_size=512))
+    if how == "mutated":
+        return draw(mutated_bytes(seed.SerializeToString()))
+    return draw(hostile_field(seed))
+
+
+def check_front(live, payload: bytes) -> None:
+    """The front's port answers the same bytes in the main port's status class, never INTERNAL."""
+    server, channel, health = live
+    if server.fast_front_address is None:
+        pytest.skip(str(unavailable_reason()))
+    reseed(channel, server)
+    main_code, main_details = call(channel, "Recall", [payload])
+    with grpc.insecure_channel(server.fast_front_address) as front:
+        code, details = call(front, "Recall", [payload])
+    FrontStats.calls += 1
+    FrontStats.distinct.add(hashlib.sha256(payload).digest())
+    FrontStats.codes[code.name] += 1
+    assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), f"front: {code.name}: {details[:300]}"
+    assert status_class(code) == status_class(main_code), (code.name, details[:200], main_code.name, main_details[:200])
+    assert len(details) <= MAX_DETAILS
+    assert health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status == health_pb2.HealthCheckResponse.SERVING
+
+
+@settings(max_examples=300)
+@given(hostile_recall())
+def test_front_port_answers_like_the_main_port(live, payload):
+    check_front(live, payload)
+
+
+@pytest.mark.slow
+@settings(max_examples=3_000)
+@given(hostile_recall())
+def test_front_port_long_run(live, payload):
+    check_front(live, payload)
+
+
+def test_front_port_refuses_the_issues_bytes(live):
+    """Garbage, invalid UTF-8 in `namespace`, a request cut in half: INVALID_ARGUMENT, as on the
+    main port (before: INTERNAL with an empty message)."""
+    seed = SEEDS["Recall"][0].SerializeToString()
+    utf8 = pb.RecallRequest(namespace=UTF8_MARK).SerializeToString().replace(UTF8_MARK.encode(),
+                                                                             b"\xff" * len(UTF8_MARK.encode()))
+    for payload in (b"\xff\xff\xff\xff\x0f\x01", utf8, seed[: len(seed) // 2]):
+        check_front(live, payload)
+        with grpc.insecure_channel(live[0].fast_front_address) as front:
+            code, details = call(front, "Recall", [payload])
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and "RecallRequest" in details, (code, details)

@@ -107,7 +107,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _repair(args: argparse.Namespace) -> int:
     from polarmem_server.storage.local import repair
 
-    return int(repair.main([args.dir, *args.rest]) or 0)
+    return int(repair.main(args.rest) or 0)
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -313,9 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help='JSONL: {"p_yes": 0.83, "present": true} per line')
 
     _add_evaluate(sub)
-    p = sub.add_parser("repair", help="check and repair a stopped server's data directory")
-    p.add_argument("dir")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the repair tool")
+    # Listed for --help only: main() hands `repair ...` to the repair tool's own parser, so
+    # `repair --salvage DIR` and `repair DIR --salvage` both work.
+    p = sub.add_parser("repair", help="check and repair a stopped server's data directory", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="DIR and options of `polarmem repair` (--help lists them)")
     p.set_defaults(func=_repair)
     for name, summary in (("backup", "snapshot a running server's store (admin token; DEST is on the server)"),
                           ("restore", "copy a verified snapshot into an empty data directory (offline)"),
@@ -334,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fixed-namespace", action="store_true",
                    help="tools always use -n NAMESPACE (a call may not name another)")
     p.add_argument("--content-root", help="folder content_path must lie in (over HTTP, local paths are refused without it)")
+    p.add_argument("--fetch-allow", action="append", metavar="HOST_OR_NETWORK",
+                   help="hosts, addresses or networks content_url may reach besides public ones (comma-separated or "
+                        "repeated; loopback, private and link-local addresses are refused without it)")
     p.set_defaults(func=_mcp)
     return parser
 
@@ -355,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
         from polarmem_server.faces import backup_cli
 
         return int(backup_cli.main(argv) or 0)
+    if argv and argv[0] == "repair":
+        # options may come before DIR (`repair --salvage DIR`, as the docs and repair's refusal
+        # print it); argparse's REMAINDER would refuse a leading option
+        from polarmem_server.storage.local import repair
+
+        return int(repair.main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -36,7 +36,8 @@ from typing import Any
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict
 
-from polarmem_server.errors import FailedPrecondition, InvalidArgument, PolarMemError, ResourceExhausted, Unavailable
+from polarmem_server.errors import (FailedPrecondition, InvalidArgument, PolarMemError, ResourceExhausted, Unavailable,
+                                    quoted)
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "MANIFEST.polarmem.json"
@@ -44,6 +45,8 @@ DATA_SUBDIR = "data"
 _HASH_CHUNK = 1 << 20
 # RocksDB writes its own LOG files when a directory is opened; they are not data.
 _NOT_DATA_PREFIXES = ("LOG",)
+# What every RocksDB checkpoint holds (names, or name prefixes before "-").
+_CHECKPOINT_FILES = ("CURRENT", "MANIFEST", "OPTIONS")
 
 
 @dataclasses.dataclass
@@ -64,8 +67,28 @@ class Manifest:
 
     @classmethod
     def from_json(cls, text: str) -> Manifest:
+        """Parses and checks the shape of a manifest; ValueError naming what is wrong."""
         data = json.loads(text)
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+        if not isinstance(data, dict):
+            raise ValueError("the manifest is not a JSON object")
+        manifest = cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+        manifest.check_shape()
+        return manifest
+
+    def check_shape(self) -> None:
+        """Every file entry has a size and a SHA-256, and the files make a RocksDB directory: a
+        checkpoint always holds CURRENT, a MANIFEST-* and an OPTIONS-* file, so an emptied
+        manifest (which would restore an empty store) is refused."""
+        if not isinstance(self.files, dict) or not isinstance(self.namespace_items, dict):
+            raise ValueError("'files' and 'namespace_items' must be objects")
+        for name, entry in self.files.items():
+            if (not isinstance(entry, dict) or not isinstance(entry.get("bytes"), int)
+                    or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64):
+                raise ValueError(f"file entry {quoted(name)} needs 'bytes' (an integer) and 'sha256' (64 hex digits)")
+        for required in _CHECKPOINT_FILES:
+            if not any(name == required or name.startswith(required + "-") for name in self.files):
+                raise ValueError(f"it lists no {required} file, which every RocksDB checkpoint has: "
+                                 "the manifest is incomplete or was emptied")
 
 
 def _db_of(store_or_db: Any) -> Rdict:
@@ -102,11 +125,20 @@ def check_destination(dest_dir: str | os.PathLike) -> Path:
         raise InvalidArgument("destination_dir is required: an absolute path on the server that does not exist yet")
     path = Path(text)
     if not path.is_absolute():
-        raise InvalidArgument(f"destination_dir must be an absolute path on the server, got {text!r}")
-    if path.exists():
-        raise InvalidArgument(f"destination_dir {text!r} already exists; name a new directory (snapshots never overwrite)")
-    if not path.parent.is_dir():
-        raise InvalidArgument(f"destination_dir {text!r}: the parent directory {str(path.parent)!r} does not exist")
+        raise InvalidArgument(f"destination_dir must be an absolute path on the server, got {quoted(text)}")
+    try:
+        exists, parent_is_dir = path.exists(), path.parent.is_dir()
+    except OSError as exc:
+        # Path.exists() raises for what the OS cannot even look up (ENAMETOOLONG, ELOOP, EACCES on
+        # a parent): the caller's path is at fault, not the server.
+        raise InvalidArgument(f"destination_dir {quoted(text)} cannot be used ({os.strerror(exc.errno or 0)}); "
+                              "name a shorter, accessible absolute directory") from None
+    if exists:
+        raise InvalidArgument(f"destination_dir {quoted(text)} already exists; name a new directory "
+                              "(snapshots never overwrite)")
+    if not parent_is_dir:
+        raise InvalidArgument(f"destination_dir {quoted(text)}: the parent directory {quoted(str(path.parent))} "
+                              "does not exist")
     return path
 
 
@@ -155,6 +187,11 @@ def _read_counts(data_dir: Path) -> tuple[int, dict[str, int]]:
     return (int(stored) if stored is not None else 0), counts
 
 
+def _summary(counts: dict[str, int]) -> str:
+    text = ", ".join(f"{name}: {n}" for name, n in sorted(counts.items())[:5]) or "no namespaces"
+    return text + (f" (+{len(counts) - 5} more)" if len(counts) > 5 else "")
+
+
 def snapshot(store_or_db: Any, dest_dir: str | os.PathLike) -> Manifest:
     """Writes a consistent checkpoint of a live store to ``dest_dir`` (absolute, not existing)
     and its manifest; returns the manifest. On failure nothing is left at ``dest_dir``."""
@@ -199,8 +236,9 @@ def read_manifest(snapshot_dir: str | os.PathLike) -> Manifest:
         return Manifest.from_json(path.read_text())
     except FileNotFoundError:
         raise InvalidArgument(f"{str(snapshot_dir)!r} is not a PolarMem snapshot: {MANIFEST_NAME} is missing") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise FailedPrecondition(f"{str(path)!r} is not a readable snapshot manifest ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FailedPrecondition(f"{str(path)!r} is not a usable snapshot manifest ({exc}); "
+                                 "use another snapshot") from None
 
 
 def verify(snapshot_dir: str | os.PathLike) -> Manifest:
@@ -246,6 +284,29 @@ def restore(snapshot_dir: str | os.PathLike, data_dir: str | os.PathLike) -> Man
         bad = [n for n, f in manifest.files.items() if copied.get(n, {}).get("sha256") != f["sha256"]]
         if bad:
             raise FailedPrecondition(f"restore into {str(target)!r}: copies of {bad} differ from the snapshot")
+        # The checksums only say the files are the ones listed; the restored store must also hold
+        # what the manifest says it holds (a manifest rewritten to match other files would not).
+        try:
+            _, counts = _read_counts(target)
+        except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception with RocksDB's text
+            raise FailedPrecondition(f"restore into {str(target)!r}: the restored files do not open as a store "
+                                     f"({' '.join(str(exc).split())[:200]}); use another snapshot") from None
+        if counts != manifest.namespace_items:
+            raise FailedPrecondition(f"restore into {str(target)!r}: the restored store holds {_summary(counts)}, the "
+                                     f"manifest says {_summary(manifest.namespace_items)}; the snapshot does not "
+                                     "match its manifest; use another snapshot")
     except OSError as exc:
+        _empty(target)
         raise _os_error(exc, f"restore into {str(target)!r}") from exc
+    except BaseException:
+        _empty(target)  # it was empty before: a refused restore leaves nothing a server could open
+        raise
     return manifest
+
+
+def _empty(directory: Path) -> None:
+    for child in directory.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)

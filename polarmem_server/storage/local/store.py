@@ -42,6 +42,7 @@ per-write sync and snapshots, and does not abort when closed with an iterator al
 from __future__ import annotations
 
 import logging
+import re
 import struct
 import threading
 import time
@@ -104,6 +105,18 @@ def wal_files(path: str | Path) -> list[Path]:
     return sorted(Path(path).glob("*.log"))
 
 
+_STORE_FILE = re.compile(r"[^\s:;,()]*?(?:\d+\.sst|MANIFEST-\d+|\bCURRENT\b|OPTIONS-\d+)")
+
+
+def damaged_table_file(message: str) -> str | None:
+    """The first table / MANIFEST / CURRENT / OPTIONS file a RocksDB corruption message names,
+    or None when it names none (then it is the write-ahead log's)."""
+    if ".log" in message and not _STORE_FILE.search(message):
+        return None
+    found = _STORE_FILE.search(message)
+    return found.group(0) if found else None
+
+
 def open_error(path: Path, exc: BaseException) -> StoreError:
     """One actionable line for a failed open, by what RocksDB said."""
     message = _rocksdb_message(exc)
@@ -111,6 +124,14 @@ def open_error(path: Path, exc: BaseException) -> StoreError:
         return StoreLocked(f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
                            "process or choose another --data-dir")
     if message.startswith("Corruption") or "corrupt" in message.lower():
+        table = damaged_table_file(message)
+        if table is not None:
+            # A table, MANIFEST or CURRENT file: the WAL is not at fault and a plain repair (which
+            # replays the WAL) cannot fix it; only RepairDB or a backup can.
+            return StoreDamaged(f"data_dir {path} is damaged ({message}); the damaged file is {table}, a store file "
+                                "(not the write-ahead log); nothing was opened or changed. Restore a backup "
+                                f"(`polarmem restore SNAPSHOT NEW_DIR`), or run `polarmem repair --salvage {path}` to "
+                                "keep what is still readable (what the damaged file held is lost)")
         logs = ", ".join(str(f) for f in wal_files(path)) or "no .log file"
         return StoreDamaged(f"data_dir {path} is damaged ({message}; write-ahead log: {logs}); nothing was opened or "
                             f"changed. Run `polarmem repair {path}` to keep everything up to the last intact record "

@@ -1,0 +1,85 @@
+"""A background scrub: reads every block of the local store so that a damaged file is found
+before a client's read meets it.
+
+RocksDB verifies a block's checksum each time it reads the block; iterating over every key of
+every column family reads every data block (keys are enough: a block holds keys and values
+together). Blocks are read with ``fill_cache`` off, so a scrub does not evict what serving
+keeps cached, and the scrub pauses between batches of keys, so it yields the interpreter to
+the calls being served. A finding is reported as a read's is (api/storage_damage.py, with
+``found_by="scrub"``): the metric, the alert, the storage health name and one ERROR line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from rocksdict import ReadOptions
+
+from polarmem_server.api.storage_damage import corruption_text
+from polarmem_server.storage.local.store import COLUMN_FAMILIES
+
+log = logging.getLogger("polarmem.storage")
+KEYS_PER_PAUSE = 10_000
+PAUSE_S = 0.005
+
+
+def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[str]]:
+    """(keys read, RocksDB's corruption messages) over every column family of an open Rdict."""
+    keys, found = 0, []
+    for name in COLUMN_FAMILIES:
+        options = ReadOptions()
+        options.fill_cache(False)
+        iterator = db.get_column_family(name).iter(options)
+        try:
+            iterator.seek_to_first()
+            while iterator.valid():
+                keys += 1
+                if keys % KEYS_PER_PAUSE == 0:
+                    if stopped is not None and stopped.is_set():
+                        return keys, found
+                    time.sleep(PAUSE_S)
+                iterator.next()
+            iterator.status()  # an error that ended the iteration raises here
+        except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception with RocksDB's text
+            text = corruption_text(exc)
+            if text is None:
+                raise
+            found.append(f"column family {name}: {text}")
+        finally:
+            del iterator
+    return keys, found
+
+
+class Scrubber:
+    """Scrubs the store every ``interval_s`` seconds in a daemon thread (first after one interval)."""
+
+    def __init__(self, db_of: Callable[[], object], interval_s: float,
+                 report: Callable[[str], None]) -> None:
+        self._db_of = db_of
+        self._interval_s = interval_s
+        self._report = report
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="polarmem-scrub", daemon=True)
+
+    def start(self) -> Scrubber:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval_s):
+            started = time.monotonic()
+            try:
+                keys, found = scrub_once(self._db_of(), self._stopped)
+            except Exception:  # noqa: BLE001 - a closed or reopening store: try again next interval
+                log.warning("store scrub could not finish; it runs again in %.0f s", self._interval_s, exc_info=True)
+                continue
+            for text in found:
+                self._report(text)
+            log.info("store scrub read %d keys in %.1f s: %s", keys, time.monotonic() - started,
+                     f"{len(found)} damaged file(s)" if found else "no damage")

@@ -1,0 +1,63 @@
+"""Damaged store files found while serving: reported, not hidden behind INTERNAL.
+
+RocksDB verifies a block's checksum whenever it reads it; a flipped byte in a table file makes
+the read fail with "Corruption: block checksum mismatch ...". The items in that block cannot be
+read again by any retry, so the caller gets DATA_LOSS naming the namespace and the way out
+(restore a backup, or `polarmem repair --salvage` to keep what is readable), and the operator
+sees it at once: ``polarmem_storage_corruption_total`` counts each finding (an alert fires on
+it), the health service ``polarmem.v1.MemoryService.storage`` turns NOT_SERVING and stays so
+until a restart on repaired or restored files, and one ERROR line per finding names the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from polarmem_server.errors import PolarMemError, quoted
+
+log = logging.getLogger("polarmem.storage")
+
+
+class DataLoss(PolarMemError):
+    """Stored data cannot be read back: a store file is damaged (a checksum does not match)."""
+
+    status = "DATA_LOSS"
+
+
+CORRUPTION_MARK = "Corruption:"
+MAX_CAUSES = 8  # how far down an exception's cause chain RocksDB's text is looked for
+MAX_DETAIL_CHARS = 160
+
+
+def corruption_text(exc: BaseException | None) -> str | None:
+    """RocksDB's corruption message carried by ``exc`` or one of its causes, else None."""
+    for _ in range(MAX_CAUSES):
+        if exc is None:
+            return None
+        text = " ".join(str(exc).split())
+        if CORRUPTION_MARK in text:
+            return text[text.index(CORRUPTION_MARK):]
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class StorageDamage:
+    """Turns a corruption found by a read into DATA_LOSS and tells the operator."""
+
+    def __init__(self, data_dir: str, count: Callable[[str], None], mark_unhealthy: Callable[[], None]) -> None:
+        self._data_dir = data_dir
+        self._count = count
+        self._mark_unhealthy = mark_unhealthy
+
+    def report(self, where: str, namespace: str, text: str) -> DataLoss:
+        """Counts and logs one finding (``where``: the RPC or "scrub"); returns the caller's error."""
+        self._count(where)
+        self._mark_unhealthy()
+        log.error("damaged store file found by %s (namespace %s): %s; restore a backup or run "
+                  "`polarmem repair --salvage %s` with the server stopped", where, namespace or "-", text,
+                  self._data_dir)
+        scope = f"namespace {quoted(namespace)}" if namespace else "the store"
+        return DataLoss(f"{scope}: stored data is damaged and cannot be read ({text[:MAX_DETAIL_CHARS]}); the server "
+                        f"cannot answer this. Operator: restore a backup, or stop the server and run `polarmem repair "
+                        f"--salvage DATA_DIR` to keep what is readable (docs/failure-behaviour.md)")
