@@ -24,6 +24,7 @@ vectors (cosine ~0.994 to fp32, docs/performance.md), which changes retrieval.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -105,8 +106,8 @@ def export_onnx(model_dir: Path, target: Path | io.BytesIO) -> None:
 
 
 def cached_model(model_dir: Path, cache_dir: Path | None = None) -> Path | bytes:
-    """The exported graph for `model_dir`: a cached file (exported into the cache on a miss, written
-    atomically so concurrent processes never read half a file), or the bytes when the cache
+    """The exported graph for `model_dir`: a cached file (exported into the cache on a miss under a
+    file lock, written atomically so no process reads half a file), or the bytes when the cache
     directory cannot be written."""
     cache_dir = cache_dir or default_cache_dir()
     path = cache_dir / f"all-MiniLM-L6-v2-{checkpoint_digest(model_dir)}.onnx"
@@ -114,20 +115,25 @@ def cached_model(model_dir: Path, cache_dir: Path | None = None) -> Path | bytes
         return path
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=cache_dir)
+        lock = (cache_dir / f"{path.name}.lock").open("a")
     except OSError as exc:
         log.warning("encoder cache %s is not writable (%s): exporting MiniLM to ONNX in memory", cache_dir, exc)
         buffer = io.BytesIO()
         export_onnx(model_dir, buffer)
         return buffer.getvalue()
-    os.close(handle)
-    try:
-        log.info("exporting all-MiniLM-L6-v2 to ONNX once, into %s", path)
-        export_onnx(model_dir, Path(temporary))
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # `serve --processes N` starting at once: one exports, the rest wait
+        if path.exists():
+            return path
+        handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=cache_dir)
+        os.close(handle)
+        try:
+            log.info("exporting all-MiniLM-L6-v2 to ONNX once, into %s", path)
+            export_onnx(model_dir, Path(temporary))
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
     return path
 
 

