@@ -1,0 +1,183 @@
+"""Benchmark of the MiniLM text encoders, measured in one run on the same inputs:
+
+* `minilm-torch` (sentence-transformers, the reference and the peer of every ratio),
+* `minilm-onnx` (ONNX Runtime fp32, the default),
+* `onnx-int8` (the same graph, dynamic int8 per-channel quantisation; measured, not shipped).
+
+Queries come from the COCO dev set (shared/data/coco_val2014_dev10k.jsonl): one caption of 3-12
+words per image, plus short negated questions built from its labels ("a dog without a frisbee").
+Per query: CPU ms of one `encode([text])` call on one thread (thread CPU time, the ONNX cache off),
+p50 / p99 / mean. Retrieval: the cosine of each encoder's query vector to torch's, and the top-10
+agreement, each encoder searching the dev set's captions (one per image, another caption than the
+query's) encoded by itself: the share of queries whose top-10 set is torch's, and the mean overlap.
+Ingest: items/s encoding those captions in one call, and the same for 5-caption text items (one thread for both runtimes, each in chunks
+of its own default size: torch 64, ONNX 16; --batch-size sets both).
+
+    python benchmarks/bench_encoder.py                 # 2000 caption + 500 negated queries, 10k captions
+    python benchmarks/bench_encoder.py --queries 300 --corpus 2000   # quick
+
+Writes benchmarks/results/encoder.json (with the host, its SIMD flags and the load average before
+and after) and prints a summary. Not a test; fixed seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV = ROOT.parent / "shared" / "data" / "coco_val2014_dev10k.jsonl"
+NEGATED = ("a {a} without a {b}", "{a} but no {b}", "a photo of a {a} and no {b}", "is there a {a} without any {b}?",
+           "{a}, not {b}")
+
+
+def dev_texts(path: Path, captions: int, negated: int, corpus: int, long_items: int,
+              seed: int) -> tuple[list[str], list[str], list[str]]:
+    """(queries, corpus, long items): short captions then negated questions; one other caption per
+    image; an image's captions joined (a text item as quickstart stores it, ~65 tokens)."""
+    rng = random.Random(seed)
+    rows = [json.loads(line) for line in path.open()]
+    queries, negations, documents = [], [], []
+    for row in rows:
+        short = [c.strip() for c in row["captions"] if 3 <= len(c.split()) <= 12]
+        if short:
+            chosen = rng.choice(short)
+            queries.append(chosen)
+            others = [c.strip() for c in row["captions"] if c.strip() != chosen]
+            documents.append(others[0] if others else chosen)
+        if row["has"] and row["not_has"]:
+            negations.append(rng.choice(NEGATED).format(a=rng.choice(row["has"]), b=rng.choice(row["not_has"])))
+    joined = [" ".join(c.strip() for c in row["captions"]) for row in rows[-long_items:]] if long_items else []
+    return queries[:captions] + negations[:negated], documents[:corpus], joined
+
+
+def host() -> dict:
+    flags: set[str] = set()
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags.update(line.split(":", 1)[1].split())
+        elif line.startswith("model name") and not model:
+            model = line.split(":", 1)[1].strip()
+    return {"cpu": model, "cores": os.cpu_count(), "avx2": "avx2" in flags, "avx512f": "avx512f" in flags,
+            "avx512_vnni": "avx512_vnni" in flags, "avx512_bf16": "avx512_bf16" in flags,
+            "python": platform.python_version()}
+
+
+def query_cpu(encoder, queries: list[str], warmup: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, CPU ms per query) for one-by-one calls on this thread."""
+    for text in queries[:warmup]:
+        encoder.encode([text])
+    vectors = np.empty((len(queries), encoder.dim), dtype=np.float32)
+    cpu_ms = np.empty(len(queries))
+    for i, text in enumerate(queries):
+        start = time.thread_time()
+        vectors[i] = encoder.encode([text])[0]
+        cpu_ms[i] = (time.thread_time() - start) * 1e3
+    return vectors, cpu_ms
+
+
+def ingest(encoder, documents: list[str]) -> tuple[np.ndarray, float, float]:
+    """(vectors, items/s by wall clock, items/s by process CPU)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    vectors = encoder.encode(documents)
+    return vectors, len(documents) / (time.perf_counter() - wall), len(documents) / (time.process_time() - cpu)
+
+
+def top10(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    scores = queries @ documents.T
+    part = np.argpartition(-scores, 10, axis=1)[:, :10]
+    return np.sort(part, axis=1)
+
+
+def measure(name: str, encoder, queries: list[str], documents: list[str], long_items: list[str]) -> dict:
+    vectors, cpu_ms = query_cpu(encoder, queries)
+    corpus, items_wall, items_cpu = ingest(encoder, documents)
+    _, long_wall, long_cpu = ingest(encoder, long_items) if long_items else (None, 0.0, 0.0)
+    print(f"{name:13s} CPU ms/query p50 {np.percentile(cpu_ms, 50):.2f} p99 {np.percentile(cpu_ms, 99):.2f}"
+          f"  ingest {items_wall:.0f} captions/s, {long_wall:.0f} 5-caption items/s", flush=True)
+    return {"vectors": vectors, "corpus": corpus, "batch_size": encoder._batch_size,
+            "cpu_ms_per_query": {"p50": float(np.percentile(cpu_ms, 50)), "p99": float(np.percentile(cpu_ms, 99)),
+                                 "mean": float(cpu_ms.mean())},
+            "ingest_items_per_s": round(items_wall, 1), "ingest_items_per_cpu_s": round(items_cpu, 1),
+            "ingest_long_items_per_s": round(long_wall, 1), "ingest_long_items_per_cpu_s": round(long_cpu, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--queries", type=int, default=2000, help="caption queries (3-12 words)")
+    parser.add_argument("--negated", type=int, default=500, help="negated questions")
+    parser.add_argument("--corpus", type=int, default=10000, help="captions searched for the top-10")
+    parser.add_argument("--long-items", type=int, default=500, help="5-caption text items for the second ingest figure")
+    parser.add_argument("--batch-size", type=int, default=None, help="ingest chunk size (default: each encoder's own)")
+    parser.add_argument("--no-int8", action="store_true", help="skip the int8 variant")
+    parser.add_argument("--seed", type=int, default=33)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "encoder.json")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    import onnxruntime
+    import torch
+
+    from polarmem_server import build_info
+    from polarmem_server.scoring.encoder import MiniLMEncoder
+    from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
+
+    queries, documents, long_items = dev_texts(args.data, args.queries, args.negated, args.corpus, args.long_items,
+                                               args.seed)
+    report: dict = {"host": host(), "load_before": os.getloadavg(), "build_info": build_info(),
+                    "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__},
+                    "queries": {"captions": min(args.queries, len(queries)), "negated": len(queries) - min(args.queries, len(queries)),
+                                "examples": queries[:2] + queries[-2:]},
+                    "corpus": len(documents), "long_items": len(long_items), "threads": 1, "encoders": {}}
+    batch = {"batch_size": args.batch_size} if args.batch_size else {}
+    onnx = MiniLMOnnxEncoder(threads=1, cache_size=0, **batch)
+    encoders = {"minilm-torch": MiniLMEncoder(threads=1, **batch), "minilm-onnx": onnx}
+    if not args.no_int8:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantised = Path(tempfile.mkdtemp(prefix="polarmem-int8-")) / "minilm-int8.onnx"
+        quantize_dynamic(onnx.model_path, quantised, weight_type=QuantType.QInt8, per_channel=True)
+        encoders["onnx-int8"] = MiniLMOnnxEncoder(threads=1, cache_size=0, model_path=quantised, **batch)
+    results = {name: measure(name, encoder, queries, documents, long_items) for name, encoder in encoders.items()}
+
+    reference = results["minilm-torch"]
+    reference_top = top10(reference["vectors"], reference["corpus"])
+    torch_p50 = reference["cpu_ms_per_query"]["p50"]
+    for name, result in results.items():
+        cosine = (result["vectors"] * reference["vectors"]).sum(axis=1)
+        top = top10(result["vectors"], result["corpus"])
+        overlap = np.array([len(np.intersect1d(a, b)) for a, b in zip(top, reference_top)]) / 10
+        entry = {key: value for key, value in result.items() if key not in ("vectors", "corpus")}
+        entry.update({"cosine_to_torch": {"min": float(cosine.min()), "mean": float(cosine.mean()),
+                                          "share_at_least_0.999": float((cosine >= 0.999).mean())},
+                      "top10_same_set": float((overlap == 1).mean()), "top10_mean_overlap": float(overlap.mean()),
+                      "cpu_vs_torch_p50": round(result["cpu_ms_per_query"]["p50"] / torch_p50, 3)})
+        report["encoders"][name] = entry
+        print(f"{name:13s} cosine min {entry['cosine_to_torch']['min']:.5f} mean {entry['cosine_to_torch']['mean']:.6f}"
+              f"  top-10 same {entry['top10_same_set']:.4f} overlap {entry['top10_mean_overlap']:.4f}", flush=True)
+
+    # The query cache's hit: what a repeated query costs.
+    cached = MiniLMOnnxEncoder(threads=1)
+    cached.encode([queries[0]])
+    start = time.thread_time()
+    for _ in range(1000):
+        cached.encode([queries[0]])
+    report["onnx_cache_hit_us"] = round((time.thread_time() - start) * 1e3, 2)
+    report["load_after"] = os.getloadavg()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {args.out}; load {report['load_before']} -> {report['load_after']}")
+
+
+if __name__ == "__main__":
+    main()
