@@ -6,7 +6,8 @@ Conventions (README "Tests" and tests/integration/test_docs_blocks.py run them):
   block; any other block (text, toml, json, none) is illustration and is not run.
 * `<!-- docs-test: skip (REASON) -->` on the last non-blank line before a fence skips that block;
   the test reports it as skipped with REASON. Only for what the test machine cannot have (a GPU, a
-  model checkpoint, Docker, systemd, a Milvus deployment, network beyond loopback, root).
+  model checkpoint, Docker, systemd, a Milvus deployment, network beyond loopback, root) or what
+  takes minutes (the reason then names the test that covers it).
 * The blocks of one document run in order in one temporary working directory (HOME points into
   it too): each shell block in a fresh `bash -eo pipefail` that starts there, with the variables
   earlier shell blocks exported; the Python blocks in one interpreter, so a block can use what an
