@@ -1,6 +1,6 @@
 """`polarmem`: the server (`serve`), the demo (`quickstart`), a client command per RPC
 (`namespace create|list|get|update|delete`, `remember`, `observe`, `get`, `forget`, `concept`,
-`score`, `recall`, `calibrate`), `evaluate`, `repair` and `mcp` (memory tools for agents).
+`score`, `recall`, `calibrate`), `wait-ready`, `evaluate`, `repair` and `mcp` (memory tools for agents).
 
 Client commands connect by --address / --token-file / --tls-ca flags, POLARMEM_* environment
 variables or the [client] table of a config file (faces/connection.py); --json prints the
@@ -242,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     quick.add_argument("--top-k", type=int, default=5)
     quick.set_defaults(func=_quickstart)
 
+    p = _client_command(sub, "wait-ready", commands.wait_ready,
+                        "wait until the server's health says SERVING (exit 0), or fail after --wait-s (exit 1): "
+                        "run it after `polarmem serve &` and before the first call", namespace=False)
+    p.add_argument("--wait-s", type=float, default=60.0, help="longest wait in seconds (default 60)")
+    p.add_argument("--service", default="",
+                   help="health service name (default: the whole server; polarmem.v1.MemoryService.writes: writes work)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+
     ns = sub.add_parser("namespace", help="create, list, get, update or delete namespaces")
     ns_sub = ns.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = _client_command(ns_sub, "create", commands.namespace_create, "create a namespace", namespace=False)
@@ -343,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 HINTS = {
-    grpc.StatusCode.UNAVAILABLE: "is a server running there? (`polarmem serve`; --address / POLARMEM_ADDRESS)",
+    grpc.StatusCode.UNAVAILABLE: "is a server running there? (`polarmem serve`; --address / POLARMEM_ADDRESS); "
+                                 "one just started answers once `polarmem wait-ready` returns",
     grpc.StatusCode.UNAUTHENTICATED: "send a token the server knows: --token-file FILE or POLARMEM_TOKEN",
     grpc.StatusCode.PERMISSION_DENIED: "this token's namespaces are set in the server's tokens file",
 }

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,43 @@ def _need_namespace(args: argparse.Namespace) -> str:
         raise ValueError("no namespace: pass -n NAME, or set POLARMEM_NAMESPACE (or namespace in [client] of the "
                          "config file); `polarmem namespace list` shows them")
     return args.namespace
+
+
+# ---- readiness -------------------------------------------------------------------------------
+
+
+def wait_ready(args: argparse.Namespace) -> int:
+    """Polls grpc.health.v1 until the server reports SERVING (0) or `--wait-s` runs out (1), so a script can
+    start `polarmem serve &` and send its first call without racing the server's start-up."""
+    connection, client = _connect(args)
+    deadline = time.monotonic() + args.wait_s
+    last = "no answer yet"
+    with client:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                status = client.health(args.service, timeout_s=max(0.05, min(2.0, remaining)))
+                if status == "SERVING":
+                    if args.json:
+                        output.print_json({"address": connection.address, "service": args.service, "status": status})
+                    elif not args.quiet:
+                        print(f"SERVING: {connection.address}")
+                    return 0
+                last = status  # NOT_SERVING while the store opens, indexes rebuild and models load
+            except grpc.RpcError as exc:
+                last = f"{exc.code().name}: {exc.details()}"
+            if time.monotonic() + WAIT_READY_POLL_S >= deadline:
+                break
+            time.sleep(WAIT_READY_POLL_S)
+    service = f" (service {args.service!r})" if args.service else ""
+    print(f"error: the server at {connection.address}{service} is not SERVING after {args.wait_s:g} s "
+          f"(last answer: {last})", file=sys.stderr)
+    print("hint: is `polarmem serve` running with this address (--address / POLARMEM_ADDRESS)? Its log says why it "
+          "is not ready; a large store takes longer to open (raise --wait-s)", file=sys.stderr)
+    return 1
+
+
+WAIT_READY_POLL_S = 0.1
 
 
 # ---- namespaces ------------------------------------------------------------------------------
