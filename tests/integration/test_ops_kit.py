@@ -321,10 +321,11 @@ def test_systemd_unit_has_the_required_settings():
     d = unit_directives()
     for key, value in {"Type": "exec", "User": "polarmem", "Restart": "on-failure", "NoNewPrivileges": "yes",
                        "ProtectSystem": "strict", "PrivateTmp": "yes", "ReadWritePaths": "/var/lib/polarmem",
-                       "StateDirectory": "polarmem"}.items():
+                       "StateDirectory": "polarmem polarmem-backups"}.items():
         assert d.get(key) == [value], key
     env = dict(e.split("=", 1) for e in d["Environment"])
     assert env["POLARMEM_DATA_DIR"] == "/var/lib/polarmem"
+    assert env["POLARMEM_BACKUP_DIR"] == "/var/lib/polarmem-backups"  # a StateDirectory: writable under strict
     assert float(d["TimeoutStopSec"][0]) > float(env["POLARMEM_GRACE_S"]) + 10, "stop must outlast grace_s + close"
     assert "polarmem-health" in d["ExecStartPost"][0] and "--wait" in d["ExecStartPost"][0]
 
