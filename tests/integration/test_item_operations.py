@@ -2,6 +2,8 @@
 ids with de-duplication by content, metadata in hits, timestamps, and namespaces created on first
 use (success and failure paths, each failure naming the field)."""
 
+import json
+
 import grpc
 import pytest
 
@@ -149,3 +151,24 @@ def test_namespaces_created_on_first_use(tmp_path):
 def test_namespaces_are_not_created_unless_allowed(client):
     code, details = code_of(lambda: client.remember("agent-1", id="a", kind="text", text="x"))
     assert code == grpc.StatusCode.NOT_FOUND and "'agent-1'" in details
+
+
+def test_cli_items_update_and_clear(server, notes, capsys):
+    from polarmem_server.faces.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        return code, capsys.readouterr().out
+
+    conn = ["--address", server.address, "-n", notes]
+    code, out = run("items", *conn, "--has", "bicycle", "--json")
+    assert code == 0 and [i["id"] for i in json.loads(out)["items"]] == ["n4"]
+    code, out = run("items", *conn, "--where", "topic=drinks", "--page-size", 1)
+    assert code == 0 and "n1" in out and "--page-token n1" in out
+    code, out = run("update", "n1", *conn, "--text", "The user drinks coffee now.", "--json")
+    assert code == 0 and "coffee" in json.loads(out)["item"]["has"]
+    code, out = run("update", "n1", *conn, "--clear-metadata", "--json")
+    assert code == 0 and not json.loads(out)["item"].get("metadata")
+    assert run("namespace", "clear", notes, "--address", server.address)[0] != 0  # needs --yes
+    code, out = run("namespace", "clear", notes, "--address", server.address, "--yes")
+    assert code == 0 and "4 items deleted" in out
