@@ -172,3 +172,18 @@ def test_cli_items_update_and_clear(server, notes, capsys):
     assert run("namespace", "clear", notes, "--address", server.address)[0] != 0  # needs --yes
     code, out = run("namespace", "clear", notes, "--address", server.address, "--yes")
     assert code == 0 and "4 items deleted" in out
+
+
+def test_async_client_item_operations(server, notes):
+    import asyncio
+
+    from polarmem_server.faces.aio_client import AsyncPolarMemClient
+
+    async def run():
+        async with AsyncPolarMemClient(server.address) as client:
+            page = await client.list_items(notes, page_size=2, not_has=["coffee"])
+            updated = await client.update_item(notes, "n3", metadata={"topic": "garage"})
+            deleted = await client.clear_namespace(notes)
+            return [i.id for i in page.items], dict(updated.item.metadata), deleted
+
+    assert asyncio.run(run()) == (["n1"], {"topic": "garage"}, 4)
