@@ -14,7 +14,8 @@ and rebuilds only the namespaces written to after their last checkpoint.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from polarmem_server.periodic import PeriodicPass
 
@@ -38,3 +39,19 @@ class GraphCheckpointer(PeriodicPass):
         saved = self._checkpoint()
         if saved:
             log.info("approximate-index graphs of %d namespace(s) saved", saved)
+
+
+def checkpoint_namespaces(backend: Any, namespaces: Mapping[str, Any]) -> int:
+    """Saves the approximate-index graphs of every namespace (name -> Namespace, the live map:
+    one deleted meanwhile is skipped) written to since they were last saved, each under the
+    namespace's write lock (its writes wait, searches do not); returns how many it saved. A
+    no-op for backends without saved graphs."""
+    checkpoint = getattr(backend, "checkpoint_graphs", None)
+    if checkpoint is None:
+        return 0
+    saved = 0
+    for name, namespace in list(namespaces.items()):  # list(): atomic copy
+        with namespace.write_lock:
+            if namespaces.get(name) is namespace and checkpoint(name):
+                saved += 1
+    return saved

@@ -9,8 +9,7 @@ item goes through the one rewrite primitive (writes.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,15 +20,14 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.evidence import apply_evidence, last_write_changed_states  # noqa: F401 - re-exported
 from polarmem_server.domain.items import (ItemInput, check_evidence, check_item, check_item_id, check_vectors,
                                           with_verified)
-from polarmem_server.domain.mixtures import BetaMixture, fit_supervised
+from polarmem_server.domain.mixtures import BetaMixture
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.query import check_count, recall_query
-from polarmem_server.domain.rule_choice import LabelledSet, confidence_in_force
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
-from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unimplemented, quoted
-from polarmem_server import concept_backfill, encoder_warmup
-from polarmem_server.graph_checkpoints import GraphCheckpointer
-from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
+from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
+from polarmem_server import (concept_backfill, encoder_warmup, namespace_recall, namespace_updates, verify_items,
+                             vocabulary_reads)
+from polarmem_server.graph_checkpoints import GraphCheckpointer, checkpoint_namespaces
+from polarmem_server.recall import RecallResult
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.settings_refresh import DEFAULT_INTERVAL_S as DEFAULT_REFRESH_S
 from polarmem_server.settings_refresh import SettingsRefresher
@@ -38,9 +36,8 @@ from polarmem_server.writes import Writer, now_ms
 
 NotFoundError = NotFound  # the names earlier releases raised
 AlreadyExistsError = AlreadyExists
-MAX_PAGE = 1000
-VOCABULARY_FIELDS = {"concepts", "aliases"}  # settings that name concepts and partition nothing
-Submitted = Callable[[Future], None]
+MAX_PAGE = vocabulary_reads.MAX_PAGE
+Submitted = verify_items.Submitted
 
 
 class Memory:
@@ -110,18 +107,8 @@ class Memory:
         self.backend.close()
 
     def checkpoint_graphs(self) -> int:
-        """Saves the approximate-index graphs of every namespace written to since they were last
-        saved, each under the namespace's write lock (its writes wait, searches do not); returns
-        how many namespaces it saved. A no-op for backends without saved graphs."""
-        checkpoint = getattr(self.backend, "checkpoint_graphs", None)
-        if checkpoint is None:
-            return 0
-        saved = 0
-        for name, namespace in list(self._namespaces.items()):  # list(): atomic copy
-            with namespace.write_lock:
-                if self._namespaces.get(name) is namespace and checkpoint(name):
-                    saved += 1
-        return saved
+        """Saves the written namespaces' approximate-index graphs (graph_checkpoints.checkpoint_namespaces)."""
+        return checkpoint_namespaces(self.backend, self._namespaces)
 
     def adopt_records(self, records: Sequence[records_pb2.NamespaceRecord]) -> int:
         """Takes the backend's namespace records as other processes left them: namespaces they
@@ -205,32 +192,10 @@ class Memory:
         return self.backend.counts(self.namespace(name).name)
 
     def update_namespace(self, ns: str, changes: Mapping[str, Any]) -> tuple[Namespace, int, int]:
-        """Changes partition / vocabulary settings (settings.UPDATABLE_FIELDS) and re-partitions
-        the stored items from their kept scores (no re-scoring). Returns (namespace, items
-        re-partitioned, items whose states changed). Bad input changes nothing."""
+        """UpdateNamespace (namespace_updates.update_namespace): (namespace, items re-partitioned,
+        items whose states changed)."""
         namespace = self.namespace(ns)
-        before = namespace.settings
-        with namespace.write_lock:
-            settings = namespace.settings.updated(changes)
-            namespace.apply_settings(settings)  # an "auto" namespace re-chooses its rule here
-            if namespace.partitioner == "calibrated" and namespace.calibration is None:
-                self.writer.fit_calibration(namespace)
-            # declared concepts are bound before the record is stored: a process that adopts the
-            # record (settings_refresh.py) then finds their bindings
-            self.writer.concept_ids(namespace, settings.concepts)
-            self.backend.update_namespace(namespace.to_record())
-            repartitioned = changed = 0
-            if set(changes) - VOCABULARY_FIELDS:  # names alone move no partition: no pass over the store
-                repartitioned, changed = self.writer.rewrite_all(namespace)
-        # New names apply to the items stored before them (concept_backfill.py), batch by batch.
-        names = [c for c in settings.concepts if c not in before.concepts]
-        aliases = {a: t for a, t in settings.aliases.items() if a not in before.aliases}
-        if names or aliases:
-            with namespace.write_lock:  # an alias's target may be new: it is bound like a declared concept
-                targets = set(self.writer.concept_ids(namespace, [*names, *aliases.values()]).values())
-            applied = concept_backfill.apply_names(self.writer, namespace, [*names, *aliases], targets)
-            repartitioned, changed = repartitioned + applied, changed + applied
-        return namespace, repartitioned, changed
+        return (namespace, *namespace_updates.update_namespace(self.writer, namespace, changes))
 
     def repartition(self, ns: str, kappa: float | None = None, partitioner: str | None = None,
                     rho: float | None = None, rho_absent: float | None = None) -> int:
@@ -240,31 +205,8 @@ class Memory:
         return self.update_namespace(ns, changes)[2]
 
     def calibrate(self, ns: str, scores: Sequence[float], present: Sequence[bool]) -> BetaMixture:
-        """Fit the two class components of the namespace's score model from a labelled
-        calibration set (P(Yes) scores and whether each object was present): they replace any
-        pooled fit and stay; the prevalences keep being fitted on the stored scores. The set's
-        balanced accuracy and class counts are kept: an "auto" namespace re-chooses its rule
-        from them. Stored items are re-partitioned when the partitioner in force is
-        "calibrated" or the rule changed it."""
-        namespace = self.namespace(ns)
-        values = np.asarray(scores, dtype=np.float64).ravel()
-        if len(values) != len(present):
-            raise InvalidArgument(f"p_yes and present must have the same length (got {len(values)} and "
-                                  f"{len(present)}): one label per score")
-        if values.size and (not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1):
-            raise InvalidArgument("p_yes: every calibration score must be a finite P(Yes) in [0, 1]")
-        labels = np.asarray(present, dtype=bool)
-        with namespace.write_lock:
-            partitioner_before = namespace.partitioner
-            model = fit_supervised(values, labels)  # InvalidArgument (too few of a class) before any change
-            namespace.set_calibration(model)
-            namespace.set_labelled_set(LabelledSet.of(values, labels))  # an "auto" namespace re-chooses
-            self.writer.fit_calibration(namespace)  # the concepts' prevalences, from the stored scores
-            self.backend.update_namespace(namespace.to_record())
-            # New components move a calibrated partition; a re-chosen partitioner moves any.
-            if namespace.partitioner == "calibrated" or namespace.partitioner != partitioner_before:
-                self.writer.rewrite_all(namespace)
-            return namespace.calibration
+        """Calibrate (namespace_updates.calibrate): the namespace's score model from a labelled set."""
+        return namespace_updates.calibrate(self.writer, self.namespace(ns), scores, present)
 
     # ---- writes ----------------------------------------------------------------------------
 
@@ -290,8 +232,9 @@ class Memory:
                 checked.append((i, check_item(item, namespace.spaces, len(namespace.settings.templates)), item))
             except InvalidArgument as exc:
                 results[i] = exc
-        verified = self._verify_batch(namespace, [(i, item) for i, _, item in checked if item.needs_verification],
-                                      deadline, on_submit)
+        verified = verify_items.verify_batch(self.verifier, namespace,
+                                             [(i, item) for i, _, item in checked if item.needs_verification],
+                                             deadline, on_submit)
         with namespace.write_lock:
             seen: set[str] = set()
             stored = self.backend.stored_ids(ns, [value.id for _, value, _ in checked if value.id])
@@ -316,52 +259,10 @@ class Memory:
             self.writer.maybe_recalibrate(namespace)
         return results
 
-    def _verify_batch(self, namespace: Namespace, items: list[tuple[int, ItemInput]], deadline: float | None,
-                      on_submit: Submitted | None) -> dict[int, Any]:
-        """Scores items through the verifier port: index -> the verified Evidence, or the
-        exception that fails the item. All are submitted before any is awaited, so the batcher
-        scores them together."""
-        if not items:
-            return {}
-        try:
-            verifier = self._require_verifier()
-        except Unimplemented as exc:
-            return {i: exc for i, _ in items}
-        started, out = {}, {}
-        for i, item in items:
-            try:
-                concepts = verifier.candidate_concepts(item.text, item.content, list(item.verify_concepts),
-                                                       namespace.vocabulary.names)
-                future = verifier.submit(item.text, item.content, concepts, namespace.settings.templates)
-                if on_submit is not None:
-                    on_submit(future)
-                started[i] = (future, concepts)
-            except Exception as exc:  # noqa: BLE001 - fails this item alone
-                out[i] = exc
-        for i, (future, concepts) in started.items():
-            try:
-                scores = verifier.result(future, concepts, deadline)
-                out[i] = check_evidence(scores, None, verifier.engine_name, verifier.model)
-            except Exception as exc:  # noqa: BLE001
-                out[i] = exc
-        return out
-
-    def _require_verifier(self) -> Verifier:
-        if self.verifier is None:
-            raise Unimplemented("server-side verification (verify_concepts, content, ScoreConcepts) needs a scoring "
-                                "engine: start the server with --engine; or send scores or states")
-        return self.verifier
-
     def score_concepts(self, ns: str, text: str, content: bytes, concepts: Sequence[str],
                        deadline: float | None = None, on_submit: Submitted | None = None) -> dict[str, list[float]]:
         """Raw verifier scores (concept -> P(Yes) per template); nothing is stored."""
-        namespace = self.namespace(ns)
-        verifier = self._require_verifier()
-        chosen = verifier.candidate_concepts(text, content, list(concepts), namespace.vocabulary.names)
-        future = verifier.submit(text, content, chosen, namespace.settings.templates)
-        if on_submit is not None:
-            on_submit(future)
-        return verifier.result(future, chosen, deadline)
+        return verify_items.score_concepts(self.verifier, self.namespace(ns), text, content, concepts, deadline, on_submit)
 
     def observe(self, ns: str, item_id: str, scores: Mapping[str, Sequence[float]] | None = None,
                 states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
@@ -379,7 +280,7 @@ class Memory:
             before = self.get_item(ns, item_id)
             concepts = list(verify_concepts) or [namespace.vocabulary.name(ev.concept_id) for ev in before.evidence]
             probe = ItemInput(text=text or before.text, content=content, verify_concepts=concepts)
-            outcome = self._verify_batch(namespace, [(0, probe)], deadline, on_submit)[0]
+            outcome = verify_items.verify_batch(self.verifier, namespace, [(0, probe)], deadline, on_submit)[0]
             if isinstance(outcome, Exception):
                 raise outcome
             evidence = with_verified(evidence, outcome)
@@ -424,76 +325,18 @@ class Memory:
 
     def items_by_concept(self, ns: str, concept: str, polarity: str, after: str = "", limit: int = 100) -> list[str]:
         """Item ids holding `polarity` ("has" | "not_has" | "align") for `concept`, paginated by id."""
-        if polarity not in POLARITIES:
+        if polarity not in POLARITIES:  # before the concept is looked up (and, open, learned)
             raise InvalidArgument(f"polarity must be 'has', 'not_has' or 'align', got {quoted(polarity)}")
-        limit = check_count(limit, "limit", 1, MAX_PAGE + 1)
-        return self.backend.items_by_concept(ns, self.concept_id(ns, concept), polarity, after, limit)
+        return vocabulary_reads.items_by_concept(self.backend, ns, self.concept_id(ns, concept), polarity, after, limit)
 
     def list_concepts(self, ns: str, after_id: int = -1, limit: int = 100) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
-        """A page of the vocabulary by id: (id, name, items per polarity) for ids above
-        `after_id`, and how many concepts there are."""
-        namespace = self.namespace(ns)
-        limit = check_count(limit, "limit", 1, MAX_PAGE + 1)
-        names = namespace.vocabulary.names
-        counts = self.backend.counts(ns).concepts
-        page = range(max(after_id + 1, 0), min(after_id + 1 + limit, len(names)))
-        return [(cid, names[cid], {p: int(counts[p].get(cid, 0)) for p in POLARITIES}) for cid in page], len(names)
+        """vocabulary_reads.vocabulary_page: (id, name, items per polarity) above `after_id`, and the total."""
+        return vocabulary_reads.vocabulary_page(self.backend, self.namespace(ns), after_id, limit)
 
     def concept_stats(self, ns: str, concept: str) -> dict[str, int]:
-        concept_id = self.concept_id(ns, concept)
-        counts = self.backend.counts(ns).concepts
-        return {polarity: int(counts[polarity].get(concept_id, 0)) for polarity in POLARITIES}
+        return vocabulary_reads.concept_counts(self.backend, ns, self.concept_id(ns, concept))
 
-    def recall(self, ns: str, text: str = "", vectors: Mapping[str, Any] | None = None,
-               required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
-               mode: str | None = None, soft_lambda: float = 1.0, exclude_conflicts: bool = False,
-               kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
-               weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
-               explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
-               ef_search: int = 0, rank_by_confidence: bool | None = None) -> RecallResult:
-        """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
-        or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
-        otherwise), said in the result's mode_reason. `explain`
-        False: hits carry what the index knows (id, tier, score, the query concepts' states)
-        and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
-        unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts).
-        `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
-        with `ef_search` candidates (0 = its own); FailedPrecondition where it has none.
-        `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
-        True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force)."""
-        namespace = self.namespace(ns)
-        if approximate and namespace.settings.ann is None:
-            raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
-                                     "set at creation); drop approximate or create a namespace with one")
-        rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
-        try:
-            ranking = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence, mode)
-        except ValueError as exc:
-            raise InvalidArgument(str(exc)) from None
-        query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
-                             rule.recall_mode if rule is not None else mode, soft_lambda,
-                             exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                             approximate, ef_search, ranking)
-        required = None if required is None else list(required)  # read twice below
-        forbidden = None if forbidden is None else list(forbidden)
-        # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
-        # learns it (docs/agents.md, open vocabulary).
-        if namespace.settings.open_vocabulary and (required or forbidden) and not self.backend.read_only:
-            names = [name for name in [*(required or ()), *(forbidden or ())] if isinstance(name, str)]
-            concept_backfill.learn_names(self.writer, namespace, names)
-        try:
-            result = run_recall(self.backend, namespace, query, explain=explain)
-        except UnknownConcepts:
-            # An explicit name unknown here may have been bound by another process since: catch up
-            # once and ask again; still unknown, the same error.
-            if not self.writer.catch_up(namespace):
-                raise
-            result = run_recall(self.backend, namespace, query, explain=explain)
-        if (result.plan.unknown or result.plan.unknown_concepts) and self.writer.catch_up(namespace):
-            result = run_recall(self.backend, namespace, query, explain=explain)
-        self.writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
-        if rule is not None:
-            said = f"; {result.mode_reason}" if result.mode_reason else ""
-            result.mode_reason = f"no mode requested: the namespace's rule, {rule.recall_mode} ({rule.reason}){said}"
-        return result
-
+    def recall(self, ns: str, text: str = "", *args: Any, **options: Any) -> RecallResult:
+        """Lexicographic recall; namespace_recall.recall documents every option (vectors,
+        required, forbidden, k, mode, filters, explain, approximate, rank_by_confidence)."""
+        return namespace_recall.recall(self.writer, self.namespace(ns), text, *args, **options)

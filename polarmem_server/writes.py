@@ -112,10 +112,11 @@ class Writer:
         if item_id in batch_ids or taken:
             raise AlreadyExists(f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
                                 "use observe to add evidence")
+        created = now_ms()
         record = records_pb2.ItemRecord(
             id=item_id, kind=item.kind, text=item.text, uri=item.uri, metadata=dict(item.metadata),
-            model=item.evidence.model, template_version=str(len(namespace.settings.templates)), created_ms=now_ms(),
-            version=1)
+            model=item.evidence.model, template_version=str(len(namespace.settings.templates)), created_ms=created,
+            updated_ms=created, version=1)
         apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
         if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
             self.apply_own_words(namespace, record, lexical=not item.evidence.scores and not item.evidence.states)

@@ -8,8 +8,9 @@ A tokens file (TOML) names each token, the namespaces it may use ("*" = all) and
     role = "read"        # read | write | admin; required (a file without it is refused)
 
 Roles are cumulative: ``read`` may look (GetNamespace, ListNamespaces, Recall, GetItem,
-GetConcept, ScoreConcepts); ``write`` may also change items (Remember, RememberStream, Observe,
-Forget); ``admin`` may also change namespaces (CreateNamespace, UpdateNamespace, DeleteNamespace,
+GetConcept, ListConcepts, ListItems, ScoreConcepts); ``write`` may also change items (Remember,
+RememberStream, Observe, Forget, UpdateItem, ClearNamespace — every item, as Forget one by one —
+and, where the server creates namespaces on first use, a Remember creates one); ``admin`` may also change namespaces (CreateNamespace, UpdateNamespace, DeleteNamespace,
 Calibrate). An RPC missing from METHOD_ROLES needs admin.
 
 The server checks the token and the role in its interceptor, from the call's metadata, before the
@@ -43,8 +44,11 @@ ROLES = ("read", "write", "admin")
 DEFAULT_ROLE = "admin"
 METHOD_ROLES = {
     "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read", "ListConcepts": "read",
+    "ListItems": "read",
     "ScoreConcepts": "read",
     "Remember": "write", "RememberStream": "write", "Observe": "write", "Forget": "write",
+    # ClearNamespace forgets every item (what Forget allows one by one); settings and vocabulary stay.
+    "UpdateItem": "write", "ClearNamespace": "write",
     "CreateNamespace": "admin", "UpdateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",
 }
 

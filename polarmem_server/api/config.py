@@ -77,6 +77,8 @@ class ServerConfig:
     fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
     graph_checkpoint_s: float = 300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
     scrub_interval_s: float = 86_400.0  # local backend: read every store block this often to find damage (0: off)
+    auto_create_namespaces: bool = False  # a write to a missing namespace creates it (namespace_autocreate.py)
+    max_namespaces: int = 1000  # auto_create_namespaces creates none beyond this many namespaces
 
     def validate(self) -> ServerConfig:
         try:
@@ -109,6 +111,8 @@ class ServerConfig:
             raise ValueError(f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}")
         if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
             raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
+        if self.max_namespaces < 1:
+            raise ValueError(f"setting max_namespaces: must be >= 1, got {self.max_namespaces}")
         if self.processes < 1:
             raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
         if not self.graph_checkpoint_s >= 0:
@@ -214,6 +218,10 @@ HELP = {
     "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
                           "without explanations from the core and hands every other Recall to this server "
                           "('' = off; docs/fast-front.md)",
+    "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
+                              "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
+                              "per-agent memory",
+    "max_namespaces": "auto_create_namespaces creates no namespace beyond this many (RESOURCE_EXHAUSTED)",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
                                 "metrics port",
     "backend": "where namespaces are stored: local (RocksDB in data_dir) or milvus (a Milvus 2.3 server or cluster, "

@@ -66,12 +66,14 @@ def same_content(memory: Memory, ns: str, item: ItemInput, record: records_pb2.I
     return all(evidence_of(concept) is not None for concept in item.verify_concepts)
 
 
-def stored_if_same(memory: Memory, ns: str, item: ItemInput) -> records_pb2.ItemRecord | None:
-    """The stored record when `item.id` is stored with the same content, else None."""
+def stored_if_same(memory: Memory, ns: str, item: ItemInput, generated_id: bool = False) -> records_pb2.ItemRecord | None:
+    """The stored record when `item.id` is stored with the same content, else None. A
+    `generated_id` (domain/items.content_id, the client sent none) names the content itself: the
+    stored item is the same content whatever metadata or evidence either carries (de-duplication)."""
     if not item.id:
         return None
     try:
         record = memory.get_item(ns, item.id)
     except LookupError:
         return None
-    return record if same_content(memory, ns, item, record) else None
+    return record if generated_id or same_content(memory, ns, item, record) else None

@@ -62,7 +62,8 @@ REPLICA_POLL_S = 0.02  # how often a replica reads the change board
 SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
 # Answered by the primary: every write, the engine's scores, and the store-wide backup.
 FORWARDED_METHODS = frozenset({"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "Remember", "RememberStream",
-                               "Observe", "Forget", "Calibrate", "ScoreConcepts", "Backup"})
+                               "Observe", "Forget", "Calibrate", "ScoreConcepts", "Backup",
+                               "UpdateItem", "ClearNamespace"})
 
 
 class ReplicaMemory(Memory):

@@ -48,6 +48,7 @@ from prometheus_client.core import GaugeMetricFamily
 from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
+from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
@@ -447,6 +448,7 @@ class PolarMemServer:
             self.metrics.attach_engine(self.verifier)
         self._service = MemoryService(None, self.metrics, self.authorizer, cfg.default_deadline_s, self.verifier)
         self._service.backup_dir = cfg.backup_dir
+        self._service.auto_create = AutoCreate(cfg.auto_create_namespaces, cfg.max_namespaces)
         if self.replica is not None:
             primary = grpc.insecure_channel(self.replica.primary_target,  # forwarded messages: the same limits
                                             options=[("grpc.max_send_message_length", cfg.max_message_bytes),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from contextlib import nullcontext
 from pathlib import Path
 from collections.abc import Iterator, Mapping
@@ -23,13 +24,14 @@ from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.fast_front import came_through_front
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
-from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count
+from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count, content_id
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
-from polarmem_server import encoder_warmup
+from polarmem_server import encoder_warmup, item_operations
+from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
@@ -133,11 +135,13 @@ def item_input(message: pb.ItemInput, templates: int | None = None, where: str =
     scores = scores_from(message.scores)
     if templates is not None:
         check_template_count(scores, templates, f"{where}.scores")
-    return ItemInput(id=message.id or None, kind=API_KIND_NAMES[message.kind], text=message.text, uri=message.uri,
+    item = ItemInput(id=message.id or None, kind=API_KIND_NAMES[message.kind], text=message.text, uri=message.uri,
                      metadata=dict(message.metadata), vectors=vectors_from(message.vectors, f"{where}.vectors"),
                      scores=scores, states=states_from(message.states, f"{where}.states"),
                      source=message.source or "client", model=message.model,
                      verify_concepts=list(message.verify_concepts), content=message.content)
+    # No id: one derived from the content, so the same content sent again is found stored.
+    return item if item.id else replace(item, id=content_id(item))
 
 
 def fields_of(message, names: tuple[str, ...]) -> dict:
@@ -273,7 +277,8 @@ def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts:
         else:
             message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
                                 absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
-                                conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri)
+                                conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri,
+                                metadata=dict(record.metadata))
             if include_item:
                 message.item.CopyFrom(item_view(namespace, record))
         tier_counts[hit.tier] += 1
@@ -294,6 +299,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.default_deadline_s = default_deadline_s
         self.verifier = verifier  # the server hands it to Memory (its verification port)
         self.fast_front = None  # the compiled Recall front's host (api/fast_front.py), when the server runs one
+        self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
 
     def _info(self, namespace: Namespace) -> pb.NamespaceInfo:
         return namespace_info(namespace, self.memory.namespace_counts(namespace.name))
@@ -337,7 +343,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
-        namespace = self.memory.namespace(request.namespace)
+        namespace = self.auto_create.namespace_for_write(self.memory, request.namespace)
         item = item_input(request.item, len(namespace.settings.templates))
         encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
         # Scored (when asked) before anything is written: an engine failure stores nothing.
@@ -345,7 +351,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             record = self.memory.remember(request.namespace, item, deadline,
                                           lambda future: context.add_callback(future.cancel))
         except AlreadyExists:
-            record = stored_if_same(self.memory, request.namespace, item)
+            record = stored_if_same(self.memory, request.namespace, item, generated_id=not request.item.id)
             if record is None:
                 raise
             already_stored = True
@@ -384,7 +390,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 outcome = results.get(index, value)
                 already_stored = False
                 if isinstance(outcome, AlreadyExists) and isinstance(value, ItemInput):
-                    stored_before = stored_if_same(self.memory, namespace, value)
+                    stored_before = stored_if_same(self.memory, namespace, value, generated_id=not given_id)
                     outcome, already_stored = (stored_before, True) if stored_before is not None else (outcome, False)
                 if isinstance(outcome, Exception):
                     code = status_for(outcome)
@@ -408,7 +414,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 namespace = request.namespace
                 self.auth.check(context, namespace)
                 # NOT_FOUND before any item is read
-                templates = len(self.memory.namespace(namespace).settings.templates)
+                templates = len(self.auto_create.namespace_for_write(self.memory, namespace).settings.templates)
             elif request.namespace and request.namespace != namespace:
                 for message in batch:
                     pending.append((index, message.id, InvalidArgument(
@@ -514,6 +520,38 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.auth.check(context, request.namespace)
         self.memory.forget(request.namespace, request.id)
         return pb.ForgetResponse()
+
+    def ListItems(self, request, context):
+        self.auth.check(context, request.namespace)
+        if request.page_size > item_operations.MAX_PAGE:
+            raise InvalidArgument(f"page_size must be <= {item_operations.MAX_PAGE}")
+        for kind in request.kinds:
+            if kind not in KIND_NAMES:
+                raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
+        records, next_token = item_operations.list_items(
+            self.memory, request.namespace, request.page_token, request.page_size or item_operations.DEFAULT_PAGE,
+            list(request.has), list(request.not_has), dict(request.metadata_equals),
+            [KIND_NAMES[kind] for kind in request.kinds])
+        namespace = self.memory.namespace(request.namespace)
+        return pb.ListItemsResponse(items=[item_view(namespace, record) for record in records],
+                                    next_page_token=next_token)
+
+    def UpdateItem(self, request, context):
+        self.auth.check(context, request.namespace)
+        paths = list(request.update_mask.paths)
+        unknown = [path for path in paths if path not in item_operations.UPDATABLE_ITEM_FIELDS]
+        if not paths or unknown:
+            raise InvalidArgument(f"update_mask: paths are {', '.join(item_operations.UPDATABLE_ITEM_FIELDS)}"
+                                  + (f"; {quoted(unknown[0])} is not one" if unknown else "; none given"))
+        self.memory.namespace(request.namespace)  # NOT_FOUND before the item is read
+        record, changed = item_operations.update_item(
+            self.memory, request.namespace, request.id, request.text if "text" in paths else None,
+            dict(request.metadata) if "metadata" in paths else None)
+        return pb.UpdateItemResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
+
+    def ClearNamespace(self, request, context):
+        self.auth.check(context, request.name)
+        return pb.ClearNamespaceResponse(items_deleted=item_operations.clear_namespace(self.memory, request.name))
 
     def GetItem(self, request, context):
         self.auth.check(context, request.namespace)

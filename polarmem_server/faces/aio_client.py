@@ -149,6 +149,25 @@ class AsyncPolarMemClient:
         return await self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
                                 timeout_s)
 
+    async def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
+                         has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
+                         metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
+                         timeout_s: float | None = None) -> pb.ListItemsResponse:
+        """As PolarMemClient.list_items."""
+        return await self._call(self._stub.ListItems, build.list_items_request(
+            namespace, page_size, page_token, has, not_has, metadata_equals, kinds), timeout_s)
+
+    async def update_item(self, namespace: str, id: str, *, text: str | None = None,
+                          metadata: Mapping[str, str] | None = None,
+                          timeout_s: float | None = None) -> pb.UpdateItemResponse:
+        """As PolarMemClient.update_item."""
+        return await self._call(self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata),
+                                timeout_s)
+
+    async def clear_namespace(self, name: str, timeout_s: float | None = None) -> int:
+        """As PolarMemClient.clear_namespace."""
+        return (await self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s)).items_deleted
+
     async def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
                              content: Content | None = None, timeout_s: float | None = None,
                              **item: Any) -> pb.ScoreConceptsResponse:

@@ -8,7 +8,8 @@ protos/polarmem/v1/memory_service.proto) and raises:
 * grpc.RpcError with the server's status code and message for everything the server refuses.
 
 Calls carry a deadline (`timeout_s`, 30 s by default; a stream gets `stream_timeout_s`), and the
-idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, ListConcepts, Recall, ScoreConcepts) are
+idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, ListConcepts, ListItems, Recall,
+ScoreConcepts) are
 retried with exponential backoff on UNAVAILABLE through gRPC's own retry policy (the channel's
 service config). Writes are not retried: the caller decides (a Remember with an id is safe to
 repeat — ALREADY_EXISTS means it was stored).
@@ -218,6 +219,26 @@ class PolarMemClient:
         HAS / NOT_HAS / ALIGN counts), by id; next_page_token continues."""
         return self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
                           timeout_s)
+
+    def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
+                   has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
+                   metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
+                   timeout_s: float | None = None) -> pb.ListItemsResponse:
+        """ListItems -> ListItemsResponse: a page of items in id order (items, next_page_token),
+        only those holding every `has` concept in HAS, every `not_has` in NOT_HAS, every
+        metadata pair and one of `kinds` (text, visual)."""
+        return self._call(self._stub.ListItems, build.list_items_request(namespace, page_size, page_token, has, not_has,
+                                                                          metadata_equals, kinds), timeout_s)
+
+    def update_item(self, namespace: str, id: str, *, text: str | None = None, metadata: Mapping[str, str] | None = None,
+                    timeout_s: float | None = None) -> pb.UpdateItemResponse:
+        """UpdateItem -> UpdateItemResponse (item, changed): new text (a text item's states are
+        re-read from it) and / or new metadata (replaces the whole map); None leaves a field as is."""
+        return self._call(self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata), timeout_s)
+
+    def clear_namespace(self, name: str, timeout_s: float | None = None) -> int:
+        """ClearNamespace: every item deleted, settings and vocabulary kept; returns how many."""
+        return self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s).items_deleted
 
     def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
                        content: Content | None = None, timeout_s: float | None = None,

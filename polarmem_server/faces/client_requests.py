@@ -42,7 +42,8 @@ UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "tem
 # Methods that change nothing (or change nothing more when repeated) are retried on UNAVAILABLE:
 # the server answers UNAVAILABLE only before a call is admitted (starting or draining), and gRPC
 # retries only calls whose response has not started.
-IDEMPOTENT_METHODS = ("GetNamespace", "ListNamespaces", "GetItem", "GetConcept", "ListConcepts", "Recall", "ScoreConcepts")
+IDEMPOTENT_METHODS = ("GetNamespace", "ListNamespaces", "GetItem", "GetConcept", "ListConcepts", "ListItems", "Recall",
+                     "ScoreConcepts")
 
 Content = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
@@ -339,6 +340,32 @@ def get_concept_request(namespace: str, concept: str, polarity: str = "has", pag
 
 def list_concepts_request(namespace: str, page_size: int = 0, page_token: str = "") -> pb.ListConceptsRequest:
     return pb.ListConceptsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token)
+
+
+def list_items_request(namespace: str, page_size: int = 0, page_token: str = "", has: Sequence[str] | None = None,
+                       not_has: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
+                       kinds: Sequence[str] | None = None) -> pb.ListItemsRequest:
+    """ListItemsRequest; see PolarMemClient.list_items."""
+    return pb.ListItemsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token,
+                               has=_names("has", has), not_has=_names("not_has", not_has),
+                               metadata_equals=_str_map("metadata_equals", metadata_equals),
+                               kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)])
+
+
+def update_item_request(namespace: str, id: str, text: str | None = None,
+                        metadata: Mapping[str, str] | None = None) -> pb.UpdateItemRequest:
+    """UpdateItemRequest: the arguments given (not None) make the update_mask."""
+    if not isinstance(id, str) or not id:
+        raise ValueError(f"id must be the non-empty id of a stored item, got {id!r}")
+    if text is None and metadata is None:
+        raise ValueError("update_item: give text and/or metadata")
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    request = pb.UpdateItemRequest(namespace=namespace, id=id, text=text or "",
+                                   metadata=_str_map("metadata", metadata))
+    request.update_mask.paths.extend([path for path, value in (("text", text), ("metadata", metadata))
+                                      if value is not None])
+    return request
 
 
 def score_concepts_request(namespace: str, concepts: Sequence[str] | None, text: str = "",

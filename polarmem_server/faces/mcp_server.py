@@ -4,7 +4,8 @@ An MCP server (the official `mcp` SDK, [mcp] extra) in front of a running PolarM
 talking to it through the asyncio gRPC client. Transports: stdio (the agent spawns
 `polarmem mcp`) and streamable HTTP (`--transport http`, endpoint `/mcp`).
 
-Tools: remember, recall, observe, forget, get_item, list_concepts, list_namespaces, get_namespace. Each takes
+Tools: remember, recall, observe, update_item, forget, get_item, list_items, clear_namespace, list_concepts,
+list_namespaces, get_namespace (docs/agents.md compares them with other MCP memory servers). Each takes
 an optional `namespace` (default: the server's `-n`; with --fixed-namespace a call may not name
 another). Auth: over stdio the token of `polarmem mcp` itself (--token-file / POLARMEM_TOKEN /
 the config file) is sent; over HTTP only the agent's own `Authorization: Bearer ...` header is
@@ -21,12 +22,14 @@ import asyncio
 import collections
 import ipaddress
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import grpc
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12 on
 
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
 from polarmem_server.faces.connection import Connection, load_connection
@@ -148,10 +151,132 @@ class PolarMemTools:
         return None
 
 
-def item_view(item) -> dict[str, Any]:
-    """An Item as the tools return it: what the memory verified about it."""
+MAX_TOP_K = 50
+MAX_PAGE_SIZE = 200
+Kind = Literal["text", "visual"]
+Mode = Literal["hard", "strict", "soft", "adaptive", "off"]
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="hits to return, 1-50")]
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="items per page, 1-200")]
+
+
+class ItemView(TypedDict, total=False):
+    """An item as the tools return it (output schema)."""
+
+    id: str
+    kind: Kind
+    has: list[str]
+    not_has: list[str]
+    uncertain: list[str]
+    text: str
+    uri: str
+    metadata: dict[str, str]
+    evidence: dict[str, float]
+    created_ms: int
+    updated_ms: int
+    version: int
+
+
+class HitView(TypedDict, total=False):
+    """One recalled item (output schema)."""
+
+    rank: int
+    id: str
+    status: str
+    s_sem: float
+    verification: list[str]
+    entailed_by: list[str]
+    conflicted_by: list[str]
+    absence_verified: bool
+    text: str
+    uri: str
+    metadata: dict[str, str]
+
+
+class Constraints(TypedDict, total=False):
+    """How recall understood the query's constraints."""
+
+    required: list[str]
+    forbidden: list[str]
+    unknown: list[str]
+    did_you_mean: dict[str, list[str]]
+
+
+class RecallView(TypedDict):
+    """recall's structured result (output schema)."""
+
+    context: str
+    mode_used: str
+    constraints: Constraints
+    hits: list[HitView]
+    cut: int
+
+
+class ObserveView(TypedDict):
+    """observe / update_item's result: the item and whether a concept changed state."""
+
+    changed: bool
+    item: ItemView
+
+
+class ForgetView(TypedDict):
+    forgotten: str
+
+
+class ItemPage(TypedDict):
+    """list_items' result: a page of items by id."""
+
+    items: list[ItemView]
+    next_page_token: str | None
+
+
+class ClearView(TypedDict):
+    cleared: str
+    items_deleted: int
+
+
+class ConceptView(TypedDict):
+    concept: str
+    has: int
+    not_has: int
+
+
+class ConceptPage(TypedDict):
+    """list_concepts' result: a page of the vocabulary."""
+
+    concepts: list[ConceptView]
+    total: int
+    next_page_token: str | None
+    aliases: dict[str, str]
+
+
+class NamespaceSummary(TypedDict):
+    name: str
+    items: int
+    concepts: int
+
+
+class NamespaceList(TypedDict):
+    namespaces: list[NamespaceSummary]
+    default: str | None
+
+
+class NamespaceView(TypedDict):
+    name: str
+    items: int
+    visual: int
+    text: int
+    concepts: int
+    templates: list[str]
+    partitioner: str
+    open_vocabulary: bool
+
+
+def item_view(item) -> ItemView:
+    """An Item as the tools return it: what the memory verified about it, and when."""
     view: dict[str, Any] = {"id": item.id, "kind": KIND_NAMES.get(item.kind, "visual"), "has": list(item.has),
-                            "not_has": list(item.not_has), "uncertain": list(item.uncertain)}
+                            "not_has": list(item.not_has), "uncertain": list(item.uncertain),
+                            "created_ms": item.created_ms, "updated_ms": item.updated_ms or item.created_ms,
+                            "version": item.version}
     for field in ("text", "uri"):
         if getattr(item, field):
             view[field] = getattr(item, field)
@@ -159,17 +284,49 @@ def item_view(item) -> dict[str, Any]:
         view["metadata"] = dict(item.metadata)
     if item.evidence:
         view["evidence"] = {e.concept: round(e.mean, 3) for e in item.evidence if len(e.p_yes)}
-    return view
+    return view  # type: ignore[return-value]
 
 
-def hit_view(hit) -> dict[str, Any]:
+def hit_view(hit) -> HitView:
     view: dict[str, Any] = {"rank": hit.rank, "id": hit.id, "status": hit.status, "s_sem": round(hit.s_sem, 4),
                             "verification": list(hit.reasons), "entailed_by": list(hit.entailed_by),
                             "conflicted_by": list(hit.conflicted_by), "absence_verified": hit.absence_verified}
     for field in ("text", "uri"):
         if getattr(hit, field):
             view[field] = getattr(hit, field)
-    return view
+    if hit.metadata:
+        view["metadata"] = dict(hit.metadata)
+    return view  # type: ignore[return-value]
+
+
+def kept_hits(hits, include_neutral: bool) -> list:
+    """The hits the model sees: with a VERIFIED hit among them, only the VERIFIED ones unless
+    `include_neutral` (NEUTRAL hits are only similar; CONFLICT ones contradict the query)."""
+    if include_neutral or not any(hit.status == "VERIFIED" for hit in hits):
+        return list(hits)
+    return [hit for hit in hits if hit.status == "VERIFIED"]
+
+
+def context_with_ids(context: str, hits, kept) -> str:
+    """The server's `[i] [Fact Check: ...]` context with each entry's item id, for the kept hits
+    only (renumbered): `[1] (id: n4) [Fact Check: VERIFIED] ...`, so a model reading only the
+    text can observe, update or forget what it recalled."""
+    starts, position = [], 0
+    for hit in hits:
+        found = context.find(f"[{hit.rank}] [Fact Check: ", position)
+        if found < 0:
+            return context  # not the shape expected: leave it as the server wrote it
+        starts.append(found)
+        position = found + 1
+    keep = {hit.rank for hit in kept}
+    entries = []
+    for index, hit in enumerate(hits):
+        if hit.rank not in keep:
+            continue
+        end = starts[index + 1] if index + 1 < len(starts) else len(context)
+        body = context[starts[index] + len(f"[{hit.rank}] "):end].rstrip("\n")
+        entries.append(f"[{len(entries) + 1}] (id: {hit.id}) {body}")
+    return "\n".join(entries)
 
 
 def _rpc_error(exc: grpc.RpcError) -> ToolError:
@@ -189,16 +346,18 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def remember(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
-                       verify_concepts: list[str] | None = None, states: dict[str, str] | None = None,
-                       metadata: dict[str, str] | None = None, kind: str = "",
-                       namespace: str = "") -> dict[str, Any]:
-        """Store an image or text in memory. Give a stable `id`. A text note needs nothing else:
-        its own words say what it affirms (has) and negates (not_has). Evidence you may add:
-        `verify_concepts` (the memory's verifier checks each concept against `text` and/or the
-        image at `content_path` / `content_url`), or `states` you already know ({"dog": "has",
-        "cat": "not_has"}). `kind`: text or visual; empty = visual when an image is given, else
-        text. Returns what was verified: has / not_has / uncertain."""
+    async def remember(ctx: Context, text: str = "", id: str = "", content_path: str = "", content_url: str = "",
+                       verify_concepts: list[str] | None = None, states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
+                       metadata: dict[str, str] | None = None, kind: Kind | None = None,
+                       namespace: str = "") -> ItemView:
+        """Store a text note or an image in memory. A text note needs only `text`: its own words
+        say what it affirms (has) and negates (not_has). `id`: optional; empty = an id derived from
+        the content, so storing the same note twice keeps one copy. `metadata`: string pairs you can
+        filter on later (recall / list_items). Evidence you may add: `verify_concepts` (the
+        memory's verifier checks each against `text` and/or the image at `content_path` /
+        `content_url`), or `states` you already know ({"dog": "has", "cat": "not_has"}). `kind`:
+        omit it (visual when an image is given, else text). Returns the stored item: its id and
+        has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
         kind = kind or ("visual" if content is not None else "text")
         item = await call(ctx, "remember", tools.resolve_namespace(namespace), id=id, kind=kind, text=text,
@@ -207,61 +366,111 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         return item_view(item)
 
     @server.tool()
-    async def recall(ctx: Context, query: str, required: list[str] | None = None, forbidden: list[str] | None = None,
-                     mode: str = "", top_k: int = 5, allow_unknown_concepts: bool = False,
-                     namespace: str = "") -> CallToolResult:
+    async def recall(ctx: Context, query: str = "", required: list[str] | None = None,
+                     forbidden: list[str] | None = None, mode: Mode | None = None, top_k: TopK = 5,
+                     include_neutral: bool = False, metadata_equals: dict[str, str] | None = None,
+                     allow_unknown_concepts: bool = False,
+                     namespace: str = "") -> Annotated[CallToolResult, RecallView]:
         """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
-        cat") unless `required` / `forbidden` concept names are given; a name this memory does not
-        know is an error with the closest known names, unless `allow_unknown_concepts` (then it is
-        skipped and listed under constraints.unknown with did_you_mean). `mode`: "" (default) = the
-        memory's own rule for its verifier; hard (items contradicting the constraints rank last), strict (also prefers items where forbidden concepts
-        are verified absent), soft, adaptive, off (plain similarity). Returns the fact-checked
-        context to read and the hits with their verification."""
-        response = await call(ctx, "recall", tools.resolve_namespace(namespace), query, required=required,
-                              forbidden=forbidden, mode=mode, top_k=top_k, include_context=True,
-                              allow_unknown_concepts=allow_unknown_concepts)
+        cat") unless `required` / `forbidden` concept names are given (then `query` may be omitted).
+        A name this memory does not know is an error with the closest known names, unless
+        `allow_unknown_concepts` (then it is skipped and listed under constraints.unknown).
+        `mode`: omit it (the memory's own rule); hard (items contradicting the constraints rank
+        last), strict (also prefers items where forbidden concepts are verified absent), soft,
+        adaptive, off (plain similarity). By default, when some hit is VERIFIED only VERIFIED hits
+        are returned (`cut` says how many others were left out); `include_neutral` keeps them.
+        `metadata_equals`: only items with these metadata pairs. Returns the fact-checked context
+        to read — each entry `[i] (id: ITEM_ID) [Fact Check: STATUS] text` — and the hits."""
+        if not query.strip() and not required and not forbidden:
+            raise ToolError("query: give a query, or required / forbidden concept names")
+        text = query if query.strip() else " ".join(required or [])  # what the similarity is computed from
+        response = await call(ctx, "recall", tools.resolve_namespace(namespace), text, required=required,
+                              forbidden=forbidden, mode=mode or "", top_k=top_k, include_context=True,
+                              metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts)
         parse = response.parse
         unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
         constraints: dict[str, Any] = {"required": list(parse.required), "forbidden": list(parse.forbidden),
                                        "unknown": unknown}
         if parse.unknown_concepts:
             constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
-        body = {"context": response.context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
-                "constraints": constraints, "hits": [hit_view(h) for h in response.hits]}
+        hits = kept_hits(response.hits, include_neutral)
+        context = context_with_ids(response.context, response.hits, hits)
+        body = {"context": context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
+                "constraints": constraints, "hits": [hit_view(h) for h in hits],
+                "cut": len(response.hits) - len(hits)}
         summary = (f"constraints: required={constraints['required']} forbidden={constraints['forbidden']}"
-                   + (f" unknown (not applied)={unknown}" if unknown else ""))
-        text = f"{response.context or '(no evidence found)'}\n\n{summary}"
+                   + (f" unknown (not applied)={unknown}" if unknown else "")
+                   + (f"; {body['cut']} NEUTRAL / CONFLICT hits left out (include_neutral=true shows them)"
+                      if body["cut"] else ""))
+        text = f"{context or '(no evidence found)'}\n\n{summary}"
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
     @server.tool()
     async def observe(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
-                      verify_concepts: list[str] | None = None, states: dict[str, str] | None = None,
-                      namespace: str = "") -> dict[str, Any]:
-        """Add evidence to a stored item: new `states`, or new `text` / image content for the
-        verifier (`verify_concepts`; none = the concepts the item already holds). The item is
-        re-partitioned; returns it and whether any concept changed state."""
+                      verify_concepts: list[str] | None = None,
+                      states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
+                      namespace: str = "") -> ObserveView:
+        """Add evidence to a stored item: new `states` ({"umbrella": "not_has"}), or new `text` /
+        image content for the verifier (`verify_concepts`; none = the concepts the item already
+        holds). The item is re-partitioned; returns it and whether any concept changed state. To
+        rewrite a note's words use update_item."""
         content = await tools.content(content_path, content_url)
         response = await call(ctx, "observe", tools.resolve_namespace(namespace), id, states=states, text=text,
                               content=content, verify_concepts=verify_concepts)
         return {"changed": response.changed, "item": item_view(response.item)}
 
     @server.tool()
-    async def forget(ctx: Context, id: str, namespace: str = "") -> dict[str, Any]:
-        """Remove an item from memory."""
+    async def update_item(ctx: Context, id: str, text: str | None = None, metadata: dict[str, str] | None = None,
+                          namespace: str = "") -> ObserveView:
+        """Rewrite a stored item: new `text` (a text note's has / not_has are re-read from its new
+        words; evidence you or a verifier added stays) and/or new `metadata` (replaces all of it).
+        Omit a field to leave it. The old states stay in the item's history."""
+        if text is None and metadata is None:
+            raise ToolError("update_item: give text and/or metadata")
+        response = await call(ctx, "update_item", tools.resolve_namespace(namespace), id, text=text,
+                              metadata=metadata)
+        return {"changed": response.changed, "item": item_view(response.item)}
+
+    @server.tool()
+    async def forget(ctx: Context, id: str, namespace: str = "") -> ForgetView:
+        """Remove one item from memory (its id is in recall's context as `(id: ...)`)."""
         await call(ctx, "forget", tools.resolve_namespace(namespace), id)
         return {"forgotten": id}
 
     @server.tool()
-    async def get_item(ctx: Context, id: str, namespace: str = "") -> dict[str, Any]:
-        """One stored item: its text / uri and what was verified about it."""
+    async def get_item(ctx: Context, id: str, namespace: str = "") -> ItemView:
+        """One stored item: its text / uri, metadata, timestamps and what was verified about it."""
         response = await call(ctx, "get_item", tools.resolve_namespace(namespace), id)
         return item_view(response.item)
 
     @server.tool()
-    async def list_concepts(ctx: Context, page_token: str = "", page_size: int = 100,
-                            namespace: str = "") -> dict[str, Any]:
+    async def list_items(ctx: Context, has: list[str] | None = None, not_has: list[str] | None = None,
+                         metadata_equals: dict[str, str] | None = None, kind: Kind | None = None,
+                         page_size: PageSize = 50, page_token: str = "", namespace: str = "") -> ItemPage:
+        """Browse stored items in id order (stable pages: pass next_page_token for the next one).
+        Filters: `has` (items affirming every one of these concepts), `not_has` (items verified not
+        to hold every one of these), `metadata_equals`, `kind`."""
+        response = await call(ctx, "list_items", tools.resolve_namespace(namespace), page_size=page_size,
+                              page_token=page_token, has=has, not_has=not_has, metadata_equals=metadata_equals,
+                              kinds=[kind] if kind else None)
+        return {"items": [item_view(i) for i in response.items], "next_page_token": response.next_page_token or None}
+
+    @server.tool()
+    async def clear_namespace(ctx: Context, confirm: bool, namespace: str = "") -> ClearView:
+        """Delete EVERY item of a memory (namespace); its settings and vocabulary stay. Irreversible:
+        `confirm` must be true."""
+        if confirm is not True:
+            raise ToolError("clear_namespace: deletes every item; call again with confirm=true if that is meant")
+        chosen = tools.resolve_namespace(namespace)
+        deleted = await call(ctx, "clear_namespace", chosen)
+        return {"cleared": chosen, "items_deleted": deleted}
+
+    @server.tool()
+    async def list_concepts(ctx: Context, page_token: str = "", page_size: PageSize = 100,
+                            namespace: str = "") -> ConceptPage:
         """The memory's vocabulary: every concept with how many items hold it (has) and how many
-        were verified not to (not_has), by id; pass next_page_token for the next page."""
+        were verified not to (not_has), by id; pass next_page_token for the next page. Use these
+        names in recall's required / forbidden and list_items' has / not_has."""
         response = await call(ctx, "list_concepts", tools.resolve_namespace(namespace), page_size=page_size,
                               page_token=page_token)
         return {"concepts": [{"concept": e.concept, "has": e.stats.has, "not_has": e.stats.not_has}
@@ -270,7 +479,7 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                 "aliases": dict(response.aliases)}
 
     @server.tool()
-    async def list_namespaces(ctx: Context) -> dict[str, Any]:
+    async def list_namespaces(ctx: Context) -> NamespaceList:
         """The memories (namespaces) available, with their item counts."""
         infos = await call(ctx, "list_namespaces")
         if tools.fixed_namespace:
@@ -279,12 +488,12 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                 "default": tools.namespace or None}
 
     @server.tool()
-    async def get_namespace(ctx: Context, namespace: str = "") -> dict[str, Any]:
+    async def get_namespace(ctx: Context, namespace: str = "") -> NamespaceView:
         """One memory's settings and counts."""
         info = await call(ctx, "get_namespace", tools.resolve_namespace(namespace))
         return {"name": info.name, "items": info.item_count, "visual": info.visual_count, "text": info.text_count,
                 "concepts": info.concept_count, "templates": list(info.config.templates),
-                "partitioner": info.config.partitioner}
+                "partitioner": info.config.partitioner, "open_vocabulary": info.config.open_vocabulary}
 
     return server
 

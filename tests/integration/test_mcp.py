@@ -25,7 +25,8 @@ from polarmem_server.faces.client import PolarMemClient  # noqa: E402
 from servertools import DIM, make_config  # noqa: E402
 
 TOKEN = "s3cret"
-TOOLS = {"remember", "recall", "observe", "forget", "get_item", "list_concepts", "list_namespaces", "get_namespace"}
+TOOLS = {"remember", "recall", "observe", "update_item", "forget", "get_item", "list_items", "clear_namespace",
+         "list_concepts", "list_namespaces", "get_namespace"}
 
 
 def polarmem_mcp(*args: str) -> list[str]:
@@ -81,7 +82,8 @@ def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
                     structured(await client.call_tool("remember", {"id": note_id, "text": text}))
                 item = structured(await client.call_tool("get_item", {"id": "n1"}))
                 assert item["kind"] == "text" and "tea" in item["has"] and item["not_has"] == ["coffee"]
-                body = structured(await client.call_tool("recall", {"query": "a dog without a frisbee", "top_k": 4}))
+                body = structured(await client.call_tool("recall", {"query": "a dog without a frisbee", "top_k": 4,
+                                                                    "include_neutral": True}))
                 assert body["constraints"]["required"] == ["dog"] and body["constraints"]["forbidden"] == ["frisbee"]
                 assert body["hits"][0]["id"] == "n4" and body["hits"][0]["status"] == "VERIFIED"
                 assert body["hits"][-1]["id"] == "n3" and body["hits"][-1]["status"] == "CONFLICT"
@@ -114,13 +116,16 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             structured(await client.call_tool("remember", {
                 "id": "note2", "kind": "text", "text": "a cat on the sofa", "verify_concepts": ["dog", "cat"]}))
 
-            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2})
+            cut = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2}))
+            assert [h["id"] for h in cut["hits"]] == ["note1"] and cut["cut"] == 1  # below the VERIFIED tier: cut
+            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "include_neutral": True})
             body = structured(result)
             assert body["constraints"] == {"required": ["dog"], "forbidden": ["cat"], "unknown": []}
             assert [h["id"] for h in body["hits"]] == ["note1", "note2"]
             assert body["hits"][0]["status"] == "VERIFIED" and body["hits"][1]["status"] == "CONFLICT"
             assert body["hits"][0]["verification"][0].startswith("HAS(dog) p=")
-            assert body["context"].startswith("[1] [Fact Check: VERIFIED] a dog asleep")
+            assert body["context"].startswith("[1] (id: note1) [Fact Check: VERIFIED] a dog asleep")
+            assert "[2] (id: note2) [Fact Check: CONFLICT]" in body["context"]
             assert "[Fact Check: CONFLICT]" in result.content[0].text  # the text an agent reads
 
             message = await error_of(client, "recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"]})
@@ -128,8 +133,9 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             body = structured(await client.call_tool("recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"],
                                                                 "allow_unknown_concepts": True}))
             assert body["constraints"]["unknown"] == ["dgo"] and body["constraints"]["did_you_mean"] == {"dgo": ["dog"]}
-            assert "mode must be one of off, hard, soft, adaptive, strict" in \
-                await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})
+            assert "mode" in await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})  # the schema's enum
+            assert "top_k" in await error_of(client, "recall", {"query": "a dog", "top_k": 500})
+            assert "query" in await error_of(client, "recall", {})
 
             observed = structured(await client.call_tool("observe", {"id": "note2", "states": {"bus": "not_has"}}))
             assert "bus" in observed["item"]["not_has"]

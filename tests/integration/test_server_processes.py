@@ -152,6 +152,24 @@ def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
     wait_visible(address, settled)
 
 
+def test_item_updates_and_clears_are_forwarded_and_reach_every_process(multi):
+    """UpdateItem and ClearNamespace (issue 32) are writes: a replica forwards them to the primary,
+    and ListItems (a read, answered locally) settles on every process."""
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        for i in range(4):
+            admin.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"}, metadata={"n": str(i)})
+    for i in range(4):  # each on a fresh connection: some forwarded
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.update_item("t", f"w{i}", metadata={"n": "updated"})
+    wait_visible(address, lambda client: len(client.list_items("t", metadata_equals={"n": "updated"}).items) == 4)
+    for _ in range(4):  # whichever process takes it, the primary clears
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            client.clear_namespace("t")
+    wait_visible(address, lambda client: (client.list_items("t").items, client.get_namespace("t").item_count) == ([], 0))
+
+
 def test_writes_over_4_mb_are_forwarded_whole(multi):
     """A Remember above gRPC's 4 MB default and RememberStream messages near max_message_bytes
     (16 MiB) pass through a replica's forwarding channel; one above the limit is refused with

@@ -81,6 +81,11 @@ SEEDS: dict[str, list] = {
     "GetConcept": [pb.GetConceptRequest(namespace="f", concept="dog", page_size=10)],
     "ListConcepts": [pb.ListConceptsRequest(namespace="f", page_size=1, page_token="0")],
     "ScoreConcepts": [pb.ScoreConceptsRequest(namespace="f", item=pb.ItemInput(text="a dog"), concepts=["dog"])],
+    "ListItems": [pb.ListItemsRequest(namespace="f", page_size=1, page_token="a", has=["dog"], not_has=["cat"],
+                                      metadata_equals={"k": "v"}, kinds=[storage_pb2.ITEM_KIND_VISUAL])],
+    "UpdateItem": [pb.UpdateItemRequest(namespace="f", id="a", text="a dog, no cat", metadata={"k": "w"},
+                                        update_mask={"paths": ["text", "metadata"]})],
+    "ClearNamespace": [pb.ClearNamespaceRequest(name="f")],
     "Calibrate": [pb.CalibrateRequest(namespace="f", p_yes=[0.9, 0.2, 0.7], present=[True, False, True])],
 }
 if hasattr(pb, "UpdateNamespaceRequest") and "UpdateNamespace" in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name:

@@ -11,7 +11,8 @@ Layers, bottom first (README, "Architecture"):
 * ``storage`` — storage/: the backend seam (storage/backend.py) and its backends (storage/local).
 * ``scoring`` — scoring/: scoring engines, the text encoder and the verification port.
 * ``library`` — memory.py, recall.py, writes.py, settings_refresh.py, graph_checkpoints.py,
-  periodic.py, concept_backfill.py, encoder_warmup.py: the library facade (Memory) over the seam.
+  periodic.py, concept_backfill.py, encoder_warmup.py, item_operations.py, namespace_autocreate.py, namespace_recall.py,
+  namespace_updates.py, verify_items.py, vocabulary_reads.py: the library facade (Memory) over the seam.
 * ``api``     — api/: gRPC servicer, server, interceptor, status table, metrics, config.
 * ``faces``   — faces/: CLI, client, quickstart, evaluation.
 
@@ -29,7 +30,9 @@ import pytest
 LAYERS = ("core", "domain", "storage", "scoring", "library", "api", "faces")
 TOP_LEVEL = {"errors": "core", "index": "core", "_core": "core", "__init__": "core", "data": "core",
              "memory": "library", "recall": "library", "writes": "library", "settings_refresh": "library",
-             "graph_checkpoints": "library", "periodic": "library", "concept_backfill": "library", "encoder_warmup": "library"}
+             "graph_checkpoints": "library", "periodic": "library", "concept_backfill": "library", "encoder_warmup": "library",
+             "item_operations": "library", "namespace_autocreate": "library", "namespace_recall": "library",
+             "namespace_updates": "library", "verify_items": "library", "vocabulary_reads": "library"}
 PACKAGES = {"domain": "domain", "storage": "storage", "scoring": "scoring", "api": "api", "faces": "faces"}
 PUBLIC_API = "polarmem.v1"
 # The source tree (what a change edits), not the installed copy.

@@ -268,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--yes", action="store_true", help="confirm")
 
+    p = _client_command(ns_sub, "clear", commands.namespace_clear,
+                        "delete every item of a namespace; its settings and vocabulary stay", namespace=False)
+    p.add_argument("name")
+    p.add_argument("--yes", action="store_true", help="confirm")
+
     p = _client_command(sub, "remember", commands.remember,
                         "store items: JSONL files or stdin (one item per line, strict schema), or one item from flags")
     p.add_argument("files", nargs="*", metavar="FILE", help="JSONL files ('-' or none: stdin)")
@@ -281,6 +286,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--history", action="store_true", help="earlier states")
     p.add_argument("--vectors", action="store_true", help="stored vectors' shapes (all values with --json)")
+    p = _client_command(sub, "update", commands.update,
+                        "change a stored item's text (a text item's states are re-read) and / or metadata")
+    p.add_argument("id")
+    p.add_argument("--text", help="the new text")
+    p.add_argument("--metadata", action="append", type=commands.key_value,
+                   help="key=value, repeatable: replaces the item's metadata as a whole")
+    p.add_argument("--clear-metadata", action="store_true", help="set the item's metadata to nothing")
+    p = _client_command(sub, "items", commands.items, "a page of the namespace's items by id, optionally filtered")
+    p.add_argument("--has", action="append", type=commands.name_list, help="only items holding these concepts (HAS)")
+    p.add_argument("--not-has", action="append", type=commands.name_list,
+                   help="only items verified not to hold these concepts (NOT_HAS)")
+    p.add_argument("--where", action="append", type=commands.key_value, help="metadata key=value filter, repeatable")
+    p.add_argument("--kind", action="append", choices=list(KINDS), help="only these item kinds")
+    p.add_argument("--page-size", type=int, default=100)
+    p.add_argument("--page-token", default="")
+    p.add_argument("--all", action="store_true", help="every page")
     p = _client_command(sub, "forget", commands.forget, "forget an item")
     p.add_argument("id")
     p = _client_command(sub, "concept", commands.concept, "items that HAS / NOT_HAS / ALIGN a concept")

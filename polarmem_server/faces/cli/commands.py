@@ -430,6 +430,56 @@ def forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def update(args: argparse.Namespace) -> int:
+    metadata = {} if args.clear_metadata else (dict(args.metadata) if args.metadata else None)
+    _, client = _connect(args)
+    namespace = _need_namespace(args)
+    with client:
+        response = client.update_item(namespace, args.id, text=args.text, metadata=metadata)
+    if args.json:
+        output.print_json(response)
+        return 0
+    item = response.item
+    output.table(["field", "value"], _item_summary(item) + [("metadata", json.dumps(dict(item.metadata))),
+                                                            ("version", item.version), ("changed", response.changed)])
+    return 0
+
+
+def items(args: argparse.Namespace) -> int:
+    _, client = _connect(args)
+    namespace = _need_namespace(args)
+    found, token = [], args.page_token or ""
+    with client:
+        while True:
+            response = client.list_items(namespace, page_size=args.page_size, page_token=token, has=_flat(args.has),
+                                         not_has=_flat(args.not_has), metadata_equals=dict(args.where or []),
+                                         kinds=args.kind)
+            found.extend(response.items)
+            token = response.next_page_token
+            if not args.all or not token:
+                break
+    if args.json:
+        output.print_json({"items": [output.as_dict(i) for i in found], "next_page_token": token})
+        return 0
+    output.table(["id", "kind", "HAS", "NOT_HAS", "text"],
+                 [(i.id, KIND_NAMES.get(i.kind, "visual"), output.names(i.has), output.names(i.not_has), i.text[:60])
+                  for i in found])
+    if token:
+        print(f"more: --page-token {token}  (or --all)")
+    return 0
+
+
+def namespace_clear(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise ValueError(f"clearing {args.name!r} deletes every item in it; add --yes to confirm")
+    _, client = _connect(args)
+    with client:
+        deleted = client.clear_namespace(args.name)
+    output.print_json({"cleared": args.name, "items_deleted": deleted}) if args.json else \
+        print(f"cleared namespace {args.name!r}: {deleted} items deleted")
+    return 0
+
+
 def concepts(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)

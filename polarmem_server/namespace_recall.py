@@ -1,0 +1,70 @@
+"""One Recall in a namespace (library layer; Memory.recall delegates here): checks the query,
+lets an open vocabulary learn the phrases it names, runs it (recall.py) and catches up once with
+concepts other processes bound meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from polarmem_server import concept_backfill
+from polarmem_server.domain.namespace import Namespace
+from polarmem_server.domain.query import recall_query
+from polarmem_server.domain.rule_choice import confidence_in_force
+from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
+from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
+from polarmem_server.writes import Writer
+
+
+def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mapping[str, Any] | None = None,
+           required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
+           mode: str | None = None, soft_lambda: float = 1.0, exclude_conflicts: bool = False,
+           kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
+           weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
+           explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
+           ef_search: int = 0, rank_by_confidence: bool | None = None) -> RecallResult:
+    """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
+    or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
+    otherwise), said in the result's mode_reason. `explain`
+    False: hits carry what the index knows (id, tier, score, the query concepts' states)
+    and no stored record is read. Explicit names the vocabulary lacks are InvalidArgument
+    unless `allow_unknown_concepts` (then skipped, in result.plan.unknown_concepts).
+    `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
+    with `ef_search` candidates (0 = its own); FailedPrecondition where it has none.
+    `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
+    True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force)."""
+    ns = namespace.name
+    if approximate and namespace.settings.ann is None:
+        raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
+                                 "set at creation); drop approximate or create a namespace with one")
+    rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
+    try:
+        ranking = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence, mode)
+    except ValueError as exc:
+        raise InvalidArgument(str(exc)) from None
+    query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
+                         rule.recall_mode if rule is not None else mode, soft_lambda,
+                         exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
+                         approximate, ef_search, ranking)
+    required = None if required is None else list(required)  # read twice below
+    forbidden = None if forbidden is None else list(forbidden)
+    # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
+    # learns it (docs/agents.md, open vocabulary).
+    if namespace.settings.open_vocabulary and (required or forbidden) and not writer.backend.read_only:
+        names = [name for name in [*(required or ()), *(forbidden or ())] if isinstance(name, str)]
+        concept_backfill.learn_names(writer, namespace, names)
+    try:
+        result = run_recall(writer.backend, namespace, query, explain=explain)
+    except UnknownConcepts:
+        # An explicit name unknown here may have been bound by another process since: catch up
+        # once and ask again; still unknown, the same error.
+        if not writer.catch_up(namespace):
+            raise
+        result = run_recall(writer.backend, namespace, query, explain=explain)
+    if (result.plan.unknown or result.plan.unknown_concepts) and writer.catch_up(namespace):
+        result = run_recall(writer.backend, namespace, query, explain=explain)
+    writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
+    if rule is not None:
+        said = f"; {result.mode_reason}" if result.mode_reason else ""
+        result.mode_reason = f"no mode requested: the namespace's rule, {rule.recall_mode} ({rule.reason}){said}"
+    return result
