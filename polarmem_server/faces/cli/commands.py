@@ -9,6 +9,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -445,19 +446,25 @@ def update(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paged(fetch: Callable[[str], Any], field: str, token: str, every: bool) -> tuple[list, Any, str]:
+    """One page (`every` False) or every page from `token` on: (the pages' `field` entries, the
+    last response, its next_page_token)."""
+    collected: list = []
+    while True:
+        response = fetch(token)
+        collected.extend(getattr(response, field))
+        token = response.next_page_token
+        if not every or not token:
+            return collected, response, token
+
+
 def items(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
-    found, token = [], args.page_token or ""
     with client:
-        while True:
-            response = client.list_items(namespace, page_size=args.page_size, page_token=token, has=_flat(args.has),
-                                         not_has=_flat(args.not_has), metadata_equals=dict(args.where or []),
-                                         kinds=args.kind)
-            found.extend(response.items)
-            token = response.next_page_token
-            if not args.all or not token:
-                break
+        found, _, token = _paged(lambda page: client.list_items(
+            namespace, page_size=args.page_size, page_token=page, has=_flat(args.has), not_has=_flat(args.not_has),
+            metadata_equals=dict(args.where or []), kinds=args.kind), "items", args.page_token or "", args.all)
     if args.json:
         output.print_json({"items": [output.as_dict(i) for i in found], "next_page_token": token})
         return 0
@@ -483,14 +490,10 @@ def namespace_clear(args: argparse.Namespace) -> int:
 def concepts(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
-    entries, token = [], args.page_token or ""
     with client:
-        while True:
-            response = client.list_concepts(namespace, page_size=args.page_size, page_token=token)
-            entries.extend(response.concepts)
-            token = response.next_page_token
-            if not args.all or not token:
-                break
+        entries, response, token = _paged(lambda page: client.list_concepts(namespace, page_size=args.page_size,
+                                                                            page_token=page),
+                                          "concepts", args.page_token or "", args.all)
     if args.json:
         output.print_json({"concepts": [output.as_dict(e) for e in entries], "total": response.total,
                            "next_page_token": token})
@@ -506,16 +509,10 @@ def concepts(args: argparse.Namespace) -> int:
 def concept(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
-    ids: list[str] = []
-    token = args.page_token or ""
     with client:
-        while True:
-            response = client.get_concept(namespace, args.name, polarity=args.polarity, page_size=args.page_size,
-                                          page_token=token)
-            ids.extend(response.item_ids)
-            token = response.next_page_token
-            if not args.all or not token:
-                break
+        ids, response, token = _paged(lambda page: client.get_concept(namespace, args.name, polarity=args.polarity,
+                                                                      page_size=args.page_size, page_token=page),
+                                      "item_ids", args.page_token or "", args.all)
     if args.json:
         body = output.as_dict(response)
         body["item_ids"] = ids
