@@ -42,12 +42,12 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
         ranking = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence, mode)
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
+    required = None if required is None else list(required)  # read twice below
+    forbidden = None if forbidden is None else list(forbidden)
     query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                          rule.recall_mode if rule is not None else mode, soft_lambda,
                          exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
                          approximate, ef_search, ranking)
-    required = None if required is None else list(required)  # read twice below
-    forbidden = None if forbidden is None else list(forbidden)
     # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
     # learns it (docs/agents.md, open vocabulary).
     if namespace.settings.open_vocabulary and (required or forbidden) and not writer.backend.read_only:

@@ -241,3 +241,9 @@ def test_list_concepts_from_the_asyncio_client(server, client):
             return [c.concept for c in [*page.concepts, *rest.concepts]], rest.next_page_token
 
     assert asyncio.run(run()) == (["dog", "frisbee"], "")
+
+
+def test_required_and_forbidden_may_be_any_iterable(open_memory):
+    """Recall reads the names twice (to learn phrases, then to plan): a generator must not run dry."""
+    result = open_memory.recall("notes", required=(n for n in ["dog"]), forbidden=iter(["frisbee"]), k=4)
+    assert result.hits[0].item_id == "without" and result.hits[-1].tier == -1
