@@ -10,10 +10,12 @@ Negation follows NegEx / ConText (the trigger table is `negation.CLINICAL` unles
 passes another):
 
 * pre-cues ("no", "denies", "negative for", "free of", "no evidence of", "ruled out" ...) negate
-  the mentions after them up to a terminator ("but", "however", "secondary to" ...), another cue,
-  clause punctuation (``. ; : ! ?``), a comma followed by ``and``/``with``/``which``, or the
-  table's word window (none for the clinical table, so a list "no fever, chills or night sweats"
-  is negated to its end);
+  the mentions after them up to a terminator ("but", "however", "only", "secondary to" ...; an
+  exception cue such as "except" inside a scope), another cue, clause punctuation
+  (``. ; : ! ?``), a comma followed by ``and``/``with``/``which`` or by a word that opens a new
+  clause (``_CLAUSE_OPENERS``: "never eats meat, prefers fish"), a preposition after a negated
+  term ("no milk | in the fridge" keeps the fridge), or the table's word window (none for the
+  clinical table, so a list "no fever, chills or night sweats" is negated to its end);
 * post-cues ("was ruled out", "is absent", "free", "unlikely", "resolved", "not heard") negate the
   mentions before them back to the clause start (a sentence end, ``;``, a contrast word such as
   "but") or the last ``and``; a colon does not start a clause for them ("Allergies: none"); a cue listed both ways ("ruled out",
@@ -284,8 +286,8 @@ _NO_VOCABULARY = Vocabulary()
 def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     """The words of `text` an open vocabulary makes concepts of (NamespaceSettings.open_vocabulary),
     normalised (lower case, singular), in order of first mention: the words `parse` reports as
-    content words (letters only, three or more, no stop word, no negation or scope cue), less
-    NON_CONCEPT_WORDS. Their polarity is parse's once they are bound."""
+    content words (letters only, three or more or a two-letter acronym such as "TV", no stop word,
+    no negation or scope cue), less NON_CONCEPT_WORDS. Their polarity is parse's once they are bound."""
     parsed = parse(text, _NO_VOCABULARY, triggers)
     return list(dict.fromkeys(normalise(u.word) for u in parsed.unknown if u.word not in NON_CONCEPT_WORDS))
 
