@@ -196,3 +196,29 @@ def test_grpc_and_cli_recall_with_recency(client, ns, server, capsys):
                  '{"vis": [1, 0, 0, 0, 0, 0, 0, 0]}', "--mode", "hard", "--recency-half-life-s", "0"])
     assert code != 0
     assert "recency_half_life_s must be a finite number of seconds > 0" in capsys.readouterr().err
+
+
+def test_age_counts_from_the_last_update(tmp_path, monkeypatch):
+    m = Memory(tmp_path / "data", durability="async")
+    m.create_namespace(NamespaceSettings("u", spaces=(SpaceSpec("vis", 2),), encoder="none"))
+    monkeypatch.setattr(writes, "now_ms", lambda: NOW_MS - 30 * DAY_MS)
+    m.remember("u", ItemInput(id="a", vectors={"vis": np.array([1.0, 0.0], np.float32)}, states={"dog": "has"}))
+    m.remember("u", ItemInput(id="b", vectors={"vis": np.array([0.9, 0.1], np.float32)}, states={"dog": "has"}))
+    query = {"vis": np.array([1.0, 0.0], np.float32)}
+    assert [h.item_id for h in m.recall("u", vectors=query, k=2, mode="off", recency_half_life_s=3600.0).hits] == ["a", "b"]
+    monkeypatch.setattr(writes, "now_ms", lambda: NOW_MS)
+    m.observe("u", "b", states={"cat": "not_has"})  # a change: updated_ms is now
+    record = m.get_item("u", "b")
+    assert record.updated_ms == NOW_MS and record.created_ms == NOW_MS - 30 * DAY_MS
+    hits = m.recall("u", vectors=query, k=2, mode="off", recency_half_life_s=3600.0).hits
+    assert [h.item_id for h in hits] == ["b", "a"]
+    assert hits[0].score < hits[1].score  # s_sem stays the similarity
+    m.close()
+
+
+def test_past_the_cores_limit_the_result_says_it_is_not_proven(memory, fixed_now, monkeypatch):
+    m, _ = memory
+    monkeypatch.setattr(recency, "MAX_TOP_K", 8)
+    query = np.random.default_rng(2).standard_normal(DIM).astype(np.float32)
+    result = m.recall("r", vectors={"vis": query}, k=5, mode="off", recency_half_life_s=60.0, recency_weight=1.0)
+    assert len(result.hits) == 5 and "not proven exact: the core's top 8 candidates" in result.mode_reason
