@@ -22,7 +22,8 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
            kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
            weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
            explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
-           ef_search: int = 0, rank_by_confidence: bool | None = None) -> RecallResult:
+           ef_search: int = 0, rank_by_confidence: bool | None = None,
+           recency_half_life_s: float | None = None, recency_weight: float | None = None) -> RecallResult:
     """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
     or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
     otherwise), said in the result's mode_reason. `explain`
@@ -32,7 +33,9 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
     `approximate`: the namespace's approximate index (settings.ann) orders each large tier,
     with `ef_search` candidates (0 = its own); FailedPrecondition where it has none.
     `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
-    True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force)."""
+    True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force).
+    `recency_half_life_s` (> 0 seconds) / `recency_weight` (default 0.1, in [0, 1]): the opt-in
+    recency term within tiers, modes hard and off only (recency.py)."""
     ns = namespace.name
     if approximate and namespace.settings.ann is None:
         raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
@@ -47,7 +50,7 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
     query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
                          rule.recall_mode if rule is not None else mode, soft_lambda,
                          exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                         approximate, ef_search, ranking)
+                         approximate, ef_search, ranking, recency_half_life_s, recency_weight)
     # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
     # learns it (docs/agents.md, open vocabulary).
     if namespace.settings.open_vocabulary and (required or forbidden) and not writer.backend.read_only:

@@ -39,6 +39,10 @@ Modes:
   ``s_sem`` within ``ADAPTIVE_MARGIN`` of the best ``s_sem`` of any eligible item — so
   enforcing the logic costs little relevance. Otherwise ``soft`` (λ as requested). The mode
   used and the reason are returned.
+
+Recency (opt-in, ``hard`` and ``off``): with ``RecallQuery.recency_half_life_s`` items rank
+within each tier by s_sem + recency_weight x 2^(-age / half-life); recency.py finds that top k
+exactly.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
+from polarmem_server import recency
 from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
@@ -290,6 +295,14 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
                                   else (query.mode.value, ""))
     if chosen == RecallMode.STRICT.value:
         result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)
+    elif query.recency_half_life_s is not None:
+        ranked = recency.rank_with_recency(backend, namespace.name, lambda c: search(chosen, c, exclude), k,
+                                           chosen == RecallMode.HARD.value, query.recency_half_life_s,
+                                           query.recency_weight)
+        result.hits = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden) if explain
+                       else _hit_from_states(namespace, hit, plan) for hit, record in ranked.rows]
+        result.tier_counts = ranked.tier_counts
+        result.mode_reason = recency.describe(ranked, query.recency_half_life_s, query.recency_weight)
     else:
         found = search(chosen, k, exclude)
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)

@@ -7,7 +7,8 @@ Unix socket with the caller's metadata and deadline, and comes back exactly as t
 answered it. After answering such a call the library publishes a *plan* for the request's shape
 (every field but the vector values) when the shape is one the front can replay exactly:
 
-* explain = false, no context, no full items, no suppressed hits, no metadata filter;
+* explain = false, no context, no full items, no suppressed hits, no metadata filter, no
+  recency term (recency.py reads records and may search more than once);
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain search (hard, soft, off; adaptive when it settled without a
   probe search; never strict, whose second search depends on the data).
@@ -59,6 +60,7 @@ def plannable(request) -> bool:
     """The request fields that let the front replay its shape (the module docstring's list)."""
     return (request.HasField("explain") and not request.explain and not request.include_context
             and not request.include_items and request.suppressed_k == 0 and not request.metadata_equals
+            and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
             and not request.text and len(request.vectors) > 0
             and all(value.rows <= 1 for value in request.vectors.values()))
 

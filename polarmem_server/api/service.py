@@ -471,7 +471,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             explain=explain or request.include_context or request.include_items,
             allow_unknown_concepts=request.allow_unknown_concepts, approximate=request.approximate,
             ef_search=request.ef_search,
-            rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None)
+            rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None,
+            recency_half_life_s=request.recency_half_life_s if request.HasField("recency_half_life_s") else None,
+            recency_weight=request.recency_weight if request.HasField("recency_weight") else None)
 
     def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
         """Fills one response in place (hits added to its repeated fields, no message copies)."""

@@ -36,6 +36,8 @@ DEFAULT_CONTEXT_BUDGET_CHARS = 400
 MIN_CONTEXT_BUDGET_CHARS = 16
 MAX_CONTEXT_BUDGET_CHARS = 100_000
 MAX_QUERY_CONCEPTS = 256
+DEFAULT_RECENCY_WEIGHT = 0.1
+RECENCY_MODES = (RecallMode.HARD, RecallMode.OFF)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,10 @@ class RecallQuery:
     # confidence flags and weights within tiers, for the hard searches of hard / strict /
     # adaptive recall: rule_choice.confidence_in_force chooses them
     confidence: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE
+    # the opt-in recency term within tiers (recency.py): None = off; > 0 seconds = on, the rank
+    # value within a tier then s_sem + recency_weight * 2^(-age / half-life)
+    recency_half_life_s: float | None = None
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
 
 
 MAX_EF_SEARCH = 10_000  # the core's limit (index.AnnSpec)
@@ -103,9 +109,11 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
                  metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
                  suppressed_k: int = 0, allow_unknown_concepts: bool = False, approximate: bool = False,
                  ef_search: int = 0,
-                 ranking: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE) -> RecallQuery:
+                 ranking: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE,
+                 recency_half_life_s: float | None = None, recency_weight: float | None = None) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
     checked_mode = check_mode(mode)
+    half_life, weight = check_recency(recency_half_life_s, recency_weight, checked_mode, ranking, approximate)
     try:
         ranking.check()
     except ValueError as exc:
@@ -137,4 +145,38 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
         allow_unknown_concepts=bool(allow_unknown_concepts), approximate=bool(approximate),
         ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH),
-        confidence=ranking)
+        confidence=ranking, recency_half_life_s=half_life, recency_weight=weight)
+
+
+def _finite(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
+        and math.isfinite(value)
+
+
+def check_recency(half_life_s: object, weight: object, mode: RecallMode, ranking: confidence.ConfidenceRanking,
+                  approximate: bool) -> tuple[float | None, float]:
+    """The recency term's (half-life, weight): (None, default) when off. InvalidArgument names
+    the field and says what to do."""
+    if half_life_s is None:
+        if weight is not None:
+            raise InvalidArgument(f"recency_weight {quoted(weight)} needs recency_half_life_s (> 0 seconds) to turn "
+                                  "the recency term on; set it, or drop recency_weight")
+        return None, DEFAULT_RECENCY_WEIGHT
+    if not _finite(half_life_s) or half_life_s <= 0:
+        raise InvalidArgument(f"recency_half_life_s must be a finite number of seconds > 0, got {quoted(half_life_s)}; "
+                              "leave it unset for no recency term")
+    if weight is None:
+        weight = DEFAULT_RECENCY_WEIGHT
+    if not _finite(weight) or not 0 <= weight <= 1:
+        raise InvalidArgument(f"recency_weight must be a number in [0, 1], got {quoted(weight)}")
+    if mode not in RECENCY_MODES:
+        raise InvalidArgument(f"recency_half_life_s ranks within logic tiers in mode hard or off; mode {mode.value} "
+                              "is not supported: name mode hard or off, or leave recency_half_life_s unset")
+    if ranking.used:
+        raise InvalidArgument("recency_half_life_s cannot combine with confidence ranking within tiers "
+                              "(rank_by_confidence, or the namespace's rule): set rank_by_confidence false, "
+                              "or leave recency_half_life_s unset")
+    if approximate:
+        raise InvalidArgument("recency_half_life_s needs an exact search: drop approximate, "
+                              "or leave recency_half_life_s unset")
+    return float(half_life_s), float(weight)

@@ -269,7 +269,8 @@ class PolarMemClient:
                include_items: bool = False, weights: Mapping[str, float] | None = None,
                timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
                ef_search: int | None = None, rank_by_confidence: bool | None = None,
-               explain: bool | None = None) -> pb.RecallResponse:
+               explain: bool | None = None, recency_half_life_s: float | None = None,
+               recency_weight: float | None = None) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
@@ -280,9 +281,12 @@ class PolarMemClient:
         approximate index orders large tiers (`ef_search` candidates; tiers stay exact).
         `rank_by_confidence`: within tiers, confidently absent forbidden / present required concepts
         first (None: as the namespace's rule says). `explain=False`: hits without reasons, text or
-        uri, read from the index alone (what the compiled Recall front answers itself)."""
+        uri, read from the index alone (what the compiled Recall front answers itself).
+        `recency_half_life_s` (> 0 seconds; modes hard / off): rank within tiers by s_sem +
+        `recency_weight` (default 0.1) x 2^(-age / half-life), exactly."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
                                        context_budget_chars, include_items, weights, allow_unknown_concepts,
-                                       approximate, ef_search, rank_by_confidence, explain)
+                                       approximate, ef_search, rank_by_confidence, explain,
+                                       recency_half_life_s, recency_weight)
         return self._call(self._recall_stub.Recall, request, timeout_s)

@@ -280,10 +280,12 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
                    include_items: bool = False, weights: Mapping[str, float] | None = None,
                    allow_unknown_concepts: bool = False, approximate: bool = False,
                    ef_search: int | None = None, rank_by_confidence: bool | None = None,
-                   explain: bool | None = None) -> pb.RecallRequest:
+                   explain: bool | None = None, recency_half_life_s: float | None = None,
+                   recency_weight: float | None = None) -> pb.RecallRequest:
     """RecallRequest; see PolarMemClient.recall. top_k 0 is sent as given (the server explains it).
     `rank_by_confidence` / `explain` None leave the field unset (the namespace's rule decides;
-    explanations on)."""
+    explanations on). `recency_half_life_s` / `recency_weight` None leave them unset (no
+    recency term; the server checks the values and names the field)."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     request = pb.RecallRequest(
@@ -311,6 +313,11 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
         if not isinstance(explain, bool):
             raise ValueError(f"explain must be True, False or None, got {explain!r}")
         request.explain = explain
+    for name, value in (("recency_half_life_s", recency_half_life_s), ("recency_weight", recency_weight)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ValueError(f"{name} must be a number or None, got {value!r}")
+            setattr(request, name, float(value))
     return request
 
 

@@ -156,6 +156,7 @@ MAX_PAGE_SIZE = 200
 Kind = Literal["text", "visual"]
 Mode = Literal["hard", "strict", "soft", "adaptive", "off"]
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="hits to return, 1-50")]
+RecencyHalfLife = Annotated[float, Field(gt=0, description="seconds; opt-in recency within tiers (mode hard or off)")]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="items per page, 1-200")]
 
 
@@ -369,7 +370,7 @@ def build_server(tools: PolarMemTools) -> MCPServer:
     async def recall(ctx: Context, query: str = "", required: list[str] | None = None,
                      forbidden: list[str] | None = None, mode: Mode | None = None, top_k: TopK = 5,
                      include_neutral: bool = False, metadata_equals: dict[str, str] | None = None,
-                     allow_unknown_concepts: bool = False,
+                     allow_unknown_concepts: bool = False, recency_half_life_s: RecencyHalfLife | None = None,
                      namespace: str = "") -> Annotated[CallToolResult, RecallView]:
         """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
         cat") unless `required` / `forbidden` concept names are given (then `query` may be omitted).
@@ -379,14 +380,17 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         last), strict (also prefers items where forbidden concepts are verified absent), soft,
         adaptive, off (plain similarity). By default, when some hit is VERIFIED only VERIFIED hits
         are returned (`cut` says how many others were left out); `include_neutral` keeps them.
-        `metadata_equals`: only items with these metadata pairs. Returns the fact-checked context
+        `metadata_equals`: only items with these metadata pairs. `recency_half_life_s` (mode hard
+        or off): within each tier, newer items first by similarity + 0.1 x 2^(-age / half-life);
+        a newer contradicting item still ranks below an older consistent one. Returns the fact-checked context
         to read — each entry `[i] (id: ITEM_ID) [Fact Check: STATUS] text` — and the hits."""
         if not query.strip() and not required and not forbidden:
             raise ToolError("query: give a query, or required / forbidden concept names")
         text = query if query.strip() else " ".join(required or [])  # what the similarity is computed from
         response = await call(ctx, "recall", tools.resolve_namespace(namespace), text, required=required,
                               forbidden=forbidden, mode=mode or "", top_k=top_k, include_context=True,
-                              metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts)
+                              metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts,
+                              recency_half_life_s=recency_half_life_s)
         parse = response.parse
         unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
         constraints: dict[str, Any] = {"required": list(parse.required), "forbidden": list(parse.forbidden),

@@ -113,6 +113,32 @@ def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, s
         assert native_count(front_server) == before
 
 
+def test_a_recall_with_recency_is_never_replayed_by_the_front(front_server, stubs):
+    """recency.py reads records and may search more than once: the front forwards every such
+    Recall, and publishes no plan for its shape (a replay would be a plain hard search)."""
+    main, fast = stubs
+    rng = np.random.default_rng(3)
+    for mode in (pb.RECALL_MODE_HARD, pb.RECALL_MODE_OFF):
+        shape = random_request(rng, mode=mode, recency_half_life_s=1e9, recency_weight=0.5)
+        for _ in range(3):
+            request = pb.RecallRequest()
+            request.CopyFrom(shape)
+            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            before = native_count(front_server)
+            answer = fast.Recall(request)
+            assert answer == main.Recall(request)
+            assert "2^(-age" in answer.mode_reason
+            assert native_count(front_server) == before
+        plain = pb.RecallRequest()
+        plain.CopyFrom(shape)
+        plain.ClearField("recency_half_life_s")
+        plain.ClearField("recency_weight")
+        fast.Recall(plain)  # a plain shape gets a plan; its recency twin still goes to the library
+        before = native_count(front_server)
+        fast.Recall(shape)
+        assert native_count(front_server) == before
+
+
 @pytest.mark.parametrize("change, code, needle", [
     (lambda r: r.ClearField("namespace") or setattr(r, "namespace", "nope"), grpc.StatusCode.NOT_FOUND, "nope"),
     (lambda r: r.vectors["vis"].values.append(1.0), grpc.StatusCode.INVALID_ARGUMENT, "vis"),

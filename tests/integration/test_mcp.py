@@ -136,6 +136,12 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             assert "mode" in await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})  # the schema's enum
             assert "top_k" in await error_of(client, "recall", {"query": "a dog", "top_k": 500})
             assert "query" in await error_of(client, "recall", {})
+            recent = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard",
+                                                                  "include_neutral": True, "recency_half_life_s": 3600}))
+            assert [h["id"] for h in recent["hits"]] == ["note1", "note2"]  # the tier first, recency within it
+            assert "recency_half_life_s" in await error_of(client, "recall", {"query": "a dog", "recency_half_life_s": 0})
+            message = await error_of(client, "recall", {"query": "a dog", "mode": "soft", "recency_half_life_s": 60})
+            assert "recency_half_life_s" in message and "name mode hard or off" in message
 
             observed = structured(await client.call_tool("observe", {"id": "note2", "states": {"bus": "not_has"}}))
             assert "bus" in observed["item"]["not_has"]

@@ -38,6 +38,11 @@ def test_recall_request_fields():
     assert request.vectors["loc"].rows == 3 and len(request.vectors["loc"].values) == 12
     assert request.HasField("top_k") and request.top_k == 0  # sent: the server says why 0 is wrong
     assert request.soft_lambda == 0.5
+    assert not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
+    recent = build.recall_request("ns", "a dog", recency_half_life_s=60, recency_weight=0.25)
+    assert recent.recency_half_life_s == 60.0 and recent.recency_weight == 0.25
+    with pytest.raises(ValueError, match="recency_weight must be a number"):
+        build.recall_request("ns", "a dog", recency_half_life_s=60, recency_weight="high")
 
 
 @pytest.mark.parametrize(

@@ -326,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ef-search", type=int, help="with --approximate: graph candidate list for this recall")
     p.add_argument("--rank-by-confidence", action=argparse.BooleanOptionalAction, default=None,
                    help="within tiers, confidently verified items first (default: as the namespace's rule says)")
+    p.add_argument("--recency-half-life-s", type=float,
+                   help="opt-in recency within tiers (modes hard / off): rank by s_sem + weight x 2^(-age / this)")
+    p.add_argument("--recency-weight", type=float, help="with --recency-half-life-s: the term's weight, 0-1 (default 0.1)")
     p.add_argument("--required", action="append", type=commands.name_list, help="explicit required concepts")
     p.add_argument("--forbidden", action="append", type=commands.name_list, help="explicit forbidden concepts")
     p.add_argument("--allow-unknown-concepts", action="store_true",

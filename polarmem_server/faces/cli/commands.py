@@ -595,7 +595,8 @@ def recall(args: argparse.Namespace) -> int:
             kinds=args.kind, metadata_equals=dict(args.where) if args.where else None,
             suppressed_k=args.top_k if args.show_suppressed else 0, include_context=args.context,
             context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts,
-            approximate=args.approximate, ef_search=args.ef_search, rank_by_confidence=args.rank_by_confidence)
+            approximate=args.approximate, ef_search=args.ef_search, rank_by_confidence=args.rank_by_confidence,
+            recency_half_life_s=args.recency_half_life_s, recency_weight=args.recency_weight)
     parse = response.parse
     if args.json:
         output.print_json(response)
