@@ -29,6 +29,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from servertools import stop_process  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "agent_first_recall.json"
 TORCH = "torch==2.13.0"
@@ -56,15 +59,6 @@ def start_server(python: Path, polarmem: Path, data: Path, *flags: str) -> tuple
             threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
             return process, address
     raise RuntimeError("the server did not start")
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 async def first_recall(polarmem: Path, address: str) -> dict:
@@ -155,7 +149,7 @@ def main() -> int:
                            capture_output=True)
             out["session"] = asyncio.run(measured_session(polarmem, address, server.pid))
         finally:
-            stop(server)
+            stop_process(server)
     out["host"]["load_average_after"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,3 +43,36 @@ def self_signed_certificate(directory: Path, common_name: str = "localhost", alt
                     *extension, "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     return cert, key
 
+
+
+def stop_process(process: subprocess.Popen, timeout_s: float = 20.0, communicate: bool = False) -> None:
+    """SIGTERM, then SIGKILL when it has not ended within `timeout_s`. `communicate`: read its pipes
+    to the end meanwhile (when nothing else drains them, a full pipe would block its exit)."""
+    process.terminate()
+    wait = process.communicate if communicate else process.wait
+    try:
+        wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        wait()
+
+
+def polarmem_command(*args: str) -> list[str]:
+    """`polarmem ARGS` run by this interpreter."""
+    return [sys.executable, "-m", "polarmem_server.faces.cli", *args]
+
+
+@contextmanager
+def mcp_http_process(*args: str, cwd) -> Iterator[str]:
+    """`polarmem mcp --transport http` on a free port (no POLARMEM_* of the caller's); yields its URL
+    and checks, once stopped, that it exited cleanly."""
+    process = subprocess.Popen(polarmem_command("mcp", "--transport", "http", "--port", "0", *args),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
+    try:
+        line = process.stdout.readline()
+        assert "serving on http://" in line, process.stderr.read() if process.poll() is not None else line
+        yield line.split("serving on ")[1].split()[0]
+    finally:
+        stop_process(process, 15, communicate=True)
+    assert process.returncode in (0, -15), process.returncode

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from polarmem_server.faces.client import PolarMemClient  # noqa: E402
+from servertools import mcp_http_process, polarmem_command, stop_process  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agent_notes"
 NOTES_WANTED = 50
@@ -162,8 +162,7 @@ async def agent_session(client) -> dict:
     return {"tool_calls": session.calls, "recall_calls_for_30_queries": recall_calls, "answered_at_1": answered}
 
 
-def polarmem(*args: str) -> list[str]:
-    return [sys.executable, "-m", "polarmem_server.faces.cli", *args]
+polarmem = polarmem_command
 
 
 @contextmanager
@@ -186,12 +185,7 @@ def polarmem_server(tmp_path, *flags: str):
             client.wait_ready(60)
         yield process, address
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)  # the drain thread reads its pipe
         if drain.is_alive() or drain.ident is not None:
             drain.join(10)
         process.stdout.close()
@@ -215,14 +209,7 @@ def test_agent_session_over_stdio(tmp_path):
 
 def test_agent_session_over_http_with_a_namespace_created_on_first_use(tmp_path):
     with polarmem_server(tmp_path, "--auto-create-namespaces", "true") as (_, address):
-        process = subprocess.Popen(polarmem("mcp", "--transport", "http", "--port", "0", "-n", "agent-7",
-                                            "--address", address), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True, cwd=str(tmp_path),
-                                   env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
-        try:
-            line = process.stdout.readline()
-            assert "serving on http://" in line, process.stderr.read() if process.poll() is not None else line
-            url = line.split("serving on ")[1].split()[0]
+        with mcp_http_process("-n", "agent-7", "--address", address, cwd=str(tmp_path)) as url:
 
             async def run():
                 async with httpx2.AsyncClient(timeout=120) as http_client:
@@ -231,10 +218,3 @@ def test_agent_session_over_http_with_a_namespace_created_on_first_use(tmp_path)
 
             figures = asyncio.run(run())
             assert figures["recall_calls_for_30_queries"] == QUERIES_WANTED
-        finally:
-            process.terminate()
-            try:
-                process.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from polarmem_server.api.server import PolarMemServer  # noqa: E402
 from polarmem_server.faces.client import PolarMemClient  # noqa: E402
-from servertools import DIM, make_config  # noqa: E402
+from servertools import DIM, make_config, mcp_http_process  # noqa: E402
 
 TOKEN = "s3cret"
 TOOLS = {"remember", "recall", "observe", "update_item", "forget", "get_item", "list_items", "clear_namespace",
@@ -167,25 +167,6 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
     asyncio.run(run())
     with PolarMemClient(memory_server.address, token=TOKEN) as check:  # the tools really wrote to the server
         assert check.get_namespace("mem").item_count == 1 and check.get_namespace("other").item_count == 1
-
-
-@contextmanager
-def mcp_http_process(*args: str, cwd):
-    process = subprocess.Popen(polarmem_mcp("--transport", "http", "--port", "0", *args), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=cwd,
-                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
-    try:
-        line = process.stdout.readline()
-        assert "serving on http://" in line, process.stderr.read() if process.poll() is not None else line
-        yield line.split("serving on ")[1].split()[0]
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-    assert process.returncode in (0, -15), process.returncode
 
 
 @contextmanager
