@@ -71,8 +71,8 @@ CONCEPT_MAP_MIN_SIMILARITY = 0.75
 ADAPTIVE_MARGIN = 0.15
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 CONTEXT_LIST_LIMIT = 12
-# Encoded concept names per namespace (for mapping unknown query terms), refreshed as the
-# vocabulary grows; dropped with the namespace.
+# Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
+# names, vectors), extended with only the concepts added since; dropped with the namespace.
 _concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -81,12 +81,23 @@ def _encoder(namespace: Namespace) -> Encoder | None:
 
 
 def concept_vectors(namespace: Namespace) -> np.ndarray:
-    names = namespace.vocabulary.names
+    """The namespace's concept names encoded, one row per concept id. A vocabulary grows by
+    appending, so a refresh encodes only the names added since the cache was built (re-encoding
+    every name after each write that adds a concept cost a text Recall ~5 ms per 16 names); a
+    vocabulary that changed otherwise (truncated after a failed write) is encoded again whole."""
+    vocabulary = namespace.vocabulary
+    version = vocabulary.version  # read before the names: a change in between is seen next time
     cached = _concept_vectors.get(namespace)
-    if cached is None or cached[0] != len(names):
-        cached = (len(names), _encoder(namespace).encode(names))
-        _concept_vectors[namespace] = cached
-    return cached[1]
+    if cached is not None and cached[0] == version:
+        return cached[2]
+    names = vocabulary.names
+    if cached is not None and len(names) >= len(cached[1]) and names[:len(cached[1])] == cached[1]:
+        added = names[len(cached[1]):]
+        vectors = np.concatenate([cached[2], _encoder(namespace).encode(added)]) if added else cached[2]
+    else:
+        vectors = _encoder(namespace).encode(names)
+    _concept_vectors[namespace] = (version, names, vectors)
+    return vectors
 
 
 @dataclass

