@@ -194,9 +194,6 @@ class MiniLMOnnxEncoder:
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only in the server log
-        # With more than one intra-op thread the pool's workers spin between ops by default: CPU the
-        # server pays for nothing (one thread, the default, has no pool).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.precision = precision if model_path is None else "custom"
         model = model_path or cached_model(model_dir, cache_dir, precision)
         self.model_path = model if isinstance(model, Path) else None
