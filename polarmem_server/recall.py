@@ -83,8 +83,9 @@ def _encoder(namespace: Namespace) -> Encoder | None:
 def concept_vectors(namespace: Namespace) -> np.ndarray:
     """The namespace's concept names encoded, one row per concept id. A vocabulary grows by
     appending, so a refresh encodes only the names added since the cache was built (re-encoding
-    every name after each write that adds a concept cost a text Recall ~5 ms per 16 names); a
-    vocabulary that changed otherwise (truncated after a failed write) is encoded again whole."""
+    every name after each write that adds a concept cost the next text Recall ~120 ms of CPU at
+    ~100 names, benchmarks/bench_text_recall_cpu.py); a vocabulary that changed otherwise
+    (truncated after a failed write) is encoded again whole."""
     vocabulary = namespace.vocabulary
     version = vocabulary.version  # read before the names: a change in between is seen next time
     cached = _concept_vectors.get(namespace)

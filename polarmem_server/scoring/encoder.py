@@ -7,7 +7,7 @@ the weights and loads fully offline. Clients may instead send their own vectors 
 
 A namespace's encoder name ("minilm") names the vector space; which runtime computes it is the
 process's choice, since all give the same vectors (cosine >= 0.999 to each other, tested):
-"minilm-onnx" (ONNX Runtime with 8-bit block-wise weights: about a fifth of torch's CPU per query,
+"minilm-onnx" (ONNX Runtime with 8-bit block-wise weights: about a quarter of torch's CPU per query,
 docs/performance.md) is the default, "minilm-onnx-fp32" (ONNX Runtime, fp32: about a third) and
 "minilm-torch" (sentence-transformers) the reference. POLARMEM_MINILM_RUNTIME=onnx, onnx-fp32 or
 torch picks one for "minilm"; left unset, "minilm" falls back to torch where onnxruntime is not

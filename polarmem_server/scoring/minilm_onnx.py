@@ -20,7 +20,7 @@ pipeline the torch encoder runs. The tokenizer is the checkpoint's own `tokenize
 the Rust `tokenizers` library, truncating at the checkpoint's max_seq_length (256), as
 sentence-transformers does. The default precision is "int8w": the fp32 export with 8-bit
 block-wise weights (minilm_quant.py), cached beside it; cosine >= 0.999 to fp32 on every dev query
-at ~0.6x its CPU. Dynamic int8 (one scale per activation matrix) is cheaper still but moves the
+at 0.71-0.85x its CPU. Dynamic int8 (one scale per activation matrix) is cheaper still but moves the
 vectors to cosine 0.990-0.996, which changes retrieval (docs/performance.md); "fp32" stays selectable.
 """
 
@@ -51,7 +51,7 @@ EXPORT_FORMAT = 1
 OPSET = 17
 CACHE_ENV = "POLARMEM_ENCODER_CACHE"
 # Precision -> the cache file's suffix. "int8w" (the default): 8-bit block-wise weights, cosine >=
-# 0.999 to fp32 on every dev query at ~0.6x its CPU (minilm_quant.py); "fp32": the export itself.
+# 0.999 to fp32 on every dev query at 0.71-0.85x its CPU (minilm_quant.py); "fp32": the export itself.
 PRECISIONS = {"int8w": f"-int8w-b{BLOCK_SIZE}", "fp32": ""}
 _HASH_CHUNK = 1 << 20
 

@@ -6,7 +6,7 @@ docs/performance.md): dynamic int8 (per-tensor or per-channel weights, all MatMu
 ones) scales a whole activation matrix by one number, which moves the query vectors to cosine
 0.990-0.996 of fp32 and changes a third to two thirds of the dev queries' top-10. Here each block
 of 32 weights has its own scale and accuracy_level 4 quantises the activations per block of 32 as
-well, so the vectors stay at cosine >= 0.999 of fp32 on every dev query, at about 0.6x of fp32's
+well, so the vectors stay at cosine >= 0.999 of fp32 on every dev query, at 0.71-0.85x of fp32's
 CPU per query (the weights read per query are a quarter of fp32's).
 
 The quantisation is ONNX Runtime's own kernel (the function its MatMulNBitsQuantizer calls);

@@ -93,6 +93,8 @@ def test_bad_input_is_refused(onnx_encoder):
     assert onnx_encoder.encode([]).shape == (0, 384)
     with pytest.raises(InvalidArgument, match="threads"):
         MiniLMOnnxEncoder(threads=0)
+    with pytest.raises(InvalidArgument, match="precision must be one of int8w, fp32, got 'int4'"):
+        MiniLMOnnxEncoder(precision="int4")
 
 
 def test_the_query_cache_returns_the_same_vectors_and_stays_bounded(cache_dir):
