@@ -19,7 +19,11 @@ process before and after each call (every thread of the server, the gRPC pollers
     python benchmarks/bench_text_recall_cpu.py --peer /work/main/.venv/bin/polarmem
 
 POLARMEM_MINILM_RUNTIME (e.g. onnx-fp32) is passed to this server only, so the recall pipeline's own
-change and the encoder's can be told apart. Writes benchmarks/results/text_recall_cpu.json. Not a test.
+change and the encoder's can be told apart; `--peer-env KEY=VALUE` sets the peer's environment
+(with no --peer, the peer is this server: `--peer-env POLARMEM_ENCODER_SHARED_RUNS=0`).
+Then concurrency (`--in-flight 1,4,16`): that many callers at once, MCP shape, distinct texts,
+two rounds per server alternating: server CPU per call (the process's utime + stime over the
+round, which counts threads that ended too) and latency p50 / p99. Writes benchmarks/results/text_recall_cpu.json. Not a test.
 """
 
 from __future__ import annotations
@@ -42,6 +46,12 @@ from bench_encoder import DEV, ROOT, dev_texts, host  # noqa: E402
 from servertools import stop_process  # noqa: E402
 
 
+def process_cpu_ms(pid: int) -> float:
+    """utime + stime of the whole process (threads that ended included; 10 ms ticks): for windows of many calls."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def server_cpu_ns(pid: int) -> int:
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -52,11 +62,12 @@ def server_cpu_ns(pid: int) -> int:
     return total
 
 
-def start_server(polarmem: str, data: Path, this: str) -> tuple[subprocess.Popen, str]:
+def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("POLARMEM_") or k in ("POLARMEM_ENCODER_CACHE", "POLARMEM_MINILM_RUNTIME")}
-    if polarmem != this:  # the peer runs its own default runtime
+    if peer_env is not None:  # the peer runs its own default runtime, plus --peer-env
         env.pop("POLARMEM_MINILM_RUNTIME", None)
+        env.update(peer_env)
     process = subprocess.Popen([polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
                                 "--metrics-port", "-1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=env)
@@ -66,6 +77,32 @@ def start_server(polarmem: str, data: Path, this: str) -> tuple[subprocess.Popen
             threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
             return process, address
     raise RuntimeError(f"{polarmem} serve did not start")
+
+
+def in_flight_round(process: subprocess.Popen, client, texts: list[str], threads: int) -> tuple[float, list[float]]:
+    """`threads` callers each sending its share of `texts` (MCP shape, the open namespace) one
+    after another: (server CPU ms per call, each call's latency in ms)."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+
+    def caller(mine: list[str]) -> None:
+        barrier.wait()
+        for text in mine:
+            start = time.perf_counter()
+            client.recall("open", text, top_k=5, include_context=True)
+            with lock:
+                latencies.append((time.perf_counter() - start) * 1e3)
+
+    workers = [threading.Thread(target=caller, args=(texts[i::threads],)) for i in range(threads)]
+    before = process_cpu_ms(process.pid)  # the gRPC server's threads may come and go: the process's total
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if len(latencies) != len(texts):
+        raise RuntimeError(f"{len(texts) - len(latencies)} of {len(texts)} Recalls failed")
+    return (process_cpu_ms(process.pid) - before) / len(texts), latencies
 
 
 def labels(path: Path) -> list[str]:
@@ -84,24 +121,35 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--negated", type=int, default=50)
     parser.add_argument("--growing", type=int, default=40, help="Recalls each after a write adding a concept")
+    parser.add_argument("--in-flight", type=lambda v: [int(x) for x in v.split(",") if x], default=[1, 4, 16],
+                        help="concurrency levels measured after the shapes ('' skips them)")
+    parser.add_argument("--per-level", type=int, default=96, help="Recalls per concurrency level and round")
+    parser.add_argument("--peer-env", action="append", default=[], help="KEY=VALUE set for the peer server only")
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "text_recall_cpu.json")
     args = parser.parse_args()
 
     from polarmem_server.faces.client import PolarMemClient
 
-    queries, _, _ = dev_texts(DEV, args.queries + args.items, args.negated, 0, 0, args.seed)
-    captions, queries = queries[:args.items], queries[args.items:]  # notes and queries from different images
+    peer_env = dict(item.split("=", 1) for item in args.peer_env)
+    if peer_env and not args.peer:
+        args.peer = args.polarmem  # the same server with other settings
+    spare_needed = sum(args.in_flight) and 2 * len(args.in_flight) * args.per_level * (2 if args.peer else 1)
+    pool, _, _ = dev_texts(DEV, args.queries + args.items + spare_needed, args.negated, 0, 0, args.seed)
+    negated = pool[len(pool) - args.negated:] if args.negated else []
+    captions = pool[:args.items]  # notes and queries from different images
+    queries = pool[args.items:args.items + args.queries] + negated
+    extra = pool[args.items + args.queries:len(pool) - len(negated)]
     concepts = labels(DEV)
     servers = {"this": args.polarmem, **({"peer": args.peer} if args.peer else {})}
     report: dict = {"host": host(), "load_before": os.getloadavg(), "items": len(captions), "queries": len(queries),
-                    "this_runtime": os.environ.get("POLARMEM_MINILM_RUNTIME", "default"),
+                    "this_runtime": os.environ.get("POLARMEM_MINILM_RUNTIME", "default"), "peer_env": peer_env,
                     "servers": servers, "results": {}}
     with tempfile.TemporaryDirectory(prefix="polarmem-text-recall-") as tmp:
         running: dict[str, tuple[subprocess.Popen, PolarMemClient]] = {}
         try:
             for name, polarmem in servers.items():
-                process, address = start_server(polarmem, Path(tmp) / name, args.polarmem)
+                process, address = start_server(polarmem, Path(tmp) / name, peer_env if name == "peer" else None)
                 client = PolarMemClient(address, timeout_s=120)
                 client.wait_ready()
                 client.create_namespace("open", open_vocabulary=True)
@@ -113,6 +161,7 @@ def main() -> None:
                     client.recall(namespace, "warm up the encoder", top_k=5, include_context=True)
                 running[name] = (process, client)
             cpu: dict[tuple[str, str, str], list[float]] = {}
+            flights: dict[str, dict] = {}
             for namespace in ("open", "closed"):
                 for shape in ("mcp", "cli"):
                     for text in queries:
@@ -134,12 +183,29 @@ def main() -> None:
                     client.recall("closed", f"{text} again", top_k=5, include_context=True)
                     cpu.setdefault((name, "closed", "mcp-after-a-new-concept"), []).append(
                         (server_cpu_ns(process.pid) - before) / 1e6)
+            # Concurrency: 1, 4, 16 callers at once (each text once, so the query cache stays cold).
+            spare = iter(extra)
+            for level in args.in_flight:
+                for round_ in range(2):
+                    for name, (process, client) in running.items():
+                        texts = [next(spare) for _ in range(args.per_level)]
+                        cpu_ms, latencies = in_flight_round(process, client, texts, level)
+                        entry = flights.setdefault(name, {}).setdefault(str(level), {"cpu": [], "latency": []})
+                        entry["cpu"].append(cpu_ms)
+                        entry["latency"].extend(latencies)
             for (name, namespace, shape), values in cpu.items():
                 ms = np.array(values)
                 report["results"].setdefault(name, {})[f"{namespace}/{shape}"] = {
                     "server_cpu_ms_p50": round(float(np.percentile(ms, 50)), 3),
                     "server_cpu_ms_p99": round(float(np.percentile(ms, 99)), 3),
                     "server_cpu_ms_mean": round(float(ms.mean()), 3)}
+            for name, levels in flights.items():
+                report.setdefault("in_flight", {})[name] = {
+                    level: {"server_cpu_ms_per_call": round(float(np.mean(v["cpu"])), 3),
+                            "rounds_cpu_ms": [round(c, 3) for c in v["cpu"]],
+                            "latency_ms_p50": round(float(np.percentile(v["latency"], 50)), 2),
+                            "latency_ms_p99": round(float(np.percentile(v["latency"], 99)), 2)}
+                    for level, v in levels.items()}
         finally:
             for process, client in running.values():
                 client.close()

