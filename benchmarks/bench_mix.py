@@ -74,7 +74,7 @@ CLASSES = ("mcp_text", "cli_text", "vector_hard_noexplain", "vector_hard_explain
 PLAIN_CAPTIONS = (20_000, 44_000)
 WRITE_CAPTIONS = (44_000, 50_000)
 TEXTS_C1, TEXTS_MIX = 3_000, 5_000  # distinct text queries per phase (both text classes)
-WRITES_C1, WRITES_MIX = 1_000, 2_000
+WRITES_C1, WRITES_MIX = 700, 1_300
 VECTOR_CLASSES = ("vector_hard_noexplain", "vector_hard_explain", "vector_strict", "vector_filter")
 DEFAULT_SPLIT = ("mcp_text=5,cli_text=2,vector_hard_noexplain=3,vector_hard_explain=2,vector_strict=1,vector_filter=2,"
                  "remember=1")
