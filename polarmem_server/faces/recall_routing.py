@@ -6,6 +6,9 @@ the main port (api/recall_shape.FRONT_PORT_HEADER). A client learns it from its 
 from then on sends a Recall to ``<the main address's host>:<that port>`` (same token and TLS)
 only when `plannable()` says the front can answer it without handing it to Python; every other
 Recall, and every other RPC, goes to the main port directly, so nothing pays the hand-over.
+Whether the mode that runs makes one plain search is known only from the answer: a mode-less
+Recall on a namespace whose rule is strict runs in strict, which the front never replays, so a
+(namespace, requested mode) answered in strict is kept on the main port from then on.
 
 If the front cannot be reached (UNAVAILABLE: down, drained, a port the client cannot reach;
 UNIMPLEMENTED: not a front), the call is sent again to the main port at once, a warning says

@@ -203,3 +203,32 @@ def test_the_cli_and_mcp_opt_out(monkeypatch):
     assert load_connection(parser.parse_args(["--no-fast-front"]), env={}).client_options()["fast_front"] is False
     assert load_connection(parser.parse_args([]), env={"POLARMEM_NO_FAST_FRONT": "1"}).client_options()[
         "fast_front"] is False
+
+
+@front_built
+def test_polarmem_mcp_clients_route_without_configuration(front_server):
+    """`polarmem mcp` keeps one AsyncPolarMemClient per token, made from the connection's options:
+    its Recalls route like any client's (the recall tool's own request — text, include_context —
+    goes to the main port, and is never handed over)."""
+    from types import SimpleNamespace
+
+    from polarmem_server.faces.connection import Connection
+    from polarmem_server.faces.mcp_server import PolarMemTools
+
+    rng = np.random.default_rng(9)
+    tools = PolarMemTools(Connection(address=front_server.address), own_token=False)
+    ctx = SimpleNamespace(headers={})
+
+    async def run():
+        for _ in range(2):  # the recall tool's shape (faces/mcp_server.py recall())
+            await tools.invoke(ctx, "recall", "t", "dog", vectors={"vis": vector(rng)}, mode="", top_k=5,
+                               include_context=True)
+        assert counts(front_server) == {"native": 0, "forwarded": 0}
+        for _ in range(3):
+            await tools.invoke(ctx, "recall", "t", vectors={"vis": vector(rng)}, **PLANNABLE)
+        address = tools.client(ctx).front.address
+        await tools.close()
+        return address
+
+    assert asyncio.run(run()) == f"127.0.0.1:{front_server.fast_front_port}"
+    assert counts(front_server) == {"native": 2, "forwarded": 1}
