@@ -232,3 +232,24 @@ def test_polarmem_mcp_clients_route_without_configuration(front_server):
 
     assert asyncio.run(run()) == f"127.0.0.1:{front_server.fast_front_port}"
     assert counts(front_server) == {"native": 2, "forwarded": 1}
+
+
+@front_built
+def test_the_learned_front_gets_the_clients_tls_and_token(tmp_path):
+    from servertools import self_signed_certificate
+
+    cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n')
+    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens),
+                         fast_front_address="127.0.0.1:0")
+    rng = np.random.default_rng(10)
+    with PolarMemServer(config) as server:
+        options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test", token="a-secret")
+        with PolarMemClient(server.address, **options) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            client.remember("t", id="a", vectors={"vis": vector(rng)}, states={"dog": "has", "cat": "not_has"})
+            for _ in range(3):
+                assert len(client.recall("t", vectors={"vis": vector(rng)}, **PLANNABLE).hits) == 1
+            assert client.front.address == f"127.0.0.1:{server.fast_front_port}"
+        assert counts(server) == {"native": 1, "forwarded": 1}
