@@ -214,13 +214,14 @@ class PostgresPeer:
 
     # load -----------------------------------------------------------------------------------
     def pgbench(self, clients: int, duration_s: float, queries: int, k: int, work_dir: Path,
-                rate: float | None = None) -> dict:
+                rate: float | None = None, sql: str | None = None) -> dict:
         """Closed loop with `clients` connections (or open loop at `rate` per second) for
-        `duration_s`, prepared statements, one per-transaction log per thread. Returns latency
+        `duration_s`, prepared statements, one per-transaction log per thread. `sql`: another
+        statement with `{qid}` and `{k}` placeholders (QUERY_SQL by default). Returns latency
         percentiles (ms), throughput, the postmaster tree's CPU and pgbench's own."""
         work_dir.mkdir(parents=True, exist_ok=True)
         script = work_dir / "recall.sql"
-        script.write_text(f"\\set qid random(1, {queries})\n" + QUERY_SQL.format(qid=":qid", k=k) + ";\n")
+        script.write_text(f"\\set qid random(1, {queries})\n" + (sql or QUERY_SQL).format(qid=":qid", k=k) + ";\n")
         prefix = work_dir / f"c{clients}" if rate is None else work_dir / f"r{int(rate)}"
         threads = min(clients, 4)
         argv = [str(_bin_dir() / "pgbench"), *self._conn_args(), "-n", "-M", "prepared", "-f", str(script),

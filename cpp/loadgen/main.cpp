@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -213,6 +214,14 @@ int Drive(const Options& options, Rpc<Request, Response> rpc, const std::vector<
     return 1;
   }
   RunResult result = driver.Run();
+  if (!options.latencies_out.empty()) {
+    std::ofstream out(options.latencies_out);
+    for (double us : result.latencies_us) out << us << "\n";
+    if (!out) {
+      std::cerr << "polarmem-loadgen: cannot write --latencies-out file '" << options.latencies_out << "'\n";
+      return 2;
+    }
+  }
   std::cout << ResultJson(SettingsJson(options, raw.size()), result, options.server_pids) << std::endl;
   return 0;
 }

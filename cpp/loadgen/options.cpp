@@ -13,7 +13,7 @@ const char kUsage[] =
     "usage: polarmem-loadgen --target HOST:PORT --rpc recall|remember|get_item|get_namespace\n"
     "         --requests FILE [--mode closed|open] [--concurrency N] [--rate CALLS_PER_S]\n"
     "         [--max-calls M] [--duration-s T] [--warmup-s W] [--deadline-ms D] [--channels C]\n"
-    "         [--once] [--max-outstanding K] [--server-pid PID]...\n"
+    "         [--once] [--max-outstanding K] [--server-pid PID]... [--latencies-out FILE]\n"
     "FILE holds the RPC's request messages, each as a little-endian uint32 length and the\n"
     "serialized message. Closed loop keeps N calls in flight; open loop starts calls at a fixed\n"
     "rate whatever the answers do. The run stops at M measured calls or T seconds, whichever\n"
@@ -64,6 +64,7 @@ Options ParseOptions(int argc, char** argv) {
     else if (flag == "--deadline-ms") o.deadline_ms = static_cast<int>(ParseNumber("--deadline-ms", value));
     else if (flag == "--channels") o.channels = static_cast<int>(ParseNumber("--channels", value));
     else if (flag == "--max-outstanding") o.max_outstanding = static_cast<int64_t>(ParseNumber("--max-outstanding", value));
+    else if (flag == "--latencies-out") o.latencies_out = value;
     else if (flag == "--server-pid") o.server_pids.push_back(static_cast<int>(ParseNumber("--server-pid", value)));
     else Fail("unknown flag " + flag);
   }

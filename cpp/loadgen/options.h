@@ -24,6 +24,8 @@ struct Options {
   bool once = false;           // send each request at most once (Remember: ids must be new)
   int64_t max_outstanding = 4096;  // open loop: calls beyond this are not started (counted)
   std::vector<int> server_pids;    // processes whose CPU time is read from /proc over the measurement
+  std::string latencies_out;       // optional: every OK call's latency (µs), one per line, for percentiles over
+                                   // several concurrent load generators (a request mix)
 };
 
 // Parses argv; on a bad or missing flag prints what is wrong and how to fix it, and exits 2.

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from polarmem_server.api.recall_shape import plannable
 from polarmem_server.recall import RecallMode
 from polarmem_server.storage.local.plan_capture import CoreSearch
 
@@ -54,15 +55,6 @@ def unavailable_reason() -> str | None:
 
 def came_through_front(context) -> bool:
     return any(key == FRONT_HEADER for key, _ in (context.invocation_metadata() or ()))
-
-
-def plannable(request) -> bool:
-    """The request fields that let the front replay its shape (the module docstring's list)."""
-    return (request.HasField("explain") and not request.explain and not request.include_context
-            and not request.include_items and request.suppressed_k == 0 and not request.metadata_equals
-            and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
-            and not request.text and len(request.vectors) > 0
-            and all(value.rows <= 1 for value in request.vectors.values()))
 
 
 class FastFrontHost:

@@ -20,6 +20,7 @@ from polarmem_server.faces import client_requests as build
 from polarmem_server.faces.client import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STREAM_TIMEOUT_S, DEFAULT_TIMEOUT_S,
                                           open_channel)
 from polarmem_server.faces.client_requests import Content, item_message
+from polarmem_server.faces.recall_routing import Router
 
 
 class AsyncPolarMemClient:
@@ -31,19 +32,22 @@ class AsyncPolarMemClient:
                  *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None) -> None:
-        """As PolarMemClient (`recall_address`: a server's compiled Recall front)."""
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
+                 fast_front: bool = True) -> None:
+        """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front)."""
         self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._recall_channel = None
-        self._recall_stub = self._stub
-        if recall_address:
-            self._recall_channel, _ = open_channel(grpc.aio, recall_address, token, root_certificates, max_message_bytes,
-                                                   tls, tls_server_name, retries, initial_backoff_s, max_backoff_s,
-                                                   retry_codes)
-            self._recall_stub = pb_grpc.MemoryServiceStub(self._recall_channel)
+
+        def open_front(front: str):
+            # No retries on the front's channel: a failed call goes to the main port instead.
+            self._recall_channel, _ = open_channel(grpc.aio, front, token, root_certificates, max_message_bytes, tls,
+                                                   tls_server_name, 1, initial_backoff_s, max_backoff_s, retry_codes)
+            return pb_grpc.MemoryServiceStub(self._recall_channel)
+
+        self.front = Router(address, fast_front, open_front, recall_address)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -186,7 +190,22 @@ class AsyncPolarMemClient:
     async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
                      **options: Any) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""
-        return await self._call(self._recall_stub.Recall, build.recall_request(namespace, text, **options), timeout_s)
+        request = build.recall_request(namespace, text, **options)
+        front = self.front.front_stub(request)
+        if front is not None:
+            try:
+                response = await self._call(front.Recall, request, timeout_s)
+                self.front.answered(request, response)
+                return response
+            except grpc.RpcError as exc:
+                if not self.front.failed(exc):
+                    raise
+        call = self._stub.Recall(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
+                                 metadata=self._metadata)
+        response = await call
+        self.front.learn(await call.trailing_metadata())
+        self.front.answered(request, response)
+        return response
 
 
 async def _async_stream_requests(namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int):

@@ -30,6 +30,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
 from polarmem_server.faces.client_requests import (KINDS, MODES, POLARITIES, STATES, STORAGES, Content,  # noqa: F401 - re-exported
                                                    item_message, vector_value)
+from polarmem_server.faces.recall_routing import Router
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_STREAM_TIMEOUT_S = 600.0
@@ -64,27 +65,32 @@ class PolarMemClient:
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
     `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
     `tls_server_name` overrides the name checked against the certificate. `retries` is the most
-    attempts of an idempotent call (1 = no retry). `recall_address`: a server's compiled Recall
-    front (`fast_front_address`, docs/fast-front.md); Recall goes there, everything else to
-    `address`, with the same token and TLS settings."""
+    attempts of an idempotent call (1 = no retry). `fast_front`: send the Recalls a server's
+    compiled front answers itself to that front, at the port the server advertises (its host as in
+    `address`, the same token and TLS), and fall back to `address` if it fails
+    (faces/recall_routing.py, docs/fast-front.md); False sends everything to `address`.
+    `recall_address`: the front's address, when it is not the advertised one."""
 
     def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
                  timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None) -> None:
+                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
+                 fast_front: bool = True) -> None:
         self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._recall_channel = None
-        self._recall_stub = self._stub
-        if recall_address:
-            self._recall_channel, _ = open_channel(grpc, recall_address, token, root_certificates, max_message_bytes,
-                                                   tls, tls_server_name, retries, initial_backoff_s, max_backoff_s,
-                                                   retry_codes)
-            self._recall_stub = pb_grpc.MemoryServiceStub(self._recall_channel)
+
+        def open_front(front: str):
+            # No retries on the front's channel: a failed call goes to the main port instead.
+            self._recall_channel, _ = open_channel(grpc, front, token, root_certificates, max_message_bytes, tls,
+                                                   tls_server_name, 1, initial_backoff_s, max_backoff_s, retry_codes)
+            return pb_grpc.MemoryServiceStub(self._recall_channel)
+
+        self.front = Router(address, fast_front, open_front, recall_address)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -289,4 +295,16 @@ class PolarMemClient:
                                        context_budget_chars, include_items, weights, allow_unknown_concepts,
                                        approximate, ef_search, rank_by_confidence, explain,
                                        recency_half_life_s, recency_weight)
-        return self._call(self._recall_stub.Recall, request, timeout_s)
+        front = self.front.front_stub(request)
+        if front is not None:
+            try:
+                response = self._call(front.Recall, request, timeout_s)
+                self.front.answered(request, response)
+                return response
+            except grpc.RpcError as exc:
+                if not self.front.failed(exc):
+                    raise
+        response, call = self._call(self._stub.Recall.with_call, request, timeout_s)
+        self.front.learn(call.trailing_metadata())
+        self.front.answered(request, response)
+        return response

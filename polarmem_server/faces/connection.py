@@ -39,6 +39,7 @@ class Connection:
     tls_ca: str = ""
     tls_server_name: str = ""
     timeout_s: float = 30.0
+    no_fast_front: bool = False
     namespace: str = ""
 
     def resolved_token(self) -> str | None:
@@ -63,7 +64,8 @@ class Connection:
             except OSError as exc:
                 raise ValueError(f"tls_ca: cannot read {str(path)!r} ({exc.strerror or exc})") from None
         return dict(address=self.address, token=self.resolved_token(), root_certificates=roots, tls=self.tls,
-                    tls_server_name=self.tls_server_name or None, timeout_s=self.timeout_s)
+                    tls_server_name=self.tls_server_name or None, timeout_s=self.timeout_s,
+                    fast_front=not self.no_fast_front)
 
     def client(self):
         from polarmem_server.faces.client import PolarMemClient
@@ -79,6 +81,8 @@ HELP = {
     "tls_ca": "PEM root certificates to trust (implies TLS)",
     "tls_server_name": "name to check the server certificate against (when it differs from the address)",
     "timeout_s": "deadline of each call, in seconds",
+    "no_fast_front": "send every Recall to the address above, never to the server's compiled Recall front "
+                     "(by default the Recalls it answers itself go to the port the server advertises)",
 }
 
 
