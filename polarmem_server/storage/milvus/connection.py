@@ -33,7 +33,8 @@ class MilvusSettings:
     timeout_s: float = 10.0  # per call; a slower Milvus is DEADLINE_EXCEEDED
     prefix: str = "polarmem"  # collection-name prefix, so several deployments can share one Milvus
     # Where a namespace created by this process keeps its items: "collection" (its own) or
-    # "shared" (one collection per vector dimension, a partition per namespace; schema.py).
+    # "shared" (one collection per vector dimension, a partition per namespace) or "pooled" (one
+    # collection per vector dimension, no partitions: rows told apart by their ns field; schema.py).
     layout: str = "collection"
 
     def __post_init__(self) -> None:
@@ -45,8 +46,8 @@ class MilvusSettings:
                                   f"(got {self.prefix!r})")
         if self.timeout_s <= 0:
             raise InvalidArgument(f"milvus timeout_s must be positive (got {self.timeout_s})")
-        if self.layout not in ("collection", "shared"):
-            raise InvalidArgument(f"milvus layout must be 'collection' or 'shared' (got {self.layout!r})")
+        if self.layout not in ("collection", "shared", "pooled"):
+            raise InvalidArgument(f"milvus layout must be 'collection', 'shared' or 'pooled' (got {self.layout!r})")
 
 
 def import_pymilvus():
