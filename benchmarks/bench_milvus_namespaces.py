@@ -89,13 +89,14 @@ def probe_partition_key(pm, alias: str) -> dict:
                         consistency_level="Strong")
     col.create_index("vec", {"index_type": "FLAT", "metric_type": "IP", "params": {}})
     col.load()
-    col.insert([["inserted"], ["t"], [[1.0, 0.0]]])
+    col.insert([["inserted", "replaced"], ["t", "t"], [[1.0, 0.0]] * 2])
     col.upsert([["upserted"], ["t"], [[1.0, 0.0]]])
-    col.upsert([["inserted"], ["t"], [[0.0, 1.0]]])  # an upsert replacing an inserted row
+    col.upsert([["replaced"], ["t"], [[0.0, 1.0]]])  # an upsert replacing an inserted row
     strong = {"consistency_level": "Strong"}
     out["query_ns_eq_t"] = sorted(r["pk"] for r in col.query('ns == "t"', output_fields=["pk"], **strong))
-    out["query_pk_in"] = sorted(r["pk"] for r in col.query('pk in ["inserted", "upserted"]', output_fields=["pk"],
-                                                          **strong))
+    out["query_pk_in"] = sorted(r["pk"] for r in col.query('pk in ["inserted", "upserted", "replaced"]',
+                                                          output_fields=["pk"], **strong))
+    out["query_ns_like_t"] = sorted(r["pk"] for r in col.query('ns like "t%"', output_fields=["pk"], **strong))
     hits = col.search([[1.0, 0.0]], "vec", {"metric_type": "IP", "params": {}}, limit=10, expr='ns == "t"', **strong)
     out["search_ns_eq_t"] = sorted(h.id for h in hits[0])
     col.release()
@@ -319,7 +320,7 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     save()  # what is measured so far survives a later failure
     if not args.skip_partition_limit:
         start = time.perf_counter()
-        have = len(shared_col.partitions)
+        have, rss_before = len(shared_col.partitions), tree_rss_mb(pid)
         made, refusal = 0, ""
         while time.perf_counter() - start < args.partition_limit_s:
             try:
@@ -331,6 +332,8 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
         report["shared"]["partition_limit"] = {"partitions_before": have, "created_raw": made,
                                                "partitions_after": len(shared_col.partitions),
                                                "seconds": round(time.perf_counter() - start, 1),
+                                               "milvus_rss_mb": [rss_before, tree_rss_mb(pid)],
+                                               "note": "partitions created raw, not loaded",
                                                "refusal": refusal}
         if refusal:
             try:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from polarmem_server.errors import DeadlineExceeded, InvalidArgument, NotFound, PolarMemError, Unavailable
+from polarmem_server.errors import (DeadlineExceeded, InvalidArgument, NotFound, PolarMemError, ResourceExhausted,
+                                    Unavailable)
 
 T = TypeVar("T")
 
@@ -102,6 +103,10 @@ def translate(exc: Exception, what: str, uri: str) -> PolarMemError:
     if any(word in text for word in _TIMEOUT):
         return DeadlineExceeded(f"Milvus at {uri} did not answer {what} in time ({exc}); "
                                 "retry, or raise --milvus-timeout if Milvus is overloaded")
+    if "partition number" in text and "exceeds max" in text:  # the shared layout is full: retrying cannot help
+        return ResourceExhausted(f"{what}: Milvus at {uri} refused another partition ({exc}): the shared layout "
+                                 "holds at most 4,096 namespaces per vector dimension (rootCoord.maxPartitionNum); "
+                                 "create more with --milvus-layout pooled (docs/deployment.md, \"Tenants\")")
     if any(word in text for word in _UNREACHABLE):
         return Unavailable(f"Milvus at {uri} is unreachable for {what} ({exc}); nothing was stored by this call; "
                            "retry when Milvus is back")
