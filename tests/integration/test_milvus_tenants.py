@@ -92,3 +92,41 @@ def test_pooled_tenants_never_see_each_other(milvus_server, tmp_path):
             assert [h.id for h in c.recall("bob", text="a boat", top_k=10).hits] == ["item0"]
     finally:
         assert server.stop() == 0, server.log()
+
+
+def test_pooled_namespace_created_again_by_another_process(milvus_server):
+    """Process b has the namespace open when process a deletes it and creates it again: once b's
+    settings refresher has read the records (every 2 s; called here), b reads and writes the new
+    namespace, not the old one's rows."""
+    import numpy as np
+
+    from polarmem_server.index import SpaceSpec
+    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.storage.milvus.backend import MilvusBackend
+    from polarmem_server.storage.milvus.connection import MilvusSettings
+
+    def memory():
+        return Memory(MilvusBackend(MilvusSettings(milvus_server.uri, prefix=prefix, layout="pooled")))
+
+    def settings():
+        return NamespaceSettings("n", spaces=(SpaceSpec("vis", 4),), encoder="none")
+
+    def item(item_id):
+        return ItemInput(id=item_id, vectors={"vis": np.ones(4, dtype=np.float32)})
+
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    a, b = memory(), memory()
+    try:
+        a.create_namespace(settings())
+        b.remember("n", item("old"))  # b opens the namespace and keeps its handle
+        a.delete_namespace("n")
+        a.create_namespace(settings())
+        b.adopt_records(b.backend.namespaces())  # what b's settings refresher does every 2 s
+        b.remember("n", item("new"))
+        assert a.get_item("n", "new").id == "new"
+        for m in (a, b):
+            assert [h.item_id for h in m.recall("n", vectors={"vis": np.ones(4)}, k=10).hits] == ["new"]
+            assert m.namespace_counts("n").items == 1
+    finally:
+        a.close()
+        b.close()

@@ -188,7 +188,10 @@ class MilvusBackend(Backend):
 
     def namespaces(self) -> list[NamespaceRecord]:
         rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
-        return sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name)
+        records = sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows),
+                         key=lambda r: r.name)
+        self._forget_stale_handles(records)
+        return records
 
     def namespace_record(self, name: str) -> NamespaceRecord | None:
         return self._record(name)
@@ -443,6 +446,16 @@ class MilvusBackend(Backend):
 
             self._call(create, "create namespace partition")
         return collection
+
+    def _forget_stale_handles(self, records: Sequence[NamespaceRecord]) -> None:
+        """A pooled namespace that another process deleted and created again has a new tag: the
+        handle cached here for the old one goes when the records are next read (every 2 s by the
+        settings refresher, which then adopts the new settings and vocabulary), so this process
+        stops reading and writing the old one's rows (which no one sees)."""
+        created = {record.name: record.created_ms for record in records}
+        for name, handle in list(self._handles.items()):
+            if handle.tag != name and (name not in created or handle.tag != schema.pooled_tag(name, created[name])):
+                self._handles.pop(name, None)
 
     def _pooled(self, space: str, dim: int):
         """The pooled layout's collection for vectors of `dim` (created on first use; cached, as
