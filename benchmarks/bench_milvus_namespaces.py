@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -373,6 +374,8 @@ def main() -> None:
     report = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
               "host": platform.node(), "cpus": os.cpu_count(), "machine": platform.machine(),
               "load_before": os.getloadavg()}
+    # a SIGTERM (e.g. `timeout`) unwinds like an exception, so the finally below stops Milvus by PID
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     lock = take_lock()
     try:
         with tempfile.TemporaryDirectory(prefix="milvus-namespaces-") as tmp:
