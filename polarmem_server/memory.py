@@ -65,8 +65,10 @@ class Memory:
         self._namespaces: dict[str, Namespace] = {}
         # Called with a namespace's name after each write to it ends (domain/namespace.py ChangeLock).
         self.change_listeners: list[Callable[[str], None]] = []
-        for record in self.backend.namespaces():
-            self._namespaces[record.name] = self._open_namespace(record)
+        records = self.backend.namespaces()
+        bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
+        for record in records:
+            self._namespaces[record.name] = self._open_namespace(record, bound[record.name])
         self._refresher = None
         if self.backend.shared:
             self._refresher = SettingsRefresher(self.backend.namespaces, self.adopt_records, settings_refresh_s).start()
@@ -74,11 +76,13 @@ class Memory:
         if graph_checkpoint_s > 0 and getattr(self.backend, "saves_graphs", False):
             self._checkpointer = GraphCheckpointer(self.checkpoint_graphs, graph_checkpoint_s).start()
 
-    def _open_namespace(self, record: records_pb2.NamespaceRecord) -> Namespace:
+    def _open_namespace(self, record: records_pb2.NamespaceRecord,
+                        concepts: list[tuple[int, str]] | None = None) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
         encoder_warmup.warm(namespace.settings.encoder)  # no first call pays the encoder's load
         namespace.write_lock.listeners = self.change_listeners
-        concepts = self.backend.concepts(record.name)
+        if concepts is None:
+            concepts = self.backend.concepts(record.name)
         namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
         self.writer.concept_ids(namespace, namespace.settings.concepts)
         return namespace

@@ -15,10 +15,12 @@ START_TIMEOUT_S = 120
 class ServeProcess:
     """One `polarmem serve --backend milvus` process on a free port."""
 
-    def __init__(self, milvus_uri: str, prefix: str, workdir: Path, timeout_s: float = 10.0) -> None:
+    def __init__(self, milvus_uri: str, prefix: str, workdir: Path, timeout_s: float = 10.0,
+                 layout: str = "collection") -> None:
         self.log_path = workdir / f"serve-{prefix}-{time.monotonic_ns()}.log"
         self.command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--backend", "milvus",
                         "--milvus-uri", milvus_uri, "--milvus-prefix", prefix, "--milvus-timeout", str(timeout_s),
+                        "--milvus-layout", layout,
                         "--address", "127.0.0.1:0", "--metrics-port", "-1", "--grace-s", "2",
                         "--data-dir", str(workdir / "unused-data-dir")]
         self.process: subprocess.Popen | None = None

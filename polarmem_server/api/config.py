@@ -72,7 +72,8 @@ class ServerConfig:
     milvus_ca_pem: str = ""
     milvus_timeout: float = 10.0
     milvus_prefix: str = "polarmem"
-    milvus_layout: str = "collection"  # collection (one per namespace) | shared (a partition per namespace; schema.py)
+    # collection (one per namespace) | shared (a partition per namespace) | pooled (rows told apart by ns; schema.py)
+    milvus_layout: str = "collection"
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
     fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
     graph_checkpoint_s: float = 300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
@@ -145,8 +146,8 @@ class ServerConfig:
         if self.processes > 1:
             raise ValueError("setting processes: is for the local backend (replicas of one RocksDB store); with "
                              "backend milvus run more servers against the same Milvus instead (docs/deployment.md)")
-        if self.milvus_layout not in ("collection", "shared"):
-            raise ValueError(f"setting milvus_layout: use 'collection' or 'shared', got {self.milvus_layout!r}")
+        if self.milvus_layout not in ("collection", "shared", "pooled"):
+            raise ValueError(f"setting milvus_layout: use 'collection', 'shared' or 'pooled', got {self.milvus_layout!r}")
         if self.milvus_timeout <= 0:
             raise ValueError(f"setting milvus_timeout: must be > 0 seconds, got {self.milvus_timeout}")
         if self.milvus_ca_pem and not (self.milvus_tls or self.milvus_uri.startswith("https://")):
@@ -233,8 +234,10 @@ HELP = {
     "milvus_timeout": "backend milvus: seconds per Milvus call (a slower one is DEADLINE_EXCEEDED)",
     "milvus_prefix": "backend milvus: collection-name prefix, so several deployments can share one Milvus",
     "milvus_layout": "backend milvus: where namespaces this server creates keep their items: collection (one each; "
-                     "for tens of namespaces, own index) or shared (one collection per dimension, a "
-                     "partition per namespace; for hundreds to 4,096; docs/deployment.md)",
+                     "for tens of namespaces, own index), shared (one collection per dimension, a "
+                     "partition per namespace; up to 4,096) or pooled (one collection per dimension, "
+                     "namespaces told apart by a field; creating one is a metadata write; for thousands; "
+                     "docs/deployment.md)",
 }
 
 

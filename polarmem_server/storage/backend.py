@@ -264,6 +264,11 @@ class Backend(ABC):
         """Every (id, name) bound in the namespace, by id. Ids are dense from 0 in the local
         backend; callers must not assume density."""
 
+    def concepts_of(self, names: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """``concepts`` of each of these namespaces: what a process opening every namespace at
+        start reads (a shared backend reads them all at once, not one round trip each)."""
+        return {name: self.concepts(name) for name in names}
+
     def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
         """The (id, name) bindings with id >= ``first_id``, by id: how a process whose vocabulary
         holds ids below ``first_id`` catches up with bindings other processes sharing the

@@ -1,10 +1,11 @@
 """One conformance suite, two backends: the same items and queries through Memory over the local
 backend (RocksDB + compiled core) and over the Milvus backend (a real Milvus standalone server
-from the `milvus` wheel, started once per session by tests/milvus_server.py) in both its layouts
-(a collection per namespace; one shared collection with a partition per namespace) give the
-same records, the same ids and — on Milvus's exact FLAT index — the same order. What only the
-shared layout has to show (namespaces isolated from each other inside one collection) is at the
-end."""
+from the `milvus` wheel, started once per session by tests/milvus_server.py) in its three layouts
+(a collection per namespace; one shared collection with a partition per namespace; one pooled
+collection told apart by the ``ns`` field) give the same records, the same ids and — on Milvus's
+exact FLAT index — the same order. What only the shared and pooled layouts have to show
+(namespaces isolated from each other inside one collection) is at the end; every RPC's isolation
+over a real server: test_milvus_tenants.py."""
 
 import uuid
 
@@ -20,7 +21,8 @@ DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus")
 
 
-MILVUS_KINDS = {"milvus": "collection", "milvus-shared": "shared"}
+MILVUS_KINDS = {"milvus": "collection", "milvus-shared": "shared", "milvus-pooled": "pooled"}
+PREFIX_SUFFIX = {"milvus": "", "milvus-shared": "s", "milvus-pooled": "p"}  # the layouts' collections apart
 
 
 def open_memory(kind, tmp_path, request):
@@ -30,7 +32,7 @@ def open_memory(kind, tmp_path, request):
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     server = request.getfixturevalue("milvus_server")
-    prefix = request.getfixturevalue("milvus_prefix") + ("s" if kind == "milvus-shared" else "")  # apart
+    prefix = request.getfixturevalue("milvus_prefix") + PREFIX_SUFFIX[kind]
     return Memory(MilvusBackend(MilvusSettings(server.uri, prefix=prefix, layout=MILVUS_KINDS[kind])))
 
 
@@ -192,13 +194,15 @@ def test_constraint_only_query_without_vectors(twins):
         assert [h.item_id for h in results[kind].hits] == [h.item_id for h in results["local"].hits], kind
 
 
-def test_shared_layout_keeps_namespaces_apart_in_one_collection(tmp_path, request):
+@pytest.mark.parametrize("kind", ["milvus-shared", "milvus-pooled"])
+def test_one_collection_layouts_keep_namespaces_apart(kind, tmp_path, request):
     from polarmem_server.errors import InvalidArgument
     from polarmem_server.index import AnnSpec
     from polarmem_server.storage.milvus import schema
     from polarmem_server.storage.milvus.connection import import_pymilvus
 
-    shared = open_memory("milvus-shared", tmp_path, request)
+    layout = MILVUS_KINDS[kind]
+    shared = open_memory(kind, tmp_path, request)
     prefix = shared.backend.settings.prefix
     for name in ("x", "y"):
         shared.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", DIM),), encoder="none"))
@@ -207,7 +211,7 @@ def test_shared_layout_keeps_namespaces_apart_in_one_collection(tmp_path, reques
                                             states={"dog": "has" if name == "x" else "not_has"}))
     alias = shared.backend.connection.alias
     names = import_pymilvus().utility.list_collections(using=alias)
-    assert f"{prefix}_shared_d{DIM}" in names  # one collection, a partition per namespace
+    assert f"{prefix}_{layout}_d{DIM}" in names  # one collection (shared: a partition per namespace)
     assert not {schema.items_collection(prefix, "x"), schema.items_collection(prefix, "y")} & set(names)
     for name in ("x", "y"):
         hits = shared.recall(name, vectors={"vis": vec(0)}, required=["dog"], k=10)
@@ -219,7 +223,11 @@ def test_shared_layout_keeps_namespaces_apart_in_one_collection(tmp_path, reques
     assert shared.namespace_counts("y").items == 3 and shared.get_item("y", "same1").id == "same1"
     shared.delete_namespace("x")
     assert shared.namespace_counts("y").items == 3
-    with pytest.raises(InvalidArgument, match=r"^config\.ann: the milvus \(shared layout\) backend builds no "
+    # re-created under the same name, x starts empty (pooled: its rows were deleted by ns)
+    shared.create_namespace(NamespaceSettings("x", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    assert shared.namespace_counts("x").items == 0 and not shared.recall("x", vectors={"vis": vec(0)}, k=10).hits
+    shared.delete_namespace("x")
+    with pytest.raises(InvalidArgument, match=rf"^config\.ann: the milvus \({layout} layout\) backend builds no "
                                               "approximate index"):
         shared.create_namespace(NamespaceSettings("z", spaces=(SpaceSpec("vis", DIM),), encoder="none",
                                                   ann=AnnSpec(kind="ivf")))

@@ -129,3 +129,7 @@ def test_an_approximate_index_becomes_the_targets_kind_both_ways(milvus_server, 
     assert shared.returncode == 0, shared.stderr
     assert "g: approximate index hnsw dropped (the milvus (shared layout) backend builds none)" in shared.stdout
     assert "g: 30 items on the target = 30 on the source" in shared.stdout
+    pooled = cli("--from", str(tmp_path / "src"), "--to", f"milvus://{host_port}/{prefix}p", "--milvus-layout", "pooled")
+    assert pooled.returncode == 0, pooled.stderr
+    assert "g: approximate index hnsw dropped (the milvus (pooled layout) backend builds none)" in pooled.stdout
+    assert "g: 30 items on the target = 30 on the source" in pooled.stdout

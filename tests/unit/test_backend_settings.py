@@ -17,6 +17,7 @@ def test_local_is_the_default_and_milvus_settings_map_one_to_one(tmp_path):
     assert load_config({"backend": "milvus"}, env={}).milvus_settings().uri == "http://127.0.0.1:19530"
     assert load_config({"backend": "milvus"}, env={}).milvus_settings().layout == "collection"
     assert load_config({"backend": "milvus", "milvus_layout": "shared"}, env={}).milvus_settings().layout == "shared"
+    assert load_config({"backend": "milvus", "milvus_layout": "pooled"}, env={}).milvus_settings().layout == "pooled"
 
 
 def test_environment_and_config_file_and_flags(tmp_path):
@@ -42,7 +43,7 @@ def test_environment_and_config_file_and_flags(tmp_path):
     ({"backend": "milvus", "durability": "async"}, "setting durability: is for the local store"),
     ({"backend": "milvus", "processes": 2}, "setting processes: is for the local backend"),
     ({"backend": "milvus", "milvus_timeout": 0}, "setting milvus_timeout: must be > 0"),
-    ({"backend": "milvus", "milvus_layout": "partition-key"}, "setting milvus_layout: use 'collection' or 'shared'"),
+    ({"backend": "milvus", "milvus_layout": "partition-key"}, "setting milvus_layout: use 'collection', 'shared' or 'pooled'"),
     ({"milvus_layout": "shared"}, "setting milvus_layout: the milvus_* settings need backend milvus"),
     ({"backend": "milvus", "milvus_ca_pem": "/ca.pem"}, "setting milvus_ca_pem: it is for TLS"),
     ({"graph_checkpoint_s": -1}, "setting graph_checkpoint_s: must be >= 0 seconds"),

@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--milvus-token", default="", help="'user:password' or an API key for the Milvus side")
     p.add_argument("--milvus-ca-pem", default="", help="PEM file of the Milvus CA / server certificate (milvus+tls://)")
     p.add_argument("--milvus-timeout", type=float, default=60.0, help="seconds per Milvus call")
-    p.add_argument("--milvus-layout", choices=["collection", "shared"], default="collection",
+    p.add_argument("--milvus-layout", choices=["collection", "shared", "pooled"], default="collection",
                    help="a Milvus target: where namespaces it creates keep their items (docs/deployment.md)")
     p.set_defaults(func=run)
 

@@ -6,8 +6,9 @@ number of PolarMem processes can serve the same namespaces and a write acknowled
 seen by the next read of any other. A write returns only after Milvus acknowledged it.
 
 A namespace's items live in a collection of its own, or (``MilvusSettings.layout = "shared"``)
-in its partition of one collection per vector dimension (schema.py has both and why). The
-layout is where the creating process put them and is found again on open, so servers of either
+in its partition of one collection per vector dimension, or (``"pooled"``) in one collection per
+vector dimension, told apart by their ``ns`` field alone (schema.py has the three and why). The
+layout is where the creating process put them and is found again on open, so servers of any
 setting serve every namespace.
 
 Search runs the lexicographic ranking as tiered filtered searches on the namespace's vector
@@ -91,19 +92,23 @@ def vector_index(record: NamespaceRecord) -> dict:
 class _Namespace:
     """Handles of one namespace's collection (cached; the truth is in Milvus). In the shared
     layout the collection holds other namespaces too: every call names this one's partition,
-    every expression also tests ``ns == …``, and rows are keyed by ``pk`` (schema.py)."""
+    every expression also tests ``ns == …``, and rows are keyed by ``pk`` (schema.py). The pooled
+    layout is the shared one without the partition: the ``ns`` test alone scopes every call, on
+    ``tag`` (schema.pooled_tag: the name and the creation time) rather than the name."""
 
-    def __init__(self, name: str, collection, space: str, dim: int, ann: AnnSpec | None, shared: bool) -> None:
+    def __init__(self, name: str, collection, space: str, dim: int, ann: AnnSpec | None, shared: bool,
+                 partitioned: bool = True, tag: str = "") -> None:
         self.name = name
         self.collection = collection
         self.space = space
         self.dim = dim
         self.ann = ann  # None: FLAT
         self.shared = shared
-        self.scope = f"ns == {ex.literal(name)}" if shared else ""
+        self.tag = tag or name  # the rows' ns value
+        self.scope = f"ns == {ex.literal(self.tag)}" if shared else ""
         partition = schema.namespace_partition(name)
-        self.partitions = [partition] if shared else None  # query / search: partition_names
-        self.into = {"partition_name": partition} if shared else {}  # upsert / delete
+        self.partitions = [partition] if shared and partitioned else None  # query / search: partition_names
+        self.into = {"partition_name": partition} if shared and partitioned else {}  # upsert / delete
 
     def where(self, expr: str = "") -> str:
         """`expr` within this namespace; every row of it when `expr` is empty."""
@@ -117,7 +122,7 @@ class _Namespace:
 
     def key_columns(self, item_id: str) -> list:
         """The leading columns of a row: (pk, ns) in the shared layout, none otherwise."""
-        return [schema.shared_key(self.name, item_id), self.name] if self.shared else []
+        return [schema.shared_key(self.name, item_id), self.tag] if self.shared else []
 
     def search_params(self, exact: bool, effort: int) -> dict:
         """Milvus search params: exact probes every IVF list (as FLAT, every row of the tier)."""
@@ -132,12 +137,12 @@ class MilvusBackend(Backend):
 
     @property
     def name(self) -> str:
-        return "milvus" if self.settings.layout == "collection" else "milvus (shared layout)"
+        return "milvus" if self.settings.layout == "collection" else f"milvus ({self.settings.layout} layout)"
 
     @property
     def ann_kinds(self) -> tuple[str, ...]:
         """ivf (see the module docstring: exact recall on an HNSW index is impossible here); none
-        in the shared layout, whose one FLAT index serves every namespace of a dimension."""
+        in the shared and pooled layouts, whose one FLAT index serves every namespace of a dimension."""
         return ("ivf",) if self.settings.layout == "collection" else ()
 
     ann_note = ("its one FLAT index serves every namespace of a dimension; a server with --milvus-layout "
@@ -155,6 +160,7 @@ class MilvusBackend(Backend):
         self._closed = False
         self._lock = threading.Lock()
         self._handles: dict[str, _Namespace] = {}
+        self._pools: dict[int, object] = {}  # the pooled layout's collections by dimension (never dropped)
         self._pool = ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="polarmem-milvus")
         self._meta = self._ensure(schema.namespaces_collection(self.settings.prefix), schema.namespaces_schema(),
                                   "placeholder")
@@ -182,7 +188,10 @@ class MilvusBackend(Backend):
 
     def namespaces(self) -> list[NamespaceRecord]:
         rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
-        return sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name)
+        records = sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows),
+                         key=lambda r: r.name)
+        self._forget_stale_handles(records)
+        return records
 
     def namespace_record(self, name: str) -> NamespaceRecord | None:
         return self._record(name)
@@ -199,7 +208,9 @@ class MilvusBackend(Backend):
         with self._lock:
             if self._record(record.name) is not None:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
-            if self.settings.layout == "shared":
+            if self.settings.layout == "pooled":  # no Milvus DDL: the record is the namespace
+                self._pooled(spaces[0].name, spaces[0].dim)
+            elif self.settings.layout == "shared":
                 self._shared(spaces[0].name, spaces[0].dim, schema.namespace_partition(record.name))
             else:
                 name = schema.items_collection(self.settings.prefix, record.name)
@@ -214,7 +225,9 @@ class MilvusBackend(Backend):
         with self._lock:
             self._require(name)
             target = self._ns(name)
-            if target.shared:  # its partition (a loaded one must be released before it is dropped)
+            if target.shared and target.partitions is None:  # pooled: its rows, before the record goes
+                self._call(lambda: target.collection.delete(target.where(), **self._t), "delete namespace items")
+            elif target.shared:  # its partition (a loaded one must be released before it is dropped)
                 partition = target.partitions[0]
 
                 def drop():
@@ -236,6 +249,10 @@ class MilvusBackend(Backend):
     def concepts(self, ns: str) -> list[tuple[int, str]]:
         self._require(ns)
         return self.bindings.bound(ns)
+
+    def concepts_of(self, names: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        everywhere = self.bindings.bound_everywhere()
+        return {name: everywhere.get(name, []) for name in names}
 
     def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
         self._require(ns)
@@ -430,6 +447,42 @@ class MilvusBackend(Backend):
             self._call(create, "create namespace partition")
         return collection
 
+    def _forget_stale_handles(self, records: Sequence[NamespaceRecord]) -> None:
+        """A pooled namespace that another process deleted and created again has a new tag: the
+        handle cached here for the old one goes when the records are next read (every 2 s by the
+        settings refresher, which then adopts the new settings and vocabulary), so this process
+        stops reading and writing the old one's rows (which no one sees)."""
+        created = {record.name: record.created_ms for record in records}
+        for name, handle in list(self._handles.items()):
+            if handle.tag != name and (name not in created or handle.tag != schema.pooled_tag(name, created[name])):
+                self._handles.pop(name, None)
+
+    def _pooled(self, space: str, dim: int):
+        """The pooled layout's collection for vectors of `dim` (created on first use; cached, as
+        no namespace's deletion drops it)."""
+        collection = self._pools.get(dim)
+        if collection is None:
+            collection = self._pools[dim] = self._ensure(schema.pooled_collection(self.settings.prefix, dim),
+                                                         schema.items_schema(space, dim, shared=True), "vec")
+        return collection
+
+    def _layout_of(self, name: str, dim: int) -> str:
+        """Where the namespace's items are: its own collection, its partition of the shared
+        collection, or else the pooled collection (three metadata calls, once per process)."""
+        def has(collection: str) -> bool:
+            return self._utility.has_collection(collection, using=self.connection.alias, **self._t)
+
+        def find() -> str:
+            if has(schema.items_collection(self.settings.prefix, name)):
+                return "collection"
+            shared = schema.shared_collection(self.settings.prefix, dim)
+            if has(shared) and self._utility.has_partition(shared, schema.namespace_partition(name),
+                                                          using=self.connection.alias, **self._t):
+                return "shared"
+            return "pooled"
+
+        return self._call(find, "look up collection")
+
     def _record(self, name: str) -> NamespaceRecord | None:
         rows = self._query(self._meta, f"name in [{ex.literal(name)}]", ["record"], "read namespace")
         return NamespaceRecord.FromString(base64.b64decode(rows[0]["record"])) if rows else None
@@ -455,13 +508,15 @@ class MilvusBackend(Backend):
             space = record.spaces[0]
             own = schema.items_collection(self.settings.prefix, name)
             # the layout is where the creating process put the items: a namespace of the shared
-            # layout has no collection of its own (create_namespace makes that before the record)
-            shared = not self._call(lambda: self._utility.has_collection(own, using=self.connection.alias, **self._t),
-                                    "look up collection")
-            collection = (self._shared(space.name, space.dim) if shared else
+            # layout has a partition and no collection of its own, a pooled one neither
+            # (create_namespace makes them before the record)
+            layout = self._layout_of(name, space.dim)
+            collection = (self._pooled(space.name, space.dim) if layout == "pooled" else
+                          self._shared(space.name, space.dim) if layout == "shared" else
                           self._ensure(own, schema.items_schema(space.name, space.dim), "vec", vector_index(record)))
+            tag = schema.pooled_tag(name, record.created_ms) if layout == "pooled" else ""
             handle = self._handles[name] = _Namespace(name, collection, space.name, space.dim, ivf_setting(record),
-                                                      shared)
+                                                      layout != "collection", layout == "shared", tag)
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from polarmem_server.errors import DeadlineExceeded, InvalidArgument, NotFound, PolarMemError, Unavailable
+from polarmem_server.errors import (DeadlineExceeded, InvalidArgument, NotFound, PolarMemError, ResourceExhausted,
+                                    Unavailable)
 
 T = TypeVar("T")
 
@@ -33,7 +34,8 @@ class MilvusSettings:
     timeout_s: float = 10.0  # per call; a slower Milvus is DEADLINE_EXCEEDED
     prefix: str = "polarmem"  # collection-name prefix, so several deployments can share one Milvus
     # Where a namespace created by this process keeps its items: "collection" (its own) or
-    # "shared" (one collection per vector dimension, a partition per namespace; schema.py).
+    # "shared" (one collection per vector dimension, a partition per namespace) or "pooled" (one
+    # collection per vector dimension, no partitions: rows told apart by their ns field; schema.py).
     layout: str = "collection"
 
     def __post_init__(self) -> None:
@@ -45,8 +47,8 @@ class MilvusSettings:
                                   f"(got {self.prefix!r})")
         if self.timeout_s <= 0:
             raise InvalidArgument(f"milvus timeout_s must be positive (got {self.timeout_s})")
-        if self.layout not in ("collection", "shared"):
-            raise InvalidArgument(f"milvus layout must be 'collection' or 'shared' (got {self.layout!r})")
+        if self.layout not in ("collection", "shared", "pooled"):
+            raise InvalidArgument(f"milvus layout must be 'collection', 'shared' or 'pooled' (got {self.layout!r})")
 
 
 def import_pymilvus():
@@ -101,6 +103,10 @@ def translate(exc: Exception, what: str, uri: str) -> PolarMemError:
     if any(word in text for word in _TIMEOUT):
         return DeadlineExceeded(f"Milvus at {uri} did not answer {what} in time ({exc}); "
                                 "retry, or raise --milvus-timeout if Milvus is overloaded")
+    if "partition number" in text and "exceeds max" in text:  # the shared layout is full: retrying cannot help
+        return ResourceExhausted(f"{what}: Milvus at {uri} refused another partition ({exc}): the shared layout "
+                                 "holds at most 4,096 namespaces per vector dimension (rootCoord.maxPartitionNum); "
+                                 "create more with --milvus-layout pooled (docs/deployment.md, \"Tenants\")")
     if any(word in text for word in _UNREACHABLE):
         return Unavailable(f"Milvus at {uri} is unreachable for {what} ({exc}); nothing was stored by this call; "
                            "retry when Milvus is back")

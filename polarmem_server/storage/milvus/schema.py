@@ -13,13 +13,23 @@ write acknowledged before it started, from any process):
   search and write names it, so Milvus touches only that namespace's segments), ``ns`` as a
   field every expression also tests, and ``pk`` = namespace digest + "/" + item id as the
   primary key (item ids repeat across namespaces); otherwise the same fields. Creating a
-  namespace there creates a partition (milliseconds), not a collection (seconds: index + load).
+  namespace there creates and loads a partition (1.6 s measured), not a collection (4.9 s:
+  index + load), and it stops at Milvus's 4,096 partitions per collection.
   Not Milvus's *partition key* (the namespace hashed to one of N partitions), which is the layout
   Milvus recommends for millions of tenants: Milvus 2.3.5 computes an upsert's partition from the
   wrong field (milvus-io/milvus#30607, fixed in #30772 after 2.3.5), so upserted items land where
   a filter on the key never looks — measured here: a row upserted with ``ns = "t"`` is found by
   ``id in ["a"]`` and not by ``ns == "t"``. Explicit partitions avoid it, up to Milvus's 4,096
-  partitions per collection (``rootCoord.maxPartitionNum``).
+  partitions per collection (``rootCoord.maxPartitionNum``); so does ``pooled``, without the
+  limit (benchmarks/bench_milvus_namespaces.py measured the layouts and what the bug does).
+* ``{prefix}_pooled_d{dim}`` — layout ``pooled``: the fields and keys of ``shared`` and no
+  partitions at all: a namespace is its rows' ``ns`` value (its name and creation time:
+  pooled_tag), which every expression of every query, search, count and delete tests. Creating
+  a namespace writes its record and nothing else (no Milvus DDL), so there is no per-namespace
+  limit and no per-namespace Milvus object; a namespace costs Milvus its rows. A search filters
+  the dimension's whole collection by ``ns`` (no partition pruning), which was cheap next to the
+  time tick at 10,000 namespaces (docs/deployment.md, "Tenants"). Deleting a namespace deletes
+  its rows by ``ns``, then its record.
 
 Milvus 2.3 allows exactly one vector field per collection, so a namespace stored here has
 exactly one single-vector space (the usual ``sem``); other shapes are refused at creation.
@@ -38,7 +48,8 @@ MAX_CONCEPTS_PER_ITEM = 4096  # ARRAY capacity
 PLACEHOLDER_DIM = 2
 
 
-LAYOUTS = ("collection", "shared")
+LAYOUTS = ("collection", "shared", "pooled")
+SHARED_KEYS = ("shared", "pooled")  # the layouts whose rows are keyed by pk and told apart by ns
 
 
 def items_collection(prefix: str, ns: str) -> str:
@@ -52,6 +63,17 @@ def namespace_digest(ns: str) -> str:
 
 def shared_collection(prefix: str, dim: int) -> str:
     return f"{prefix}_shared_d{dim}"
+
+
+def pooled_collection(prefix: str, dim: int) -> str:
+    return f"{prefix}_pooled_d{dim}"
+
+
+def pooled_tag(ns: str, created_ms: int) -> str:
+    """A pooled namespace's rows' ``ns`` value: its name and creation time, so rows a deleted
+    namespace of the same name left behind (a write another process made while it was being
+    deleted, or a delete cut short) are never seen by the one created after it."""
+    return f"{ns}@{created_ms}"
 
 
 def namespace_partition(ns: str) -> str:
@@ -102,7 +124,8 @@ def concepts_schema():
 
 
 def items_schema(space: str, dim: int, shared: bool = False):
-    """A namespace's own collection, or (shared) the collection of every namespace of `dim`."""
+    """A namespace's own collection, or (shared) the collection of every namespace of `dim`
+    (layouts ``shared`` and ``pooled``)."""
     from pymilvus import CollectionSchema, DataType, FieldSchema
 
     def concept_array(name: str) -> FieldSchema:
