@@ -213,3 +213,66 @@ def test_every_acknowledged_write_is_read_back_with_its_token_through_both_serve
 def test_tokens_hold_for_two_minutes_of_concurrent_writes_and_reads(milvus_server, tmp_path):
     history = run(milvus_server.uri, tmp_path, seconds=120)
     assert_consistent(history)
+
+
+def test_the_clients_and_the_cli_read_their_own_writes_with_no_token_handling(milvus_server, tmp_path):
+    """What an agent does: write, then read at once, through a Milvus-backed server, with no
+    token in its own code. The sync and asyncio clients carry their last write's token; the CLI
+    keeps it in its state file between commands; another process is handed one explicitly."""
+    import asyncio
+    import os
+    import subprocess
+    import sys
+
+    from polarmem_server.faces.aio_client import AsyncPolarMemClient
+
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    first, second = (ServeProcess(milvus_server.uri, prefix, tmp_path).start() for _ in range(2))
+    try:
+        with PolarMemClient(first.address) as client:
+            client.create_namespace("own", spaces=[("vis", 4)], encoder="none")
+            assert client.consistency_token == b""  # creating a namespace is no item write
+            for n in range(5):
+                client.remember("own", id=f"s{n}", vectors={"vis": [1, n, 0, 0]}, metadata={"n": str(n)})
+                assert [h.id for h in client.recall("own", vectors={"vis": [1, n, 0, 0]}, top_k=1,
+                                                    metadata_equals={"n": str(n)}).hits] == [f"s{n}"]
+            token = client.consistency_token
+            assert len(token) == 9 and token[0] == 1
+            client.forget("own", "s4")
+            assert client.consistency_token > token  # a delete's token too (the clock write's)
+            with pytest.raises(grpc.RpcError) as info:
+                client.get_item("own", "s4")
+            assert info.value.code() == grpc.StatusCode.NOT_FOUND
+            handed = client.consistency_token
+        with PolarMemClient(second.address) as other:  # another process, handed the token
+            assert "s4" not in {i.id for i in other.list_items("own", consistency_token=handed).items}
+            assert other.get_item("own", "s3", consistency="strong").item.id == "s3"
+            with pytest.raises(grpc.RpcError) as info:
+                other.recall("own", vectors={"vis": [1, 0, 0, 0]}, consistency_token=b"\x01" + b"\xff" * 8)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "consistency_token" in info.value.details()
+
+        async def async_agent():
+            async with AsyncPolarMemClient(second.address) as agent:
+                for n in range(3):
+                    await agent.remember("own", id=f"a{n}", vectors={"vis": [0, 1, n, 0]})
+                    item = (await agent.get_item("own", f"a{n}")).item
+                    assert item.id == f"a{n}"
+                return agent.consistency_token
+        assert len(asyncio.run(async_agent())) == 9
+
+        env = {**os.environ, "POLARMEM_STATE_DIR": str(tmp_path / "state")}
+
+        def cli(*args: str) -> str:
+            done = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", *args, "--address",
+                                   first.address, "-n", "own"], capture_output=True, text=True, timeout=120,
+                                  cwd=str(tmp_path), env=env)
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+        (tmp_path / "one.jsonl").write_text('{"id": "c1", "vectors": {"vis": [0, 0, 1, 1]}}\n')
+        cli("remember", str(tmp_path / "one.jsonl"))
+        assert len(list((tmp_path / "state").glob("last-write-*"))) == 1
+        assert "c1" in cli("get", "c1")
+    finally:
+        assert first.stop() == 0, first.log()[-3000:]
+        assert second.stop() == 0, second.log()[-3000:]
