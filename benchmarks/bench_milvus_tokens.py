@@ -7,10 +7,13 @@ One namespace of `--rows` random d-`--dim` items (FLAT). For each read level, `-
 Remember one new item (a vector of its own), then one timed Recall of top 10 for exactly that
 vector (with its default explanations: the hits' records are read too), one call at a time:
 
-* ``token``   — the writing client's own Recall: it carries its last write's token
+* ``token``   — at once, the writing client's own Recall: it carries its last write's token
   (guarantee timestamp = the write's);
-* ``strong``  — consistency STRONG (the peer: every read before tokens existed);
-* ``bounded`` — another client that never wrote: no token, Bounded staleness.
+* ``strong``  — at once, consistency STRONG (the peer: every read before tokens existed);
+* ``bounded`` — at once, another client that never wrote: no token, Bounded staleness;
+* ``token_later`` / ``strong_later`` — the same `--later-s` (1 s) after the write: an agent that
+  thinks between writing and reading. The token's write is then already applied and the read does
+  not wait; Strong waits for the tick again.
 
 Reported per level: p50 / p99 ms, the share of Recalls whose hits include the item just written
 (read-your-writes: 1.0 required with the token and Strong, Bounded may miss), and Milvus's CPU
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import sys
 import tempfile
@@ -42,7 +46,10 @@ from bench_milvus_timetick import TunedMilvus, group_cpu_s  # noqa: E402
 from milvus_serve import ServeProcess  # noqa: E402
 from milvus_server import LOCK_PATH  # noqa: E402
 
-LEVELS = ("token", "strong", "bounded")
+# (name, reader: the writing client or one that never wrote, consistency, seconds between the
+# write and the read)
+LEVELS = (("token", "writer", None, 0.0), ("strong", "writer", "strong", 0.0), ("bounded", "other", None, 0.0),
+          ("token_later", "writer", None, None), ("strong_later", "writer", "strong", None))
 
 
 def take_lock(wait_s: float):
@@ -66,7 +73,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int) -> dict:
+def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int, later_s: float) -> dict:
     from polarmem_server.faces.client import PolarMemClient
     from polarmem_server.faces.client_requests import item_message
 
@@ -84,15 +91,16 @@ def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int)
             out["ingest_s"] = round(time.perf_counter() - started, 1)
             writer.recall("bench", vectors={"vis": vectors[0]}, consistency="strong")  # warm
             serial = 0
-            for level in LEVELS:
-                reader = other if level == "bounded" else writer
-                consistency = "strong" if level == "strong" else None
+            for level, who, consistency, pause in LEVELS:
+                reader = other if who == "other" else writer
+                pause = later_s if pause is None else pause
                 latencies, found, cpu = [], 0, 0.0
                 for _ in range(reads):
                     vector = rng.standard_normal(dim).astype(np.float32)
                     item_id = f"new{serial}"
                     serial += 1
                     writer.remember("bench", id=item_id, vectors={"vis": vector})
+                    time.sleep(pause)
                     cpu_before = group_cpu_s(server.process.pid)
                     started = time.perf_counter()
                     hits = reader.recall("bench", vectors={"vis": vector}, top_k=10, consistency=consistency).hits
@@ -103,13 +111,16 @@ def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int)
                               "p99_ms": round(percentile(latencies, 0.99), 1),
                               "saw_own_write": round(found / reads, 3),
                               "milvus_cpu_ms_per_recall": round(cpu / reads * 1000, 2)}
-                print(f"  {level:<8} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
+                print(f"  {level:<12} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
                       f"saw own write {out[level]['saw_own_write']:.2f}  "
                       f"Milvus CPU {out[level]['milvus_cpu_ms_per_recall']:.1f} ms/recall", flush=True)
         strong = out["strong"]
         out["ratios_to_strong"] = {level: {"p50": round(out[level]["p50_ms"] / strong["p50_ms"], 3),
                                            "p99": round(out[level]["p99_ms"] / strong["p99_ms"], 3)}
-                                   for level in ("token", "bounded")}
+                                   for level in ("token", "bounded")}  # token_later: to strong_later
+        out["ratios_to_strong"]["token_later"] = {
+            "p50": round(out["token_later"]["p50_ms"] / out["strong_later"]["p50_ms"], 3),
+            "p99": round(out["token_later"]["p99_ms"] / out["strong_later"]["p99_ms"], 3)}
     finally:
         serve.stop()
     return out
@@ -120,11 +131,13 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, nargs="+", default=[200, 20], help="proxy.timeTickInterval values, ms")
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--dim", type=int, default=64)
-    parser.add_argument("--reads", type=int, default=100)
+    parser.add_argument("--reads", type=int, default=60)
+    parser.add_argument("--later-s", type=float, default=1.0, help="the *_later levels' pause after the write")
     parser.add_argument("--lock-wait-s", type=float, default=3600)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "top_k": 10,
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop Milvus (finally)
+    report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "top_k": 10, "later_s": args.later_s,
               "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "platform": platform.platform(),
                        "avx512": "avx512f" in Path("/proc/cpuinfo").read_text()},
               "load_before": os.getloadavg(), "runs": {}}
@@ -136,7 +149,7 @@ def main() -> None:
                 server = TunedMilvus(Path(tmp) / "data", {"proxy.timeTickInterval": tick})
                 try:
                     server.start()
-                    run = measure(server, Path(tmp), args.rows, args.dim, args.reads)
+                    run = measure(server, Path(tmp), args.rows, args.dim, args.reads, args.later_s)
                     run["load_after"] = os.getloadavg()
                     report["runs"][str(tick)] = run
                 finally:
