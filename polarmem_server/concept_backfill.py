@@ -24,6 +24,7 @@ from polarmem.common.v1 import enums_pb2
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.evidence import apply_text
 from polarmem_server.domain.namespace import Namespace
+from polarmem_server.storage import consistency
 from polarmem_server.storage.backend import Backend
 from polarmem_server.writes import Writer
 
@@ -97,7 +98,10 @@ def learn_names(writer: Writer, namespace: Namespace, names: Sequence[str]) -> l
                  and all(vocabulary.own_id(word) is not None for word in textproc.content_terms(name) or [None])]
     if not learnable:
         return []
-    with namespace.write_lock:
-        ids = writer.concept_ids(namespace, learnable)
-    apply_names(writer, namespace, learnable, set(ids.values()))
+    # Called from reads (Recall, ListItems) that may run at a weaker level than Strong
+    # (storage/consistency.py): this writes, so what it reads must be every acknowledged write.
+    with consistency.reading(consistency.STRONG):
+        with namespace.write_lock:
+            ids = writer.concept_ids(namespace, learnable)
+        apply_names(writer, namespace, learnable, set(ids.values()))
     return learnable

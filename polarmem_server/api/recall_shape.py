@@ -16,7 +16,8 @@ FRONT_PORT_HEADER = "x-polarmem-fast-front-port"
 
 def plannable(request) -> bool:
     """explain = false, no context, no full items, no suppressed hits, no metadata filter, no
-    recency term, query vectors (one row per space), no text, and not mode strict: the fields
+    recency term, no consistency token (a Milvus server's; each write's token would make a new
+    shape), query vectors (one row per space), no text, and not mode strict: the fields
     that let the front replay a shape (api/fast_front.py's docstring says why each one). Whether
     the mode that ran made one plain search is known only after the call (a namespace whose rule
     is strict answers mode-less requests in strict): the clients learn that from mode_used
@@ -24,5 +25,5 @@ def plannable(request) -> bool:
     return (request.mode != pb.RECALL_MODE_STRICT and request.HasField("explain") and not request.explain and not request.include_context
             and not request.include_items and request.suppressed_k == 0 and not request.metadata_equals
             and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
-            and not request.text and len(request.vectors) > 0
+            and not request.text and not request.consistency_token and len(request.vectors) > 0
             and all(value.rows <= 1 for value in request.vectors.values()))

@@ -21,6 +21,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
+from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
 from polarmem_server.api.fast_front import came_through_front
 from polarmem_server.api.recall_shape import FRONT_PORT_HEADER
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
@@ -324,6 +325,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.memory.delete_namespace(request.name)
         return pb.DeleteNamespaceResponse()
 
+    @answers_with_token
     def UpdateNamespace(self, request, context):
         self.auth.check(context, request.name)
         paths = tuple(request.update_mask.paths)
@@ -337,6 +339,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         return pb.UpdateNamespaceResponse(namespace=self._info(namespace), items_repartitioned=repartitioned,
                                           items_changed=changed)
 
+    @answers_with_token
     def Remember(self, request, context):
         """Idempotent (api/idempotency.py): an id already stored with the same content answers OK
         with the stored item, so a retry after DEADLINE_EXCEEDED or a lost answer is safe."""
@@ -362,6 +365,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record),
                                    already_stored=already_stored)
 
+    @answers_with_token
     def RememberStream(self, request_iterator: Iterator[pb.RememberStreamRequest], context):
         """Group commits with a defined outcome (docs/failure-behaviour.md, "Streams"): items are
         committed in groups cut by item count alone (STREAM_BATCH items, or STREAM_VERIFY_BATCH
@@ -437,6 +441,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             flush()
         return response
 
+    @reads_at_requested_level
     def Recall(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
@@ -511,6 +516,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             self.metrics.recall_suppressed.inc(len(result.suppressed))
         return response
 
+    @answers_with_token
     def Observe(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
@@ -524,11 +530,13 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record),
                                   changed=last_write_changed_states(record))
 
+    @answers_with_token
     def Forget(self, request, context):
         self.auth.check(context, request.namespace)
         self.memory.forget(request.namespace, request.id)
         return pb.ForgetResponse()
 
+    @reads_at_requested_level
     def ListItems(self, request, context):
         self.auth.check(context, request.namespace)
         if request.page_size > item_operations.MAX_PAGE:
@@ -544,6 +552,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         return pb.ListItemsResponse(items=[item_view(namespace, record) for record in records],
                                     next_page_token=next_token)
 
+    @answers_with_token
     def UpdateItem(self, request, context):
         self.auth.check(context, request.namespace)
         paths = list(request.update_mask.paths)
@@ -557,10 +566,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             dict(request.metadata) if "metadata" in paths else None)
         return pb.UpdateItemResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
 
+    @answers_with_token
     def ClearNamespace(self, request, context):
         self.auth.check(context, request.name)
         return pb.ClearNamespaceResponse(items_deleted=item_operations.clear_namespace(self.memory, request.name))
 
+    @reads_at_requested_level
     def GetItem(self, request, context):
         self.auth.check(context, request.namespace)
         record = self.memory.get_item(request.namespace, request.id)

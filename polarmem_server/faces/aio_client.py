@@ -33,8 +33,9 @@ class AsyncPolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True) -> None:
-        """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front)."""
+                 fast_front: bool = True, consistency_token: bytes = b"") -> None:
+        """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front;
+        the client carries its own last write's consistency token into its later reads)."""
         self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
@@ -52,10 +53,19 @@ class AsyncPolarMemClient:
         self.address = address
         self.timeout_s = timeout_s
         self.stream_timeout_s = stream_timeout_s
+        self.last_write = build.LastWrite(consistency_token)
+
+    @property
+    def consistency_token(self) -> bytes:
+        """The token of this client's latest write (empty before any, and from a local backend)."""
+        return self.last_write.token
 
     async def _call(self, method, request, timeout_s: float | None = None):
-        return await method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                            metadata=self._metadata)
+        self.last_write.stamp(request)
+        response = await method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
+                                metadata=self._metadata)
+        self.last_write.note(response)
+        return response
 
     async def close(self) -> None:
         await self._channel.close()
@@ -138,9 +148,10 @@ class AsyncPolarMemClient:
         await self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
 
     async def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
-                       timeout_s: float | None = None) -> pb.GetItemResponse:
-        request = pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
-                                    include_vectors=include_vectors)
+                       timeout_s: float | None = None, consistency: str | None = None,
+                 consistency_token: bytes | None = None) -> pb.GetItemResponse:
+        request = build.with_consistency(pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
+                                                           include_vectors=include_vectors), consistency, consistency_token)
         return await self._call(self._stub.GetItem, request, timeout_s)
 
     async def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
@@ -156,10 +167,12 @@ class AsyncPolarMemClient:
     async def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
                          has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
                          metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
-                         timeout_s: float | None = None) -> pb.ListItemsResponse:
+                         timeout_s: float | None = None, consistency: str | None = None,
+                 consistency_token: bytes | None = None) -> pb.ListItemsResponse:
         """As PolarMemClient.list_items."""
-        return await self._call(self._stub.ListItems, build.list_items_request(
-            namespace, page_size, page_token, has, not_has, metadata_equals, kinds), timeout_s)
+        request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
+        return await self._call(self._stub.ListItems, build.with_consistency(request, consistency, consistency_token),
+                          timeout_s)
 
     async def update_item(self, namespace: str, id: str, *, text: str | None = None,
                           metadata: Mapping[str, str] | None = None,
@@ -188,9 +201,10 @@ class AsyncPolarMemClient:
         return await self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
 
     async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
-                     **options: Any) -> pb.RecallResponse:
+                     consistency: str | None = None, consistency_token: bytes | None = None, **options: Any) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""
-        request = build.recall_request(namespace, text, **options)
+        request = build.with_consistency(build.recall_request(namespace, text, **options), consistency, consistency_token)
+        self.last_write.stamp(request)  # the main-port call below does not go through _call
         front = self.front.front_stub(request)
         if front is not None:
             try:

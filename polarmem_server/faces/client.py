@@ -77,7 +77,7 @@ class PolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True) -> None:
+                 fast_front: bool = True, consistency_token: bytes = b"") -> None:
         self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
@@ -95,9 +95,21 @@ class PolarMemClient:
         self.address = address
         self.timeout_s = timeout_s
         self.stream_timeout_s = stream_timeout_s
+        # This client's own last write, carried into its later reads (read-your-writes through
+        # any server on the same Milvus); `consistency_token` resumes one (the CLI keeps it).
+        self.last_write = build.LastWrite(consistency_token)
+
+    @property
+    def consistency_token(self) -> bytes:
+        """The token of this client's latest write (empty before any, and from a local backend)."""
+        return self.last_write.token
 
     def _call(self, method, request, timeout_s: float | None = None):
-        return method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s, metadata=self._metadata)
+        self.last_write.stamp(request)
+        response = method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
+                          metadata=self._metadata)
+        self.last_write.note(response)
+        return response
 
     def close(self) -> None:
         self._channel.close()
@@ -206,10 +218,13 @@ class PolarMemClient:
         self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
 
     def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
-                 timeout_s: float | None = None) -> pb.GetItemResponse:
-        """GetItem -> GetItemResponse (item with evidence and partition; vectors when asked)."""
-        request = pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
-                                    include_vectors=include_vectors)
+                 timeout_s: float | None = None, consistency: str | None = None,
+                 consistency_token: bytes | None = None) -> pb.GetItemResponse:
+        """GetItem -> GetItemResponse (item with evidence and partition; vectors when asked).
+        `consistency` "strong" / "bounded" (None: the server's default; every read carries this
+        client's last write's token)."""
+        request = build.with_consistency(pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
+                                                           include_vectors=include_vectors), consistency, consistency_token)
         return self._call(self._stub.GetItem, request, timeout_s)
 
     def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
@@ -229,12 +244,14 @@ class PolarMemClient:
     def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
                    has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
                    metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
-                   timeout_s: float | None = None) -> pb.ListItemsResponse:
+                   timeout_s: float | None = None, consistency: str | None = None,
+                 consistency_token: bytes | None = None) -> pb.ListItemsResponse:
         """ListItems -> ListItemsResponse: a page of items in id order (items, next_page_token),
         only those holding every `has` concept in HAS, every `not_has` in NOT_HAS, every
         metadata pair and one of `kinds` (text, visual)."""
-        return self._call(self._stub.ListItems, build.list_items_request(namespace, page_size, page_token, has, not_has,
-                                                                          metadata_equals, kinds), timeout_s)
+        request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
+        return self._call(self._stub.ListItems, build.with_consistency(request, consistency, consistency_token),
+                          timeout_s)
 
     def update_item(self, namespace: str, id: str, *, text: str | None = None, metadata: Mapping[str, str] | None = None,
                     timeout_s: float | None = None) -> pb.UpdateItemResponse:
@@ -276,7 +293,8 @@ class PolarMemClient:
                timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
                ef_search: int | None = None, rank_by_confidence: bool | None = None,
                explain: bool | None = None, recency_half_life_s: float | None = None,
-               recency_weight: float | None = None) -> pb.RecallResponse:
+               recency_weight: float | None = None, consistency: str | None = None,
+                 consistency_token: bytes | None = None) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
@@ -289,12 +307,15 @@ class PolarMemClient:
         first (None: as the namespace's rule says). `explain=False`: hits without reasons, text or
         uri, read from the index alone (what the compiled Recall front answers itself).
         `recency_half_life_s` (> 0 seconds; modes hard / off): rank within tiers by s_sem +
-        `recency_weight` (default 0.1) x 2^(-age / half-life), exactly."""
+        `recency_weight` (default 0.1) x 2^(-age / half-life), exactly. `consistency`: "strong" sees
+        every acknowledged write; default (None / "bounded"): this client's own writes (their
+        token is sent automatically) and every write older than Milvus's bound."""
         request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
                                        exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
                                        context_budget_chars, include_items, weights, allow_unknown_concepts,
                                        approximate, ef_search, rank_by_confidence, explain,
                                        recency_half_life_s, recency_weight)
+        request = build.with_consistency(request, consistency, consistency_token)
         front = self.front.front_stub(request)
         if front is not None:
             try:

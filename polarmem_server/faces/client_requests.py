@@ -465,3 +465,47 @@ def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     if token is not None and (not isinstance(token, str) or "\n" in token):
         raise ValueError("token must be a single-line string")
     return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+# ---- consistency tokens (docs/deployment.md, "Consistency") ----------------------------------
+
+CONSISTENCIES = {"bounded": pb.READ_CONSISTENCY_BOUNDED, "strong": pb.READ_CONSISTENCY_STRONG}
+
+
+def with_consistency(request, consistency: str | None, consistency_token: bytes | None = None):
+    """`request` (Recall / GetItem / ListItems) at that read level: "strong" sees every
+    acknowledged write, "bounded" (None: the server's default) the client's own last write and
+    every write older than Milvus's bound. `consistency_token`: a write's token from elsewhere
+    (another process's client, a queue message) that the read must see, instead of this
+    client's own."""
+    if consistency is not None:
+        request.consistency = choice("consistency", consistency, CONSISTENCIES)
+    if consistency_token:
+        request.consistency_token = bytes(consistency_token)
+    return request
+
+
+class LastWrite:
+    """The consistency token of a client object's own latest write, sent with its later reads
+    (one per client object, shared by its threads or tasks).
+
+    Merge rule: keep the larger token as bytes. A token is a version byte then a Milvus
+    timestamp, fixed-width big-endian, and Milvus's timestamps only grow, so the larger bytes
+    are the later write; a read that carries it sees every write this client made before it
+    (a write's token covers every earlier write of the same Milvus). A request that already
+    carries a token (the caller's own) keeps it."""
+
+    def __init__(self, token: bytes = b"") -> None:
+        self.token = bytes(token)
+
+    def stamp(self, request) -> None:
+        if self.token and isinstance(getattr(request, "consistency_token", None), bytes) \
+                and not request.consistency_token:
+            request.consistency_token = self.token
+
+    def note(self, response) -> None:
+        self.note_token(getattr(response, "consistency_token", b""))
+
+    def note_token(self, token: bytes) -> None:
+        if token and token > self.token:  # a comparison and an assignment: atomic enough under the GIL
+            self.token = bytes(token)

@@ -1,6 +1,8 @@
 """Every RPC over a real socket: success and failure paths, with the status code and a message
 that names the field."""
 
+import time
+
 import grpc
 import numpy as np
 import pytest
@@ -332,3 +334,29 @@ def test_calibrate_with_a_labelled_set(client):
     assert after["dog"] == after["cat"] == enums_pb2.CONCEPT_STATE_HAS
     assert after["car"] == enums_pb2.CONCEPT_STATE_NOT_HAS
     assert dict(model.concept_priors) == {} and model.priors_fitted_on == 0  # 3 pooled scores: too few to fit
+
+
+# ---- consistency tokens (the local backend: one process, so no token is needed or given) -------
+
+def test_local_writes_answer_without_a_token_and_reads_accept_one(client, ns):
+    client.remember(ns, id="a", vectors={"vis": vec(1)}, metadata={"k": "v"})
+    assert client.consistency_token == b""  # one process: every read sees every acknowledged write
+    token = bytes([1]) + ((int(time.time() * 1000) - 1000) << 18).to_bytes(8, "big")
+    assert [h.id for h in client.recall(ns, vectors={"vis": vec(1)}, consistency_token=token).hits] == ["a"]
+    assert client.get_item(ns, "a", consistency="strong", consistency_token=token).item.id == "a"
+    assert [i.id for i in client.list_items(ns, consistency="bounded").items] == ["a"]
+
+
+@pytest.mark.parametrize("token, words", [(b"\x02" + bytes(8), "token version 2"),
+                                          (b"\x01abc", "is 9 bytes, this one 4"),
+                                          (b"\x01" + b"\xff" * 8, "ahead of this server's clock")])
+def test_a_bad_consistency_token_is_invalid_argument_on_every_read(stub, ns, token, words):
+    for call in (lambda: stub.Recall(pb.RecallRequest(namespace=ns, vectors={"vis": pb.VectorValue(values=vec(1))},
+                                                      consistency_token=token)),
+                 lambda: stub.GetItem(pb.GetItemRequest(namespace=ns, id="a", consistency_token=token)),
+                 lambda: stub.ListItems(pb.ListItemsRequest(namespace=ns, consistency_token=token))):
+        code, details = code_of(call)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("consistency_token:") \
+            and words in details, details
+    code, details = code_of(lambda: stub.GetItem(pb.GetItemRequest(namespace=ns, id="a", consistency=7)))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "READ_CONSISTENCY_STRONG" in details

@@ -28,6 +28,7 @@ import collections
 import hashlib
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import grpc
@@ -63,6 +64,9 @@ def seed_item(item_id: str) -> pb.ItemInput:
                         metadata={"k": "v"}, text="a dog", uri="file:///x.jpg")
 
 
+# A well-formed consistency token (version 1, a Milvus timestamp a second ago): the fuzzer
+# mutates it into every kind of bad token.
+TOKEN = bytes([1]) + ((int(time.time() * 1000) - 1000) << 18).to_bytes(8, "big")
 SEEDS: dict[str, list] = {
     "CreateNamespace": [pb.CreateNamespaceRequest(name="g", config=pb.NamespaceConfig(
         spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none", templates=["Is there a {}?"]))],
@@ -73,16 +77,19 @@ SEEDS: dict[str, list] = {
     "RememberStream": [pb.RememberStreamRequest(namespace="f", item=seed_item("s1"), items=[seed_item("s2")]),
                        pb.RememberStreamRequest(items=[seed_item("s3")])],
     "Recall": [pb.RecallRequest(namespace="f", vectors={"vis": vector(4)}, required=["dog"], forbidden=["cat"], top_k=5,
-                                suppressed_k=2, include_items=True, include_context=True, metadata_equals={"k": "v"})],
+                                suppressed_k=2, include_items=True, include_context=True, metadata_equals={"k": "v"},
+                                consistency_token=TOKEN, consistency=pb.READ_CONSISTENCY_BOUNDED)],
     "Observe": [pb.ObserveRequest(namespace="f", id="a", states={"cat": storage_pb2.CONCEPT_STATE_HAS},
                                   scores={"dog": pb.ConceptScores(p_yes=[0.9])})],
     "Forget": [pb.ForgetRequest(namespace="f", id="b")],
-    "GetItem": [pb.GetItemRequest(namespace="f", id="a", include_history=True, include_vectors=True)],
+    "GetItem": [pb.GetItemRequest(namespace="f", id="a", include_history=True, include_vectors=True,
+                                  consistency_token=TOKEN, consistency=pb.READ_CONSISTENCY_STRONG)],
     "GetConcept": [pb.GetConceptRequest(namespace="f", concept="dog", page_size=10)],
     "ListConcepts": [pb.ListConceptsRequest(namespace="f", page_size=1, page_token="0")],
     "ScoreConcepts": [pb.ScoreConceptsRequest(namespace="f", item=pb.ItemInput(text="a dog"), concepts=["dog"])],
     "ListItems": [pb.ListItemsRequest(namespace="f", page_size=1, page_token="a", has=["dog"], not_has=["cat"],
-                                      metadata_equals={"k": "v"}, kinds=[storage_pb2.ITEM_KIND_VISUAL])],
+                                      metadata_equals={"k": "v"}, kinds=[storage_pb2.ITEM_KIND_VISUAL],
+                                      consistency_token=TOKEN)],
     "UpdateItem": [pb.UpdateItemRequest(namespace="f", id="a", text="a dog, no cat", metadata={"k": "w"},
                                         update_mask={"paths": ["text", "metadata"]})],
     "ClearNamespace": [pb.ClearNamespaceRequest(name="f")],

@@ -341,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", action="store_true", help="print the [Fact Check: ...] context for a model")
     p.add_argument("--context-chars", type=int, default=0, help="context budget per item (default 400)")
     p.add_argument("--vectors-json", type=commands.json_value, help='query vectors {"space": [floats]} or @file.json')
+    p.add_argument("--strong", action="store_const", const="strong", dest="consistency",
+                   help="see every acknowledged write (Milvus: waits for its time tick); default: this machine's own "
+                        "last write and everything older than Milvus's bound")
     p = _client_command(sub, "calibrate", commands.calibrate, "fit a namespace's score model from labelled P(Yes) scores")
     p.add_argument("file", help='JSONL: {"p_yes": 0.83, "present": true} per line')
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 
-from polarmem_server.faces.cli import output
+from polarmem_server.faces.cli import last_write, output
 from polarmem_server.faces.connection import Connection, load_connection
 from polarmem_server.faces.cli.items_input import LineError, check_fields, parse_line
 from polarmem_server.faces.client_requests import (KIND_NAMES, MODE_NAMES, STATE_NAMES, UPDATABLE_FIELDS)
@@ -74,7 +74,7 @@ def _flat(values: list | None) -> list[str] | None:
 def _connect(args: argparse.Namespace) -> tuple[Connection, Any]:
     connection = load_connection(args)
     args.namespace = getattr(args, "namespace", None) or connection.namespace or None
-    return connection, connection.client()
+    return connection, last_write.carry(connection.client())
 
 
 def _need_namespace(args: argparse.Namespace) -> str:
@@ -596,7 +596,8 @@ def recall(args: argparse.Namespace) -> int:
             suppressed_k=args.top_k if args.show_suppressed else 0, include_context=args.context,
             context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts,
             approximate=args.approximate, ef_search=args.ef_search, rank_by_confidence=args.rank_by_confidence,
-            recency_half_life_s=args.recency_half_life_s, recency_weight=args.recency_weight)
+            recency_half_life_s=args.recency_half_life_s, recency_weight=args.recency_weight,
+            consistency=args.consistency)
     parse = response.parse
     if args.json:
         output.print_json(response)

@@ -1,9 +1,17 @@
 """The Milvus backend (storage/backend.py's contract over a Milvus 2.3 server or cluster).
 
 No state lives in the PolarMem process beyond a connection and collection handles: namespace
-records, concept bindings and items are all in Milvus, read with Strong consistency, so any
-number of PolarMem processes can serve the same namespaces and a write acknowledged by one is
-seen by the next read of any other. A write returns only after Milvus acknowledged it.
+records, concept bindings and items are all in Milvus, so any number of PolarMem processes can
+serve the same namespaces. A write returns only after Milvus acknowledged it, and notes the
+timestamp Milvus gave it (storage/consistency.py: the response's consistency token).
+
+Consistency of reads: namespace records and concept bindings are always read Strong (the
+concept claim protocol, concepts.py, and the existence checks of namespace creation need every
+acknowledged write). Item reads are Strong too — what a write reads to check what is stored —
+except inside a read block of storage/consistency.py (Recall, GetItem, ListItems): there they
+run at that block's level, Bounded (Milvus's common.gracefulTime), Strong, or "Customized" with
+the token's timestamp as Milvus's guarantee timestamp (the query node waits until it has
+consumed every write up to it, then reads). docs/deployment.md, "Consistency", has the model.
 
 A namespace's items live in a collection of its own, or (``MilvusSettings.layout = "shared"``)
 in its partition of one collection per vector dimension, or (``"pooled"``) in one collection per
@@ -32,6 +40,7 @@ interim index setting at the default: exact recalls stay exact for them too.
 from __future__ import annotations
 
 import base64
+import contextvars
 import math
 import threading
 from collections.abc import Iterator, Sequence
@@ -45,12 +54,29 @@ from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Una
 from polarmem_server.index import AnnSpec
 from polarmem_server.storage.backend import (Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
                                              SearchResult)
+from polarmem_server.storage import consistency
 from polarmem_server.storage.milvus import expressions as ex
 from polarmem_server.storage.milvus import schema
 from polarmem_server.storage.milvus.concepts import PAGE, ConceptBindings
 from polarmem_server.storage.milvus.connection import Connection, MilvusSettings, import_pymilvus
 
 STRONG = {"consistency_level": "Strong"}
+BOUNDED = {"consistency_level": "Bounded"}  # Milvus sets the bound: common.gracefulTime
+
+
+def item_read() -> dict:
+    """The consistency kwargs of an item read now (storage/consistency.py's level)."""
+    level = consistency.read_level()
+    if level.kind == "at":  # pymilvus 2.3 passes guarantee_timestamp through only for Customized
+        return {"consistency_level": "Customized", "guarantee_timestamp": level.timestamp}
+    return BOUNDED if level.kind == "bounded" else STRONG
+
+
+def noted(result, clock=None):
+    """A Milvus MutationResult, its timestamp noted for the request's consistency token (`clock`:
+    what gives a later one when Milvus gave none)."""
+    consistency.note_write(getattr(result, "timestamp", 0), clock)
+    return result
 HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
@@ -58,6 +84,9 @@ FLAT_INDEX = {"index_type": "FLAT", "metric_type": "IP", "params": {}}
 LOAD_TIMEOUT_S = 300.0
 SEARCH_THREADS = 16  # concurrent Milvus calls of all searches together (counts + first tier: 4 per search)
 PROBE_TIMEOUT_S = 3  # an int: pymilvus retries for about an hour when given a float
+# The namespaces collection's row whose writes give deletes a timestamp (MilvusBackend._clock);
+# never a namespace name (domain/settings.py: names start with a letter or digit).
+CLOCK_ROW = "~clock"
 
 
 def encode_record(message) -> str:
@@ -187,7 +216,7 @@ class MilvusBackend(Backend):
     # ---- namespaces ---------------------------------------------------------------------------
 
     def namespaces(self) -> list[NamespaceRecord]:
-        rows = self._query(self._meta, "name != \"\"", ["record"], "list namespaces")
+        rows = self._query(self._meta, f"name != \"\" and name != {ex.literal(CLOCK_ROW)}", ["record"], "list namespaces")
         records = sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows),
                          key=lambda r: r.name)
         self._forget_stale_handles(records)
@@ -271,7 +300,7 @@ class MilvusBackend(Backend):
         ids = [w.record.id for w in writes]
         for item_id in ids:
             schema.check_item_id(item_id)
-        stored = set(self._existing(target, ids))
+        stored = set(self._existing(target, ids, STRONG))  # a write checks against every acknowledged one
         for write in writes:  # re-checked here: another process may have written since the library looked
             if write.previous is None and write.record.id in stored:
                 raise AlreadyExists(f"item {quoted(write.record.id)} already exists in namespace {quoted(ns)}")
@@ -280,13 +309,14 @@ class MilvusBackend(Backend):
         rows = [self._row(target, w) for w in writes]
         columns = [list(column) for column in zip(*rows)]
         # upsert = delete + insert under one timestamp: each item is replaced wholly or not at all
-        self._call(lambda: target.collection.upsert(columns, **target.into, **self._t), "write items")
+        noted(self._call(lambda: target.collection.upsert(columns, **target.into, **self._t), "write items"))
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         target = self._ns(ns)
-        if not self._existing(target, [record.id]):
+        if not self._existing(target, [record.id], STRONG):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        self._call(lambda: target.collection.delete(target.keys([record.id]), **target.into, **self._t), "delete item")
+        noted(self._call(lambda: target.collection.delete(target.keys([record.id]), **target.into, **self._t),
+                         "delete item"), self._clock)
 
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
@@ -301,14 +331,14 @@ class MilvusBackend(Backend):
         for start in range(0, len(item_ids), FETCH_BATCH):
             chunk = list(dict.fromkeys(item_ids[start:start + FETCH_BATCH]))
             for row in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id", "record"],
-                                   "read items", target.partitions):
+                                   "read items", target.partitions, item_read()):
                 found[row["id"]] = ItemRecord.FromString(base64.b64decode(row["record"]))
         return [found.get(item_id) for item_id in item_ids]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
         target = self._ns(ns)
         rows = self._query(target.collection, target.where(f"id in [{ex.literal(item_id)}]"), ["vec", "has_vector"],
-                           "read vectors", target.partitions)
+                           "read vectors", target.partitions, item_read())
         if not rows or not rows[0]["has_vector"]:
             return {}
         return {target.space: np.asarray(rows[0]["vec"], dtype=np.float32).reshape(1, -1)}
@@ -316,7 +346,7 @@ class MilvusBackend(Backend):
     def iter_items(self, ns: str) -> Iterator[ItemRecord]:
         target = self._ns(ns)
         ids = sorted(r["id"] for r in self._query(target.collection, target.where(), ["id"], "list items",
-                                                  target.partitions))
+                                                  target.partitions, item_read()))
         for start in range(0, len(ids), FETCH_BATCH):
             for record in self.get_items(ns, ids[start:start + FETCH_BATCH]):
                 if record is not None:  # forgotten since the listing
@@ -329,7 +359,7 @@ class MilvusBackend(Backend):
         if after:
             expr += f" and id > {ex.literal(after)}"
         ids = sorted(r["id"] for r in self._query(target.collection, target.where(expr), ["id"], "list items by concept",
-                                                  target.partitions))
+                                                  target.partitions, item_read()))
         return ids[:limit]
 
     def counts(self, ns: str) -> NamespaceCounts:
@@ -338,7 +368,7 @@ class MilvusBackend(Backend):
         concepts: dict[str, dict[int, int]] = {"has": {}, "not_has": {}, "align": {}}
         scored = 0
         for row in self._query(target.collection, target.where(), ["kind", "has", "not_has", "align", "scored"],
-                               "count items", target.partitions):
+                               "count items", target.partitions, item_read()):
             kinds[int(row["kind"])] = kinds.get(int(row["kind"]), 0) + 1
             scored += int(row["scored"])
             for polarity, bucket in concepts.items():
@@ -363,11 +393,11 @@ class MilvusBackend(Backend):
         for level in (1, 0, -1):
             expr = ex.tier(level, required, forbidden)
             if expr is not None:
-                pending[ex.TIER_NAMES[level]] = self._pool.submit(self._count, target, ex.both(base, expr))
+                pending[ex.TIER_NAMES[level]] = self._submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
         params = target.search_params(request.exact, request.ef_search)
-        first = self._pool.submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
+        first = self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
@@ -393,14 +423,15 @@ class MilvusBackend(Backend):
         order of its own, so one more hit than needed is asked for, and when the cut falls inside
         a group of equal scores the tier is read to Milvus's limit before sorting."""
         if vector is None:  # no similarity: every item scores 0, order by id
-            rows = self._query(target.collection, target.where(expr), ["id"], "rank items", target.partitions)
+            rows = self._query(target.collection, target.where(expr), ["id"], "rank items", target.partitions,
+                               item_read())
             return [(item_id, 0.0) for item_id in sorted(r["id"] for r in rows)[:k]]
         query = unit(vector).tolist()
 
         def nearest(limit: int) -> list[tuple[str, float]]:
             result = self._call(lambda: target.collection.search(
                 [query], "vec", params, limit=limit, expr=ex.both(target.scope, expr) or None,
-                output_fields=["id"] if target.shared else None, partition_names=target.partitions, **STRONG,
+                output_fields=["id"] if target.shared else None, partition_names=target.partitions, **item_read(),
                 **self._t), "search")[0]
             return [(hit.entity.get("id") if target.shared else hit.id, float(hit.distance)) for hit in result]
 
@@ -411,6 +442,10 @@ class MilvusBackend(Backend):
         return [(item_id, weight * similarity) for item_id, similarity in found[:k]]
 
     # ---- internals ----------------------------------------------------------------------------
+
+    def _submit(self, fn, *args):
+        """`fn` on the search pool, in a copy of the caller's context (its read level)."""
+        return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _call(self, fn, what: str):
         if self._closed:
@@ -489,8 +524,19 @@ class MilvusBackend(Backend):
 
     def _put_record(self, record: NamespaceRecord) -> None:
         text = encode_record(record)
-        self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]], **self._t),
-                   "write namespace")
+        noted(self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]],
+                                                   **self._t), "write namespace"))
+
+    def _clock(self) -> int:
+        """A Milvus timestamp later than every write this process has had acknowledged: the
+        timestamp of a write of CLOCK_ROW. Milvus 2.3.5 answers a delete with timestamp 0, and
+        Milvus's timestamps come from one oracle, so this later write's timestamp is what a
+        read must wait for to have the delete (storage/consistency.py)."""
+        result = self._call(lambda: self._meta.upsert([[CLOCK_ROW], [""], [[0.0] * schema.PLACEHOLDER_DIM]],
+                                                      **self._t), "write consistency clock")
+        if not result.timestamp:
+            raise Unavailable("Milvus acknowledged a write without a timestamp; read with consistency STRONG")
+        return int(result.timestamp)
 
     def _require(self, name: str) -> NamespaceRecord:
         record = self._record(name)
@@ -519,32 +565,34 @@ class MilvusBackend(Backend):
                                                       layout != "collection", layout == "shared", tag)
         return handle
 
-    def _existing(self, target: _Namespace, ids: Sequence[str]) -> list[str]:
+    def _existing(self, target: _Namespace, ids: Sequence[str], level: dict | None = None) -> list[str]:
+        level = item_read() if level is None else level
         found = []
         for start in range(0, len(ids), FETCH_BATCH):
             chunk = ids[start:start + FETCH_BATCH]
             found += [r["id"] for r in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id"],
-                                                   "look up items", target.partitions)]
+                                                   "look up items", target.partitions, level)]
         return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
         rows = self._call(lambda: target.collection.query(ex.both(target.scope, expr), output_fields=["count(*)"],
-                                                          partition_names=target.partitions, **STRONG, **self._t),
-                          "count items")
+                                                          partition_names=target.partitions, **item_read(),
+                                                          **self._t), "count items")
         return int(rows[0]["count(*)"])
 
     def _query(self, collection, expr: str, fields: list[str], what: str,
-               partitions: list[str] | None = None) -> list[dict]:
-        """Every row matching; Milvus caps one query at PAGE rows, beyond that an iterator pages."""
+               partitions: list[str] | None = None, level: dict = STRONG) -> list[dict]:
+        """Every row matching, at consistency `level` (metadata: always Strong); Milvus caps one
+        query at PAGE rows, beyond that an iterator pages."""
         page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, partition_names=partitions,
-                                                   **STRONG, **self._t), what)
+                                                   **level, **self._t), what)
         if len(page) < PAGE:
             return page
 
         def everything():
             rows: list[dict] = []
             iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields,
-                                                 partition_names=partitions, **STRONG,
+                                                 partition_names=partitions, **level,
                                                  **self._t)
             while batch := iterator.next():
                 rows.extend(batch)

@@ -1,0 +1,54 @@
+"""Consistency tokens on the wire: writes answer with one, reads honour one
+(storage/consistency.py has the mechanism and the token format; docs/deployment.md,
+"Consistency", the model).
+
+Two decorators for the servicer's methods:
+
+* :func:`answers_with_token` — a write (Remember, RememberStream, Observe, Forget, UpdateItem,
+  ClearNamespace, UpdateNamespace): the largest Milvus timestamp its library calls were given
+  (or a later one, for deletes: storage/consistency.py) becomes the response's ``consistency_token`` (empty when nothing was written, and from the
+  local backend, which has no timestamps: there every read sees every acknowledged write).
+* :func:`reads_at_requested_level` — a read an agent makes after its writes (Recall, GetItem,
+  ListItems): ``consistency`` STRONG reads Strong; otherwise a ``consistency_token`` makes the
+  read see that write (Milvus guarantee timestamp), and without one it is Bounded-stale.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem_server.errors import InvalidArgument
+from polarmem_server.storage import consistency
+
+
+def level_of(request) -> consistency.ReadLevel:
+    """The read level a request asks for; a bad token or level is INVALID_ARGUMENT."""
+    if request.consistency not in (pb.READ_CONSISTENCY_UNSPECIFIED, pb.READ_CONSISTENCY_BOUNDED,
+                                   pb.READ_CONSISTENCY_STRONG):
+        raise InvalidArgument(f"consistency: {request.consistency} is not a level; use READ_CONSISTENCY_BOUNDED "
+                              "(the default) or READ_CONSISTENCY_STRONG")
+    timestamp = consistency.decode_token(request.consistency_token)  # checked even when STRONG overrides it
+    if request.consistency == pb.READ_CONSISTENCY_STRONG:
+        return consistency.STRONG
+    return consistency.ReadLevel("at", timestamp) if timestamp else consistency.BOUNDED
+
+
+def reads_at_requested_level(method):
+    @functools.wraps(method)
+    def read(self, request, context):
+        with consistency.reading(level_of(request)):
+            return method(self, request, context)
+    return read
+
+
+def answers_with_token(method):
+    @functools.wraps(method)
+    def write(self, request, context):
+        with consistency.collecting() as writes:
+            response = method(self, request, context)
+        token = writes.token()
+        if token:
+            response.consistency_token = token
+        return response
+    return write
