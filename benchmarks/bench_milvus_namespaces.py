@@ -28,7 +28,6 @@ the wheel's 200 ms). Writes benchmarks/results/milvus_namespaces[_tickN].json. N
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import platform
@@ -47,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench_milvus import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench_milvus_timetick import TunedMilvus  # noqa: E402
 from milvus_server import LOCK_PATH, MilvusServer  # noqa: E402
+from milvus_server import take_lock as take_machine_lock  # noqa: E402
 
 CONCEPTS = ("dog", "cat", "car", "bus")  # declared: ids 0..3 in every queried namespace
 HAS, NOT_HAS = 1, 2
@@ -67,16 +67,11 @@ def percentiles(seconds: list[float]) -> dict:
 
 
 def take_lock(wait_s: float = 3600):
-    handle = open(LOCK_PATH, "a")
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return handle
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"another Milvus holds {LOCK_PATH}")
-            time.sleep(5)
+    """The machine's Milvus lock (tests/milvus_server.py), or exit when another Milvus keeps it."""
+    handle = take_machine_lock(wait_s)
+    if handle is None:
+        raise SystemExit(f"another Milvus held {LOCK_PATH} for {wait_s:.0f} s")
+    return handle
 
 
 def probe_partition_key(pm, alias: str) -> dict:

@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_milvus_timetick import TunedMilvus, group_cpu_s  # noqa: E402
 from milvus_serve import ServeProcess  # noqa: E402
 from milvus_server import LOCK_PATH  # noqa: E402
+from milvus_server import take_lock as take_machine_lock  # noqa: E402
 
 # (name, reader: the writing client or one that never wrote, consistency, seconds between the
 # write and the read)
@@ -52,20 +53,12 @@ LEVELS = (("token", "writer", None, 0.0), ("strong", "writer", "strong", 0.0), (
           ("token_later", "writer", None, None), ("strong_later", "writer", "strong", None))
 
 
-def take_lock(wait_s: float):
-    """The machine's Milvus lock (one Milvus per machine), waiting up to `wait_s` for it."""
-    import fcntl
-
-    handle = open(LOCK_PATH, "a")
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return handle
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"another Milvus held {LOCK_PATH} for {wait_s:.0f} s")
-            time.sleep(5)
+def take_lock(wait_s: float = 3600):
+    """The machine's Milvus lock (tests/milvus_server.py), or exit when another Milvus keeps it."""
+    handle = take_machine_lock(wait_s)
+    if handle is None:
+        raise SystemExit(f"another Milvus held {LOCK_PATH} for {wait_s:.0f} s")
+    return handle
 
 
 def percentile(values: list[float], q: float) -> float:

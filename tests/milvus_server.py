@@ -131,9 +131,11 @@ def drop_collections(uri: str) -> None:
         pymilvus.connections.disconnect(alias)
 
 
-def _take_lock():
+def take_lock(wait_s: float = LOCK_WAIT_S):
+    """The machine's Milvus lock (one Milvus per machine: fixed etcd / metrics ports), waiting up
+    to `wait_s` for it; None when another Milvus held it all that time."""
     handle = open(LOCK_PATH, "a")
-    deadline = time.monotonic() + LOCK_WAIT_S
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -141,8 +143,15 @@ def _take_lock():
         except BlockingIOError:
             if time.monotonic() > deadline:
                 handle.close()
-                pytest.skip(f"another Milvus holds {LOCK_PATH} (one Milvus per machine: fixed etcd/metrics ports)")
+                return None
             time.sleep(5)
+
+
+def _take_lock():
+    handle = take_lock()
+    if handle is None:
+        pytest.skip(f"another Milvus holds {LOCK_PATH} (one Milvus per machine: fixed etcd/metrics ports)")
+    return handle
 
 
 @contextmanager

@@ -61,6 +61,8 @@ STRONG = ReadLevel("strong")
 BOUNDED = ReadLevel("bounded")
 
 _read: contextvars.ContextVar[ReadLevel] = contextvars.ContextVar("polarmem_read_level", default=STRONG)
+
+
 class Writes:
     """The timestamps of one request's acknowledged writes, and the clock to call for those
     acknowledged without one."""
