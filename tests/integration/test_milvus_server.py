@@ -26,9 +26,12 @@ def test_serve_backend_milvus_remember_recall_get_over_grpc(milvus_server, tmp_p
             # `b` started before the namespace existed, and bound "ball" after `a` bound "cat"
             hits = b.recall("photos", vectors={"vis": [1, 0, 0, 0]}, required=["dog"], top_k=3).hits
             assert [(h.id, h.s_log) for h in hits] == [("dog1", 1), ("dog2", 1), ("cat1", -1)]
-            hits = a.recall("photos", vectors={"vis": [1, 0, 0, 0]}, required=["ball"], top_k=1).hits
+            # `a` reads `b`'s write: with `b`'s token (its own covers only its own, earlier writes;
+            # `b`'s covers `a`'s too, being later)
+            hits = a.recall("photos", vectors={"vis": [1, 0, 0, 0]}, required=["ball"], top_k=1,
+                            consistency_token=b.consistency_token).hits
             assert [h.id for h in hits] == ["dog2"]
-            item = a.get_item("photos", "dog2").item
+            item = a.get_item("photos", "dog2", consistency_token=b.consistency_token).item
             assert item.id == "dog2" and sorted(item.has) == ["ball", "dog"]
             item = b.get_item("photos", "cat1").item
             assert list(item.has) == ["cat"] and list(item.not_has) == ["dog"]
