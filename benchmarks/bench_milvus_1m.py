@@ -6,7 +6,7 @@ docs/deployment.md recommends).
 One namespace, layout ``collection`` (its own collection, FLAT: exact), of `--items` items with
 random unit vectors and random states of 4 declared concepts (each HAS with p 0.35, NOT_HAS with
 p 0.25, unknown otherwise), so the Recall ``required=[dog], forbidden=[cat]`` has three tiers:
-entailed ~23 %, conflict ~42 %, neutral ~35 % of the items. Filled fast, as the tenants benchmark
+entailed ~23 %, neutral ~26 %, conflict ~51 % of the items. Filled fast, as the tenants benchmark
 (bench_milvus_namespaces.py ``bulk``) fills: the records are the library's own (Writer.build_new
 makes one record per state combination through a Memory over the same Milvus; each item is a copy
 with its own id) and the rows the backend's own row builder (MilvusBackend._row), sent by
@@ -30,7 +30,8 @@ Measured, each with the load average:
   the one server process: Recalls/s, p50 / p99, server and Milvus CPU per Recall.
 * ``milvus_calls``: what one Recall asks Milvus, raw (pymilvus, Bounded, on the same
   collection), `--raw-reps` each: a tier's ``count(*)``, the entailed tier's filtered search
-  (top 11), an unfiltered search, the hits' records by id. What binds.
+  (top 11), the same search unfiltered, filtered by ``kind == 1`` (every row passes) and by one
+  ``array_contains``, ``count(*)`` of every row, the hits' records by id. What binds.
 
 The machine's Milvus lock (tests/milvus_server.py) is held throughout; Milvus and the server are
 stopped by PID at the end, also on SIGTERM. Run from outside the checkout (the installed package
@@ -310,6 +311,12 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng) -> dict:
         "count_conflict": lambda: collection.query(conflict, output_fields=["count(*)"], **bounded),
         "search_entailed_top11": lambda: collection.search(query(), "vec", params, limit=11, expr=entailed, **bounded),
         "search_unfiltered_top11": lambda: collection.search(query(), "vec", params, limit=11, **bounded),
+        # the same search, filtered by a scalar every row passes / by one array test: what the filter costs
+        "search_kind_eq_1_top11": lambda: collection.search(query(), "vec", params, limit=11, expr="kind == 1",
+                                                            **bounded),
+        "search_array_contains_top11": lambda: collection.search(
+            query(), "vec", params, limit=11, expr=f"array_contains(has, {ids[REQUIRED]})", **bounded),
+        "count_all": lambda: collection.query('id != ""', output_fields=["count(*)"], **bounded),
         "records_of_10_ids": lambda: collection.query(
             f"id in {ex.strings([item_id(int(i)) for i in rng.integers(0, 1000, 10)])}",
             output_fields=["id", "record"], **bounded),
