@@ -25,12 +25,11 @@ import platform
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from servertools import stop_process  # noqa: E402
+from servertools import serve_in_background, stop_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "agent_first_recall.json"
@@ -50,15 +49,8 @@ def host() -> dict:
 
 def start_server(python: Path, polarmem: Path, data: Path, *flags: str) -> tuple[subprocess.Popen, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
-    process = subprocess.Popen([str(polarmem), "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
-                                "--metrics-port", "-1", *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=env)
-    for line in process.stdout:
-        if "serving on " in line:
-            address = line.split("serving on ")[1].split()[0]
-            threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
-            return process, address
-    raise RuntimeError("the server did not start")
+    return serve_in_background([str(polarmem), "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
+                                "--metrics-port", "-1", *flags], env)
 
 
 async def first_recall(polarmem: Path, address: str) -> dict:

@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench_encoder import DEV, ROOT, dev_texts, host  # noqa: E402
-from servertools import stop_process  # noqa: E402
+from servertools import serve_in_background, stop_process  # noqa: E402
 
 
 def process_cpu_ms(pid: int) -> float:
@@ -68,15 +68,8 @@ def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> 
     if peer_env is not None:  # the peer runs its own default runtime, plus --peer-env
         env.pop("POLARMEM_MINILM_RUNTIME", None)
         env.update(peer_env)
-    process = subprocess.Popen([polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
-                                "--metrics-port", "-1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=env)
-    for line in process.stdout:
-        if "serving on " in line:
-            address = line.split("serving on ")[1].split()[0]
-            threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
-            return process, address
-    raise RuntimeError(f"{polarmem} serve did not start")
+    return serve_in_background([polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
+                                "--metrics-port", "-1"], env)
 
 
 def in_flight_round(process: subprocess.Popen, client, texts: list[str], threads: int) -> tuple[float, list[float]]:

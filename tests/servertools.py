@@ -76,3 +76,17 @@ def mcp_http_process(*args: str, cwd) -> Iterator[str]:
     finally:
         stop_process(process, 15, communicate=True)
     assert process.returncode in (0, -15), process.returncode
+
+
+def serve_in_background(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """Starts `polarmem serve ...` (`command`) with its output piped, returns it and the address
+    its "serving on" line names; its later output is drained by a thread so it never blocks
+    (for the benchmarks that measure a server process of their own)."""
+    import threading
+
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    for line in process.stdout:
+        if "serving on " in line:
+            threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+            return process, line.split("serving on ")[1].split()[0]
+    raise RuntimeError(f"{' '.join(command[:2])} did not start (exit {process.wait()})")
