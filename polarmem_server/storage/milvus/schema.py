@@ -1,5 +1,6 @@
-"""The collections PolarMem keeps in Milvus (all with Strong consistency, so a read sees every
-write acknowledged before it started, from any process):
+"""The collections PolarMem keeps in Milvus (created with Strong as their default level, so a read
+sees every write acknowledged before it started, from any process; the item reads of Recall,
+GetItem and ListItems choose their level per request: storage/consistency.py):
 
 * ``{prefix}_namespaces`` — one row per namespace: the serialised NamespaceRecord.
 * ``{prefix}_concepts`` — concept claims and bindings of every namespace (concepts.py).
