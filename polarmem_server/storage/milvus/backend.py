@@ -387,20 +387,27 @@ class MilvusBackend(Backend):
         vector = request.vectors.get(target.space)
         weight = float(request.weights.get(target.space, 1.0)) if vector is not None else 0.0
         # The tier counts and the first tier's ranking go to Milvus at once (one round trip of
-        # latency instead of four); later tiers are searched only when earlier ones leave room.
+        # latency instead of several); later tiers are searched only when earlier ones leave room.
+        # The tiers partition the filtered items, so the neutral count is the filtered count less
+        # the other two: a scalar pass (or none) instead of a third pass over the concept arrays,
+        # which is what a count costs (at 1,000,000 rows a tier's count 27-126 ms, all rows 6 ms).
         pending = {}
         tiers = []
         for level in (1, 0, -1):
             expr = ex.tier(level, required, forbidden)
-            if expr is not None:
+            if expr is not None and level != 0:
                 pending[ex.TIER_NAMES[level]] = self._submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
+        filtered = self._submit(self._count, target, base)
         params = target.search_params(request.exact, request.ef_search)
         first = self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
+        # Each count reads at the call's level but not at one snapshot (Milvus 2.3 has no pinned
+        # read timestamp), so under concurrent writes the difference could dip below zero.
+        counts["neutral"] = max(0, filtered.result() - counts["entailed"] - counts["conflict"])
         hits: list[SearchHit] = []
         for position, (level, expr) in enumerate(tiers):
             if counts[ex.TIER_NAMES[level]] == 0:
@@ -575,7 +582,7 @@ class MilvusBackend(Backend):
         return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
-        rows = self._call(lambda: target.collection.query(ex.both(target.scope, expr), output_fields=["count(*)"],
+        rows = self._call(lambda: target.collection.query(target.where(expr), output_fields=["count(*)"],
                                                           partition_names=target.partitions, **item_read(),
                                                           **self._t), "count items")
         return int(rows[0]["count(*)"])
