@@ -7,6 +7,8 @@ library's, byte for byte (test_fast_front.py covers the rest of the front)."""
 
 from __future__ import annotations
 
+import threading
+
 import grpc
 import numpy as np
 import pytest
@@ -171,3 +173,46 @@ def test_other_changes_still_drop_every_plan_and_the_vocabulary(server, stubs, c
         same_on_both_ports(stubs, zebra, server, natively=True)  # ... and its own plan replays that
     else:
         same_on_both_ports(stubs, zebra, server, natively=True)
+
+
+def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
+    """A writer keeps adding notes with new words; readers name each word once its note was
+    stored: the front binds it natively (the vocabulary grows under them), no call fails, and
+    once the writer stops both ports answer every word alike."""
+    main, fast = stubs
+    rng = np.random.default_rng(7)
+    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)  # the generic plan
+    words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}o" for i in range(40)]  # singular, written as stored
+    stored: list[str] = []
+    errors: list[BaseException] = []
+
+    def write():
+        try:
+            with PolarMemClient(server.address) as client:
+                for i, word in enumerate(words):
+                    client.remember("o", id=f"c{i}", kind="text", text=f"a {word} and a dog, no cat",
+                                    vectors={"vis": rng.standard_normal(DIM).tolist()})
+                    stored.append(word)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    before = native(server)
+    writer.start()
+    calls = 0
+    while writer.is_alive() or calls < 40:
+        if not stored:
+            continue
+        word = stored[-1]
+        try:
+            answer = fast.Recall(recall([word], ["cat"], np.random.default_rng(calls)))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+            break
+        assert list(answer.parse.required) == [word] and answer.hits[0].s_log == 1
+        calls += 1
+    writer.join()
+    assert not errors
+    assert native(server) - before == calls  # each word was bound by the time its Remember returned
+    for i, word in enumerate(words):
+        same_on_both_ports(stubs, recall([word], ["cat"], np.random.default_rng(i)), server, natively=True)
