@@ -25,9 +25,9 @@ such write ran while the library answered. Item writes that name known concepts 
 the hits come from the live index either way. A write that only appends concepts (an open
 vocabulary's new words) keeps them too, since every name resolves as before: the new concepts'
 own names join the front's vocabulary, and only the plans whose answer lists names skipped as
-unknown (which may be concepts now, with suggestions drawn from the whole vocabulary) go. Tokens: the front checks bearer
-tokens like api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library,
-which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
+unknown (which may be concepts now, with suggestions drawn from the whole vocabulary) go.
+Tokens: the front checks bearer tokens like api/auth.py (SHA-256, constant time); a call it
+cannot admit goes to the library, which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from polarmem_server.api.recall_shape import plannable
+from polarmem_server.domain.namespace import Epoch
 from polarmem_server.recall import RecallMode
 from polarmem_server.storage.local.plan_capture import CoreSearch
 
@@ -93,7 +94,7 @@ class FastFrontHost:
         else:
             self.plans.append_concepts(namespace, *appended)
 
-    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: int) -> bool:
+    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
         and no write that changed what plans depend on ran since ``epoch`` (the namespace's
         plan epoch) was read. Returns whether it did."""
