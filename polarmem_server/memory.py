@@ -63,8 +63,9 @@ class Memory:
         self.writer = Writer(self.backend)
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
-        # Called with a namespace's name after each write to it ends (domain/namespace.py ChangeLock).
-        self.change_listeners: list[Callable[[str], None]] = []
+        # Called with a namespace's name as each write to it that changed what Recall plans depend
+        # on ends, and the appended concepts' own names or None (domain/namespace.py ChangeLock).
+        self.change_listeners: list[Callable[[str, tuple[list[str], list[int]] | None], None]] = []
         records = self.backend.namespaces()
         bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
         for record in records:

@@ -30,6 +30,13 @@ std::vector<std::size_t> term_dims(const Index& index, const SearchRequest& requ
   return dims;
 }
 
+Vocabulary vocabulary_of(const std::vector<std::string>& names, const std::vector<std::uint32_t>& ids) {
+  if (names.size() != ids.size()) throw py::value_error("vocabulary: names and ids must have the same length");
+  Vocabulary vocabulary;
+  for (std::size_t i = 0; i < names.size(); ++i) vocabulary.emplace(names[i], ids[i]);
+  return vocabulary;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_front, m) {
@@ -42,7 +49,7 @@ PYBIND11_MODULE(_front, m) {
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
              std::shared_ptr<ItemIds> ids, const SearchRequest& search, std::vector<std::uint32_t> state_concepts,
              std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response,
-             bool generic) {
+             bool generic, bool reads_vocabulary) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -62,6 +69,7 @@ PYBIND11_MODULE(_front, m) {
             plan->concept_names = std::move(concept_names);
             plan->response_template.clear_hits();
             plan->response_template.clear_tier_counts();
+            plan->reads_vocabulary = reads_vocabulary;
             if (generic) {  // bind() fills the names per call
               plan->response_template.mutable_parse()->clear_required();
               plan->response_template.mutable_parse()->clear_forbidden();
@@ -70,18 +78,26 @@ PYBIND11_MODULE(_front, m) {
           },
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("search"),
           py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"),
-          py::arg("generic") = false,
-          "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts)")
+          py::arg("generic") = false, py::arg("reads_vocabulary") = false,
+          "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
+          "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names)")
       .def(
           "set_vocabulary",
           [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
              const std::vector<std::uint32_t>& ids) {
-            if (names.size() != ids.size()) throw py::value_error("vocabulary: names and ids must have the same length");
-            auto vocabulary = std::make_shared<Vocabulary>();
-            for (std::size_t i = 0; i < names.size(); ++i) vocabulary->emplace(names[i], ids[i]);
-            self.set_vocabulary(ns, std::move(vocabulary));
+            self.set_vocabulary(ns, std::make_shared<Vocabulary>(vocabulary_of(names, ids)));
           },
           py::arg("namespace"), py::arg("names"), py::arg("ids"))
+      .def(
+          "append_concepts",
+          [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
+             const std::vector<std::uint32_t>& ids) {
+            const auto added = vocabulary_of(names, ids);
+            py::gil_scoped_release unlocked;  // copies the namespace's vocabulary
+            self.append_concepts(ns, added);
+          },
+          py::arg("namespace"), py::arg("names"), py::arg("ids"),
+          "concepts appended (own names and ids): extends the vocabulary, drops the plans that read all of it")
       .def("has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
            py::arg("namespace"))
       .def("forget", &PlanCache::forget, py::arg("namespace"))

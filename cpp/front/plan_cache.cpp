@@ -1,5 +1,7 @@
 #include "plan_cache.hpp"
 
+#include <iterator>
+
 namespace polarmem::front {
 
 void PlanCache::publish(const std::string& ns, std::string key, std::shared_ptr<const RecallPlan> plan) {
@@ -26,6 +28,31 @@ std::shared_ptr<const Vocabulary> PlanCache::vocabulary(const std::string& ns) c
   std::lock_guard guard(mutex_);
   const auto found = vocabularies_.find(ns);
   return found == vocabularies_.end() ? nullptr : found->second;
+}
+
+void PlanCache::append_concepts(const std::string& ns, const Vocabulary& added) {
+  std::shared_ptr<const Vocabulary> current;
+  {
+    std::lock_guard guard(mutex_);
+    const auto plans = by_namespace_.find(ns);
+    if (plans != by_namespace_.end()) {
+      for (auto plan = plans->second.begin(); plan != plans->second.end();) {
+        plan = plan->second->reads_vocabulary ? plans->second.erase(plan) : std::next(plan);
+      }
+    }
+    const auto found = vocabularies_.find(ns);
+    if (found == vocabularies_.end() || added.empty()) return;
+    current = found->second;
+  }
+  // Copied outside the mutex (an open vocabulary holds thousands of names): native calls keep
+  // binding with the current one meanwhile. The library calls this under the namespace's write
+  // lock, which also guards set_vocabulary and forget, so nothing replaces `current` meanwhile;
+  // if something did (clear), the one there now stays.
+  auto extended = std::make_shared<Vocabulary>(*current);
+  extended->insert(added.begin(), added.end());
+  std::lock_guard guard(mutex_);
+  const auto found = vocabularies_.find(ns);
+  if (found != vocabularies_.end() && found->second == current) found->second = std::move(extended);
 }
 
 void PlanCache::forget(const std::string& ns) {

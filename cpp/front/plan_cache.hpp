@@ -1,7 +1,8 @@
 // The plans the library has published, by namespace and request shape. The library drops a
-// namespace's plans whenever the namespace changes (any write, a settings change, deletion), so
-// a plan never outlives the state it was made from; a full namespace starts over rather than
-// tracking use, since plans are cheap to make again (one call through the library each).
+// namespace's plans whenever what they depend on changes (settings, rule, an alias, deletion:
+// domain/namespace.py ChangeLock), so a plan never outlives the state it was made from; a write
+// that only appends concepts keeps them and extends the vocabulary. A full namespace starts over
+// rather than tracking use, since plans are cheap to make again (one call through the library each).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,9 @@ class PlanCache {
   // The namespace's concepts by their own names, for generic plans (dropped with its plans).
   void set_vocabulary(const std::string& ns, std::shared_ptr<const Vocabulary> vocabulary);
   std::shared_ptr<const Vocabulary> vocabulary(const std::string& ns) const;
+  // Concepts were appended to the namespace (nothing else changed): adds their own names to its
+  // vocabulary, if one is published, and drops the plans that read the whole vocabulary.
+  void append_concepts(const std::string& ns, const Vocabulary& added);
   // Drops the namespace's plans and vocabulary.
   void forget(const std::string& ns);
   void clear();

@@ -31,6 +31,9 @@ struct RecallPlan {
   std::vector<std::string> concept_names;  // the names of state_concepts, in the same order
   // The library's response without hits and tier counts (parse, mode_used, mode_reason).
   v1::RecallResponse response_template;
+  // The response lists names the library skipped as unknown, with suggestions from the whole
+  // vocabulary: the plan goes when concepts are appended (PlanCache::append_concepts).
+  bool reads_vocabulary = false;
 };
 
 // A namespace's concepts by their own names (exactly as the library writes them: no alias,

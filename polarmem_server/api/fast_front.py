@@ -18,13 +18,16 @@ repeated) is also published as a *generic* shape: the same request with any conc
 namespace's vocabulary, as many required and forbidden. The next Recall of either is answered
 by the front from the core: the same core request with the new vectors (and concept ids), the
 hits' ids from the core's ItemIds, their concept states from the index, and the library's parse
-/ mode_used / mode_reason. A write that changes what plans depend on (settings, rule,
-vocabulary: a new concept or alias) or deletes the namespace drops its plans and vocabulary
-(domain/namespace.py ChangeLock), so a plan never outlives what it was made from, and a plan is
-published only if no such write ran while the library answered. Item writes that name known
-concepts keep the plans: the hits come from the live index either way. Tokens: the front checks bearer
-tokens like api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library,
-which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
+/ mode_used / mode_reason. A write that changes what plans depend on (settings, rule, an
+alias) or deletes the namespace drops its plans and vocabulary (domain/namespace.py
+ChangeLock), so a plan never outlives what it was made from, and a plan is published only if no
+such write ran while the library answered. Item writes that name known concepts keep the plans:
+the hits come from the live index either way. A write that only appends concepts (an open
+vocabulary's new words) keeps them too, since every name resolves as before: the new concepts'
+own names join the front's vocabulary, and only the plans whose answer lists names skipped as
+unknown (which may be concepts now, with suggestions drawn from the whole vocabulary) go.
+Tokens: the front checks bearer tokens like api/auth.py (SHA-256, constant time); a call it
+cannot admit goes to the library, which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from polarmem_server.api.recall_shape import plannable
+from polarmem_server.domain.namespace import Epoch
 from polarmem_server.recall import RecallMode
 from polarmem_server.storage.local.plan_capture import CoreSearch
 
@@ -69,7 +73,7 @@ class FastFrontHost:
         self.plans = _front.PlanCache()
         self.front = _front.FastFront(address, upstream, self.plans, cert, key, max_in_flight, max_receive_bytes)
         self._authorizer = authorizer
-        memory.change_listeners.append(self.plans.forget)
+        memory.change_listeners.append(self._namespace_changed)
         self.refresh_grants()
 
     @property
@@ -81,7 +85,16 @@ class FastFrontHost:
         self.front.set_grants([(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants
                                if grant.allows_role("read")])
 
-    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: int) -> bool:
+    def _namespace_changed(self, namespace: str, appended: tuple[list[str], list[int]] | None) -> None:
+        """A write changed what the namespace's plans depend on (ChangeLock, which calls this
+        before letting its lock go): ``appended`` holds the own names and ids of the concepts it
+        only appended; None drops every plan and the vocabulary."""
+        if appended is None:
+            self.plans.forget(namespace)
+        else:
+            self.plans.append_concepts(namespace, *appended)
+
+    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
         and no write that changed what plans depend on ran since ``epoch`` (the namespace's
         plan epoch) was read. Returns whether it did."""
@@ -100,29 +113,24 @@ class FastFrontHost:
         generic = [*request.required, *request.forbidden] == [*result.required, *result.forbidden] and \
             len(request.required) + len(request.forbidden) > 0
 
+        # Names skipped as unknown (allow_unknown_concepts) are listed with suggestions drawn from
+        # the whole vocabulary, and may name a concept after the next append: such a plan goes
+        # with every append (never generic: the names sent differ from those resolved).
+        reads_vocabulary = bool(result.plan.unknown_concepts or result.plan.unknown or result.plan.mapped)
+
         def publish() -> None:
             arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.request,
                          concepts, len(search.required) if search.states else 0, names, response.SerializeToString())
-            self.plans.publish(*arguments)
+            self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
             if generic:
                 if not self.plans.has_vocabulary(namespace.name):
-                    self.plans.set_vocabulary(namespace.name, *own_names(namespace.vocabulary))
+                    self.plans.set_vocabulary(namespace.name, *namespace.vocabulary.own_names())
                 self.plans.publish(*arguments, generic=True)
 
-        return namespace.write_lock.unchanged_since(epoch, publish)
+        return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
 
     def shutdown(self, grace_seconds: float) -> None:
         self.front.shutdown(grace_seconds)
-
-
-def own_names(vocabulary) -> tuple[list[str], list[int]]:
-    """The concepts whose own name resolves to them (names and ids): what the front may bind."""
-    names, ids = [], []
-    for concept_id, name in enumerate(vocabulary.names):
-        if vocabulary.lookup(name) == concept_id:
-            names.append(name)
-            ids.append(concept_id)
-    return names, ids
 
 
 class FastFrontCollector:

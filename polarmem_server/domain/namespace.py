@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields, calibration_from_fields
@@ -19,24 +20,45 @@ from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
 from polarmem_server.index import SpaceSpec
 
 
+class PlanState(NamedTuple):
+    """What a namespace's Recall plans depend on, as counters, read before and after each write."""
+    depends: tuple[int, int]  # every plan: settings, rule and what chose it, aliases (revision, rewrites)
+    concepts: int  # how many concepts: appending some keeps the plans but the few ChangeLock says
+
+
+class Epoch(NamedTuple):
+    drops: int  # writes that dropped the namespace's plans
+    appends: int  # writes that only appended concepts
+
+
 class ChangeLock:
     """The lock that serialises a namespace's writes (reentrant), telling listeners when a write
-    changed what a Recall plan depends on: the settings, the rule and what chose it, the
-    vocabulary (``fingerprint()``, read when the outermost holder takes the lock and again when it
-    lets go). Item writes that name known concepts change none of it: the plans stay, and the
-    hits they give come from the live index. ``plan_epoch`` moves with each such change (and with
-    ``invalidate()``, for a deletion); a reader that saw the same epoch before and after its work,
-    and checks it while holding the lock, knows its plan is still the library's. The compiled
-    Recall front's plans are published and dropped that way (api/fast_front.py)."""
+    changed what a Recall plan depends on (``fingerprint()``, a PlanState read when the outermost
+    holder takes the lock and again before it lets go). Item writes that name known concepts
+    change none of it: the plans stay, and the hits they give come from the live index.
 
-    def __init__(self, name: str, fingerprint) -> None:
+    A write that only appended concepts (new ids, nothing else) keeps the plans too: each name a
+    plan resolved still resolves to the same id (Vocabulary.rewrites), so the same core search
+    and parse follow. The listeners get the new concepts' own names (``own_names(first)``), to
+    bind them in generic plans, and drop the plans whose answer reads the whole vocabulary (the
+    names a Recall skipped as unknown, which may be concepts now, and their suggestions). Any
+    other change, or ``invalidate()`` (a deletion), drops all of them: the listeners get None.
+
+    The listeners run before the lock is let go, so no other write and no plan publication
+    comes between the change and what they do with it. ``plan_epoch`` moves with each change;
+    a reader that saw the same epoch before and after its work, and checks it while holding the
+    lock, knows its plan is still the library's. The compiled Recall front's plans are
+    published and dropped that way (api/fast_front.py)."""
+
+    def __init__(self, name: str, fingerprint, own_names) -> None:
         self.name = name
         self._fingerprint = fingerprint
+        self._own_names = own_names
         self._lock = threading.RLock()
         self._depth = 0
-        self._before = None
+        self._before: PlanState | None = None
         self._invalidated = False
-        self.plan_epoch = 0
+        self.plan_epoch = Epoch(0, 0)
         self.listeners: list = []  # shared with the library (Memory.change_listeners)
 
     def acquire(self, blocking: bool = True) -> bool:
@@ -48,29 +70,39 @@ class ChangeLock:
         return True
 
     def release(self) -> None:
-        changed = False
-        if self._depth == 1:
-            changed = self._invalidated or self._fingerprint() != self._before
-            self._invalidated = False
-            if changed:
-                self.plan_epoch += 1
-        self._depth -= 1
-        self._lock.release()
-        if changed:
-            for listener in list(self.listeners):
-                listener(self.name)
+        try:
+            if self._depth == 1:
+                self._tell_listeners()
+        finally:
+            self._depth -= 1
+            self._lock.release()
+
+    def _tell_listeners(self) -> None:
+        before, after = self._before, self._fingerprint()
+        invalidated, self._invalidated = self._invalidated, False
+        drops, appends = self.plan_epoch
+        if invalidated or after.depends != before.depends or after.concepts < before.concepts:
+            self.plan_epoch, appended = Epoch(drops + 1, appends), None
+        elif after.concepts > before.concepts:
+            self.plan_epoch, appended = Epoch(drops, appends + 1), self._own_names(before.concepts)
+        else:
+            return
+        for listener in list(self.listeners):
+            listener(self.name, appended)
 
     def invalidate(self) -> None:
         """Call while holding the lock: its release tells the listeners (the namespace is going)."""
         self._invalidated = True
 
-    def unchanged_since(self, epoch: int, then) -> bool:
-        """Runs ``then()`` while holding the lock, if no write holds it and no plan-changing write
-        ran since ``epoch`` was read; returns whether it ran. Never waits, never counts as a write."""
+    def unchanged_since(self, epoch: Epoch, then, reads_vocabulary: bool = False) -> bool:
+        """Runs ``then()`` while holding the lock, if no write holds it and no write that dropped
+        plans ran since ``epoch`` was read (nor one that appended concepts, for a plan that
+        ``reads_vocabulary``); returns whether it ran. Never waits, never counts as a write."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if self._depth or self.plan_epoch != epoch:
+            if self._depth or self.plan_epoch.drops != epoch.drops or \
+                    (reads_vocabulary and self.plan_epoch.appends != epoch.appends):
                 return False
             then()
             return True
@@ -93,7 +125,7 @@ class Namespace:
         self.vocabulary = Vocabulary(aliases=settings.aliases, shadow=settings.open_vocabulary)
         self._calibration = calibration
         self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
-        self.write_lock = ChangeLock(settings.name, self.plan_state)
+        self.write_lock = ChangeLock(settings.name, self.plan_state, self.vocabulary.own_names)
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
         self._labelled_set = labelled_set
         self._engine = engine
@@ -162,9 +194,9 @@ class Namespace:
         self._rule = self._choose()
         self.revision += 1
 
-    def plan_state(self) -> tuple[int, int]:
-        """What a Recall plan of this namespace depends on, as counters: (revision, vocabulary)."""
-        return self.revision, self.vocabulary.version
+    def plan_state(self) -> PlanState:
+        """What a Recall plan of this namespace depends on, as counters (ChangeLock)."""
+        return PlanState((self.revision, self.vocabulary.rewrites), len(self.vocabulary))
 
     @property
     def name(self) -> str:

@@ -74,6 +74,7 @@ class Vocabulary:
         self._ids: dict[str, int] = {}
         self._aliases: dict[str, str] = {}
         self._version = 0  # bumped by every change; the lookup table is rebuilt when it moves
+        self._rewrites = 0  # bumped by every change but an appended concept (an alias, a truncation)
         self._keys: tuple[dict[str, int], int, int] | None = None  # (keys(), longest, version)
         for name in names:
             self._add(name)
@@ -87,6 +88,13 @@ class Vocabulary:
     def version(self) -> int:
         """Moves with every change (a concept, an alias, a truncation)."""
         return self._version
+
+    @property
+    def rewrites(self) -> int:
+        """Moves with every change that is not an appended concept: an alias, a truncation. An
+        appended concept (a new id for a normal form that named no concept) leaves every name
+        that resolved before resolving to the same id; these changes may not."""
+        return self._rewrites
 
     @property
     def names(self) -> list[str]:
@@ -127,10 +135,21 @@ class Vocabulary:
                 self._ids.pop(normalise(name), None)
             del self._names[length:]
             self._version += 1
+            self._rewrites += 1
 
     def own_id(self, name: str) -> int | None:
         """Id of the concept named `name` itself, never an alias's target (None if none)."""
         return self._ids.get(normalise(name))
+
+    def own_names(self, first: int = 0) -> tuple[list[str], list[int]]:
+        """The concepts from id `first` on whose own name (as written here) resolves to them,
+        names and ids: the names the compiled Recall front may bind (an alias may shadow one)."""
+        names, ids = [], []
+        for concept_id, name in enumerate(self._names[first:], first):
+            if self.lookup(name) == concept_id:
+                names.append(name)
+                ids.append(concept_id)
+        return names, ids
 
     def bind(self, name: str) -> int:
         """Id of `name` itself, adding it if new; unlike `ensure`, an alias never redirects it (the
@@ -151,6 +170,7 @@ class Vocabulary:
             raise ValueError(f"alias {alias!r} is already a concept of its own; remove it from the vocabulary first")
         self._aliases[alias_key] = target_key
         self._version += 1
+        self._rewrites += 1
 
     def keys(self) -> dict[str, int]:
         """Every normal form that names a concept (names and aliases) -> id. Built once per

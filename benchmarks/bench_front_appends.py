@@ -1,0 +1,122 @@
+"""Hand-overs of the compiled Recall front while Remembers of new notes add concepts (an open
+vocabulary's new words; docs/fast-front.md, "Consistency").
+
+A real `polarmem serve --fast-front-address` (a subprocess of this interpreter, so PYTHONPATH
+decides which package it runs), an open-vocabulary namespace (encoder none, one 64-d `sem`
+space, random vectors), --load COCO caption notes (../shared/data/coco_val2014_dev10k.jsonl, 5
+per image, in file order) stored first; then --writes rounds, one client call at a time, of: one
+Remember of a new caption (main port), then --recalls vector Recalls through the front (1
+required common concept, 0-1 forbidden, hard, top 10, explain false). Prints how many of those
+Remembers appended concepts and the front's native / handed-over counters over that phase.
+
+    python benchmarks/bench_front_appends.py --load 10000 --writes 500
+
+Before a concept append kept the plans, each appending Remember dropped them (measured by
+running the same command with the parent commit's api/fast_front.py, domain/namespace.py,
+domain/vocabulary.py and memory.py first on PYTHONPATH). Not a test; writes nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from polarmem_server.faces.client import PolarMemClient, item_message
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "coco_val2014_dev10k.jsonl"
+QUERY_CONCEPTS = ["dog", "cat", "man", "woman", "car", "table", "pizza", "bus", "train", "horse", "street", "plate",
+                  "water", "bed", "kitchen", "tennis", "grass", "food", "snow", "beach", "giraffe", "elephant",
+                  "bird", "boat", "truck", "sign", "clock", "skateboard", "bench", "phone"]
+DIM = 64
+
+
+def captions():
+    for line in DATA.open():
+        yield from json.loads(line)["captions"]
+
+
+def front_counts(metrics_port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics").read().decode()
+    counts = {}
+    for path in ("native", "forwarded"):
+        match = re.search(r'polarmem_fast_front_recalls_total\{path="%s"\} ([0-9.e+]+)' % path, text)
+        counts[path] = float(match.group(1)) if match else 0.0
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--load", type=int, default=5000)
+    parser.add_argument("--writes", type=int, default=400)
+    parser.add_argument("--recalls", type=int, default=4)
+    parser.add_argument("--label", default="appends")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    texts = list(captions())
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp) / "data"
+        command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
+                   "--data-dir", str(data_dir), "--metrics-port", "0", "--log-level", "WARNING",
+                   "--fast-front-address", "127.0.0.1:0"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp,
+                                   env=os.environ)
+        line = process.stdout.readline()
+        address = line.split("serving on ")[1].split(";")[0]
+        front = line.split("compiled Recall front on ")[1].strip()
+        metrics_port = int(line.split("metrics on port ")[1].split(";")[0])
+        try:
+            with PolarMemClient(address, fast_front=False) as client, \
+                    PolarMemClient(address, recall_address=front) as via_front:
+                client.create_namespace("notes", spaces=[("sem", DIM)], encoder="none", open_vocabulary=True)
+                batch = [item_message(id=f"n{i}", kind="text", text=texts[i],
+                                      vectors={"sem": rng.standard_normal(DIM)}) for i in range(args.load)]
+                for start in range(0, len(batch), 1000):
+                    client.remember_stream("notes", batch[start:start + 1000])
+                known = client.list_concepts("notes").total
+                concepts = []
+                for concept in QUERY_CONCEPTS:  # those the notes' vocabulary has (asked on the main port)
+                    try:
+                        client.recall("notes", required=[concept], top_k=1, explain=False)
+                        concepts.append(concept)
+                    except Exception:  # noqa: BLE001
+                        pass
+                print(f"{args.label}: loaded {args.load} notes, {known} concepts, {len(concepts)} query concepts",
+                      flush=True)
+                before = front_counts(metrics_port)
+                appending = 0
+                started = time.perf_counter()
+                for w in range(args.writes):
+                    count = client.get_namespace("notes").concept_count
+                    client.remember("notes", id=f"w{w}", kind="text", text=texts[30_000 + w],
+                                    vectors={"sem": rng.standard_normal(DIM).tolist()})
+                    appending += client.get_namespace("notes").concept_count > count
+                    for _ in range(args.recalls):
+                        required = [concepts[rng.integers(len(concepts))]]
+                        forbidden = [c for c in [concepts[rng.integers(len(concepts))]] if c not in required
+                                     and rng.random() < 0.5]
+                        via_front.recall("notes", vectors={"sem": rng.standard_normal(DIM).tolist()},
+                                         required=required, forbidden=forbidden, top_k=10, mode="hard", explain=False)
+                elapsed = time.perf_counter() - started
+                after = front_counts(metrics_port)
+                total = client.get_namespace("notes").concept_count
+            native = after["native"] - before["native"]
+            forwarded = after["forwarded"] - before["forwarded"]
+            print(f"{args.label}: {args.writes} Remembers ({appending} appended concepts; {known} -> {total}), "
+                  f"{args.writes * args.recalls} vector Recalls through the front in {elapsed:.1f} s: "
+                  f"native {native:.0f}, handed over {forwarded:.0f}; load average {os.getloadavg()}", flush=True)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""domain/namespace.py ChangeLock: what a namespace's writes tell the compiled front's plans.
+A write that only appends concepts keeps them (the listeners get the new own names); any other
+change of what plans depend on drops them (the listeners get None); item-only writes say nothing."""
+
+from __future__ import annotations
+
+import threading
+
+from polarmem_server.domain.namespace import Epoch, Namespace
+from polarmem_server.domain.settings import NamespaceSettings
+from polarmem_server.index import SpaceSpec
+
+
+def namespace(**settings) -> tuple[Namespace, list]:
+    ns = Namespace(NamespaceSettings(name="t", spaces=[SpaceSpec("vis", 4)], **settings), created_ms=0)
+    ns.bind_concepts(["dog", "cat"], [0, 1])
+    told: list = []
+    ns.write_lock.listeners.append(lambda name, appended: told.append((name, appended)))
+    return ns, told
+
+
+def test_an_append_keeps_plans_and_names_the_new_concepts():
+    ns, told = namespace()
+    epoch = ns.write_lock.plan_epoch
+    with ns.write_lock:
+        ns.vocabulary.ensure("zebra")
+        with ns.write_lock:  # nested: only the outermost holder tells
+            ns.vocabulary.ensure("Wine Glasses")
+    assert told == [("t", (["zebra", "Wine Glasses"], [2, 3]))]
+    assert ns.write_lock.plan_epoch == Epoch(epoch.drops, epoch.appends + 1)
+
+
+def test_names_that_resolved_before_resolve_alike_after_an_append():
+    ns, _ = namespace(aliases={"puppy": "dog"})
+    names = ["dog", "dogs", "Dog", "puppy", "puppies", "cat"]
+    before = [ns.vocabulary.lookup(name) for name in names]
+    with ns.write_lock:
+        for word in ("dogs", "puppy", "zebra", "doggy"):  # the first two name dog: not new
+            ns.vocabulary.ensure(word)
+    assert [ns.vocabulary.lookup(name) for name in names] == before
+    assert ns.vocabulary.names == ["dog", "cat", "zebra", "doggy"]
+
+
+def test_an_appended_concept_an_alias_shadows_is_not_an_own_name():
+    ns, told = namespace(aliases={"kitty": "cat"}, open_vocabulary=True)
+    with ns.write_lock:
+        ns.bind_concepts(["kitty", "lion"], [2, 3])  # the store's binding: kitty stays shadowed
+    assert told == [("t", (["lion"], [3]))]
+
+
+def test_other_changes_drop_plans():
+    ns, told = namespace()
+    with ns.write_lock:
+        ns.vocabulary.add_alias("kitty", "cat")
+    with ns.write_lock:
+        ns.vocabulary.ensure("zebra")
+        ns.revision += 1  # settings, rule, score model: with an append, still a drop
+    with ns.write_lock:
+        ns.vocabulary.truncate(2)
+    with ns.write_lock:
+        ns.write_lock.invalidate()
+    assert told == [("t", None)] * 4
+    assert ns.write_lock.plan_epoch == Epoch(4, 0)
+
+
+def test_writes_that_change_nothing_plans_read_say_nothing():
+    ns, told = namespace()
+    with ns.write_lock:
+        ns.vocabulary.ensure("dog")
+    assert told == [] and ns.write_lock.plan_epoch == Epoch(0, 0)
+
+
+def test_listeners_run_before_the_lock_is_let_go():
+    ns, _ = namespace()
+    taken: list[bool] = []
+
+    def try_from_another_thread(name, appended):
+        thread = threading.Thread(target=lambda: taken.append(ns.write_lock.acquire(blocking=False)))
+        thread.start()
+        thread.join()
+
+    ns.write_lock.listeners.append(try_from_another_thread)
+    with ns.write_lock:
+        ns.vocabulary.ensure("zebra")
+    assert taken == [False]
+
+
+def test_a_plan_is_published_only_if_nothing_it_reads_changed_meanwhile():
+    ns, _ = namespace()
+    ran: list[str] = []
+    epoch = ns.write_lock.plan_epoch
+    with ns.write_lock:
+        ns.vocabulary.ensure("zebra")
+    assert ns.write_lock.unchanged_since(epoch, lambda: ran.append("plain"))
+    assert not ns.write_lock.unchanged_since(epoch, lambda: ran.append("reads"), reads_vocabulary=True)
+    with ns.write_lock:
+        ns.vocabulary.add_alias("kitty", "cat")
+    assert not ns.write_lock.unchanged_since(epoch, lambda: ran.append("after a drop"))
+    assert ran == ["plain"]
