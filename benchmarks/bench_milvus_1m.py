@@ -17,7 +17,9 @@ Measured, each with the load average:
 
 * ``exact``: `--exact-queries` Recalls (Strong) whose answers must equal the specification
   (tests/reference_search.py, applied to each tier's `REFERENCE_DEPTH` nearest items, which
-  hold the exact top 10): same ids, same order, same tiers, scores within 1e-4.
+  hold the exact top 10): same ids, same order, same tiers, scores within 1e-4; and
+  ``recall_at_10``, the share of the specification's top 10 found (1.0 on FLAT; with
+  `--ivf-nprobe N` the namespace has `config.ann` IVF_FLAT and this is what it gives up).
 * ``levels``: `--reads` rounds per level of Remember one new item, then one timed Recall of top
   10 (with explanations: the hits' records are read too), one call at a time, as
   bench_milvus_tokens.py does: ``token`` (the writer's Recall at once: it carries the write's
@@ -31,7 +33,8 @@ Measured, each with the load average:
 * ``milvus_calls``: what one Recall asks Milvus, raw (pymilvus, Bounded, on the same
   collection), `--raw-reps` each: a tier's ``count(*)``, the entailed tier's filtered search
   (top 11), the same search unfiltered, filtered by ``kind == 1`` (every row passes) and by one
-  ``array_contains``, ``count(*)`` of every row, the hits' records by id. What binds.
+  ``array_contains``, ``count(*)`` of every row, the hits' records by id, each with Milvus's CPU
+  per call. What binds.
 
 The machine's Milvus lock (tests/milvus_server.py) is held throughout; Milvus and the server are
 stopped by PID at the end, also on SIGTERM. Run from outside the checkout (the installed package
@@ -59,7 +62,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -155,9 +157,16 @@ def fill(memory, vectors: np.ndarray, codes: np.ndarray, chunk: int) -> dict:
     inserted_s = time.perf_counter() - started
     target.collection.flush(timeout=1200)
     flushed_s = time.perf_counter() - started
+    if target.ann is not None:  # loading before the IVF lists are built would search raw rows
+        from pymilvus import utility
+
+        utility.wait_for_index_building_complete(target.collection.name, using=backend.connection.alias,
+                                                 timeout=3600)
+    indexed_s = time.perf_counter() - started
     loaded_at = time.perf_counter()
     target.collection.load(timeout=1800)
     return {"insert_s": round(inserted_s, 1), "flush_s": round(flushed_s - inserted_s, 1),
+            "index_s": round(indexed_s - flushed_s, 1),
             "load_s": round(time.perf_counter() - loaded_at, 1), "rows": target.collection.num_entities,
             "items_per_s": round(len(vectors) / inserted_s), "load_avg_after": load()}
 
@@ -192,23 +201,25 @@ def expected(vectors: np.ndarray, codes: np.ndarray, ids: dict[str, int], query:
     return [(item_id(slots[row[0]]), row[1], row[2]) for row in top]
 
 
-def check_exact(client, vectors, codes, ids, queries: int, rng) -> dict:
-    mismatches, latencies, tiers = [], [], {}
+def check_exact(client, vectors, codes, ids, queries: int, rng, approximate: bool) -> dict:
+    mismatches, latencies, tiers, found = [], [], {}, 0.0
     for q in range(queries):
         query = rng.standard_normal(vectors.shape[1]).astype(np.float32)
         started = time.perf_counter()
         hits = client.recall(NAMESPACE, vectors={SPACE: query}, required=[REQUIRED], forbidden=[FORBIDDEN], top_k=10,
-                             mode="hard", consistency="strong").hits
+                             mode="hard", consistency="strong", approximate=approximate).hits
         latencies.append((time.perf_counter() - started) * 1000)
         got = [(h.id, h.s_log, h.s_sem) for h in hits]
         for h in hits:
             tiers[h.s_log] = tiers.get(h.s_log, 0) + 1
         want = expected(vectors, codes, ids, query)
+        found += len({g[0] for g in got} & {w[0] for w in want}) / len(want)
         same = ([g[:2] for g in got] == [w[:2] for w in want]
                 and all(abs(g[2] - w[2]) <= SCORE_TOLERANCE for g, w in zip(got, want)))
         if not same:
             mismatches.append({"query": q, "got": got, "expected": want})
     return {"queries": queries, "equal": queries - len(mismatches), "mismatches": mismatches[:3],
+            "recall_at_10": round(found / queries, 4),
             "hits_by_tier": {str(k): v for k, v in sorted(tiers.items())}, "strong_recall": stats(latencies)}
 
 
@@ -218,7 +229,7 @@ LEVELS = (("token", "writer", None, False), ("token_later", "writer", None, True
           ("bounded", "other", None, False), ("strong", "writer", "strong", False))
 
 
-def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng) -> dict:
+def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng, approximate: bool) -> dict:
     from polarmem_server.faces.client import PolarMemClient
 
     out = {}
@@ -237,7 +248,7 @@ def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng) ->
                 cpu = (proc_cpu_s(serve.process.pid), proc_cpu_s(milvus_pid))
                 started = time.perf_counter()
                 hits = reader.recall(NAMESPACE, vectors={SPACE: vector}, required=[REQUIRED], forbidden=[FORBIDDEN],
-                                     top_k=10, mode="hard", consistency=consistency).hits
+                                     top_k=10, mode="hard", consistency=consistency, approximate=approximate).hits
                 latencies.append((time.perf_counter() - started) * 1000)
                 server_cpu += proc_cpu_s(serve.process.pid) - cpu[0]
                 milvus_cpu += proc_cpu_s(milvus_pid) - cpu[1]
@@ -249,7 +260,8 @@ def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng) ->
     return out
 
 
-def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float, seed: int) -> dict:
+def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float, seed: int,
+                approximate: bool) -> dict:
     """`in_flight` clients Recalling back to back for `seconds`, each carrying its own write's token."""
     from polarmem_server.faces.client import PolarMemClient
 
@@ -268,7 +280,7 @@ def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float
             vector = rng.standard_normal(dim).astype(np.float32)
             started = time.perf_counter()
             client.recall(NAMESPACE, vectors={SPACE: vector}, required=[REQUIRED], forbidden=[FORBIDDEN], top_k=10,
-                          mode="hard")
+                          mode="hard", approximate=approximate)
             with lock:
                 latencies.append((time.perf_counter() - started) * 1000)
 
@@ -293,12 +305,13 @@ def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float
 
 # ---- what one Recall asks Milvus -----------------------------------------------------------------
 
-def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng) -> dict:
+def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_pid: int) -> dict:
     from polarmem_server.storage.milvus import expressions as ex
 
-    collection = memory.backend._ns(NAMESPACE).collection
+    target = memory.backend._ns(NAMESPACE)
+    collection = target.collection
     bounded = {"consistency_level": "Bounded", "timeout": 120}
-    params = {"metric_type": "IP", "params": {}}
+    params = target.search_params(exact=False, effort=0)  # FLAT: none; IVF: the namespace's nprobe
     entailed = ex.tier(1, [ids[REQUIRED]], [ids[FORBIDDEN]])
     conflict = ex.tier(-1, [ids[REQUIRED]], [ids[FORBIDDEN]])
 
@@ -325,11 +338,12 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng) -> dict:
     for name, call in calls.items():
         call()  # warm
         latencies = []
+        cpu = proc_cpu_s(milvus_pid)
         for _ in range(reps):
             started = time.perf_counter()
             call()
             latencies.append((time.perf_counter() - started) * 1000)
-        out[name] = stats(latencies)
+        out[name] = {**stats(latencies), "milvus_cpu_ms": round((proc_cpu_s(milvus_pid) - cpu) / reps * 1000, 1)}
         print(f"  {name:<24} {out[name]}", flush=True)
     out["load_avg"] = load()
     return out
@@ -338,15 +352,16 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng) -> dict:
 # ---- the run -------------------------------------------------------------------------------------
 
 def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
-    from polarmem_server.index import SpaceSpec
+    from polarmem_server.index import AnnSpec, SpaceSpec
     from polarmem_server.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     prefix = f"m{uuid.uuid4().hex[:6]}"
     memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=prefix, layout="collection", timeout_s=600)))
+    ann = AnnSpec(kind="ivf", nlist=args.ivf_nlist, nprobe=args.ivf_nprobe) if args.ivf_nprobe else None
     memory.create_namespace(NamespaceSettings(NAMESPACE, spaces=(SpaceSpec(SPACE, args.dim),), encoder="none",
-                                              concepts=CONCEPTS))
+                                              concepts=CONCEPTS, ann=ann))
     ids = {name: memory.namespace(NAMESPACE).vocabulary.lookup(name) for name in CONCEPTS}
     started = time.perf_counter()
     vectors, codes = make_data(args.items, args.dim, args.seed)
@@ -363,9 +378,7 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
     save()
 
     rng = np.random.default_rng(args.seed + 1)
-    print("what one Recall asks Milvus (raw, Bounded)", flush=True)
-    report["milvus_calls"] = milvus_calls(memory, ids, args.dim, args.raw_reps, rng)
-    save()
+    approximate = ann is not None  # the Recalls ask for the IVF search (a Recall is exact unless it asks)
 
     serve = ServeProcess(server.uri, prefix, workdir, timeout_s=600).start()
     try:
@@ -375,20 +388,28 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
             client.recall(NAMESPACE, vectors={SPACE: vectors[0]}, required=[REQUIRED], forbidden=[FORBIDDEN],
                           top_k=10, mode="hard", consistency="strong")  # opens the namespace
             print("exact answers", flush=True)
-            report["exact"] = check_exact(client, vectors, codes, ids, args.exact_queries, rng)
+            report["exact"] = check_exact(client, vectors, codes, ids, args.exact_queries, rng, approximate)
             report["exact"]["load_avg"] = load()
             print("  ", {k: v for k, v in report["exact"].items() if k != "mismatches"}, flush=True)
         save()
         print("latency per read level", flush=True)
-        report["levels"] = levels(serve, server.process.pid, args.dim, args.reads, args.later_s, rng)
+        report["levels"] = levels(serve, server.process.pid, args.dim, args.reads, args.later_s, rng, approximate)
         save()
         report["closed_loop"] = {}
         for in_flight in args.in_flight:
             report["closed_loop"][str(in_flight)] = closed_loop(serve, server.process.pid, args.dim, in_flight,
-                                                                args.loop_s, args.seed + 100 * in_flight)
+                                                                args.loop_s, args.seed + 100 * in_flight, approximate)
             print("closed loop", report["closed_loop"][str(in_flight)], flush=True)
             save()
         report["server_rss_mb"] = tree_rss_mb(serve.process.pid)
+        # last, when the collection has settled (right after loading, Milvus's own background
+        # work doubled some calls' CPU); Milvus's idle CPU is reported beside them
+        print("what one Recall asks Milvus (raw, Bounded)", flush=True)
+        idle = proc_cpu_s(server.process.pid)
+        time.sleep(5)
+        report["milvus_idle_cpu_ms_per_s"] = round((proc_cpu_s(server.process.pid) - idle) / 5 * 1000, 1)
+        report["milvus_calls"] = milvus_calls(memory, ids, args.dim, args.raw_reps, rng, server.process.pid)
+        save()
     finally:
         serve.stop()
         memory.close()
@@ -407,6 +428,10 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--loop-s", type=float, default=20.0)
     parser.add_argument("--raw-reps", type=int, default=10)
+    parser.add_argument("--ivf-nprobe", type=int, default=0,
+                        help="0: FLAT (exact, the issue's setting); N: config.ann IVF_FLAT probing N lists, "
+                             "Recalls with approximate=true (gives up exact answers: recall_at_10 says how much)")
+    parser.add_argument("--ivf-nlist", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--lock-wait-s", type=float, default=3600)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "milvus_1m_d384.json")
@@ -414,7 +439,8 @@ def main() -> None:
     cpu = Path("/proc/cpuinfo").read_text()
     model = next((line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("model name")), "")
     report = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-              "layout": "collection (FLAT, exact)", "milvus": "milvus wheel 2.3.5 standalone",
+              "layout": (f"collection (IVF_FLAT nlist {args.ivf_nlist}, nprobe {args.ivf_nprobe})" if args.ivf_nprobe
+                         else "collection (FLAT, exact)"), "milvus": "milvus wheel 2.3.5 standalone",
               "milvus_settings": {"proxy.timeTickInterval": args.tick},
               "host": {"cpus": os.cpu_count(), "model": model, "avx512": "avx512f" in cpu,
                        "platform": platform.platform()},

@@ -167,7 +167,8 @@ class Memory:
             namespace.write_lock.listeners = self.change_listeners
             self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace
-            self.writer.concept_ids(namespace, settings.concepts)
+            with namespace.write_lock:  # a Recall meanwhile must not publish a plan these concepts outdate
+                self.writer.concept_ids(namespace, settings.concepts)
             return namespace
 
     def namespace(self, name: str) -> Namespace:
