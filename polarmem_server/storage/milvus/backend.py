@@ -408,17 +408,37 @@ class MilvusBackend(Backend):
         # Each count reads at the call's level but not at one snapshot (Milvus 2.3 has no pinned
         # read timestamp), so under concurrent writes the difference could dip below zero.
         counts["neutral"] = max(0, filtered.result() - counts["entailed"] - counts["conflict"])
+        # Every later tier the counts say the answer reaches is ranked at once, in one more round
+        # trip (a namespace of a few items needs all three: one after another they were three
+        # round trips). Each is ranked for k: its top `want` is its top k's first `want` (ties by
+        # id), so a tier that brings fewer hits than counted (an approximate IVF search, a delete
+        # between the calls) leaves room that the tiers after it fill, in order, as before.
+        hard = request.mode == "hard"
+        ranked = {}
+        room = request.k
+        for position, (level, expr) in enumerate(tiers[1:], start=1):
+            room -= min(counts[ex.TIER_NAMES[tiers[position - 1][0]]], room) if hard else 0
+            if room <= 0:
+                break
+            if counts[ex.TIER_NAMES[level]]:
+                ranked[position] = self._submit(self._rank, target, expr, vector, weight, request.k, params)
         hits: list[SearchHit] = []
         for position, (level, expr) in enumerate(tiers):
             if counts[ex.TIER_NAMES[level]] == 0:
                 continue
-            want = request.k - len(hits) if request.mode == "hard" else request.k
+            want = request.k - len(hits) if hard else request.k
             if want <= 0:
                 break
-            # the first tier was ranked for k (its top `want` = its top k's first `want`: ties by id)
-            ranked = first.result()[:want] if position == 0 else self._rank(target, expr, vector, weight, want, params)
-            for item_id, similarity in ranked:
+            if position == 0:
+                tier_hits = first.result()
+            elif position in ranked:
+                tier_hits = ranked.pop(position).result()
+            else:  # room the counts did not foresee
+                tier_hits = self._rank(target, expr, vector, weight, want, params)
+            for item_id, similarity in tier_hits[:want]:
                 hits.append(SearchHit(item_id, level, similarity))
+        for unused in ranked.values():
+            unused.cancel()
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
             bonus = request.soft_lambda if request.mode == "soft" else 0.0
             hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
