@@ -290,7 +290,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
             metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
-            concept_states=states, exact=not query.approximate, ef_search=query.ef_search,
+            concept_states=states, with_records=explain, exact=not query.approximate, ef_search=query.ef_search,
             present_level=present_level if ranked else 0, absent_level=absent_level if ranked else 0,
             present_weight=ranking.present_weight if ranked else 0.0,
             absent_weight=ranking.absent_weight if ranked else 0.0))
@@ -415,6 +415,8 @@ def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -
     the search is dropped."""
     if not found.hits:
         return []
+    if all(hit.record is not None for hit in found.hits):  # the backend read them with the search
+        return [(hit, hit.record) for hit in found.hits]
     records = backend.get_items(namespace.name, [h.item_id for h in found.hits])
     return [(hit, record) for hit, record in zip(found.hits, records) if record is not None]
 

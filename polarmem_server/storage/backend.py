@@ -97,6 +97,8 @@ class SearchRequest:
 
     ``concept_states`` asks for each hit's states of the query's concepts (``SearchHit.states``)
     from the search state itself, so that a caller who needs no explanation reads no record.
+    ``with_records``: the caller will read the hits' records; a backend whose every read is a
+    round trip (Milvus) may return them with the hits (``SearchHit.record``) instead.
 
     ``present_level`` / ``absent_level`` (``hard`` only; 0 = not used): confidence flags within
     tiers (domain/confidence.py's grid). An item is *confidently absent* when every ``forbidden``
@@ -121,6 +123,7 @@ class SearchRequest:
     weights: Mapping[str, float] = field(default_factory=dict)
     absent_verified: bool = False
     concept_states: bool = False
+    with_records: bool = False
     # False: the namespace's approximate index may choose each large tier's top k (tiers and
     # their order stay exact); a backend without one searches exactly. ef_search 0 = its default.
     exact: bool = True
@@ -145,6 +148,7 @@ class SearchHit:
     # what the hit ranked by within its tier and flags when confidence weights were honoured
     # (s_sem + the confidence term); None: score
     rank_score: float | None = None
+    record: object | None = None  # the item's ItemRecord, read with the search (with_records), or None
 
     @property
     def rank_value(self) -> float:

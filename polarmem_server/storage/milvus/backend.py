@@ -401,7 +401,9 @@ class MilvusBackend(Backend):
                 tiers.append((level, ex.both(base, expr)))
         filtered = self._submit(self._count, target, base)
         params = target.search_params(request.exact, request.ef_search)
-        first = self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params) if tiers else None
+        records = request.with_records
+        first = self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params,
+                             records) if tiers else None
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
@@ -421,7 +423,7 @@ class MilvusBackend(Backend):
             if room <= 0:
                 break
             if counts[ex.TIER_NAMES[level]]:
-                ranked[position] = self._submit(self._rank, target, expr, vector, weight, request.k, params)
+                ranked[position] = self._submit(self._rank, target, expr, vector, weight, request.k, params, records)
         hits: list[SearchHit] = []
         for position, (level, expr) in enumerate(tiers):
             if counts[ex.TIER_NAMES[level]] == 0:
@@ -434,9 +436,9 @@ class MilvusBackend(Backend):
             elif position in ranked:
                 tier_hits = ranked.pop(position).result()
             else:  # room the counts did not foresee
-                tier_hits = self._rank(target, expr, vector, weight, want, params)
-            for item_id, similarity in tier_hits[:want]:
-                hits.append(SearchHit(item_id, level, similarity))
+                tier_hits = self._rank(target, expr, vector, weight, want, params, records)
+            for item_id, similarity, record in tier_hits[:want]:
+                hits.append(SearchHit(item_id, level, similarity, record=record))
         for unused in ranked.values():
             unused.cancel()
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
@@ -444,29 +446,37 @@ class MilvusBackend(Backend):
             hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
         return SearchResult(hits[:request.k], counts)
 
-    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int,
-              params: dict) -> list[tuple[str, float]]:
-        """The tier's top k by weighted cosine, ties by id. Milvus cuts a tie group at k in an
-        order of its own, so one more hit than needed is asked for, and when the cut falls inside
-        a group of equal scores the tier is read to Milvus's limit before sorting."""
+    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int, params: dict,
+              records: bool = False) -> list[tuple[str, float, ItemRecord | None]]:
+        """The tier's top k by weighted cosine, ties by id, as (id, score, record): with `records`
+        each hit's record comes with it (one round trip less for an explained Recall), else None.
+        Milvus cuts a tie group at k in an order of its own, so one more hit than needed is asked
+        for, and when the cut falls inside a group of equal scores the tier is read to Milvus's
+        limit before sorting (without records: the caller reads the few it keeps)."""
+        def decoded(entity) -> ItemRecord | None:
+            return ItemRecord.FromString(base64.b64decode(entity.get("record"))) if records else None
+
+        fields = ["id"] + (["record"] if records else [])
         if vector is None:  # no similarity: every item scores 0, order by id
-            rows = self._query(target.collection, target.where(expr), ["id"], "rank items", target.partitions,
+            rows = self._query(target.collection, target.where(expr), fields, "rank items", target.partitions,
                                item_read())
-            return [(item_id, 0.0) for item_id in sorted(r["id"] for r in rows)[:k]]
+            return [(row["id"], 0.0, decoded(row)) for row in sorted(rows, key=lambda row: row["id"])[:k]]
         query = unit(vector).tolist()
 
-        def nearest(limit: int) -> list[tuple[str, float]]:
+        def nearest(limit: int, with_records: bool) -> list[tuple[str, float, ItemRecord | None]]:
+            wanted = fields if with_records else ["id"]
             result = self._call(lambda: target.collection.search(
                 [query], "vec", params, limit=limit, expr=ex.both(target.scope, expr) or None,
-                output_fields=["id"] if target.shared else None, partition_names=target.partitions, **item_read(),
-                **self._t), "search")[0]
-            return [(hit.entity.get("id") if target.shared else hit.id, float(hit.distance)) for hit in result]
+                output_fields=wanted if (target.shared or with_records) else None,
+                partition_names=target.partitions, **item_read(), **self._t), "search")[0]
+            return [(hit.entity.get("id") if target.shared else hit.id, float(hit.distance),
+                     decoded(hit.entity) if with_records else None) for hit in result]
 
-        found = nearest(min(k + 1, MAX_TOP_K))
+        found = nearest(min(k + 1, MAX_TOP_K), records)
         if len(found) > k and abs(found[k][1] - found[k - 1][1]) <= 1e-6:
-            found = nearest(MAX_TOP_K)  # a tie straddles the cut: read the whole group, keep the lowest ids
-        found.sort(key=lambda pair: (-round(pair[1], 6), pair[0]))
-        return [(item_id, weight * similarity) for item_id, similarity in found[:k]]
+            found = nearest(MAX_TOP_K, False)  # a tie straddles the cut: read the whole group, keep the lowest ids
+        found.sort(key=lambda hit: (-round(hit[1], 6), hit[0]))
+        return [(item_id, weight * similarity, record) for item_id, similarity, record in found[:k]]
 
     # ---- internals ----------------------------------------------------------------------------
 
