@@ -3,8 +3,8 @@ vocabulary's new words; docs/fast-front.md, "Consistency").
 
 A real `polarmem serve --fast-front-address` (a subprocess of this interpreter, so PYTHONPATH
 decides which package it runs), an open-vocabulary namespace (encoder none, one 64-d `sem`
-space, random vectors), --load COCO caption notes (../shared/data/coco_val2014_dev10k.jsonl, 5
-per image, in file order) stored first; then --writes rounds, one client call at a time, of: one
+space, random vectors), --load COCO caption notes (the bundled dev set's captions, 5 per image,
+in file order: bench_mix.captions) stored first; then --writes rounds, one client call at a time, of: one
 Remember of a new caption (main port), then --recalls vector Recalls through the front (1
 required common concept, 0-1 forbidden, hard, top 10, explain false). Prints how many of those
 Remembers appended concepts and the front's native / handed-over counters over that phase.
@@ -18,39 +18,20 @@ domain/vocabulary.py and memory.py first on PYTHONPATH). Not a test; writes noth
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 
+from bench_mix import QUERY_CONCEPTS, captions
+from bench_serving import front_counts
 from polarmem_server.faces.client import PolarMemClient, item_message
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "coco_val2014_dev10k.jsonl"
-QUERY_CONCEPTS = ["dog", "cat", "man", "woman", "car", "table", "pizza", "bus", "train", "horse", "street", "plate",
-                  "water", "bed", "kitchen", "tennis", "grass", "food", "snow", "beach", "giraffe", "elephant",
-                  "bird", "boat", "truck", "sign", "clock", "skateboard", "bench", "phone"]
 DIM = 64
-
-
-def captions():
-    for line in DATA.open():
-        yield from json.loads(line)["captions"]
-
-
-def front_counts(metrics_port):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics").read().decode()
-    counts = {}
-    for path in ("native", "forwarded"):
-        match = re.search(r'polarmem_fast_front_recalls_total\{path="%s"\} ([0-9.e+]+)' % path, text)
-        counts[path] = float(match.group(1)) if match else 0.0
-    return counts
 
 
 def main():
@@ -61,7 +42,7 @@ def main():
     parser.add_argument("--label", default="appends")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    texts = list(captions())
+    texts = captions(30_000 + args.writes)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
         command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
@@ -108,8 +89,8 @@ def main():
                 elapsed = time.perf_counter() - started
                 after = front_counts(metrics_port)
                 total = client.get_namespace("notes").concept_count
-            native = after["native"] - before["native"]
-            forwarded = after["forwarded"] - before["forwarded"]
+            native = after.get("native", 0.0) - before.get("native", 0.0)
+            forwarded = after.get("forwarded", 0.0) - before.get("forwarded", 0.0)
             print(f"{args.label}: {args.writes} Remembers ({appending} appended concepts; {known} -> {total}), "
                   f"{args.writes * args.recalls} vector Recalls through the front in {elapsed:.1f} s: "
                   f"native {native:.0f}, handed over {forwarded:.0f}; load average {os.getloadavg()}", flush=True)

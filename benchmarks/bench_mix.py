@@ -4,7 +4,7 @@ part 4).
 
 Data: --items text notes in one namespace created as `polarmem namespace create` makes it (open
 vocabulary, the MiniLM encoder, one 384-d fp32 `sem` space). The notes are COCO captions
-(../shared/data/coco_val2014_dev10k.jsonl): the first --unique captions (5 per image, in file
+(the bundled dev set, polarmem_server/data/coco_val2014_dev10k.jsonl.gz): the first --unique captions (5 per image, in file
 order) repeated until --items notes exist, each copy its own id and metadata (`topic` t0..t9,
 `day`). Their `sem` vectors are encoded once here with the server's own encoder
 (scoring.encoder.load_encoder("minilm")) and sent with the notes, so the same vectors go to
@@ -46,6 +46,7 @@ Writes benchmarks/results/<label>.json. Not a test.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -61,7 +62,6 @@ from bench_serving import build_loadgen, front_counts, loadgen_argv, machine, up
 from pg_peer import PostgresPeer, process_tree_cpu_s  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "coco_val2014_dev10k.jsonl"
 NAMESPACE = "notes"
 TOPICS = 10
 # Concepts the vector queries name: common COCO words, kept only if the notes' vocabulary has them.
@@ -81,17 +81,14 @@ DEFAULT_SPLIT = ("mcp_text=5,cli_text=2,vector_hard_noexplain=3,vector_hard_expl
 
 
 def captions(count: int, skip: int = 0) -> list[str]:
-    out: list[str] = []
-    with DATA.open() as lines:
-        for line in lines:
-            for caption in json.loads(line)["captions"]:
-                if skip:
-                    skip -= 1
-                    continue
-                out.append(caption.strip())
-                if len(out) == count:
-                    return out
-    raise ValueError(f"{DATA} holds fewer than {count} captions after the skipped ones")
+    """`count` captions of the bundled dev set after the first `skip`, in file order."""
+    from polarmem_server.faces.evaluation import dev_rows
+
+    every = (caption.strip() for row in dev_rows() for caption in row["captions"])
+    out = list(itertools.islice(every, skip, skip + count))
+    if len(out) < count:
+        raise ValueError(f"the dev set holds fewer than {count} captions after the first {skip}")
+    return out
 
 
 def encoded(work: Path, texts: list[str]) -> np.ndarray:
