@@ -1,11 +1,14 @@
 """Benchmark of the MiniLM text encoders, measured in one run on the same inputs:
 
 * `minilm-torch` (sentence-transformers, the reference and the peer of every ratio),
-* `minilm-onnx` (ONNX Runtime, 8-bit block-wise weights: the default since issue 33),
-* `minilm-onnx-fp32` (ONNX Runtime fp32, the default before),
+* `minilm-native` (the compiled core's TextEncoder, 8-bit linear layers: the default since issue 33's
+  compiled encoder),
+* `minilm-onnx` (ONNX Runtime, 8-bit block-wise weights: the default before it),
+* `minilm-onnx-fp32` (ONNX Runtime fp32, the default before that; every cosine is also reported to it,
+  the reference of issue 33's gate),
 * `onnx-int8` (the fp32 graph, dynamic int8 per-channel quantisation; measured, not shipped).
 
-Queries come from the COCO dev set (shared/data/coco_val2014_dev10k.jsonl): one caption of 3-12
+Queries come from the COCO dev set (the bundled polarmem_server/data/coco_val2014_dev10k.jsonl.gz): one caption of 3-12
 words per image, plus short negated questions built from its labels ("a dog without a frisbee").
 Per query: CPU ms of one `encode([text])` call on one thread (thread CPU time, the ONNX cache off),
 p50 / p99 / mean. Retrieval: the cosine of each encoder's query vector to torch's, and the top-10
@@ -35,17 +38,22 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV = ROOT.parent / "shared" / "data" / "coco_val2014_dev10k.jsonl"
+DEV = None  # the bundled dev set (polarmem_server/data); --data PATH reads a JSONL file instead
 NEGATED = ("a {a} without a {b}", "{a} but no {b}", "a photo of a {a} and no {b}", "is there a {a} without any {b}?",
            "{a}, not {b}")
 
 
-def dev_texts(path: Path, captions: int, negated: int, corpus: int, long_items: int,
+def dev_texts(path: Path | None, captions: int, negated: int, corpus: int, long_items: int,
               seed: int) -> tuple[list[str], list[str], list[str]]:
     """(queries, corpus, long items): short captions then negated questions; one other caption per
     image; an image's captions joined (a text item as quickstart stores it, ~65 tokens)."""
     rng = random.Random(seed)
-    rows = [json.loads(line) for line in path.open()]
+    if path is None:
+        from polarmem_server.faces.evaluation import dev_rows
+
+        rows = dev_rows()
+    else:
+        rows = [json.loads(line) for line in path.open()]
     queries, negations, documents = [], [], []
     for row in rows:
         short = [c.strip() for c in row["captions"] if 3 <= len(c.split()) <= 12]
@@ -105,7 +113,7 @@ def measure(name: str, encoder, queries: list[str], documents: list[str], long_i
     _, long_wall, long_cpu = ingest(encoder, long_items) if long_items else (None, 0.0, 0.0)
     print(f"{name:13s} CPU ms/query p50 {np.percentile(cpu_ms, 50):.2f} p99 {np.percentile(cpu_ms, 99):.2f}"
           f"  ingest {items_wall:.0f} captions/s, {long_wall:.0f} 5-caption items/s", flush=True)
-    return {"vectors": vectors, "corpus": corpus, "batch_size": encoder._batch_size,
+    return {"vectors": vectors, "corpus": corpus, "batch_size": getattr(encoder, "_batch_size", None),
             "cpu_ms_per_query": {"p50": float(np.percentile(cpu_ms, 50)), "p99": float(np.percentile(cpu_ms, 99)),
                                  "mean": float(cpu_ms.mean())},
             "ingest_items_per_s": round(items_wall, 1), "ingest_items_per_cpu_s": round(items_cpu, 1),
@@ -142,7 +150,9 @@ def main() -> None:
                     "corpus": len(documents), "long_items": len(long_items), "threads": 1, "encoders": {}}
     batch = {"batch_size": args.batch_size} if args.batch_size else {}
     onnx = MiniLMOnnxEncoder(threads=1, cache_size=0, precision="fp32", **batch)
-    encoders = {"minilm-torch": MiniLMEncoder(threads=1, **batch),
+    from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
+
+    encoders = {"minilm-torch": MiniLMEncoder(threads=1, **batch), "minilm-native": MiniLMNativeEncoder(cache_size=0),
                 "minilm-onnx": MiniLMOnnxEncoder(threads=1, cache_size=0, **batch), "minilm-onnx-fp32": onnx}
     if not args.no_int8:
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -154,6 +164,8 @@ def main() -> None:
 
     reference = results["minilm-torch"]
     reference_top = top10(reference["vectors"], reference["corpus"])
+    fp32 = results["minilm-onnx-fp32"]
+    fp32_top = top10(fp32["vectors"], fp32["corpus"])
     torch_p50 = reference["cpu_ms_per_query"]["p50"]
     for name, result in results.items():
         cosine = (result["vectors"] * reference["vectors"]).sum(axis=1)
@@ -163,6 +175,9 @@ def main() -> None:
         entry.update({"cosine_to_torch": {"min": float(cosine.min()), "mean": float(cosine.mean()),
                                           "share_at_least_0.999": float((cosine >= 0.999).mean())},
                       "top10_same_set": float((overlap == 1).mean()), "top10_mean_overlap": float(overlap.mean()),
+                      "cosine_to_fp32": {"min": float((result["vectors"] * fp32["vectors"]).sum(axis=1).min()),
+                                         "mean": float((result["vectors"] * fp32["vectors"]).sum(axis=1).mean())},
+                      "top10_same_as_fp32": float(np.mean([set(a) == set(b) for a, b in zip(top, fp32_top)])),
                       "cpu_vs_torch_p50": round(result["cpu_ms_per_query"]["p50"] / torch_p50, 3)})
         report["encoders"][name] = entry
         print(f"{name:13s} cosine min {entry['cosine_to_torch']['min']:.5f} mean {entry['cosine_to_torch']['mean']:.6f}"

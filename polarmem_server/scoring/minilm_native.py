@@ -1,0 +1,66 @@
+"""all-MiniLM-L6-v2 in the compiled core (cpp/src/text_encoder.cpp): 8-bit linear layers on
+VNNI / AVX2, no ONNX Runtime, and the interpreter lock released for the whole forward pass.
+
+Same numerics as the ONNX "int8w" graph it replaces as the default (weights and activations
+scaled per block of 32 along the input dimension), but without a graph runtime's per-node cost:
+docs/performance.md ("A compiled encoder") has the CPU per query and the agreement with fp32.
+Texts of one call are encoded back to back without padding; the tokenizer is the checkpoint's
+own (minilm_checkpoint.py), shared with the ONNX runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from polarmem_server.errors import InvalidArgument
+from polarmem_server.scoring import minilm_checkpoint
+from polarmem_server.scoring.cached_encoder import CachedEncoder
+
+# Tokens per forward pass for a batch (ingest): bounds the activations (tokens x 1536 floats for the
+# widest layer: 6 MB at 1,024 tokens) while every weight is still read once per 1,024 tokens.
+MAX_TOKENS_PER_RUN = 1024
+
+
+class MiniLMNativeEncoder(CachedEncoder):
+    """all-MiniLM-L6-v2 on the core's TextEncoder, one thread per call (concurrent callers run in
+    parallel; the model is immutable). Cache and shared runs: cached_encoder.py."""
+
+    name = "minilm"
+    runtime = "native"
+    dim = 384  # the packaged checkpoint's; another checkpoint's own width once loaded
+
+    def __init__(self, cache_size: int = 4096, cache_max_texts: int = 8, shared_runs: bool | None = None,
+                 model_dir: Path | None = None) -> None:
+        """`model_dir`: another BERT checkpoint of the same layout (sentence-transformers directory
+        with model.safetensors, config.json, tokenizer.json, sentence_bert_config.json); tests
+        pass a tiny one."""
+        from polarmem_server import _core
+
+        directory = model_dir or minilm_checkpoint.model_dir()
+        self._tokenizer = minilm_checkpoint.tokenizer(directory)
+        config = minilm_checkpoint.config(directory)
+        if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
+            raise InvalidArgument(f"the native encoder runs BERT with gelu and absolute positions; {directory} differs")
+        self._model = _core.TextEncoder(
+            layers=config["num_hidden_layers"], hidden=config["hidden_size"], heads=config["num_attention_heads"],
+            intermediate=config["intermediate_size"], max_positions=config["max_position_embeddings"],
+            layer_norm_eps=config["layer_norm_eps"], weights=minilm_checkpoint.float_weights(directory))
+        self.dim = self._model.dim
+        self.kernel = self._model.kernel  # "avx512_vnni", "avx2" or "scalar"
+        super().__init__(cache_size, cache_max_texts, shared_runs)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        start = 0
+        while start < len(texts):
+            end, tokens = start, 0
+            while end < len(texts) and (end == start or tokens + len(encodings[end].ids) <= MAX_TOKENS_PER_RUN):
+                tokens += len(encodings[end].ids)
+                end += 1
+            ids = np.fromiter((i for e in encodings[start:end] for i in e.ids), dtype=np.int32, count=tokens)
+            lengths = np.fromiter((len(e.ids) for e in encodings[start:end]), dtype=np.int32, count=end - start)
+            out[start:end] = self._model.encode(ids, lengths)
+            start = end
+        return out
