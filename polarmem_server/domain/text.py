@@ -72,6 +72,7 @@ show find give get want need look looking like photo photos picture pictures ima
 shot shots please me us containing contain contains containing including include includes includes visible
 some several lots lot kind sort type way thing things stuff piece pieces part parts side sides front back top
 bottom left right middle center small big large little tall short old new young other group bunch couple pair
+anywhere somewhere everywhere nowhere elsewhere
 """.split())
 
 # Content words that make poor concepts in an open vocabulary (text.content_terms): verbs of

@@ -116,3 +116,12 @@ def test_affirmative_text_drops_negated_spans(query, expected):
 
 def test_affirmative_text_with_a_vocabulary_drops_post_negated_concepts(vocab):
     assert affirmative_text("a kitchen and the dog is absent", vocab) == "a kitchen"
+
+
+def test_place_adverbs_are_never_concepts():
+    """"no frisbee anywhere" is about the frisbee: "anywhere" must not become a NOT_HAS concept."""
+    from polarmem_server.domain.text import content_terms
+
+    assert content_terms("there is no frisbee anywhere in the park") == ["frisbee", "park"]
+    assert content_terms("the keys are somewhere, the dog is everywhere, the cat nowhere") == ["key", "dog", "cat"]
+
