@@ -25,16 +25,16 @@ POLARMEM_DECLARE_ENCODER_STEPS(avx2)
 POLARMEM_DECLARE_ENCODER_STEPS(avx512)
 #undef POLARMEM_DECLARE_ENCODER_STEPS
 POLARMEM_ENCODER_STEPS(scalar)  // the baseline build of the same bodies
-void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, std::size_t outputs,
-                 float* y);
+void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, const float* bias,
+                 std::size_t outputs, float* y);
 void matmul_avx512_vnni(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales,
-                        std::size_t outputs, float* y);
+                        const float* bias, std::size_t outputs, float* y);
 }  // namespace q8
 
 namespace {
 
-void matmul_scalar(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, std::size_t outputs,
-                   float* y) {
+void matmul_scalar(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, const float* bias,
+                   std::size_t outputs, float* y) {
   const std::size_t blocks = x.inputs / kQ8Block;
   for (std::size_t m = 0; m < x.rows; ++m) {
     const std::int8_t* row = x.codes.data() + m * x.inputs;
@@ -53,7 +53,7 @@ void matmul_scalar(const Q8Activations& x, const std::uint8_t* packed, const flo
         const std::size_t at = (group * blocks + b) * kQ8Columns + column;
         sum = std::fma(static_cast<float>(dot), weight_scales[at] * x.scales[m * blocks + b], sum);
       }
-      y[m * outputs + n] = sum;
+      y[m * outputs + n] = sum + bias[n];
     }
   }
 }
@@ -142,11 +142,7 @@ void Int8Linear::forward(const Q8Activations& x, float* y, const EncoderKernels&
     fail(ErrorCode::kInvalidArgument,
          "Int8Linear expects " + std::to_string(inputs_) + " inputs, got " + std::to_string(x.inputs));
   }
-  kernel.matmul(x, packed_.data(), scales_.data(), outputs_, y);
-  for (std::size_t m = 0; m < x.rows; ++m) {
-    float* row = y + m * outputs_;
-    for (std::size_t n = 0; n < outputs_; ++n) row[n] += bias_[n];
-  }
+  kernel.matmul(x, packed_.data(), scales_.data(), bias_.data(), outputs_, y);
 }
 
 }  // namespace polarmem

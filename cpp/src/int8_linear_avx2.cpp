@@ -20,11 +20,11 @@ constexpr std::size_t kPrefetchBlocks = 16;
 
 template <std::size_t Rows>
 void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, const float* weight_scales,
-          std::size_t group, std::size_t outputs, float* y) {
+          const float* bias, std::size_t group, std::size_t outputs, float* y) {
   const std::size_t blocks = x.inputs / kQ8Block;
   const std::size_t block_bytes = kQ8Block * kQ8Columns;
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i sign_bit = _mm256_set1_epi8(static_cast<char>(0x80));
   __m256 sums[Rows][2];
   for (std::size_t r = 0; r < Rows; ++r) sums[r][0] = sums[r][1] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -37,9 +37,9 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
     }
     for (std::size_t quad = 0; quad < kQ8Block / 4; ++quad) {
       // stored + 128: back to signed codes
-      const __m256i w0 = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64)), bias);
+      const __m256i w0 = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64)), sign_bit);
       const __m256i w1 =
-          _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64 + 32)), bias);
+          _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64 + 32)), sign_bit);
       for (std::size_t r = 0; r < Rows; ++r) {
         std::int32_t four;
         std::memcpy(&four, x.codes.data() + (row0 + r) * x.inputs + b * kQ8Block + quad * 4, 4);
@@ -62,23 +62,23 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
   }
   for (std::size_t r = 0; r < Rows; ++r) {
     float* out = y + (row0 + r) * outputs + group * kQ8Columns;
-    _mm256_storeu_ps(out, sums[r][0]);
-    _mm256_storeu_ps(out + 8, sums[r][1]);
+    _mm256_storeu_ps(out, _mm256_add_ps(sums[r][0], _mm256_loadu_ps(bias + group * kQ8Columns)));
+    _mm256_storeu_ps(out + 8, _mm256_add_ps(sums[r][1], _mm256_loadu_ps(bias + group * kQ8Columns + 8)));
   }
 }
 
 }  // namespace
 
-void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, std::size_t outputs,
-                 float* y) {
+void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, const float* bias,
+                 std::size_t outputs, float* y) {
   const std::size_t groups = outputs / kQ8Columns;
   for (std::size_t group = 0; group < groups; ++group) {
     std::size_t row = 0;
-    for (; row + kMaxRows <= x.rows; row += kMaxRows) tile<kMaxRows>(x, row, packed, weight_scales, group, outputs, y);
+    for (; row + kMaxRows <= x.rows; row += kMaxRows) tile<kMaxRows>(x, row, packed, weight_scales, bias, group, outputs, y);
     switch (x.rows - row) {
-      case 3: tile<3>(x, row, packed, weight_scales, group, outputs, y); break;
-      case 2: tile<2>(x, row, packed, weight_scales, group, outputs, y); break;
-      case 1: tile<1>(x, row, packed, weight_scales, group, outputs, y); break;
+      case 3: tile<3>(x, row, packed, weight_scales, bias, group, outputs, y); break;
+      case 2: tile<2>(x, row, packed, weight_scales, bias, group, outputs, y); break;
+      case 1: tile<1>(x, row, packed, weight_scales, bias, group, outputs, y); break;
       default: break;
     }
   }

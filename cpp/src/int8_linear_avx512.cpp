@@ -23,7 +23,7 @@ constexpr std::size_t kPrefetchBlocks = 16;
 
 template <std::size_t Rows, std::size_t Groups>
 void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, const float* weight_scales,
-          std::size_t group0, std::size_t outputs, float* y) {
+          const float* bias, std::size_t group0, std::size_t outputs, float* y) {
   const std::size_t blocks = x.inputs / kQ8Block;
   const std::size_t block_bytes = kQ8Block * kQ8Columns;
   __m512 sums[Rows][Groups];
@@ -67,23 +67,25 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
       }
     }
   }
-  for (std::size_t r = 0; r < Rows; ++r)
-    for (std::size_t g = 0; g < Groups; ++g)
-      _mm512_storeu_ps(y + (row0 + r) * outputs + (group0 + g) * kQ8Columns, sums[r][g]);
+  for (std::size_t g = 0; g < Groups; ++g) {
+    const __m512 b = _mm512_loadu_ps(bias + (group0 + g) * kQ8Columns);
+    for (std::size_t r = 0; r < Rows; ++r)
+      _mm512_storeu_ps(y + (row0 + r) * outputs + (group0 + g) * kQ8Columns, _mm512_add_ps(sums[r][g], b));
+  }
 }
 
 template <std::size_t Groups>
-void tiles(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales,
+void tiles(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, const float* bias,
            std::size_t group0, std::size_t outputs, float* y) {
   std::size_t row = 0;
   for (; row + kMaxRows <= x.rows; row += kMaxRows)
-    tile<kMaxRows, Groups>(x, row, packed, weight_scales, group0, outputs, y);
+    tile<kMaxRows, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y);
   switch (x.rows - row) {
-    case 5: tile<5, Groups>(x, row, packed, weight_scales, group0, outputs, y); break;
-    case 4: tile<4, Groups>(x, row, packed, weight_scales, group0, outputs, y); break;
-    case 3: tile<3, Groups>(x, row, packed, weight_scales, group0, outputs, y); break;
-    case 2: tile<2, Groups>(x, row, packed, weight_scales, group0, outputs, y); break;
-    case 1: tile<1, Groups>(x, row, packed, weight_scales, group0, outputs, y); break;
+    case 5: tile<5, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y); break;
+    case 4: tile<4, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y); break;
+    case 3: tile<3, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y); break;
+    case 2: tile<2, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y); break;
+    case 1: tile<1, Groups>(x, row, packed, weight_scales, bias, group0, outputs, y); break;
     default: break;
   }
 }
@@ -91,12 +93,12 @@ void tiles(const Q8Activations& x, const std::uint8_t* packed, const float* weig
 }  // namespace
 
 void matmul_avx512_vnni(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales,
-                        std::size_t outputs, float* y) {
+                        const float* bias, std::size_t outputs, float* y) {
   const std::size_t groups = outputs / kQ8Columns;
   // Column groups outermost: a pair's weights (32 x inputs bytes) stay in L1/L2 across all rows.
   std::size_t group = 0;
-  for (; group + 2 <= groups; group += 2) tiles<2>(x, packed, weight_scales, group, outputs, y);
-  if (group < groups) tiles<1>(x, packed, weight_scales, group, outputs, y);
+  for (; group + 2 <= groups; group += 2) tiles<2>(x, packed, weight_scales, bias, group, outputs, y);
+  if (group < groups) tiles<1>(x, packed, weight_scales, bias, group, outputs, y);
 }
 
 POLARMEM_ENCODER_STEPS(avx512)

@@ -100,20 +100,27 @@ inline void gelu_body(float* x, std::size_t n) {
 
 // e^x for x <= 0 (softmax after subtracting the row's maximum): Cephes' expf, range reduction
 // by ln 2 and a degree-6 polynomial, within 2 ulp; vectorises where std::exp is a call.
-inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  const float n = static_cast<float>(static_cast<int>(x * 1.44269504088896341f - 0.5f));  // round to nearest, x <= 0
-  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+typedef std::int32_t I32x16 __attribute__((vector_size(64)));
+
+inline F32x16 exp16(F32x16 x) {
+  x = x < -87.0f ? F32x16{} - 87.0f : x;
+  // round to nearest (x <= 0): truncation of x log2(e) - 0.5
+  const F32x16 n = __builtin_convertvector(__builtin_convertvector(x * 1.44269504088896341f - 0.5f, I32x16), F32x16);
+  const F32x16 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  F32x16 p = F32x16{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const float scale = __builtin_bit_cast(float, (static_cast<std::int32_t>(n) + 127) << 23);
+  const F32x16 y = p * r * r + r + 1.0f;
+  const I32x16 bits = (__builtin_convertvector(n, I32x16) + 127) << 23;
+  F32x16 scale;
+  __builtin_memcpy(&scale, &bits, sizeof scale);
   return y * scale;
 }
+
+inline float exp_nonpositive(float x) { return exp16(F32x16{} + x)[0]; }
 
 // Sum of n floats in 16 partial sums, then the fixed tree (a plain running sum cannot be
 // reordered, so it would not vectorise).
@@ -139,36 +146,39 @@ inline void layer_norm_body(float* x, std::size_t rows, std::size_t width, const
   }
 }
 
-// <a, b> over n floats (a multiple of 16): 16 partial sums, then the fixed tree.
-inline float dot16(const float* a, const float* b, std::size_t n) {
-  F32x16 sums = load16(a) * load16(b);
-  for (std::size_t i = 16; i < n; i += 16) sums += load16(a + i) * load16(b + i);
-  return sum_lanes(sums);
-}
-
 // Multi-head self-attention over texts back to back (lengths[t] tokens each, every token real:
 // no padding, no mask). qkv rows hold query, key, value (3 x hidden); context gets hidden per
-// token. The head width must be a multiple of 16; `scratch` holds the longest text's length
-// in floats.
+// token. Per head the keys are copied transposed, so a query's scores for 16 tokens at once are
+// one vector sum over the head's dimensions (no horizontal sums). The head width must be a
+// multiple of 16; `scratch` holds (head width + 1) x (longest text rounded up to 16) floats.
+inline std::size_t padded16(std::size_t n) { return (n + 15) / 16 * 16; }
+
 inline void attention_body(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,
                            std::size_t heads, float* context, float* scratch) {
   const std::size_t d = hidden / heads, stride = 3 * hidden;
   const float scale = 1.0f / __builtin_sqrtf(static_cast<float>(d));
-  float* weights = scratch;
   std::size_t start = 0;
   for (std::size_t t = 0; t < texts; ++t) {
-    const std::size_t n = static_cast<std::size_t>(lengths[t]);
+    const std::size_t n = static_cast<std::size_t>(lengths[t]), width = padded16(n);
     const float* text = qkv + start * stride;
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t head = 0; head < heads; ++head) {
+    float* keys = scratch;               // d x width, the head's keys transposed, zero-padded
+    float* weights = scratch + d * width;  // width
+    for (std::size_t head = 0; head < heads; ++head) {
+      for (std::size_t c = 0; c < d; ++c) {
+        for (std::size_t j = 0; j < n; ++j) keys[c * width + j] = text[j * stride + hidden + head * d + c];
+        for (std::size_t j = n; j < width; ++j) keys[c * width + j] = 0.0f;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
         const float* query = text + i * stride + head * d;
-        float largest = -3.0e38f;
-        for (std::size_t j = 0; j < n; ++j) {
-          weights[j] = dot16(query, text + j * stride + hidden + head * d, d) * scale;
-          largest = weights[j] > largest ? weights[j] : largest;
+        for (std::size_t j = 0; j < width; j += 16) {
+          F32x16 dots = {};
+          for (std::size_t c = 0; c < d; ++c) dots += query[c] * load16(keys + c * width + j);
+          store16(weights + j, dots * scale);
         }
+        float largest = weights[0];
+        for (std::size_t j = 1; j < n; ++j) largest = weights[j] > largest ? weights[j] : largest;
+        for (std::size_t j = 0; j < width; j += 16) store16(weights + j, exp16(load16(weights + j) - largest));
         float total = 0.0f;  // a text's few tokens: an in-order sum, the same at every level
-        for (std::size_t j = 0; j < n; ++j) weights[j] = exp_nonpositive(weights[j] - largest);
         for (std::size_t j = 0; j < n; ++j) total += weights[j];
         const float inverse = 1.0f / total;
         float* out = context + (start + i) * hidden + head * d;

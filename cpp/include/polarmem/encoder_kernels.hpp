@@ -14,12 +14,12 @@ struct Q8Activations;
 
 // The per-level kernels: y[m * outputs + n] = sum over blocks b of
 // (float)dot_b(m, n) * (weight_scale[n, b] * activation_scale[m, b]), accumulated with one fused
-// multiply-add per block, in block order. `packed` holds weight codes + 128 (int8_linear.hpp's
+// multiply-add per block, in block order, then + bias[n]. `packed` holds weight codes + 128 (int8_linear.hpp's
 // layout); `weight_scales` is laid out [group][block][16].
 struct EncoderKernels {
   const char* name;
-  void (*matmul)(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, std::size_t outputs,
-                 float* y);
+  void (*matmul)(const Q8Activations& x, const std::uint8_t* packed, const float* weight_scales, const float* bias,
+                 std::size_t outputs, float* y);
   // codes and scales of quantize_activations (all levels give the same bytes)
   void (*quantize)(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales,
                    std::int32_t* sums);
@@ -28,7 +28,8 @@ struct EncoderKernels {
   // each row of x normalised and scaled, in place; scratch: width floats
   void (*layer_norm)(float* x, std::size_t rows, std::size_t width, const float* gain, const float* bias, float eps,
                      float* scratch);
-  // multi-head self-attention per text, no padding; scratch: the longest text's length in floats
+  // multi-head self-attention per text, no padding; scratch: (head width + 1) x (longest text rounded
+  // up to 16) floats
   void (*attention)(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,
                     std::size_t heads, float* context, float* scratch);
 };
