@@ -81,7 +81,7 @@ test-python: $(HADOLINT) $(BLACKBOX)
 ENCODER_CACHE := POLARMEM_ENCODER_CACHE=$(CURDIR)/build/encoder-cache
 
 test-python: install $(PROMTOOL) $(MILVUS_STAMP)
-	$(ENCODER_CACHE) POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" $(PYTEST_ARGS)
+	$(ENCODER_CACHE) POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -m "not slow and not milvus" --durations=8 $(PYTEST_ARGS)
 
 # The Milvus backend against the real Milvus server, in a pytest session of its own so that the
 # server (one per session, tests/milvus_server.py) runs only while its tests do.

@@ -105,6 +105,7 @@ def test_migrate_refuses_clearly(milvus_server, tmp_path):
     assert result.returncode == 2 and "use a directory or milvus://host:port[/prefix]" in result.stderr
 
 
+@pytest.mark.slow  # 52 s; `make test-slow` (kept `make test` under 20 minutes when the encoder's tests joined)
 def test_an_approximate_index_becomes_the_targets_kind_both_ways(milvus_server, tmp_path):
     memory = Memory(tmp_path / "src", durability="async")
     memory.create_namespace(NamespaceSettings("g", spaces=(SpaceSpec("vis", DIM),), encoder="none",
