@@ -484,6 +484,5 @@ PYBIND11_MODULE(_core, m) {
            py::arg("ids"), py::arg("lengths"),
            "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
       .def_property_readonly("dim", &TextEncoder::dim)
-      .def_property_readonly("vocabulary_size", &TextEncoder::vocabulary_size)
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
 }

