@@ -37,6 +37,7 @@ class SearchMode(enum.Enum):
     off = 0
     hard = 1
     soft = 2
+    strict = 3
 
 # (space, float32 vector, weight)
 QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]

@@ -69,7 +69,8 @@ class InvalidArgumentType(InvalidArgument, TypeError):
 VISUAL = 1
 TEXT = 2
 KIND_CODES = {"visual": VISUAL, "text": TEXT}
-MODE_CODES = {"off": 0, "hard": 1, "soft": 2}
+MODE_CODES = {"off": 0, "hard": 1, "soft": 2, "strict": 3}
+TIERED_MODES = ("hard", "strict")  # the modes that rank logic tiers first (confidence applies within them)
 TIER_NAMES = {-1: "conflict", 0: "neutral", 1: "entailed"}
 STORAGES = ("fp32", "fp16", "int8")
 ANN_KINDS = ("hnsw", "ivf")  # the compiled core builds hnsw; ivf is the Milvus backend's (storage/milvus)
@@ -406,16 +407,16 @@ class Index:
             if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= CONFIDENCE_LEVELS:
                 raise InvalidArgumentError(f"{name} must be an integer in [0, {CONFIDENCE_LEVELS}] (0 = not used), "
                                            f"got {quoted(level)}")
-            if level and mode != "hard":
+            if level and mode not in TIERED_MODES:
                 raise InvalidArgumentError(f"{name}: confidence flags order items within logic tiers; use mode 'hard' "
-                                           f"(got {quoted(mode)}) or level 0")
+                                           f"or 'strict' (got {quoted(mode)}) or level 0")
         for name, weight in (("present_weight", present_weight), ("absent_weight", absent_weight)):
             if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not np.isfinite(weight) \
                     or weight < 0:
                 raise InvalidArgumentError(f"{name} must be a finite number >= 0 (0 = not used), got {quoted(weight)}")
-            if weight and mode != "hard":
+            if weight and mode not in TIERED_MODES:
                 raise InvalidArgumentError(f"{name}: confidence weights order items within logic tiers; use mode "
-                                           f"'hard' (got {quoted(mode)}) or weight 0")
+                                           f"'hard' or 'strict' (got {quoted(mode)}) or weight 0")
         terms = []
         for space, values in (query or {}).items():
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
@@ -481,8 +482,8 @@ class Index:
         present_weight: float = 0.0,
         absent_weight: float = 0.0,
     ) -> SearchHits:
-        """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft) or
-        ``s_sem`` alone (off). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
+        """Rank live items by ``(s_log, s_sem, slot)`` (hard), ``s_sem + λ·s_log`` (soft),
+        ``s_sem`` alone (off) or ``(s_log, every forbidden concept NOT_HAS, s_sem)`` (strict). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
         ``exact=False``, ``present_level`` / ``absent_level``, ``present_weight`` / ``absent_weight``:
         see :meth:`request`."""
         return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,

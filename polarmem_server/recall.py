@@ -22,8 +22,10 @@ Modes:
   scored): rank by ``(s_log, absence verified, s_sem)``. An uncertain forbidden concept is the
   commonest way a contradicting item passes the paper's rule (a missed detection lands in
   UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
-  Computed as two core searches — the hard top ``k`` and the hard top ``k`` among verified
-  items (``Index.slots_with``) — merged; the strict top ``k`` is always inside their union.
+  Computed from two searches — the hard top ``k`` and the hard top ``k`` among verified
+  items — merged; the strict top ``k`` is always inside their union. The local backend's core
+  does that in one call under one lock (``SearchRequest.mode`` "strict"), which also lets the
+  compiled front replay it; a backend without ``searches_strict`` (Milvus) is merged here.
 * confidence within tiers (``RecallQuery.confidence``: thresholds ``present_above`` / ``absent_below``
   and weights ``present_weight`` / ``absent_weight``, set by the namespace's rule or
   ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` (except
@@ -285,7 +287,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
 
     def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False,
                by_confidence: bool = True) -> SearchResult:
-        ranked = mode == "hard" and honoured and by_confidence
+        ranked = mode in ("hard", "strict") and honoured and by_confidence
         return backend.search(namespace.name, SearchRequest(
             vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
             soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
@@ -305,7 +307,10 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     chosen, result.mode_reason = (_choose_adaptive(plan, vectors, similarity_probe, k, exclude)
                                   if query.mode == RecallMode.ADAPTIVE
                                   else (query.mode.value, ""))
-    if chosen == RecallMode.STRICT.value:
+    if chosen == RecallMode.STRICT.value and backend.searches_strict:
+        found = search(chosen, k, exclude)
+        result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
+    elif chosen == RecallMode.STRICT.value:
         result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)
     elif query.recency_half_life_s is not None:
         ranked = recency.rank_with_recency(backend, namespace.name, lambda c: search(chosen, c, exclude), k,
@@ -357,7 +362,9 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
 
 def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,
             exclude: bool, explain: bool = True) -> tuple[list[Hit], dict[str, int]]:
-    """Ranks by (s_log, every forbidden concept verified NOT_HAS, confidence flags, s_sem). Any item of the strict
+    """Strict for a backend that cannot search it in one call (Milvus; the local backend's core
+    does this same merge itself, Index::search_strict).
+    Ranks by (s_log, every forbidden concept verified NOT_HAS, confidence flags, s_sem). Any item of the strict
     top k is in the hard top k (everything ranked above it there is above it here too) or in the
     hard top k among verified items, so merging those two searches is exact. When the hard top k
     is verified throughout, it is already the strict top k, and the second search is skipped.

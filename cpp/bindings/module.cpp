@@ -192,10 +192,13 @@ PYBIND11_MODULE(_core, m) {
   m.attr("CONFIDENCE_SCALE") = kConfidenceScale;
   m.attr("NOT_SCORED") = kNotScored;
 
-  py::enum_<SearchMode>(m, "SearchMode", "How hits are ranked: off (s_sem), hard ((s_log, s_sem)), soft (s_sem + lambda s_log).")
+  py::enum_<SearchMode>(m, "SearchMode",
+                        "How hits are ranked: off (s_sem), hard ((s_log, s_sem)), soft (s_sem + lambda s_log), "
+                        "strict ((s_log, absence verified, s_sem)).")
       .value("off", SearchMode::kOff)
       .value("hard", SearchMode::kHard)
-      .value("soft", SearchMode::kSoft);
+      .value("soft", SearchMode::kSoft)
+      .value("strict", SearchMode::kStrict);
 
   py::class_<SearchRequest>(m, "SearchRequest",
                             "One query: vectors, concept constraints and filters. A batch is a list of these.")

@@ -470,9 +470,11 @@ void Index::check_constraints(const SearchRequest& request) const {
     fail(ErrorCode::kInvalidArgument, "k must be between 1 and " + std::to_string(kMaxTopK) + ", got " +
                                           std::to_string(request.k));
   }
-  if (request.mode != SearchMode::kOff && request.mode != SearchMode::kHard && request.mode != SearchMode::kSoft) {
-    fail(ErrorCode::kInvalidArgument, "mode must be off, hard or soft");
+  if (request.mode != SearchMode::kOff && request.mode != SearchMode::kHard && request.mode != SearchMode::kSoft &&
+      request.mode != SearchMode::kStrict) {
+    fail(ErrorCode::kInvalidArgument, "mode must be off, hard, soft or strict");
   }
+  const bool tiered = request.mode == SearchMode::kHard || request.mode == SearchMode::kStrict;
   if (!std::isfinite(request.soft_lambda)) fail(ErrorCode::kInvalidArgument, "soft_lambda must be finite");
   if (request.kind_mask > 3) fail(ErrorCode::kInvalidArgument, "kind_mask must be 0 (any), 1 (visual), 2 (text) or 3 (both)");
   for (const auto& [level, name] : {std::pair{request.present_level, "present_level"}, {request.absent_level, "absent_level"}}) {
@@ -480,9 +482,9 @@ void Index::check_constraints(const SearchRequest& request) const {
       fail(ErrorCode::kInvalidArgument, std::string(name) + " must be 0 (not used) .. " + std::to_string(kConfidenceLevels) +
                                             ", got " + std::to_string(level));
     }
-    if (level > 0 && request.mode != SearchMode::kHard) {
+    if (level > 0 && !tiered) {
       fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence flags order items within logic tiers; use mode "
-                                                            "hard (soft and off rank without tiers), or level 0");
+                                                            "hard or strict (soft and off rank without tiers), or level 0");
     }
   }
   for (const auto& [weight, name] : {std::pair{request.present_weight, "present_weight"}, {request.absent_weight, "absent_weight"}}) {
@@ -490,9 +492,9 @@ void Index::check_constraints(const SearchRequest& request) const {
       fail(ErrorCode::kInvalidArgument, std::string(name) + " must be finite and >= 0 (0 = not used), got " +
                                             std::to_string(weight));
     }
-    if (weight > 0.0f && request.mode != SearchMode::kHard) {
+    if (weight > 0.0f && !tiered) {
       fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence weights order items within logic tiers; use "
-                                                            "mode hard (soft and off rank without tiers), or weight 0");
+                                                            "mode hard or strict (soft and off rank without tiers), or weight 0");
     }
   }
 }
@@ -533,11 +535,93 @@ Index::Prepared Index::prepare(const SearchRequest& request) const {
 }
 
 SearchResult Index::search(const SearchRequest& request) const {
+  if (request.mode == SearchMode::kStrict) return search_strict(request);
   Prepared prepared = prepare(request);
   std::shared_lock lock(mutex_);
   bind(prepared);
+  return run_prepared(prepared);
+}
+
+SearchResult Index::run_prepared(const Prepared& prepared) const {
   if (const AnnGraph* graph = approximate_graph(prepared)) return run_approximate(prepared, *graph);
   return run_search(prepared);
+}
+
+bool Index::absence_verified(std::int64_t slot, const std::vector<std::uint32_t>& forbidden) const noexcept {
+  if (forbidden.empty()) return false;
+  for (const std::uint32_t id : forbidden) {
+    if (!not_has_[id].test(static_cast<std::size_t>(slot))) return false;
+  }
+  return true;
+}
+
+// Strict ranks by (tier, verified, flags, rank value). Any item of its top k is in the hard top
+// k (everything ranked above it there is above it here too) or in the hard top k among verified
+// items, so merging those two searches is exact; when the hard top k is verified throughout it
+// is already the answer and the second search is skipped. Both run under one read lock, so a
+// write cannot fall between them. Tier counts are the hard search's (the eligible items).
+SearchResult Index::search_strict(const SearchRequest& request) const {
+  SearchRequest hard = request;
+  hard.mode = SearchMode::kHard;
+  Prepared first = prepare(hard);
+  Prepared verified_only = prepare(hard);
+  std::shared_lock lock(mutex_);
+  bind(first);
+  SearchResult result = run_prepared(first);
+  std::vector<bool> verified;
+  for (const std::int64_t slot : result.slots) verified.push_back(absence_verified(slot, request.forbidden));
+  if (request.forbidden.empty() || std::all_of(verified.begin(), verified.end(), [](bool v) { return v; })) {
+    return result;
+  }
+  bind(verified_only);  // the concept ids were checked by the first bind
+  std::vector<std::uint64_t>& allow = verified_only.allow_words;
+  if (allow.empty()) allow.assign(verified_only.word_count, ~std::uint64_t{0});
+  for (std::size_t w = 0; w < verified_only.word_count; ++w) {
+    for (const std::uint32_t id : request.forbidden) allow[w] &= not_has_[id].word(w);
+  }
+  verified_only.tiers.allow = allow.data();
+  const SearchResult more = run_prepared(verified_only);
+
+  struct Row {
+    std::int64_t slot;
+    std::int8_t tier;
+    bool verified;
+    std::int8_t flags;
+    float score;
+    float rank_value;  // what the hard order ranked by within (tier, flags)
+  };
+  std::vector<Row> rows;
+  auto add_rows = [&](const SearchResult& from, bool are_verified, const std::vector<std::int64_t>& skip) {
+    for (std::size_t i = 0; i < from.slots.size(); ++i) {
+      if (std::find(skip.begin(), skip.end(), from.slots[i]) != skip.end()) continue;
+      rows.push_back(Row{from.slots[i], from.tiers[i], are_verified || verified[i],
+                         from.confidence.empty() ? std::int8_t{0} : from.confidence[i], from.scores[i],
+                         from.rank_scores.empty() ? from.scores[i] : from.rank_scores[i]});
+    }
+  };
+  add_rows(result, false, {});
+  add_rows(more, true, result.slots);
+  // Stable: equal keys keep the hard list's order first, then the verified search's.
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.tier != b.tier) return a.tier > b.tier;
+    if (a.verified != b.verified) return a.verified;
+    if (a.flags != b.flags) return a.flags > b.flags;
+    return a.rank_value > b.rank_value;
+  });
+  if (rows.size() > request.k) rows.resize(request.k);
+  SearchResult merged;
+  merged.tier_counts = result.tier_counts;
+  merged.scored = result.scored + more.scored;
+  merged.reranked = result.reranked + more.reranked;
+  merged.approximate = result.approximate || more.approximate;
+  for (const Row& row : rows) {
+    merged.slots.push_back(row.slot);
+    merged.tiers.push_back(row.tier);
+    merged.scores.push_back(row.score);
+    if (!result.confidence.empty()) merged.confidence.push_back(row.flags);
+    if (!result.rank_scores.empty()) merged.rank_scores.push_back(row.rank_value);
+  }
+  return merged;
 }
 
 std::vector<SearchResult> Index::search(const std::vector<SearchRequest>& requests) const {
@@ -1033,7 +1117,9 @@ std::size_t Index::ann_size(const std::string& space) const {
 bool Index::batchable(const std::vector<SearchRequest>& requests) const {
   const std::string& space = requests[0].vectors.empty() ? std::string() : requests[0].vectors[0].space;
   for (const SearchRequest& r : requests) {
-    if (r.vectors.size() != 1 || r.vectors[0].space != space || wants_confidence(r)) return false;
+    if (r.vectors.size() != 1 || r.vectors[0].space != space || wants_confidence(r) || r.mode == SearchMode::kStrict) {
+      return false;
+    }
   }
   for (const auto& s : spaces_) {
     if (s.config().name == space) return !s.config().multi;

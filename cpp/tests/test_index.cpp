@@ -1,5 +1,6 @@
 // Index behaviour in plain C++: tiers, pruning, compact storage exactness, compaction, errors,
 // and searches running while a writer mutates the index.
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <memory>
@@ -94,6 +95,51 @@ POLARMEM_TEST(hard_mode_orders_by_tier_then_score) {
     CHECK(r.tiers[i - 1] > r.tiers[i] || (r.tiers[i - 1] == r.tiers[i] && r.scores[i - 1] >= r.scores[i]));
   }
   CHECK(r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2] == 3000);
+}
+
+POLARMEM_TEST(strict_mode_is_hard_with_verified_absence_first_in_each_tier) {
+  // Against a brute-force order over every slot: (tier, every forbidden concept NOT_HAS, s_sem,
+  // slot), with s_sem read back from an off search of all items; a k small enough that the
+  // hard top k alone misses verified items (the second search and the merge run) and one that
+  // takes everything. Tier counts are hard's.
+  Fixture f(4000, 17, 8, 11);
+  auto index_ptr = make_index(Storage::kF32, f);
+  Index& index = *index_ptr;
+  std::vector<float> q(f.vectors.begin() + 17, f.vectors.begin() + 34);
+  SearchRequest all = request_for(q, kMaxTopK, SearchMode::kOff);
+  const SearchResult every = index.search(all);
+  std::vector<float> score(f.n);
+  std::vector<int> tier(f.n);
+  for (std::size_t i = 0; i < every.slots.size(); ++i) {
+    score[static_cast<std::size_t>(every.slots[i])] = every.scores[i];
+    tier[static_cast<std::size_t>(every.slots[i])] = every.tiers[i];
+  }
+  auto verified = [&](std::size_t slot) {  // forbidden = {2}: NOT_HAS 2
+    for (std::int64_t p = f.not_ptr[slot]; p < f.not_ptr[slot + 1]; ++p) if (f.not_ids[static_cast<std::size_t>(p)] == 2) return true;
+    return false;
+  };
+  std::vector<std::size_t> order(f.n);
+  for (std::size_t i = 0; i < f.n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (tier[a] != tier[b]) return tier[a] > tier[b];
+    if (verified(a) != verified(b)) return verified(a);
+    if (score[a] != score[b]) return score[a] > score[b];
+    return a < b;
+  });
+  for (std::size_t k : {std::size_t{7}, std::size_t{60}, f.n}) {
+    const SearchResult strict = index.search(request_for(q, k, SearchMode::kStrict));
+    const SearchResult hard = index.search(request_for(q, k, SearchMode::kHard));
+    CHECK(strict.slots.size() == std::min(k, f.n));
+    for (std::size_t i = 0; i < strict.slots.size(); ++i) CHECK(static_cast<std::size_t>(strict.slots[i]) == order[i]);
+    CHECK(strict.tier_counts == hard.tier_counts);
+    if (k == 7) CHECK(strict.slots != hard.slots);  // the merge changed the answer
+  }
+  // No forbidden concept: nothing to verify, strict is hard.
+  SearchRequest none = request_for(q, 25, SearchMode::kStrict);
+  none.forbidden.clear();
+  SearchRequest none_hard = none;
+  none_hard.mode = SearchMode::kHard;
+  CHECK(same_result(index.search(none), index.search(none_hard)));
 }
 
 POLARMEM_TEST(pruning_skips_lower_tiers) {

@@ -10,8 +10,8 @@ answered it. After answering such a call the library publishes a *plan* for the 
 * explain = false, no context, no full items, no suppressed hits, no metadata filter, no
   recency term (recency.py reads records and may search more than once);
 * query vectors (one row per space) and no text (text needs the encoder);
-* a mode that makes one plain search (hard, soft, off; adaptive when it settled without a
-  probe search; never strict, whose second search depends on the data).
+* a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
+  two searches under one lock; adaptive when it settled without a probe search).
 
 A shape whose concepts were all sent by their own names (no alias, case or plural variant, none
 repeated) is also published as a *generic* shape: the same request with any concepts of the
@@ -44,7 +44,7 @@ from polarmem_server.storage.local.plan_capture import CoreSearch
 
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"
-SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value}
+SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value, RecallMode.STRICT.value}
 
 
 def unavailable_reason() -> str | None:

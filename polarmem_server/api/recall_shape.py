@@ -7,7 +7,6 @@ Kept apart from api/fast_front.py so the clients import it without the server's 
 
 from __future__ import annotations
 
-from polarmem.v1 import memory_service_pb2 as pb
 
 # Trailing metadata of Recall answers on the main port when the server runs a front: the front's
 # port. The clients join it to the host they already reach the main port on.
@@ -17,12 +16,11 @@ FRONT_PORT_HEADER = "x-polarmem-fast-front-port"
 def plannable(request) -> bool:
     """explain = false, no context, no full items, no suppressed hits, no metadata filter, no
     recency term, no consistency token (a Milvus server's; each write's token would make a new
-    shape), query vectors (one row per space), no text, and not mode strict: the fields
-    that let the front replay a shape (api/fast_front.py's docstring says why each one). Whether
-    the mode that ran made one plain search is known only after the call (a namespace whose rule
-    is strict answers mode-less requests in strict): the clients learn that from mode_used
-    (faces/recall_routing.py)."""
-    return (request.mode != pb.RECALL_MODE_STRICT and request.HasField("explain") and not request.explain and not request.include_context
+    shape), query vectors (one row per space) and no text: the fields that let the front replay a
+    shape (api/fast_front.py's docstring says why each one). Every mode but adaptive always makes
+    one core search (strict included: the core merges its two); adaptive does when it settles
+    without a probe search, which only the answer tells."""
+    return (request.HasField("explain") and not request.explain and not request.include_context
             and not request.include_items and request.suppressed_k == 0 and not request.metadata_equals
             and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
             and not request.text and not request.consistency_token and len(request.vectors) > 0

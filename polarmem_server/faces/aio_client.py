@@ -209,7 +209,6 @@ class AsyncPolarMemClient:
         if front is not None:
             try:
                 response = await self._call(front.Recall, request, timeout_s)
-                self.front.answered(request, response)
                 return response
             except grpc.RpcError as exc:
                 if not self.front.failed(exc):
@@ -218,7 +217,6 @@ class AsyncPolarMemClient:
                                  metadata=self._metadata)
         response = await call
         self.front.learn(await call.trailing_metadata())
-        self.front.answered(request, response)
         return response
 
 

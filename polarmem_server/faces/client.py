@@ -320,12 +320,10 @@ class PolarMemClient:
         if front is not None:
             try:
                 response = self._call(front.Recall, request, timeout_s)
-                self.front.answered(request, response)
                 return response
             except grpc.RpcError as exc:
                 if not self.front.failed(exc):
                     raise
         response, call = self._call(self._stub.Recall.with_call, request, timeout_s)
         self.front.learn(call.trailing_metadata())
-        self.front.answered(request, response)
         return response

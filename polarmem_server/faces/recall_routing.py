@@ -6,9 +6,8 @@ the main port (api/recall_shape.FRONT_PORT_HEADER). A client learns it from its 
 from then on sends a Recall to ``<the main address's host>:<that port>`` (same token and TLS)
 only when `plannable()` says the front can answer it without handing it to Python; every other
 Recall, and every other RPC, goes to the main port directly, so nothing pays the hand-over.
-Whether the mode that runs makes one plain search is known only from the answer: a mode-less
-Recall on a namespace whose rule is strict runs in strict, which the front never replays, so a
-(namespace, requested mode) answered in strict is kept on the main port from then on.
+(A mode-less Recall on a namespace whose rule is strict runs in strict, which the front replays
+too: the core searches strict in one call.)
 
 If the front cannot be reached (UNAVAILABLE: down, drained, a port the client cannot reach;
 UNIMPLEMENTED: not a front), the call is sent again to the main port at once, a warning says
@@ -27,13 +26,11 @@ import time
 
 import grpc
 
-from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.api.recall_shape import FRONT_PORT_HEADER, plannable
 
 log = logging.getLogger("polarmem.client")
 FRONT_RETRY_S = 30.0
 FALLBACK_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNIMPLEMENTED})
-MAX_STRICT_SHAPES = 1024  # (namespace, mode) pairs remembered as answered in strict; then forgotten
 
 
 def front_address(main_address: str, port: str) -> str | None:
@@ -58,9 +55,6 @@ class Router:
         self.stub = None
         self._down_until = 0.0
         self._lock = threading.Lock()  # a sync client's threads: one front channel, not one each
-        # (namespace, requested mode) pairs answered in strict mode (the namespace's rule): the
-        # front would hand every such call over, so they go to the main port.
-        self._strict: set[tuple[str, int]] = set()
         if recall_address:
             self._use(recall_address)
 
@@ -70,19 +64,11 @@ class Router:
 
     def front_stub(self, request):
         """The front's stub when this request should go there, else None (the main port)."""
-        if self.stub is None or not plannable(request) or (request.namespace, request.mode) in self._strict:
+        if self.stub is None or not plannable(request):
             return None
         if self._down_until and time.monotonic() < self._down_until:
             return None
         return self.stub
-
-    def answered(self, request, response) -> None:
-        """Remembers a request answered in strict mode although it did not ask for it (the
-        namespace's rule): the front cannot replay such calls, so the next go to the main port."""
-        if self.stub is not None and response.mode_used == pb.RECALL_MODE_STRICT and plannable(request):
-            if len(self._strict) >= MAX_STRICT_SHAPES:
-                self._strict.clear()
-            self._strict.add((request.namespace, request.mode))
 
     def learn(self, trailing_metadata) -> None:
         """Reads the advertised port from a main-port Recall's trailing metadata (once)."""

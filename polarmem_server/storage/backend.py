@@ -55,8 +55,9 @@ POLARITIES = ("has", "not_has", "align")
 """Edge polarities of :meth:`Backend.items_by_concept` and :class:`NamespaceCounts`: an item
 HAS / NOT_HAS a concept (its state), or ALIGNs with it (its text mentions it, ``ItemRecord.mentions``)."""
 
-SEARCH_MODES = ("hard", "soft", "off")
-"""Orders a backend ranks by (the library builds "strict" and "adaptive" from these)."""
+SEARCH_MODES = ("hard", "soft", "off", "strict")
+"""Orders a backend ranks by. "strict" only where ``Backend.searches_strict``; elsewhere the
+library builds it from two hard searches (recall.py), and "adaptive" from these everywhere."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,9 @@ class SearchRequest:
     item without a vector in a queried space contributes 0 for it.
 
     Order: ``hard`` by (tier desc, s_sem desc); ``soft`` by ``s_sem + soft_lambda·tier`` desc
-    (the hit's ``score`` stays s_sem);
+    (the hit's ``score`` stays s_sem); ``strict`` (``Backend.searches_strict`` only) as hard with
+    the items whose every forbidden concept is NOT_HAS first within each tier (before the
+    confidence flags), tier counts as hard's;
     ``off`` by s_sem desc (tier still reported). Ties: any order that is deterministic for an
     unchanged namespace.
 
@@ -196,6 +199,9 @@ class Backend(ABC):
     # Whether search() honours SearchRequest.present_level / absent_level (confidence within
     # tiers); a backend that keeps no confidence leaves it False and recall says so.
     ranks_by_confidence: bool = False
+    # Whether search() answers mode "strict" itself, in one call (the local backend's core does);
+    # otherwise recall.py merges a hard search with a hard search among absence-verified items.
+    searches_strict: bool = False
     # The approximate-index kinds (NamespaceConfig.ann.kind) this backend builds; the library
     # refuses a namespace asking for another before the backend sees it. Empty: none.
     ann_kinds: tuple[str, ...] = ()

@@ -55,7 +55,6 @@ def vector(rng) -> list[float]:
 PLANNABLE = dict(required=["dog"], forbidden=["cat"], mode="hard", explain=False, top_k=5)
 NOT_PLANNABLE = [dict(required=["dog"], mode="hard", top_k=5),                      # explain (the default)
                  dict(required=["dog"], mode="hard", explain=False, include_context=True),
-                 dict(required=["dog"], mode="strict", explain=False),
                  dict(required=["dog"], mode="hard", explain=False, metadata_equals={"topic": "t1"}),
                  dict(required=["dog"], mode="hard", explain=False, suppressed_k=2)]
 
@@ -102,9 +101,10 @@ def test_recalls_the_front_cannot_answer_go_to_the_main_port_directly(front_serv
 
 
 @front_built
-def test_a_namespace_whose_rule_is_strict_is_not_sent_to_the_front(front_server):
-    """A mode-less Recall on a namespace whose rule is strict runs in strict, which the front can
-    never replay: after the first answer says so, the client keeps such calls on the main port."""
+def test_a_namespace_whose_rule_is_strict_is_answered_by_the_front(front_server):
+    """A mode-less Recall on a namespace whose rule is strict runs in strict, one core search
+    (Index::search_strict) the front replays: after the first call of the shape, every answer is
+    native and equals the main port's."""
     rng = np.random.default_rng(8)
     with PolarMemClient(front_server.address) as client:
         client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", partitioner="auto",
@@ -112,11 +112,14 @@ def test_a_namespace_whose_rule_is_strict_is_not_sent_to_the_front(front_server)
         assert client.get_namespace("s").rule.recall_mode == pb.RECALL_MODE_STRICT
         client.remember_stream("s", [item_message(id=f"s{i}", vectors={"vis": vector(rng)},
                                                   states={"dog": "has" if i % 2 else "not_has"}) for i in range(20)])
-        answers = [client.recall("s", vectors={"vis": vector(rng)}, required=["dog"], explain=False, top_k=3)
-                   for _ in range(4)]
+        queries = [vector(rng) for _ in range(5)]
+        answers = [client.recall("s", vectors={"vis": q}, required=["dog"], explain=False, top_k=3) for q in queries]
         assert {a.mode_used for a in answers} == {pb.RECALL_MODE_STRICT}
         assert client.front.address is not None
-    assert counts(front_server) == {"native": 0, "forwarded": 0}
+    assert counts(front_server) == {"native": 3, "forwarded": 1}  # the first learns the port, the second plans
+    with PolarMemClient(front_server.address, fast_front=False) as direct:
+        for q, answer in zip(queries, answers):
+            assert direct.recall("s", vectors={"vis": q}, required=["dog"], explain=False, top_k=3) == answer
 
 
 @front_built

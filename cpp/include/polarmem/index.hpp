@@ -24,6 +24,9 @@ enum class SearchMode : int {
   kOff = 0,   // plain dense retrieval: rank by s_sem alone (tiers still reported)
   kHard = 1,  // the paper's Algorithm 1: rank by (s_log, s_sem), logic strictly first
   kSoft = 2,  // rank by s_sem + lambda * s_log
+  // hard, and within each tier the items on which every forbidden concept is NOT_HAS (absence
+  // verified) first: rank by (s_log, verified, confidence flags, s_sem). Index::search_strict.
+  kStrict = 3,
 };
 
 // The largest k a search accepts. Results are materialised per query (and a batch keeps one
@@ -232,6 +235,9 @@ class Index {
   static std::array<std::int64_t, 3> count_tiers(const Prepared& prepared);
   static TierChoice choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept;
   SearchResult run_search(const Prepared& prepared) const;
+  SearchResult run_prepared(const Prepared& prepared) const;  // the graph's path or the exact one
+  SearchResult search_strict(const SearchRequest& request) const;
+  bool absence_verified(std::int64_t slot, const std::vector<std::uint32_t>& forbidden) const noexcept;
   const AnnGraph* approximate_graph(const Prepared& prepared) const noexcept;
   bool wants_graph(const SearchRequest& request) const noexcept;
   SearchResult run_approximate(const Prepared& prepared, const AnnGraph& graph) const;

@@ -61,6 +61,7 @@ class LocalBackend(Backend):
     saves_graphs = True  # False: loads saved graphs but never writes them (a read-only replica: the primary does)
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
+    searches_strict = True  # the core merges strict's two searches under one lock (Index::search_strict)
     name = "local"
     ann_kinds = ("hnsw",)  # the compiled core's graphs
 
