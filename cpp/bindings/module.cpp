@@ -14,6 +14,7 @@
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
+#include "polarmem/metadata_postings.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
 
@@ -314,6 +315,31 @@ PYBIND11_MODULE(_core, m) {
       .def("all", &ItemIds::all)
       .def_property_readonly("size", &ItemIds::size)
       .def_property_readonly("generation", &ItemIds::generation);
+
+  py::class_<MetadataPostings, std::shared_ptr<MetadataPostings>>(
+      m, "MetadataPostings", "Slots by metadata (key, value) pair: the allow-lists of metadata_equals filters.")
+      .def(py::init<>())
+      .def("add", &MetadataPostings::add, py::arg("slot"), py::arg("pairs"))
+      .def("remove", &MetadataPostings::remove, py::arg("slot"), py::arg("pairs"))
+      .def("renumber",
+           [](MetadataPostings& self, const py::array& new_of_old) {
+             const auto* n = checked<std::int64_t>(new_of_old, "new_of_old", 1);
+             const std::vector<std::int64_t> moved(n, n + new_of_old.size());
+             py::gil_scoped_release release;
+             self.renumber(moved);
+           },
+           py::arg("new_of_old"))
+      .def("matching",
+           [](const MetadataPostings& self, const std::vector<MetadataPair>& pairs) {
+             std::vector<std::int64_t> slots;
+             {
+               py::gil_scoped_release release;
+               slots = self.matching(pairs);
+             }
+             return to_numpy(slots);
+           },
+           py::arg("pairs"), "slots holding every pair, ascending (int64 array)")
+      .def_property_readonly("pair_count", &MetadataPostings::pair_count);
 
   // Shared holders: the compiled Recall front (polarmem_server._front) keeps a namespace's index
   // and ids alive while a call it serves is using them.

@@ -73,15 +73,21 @@ std::string serialised(const v1::RecallRequest& shape) {
 
 }  // namespace
 
-std::string plan_key(const v1::RecallRequest& request) {
+namespace {
+
+v1::RecallRequest without_values(const v1::RecallRequest& request) {
   v1::RecallRequest shape = request;
   for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
-  return serialised(shape);
+  for (auto& [key, value] : *shape.mutable_metadata_equals()) value.clear();
+  return shape;
 }
 
+}  // namespace
+
+std::string plan_key(const v1::RecallRequest& request) { return serialised(without_values(request)); }
+
 std::string generic_key(const v1::RecallRequest& request) {
-  v1::RecallRequest shape = request;
-  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
+  v1::RecallRequest shape = without_values(request);
   shape.clear_required();
   shape.clear_forbidden();
   // A suffix no serialised message ends with in practice, and a different one per count pair.
@@ -120,6 +126,9 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
   SearchRequest search = plan.request;
   if (!fill_vectors(plan, request, &search)) return false;
+  const bool filtered = request.metadata_equals_size() > 0;
+  if (filtered && !plan.metadata) return false;
+  std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
   for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
     const auto generation = plan.ids->generation();
     if (generation % 2) continue;
@@ -127,6 +136,10 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     std::vector<std::int8_t> states;
     std::vector<std::string> ids;
     try {
+      if (filtered) {  // the slots of this generation, like the ids resolved below
+        search.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
+        if (search.allow->empty()) return false;
+      }
       result = plan.index->search(search);
       if (!plan.state_concepts.empty() && !result.slots.empty()) {
         states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
@@ -136,6 +149,7 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     }
     plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
     if (plan.ids->generation() != generation) continue;
+    if (filtered && result.tier_counts[0] + result.tier_counts[1] + result.tier_counts[2] == 0) return false;
 
     response->CopyFrom(plan.response_template);
     auto* tiers = response->mutable_tier_counts();

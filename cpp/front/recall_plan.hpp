@@ -14,6 +14,7 @@
 
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
+#include "polarmem/metadata_postings.hpp"
 #include "polarmem/v1/memory_service.pb.h"
 
 namespace polarmem::front {
@@ -21,7 +22,11 @@ namespace polarmem::front {
 struct RecallPlan {
   std::shared_ptr<const Index> index;
   std::shared_ptr<const ItemIds> ids;
-  // The core request the library built; each term's values are filled from the call's vectors.
+  // The namespace's metadata postings: a request's metadata_equals becomes the search's
+  // allow-list per call (the shape keeps the filter's keys, not its values).
+  std::shared_ptr<const MetadataPostings> metadata;
+  // The core request the library built, without an allow-list; each term's values are filled
+  // from the call's vectors.
   SearchRequest request;
   // Per term of request.vectors: how many values the call must send (the space's dimension).
   std::vector<std::size_t> dims;
@@ -40,8 +45,9 @@ struct RecallPlan {
 // plural or other spelling), for binding the concepts of a request to a generic plan.
 using Vocabulary = std::unordered_map<std::string, std::uint32_t>;
 
-// The key of a request's shape: the request with every query vector's values removed,
-// serialised deterministically (map entries sorted), so equal shapes give equal keys.
+// The key of a request's shape: the request with every query vector's values and every
+// metadata filter's values removed (the filter is applied per call), serialised
+// deterministically (map entries sorted), so equal shapes give equal keys.
 std::string plan_key(const v1::RecallRequest& request);
 // The key of its generic shape: also without the concept names, keeping only how many are
 // required and forbidden. A generic plan answers any concepts of the namespace's vocabulary.
@@ -53,7 +59,8 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
                                const Vocabulary& vocabulary);
 
 // Answers `request` by `plan` into `response`. False when the request cannot be answered this
-// way (a vector of the wrong length, a value the core refuses, slots renumbered throughout):
+// way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a
+// metadata filter no item passes: the library says so in mode_reason):
 // the caller then hands it to the library, which answers it (or explains the error) itself.
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response);
 

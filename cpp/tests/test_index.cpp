@@ -11,6 +11,7 @@
 #include "polarmem/error.hpp"
 #include "polarmem/aligned_buffer.hpp"
 #include "polarmem/index.hpp"
+#include "polarmem/metadata_postings.hpp"
 #include "polarmem/prefetch.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/slot_bitmap.hpp"
@@ -140,6 +141,39 @@ POLARMEM_TEST(strict_mode_is_hard_with_verified_absence_first_in_each_tier) {
   SearchRequest none_hard = none;
   none_hard.mode = SearchMode::kHard;
   CHECK(same_result(index.search(none), index.search(none_hard)));
+}
+
+POLARMEM_TEST(metadata_postings_match_every_pair_and_follow_writes_and_compaction) {
+  MetadataPostings postings;
+  const MetadataPair red{"colour", "red"}, blue{"colour", "blue"}, big{"size", "big"};
+  for (std::int64_t slot = 0; slot < 10; ++slot) {
+    postings.add(slot, {slot % 2 ? red : blue});
+    if (slot % 3 == 0) postings.add(slot, {big});
+  }
+  using Slots = std::vector<std::int64_t>;
+  CHECK(postings.matching({red}) == (Slots{1, 3, 5, 7, 9}));
+  CHECK(postings.matching({red, big}) == (Slots{3, 9}));
+  CHECK(postings.matching({red, blue}).empty());
+  CHECK(postings.matching({{"colour", "green"}}).empty());
+  // No pair spells another: any byte may sit in a key or a value.
+  postings.add(20, {{std::string("a\0b", 3), "c"}});
+  CHECK(postings.matching({{"a", std::string("b\0c", 3)}}).empty());
+  CHECK(postings.matching({{"colour", "re"}}).empty() && postings.matching({{"colou", "rred"}}).empty());
+  postings.remove(20, {{std::string("a\0b", 3), "c"}});
+  CHECK(postings.matching({}).empty());
+  postings.remove(3, {red, big});  // a new version without the pairs
+  postings.add(4, {big});          // an item given a pair (its slot sorts into place)
+  CHECK(postings.matching({red, big}) == (Slots{9}));
+  CHECK(postings.matching({big}) == (Slots{0, 4, 6, 9}));
+  // Compaction drops slots 0 and 1 and moves the rest down by two.
+  std::vector<std::int64_t> new_of_old{-1, -1};
+  for (std::int64_t slot = 2; slot < 10; ++slot) new_of_old.push_back(slot - 2);
+  postings.renumber(new_of_old);
+  CHECK(postings.matching({big}) == (Slots{2, 4, 7}));
+  CHECK(postings.matching({red}) == (Slots{3, 5, 7}));
+  postings.remove(0, {blue});  // old slot 2, now 0: its pair's list shrinks, the others stay
+  CHECK(postings.matching({blue}) == (Slots{2, 4, 6}));
+  CHECK(postings.pair_count() == 3);
 }
 
 POLARMEM_TEST(pruning_skips_lower_tiers) {

@@ -7,8 +7,12 @@ Unix socket with the caller's metadata and deadline, and comes back exactly as t
 answered it. After answering such a call the library publishes a *plan* for the request's shape
 (every field but the vector values) when the shape is one the front can replay exactly:
 
-* explain = false, no context, no full items, no suppressed hits, no metadata filter, no
-  recency term (recency.py reads records and may search more than once);
+* explain = false, no context, no full items, no suppressed hits, no recency term (recency.py
+  reads records and may search more than once);
+* a metadata filter is part of the shape by its keys only: the front makes each call's
+  allow-list from its values with the namespace's postings (the core's MetadataPostings, which
+  the library filters with too), and hands a call no item passes to the library (whose answer
+  says so in mode_reason);
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
   two searches under one lock; adaptive when it settled without a probe search).
@@ -103,6 +107,8 @@ class FastFrontHost:
         search = searches[0]
         if not search.plain:
             return False
+        if request.metadata_equals and not sum(result.tier_counts.values()):
+            return False  # "no item matches the metadata filter" is this call's reason, not the shape's
         concepts = [*search.required, *search.forbidden] if search.states else []
         names = [*result.required, *result.forbidden] if search.states else []
         if len(names) != len(concepts):
@@ -119,7 +125,8 @@ class FastFrontHost:
         reads_vocabulary = bool(result.plan.unknown_concepts or result.plan.unknown or result.plan.mapped)
 
         def publish() -> None:
-            arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.request,
+            arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.metadata,
+                         search.request,
                          concepts, len(search.required) if search.states else 0, names, response.SerializeToString())
             self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
             if generic:

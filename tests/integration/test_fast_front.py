@@ -100,8 +100,7 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
     {"explain": True},                       # explanations read records: the library's job
     {"include_context": True},
     {"suppressed_k": 3},
-    {"metadata_equals": {"k": "v"}},
-], ids=["explain", "context", "suppressed", "metadata"])
+], ids=["explain", "context", "suppressed"])
 def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, stubs, fields):
     main, fast = stubs
     rng = np.random.default_rng(2)
@@ -110,6 +109,55 @@ def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, s
         before = native_count(front_server)
         assert fast.Recall(request) == main.Recall(request)
         assert native_count(front_server) == before
+
+
+def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_writes(front_server, stubs):
+    """A metadata filter is part of a shape by its keys: the front makes each call's allow-list
+    from its values (the core's MetadataPostings, which the library filters with too), so one
+    plan answers every topic, sees items written since, and a filter no item passes goes to the
+    library, whose answer says so in mode_reason."""
+    main, fast = stubs
+    rng = np.random.default_rng(12)
+    with PolarMemClient(front_server.address, fast_front=False) as client:
+        client.remember_stream("t", [item_message(id=f"m{i:03d}", vectors={"vis": rng.standard_normal(DIM)},
+                                                  states={"dog": "has"} if i % 2 else {"cat": "not_has"},
+                                                  metadata={"topic": f"t{i % 4}", "day": str(i % 3)})
+                                     for i in range(80)])
+
+    def request(**metadata):
+        return random_request(np.random.default_rng(len(metadata)), metadata_equals=metadata)
+
+    for shape in (request(topic="t0"), request(topic="t0", day="1")):
+        assert fast.Recall(shape) == main.Recall(shape)  # the first: the library, which publishes the plan
+        for topic, day in (("t1", "0"), ("t2", "2"), ("t3", "1"), ("t0", "0")):
+            call = pb.RecallRequest()
+            call.CopyFrom(shape)
+            call.metadata_equals["topic"] = topic
+            if "day" in call.metadata_equals:
+                call.metadata_equals["day"] = day
+            call.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            before = native_count(front_server)
+            answer = fast.Recall(call)
+            assert native_count(front_server) == before + 1
+            assert answer.SerializeToString(deterministic=True) == main.Recall(call).SerializeToString(deterministic=True)
+            assert sum((answer.tier_counts.conflict, answer.tier_counts.neutral, answer.tier_counts.entailed)) > 0
+    shape = request(topic="t0")
+    # Items written since the plan: filtered in at once.
+    with PolarMemClient(front_server.address, fast_front=False) as client:
+        client.remember_stream("t", [item_message(id="late", vectors={"vis": rng.standard_normal(DIM)},
+                                                  metadata={"topic": "late"})])
+    late = pb.RecallRequest()
+    late.CopyFrom(shape)
+    late.metadata_equals["topic"] = "late"
+    before = native_count(front_server)
+    answer = fast.Recall(late)
+    assert native_count(front_server) == before + 1 and [h.id for h in answer.hits] == ["late"]
+    # No item passes: the library answers, and says why.
+    late.metadata_equals["topic"] = "nobody"
+    answer = fast.Recall(late)
+    assert native_count(front_server) == before + 1
+    assert not answer.hits and answer.mode_reason == main.Recall(late).mode_reason
+    assert "no item matches the metadata filter" in answer.mode_reason
 
 
 def test_a_recall_with_recency_is_never_replayed_by_the_front(front_server, stubs):

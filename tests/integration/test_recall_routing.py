@@ -55,7 +55,6 @@ def vector(rng) -> list[float]:
 PLANNABLE = dict(required=["dog"], forbidden=["cat"], mode="hard", explain=False, top_k=5)
 NOT_PLANNABLE = [dict(required=["dog"], mode="hard", top_k=5),                      # explain (the default)
                  dict(required=["dog"], mode="hard", explain=False, include_context=True),
-                 dict(required=["dog"], mode="hard", explain=False, metadata_equals={"topic": "t1"}),
                  dict(required=["dog"], mode="hard", explain=False, suppressed_k=2)]
 
 

@@ -313,8 +313,8 @@ class LocalBackend(Backend):
             hits = target.index.search_requests(core_request)
             if plan_capture.active():
                 plan_capture.record(plan_capture.CoreSearch(
-                    target.index.core, target.ids, core_request, tuple(request.required), tuple(request.forbidden),
-                    plain=allow is None, states=request.concept_states))
+                    target.index.core, target.ids, target.metadata, core_request, tuple(request.required),
+                    tuple(request.forbidden), plain=not request.absent_verified, states=request.concept_states))
             tiers = hits.tiers.tolist()
             states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)
                       if request.concept_states else [()] * len(tiers))

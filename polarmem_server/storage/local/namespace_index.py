@@ -1,13 +1,13 @@
 """One namespace's in-process search state in the local backend: the compiled index, the slot
-map between item ids and index slots (with its seqlock), and the live counters and metadata
-sets. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
+map between item ids and index slots (with its seqlock), the metadata postings (in the core,
+like the ids, so the compiled Recall front filters without the interpreter) and the live counters. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
 resolve); nothing outside writes its attributes. Writers are serialised by the library's
 namespace lock; readers (search, resolve, counts) run concurrently with them."""
 
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
@@ -16,7 +16,7 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.errors import FailedPrecondition
-from polarmem_server._core import ItemIds
+from polarmem_server._core import ItemIds, MetadataPostings
 from polarmem_server.index import TEXT, VISUAL, AnnSpec, ConceptCSR, Index, SpaceSpec
 from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
 from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
@@ -40,7 +40,7 @@ class NamespaceIndex:
         self._kinds: Counter = Counter()
         self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
         self._scored = 0
-        self._metadata: dict[tuple[str, str], set[int]] = defaultdict(set)
+        self.metadata = MetadataPostings()  # slots by (key, value): metadata_equals allow-lists
         # Confidence grades per item (storage/local/confidence.py; set by the backend): None = none.
         self.grader = None
 
@@ -70,7 +70,7 @@ class NamespaceIndex:
 
     def metadata_items(self, key: str, value: str) -> list[str]:
         """Ids of the live items whose metadata maps `key` to `value`."""
-        return sorted(self.ids.get(s) for s in self._metadata.get((key, value), ()))
+        return sorted(self.ids.get(int(s)) for s in self.metadata.matching([(key, value)]))
 
     def consistent(self, read: Callable[[Callable[[np.ndarray], list], Callable], T]) -> T:
         """Runs `read(resolve, allow_for)` within one generation of the slot map (a seqlock: odd
@@ -89,11 +89,8 @@ class NamespaceIndex:
             if self.ids.generation == generation:
                 return result
 
-    def _allow_for(self, metadata: Mapping[str, str]) -> list[int] | None:
-        if not metadata:
-            return None
-        sets = [self._metadata.get((key, value), set()) for key, value in metadata.items()]
-        return sorted(set.intersection(*sets))
+    def _allow_for(self, metadata: Mapping[str, str]) -> np.ndarray | None:
+        return self.metadata.matching(list(metadata.items())) if metadata else None
 
     # ---- writes ------------------------------------------------------------------------------
 
@@ -122,8 +119,7 @@ class NamespaceIndex:
             self._concepts[polarity].update(counts)
         self._scored += batch.scored
         for row, pairs in batch.metadata:
-            for pair in pairs:
-                self._metadata[pair].add(first + row)
+            self.metadata.add(first + row, list(pairs))
 
     def replace(self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord,
                 vectors: Mapping[str, np.ndarray]) -> None:
@@ -157,12 +153,9 @@ class NamespaceIndex:
             for old, new in enumerate(new_of_old.tolist()):
                 if new >= 0:
                     id_of[new] = old_ids[old]
-            remapped: dict[tuple[str, str], set[int]] = defaultdict(set)
-            for key, slots in self._metadata.items():
-                remapped[key] = {int(new_of_old[s]) for s in slots if new_of_old[s] >= 0}
             self.ids.replace_all(id_of)
             self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id}
-            self._metadata = remapped
+            self.metadata.renumber(np.asarray(new_of_old, dtype=np.int64))
         finally:
             self.ids.end_renumbering()
 
@@ -178,8 +171,9 @@ class NamespaceIndex:
             for c in concepts:
                 self._concepts[polarity][c] += sign
         self._scored += sign * scored
-        for pair in record.metadata.items():
+        if record.metadata:
+            pairs = list(record.metadata.items())
             if sign > 0:
-                self._metadata[pair].add(slot)
+                self.metadata.add(slot, pairs)
             else:
-                self._metadata[pair].discard(slot)
+                self.metadata.remove(slot, pairs)

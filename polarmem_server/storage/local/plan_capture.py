@@ -18,10 +18,11 @@ _searches: ContextVar[list | None] = ContextVar("polarmem_core_searches", defaul
 class CoreSearch:
     index: Any  # the namespace's compiled index (_core.Index)
     ids: Any  # its item ids by slot (_core.ItemIds)
+    metadata: Any  # its metadata postings (_core.MetadataPostings): a filter's allow-list, made per call
     request: Any  # the _core.SearchRequest the search ran
     required: tuple[int, ...]  # the query's concept ids whose states the hits report
     forbidden: tuple[int, ...]
-    plain: bool  # no allow-list (metadata filter, verified absence): the same shape gives the same search
+    plain: bool  # no allow-list but a metadata filter's: the same shape gives the same search
     states: bool  # the hits carry the query concepts' states
 
 
