@@ -105,12 +105,15 @@ def encoded(work: Path, texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray) -> float:
+def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray, storage: str = "fp32") -> float:
     from polarmem_server.faces.client import PolarMemClient, item_message
 
     started = time.perf_counter()
     with PolarMemClient(address, timeout_s=600) as client:
-        client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True)
+        # fp32: what `polarmem namespace create` makes; int8: the README's advice for large
+        # namespaces under load (exact answers: an int8 scan, then an fp32 re-rank)
+        spaces = () if storage == "fp32" else [("sem", 384, False, storage)]
+        client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True, spaces=spaces)
         for start in range(0, n_items, 5000):
             stop = min(n_items, start + 5000)
             response = client.remember_stream(NAMESPACE, (
@@ -428,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep (and reuse) the encodings there")
     parser.add_argument("--label", default="mix")
+    parser.add_argument("--storage", default="fp32", choices=["fp32", "int8"],
+                        help="the sem space's storage (fp32: the default namespace; int8: the README's advice at scale)")
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
     split = {cls: int(n) for cls, n in (part.split("=") for part in args.mix_split.split(","))}
@@ -451,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             pids = server_pids(server.pid)
             report["server_processes"] = len(pids)
-            report["load_s"] = round(load_notes(main_address, args.items, texts, vectors), 1)
+            report["load_s"] = round(load_notes(main_address, args.items, texts, vectors, args.storage), 1)
             report["uptime_after_load"] = uptime()
             concepts, members = concept_members(main_address, QUERY_CONCEPTS)
             report["query_concepts"] = {c: {"has": len(m["has"]), "not_has": len(m["not_has"])}

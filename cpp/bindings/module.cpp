@@ -143,6 +143,10 @@ Storage parse_storage(const std::string& name) {
 
 }  // namespace
 
+namespace polarmem::bindings {
+void bind_text(py::module_& m);  // text_module.cpp
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "PolarMem compiled retrieval core (private; use polarmem_server.index)";
 
@@ -514,4 +518,6 @@ PYBIND11_MODULE(_core, m) {
            "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
       .def_property_readonly("dim", &TextEncoder::dim)
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
+
+  polarmem::bindings::bind_text(m);
 }

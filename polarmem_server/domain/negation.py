@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from polarmem_server import _core
+
 Phrase = tuple[str, ...]
 
 
@@ -50,27 +52,19 @@ class TriggerTable:
     terminators: frozenset[Phrase] = frozenset()
     resolution: frozenset[Phrase] = frozenset()
     window: int | None = None  # words a pre-cue reaches; None: up to a terminator or clause end
-    longest: int = field(init=False, default=0)
+    # The table as the compiled parse reads it (cpp/src/text_parse.cpp: the longest cue starting
+    # at a word wins, "no increase", a pseudo cue, over "no"; a cue listed as pre and post, such
+    # as "ruled out", negates the mentions before it in its clause when there are any, else the
+    # ones after it).
+    compiled: _core.TriggerTable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        every = self.pre | self.post | self.pseudo | self.terminators
-        object.__setattr__(self, "longest", max((len(p) for p in every), default=1))
+        def joined(phrases: frozenset[Phrase]) -> list[str]:
+            return sorted(" ".join(p) for p in phrases)
 
-    def match(self, words: list[str], i: int) -> tuple[str, Phrase] | None:
-        """The longest cue starting at ``words[i]`` as (kind, phrase), kind one of "pseudo",
-        "pre", "post", "both" (a cue listed as pre and post: "ruled out", "resolved" — it
-        negates the mentions before it in the clause when there are any, else the ones after
-        it) or "terminator". The longest phrase wins ("no increase", a pseudo cue, over "no")."""
-        for length in range(min(self.longest, len(words) - i), 0, -1):
-            key = tuple(words[i:i + length])
-            if key in self.pseudo:
-                return "pseudo", key
-            pre, post = key in self.pre, key in self.post
-            if pre or post:
-                return ("both" if pre and post else "pre" if pre else "post"), key
-            if key in self.terminators:
-                return "terminator", key
-        return None
+        object.__setattr__(self, "compiled", _core.TriggerTable(
+            joined(self.pre), joined(self.post), joined(self.pseudo), joined(self.terminators),
+            joined(self.resolution), self.window))
 
     def with_changes(self, *, pre: Iterable[str] = (), post: Iterable[str] = (), pseudo: Iterable[str] = (),
                      terminators: Iterable[str] = (), window: int | None | str = "keep") -> "TriggerTable":

@@ -13,7 +13,7 @@ passes another):
   the mentions after them up to a terminator ("but", "however", "only", "secondary to" ...; an
   exception cue such as "except" inside a scope), another cue, clause punctuation
   (``. ; : ! ?``), a comma followed by ``and``/``with``/``which`` or by a word that opens a new
-  clause (``_CLAUSE_OPENERS``: "never eats meat, prefers fish"), a preposition after a negated
+  clause (a clause opener, cpp/src/text_parse.cpp: "never eats meat, prefers fish"), a preposition after a negated
   term ("no milk | in the fridge" keeps the fridge), or the table's word window (none for the
   clinical table, so a list "no fever, chills or night sweats" is negated to its end);
 * post-cues ("was ruled out", "is absent", "free", "unlikely", "resolved", "not heard") negate the
@@ -35,45 +35,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from polarmem_server import _core
 from polarmem_server.domain.negation import CLINICAL, TriggerTable
-from polarmem_server.domain.vocabulary import Vocabulary, normalise, singular
+from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
-PRE_CUE_WINDOW = 8  # the legacy table's window (negation.LEGACY); the clinical table has none
-_COMMA_BREAKERS = {"and", "with", "which"}
-# A comma followed by one of these starts a new clause, which ends a negation's scope ("never eats
-# meat, prefers fish"; "denies chest pain, has a cough"); a comma before a noun continues a
-# negated list ("no fever, chills or night sweats").
-_CLAUSE_OPENERS = frozenset("""
-i he she they we you it user patient
-is are was were has have had does did do can could will would should may might must
-prefers prefer preferred likes like liked loves love loved wants want wanted enjoys enjoy enjoyed
-drinks drink drank eats eat ate uses use used takes take took needs need needed gets get got
-owns own owned keeps keep kept goes go went plays play played reports reported says said
-so because since then otherwise
-small large mild moderate severe trace minimal slight persistent""".split())  # "no pneumothorax, small effusion"
-# An exception cue ends an open negation scope instead of opening its own: "no pets except a cat"
-# affirms the cat; with no scope open it is a pre-cue: "anything except a bus" negates the bus.
-_EXCEPTION_CUES = frozenset({("except",), ("except", "for"), ("excluding",), ("other", "than")})
-_CLAUSE_END = {".", ";", ":", "!", "?"}
-_CONTRAST = {"but", "however", "although", "though", "yet", "whereas", "while"}
-# A preposition after a negated term starts what the query wants, not more of what it excludes:
-# "anything except a bus | on a street" (affirmative_text keeps "on a street").
-_PREPOSITIONS = frozenset("on in at near by under beside behind inside outside over along across through around "
-                          "against into onto for after before during".split())
+# The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues)
+# live with the parse in the core (cpp/src/text_parse.cpp); _TRAILING is affirmative_part's own.
 _TRAILING = frozenset("but and or with nor yet however except".split())
-# Words that never name a concept: function words, query scaffolding and quantities.
-STOPWORDS = frozenset("""
-a an the this that these those there here it its is are was were be been being am do does did has have had having
-of in on at to for from by with without about above below under over into onto near next beside between behind
-and or but nor so yet if then than as while when where which who whom whose what why how all any anything
-anyone some something someone every each few many much more most other another such only own same very just also
-i me my we our you your he him his she her they them their one two three four five six seven eight nine ten
-show find give get want need look looking like photo photos picture pictures image images scene scenes view
-shot shots please me us containing contain contains containing including include includes includes visible
-some several lots lot kind sort type way thing things stuff piece pieces part parts side sides front back top
-bottom left right middle center small big large little tall short old new young other group bunch couple pair
-anywhere somewhere everywhere nowhere elsewhere
-""".split())
 
 # Content words that make poor concepts in an open vocabulary (text.content_terms): verbs of
 # having, liking and doing, and vague modifiers. A negated "drink" in "does not drink coffee"
@@ -88,8 +56,6 @@ allow allows allowed let lets put puts set sets try tries tried ask asks asked
 really actually usually always often sometimes ever still already also maybe perhaps quite rather
 good bad nice fine great well okay ok able available currently today tomorrow yesterday
 """.split())
-
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’/-][A-Za-z0-9]+)*|[.,;:!?]")
 
 
 @dataclass(frozen=True)
@@ -143,142 +109,24 @@ class ParsedText:
         return [c for c in polarity if polarity[c]]
 
 
-@dataclass(frozen=True)
-class _Token:
-    text: str  # lower case
-    start: int
-    end: int
+def _tokenise(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) per token: lower-case words, offsets into `text` (the core's tokeniser)."""
+    return _core.text_tokens(_utf8(text))
 
 
-def _tokenise(text: str) -> list[_Token]:
-    return [_Token(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
-
-
-def _concept_at(words: list[str], i: int, keys: dict[str, int], longest: int) -> tuple[int, int] | None:
-    """(concept id, tokens consumed) of the longest name starting at words[i]; a colon may sit
-    between a name's words, a comma or sentence end may not."""
-    for length in range(min(longest + 1, len(words) - i), 0, -1):
-        span = words[i:i + length]
-        if span[0] == ":" or span[-1] == ":":
-            continue
-        content = [w for w in span if w != ":"]
-        if len(content) > longest or any(w in _CLAUSE_END or w == "," for w in content):
-            continue
-        head, tail = content[:-1], content[-1]
-        lasts = [singular(tail)] + ([tail[:-1]] if tail.endswith("es") else [])  # "wheezes" -> wheeze
-        for key in [" ".join(head + [last]) for last in lasts] + [normalise(" ".join(content))]:
-            concept_id = keys.get(key)
-            if concept_id is None and "-" in key:
-                concept_id = keys.get(key.replace("-", " "))
-            if concept_id is not None:
-                return concept_id, length
-    return None
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # any str reaches the core, a lone surrogate too
 
 
 def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) -> ParsedText:
-    """Vocabulary mentions of `text` with their polarity (see the module doc for the rules)."""
-    toks = _tokenise(text)
-    words = [t.text for t in toks]
-    keys = vocabulary.keys()
-    longest = vocabulary.longest_name_words
-    result = ParsedText()
-    scope_open = False
-    negate_until = -1  # token index up to which the open pre-cue's scope reaches
-    active_cue, resolving = "", False
-    span_start = span_end = -1
-    span_frozen = False  # the negated span stopped growing at a preposition ("no dogs | on the beach")
-    scope_terms = 0  # concepts and unknown words inside the open scope
-    clause_start_mention = 0  # first mention of the current clause (for post-cues)
-    clause_start_unknown = 0
-    clause_start_char = 0
-
-    def close_scope() -> None:
-        nonlocal scope_open
-        if scope_open and span_end > span_start:
-            result.negated_spans.append((span_start, span_end))
-        scope_open = False
-
-    i = 0
-    while i < len(toks):
-        word = words[i]
-        if scope_open and i > negate_until:
-            close_scope()
-        if word in _CLAUSE_END:
-            close_scope()
-            if word != ":":  # "Allergies: none" — a post-cue after a colon reaches its header
-                clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
-                clause_start_char = toks[i].end
-            i += 1
-            continue
-        if word == "," and i + 1 < len(words) and words[i + 1] in _COMMA_BREAKERS:
-            # ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
-            if not (words[i + 1] == "and" and _concept_at(words, i + 2, keys, longest) is not None):
-                close_scope()
-            i += 1
-            continue
-        if word == "," and i + 1 < len(words) and words[i + 1] in _CLAUSE_OPENERS:
-            close_scope()
-            clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
-            clause_start_char = toks[i].end
-            i += 1
-            continue
-        cue = triggers.match(words, i)
-        if cue is not None:
-            kind, phrase = cue
-            length = len(phrase)
-            if kind == "both":
-                kind = "post" if len(result.mentions) > clause_start_mention else "pre"
-            if kind == "pre" and scope_open and phrase in _EXCEPTION_CUES:
-                kind = "terminator"
-            if kind in ("pseudo", "terminator"):
-                close_scope()
-                if phrase[0] in _CONTRAST:  # "X but Y ruled out": the post-cue reaches Y only
-                    clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
-                    clause_start_char = toks[i + length - 1].end
-            elif kind == "post":
-                close_scope()
-                cue_text, is_resolution = " ".join(phrase), phrase in triggers.resolution
-                for j in range(clause_start_mention, len(result.mentions)):
-                    m = result.mentions[j]
-                    result.mentions[j] = Mention(m.concept_id, m.name, m.start, m.end, True, cue_text, is_resolution)
-                for j in range(clause_start_unknown, len(result.unknown)):
-                    u = result.unknown[j]
-                    result.unknown[j] = UnknownTerm(u.word, u.start, u.end, True)
-                result.negated_spans.append((clause_start_char, toks[i + length - 1].end))
-            else:  # pre
-                close_scope()
-                scope_open, active_cue, resolving = True, " ".join(phrase), phrase in triggers.resolution
-                negate_until = i + length + triggers.window if triggers.window is not None else len(toks)
-                span_start, span_end, span_frozen, scope_terms = toks[i].start, toks[i + length - 1].end, False, 0
-            i += length
-            continue
-        if word == "and":  # post-cues reach back only to here
-            clause_start_mention, clause_start_unknown = len(result.mentions), len(result.unknown)
-            clause_start_char = toks[i].end
-        if scope_open and word in _PREPOSITIONS and scope_terms:
-            span_frozen = True
-        # Past a preposition that follows a negated term, the scope names where or what for, not
-        # more of what is absent: "no milk | in the fridge" keeps the fridge.
-        negating = scope_open and not span_frozen
-        found = _concept_at(words, i, keys, longest)
-        if found is not None:
-            concept_id, length = found
-            negated = negating
-            result.mentions.append(Mention(concept_id, vocabulary.name(concept_id), toks[i].start,
-                                           toks[i + length - 1].end, negated, active_cue if negated else "",
-                                           resolving and negated))
-            scope_terms += scope_open
-        else:
-            length = 1
-            acronym = len(word) == 2 and text[toks[i].start:toks[i].end].isupper()  # "TV", "PC"
-            if word.isalpha() and (len(word) >= 3 or acronym) and word not in STOPWORDS and word not in _CONTRAST:
-                result.unknown.append(UnknownTerm(word, toks[i].start, toks[i].end, negating))
-                scope_terms += scope_open
-        if scope_open and not span_frozen:
-            span_end = toks[i + length - 1].end
-        i += length
-    close_scope()
-    return result
+    """Vocabulary mentions of `text` with their polarity (see the module doc for the rules; the
+    parse itself is compiled, cpp/src/text_parse.cpp, so the library and the compiled front read a
+    text alike)."""
+    mentions, unknown, spans = _core.parse_text(_utf8(text), vocabulary.compiled_keys(), triggers.compiled)
+    name = vocabulary.name
+    return ParsedText([Mention(concept_id, name(concept_id), start, end, negated, cue, resolution)
+                       for concept_id, start, end, negated, cue, resolution in mentions],
+                      [UnknownTerm(*term) for term in unknown], spans)
 
 
 _NO_VOCABULARY = Vocabulary()
@@ -303,11 +151,11 @@ def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) ->
         words = _tokenise(text[m.start:m.end])
         if len(words) < 2:
             continue
-        for token in words:
-            concept_id = vocabulary.lookup(token.text) if token.text.isalpha() else None
+        for word, start, end in words:
+            concept_id = vocabulary.lookup(word) if word.isalpha() else None
             if concept_id is not None and concept_id != m.concept_id:
-                mentions.append(Mention(concept_id, vocabulary.name(concept_id), m.start + token.start,
-                                        m.start + token.end, m.negated, m.cue, m.resolution))
+                mentions.append(Mention(concept_id, vocabulary.name(concept_id), m.start + start,
+                                        m.start + end, m.negated, m.cue, m.resolution))
     return ParsedText(mentions, parsed.unknown, parsed.negated_spans)
 
 
@@ -338,7 +186,7 @@ def affirmative_part(query: str, parsed: ParsedText) -> str:
         text = text.rsplit(None, 1)[0].rstrip(" ,;:") if " " in text else ""
     while text and text.split()[0].lower().strip(",;:") in _TRAILING:  # "but a hot dog" -> "a hot dog"
         text = text.split(None, 1)[1].lstrip(" ,;:") if " " in text else ""
-    words = [w for w in re.findall(r"[A-Za-z0-9]+", text.lower()) if w not in STOPWORDS]
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", text.lower()) if not _core.is_stopword(w)]
     return text if words else ""
 
 

@@ -11,57 +11,23 @@ of first use and persisted by the store, so they are stable across restarts.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-_IRREGULAR = {
-    "people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child",
-    "mice": "mouse", "knives": "knife", "teeth": "tooth", "feet": "foot", "geese": "goose",
-    "leaves": "leaf", "wolves": "wolf", "shelves": "shelf", "loaves": "loaf", "halves": "half",
-    "scissors": "scissors", "glasses": "glass", "skis": "ski", "buses": "bus", "cacti": "cactus",
-}
-_NO_STRIP = ("ss", "us", "is", "ous")
-# Plurals of words that end in -che: their "es" is not the plural's ("beaches" -> beach, but
-# "headaches" -> headache). An open vocabulary binds the text's plural's singular, so a query's
-# singular must reach the same key.
-_E_PLURALS = ("aches", "niches", "cliches", "quiches", "caches", "avalanches", "psyches", "creches", "douches")
-_ACH_PLURALS = ("beaches", "peaches", "coaches", "roaches", "reaches", "teaches", "breaches", "poaches",
-                "approaches", "broaches", "bleaches")
-_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
-
+from polarmem_server import _core
 
 def singular(word: str) -> str:
-    """Singular form of one lower-case English word (simple rules, good enough for concept names)."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if (word.endswith(_E_PLURALS) and not word.endswith(_ACH_PLURALS)) or (word.endswith("zes") and not word.endswith("zzes")):
-        return word[:-1]  # "headaches" -> headache, "wheezes" -> wheeze, "sizes" -> size
-    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(_NO_STRIP):
-        return word[:-1]
-    return word
-
-
-def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """Singular form of one lower-case English word (simple rules and a short irregular list,
+    cpp/src/text_parse.cpp: "glasses" -> glass, "headaches" -> headache, "beaches" -> beach)."""
+    return _core.singular(word)
 
 
 @lru_cache(maxsize=1 << 16)
 def normalise(name: str) -> str:
     """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'. Cached: writes name
     the same few concepts over and over."""
-    words = tokens(name)
-    if not words:
-        return ""
-    words[-1] = singular(words[-1])
-    return " ".join(words)
+    return _core.normalise_lowered(name.lower().encode("utf-8", "surrogatepass"))
 
 
 class Vocabulary:
@@ -76,6 +42,11 @@ class Vocabulary:
         self._version = 0  # bumped by every change; the lookup table is rebuilt when it moves
         self._rewrites = 0  # bumped by every change but an appended concept (an alias, a truncation)
         self._keys: tuple[dict[str, int], int, int] | None = None  # (keys(), longest, version)
+        # The same keys for the compiled parse, brought up to a newer table under _push_lock:
+        # (the table it holds, its version).
+        self._compiled_keys = _core.ConceptKeys()
+        self._pushed: tuple[dict[str, int], int] = ({}, -1)
+        self._push_lock = threading.Lock()
         for name in names:
             self._add(name)
         for alias, target in (aliases or {}).items():
@@ -182,7 +153,24 @@ class Vocabulary:
         """Words in the longest name or alias: how far a mention match must look ahead."""
         return self._lookup_table()[1]
 
-    def _lookup_table(self) -> tuple[dict[str, int], int]:
+    def compiled_keys(self) -> _core.ConceptKeys:
+        """keys() for the compiled parse (cpp/src/text_parse.cpp), brought up to date with this
+        vocabulary: only the keys that changed since the last update cross into the core (an
+        open vocabulary grows by a few words per write)."""
+        table, _, version = self._lookup_table()
+        if self._pushed[1] != version:
+            with self._push_lock:
+                pushed, pushed_version = self._pushed
+                if pushed_version < version:  # never back to an older table than one pushed already
+                    changed = [(key, concept_id) for key, concept_id in table.items() if pushed.get(key) != concept_id]
+                    gone = [key for key in pushed if key not in table]
+                    if gone:
+                        self._compiled_keys.erase(gone)
+                    self._compiled_keys.set(changed)
+                    self._pushed = (table, version)
+        return self._compiled_keys
+
+    def _lookup_table(self) -> tuple[dict[str, int], int, int]:
         # Stamped with the version it was built from, so a table built by a reader while a
         # writer changed the vocabulary is never mistaken for the current one.
         version = self._version
@@ -197,7 +185,7 @@ class Vocabulary:
                     table.setdefault(key.replace("-", " "), concept_id)
             cached = (table, max((len(k.split()) for k in table), default=0), version)
             self._keys = cached
-        return cached[0], cached[1]
+        return cached
 
     def _add(self, name: str) -> int:
         key = normalise(name)

@@ -125,3 +125,32 @@ def test_place_adverbs_are_never_concepts():
     assert content_terms("there is no frisbee anywhere in the park") == ["frisbee", "park"]
     assert content_terms("the keys are somewhere, the dog is everywhere, the cat nowhere") == ["key", "dog", "cat"]
 
+
+
+def test_the_compiled_parse_follows_every_vocabulary_change():
+    """The parse reads the vocabulary's keys from the core (Vocabulary.compiled_keys), which a
+    change reaches by difference: an appended concept, an alias (which may shadow a concept of
+    its own), a truncation that drops concepts again, a name of more words than any before."""
+    vocab = Vocabulary(["dog"])
+    names = lambda text: [m.name for m in parse(text, vocab).mentions]  # noqa: E731
+    assert names("a dog and a puppy on a red sofa") == ["dog"]
+    vocab.ensure("sofa")
+    vocab.add_alias("puppy", "dog")
+    assert names("a dog and a puppy on a red sofa") == ["dog", "dog", "sofa"]
+    size = len(vocab)
+    vocab.ensure("red sofa")  # two words: the parse now looks two words ahead
+    assert names("a dog and a puppy on a red sofa") == ["dog", "dog", "red sofa"]
+    vocab.truncate(size)
+    assert names("a dog and a puppy on a red sofa") == ["dog", "dog", "sofa"]
+    assert [u.word for u in parse("no cats, one TV, a Tv", vocab).unknown] == ["cats", "tv"]
+    shadowed = Vocabulary(["cat", "kitten"])
+    shadowed.add_alias("kitten", "cat", shadow=True)
+    assert names("a kitten") == [] and [m.name for m in parse("a kitten", shadowed).mentions] == ["cat"]
+
+
+def test_offsets_count_code_points_and_any_str_parses():
+    text = "café ünïcode: no dog 🐶, but a cat’s toy \udc80 here"
+    parsed = parse(text, Vocabulary(["dog", "cat", "toy"]))
+    assert [(m.name, text[m.start:m.end], m.negated) for m in parsed.mentions] == \
+        [("dog", "dog", True), ("toy", "toy", False)]
+    assert [text[s:e] for s, e in parsed.negated_spans] == ["no dog 🐶,"]  # the scope runs to "but"

@@ -1,0 +1,80 @@
+// The text parse's binding (cpp/src/text_parse.cpp) inside polarmem_server._core: texts arrive as
+// UTF-8 bytes (the library encodes with surrogatepass, so any str gets through), results go back
+// as plain tuples the library wraps in its own types (domain/text.py).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "polarmem/text_parse.hpp"
+
+namespace py = pybind11;
+using namespace polarmem::text;
+
+namespace polarmem::bindings {
+
+namespace {
+
+std::string_view view(const py::bytes& data) {
+  char* buffer = nullptr;
+  py::ssize_t length = 0;
+  if (PYBIND11_BYTES_AS_STRING_AND_SIZE(data.ptr(), &buffer, &length) != 0) throw py::error_already_set();
+  return {buffer, static_cast<std::size_t>(length)};
+}
+
+}  // namespace
+
+void bind_text(py::module_& m) {
+  m.def("text_tokens",
+        [](const py::bytes& utf8) {
+          std::vector<std::tuple<std::string, std::size_t, std::size_t>> out;
+          for (auto& token : tokenise(view(utf8))) out.emplace_back(std::move(token.word), token.start, token.end);
+          return out;
+        },
+        py::arg("utf8"), "(word, start, end) per token: lower-case words, code-point offsets");
+  m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
+  m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
+  m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
+
+  py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable", "Negation cue phrases by kind (words joined by one space).")
+      .def(py::init([](std::vector<std::string> pre, std::vector<std::string> post, std::vector<std::string> pseudo,
+                       std::vector<std::string> terminators, std::vector<std::string> resolution,
+                       std::optional<std::size_t> window) {
+             return std::make_shared<TriggerTable>(
+                 TriggerPhrases{std::move(pre), std::move(post), std::move(pseudo), std::move(terminators),
+                                std::move(resolution), window});
+           }),
+           py::arg("pre"), py::arg("post"), py::arg("pseudo"), py::arg("terminators"), py::arg("resolution"),
+           py::arg("window"));
+
+  py::class_<ConceptKeys, std::shared_ptr<ConceptKeys>>(m, "ConceptKeys", "A vocabulary's lookup keys -> concept ids.")
+      .def(py::init<>())
+      .def("set", &ConceptKeys::set, py::arg("keys"))
+      .def("erase", &ConceptKeys::erase, py::arg("keys"))
+      .def("clear", &ConceptKeys::clear)
+      .def_property_readonly("size", &ConceptKeys::size);
+
+  m.def("parse_text",
+        [](const py::bytes& utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
+          const std::string_view text = view(utf8);
+          ParsedText parsed;
+          {
+            py::gil_scoped_release release;
+            parsed = parse(text, keys, triggers);
+          }
+          py::list mentions, unknown, spans;
+          for (const auto& m : parsed.mentions) {
+            mentions.append(py::make_tuple(m.concept_id, m.start, m.end, m.negated, m.cue, m.resolution));
+          }
+          for (const auto& u : parsed.unknown) unknown.append(py::make_tuple(u.word, u.start, u.end, u.negated));
+          for (const auto& [start, end] : parsed.negated_spans) spans.append(py::make_tuple(start, end));
+          return py::make_tuple(mentions, unknown, spans);
+        },
+        py::arg("utf8"), py::arg("keys"), py::arg("triggers"),
+        "(mentions [(concept, start, end, negated, cue, resolution)], unknown [(word, start, end, negated)], "
+        "negated spans [(start, end)]); offsets in code points");
+}
+
+}  // namespace polarmem::bindings

@@ -1,0 +1,114 @@
+// The textual pathway's parse: vocabulary mentions of a text with their polarity (negation cues
+// and their scope, NegEx / ConText style), and the content words that name no concept. The rules
+// are documented where the library exposes them (polarmem_server/domain/text.py); this is their
+// one implementation, so the library and the compiled front read a text the same way.
+//
+// Offsets are code points of the UTF-8 text (what a Python str index counts). Words are ASCII:
+// a token is a run of ASCII letters and digits, joined by ' (or U+2019), / or -, or one of
+// . , ; : ! ? — every other character separates tokens.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "polarmem/rw_lock.hpp"
+
+namespace polarmem::text {
+
+struct Token {
+  std::string word;  // lower case, U+2019 written as '
+  std::size_t start = 0, end = 0;  // code points
+};
+
+// The tokens of `utf8` (see the file comment).
+std::vector<Token> tokenise(std::string_view utf8);
+
+// Singular of one lower-case English word (simple rules and a short irregular list).
+std::string singular(std::string_view word);
+// A concept name's key from an already lower-cased name: its [a-z0-9] words (joined by ' or -),
+// the last one singular, joined by one space ("wine  glasses" -> "wine glass"); "" without any.
+std::string normalise_lowered(std::string_view lowered);
+
+// Cue phrases by kind, each phrase its words joined by one space (lower case).
+struct TriggerPhrases {
+  std::vector<std::string> pre, post, pseudo, terminators, resolution;
+  std::optional<std::size_t> window;  // words a pre-cue reaches; none: to a terminator or clause end
+};
+
+class TriggerTable {
+ public:
+  enum class Kind { kPseudo, kPre, kPost, kBoth, kTerminator };
+  struct Match {
+    Kind kind;
+    std::size_t length;  // words
+    std::string phrase;  // its words joined by one space
+  };
+
+  explicit TriggerTable(const TriggerPhrases& phrases);
+  // The longest cue starting at words[i] ("no increase", a pseudo cue, over "no").
+  std::optional<Match> match(const std::vector<Token>& tokens, std::size_t i) const;
+  bool is_resolution(const std::string& phrase) const { return resolution_.count(phrase) != 0; }
+  std::optional<std::size_t> window() const { return window_; }
+
+ private:
+  std::unordered_set<std::string> pre_, post_, pseudo_, terminators_, resolution_;
+  std::optional<std::size_t> window_;
+  std::size_t longest_ = 1;
+};
+
+// The lookup keys of a namespace's vocabulary: every normal form that names a concept (names,
+// aliases, a hyphenated name also with a space) -> concept id. Written by the library as its
+// vocabulary changes; read by parses running at the same time.
+class ConceptKeys;
+struct ParsedText;
+ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const class TriggerTable& triggers);
+
+class ConceptKeys {
+ public:
+  // Sets (or moves) keys; a key of several words widens how far a mention is looked for.
+  void set(const std::vector<std::pair<std::string, std::uint32_t>>& keys);
+  void erase(const std::vector<std::string>& keys);
+  void clear();
+  std::size_t size() const;
+
+ private:
+  friend ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
+  mutable RwLock lock_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::unordered_map<std::size_t, std::size_t> keys_by_words_;  // words -> how many keys have that many
+  std::size_t longest_ = 0;
+};
+
+struct Mention {
+  std::uint32_t concept_id = 0;
+  std::size_t start = 0, end = 0;
+  bool negated = false;
+  std::string cue;          // the negating cue, "" when affirmed
+  bool resolution = false;  // negated by a cue that says the condition went away
+};
+
+struct UnknownTerm {  // a content word that names no concept
+  std::string word;
+  std::size_t start = 0, end = 0;
+  bool negated = false;
+};
+
+struct ParsedText {
+  std::vector<Mention> mentions;
+  std::vector<UnknownTerm> unknown;
+  std::vector<std::pair<std::size_t, std::size_t>> negated_spans;  // cue + scope
+};
+
+ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
+
+// Whether a word never names a concept (function words, query scaffolding, quantities).
+bool is_stopword(std::string_view word);
+
+}  // namespace polarmem::text

@@ -1,0 +1,458 @@
+#include "polarmem/text_parse.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <mutex>
+#include <shared_mutex>
+
+namespace polarmem::text {
+
+namespace {
+
+using WordSet = std::unordered_set<std::string_view>;
+
+WordSet words_of(std::string_view list) {
+  WordSet out;
+  std::size_t i = 0;
+  while (i < list.size()) {
+    while (i < list.size() && list[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < list.size() && list[j] != ' ') ++j;
+    if (j > i) out.insert(list.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Words that never name a concept: function words, query scaffolding and quantities.
+const WordSet& stopwords() {
+  static const WordSet words = words_of(
+      "a an the this that these those there here it its is are was were be been being am do does did has have had "
+      "having of in on at to for from by with without about above below under over into onto near next beside between "
+      "behind and or but nor so yet if then than as while when where which who whom whose what why how all any anything "
+      "anyone some something someone every each few many much more most other another such only own same very just also "
+      "i me my we our you your he him his she her they them their one two three four five six seven eight nine ten "
+      "show find give get want need look looking like photo photos picture pictures image images scene scenes view "
+      "shot shots please me us containing contain contains containing including include includes includes visible "
+      "some several lots lot kind sort type way thing things stuff piece pieces part parts side sides front back top "
+      "bottom left right middle center small big large little tall short old new young other group bunch couple pair "
+      "anywhere somewhere everywhere nowhere elsewhere");
+  return words;
+}
+
+// A comma followed by one of these starts a new clause, which ends a negation's scope ("never
+// eats meat, prefers fish"); a comma before a noun continues a negated list ("no fever, chills").
+const WordSet& clause_openers() {
+  static const WordSet words = words_of(
+      "i he she they we you it user patient "
+      "is are was were has have had does did do can could will would should may might must "
+      "prefers prefer preferred likes like liked loves love loved wants want wanted enjoys enjoy enjoyed "
+      "drinks drink drank eats eat ate uses use used takes take took needs need needed gets get got "
+      "owns own owned keeps keep kept goes go went plays play played reports reported says said "
+      "so because since then otherwise "
+      "small large mild moderate severe trace minimal slight persistent");
+  return words;
+}
+
+const WordSet& comma_breakers() {
+  static const WordSet words = words_of("and with which");
+  return words;
+}
+
+const WordSet& contrast_words() {
+  static const WordSet words = words_of("but however although though yet whereas while");
+  return words;
+}
+
+// A preposition after a negated term starts what the query wants, not more of what it excludes.
+const WordSet& prepositions() {
+  static const WordSet words = words_of(
+      "on in at near by under beside behind inside outside over along across through around "
+      "against into onto for after before during");
+  return words;
+}
+
+// An exception cue ends an open negation scope instead of opening its own.
+const WordSet& exception_cues() {
+  static const WordSet phrases{"except", "except for", "excluding", "other than"};
+  return phrases;
+}
+
+bool is_clause_end(std::string_view word) {
+  return word == "." || word == ";" || word == ":" || word == "!" || word == "?";
+}
+
+bool ascii_alnum(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+bool all_letters(std::string_view word) {
+  return !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) { return c >= 'a' && c <= 'z'; });
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// One decoded character of UTF-8 text: its code point (or 0xFFFD for a bad byte) and length.
+std::pair<char32_t, std::size_t> next_char(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+  if (i + length > s.size()) length = 1;
+  if (length == 1) return {c < 0x80 ? c : 0xFFFD, 1};
+  char32_t cp = c & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return {cp, length};
+}
+
+std::string join(const std::vector<std::string_view>& words, std::size_t from, std::size_t to) {
+  std::string out;
+  for (std::size_t k = from; k < to; ++k) {
+    if (k > from) out.push_back(' ');
+    out.append(words[k]);
+  }
+  return out;
+}
+
+std::size_t word_count(std::string_view key) { return static_cast<std::size_t>(std::count(key.begin(), key.end(), ' ')) + 1; }
+
+}  // namespace
+
+bool is_stopword(std::string_view word) { return stopwords().count(word) != 0; }
+
+std::vector<Token> tokenise(std::string_view utf8) {
+  // [A-Za-z0-9]+(?:['’/-][A-Za-z0-9]+)* | [.,;:!?], scanned by code point.
+  struct Char {
+    char32_t cp;
+    std::size_t byte;
+  };
+  std::vector<Char> chars;
+  for (std::size_t i = 0; i < utf8.size();) {
+    const auto [cp, length] = next_char(utf8, i);
+    chars.push_back({cp, i});
+    i += length;
+  }
+  auto alnum = [&](std::size_t k) { return k < chars.size() && chars[k].cp < 0x80 && ascii_alnum(static_cast<unsigned char>(chars[k].cp)); };
+  auto joiner = [&](std::size_t k) {
+    return k < chars.size() && (chars[k].cp == '\'' || chars[k].cp == 0x2019 || chars[k].cp == '/' || chars[k].cp == '-');
+  };
+  std::vector<Token> out;
+  std::size_t k = 0;
+  while (k < chars.size()) {
+    const char32_t c = chars[k].cp;
+    if (alnum(k)) {
+      Token token;
+      token.start = k;
+      auto take_run = [&] {
+        while (alnum(k)) token.word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(chars[k++].cp))));
+      };
+      take_run();
+      while (joiner(k) && alnum(k + 1)) {
+        token.word.push_back(chars[k].cp == 0x2019 ? '\'' : static_cast<char>(chars[k].cp));
+        ++k;
+        take_run();
+      }
+      token.end = k;
+      out.push_back(std::move(token));
+    } else if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') {
+      out.push_back(Token{std::string(1, static_cast<char>(c)), k, k + 1});
+      ++k;
+    } else {
+      ++k;
+    }
+  }
+  return out;
+}
+
+std::string singular(std::string_view word) {
+  static const std::unordered_map<std::string_view, std::string_view> irregular{
+      {"people", "person"}, {"persons", "person"}, {"men", "man"},       {"women", "woman"},  {"children", "child"},
+      {"mice", "mouse"},    {"knives", "knife"},   {"teeth", "tooth"},   {"feet", "foot"},    {"geese", "goose"},
+      {"leaves", "leaf"},   {"wolves", "wolf"},    {"shelves", "shelf"}, {"loaves", "loaf"},  {"halves", "half"},
+      {"scissors", "scissors"}, {"glasses", "glass"}, {"skis", "ski"},   {"buses", "bus"},    {"cacti", "cactus"}};
+  // Plurals of words that end in -che: their "es" is not the plural's ("headaches" -> headache).
+  static constexpr std::array<std::string_view, 9> e_plurals{"aches", "niches", "cliches", "quiches", "caches",
+                                                              "avalanches", "psyches", "creches", "douches"};
+  static constexpr std::array<std::string_view, 11> ach_plurals{"beaches", "peaches", "coaches", "roaches",
+                                                                "reaches", "teaches", "breaches", "poaches",
+                                                                "approaches", "broaches", "bleaches"};
+  auto any_suffix = [&](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [&](std::string_view s) { return ends_with(word, s); });
+  };
+  if (const auto found = irregular.find(word); found != irregular.end()) return std::string(found->second);
+  if (word.size() <= 3) return std::string(word);
+  if (ends_with(word, "ies") && word.size() > 4) return std::string(word.substr(0, word.size() - 3)) + "y";
+  if ((any_suffix(e_plurals) && !any_suffix(ach_plurals)) || (ends_with(word, "zes") && !ends_with(word, "zzes"))) {
+    return std::string(word.substr(0, word.size() - 1));
+  }
+  for (std::string_view s : {"sses", "shes", "ches", "xes", "zes"}) {
+    if (ends_with(word, s)) return std::string(word.substr(0, word.size() - 2));
+  }
+  if (ends_with(word, "s")) {
+    for (std::string_view s : {"ss", "us", "is", "ous"}) {
+      if (ends_with(word, s)) return std::string(word);
+    }
+    return std::string(word.substr(0, word.size() - 1));
+  }
+  return std::string(word);
+}
+
+std::string normalise_lowered(std::string_view lowered) {
+  // [a-z0-9]+(?:['-][a-z0-9]+)*
+  auto word_char = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while (i < lowered.size()) {
+    if (!word_char(static_cast<unsigned char>(lowered[i]))) {
+      ++i;
+      continue;
+    }
+    std::string word;
+    while (i < lowered.size() && word_char(static_cast<unsigned char>(lowered[i]))) word.push_back(lowered[i++]);
+    while (i + 1 < lowered.size() && (lowered[i] == '\'' || lowered[i] == '-') &&
+           word_char(static_cast<unsigned char>(lowered[i + 1]))) {
+      word.push_back(lowered[i++]);
+      while (i < lowered.size() && word_char(static_cast<unsigned char>(lowered[i]))) word.push_back(lowered[i++]);
+    }
+    words.push_back(std::move(word));
+  }
+  if (words.empty()) return "";
+  words.back() = singular(words.back());
+  std::string out;
+  for (std::size_t k = 0; k < words.size(); ++k) {
+    if (k) out.push_back(' ');
+    out.append(words[k]);
+  }
+  return out;
+}
+
+// ---- trigger tables -----------------------------------------------------------------------
+
+TriggerTable::TriggerTable(const TriggerPhrases& phrases) : window_(phrases.window) {
+  auto fill = [&](std::unordered_set<std::string>& set, const std::vector<std::string>& from, bool counts) {
+    for (const auto& phrase : from) {
+      set.insert(phrase);
+      if (counts) longest_ = std::max(longest_, word_count(phrase));
+    }
+  };
+  fill(pre_, phrases.pre, true);
+  fill(post_, phrases.post, true);
+  fill(pseudo_, phrases.pseudo, true);
+  fill(terminators_, phrases.terminators, true);
+  fill(resolution_, phrases.resolution, false);
+}
+
+std::optional<TriggerTable::Match> TriggerTable::match(const std::vector<Token>& tokens, std::size_t i) const {
+  const std::size_t most = std::min(longest_, tokens.size() - i);
+  for (std::size_t length = most; length > 0; --length) {
+    std::string key;
+    for (std::size_t k = i; k < i + length; ++k) {
+      if (k > i) key.push_back(' ');
+      key.append(tokens[k].word);
+    }
+    if (pseudo_.count(key)) return Match{Kind::kPseudo, length, key};
+    const bool pre = pre_.count(key) != 0, post = post_.count(key) != 0;
+    if (pre || post) return Match{pre && post ? Kind::kBoth : pre ? Kind::kPre : Kind::kPost, length, key};
+    if (terminators_.count(key)) return Match{Kind::kTerminator, length, key};
+  }
+  return std::nullopt;
+}
+
+// ---- concept keys -------------------------------------------------------------------------
+
+void ConceptKeys::set(const std::vector<std::pair<std::string, std::uint32_t>>& keys) {
+  std::unique_lock lock(lock_);
+  for (const auto& [key, id] : keys) {
+    if (ids_.insert_or_assign(key, id).second) {
+      const std::size_t words = word_count(key);
+      ++keys_by_words_[words];
+      longest_ = std::max(longest_, words);
+    }
+  }
+}
+
+void ConceptKeys::erase(const std::vector<std::string>& keys) {
+  std::unique_lock lock(lock_);
+  for (const auto& key : keys) {
+    if (ids_.erase(key) == 0) continue;
+    const std::size_t words = word_count(key);
+    if (--keys_by_words_[words] == 0) keys_by_words_.erase(words);
+  }
+  longest_ = 0;
+  for (const auto& [words, count] : keys_by_words_) longest_ = std::max(longest_, words);
+}
+
+void ConceptKeys::clear() {
+  std::unique_lock lock(lock_);
+  ids_.clear();
+  keys_by_words_.clear();
+  longest_ = 0;
+}
+
+std::size_t ConceptKeys::size() const {
+  std::shared_lock lock(lock_);
+  return ids_.size();
+}
+
+// ---- parse --------------------------------------------------------------------------------
+
+struct KeysView {
+  const std::unordered_map<std::string, std::uint32_t>& ids;
+  std::size_t longest;
+
+  std::optional<std::uint32_t> find(const std::string& key) const {
+    const auto found = ids.find(key);
+    if (found == ids.end()) return std::nullopt;
+    return found->second;
+  }
+
+  // (concept id, tokens consumed) of the longest name starting at tokens[i]; a colon may sit
+  // between a name's words, a comma or sentence end may not.
+  std::optional<std::pair<std::uint32_t, std::size_t>> concept_at(const std::vector<Token>& tokens, std::size_t i) const {
+    if (i >= tokens.size()) return std::nullopt;
+    const std::size_t most = std::min(longest + 1, tokens.size() - i);
+    for (std::size_t length = most; length > 0; --length) {
+      if (tokens[i].word == ":" || tokens[i + length - 1].word == ":") continue;
+      std::vector<std::string_view> content;
+      bool broken = false;
+      for (std::size_t k = i; k < i + length; ++k) {
+        const std::string& w = tokens[k].word;
+        if (w == ":") continue;
+        if (is_clause_end(w) || w == ",") broken = true;
+        content.push_back(w);
+      }
+      if (content.size() > longest || broken) continue;
+      const std::string_view tail = content.back();
+      std::vector<std::string> lasts{singular(tail)};
+      if (ends_with(tail, "es")) lasts.emplace_back(tail.substr(0, tail.size() - 1));  // "wheezes" -> wheeze
+      std::vector<std::string> candidates;
+      const std::string head = join(content, 0, content.size() - 1);
+      for (const auto& last : lasts) candidates.push_back(head.empty() ? last : head + " " + last);
+      candidates.push_back(normalise_lowered(join(content, 0, content.size())));
+      for (const auto& key : candidates) {
+        auto id = find(key);
+        if (!id && key.find('-') != std::string::npos) {
+          std::string spaced = key;
+          std::replace(spaced.begin(), spaced.end(), '-', ' ');
+          id = find(spaced);
+        }
+        if (id) return std::pair{*id, length};
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
+  const std::vector<Token> toks = tokenise(utf8);
+  std::shared_lock lock(keys.lock_);
+  const KeysView vocabulary{keys.ids_, keys.longest_};
+  ParsedText result;
+  bool scope_open = false;
+  std::size_t negate_until = 0;  // token index up to which the open pre-cue's scope reaches
+  std::string active_cue;
+  bool resolving = false;
+  std::size_t span_start = 0, span_end = 0;
+  bool span_frozen = false;  // the negated span stopped growing at a preposition
+  std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
+  std::size_t clause_start_mention = 0, clause_start_unknown = 0, clause_start_char = 0;
+
+  auto close_scope = [&] {
+    if (scope_open && span_end > span_start) result.negated_spans.emplace_back(span_start, span_end);
+    scope_open = false;
+  };
+  auto start_clause = [&](std::size_t at_char) {
+    clause_start_mention = result.mentions.size();
+    clause_start_unknown = result.unknown.size();
+    clause_start_char = at_char;
+  };
+
+  std::size_t i = 0;
+  while (i < toks.size()) {
+    const std::string& word = toks[i].word;
+    if (scope_open && i > negate_until) close_scope();
+    if (is_clause_end(word)) {
+      close_scope();
+      if (word != ":") start_clause(toks[i].end);  // "Allergies: none": a post-cue after a colon reaches its header
+      ++i;
+      continue;
+    }
+    if (word == "," && i + 1 < toks.size() && comma_breakers().count(toks[i + 1].word)) {
+      // ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
+      if (!(toks[i + 1].word == "and" && vocabulary.concept_at(toks, i + 2))) close_scope();
+      ++i;
+      continue;
+    }
+    if (word == "," && i + 1 < toks.size() && clause_openers().count(toks[i + 1].word)) {
+      close_scope();
+      start_clause(toks[i].end);
+      ++i;
+      continue;
+    }
+    if (auto cue = triggers.match(toks, i)) {
+      TriggerTable::Kind kind = cue->kind;
+      const std::size_t length = cue->length;
+      if (kind == TriggerTable::Kind::kBoth) {
+        kind = result.mentions.size() > clause_start_mention ? TriggerTable::Kind::kPost : TriggerTable::Kind::kPre;
+      }
+      if (kind == TriggerTable::Kind::kPre && scope_open && exception_cues().count(cue->phrase)) {
+        kind = TriggerTable::Kind::kTerminator;
+      }
+      if (kind == TriggerTable::Kind::kPseudo || kind == TriggerTable::Kind::kTerminator) {
+        close_scope();
+        if (contrast_words().count(toks[i].word)) start_clause(toks[i + length - 1].end);  // "X but Y ruled out"
+      } else if (kind == TriggerTable::Kind::kPost) {
+        close_scope();
+        const bool is_resolution = triggers.is_resolution(cue->phrase);
+        for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j) {
+          result.mentions[j].negated = true;
+          result.mentions[j].cue = cue->phrase;
+          result.mentions[j].resolution = is_resolution;
+        }
+        for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) result.unknown[j].negated = true;
+        result.negated_spans.emplace_back(clause_start_char, toks[i + length - 1].end);
+      } else {  // pre
+        close_scope();
+        scope_open = true;
+        active_cue = cue->phrase;
+        resolving = triggers.is_resolution(cue->phrase);
+        negate_until = triggers.window() ? i + length + *triggers.window() : toks.size();
+        span_start = toks[i].start;
+        span_end = toks[i + length - 1].end;
+        span_frozen = false;
+        scope_terms = 0;
+      }
+      i += length;
+      continue;
+    }
+    if (word == "and") start_clause(toks[i].end);  // post-cues reach back only to here
+    if (scope_open && prepositions().count(word) && scope_terms) span_frozen = true;
+    // Past a preposition that follows a negated term, the scope names where or what for.
+    const bool negating = scope_open && !span_frozen;
+    std::size_t length = 1;
+    if (const auto found = vocabulary.concept_at(toks, i)) {
+      length = found->second;
+      result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negating,
+                                        negating ? active_cue : std::string(), resolving && negating});
+      scope_terms += scope_open;
+    } else {
+      // A two-letter word counts when the text writes it in capitals ("TV", "PC").
+      bool acronym = false;
+      if (word.size() == 2) {
+        const std::size_t from = toks[i].start;  // code points; a letters-only token is ASCII throughout
+        std::size_t byte = 0;
+        for (std::size_t cp = 0; cp < from; ++cp) byte += next_char(utf8, byte).second;
+        acronym = std::isupper(static_cast<unsigned char>(utf8[byte])) && std::isupper(static_cast<unsigned char>(utf8[byte + 1]));
+      }
+      if (all_letters(word) && (word.size() >= 3 || acronym) && !is_stopword(word) && !contrast_words().count(word)) {
+        result.unknown.push_back(UnknownTerm{word, toks[i].start, toks[i].end, negating});
+        scope_terms += scope_open;
+      }
+    }
+    if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
+    i += length;
+  }
+  close_scope();
+  return result;
+}
+
+}  // namespace polarmem::text
