@@ -47,7 +47,8 @@ PYBIND11_MODULE(_front, m) {
       .def(
           "publish",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
-             std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata, const SearchRequest& search,
+             std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
+             std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
              std::vector<std::uint32_t> state_concepts,
              std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response,
              bool generic, bool reads_vocabulary) {
@@ -63,6 +64,9 @@ PYBIND11_MODULE(_front, m) {
             plan->index = std::move(index);
             plan->ids = std::move(ids);
             plan->metadata = std::move(metadata);
+            if (explain && !records) throw py::value_error("plan: an explained plan needs the namespace's records");
+            plan->records = std::move(records);
+            plan->explain = explain;
             plan->request = search;
             plan->request.allow.reset();  // a filter's allow-list is made per call (answer())
             for (auto& term : plan->request.vectors) term.values.clear();
@@ -79,7 +83,8 @@ PYBIND11_MODULE(_front, m) {
             }
             self.publish(ns, generic ? generic_key(parsed_request) : plan_key(parsed_request), std::move(plan));
           },
-          py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("search"),
+          py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
+          py::arg("records"), py::arg("explain"), py::arg("search"),
           py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"),
           py::arg("generic") = false, py::arg("reads_vocabulary") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "

@@ -14,6 +14,7 @@
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
+#include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
@@ -319,6 +320,32 @@ PYBIND11_MODULE(_core, m) {
       .def("all", &ItemIds::all)
       .def_property_readonly("size", &ItemIds::size)
       .def_property_readonly("generation", &ItemIds::generation);
+
+  py::class_<ItemRecords, std::shared_ptr<ItemRecords>>(
+      m, "ItemRecords", "Serialised item records by slot, for the compiled front's explained answers.")
+      .def(py::init<>())
+      .def("set", [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.set(slot, std::string(record)); },
+           py::arg("slot"), py::arg("record"))
+      .def("fill", [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.fill(slot, std::string(record)); },
+           py::arg("slot"), py::arg("record"))
+      .def("clear", &ItemRecords::clear, py::arg("slot"))
+      .def("renumber",
+           [](ItemRecords& self, const py::array& new_of_old) {
+             const auto* n = checked<std::int64_t>(new_of_old, "new_of_old", 1);
+             const std::vector<std::int64_t> moved(n, n + new_of_old.size());
+             py::gil_scoped_release release;
+             self.renumber(moved);
+           },
+           py::arg("new_of_old"))
+      .def("get",
+           [](const ItemRecords& self, std::int64_t slot) -> std::optional<py::bytes> {
+             std::vector<std::string> out;
+             if (!self.get(&slot, 1, &out)) return std::nullopt;
+             return py::bytes(out[0]);
+           },
+           py::arg("slot"))
+      .def_property_readonly("count", &ItemRecords::count)
+      .def_property_readonly("bytes", &ItemRecords::bytes);
 
   py::class_<MetadataPostings, std::shared_ptr<MetadataPostings>>(
       m, "MetadataPostings", "Slots by metadata (key, value) pair: the allow-lists of metadata_equals filters.")

@@ -4,9 +4,12 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <array>
+#include <cstdio>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "polarmem/error.hpp"
+#include "polarmem/storage/v1/records.pb.h"
 
 namespace polarmem::front {
 
@@ -54,6 +57,68 @@ void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tie
     }
   }
   hit->set_absence_verified(verified);
+}
+
+// Python's f"{value:.2f}" (both round the exact binary value half to even).
+std::string two_places(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f", value);
+  return buffer;
+}
+
+// As the library's explained hits (recall.py explain_hit, api/service.py add_hits): entailed_by /
+// conflicted_by / absence_verified from the record's evidence for the query's concepts, a reason
+// per cited state (p, τ, δ where scores back it, else its source), and the record's text, uri
+// and metadata.
+void add_explained_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
+                       const storage::v1::ItemRecord& record, v1::RecallResponse* response) {
+  auto* hit = response->add_hits();
+  hit->set_rank(rank);
+  hit->set_id(std::move(id));
+  hit->set_s_log(tier);
+  hit->set_s_sem(score);
+  hit->set_status(kStatus[static_cast<std::size_t>(tier + 1)]);
+  std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
+  for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;  // the last one wins, as a dict
+  const auto& partition = record.partition();
+  auto why = [&](const char* state, const storage::v1::ConceptEvidence& ev, const std::string& name) {
+    if (ev.template_scores_size() > 0) {
+      return std::string(state) + "(" + name + ") p=" + two_places(ev.mean()) + " τ=" + two_places(partition.tau()) +
+             " δ=" + two_places(partition.delta());
+    }
+    return std::string(state) + "(" + name + ") source=" + (ev.source().empty() ? std::string("client") : ev.source());
+  };
+  std::vector<std::string> entailed;
+  const std::size_t concepts = plan.state_concepts.size();
+  bool verified = concepts > plan.required_count;
+  for (std::size_t j = 0; j < concepts; ++j) {
+    const auto found = by_concept.find(plan.state_concepts[j]);
+    const storage::v1::ConceptEvidence* ev = found == by_concept.end() ? nullptr : found->second;
+    const std::string& name = plan.concept_names[j];
+    const int state = ev == nullptr ? 0 : ev->state();
+    if (j < plan.required_count) {
+      if (state == common::v1::CONCEPT_STATE_NOT_HAS) {
+        hit->add_conflicted_by(name);
+        hit->add_reasons(why("NOT_HAS", *ev, name));
+      } else if (state == common::v1::CONCEPT_STATE_HAS) {
+        entailed.push_back(name);
+        hit->add_reasons(why("HAS", *ev, name));
+      }
+    } else {
+      if (state == common::v1::CONCEPT_STATE_HAS) {
+        hit->add_conflicted_by(name);
+        hit->add_reasons(why("HAS", *ev, name) + " forbidden");
+      }
+      verified = verified && state == common::v1::CONCEPT_STATE_NOT_HAS;
+    }
+  }
+  if (tier != -1) {
+    for (auto& name : entailed) hit->add_entailed_by(std::move(name));
+  }
+  hit->set_absence_verified(verified);
+  hit->set_text(record.text());
+  hit->set_uri(record.uri());
+  hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
 }
 
 }  // namespace
@@ -134,14 +199,16 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     if (generation % 2) continue;
     SearchResult result;
     std::vector<std::int8_t> states;
-    std::vector<std::string> ids;
+    std::vector<std::string> ids, records;
     try {
       if (filtered) {  // the slots of this generation, like the ids resolved below
         search.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
         if (search.allow->empty()) return false;
       }
       result = plan.index->search(search);
-      if (!plan.state_concepts.empty() && !result.slots.empty()) {
+      if (plan.explain) {
+        if (!plan.records->get(result.slots.data(), result.slots.size(), &records)) return false;
+      } else if (!plan.state_concepts.empty() && !result.slots.empty()) {
         states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
       }
     } catch (const Error&) {
@@ -158,10 +225,17 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     tiers->set_entailed(result.tier_counts[2]);
     const std::size_t concepts = plan.state_concepts.size();
     std::uint32_t rank = 0;
+    storage::v1::ItemRecord record;
     for (std::size_t i = 0; i < result.slots.size(); ++i) {
       if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
-      add_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i],
-              states.empty() ? nullptr : states.data() + i * concepts, response);
+      if (plan.explain) {
+        // A record filled under a compaction's renumbering could name another item: the id says.
+        if (!record.ParseFromString(records[i]) || record.id() != ids[i]) return false;
+        add_explained_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i], record, response);
+      } else {
+        add_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i],
+                states.empty() ? nullptr : states.data() + i * concepts, response);
+      }
     }
     return true;
   }

@@ -14,6 +14,7 @@
 
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
+#include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/v1/memory_service.pb.h"
 
@@ -25,12 +26,18 @@ struct RecallPlan {
   // The namespace's metadata postings: a request's metadata_equals becomes the search's
   // allow-list per call (the shape keeps the filter's keys, not its values).
   std::shared_ptr<const MetadataPostings> metadata;
+  // With `explain`: the hits are explained from their stored records (reasons, text, uri,
+  // metadata), as the library explains them; a hit whose record the core does not hold sends
+  // the call to the library.
+  std::shared_ptr<const ItemRecords> records;
+  bool explain = false;
   // The core request the library built, without an allow-list; each term's values are filled
   // from the call's vectors.
   SearchRequest request;
   // Per term of request.vectors: how many values the call must send (the space's dimension).
   std::vector<std::size_t> dims;
-  // The query's concepts whose states each hit reports: required first, then forbidden.
+  // The query's concepts whose states each hit reports (or, explained, whose evidence it
+  // cites): required first, then forbidden.
   std::vector<std::uint32_t> state_concepts;
   std::size_t required_count = 0;
   std::vector<std::string> concept_names;  // the names of state_concepts, in the same order

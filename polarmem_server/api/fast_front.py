@@ -7,8 +7,11 @@ Unix socket with the caller's metadata and deadline, and comes back exactly as t
 answered it. After answering such a call the library publishes a *plan* for the request's shape
 (every field but the vector values) when the shape is one the front can replay exactly:
 
-* explain = false, no context, no full items, no suppressed hits, no recency term (recency.py
-  reads records and may search more than once);
+* no context, no full items, no suppressed hits, no recency term (recency.py reads records and
+  may search more than once);
+* explanations (the default) are made from the hits' stored records, which the core holds by
+  slot (storage/local/namespace_index.py: set as items are written, filled as the library reads
+  them): a hit whose record the core does not hold yet sends the call to the library;
 * a metadata filter is part of the shape by its keys only: the front makes each call's
   allow-list from its values with the namespace's postings (the core's MetadataPostings, which
   the library filters with too), and hands a call no item passes to the library (whose answer
@@ -109,8 +112,11 @@ class FastFrontHost:
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
             return False  # "no item matches the metadata filter" is this call's reason, not the shape's
-        concepts = [*search.required, *search.forbidden] if search.states else []
-        names = [*result.required, *result.forbidden] if search.states else []
+        explain = request.explain if request.HasField("explain") else True
+        # The concepts whose states the hits report (explain off) or whose evidence they cite.
+        cited = search.states or explain
+        concepts = [*search.required, *search.forbidden] if cited else []
+        names = [*result.required, *result.forbidden] if cited else []
         if len(names) != len(concepts):
             return False
 
@@ -126,8 +132,8 @@ class FastFrontHost:
 
         def publish() -> None:
             arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.metadata,
-                         search.request,
-                         concepts, len(search.required) if search.states else 0, names, response.SerializeToString())
+                         search.records, explain, search.request,
+                         concepts, len(search.required) if cited else 0, names, response.SerializeToString())
             self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
             if generic:
                 if not self.plans.has_vocabulary(namespace.name):

@@ -14,13 +14,13 @@ FRONT_PORT_HEADER = "x-polarmem-fast-front-port"
 
 
 def plannable(request) -> bool:
-    """explain = false, no context, no full items, no suppressed hits, no
+    """No context, no full items, no suppressed hits, no
     recency term, no consistency token (a Milvus server's; each write's token would make a new
     shape), query vectors (one row per space) and no text: the fields that let the front replay a
     shape (api/fast_front.py's docstring says why each one). Every mode but adaptive always makes
     one core search (strict included: the core merges its two); adaptive does when it settles
     without a probe search, which only the answer tells."""
-    return (request.HasField("explain") and not request.explain and not request.include_context
+    return (not request.include_context
             and not request.include_items and request.suppressed_k == 0
             and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
             and not request.text and not request.consistency_token and len(request.vectors) > 0

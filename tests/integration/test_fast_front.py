@@ -66,8 +66,11 @@ def random_request(rng, **fields) -> pb.RecallRequest:
     forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
     request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
                                required=required, forbidden=forbidden, top_k=int(rng.integers(1, 30)),
-                               mode=MODES[rng.integers(0, len(MODES))], explain=False,
+                               mode=MODES[rng.integers(0, len(MODES))],
                                exclude_conflicts=bool(rng.random() < 0.2))
+    explain = rng.integers(0, 3)  # off, on, unset (on: the default)
+    if explain < 2:
+        request.explain = bool(explain)
     request.MergeFrom(pb.RecallRequest(**fields))
     for name in ("required", "forbidden"):  # lists given replace the drawn ones (MergeFrom appends)
         if name in fields:
@@ -97,10 +100,9 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
 
 
 @pytest.mark.parametrize("fields", [
-    {"explain": True},                       # explanations read records: the library's job
     {"include_context": True},
     {"suppressed_k": 3},
-], ids=["explain", "context", "suppressed"])
+], ids=["context", "suppressed"])
 def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, stubs, fields):
     main, fast = stubs
     rng = np.random.default_rng(2)
@@ -525,15 +527,15 @@ def test_any_concepts_of_the_vocabulary_reuse_a_generic_plan(front_server, stubs
     for _ in range(60):
         request = random_request(rng, top_k=10, mode=pb.RECALL_MODE_HARD, exclude_conflicts=False)
         request.exclude_conflicts = False
-        pattern = (len(request.required), len(request.forbidden))
+        pattern = (len(request.required), len(request.forbidden), request.HasField("explain"), request.explain)
         before = native_count(front_server)
         assert fast.Recall(request).SerializeToString(deterministic=True) == \
             main.Recall(request).SerializeToString(deterministic=True)
-        if pattern in seen_patterns and sum(pattern) > 0:
+        if pattern in seen_patterns and pattern[0] + pattern[1] > 0:
             native_expected += 1
             assert native_count(front_server) == before + 1, request
         seen_patterns.add(pattern)
-    assert native_expected >= 30
+    assert native_expected >= 20
 
 
 def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path):
@@ -594,5 +596,82 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
                 assert from_front.SerializeToString(deterministic=True) == \
                     main.Recall(request).SerializeToString(deterministic=True)
             assert native_count(server) == 11  # the first of the shape planned it; the front answered the rest
+    finally:
+        server.stop()
+
+
+
+def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
+    """Explanations (the default) come from the hits' stored records, which the core holds by
+    slot: scored evidence (reasons with p, τ, δ), client states (source), text, uri and metadata,
+    byte-identical to the library, in hard, strict and filtered shapes; a record rewritten since
+    is what the next answer explains; after a restart the core holds no record until the library
+    reads it, so a call with such hits goes to the library, and the same call next is native."""
+    rng = np.random.default_rng(21)
+    concepts = ("dog", "cat", "car")
+
+    def scored():
+        out = {}
+        for c in concepts:
+            p = float(rng.choice([rng.uniform(0.85, 1.0), rng.uniform(0.0, 0.15), rng.uniform(0.4, 0.6)]))
+            out[c] = [p, float(np.clip(p + rng.normal(0, 0.01), 0, 1))]
+        return out
+
+    def request(query, **fields):
+        return pb.RecallRequest(namespace="s", vectors={"vis": pb.VectorValue(values=list(query))},
+                                required=["dog"], forbidden=["cat"], top_k=20, **fields)
+
+    config = make_config(tmp_path, fast_front_address="127.0.0.1:0")
+    server = PolarMemServer(config).start()
+    try:
+        with PolarMemClient(server.address, fast_front=False) as client:
+            client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", templates=["a {c}?", "is there a {c}?"])
+            items = [item_message(id=f"s{i:03d}", text=f"note {i}", uri=f"file:///s/{i}.jpg",
+                                  vectors={"vis": rng.standard_normal(DIM)}, scores=scored(),
+                                  metadata={"camera": f"c{i % 3}"}) for i in range(60)]
+            items += [item_message(id=f"h{i}", vectors={"vis": rng.standard_normal(DIM)},
+                                   states={"dog": "has", "cat": "not_has"}) for i in range(10)]
+            assert client.remember_stream("s", items).stored == 70
+            with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+                main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
+
+                def check(call, native):
+                    before = native_count(server)
+                    answer = fast.Recall(call)
+                    assert answer.SerializeToString(deterministic=True) == \
+                        main.Recall(call).SerializeToString(deterministic=True)
+                    assert native_count(server) == before + native
+                    return answer
+
+                reasons, cameras = [], []
+                for fields in ({}, {"mode": pb.RECALL_MODE_STRICT}, {"metadata_equals": {"camera": "c1"}}):
+                    check(request(rng.standard_normal(DIM), **fields), 0)  # the first of the shape plans it
+                    for _ in range(3):
+                        answer = check(request(rng.standard_normal(DIM), **fields), 1)
+                        reasons += [r for h in answer.hits for r in h.reasons]
+                        cameras += [h.metadata.get("camera") for h in answer.hits]
+                assert any(" p=" in r and " τ=" in r and " δ=" in r for r in reasons)
+                assert any(r.endswith("source=client") for r in reasons) and "c1" in cameras
+                query = rng.standard_normal(DIM)
+                target = check(request(query), 1).hits[0].id
+                client.update_item("s", target, metadata={"camera": "moved"})
+                after = check(request(query), 1)
+                assert [h.metadata["camera"] for h in after.hits if h.id == target] == ["moved"]
+    finally:
+        server.stop()
+    server = PolarMemServer(config).start()  # a restart: the core holds no record yet
+    try:
+        with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+            main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
+            query = rng.standard_normal(DIM)
+            assert fast.Recall(request(query)) == main.Recall(request(query))  # plans; the library reads the hits
+            stats = server.fast_front.front.stats()
+            assert fast.Recall(request(query)) == main.Recall(request(query))  # the same hits: held now
+            assert server.fast_front.front.stats()["native"] == stats["native"] + 1
+            fast.Recall(request(-query))  # the opposite hits: never read since the restart
+            assert server.fast_front.front.stats()["forwarded"] == stats["forwarded"] + 1
+            answer = fast.Recall(request(-query))  # read (and held) by the call before
+            assert server.fast_front.front.stats()["native"] == stats["native"] + 2
+            assert answer.SerializeToString(deterministic=True) == main.Recall(request(-query)).SerializeToString(deterministic=True)
     finally:
         server.stop()

@@ -53,8 +53,7 @@ def vector(rng) -> list[float]:
 
 
 PLANNABLE = dict(required=["dog"], forbidden=["cat"], mode="hard", explain=False, top_k=5)
-NOT_PLANNABLE = [dict(required=["dog"], mode="hard", top_k=5),                      # explain (the default)
-                 dict(required=["dog"], mode="hard", explain=False, include_context=True),
+NOT_PLANNABLE = [dict(required=["dog"], mode="hard", explain=False, include_context=True),
                  dict(required=["dog"], mode="hard", explain=False, suppressed_k=2)]
 
 

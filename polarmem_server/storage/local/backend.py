@@ -243,7 +243,8 @@ class LocalBackend(Backend):
         new = [(w, r) for w, r in zip(writes, index_records) if w.previous is None]
         if new:
             state.index.add([w.record.id for w, _ in new], decode_index_records([r for _, r in new]),
-                            vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]))
+                            vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]),
+                            [w.record.SerializeToString() for w, _ in new])
         for write in writes:
             if write.previous is not None:
                 state.index.replace(write.previous, write.record, write.vectors)
@@ -270,6 +271,7 @@ class LocalBackend(Backend):
         items = family("items") if family is not None else self.store._cf["items"]
         prefix = ns.encode() + b"\x00"
         values = items.get([prefix + item_id.encode() for item_id in item_ids])
+        self._ns(ns).index.fill_records(item_ids, values)  # for the compiled front's explanations
         return [None if data is None else ItemRecord.FromString(data) for data in values]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
@@ -313,7 +315,7 @@ class LocalBackend(Backend):
             hits = target.index.search_requests(core_request)
             if plan_capture.active():
                 plan_capture.record(plan_capture.CoreSearch(
-                    target.index.core, target.ids, target.metadata, core_request, tuple(request.required),
+                    target.index.core, target.ids, target.metadata, target.records, core_request, tuple(request.required),
                     tuple(request.forbidden), plain=not request.absent_verified, states=request.concept_states))
             tiers = hits.tiers.tolist()
             states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)

@@ -1,6 +1,7 @@
 """One namespace's in-process search state in the local backend: the compiled index, the slot
-map between item ids and index slots (with its seqlock), the metadata postings (in the core,
-like the ids, so the compiled Recall front filters without the interpreter) and the live counters. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
+map between item ids and index slots (with its seqlock), the metadata postings and the stored
+records by slot (in the core, like the ids, so the compiled Recall front filters and explains
+without the interpreter) and the live counters. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
 resolve); nothing outside writes its attributes. Writers are serialised by the library's
 namespace lock; readers (search, resolve, counts) run concurrently with them."""
 
@@ -16,7 +17,7 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.errors import FailedPrecondition
-from polarmem_server._core import ItemIds, MetadataPostings
+from polarmem_server._core import ItemIds, ItemRecords, MetadataPostings
 from polarmem_server.index import TEXT, VISUAL, AnnSpec, ConceptCSR, Index, SpaceSpec
 from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
 from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
@@ -41,6 +42,9 @@ class NamespaceIndex:
         self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
         self._scored = 0
         self.metadata = MetadataPostings()  # slots by (key, value): metadata_equals allow-lists
+        # Serialised ItemRecords by slot for the front's explanations: set by writes, filled by
+        # reads (a start-up loads index records only), cleared with the item.
+        self.records = ItemRecords()
         # Confidence grades per item (storage/local/confidence.py; set by the backend): None = none.
         self.grader = None
 
@@ -89,15 +93,32 @@ class NamespaceIndex:
             if self.ids.generation == generation:
                 return result
 
+    def fill_records(self, item_ids: Sequence[str], records: Sequence[bytes | None]) -> None:
+        """Records the library read back, for the slots that hold none yet. A compaction that ran
+        meanwhile may have moved the slots under the fill: those fills are undone (the front then
+        sends such hits to the library once more, which fills them again)."""
+        generation = self.ids.generation
+        if generation % 2:
+            return
+        filled = []
+        for item_id, record in zip(item_ids, records):
+            slot = self._slot_of.get(item_id)
+            if slot is not None and record is not None:
+                self.records.fill(slot, record)
+                filled.append(slot)
+        if self.ids.generation != generation:
+            for slot in filled:
+                self.records.clear(slot)
+
     def _allow_for(self, metadata: Mapping[str, str]) -> np.ndarray | None:
         return self.metadata.matching(list(metadata.items())) if metadata else None
 
     # ---- writes ------------------------------------------------------------------------------
 
-    def add(self, names: list[str], batch: IndexRecordBatch, vectors: dict) -> None:
-        """Appends items in one core call from their decoded index records. The slots are mapped
-        to ids first, so a concurrent search can resolve every slot it sees; a failed add unmaps
-        them again."""
+    def add(self, names: list[str], batch: IndexRecordBatch, vectors: dict, records: Sequence[bytes] = ()) -> None:
+        """Appends items in one core call from their decoded index records (and, when given,
+        their serialised records for the front). The slots are mapped to ids first, so a
+        concurrent search can resolve every slot it sees; a failed add unmaps them again."""
         kinds = np.where(batch.kinds == enums_pb2.ITEM_KIND_VISUAL, VISUAL, TEXT).astype(np.uint8)
         first = self.index.size
         if first != self.ids.size:
@@ -120,6 +141,8 @@ class NamespaceIndex:
         self._scored += batch.scored
         for row, pairs in batch.metadata:
             self.metadata.add(first + row, list(pairs))
+        for row, record in enumerate(records):
+            self.records.set(first + row, record)
 
     def replace(self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord,
                 vectors: Mapping[str, np.ndarray]) -> None:
@@ -135,11 +158,13 @@ class NamespaceIndex:
                 value = np.zeros((0, spec.dim), np.float32)
             self.index.set_vectors([slot], space, [value])
         self._count(record, slot, +1)
+        self.records.set(slot, record.SerializeToString())
 
     def remove(self, record: records_pb2.ItemRecord) -> None:
         slot = self._slot_of.pop(record.id)
         self.index.remove([slot])
         self.ids.clear(slot)
+        self.records.clear(slot)
         self._count(record, slot, -1)
         self._compact_if_worth_it()
 
@@ -156,6 +181,7 @@ class NamespaceIndex:
             self.ids.replace_all(id_of)
             self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id}
             self.metadata.renumber(np.asarray(new_of_old, dtype=np.int64))
+            self.records.renumber(np.asarray(new_of_old, dtype=np.int64))
         finally:
             self.ids.end_renumbering()
 

@@ -19,6 +19,7 @@ class CoreSearch:
     index: Any  # the namespace's compiled index (_core.Index)
     ids: Any  # its item ids by slot (_core.ItemIds)
     metadata: Any  # its metadata postings (_core.MetadataPostings): a filter's allow-list, made per call
+    records: Any  # its stored records by slot (_core.ItemRecords): explanations, made per call
     request: Any  # the _core.SearchRequest the search ran
     required: tuple[int, ...]  # the query's concept ids whose states the hits report
     forbidden: tuple[int, ...]

@@ -1,0 +1,26 @@
+"""The core's records by slot (cpp/include/polarmem/item_records.hpp), which the compiled front
+explains hits from: a write replaces, a read fills only an empty slot (a read that raced a write
+never puts the older version back), a removal clears, a compaction renumbers."""
+
+import numpy as np
+
+from polarmem_server._core import ItemRecords
+
+
+def test_writes_replace_reads_fill_only_empty_slots_and_compaction_renumbers():
+    records = ItemRecords()
+    records.set(0, b"a1")
+    records.fill(0, b"a0")  # an older version read before the write: kept out
+    records.fill(2, b"c1")  # read back after a start-up: taken
+    records.set(5, b"f1")
+    assert [records.get(s) for s in range(7)] == [b"a1", None, b"c1", None, None, b"f1", None]
+    assert (records.count, records.bytes) == (3, 6)
+    records.clear(2)
+    records.set(0, b"a2-longer")
+    assert (records.get(0), records.get(2), records.count, records.bytes) == (b"a2-longer", None, 2, 11)
+    records.renumber(np.array([-1, 0, 1, 2, 3, 4], dtype=np.int64))  # slot 0 dropped, the rest move down
+    assert [records.get(s) for s in range(6)] == [None, None, None, None, b"f1", None]
+    assert (records.count, records.bytes) == (1, 2)
+    records.set(-1, b"x")  # no slot: ignored
+    records.fill(1 << 50, b"x")
+    assert records.count == 1
