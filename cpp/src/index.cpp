@@ -591,16 +591,19 @@ SearchResult Index::search_strict(const SearchRequest& request) const {
     float rank_value;  // what the hard order ranked by within (tier, flags)
   };
   std::vector<Row> rows;
-  auto add_rows = [&](const SearchResult& from, bool are_verified, const std::vector<std::int64_t>& skip) {
+  std::vector<std::int64_t> in_hard(result.slots);  // sorted: k may be 10,000
+  std::sort(in_hard.begin(), in_hard.end());
+  // `verified_of(i)`: whether the i-th hit of `from` is verified (every hit of the second search is).
+  auto add_rows = [&](const SearchResult& from, auto verified_of, const std::vector<std::int64_t>& skip) {
     for (std::size_t i = 0; i < from.slots.size(); ++i) {
-      if (std::find(skip.begin(), skip.end(), from.slots[i]) != skip.end()) continue;
-      rows.push_back(Row{from.slots[i], from.tiers[i], are_verified || verified[i],
+      if (std::binary_search(skip.begin(), skip.end(), from.slots[i])) continue;
+      rows.push_back(Row{from.slots[i], from.tiers[i], verified_of(i),
                          from.confidence.empty() ? std::int8_t{0} : from.confidence[i], from.scores[i],
                          from.rank_scores.empty() ? from.scores[i] : from.rank_scores[i]});
     }
   };
-  add_rows(result, false, {});
-  add_rows(more, true, result.slots);
+  add_rows(result, [&](std::size_t i) { return static_cast<bool>(verified[i]); }, {});
+  add_rows(more, [](std::size_t) { return true; }, in_hard);
   // Stable: equal keys keep the hard list's order first, then the verified search's.
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     if (a.tier != b.tier) return a.tier > b.tier;

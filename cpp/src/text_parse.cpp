@@ -142,6 +142,7 @@ std::vector<Token> tokenise(std::string_view utf8) {
     if (alnum(k)) {
       Token token;
       token.start = k;
+      token.byte = chars[k].byte;
       auto take_run = [&] {
         while (alnum(k)) token.word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(chars[k++].cp))));
       };
@@ -154,7 +155,7 @@ std::vector<Token> tokenise(std::string_view utf8) {
       token.end = k;
       out.push_back(std::move(token));
     } else if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') {
-      out.push_back(Token{std::string(1, static_cast<char>(c)), k, k + 1});
+      out.push_back(Token{std::string(1, static_cast<char>(c)), k, k + 1, chars[k].byte});
       ++k;
     } else {
       ++k;
@@ -437,11 +438,9 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     } else {
       // A two-letter word counts when the text writes it in capitals ("TV", "PC").
       bool acronym = false;
-      if (word.size() == 2) {
-        const std::size_t from = toks[i].start;  // code points; a letters-only token is ASCII throughout
-        std::size_t byte = 0;
-        for (std::size_t cp = 0; cp < from; ++cp) byte += next_char(utf8, byte).second;
-        acronym = std::isupper(static_cast<unsigned char>(utf8[byte])) && std::isupper(static_cast<unsigned char>(utf8[byte + 1]));
+      if (word.size() == 2) {  // a letters-only token is ASCII throughout: two bytes
+        const std::size_t at = toks[i].byte;
+        acronym = std::isupper(static_cast<unsigned char>(utf8[at])) && std::isupper(static_cast<unsigned char>(utf8[at + 1]));
       }
       if (all_letters(word) && (word.size() >= 3 || acronym) && !is_stopword(word) && !contrast_words().count(word)) {
         result.unknown.push_back(UnknownTerm{word, toks[i].start, toks[i].end, negating});

@@ -25,6 +25,7 @@ namespace polarmem::text {
 struct Token {
   std::string word;  // lower case, U+2019 written as '
   std::size_t start = 0, end = 0;  // code points
+  std::size_t byte = 0;            // where it starts in the UTF-8 text
 };
 
 // The tokens of `utf8` (see the file comment).

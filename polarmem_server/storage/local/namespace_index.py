@@ -1,8 +1,8 @@
 """One namespace's in-process search state in the local backend: the compiled index, the slot
 map between item ids and index slots (with its seqlock), the metadata postings and the stored
 records by slot (in the core, like the ids, so the compiled Recall front filters and explains
-without the interpreter) and the live counters. Like Qdrant's IdTracker, it owns all of it behind methods (add, replace, remove, compact,
-resolve); nothing outside writes its attributes. Writers are serialised by the library's
+without the interpreter) and the live counters. Like Qdrant's IdTracker, it owns all of it
+behind methods (add, replace, remove, compact, resolve); nothing outside writes its attributes. Writers are serialised by the library's
 namespace lock; readers (search, resolve, counts) run concurrently with them."""
 
 from __future__ import annotations
