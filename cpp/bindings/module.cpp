@@ -142,6 +142,15 @@ Storage parse_storage(const std::string& name) {
   throw py::value_error("storage must be 'fp32', 'fp16' or 'int8', got '" + name + "'");
 }
 
+// A compaction's new_of_old (int64 array) for a table kept by slot beside the index.
+template <typename BySlot>
+void renumber(BySlot& self, const py::array& new_of_old) {
+  const auto* n = checked<std::int64_t>(new_of_old, "new_of_old", 1);
+  const std::vector<std::int64_t> moved(n, n + new_of_old.size());
+  py::gil_scoped_release release;
+  self.renumber(moved);
+}
+
 }  // namespace
 
 namespace polarmem::bindings {
@@ -329,14 +338,7 @@ PYBIND11_MODULE(_core, m) {
       .def("fill", [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.fill(slot, std::string(record)); },
            py::arg("slot"), py::arg("record"))
       .def("clear", &ItemRecords::clear, py::arg("slot"))
-      .def("renumber",
-           [](ItemRecords& self, const py::array& new_of_old) {
-             const auto* n = checked<std::int64_t>(new_of_old, "new_of_old", 1);
-             const std::vector<std::int64_t> moved(n, n + new_of_old.size());
-             py::gil_scoped_release release;
-             self.renumber(moved);
-           },
-           py::arg("new_of_old"))
+      .def("renumber", &renumber<ItemRecords>, py::arg("new_of_old"))
       .def("get",
            [](const ItemRecords& self, std::int64_t slot) -> std::optional<py::bytes> {
              std::vector<std::string> out;
@@ -352,14 +354,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<>())
       .def("add", &MetadataPostings::add, py::arg("slot"), py::arg("pairs"))
       .def("remove", &MetadataPostings::remove, py::arg("slot"), py::arg("pairs"))
-      .def("renumber",
-           [](MetadataPostings& self, const py::array& new_of_old) {
-             const auto* n = checked<std::int64_t>(new_of_old, "new_of_old", 1);
-             const std::vector<std::int64_t> moved(n, n + new_of_old.size());
-             py::gil_scoped_release release;
-             self.renumber(moved);
-           },
-           py::arg("new_of_old"))
+      .def("renumber", &renumber<MetadataPostings>, py::arg("new_of_old"))
       .def("matching",
            [](const MetadataPostings& self, const std::vector<MetadataPair>& pairs) {
              std::vector<std::int64_t> slots;

@@ -34,14 +34,20 @@ bool fill_vectors(const RecallPlan& plan, const v1::RecallRequest& request, Sear
   return true;
 }
 
-void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
-             const std::int8_t* states, v1::RecallResponse* response) {
+// A hit's rank, id, tier, similarity and status: what every answer's hit carries.
+v1::Hit* new_hit(std::uint32_t rank, std::string id, int tier, float score, v1::RecallResponse* response) {
   auto* hit = response->add_hits();
   hit->set_rank(rank);
   hit->set_id(std::move(id));
   hit->set_s_log(tier);
   hit->set_s_sem(score);
   hit->set_status(kStatus[static_cast<std::size_t>(tier + 1)]);
+  return hit;
+}
+
+void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
+             const std::int8_t* states, v1::RecallResponse* response) {
+  auto* hit = new_hit(rank, std::move(id), tier, score, response);
   // As the library's explanation-free hits: entailed_by / conflicted_by from the states of the
   // query's concepts, absence verified when every forbidden concept is NOT_HAS.
   const std::size_t concepts = plan.state_concepts.size();
@@ -72,12 +78,7 @@ std::string two_places(double value) {
 // and metadata.
 void add_explained_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
                        const storage::v1::ItemRecord& record, v1::RecallResponse* response) {
-  auto* hit = response->add_hits();
-  hit->set_rank(rank);
-  hit->set_id(std::move(id));
-  hit->set_s_log(tier);
-  hit->set_s_sem(score);
-  hit->set_status(kStatus[static_cast<std::size_t>(tier + 1)]);
+  auto* hit = new_hit(rank, std::move(id), tier, score, response);
   std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
   for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;  // the last one wins, as a dict
   const auto& partition = record.partition();
