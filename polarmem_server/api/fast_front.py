@@ -81,6 +81,10 @@ class FastFrontHost:
         self.front = _front.FastFront(address, upstream, self.plans, cert, key, max_in_flight, max_receive_bytes)
         self._authorizer = authorizer
         memory.change_listeners.append(self._namespace_changed)
+        # Explained answers read the items' records from the core: held only where a front runs.
+        keep_records = getattr(memory.backend, "keep_records", None)
+        if keep_records is not None:
+            keep_records()
         self.refresh_grants()
 
     @property
@@ -113,6 +117,8 @@ class FastFrontHost:
         if request.metadata_equals and not sum(result.tier_counts.values()):
             return False  # "no item matches the metadata filter" is this call's reason, not the shape's
         explain = request.explain if request.HasField("explain") else True
+        if explain and search.records is None:
+            return False  # this backend holds no records for the front
         # The concepts whose states the hits report (explain off) or whose evidence they cite.
         cited = search.states or explain
         concepts = [*search.required, *search.forbidden] if cited else []

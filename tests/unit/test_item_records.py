@@ -24,3 +24,24 @@ def test_writes_replace_reads_fill_only_empty_slots_and_compaction_renumbers():
     records.set(-1, b"x")  # no slot: ignored
     records.fill(1 << 50, b"x")
     assert records.count == 1
+
+
+def test_the_local_backend_holds_records_only_once_asked(tmp_path):
+    """A server without the compiled front holds no records (memory it would never read); from
+    keep_records() on, a write sets its item's record and a read fills the ones not held yet."""
+    from polarmem_server.index import SpaceSpec
+    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+
+    m = Memory(tmp_path / "data", durability="async")
+    try:
+        m.create_namespace(NamespaceSettings("n", spaces=(SpaceSpec("v", 4),), encoder="none"))
+        m.remember_batch("n", [ItemInput(id="old", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})])
+        index = m.backend._ns("n").index
+        assert index.records is None
+        m.backend.keep_records()
+        m.remember_batch("n", [ItemInput(id="new", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})])
+        assert index.records.count == 1 and index.records.get(1) == m.backend.get_items("n", ["new"])[0].SerializeToString()
+        m.get_item("n", "old")
+        assert index.records.count == 2 and index.records.get(0) is not None
+    finally:
+        m.close()

@@ -72,6 +72,7 @@ class LocalBackend(Backend):
         self.threads = threads
         self.on_write = on_write
         self._namespaces: dict[str, _Namespace] = {}
+        self._keep_records = False  # keep_records(): the compiled front explains from them
         self._lock = threading.RLock()
         self._loaded_items = 0
         self.ann_root = self.store.path / ANN_DIR
@@ -170,6 +171,8 @@ class LocalBackend(Backend):
             if record.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
             state = _Namespace(record, self.threads)
+            if self._keep_records:
+                state.index.keep_records()
             self.store.put_namespace(record)
             self._namespaces[record.name] = state
 
@@ -244,7 +247,7 @@ class LocalBackend(Backend):
         if new:
             state.index.add([w.record.id for w, _ in new], decode_index_records([r for _, r in new]),
                             vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]),
-                            [w.record.SerializeToString() for w, _ in new])
+                            [w.record.SerializeToString() for w, _ in new] if self._keep_records else ())
         for write in writes:
             if write.previous is not None:
                 state.index.replace(write.previous, write.record, write.vectors)
@@ -255,6 +258,14 @@ class LocalBackend(Backend):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
         self.store.delete_item(ns, record, tuple(s.name for s in state.spaces))
         state.index.remove(record)
+
+    def keep_records(self) -> None:
+        """Hold every namespace's item records by slot in the core from now on, for the compiled
+        Recall front's explanations (api/fast_front.py; ~the records' size in memory)."""
+        with self._lock:
+            self._keep_records = True
+            for state in self._namespaces.values():
+                state.index.keep_records()
 
     def contains(self, ns: str, item_id: str) -> bool:
         return self._ns(ns).index.contains(item_id)
@@ -365,6 +376,8 @@ class LocalBackend(Backend):
         """Adds every stored item of a namespace to a new search state; with ``defer_graphs`` its
         graphs take none of them (a saved graph is loaded next). Returns the state and item count."""
         state = _Namespace(record, self.threads)
+        if self._keep_records:
+            state.index.keep_records()
         if defer_graphs:
             state.index.index.defer_ann()
         for concept in self.store.concepts(record.name):

@@ -42,9 +42,10 @@ class NamespaceIndex:
         self._concepts: dict[str, Counter] = {p: Counter() for p in POLARITIES}
         self._scored = 0
         self.metadata = MetadataPostings()  # slots by (key, value): metadata_equals allow-lists
-        # Serialised ItemRecords by slot for the front's explanations: set by writes, filled by
-        # reads (a start-up loads index records only), cleared with the item.
-        self.records = ItemRecords()
+        # Serialised ItemRecords by slot for the compiled front's explanations (None: no front
+        # runs, keep_records() was not called): set by writes, filled by reads (a start-up loads
+        # index records only), cleared with the item.
+        self.records: ItemRecords | None = None
         # Confidence grades per item (storage/local/confidence.py; set by the backend): None = none.
         self.grader = None
 
@@ -93,12 +94,18 @@ class NamespaceIndex:
             if self.ids.generation == generation:
                 return result
 
+    def keep_records(self) -> None:
+        """From now on hold the items' records by slot (what the compiled front explains from):
+        those written from now on, and those read back (fill_records)."""
+        if self.records is None:
+            self.records = ItemRecords()
+
     def fill_records(self, item_ids: Sequence[str], records: Sequence[bytes | None]) -> None:
         """Records the library read back, for the slots that hold none yet. A compaction that ran
         meanwhile may have moved the slots under the fill: those fills are undone (the front then
         sends such hits to the library once more, which fills them again)."""
         generation = self.ids.generation
-        if generation % 2:
+        if self.records is None or generation % 2:
             return
         filled = []
         for item_id, record in zip(item_ids, records):
@@ -141,8 +148,9 @@ class NamespaceIndex:
         self._scored += batch.scored
         for row, pairs in batch.metadata:
             self.metadata.add(first + row, list(pairs))
-        for row, record in enumerate(records):
-            self.records.set(first + row, record)
+        if self.records is not None:
+            for row, record in enumerate(records):
+                self.records.set(first + row, record)
 
     def replace(self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord,
                 vectors: Mapping[str, np.ndarray]) -> None:
@@ -158,13 +166,15 @@ class NamespaceIndex:
                 value = np.zeros((0, spec.dim), np.float32)
             self.index.set_vectors([slot], space, [value])
         self._count(record, slot, +1)
-        self.records.set(slot, record.SerializeToString())
+        if self.records is not None:
+            self.records.set(slot, record.SerializeToString())
 
     def remove(self, record: records_pb2.ItemRecord) -> None:
         slot = self._slot_of.pop(record.id)
         self.index.remove([slot])
         self.ids.clear(slot)
-        self.records.clear(slot)
+        if self.records is not None:
+            self.records.clear(slot)
         self._count(record, slot, -1)
         self._compact_if_worth_it()
 
@@ -181,7 +191,8 @@ class NamespaceIndex:
             self.ids.replace_all(id_of)
             self._slot_of = {item_id: slot for slot, item_id in enumerate(id_of) if item_id}
             self.metadata.renumber(np.asarray(new_of_old, dtype=np.int64))
-            self.records.renumber(np.asarray(new_of_old, dtype=np.int64))
+            if self.records is not None:
+                self.records.renumber(np.asarray(new_of_old, dtype=np.int64))
         finally:
             self.ids.end_renumbering()
 
