@@ -62,6 +62,7 @@ class LocalBackend(Backend):
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
     searches_strict = True  # the core merges strict's two searches under one lock (Index::search_strict)
+    _keep_records = False  # keep_records(): the compiled front explains hits from them (a class default: replicas too)
     name = "local"
     ann_kinds = ("hnsw",)  # the compiled core's graphs
 
@@ -72,7 +73,6 @@ class LocalBackend(Backend):
         self.threads = threads
         self.on_write = on_write
         self._namespaces: dict[str, _Namespace] = {}
-        self._keep_records = False  # keep_records(): the compiled front explains from them
         self._lock = threading.RLock()
         self._loaded_items = 0
         self.ann_root = self.store.path / ANN_DIR
