@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from polarmem_server import _core
 
+
 def singular(word: str) -> str:
     """Singular form of one lower-case English word (simple rules and a short irregular list,
     cpp/src/text_parse.cpp: "glasses" -> glass, "headaches" -> headache, "beaches" -> beach)."""
