@@ -37,6 +37,11 @@ void bind_text(py::module_& m) {
   m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
   m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
+  m.def("affirmative_part",
+        [](const py::bytes& utf8, std::vector<std::pair<std::size_t, std::size_t>> spans) {
+          return py::bytes(affirmative_part(view(utf8), std::move(spans)));
+        },
+        py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
 
   py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable", "Negation cue phrases by kind (words joined by one space).")
       .def(py::init([](std::vector<std::string> pre, std::vector<std::string> post, std::vector<std::string> pseudo,

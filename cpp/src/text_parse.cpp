@@ -454,4 +454,144 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   return result;
 }
 
+// ---- the affirmative part ------------------------------------------------------------------
+
+namespace {
+
+// What Python's str.isspace() (and so a regex's \s and str.split()) calls whitespace.
+bool is_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+void append_utf8(char32_t c, std::string* out) {  // surrogates too: the library passes them through
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+bool in(char32_t c, std::u32string_view set) { return set.find(c) != std::u32string_view::npos; }
+
+void strip(std::u32string* text, std::u32string_view chars, bool left, bool right) {
+  std::size_t from = 0, to = text->size();
+  while (left && from < to && in((*text)[from], chars)) ++from;
+  while (right && to > from && in((*text)[to - 1], chars)) --to;
+  *text = text->substr(from, to - from);
+}
+
+// A word that leaves a dangling end: "dogs but" -> "dogs".
+bool is_trailing(std::u32string_view word) {
+  std::string lowered;
+  for (const char32_t c : word) {
+    if (c >= 0x80) return false;  // no such word has a letter outside ASCII
+    lowered.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
+  }
+  const auto from = lowered.find_first_not_of(",;:");
+  if (from == std::string::npos) return false;
+  const std::string_view trimmed = std::string_view(lowered).substr(from, lowered.find_last_not_of(",;:") + 1 - from);
+  static const WordSet words = words_of("but and or with nor yet however except");
+  return words.count(trimmed) != 0;
+}
+
+}  // namespace
+
+std::string affirmative_part(std::string_view utf8, std::vector<std::pair<std::size_t, std::size_t>> spans) {
+  std::u32string query;
+  for (std::size_t i = 0; i < utf8.size();) {
+    const auto [cp, length] = next_char(utf8, i);
+    query.push_back(cp);
+    i += length;
+  }
+  std::sort(spans.begin(), spans.end());
+  std::u32string kept;
+  std::size_t last = 0;
+  auto slice = [&](std::size_t from, std::size_t to) {  // Python's query[from:to]
+    from = std::min(from, query.size());
+    to = std::min(to, query.size());
+    if (from < to) kept.append(query, from, to - from);
+  };
+  for (const auto& [start, end] : spans) {
+    if (start >= last) {
+      slice(last, start);
+      last = end;
+    } else {
+      last = std::max(last, end);
+    }
+  }
+  slice(last, query.size());
+  std::u32string text;  // whitespace runs become one space
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (!is_space(kept[i])) {
+      text.push_back(kept[i]);
+    } else if (i == 0 || !is_space(kept[i - 1])) {
+      text.push_back(U' ');
+    }
+  }
+  strip(&text, U" ,;:-", true, true);
+  std::u32string tight;  // no space before . , ; : ! ?
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == U' ' && i + 1 < text.size() && in(text[i + 1], U".,;:!?")) continue;
+    tight.push_back(text[i]);
+  }
+  text.swap(tight);
+  while (!text.empty()) {
+    const std::size_t space = text.rfind(U' ');
+    const std::u32string_view word = std::u32string_view(text).substr(space == std::u32string::npos ? 0 : space + 1);
+    if (!is_trailing(word)) break;
+    if (space == std::u32string::npos) {
+      text.clear();
+    } else {
+      text.resize(space);
+      strip(&text, U" ,;:", false, true);
+    }
+  }
+  while (!text.empty()) {
+    const std::size_t space = text.find(U' ');
+    if (!is_trailing(std::u32string_view(text).substr(0, space))) break;
+    if (space == std::u32string::npos) {
+      text.clear();
+    } else {
+      text.erase(0, space + 1);
+      strip(&text, U" ,;:", true, false);
+    }
+  }
+  // A content word left? As Python's text.lower(): U+0130 lowers to "i" + a combining dot, the
+  // Kelvin sign to "k"; no other character outside ASCII lowers into [a-z0-9].
+  std::string word;
+  bool content = false;
+  auto end_word = [&] {
+    if (!word.empty() && !is_stopword(word)) content = true;
+    word.clear();
+  };
+  for (const char32_t c : text) {
+    if (c < 0x80 && ascii_alnum(static_cast<unsigned char>(c))) {
+      word.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
+    } else if (c == 0x212A) {
+      word.push_back('k');
+    } else if (c == 0x130) {
+      word.push_back('i');
+      end_word();
+    } else {
+      end_word();
+    }
+  }
+  end_word();
+  if (!content) return "";
+  std::string out;
+  for (const char32_t c : text) append_utf8(c, &out);
+  return out;
+}
+
 }  // namespace polarmem::text

@@ -39,9 +39,9 @@ from polarmem_server import _core
 from polarmem_server.domain.negation import CLINICAL, TriggerTable
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
-# The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues)
-# live with the parse in the core (cpp/src/text_parse.cpp); _TRAILING is affirmative_part's own.
-_TRAILING = frozenset("but and or with nor yet however except".split())
+# The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues,
+# the words affirmative_part drops at either end) live with the parse in the core
+# (cpp/src/text_parse.cpp).
 
 # Content words that make poor concepts in an open vocabulary (text.content_terms): verbs of
 # having, liking and doing, and vague modifiers. A negated "drink" in "does not drink coffee"
@@ -171,23 +171,9 @@ def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers:
 
 def affirmative_part(query: str, parsed: ParsedText) -> str:
     """:func:`affirmative_text` from a parse of `query` the caller already has (recall parses
-    a text query once, for its constraints and for its semantic half)."""
-    kept, last = [], 0
-    for start, end in sorted(parsed.negated_spans):
-        if start >= last:
-            kept.append(query[last:start])
-            last = end
-        else:
-            last = max(last, end)
-    kept.append(query[last:])
-    text = re.sub(r"\s+", " ", "".join(kept)).strip(" ,;:-")
-    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
-    while text and text.split()[-1].lower().strip(",;:") in _TRAILING:  # "dogs but" -> "dogs"
-        text = text.rsplit(None, 1)[0].rstrip(" ,;:") if " " in text else ""
-    while text and text.split()[0].lower().strip(",;:") in _TRAILING:  # "but a hot dog" -> "a hot dog"
-        text = text.split(None, 1)[1].lstrip(" ,;:") if " " in text else ""
-    words = [w for w in re.findall(r"[A-Za-z0-9]+", text.lower()) if not _core.is_stopword(w)]
-    return text if words else ""
+    a text query once, for its constraints and for its semantic half; the core cuts the spans,
+    cpp/src/text_parse.cpp)."""
+    return _core.affirmative_part(_utf8(query), parsed.negated_spans).decode("utf-8", "surrogatepass")
 
 
 def chunk_text(text: str, max_chars: int = 600, overlap_chars: int = 120) -> list[str]:

@@ -154,3 +154,13 @@ def test_offsets_count_code_points_and_any_str_parses():
     assert [(m.name, text[m.start:m.end], m.negated) for m in parsed.mentions] == \
         [("dog", "dog", True), ("toy", "toy", False)]
     assert [text[s:e] for s, e in parsed.negated_spans] == ["no dog 🐶,"]  # the scope runs to "but"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("  but  a dog\u00a0\u2003without a cat ,  and  ", "a dog"),   # any whitespace, dangling words
+    ("\u212a9 units except a cat", "\u212a9 units"),                # the Kelvin sign lowers to "k": content
+    ("BUT a Bus , on a street !", "a Bus, on a street!"),
+    ("a dog \udc80 without a cat", "a dog \udc80"),                 # any str gets through
+])
+def test_affirmative_text_handles_any_whitespace_and_character(query, expected):
+    assert affirmative_text(query) == expected

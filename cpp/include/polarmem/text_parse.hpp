@@ -112,4 +112,10 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
 // Whether a word never names a concept (function words, query scaffolding, quantities).
 bool is_stopword(std::string_view word);
 
+// The text with its negated spans (code points, as ParsedText::negated_spans) removed, for the
+// semantic half of recall ("a bus without a street" -> "a bus"): whitespace runs made one space,
+// no space before punctuation, no dangling "but" / "and" / ... at either end; "" when no content
+// word is left ("no dogs").
+std::string affirmative_part(std::string_view utf8, std::vector<std::pair<std::size_t, std::size_t>> spans);
+
 }  // namespace polarmem::text
