@@ -42,9 +42,8 @@ class Vocabulary:
         self._aliases: dict[str, str] = {}
         self._version = 0  # bumped by every change; the lookup table is rebuilt when it moves
         self._rewrites = 0  # bumped by every change but an appended concept (an alias, a truncation)
-        self._keys: tuple[dict[str, int], int, int] | None = None  # (keys(), longest, version)
-        # The same keys for the compiled parse, brought up to a newer table under _push_lock:
-        # (the table it holds, its version).
+        # The lookup keys as the compiled parse reads them, and the table (and its vocabulary
+        # version) they were last brought up to, under _push_lock.
         self._compiled_keys = _core.ConceptKeys()
         self._pushed: tuple[dict[str, int], int] = ({}, -1)
         self._push_lock = threading.Lock()
@@ -144,49 +143,36 @@ class Vocabulary:
         self._version += 1
         self._rewrites += 1
 
-    def keys(self) -> dict[str, int]:
-        """Every normal form that names a concept (names and aliases) -> id. Built once per
-        vocabulary change (every text parse reads it); callers must not modify it."""
-        return self._lookup_table()[0]
-
-    @property
-    def longest_name_words(self) -> int:
-        """Words in the longest name or alias: how far a mention match must look ahead."""
-        return self._lookup_table()[1]
-
     def compiled_keys(self) -> _core.ConceptKeys:
-        """keys() for the compiled parse (cpp/src/text_parse.cpp), brought up to date with this
-        vocabulary: only the keys that changed since the last update cross into the core (an
-        open vocabulary grows by a few words per write)."""
-        table, _, version = self._lookup_table()
-        if self._pushed[1] != version:
+        """Every normal form that names a concept (names, aliases, a hyphenated name also with
+        spaces) -> id, as the compiled parse reads them (cpp/src/text_parse.cpp; it also tracks
+        how many words the longest has), brought up to date with this vocabulary once per change:
+        only the keys that changed cross into the core (an open vocabulary grows by a few words
+        per write)."""
+        if self._pushed[1] != self._version:
             with self._push_lock:
-                pushed, pushed_version = self._pushed
-                if pushed_version < version:  # never back to an older table than one pushed already
-                    changed = [(key, concept_id) for key, concept_id in table.items() if pushed.get(key) != concept_id]
+                # Read before the table: a change in between is pushed by the next call.
+                version = self._version
+                if self._pushed[1] < version:
+                    table = self._lookup_table()
+                    pushed = self._pushed[0]
                     gone = [key for key in pushed if key not in table]
                     if gone:
                         self._compiled_keys.erase(gone)
-                    self._compiled_keys.set(changed)
+                    self._compiled_keys.set([(key, concept_id) for key, concept_id in table.items()
+                                             if pushed.get(key) != concept_id])
                     self._pushed = (table, version)
         return self._compiled_keys
 
-    def _lookup_table(self) -> tuple[dict[str, int], int, int]:
-        # Stamped with the version it was built from, so a table built by a reader while a
-        # writer changed the vocabulary is never mistaken for the current one.
-        version = self._version
-        cached = self._keys
-        if cached is None or cached[2] != version:
-            table = dict(self._ids)
-            for alias, target in list(self._aliases.items()):
-                if target in table:
-                    table[alias] = table[target]
-            for key, concept_id in list(table.items()):  # "x-ray" is also found as "x ray"
-                if "-" in key:
-                    table.setdefault(key.replace("-", " "), concept_id)
-            cached = (table, max((len(k.split()) for k in table), default=0), version)
-            self._keys = cached
-        return cached
+    def _lookup_table(self) -> dict[str, int]:
+        table = dict(self._ids)
+        for alias, target in list(self._aliases.items()):
+            if target in table:
+                table[alias] = table[target]
+        for key, concept_id in list(table.items()):  # "x-ray" is also found as "x ray"
+            if "-" in key:
+                table.setdefault(key.replace("-", " "), concept_id)
+        return table
 
     def _add(self, name: str) -> int:
         key = normalise(name)
