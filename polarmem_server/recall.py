@@ -58,7 +58,7 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server import recency
+from polarmem_server import _core, recency
 from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
@@ -72,7 +72,6 @@ from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, S
 CONCEPT_MAP_MIN_SIMILARITY = 0.75
 ADAPTIVE_MARGIN = 0.15
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
-CONTEXT_LIST_LIMIT = 12
 # Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
 # names, vectors), extended with only the concepts added since; dropped with the namespace.
 _concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -433,29 +432,18 @@ def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: Que
             for hit, record in _with_records(backend, namespace, found)]
 
 
-def _concept_list(names: list[str], first: Iterable[str]) -> str:
-    first = [n for n in first if n in names]
-    ordered = first + [n for n in names if n not in first]
-    shown = ordered[:CONTEXT_LIST_LIMIT]
-    more = len(ordered) - len(shown)
-    return ", ".join(shown) + (f" (+{more} more)" if more else "")
-
-
 def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DEFAULT_CONTEXT_BUDGET_CHARS,
                    query_concepts: Iterable[str] = ()) -> str:
     """The context handed to the model: one ``[Fact Check: STATUS] content`` entry per hit in
     rank order, content cut to the per-item budget, then the item's HAS / NOT_HAS lists (the
-    query's own concepts first)."""
+    query's own concepts first). Rendered by the core (cpp/src/fact_check_context.cpp), as the
+    compiled front renders it."""
     check_context_budget(budget_chars)
     names = namespace.vocabulary.name
-    query_concepts = list(query_concepts)
-    lines = []
-    for rank, hit in enumerate(hits, start=1):
-        content = hit.record.text or hit.record.uri or hit.item_id
-        if len(content) > budget_chars:
-            content = content[: budget_chars - 1].rstrip() + "…"
-        has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS]
-        not_has = [names(ev.concept_id) for ev in hit.record.evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]
-        lines.append(f"[{rank}] [Fact Check: {hit.status}] {content}\n"
-                     f"    HAS: {_concept_list(has, query_concepts) or '-'} | NOT_HAS: {_concept_list(not_has, query_concepts) or '-'}")
-    return "\n".join(lines)
+    entries = []
+    for hit in hits:
+        evidence = hit.record.evidence
+        entries.append((hit.status, hit.record.text or hit.record.uri or hit.item_id,
+                        [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS],
+                        [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]))
+    return _core.fact_check_context(entries, budget_chars, list(query_concepts))

@@ -37,6 +37,32 @@ Vocabulary vocabulary_of(const std::vector<std::string>& names, const std::vecto
   return vocabulary;
 }
 
+// A plan's parts every kind shares: the library's request and response (without hits), the
+// namespace's core objects and the core request with its per-call parts cleared.
+std::shared_ptr<RecallPlan> new_plan(v1::RecallRequest& parsed_request, const py::bytes& request,
+                                     std::shared_ptr<Index> index, std::shared_ptr<ItemIds> ids,
+                                     std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
+                                     bool explain, const SearchRequest& search, const py::bytes& response) {
+  auto plan = std::make_shared<RecallPlan>();
+  if (!parsed_request.ParseFromString(std::string(request)) ||
+      !plan->response_template.ParseFromString(std::string(response))) {
+    throw py::value_error("plan: request and response must be serialised RecallRequest / RecallResponse");
+  }
+  plan->index = std::move(index);
+  plan->ids = std::move(ids);
+  plan->metadata = std::move(metadata);
+  if (explain && !records) throw py::value_error("plan: an explained plan needs the namespace's records");
+  plan->records = std::move(records);
+  plan->explain = explain;
+  plan->request = search;
+  plan->request.allow.reset();  // a filter's allow-list is made per call (answer())
+  for (auto& term : plan->request.vectors) term.values.clear();
+  plan->dims = term_dims(*plan->index, plan->request);
+  plan->response_template.clear_hits();
+  plan->response_template.clear_tier_counts();
+  return plan;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_front, m) {
@@ -56,26 +82,11 @@ PYBIND11_MODULE(_front, m) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
             v1::RecallRequest parsed_request;
-            auto plan = std::make_shared<RecallPlan>();
-            if (!parsed_request.ParseFromString(std::string(request)) ||
-                !plan->response_template.ParseFromString(std::string(response))) {
-              throw py::value_error("plan: request and response must be serialised RecallRequest / RecallResponse");
-            }
-            plan->index = std::move(index);
-            plan->ids = std::move(ids);
-            plan->metadata = std::move(metadata);
-            if (explain && !records) throw py::value_error("plan: an explained plan needs the namespace's records");
-            plan->records = std::move(records);
-            plan->explain = explain;
-            plan->request = search;
-            plan->request.allow.reset();  // a filter's allow-list is made per call (answer())
-            for (auto& term : plan->request.vectors) term.values.clear();
-            plan->dims = term_dims(*plan->index, plan->request);
+            auto plan = new_plan(parsed_request, request, std::move(index), std::move(ids), std::move(metadata),
+                                 std::move(records), explain, search, response);
             plan->state_concepts = std::move(state_concepts);
             plan->required_count = required_count;
             plan->concept_names = std::move(concept_names);
-            plan->response_template.clear_hits();
-            plan->response_template.clear_tier_counts();
             plan->reads_vocabulary = reads_vocabulary;
             if (generic) {  // bind() fills the names per call
               plan->response_template.mutable_parse()->clear_required();
@@ -89,6 +100,53 @@ PYBIND11_MODULE(_front, m) {
           py::arg("generic") = false, py::arg("reads_vocabulary") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
           "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names)")
+      .def(
+          "publish_text",
+          [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
+             std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
+             std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
+             const py::bytes& response, std::shared_ptr<text::ConceptKeys> keys,
+             std::shared_ptr<text::TriggerTable> triggers, std::shared_ptr<TextEncoder> encoder,
+             std::shared_ptr<WordPieceTokenizer> tokenizer, bool open_vocabulary) {
+            if (!keys || !triggers || !encoder || !tokenizer) {
+              throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
+            }
+            auto names = self.names(ns);
+            if (!names) throw py::value_error("text plan: set the namespace's names first (set_names)");
+            v1::RecallRequest parsed_request;
+            auto plan = new_plan(parsed_request, request, std::move(index), std::move(ids), std::move(metadata),
+                                 std::move(records), explain, search, response);
+            if (plan->request.vectors.size() != 1 || plan->dims[0] != encoder->dim()) {
+              throw py::value_error("text plan: the search must have one query term, of the encoder's width");
+            }
+            auto path = std::make_shared<TextPath>();
+            path->keys = std::move(keys);
+            path->triggers = std::move(triggers);
+            path->encoder = std::move(encoder);
+            path->tokenizer = std::move(tokenizer);
+            path->names = std::move(names);
+            path->open_vocabulary = open_vocabulary;
+            plan->text = std::move(path);
+            // The parse and the context are each call's own.
+            plan->response_template.clear_parse();
+            plan->response_template.clear_context();
+            self.publish(ns, text_key(parsed_request), std::move(plan));
+          },
+          py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
+          py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("response"), py::arg("keys"),
+          py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
+          "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each")
+      .def("set_names", &PlanCache::set_names, py::arg("namespace"), py::arg("names"),
+           "the namespace's concept names by id, for its text plans")
+      .def("has_names", [](const PlanCache& self, const std::string& ns) { return self.names(ns) != nullptr; },
+           py::arg("namespace"))
+      .def(
+          "append_names",
+          [](PlanCache& self, const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
+            self.append_names(ns, first, names);
+          },
+          py::arg("namespace"), py::arg("first"), py::arg("names"),
+          "names of the concepts appended from id `first` on")
       .def(
           "set_vocabulary",
           [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,

@@ -155,6 +155,7 @@ void renumber(BySlot& self, const py::array& new_of_old) {
 
 namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
+void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -542,4 +543,5 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
 
   polarmem::bindings::bind_text(m);
+  polarmem::bindings::bind_wordpiece(m);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "polarmem/fact_check_context.hpp"
 #include "polarmem/text_parse.hpp"
 
 namespace py = pybind11;
@@ -42,6 +43,31 @@ void bind_text(py::module_& m) {
           return py::bytes(affirmative_part(view(utf8), std::move(spans)));
         },
         py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
+
+  m.def("mention_polarity",
+        [](const std::vector<std::tuple<std::uint32_t, bool, bool>>& mentions) {
+          std::vector<Mention> converted;
+          converted.reserve(mentions.size());
+          for (const auto& [concept_id, negated, resolution] : mentions) {
+            Mention m;
+            m.concept_id = concept_id;
+            m.negated = negated;
+            m.resolution = resolution;
+            converted.push_back(std::move(m));
+          }
+          return polarity(converted);
+        },
+        py::arg("mentions"), "[(concept id, negated)] in order of first mention, from [(concept id, negated, resolution)]");
+  m.def("fact_check_context",
+        [](const std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>>& entries,
+           std::size_t budget_chars, const std::vector<std::string>& query_concepts) {
+          std::vector<ContextEntry> converted;
+          converted.reserve(entries.size());
+          for (const auto& [status, content, has, not_has] : entries) converted.push_back({status, content, has, not_has});
+          return fact_check_context(converted, budget_chars, query_concepts);
+        },
+        py::arg("entries"), py::arg("budget_chars"), py::arg("query_concepts"),
+        "entries: (status, content, HAS names, NOT_HAS names) per hit in rank order");
 
   py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable", "Negation cue phrases by kind (words joined by one space).")
       .def(py::init([](std::vector<std::string> pre, std::vector<std::string> post, std::vector<std::string> pseudo,

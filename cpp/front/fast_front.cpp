@@ -126,9 +126,11 @@ class FastFront::Service final : public grpc::Service {
     return grpc::Status::OK;
   }
 
-  // The plan of the request's own shape, else its generic shape's bound to its concepts.
+  // The plan of the request's own shape, else its generic shape's bound to its concepts; a
+  // text query's text plan.
   std::shared_ptr<const RecallPlan> find_plan(const v1::RecallRequest& request) const {
     const auto& ns = request.namespace_();
+    if (!request.text().empty()) return plans_->find(ns, text_key(request));  // one plan answers any text
     if (auto plan = plans_->find(ns, plan_key(request))) return plan;
     const auto generic = plans_->find(ns, generic_key(request));
     const auto vocabulary = generic ? plans_->vocabulary(ns) : nullptr;

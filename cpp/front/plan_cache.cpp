@@ -55,16 +55,41 @@ void PlanCache::append_concepts(const std::string& ns, const Vocabulary& added) 
   if (found != vocabularies_.end() && found->second == current) found->second = std::move(extended);
 }
 
+void PlanCache::set_names(const std::string& ns, std::vector<std::string> names) {
+  auto table = std::make_shared<ConceptNames>(std::move(names));
+  std::lock_guard guard(mutex_);
+  names_[ns] = std::move(table);
+}
+
+std::shared_ptr<const ConceptNames> PlanCache::names(const std::string& ns) const {
+  std::lock_guard guard(mutex_);
+  const auto found = names_.find(ns);
+  return found == names_.end() ? nullptr : found->second;
+}
+
+void PlanCache::append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
+  std::shared_ptr<ConceptNames> table;
+  {
+    std::lock_guard guard(mutex_);
+    const auto found = names_.find(ns);
+    if (found == names_.end()) return;
+    table = found->second;
+  }
+  if (!table->append(first, names)) forget(ns);
+}
+
 void PlanCache::forget(const std::string& ns) {
   std::lock_guard guard(mutex_);
   by_namespace_.erase(ns);
   vocabularies_.erase(ns);
+  names_.erase(ns);
 }
 
 void PlanCache::clear() {
   std::lock_guard guard(mutex_);
   by_namespace_.clear();
   vocabularies_.clear();
+  names_.clear();
 }
 
 std::size_t PlanCache::size() const {

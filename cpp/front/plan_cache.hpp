@@ -27,6 +27,12 @@ class PlanCache {
   // Concepts were appended to the namespace (nothing else changed): adds their own names to its
   // vocabulary, if one is published, and drops the plans that read the whole vocabulary.
   void append_concepts(const std::string& ns, const Vocabulary& added);
+  // The namespace's concept names by id, which its text plans share (dropped with its plans).
+  void set_names(const std::string& ns, std::vector<std::string> names);
+  std::shared_ptr<const ConceptNames> names(const std::string& ns) const;
+  // Names of concepts appended from id `first` on. A table that does not end at `first` (which
+  // the library's write lock rules out) is not trusted: the namespace's plans and names go.
+  void append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names);
   // Drops the namespace's plans and vocabulary.
   void forget(const std::string& ns);
   void clear();
@@ -38,6 +44,7 @@ class PlanCache {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Plans> by_namespace_;
   std::unordered_map<std::string, std::shared_ptr<const Vocabulary>> vocabularies_;
+  std::unordered_map<std::string, std::shared_ptr<ConceptNames>> names_;
 };
 
 }  // namespace polarmem::front

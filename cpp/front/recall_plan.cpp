@@ -5,10 +5,13 @@
 
 #include <array>
 #include <cstdio>
+#include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "polarmem/error.hpp"
+#include "polarmem/fact_check_context.hpp"
 #include "polarmem/storage/v1/records.pb.h"
 
 namespace polarmem::front {
@@ -161,6 +164,32 @@ std::string generic_key(const v1::RecallRequest& request) {
          std::to_string(request.forbidden_size());
 }
 
+std::string text_key(const v1::RecallRequest& request) {
+  v1::RecallRequest shape = without_values(request);
+  shape.clear_text();
+  shape.clear_context_budget_chars();
+  return serialised(shape) + "#text";
+}
+
+bool ConceptNames::append(std::size_t first, const std::vector<std::string>& names) {
+  std::unique_lock guard(lock_);
+  if (first != names_.size()) return false;
+  names_.insert(names_.end(), names.begin(), names.end());
+  return true;
+}
+
+bool ConceptNames::name(std::uint32_t id, std::string* out) const {
+  std::shared_lock guard(lock_);
+  if (id >= names_.size()) return false;
+  *out = names_[id];
+  return true;
+}
+
+std::size_t ConceptNames::size() const {
+  std::shared_lock guard(lock_);
+  return names_.size();
+}
+
 std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
                                const Vocabulary& vocabulary) {
   RecallPlan plan = generic;
@@ -189,9 +218,38 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
   return plan;
 }
 
-bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  SearchRequest search = plan.request;
-  if (!fill_vectors(plan, request, &search)) return false;
+namespace {
+
+// The context's budget as the library checks it (domain/query.py check_context_budget); 0 is
+// the default. Nothing when the library would refuse it.
+constexpr std::int64_t kDefaultContextBudget = 400, kMinContextBudget = 16, kMaxContextBudget = 100000;
+
+std::optional<std::size_t> context_budget(const v1::RecallRequest& request) {
+  const std::int64_t budget = request.context_budget_chars() ? request.context_budget_chars() : kDefaultContextBudget;
+  if (budget < kMinContextBudget || budget > kMaxContextBudget) return std::nullopt;
+  return static_cast<std::size_t>(budget);
+}
+
+// The context entry of an explained hit (recall.py render_context's fields); false when a
+// concept it cites is not in the names table yet.
+bool context_entry(const ConceptNames& names, const std::string& status, const std::string& id,
+                   const storage::v1::ItemRecord& record, text::ContextEntry* entry) {
+  entry->status = status;
+  entry->content = !record.text().empty() ? record.text() : !record.uri().empty() ? record.uri() : id;
+  std::string name;
+  for (const auto& ev : record.evidence()) {
+    const bool has = ev.state() == common::v1::CONCEPT_STATE_HAS;
+    if (!has && ev.state() != common::v1::CONCEPT_STATE_NOT_HAS) continue;
+    if (!names.name(ev.concept_id(), &name)) return false;
+    (has ? entry->has : entry->not_has).push_back(name);
+  }
+  return true;
+}
+
+// The search of `search` (the plan's core request with this call's vectors and concepts) and
+// the response from it; `context` (text plans with include_context) also renders the context.
+bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
+                   const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response) {
   const bool filtered = request.metadata_equals_size() > 0;
   if (filtered && !plan.metadata) return false;
   std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
@@ -219,7 +277,7 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     if (plan.ids->generation() != generation) continue;
     if (filtered && result.tier_counts[0] + result.tier_counts[1] + result.tier_counts[2] == 0) return false;
 
-    response->CopyFrom(plan.response_template);
+    response->MergeFrom(plan.response_template);
     auto* tiers = response->mutable_tier_counts();
     tiers->set_conflict(result.tier_counts[0]);
     tiers->set_neutral(result.tier_counts[1]);
@@ -227,20 +285,80 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
     const std::size_t concepts = plan.state_concepts.size();
     std::uint32_t rank = 0;
     storage::v1::ItemRecord record;
+    std::vector<text::ContextEntry> entries;
     for (std::size_t i = 0; i < result.slots.size(); ++i) {
       if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
       if (plan.explain) {
         // A record filled under a compaction's renumbering could name another item: the id says.
         if (!record.ParseFromString(records[i]) || record.id() != ids[i]) return false;
+        if (context != nullptr) {
+          entries.emplace_back();
+          const std::string status = kStatus[static_cast<std::size_t>(result.tiers[i] + 1)];
+          if (!context_entry(*plan.text->names, status, ids[i], record, &entries.back())) return false;
+        }
         add_explained_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i], record, response);
       } else {
         add_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i],
                 states.empty() ? nullptr : states.data() + i * concepts, response);
       }
     }
+    if (context != nullptr) response->set_context(text::fact_check_context(entries, budget, *context));
     return true;
   }
   return false;
+}
+
+// A text query as the library plans it (recall.py plan_query, run_recall): the parse's
+// affirmed concepts required, its negated ones forbidden, its content words that name no
+// concept reported as unknown, and the text's affirmative part embedded for similarity.
+bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath& path = *generic.text;
+  std::optional<std::size_t> budget;
+  if (request.include_context() && !(budget = context_budget(request))) return false;
+  const std::string& query = request.text();
+  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+  if (!parsed.unknown.empty() && !path.open_vocabulary) return false;
+
+  RecallPlan plan = generic;
+  plan.request.required.clear();
+  plan.request.forbidden.clear();
+  plan.concept_names.clear();
+  auto* parse = response->mutable_parse();
+  std::string name;
+  for (const bool negated : {false, true}) {
+    for (const auto& [concept_id, is_negated] : text::polarity(parsed.mentions)) {
+      if (is_negated != negated) continue;
+      if (!path.names->name(concept_id, &name)) return false;
+      (negated ? plan.request.forbidden : plan.request.required).push_back(concept_id);
+      negated ? parse->add_forbidden(name) : parse->add_required(name);
+      plan.concept_names.push_back(name);
+    }
+  }
+  for (const auto& term : parsed.unknown) parse->add_unknown(term.word);
+  plan.state_concepts = plan.request.required;
+  plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
+  plan.required_count = plan.request.required.size();
+
+  std::string affirmative = text::affirmative_part(query, parsed.negated_spans);
+  std::vector<std::int32_t> tokens;
+  if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
+  auto& term = plan.request.vectors[path.sem_term];
+  term.values.resize(path.encoder->dim());
+  const std::int32_t length = static_cast<std::int32_t>(tokens.size());
+  path.encoder->encode(tokens.data(), &length, 1, term.values.data());
+
+  std::vector<std::string> query_concepts;
+  if (budget) query_concepts = plan.concept_names;
+  return answer_search(plan, plan.request, request, budget ? &query_concepts : nullptr, budget.value_or(0), response);
+}
+
+}  // namespace
+
+bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  if (plan.text) return answer_text(plan, request, response);
+  SearchRequest search = plan.request;
+  if (!fill_vectors(plan, request, &search)) return false;
+  return answer_search(plan, std::move(search), request, nullptr, 0, response);
 }
 
 }  // namespace polarmem::front

@@ -13,12 +13,48 @@
 #include <vector>
 
 #include "polarmem/index.hpp"
+#include "polarmem/rw_lock.hpp"
+#include "polarmem/text_encoder.hpp"
+#include "polarmem/text_parse.hpp"
+#include "polarmem/wordpiece.hpp"
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/v1/memory_service.pb.h"
 
 namespace polarmem::front {
+
+// A namespace's concept names by id (as the library names them: the name each was written
+// with), growing as the library appends concepts; shared by the namespace's text plans.
+class ConceptNames {
+ public:
+  explicit ConceptNames(std::vector<std::string> names) : names_(std::move(names)) {}
+  // The names of ids first, first + 1, ...; false (nothing changes) unless they extend the table.
+  bool append(std::size_t first, const std::vector<std::string>& names);
+  // False when the id is not (yet) in the table.
+  bool name(std::uint32_t id, std::string* out) const;
+  std::size_t size() const;
+
+ private:
+  mutable RwLock lock_;
+  std::vector<std::string> names_;
+};
+
+// What a plan for text queries holds beyond a vector plan's: the namespace's parse (its live
+// concept keys, the library's query cue table), its encoder with its tokenizer, and its names.
+// The front parses each call's text, binds the concepts it names and embeds its affirmative
+// part, as the library does (recall.py plan_query / run_recall).
+struct TextPath {
+  std::shared_ptr<const text::ConceptKeys> keys;
+  std::shared_ptr<const text::TriggerTable> triggers;
+  std::shared_ptr<const TextEncoder> encoder;
+  std::shared_ptr<const WordPieceTokenizer> tokenizer;
+  std::shared_ptr<const ConceptNames> names;
+  // In a closed vocabulary the library maps a word that names no concept to the most similar
+  // concept: such a call goes to the library. In an open one the word is reported as unknown.
+  bool open_vocabulary = false;
+  std::size_t sem_term = 0;  // the term of the core request the text's embedding fills
+};
 
 struct RecallPlan {
   std::shared_ptr<const Index> index;
@@ -43,6 +79,9 @@ struct RecallPlan {
   std::vector<std::string> concept_names;  // the names of state_concepts, in the same order
   // The library's response without hits and tier counts (parse, mode_used, mode_reason).
   v1::RecallResponse response_template;
+  // Set for a plan of text queries (text_key): the concepts, states and parse come from each
+  // call's text, the query vector from its encoding.
+  std::shared_ptr<const TextPath> text;
   // The response lists names the library skipped as unknown, with suggestions from the whole
   // vocabulary: the plan goes when concepts are appended (PlanCache::append_concepts).
   bool reads_vocabulary = false;
@@ -59,6 +98,9 @@ std::string plan_key(const v1::RecallRequest& request);
 // The key of its generic shape: also without the concept names, keeping only how many are
 // required and forbidden. A generic plan answers any concepts of the namespace's vocabulary.
 std::string generic_key(const v1::RecallRequest& request);
+// The key of a text query's shape: the request without its text, its filter values and its
+// context budget (the front checks the budget per call). One text plan answers every text.
+std::string text_key(const v1::RecallRequest& request);
 // A generic plan bound to the request's concepts: its core request's concept ids, the states
 // and names the hits report, the parse's names. Nothing when a name is not a concept's own name
 // in `vocabulary`, or a concept repeats (the library answers those itself).
@@ -67,7 +109,9 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
 
 // Answers `request` by `plan` into `response`. False when the request cannot be answered this
 // way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a
-// metadata filter no item passes: the library says so in mode_reason):
+// metadata filter no item passes: the library says so in mode_reason; for a text plan also a
+// text the compiled tokenizer declines, a word the library would map by similarity, a concept
+// or context budget the front cannot name or check):
 // the caller then hands it to the library, which answers it (or explains the error) itself.
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response);
 

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "polarmem/utf8.hpp"
+
 namespace polarmem::text {
 
 namespace {
@@ -93,16 +95,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// One decoded character of UTF-8 text: its code point (or 0xFFFD for a bad byte) and length.
-std::pair<char32_t, std::size_t> next_char(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-  if (i + length > s.size()) length = 1;
-  if (length == 1) return {c < 0x80 ? c : 0xFFFD, 1};
-  char32_t cp = c & (0x7F >> length);
-  for (std::size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  return {cp, length};
-}
+using ::polarmem::utf8::next_char;
 
 std::string join(const std::vector<std::string_view>& words, std::size_t from, std::size_t to) {
   std::string out;
@@ -454,33 +447,29 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   return result;
 }
 
+std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>& mentions) {
+  std::vector<std::pair<std::uint32_t, bool>> out;
+  std::unordered_map<std::uint32_t, std::size_t> at;  // concept -> its place in `out`
+  for (const auto& m : mentions) {
+    const auto [found, added] = at.emplace(m.concept_id, out.size());
+    if (added) {
+      out.emplace_back(m.concept_id, m.negated);
+    } else if (!m.negated) {
+      out[found->second].second = false;
+    } else if (m.resolution) {
+      out[found->second].second = true;
+    }
+  }
+  return out;
+}
+
 // ---- the affirmative part ------------------------------------------------------------------
 
 namespace {
 
-// What Python's str.isspace() (and so a regex's \s and str.split()) calls whitespace.
-bool is_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+using ::polarmem::utf8::is_space;
 
-void append_utf8(char32_t c, std::string* out) {  // surrogates too: the library passes them through
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
+void append_utf8(char32_t c, std::string* out) { ::polarmem::utf8::append(c, out); }
 
 bool in(char32_t c, std::u32string_view set) { return set.find(c) != std::u32string_view::npos; }
 

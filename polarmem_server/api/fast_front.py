@@ -44,9 +44,14 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from polarmem.v1 import memory_service_pb2 as pb
+
 from polarmem_server.api.recall_shape import plannable
 from polarmem_server.domain.namespace import Epoch
+from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
+from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.recall import RecallMode
+from polarmem_server.scoring.encoder import load_encoder
 from polarmem_server.storage.local.plan_capture import CoreSearch
 
 log = logging.getLogger("polarmem.fast_front")
@@ -96,14 +101,16 @@ class FastFrontHost:
         self.front.set_grants([(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants
                                if grant.allows_role("read")])
 
-    def _namespace_changed(self, namespace: str, appended: tuple[list[str], list[int]] | None) -> None:
+    def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
         """A write changed what the namespace's plans depend on (ChangeLock, which calls this
-        before letting its lock go): ``appended`` holds the own names and ids of the concepts it
-        only appended; None drops every plan and the vocabulary."""
+        before letting its lock go): ``appended`` holds the concepts it only appended (the
+        compiled parse's keys already know them); None drops every plan, the vocabulary and the
+        names."""
         if appended is None:
             self.plans.forget(namespace)
         else:
-            self.plans.append_concepts(namespace, *appended)
+            self.plans.append_concepts(namespace, appended.own_names, appended.own_ids)
+            self.plans.append_names(namespace, appended.first, appended.names)
 
     def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
@@ -111,6 +118,8 @@ class FastFrontHost:
         plan epoch) was read. Returns whether it did."""
         if not plannable(request) or result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
             return False
+        if request.text:
+            return self._publish_text(request, response, result, namespace, searches[0], epoch)
         search = searches[0]
         if not search.plain:
             return False
@@ -147,6 +156,34 @@ class FastFrontHost:
                 self.plans.publish(*arguments, generic=True)
 
         return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
+
+    def _publish_text(self, request, response, result, namespace, search: CoreSearch, epoch: Epoch) -> bool:
+        """A plan for every text of the request's shape: the front parses each call's text with
+        the namespace's live keys, embeds its affirmative part with the namespace's compiled
+        encoder and names concepts from the names table the listeners keep current. Only where
+        the mode is the request's or the rule's own (adaptive's choice depends on the text) and
+        the encoder runs in the core."""
+        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE or \
+            (request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value)
+        compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
+        if adaptive or compiled is None or not search.plain:
+            return False
+        if request.metadata_equals and not sum(result.tier_counts.values()):
+            return False
+        explain = (request.explain if request.HasField("explain") else True) or request.include_context
+        if explain and search.records is None:
+            return False
+        model, tokenizer = compiled
+
+        def publish() -> None:
+            if not self.plans.has_names(namespace.name):
+                self.plans.set_names(namespace.name, namespace.vocabulary.names)
+            self.plans.publish_text(namespace.name, request.SerializeToString(), search.index, search.ids,
+                                    search.metadata, search.records, explain, search.request,
+                                    response.SerializeToString(), namespace.vocabulary.compiled_keys(),
+                                    QUERY_CUES.compiled, model, tokenizer, namespace.settings.open_vocabulary)
+
+        return namespace.write_lock.unchanged_since(epoch, publish)
 
     def shutdown(self, grace_seconds: float) -> None:
         self.front.shutdown(grace_seconds)

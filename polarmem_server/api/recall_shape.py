@@ -7,6 +7,8 @@ Kept apart from api/fast_front.py so the clients import it without the server's 
 
 from __future__ import annotations
 
+from polarmem.v1 import memory_service_pb2 as pb
+
 
 # Trailing metadata of Recall answers on the main port when the server runs a front: the front's
 # port. The clients join it to the host they already reach the main port on.
@@ -14,14 +16,23 @@ FRONT_PORT_HEADER = "x-polarmem-fast-front-port"
 
 
 def plannable(request) -> bool:
-    """No context, no full items, no suppressed hits, no
-    recency term, no consistency token (a Milvus server's; each write's token would make a new
-    shape), query vectors (one row per space) and no text: the fields that let the front replay a
-    shape (api/fast_front.py's docstring says why each one). Every mode but adaptive always makes
-    one core search (strict included: the core merges its two); adaptive does when it settles
-    without a probe search, which only the answer tells."""
-    return (not request.include_context
-            and not request.include_items and request.suppressed_k == 0
-            and not request.HasField("recency_half_life_s") and not request.HasField("recency_weight")
-            and not request.text and not request.consistency_token and len(request.vectors) > 0
+    """No full items, no suppressed hits, no recency term, no consistency token (a Milvus
+    server's; each write's token would make a new shape): the fields that let the front replay a
+    shape (api/fast_front.py's docstring says why each one). Then either
+
+    * query vectors (one row per space), no text and no context; or
+    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors, no
+      required / forbidden names and a mode other than adaptive (whose choice depends on the
+      text), the context or not: the front parses, embeds and binds each text.
+
+    Every mode but adaptive always makes one core search (strict included: the core merges its
+    two); a vector query's adaptive does when it settles without a probe search, which only the
+    answer tells."""
+    if (request.include_items or request.suppressed_k != 0 or request.HasField("recency_half_life_s")
+            or request.HasField("recency_weight") or request.consistency_token):
+        return False
+    if request.text:
+        return (request.text.isascii() and len(request.vectors) == 0 and len(request.required) == 0
+                and len(request.forbidden) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE)
+    return (not request.include_context and len(request.vectors) > 0
             and all(value.rows <= 1 for value in request.vectors.values()))

@@ -39,8 +39,9 @@ class ChangeLock:
 
     A write that only appended concepts (new ids, nothing else) keeps the plans too: each name a
     plan resolved still resolves to the same id (Vocabulary.rewrites), so the same core search
-    and parse follow. The listeners get the new concepts' own names (``own_names(first)``), to
-    bind them in generic plans, and drop the plans whose answer reads the whole vocabulary (the
+    and parse follow. The listeners get the new concepts (``Vocabulary.appended_since``: their
+    own names, to bind them in generic plans, and all their names, to name them in text plans'
+    answers; the compiled parse's keys are brought up to date first), and drop the plans whose answer reads the whole vocabulary (the
     names a Recall skipped as unknown, which may be concepts now, and their suggestions). Any
     other change, or ``invalidate()`` (a deletion), drops all of them: the listeners get None.
 
@@ -50,10 +51,10 @@ class ChangeLock:
     lock, knows its plan is still the library's. The compiled Recall front's plans are
     published and dropped that way (api/fast_front.py)."""
 
-    def __init__(self, name: str, fingerprint, own_names) -> None:
+    def __init__(self, name: str, fingerprint, appended) -> None:
         self.name = name
         self._fingerprint = fingerprint
-        self._own_names = own_names
+        self._appended = appended
         self._lock = threading.RLock()
         self._depth = 0
         self._before: PlanState | None = None
@@ -82,11 +83,14 @@ class ChangeLock:
         invalidated, self._invalidated = self._invalidated, False
         drops, appends = self.plan_epoch
         if invalidated or after.depends != before.depends or after.concepts < before.concepts:
-            self.plan_epoch, appended = Epoch(drops + 1, appends), None
+            self.plan_epoch, dropped = Epoch(drops + 1, appends), True
         elif after.concepts > before.concepts:
-            self.plan_epoch, appended = Epoch(drops, appends + 1), self._own_names(before.concepts)
+            self.plan_epoch, dropped = Epoch(drops, appends + 1), False
         else:
             return
+        if not self.listeners:
+            return
+        appended = None if dropped else self._appended(before.concepts)
         for listener in list(self.listeners):
             listener(self.name, appended)
 
@@ -125,7 +129,7 @@ class Namespace:
         self.vocabulary = Vocabulary(aliases=settings.aliases, shadow=settings.open_vocabulary)
         self._calibration = calibration
         self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
-        self.write_lock = ChangeLock(settings.name, self.plan_state, self.vocabulary.own_names)
+        self.write_lock = ChangeLock(settings.name, self.plan_state, self.vocabulary.appended_since)
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
         self._labelled_set = labelled_set
         self._engine = engine

@@ -86,15 +86,10 @@ class ParsedText:
     negated_spans: list[tuple[int, int]] = field(default_factory=list)  # cue + scope, character offsets
 
     def polarity(self) -> dict[int, bool]:
-        """concept id -> negated, one per mentioned concept, by the policy in the module doc:
-        affirmed if any mention is affirmed and no later mention is a resolution."""
-        out: dict[int, bool] = {}
-        for m in self.mentions:
-            if not m.negated:
-                out[m.concept_id] = False
-            elif m.resolution or m.concept_id not in out:
-                out[m.concept_id] = True
-        return out
+        """concept id -> negated, one per mentioned concept in order of first mention, by the
+        policy in the module doc (the core's, cpp/src/text_parse.cpp, which the compiled front
+        also applies)."""
+        return dict(_core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions]))
 
     @property
     def positive(self) -> list[int]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from typing import NamedTuple
 
 from polarmem_server import _core
 
@@ -29,6 +30,15 @@ def normalise(name: str) -> str:
     """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'. Cached: writes name
     the same few concepts over and over."""
     return _core.normalise_lowered(name.lower().encode("utf-8", "surrogatepass"))
+
+
+class Appended(NamedTuple):
+    """Concepts a write appended (nothing else changed), as the compiled front takes them."""
+
+    own_names: list[str]  # those whose own name resolves to them: what generic plans may bind
+    own_ids: list[int]
+    first: int  # the first appended id
+    names: list[str]  # every appended concept's name, ids first, first + 1, ...
 
 
 class Vocabulary:
@@ -121,6 +131,14 @@ class Vocabulary:
                 names.append(name)
                 ids.append(concept_id)
         return names, ids
+
+    def appended_since(self, first: int) -> Appended:
+        """The concepts from id `first` on, for the compiled Recall front after a write appended
+        them (domain/namespace.py ChangeLock). Brings the compiled keys up to date first: the
+        front's text plans parse with them, and must find the new names once told."""
+        self.compiled_keys()
+        own_names, own_ids = self.own_names(first)
+        return Appended(own_names, own_ids, first, self._names[first:])
 
     def bind(self, name: str) -> int:
         """Id of `name` itself, adding it if new; unlike `ensure`, an alias never redirects it (the

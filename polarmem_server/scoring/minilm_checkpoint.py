@@ -31,6 +31,47 @@ def tokenizer(directory: Path):
     return loaded
 
 
+def compiled_tokenizer(directory: Path):
+    """The same tokenizer in the compiled core (_core.WordPieceTokenizer): id for id what
+    tokenizer() gives for ASCII text, declining the rest (encode() -> None) for the caller to ask
+    tokenizer(). None when tokenizer.json is not the uncased BERT WordPiece layout it implements
+    (BertNormalizer with clean_text and lowercase, BertPreTokenizer, WordPiece "##" / 100
+    characters, [CLS] A [SEP])."""
+    from polarmem_server import _core
+
+    spec = json.loads((directory / "tokenizer.json").read_text())
+    normalizer, model = spec.get("normalizer") or {}, spec.get("model") or {}
+    processor = spec.get("post_processor") or {}
+    if (normalizer.get("type") != "BertNormalizer" or not normalizer.get("clean_text")
+            or not normalizer.get("lowercase") or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"
+            or model.get("type") != "WordPiece" or model.get("continuing_subword_prefix") != "##"
+            or model.get("max_input_chars_per_word") != 100):
+        return None
+    # (Accent stripping and Chinese-character spacing never touch ASCII, the only text encoded.)
+    vocab = model["vocab"]
+    if processor.get("type") == "TemplateProcessing":
+        single = [next(iter(piece.items())) for piece in processor.get("single", [])]
+        special = processor.get("special_tokens", {})
+        if ([kind for kind, _ in single] != ["SpecialToken", "Sequence", "SpecialToken"]
+                or any(len(special.get(piece["id"], {}).get("ids", [])) != 1 for kind, piece in single
+                       if kind == "SpecialToken")):
+            return None
+        cls_id, sep_id = (special[single[i][1]["id"]]["ids"][0] for i in (0, 2))
+    elif processor.get("type") == "BertProcessing":
+        (_, sep_id), (_, cls_id) = processor["sep"], processor["cls"]
+    else:
+        return None
+    if model.get("unk_token") not in vocab:
+        return None
+    tokens = [""] * (max(vocab.values()) + 1)
+    for token, i in vocab.items():
+        tokens[i] = token
+    max_tokens = json.loads((directory / "sentence_bert_config.json").read_text())["max_seq_length"]
+    return _core.WordPieceTokenizer(
+        vocabulary=tokens, cls_id=cls_id, sep_id=sep_id, unk_id=vocab[model["unk_token"]], max_tokens=max_tokens,
+        declined_literals=[added["content"] for added in spec.get("added_tokens", [])])
+
+
 def config(directory: Path) -> dict:
     return json.loads((directory / "config.json").read_text())
 

@@ -5,10 +5,12 @@ Same numerics as the ONNX "int8w" graph it replaces as the default (weights and 
 scaled per block of 32 along the input dimension), but without a graph runtime's per-node cost:
 docs/performance.md ("A compiled encoder") has the CPU per query and the agreement with fp32.
 Texts of one call are encoded back to back without padding; the tokenizer is the checkpoint's
-own (minilm_checkpoint.py), shared with the ONNX runtime."""
+own (minilm_checkpoint.py), shared with the ONNX runtime, and for ASCII text its compiled copy
+(the core's WordPieceTokenizer: the same ids, also used by the compiled path)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,9 @@ class MiniLMNativeEncoder(CachedEncoder):
 
         directory = model_dir or minilm_checkpoint.model_dir()
         self._tokenizer = minilm_checkpoint.tokenizer(directory)
+        # ASCII text is tokenized in the core (the compiled path's tokenizer, so both agree on
+        # it); the rest, and every text of a checkpoint it does not implement (None), by HF.
+        self.compiled_tokenizer = minilm_checkpoint.compiled_tokenizer(directory)
         config = minilm_checkpoint.config(directory)
         if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
             raise InvalidArgument(f"the native encoder runs BERT with gelu and absolute positions; {directory} differs")
@@ -51,16 +56,34 @@ class MiniLMNativeEncoder(CachedEncoder):
         super().__init__(cache_size, cache_max_texts, shared_runs)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
+        rows = self.token_ids(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         start = 0
         while start < len(texts):
             end, tokens = start, 0
-            while end < len(texts) and (end == start or tokens + len(encodings[end].ids) <= MAX_TOKENS_PER_RUN):
-                tokens += len(encodings[end].ids)
+            while end < len(texts) and (end == start or tokens + len(rows[end]) <= MAX_TOKENS_PER_RUN):
+                tokens += len(rows[end])
                 end += 1
-            ids = np.fromiter((i for e in encodings[start:end] for i in e.ids), dtype=np.int32, count=tokens)
-            lengths = np.fromiter((len(e.ids) for e in encodings[start:end]), dtype=np.int32, count=end - start)
+            ids = np.fromiter(itertools.chain.from_iterable(rows[start:end]), dtype=np.int32, count=tokens)
+            lengths = np.fromiter((len(row) for row in rows[start:end]), dtype=np.int32, count=end - start)
             out[start:end] = self._model.encode(ids, lengths)
             start = end
         return out
+
+    @property
+    def compiled(self) -> tuple | None:
+        """(the core's TextEncoder, its WordPieceTokenizer): what the compiled Recall front
+        embeds text queries with, exactly as this encoder does for ASCII text (api/fast_front.py);
+        None when the checkpoint's tokenizer has no compiled copy."""
+        return (self._model, self.compiled_tokenizer) if self.compiled_tokenizer is not None else None
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """[CLS] ... [SEP] ids per text: the compiled tokenizer's, HF's for the texts it declines."""
+        compiled = self.compiled_tokenizer
+        rows = [compiled.encode(text) for text in texts] if compiled is not None else [None] * len(texts)
+        declined = [i for i, row in enumerate(rows) if row is None]
+        if declined:
+            encodings = self._tokenizer.encode_batch([texts[i] for i in declined], add_special_tokens=True)
+            for i, encoding in zip(declined, encodings):
+                rows[i] = encoding.ids
+        return rows

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import threading
 
+from polarmem_server import _core
 from polarmem_server.domain.namespace import Epoch, Namespace
+from polarmem_server.domain.negation import CLINICAL
 from polarmem_server.domain.settings import NamespaceSettings
 from polarmem_server.index import SpaceSpec
 
@@ -26,8 +28,24 @@ def test_an_append_keeps_plans_and_names_the_new_concepts():
         ns.vocabulary.ensure("zebra")
         with ns.write_lock:  # nested: only the outermost holder tells
             ns.vocabulary.ensure("Wine Glasses")
-    assert told == [("t", (["zebra", "Wine Glasses"], [2, 3]))]
+    assert told == [("t", (["zebra", "Wine Glasses"], [2, 3], 2, ["zebra", "Wine Glasses"]))]
     assert ns.write_lock.plan_epoch == Epoch(epoch.drops, epoch.appends + 1)
+
+
+def test_the_compiled_keys_know_appended_names_when_the_listeners_are_told():
+    """The compiled front's text plans parse with the vocabulary's compiled keys: by the time a
+    write's listeners hear of an append, the keys already hold the new names."""
+    ns, _ = namespace()
+    ns.vocabulary.compiled_keys()  # pushed once, as a first text Recall does
+    seen = []
+
+    def parse_when_told(name, appended):  # the keys as they stand: no push of its own
+        seen.append(_core.parse_text(b"a zebra", ns.vocabulary._compiled_keys, CLINICAL.compiled)[0])
+
+    ns.write_lock.listeners.append(parse_when_told)
+    with ns.write_lock:
+        ns.vocabulary.ensure("zebra")
+    assert [[mention[0] for mention in mentions] for mentions in seen] == [[2]]
 
 
 def test_names_that_resolved_before_resolve_alike_after_an_append():
@@ -45,7 +63,7 @@ def test_an_appended_concept_an_alias_shadows_is_not_an_own_name():
     ns, told = namespace(aliases={"kitty": "cat"}, open_vocabulary=True)
     with ns.write_lock:
         ns.bind_concepts(["kitty", "lion"], [2, 3])  # the store's binding: kitty stays shadowed
-    assert told == [("t", (["lion"], [3]))]
+    assert told == [("t", (["lion"], [3], 2, ["kitty", "lion"]))]
 
 
 def test_other_changes_drop_plans():

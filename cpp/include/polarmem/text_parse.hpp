@@ -109,6 +109,12 @@ struct ParsedText {
 
 ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
 
+// One polarity per mentioned concept, in order of first mention (true: negated): affirmed if any
+// mention is affirmed, unless a later mention is negated by a resolution cue ("fever ... fever
+// resolved"); negated when every mention is. A later plain negation does not overturn an
+// affirmation: the text says the condition was there.
+std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>& mentions);
+
 // Whether a word never names a concept (function words, query scaffolding, quantities).
 bool is_stopword(std::string_view word);
 

@@ -1,0 +1,57 @@
+// BERT's uncased WordPiece tokenization, exactly as the Hugging Face `tokenizers` library runs a
+// tokenizer.json of BertNormalizer (clean_text, lowercase, no accent stripping), BertPreTokenizer,
+// WordPiece ("##" continuations, [UNK] past 100 characters) and the template [CLS] A [SEP],
+// truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
+// compiled path give a text the same ids without Python.
+//
+// Only ASCII text: there the normalizer drops NUL and control characters, makes \t \n \r a space
+// and lower-cases A-Z; the pre-tokenizer splits on spaces and makes every ASCII punctuation
+// character a word of its own. Anything else (Unicode case, accents, CJK, other whitespace) is
+// declined, and so is a text containing an added token's content (HF splits "[CLS]" out as one
+// token): encode() returns false and the caller asks the HF tokenizer.
+//
+// Immutable after construction: any number of threads may encode at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace polarmem {
+
+class WordPieceTokenizer {
+ public:
+  // vocabulary: token strings by id ("" for an unused id); max_tokens: the truncation length,
+  // [CLS] and [SEP] included (at least 2); declined_literals: the added tokens' contents.
+  WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
+                     std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals);
+
+  // False when the text is not ASCII or holds a declined literal (ids untouched); otherwise ids
+  // holds [CLS], the first max_tokens - 2 word pieces and [SEP].
+  bool encode(std::string_view text, std::vector<std::int32_t>* ids) const;
+
+  std::size_t max_tokens() const { return max_tokens_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;  // find() by string_view, without building a std::string
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using Table = std::unordered_map<std::string, std::int32_t, Hash, std::equal_to<>>;
+
+  void append_word(std::string_view word, std::vector<std::int32_t>* ids) const;
+
+  Table starts_;         // every token, as it may open a word
+  Table continuations_;  // "##" tokens without their "##", as they may continue one
+  std::size_t longest_start_ = 0, longest_continuation_ = 0;
+  std::int32_t cls_id_, sep_id_, unk_id_;
+  std::size_t max_tokens_;
+  std::vector<std::string> literals_;             // as given: matched in the raw text
+  std::vector<std::string> normalized_literals_;  // normalized: matched in the normalized text
+};
+
+}  // namespace polarmem

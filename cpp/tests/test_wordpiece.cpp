@@ -1,0 +1,116 @@
+// WordPieceTokenizer on a hand-made vocabulary: the rules of HF's BERT tokenizer on ASCII text.
+// (Agreement with HF itself on real text is tested in Python: tests/unit/test_wordpiece.py.)
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/wordpiece.hpp"
+
+using namespace polarmem;
+
+namespace {
+
+constexpr std::int32_t kUnk = 1, kCls = 2, kSep = 3;
+
+// Ids by position: "un" is 5, "##aff" 6, and so on.
+const std::vector<std::string> kVocabulary = {
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "##a", "a", "##ble",  // 5..10
+    "aff", "dog", "dogs", "##s", ".", ",", "'", "t", "don", "!",                                // 11..20
+    "x", "##x", "1", "##2", "", "#", "##",                                                      // 21..27
+};
+
+WordPieceTokenizer tokenizer(std::size_t max_tokens = 16) {
+  return WordPieceTokenizer(kVocabulary, kCls, kSep, kUnk, max_tokens, {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"});
+}
+
+std::vector<std::int32_t> ids(const WordPieceTokenizer& t, std::string_view text) {
+  std::vector<std::int32_t> out{-1};
+  CHECK(t.encode(text, &out));
+  return out;
+}
+
+std::string repeated(char c, std::size_t n) { return std::string(n, c); }
+
+}  // namespace
+
+POLARMEM_TEST(greedy_longest_match_with_continuations) {
+  const auto t = tokenizer();
+  CHECK(ids(t, "unaffable") == (std::vector<std::int32_t>{kCls, 5, 6, 7, kSep}));  // not un ##a ...
+  CHECK(ids(t, "dogs") == (std::vector<std::int32_t>{kCls, 13, kSep}));            // the whole word first
+  CHECK(ids(t, "aff") == (std::vector<std::int32_t>{kCls, 11, kSep}));             // "aff" opens, "##aff" continues
+  CHECK(ids(t, "dog dogs unaff") == (std::vector<std::int32_t>{kCls, 12, 13, 5, 6, kSep}));
+  CHECK(ids(t, "1222") == (std::vector<std::int32_t>{kCls, 23, 24, 24, 24, kSep}));
+}
+
+POLARMEM_TEST(a_word_that_does_not_split_entirely_is_one_unk) {
+  const auto t = tokenizer();
+  CHECK(ids(t, "unz") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));  // un matched, then nothing
+  CHECK(ids(t, "zdog dog") == (std::vector<std::int32_t>{kCls, kUnk, 12, kSep}));
+  CHECK(ids(t, "affun") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));  // no "##un"
+}
+
+POLARMEM_TEST(words_over_100_characters_are_unk) {
+  const auto t = tokenizer();
+  std::vector<std::int32_t> hundred{kCls, 21};  // x ##x ##x ...
+  hundred.resize(101, 22);
+  hundred.push_back(kSep);
+  CHECK(ids(tokenizer(128), repeated('x', 100)) == hundred);
+  CHECK(ids(t, repeated('x', 101)) == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  CHECK(ids(t, "a " + repeated('x', 101) + " a") == (std::vector<std::int32_t>{kCls, 9, kUnk, 9, kSep}));
+}
+
+POLARMEM_TEST(punctuation_is_a_word_of_its_own) {
+  const auto t = tokenizer();
+  CHECK(ids(t, "don't.") == (std::vector<std::int32_t>{kCls, 19, 17, 18, 15, kSep}));
+  CHECK(ids(t, "dog,dog") == (std::vector<std::int32_t>{kCls, 12, 16, 12, kSep}));
+  CHECK(ids(t, "!!.") == (std::vector<std::int32_t>{kCls, 20, 20, 15, kSep}));
+  // "#" and "##" are tokens, but '#' is punctuation: "##" is two words, "#a" never a continuation
+  CHECK(ids(t, "##a") == (std::vector<std::int32_t>{kCls, 26, 26, 9, kSep}));
+  CHECK(ids(t, "$") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));  // ASCII punctuation, not in the vocabulary
+}
+
+POLARMEM_TEST(case_whitespace_and_control_characters) {
+  const auto t = tokenizer();
+  CHECK(ids(t, "DoG UnAffAble") == (std::vector<std::int32_t>{kCls, 12, 5, 6, 7, kSep}));
+  CHECK(ids(t, "\tdog\n\r dog  ") == (std::vector<std::int32_t>{kCls, 12, 12, kSep}));
+  // NUL, other control characters and DEL are dropped: the word around them closes up
+  CHECK(ids(t, std::string("do\0g", 4)) == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  CHECK(ids(t, "d\x01o\x0bg\x0c\x1f\x7f") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  CHECK(ids(t, "") == (std::vector<std::int32_t>{kCls, kSep}));
+  CHECK(ids(t, " \t\n\x01") == (std::vector<std::int32_t>{kCls, kSep}));
+}
+
+POLARMEM_TEST(truncation_keeps_the_first_pieces_and_sep) {
+  const auto t = tokenizer(5);
+  CHECK(ids(t, "dog dog dog") == (std::vector<std::int32_t>{kCls, 12, 12, 12, kSep}));
+  CHECK(ids(t, "dog dog dog dog dog") == (std::vector<std::int32_t>{kCls, 12, 12, 12, kSep}));
+  CHECK(ids(t, "dog unaffable") == (std::vector<std::int32_t>{kCls, 12, 5, 6, kSep}));  // a word cut in pieces
+  CHECK(ids(tokenizer(2), "dog") == (std::vector<std::int32_t>{kCls, kSep}));
+  CHECK(t.max_tokens() == 5);
+}
+
+POLARMEM_TEST(non_ascii_and_added_tokens_are_declined) {
+  const auto t = tokenizer();
+  std::vector<std::int32_t> out{7};
+  CHECK(!t.encode("caf\xc3\xa9", &out));
+  CHECK(!t.encode("dog \xe2\x80\x99", &out));
+  CHECK(!t.encode("\x80", &out));
+  CHECK(!t.encode("a dog [MASK] here", &out));
+  CHECK(!t.encode("[CLS]", &out));
+  CHECK(!t.encode("[sep] after normalizing", &out));  // also found in the normalized text
+  CHECK(!t.encode("[PA\x01" "D]", &out));              // ... where control characters are gone
+  CHECK(out == std::vector<std::int32_t>{7});
+  CHECK(ids(t, "[CLS") == (std::vector<std::int32_t>{kCls, kUnk, kUnk, kSep}));  // "[" and "cls"
+}
+
+POLARMEM_TEST(bad_construction_is_refused) {
+  CHECK_THROWS(WordPieceTokenizer(kVocabulary, kCls, kSep, 99, 16, {}));
+  CHECK_THROWS(WordPieceTokenizer(kVocabulary, -1, kSep, kUnk, 16, {}));
+  CHECK_THROWS(WordPieceTokenizer(kVocabulary, kCls, kSep, kUnk, 1, {}));
+  // An empty or non-ASCII literal declines nothing
+  const WordPieceTokenizer t(kVocabulary, kCls, kSep, kUnk, 8, {"", "\xc3\xa9"});
+  CHECK(ids(t, "dog") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+}
+
+int main() { return polarmem::testing::run_all(); }

