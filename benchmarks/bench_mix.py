@@ -3,7 +3,8 @@ PostgreSQL + pgvector answering the vector classes' equivalent queries in the sa
 part 4).
 
 Data: --items text notes in one namespace created as `polarmem namespace create` makes it (open
-vocabulary, the MiniLM encoder, one 384-d fp32 `sem` space). The notes are COCO captions
+vocabulary, the MiniLM encoder, one 384-d `sem` space with int8 rows beside the fp32 ones;
+`--storage fp32` for fp32 rows alone, the default before round 9). The notes are COCO captions
 (the bundled dev set, polarmem_server/data/coco_val2014_dev10k.jsonl.gz): the first --unique captions (5 per image, in file
 order) repeated until --items notes exist, each copy its own id and metadata (`topic` t0..t9,
 `day`). Their `sem` vectors are encoded once here with the server's own encoder
@@ -105,14 +106,14 @@ def encoded(work: Path, texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray, storage: str = "fp32") -> float:
+def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray, storage: str = "default") -> float:
     from polarmem_server.faces.client import PolarMemClient, item_message
 
     started = time.perf_counter()
     with PolarMemClient(address, timeout_s=600) as client:
-        # fp32: what `polarmem namespace create` makes; int8: the README's advice for large
-        # namespaces under load (exact answers: an int8 scan, then an fp32 re-rank)
-        spaces = () if storage == "fp32" else [("sem", 384, False, storage)]
+        # default: what `polarmem namespace create` makes (int8 rows beside the fp32 ones: an
+        # int8 scan, then an exact fp32 re-rank); fp32 / int8: that storage named explicitly
+        spaces = () if storage == "default" else [("sem", 384, False, storage)]
         client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True, spaces=spaces)
         for start in range(0, n_items, 5000):
             stop = min(n_items, start + 5000)
@@ -431,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep (and reuse) the encodings there")
     parser.add_argument("--label", default="mix")
-    parser.add_argument("--storage", default="fp32", choices=["fp32", "int8"],
-                        help="the sem space's storage (fp32: the default namespace; int8: the README's advice at scale)")
+    parser.add_argument("--storage", default="default", choices=["default", "fp32", "int8"],
+                        help="the sem space's storage (default: what `polarmem namespace create` makes, int8 rows "
+                             "beside the fp32 ones; fp32: rows in fp32 only)")
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
     split = {cls: int(n) for cls, n in (part.split("=") for part in args.mix_split.split(","))}

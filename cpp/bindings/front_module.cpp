@@ -106,7 +106,7 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
              const py::bytes& response, std::shared_ptr<text::ConceptKeys> keys,
-             std::shared_ptr<text::TriggerTable> triggers, std::shared_ptr<TextEncoder> encoder,
+             std::shared_ptr<text::TriggerTable> triggers, std::shared_ptr<SharedTextRuns> encoder,
              std::shared_ptr<WordPieceTokenizer> tokenizer, bool open_vocabulary) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");

@@ -17,6 +17,7 @@
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/simd.hpp"
+#include "polarmem/shared_text_runs.hpp"
 #include "polarmem/text_encoder.hpp"
 
 namespace py = pybind11;
@@ -541,6 +542,24 @@ PYBIND11_MODULE(_core, m) {
            "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
       .def_property_readonly("dim", &TextEncoder::dim)
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
+  py::class_<SharedTextRuns, std::shared_ptr<SharedTextRuns>>(
+      m, "SharedTextRuns",
+      "Concurrent single-text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp).")
+      .def(py::init([](std::shared_ptr<TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens) {
+             return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens);
+           }),
+           py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024)
+      .def(
+          "encode",
+          [](const SharedTextRuns& self, const std::vector<std::int32_t>& ids) {
+            py::array_t<float> out(static_cast<py::ssize_t>(self.dim()));
+            float* o = out.mutable_data();
+            py::gil_scoped_release release;
+            self.encode(ids, o);
+            return out;
+          },
+          py::arg("ids"), "one text's [CLS] ... [SEP] ids -> its vector, in a pass shared with concurrent callers")
+      .def_property_readonly("dim", &SharedTextRuns::dim);
 
   polarmem::bindings::bind_text(m);
   polarmem::bindings::bind_wordpiece(m);

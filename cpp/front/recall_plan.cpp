@@ -344,8 +344,7 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
   auto& term = plan.request.vectors[path.sem_term];
   term.values.resize(path.encoder->dim());
-  const std::int32_t length = static_cast<std::int32_t>(tokens.size());
-  path.encoder->encode(tokens.data(), &length, 1, term.values.data());
+  path.encoder->encode(tokens, term.values.data());
 
   std::vector<std::string> query_concepts;
   if (budget) query_concepts = plan.concept_names;

@@ -14,7 +14,7 @@
 
 #include "polarmem/index.hpp"
 #include "polarmem/rw_lock.hpp"
-#include "polarmem/text_encoder.hpp"
+#include "polarmem/shared_text_runs.hpp"
 #include "polarmem/text_parse.hpp"
 #include "polarmem/wordpiece.hpp"
 #include "polarmem/item_ids.hpp"
@@ -47,7 +47,7 @@ class ConceptNames {
 struct TextPath {
   std::shared_ptr<const text::ConceptKeys> keys;
   std::shared_ptr<const text::TriggerTable> triggers;
-  std::shared_ptr<const TextEncoder> encoder;
+  std::shared_ptr<const SharedTextRuns> encoder;  // concurrent calls share its passes
   std::shared_ptr<const WordPieceTokenizer> tokenizer;
   std::shared_ptr<const ConceptNames> names;
   // In a closed vocabulary the library maps a word that names no concept to the most similar

@@ -11,6 +11,8 @@ own (minilm_checkpoint.py), shared with the ONNX runtime, and for ASCII text its
 from __future__ import annotations
 
 import itertools
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,12 @@ from polarmem_server.scoring.cached_encoder import CachedEncoder
 # Tokens per forward pass for a batch (ingest): bounds the activations (tokens x 1536 floats for the
 # widest layer: 6 MB at 1,024 tokens) while every weight is still read once per 1,024 tokens.
 MAX_TOKENS_PER_RUN = 1024
+# Passes the compiled front's text queries run at once (cpp/include/polarmem/shared_text_runs.hpp):
+# calls beyond them wait and share the next pass. One per four cores (at least one): on the 2-core
+# host of docs/performance.md's round 9 one pass at a time carried the realistic mix at 1,854
+# calls/s and 0.85 ms of server CPU per call, two at 1,536 and 1.08, a pass per call 1,087 and 1.57
+# (text Recalls wait longer for a pass: their p99 67 / 64 / 52 ms). $POLARMEM_FRONT_ENCODER_RUNS overrides it.
+FRONT_ENCODER_RUNS = int(os.environ.get("POLARMEM_FRONT_ENCODER_RUNS", "0")) or max(1, len(os.sched_getaffinity(0)) // 4)
 
 
 class MiniLMNativeEncoder(CachedEncoder):
@@ -52,6 +60,8 @@ class MiniLMNativeEncoder(CachedEncoder):
             intermediate=config["intermediate_size"], max_positions=config["max_position_embeddings"],
             layer_norm_eps=config["layer_norm_eps"], weights=minilm_checkpoint.float_weights(directory))
         self.dim = self._model.dim
+        self._front_runs = None  # made on the compiled front's first text plan (compiled)
+        self._front_runs_lock = threading.Lock()
         self.kernel = self._model.kernel  # "avx512_vnni", "avx2" or "scalar"
         super().__init__(cache_size, cache_max_texts, shared_runs)
 
@@ -72,10 +82,17 @@ class MiniLMNativeEncoder(CachedEncoder):
 
     @property
     def compiled(self) -> tuple | None:
-        """(the core's TextEncoder, its WordPieceTokenizer): what the compiled Recall front
-        embeds text queries with, exactly as this encoder does for ASCII text (api/fast_front.py);
-        None when the checkpoint's tokenizer has no compiled copy."""
-        return (self._model, self.compiled_tokenizer) if self.compiled_tokenizer is not None else None
+        """(the core's SharedTextRuns over this encoder's TextEncoder, its WordPieceTokenizer):
+        what the compiled Recall front embeds text queries with, exactly as this encoder does for
+        ASCII text (api/fast_front.py); None when the checkpoint's tokenizer has no compiled copy."""
+        from polarmem_server import _core
+
+        if self.compiled_tokenizer is None:
+            return None
+        with self._front_runs_lock:
+            if self._front_runs is None:
+                self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS)
+        return self._front_runs, self.compiled_tokenizer
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """[CLS] ... [SEP] ids per text: the compiled tokenizer's, HF's for the texts it declines."""

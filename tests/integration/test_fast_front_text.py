@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from importlib import resources
 
 import grpc
@@ -177,3 +178,30 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
     aliased = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="no marsupial", **shape),
                                  natively=True)
     assert list(aliased.parse.forbidden) == ["wombat"]
+
+
+def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, stubs):
+    """Readers never fail while a writer appends concepts the texts name; once the writer is
+    done, every new word is parsed as its concept, natively and as the library parses it."""
+    main, fast = stubs
+    words = [f"blorp{a}{b}" for a in "bdfgk" for b in "mnprtv"]  # no plural ending: each its own concept
+    shape = dict(include_context=True, top_k=3)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
+
+    def write() -> None:
+        with PolarMemClient(server.address, fast_front=False) as client:
+            for i, word in enumerate(words):
+                client.remember("open", id=f"new-{i}", kind="text", text=f"a {word} beside a dog")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    answered = 0
+    while writer.is_alive() or answered < 10:
+        answer = fast.Recall(pb.RecallRequest(namespace="open", text=f"a {words[answered % len(words)]}", **shape))
+        assert answer.context or not answer.hits
+        answered += 1
+    writer.join()
+    for i, word in enumerate(words):
+        after = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text=f"a {word}", **shape),
+                                   natively=True)
+        assert list(after.parse.required) == [word] and after.hits[0].id == f"new-{i}"

@@ -1,0 +1,52 @@
+// Concurrent text queries sharing the encoder's passes. A call that arrives while `max_runs`
+// passes are running waits, and is encoded together with every call that arrived meanwhile in
+// the next pass: each weight is read once for all of them (a short query's pass is bound by
+// reading the weights, docs/performance.md "A realistic mix", round 9). An idle encoder runs a
+// call at once, alone, so one call at a time pays nothing. A pass's vectors do not depend on
+// what else is in it (the linear layers work per token, attention per text), so sharing changes
+// no vector: the compiled front's answers stay the library's.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "polarmem/text_encoder.hpp"
+
+namespace polarmem {
+
+class SharedTextRuns {
+ public:
+  // max_runs: passes at once (at least 1); max_tokens: a pass stops taking calls past it (a call
+  // longer than that still runs, alone).
+  SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens = 1024);
+
+  // One text's token ids (its [CLS] ... [SEP]) -> out (dim() floats). Throws what the encoder
+  // throws for this call's ids.
+  void encode(const std::vector<std::int32_t>& ids, float* out) const;
+
+  std::size_t dim() const { return encoder_->dim(); }
+  const TextEncoder& encoder() const { return *encoder_; }
+
+ private:
+  struct Call {
+    const std::vector<std::int32_t>* ids;
+    float* out;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  void run(const std::vector<Call*>& calls) const;
+
+  std::shared_ptr<const TextEncoder> encoder_;
+  const std::size_t max_runs_, max_tokens_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable finished_;
+  mutable std::deque<Call*> waiting_;
+  mutable std::size_t running_ = 0;
+};
+
+}  // namespace polarmem

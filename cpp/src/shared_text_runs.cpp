@@ -1,0 +1,73 @@
+#include "polarmem/shared_text_runs.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "polarmem/error.hpp"
+
+namespace polarmem {
+
+SharedTextRuns::SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens)
+    : encoder_(std::move(encoder)), max_runs_(max_runs), max_tokens_(max_tokens) {
+  if (!encoder_) fail(ErrorCode::kInvalidArgument, "shared text runs need an encoder");
+  if (max_runs_ < 1) fail(ErrorCode::kInvalidArgument, "max_runs must be at least 1");
+}
+
+void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) const {
+  Call call{&ids, out, false, nullptr};
+  std::unique_lock lock(mutex_);
+  waiting_.push_back(&call);
+  while (!call.done) {
+    if (running_ >= max_runs_ || waiting_.empty()) {
+      finished_.wait(lock);
+      continue;
+    }
+    // A pass takes the waiting calls in arrival order (this one may be among them, or wait
+    // for the next pass if earlier calls fill this one).
+    std::vector<Call*> calls;
+    std::size_t tokens = 0;
+    while (!waiting_.empty() && (calls.empty() || tokens + waiting_.front()->ids->size() <= max_tokens_)) {
+      tokens += waiting_.front()->ids->size();
+      calls.push_back(waiting_.front());
+      waiting_.pop_front();
+    }
+    ++running_;
+    lock.unlock();
+    run(calls);
+    lock.lock();
+    --running_;
+    for (Call* done : calls) done->done = true;
+    finished_.notify_all();
+  }
+  if (call.error) std::rethrow_exception(call.error);
+}
+
+void SharedTextRuns::run(const std::vector<Call*>& calls) const {
+  std::vector<std::int32_t> ids, lengths;
+  for (const Call* call : calls) {
+    ids.insert(ids.end(), call->ids->begin(), call->ids->end());
+    lengths.push_back(static_cast<std::int32_t>(call->ids->size()));
+  }
+  const std::size_t dim = encoder_->dim();
+  try {
+    if (calls.size() == 1) {
+      encoder_->encode(ids.data(), lengths.data(), 1, calls[0]->out);
+      return;
+    }
+    std::vector<float> out(calls.size() * dim);
+    encoder_->encode(ids.data(), lengths.data(), calls.size(), out.data());
+    for (std::size_t i = 0; i < calls.size(); ++i) std::memcpy(calls[i]->out, out.data() + i * dim, dim * sizeof(float));
+  } catch (...) {
+    // One call's bad ids fail the whole pass: each call is run again alone, so only it fails.
+    for (Call* call : calls) {
+      try {
+        const std::int32_t length = static_cast<std::int32_t>(call->ids->size());
+        encoder_->encode(call->ids->data(), &length, 1, call->out);
+      } catch (...) {
+        call->error = std::current_exception();
+      }
+    }
+  }
+}
+
+}  // namespace polarmem

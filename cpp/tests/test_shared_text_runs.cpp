@@ -1,0 +1,151 @@
+// SharedTextRuns: concurrent calls share passes and get exactly what encoding each text alone
+// gives; a bad call fails alone. A tiny random BERT (the test's own weights), as test_text_encoder.
+#include <atomic>
+#include <random>
+#include <thread>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "polarmem/error.hpp"
+#include "polarmem/shared_text_runs.hpp"
+
+using namespace polarmem;
+
+namespace {
+
+struct Weights {
+  std::map<std::string, std::vector<float>> arrays;
+  TensorMap map;
+  void add(const std::string& name, std::vector<std::size_t> shape, std::mt19937& rng, float scale = 0.2f) {
+    std::size_t size = 1;
+    for (std::size_t d : shape) size *= d;
+    std::normal_distribution<float> normal(0.0f, scale);
+    auto& values = arrays[name];
+    values.resize(size);
+    for (auto& v : values) v = normal(rng);
+    map[name] = TensorView{values.data(), shape};
+  }
+};
+
+std::shared_ptr<const TextEncoder> tiny_encoder() {
+  const std::size_t h = 32, inner = 64, vocabulary = 50, positions = 64;
+  std::mt19937 rng(7);
+  static Weights w;
+  w.add("embeddings.word_embeddings.weight", {vocabulary, h}, rng);
+  w.add("embeddings.position_embeddings.weight", {positions, h}, rng);
+  w.add("embeddings.token_type_embeddings.weight", {2, h}, rng);
+  w.add("embeddings.LayerNorm.weight", {h}, rng, 1.0f);
+  w.add("embeddings.LayerNorm.bias", {h}, rng);
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    for (const char* part : {"query", "key", "value"}) {
+      w.add(p + "attention.self." + part + ".weight", {h, h}, rng);
+      w.add(p + "attention.self." + part + ".bias", {h}, rng);
+    }
+    w.add(p + "attention.output.dense.weight", {h, h}, rng);
+    w.add(p + "attention.output.dense.bias", {h}, rng);
+    w.add(p + "attention.output.LayerNorm.weight", {h}, rng, 1.0f);
+    w.add(p + "attention.output.LayerNorm.bias", {h}, rng);
+    w.add(p + "intermediate.dense.weight", {inner, h}, rng);
+    w.add(p + "intermediate.dense.bias", {inner}, rng);
+    w.add(p + "output.dense.weight", {h, inner}, rng);
+    w.add(p + "output.dense.bias", {h}, rng);
+    w.add(p + "output.LayerNorm.weight", {h}, rng, 1.0f);
+    w.add(p + "output.LayerNorm.bias", {h}, rng);
+  }
+  return std::make_shared<TextEncoder>(TransformerConfig{2, h, 2, inner, positions, 1e-12f}, w.map);
+}
+
+std::vector<std::vector<std::int32_t>> texts(std::size_t count) {
+  std::mt19937 rng(11);
+  std::vector<std::vector<std::int32_t>> out(count);
+  for (auto& ids : out) {
+    ids.resize(2 + rng() % 20);
+    for (auto& id : ids) id = static_cast<std::int32_t>(rng() % 50);
+  }
+  return out;
+}
+struct Fixture {
+  std::shared_ptr<const TextEncoder> encoder = tiny_encoder();
+  std::vector<std::vector<std::int32_t>> inputs = texts(64);
+  std::vector<std::vector<float>> alone;
+  Fixture() {
+    for (const auto& ids : inputs) {
+      alone.emplace_back(encoder->dim());
+      const auto length = static_cast<std::int32_t>(ids.size());
+      encoder->encode(ids.data(), &length, 1, alone.back().data());
+    }
+  }
+};
+
+const Fixture& fixture() {
+  static const Fixture f;
+  return f;
+}
+
+}  // namespace
+
+POLARMEM_TEST(one_caller_at_a_time_gets_the_vector_of_its_text_alone) {
+  const auto& f = fixture();
+  SharedTextRuns runs(f.encoder, 1);
+  std::vector<float> out(f.encoder->dim());
+  for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+    runs.encode(f.inputs[i], out.data());
+    CHECK(out == f.alone[i]);
+  }
+}
+
+POLARMEM_TEST(eight_threads_share_passes_and_get_bit_identical_vectors) {
+  const auto& f = fixture();
+  SharedTextRuns runs(f.encoder, 1, 64);  // a small token cap: passes of several calls, cut by it
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> out(f.encoder->dim());
+      for (int round = 0; round < 50; ++round) {
+        const std::size_t i = (static_cast<std::size_t>(t) * 7 + static_cast<std::size_t>(round)) % f.inputs.size();
+        runs.encode(f.inputs[i], out.data());
+        if (out != f.alone[i]) ++mismatches;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(mismatches.load() == 0);
+}
+
+POLARMEM_TEST(a_call_with_a_bad_id_fails_alone) {
+  const auto& f = fixture();
+  SharedTextRuns runs(f.encoder, 2);
+  std::atomic<int> failures{0}, mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> out(f.encoder->dim());
+      for (int round = 0; round < 30; ++round) {
+        if (t == 0 && round % 3 == 0) {
+          try {
+            runs.encode({1, 999, 2}, out.data());
+          } catch (const Error&) {
+            ++failures;
+          }
+          continue;
+        }
+        const std::size_t i = static_cast<std::size_t>(t + round) % f.inputs.size();
+        runs.encode(f.inputs[i], out.data());
+        if (out != f.alone[i]) ++mismatches;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures.load() == 10);
+  CHECK(mismatches.load() == 0);
+}
+
+POLARMEM_TEST(no_runs_is_refused) {
+  CHECK_THROWS(SharedTextRuns(fixture().encoder, 0));
+}
+
+int main() { return polarmem::testing::run_all(); }
