@@ -143,8 +143,8 @@ class PolarMemClient:
                          declared_accuracy: float | None = None, ann: Mapping[str, Any] | bool | None = None,
                          open_vocabulary: bool = False, timeout_s: float | None = None) -> pb.NamespaceInfo:
         """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
-        (storage fp32 / fp16 / int8); none = one 384-d `sem` space. `encoder`: minilm / none.
-        `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
+        (storage fp32 / fp16 / int8); none = one 384-d `sem` space (int8 rows beside the fp32
+        ones). `encoder`: minilm / none. `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
         or ApproximateIndex fields for an opt-in approximate index (recall(approximate=True))."""
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
                                            degenerate_policy, fixed_threshold, template_std_max, concepts,
