@@ -23,6 +23,7 @@ from polarmem_server.domain.items import (ItemInput, check_evidence, check_item,
 from polarmem_server.domain.mixtures import BetaMixture
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
+from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
 from polarmem_server import (concept_backfill, encoder_warmup, namespace_recall, namespace_updates, verify_items,
                              vocabulary_reads)
@@ -64,8 +65,8 @@ class Memory:
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
         # Called with a namespace's name as each write to it that changed what Recall plans depend
-        # on ends, and the appended concepts' own names or None (domain/namespace.py ChangeLock).
-        self.change_listeners: list[Callable[[str, tuple[list[str], list[int]] | None], None]] = []
+        # on ends, and the concepts it only appended or None (domain/namespace.py ChangeLock).
+        self.change_listeners: list[Callable[[str, Appended | None], None]] = []
         records = self.backend.namespaces()
         bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
         for record in records:

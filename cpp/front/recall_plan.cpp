@@ -324,9 +324,10 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   plan.request.forbidden.clear();
   plan.concept_names.clear();
   auto* parse = response->mutable_parse();
+  const auto polarity = text::polarity(parsed.mentions);
   std::string name;
-  for (const bool negated : {false, true}) {
-    for (const auto& [concept_id, is_negated] : text::polarity(parsed.mentions)) {
+  for (const bool negated : {false, true}) {  // required first, then forbidden, each in order of mention
+    for (const auto& [concept_id, is_negated] : polarity) {
       if (is_negated != negated) continue;
       if (!path.names->name(concept_id, &name)) return false;
       (negated ? plan.request.forbidden : plan.request.required).push_back(concept_id);
@@ -339,16 +340,19 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
   plan.required_count = plan.request.required.size();
 
-  std::string affirmative = text::affirmative_part(query, parsed.negated_spans);
+  const std::string affirmative = text::affirmative_part(query, parsed.negated_spans);
   std::vector<std::int32_t> tokens;
   if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
   auto& term = plan.request.vectors[path.sem_term];
   term.values.resize(path.encoder->dim());
-  path.encoder->encode(tokens, term.values.data());
-
-  std::vector<std::string> query_concepts;
-  if (budget) query_concepts = plan.concept_names;
-  return answer_search(plan, plan.request, request, budget ? &query_concepts : nullptr, budget.value_or(0), response);
+  try {
+    path.encoder->encode(tokens, term.values.data());
+  } catch (const Error&) {
+    return false;  // the library states the error in its own words
+  }
+  SearchRequest search = std::move(plan.request);
+  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
+                       response);
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ class FastFrontHost:
         explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
             return False
-        model, tokenizer = compiled
+        encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
 
         def publish() -> None:
             if not self.plans.has_names(namespace.name):
@@ -181,7 +181,7 @@ class FastFrontHost:
             self.plans.publish_text(namespace.name, request.SerializeToString(), search.index, search.ids,
                                     search.metadata, search.records, explain, search.request,
                                     response.SerializeToString(), namespace.vocabulary.compiled_keys(),
-                                    QUERY_CUES.compiled, model, tokenizer, namespace.settings.open_vocabulary)
+                                    QUERY_CUES.compiled, encoder, tokenizer, namespace.settings.open_vocabulary)
 
         return namespace.write_lock.unchanged_since(epoch, publish)
 
