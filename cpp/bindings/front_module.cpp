@@ -127,8 +127,11 @@ PYBIND11_MODULE(_front, m) {
             path->names = std::move(names);
             path->open_vocabulary = open_vocabulary;
             plan->text = std::move(path);
-            // The parse and the context are each call's own.
+            // The parse (but whether names were explicit, which the shape says) and the context
+            // are each call's own.
+            const bool explicit_names = plan->response_template.parse().explicit_();
             plan->response_template.clear_parse();
+            plan->response_template.mutable_parse()->set_explicit_(explicit_names);
             plan->response_template.clear_context();
             self.publish(ns, text_key(parsed_request), std::move(plan));
           },

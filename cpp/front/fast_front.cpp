@@ -127,12 +127,17 @@ class FastFront::Service final : public grpc::Service {
   }
 
   // The plan of the request's own shape, else its generic shape's bound to its concepts; a
-  // text query's text plan.
+  // text query's text plan, bound to the concepts it names explicitly if it names some.
   std::shared_ptr<const RecallPlan> find_plan(const v1::RecallRequest& request) const {
     const auto& ns = request.namespace_();
-    if (!request.text().empty()) return plans_->find(ns, text_key(request));  // one plan answers any text
-    if (auto plan = plans_->find(ns, plan_key(request))) return plan;
-    const auto generic = plans_->find(ns, generic_key(request));
+    std::shared_ptr<const RecallPlan> generic;
+    if (!request.text().empty()) {  // one text plan answers any text (and any names, by their counts)
+      generic = plans_->find(ns, text_key(request));
+      if (!generic || (request.required_size() == 0 && request.forbidden_size() == 0)) return generic;
+    } else {
+      if (auto plan = plans_->find(ns, plan_key(request))) return plan;
+      generic = plans_->find(ns, generic_key(request));
+    }
     const auto vocabulary = generic ? plans_->vocabulary(ns) : nullptr;
     if (!vocabulary) return nullptr;
     auto bound = bind(*generic, request, *vocabulary);

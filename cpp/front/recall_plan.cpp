@@ -168,7 +168,10 @@ std::string text_key(const v1::RecallRequest& request) {
   v1::RecallRequest shape = without_values(request);
   shape.clear_text();
   shape.clear_context_budget_chars();
-  return serialised(shape) + "#text";
+  shape.clear_required();
+  shape.clear_forbidden();
+  return serialised(shape) + "#text:" + std::to_string(request.required_size()) + "," +
+         std::to_string(request.forbidden_size());
 }
 
 bool ConceptNames::append(std::size_t first, const std::vector<std::string>& names) {
@@ -208,8 +211,9 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
       required ? parse->add_required(name) : parse->add_forbidden(name);
     }
   }
-  if (generic.state_concepts.empty()) {
-    plan.concept_names.clear();  // the library reports no states without concepts
+  if (generic.state_concepts.empty() && !generic.text) {
+    plan.concept_names.clear();  // the library reports no states without concepts (a text plan's
+                                 // hits always cite the query's concepts)
   } else {
     plan.state_concepts = plan.request.required;
     plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
@@ -310,35 +314,41 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
 
 // A text query as the library plans it (recall.py plan_query, run_recall): the parse's
 // affirmed concepts required, its negated ones forbidden, its content words that name no
-// concept reported as unknown, and the text's affirmative part embedded for similarity.
+// concept reported as unknown (or, with explicit names, the concepts bind() bound), and the
+// text's affirmative part embedded for similarity.
 bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1::RecallResponse* response) {
   const TextPath& path = *generic.text;
   std::optional<std::size_t> budget;
   if (request.include_context() && !(budget = context_budget(request))) return false;
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
-  if (!parsed.unknown.empty() && !path.open_vocabulary) return false;
+  // With explicit names the text only gives the similarity (its affirmative part): its unknown
+  // words are not looked at, as in the library.
+  const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
+  if (!explicit_names && !parsed.unknown.empty() && !path.open_vocabulary) return false;
 
   RecallPlan plan = generic;
-  plan.request.required.clear();
-  plan.request.forbidden.clear();
-  plan.concept_names.clear();
-  auto* parse = response->mutable_parse();
-  const auto polarity = text::polarity(parsed.mentions);
-  std::string name;
-  for (const bool negated : {false, true}) {  // required first, then forbidden, each in order of mention
-    for (const auto& [concept_id, is_negated] : polarity) {
-      if (is_negated != negated) continue;
-      if (!path.names->name(concept_id, &name)) return false;
-      (negated ? plan.request.forbidden : plan.request.required).push_back(concept_id);
-      negated ? parse->add_forbidden(name) : parse->add_required(name);
-      plan.concept_names.push_back(name);
+  if (!explicit_names) {  // the parse decides the concepts; explicit names were bound already (bind())
+    plan.request.required.clear();
+    plan.request.forbidden.clear();
+    plan.concept_names.clear();
+    auto* parse = response->mutable_parse();
+    const auto polarity = text::polarity(parsed.mentions);
+    std::string name;
+    for (const bool negated : {false, true}) {  // required first, then forbidden, each in order of mention
+      for (const auto& [concept_id, is_negated] : polarity) {
+        if (is_negated != negated) continue;
+        if (!path.names->name(concept_id, &name)) return false;
+        (negated ? plan.request.forbidden : plan.request.required).push_back(concept_id);
+        negated ? parse->add_forbidden(name) : parse->add_required(name);
+        plan.concept_names.push_back(name);
+      }
     }
+    for (const auto& term : parsed.unknown) parse->add_unknown(term.word);
+    plan.state_concepts = plan.request.required;
+    plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
+    plan.required_count = plan.request.required.size();
   }
-  for (const auto& term : parsed.unknown) parse->add_unknown(term.word);
-  plan.state_concepts = plan.request.required;
-  plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
-  plan.required_count = plan.request.required.size();
 
   const std::string affirmative = text::affirmative_part(query, parsed.negated_spans);
   std::vector<std::int32_t> tokens;

@@ -158,11 +158,12 @@ class FastFrontHost:
         return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
 
     def _publish_text(self, request, response, result, namespace, search: CoreSearch, epoch: Epoch) -> bool:
-        """A plan for every text of the request's shape: the front parses each call's text with
-        the namespace's live keys, embeds its affirmative part with the namespace's compiled
-        encoder and names concepts from the names table the listeners keep current. Only where
-        the mode is the request's or the rule's own (adaptive's choice depends on the text) and
-        the encoder runs in the core."""
+        """A plan for every text of the request's shape (and, with explicit required / forbidden
+        names, for any names of the vocabulary, as many of each): the front parses each call's
+        text with the namespace's live keys, embeds its affirmative part with the namespace's
+        compiled encoder and names concepts from the names table the listeners keep current.
+        Only where the mode is the request's or the rule's own (adaptive's choice depends on the
+        text) and the encoder runs in the core."""
         adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE or \
             (request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value)
         compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
@@ -173,11 +174,18 @@ class FastFrontHost:
         explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
             return False
+        # Explicit names bind per call like a generic vector plan's: each by its own name, none
+        # repeated, none skipped as unknown (whose suggestions read the whole vocabulary).
+        names = [*request.required, *request.forbidden]
+        if names and (names != [*result.required, *result.forbidden] or result.plan.unknown_concepts):
+            return False
         encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
 
         def publish() -> None:
             if not self.plans.has_names(namespace.name):
                 self.plans.set_names(namespace.name, namespace.vocabulary.names)
+            if names and not self.plans.has_vocabulary(namespace.name):
+                self.plans.set_vocabulary(namespace.name, *namespace.vocabulary.own_names())
             self.plans.publish_text(namespace.name, request.SerializeToString(), search.index, search.ids,
                                     search.metadata, search.records, explain, search.request,
                                     response.SerializeToString(), namespace.vocabulary.compiled_keys(),

@@ -21,9 +21,10 @@ def plannable(request) -> bool:
     shape (api/fast_front.py's docstring says why each one). Then either
 
     * query vectors (one row per space), no text and no context; or
-    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors, no
-      required / forbidden names and a mode other than adaptive (whose choice depends on the
-      text), the context or not: the front parses, embeds and binds each text.
+    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors and a
+      mode other than adaptive (whose choice depends on the text), the context or not, explicit
+      required / forbidden names or not: the front parses, embeds and binds each text (an
+      explicit name binds natively when it is a concept's own name, as written there).
 
     Every mode but adaptive always makes one core search (strict included: the core merges its
     two); a vector query's adaptive does when it settles without a probe search, which only the
@@ -32,7 +33,6 @@ def plannable(request) -> bool:
             or request.HasField("recency_weight") or request.consistency_token):
         return False
     if request.text:
-        return (request.text.isascii() and len(request.vectors) == 0 and len(request.required) == 0
-                and len(request.forbidden) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE)
+        return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
     return (not request.include_context and len(request.vectors) > 0
             and all(value.rows <= 1 for value in request.vectors.values()))

@@ -205,3 +205,40 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
         after = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text=f"a {word}", **shape),
                                    natively=True)
         assert list(after.parse.required) == [word] and after.hits[0].id == f"new-{i}"
+
+
+def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stubs):
+    """What the MCP tool sends when the agent names the constraints: the text gives only the
+    similarity (its affirmative part); the names bind like a generic vector plan's."""
+    main, fast = stubs
+    shape = dict(include_context=True, top_k=5)
+    first = pb.RecallRequest(namespace="closed", text="a dog on a sofa", required=["dog"], forbidden=["cat"], **shape)
+    assert plannable(first)
+    same_on_both_ports(server, stubs, first, natively=False)  # plans the shape: one required, one forbidden
+    for text, required, forbidden in (("a frisbee in a park", ["frisbee"], ["dog"]), ("sofa", ["sofa"], ["bus"]),
+                                      ("a bus without a dog", ["bus"], ["frisbee"]), ("x" * 300, ["cat"], ["sofa"])):
+        answer = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=text, required=required,
+                                                                    forbidden=forbidden, **shape), natively=True)
+        assert answer.parse.explicit and list(answer.parse.required) == required
+    # another count of names: its own plan first
+    two = pb.RecallRequest(namespace="closed", text="dog frisbee", required=["dog", "frisbee"], **shape)
+    same_on_both_ports(server, stubs, two, natively=False)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="cat sofa", required=["cat", "sofa"],
+                                                       **shape), natively=True)
+    # a plural, another case, a repeat: the library resolves those
+    for required, forbidden in ((["dogs"], ["cat"]), (["Dog"], ["cat"]), (["dog"], ["dog"])):
+        same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog", required=required,
+                                                           forbidden=forbidden, **shape), natively=False)
+    # an unknown name: the library's error, in its words, through either port
+    unknown = pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], **shape)
+    with pytest.raises(grpc.RpcError) as on_front:
+        fast.Recall(unknown)
+    with pytest.raises(grpc.RpcError) as on_main:
+        main.Recall(unknown)
+    assert on_front.value.code() == on_main.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert on_front.value.details() == on_main.value.details()
+    # ... or, allowed, skipped and listed: answered by the library each time
+    allowed = pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"],
+                               allow_unknown_concepts=True, **shape)
+    for _ in range(2):
+        same_on_both_ports(server, stubs, allowed, natively=False)
