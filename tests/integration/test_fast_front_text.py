@@ -86,6 +86,16 @@ def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> 
     return answer
 
 
+def refused_alike(stubs, request) -> None:
+    """Both ports refuse the request with INVALID_ARGUMENT and the same message (the library's)."""
+    errors = []
+    for stub in stubs:
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Recall(request)
+        errors.append((refused.value.code(), refused.value.details()))
+    assert errors[0] == errors[1] and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT
+
+
 SHAPES = [
     dict(include_context=True, top_k=5),  # the MCP recall tool's
     dict(),  # the CLI's: explained hits, default k
@@ -142,14 +152,8 @@ def test_texts_the_front_cannot_answer_exactly_go_to_the_library(server, stubs):
     # a literal special token: HF splits it out, the compiled tokenizer declines
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))
     # a context budget the library refuses: its error, in its words
-    main, fast = stubs
-    bad = pb.RecallRequest(namespace="open", text="a dog", include_context=True, top_k=5, context_budget_chars=3)
-    with pytest.raises(grpc.RpcError) as on_front:
-        fast.Recall(bad)
-    with pytest.raises(grpc.RpcError) as on_main:
-        main.Recall(bad)
-    assert on_front.value.code() == on_main.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert on_front.value.details() == on_main.value.details()
+    refused_alike(stubs, pb.RecallRequest(namespace="open", text="a dog", include_context=True, top_k=5,
+                                          context_budget_chars=3))
 
 
 def test_adaptive_text_queries_stay_with_the_library(server, stubs):
@@ -183,7 +187,7 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
 def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, stubs):
     """Readers never fail while a writer appends concepts the texts name; once the writer is
     done, every new word is parsed as its concept, natively and as the library parses it."""
-    main, fast = stubs
+    _, fast = stubs
     words = [f"blorp{a}{b}" for a in "bdfgk" for b in "mnprtv"]  # no plural ending: each its own concept
     shape = dict(include_context=True, top_k=3)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
@@ -210,7 +214,6 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
 def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stubs):
     """What the MCP tool sends when the agent names the constraints: the text gives only the
     similarity (its affirmative part); the names bind like a generic vector plan's."""
-    main, fast = stubs
     shape = dict(include_context=True, top_k=5)
     first = pb.RecallRequest(namespace="closed", text="a dog on a sofa", required=["dog"], forbidden=["cat"], **shape)
     assert plannable(first)
@@ -230,13 +233,8 @@ def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stu
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog", required=required,
                                                            forbidden=forbidden, **shape), natively=False)
     # an unknown name: the library's error, in its words, through either port
-    unknown = pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], **shape)
-    with pytest.raises(grpc.RpcError) as on_front:
-        fast.Recall(unknown)
-    with pytest.raises(grpc.RpcError) as on_main:
-        main.Recall(unknown)
-    assert on_front.value.code() == on_main.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert on_front.value.details() == on_main.value.details()
+    refused_alike(stubs, pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"],
+                                          **shape))
     # ... or, allowed, skipped and listed: answered by the library each time
     allowed = pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"],
                                allow_unknown_concepts=True, **shape)
