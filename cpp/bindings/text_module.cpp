@@ -44,6 +44,9 @@ void bind_text(py::module_& m) {
         },
         py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
 
+  m.attr("DEFAULT_CONTEXT_BUDGET_CHARS") = kDefaultContextBudget;
+  m.attr("MIN_CONTEXT_BUDGET_CHARS") = kMinContextBudget;
+  m.attr("MAX_CONTEXT_BUDGET_CHARS") = kMaxContextBudget;
   m.def("mention_polarity",
         [](const std::vector<std::tuple<std::uint32_t, bool, bool>>& mentions) {
           std::vector<Mention> converted;

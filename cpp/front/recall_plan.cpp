@@ -188,11 +188,6 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
   return true;
 }
 
-std::size_t ConceptNames::size() const {
-  std::shared_lock guard(lock_);
-  return names_.size();
-}
-
 std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
                                const Vocabulary& vocabulary) {
   RecallPlan plan = generic;
@@ -224,13 +219,15 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
 
 namespace {
 
-// The context's budget as the library checks it (domain/query.py check_context_budget); 0 is
-// the default. Nothing when the library would refuse it.
-constexpr std::int64_t kDefaultContextBudget = 400, kMinContextBudget = 16, kMaxContextBudget = 100000;
-
+// The context's budget as the library checks it (text::kMinContextBudget ...); 0 is the
+// default. Nothing when the library would refuse it.
 std::optional<std::size_t> context_budget(const v1::RecallRequest& request) {
-  const std::int64_t budget = request.context_budget_chars() ? request.context_budget_chars() : kDefaultContextBudget;
-  if (budget < kMinContextBudget || budget > kMaxContextBudget) return std::nullopt;
+  const std::int64_t budget = request.context_budget_chars() ? request.context_budget_chars()
+                                                             : static_cast<std::int64_t>(text::kDefaultContextBudget);
+  if (budget < static_cast<std::int64_t>(text::kMinContextBudget) ||
+      budget > static_cast<std::int64_t>(text::kMaxContextBudget)) {
+    return std::nullopt;
+  }
   return static_cast<std::size_t>(budget);
 }
 
@@ -353,7 +350,7 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   const std::string affirmative = text::affirmative_part(query, parsed.negated_spans);
   std::vector<std::int32_t> tokens;
   if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
-  auto& term = plan.request.vectors[path.sem_term];
+  auto& term = plan.request.vectors.front();
   term.values.resize(path.encoder->dim());
   try {
     path.encoder->encode(tokens, term.values.data());

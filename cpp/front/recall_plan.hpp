@@ -33,7 +33,6 @@ class ConceptNames {
   bool append(std::size_t first, const std::vector<std::string>& names);
   // False when the id is not (yet) in the table.
   bool name(std::uint32_t id, std::string* out) const;
-  std::size_t size() const;
 
  private:
   mutable RwLock lock_;
@@ -53,7 +52,7 @@ struct TextPath {
   // In a closed vocabulary the library maps a word that names no concept to the most similar
   // concept: such a call goes to the library. In an open one the word is reported as unknown.
   bool open_vocabulary = false;
-  std::size_t sem_term = 0;  // the term of the core request the text's embedding fills
+  // The core request has one query term (the `sem` space's), which the text's embedding fills.
 };
 
 struct RecallPlan {

@@ -103,14 +103,17 @@ class FastFrontHost:
 
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
         """A write changed what the namespace's plans depend on (ChangeLock, which calls this
-        before letting its lock go): ``appended`` holds the concepts it only appended (the
-        compiled parse's keys already know them); None drops every plan, the vocabulary and the
-        names."""
+        before letting its lock go): ``appended`` holds the concepts it only appended; None drops
+        every plan, the vocabulary and the names. A namespace with text plans (it has a names
+        table) gets the compiled parse's keys brought up to date first, so a text naming a new
+        concept is parsed as the concept as soon as its write returns."""
         if appended is None:
             self.plans.forget(namespace)
-        else:
-            self.plans.append_concepts(namespace, appended.own_names, appended.own_ids)
+            return
+        if self.plans.has_names(namespace):
+            appended.compiled_keys()
             self.plans.append_names(namespace, appended.first, appended.names)
+        self.plans.append_concepts(namespace, appended.own_names, appended.own_ids)
 
     def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed

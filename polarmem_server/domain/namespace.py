@@ -41,7 +41,7 @@ class ChangeLock:
     plan resolved still resolves to the same id (Vocabulary.rewrites), so the same core search
     and parse follow. The listeners get the new concepts (``Vocabulary.appended_since``: their
     own names, to bind them in generic plans, and all their names, to name them in text plans'
-    answers; the compiled parse's keys are brought up to date first), and drop the plans whose
+    answers; and a way to bring the compiled parse's keys up to date), and drop the plans whose
     answer reads the whole vocabulary (the names a Recall skipped as unknown, which may be
     concepts now, and their suggestions). Any other change, or ``invalidate()`` (a deletion),
     drops all of them: the listeners get None. Without listeners (no front) nothing is computed.

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from polarmem_server import _core
 from polarmem_server.domain import confidence
 from polarmem_server.domain.items import KINDS, check_concept, check_metadata, check_vectors
 from polarmem_server.errors import InvalidArgument, quoted
@@ -32,9 +33,11 @@ DEFAULT_MODE = RecallMode.HARD
 DEFAULT_TOP_K = 10
 DEFAULT_SOFT_LAMBDA = 1.0
 MAX_SOFT_LAMBDA = 1e6
-DEFAULT_CONTEXT_BUDGET_CHARS = 400
-MIN_CONTEXT_BUDGET_CHARS = 16
-MAX_CONTEXT_BUDGET_CHARS = 100_000
+# The context's per-item budget: the core's (cpp/include/polarmem/fact_check_context.hpp), which
+# renders the context and whose compiled front checks the same range.
+DEFAULT_CONTEXT_BUDGET_CHARS = _core.DEFAULT_CONTEXT_BUDGET_CHARS
+MIN_CONTEXT_BUDGET_CHARS = _core.MIN_CONTEXT_BUDGET_CHARS
+MAX_CONTEXT_BUDGET_CHARS = _core.MAX_CONTEXT_BUDGET_CHARS
 MAX_QUERY_CONCEPTS = 256
 DEFAULT_RECENCY_WEIGHT = 0.1
 RECENCY_MODES = (RecallMode.HARD, RecallMode.OFF)

@@ -12,7 +12,7 @@ of first use and persisted by the store, so they are stable across restarts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -39,6 +39,9 @@ class Appended(NamedTuple):
     own_ids: list[int]
     first: int  # the first appended id
     names: list[str]  # every appended concept's name, ids first, first + 1, ...
+    # Brings the compiled parse's keys up to date (Vocabulary.compiled_keys): a reader that
+    # parses with them (the front's text plans) calls it before it takes the new names.
+    compiled_keys: Callable[[], object]
 
 
 class Vocabulary:
@@ -134,11 +137,10 @@ class Vocabulary:
 
     def appended_since(self, first: int) -> Appended:
         """The concepts from id `first` on, for the compiled Recall front after a write appended
-        them (domain/namespace.py ChangeLock). Brings the compiled keys up to date first: the
-        front's text plans parse with them, and must find the new names once told."""
-        self.compiled_keys()
+        them (domain/namespace.py ChangeLock). The compiled keys are not pushed here: that
+        rebuilds the lookup table, which only a namespace with text plans needs on each write."""
         own_names, own_ids = self.own_names(first)
-        return Appended(own_names, own_ids, first, self._names[first:])
+        return Appended(own_names, own_ids, first, self._names[first:], self.compiled_keys)
 
     def bind(self, name: str) -> int:
         """Id of `name` itself, adding it if new; unlike `ensure`, an alias never redirects it (the

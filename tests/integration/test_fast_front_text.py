@@ -175,6 +175,12 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
                                natively=True)
     assert list(after.parse.required) == ["wombat"] and after.hits[0].id == "wombat-note"
     assert "NOT_HAS: dog" in after.context.splitlines()[1]
+    # a concept a write adds by its states alone (no text parsed on the way): parsed natively too
+    with PolarMemClient(server.address, fast_front=False) as client:
+        client.observe("open", "wombat-note", states={"numbat": "has"})
+    numbat = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a numbat", **shape),
+                                natively=True)
+    assert list(numbat.parse.required) == ["numbat"] and numbat.hits[0].id == "wombat-note"
     # an alias change drops the text plans: the next call plans again, then native
     with PolarMemClient(server.address, fast_front=False) as client:
         client.update_namespace("open", aliases={"marsupial": "wombat"})

@@ -17,6 +17,11 @@ struct ContextEntry {
   std::vector<std::string> has, not_has;  // its concepts by state, in its evidence's order
 };
 
+// The per-item budget a request may ask for (RecallRequest.context_budget_chars; 0 = the
+// default). The library checks it (domain/query.py reads these); the front hands a call
+// outside the range to the library, which refuses it in its own words.
+inline constexpr std::size_t kDefaultContextBudget = 400, kMinContextBudget = 16, kMaxContextBudget = 100000;
+
 // How many concepts a HAS / NOT_HAS list shows before "(+N more)".
 inline constexpr std::size_t kContextListLimit = 12;
 

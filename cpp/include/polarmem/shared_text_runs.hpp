@@ -30,7 +30,6 @@ class SharedTextRuns {
   void encode(const std::vector<std::int32_t>& ids, float* out) const;
 
   std::size_t dim() const { return encoder_->dim(); }
-  const TextEncoder& encoder() const { return *encoder_; }
 
  private:
   struct Call {
