@@ -16,10 +16,15 @@ namespace polarmem::q8 {
 namespace {
 
 constexpr std::size_t kMaxRows = 6;
-// How far ahead the weight stream is fetched, in blocks of 512 bytes per column group. Measured
-// on a Zen 4 VM (24 distinct MiniLM-shaped layers, 13 tokens): 1.68 ms per pass without, 1.27 at
-// 16 blocks, 1.40 at 32, 1.52 at 64 (the weights held in cache: 0.93).
-constexpr std::size_t kPrefetchBlocks = 16;
+// How far ahead the weight stream is fetched, in blocks of 512 bytes per column group: far
+// ahead into L2 (whose miss queue holds more lines in flight than L1's, so more of DRAM's
+// latency overlaps) and near ahead into L1. Measured on a Zen 4 VM (2 vCPUs; MiniLM's 24
+// layers, 12 tokens, 64 MB read between passes so the weights come from DRAM), mean per pass:
+// L1 only at 16 blocks (the setting before) 1.41-1.75 ms, at 8 1.68; L2 at 48 + L1 at 4
+// 1.11-1.23, at 32 + 8 1.28, at 64 + 8 1.26, at 96 + 8 1.32 (weights in cache: 0.84-0.91
+// either way). At 84 tokens (compute-bound) 5.92-6.01 against 6.12-6.35.
+constexpr std::size_t kPrefetchNearBlocks = 4;
+constexpr std::size_t kPrefetchFarBlocks = 48;
 
 template <std::size_t Rows, std::size_t Groups>
 void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, const float* weight_scales,
@@ -41,10 +46,14 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
     if (row0 == 0) {
       // A model's weights (13 MB for MiniLM) do not stay in cache between queries, and the
       // hardware prefetcher alone left a fifth of the layer time waiting on them: the first
-      // row tile asks for the stream ahead (later tiles find it in L1/L2).
+      // row tile asks for the stream ahead (later tiles find it in L1/L2). Past a group's last
+      // block the lines are the next groups' (or, at a matrix's end, ones a prefetch may name
+      // without faulting).
       for (std::size_t g = 0; g < Groups; ++g)
-        for (std::size_t line = 0; line < block_bytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchBlocks * block_bytes + line), _MM_HINT_T0);
+        for (std::size_t line = 0; line < block_bytes; line += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchNearBlocks * block_bytes + line), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchFarBlocks * block_bytes + line), _MM_HINT_T1);
+        }
     }
     for (std::size_t quad = 0; quad < kQ8Block / 4; ++quad) {
       __m512i w[Groups];
