@@ -14,6 +14,7 @@ import threading
 from importlib import resources
 
 import grpc
+import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
@@ -246,3 +247,37 @@ def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stu
                                allow_unknown_concepts=True, **shape)
     for _ in range(2):
         same_on_both_ports(server, stubs, allowed, natively=False)
+
+
+def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
+    """Eight callers at once through the front: text calls sharing encoder passes beside vector
+    calls of a generic shape. Nothing stalls (each call has a deadline), every call is the
+    front's own, and every answer is the library's."""
+    main, fast = stubs
+    rng = np.random.default_rng(3)
+    texts = [pb.RecallRequest(namespace="open", text=text, include_context=True, top_k=5) for text in QUERIES[:16]]
+    vectors = [pb.RecallRequest(namespace="open", vectors={"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())},
+                                required=["dog"], explain=False) for _ in range(16)]
+    requests = [request for pair in zip(texts, vectors) for request in pair]
+    fast.Recall(texts[0])  # plans the two shapes
+    fast.Recall(vectors[0])
+    answers: dict[int, bytes] = {}
+    errors: list[BaseException] = []
+
+    def call(worker: int) -> None:
+        try:
+            for i in range(worker, len(requests), 8):
+                answers[i] = fast.Recall(requests[i], timeout=60).SerializeToString(deterministic=True)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    before = native(server)
+    workers = [threading.Thread(target=call, args=(w,)) for w in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not errors, errors
+    assert native(server) - before == len(requests)
+    for i, request in enumerate(requests):
+        assert answers[i] == main.Recall(request).SerializeToString(deterministic=True), request.text
