@@ -10,6 +10,7 @@
 #include <new>
 #include <optional>
 
+#include "polarmem/call_weight.hpp"
 #include "polarmem/diagnostics.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
@@ -559,7 +560,11 @@ PYBIND11_MODULE(_core, m) {
             return out;
           },
           py::arg("ids"), "one text's [CLS] ... [SEP] ids -> its vector, in a pass shared with concurrent callers")
-      .def_property_readonly("dim", &SharedTextRuns::dim);
+      .def_property_readonly("dim", &SharedTextRuns::dim)
+      .def_property_readonly_static(
+          "weighted", [](const py::object&) { return ScopedCallWeight::available(); },
+          "whether a pass's thread gets the scheduler weight of the calls waiting on it "
+          "(cpp/include/polarmem/call_weight.hpp: needs CAP_SYS_NICE or RLIMIT_NICE)");
 
   polarmem::bindings::bind_text(m);
   polarmem::bindings::bind_wordpiece(m);

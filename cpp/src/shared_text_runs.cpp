@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "polarmem/call_weight.hpp"
 #include "polarmem/error.hpp"
 
 namespace polarmem {
@@ -17,6 +18,8 @@ void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) co
   Call call{&ids, out, false, nullptr};
   std::unique_lock lock(mutex_);
   waiting_.push_back(&call);
+  if (running_ >= max_runs_)
+    for (const Pass& pass : passes_) pass.weight->carry(pass.calls + waiting_.size());
   while (!call.done) {
     if (running_ >= max_runs_ || waiting_.empty()) {
       finished_.wait(lock);
@@ -32,9 +35,15 @@ void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) co
       waiting_.pop_front();
     }
     ++running_;
-    lock.unlock();
-    run(calls);
-    lock.lock();
+    {
+      // The pass runs for its calls and every call that queues behind it meanwhile.
+      ScopedCallWeight weight(calls.size() + waiting_.size());
+      passes_.push_back({&weight, calls.size()});
+      lock.unlock();
+      run(calls);
+      lock.lock();
+      passes_.erase(std::find_if(passes_.begin(), passes_.end(), [&](const Pass& pass) { return pass.weight == &weight; }));
+    }  // the thread's own weight back, under the lock: no arrival re-weights it after this
     --running_;
     for (Call* done : calls) done->done = true;
     finished_.notify_all();

@@ -11,6 +11,7 @@ own (minilm_checkpoint.py), shared with the ONNX runtime, and for ASCII text its
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import threading
 from pathlib import Path
@@ -20,6 +21,8 @@ import numpy as np
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring import minilm_checkpoint
 from polarmem_server.scoring.cached_encoder import CachedEncoder
+
+log = logging.getLogger("polarmem.encoder")
 
 # Tokens per forward pass for a batch (ingest): bounds the activations (tokens x 1536 floats for the
 # widest layer: 6 MB at 1,024 tokens) while every weight is still read once per 1,024 tokens.
@@ -92,6 +95,10 @@ class MiniLMNativeEncoder(CachedEncoder):
         with self._front_runs_lock:
             if self._front_runs is None:
                 self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS)
+                if not _core.SharedTextRuns.weighted:
+                    log.warning("the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, "
+                                "RLIMIT_NICE 0): a shared encoder pass gets one thread's share of the CPU, and text "
+                                "Recalls wait longer under load (docs/fast-front.md, 'Scheduler weight')")
         return self._front_runs, self.compiled_tokenizer
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:

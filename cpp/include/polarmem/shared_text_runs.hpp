@@ -4,7 +4,8 @@
 // reading the weights, docs/performance.md "A realistic mix", round 9). An idle encoder runs a
 // call at once, alone, so one call at a time pays nothing. A pass's vectors do not depend on
 // what else is in it (the linear layers work per token, attention per text), so sharing changes
-// no vector: the compiled front's answers stay the library's.
+// no vector: the compiled front's answers stay the library's. A running pass's thread is weighted
+// by the calls it carries and the calls queued behind it (call_weight.hpp).
 #pragma once
 
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "polarmem/call_weight.hpp"
 #include "polarmem/text_encoder.hpp"
 
 namespace polarmem {
@@ -46,6 +48,11 @@ class SharedTextRuns {
   mutable std::condition_variable finished_;
   mutable std::deque<Call*> waiting_;
   mutable std::size_t running_ = 0;
+  struct Pass {
+    ScopedCallWeight* weight;
+    std::size_t calls;
+  };
+  mutable std::vector<Pass> passes_;  // the running passes, to re-weight as calls queue
 };
 
 }  // namespace polarmem
