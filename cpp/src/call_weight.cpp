@@ -1,5 +1,6 @@
 #include "polarmem/call_weight.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 
@@ -34,6 +35,14 @@ bool nice_of(int thread, int& nice) noexcept {
 bool set_nice(int thread, int nice) noexcept {
   return ::setpriority(PRIO_PROCESS, static_cast<id_t>(thread), nice) == 0;
 }
+
+// The lowest nice value RLIMIT_NICE lets a thread without CAP_SYS_NICE set: 20 - the limit.
+int rlimit_floor() noexcept {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NICE, &limit) != 0) return kMaxNice;
+  const rlim_t ceiling = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > 40 ? 40 : limit.rlim_cur;
+  return 20 - static_cast<int>(ceiling);
+}
 #endif
 
 }  // namespace
@@ -63,7 +72,14 @@ void ScopedCallWeight::carry(std::size_t calls) noexcept {
 #if defined(__linux__)
   if (!known_) return;
   const int nice = nice_for(base_nice_, calls);
-  if (nice != nice_ && set_nice(thread_, nice)) nice_ = nice;
+  if (nice == nice_) return;
+  if (set_nice(thread_, nice)) {
+    nice_ = nice;
+    return;
+  }
+  // Refused (no CAP_SYS_NICE): as low as RLIMIT_NICE allows, never above the thread's own.
+  const int allowed = std::min(std::max(nice, rlimit_floor()), base_nice_);
+  if (allowed != nice_ && set_nice(thread_, allowed)) nice_ = allowed;
 #else
   (void)calls;
 #endif

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -19,6 +20,16 @@ namespace {
 
 int thread_id() { return static_cast<int>(::syscall(SYS_gettid)); }
 int nice_of(int thread) { return ::getpriority(PRIO_PROCESS, static_cast<id_t>(thread)); }
+
+// What the kernel lets this thread go down to: anything with CAP_SYS_NICE (root here), else
+// RLIMIT_NICE's floor.
+int lowest_allowed() {
+  if (::geteuid() == 0) return -20;
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NICE, &limit);
+  const rlim_t ceiling = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > 40 ? 40 : limit.rlim_cur;
+  return 20 - static_cast<int>(ceiling);
+}
 
 }  // namespace
 
@@ -46,6 +57,19 @@ POLARMEM_TEST(a_weight_holds_for_its_scope_where_the_kernel_allows_it) {
     CHECK(nice_of(thread) == base);
     weight.carry(7);
     CHECK(nice_of(thread) == (allowed ? ScopedCallWeight::nice_for(base, 7) : base));
+  }
+  CHECK(nice_of(thread) == base);
+}
+
+POLARMEM_TEST(a_weight_past_rlimit_nice_stops_at_its_floor) {
+  // Run as root, the whole range is allowed; run with `ulimit -e 30` as another user, the weight
+  // for a thousand calls (nice -20) stops at -10 instead of failing outright.
+  const int thread = thread_id();
+  const int base = nice_of(thread);
+  {
+    ScopedCallWeight weight(1000);
+    const int expected = ScopedCallWeight::available() ? std::min(std::max(-20, lowest_allowed()), base) : base;
+    CHECK(nice_of(thread) == expected);
   }
   CHECK(nice_of(thread) == base);
 }
