@@ -3,7 +3,7 @@ polarmem_server.index. Checked against the built module by tests/unit/test_core_
 
 import enum
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -217,6 +217,9 @@ class SharedTextRuns:
     """Concurrent single-text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp)."""
 
     def __init__(self, encoder: TextEncoder, max_runs: int, max_tokens: int = 1024) -> None: ...
+    # whether a pass's thread gets the scheduler weight of the calls waiting on it
+    # (cpp/include/polarmem/call_weight.hpp: needs CAP_SYS_NICE or RLIMIT_NICE)
+    weighted: ClassVar[bool]
     def encode(self, ids: list[int]) -> np.ndarray: ...
     @property
     def dim(self) -> int: ...

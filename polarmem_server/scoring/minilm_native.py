@@ -96,9 +96,10 @@ class MiniLMNativeEncoder(CachedEncoder):
             if self._front_runs is None:
                 self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS)
                 if not _core.SharedTextRuns.weighted:
-                    log.warning("the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, "
-                                "RLIMIT_NICE 0): a shared encoder pass gets one thread's share of the CPU, and text "
-                                "Recalls wait longer under load (docs/operations.md, 'Scheduler weight')")
+                    log.warning("the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, and "
+                                "RLIMIT_NICE allows no lower nice value): a shared encoder pass gets one thread's "
+                                "share of the CPU, and text Recalls wait longer under load (docs/operations.md, "
+                                "'Scheduler weight')")
         return self._front_runs, self.compiled_tokenizer
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:

@@ -256,8 +256,9 @@ def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
     main, fast = stubs
     rng = np.random.default_rng(3)
     texts = [pb.RecallRequest(namespace="open", text=text, include_context=True, top_k=5) for text in QUERIES[:16]]
-    vectors = [pb.RecallRequest(namespace="open", vectors={"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())},
-                                required=["dog"], explain=False) for _ in range(16)]
+    vectors = [pb.RecallRequest(namespace="open", required=["dog"], explain=False,
+                                vectors={"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())})
+               for _ in range(16)]
     requests = [request for pair in zip(texts, vectors) for request in pair]
     fast.Recall(texts[0])  # plans the two shapes
     fast.Recall(vectors[0])

@@ -7,8 +7,9 @@
 // docs/performance.md "A realistic mix", round 12). Weighting the pass's thread by the calls
 // waiting on it makes the scheduler fair per call rather than per thread. It lowers the thread's
 // nice value, which needs CAP_SYS_NICE or an RLIMIT_NICE that allows it (root has both; a
-// container needs `--cap-add SYS_NICE` or `--ulimit nice=40`); where the kernel refuses, the
-// thread keeps one share and nothing else changes.
+// container needs `--cap-add SYS_NICE` or `--ulimit nice=30`, the systemd unit sets LimitNICE);
+// past RLIMIT_NICE the weight stops at its floor, and where the kernel allows nothing the thread
+// keeps one share and nothing else changes.
 #pragma once
 
 #include <cstddef>
