@@ -3,11 +3,9 @@
 // with the weights in cache and with 64 MB read between passes (as a search between two text
 // queries does: the weights then come from DRAM). What chose the weight stream's prefetch
 // distances in cpp/src/int8_linear_avx512.cpp (docs/performance.md, "A realistic mix", round 11).
-// Not a test. Build against the core (after `make test` or any build of build/cpp-tests):
+// Not a test: built with the C++ tests (so it keeps compiling), never run by them. After `make test`:
 //
-//   g++ -O2 -std=c++17 -Icpp/include benchmarks/bench_int8_linear.cpp build/cpp-tests/libpolarmem_core.a \
-//       -lpthread -o /tmp/bench_int8_linear
-//   /tmp/bench_int8_linear 12 1     # tokens, evict (0/1); POLARMEM_SIMD=avx2 for the AVX2 kernel
+//   build/cpp-tests/bench_int8_linear 12 1     # tokens, evict (0/1); POLARMEM_SIMD=avx2 for the AVX2 kernel
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
