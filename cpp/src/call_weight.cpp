@@ -1,6 +1,7 @@
 #include "polarmem/call_weight.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 
@@ -20,7 +21,15 @@ constexpr int kWeights[40] = {88761, 71755, 56483, 46273, 36291, 29154, 23254, 1
                               110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
 constexpr int kMinNice = -20, kMaxNice = 19;
 
-double log_weight(int nice) { return std::log(static_cast<double>(kWeights[nice - kMinNice])); }
+// Weights are compared on a log scale (the nearest ratio); the logs are taken once.
+double log_weight(int nice) {
+  static const auto logs = [] {
+    std::array<double, 40> out{};
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::log(static_cast<double>(kWeights[i]));
+    return out;
+  }();
+  return logs[static_cast<std::size_t>(nice - kMinNice)];
+}
 
 #if defined(__linux__)
 int this_thread() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
@@ -70,7 +79,7 @@ ScopedCallWeight::ScopedCallWeight(std::size_t calls) noexcept {
 
 void ScopedCallWeight::carry(std::size_t calls) noexcept {
 #if defined(__linux__)
-  if (!known_) return;
+  if (!known_ || !available()) return;  // where the kernel allows nothing, no syscall per pass
   const int nice = nice_for(base_nice_, calls);
   if (nice == nice_) return;
   if (set_nice(thread_, nice)) {
