@@ -12,7 +12,7 @@ of first use and persisted by the store, so they are stable across restarts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -44,6 +44,33 @@ class Appended(NamedTuple):
     compiled_keys: Callable[[], object]
 
 
+class _Pushed(NamedTuple):
+    """What a vocabulary's compiled keys were last brought up to."""
+
+    table: dict[str, int]  # the lookup table (Vocabulary._lookup_table)
+    version: int
+    rewrites: int
+    size: int  # concepts
+
+
+def _append_keys(table: dict[str, int], names: Sequence[str], first: int) -> list[tuple[str, int]]:
+    """Brings `table`, the lookup table of a vocabulary without aliases, up to date with the
+    concepts `names` appended from id `first` on, as Vocabulary._lookup_table would build it
+    anew; returns the entries that changed. A concept's own key always wins; its spaced form
+    ("x-ray" -> "x ray") only fills a key no earlier concept or spaced form holds."""
+    changed = []
+    for concept_id, name in enumerate(names, first):
+        key = normalise(name)
+        table[key] = concept_id
+        changed.append((key, concept_id))
+        if "-" in key:
+            spaced = key.replace("-", " ")
+            if spaced not in table:
+                table[spaced] = concept_id
+                changed.append((spaced, concept_id))
+    return changed
+
+
 class Vocabulary:
     """Thread-safe name <-> id mapping of one namespace."""
 
@@ -55,10 +82,10 @@ class Vocabulary:
         self._aliases: dict[str, str] = {}
         self._version = 0  # bumped by every change; the lookup table is rebuilt when it moves
         self._rewrites = 0  # bumped by every change but an appended concept (an alias, a truncation)
-        # The lookup keys as the compiled parse reads them, and the table (and its vocabulary
-        # version) they were last brought up to, under _push_lock.
+        # The lookup keys as the compiled parse reads them, and what they were last brought up
+        # to (the table, the vocabulary's version, rewrites and size then), under _push_lock.
         self._compiled_keys = _core.ConceptKeys()
-        self._pushed: tuple[dict[str, int], int] = ({}, -1)
+        self._pushed = _Pushed({}, -1, -1, 0)
         self._push_lock = threading.Lock()
         for name in names:
             self._add(name)
@@ -169,22 +196,32 @@ class Vocabulary:
         how many words the longest has), brought up to date with this vocabulary once per change:
         only the keys that changed cross into the core (an open vocabulary grows by a few words
         per write)."""
-        if self._pushed[1] != self._version:
+        if self._pushed.version != self._version:
             with self._push_lock:
-                # Read before the table: a change in between is pushed by the next call.
-                version = self._version
-                if self._pushed[1] < version:
-                    table = self._lookup_table()
-                    pushed = self._pushed[0]
-                    gone = [key for key in pushed if key not in table]
-                    if gone:
-                        self._compiled_keys.erase(gone)
-                    self._compiled_keys.set([(key, concept_id) for key, concept_id in table.items()
-                                             if pushed.get(key) != concept_id])
-                    self._pushed = (table, version)
+                # Read before the names and the table: a change in between is pushed by the next call.
+                version, rewrites = self._version, self._rewrites
+                pushed = self._pushed
+                if pushed.version < version:
+                    if rewrites == pushed.rewrites and not self._aliases:
+                        # Only appended concepts since: their keys alone, not the whole table
+                        # (an open vocabulary appends a few words per write; rebuilding its
+                        # table cost 1.9 ms per write at 6,700 words, 6.4 ms at 30,000).
+                        size = len(self._names)
+                        table = pushed.table
+                        self._compiled_keys.set(_append_keys(table, self._names[pushed.size:size], pushed.size))
+                    else:
+                        size = len(self._names)
+                        table = self._lookup_table()
+                        gone = [key for key in pushed.table if key not in table]
+                        if gone:
+                            self._compiled_keys.erase(gone)
+                        self._compiled_keys.set([(key, concept_id) for key, concept_id in table.items()
+                                                 if pushed.table.get(key) != concept_id])
+                    self._pushed = _Pushed(table, version, rewrites, size)
         return self._compiled_keys
 
     def _lookup_table(self) -> dict[str, int]:
+        # Keep _append_keys in step: it applies this to appended concepts alone.
         table = dict(self._ids)
         for alias, target in list(self._aliases.items()):
             if target in table:

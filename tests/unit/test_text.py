@@ -148,6 +148,41 @@ def test_the_compiled_parse_follows_every_vocabulary_change():
     assert names("a kitten") == [] and [m.name for m in parse("a kitten", shadowed).mentions] == ["cat"]
 
 
+def _keys_rebuilt_from_scratch(vocab: Vocabulary) -> dict[str, int]:
+    fresh = Vocabulary(vocab.names)
+    for alias, target in vocab.aliases.items():
+        fresh.add_alias(alias, target, shadow=True)
+    fresh.compiled_keys()
+    return fresh._pushed.table
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_appended_concepts_reach_the_compiled_keys_as_a_rebuild_would(seed):
+    """Appends push only the new concepts' keys (Vocabulary.compiled_keys): the table must end
+    as a rebuild from scratch makes it, whatever order hyphenated names, their spaced forms and
+    repeats come in, and the parse must find each of them; an alias or a truncation between
+    appends takes the rebuild."""
+    import random
+
+    rng = random.Random(seed)
+    words = ["x-ray", "x ray", "t-shirt", "t shirt", "red-eye", "eye", "red", "red eye", "a-b c", "a b-c", "a b c",
+             "dog", "hot-dog", "hot dog", "Dogs", "X-Ray"]
+    vocab = Vocabulary(["cat"])
+    vocab.compiled_keys()
+    for step in range(40):
+        vocab.ensure(rng.choice(words) if rng.random() < 0.8 else f"word{rng.randrange(10)}-{step}")
+        if step == 25 + seed:
+            vocab.add_alias("kitty", "cat")  # from here on every push rebuilds
+        if rng.random() < 0.5:
+            vocab.compiled_keys()
+            assert vocab._pushed.table == _keys_rebuilt_from_scratch(vocab)
+    keys = vocab.compiled_keys()
+    assert vocab._pushed.table == _keys_rebuilt_from_scratch(vocab)
+    assert keys.size == len(vocab._pushed.table)
+    for name in vocab.names:
+        assert [m.name for m in parse(f"one {name} here", vocab).mentions][:1] == [vocab.name(vocab.lookup(name))]
+
+
 def test_offsets_count_code_points_and_any_str_parses():
     text = "café ünïcode: no dog 🐶, but a cat’s toy \udc80 here"
     parsed = parse(text, Vocabulary(["dog", "cat", "toy"]))
