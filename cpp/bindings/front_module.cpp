@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "fast_front.hpp"
@@ -30,9 +31,9 @@ std::vector<std::size_t> term_dims(const Index& index, const SearchRequest& requ
   return dims;
 }
 
-Vocabulary vocabulary_of(const std::vector<std::string>& names, const std::vector<std::uint32_t>& ids) {
+Vocabulary::Names vocabulary_of(const std::vector<std::string>& names, const std::vector<std::uint32_t>& ids) {
   if (names.size() != ids.size()) throw py::value_error("vocabulary: names and ids must have the same length");
-  Vocabulary vocabulary;
+  Vocabulary::Names vocabulary;
   for (std::size_t i = 0; i < names.size(); ++i) vocabulary.emplace(names[i], ids[i]);
   return vocabulary;
 }
@@ -162,11 +163,19 @@ PYBIND11_MODULE(_front, m) {
           [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
              const std::vector<std::uint32_t>& ids) {
             const auto added = vocabulary_of(names, ids);
-            py::gil_scoped_release unlocked;  // copies the namespace's vocabulary
+            py::gil_scoped_release unlocked;  // now and then copies the namespace's vocabulary
             self.append_concepts(ns, added);
           },
           py::arg("namespace"), py::arg("names"), py::arg("ids"),
           "concepts appended (own names and ids): extends the vocabulary, drops the plans that read all of it")
+      .def(
+          "concept_id",
+          [](const PlanCache& self, const std::string& ns, const std::string& name) -> std::optional<std::uint32_t> {
+            const auto vocabulary = self.vocabulary(ns);
+            const std::uint32_t* id = vocabulary ? vocabulary->find(name) : nullptr;
+            return id ? std::optional<std::uint32_t>(*id) : std::nullopt;
+          },
+          py::arg("namespace"), py::arg("name"), "the id a generic plan binds `name` to (None: it binds none)")
       .def("has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
            py::arg("namespace"))
       .def("forget", &PlanCache::forget, py::arg("namespace"))

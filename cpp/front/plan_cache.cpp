@@ -30,7 +30,7 @@ std::shared_ptr<const Vocabulary> PlanCache::vocabulary(const std::string& ns) c
   return found == vocabularies_.end() ? nullptr : found->second;
 }
 
-void PlanCache::append_concepts(const std::string& ns, const Vocabulary& added) {
+void PlanCache::append_concepts(const std::string& ns, const Vocabulary::Names& added) {
   std::shared_ptr<const Vocabulary> current;
   {
     std::lock_guard guard(mutex_);
@@ -44,12 +44,11 @@ void PlanCache::append_concepts(const std::string& ns, const Vocabulary& added) 
     if (found == vocabularies_.end() || added.empty()) return;
     current = found->second;
   }
-  // Copied outside the mutex (an open vocabulary holds thousands of names): native calls keep
-  // binding with the current one meanwhile. The library calls this under the namespace's write
-  // lock, which also guards set_vocabulary and forget, so nothing replaces `current` meanwhile;
-  // if something did (clear), the one there now stays.
-  auto extended = std::make_shared<Vocabulary>(*current);
-  extended->insert(added.begin(), added.end());
+  // Extended outside the mutex (now and then it copies every name: Vocabulary::with): native
+  // calls keep binding with the current one meanwhile. The library calls this under the
+  // namespace's write lock, which also guards set_vocabulary and forget, so nothing replaces
+  // `current` meanwhile; if something did (clear), the one there now stays.
+  auto extended = std::make_shared<const Vocabulary>(current->with(added));
   std::lock_guard guard(mutex_);
   const auto found = vocabularies_.find(ns);
   if (found != vocabularies_.end() && found->second == current) found->second = std::move(extended);

@@ -26,7 +26,7 @@ class PlanCache {
   std::shared_ptr<const Vocabulary> vocabulary(const std::string& ns) const;
   // Concepts were appended to the namespace (nothing else changed): adds their own names to its
   // vocabulary, if one is published, and drops the plans that read the whole vocabulary.
-  void append_concepts(const std::string& ns, const Vocabulary& added);
+  void append_concepts(const std::string& ns, const Vocabulary::Names& added);
   // The namespace's concept names by id, which its text plans share (dropped with its plans).
   void set_names(const std::string& ns, std::vector<std::string> names);
   std::shared_ptr<const ConceptNames> names(const std::string& ns) const;

@@ -3,7 +3,9 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <shared_mutex>
@@ -188,6 +190,30 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
   return true;
 }
 
+Vocabulary::Vocabulary(Names names) : merged_(std::make_shared<const Names>(std::move(names))) {}
+
+Vocabulary Vocabulary::with(const Names& added) const {
+  Vocabulary out = *this;  // shares merged_, copies recent_
+  for (const auto& entry : added)
+    if (!find(entry.first)) out.recent_.insert(entry);
+  // Each append copies the recent names and a merge copies all of them: merging past
+  // sqrt(2 n) recent names makes an append cost about that many copies, the least both allow.
+  const auto merge_past = static_cast<std::size_t>(std::sqrt(2.0 * static_cast<double>(merged_->size())));
+  if (out.recent_.size() > std::max<std::size_t>(64, merge_past)) {
+    auto merged = std::make_shared<Names>(*merged_);
+    merged->insert(out.recent_.begin(), out.recent_.end());
+    out.merged_ = std::move(merged);
+    out.recent_.clear();
+  }
+  return out;
+}
+
+const std::uint32_t* Vocabulary::find(const std::string& name) const {
+  if (const auto found = recent_.find(name); found != recent_.end()) return &found->second;
+  if (const auto found = merged_->find(name); found != merged_->end()) return &found->second;
+  return nullptr;
+}
+
 std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
                                const Vocabulary& vocabulary) {
   RecallPlan plan = generic;
@@ -198,9 +224,9 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
   for (const auto* names : {&request.required(), &request.forbidden()}) {
     const bool required = names == &request.required();
     for (const auto& name : *names) {
-      const auto found = vocabulary.find(name);
-      if (found == vocabulary.end() || !seen.insert(found->second).second) return std::nullopt;
-      (required ? plan.request.required : plan.request.forbidden).push_back(found->second);
+      const std::uint32_t* found = vocabulary.find(name);
+      if (found == nullptr || !seen.insert(*found).second) return std::nullopt;
+      (required ? plan.request.required : plan.request.forbidden).push_back(*found);
       plan.concept_names.push_back(name);
       auto* parse = plan.response_template.mutable_parse();
       required ? parse->add_required(name) : parse->add_forbidden(name);

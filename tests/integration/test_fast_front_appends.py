@@ -216,3 +216,19 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
     assert native(server) - before == calls  # each word was bound by the time its Remember returned
     for i, word in enumerate(words):
         same_on_both_ports(stubs, recall([word], ["cat"], np.random.default_rng(i)), server, natively=True)
+
+
+def test_a_vocabulary_appended_word_by_word_binds_every_name_as_one_set_at_once():
+    """Appends extend the front's vocabulary without copying it each time (recall_plan.hpp,
+    Vocabulary): across its merges every own name binds its id, a name it holds keeps its first
+    id, and a name never appended binds none."""
+    from polarmem_server import _front
+
+    plans = _front.PlanCache()
+    plans.set_vocabulary("ns", [f"w{i}" for i in range(1000)], list(range(1000)))
+    for i in range(1000, 3000):
+        plans.append_concepts("ns", [f"w{i}", f"w{i - 1000}"], [i, 10_000 + i])  # the second: held already
+    assert [plans.concept_id("ns", f"w{i}") for i in range(3000)] == list(range(3000))
+    assert plans.concept_id("ns", "w3000") is None and plans.concept_id("other", "w1") is None
+    plans.forget("ns")
+    assert plans.concept_id("ns", "w1") is None
