@@ -324,6 +324,8 @@ def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_
     all_ms = np.sort(np.concatenate([np.loadtxt(path, ndmin=1) for path in lat.values() if path.stat().st_size])) / 1e3
     rate = sum(r["ok"] / r["wall_s"] for r in results.values())
     cores = float(np.mean([r["server_cpu_s"] / r["wall_s"] for r in results.values()]))
+    # the load generators' own CPU: on a 2-core host, what they take the server cannot have
+    client_cores = sum(r["client_cpu_s"] / r["wall_s"] for r in results.values())
     calls = sum(r["completed"] for r in results.values())
     recalls = sum(r["completed"] for cls, r in results.items() if cls != "remember")
 
@@ -332,6 +334,7 @@ def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_
 
     row = {"split": split, "calls": calls, "throughput_rps": round(rate, 1),
            "p50_ms": rank(50), "p99_ms": rank(99), "server_cores": round(cores, 3),
+           "load_generator_cores": round(client_cores, 3),
            "server_cpu_ms_per_call": round(cores / rate * 1e3, 4), "front": front_delta,
            "native_share_of_recalls_sent_to_front": native_share(front_delta),
            "native_share_of_mix": round(front_delta.get("native", 0) / max(1, calls), 4),
@@ -346,7 +349,8 @@ def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_
                              "codes": r["codes"], "p50_ms": r["latency_ms"]["p50"], "p99_ms": r["latency_ms"]["p99"]}
                        for cls, r in results.items()}}
     print(f"  [{routing} mix c=16] {row['throughput_rps']} calls/s, p50 {row['p50_ms']} p99 {row['p99_ms']} ms, "
-          f"{row['server_cpu_ms_per_call']:.3f} ms CPU/call, native {row['native_share_of_mix']:.0%} of the mix "
+          f"{row['server_cpu_ms_per_call']:.3f} ms CPU/call ({cores:.2f} cores; load generators {client_cores:.2f}), "
+          f"native {row['native_share_of_mix']:.0%} of the mix "
           f"(load {uptime()})", flush=True)
     for cls, c in row["classes"].items():
         print(f"      {cls:<22} {c['calls']:6} calls ({c['share']:.0%}) p50 {c['p50_ms']:.2f} p99 {c['p99_ms']:.2f}")
