@@ -53,21 +53,26 @@ class _Pushed(NamedTuple):
     size: int  # concepts
 
 
+def _spaced(key: str) -> str | None:
+    """The other key a hyphenated key is found by ("x-ray" is also "x ray"); None: it has none.
+    It only fills a key that no concept, alias or earlier spaced form holds."""
+    return key.replace("-", " ") if "-" in key else None
+
+
 def _append_keys(table: dict[str, int], names: Sequence[str], first: int) -> list[tuple[str, int]]:
     """Brings `table`, the lookup table of a vocabulary without aliases, up to date with the
     concepts `names` appended from id `first` on, as Vocabulary._lookup_table would build it
-    anew; returns the entries that changed. A concept's own key always wins; its spaced form
-    ("x-ray" -> "x ray") only fills a key no earlier concept or spaced form holds."""
+    anew; returns the entries that changed. A concept's own key always wins (over an earlier
+    concept's spaced form too)."""
     changed = []
     for concept_id, name in enumerate(names, first):
         key = normalise(name)
         table[key] = concept_id
         changed.append((key, concept_id))
-        if "-" in key:
-            spaced = key.replace("-", " ")
-            if spaced not in table:
-                table[spaced] = concept_id
-                changed.append((spaced, concept_id))
+        spaced = _spaced(key)
+        if spaced is not None and spaced not in table:
+            table[spaced] = concept_id
+            changed.append((spaced, concept_id))
     return changed
 
 
@@ -220,14 +225,15 @@ class Vocabulary:
         return self._compiled_keys
 
     def _lookup_table(self) -> dict[str, int]:
-        # Keep _append_keys in step: it applies this to appended concepts alone.
+        # Every key anew; _append_keys does the same for appended concepts alone (tested equal).
         table = dict(self._ids)
         for alias, target in list(self._aliases.items()):
             if target in table:
                 table[alias] = table[target]
-        for key, concept_id in list(table.items()):  # "x-ray" is also found as "x ray"
-            if "-" in key:
-                table.setdefault(key.replace("-", " "), concept_id)
+        for key, concept_id in list(table.items()):
+            spaced = _spaced(key)
+            if spaced is not None:
+                table.setdefault(spaced, concept_id)
         return table
 
     def _add(self, name: str) -> int:
