@@ -71,7 +71,31 @@ const WordSet& contrast_words() {
 const WordSet& prepositions() {
   static const WordSet words = words_of(
       "on in at near by under beside behind inside outside over along across through around "
-      "against into onto for after before during");
+      "against into onto for after before during past");
+  return words;
+}
+
+// What a subject does or is, right after a negated phrase, ends the negation there ("a man
+// without a shirt riding a surfboard", "a kid without shoes is holding a racket"): the verb's
+// object is affirmed. Chosen on the dev captions of COCO val2014 (docs/quality.md, "Where a
+// negation ends"), where every NOT_HAS the parse read past such a verb was on an object the image
+// has.
+const WordSet& auxiliaries() {
+  static const WordSet words = words_of("is are was were am has have had does did will would can could should may might must");
+  return words;
+}
+
+// Words ending in -ing that are nouns, not participles ("no ceiling", "no clothing on it").
+const WordSet& ing_nouns() {
+  static const WordSet words = words_of(
+      "thing things nothing something anything everything ceiling building clothing morning evening during "
+      "spring string swing railing icing frosting topping pudding wedding sibling awning lightning stuffing "
+      "seasoning dressing dumpling earring bedding offspring");
+  return words;
+}
+
+const WordSet& determiners() {
+  static const WordSet words = words_of("a an the his her their its my your our this that these those some");
   return words;
 }
 
@@ -93,6 +117,10 @@ bool all_letters(std::string_view word) {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool participle(std::string_view word) {
+  return word.size() >= 5 && ends_with(word, "ing") && all_letters(word) && !ing_nouns().count(word);
 }
 
 using ::polarmem::utf8::next_char;
@@ -336,6 +364,23 @@ struct KeysView {
   }
 };
 
+// Whether toks[at], right after a word of a negated phrase, is what the phrase's subject does or
+// is: an auxiliary, or a participle acting on something (a determiner, a preposition, a function
+// word or a concept: "riding a surfboard", "playing frisbee") that does not begin a longer
+// concept ("dining table"). A participle before an adverb or the end is the negated noun itself
+// ("no air conditioning.", "not in the Tuesday meeting anymore").
+static bool starts_predicate(const KeysView& vocabulary, const std::vector<Token>& toks, std::size_t at,
+                             std::size_t concept_length) {
+  const std::string& word = toks[at].word;
+  const std::string& before = toks[at - 1].word;
+  if (is_stopword(before) || !ascii_alnum(static_cast<unsigned char>(before[0]))) return false;
+  if (auxiliaries().count(word)) return true;
+  if (!participle(word) || concept_length > 1 || at + 1 >= toks.size()) return false;
+  const std::string& next = toks[at + 1].word;
+  return determiners().count(next) || prepositions().count(next) || is_stopword(next) ||
+         vocabulary.concept_at(toks, at + 1).has_value();
+}
+
 ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
   const std::vector<Token> toks = tokenise(utf8);
   std::shared_lock lock(keys.lock_);
@@ -346,8 +391,9 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   std::string active_cue;
   bool resolving = false;
   std::size_t span_start = 0, span_end = 0;
-  bool span_frozen = false;  // the negated span stopped growing at a preposition
+  bool span_frozen = false;  // the negated span stopped growing (a preposition, the subject's verb)
   std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
+  std::size_t cue_end = 0;  // the token after the open pre-cue
   std::size_t clause_start_mention = 0, clause_start_unknown = 0, clause_start_char = 0;
 
   auto close_scope = [&] {
@@ -373,6 +419,23 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (word == "," && i + 1 < toks.size() && comma_breakers().count(toks[i + 1].word)) {
       // ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
       if (!(toks[i + 1].word == "and" && vocabulary.concept_at(toks, i + 2))) close_scope();
+      ++i;
+      continue;
+    }
+    if (word == "," && i + 2 < toks.size() && participle(toks[i + 1].word) &&
+        (determiners().count(toks[i + 2].word) || prepositions().count(toks[i + 2].word))) {
+      // ", reading a newspaper": a participle with an object or a place after a comma is a
+      // clause of its own; ", vomiting" alone continues the list the cue covers.
+      close_scope();
+      start_clause(toks[i].end);
+      ++i;
+      continue;
+    }
+    if (word == "," && i + 1 < toks.size() && determiners().count(toks[i + 1].word)) {
+      // ", a chair sitting outside", ", this toilet is ...": a new noun phrase with its own
+      // determiner starts a clause; a list the cue covers goes on without one ("no fever, chills").
+      close_scope();
+      start_clause(toks[i].end);
       ++i;
       continue;
     }
@@ -414,16 +477,21 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
         span_end = toks[i + length - 1].end;
         span_frozen = false;
         scope_terms = 0;
+        cue_end = i + length;
       }
       i += length;
       continue;
     }
     if (word == "and") start_clause(toks[i].end);  // post-cues reach back only to here
     if (scope_open && prepositions().count(word) && scope_terms) span_frozen = true;
+    const auto found = vocabulary.concept_at(toks, i);
+    if (scope_open && !span_frozen && i > cue_end && starts_predicate(vocabulary, toks, i, found ? found->second : 0)) {
+      span_frozen = true;  // "without a shirt riding a surfboard": the surfboard is affirmed
+    }
     // Past a preposition that follows a negated term, the scope names where or what for.
     const bool negating = scope_open && !span_frozen;
     std::size_t length = 1;
-    if (const auto found = vocabulary.concept_at(toks, i)) {
+    if (found) {
       length = found->second;
       result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negating,
                                         negating ? active_cue : std::string(), resolving && negating});

@@ -102,6 +102,33 @@ def test_the_scope_ends_at_a_terminator_or_a_new_clause(vocab):
     assert polarity("No fever secondary to pneumonia", vocab)["pneumonia"] == "affirmed"
 
 
+SCENE = Vocabulary(["shirt", "shoe", "t-shirt", "surfboard", "tennis racket", "frisbee", "newspaper", "door",
+                    "chair", "toilet", "cone", "smoking", "drinking", "fever", "chill", "vomiting", "conditioning",
+                    "meeting", "dining table", "pole"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    # What the subject does after the negated phrase is affirmed (COCO val2014 dev captions, where
+    # every NOT_HAS read past such a verb was on an object the image has)
+    ("A man without a shirt riding a surfboard in the ocean.", {"shirt": "negated", "surfboard": "affirmed"}),
+    ("A kid without shoes is holding a tennis racket.", {"shoe": "negated", "tennis racket": "affirmed"}),
+    ("there is a man not wearing shoes playing frisbee", {"shoe": "negated", "frisbee": "affirmed"}),
+    ("A No Parking sign is attached to a telephone pole.", {"pole": "affirmed"}),
+    ("A man in a suit with no t-shirt, reading a newspaper", {"t-shirt": "negated", "newspaper": "affirmed"}),
+    ("A quaint toilet in a room with no door, a chair sitting outside.",
+     {"toilet": "affirmed", "door": "negated", "chair": "affirmed"}),
+    ("A man walking without a shirt past an orange cone.", {"shirt": "negated", "cone": "affirmed"}),
+    # ... and what stays negated: lists, -ing nouns, a participle with nothing to act on
+    ("No smoking, drinking.", {"smoking": "negated", "drinking": "negated"}),
+    ("Denies fever, chills, vomiting.", {"fever": "negated", "chill": "negated", "vomiting": "negated"}),
+    ("The beach house has no air conditioning.", {"conditioning": "negated"}),
+    ("User is not in the Tuesday meeting anymore.", {"meeting": "negated"}),
+    ("A room with no dining table or chairs.", {"dining table": "negated", "chair": "negated"}),
+])
+def test_the_scope_ends_where_the_subject_acts(text, expected):
+    assert polarity(text, SCENE) == expected
+
+
 def _clinical_figures(split):
     rows = [json.loads(line) for line in CLINICAL.read_text().splitlines() if line.strip()]
     vocab = Vocabulary(sorted({r["concept"] for r in rows}))
