@@ -175,6 +175,13 @@ class Refresher:
         self._thread.start()
         return self
 
+    def stop(self, timeout_s: float) -> None:
+        """Ends the polling and waits for a poll in progress, so that the store it reads is not
+        closed under it (a poll then failed on the closed store and logged its traceback)."""
+        self.stopped.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
     def poll_once(self) -> int:
         """One poll: returns the namespaces brought in step."""
         if all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
@@ -211,7 +218,7 @@ class Refresher:
                 self.poll_once()
             except Exception:  # noqa: BLE001 - keep polling; the next change retries
                 log.exception("replica refresh failed; retrying at the next poll")
-                time.sleep(1.0)
+                self.stopped.wait(1.0)
 
 
 @dataclasses.dataclass

@@ -671,7 +671,7 @@ class PolarMemServer:
                 self.accepting = False
                 steps = [("compiled front", lambda: self._stop_front(grace)),
                          ("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
-                         ("replica refresh", self._refresh_stop.set),
+                         ("replica refresh", self._stop_refresher),
                          ("replicas", lambda: self.group is not None
                           and self.group.wait(grace + self.config.drain_notice_s + STOP_BUDGET_S / 2)),
                          ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
@@ -685,8 +685,14 @@ class PolarMemServer:
                     except Exception:  # noqa: BLE001 - shutdown must finish; the log says what failed
                         log.exception("stopping: %s failed; continuing", name)
             finally:
-                self._stopped.set()
+                # Logged first: the main thread returns (and the process exits) once _stopped is set.
                 log.info("stopped")
+                self._stopped.set()
+
+    def _stop_refresher(self) -> None:
+        self._refresh_stop.set()
+        if self.refresher is not None:
+            self.refresher.stop(STOP_BUDGET_S / 2)
 
     def serve_forever(self) -> None:
         """Block until SIGTERM / SIGINT, then shut down gracefully: the process ends within
