@@ -37,7 +37,8 @@ forwarded) over the run, server CPU per call (the server's processes from /proc,
 generator reads them), p50/p99. PostgreSQL (pg_peer.py): the same items (the concepts the
 vector queries name, as the server's GetConcept lists them, and topic), the vector queries as
 one exact SQL statement (hard tiers, cosine, id; with the topic filter for vector_filter),
-pgbench at 1 and 16 clients, after the PolarMem phases.
+pgbench at 1 and 16 clients; PostgreSQL starts, loads and runs after the PolarMem phases, so that its
+background work after the load does not share the cores with them.
 
     python benchmarks/bench_mix.py --items 100000 --label mix-100k
 
@@ -473,11 +474,6 @@ def main(argv: list[str] | None = None) -> int:
             need = len(args.routings) * (TEXTS_C1 + TEXTS_MIX)
             if len(texts) < need or len(writes) < len(args.routings) * (WRITES_C1 + WRITES_MIX):
                 raise SystemExit(f"not enough distinct captions for {len(args.routings)} routings")
-            if not args.no_postgres:
-                pg = PostgresPeer(run / "pg")
-                pg.start()
-                report["postgres_version"] = pg.version()
-                report["postgres_load_s"] = round(load_postgres(pg, args.items, vectors, concepts, members, queries), 1)
             for r, routing in enumerate(args.routings):
                 print(f"routing {routing} (load {uptime()})", flush=True)
                 t0, w0 = r * (TEXTS_C1 + TEXTS_MIX), r * (WRITES_C1 + WRITES_MIX)
@@ -496,7 +492,14 @@ def main(argv: list[str] | None = None) -> int:
                                                               w0 + WRITES_C1), work, phases["c=1"])
                 report["routings"][routing] = phases
                 write_report(out, report)
-            if pg is not None:
+            if not args.no_postgres:
+                # Started only now: its load's background work (autovacuum, checkpoints) must not
+                # share the cores with the PolarMem phases (load average 1.1-1.5 against 0.7-1.0
+                # without it in round 14).
+                pg = PostgresPeer(run / "pg")
+                pg.start()
+                report["postgres_version"] = pg.version()
+                report["postgres_load_s"] = round(load_postgres(pg, args.items, vectors, concepts, members, queries), 1)
                 report["postgres"] = postgres_rows(pg, args.queries, args.duration_s, work)
                 report["ratios_to_postgres"] = ratios(report)
         finally:
