@@ -77,15 +77,15 @@ const WordSet& prepositions() {
 
 // What a subject does or is, right after a negated phrase, ends the negation there ("a man
 // without a shirt riding a surfboard", "a kid without shoes is holding a racket"): the verb's
-// object is affirmed. Chosen on the dev captions of COCO val2014 (docs/quality.md, "Where a
-// negation ends"), where every NOT_HAS the parse read past such a verb was on an object the image
-// has.
+// object is affirmed. Chosen on the dev sets (docs/quality.md §9): on the dev captions of COCO
+// val2014, every NOT_HAS the parse read past such a verb was on an object the image has.
 const WordSet& auxiliaries() {
   static const WordSet words = words_of("is are was were am has have had does did will would can could should may might must");
   return words;
 }
 
-// Words ending in -ing that are nouns, not participles ("no ceiling", "no clothing on it").
+// Common words ending in -ing that are nouns, not participles ("no ceiling", "no clothing on it"):
+// a lexical list, not a tuned one; a participle must also act on something (starts_predicate).
 const WordSet& ing_nouns() {
   static const WordSet words = words_of(
       "thing things nothing something anything everything ceiling building clothing morning evening during "
