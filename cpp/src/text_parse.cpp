@@ -123,6 +123,19 @@ bool participle(std::string_view word) {
   return word.size() >= 5 && ends_with(word, "ing") && all_letters(word) && !ing_nouns().count(word);
 }
 
+// A comma before a clause opener ("never eats meat, prefers fish"), a determiner (", a chair
+// sitting outside", ", this toilet is ...") or a participle with an object or a place (", reading
+// a newspaper") starts a new clause, which ends a negation's scope; before a bare noun or
+// participle it continues the list a cue covers ("no fever, chills", "denies nausea, vomiting").
+bool comma_starts_clause(const std::vector<Token>& toks, std::size_t comma) {
+  if (comma + 1 >= toks.size()) return false;
+  const std::string& next = toks[comma + 1].word;
+  if (clause_openers().count(next) || determiners().count(next)) return true;
+  if (comma + 2 >= toks.size() || !participle(next)) return false;
+  const std::string& after = toks[comma + 2].word;
+  return determiners().count(after) || prepositions().count(after);
+}
+
 using ::polarmem::utf8::next_char;
 
 std::string join(const std::vector<std::string_view>& words, std::size_t from, std::size_t to) {
@@ -422,24 +435,7 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
       ++i;
       continue;
     }
-    if (word == "," && i + 2 < toks.size() && participle(toks[i + 1].word) &&
-        (determiners().count(toks[i + 2].word) || prepositions().count(toks[i + 2].word))) {
-      // ", reading a newspaper": a participle with an object or a place after a comma is a
-      // clause of its own; ", vomiting" alone continues the list the cue covers.
-      close_scope();
-      start_clause(toks[i].end);
-      ++i;
-      continue;
-    }
-    if (word == "," && i + 1 < toks.size() && determiners().count(toks[i + 1].word)) {
-      // ", a chair sitting outside", ", this toilet is ...": a new noun phrase with its own
-      // determiner starts a clause; a list the cue covers goes on without one ("no fever, chills").
-      close_scope();
-      start_clause(toks[i].end);
-      ++i;
-      continue;
-    }
-    if (word == "," && i + 1 < toks.size() && clause_openers().count(toks[i + 1].word)) {
+    if (word == "," && comma_starts_clause(toks, i)) {
       close_scope();
       start_clause(toks[i].end);
       ++i;
