@@ -378,8 +378,8 @@ struct KeysView {
 };
 
 // Whether toks[at], right after a word of a negated phrase, is what the phrase's subject does or
-// is: an auxiliary, or a participle acting on something (a determiner, a preposition, a function
-// word or a concept: "riding a surfboard", "playing frisbee") that does not begin a longer
+// is: an auxiliary, or a participle acting on something (a function word such as a determiner, a
+// preposition or a concept: "riding a surfboard", "playing frisbee") that does not begin a longer
 // concept ("dining table"). A participle before an adverb or the end is the negated noun itself
 // ("no air conditioning.", "not in the Tuesday meeting anymore").
 static bool starts_predicate(const KeysView& vocabulary, const std::vector<Token>& toks, std::size_t at,
@@ -390,8 +390,7 @@ static bool starts_predicate(const KeysView& vocabulary, const std::vector<Token
   if (auxiliaries().count(word)) return true;
   if (!participle(word) || concept_length > 1 || at + 1 >= toks.size()) return false;
   const std::string& next = toks[at + 1].word;
-  return determiners().count(next) || prepositions().count(next) || is_stopword(next) ||
-         vocabulary.concept_at(toks, at + 1).has_value();
+  return is_stopword(next) || prepositions().count(next) || vocabulary.concept_at(toks, at + 1).has_value();
 }
 
 ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
