@@ -18,11 +18,18 @@ namespace polarmem::q8 {
 // live in files of their own).
 namespace {
 
-// 16 floats as one GCC vector: a zmm register at the AVX-512 level, two ymm at AVX2, SSE pieces at
-// the baseline, the same IEEE operations per element everywhere.
+// 16 floats as one GCC vector: a zmm register at the AVX-512 level, SSE pieces at the baseline,
+// the same IEEE operations per element everywhere. Loops that carry a sum from one step to the
+// next use 8-float vectors (F32x8) instead: at the AVX2 level GCC keeps a 64-byte vector in memory
+// between iterations, and the store-to-load chain made attention and GELU a third of a query's
+// encode on an AVX2-only host (docs/performance.md, "A compiled encoder"). Per element the
+// operations and their order are the same either way.
 typedef float F32x16 __attribute__((vector_size(64)));
 typedef float F32x8 __attribute__((vector_size(32)));
 typedef float F32x4 __attribute__((vector_size(16)));
+typedef std::int32_t I32x8 __attribute__((vector_size(32)));
+typedef std::int8_t I8x8 __attribute__((vector_size(8)));
+typedef std::int8_t I8x32 __attribute__((vector_size(32)));
 
 inline F32x16 load16(const float* p) {
   F32x16 v;
@@ -30,7 +37,13 @@ inline F32x16 load16(const float* p) {
   return v;
 }
 
-inline void store16(float* p, F32x16 v) { __builtin_memcpy(p, &v, sizeof v); }
+inline F32x8 load8(const float* p) {
+  F32x8 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline void store8(float* p, F32x8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // Lanes summed as a fixed tree: halves, quarters, eighths, the last pair.
 inline float sum_lanes(F32x16 v) {
@@ -60,13 +73,20 @@ inline void quantize_rows_body(const float* x, std::size_t rows, std::size_t inp
       float largest = 0.0f;
       for (int l = 0; l < 8; ++l) largest = m8[l] > largest ? m8[l] : largest;
       const float inverse = largest > 0.0f ? 127.0f / largest : 0.0f;
-      std::int32_t sum = 0;
-      for (std::size_t k = 0; k < kQ8Block; ++k) {
-        const float scaled = in[k] * inverse;
-        out[k] = static_cast<std::int8_t>(static_cast<int>(scaled + (scaled < 0.0f ? -0.5f : 0.5f)));
-        sum += out[k];
+      I32x8 sum = {};
+      for (std::size_t k = 0; k < kQ8Block; k += 8) {
+        const F32x8 scaled = load8(in + k) * inverse;
+        // + or - one half, then truncation toward zero: rounds half away from zero
+        const I32x8 code = __builtin_convertvector(scaled + (scaled < 0.0f ? F32x8{} - 0.5f : F32x8{} + 0.5f), I32x8);
+        // each lane's low byte is its code (|code| <= 127); a byte shuffle, where a narrowing
+        // conversion compiled to a scalar extract per lane at the AVX2 level
+        I8x32 bytes;
+        __builtin_memcpy(&bytes, &code, sizeof bytes);
+        const I8x8 narrow = __builtin_shufflevector(bytes, bytes, 0, 4, 8, 12, 16, 20, 24, 28);
+        __builtin_memcpy(out + k, &narrow, sizeof narrow);
+        sum += code;
       }
-      sums[m * blocks + b] = 128 * sum;
+      sums[m * blocks + b] = 128 * (((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7])));
       scales[m * blocks + b] = largest / 127.0f;
     }
   }
@@ -74,18 +94,20 @@ inline void quantize_rows_body(const float* x, std::size_t rows, std::size_t inp
 
 // erf as a rational function of x on [-4, 4] (beyond, erf is +-1 in float): the approximation
 // Eigen and XLA use for float, within a few ulp of std::erf. Unlike std::erf (a library call,
-// 18 % of a query's CPU) the loop over a layer's activations vectorises.
-inline float erf_rational(float a) {
-  const float x = a < -4.0f ? -4.0f : (a > 4.0f ? 4.0f : a);
-  const float x2 = x * x;
-  float p = -2.72614225801306e-10f;
+// 18 % of a query's CPU) it runs on 8 lanes at once: a template over float and F32x8, the same
+// operations (GCC left the plain float loop scalar at the AVX2 level).
+template <typename T>
+inline T erf_rational(T a) {
+  const T x = a < -4.0f ? T{} - 4.0f : (a > 4.0f ? T{} + 4.0f : a);
+  const T x2 = x * x;
+  T p = T{} + -2.72614225801306e-10f;
   p = p * x2 + 2.77068142495902e-08f;
   p = p * x2 + -2.10102402082508e-06f;
   p = p * x2 + -5.69250639462346e-05f;
   p = p * x2 + -7.34990630326855e-04f;
   p = p * x2 + -2.95459980854025e-03f;
   p = p * x2 + -1.60960333262415e-02f;
-  float q = -1.45660718464996e-05f;
+  T q = T{} + -1.45660718464996e-05f;
   q = q * x2 + -2.13374055278905e-04f;
   q = q * x2 + -1.68282697438203e-03f;
   q = q * x2 + -7.37332916720468e-03f;
@@ -95,40 +117,47 @@ inline float erf_rational(float a) {
 
 // BERT's exact GELU, 0.5 x (1 + erf(x / sqrt 2)), in place.
 inline void gelu_body(float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * 0.70710678118654752f));
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const F32x8 v = load8(x + i);
+    store8(x + i, 0.5f * v * (1.0f + erf_rational(v * 0.70710678118654752f)));
+  }
+  for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * 0.70710678118654752f));
 }
 
 // e^x for x <= 0 (softmax after subtracting the row's maximum): Cephes' expf, range reduction
 // by ln 2 and a degree-6 polynomial, within 2 ulp; vectorises where std::exp is a call.
-typedef std::int32_t I32x16 __attribute__((vector_size(64)));
-
-inline F32x16 exp16(F32x16 x) {
-  x = x < -87.0f ? F32x16{} - 87.0f : x;
+inline F32x8 exp8(F32x8 x) {
+  x = x < -87.0f ? F32x8{} - 87.0f : x;
   // round to nearest (x <= 0): truncation of x log2(e) - 0.5
-  const F32x16 n = __builtin_convertvector(__builtin_convertvector(x * 1.44269504088896341f - 0.5f, I32x16), F32x16);
-  const F32x16 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  F32x16 p = F32x16{} + 1.9875691500e-4f;
+  const F32x8 n = __builtin_convertvector(__builtin_convertvector(x * 1.44269504088896341f - 0.5f, I32x8), F32x8);
+  const F32x8 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  F32x8 p = F32x8{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const F32x16 y = p * r * r + r + 1.0f;
-  const I32x16 bits = (__builtin_convertvector(n, I32x16) + 127) << 23;
-  F32x16 scale;
+  const F32x8 y = p * r * r + r + 1.0f;
+  const I32x8 bits = (__builtin_convertvector(n, I32x8) + 127) << 23;
+  F32x8 scale;
   __builtin_memcpy(&scale, &bits, sizeof scale);
   return y * scale;
 }
 
-inline float exp_nonpositive(float x) { return exp16(F32x16{} + x)[0]; }
+inline float exp_nonpositive(float x) { return exp8(F32x8{} + x)[0]; }
 
 // Sum of n floats in 16 partial sums, then the fixed tree (a plain running sum cannot be
 // reordered, so it would not vectorise).
 inline float sum16(const float* x, std::size_t n) {
-  F32x16 sums = {};
+  F32x8 low = {}, high = {};  // lanes 0-7 and 8-15
   std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) sums += load16(x + i);
-  for (std::size_t l = 0; i < n; ++i, ++l) sums[l] += x[i];
+  for (; i + 16 <= n; i += 16) {
+    low += load8(x + i);
+    high += load8(x + i + 8);
+  }
+  for (std::size_t l = 0; i < n; ++i, ++l) (l < 8 ? low[l] : high[l - 8]) += x[i];
+  const F32x16 sums = __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   return sum_lanes(sums);
 }
 
@@ -171,21 +200,31 @@ inline void attention_body(const float* qkv, const std::int32_t* lengths, std::s
       for (std::size_t i = 0; i < n; ++i) {
         const float* query = text + i * stride + head * d;
         for (std::size_t j = 0; j < width; j += 16) {
-          F32x16 dots = {};
-          for (std::size_t c = 0; c < d; ++c) dots += query[c] * load16(keys + c * width + j);
-          store16(weights + j, dots * scale);
+          F32x8 low = {}, high = {};
+          for (std::size_t c = 0; c < d; ++c) {
+            low += query[c] * load8(keys + c * width + j);
+            high += query[c] * load8(keys + c * width + j + 8);
+          }
+          store8(weights + j, low * scale);
+          store8(weights + j + 8, high * scale);
         }
         float largest = weights[0];
         for (std::size_t j = 1; j < n; ++j) largest = weights[j] > largest ? weights[j] : largest;
-        for (std::size_t j = 0; j < width; j += 16) store16(weights + j, exp16(load16(weights + j) - largest));
+        for (std::size_t j = 0; j < width; j += 8) store8(weights + j, exp8(load8(weights + j) - largest));
         float total = 0.0f;  // a text's few tokens: an in-order sum, the same at every level
         for (std::size_t j = 0; j < n; ++j) total += weights[j];
         const float inverse = 1.0f / total;
         float* out = context + (start + i) * hidden + head * d;
-        for (std::size_t c = 0; c < d; c += 16) {  // 16 outputs in a register across the text's tokens
-          F32x16 sums = {};
-          for (std::size_t j = 0; j < n; ++j) sums += (weights[j] * inverse) * load16(text + j * stride + 2 * hidden + head * d + c);
-          store16(out + c, sums);
+        for (std::size_t c = 0; c < d; c += 16) {  // 16 outputs in registers across the text's tokens
+          F32x8 low = {}, high = {};
+          for (std::size_t j = 0; j < n; ++j) {
+            const float weight = weights[j] * inverse;
+            const float* value = text + j * stride + 2 * hidden + head * d + c;
+            low += weight * load8(value);
+            high += weight * load8(value + 8);
+          }
+          store8(out + c, low);
+          store8(out + c + 8, high);
         }
       }
     }

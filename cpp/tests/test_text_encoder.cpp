@@ -110,6 +110,37 @@ POLARMEM_TEST(every_level_quantises_and_applies_gelu_alike) {
   CHECK(worst < 1e-5);
 }
 
+// The element-wise steps run 8 lanes at a time with a scalar tail: both must give the same
+// float for the same input, and the codes must follow the rounding rule written out here.
+POLARMEM_TEST(vector_lanes_and_scalar_tails_compute_alike) {
+  auto x = random_floats(16, 31, 3.0f);
+  for (const EncoderKernels* kernel : available_kernels()) {
+    std::vector<float> whole(x), head(x);
+    kernel->gelu(whole.data(), 16);
+    kernel->gelu(head.data(), 13);  // lanes 8-12 take the scalar tail
+    CHECK(std::memcmp(whole.data(), head.data(), 13 * sizeof(float)) == 0);
+  }
+  const std::size_t inputs = 64;
+  auto row = random_floats(inputs, 32, 5.0f);
+  for (const EncoderKernels* kernel : available_kernels()) {
+    Q8Activations q;
+    quantize_activations(row.data(), 1, inputs, &q, *kernel);
+    for (std::size_t b = 0; b < inputs / 32; ++b) {
+      float largest = 0.0f;
+      for (std::size_t k = 0; k < 32; ++k) largest = std::max(largest, std::fabs(row[b * 32 + k]));
+      const float inverse = 127.0f / largest;
+      std::int32_t sum = 0;
+      for (std::size_t k = 0; k < 32; ++k) {
+        const float scaled = row[b * 32 + k] * inverse;
+        const int code = static_cast<int>(scaled + (scaled < 0.0f ? -0.5f : 0.5f));
+        CHECK(q.codes[b * 32 + k] == code);
+        sum += code;
+      }
+      CHECK(q.sums[b] == 128 * sum);
+    }
+  }
+}
+
 POLARMEM_TEST(quantised_product_is_close_to_fp32) {
   const std::size_t rows = 12, outputs = 64, inputs = 384;
   const auto w = random_floats(outputs * inputs, 3, 0.05f);
