@@ -86,7 +86,9 @@ inline void quantize_rows_body(const float* x, std::size_t rows, std::size_t inp
         __builtin_memcpy(out + k, &narrow, sizeof narrow);
         sum += code;
       }
-      sums[m * blocks + b] = 128 * (((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7])));
+      std::int32_t total = 0;  // integers: any order gives the same sum
+      for (int l = 0; l < 8; ++l) total += sum[l];
+      sums[m * blocks + b] = 128 * total;
       scales[m * blocks + b] = largest / 127.0f;
     }
   }
