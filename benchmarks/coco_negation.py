@@ -9,7 +9,8 @@ Two readings, with `text.parse(...).polarity()`, as the server reads a text note
 * **labels** — the vocabulary is the 80 COCO categories (a namespace that declared them). A
   NOT_HAS read on a category the image's annotations hold is wrong; on one they lack, right (the
   annotations are the reference: a caption that says "no cars" of an image annotated with a car
-  counts as wrong too, so the floor is not 0);
+  counts as wrong too, so the floor is not 0); HAS on a category the annotations hold or lack
+  is counted too (a mention the parse misses, "a cat's face", lowers the first);
 * **open** — every content word of the captions is a concept (an open vocabulary): the captions
   with any concept read as negated, and each one's negated concepts, so that two runs (two
   builds of the parse) can be compared caption by caption with --compare.
@@ -38,17 +39,25 @@ def negated(caption: str, vocabulary: Vocabulary) -> list[str]:
     return sorted(vocabulary.name(c) for c, is_negated in text.parse(caption, vocabulary).polarity().items() if is_negated)
 
 
+def affirmed(caption: str, vocabulary: Vocabulary) -> list[str]:
+    return sorted(vocabulary.name(c) for c, is_negated in text.parse(caption, vocabulary).polarity().items() if not is_negated)
+
+
 def read_labels(rows: list[dict]) -> dict:
     categories = sorted({c for r in rows for c in (*r["has"], *r["not_has"])})
     vocabulary = Vocabulary(categories)
     wrong, right = [], []
+    has_on_present = has_on_absent = 0
     for r in rows:
         has = set(r["has"])
         for caption in r["captions"]:
             for name in negated(caption, vocabulary):
                 (wrong if name in has else right).append({"caption": caption, "concept": name})
+            for name in affirmed(caption, vocabulary):
+                has_on_present += name in has
+                has_on_absent += name not in has
     return {"categories": len(categories), "not_has_on_present": len(wrong), "not_has_on_absent": len(right),
-            "wrong": wrong, "right": right}
+            "has_on_present": has_on_present, "has_on_absent": has_on_absent, "wrong": wrong, "right": right}
 
 
 def read_open(rows: list[dict]) -> dict:
@@ -78,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
               "labels": read_labels(rows), "open": read_open(rows)}
     labels, open_ = report["labels"], report["open"]
     print(f"labels: NOT_HAS on a present category {labels['not_has_on_present']}, on an absent one "
-          f"{labels['not_has_on_absent']} ({report['captions']:,} captions, {labels['categories']} categories)")
+          f"{labels['not_has_on_absent']}; HAS on a present category {labels['has_on_present']:,}, on an absent one "
+          f"{labels['has_on_absent']:,} ({report['captions']:,} captions, {labels['categories']} categories)")
     print(f"open: {open_['captions_with_negated']} captions with a negated concept, {open_['negated_states']} negated "
           f"states ({open_['concepts']:,} concepts)")
     if args.compare:

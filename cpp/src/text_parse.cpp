@@ -119,6 +119,32 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The word a possessive or a contracted "is" belongs to: "dog's" -> "dog", "children's" ->
+// "children", "it's" -> "it"; any other word as it is. (The tokeniser keeps "'s" on its word, so
+// that a name written with one, "alzheimer's disease", still matches as written.)
+std::string_view without_possessive(std::string_view word) {
+  return word.size() > 2 && ends_with(word, "'s") ? word.substr(0, word.size() - 2) : word;
+}
+
+// Letters joined by hyphens, each part letters only: "t-shirt", "x-ray", "black-and-white".
+bool hyphenated_letters(std::string_view word) {
+  if (word.find('-') == std::string_view::npos) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t hyphen = word.find('-', start);
+    if (!all_letters(word.substr(start, hyphen - start))) return false;
+    if (hyphen == std::string_view::npos) return true;
+    start = hyphen + 1;
+  }
+}
+
+// What a word of the form "<letters>-free" says is absent ("pain-free" -> "pain"); "" otherwise.
+std::string_view free_of(std::string_view word) {
+  if (!ends_with(word, "-free") || word.size() == 5) return {};
+  const std::string_view absent = word.substr(0, word.size() - 5);
+  return all_letters(absent) || hyphenated_letters(absent) ? absent : std::string_view{};
+}
+
 bool participle(std::string_view word) {
   return word.size() >= 5 && ends_with(word, "ing") && all_letters(word) && !ing_nouns().count(word);
 }
@@ -359,6 +385,9 @@ struct KeysView {
       const std::string_view tail = content.back();
       std::vector<std::string> lasts{singular(tail)};
       if (ends_with(tail, "es")) lasts.emplace_back(tail.substr(0, tail.size() - 1));  // "wheezes" -> wheeze
+      if (const auto owner = without_possessive(tail); owner.size() < tail.size()) {
+        lasts.push_back(singular(owner));  // "the dog's bowl", "the children's books"
+      }
       std::vector<std::string> candidates;
       const std::string head = join(content, 0, content.size() - 1);
       for (const auto& last : lasts) candidates.push_back(head.empty() ? last : head + " " + last);
@@ -492,14 +521,33 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
                                         negating ? active_cue : std::string(), resolving && negating});
       scope_terms += scope_open;
     } else {
-      // A two-letter word counts when the text writes it in capitals ("TV", "PC").
-      bool acronym = false;
-      if (word.size() == 2) {  // a letters-only token is ASCII throughout: two bytes
-        const std::size_t at = toks[i].byte;
-        acronym = std::isupper(static_cast<unsigned char>(utf8[at])) && std::isupper(static_cast<unsigned char>(utf8[at + 1]));
-      }
-      if (all_letters(word) && (word.size() >= 3 || acronym) && !is_stopword(word) && !contrast_words().count(word)) {
-        result.unknown.push_back(UnknownTerm{word, toks[i].start, toks[i].end, negating});
+      // A content word: letters, or letters joined by hyphens ("t-shirt"), less a possessive's
+      // "'s" ("the dog's bowl" names the dog). A two-letter word counts when the text writes it
+      // in capitals ("TV", "PC").
+      const auto content_word = [&](std::string_view w) {
+        bool acronym = false;
+        if (w.size() == 2) {  // a letters-only token is ASCII throughout: two bytes
+          const std::size_t at = toks[i].byte;
+          acronym = std::isupper(static_cast<unsigned char>(utf8[at])) && std::isupper(static_cast<unsigned char>(utf8[at + 1]));
+        }
+        return (all_letters(w) || hyphenated_letters(w)) && (w.size() >= 3 || acronym) && !is_stopword(w) &&
+               !contrast_words().count(w);
+      };
+      const std::string_view content = without_possessive(word);
+      // "pain-free", "nut-free": what comes before "-free" is absent, as in "pain free" (the
+      // post-cue), but nothing else of the clause is ("the user is pain free" negates the user).
+      const std::string_view absent = free_of(content);
+      if (!absent.empty()) {
+        const std::vector<Token> owner{Token{std::string(absent), toks[i].start, toks[i].end, toks[i].byte}};
+        if (const auto named = vocabulary.concept_at(owner, 0)) {
+          result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, true, "free", triggers.is_resolution("free")});
+          scope_terms += scope_open;
+        } else if (content_word(absent)) {
+          result.unknown.push_back(UnknownTerm{std::string(absent), toks[i].start, toks[i].end, true});
+          scope_terms += scope_open;
+        }
+      } else if (content_word(content)) {
+        result.unknown.push_back(UnknownTerm{std::string(content), toks[i].start, toks[i].end, negating});
         scope_terms += scope_open;
       }
     }

@@ -4,7 +4,10 @@ Mentions: the longest vocabulary name (or alias) that matches a run of words, pl
 included ("two wine glasses" -> wine glass). Punctuation inside a name is tolerated: a colon
 between its words ("Neck: supple" mentions the concept "neck supple"; templated clinical notes
 write findings this way) and a hyphen for a space ("x-ray" and "x ray" are one concept). A comma
-or a sentence end never joins words into a name ("fever, cough" is two mentions).
+or a sentence end never joins words into a name ("fever, cough" is two mentions). A possessive
+names its owner ("the dog's bowl" mentions dog), and a word of the form "<word>-free" negates
+that word alone ("nut-free snacks": NOT_HAS nut, HAS snack) unless the vocabulary names the whole
+word ("gluten-free" declared is a concept of its own).
 
 Negation follows NegEx / ConText (the trigger table is `negation.CLINICAL` unless the caller
 passes another):
@@ -130,7 +133,8 @@ _NO_VOCABULARY = Vocabulary()
 def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     """The words of `text` an open vocabulary makes concepts of (NamespaceSettings.open_vocabulary),
     normalised (lower case, singular), in order of first mention: the words `parse` reports as
-    content words (letters only, three or more or a two-letter acronym such as "TV", no stop word,
+    content words (letters, or letters joined by hyphens such as "t-shirt"; three or more, or a
+    two-letter acronym such as "TV"; a possessive's owner, "the user's" -> "user"; no stop word,
     no negation or scope cue), less NON_CONCEPT_WORDS. Their polarity is parse's once they are bound."""
     parsed = parse(text, _NO_VOCABULARY, triggers)
     return list(dict.fromkeys(normalise(u.word) for u in parsed.unknown if u.word not in NON_CONCEPT_WORDS))

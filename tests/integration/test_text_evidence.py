@@ -117,6 +117,21 @@ def test_an_open_vocabulary_makes_a_notes_words_concepts(open_memory):
     assert open_memory.namespace("notes").vocabulary.lookup("drink") is None
 
 
+def test_an_open_vocabulary_reads_hyphenated_words_and_possessives(tmp_path):
+    """Found on the agent's path: "with no t-shirt" stored no NOT_HAS, and "the man's" no man."""
+    memory = Memory(tmp_path / "data")
+    memory.create_namespace(NamespaceSettings(name="notes", open_vocabulary=True, encoder="none", spaces=()))
+    memory.remember("notes", ItemInput(id="n1", kind="text", text="A man in a suit with no t-shirt, reading a newspaper"))
+    memory.remember("notes", ItemInput(id="n2", kind="text", text="The man's dog wears a red t-shirt"))
+    assert states(memory, "notes", "n1") == {"has": ["man", "newspaper", "reading", "suit"], "not_has": ["t-shirt"]}
+    assert states(memory, "notes", "n2") == {"has": ["dog", "man", "red", "t-shirt", "wear"], "not_has": []}
+    memory.remember("notes", ItemInput(id="n3", kind="text", text="The user needs nut-free snacks"))
+    assert states(memory, "notes", "n3") == {"has": ["snack", "user"], "not_has": ["nut"]}
+    result = memory.recall("notes", text="a man wearing a t-shirt", k=3)
+    assert [(h.item_id, h.tier) for h in result.hits] == [("n2", 1), ("n3", 0), ("n1", -1)]
+    memory.close()
+
+
 def test_a_negated_question_works_with_no_declared_vocabulary(open_memory):
     result = open_memory.recall("notes", text="a dog without a frisbee", k=4)
     assert result.plan.unknown == []

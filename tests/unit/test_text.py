@@ -126,6 +126,48 @@ def test_place_adverbs_are_never_concepts():
     assert content_terms("the keys are somewhere, the dog is everywhere, the cat nowhere") == ["key", "dog", "cat"]
 
 
+def test_hyphenated_words_and_possessives_are_content_words():
+    """An agent writes "the user's t-shirt": the open vocabulary learns "user" and "t-shirt" (they
+    were dropped as not letters-only, so "no t-shirt" stored no NOT_HAS at all)."""
+    from polarmem_server.domain.text import content_terms
+
+    assert content_terms("A man's t-shirt and a dog's x-ray") == ["man", "t-shirt", "dog", "x-ray"]
+    assert content_terms("the children's books and the kids' toys") == ["child", "book", "kid", "toy"]
+    assert content_terms("a black-and-white photo of two T-shirts") == ["black-and-white", "t-shirt"]
+    # contractions of "is" name nothing; digits, slashes and a lone "'s" stay out as before
+    assert content_terms("it's late and there's a TV's remote") == ["late", "tv", "remote"]
+    assert content_terms("covid-19 and/or flu") == ["flu"]
+
+
+def test_a_possessive_mentions_its_owner():
+    vocab = Vocabulary(["dog", "child", "t-shirt", "alzheimer's disease"])
+    names = lambda text: {m.name: m.negated for m in parse(text, vocab).mentions}  # noqa: E731
+    assert names("the dog's bowl") == {"dog": False}
+    assert names("the children's books") == {"child": False}
+    assert names("no t-shirt's collar") == {"t-shirt": True}
+    assert names("no sign of Alzheimer's disease") == {"alzheimer's disease": True}  # a name with 's as written
+
+
+def test_a_word_free_of_something_negates_that_alone():
+    """"pain-free" reads as "free of pain": NOT_HAS pain, and nothing else of the clause (the
+    spaced "pain free" is the post-cue, which reaches back over the clause)."""
+    from polarmem_server.domain.text import content_terms
+
+    vocab = Vocabulary(["user", "pain", "nut", "snack"])
+    assert polarity_of("User is pain-free now.", vocab) == {"user": False, "pain": True}
+    assert polarity_of("The user needs nut-free snacks", vocab) == {"user": False, "nut": True, "snack": False}
+    assert content_terms("The user needs nut-free snacks") == ["user", "nut", "snack"]
+    declared = Vocabulary(["gluten-free"])  # a declared name is read as itself
+    assert polarity_of("gluten-free bread", declared) == {"gluten-free": False}
+    assert polarity_of("a free-range egg and a -free tag", Vocabulary(["free-range", "tag"])) == \
+        {"free-range": False, "tag": False}
+
+
+def polarity_of(text, vocab):
+    parsed = parse(text, vocab)
+    return {vocab.name(c): negated for c, negated in parsed.polarity().items()}
+
+
 
 def test_the_compiled_parse_follows_every_vocabulary_change():
     """The parse reads the vocabulary's keys from the core (Vocabulary.compiled_keys), which a
@@ -187,7 +229,7 @@ def test_offsets_count_code_points_and_any_str_parses():
     text = "café ünïcode: no dog 🐶, but a cat’s toy \udc80 here"
     parsed = parse(text, Vocabulary(["dog", "cat", "toy"]))
     assert [(m.name, text[m.start:m.end], m.negated) for m in parsed.mentions] == \
-        [("dog", "dog", True), ("toy", "toy", False)]
+        [("dog", "dog", True), ("cat", "cat’s", False), ("toy", "toy", False)]  # a possessive names its owner
     assert [text[s:e] for s, e in parsed.negated_spans] == ["no dog 🐶,"]  # the scope runs to "but"
 
 

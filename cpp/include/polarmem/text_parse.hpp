@@ -95,8 +95,11 @@ struct Mention {
   bool resolution = false;  // negated by a cue that says the condition went away
 };
 
-struct UnknownTerm {  // a content word that names no concept
-  std::string word;
+// A content word that names no concept: letters (three or more, or two in capitals: "TV"), or
+// letters joined by hyphens ("t-shirt"), not a stop word; a possessive stands for its owner
+// ("the dog's bowl": "dog", as a mention's lookup reads it too).
+struct UnknownTerm {
+  std::string word;  // without a possessive's "'s"
   std::size_t start = 0, end = 0;
   bool negated = false;
 };
