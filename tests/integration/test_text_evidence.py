@@ -132,6 +132,23 @@ def test_an_open_vocabulary_reads_hyphenated_words_and_possessives(tmp_path):
     memory.close()
 
 
+def test_a_question_about_presence_ranks_the_note_that_says_no_last(tmp_path):
+    """docs/agents.md, "Asking whether something is absent": the note that answers "no" contradicts
+    the question and ranks last; asked as an absence, it is the first VERIFIED hit."""
+    memory = Memory(tmp_path / "data")
+    memory.create_namespace(NamespaceSettings(name="assistant", open_vocabulary=True))
+    notes = {"p3": "The user's wife is vegetarian", "p7": "User has no kids",
+             "p8": "The user's car is a red Tesla Model 3", "p10": "User's niece Emma is 7 years old and loves dinosaurs",
+             "p13": "User's flight to Oslo on Monday was cancelled"}
+    for item_id, text in notes.items():
+        memory.remember("assistant", ItemInput(id=item_id, kind="text", text=text))
+    asked = memory.recall("assistant", text="does the user have kids", k=5)
+    assert asked.hits[-1].item_id == "p7" and asked.hits[-1].tier == -1
+    absent = memory.recall("assistant", text="user without kids", k=3)
+    assert absent.hits[0].item_id == "p7" and absent.hits[0].tier == 1
+    memory.close()
+
+
 def test_a_negated_question_works_with_no_declared_vocabulary(open_memory):
     result = open_memory.recall("notes", text="a dog without a frisbee", k=4)
     assert result.plan.unknown == []
