@@ -23,6 +23,9 @@ import mcp_types as types
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 MAX_ERROR_DETAIL_CHARS = 200
+# What JSON counts as whitespace. str.strip() also strips what Unicode calls space, the ASCII
+# separators \x1c-\x1f among them, so a line of "\x1e" passed for blank and went unanswered.
+JSON_WHITESPACE = " \t\r\n"
 
 
 def _usable_id(data: dict) -> int | str | None:
@@ -79,8 +82,8 @@ class _GatedStdin:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for line in self._stdin:
-            if not line.strip():
-                continue
+            if not line.strip(JSON_WHITESPACE):
+                continue  # a blank line is no message
             reply = malformed_reply(line)
             if reply is None:
                 yield line
