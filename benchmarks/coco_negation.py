@@ -35,12 +35,13 @@ from polarmem_server.faces.evaluation import dev_rows
 HERE = Path(__file__).resolve().parent
 
 
+def polarity(caption: str, vocabulary: Vocabulary) -> dict[str, bool]:
+    """Concept name -> negated, as the server reads the caption."""
+    return {vocabulary.name(c): is_negated for c, is_negated in text.parse(caption, vocabulary).polarity().items()}
+
+
 def negated(caption: str, vocabulary: Vocabulary) -> list[str]:
-    return sorted(vocabulary.name(c) for c, is_negated in text.parse(caption, vocabulary).polarity().items() if is_negated)
-
-
-def affirmed(caption: str, vocabulary: Vocabulary) -> list[str]:
-    return sorted(vocabulary.name(c) for c, is_negated in text.parse(caption, vocabulary).polarity().items() if not is_negated)
+    return sorted(name for name, is_negated in polarity(caption, vocabulary).items() if is_negated)
 
 
 def read_labels(rows: list[dict]) -> dict:
@@ -51,11 +52,12 @@ def read_labels(rows: list[dict]) -> dict:
     for r in rows:
         has = set(r["has"])
         for caption in r["captions"]:
-            for name in negated(caption, vocabulary):
-                (wrong if name in has else right).append({"caption": caption, "concept": name})
-            for name in affirmed(caption, vocabulary):
-                has_on_present += name in has
-                has_on_absent += name not in has
+            for name, is_negated in sorted(polarity(caption, vocabulary).items()):
+                if is_negated:
+                    (wrong if name in has else right).append({"caption": caption, "concept": name})
+                else:
+                    has_on_present += name in has
+                    has_on_absent += name not in has
     return {"categories": len(categories), "not_has_on_present": len(wrong), "not_has_on_absent": len(right),
             "has_on_present": has_on_present, "has_on_absent": has_on_absent, "wrong": wrong, "right": right}
 
