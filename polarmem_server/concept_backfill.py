@@ -88,14 +88,21 @@ def apply_names(writer: Writer, namespace: Namespace, names: Sequence[str], conc
     return changed
 
 
+def _mentionable(vocabulary, name: str) -> bool:
+    """Every content word of `name` is a concept stored text wrote. A name with no content word
+    of its own ("pe", "mi", "hiv/aids": too short, or stop words) is not: no text can mention it,
+    so it stays unknown (it used to look up None: AttributeError, INTERNAL, issue 49)."""
+    words = textproc.content_terms(name)
+    return bool(words) and all(vocabulary.own_id(word) is not None for word in words)
+
+
 def learn_names(writer: Writer, namespace: Namespace, names: Sequence[str]) -> list[str]:
     """In an open vocabulary, binds the `names` a query asked for that the vocabulary lacks but
     that stored text can mention (every word of the name is a concept: "chest pain" after notes
     said "chest" and "pain") and applies them to the stored items; returns the names learned.
     A name with a word no text mentions is left unknown: binding it would state nothing."""
     vocabulary = namespace.vocabulary
-    learnable = [name for name in dict.fromkeys(names) if vocabulary.lookup(name) is None
-                 and all(vocabulary.own_id(word) is not None for word in textproc.content_terms(name) or [None])]
+    learnable = [name for name in dict.fromkeys(names) if vocabulary.lookup(name) is None and _mentionable(vocabulary, name)]
     if not learnable:
         return []
     # Called from reads (Recall, ListItems) that may run at a weaker level than Strong

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.settings import NamespaceSettings
+from polarmem_server.domain.settings import NamespaceSettings, check_namespace_name
 from polarmem_server.errors import AlreadyExists, NotFound, ResourceExhausted, quoted
 
 if TYPE_CHECKING:
@@ -34,7 +34,10 @@ class AutoCreate:
     max_namespaces: int = DEFAULT_MAX_NAMESPACES
 
     def namespace_for_write(self, memory: Memory, name: str) -> Namespace:
-        """The namespace `name`, created from the template first when it is missing and allowed."""
+        """The namespace `name`, created from the template first when it is missing and allowed.
+        The name is checked first: an invalid one is INVALID_ARGUMENT whatever the count (a
+        caller must not be told to delete namespaces to fix a typo)."""
+        check_namespace_name(name)
         try:
             return memory.namespace(name)
         except NotFound:

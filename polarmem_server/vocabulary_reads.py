@@ -4,12 +4,28 @@ counts."""
 
 from __future__ import annotations
 
+import re
+
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import check_count
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.storage.backend import POLARITIES, Backend
 
 MAX_PAGE = 1000
+# The vocabulary's page token is the last concept id of the previous page: ASCII digits only.
+# str.isdigit() is no check ("²" and "٣" pass it, then int() fails: INTERNAL, issue 49).
+_CONCEPT_PAGE_TOKEN = re.compile(r"[0-9]{1,10}")
+
+
+def parse_page_token(token: str) -> int:
+    """The concept id after which a vocabulary page starts (-1 for "", the first page);
+    INVALID_ARGUMENT for anything this server did not give out."""
+    if not token:
+        return -1
+    if not isinstance(token, str) or not _CONCEPT_PAGE_TOKEN.fullmatch(token):
+        raise InvalidArgument(f"page_token {quoted(token)} is not one this server gave; send the next_page_token of "
+                              "the previous response, or none for the first page")
+    return int(token)
 
 
 def items_by_concept(backend: Backend, ns: str, concept_id: int, polarity: str, after: str = "",

@@ -18,7 +18,8 @@ handler runs (so a stream with no token is refused before its first message), an
 checks the namespace. Tokens are compared in constant time: the presented token's SHA-256 is
 compared with every known token's digest with ``hmac.compare_digest``, all of them, every call.
 ``reload()`` (the server calls it on SIGHUP) swaps in a re-read file; a file that does not parse
-leaves the old tokens in force.
+or yields no token leaves the old tokens in force (and logs an ERROR); at start-up such a file is
+refused, naming it: a tokens file never means "no authentication".
 """
 
 from __future__ import annotations
@@ -78,8 +79,21 @@ def load_grants(path: str | Path) -> list[Grant]:
         raise InvalidArgument(f"setting tokens_file: {path} does not exist; create it or unset tokens_file") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InvalidArgument(f"setting tokens_file: {path} is not readable TOML ({exc})") from None
+    # A file that yields no token must not mean "no authentication": an empty file, a lone
+    # [tokens] or a misspelt [token] used to open the server without a word (issue 49).
+    unknown = sorted(set(data) - {"tokens"})
+    if unknown:
+        raise InvalidArgument(f"setting tokens_file: {path}: unknown top-level key(s) {', '.join(map(quoted, unknown))}; "
+                              "each token goes in its own [tokens.NAME] table")
+    tokens = data.get("tokens", {})
+    if not isinstance(tokens, dict):
+        raise InvalidArgument(f"setting tokens_file: {path}: tokens must be tables [tokens.NAME], not a value")
+    if not tokens:
+        raise InvalidArgument(f"setting tokens_file: {path} holds no token; add a [tokens.NAME] table with token = '...' "
+                              "and role = \"read\" | \"write\" | \"admin\" (or unset tokens_file to run without "
+                              "authentication, on a loopback address)")
     grants, seen = [], set()
-    for name, entry in data.get("tokens", {}).items():
+    for name, entry in tokens.items():
         token = entry.get("token") if isinstance(entry, dict) else None
         if not token or not isinstance(token, str):
             raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} needs token = '...'")

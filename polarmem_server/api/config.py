@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from polarmem_server.storage.local.store_errors import EXIT_DAMAGED
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -31,6 +33,16 @@ class ConfigError(ValueError, SystemExit):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class DamagedStoreRefusal(ConfigError):
+    """The data directory is damaged: the process prints the one line and exits with
+    EXIT_DAMAGED (not 1), so a service manager does not restart into it; it waits for a person."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = EXIT_DAMAGED  # SystemExit prints nothing for a number: say it first
+        print(f"polarmem: {message}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
-from polarmem_server.api.config import ConfigError, ServerConfig
+from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
 from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
                                            replica_handler)
@@ -390,6 +390,12 @@ class PolarMemServer:
         return f"{host}:{self.port}"
 
     @property
+    def metrics_summary(self) -> str:
+        """One true phrase for start-up lines: "metrics on port N" or "metrics off" (issue 53:
+        `--metrics-port -1` printed both "metrics on off" and "metrics on port 0")."""
+        return f"metrics on port {self.metrics_port}" if self.config.metrics_port >= 0 else "metrics off"
+
+    @property
     def fast_front_address(self) -> str:
         host = self.config.fast_front_address.rsplit(":", 1)[0]
         return f"{host}:{self.fast_front_port}" if self.fast_front_port else ""
@@ -403,7 +409,9 @@ class PolarMemServer:
             self._abandon_start()
             if isinstance(exc, ConfigError):
                 raise
-            if isinstance(exc, StoreLocked | StoreDamaged):
+            if isinstance(exc, StoreDamaged):
+                raise DamagedStoreRefusal(f"setting data_dir: {exc}") from None
+            if isinstance(exc, StoreLocked):
                 raise ConfigError(f"setting data_dir: {exc}") from None
             if isinstance(exc, StoreError):
                 raise ConfigError(f"setting data_dir: {exc}") from None
@@ -525,8 +533,7 @@ class PolarMemServer:
         if self.replica is not None:
             self.refresher = Refresher(self.memory, self.replica.board, self._replica_applied,
                                        self.replica.primary_pid, self._refresh_stop).start()
-            log.info("replica %d serving on %s (metrics on %s)", self.replica.index, self.address,
-                     self.metrics_port if cfg.metrics_port >= 0 else "off")
+            log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
         if cfg.scrub_interval_s > 0 and cfg.backend == "local":
             self.scrubber = Scrubber(lambda: self.memory.backend.store._db, cfg.scrub_interval_s,
@@ -535,7 +542,7 @@ class PolarMemServer:
             self.group.release(self.port)
             self.supervisor = ReplicaSupervisor(self.group, cfg, self.port, self.metrics.replica_restarts.inc,
                                                 self.metrics.replicas_up.set).start()
-        log.info("serving on %s (metrics on %s)", self.address, self.metrics_port if cfg.metrics_port >= 0 else "off")
+        log.info("serving on %s (%s)", self.address, self.metrics_summary)
         return self
 
     def _listen_for_front(self) -> None:
@@ -578,8 +585,8 @@ class PolarMemServer:
                 log.warning("encoder %r is not available here: %s", name, exc)
 
     def _repair_at_start(self) -> None:
-        from polarmem_server.storage.local.repair import repair
-        report = repair(self.config.data_dir)
+        from polarmem_server.storage.local.repair import recover_wal_in_place
+        report = recover_wal_in_place(self.config.data_dir)
         if report.damaged:
             for line in report.lines():
                 log.warning("recover=point-in-time: %s", line)

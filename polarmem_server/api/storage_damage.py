@@ -3,10 +3,10 @@
 RocksDB verifies a block's checksum whenever it reads it; a flipped byte in a table file makes
 the read fail with "Corruption: block checksum mismatch ...". The items in that block cannot be
 read again by any retry, so the caller gets DATA_LOSS naming the namespace and the way out
-(restore a backup, or `polarmem repair --salvage` to keep what is readable), and the operator
-sees it at once: ``polarmem_storage_corruption_total`` counts each finding (an alert fires on
-it), the health service ``polarmem.v1.MemoryService.storage`` turns NOT_SERVING and stays so
-until a restart on repaired or restored files, and one ERROR line per finding names the file.
+(restore a backup, or `polarmem repair --salvage`, which copies what is readable to a new
+directory), and the operator sees it at once: ``polarmem_storage_corruption_total`` counts each
+finding (an alert fires on it), the health service ``polarmem.v1.MemoryService.storage`` turns
+NOT_SERVING and stays so until a restart on repaired or restored files, and one ERROR line per finding names the file.
 """
 
 from __future__ import annotations
@@ -55,9 +55,10 @@ class StorageDamage:
         self._count(where)
         self._mark_unhealthy()
         log.error("damaged store file found by %s (namespace %s): %s; restore a backup or run "
-                  "`polarmem repair --salvage %s` with the server stopped", where, namespace or "-", text,
+                  "`polarmem repair --salvage %s` with the server stopped (it writes what is readable to a new "
+                  "directory and leaves this one as it is)", where, namespace or "-", text,
                   self._data_dir)
         scope = f"namespace {quoted(namespace)}" if namespace else "the store"
         return DataLoss(f"{scope}: stored data is damaged and cannot be read ({text[:MAX_DETAIL_CHARS]}); the server "
                         f"cannot answer this. Operator: restore a backup, or stop the server and run `polarmem repair "
-                        f"--salvage DATA_DIR` to keep what is readable (docs/failure-behaviour.md)")
+                        f"--salvage DATA_DIR`, which writes what is readable to a new directory (docs/failure-behaviour.md)")

@@ -24,6 +24,13 @@ STATE_NAMES = {code: name for name, code in STATES.items()}
 MAX_ITEM_ID_BYTES = 256
 MAX_CONCEPTS_PER_ITEM = 4096
 MAX_TEMPLATE_SCORES = 64
+# What one item's metadata may hold (docs/failure-behaviour.md). Before, only the 16 MiB message
+# limit bounded it: one item with 100,000 keys slowed every browse / recall that returned it
+# from 0.4 s to 52 s (issue 49). Far above what labels, sources and dates need.
+MAX_METADATA_KEYS = 256
+MAX_METADATA_KEY_BYTES = 256
+MAX_METADATA_VALUE_BYTES = 64 * 1024
+MAX_METADATA_TOTAL_BYTES = 256 * 1024  # every key and value, UTF-8
 DEFAULT_SOURCE = "client"
 
 
@@ -159,10 +166,26 @@ def check_evidence(scores: Mapping[str, Sequence[float]] | None, states: Mapping
     return Evidence(checked, check_states(states or {}), source or DEFAULT_SOURCE, model or "")
 
 
-def check_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
+def check_metadata(metadata: Mapping[str, str], where: str = "metadata") -> dict[str, str]:
+    """String keys and values within the MAX_METADATA_* limits; INVALID_ARGUMENT names the limit."""
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise InvalidArgument(f"{where}: at most {MAX_METADATA_KEYS} keys per item (MAX_METADATA_KEYS), got "
+                              f"{len(metadata)}; keep bulky data in the item's text or behind its uri")
+    total = 0
     for key, value in metadata.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidArgument("metadata: keys and values must be strings")
+            raise InvalidArgument(f"{where}: keys and values must be strings")
+        key_bytes, value_bytes = len(key.encode("utf-8", "surrogatepass")), len(value.encode("utf-8", "surrogatepass"))
+        if key_bytes > MAX_METADATA_KEY_BYTES:
+            raise InvalidArgument(f"{where}: key {quoted(key[:64])} may hold at most {MAX_METADATA_KEY_BYTES} bytes "
+                                  f"(MAX_METADATA_KEY_BYTES), got {key_bytes}")
+        if value_bytes > MAX_METADATA_VALUE_BYTES:
+            raise InvalidArgument(f"{where}[{quoted(key[:64])}]: a value may hold at most {MAX_METADATA_VALUE_BYTES} "
+                                  f"bytes (MAX_METADATA_VALUE_BYTES), got {value_bytes}")
+        total += key_bytes + value_bytes
+    if total > MAX_METADATA_TOTAL_BYTES:
+        raise InvalidArgument(f"{where}: keys and values together may hold at most {MAX_METADATA_TOTAL_BYTES} bytes "
+                              f"(MAX_METADATA_TOTAL_BYTES), got {total}")
     return dict(metadata)
 
 

@@ -79,7 +79,39 @@ class FetchPolicy:
     def allows(self, host: str, address: Address) -> bool:
         if host.lower().rstrip(".") in self.hosts or any(address in n for n in self.networks):
             return True
+        # An IPv6 address that carries an IPv4 one reaches that IPv4 host (through NAT64, a 6to4
+        # relay, or the stack itself): it is judged by what it carries, so 64:ff9b::a9fe:a9fe is
+        # 169.254.169.254, not a public IPv6 address (issue 49).
+        carried = embedded_ipv4(address)
+        if carried:
+            return all(self.allows(host, inner) for inner in carried)
         return address.is_global and not address.is_multicast
+
+
+# IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits: NAT64's well-known
+# and local-use prefixes (RFC 6052, RFC 8215).
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(address: Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
+    ::a.b.c.d, NAT64, 6to4, Teredo's server and client); [] for none or an IPv4 address."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return []
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    if address.teredo is not None:
+        return list(address.teredo)
+    if address.sixtofour is not None or address in _SIX_TO_FOUR:
+        return [address.sixtofour] if address.sixtofour is not None else []
+    last32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if any(address in prefix for prefix in _NAT64):
+        return [last32]
+    if address in _IPV4_COMPATIBLE and int(address) > 1:  # not :: (unspecified) or ::1 (loopback)
+        return [last32]
+    return []
 
 
 def _resolve(host: str, port: int) -> list[Address]:

@@ -7,6 +7,10 @@ gets the JSON-RPC error the specification asks for (-32700 parse error, -32600 i
 -32602 invalid params), with the request's id when it has a usable one. Notifications (no id)
 get no answer, as JSON-RPC requires; a client does not wait for one.
 
+It also bounds what one message may be: nested at most ``MAX_NESTING`` deep (a line of 100,000
+"[" took ``json.loads`` to a RecursionError that ended ``polarmem mcp`` over stdio and answered
+HTTP 500, issue 49) and at most ``MAX_MESSAGE_BYTES`` long; both answer a JSON-RPC error.
+
 Used by both transports: stdio (``gated_stdio``, line by line) and streamable HTTP
 (``JsonRpcGate``, an ASGI middleware, body by body).
 """
@@ -14,6 +18,7 @@ Used by both transports: stdio (``gated_stdio``, line by line) and streamable HT
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,6 +31,32 @@ MAX_ERROR_DETAIL_CHARS = 200
 # What JSON counts as whitespace. str.strip() also strips what Unicode calls space, the ASCII
 # separators \x1c-\x1f among them, so a line of "\x1e" passed for blank and went unanswered.
 JSON_WHITESPACE = " \t\r\n"
+# No tool argument needs more than a few levels (metadata is flat); 64 leaves room and stays far
+# below the recursion limits of json and pydantic.
+MAX_NESTING = 64
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # stdio; HTTP has its own (max_body_bytes)
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def nesting_depth(raw: str | bytes, stop_at: int = MAX_NESTING) -> int:
+    """How deep arrays and objects nest in `raw` (strings skipped), counted without parsing;
+    stops counting past `stop_at` (and returns an upper bound when that cannot be reached)."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    opened = text.count("[") + text.count("{")
+    if opened <= stop_at:
+        return opened  # an upper bound, and within the limit: no need to scan
+    depth = deepest = 0
+    for token in _JSON_TOKEN.finditer(text):
+        char = token.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_at:
+                    return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _usable_id(data: dict) -> int | str | None:
@@ -40,10 +71,17 @@ def _error(message_id: int | str | None, code: int, message: str) -> dict[str, A
 def malformed_reply(raw: str | bytes) -> dict[str, Any] | None:
     """The JSON-RPC error answering ``raw`` when the SDK would drop it unanswered; None when the
     SDK takes it (valid) or when no answer is due (a malformed notification)."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        return _error(None, INVALID_REQUEST, f"Invalid Request: the message is over {MAX_MESSAGE_BYTES} bytes")
+    if nesting_depth(raw) > MAX_NESTING:
+        return _error(None, INVALID_REQUEST, f"Invalid Request: the message nests arrays / objects more than "
+                                             f"{MAX_NESTING} deep")
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return _error(None, PARSE_ERROR, f"Parse error: the message is not JSON ({exc})")
+    except RecursionError:  # a backstop: nesting_depth should have answered first
+        return _error(None, INVALID_REQUEST, "Invalid Request: the message nests too deep")
     if isinstance(data, dict) and "method" in data and "id" in data and _usable_id(data) is None:
         # the SDK would take it for a notification (no answer) while the client waits for one
         return _error(None, INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer")

@@ -93,14 +93,17 @@ def test_damaged_log_is_refused_and_repair_reports_what_it_drops(killed_store, t
     assert "setting data_dir" in str(server_refused.value) and "polarmem repair" in str(server_refused.value)
     assert log_file.read_bytes() == before, "a refused open must not change the log"
 
-    # Repair: explicit, reports the last intact sequence and how many items it dropped.
+    # Repair: explicit, into a new directory; reports the last intact sequence and how many
+    # items it dropped. The damaged directory, log included, stays as it was.
     assert repair_module.main([str(path)]) == 0
     report = capsys.readouterr().out
-    kept = stored_items(path)  # opens in strict mode again
+    repaired = next(path.parent.glob(f"{path.name}.repaired-*"))
+    kept = stored_items(repaired)  # opens in strict mode
     assert 0 < kept < ITEMS
-    assert "recovered up to sequence" in report and "damaged-wal-" in report
-    saved = next(path.glob("damaged-wal-*"))
-    assert (saved / log_file.name).read_bytes() == before  # the damaged log is kept for forensics
+    assert "recovered up to sequence" in report and f"the repaired store is in {repaired}" in report
+    assert log_file.read_bytes() == before  # the damaged log is kept for forensics, where it was
+    with pytest.raises(StoreDamaged):
+        Store(path)
     if damage == "flip":
         # Everything behind the flipped bytes is still readable in the saved log: counted exactly.
         # (each of this writer's batches is one item; the flipped record itself is unreadable)
@@ -108,8 +111,8 @@ def test_damaged_log_is_refused_and_repair_reports_what_it_drops(killed_store, t
         assert "corrupt record" in report
     else:
         assert "torn tail" in report
-    # A second repair finds nothing to do.
-    assert repair_module.main([str(path)]) == 0
+    # A repair of the repaired copy finds nothing to do.
+    assert repair_module.main([str(repaired)]) == 0
     assert "intact; nothing to repair" in capsys.readouterr().out
 
 

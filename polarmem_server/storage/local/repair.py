@@ -1,19 +1,28 @@
-"""`polarmem repair DIR`: explicit recovery of a data directory whose write-ahead log is damaged.
+"""`polarmem repair DIR`: explicit recovery of a damaged data directory, into a NEW directory.
 
-The server refuses to open such a directory (store.StoreDamaged). This module:
+The server refuses to open a damaged directory (store.StoreDamaged, found by preflight.py without
+changing anything). Repair never writes to DIR either: a recovery that deletes or rewrites table
+files in place is how a store gets lost (issue 49). It:
 
-1. copies every write-ahead log file to ``DIR/damaged-wal-<UTC time>/`` (nothing is deleted);
-2. reads those copies record by record (checksums verified) to know what they hold;
-3. opens the store with RocksDB's point-in-time recovery, which keeps every write up to the last
+1. checks DIR read-only; an intact directory is reported as such and nothing is written;
+2. copies DIR to a new, uniquely named directory (``DIR.repaired-<UTC time>-<random>`` beside it,
+   or ``--output NEW``), and works only on the copy;
+3. reads DIR's write-ahead log files record by record (checksums verified) to know what they hold;
+4. opens the copy with RocksDB's point-in-time recovery, which keeps every write up to the last
    intact record and drops the rest, and notes the last sequence number kept;
-4. reports what was dropped: the readable write batches after that sequence, the items they
+5. reports what was dropped: the readable write batches after that sequence, the items they
    wrote, and whether the damage is a torn tail (the log ends inside its last record: the
    typical trace of a crash during a write, which was then never acknowledged) or damage
    inside the log (acknowledged writes lost);
-5. checks that the directory now opens in the server's strict mode.
+6. checks that the copy opens in the server's strict mode, and says how to serve it.
 
-``--salvage`` additionally runs RocksDB's RepairDB when even point-in-time recovery cannot open
-the directory (damaged MANIFEST or table files): a last resort that keeps what it can read.
+``--salvage`` additionally runs RocksDB's RepairDB on the copy when even point-in-time recovery
+cannot open it (CURRENT missing, damaged MANIFEST or table files): a last resort that keeps what
+it can read. A refusal removes the copy it made; DIR is byte-identical either way.
+
+The server's opt-in ``recover = "point-in-time"`` is the one in-place path
+(:func:`recover_wal_in_place`): it drops a damaged WAL tail at start-up, keeping a copy of the
+logs, and touches no table file; table damage is refused as without it.
 
 WAL format (RocksDB db/log_format.h): 32 KiB blocks of physical records with a 7-byte header
 (masked CRC32C, length, type; 11 bytes with the log number for recyclable types) whose
@@ -28,12 +37,17 @@ import dataclasses
 import shutil
 import struct
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from rocksdict import Options, Rdict
+
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.storage.local.store import Store, StoreDamaged, StoreError, wal_files
+from polarmem_server.storage.local import preflight
+from polarmem_server.storage.local.store import COLUMN_FAMILIES, SCHEMA_VERSION, Store, StoreDamaged, StoreError, wal_files
+from polarmem_server.storage.local.store_errors import EXIT_DAMAGED
 
 BLOCK = 32 * 1024
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
@@ -215,7 +229,8 @@ def items_in(batch: bytes) -> set[tuple[str, str]]:
 class RepairReport:
     path: Path
     damaged: bool
-    saved_to: Path | None = None
+    written_to: Path | None = None  # the new directory holding the repaired store
+    saved_to: Path | None = None  # recover_wal_in_place: where the damaged logs were copied
     last_sequence: int = 0
     dropped_batches: int = 0
     dropped_items: int = 0
@@ -225,7 +240,7 @@ class RepairReport:
 
     def lines(self) -> list[str]:
         if not self.damaged:
-            return [f"{self.path}: intact; nothing to repair"]
+            return [f"{self.path}: intact; nothing to repair (nothing was written)"]
         out = [f"{self.path}: recovered up to sequence {self.last_sequence} (the last intact record)"]
         out += [f"  damage: {d}" for d in self.damage]
         out.append(f"  dropped: {self.dropped_batches} readable write batch(es) after the damage, holding "
@@ -234,23 +249,124 @@ class RepairReport:
                       if any("torn tail" in d for d in self.damage) else ""))
         if self.salvaged:
             out.append("  RocksDB RepairDB ran (--salvage): table files were rebuilt from what could be read")
-        out.append(f"  the damaged log files were copied to {self.saved_to}")
+        if self.written_to is not None:
+            out.append(f"  the repaired store is in {self.written_to}; {self.path} was not changed")
+            out.append(f"  next: check it (`polarmem serve --data-dir {self.written_to}`), then stop the server and "
+                       f"put it in place of {self.path}, keeping {self.path} until you are sure")
+        if self.saved_to is not None:
+            out.append(f"  the damaged log files were copied to {self.saved_to}")
         return out
 
 
-def repair(path: str | Path, salvage: bool = False) -> RepairReport:
-    """Recovers `path` to its last intact record and reports what was dropped. Raises
-    StoreError when the directory cannot be recovered (and salvage is off or failed)."""
+def _utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def _new_directory(path: Path, output: str | Path | None) -> Path:
+    """The directory the repaired copy goes to: `output` (absent or empty), or a unique sibling
+    (two repairs in the same second get two directories)."""
+    if output is None:
+        base = path.resolve()  # `repair .`: beside the directory, never inside it
+        try:
+            return Path(tempfile.mkdtemp(prefix=f"{base.name}.repaired-{_utc_stamp()}-", dir=base.parent))
+        except OSError as exc:
+            raise StoreError(f"cannot create the repair directory beside {path} ({exc.strerror}); pass --output NEW_DIR "
+                             "on a file system with room for a copy of the store") from None
+    target = Path(output)
+    if target.resolve() == path.resolve() or path.resolve() in target.resolve().parents:
+        raise StoreError(f"--output {target} is {path} or inside it; repair never writes to the damaged directory: "
+                         "name a new directory outside it")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise StoreError(f"--output {target} exists and is not an empty directory; name a new one")
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _copy_store(path: Path, target: Path) -> None:
+    # LOCK is the running store's; the copy gets its own when opened.
+    shutil.copytree(path, target, dirs_exist_ok=True, ignore=lambda _d, names: [n for n in names if n == "LOCK"])
+
+
+def _add_missing_families(target: Path) -> None:
+    """RepairDB recreates only the column families it found table files of; the store needs all."""
+    options = Options(raw_mode=True)
+    options.create_missing_column_families(True)
+    db = Rdict(str(target), options, column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES})
+    db.close()
+    del db
+
+
+def repair(path: str | Path, salvage: bool = False, output: str | Path | None = None) -> RepairReport:
+    """Recovers a copy of `path` to its last intact record, in a new directory, and reports what
+    was dropped. `path` itself is only read. Raises StoreError when it cannot be recovered
+    (and salvage is off or failed); then no new directory is left behind."""
     path = Path(path)
     if not path.is_dir():
         raise StoreError(f"{path} is not a directory")
+    holder = preflight.lock_holder(path)
+    if holder is not None:
+        raise StoreError(f"{path} is in use (pid {holder} holds its LOCK); stop the server first")
+    try:
+        if preflight.check(path, COLUMN_FAMILIES, SCHEMA_VERSION):
+            raise StoreError(f"{path} holds no store (no CURRENT, MANIFEST, table or log file); nothing to repair")
+        return RepairReport(path, damaged=False)
+    except StoreDamaged as exc:
+        found = _what_is_damaged(str(exc))
+    scans = [scan_log(log_file) for log_file in wal_files(path)]
+    target = _new_directory(path, output)
+    try:
+        _copy_store(path, target)
+        report = RepairReport(path, damaged=True, written_to=target)
+        report.damage = [found] + [f"{s.path.name}: {s.damage}" for s in scans if s.damage]
+        report.unreadable_records = sum(s.unreadable for s in scans)
+        try:
+            store = Store(target, recovery="point-in-time")
+        except StoreDamaged:
+            if not salvage:
+                raise StoreDamaged(f"{path}: point-in-time recovery cannot open it either (CURRENT, MANIFEST or table "
+                                   f"files are damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB on a "
+                                   "copy (keeps what it can read), or restore a backup. Nothing was changed") from None
+            Rdict.repair(str(target), Options(raw_mode=True))
+            _add_missing_families(target)
+            report.salvaged = True
+            store = Store(target, recovery="point-in-time")
+        try:
+            report.last_sequence = store._db.latest_sequence_number()
+            store.flush()
+        finally:
+            store.close()
+        _count_dropped(report, scans)
+        Store(target).close()  # now opens in the server's strict mode
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return report
+
+
+def _what_is_damaged(refusal: str) -> str:
+    """The finding in a StoreDamaged message, without the advice around it."""
+    found = refusal.split(" is damaged", 1)[-1].lstrip(":( ")
+    return found.split("; nothing was opened", 1)[0].rstrip(")")
+
+
+def _count_dropped(report: RepairReport, scans: list[LogScan]) -> None:
+    dropped = [(seq, batch) for scan in scans for seq, _, batch in scan.batches if seq > report.last_sequence]
+    report.dropped_batches = len(dropped)
+    report.dropped_items = len(set().union(*(items_in(b) for _, b in dropped))) if dropped else 0
+
+
+def recover_wal_in_place(path: str | Path) -> RepairReport:
+    """The server's opt-in `recover = "point-in-time"`: drops a damaged write-ahead-log tail in
+    place, after copying the logs to a new ``damaged-wal-*`` directory. Table files are not
+    touched; damage beyond the WAL raises StoreDamaged (repair --salvage is for that)."""
+    path = Path(path)
     try:
         Store(path).close()
         return RepairReport(path, damaged=False)
     except StoreDamaged:
         pass
-    saved = path / f"damaged-wal-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    saved.mkdir()
+    preflight.check(path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=True)  # tables intact, or refuse here
+    saved = Path(tempfile.mkdtemp(prefix=f"damaged-wal-{_utc_stamp()}-", dir=path))
     scans = []
     for log_file in wal_files(path):
         shutil.copy2(log_file, saved / log_file.name)
@@ -258,39 +374,33 @@ def repair(path: str | Path, salvage: bool = False) -> RepairReport:
     report = RepairReport(path, damaged=True, saved_to=saved)
     report.damage = [f"{s.path.name}: {s.damage}" for s in scans if s.damage]
     report.unreadable_records = sum(s.unreadable for s in scans)
-    try:
-        store = Store(path, recovery="point-in-time")
-    except StoreDamaged:
-        if not salvage:
-            raise StoreDamaged(f"{path}: point-in-time recovery cannot open it either (table or MANIFEST files are "
-                               f"damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB (keeps what it "
-                               "can read), or restore a backup") from None
-        from rocksdict import Options, Rdict
-        Rdict.repair(str(path), Options(raw_mode=True))
-        report.salvaged = True
-        store = Store(path, recovery="point-in-time")
+    store = Store(path, recovery="point-in-time")
     try:
         report.last_sequence = store._db.latest_sequence_number()
         store.flush()
     finally:
         store.close()
-    dropped = [(seq, batch) for scan in scans for seq, _, batch in scan.batches if seq > report.last_sequence]
-    report.dropped_batches = len(dropped)
-    report.dropped_items = len(set().union(*(items_in(b) for _, b in dropped))) if dropped else 0
-    Store(path).close()  # now opens in the server's strict mode
+    _count_dropped(report, scans)
+    Store(path).close()
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: `polarmem repair [--salvage] DIR`. Exit 0 when the directory opens afterwards."""
+    """CLI: `polarmem repair [--salvage] [--output NEW_DIR] DIR`. Exit 0 when the directory is
+    intact or its repaired copy opens; EXIT_DAMAGED when it is refused; 1 on other errors."""
     parser = argparse.ArgumentParser(prog="polarmem repair", description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir")
     parser.add_argument("--salvage", action="store_true",
-                        help="also run RocksDB's RepairDB when table or MANIFEST files are damaged")
+                        help="also run RocksDB's RepairDB (on the copy) when CURRENT, MANIFEST or table files are damaged")
+    parser.add_argument("--output", metavar="NEW_DIR",
+                        help="where the repaired copy goes (absent or empty); default: DIR.repaired-<time>-<random>")
     args = parser.parse_args(argv)
     try:
-        report = repair(args.data_dir, salvage=args.salvage)
-    except StoreError as exc:
+        report = repair(args.data_dir, salvage=args.salvage, output=args.output)
+    except StoreDamaged as exc:
+        print(f"polarmem repair: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
+    except (StoreError, OSError) as exc:
         print(f"polarmem repair: {exc}", file=sys.stderr)
         return 1
     print("\n".join(report.lines()))

@@ -298,6 +298,10 @@ class SecondaryStore(Store):
         self.secondary_dir.mkdir(parents=True, exist_ok=True)
         super().__init__(path, durability="async")
 
+    def _check_directory(self) -> bool:
+        """The primary holds the LOCK and writes as this opens; it checked the directory itself."""
+        return False
+
     def _options(self) -> Options:
         options = Options(raw_mode=True)
         options.set_max_open_files(-1)  # RocksDB requires it of secondary instances

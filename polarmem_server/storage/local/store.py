@@ -27,8 +27,11 @@ dozen bytes per item instead of parsing a full ItemRecord with its scores and hi
 ``durability="sync"`` syncs the WAL before a write returns (an acknowledged write survives power
 loss); ``"async"`` leaves that to the OS.
 
-Faults (docs/failure-behaviour.md): the store opens in RocksDB's *absolute consistency* WAL
-recovery mode, so a write-ahead log that is cut or corrupt makes the open fail with
+Faults (docs/failure-behaviour.md): before the read-write open, :mod:`preflight` checks the
+directory read-only and refuses damage with every file left as it was (a read-write open acts on
+what it finds: a missing CURRENT made it start an empty store and delete the tables). The store
+opens in RocksDB's *absolute consistency* WAL recovery mode, so a write-ahead log that is cut or
+corrupt makes the open fail with
 :class:`StoreDamaged` instead of silently dropping acknowledged writes; ``recovery="point-in-time"``
 (what ``polarmem repair`` uses) keeps everything up to the last intact record. A failed write
 (disk full, I/O error) raises :class:`DiskFull` / :class:`StoreWriteFailed`; RocksDB then refuses
@@ -42,7 +45,6 @@ per-write sync and snapshots, and does not abort when closed with an iterator al
 from __future__ import annotations
 
 import logging
-import re
 import struct
 import threading
 import time
@@ -54,7 +56,11 @@ from rocksdict import DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server import errors
+from polarmem_server.storage.local import preflight
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
+from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
+    DiskFull, StoreDamaged, StoreError, StoreLocked, StoreWriteFailed, damaged_table_file, is_no_space, open_error,
+    rocksdb_message, wal_files)
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
 SCHEMA_VERSION = 2
@@ -70,75 +76,6 @@ REOPEN_INTERVAL_S = 1.0  # after a failed write: how often a write (or the watch
 # looked like a leak (issue 13's soak). One shared budget bounds it; small writes flush often
 # enough at this size without stalling.
 MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024
-
-
-class StoreError(errors.Unavailable):
-    """The data directory cannot be used (wrong schema, locked by another process)."""
-
-
-class StoreDamaged(StoreError):
-    """The write-ahead log or another store file is cut or corrupt; nothing was opened."""
-
-
-class StoreLocked(StoreError):
-    """Another process (or another Store in this one) holds the data directory's LOCK."""
-
-
-class DiskFull(errors.ResourceExhausted):
-    """A write failed because the data directory's file system has no space left."""
-
-
-class StoreWriteFailed(errors.Unavailable):
-    """A write failed with an I/O error (or the store is reopening after one); retry later."""
-
-
-def _rocksdb_message(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _is_no_space(message: str) -> bool:
-    return "no space left" in message.lower() or "nospace" in message.lower()
-
-
-def wal_files(path: str | Path) -> list[Path]:
-    """The data directory's write-ahead log files, oldest first."""
-    return sorted(Path(path).glob("*.log"))
-
-
-_STORE_FILE = re.compile(r"[^\s:;,()]*?(?:\d+\.sst|MANIFEST-\d+|\bCURRENT\b|OPTIONS-\d+)")
-
-
-def damaged_table_file(message: str) -> str | None:
-    """The first table / MANIFEST / CURRENT / OPTIONS file a RocksDB corruption message names,
-    or None when it names none (then it is the write-ahead log's)."""
-    if ".log" in message and not _STORE_FILE.search(message):
-        return None
-    found = _STORE_FILE.search(message)
-    return found.group(0) if found else None
-
-
-def open_error(path: Path, exc: BaseException) -> StoreError:
-    """One actionable line for a failed open, by what RocksDB said."""
-    message = _rocksdb_message(exc)
-    if "lock" in message.lower():
-        return StoreLocked(f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
-                           "process or choose another --data-dir")
-    if message.startswith("Corruption") or "corrupt" in message.lower():
-        table = damaged_table_file(message)
-        if table is not None:
-            # A table, MANIFEST or CURRENT file: the WAL is not at fault and a plain repair (which
-            # replays the WAL) cannot fix it; only RepairDB or a backup can.
-            return StoreDamaged(f"data_dir {path} is damaged ({message}); the damaged file is {table}, a store file "
-                                "(not the write-ahead log); nothing was opened or changed. Restore a backup "
-                                f"(`polarmem restore SNAPSHOT NEW_DIR`), or run `polarmem repair --salvage {path}` to "
-                                "keep what is still readable (what the damaged file held is lost)")
-        logs = ", ".join(str(f) for f in wal_files(path)) or "no .log file"
-        return StoreDamaged(f"data_dir {path} is damaged ({message}; write-ahead log: {logs}); nothing was opened or "
-                            f"changed. Run `polarmem repair {path}` to keep everything up to the last intact record "
-                            "(it reports what is dropped), or restore a backup")
-    if _is_no_space(message):
-        return StoreError(f"data_dir {path}: the disk is full ({message}); free space and start again")
-    return StoreError(f"cannot open data_dir {path}: {message}")
 
 
 _WRITES = b"writes\x00"  # meta key prefix of the per-namespace write counts
@@ -181,8 +118,12 @@ class Store:
         if recovery not in RECOVERY_MODES:
             raise ValueError(f"recovery must be one of {RECOVERY_MODES}, got {recovery!r}")
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
         self.recovery = recovery
+        # Created only where no store is: a read-write open of a damaged one acts on the damage
+        # (a missing CURRENT starts an empty store that deletes the tables), so it is found first,
+        # read-only, leaving the directory as it was (preflight.py).
+        self._create = self._check_directory()
+        self.path.mkdir(parents=True, exist_ok=True)
         self._write_options = WriteOptions()
         self._write_options.sync = durability == "sync"
         self._closed = False
@@ -193,11 +134,30 @@ class Store:
         self.on_write_error: Callable[[str], None] | None = None  # called with "disk_full" / "io_error"
         self.on_resumed: Callable[[], None] | None = None
         self._open()
-        self._check_schema()
+        self._create = False  # a reopen after a failed write must find the store, never start one
+        preflight.opened_here(self.path, self)
+        try:
+            self._check_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_directory(self) -> bool:
+        """True when the directory holds no store yet; raises when it holds a damaged one. Also
+        refuses a directory another process holds, before looking: a read-only look at a live
+        store may find its write-ahead log mid-append and call that damage."""
+        holder = preflight.lock_holder(self.path)
+        if holder is not None:
+            raise StoreLocked(f"data_dir {self.path} is in use by another process (pid {holder} holds its LOCK); stop "
+                              "that process or choose another --data-dir")
+        return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION,
+                               point_in_time=self.recovery == "point-in-time")
 
     def _options(self) -> Options:
         options = Options(raw_mode=True)
-        options.create_if_missing(True)
+        options.create_if_missing(self._create)
+        # Safe only because preflight found every family there (a schema-1 store lacks `index`,
+        # which the migration adds): none is recreated over one a damaged MANIFEST lost.
         options.create_missing_column_families(True)
         options.set_paranoid_checks(True)
         options.set_db_write_buffer_size(MEMTABLE_BUDGET_BYTES)
@@ -227,7 +187,7 @@ class Store:
         try:
             db.close()
         except Exception as exc:  # noqa: BLE001 - closing must finish
-            log.warning("closing %s: %s", self.path, _rocksdb_message(exc))
+            log.warning("closing %s: %s", self.path, rocksdb_message(exc))
         del db
 
     def _check_schema(self) -> None:
@@ -402,8 +362,8 @@ class Store:
                 raise self._write_failed(exc) from exc
 
     def _write_failed(self, exc: BaseException) -> errors.PolarMemError:
-        message = _rocksdb_message(exc)
-        if _is_no_space(message):
+        message = rocksdb_message(exc)
+        if is_no_space(message):
             error: errors.PolarMemError = DiskFull(
                 "the data directory's disk is full: nothing was stored; free space on it and retry (writes resume "
                 "by themselves, reads keep working)")
@@ -437,7 +397,7 @@ class Store:
             self._open()
             self._db.write(WriteBatch(raw_mode=True), self._write_options)  # proves the new log takes writes
         except Exception as exc:  # noqa: BLE001 - still failing: stay in the error state
-            log.info("reopening %s after a failed write: still failing (%s)", self.path, _rocksdb_message(exc))
+            log.info("reopening %s after a failed write: still failing (%s)", self.path, rocksdb_message(exc))
             if self._db is not None:
                 self._release()
             return False
@@ -475,7 +435,7 @@ class Store:
             try:
                 self._db.flush_wal(True)
             except Exception as exc:  # noqa: BLE001 - see docstring
-                log.warning("syncing the write-ahead log of %s: %s", self.path, _rocksdb_message(exc))
+                log.warning("syncing the write-ahead log of %s: %s", self.path, rocksdb_message(exc))
 
     def close(self) -> None:
         """Closes RocksDB; always finishes, whatever state the store is in."""
@@ -484,3 +444,4 @@ class Store:
                 return
             self._closed = True
             self._release()
+            preflight.closed_here(self.path)
