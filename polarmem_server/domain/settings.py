@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.partition import PARTITIONERS, PartitionSettings
@@ -32,11 +33,13 @@ DEFAULT_SPACES = (SpaceSpec("sem", 384, storage="int8"),)
 DEGENERATE_POLICIES = ("fixed", "uncertain")
 MAX_TEMPLATES = 64
 MAX_DECLARED_CONCEPTS = 100_000
-_NAMESPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_SPACE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# fullmatch, never match with ^...$: "$" also matches before a final newline ("pets" + "\n" passed, issue 49)
+_NAMESPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_SPACE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_SPACE_DIM = 65_536
 AUTO_PARTITIONER = "auto"  # the partitioner and default recall rule come from domain/rule_choice.py
 DEFAULT_RHO = 0.85
+DEFAULT_OPEN_VOCABULARY = True  # NamespaceSettings.open_vocabulary; an unset gRPC field means this
 
 UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
                     "fixed_threshold", "template_std_max", "concepts", "declared_accuracy")
@@ -48,7 +51,7 @@ _SCALAR_FIELDS = ("encoder", "kappa", "degenerate_policy", "fixed_threshold", "t
 
 
 def check_namespace_name(name: object) -> str:
-    if not isinstance(name, str) or not _NAMESPACE_NAME.match(name):
+    if not isinstance(name, str) or not _NAMESPACE_NAME.fullmatch(name):
         raise InvalidArgument(f"namespace name {quoted(name)} is invalid: use 1-64 letters, digits, '_', '.', '-', "
                               "starting with a letter or digit")
     return name
@@ -74,7 +77,10 @@ class NamespaceSettings:
     # Fixed at creation. Searches use it only when a request asks (exact=False).
     ann: AnnSpec | None = None
     # Every content word a text item mentions is a concept (text.content_terms); fixed at creation.
-    open_vocabulary: bool = False
+    # On by default, for every face (library, gRPC, clients, CLI, MCP, namespaces created on first
+    # use): closed, a text note names no concept until one is declared, so it silently learns
+    # nothing. False (a closed vocabulary: only declared concepts and verified ones) is the opt-out.
+    open_vocabulary: bool = DEFAULT_OPEN_VOCABULARY
 
     @property
     def auto(self) -> bool:
@@ -150,7 +156,7 @@ class NamespaceSettings:
         if len(set(names)) != len(names):
             raise InvalidArgument(f"config.spaces: a space name appears twice in {quoted(names)}")
         for i, space in enumerate(self.spaces):
-            if not _SPACE_NAME.match(space.name):
+            if not _SPACE_NAME.fullmatch(space.name):
                 raise InvalidArgument(f"config.spaces[{i}].name {quoted(space.name)} is invalid: use 1-64 letters, "
                                       "digits, '_', '.', '-'")
             if not 1 <= space.dim <= MAX_SPACE_DIM:
@@ -172,7 +178,7 @@ class NamespaceSettings:
         unknown = sorted(set(changes) - set(UPDATABLE_FIELDS))
         if unknown:
             raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
-        values = dict(changes)
+        values: dict[str, Any] = dict(changes)  # each value is checked by validate()
         if values.get("partitioner") == AUTO_PARTITIONER:
             # the previous partitioner's band does not carry over to "auto" (it picks its own)
             values.setdefault("rho", DEFAULT_RHO)
@@ -199,6 +205,8 @@ class NamespaceSettings:
         scalars["kappa"] = record.kappa  # 0 is a legal kappa (no margin)
         scalars["fixed_threshold"] = record.fixed_threshold  # so is a threshold of 0
         scalars["rho_absent"] = record.rho_absent  # 0 means "same as rho"
+        # false is a closed vocabulary, as it was made (and as every namespace stored before the
+        # field existed was): the default applies to new namespaces only
         scalars["open_vocabulary"] = record.open_vocabulary
         return cls(name=record.name,
                    spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),

@@ -1,6 +1,6 @@
 """The asyncio client (grpc.aio): the same methods, arguments, results and errors as the
 synchronous PolarMemClient (client.py), awaited. Requests are built by the same functions
-(client_requests), the same retry policy and deadlines apply.
+(client_requests), the same retry policy, deadlines and wait for a starting server apply.
 
     async with AsyncPolarMemClient("127.0.0.1:50051") as client:
         response = await client.recall("photos", "a dog but no cat", include_context=True)
@@ -8,6 +8,8 @@ synchronous PolarMemClient (client.py), awaited. Requests are built by the same 
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,7 +20,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
 from polarmem_server.faces.client import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STREAM_TIMEOUT_S, DEFAULT_TIMEOUT_S,
-                                          open_channel)
+                                          READY_POLL_S, open_channel, ready_answer, ready_deadline)
 from polarmem_server.faces.client_requests import Content, item_message
 from polarmem_server.faces.recall_routing import Router
 
@@ -33,9 +35,10 @@ class AsyncPolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True, consistency_token: bytes = b"") -> None:
+                 fast_front: bool = True, consistency_token: bytes = b"", wait_for_ready: bool = True) -> None:
         """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front;
-        the client carries its own last write's consistency token into its later reads)."""
+        the client carries its own last write's consistency token into its later reads;
+        `wait_for_ready`: calls wait, within their deadline, for a server that is starting)."""
         self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
@@ -54,16 +57,53 @@ class AsyncPolarMemClient:
         self.timeout_s = timeout_s
         self.stream_timeout_s = stream_timeout_s
         self.last_write = build.LastWrite(consistency_token)
+        self.wait_for_ready = wait_for_ready
+        self._ready = not wait_for_ready  # the server said SERVING once (or the wait is off)
 
     @property
     def consistency_token(self) -> bytes:
         """The token of this client's latest write (empty before any, and from a local backend)."""
         return self.last_write.token
 
-    async def _call(self, method, request, timeout_s: float | None = None):
+    async def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
+        """As PolarMemClient._await_ready, awaited."""
+        deadline, reserve = ready_deadline(timeout_s)
+        reached = False
+        while not self._ready:
+            left = deadline - reserve - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                response = await self._health.Check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True)
+                answer = ready_answer(response.status, None)
+            except grpc.RpcError as exc:
+                answer = ready_answer(None, exc)
+            reached = reached or answer != "unreached"
+            if answer == "ready":
+                self._ready = True
+            elif answer == "wait":
+                await asyncio.sleep(min(READY_POLL_S, max(0.0, deadline - reserve - time.monotonic())))
+        if not (self._ready or reached):
+            # Nothing answered: one call that does not wait raises the transport's own error
+            # (UNAVAILABLE, saying why it could not connect). Health is not retried, unlike
+            # the reads, whose backoff could outlast what is left of the deadline.
+            await self._health.Check(health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S))
+        if timeout_s is None:
+            return None, False
+        return max(deadline - time.monotonic(), 0.0), True
+
+    async def _call_options(self, timeout_s: float | None, front: bool = False) -> dict[str, Any]:
+        """The timeout and wait-for-ready of one call (as PolarMemClient._call: the main port's
+        first call waits for the server; a front call never waits)."""
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        wait = self.wait_for_ready and not front and timeout is not None
+        if not self._ready and not front:
+            timeout, wait = await self._await_ready(timeout)
+        return {"timeout": timeout, "metadata": self._metadata, "wait_for_ready": wait}
+
+    async def _call(self, method, request, timeout_s: float | None = None, front: bool = False):
         self.last_write.stamp(request)
-        response = await method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                                metadata=self._metadata)
+        response = await method(request, **await self._call_options(timeout_s, front))
         self.last_write.note(response)
         return response
 
@@ -83,8 +123,6 @@ class AsyncPolarMemClient:
         return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
 
     async def wait_ready(self, timeout_s: float = 60.0) -> None:
-        import asyncio
-
         await asyncio.wait_for(self._channel.channel_ready(), timeout_s)
 
     async def create_namespace(self, name: str, spaces: Iterable[Any] = (), encoder: str = "",
@@ -94,7 +132,7 @@ class AsyncPolarMemClient:
                                fixed_threshold: float | None = None, template_std_max: float | None = None,
                                concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
                                ann: Mapping[str, Any] | bool | None = None,
-                               open_vocabulary: bool = False, timeout_s: float | None = None) -> pb.NamespaceInfo:
+                               open_vocabulary: bool | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
                                            degenerate_policy, fixed_threshold, template_std_max, concepts,
                                            declared_accuracy, ann, open_vocabulary)
@@ -208,13 +246,12 @@ class AsyncPolarMemClient:
         front = self.front.front_stub(request)
         if front is not None:
             try:
-                response = await self._call(front.Recall, request, timeout_s)
+                response = await self._call(front.Recall, request, timeout_s, front=True)
                 return response
             except grpc.RpcError as exc:
                 if not self.front.failed(exc):
                     raise
-        call = self._stub.Recall(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                                 metadata=self._metadata)
+        call = self._stub.Recall(request, **await self._call_options(timeout_s))
         response = await call
         self.front.learn(await call.trailing_metadata())
         return response

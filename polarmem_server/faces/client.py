@@ -7,7 +7,13 @@ protos/polarmem/v1/memory_service.proto) and raises:
   name, a value of the wrong type, an unreadable content file), naming it and the fix;
 * grpc.RpcError with the server's status code and message for everything the server refuses.
 
-Calls carry a deadline (`timeout_s`, 30 s by default; a stream gets `stream_timeout_s`), and the
+Calls carry a deadline (`timeout_s`, 30 s by default; a stream gets `stream_timeout_s`). A server
+that is starting is waited for within it (`wait_for_ready`, on by default): before its first call
+a client waits until the server's health says SERVING (its port may not be open yet, or it may
+still be opening its store), as `polarmem wait-ready` does, and every call with a deadline is
+sent with gRPC's wait-for-ready, so a port that is not open yet is waited for instead of failing
+with UNAVAILABLE. A server that never answers fails the call with UNAVAILABLE (its transport
+error) before the deadline; one that answers but stays NOT_SERVING, with its own refusal. The
 idempotent reads (GetNamespace, ListNamespaces, GetItem, GetConcept, ListConcepts, ListItems, Recall,
 ScoreConcepts) are
 retried with exponential backoff on UNAVAILABLE through gRPC's own retry policy (the channel's
@@ -19,6 +25,7 @@ requests with the same functions (client_requests)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -35,6 +42,12 @@ from polarmem_server.faces.recall_routing import Router
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_STREAM_TIMEOUT_S = 600.0
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# The first call's wait for a starting server: health is asked this often while it says
+# NOT_SERVING, and the wait ends this long (at most a quarter of the deadline) before the call's
+# deadline, so the call itself still gets an answer that says why (the server's refusal, or the
+# transport's error) rather than a bare DEADLINE_EXCEEDED.
+READY_POLL_S = 0.05
+READY_RESERVE_S = 0.5
 
 
 def channel_credentials(root_certificates: bytes | None, tls: bool) -> grpc.ChannelCredentials | None:
@@ -61,6 +74,22 @@ def open_channel(channel_module, address: str, token: str | None, root_certifica
     return channel, build.bearer_metadata(token)
 
 
+def ready_deadline(timeout_s: float | None) -> tuple[float, float]:
+    """(monotonic deadline, reserve) of the first call's wait for a starting server: the call's
+    deadline, or the default one for a call without any (the wait must end somewhere)."""
+    budget = timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S
+    return time.monotonic() + budget, min(READY_RESERVE_S, budget / 4)
+
+
+def ready_answer(status: int | None, error: grpc.RpcError | None) -> str:
+    """What one health answer during the first call's wait means: "ready" (SERVING, or a server
+    without health checks: let the call itself speak), "wait" (NOT_SERVING: starting), or
+    "unreached" (no answer within the poll's deadline: the port is not open yet)."""
+    if error is not None:
+        return "unreached" if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED else "ready"
+    return "ready" if status == health_pb2.HealthCheckResponse.SERVING else "wait"
+
+
 class PolarMemClient:
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
     `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
@@ -69,7 +98,10 @@ class PolarMemClient:
     compiled front answers itself to that front, at the port the server advertises (its host as in
     `address`, the same token and TLS), and fall back to `address` if it fails
     (faces/recall_routing.py, docs/fast-front.md); False sends everything to `address`.
-    `recall_address`: the front's address, when it is not the advertised one."""
+    `recall_address`: the front's address, when it is not the advertised one. `wait_for_ready`
+    (default True): calls wait, within their deadline, for a server that is starting (module
+    doc); False sends each call at once, so one made before the server is up fails with
+    UNAVAILABLE."""
 
     def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
                  timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -77,7 +109,7 @@ class PolarMemClient:
                  initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
                  retry_codes: Sequence[str] = ("UNAVAILABLE",),
                  stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True, consistency_token: bytes = b"") -> None:
+                 fast_front: bool = True, consistency_token: bytes = b"", wait_for_ready: bool = True) -> None:
         self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
                                                      tls_server_name, retries, initial_backoff_s, max_backoff_s,
                                                      retry_codes)
@@ -98,16 +130,53 @@ class PolarMemClient:
         # This client's own last write, carried into its later reads (read-your-writes through
         # any server on the same Milvus); `consistency_token` resumes one (the CLI keeps it).
         self.last_write = build.LastWrite(consistency_token)
+        self.wait_for_ready = wait_for_ready
+        self._ready = not wait_for_ready  # the server said SERVING once (or the wait is off)
 
     @property
     def consistency_token(self) -> bytes:
         """The token of this client's latest write (empty before any, and from a local backend)."""
         return self.last_write.token
 
-    def _call(self, method, request, timeout_s: float | None = None):
+    def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
+        """The first call's wait for the server (module doc). Returns the call's timeout (what is
+        left of its deadline) and whether to send it wait-for-ready (only when it has a deadline)."""
+        deadline, reserve = ready_deadline(timeout_s)
+        reached = False
+        while not self._ready:
+            left = deadline - reserve - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                answer = ready_answer(self._health.Check(health_pb2.HealthCheckRequest(), timeout=left,
+                                                         wait_for_ready=True).status, None)
+            except grpc.RpcError as exc:
+                answer = ready_answer(None, exc)
+            reached = reached or answer != "unreached"
+            if answer == "ready":
+                self._ready = True
+            elif answer == "wait":
+                time.sleep(min(READY_POLL_S, max(0.0, deadline - reserve - time.monotonic())))
+        if not (self._ready or reached):
+            # Nothing answered: one call that does not wait raises the transport's own error
+            # (UNAVAILABLE, saying why it could not connect). Health is not retried, unlike
+            # the reads, whose backoff could outlast what is left of the deadline.
+            self._health.Check(health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S))
+        if timeout_s is None:
+            return None, False
+        return max(deadline - time.monotonic(), 0.0), True
+
+    def _call(self, method, request, timeout_s: float | None = None, front: bool = False):
+        """One call on the main port (or, `front`, on the compiled Recall front: never waited
+        for, since a front is only used once the main port has answered, and a failed front
+        call goes to the main port at once)."""
         self.last_write.stamp(request)
-        response = method(request, timeout=timeout_s if timeout_s is not None else self.timeout_s,
-                          metadata=self._metadata)
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        # wait-for-ready only where a deadline ends the wait (no deadline: fail fast as before)
+        wait = self.wait_for_ready and not front and timeout is not None
+        if not self._ready and not front:
+            timeout, wait = self._await_ready(timeout)
+        response = method(request, timeout=timeout, metadata=self._metadata, wait_for_ready=wait)
         self.last_write.note(response)
         return response
 
@@ -141,11 +210,14 @@ class PolarMemClient:
                          degenerate_policy: str = "", fixed_threshold: float | None = None,
                          template_std_max: float | None = None, concepts: Sequence[str] | None = None,
                          declared_accuracy: float | None = None, ann: Mapping[str, Any] | bool | None = None,
-                         open_vocabulary: bool = False, timeout_s: float | None = None) -> pb.NamespaceInfo:
+                         open_vocabulary: bool | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
         """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
         (storage fp32 / fp16 / int8); none = one 384-d `sem` space (int8 rows beside the fp32
         ones). `encoder`: minilm / none. `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
-        or ApproximateIndex fields for an opt-in approximate index (recall(approximate=True))."""
+        or ApproximateIndex fields for an opt-in approximate index (recall(approximate=True)).
+        `open_vocabulary`: None (default) = the server's default, an open vocabulary (every
+        content word of a text note is a concept); False = closed (only declared and verified
+        concepts)."""
         config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
                                            degenerate_policy, fixed_threshold, template_std_max, concepts,
                                            declared_accuracy, ann, open_vocabulary)
@@ -319,7 +391,7 @@ class PolarMemClient:
         front = self.front.front_stub(request)
         if front is not None:
             try:
-                response = self._call(front.Recall, request, timeout_s)
+                response = self._call(front.Recall, request, timeout_s, front=True)
                 return response
             except grpc.RpcError as exc:
                 if not self.front.failed(exc):

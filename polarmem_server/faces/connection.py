@@ -80,7 +80,7 @@ HELP = {
     "tls": "connect with TLS, trusting the system's root certificates",
     "tls_ca": "PEM root certificates to trust (implies TLS)",
     "tls_server_name": "name to check the server certificate against (when it differs from the address)",
-    "timeout_s": "deadline of each call, in seconds",
+    "timeout_s": "deadline of each call, in seconds (a server that is starting is waited for within it)",
     "no_fast_front": "send every Recall to the address above, never to the server's compiled Recall front "
                      "(by default the Recalls it answers itself go to the port the server advertises)",
 }

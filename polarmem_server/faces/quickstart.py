@@ -61,7 +61,9 @@ def run(top_k: int = 5) -> int:
         verifier = Verifier(create_engine(engine)) if engine else None
         memory = Memory(data_dir, verifier=verifier)
         try:
-            memory.create_namespace(NamespaceSettings("coco", encoder=encoder))
+            # A closed vocabulary: the 80 COCO categories, verified per image, are the concepts; the
+            # captions stand in for pixels, so their other words must not become concepts too.
+            memory.create_namespace(NamespaceSettings("coco", encoder=encoder, open_vocabulary=False))
             if engine:
                 print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels) through the library, "
                       f"which verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)

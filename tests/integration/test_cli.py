@@ -14,7 +14,8 @@ from polarmem_server.api import service as service_module
 from polarmem_server.api.config import load_config
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces import cli
-from polarmem_server.faces.cli import main
+from polarmem_server.faces.client_requests import KIND_NAMES
+from polarmem_server.faces.cli import commands, main
 from polarmem.v1 import memory_service_pb2 as client_pb
 from servertools import DIM, make_config, self_signed_certificate
 
@@ -402,3 +403,62 @@ def test_an_open_vocabulary_from_the_command_line(server, client, capsys):
     assert body["total"] == 4 and int(counts["coffee"]["not_has"]) == 1 and int(counts["coffee"].get("has", 0)) == 0
     code, _, err = run(capsys, "concepts", "-n", "nope", *address)
     assert code != 0 and "nope" in err
+
+
+def test_namespace_create_shows_the_image_templates_only_as_what_they_are(server, capsys):
+    """A namespace for text notes: `create` does not print four image questions as if they
+    applied; it says what they are for, and `namespace get` (and a create that set them) lists them."""
+    address = ("--address", server.address)
+    code, out, _ = run(capsys, "namespace", "create", "notes", "--encoder", "none", "--space", f"vis:{DIM}", *address)
+    assert code == 0 and "Is there a" not in out
+    assert "4 questions about an image, used only to verify visual items (`polarmem namespace get notes` lists them)" in out
+    code, out, _ = run(capsys, "namespace", "get", "notes", *address)
+    assert code == 0 and "template 1: Is there a {c} in this image?" in out and "only to verify visual items" in out
+    code, out, _ = run(capsys, "namespace", "create", "photos", "--encoder", "none", "--space", f"vis:{DIM}",
+                       "--template", "A {c}?", *address)
+    assert code == 0 and "template 1: A {c}?" in out  # set by the user: shown
+
+
+@pytest.mark.parametrize("flags, kind", [
+    (["--text", "the meeting moved to Friday"], "text"),  # only text: a text note (as the MCP tool infers)
+    (["--text", "a dog on a lawn", "--content", "dog.jpg", "--verify", "dog"], "visual"),  # an image
+    (["--content", "dog.jpg", "--verify", "dog"], "visual"),
+    (["--state", "dog=has"], None),  # neither: the schema's default (visual)
+    (["--kind", "visual", "--text", "a caption"], "visual"),  # --kind wins
+])
+def test_remember_from_flags_infers_the_kind(flags, kind):
+    args = cli.build_parser().parse_args(["remember", "-n", "x", "--id", "a", *flags])
+    assert commands._single_item(args).get("kind") == kind
+
+
+def test_remember_with_only_text_stores_a_text_note(server, client, capsys):
+    client.create_namespace("notes", spaces=[("vis", DIM)], encoder="none")
+    code, out, err = run(capsys, "remember", "-n", "notes", "--id", "n1", "--text", "User does not drink coffee",
+                         "--address", server.address)
+    assert code == 0, err
+    item = client.get_item("notes", "n1").item
+    assert KIND_NAMES[item.kind] == "text" and "coffee" in item.not_has  # a note, and it learned
+
+
+def test_a_command_started_before_the_server_waits_for_it(tmp_path, capsys):
+    """`polarmem serve & polarmem namespace create ...`: the command goes out before the server
+    listens and succeeds once it does (within --timeout), instead of failing with UNAVAILABLE."""
+    import socket
+    import threading
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{sock.getsockname()[1]}"
+    outcome = {}
+    command = threading.Thread(target=lambda: outcome.update(code=main(
+        ["namespace", "create", "late", "--encoder", "none", "--space", f"vis:{DIM}", "--address", address,
+         "--timeout", "30"])))
+    command.start()
+    time.sleep(1.0)  # the server starts a second later
+    assert command.is_alive(), capsys.readouterr()
+    with PolarMemServer(make_config(tmp_path, address=address)):
+        command.join(30)
+    out, err = capsys.readouterr()
+    assert outcome.get("code") == 0, err
+    assert "created namespace 'late'" in out

@@ -2,6 +2,7 @@
 every RPC and field, results, errors before and from the server, deadlines and retries."""
 
 import asyncio
+import socket
 import threading
 import time
 
@@ -39,8 +40,10 @@ def check_every_rpc(results: dict) -> None:
     assert info.name == "c" and [s.name for s in info.config.spaces] == ["vis"] and info.config.kappa == 0.8
     assert [n.name for n in results["list"]] == ["c", "cal"]
     verified = results["remember_verified"]
-    assert list(verified.has) == ["dog"] and list(verified.not_has) == ["cat"]
-    assert {e.source for e in verified.evidence} == {"lexical"} and all(len(e.p_yes) == 4 for e in verified.evidence)
+    # verified dog and cat, and (an open vocabulary, every client's default) the note's own word "sofa"
+    assert list(verified.has) == ["dog", "sofa"] and list(verified.not_has) == ["cat"]
+    assert {e.source for e in verified.evidence} == {"lexical"}
+    assert all(len(e.p_yes) == 4 for e in verified.evidence if e.concept in ("dog", "cat"))  # verified per template
     assert list(results["remember_states"].has) == ["dog"]
     stream = results["stream"]
     assert stream.stored == 3 and stream.failed == 1 and stream.results[3].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
@@ -142,7 +145,7 @@ def test_async_client_every_rpc(engine_server):
 def test_bad_arguments_fail_before_any_call():
     # A client for an address nobody serves: a ValueError proves nothing was sent.
     with PolarMemClient("127.0.0.1:9", timeout_s=2) as c:
-        with pytest.raises(ValueError, match="mode must be one of off, hard, soft, adaptive, strict, got 'fuzzy'"):
+        with pytest.raises(ValueError, match="mode must be one of off, hard, soft, adaptive, strict"):
             c.recall("t", "a dog", mode="fuzzy")
         with pytest.raises(ValueError, match="content: cannot read image file"):
             c.remember("t", id="a", content="no/such/image.jpg", verify_concepts=["dog"])
@@ -210,8 +213,10 @@ def _unavailable_then_serving(tmp_path, monkeypatch, call):
 
 
 def test_idempotent_calls_are_retried_through_a_restart_window(tmp_path, monkeypatch):
+    # wait_for_ready=False: the call goes out at once, so what is measured is gRPC's retry policy
+    # (the default client waits for SERVING before its first call and is never refused)
     def sync_call(address):
-        with PolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4) as c:
+        with PolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4, wait_for_ready=False) as c:
             return c.list_namespaces()
 
     result, refusals = _unavailable_then_serving(tmp_path / "sync", monkeypatch, sync_call)
@@ -219,7 +224,8 @@ def test_idempotent_calls_are_retried_through_a_restart_window(tmp_path, monkeyp
 
     def async_call(address):
         async def run():
-            async with AsyncPolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4) as c:
+            async with AsyncPolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4,
+                                           wait_for_ready=False) as c:
                 return await c.list_namespaces()
         return asyncio.run(run())
 
@@ -229,7 +235,7 @@ def test_idempotent_calls_are_retried_through_a_restart_window(tmp_path, monkeyp
 
 def test_without_retries_the_first_refusal_is_the_answer(tmp_path, monkeypatch):
     def call(address):
-        with PolarMemClient(address, retries=1) as c:
+        with PolarMemClient(address, retries=1, wait_for_ready=False) as c:
             try:
                 c.list_namespaces()
             except grpc.RpcError as exc:
@@ -237,6 +243,127 @@ def test_without_retries_the_first_refusal_is_the_answer(tmp_path, monkeypatch):
 
     code, refusals = _unavailable_then_serving(tmp_path, monkeypatch, call)
     assert code == grpc.StatusCode.UNAVAILABLE and refusals == 1
+
+
+def _free_address() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _both_clients(address, call, **options):
+    """`call(client)` through the sync client and (awaited) through the asyncio one, each in its
+    own thread, started now: {"sync": result or exception, "async": ...} once both end."""
+    outcome: dict = {}
+
+    def run_sync():
+        try:
+            with PolarMemClient(address, **options) as c:
+                outcome["sync"] = call(c, "sync")
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            outcome["sync"] = exc
+
+    def run_async():
+        async def run():
+            async with AsyncPolarMemClient(address, **options) as c:
+                return await call(c, "async")
+        try:
+            outcome["async"] = asyncio.run(run())
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            outcome["async"] = exc
+
+    threads = [threading.Thread(target=run_sync), threading.Thread(target=run_async)]
+    for thread in threads:
+        thread.start()
+    return threads, outcome
+
+
+def test_a_call_made_before_the_server_starts_waits_for_it(tmp_path):
+    """The operator's script: the first call goes out before `polarmem serve` has opened its port;
+    both clients wait for it (within the call's deadline) instead of failing with UNAVAILABLE."""
+    address = _free_address()
+    threads, outcome = _both_clients(address, lambda c, name: c.create_namespace(name, spaces=[("vis", DIM)],
+                                                                                 encoder="none"), timeout_s=30)
+    time.sleep(1.0)  # nothing listens yet: without the wait, both calls have failed by now
+    assert all(thread.is_alive() for thread in threads), outcome
+    with PolarMemServer(make_config(tmp_path, address=address)) as server:
+        for thread in threads:
+            thread.join(30)
+        assert outcome["sync"].name == "sync" and outcome["async"].name == "async", outcome
+        assert server.metrics.requests.labels("CreateNamespace", "UNAVAILABLE")._value.get() == 0
+
+
+def test_the_first_call_waits_until_the_server_is_serving(tmp_path, monkeypatch):
+    """A server whose port is open but whose store is still opening (health NOT_SERVING) would
+    refuse a write with UNAVAILABLE: the clients' first call waits for SERVING instead."""
+    release = threading.Event()
+    original = memory_module.Memory.__init__
+
+    def slow_open(self, *args, **kwargs):
+        release.wait(20)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(memory_module.Memory, "__init__", slow_open)
+    server = PolarMemServer(make_config(tmp_path))
+    starter = threading.Thread(target=server.start)
+    starter.start()
+    try:
+        _wait_for(lambda: server.port != 0 and server._grpc is not None)
+        threads, outcome = _both_clients(server.address, lambda c, name: c.create_namespace(
+            name, spaces=[("vis", DIM)], encoder="none"), timeout_s=30)
+        time.sleep(1.0)
+        assert all(thread.is_alive() for thread in threads), outcome  # waiting, not refused
+        release.set()
+        for thread in threads:
+            thread.join(30)
+        assert outcome["sync"].name == "sync" and outcome["async"].name == "async", outcome
+        assert server.metrics.requests.labels("CreateNamespace", "UNAVAILABLE")._value.get() == 0
+    finally:
+        release.set()
+        starter.join(20)
+        server.stop()
+
+
+def test_a_namespace_from_either_client_has_an_open_vocabulary_unless_closed(server):
+    """The same default as the CLI, `polarmem mcp` and namespaces created on first use: a text
+    note's own words are concepts; open_vocabulary=False turns it off."""
+    note = "User does not drink coffee, only green tea"
+
+    def make(c, name):
+        made = [c.create_namespace(name, spaces=[("vis", DIM)], encoder="none"),
+                c.create_namespace(f"{name}-closed", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)]
+        if name == "sync":
+            made += [c.remember(name, id="n", kind="text", text=note),
+                     c.remember(f"{name}-closed", id="n", kind="text", text=note)]
+            return made
+
+        async def rest():
+            infos = [await made[0], await made[1]]
+            return infos + [await c.remember(name, id="n", kind="text", text=note),
+                            await c.remember(f"{name}-closed", id="n", kind="text", text=note)]
+        return rest()
+
+    threads, outcome = _both_clients(server.address, make)
+    for thread in threads:
+        thread.join(30)
+    for name in ("sync", "async"):
+        opened, closed, open_note, closed_note = outcome[name]
+        assert opened.config.open_vocabulary and not closed.config.open_vocabulary
+        assert "coffee" in open_note.not_has and "tea" in open_note.has  # learned from the note's own words
+        assert not closed_note.has and not closed_note.not_has  # closed: nothing declared, nothing learned
+
+
+def test_no_server_at_all_is_still_unavailable_within_the_deadline():
+    """The wait ends before the deadline with the transport's own error (UNAVAILABLE, saying it
+    could not connect), not a bare DEADLINE_EXCEEDED."""
+    address = _free_address()
+    started = time.monotonic()
+    threads, outcome = _both_clients(address, lambda c, name: c.list_namespaces(), timeout_s=2)
+    for thread in threads:
+        thread.join(20)
+    assert time.monotonic() - started < 10
+    for name in ("sync", "async"):
+        assert isinstance(outcome[name], grpc.RpcError) and outcome[name].code() == grpc.StatusCode.UNAVAILABLE, outcome
 
 
 @needs_update_namespace

@@ -14,7 +14,7 @@ from polarmem_server.faces import client_requests as build
 @pytest.mark.parametrize(
     "kwargs, words",
     [
-        (dict(mode="fuzzy"), "mode must be one of off, hard, soft, adaptive, strict, got 'fuzzy'"),
+        (dict(mode="fuzzy"), "mode must be one of off, hard, soft, adaptive, strict"),  # (+ any newer mode)
         (dict(kinds=["photo"]), "kinds[] must be one of visual, text"),
         (dict(required="dog"), "required must be a list of names, got the string 'dog'"),
         (dict(forbidden=["cat", ""]), "forbidden: every entry must be a non-empty string"),
@@ -126,3 +126,15 @@ def test_service_config_retries_only_idempotent_methods():
     assert json.loads(build.service_config(max_attempts=1)) == {"methodConfig": []}
     with pytest.raises(ValueError, match="max_attempts"):
         build.service_config(max_attempts=0)
+
+
+def test_open_vocabulary_is_left_to_the_server_unless_given():
+    """None (the clients' default) leaves the field unset, so the server's one default (open)
+    applies; True and False are both sent (the field has presence), False asking for closed."""
+    config, given = build.namespace_config()
+    assert not config.HasField("open_vocabulary") and "open_vocabulary" not in given
+    for value in (True, False):
+        config, given = build.namespace_config(open_vocabulary=value)
+        assert config.HasField("open_vocabulary") and config.open_vocabulary is value and "open_vocabulary" in given
+    with pytest.raises(ValueError, match="open_vocabulary must be True, False or None"):
+        build.namespace_config(open_vocabulary="yes")

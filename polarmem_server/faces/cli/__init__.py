@@ -28,7 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k in {f.name for f in config_module.fields(config_module.ServerConfig)}}
     server = PolarMemServer(config_module.load_config(flags, config_file=args.config)).start()
     front = f"; compiled Recall front on {server.fast_front_address}" if server.fast_front_address else ""
-    print(f"polarmem serving on {server.address}; metrics on port {server.metrics_port}{front}", flush=True)
+    print(f"polarmem serving on {server.address}; {server.metrics_summary}{front}", flush=True)
     server.serve_forever()
     return 0
 
@@ -206,7 +206,8 @@ def _add_item_flags(parser: argparse.ArgumentParser, single: bool) -> None:
     group = parser.add_argument_group("one item from flags" if single else "evidence")
     if single:
         group.add_argument("--id", help="the item's id (give it to remember one item without a file)")
-        group.add_argument("--kind", choices=list(KINDS))
+        group.add_argument("--kind", choices=list(KINDS),
+                           help="default: visual with --content (an image), text with --text alone, else visual")
         group.add_argument("--uri")
         group.add_argument("--metadata", action="append", type=commands.key_value, help="key=value, repeatable")
     group.add_argument("--text", help="text (a text item's content, or a caption to verify)")
@@ -379,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 HINTS = {
     grpc.StatusCode.UNAVAILABLE: "is a server running there? (`polarmem serve`; --address / POLARMEM_ADDRESS); "
-                                 "one just started answers once `polarmem wait-ready` returns",
+                                 "a command waits up to --timeout for one that is starting",
     grpc.StatusCode.UNAUTHENTICATED: "send a token the server knows: --token-file FILE or POLARMEM_TOKEN",
     grpc.StatusCode.PERMISSION_DENIED: "this token's namespaces are set in the server's tokens file",
 }

@@ -143,14 +143,20 @@ def _ann(args: argparse.Namespace) -> dict[str, int | str] | bool | None:
     return given or True
 
 
-def _namespace_summary(info, out=None) -> None:
+def _namespace_summary(info, out=None, list_templates: bool = True) -> None:
+    """The settings table; then the verification templates, in order (scores come one per
+    template in that order), unless `list_templates` is False: a new namespace shows them only
+    when they were given, since the defaults are image questions that text notes never use."""
     c = info.config
     spaces = ", ".join(f"{s.name}:{s.dim}{':multi' if s.multi else ''}" for s in c.spaces)
+    where = "below" if list_templates else f"`polarmem namespace get {info.name}` lists them"
     rows = [("name", info.name), ("items", f"{info.item_count} ({info.visual_count} visual, {info.text_count} text)"),
             ("concepts", f"{info.concept_count} ({'open' if c.open_vocabulary else 'declared'} vocabulary)"),
             ("spaces", spaces), ("encoder", c.encoder),
             ("partitioner", c.partitioner), ("kappa", f"{c.kappa:g}"), ("rho / rho_absent", f"{c.rho:g} / {c.rho_absent:g}"),
-            ("templates", len(c.templates)), ("aliases", output.names([f"{a}->{t}" for a, t in c.aliases.items()]))]
+            # image questions (one P(Yes) each): saying so keeps a text-notes user from wondering
+            ("templates", f"{len(c.templates)} questions about an image, used only to verify visual items ({where})"),
+            ("aliases", output.names([f"{a}->{t}" for a, t in c.aliases.items()]))]
     if "concepts" in c.DESCRIPTOR.fields_by_name and len(c.concepts):
         rows.append(("declared concepts", output.names(list(c.concepts))))
     if info.HasField("calibration"):
@@ -158,6 +164,8 @@ def _namespace_summary(info, out=None) -> None:
         rows.append(("calibration", f"present Beta({k.present_a:.2f}, {k.present_b:.2f}), absent Beta({k.absent_a:.2f}, "
                                     f"{k.absent_b:.2f}), prior {k.prior:.2f}, {'labelled' if k.supervised else 'pooled'}"))
     output.table(["setting", "value"], rows, out)
+    if not list_templates:
+        return
     for i, template in enumerate(c.templates):
         print(f"  template {i + 1}: {template}", file=out or sys.stdout)
 
@@ -166,13 +174,13 @@ def namespace_create(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     with client:
         info = client.create_namespace(args.name, spaces=args.space or (), encoder=args.encoder or "",
-                                       ann=_ann(args), open_vocabulary=not args.closed_vocabulary,
+                                       ann=_ann(args), open_vocabulary=False if args.closed_vocabulary else None,
                                        **{k: v for k, v in _config_changes(args).items() if v is not None})
     if args.json:
         output.print_json(info)
     else:
         print(f"created namespace {info.name!r}")
-        _namespace_summary(info)
+        _namespace_summary(info, list_templates=bool(args.template))
     return 0
 
 
@@ -229,8 +237,20 @@ def namespace_delete(args: argparse.Namespace) -> int:
 # ---- remember --------------------------------------------------------------------------------
 
 
+def single_item_kind(kind: str | None, text: str | None, content: str | None) -> str | None:
+    """The kind of an item given by flags: --kind if given, else as the MCP remember tool infers
+    it: visual with an image (--content), text with only text; None (the schema's default,
+    visual) with neither (an item known by its scores, states or vectors)."""
+    if kind is not None:
+        return kind
+    if content is not None:
+        return "visual"
+    return "text" if text else None
+
+
 def _single_item(args: argparse.Namespace) -> dict[str, Any] | None:
-    fields = {"id": args.id, "kind": args.kind, "text": args.text, "uri": args.uri,
+    fields = {"id": args.id, "kind": single_item_kind(args.kind, args.text, args.content), "text": args.text,
+              "uri": args.uri,
               "metadata": dict(args.metadata) if args.metadata else None,
               "scores": dict(args.score) if args.score else None, "states": dict(args.state) if args.state else None,
               "verify_concepts": _flat(args.verify), "content": args.content, "source": args.source,

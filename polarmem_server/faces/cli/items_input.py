@@ -27,7 +27,7 @@ LINE_KEYS = ("id", "kind", "text", "uri", "metadata", "vectors", "scores", "stat
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str, "kind": str, "text": str, "uri": str, "metadata": dict, "vectors": dict, "scores": dict,
     "states": dict, "verify_concepts": list, "content": str, "source": str, "model": str}
-_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list"}
+_TYPE_NAMES: dict[type | tuple[type, ...], str] = {str: "a string", dict: "an object", list: "a list"}
 
 
 class LineError(ValueError):
