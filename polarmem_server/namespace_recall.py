@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from polarmem_server import concept_backfill
+from polarmem_server import answer_recall, concept_backfill
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.query import recall_query
+from polarmem_server.domain.query import RecallMode, recall_query
 from polarmem_server.domain.rule_choice import confidence_in_force
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
@@ -56,16 +56,21 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
     if namespace.settings.open_vocabulary and (required or forbidden) and not writer.backend.read_only:
         names = [name for name in [*(required or ()), *(forbidden or ())] if isinstance(name, str)]
         concept_backfill.learn_names(writer, namespace, names)
+    def run() -> RecallResult:
+        if query.mode == RecallMode.ANSWER:  # labelled for a question (answer_recall.py): always explained
+            return answer_recall.run_answer(writer.backend, namespace, query)
+        return run_recall(writer.backend, namespace, query, explain=explain)
+
     try:
-        result = run_recall(writer.backend, namespace, query, explain=explain)
+        result = run()
     except UnknownConcepts:
         # An explicit name unknown here may have been bound by another process since: catch up
         # once and ask again; still unknown, the same error.
         if not writer.catch_up(namespace):
             raise
-        result = run_recall(writer.backend, namespace, query, explain=explain)
+        result = run()
     if (result.plan.unknown or result.plan.unknown_concepts) and writer.catch_up(namespace):
-        result = run_recall(writer.backend, namespace, query, explain=explain)
+        result = run()
     writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
     if rule is not None:
         said = f"; {result.mode_reason}" if result.mode_reason else ""

@@ -128,10 +128,14 @@ class Hit:
     conflicted_by: list[str]
     reasons: list[str]
     absence_verified: bool = False  # every forbidden concept is NOT_HAS on this item
+    # mode answer (answer_recall.py): the core's label, what the model reads, the revising item
+    label: str = ""
+    answer: str = ""
+    superseded_by: str = ""
 
     @property
     def status(self) -> str:
-        return STATUS[self.tier]
+        return self.label or STATUS[self.tier]
 
 
 @dataclass
@@ -144,6 +148,7 @@ class RecallResult:
     mode_used: str
     mode_reason: str = ""
     suppressed: list[Hit] = field(default_factory=list)
+    answer_summary: str = ""  # mode answer: "no verified evidence for: ..." when nothing answers
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
@@ -264,11 +269,12 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
     vectors = dict(query.vectors)
     if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
-        # The semantic half embeds the query's affirmative part: "anything except a bus" must not
-        # rank buses first by similarity (docs/quality.md measures it). A client vector is used as sent.
+        # The semantic half of the logic's modes embeds the query's affirmative part: "anything
+        # except a bus" must not rank buses first by similarity (docs/quality.md measures it).
+        # Mode off is plain similarity: the whole text. A client vector is used as sent.
         parsed = plan.parsed if plan.parsed is not None else textproc.parse(query.text, vocabulary)
-        affirmative = textproc.affirmative_part(query.text, parsed) or query.text
-        vectors["sem"] = _encoder(namespace).encode([affirmative])[0]
+        affirmative = "" if query.mode == RecallMode.OFF else textproc.affirmative_part(query.text, parsed)
+        vectors["sem"] = _encoder(namespace).encode([affirmative or query.text])[0]
     if not vectors and not plan.required and not plan.forbidden:
         skipped = f" (unknown concepts skipped: {', '.join(n for n, _ in plan.unknown_concepts)})" if plan.unknown_concepts else ""
         raise InvalidArgument(f"query is empty{skipped}: give text, vectors, or required / forbidden concepts")
@@ -443,7 +449,7 @@ def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DE
     entries = []
     for hit in hits:
         evidence = hit.record.evidence
-        entries.append((hit.status, hit.record.text or hit.record.uri or hit.item_id,
+        entries.append((hit.answer or hit.status, hit.record.text or hit.record.uri or hit.item_id,
                         [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS],
                         [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]))
     return _core.fact_check_context(entries, budget_chars, list(query_concepts))

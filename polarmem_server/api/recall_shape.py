@@ -32,6 +32,8 @@ def plannable(request) -> bool:
     if (request.include_items or request.suppressed_k != 0 or request.HasField("recency_half_life_s")
             or request.HasField("recency_weight") or request.consistency_token):
         return False
+    if request.mode == pb.RECALL_MODE_ANSWER:  # several searches and the core's labels (answer_recall.py)
+        return False
     if request.text:
         return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
     return (not request.include_context and len(request.vectors) > 0

@@ -32,7 +32,7 @@ from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
-from polarmem_server import encoder_warmup, item_operations
+from polarmem_server import encoder_warmup, item_operations, vocabulary_reads
 from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, quoted
 from polarmem_server.index import AnnSpec, SpaceSpec
@@ -47,7 +47,7 @@ STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: 
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
 MODE_CODES = {RecallMode.HARD: pb.RECALL_MODE_HARD, RecallMode.SOFT: pb.RECALL_MODE_SOFT,
               RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE, RecallMode.OFF: pb.RECALL_MODE_OFF,
-              RecallMode.STRICT: pb.RECALL_MODE_STRICT}
+              RecallMode.STRICT: pb.RECALL_MODE_STRICT, RecallMode.ANSWER: pb.RECALL_MODE_ANSWER}
 # UNSPECIFIED: "" = the namespace's rule (Memory.recall; hard unless partitioner "auto" chose otherwise).
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "", **{code: m.value for m, code in MODE_CODES.items()}}
 API_KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **KIND_NAMES}
@@ -86,10 +86,15 @@ def check_backup_destination(destination: str, root: str) -> None:
                               f"{quoted(str(fence))}; pick a new directory under it")
 
 
+MAX_CALL_S = 1e6  # a client deadline further off than this is no deadline (call_deadline)
+
+
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
     """Monotonic time by which the call must finish: the client's deadline or the default."""
     remaining = context.time_remaining()
-    return time.monotonic() + (default_s if remaining is None else remaining)
+    # gRPC reports a call without a deadline as an enormous remaining time, not None: bound it,
+    # or waits on it (thread joins) overflow.
+    return time.monotonic() + (default_s if remaining is None or remaining > MAX_CALL_S else remaining)
 
 
 def check_deadline(deadline: float) -> None:
@@ -193,7 +198,8 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
             out["encoder"] = config.encoder
         if config.HasField("ann"):
             out["ann"] = ann_spec_from(config.ann)
-        out["open_vocabulary"] = config.open_vocabulary
+        if config.HasField("open_vocabulary"):  # unset: NamespaceSettings' default (open)
+            out["open_vocabulary"] = config.open_vocabulary
     defaults = NamespaceSettings("-")
     if take("degenerate_policy"):
         if config.degenerate_policy not in POLICY_NAMES:
@@ -280,7 +286,7 @@ def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts:
             message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
                                 absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
                                 conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri,
-                                metadata=dict(record.metadata))
+                                metadata=dict(record.metadata), answer=hit.answer, superseded_by=hit.superseded_by)
             if include_item:
                 message.item.CopyFrom(item_view(namespace, record))
         tier_counts[hit.tier] += 1
@@ -489,7 +495,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
         """Fills one response in place (hits added to its repeated fields, no message copies)."""
         plan = result.plan
-        response = pb.RecallResponse(mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason)
+        response = pb.RecallResponse(mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason,
+                                     answer_summary=result.answer_summary)
         counts = result.tier_counts
         tiers = response.tier_counts
         tiers.entailed, tiers.neutral, tiers.conflict = counts["entailed"], counts["neutral"], counts["conflict"]
@@ -509,6 +516,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             response.context = render_context(namespace, result.hits,
                                               request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
                                               result.required + result.forbidden)
+            if result.answer_summary:  # a model reading the context alone must see it too
+                response.context = f"({result.answer_summary})\n{response.context}".rstrip("\n")
         for tier, count in returned.items():
             if count:
                 self.metrics.count_recall_hits(TIER_NAMES[tier], count)
@@ -603,12 +612,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.auth.check(context, request.namespace)
         if request.page_size > MAX_PAGE_SIZE:
             raise InvalidArgument(f"page_size must be <= {MAX_PAGE_SIZE}")
-        after = -1
-        if request.page_token:
-            if not request.page_token.isdigit():
-                raise InvalidArgument(f"page_token {quoted(request.page_token)} is not one this server gave; send the "
-                                      "next_page_token of the previous response, or none for the first page")
-            after = int(request.page_token)
+        after = vocabulary_reads.parse_page_token(request.page_token)
         page_size = request.page_size or DEFAULT_PAGE_SIZE
         entries, total = self.memory.list_concepts(request.namespace, after, page_size)
         last = entries[-1][0] if entries else after

@@ -26,6 +26,7 @@ class RecallMode(str, enum.Enum):
     ADAPTIVE = "adaptive"
     OFF = "off"
     STRICT = "strict"
+    ANSWER = "answer"
 
 
 MODES = tuple(mode.value for mode in RecallMode)
@@ -121,7 +122,7 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         ranking.check()
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
-    if ranking.used and checked_mode in (RecallMode.SOFT, RecallMode.OFF):
+    if ranking.used and checked_mode in (RecallMode.SOFT, RecallMode.OFF, RecallMode.ANSWER):
         raise InvalidArgument(f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
                               "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
     if not isinstance(text, str):

@@ -23,7 +23,7 @@ from polarmem.common.v1 import enums_pb2  # the shared enums (ItemKind, ConceptS
 
 # Name tables, in the order error messages list them.
 MODES = {"off": pb.RECALL_MODE_OFF, "hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT,
-         "adaptive": pb.RECALL_MODE_ADAPTIVE, "strict": pb.RECALL_MODE_STRICT}
+         "adaptive": pb.RECALL_MODE_ADAPTIVE, "strict": pb.RECALL_MODE_STRICT, "answer": pb.RECALL_MODE_ANSWER}
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "unspecified", **{code: name for name, code in MODES.items()}}
 STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
           "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
@@ -185,12 +185,13 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
                      template_std_max: float | None = None,
                      concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
                      ann: Mapping[str, Any] | bool | None = None,
-                     open_vocabulary: bool = False) -> tuple[pb.NamespaceConfig, list[str]]:
+                     open_vocabulary: bool | None = None) -> tuple[pb.NamespaceConfig, list[str]]:
     """A NamespaceConfig and the names of the fields given (UpdateNamespace's update_mask).
     `ann` (creation only): True for an approximate index with the default settings, or a
     mapping of ApproximateIndex fields (kind, m, ef_construction, ef_search, exact_below,
     exact_factor). `open_vocabulary` (creation only): every content word of a text item is a
-    concept."""
+    concept; None leaves the field unset, so the server's default applies (open), False asks for
+    a closed vocabulary."""
     # encoder and partitioner names are the server's to check: it may know more than this client
     config = pb.NamespaceConfig(encoder=encoder, partitioner=partitioner,
                                 spaces=[_space(s, i) for i, s in enumerate(spaces)])
@@ -228,10 +229,11 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
     if ann:
         config.ann.CopyFrom(_ann(ann))
         given.append("ann")
-    if not isinstance(open_vocabulary, bool):
-        raise ValueError(f"open_vocabulary must be True or False, got {open_vocabulary!r}")
-    if open_vocabulary:
-        config.open_vocabulary = True
+    if open_vocabulary is not None:
+        if not isinstance(open_vocabulary, bool):
+            raise ValueError(f"open_vocabulary must be True, False or None (the server's default, open), "
+                             f"got {open_vocabulary!r}")
+        config.open_vocabulary = open_vocabulary  # set, even False: the field has presence
         given.append("open_vocabulary")
     return config, given
 

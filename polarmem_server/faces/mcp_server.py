@@ -154,7 +154,7 @@ class PolarMemTools:
 MAX_TOP_K = 50
 MAX_PAGE_SIZE = 200
 Kind = Literal["text", "visual"]
-Mode = Literal["hard", "strict", "soft", "adaptive", "off"]
+Mode = Literal["answer", "hard", "strict", "soft", "adaptive", "off"]
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="hits to return, 1-50")]
 RecencyHalfLife = Annotated[float, Field(gt=0, description="seconds; opt-in recency within tiers (mode hard or off)")]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="items per page, 1-200")]
@@ -188,6 +188,8 @@ class HitView(TypedDict, total=False):
     entailed_by: list[str]
     conflicted_by: list[str]
     absence_verified: bool
+    answer: str  # mode answer: what the model reads, e.g. "ANSWERS NO: NOT_HAS coffee"
+    superseded_by: str  # mode answer, SUPERSEDED: the newer item's id
     text: str
     uri: str
     metadata: dict[str, str]
@@ -292,7 +294,7 @@ def hit_view(hit) -> HitView:
     view: dict[str, Any] = {"rank": hit.rank, "id": hit.id, "status": hit.status, "s_sem": round(hit.s_sem, 4),
                             "verification": list(hit.reasons), "entailed_by": list(hit.entailed_by),
                             "conflicted_by": list(hit.conflicted_by), "absence_verified": hit.absence_verified}
-    for field in ("text", "uri"):
+    for field in ("answer", "superseded_by", "text", "uri"):
         if getattr(hit, field):
             view[field] = getattr(hit, field)
     if hit.metadata:
@@ -300,10 +302,12 @@ def hit_view(hit) -> HitView:
     return view  # type: ignore[return-value]
 
 
-def kept_hits(hits, include_neutral: bool) -> list:
+def kept_hits(hits, include_neutral: bool, answer_mode: bool = False) -> list:
     """The hits the model sees: with a VERIFIED hit among them, only the VERIFIED ones unless
-    `include_neutral` (NEUTRAL hits are only similar; CONFLICT ones contradict the query)."""
-    if include_neutral or not any(hit.status == "VERIFIED" for hit in hits):
+    `include_neutral` (NEUTRAL hits are only similar; CONFLICT ones contradict the query). Mode
+    answer cuts nothing: every hit carries its label, and the note plain similarity puts first
+    must reach the model."""
+    if answer_mode or include_neutral or not any(hit.status == "VERIFIED" for hit in hits):
         return list(hits)
     return [hit for hit in hits if hit.status == "VERIFIED"]
 
@@ -376,10 +380,16 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         cat") unless `required` / `forbidden` concept names are given (then `query` may be omitted).
         A name this memory does not know is an error with the closest known names, unless
         `allow_unknown_concepts` (then it is skipped and listed under constraints.unknown).
-        `mode`: omit it (the memory's own rule); hard (items contradicting the constraints rank
-        last), strict (also prefers items where forbidden concepts are verified absent), soft,
-        adaptive, off (plain similarity). By default, when some hit is VERIFIED only VERIFIED hits
-        are returned (`cut` says how many others were left out); `include_neutral` keeps them.
+        `mode`: omit it for answer — every note labelled by what it answers of the question:
+        VERIFIED (the question's constraints verified on it: e.g. `VERIFIED: leo, snack,
+        peanut-free`), ANSWERS_NO (verified absence: `ANSWERS NO: NOT_HAS coffee`), CONSTRAINT
+        (states the subject's constraint: `NOT_HAS peanut`), RELATED (similar or about the subject,
+        verifying nothing asked), SUPERSEDED (a newer note says otherwise), CONFLICT; verified
+        answers first, nothing cut, and "no verified evidence for: ..." heads the context when
+        nothing answers. Or the logic's modes: hard (items contradicting the constraints rank last),
+        strict (also prefers items where forbidden concepts are verified absent), soft, adaptive,
+        off (plain similarity); there, when some hit is VERIFIED only VERIFIED hits are returned
+        (`cut` says how many others were left out) unless `include_neutral`.
         `metadata_equals`: only items with these metadata pairs. `recency_half_life_s` (mode hard
         or off): within each tier, newer items first by similarity + 0.1 x 2^(-age / half-life);
         a newer contradicting item still ranks below an older consistent one. Returns the fact-checked context
@@ -388,7 +398,7 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             raise ToolError("query: give a query, or required / forbidden concept names")
         text = query if query.strip() else " ".join(required or [])  # what the similarity is computed from
         response = await call(ctx, "recall", tools.resolve_namespace(namespace), text, required=required,
-                              forbidden=forbidden, mode=mode or "", top_k=top_k, include_context=True,
+                              forbidden=forbidden, mode=mode or "answer", top_k=top_k, include_context=True,
                               metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts,
                               recency_half_life_s=recency_half_life_s)
         parse = response.parse
@@ -397,8 +407,10 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                                        "unknown": unknown}
         if parse.unknown_concepts:
             constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
-        hits = kept_hits(response.hits, include_neutral)
+        hits = kept_hits(response.hits, include_neutral, answer_mode=(mode or "answer") == "answer")
         context = context_with_ids(response.context, response.hits, hits)
+        if response.answer_summary:
+            context = f"({response.answer_summary})\n{context}" if context else f"({response.answer_summary})"
         body = {"context": context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
                 "constraints": constraints, "hits": [hit_view(h) for h in hits],
                 "cut": len(response.hits) - len(hits)}
@@ -460,7 +472,8 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         return {"items": [item_view(i) for i in response.items], "next_page_token": response.next_page_token or None}
 
     @server.tool()
-    async def clear_namespace(ctx: Context, confirm: bool, namespace: str = "") -> ClearView:
+    async def clear_namespace(ctx: Context, confirm: Annotated[bool, Field(strict=True)],
+                              namespace: str = "") -> ClearView:  # strict: "yes" / 1 are not true (issue 49)
         """Delete EVERY item of a memory (namespace); its settings and vocabulary stay. Irreversible:
         `confirm` must be true."""
         if confirm is not True:

@@ -12,6 +12,7 @@ Layers, bottom first (README, "Architecture"):
 * ``scoring`` — scoring/: scoring engines, the text encoder and the verification port.
 * ``library`` — memory.py, recall.py, writes.py, settings_refresh.py, graph_checkpoints.py,
   periodic.py, concept_backfill.py, encoder_warmup.py, item_operations.py, namespace_autocreate.py, namespace_recall.py,
+  answer_recall.py,
   namespace_updates.py, verify_items.py, vocabulary_reads.py, recency.py: the library facade (Memory) over the seam.
 * ``api``     — api/: gRPC servicer, server, interceptor, status table, metrics, config.
 * ``faces``   — faces/: CLI, client, quickstart, evaluation.
@@ -32,6 +33,7 @@ TOP_LEVEL = {"errors": "core", "index": "core", "_core": "core", "__init__": "co
              "memory": "library", "recall": "library", "writes": "library", "settings_refresh": "library",
              "graph_checkpoints": "library", "periodic": "library", "concept_backfill": "library", "encoder_warmup": "library",
              "item_operations": "library", "namespace_autocreate": "library", "namespace_recall": "library",
+             "answer_recall": "library",
              "namespace_updates": "library", "verify_items": "library", "vocabulary_reads": "library",
              "recency": "library"}
 PACKAGES = {"domain": "domain", "storage": "storage", "scoring": "scoring", "api": "api", "faces": "faces"}

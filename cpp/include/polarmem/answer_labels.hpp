@@ -1,0 +1,96 @@
+// What a recalled note answers about a question (the agent's recall, RecallMode "answer"): the
+// label shown to the model beside each note, and the order the notes are shown in. The one
+// implementation: the library's recall pipeline gathers the candidates and calls this; nothing
+// else decides a label.
+//
+// A question's bound concepts each have a role: the SUBJECT it is about (a proper name, "user"),
+// the TOPICS it asks about (its other content words, those no stored note mentions included), and
+// what it FORBIDS (negated: "a snack for Leo with no peanuts"). A note is
+//   VERIFIED    when every subject is HAS on it, enough of the topics are HAS (AnswerRule), every
+//               forbidden concept is NOT_HAS, and nothing contradicts: the question's constraints
+//               are verified on that note, not a name alone;
+//   ANSWERS_NO  for a presence question ("does Maya drink coffee?") when the subjects are HAS and
+//               a topic is NOT_HAS: evidence of absence is an answer, shown beside any yes;
+//   CONSTRAINT  when the question names a subject, the subject is HAS, and a forbidden concept or
+//               (not a presence question) a topic is NOT_HAS ("Leo is allergic to peanuts" for
+//               "a snack for Leo with no peanuts"; "Maya isn't keen on horror films" for "a film
+//               for Maya"): the note states the subject's constraint itself;
+//   CONFLICT    when a forbidden concept is HAS, a subject NOT_HAS, or (not a presence question,
+//               no subject named) a topic NOT_HAS — "no pneumothorax" for "pneumothorax";
+//   SUPERSEDED  when a newer candidate about the same subjects, itself a verified answer, holds
+//               the opposite state of one of the question's topics ("drinks coffee daily", later
+//               "gave up coffee");
+//   RELATED     otherwise: similar, or about the subject, but verifying nothing asked.
+// Order: by similarity moved up for the verified answers (VERIFIED, ANSWERS_NO, CONSTRAINT) and
+// down for SUPERSEDED and CONFLICT (AnswerRule), a superseded note always below the note that
+// revises it; and the note plain similarity puts first is always among the k shown (labelled),
+// so relevance is never lost to the logic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace polarmem::answer {
+
+enum class Role : std::uint8_t { kSubject = 0, kTopic = 1, kForbidden = 2 };
+
+struct QueryTerm {
+  std::string name;
+  Role role = Role::kTopic;
+};
+
+struct Question {
+  std::vector<QueryTerm> terms;             // the bound concepts, in the question's order
+  std::vector<std::string> unknown_topics;  // words of the question that name no concept: no note verifies them
+  bool presence = false;                    // a yes / no question about presence (is_presence_question)
+};
+
+struct Candidate {
+  std::string id;
+  std::vector<std::int8_t> states;  // per term: +1 HAS, -1 NOT_HAS, 0 no state
+  float similarity = 0.0f;          // to the whole question
+  std::int64_t created_ms = 0;      // when the memory learned it (a newer note revises an older one)
+};
+
+struct AnswerRule {
+  // The share of the question's topics (unknown words included) a note must hold as HAS to be
+  // VERIFIED; chosen on the dev sets (docs/agents.md).
+  double topic_coverage = 1.0;
+  // The order shown: similarity + verified_bonus for a verified answer, - contradiction_penalty
+  // for CONFLICT and SUPERSEDED (large values: the labels strictly first). A misread state moves
+  // a note by these, not to the end; chosen on the dev sets.
+  double verified_bonus = 1.0;
+  double contradiction_penalty = 1.0;
+};
+
+enum class Label : std::uint8_t { kVerified, kAnswersNo, kConstraint, kRelated, kSuperseded, kConflict };
+
+struct LabelledHit {
+  std::size_t candidate = 0;  // index into the candidates
+  Label label = Label::kRelated;
+  std::string status;  // what the model reads, e.g. "VERIFIED: leo, snack, peanut-free"
+  std::string superseded_by;  // the newer note's id (SUPERSEDED only)
+};
+
+struct Answer {
+  std::vector<LabelledHit> hits;  // at most k, in the order shown
+  std::string summary;            // "no verified evidence for: ..." when no hit is a verified answer, else ""
+};
+
+// Labels every candidate and returns the k to show, in order (see the file comment).
+Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
+                       const AnswerRule& rule = {});
+
+// "does / do / did / is / are / was / were / has / have / had / can / could / will / would /
+// should ... ?", "is there", "any ...": a question whose "no" is an answer.
+bool is_presence_question(std::string_view utf8);
+
+std::string_view label_name(Label label);
+
+// Whether the label is a verified answer to the question (VERIFIED, ANSWERS_NO, CONSTRAINT).
+bool is_verified_answer(Label label);
+
+}  // namespace polarmem::answer

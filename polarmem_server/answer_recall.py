@@ -1,0 +1,146 @@
+"""Recall for agents asking questions (RecallMode.ANSWER): each note labelled by what it answers.
+
+The paper's entailment (any one required concept HAS) suits filtering images by a few
+categories; on agent notes it made every note naming the person VERIFIED, filled the context
+with them and hid the note that answers. This mode gathers candidates from plain similarity to
+the WHOLE question (its negated words included: they say what it is about) and from the logic
+(notes holding the asked topics; notes holding a topic or a forbidden concept as NOT_HAS, which
+answer "no" or state a constraint), reads each candidate's states of the question's concepts,
+and lets the core label and order them (cpp/src/answer_labels.cpp: VERIFIED only when the
+question's constraints are verified on that note, ANSWERS_NO, CONSTRAINT, RELATED, SUPERSEDED,
+CONFLICT; the note plain similarity puts first always shown). The question's concepts get
+their roles here: its subject (its first proper name, or "user"), its topics (the other required concepts
+and the content words no note mentions) and what it forbids.
+"""
+
+from __future__ import annotations
+
+from polarmem.common.v1 import enums_pb2
+from polarmem_server import _core
+from polarmem_server.domain import text as textproc
+from polarmem_server.domain.namespace import Namespace
+from polarmem_server.domain.query import RecallQuery
+from polarmem_server.errors import InvalidArgument
+from polarmem_server.recall import Hit, QueryPlan, RecallResult, _encoder, plan_query
+from polarmem_server.storage.backend import Backend, SearchRequest
+
+SUBJECT, TOPIC, FORBIDDEN = 0, 1, 2
+# The share of a question's topics a note must hold as HAS to be VERIFIED. Chosen on the dev
+# splits of tests/data/agent_memory and tests/data/conversations (benchmarks/agent_memory.py).
+TOPIC_COVERAGE = 1.0
+# How far a label moves a note from its similarity order (cpp/include/polarmem/answer_labels.hpp,
+# AnswerRule): up for a verified answer, down for a contradiction. Chosen on the same dev splits.
+VERIFIED_BONUS = 1.0
+CONTRADICTION_PENALTY = 1.0
+# Candidates drawn from plain similarity: enough that the logic's labels, not the cut-off, decide
+# what is shown.
+SIMILAR_CANDIDATES = 20
+# Words that name the subject of agent notes without being capitalised.
+SUBJECT_WORDS = frozenset({"user"})
+# Words a question uses to ask, not to say what it asks about: never a topic left unverified.
+ASKING_WORDS = frozenset("""
+kind kinds type types sort sorts thing things stuff anything something everything nothing lot lots
+way ways time times one ones name names
+""".split())
+LABEL_TIER = {"VERIFIED": 1, "ANSWERS_NO": 1, "CONSTRAINT": 1, "RELATED": 0, "SUPERSEDED": -1, "CONFLICT": -1}
+STATE = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
+
+
+def question_terms(query_text: str, plan: QueryPlan, namespace: Namespace) -> tuple[list[tuple[int, int]], list[str]]:
+    """[(concept id, role)] in the question's order, and its topic words no concept names."""
+    # The subject is the first proper name ("does Atlas use Kafka?": Atlas; Kafka is a topic).
+    subjects = set()
+    if plan.parsed is not None:
+        for mention in sorted(plan.parsed.mentions, key=lambda m: m.start):
+            if mention.concept_id in plan.required and _is_proper_name(query_text, mention.start):
+                subjects.add(mention.concept_id)
+                break
+    names = namespace.vocabulary.name
+    terms = [(c, SUBJECT if c in subjects or names(c) in SUBJECT_WORDS else TOPIC) for c in plan.required]
+    terms += [(c, FORBIDDEN) for c in plan.forbidden]
+    unknown = [word for word in dict.fromkeys(plan.unknown)
+               if word not in textproc.NON_CONCEPT_WORDS and word not in ASKING_WORDS]
+    return terms, unknown
+
+
+def _is_proper_name(text: str, start: int) -> bool:
+    """Capitalised where a sentence does not start: "does Maya drink coffee" (not "Snacks for ...")."""
+    if start >= len(text) or not text[start].isupper():
+        return False
+    before = text[:start].rstrip()
+    return bool(before) and before[-1] not in ".!?:;\"'("
+
+
+def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> RecallResult:
+    """Gathers the candidates, reads their states and records, and returns them labelled and
+    ordered by the core (hits carry ``label``, ``answer`` and ``superseded_by``)."""
+    vocabulary = namespace.vocabulary
+    plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
+    vectors = dict(query.vectors)
+    if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
+        vectors["sem"] = _encoder(namespace).encode([query.text])[0]  # the whole question (module doc)
+    if not vectors and not plan.required and not plan.forbidden:
+        raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
+    terms, unknown = question_terms(query.text, plan, namespace)
+    subjects = [c for c, role in terms if role == SUBJECT]
+    topics = [c for c, role in terms if role == TOPIC]
+
+    def search(mode: str, k: int, required: list[int], forbidden: list[int], absent_verified: bool = False):
+        return backend.search(namespace.name, SearchRequest(
+            vectors=vectors, required=required, forbidden=forbidden, k=k, mode=mode, kinds=query.kinds,
+            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
+            with_records=True, exact=not query.approximate, ef_search=query.ef_search))
+
+    k = query.k
+    similar = search("off", max(SIMILAR_CANDIDATES, 2 * k), plan.required, plan.forbidden)
+    found = list(similar.hits)
+    if topics:  # notes holding an asked topic, most similar first
+        found += search("hard", k, topics, []).hits
+    for concept in [*topics, *plan.forbidden]:  # notes holding it as NOT_HAS: a "no", a constraint
+        found += search("hard", k, subjects, [concept], absent_verified=True).hits
+    candidates = _with_records(backend, namespace, found)
+    labelled, summary = _core.answer_question(
+        [(vocabulary.name(c), role) for c, role in terms], unknown,
+        _core.is_presence_question(query.text.encode("utf-8", "surrogatepass")),
+        [(hit.item_id, _states(record, terms), hit.score, record.created_ms) for hit, record in candidates],
+        k, TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY)
+    hits = []
+    for index, label, answer, superseded_by in labelled:
+        hit, record = candidates[index]
+        hits.append(_hit(namespace, hit.item_id, hit.score, record, terms, label, answer, superseded_by))
+    result = RecallResult(hits, dict(similar.tier_counts), plan, [vocabulary.name(c) for c in plan.required],
+                          [vocabulary.name(c) for c in plan.forbidden], mode_used=query.mode.value,
+                          answer_summary=summary)
+    return result
+
+
+def _with_records(backend: Backend, namespace: Namespace, found: list) -> list:
+    """(hit, record) once per item, first sighting kept (every search scores the same vector, so
+    any sighting's s_sem is the item's); records read with the searches, else in one multi-get."""
+    unique = list({hit.item_id: hit for hit in reversed(found)}.values())[::-1]
+    missing = [hit.item_id for hit in unique if hit.record is None]
+    read = dict(zip(missing, backend.get_items(namespace.name, missing))) if missing else {}
+    out = []
+    for hit in unique:
+        record = hit.record if hit.record is not None else read.get(hit.item_id)
+        if record is not None:  # forgotten since the search
+            out.append((hit, record))
+    return out
+
+
+def _states(record, terms: list[tuple[int, int]]) -> list[int]:
+    by_concept = {ev.concept_id: ev.state for ev in record.evidence}
+    return [STATE.get(by_concept.get(c), 0) for c, _ in terms]
+
+
+def _hit(namespace: Namespace, item_id: str, score: float, record, terms: list[tuple[int, int]], label: str,
+         answer: str, superseded_by: str) -> Hit:
+    names = namespace.vocabulary.name
+    states = _states(record, terms)
+    entailed = [names(c) for (c, role), s in zip(terms, states) if role != FORBIDDEN and s > 0]
+    conflicted = [names(c) for (c, role), s in zip(terms, states)
+                  if (role == FORBIDDEN and s > 0) or (role != FORBIDDEN and s < 0)]
+    forbidden = [s for (_, role), s in zip(terms, states) if role == FORBIDDEN]
+    return Hit(item_id, LABEL_TIER[label], score, record, entailed, conflicted, [],
+               bool(forbidden) and all(s < 0 for s in forbidden), label=label, answer=answer,
+               superseded_by=superseded_by)
