@@ -28,7 +28,6 @@ as the server does for a text query. Queries: ev.generate_queries per seed, pool
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -48,6 +47,9 @@ from polarmem_server.faces import evaluation as ev
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.memory import DEFAULT_TEMPLATES
 from polarmem_server.scoring.encoder import load_encoder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import dev_rows, write_report  # noqa: E402
 
 MODE_LABELS = {pb.RECALL_MODE_HARD: "hard", pb.RECALL_MODE_STRICT: "strict", pb.RECALL_MODE_OFF: "off",
                pb.RECALL_MODE_SOFT: "soft", pb.RECALL_MODE_ADAPTIVE: "adaptive"}
@@ -196,7 +198,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    rows = ev.dev_rows()
+    rows = dev_rows()
     tuning, held_out = ev.split_dev(rows)
     part = held_out[:args.items] if args.items else held_out
     calibration_rows = tuning[:CALIBRATION_ITEMS]
@@ -306,8 +308,7 @@ def main() -> int:
         "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
         "seconds": round(time.perf_counter() - started, 1),
         "cells": {key: c.summary(args.seeds[0]) for key, c in cells.items()}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     for key, c in report["cells"].items():
         print(f"{key:45s} {c['rule']['partitioner']:>10s} + {c['rule']['recall_mode']:6s} "
               f"C@3 {c['conflict@3'][0]:.3f} [{c['conflict@3'][1]:.3f}, {c['conflict@3'][2]:.3f}] "

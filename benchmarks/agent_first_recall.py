@@ -21,36 +21,26 @@ import asyncio
 import importlib.util
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from servertools import serve_in_background, stop_process  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import cpu_seconds, host, serve_command, start_serve, stop, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "agent_first_recall.json"
 TORCH = "torch==2.13.0"
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def host() -> dict:
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    return {"cpu_count": os.cpu_count(), "avx2": " avx2" in flags, "avx512f": " avx512f" in flags,
-            "load_average": os.getloadavg(), "python": platform.python_version()}
-
-
-def start_server(python: Path, polarmem: Path, data: Path, *flags: str) -> tuple[subprocess.Popen, str]:
+def start_server(polarmem: Path, data: Path, *flags: str) -> tuple[subprocess.Popen, str]:
+    """The fresh venv's `polarmem serve` (none of the caller's POLARMEM_* settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
-    return serve_in_background([str(polarmem), "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
-                                "--metrics-port", "-1", *flags], env)
+    process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1",
+                                        *flags, polarmem=polarmem), env=env)
+    return process, process.address
 
 
 async def first_recall(polarmem: Path, address: str) -> dict:
@@ -126,7 +116,7 @@ def main() -> int:
         subprocess.run(pip + ([] if args.no_torch else [TORCH]) + [f"{wheel}[{args.extras}]"], check=True)
         steps["pip_install_s"] = time.perf_counter() - t0 - sum(steps.values())
         polarmem = venv / "bin" / "polarmem"
-        server, address = start_server(venv / "bin" / "python", polarmem, tmp_path / "data")
+        server, address = start_server(polarmem, tmp_path / "data")
         try:
             steps["server_up_s"] = time.perf_counter() - t0 - sum(steps.values())
             subprocess.run([str(polarmem), "namespace", "create", "agent", "--address", address], check=True,
@@ -141,10 +131,9 @@ def main() -> int:
                            capture_output=True)
             out["session"] = asyncio.run(measured_session(polarmem, address, server.pid))
         finally:
-            stop_process(server)
+            stop(server, 20)
     out["host"]["load_average_after"] = os.getloadavg()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    write_report(RESULTS, out)
     print(json.dumps(out, indent=2))
     return 0
 

@@ -60,13 +60,17 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import load_average, status_bytes, write_report  # noqa: E402
+
+from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info  # noqa: E402
 
 REQUIRED_WIDE, REQUIRED_RARE, FORBIDDEN = 0, 1, 2
 # Concepts 3.. for the selectivity sweep: the share of items holding each.
@@ -78,10 +82,6 @@ SCENARIOS = {
     "hard_two_tiers": dict(required=[REQUIRED_RARE], forbidden=[FORBIDDEN], mode="hard"),
     "off": dict(required=[], forbidden=[], mode="off"),
 }
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def low_rank_sampler(dim: int, rng: np.random.Generator, latent: int = 24, noise: float = 0.3):
@@ -349,14 +349,6 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
     return out
 
 
-def proc_status_bytes(key: str) -> int:
-    """A kB field of /proc/self/status (VmRSS, VmHWM = peak RSS), in bytes; 0 where absent."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
 def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, graph: AnnSpec | None = None) -> dict:
     """run_size's exact int8 point alone, for an N whose corpus (4 n dim bytes), graph and FAISS
     copy do not fit in memory together: the corpus drawn `chunk` rows at a time and added to an
@@ -368,7 +360,7 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, 
     draw = low_rank_sampler(dim, rng)
     queries = draw(query_count)
     out: dict = {"n": n, "dim": dim, "k": k, "queries": query_count, "exact_only": True, "chunk": chunk,
-                 "load_before": load_average(), "rss_before_bytes": proc_status_bytes("VmRSS"),
+                 "load_before": load_average(), "rss_before_bytes": status_bytes("self", "VmRSS"),
                  "ef_construction": graph.ef_construction if graph else None}
     index = Index([SpaceSpec("vis", dim, storage="int8")], ann=graph)
     index.ensure_concepts(8)
@@ -382,13 +374,13 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, 
         index.add(count, {"vis": X}, has, not_has)
         added += time.perf_counter() - start
         if (first + count) % 1_000_000 == 0 or first + count == n:
-            print(f"  {first + count:,} added, {added:.1f} s in add, RSS {proc_status_bytes('VmRSS') / 2**30:.2f} GiB",
+            print(f"  {first + count:,} added, {added:.1f} s in add, RSS {status_bytes('self', 'VmRSS') / 2**30:.2f} GiB",
                   flush=True)
     del X, has, not_has
     out["build_graph_s" if graph else "build_plain_s"] = added
     out["build_with_draw_s"] = time.perf_counter() - started
     out["memory_bytes"] = index.memory_bytes
-    out["rss_after_build_bytes"] = proc_status_bytes("VmRSS")
+    out["rss_after_build_bytes"] = status_bytes("self", "VmRSS")
     for name, sc in SCENARIOS.items():
         def search(q, threads, sc=sc):
             return index.search({"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=threads,
@@ -417,7 +409,7 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, 
                 ef0 = min(best)
                 out[name]["at_recall_095"] = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": ours[ef0]["recall"],
                                               "faiss_ms": None, "speedup_vs_exact_int8": t_one / ours[ef0]["ms"]}
-    out["peak_rss_bytes"] = proc_status_bytes("VmHWM")
+    out["peak_rss_bytes"] = status_bytes("self", "VmHWM")
     out["load_after"] = load_average()
     print(f"built in {added:.1f} s of add ({out['build_with_draw_s']:.1f} s with the draw), memory_bytes "
           f"{out['memory_bytes']:,}, peak RSS {out['peak_rss_bytes'] / 2**30:.2f} GiB", flush=True)
@@ -625,10 +617,8 @@ def write_sizes(args, report: dict, measure) -> None:
             report["sizes"] = []
         report["sizes"].append(measure(n))
         if args.out:  # after each size, so a run cut short keeps what it measured
-            path = Path(str(args.out).replace("{n}", str(n)))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=2, default=str))
-            print(f"\nwrote {path}", flush=True)
+            print(flush=True)
+            write_report(Path(str(args.out).replace("{n}", str(n))), report)
 
 
 def main() -> None:
@@ -666,8 +656,7 @@ def main() -> None:
                   "cpus": os.cpu_count(), "ann": spec.__dict__,
                   "startup": backend_startup(args.backend_startup, args.dim, spec, np.random.default_rng(0))}
         if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=2, default=str))
+            write_report(args.out, report)
         return
     rng = np.random.default_rng(0)
     if args.exact_only:
@@ -688,8 +677,7 @@ def main() -> None:
     if args.build_rate:
         report = {**header, "build_rate": build_rate(args.build_rate, args.dim, spec, faiss, rng)}
         if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=2, default=str))
+            write_report(args.out, report)
         return
     report = {**header, "sizes": [], "call_floor": call_floor(faiss, args.dim, args.k)}
     write_sizes(args, report, lambda n: run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))

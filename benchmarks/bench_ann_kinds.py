@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -58,8 +57,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ann import (FORBIDDEN, REQUIRED_WIDE, SWEEP_SHARES, concepts, faiss_hnsw, load_average,  # noqa: E402
+from bench_ann import (FORBIDDEN, REQUIRED_WIDE, SWEEP_SHARES, concepts, faiss_hnsw,  # noqa: E402
                        low_rank_corpus, recall_sets, timed_each)
+from harness import cpu_flags, cpu_model, load_average, write_report  # noqa: E402
 
 from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info  # noqa: E402
 
@@ -71,17 +71,8 @@ RARE_CONCEPT = 3 + SWEEP_SHARES.index(0.03)  # bench_ann's sweep concept held by
 
 
 def cpu_info() -> dict:
-    model, flags = platform.processor() or platform.machine(), []
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model in ("", platform.machine()):
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = line.split(":", 1)[1].split()
-                break
-    except OSError:
-        pass
-    return {"model": model, "cpus": os.cpu_count(), "avx512": sorted(f for f in flags if f.startswith("avx512")),
+    flags = cpu_flags()
+    return {"model": cpu_model(), "cpus": os.cpu_count(), "avx512": sorted(f for f in flags if f.startswith("avx512")),
             "avx2": "avx2" in flags}
 
 
@@ -395,10 +386,7 @@ def main() -> None:
         report = {**header, **result, "elapsed_s": time.perf_counter() - started}
         if args.out:
             out = args.out if "{dataset}" in args.out or len(args.datasets) == 1 else args.out.replace(".json", "-{dataset}.json")
-            path = Path(out.replace("{dataset}", ds["name"]))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=2, default=str))
-            print(f"wrote {path}", flush=True)
+            write_report(Path(out.replace("{dataset}", ds["name"])), report)
         del ds
     print(f"total {time.perf_counter() - started:.0f} s, load {load_average()}", flush=True)
 

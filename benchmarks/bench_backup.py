@@ -25,7 +25,6 @@ import argparse
 import os
 import platform
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -35,24 +34,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_server import item_arrays, items, start_server, write_report  # noqa: E402
+from bench_server import item_arrays, items  # noqa: E402
+from harness import cpu_seconds, start_server, stop, write_report  # noqa: E402
 
 STREAM_ITEMS = 5_000
 SAMPLE = 1_000
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def tree_bytes(path: Path) -> int:
     return sum((Path(root) / f).stat().st_size for root, _, files in os.walk(path) for f in files)
-
-
-def stop(process) -> None:
-    process.send_signal(signal.SIGTERM)
-    process.wait(120)
 
 
 def run(count: int, dim: int, work: Path) -> dict:
@@ -92,7 +82,7 @@ def run(count: int, dim: int, work: Path) -> dict:
             thread.join()
             live_items = client.get_namespace("bench").item_count
     finally:
-        stop(process)
+        stop(process, 120)
 
     started = time.perf_counter()
     shutil.copytree(data_dir, work / "cold-copy")
@@ -132,7 +122,7 @@ def run(count: int, dim: int, work: Path) -> dict:
                 ok = ok and sorted(got.item.not_has) == sorted(f"c{c}" for c in not_has)
                 mismatches += not ok
     finally:
-        stop(process)
+        stop(process, 120)
     return {
         "items_loaded": count, "load_s": load_s, "items_written_during_backup": written_during[0],
         "items_live_after_backup": live_items,

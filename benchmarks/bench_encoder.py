@@ -27,15 +27,18 @@ and after) and prints a summary. Not a test; fixed seed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path (tests/unit/test_encoder_gate.py)
+from harness import cpu_flags, cpu_model, dev_rows, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = None  # the bundled dev set (polarmem_server/data); --data PATH reads a JSONL file instead
@@ -48,12 +51,7 @@ def dev_texts(path: Path | None, captions: int, negated: int, corpus: int, long_
     """(queries, corpus, long items): short captions then negated questions; one other caption per
     image; an image's captions joined (a text item as quickstart stores it, ~65 tokens)."""
     rng = random.Random(seed)
-    if path is None:
-        from polarmem_server.faces.evaluation import dev_rows
-
-        rows = dev_rows()
-    else:
-        rows = [json.loads(line) for line in path.open()]
+    rows = dev_rows(path)
     queries, negations, documents = [], [], []
     for row in rows:
         short = [c.strip() for c in row["captions"] if 3 <= len(c.split()) <= 12]
@@ -69,15 +67,9 @@ def dev_texts(path: Path | None, captions: int, negated: int, corpus: int, long_
 
 
 def host() -> dict:
-    flags: set[str] = set()
-    model = ""
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-        elif line.startswith("model name") and not model:
-            model = line.split(":", 1)[1].strip()
-    return {"cpu": model, "cores": os.cpu_count(), "avx2": "avx2" in flags, "avx512f": "avx512f" in flags,
-            "avx512_vnni": "avx512_vnni" in flags, "avx512_bf16": "avx512_bf16" in flags,
+    flags = cpu_flags()
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), **{f: f in flags for f in ("avx2", "avx512f", "avx512_vnni",
+                                                                                    "avx512_bf16")},
             "python": platform.python_version()}
 
 
@@ -191,9 +183,8 @@ def main() -> None:
         cached.encode([queries[0]])
     report["onnx_cache_hit_us"] = round((time.thread_time() - start) * 1e3, 2)
     report["load_after"] = os.getloadavg()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {args.out}; load {report['load_before']} -> {report['load_after']}")
+    write_report(args.out, report, indent=1)
+    print(f"load {report['load_before']} -> {report['load_after']}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import start_server, write_report  # noqa: E402
+from harness import start_server, stop, write_report  # noqa: E402
 from bench_serving import (TOP_K, build_loadgen, load_polarmem, loadgen, machine, make_queries,  # noqa: E402
                            profile_recall, request_files, uptime)
 
@@ -49,15 +49,6 @@ def start_front(front: str, data_dir: Path, max_concurrent: int) -> tuple[subpro
         process.kill()
         raise RuntimeError(f"front {front} did not start: {line!r}")
     return process, line.split("serving on ")[1].strip()
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(10)
 
 
 def row(result: dict) -> dict:
@@ -97,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report["load_s"] = load_polarmem(address, args.items, args.dim)
         finally:
-            stop(server)
+            stop(server, 30)
         print(f"{args.items:,} items loaded in {report['load_s']:.1f} s", flush=True)
         for r in range(args.rounds):
             round_: dict = {"uptime_before": uptime(), "fronts": {}}
@@ -126,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                                 rows["profile"][variant] = {"error": repr(exc)}
                     round_["fronts"][front] = rows
                 finally:
-                    stop(process)
+                    stop(process, 30)
             round_["uptime_after"] = uptime()
             report["rounds"].append(round_)
             write_report(out, report)

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +27,7 @@ import numpy as np
 
 from bench_mix import QUERY_CONCEPTS, captions
 from bench_serving import front_counts
+from harness import serve_command, start_serve, stop
 from polarmem_server.faces.client import PolarMemClient, item_message
 
 DIM = 64
@@ -45,15 +44,9 @@ def main():
     texts = captions(30_000 + args.writes)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
-        command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                   "--data-dir", str(data_dir), "--metrics-port", "0", "--log-level", "WARNING",
-                   "--fast-front-address", "127.0.0.1:0"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp,
-                                   env=os.environ)
-        line = process.stdout.readline()
-        address = line.split("serving on ")[1].split(";")[0]
-        front = line.split("compiled Recall front on ")[1].strip()
-        metrics_port = int(line.split("metrics on port ")[1].split(";")[0])
+        process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data_dir), "--metrics-port", "0",
+                                            "--log-level", "WARNING", "--fast-front-address", "127.0.0.1:0"), cwd=tmp)
+        address, front, metrics_port = process.address, process.fast_front_address, process.metrics_port
         try:
             with PolarMemClient(address, fast_front=False) as client, \
                     PolarMemClient(address, recall_address=front) as via_front:
@@ -95,8 +88,7 @@ def main():
                   f"{args.writes * args.recalls} vector Recalls through the front in {elapsed:.1f} s: "
                   f"native {native:.0f}, handed over {forwarded:.0f}; load average {os.getloadavg()}", flush=True)
         finally:
-            process.terminate()
-            process.wait(timeout=30)
+            stop(process, 30)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import serve_command as polarmem_serve  # noqa: E402
+from harness import start_serve, stop, tree_cpu_seconds, tree_rss_mb, write_report  # noqa: E402  (others import these two)
 
 CONCEPTS = [f"c{i}" for i in range(20)]
 SEED = 20261130
@@ -63,57 +66,6 @@ def items(start: int, count: int, dim: int):
         states = {c: ("has" if d < 0.15 else "not_has") for c, d in zip(CONCEPTS, draws[i]) if d < 0.5}
         out.append(ItemInput(id=f"i{start + i:08d}", vectors={"vis": vectors[i]}, states=states))
     return out
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process and its descendants (/proc), in seconds."""
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    stats: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        stats[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        total += stats.get(p, 0.0)
-        todo.extend(children.get(p, []))
-    return total
-
-
-def tree_pids(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                children.setdefault(int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-            except OSError:
-                continue
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
-
-
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and its descendants (VmRSS from /proc), in MiB."""
-    total_kb = 0
-    for p in tree_pids(pid):
-        try:
-            for line in open(f"/proc/{p}/status"):
-                if line.startswith("VmRSS:"):
-                    total_kb += int(line.split()[1])
-        except OSError:
-            continue
-    return round(total_kb / 1024, 1)
 
 
 def milvus_ingest_worker(uri: str, prefix: str, dim: int, start: int, end: int, ready, go) -> tuple[float, float]:
@@ -188,7 +140,7 @@ def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_
     rng = np.random.default_rng(SEED)
     latencies = []
     cpu_before = time.process_time() + (tree_cpu_seconds(server_pid) if server_pid else 0.0)
-    for q in range(queries):
+    for _ in range(queries):
         required, forbidden = rng.choice(len(CONCEPTS), 2, replace=False)
         vector = rng.standard_normal(dim).astype(np.float32)
         t = time.perf_counter()
@@ -236,18 +188,6 @@ def recall_client(address: str, dim: int, queries: int, k: int, seed: int, ready
     return latencies
 
 
-def start_serve(command: list[str]):
-    import subprocess
-
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd="/")
-    line = ""
-    while process.poll() is None and not line.startswith("polarmem serving on "):
-        line = process.stdout.readline()
-    if not line.startswith("polarmem serving on "):
-        raise RuntimeError(f"polarmem serve did not start: {command}")
-    return process, line.split()[3].rstrip(";")
-
-
 def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int, k: int, milvus_pid: int | None,
                   clients: int = 1, processes: int = 1) -> dict:
     """Recall p50 / p99 over gRPC through real `polarmem serve` processes (one per command), with
@@ -256,7 +196,7 @@ def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int,
     forks replicas) and the Milvus tree's, reported apart, and their memory after the run."""
     import multiprocessing
 
-    started = [start_serve(command) for command in commands]
+    started = [(process, process.address) for process in (start_serve(command, cwd="/") for command in commands)]
     context = multiprocessing.get_context("spawn")
     manager = context.Manager()
     ready, go = manager.Barrier(clients + 1), manager.Barrier(clients + 1)
@@ -277,8 +217,7 @@ def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int,
     finally:
         manager.shutdown()
         for process, _ in started:
-            process.terminate()
-            process.wait(timeout=60)
+            stop(process, 60)
     calls = len(latencies)
     report = {"serve_processes": processes, "clients_in_flight": clients,
               "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
@@ -292,8 +231,7 @@ def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int,
 
 
 def serve_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-            "--metrics-port", "-1", "--log-level", "WARNING", *args]
+    return polarmem_serve("--address", "127.0.0.1:0", "--metrics-port", "-1", "--log-level", "WARNING", *args)
 
 
 def flag(text: str) -> bool:
@@ -389,12 +327,12 @@ def main(argv=None) -> int:
             if server is not None:
                 server.stop()
                 lock.close()
-    m, l = report["milvus"], report["local"]
+    m, loc = report["milvus"], report["local"]
     ratios = report["ratios_milvus_over_local"] = {
-        "ingest_items_per_s_one_writer": round(m["ingest_items_per_s"] / l["ingest_items_per_s"], 3)}
+        "ingest_items_per_s_one_writer": round(m["ingest_items_per_s"] / loc["ingest_items_per_s"], 3)}
     if not library_only_ingest:
-        ratios.update({"library_recall_p50": round(m["recall_p50_ms"] / l["recall_p50_ms"], 1),
-                       "library_recall_p99": round(m["recall_p99_ms"] / l["recall_p99_ms"], 1)})
+        ratios.update({"library_recall_p50": round(m["recall_p50_ms"] / loc["recall_p50_ms"], 1),
+                       "library_recall_p99": round(m["recall_p99_ms"] / loc["recall_p99_ms"], 1)})
     if not args.ingest_only:
         for count in process_counts:
             ms, ls = report[f"milvus_serve_{count}"], report[f"local_serve_{count}"]
@@ -406,7 +344,7 @@ def main(argv=None) -> int:
                     (ms["serve_cpu_ms_per_recall"] + ms["milvus_cpu_ms_per_recall"])
                     / max(ls["serve_cpu_ms_per_recall"], 1e-6), 1)})
     report["machine"]["loadavg_after"] = os.getloadavg()
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_report(args.out, report)
     print(json.dumps(ratios))
     return 0
 

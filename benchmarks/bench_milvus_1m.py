@@ -66,9 +66,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_milvus import tree_rss_mb  # noqa: E402
-from bench_milvus_timetick import TunedMilvus, group_cpu_s  # noqa: E402
-from bench_milvus_tokens import percentile, take_lock  # noqa: E402
+from bench_milvus_timetick import TunedMilvus  # noqa: E402
+from bench_milvus_tokens import percentile  # noqa: E402
+from harness import cpu_flags, cpu_model, load_average, milvus_lock, tree_rss_mb, write_report  # noqa: E402
+from harness import tree_cpu_seconds as proc_cpu_s  # noqa: E402  (the process and its descendants, user + system)
 from milvus_serve import ServeProcess  # noqa: E402
 from reference_search import ModelItem, reference_search  # noqa: E402
 
@@ -88,14 +89,6 @@ def item_id(i: int) -> str:
 def stats(latencies_ms: list[float]) -> dict:
     return {"p50_ms": round(statistics.median(latencies_ms), 1), "p99_ms": round(percentile(latencies_ms, 0.99), 1),
             "n": len(latencies_ms)}
-
-
-def proc_cpu_s(pid: int) -> float:
-    return group_cpu_s(pid)  # the process and its children, user + system
-
-
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 # ---- the data ----------------------------------------------------------------------------------
@@ -152,7 +145,7 @@ def fill(memory, vectors: np.ndarray, codes: np.ndarray, chunk: int) -> dict:
                 pending.result()
             pending = sender.submit(target.collection.insert, columns, timeout=600)
             if at // chunk % 20 == 0:
-                print(f"  filled {at + len(rows):,} ({time.perf_counter() - started:.0f} s, load {load()})", flush=True)
+                print(f"  filled {at + len(rows):,} ({time.perf_counter() - started:.0f} s, load {load_average()[0]})", flush=True)
         pending.result()
     inserted_s = time.perf_counter() - started
     target.collection.flush(timeout=1200)
@@ -168,7 +161,7 @@ def fill(memory, vectors: np.ndarray, codes: np.ndarray, chunk: int) -> dict:
     return {"insert_s": round(inserted_s, 1), "flush_s": round(flushed_s - inserted_s, 1),
             "index_s": round(indexed_s - flushed_s, 1),
             "load_s": round(time.perf_counter() - loaded_at, 1), "rows": target.collection.num_entities,
-            "items_per_s": round(len(vectors) / inserted_s), "load_avg_after": load()}
+            "items_per_s": round(len(vectors) / inserted_s), "load_avg_after": load_average()[0]}
 
 
 # ---- the reference -----------------------------------------------------------------------------
@@ -255,7 +248,7 @@ def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng, ap
                 found += any(h.id == new_id for h in hits)
             out[level] = {**stats(latencies), "saw_own_write": round(found / reads, 3),
                           "server_cpu_ms_per_recall": round(server_cpu / reads * 1000, 1),
-                          "milvus_cpu_ms_per_recall": round(milvus_cpu / reads * 1000, 1), "load_avg": load()}
+                          "milvus_cpu_ms_per_recall": round(milvus_cpu / reads * 1000, 1), "load_avg": load_average()[0]}
             print(f"  {level:<12} {out[level]}", flush=True)
     return out
 
@@ -300,7 +293,7 @@ def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float
             "recalls_per_s": round(count / wall, 2), **stats(latencies),
             "server_cpu_ms_per_recall": round(server_cpu / count * 1000, 1),
             "milvus_cpu_ms_per_recall": round(milvus_cpu / count * 1000, 1),
-            "server_rss_mb": tree_rss_mb(serve.process.pid), "load_avg": load()}
+            "server_rss_mb": tree_rss_mb(serve.process.pid), "load_avg": load_average()[0]}
 
 
 # ---- what one Recall asks Milvus -----------------------------------------------------------------
@@ -345,7 +338,7 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_p
             latencies.append((time.perf_counter() - started) * 1000)
         out[name] = {**stats(latencies), "milvus_cpu_ms": round((proc_cpu_s(milvus_pid) - cpu) / reps * 1000, 1)}
         print(f"  {name:<24} {out[name]}", flush=True)
-    out["load_avg"] = load()
+    out["load_avg"] = load_average()[0]
     return out
 
 
@@ -371,7 +364,7 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
     report["tiers"] = {"entailed": int((~conflict & (codes[:, dog] == 1)).sum()),
                        "conflict": int(conflict.sum())}
     report["tiers"]["neutral"] = args.items - report["tiers"]["entailed"] - report["tiers"]["conflict"]
-    print(f"filling {args.items:,} items (load {load()})", flush=True)
+    print(f"filling {args.items:,} items (load {load_average()[0]})", flush=True)
     report["fill"] = fill(memory, vectors, codes, args.chunk)
     report["milvus_rss_mb_loaded"] = tree_rss_mb(server.process.pid)
     print("fill", report["fill"], flush=True)
@@ -389,7 +382,7 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
                           top_k=10, mode="hard", consistency="strong")  # opens the namespace
             print("exact answers", flush=True)
             report["exact"] = check_exact(client, vectors, codes, ids, args.exact_queries, rng, approximate)
-            report["exact"]["load_avg"] = load()
+            report["exact"]["load_avg"] = load_average()[0]
             print("  ", {k: v for k, v in report["exact"].items() if k != "mismatches"}, flush=True)
         save()
         print("latency per read level", flush=True)
@@ -436,21 +429,19 @@ def main() -> None:
     parser.add_argument("--lock-wait-s", type=float, default=3600)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "milvus_1m_d384.json")
     args = parser.parse_args()
-    cpu = Path("/proc/cpuinfo").read_text()
-    model = next((line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("model name")), "")
     report = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
               "layout": (f"collection (IVF_FLAT nlist {args.ivf_nlist}, nprobe {args.ivf_nprobe})" if args.ivf_nprobe
                          else "collection (FLAT, exact)"), "milvus": "milvus wheel 2.3.5 standalone",
               "milvus_settings": {"proxy.timeTickInterval": args.tick},
-              "host": {"cpus": os.cpu_count(), "model": model, "avx512": "avx512f" in cpu,
+              "host": {"cpus": os.cpu_count(), "model": cpu_model(), "avx512": "avx512f" in cpu_flags(),
                        "platform": platform.platform()},
               "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_before": os.getloadavg()}
 
     def save() -> None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report, quiet=True)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop Milvus (finally)
-    lock = take_lock(args.lock_wait_s)
+    lock = milvus_lock(args.lock_wait_s)
     try:
         with tempfile.TemporaryDirectory(prefix="milvus-1m-") as tmp:
             server = TunedMilvus(Path(tmp) / "data", {"proxy.timeTickInterval": args.tick})

@@ -43,20 +43,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from bench_milvus import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench_milvus_timetick import TunedMilvus  # noqa: E402
-from milvus_server import LOCK_PATH, MilvusServer  # noqa: E402
-from milvus_server import take_lock as take_machine_lock  # noqa: E402
+from harness import milvus_lock, rss_mb, tree_cpu_seconds, tree_rss_mb, write_report  # noqa: E402
+from milvus_server import MilvusServer  # noqa: E402
 
 CONCEPTS = ("dog", "cat", "car", "bus")  # declared: ids 0..3 in every queried namespace
 HAS, NOT_HAS = 1, 2
-
-
-def self_rss_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
 
 
 def percentiles(seconds: list[float]) -> dict:
@@ -64,14 +56,6 @@ def percentiles(seconds: list[float]) -> dict:
     return {"n": len(ms), "p50_ms": round(float(np.percentile(ms, 50)), 2),
             "p99_ms": round(float(np.percentile(ms, 99)), 2), "max_ms": round(float(ms.max()), 2),
             "mean_ms": round(float(ms.mean()), 2)}
-
-
-def take_lock(wait_s: float = 3600):
-    """The machine's Milvus lock (tests/milvus_server.py), or exit when another Milvus keeps it."""
-    handle = take_machine_lock(wait_s)
-    if handle is None:
-        raise SystemExit(f"another Milvus held {LOCK_PATH} for {wait_s:.0f} s")
-    return handle
 
 
 def probe_partition_key(pm, alias: str) -> dict:
@@ -225,12 +209,12 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     pooled = Memory(MilvusBackend(MilvusSettings(server.uri, prefix="bp", layout="pooled", timeout_s=60)))
     fill_queried(pooled, queried[:1], 1, args.dim, rng)  # the collections exist before the clock starts
     pooled.delete_namespace(queried[0])
-    before = (tree_rss_mb(pid), self_rss_mb())
+    before = (tree_rss_mb(pid), rss_mb())
     start = time.perf_counter()
     created = create_timed(pooled, unqueried, args.dim, NamespaceSettings, SpaceSpec)
     wall = time.perf_counter() - start
     time.sleep(5)
-    after = (tree_rss_mb(pid), self_rss_mb())
+    after = (tree_rss_mb(pid), rss_mb())
     n = len(unqueried)
     report["pooled"] = {"create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": n},
                         "milvus_rss_mb": [before[0], after[0]],
@@ -288,13 +272,13 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     # ---- shared ----
     shared = Memory(MilvusBackend(MilvusSettings(server.uri, prefix="bs", layout="shared", timeout_s=60)))
     fill_queried(shared, queried, args.items, args.dim, rng)
-    before = (tree_rss_mb(pid), self_rss_mb())
+    before = (tree_rss_mb(pid), rss_mb())
     extra = [f"shared-{i:05d}" for i in range(args.shared_namespaces)]
     start = time.perf_counter()
     created = create_timed(shared, extra, args.dim, NamespaceSettings, SpaceSpec)
     wall = time.perf_counter() - start
     time.sleep(5)
-    after = (tree_rss_mb(pid), self_rss_mb())
+    after = (tree_rss_mb(pid), rss_mb())
     m = len(extra)
     report["shared"] = {"create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": m},
                         "milvus_rss_mb": [before[0], after[0]],
@@ -371,20 +355,20 @@ def main() -> None:
               "load_before": os.getloadavg()}
     # a SIGTERM (e.g. `timeout`) unwinds like an exception, so the finally below stops Milvus by PID
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    lock = take_lock()
+    lock = milvus_lock()
     try:
         with tempfile.TemporaryDirectory(prefix="milvus-namespaces-") as tmp:
             data = Path(tmp) / "data"
             server = TunedMilvus(data, {"proxy.timeTickInterval": args.tick}) if args.tick else MilvusServer(data)
             try:
                 server.start()
-                run(server, args, report, lambda: out.write_text(json.dumps(report, indent=2) + "\n"))
+                run(server, args, report, lambda: write_report(out, report, quiet=True))
             finally:
                 server.stop()
     finally:
         lock.close()
     report["load_after"] = os.getloadavg()
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_report(out, report)
     print(json.dumps(report, indent=2))
 
 

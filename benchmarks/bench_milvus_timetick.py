@@ -7,8 +7,8 @@ A Strong read waits until the server's time tick passes the request's arrival; B
 client's own last write; Eventually never waits. One collection of `--rows` random d-`--dim`
 vectors (FLAT, IP, loaded), one write before each timed read (so Session has something to wait
 for), `--reads` timed searches of top 10 per level, one call at a time. Milvus's CPU is the
-process group's user + system time over each level's reads, and over 10 s with nothing to do
-(psutil).
+process tree's user + system time over each level's reads, and over 10 s with nothing to do
+(/proc, benchmarks/harness.py).
 
     python benchmarks/bench_milvus_timetick.py --ticks 200 50 --out benchmarks/results/milvus_timetick.json
 """
@@ -16,7 +16,6 @@ process group's user + system time over each level's reads, and over 10 s with n
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -27,9 +26,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import cpu_flags, tree_cpu_seconds, write_report  # noqa: E402
 from milvus_server import MilvusServer, milvus_server_command  # noqa: E402
 
 LEVELS = ("Strong", "Session", "Bounded", "Eventually")
@@ -53,17 +52,6 @@ class TunedMilvus(MilvusServer):
         return self
 
 
-def group_cpu_s(pid: int) -> float:
-    total = 0.0
-    for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def measure(server: TunedMilvus, rows: int, dim: int, reads: int) -> dict:
     from polarmem_server.storage.milvus.connection import import_pymilvus
 
@@ -79,12 +67,12 @@ def measure(server: TunedMilvus, rows: int, dim: int, reads: int) -> dict:
         collection.insert([list(range(start, start + count)), rng.standard_normal((count, dim)).astype(np.float32)])
     collection.create_index("v", {"index_type": "FLAT", "metric_type": "IP", "params": {}})
     collection.load()
-    idle_before = group_cpu_s(server.process.pid)
+    idle_before = tree_cpu_seconds(server.process.pid)
     time.sleep(IDLE_S)  # what the tick costs with nothing to do
-    out = {"idle_milvus_cpu_s_per_s": round((group_cpu_s(server.process.pid) - idle_before) / IDLE_S, 3)}
+    out = {"idle_milvus_cpu_s_per_s": round((tree_cpu_seconds(server.process.pid) - idle_before) / IDLE_S, 3)}
     next_id = rows
     for level in LEVELS:
-        latencies, cpu_before = [], group_cpu_s(server.process.pid)
+        latencies, cpu_before = [], tree_cpu_seconds(server.process.pid)
         for _ in range(reads):
             collection.insert([[next_id], rng.standard_normal((1, dim)).astype(np.float32)])
             next_id += 1
@@ -92,7 +80,7 @@ def measure(server: TunedMilvus, rows: int, dim: int, reads: int) -> dict:
             started = time.perf_counter()
             collection.search(query, "v", {"metric_type": "IP", "params": {}}, limit=10, consistency_level=level)
             latencies.append((time.perf_counter() - started) * 1000)
-        cpu = group_cpu_s(server.process.pid) - cpu_before
+        cpu = tree_cpu_seconds(server.process.pid) - cpu_before
         latencies.sort()
         out[level] = {"p50_ms": round(statistics.median(latencies), 1),
                       "p99_ms": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
@@ -112,7 +100,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "host": platform.machine(),
-              "avx512": "avx512f" in Path("/proc/cpuinfo").read_text(), "load_before": os.getloadavg(), "runs": {}}
+              "avx512": "avx512f" in cpu_flags(), "load_before": os.getloadavg(), "runs": {}}
     for tick in args.ticks:
         print(f"proxy.timeTickInterval = {tick} ms", flush=True)
         with tempfile.TemporaryDirectory(prefix="milvus-timetick-") as tmp:
@@ -124,7 +112,7 @@ def main() -> None:
                 server.stop()
     report["load_after"] = os.getloadavg()
     if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report)
 
 
 if __name__ == "__main__":

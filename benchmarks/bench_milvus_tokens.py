@@ -42,23 +42,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_milvus_timetick import TunedMilvus, group_cpu_s  # noqa: E402
+from bench_milvus_timetick import TunedMilvus  # noqa: E402
+from harness import cpu_flags, milvus_lock, tree_cpu_seconds, write_report  # noqa: E402
 from milvus_serve import ServeProcess  # noqa: E402
-from milvus_server import LOCK_PATH  # noqa: E402
-from milvus_server import take_lock as take_machine_lock  # noqa: E402
 
 # (name, reader: the writing client or one that never wrote, consistency, seconds between the
 # write and the read)
 LEVELS = (("token", "writer", None, 0.0), ("strong", "writer", "strong", 0.0), ("bounded", "other", None, 0.0),
           ("token_later", "writer", None, None), ("strong_later", "writer", "strong", None))
-
-
-def take_lock(wait_s: float = 3600):
-    """The machine's Milvus lock (tests/milvus_server.py), or exit when another Milvus keeps it."""
-    handle = take_machine_lock(wait_s)
-    if handle is None:
-        raise SystemExit(f"another Milvus held {LOCK_PATH} for {wait_s:.0f} s")
-    return handle
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -94,11 +85,11 @@ def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int,
                     serial += 1
                     writer.remember("bench", id=item_id, vectors={"vis": vector})
                     time.sleep(pause)
-                    cpu_before = group_cpu_s(server.process.pid)
+                    cpu_before = tree_cpu_seconds(server.process.pid)
                     started = time.perf_counter()
                     hits = reader.recall("bench", vectors={"vis": vector}, top_k=10, consistency=consistency).hits
                     latencies.append((time.perf_counter() - started) * 1000)
-                    cpu += group_cpu_s(server.process.pid) - cpu_before
+                    cpu += tree_cpu_seconds(server.process.pid) - cpu_before
                     found += any(hit.id == item_id for hit in hits)
                 out[level] = {"p50_ms": round(statistics.median(latencies), 1),
                               "p99_ms": round(percentile(latencies, 0.99), 1),
@@ -132,9 +123,9 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop Milvus (finally)
     report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "top_k": 10, "later_s": args.later_s,
               "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                       "avx512": "avx512f" in Path("/proc/cpuinfo").read_text()},
+                       "avx512": "avx512f" in cpu_flags()},
               "load_before": os.getloadavg(), "runs": {}}
-    lock = take_lock(args.lock_wait_s)
+    lock = milvus_lock(args.lock_wait_s)
     try:
         for tick in args.ticks:
             print(f"proxy.timeTickInterval = {tick} ms (load {os.getloadavg()[0]:.2f})", flush=True)
@@ -152,7 +143,7 @@ def main() -> None:
     report["load_after"] = os.getloadavg()
     print(json.dumps(report["runs"], indent=1))
     if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report)
 
 
 if __name__ == "__main__":

@@ -59,9 +59,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import start_server, write_report  # noqa: E402
-from bench_serving import build_loadgen, front_counts, loadgen_argv, machine, uptime, write_requests  # noqa: E402
-from pg_peer import PostgresPeer, process_tree_cpu_s  # noqa: E402
+from bench_serving import build_loadgen, front_counts, loadgen_argv, write_requests  # noqa: E402
+from harness import dev_captions, machine, start_server, stop, tree_pids, uptime, write_report  # noqa: E402
+from pg_peer import PostgresPeer  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "notes"
@@ -84,10 +84,7 @@ DEFAULT_SPLIT = ("mcp_text=5,cli_text=2,vector_hard_noexplain=3,vector_hard_expl
 
 def captions(count: int, skip: int = 0) -> list[str]:
     """`count` captions of the bundled dev set after the first `skip`, in file order."""
-    from polarmem_server.faces.evaluation import dev_rows
-
-    every = (caption.strip() for row in dev_rows() for caption in row["captions"])
-    out = list(itertools.islice(every, skip, skip + count))
+    out = list(itertools.islice(dev_captions(), skip, skip + count))
     if len(out) < count:
         raise ValueError(f"the dev set holds fewer than {count} captions after the first {skip}")
     return out
@@ -243,11 +240,6 @@ def target(routing: str, cls: str, files: dict, main: str, front: str) -> str:
     if routing == "front":
         return front
     return front if files["plannable"][cls] else main
-
-
-def server_pids(pid: int) -> list[int]:
-    """The server and its children (all of them count: "all server processes' CPU")."""
-    return [pid, *map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
 
 
 def start_loadgen(binary: Path, address: str, rpc: str, requests: Path, pids: list[int],
@@ -461,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         server, main_address, _ = start_server(data, max_concurrent=64, fast_front=True)
         pg = None
         try:
-            pids = server_pids(server.pid)
+            pids = tree_pids(server.pid)  # the server and its children: all of them count
             report["server_processes"] = len(pids)
             report["load_s"] = round(load_notes(main_address, args.items, texts, vectors, args.storage), 1)
             report["uptime_after_load"] = uptime()
@@ -503,8 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                 report["postgres"] = postgres_rows(pg, args.queries, args.duration_s, work)
                 report["ratios_to_postgres"] = ratios(report)
         finally:
-            server.terminate()
-            server.wait(60)
+            stop(server, 60)
             if pg is not None:
                 pg.stop()
     report["uptime_end"] = uptime()

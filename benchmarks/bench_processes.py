@@ -32,8 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_front import stop  # noqa: E402
-from bench_server import start_server, write_report  # noqa: E402
+from harness import cpu_seconds, start_server, stop, tree_pids, write_report  # noqa: E402
 from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, machine,  # noqa: E402
                            make_queries, request_files, uptime)
 
@@ -41,22 +40,11 @@ HERE = Path(__file__).resolve().parent
 
 
 def start_processes(data_dir: Path, processes: int, max_concurrent: int) -> tuple[subprocess.Popen, str, list[int]]:
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                                "--data-dir", str(data_dir), "--metrics-port", "-1", "--processes", str(processes),
-                                "--max-concurrent-rpcs", str(max_concurrent), "--workers", str(max_concurrent + 16),
-                                "--log-level", "INFO"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=data_dir.parent)
-    line = process.stdout.readline()
-    if "serving on" not in line:
-        process.kill()
-        raise RuntimeError(f"the server did not start: {line!r} {process.stderr.read()[-2000:]}")
-    address = line.split("serving on ")[1].split(";")[0].strip()
-    ready = 1
-    while ready < processes:
-        if "serving on" in process.stderr.readline():
-            ready += 1
-    children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
-    return process, address, [process.pid, *children]
+    """`polarmem serve --processes N`, once every replica has logged that it serves: (process,
+    address, [primary PID, replica PIDs])."""
+    process, address, _ = start_server(data_dir, max_concurrent, False, "--processes", str(processes),
+                                       log_level="INFO", replicas=processes - 1)
+    return process, address, tree_pids(process.pid)
 
 
 def run_loadgen(binary: Path, address: str, requests: Path, pids: list[int], concurrency: int, duration_s: float,
@@ -188,11 +176,6 @@ def primary_socket(pid: int) -> str:
     raise RuntimeError(f"process {pid} has no primary.sock")
 
 
-def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
-
-
 def replica_cpu_per_write(address: str, primary: str, replicas: list[int], writes: int, gap_s: float,
                           dim: int) -> dict:
     """The replicas' CPU per Remember (new item), written `gap_s` apart to the primary with no
@@ -203,10 +186,10 @@ def replica_cpu_per_write(address: str, primary: str, replicas: list[int], write
 
     from polarmem_server.faces.client import PolarMemClient
 
-    tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    ms = 1000.0  # cpu_seconds: utime + stime in seconds
     rng = np.random.default_rng(7)
     with PolarMemClient(primary) as client:
-        before = sum(cpu_ticks(p) for p in replicas)
+        before = sum(cpu_seconds(p) for p in replicas)
         started = time.perf_counter()
         ids = []
         for i in range(writes):
@@ -216,17 +199,17 @@ def replica_cpu_per_write(address: str, primary: str, replicas: list[int], write
             client.remember(NAMESPACE, id=ids[-1], vectors={"vis": vector})
             time.sleep(gap_s)
         wait_visible(address, ids[-1], vector, 8)
-        busy = sum(cpu_ticks(p) for p in replicas) - before
+        busy = sum(cpu_seconds(p) for p in replicas) - before
         elapsed = time.perf_counter() - started
-        before = sum(cpu_ticks(p) for p in replicas)
+        before = sum(cpu_seconds(p) for p in replicas)
         time.sleep(elapsed)
-        idle = sum(cpu_ticks(p) for p in replicas) - before
+        idle = sum(cpu_seconds(p) for p in replicas) - before
         for item_id in ids:  # the data directory keeps --items items for the next run
             client.forget(NAMESPACE, item_id)
         time.sleep(gap_s)  # the forgets are applied before the next measurement
-    return {"cpu_writes": writes, "replica_cpu_ms_per_write": round((busy - idle) * tick_ms / writes, 2),
-            "replica_busy_cpu_ms": round(busy * tick_ms, 1),
-            "replica_idle_cpu_ms_per_s": round(idle * tick_ms / elapsed, 2)}
+    return {"cpu_writes": writes, "replica_cpu_ms_per_write": round((busy - idle) * ms / writes, 2),
+            "replica_busy_cpu_ms": round(busy * ms, 1),
+            "replica_idle_cpu_ms_per_s": round(idle * ms / elapsed, 2)}
 
 
 def wait_visible(address: str, item_id: str, vector, channels: int) -> None:

@@ -17,18 +17,18 @@ Writes benchmarks/results/server.json. Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import platform
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import rss_bytes, start_server, stop, write_report  # noqa: E402  (bench_startup imports two from here)
 
 VOCAB = 100
 SEED = 20260211
@@ -50,40 +50,6 @@ def items(start: int, count: int, dim: int):
     for i in range(count):
         yield item_message(id=f"item{start + i:08d}", vectors={"vis": vectors[i]},
                            states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
-
-
-def write_report(path: Path, report: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2))
-    print(f"wrote {path}")
-
-
-def start_server(data_dir: Path, max_concurrent: int, fast_front: bool = False) -> tuple[subprocess.Popen, str, float]:
-    """`fast_front`: also start the compiled Recall front and the metrics port; their address and
-    port are then in the process's `fast_front_address` and `metrics_port` attributes."""
-    started = time.perf_counter()
-    front = ["--fast-front-address", "127.0.0.1:0"] if fast_front else []
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                                "--data-dir", str(data_dir), "--metrics-port", "0" if fast_front else "-1",
-                                "--workers", str(max_concurrent + 16),
-                                "--max-concurrent-rpcs", str(max_concurrent), "--log-level", "WARNING", *front],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               cwd=data_dir.parent)  # outside the source tree: the installed package runs
-    line = process.stdout.readline()
-    if "serving on" not in line:
-        process.kill()
-        raise RuntimeError(f"the server did not start: {line!r}")
-    address = line.split("serving on ")[1].split(";")[0]
-    process.fast_front_address = line.split("compiled Recall front on ")[1].strip() if fast_front else ""
-    process.metrics_port = int(line.split("metrics on port ")[1].split(";")[0]) if fast_front else -1
-    return process, address, time.perf_counter() - started
-
-
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def _client_worker(address: str, threads: int, requests: int, duration_s: float, dim: int, seed: int, queue) -> None:
@@ -264,8 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"p99 {result['p99_ms']:.2f} ms, {result['throughput_rps']:.0f} req/s, codes {result['codes']}",
                       flush=True)
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(60)
+            stop(server, 60)
         # Over the limit: a server admitting 8 calls, loaded by 32 clients.
         server, address, _ = start_server(data, max_concurrent=8)
         try:
@@ -274,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"overload (limit 8, 32 clients): codes {over['codes']}, p99 of admitted {over['p99_ms']:.1f} ms",
                   flush=True)
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(60)
+            stop(server, 60)
         # Start-up: time to SERVING with the stored items.
         started = time.perf_counter()
         server, address, _ = start_server(data, max_concurrent=8)
@@ -284,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.01)
         report["startup_to_serving_s"] = time.perf_counter() - started
         print(f"start-up to SERVING with {args.items:,} items: {report['startup_to_serving_s']:.2f} s", flush=True)
-        server.send_signal(signal.SIGTERM)
-        server.wait(60)
+        stop(server, 60)
         write_report(args.out, report)  # the PolarMem figures, even if the peer fails
         if args.milvus:
             try:

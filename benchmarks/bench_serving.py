@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import struct
 import subprocess
@@ -43,7 +41,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import VOCAB, item_arrays, items, rss_bytes, start_server, write_report  # noqa: E402
+from bench_server import VOCAB, item_arrays, items  # noqa: E402
+from harness import machine, rss_bytes, start_server, stop, uptime, write_report  # noqa: E402
 from pg_peer import PostgresPeer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -193,19 +192,6 @@ def loadgen(binary: Path, address: str, rpc: str, requests: Path, server_pid: in
     limit = settings.get("duration_s", 5.0) + settings.get("warmup_s", 1.0) + 120
     done = subprocess.run(argv, capture_output=True, text=True, timeout=limit)
     return loadgen_result(done.returncode, done.stdout, done.stderr)
-
-
-def uptime() -> str:
-    return Path("/proc/loadavg").read_text().strip()
-
-
-def machine() -> dict:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
-    mem_kb = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
-                      if line.startswith("MemTotal")))
-    return {"cpu": model, "cpu_count": os.cpu_count(), "memory_gib": round(mem_kb / 2**20, 1),
-            "platform": platform.platform(), "python": platform.python_version()}
 
 
 # agreement ---------------------------------------------------------------------------------------
@@ -593,8 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                 except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
                     report["profile"] = {"error": repr(exc)}
         finally:
-            server.terminate()
-            server.wait(60)
+            stop(server, 60)
             if pg is not None:
                 pg.stop()
     report["uptime_end"] = uptime()

@@ -22,14 +22,14 @@ import argparse
 import os
 import platform
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_server import item_arrays, items, rss_bytes, start_server, write_report  # noqa: E402
+from bench_server import item_arrays, items  # noqa: E402
+from harness import build_info, rss_bytes, start_server, stop, write_report  # noqa: E402
 
 STREAM_ITEMS = 5_000  # items per RememberStream call (each well inside its deadline)
 
@@ -43,11 +43,6 @@ def disk_bytes(path: Path) -> tuple[int, int]:
             allocated += st.st_blocks * 512
             apparent += st.st_size
     return allocated, apparent
-
-
-def stop(process) -> None:
-    process.send_signal(signal.SIGTERM)
-    process.wait(120)
 
 
 def peer_bytes(count: int, dim: int) -> dict:
@@ -89,7 +84,7 @@ def measure(count: int, dim: int, work_dir: Path) -> dict:
             rss_written = rss_bytes(process.pid)
             disk_running = disk_bytes(data_dir)
     finally:
-        stop(process)
+        stop(process, 120)
     disk_stopped = disk_bytes(data_dir)
 
     started = time.perf_counter()
@@ -101,7 +96,7 @@ def measure(count: int, dim: int, work_dir: Path) -> dict:
             restart_s = time.perf_counter() - started
             rss_restarted = rss_bytes(process.pid)
     finally:
-        stop(process)
+        stop(process, 120)
     shutil.rmtree(data_dir, ignore_errors=True)
 
     peer = peer_bytes(count, dim)
@@ -131,8 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, help="where the data directories go (default: a temp dir)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/sizing.json"))
     args = parser.parse_args(argv)
-    from polarmem_server.index import build_info
-
     report = {"benchmark": "bench_sizing", "dim": args.dim, "concepts_per_item": "3 HAS + ~20 NOT_HAS of 100",
               "durability": "sync", "platform": platform.platform(), "cpus": os.cpu_count(),
               "build_info": build_info(), "load_before": os.getloadavg(), "runs": []}

@@ -2,8 +2,8 @@
 installed servers in the same run (`--peer`: another venv's `polarmem`, e.g. the main branch's, so
 a before / after ratio survives a loaded host: calls alternate between the servers).
 
-Per server: two namespaces of the same COCO captions (`--items` text notes from
-shared/data/coco_val2014_dev10k.jsonl), one with an open vocabulary (what `polarmem namespace
+Per server: two namespaces of the same COCO captions (`--items` text notes from the dev set bundled as
+polarmem_server/data/coco_val2014_dev10k.jsonl.gz), one with an open vocabulary (what `polarmem namespace
 create`, the MCP face and auto-created namespaces make: query words are not mapped) and one with
 a closed vocabulary of the 80 COCO labels (query words outside it are mapped by the encoder).
 Queries: distinct short captions and negated questions of other images (bench_encoder.dev_texts),
@@ -41,25 +41,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench_encoder import DEV, ROOT, dev_texts, host  # noqa: E402
-from servertools import serve_in_background, stop_process  # noqa: E402
+from harness import cpu_seconds, dev_labels, serve_command, start_serve, stop, write_report  # noqa: E402
+from harness import thread_cpu_ns as server_cpu_ns  # noqa: E402  (every live thread of the server, the gRPC pollers included)
 
 
 def process_cpu_ms(pid: int) -> float:
     """utime + stime of the whole process (threads that ended included; 10 ms ticks): for windows of many calls."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def server_cpu_ns(pid: int) -> int:
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # a thread that ended: its time is gone from the sum (rare; pollers are long-lived)
-    return total
+    return cpu_seconds(pid) * 1000
 
 
 def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
@@ -68,8 +57,9 @@ def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> 
     if peer_env is not None:  # the peer runs its own default runtime, plus --peer-env
         env.pop("POLARMEM_MINILM_RUNTIME", None)
         env.update(peer_env)
-    return serve_in_background([polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data),
-                                "--metrics-port", "-1"], env)
+    process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1",
+                                        polarmem=polarmem), env=env)
+    return process, process.address
 
 
 def in_flight_round(process: subprocess.Popen, client, texts: list[str], threads: int) -> tuple[float, list[float]]:
@@ -96,15 +86,6 @@ def in_flight_round(process: subprocess.Popen, client, texts: list[str], threads
     if len(latencies) != len(texts):
         raise RuntimeError(f"{len(texts) - len(latencies)} of {len(texts)} Recalls failed")
     return (process_cpu_ms(process.pid) - before) / len(texts), latencies
-
-
-def labels(path: Path | None) -> list[str]:
-    from polarmem_server.faces.evaluation import dev_rows
-
-    names: dict[str, None] = {}
-    for row in (dev_rows() if path is None else map(json.loads, path.open())):
-        names.update(dict.fromkeys(row["has"] + row["not_has"]))
-    return sorted(names)
 
 
 def main() -> None:
@@ -134,7 +115,7 @@ def main() -> None:
     captions = pool[:args.items]  # notes and queries from different images
     queries = pool[args.items:args.items + args.queries] + negated
     extra = pool[args.items + args.queries:len(pool) - len(negated)]
-    concepts = labels(DEV)
+    concepts = dev_labels(DEV)
     servers = {"this": args.polarmem, **({"peer": args.peer} if args.peer else {})}
     report: dict = {"host": host(), "load_before": os.getloadavg(), "items": len(captions), "queries": len(queries),
                     "this_runtime": os.environ.get("POLARMEM_MINILM_RUNTIME", "default"), "peer_env": peer_env,
@@ -147,7 +128,7 @@ def main() -> None:
                 client = PolarMemClient(address, timeout_s=120)
                 client.wait_ready()
                 client.create_namespace("open", open_vocabulary=True)
-                client.create_namespace("closed", concepts=concepts)
+                client.create_namespace("closed", concepts=concepts, open_vocabulary=False)  # open is the default
                 for namespace in ("open", "closed"):
                     for start in range(0, len(captions), 500):
                         client.remember_stream(namespace, [_item(f"n{i}", text) for i, text in
@@ -180,7 +161,7 @@ def main() -> None:
             # Concurrency: 1, 4, 16 callers at once (each text once, so the query cache stays cold).
             spare = iter(extra)
             for level in args.in_flight:
-                for round_ in range(2):
+                for _round in range(2):
                     for name, (process, client) in running.items():
                         texts = [next(spare) for _ in range(args.per_level)]
                         cpu_ms, latencies = in_flight_round(process, client, texts, level)
@@ -203,14 +184,13 @@ def main() -> None:
         finally:
             for process, client in running.values():
                 client.close()
-                stop_process(process)
+                stop(process, 20)
     if args.peer:
         report["ratio_this_to_peer_p50"] = {
             key: round(value["server_cpu_ms_p50"] / report["results"]["peer"][key]["server_cpu_ms_p50"], 3)
             for key, value in report["results"]["this"].items()}
     report["load_after"] = os.getloadavg()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    write_report(args.out, report, indent=1)
     print(json.dumps(report["results"], indent=1))
     print(json.dumps(report.get("ratio_this_to_peer_p50", {})), "load", report["load_before"], "->", report["load_after"])
 

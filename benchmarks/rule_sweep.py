@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -58,6 +59,9 @@ from polarmem_server.domain.text import affirmative_text
 from polarmem_server.faces import evaluation as ev
 from polarmem_server.memory import DEFAULT_TEMPLATES
 from polarmem_server.scoring.embedding_engine import CENTER, SCALE, statement
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path (tests/unit/test_rule_grid.py)
+from harness import dev_rows, write_report  # noqa: E402
 
 SIGN = {ConceptState.HAS: 1, ConceptState.UNCERTAIN: 0, ConceptState.NOT_HAS: -1}
 ACCURACIES = (0.7, 0.8, 0.9, 0.95)
@@ -624,12 +628,6 @@ def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: i
                 k: [round(float(q), 4) for q in np.quantile(v, [0.1, 0.5, 0.9])] for k, v in scores_by_cause.items()}}
 
 
-def write_report(report: dict, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1))
-    print(f"wrote {out}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -662,7 +660,7 @@ def main() -> None:
 
     from polarmem_server.scoring.encoder import load_encoder
 
-    rows = ev.dev_rows()
+    rows = dev_rows()
     vectors = cached_vectors([" ".join(r["captions"]) for r in rows], args.cache)
     by_id = {r["id"]: i for i, r in enumerate(rows)}
     encoder = load_encoder("minilm")
@@ -680,8 +678,7 @@ def main() -> None:
     if args.anatomy:
         report["experiment"] = "where the contradicting top-3 slots come from (conflict_anatomy), tuning half"
         report["evidence"] = {e: conflict_anatomy(tune, e, args.seeds, args.num_queries, encoder) for e in args.evidence}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
+        write_report(args.out, report, indent=1)
         print(json.dumps(report["evidence"], indent=1))
         return
     if args.grid:
@@ -692,24 +689,24 @@ def main() -> None:
                                                         args.num_queries, encoder, args.also, tuple(args.families),
                                                         args.present_first, tuple(args.present_grid))
                               for evidence in args.evidence}
-        write_report(report, args.out)
+        write_report(args.out, report, indent=1)
         return
     if args.weights and args.also:
         report["experiment"] = "confidence weights: the frozen pick and the rule it replaced at other true accuracies (tuning half)"
         report["evidence"] = {e: weight_robustness(tune, e, args.also, args.tuning_seeds or args.seeds, args.num_queries,
                                                    encoder) for e in args.evidence}
-        write_report(report, args.out)
+        write_report(args.out, report, indent=1)
         return
     if args.weights:
         report["experiment"] = "confidence weights within tiers (flagged_metrics weights), affirmative query embedding"
         report["evidence"] = {e: weight_experiment(tune, held, e, args.tuning_seeds or args.seeds, args.seeds,
                                                    args.num_queries, encoder) for e in args.evidence}
-        write_report(report, args.out)
+        write_report(args.out, report, indent=1)
         return
     if args.confidence:
         report["experiment"] = "confidence flags within tiers (flagged_metrics), affirmative query embedding"
         report["evidence"] = confidence_experiment(tune, held, args.evidence, args.seeds, args.num_queries, encoder)
-        write_report(report, args.out)
+        write_report(args.out, report, indent=1)
         return
     for evidence in args.evidence:
         print(f"[{evidence}] tuning half ({len(tune_rows)} items)", flush=True)
@@ -725,8 +722,7 @@ def main() -> None:
             print(f"    held-out {key}: Conflict@3 {h['conflict@3'][0]:.3f} nDCG@10 {h['ndcg@10']:.3f} | affirmative "
                   f"{h['affirmative_conflict@3']:.3f}/{h['affirmative_ndcg@10']:.3f} | confidence "
                   f"{h['confidence_conflict@3']:.3f}/{h['confidence_ndcg@10']:.3f}", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1))
+        write_report(args.out, report, indent=1)
     print(f"wrote {args.out}")
 
 
