@@ -380,7 +380,8 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         cat") unless `required` / `forbidden` concept names are given (then `query` may be omitted).
         A name this memory does not know is an error with the closest known names, unless
         `allow_unknown_concepts` (then it is skipped and listed under constraints.unknown).
-        `mode`: omit it for answer — every note labelled by what it answers of the question:
+        `mode`: omit it for answer (with `recency_half_life_s`: the memory's own rule) — every
+        note labelled by what it answers of the question:
         VERIFIED (the question's constraints verified on it: e.g. `VERIFIED: leo, snack,
         peanut-free`), ANSWERS_NO (verified absence: `ANSWERS NO: NOT_HAS coffee`), CONSTRAINT
         (states the subject's constraint: `NOT_HAS peanut`), RELATED (similar or about the subject,
@@ -397,8 +398,10 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         if not query.strip() and not required and not forbidden:
             raise ToolError("query: give a query, or required / forbidden concept names")
         text = query if query.strip() else " ".join(required or [])  # what the similarity is computed from
+        # answer by default; recency ranks within the logic's tiers, so with it the memory's own rule
+        default_mode = "" if recency_half_life_s is not None else "answer"
         response = await call(ctx, "recall", tools.resolve_namespace(namespace), text, required=required,
-                              forbidden=forbidden, mode=mode or "answer", top_k=top_k, include_context=True,
+                              forbidden=forbidden, mode=mode or default_mode, top_k=top_k, include_context=True,
                               metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts,
                               recency_half_life_s=recency_half_life_s)
         parse = response.parse
@@ -407,7 +410,7 @@ def build_server(tools: PolarMemTools) -> MCPServer:
                                        "unknown": unknown}
         if parse.unknown_concepts:
             constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
-        hits = kept_hits(response.hits, include_neutral, answer_mode=(mode or "answer") == "answer")
+        hits = kept_hits(response.hits, include_neutral, answer_mode=(mode or default_mode) == "answer")
         context = context_with_ids(response.context, response.hits, hits)
         if response.answer_summary:
             context = f"({response.answer_summary})\n{context}" if context else f"({response.answer_summary})"

@@ -41,8 +41,10 @@ def memory_server(tmp_path):
     server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0,
                                         tokens_file=str(tokens))).start()
     with PolarMemClient(server.address, token=TOKEN) as client:
-        client.create_namespace("mem", spaces=[("vis", DIM)], encoder="none")
-        client.create_namespace("other", spaces=[("vis", DIM)], encoder="none")
+        # closed vocabularies: the tests below count the concepts a note names (an open one would
+        # make every content word a concept)
+        client.create_namespace("mem", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)
+        client.create_namespace("other", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)
     yield server
     server.stop()
 
@@ -83,11 +85,11 @@ def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
                 item = structured(await client.call_tool("get_item", {"id": "n1"}))
                 assert item["kind"] == "text" and "tea" in item["has"] and item["not_has"] == ["coffee"]
                 body = structured(await client.call_tool("recall", {"query": "a dog without a frisbee", "top_k": 4,
-                                                                    "include_neutral": True}))
+                                                                    "mode": "hard", "include_neutral": True}))
                 assert body["constraints"]["required"] == ["dog"] and body["constraints"]["forbidden"] == ["frisbee"]
                 assert body["hits"][0]["id"] == "n4" and body["hits"][0]["status"] == "VERIFIED"
                 assert body["hits"][-1]["id"] == "n3" and body["hits"][-1]["status"] == "CONFLICT"
-                body = structured(await client.call_tool("recall", {"query": "drinks other than coffee",
+                body = structured(await client.call_tool("recall", {"query": "drinks other than coffee", "mode": "hard",
                                                                     "forbidden": ["coffee"], "top_k": 2}))
                 assert [h["id"] for h in body["hits"] if h["status"] == "CONFLICT"] in ([], ["n2"])
                 assert body["hits"][0]["id"] != "n2"
@@ -116,9 +118,10 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             structured(await client.call_tool("remember", {
                 "id": "note2", "kind": "text", "text": "a cat on the sofa", "verify_concepts": ["dog", "cat"]}))
 
-            cut = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2}))
+            cut = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard"}))
             assert [h["id"] for h in cut["hits"]] == ["note1"] and cut["cut"] == 1  # below the VERIFIED tier: cut
-            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "include_neutral": True})
+            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard",
+                                                       "include_neutral": True})
             body = structured(result)
             assert body["constraints"] == {"required": ["dog"], "forbidden": ["cat"], "unknown": []}
             assert [h["id"] for h in body["hits"]] == ["note1", "note2"]
