@@ -5,7 +5,9 @@ Each note is labelled with the nouns it affirms and the nouns it explicitly nega
 (tests/data/agent_notes/README.md has the rules). Figures, per split (dev / heldout) and overall:
 
 * **state accuracy** — labelled (note, noun) pairs read with the label's polarity (HAS for an
-  affirmed noun, NOT_HAS for a negated one); a noun read as neither counts wrong;
+  affirmed noun, NOT_HAS for a negated one, no state for an ``unstated`` one: a hedge, another
+  person's fact, by the README's state convention); an affirmed or negated noun read as neither
+  counts wrong; **unstated right** — unstated pairs read with no state;
 * **negated recall** — negated pairs read as NOT_HAS; **affirmed recall** likewise;
 * **fabricated states** — HAS / NOT_HAS on a noun of the set's vocabulary that the note is not
   labelled with (every noun against every note it is not labelled in);
@@ -165,19 +167,30 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
     return reading
 
 
+def labels_of(note: dict) -> dict[str, str]:
+    """noun -> "affirmed" | "negated" | "unstated" (mentioned, with no state about the note's
+    subject: a hedge, another person's fact; README.md's state convention)."""
+    return ({n: "affirmed" for n in note["affirmed"]} | {n: "negated" for n in note["negated"]}
+            | {n: "unstated" for n in note.get("unstated", [])})
+
+
 def score(notes: list[dict], queries: list[dict], nouns: list[str], reading: Reading) -> dict:
     by_id = {n["id"]: n for n in notes}
     acc: dict[str, dict[str, int]] = {s: defaultdict(int) for s in SPLITS}
     for note in notes:
         read = reading.states[note["id"]]
-        labelled = {n: "affirmed" for n in note["affirmed"]} | {n: "negated" for n in note["negated"]}
+        labelled = labels_of(note)
         for split in (note["split"], "all"):
             a = acc[split]
             a["notes"] += 1
             for noun, label in labelled.items():
                 got = read.get(noun, "missed")
                 a["pairs"] += 1
-                a["correct"] += got == label
+                a["correct"] += got == label or (label == "unstated" and got == "missed")
+                if label == "unstated":  # mentioned with no state about the subject: right when none is read
+                    a["unstated_pairs"] += 1
+                    a["unstated_correct"] += got == "missed"
+                    continue
                 a[f"{label}_pairs"] += 1
                 a[f"{label}_correct"] += got == label
                 a["missed"] += got == "missed"
@@ -200,6 +213,8 @@ def score(notes: list[dict], queries: list[dict], nouns: list[str], reading: Rea
             "state_accuracy": round(a["correct"] / max(1, a["pairs"]), 4),
             "negated_recall": round(a["negated_correct"] / max(1, a["negated_pairs"]), 4),
             "affirmed_recall": round(a["affirmed_correct"] / max(1, a["affirmed_pairs"]), 4),
+            "unstated_pairs": a["unstated_pairs"],
+            "unstated_right": round(a["unstated_correct"] / max(1, a["unstated_pairs"]), 4),
             "missed": a["missed"], "fabricated_states": a["fabricated"], "other_states": a["other_states"],
             "queries": a["queries"], "conflict_at_3": round(a["conflicts"] / max(1, a["queries"]), 4),
             "relevant_at_3": round(a["relevant_sum"] / max(1, a["queries"]), 4), "queries_short_of_3": a["short_top3"],
@@ -214,8 +229,9 @@ def print_errors(split: str, notes: list[dict], queries: list[dict], reading: Re
         if note["split"] != split:
             continue
         read = reading.states[note["id"]]
-        labelled = {n: "affirmed" for n in note["affirmed"]} | {n: "negated" for n in note["negated"]}
-        wrong = [f"{n} {label}->{read.get(n, 'missed')}" for n, label in labelled.items() if read.get(n, "missed") != label]
+        labelled = labels_of(note)
+        wrong = [f"{n} {label}->{read.get(n, 'missed')}" for n, label in labelled.items()
+                 if read.get(n, "missed") != label and not (label == "unstated" and n not in read)]
         wrong += [f"{n} unlabelled->{state}" for n, state in read.items() if n not in labelled]
         if wrong:
             print(f"  {note['id']} [{'; '.join(wrong)}] {note['text']}", file=sys.stderr)
@@ -239,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     notes, queries = read_jsonl(DATA / "notes.jsonl"), read_jsonl(DATA / "queries.jsonl")
-    nouns = sorted({n for note in notes for n in note["affirmed"] + note["negated"]})
+    nouns = sorted({n for note in notes for n in note["affirmed"] + note["negated"] + note.get("unstated", [])})
     runs: list[tuple[str, Reading | None]] = []
     if args.mode in ("parser", "all"):
         runs.append(("parser", read_parser(notes, queries, nouns)))

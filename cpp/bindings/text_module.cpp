@@ -75,13 +75,13 @@ void bind_text(py::module_& m) {
   py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable", "Negation cue phrases by kind (words joined by one space).")
       .def(py::init([](std::vector<std::string> pre, std::vector<std::string> post, std::vector<std::string> pseudo,
                        std::vector<std::string> terminators, std::vector<std::string> resolution,
-                       std::optional<std::size_t> window) {
+                       std::optional<std::size_t> window, std::vector<std::string> hedge) {
              return std::make_shared<TriggerTable>(
                  TriggerPhrases{std::move(pre), std::move(post), std::move(pseudo), std::move(terminators),
-                                std::move(resolution), window});
+                                std::move(resolution), window, std::move(hedge)});
            }),
            py::arg("pre"), py::arg("post"), py::arg("pseudo"), py::arg("terminators"), py::arg("resolution"),
-           py::arg("window"));
+           py::arg("window"), py::arg("hedge") = std::vector<std::string>{});
 
   py::class_<ConceptKeys, std::shared_ptr<ConceptKeys>>(m, "ConceptKeys", "A vocabulary's lookup keys -> concept ids.")
       .def(py::init<>())
@@ -100,14 +100,17 @@ void bind_text(py::module_& m) {
           }
           py::list mentions, unknown, spans;
           for (const auto& m : parsed.mentions) {
-            mentions.append(py::make_tuple(m.concept_id, m.start, m.end, m.negated, m.cue, m.resolution));
+            mentions.append(py::make_tuple(m.concept_id, m.start, m.end, m.negated, m.cue, m.resolution, m.uncertain, m.subject));
           }
-          for (const auto& u : parsed.unknown) unknown.append(py::make_tuple(u.word, u.start, u.end, u.negated));
+          for (const auto& u : parsed.unknown) {
+            unknown.append(py::make_tuple(u.word, u.start, u.end, u.negated, u.uncertain, u.subject));
+          }
           for (const auto& [start, end] : parsed.negated_spans) spans.append(py::make_tuple(start, end));
           return py::make_tuple(mentions, unknown, spans);
         },
         py::arg("utf8"), py::arg("keys"), py::arg("triggers"),
-        "(mentions [(concept, start, end, negated, cue, resolution)], unknown [(word, start, end, negated)], "
+        "(mentions [(concept, start, end, negated, cue, resolution, uncertain, subject)], "
+        "unknown [(word, start, end, negated, uncertain, subject)], "
         "negated spans [(start, end)]); offsets in code points");
 }
 

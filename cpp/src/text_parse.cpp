@@ -52,8 +52,15 @@ const WordSet& clause_openers() {
       "prefers prefer preferred likes like liked loves love loved wants want wanted enjoys enjoy enjoyed "
       "drinks drink drank eats eat ate uses use used takes take took needs need needed gets get got "
       "owns own owned keeps keep kept goes go went plays play played reports reported says said "
-      "so because since then otherwise "
-      "small large mild moderate severe trace minimal slight persistent");
+      "so because since then otherwise extra");
+  return words;
+}
+
+// A comma before one of these starts a new clause ("no fever, mild cough") unless the list goes on
+// to an "or" / "nor" ("no effusion, large pneumothorax, or consolidation" negates all three: issue
+// 52's NegEx / OpenI regression).
+const WordSet& modifiers() {
+  static const WordSet words = words_of("small large mild moderate severe trace minimal slight persistent");
   return words;
 }
 
@@ -71,7 +78,7 @@ const WordSet& contrast_words() {
 const WordSet& prepositions() {
   static const WordSet words = words_of(
       "on in at near by under beside behind inside outside over along across through around "
-      "against into onto for after before during past");
+      "against into onto for after before during past to");
   return words;
 }
 
@@ -99,10 +106,108 @@ const WordSet& determiners() {
   return words;
 }
 
+// Terminators that start a new clause, as a contrast word does: what a hedge or another person
+// reached ends there ("no running until the ankle heals").
+const WordSet& clause_terminators() {
+  static const WordSet words = words_of("until till because unless");
+  return words;
+}
+
 // An exception cue ends an open negation scope instead of opening its own.
 const WordSet& exception_cues() {
   static const WordSet phrases{"except", "except for", "excluding", "other than"};
   return phrases;
+}
+
+// Words that name no concept though they are content words (issue 52): light verbs ("Maya gave up
+// coffee in May" is about coffee, not about "gave"), months, weekdays and dates, number words.
+// Lexical lists, not tuned ones; "may" is here as the month and as the modal.
+const WordSet& non_concepts() {
+  static const WordSet words = words_of(
+      "give gives gave given giving gets got gotten getting take takes took taken taking make makes made making "
+      "goes went gone going done doing puts putting lets "
+      "january february march april may june july august september october november december "
+      "jan feb mar apr jun jul aug sep sept oct nov dec "
+      "monday tuesday wednesday thursday friday saturday sunday "
+      "mondays tuesdays wednesdays thursdays fridays saturdays sundays "
+      "today tomorrow yesterday tonight ago now anymore would could should must shall "
+      "eleven twelve thirteen fifteen twenty thirty forty fifty hundred thousand million dozen");
+  return words;
+}
+
+// Relatives and other people a note's subject is not: "Maya's brother has a dog" says nothing
+// about Maya and a dog (experiencer, as in ConText).
+const WordSet& other_people() {
+  static const WordSet words = words_of(
+      "brother brothers sister sisters mother mom mum father dad dads parents parent wife husband partner "
+      "girlfriend boyfriend son sons daughter daughters kid kids child children baby cousin cousins uncle aunt "
+      "grandmother grandma grandfather grandpa friend friends roommate flatmate neighbour neighbor neighbours "
+      "neighbors colleague colleagues coworker coworkers boss manager team family fiance fiancee");
+  return words;
+}
+
+// What the other person has, is or likes: "Maya's brother has a dog", "her kids share a room"; not
+// what they do to the subject's things ("the user's boss approved the budget": agent notes dev).
+const WordSet& relative_states() {
+  static const WordSet words = words_of(
+      "has have had is are was were owns own owned likes like loves love prefers prefer keeps keep drinks drink eats "
+      "eat plays play uses use shares share lives live doesn't don't didn't isn't aren't wasn't never also always");
+  return words;
+}
+
+const WordSet& frequency_adverbs() {
+  static const WordSet words = words_of("rarely seldom often always usually sometimes occasionally also still");
+  return words;
+}
+
+const WordSet& possessive_pronouns() {
+  static const WordSet words = words_of("his her their my our your");
+  return words;
+}
+
+// Words of a subject before a past-habit verb cue ("Maya used to run", "he quit smoking").
+const WordSet& personal_pronouns() {
+  static const WordSet words = words_of("i he she they we you user also once always");
+  return words;
+}
+
+// Past-habit verbs that are cues only as a subject's transitive verb: "User quit smoking", not
+// "a stopped train" or "a bus stopped at the light" (COCO dev captions).
+const WordSet& habit_verbs() {
+  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels");
+  return words;
+}
+
+// Preference verbs that are cues ("avoids caffeine", "hates cilantro") unless a determiner makes
+// them nouns.
+const WordSet& preference_verbs() {
+  static const WordSet words = words_of("avoids avoid avoided avoiding dislikes dislike disliked hates hate hated");
+  return words;
+}
+
+// A subordinate condition: a negation inside it is no assertion ("if she hadn't missed the train").
+const WordSet& conditions() {
+  static const WordSet words = words_of("if when whenever unless whether");
+  return words;
+}
+
+const WordSet& question_words() {
+  static const WordSet words = words_of("why what when how where who which");
+  return words;
+}
+
+// A negation cue on a verb (what a relative clause's "that do not run" or a question's "couldn't" is).
+const WordSet& verb_negations() {
+  static const WordSet words = words_of(
+      "not never cannot isn't aren't wasn't weren't doesn't don't didn't hasn't haven't hadn't won't wouldn't "
+      "can't couldn't shouldn't");
+  return words;
+}
+
+// Words before "free" that make it no cue ("felt free", "is free", "for free").
+const WordSet& free_verbs() {
+  static const WordSet words = words_of("feel feels felt feeling set sets break broke broken roam roams born");
+  return words;
 }
 
 bool is_clause_end(std::string_view word) {
@@ -157,6 +262,12 @@ bool comma_starts_clause(const std::vector<Token>& toks, std::size_t comma) {
   if (comma + 1 >= toks.size()) return false;
   const std::string& next = toks[comma + 1].word;
   if (clause_openers().count(next) || determiners().count(next)) return true;
+  if (modifiers().count(next)) {
+    for (std::size_t k = comma + 2; k < toks.size() && !is_clause_end(toks[k].word); ++k) {
+      if (toks[k].word == "or" || toks[k].word == "nor") return false;  // a negated list goes on
+    }
+    return true;
+  }
   if (comma + 2 >= toks.size() || !participle(next)) return false;
   const std::string& after = toks[comma + 2].word;
   return determiners().count(after) || prepositions().count(after);
@@ -229,7 +340,19 @@ std::string singular(std::string_view word) {
       {"people", "person"}, {"persons", "person"}, {"men", "man"},       {"women", "woman"},  {"children", "child"},
       {"mice", "mouse"},    {"knives", "knife"},   {"teeth", "tooth"},   {"feet", "foot"},    {"geese", "goose"},
       {"leaves", "leaf"},   {"wolves", "wolf"},    {"shelves", "shelf"}, {"loaves", "loaf"},  {"halves", "half"},
-      {"scissors", "scissors"}, {"glasses", "glass"}, {"skis", "ski"},   {"buses", "bus"},    {"cacti", "cactus"}};
+      {"scissors", "scissors"}, {"glasses", "glass"}, {"skis", "ski"}, {"taxis", "taxi"},   {"buses", "bus"},    {"cacti", "cactus"},
+      // Words whose final s is no plural's (issue 52: "series" read as "sery", "Atlas" as
+      // "atla"); a capitalised name is kept whole where a content word is named (text.py).
+      {"series", "series"}, {"species", "species"}, {"news", "news"}, {"means", "means"}, {"lens", "lens"},
+      {"atlas", "atlas"}, {"canvas", "canvas"}, {"alias", "alias"}, {"bias", "bias"}, {"christmas", "christmas"},
+      {"pancreas", "pancreas"}, {"diabetes", "diabetes"}, {"herpes", "herpes"}, {"rabies", "rabies"},
+      {"measles", "measles"}, {"mumps", "mumps"}, {"kubernetes", "kubernetes"}, {"physics", "physics"},
+      {"mathematics", "mathematics"}, {"economics", "economics"}, {"politics", "politics"},
+      {"athletics", "athletics"}, {"gymnastics", "gymnastics"}, {"aerobics", "aerobics"}, {"pilates", "pilates"},
+      // -ie nouns, not -y ones (agent notes dev: "sugar-free cookies" read as "cooky")
+      {"cookies", "cookie"}, {"movies", "movie"}, {"smoothies", "smoothie"}, {"brownies", "brownie"},
+      {"selfies", "selfie"}, {"zombies", "zombie"}, {"rookies", "rookie"}, {"calories", "calorie"},
+      {"hoodies", "hoodie"}, {"goalies", "goalie"}, {"prairies", "prairie"}, {"pixies", "pixie"}};
   // Plurals of words that end in -che: their "es" is not the plural's ("headaches" -> headache).
   static constexpr std::array<std::string_view, 9> e_plurals{"aches", "niches", "cliches", "quiches", "caches",
                                                               "avalanches", "psyches", "creches", "douches"};
@@ -300,6 +423,7 @@ TriggerTable::TriggerTable(const TriggerPhrases& phrases) : window_(phrases.wind
   fill(pseudo_, phrases.pseudo, true);
   fill(terminators_, phrases.terminators, true);
   fill(resolution_, phrases.resolution, false);
+  fill(hedge_, phrases.hedge, true);
 }
 
 std::optional<TriggerTable::Match> TriggerTable::match(const std::vector<Token>& tokens, std::size_t i) const {
@@ -314,6 +438,7 @@ std::optional<TriggerTable::Match> TriggerTable::match(const std::vector<Token>&
     const bool pre = pre_.count(key) != 0, post = post_.count(key) != 0;
     if (pre || post) return Match{pre && post ? Kind::kBoth : pre ? Kind::kPre : Kind::kPost, length, key};
     if (terminators_.count(key)) return Match{Kind::kTerminator, length, key};
+    if (hedge_.count(key)) return Match{Kind::kHedge, length, key};
   }
   return std::nullopt;
 }
@@ -427,6 +552,7 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   std::shared_lock lock(keys.lock_);
   const KeysView vocabulary{keys.ids_, keys.longest_};
   ParsedText result;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   bool scope_open = false;
   std::size_t negate_until = 0;  // token index up to which the open pre-cue's scope reaches
   std::string active_cue;
@@ -436,15 +562,56 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
   std::size_t cue_end = 0;  // the token after the open pre-cue
   std::size_t clause_start_mention = 0, clause_start_unknown = 0, clause_start_char = 0;
+  // Issue 52 (ConText past negation; docs/quality.md §11): what a clause says with no state.
+  std::size_t clause_start_tok = 0;  // the token a clause's subject starts at
+  bool hedged = false;           // after a hedge cue ("might", "not sure whether"), to the clause end
+  bool other_person = false;     // the clause is about another person ("Maya's brother has a dog")
+  bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
+  bool scope_uncertain = false;  // the open pre-cue negates inside a condition or a question's own event
+  bool prefer_seen = false, rather_seen = false;  // "prefers A over B", "would rather A than B"
+  std::size_t terms_since_prefer = 0;
+  std::size_t skip_verb = kNone;  // a relative clause's negated verb ("tools that do not run on ...")
+  const bool question = std::any_of(toks.begin(), toks.end(), [](const Token& t) { return t.word == "?"; });
+
+  const auto capitalised = [&](std::size_t k) {
+    const unsigned char c = static_cast<unsigned char>(utf8[toks[k].byte]);
+    return c >= 'A' && c <= 'Z';
+  };
+  const auto sentence_initial = [&](std::size_t k) { return k == 0 || is_clause_end(toks[k - 1].word); };
+  // A proper name (Mention::subject): "user", a capitalised word that does not start a sentence,
+  // or a capitalised possessive ("Maya's").
+  const auto is_subject = [&](std::size_t k) {
+    const std::string_view w = without_possessive(toks[k].word);
+    if (w == "user" || w == "users") return true;
+    if (!capitalised(k) || is_stopword(w) || non_concepts().count(w) || !all_letters(w)) return false;
+    return !sentence_initial(k) || w.size() < toks[k].word.size();
+  };
 
   auto close_scope = [&] {
-    if (scope_open && span_end > span_start) result.negated_spans.emplace_back(span_start, span_end);
+    if (scope_open && !scope_uncertain && span_end > span_start) result.negated_spans.emplace_back(span_start, span_end);
     scope_open = false;
+    scope_uncertain = false;
   };
-  auto start_clause = [&](std::size_t at_char) {
+  auto start_clause = [&](std::size_t at_char, std::size_t next_tok) {
     clause_start_mention = result.mentions.size();
     clause_start_unknown = result.unknown.size();
     clause_start_char = at_char;
+    clause_start_tok = next_tok;
+  };
+  auto end_clause = [&] {  // what a hedge, another person or a preference reach ends here
+    hedged = other_person = conditional = prefer_seen = rather_seen = false;
+  };
+  auto open_scope = [&](std::size_t i, std::size_t length, const std::string& phrase) {
+    close_scope();
+    scope_open = true;
+    active_cue = phrase;
+    resolving = triggers.is_resolution(phrase);
+    negate_until = triggers.window() ? i + length + *triggers.window() : toks.size();
+    span_start = toks[i].start;
+    span_end = toks[i + length - 1].end;
+    span_frozen = false;
+    scope_terms = 0;
+    cue_end = i + length;
   };
 
   std::size_t i = 0;
@@ -453,10 +620,12 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (scope_open && i > negate_until) close_scope();
     if (is_clause_end(word)) {
       close_scope();
-      if (word != ":") start_clause(toks[i].end);  // "Allergies: none": a post-cue after a colon reaches its header
+      end_clause();
+      if (word != ":") start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
       ++i;
       continue;
     }
+    if (word == ",") conditional = false;  // "if she hadn't missed the train, she ..."
     if (word == "," && i + 1 < toks.size() && comma_breakers().count(toks[i + 1].word)) {
       // ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
       if (!(toks[i + 1].word == "and" && vocabulary.concept_at(toks, i + 2))) close_scope();
@@ -465,91 +634,230 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     }
     if (word == "," && comma_starts_clause(toks, i)) {
       close_scope();
-      start_clause(toks[i].end);
+      end_clause();
+      start_clause(toks[i].end, i + 1);
       ++i;
       continue;
     }
     if (auto cue = triggers.match(toks, i)) {
       TriggerTable::Kind kind = cue->kind;
       const std::size_t length = cue->length;
-      if (kind == TriggerTable::Kind::kBoth) {
-        kind = result.mentions.size() > clause_start_mention ? TriggerTable::Kind::kPost : TriggerTable::Kind::kPre;
-      }
-      if (kind == TriggerTable::Kind::kPre && scope_open && exception_cues().count(cue->phrase)) {
-        kind = TriggerTable::Kind::kTerminator;
-      }
-      if (kind == TriggerTable::Kind::kPseudo || kind == TriggerTable::Kind::kTerminator) {
-        close_scope();
-        if (contrast_words().count(toks[i].word)) start_clause(toks[i + length - 1].end);  // "X but Y ruled out"
-      } else if (kind == TriggerTable::Kind::kPost) {
-        close_scope();
-        const bool is_resolution = triggers.is_resolution(cue->phrase);
-        for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j) {
-          result.mentions[j].negated = true;
-          result.mentions[j].cue = cue->phrase;
-          result.mentions[j].resolution = is_resolution;
+      const std::string& before = i > 0 ? toks[i - 1].word : std::string();
+      bool ignored = false;
+      if (habit_verbs().count(cue->phrase)) {
+        // A past habit given up is a subject's transitive verb: "User quit smoking", not "a
+        // stopped train", "is cancelled" (a post-cue) or "a bus stopped at the light".
+        const std::size_t next = i + length;
+        ignored = (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
+                   before != "had") ||
+                  auxiliaries().count(before) || before == "be" || before == "been" || before == "being" ||
+                  before == "get" || before == "got" || next >= toks.size() ||
+                  !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) || prepositions().count(toks[next].word) ||
+                  toks[next].word == "to" || toks[next].word == "and" || toks[next].word == "or";
+      } else if (preference_verbs().count(cue->phrase)) {
+        ignored = determiners().count(before) != 0;  // "a man wearing a hate" (a COCO dev typo): no verb
+      } else if (cue->phrase == "used to") {
+        // "Maya used to run" (a past habit), not "a knife used to cut bread".
+        ignored = i == 0 || !(personal_pronouns().count(before) || capitalised(i - 1));
+      } else if (cue->phrase == "free" && kind != TriggerTable::Kind::kPre) {
+        // "X free" negates X alone ("pain free", "tumor free"); "felt free", "is free", "a free
+        // workshop" negate nothing (issue 52).
+        const std::string_view owner = i > 0 ? without_possessive(before) : std::string_view();
+        if (owner.empty() || !(all_letters(owner) || hyphenated_letters(owner)) || is_stopword(owner) ||
+            free_verbs().count(owner) || contrast_words().count(owner) || triggers.match(toks, i - 1)) {
+          ignored = true;
+        } else {
+          close_scope();
+          const std::size_t from = toks[i - 1].start;
+          for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j) {
+            auto& m = result.mentions[j];
+            if (m.end == toks[i - 1].end && m.start <= from) {
+              m.negated = true;
+              m.cue = "free";
+              m.resolution = triggers.is_resolution("free");
+            }
+          }
+          for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) {
+            if (result.unknown[j].end == toks[i - 1].end) result.unknown[j].negated = true;
+          }
+          result.negated_spans.emplace_back(from, toks[i].end);
+          i += length;
+          continue;
         }
-        for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) result.unknown[j].negated = true;
-        result.negated_spans.emplace_back(clause_start_char, toks[i + length - 1].end);
-      } else {  // pre
-        close_scope();
-        scope_open = true;
-        active_cue = cue->phrase;
-        resolving = triggers.is_resolution(cue->phrase);
-        negate_until = triggers.window() ? i + length + *triggers.window() : toks.size();
-        span_start = toks[i].start;
-        span_end = toks[i + length - 1].end;
-        span_frozen = false;
-        scope_terms = 0;
-        cue_end = i + length;
       }
+      if (!ignored) {
+        if (kind == TriggerTable::Kind::kBoth) {
+          kind = result.mentions.size() > clause_start_mention ? TriggerTable::Kind::kPost : TriggerTable::Kind::kPre;
+        }
+        if (kind == TriggerTable::Kind::kPre && scope_open && exception_cues().count(cue->phrase)) {
+          kind = TriggerTable::Kind::kTerminator;
+        }
+        if (kind == TriggerTable::Kind::kHedge) {
+          hedged = true;  // "might adopt a dog", "not sure whether Omar likes jazz"
+        } else if (kind == TriggerTable::Kind::kPseudo || kind == TriggerTable::Kind::kTerminator) {
+          close_scope();
+          if (contrast_words().count(toks[i].word) || clause_terminators().count(cue->phrase)) {
+            end_clause();
+            start_clause(toks[i + length - 1].end, i + length);  // "X but Y ruled out"
+          }
+        } else if (kind == TriggerTable::Kind::kPost) {
+          close_scope();
+          const bool is_resolution = triggers.is_resolution(cue->phrase);
+          for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j) {
+            auto& m = result.mentions[j];
+            if (m.subject) continue;  // "the flight to Oslo was cancelled" says nothing against Oslo
+            m.negated = true;
+            m.cue = cue->phrase;
+            m.resolution = is_resolution;
+          }
+          for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) {
+            if (!result.unknown[j].subject) result.unknown[j].negated = true;
+          }
+          result.negated_spans.emplace_back(clause_start_char, toks[i + length - 1].end);
+        } else {  // pre
+          open_scope(i, length, cue->phrase);
+          const std::string_view first = std::string_view(cue->phrase).substr(0, cue->phrase.find(' '));
+          if (verb_negations().count(first)) {
+            const std::string& before2 = i > 1 ? toks[i - 2].word : std::string();
+            const std::string& after = i + length < toks.size() ? toks[i + length].word : std::string();
+            const auto personal = [&](std::size_t k) {
+              return k < toks.size() && (personal_pronouns().count(toks[k].word) || is_subject(k));
+            };
+            const bool relative = before == "that" || before == "which" || before == "who" ||
+                                  ((before == "do" || before == "does" || before == "did") &&
+                                   (before2 == "that" || before2 == "which" || before2 == "who"));
+            if (relative && !after.empty() && all_letters(after) && !is_stopword(after) && !determiners().count(after)) {
+              skip_verb = i + length;  // "tools that do not run on Windows": run is no forbidden topic
+            }
+            // A condition's or a question's own negated event asserts nothing: "if she hadn't
+            // missed the train", "what did Maya do when she couldn't find her keys?".
+            scope_uncertain = conditional || (question && !relative &&
+                                              ((i > 0 && personal(i - 1)) || personal(i + length) ||
+                                               question_words().count(before)));
+          } else {
+            scope_uncertain = conditional;
+          }
+        }
+        i += length;
+        continue;
+      }
+    }
+    if (word == "and") {
+      start_clause(toks[i].end, i + 1);  // post-cues reach back only to here
+      // "does not smoke and rarely drinks alcohol": an adverb after "and" starts the subject's
+      // next predicate (agent notes dev).
+      if (i + 1 < toks.size() && frequency_adverbs().count(toks[i + 1].word)) close_scope();
+      // "Maya might adopt a dog and Leo has a cat": a new subject ends what a hedge or another
+      // person reached.
+      if (i + 1 < toks.size() && (personal_pronouns().count(toks[i + 1].word) || is_subject(i + 1))) {
+        hedged = other_person = false;
+      }
+    }
+    if (conditions().count(word)) {
+      close_scope();
+      conditional = true;
+    }
+    if (word == "prefer" || word == "prefers" || word == "preferred" || word == "preferring") {
+      prefer_seen = true;
+      terms_since_prefer = 0;
+    } else if (word == "rather") {
+      rather_seen = true;
+      terms_since_prefer = 0;
+    } else if (terms_since_prefer && (((word == "over" || word == "to") && prefer_seen) ||
+                                      (word == "than" && (prefer_seen || rather_seen)))) {
+      // "prefers tea over coffee", "would rather have juice than soda": what is preferred
+      // against is NOT_HAS (issue 52's preferences against).
+      open_scope(i, 1, word);
+      prefer_seen = rather_seen = false;
+      ++i;
+      continue;
+    }
+    if (scope_open && prepositions().count(word) && scope_terms) span_frozen = true;
+    const auto found = vocabulary.concept_at(toks, i);
+    if (i == skip_verb) {  // a relative clause's negated verb: no term; its object stays in scope
+      if (found) {
+        result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + found->second - 1].end, false, std::string(),
+                                          false, true, false});
+      }
+      const std::size_t length = found ? found->second : 1;
+      if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
       i += length;
       continue;
     }
-    if (word == "and") start_clause(toks[i].end);  // post-cues reach back only to here
-    if (scope_open && prepositions().count(word) && scope_terms) span_frozen = true;
-    const auto found = vocabulary.concept_at(toks, i);
     if (scope_open && !span_frozen && i > cue_end && starts_predicate(vocabulary, toks, i, found ? found->second : 0)) {
       span_frozen = true;  // "without a shirt riding a surfboard": the surfboard is affirmed
     }
     // Past a preposition that follows a negated term, the scope names where or what for.
     const bool negating = scope_open && !span_frozen;
+    const bool subject = is_subject(i);
+    const bool uncertain = !subject && (hedged || other_person || (negating && scope_uncertain));
+    const bool negated = negating && !scope_uncertain;
     std::size_t length = 1;
+    // A content word: letters, or letters joined by hyphens ("t-shirt"), less a possessive's
+    // "'s" ("the dog's bowl" names the dog), and no light verb, month or number word. A
+    // two-letter word counts when the text writes it in capitals ("TV", "AI") or, as a name,
+    // capitalised inside a sentence ("writes Go", "Jo's").
+    const auto content_word = [&](std::string_view w, bool whole_token) {
+      bool acronym = false;
+      if (w.size() == 2 && whole_token) {  // a letters-only token is ASCII throughout: two bytes
+        const std::size_t at = toks[i].byte;
+        const bool first = std::isupper(static_cast<unsigned char>(utf8[at]));
+        acronym = first && (std::isupper(static_cast<unsigned char>(utf8[at + 1])) || !sentence_initial(i));
+      }
+      return (all_letters(w) || hyphenated_letters(w)) && (w.size() >= 3 || acronym) && !is_stopword(w) &&
+             !contrast_words().count(w) && !non_concepts().count(w);
+    };
     if (found) {
       length = found->second;
-      result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negating,
-                                        negating ? active_cue : std::string(), resolving && negating});
+      result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negated,
+                                        negated ? active_cue : std::string(), resolving && negated, uncertain, subject});
       scope_terms += scope_open;
     } else {
-      // A content word: letters, or letters joined by hyphens ("t-shirt"), less a possessive's
-      // "'s" ("the dog's bowl" names the dog). A two-letter word counts when the text writes it
-      // in capitals ("TV", "PC").
-      const auto content_word = [&](std::string_view w) {
-        bool acronym = false;
-        if (w.size() == 2) {  // a letters-only token is ASCII throughout: two bytes
-          const std::size_t at = toks[i].byte;
-          acronym = std::isupper(static_cast<unsigned char>(utf8[at])) && std::isupper(static_cast<unsigned char>(utf8[at + 1]));
-        }
-        return (all_letters(w) || hyphenated_letters(w)) && (w.size() >= 3 || acronym) && !is_stopword(w) &&
-               !contrast_words().count(w);
-      };
       const std::string_view content = without_possessive(word);
       // "pain-free", "nut-free": what comes before "-free" is absent, as in "pain free" (the
       // post-cue), but nothing else of the clause is ("the user is pain free" negates the user).
       const std::string_view absent = free_of(content);
       if (!absent.empty()) {
         const std::vector<Token> owner{Token{std::string(absent), toks[i].start, toks[i].end, toks[i].byte}};
+        const bool unsure = hedged || other_person;
         if (const auto named = vocabulary.concept_at(owner, 0)) {
-          result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, true, "free", triggers.is_resolution("free")});
+          result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, true, "free",
+                                            triggers.is_resolution("free"), unsure, false});
           scope_terms += scope_open;
-        } else if (content_word(absent)) {
-          result.unknown.push_back(UnknownTerm{std::string(absent), toks[i].start, toks[i].end, true});
+        } else if (content_word(absent, false)) {
+          result.unknown.push_back(UnknownTerm{std::string(absent), toks[i].start, toks[i].end, true, unsure, false});
           scope_terms += scope_open;
         }
-      } else if (content_word(content)) {
-        result.unknown.push_back(UnknownTerm{std::string(content), toks[i].start, toks[i].end, negating});
+      } else if (content_word(content, true)) {
+        result.unknown.push_back(UnknownTerm{std::string(content), toks[i].start, toks[i].end, negated, uncertain, subject});
         scope_terms += scope_open;
+      } else if (content.find('/') != std::string_view::npos) {
+        // "A/B" names both, each with the token's state ("no fever/chills"; issue 52: a slash
+        // joined pair got no state at all).
+        std::size_t from = 0;
+        while (from <= content.size()) {
+          const std::size_t slash = std::min(content.find('/', from), content.size());
+          const std::string_view part = content.substr(from, slash - from);
+          const std::vector<Token> one{Token{std::string(part), toks[i].start, toks[i].end, toks[i].byte}};
+          if (const auto named = part.empty() ? std::nullopt : vocabulary.concept_at(one, 0)) {
+            result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, negated,
+                                              negated ? active_cue : std::string(), resolving && negated, uncertain, false});
+            scope_terms += scope_open;
+          } else if (content_word(part, false)) {
+            result.unknown.push_back(UnknownTerm{std::string(part), toks[i].start, toks[i].end, negated, uncertain, false});
+            scope_terms += scope_open;
+          }
+          from = slash + 1;
+        }
       }
+    }
+    if (found || content_word(without_possessive(word), true)) terms_since_prefer += prefer_seen || rather_seen;
+    // "Maya's brother has a dog", "her sister is vegan": the rest of the clause is another
+    // person's (the relative itself is the subject's: Maya has a brother).
+    if (!other_person && i > 0 && i - 1 == clause_start_tok && other_people().count(without_possessive(word))) {
+      const std::string& owner = toks[i - 1].word;
+      const bool owned = possessive_pronouns().count(owner) || (owner.size() > 2 && ends_with(owner, "'s") && capitalised(i - 1));
+      if (owned && i + 1 < toks.size() && relative_states().count(toks[i + 1].word)) other_person = true;
     }
     if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
     i += length;
@@ -562,6 +870,7 @@ std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>&
   std::vector<std::pair<std::uint32_t, bool>> out;
   std::unordered_map<std::uint32_t, std::size_t> at;  // concept -> its place in `out`
   for (const auto& m : mentions) {
+    if (m.uncertain) continue;  // said with no state (a hedge, another person's fact)
     const auto [found, added] = at.emplace(m.concept_id, out.size());
     if (added) {
       out.emplace_back(m.concept_id, m.negated);

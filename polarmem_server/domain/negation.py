@@ -52,6 +52,9 @@ class TriggerTable:
     terminators: frozenset[Phrase] = frozenset()
     resolution: frozenset[Phrase] = frozenset()
     window: int | None = None  # words a pre-cue reaches; None: up to a terminator or clause end
+    # Hedges ("might", "not sure whether", "thinking about"): the rest of their clause is said with
+    # no state (text.Mention.uncertain), a proper name excepted.
+    hedge: frozenset[Phrase] = frozenset()
     # The table as the compiled parse reads it (cpp/src/text_parse.cpp: the longest cue starting
     # at a word wins, "no increase", a pseudo cue, over "no"; a cue listed as pre and post, such
     # as "ruled out", negates the mentions before it in its clause when there are any, else the
@@ -64,7 +67,7 @@ class TriggerTable:
 
         object.__setattr__(self, "compiled", _core.TriggerTable(
             joined(self.pre), joined(self.post), joined(self.pseudo), joined(self.terminators),
-            joined(self.resolution), self.window))
+            joined(self.resolution), self.window, joined(self.hedge)))
 
     def with_changes(self, *, pre: Iterable[str] = (), post: Iterable[str] = (), pseudo: Iterable[str] = (),
                      terminators: Iterable[str] = (), window: int | None | str = "keep") -> "TriggerTable":
@@ -74,7 +77,7 @@ class TriggerTable:
 
         return TriggerTable(grow(self.pre, pre), grow(self.post, post), grow(self.pseudo, pseudo),
                             grow(self.terminators, terminators), self.resolution,
-                            self.window if window == "keep" else window)  # type: ignore[arg-type]
+                            self.window if window == "keep" else window, self.hedge)  # type: ignore[arg-type]
 
 
 _PRE = """
@@ -185,6 +188,65 @@ other than
 lacking
 lacks
 anything but
+# Issue 52, agent notes (chosen on tests/data/agent_notes/ dev; docs/quality.md §11). A past habit
+# given up is no present HAS ("stopped", "quit" and "cancelled" only as a subject's transitive
+# verb, "used to" only after its subject: cpp/src/text_parse.cpp):
+stopped
+quit
+quits
+gave up
+gives up
+given up
+gave up on
+given up on
+cancelled
+canceled
+cancels
+used to
+no more
+# preferences against ("allergic to X" is the key evidence against X, never HAS X):
+allergic to
+is allergic to
+avoids
+avoid
+avoided
+avoiding
+dislikes
+dislike
+disliked
+hates
+hate
+hated
+can't stand
+cannot stand
+can not stand
+not keen on
+isn't keen on
+is not keen on
+not a fan of
+isn't a fan of
+is not a fan of
+not a big fan of
+isn't a big fan of
+not fond of
+isn't fond of
+is not fond of
+doesn't care for
+does not care for
+intolerant to
+intolerant of
+steers clear of
+stays away from
+# longer cues of clinical reports (issue 52's NegEx / OpenI regressions):
+no further signs of
+no further signs or symptoms of
+no signs or symptoms of
+no further evidence of
+no further episodes of
+no evidence for
+with no evidence for
+with no evidence of
+clear of
 """
 
 _POST = """
@@ -215,6 +277,15 @@ not palpable
 not palpated
 none
 none known
+was cancelled
+were cancelled
+is cancelled
+are cancelled
+got cancelled
+has been cancelled
+was canceled
+is canceled
+intolerant
 unlikely
 free
 negative
@@ -258,6 +329,23 @@ not been ruled out
 did not rule out
 gram negative
 without difficulty
+never skips
+never skip
+never skipped
+never misses
+never miss
+never missed
+never forgets
+never forgot
+never fails to
+never fail to
+not without
+can't wait
+cannot wait
+got used to
+get used to
+is used to
+are used to
 rule out
 rule out for
 rule him out
@@ -315,6 +403,11 @@ trigger event for
 other possibilities of
 which
 who
+until
+till
+since
+because
+unless
 presents with
 presented with
 complains of
@@ -324,6 +417,20 @@ reported
 """
 
 _RESOLUTION = """
+stopped
+quit
+quits
+gave up
+gives up
+given up
+gave up on
+given up on
+used to
+no more
+cancelled
+canceled
+was cancelled
+is cancelled
 resolved
 has resolved
 have resolved
@@ -333,8 +440,36 @@ no longer
 resolution of
 """
 
+# Hedges (issue 52): said with no state. Not "may", "could", "possible" or "likely": NegEx's
+# annotators, and the clinical set, read a possible finding as affirmed ("may reflect atelectasis").
+_HEDGE = """
+might
+maybe
+perhaps
+not sure whether
+not sure if
+not sure about
+isn't sure whether
+isn't sure if
+is not sure whether
+unsure whether
+unsure if
+unsure about
+considering
+is considering
+thinking about
+thinking of
+wondering whether
+wondering if
+wondering about
+plans to
+planning to
+hopes to
+hoping to
+"""
+
 CLINICAL = TriggerTable(_phrases(_PRE), _phrases(_POST), _phrases(_PSEUDO), _phrases(_TERMINATORS),
-                        _phrases(_RESOLUTION), window=None)
+                        _phrases(_RESOLUTION), window=None, hedge=_phrases(_HEDGE))
 
 # The trigger set before issue 18 (kept to measure against; docs/quality.md).
 LEGACY = TriggerTable(

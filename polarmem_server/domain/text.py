@@ -26,6 +26,15 @@ passes another):
 * pseudo-cues ("no increase", "not only", "gram negative", "rule out" — a *possible* finding)
   negate nothing and close any open scope.
 
+What a note asserts about its subject now (issue 52; docs/quality.md §8 has the convention, §11
+the rules): a past habit given up ("stopped", "quit", "gave up", "cancelled", "used to") and a
+preference against ("allergic to", "avoids", "dislikes", "isn't keen on", "prefers A over B") negate;
+a hedge ("might", "not sure whether", "thinking about"; the table's `hedge` cues), another person's
+fact ("Maya's brother has a dog"), a negation inside a condition ("if she hadn't ...") and a
+question's own negated event ("why couldn't she ...?") give a mention with no state
+(`Mention.uncertain`, skipped by `polarity`); a proper name is marked (`Mention.subject`,
+`ParsedText.subjects`) and is never hedged or negated by a post-cue.
+
 A concept mentioned several times gets one polarity (`ParsedText.polarity`): affirmed if any
 mention is affirmed, unless a later mention is negated by a *resolution* cue ("fever ... fever
 resolved", "no longer febrile"); a concept whose every mention is negated is negated. A later plain
@@ -70,6 +79,10 @@ class Mention:
     negated: bool
     cue: str = ""
     resolution: bool = False  # negated by a cue that says the condition went away ("resolved")
+    # Said with no state about the text's subject (a hedge, another person's fact, a condition's or
+    # a question's own negated event): polarity() skips it, so such a concept gets no HAS / NOT_HAS.
+    uncertain: bool = False
+    subject: bool = False  # a proper name ("Maya", "Go" mid-sentence, "Maya's") or "user"
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,8 @@ class UnknownTerm:
     start: int
     end: int
     negated: bool
+    uncertain: bool = False  # as Mention.uncertain
+    subject: bool = False  # as Mention.subject
 
 
 @dataclass
@@ -92,7 +107,21 @@ class ParsedText:
         """concept id -> negated, one per mentioned concept in order of first mention, by the
         policy in the module doc (the core's, cpp/src/text_parse.cpp, which the compiled front
         also applies)."""
-        return dict(_core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions]))
+        return dict(_core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions
+                                            if not m.uncertain]))
+
+    @property
+    def subjects(self) -> list[int]:
+        """Concept ids the text names as proper names (who it is about, not its topic), in order of
+        first mention: a word capitalised inside a sentence ("does Maya drink coffee"), a
+        capitalised possessive ("Maya's brother"), or "user". Words that name no concept:
+        `subject_words`."""
+        return list(dict.fromkeys(m.concept_id for m in self.mentions if m.subject))
+
+    @property
+    def subject_words(self) -> list[str]:
+        """The proper names among the text's content words that name no concept (lower case)."""
+        return list(dict.fromkeys(u.word for u in self.unknown if u.subject))
 
     @property
     def positive(self) -> list[int]:
@@ -122,8 +151,8 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
     text alike)."""
     mentions, unknown, spans = _core.parse_text(_utf8(text), vocabulary.compiled_keys(), triggers.compiled)
     name = vocabulary.name
-    return ParsedText([Mention(concept_id, name(concept_id), start, end, negated, cue, resolution)
-                       for concept_id, start, end, negated, cue, resolution in mentions],
+    return ParsedText([Mention(concept_id, name(concept_id), start, end, negated, cue, resolution, uncertain, subject)
+                       for concept_id, start, end, negated, cue, resolution, uncertain, subject in mentions],
                       [UnknownTerm(*term) for term in unknown], spans)
 
 
@@ -135,9 +164,24 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     normalised (lower case, singular), in order of first mention: the words `parse` reports as
     content words (letters, or letters joined by hyphens such as "t-shirt"; three or more, or a
     two-letter acronym such as "TV"; a possessive's owner, "the user's" -> "user"; no stop word,
-    no negation or scope cue), less NON_CONCEPT_WORDS. Their polarity is parse's once they are bound."""
+    no negation or scope cue; no light verb, month, weekday or number word), less NON_CONCEPT_WORDS
+    unless written as a two-letter name ("writes Go"; a title-cased "Use" stays out). A proper name is named as written, lower case, never
+    singularised ("Atlas" -> atlas, "Kubernetes" -> kubernetes; its lookup key is still the
+    normal form, so "atlas" and "Atlas" are one concept). Their polarity is parse's once they are
+    bound."""
     parsed = parse(text, _NO_VOCABULARY, triggers)
-    return list(dict.fromkeys(normalise(u.word) for u in parsed.unknown if u.word not in NON_CONCEPT_WORDS))
+    return list(dict.fromkeys(_term_name(text, u) for u in parsed.unknown
+                              if u.word not in NON_CONCEPT_WORDS or (u.subject and len(u.word) == 2)))
+
+
+def _term_name(text: str, term: UnknownTerm) -> str:
+    """A content word's concept name: its normal form, or a name's own word. A capitalised word
+    ending like a name ("Atlas", "Pandas", "Redis") is not singularised even where it starts a
+    sentence."""
+    written = text[term.start:term.start + 1]
+    if term.subject or (written.isupper() and term.word.endswith(("as", "is", "us"))):
+        return term.word
+    return normalise(term.word)
 
 
 def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) -> ParsedText:
@@ -154,7 +198,7 @@ def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) ->
             concept_id = vocabulary.lookup(word) if word.isalpha() else None
             if concept_id is not None and concept_id != m.concept_id:
                 mentions.append(Mention(concept_id, vocabulary.name(concept_id), m.start + start,
-                                        m.start + end, m.negated, m.cue, m.resolution))
+                                        m.start + end, m.negated, m.cue, m.resolution, m.uncertain))
     return ParsedText(mentions, parsed.unknown, parsed.negated_spans)
 
 

@@ -37,7 +37,7 @@ def memory(tmp_path):
     ("User does not drink coffee, only green tea", {"has": [], "not_has": []}),
 ])
 def test_the_lexical_engine_fabricates_no_state(memory, text, expected):
-    memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=()))
+    memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), open_vocabulary=False))
     memory.remember("lex", ItemInput(id="n", kind="text", text=text, verify_concepts=CONCEPTS))
     assert states(memory, "lex", "n") == expected
 
@@ -243,7 +243,8 @@ def test_list_concepts_over_grpc(client):
     assert [c.concept for c in rest.concepts] == ["green", "tea", "dog", "frisbee"] and rest.next_page_token == ""
     item = client.get_item("notes", "b").item
     assert list(item.has) == ["dog"] and list(item.not_has) == ["frisbee"]
-    assert not client.create_namespace("closed", encoder="none", spaces=[("vis", 8)]).config.open_vocabulary
+    assert client.create_namespace("default", encoder="none", spaces=[("vis", 8)]).config.open_vocabulary  # the default now
+    assert not client.create_namespace("closed", encoder="none", spaces=[("vis", 8)], open_vocabulary=False).config.open_vocabulary
 
 
 def test_list_concepts_failures(client):

@@ -150,3 +150,95 @@ def test_clinical_set_figures(split):
     set; before issue 18 the parser scored 0.70 / 0.64 on the held-out half."""
     accuracy, negated_recall = _clinical_figures(split)
     assert accuracy >= 0.95 and negated_recall >= 0.95
+
+
+# ---- issue 52: what a note asserts about its subject now (README of tests/data/agent_notes/) ----
+
+def states(text, triggers=negation.CLINICAL):
+    """An open vocabulary's reading of `text`: content word -> "HAS" | "NOT_HAS"; a word with no
+    state (a hedge, another person's fact) is absent."""
+    from polarmem_server.domain.text import content_terms
+
+    vocab = Vocabulary(content_terms(text, triggers))
+    return {vocab.name(c): ("NOT_HAS" if n else "HAS") for c, n in parse(text, vocab, triggers).polarity().items()}
+
+
+@pytest.mark.parametrize("text, expected", [
+    # past habits given up are no present HAS
+    ("Maya gave up coffee in May.", {"maya": "HAS", "coffee": "NOT_HAS"}),
+    ("Omar stopped drinking soda.", {"omar": "HAS", "soda": "NOT_HAS"}),
+    ("User quit the choir.", {"user": "HAS", "choir": "NOT_HAS"}),
+    ("Leo cancelled the cable subscription.", {"leo": "HAS", "cable": "NOT_HAS", "subscription": "NOT_HAS"}),
+    ("Maya used to have a cat.", {"maya": "HAS", "cat": "NOT_HAS"}),
+    ("The flight to Oslo was cancelled.", {"flight": "NOT_HAS", "oslo": "HAS"}),
+    # ... but only as a subject's verb
+    ("A bus stopped at a red light.", {"bus": "HAS", "stopped": "HAS", "red": "HAS", "light": "HAS"}),
+    ("A train yard with several stopped trains.", {"train": "HAS", "yard": "HAS", "stopped": "HAS"}),
+    ("A knife used to cut bread.", {"knife": "HAS", "cut": "HAS", "bread": "HAS"}),
+    # preferences against
+    ("Leo is allergic to peanuts.", {"leo": "HAS", "peanut": "NOT_HAS"}),
+    ("Maya avoids dairy at dinner.", {"maya": "HAS", "dairy": "NOT_HAS", "dinner": "HAS"}),
+    ("Omar can't stand cilantro.", {"omar": "HAS", "cilantro": "NOT_HAS"}),
+    ("Priya dislikes mushrooms.", {"priya": "HAS", "mushroom": "NOT_HAS"}),
+    ("Omar isn't keen on blue cheese.", {"omar": "HAS", "blue": "NOT_HAS", "cheese": "NOT_HAS"}),
+    ("Sam is not a fan of jazz.", {"sam": "HAS", "jazz": "NOT_HAS"}),
+    ("Leo prefers tea over coffee.", {"leo": "HAS", "tea": "HAS", "coffee": "NOT_HAS"}),
+    ("Maya prefers rice to noodles.", {"maya": "HAS", "rice": "HAS", "noodle": "NOT_HAS"}),
+    ("User would rather have juice than soda.", {"user": "HAS", "juice": "HAS", "soda": "NOT_HAS"}),
+    ("A man wearing a hate and a shirt.", {"man": "HAS", "wearing": "HAS", "shirt": "HAS"}),
+    # hedges: no state, the name excepted
+    ("Maya might adopt a dog.", {"maya": "HAS"}),
+    ("Not sure whether Omar likes jazz.", {"omar": "HAS"}),
+    ("Maya might adopt a dog and Leo has a cat.", {"maya": "HAS", "leo": "HAS", "cat": "HAS"}),
+    ("Nina is thinking about a cruise.", {"nina": "HAS"}),
+    # another person's fact
+    ("Maya's brother has a dog.", {"maya": "HAS", "brother": "HAS"}),
+    ("User's boss approved the budget.", {"user": "HAS", "boss": "HAS", "approved": "HAS", "budget": "HAS"}),
+    # pseudo-negations affirm
+    ("Leo never skips his run.", {"leo": "HAS", "run": "HAS"}),
+    # a scope ends at until / because
+    ("No running until the ankle heals.", {"running": "NOT_HAS", "ankle": "HAS", "heal": "HAS"}),
+    ("No sugar because of the diabetes.", {"sugar": "NOT_HAS", "diabetes": "HAS"}),
+    ("User has no subscription to the gym.", {"user": "HAS", "subscription": "NOT_HAS", "gym": "HAS"}),
+    ("Sandwich: no mayo, extra tomato.", {"sandwich": "HAS", "mayo": "NOT_HAS", "extra": "HAS", "tomato": "HAS"}),
+    ("User does not smoke and rarely drinks alcohol.", {"user": "HAS", "smoke": "NOT_HAS", "rarely": "HAS", "alcohol": "HAS"}),
+    # "free" negates only X-free / X free / free of X
+    ("She felt free at last.", {"free": "HAS", "last": "HAS"}),
+    ("Maya went to a free workshop.", {"maya": "HAS", "free": "HAS", "workshop": "HAS"}),
+    ("User is pain free.", {"user": "HAS", "pain": "NOT_HAS"}),
+    ("User's calendar has no free slot.", {"user": "HAS", "calendar": "HAS", "free": "NOT_HAS", "slot": "NOT_HAS"}),
+    # conditions and a question's own negated event assert nothing
+    ("If she hadn't missed the train, she would have come.", {}),
+    ("What did Maya do when she couldn't find her keys?", {"maya": "HAS"}),
+    # a relative clause's negated verb is no topic; its object is
+    ("tools that do not run on Windows", {"tool": "HAS", "windows": "NOT_HAS"}),
+])
+def test_the_state_convention(text, expected):
+    assert states(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("No effusion, large pneumothorax, or edema.", {"pneumothorax": "negated", "edema": "negated"}),
+    ("No edema, mild rash.", {"edema": "negated", "rash": "affirmed"}),
+    ("No further signs or symptoms of pneumonia.", {"pneumonia": "negated"}),
+    ("Chest x-ray with no evidence for pneumonia or edema.", {"x-ray": "affirmed", "pneumonia": "negated", "edema": "negated"}),
+    ("Lungs are clear of edema.", {"edema": "negated"}),
+    ("No fever/chills.", {"fever": "negated", "chill": "negated"}),
+    ("Reports fever/cough.", {"fever": "affirmed", "cough": "affirmed"}),
+    ("Fever on admission, which has since resolved.", {"fever": "negated"}),  # "since" ends no post-cue's clause
+])
+def test_clinical_lists_longer_cues_and_slashes(vocab, text, expected):
+    assert polarity(text, vocab) == expected
+
+
+def test_a_hedge_is_no_cue_of_the_clinical_possible_finding(vocab):
+    """NegEx's annotators read "may reflect pneumonia" as affirmed: "may" is no hedge."""
+    assert polarity("Opacity may reflect pneumonia.", vocab) == {"pneumonia": "affirmed"}
+    assert polarity("Might be pneumonia.", vocab) == {}
+
+
+def test_a_namespace_table_without_hedges_reads_them_as_words(vocab):
+    table = negation.TriggerTable(negation.CLINICAL.pre, negation.CLINICAL.post, negation.CLINICAL.pseudo,
+                                  negation.CLINICAL.terminators, negation.CLINICAL.resolution)
+    assert polarity("Might be pneumonia.", vocab, table) == {"pneumonia": "affirmed"}
+    assert negation.CLINICAL.with_changes(pre=["nix"]).hedge == negation.CLINICAL.hedge

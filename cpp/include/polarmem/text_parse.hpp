@@ -41,11 +41,14 @@ std::string normalise_lowered(std::string_view lowered);
 struct TriggerPhrases {
   std::vector<std::string> pre, post, pseudo, terminators, resolution;
   std::optional<std::size_t> window;  // words a pre-cue reaches; none: to a terminator or clause end
+  // Hedges ("might", "not sure whether", "thinking about"): what follows them in their clause is
+  // said with no state (Mention::uncertain), a proper name excepted.
+  std::vector<std::string> hedge = {};
 };
 
 class TriggerTable {
  public:
-  enum class Kind { kPseudo, kPre, kPost, kBoth, kTerminator };
+  enum class Kind { kPseudo, kPre, kPost, kBoth, kTerminator, kHedge };
   struct Match {
     Kind kind;
     std::size_t length;  // words
@@ -59,7 +62,7 @@ class TriggerTable {
   std::optional<std::size_t> window() const { return window_; }
 
  private:
-  std::unordered_set<std::string> pre_, post_, pseudo_, terminators_, resolution_;
+  std::unordered_set<std::string> pre_, post_, pseudo_, terminators_, resolution_, hedge_;
   std::optional<std::size_t> window_;
   std::size_t longest_ = 1;
 };
@@ -93,6 +96,13 @@ struct Mention {
   bool negated = false;
   std::string cue;          // the negating cue, "" when affirmed
   bool resolution = false;  // negated by a cue that says the condition went away
+  // Said with no state about the text's subject: a hedge ("might adopt a dog"), another person's
+  // fact ("Maya's brother has a dog"), a negation inside a condition ("if she hadn't missed the
+  // train") or a question's own event ("why couldn't she find her keys?"). polarity() skips it.
+  bool uncertain = false;
+  // A proper name: capitalised and not sentence-initial ("does Maya drink coffee"), a
+  // capitalised possessive ("Maya's brother"), or "user": who a text is about, not its topic.
+  bool subject = false;
 };
 
 // A content word that names no concept: letters (three or more, or two in capitals: "TV"), or
@@ -102,6 +112,8 @@ struct UnknownTerm {
   std::string word;  // without a possessive's "'s"
   std::size_t start = 0, end = 0;
   bool negated = false;
+  bool uncertain = false;  // as Mention::uncertain
+  bool subject = false;    // as Mention::subject
 };
 
 struct ParsedText {
@@ -112,7 +124,9 @@ struct ParsedText {
 
 ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
 
-// One polarity per mentioned concept, in order of first mention (true: negated): affirmed if any
+// One polarity per mentioned concept, in order of first mention (true: negated); a mention said
+// with no state (Mention::uncertain) counts for nothing, so a concept with only such mentions
+// has none. Affirmed if any
 // mention is affirmed, unless a later mention is negated by a resolution cue ("fever ... fever
 // resolved"); negated when every mention is. A later plain negation does not overturn an
 // affirmation: the text says the condition was there.

@@ -12,10 +12,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# category | text | affirmed nouns | negated nouns   (nouns: space separated, lower case, singular)
+# category | text | affirmed nouns | negated nouns [| unstated nouns]   (nouns: space separated, lower
+# case, singular; unstated: mentioned, with no state about the note's subject: a hedge, another
+# person's fact)
 NOTES = """
 food | User does not drink coffee, only green tea. | tea | coffee
-food | Alice is allergic to peanuts but not to almonds. | peanut | almond
+food | Alice is allergic to peanuts but not to almonds. | almond | peanut
 food | User likes sushi but doesn't eat raw oysters. | sushi | oyster
 food | User is vegetarian: no meat, no fish, but eggs and cheese are fine. | egg cheese | meat fish
 food | User takes lemon instead of honey in tea. | lemon tea | honey
@@ -33,9 +35,9 @@ food | User no longer drinks wine. | | wine
 food | Maria can't eat strawberries; raspberries are fine. | raspberry | strawberry
 food | User takes tea without milk or sugar. | tea | milk sugar
 food | User orders decaf rather than espresso after lunch. | decaf lunch | espresso
-food | User hates cilantro. | cilantro |
-food | User dislikes loud restaurants but enjoys quiet cafes. | restaurant cafe |
-food | User avoids caffeine after 3 pm. | caffeine |
+food | User hates cilantro. |  | cilantro
+food | User dislikes loud restaurants but enjoys quiet cafes. | cafe | restaurant
+food | User avoids caffeine after 3 pm. |  | caffeine
 food | The kids won't eat broccoli, only carrots. | carrot | broccoli
 food | User isn't keen on blue cheese. | | cheese
 food | Favourite fruits: mango and kiwi; no grapefruit. | fruit mango kiwi | grapefruit
@@ -44,12 +46,12 @@ food | Lunch order: chicken salad with no onions and no croutons. | lunch chicke
 food | User eats eggs but not bacon. | egg | bacon
 food | There is no milk left in the fridge. | fridge | milk
 food | The pantry has flour, rice and pasta but no sugar. | pantry flour rice pasta | sugar
-food | User gave up sugar in January. | sugar |
+food | User gave up sugar in January. |  | sugar
 food | User does not take sugar in coffee. | coffee | sugar
 food | User likes both tea and coffee. | tea coffee |
-food | Tom is lactose intolerant, so no cheese or yogurt. | lactose | cheese yogurt
+food | Tom is lactose intolerant, so no cheese or yogurt. |  | lactose cheese yogurt
 food | User is not vegan and eats fish and eggs. | fish egg |
-food | User prefers red wine to beer. | wine beer |
+food | User prefers red wine to beer. | wine | beer
 food | User drinks coffee at the office but tea at home. | coffee office tea home |
 food | Dinner tonight: salmon and rice, no dessert. | dinner salmon rice | dessert
 food | User never orders dessert at restaurants. | restaurant | dessert
@@ -59,7 +61,7 @@ food | The user's favourite snack is popcorn, not chips. | snack popcorn | chip
 food | User eats chocolate but no candy. | chocolate | candy
 food | Peanuts are fine for Leo; only cashews are a problem. | peanut cashew |
 food | Nina drinks water instead of soda at dinner. | water dinner | soda
-food | User has stopped eating red meat. | meat |
+food | User has stopped eating red meat. |  | meat
 food | User loves pizza and pasta. | pizza pasta |
 food | User would rather have juice than soda. | juice | soda
 food | Sandwich for lunch: no mayo, extra tomato. | sandwich lunch tomato | mayo
@@ -76,7 +78,7 @@ food | There's no soda in the house anymore. | house | soda
 food | User eats rice, not bread, with curry. | rice curry | bread
 food | User takes coffee black: no milk, no sugar. | coffee | milk sugar
 food | The user eats fish but none of the shellfish. | fish | shellfish
-food | User avoids gluten, so no bread, no pasta. | gluten | bread pasta
+food | User avoids gluten, so no bread, no pasta. |  | gluten bread pasta
 food | User likes dark chocolate rather than milk chocolate. | chocolate | milk
 food | The user loves mango juice. | mango juice |
 food | User drinks beer only on weekends, never wine. | beer | wine
@@ -91,10 +93,10 @@ food | User doesn't eat breakfast on weekdays. | | breakfast
 health | User has asthma and carries an inhaler. | asthma inhaler |
 health | User has no allergies. | | allergy
 health | No known drug allergies. | | drug allergy
-health | User is allergic to penicillin, not to amoxicillin. | penicillin | amoxicillin
+health | User is allergic to penicillin, not to amoxicillin. | amoxicillin | penicillin
 health | User takes vitamin D daily but no other supplements. | vitamin | supplement
 health | User has had no back pain since the surgery. | surgery | pain
-health | User quit smoking two years ago. | smoking |
+health | User quit smoking two years ago. |  | smoking
 health | User has had no migraines since May. | | migraine
 health | User wears a brace on the left knee, not a cast. | brace knee | cast
 health | Knee pain is gone; no more physiotherapy. | knee pain | physiotherapy
@@ -104,7 +106,7 @@ health | The doctor said the user does not need insulin. | | insulin
 health | User has hypertension but no heart disease. | hypertension | heart disease
 health | No fever, cough or sore throat this week. | | fever cough throat
 health | User has a cough but no fever. | cough | fever
-health | User is pregnant and avoids alcohol and sushi. | alcohol sushi |
+health | User is pregnant and avoids alcohol and sushi. |  | alcohol sushi
 health | User does yoga, but never lifts weights. | yoga | weight
 health | User is not on any medication. | | medication
 health | User takes ibuprofen for headaches, never aspirin. | ibuprofen headache | aspirin
@@ -120,7 +122,7 @@ health | User tested negative for covid. | | covid
 health | User had covid last winter and lost the sense of smell. | covid smell |
 health | User takes no sleeping pills. | | pill
 health | User takes a pill for blood pressure every evening. | pill blood pressure |
-health | User is allergic to pollen and dust, nothing else. | pollen dust |
+health | User is allergic to pollen and dust, nothing else. |  | pollen dust
 health | User is free of pain after the operation. | operation | pain
 health | User is pain-free now. | | pain
 health | User doesn't wear glasses. | | glass
@@ -133,7 +135,7 @@ health | User has no health insurance. | | insurance
 health | User sees a therapist every week. | therapist |
 health | User does not smoke and rarely drinks alcohol. | alcohol |
 health | User does swimming, cycling and yoga. | swimming cycling yoga |
-health | User stopped cycling after the accident. | cycling accident |
+health | User stopped cycling after the accident. | accident | cycling
 health | User never did a marathon, only a half. | | marathon
 health | User has eczema and uses a cream without fragrance. | eczema cream | fragrance
 health | User's sleep is fine; no snoring. | sleep | snoring
@@ -144,7 +146,7 @@ travel | User wants a hotel with a pool and a gym. | hotel pool gym |
 travel | The hotel in Rome had no pool. | hotel | pool
 travel | User never checks a bag; carry-on only. | | bag
 travel | User has a passport but no visa for India. | passport | visa
-travel | User's flight was cancelled. | flight |
+travel | User's flight was cancelled. |  | flight
 travel | The flight to Oslo is not available on Sundays. | | flight
 travel | No breakfast included at the hotel. | hotel | breakfast
 travel | Hotel booked: breakfast included, no parking. | hotel breakfast | parking
@@ -189,7 +191,7 @@ travel | Tickets for the concert are printed. | ticket concert |
 travel | User has a bike and a helmet. | bike helmet |
 work | User has no meetings on Fridays. | | meeting
 work | User does not work weekends. | |
-work | User prefers email to phone calls. | email phone call |
+work | User prefers email to phone calls. | email | phone call
 work | User doesn't want calls before 10 am; email is fine. | email | call
 work | The team meeting is on Monday, no agenda yet. | team meeting | agenda
 work | User's laptop has no webcam; uses an external camera. | laptop camera | webcam
@@ -205,7 +207,7 @@ work | User needs slides and a handout for the talk. | slide handout talk |
 work | User has no access to the production database. | database | access
 work | User has access to the staging server. | access server |
 work | User does not use Slack; the team uses Teams. | team | slack
-work | User hates open offices. | office |
+work | User hates open offices. |  | office
 work | User's office has a window and a plant. | office window plant |
 work | User has no deadline this week. | | deadline
 work | The deadline moved to May. | deadline |
@@ -271,7 +273,7 @@ home | User installed smoke detectors in every room. | detector room |
 home | The house has no alarm system. | house | alarm system
 home | User set up an alarm for 6 am. | alarm |
 home | User has a guest room with a bed but no desk. | room bed | desk
-home | User's kids share a bedroom. | bedroom |
+home | User's kids share a bedroom. |  |  | bedroom
 home | No candles in the apartment, per the lease. | apartment lease | candle
 home | User likes candles and incense. | candle incense |
 home | User's house does not have a pool. | house | pool
@@ -292,7 +294,7 @@ pet | The parrot doesn't speak. | parrot |
 pet | Bella the cat is an indoor cat; no garden access. | cat | garden access
 pet | The dog needs a walk twice a day but no leash in the park. | dog walk park | leash
 pet | The dog walker comes on weekdays, not weekends. | dog walker |
-pet | User is allergic to cats but not to dogs. | cat | dog
+pet | User is allergic to cats but not to dogs. | dog | cat
 pet | User wants a dog, not a cat. | dog | cat
 pet | The fish tank has no filter. | fish tank | filter
 pet | The hamster has a wheel and a tunnel. | hamster wheel tunnel |
@@ -313,7 +315,7 @@ schedule | User is free on Friday evening. | |
 schedule | User does not have time for a call today. | | time call
 schedule | User has a flight on Monday and a meeting on Tuesday. | flight meeting |
 schedule | No alarm on weekends. | | alarm
-schedule | User's gym class was cancelled. | gym class |
+schedule | User's gym class was cancelled. |  | gym class
 schedule | The dinner reservation is at 8, not 7. | dinner reservation |
 schedule | User never makes reservations. | | reservation
 schedule | User has a haircut on Thursday. | haircut |
@@ -365,20 +367,20 @@ tech | User installed a doorbell camera. | doorbell camera |
 tech | User never upgrades the firmware. | | firmware
 tech | The backup drive is full. | backup drive |
 tech | User has Netflix but not Disney+. | netflix | disney
-tech | User cancelled the Netflix subscription. | netflix subscription |
+tech | User cancelled the Netflix subscription. |  | netflix subscription
 tech | User has no streaming subscription. | | subscription
 correction | Correction: the user has a cat, not a dog. | cat | dog
 correction | Correction: the meeting is on Thursday, not Friday. | meeting |
 correction | Earlier note was wrong: the user does drink coffee. | note coffee |
 correction | Update: the user no longer has a car. | update | car
-correction | Correction: Alice is allergic to cashews, not peanuts. | cashew | peanut
+correction | Correction: Alice is allergic to cashews, not peanuts. | peanut | cashew
 correction | Not a dentist appointment but a doctor appointment. | appointment | dentist
 correction | The user never said they had a bike; they have a scooter. | scooter | bike
 correction | Correction: the hotel does have parking. | hotel parking |
 correction | Update: the user now eats meat again. | update meat |
 correction | Correction: the user's phone is an iPhone, not an Android. | phone iphone | android
 correction | Update: no more piano lessons. | update | piano lesson
-correction | Correction: the allergy is to shrimp, not to fish. | allergy shrimp | fish
+correction | Correction: the allergy is to shrimp, not to fish. | allergy fish | shrimp
 correction | Correction: the user does not have asthma. | | asthma
 correction | The user is not moving in June after all. | |
 correction | The earlier note about the garden was wrong; there is no garden. | note | garden
@@ -413,11 +415,11 @@ shopping | User buys wine from the local shop. | wine shop |
 social | User doesn't like parties; prefers small dinners. | dinner | party
 social | User loves parties and karaoke. | party karaoke |
 social | User never drinks alcohol at parties. | party | alcohol
-social | User's sister has no children. | | child
+social | User's sister has no children. |  |  | child
 social | User plays chess, not poker. | chess | poker
 social | User plays poker on Fridays. | poker |
 social | User is in a book club and a choir. | book club choir |
-social | User quit the choir. | choir |
+social | User quit the choir. |  | choir
 social | User has no Twitter account. | | twitter account
 social | User doesn't celebrate birthdays. | | birthday
 social | User's birthday is in June; no surprise party. | birthday | surprise party
@@ -475,6 +477,77 @@ tech | User has a bank account with no monthly fee. | bank account | fee
 money | User opened a savings account. | savings account |
 home | User borrowed tools from the neighbour. | tool |
 home | The tools are in the garage. | tool garage |
+# Issue 52: notes written for the state convention (README.md): past habits, preferences against,
+# hedges, another person's facts, pseudo-negations, where a scope ends, "free", names.
+food | Maya gave up coffee in May. | | coffee
+food | Omar stopped drinking soda last year. | | soda
+food | Priya quit sugar in her tea. | tea | sugar
+food | Leo used to eat meat every day. | | meat
+food | Nina no longer buys frozen pizza. | | pizza
+food | Sam cancelled the wine club delivery. | | wine club delivery
+food | Leo is allergic to sesame. | | sesame
+food | Maya avoids dairy at dinner. | dinner | dairy
+food | Omar can't stand cilantro in salsa. | salsa | cilantro
+food | Priya dislikes mushrooms. | | mushroom
+food | Nina isn't keen on spicy noodles. | | noodle
+food | Sam isn't fond of olives. | | olive
+food | Leo prefers tea over coffee. | tea | coffee
+food | Maya prefers rice to noodles. | rice | noodle
+food | Omar might try the vegan burger. |  |  | burger
+food | Priya is not sure whether she likes kimchi. |  |  | kimchi
+food | Leo never skips his morning porridge. | porridge |
+food | No doubt Maya loves dumplings. | dumpling |
+food | Sam eats gluten-free bread. | bread | gluten
+food | The bakery sells sugar-free cookies. | bakery cookie | sugar
+food | Nina's brother has a peanut allergy. |  |  | peanut allergy
+food | Omar's wife is vegan and never eats cheese. |  |  | cheese
+food | Maya gets takeout on Fridays but no dessert. | takeout | dessert
+food | Leo drinks no coffee until noon. |  | coffee
+health | Maya stopped taking ibuprofen. | | ibuprofen
+health | Omar quit vaping in March. | | vaping
+health | Leo gave up running after the knee surgery. | knee surgery | running
+health | Priya used to buy cigarettes every week. | | cigarette
+health | Sam no longer needs an inhaler. | | inhaler
+health | Nina is allergic to latex gloves. | | latex glove
+health | Omar might need physiotherapy. |  |  | physiotherapy
+health | Maya is considering a standing desk. |  |  | desk
+health | No running until the ankle heals. | ankle | running
+health | No sugar because of the diabetes. | diabetes | sugar
+health | Leo is symptom-free since the new medication. | medication | symptom
+health | Priya felt free at last after the exam. | exam |
+health | Omar's mother has asthma. |  |  | asthma
+health | Sam never misses his physio session. | physio session |
+travel | Maya cancelled the trip to Lisbon. | | trip
+travel | Omar avoids red-eye flights. | | flight
+travel | Leo prefers the train over the bus. | train | bus
+travel | Priya might hire a car in Spain. |  |  | car
+travel | Nina is thinking about a cruise. |  |  | cruise
+travel | Sam's sister has a timeshare in Spain. |  |  | timeshare
+travel | Not sure whether Omar booked the hotel. |  |  | hotel
+travel | Leo travels without luggage except a backpack. | backpack | luggage
+work | Omar maintains the Atlas service on Kubernetes. | atlas service kubernetes |
+work | Priya designs the UI in Figma and writes some Rust. | ui figma rust |
+work | Jo reviews the AI roadmap every quarter. | ai roadmap |
+work | Leo stopped using Slack for standups. | standup | slack
+work | Nina no longer attends the Monday sync. | | sync
+work | Sam is not fond of open offices. | | office
+work | The laptop does not run macOS, only Linux. | laptop linux | macos
+work | Maya went to a free workshop on Tuesday. | workshop |
+work | Omar has free time on Thursdays. | time |
+work | Priya's boss has a Tesla. |  |  | tesla
+home | Maya used to have a cat. | | cat
+home | Omar gave up the allotment in April. | | allotment
+home | Leo cancelled the cable subscription. | | cable subscription
+home | Nina might get a dog. |  |  | dog
+home | Sam's neighbour has a pool. |  |  | pool
+home | Priya's kids have a trampoline. |  |  | trampoline
+home | The cottage is pet-free. | cottage | pet
+hobby | Maya watched the whole series on Netflix. | series netflix |
+hobby | Omar quit the chess club. | | chess club
+hobby | Leo used to play guitar. | | guitar
+hobby | Priya never skips her yoga class. | yoga class |
+hobby | Nina is considering pottery lessons. |  |  | pottery lesson
+hobby | Not only painting but also sculpture interests Sam. | painting sculpture |
 """.strip()
 
 # The nouns each query must be about (required) and the nouns it excludes (forbidden).
@@ -549,15 +622,15 @@ def split_of(text: str) -> str:
 
 def build() -> tuple[list[dict], list[dict]]:
     notes = []
-    for i, line in enumerate(NOTES.splitlines(), 1):
-        category, text, affirmed, negated = [part.strip() for part in line.split("|")]
+    for i, line in enumerate([line for line in NOTES.splitlines() if not line.startswith("#")], 1):
+        category, text, affirmed, negated, *unstated = [part.strip() for part in line.split("|")]
         notes.append({"id": f"note-{i:03d}", "text": text, "affirmed": affirmed.split(), "negated": negated.split(),
-                      "category": category, "split": split_of(text)})
-    vocabulary = {n for note in notes for n in note["affirmed"] + note["negated"]}
+                      "unstated": " ".join(unstated).split(), "category": category, "split": split_of(text)})
+    vocabulary = {n for note in notes for n in note["affirmed"] + note["negated"] + note["unstated"]}
     problems = []
     for note in notes:
         words = set(re.findall(r"[a-z0-9]+", note["text"].lower().replace("’", "'")))
-        labelled = note["affirmed"] + note["negated"]
+        labelled = note["affirmed"] + note["negated"] + note["unstated"]
         if len(set(labelled)) != len(labelled):
             problems.append(f"{note['id']}: a noun in both lists or twice: {labelled}")
         for noun in labelled:
@@ -593,6 +666,7 @@ def main() -> None:
             f.write(json.dumps(q) + "\n")
     pairs = [(n["split"], p) for n in notes for p in ["a"] * len(n["affirmed"]) + ["n"] * len(n["negated"])]
     print(f"{len(notes)} notes ({Counter(n['split'] for n in notes)}), {len(pairs)} pairs, "
+          f"{sum(len(n['unstated']) for n in notes)} unstated, "
           f"{sum(p == 'n' for _, p in pairs)} negated, {len(queries)} queries ({Counter(q['split'] for q in queries)}), "
           f"{len({x for n in notes for x in n['affirmed'] + n['negated']})} nouns")
     print(Counter(n["category"] for n in notes))

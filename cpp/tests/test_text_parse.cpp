@@ -1,0 +1,125 @@
+// The text parse (cpp/src/text_parse.cpp) as the compiled front calls it: issue 52's state
+// convention — hedges and another person's facts give no state (Mention::uncertain, which
+// polarity() skips), proper names are marked (Mention::subject), a relative clause's negated verb
+// is no term, "free" negates only the word before it, "A/B" names both. The cue lists here are
+// the few each case needs (the library's table is polarmem_server/domain/negation.py).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.hpp"
+#include "polarmem/text_parse.hpp"
+
+using namespace polarmem::text;
+
+namespace {
+
+TriggerTable table() {
+  TriggerPhrases phrases;
+  phrases.pre = {"no", "not", "never", "don't", "couldn't", "allergic to", "gave up"};
+  phrases.post = {"free"};
+  phrases.pseudo = {"never skips"};
+  phrases.terminators = {"but", "until"};
+  phrases.resolution = {"gave up"};
+  phrases.hedge = {"might", "not sure whether"};
+  return TriggerTable(phrases);
+}
+
+struct Parsed {
+  ConceptKeys keys;
+  std::vector<std::string> names;
+  ParsedText text;
+
+  Parsed(const std::string& utf8, std::vector<std::string> concepts) : names(std::move(concepts)) {
+    std::vector<std::pair<std::string, std::uint32_t>> entries;
+    for (std::uint32_t id = 0; id < names.size(); ++id) entries.emplace_back(normalise_lowered(names[id]), id);
+    keys.set(entries);
+    text = parse(utf8, keys, table());
+  }
+  // name -> "HAS" / "NOT_HAS" by polarity(); absent: no state
+  std::string state(const std::string& name) const {
+    for (const auto& [id, negated] : polarity(text.mentions)) {
+      if (names[id] == name) return negated ? "NOT_HAS" : "HAS";
+    }
+    return "none";
+  }
+  bool subject(const std::string& name) const {
+    for (const auto& m : text.mentions) {
+      if (names[m.concept_id] == name && m.subject) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+POLARMEM_TEST(a_hedge_leaves_no_state_but_the_name) {
+  const Parsed p("Not sure whether Omar has a dog.", {"omar", "dog"});
+  CHECK(p.state("omar") == "HAS");
+  CHECK(p.state("dog") == "none");
+  CHECK(p.text.mentions.size() == 2);  // still mentioned
+  CHECK(p.subject("omar"));
+  const Parsed q("Maya might adopt a dog.", {"maya", "dog"});
+  CHECK(q.state("maya") == "HAS" && q.state("dog") == "none");
+}
+
+POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
+  const Parsed p("Maya's brother has a dog.", {"maya", "brother", "dog"});
+  CHECK(p.state("maya") == "HAS" && p.state("brother") == "HAS" && p.state("dog") == "none");
+  CHECK(p.subject("maya") && !p.subject("brother"));
+}
+
+POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {
+  CHECK(Parsed("Maya gave up coffee in May.", {"coffee"}).state("coffee") == "NOT_HAS");
+  CHECK(Parsed("Leo is allergic to peanuts.", {"peanut"}).state("peanut") == "NOT_HAS");
+  const Parsed p("Leo prefers tea over coffee.", {"tea", "coffee"});
+  CHECK(p.state("tea") == "HAS" && p.state("coffee") == "NOT_HAS");
+  CHECK(Parsed("Leo never skips his run.", {"run"}).state("run") == "HAS");
+}
+
+POLARMEM_TEST(scope_ends_at_until) {
+  const Parsed p("No running until the ankle heals.", {"running", "ankle"});
+  CHECK(p.state("running") == "NOT_HAS" && p.state("ankle") == "HAS");
+}
+
+POLARMEM_TEST(free_negates_the_word_before_it_alone) {
+  const Parsed p("The user is pain free.", {"user", "pain"});
+  CHECK(p.state("user") == "HAS" && p.state("pain") == "NOT_HAS");
+  CHECK(Parsed("She felt free at last.", {"she", "last"}).state("last") == "HAS");
+  const Parsed q("No free slot on Monday.", {"slot"});
+  CHECK(q.state("slot") == "NOT_HAS");
+}
+
+POLARMEM_TEST(a_relative_clauses_negated_verb_is_no_topic) {
+  const Parsed p("tools that do not run on Windows", {"tool", "run", "windows"});
+  CHECK(p.state("tool") == "HAS" && p.state("run") == "none" && p.state("windows") == "NOT_HAS");
+  CHECK(p.subject("windows"));
+}
+
+POLARMEM_TEST(a_questions_own_negated_event_is_no_constraint) {
+  const Parsed p("What did Maya do when she couldn't find her keys?", {"maya", "key"});
+  CHECK(p.state("maya") == "HAS" && p.state("key") == "none");
+  CHECK(p.subject("maya"));
+}
+
+POLARMEM_TEST(a_slash_names_both_parts) {
+  const Parsed p("No fever/chills.", {"fever", "chill"});
+  CHECK(p.state("fever") == "NOT_HAS" && p.state("chill") == "NOT_HAS");
+}
+
+POLARMEM_TEST(names_and_short_names) {
+  CHECK(singular("series") == "series" && singular("atlas") == "atlas" && singular("cookies") == "cookie");
+  ConceptKeys none;
+  const ParsedText p = parse("Priya writes Go and AI tools in May.", none, table());
+  std::vector<std::string> words;
+  for (const auto& u : p.unknown) words.push_back(u.word);
+  CHECK((words == std::vector<std::string>{"priya", "writes", "go", "ai", "tools"}));  // no "may": a month
+  bool go = false, may = false;
+  for (const auto& u : p.unknown) {
+    go |= u.word == "go" && u.subject;
+    may |= u.word == "may";
+  }
+  CHECK(go && !may);
+}
+
+int main() { return polarmem::testing::run_all(); }
