@@ -7,7 +7,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_CPP := build/cpp
 PYTEST_ARGS ?=
 
-.PHONY: quickstart test test-slow test-milvus test-cpp test-python install bench clean
+.PHONY: quickstart test test-slow test-milvus test-cpp test-python test-sanitize lint format install bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,17 +36,73 @@ $(GRPC_STAMP): $(BIN)/python
 		|| echo "gRPC C++ packages unavailable: the compiled Recall front will not be built"
 	touch $@
 
+# -Werror on the project's own C++ here and in every build below (CMakeLists.txt, POLARMEM_WERROR);
+# a plain `pip install .` keeps warnings as warnings.
 install: $(DEPS_STAMP) $(GRPC_STAMP)
-	$(BIN)/pip install -q --no-build-isolation .
+	$(BIN)/pip install -q --no-build-isolation -C cmake.define.POLARMEM_WERROR=ON .
 
 quickstart: install
 	cd /tmp && $(CURDIR)/$(BIN)/polarmem quickstart
 
 test-cpp: $(DEPS_STAMP)
 	$(BIN)/cmake -S . -B $(BUILD_CPP) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
-		-DPOLARMEM_BUILD_PYTHON=OFF -DPOLARMEM_BUILD_TESTS=ON >/dev/null
+		-DPOLARMEM_BUILD_PYTHON=OFF -DPOLARMEM_BUILD_TESTS=ON -DPOLARMEM_WERROR=ON >/dev/null
 	$(BIN)/cmake --build $(BUILD_CPP)
 	cd $(BUILD_CPP) && $(CURDIR)/$(BIN)/ctest --output-on-failure
+
+# The C++ under AddressSanitizer + UndefinedBehaviorSanitizer (CMakeLists.txt, POLARMEM_SANITIZE;
+# the first finding fails the target). Part of `make test-slow`, about 6 minutes on 2 cores:
+# 1. every CTest test (SIMD and int8 encoder kernels, index, ANN, confidence, wordpiece, ...);
+# 2. the compiled module _core, sanitized, under the Python tests that drive the parts CTest does
+#    not (text parse, negation, fact-check context, the index through its binding, the Hypothesis
+#    state machines), from a copy of the package beside it. Python itself is not instrumented, so
+#    ASan is preloaded (with libstdc++, whose exceptions it must intercept) and leaks are not
+#    checked there; a report goes to $(BUILD_SANITIZE_PY)/sanitizer.* and is printed on failure.
+BUILD_SANITIZE := build/cpp-sanitize
+BUILD_SANITIZE_PY := build/py-sanitize
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SANITIZED_PYTESTS := tests/unit/test_text.py tests/unit/test_negation.py tests/unit/test_yes_no.py \
+	tests/unit/test_wordpiece.py tests/unit/test_fact_check_context.py tests/unit/test_index_core.py \
+	tests/unit/test_index_errors.py tests/unit/test_index_ann.py tests/property/test_index_state_machine.py \
+	tests/property/test_search_matches_reference.py tests/property/test_text_evidence_machine.py \
+	--deselect tests/unit/test_index_errors.py::test_out_of_memory_is_resource_exhausted
+# (that test caps the address space, which ASan's shadow memory cannot live under)
+test-sanitize: install
+	$(BIN)/cmake -S . -B $(BUILD_SANITIZE) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
+		-DPOLARMEM_BUILD_PYTHON=OFF -DPOLARMEM_BUILD_TESTS=ON -DPOLARMEM_WERROR=ON -DPOLARMEM_SANITIZE=ON >/dev/null
+	$(BIN)/cmake --build $(BUILD_SANITIZE)
+	cd $(BUILD_SANITIZE) && $(SANITIZER_ENV) $(CURDIR)/$(BIN)/ctest --output-on-failure
+	$(BIN)/cmake -S . -B $(BUILD_SANITIZE_PY) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
+		-DPOLARMEM_BUILD_PYTHON=ON -DPOLARMEM_BUILD_FRONT=OFF -DPOLARMEM_WERROR=ON -DPOLARMEM_SANITIZE=ON \
+		-Dpybind11_DIR=$$($(BIN)/pybind11-config --cmakedir) -DPython_EXECUTABLE=$(CURDIR)/$(BIN)/python >/dev/null
+	$(BIN)/cmake --build $(BUILD_SANITIZE_PY) --target _core
+	rm -rf $(BUILD_SANITIZE_PY)/pkg $(BUILD_SANITIZE_PY)/sanitizer.* && mkdir -p $(BUILD_SANITIZE_PY)/pkg
+	cp -r polarmem_server $(BUILD_SANITIZE_PY)/pkg/ && rm -f $(BUILD_SANITIZE_PY)/pkg/polarmem_server/_*.so
+	cp $(BUILD_SANITIZE_PY)/_core*.so $(BUILD_SANITIZE_PY)/pkg/polarmem_server/
+	LD_PRELOAD="$$(g++ -print-file-name=libasan.so) $$(g++ -print-file-name=libstdc++.so)" \
+		ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:log_path=$(CURDIR)/$(BUILD_SANITIZE_PY)/sanitizer \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(BUILD_SANITIZE_PY)/sanitizer \
+		PYTHONPATH=$(CURDIR)/$(BUILD_SANITIZE_PY)/pkg $(BIN)/pytest -q $(SANITIZED_PYTESTS) \
+		|| { cat $(BUILD_SANITIZE_PY)/sanitizer.* 2>/dev/null; exit 1; }
+
+# The habits `make test` checks first (a failure here stops it before any build): ruff's lint and
+# format check (pyproject.toml [tool.ruff]), mypy (pyproject.toml [tool.mypy]) and clang-format
+# (.clang-format) over the project's own C++, never cpp/third_party. `make format` fixes what
+# the tools can: ruff's safe fixes, ruff format, clang-format -i.
+PY_SOURCES := polarmem_server benchmarks tests
+CPP_SOURCES = $(shell find cpp/src cpp/include cpp/bindings cpp/front cpp/tests cpp/bench cpp/loadgen \
+	-type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) | sort)
+lint: $(DEPS_STAMP)
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
+	$(BIN)/mypy
+	$(BIN)/clang-format --dry-run --Werror $(CPP_SOURCES)
+
+format: $(DEPS_STAMP)
+	$(BIN)/ruff check --fix --exit-zero $(PY_SOURCES)  # what it cannot fix, `make lint` lists
+	$(BIN)/ruff format $(PY_SOURCES)
+	$(BIN)/clang-format -i $(CPP_SOURCES)
 
 # promtool checks the metrics exposition in a test; it comes from Debian's prometheus package,
 # extracted (not installed) so no daemon is set up.
@@ -88,10 +144,12 @@ test-python: install $(PROMTOOL) $(MILVUS_STAMP)
 
 # The Milvus backend against the real Milvus server, in a pytest session of its own so that the
 # server (one per session, tests/milvus_server.py) runs only while its tests do.
-test: test-cpp test-python test-milvus
+test: lint test-cpp test-python test-milvus
 
-test-slow: install $(MILVUS_STAMP)
-	$(BIN)/pytest -m slow $(PYTEST_ARGS)
+# The long runs: the C++ tests under ASan + UBSan, then every pytest marked slow (stress runs and
+# the text encoder's quality gate, tests/unit/test_encoder_gate.py: 2,500 dev queries).
+test-slow: test-sanitize install $(MILVUS_STAMP)
+	$(ENCODER_CACHE) $(BIN)/pytest -m slow $(PYTEST_ARGS)
 
 # The Milvus tests alone (part of `make test`): conformance against the local backend, two servers
 # sharing one Milvus, `polarmem serve --backend milvus`, migrate, and one Milvus outage under load.
@@ -110,5 +168,6 @@ clean:
 LOADGEN := build/loadgen/polarmem-loadgen
 .PHONY: loadgen
 loadgen: $(DEPS_STAMP) $(GRPC_STAMP)
-	$(BIN)/cmake -S cpp/loadgen -B build/loadgen -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja >/dev/null
+	$(BIN)/cmake -S cpp/loadgen -B build/loadgen -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
+		-DPOLARMEM_WERROR=ON >/dev/null
 	$(BIN)/cmake --build build/loadgen

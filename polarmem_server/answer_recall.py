@@ -30,13 +30,11 @@ SUBJECT, TOPIC, FORBIDDEN = 0, 1, 2
 TOPIC_COVERAGE = 1.0
 # How far a label moves a note from its similarity order (cpp/include/polarmem/answer_labels.hpp,
 # AnswerRule): up for a verified answer, down for a contradiction. Chosen on the same dev splits.
-VERIFIED_BONUS = 1.0
+VERIFIED_BONUS = 0.1
 CONTRADICTION_PENALTY = 1.0
 # Candidates drawn from plain similarity: enough that the logic's labels, not the cut-off, decide
 # what is shown.
 SIMILAR_CANDIDATES = 20
-# Words that name the subject of agent notes without being capitalised.
-SUBJECT_WORDS = frozenset({"user"})
 # Words a question uses to ask, not to say what it asks about: never a topic left unverified.
 ASKING_WORDS = frozenset("""
 kind kinds type types sort sorts thing things stuff anything something everything nothing lot lots
@@ -46,29 +44,16 @@ LABEL_TIER = {"VERIFIED": 1, "ANSWERS_NO": 1, "CONSTRAINT": 1, "RELATED": 0, "SU
 STATE = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
 
 
-def question_terms(query_text: str, plan: QueryPlan, namespace: Namespace) -> tuple[list[tuple[int, int]], list[str]]:
-    """[(concept id, role)] in the question's order, and its topic words no concept names."""
-    # The subject is the first proper name ("does Atlas use Kafka?": Atlas; Kafka is a topic).
-    subjects = set()
-    if plan.parsed is not None:
-        for mention in sorted(plan.parsed.mentions, key=lambda m: m.start):
-            if mention.concept_id in plan.required and _is_proper_name(query_text, mention.start):
-                subjects.add(mention.concept_id)
-                break
-    names = namespace.vocabulary.name
-    terms = [(c, SUBJECT if c in subjects or names(c) in SUBJECT_WORDS else TOPIC) for c in plan.required]
+def question_terms(plan: QueryPlan) -> tuple[list[tuple[int, int]], list[str]]:
+    """[(concept id, role)] in the question's order, and its topic words no concept names. The
+    subject is the first proper name the parse marks among the required concepts ("does Atlas
+    use Kafka?": Atlas; Kafka is a topic)."""
+    subject = next((c for c in plan.parsed.subjects if c in plan.required), None) if plan.parsed else None
+    terms = [(c, SUBJECT if c == subject else TOPIC) for c in plan.required]
     terms += [(c, FORBIDDEN) for c in plan.forbidden]
     unknown = [word for word in dict.fromkeys(plan.unknown)
                if word not in textproc.NON_CONCEPT_WORDS and word not in ASKING_WORDS]
     return terms, unknown
-
-
-def _is_proper_name(text: str, start: int) -> bool:
-    """Capitalised where a sentence does not start: "does Maya drink coffee" (not "Snacks for ...")."""
-    if start >= len(text) or not text[start].isupper():
-        return False
-    before = text[:start].rstrip()
-    return bool(before) and before[-1] not in ".!?:;\"'("
 
 
 def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> RecallResult:
@@ -81,7 +66,7 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
         vectors["sem"] = _encoder(namespace).encode([query.text])[0]  # the whole question (module doc)
     if not vectors and not plan.required and not plan.forbidden:
         raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
-    terms, unknown = question_terms(query.text, plan, namespace)
+    terms, unknown = question_terms(plan)
     subjects = [c for c, role in terms if role == SUBJECT]
     topics = [c for c, role in terms if role == TOPIC]
 

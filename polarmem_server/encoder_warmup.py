@@ -58,9 +58,9 @@ def _load(name: str) -> None:
         started = time.monotonic()
         encoder = load_encoder(name)
         # which runtime and kernel computes it: what an operator checks first when CPU per query looks off
+        kernel = getattr(encoder, "kernel", None)
         log.info("text encoder %r loaded in %.1f s (runtime %s%s)", name, time.monotonic() - started,
-                 getattr(encoder, "runtime", type(encoder).__name__),
-                 f", kernel {encoder.kernel}" if getattr(encoder, "kernel", None) else "")
+                 getattr(encoder, "runtime", type(encoder).__name__), f", kernel {kernel}" if kernel else "")
     except EncoderUnavailable as exc:  # the first call that needs it reports this to its caller
         log.warning("text encoder %r cannot be loaded here: %s", name, exc)
     except Exception:  # noqa: BLE001 - a background load must not kill the process; the next call retries

@@ -262,6 +262,10 @@ def _column_bytes(confidence: np.ndarray) -> np.ndarray:
     return out
 
 
+@overload
+def _csr(lists: None, count: int, argument: str) -> tuple[None, None]: ...
+@overload
+def _csr(lists: Sequence[Iterable[int]] | ConceptCSR, count: int, argument: str) -> tuple[np.ndarray, np.ndarray]: ...
 def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
          argument: str) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     if lists is None:
@@ -423,8 +427,8 @@ class Index:
             terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))
         return SearchRequest(
             vectors=terms,
-            required=_concept_ids(required, "required"),
-            forbidden=_concept_ids(forbidden, "forbidden"),
+            required=_concept_ids(required, "required").tolist(),
+            forbidden=_concept_ids(forbidden, "forbidden").tolist(),
             k=self._check_k(k),
             mode=self._mode(mode),
             soft_lambda=float(soft_lambda),

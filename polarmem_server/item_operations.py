@@ -128,7 +128,9 @@ def update_item(memory: Memory, ns: str, item_id: str, text: str | None = None,
             raise InvalidArgument("text: a text item's new text is empty; forget the item instead")
         vectors = None
         if text is not None and is_text and writer.encodes_sem(namespace):
-            vectors = {"sem": writer.encoder(namespace).encode([text])[0]}
+            encoder = writer.encoder(namespace)
+            assert encoder is not None  # encodes_sem: the namespace names a real encoder
+            vectors = {"sem": encoder.encode([text])[0]}
 
         def change(record: records_pb2.ItemRecord) -> None:
             if new_metadata is not None:

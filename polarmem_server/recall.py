@@ -208,7 +208,8 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
         parsed = plan.parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
         plan.required = parsed.positive
         plan.forbidden = [c for c in parsed.negative if c not in parsed.positive]
-        unresolved = [(term.word, term.negated) for term in parsed.unknown]
+        # a word the parse gives no state (a hedge, a condition, another person's) asks nothing
+        unresolved = [(term.word, term.negated) for term in parsed.unknown if not term.uncertain]
     for (name, negated), mapping in zip(unresolved, _map_terms(namespace, [n for n, _ in unresolved])):
         if mapping is None:
             plan.unknown.append(name)

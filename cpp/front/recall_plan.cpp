@@ -367,7 +367,9 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
         plan.concept_names.push_back(name);
       }
     }
-    for (const auto& term : parsed.unknown) parse->add_unknown(term.word);
+    for (const auto& term : parsed.unknown) {
+      if (!term.uncertain) parse->add_unknown(term.word);  // as recall.py: a word given no state asks nothing
+    }
     plan.state_concepts = plan.request.required;
     plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
     plan.required_count = plan.request.required.size();

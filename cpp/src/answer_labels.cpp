@@ -125,7 +125,7 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
     hit.status = with("VERIFIED", r.verified);
     return hit;
   }
-  if (r.subjects_hold && !r.constraint.empty()) {
+  if (subjects > 0 && r.subjects_hold && !r.constraint.empty()) {  // a constraint is someone's
     hit.label = Label::kConstraint;
     hit.status = with("CONSTRAINT", r.constraint, "NOT_HAS ");
     return hit;
@@ -181,6 +181,19 @@ void mark_superseded(const Question& question, const std::vector<Candidate>& can
   }
 }
 
+// Every subject and topic HAS (at least one asked), no unknown topic: the paper's entailment
+// with nothing left unverified but what the question excludes.
+bool holds_everything_asked(const Question& question, const Candidate& candidate) {
+  if (!question.unknown_topics.empty()) return false;
+  bool asked = false;
+  for (std::size_t t = 0; t < question.terms.size(); ++t) {
+    if (question.terms[t].role == Role::kForbidden) continue;
+    asked = true;
+    if (t >= candidate.states.size() || candidate.states[t] <= 0) return false;
+  }
+  return asked;
+}
+
 int group_of(Label label) {
   switch (label) {
     case Label::kVerified:
@@ -223,7 +236,13 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
     const int group = group_of(label);
     return group == 0 ? rule.verified_bonus : group == 2 ? -rule.contradiction_penalty : 0.0;
   };
-  for (const auto& hit : hits) key[hit.candidate] = candidates[hit.candidate].similarity + shift(hit.label);
+  for (const auto& hit : hits) {
+    key[hit.candidate] = candidates[hit.candidate].similarity + shift(hit.label);
+    // consistent with everything asked, silent only on what the question excludes: half the move
+    if (hit.label == Label::kRelated && holds_everything_asked(question, candidates[hit.candidate])) {
+      key[hit.candidate] += rule.verified_bonus / 2;
+    }
+  }
   for (const auto& hit : hits) {
     if (hit.label != Label::kSuperseded) continue;
     for (std::size_t c = 0; c < candidates.size(); ++c) {

@@ -59,8 +59,17 @@ std::string fact_check_context(const std::vector<ContextEntry>& entries, std::si
   for (std::size_t rank = 1; rank <= entries.size(); ++rank) {
     const auto& entry = entries[rank - 1];
     if (rank > 1) out += '\n';
-    out += "[" + std::to_string(rank) + "] [Fact Check: " + entry.status + "] " + within_budget(entry.content, budget_chars);
-    out += "\n    HAS: " + concept_list(entry.has, query_concepts) + " | NOT_HAS: " + concept_list(entry.not_has, query_concepts);
+    // Appended piece by piece: GCC 12's -Wrestrict misfires on `"[" + std::to_string(...)` at -O3.
+    out += '[';
+    out += std::to_string(rank);
+    out += "] [Fact Check: ";
+    out += entry.status;
+    out += "] ";
+    out += within_budget(entry.content, budget_chars);
+    out += "\n    HAS: ";
+    out += concept_list(entry.has, query_concepts);
+    out += " | NOT_HAS: ";
+    out += concept_list(entry.not_has, query_concepts);
   }
   return out;
 }

@@ -83,6 +83,17 @@ POLARMEM_TEST(an_exclusion_is_verified_only_by_a_stated_absence) {
   CHECK(hit_of(answer, candidates, "stated").label == Label::kVerified);
 }
 
+POLARMEM_TEST(without_a_subject_an_absence_is_no_ones_constraint) {
+  // "an office without dogs": "User has two cats and no dog" constrains no one asked about
+  const Question office{{{"office", Role::kTopic}, {"dog", Role::kForbidden}}, {}, false};
+  const std::vector<Candidate> candidates = {{"cats", {0, -1}, 0.5f, 1}, {"office", {1, 0}, 0.4f, 2}};
+  const Answer answer = answer_question(office, candidates, 5, AnswerRule{1.0, 0.2, 1.0});
+  CHECK(hit_of(answer, candidates, "cats").label == Label::kRelated);
+  // the note holding the office (silent on dogs) moves up half the bonus: 0.4 + 0.1 > 0.5
+  CHECK(candidates[answer.hits[0].candidate].id == "office");
+  CHECK(answer.hits[0].status == "RELATED: office");
+}
+
 POLARMEM_TEST(labels_move_notes_by_the_rules_amounts) {
   // with small shifts a much more similar RELATED note stays above a verified one
   const std::vector<Candidate> candidates = {{"verified", {1, 1, -1}, 0.5f, 1}, {"similar", {1, 0, 0}, 0.9f, 2},

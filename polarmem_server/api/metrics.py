@@ -196,7 +196,7 @@ class ServerMetrics:
         # A plain dict read is safe without a lock; two threads creating the same child at once
         # get the same child back from labels(), so either may be cached.
         self._rpc_children: dict[tuple, tuple] = {}
-        self._tier_children: dict[str, object] = {}
+        self._tier_children: dict[str, Counter] = {}
 
     def observe_rpc(self, method: str, code: str, seconds: float, namespace: str = "") -> None:
         """Count and time one RPC. `namespace` (the request's) becomes a label only when

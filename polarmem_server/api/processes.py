@@ -136,9 +136,9 @@ def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
             continue
         path = f"/{SERVICE.full_name}/{method.name}"
         if method.client_streaming:
-            call = primary.stream_unary(path, request_serializer=request_type.SerializeToString,
-                                        response_deserializer=response_type.FromString)
-            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(call), **serializers)
+            stream_call = primary.stream_unary(path, request_serializer=request_type.SerializeToString,
+                                               response_deserializer=response_type.FromString)
+            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(stream_call), **serializers)
         else:
             call = primary.unary_unary(path, request_serializer=request_type.SerializeToString,
                                        response_deserializer=response_type.FromString)

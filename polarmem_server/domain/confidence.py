@@ -24,8 +24,9 @@ ABSENT_BELOW: tuple[float, ...] = (0.1, 0.03, 0.01)   # level 1, 2, 3: confidenc
 def grades(confidence: np.ndarray) -> np.ndarray:
     """int8 grade per confidence: +g above PRESENT_ABOVE[g-1], -g below ABSENT_BELOW[g-1], else 0."""
     values = np.asarray(confidence, dtype=np.float64)
-    present = sum((values > t).astype(np.int8) for t in PRESENT_ABOVE)
-    absent = sum((values < t).astype(np.int8) for t in ABSENT_BELOW)
+    zero = np.zeros(values.shape, dtype=np.int8)
+    present = sum(((values > t).astype(np.int8) for t in PRESENT_ABOVE), zero)
+    absent = sum(((values < t).astype(np.int8) for t in ABSENT_BELOW), zero)
     return (present - absent).astype(np.int8)
 
 

@@ -178,6 +178,7 @@ def rule_for_accuracy(accuracy: float, labelled: bool = False) -> Rule | None:
 
 def choose_rule(knowledge: VerifierKnowledge) -> RuleChoice:
     """Partitioner + recall rule for a namespace, and why (see the module doc for the order)."""
+    rule: Rule | None
     if knowledge.labelled_accuracy is not None:
         present, absent = knowledge.labelled_present, knowledge.labelled_absent
         if not math.isfinite(knowledge.labelled_accuracy) or not 0.0 <= knowledge.labelled_accuracy <= 1.0:

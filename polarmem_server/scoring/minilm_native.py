@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class MiniLMNativeEncoder(CachedEncoder):
             intermediate=config["intermediate_size"], max_positions=config["max_position_embeddings"],
             layer_norm_eps=config["layer_norm_eps"], weights=minilm_checkpoint.float_weights(directory))
         self.dim = self._model.dim
-        self._front_runs = None  # made on the compiled front's first text plan (compiled)
+        self._front_runs: _core.SharedTextRuns | None = None  # made on the compiled front's first text plan (compiled)
         self._front_runs_lock = threading.Lock()
         self.kernel = self._model.kernel  # "avx512_vnni", "avx2" or "scalar"
         super().__init__(cache_size, cache_max_texts, shared_runs)
@@ -105,10 +106,11 @@ class MiniLMNativeEncoder(CachedEncoder):
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """[CLS] ... [SEP] ids per text: the compiled tokenizer's, HF's for the texts it declines."""
         compiled = self.compiled_tokenizer
-        rows = [compiled.encode(text) for text in texts] if compiled is not None else [None] * len(texts)
+        rows: list[list[int] | None] = ([compiled.encode(text) for text in texts] if compiled is not None
+                                        else [None] * len(texts))
         declined = [i for i, row in enumerate(rows) if row is None]
         if declined:
             encodings = self._tokenizer.encode_batch([texts[i] for i in declined], add_special_tokens=True)
             for i, encoding in zip(declined, encodings):
                 rows[i] = encoding.ids
-        return rows
+        return cast("list[list[int]]", rows)  # every row filled: the compiled tokenizer's or HF's

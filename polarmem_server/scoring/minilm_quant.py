@@ -44,7 +44,8 @@ def quantize_weights(source: Path | bytes, target: Path | BinaryIO, block_size: 
             nodes.append(node)
             continue
         if weight.name in quantized:  # a weight shared by two MatMuls is packed once
-            nodes.append(_nbits_node(helper, node, weight.name, *numpy_helper.to_array(weight).shape, block_size))
+            rows, cols = numpy_helper.to_array(weight).shape
+            nodes.append(_nbits_node(helper, node, weight.name, rows, cols, block_size))
             continue
         matrix = numpy_helper.to_array(weight).astype(np.float32)
         rows, cols = matrix.shape  # K, N

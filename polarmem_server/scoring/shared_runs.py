@@ -82,4 +82,5 @@ class SharedRuns:
     def _result(call: _Call) -> np.ndarray:
         if call.error is not None:
             raise call.error
+        assert call.rows is not None  # a call ends with rows or an error
         return call.rows

@@ -21,8 +21,9 @@
 //               the opposite state of one of the question's topics ("drinks coffee daily", later
 //               "gave up coffee");
 //   RELATED     otherwise: similar, or about the subject, but verifying nothing asked.
-// Order: by similarity moved up for the verified answers (VERIFIED, ANSWERS_NO, CONSTRAINT) and
-// down for SUPERSEDED and CONFLICT (AnswerRule), a superseded note always below the note that
+// Order: by similarity moved up for the verified answers (VERIFIED, ANSWERS_NO, CONSTRAINT), half
+// as far for a RELATED note holding everything asked but silent on what the question excludes,
+// and down for SUPERSEDED and CONFLICT (AnswerRule), a superseded note always below the note that
 // revises it; and the note plain similarity puts first is always among the k shown (labelled),
 // so relevance is never lost to the logic.
 #pragma once

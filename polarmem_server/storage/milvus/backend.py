@@ -165,11 +165,11 @@ class MilvusBackend(Backend):
     shared = True  # any number of PolarMem processes serve the same namespaces
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]  # the base's class attribute is only a default
         return "milvus" if self.settings.layout == "collection" else f"milvus ({self.settings.layout} layout)"
 
     @property
-    def ann_kinds(self) -> tuple[str, ...]:
+    def ann_kinds(self) -> tuple[str, ...]:  # type: ignore[override]  # as `name`
         """ivf (see the module docstring: exact recall on an HNSW index is impossible here); none
         in the shared and pooled layouts, whose one FLAT index serves every namespace of a dimension."""
         return ("ivf",) if self.settings.layout == "collection" else ()
@@ -256,7 +256,7 @@ class MilvusBackend(Backend):
             target = self._ns(name)
             if target.shared and target.partitions is None:  # pooled: its rows, before the record goes
                 self._call(lambda: target.collection.delete(target.where(), **self._t), "delete namespace items")
-            elif target.shared:  # its partition (a loaded one must be released before it is dropped)
+            elif target.shared and target.partitions:  # its partition (a loaded one is released before the drop)
                 partition = target.partitions[0]
 
                 def drop():
@@ -432,6 +432,7 @@ class MilvusBackend(Backend):
             if want <= 0:
                 break
             if position == 0:
+                assert first is not None  # submitted whenever there is a tier 0
                 tier_hits = first.result()
             elif position in ranked:
                 tier_hits = ranked.pop(position).result()

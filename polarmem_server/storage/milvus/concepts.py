@@ -85,7 +85,7 @@ class ConceptBindings:
         for _ in range(MAX_ATTEMPTS):
             bound = self.bound(ns)
             by_key = {normalise(name): cid for cid, name in bound}
-            new = {}  # key -> display name, first spelling wins
+            new: dict[str, str] = {}  # key -> display name, first spelling wins
             for name, key in zip(names, keys):
                 if key not in by_key:
                     new.setdefault(key, name.strip())
