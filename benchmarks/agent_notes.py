@@ -127,6 +127,8 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
             print("memory-open: NamespaceSettings has no open_vocabulary field yet; skipped", file=sys.stderr)
             return None
         options["open_vocabulary"] = True
+    if vocabulary_mode != "open" and "open_vocabulary" in fields:
+        options["open_vocabulary"] = False  # namespaces are open by default: the other modes read declared names only
     has, not_has = enums_pb2.CONCEPT_STATE_HAS, enums_pb2.CONCEPT_STATE_NOT_HAS
     reading = Reading()
     with tempfile.TemporaryDirectory(prefix="agent_notes_") as tmp:

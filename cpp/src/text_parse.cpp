@@ -857,7 +857,9 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (!other_person && i > 0 && i - 1 == clause_start_tok && other_people().count(without_possessive(word))) {
       const std::string& owner = toks[i - 1].word;
       const bool owned = possessive_pronouns().count(owner) || (owner.size() > 2 && ends_with(owner, "'s") && capitalised(i - 1));
-      if (owned && i + 1 < toks.size() && relative_states().count(toks[i + 1].word)) other_person = true;
+      // the relative may be named first: "Tom's sister Clara keeps bees", "Leo's friend Sam is vegan"
+      const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
+      if (owned && verb < toks.size() && relative_states().count(toks[verb].word)) other_person = true;
     }
     if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
     i += length;

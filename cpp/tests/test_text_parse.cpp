@@ -67,6 +67,10 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
   const Parsed p("Maya's brother has a dog.", {"maya", "brother", "dog"});
   CHECK(p.state("maya") == "HAS" && p.state("brother") == "HAS" && p.state("dog") == "none");
   CHECK(p.subject("maya") && !p.subject("brother"));
+  // the relative named first (agent memory dev: "Tom's sister Clara keeps bees")
+  const Parsed named("Tom's sister Clara keeps bees.", {"tom", "sister", "bee"});
+  CHECK(named.state("tom") == "HAS" && named.state("bee") == "none");
+  CHECK(Parsed("Leo's friend Sam is vegan.", {"leo", "vegan"}).state("vegan") == "none");
 }
 
 POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {

@@ -315,8 +315,11 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
     if condition.partitioner == "auto" and condition.evidence == "simulated":
         # what an operator would state about this verifier: the accuracy it was simulated at
         options["declared_accuracy"] = condition.accuracy
+    # closed: the captions are stored as text items, and the quality figures cited for these
+    # conditions were measured with only the candidate concepts (an open vocabulary, the default,
+    # would make every caption word a concept)
     client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none",
-                            partitioner=condition.partitioner, **options)
+                            partitioner=condition.partitioner, open_vocabulary=False, **options)
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
         scores = simulated_scores(rows, candidates, condition.accuracy, templates, seed)

@@ -54,7 +54,8 @@ def server(tmp_path_factory):
     server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"), fast_front_address="127.0.0.1:0")).start()
     with PolarMemClient(server.address, fast_front=False) as client:
         client.create_namespace("open", encoder="minilm", open_vocabulary=True)
-        client.create_namespace("closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"])
+        client.create_namespace("closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"],
+                                open_vocabulary=False)
         texts = captions(300)
         for ns in ("open", "closed"):
             items = [item_message(id=f"c{i:03d}", kind="text", text=text, metadata={"part": str(i % 3)})

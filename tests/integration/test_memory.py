@@ -338,7 +338,9 @@ def test_the_library_verifies_without_grpc(tmp_path):
     verifier = Verifier(create_engine("lexical"))
     memory = Memory(tmp_path / "verified", verifier=verifier)
     try:
-        memory.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+        # closed: the verified concepts only (an open vocabulary would make "grass" one as well)
+        memory.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none",
+                                                  open_vocabulary=False))
         a, b = memory.remember_batch("t", [
             ItemInput(id="a", kind="text", text="A dog on the grass, no cat anywhere.", verify_concepts=["dog", "cat"],
                       vectors={"vis": vec(2)}),

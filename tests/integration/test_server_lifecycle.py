@@ -45,7 +45,8 @@ def test_health_is_not_serving_until_indexes_are_rebuilt(tmp_path, monkeypatch):
         while server.port == 0 or server._grpc is None:
             time.sleep(0.01)
         time.sleep(0.2)
-        with PolarMemClient(server.address) as client:
+        # no wait for readiness (the clients' default): this test sees the NOT_SERVING answer itself
+        with PolarMemClient(server.address, wait_for_ready=False) as client:
             assert client.health() == "NOT_SERVING"
             with pytest.raises(grpc.RpcError) as info:
                 client.list_namespaces()

@@ -43,7 +43,7 @@ def test_the_lexical_engine_fabricates_no_state(memory, text, expected):
 
 
 def test_a_recall_for_an_unmentioned_concept_finds_no_verified_note(memory):
-    memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=()))
+    memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), open_vocabulary=False))
     memory.remember("lex", ItemInput(id="dog-note", kind="text", text="a dog sleeping on the couch, no frisbee",
                                      verify_concepts=CONCEPTS))
     memory.remember("lex", ItemInput(id="report", kind="text", text="no pneumothorax, small effusion",

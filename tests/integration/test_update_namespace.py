@@ -10,8 +10,12 @@ from servertools import DIM
 
 
 @pytest.fixture
-def scored(client, ns):
-    """Ten items whose spectra Otsu and the per-item mixture split differently."""
+def scored(client):
+    """Ten items whose spectra Otsu and the per-item mixture split differently, in a namespace with
+    a closed (declared) vocabulary: the refusals below (an alias from a concept of its own) are
+    a closed vocabulary's."""
+    ns = "t"
+    client.create_namespace(ns, spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)
     rng = np.random.default_rng(5)
     for i in range(10):
         # one value per concept, repeated for each of the namespace's four templates
@@ -55,7 +59,8 @@ def test_update_kappa_and_declared_concepts(stub, client, scored):
     assert item.partition.kappa == 3.0
     assert client.get_concept(scored, "zebra").concept == "zebra"  # declared concepts join the vocabulary
     # a text item can now match a declared concept before any item named it
-    client.create_namespace("txt", spaces=[("vis", DIM)], encoder="none")
+    # closed: only the declared concept (an open vocabulary makes every content word one)
+    client.create_namespace("txt", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)
     update(stub, "txt", ["concepts"], concepts=["pneumothorax"])
     text = client.remember("txt", id="r", kind="text", text="No pneumothorax seen.",
                            vectors={"vis": np.ones(DIM, np.float32)})
@@ -75,7 +80,9 @@ def test_update_kappa_and_declared_concepts(stub, client, scored):
     (["fixed_threshold"], {"fixed_threshold": 2.0}, "fixed_threshold"),
     (["template_std_max"], {"template_std_max": -0.1}, "template_std_max"),
     (["concepts"], {"concepts": ["!!!"]}, "concepts"),
-    (["aliases"], {"aliases": {"k1": "k2"}}, "aliases"),  # k1 is a concept of its own
+    # k1 is a concept of its own: refused in a closed vocabulary (`scored`); an open one (the
+    # default) accepts it, the alias shadowing the word (tests/integration/test_fast_front_appends.py)
+    (["aliases"], {"aliases": {"k1": "k2"}}, "aliases"),
     (["kappa", "rho"], {"kappa": 2.0, "rho": 0.2}, "rho"),  # one bad field: the good one is not applied either
 ])
 def test_update_failures_change_nothing(stub, client, scored, paths, config, words):

@@ -40,7 +40,7 @@ class TextEvidence(RuleBasedStateMachine):
         self.memory.create_namespace(NamespaceSettings(name="open", encoder="none", spaces=(), templates=TEMPLATE,
                                                        open_vocabulary=True))
         self.memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), templates=TEMPLATE,
-                                                       concepts=tuple(NOUNS)))
+                                                       concepts=tuple(NOUNS), open_vocabulary=False))
         self.texts: dict[tuple[str, str], str] = {}
         self.observed: dict[tuple[str, str], set[str]] = {}
 
