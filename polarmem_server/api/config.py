@@ -69,7 +69,7 @@ class ServerConfig:
     dtype: str = ""  # "": the engine's default (float32 for transformers, the checkpoint's for tensorrt_llm)
     engine_backend: str = ""  # tensorrt_llm only: pytorch (default) | tensorrt
     engine_max_length: int = 0  # 0: the engine's default prompt + answer length
-    engine_max_batch: int = 64
+    engine_max_batch: int = 512  # 8 items of 16 concepts x 4 templates: the packed scorer fills a pass (docs/engines.md)
     engine_max_delay_ms: float = 5.0
     engine_queue: int = 1024
     engine_timeout_s: float = 60.0

@@ -29,10 +29,10 @@ def create_engine(name: str, model: str = "", device: str = "cpu", **options) ->
             raise ValueError("engine 'tensorrt_llm' needs --model PATH")
         return TensorRTLLMEngine(model, **options)
     if name == "embedding":
-        from polarmem_server.scoring.encoder import load_encoder
+        from polarmem_server.scoring.encoder import require_encoder
         from polarmem_server.scoring.embedding_engine import EmbeddingEngine
 
-        return EmbeddingEngine(load_encoder(model or "minilm"), **options)
+        return EmbeddingEngine(require_encoder(model or "minilm"), **options)
     if name == "lexical":
         from polarmem_server.scoring.lexical_engine import LexicalEngine
 

@@ -68,6 +68,10 @@ class ScoringEngine(ABC):
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         ...
 
+    def prepare(self, request: ScoreRequest) -> None:
+        """Host work for `request` that can run ahead on the submitting thread while the engine
+        scores another batch (tokenising): optional, and never required for `score`."""
+
     def generate(self, prompt: str, item: ScoreItem | None = None, max_tokens: int = 64) -> str:
         raise NotImplementedError(f"engine {self.name!r} does not generate text")
 

@@ -51,6 +51,11 @@ class MicroBatcher:
         self._worker.start()
 
     def submit(self, request: ScoreRequest) -> Future:
+        try:
+            # on the caller's thread, while the worker may be running the engine on another batch
+            self.engine.prepare(request)
+        except Exception:  # noqa: BLE001 - score() meets the same problem and reports it to this request alone
+            pass
         future: Future = Future()
         with self._cond:
             if self._closed:

