@@ -174,7 +174,7 @@ const WordSet& personal_pronouns() {
 // Past-habit verbs that are cues only as a subject's transitive verb: "User quit smoking", not
 // "a stopped train" or "a bus stopped at the light" (COCO dev captions).
 const WordSet& habit_verbs() {
-  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels");
+  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold");
   return words;
 }
 
@@ -802,7 +802,11 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
       if (w.size() == 2 && whole_token) {  // a letters-only token is ASCII throughout: two bytes
         const std::size_t at = toks[i].byte;
         const bool first = std::isupper(static_cast<unsigned char>(utf8[at]));
-        acronym = first && (std::isupper(static_cast<unsigned char>(utf8[at + 1])) || !sentence_initial(i));
+        // a capitalised two-letter name may open a sentence too ("Jo has a collie"), unless it is
+        // a word that opens sentences ("Oh", "Go left")
+        static const WordSet openers = words_of("oh ok hi ah eh ha yo ye mr ms dr st go");
+        acronym = first && (std::isupper(static_cast<unsigned char>(utf8[at + 1])) || !sentence_initial(i) ||
+                            !openers.count(w));
       }
       return (all_letters(w) || hyphenated_letters(w)) && (w.size() >= 3 || acronym) && !is_stopword(w) &&
              !contrast_words().count(w) && !non_concepts().count(w);

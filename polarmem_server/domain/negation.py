@@ -204,6 +204,10 @@ canceled
 cancels
 used to
 no more
+# (agent memory dev, tests/data/agent_memory: "Kwame sold his car", "Omar is back from paternity
+# leave": what the subject no longer has or does)
+sold
+back from
 # preferences against ("allergic to X" is the key evidence against X, never HAS X):
 allergic to
 is allergic to
@@ -294,6 +298,12 @@ has resolved
 have resolved
 is resolved
 was resolved
+# a thing switched off ("email alerts were switched off"; agent memory dev), only after its verb
+# "be"; not "turned off": a COCO dev "television is turned off" is still in the picture
+was switched off
+were switched off
+is switched off
+are switched off
 """
 
 _PSEUDO = """
@@ -338,6 +348,9 @@ never missed
 never forgets
 never forgot
 never fails to
+never drops
+never drop
+never dropped
 never fail to
 not without
 can't wait
@@ -417,6 +430,8 @@ reported
 """
 
 _RESOLUTION = """
+sold
+back from
 stopped
 quit
 quits

@@ -242,3 +242,22 @@ def test_a_namespace_table_without_hedges_reads_them_as_words(vocab):
                                   negation.CLINICAL.terminators, negation.CLINICAL.resolution)
     assert polarity("Might be pneumonia.", vocab, table) == {"pneumonia": "affirmed"}
     assert negation.CLINICAL.with_changes(pre=["nix"]).hedge == negation.CLINICAL.hedge
+
+
+@pytest.mark.parametrize("text, concepts, expected", [
+    # chosen on tests/data/agent_memory dev (issue 52): what the subject no longer has or does
+    ("Kwame sold his car in April.", ["kwame", "car"], {"kwame": False, "car": True}),
+    ("Omar is back from paternity leave.", ["omar", "leave"], {"omar": False, "leave": True}),
+    ("Email alerts were switched off in February.", ["email", "alert"], {"email": True, "alert": True}),
+    ("Maya switched off the TV.", ["maya", "tv"], {"maya": False, "tv": False}),  # no "be": not a cue
+    ("The television is turned off.", ["television"], {"television": False}),  # COCO dev: still there
+    ("Beacon never drops an alert.", ["beacon", "alert"], {"beacon": False, "alert": False}),
+])
+def test_agent_memory_cues(text, concepts, expected):
+    assert parse(text, Vocabulary(concepts)).polarity() == {i: expected[name] for i, name in enumerate(concepts)}
+
+
+def test_a_two_letter_name_may_open_a_sentence():
+    from polarmem_server.domain.text import content_terms
+    assert "jo" in content_terms("Jo has a border collie.")  # agent memory dev: no concept jo before
+    assert "oh" not in content_terms("Oh, a collie.")
