@@ -51,8 +51,11 @@ def question_terms(plan: QueryPlan) -> tuple[list[tuple[int, int]], list[str]]:
     subject = next((c for c in plan.parsed.subjects if c in plan.required), None) if plan.parsed else None
     terms = [(c, SUBJECT if c == subject else TOPIC) for c in plan.required]
     terms += [(c, FORBIDDEN) for c in plan.forbidden]
-    unknown = [word for word in dict.fromkeys(plan.unknown)
-               if word not in textproc.NON_CONCEPT_WORDS and word not in ASKING_WORDS]
+    asked = [word for word in dict.fromkeys(plan.unknown) if word not in ASKING_WORDS]
+    unknown = [word for word in asked if word not in textproc.NON_CONCEPT_WORDS]
+    if not unknown and all(role == SUBJECT for _, role in terms):
+        # "does Jo drink?": the verb is all the question asks beyond the name; no note verifies it
+        unknown = asked
     return terms, unknown
 
 

@@ -232,9 +232,10 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   };
   // similarity moved by the label; a superseded note just below the note that revises it
   std::vector<double> key(candidates.size());
+  // A superseded note is shown, not hidden (it says what held before): no penalty, only below
+  // the note that revises it.
   const auto shift = [&](Label label) {
-    const int group = group_of(label);
-    return group == 0 ? rule.verified_bonus : group == 2 ? -rule.contradiction_penalty : 0.0;
+    return is_verified_answer(label) ? rule.verified_bonus : label == Label::kConflict ? -rule.contradiction_penalty : 0.0;
   };
   for (const auto& hit : hits) {
     key[hit.candidate] = candidates[hit.candidate].similarity + shift(hit.label);

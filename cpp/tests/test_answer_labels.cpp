@@ -127,6 +127,10 @@ POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   CHECK(answer.hits[1].label == Label::kSuperseded);
   CHECK(answer.hits[1].superseded_by == "quit");
   CHECK(answer.hits[1].status == "SUPERSEDED by quit of 2026-07-01: NOT_HAS coffee (this note 2026-02-01)");
+  // shown, not pushed out: a superseded note outranks a less similar RELATED one
+  const std::vector<Candidate> three = {{"daily", {1, 1}, 0.8f, feb}, {"quit", {1, -1}, 0.6f, jul}, {"tea", {1, 0}, 0.5f, jul}};
+  const Answer shown = answer_question(coffee_question(), three, 2, AnswerRule{1.0, 0.1, 1.0});
+  CHECK(shown.hits.size() == 2 && shown.hits[1].label == Label::kSuperseded);
   // a newer note that answers nothing does not revise: it only shares a word
   // ("does Leo take the bus to school?": "used to take the school bus", later "sweets on school days")
   const Question bus{{{"leo", Role::kSubject}, {"bus", Role::kTopic}, {"school", Role::kTopic}}, {}, true};

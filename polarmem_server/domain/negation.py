@@ -208,6 +208,11 @@ no more
 # leave": what the subject no longer has or does)
 sold
 back from
+# (conversations dev, tests/data/conversations: "Ben withdrew from the Manchester marathon")
+withdrew from
+withdrawn from
+pulled out of
+dropped out of
 # preferences against ("allergic to X" is the key evidence against X, never HAS X):
 allergic to
 is allergic to
@@ -432,6 +437,10 @@ reported
 _RESOLUTION = """
 sold
 back from
+withdrew from
+withdrawn from
+pulled out of
+dropped out of
 stopped
 quit
 quits

@@ -57,7 +57,7 @@ def answers(tmp_path_factory):
         assert created.returncode == 0, created.stderr
         command, *args = polarmem("mcp", "-n", "notes", "--address", server.address)
         questions = ["does Maya drink coffee?", "a snack for Leo with no peanuts", "does Leo go skydiving?",
-                     "does Tom have a dog?", "what does Maya work on"]
+                     "does Tom have a dog?", "what does Maya work on", "does Tom drink?"]
 
         async def run():
             async with Client(StdioServerParameters(command=command, args=args, cwd=str(tmp_path))) as client:
@@ -101,6 +101,13 @@ def test_verified_means_the_questions_constraints_hold(answers):
     assert not any(answer.startswith("VERIFIED") for note, answer in seen.items() if note != "n-snack")
     assert labels(bodies["what does Maya work on"])["n-atlas"] == "VERIFIED: maya, work"
     assert labels(bodies["does Tom have a dog?"])["n-dog"] == "VERIFIED: tom, dog"
+
+
+def test_a_name_alone_never_verifies_a_question_that_asks_more(answers):
+    bodies, _ = answers
+    body = bodies["does Tom drink?"]  # "drink" is no concept, yet it is what the question asks
+    assert labels(body)["n-dog"] == "RELATED: tom"
+    assert body["context"].startswith("(no verified evidence for: tom, drink)")
 
 
 def test_a_question_no_note_answers_says_so(answers):

@@ -252,6 +252,7 @@ def test_a_namespace_table_without_hedges_reads_them_as_words(vocab):
     ("Maya switched off the TV.", ["maya", "tv"], {"maya": False, "tv": False}),  # no "be": not a cue
     ("The television is turned off.", ["television"], {"television": False}),  # COCO dev: still there
     ("Beacon never drops an alert.", ["beacon", "alert"], {"beacon": False, "alert": False}),
+    ("Ben withdrew from the Manchester marathon.", ["ben", "marathon"], {"ben": False, "marathon": True}),
 ])
 def test_agent_memory_cues(text, concepts, expected):
     assert parse(text, Vocabulary(concepts)).polarity() == {i: expected[name] for i, name in enumerate(concepts)}

@@ -23,8 +23,8 @@
 //   RELATED     otherwise: similar, or about the subject, but verifying nothing asked.
 // Order: by similarity moved up for the verified answers (VERIFIED, ANSWERS_NO, CONSTRAINT), half
 // as far for a RELATED note holding everything asked but silent on what the question excludes,
-// and down for SUPERSEDED and CONFLICT (AnswerRule), a superseded note always below the note that
-// revises it; and the note plain similarity puts first is always among the k shown (labelled),
+// and down for CONFLICT (AnswerRule); a superseded note keeps its similarity but always stays
+// below the note that revises it; and the note plain similarity puts first is always among the k shown (labelled),
 // so relevance is never lost to the logic.
 #pragma once
 
