@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         report["build_s"] = build(args.data_dir, args.items, args.dim)
         marker.write_text(str(args.items))
     times = []
-    for attempt in range(args.starts):
+    for _ in range(args.starts):
         elapsed, count = time_to_serving(args.data_dir)
         if count != args.items:
             raise SystemExit(f"the server holds {count} items, expected {args.items}")

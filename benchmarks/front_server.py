@@ -25,7 +25,7 @@ from types import SimpleNamespace
 
 import grpc
 
-from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
+from polarmem.v1 import memory_service_pb2
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.server import ErrorsAndMetricsInterceptor

@@ -24,8 +24,8 @@ from polarmem_server.index import AnnSpec, Index, SpaceSpec  # noqa: E402
 
 
 def main() -> None:
-    n, dim, k = int(os.environ.get("N", 1_000_000)), 384, 10
-    efc = int(os.environ.get("EFC", 200))
+    n, dim, k = int(os.environ.get("N", "1000000")), 384, 10
+    efc = int(os.environ.get("EFC", "200"))
     rng = np.random.default_rng(7)
     X, queries = low_rank_corpus(n, 200, dim, rng)
     has, not_has = concepts(n, rng)
@@ -53,11 +53,11 @@ def main() -> None:
 
     for name, sc in SCENARIOS.items():
         for ef in (int(e) for e in os.environ.get("EFS", "16,64").split(",")):
-            times = [timed_each(lambda q: search(sc, q, ef), queries)[0] for _ in range(int(os.environ.get("REPS", 3)))]
+            times = [timed_each(lambda q: search(sc, q, ef), queries)[0] for _ in range(int(os.environ.get("REPS", "3")))]
             print(f"{name:15s} ef {ef:3d}: {min(times):.3f} ms (rounds {' '.join(f'{t:.3f}' for t in times)})", flush=True)
     if os.environ.get("LOOP"):
         sc = SCENARIOS[os.environ["LOOP"]]
-        end = time.time() + float(os.environ.get("LOOP_S", 20))
+        end = time.time() + float(os.environ.get("LOOP_S", "20"))
         while time.time() < end:
             for q in queries:
                 search(sc, q, 64)

@@ -1,5 +1,6 @@
 """Typed stub of the compiled retrieval core (cpp/bindings/module.cpp). Private: use
-polarmem_server.index. Checked against the built module by tests/unit/test_core_stub.py."""
+polarmem_server.index. Checked against the built module by tests/unit/test_index_core.py
+(test_stub_names_match_the_compiled_module)."""
 
 import enum
 from collections.abc import Sequence
@@ -243,7 +244,7 @@ class TriggerTable:
     """Negation cue phrases by kind (words joined by one space)."""
 
     def __init__(self, pre: list[str], post: list[str], pseudo: list[str], terminators: list[str],
-                 resolution: list[str], window: int | None) -> None: ...
+                 resolution: list[str], window: int | None, hedge: list[str] = ...) -> None: ...
 
 class ConceptKeys:
     """A vocabulary's lookup keys -> concept ids."""
@@ -255,6 +256,28 @@ class ConceptKeys:
     @property
     def size(self) -> int: ...
 
+# (concept, start, end, negated, cue, resolution, uncertain, subject)
+_ParsedMention = tuple[int, int, int, bool, str, bool, bool, bool]
+# (word, start, end, negated, uncertain, subject)
+_ParsedUnknown = tuple[str, int, int, bool, bool, bool]
+
 def parse_text(
     utf8: bytes, keys: ConceptKeys, triggers: TriggerTable
-) -> tuple[list[tuple[int, int, int, bool, str, bool]], list[tuple[str, int, int, bool]], list[tuple[int, int]]]: ...
+) -> tuple[list[_ParsedMention], list[_ParsedUnknown], list[tuple[int, int]]]: ...
+
+# ---- the agent's recall labels (cpp/include/polarmem/answer_labels.hpp; answer_recall.py wraps it) ----
+
+# terms: (name, role 0 subject / 1 topic / 2 forbidden); candidates: (id, state per term, similarity,
+# created_ms). Returns ([(candidate index, label, status, superseded_by)] in the order shown, summary).
+def answer_question(
+    terms: Sequence[tuple[str, int]],
+    unknown_topics: Sequence[str],
+    presence: bool,
+    candidates: Sequence[tuple[str, Sequence[int], float, int]],
+    k: int,
+    topic_coverage: float,
+    verified_bonus: float,
+    contradiction_penalty: float,
+) -> tuple[list[tuple[int, str, str, str]], str]: ...
+def is_presence_question(utf8: bytes) -> bool: ...
+

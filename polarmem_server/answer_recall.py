@@ -32,9 +32,10 @@ TOPIC_COVERAGE = 1.0
 # AnswerRule): up for a verified answer, down for a contradiction. Chosen on the same dev splits.
 VERIFIED_BONUS = 0.1
 CONTRADICTION_PENALTY = 1.0
-# Candidates drawn from plain similarity: enough that the logic's labels, not the cut-off, decide
-# what is shown.
-SIMILAR_CANDIDATES = 20
+# Candidates drawn from plain similarity (at least k): enough that the logic's labels, not the
+# cut-off, decide what is shown; the logic's own searches add theirs. 10 and 20 gave the same
+# figures on the dev sets (benchmarks/agent_memory_sweep.py); 10 reads half the records.
+SIMILAR_CANDIDATES = 10
 # Words a question uses to ask, not to say what it asks about: never a topic left unverified.
 ASKING_WORDS = frozenset("""
 kind kinds type types sort sorts thing things stuff anything something everything nothing lot lots
@@ -65,8 +66,9 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
     vocabulary = namespace.vocabulary
     plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
     vectors = dict(query.vectors)
-    if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
-        vectors["sem"] = _encoder(namespace).encode([query.text])[0]  # the whole question (module doc)
+    encoder = _encoder(namespace) if "sem" not in vectors and query.text and "sem" in namespace.spaces else None
+    if encoder is not None:
+        vectors["sem"] = encoder.encode([query.text])[0]  # the whole question (module doc)
     if not vectors and not plan.required and not plan.forbidden:
         raise InvalidArgument("query is empty: give text, vectors, or required / forbidden concepts")
     terms, unknown = question_terms(plan)
@@ -80,22 +82,23 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
             with_records=True, exact=not query.approximate, ef_search=query.ef_search))
 
     k = query.k
-    similar = search("off", max(SIMILAR_CANDIDATES, 2 * k), plan.required, plan.forbidden)
+    similar = search("off", max(SIMILAR_CANDIDATES, k), plan.required, plan.forbidden)
     found = list(similar.hits)
     if topics:  # notes holding an asked topic, most similar first
         found += search("hard", k, topics, []).hits
     for concept in [*topics, *plan.forbidden]:  # notes holding it as NOT_HAS: a "no", a constraint
         found += search("hard", k, subjects, [concept], absent_verified=True).hits
     candidates = _with_records(backend, namespace, found)
+    states = [_states(record, terms) for _, record in candidates]
     labelled, summary = _core.answer_question(
         [(vocabulary.name(c), role) for c, role in terms], unknown,
         _core.is_presence_question(query.text.encode("utf-8", "surrogatepass")),
-        [(hit.item_id, _states(record, terms), hit.score, record.created_ms) for hit, record in candidates],
+        [(hit.item_id, state, hit.score, record.created_ms) for (hit, record), state in zip(candidates, states)],
         k, TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY)
     hits = []
     for index, label, answer, superseded_by in labelled:
         hit, record = candidates[index]
-        hits.append(_hit(namespace, hit.item_id, hit.score, record, terms, label, answer, superseded_by))
+        hits.append(_hit(namespace, hit.item_id, hit.score, record, terms, states[index], label, answer, superseded_by))
     result = RecallResult(hits, dict(similar.tier_counts), plan, [vocabulary.name(c) for c in plan.required],
                           [vocabulary.name(c) for c in plan.forbidden], mode_used=query.mode.value,
                           answer_summary=summary)
@@ -121,10 +124,9 @@ def _states(record, terms: list[tuple[int, int]]) -> list[int]:
     return [STATE.get(by_concept.get(c), 0) for c, _ in terms]
 
 
-def _hit(namespace: Namespace, item_id: str, score: float, record, terms: list[tuple[int, int]], label: str,
-         answer: str, superseded_by: str) -> Hit:
+def _hit(namespace: Namespace, item_id: str, score: float, record, terms: list[tuple[int, int]], states: list[int],
+         label: str, answer: str, superseded_by: str) -> Hit:
     names = namespace.vocabulary.name
-    states = _states(record, terms)
     entailed = [names(c) for (c, role), s in zip(terms, states) if role != FORBIDDEN and s > 0]
     conflicted = [names(c) for (c, role), s in zip(terms, states)
                   if (role == FORBIDDEN and s > 0) or (role != FORBIDDEN and s < 0)]

@@ -55,8 +55,9 @@ def candidate_ids(backend: Backend, namespace: Namespace, names: Sequence[str]) 
     for name in names:
         words = textproc.content_terms(name) or [name]
         # a word's own concept holds the items that wrote it (an alias may redirect the word since)
-        ids = [vocabulary.own_id(word) for word in words]
-        if any(concept_id is None for concept_id in ids):
+        own = [vocabulary.own_id(word) for word in words]
+        ids = [concept_id for concept_id in own if concept_id is not None]
+        if len(ids) < len(own):
             continue  # a word no stored text mentions: neither does any text mention the name
         if len(words) == 1 and vocabulary.lookup(name) == ids[0]:  # (an alias resolves elsewhere)
             continue  # a word of the open vocabulary: every note that wrote it holds it already

@@ -330,7 +330,7 @@ class Index:
         vectors: Mapping[str, Any] | None = None,
         has: Sequence[Iterable[int]] | None = None,
         not_has: Sequence[Iterable[int]] | None = None,
-        kinds: Sequence[str | int] | str = "visual",
+        kinds: Sequence[str | int] | str | np.ndarray = "visual",
         grades: Sequence[Mapping[int, int]] | GradeCSR | None = None,
     ) -> np.ndarray:
         """Append ``count`` items; returns their slots.
@@ -612,7 +612,7 @@ class Index:
         return (space, rows, present, None)
 
     @staticmethod
-    def _kind_codes(kinds: Sequence[str | int] | str, count: int) -> np.ndarray:
+    def _kind_codes(kinds: Sequence[str | int] | str | np.ndarray, count: int) -> np.ndarray:
         if isinstance(kinds, str):
             kinds = [kinds] * count
         if isinstance(kinds, np.ndarray) and kinds.dtype.kind in "iu":

@@ -246,7 +246,7 @@ class Memory:
             seen: set[str] = set()
             stored = self.backend.stored_ids(ns, [value.id for _, value, _ in checked if value.id])
             ready = []
-            for i, value, item in checked:
+            for i, value, _ in checked:
                 outcome = verified.get(i)
                 if isinstance(outcome, Exception):  # the engine failed or rejected this item
                     results[i] = outcome

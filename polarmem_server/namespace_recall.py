@@ -41,6 +41,8 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
         raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
                                  "set at creation); drop approximate or create a namespace with one")
     rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
+    recall_mode = rule.recall_mode if rule is not None else mode
+    assert recall_mode is not None  # rule is None only where a mode is named
     try:
         ranking = confidence_in_force(namespace.rule.rule, rule is not None, rank_by_confidence, mode)
     except ValueError as exc:
@@ -48,7 +50,7 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
     required = None if required is None else list(required)  # read twice below
     forbidden = None if forbidden is None else list(forbidden)
     query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
-                         rule.recall_mode if rule is not None else mode, soft_lambda,
+                         recall_mode, soft_lambda,
                          exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
                          approximate, ef_search, ranking, recency_half_life_s, recency_weight)
     # A replica (--processes) learns nothing: the phrase stays unknown there until the primary

@@ -71,4 +71,6 @@ def calibrate(writer: Writer, namespace: Namespace, scores: Sequence[float], pre
         # New components move a calibrated partition; a re-chosen partitioner moves any.
         if namespace.partitioner == "calibrated" or namespace.partitioner != partitioner_before:
             writer.rewrite_all(namespace)
-        return namespace.calibration
+        calibration = namespace.calibration
+        assert calibration is not None  # set above; fit_calibration only refits its prevalences
+        return calibration

@@ -65,7 +65,7 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
 from polarmem_server.domain.rule_choice import describe_confidence
 from polarmem_server.domain.suggest import closest_names, unknown_concepts_message
-from polarmem_server.errors import InvalidArgument
+from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.scoring.encoder import Encoder, load_encoder
 from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
 
@@ -79,6 +79,13 @@ _concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _encoder(namespace: Namespace) -> Encoder | None:
     return load_encoder(namespace.settings.encoder)
+
+
+def _required_encoder(namespace: Namespace) -> Encoder:
+    encoder = _encoder(namespace)
+    if encoder is None:
+        raise InvalidArgument(f"namespace {quoted(namespace.name)} has no text encoder (encoder 'none')")
+    return encoder
 
 
 def concept_vectors(namespace: Namespace) -> np.ndarray:
@@ -95,9 +102,9 @@ def concept_vectors(namespace: Namespace) -> np.ndarray:
     names = vocabulary.names
     if cached is not None and len(names) >= len(cached[1]) and names[:len(cached[1])] == cached[1]:
         added = names[len(cached[1]):]
-        vectors = np.concatenate([cached[2], _encoder(namespace).encode(added)]) if added else cached[2]
+        vectors = np.concatenate([cached[2], _required_encoder(namespace).encode(added)]) if added else cached[2]
     else:
-        vectors = _encoder(namespace).encode(names)
+        vectors = _required_encoder(namespace).encode(names)
     _concept_vectors[namespace] = (version, names, vectors)
     return vectors
 
@@ -269,13 +276,14 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     vocabulary = namespace.vocabulary
     plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
     vectors = dict(query.vectors)
-    if "sem" not in vectors and query.text and "sem" in namespace.spaces and _encoder(namespace) is not None:
+    encoder = _encoder(namespace) if "sem" not in vectors and query.text and "sem" in namespace.spaces else None
+    if encoder is not None:
         # The semantic half of the logic's modes embeds the query's affirmative part: "anything
         # except a bus" must not rank buses first by similarity (docs/quality.md measures it).
         # Mode off is plain similarity: the whole text. A client vector is used as sent.
         parsed = plan.parsed if plan.parsed is not None else textproc.parse(query.text, vocabulary)
         affirmative = "" if query.mode == RecallMode.OFF else textproc.affirmative_part(query.text, parsed)
-        vectors["sem"] = _encoder(namespace).encode([affirmative or query.text])[0]
+        vectors["sem"] = encoder.encode([affirmative or query.text])[0]
     if not vectors and not plan.required and not plan.forbidden:
         skipped = f" (unknown concepts skipped: {', '.join(n for n, _ in plan.unknown_concepts)})" if plan.unknown_concepts else ""
         raise InvalidArgument(f"query is empty{skipped}: give text, vectors, or required / forbidden concepts")
@@ -332,9 +340,9 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
     if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and ranking.used:
-        ranked = describe_confidence(ranking) if honoured else \
+        described = describe_confidence(ranking) if honoured else \
             "confidence ranking not applied: this backend keeps no confidence grades"
-        result.mode_reason = f"{result.mode_reason}; {ranked}" if result.mode_reason else ranked
+        result.mode_reason = f"{result.mode_reason}; {described}" if result.mode_reason else described
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
         kept = {h.item_id for h in result.hits}
@@ -449,8 +457,11 @@ def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DE
     names = namespace.vocabulary.name
     entries = []
     for hit in hits:
-        evidence = hit.record.evidence
-        entries.append((hit.answer or hit.status, hit.record.text or hit.record.uri or hit.item_id,
+        record = hit.record
+        if record is None:
+            raise ValueError("render_context needs hits recalled with explanations (they carry their records)")
+        evidence = record.evidence
+        entries.append((hit.answer or hit.status, record.text or record.uri or hit.item_id,
                         [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS],
                         [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]))
     return _core.fact_check_context(entries, budget_chars, list(query_concepts))

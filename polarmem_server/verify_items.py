@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
 
-from polarmem_server.domain.items import ItemInput, check_evidence
+from polarmem_server.domain.items import Evidence, ItemInput, check_evidence
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.errors import Unimplemented
 from polarmem_server.scoring.verification import Verifier
@@ -17,7 +16,7 @@ Submitted = Callable[[Future], None]
 
 
 def verify_batch(verifier: Verifier | None, namespace: Namespace, items: list[tuple[int, ItemInput]],
-                 deadline: float | None, on_submit: Submitted | None) -> dict[int, Any]:
+                 deadline: float | None, on_submit: Submitted | None) -> dict[int, Evidence | Exception]:
     """Scores items through the verifier port: index -> the verified Evidence, or the
     exception that fails the item. All are submitted before any is awaited, so the batcher
     scores them together."""
@@ -27,7 +26,8 @@ def verify_batch(verifier: Verifier | None, namespace: Namespace, items: list[tu
         verifier = require_verifier(verifier)
     except Unimplemented as exc:
         return {i: exc for i, _ in items}
-    started, out = {}, {}
+    started: dict[int, tuple[Future, list[str]]] = {}
+    out: dict[int, Evidence | Exception] = {}
     for i, item in items:
         try:
             concepts = verifier.candidate_concepts(item.text, item.content, list(item.verify_concepts),

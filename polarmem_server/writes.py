@@ -30,7 +30,7 @@ from polarmem_server.domain.mixtures import MIN_CALIBRATION_SCORES, fit_beta_mix
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import AlreadyExists, NotFound, quoted
-from polarmem_server.scoring.encoder import Encoder, load_encoder, serialise_state
+from polarmem_server.scoring.encoder import Encoder, load_encoder, require_encoder, serialise_state
 from polarmem_server.storage.backend import Backend, ItemWrite
 
 Change = Callable[[records_pb2.ItemRecord], None]
@@ -64,7 +64,8 @@ class Writer:
 
     def concept_ids(self, namespace: Namespace, names: Sequence[str]) -> dict[str, int]:
         """Id of every name, binding new ones through the backend (so every process agrees)."""
-        ids, new = {}, {}
+        ids: dict[str, int] = {}
+        new: dict[str, str] = {}  # normalised -> as given
         for name in names:
             known = namespace.vocabulary.lookup(name)
             if known is None:
@@ -79,7 +80,9 @@ class Writer:
             namespace.bind_concepts(list(new.values()), bound)
             for name in names:
                 if name not in ids:
-                    ids[name] = namespace.vocabulary.lookup(name)
+                    bound_id = namespace.vocabulary.lookup(name)
+                    assert bound_id is not None  # bound just above
+                    ids[name] = bound_id
         return ids
 
     def catch_up(self, namespace: Namespace) -> bool:
@@ -146,7 +149,7 @@ class Writer:
             return
         missing = [(record, vectors) for record, vectors in pairs if "sem" not in vectors]
         if missing:
-            encoded = self.encoder(namespace).encode([self.sem_text(namespace, r) for r, _ in missing])
+            encoded = require_encoder(namespace.settings.encoder).encode([self.sem_text(namespace, r) for r, _ in missing])
             for (_, vectors), vector in zip(missing, encoded):
                 vectors["sem"] = vector
 

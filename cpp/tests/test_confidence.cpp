@@ -505,7 +505,7 @@ POLARMEM_TEST(weighted_requests_run_exactly_alone_and_in_batches) {
   CHECK(!got.approximate);
   CHECK(matches(got, reference(*index, items, identity(items.n), r)));
   std::vector<SearchRequest> batch;
-  for (std::size_t q = 0; q < 6; ++q) batch.push_back(weighted(request(items, q, {q % 5u}, {(q + 1) % 5u}, 20, 0, 0), 0.5f, 0.5f));
+  for (std::size_t q = 0; q < 6; ++q) batch.push_back(weighted(request(items, q, {static_cast<std::uint32_t>(q % 5u)}, {static_cast<std::uint32_t>((q + 1) % 5u)}, 20, 0, 0), 0.5f, 0.5f));
   const auto results = index->search(batch);
   for (std::size_t q = 0; q < batch.size(); ++q) CHECK(matches(results[q], reference(*index, items, identity(items.n), batch[q])));
   // A weight with no concept on its side adds nothing: the request keeps the approximate path.

@@ -62,7 +62,7 @@ SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.
 def unavailable_reason() -> str | None:
     """Why the compiled front cannot run here (None: it can)."""
     try:
-        from polarmem_server import _front  # noqa: F401
+        import polarmem_server._front  # noqa: F401 - (this form: see FastFrontHost)
     except ImportError as exc:
         return (f"the compiled Recall front was not built ({exc}); install Debian's libgrpc++-dev and "
                 "protobuf-compiler-grpc and reinstall the package (`make install` does both)")
@@ -78,7 +78,8 @@ class FastFrontHost:
 
     def __init__(self, memory, address: str, upstream: str, authorizer, tls_cert: str = "", tls_key: str = "",
                  max_in_flight: int = 0, max_receive_bytes: int = 4 << 20) -> None:
-        from polarmem_server import _front
+        # not `from polarmem_server import _front`: with no stub of it, mypy calls that a missing attribute
+        import polarmem_server._front as _front
 
         cert = Path(tls_cert).read_text() if tls_cert else ""
         key = Path(tls_key).read_text() if tls_key else ""

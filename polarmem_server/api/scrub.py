@@ -28,10 +28,12 @@ PAUSE_S = 0.005
 
 def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[str]]:
     """(keys read, RocksDB's corruption messages) over every column family of an open Rdict."""
-    keys, found = 0, []
+    keys = 0
+    found: list[str] = []
     for name in COLUMN_FAMILIES:
         options = ReadOptions()
-        options.fill_cache(False)
+        # rocksdict's stub leaves out the argument its binding takes (fill_cache($self, v))
+        options.fill_cache(False)  # type: ignore[call-arg]
         iterator = db.get_column_family(name).iter(options)
         try:
             iterator.seek_to_first()
@@ -57,7 +59,7 @@ class Scrubber:
     """Scrubs the store every ``interval_s`` seconds in a daemon thread (first after one interval)."""
 
     def __init__(self, db_of: Callable[[], object], interval_s: float,
-                 report: Callable[[str], None]) -> None:
+                 report: Callable[[str], object]) -> None:
         self._db_of = db_of
         self._interval_s = interval_s
         self._report = report

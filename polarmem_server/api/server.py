@@ -38,6 +38,7 @@ import threading
 import time
 from concurrent import futures
 from pathlib import Path
+from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -52,7 +53,7 @@ from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
-from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaRole, open_replica_memory,
+from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaMemory, ReplicaRole, open_replica_memory,
                                            replica_handler)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.api.replica_supervisor import ReplicaSupervisor
@@ -370,10 +371,10 @@ class PolarMemServer:
         self.metrics_port = 0
         self._grpc: grpc.Server | None = None
         self._health = health.HealthServicer()
-        self._metrics_httpd = None
+        self._metrics_httpd: WSGIServer | None = None
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
-        self.verifier = None
+        self.verifier: Verifier | None = None
         self.authorizer = Authorizer()
         self.store_metrics = StoreMetrics(self.metrics.registry)
         self.storage_damage = StorageDamage(
@@ -485,7 +486,7 @@ class PolarMemServer:
             why = "is in use by another process" if _port_in_use(cfg.address) else "cannot be bound (not an address of this machine?)"
             raise ConfigError(f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)")
         if cfg.fast_front_address:
-            self._listen_for_front()
+            self._listen_for_front(self._grpc)
         self._grpc.start()
         if cfg.metrics_port >= 0:
             try:
@@ -511,32 +512,35 @@ class PolarMemServer:
                 self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
                                      on_store_write=self.metrics.store_write.observe, verifier=self.verifier,
                                      graph_checkpoint_s=cfg.graph_checkpoint_s)
-        store = getattr(self.memory.backend, "store", None)  # the local backend's RocksDB store
+        memory = self.memory
+        assert memory is not None, "every branch above opens the memory (a replica's before it binds the port)"
+        store = getattr(memory.backend, "store", None)  # the local backend's RocksDB store
         if store is not None:
             self._watch_store(store)
-        self._service.memory = self.memory
+        self._service.memory = memory
         if cfg.metrics_namespace_labels:
-            self.metrics.attach(self.memory)
+            self.metrics.attach(memory)
         else:
-            self.metrics.registry.register(NamespaceTotalsCollector(self.memory))
+            self.metrics.registry.register(NamespaceTotalsCollector(memory))
         if cfg.fast_front_address:
-            self._start_front()
-        self.metrics.rebuild_seconds.set(self.memory.rebuild_seconds)
-        self.metrics.rebuild_items.set(self.memory.rebuild_items)
-        log.info("rebuilt %d items in %.2f s (%.0f items/s)", self.memory.rebuild_items, self.memory.rebuild_seconds,
-                 self.memory.rebuild_items / max(self.memory.rebuild_seconds, 1e-9))
-        self._load_encoders()  # before SERVING: a first call must not wait seconds for a model
+            self._start_front(memory)
+        self.metrics.rebuild_seconds.set(memory.rebuild_seconds)
+        self.metrics.rebuild_items.set(memory.rebuild_items)
+        log.info("rebuilt %d items in %.2f s (%.0f items/s)", memory.rebuild_items, memory.rebuild_seconds,
+                 memory.rebuild_items / max(memory.rebuild_seconds, 1e-9))
+        self._load_encoders(memory)  # before SERVING: a first call must not wait seconds for a model
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         if self.replica is not None:
-            self.refresher = Refresher(self.memory, self.replica.board, self._replica_applied,
+            assert isinstance(memory, ReplicaMemory)  # open_replica_memory's
+            self.refresher = Refresher(memory, self.replica.board, self._replica_applied,
                                        self.replica.primary_pid, self._refresh_stop).start()
             log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
-        if cfg.scrub_interval_s > 0 and cfg.backend == "local":
-            self.scrubber = Scrubber(lambda: self.memory.backend.store._db, cfg.scrub_interval_s,
+        if cfg.scrub_interval_s > 0 and cfg.backend == "local" and store is not None:
+            self.scrubber = Scrubber(lambda: store._db, cfg.scrub_interval_s,
                                      lambda text: self.storage_damage.report("scrub", "", text)).start()
         if self.group is not None:
             self.group.release(self.port)
@@ -545,21 +549,21 @@ class PolarMemServer:
         log.info("serving on %s (%s)", self.address, self.metrics_summary)
         return self
 
-    def _listen_for_front(self) -> None:
+    def _listen_for_front(self, server: grpc.Server) -> None:
         """The private Unix socket (a fresh 0700 directory) over which the compiled front hands
         this server the calls it does not answer; added before the server starts."""
         reason = unavailable_reason()
         if reason is not None:
             raise ConfigError(f"setting fast_front_address: {reason}")
         self._front_dir = str(owned_temp_dir("polarmem-front-"))
-        if self._grpc.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
+        if server.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
             raise ConfigError(f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
                               f"{tempfile.gettempdir()} is writable")
 
-    def _start_front(self) -> None:
+    def _start_front(self, memory: Memory) -> None:
         cfg = self.config
         try:
-            self.fast_front = FastFrontHost(self.memory, cfg.fast_front_address, f"unix:{self._front_dir}/upstream.sock",
+            self.fast_front = FastFrontHost(memory, cfg.fast_front_address, f"unix:{self._front_dir}/upstream.sock",
                                             self.authorizer, cfg.tls_cert, cfg.tls_key, cfg.max_concurrent_rpcs,
                                             cfg.max_message_bytes)
         except ValueError as exc:
@@ -576,9 +580,9 @@ class PolarMemServer:
         if self._front_dir is not None:
             shutil.rmtree(self._front_dir, ignore_errors=True)
 
-    def _load_encoders(self) -> None:
+    def _load_encoders(self, memory: Memory) -> None:
         """The text encoders the stored namespaces use, loaded while health says NOT_SERVING."""
-        for name in sorted({ns.settings.encoder for ns in self.memory.list_namespaces()} - {"", "none"}):
+        for name in sorted({ns.settings.encoder for ns in memory.list_namespaces()} - {"", "none"}):
             try:
                 load_encoder(name)
             except EncoderUnavailable as exc:  # text recall on those namespaces answers FAILED_PRECONDITION

@@ -22,7 +22,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
-from polarmem_server.api.fast_front import came_through_front
+from polarmem_server.api.fast_front import FastFrontHost, came_through_front
 from polarmem_server.api.recall_shape import FRONT_PORT_HEADER
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
@@ -34,7 +34,8 @@ from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, U
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server import encoder_warmup, item_operations, vocabulary_reads
 from polarmem_server.namespace_autocreate import AutoCreate
-from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, quoted
+from polarmem_server.errors import (AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, Unavailable,
+                                    quoted)
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
@@ -298,16 +299,28 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     """Converts messages to library calls and back; verification runs inside the library
     (Memory's verifier port)."""
 
-    def __init__(self, memory: Memory, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float,
+    def __init__(self, memory: Memory | None, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float,
                  verifier: Verifier | None = None) -> None:
-        self.memory = memory
+        """`memory` None: the server sets it once opened (it admits no call before that)."""
+        self._memory = memory
         self.metrics = metrics
         self.auth = authorizer
         self.backup_dir = ""  # set by the server from its configuration
         self.default_deadline_s = default_deadline_s
         self.verifier = verifier  # the server hands it to Memory (its verification port)
-        self.fast_front = None  # the compiled Recall front's host (api/fast_front.py), when the server runs one
+        # the compiled Recall front's host (api/fast_front.py), when the server runs one
+        self.fast_front: FastFrontHost | None = None
         self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            raise Unavailable("the server is starting; retry shortly")
+        return self._memory
+
+    @memory.setter
+    def memory(self, memory: Memory) -> None:
+        self._memory = memory
 
     def _info(self, namespace: Namespace) -> pb.NamespaceInfo:
         return namespace_info(namespace, self.memory.namespace_counts(namespace.name))

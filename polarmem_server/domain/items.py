@@ -131,7 +131,8 @@ def check_scores(scores: Mapping[str, Sequence[float]], where: str = "scores") -
     return out
 
 
-def check_template_count(scores: Mapping[str, Sequence[float]], templates: int, where: str = "scores") -> None:
+def check_template_count(scores: Mapping[str, Sequence[float] | np.ndarray], templates: int,
+                         where: str = "scores") -> None:
     """Client scores are one P(Yes) per template of the namespace, in template order: a concept
     scored under fewer (or more) templates would be partitioned against evidence it does not
     match, so it is refused, naming the field."""

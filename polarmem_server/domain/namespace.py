@@ -81,6 +81,7 @@ class ChangeLock:
 
     def _tell_listeners(self) -> None:
         before, after = self._before, self._fingerprint()
+        assert before is not None  # taken by the outermost acquire, whose release this is
         invalidated, self._invalidated = self._invalidated, False
         drops, appends = self.plan_epoch
         if invalidated or after.depends != before.depends or after.concepts < before.concepts:

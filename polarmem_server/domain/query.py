@@ -7,7 +7,7 @@ import enum
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from polarmem_server.domain import confidence
 from polarmem_server.domain.items import KINDS, check_concept, check_metadata, check_vectors
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.index import MAX_TOP_K, SpaceSpec  # the core's bound, checked here once
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
 
 
 class RecallMode(str, enum.Enum):
@@ -152,7 +155,7 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
         confidence=ranking, recency_half_life_s=half_life, recency_weight=weight)
 
 
-def _finite(value: object) -> bool:
+def _finite(value: object) -> TypeIs[int | float | np.integer | np.floating]:
     return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
         and math.isfinite(value)
 

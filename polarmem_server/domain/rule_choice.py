@@ -68,7 +68,7 @@ class LabelledSet:
     absent: int
 
     @classmethod
-    def of(cls, scores: Sequence[float], present: Sequence[bool]) -> LabelledSet:
+    def of(cls, scores: Sequence[float] | np.ndarray, present: Sequence[bool] | np.ndarray) -> LabelledSet:
         return cls(*balanced_accuracy(scores, present))
 
 
@@ -141,7 +141,7 @@ BY_ENGINE_LABELLED: dict[str, Rule] = {
 SAFEST = Rule("otsu", "hard")
 
 
-def balanced_accuracy(scores: Sequence[float], present: Sequence[bool]) -> tuple[float, int, int]:
+def balanced_accuracy(scores: Sequence[float] | np.ndarray, present: Sequence[bool] | np.ndarray) -> tuple[float, int, int]:
     """(balanced 0.5-threshold accuracy, present count, absent count) of a labelled set."""
     s = np.asarray(scores, dtype=np.float64)
     p = np.asarray(present, dtype=bool)

@@ -119,7 +119,7 @@ def _resolve(host: str, port: int) -> list[Address]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise ContentRefused(f"content_url: cannot resolve host {host[:100]!r} ({exc})") from None
-    return [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
@@ -135,12 +135,13 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, address: Address, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._ssl_context = ssl.create_default_context()
+        super().__init__(host, port, timeout=timeout, context=self._ssl_context)
         self._address = str(address)
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # certificate checked for the name
+        self.sock = self._ssl_context.wrap_socket(sock, server_hostname=self.host)  # certificate checked for the name
 
 
 def fetch_url(url: str, policy: FetchPolicy, limit: int, timeout_s: float) -> bytes:

@@ -118,7 +118,8 @@ def split_dev(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
     settings are chosen on the tuning half and reported, frozen, on the held-out half."""
     import hashlib
 
-    tuning, held_out = [], []
+    tuning: list[dict] = []
+    held_out: list[dict] = []
     for row in rows:
         digest = hashlib.sha256(row["id"].encode()).digest()
         (tuning if digest[0] % 2 == 0 else held_out).append(row)
@@ -281,6 +282,13 @@ class Condition:
     spectrum: str = "all"  # "all" categories per image, or "balanced" (half present)
 
     @property
+    def simulated_accuracy(self) -> float:
+        """The simulated verifier's accuracy (a simulated condition always has one)."""
+        if self.accuracy is None:
+            raise ValueError(f"condition {self.evidence}-{self.partitioner} has no simulated accuracy")
+        return self.accuracy
+
+    @property
     def name(self) -> str:
         base = f"simulated-{self.accuracy:.2f}" if self.evidence == "simulated" else self.evidence
         return f"{base}-{self.partitioner}-{self.spectrum}"
@@ -314,7 +322,7 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
     options = dict(namespace_options or {})
     if condition.partitioner == "auto" and condition.evidence == "simulated":
         # what an operator would state about this verifier: the accuracy it was simulated at
-        options["declared_accuracy"] = condition.accuracy
+        options["declared_accuracy"] = condition.simulated_accuracy
     # closed: the captions are stored as text items, and the quality figures cited for these
     # conditions were measured with only the candidate concepts (an open vocabulary, the default,
     # would make every caption word a concept)
@@ -322,7 +330,7 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
                             partitioner=condition.partitioner, open_vocabulary=False, **options)
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
-        scores = simulated_scores(rows, candidates, condition.accuracy, templates, seed)
+        scores = simulated_scores(rows, candidates, condition.simulated_accuracy, templates, seed)
     started = time.perf_counter()
 
     def items():
@@ -524,7 +532,7 @@ def plot(results: Sequence[EvaluationResult], out_dir: Path, ks: Sequence[int] =
     if len({r.condition.accuracy for r in simulated}) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
         for number, partitioner in enumerate(sorted({r.condition.partitioner for r in simulated})):
-            series = sorted((r for r in simulated if r.condition.partitioner == partitioner), key=lambda r: r.condition.accuracy)
+            series = sorted((r for r in simulated if r.condition.partitioner == partitioner), key=lambda r: r.condition.simulated_accuracy)
             # "off" ranks by similarity alone, the same for every partitioner: drawn once
             for mode, style in (("off", ":"), ("hard", "-"), ("strict", "--")):
                 if (mode == "off" and number) or mode not in series[0].metrics:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -160,7 +160,12 @@ async def gated_stdio() -> AsyncIterator[tuple[Any, Any]]:
         yield streams
 
 
-ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
+# The ASGI callable's types, as the spec (and Starlette) write them.
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class JsonRpcGate:
@@ -171,8 +176,7 @@ class JsonRpcGate:
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
         self.app, self.max_body_bytes = app, max_body_bytes
 
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]],
-                       send: Callable[[dict], Awaitable[None]]) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -193,7 +197,7 @@ class JsonRpcGate:
             return
         replayed = False
 
-        async def replay() -> dict:
+        async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
@@ -203,7 +207,7 @@ class JsonRpcGate:
         await self.app(scope, replay, send)
 
 
-async def _respond(send: Callable[[dict], Awaitable[None]], status: int, payload: dict) -> None:
+async def _respond(send: Send, status: int, payload: dict) -> None:
     data = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})

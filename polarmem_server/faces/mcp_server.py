@@ -324,7 +324,7 @@ def context_with_ids(context: str, hits, kept) -> str:
         starts.append(found)
         position = found + 1
     keep = {hit.rank for hit in kept}
-    entries = []
+    entries: list[str] = []
     for index, hit in enumerate(hits):
         if hit.rank not in keep:
             continue

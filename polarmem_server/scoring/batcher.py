@@ -98,7 +98,8 @@ class MicroBatcher:
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            batch, prompts = [], 0
+            batch: list[_Pending] = []
+            prompts = 0
             while self._queue:
                 nxt = self._queue[0]
                 if batch and prompts + nxt.request.prompt_count > self.max_batch:

@@ -150,7 +150,9 @@ class TransformersEngine(ScoringEngine):
         sequences = [(i, *self.prompts.sequences(r)) for i, r in enumerate(requests) if r.prompt_count]
         # Nothing below waits for the device until the answers are read, once, at the end: the
         # host builds the next pass's arrays while the device runs the last one.
-        answers, targets, keep = [], [], []
+        answers: list = []
+        targets: list = []
+        keep: list = []  # host arrays pinned for the copies in flight: alive until the answers are read
         for group in plan_groups(sequences, self.batch_tokens, self.row_tokens):
             lengths = [len(p) for p in group.prefixes]
             width = max(lengths)
@@ -211,6 +213,8 @@ class TransformersEngine(ScoringEngine):
             return self._run_full(suffixes, shape)
         out = self._decoder(input_ids=torch.tensor([prefix], device=self.device), use_cache=True)
         cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if cache is None:
+            raise RuntimeError("the model returned no key/value cache for the prefix (use_cache=True)")
         scores = []
         for start in range(0, len(suffixes), self.batch_size):
             chunk = suffixes[start:start + self.batch_size]

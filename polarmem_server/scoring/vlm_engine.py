@@ -133,6 +133,8 @@ class VisionLanguageEngine(ScoringEngine):
         extra = {"pixel_values": pixels, "image_grid_thw": grid} if pixels is not None else {}
         out = self.model.model(input_ids=ids, mm_token_type_ids=self._mm_types(ids), use_cache=True, **extra)
         cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if cache is None:
+            raise RuntimeError("the model returned no key/value cache for the prefix (use_cache=True)")
         delta = self.model.model.rope_deltas if pixels is not None else None
         delta = int(delta.reshape(-1)[0]) if delta is not None else 0
         scores = []

@@ -5,7 +5,6 @@ Before: an empty RememberStream with no token answered OK; a token allowed a nam
 call every RPC on it (a "reader" could Remember, Forget, DeleteNamespace); the unauthenticated
 metrics port listed every namespace name."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import grpc
 import numpy as np
 import pytest
 
-from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.auth import Authorizer, load_grants
 from polarmem_server.api.config import ConfigError

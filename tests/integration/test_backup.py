@@ -8,6 +8,7 @@ import json
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import grpc
 import numpy as np

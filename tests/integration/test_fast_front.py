@@ -213,7 +213,7 @@ def test_bad_requests_get_the_librarys_status_and_message_through_the_front(fron
     assert outcomes[0] == outcomes[1]
     if code is not None:
         assert outcomes[1][0] == code and needle in outcomes[1][1]
-    assert getattr(main.GetNamespace(pb.GetNamespaceRequest(name="t")), "namespace").item_count == 300  # nothing lost
+    assert main.GetNamespace(pb.GetNamespaceRequest(name="t")).namespace.item_count == 300  # nothing lost
 
 
 def test_item_writes_keep_plans_and_the_front_sees_them_at_once(front_server, stubs):

@@ -13,7 +13,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import grpc
 import numpy as np
 import pytest
 from prometheus_client import generate_latest
@@ -93,7 +92,7 @@ def test_engine_queue_gauges_move_with_waiting_requests(tmp_path):
         body = scrape(server)
         assert sample(body, "polarmem_engine_queue_capacity") == 7.0
         assert sample(body, "polarmem_engine_queue_requests") == 0.0
-        assert 'engine="lexical"' in next(l for l in body.splitlines() if l.startswith("polarmem_build_info{"))
+        assert 'engine="lexical"' in next(line for line in body.splitlines() if line.startswith("polarmem_build_info{"))
         results = []
 
         def remember():

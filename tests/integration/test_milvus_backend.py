@@ -6,7 +6,6 @@ import threading
 import time
 import uuid
 
-import numpy as np
 import pytest
 
 from polarmem_server.errors import InvalidArgument

@@ -6,6 +6,7 @@ import logging
 import subprocess
 import sys
 
+import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
@@ -28,8 +29,9 @@ def test_access_log_has_one_json_line_per_call(tmp_path, caplog):
     try:
         with PolarMemClient(server.address) as client, caplog.at_level(logging.INFO, logger="polarmem.access"):
             client.create_namespace("logged", spaces=[("vis", 4)], encoder="none")
-            with pytest.raises(Exception):
+            with pytest.raises(grpc.RpcError) as missing:
                 client.get_item("logged", "missing")
+            assert missing.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         server.stop()
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "polarmem.access"]

@@ -110,6 +110,8 @@ class LocalBackend(Backend):
         """Writes every namespace's graphs that a checkpoint has not already saved as they are; a
         failure (disk full) only costs the next start-up a rebuild, so it is logged and closing
         goes on."""
+        if self.ann_root is None:
+            return
         graphs = {name: state for name, state in self._namespaces.items() if state.ann is not None}
         try:
             prune(self.ann_root, set(graphs))
@@ -131,21 +133,24 @@ class LocalBackend(Backend):
         return self._save_namespace_graphs(ns, state)
 
     def _save_namespace_graphs(self, name: str, state: _Namespace) -> bool:
+        root, ann = self.ann_root, state.ann
+        if root is None or ann is None:
+            return False  # nowhere to save, or no graphs to save (the callers check)
         writes = self.store.namespace_writes(name)
         if writes == state.saved_writes:
             return False  # saved (or loaded) as it is
         try:
-            save_graphs(self.ann_root, name, state.index, state.ann, writes)
+            save_graphs(root, name, state.index, ann, writes)
             if self.store.namespace_writes(name) != writes:  # a write ran meanwhile: the files may not match
-                discard(self.ann_root, name)
+                discard(root, name)
                 log.warning("namespace %r: a write ran while its approximate-index graphs were saved: they will be "
                             "rebuilt at the next start-up unless saved again", name)
                 return False
         except Exception as exc:  # noqa: BLE001 - serving (or closing) goes on; the next start rebuilds
             log.warning("namespace %r: saving the approximate-index graphs to %s failed (%s): the next start-up "
-                        "rebuilds them unless a later save succeeds", name, self.ann_root, exc)
+                        "rebuilds them unless a later save succeeds", name, root, exc)
             try:
-                discard(self.ann_root, name)
+                discard(root, name)
             except OSError:
                 pass
             return False
@@ -275,13 +280,9 @@ class LocalBackend(Backend):
         if not item_ids:
             return []
         # One RocksDB multi-get for the whole list rather than a point read per id, on the store's
-        # key layout (Store.get_item's key: namespace, NUL, item id). Store has no multi-get of
-        # its own yet; this reads its items column family directly (through Store._family where
-        # the store has it, which reports a closed or reopening store clearly).
-        family = getattr(self.store, "_family", None)
-        items = family("items") if family is not None else self.store._cf["items"]
+        # key layout (Store.get_item's key: namespace, NUL, item id).
         prefix = ns.encode() + b"\x00"
-        values = items.get([prefix + item_id.encode() for item_id in item_ids])
+        values = self.store.multi_get("items", [prefix + item_id.encode() for item_id in item_ids])
         self._ns(ns).index.fill_records(item_ids, values)  # for the compiled front's explanations
         return [None if data is None else ItemRecord.FromString(data) for data in values]
 

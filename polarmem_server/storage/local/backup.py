@@ -32,7 +32,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict
 
@@ -174,7 +174,8 @@ def _read_counts(data_dir: Path) -> tuple[int, dict[str, int]]:
                access_type=AccessType.read_only())
     try:
         stored = db.get_column_family("meta").get(b"schema_version")
-        counts = {name.decode(): 0 for name in db.get_column_family("namespaces").keys()}
+        # raw mode: keys are bytes (rocksdict types a key as any of the types it can store)
+        counts = {cast(bytes, name).decode(): 0 for name in db.get_column_family("namespaces").keys()}
         it = db.get_column_family("index").iter()
         it.seek_to_first()
         while it.valid():

@@ -37,7 +37,7 @@ class ConfidenceGrader:
         counts = np.diff(batch.scored_indptr)
         posterior = np.repeat(batch.posterior, counts) if len(batch.posterior) else np.zeros(len(ids), bool)
         if self.model is not None and posterior.any():
-            priors = self._prior_table(int(ids.max()) + 1)[ids[posterior]]
+            priors = self._prior_table(self.model, int(ids.max()) + 1)[ids[posterior]]
             confidence = means.copy()
             confidence[posterior] = self.model.posterior(means[posterior], priors)
         # Every scored concept is listed, graded or not: its confidence also feeds the weights.
@@ -47,11 +47,11 @@ class ConfidenceGrader:
         """Grades of one stored item (a replaced item's new version)."""
         return self.batch(decode_index_records([encode_index_record(record)]))
 
-    def _prior_table(self, size: int) -> np.ndarray:
+    def _prior_table(self, model: BetaMixture, size: int) -> np.ndarray:
         """π per concept id (its own prevalence where the model fitted one, else the shared π)."""
         if len(self._priors) < size:
             names = self._names()
-            self._priors = self.model.priors_for(names, len(names)) if names else np.full(size, self.model.prior)
+            self._priors = model.priors_for(names, len(names)) if names else np.full(size, model.prior)
             if len(self._priors) < size:
-                self._priors = np.concatenate([self._priors, np.full(size - len(self._priors), self.model.prior)])
+                self._priors = np.concatenate([self._priors, np.full(size - len(self._priors), model.prior)])
         return self._priors

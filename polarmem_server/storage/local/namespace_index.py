@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from polarmem_server._core import ItemIds, ItemRecords, MetadataPostings
 from polarmem_server.index import TEXT, VISUAL, AnnSpec, ConceptCSR, Index, SpaceSpec
 from polarmem_server.storage.backend import POLARITIES, NamespaceCounts
 from polarmem_server.storage.local.index_record import IndexRecordBatch, concept_lists
+
+if TYPE_CHECKING:
+    from polarmem_server.storage.local.confidence import ConfidenceGrader
 
 COMPACT_AT_TOMBSTONE_SHARE = 0.25
 COMPACT_MIN_TOMBSTONES = 1024
@@ -47,7 +50,7 @@ class NamespaceIndex:
         # index records only), cleared with the item.
         self.records: ItemRecords | None = None
         # Confidence grades per item (storage/local/confidence.py; set by the backend): None = none.
-        self.grader = None
+        self.grader: ConfidenceGrader | None = None
 
     # ---- reads -------------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ class RebuildLoader:
                     found[space].append((row, data))
                 pending = next(self._vectors, None)
         self._pending = pending
-        out = {}
+        out: dict[str, np.ndarray | list] = {}
         for space, spec in spaces.items():
             rows = found[space]
             single_size = 4 + 4 * spec.dim

@@ -329,7 +329,7 @@ class SecondaryStore(Store):
     def catch_up(self) -> None:
         """Makes every write the primary has made so far visible to this instance."""
         with self._lock:
-            self._db.try_catch_up_with_primary()
+            self._live_db().try_catch_up_with_primary()
 
     def flush(self) -> None:  # nothing of its own to flush
         return None
@@ -354,19 +354,20 @@ class SecondaryStore(Store):
         if not item_ids:
             return []
         keys = [_ns(ns) + item_id.encode() for item_id in item_ids]
-        records = self._family("items").get(keys)
-        index_records = self._family("index").get(keys)
-        vectors = {spec: self._family("vectors").get([key + b"\x00" + spec.name.encode() for key in keys])
+        records = self.multi_get("items", keys)
+        index_records = self.multi_get("index", keys)
+        vectors = {spec: self.multi_get("vectors", [key + b"\x00" + spec.name.encode() for key in keys])
                    for spec in spaces}
-        out = []
+        out: list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None] = []
         for row, (record, index_record) in enumerate(zip(records, index_records)):
             if record is None or index_record is None:
                 out.append(None)
                 continue
             found = {}
             for spec, values in vectors.items():
-                if values[row] is not None:
-                    rows = decode_vector(values[row], spec.dim)
+                value = values[row]
+                if value is not None:
+                    rows = decode_vector(value, spec.dim)
                     found[spec.name] = rows if spec.multi else rows[0]
             out.append((ItemRecord.FromString(record), index_record, found))
         return out
@@ -382,6 +383,8 @@ class ReplicaBackend(LocalBackend):
     :meth:`apply_items` and :meth:`refresh` bring one namespace in step with the primary. At
     start-up it loads the approximate-index graphs the primary saved when they match the store
     it sees (ann_files.py checks the namespace's write count and every file), and never writes them."""
+
+    store: SecondaryStore
 
     saves_graphs = False
     read_only = True

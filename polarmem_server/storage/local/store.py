@@ -48,8 +48,9 @@ import logging
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from rocksdict import DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
@@ -133,6 +134,7 @@ class Store:
         self._next_reopen = 0.0
         self.on_write_error: Callable[[str], None] | None = None  # called with "disk_full" / "io_error"
         self.on_resumed: Callable[[], None] | None = None
+        self._db: Rdict | None = None  # None while closed or between a failed write's close and reopen
         self._open()
         self._create = False  # a reopen after a failed write must find the store, never start one
         preflight.opened_here(self.path, self)
@@ -210,10 +212,10 @@ class Store:
             batch.put(key, encode_index_record(records_pb2.ItemRecord.FromString(value)), self._handles["index"])
             pending += 1
             if pending >= 10_000:
-                self._db.write(batch, self._write_options)
+                self._live_db().write(batch, self._write_options)
                 batch, pending = WriteBatch(raw_mode=True), 0
         batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
-        self._db.write(batch, self._write_options)
+        self._live_db().write(batch, self._write_options)
 
     # ---- namespaces ------------------------------------------------------------------------
 
@@ -253,7 +255,7 @@ class Store:
 
     def write_item(self, ns: str, record: records_pb2.ItemRecord, vectors: dict[str, np.ndarray],
                    previous: records_pb2.ItemRecord | None = None, previous_spaces: tuple[str, ...] = (),
-                   new_concepts: list[tuple[int, str]] = ()) -> None:
+                   new_concepts: Sequence[tuple[int, str]] = ()) -> None:
         """Writes an item, its vectors, its edge keys and any new concepts atomically.
         `previous` (the stored record it replaces) has its edges removed in the same batch."""
         self.write_items(ns, [(record, vectors, previous, previous_spaces, new_concepts)])
@@ -357,7 +359,7 @@ class Store:
             if ns is not None:
                 batch.put(_WRITES + ns.encode(), str(self.namespace_writes(ns) + 1).encode(), self._handles["meta"])
             try:
-                self._db.write(batch, self._write_options)
+                self._live_db().write(batch, self._write_options)
             except Exception as exc:
                 raise self._write_failed(exc) from exc
 
@@ -395,7 +397,7 @@ class Store:
         self._release()
         try:
             self._open()
-            self._db.write(WriteBatch(raw_mode=True), self._write_options)  # proves the new log takes writes
+            self._live_db().write(WriteBatch(raw_mode=True), self._write_options)  # proves the new log takes writes
         except Exception as exc:  # noqa: BLE001 - still failing: stay in the error state
             log.info("reopening %s after a failed write: still failing (%s)", self.path, rocksdb_message(exc))
             if self._db is not None:
@@ -407,11 +409,22 @@ class Store:
             self.on_resumed()
         return True
 
+    def _live_db(self) -> Rdict:
+        if self._db is None:
+            raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
+        return self._db
+
     def _family(self, cf: str) -> Rdict:
         family = self._cf.get(cf)
         if family is None:
             raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
         return family
+
+    def multi_get(self, cf: str, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The values of `keys` in column family `cf` in one RocksDB multi-get, None where a key
+        is absent."""
+        # rocksdict types every get as Any | None; given a list of keys it returns a list
+        return cast("list[bytes | None]", self._family(cf).get([*keys]))
 
     def _scan(self, cf: str, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
         it = self._family(cf).iter()

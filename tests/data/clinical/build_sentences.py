@@ -1,5 +1,8 @@
 """Writes sentences.jsonl: (text, concept, label, source). Split by a fixed hash, not by looking."""
-import hashlib, json
+import hashlib
+import json
+from collections import Counter
+
 P = "published"
 rows = []
 def add(source, text, **labels):
@@ -335,5 +338,4 @@ for r in rows:
 with open("sentences.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
-from collections import Counter
 print(len(rows), Counter(r["split"] for r in rows), Counter((r["split"], r["label"]) for r in rows), Counter(r["source"] for r in rows))

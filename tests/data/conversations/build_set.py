@@ -2039,7 +2039,6 @@ def build():
         if n_turns < 150:
             errors.append(f"{cid}: {n_turns} turns (want >= 150)")
         date_of = {t["turn_id"]: s["date"] for s in sessions for t in s["turns"]}
-        speaker_of = {t["turn_id"]: t["speaker"] for s in sessions for t in s["turns"]}
         split = "dev" if cid in DEV else "heldout"
         conversations.append({"id": cid, "speakers": list(conv["speakers"]), "relation": conv["relation"],
                               "split": split, "sessions": sessions})
@@ -2058,12 +2057,13 @@ def build():
             return sorted(out, key=turn_key)
 
         pending = []
-        for k, line in enumerate(l for l in conv["obs"].strip().splitlines() if l.strip()):
+        for k, line in enumerate(ln for ln in conv["obs"].strip().splitlines() if ln.strip()):
             oid = f"{cid} observation line {k + 1}"
             try:
                 who, text, tag_field = fields(line, 3, oid)
             except Broken as e:
-                errors.append(str(e)); continue
+                errors.append(str(e))
+                continue
             turn_ids = resolve(tag_field, oid)
             if not turn_ids:
                 errors.append(f"{oid}: observation without turns: {text!r}")
@@ -2081,14 +2081,16 @@ def build():
             o["id"] = f"{cid}-o{k + 1:03d}"
             ids[o["id"]] += 1
             observations.append(o)
-        for k, line in enumerate(l for l in conv["qs"].strip().splitlines() if l.strip()):
+        for k, line in enumerate(ln for ln in conv["qs"].strip().splitlines() if ln.strip()):
             qid = f"{cid}-q{k + 1:03d}"
             try:
                 code, question, answer, tag_field = fields(line, 4, qid)
             except Broken as e:
-                errors.append(str(e)); continue
+                errors.append(str(e))
+                continue
             if code not in CATEGORY:
-                errors.append(f"{qid}: unknown category code {code!r}"); continue
+                errors.append(f"{qid}: unknown category code {code!r}")
+                continue
             evidence = resolve(tag_field, qid)
             if not question.endswith("?") or not answer:
                 errors.append(f"{qid}: question must end with '?' and have an answer")
