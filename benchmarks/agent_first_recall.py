@@ -38,8 +38,12 @@ TORCH = "torch==2.13.0"
 def start_server(polarmem: Path, data: Path, *flags: str) -> tuple[subprocess.Popen, str]:
     """The fresh venv's `polarmem serve` (none of the caller's POLARMEM_* settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
-    process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1",
-                                        *flags, polarmem=polarmem), env=env)
+    process = start_serve(
+        serve_command(
+            "--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1", *flags, polarmem=polarmem
+        ),
+        env=env,
+    )
     return process, process.address
 
 
@@ -85,10 +89,13 @@ async def measured_session(polarmem: Path, address: str, server_pid: int) -> dic
             contradicting += any(module.contradicts(note_of[h["id"]], query) for h in body["hits"][:3])
         wall = time.perf_counter() - started
         cpu = cpu_seconds(server_pid) - before
-    return {"queries": len(queries), "recall_tool_calls_for_the_queries": len(queries),
-            "server_cpu_ms_per_mcp_recall": round(1000 * cpu / len(queries), 2),
-            "client_wall_ms_per_mcp_recall": round(1000 * wall / len(queries), 2),
-            "queries_with_a_contradicting_note_in_top3": contradicting}
+    return {
+        "queries": len(queries),
+        "recall_tool_calls_for_the_queries": len(queries),
+        "server_cpu_ms_per_mcp_recall": round(1000 * cpu / len(queries), 2),
+        "client_wall_ms_per_mcp_recall": round(1000 * wall / len(queries), 2),
+        "queries_with_a_contradicting_note_in_top3": contradicting,
+    }
 
 
 def main() -> int:
@@ -103,8 +110,21 @@ def main() -> int:
         wheel = Path(args.wheel) if args.wheel else None
         if wheel is None:
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", str(ROOT),
-                            "-w", str(tmp_path / "wheel")], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "-q",
+                    "--no-build-isolation",
+                    "--no-deps",
+                    str(ROOT),
+                    "-w",
+                    str(tmp_path / "wheel"),
+                ],
+                check=True,
+            )
             out["wheel_build_s"] = round(time.perf_counter() - started, 1)
             wheel = next((tmp_path / "wheel").glob("polarmem_server-*.whl"))
         steps = {}
@@ -119,16 +139,18 @@ def main() -> int:
         server, address = start_server(polarmem, tmp_path / "data")
         try:
             steps["server_up_s"] = time.perf_counter() - t0 - sum(steps.values())
-            subprocess.run([str(polarmem), "namespace", "create", "agent", "--address", address], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [str(polarmem), "namespace", "create", "agent", "--address", address], check=True, capture_output=True
+            )
             steps["namespace_s"] = time.perf_counter() - t0 - sum(steps.values())
             body = asyncio.run(first_recall(polarmem, address))
             steps["first_mcp_recall_s"] = time.perf_counter() - t0 - sum(steps.values())
             out["pip_install_to_first_mcp_recall_s"] = round(time.perf_counter() - t0, 1)
             out["steps_s"] = {k: round(v, 1) for k, v in steps.items()}
             out["first_recall_hits"] = len(body["hits"])
-            subprocess.run([str(polarmem), "namespace", "create", "session", "--address", address], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [str(polarmem), "namespace", "create", "session", "--address", address], check=True, capture_output=True
+            )
             out["session"] = asyncio.run(measured_session(polarmem, address, server.pid))
         finally:
             stop(server, 20)

@@ -58,8 +58,13 @@ def jsonl(path: Path) -> list[dict]:
 
 def host() -> dict:
     flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    return {"cpu_count": os.cpu_count(), "avx2": " avx2" in flags, "avx512_vnni": " avx512_vnni" in flags,
-            "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "python": platform.python_version()}
+    return {
+        "cpu_count": os.cpu_count(),
+        "avx2": " avx2" in flags,
+        "avx512_vnni": " avx512_vnni" in flags,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -87,8 +92,11 @@ class Chroma:
     def load(self, name: str, notes: list[dict]) -> None:
         collection = self.client.create_collection(name, metadata={"hnsw:space": "cosine"})
         texts = [n["text"] for n in notes]
-        collection.add(ids=[n["id"] for n in notes], documents=texts,
-                       embeddings=self.model.encode(texts, normalize_embeddings=True).tolist())
+        collection.add(
+            ids=[n["id"] for n in notes],
+            documents=texts,
+            embeddings=self.model.encode(texts, normalize_embeddings=True).tolist(),
+        )
 
     def query(self, name: str, question: str, k: int) -> list[str]:
         collection = self.client.get_collection(name)
@@ -103,11 +111,14 @@ class PolarMem:
         self.polarmem = str(Path(sys.executable).with_name("polarmem"))
         env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_") or k == "POLARMEM_ENCODER_CACHE"}
         self.server, self.address = serve_in_background(
-            [self.polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data_dir), "--metrics-port", "-1"], env)
+            [self.polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data_dir), "--metrics-port", "-1"],
+            env,
+        )
 
     def create(self, name: str) -> None:
-        subprocess.run([self.polarmem, "namespace", "create", name, "--address", self.address], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [self.polarmem, "namespace", "create", name, "--address", self.address], check=True, capture_output=True
+        )
 
     def session(self, name: str):
         from mcp import Client
@@ -145,8 +156,12 @@ def state_figures(items: dict[str, dict], notes: list[dict]) -> dict:
                 not_has += 1
                 not_has_found += stored.get(concept) == "not_has"
         fabricated += sum(1 for c in note.get("no_state", []) if c in stored)
-    return {"labelled_pairs": pairs, "state_accuracy": share(right, pairs), "not_has_recall": share(not_has_found, not_has),
-            "fabricated_states_on_no_state_words": fabricated}
+    return {
+        "labelled_pairs": pairs,
+        "state_accuracy": share(right, pairs),
+        "not_has_recall": share(not_has_found, not_has),
+        "fabricated_states_on_no_state_words": fabricated,
+    }
 
 
 async def agent_notes(polarmem: PolarMem, chroma: Chroma, split: str) -> dict:
@@ -164,8 +179,10 @@ async def agent_notes(polarmem: PolarMem, chroma: Chroma, split: str) -> dict:
         default_bodies = [await call(client, "recall", {"query": q["question"]}) for q in questions]
         cpu = cpu_seconds(polarmem.server.pid) - cpu_before  # every question encoded once: cold
         wall = time.perf_counter() - started
-        off_bodies = [await call(client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True})
-                      for q in questions]
+        off_bodies = [
+            await call(client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True})
+            for q in questions
+        ]
         hard_bodies = [await call(client, "recall", {"query": q["question"], "mode": "hard"}) for q in questions]
         # the recall path alone, each mode with its query's encoding already cached (the modes
         # embed different texts: a fair comparison needs both warm)
@@ -177,24 +194,39 @@ async def agent_notes(polarmem: PolarMem, chroma: Chroma, split: str) -> dict:
             warm[mode] = round(1000 * (cpu_seconds(polarmem.server.pid) - cpu_before) / len(questions), 2)
     examples = []
     for q, default, off, hard in zip(questions, default_bodies, off_bodies, hard_bodies):
-        shown = {"polarmem": [(h["id"], h["status"]) for h in default["hits"]],
-                 "polarmem_off_include_neutral": [(h["id"], "") for h in off["hits"]],
-                 "polarmem_before_hard_cut": [(h["id"], h["status"]) for h in hard["hits"]],
-                 "chroma": [(i, "") for i in chroma.query(name, q["question"], TOP_K)]}
+        shown = {
+            "polarmem": [(h["id"], h["status"]) for h in default["hits"]],
+            "polarmem_off_include_neutral": [(h["id"], "") for h in off["hits"]],
+            "polarmem_before_hard_cut": [(h["id"], h["status"]) for h in hard["hits"]],
+            "chroma": [(i, "") for i in chroma.query(name, q["question"], TOP_K)],
+        }
         for system, hits in shown.items():
-            count_question(systems[system], q, hits, answer_summary=default.get("context", "") if system == "polarmem" else "")
+            count_question(
+                systems[system], q, hits, answer_summary=default.get("context", "") if system == "polarmem" else ""
+            )
         if shown["polarmem"] and shown["polarmem"][0][0] not in q["answer_notes"] and q["answer_notes"]:
-            examples.append({"question": q["question"], "type": q["type"], "answer_notes": q["answer_notes"],
-                             "polarmem_top": [f"{h['id']} {h.get('answer', h['status'])} {h['s_sem']:.3f}"
-                                              for h in default["hits"][:3]],
-                             "chroma_top": [i for i, _ in shown["chroma"][:3]]})
-    return {"notes": len(notes), "questions": len(questions), "by_type": dict(_count_types(questions)),
-            "systems": {system: summarise(counts) for system, counts in systems.items()},
-            "states": state_figures(items, notes),
-            "server_cpu_ms_per_mcp_recall": round(1000 * cpu / len(questions), 2),
-            "server_cpu_ms_per_mcp_recall_encoding_cached": warm,
-            "client_wall_ms_per_mcp_recall": round(1000 * wall / len(questions), 2),
-            "polarmem_misses": examples}
+            examples.append(
+                {
+                    "question": q["question"],
+                    "type": q["type"],
+                    "answer_notes": q["answer_notes"],
+                    "polarmem_top": [
+                        f"{h['id']} {h.get('answer', h['status'])} {h['s_sem']:.3f}" for h in default["hits"][:3]
+                    ],
+                    "chroma_top": [i for i, _ in shown["chroma"][:3]],
+                }
+            )
+    return {
+        "notes": len(notes),
+        "questions": len(questions),
+        "by_type": dict(_count_types(questions)),
+        "systems": {system: summarise(counts) for system, counts in systems.items()},
+        "states": state_figures(items, notes),
+        "server_cpu_ms_per_mcp_recall": round(1000 * cpu / len(questions), 2),
+        "server_cpu_ms_per_mcp_recall_encoding_cached": warm,
+        "client_wall_ms_per_mcp_recall": round(1000 * wall / len(questions), 2),
+        "polarmem_misses": examples,
+    }
 
 
 def _count_types(questions: list[dict]) -> dict:
@@ -218,7 +250,8 @@ def count_question(c: dict, q: dict, hits: list[tuple[str, str]], answer_summary
         c["with_contradiction"] += 1
         # shown unlabelled (a peer), or labelled VERIFIED
         c["contradiction_shown_unlabelled_or_verified"] += any(
-            i in q["contradicting_notes"] and status[i] in ("", "VERIFIED") for i in ids)
+            i in q["contradicting_notes"] and status[i] in ("", "VERIFIED") for i in ids
+        )
     if q["type"] == "presence" and q.get("answer") == "no":
         c["presence_no"] += 1
         c["presence_no_answer_shown_as_absence"] += any(i in answers and status[i] == "ANSWERS_NO" for i in ids)
@@ -230,16 +263,22 @@ def count_question(c: dict, q: dict, hits: list[tuple[str, str]], answer_summary
 
 
 def summarise(c: dict) -> dict:
-    out = {"right_note_first": share(c["right_first"], c["answerable"]),
-           "right_note_in_top5": share(c["right_shown"], c["answerable"]),
-           "contradiction_shown_unlabelled_or_verified": share(c["contradiction_shown_unlabelled_or_verified"],
-                                                               c["with_contradiction"]),
-           "presence_no_shown_as_verified_absence": share(c["presence_no_answer_shown_as_absence"], c["presence_no"]),
-           "presence_no_answer_in_top5": share(c["presence_no_answer_shown"], c["presence_no"]),
-           "absent_questions_with_a_verified_hit": share(c["absent_with_verified_hit"], c["absent"]),
-           "absent_questions_told_no_verified_evidence": share(c["absent_told_no_verified_evidence"], c["absent"])}
-    out["right_note_first_by_type"] = {key.split(":")[1]: share(c[key], c["answerable:" + key.split(":")[1]])
-                                       for key in sorted(c) if key.startswith("right_first:")}
+    out = {
+        "right_note_first": share(c["right_first"], c["answerable"]),
+        "right_note_in_top5": share(c["right_shown"], c["answerable"]),
+        "contradiction_shown_unlabelled_or_verified": share(
+            c["contradiction_shown_unlabelled_or_verified"], c["with_contradiction"]
+        ),
+        "presence_no_shown_as_verified_absence": share(c["presence_no_answer_shown_as_absence"], c["presence_no"]),
+        "presence_no_answer_in_top5": share(c["presence_no_answer_shown"], c["presence_no"]),
+        "absent_questions_with_a_verified_hit": share(c["absent_with_verified_hit"], c["absent"]),
+        "absent_questions_told_no_verified_evidence": share(c["absent_told_no_verified_evidence"], c["absent"]),
+    }
+    out["right_note_first_by_type"] = {
+        key.split(":")[1]: share(c[key], c["answerable:" + key.split(":")[1]])
+        for key in sorted(c)
+        if key.startswith("right_first:")
+    }
     return out
 
 
@@ -265,23 +304,42 @@ async def conversations(polarmem: PolarMem, chroma: Chroma, split: str) -> dict:
             cpu += cpu_seconds(polarmem.server.pid) - before
             calls += len(asked)
             at10 = [await call(client, "recall", {"query": q["question"], "top_k": 10}) for q in asked]
-            off5 = [await call(client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True}) for q in asked]
-            off10 = [await call(client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True,
-                                                   "top_k": 10}) for q in asked]
+            off5 = [
+                await call(client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True})
+                for q in asked
+            ]
+            off10 = [
+                await call(
+                    client, "recall", {"query": q["question"], "mode": "off", "include_neutral": True, "top_k": 10}
+                )
+                for q in asked
+            ]
             hard5 = [await call(client, "recall", {"query": q["question"], "mode": "hard"}) for q in asked]
-            hard10 = [await call(client, "recall", {"query": q["question"], "mode": "hard", "top_k": 10}) for q in asked]
+            hard10 = [
+                await call(client, "recall", {"query": q["question"], "mode": "hard", "top_k": 10}) for q in asked
+            ]
         for i, q in enumerate(asked):
             chroma10 = chroma.query(name, q["question"], 10)
-            lists = {"polarmem": ([(h["id"], h["status"]) for h in at5[i]["hits"]], [h["id"] for h in at10[i]["hits"]]),
-                     "polarmem_off_include_neutral": ([(h["id"], "") for h in off5[i]["hits"]], [h["id"] for h in off10[i]["hits"]]),
-                     "polarmem_before_hard_cut": ([(h["id"], h["status"]) for h in hard5[i]["hits"]],
-                                                  [h["id"] for h in hard10[i]["hits"]]),
-                     "chroma": ([(x, "") for x in chroma10[:5]], chroma10)}
+            lists = {
+                "polarmem": ([(h["id"], h["status"]) for h in at5[i]["hits"]], [h["id"] for h in at10[i]["hits"]]),
+                "polarmem_off_include_neutral": (
+                    [(h["id"], "") for h in off5[i]["hits"]],
+                    [h["id"] for h in off10[i]["hits"]],
+                ),
+                "polarmem_before_hard_cut": (
+                    [(h["id"], h["status"]) for h in hard5[i]["hits"]],
+                    [h["id"] for h in hard10[i]["hits"]],
+                ),
+                "chroma": ([(x, "") for x in chroma10[:5]], chroma10),
+            }
             for system, (top5, top10) in lists.items():
                 count_conversation(counts[system], q, top5, top10, turns_of)
-    return {"conversations": len(by_conversation), "questions": len(questions),
-            "systems": {s: summarise_conversation(c) for s, c in counts.items()},
-            "server_cpu_ms_per_mcp_recall": round(1000 * cpu / calls, 2) if calls else None}
+    return {
+        "conversations": len(by_conversation),
+        "questions": len(questions),
+        "systems": {s: summarise_conversation(c) for s, c in counts.items()},
+        "server_cpu_ms_per_mcp_recall": round(1000 * cpu / calls, 2) if calls else None,
+    }
 
 
 def count_conversation(c: dict, q: dict, top5: list[tuple[str, str]], top10: list[str], turns_of: dict) -> None:
@@ -302,11 +360,15 @@ def count_conversation(c: dict, q: dict, top5: list[tuple[str, str]], top10: lis
 
 
 def summarise_conversation(c: dict) -> dict:
-    return {"evidence_recall_at5": share(c["evidence_at5"], c["answerable"]),
-            "evidence_recall_at10": share(c["evidence_at10"], c["answerable"]),
-            "adversarial_with_a_verified_hit": share(c["adversarial_with_verified_hit"], c["adversarial"]),
-            "evidence_in_top5_labelled_verified": share(c["evidence_labelled_verified"], c["evidence_in_top5"]),
-            "evidence_in_top5_labelled_a_verified_answer": share(c["evidence_labelled_verified_answer"], c["evidence_in_top5"])}
+    return {
+        "evidence_recall_at5": share(c["evidence_at5"], c["answerable"]),
+        "evidence_recall_at10": share(c["evidence_at10"], c["answerable"]),
+        "adversarial_with_a_verified_hit": share(c["adversarial_with_verified_hit"], c["adversarial"]),
+        "evidence_in_top5_labelled_verified": share(c["evidence_labelled_verified"], c["evidence_in_top5"]),
+        "evidence_in_top5_labelled_a_verified_answer": share(
+            c["evidence_labelled_verified_answer"], c["evidence_in_top5"]
+        ),
+    }
 
 
 async def main_async(args) -> dict:

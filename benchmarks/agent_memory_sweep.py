@@ -49,7 +49,11 @@ def main() -> int:
     turns_of = {o["id"]: set(o["turn_ids"]) for o in observations}
     rows = []
     for coverage, bonus, penalty in itertools.product(COVERAGE, BONUS, PENALTY):
-        answer_recall.TOPIC_COVERAGE, answer_recall.VERIFIED_BONUS, answer_recall.CONTRADICTION_PENALTY = coverage, bonus, penalty
+        answer_recall.TOPIC_COVERAGE, answer_recall.VERIFIED_BONUS, answer_recall.CONTRADICTION_PENALTY = (
+            coverage,
+            bonus,
+            penalty,
+        )
         counts: dict = defaultdict(int)
         for q in questions:
             result = memory.recall("notes", q["question"], k=5, mode="answer")
@@ -58,17 +62,40 @@ def main() -> int:
         for q in asked:
             top5 = memory.recall(f"conv-{q['conversation']}", q["question"], k=5, mode="answer").hits
             top10 = memory.recall(f"conv-{q['conversation']}", q["question"], k=10, mode="answer").hits
-            count_conversation(conversation_counts, q, [(h.item_id, h.status) for h in top5], [h.item_id for h in top10],
-                               turns_of)
-        row = {"topic_coverage": coverage, "verified_bonus": bonus, "contradiction_penalty": penalty,
-               "agent_notes": summarise(counts), "conversations": summarise_conversation(conversation_counts)}
+            count_conversation(
+                conversation_counts, q, [(h.item_id, h.status) for h in top5], [h.item_id for h in top10], turns_of
+            )
+        row = {
+            "topic_coverage": coverage,
+            "verified_bonus": bonus,
+            "contradiction_penalty": penalty,
+            "agent_notes": summarise(counts),
+            "conversations": summarise_conversation(conversation_counts),
+        }
         rows.append(row)
         notes_row, conversation_row = row["agent_notes"], row["conversations"]
-        print(coverage, bonus, penalty, "| first", notes_row["right_note_first"], "top5", notes_row["right_note_in_top5"],
-              "contra", notes_row["contradiction_shown_unlabelled_or_verified"], "pno", notes_row["presence_no_shown_as_verified_absence"],
-              "absentV", notes_row["absent_questions_with_a_verified_hit"], "| conv@5", conversation_row["evidence_recall_at5"],
-              "advV", conversation_row["adversarial_with_a_verified_hit"], "evV", conversation_row["evidence_in_top5_labelled_verified"],
-              flush=True)
+        print(
+            coverage,
+            bonus,
+            penalty,
+            "| first",
+            notes_row["right_note_first"],
+            "top5",
+            notes_row["right_note_in_top5"],
+            "contra",
+            notes_row["contradiction_shown_unlabelled_or_verified"],
+            "pno",
+            notes_row["presence_no_shown_as_verified_absence"],
+            "absentV",
+            notes_row["absent_questions_with_a_verified_hit"],
+            "| conv@5",
+            conversation_row["evidence_recall_at5"],
+            "advV",
+            conversation_row["adversarial_with_a_verified_hit"],
+            "evV",
+            conversation_row["evidence_in_top5_labelled_verified"],
+            flush=True,
+        )
     memory.close()
     OUT.write_text(json.dumps(rows, indent=1) + "\n")
     return 0

@@ -85,7 +85,9 @@ def read_parser(notes: list[dict], queries: list[dict], nouns: list[str]) -> Rea
     for note in notes:
         polarity = text.parse(note["text"], vocabulary).polarity()
         parsed[note["id"]] = polarity
-        reading.states[note["id"]] = {vocabulary.name(c): "negated" if neg else "affirmed" for c, neg in polarity.items()}
+        reading.states[note["id"]] = {
+            vocabulary.name(c): "negated" if neg else "affirmed" for c, neg in polarity.items()
+        }
         reading.other[note["id"]] = 0
     for q in queries:
         polarity = text.parse(q["query"], vocabulary).polarity()
@@ -104,8 +106,9 @@ def read_parser(notes: list[dict], queries: list[dict], nouns: list[str]) -> Rea
     return reading
 
 
-def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabulary_mode: str,
-                encoder: str) -> Reading | None:
+def read_memory(
+    notes: list[dict], queries: list[dict], nouns: list[str], vocabulary_mode: str, encoder: str
+) -> Reading | None:
     from polarmem.common.v1 import enums_pb2
     from polarmem_server.domain.items import ItemInput
     from polarmem_server.memory import Memory, NamespaceSettings
@@ -140,7 +143,7 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
                 verify: list[str] = []
                 if verifier is not None:  # its own nouns, and nouns of other notes it never mentions
                     own = note["affirmed"] + note["negated"]
-                    others = [n for n in nouns[(i * 7) % len(nouns):] + nouns if n not in own]
+                    others = [n for n in nouns[(i * 7) % len(nouns) :] + nouns if n not in own]
                     verify = own + others[:ENGINE_DISTRACTORS]
                 m.remember("notes", ItemInput(id=note["id"], kind="text", text=note["text"], verify_concepts=verify))
             reading.info["remember_s"] = round(time.perf_counter() - started, 2)
@@ -152,7 +155,11 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
                     if ev.state not in (has, not_has):
                         continue
                     name = vocabulary.name(ev.concept_id)
-                    noun = next((n for n in nouns if vocabulary.lookup(n) == ev.concept_id), None) if name not in nouns else name
+                    noun = (
+                        next((n for n in nouns if vocabulary.lookup(n) == ev.concept_id), None)
+                        if name not in nouns
+                        else name
+                    )
                     if noun is None:
                         other += 1
                     else:
@@ -172,8 +179,11 @@ def read_memory(notes: list[dict], queries: list[dict], nouns: list[str], vocabu
 def labels_of(note: dict) -> dict[str, str]:
     """noun -> "affirmed" | "negated" | "unstated" (mentioned, with no state about the note's
     subject: a hedge, another person's fact; README.md's state convention)."""
-    return ({n: "affirmed" for n in note["affirmed"]} | {n: "negated" for n in note["negated"]}
-            | {n: "unstated" for n in note.get("unstated", [])})
+    return (
+        {n: "affirmed" for n in note["affirmed"]}
+        | {n: "negated" for n in note["negated"]}
+        | {n: "unstated" for n in note.get("unstated", [])}
+    )
 
 
 def score(notes: list[dict], queries: list[dict], nouns: list[str], reading: Reading) -> dict:
@@ -211,15 +221,21 @@ def score(notes: list[dict], queries: list[dict], nouns: list[str], reading: Rea
     out = {}
     for split, a in acc.items():
         out[split] = {
-            "notes": a["notes"], "pairs": a["pairs"], "negated_pairs": a["negated_pairs"],
+            "notes": a["notes"],
+            "pairs": a["pairs"],
+            "negated_pairs": a["negated_pairs"],
             "state_accuracy": round(a["correct"] / max(1, a["pairs"]), 4),
             "negated_recall": round(a["negated_correct"] / max(1, a["negated_pairs"]), 4),
             "affirmed_recall": round(a["affirmed_correct"] / max(1, a["affirmed_pairs"]), 4),
             "unstated_pairs": a["unstated_pairs"],
             "unstated_right": round(a["unstated_correct"] / max(1, a["unstated_pairs"]), 4),
-            "missed": a["missed"], "fabricated_states": a["fabricated"], "other_states": a["other_states"],
-            "queries": a["queries"], "conflict_at_3": round(a["conflicts"] / max(1, a["queries"]), 4),
-            "relevant_at_3": round(a["relevant_sum"] / max(1, a["queries"]), 4), "queries_short_of_3": a["short_top3"],
+            "missed": a["missed"],
+            "fabricated_states": a["fabricated"],
+            "other_states": a["other_states"],
+            "queries": a["queries"],
+            "conflict_at_3": round(a["conflicts"] / max(1, a["queries"]), 4),
+            "relevant_at_3": round(a["relevant_sum"] / max(1, a["queries"]), 4),
+            "queries_short_of_3": a["short_top3"],
         }
     return out
 
@@ -232,8 +248,11 @@ def print_errors(split: str, notes: list[dict], queries: list[dict], reading: Re
             continue
         read = reading.states[note["id"]]
         labelled = labels_of(note)
-        wrong = [f"{n} {label}->{read.get(n, 'missed')}" for n, label in labelled.items()
-                 if read.get(n, "missed") != label and not (label == "unstated" and n not in read)]
+        wrong = [
+            f"{n} {label}->{read.get(n, 'missed')}"
+            for n, label in labelled.items()
+            if read.get(n, "missed") != label and not (label == "unstated" and n not in read)
+        ]
         wrong += [f"{n} unlabelled->{state}" for n, state in read.items() if n not in labelled]
         if wrong:
             print(f"  {note['id']} [{'; '.join(wrong)}] {note['text']}", file=sys.stderr)
@@ -241,19 +260,32 @@ def print_errors(split: str, notes: list[dict], queries: list[dict], reading: Re
     for q in queries:
         if q["split"] != split:
             continue
-        bad = [i for i in reading.top3.get(q["id"], [])
-               if set(q["forbidden"]) & set(by_id[i]["affirmed"]) or set(q["required"]) & set(by_id[i]["negated"])]
+        bad = [
+            i
+            for i in reading.top3.get(q["id"], [])
+            if set(q["forbidden"]) & set(by_id[i]["affirmed"]) or set(q["required"]) & set(by_id[i]["negated"])
+        ]
         if bad:
-            print(f"  {q['id']} {q['query']!r}: " + "; ".join(f"{i} {by_id[i]['text']!r}" for i in bad), file=sys.stderr)
+            print(
+                f"  {q['id']} {q['query']!r}: " + "; ".join(f"{i} {by_id[i]['text']!r}" for i in bad), file=sys.stderr
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["parser", "memory", "all"], default="parser")
-    parser.add_argument("--vocabulary", choices=["declared", "none", "open", "engine", "all"], default="declared",
-                        help="memory mode: the namespace's vocabulary")
-    parser.add_argument("--encoder", choices=["minilm", "none"], default="minilm", help="memory mode: the namespace encoder")
-    parser.add_argument("--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)")
+    parser.add_argument(
+        "--vocabulary",
+        choices=["declared", "none", "open", "engine", "all"],
+        default="declared",
+        help="memory mode: the namespace's vocabulary",
+    )
+    parser.add_argument(
+        "--encoder", choices=["minilm", "none"], default="minilm", help="memory mode: the namespace encoder"
+    )
+    parser.add_argument(
+        "--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     notes, queries = read_jsonl(DATA / "notes.jsonl"), read_jsonl(DATA / "queries.jsonl")
@@ -262,14 +294,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode in ("parser", "all"):
         runs.append(("parser", read_parser(notes, queries, nouns)))
     if args.mode in ("memory", "all"):
-        for vocabulary_mode in (["declared", "none", "open", "engine"] if args.vocabulary == "all" else [args.vocabulary]):
+        for vocabulary_mode in (
+            ["declared", "none", "open", "engine"] if args.vocabulary == "all" else [args.vocabulary]
+        ):
             name = f"memory-{vocabulary_mode}" + ("" if args.encoder == "minilm" else f"-encoder-{args.encoder}")
             runs.append((name, read_memory(notes, queries, nouns, vocabulary_mode, args.encoder)))
     report = json.loads(args.out.read_text()) if args.out.exists() else {}
     report["data"] = "tests/data/agent_notes/notes.jsonl, queries.jsonl"
     results = report.setdefault("results", {})
-    print(f"{'reading':<18} {'split':<8} {'pairs':>5} {'neg':>4} {'accuracy':>8} {'neg.rec':>7} {'aff.rec':>7} "
-          f"{'missed':>6} {'fabric.':>7} {'queries':>7} {'confl@3':>7} {'rel@3':>6}")
+    print(
+        f"{'reading':<18} {'split':<8} {'pairs':>5} {'neg':>4} {'accuracy':>8} {'neg.rec':>7} {'aff.rec':>7} "
+        f"{'missed':>6} {'fabric.':>7} {'queries':>7} {'confl@3':>7} {'rel@3':>6}"
+    )
     for name, reading in runs:
         if reading is None:
             results[name] = {"skipped": "NamespaceSettings has no open_vocabulary field in this checkout"}
@@ -277,9 +313,11 @@ def main(argv: list[str] | None = None) -> int:
         splits = score(notes, queries, nouns, reading)
         results[name] = {"splits": splits, "info": reading.info}
         for split, m in splits.items():
-            print(f"{name:<18} {split:<8} {m['pairs']:>5} {m['negated_pairs']:>4} {m['state_accuracy']:>8.3f} "
-                  f"{m['negated_recall']:>7.3f} {m['affirmed_recall']:>7.3f} {m['missed']:>6} {m['fabricated_states']:>7} "
-                  f"{m['queries']:>7} {m['conflict_at_3']:>7.3f} {m['relevant_at_3']:>6.3f}")
+            print(
+                f"{name:<18} {split:<8} {m['pairs']:>5} {m['negated_pairs']:>4} {m['state_accuracy']:>8.3f} "
+                f"{m['negated_recall']:>7.3f} {m['affirmed_recall']:>7.3f} {m['missed']:>6} {m['fabricated_states']:>7} "
+                f"{m['queries']:>7} {m['conflict_at_3']:>7.3f} {m['relevant_at_3']:>6.3f}"
+            )
         if args.errors:
             print_errors(args.errors, notes, queries, reading, name)
     args.out.parent.mkdir(parents=True, exist_ok=True)

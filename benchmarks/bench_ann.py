@@ -99,8 +99,9 @@ def low_rank_sampler(dim: int, rng: np.random.Generator, latent: int = 24, noise
     return draw
 
 
-def low_rank_corpus(n: int, queries: int, dim: int, rng: np.random.Generator, latent: int = 24,
-                    noise: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+def low_rank_corpus(
+    n: int, queries: int, dim: int, rng: np.random.Generator, latent: int = 24, noise: float = 0.3
+) -> tuple[np.ndarray, np.ndarray]:
     """Unit vectors with a low intrinsic dimension, like sentence embeddings: a random 24-d
     Gaussian latent mapped to `dim` dimensions, plus 0.3 of isotropic noise. Top-1 cosine of a
     query ~0.66 (MiniLM on COCO captions: ~0.6-0.8); isotropic 384-d noise, by contrast, has
@@ -117,8 +118,11 @@ def concepts(n: int, rng: np.random.Generator, total: int | None = None):
     not_wide = ~has_wide & (rng.random(n) < 0.2)
     has_forbidden = rng.random(n) < 0.1
     sweep = rng.random((n, len(SWEEP_SHARES))) < np.asarray(SWEEP_SHARES)
-    has = [[c for c, f in ((REQUIRED_WIDE, has_wide[i]), (REQUIRED_RARE, has_rare[i]), (FORBIDDEN, has_forbidden[i])) if f]
-           + [3 + j for j in np.flatnonzero(sweep[i])] for i in range(n)]
+    has = [
+        [c for c, f in ((REQUIRED_WIDE, has_wide[i]), (REQUIRED_RARE, has_rare[i]), (FORBIDDEN, has_forbidden[i])) if f]
+        + [3 + j for j in np.flatnonzero(sweep[i])]
+        for i in range(n)
+    ]
     not_has = [[REQUIRED_WIDE] if not_wide[i] else [] for i in range(n)]
     return has, not_has
 
@@ -168,12 +172,22 @@ def plain_fp32_vs_flat(X, queries, k, faiss, has, not_has, rounds: int = 5) -> d
         ours, _ = timed_each(lambda q: plain.search({"vis": q}, k=k, mode="off", threads=1), subset)
         ours_default, _ = timed_each(lambda q: plain.search({"vis": q}, k=k, mode="off"), subset)
         peer, _ = timed_each(lambda q: flat.search(q[None, :], k), subset)
-        out["rounds"].append({"ours_1_thread_ms": ours, "ours_default_threads_ms": ours_default, "faiss_flat_ms": peer,
-                              "speedup_1_thread": peer / ours, "speedup_default_threads": peer / ours_default})
+        out["rounds"].append(
+            {
+                "ours_1_thread_ms": ours,
+                "ours_default_threads_ms": ours_default,
+                "faiss_flat_ms": peer,
+                "speedup_1_thread": peer / ours,
+                "speedup_default_threads": peer / ours_default,
+            }
+        )
     for key in ("speedup_1_thread", "speedup_default_threads"):
         out[key] = [round(r[key], 3) for r in out["rounds"]]
-    print(f"plain fp32 vs FAISS IndexFlatIP (1 thread): {out['speedup_1_thread']}, "
-          f"ours on default threads: {out['speedup_default_threads']}", flush=True)
+    print(
+        f"plain fp32 vs FAISS IndexFlatIP (1 thread): {out['speedup_1_thread']}, "
+        f"ours on default threads: {out['speedup_default_threads']}",
+        flush=True,
+    )
     return out
 
 
@@ -188,11 +202,20 @@ def at_recall(ours: dict, faiss_rows: dict, t_exact: float) -> dict | None:
     if not peers:
         return None
     peer = min(peers, key=lambda v: v["ms"])
-    out = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": target, "faiss_ms": peer["ms"],
-           "faiss_recall": peer["recall"], "speedup_vs_faiss": peer["ms"] / ours[ef0]["ms"],
-           "speedup_vs_exact_int8": t_exact / ours[ef0]["ms"]}
-    print(f"    at recall >= 0.95: ours ef {ef0} {out['ours_ms']:.3f} ms vs faiss {peer['ms']:.3f} ms "
-          f"({out['speedup_vs_faiss']:.2f}x)", flush=True)
+    out = {
+        "ours_ef": ef0,
+        "ours_ms": ours[ef0]["ms"],
+        "ours_recall": target,
+        "faiss_ms": peer["ms"],
+        "faiss_recall": peer["recall"],
+        "speedup_vs_faiss": peer["ms"] / ours[ef0]["ms"],
+        "speedup_vs_exact_int8": t_exact / ours[ef0]["ms"],
+    }
+    print(
+        f"    at recall >= 0.95: ours ef {ef0} {out['ours_ms']:.3f} ms vs faiss {peer['ms']:.3f} ms "
+        f"({out['speedup_vs_faiss']:.2f}x)",
+        flush=True,
+    )
     return out
 
 
@@ -206,8 +229,9 @@ def faiss_hnsw(faiss, X: np.ndarray, spec: AnnSpec):
     return hnsw, time.perf_counter() - start
 
 
-def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec,
-             walks: tuple[str, ...] = ("prefetch",)) -> dict:
+def run_size(
+    n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSpec, walks: tuple[str, ...] = ("prefetch",)
+) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k}, {query_count} queries ==", flush=True)
     X, queries = low_rank_corpus(n, query_count, dim, rng)
     has, not_has = concepts(n, rng)
@@ -244,8 +268,11 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
 
     faiss.omp_set_num_threads(2)
     hnsw, out["faiss_build_s"] = faiss_hnsw(faiss, X, spec)
-    print(f"faiss hnsw built in {out['faiss_build_s']:.1f} s; graph save {out['graph_save_s']:.2f} s, "
-          f"load {out['graph_load_s']:.2f} s", flush=True)
+    print(
+        f"faiss hnsw built in {out['faiss_build_s']:.1f} s; graph save {out['graph_save_s']:.2f} s, "
+        f"load {out['graph_load_s']:.2f} s",
+        flush=True,
+    )
     faiss.omp_set_num_threads(1)
 
     # Tiers as the core computes them (tier_counts are checked against this below).
@@ -257,9 +284,11 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
     scenarios = {name: {**sc, "faiss_allowed": allowed_sets[name]} for name, sc in SCENARIOS.items()}
     del not_wide
     for name, sc in scenarios.items():
+
         def search(q, exact=True, ef=0, sc=sc):
-            return index.search({"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1,
-                                exact=exact, ef_search=ef)
+            return index.search(
+                {"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1, exact=exact, ef_search=ef
+            )
 
         t_exact, exact_hits = timed_each(search, queries)
         row: dict = {"tier_counts": exact_hits[0].tier_counts, "exact_int8_ms": t_exact, "ours": {}, "faiss": {}}
@@ -271,8 +300,12 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
                 assert all(h.tier_counts == e.tier_counts for h, e in zip(hits, exact_hits))
                 if sc["mode"] == "hard":
                     assert all(np.all(np.diff(h.tiers) <= 0) for h in hits)
-                by_walk[walk][ef] = {"ms": t, "recall": recall_within_tier(exact_hits, hits),
-                                     "approximate": bool(hits[0].approximate), "speedup_vs_exact": t_exact / t}
+                by_walk[walk][ef] = {
+                    "ms": t,
+                    "recall": recall_within_tier(exact_hits, hits),
+                    "approximate": bool(hits[0].approximate),
+                    "speedup_vs_exact": t_exact / t,
+                }
         os.environ["POLARMEM_ANN_WALK"] = walks[0]
         if len(walks) > 1:
             row["ours_walks"] = {walk: by_walk[walk] for walk in walks[1:]}
@@ -283,8 +316,9 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
             selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
         # The exact answer FAISS should find: the hits of the graph-searched tier.
         graph_tier = 1 if name == "hard_wide" else 0
-        want = [e.slots[e.tiers == graph_tier].tolist() if sc["mode"] == "hard" else e.slots.tolist()
-                for e in exact_hits]
+        want = [
+            e.slots[e.tiers == graph_tier].tolist() if sc["mode"] == "hard" else e.slots.tolist() for e in exact_hits
+        ]
         faiss_k = [len(w) for w in want]
         for ef in EF_VALUES:
             params = faiss.SearchParametersHNSW(efSearch=ef)
@@ -299,21 +333,30 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
             t, answers = timed_each(faiss_search, queries)
             got = [a[:kk].tolist() for a, kk in zip(answers, faiss_k)]
             # distances computed per query (the warm-up call counted too)
-            row["faiss"][ef] = {"ms": t, "recall": recall_sets(want, got),
-                                "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1)}
+            row["faiss"][ef] = {
+                "ms": t,
+                "recall": recall_sets(want, got),
+                "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1),
+            }
         out[name] = row
         for walk, by_ef in row.get("ours_walks", {}).items():
             for ef in EF_VALUES:
                 o, f = by_ef[ef], row["faiss"][ef]
-                print(f"  [{walk} walk] ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} | faiss {f['ms']:.3f} ms "
-                      f"recall {f['recall']:.4f}", flush=True)
+                print(
+                    f"  [{walk} walk] ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} | faiss {f['ms']:.3f} ms "
+                    f"recall {f['recall']:.4f}",
+                    flush=True,
+                )
             row.setdefault("at_recall_095_walks", {})[walk] = at_recall(by_ef, row["faiss"], t_exact)
         best = {ef: v for ef, v in row["ours"].items() if v["recall"] >= 0.95}
         print(f"{name}: tiers {row['tier_counts']}, exact int8 {t_exact:.2f} ms", flush=True)
         for ef in EF_VALUES:
             o, f = row["ours"][ef], row["faiss"][ef]
-            print(f"  ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} ({o['speedup_vs_exact']:.1f}x exact)"
-                  f" | faiss {f['ms']:.3f} ms recall {f['recall']:.4f}", flush=True)
+            print(
+                f"  ef {ef:>3}: ours {o['ms']:.3f} ms recall {o['recall']:.4f} ({o['speedup_vs_exact']:.1f}x exact)"
+                f" | faiss {f['ms']:.3f} ms recall {f['recall']:.4f}",
+                flush=True,
+            )
         if best:
             ef0 = min(best)
             # FAISS at the same (or higher) recall: its cheapest ef reaching ours.
@@ -321,30 +364,47 @@ def run_size(n: int, dim: int, k: int, query_count: int, faiss, rng, spec: AnnSp
             peers = [v for v in row["faiss"].values() if v["recall"] >= min(target, 0.95)]
             if peers:
                 peer = min(peers, key=lambda v: v["ms"])
-                row["at_recall_095"] = {"ours_ef": ef0, "ours_ms": row["ours"][ef0]["ms"], "ours_recall": target,
-                                        "faiss_ms": peer["ms"], "faiss_recall": peer["recall"],
-                                        "speedup_vs_faiss": peer["ms"] / row["ours"][ef0]["ms"],
-                                        "speedup_vs_exact_int8": t_exact / row["ours"][ef0]["ms"]}
-                print(f"  at recall >= 0.95: ours ef {ef0} {row['ours'][ef0]['ms']:.3f} ms vs faiss "
-                      f"{peer['ms']:.3f} ms ({peer['ms'] / row['ours'][ef0]['ms']:.2f}x), "
-                      f"{t_exact / row['ours'][ef0]['ms']:.1f}x faster than exact int8", flush=True)
+                row["at_recall_095"] = {
+                    "ours_ef": ef0,
+                    "ours_ms": row["ours"][ef0]["ms"],
+                    "ours_recall": target,
+                    "faiss_ms": peer["ms"],
+                    "faiss_recall": peer["recall"],
+                    "speedup_vs_faiss": peer["ms"] / row["ours"][ef0]["ms"],
+                    "speedup_vs_exact_int8": t_exact / row["ours"][ef0]["ms"],
+                }
+                print(
+                    f"  at recall >= 0.95: ours ef {ef0} {row['ours'][ef0]['ms']:.3f} ms vs faiss "
+                    f"{peer['ms']:.3f} ms ({peer['ms'] / row['ours'][ef0]['ms']:.2f}x), "
+                    f"{t_exact / row['ours'][ef0]['ms']:.1f}x faster than exact int8",
+                    flush=True,
+                )
     # Selectivity sweep: where the graph walk over one tier stops paying against the exact scan
     # of that tier (the index forces the graph on every tier larger than ef). Calibrates the
     # exact fallback rule count^2 <= exact_factor * ef * m * N.
     out["selectivity"] = []
     for j, share in enumerate(SWEEP_SHARES):
+
         def sweep_search(q, exact, concept=3 + j):
             return index.search({"vis": q}, [concept], [], k=k, mode="hard", threads=1, exact=exact)
 
         t_exact, exact_hits = timed_each(lambda q: sweep_search(q, True), queries[:40])
         t_graph, graph_hits = timed_each(lambda q: sweep_search(q, False), queries[:40])
         tier = exact_hits[0].tier_counts["entailed"]
-        entry = {"share": share, "tier_items": tier, "exact_ms": t_exact, "graph_ms": t_graph,
-                 "recall": recall_within_tier(exact_hits, graph_hits),
-                 "exact_factor_at_crossover": tier ** 2 / (max(spec.ef_search, 2 * k) * spec.m * n)}
+        entry = {
+            "share": share,
+            "tier_items": tier,
+            "exact_ms": t_exact,
+            "graph_ms": t_graph,
+            "recall": recall_within_tier(exact_hits, graph_hits),
+            "exact_factor_at_crossover": tier**2 / (max(spec.ef_search, 2 * k) * spec.m * n),
+        }
         out["selectivity"].append(entry)
-        print(f"selectivity {share:.3f} ({tier} items): exact {t_exact:.3f} ms, graph {t_graph:.3f} ms, "
-              f"recall {entry['recall']:.4f}, count^2/(ef m N) = {entry['exact_factor_at_crossover']:.2f}", flush=True)
+        print(
+            f"selectivity {share:.3f} ({tier} items): exact {t_exact:.3f} ms, graph {t_graph:.3f} ms, "
+            f"recall {entry['recall']:.4f}, count^2/(ef m N) = {entry['exact_factor_at_crossover']:.2f}",
+            flush=True,
+        )
     out["load_after"] = load_average()
     return out
 
@@ -355,13 +415,24 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, 
     int8 Index without a graph (the loader's path without AnnSpec), so only the index holds it.
     With `graph` the index also builds that graph as the chunks arrive, and each scenario adds
     ours approximate per ef with recall@10 within tier against the exact answers (no FAISS)."""
-    print(f"\n== exact{' + graph' if graph else ''} only: N = {n:,} x d = {dim}, k = {k}, {query_count} queries, "
-          f"chunks of {chunk:,} ==", flush=True)
+    print(
+        f"\n== exact{' + graph' if graph else ''} only: N = {n:,} x d = {dim}, k = {k}, {query_count} queries, "
+        f"chunks of {chunk:,} ==",
+        flush=True,
+    )
     draw = low_rank_sampler(dim, rng)
     queries = draw(query_count)
-    out: dict = {"n": n, "dim": dim, "k": k, "queries": query_count, "exact_only": True, "chunk": chunk,
-                 "load_before": load_average(), "rss_before_bytes": status_bytes("self", "VmRSS"),
-                 "ef_construction": graph.ef_construction if graph else None}
+    out: dict = {
+        "n": n,
+        "dim": dim,
+        "k": k,
+        "queries": query_count,
+        "exact_only": True,
+        "chunk": chunk,
+        "load_before": load_average(),
+        "rss_before_bytes": status_bytes("self", "VmRSS"),
+        "ef_construction": graph.ef_construction if graph else None,
+    }
     index = Index([SpaceSpec("vis", dim, storage="int8")], ann=graph)
     index.ensure_concepts(8)
     added = 0.0  # the add calls only, as run_size's build_plain_s (its corpus is drawn beforehand)
@@ -374,45 +445,81 @@ def run_exact_only(n: int, dim: int, k: int, query_count: int, rng, chunk: int, 
         index.add(count, {"vis": X}, has, not_has)
         added += time.perf_counter() - start
         if (first + count) % 1_000_000 == 0 or first + count == n:
-            print(f"  {first + count:,} added, {added:.1f} s in add, RSS {status_bytes('self', 'VmRSS') / 2**30:.2f} GiB",
-                  flush=True)
+            print(
+                f"  {first + count:,} added, {added:.1f} s in add, RSS {status_bytes('self', 'VmRSS') / 2**30:.2f} GiB",
+                flush=True,
+            )
     del X, has, not_has
     out["build_graph_s" if graph else "build_plain_s"] = added
     out["build_with_draw_s"] = time.perf_counter() - started
     out["memory_bytes"] = index.memory_bytes
     out["rss_after_build_bytes"] = status_bytes("self", "VmRSS")
     for name, sc in SCENARIOS.items():
+
         def search(q, threads, sc=sc):
-            return index.search({"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=threads,
-                                exact=True)
+            return index.search(
+                {"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=threads, exact=True
+            )
 
         t_one, hits = timed_each(lambda q: search(q, 1), queries)
         t_default, hits_default = timed_each(lambda q: search(q, 0), queries)
-        out[name] = {"tier_counts": hits[0].tier_counts, "exact_int8_ms": t_one, "exact_int8_default_threads_ms": t_default,
-                     # the answers should not depend on the threads (ties aside)
-                     "default_threads_agreement": recall_within_tier(hits, hits_default),
-                     "reranked_median": statistics.median(h.reranked for h in hits)}
-        print(f"{name}: tiers {out[name]['tier_counts']}, exact int8 {t_one:.2f} ms (1 thread), "
-              f"{t_default:.2f} ms (default threads)", flush=True)
+        out[name] = {
+            "tier_counts": hits[0].tier_counts,
+            "exact_int8_ms": t_one,
+            "exact_int8_default_threads_ms": t_default,
+            # the answers should not depend on the threads (ties aside)
+            "default_threads_agreement": recall_within_tier(hits, hits_default),
+            "reranked_median": statistics.median(h.reranked for h in hits),
+        }
+        print(
+            f"{name}: tiers {out[name]['tier_counts']}, exact int8 {t_one:.2f} ms (1 thread), "
+            f"{t_default:.2f} ms (default threads)",
+            flush=True,
+        )
         if graph:
             ours = {}
             for ef in EF_VALUES:
-                t, approx = timed_each(lambda q, ef=ef, sc=sc: index.search(
-                    {"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1, exact=False,
-                    ef_search=ef), queries)
-                ours[ef] = {"ms": t, "recall": recall_within_tier(hits, approx), "approximate": approx[0].approximate,
-                            "speedup_vs_exact": t_one / t}
-                print(f"  ef {ef:>3}: ours {t:.3f} ms recall {ours[ef]['recall']:.4f} ({t_one / t:.1f}x exact)", flush=True)
+                t, approx = timed_each(
+                    lambda q, ef=ef, sc=sc: index.search(
+                        {"vis": q},
+                        sc["required"],
+                        sc["forbidden"],
+                        k=k,
+                        mode=sc["mode"],
+                        threads=1,
+                        exact=False,
+                        ef_search=ef,
+                    ),
+                    queries,
+                )
+                ours[ef] = {
+                    "ms": t,
+                    "recall": recall_within_tier(hits, approx),
+                    "approximate": approx[0].approximate,
+                    "speedup_vs_exact": t_one / t,
+                }
+                print(
+                    f"  ef {ef:>3}: ours {t:.3f} ms recall {ours[ef]['recall']:.4f} ({t_one / t:.1f}x exact)",
+                    flush=True,
+                )
             out[name]["ours"] = ours
             best = [ef for ef, v in ours.items() if v["recall"] >= 0.95]
             if best:
                 ef0 = min(best)
-                out[name]["at_recall_095"] = {"ours_ef": ef0, "ours_ms": ours[ef0]["ms"], "ours_recall": ours[ef0]["recall"],
-                                              "faiss_ms": None, "speedup_vs_exact_int8": t_one / ours[ef0]["ms"]}
+                out[name]["at_recall_095"] = {
+                    "ours_ef": ef0,
+                    "ours_ms": ours[ef0]["ms"],
+                    "ours_recall": ours[ef0]["recall"],
+                    "faiss_ms": None,
+                    "speedup_vs_exact_int8": t_one / ours[ef0]["ms"],
+                }
     out["peak_rss_bytes"] = status_bytes("self", "VmHWM")
     out["load_after"] = load_average()
-    print(f"built in {added:.1f} s of add ({out['build_with_draw_s']:.1f} s with the draw), memory_bytes "
-          f"{out['memory_bytes']:,}, peak RSS {out['peak_rss_bytes'] / 2**30:.2f} GiB", flush=True)
+    print(
+        f"built in {added:.1f} s of add ({out['build_with_draw_s']:.1f} s with the draw), memory_bytes "
+        f"{out['memory_bytes']:,}, peak RSS {out['peak_rss_bytes'] / 2**30:.2f} GiB",
+        flush=True,
+    )
     return out
 
 
@@ -430,11 +537,15 @@ def call_floor(faiss, dim: int, k: int, rounds: int = 2000) -> dict:
     out = {}
     for _ in range(2):  # interleaved, the second pair kept
         out["ours_off_ms"], _ = timed_each(lambda q: ours.search({"vis": q}, k=k, mode="off", threads=1), queries)
-        out["ours_hard_ms"], _ = timed_each(lambda q: ours.search({"vis": q}, [0], [1], k=k, mode="hard", threads=1),
-                                            queries)
+        out["ours_hard_ms"], _ = timed_each(
+            lambda q: ours.search({"vis": q}, [0], [1], k=k, mode="hard", threads=1), queries
+        )
         out["faiss_flat_ms"], _ = timed_each(lambda q: flat.search(q[None, :], k), queries)
-    print(f"per-call floor (1 item): ours off {out['ours_off_ms'] * 1e3:.0f} us, hard {out['ours_hard_ms'] * 1e3:.0f} us,"
-          f" faiss flat {out['faiss_flat_ms'] * 1e3:.0f} us", flush=True)
+    print(
+        f"per-call floor (1 item): ours off {out['ours_off_ms'] * 1e3:.0f} us, hard {out['ours_hard_ms'] * 1e3:.0f} us,"
+        f" faiss flat {out['faiss_flat_ms'] * 1e3:.0f} us",
+        flush=True,
+    )
     return out
 
 
@@ -444,8 +555,14 @@ def build_rate(n: int, dim: int, spec: AnnSpec, faiss, rng, threads=(1, 2), roun
     ef_construction, on 1 and 2 threads, interleaved in `rounds` rounds (the load moves)."""
     X, _ = low_rank_corpus(n, 1, dim, rng)
     empty: list[list[int]] = [[] for _ in range(n)]
-    out: dict = {"n": n, "dim": dim, "m": spec.m, "ef_construction": spec.ef_construction, "load_before": load_average(),
-                 "rounds": []}
+    out: dict = {
+        "n": n,
+        "dim": dim,
+        "m": spec.m,
+        "ef_construction": spec.ef_construction,
+        "load_before": load_average(),
+        "rounds": [],
+    }
     for _ in range(rounds):
         for t in threads:
             start = time.perf_counter()
@@ -460,10 +577,20 @@ def build_rate(n: int, dim: int, spec: AnnSpec, faiss, rng, threads=(1, 2), roun
             hnsw, seconds = faiss_hnsw(faiss, X, spec)
             peer = n / seconds
             del hnsw
-            out["rounds"].append({"threads": t, "ours_items_per_s": ours, "faiss_items_per_s": peer,
-                                  "ratio": ours / peer, "load": load_average()})
-            print(f"build {n:,} items, {t} thread(s): ours {ours:.0f} items/s, faiss {peer:.0f} items/s "
-                  f"({ours / peer:.2f}x), load {load_average()}", flush=True)
+            out["rounds"].append(
+                {
+                    "threads": t,
+                    "ours_items_per_s": ours,
+                    "faiss_items_per_s": peer,
+                    "ratio": ours / peer,
+                    "load": load_average(),
+                }
+            )
+            print(
+                f"build {n:,} items, {t} thread(s): ours {ours:.0f} items/s, faiss {peer:.0f} items/s "
+                f"({ours / peer:.2f}x), load {load_average()}",
+                flush=True,
+            )
     out["load_after"] = load_average()
     return out
 
@@ -482,14 +609,22 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
     with tempfile.TemporaryDirectory(prefix="polarmem-ann-startup-") as tmp:
         data = Path(tmp) / "data"
         memory = Memory(data, durability="async")
-        memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim, storage="int8"),),
-                                                  encoder="none"))
+        memory.create_namespace(
+            NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim, storage="int8"),), encoder="none")
+        )
         start = time.perf_counter()
         for first in range(0, n, 5000):
-            memory.remember_batch("bench", [
-                ItemInput(id=f"item{i:08d}", vectors={"vis": X[i]},
-                          states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
-                for i in range(first, min(n, first + 5000))])
+            memory.remember_batch(
+                "bench",
+                [
+                    ItemInput(
+                        id=f"item{i:08d}",
+                        vectors={"vis": X[i]},
+                        states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}},
+                    )
+                    for i in range(first, min(n, first + 5000))
+                ],
+            )
         out["write_s"] = time.perf_counter() - start
         memory.close()
 
@@ -504,9 +639,16 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
         # afterwards, so the write phase above does not pay for a graph the rebuild then builds.
         store = Store(data)
         record = store.namespaces()[0]
-        record.ann.CopyFrom(records_pb2.AnnRecord(kind=spec.kind, m=spec.m, ef_construction=spec.ef_construction,
-                                                  ef_search=spec.ef_search, exact_below=spec.exact_below,
-                                                  exact_factor=spec.exact_factor))
+        record.ann.CopyFrom(
+            records_pb2.AnnRecord(
+                kind=spec.kind,
+                m=spec.m,
+                ef_construction=spec.ef_construction,
+                ef_search=spec.ef_search,
+                exact_below=spec.exact_below,
+                exact_factor=spec.exact_factor,
+            )
+        )
         store.put_namespace(record)
         store.close()
         out["startup_rebuilt_s"], out["startup_persisted_s"], out["save_on_close_s"] = [], [], []
@@ -526,9 +668,12 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
             backend.close()
         out["graph_file_bytes"] = sum(p.stat().st_size for p in (data / "ann").rglob("*") if p.is_file())
     out["load_after"] = load_average()
-    print(f"backend start-up with {n:,} items: no graph {out['startup_no_graph_s']:.1f} s, graph rebuilt "
-          f"{out['startup_rebuilt_s']} s, graph loaded {out['startup_persisted_s']} s, save on close "
-          f"{out['save_on_close_s']} s", flush=True)
+    print(
+        f"backend start-up with {n:,} items: no graph {out['startup_no_graph_s']:.1f} s, graph rebuilt "
+        f"{out['startup_rebuilt_s']} s, graph loaded {out['startup_persisted_s']} s, save on close "
+        f"{out['save_on_close_s']} s",
+        flush=True,
+    )
     return out
 
 
@@ -562,28 +707,51 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     def line(ax, values, label, style, exact_only=None):
         """`exact_only` True / False: only the rows of exact-only runs / of full runs (they come
         from different runs, possibly builds and hosts, so each gets its own line)."""
-        points = [(n, v) for n, v, r in zip(ns, values, rows)
-                  if v is not None and (exact_only is None or bool(r.get("exact_only")) == exact_only)]
+        points = [
+            (n, v)
+            for n, v, r in zip(ns, values, rows)
+            if v is not None and (exact_only is None or bool(r.get("exact_only")) == exact_only)
+        ]
         if points:
             ax.plot(*zip(*points), style, label=label)
 
-    titles = {"hard_wide": "hard, wide entailed tier (~30% of N)", "hard_two_tiers": "hard, tiny entailed tier + neutral",
-              "off": "off (plain similarity)"}
+    titles = {
+        "hard_wide": "hard, wide entailed tier (~30% of N)",
+        "hard_two_tiers": "hard, tiny entailed tier + neutral",
+        "off": "off (plain similarity)",
+    }
     for ax, (name, title) in zip(axes, titles.items()):
         at = [r[name].get("at_recall_095") for r in rows]
         if name == "off":
             line(ax, [median_round(r, "ours_1_thread_ms") for r in rows], "exact fp32 (ours)", "k--")
             line(ax, [median_round(r, "faiss_flat_ms") for r in rows], "FAISS IndexFlatIP", "k:")
-        line(ax, [r[name]["exact_int8_ms"] for r in rows], "exact int8 + re-rank (ours, with the graph runs)", "b-s",
-             exact_only=False)
+        line(
+            ax,
+            [r[name]["exact_int8_ms"] for r in rows],
+            "exact int8 + re-rank (ours, with the graph runs)",
+            "b-s",
+            exact_only=False,
+        )
         # (a chunked run with the graph measured exact int8 too: the exact-only run keeps that line)
-        line(ax, [None if r.get("ef_construction") else r[name]["exact_int8_ms"] for r in rows],
-             "exact int8 + re-rank (ours, exact-only runs)", "c-D", exact_only=True)
+        line(
+            ax,
+            [None if r.get("ef_construction") else r[name]["exact_int8_ms"] for r in rows],
+            "exact int8 + re-rank (ours, exact-only runs)",
+            "c-D",
+            exact_only=True,
+        )
         line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours)", "r-o", exact_only=False)
-        line(ax, [a["ours_ms"] if a else None for a in at], "graph, recall@10 >= 0.95 (ours, chunked runs, no FAISS)",
-             "m-o", exact_only=True)
+        line(
+            ax,
+            [a["ours_ms"] if a else None for a in at],
+            "graph, recall@10 >= 0.95 (ours, chunked runs, no FAISS)",
+            "m-o",
+            exact_only=True,
+        )
         line(ax, [a["faiss_ms"] if a else None for a in at], "FAISS HNSW + IDSelectorBitmap, same recall", "g-^")
-        ax.set(xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title)
+        ax.set(
+            xscale="log", yscale="log", xlabel="N items (d = 384)", ylabel="median ms per query, 1 thread", title=title
+        )
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7, loc="upper left")
     axes[2].legend(fontsize=7, loc="upper left")
@@ -594,14 +762,24 @@ def plot_growth(paths: list[Path], png: Path) -> None:
     line(ax, [r.get("build_plain_s") for r in rows], "no graph (int8 rows only)", "b-s", exact_only=False)
     line(ax, [r.get("build_plain_s") for r in rows], "no graph (exact-only runs)", "c-D", exact_only=True)
     efc = sorted({r["ef_construction"] for r in rows} - {None})
-    ax.set(xscale="log", yscale="log", xlabel="N items", ylabel="seconds",
-           title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="N items",
+        ylabel="seconds",
+        title=f"build (M = 16, ef_construction = {'/'.join(map(str, efc))})",
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    loads = [f"{r['n'] // 1000}k{' (exact only)' if r.get('exact_only') else ''}: {r['load_before'][0]}->{r['load_after'][0]}"
-             for r in rows]
-    fig.suptitle("PolarMem approximate vs exact search as N grows (2-core machine)\n1-min load before->after: "
-                 + ", ".join(loads), fontsize=9)
+    loads = [
+        f"{r['n'] // 1000}k{' (exact only)' if r.get('exact_only') else ''}: {r['load_before'][0]}->{r['load_after'][0]}"
+        for r in rows
+    ]
+    fig.suptitle(
+        "PolarMem approximate vs exact search as N grows (2-core machine)\n1-min load before->after: "
+        + ", ".join(loads),
+        fontsize=9,
+    )
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=110)
@@ -628,40 +806,78 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--walks", nargs="+", choices=("prefetch", "hnswlib", "bounded"), default=["prefetch"],
-                        help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)")
-    parser.add_argument("--ef-construction", type=int, default=200,
-                        help="the graph's ef_construction, for PolarMem and FAISS alike")
-    parser.add_argument("--build-rate", type=int, default=0, metavar="N",
-                        help="time the graph build alone with N items instead (PolarMem vs FAISS, 1 and 2 threads)")
-    parser.add_argument("--plot", type=Path, nargs="+", default=None, metavar="JSON",
-                        help="plot growth reports (one per size) into --png instead of measuring")
+    parser.add_argument(
+        "--walks",
+        nargs="+",
+        choices=("prefetch", "hnswlib", "bounded"),
+        default=["prefetch"],
+        help="filtered-walk stop rules to measure, the first reported as 'ours' (ann_graph.cpp)",
+    )
+    parser.add_argument(
+        "--ef-construction", type=int, default=200, help="the graph's ef_construction, for PolarMem and FAISS alike"
+    )
+    parser.add_argument(
+        "--build-rate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time the graph build alone with N items instead (PolarMem vs FAISS, 1 and 2 threads)",
+    )
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="plot growth reports (one per size) into --png instead of measuring",
+    )
     parser.add_argument("--png", type=Path, default=Path("docs/ann-growth.png"))
-    parser.add_argument("--exact-only", action="store_true",
-                        help="only the exact int8 search, the corpus drawn and added in --chunk-row chunks (sizes too "
-                             "large for the full run): no graph, no FAISS")
+    parser.add_argument(
+        "--exact-only",
+        action="store_true",
+        help="only the exact int8 search, the corpus drawn and added in --chunk-row chunks (sizes too "
+        "large for the full run): no graph, no FAISS",
+    )
     parser.add_argument("--chunk", type=int, default=100_000, help="rows drawn and added at a time with --exact-only")
-    parser.add_argument("--graph", action="store_true",
-                        help="with --exact-only: build the graph too (--ef-construction) and measure ours approximate "
-                             "per ef against the exact answers; still no FAISS")
-    parser.add_argument("--backend-startup", type=int, default=0, metavar="N",
-                        help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)")
+    parser.add_argument(
+        "--graph",
+        action="store_true",
+        help="with --exact-only: build the graph too (--ef-construction) and measure ours approximate "
+        "per ef against the exact answers; still no FAISS",
+    )
+    parser.add_argument(
+        "--backend-startup",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure the local backend's start-up with N items instead (persisted vs rebuilt graph)",
+    )
     args = parser.parse_args()
     if args.plot:
         plot_growth(args.plot, args.png)
         return
     if args.backend_startup:
         spec = AnnSpec()
-        report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
-                  "cpus": os.cpu_count(), "ann": spec.__dict__,
-                  "startup": backend_startup(args.backend_startup, args.dim, spec, np.random.default_rng(0))}
+        report = {
+            "build_info": build_info(),
+            "machine": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "ann": spec.__dict__,
+            "startup": backend_startup(args.backend_startup, args.dim, spec, np.random.default_rng(0)),
+        }
         if args.out:
             write_report(args.out, report)
         return
     rng = np.random.default_rng(0)
     if args.exact_only:
-        report = {"build_info": build_info(), "machine": platform.processor() or platform.machine(),
-                  "cpus": os.cpu_count(), "ann": None, "exact_only": True, "sizes": []}
+        report = {
+            "build_info": build_info(),
+            "machine": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "ann": None,
+            "exact_only": True,
+            "sizes": [],
+        }
         graph = AnnSpec(ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0) if args.graph else None
         report["ann"] = graph.__dict__ if graph else None
         write_sizes(args, report, lambda n: run_exact_only(n, args.dim, args.k, args.queries, rng, args.chunk, graph))
@@ -672,15 +888,22 @@ def main() -> None:
     # the sweep sees the graph's cost on every tier; the scenarios' tiers are all large enough
     # that the default rule would also choose the graph.
     spec = AnnSpec(ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0)
-    header = {"build_info": build_info(), "faiss": faiss.__version__, "machine": platform.processor() or platform.machine(),
-              "cpus": os.cpu_count(), "ann": spec.__dict__}
+    header = {
+        "build_info": build_info(),
+        "faiss": faiss.__version__,
+        "machine": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "ann": spec.__dict__,
+    }
     if args.build_rate:
         report = {**header, "build_rate": build_rate(args.build_rate, args.dim, spec, faiss, rng)}
         if args.out:
             write_report(args.out, report)
         return
     report = {**header, "sizes": [], "call_floor": call_floor(faiss, args.dim, args.k)}
-    write_sizes(args, report, lambda n: run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks)))
+    write_sizes(
+        args, report, lambda n: run_size(n, args.dim, args.k, args.queries, faiss, rng, spec, tuple(args.walks))
+    )
 
 
 if __name__ == "__main__":

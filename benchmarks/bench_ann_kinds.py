@@ -57,8 +57,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ann import (FORBIDDEN, REQUIRED_WIDE, SWEEP_SHARES, concepts, faiss_hnsw,  # noqa: E402
-                       low_rank_corpus, recall_sets, timed_each)
+from bench_ann import (
+    FORBIDDEN,
+    REQUIRED_WIDE,
+    SWEEP_SHARES,
+    concepts,
+    faiss_hnsw,  # noqa: E402
+    low_rank_corpus,
+    recall_sets,
+    timed_each,
+)
 from harness import cpu_flags, cpu_model, load_average, write_report  # noqa: E402
 
 from polarmem_server.index import AnnSpec, Index, SpaceSpec, build_info  # noqa: E402
@@ -72,16 +80,21 @@ RARE_CONCEPT = 3 + SWEEP_SHARES.index(0.03)  # bench_ann's sweep concept held by
 
 def cpu_info() -> dict:
     flags = cpu_flags()
-    return {"model": cpu_model(), "cpus": os.cpu_count(), "avx512": sorted(f for f in flags if f.startswith("avx512")),
-            "avx2": "avx2" in flags}
+    return {
+        "model": cpu_model(),
+        "cpus": os.cpu_count(),
+        "avx512": sorted(f for f in flags if f.startswith("avx512")),
+        "avx2": "avx2" in flags,
+    }
 
 
 def nprobe_grid(nlist: int) -> list[int]:
-    grid = [p for p in (2 ** i for i in range(20)) if p < nlist]
+    grid = [p for p in (2**i for i in range(20)) if p < nlist]
     return grid + [nlist]
 
 
 # ---- datasets --------------------------------------------------------------------------------
+
 
 def dev_dataset(query_count: int, sample: int, cache: Path | None) -> dict:
     """The dev set's images embedded as their joined captions; queries = first captions of
@@ -96,7 +109,11 @@ def dev_dataset(query_count: int, sample: int, cache: Path | None) -> dict:
     cached = None
     if cache is not None and cache.exists():
         data = np.load(cache)
-        if data["X"].shape[0] == n and data["Q"].shape[0] == query_count and str(data["ids"]) == rows[0]["id"] + rows[-1]["id"]:
+        if (
+            data["X"].shape[0] == n
+            and data["Q"].shape[0] == query_count
+            and str(data["ids"]) == rows[0]["id"] + rows[-1]["id"]
+        ):
             cached = data["X"], data["Q"]
     encode_s = None
     if cached is None:
@@ -122,11 +139,18 @@ def dev_dataset(query_count: int, sample: int, cache: Path | None) -> dict:
         allowed = np.array([cid[label] in h for h in has])
         scenarios[label] = dict(required=[cid[label]], forbidden=[], mode="hard", allowed=allowed)
     scenarios["no filter"] = dict(required=[], forbidden=[], mode="off", allowed=None)
-    return {"name": "dev10k" if not sample else f"dev{n}", "X": np.ascontiguousarray(X, np.float32),
-            "Q": np.ascontiguousarray(Q, np.float32), "has": has, "not_has": not_has, "concepts": len(labels),
-            "scenarios": scenarios, "encode_s": encode_s,
-            "about": "COCO val2014 dev set, items = captions joined, queries = first caption of 200 items "
-                     "(seed 19), all-MiniLM-L6-v2 (packaged, normalised)"}
+    return {
+        "name": "dev10k" if not sample else f"dev{n}",
+        "X": np.ascontiguousarray(X, np.float32),
+        "Q": np.ascontiguousarray(Q, np.float32),
+        "has": has,
+        "not_has": not_has,
+        "concepts": len(labels),
+        "scenarios": scenarios,
+        "encode_s": encode_s,
+        "about": "COCO val2014 dev set, items = captions joined, queries = first caption of 200 items "
+        "(seed 19), all-MiniLM-L6-v2 (packaged, normalised)",
+    }
 
 
 def random_dataset(n: int, query_count: int, dim: int) -> dict:
@@ -137,16 +161,27 @@ def random_dataset(n: int, query_count: int, dim: int) -> dict:
     has_forb = np.array([FORBIDDEN in h for h in has])
     has_rare = np.array([RARE_CONCEPT in h for h in has])
     scenarios = {
-        "hard_wide (~27%)": dict(required=[REQUIRED_WIDE], forbidden=[FORBIDDEN], mode="hard", allowed=has_wide & ~has_forb),
+        "hard_wide (~27%)": dict(
+            required=[REQUIRED_WIDE], forbidden=[FORBIDDEN], mode="hard", allowed=has_wide & ~has_forb
+        ),
         "rare (~3%)": dict(required=[RARE_CONCEPT], forbidden=[], mode="hard", allowed=has_rare),
         "no filter": dict(required=[], forbidden=[], mode="off", allowed=None),
     }
-    return {"name": f"random{n // 1000}k" if n % 1000 == 0 else f"random{n}", "X": X, "Q": Q, "has": has,
-            "not_has": not_has, "concepts": 8, "scenarios": scenarios, "encode_s": None,
-            "about": "bench_ann.low_rank_corpus (24-d latent + 0.3 noise, seed 0) and bench_ann.concepts"}
+    return {
+        "name": f"random{n // 1000}k" if n % 1000 == 0 else f"random{n}",
+        "X": X,
+        "Q": Q,
+        "has": has,
+        "not_has": not_has,
+        "concepts": 8,
+        "scenarios": scenarios,
+        "encode_s": None,
+        "about": "bench_ann.low_rank_corpus (24-d latent + 0.3 noise, seed 0) and bench_ann.concepts",
+    }
 
 
 # ---- measurement -----------------------------------------------------------------------------
+
 
 def exact_truth(X: np.ndarray, Q: np.ndarray, allowed: np.ndarray | None) -> list[list[int]]:
     rows = np.arange(X.shape[0]) if allowed is None else np.flatnonzero(allowed)
@@ -196,18 +231,31 @@ def build_all(ds: dict, faiss, spec: AnnSpec, nlists: list[int], storage: str) -
         list_of = quantizer.assign(X, 1).ravel()
         sizes = np.bincount(list_of, minlength=nlist)
         info[f"faiss_ivf{nlist}"] = {
-            "s": total_s, "train_s": train_s, "bytes": faiss_bytes(faiss, ivf),
-            "list_sizes": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
-                           "empty": int((sizes == 0).sum())}}
+            "s": total_s,
+            "train_s": train_s,
+            "bytes": faiss_bytes(faiss, ivf),
+            "list_sizes": {
+                "min": int(sizes.min()),
+                "median": float(np.median(sizes)),
+                "max": int(sizes.max()),
+                "empty": int((sizes == 0).sum()),
+            },
+        }
         built["ivf"][nlist] = (ivf, quantizer, list_of)
     flat = faiss.IndexFlatIP(dim)
     flat.add(X)
     built["faiss_flat"] = flat
     faiss.omp_set_num_threads(1)
-    print(f"built {n:,} x {dim} (2 threads): polarmem plain {info['polarmem_plain_s']:.1f} s, polarmem hnsw "
-          f"{info['polarmem_hnsw_s']:.1f} s, faiss hnsw {info['faiss_hnsw_s']:.1f} s, "
-          + ", ".join(f"faiss ivf{nl} {info[f'faiss_ivf{nl}']['s']:.1f} s (train {info[f'faiss_ivf{nl}']['train_s']:.1f} s, "
-                      f"lists {info[f'faiss_ivf{nl}']['list_sizes']})" for nl in nlists), flush=True)
+    print(
+        f"built {n:,} x {dim} (2 threads): polarmem plain {info['polarmem_plain_s']:.1f} s, polarmem hnsw "
+        f"{info['polarmem_hnsw_s']:.1f} s, faiss hnsw {info['faiss_hnsw_s']:.1f} s, "
+        + ", ".join(
+            f"faiss ivf{nl} {info[f'faiss_ivf{nl}']['s']:.1f} s (train {info[f'faiss_ivf{nl}']['train_s']:.1f} s, "
+            f"lists {info[f'faiss_ivf{nl}']['list_sizes']})"
+            for nl in nlists
+        ),
+        flush=True,
+    )
     return built, info
 
 
@@ -218,16 +266,26 @@ def ivf_walk(ivf_entry: tuple, Q: np.ndarray, allowed: np.ndarray | None, nprobe
     sizes = np.bincount(list_of, minlength=ivf.nlist)
     members = sizes if allowed is None else np.bincount(list_of[allowed], minlength=ivf.nlist)
     _, probed = quantizer.search(Q, nprobe)
-    return {"codes_walked": float(np.median(sizes[probed].sum(axis=1))),
-            "members_scored": float(np.median(members[probed].sum(axis=1)))}
+    return {
+        "codes_walked": float(np.median(sizes[probed].sum(axis=1))),
+        "members_scored": float(np.median(members[probed].sum(axis=1))),
+    }
 
 
 def run_dataset(ds: dict, faiss, spec: AnnSpec, nlists: list[int], rounds: int, storage: str) -> dict:
     X, Q = ds["X"], ds["Q"]
     n = X.shape[0]
     print(f"\n== {ds['name']}: N = {n:,} x d = {X.shape[1]}, {len(Q)} queries, k = {K}, nlist {nlists} ==", flush=True)
-    out: dict = {"dataset": ds["name"], "about": ds["about"], "n": n, "dim": int(X.shape[1]), "queries": len(Q), "k": K,
-                 "encode_s": ds["encode_s"], "load_before": load_average()}
+    out: dict = {
+        "dataset": ds["name"],
+        "about": ds["about"],
+        "n": n,
+        "dim": int(X.shape[1]),
+        "queries": len(Q),
+        "k": K,
+        "encode_s": ds["encode_s"],
+        "load_before": load_average(),
+    }
     built, out["build"] = build_all(ds, faiss, spec, nlists, storage)
     index, hnsw, flat = built["polarmem"], built["faiss_hnsw"], built["faiss_flat"]
     faiss.omp_set_num_threads(1)
@@ -244,8 +302,9 @@ def run_dataset(ds: dict, faiss, spec: AnnSpec, nlists: list[int], rounds: int, 
             selector = None
 
         def ours(q, exact, ef=0, sc=sc):
-            return index.search({"vis": q}, sc["required"], sc["forbidden"], k=K, mode=sc["mode"], threads=1,
-                                exact=exact, ef_search=ef)
+            return index.search(
+                {"vis": q}, sc["required"], sc["forbidden"], k=K, mode=sc["mode"], threads=1, exact=exact, ef_search=ef
+            )
 
         def with_sel(params):
             if selector is not None:
@@ -255,11 +314,14 @@ def run_dataset(ds: dict, faiss, spec: AnnSpec, nlists: list[int], rounds: int, 
         flat_params = with_sel(faiss.SearchParameters())
         hnsw_params = {ef: with_sel(faiss.SearchParametersHNSW(efSearch=ef)) for ef in EF_VALUES}
         ivf_params = {nl: {p: with_sel(faiss.SearchParametersIVF(nprobe=p)) for p in nprobe_grid(nl)} for nl in nlists}
-        row: dict = {"tier_items": tier, "tier_share": tier / n,
-                     # what PolarMem's default rule (AnnSpec() defaults) would do with this tier at ef 64
-                     "polarmem_default_rule": "exact" if tier <= max(2048, 64) or tier ** 2 <= 4.0 * 64 * spec.m * n
-                     else "graph",
-                     "rounds_ms": {}, "methods": {}}
+        row: dict = {
+            "tier_items": tier,
+            "tier_share": tier / n,
+            # what PolarMem's default rule (AnnSpec() defaults) would do with this tier at ef 64
+            "polarmem_default_rule": "exact" if tier <= max(2048, 64) or tier**2 <= 4.0 * 64 * spec.m * n else "graph",
+            "rounds_ms": {},
+            "methods": {},
+        }
         recalls: dict = {}
         extra: dict = {}
         for r in range(rounds):
@@ -285,43 +347,57 @@ def run_dataset(ds: dict, faiss, spec: AnnSpec, nlists: list[int], rounds: int, 
                     recalls.setdefault("polarmem_hnsw", {})[ef] = recall_sets(truth, got)
                     extra.setdefault("polarmem_hnsw", {})[ef] = {
                         "scored_median": statistics.median(h.scored for h in hits),
-                        "approximate": bool(hits[0].approximate)}
+                        "approximate": bool(hits[0].approximate),
+                    }
             times["faiss_hnsw"] = {}
             for ef in EF_VALUES:
                 faiss.cvar.hnsw_stats.reset()
-                t, answers = timed_each(lambda q, ef=ef: hnsw.search(q[None, :], K, params=hnsw_params[ef])[1][0], queries)
+                t, answers = timed_each(
+                    lambda q, ef=ef: hnsw.search(q[None, :], K, params=hnsw_params[ef])[1][0], queries
+                )
                 times["faiss_hnsw"][ef] = t
                 if r == 0:
                     recalls.setdefault("faiss_hnsw", {})[ef] = recall_sets(truth, [a[a >= 0].tolist() for a in answers])
                     extra.setdefault("faiss_hnsw", {})[ef] = {
-                        "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1)}
+                        "distances": faiss.cvar.hnsw_stats.ndis / (len(queries) + 1)
+                    }
             for nl in nlists:
                 ivf, key = built["ivf"][nl][0], f"faiss_ivf{nl}"
                 times[key] = {}
                 for p, params in ivf_params[nl].items():
                     faiss.cvar.indexIVF_stats.reset()
-                    t, answers = timed_each(lambda q, ivf=ivf, params=params: ivf.search(q[None, :], K, params=params)[1][0],
-                                            queries)
+                    t, answers = timed_each(
+                        lambda q, ivf=ivf, params=params: ivf.search(q[None, :], K, params=params)[1][0], queries
+                    )
                     times[key][p] = t
                     if r == 0:
                         recalls.setdefault(key, {})[p] = recall_sets(truth, [a[a >= 0].tolist() for a in answers])
                         extra.setdefault(key, {})[p] = {
                             "faiss_ndis": faiss.cvar.indexIVF_stats.ndis / (len(queries) + 1),
                             "short_answers": sum(int((a < 0).any()) for a in answers) / len(answers),
-                            **ivf_walk(built["ivf"][nl], Q, allowed, p)}
+                            **ivf_walk(built["ivf"][nl], Q, allowed, p),
+                        }
             row["rounds_ms"][r] = times
             row.setdefault("load_rounds", []).append(load_average())
         for method, by_setting in recalls.items():
             settings = {}
             for s, rec in by_setting.items():
                 per_round = [row["rounds_ms"][r][method][s] for r in range(rounds)]
-                settings[s] = {"ms": min(per_round), "ms_rounds": per_round, "recall": rec,
-                               **extra.get(method, {}).get(s, {})}
+                settings[s] = {
+                    "ms": min(per_round),
+                    "ms_rounds": per_round,
+                    "recall": rec,
+                    **extra.get(method, {}).get(s, {}),
+                }
             # a PolarMem ef at least the tier's size scans the tier exactly (not the graph): not counted
             ok = {s: v for s, v in settings.items() if v["recall"] >= TARGET and v.get("approximate", True)}
             best = min(ok, key=lambda s: ok[s]["ms"]) if ok else None
-            row["methods"][method] = {"settings": settings, "at_095": None if best is None else
-                                      {"setting": best, "ms": ok[best]["ms"], "recall": ok[best]["recall"]}}
+            row["methods"][method] = {
+                "settings": settings,
+                "at_095": None
+                if best is None
+                else {"setting": best, "ms": ok[best]["ms"], "recall": ok[best]["recall"]},
+            }
         del row["rounds_ms"]
         m = row["methods"]
         ours_at, peer_at = m["polarmem_hnsw"]["at_095"], m["faiss_hnsw"]["at_095"]
@@ -329,26 +405,40 @@ def run_dataset(ds: dict, faiss, spec: AnnSpec, nlists: list[int], rounds: int, 
         row["ratios_at_095"] = {"polarmem_exact_over_polarmem_hnsw": t_exact / ours_at["ms"] if ours_at else None}
         for nl in nlists:
             ivf_at = m[f"faiss_ivf{nl}"]["at_095"]
-            row["ratios_at_095"].update({
-                f"ivf{nl}_over_polarmem_hnsw": ivf_at["ms"] / ours_at["ms"] if ivf_at and ours_at else None,
-                f"ivf{nl}_over_faiss_hnsw": ivf_at["ms"] / peer_at["ms"] if ivf_at and peer_at else None,
-                f"polarmem_exact_over_ivf{nl}": t_exact / ivf_at["ms"] if ivf_at else None})
+            row["ratios_at_095"].update(
+                {
+                    f"ivf{nl}_over_polarmem_hnsw": ivf_at["ms"] / ours_at["ms"] if ivf_at and ours_at else None,
+                    f"ivf{nl}_over_faiss_hnsw": ivf_at["ms"] / peer_at["ms"] if ivf_at and peer_at else None,
+                    f"polarmem_exact_over_ivf{nl}": t_exact / ivf_at["ms"] if ivf_at else None,
+                }
+            )
         out["scenarios"][name] = row
-        print(f"-- {name}: tier {tier:,} items ({tier / n:.1%}), PolarMem default rule: {row['polarmem_default_rule']}",
-              flush=True)
+        print(
+            f"-- {name}: tier {tier:,} items ({tier / n:.1%}), PolarMem default rule: {row['polarmem_default_rule']}",
+            flush=True,
+        )
         for method, v in m.items():
-            cells = "  ".join(f"{s}:{x['ms']:.3f}/{x['recall']:.3f}{'' if x.get('approximate', True) else '(exact)'}"
-                              for s, x in v["settings"].items())
+            cells = "  ".join(
+                f"{s}:{x['ms']:.3f}/{x['recall']:.3f}{'' if x.get('approximate', True) else '(exact)'}"
+                for s, x in v["settings"].items()
+            )
             at = v["at_095"]
             head = f"{at['setting']} {at['ms']:.3f} ms r {at['recall']:.3f}" if at else "not reached"
             print(f"  {method:<15} @0.95: {head:<28} | {cells}", flush=True)
         for nl in nlists:
             ivfx = m[f"faiss_ivf{nl}"]["settings"]
-            print(f"  ivf{nl} walk (codes walked / tier members scored / short answers): "
-                  + "  ".join(f"{p}:{v['codes_walked']:.0f}/{v['members_scored']:.0f}/{v['short_answers']:.2f}"
-                              for p, v in ivfx.items()), flush=True)
-        print(f"  ratios at 0.95: {({k: None if v is None else round(v, 2) for k, v in row['ratios_at_095'].items()})}",
-              flush=True)
+            print(
+                f"  ivf{nl} walk (codes walked / tier members scored / short answers): "
+                + "  ".join(
+                    f"{p}:{v['codes_walked']:.0f}/{v['members_scored']:.0f}/{v['short_answers']:.2f}"
+                    for p, v in ivfx.items()
+                ),
+                flush=True,
+            )
+        print(
+            f"  ratios at 0.95: { ({k: None if v is None else round(v, 2) for k, v in row['ratios_at_095'].items()}) }",
+            flush=True,
+        )
     out["load_after"] = load_average()
     return out
 
@@ -373,19 +463,39 @@ def main() -> None:
 
     spec = AnnSpec(m=args.m, ef_construction=args.ef_construction, exact_below=0, exact_factor=0.0)
     started = time.perf_counter()
-    header = {"build_info": build_info(), "faiss": faiss.__version__, "faiss_compile": faiss.get_compile_options(),
-              "numpy": np.__version__, "cpu": cpu_info(), "ann": spec.__dict__, "storage": args.storage,
-              "ef_values": list(EF_VALUES), "target_recall": TARGET, "rounds": args.rounds,
-              "search_threads": 1, "build_threads": 2, "load_start": load_average()}
+    header = {
+        "build_info": build_info(),
+        "faiss": faiss.__version__,
+        "faiss_compile": faiss.get_compile_options(),
+        "numpy": np.__version__,
+        "cpu": cpu_info(),
+        "ann": spec.__dict__,
+        "storage": args.storage,
+        "ef_values": list(EF_VALUES),
+        "target_recall": TARGET,
+        "rounds": args.rounds,
+        "search_threads": 1,
+        "build_threads": 2,
+        "load_start": load_average(),
+    }
     print(json.dumps({k: header[k] for k in ("faiss", "faiss_compile", "cpu", "ann", "load_start")}), flush=True)
     for which in args.datasets:
-        ds = (dev_dataset(args.queries, args.dev_sample, args.cache) if which == "dev"
-              else random_dataset(args.random_n, args.queries, args.dim))
-        nlists = sorted({min(nl, ds["X"].shape[0] // 39) for nl in (args.nlist_dev if which == "dev" else args.nlist_random)})
+        ds = (
+            dev_dataset(args.queries, args.dev_sample, args.cache)
+            if which == "dev"
+            else random_dataset(args.random_n, args.queries, args.dim)
+        )
+        nlists = sorted(
+            {min(nl, ds["X"].shape[0] // 39) for nl in (args.nlist_dev if which == "dev" else args.nlist_random)}
+        )
         result = run_dataset(ds, faiss, spec, nlists, args.rounds, args.storage)
         report = {**header, **result, "elapsed_s": time.perf_counter() - started}
         if args.out:
-            out = args.out if "{dataset}" in args.out or len(args.datasets) == 1 else args.out.replace(".json", "-{dataset}.json")
+            out = (
+                args.out
+                if "{dataset}" in args.out or len(args.datasets) == 1
+                else args.out.replace(".json", "-{dataset}.json")
+            )
             write_report(Path(out.replace("{dataset}", ds["name"])), report)
         del ds
     print(f"total {time.perf_counter() - started:.0f} s, load {load_average()}", flush=True)

@@ -124,20 +124,37 @@ def run(count: int, dim: int, work: Path) -> dict:
     finally:
         stop(process, 120)
     return {
-        "items_loaded": count, "load_s": load_s, "items_written_during_backup": written_during[0],
+        "items_loaded": count,
+        "load_s": load_s,
+        "items_written_during_backup": written_during[0],
         "items_live_after_backup": live_items,
-        "backup": {"wall_s": backup_s, "manifest_seconds": response.seconds,
-                   "checkpoint_seconds_writers_waited": response.checkpoint_seconds, "server_cpu_s": backup_cpu_s,
-                   "snapshot_bytes": response.total_bytes, "files": response.files,
-                   "snapshot_items": snapshot_items, "bytes_per_item": response.total_bytes / snapshot_items},
-        "peer_offline_cold_copy": {"wall_s": cold_copy_s, "bytes": cold_copy_bytes, "sha256_of_copy_s": cold_copy_sha256_s,
-                                   "backup_wall_over_cold_copy": backup_s / cold_copy_s,
-                                   "backup_wall_over_cold_copy_plus_sha256": backup_s / (cold_copy_s + cold_copy_sha256_s),
-                                   "snapshot_bytes_over_data_dir": response.total_bytes / cold_copy_bytes},
-        "restore": {"verify_and_copy_s": restore_s, "restart_to_serving_s": restart_s,
-                    "items_after_restore": restored_items, "matches_manifest": restored_items == snapshot_items,
-                    "all_preloaded_items_present": restored_items >= count,
-                    "sampled_items": SAMPLE, "sampled_mismatches": mismatches},
+        "backup": {
+            "wall_s": backup_s,
+            "manifest_seconds": response.seconds,
+            "checkpoint_seconds_writers_waited": response.checkpoint_seconds,
+            "server_cpu_s": backup_cpu_s,
+            "snapshot_bytes": response.total_bytes,
+            "files": response.files,
+            "snapshot_items": snapshot_items,
+            "bytes_per_item": response.total_bytes / snapshot_items,
+        },
+        "peer_offline_cold_copy": {
+            "wall_s": cold_copy_s,
+            "bytes": cold_copy_bytes,
+            "sha256_of_copy_s": cold_copy_sha256_s,
+            "backup_wall_over_cold_copy": backup_s / cold_copy_s,
+            "backup_wall_over_cold_copy_plus_sha256": backup_s / (cold_copy_s + cold_copy_sha256_s),
+            "snapshot_bytes_over_data_dir": response.total_bytes / cold_copy_bytes,
+        },
+        "restore": {
+            "verify_and_copy_s": restore_s,
+            "restart_to_serving_s": restart_s,
+            "items_after_restore": restored_items,
+            "matches_manifest": restored_items == snapshot_items,
+            "all_preloaded_items_present": restored_items >= count,
+            "sampled_items": SAMPLE,
+            "sampled_mismatches": mismatches,
+        },
     }
 
 
@@ -151,8 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(dir=args.work_dir) as tmp:
         result = run(args.items, args.dim, Path(tmp))
-    report = {"benchmark": "bench_backup", "dim": args.dim, "machine": platform.machine(), "cpus": os.cpu_count(),
-              "loadavg_before": load_before, "loadavg_after": os.getloadavg(), **result}
+    report = {
+        "benchmark": "bench_backup",
+        "dim": args.dim,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
+        **result,
+    }
     write_report(Path(args.out), report)
     print(report)
     return 0

@@ -71,11 +71,15 @@ def worker(args) -> None:
     with_weights = "confidence" in getattr(core_index.GradeCSR, "_fields", ())
     if hasattr(core_index, "CONFIDENCE_LEVELS") and not args.previous_build:
         from polarmem_server.domain.confidence import grades as grade_of
+
         g = grade_of(confidence)
         if with_weights:  # every scored concept listed, with its confidence (as the local backend grades)
-            variants["graded"] = core_index.GradeCSR(np.arange(0, 6 * n + 1, 6, dtype=np.int64),
-                                                     np.tile(np.arange(6, dtype=np.uint32), n), g.ravel(),
-                                                     confidence.ravel())
+            variants["graded"] = core_index.GradeCSR(
+                np.arange(0, 6 * n + 1, 6, dtype=np.int64),
+                np.tile(np.arange(6, dtype=np.uint32), n),
+                g.ravel(),
+                confidence.ravel(),
+            )
         else:
             variants["graded"] = [{c: int(g[i, c]) for c in range(6) if g[i, c]} for i in range(n)]
     indexes = {}
@@ -86,6 +90,7 @@ def worker(args) -> None:
         index.add(n, {"vis": vectors}, has=has, not_has=not_has, **kwargs)
         indexes[name] = index
     import faiss
+
     faiss.omp_set_num_threads(1)
     flat = faiss.IndexFlatIP(args.dim)
     normalised = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -106,11 +111,15 @@ def worker(args) -> None:
         for shape, (required, forbidden) in shapes.items():
             out[f"{name}/{shape}_us"] = time_each(lambda q: index.search({"vis": q}, required, forbidden, k=args.k))
             if name == "graded":
-                out[f"levels/{shape}_us"] = time_each(lambda q: index.search(
-                    {"vis": q}, required, forbidden, k=args.k, present_level=1, absent_level=2))
+                out[f"levels/{shape}_us"] = time_each(
+                    lambda q: index.search({"vis": q}, required, forbidden, k=args.k, present_level=1, absent_level=2)
+                )
                 if with_weights:
-                    out[f"weights/{shape}_us"] = time_each(lambda q: index.search(
-                        {"vis": q}, required, forbidden, k=args.k, present_weight=0.6, absent_weight=0.4))
+                    out[f"weights/{shape}_us"] = time_each(
+                        lambda q: index.search(
+                            {"vis": q}, required, forbidden, k=args.k, present_weight=0.6, absent_weight=0.4
+                        )
+                    )
     print(json.dumps(out))
 
 
@@ -118,8 +127,22 @@ def run_worker(pythonpath: str | None, args, previous: bool) -> dict:
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    cmd = [sys.executable, "-P", __file__, "--worker", "--items", str(args.items), "--dim", str(args.dim),
-           "--queries", str(args.queries), "--k", str(args.k), "--seed", str(args.seed)]
+    cmd = [
+        sys.executable,
+        "-P",
+        __file__,
+        "--worker",
+        "--items",
+        str(args.items),
+        "--dim",
+        str(args.dim),
+        "--queries",
+        str(args.queries),
+        "--k",
+        str(args.k),
+        "--seed",
+        str(args.seed),
+    ]
     if previous:
         cmd.append("--previous-build")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd="/")
@@ -160,11 +183,16 @@ def main() -> None:
     summary = {}
     for key in sorted({k for build in rounds.values() for r in build for k in r}):
         summary[key] = {"previous_us": median_of("previous", key), "current_us": median_of("current", key)}
+
     def paired(key_current: str) -> float | None:
         """Median over rounds of (this round's current / this round's previous plain): the two
         workers of a round ran back to back, so slow drifts of the load cancel."""
-        pairs = [c[key_current] / p[key] for c, p in zip(rounds["current"], rounds["previous"])
-                 for key in [key_current.replace("graded/", "plain/")] if key_current in c and key in p]
+        pairs = [
+            c[key_current] / p[key]
+            for c, p in zip(rounds["current"], rounds["previous"])
+            for key in [key_current.replace("graded/", "plain/")]
+            if key_current in c and key in p
+        ]
         return statistics.median(pairs) if pairs else None
 
     ratios = {}
@@ -186,9 +214,20 @@ def main() -> None:
             "current_plain_over_faiss": cur / fc if fc else None,
             "current_graded_over_faiss": graded / fc if fc and graded else None,
         }
-    report = {"items": args.items, "dim": args.dim, "queries": args.queries, "k": args.k, "rounds": args.rounds,
-              "threads": 1, "previous": str(args.previous), "load_average_before": load_before,
-              "load_average_after": load_after, "medians": summary, "ratios": ratios, "per_round": rounds}
+    report = {
+        "items": args.items,
+        "dim": args.dim,
+        "queries": args.queries,
+        "k": args.k,
+        "rounds": args.rounds,
+        "threads": 1,
+        "previous": str(args.previous),
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "medians": summary,
+        "ratios": ratios,
+        "per_round": rounds,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(json.dumps(ratios, indent=1))

@@ -33,8 +33,8 @@ from polarmem_server import _core
 from polarmem_server.index import Index, SpaceSpec, build_info
 
 # Concept layout of the synthetic namespace (ids into a 100-concept vocabulary).
-RARE_A, RARE_B = 0, 1          # required, rare: entailed tier < k, no pruning possible
-COMMON_A, COMMON_B = 2, 3      # required, common: entailed tier >= k, pruning applies
+RARE_A, RARE_B = 0, 1  # required, rare: entailed tier < k, no pruning possible
+COMMON_A, COMMON_B = 2, 3  # required, common: entailed tier >= k, pruning applies
 FORBIDDEN = 4
 VOCAB = 100
 
@@ -48,8 +48,17 @@ def make_concepts(n: int, rng: np.random.Generator) -> tuple[list[list[int]], li
     background = rng.random((n, 6)) < 0.05  # a few other concepts, never queried
     has, not_has = [], []
     for i in range(n):
-        h = [c for c, flag in ((RARE_A, has_rare[i, 0]), (RARE_B, has_rare[i, 1]), (COMMON_A, has_common[i, 0]),
-                               (COMMON_B, has_common[i, 1]), (FORBIDDEN, has_forbidden[i])) if flag]
+        h = [
+            c
+            for c, flag in (
+                (RARE_A, has_rare[i, 0]),
+                (RARE_B, has_rare[i, 1]),
+                (COMMON_A, has_common[i, 0]),
+                (COMMON_B, has_common[i, 1]),
+                (FORBIDDEN, has_forbidden[i]),
+            )
+            if flag
+        ]
         h += [10 + j for j in np.flatnonzero(background[i])]
         nh = []
         for which, (rare, common) in enumerate(((RARE_A, COMMON_A), (RARE_B, COMMON_B))):
@@ -101,8 +110,16 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rng,
-             storages: tuple[str, ...] = ("fp32", "fp16", "int8")) -> dict:
+def run_size(
+    n: int,
+    dim: int,
+    k: int,
+    repeats: int,
+    faiss,
+    bandwidth: float,
+    rng,
+    storages: tuple[str, ...] = ("fp32", "fp16", "int8"),
+) -> dict:
     print(f"\n== N = {n:,} x d = {dim}, k = {k} ==", flush=True)
     X = rng.standard_normal((n, dim), dtype=np.float32)
     X /= np.linalg.norm(X, axis=1, keepdims=True)
@@ -135,14 +152,22 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
     t_faiss = timed(lambda: flat.search(next_query()[None, :], k), repeats)
     t_ours = timed(lambda: ours.search({"vis": next_query()}, k=k, mode="off"), repeats)
     t_numpy = timed(lambda: np.argpartition(-(X @ next_query()), k)[:k], repeats)
-    results["plain"] = {"ours_ms": t_ours, "faiss_flat_ms": t_faiss, "numpy_ms": t_numpy,
-                        "speedup_vs_faiss": t_faiss / t_ours, "speedup_vs_numpy": t_numpy / t_ours,
-                        "bandwidth_share": (X.nbytes / (t_ours / 1e3)) / bandwidth}
+    results["plain"] = {
+        "ours_ms": t_ours,
+        "faiss_flat_ms": t_faiss,
+        "numpy_ms": t_numpy,
+        "speedup_vs_faiss": t_faiss / t_ours,
+        "speedup_vs_numpy": t_numpy / t_ours,
+        "bandwidth_share": (X.nbytes / (t_ours / 1e3)) / bandwidth,
+    }
     # The same on one thread each, in process CPU time (what the load moves least).
     _, cpu_faiss_1 = timed_with_cpu(lambda: flat.search(next_query()[None, :], k), repeats)
     _, cpu_ours_1 = timed_with_cpu(lambda: ours.search({"vis": next_query()}, k=k, mode="off", threads=1), repeats)
-    results["plain_one_thread_cpu"] = {"ours_cpu_ms": cpu_ours_1, "faiss_flat_cpu_ms": cpu_faiss_1,
-                                       "speedup_vs_faiss": cpu_faiss_1 / cpu_ours_1}
+    results["plain_one_thread_cpu"] = {
+        "ours_cpu_ms": cpu_ours_1,
+        "faiss_flat_cpu_ms": cpu_faiss_1,
+        "speedup_vs_faiss": cpu_faiss_1 / cpu_ours_1,
+    }
 
     # 2. Hard mode, 2 required + 1 forbidden, without and with tier pruning.
     for name, required in (("hard_no_pruning", [RARE_A, RARE_B]), ("hard_pruning", [COMMON_A, COMMON_B])):
@@ -153,10 +178,16 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
         t_faiss_sel = timed(lambda: flat.search(next_query()[None, :], k, params=params), repeats)
         t_ours = timed(lambda: ours.search({"vis": next_query()}, required, [FORBIDDEN], k=k), repeats)
         t_numpy = timed(lambda: numpy_hard_topk(X, next_query(), tiers, k), repeats)
-        results[name] = {"ours_ms": t_ours, "faiss_idselector_ms": t_faiss_sel, "numpy_ms": t_numpy,
-                         "speedup_vs_faiss_idselector": t_faiss_sel / t_ours, "speedup_vs_numpy": t_numpy / t_ours,
-                         "tier_counts": probe.tier_counts, "items_scored": probe.scored,
-                         "non_conflicting_share": float((tiers >= 0).mean())}
+        results[name] = {
+            "ours_ms": t_ours,
+            "faiss_idselector_ms": t_faiss_sel,
+            "numpy_ms": t_numpy,
+            "speedup_vs_faiss_idselector": t_faiss_sel / t_ours,
+            "speedup_vs_numpy": t_numpy / t_ours,
+            "tier_counts": probe.tier_counts,
+            "items_scored": probe.scored,
+            "non_conflicting_share": float((tiers >= 0).mean()),
+        }
         # Same answer as the reference: the benchmark checks what it times.
         want = numpy_hard_topk(X, queries[0], tiers, k)
         assert list(probe.slots) == list(want), (name, list(probe.slots), list(want))
@@ -169,10 +200,14 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
         assert list(hits.slots) == list(exact.slots) and np.array_equal(hits.scores, exact.scores)
         t = timed(lambda: index.search({"vis": next_query()}, k=k, mode="off"), repeats)
         compact_bytes = n * dim * (2 if storage == "fp16" else 1)
-        results[f"compact_{storage}"] = {"ours_ms": t, "faiss_flat_ms": t_faiss, "speedup_vs_faiss": t_faiss / t,
-                                         "speedup_vs_fp32": results["plain"]["ours_ms"] / t,
-                                         "reranked": hits.reranked,
-                                         "bandwidth_share": (compact_bytes / (t / 1e3)) / bandwidth}
+        results[f"compact_{storage}"] = {
+            "ours_ms": t,
+            "faiss_flat_ms": t_faiss,
+            "speedup_vs_faiss": t_faiss / t,
+            "speedup_vs_fp32": results["plain"]["ours_ms"] / t,
+            "reranked": hits.reranked,
+            "bandwidth_share": (compact_bytes / (t / 1e3)) / bandwidth,
+        }
 
     # 4. A batch of 64 queries (FAISS on its BLAS path, all threads), per storage.
     batch = queries[:64]
@@ -192,10 +227,17 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
             assert list(got[q].slots) == list(alone.slots) and np.array_equal(got[q].scores, alone.scores)
         agree = np.mean([len(set(g.slots.tolist()) & set(w.tolist())) / k for g, w in zip(got, want)])
         name = "batch64" if storage == "fp32" else f"batch64_{storage}"
-        results[name] = {"ours_ms": t_batch, "faiss_blas_ms": t_faiss_batch, "ours_cpu_ms": cpu_batch,
-                         "faiss_cpu_ms": cpu_faiss_batch, "ours_qps": 64 / (t_batch / 1e3),
-                         "faiss_qps": 64 / (t_faiss_batch / 1e3), "speedup_vs_faiss": t_faiss_batch / t_batch,
-                         "top_k_agreement_with_faiss": agree, "threads": threads}
+        results[name] = {
+            "ours_ms": t_batch,
+            "faiss_blas_ms": t_faiss_batch,
+            "ours_cpu_ms": cpu_batch,
+            "faiss_cpu_ms": cpu_faiss_batch,
+            "ours_qps": 64 / (t_batch / 1e3),
+            "faiss_qps": 64 / (t_faiss_batch / 1e3),
+            "speedup_vs_faiss": t_faiss_batch / t_batch,
+            "top_k_agreement_with_faiss": agree,
+            "threads": threads,
+        }
 
     # 5. A batch whose queries carry their own constraints (three constraint sets, hard mode).
     constraint_sets = [([COMMON_A], [FORBIDDEN]), ([COMMON_B], [FORBIDDEN]), ([RARE_A, RARE_B], [FORBIDDEN])]
@@ -206,8 +248,12 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
     for r, hits in zip(requests, got):
         alone = ours.search_requests(r)
         assert list(hits.slots) == list(alone.slots) and np.array_equal(hits.scores, alone.scores)
-    results["batch64_per_query_hard"] = {"ours_ms": t_batch, "ours_one_by_one_ms": t_loop,
-                                         "speedup_vs_one_by_one": t_loop / t_batch, "constraint_sets": 3}
+    results["batch64_per_query_hard"] = {
+        "ours_ms": t_batch,
+        "ours_one_by_one_ms": t_loop,
+        "speedup_vs_one_by_one": t_loop / t_batch,
+        "constraint_sets": 3,
+    }
     # 6. The same fp32 batch on ONE thread, in process CPU time: a figure the machine's load moves
     #    far less than wall time (no waiting for a descheduled peer thread). Peers: FAISS's BLAS
     #    path and numpy's own sgemm (X @ Q.T, no top-k at all), both limited to one thread.
@@ -217,9 +263,12 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
         return results
     _, cpu_ours_1 = timed_with_cpu(lambda: ours.search_batch("vis", batch, k=k, mode="off", threads=1), batch_repeats)
     _, cpu_faiss_1 = timed_with_cpu(lambda: flat.search(batch, k), batch_repeats)
-    one_thread = {"ours_cpu_ms": cpu_ours_1, "faiss_blas_cpu_ms": cpu_faiss_1,
-                  "speedup_vs_faiss": cpu_faiss_1 / cpu_ours_1,
-                  "ours_gflops": n * 64 * dim * 2 / (cpu_ours_1 / 1e3) / 1e9}
+    one_thread = {
+        "ours_cpu_ms": cpu_ours_1,
+        "faiss_blas_cpu_ms": cpu_faiss_1,
+        "speedup_vs_faiss": cpu_faiss_1 / cpu_ours_1,
+        "ours_gflops": n * 64 * dim * 2 / (cpu_ours_1 / 1e3) / 1e9,
+    }
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -236,39 +285,102 @@ def run_size(n: int, dim: int, k: int, repeats: int, faiss, bandwidth: float, rn
 def print_table(size_results: list[dict], bandwidth: float) -> None:
     print(f"\nread bandwidth: {bandwidth / 1e9:.1f} GB/s")
     for r in size_results:
-        print(f"N = {r['n']:,}: load average {r['load_before']} before, {r['load_before_batches']} before batches, "
-              f"{r['load_after_batches']} after")
+        print(
+            f"N = {r['n']:,}: load average {r['load_before']} before, {r['load_before_batches']} before batches, "
+            f"{r['load_after_batches']} after"
+        )
     header = f"{'N':>9} {'case':<18} {'ours ms':>9} {'peer':<18} {'peer ms':>9} {'ratio':>7} {'bw share':>9}"
     print(header)
     print("-" * len(header))
     for r in size_results:
         rows = [
-            ("plain fp32", r["plain"]["ours_ms"], "faiss flat", r["plain"]["faiss_flat_ms"], r["plain"]["bandwidth_share"]),
+            (
+                "plain fp32",
+                r["plain"]["ours_ms"],
+                "faiss flat",
+                r["plain"]["faiss_flat_ms"],
+                r["plain"]["bandwidth_share"],
+            ),
             ("plain fp32", r["plain"]["ours_ms"], "numpy", r["plain"]["numpy_ms"], None),
-            ("plain, 1 thr CPU", r.get("plain_one_thread_cpu", {}).get("ours_cpu_ms"), "faiss flat CPU",
-             r.get("plain_one_thread_cpu", {}).get("faiss_flat_cpu_ms", 1.0), None),
-            ("hard, no pruning", r["hard_no_pruning"]["ours_ms"], "faiss+idselector", r["hard_no_pruning"]["faiss_idselector_ms"], None),
-            ("hard, pruning", r["hard_pruning"]["ours_ms"], "faiss+idselector", r["hard_pruning"]["faiss_idselector_ms"], None),
+            (
+                "plain, 1 thr CPU",
+                r.get("plain_one_thread_cpu", {}).get("ours_cpu_ms"),
+                "faiss flat CPU",
+                r.get("plain_one_thread_cpu", {}).get("faiss_flat_cpu_ms", 1.0),
+                None,
+            ),
+            (
+                "hard, no pruning",
+                r["hard_no_pruning"]["ours_ms"],
+                "faiss+idselector",
+                r["hard_no_pruning"]["faiss_idselector_ms"],
+                None,
+            ),
+            (
+                "hard, pruning",
+                r["hard_pruning"]["ours_ms"],
+                "faiss+idselector",
+                r["hard_pruning"]["faiss_idselector_ms"],
+                None,
+            ),
             ("hard, pruning", r["hard_pruning"]["ours_ms"], "numpy", r["hard_pruning"]["numpy_ms"], None),
-            ("fp16 + rerank", r.get("compact_fp16", {}).get("ours_ms"), "faiss flat", r["plain"]["faiss_flat_ms"], r.get("compact_fp16", {}).get("bandwidth_share")),
-            ("int8 + rerank", r.get("compact_int8", {}).get("ours_ms"), "faiss flat", r["plain"]["faiss_flat_ms"], r.get("compact_int8", {}).get("bandwidth_share")),
+            (
+                "fp16 + rerank",
+                r.get("compact_fp16", {}).get("ours_ms"),
+                "faiss flat",
+                r["plain"]["faiss_flat_ms"],
+                r.get("compact_fp16", {}).get("bandwidth_share"),
+            ),
+            (
+                "int8 + rerank",
+                r.get("compact_int8", {}).get("ours_ms"),
+                "faiss flat",
+                r["plain"]["faiss_flat_ms"],
+                r.get("compact_int8", {}).get("bandwidth_share"),
+            ),
             ("batch of 64", r["batch64"]["ours_ms"], "faiss blas", r["batch64"]["faiss_blas_ms"], None),
-            ("batch 64, fp16", r.get("batch64_fp16", {}).get("ours_ms"), "faiss blas", r["batch64"]["faiss_blas_ms"], None),
-            ("batch 64, int8", r.get("batch64_int8", {}).get("ours_ms"), "faiss blas", r["batch64"]["faiss_blas_ms"], None),
-            ("batch 64, own cons.", r["batch64_per_query_hard"]["ours_ms"], "ours 1-by-1",
-             r["batch64_per_query_hard"]["ours_one_by_one_ms"], None),
+            (
+                "batch 64, fp16",
+                r.get("batch64_fp16", {}).get("ours_ms"),
+                "faiss blas",
+                r["batch64"]["faiss_blas_ms"],
+                None,
+            ),
+            (
+                "batch 64, int8",
+                r.get("batch64_int8", {}).get("ours_ms"),
+                "faiss blas",
+                r["batch64"]["faiss_blas_ms"],
+                None,
+            ),
+            (
+                "batch 64, own cons.",
+                r["batch64_per_query_hard"]["ours_ms"],
+                "ours 1-by-1",
+                r["batch64_per_query_hard"]["ours_one_by_one_ms"],
+                None,
+            ),
         ]
         one = r.get("batch64_one_thread_cpu", {})
         if one:
             rows.append(("batch 64, 1 thr CPU", one["ours_cpu_ms"], "faiss blas CPU", one["faiss_blas_cpu_ms"], None))
         if "numpy_sgemm_cpu_ms" in one:
-            rows.append(("batch 64, 1 thr CPU", r["batch64_one_thread_cpu"]["ours_cpu_ms"], "numpy sgemm CPU",
-                         r["batch64_one_thread_cpu"]["numpy_sgemm_cpu_ms"], None))
+            rows.append(
+                (
+                    "batch 64, 1 thr CPU",
+                    r["batch64_one_thread_cpu"]["ours_cpu_ms"],
+                    "numpy sgemm CPU",
+                    r["batch64_one_thread_cpu"]["numpy_sgemm_cpu_ms"],
+                    None,
+                )
+            )
         for case, ours_ms, peer, peer_ms, share in rows:
             if ours_ms is None:
                 continue
             share_text = f"{share:8.0%}" if share is not None else ""
-            print(f"{r['n']:>9,} {case:<18} {ours_ms:9.2f} {peer:<18} {peer_ms:9.2f} {peer_ms / ours_ms:6.2f}x {share_text:>9}")
+            print(
+                f"{r['n']:>9,} {case:<18} {ours_ms:9.2f} {peer:<18} {peer_ms:9.2f} {peer_ms / ours_ms:6.2f}x {share_text:>9}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,8 +390,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--seed", type=int, default=20260211)
-    parser.add_argument("--storages", nargs="+", default=["fp32", "fp16", "int8"], choices=["fp32", "fp16", "int8"],
-                        help="row storages to build (fp32 is always needed)")
+    parser.add_argument(
+        "--storages",
+        nargs="+",
+        default=["fp32", "fp16", "int8"],
+        choices=["fp32", "fp16", "int8"],
+        help="row storages to build (fp32 is always needed)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/core.json"))
     args = parser.parse_args(argv)
     try:
@@ -300,10 +417,15 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "benchmark": "bench_core",
         "build_info": build_info(),
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-                    "read_bandwidth_bytes_per_s": bandwidth, "load_average_start": load_at_start,
-                    "load_average_end": load_average(),
-                    "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(default)")},
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "read_bandwidth_bytes_per_s": bandwidth,
+            "load_average_start": load_at_start,
+            "load_average_end": load_average(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(default)"),
+        },
         "faiss_version": faiss.__version__,
         "numpy_version": np.__version__,
         "results": size_results,

@@ -42,12 +42,18 @@ from harness import cpu_flags, cpu_model, dev_rows, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = None  # the bundled dev set (polarmem_server/data); --data PATH reads a JSONL file instead
-NEGATED = ("a {a} without a {b}", "{a} but no {b}", "a photo of a {a} and no {b}", "is there a {a} without any {b}?",
-           "{a}, not {b}")
+NEGATED = (
+    "a {a} without a {b}",
+    "{a} but no {b}",
+    "a photo of a {a} and no {b}",
+    "is there a {a} without any {b}?",
+    "{a}, not {b}",
+)
 
 
-def dev_texts(path: Path | None, captions: int, negated: int, corpus: int, long_items: int,
-              seed: int) -> tuple[list[str], list[str], list[str]]:
+def dev_texts(
+    path: Path | None, captions: int, negated: int, corpus: int, long_items: int, seed: int
+) -> tuple[list[str], list[str], list[str]]:
     """(queries, corpus, long items): short captions then negated questions; one other caption per
     image; an image's captions joined (a text item as quickstart stores it, ~65 tokens)."""
     rng = random.Random(seed)
@@ -68,9 +74,12 @@ def dev_texts(path: Path | None, captions: int, negated: int, corpus: int, long_
 
 def host() -> dict:
     flags = cpu_flags()
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), **{f: f in flags for f in ("avx2", "avx512f", "avx512_vnni",
-                                                                                    "avx512_bf16")},
-            "python": platform.python_version()}
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        **{f: f in flags for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16")},
+        "python": platform.python_version(),
+    }
 
 
 def query_cpu(encoder, queries: list[str], warmup: int = 30) -> tuple[np.ndarray, np.ndarray]:
@@ -103,13 +112,25 @@ def measure(name: str, encoder, queries: list[str], documents: list[str], long_i
     vectors, cpu_ms = query_cpu(encoder, queries)
     corpus, items_wall, items_cpu = ingest(encoder, documents)
     _, long_wall, long_cpu = ingest(encoder, long_items) if long_items else (None, 0.0, 0.0)
-    print(f"{name:13s} CPU ms/query p50 {np.percentile(cpu_ms, 50):.2f} p99 {np.percentile(cpu_ms, 99):.2f}"
-          f"  ingest {items_wall:.0f} captions/s, {long_wall:.0f} 5-caption items/s", flush=True)
-    return {"vectors": vectors, "corpus": corpus, "batch_size": getattr(encoder, "_batch_size", None),
-            "cpu_ms_per_query": {"p50": float(np.percentile(cpu_ms, 50)), "p99": float(np.percentile(cpu_ms, 99)),
-                                 "mean": float(cpu_ms.mean())},
-            "ingest_items_per_s": round(items_wall, 1), "ingest_items_per_cpu_s": round(items_cpu, 1),
-            "ingest_long_items_per_s": round(long_wall, 1), "ingest_long_items_per_cpu_s": round(long_cpu, 1)}
+    print(
+        f"{name:13s} CPU ms/query p50 {np.percentile(cpu_ms, 50):.2f} p99 {np.percentile(cpu_ms, 99):.2f}"
+        f"  ingest {items_wall:.0f} captions/s, {long_wall:.0f} 5-caption items/s",
+        flush=True,
+    )
+    return {
+        "vectors": vectors,
+        "corpus": corpus,
+        "batch_size": getattr(encoder, "_batch_size", None),
+        "cpu_ms_per_query": {
+            "p50": float(np.percentile(cpu_ms, 50)),
+            "p99": float(np.percentile(cpu_ms, 99)),
+            "mean": float(cpu_ms.mean()),
+        },
+        "ingest_items_per_s": round(items_wall, 1),
+        "ingest_items_per_cpu_s": round(items_cpu, 1),
+        "ingest_long_items_per_s": round(long_wall, 1),
+        "ingest_long_items_per_cpu_s": round(long_cpu, 1),
+    }
 
 
 def main() -> None:
@@ -133,19 +154,34 @@ def main() -> None:
     from polarmem_server.scoring.encoder import MiniLMEncoder
     from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
 
-    queries, documents, long_items = dev_texts(args.data, args.queries, args.negated, args.corpus, args.long_items,
-                                               args.seed)
-    report: dict = {"host": host(), "load_before": os.getloadavg(), "build_info": build_info(),
-                    "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__},
-                    "queries": {"captions": min(args.queries, len(queries)), "negated": len(queries) - min(args.queries, len(queries)),
-                                "examples": queries[:2] + queries[-2:]},
-                    "corpus": len(documents), "long_items": len(long_items), "threads": 1, "encoders": {}}
+    queries, documents, long_items = dev_texts(
+        args.data, args.queries, args.negated, args.corpus, args.long_items, args.seed
+    )
+    report: dict = {
+        "host": host(),
+        "load_before": os.getloadavg(),
+        "build_info": build_info(),
+        "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__},
+        "queries": {
+            "captions": min(args.queries, len(queries)),
+            "negated": len(queries) - min(args.queries, len(queries)),
+            "examples": queries[:2] + queries[-2:],
+        },
+        "corpus": len(documents),
+        "long_items": len(long_items),
+        "threads": 1,
+        "encoders": {},
+    }
     batch = {"batch_size": args.batch_size} if args.batch_size else {}
     onnx = MiniLMOnnxEncoder(threads=1, cache_size=0, precision="fp32", **batch)
     from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
 
-    encoders = {"minilm-torch": MiniLMEncoder(threads=1, **batch), "minilm-native": MiniLMNativeEncoder(cache_size=0),
-                "minilm-onnx": MiniLMOnnxEncoder(threads=1, cache_size=0, **batch), "minilm-onnx-fp32": onnx}
+    encoders = {
+        "minilm-torch": MiniLMEncoder(threads=1, **batch),
+        "minilm-native": MiniLMNativeEncoder(cache_size=0),
+        "minilm-onnx": MiniLMOnnxEncoder(threads=1, cache_size=0, **batch),
+        "minilm-onnx-fp32": onnx,
+    }
     if not args.no_int8:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -165,15 +201,26 @@ def main() -> None:
         top = top10(result["vectors"], result["corpus"])
         overlap = np.array([len(np.intersect1d(a, b)) for a, b in zip(top, reference_top)]) / 10
         entry = {key: value for key, value in result.items() if key not in ("vectors", "corpus")}
-        entry.update({"cosine_to_torch": {"min": float(cosine.min()), "mean": float(cosine.mean()),
-                                          "share_at_least_0.999": float((cosine >= 0.999).mean())},
-                      "top10_same_set": float((overlap == 1).mean()), "top10_mean_overlap": float(overlap.mean()),
-                      "cosine_to_fp32": {"min": float(cosine_fp32.min()), "mean": float(cosine_fp32.mean())},
-                      "top10_same_as_fp32": float(np.mean([set(a) == set(b) for a, b in zip(top, fp32_top)])),
-                      "cpu_vs_torch_p50": round(result["cpu_ms_per_query"]["p50"] / torch_p50, 3)})
+        entry.update(
+            {
+                "cosine_to_torch": {
+                    "min": float(cosine.min()),
+                    "mean": float(cosine.mean()),
+                    "share_at_least_0.999": float((cosine >= 0.999).mean()),
+                },
+                "top10_same_set": float((overlap == 1).mean()),
+                "top10_mean_overlap": float(overlap.mean()),
+                "cosine_to_fp32": {"min": float(cosine_fp32.min()), "mean": float(cosine_fp32.mean())},
+                "top10_same_as_fp32": float(np.mean([set(a) == set(b) for a, b in zip(top, fp32_top)])),
+                "cpu_vs_torch_p50": round(result["cpu_ms_per_query"]["p50"] / torch_p50, 3),
+            }
+        )
         report["encoders"][name] = entry
-        print(f"{name:13s} cosine min {entry['cosine_to_torch']['min']:.5f} mean {entry['cosine_to_torch']['mean']:.6f}"
-              f"  top-10 same {entry['top10_same_set']:.4f} overlap {entry['top10_mean_overlap']:.4f}", flush=True)
+        print(
+            f"{name:13s} cosine min {entry['cosine_to_torch']['min']:.5f} mean {entry['cosine_to_torch']['mean']:.6f}"
+            f"  top-10 same {entry['top10_same_set']:.4f} overlap {entry['top10_mean_overlap']:.4f}",
+            flush=True,
+        )
 
     # The query cache's hit: what a repeated query costs.
     cached = MiniLMOnnxEncoder(threads=1)

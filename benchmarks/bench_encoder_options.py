@@ -56,8 +56,14 @@ def build_variants(fp32: Path, workdir: Path, names: list[str]) -> dict[str, Pat
 
     def dynamic(name: str, nodes: list[str] | None, per_channel: bool) -> None:
         target = workdir / f"{name}.onnx"
-        quantize_dynamic(fp32, target, weight_type=QuantType.QInt8, per_channel=per_channel,
-                         op_types_to_quantize=["MatMul"], nodes_to_quantize=nodes)
+        quantize_dynamic(
+            fp32,
+            target,
+            weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_quantize=nodes,
+        )
         out[name] = target
 
     for name in names:
@@ -105,8 +111,10 @@ def interleaved(queries: list[str], warmup: int = 20) -> dict:
             if i >= warmup:
                 times[precision].append((time.thread_time() - start) * 1e3)
     ratio = np.array(times["int8w"]) / np.array(times["fp32"])
-    out = {p: {"p50": round(float(np.percentile(t, 50)), 3), "p99": round(float(np.percentile(t, 99)), 3)}
-           for p, t in times.items()}
+    out = {
+        p: {"p50": round(float(np.percentile(t, 50)), 3), "p99": round(float(np.percentile(t, 99)), 3)}
+        for p, t in times.items()
+    }
     out["int8w_to_fp32_median_ratio"] = round(float(np.median(ratio)), 3)
     out["load"] = os.getloadavg()
     print("interleaved:", out, flush=True)
@@ -128,8 +136,10 @@ def shared_calls(precision: str, queries: list[str], rounds: int = 40) -> dict:
             encoder.encode(texts)
             if r >= 3:
                 per_query.append((time.thread_time() - start) * 1e3 / size)
-        out[str(size)] = {"p50": round(float(np.percentile(per_query, 50)), 3),
-                          "p99": round(float(np.percentile(per_query, 99)), 3)}
+        out[str(size)] = {
+            "p50": round(float(np.percentile(per_query, 50)), 3),
+            "p99": round(float(np.percentile(per_query, 99)), 3),
+        }
     print(f"shared calls {precision}: {out}  load {os.getloadavg()[0]:.2f}", flush=True)
     return out
 
@@ -173,11 +183,17 @@ def main() -> None:
     parser.add_argument("--negated", type=int, default=500)
     parser.add_argument("--corpus", type=int, default=10000)
     parser.add_argument("--timed", type=int, default=600, help="queries timed one by one (all are checked)")
-    parser.add_argument("--variants", default="fp32,fp32-fused,int8-all-channel,int8-all-tensor,int8-ffn,int8-ffn-mid,"
-                                              "int8-ffn-in,int8-ffn-out,int8w-b16,int8w-b32,int8w-b64")
+    parser.add_argument(
+        "--variants",
+        default="fp32,fp32-fused,int8-all-channel,int8-all-tensor,int8-ffn,int8-ffn-mid,"
+        "int8-ffn-in,int8-ffn-out,int8w-b16,int8w-b32,int8w-b64",
+    )
     parser.add_argument("--seed", type=int, default=33)
-    parser.add_argument("--extras-only", action="store_true",
-                        help="add the interleaved, shared-call and cache figures to an existing --out")
+    parser.add_argument(
+        "--extras-only",
+        action="store_true",
+        help="add the interleaved, shared-call and cache figures to an existing --out",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "encoder_options.json")
     args = parser.parse_args()
     if args.extras_only:
@@ -194,9 +210,16 @@ def main() -> None:
 
     queries, documents, _ = dev_texts(args.data, args.queries, args.negated, args.corpus, 0, args.seed)
     reference = MiniLMOnnxEncoder(threads=1, cache_size=0, precision="fp32")
-    report: dict = {"host": host(), "load_before": os.getloadavg(), "onnxruntime": onnxruntime.__version__,
-                    "queries": len(queries), "timed_queries": min(args.timed, len(queries)), "corpus": len(documents),
-                    "reference": "the fp32 export (MiniLMOnnxEncoder precision fp32, the default before issue 33)", "variants": {}}
+    report: dict = {
+        "host": host(),
+        "load_before": os.getloadavg(),
+        "onnxruntime": onnxruntime.__version__,
+        "queries": len(queries),
+        "timed_queries": min(args.timed, len(queries)),
+        "corpus": len(documents),
+        "reference": "the fp32 export (MiniLMOnnxEncoder precision fp32, the default before issue 33)",
+        "variants": {},
+    }
     workdir = Path(tempfile.mkdtemp(prefix="polarmem-encoder-options-"))
     paths = build_variants(reference.model_path, workdir, args.variants.split(","))
     ref_vectors = reference.encode(queries)
@@ -204,23 +227,32 @@ def main() -> None:
     ref_top = top10(ref_vectors, ref_corpus)
     for name, path in paths.items():
         encoder = MiniLMOnnxEncoder(threads=1, cache_size=0, model_path=path)
-        _, cpu_ms = query_cpu(encoder, queries[:args.timed])
+        _, cpu_ms = query_cpu(encoder, queries[: args.timed])
         vectors = encoder.encode(queries)
         cosine = (vectors * ref_vectors).sum(axis=1)
         own = top10(vectors, encoder.encode(documents)) if name != "fp32" else ref_top
         same_own = float(np.mean([np.array_equal(a, b) for a, b in zip(own, ref_top)]))
         same_fp32 = float(np.mean([np.array_equal(a, b) for a, b in zip(top10(vectors, ref_corpus), ref_top)]))
-        entry = {"cpu_ms_per_query": {"p50": float(np.percentile(cpu_ms, 50)), "p99": float(np.percentile(cpu_ms, 99))},
-                 "cosine_to_fp32": {"min": float(cosine.min()), "mean": float(cosine.mean()),
-                                    "share_at_least_0.999": float((cosine >= 0.999).mean())},
-                 "top10_same_own_corpus": same_own, "top10_same_fp32_corpus": same_fp32,
-                 "passes_gate": bool(cosine.min() >= 0.999 or min(same_own, same_fp32) >= 0.99),
-                 "model_mb": round(path.stat().st_size / 2**20, 1), "load": os.getloadavg()}
+        entry = {
+            "cpu_ms_per_query": {"p50": float(np.percentile(cpu_ms, 50)), "p99": float(np.percentile(cpu_ms, 99))},
+            "cosine_to_fp32": {
+                "min": float(cosine.min()),
+                "mean": float(cosine.mean()),
+                "share_at_least_0.999": float((cosine >= 0.999).mean()),
+            },
+            "top10_same_own_corpus": same_own,
+            "top10_same_fp32_corpus": same_fp32,
+            "passes_gate": bool(cosine.min() >= 0.999 or min(same_own, same_fp32) >= 0.99),
+            "model_mb": round(path.stat().st_size / 2**20, 1),
+            "load": os.getloadavg(),
+        }
         report["variants"][name] = entry
-        print(f"{name:17s} p50 {entry['cpu_ms_per_query']['p50']:.2f} p99 {entry['cpu_ms_per_query']['p99']:.2f} ms"
-              f"  cos min {cosine.min():.5f} mean {cosine.mean():.6f} >=.999 {entry['cosine_to_fp32']['share_at_least_0.999']:.3f}"
-              f"  top10 own {same_own:.3f} fp32 {same_fp32:.3f}  gate {entry['passes_gate']}  load {entry['load'][0]:.2f}",
-              flush=True)
+        print(
+            f"{name:17s} p50 {entry['cpu_ms_per_query']['p50']:.2f} p99 {entry['cpu_ms_per_query']['p99']:.2f} ms"
+            f"  cos min {cosine.min():.5f} mean {cosine.mean():.6f} >=.999 {entry['cosine_to_fp32']['share_at_least_0.999']:.3f}"
+            f"  top10 own {same_own:.3f} fp32 {same_fp32:.3f}  gate {entry['passes_gate']}  load {entry['load'][0]:.2f}",
+            flush=True,
+        )
     report["load_after"] = os.getloadavg()
     extras(report, queries)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +261,7 @@ def main() -> None:
 
 
 def extras(report: dict, queries: list[str]) -> None:
-    report["interleaved_fp32_int8w"] = interleaved(queries[:report["timed_queries"]])
+    report["interleaved_fp32_int8w"] = interleaved(queries[: report["timed_queries"]])
     for precision in ("fp32", "int8w"):
         report.setdefault("shared_call_cpu_ms_per_query", {})[precision] = shared_calls(precision, queries)
     report["agent_session_cache"] = agent_session_cache()

@@ -30,8 +30,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import start_server, stop, write_report  # noqa: E402
-from bench_serving import (TOP_K, build_loadgen, load_polarmem, loadgen, machine, make_queries,  # noqa: E402
-                           profile_recall, request_files, uptime)
+from bench_serving import (
+    TOP_K,
+    build_loadgen,
+    load_polarmem,
+    loadgen,
+    machine,
+    make_queries,  # noqa: E402
+    profile_recall,
+    request_files,
+    uptime,
+)
 
 HERE = Path(__file__).resolve().parent
 FRONTS = ("prod", "sync-bare", "sync-interceptor", "aio-pool", "aio-inline", "aio-inline-interceptor")
@@ -41,9 +50,12 @@ def start_front(front: str, data_dir: Path, max_concurrent: int) -> tuple[subpro
     if front == "prod":
         process, address, _ = start_server(data_dir, max_concurrent=max_concurrent)
         return process, address
-    process = subprocess.Popen([sys.executable, str(HERE / "front_server.py"), "--front", front,
-                                "--data-dir", str(data_dir)], stdout=subprocess.PIPE, text=True,
-                               cwd=data_dir.parent)
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "front_server.py"), "--front", front, "--data-dir", str(data_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=data_dir.parent,
+    )
     line = process.stdout.readline()
     if "serving on" not in line:
         process.kill()
@@ -52,10 +64,16 @@ def start_front(front: str, data_dir: Path, max_concurrent: int) -> tuple[subpro
 
 
 def row(result: dict) -> dict:
-    return {"server_cpu_ms_per_call": round(result["server_cpu_ms_per_call"], 4),
-            "server_cores": round(result["server_cores"], 3), "p50_ms": result["latency_ms"]["p50"],
-            "p99_ms": result["latency_ms"]["p99"], "throughput_rps": round(result["throughput_rps"], 1),
-            "calls": result.get("calls"), "codes": result["codes"], "client_cores": result.get("client_cores")}
+    return {
+        "server_cpu_ms_per_call": round(result["server_cpu_ms_per_call"], 4),
+        "server_cores": round(result["server_cores"], 3),
+        "p50_ms": result["latency_ms"]["p50"],
+        "p99_ms": result["latency_ms"]["p99"],
+        "throughput_rps": round(result["throughput_rps"], 1),
+        "calls": result.get("calls"),
+        "codes": result["codes"],
+        "client_cores": result.get("client_cores"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,9 +94,16 @@ def main(argv: list[str] | None = None) -> int:
 
     binary = build_loadgen()
     required, forbidden, vectors = make_queries(args.queries, args.dim)
-    report: dict = {"benchmark": "bench_front", "items": args.items, "dim": args.dim, "top_k": TOP_K,
-                    "machine": machine(), "uptime_start": uptime(), "settings": {k: str(v) for k, v in vars(args).items()},
-                    "rounds": []}
+    report: dict = {
+        "benchmark": "bench_front",
+        "items": args.items,
+        "dim": args.dim,
+        "top_k": TOP_K,
+        "machine": machine(),
+        "uptime_start": uptime(),
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "rounds": [],
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-front-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -96,23 +121,38 @@ def main(argv: list[str] | None = None) -> int:
                 process, address = start_front(front, data, max(args.concurrency) * 2)
                 try:
                     rows: dict = {}
-                    for rpc, requests in (("get_namespace", files["get_namespace"]), ("recall", files["recall"]),
-                                          ("recall_noexplain", files["recall_noexplain"])):
+                    for rpc, requests in (
+                        ("get_namespace", files["get_namespace"]),
+                        ("recall", files["recall"]),
+                        ("recall_noexplain", files["recall_noexplain"]),
+                    ):
                         for c in args.concurrency:
-                            result = loadgen(binary, address, "recall" if rpc.startswith("recall") else rpc, requests,
-                                             process.pid, concurrency=c, duration_s=args.duration_s,
-                                             max_calls=args.max_calls, warmup_s=1.0)
+                            result = loadgen(
+                                binary,
+                                address,
+                                "recall" if rpc.startswith("recall") else rpc,
+                                requests,
+                                process.pid,
+                                concurrency=c,
+                                duration_s=args.duration_s,
+                                max_calls=args.max_calls,
+                                warmup_s=1.0,
+                            )
                             rows[f"{rpc} c={c}"] = row(result)
-                            print(f"[round {r + 1}] {front:<23} {rpc:<17} c={c:<3} server CPU "
-                                  f"{result['server_cpu_ms_per_call']:.3f} ms/call, p50 {result['latency_ms']['p50']:.2f}"
-                                  f" p99 {result['latency_ms']['p99']:.2f} ms, {result['throughput_rps']:.0f}/s "
-                                  f"codes {result['codes']}", flush=True)
+                            print(
+                                f"[round {r + 1}] {front:<23} {rpc:<17} c={c:<3} server CPU "
+                                f"{result['server_cpu_ms_per_call']:.3f} ms/call, p50 {result['latency_ms']['p50']:.2f}"
+                                f" p99 {result['latency_ms']['p99']:.2f} ms, {result['throughput_rps']:.0f}/s "
+                                f"codes {result['codes']}",
+                                flush=True,
+                            )
                     if args.profile and front == "prod" and r == 0:
                         rows["profile"] = {}
                         for variant in ("recall", "recall_noexplain"):
                             try:
                                 rows["profile"][variant] = profile_recall(
-                                    binary, address, {"recall": files[variant]}, process.pid, 8, work)
+                                    binary, address, {"recall": files[variant]}, process.pid, 8, work
+                                )
                             except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
                                 rows["profile"][variant] = {"error": repr(exc)}
                     round_["fronts"][front] = rows

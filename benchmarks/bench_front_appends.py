@@ -44,17 +44,34 @@ def main():
     texts = captions(30_000 + args.writes)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
-        process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data_dir), "--metrics-port", "0",
-                                            "--log-level", "WARNING", "--fast-front-address", "127.0.0.1:0"), cwd=tmp)
+        process = start_serve(
+            serve_command(
+                "--address",
+                "127.0.0.1:0",
+                "--data-dir",
+                str(data_dir),
+                "--metrics-port",
+                "0",
+                "--log-level",
+                "WARNING",
+                "--fast-front-address",
+                "127.0.0.1:0",
+            ),
+            cwd=tmp,
+        )
         address, front, metrics_port = process.address, process.fast_front_address, process.metrics_port
         try:
-            with PolarMemClient(address, fast_front=False) as client, \
-                    PolarMemClient(address, recall_address=front) as via_front:
+            with (
+                PolarMemClient(address, fast_front=False) as client,
+                PolarMemClient(address, recall_address=front) as via_front,
+            ):
                 client.create_namespace("notes", spaces=[("sem", DIM)], encoder="none", open_vocabulary=True)
-                batch = [item_message(id=f"n{i}", kind="text", text=texts[i],
-                                      vectors={"sem": rng.standard_normal(DIM)}) for i in range(args.load)]
+                batch = [
+                    item_message(id=f"n{i}", kind="text", text=texts[i], vectors={"sem": rng.standard_normal(DIM)})
+                    for i in range(args.load)
+                ]
                 for start in range(0, len(batch), 1000):
-                    client.remember_stream("notes", batch[start:start + 1000])
+                    client.remember_stream("notes", batch[start : start + 1000])
                 known = client.list_concepts("notes").total
                 concepts = []
                 for concept in QUERY_CONCEPTS:  # those the notes' vocabulary has (asked on the main port)
@@ -63,30 +80,50 @@ def main():
                         concepts.append(concept)
                     except Exception:  # noqa: BLE001
                         pass
-                print(f"{args.label}: loaded {args.load} notes, {known} concepts, {len(concepts)} query concepts",
-                      flush=True)
+                print(
+                    f"{args.label}: loaded {args.load} notes, {known} concepts, {len(concepts)} query concepts",
+                    flush=True,
+                )
                 before = front_counts(metrics_port)
                 appending = 0
                 started = time.perf_counter()
                 for w in range(args.writes):
                     count = client.get_namespace("notes").concept_count
-                    client.remember("notes", id=f"w{w}", kind="text", text=texts[30_000 + w],
-                                    vectors={"sem": rng.standard_normal(DIM).tolist()})
+                    client.remember(
+                        "notes",
+                        id=f"w{w}",
+                        kind="text",
+                        text=texts[30_000 + w],
+                        vectors={"sem": rng.standard_normal(DIM).tolist()},
+                    )
                     appending += client.get_namespace("notes").concept_count > count
                     for _ in range(args.recalls):
                         required = [concepts[rng.integers(len(concepts))]]
-                        forbidden = [c for c in [concepts[rng.integers(len(concepts))]] if c not in required
-                                     and rng.random() < 0.5]
-                        via_front.recall("notes", vectors={"sem": rng.standard_normal(DIM).tolist()},
-                                         required=required, forbidden=forbidden, top_k=10, mode="hard", explain=False)
+                        forbidden = [
+                            c
+                            for c in [concepts[rng.integers(len(concepts))]]
+                            if c not in required and rng.random() < 0.5
+                        ]
+                        via_front.recall(
+                            "notes",
+                            vectors={"sem": rng.standard_normal(DIM).tolist()},
+                            required=required,
+                            forbidden=forbidden,
+                            top_k=10,
+                            mode="hard",
+                            explain=False,
+                        )
                 elapsed = time.perf_counter() - started
                 after = front_counts(metrics_port)
                 total = client.get_namespace("notes").concept_count
             native = after.get("native", 0.0) - before.get("native", 0.0)
             forwarded = after.get("forwarded", 0.0) - before.get("forwarded", 0.0)
-            print(f"{args.label}: {args.writes} Remembers ({appending} appended concepts; {known} -> {total}), "
-                  f"{args.writes * args.recalls} vector Recalls through the front in {elapsed:.1f} s: "
-                  f"native {native:.0f}, handed over {forwarded:.0f}; load average {os.getloadavg()}", flush=True)
+            print(
+                f"{args.label}: {args.writes} Remembers ({appending} appended concepts; {known} -> {total}), "
+                f"{args.writes * args.recalls} vector Recalls through the front in {elapsed:.1f} s: "
+                f"native {native:.0f}, handed over {forwarded:.0f}; load average {os.getloadavg()}",
+                flush=True,
+            )
         finally:
             stop(process, 30)
 

@@ -81,8 +81,11 @@ def milvus_ingest_worker(uri: str, prefix: str, dim: int, start: int, end: int, 
     go.wait()
     began = time.time()
     for batch_start in range(start, end, 1000):
-        failed = [r for r in memory.remember_batch("bench", items(batch_start, min(1000, end - batch_start), dim))
-                  if isinstance(r, Exception)]
+        failed = [
+            r
+            for r in memory.remember_batch("bench", items(batch_start, min(1000, end - batch_start), dim))
+            if isinstance(r, Exception)
+        ]
         assert not failed, failed[:3]
     finished = time.time()
     memory.close()
@@ -98,31 +101,51 @@ def milvus_ingest(uri: str, prefix: str, dim: int, start: int, end: int, writers
     ready, go = manager.Barrier(writers + 1), manager.Barrier(writers + 1)
     bounds = np.linspace(start, end, writers + 1).astype(int)
     with context.Pool(writers) as pool:
-        pending = [pool.apply_async(milvus_ingest_worker, (uri, prefix, dim, int(a), int(b), ready, go))
-                   for a, b in zip(bounds[:-1], bounds[1:])]
+        pending = [
+            pool.apply_async(milvus_ingest_worker, (uri, prefix, dim, int(a), int(b), ready, go))
+            for a, b in zip(bounds[:-1], bounds[1:])
+        ]
         ready.wait()
         go.wait()
         spans = [p.get() for p in pending]
     manager.shutdown()
     seconds = max(e for _, e in spans) - min(b for b, _ in spans)
-    report = {"writers": writers, "items": end - start, "from_item": start,
-              "ingest_items_per_s": round((end - start) / seconds, 1), "seconds": round(seconds, 1)}
+    report = {
+        "writers": writers,
+        "items": end - start,
+        "from_item": start,
+        "ingest_items_per_s": round((end - start) / seconds, 1),
+        "seconds": round(seconds, 1),
+    }
     print("milvus ingest", json.dumps(report), flush=True)
     return report
 
 
-def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_items: int, server_pid: int | None,
-        ingest_only: bool = False):
+def run(
+    memory,
+    label: str,
+    n: int,
+    dim: int,
+    queries: int,
+    k: int,
+    memory_path_items: int,
+    server_pid: int | None,
+    ingest_only: bool = False,
+):
     from polarmem_server.index import SpaceSpec
     from polarmem_server.storage.backend import Backend
     from polarmem_server.memory import NamespaceSettings
 
-    memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim),), encoder="none",
-                                              concepts=tuple(CONCEPTS)))
+    memory.create_namespace(
+        NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim),), encoder="none", concepts=tuple(CONCEPTS))
+    )
     started = time.perf_counter()
     for start in range(0, n, 1000):
-        failed = [r for r in memory.remember_batch("bench", items(start, min(1000, n - start), dim))
-                  if isinstance(r, Exception)]
+        failed = [
+            r
+            for r in memory.remember_batch("bench", items(start, min(1000, n - start), dim))
+            if isinstance(r, Exception)
+        ]
         assert not failed, failed[:3]
     ingest = n / (time.perf_counter() - started)
     # The earlier write path, for comparison: one existence look-up (Milvus round trip) per item.
@@ -133,8 +156,12 @@ def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_
     memory_path = memory_path_items / (time.perf_counter() - started)
     del memory.backend.stored_ids
     if ingest_only:
-        report = {"items": n, "ingest_items_per_s": round(ingest, 1),
-                  "per_item_check_items_per_s": round(memory_path, 1), "per_item_check_items": memory_path_items}
+        report = {
+            "items": n,
+            "ingest_items_per_s": round(ingest, 1),
+            "per_item_check_items_per_s": round(memory_path, 1),
+            "per_item_check_items": memory_path_items,
+        }
         print(label, json.dumps(report), flush=True)
         return report
     rng = np.random.default_rng(SEED)
@@ -144,16 +171,22 @@ def run(memory, label: str, n: int, dim: int, queries: int, k: int, memory_path_
         required, forbidden = rng.choice(len(CONCEPTS), 2, replace=False)
         vector = rng.standard_normal(dim).astype(np.float32)
         t = time.perf_counter()
-        result = memory.recall("bench", vectors={"vis": vector}, required=[CONCEPTS[required]],
-                               forbidden=[CONCEPTS[forbidden]], k=k)
+        result = memory.recall(
+            "bench", vectors={"vis": vector}, required=[CONCEPTS[required]], forbidden=[CONCEPTS[forbidden]], k=k
+        )
         latencies.append(time.perf_counter() - t)
         assert len(result.hits) == k
     cpu = time.process_time() + (tree_cpu_seconds(server_pid) if server_pid else 0.0) - cpu_before
-    report = {"items": n, "ingest_items_per_s": round(ingest, 1),
-              "per_item_check_items_per_s": round(memory_path, 1), "per_item_check_items": memory_path_items,
-              "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
-              "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
-              "cpu_ms_per_recall": round(cpu / queries * 1000, 2), "queries": queries}
+    report = {
+        "items": n,
+        "ingest_items_per_s": round(ingest, 1),
+        "per_item_check_items_per_s": round(memory_path, 1),
+        "per_item_check_items": memory_path_items,
+        "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
+        "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
+        "cpu_ms_per_recall": round(cpu / queries * 1000, 2),
+        "queries": queries,
+    }
     print(label, json.dumps(report), flush=True)
     return report
 
@@ -181,15 +214,24 @@ def recall_client(address: str, dim: int, queries: int, k: int, seed: int, ready
         latencies = []
         for required, forbidden, vector in plan:
             t = time.perf_counter()
-            hits = client.recall("bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden],
-                                 top_k=k).hits
+            hits = client.recall(
+                "bench", vectors={"vis": vector}, required=[required], forbidden=[forbidden], top_k=k
+            ).hits
             latencies.append(time.perf_counter() - t)
             assert len(hits) == k
     return latencies
 
 
-def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int, k: int, milvus_pid: int | None,
-                  clients: int = 1, processes: int = 1) -> dict:
+def serve_recalls(
+    commands: list[list[str]],
+    label: str,
+    dim: int,
+    queries: int,
+    k: int,
+    milvus_pid: int | None,
+    clients: int = 1,
+    processes: int = 1,
+) -> dict:
     """Recall p50 / p99 over gRPC through real `polarmem serve` processes (one per command), with
     `clients` client processes in flight together (client i talks to command i mod len), each
     making `queries` recalls; the serve processes' CPU per call (their trees: `--processes N`
@@ -202,8 +244,10 @@ def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int,
     ready, go = manager.Barrier(clients + 1), manager.Barrier(clients + 1)
     try:
         with context.Pool(clients) as pool:
-            pending = [pool.apply_async(recall_client, (started[i % len(started)][1], dim, queries, k, SEED + i,
-                                                        ready, go)) for i in range(clients)]
+            pending = [
+                pool.apply_async(recall_client, (started[i % len(started)][1], dim, queries, k, SEED + i, ready, go))
+                for i in range(clients)
+            ]
             ready.wait()
             serve_before = sum(tree_cpu_seconds(process.pid) for process, _ in started)
             milvus_before = tree_cpu_seconds(milvus_pid) if milvus_pid else 0.0
@@ -219,13 +263,17 @@ def serve_recalls(commands: list[list[str]], label: str, dim: int, queries: int,
         for process, _ in started:
             stop(process, 60)
     calls = len(latencies)
-    report = {"serve_processes": processes, "clients_in_flight": clients,
-              "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
-              "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
-              "recalls_per_s": round(calls / wall, 2),
-              "serve_cpu_ms_per_recall": round(serve_cpu / calls * 1000, 2),
-              "milvus_cpu_ms_per_recall": round(milvus_cpu / calls * 1000, 2),
-              "serve_rss_mb": serve_rss, "queries": calls}
+    report = {
+        "serve_processes": processes,
+        "clients_in_flight": clients,
+        "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
+        "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
+        "recalls_per_s": round(calls / wall, 2),
+        "serve_cpu_ms_per_recall": round(serve_cpu / calls * 1000, 2),
+        "milvus_cpu_ms_per_recall": round(milvus_cpu / calls * 1000, 2),
+        "serve_rss_mb": serve_rss,
+        "queries": calls,
+    }
     print(label, "through polarmem serve", json.dumps(report), flush=True)
     return report
 
@@ -246,23 +294,38 @@ def main(argv=None) -> int:
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--queries", type=int, default=100, help="recalls per client")
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--memory-path-items", type=int, default=500,
-                        help="items written afterwards with the earlier per-item existence check")
+    parser.add_argument(
+        "--memory-path-items",
+        type=int,
+        default=500,
+        help="items written afterwards with the earlier per-item existence check",
+    )
     parser.add_argument("--ingest-only", action="store_true", help="ingest figures only (no recalls)")
-    parser.add_argument("--library-recall", type=flag, default=True,
-                        help="also time recalls through the library in this process (true/false)")
-    parser.add_argument("--processes", default="1",
-                        help="comma list of PolarMem serve process counts to measure recall with, e.g. 1,2")
-    parser.add_argument("--milvus-writers", type=int, default=1,
-                        help="> 1: the second half of the items is written into Milvus by this many processes")
+    parser.add_argument(
+        "--library-recall",
+        type=flag,
+        default=True,
+        help="also time recalls through the library in this process (true/false)",
+    )
+    parser.add_argument(
+        "--processes", default="1", help="comma list of PolarMem serve process counts to measure recall with, e.g. 1,2"
+    )
+    parser.add_argument(
+        "--milvus-writers",
+        type=int,
+        default=1,
+        help="> 1: the second half of the items is written into Milvus by this many processes",
+    )
     parser.add_argument("--uri", default="", help="use this Milvus instead of starting the wheel's server")
     parser.add_argument("--server-pid", type=int, default=0, help="with --uri: the Milvus process to charge CPU to")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "milvus.json"))
     args = parser.parse_args(argv)
     process_counts = [int(p) for p in args.processes.split(",")]
     if args.milvus_writers > 1 and (args.library_recall or args.memory_path_items) and not args.ingest_only:
-        parser.error("--milvus-writers > 1 measures recall through polarmem serve only: "
-                     "add --library-recall false --memory-path-items 0")
+        parser.error(
+            "--milvus-writers > 1 measures recall through polarmem serve only: "
+            "add --library-recall false --memory-path-items 0"
+        )
 
     from polarmem_server.index import SpaceSpec
     from polarmem_server.memory import Memory, NamespaceSettings
@@ -270,9 +333,15 @@ def main(argv=None) -> int:
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     load_before = os.getloadavg()
-    report = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "loadavg_before": load_before,
-                          "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-              "config": vars(args)}
+    report = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "loadavg_before": load_before,
+            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+        "config": vars(args),
+    }
     run_args = (args.items, args.dim, args.queries, args.k, args.memory_path_items)
     library_only_ingest = args.ingest_only or not args.library_recall
     with tempfile.TemporaryDirectory() as tmp:
@@ -283,8 +352,15 @@ def main(argv=None) -> int:
             for count in process_counts:
                 extra = ["--processes", str(count)] if count > 1 else []
                 report[f"local_serve_{count}"] = serve_recalls(
-                    [serve_command("--data-dir", str(Path(tmp) / "local"), *extra)], f"local x{count}",
-                    args.dim, args.queries, args.k, None, clients=count, processes=count)
+                    [serve_command("--data-dir", str(Path(tmp) / "local"), *extra)],
+                    f"local x{count}",
+                    args.dim,
+                    args.queries,
+                    args.k,
+                    None,
+                    clients=count,
+                    processes=count,
+                )
         shutil.rmtree(Path(tmp) / "local")  # its disk, before Milvus fills its own
         server = None
         uri = args.uri
@@ -304,23 +380,39 @@ def main(argv=None) -> int:
                 report["milvus"] = run(memory, "milvus", *run_args, pid, library_only_ingest)
                 memory.close()
             else:
-                memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", args.dim),),
-                                                          encoder="none", concepts=tuple(CONCEPTS)))
+                memory.create_namespace(
+                    NamespaceSettings(
+                        "bench", spaces=(SpaceSpec("vis", args.dim),), encoder="none", concepts=tuple(CONCEPTS)
+                    )
+                )
                 memory.close()
                 half = args.items // 2
-                phases = [milvus_ingest(uri, prefix, args.dim, 0, half, 1),
-                          milvus_ingest(uri, prefix, args.dim, half, args.items, args.milvus_writers)]
-                report["milvus"] = {"items": args.items, "ingest_phases": phases,
-                                    "ingest_items_per_s": phases[0]["ingest_items_per_s"]}
+                phases = [
+                    milvus_ingest(uri, prefix, args.dim, 0, half, 1),
+                    milvus_ingest(uri, prefix, args.dim, half, args.items, args.milvus_writers),
+                ]
+                report["milvus"] = {
+                    "items": args.items,
+                    "ingest_phases": phases,
+                    "ingest_items_per_s": phases[0]["ingest_items_per_s"],
+                }
             if pid:
                 report["milvus"]["milvus_rss_mb_after_ingest"] = tree_rss_mb(pid)
             if not args.ingest_only:
                 for count in process_counts:
-                    command = serve_command("--backend", "milvus", "--milvus-uri", uri, "--milvus-prefix", prefix,
-                                            "--milvus-timeout", "600")
+                    command = serve_command(
+                        "--backend", "milvus", "--milvus-uri", uri, "--milvus-prefix", prefix, "--milvus-timeout", "600"
+                    )
                     report[f"milvus_serve_{count}"] = serve_recalls(
-                        [command] * count, f"milvus x{count}", args.dim, args.queries, args.k, pid,
-                        clients=count, processes=count)
+                        [command] * count,
+                        f"milvus x{count}",
+                        args.dim,
+                        args.queries,
+                        args.k,
+                        pid,
+                        clients=count,
+                        processes=count,
+                    )
                 if pid:
                     report["milvus"]["milvus_rss_mb_after_recalls"] = tree_rss_mb(pid)
         finally:
@@ -329,20 +421,30 @@ def main(argv=None) -> int:
                 lock.close()
     m, loc = report["milvus"], report["local"]
     ratios = report["ratios_milvus_over_local"] = {
-        "ingest_items_per_s_one_writer": round(m["ingest_items_per_s"] / loc["ingest_items_per_s"], 3)}
+        "ingest_items_per_s_one_writer": round(m["ingest_items_per_s"] / loc["ingest_items_per_s"], 3)
+    }
     if not library_only_ingest:
-        ratios.update({"library_recall_p50": round(m["recall_p50_ms"] / loc["recall_p50_ms"], 1),
-                       "library_recall_p99": round(m["recall_p99_ms"] / loc["recall_p99_ms"], 1)})
+        ratios.update(
+            {
+                "library_recall_p50": round(m["recall_p50_ms"] / loc["recall_p50_ms"], 1),
+                "library_recall_p99": round(m["recall_p99_ms"] / loc["recall_p99_ms"], 1),
+            }
+        )
     if not args.ingest_only:
         for count in process_counts:
             ms, ls = report[f"milvus_serve_{count}"], report[f"local_serve_{count}"]
-            ratios.update({
-                f"serve_{count}_recall_p50": round(ms["recall_p50_ms"] / ls["recall_p50_ms"], 1),
-                f"serve_{count}_recall_p99": round(ms["recall_p99_ms"] / ls["recall_p99_ms"], 1),
-                f"serve_{count}_recalls_per_s": round(ms["recalls_per_s"] / ls["recalls_per_s"], 3),
-                f"serve_{count}_cpu_per_recall_serve_plus_milvus": round(
-                    (ms["serve_cpu_ms_per_recall"] + ms["milvus_cpu_ms_per_recall"])
-                    / max(ls["serve_cpu_ms_per_recall"], 1e-6), 1)})
+            ratios.update(
+                {
+                    f"serve_{count}_recall_p50": round(ms["recall_p50_ms"] / ls["recall_p50_ms"], 1),
+                    f"serve_{count}_recall_p99": round(ms["recall_p99_ms"] / ls["recall_p99_ms"], 1),
+                    f"serve_{count}_recalls_per_s": round(ms["recalls_per_s"] / ls["recalls_per_s"], 3),
+                    f"serve_{count}_cpu_per_recall_serve_plus_milvus": round(
+                        (ms["serve_cpu_ms_per_recall"] + ms["milvus_cpu_ms_per_recall"])
+                        / max(ls["serve_cpu_ms_per_recall"], 1e-6),
+                        1,
+                    ),
+                }
+            )
     report["machine"]["loadavg_after"] = os.getloadavg()
     write_report(args.out, report)
     print(json.dumps(ratios))

@@ -87,11 +87,15 @@ def item_id(i: int) -> str:
 
 
 def stats(latencies_ms: list[float]) -> dict:
-    return {"p50_ms": round(statistics.median(latencies_ms), 1), "p99_ms": round(percentile(latencies_ms, 0.99), 1),
-            "n": len(latencies_ms)}
+    return {
+        "p50_ms": round(statistics.median(latencies_ms), 1),
+        "p99_ms": round(percentile(latencies_ms, 0.99), 1),
+        "n": len(latencies_ms),
+    }
 
 
 # ---- the data ----------------------------------------------------------------------------------
+
 
 def make_data(n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Unit vectors (n, dim) float32 and state codes (n, 4): 0 unknown, 1 has, 2 not_has."""
@@ -99,7 +103,7 @@ def make_data(n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     vectors = np.empty((n, dim), dtype=np.float32)
     for at in range(0, n, 100_000):
         block = rng.standard_normal((min(100_000, n - at), dim), dtype=np.float32)
-        vectors[at:at + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        vectors[at : at + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
     draws = rng.random((n, len(CONCEPTS)))
     codes = np.where(draws < P_HAS, 1, np.where(draws < P_HAS + P_NOT_HAS, 2, 0)).astype(np.int8)
     return vectors, codes
@@ -115,8 +119,11 @@ def template_records(memory, dim: int) -> dict[tuple, object]:
     out = {}
     for combo in itertools.product(range(3), repeat=len(CONCEPTS)):
         states = {c: STATES[s] for c, s in zip(CONCEPTS, combo) if s}
-        checked = check_item(ItemInput(id="template", vectors={SPACE: np.ones(dim, dtype=np.float32)}, states=states),
-                             namespace.spaces, len(namespace.settings.templates))
+        checked = check_item(
+            ItemInput(id="template", vectors={SPACE: np.ones(dim, dtype=np.float32)}, states=states),
+            namespace.spaces,
+            len(namespace.settings.templates),
+        )
         out[combo] = memory.writer.build_new(namespace, checked, set(), stored=set())
     return out
 
@@ -145,7 +152,10 @@ def fill(memory, vectors: np.ndarray, codes: np.ndarray, chunk: int) -> dict:
                 pending.result()
             pending = sender.submit(target.collection.insert, columns, timeout=600)
             if at // chunk % 20 == 0:
-                print(f"  filled {at + len(rows):,} ({time.perf_counter() - started:.0f} s, load {load_average()[0]})", flush=True)
+                print(
+                    f"  filled {at + len(rows):,} ({time.perf_counter() - started:.0f} s, load {load_average()[0]})",
+                    flush=True,
+                )
         pending.result()
     inserted_s = time.perf_counter() - started
     target.collection.flush(timeout=1200)
@@ -153,18 +163,23 @@ def fill(memory, vectors: np.ndarray, codes: np.ndarray, chunk: int) -> dict:
     if target.ann is not None:  # loading before the IVF lists are built would search raw rows
         from pymilvus import utility
 
-        utility.wait_for_index_building_complete(target.collection.name, using=backend.connection.alias,
-                                                 timeout=3600)
+        utility.wait_for_index_building_complete(target.collection.name, using=backend.connection.alias, timeout=3600)
     indexed_s = time.perf_counter() - started
     loaded_at = time.perf_counter()
     target.collection.load(timeout=1800)
-    return {"insert_s": round(inserted_s, 1), "flush_s": round(flushed_s - inserted_s, 1),
-            "index_s": round(indexed_s - flushed_s, 1),
-            "load_s": round(time.perf_counter() - loaded_at, 1), "rows": target.collection.num_entities,
-            "items_per_s": round(len(vectors) / inserted_s), "load_avg_after": load_average()[0]}
+    return {
+        "insert_s": round(inserted_s, 1),
+        "flush_s": round(flushed_s - inserted_s, 1),
+        "index_s": round(indexed_s - flushed_s, 1),
+        "load_s": round(time.perf_counter() - loaded_at, 1),
+        "rows": target.collection.num_entities,
+        "items_per_s": round(len(vectors) / inserted_s),
+        "load_avg_after": load_average()[0],
+    }
 
 
 # ---- the reference -----------------------------------------------------------------------------
+
 
 def concept_sets(codes: np.ndarray, ids: dict[str, int], i: int) -> tuple[set[int], set[int]]:
     has = {ids[c] for c, code in zip(CONCEPTS, codes[i]) if code == 1}
@@ -199,27 +214,45 @@ def check_exact(client, vectors, codes, ids, queries: int, rng, approximate: boo
     for q in range(queries):
         query = rng.standard_normal(vectors.shape[1]).astype(np.float32)
         started = time.perf_counter()
-        hits = client.recall(NAMESPACE, vectors={SPACE: query}, required=[REQUIRED], forbidden=[FORBIDDEN], top_k=10,
-                             mode="hard", consistency="strong", approximate=approximate).hits
+        hits = client.recall(
+            NAMESPACE,
+            vectors={SPACE: query},
+            required=[REQUIRED],
+            forbidden=[FORBIDDEN],
+            top_k=10,
+            mode="hard",
+            consistency="strong",
+            approximate=approximate,
+        ).hits
         latencies.append((time.perf_counter() - started) * 1000)
         got = [(h.id, h.s_log, h.s_sem) for h in hits]
         for h in hits:
             tiers[h.s_log] = tiers.get(h.s_log, 0) + 1
         want = expected(vectors, codes, ids, query)
         found += len({g[0] for g in got} & {w[0] for w in want}) / len(want)
-        same = ([g[:2] for g in got] == [w[:2] for w in want]
-                and all(abs(g[2] - w[2]) <= SCORE_TOLERANCE for g, w in zip(got, want)))
+        same = [g[:2] for g in got] == [w[:2] for w in want] and all(
+            abs(g[2] - w[2]) <= SCORE_TOLERANCE for g, w in zip(got, want)
+        )
         if not same:
             mismatches.append({"query": q, "got": got, "expected": want})
-    return {"queries": queries, "equal": queries - len(mismatches), "mismatches": mismatches[:3],
-            "recall_at_10": round(found / queries, 4),
-            "hits_by_tier": {str(k): v for k, v in sorted(tiers.items())}, "strong_recall": stats(latencies)}
+    return {
+        "queries": queries,
+        "equal": queries - len(mismatches),
+        "mismatches": mismatches[:3],
+        "recall_at_10": round(found / queries, 4),
+        "hits_by_tier": {str(k): v for k, v in sorted(tiers.items())},
+        "strong_recall": stats(latencies),
+    }
 
 
 # ---- latency per read level ------------------------------------------------------------------------
 
-LEVELS = (("token", "writer", None, False), ("token_later", "writer", None, True),
-          ("bounded", "other", None, False), ("strong", "writer", "strong", False))
+LEVELS = (
+    ("token", "writer", None, False),
+    ("token_later", "writer", None, True),
+    ("bounded", "other", None, False),
+    ("strong", "writer", "strong", False),
+)
 
 
 def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng, approximate: bool) -> dict:
@@ -240,28 +273,40 @@ def levels(serve, milvus_pid: int, dim: int, reads: int, later_s: float, rng, ap
                     time.sleep(later_s)
                 cpu = (proc_cpu_s(serve.process.pid), proc_cpu_s(milvus_pid))
                 started = time.perf_counter()
-                hits = reader.recall(NAMESPACE, vectors={SPACE: vector}, required=[REQUIRED], forbidden=[FORBIDDEN],
-                                     top_k=10, mode="hard", consistency=consistency, approximate=approximate).hits
+                hits = reader.recall(
+                    NAMESPACE,
+                    vectors={SPACE: vector},
+                    required=[REQUIRED],
+                    forbidden=[FORBIDDEN],
+                    top_k=10,
+                    mode="hard",
+                    consistency=consistency,
+                    approximate=approximate,
+                ).hits
                 latencies.append((time.perf_counter() - started) * 1000)
                 server_cpu += proc_cpu_s(serve.process.pid) - cpu[0]
                 milvus_cpu += proc_cpu_s(milvus_pid) - cpu[1]
                 found += any(h.id == new_id for h in hits)
-            out[level] = {**stats(latencies), "saw_own_write": round(found / reads, 3),
-                          "server_cpu_ms_per_recall": round(server_cpu / reads * 1000, 1),
-                          "milvus_cpu_ms_per_recall": round(milvus_cpu / reads * 1000, 1), "load_avg": load_average()[0]}
+            out[level] = {
+                **stats(latencies),
+                "saw_own_write": round(found / reads, 3),
+                "server_cpu_ms_per_recall": round(server_cpu / reads * 1000, 1),
+                "milvus_cpu_ms_per_recall": round(milvus_cpu / reads * 1000, 1),
+                "load_avg": load_average()[0],
+            }
             print(f"  {level:<12} {out[level]}", flush=True)
     return out
 
 
-def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float, seed: int,
-                approximate: bool) -> dict:
+def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float, seed: int, approximate: bool) -> dict:
     """`in_flight` clients Recalling back to back for `seconds`, each carrying its own write's token."""
     from polarmem_server.faces.client import PolarMemClient
 
     clients = [PolarMemClient(serve.address, timeout_s=120) for _ in range(in_flight)]
     for n, client in enumerate(clients):  # each carries a token (of a write older than the loop)
-        client.remember(NAMESPACE, id=f"loop{in_flight}-{n}-{uuid.uuid4().hex[:6]}",
-                        vectors={SPACE: np.ones(dim, dtype=np.float32)})
+        client.remember(
+            NAMESPACE, id=f"loop{in_flight}-{n}-{uuid.uuid4().hex[:6]}", vectors={SPACE: np.ones(dim, dtype=np.float32)}
+        )
     time.sleep(0.5)
     latencies: list[float] = []
     lock = threading.Lock()
@@ -272,8 +317,15 @@ def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float
         while time.perf_counter() < stop_at:
             vector = rng.standard_normal(dim).astype(np.float32)
             started = time.perf_counter()
-            client.recall(NAMESPACE, vectors={SPACE: vector}, required=[REQUIRED], forbidden=[FORBIDDEN], top_k=10,
-                          mode="hard", approximate=approximate)
+            client.recall(
+                NAMESPACE,
+                vectors={SPACE: vector},
+                required=[REQUIRED],
+                forbidden=[FORBIDDEN],
+                top_k=10,
+                mode="hard",
+                approximate=approximate,
+            )
             with lock:
                 latencies.append((time.perf_counter() - started) * 1000)
 
@@ -289,14 +341,21 @@ def closed_loop(serve, milvus_pid: int, dim: int, in_flight: int, seconds: float
     for client in clients:
         client.close()
     count = len(latencies)
-    return {"in_flight": in_flight, "recalls": count, "seconds": round(wall, 1),
-            "recalls_per_s": round(count / wall, 2), **stats(latencies),
-            "server_cpu_ms_per_recall": round(server_cpu / count * 1000, 1),
-            "milvus_cpu_ms_per_recall": round(milvus_cpu / count * 1000, 1),
-            "server_rss_mb": tree_rss_mb(serve.process.pid), "load_avg": load_average()[0]}
+    return {
+        "in_flight": in_flight,
+        "recalls": count,
+        "seconds": round(wall, 1),
+        "recalls_per_s": round(count / wall, 2),
+        **stats(latencies),
+        "server_cpu_ms_per_recall": round(server_cpu / count * 1000, 1),
+        "milvus_cpu_ms_per_recall": round(milvus_cpu / count * 1000, 1),
+        "server_rss_mb": tree_rss_mb(serve.process.pid),
+        "load_avg": load_average()[0],
+    }
 
 
 # ---- what one Recall asks Milvus -----------------------------------------------------------------
+
 
 def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_pid: int) -> dict:
     from polarmem_server.storage.milvus import expressions as ex
@@ -318,14 +377,18 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_p
         "search_entailed_top11": lambda: collection.search(query(), "vec", params, limit=11, expr=entailed, **bounded),
         "search_unfiltered_top11": lambda: collection.search(query(), "vec", params, limit=11, **bounded),
         # the same search, filtered by a scalar every row passes / by one array test: what the filter costs
-        "search_kind_eq_1_top11": lambda: collection.search(query(), "vec", params, limit=11, expr="kind == 1",
-                                                            **bounded),
+        "search_kind_eq_1_top11": lambda: collection.search(
+            query(), "vec", params, limit=11, expr="kind == 1", **bounded
+        ),
         "search_array_contains_top11": lambda: collection.search(
-            query(), "vec", params, limit=11, expr=f"array_contains(has, {ids[REQUIRED]})", **bounded),
+            query(), "vec", params, limit=11, expr=f"array_contains(has, {ids[REQUIRED]})", **bounded
+        ),
         "count_all": lambda: collection.query('id != ""', output_fields=["count(*)"], **bounded),
         "records_of_10_ids": lambda: collection.query(
             f"id in {ex.strings([item_id(int(i)) for i in rng.integers(0, 1000, 10)])}",
-            output_fields=["id", "record"], **bounded),
+            output_fields=["id", "record"],
+            **bounded,
+        ),
     }
     out = {}
     for name, call in calls.items():
@@ -344,6 +407,7 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_p
 
 # ---- the run -------------------------------------------------------------------------------------
 
+
 def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
     from polarmem_server.index import AnnSpec, SpaceSpec
     from polarmem_server.memory import Memory, NamespaceSettings
@@ -353,16 +417,16 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
     prefix = f"m{uuid.uuid4().hex[:6]}"
     memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=prefix, layout="collection", timeout_s=600)))
     ann = AnnSpec(kind="ivf", nlist=args.ivf_nlist, nprobe=args.ivf_nprobe) if args.ivf_nprobe else None
-    memory.create_namespace(NamespaceSettings(NAMESPACE, spaces=(SpaceSpec(SPACE, args.dim),), encoder="none",
-                                              concepts=CONCEPTS, ann=ann))
+    memory.create_namespace(
+        NamespaceSettings(NAMESPACE, spaces=(SpaceSpec(SPACE, args.dim),), encoder="none", concepts=CONCEPTS, ann=ann)
+    )
     ids = {name: memory.namespace(NAMESPACE).vocabulary.lookup(name) for name in CONCEPTS}
     started = time.perf_counter()
     vectors, codes = make_data(args.items, args.dim, args.seed)
     report["data_s"] = round(time.perf_counter() - started, 1)
     dog, cat = CONCEPTS.index(REQUIRED), CONCEPTS.index(FORBIDDEN)
     conflict = (codes[:, dog] == 2) | (codes[:, cat] == 1)
-    report["tiers"] = {"entailed": int((~conflict & (codes[:, dog] == 1)).sum()),
-                       "conflict": int(conflict.sum())}
+    report["tiers"] = {"entailed": int((~conflict & (codes[:, dog] == 1)).sum()), "conflict": int(conflict.sum())}
     report["tiers"]["neutral"] = args.items - report["tiers"]["entailed"] - report["tiers"]["conflict"]
     print(f"filling {args.items:,} items (load {load_average()[0]})", flush=True)
     report["fill"] = fill(memory, vectors, codes, args.chunk)
@@ -378,8 +442,15 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
         from polarmem_server.faces.client import PolarMemClient
 
         with PolarMemClient(serve.address, timeout_s=600) as client:
-            client.recall(NAMESPACE, vectors={SPACE: vectors[0]}, required=[REQUIRED], forbidden=[FORBIDDEN],
-                          top_k=10, mode="hard", consistency="strong")  # opens the namespace
+            client.recall(
+                NAMESPACE,
+                vectors={SPACE: vectors[0]},
+                required=[REQUIRED],
+                forbidden=[FORBIDDEN],
+                top_k=10,
+                mode="hard",
+                consistency="strong",
+            )  # opens the namespace
             print("exact answers", flush=True)
             report["exact"] = check_exact(client, vectors, codes, ids, args.exact_queries, rng, approximate)
             report["exact"]["load_avg"] = load_average()[0]
@@ -390,8 +461,9 @@ def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
         save()
         report["closed_loop"] = {}
         for in_flight in args.in_flight:
-            report["closed_loop"][str(in_flight)] = closed_loop(serve, server.process.pid, args.dim, in_flight,
-                                                                args.loop_s, args.seed + 100 * in_flight, approximate)
+            report["closed_loop"][str(in_flight)] = closed_loop(
+                serve, server.process.pid, args.dim, in_flight, args.loop_s, args.seed + 100 * in_flight, approximate
+            )
             print("closed loop", report["closed_loop"][str(in_flight)], flush=True)
             save()
         report["server_rss_mb"] = tree_rss_mb(serve.process.pid)
@@ -421,21 +493,36 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--loop-s", type=float, default=20.0)
     parser.add_argument("--raw-reps", type=int, default=10)
-    parser.add_argument("--ivf-nprobe", type=int, default=0,
-                        help="0: FLAT (exact, the issue's setting); N: config.ann IVF_FLAT probing N lists, "
-                             "Recalls with approximate=true (gives up exact answers: recall_at_10 says how much)")
+    parser.add_argument(
+        "--ivf-nprobe",
+        type=int,
+        default=0,
+        help="0: FLAT (exact, the issue's setting); N: config.ann IVF_FLAT probing N lists, "
+        "Recalls with approximate=true (gives up exact answers: recall_at_10 says how much)",
+    )
     parser.add_argument("--ivf-nlist", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--lock-wait-s", type=float, default=3600)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "milvus_1m_d384.json")
     args = parser.parse_args()
-    report = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-              "layout": (f"collection (IVF_FLAT nlist {args.ivf_nlist}, nprobe {args.ivf_nprobe})" if args.ivf_nprobe
-                         else "collection (FLAT, exact)"), "milvus": "milvus wheel 2.3.5 standalone",
-              "milvus_settings": {"proxy.timeTickInterval": args.tick},
-              "host": {"cpus": os.cpu_count(), "model": cpu_model(), "avx512": "avx512f" in cpu_flags(),
-                       "platform": platform.platform()},
-              "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_before": os.getloadavg()}
+    report = {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "layout": (
+            f"collection (IVF_FLAT nlist {args.ivf_nlist}, nprobe {args.ivf_nprobe})"
+            if args.ivf_nprobe
+            else "collection (FLAT, exact)"
+        ),
+        "milvus": "milvus wheel 2.3.5 standalone",
+        "milvus_settings": {"proxy.timeTickInterval": args.tick},
+        "host": {
+            "cpus": os.cpu_count(),
+            "model": cpu_model(),
+            "avx512": "avx512f" in cpu_flags(),
+            "platform": platform.platform(),
+        },
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_before": os.getloadavg(),
+    }
 
     def save() -> None:
         write_report(args.out, report, quiet=True)

@@ -99,15 +99,16 @@ def measure(memory, ns: str, plan, k: int, milvus_pid: int, **options) -> tuple[
     cpu_here, cpu_milvus = time.process_time(), tree_cpu_seconds(milvus_pid)
     for required, forbidden, vector in plan:
         t = time.perf_counter()
-        result = memory.recall(ns, vectors={"vis": vector}, required=[required], forbidden=[forbidden], k=k,
-                               **options)
+        result = memory.recall(ns, vectors={"vis": vector}, required=[required], forbidden=[forbidden], k=k, **options)
         latencies.append(time.perf_counter() - t)
         answers.append(result)
     cpu_here, cpu_milvus = time.process_time() - cpu_here, tree_cpu_seconds(milvus_pid) - cpu_milvus
-    return {"recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
-            "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
-            "library_cpu_ms_per_recall": round(cpu_here / len(plan) * 1000, 2),
-            "milvus_cpu_ms_per_recall": round(cpu_milvus / len(plan) * 1000, 2)}, answers
+    return {
+        "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
+        "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
+        "library_cpu_ms_per_recall": round(cpu_here / len(plan) * 1000, 2),
+        "milvus_cpu_ms_per_recall": round(cpu_milvus / len(plan) * 1000, 2),
+    }, answers
 
 
 def agreement(answers, exact) -> dict:
@@ -117,8 +118,7 @@ def agreement(answers, exact) -> dict:
     for got, want in zip(answers, exact):
         found += len({h.item_id for h in got.hits} & {h.item_id for h in want.hits})
         total += len(want.hits)
-        tiers_exact &= ([h.tier for h in got.hits] == [h.tier for h in want.hits]
-                        and got.tier_counts == want.tier_counts)
+        tiers_exact &= [h.tier for h in got.hits] == [h.tier for h in want.hits] and got.tier_counts == want.tier_counts
     return {"recall_at_k_vs_flat": round(found / total, 4), "tiers_and_counts_exact": bool(tiers_exact)}
 
 
@@ -141,24 +141,42 @@ def main(argv=None) -> int:
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
-    report: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                "loadavg_before": os.getloadavg()},
-                    "items": args.items, "dim": args.dim, "vectors": args.vectors, "k": args.k,
-                    "queries": args.queries, "nlist": args.nlist}
+    report: dict = {
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()},
+        "items": args.items,
+        "dim": args.dim,
+        "vectors": args.vectors,
+        "k": args.k,
+        "queries": args.queries,
+        "nlist": args.nlist,
+    }
     vectors = Vectors(args.vectors, args.dim)
-    plan = [(required, forbidden, row) for (required, forbidden, _), row
-            in zip(recall_plan(args.dim, args.queries, seed=7), vectors.draw(args.queries, seed=QUERY_SEED))]
+    plan = [
+        (required, forbidden, row)
+        for (required, forbidden, _), row in zip(
+            recall_plan(args.dim, args.queries, seed=7), vectors.draw(args.queries, seed=QUERY_SEED)
+        )
+    ]
     with tempfile.TemporaryDirectory() as tmp, running_milvus(Path(tmp) / "milvus" / "data") as server:
-        memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"ivf{uuid.uuid4().hex[:8]}",
-                                                     timeout_s=600)))
+        memory = Memory(MilvusBackend(MilvusSettings(server.uri, prefix=f"ivf{uuid.uuid4().hex[:8]}", timeout_s=600)))
         pid = server.process.pid
         for ns, ann in (("flat", None), ("ivf", AnnSpec(kind="ivf", nlist=args.nlist))):
-            memory.create_namespace(NamespaceSettings(ns, spaces=(SpaceSpec("vis", args.dim),), encoder="none",
-                                                      concepts=tuple(CONCEPTS), ann=ann))
+            memory.create_namespace(
+                NamespaceSettings(
+                    ns, spaces=(SpaceSpec("vis", args.dim),), encoder="none", concepts=tuple(CONCEPTS), ann=ann
+                )
+            )
             report[f"{ns}_ingest_items_per_s"] = round(fill(memory, ns, args.items, vectors), 1)
             report[f"{ns}_seal_index_load_s"] = round(seal(memory, ns, args.items), 1)
-            print(ns, "filled", report[f"{ns}_ingest_items_per_s"], "items/s; sealed in",
-                  report[f"{ns}_seal_index_load_s"], "s", flush=True)
+            print(
+                ns,
+                "filled",
+                report[f"{ns}_ingest_items_per_s"],
+                "items/s; sealed in",
+                report[f"{ns}_seal_index_load_s"],
+                "s",
+                flush=True,
+            )
         report["milvus_rss_mb"] = tree_rss_mb(pid)
         rows = {}
         rows["flat"], exact = measure(memory, "flat", plan, args.k, pid)
@@ -170,8 +188,9 @@ def main(argv=None) -> int:
             rows[f"ivf_nprobe_{nprobe}"] = row
         for name, row in rows.items():
             row["p50_speedup_vs_flat"] = round(rows["flat"]["recall_p50_ms"] / row["recall_p50_ms"], 2)
-            row["milvus_cpu_ratio_vs_flat"] = round(row["milvus_cpu_ms_per_recall"]
-                                                    / max(rows["flat"]["milvus_cpu_ms_per_recall"], 1e-6), 2)
+            row["milvus_cpu_ratio_vs_flat"] = round(
+                row["milvus_cpu_ms_per_recall"] / max(rows["flat"]["milvus_cpu_ms_per_recall"], 1e-6), 2
+            )
             print(name, json.dumps(row), flush=True)
         report["rows"] = rows
         memory.close()

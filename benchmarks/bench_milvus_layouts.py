@@ -37,18 +37,21 @@ def run_layout(uri: str, pid: int, layout: str, args) -> dict:
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
-    memory = Memory(MilvusBackend(MilvusSettings(uri, prefix=f"l{uuid.uuid4().hex[:8]}", timeout_s=600,
-                                                 layout=layout)))
+    memory = Memory(MilvusBackend(MilvusSettings(uri, prefix=f"l{uuid.uuid4().hex[:8]}", timeout_s=600, layout=layout)))
     names = [f"tenant{i:04d}" for i in range(args.namespaces)]
     started = time.perf_counter()
     for name in names:
-        memory.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", args.dim),), encoder="none",
-                                                  concepts=tuple(CONCEPTS)))
+        memory.create_namespace(
+            NamespaceSettings(name, spaces=(SpaceSpec("vis", args.dim),), encoder="none", concepts=tuple(CONCEPTS))
+        )
     created = time.perf_counter() - started
     started = time.perf_counter()
     for i, name in enumerate(names):
-        failed = [r for r in memory.remember_batch(name, items(i * args.items, args.items, args.dim))
-                  if isinstance(r, Exception)]
+        failed = [
+            r
+            for r in memory.remember_batch(name, items(i * args.items, args.items, args.dim))
+            if isinstance(r, Exception)
+        ]
         assert not failed, failed[:3]
     filled = time.perf_counter() - started
     rng = np.random.default_rng(3)
@@ -64,11 +67,18 @@ def run_layout(uri: str, pid: int, layout: str, args) -> dict:
         latencies.append(time.perf_counter() - t)
         assert hits and all(h.item_id for h in hits)
     cpu = tree_cpu_seconds(pid) - cpu
-    report = {"layout": layout, "namespaces": args.namespaces, "items_each": args.items,
-              "create_s": round(created, 2), "create_ms_per_namespace": round(created / args.namespaces * 1000, 1),
-              "fill_s": round(filled, 2), "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 1),
-              "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 1),
-              "milvus_cpu_ms_per_recall": round(cpu / len(plan) * 1000, 1), "milvus_rss_mb": tree_rss_mb(pid)}
+    report = {
+        "layout": layout,
+        "namespaces": args.namespaces,
+        "items_each": args.items,
+        "create_s": round(created, 2),
+        "create_ms_per_namespace": round(created / args.namespaces * 1000, 1),
+        "fill_s": round(filled, 2),
+        "recall_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 1),
+        "recall_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 1),
+        "milvus_cpu_ms_per_recall": round(cpu / len(plan) * 1000, 1),
+        "milvus_rss_mb": tree_rss_mb(pid),
+    }
     started = time.perf_counter()
     for name in names:
         memory.delete_namespace(name)
@@ -89,17 +99,26 @@ def main(argv=None) -> int:
 
     from milvus_server import running_milvus
 
-    report: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                "loadavg_before": os.getloadavg()}}
+    report: dict = {
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()}
+    }
     with tempfile.TemporaryDirectory() as tmp, running_milvus(Path(tmp) / "milvus" / "data") as server:
         # shared first: the collection layout leaves loaded collections that would slow it
-        report["layouts"] = [run_layout(server.uri, server.process.pid, layout, args)
-                             for layout in ("shared", "collection")]
+        report["layouts"] = [
+            run_layout(server.uri, server.process.pid, layout, args) for layout in ("shared", "collection")
+        ]
     shared, own = report["layouts"]
     report["ratios_collection_over_shared"] = {
         key: round(own[key] / max(shared[key], 1e-9), 2)
-        for key in ("create_ms_per_namespace", "fill_s", "recall_p50_ms", "recall_p99_ms", "milvus_cpu_ms_per_recall",
-                    "delete_ms_per_namespace")}
+        for key in (
+            "create_ms_per_namespace",
+            "fill_s",
+            "recall_p50_ms",
+            "recall_p99_ms",
+            "milvus_cpu_ms_per_recall",
+            "delete_ms_per_namespace",
+        )
+    }
     report["machine"]["loadavg_after"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report["ratios_collection_over_shared"]))

@@ -53,20 +53,25 @@ HAS, NOT_HAS = 1, 2
 
 def percentiles(seconds: list[float]) -> dict:
     ms = np.asarray(seconds) * 1000
-    return {"n": len(ms), "p50_ms": round(float(np.percentile(ms, 50)), 2),
-            "p99_ms": round(float(np.percentile(ms, 99)), 2), "max_ms": round(float(ms.max()), 2),
-            "mean_ms": round(float(ms.mean()), 2)}
+    return {
+        "n": len(ms),
+        "p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "max_ms": round(float(ms.max()), 2),
+        "mean_ms": round(float(ms.mean()), 2),
+    }
 
 
 def probe_partition_key(pm, alias: str) -> dict:
     """Milvus 2.3.5 and its partition key: which rows a key filter finds (raw pymilvus)."""
     out = {}
     name = f"probe_pk_{uuid.uuid4().hex[:8]}"
-    fields = [pm.FieldSchema("pk", pm.DataType.VARCHAR, is_primary=True, max_length=64),
-              pm.FieldSchema("ns", pm.DataType.VARCHAR, max_length=64, is_partition_key=True),
-              pm.FieldSchema("vec", pm.DataType.FLOAT_VECTOR, dim=2)]
-    col = pm.Collection(name, pm.CollectionSchema(fields), using=alias, num_partitions=16,
-                        consistency_level="Strong")
+    fields = [
+        pm.FieldSchema("pk", pm.DataType.VARCHAR, is_primary=True, max_length=64),
+        pm.FieldSchema("ns", pm.DataType.VARCHAR, max_length=64, is_partition_key=True),
+        pm.FieldSchema("vec", pm.DataType.FLOAT_VECTOR, dim=2),
+    ]
+    col = pm.Collection(name, pm.CollectionSchema(fields), using=alias, num_partitions=16, consistency_level="Strong")
     col.create_index("vec", {"index_type": "FLAT", "metric_type": "IP", "params": {}})
     col.load()
     col.insert([["inserted", "replaced"], ["t", "t"], [[1.0, 0.0]] * 2])
@@ -74,8 +79,9 @@ def probe_partition_key(pm, alias: str) -> dict:
     col.upsert([["replaced"], ["t"], [[0.0, 1.0]]])  # an upsert replacing an inserted row
     strong = {"consistency_level": "Strong"}
     out["query_ns_eq_t"] = sorted(r["pk"] for r in col.query('ns == "t"', output_fields=["pk"], **strong))
-    out["query_pk_in"] = sorted(r["pk"] for r in col.query('pk in ["inserted", "upserted", "replaced"]',
-                                                          output_fields=["pk"], **strong))
+    out["query_pk_in"] = sorted(
+        r["pk"] for r in col.query('pk in ["inserted", "upserted", "replaced"]', output_fields=["pk"], **strong)
+    )
     out["query_ns_like_t"] = sorted(r["pk"] for r in col.query('ns like "t%"', output_fields=["pk"], **strong))
     hits = col.search([[1.0, 0.0]], "vec", {"metric_type": "IP", "params": {}}, limit=10, expr='ns == "t"', **strong)
     out["search_ns_eq_t"] = sorted(h.id for h in hits[0])
@@ -107,8 +113,17 @@ def create_timed(memory, names: list[str], dim: int, settings_cls, space_cls) ->
     return times
 
 
-def filler_rows(backend, target_cls, collection, names: list[str], items: int, dim: int, partitioned: bool,
-                rng, tag_of=lambda name: name) -> list[list]:
+def filler_rows(
+    backend,
+    target_cls,
+    collection,
+    names: list[str],
+    items: int,
+    dim: int,
+    partitioned: bool,
+    rng,
+    tag_of=lambda name: name,
+) -> list[list]:
     """The rows the backend would write for `items` items in each of `names` (random concepts
     among ids 0..3 and random vectors), built by its own row builder."""
     from polarmem.storage.v1.records_pb2 import ConceptEvidence, ItemRecord
@@ -127,13 +142,23 @@ def filler_rows(backend, target_cls, collection, names: list[str], items: int, d
     return rows
 
 
-def bulk(backend, target_cls, collection, names: list[str], items: int, dim: int, rng, write: str = "upsert",
-         tag_of=lambda name: name, **into) -> float:
+def bulk(
+    backend,
+    target_cls,
+    collection,
+    names: list[str],
+    items: int,
+    dim: int,
+    rng,
+    write: str = "upsert",
+    tag_of=lambda name: name,
+    **into,
+) -> float:
     """Fills `names` with filler rows, 4,000 rows per call (built a chunk at a time)."""
     start = time.perf_counter()
     chunk = max(1, 4000 // items)
     for at in range(0, len(names), chunk):
-        rows = filler_rows(backend, target_cls, collection, names[at:at + chunk], items, dim, False, rng, tag_of)
+        rows = filler_rows(backend, target_cls, collection, names[at : at + chunk], items, dim, False, rng, tag_of)
         getattr(collection, write)([list(c) for c in zip(*rows)], timeout=120, **into)
     collection.flush(timeout=300)
     return time.perf_counter() - start
@@ -144,8 +169,9 @@ def fill_queried(memory, names: list[str], items: int, dim: int, rng) -> None:
     from polarmem_server.index import SpaceSpec
 
     for name in names:
-        memory.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", dim),), encoder="none",
-                                                  concepts=CONCEPTS))
+        memory.create_namespace(
+            NamespaceSettings(name, spaces=(SpaceSpec("vis", dim),), encoder="none", concepts=CONCEPTS)
+        )
         batch = []
         for i in range(items):
             states = {}
@@ -153,8 +179,14 @@ def fill_queried(memory, names: list[str], items: int, dim: int, rng) -> None:
                 draw = rng.random()
                 if draw < 0.6:
                     states[concept] = "has" if draw < 0.35 else "not_has"
-            batch.append(ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(dim).astype(np.float32)},
-                                   states=states, metadata={"ns": name}))
+            batch.append(
+                ItemInput(
+                    id=f"i{i:03d}",
+                    vectors={"vis": rng.standard_normal(dim).astype(np.float32)},
+                    states=states,
+                    metadata={"ns": name},
+                )
+            )
         failed = [r for r in memory.remember_batch(name, batch) if isinstance(r, Exception)]
         assert not failed, failed[:1]
 
@@ -178,9 +210,16 @@ def raw_searches(collection, pick, queries: int, dim: int, rng, partitions=None)
         vector = rng.standard_normal(dim).astype(np.float32)
         vector /= np.linalg.norm(vector)
         start = time.perf_counter()
-        collection.search([vector.tolist()], "vec", {"metric_type": "IP", "params": {}}, limit=11,
-                          expr=f'ns == "{name}" and array_contains(has, 0) and not array_contains(has, 1)',
-                          partition_names=[part] if part else None, consistency_level="Strong", timeout=60)
+        collection.search(
+            [vector.tolist()],
+            "vec",
+            {"metric_type": "IP", "params": {}},
+            limit=11,
+            expr=f'ns == "{name}" and array_contains(has, 0) and not array_contains(has, 1)',
+            partition_names=[part] if part else None,
+            consistency_level="Strong",
+            timeout=60,
+        )
         times.append(time.perf_counter() - start)
     return percentiles(times)
 
@@ -216,11 +255,13 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     time.sleep(5)
     after = (tree_rss_mb(pid), rss_mb())
     n = len(unqueried)
-    report["pooled"] = {"create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": n},
-                        "milvus_rss_mb": [before[0], after[0]],
-                        "milvus_rss_kb_per_namespace": round((after[0] - before[0]) * 1024 / n, 2),
-                        "polarmem_rss_mb": [before[1], after[1]],
-                        "polarmem_rss_kb_per_namespace": round((after[1] - before[1]) * 1024 / n, 2)}
+    report["pooled"] = {
+        "create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": n},
+        "milvus_rss_mb": [before[0], after[0]],
+        "milvus_rss_kb_per_namespace": round((after[0] - before[0]) * 1024 / n, 2),
+        "polarmem_rss_mb": [before[1], after[1]],
+        "polarmem_rss_kb_per_namespace": round((after[1] - before[1]) * 1024 / n, 2),
+    }
     print("pooled create", report["pooled"], flush=True)
     save()  # what is measured so far survives a later failure
     # idle: every process re-reads every namespace record every 2 s (SettingsRefresher)
@@ -228,19 +269,24 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     time.sleep(args.idle_s)
     report["pooled"]["idle_cpu_share_of_a_core"] = {
         "polarmem": round((time.process_time() - cpu) / args.idle_s, 3),
-        "milvus": round((tree_cpu_seconds(pid) - milvus_cpu) / args.idle_s, 3), "seconds": args.idle_s}
+        "milvus": round((tree_cpu_seconds(pid) - milvus_cpu) / args.idle_s, 3),
+        "seconds": args.idle_s,
+    }
     collection = pooled.backend._pooled("vis", args.dim)
+
     def tag_of(name: str) -> str:  # the rows' ns value, as the backend writes it
         return schema.pooled_tag(name, pooled.namespace(name).to_record().created_ms)
 
-    report["pooled"]["filler_upsert_s"] = round(bulk(pooled.backend, _Namespace, collection, unqueried, args.items,
-                                                     args.dim, rng, tag_of=tag_of), 1)
+    report["pooled"]["filler_upsert_s"] = round(
+        bulk(pooled.backend, _Namespace, collection, unqueried, args.items, args.dim, rng, tag_of=tag_of), 1
+    )
     fill_queried(pooled, queried, args.items, args.dim, rng)
     report["pooled"]["rows"] = collection.num_entities
     report["pooled"]["milvus_rss_mb_filled"] = tree_rss_mb(pid)
     report["pooled"]["recall_hard"] = recalls(pooled, queried, args.queries, args.dim, rng)
     report["pooled"]["raw_search"] = raw_searches(
-        collection, lambda: (tag_of(schema_ns(queried, rng)), None), args.queries, args.dim, rng)
+        collection, lambda: (tag_of(schema_ns(queried, rng)), None), args.queries, args.dim, rng
+    )
     print("pooled", report["pooled"], flush=True)
     save()  # what is measured so far survives a later failure
     # a second process opening every namespace (a server restart)
@@ -251,18 +297,27 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     print("open", report["pooled"]["open_all_s"], flush=True)
 
     # ---- partition key, raw: the same rows ----
-    fields = [pm.FieldSchema("ns", pm.DataType.VARCHAR, max_length=1024, is_partition_key=True)
-              if f.name == "ns" else f for f in schema.items_schema("vis", args.dim, shared=True).fields]
-    keyed = pm.Collection("bench_partition_key", pm.CollectionSchema(fields), using=alias,
-                          num_partitions=args.partition_key_parts, consistency_level="Strong")
+    fields = [
+        pm.FieldSchema("ns", pm.DataType.VARCHAR, max_length=1024, is_partition_key=True) if f.name == "ns" else f
+        for f in schema.items_schema("vis", args.dim, shared=True).fields
+    ]
+    keyed = pm.Collection(
+        "bench_partition_key",
+        pm.CollectionSchema(fields),
+        using=alias,
+        num_partitions=args.partition_key_parts,
+        consistency_level="Strong",
+    )
     keyed.create_index("vec", {"index_type": "FLAT", "metric_type": "IP", "params": {}})
     keyed.load()
     # the same namespaces and row shapes (fresh random draws), by insert (upsert misroutes: the probe)
     insert_s = bulk(pooled.backend, _Namespace, keyed, names, args.items, args.dim, rng, write="insert")
-    report["partition_key_raw"] = {"partitions": args.partition_key_parts, "rows": keyed.num_entities,
-                                   "insert_s": round(insert_s, 1),
-                                   "raw_search": raw_searches(keyed, lambda: (schema_ns(queried, rng), None),
-                                                              args.queries, args.dim, rng)}
+    report["partition_key_raw"] = {
+        "partitions": args.partition_key_parts,
+        "rows": keyed.num_entities,
+        "insert_s": round(insert_s, 1),
+        "raw_search": raw_searches(keyed, lambda: (schema_ns(queried, rng), None), args.queries, args.dim, rng),
+    }
     print("partition key", report["partition_key_raw"], flush=True)
     save()  # what is measured so far survives a later failure
     keyed.release()
@@ -280,22 +335,29 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     time.sleep(5)
     after = (tree_rss_mb(pid), rss_mb())
     m = len(extra)
-    report["shared"] = {"create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": m},
-                        "milvus_rss_mb": [before[0], after[0]],
-                        "milvus_rss_kb_per_namespace": round((after[0] - before[0]) * 1024 / m, 2),
-                        "polarmem_rss_mb": [before[1], after[1]],
-                        "polarmem_rss_kb_per_namespace": round((after[1] - before[1]) * 1024 / m, 2)}
+    report["shared"] = {
+        "create": {**percentiles(created), "wall_s": round(wall, 1), "namespaces": m},
+        "milvus_rss_mb": [before[0], after[0]],
+        "milvus_rss_kb_per_namespace": round((after[0] - before[0]) * 1024 / m, 2),
+        "polarmem_rss_mb": [before[1], after[1]],
+        "polarmem_rss_kb_per_namespace": round((after[1] - before[1]) * 1024 / m, 2),
+    }
     print("shared create", report["shared"], flush=True)
     shared_col = shared.backend._shared("vis", args.dim)
     shared_col.create_partition("pfiller")
     shared_col.load(partition_names=["pfiller"])
-    report["shared"]["filler_upsert_s"] = round(bulk(shared.backend, _Namespace, shared_col, unqueried, args.items,
-                                                     args.dim, rng, partition_name="pfiller"), 1)
+    report["shared"]["filler_upsert_s"] = round(
+        bulk(shared.backend, _Namespace, shared_col, unqueried, args.items, args.dim, rng, partition_name="pfiller"), 1
+    )
     report["shared"]["rows"] = shared_col.num_entities
     report["shared"]["recall_hard"] = recalls(shared, queried, args.queries, args.dim, rng)
     report["shared"]["raw_search"] = raw_searches(
-        shared_col, lambda: (lambda ns: (ns, schema.namespace_partition(ns)))(schema_ns(queried, rng)),
-        args.queries, args.dim, rng)
+        shared_col,
+        lambda: (lambda ns: (ns, schema.namespace_partition(ns)))(schema_ns(queried, rng)),
+        args.queries,
+        args.dim,
+        rng,
+    )
     print("shared", report["shared"], flush=True)
     save()  # what is measured so far survives a later failure
     if not args.skip_partition_limit:
@@ -309,16 +371,20 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
             except Exception as error:  # noqa: BLE001 - Milvus's refusal is the finding
                 refusal = str(error)
                 break
-        report["shared"]["partition_limit"] = {"partitions_before": have, "created_raw": made,
-                                               "partitions_after": len(shared_col.partitions),
-                                               "seconds": round(time.perf_counter() - start, 1),
-                                               "milvus_rss_mb": [rss_before, tree_rss_mb(pid)],
-                                               "note": "partitions created raw, not loaded",
-                                               "refusal": refusal}
+        report["shared"]["partition_limit"] = {
+            "partitions_before": have,
+            "created_raw": made,
+            "partitions_after": len(shared_col.partitions),
+            "seconds": round(time.perf_counter() - start, 1),
+            "milvus_rss_mb": [rss_before, tree_rss_mb(pid)],
+            "note": "partitions created raw, not loaded",
+            "refusal": refusal,
+        }
         if refusal:
             try:
-                shared.create_namespace(NamespaceSettings("one-too-many", spaces=(SpaceSpec("vis", args.dim),),
-                                                          encoder="none"))
+                shared.create_namespace(
+                    NamespaceSettings("one-too-many", spaces=(SpaceSpec("vis", args.dim),), encoder="none")
+                )
                 report["shared"]["partition_limit"]["library_create"] = "created"
             except Exception as error:  # noqa: BLE001
                 report["shared"]["partition_limit"]["library_create"] = f"{type(error).__name__}: {error}"
@@ -349,10 +415,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     out = args.out or Path(__file__).parent / "results" / (
-        f"milvus_namespaces{'_tick' + str(args.tick) if args.tick else ''}.json")
-    report = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-              "host": platform.node(), "cpus": os.cpu_count(), "machine": platform.machine(),
-              "load_before": os.getloadavg()}
+        f"milvus_namespaces{'_tick' + str(args.tick) if args.tick else ''}.json"
+    )
+    report = {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "load_before": os.getloadavg(),
+    }
     # a SIGTERM (e.g. `timeout`) unwinds like an exception, so the finally below stops Milvus by PID
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     lock = milvus_lock()

@@ -31,8 +31,10 @@ def fields(pm, dim: int, partition_key: bool):
     out = [pm.FieldSchema("id", pm.DataType.VARCHAR, is_primary=True, max_length=64)]
     if partition_key:
         out.append(pm.FieldSchema("ns", pm.DataType.VARCHAR, max_length=64, is_partition_key=True))
-    out += [pm.FieldSchema("has", pm.DataType.ARRAY, element_type=pm.DataType.INT64, max_capacity=64),
-            pm.FieldSchema("vec", pm.DataType.FLOAT_VECTOR, dim=dim)]
+    out += [
+        pm.FieldSchema("has", pm.DataType.ARRAY, element_type=pm.DataType.INT64, max_capacity=64),
+        pm.FieldSchema("vec", pm.DataType.FLOAT_VECTOR, dim=dim),
+    ]
     return pm.CollectionSchema(out)
 
 
@@ -53,13 +55,22 @@ def searches(rng, pick, queries: int, dim: int, pid: int | None):
         collection, expr = pick()
         vector = rng.standard_normal(dim).astype(np.float32)
         t = time.perf_counter()
-        collection.search([vector.tolist()], "vec", {"metric_type": "IP", "params": {}}, limit=10, expr=expr,
-                          consistency_level="Strong", timeout=60)
+        collection.search(
+            [vector.tolist()],
+            "vec",
+            {"metric_type": "IP", "params": {}},
+            limit=10,
+            expr=expr,
+            consistency_level="Strong",
+            timeout=60,
+        )
         latencies.append(time.perf_counter() - t)
     cpu = (tree_cpu_seconds(pid) - cpu) if pid else 0.0
-    return {"search_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
-            "search_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
-            "milvus_cpu_ms_per_search": round(cpu / queries * 1000, 2)}
+    return {
+        "search_p50_ms": round(float(np.percentile(latencies, 50)) * 1000, 2),
+        "search_p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 2),
+        "milvus_cpu_ms_per_search": round(cpu / queries * 1000, 2),
+    }
 
 
 def main(argv=None) -> int:
@@ -94,16 +105,19 @@ def main(argv=None) -> int:
     for name, c in per_ns.items():
         c.insert(rows(rng, name, args.items, args.dim, False), timeout=60)
     filled = time.perf_counter() - started - created
-    report["collection_per_namespace"] = {"create_s": round(created, 1), "fill_s": round(filled, 1),
-                                          **searches(rng, lambda: (per_ns[names[rng.integers(len(names))]], expr_of),
-                                                     args.queries, args.dim, pid)}
+    report["collection_per_namespace"] = {
+        "create_s": round(created, 1),
+        "fill_s": round(filled, 1),
+        **searches(rng, lambda: (per_ns[names[rng.integers(len(names))]], expr_of), args.queries, args.dim, pid),
+    }
     print("collection per namespace", json.dumps(report["collection_per_namespace"]), flush=True)
     for c in per_ns.values():
         c.drop(timeout=60)
 
     started = time.perf_counter()
-    shared = pm.Collection(f"ten_{tag}_shared", fields(pm, args.dim, True), consistency_level="Strong", timeout=60,
-                           num_partitions=64)
+    shared = pm.Collection(
+        f"ten_{tag}_shared", fields(pm, args.dim, True), consistency_level="Strong", timeout=60, num_partitions=64
+    )
     shared.create_index("vec", INDEX, timeout=60)
     shared.load(timeout=300)
     created = time.perf_counter() - started
@@ -114,8 +128,11 @@ def main(argv=None) -> int:
     def pick_shared():
         return shared, f'ns == "{names[rng.integers(len(names))]}" and {expr_of}'
 
-    report["partition_key"] = {"create_s": round(created, 1), "fill_s": round(filled, 1),
-                               **searches(rng, pick_shared, args.queries, args.dim, pid)}
+    report["partition_key"] = {
+        "create_s": round(created, 1),
+        "fill_s": round(filled, 1),
+        **searches(rng, pick_shared, args.queries, args.dim, pid),
+    }
     print("partition key", json.dumps(report["partition_key"]), flush=True)
     shared.drop(timeout=60)
     report["loadavg_after"] = os.getloadavg()

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import cpu_flags, tree_cpu_seconds, write_report  # noqa: E402
@@ -45,9 +46,13 @@ class TunedMilvus(MilvusServer):
     def start(self) -> "TunedMilvus":
         extra = [arg for key, value in self.settings.items() for arg in ("--extra-config", f"{key}={value}")]
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen([*milvus_server_command(), "--data", str(self.data_dir), "--proxy-port",
-                                             str(self.port), *extra], stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                [*milvus_server_command(), "--data", str(self.data_dir), "--proxy-port", str(self.port), *extra],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self._wait_ready()
         return self
 
@@ -58,8 +63,10 @@ def measure(server: TunedMilvus, rows: int, dim: int, reads: int) -> dict:
     pymilvus = import_pymilvus()
     alias = "bench"
     pymilvus.connections.connect(alias=alias, uri=server.uri, timeout=30)
-    fields = [pymilvus.FieldSchema("id", pymilvus.DataType.INT64, is_primary=True),
-              pymilvus.FieldSchema("v", pymilvus.DataType.FLOAT_VECTOR, dim=dim)]
+    fields = [
+        pymilvus.FieldSchema("id", pymilvus.DataType.INT64, is_primary=True),
+        pymilvus.FieldSchema("v", pymilvus.DataType.FLOAT_VECTOR, dim=dim),
+    ]
     collection = pymilvus.Collection("timetick", pymilvus.CollectionSchema(fields), using=alias)
     rng = np.random.default_rng(0)
     for start in range(0, rows, 5000):
@@ -82,11 +89,16 @@ def measure(server: TunedMilvus, rows: int, dim: int, reads: int) -> dict:
             latencies.append((time.perf_counter() - started) * 1000)
         cpu = tree_cpu_seconds(server.process.pid) - cpu_before
         latencies.sort()
-        out[level] = {"p50_ms": round(statistics.median(latencies), 1),
-                      "p99_ms": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
-                      "milvus_cpu_s_per_read": round(cpu / reads, 4)}
-        print(f"  {level:<10} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
-              f"Milvus CPU {out[level]['milvus_cpu_s_per_read'] * 1000:.1f} ms/read", flush=True)
+        out[level] = {
+            "p50_ms": round(statistics.median(latencies), 1),
+            "p99_ms": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
+            "milvus_cpu_s_per_read": round(cpu / reads, 4),
+        }
+        print(
+            f"  {level:<10} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
+            f"Milvus CPU {out[level]['milvus_cpu_s_per_read'] * 1000:.1f} ms/read",
+            flush=True,
+        )
     pymilvus.connections.disconnect(alias)
     return out
 
@@ -99,8 +111,15 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=60)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "host": platform.machine(),
-              "avx512": "avx512f" in cpu_flags(), "load_before": os.getloadavg(), "runs": {}}
+    report = {
+        "rows": args.rows,
+        "dim": args.dim,
+        "reads_per_level": args.reads,
+        "host": platform.machine(),
+        "avx512": "avx512f" in cpu_flags(),
+        "load_before": os.getloadavg(),
+        "runs": {},
+    }
     for tick in args.ticks:
         print(f"proxy.timeTickInterval = {tick} ms", flush=True)
         with tempfile.TemporaryDirectory(prefix="milvus-timetick-") as tmp:

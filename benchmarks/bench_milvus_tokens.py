@@ -48,8 +48,13 @@ from milvus_serve import ServeProcess  # noqa: E402
 
 # (name, reader: the writing client or one that never wrote, consistency, seconds between the
 # write and the read)
-LEVELS = (("token", "writer", None, 0.0), ("strong", "writer", "strong", 0.0), ("bounded", "other", None, 0.0),
-          ("token_later", "writer", None, None), ("strong_later", "writer", "strong", None))
+LEVELS = (
+    ("token", "writer", None, 0.0),
+    ("strong", "writer", "strong", 0.0),
+    ("bounded", "other", None, 0.0),
+    ("token_later", "writer", None, None),
+    ("strong_later", "writer", "strong", None),
+)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -69,8 +74,9 @@ def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int,
             writer.create_namespace("bench", spaces=[("vis", dim)], encoder="none")
             vectors = rng.standard_normal((rows, dim)).astype(np.float32)
             started = time.perf_counter()
-            response = writer.remember_stream("bench", (item_message(id=f"i{n}", vectors={"vis": vectors[n]})
-                                                        for n in range(rows)), timeout_s=600)
+            response = writer.remember_stream(
+                "bench", (item_message(id=f"i{n}", vectors={"vis": vectors[n]}) for n in range(rows)), timeout_s=600
+            )
             assert response.failed == 0, response.results[:3]
             out["ingest_s"] = round(time.perf_counter() - started, 1)
             writer.recall("bench", vectors={"vis": vectors[0]}, consistency="strong")  # warm
@@ -91,20 +97,30 @@ def measure(server: TunedMilvus, workdir: Path, rows: int, dim: int, reads: int,
                     latencies.append((time.perf_counter() - started) * 1000)
                     cpu += tree_cpu_seconds(server.process.pid) - cpu_before
                     found += any(hit.id == item_id for hit in hits)
-                out[level] = {"p50_ms": round(statistics.median(latencies), 1),
-                              "p99_ms": round(percentile(latencies, 0.99), 1),
-                              "saw_own_write": round(found / reads, 3),
-                              "milvus_cpu_ms_per_recall": round(cpu / reads * 1000, 2)}
-                print(f"  {level:<12} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
-                      f"saw own write {out[level]['saw_own_write']:.2f}  "
-                      f"Milvus CPU {out[level]['milvus_cpu_ms_per_recall']:.1f} ms/recall", flush=True)
+                out[level] = {
+                    "p50_ms": round(statistics.median(latencies), 1),
+                    "p99_ms": round(percentile(latencies, 0.99), 1),
+                    "saw_own_write": round(found / reads, 3),
+                    "milvus_cpu_ms_per_recall": round(cpu / reads * 1000, 2),
+                }
+                print(
+                    f"  {level:<12} p50 {out[level]['p50_ms']:>7.1f} ms  p99 {out[level]['p99_ms']:>7.1f} ms  "
+                    f"saw own write {out[level]['saw_own_write']:.2f}  "
+                    f"Milvus CPU {out[level]['milvus_cpu_ms_per_recall']:.1f} ms/recall",
+                    flush=True,
+                )
         strong = out["strong"]
-        out["ratios_to_strong"] = {level: {"p50": round(out[level]["p50_ms"] / strong["p50_ms"], 3),
-                                           "p99": round(out[level]["p99_ms"] / strong["p99_ms"], 3)}
-                                   for level in ("token", "bounded")}  # token_later: to strong_later
+        out["ratios_to_strong"] = {
+            level: {
+                "p50": round(out[level]["p50_ms"] / strong["p50_ms"], 3),
+                "p99": round(out[level]["p99_ms"] / strong["p99_ms"], 3),
+            }
+            for level in ("token", "bounded")
+        }  # token_later: to strong_later
         out["ratios_to_strong"]["token_later"] = {
             "p50": round(out["token_later"]["p50_ms"] / out["strong_later"]["p50_ms"], 3),
-            "p99": round(out["token_later"]["p99_ms"] / out["strong_later"]["p99_ms"], 3)}
+            "p99": round(out["token_later"]["p99_ms"] / out["strong_later"]["p99_ms"], 3),
+        }
     finally:
         serve.stop()
     return out
@@ -121,10 +137,21 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still stop Milvus (finally)
-    report = {"rows": args.rows, "dim": args.dim, "reads_per_level": args.reads, "top_k": 10, "later_s": args.later_s,
-              "host": {"machine": platform.machine(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                       "avx512": "avx512f" in cpu_flags()},
-              "load_before": os.getloadavg(), "runs": {}}
+    report = {
+        "rows": args.rows,
+        "dim": args.dim,
+        "reads_per_level": args.reads,
+        "top_k": 10,
+        "later_s": args.later_s,
+        "host": {
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "avx512": "avx512f" in cpu_flags(),
+        },
+        "load_before": os.getloadavg(),
+        "runs": {},
+    }
     lock = milvus_lock(args.lock_wait_s)
     try:
         for tick in args.ticks:

@@ -67,9 +67,38 @@ HERE = Path(__file__).resolve().parent
 NAMESPACE = "notes"
 TOPICS = 10
 # Concepts the vector queries name: common COCO words, kept only if the notes' vocabulary has them.
-QUERY_CONCEPTS = ["dog", "cat", "man", "woman", "car", "table", "pizza", "bus", "train", "horse", "street", "plate",
-                  "water", "bed", "kitchen", "tennis", "grass", "food", "snow", "beach", "giraffe", "elephant",
-                  "bird", "boat", "truck", "sign", "clock", "skateboard", "bench", "phone"]
+QUERY_CONCEPTS = [
+    "dog",
+    "cat",
+    "man",
+    "woman",
+    "car",
+    "table",
+    "pizza",
+    "bus",
+    "train",
+    "horse",
+    "street",
+    "plate",
+    "water",
+    "bed",
+    "kitchen",
+    "tennis",
+    "grass",
+    "food",
+    "snow",
+    "beach",
+    "giraffe",
+    "elephant",
+    "bird",
+    "boat",
+    "truck",
+    "sign",
+    "clock",
+    "skateboard",
+    "bench",
+    "phone",
+]
 CLASSES = ("mcp_text", "cli_text", "vector_hard_noexplain", "vector_hard_explain", "vector_strict", "vector_filter")
 # Caption ranges (in file order, 5 per image): stored notes come from [0, --unique), text queries
 # from PLAIN_CAPTIONS, new notes written during the run from WRITE_CAPTIONS: never the same text.
@@ -78,8 +107,9 @@ WRITE_CAPTIONS = (44_000, 50_000)
 TEXTS_C1, TEXTS_MIX = 3_000, 5_000  # distinct text queries per phase (both text classes)
 WRITES_C1, WRITES_MIX = 700, 1_300
 VECTOR_CLASSES = ("vector_hard_noexplain", "vector_hard_explain", "vector_strict", "vector_filter")
-DEFAULT_SPLIT = ("mcp_text=5,cli_text=2,vector_hard_noexplain=3,vector_hard_explain=2,vector_strict=1,vector_filter=2,"
-                 "remember=1")
+DEFAULT_SPLIT = (
+    "mcp_text=5,cli_text=2,vector_hard_noexplain=3,vector_hard_explain=2,vector_strict=1,vector_filter=2,remember=1"
+)
 
 
 def captions(count: int, skip: int = 0) -> list[str]:
@@ -115,10 +145,19 @@ def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray
         client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True, spaces=spaces)
         for start in range(0, n_items, 5000):
             stop = min(n_items, start + 5000)
-            response = client.remember_stream(NAMESPACE, (
-                item_message(id=f"n{i:07d}", kind="text", text=texts[i % len(texts)],
-                             metadata={"topic": f"t{i % TOPICS}", "day": str(i // 1000)},
-                             vectors={"sem": vectors[i % len(texts)]}) for i in range(start, stop)))
+            response = client.remember_stream(
+                NAMESPACE,
+                (
+                    item_message(
+                        id=f"n{i:07d}",
+                        kind="text",
+                        text=texts[i % len(texts)],
+                        metadata={"topic": f"t{i % TOPICS}", "day": str(i // 1000)},
+                        vectors={"sem": vectors[i % len(texts)]},
+                    )
+                    for i in range(start, stop)
+                ),
+            )
             if response.failed:
                 raise RuntimeError(f"{response.failed} notes failed to load: {response.results[0]}")
             print(f"  {stop:,} notes ({stop / (time.perf_counter() - started):.0f}/s)", flush=True)
@@ -163,8 +202,14 @@ def vector_queries(count: int, concepts: list[str], vectors: np.ndarray, seed: i
     out = []
     for i in range(count):
         picked = [concepts[int(j)] for j in rng.choice(len(concepts), 2, replace=False)]
-        out.append((vectors[int(rng.integers(len(vectors)))], picked[:1], picked[1:] if i % 2 else [],
-                    int(rng.integers(TOPICS))))
+        out.append(
+            (
+                vectors[int(rng.integers(len(vectors)))],
+                picked[:1],
+                picked[1:] if i % 2 else [],
+                int(rng.integers(TOPICS)),
+            )
+        )
     return out
 
 
@@ -193,8 +238,9 @@ def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
 
     def vector(q, **extra):
         vector_, required, forbidden, _ = q
-        return build.recall_request(NAMESPACE, vectors={"sem": vector_}, required=required, forbidden=forbidden,
-                                    top_k=10, **extra)
+        return build.recall_request(
+            NAMESPACE, vectors={"sem": vector_}, required=required, forbidden=forbidden, top_k=10, **extra
+        )
 
     half = len(texts) // 2
     messages = {
@@ -205,8 +251,9 @@ def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
         "vector_hard_noexplain": [vector(q, mode="hard", explain=False) for q in queries],
         "vector_hard_explain": [vector(q, mode="hard") for q in queries],
         "vector_strict": [vector(q, mode="strict", explain=False) for q in queries],
-        "vector_filter": [vector(q, mode="hard", explain=False, metadata_equals={"topic": f"t{q[3]}"})
-                          for q in queries],
+        "vector_filter": [
+            vector(q, mode="hard", explain=False, metadata_equals={"topic": f"t{q[3]}"}) for q in queries
+        ],
     }
     files: dict = {"plannable": {}}
     for name, requests in messages.items():
@@ -222,9 +269,18 @@ def remember_file(path: Path, texts: list[str], first: int) -> Path:
 
     from polarmem_server.faces.client import item_message
 
-    write_requests(path, (pb.RememberRequest(namespace=NAMESPACE, item=item_message(
-        id=f"w{first + i:07d}", kind="text", text=t, metadata={"topic": f"t{i % TOPICS}", "day": "new"}))
-        for i, t in enumerate(texts)))
+    write_requests(
+        path,
+        (
+            pb.RememberRequest(
+                namespace=NAMESPACE,
+                item=item_message(
+                    id=f"w{first + i:07d}", kind="text", text=t, metadata={"topic": f"t{i % TOPICS}", "day": "new"}
+                ),
+            )
+            for i, t in enumerate(texts)
+        ),
+    )
     return path
 
 
@@ -242,8 +298,9 @@ def target(routing: str, cls: str, files: dict, main: str, front: str) -> str:
     return front if files["plannable"][cls] else main
 
 
-def start_loadgen(binary: Path, address: str, rpc: str, requests: Path, pids: list[int],
-                  latencies: Path | None = None, **settings) -> subprocess.Popen:
+def start_loadgen(
+    binary: Path, address: str, rpc: str, requests: Path, pids: list[int], latencies: Path | None = None, **settings
+) -> subprocess.Popen:
     argv = loadgen_argv(binary, address, rpc, requests, pids[0], **settings)
     for pid in pids[1:]:
         argv += ["--server-pid", str(pid)]
@@ -280,22 +337,53 @@ def single_class_phase(binary, files, routing, main, front, metrics_port, pids, 
         settings = dict(concurrency=1, duration_s=duration_s, max_calls=100_000, warmup_s=1.0)
         if cls == "remember":
             settings.update(once=True, warmup_s=0.0)
-        result = finish(start_loadgen(binary, address, "remember" if cls == "remember" else "recall",
-                                      writes if cls == "remember" else files[cls], pids, **settings), duration_s + 200)
+        result = finish(
+            start_loadgen(
+                binary,
+                address,
+                "remember" if cls == "remember" else "recall",
+                writes if cls == "remember" else files[cls],
+                pids,
+                **settings,
+            ),
+            duration_s + 200,
+        )
         front_delta = delta(front_counts(metrics_port), before)
-        rows[cls] = {"address": "front" if address == front else "main", "calls": result["completed"],
-                     "codes": result["codes"], "throughput_rps": round(result["throughput_rps"], 1),
-                     "p50_ms": result["latency_ms"]["p50"], "p99_ms": result["latency_ms"]["p99"],
-                     "server_cpu_ms_per_call": round(result["server_cpu_s"] * 1e3 / max(1, result["completed"]), 4),
-                     "front": front_delta, "native_share": native_share(front_delta), "load": uptime()}
-        print(f"  [{routing} c=1] {cls:<22} {rows[cls]['server_cpu_ms_per_call']:7.3f} ms CPU/call, p50 "
-              f"{rows[cls]['p50_ms']:7.2f} p99 {rows[cls]['p99_ms']:7.2f} ms, native {rows[cls]['native_share']:.0%} "
-              f"({rows[cls]['calls']} calls; load {uptime()})", flush=True)
+        rows[cls] = {
+            "address": "front" if address == front else "main",
+            "calls": result["completed"],
+            "codes": result["codes"],
+            "throughput_rps": round(result["throughput_rps"], 1),
+            "p50_ms": result["latency_ms"]["p50"],
+            "p99_ms": result["latency_ms"]["p99"],
+            "server_cpu_ms_per_call": round(result["server_cpu_s"] * 1e3 / max(1, result["completed"]), 4),
+            "front": front_delta,
+            "native_share": native_share(front_delta),
+            "load": uptime(),
+        }
+        print(
+            f"  [{routing} c=1] {cls:<22} {rows[cls]['server_cpu_ms_per_call']:7.3f} ms CPU/call, p50 "
+            f"{rows[cls]['p50_ms']:7.2f} p99 {rows[cls]['p99_ms']:7.2f} ms, native {rows[cls]['native_share']:.0%} "
+            f"({rows[cls]['calls']} calls; load {uptime()})",
+            flush=True,
+        )
     return rows
 
 
-def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_s, split: dict[str, int],
-              writes: Path, work: Path, single: dict) -> dict:
+def mix_phase(
+    binary,
+    files,
+    routing,
+    main,
+    front,
+    metrics_port,
+    pids,
+    duration_s,
+    split: dict[str, int],
+    writes: Path,
+    work: Path,
+    single: dict,
+) -> dict:
     """Every class at once, closed loop, `split` calls in flight each (Remember too: each write
     sent once), no warm-up (the shapes' plans exist from the 1-in-flight phase; every call sent
     is measured, so the front's counters and the calls cover the same window). Server CPU per call: the server's cores over the measured window (each load
@@ -305,13 +393,32 @@ def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_
     for cls, concurrency in split.items():
         lat[cls] = work / f"lat-{routing}-{cls}.txt"
         if cls == "remember":
-            processes[cls] = start_loadgen(binary, main, "remember", writes, pids, latencies=lat[cls],
-                                           concurrency=concurrency, duration_s=duration_s, max_calls=WRITES_MIX,
-                                           warmup_s=0.0, once=True)
+            processes[cls] = start_loadgen(
+                binary,
+                main,
+                "remember",
+                writes,
+                pids,
+                latencies=lat[cls],
+                concurrency=concurrency,
+                duration_s=duration_s,
+                max_calls=WRITES_MIX,
+                warmup_s=0.0,
+                once=True,
+            )
         else:
-            processes[cls] = start_loadgen(binary, target(routing, cls, files, main, front), "recall", files[cls],
-                                           pids, latencies=lat[cls], concurrency=concurrency, duration_s=duration_s,
-                                           max_calls=1_000_000, warmup_s=0.0)
+            processes[cls] = start_loadgen(
+                binary,
+                target(routing, cls, files, main, front),
+                "recall",
+                files[cls],
+                pids,
+                latencies=lat[cls],
+                concurrency=concurrency,
+                duration_s=duration_s,
+                max_calls=1_000_000,
+                warmup_s=0.0,
+            )
     results = {cls: finish(p, duration_s + 200) for cls, p in processes.items()}
     front_delta = delta(front_counts(metrics_port), before)
     all_ms = np.sort(np.concatenate([np.loadtxt(path, ndmin=1) for path in lat.values() if path.stat().st_size])) / 1e3
@@ -325,39 +432,61 @@ def mix_phase(binary, files, routing, main, front, metrics_port, pids, duration_
     def rank(p: float) -> float:
         return round(float(all_ms[max(1, int(np.ceil(p / 100 * all_ms.size))) - 1]), 3)
 
-    row = {"split": split, "calls": calls, "throughput_rps": round(rate, 1),
-           "p50_ms": rank(50), "p99_ms": rank(99), "server_cores": round(cores, 3),
-           "load_generator_cores": round(client_cores, 3),
-           "server_cpu_ms_per_call": round(cores / rate * 1e3, 4), "front": front_delta,
-           "native_share_of_recalls_sent_to_front": native_share(front_delta),
-           "native_share_of_mix": round(front_delta.get("native", 0) / max(1, calls), 4),
-           # the share at the split's composition (calls in the proportions of the calls in flight),
-           # with each class's native share from the 1-in-flight phase: closed loop lets fast
-           # classes take more calls, so the run's own share flatters whatever is native
-           "native_share_at_split_composition": round(sum(
-               n * single[cls]["native_share"] for cls, n in split.items()) / sum(split.values()), 4),
-           "recalls": recalls, "load": uptime(),
-           "classes": {cls: {"address": "front" if target(routing, cls, files, main, front) == front else "main",
-                             "calls": r["completed"], "share": round(r["completed"] / max(1, calls), 4),
-                             "codes": r["codes"], "p50_ms": r["latency_ms"]["p50"], "p99_ms": r["latency_ms"]["p99"]}
-                       for cls, r in results.items()}}
-    print(f"  [{routing} mix c=16] {row['throughput_rps']} calls/s, p50 {row['p50_ms']} p99 {row['p99_ms']} ms, "
-          f"{row['server_cpu_ms_per_call']:.3f} ms CPU/call ({cores:.2f} cores; load generators {client_cores:.2f}), "
-          f"native {row['native_share_of_mix']:.0%} of the mix "
-          f"(load {uptime()})", flush=True)
+    row = {
+        "split": split,
+        "calls": calls,
+        "throughput_rps": round(rate, 1),
+        "p50_ms": rank(50),
+        "p99_ms": rank(99),
+        "server_cores": round(cores, 3),
+        "load_generator_cores": round(client_cores, 3),
+        "server_cpu_ms_per_call": round(cores / rate * 1e3, 4),
+        "front": front_delta,
+        "native_share_of_recalls_sent_to_front": native_share(front_delta),
+        "native_share_of_mix": round(front_delta.get("native", 0) / max(1, calls), 4),
+        # the share at the split's composition (calls in the proportions of the calls in flight),
+        # with each class's native share from the 1-in-flight phase: closed loop lets fast
+        # classes take more calls, so the run's own share flatters whatever is native
+        "native_share_at_split_composition": round(
+            sum(n * single[cls]["native_share"] for cls, n in split.items()) / sum(split.values()), 4
+        ),
+        "recalls": recalls,
+        "load": uptime(),
+        "classes": {
+            cls: {
+                "address": "front" if target(routing, cls, files, main, front) == front else "main",
+                "calls": r["completed"],
+                "share": round(r["completed"] / max(1, calls), 4),
+                "codes": r["codes"],
+                "p50_ms": r["latency_ms"]["p50"],
+                "p99_ms": r["latency_ms"]["p99"],
+            }
+            for cls, r in results.items()
+        },
+    }
+    print(
+        f"  [{routing} mix c=16] {row['throughput_rps']} calls/s, p50 {row['p50_ms']} p99 {row['p99_ms']} ms, "
+        f"{row['server_cpu_ms_per_call']:.3f} ms CPU/call ({cores:.2f} cores; load generators {client_cores:.2f}), "
+        f"native {row['native_share_of_mix']:.0%} of the mix "
+        f"(load {uptime()})",
+        flush=True,
+    )
     for cls, c in row["classes"].items():
         print(f"      {cls:<22} {c['calls']:6} calls ({c['share']:.0%}) p50 {c['p50_ms']:.2f} p99 {c['p99_ms']:.2f}")
     return row
 
 
 # PostgreSQL ----------------------------------------------------------------------------------------
-FILTER_SQL = ("SELECT i.id FROM items i, queries q WHERE q.qid = {qid} AND i.topic = q.topic "
-              "ORDER BY CASE WHEN i.not_has && q.req OR i.has && q.forb THEN -1 WHEN i.has && q.req THEN 1 ELSE 0 END "
-              "DESC, i.embedding <=> q.qvec, i.id LIMIT {k}")
+FILTER_SQL = (
+    "SELECT i.id FROM items i, queries q WHERE q.qid = {qid} AND i.topic = q.topic "
+    "ORDER BY CASE WHEN i.not_has && q.req OR i.has && q.forb THEN -1 WHEN i.has && q.req THEN 1 ELSE 0 END "
+    "DESC, i.embedding <=> q.qvec, i.id LIMIT {k}"
+)
 
 
-def load_postgres(pg: PostgresPeer, n_items: int, unique_vectors: np.ndarray, concepts: list[str], members,
-                  queries) -> float:
+def load_postgres(
+    pg: PostgresPeer, n_items: int, unique_vectors: np.ndarray, concepts: list[str], members, queries
+) -> float:
     started = time.perf_counter()
     index = {c: i for i, c in enumerate(concepts)}
     has: list[list[int]] = [[] for _ in range(n_items)]
@@ -372,15 +501,24 @@ def load_postgres(pg: PostgresPeer, n_items: int, unique_vectors: np.ndarray, co
     pg.create_schema(unique_vectors.shape[1])
     for start in range(0, n_items, 10_000):
         ids = range(start, min(n_items, start + 10_000))
-        pg.copy_items(list(ids), unique_vectors[[i % len(unique_vectors) for i in ids]], [has[i] for i in ids],
-                      [not_has[i] for i in ids])
-    pg.copy_queries([[index[c] for c in q[1]] for q in queries], [[index[c] for c in q[2]] for q in queries],
-                    np.stack([q[0] for q in queries]))
-    pg.psql(f"ALTER TABLE items ADD COLUMN topic int; UPDATE items SET topic = id % {TOPICS}; "
-            "ALTER TABLE queries ADD COLUMN topic int; "
-            "UPDATE queries q SET topic = v.topic FROM (VALUES "
-            + ", ".join(f"({qid}, {q[3]})" for qid, q in enumerate(queries, start=1))
-            + ") AS v(qid, topic) WHERE q.qid = v.qid")
+        pg.copy_items(
+            list(ids),
+            unique_vectors[[i % len(unique_vectors) for i in ids]],
+            [has[i] for i in ids],
+            [not_has[i] for i in ids],
+        )
+    pg.copy_queries(
+        [[index[c] for c in q[1]] for q in queries],
+        [[index[c] for c in q[2]] for q in queries],
+        np.stack([q[0] for q in queries]),
+    )
+    pg.psql(
+        f"ALTER TABLE items ADD COLUMN topic int; UPDATE items SET topic = id % {TOPICS}; "
+        "ALTER TABLE queries ADD COLUMN topic int; "
+        "UPDATE queries q SET topic = v.topic FROM (VALUES "
+        + ", ".join(f"({qid}, {q[3]})" for qid, q in enumerate(queries, start=1))
+        + ") AS v(qid, topic) WHERE q.qid = v.qid"
+    )
     pg.psql("CREATE INDEX items_topic ON items (topic)")
     pg.index_and_analyze()
     return time.perf_counter() - started
@@ -393,9 +531,13 @@ def postgres_rows(pg: PostgresPeer, queries: int, duration_s: float, work: Path)
             result = pg.pgbench(clients, duration_s, queries, 10, work / f"pg-{name}", sql=sql)
             rows[f"{name} c={clients}"] = {
                 "server_cpu_ms_per_query": round(result["server_cpu_ms_per_query"], 4),
-                "p50_ms": result["latency_ms"].get("p50"), "p99_ms": result["latency_ms"].get("p99"),
-                "throughput_rps": round(result["throughput_rps"], 1), "transactions": result["transactions"],
-                "failed": result["failed"], "load": uptime()}
+                "p50_ms": result["latency_ms"].get("p50"),
+                "p99_ms": result["latency_ms"].get("p99"),
+                "throughput_rps": round(result["throughput_rps"], 1),
+                "transactions": result["transactions"],
+                "failed": result["failed"],
+                "load": uptime(),
+            }
             print(f"  [postgres {name} c={clients}] {rows[f'{name} c={clients}']}", flush=True)
     return rows
 
@@ -413,7 +555,8 @@ def ratios(report: dict) -> dict:
             row = phases["c=1"][cls]
             out[f"{routing} {cls} c=1"] = {
                 "server_cpu": round(row["server_cpu_ms_per_call"] / peer["server_cpu_ms_per_query"], 4),
-                "p50": round(row["p50_ms"] / peer["p50_ms"], 4)}
+                "p50": round(row["p50_ms"] / peer["p50_ms"], 4),
+            }
     return out
 
 
@@ -429,9 +572,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep (and reuse) the encodings there")
     parser.add_argument("--label", default="mix")
-    parser.add_argument("--storage", default="default", choices=["default", "fp32", "int8"],
-                        help="the sem space's storage (default: what `polarmem namespace create` makes, int8 rows "
-                             "beside the fp32 ones; fp32: rows in fp32 only)")
+    parser.add_argument(
+        "--storage",
+        default="default",
+        choices=["default", "fp32", "int8"],
+        help="the sem space's storage (default: what `polarmem namespace create` makes, int8 rows "
+        "beside the fp32 ones; fp32: rows in fp32 only)",
+    )
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
     split = {cls: int(n) for cls, n in (part.split("=") for part in args.mix_split.split(","))}
@@ -439,9 +586,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--mix-split: unknown classes {sorted(set(split) - set(CLASSES))}; known: {CLASSES}, remember")
 
     binary = build_loadgen()
-    report: dict = {"benchmark": "bench_mix", "items": args.items, "unique_captions": args.unique,
-                    "machine": machine(), "uptime_start": uptime(),
-                    "settings": {k: str(v) for k, v in vars(args).items()}, "routings": {}}
+    report: dict = {
+        "benchmark": "bench_mix",
+        "items": args.items,
+        "unique_captions": args.unique,
+        "machine": machine(),
+        "uptime_start": uptime(),
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "routings": {},
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-mix-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -458,8 +611,9 @@ def main(argv: list[str] | None = None) -> int:
             report["load_s"] = round(load_notes(main_address, args.items, texts, vectors, args.storage), 1)
             report["uptime_after_load"] = uptime()
             concepts, members = concept_members(main_address, QUERY_CONCEPTS)
-            report["query_concepts"] = {c: {"has": len(m["has"]), "not_has": len(m["not_has"])}
-                                        for c, m in members.items()}
+            report["query_concepts"] = {
+                c: {"has": len(m["has"]), "not_has": len(m["not_has"])} for c, m in members.items()
+            }
             queries = vector_queries(args.queries, concepts, vectors)
             texts = text_queries(concepts)
             writes = captions(WRITE_CAPTIONS[1] - WRITE_CAPTIONS[0], skip=WRITE_CAPTIONS[0])
@@ -469,19 +623,41 @@ def main(argv: list[str] | None = None) -> int:
             for r, routing in enumerate(args.routings):
                 print(f"routing {routing} (load {uptime()})", flush=True)
                 t0, w0 = r * (TEXTS_C1 + TEXTS_MIX), r * (WRITES_C1 + WRITES_MIX)
-                files_c1 = recall_files(work, f"{routing}-c1", texts[t0:t0 + TEXTS_C1], queries)
-                files_mix = recall_files(work, f"{routing}-mix", texts[t0 + TEXTS_C1:t0 + TEXTS_C1 + TEXTS_MIX],
-                                         queries)
+                files_c1 = recall_files(work, f"{routing}-c1", texts[t0 : t0 + TEXTS_C1], queries)
+                files_mix = recall_files(
+                    work, f"{routing}-mix", texts[t0 + TEXTS_C1 : t0 + TEXTS_C1 + TEXTS_MIX], queries
+                )
                 report["plannable"] = files_c1["plannable"]
                 phases = {"uptime_before": uptime()}
                 phases["c=1"] = single_class_phase(
-                    binary, files_c1, routing, main_address, server.fast_front_address, server.metrics_port, pids,
-                    args.duration_s, remember_file(work / f"remember-{routing}.bin", writes[w0:w0 + WRITES_C1], w0))
+                    binary,
+                    files_c1,
+                    routing,
+                    main_address,
+                    server.fast_front_address,
+                    server.metrics_port,
+                    pids,
+                    args.duration_s,
+                    remember_file(work / f"remember-{routing}.bin", writes[w0 : w0 + WRITES_C1], w0),
+                )
                 phases["c=16 mix"] = mix_phase(
-                    binary, files_mix, routing, main_address, server.fast_front_address, server.metrics_port, pids,
-                    args.mix_duration_s, split, remember_file(work / f"remember-mix-{routing}.bin",
-                                                              writes[w0 + WRITES_C1:w0 + WRITES_C1 + WRITES_MIX],
-                                                              w0 + WRITES_C1), work, phases["c=1"])
+                    binary,
+                    files_mix,
+                    routing,
+                    main_address,
+                    server.fast_front_address,
+                    server.metrics_port,
+                    pids,
+                    args.mix_duration_s,
+                    split,
+                    remember_file(
+                        work / f"remember-mix-{routing}.bin",
+                        writes[w0 + WRITES_C1 : w0 + WRITES_C1 + WRITES_MIX],
+                        w0 + WRITES_C1,
+                    ),
+                    work,
+                    phases["c=1"],
+                )
                 report["routings"][routing] = phases
                 write_report(out, report)
             if not args.no_postgres:

@@ -33,8 +33,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import cpu_seconds, start_server, stop, tree_pids, write_report  # noqa: E402
-from bench_serving import (NAMESPACE, TOP_K, build_loadgen, load_polarmem, machine,  # noqa: E402
-                           make_queries, request_files, uptime)
+from bench_serving import (
+    NAMESPACE,
+    TOP_K,
+    build_loadgen,
+    load_polarmem,
+    machine,  # noqa: E402
+    make_queries,
+    request_files,
+    uptime,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,16 +50,34 @@ HERE = Path(__file__).resolve().parent
 def start_processes(data_dir: Path, processes: int, max_concurrent: int) -> tuple[subprocess.Popen, str, list[int]]:
     """`polarmem serve --processes N`, once every replica has logged that it serves: (process,
     address, [primary PID, replica PIDs])."""
-    process, address, _ = start_server(data_dir, max_concurrent, False, "--processes", str(processes),
-                                       log_level="INFO", replicas=processes - 1)
+    process, address, _ = start_server(
+        data_dir, max_concurrent, False, "--processes", str(processes), log_level="INFO", replicas=processes - 1
+    )
     return process, address, tree_pids(process.pid)
 
 
-def run_loadgen(binary: Path, address: str, requests: Path, pids: list[int], concurrency: int, duration_s: float,
-                max_calls: int) -> dict:
-    argv = [str(binary), "--target", address, "--rpc", "recall", "--requests", str(requests),
-            "--duration-s", str(duration_s), "--max-calls", str(max_calls), "--warmup-s", "1",
-            "--channels", str(concurrency), "--concurrency", str(concurrency)]
+def run_loadgen(
+    binary: Path, address: str, requests: Path, pids: list[int], concurrency: int, duration_s: float, max_calls: int
+) -> dict:
+    argv = [
+        str(binary),
+        "--target",
+        address,
+        "--rpc",
+        "recall",
+        "--requests",
+        str(requests),
+        "--duration-s",
+        str(duration_s),
+        "--max-calls",
+        str(max_calls),
+        "--warmup-s",
+        "1",
+        "--channels",
+        str(concurrency),
+        "--concurrency",
+        str(concurrency),
+    ]
     for pid in pids:
         argv += ["--server-pid", str(pid)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 120)
@@ -61,12 +87,16 @@ def run_loadgen(binary: Path, address: str, requests: Path, pids: list[int], con
     servers = result.pop("server")
     cpu = sum(s["cpu_s"] for s in servers)
     calls = result.get("calls") or sum(result["codes"].values())
-    return {"server_cpu_ms_per_call": round(cpu / max(calls, 1) * 1e3, 4),
-            "server_cores": round(sum(s["cores"] for s in servers), 3),
-            "per_process_cores": [round(s["cores"], 3) for s in servers],
-            "p50_ms": result["latency_ms"]["p50"], "p99_ms": result["latency_ms"]["p99"],
-            "throughput_rps": round(result["throughput_rps"], 1), "codes": result["codes"],
-            "client_cores": result.get("client_cores")}
+    return {
+        "server_cpu_ms_per_call": round(cpu / max(calls, 1) * 1e3, 4),
+        "server_cores": round(sum(s["cores"] for s in servers), 3),
+        "per_process_cores": [round(s["cores"], 3) for s in servers],
+        "p50_ms": result["latency_ms"]["p50"],
+        "p99_ms": result["latency_ms"]["p99"],
+        "throughput_rps": round(result["throughput_rps"], 1),
+        "codes": result["codes"],
+        "client_cores": result.get("client_cores"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,21 +112,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lag-writes", type=int, default=10)
     parser.add_argument("--lag-channels", type=int, default=8)
     parser.add_argument("--cpu-writes", type=int, default=20)
-    parser.add_argument("--cpu-gap-s", type=float, default=2.0,
-                        help="seconds between the CPU measurement's writes (and after each lag write's forget)")
+    parser.add_argument(
+        "--cpu-gap-s",
+        type=float,
+        default=2.0,
+        help="seconds between the CPU measurement's writes (and after each lag write's forget)",
+    )
     parser.add_argument("--lag-only", action="store_true", help="no Recall load: staleness and replica CPU per write")
     parser.add_argument("--work-dir", type=Path, default=None)
-    parser.add_argument("--storage", choices=("fp32", "fp16", "int8"), default="fp32",
-                        help="the searched namespace's vector storage (answers are exact in every one)")
+    parser.add_argument(
+        "--storage",
+        choices=("fp32", "fp16", "int8"),
+        default="fp32",
+        help="the searched namespace's vector storage (answers are exact in every one)",
+    )
     parser.add_argument("--label", default="processes")
     args = parser.parse_args(argv)
     out = HERE / "results" / f"{args.label}.json"
 
     binary = None if args.lag_only else build_loadgen()
     required, forbidden, vectors = make_queries(args.queries, args.dim)
-    report: dict = {"benchmark": "bench_processes", "items": args.items, "dim": args.dim, "top_k": TOP_K,
-                    "machine": machine(), "uptime_start": uptime(),
-                    "settings": {k: str(v) for k, v in vars(args).items()}, "rounds": []}
+    report: dict = {
+        "benchmark": "bench_processes",
+        "items": args.items,
+        "dim": args.dim,
+        "top_k": TOP_K,
+        "machine": machine(),
+        "uptime_start": uptime(),
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "rounds": [],
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-processes-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -115,15 +160,21 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     row = {"uptime_before": uptime(), "processes": len(pids)}
                     primary = primary_socket(pids[0])
-                    row["visibility_lag_s"] = measure_lag(address, args.lag_writes, args.lag_channels, args.dim, primary,
-                                                        args.cpu_gap_s)
-                    row.update(replica_cpu_per_write(address, primary, pids[1:], args.cpu_writes, args.cpu_gap_s, args.dim))
+                    row["visibility_lag_s"] = measure_lag(
+                        address, args.lag_writes, args.lag_channels, args.dim, primary, args.cpu_gap_s
+                    )
+                    row.update(
+                        replica_cpu_per_write(address, primary, pids[1:], args.cpu_writes, args.cpu_gap_s, args.dim)
+                    )
                     row["uptime_after"] = uptime()
                 finally:
                     stop(server)
-                print(f"[round {r + 1}] write visible everywhere after {row['visibility_lag_s']}; replica CPU "
-                      f"{row['replica_cpu_ms_per_write']} ms per write (idle {row['replica_idle_cpu_ms_per_s']} ms/s); "
-                      f"load {row['uptime_before']} -> {row['uptime_after']}", flush=True)
+                print(
+                    f"[round {r + 1}] write visible everywhere after {row['visibility_lag_s']}; replica CPU "
+                    f"{row['replica_cpu_ms_per_write']} ms per write (idle {row['replica_idle_cpu_ms_per_s']} ms/s); "
+                    f"load {row['uptime_before']} -> {row['uptime_after']}",
+                    flush=True,
+                )
                 report["staleness"].append(row)
                 write_report(out, report)
             report["uptime_end"] = uptime()
@@ -139,14 +190,20 @@ def main(argv: list[str] | None = None) -> int:
                         for c in args.concurrency:
                             row = run_loadgen(binary, address, files[rpc], pids, c, args.duration_s, args.max_calls)
                             rows[f"{rpc} c={c}"] = row
-                            print(f"[round {r + 1}] processes={processes} {rpc:<17} c={c:<3} {row['throughput_rps']:.0f}/s"
-                                  f" p50 {row['p50_ms']:.2f} p99 {row['p99_ms']:.2f} ms, server CPU "
-                                  f"{row['server_cpu_ms_per_call']:.3f} ms/call ({row['per_process_cores']} cores), "
-                                  f"codes {row['codes']}", flush=True)
+                            print(
+                                f"[round {r + 1}] processes={processes} {rpc:<17} c={c:<3} {row['throughput_rps']:.0f}/s"
+                                f" p50 {row['p50_ms']:.2f} p99 {row['p99_ms']:.2f} ms, server CPU "
+                                f"{row['server_cpu_ms_per_call']:.3f} ms/call ({row['per_process_cores']} cores), "
+                                f"codes {row['codes']}",
+                                flush=True,
+                            )
                     if r == 0 and processes > 1:
                         rows["visibility_lag_s"] = measure_lag(address, args.lag_writes, args.lag_channels, args.dim)
-                        print(f"[round {r + 1}] processes={processes} write visible everywhere after "
-                              f"{rows['visibility_lag_s']}", flush=True)
+                        print(
+                            f"[round {r + 1}] processes={processes} write visible everywhere after "
+                            f"{rows['visibility_lag_s']}",
+                            flush=True,
+                        )
                     round_["processes"][str(processes)] = rows
                 finally:
                     stop(server)
@@ -176,8 +233,7 @@ def primary_socket(pid: int) -> str:
     raise RuntimeError(f"process {pid} has no primary.sock")
 
 
-def replica_cpu_per_write(address: str, primary: str, replicas: list[int], writes: int, gap_s: float,
-                          dim: int) -> dict:
+def replica_cpu_per_write(address: str, primary: str, replicas: list[int], writes: int, gap_s: float, dim: int) -> dict:
     """The replicas' CPU per Remember (new item), written `gap_s` apart to the primary with no
     reads until the last one is visible on 8 fresh connections (so no apply spills past the
     measurement; 8 Recalls, a few ms), minus their CPU over an idle interval of the same length
@@ -207,9 +263,12 @@ def replica_cpu_per_write(address: str, primary: str, replicas: list[int], write
         for item_id in ids:  # the data directory keeps --items items for the next run
             client.forget(NAMESPACE, item_id)
         time.sleep(gap_s)  # the forgets are applied before the next measurement
-    return {"cpu_writes": writes, "replica_cpu_ms_per_write": round((busy - idle) * ms / writes, 2),
-            "replica_busy_cpu_ms": round(busy * ms, 1),
-            "replica_idle_cpu_ms_per_s": round(idle * ms / elapsed, 2)}
+    return {
+        "cpu_writes": writes,
+        "replica_cpu_ms_per_write": round((busy - idle) * ms / writes, 2),
+        "replica_busy_cpu_ms": round(busy * ms, 1),
+        "replica_idle_cpu_ms_per_s": round(idle * ms / elapsed, 2),
+    }
 
 
 def wait_visible(address: str, item_id: str, vector, channels: int) -> None:
@@ -228,8 +287,9 @@ def wait_visible(address: str, item_id: str, vector, channels: int) -> None:
             raise RuntimeError(f"{item_id} not visible everywhere after 60 s")
 
 
-def measure_lag(address: str, writes: int, channels: int, dim: int, write_target: str | None = None,
-                settle_s: float = 0.5) -> dict:
+def measure_lag(
+    address: str, writes: int, channels: int, dim: int, write_target: str | None = None, settle_s: float = 0.5
+) -> dict:
     """Seconds from a Remember's acknowledgement (to `write_target`, else `address`) until
     `channels` fresh connections in a row find the item as the top hit of a Recall by its own
     vector: min / median / max over `writes` writes, and the median time of the same check
@@ -258,8 +318,13 @@ def measure_lag(address: str, writes: int, channels: int, dim: int, write_target
         time.sleep(settle_s)  # the replicas apply the forget before the next write is timed
     lags.sort()
     floors.sort()
-    return {"writes": writes, "min": round(lags[0], 3), "median": round(lags[len(lags) // 2], 3),
-            "max": round(lags[-1], 3), "check_floor_median": round(floors[len(floors) // 2], 3)}
+    return {
+        "writes": writes,
+        "min": round(lags[0], 3),
+        "median": round(lags[len(lags) // 2], 3),
+        "max": round(lags[-1], 3),
+        "check_floor_median": round(floors[len(floors) // 2], 3),
+    }
 
 
 if __name__ == "__main__":

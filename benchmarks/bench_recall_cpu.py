@@ -46,8 +46,11 @@ def build(memory, n: int, seed: int = 0) -> None:
     from polarmem_server.index import SpaceSpec
     from polarmem_server.memory import ItemInput, NamespaceSettings
 
-    memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("sem", DIM),), encoder="none",
-                                              concepts=tuple(f"c{c}" for c in range(CONCEPTS))))
+    memory.create_namespace(
+        NamespaceSettings(
+            "bench", spaces=(SpaceSpec("sem", DIM),), encoder="none", concepts=tuple(f"c{c}" for c in range(CONCEPTS))
+        )
+    )
     rng = np.random.default_rng(seed)
     for start in range(0, n, 5000):
         count = min(5000, n - start)
@@ -56,10 +59,15 @@ def build(memory, n: int, seed: int = 0) -> None:
         items = []
         for i in range(count):
             chosen = rng.choice(CONCEPTS, HAS_PER_ITEM + NOT_HAS_PER_ITEM, replace=False)
-            states = {**{f"c{c}": "has" for c in chosen[:HAS_PER_ITEM]},
-                      **{f"c{c}": "not_has" for c in chosen[HAS_PER_ITEM:]}}
-            items.append(ItemInput(id=f"item{start + i:08d}", text=f"item {start + i}", vectors={"sem": vectors[i]},
-                                   states=states))
+            states = {
+                **{f"c{c}": "has" for c in chosen[:HAS_PER_ITEM]},
+                **{f"c{c}": "not_has" for c in chosen[HAS_PER_ITEM:]},
+            }
+            items.append(
+                ItemInput(
+                    id=f"item{start + i:08d}", text=f"item {start + i}", vectors={"sem": vectors[i]}, states=states
+                )
+            )
         memory.remember_batch("bench", items)
 
 
@@ -115,8 +123,9 @@ def library_call(memory):
     takes_explain = "explain" in inspect.signature(recall_module.run_recall).parameters
 
     def call(q: dict, explain: bool | None):
-        kwargs = dict(vectors={"sem": q["vector"]}, required=q["required"], forbidden=q["forbidden"] or None,
-                      k=TOP_K, mode="hard")
+        kwargs = dict(
+            vectors={"sem": q["vector"]}, required=q["required"], forbidden=q["forbidden"] or None, k=TOP_K, mode="hard"
+        )
         if explain is None or not takes_explain:
             return memory.recall("bench", **kwargs)
         from polarmem_server.domain.query import recall_query
@@ -143,8 +152,12 @@ def measure(call, calls: int, pool: list, counter: dict) -> dict:
         call(pool[i % len(pool)])
     profile.disable()
     function_calls = pstats.Stats(profile).total_calls / 200
-    return {"cpu_ms_per_call": round(cpu / calls * 1e3, 4), "function_calls_per_call": round(function_calls, 1),
-            "store_reads_per_call": round(reads, 2), "calls": calls}
+    return {
+        "cpu_ms_per_call": round(cpu / calls * 1e3, 4),
+        "function_calls_per_call": round(function_calls, 1),
+        "store_reads_per_call": round(reads, 2),
+        "calls": calls,
+    }
 
 
 class StageTimer:
@@ -168,6 +181,7 @@ class StageTimer:
             finally:
                 self.cpu[name] = self.cpu.get(name, 0.0) + time.thread_time() - cpu
                 self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall
+
         return timed
 
 
@@ -217,11 +231,17 @@ def stage_breakdown(memory, service, payloads: list[bytes], calls: int) -> dict:
         ms = {name: round(value / calls * 1e3, 4) for name, value in seconds.items()}
         total = ms["request parse"] + ms["handler"] + ms["response serialise"]
         core = ms.get("core search (GIL released)", 0.0)
-        ms["handler outside the library recall"] = round(ms["handler"] - ms["library recall"] - ms["response building"], 4)
+        ms["handler outside the library recall"] = round(
+            ms["handler"] - ms["library recall"] - ms["response building"], 4
+        )
         ms["library outside the backend search"] = round(ms["library recall"] - ms["backend search"], 4)
         ms["backend search outside the core"] = round(ms["backend search"] - core, 4)
-        out[kind] = {"ms_per_call": ms, "total_ms": round(total, 4), "gil_held_ms": round(total - core, 4),
-                     "gil_held_share": round((total - core) / total, 3)}
+        out[kind] = {
+            "ms_per_call": ms,
+            "total_ms": round(total, 4),
+            "gil_held_ms": round(total - core, 4),
+            "gil_held_share": round((total - core) / total, 3),
+        }
     return out
 
 
@@ -253,20 +273,30 @@ def run(n: int, calls: int, explain_modes: list[bool | None], stages: bool = Fal
             if explain is False and not has_explain_field:
                 continue
             extra = {} if explain is None or not has_explain_field else {"explain": explain}
-            requests[explain] = [pb.RecallRequest(
-                namespace="bench", vectors={"sem": pb.VectorValue(values=q["vector"].tolist())},
-                required=q["required"], forbidden=q["forbidden"], top_k=TOP_K, mode=pb.RECALL_MODE_HARD, **extra)
-                for q in pool]
+            requests[explain] = [
+                pb.RecallRequest(
+                    namespace="bench",
+                    vectors={"sem": pb.VectorValue(values=q["vector"].tolist())},
+                    required=q["required"],
+                    forbidden=q["forbidden"],
+                    top_k=TOP_K,
+                    mode=pb.RECALL_MODE_HARD,
+                    **extra,
+                )
+                for q in pool
+            ]
         for explain, request_pool in requests.items():
             label = "default" if explain is None else f"explain={str(explain).lower()}"
             if explain is not False or library_recall.takes_explain:
                 rows[f"library {label}"] = measure(lambda q, e=explain: library_recall(q, e), calls, pool, counter)
             indexed = list(range(len(request_pool)))
-            rows[f"servicer {label}"] = measure(lambda i, rp=request_pool: service.Recall(rp[i], context), calls,
-                                                indexed, counter)
+            rows[f"servicer {label}"] = measure(
+                lambda i, rp=request_pool: service.Recall(rp[i], context), calls, indexed, counter
+            )
             if stages:
-                rows[f"stages {label}"] = stage_breakdown(memory, service, [r.SerializeToString() for r in request_pool],
-                                                          calls)
+                rows[f"stages {label}"] = stage_breakdown(
+                    memory, service, [r.SerializeToString() for r in request_pool], calls
+                )
         memory.close()
     return rows
 
@@ -293,9 +323,16 @@ def main() -> None:
         print(n, json.dumps(entry["sizes"][str(n)], indent=1), flush=True)
     entry["load_after"] = os.getloadavg()
     runs[args.label] = entry
-    report["setup"] = {"dim": DIM, "concepts": CONCEPTS, "has_per_item": HAS_PER_ITEM,
-                       "not_has_per_item": NOT_HAS_PER_ITEM, "top_k": TOP_K, "mode": "hard",
-                       "query_concepts": "1-3 explicit (3 = 2 required + 1 forbidden)", "calls": args.calls}
+    report["setup"] = {
+        "dim": DIM,
+        "concepts": CONCEPTS,
+        "has_per_item": HAS_PER_ITEM,
+        "not_has_per_item": NOT_HAS_PER_ITEM,
+        "top_k": TOP_K,
+        "mode": "hard",
+        "query_concepts": "1-3 explicit (3 = 2 required + 1 forbidden)",
+        "calls": args.calls,
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
 

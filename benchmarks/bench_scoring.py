@@ -55,8 +55,12 @@ SIZES = {
     "7b": (4096, 32, 32, 8, 11008),
 }
 QUESTION_WORDS = "Is there a in this image ? Answer Yes or No . Does contain Can you see the picture visible".split()
-TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Does this image contain a {c}? Answer Yes or No.",
-             "Can you see a {c} in the picture? Answer Yes or No.", "Is a {c} visible in this image? Answer Yes or No.")
+TEMPLATES = (
+    "Is there a {c} in this image? Answer Yes or No.",
+    "Does this image contain a {c}? Answer Yes or No.",
+    "Can you see a {c} in the picture? Answer Yes or No.",
+    "Is a {c} visible in this image? Answer Yes or No.",
+)
 
 
 def build(size: str, device: str, dtype: str, vocab_words: list[str]):
@@ -65,9 +69,18 @@ def build(size: str, device: str, dtype: str, vocab_words: list[str]):
 
     tokenizer = word_level_tokenizer(vocab_words)
     hidden, layers, heads, kv, inter = SIZES[size]
-    config = LlamaConfig(vocab_size=32000, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                         num_key_value_heads=kv, intermediate_size=inter, max_position_embeddings=4096, pad_token_id=0,
-                         bos_token_id=2, eos_token_id=3)
+    config = LlamaConfig(
+        vocab_size=32000,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        intermediate_size=inter,
+        max_position_embeddings=4096,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+    )
     config._attn_implementation = "sdpa"  # as from_pretrained picks: SDPA kernels on CPU and GPU
     torch.manual_seed(0)
     torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
@@ -80,10 +93,12 @@ VARIANTS = ("one_by_one_unshared", "batched_unshared", "batched_shared_prefix")
 
 
 def variant_options(name: str, batch: int) -> dict:
-    return {"one_by_one_unshared": dict(batch_size=1, share_prefix=False),
-            "batched_unshared": dict(batch_size=batch, share_prefix=False),
-            "batched_shared_prefix": dict(batch_size=batch, share_prefix=True),
-            "kv_cache_shared_prefix": dict(batch_size=batch, share_prefix=True, packed=False)}[name]
+    return {
+        "one_by_one_unshared": dict(batch_size=1, share_prefix=False),
+        "batched_unshared": dict(batch_size=batch, share_prefix=False),
+        "batched_shared_prefix": dict(batch_size=batch, share_prefix=True),
+        "kv_cache_shared_prefix": dict(batch_size=batch, share_prefix=True, packed=False),
+    }[name]
 
 
 def measure_variants(make_engine, requests, label: str, sync=lambda: None) -> dict:
@@ -103,15 +118,25 @@ def measure_variants(make_engine, requests, label: str, sync=lambda: None) -> di
         seconds = time.perf_counter() - started
         reference = reference or scores
         diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference))
-        results[name] = {"seconds": seconds, "seconds_per_item": seconds / len(requests),
-                         "prompts_per_s": prompts / seconds, "max_abs_diff_vs_one_by_one": diff}
-        print(f"{label} {name:<24} {seconds / len(requests):7.3f} s/item  {prompts / seconds:8.1f} prompts/s  "
-              f"max |dP| vs one-by-one {diff:.1e}", flush=True)
+        results[name] = {
+            "seconds": seconds,
+            "seconds_per_item": seconds / len(requests),
+            "prompts_per_s": prompts / seconds,
+            "max_abs_diff_vs_one_by_one": diff,
+        }
+        print(
+            f"{label} {name:<24} {seconds / len(requests):7.3f} s/item  {prompts / seconds:8.1f} prompts/s  "
+            f"max |dP| vs one-by-one {diff:.1e}",
+            flush=True,
+        )
     for name in results:
         results[name]["speedup_vs_one_by_one"] = results[VARIANTS[0]]["seconds"] / results[name]["seconds"]
-    print(f"{label} speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
-          f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
-          "(paper reference: 3.06 s per image for Qwen2.5-VL-7B)", flush=True)
+    print(
+        f"{label} speed-up vs one by one: batched {results['batched_unshared']['speedup_vs_one_by_one']:.2f}x, "
+        f"batched + shared prefix {results['batched_shared_prefix']['speedup_vs_one_by_one']:.2f}x "
+        "(paper reference: 3.06 s per image for Qwen2.5-VL-7B)",
+        flush=True,
+    )
     return results
 
 
@@ -123,9 +148,14 @@ def bench_vlm(args, concepts, sync) -> dict:
     requests = [ScoreRequest(ScoreItem("", image), tuple(concepts), TEMPLATES) for image in images]
     with tempfile.TemporaryDirectory() as tmp:
         build_qwen2_vl(Path(tmp), QWEN2_VL_SMALL, words=concepts + QUESTION_WORDS, logit_scale=1.0)
-        out = measure_variants(lambda name: create_engine("transformers", model=tmp, device=args.device,
-                                                          **variant_options(name, args.batch)),
-                               requests, "vlm", sync)
+        out = measure_variants(
+            lambda name: create_engine(
+                "transformers", model=tmp, device=args.device, **variant_options(name, args.batch)
+            ),
+            requests,
+            "vlm",
+            sync,
+        )
     return out
 
 
@@ -146,8 +176,15 @@ def bench_tensorrt_llm(args, model, tokenizer, dtype: str, requests, reference: 
         tokenizer.save_pretrained(tmp)
         for share in (False, True):
             started = time.perf_counter()
-            engine = TensorRTLLMEngine(tmp, backend=args.trtllm_backend, dtype=dtype, max_length=4096,
-                                       max_batch=args.batch, share_prefix=share, free_gpu_memory_fraction=0.3)
+            engine = TensorRTLLMEngine(
+                tmp,
+                backend=args.trtllm_backend,
+                dtype=dtype,
+                max_length=4096,
+                max_batch=args.batch,
+                share_prefix=share,
+                free_gpu_memory_fraction=0.3,
+            )
             load_s = time.perf_counter() - started
             try:
                 engine.score(requests[:1])  # warm-up (and, with sharing, the first item's blocks)
@@ -156,24 +193,34 @@ def bench_tensorrt_llm(args, model, tokenizer, dtype: str, requests, reference: 
                 for name, batch in runs:
                     sync()
                     started = time.perf_counter()
-                    scores = (engine.score(batch) if name != "one_by_one_unshared"
-                              else [s for single in batch for s in engine.score([single])])
+                    scores = (
+                        engine.score(batch)
+                        if name != "one_by_one_unshared"
+                        else [s for single in batch for s in engine.score([single])]
+                    )
                     sync()
                     seconds = time.perf_counter() - started
                     if name == "one_by_one_unshared":  # back to (concepts x templates) per request
                         flat, scores, at = np.concatenate([s.ravel() for s in scores]), [], 0
                         for r in requests:
-                            scores.append(flat[at:at + r.prompt_count].reshape(len(r.concepts), len(r.templates)))
+                            scores.append(flat[at : at + r.prompt_count].reshape(len(r.concepts), len(r.templates)))
                             at += r.prompt_count
                     diff = max(float(np.abs(a - b).max()) for a, b in zip(scores, reference["scores"]))
-                    results[name] = {"seconds": seconds, "seconds_per_item": seconds / len(requests),
-                                     "prompts_per_s": prompts / seconds, "load_seconds": load_s,
-                                     "max_abs_diff_vs_transformers": diff,
-                                     "speedup_vs_transformers_same_path": reference["seconds"][name] / seconds}
+                    results[name] = {
+                        "seconds": seconds,
+                        "seconds_per_item": seconds / len(requests),
+                        "prompts_per_s": prompts / seconds,
+                        "load_seconds": load_s,
+                        "max_abs_diff_vs_transformers": diff,
+                        "speedup_vs_transformers_same_path": reference["seconds"][name] / seconds,
+                    }
                     ratio = results[name]["speedup_vs_transformers_same_path"]
-                    print(f"tensorrt_llm[{args.trtllm_backend}] {name:<24} {seconds / len(requests):7.3f} s/item  "
-                          f"{prompts / seconds:8.1f} prompts/s  x{ratio:.2f} vs transformers  "
-                          f"max |dP| vs transformers {diff:.1e}", flush=True)
+                    print(
+                        f"tensorrt_llm[{args.trtllm_backend}] {name:<24} {seconds / len(requests):7.3f} s/item  "
+                        f"{prompts / seconds:8.1f} prompts/s  x{ratio:.2f} vs transformers  "
+                        f"max |dP| vs transformers {diff:.1e}",
+                        flush=True,
+                    )
                 if share:
                     results["kv_cache"] = engine.cache_stats()
                     print(f"tensorrt_llm[{args.trtllm_backend}] KV-cache reuse {results['kv_cache']}", flush=True)
@@ -220,8 +267,11 @@ def plain_forward_ceiling(model, shapes, device, sync, repeats: int) -> dict:
             runs = timed(run, sync, repeats)
         best = min(runs)
         out.append({"rows": rows, "width": width, "seconds": runs, "tokens_per_s": rows * width / best})
-        print(f"plain forward {rows:3d} x {width:5d}: {min(runs) * 1e3:9.1f} ms  {rows * width / best:10.0f} tokens/s "
-              f"(runs {', '.join(f'{r * 1e3:.1f}' for r in runs)} ms)", flush=True)
+        print(
+            f"plain forward {rows:3d} x {width:5d}: {min(runs) * 1e3:9.1f} ms  {rows * width / best:10.0f} tokens/s "
+            f"(runs {', '.join(f'{r * 1e3:.1f}' for r in runs)} ms)",
+            flush=True,
+        )
     return {"shapes": out, "tokens_per_s": max(s["tokens_per_s"] for s in out)}
 
 
@@ -254,12 +304,19 @@ def measure_scorer(make_engine, name, requests, reference, sync, repeats, tokens
     best = min(runs)
     prompts = sum(r.prompt_count for r in requests)
     diff = diff_to_reference(scores[-1], requests, reference)
-    result = {"seconds": runs, "seconds_per_item": best / len(requests), "prompts_per_s": prompts / best,
-              "useful_tokens_per_s": tokens / best, "max_abs_diff_vs_one_by_one": diff,
-              "batch_tokens": getattr(engine, "batch_tokens", None) if getattr(engine, "packed", False) else None}
-    print(f"{label or name:<24} {best / len(requests):8.4f} s/item  {prompts / best:9.1f} prompts/s  {tokens / best:10.0f} "
-          f"useful tokens/s  max |dP| vs one by one {diff:.1e}  (runs {', '.join(f'{r:.3f}' for r in runs)} s)",
-          flush=True)
+    result = {
+        "seconds": runs,
+        "seconds_per_item": best / len(requests),
+        "prompts_per_s": prompts / best,
+        "useful_tokens_per_s": tokens / best,
+        "max_abs_diff_vs_one_by_one": diff,
+        "batch_tokens": getattr(engine, "batch_tokens", None) if getattr(engine, "packed", False) else None,
+    }
+    print(
+        f"{label or name:<24} {best / len(requests):8.4f} s/item  {prompts / best:9.1f} prompts/s  {tokens / best:10.0f} "
+        f"useful tokens/s  max |dP| vs one by one {diff:.1e}  (runs {', '.join(f'{r:.3f}' for r in runs)} s)",
+        flush=True,
+    )
     return result
 
 
@@ -268,8 +325,11 @@ def scrape_engine_metrics(port: int) -> dict:
     import urllib.request
 
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    wanted = {"polarmem_engine_batch_seconds_sum": "engine_seconds", "polarmem_engine_batch_seconds_count": "batches",
-              "polarmem_engine_batch_prompts_sum": "prompts"}
+    wanted = {
+        "polarmem_engine_batch_seconds_sum": "engine_seconds",
+        "polarmem_engine_batch_seconds_count": "batches",
+        "polarmem_engine_batch_prompts_sum": "prompts",
+    }
     out = {}
     for line in text.splitlines():
         name, _, value = line.partition(" ")
@@ -286,8 +346,10 @@ def engine_alone_worker(spec_path: str) -> int:
 
     spec = json.loads(Path(spec_path).read_text())
     engine = create_engine("transformers", model=spec["checkpoint"], device=spec["device"], dtype=spec["dtype"])
-    chunks = [[ScoreRequest(ScoreItem(text), tuple(spec["concepts"]), tuple(spec["templates"])) for text in chunk]
-              for chunk in spec["chunks"]]
+    chunks = [
+        [ScoreRequest(ScoreItem(text), tuple(spec["concepts"]), tuple(spec["templates"])) for text in chunk]
+        for chunk in spec["chunks"]
+    ]
     engine.score(chunks[0])  # warm-up
     print("ready", flush=True)
     for _ in sys.stdin:
@@ -331,24 +393,43 @@ def bench_grpc(args, model, tokenizer, requests, dtype: str) -> dict:
     max_batch = args.grpc_batch_items * per_item
     items = args.grpc_items
     pool = [requests[i % len(requests)] for i in range(items)]
-    out: dict = {"items": items, "clients": args.grpc_clients, "engine_max_batch_prompts": max_batch,
-                 "engine_max_delay_ms": args.grpc_delay_ms, "durability": args.grpc_durability,
-                 "threads": torch.get_num_threads()}
+    out: dict = {
+        "items": items,
+        "clients": args.grpc_clients,
+        "engine_max_batch_prompts": max_batch,
+        "engine_max_delay_ms": args.grpc_delay_ms,
+        "durability": args.grpc_durability,
+        "threads": torch.get_num_threads(),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "model"
         model.save_pretrained(checkpoint)
         tokenizer.save_pretrained(checkpoint)
         engine = create_engine("transformers", model=str(checkpoint), device=args.device, dtype=dtype)
-        engine.score(pool[:args.grpc_batch_items])  # warm-up
-        chunks = [pool[i:i + args.grpc_batch_items] for i in range(0, items, args.grpc_batch_items)]
+        engine.score(pool[: args.grpc_batch_items])  # warm-up
+        chunks = [pool[i : i + args.grpc_batch_items] for i in range(0, items, args.grpc_batch_items)]
         spec = Path(tmp) / "alone.json"
-        spec.write_text(json.dumps({"checkpoint": str(checkpoint), "device": args.device, "dtype": dtype,
-                                    "concepts": list(pool[0].concepts), "templates": list(pool[0].templates),
-                                    "chunks": [[r.item.text for r in chunk] for chunk in chunks]}))
+        spec.write_text(
+            json.dumps(
+                {
+                    "checkpoint": str(checkpoint),
+                    "device": args.device,
+                    "dtype": dtype,
+                    "concepts": list(pool[0].concepts),
+                    "templates": list(pool[0].templates),
+                    "chunks": [[r.item.text for r in chunk] for chunk in chunks],
+                }
+            )
+        )
         env = {**os.environ, "OMP_NUM_THREADS": str(torch.get_num_threads())}
-        worker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--engine-alone-worker", str(spec)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                  text=True)
+        worker = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--engine-alone-worker", str(spec)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
         while worker.stdout.readline().strip() != "ready":
             if worker.poll() is not None:
                 raise RuntimeError("the engine-alone process failed to start")
@@ -360,12 +441,38 @@ def bench_grpc(args, model, tokenizer, requests, dtype: str) -> dict:
 
         port, metrics_port = free_port(), free_port()
         polarmem = shutil.which("polarmem") or str(Path(sys.executable).parent / "polarmem")
-        command = [polarmem, "serve", "--address", f"127.0.0.1:{port}", "--data-dir", str(Path(tmp) / "data"),
-                   "--metrics-port", str(metrics_port), "--log-level", "WARNING", "--engine", "transformers",
-                   "--model", str(checkpoint), "--device", args.device, "--dtype", dtype,
-                   "--engine-max-batch", str(max_batch), "--engine-max-delay-ms", str(args.grpc_delay_ms),
-                   "--engine-timeout-s", "600", "--default-deadline-s", "600", "--durability", args.grpc_durability,
-                   "--max-concurrent-rpcs", str(max(64, 2 * args.grpc_clients))]
+        command = [
+            polarmem,
+            "serve",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--data-dir",
+            str(Path(tmp) / "data"),
+            "--metrics-port",
+            str(metrics_port),
+            "--log-level",
+            "WARNING",
+            "--engine",
+            "transformers",
+            "--model",
+            str(checkpoint),
+            "--device",
+            args.device,
+            "--dtype",
+            dtype,
+            "--engine-max-batch",
+            str(max_batch),
+            "--engine-max-delay-ms",
+            str(args.grpc_delay_ms),
+            "--engine-timeout-s",
+            "600",
+            "--default-deadline-s",
+            "600",
+            "--durability",
+            args.grpc_durability,
+            "--max-concurrent-rpcs",
+            str(max(64, 2 * args.grpc_clients)),
+        ]
         server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         alone, separate, served, inside = [], [], [], []
         try:
@@ -385,9 +492,18 @@ def bench_grpc(args, model, tokenizer, requests, dtype: str) -> dict:
             vector = np.random.default_rng(0).standard_normal(8).astype(np.float32).tolist()
 
             def remember(item_id: str, request) -> None:
-                client._stub.Remember(pb.RememberRequest(namespace="bench", item=pb.ItemInput(
-                    id=item_id, text=request.item.text, verify_concepts=list(request.concepts),
-                    vectors={"vis": pb.VectorValue(values=vector)})), timeout=600)
+                client._stub.Remember(
+                    pb.RememberRequest(
+                        namespace="bench",
+                        item=pb.ItemInput(
+                            id=item_id,
+                            text=request.item.text,
+                            verify_concepts=list(request.concepts),
+                            vectors={"vis": pb.VectorValue(values=vector)},
+                        ),
+                    ),
+                    timeout=600,
+                )
 
             def run_all(tag: str) -> None:
                 queue = list(enumerate(pool))
@@ -423,9 +539,12 @@ def bench_grpc(args, model, tokenizer, requests, dtype: str) -> dict:
                 served.append(time.perf_counter() - started)
                 after = scrape_engine_metrics(metrics_port)
                 inside.append({key: after[key] - before.get(key, 0.0) for key in after})
-                print(f"round {repeat}: engine alone {alone[-1]:.2f} s here, {separate[-1]:.2f} s in its own process, gRPC {served[-1]:.2f} s; server engine time "
-                      f"{inside[-1]['engine_seconds']:.2f} s in {inside[-1]['batches']:.0f} batches of "
-                      f"{inside[-1]['prompts'] / max(1, inside[-1]['batches']) / per_item:.1f} items", flush=True)
+                print(
+                    f"round {repeat}: engine alone {alone[-1]:.2f} s here, {separate[-1]:.2f} s in its own process, gRPC {served[-1]:.2f} s; server engine time "
+                    f"{inside[-1]['engine_seconds']:.2f} s in {inside[-1]['batches']:.0f} batches of "
+                    f"{inside[-1]['prompts'] / max(1, inside[-1]['batches']) / per_item:.1f} items",
+                    flush=True,
+                )
             client.close()
         finally:
             server.terminate()
@@ -439,11 +558,14 @@ def bench_grpc(args, model, tokenizer, requests, dtype: str) -> dict:
     out["overhead_vs_engine_alone"] = min(served) / min(alone) - 1.0
     out["overhead_vs_engine_alone_own_process"] = min(served) / min(separate) - 1.0
     out["overhead_inside_server"] = [s / i["engine_seconds"] - 1.0 for s, i in zip(served, inside)]
-    print(f"engine alone {items / min(alone):.2f} items/s here, {items / min(separate):.2f} in its own process; "
-          f"gRPC Remember {items / min(served):.2f} items/s: {out['overhead_vs_engine_alone'] * 100:+.1f} % / "
-          f"{out['overhead_vs_engine_alone_own_process'] * 100:+.1f} % over the engine alone; wall over the server's own engine "
-          f"time {', '.join(f'{o * 100:+.1f} %' for o in out['overhead_inside_server'])} (best run "
-          f"{out['overhead_inside_server'][best] * 100:+.1f} %)", flush=True)
+    print(
+        f"engine alone {items / min(alone):.2f} items/s here, {items / min(separate):.2f} in its own process; "
+        f"gRPC Remember {items / min(served):.2f} items/s: {out['overhead_vs_engine_alone'] * 100:+.1f} % / "
+        f"{out['overhead_vs_engine_alone_own_process'] * 100:+.1f} % over the engine alone; wall over the server's own engine "
+        f"time {', '.join(f'{o * 100:+.1f} %' for o in out['overhead_inside_server'])} (best run "
+        f"{out['overhead_inside_server'][best] * 100:+.1f} %)",
+        flush=True,
+    )
     return out
 
 
@@ -456,12 +578,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concepts", type=int, default=16)
     parser.add_argument("--prefix-tokens", type=int, default=256)
     parser.add_argument("--batch", type=int, default=64, help="prompts per batch of the KV-cache and unshared paths")
-    parser.add_argument("--batch-tokens", type=int, default=None, help="tokens per pass of the packed scorer "
-                        "(default: the engine's, 4096 on cpu, 16384 on cuda)")
-    parser.add_argument("--sweep", default=None, help="comma-separated items per pass to sweep (default: 1,2,4,... "
-                        "up to --items; none: no sweep)")
-    parser.add_argument("--reference-prompts", type=int, default=None, help="prompts of the first item scored one "
-                        "by one for the P(Yes) check (default: 16 on cpu, 64 on cuda)")
+    parser.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        help="tokens per pass of the packed scorer (default: the engine's, 4096 on cpu, 16384 on cuda)",
+    )
+    parser.add_argument(
+        "--sweep",
+        default=None,
+        help="comma-separated items per pass to sweep (default: 1,2,4,... up to --items; none: no sweep)",
+    )
+    parser.add_argument(
+        "--reference-prompts",
+        type=int,
+        default=None,
+        help="prompts of the first item scored one by one for the P(Yes) check (default: 16 on cpu, 64 on cuda)",
+    )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-kv-cache", action="store_true", help="skip the previous (KV-cache) shared-prefix path")
     parser.add_argument("--legacy", action="store_true", help="also the old one-by-one / batched-unshared variants")
@@ -469,16 +602,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpc-only", action="store_true", help="only the gRPC path (no scorer / ceiling timings)")
     parser.add_argument("--grpc-items", type=int, default=64)
     parser.add_argument("--grpc-clients", type=int, default=16)
-    parser.add_argument("--grpc-batch-items", type=int, default=8, help="items per engine batch (engine_max_batch "
-                        "= this x prompts per item)")
+    parser.add_argument(
+        "--grpc-batch-items",
+        type=int,
+        default=8,
+        help="items per engine batch (engine_max_batch = this x prompts per item)",
+    )
     parser.add_argument("--grpc-delay-ms", type=float, default=50.0, help="the batcher's wait to fill a batch")
     parser.add_argument("--grpc-durability", default="sync")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--vlm", action="store_true",
-                        help="also a small random Qwen2-VL over 224x224 images (image prefix shared or not)")
-    parser.add_argument("--engine", choices=("transformers", "tensorrt_llm"), default="transformers",
-                        help="tensorrt_llm: also the TensorRT-LLM engine on the same weights, beside transformers")
+    parser.add_argument(
+        "--vlm",
+        action="store_true",
+        help="also a small random Qwen2-VL over 224x224 images (image prefix shared or not)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("transformers", "tensorrt_llm"),
+        default="transformers",
+        help="tensorrt_llm: also the TensorRT-LLM engine on the same weights, beside transformers",
+    )
     parser.add_argument("--trtllm-backend", choices=("pytorch", "tensorrt"), default="pytorch")
     parser.add_argument("--engine-alone-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -507,23 +651,43 @@ def main(argv: list[str] | None = None) -> int:
     sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     def make_engine(name, **options):
-        return TransformersEngine.from_model(model, tokenizer, device=args.device, max_length=4096, name=size,
-                                             **{**variant_options(name, args.batch), **options})
+        return TransformersEngine.from_model(
+            model,
+            tokenizer,
+            device=args.device,
+            max_length=4096,
+            name=size,
+            **{**variant_options(name, args.batch), **options},
+        )
 
     load = [float(x) for x in (os.getloadavg() if hasattr(os, "getloadavg") else ())]
     probe = make_engine("batched_shared_prefix")
     tokens = useful_tokens(probe, requests)
     per_item = tokens / len(requests)
     batch_tokens = args.batch_tokens or probe.batch_tokens
-    print(f"{size} {dtype} on {args.device}: {len(requests)} items x {requests[0].prompt_count} prompts, "
-          f"{per_item:.0f} useful tokens an item; packed passes of <= {batch_tokens} tokens; load {load}", flush=True)
+    print(
+        f"{size} {dtype} on {args.device}: {len(requests)} items x {requests[0].prompt_count} prompts, "
+        f"{per_item:.0f} useful tokens an item; packed passes of <= {batch_tokens} tokens; load {load}",
+        flush=True,
+    )
 
     if args.grpc_only:
-        report = {"benchmark": "bench_scoring", "issue": 50, "device": args.device, "size": size, "dtype": dtype,
-                  "prefix_tokens": args.prefix_tokens, "useful_tokens_per_item": per_item,
-                  "grpc": bench_grpc(args, model, tokenizer, requests, dtype), "torch": torch.__version__,
-                  "threads": torch.get_num_threads(), "platform": platform.platform(), "cpu_flags": cpu_flags(),
-                  "load_average_at_start": load, "load_average_at_end": [float(x) for x in os.getloadavg()]}
+        report = {
+            "benchmark": "bench_scoring",
+            "issue": 50,
+            "device": args.device,
+            "size": size,
+            "dtype": dtype,
+            "prefix_tokens": args.prefix_tokens,
+            "useful_tokens_per_item": per_item,
+            "grpc": bench_grpc(args, model, tokenizer, requests, dtype),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "platform": platform.platform(),
+            "cpu_flags": cpu_flags(),
+            "load_average_at_start": load,
+            "load_average_at_end": [float(x) for x in os.getloadavg()],
+        }
         out = args.out or Path("benchmarks/results") / f"scoring-grpc-{'cuda' if cuda else 'cpu'}-{size}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2))
@@ -533,8 +697,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     reference = reference_scores(make_engine, requests, reference_prompts)
     reference_s = time.perf_counter() - started
-    print(f"one by one, no sharing   {reference_s / len(reference[0]):8.4f} s/prompt on {len(reference[0])} prompts "
-          "(the P(Yes) reference)", flush=True)
+    print(
+        f"one by one, no sharing   {reference_s / len(reference[0]):8.4f} s/prompt on {len(reference[0])} prompts "
+        "(the P(Yes) reference)",
+        flush=True,
+    )
 
     from polarmem_server.scoring.prompting import plan_groups
 
@@ -561,8 +728,11 @@ def main(argv: list[str] | None = None) -> int:
     for shape in shapes:
         ids = _torch.randint(100, 1000, shape, device=args.device)
         tasks["plain", shape] = (lambda ids=ids: decoder(input_ids=ids, use_cache=False)), None
-    scorer_names = ["batched_shared_prefix"] + ([] if args.no_kv_cache else ["kv_cache_shared_prefix"]) + (
-        ["batched_unshared"] if args.legacy else [])
+    scorer_names = (
+        ["batched_shared_prefix"]
+        + ([] if args.no_kv_cache else ["kv_cache_shared_prefix"])
+        + (["batched_unshared"] if args.legacy else [])
+    )
     for name in scorer_names:
         engine = make_engine(name, **({"batch_tokens": batch_tokens} if name == "batched_shared_prefix" else {}))
         tasks["scorer", name] = (lambda engine=engine: engine.score(requests)), engine
@@ -580,10 +750,19 @@ def main(argv: list[str] | None = None) -> int:
     ceiling_shapes = []
     for shape in shapes:
         best = min(runs["plain", shape])
-        ceiling_shapes.append({"rows": shape[0], "width": shape[1], "seconds": runs["plain", shape],
-                               "tokens_per_s": shape[0] * shape[1] / best})
-        print(f"plain forward {shape[0]:3d} x {shape[1]:5d}: {best * 1e3:9.1f} ms  {shape[0] * shape[1] / best:10.0f} "
-              f"tokens/s (runs {', '.join(f'{r * 1e3:.1f}' for r in runs['plain', shape])} ms)", flush=True)
+        ceiling_shapes.append(
+            {
+                "rows": shape[0],
+                "width": shape[1],
+                "seconds": runs["plain", shape],
+                "tokens_per_s": shape[0] * shape[1] / best,
+            }
+        )
+        print(
+            f"plain forward {shape[0]:3d} x {shape[1]:5d}: {best * 1e3:9.1f} ms  {shape[0] * shape[1] / best:10.0f} "
+            f"tokens/s (runs {', '.join(f'{r * 1e3:.1f}' for r in runs['plain', shape])} ms)",
+            flush=True,
+        )
     ceiling = {"shapes": ceiling_shapes, "tokens_per_s": max(c["tokens_per_s"] for c in ceiling_shapes)}
     same_shape = ceiling_shapes[0]["tokens_per_s"]
     prompts = sum(r.prompt_count for r in requests)
@@ -592,15 +771,23 @@ def main(argv: list[str] | None = None) -> int:
         best = min(runs[key])
         engine = tasks[key][1]
         diff = diff_to_reference(outputs[key], requests, reference)
-        result = {"seconds": runs[key], "seconds_per_item": best / len(requests), "prompts_per_s": prompts / best,
-                  "useful_tokens_per_s": tokens / best, "max_abs_diff_vs_one_by_one": diff,
-                  "ratio_to_plain_forward": tokens / best / ceiling["tokens_per_s"],
-                  "ratio_to_plain_forward_same_shape": tokens / best / same_shape,
-                  "batch_tokens": engine.batch_tokens if engine.packed else None}
-        print(f"{label:<26} {best / len(requests):8.4f} s/item  {prompts / best:9.1f} prompts/s  {tokens / best:10.0f} "
-              f"useful tokens/s  x{result['ratio_to_plain_forward']:.3f} of the plain forward "
-              f"(x{result['ratio_to_plain_forward_same_shape']:.3f} at its shape)  max |dP| {diff:.1e}  "
-              f"(runs {', '.join(f'{r:.3f}' for r in runs[key])} s)", flush=True)
+        result = {
+            "seconds": runs[key],
+            "seconds_per_item": best / len(requests),
+            "prompts_per_s": prompts / best,
+            "useful_tokens_per_s": tokens / best,
+            "max_abs_diff_vs_one_by_one": diff,
+            "ratio_to_plain_forward": tokens / best / ceiling["tokens_per_s"],
+            "ratio_to_plain_forward_same_shape": tokens / best / same_shape,
+            "batch_tokens": engine.batch_tokens if engine.packed else None,
+        }
+        print(
+            f"{label:<26} {best / len(requests):8.4f} s/item  {prompts / best:9.1f} prompts/s  {tokens / best:10.0f} "
+            f"useful tokens/s  x{result['ratio_to_plain_forward']:.3f} of the plain forward "
+            f"(x{result['ratio_to_plain_forward_same_shape']:.3f} at its shape)  max |dP| {diff:.1e}  "
+            f"(runs {', '.join(f'{r:.3f}' for r in runs[key])} s)",
+            flush=True,
+        )
         return result
 
     results = {name: summary(("scorer", name), name) for name in scorer_names}
@@ -608,33 +795,58 @@ def main(argv: list[str] | None = None) -> int:
     rates = [s["useful_tokens_per_s"] for s in sweep]
     never_slower = all(b >= a * 0.97 for a, b in zip(rates, rates[1:]))  # 3 %: timing noise
     packed = results["batched_shared_prefix"]
-    print(f"packed scorer: {packed['ratio_to_plain_forward']:.3f} x the plain forward pass "
-          f"({packed['useful_tokens_per_s']:.0f} / {ceiling['tokens_per_s']:.0f} tokens/s); sweep "
-          f"{', '.join(f'{r:.0f}' for r in rates)} tokens/s, a larger pass never slower (3 % noise allowed): "
-          f"{never_slower}", flush=True)
+    print(
+        f"packed scorer: {packed['ratio_to_plain_forward']:.3f} x the plain forward pass "
+        f"({packed['useful_tokens_per_s']:.0f} / {ceiling['tokens_per_s']:.0f} tokens/s); sweep "
+        f"{', '.join(f'{r:.0f}' for r in rates)} tokens/s, a larger pass never slower (3 % noise allowed): "
+        f"{never_slower}",
+        flush=True,
+    )
 
     report_trtllm = None
     legacy = None
     if args.engine == "tensorrt_llm" or args.legacy:
         legacy = measure_variants(lambda name: make_engine(name), requests, "legacy", sync)
     if args.engine == "tensorrt_llm":
-        reference_t = {"scores": make_engine("batched_shared_prefix").score(requests),
-                       "seconds": {name: r["seconds"] for name, r in legacy.items()}}
+        reference_t = {
+            "scores": make_engine("batched_shared_prefix").score(requests),
+            "seconds": {name: r["seconds"] for name, r in legacy.items()},
+        }
         report_trtllm = bench_tensorrt_llm(args, model, tokenizer, dtype, requests, reference_t, sync)
     report_vlm = bench_vlm(args, concepts, sync) if args.vlm else None
     report_grpc = bench_grpc(args, model, tokenizer, requests, dtype) if args.grpc else None
-    report = {"benchmark": "bench_scoring", "issue": 50, "device": args.device, "size": size, "dtype": dtype,
-              "items": len(requests), "concepts": args.concepts, "templates": len(TEMPLATES),
-              "prefix_tokens": args.prefix_tokens, "useful_tokens_per_item": per_item, "batch_tokens": batch_tokens,
-              "reference": {"prompts": len(reference[0]), "seconds_per_prompt": reference_s / len(reference[0])},
-              "plain_forward": ceiling, "results": results, "sweep": sweep, "sweep_never_slower": never_slower,
-              "legacy": legacy, "grpc": report_grpc, "vlm": report_vlm, "tensorrt_llm": report_trtllm,
-              "trtllm_backend": args.trtllm_backend if report_trtllm else None,
-              "torch": torch.__version__, "transformers": __import__("transformers").__version__,
-              "threads": torch.get_num_threads(), "platform": platform.platform(), "processor": platform.processor(),
-              "cpu_flags": cpu_flags(), "load_average_at_start": load,
-              "load_average_at_end": [float(x) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
-              "gpu": torch.cuda.get_device_name(0) if cuda else None}
+    report = {
+        "benchmark": "bench_scoring",
+        "issue": 50,
+        "device": args.device,
+        "size": size,
+        "dtype": dtype,
+        "items": len(requests),
+        "concepts": args.concepts,
+        "templates": len(TEMPLATES),
+        "prefix_tokens": args.prefix_tokens,
+        "useful_tokens_per_item": per_item,
+        "batch_tokens": batch_tokens,
+        "reference": {"prompts": len(reference[0]), "seconds_per_prompt": reference_s / len(reference[0])},
+        "plain_forward": ceiling,
+        "results": results,
+        "sweep": sweep,
+        "sweep_never_slower": never_slower,
+        "legacy": legacy,
+        "grpc": report_grpc,
+        "vlm": report_vlm,
+        "tensorrt_llm": report_trtllm,
+        "trtllm_backend": args.trtllm_backend if report_trtllm else None,
+        "torch": torch.__version__,
+        "transformers": __import__("transformers").__version__,
+        "threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cpu_flags": cpu_flags(),
+        "load_average_at_start": load,
+        "load_average_at_end": [float(x) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
+        "gpu": torch.cuda.get_device_name(0) if cuda else None,
+    }
     out = args.out or Path("benchmarks/results") / f"scoring-{'cuda' if cuda else 'cpu'}-{size}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))

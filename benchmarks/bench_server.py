@@ -48,8 +48,11 @@ def items(start: int, count: int, dim: int):
 
     vectors, has, not_has = item_arrays(start, count, dim)
     for i in range(count):
-        yield item_message(id=f"item{start + i:08d}", vectors={"vis": vectors[i]},
-                           states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
+        yield item_message(
+            id=f"item{start + i:08d}",
+            vectors={"vis": vectors[i]},
+            states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}},
+        )
 
 
 def _client_worker(address: str, threads: int, requests: int, duration_s: float, dim: int, seed: int, queue) -> None:
@@ -75,8 +78,13 @@ def _client_worker(address: str, threads: int, requests: int, duration_s: float,
                 required, forbidden = concepts[:-1] or concepts, concepts[-1:] if len(concepts) > 1 else []
                 started = time.perf_counter()
                 try:
-                    client.recall("bench", vectors={"vis": rng.standard_normal(dim)}, required=required,
-                                  forbidden=forbidden, top_k=10)
+                    client.recall(
+                        "bench",
+                        vectors={"vis": rng.standard_normal(dim)},
+                        required=required,
+                        forbidden=forbidden,
+                        top_k=10,
+                    )
                     code = "OK"
                 except grpc.RpcError as exc:
                     code = exc.code().name
@@ -100,8 +108,10 @@ def load_test(address: str, clients: int, requests_per_client: int, duration_s: 
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     started = time.perf_counter()
-    procs = [ctx.Process(target=_client_worker, args=(address, n, requests_per_client, duration_s, dim, i, queue))
-             for i, n in enumerate(per_process)]
+    procs = [
+        ctx.Process(target=_client_worker, args=(address, n, requests_per_client, duration_s, dim, i, queue))
+        for i, n in enumerate(per_process)
+    ]
     for p in procs:
         p.start()
     latencies, codes = [], {}
@@ -114,11 +124,16 @@ def load_test(address: str, clients: int, requests_per_client: int, duration_s: 
         p.join(30)
     wall = time.perf_counter() - started
     lat_ms = np.asarray(latencies) * 1e3
-    return {"clients": clients, "requests": int(sum(codes.values())), "codes": codes, "wall_s": wall,
-            "throughput_rps": len(latencies) / wall,
-            "p50_ms": float(np.percentile(lat_ms, 50)) if lat_ms.size else None,
-            "p95_ms": float(np.percentile(lat_ms, 95)) if lat_ms.size else None,
-            "p99_ms": float(np.percentile(lat_ms, 99)) if lat_ms.size else None}
+    return {
+        "clients": clients,
+        "requests": int(sum(codes.values())),
+        "codes": codes,
+        "wall_s": wall,
+        "throughput_rps": len(latencies) / wall,
+        "p50_ms": float(np.percentile(lat_ms, 50)) if lat_ms.size else None,
+        "p95_ms": float(np.percentile(lat_ms, 95)) if lat_ms.size else None,
+        "p99_ms": float(np.percentile(lat_ms, 99)) if lat_ms.size else None,
+    }
 
 
 def milvus_peer(n: int, dim: int, queries: int, k: int, db_path: Path) -> dict:
@@ -139,8 +154,13 @@ def milvus_peer(n: int, dim: int, queries: int, k: int, db_path: Path) -> dict:
     for start in range(0, n, 5000):
         vectors, has, not_has = item_arrays(start, min(5000, n - start), dim)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        client.insert("bench", [{"id": start + i, "vis": vectors[i].tolist(), "has": has[i], "not_has": not_has[i]}
-                                for i in range(len(vectors))])
+        client.insert(
+            "bench",
+            [
+                {"id": start + i, "vis": vectors[i].tolist(), "has": has[i], "not_has": not_has[i]}
+                for i in range(len(vectors))
+            ],
+        )
     insert_s = time.perf_counter() - started
     rng = np.random.default_rng(7)
     latencies = []
@@ -149,8 +169,11 @@ def milvus_peer(n: int, dim: int, queries: int, k: int, db_path: Path) -> dict:
         q = rng.standard_normal(dim).astype(np.float32)
         q /= np.linalg.norm(q)
         conflict = f"(array_contains(not_has, {req}) or array_contains(has, {forb}))"
-        tiers = [f"array_contains(has, {req}) and not {conflict}",
-                 f"not array_contains(has, {req}) and not {conflict}", conflict]
+        tiers = [
+            f"array_contains(has, {req}) and not {conflict}",
+            f"not array_contains(has, {req}) and not {conflict}",
+            conflict,
+        ]
         t0 = time.perf_counter()
         found = 0
         for expression in tiers:
@@ -161,8 +184,13 @@ def milvus_peer(n: int, dim: int, queries: int, k: int, db_path: Path) -> dict:
         latencies.append(time.perf_counter() - t0)
     client.close()
     lat_ms = np.asarray(latencies) * 1e3
-    return {"insert_items_per_s": n / insert_s, "p50_ms": float(np.percentile(lat_ms, 50)),
-            "p95_ms": float(np.percentile(lat_ms, 95)), "p99_ms": float(np.percentile(lat_ms, 99)), "queries": queries}
+    return {
+        "insert_items_per_s": n / insert_s,
+        "p50_ms": float(np.percentile(lat_ms, 50)),
+        "p95_ms": float(np.percentile(lat_ms, 95)),
+        "p99_ms": float(np.percentile(lat_ms, 99)),
+        "queries": queries,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,8 +208,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from polarmem_server.faces.client import PolarMemClient
 
-    report: dict = {"benchmark": "bench_server", "items": args.items, "dim": args.dim, "cpu_count": os.cpu_count(),
-                    "platform": platform.platform()}
+    report: dict = {
+        "benchmark": "bench_server",
+        "items": args.items,
+        "dim": args.dim,
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-bench-") as tmp:
         data = Path(tmp) / "data"
         server, address, _ = start_server(data, max_concurrent=64)
@@ -192,15 +225,21 @@ def main(argv: list[str] | None = None) -> int:
                 # Remember: unary, then streamed (sync durability: each acknowledged write is on disk).
                 started = time.perf_counter()
                 for message in items(0, args.unary, args.dim):
-                    client._stub.Remember(__import__("polarmem.v1.memory_service_pb2", fromlist=["x"]).RememberRequest(
-                        namespace="bench", item=message), timeout=30)
+                    client._stub.Remember(
+                        __import__("polarmem.v1.memory_service_pb2", fromlist=["x"]).RememberRequest(
+                            namespace="bench", item=message
+                        ),
+                        timeout=30,
+                    )
                 unary_s = time.perf_counter() - started
                 report["remember_unary_items_per_s"] = args.unary / unary_s
                 # Streamed: the requests are built before the clock starts (as a replay load tool
                 # does), so the figure is the server's ingestion rate, not this process's protobuf
                 # building on the same two cores; the on-the-fly rate is measured after it.
-                chunks = [list(items(start, min(10_000, args.items - start), args.dim))
-                          for start in range(args.unary, args.items, 10_000)]
+                chunks = [
+                    list(items(start, min(10_000, args.items - start), args.dim))
+                    for start in range(args.unary, args.items, 10_000)
+                ]
                 started = time.perf_counter()
                 for chunk in chunks:
                     response = client.remember_stream("bench", chunk)
@@ -213,22 +252,28 @@ def main(argv: list[str] | None = None) -> int:
                 generated = min(20_000, args.items)
                 started = time.perf_counter()
                 for start in range(0, generated, 10_000):
-                    response = client.remember_stream("bench-generated", items(start, min(10_000, generated - start),
-                                                                               args.dim))
+                    response = client.remember_stream(
+                        "bench-generated", items(start, min(10_000, generated - start), args.dim)
+                    )
                     assert response.failed == 0, response.results[0]
                 report["remember_stream_generated_items_per_s"] = generated / (time.perf_counter() - started)
                 client.delete_namespace("bench-generated")
-                print(f"Remember: unary {report['remember_unary_items_per_s']:.0f} items/s, streamed "
-                      f"{report['remember_stream_items_per_s']:.0f} items/s (sync durability; requests built "
-                      f"while streaming: {report['remember_stream_generated_items_per_s']:.0f} items/s)", flush=True)
+                print(
+                    f"Remember: unary {report['remember_unary_items_per_s']:.0f} items/s, streamed "
+                    f"{report['remember_stream_items_per_s']:.0f} items/s (sync durability; requests built "
+                    f"while streaming: {report['remember_stream_generated_items_per_s']:.0f} items/s)",
+                    flush=True,
+                )
                 print(f"resident memory: {report['rss_bytes_per_item']:.0f} bytes per item", flush=True)
             report["recall"] = []
             for clients in args.clients:
                 result = load_test(address, clients, args.requests, args.duration_s, args.dim)
                 report["recall"].append(result)
-                print(f"Recall, {clients:>2} clients: p50 {result['p50_ms']:.2f} ms, p95 {result['p95_ms']:.2f} ms, "
-                      f"p99 {result['p99_ms']:.2f} ms, {result['throughput_rps']:.0f} req/s, codes {result['codes']}",
-                      flush=True)
+                print(
+                    f"Recall, {clients:>2} clients: p50 {result['p50_ms']:.2f} ms, p95 {result['p95_ms']:.2f} ms, "
+                    f"p99 {result['p99_ms']:.2f} ms, {result['throughput_rps']:.0f} req/s, codes {result['codes']}",
+                    flush=True,
+                )
         finally:
             stop(server, 60)
         # Over the limit: a server admitting 8 calls, loaded by 32 clients.
@@ -236,8 +281,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             over = load_test(address, 32, 100, 10.0, args.dim)
             report["overload"] = over
-            print(f"overload (limit 8, 32 clients): codes {over['codes']}, p99 of admitted {over['p99_ms']:.1f} ms",
-                  flush=True)
+            print(
+                f"overload (limit 8, 32 clients): codes {over['codes']}, p99 of admitted {over['p99_ms']:.1f} ms",
+                flush=True,
+            )
         finally:
             stop(server, 60)
         # Start-up: time to SERVING with the stored items.
@@ -255,9 +302,12 @@ def main(argv: list[str] | None = None) -> int:
                 peer = milvus_peer(args.items, args.dim, args.milvus_queries, 10, Path(tmp) / "milvus.db")
                 report["milvus_lite"] = peer
                 single = report["recall"][0]
-                print(f"Milvus Lite: insert {peer['insert_items_per_s']:.0f} items/s, tiered filtered search p50 "
-                      f"{peer['p50_ms']:.1f} ms, p99 {peer['p99_ms']:.1f} ms; PolarMem p50 ratio "
-                      f"{peer['p50_ms'] / single['p50_ms']:.1f}x", flush=True)
+                print(
+                    f"Milvus Lite: insert {peer['insert_items_per_s']:.0f} items/s, tiered filtered search p50 "
+                    f"{peer['p50_ms']:.1f} ms, p99 {peer['p99_ms']:.1f} ms; PolarMem p50 ratio "
+                    f"{peer['p50_ms'] / single['p50_ms']:.1f}x",
+                    flush=True,
+                )
                 write_report(args.out, report)
             except ImportError:
                 print("pymilvus / milvus-lite are not installed: no Milvus peer in this run", flush=True)

@@ -84,15 +84,26 @@ def write_requests(path: Path, messages) -> int:
 def write_recalls(path: Path, required, forbidden, vectors, explain: bool = True) -> int:
     from polarmem.v1 import memory_service_pb2 as pb
 
-    return write_requests(path, (
-        pb.RecallRequest(namespace=NAMESPACE, vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
-                         required=[f"c{c}" for c in required[i]], forbidden=[f"c{c}" for c in forbidden[i]],
-                         top_k=TOP_K, mode=pb.RECALL_MODE_HARD, **({} if explain else {"explain": False}))
-        for i in range(len(vectors))))
+    return write_requests(
+        path,
+        (
+            pb.RecallRequest(
+                namespace=NAMESPACE,
+                vectors={"vis": pb.VectorValue(values=vectors[i].tolist())},
+                required=[f"c{c}" for c in required[i]],
+                forbidden=[f"c{c}" for c in forbidden[i]],
+                top_k=TOP_K,
+                mode=pb.RECALL_MODE_HARD,
+                **({} if explain else {"explain": False}),
+            )
+            for i in range(len(vectors))
+        ),
+    )
 
 
-def request_files(work: Path, n_items: int, dim: int, required, forbidden, vectors, writes: int,
-                  noexplain: bool = False) -> dict[str, Path]:
+def request_files(
+    work: Path, n_items: int, dim: int, required, forbidden, vectors, writes: int, noexplain: bool = False
+) -> dict[str, Path]:
     """Request files for the load generator; `noexplain` adds recall_noexplain (explain=false)."""
     from polarmem.v1 import memory_service_pb2 as pb
 
@@ -104,18 +115,29 @@ def request_files(work: Path, n_items: int, dim: int, required, forbidden, vecto
         files["recall_noexplain"] = work / "recall_noexplain.bin"
         write_recalls(files["recall_noexplain"], required, forbidden, vectors, explain=False)
     rng = np.random.default_rng(11)
-    write_requests(files["get_item"], (pb.GetItemRequest(namespace=NAMESPACE, id=f"item{int(i):08d}")
-                                       for i in rng.integers(0, n_items, 2000)))
+    write_requests(
+        files["get_item"],
+        (pb.GetItemRequest(namespace=NAMESPACE, id=f"item{int(i):08d}") for i in rng.integers(0, n_items, 2000)),
+    )
     write_requests(files["get_namespace"], [pb.GetNamespaceRequest(name=NAMESPACE)])
     write_vectors, has, not_has = item_arrays(n_items, writes, dim)
     for name, namespace, prefix in (("remember", WRITES_NAMESPACE, "write"), ("remember_same", NAMESPACE, "mixed")):
         # remember_same: new items of the recalled namespace, naming its known concepts (mixed phase)
         files[name] = work / f"{name}.bin"
-        write_requests(files[name], (
-            pb.RememberRequest(namespace=namespace, item=item_message(
-                id=f"{prefix}{i:08d}", vectors={"vis": write_vectors[i]},
-                states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}}))
-            for i in range(writes)))
+        write_requests(
+            files[name],
+            (
+                pb.RememberRequest(
+                    namespace=namespace,
+                    item=item_message(
+                        id=f"{prefix}{i:08d}",
+                        vectors={"vis": write_vectors[i]},
+                        states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}},
+                    ),
+                )
+                for i in range(writes)
+            ),
+        )
     return files
 
 
@@ -132,23 +154,56 @@ def front_counts(metrics_port: int) -> dict[str, float]:
     return counts
 
 
-def mixed_phase(binary: Path, address: str, recall_address: str, recall_file: Path, writes_file: Path, server,
-                write_rate: float, duration_s: float, max_calls: int, prepared_writes: int,
-                concurrency: int = 16) -> dict:
+def mixed_phase(
+    binary: Path,
+    address: str,
+    recall_address: str,
+    recall_file: Path,
+    writes_file: Path,
+    server,
+    write_rate: float,
+    duration_s: float,
+    max_calls: int,
+    prepared_writes: int,
+    concurrency: int = 16,
+) -> dict:
     """Recalls closed loop at `concurrency` while a second load generator sends Remember of new
     items of the same namespace open loop at `write_rate`: what reads cost under writes (server
     CPU per call counts both), and with the compiled front the share it answered itself."""
     counts = front_counts(server.metrics_port) if server.metrics_port > 0 else None
-    writer = subprocess.Popen(loadgen_argv(binary, address, "remember", writes_file, server.pid, duration_s=duration_s,
-                                           max_calls=min(prepared_writes, int(write_rate * (duration_s + 1)) + 1),
-                                           rate=write_rate,  # each prepared write is new: sent at most once
-                                           once=True),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    reader = loadgen(binary, recall_address, "recall", recall_file, server.pid, concurrency=concurrency,
-                     duration_s=duration_s, max_calls=max_calls)
+    writer = subprocess.Popen(
+        loadgen_argv(
+            binary,
+            address,
+            "remember",
+            writes_file,
+            server.pid,
+            duration_s=duration_s,
+            max_calls=min(prepared_writes, int(write_rate * (duration_s + 1)) + 1),
+            rate=write_rate,  # each prepared write is new: sent at most once
+            once=True,
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    reader = loadgen(
+        binary,
+        recall_address,
+        "recall",
+        recall_file,
+        server.pid,
+        concurrency=concurrency,
+        duration_s=duration_s,
+        max_calls=max_calls,
+    )
     out, err = writer.communicate(timeout=duration_s + 180)
-    result = {"write_rate": write_rate, "concurrency": concurrency, "recall": reader,
-              "remember": loadgen_result(writer.returncode, out, err)}
+    result = {
+        "write_rate": write_rate,
+        "concurrency": concurrency,
+        "recall": reader,
+        "remember": loadgen_result(writer.returncode, out, err),
+    }
     if counts is not None:
         after = front_counts(server.metrics_port)
         delta = {path: after.get(path, 0.0) - counts.get(path, 0.0) for path in after}
@@ -163,12 +218,38 @@ def build_loadgen() -> Path:
     return LOADGEN
 
 
-def loadgen_argv(binary: Path, address: str, rpc: str, requests: Path, server_pid: int, concurrency: int = 1,
-                 duration_s: float = 5.0, max_calls: int = 20_000, warmup_s: float = 1.0, rate: float | None = None,
-                 once: bool = False) -> list[str]:
-    argv = [str(binary), "--target", address, "--rpc", rpc, "--requests", str(requests),
-            "--duration-s", str(duration_s), "--max-calls", str(max_calls), "--warmup-s", str(warmup_s),
-            "--channels", str(min(concurrency, 4)), "--server-pid", str(server_pid)]
+def loadgen_argv(
+    binary: Path,
+    address: str,
+    rpc: str,
+    requests: Path,
+    server_pid: int,
+    concurrency: int = 1,
+    duration_s: float = 5.0,
+    max_calls: int = 20_000,
+    warmup_s: float = 1.0,
+    rate: float | None = None,
+    once: bool = False,
+) -> list[str]:
+    argv = [
+        str(binary),
+        "--target",
+        address,
+        "--rpc",
+        rpc,
+        "--requests",
+        str(requests),
+        "--duration-s",
+        str(duration_s),
+        "--max-calls",
+        str(max_calls),
+        "--warmup-s",
+        str(warmup_s),
+        "--channels",
+        str(min(concurrency, 4)),
+        "--server-pid",
+        str(server_pid),
+    ]
     argv += ["--mode", "open", "--rate", str(rate)] if rate else ["--concurrency", str(concurrency)]
     if once:
         argv.append("--once")
@@ -203,8 +284,9 @@ def concept_matrix(lists, n_concepts: int = VOCAB) -> np.ndarray:
     return matrix
 
 
-def exact_ranking(unit_vectors: np.ndarray, has: np.ndarray, not_has: np.ndarray, required, forbidden,
-                  query: np.ndarray, k: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+def exact_ranking(
+    unit_vectors: np.ndarray, has: np.ndarray, not_has: np.ndarray, required, forbidden, query: np.ndarray, k: int
+) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The DESIGN.md rule in float64 numpy: tier desc, cosine desc, id asc. Returns the top k and
     every item's tier and cosine (to explain a disagreement)."""
     req, forb = list(required), list(forbidden)
@@ -216,8 +298,15 @@ def exact_ranking(unit_vectors: np.ndarray, has: np.ndarray, not_has: np.ndarray
     return order[:k].tolist(), tiers, cos
 
 
-def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], n_items: int, dim: int,
-              required, forbidden, vectors) -> dict:
+def agreement(
+    polarmem_ids: dict[int, list[int]],
+    pg_ids: dict[int, list[int]],
+    n_items: int,
+    dim: int,
+    required,
+    forbidden,
+    vectors,
+) -> dict:
     # In the 10,000-item chunks both systems were loaded from: item_arrays seeds each chunk.
     chunks = [item_arrays(start, min(LOAD_CHUNK, n_items - start), dim) for start in range(0, n_items, LOAD_CHUNK)]
     all_vectors = np.concatenate([c[0] for c in chunks])
@@ -230,8 +319,9 @@ def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], 
     mismatches = []
     for qid, pm in polarmem_ids.items():
         pg = pg_ids[qid]
-        exact, tiers, cos = exact_ranking(unit, has_matrix, not_has_matrix, required[qid - 1], forbidden[qid - 1],
-                                          vectors[qid - 1], TOP_K)
+        exact, tiers, cos = exact_ranking(
+            unit, has_matrix, not_has_matrix, required[qid - 1], forbidden[qid - 1], vectors[qid - 1], TOP_K
+        )
         same_list += pm == pg
         same_set += set(pm) == set(pg)
         pm_exact += pm == exact
@@ -244,9 +334,14 @@ def agreement(polarmem_ids: dict[int, list[int]], pg_ids: dict[int, list[int]], 
                 detail.update(rank=first + 1, cos_gap=float(abs(cos[a] - cos[b])), tiers=[int(tiers[a]), int(tiers[b])])
             mismatches.append(detail)
     n = len(polarmem_ids)
-    return {"queries": n, "same_ids_same_order": same_list / n, "same_id_set": same_set / n,
-            "polarmem_equals_exact_float64": pm_exact / n, "postgres_equals_exact_float64": pg_exact / n,
-            "mismatches": mismatches}
+    return {
+        "queries": n,
+        "same_ids_same_order": same_list / n,
+        "same_id_set": same_set / n,
+        "polarmem_equals_exact_float64": pm_exact / n,
+        "postgres_equals_exact_float64": pg_exact / n,
+        "mismatches": mismatches,
+    }
 
 
 def polarmem_top_ids(address: str, required, forbidden, vectors, count: int) -> dict[int, list[int]]:
@@ -255,16 +350,21 @@ def polarmem_top_ids(address: str, required, forbidden, vectors, count: int) -> 
     answers = {}
     with PolarMemClient(address, timeout_s=30) as client:
         for qid in range(1, count + 1):
-            response = client.recall(NAMESPACE, vectors={"vis": vectors[qid - 1]},
-                                     required=[f"c{c}" for c in required[qid - 1]],
-                                     forbidden=[f"c{c}" for c in forbidden[qid - 1]], top_k=TOP_K)
+            response = client.recall(
+                NAMESPACE,
+                vectors={"vis": vectors[qid - 1]},
+                required=[f"c{c}" for c in required[qid - 1]],
+                forbidden=[f"c{c}" for c in forbidden[qid - 1]],
+                top_k=TOP_K,
+            )
             answers[qid] = [int(hit.id.removeprefix("item")) for hit in response.hits]
     return answers
 
 
 # profile -----------------------------------------------------------------------------------------
-def profile_recall(binary: Path, address: str, files: dict[str, Path], pid: int, seconds: int, out_dir: Path,
-                   rate_hz: int = 250) -> dict:
+def profile_recall(
+    binary: Path, address: str, files: dict[str, Path], pid: int, seconds: int, out_dir: Path, rate_hz: int = 250
+) -> dict:
     """py-spy (non-blocking: the server is never paused) on the server during one-at-a-time
     Recalls: every sample of every Python thread (py-spy cannot tell a thread blocked in gRPC's C
     core from a busy one here, so this is a wall-clock view), then only samples whose thread holds
@@ -275,13 +375,44 @@ def profile_recall(binary: Path, address: str, files: dict[str, Path], pid: int,
     report: dict = {"rate_hz": rate_hz, "seconds": seconds}
     for variant, extra in (("all", []), ("gil", ["--gil"])):
         raw = out_dir / f"profile-{variant}.txt"
-        load = subprocess.Popen(loadgen_argv(binary, address, "recall", files["recall"], pid, concurrency=1,
-                                             duration_s=seconds + 2, max_calls=1_000_000, warmup_s=1),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        load = subprocess.Popen(
+            loadgen_argv(
+                binary,
+                address,
+                "recall",
+                files["recall"],
+                pid,
+                concurrency=1,
+                duration_s=seconds + 2,
+                max_calls=1_000_000,
+                warmup_s=1,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(2.0)
-        spy = subprocess.run([py_spy, "record", "--pid", str(pid), "--duration", str(seconds), "--rate", str(rate_hz),
-                              "--format", "raw", "--output", str(raw), "--nonblocking", *extra],
-                             capture_output=True, text=True, timeout=seconds + 60)
+        spy = subprocess.run(
+            [
+                py_spy,
+                "record",
+                "--pid",
+                str(pid),
+                "--duration",
+                str(seconds),
+                "--rate",
+                str(rate_hz),
+                "--format",
+                "raw",
+                "--output",
+                str(raw),
+                "--nonblocking",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
         stdout, stderr = load.communicate(timeout=seconds + 120)
         result = loadgen_result(load.returncode, stdout, stderr)
         if not raw.exists():
@@ -320,14 +451,17 @@ def summarize_stacks(collapsed: str, top: int = 25) -> dict:
             continue
         n = int(count)
         total += n
-        frames = [f.split(" (")[0] + " (" + f.split(" (")[1].split(":")[0] + ")" if " (" in f else f
-                  for f in stack.split(";")]
+        frames = [
+            f.split(" (")[0] + " (" + f.split(" (")[1].split(":")[0] + ")" if " (" in f else f for f in stack.split(";")
+        ]
         leaf[frames[-1]] += n
         for frame in set(frames):
             inclusive[frame] += n
-    return {"samples": total,
-            "leaf": [{"frame": f, "share": c / total} for f, c in leaf.most_common(top)] if total else [],
-            "inclusive": [{"frame": f, "share": c / total} for f, c in inclusive.most_common(top)] if total else []}
+    return {
+        "samples": total,
+        "leaf": [{"frame": f, "share": c / total} for f, c in leaf.most_common(top)] if total else [],
+        "inclusive": [{"frame": f, "share": c / total} for f, c in inclusive.most_common(top)] if total else [],
+    }
 
 
 # plot --------------------------------------------------------------------------------------------
@@ -339,19 +473,33 @@ def plot(report: dict, path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     front = "compiled Recall front" if report.get("settings", {}).get("front") == "compiled" else "Python front"
-    styles = {"polarmem": (f"PolarMem (gRPC, {front})", "tab:blue"),
-              "postgres": ("PostgreSQL 18 + pgvector", "tab:orange")}
+    styles = {
+        "polarmem": (f"PolarMem (gRPC, {front})", "tab:blue"),
+        "postgres": ("PostgreSQL 18 + pgvector", "tab:orange"),
+    }
     for r, round_ in enumerate(report["rounds"]):
         for system, (label, color) in styles.items():
             rows = round_[system]["recall"]
             x = [row["throughput_rps"] for row in rows]
             for ax, key in zip(axes, ("p50", "p99")):
-                ax.plot(x, [row["latency_ms"][key] for row in rows], marker="o", color=color,
-                        linestyle="-" if r == 0 else "--", label=f"{label}, round {r + 1}")
+                ax.plot(
+                    x,
+                    [row["latency_ms"][key] for row in rows],
+                    marker="o",
+                    color=color,
+                    linestyle="-" if r == 0 else "--",
+                    label=f"{label}, round {r + 1}",
+                )
                 for row, xi in zip(rows, x):
                     if r == 0:
-                        ax.annotate(str(row.get("concurrency") or row.get("clients")), (xi, row["latency_ms"][key]),
-                                    textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
+                        ax.annotate(
+                            str(row.get("concurrency") or row.get("clients")),
+                            (xi, row["latency_ms"][key]),
+                            textcoords="offset points",
+                            xytext=(4, 4),
+                            fontsize=7,
+                            color=color,
+                        )
     for ax, key in zip(axes, ("p50", "p99")):
         ax.set_xlabel("Recalls / s (closed loop; points labelled with calls in flight)")
         ax.set_ylabel(f"{key} latency, ms")
@@ -421,23 +569,34 @@ def summarize(report: dict) -> dict:
     for round_ in report["rounds"]:
         rows = []
         for pm, pg in zip(round_["polarmem"]["recall"], round_["postgres"]["recall"]):
-            rows.append({"concurrency": pm["concurrency"],
-                         "p50_ratio": pm["latency_ms"]["p50"] / pg["latency_ms"]["p50"],
-                         "p99_ratio": pm["latency_ms"]["p99"] / pg["latency_ms"]["p99"],
-                         "throughput_ratio": pm["throughput_rps"] / pg["throughput_rps"]})
+            rows.append(
+                {
+                    "concurrency": pm["concurrency"],
+                    "p50_ratio": pm["latency_ms"]["p50"] / pg["latency_ms"]["p50"],
+                    "p99_ratio": pm["latency_ms"]["p99"] / pg["latency_ms"]["p99"],
+                    "throughput_ratio": pm["throughput_rps"] / pg["throughput_rps"],
+                }
+            )
         pm_sat = max(r["throughput_rps"] for r in round_["polarmem"]["recall"])
         pg_sat = max(r["throughput_rps"] for r in round_["postgres"]["recall"])
         by_c = {r["concurrency"]: r for r in round_["polarmem"]["recall"]}
-        rounds.append({
-            "ratios": rows, "polarmem_saturation_rps": pm_sat, "postgres_saturation_rps": pg_sat,
-            "saturation_ratio": pm_sat / pg_sat,
-            "targets": {
-                "server_cpu_ms_per_recall<=0.6": round_["polarmem"]["per_rpc"]["recall"]["server_cpu_ms_per_call"],
-                "server_cpu_ms_per_recall_without_explanations<=0.6":
-                    round_["polarmem"]["per_rpc"].get("recall_noexplain", {}).get("server_cpu_ms_per_call"),
-                "p99_ms_at_16<10": by_c.get(16, {}).get("latency_ms", {}).get("p99"),
-                "p50_ms_at_1<1.5": by_c.get(1, {}).get("latency_ms", {}).get("p50"),
-                "saturation_rps>=1500": pm_sat}})
+        rounds.append(
+            {
+                "ratios": rows,
+                "polarmem_saturation_rps": pm_sat,
+                "postgres_saturation_rps": pg_sat,
+                "saturation_ratio": pm_sat / pg_sat,
+                "targets": {
+                    "server_cpu_ms_per_recall<=0.6": round_["polarmem"]["per_rpc"]["recall"]["server_cpu_ms_per_call"],
+                    "server_cpu_ms_per_recall_without_explanations<=0.6": round_["polarmem"]["per_rpc"]
+                    .get("recall_noexplain", {})
+                    .get("server_cpu_ms_per_call"),
+                    "p99_ms_at_16<10": by_c.get(16, {}).get("latency_ms", {}).get("p99"),
+                    "p50_ms_at_1<1.5": by_c.get(1, {}).get("latency_ms", {}).get("p50"),
+                    "saturation_rps>=1500": pm_sat,
+                },
+            }
+        )
     return {"rounds": rounds}
 
 
@@ -452,23 +611,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times the headline measurement runs")
     parser.add_argument("--writes", type=int, default=3000, help="Remember requests prepared (each sent once)")
     parser.add_argument("--agreement", type=int, default=200, help="queries checked for the same ids in both systems")
-    parser.add_argument("--open-rate", type=float, default=0.0,
-                        help="open-loop Recall rate per second (0: 80 %% of PolarMem's saturation in the round)")
+    parser.add_argument(
+        "--open-rate",
+        type=float,
+        default=0.0,
+        help="open-loop Recall rate per second (0: 80 %% of PolarMem's saturation in the round)",
+    )
     parser.add_argument("--no-postgres", action="store_true", help="PolarMem only (no ratios)")
     parser.add_argument("--profile", action="store_true", help="py-spy the server during one-at-a-time Recalls")
-    parser.add_argument("--work-dir", type=Path, default=None,
-                        help="keep data here (and reuse what a previous run loaded there) instead of a temp dir")
-    parser.add_argument("--explain", choices=("on", "off"), default="on",
-                        help="the load levels' Recalls ask for explanations (on, the API default) or not (off: "
-                             "issue 14's target shape, nothing read from RocksDB); both are measured one at a time")
-    parser.add_argument("--storage", choices=("fp32", "fp16", "int8"), default="fp32",
-                        help="the searched namespace's vector storage (answers are exact in every one)")
-    parser.add_argument("--front", choices=("python", "compiled"), default="python",
-                        help="where Recalls go: the Python gRPC server, or the compiled Recall front beside it "
-                             "(api/fast_front.py; every Recall shape is sent once first, so the front holds its plan)")
-    parser.add_argument("--mixed-write-rate", type=float, default=0.0,
-                        help="after the rounds: Recalls at 16 in flight while Remember of new items of the same "
-                             "namespace runs open loop at this rate (0: skip)")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="keep data here (and reuse what a previous run loaded there) instead of a temp dir",
+    )
+    parser.add_argument(
+        "--explain",
+        choices=("on", "off"),
+        default="on",
+        help="the load levels' Recalls ask for explanations (on, the API default) or not (off: "
+        "issue 14's target shape, nothing read from RocksDB); both are measured one at a time",
+    )
+    parser.add_argument(
+        "--storage",
+        choices=("fp32", "fp16", "int8"),
+        default="fp32",
+        help="the searched namespace's vector storage (answers are exact in every one)",
+    )
+    parser.add_argument(
+        "--front",
+        choices=("python", "compiled"),
+        default="python",
+        help="where Recalls go: the Python gRPC server, or the compiled Recall front beside it "
+        "(api/fast_front.py; every Recall shape is sent once first, so the front holds its plan)",
+    )
+    parser.add_argument(
+        "--mixed-write-rate",
+        type=float,
+        default=0.0,
+        help="after the rounds: Recalls at 16 in flight while Remember of new items of the same "
+        "namespace runs open loop at this rate (0: skip)",
+    )
     parser.add_argument("--label", default="baseline")
     parser.add_argument("--out", type=Path, default=None, help="default benchmarks/results/serving-<label>.json")
     parser.add_argument("--plot", type=Path, default=None, help="write the latency-vs-load PNG here")
@@ -477,16 +660,26 @@ def main(argv: list[str] | None = None) -> int:
 
     binary = build_loadgen()
     required, forbidden, vectors = make_queries(args.queries, args.dim)
-    report: dict = {"benchmark": "bench_serving", "label": args.label, "items": args.items, "dim": args.dim,
-                    "queries": args.queries, "top_k": TOP_K, "machine": machine(), "uptime_start": uptime(),
-                    "settings": {k: str(v) for k, v in vars(args).items()}, "rounds": []}
+    report: dict = {
+        "benchmark": "bench_serving",
+        "label": args.label,
+        "items": args.items,
+        "dim": args.dim,
+        "queries": args.queries,
+        "top_k": TOP_K,
+        "machine": machine(),
+        "uptime_start": uptime(),
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "rounds": [],
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-serving-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes, noexplain=True)
         recall_file = files["recall" if args.explain == "on" else "recall_noexplain"]
-        server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2,
-                                          fast_front=args.front == "compiled")
+        server, address, _ = start_server(
+            work / "data", max_concurrent=max(args.concurrency) * 2, fast_front=args.front == "compiled"
+        )
         recall_address = server.fast_front_address or address
         pg = None if args.no_postgres else PostgresPeer(work / "pg")
         try:
@@ -501,75 +694,145 @@ def main(argv: list[str] | None = None) -> int:
                 report["postgres_plan"] = pg.explain(1, TOP_K)
                 print(f"PostgreSQL: loaded and indexed in {report['postgres_load_s']:.1f} s", flush=True)
                 n = min(args.agreement, args.queries)
-                report["agreement"] = agreement(polarmem_top_ids(address, required, forbidden, vectors, n),
-                                                pg.top_ids(range(1, n + 1), TOP_K), args.items, args.dim,
-                                                required, forbidden, vectors)
-                print(f"agreement: {report['agreement']['same_ids_same_order']:.1%} same ids in the same order "
-                      f"({report['agreement']['queries']} queries)", flush=True)
+                report["agreement"] = agreement(
+                    polarmem_top_ids(address, required, forbidden, vectors, n),
+                    pg.top_ids(range(1, n + 1), TOP_K),
+                    args.items,
+                    args.dim,
+                    required,
+                    forbidden,
+                    vectors,
+                )
+                print(
+                    f"agreement: {report['agreement']['same_ids_same_order']:.1%} same ids in the same order "
+                    f"({report['agreement']['queries']} queries)",
+                    flush=True,
+                )
             if args.front == "compiled":  # the first call of each shape plans it (through the library)
-                report["front_warmup"] = loadgen(binary, recall_address, "recall", files["recall_noexplain"],
-                                                 server.pid, duration_s=600, max_calls=args.queries, warmup_s=0,
-                                                 once=True)
+                report["front_warmup"] = loadgen(
+                    binary,
+                    recall_address,
+                    "recall",
+                    files["recall_noexplain"],
+                    server.pid,
+                    duration_s=600,
+                    max_calls=args.queries,
+                    warmup_s=0,
+                    once=True,
+                )
             for r in range(args.rounds):
-                round_: dict = {"uptime_before": uptime(), "host_read_gb_s": host_read_bandwidth(),
-                                "polarmem": {"per_rpc": {}, "recall": []}, "postgres": {"recall": []}}
+                round_: dict = {
+                    "uptime_before": uptime(),
+                    "host_read_gb_s": host_read_bandwidth(),
+                    "polarmem": {"per_rpc": {}, "recall": []},
+                    "postgres": {"recall": []},
+                }
                 for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
-                    round_["polarmem"]["per_rpc"][rpc] = loadgen(binary,
-                                                                 recall_address if rpc.startswith("recall") else address,
-                                                                 "recall" if rpc.startswith("recall") else rpc,
-                                                                 files[rpc], server.pid,
-                                                                 duration_s=min(5.0, args.duration_s),
-                                                                 max_calls=args.max_calls)
+                    round_["polarmem"]["per_rpc"][rpc] = loadgen(
+                        binary,
+                        recall_address if rpc.startswith("recall") else address,
+                        "recall" if rpc.startswith("recall") else rpc,
+                        files[rpc],
+                        server.pid,
+                        duration_s=min(5.0, args.duration_s),
+                        max_calls=args.max_calls,
+                    )
                 if r == 0:  # each write is new: the prepared Remembers are sent once, in the first round
                     round_["polarmem"]["per_rpc"]["remember"] = loadgen(
-                        binary, address, "remember", files["remember"], server.pid, duration_s=min(5.0, args.duration_s),
-                        max_calls=args.writes, warmup_s=0, once=True)
+                        binary,
+                        address,
+                        "remember",
+                        files["remember"],
+                        server.pid,
+                        duration_s=min(5.0, args.duration_s),
+                        max_calls=args.writes,
+                        warmup_s=0,
+                        once=True,
+                    )
                 for rpc, row in round_["polarmem"]["per_rpc"].items():
-                    print(f"[round {r + 1}] {rpc:<13} one at a time: server CPU {row['server_cpu_ms_per_call']:.3f} "
-                          f"ms/call, p50 {row['latency_ms']['p50']:.2f} ms, {row['throughput_rps']:.0f}/s, "
-                          f"codes {row['codes']}", flush=True)
+                    print(
+                        f"[round {r + 1}] {rpc:<13} one at a time: server CPU {row['server_cpu_ms_per_call']:.3f} "
+                        f"ms/call, p50 {row['latency_ms']['p50']:.2f} ms, {row['throughput_rps']:.0f}/s, "
+                        f"codes {row['codes']}",
+                        flush=True,
+                    )
                 for c in args.concurrency:
-                    pm = loadgen(binary, recall_address, "recall", recall_file, server.pid, concurrency=c,
-                                 duration_s=args.duration_s, max_calls=args.max_calls)
+                    pm = loadgen(
+                        binary,
+                        recall_address,
+                        "recall",
+                        recall_file,
+                        server.pid,
+                        concurrency=c,
+                        duration_s=args.duration_s,
+                        max_calls=args.max_calls,
+                    )
                     round_["polarmem"]["recall"].append(pm)
-                    line = (f"[round {r + 1}] Recall c={c:<3} PolarMem p50 {pm['latency_ms']['p50']:.2f} p99 "
-                            f"{pm['latency_ms']['p99']:.2f} ms, {pm['throughput_rps']:.0f}/s, server "
-                            f"{pm['server_cpu_ms_per_call']:.2f} ms CPU/call ({pm['server_cores']:.2f} cores), "
-                            f"loadgen {pm['client_cores']:.2f} cores, codes {pm['codes']}")
+                    line = (
+                        f"[round {r + 1}] Recall c={c:<3} PolarMem p50 {pm['latency_ms']['p50']:.2f} p99 "
+                        f"{pm['latency_ms']['p99']:.2f} ms, {pm['throughput_rps']:.0f}/s, server "
+                        f"{pm['server_cpu_ms_per_call']:.2f} ms CPU/call ({pm['server_cores']:.2f} cores), "
+                        f"loadgen {pm['client_cores']:.2f} cores, codes {pm['codes']}"
+                    )
                     if pg is not None:
                         row = pg.pgbench(c, args.duration_s, args.queries, TOP_K, work / "pgbench")
                         row["concurrency"] = c
                         round_["postgres"]["recall"].append(row)
-                        line += (f" | PostgreSQL p50 {row['latency_ms']['p50']:.2f} p99 {row['latency_ms']['p99']:.2f}"
-                                 f" ms, {row['throughput_rps']:.0f}/s, server {row['server_cpu_ms_per_query']:.2f} "
-                                 f"ms CPU/query ({row['server_cores']:.2f} cores)")
+                        line += (
+                            f" | PostgreSQL p50 {row['latency_ms']['p50']:.2f} p99 {row['latency_ms']['p99']:.2f}"
+                            f" ms, {row['throughput_rps']:.0f}/s, server {row['server_cpu_ms_per_query']:.2f} "
+                            f"ms CPU/query ({row['server_cores']:.2f} cores)"
+                        )
                     print(line, flush=True)
                 saturation = max(row["throughput_rps"] for row in round_["polarmem"]["recall"])
                 rate = args.open_rate or round(0.8 * saturation)
-                round_["polarmem"]["open_loop"] = loadgen(binary, recall_address, "recall", recall_file, server.pid,
-                                                          duration_s=args.duration_s, max_calls=args.max_calls,
-                                                          rate=rate)
+                round_["polarmem"]["open_loop"] = loadgen(
+                    binary,
+                    recall_address,
+                    "recall",
+                    recall_file,
+                    server.pid,
+                    duration_s=args.duration_s,
+                    max_calls=args.max_calls,
+                    rate=rate,
+                )
                 if pg is not None:
-                    pg_rate = args.open_rate or round(0.8 * max(row["throughput_rps"]
-                                                                for row in round_["postgres"]["recall"]))
-                    round_["postgres"]["open_loop"] = pg.pgbench(8, args.duration_s, args.queries, TOP_K,
-                                                                 work / "pgbench", rate=pg_rate)
+                    pg_rate = args.open_rate or round(
+                        0.8 * max(row["throughput_rps"] for row in round_["postgres"]["recall"])
+                    )
+                    round_["postgres"]["open_loop"] = pg.pgbench(
+                        8, args.duration_s, args.queries, TOP_K, work / "pgbench", rate=pg_rate
+                    )
                 round_["uptime_after"] = uptime()
                 report["rounds"].append(round_)
-                print(f"[round {r + 1}] open loop at {rate}/s: PolarMem p99 "
-                      f"{round_['polarmem']['open_loop']['latency_ms']['p99']:.2f} ms; load {round_['uptime_after']}",
-                      flush=True)
+                print(
+                    f"[round {r + 1}] open loop at {rate}/s: PolarMem p99 "
+                    f"{round_['polarmem']['open_loop']['latency_ms']['p99']:.2f} ms; load {round_['uptime_after']}",
+                    flush=True,
+                )
             if args.mixed_write_rate:
-                report["mixed"] = mixed_phase(binary, address, recall_address, recall_file, files["remember_same"],
-                                              server, args.mixed_write_rate, args.duration_s, args.max_calls,
-                                              prepared_writes=args.writes)
+                report["mixed"] = mixed_phase(
+                    binary,
+                    address,
+                    recall_address,
+                    recall_file,
+                    files["remember_same"],
+                    server,
+                    args.mixed_write_rate,
+                    args.duration_s,
+                    args.max_calls,
+                    prepared_writes=args.writes,
+                )
                 mixed = report["mixed"]
-                print(f"mixed: Recall c=16 with Remember at {args.mixed_write_rate:.0f}/s: p50 "
-                      f"{mixed['recall']['latency_ms']['p50']:.2f} p99 {mixed['recall']['latency_ms']['p99']:.2f} ms, "
-                      f"{mixed['recall']['throughput_rps']:.0f} Recalls/s, {mixed['remember']['throughput_rps']:.0f} "
-                      f"Remembers/s (codes {mixed['remember']['codes']}), server "
-                      f"{mixed['recall']['server_cores']:.2f} cores; native share "
-                      f"{mixed.get('front_native_share', 'n/a')}", flush=True)
+                print(
+                    f"mixed: Recall c=16 with Remember at {args.mixed_write_rate:.0f}/s: p50 "
+                    f"{mixed['recall']['latency_ms']['p50']:.2f} p99 {mixed['recall']['latency_ms']['p99']:.2f} ms, "
+                    f"{mixed['recall']['throughput_rps']:.0f} Recalls/s, {mixed['remember']['throughput_rps']:.0f} "
+                    f"Remembers/s (codes {mixed['remember']['codes']}), server "
+                    f"{mixed['recall']['server_cores']:.2f} cores; native share "
+                    f"{mixed.get('front_native_share', 'n/a')}",
+                    flush=True,
+                )
             if not args.no_postgres:
                 report["summary"] = summarize(report)
             write_report(out, report)  # the measurement, even if profiling fails

@@ -76,8 +76,9 @@ def measure(count: int, dim: int, work_dir: Path) -> dict:
             started = time.perf_counter()
             failed = 0
             for start in range(0, count, STREAM_ITEMS):
-                response = client.remember_stream("bench", items(start, min(STREAM_ITEMS, count - start), dim),
-                                                  timeout_s=600)
+                response = client.remember_stream(
+                    "bench", items(start, min(STREAM_ITEMS, count - start), dim), timeout_s=600
+                )
                 failed += response.failed
             write_s = time.perf_counter() - started
             stored = client.get_namespace("bench").item_count
@@ -108,11 +109,19 @@ def measure(count: int, dim: int, work_dir: Path) -> dict:
     }
     raw = peer["raw_fp32_vector_bytes"] / count
     return {
-        "items": count, "stored": stored, "failed": failed, "write_s": write_s, "items_per_s": count / write_s,
-        "rss_empty_namespace_bytes": rss_empty, "rss_after_writes_bytes": rss_written,
-        "rss_after_restart_bytes": rss_restarted, "restart_to_serving_s": restart_s,
-        "disk_running_bytes": disk_running[0], "disk_running_apparent_bytes": disk_running[1],
-        "disk_after_stop_bytes": disk_stopped[0], "disk_after_stop_apparent_bytes": disk_stopped[1],
+        "items": count,
+        "stored": stored,
+        "failed": failed,
+        "write_s": write_s,
+        "items_per_s": count / write_s,
+        "rss_empty_namespace_bytes": rss_empty,
+        "rss_after_writes_bytes": rss_written,
+        "rss_after_restart_bytes": rss_restarted,
+        "restart_to_serving_s": restart_s,
+        "disk_running_bytes": disk_running[0],
+        "disk_running_apparent_bytes": disk_running[1],
+        "disk_after_stop_bytes": disk_stopped[0],
+        "disk_after_stop_apparent_bytes": disk_stopped[1],
         "bytes_per_item": per_item,
         "ratio_to_raw_fp32_vector": {k: v / raw for k, v in per_item.items()},
         "peer": peer,
@@ -126,16 +135,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, help="where the data directories go (default: a temp dir)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/sizing.json"))
     args = parser.parse_args(argv)
-    report = {"benchmark": "bench_sizing", "dim": args.dim, "concepts_per_item": "3 HAS + ~20 NOT_HAS of 100",
-              "durability": "sync", "platform": platform.platform(), "cpus": os.cpu_count(),
-              "build_info": build_info(), "load_before": os.getloadavg(), "runs": []}
+    report = {
+        "benchmark": "bench_sizing",
+        "dim": args.dim,
+        "concepts_per_item": "3 HAS + ~20 NOT_HAS of 100",
+        "durability": "sync",
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "build_info": build_info(),
+        "load_before": os.getloadavg(),
+        "runs": [],
+    }
     with tempfile.TemporaryDirectory(prefix="pm-sizing-", dir=args.work_dir) as tmp:
         for count in args.items:
             run = measure(count, args.dim, Path(tmp))
             per = run["bytes_per_item"]
-            print(f"{count:>9,} items: {run['items_per_s']:.0f} items/s; per item RSS {per['rss_after_writes']:.0f} B "
-                  f"(after restart {per['rss_after_restart']:.0f} B), disk {per['disk_after_stop']:.0f} B; "
-                  f"raw vector {args.dim * 4} B", flush=True)
+            print(
+                f"{count:>9,} items: {run['items_per_s']:.0f} items/s; per item RSS {per['rss_after_writes']:.0f} B "
+                f"(after restart {per['rss_after_restart']:.0f} B), disk {per['disk_after_stop']:.0f} B; "
+                f"raw vector {args.dim * 4} B",
+                flush=True,
+            )
             report["runs"].append(run)
     report["load_after"] = os.getloadavg()
     write_report(args.out, report)

@@ -33,10 +33,17 @@ def build(data_dir: Path, items: int, dim: int) -> float:
     started = time.perf_counter()
     for start in range(0, items, 5000):
         vectors, has, not_has = item_arrays(start, min(5000, items - start), dim)
-        memory.remember_batch("bench", [
-            ItemInput(id=f"item{start + i:08d}", vectors={"vis": vectors[i]},
-                      states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}})
-            for i in range(len(vectors))])
+        memory.remember_batch(
+            "bench",
+            [
+                ItemInput(
+                    id=f"item{start + i:08d}",
+                    vectors={"vis": vectors[i]},
+                    states={**{f"c{c}": "has" for c in has[i]}, **{f"c{c}": "not_has" for c in not_has[i]}},
+                )
+                for i in range(len(vectors))
+            ],
+        )
         if start % 100_000 == 0:
             print(f"built {start:,} items in {time.perf_counter() - started:.0f} s", flush=True)
     memory.flush()

@@ -52,13 +52,18 @@ def process_cpu_ms(pid: int) -> float:
 
 
 def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("POLARMEM_") or k in ("POLARMEM_ENCODER_CACHE", "POLARMEM_MINILM_RUNTIME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("POLARMEM_") or k in ("POLARMEM_ENCODER_CACHE", "POLARMEM_MINILM_RUNTIME")
+    }
     if peer_env is not None:  # the peer runs its own default runtime, plus --peer-env
         env.pop("POLARMEM_MINILM_RUNTIME", None)
         env.update(peer_env)
-    process = start_serve(serve_command("--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1",
-                                        polarmem=polarmem), env=env)
+    process = start_serve(
+        serve_command("--address", "127.0.0.1:0", "--data-dir", str(data), "--metrics-port", "-1", polarmem=polarmem),
+        env=env,
+    )
     return process, process.address
 
 
@@ -96,8 +101,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--negated", type=int, default=50)
     parser.add_argument("--growing", type=int, default=40, help="Recalls each after a write adding a concept")
-    parser.add_argument("--in-flight", type=lambda v: [int(x) for x in v.split(",") if x], default=[1, 4, 16],
-                        help="concurrency levels measured after the shapes ('' skips them)")
+    parser.add_argument(
+        "--in-flight",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[1, 4, 16],
+        help="concurrency levels measured after the shapes ('' skips them)",
+    )
     parser.add_argument("--per-level", type=int, default=96, help="Recalls per concurrency level and round")
     parser.add_argument("--peer-env", action="append", default=[], help="KEY=VALUE set for the peer server only")
     parser.add_argument("--seed", type=int, default=33)
@@ -111,15 +120,22 @@ def main() -> None:
         args.peer = args.polarmem  # the same server with other settings
     spare_needed = sum(args.in_flight) and 2 * len(args.in_flight) * args.per_level * (2 if args.peer else 1)
     pool, _, _ = dev_texts(DEV, args.queries + args.items + spare_needed, args.negated, 0, 0, args.seed)
-    negated = pool[len(pool) - args.negated:] if args.negated else []
-    captions = pool[:args.items]  # notes and queries from different images
-    queries = pool[args.items:args.items + args.queries] + negated
-    extra = pool[args.items + args.queries:len(pool) - len(negated)]
+    negated = pool[len(pool) - args.negated :] if args.negated else []
+    captions = pool[: args.items]  # notes and queries from different images
+    queries = pool[args.items : args.items + args.queries] + negated
+    extra = pool[args.items + args.queries : len(pool) - len(negated)]
     concepts = dev_labels(DEV)
     servers = {"this": args.polarmem, **({"peer": args.peer} if args.peer else {})}
-    report: dict = {"host": host(), "load_before": os.getloadavg(), "items": len(captions), "queries": len(queries),
-                    "this_runtime": os.environ.get("POLARMEM_MINILM_RUNTIME", "default"), "peer_env": peer_env,
-                    "servers": servers, "results": {}}
+    report: dict = {
+        "host": host(),
+        "load_before": os.getloadavg(),
+        "items": len(captions),
+        "queries": len(queries),
+        "this_runtime": os.environ.get("POLARMEM_MINILM_RUNTIME", "default"),
+        "peer_env": peer_env,
+        "servers": servers,
+        "results": {},
+    }
     with tempfile.TemporaryDirectory(prefix="polarmem-text-recall-") as tmp:
         running: dict[str, tuple[subprocess.Popen, PolarMemClient]] = {}
         try:
@@ -131,8 +147,10 @@ def main() -> None:
                 client.create_namespace("closed", concepts=concepts, open_vocabulary=False)  # open is the default
                 for namespace in ("open", "closed"):
                     for start in range(0, len(captions), 500):
-                        client.remember_stream(namespace, [_item(f"n{i}", text) for i, text in
-                                                           enumerate(captions[start:start + 500], start)])
+                        client.remember_stream(
+                            namespace,
+                            [_item(f"n{i}", text) for i, text in enumerate(captions[start : start + 500], start)],
+                        )
                     client.recall(namespace, "warm up the encoder", top_k=5, include_context=True)
                 running[name] = (process, client)
             cpu: dict[tuple[str, str, str], list[float]] = {}
@@ -146,18 +164,21 @@ def main() -> None:
                                 client.recall(namespace, text, top_k=5, include_context=True)
                             else:
                                 client.recall(namespace, text, top_k=10)
-                            cpu.setdefault((name, namespace, shape), []).append((server_cpu_ns(process.pid) - before) / 1e6)
+                            cpu.setdefault((name, namespace, shape), []).append(
+                                (server_cpu_ns(process.pid) - before) / 1e6
+                            )
                     # the second shape repeats the texts: a distinct suffix keeps the query cache cold
                     queries = [f"{text} please" for text in queries]
             # A closed vocabulary that grows between Recalls (a write names a new concept): the
             # next Recall's term mapping refreshes the encoded concept names.
-            for i, text in enumerate(queries[:args.growing]):
+            for i, text in enumerate(queries[: args.growing]):
                 for name, (process, client) in running.items():
                     client.remember("closed", id=f"grow{i}", kind="text", text=text, states={f"newconcept{i}": "has"})
                     before = server_cpu_ns(process.pid)
                     client.recall("closed", f"{text} again", top_k=5, include_context=True)
                     cpu.setdefault((name, "closed", "mcp-after-a-new-concept"), []).append(
-                        (server_cpu_ns(process.pid) - before) / 1e6)
+                        (server_cpu_ns(process.pid) - before) / 1e6
+                    )
             # Concurrency: 1, 4, 16 callers at once (each text once, so the query cache stays cold).
             spare = iter(extra)
             for level in args.in_flight:
@@ -173,14 +194,18 @@ def main() -> None:
                 report["results"].setdefault(name, {})[f"{namespace}/{shape}"] = {
                     "server_cpu_ms_p50": round(float(np.percentile(ms, 50)), 3),
                     "server_cpu_ms_p99": round(float(np.percentile(ms, 99)), 3),
-                    "server_cpu_ms_mean": round(float(ms.mean()), 3)}
+                    "server_cpu_ms_mean": round(float(ms.mean()), 3),
+                }
             for name, levels in flights.items():
                 report.setdefault("in_flight", {})[name] = {
-                    level: {"server_cpu_ms_per_call": round(float(np.mean(v["cpu"])), 3),
-                            "rounds_cpu_ms": [round(c, 3) for c in v["cpu"]],
-                            "latency_ms_p50": round(float(np.percentile(v["latency"], 50)), 2),
-                            "latency_ms_p99": round(float(np.percentile(v["latency"], 99)), 2)}
-                    for level, v in levels.items()}
+                    level: {
+                        "server_cpu_ms_per_call": round(float(np.mean(v["cpu"])), 3),
+                        "rounds_cpu_ms": [round(c, 3) for c in v["cpu"]],
+                        "latency_ms_p50": round(float(np.percentile(v["latency"], 50)), 2),
+                        "latency_ms_p99": round(float(np.percentile(v["latency"], 99)), 2),
+                    }
+                    for level, v in levels.items()
+                }
         finally:
             for process, client in running.values():
                 client.close()
@@ -188,11 +213,14 @@ def main() -> None:
     if args.peer:
         report["ratio_this_to_peer_p50"] = {
             key: round(value["server_cpu_ms_p50"] / report["results"]["peer"][key]["server_cpu_ms_p50"], 3)
-            for key, value in report["results"]["this"].items()}
+            for key, value in report["results"]["this"].items()
+        }
     report["load_after"] = os.getloadavg()
     write_report(args.out, report, indent=1)
     print(json.dumps(report["results"], indent=1))
-    print(json.dumps(report.get("ratio_this_to_peer_p50", {})), "load", report["load_before"], "->", report["load_after"])
+    print(
+        json.dumps(report.get("ratio_this_to_peer_p50", {})), "load", report["load_before"], "->", report["load_after"]
+    )
 
 
 def _item(item_id: str, text: str):

@@ -81,8 +81,9 @@ def predict_server_open(rows: list[dict]) -> list[str]:
     from polarmem_server.domain.vocabulary import normalise
 
     with tempfile.TemporaryDirectory() as data:
-        server = PolarMemServer(ServerConfig(address="127.0.0.1:0", data_dir=data, metrics_port=0,
-                                             log_level="WARNING")).start()
+        server = PolarMemServer(
+            ServerConfig(address="127.0.0.1:0", data_dir=data, metrics_port=0, log_level="WARNING")
+        ).start()
         try:
             with PolarMemClient(server.address) as client:
                 client.create_namespace("clinic", encoder="none", spaces=[("vis", 8)], open_vocabulary=True)
@@ -100,8 +101,13 @@ def predict_server_open(rows: list[dict]) -> list[str]:
                         continue
                     item = client.get_item("clinic", ids[r["text"]]).item
                     key = normalise(concept)
-                    out.append("affirmed" if key in map(normalise, item.has)
-                               else "negated" if key in map(normalise, item.not_has) else "missed")
+                    out.append(
+                        "affirmed"
+                        if key in map(normalise, item.has)
+                        else "negated"
+                        if key in map(normalise, item.not_has)
+                        else "missed"
+                    )
                 return out
         finally:
             server.stop()
@@ -118,8 +124,10 @@ def predict_negspacy(rows: list[dict]) -> list[str] | None:
     nlp.add_pipe("sentencizer")  # negspacy ends scopes at sentence boundaries
     ruler = nlp.add_pipe("entity_ruler", config={"phrase_matcher_attr": "LOWER"})
     concepts = sorted({r["concept"] for r in rows})
-    ruler.add_patterns([{"label": "CONCEPT", "pattern": c, "id": c} for c in concepts]
-                       + [{"label": "CONCEPT", "pattern": c + "s", "id": c} for c in concepts])
+    ruler.add_patterns(
+        [{"label": "CONCEPT", "pattern": c, "id": c} for c in concepts]
+        + [{"label": "CONCEPT", "pattern": c + "s", "id": c} for c in concepts]
+    )
     nlp.add_pipe("negex", config={"neg_termset": termset("en_clinical").get_patterns()})
     out = []
     for r in rows:
@@ -138,19 +146,27 @@ def score(rows: list[dict], predicted: list[str]) -> dict[str, dict[str, float]]
     for split, pairs in sorted(by_split.items()):
         negated = [p for label, p in pairs if label == "negated"]
         affirmed = [p for label, p in pairs if label == "affirmed"]
-        out[split] = {"rows": len(pairs), "state_accuracy": sum(label == p for label, p in pairs) / len(pairs),
-                      "negated_recall": sum(p == "negated" for p in negated) / max(1, len(negated)),
-                      "affirmed_recall": sum(p == "affirmed" for p in affirmed) / max(1, len(affirmed)),
-                      "missed": sum(p == "missed" for _, p in pairs)}
+        out[split] = {
+            "rows": len(pairs),
+            "state_accuracy": sum(label == p for label, p in pairs) / len(pairs),
+            "negated_recall": sum(p == "negated" for p in negated) / max(1, len(negated)),
+            "affirmed_recall": sum(p == "affirmed" for p in affirmed) / max(1, len(affirmed)),
+            "missed": sum(p == "missed" for _, p in pairs),
+        }
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="text.py of an earlier commit, to measure 'before'")
-    parser.add_argument("--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)")
-    parser.add_argument("--server", action="store_true",
-                        help="also through a real server, open vocabulary, nothing declared (issue 31's judge)")
+    parser.add_argument(
+        "--errors", choices=["dev", "heldout"], help="print the wrong rows of this split (tune on dev only)"
+    )
+    parser.add_argument(
+        "--server",
+        action="store_true",
+        help="also through a real server, open vocabulary, nothing declared (issue 31's judge)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     rows = read_rows()
@@ -163,11 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     if spacy_predictions is not None:
         systems["negspacy"] = spacy_predictions
     report = {name: score(rows, predicted) for name, predicted in systems.items()}
-    print(f"{'system':<16} {'split':<8} {'rows':>4} {'accuracy':>8} {'neg.recall':>10} {'aff.recall':>10} {'missed':>6}")
+    print(
+        f"{'system':<16} {'split':<8} {'rows':>4} {'accuracy':>8} {'neg.recall':>10} {'aff.recall':>10} {'missed':>6}"
+    )
     for name, splits in report.items():
         for split, m in splits.items():
-            print(f"{name:<16} {split:<8} {m['rows']:>4} {m['state_accuracy']:>8.3f} {m['negated_recall']:>10.3f} "
-                  f"{m['affirmed_recall']:>10.3f} {m['missed']:>6}")
+            print(
+                f"{name:<16} {split:<8} {m['rows']:>4} {m['state_accuracy']:>8.3f} {m['negated_recall']:>10.3f} "
+                f"{m['affirmed_recall']:>10.3f} {m['missed']:>6}"
+            )
     if args.errors:
         for r, p in zip(rows, systems["new"]):
             if r["split"] == args.errors and p != r["label"]:

@@ -58,16 +58,27 @@ def read_labels(rows: list[dict]) -> dict:
                 else:
                     has_on_present += name in has
                     has_on_absent += name not in has
-    return {"categories": len(categories), "not_has_on_present": len(wrong), "not_has_on_absent": len(right),
-            "has_on_present": has_on_present, "has_on_absent": has_on_absent, "wrong": wrong, "right": right}
+    return {
+        "categories": len(categories),
+        "not_has_on_present": len(wrong),
+        "not_has_on_absent": len(right),
+        "has_on_present": has_on_present,
+        "has_on_absent": has_on_absent,
+        "wrong": wrong,
+        "right": right,
+    }
 
 
 def read_open(rows: list[dict]) -> dict:
     captions = [c for r in rows for c in r["captions"]]
     vocabulary = Vocabulary(sorted({w for c in captions for w in text.content_terms(c)}))
     read = {c: n for c in captions if (n := negated(c, vocabulary))}
-    return {"concepts": len(vocabulary), "captions_with_negated": len(read),
-            "negated_states": sum(map(len, read.values())), "negated": read}
+    return {
+        "concepts": len(vocabulary),
+        "captions_with_negated": len(read),
+        "negated_states": sum(map(len, read.values())),
+        "negated": read,
+    }
 
 
 def compare(now: dict, before: dict) -> list[dict]:
@@ -85,21 +96,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, help="an earlier run's result file: list the captions read otherwise")
     args = parser.parse_args(argv)
     rows = dev_rows()
-    report = {"data": "polarmem_server/data (COCO val2014 dev, 10,000 images)", "captions": sum(len(r["captions"]) for r in rows),
-              "labels": read_labels(rows), "open": read_open(rows)}
+    report = {
+        "data": "polarmem_server/data (COCO val2014 dev, 10,000 images)",
+        "captions": sum(len(r["captions"]) for r in rows),
+        "labels": read_labels(rows),
+        "open": read_open(rows),
+    }
     labels, open_ = report["labels"], report["open"]
-    print(f"labels: NOT_HAS on a present category {labels['not_has_on_present']}, on an absent one "
-          f"{labels['not_has_on_absent']}; HAS on a present category {labels['has_on_present']:,}, on an absent one "
-          f"{labels['has_on_absent']:,} ({report['captions']:,} captions, {labels['categories']} categories)")
-    print(f"open: {open_['captions_with_negated']} captions with a negated concept, {open_['negated_states']} negated "
-          f"states ({open_['concepts']:,} concepts)")
+    print(
+        f"labels: NOT_HAS on a present category {labels['not_has_on_present']}, on an absent one "
+        f"{labels['not_has_on_absent']}; HAS on a present category {labels['has_on_present']:,}, on an absent one "
+        f"{labels['has_on_absent']:,} ({report['captions']:,} captions, {labels['categories']} categories)"
+    )
+    print(
+        f"open: {open_['captions_with_negated']} captions with a negated concept, {open_['negated_states']} negated "
+        f"states ({open_['concepts']:,} concepts)"
+    )
     if args.compare:
         before = json.loads(args.compare.read_text())
         report["compared_with"] = str(args.compare)
         report["changed"] = compare(open_["negated"], before["open"]["negated"])
         report["labels_before"] = {k: before["labels"][k] for k in ("not_has_on_present", "not_has_on_absent")}
-        print(f"against {args.compare}: labels {report['labels_before']} before; {len(report['changed'])} captions "
-              f"read otherwise in the open vocabulary")
+        print(
+            f"against {args.compare}: labels {report['labels_before']} before; {len(report['changed'])} captions "
+            f"read otherwise in the open vocabulary"
+        )
         for c in report["changed"]:
             print(f"  {c['caption']!r}: no longer negated {c['no_longer_negated']}, newly {c['newly_negated']}")
     out = HERE / "results" / f"{args.label}.json"

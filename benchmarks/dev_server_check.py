@@ -50,7 +50,7 @@ def main() -> int:
     tuning, held_out = ev.split_dev(rows)
     part = held_out if args.split == "heldout" else tuning
     if args.items:
-        part = part[:args.items]
+        part = part[: args.items]
     item_vectors = vectors[[by_id[r["id"]] for r in part]]
     conditions = []
     for partitioner in args.partitioner:
@@ -60,27 +60,51 @@ def main() -> int:
             conditions.append(ev.Condition("engine", None, partitioner))
     options = {k: v for k, v in (("rho", args.rho), ("rho_absent", args.rho_absent)) if v is not None}
     encoder = load_encoder("minilm")
-    report = {"data": f"polarmem_server/data/{ev.DEV_DATA}", "split": args.split, "items": len(part),
-              "seeds": args.seeds, "queries_per_seed": args.num_queries, "namespace_options": options,
-              "engine": args.engine if args.evidence == "engine" else "",
-              "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
-              if args.evidence == "simulated" else "", "runs": {}}
+    report = {
+        "data": f"polarmem_server/data/{ev.DEV_DATA}",
+        "split": args.split,
+        "items": len(part),
+        "seeds": args.seeds,
+        "queries_per_seed": args.num_queries,
+        "namespace_options": options,
+        "engine": args.engine if args.evidence == "engine" else "",
+        "note": "simulated evidence is drawn from Beta distributions, not produced by a model"
+        if args.evidence == "simulated"
+        else "",
+        "runs": {},
+    }
     for query_embedding in args.query_embedding:
         started = time.perf_counter()
-        results = ev.evaluate_seeds(conditions, part, args.seeds, encoder, num_queries=args.num_queries,
-                                    engine=args.engine if args.evidence == "engine" else "", modes=args.modes,
-                                    namespace_options=options, item_vectors=item_vectors,
-                                    query_embedding=query_embedding,
-                                    progress=lambda m: print(m, file=sys.stderr, flush=True))
+        results = ev.evaluate_seeds(
+            conditions,
+            part,
+            args.seeds,
+            encoder,
+            num_queries=args.num_queries,
+            engine=args.engine if args.evidence == "engine" else "",
+            modes=args.modes,
+            namespace_options=options,
+            item_vectors=item_vectors,
+            query_embedding=query_embedding,
+            progress=lambda m: print(m, file=sys.stderr, flush=True),
+        )
         print(f"query embedding: {query_embedding} ({time.perf_counter() - started:.0f} s)")
         print(ev.format_table(results))
         out = args.out / query_embedding
-        ev.write_json(results, out / "evaluation.json", {k: v for k, v in report.items() if k != "runs"}
-                      | {"query_embedding": query_embedding})
-        report["runs"][query_embedding] = [{"condition": r.condition.label, "hard": r.metrics["hard"]["conflict@3"],
-                                            "strict": r.metrics["strict"]["conflict@3"],
-                                            "ndcg@10": {m: r.metrics[m]["ndcg@10"][0] for m in r.metrics}}
-                                           for r in results]
+        ev.write_json(
+            results,
+            out / "evaluation.json",
+            {k: v for k, v in report.items() if k != "runs"} | {"query_embedding": query_embedding},
+        )
+        report["runs"][query_embedding] = [
+            {
+                "condition": r.condition.label,
+                "hard": r.metrics["hard"]["conflict@3"],
+                "strict": r.metrics["strict"]["conflict@3"],
+                "ndcg@10": {m: r.metrics[m]["ndcg@10"][0] for m in r.metrics},
+            }
+            for r in results
+        ]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(report, indent=1))
     return 0

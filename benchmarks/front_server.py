@@ -32,8 +32,11 @@ from polarmem_server.api.server import ErrorsAndMetricsInterceptor
 from polarmem_server.api.service import MemoryService
 from polarmem_server.memory import Memory
 
-METHODS = [m.name for m in memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods
-           if not m.client_streaming and not m.server_streaming]
+METHODS = [
+    m.name
+    for m in memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods
+    if not m.client_streaming and not m.server_streaming
+]
 OPTIONS = [("grpc.so_reuseport", 0)]
 
 
@@ -57,12 +60,14 @@ def handlers(calls: dict, asynchronous: bool) -> grpc.GenericRpcHandler:
         request_type = getattr(memory_service_pb2, method.input_type.name)
         response_type = getattr(memory_service_pb2, method.output_type.name)
         if asynchronous:
+
             async def behaviour(request, context, call=call):
                 return call(request, context)
         else:
             behaviour = call
-        table[name] = grpc.unary_unary_rpc_method_handler(behaviour, request_deserializer=request_type.FromString,
-                                                          response_serializer=response_type.SerializeToString)
+        table[name] = grpc.unary_unary_rpc_method_handler(
+            behaviour, request_deserializer=request_type.FromString, response_serializer=response_type.SerializeToString
+        )
     return grpc.method_handlers_generic_handler("polarmem.v1.MemoryService", table)
 
 
@@ -95,15 +100,23 @@ async def serve_aio(data_dir: str, inline: bool, with_interceptor: bool) -> None
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--front", required=True,
-                        choices=("sync-bare", "sync-interceptor", "aio-pool", "aio-inline", "aio-inline-interceptor"))
+    parser.add_argument(
+        "--front",
+        required=True,
+        choices=("sync-bare", "sync-interceptor", "aio-pool", "aio-inline", "aio-inline-interceptor"),
+    )
     parser.add_argument("--data-dir", required=True)
     args = parser.parse_args()
     if args.front.startswith("sync"):
         serve_sync(args.data_dir, args.front == "sync-interceptor")
     else:
-        asyncio.run(serve_aio(args.data_dir, inline=args.front.startswith("aio-inline"),
-                              with_interceptor=args.front.endswith("interceptor")))
+        asyncio.run(
+            serve_aio(
+                args.data_dir,
+                inline=args.front.startswith("aio-inline"),
+                with_interceptor=args.front.endswith("interceptor"),
+            )
+        )
     return 0
 
 

@@ -55,7 +55,7 @@ def rss_mib() -> float:
 def ingest(memory: Memory, ns: str, texts: list[str]) -> float:
     started = time.perf_counter()
     for start in range(0, len(texts), BATCH):
-        batch = [ItemInput(id=f"n{start + i}", kind="text", text=t) for i, t in enumerate(texts[start:start + BATCH])]
+        batch = [ItemInput(id=f"n{start + i}", kind="text", text=t) for i, t in enumerate(texts[start : start + BATCH])]
         for result in memory.remember_batch(ns, batch):
             if isinstance(result, Exception):
                 raise result
@@ -68,34 +68,55 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     texts = notes(args.items)
-    report: dict = {"items": len(texts), "host": platform.processor() or platform.machine(),
-                    "avx512": "avx512f" in Path("/proc/cpuinfo").read_text(), "load_before": os.getloadavg()}
+    report: dict = {
+        "items": len(texts),
+        "host": platform.processor() or platform.machine(),
+        "avx512": "avx512f" in Path("/proc/cpuinfo").read_text(),
+        "load_before": os.getloadavg(),
+    }
     with tempfile.TemporaryDirectory() as data:
         memory = Memory(data)
         for ns, open_vocabulary in (("closed", False), ("open", True)):
-            memory.create_namespace(NamespaceSettings(name=ns, encoder="none", spaces=(), open_vocabulary=open_vocabulary))
+            memory.create_namespace(
+                NamespaceSettings(name=ns, encoder="none", spaces=(), open_vocabulary=open_vocabulary)
+            )
             rss_before = rss_mib()
             seconds = ingest(memory, ns, texts)
             index = memory.backend.index_of(ns).index
-            report[ns] = {"ingest_s": round(seconds, 1), "items_per_s": round(len(texts) / seconds),
-                          "concepts": len(memory.namespace(ns).vocabulary),
-                          "index_bytes_per_item": round(index.memory_bytes / len(texts)),
-                          "peak_rss_growth_mib": round(rss_mib() - rss_before)}
+            report[ns] = {
+                "ingest_s": round(seconds, 1),
+                "items_per_s": round(len(texts) / seconds),
+                "concepts": len(memory.namespace(ns).vocabulary),
+                "index_bytes_per_item": round(index.memory_bytes / len(texts)),
+                "peak_rss_growth_mib": round(rss_mib() - rss_before),
+            }
             print(ns, report[ns], flush=True)
         applied = []
         for name in DECLARED_LATER:
             started = time.perf_counter()
             _, _, changed = memory.update_namespace("open", {"concepts": [name]})
-            applied.append({"concept": name, "items_changed": changed, "seconds": round(time.perf_counter() - started, 3)})
+            applied.append(
+                {"concept": name, "items_changed": changed, "seconds": round(time.perf_counter() - started, 3)}
+            )
         for alias, target in ALIASES.items():
             started = time.perf_counter()
             _, _, changed = memory.update_namespace("open", {"aliases": {alias: target}})
-            applied.append({"alias": f"{alias} -> {target}", "items_changed": changed,
-                            "seconds": round(time.perf_counter() - started, 3)})
+            applied.append(
+                {
+                    "alias": f"{alias} -> {target}",
+                    "items_changed": changed,
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+            )
         started = time.perf_counter()
         result = memory.recall("open", required=["red car"], k=10)
-        applied.append({"query_named": "red car", "top_tier": result.hits[0].tier if result.hits else None,
-                        "seconds": round(time.perf_counter() - started, 3)})
+        applied.append(
+            {
+                "query_named": "red car",
+                "top_tier": result.hits[0].tier if result.hits else None,
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+        )
         report["applied_later"] = applied
         for row in applied:
             print(row, flush=True)

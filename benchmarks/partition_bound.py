@@ -73,7 +73,9 @@ class Replay:
             for i in top:
                 present, missing = self.truth[i, f], not self.truth[i, r]
                 if present or missing:
-                    why = " & ".join(w for w, on in (("forbidden present", present), ("required absent", missing)) if on)
+                    why = " & ".join(
+                        w for w, on in (("forbidden present", present), ("required absent", missing)) if on
+                    )
                     out[f"{why} (required {names[req[i]]}, forbidden {names[forb[i]]})"] += 1
         return out
 
@@ -112,8 +114,13 @@ def context_prior(targets: np.ndarray, l2: float = 1.0, iterations: int = 15) ->
 def best_context(grid: list[dict], otsu_mean: float) -> dict:
     mean = {key: tuple(float(np.mean([g[key][m] for g in grid])) for m in (0, 1)) for key in grid[0]}
     key = min(mean, key=lambda k: mean[k][0])
-    return {"has_above": key[0], "not_has_below": key[1], "conflict@3": mean[key][0],
-            "ratio_to_otsu": mean[key][0] / otsu_mean, "has_precision": mean[key][1]}
+    return {
+        "has_above": key[0],
+        "not_has_below": key[1],
+        "conflict@3": mean[key][0],
+        "ratio_to_otsu": mean[key][0] / otsu_mean,
+        "has_precision": mean[key][1],
+    }
 
 
 def main() -> None:
@@ -128,8 +135,13 @@ def main() -> None:
     categories = sorted({c for r in rows for c in r["has"] + r["not_has"]})
     encoder = load_encoder("minilm")
     item_vectors = encoder.encode([" ".join(r["captions"]) for r in rows])
-    report: dict = {"accuracy": args.accuracy, "seeds": args.seeds, "queries_per_seed": args.num_queries,
-                    "note": "SIMULATED evidence; thresholds chosen with hindsight on the test queries", "per_seed": {}}
+    report: dict = {
+        "accuracy": args.accuracy,
+        "seeds": args.seeds,
+        "queries_per_seed": args.num_queries,
+        "note": "SIMULATED evidence; thresholds chosen with hindsight on the test queries",
+        "per_seed": {},
+    }
     grids: dict[str, list] = {"raw": [], "calibrated": []}  # + "context", "oracle_context"
     cause_totals = {"hard": Counter(), "strict": Counter()}
     for seed in args.seeds:
@@ -138,40 +150,73 @@ def main() -> None:
         model, posterior = calibrated_model(replay.scores, categories)
         # Item context: what the item's other concepts say about each one (co-occurrence) —
         # from the item's own posteriors (realistic) or from its true labels (an oracle).
-        contexts = {"context": model.posterior(replay.scores, context_prior(posterior)),
-                    "oracle_context": model.posterior(replay.scores, context_prior(replay.truth.astype(np.float64)))}
+        contexts = {
+            "context": model.posterior(replay.scores, context_prior(posterior)),
+            "oracle_context": model.posterior(replay.scores, context_prior(replay.truth.astype(np.float64))),
+        }
         for name, values in contexts.items():
-            grids.setdefault(name, []).append({(hi, lo): (replay.conflict(thresholded(values, hi, lo)),
-                                                          float(replay.truth[thresholded(values, hi, lo) == 1].mean()))
-                                               for hi in CONTEXT_HI for lo in LO})
+            grids.setdefault(name, []).append(
+                {
+                    (hi, lo): (
+                        replay.conflict(thresholded(values, hi, lo)),
+                        float(replay.truth[thresholded(values, hi, lo) == 1].mean()),
+                    )
+                    for hi in CONTEXT_HI
+                    for lo in LO
+                }
+            )
         seed_report = {"otsu_hard": replay.conflict(otsu), "otsu_strict": replay.conflict(otsu, strict=True)}
-        grids["raw"].append({(hi, lo): replay.conflict(thresholded(replay.scores, hi, lo))
-                             for hi in RAW_HI for lo in LO if lo < hi})
-        grids["calibrated"].append({(hi, lo): (replay.conflict(thresholded(posterior, hi, lo)),
-                                               replay.conflict(thresholded(posterior, hi, lo), strict=True))
-                                    for hi in POSTERIOR_HI for lo in LO})
+        grids["raw"].append(
+            {(hi, lo): replay.conflict(thresholded(replay.scores, hi, lo)) for hi in RAW_HI for lo in LO if lo < hi}
+        )
+        grids["calibrated"].append(
+            {
+                (hi, lo): (
+                    replay.conflict(thresholded(posterior, hi, lo)),
+                    replay.conflict(thresholded(posterior, hi, lo), strict=True),
+                )
+                for hi in POSTERIOR_HI
+                for lo in LO
+            }
+        )
         recommended = thresholded(posterior, 0.6, 0.07)
         for mode in ("hard", "strict"):
             cause_totals[mode].update(replay.causes(recommended, strict=mode == "strict"))
         report["per_seed"][str(seed)] = seed_report
-        print(f"seed {seed}: Otsu hard {seed_report['otsu_hard']:.3f}, strict {seed_report['otsu_strict']:.3f}", flush=True)
+        print(
+            f"seed {seed}: Otsu hard {seed_report['otsu_hard']:.3f}, strict {seed_report['otsu_strict']:.3f}",
+            flush=True,
+        )
 
     otsu_mean = float(np.mean([s["otsu_hard"] for s in report["per_seed"].values()]))
     raw_mean = {key: float(np.mean([g[key] for g in grids["raw"]])) for key in grids["raw"][0]}
-    cal_mean = {key: tuple(float(np.mean([g[key][m] for g in grids["calibrated"]])) for m in (0, 1))
-                for key in grids["calibrated"][0]}
+    cal_mean = {
+        key: tuple(float(np.mean([g[key][m] for g in grids["calibrated"]])) for m in (0, 1))
+        for key in grids["calibrated"][0]
+    }
     best_raw = min(raw_mean, key=raw_mean.get)
     best_cal_hard = min(cal_mean, key=lambda key: cal_mean[key][0])
     best_cal_strict = min(cal_mean, key=lambda key: cal_mean[key][1])
     report["summary"] = {
         "otsu_hard": otsu_mean,
-        "best_raw_threshold_hard": {"has_above": best_raw[0], "not_has_below": best_raw[1], "conflict@3": raw_mean[best_raw],
-                                    "ratio_to_otsu": raw_mean[best_raw] / otsu_mean},
-        "best_calibrated_hard": {"rho": best_cal_hard[0], "not_has_below": best_cal_hard[1],
-                                 "conflict@3": cal_mean[best_cal_hard][0], "ratio_to_otsu": cal_mean[best_cal_hard][0] / otsu_mean},
-        "best_calibrated_strict": {"rho": best_cal_strict[0], "not_has_below": best_cal_strict[1],
-                                   "conflict@3": cal_mean[best_cal_strict][1],
-                                   "ratio_to_otsu": cal_mean[best_cal_strict][1] / otsu_mean},
+        "best_raw_threshold_hard": {
+            "has_above": best_raw[0],
+            "not_has_below": best_raw[1],
+            "conflict@3": raw_mean[best_raw],
+            "ratio_to_otsu": raw_mean[best_raw] / otsu_mean,
+        },
+        "best_calibrated_hard": {
+            "rho": best_cal_hard[0],
+            "not_has_below": best_cal_hard[1],
+            "conflict@3": cal_mean[best_cal_hard][0],
+            "ratio_to_otsu": cal_mean[best_cal_hard][0] / otsu_mean,
+        },
+        "best_calibrated_strict": {
+            "rho": best_cal_strict[0],
+            "not_has_below": best_cal_strict[1],
+            "conflict@3": cal_mean[best_cal_strict][1],
+            "ratio_to_otsu": cal_mean[best_cal_strict][1] / otsu_mean,
+        },
         **{f"best_{name}_hard": best_context(grids[name], otsu_mean) for name in ("context", "oracle_context")},
         "raw_has_threshold_curve_hard": {str(hi): min(v for (h, _), v in raw_mean.items() if h == hi) for hi in RAW_HI},
         "causes_calibrated_rho0.6_absent0.07": {mode: dict(c.most_common()) for mode, c in cause_totals.items()},

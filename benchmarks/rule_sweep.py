@@ -110,8 +110,13 @@ class Queries:
         self.ideal = np.array([sum(1 / np.log2(r + 2) for r in range(min(10, n))) for n in consistent])
 
 
-def rank_metrics(states: np.ndarray, qs: Queries, strict: bool, similarity: np.ndarray | None = None,
-                 confidence: np.ndarray | None = None) -> tuple[float, float, np.ndarray, np.ndarray]:
+def rank_metrics(
+    states: np.ndarray,
+    qs: Queries,
+    strict: bool,
+    similarity: np.ndarray | None = None,
+    confidence: np.ndarray | None = None,
+) -> tuple[float, float, np.ndarray, np.ndarray]:
     """Mean Conflict@3 and nDCG@10 of the hard (or strict) ranking, and the per-query values.
     `confidence` (items x concepts, higher = surer present) breaks ties within a tier before
     similarity does."""
@@ -182,10 +187,17 @@ def evidence_scores(part: Part, evidence: str, seed: int) -> np.ndarray:
     return np.array([[s[c] for c in part.categories] for s in scores])
 
 
-def rule_states(part: Part, scores: np.ndarray, seed: int, with_mixture: bool, families: set[str] | None = None,
-                with_min_error: bool = False):
+def rule_states(
+    part: Part,
+    scores: np.ndarray,
+    seed: int,
+    with_mixture: bool,
+    families: set[str] | None = None,
+    with_min_error: bool = False,
+):
     """Every rule's states for one evidence draw: name -> (states, confidence for tie-breaks);
     `families` limits the work to those partitioners (the frozen rules on the held-out half)."""
+
     def wanted(family: str) -> bool:
         return families is None or family in families
 
@@ -195,8 +207,11 @@ def rule_states(part: Part, scores: np.ndarray, seed: int, with_mixture: bool, f
         rules["otsu"] = (otsu_states(scores), means)
     if with_min_error and wanted("min_error"):
         rules["min_error"] = (otsu_states(scores, "min_error"), means)
-    posts = posteriors(means, part.categories, part.truth, seed) if (
-        wanted("calibrated") or wanted("calibrated_labelled")) else {}
+    posts = (
+        posteriors(means, part.categories, part.truth, seed)
+        if (wanted("calibrated") or wanted("calibrated_labelled"))
+        else {}
+    )
     if with_mixture or (families is not None and "mixture" in families):
         posts["mixture"] = mixture_posterior(means)
     for name, post in posts.items():
@@ -204,12 +219,23 @@ def rule_states(part: Part, scores: np.ndarray, seed: int, with_mixture: bool, f
             for rho_absent in RHO_ABSENT:
                 if rho_absent and rho_absent <= rho:
                     continue
-                rules[f"{name} rho={rho} rho_absent={rho_absent or rho}"] = (threshold(post, stds, rho, rho_absent), post)
+                rules[f"{name} rho={rho} rho_absent={rho_absent or rho}"] = (
+                    threshold(post, stds, rho, rho_absent),
+                    post,
+                )
     return rules
 
 
-def sweep(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder, with_mixture: bool,
-          only: set[str] | None = None, progress=print) -> dict[str, dict]:
+def sweep(
+    part: Part,
+    evidence: str,
+    seeds: list[int],
+    num_queries: int,
+    encoder,
+    with_mixture: bool,
+    only: set[str] | None = None,
+    progress=print,
+) -> dict[str, dict]:
     """rule x mode -> pooled metrics over seeds (plus affirmative-text and confidence variants)."""
     pooled: dict[str, dict[str, list]] = {}
     for seed in seeds:
@@ -217,8 +243,9 @@ def sweep(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder
         qs = Queries(part, seed, num_queries, encoder)
         progress(f"  {evidence} seed {seed}: queries ready after {time.perf_counter() - started:.0f} s")
         families = None if only is None else {key.split(" ")[0] for key in only}
-        rules = rule_states(part, evidence_scores(part, evidence, seed), seed, with_mixture and seed == seeds[0],
-                            families)
+        rules = rule_states(
+            part, evidence_scores(part, evidence, seed), seed, with_mixture and seed == seeds[0], families
+        )
         for name, (states, confidence) in rules.items():
             for mode in ("hard", "strict"):
                 key = f"{name} | {mode}"
@@ -230,16 +257,22 @@ def sweep(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder
                 entry["ndcg"] += ndcg.tolist()
                 entry["seeds"].append(seed)
                 if only is not None:  # the frozen rules: the variants too
-                    for variant, kwargs in (("affirmative", {"similarity": qs.affirmative_similarity}),
-                                            ("confidence", {"confidence": confidence})):
+                    for variant, kwargs in (
+                        ("affirmative", {"similarity": qs.affirmative_similarity}),
+                        ("confidence", {"confidence": confidence}),
+                    ):
                         _, _, c, g = rank_metrics(states, qs, mode == "strict", **kwargs)
                         entry.setdefault(f"{variant}_conflict", []).extend(c.tolist())
                         entry.setdefault(f"{variant}_ndcg", []).extend(g.tolist())
         progress(f"  {evidence} seed {seed}: {len(rules)} rules in {time.perf_counter() - started:.0f} s")
     out = {}
     for key, entry in pooled.items():
-        summary = {"conflict@3": ev.bootstrap(entry["conflict"], 0), "ndcg@10": float(np.mean(entry["ndcg"])),
-                   "queries": len(entry["conflict"]), "seeds": entry["seeds"]}
+        summary = {
+            "conflict@3": ev.bootstrap(entry["conflict"], 0),
+            "ndcg@10": float(np.mean(entry["ndcg"])),
+            "queries": len(entry["conflict"]),
+            "seeds": entry["seeds"],
+        }
         for variant in ("affirmative", "confidence"):
             if f"{variant}_conflict" in entry:
                 summary[f"{variant}_conflict@3"] = float(np.mean(entry[f"{variant}_conflict"]))
@@ -266,11 +299,12 @@ AUTO_RULES = {
     "embedding": ["otsu | hard", "calibrated_labelled rho=0.5 rho_absent=0.93 | strict"],
 }
 PRESENT_ABOVE = (0.9, 0.95, 0.99)  # confidently present: confidence above this
-ABSENT_BELOW = (0.01, 0.03, 0.1)   # confidently absent: confidence below this
+ABSENT_BELOW = (0.01, 0.03, 0.1)  # confidently absent: confidence below this
 
 
-def flag_variants(present_grid: tuple[float, ...] = PRESENT_ABOVE,
-                  absent_grid: tuple[float, ...] = ABSENT_BELOW) -> dict[str, tuple[float | None, float | None]]:
+def flag_variants(
+    present_grid: tuple[float, ...] = PRESENT_ABOVE, absent_grid: tuple[float, ...] = ABSENT_BELOW
+) -> dict[str, tuple[float | None, float | None]]:
     """name -> (present threshold, absent threshold); None: that flag is not used. The default
     grids are the index's levels (domain/confidence.py); others measure what a finer grid would buy."""
     out: dict[str, tuple[float | None, float | None]] = {"none": (None, None)}
@@ -280,9 +314,16 @@ def flag_variants(present_grid: tuple[float, ...] = PRESENT_ABOVE,
     return out
 
 
-def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, strict: bool,
-                    present_above: float | None, absent_below: float | None,
-                    present_first: bool = False, weights: tuple[float, float] = (0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+def flagged_metrics(
+    states: np.ndarray,
+    confidence: np.ndarray,
+    qs: Queries,
+    strict: bool,
+    present_above: float | None,
+    absent_below: float | None,
+    present_first: bool = False,
+    weights: tuple[float, float] = (0.0, 0.0),
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-query Conflict@3 and nDCG@10 of the rule's ranking with two binary refinements inside
     each tier (after strict's verified absence, before similarity): the forbidden concept
     confidently absent first, then the required concept confidently present. Binary flags, not a
@@ -315,8 +356,15 @@ def flagged_metrics(states: np.ndarray, confidence: np.ndarray, qs: Queries, str
     return conflict, ndcg
 
 
-def confidence_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
-                    variants: dict[str, tuple[float | None, float | None]], progress=print) -> dict[str, dict]:
+def confidence_pass(
+    part: Part,
+    evidence: str,
+    seeds: list[int],
+    num_queries: int,
+    encoder,
+    variants: dict[str, tuple[float | None, float | None]],
+    progress=print,
+) -> dict[str, dict]:
     """rule -> variant -> pooled Conflict@3 (with interval) and nDCG@10 over seeds."""
     pooled: dict[str, dict[str, dict[str, list]]] = {}
     wanted = AUTO_RULES[evidence]
@@ -333,13 +381,22 @@ def confidence_pass(part: Part, evidence: str, seeds: list[int], num_queries: in
                 entry["conflict"] += c.tolist()
                 entry["ndcg"] += g.tolist()
         progress(f"  {evidence} seed {seed} done")
-    return {key: {variant: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
-                            "queries": len(e["conflict"])} for variant, e in by_variant.items()}
-            for key, by_variant in pooled.items()}
+    return {
+        key: {
+            variant: {
+                "conflict@3": ev.bootstrap(e["conflict"], 0),
+                "ndcg@10": float(np.mean(e["ndcg"])),
+                "queries": len(e["conflict"]),
+            }
+            for variant, e in by_variant.items()
+        }
+        for key, by_variant in pooled.items()
+    }
 
 
-def confidence_experiment(tune: Part, held: Part, evidences: list[str], seeds: list[int], num_queries: int,
-                          encoder) -> dict:
+def confidence_experiment(
+    tune: Part, held: Part, evidences: list[str], seeds: list[int], num_queries: int, encoder
+) -> dict:
     """Per evidence source and auto rule: the flag variant chosen on the tuning half (the same
     selection as the sweep, "none" included), then it and "none" on the held-out half. It wins
     there when Conflict@3 is lower and nDCG@10 not lower by more than NDCG_SLACK."""
@@ -353,14 +410,24 @@ def confidence_experiment(tune: Part, held: Part, evidences: list[str], seeds: l
         report[evidence] = {}
         for key, variant in chosen.items():
             base, pick = held_out[key]["none"], held_out[key][variant]
-            wins = variant != "none" and pick["conflict@3"][0] < base["conflict@3"][0] and \
-                pick["ndcg@10"] >= base["ndcg@10"] - NDCG_SLACK
-            report[evidence][key] = {"chosen": variant, "tuning": tuned[key], "heldout": held_out[key],
-                                     "wins_heldout": bool(wins)}
-            print(f"    {key}: chosen {variant} (tuning {tuned[key][variant]['conflict@3'][0]:.3f} vs none "
-                  f"{tuned[key]['none']['conflict@3'][0]:.3f}); held-out {pick['conflict@3'][0]:.3f} / "
-                  f"{pick['ndcg@10']:.3f} vs none {base['conflict@3'][0]:.3f} / {base['ndcg@10']:.3f}"
-                  f" -> {'wins' if wins else 'does not win'}", flush=True)
+            wins = (
+                variant != "none"
+                and pick["conflict@3"][0] < base["conflict@3"][0]
+                and pick["ndcg@10"] >= base["ndcg@10"] - NDCG_SLACK
+            )
+            report[evidence][key] = {
+                "chosen": variant,
+                "tuning": tuned[key],
+                "heldout": held_out[key],
+                "wins_heldout": bool(wins),
+            }
+            print(
+                f"    {key}: chosen {variant} (tuning {tuned[key][variant]['conflict@3'][0]:.3f} vs none "
+                f"{tuned[key]['none']['conflict@3'][0]:.3f}); held-out {pick['conflict@3'][0]:.3f} / "
+                f"{pick['ndcg@10']:.3f} vs none {base['conflict@3'][0]:.3f} / {base['ndcg@10']:.3f}"
+                f" -> {'wins' if wins else 'does not win'}",
+                flush=True,
+            )
     return report
 
 
@@ -378,7 +445,9 @@ TARGET_NDCG = 0.93  # issue 18's nDCG@10 floor at accuracy 0.9
 CURRENT_AT_09 = ("otsu | strict", "present>0.99")
 
 
-def grid_rules(part: Part, scores: np.ndarray, seed: int, families: set[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def grid_rules(
+    part: Part, scores: np.ndarray, seed: int, families: set[str]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every rule of `families` for one evidence draw: name -> (states, the confidence the server
     grades it by). The local backend grades by the posterior only items `calibrated` placed
     (storage/local/confidence.py); Otsu, min_error and mixture items by their mean score."""
@@ -394,11 +463,19 @@ def grid_rules(part: Part, scores: np.ndarray, seed: int, families: set[str]) ->
     return out
 
 
-def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
-              only: dict[str, list[str]] | None = None, families: set[str] | None = None,
-              present_first: bool = False, variants: dict[str, tuple[float | None, float | None]] | None = None,
-              progress=print) -> dict[str, dict[str, dict]]:
-    """"rule | strict" -> flag variant -> pooled Conflict@3 (with interval), nDCG@10 and the
+def grid_pass(
+    part: Part,
+    evidence: str,
+    seeds: list[int],
+    num_queries: int,
+    encoder,
+    only: dict[str, list[str]] | None = None,
+    families: set[str] | None = None,
+    present_first: bool = False,
+    variants: dict[str, tuple[float | None, float | None]] | None = None,
+    progress=print,
+) -> dict[str, dict[str, dict]]:
+    """ "rule | strict" -> flag variant -> pooled Conflict@3 (with interval), nDCG@10 and the
     per-seed Conflict@3; `only` limits the work to those rules and variants (the frozen ones)."""
     variants = variants or flag_variants()
     if only is not None:
@@ -413,7 +490,7 @@ def grid_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, enc
             key = f"{name} | strict"
             if only is not None and key not in only:
                 continue
-            for variant in (only[key] if only is not None else variants):
+            for variant in only[key] if only is not None else variants:
                 present_above, absent_below = variants[variant]
                 c, g = flagged_metrics(states, confidence, qs, True, present_above, absent_below, present_first)
                 add_seed(pooled, key, variant, c, g)
@@ -431,30 +508,55 @@ def add_seed(pooled: dict, key: str, cell: str, conflict: np.ndarray, ndcg: np.n
 
 def pooled_summary(pooled: dict) -> dict[str, dict[str, dict]]:
     """key -> cell -> Conflict@3 (mean and bootstrap interval), nDCG@10, per-seed Conflict@3, queries."""
-    return {key: {cell: {"conflict@3": ev.bootstrap(e["conflict"], 0), "ndcg@10": float(np.mean(e["ndcg"])),
-                         "conflict@3_per_seed": e["per_seed"], "queries": len(e["conflict"])}
-                  for cell, e in by_cell.items()} for key, by_cell in pooled.items()}
+    return {
+        key: {
+            cell: {
+                "conflict@3": ev.bootstrap(e["conflict"], 0),
+                "ndcg@10": float(np.mean(e["ndcg"])),
+                "conflict@3_per_seed": e["per_seed"],
+                "queries": len(e["conflict"]),
+            }
+            for cell, e in by_cell.items()
+        }
+        for key, by_cell in pooled.items()
+    }
 
 
 def choose_for_target(results: dict[str, dict[str, dict]], families: tuple[str, ...]) -> tuple[str, str, str]:
     """(rule, flag variant, criterion) among the rules of `families`: the lowest Conflict@3 among
     those with nDCG@10 >= TARGET_NDCG (ties: the higher nDCG@10); if none reaches it, the sweep's
     criterion (lowest Conflict@3 with nDCG@10 within NDCG_SLACK of the best)."""
-    cells = {(key, variant): m for key, by_variant in results.items() if key.split(" ")[0] in families
-             for variant, m in by_variant.items()}
+    cells = {
+        (key, variant): m
+        for key, by_variant in results.items()
+        if key.split(" ")[0] in families
+        for variant, m in by_variant.items()
+    }
     eligible = {k: m for k, m in cells.items() if m["ndcg@10"] >= TARGET_NDCG}
     criterion = f"lowest Conflict@3 with nDCG@10 >= {TARGET_NDCG}"
     if not eligible:
         best = max(m["ndcg@10"] for m in cells.values())
         eligible = {k: m for k, m in cells.items() if m["ndcg@10"] >= best - NDCG_SLACK}
-        criterion = f"none reached nDCG@10 {TARGET_NDCG}: lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best"
+        criterion = (
+            f"none reached nDCG@10 {TARGET_NDCG}: lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best"
+        )
     key, variant = min(eligible, key=lambda k: (eligible[k]["conflict@3"][0], -eligible[k]["ndcg@10"]))
     return key, variant, criterion
 
 
-def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
-                    num_queries: int, encoder, also: list[str], families: tuple[str, ...] = GRID_FAMILIES,
-                    present_first: bool = False, present_grid: tuple[float, ...] = PRESENT_ABOVE) -> dict:
+def grid_experiment(
+    tune: Part,
+    held: Part,
+    evidence: str,
+    tuning_seeds: list[int],
+    heldout_seeds: list[int],
+    num_queries: int,
+    encoder,
+    also: list[str],
+    families: tuple[str, ...] = GRID_FAMILIES,
+    present_first: bool = False,
+    present_grid: tuple[float, ...] = PRESENT_ABOVE,
+) -> dict:
     """The grid on the tuning half; one choice for a declared accuracy (label-free families) and
     one for a labelled set (every family); both frozen with the current rule and the paper's
     reference, then read once on the held-out half. `also`: other evidence sources on which the
@@ -462,40 +564,82 @@ def grid_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[in
     print(f"[{evidence}] grid on the tuning half ({len(tune.rows)} items, seeds {tuning_seeds})", flush=True)
     variants = flag_variants(present_grid)
     variants.setdefault(CURRENT_AT_09[1], flag_variants()[CURRENT_AT_09[1]])  # the rule in force is a candidate
-    tuned = grid_pass(tune, evidence, tuning_seeds, num_queries, encoder, families=set(families),
-                      present_first=present_first, variants=variants)
-    chosen = {"declared": choose_for_target(tuned, tuple(f for f in families if f != "calibrated_labelled")),
-              "labelled": choose_for_target(tuned, families)}
+    tuned = grid_pass(
+        tune,
+        evidence,
+        tuning_seeds,
+        num_queries,
+        encoder,
+        families=set(families),
+        present_first=present_first,
+        variants=variants,
+    )
+    chosen = {
+        "declared": choose_for_target(tuned, tuple(f for f in families if f != "calibrated_labelled")),
+        "labelled": choose_for_target(tuned, families),
+    }
     frozen: dict[str, list[str]] = {CURRENT_AT_09[0]: [CURRENT_AT_09[1], "none"]}
     for key, variant, criterion in chosen.values():
         frozen.setdefault(key, [])
         if variant not in frozen[key]:
             frozen[key].append(variant)
-        print(f"  chosen ({criterion}): {key} + {variant}: tuning {tuned[key][variant]['conflict@3'][0]:.3f} / "
-              f"{tuned[key][variant]['ndcg@10']:.3f}", flush=True)
-    print(f"[{evidence}] frozen {frozen}; held-out half ({len(held.rows)} items, seeds {heldout_seeds}), once", flush=True)
-    held_out = grid_pass(held, evidence, heldout_seeds, num_queries, encoder, only=frozen, present_first=present_first,
-                         variants=variants)
+        print(
+            f"  chosen ({criterion}): {key} + {variant}: tuning {tuned[key][variant]['conflict@3'][0]:.3f} / "
+            f"{tuned[key][variant]['ndcg@10']:.3f}",
+            flush=True,
+        )
+    print(
+        f"[{evidence}] frozen {frozen}; held-out half ({len(held.rows)} items, seeds {heldout_seeds}), once", flush=True
+    )
+    held_out = grid_pass(
+        held, evidence, heldout_seeds, num_queries, encoder, only=frozen, present_first=present_first, variants=variants
+    )
     current = held_out[CURRENT_AT_09[0]][CURRENT_AT_09[1]]
-    report = {"grid": {"families": list(families), "present_first": present_first, "label_free": list(LABEL_FREE), "rho": list(RHO),
-                       "rho_absent": [r or "= rho" for r in RHO_ABSENT], "flags": list(variants),
-                       "mode": "strict", "configurations": sum(len(v) for v in tuned.values())},
-              "tuning_seeds": tuning_seeds, "heldout_seeds": heldout_seeds, "current": list(CURRENT_AT_09),
-              "chosen": {}, "tuning": tuned, "heldout": held_out, "also_tuning": {}}
+    report = {
+        "grid": {
+            "families": list(families),
+            "present_first": present_first,
+            "label_free": list(LABEL_FREE),
+            "rho": list(RHO),
+            "rho_absent": [r or "= rho" for r in RHO_ABSENT],
+            "flags": list(variants),
+            "mode": "strict",
+            "configurations": sum(len(v) for v in tuned.values()),
+        },
+        "tuning_seeds": tuning_seeds,
+        "heldout_seeds": heldout_seeds,
+        "current": list(CURRENT_AT_09),
+        "chosen": {},
+        "tuning": tuned,
+        "heldout": held_out,
+        "also_tuning": {},
+    }
     for path, (key, variant, criterion) in chosen.items():
         pick = held_out[key][variant]
-        holds = (key, variant) != CURRENT_AT_09 and pick["conflict@3"][0] < current["conflict@3"][0] and \
-            pick["ndcg@10"] >= current["ndcg@10"] - NDCG_SLACK
+        holds = (
+            (key, variant) != CURRENT_AT_09
+            and pick["conflict@3"][0] < current["conflict@3"][0]
+            and pick["ndcg@10"] >= current["ndcg@10"] - NDCG_SLACK
+        )
         target = pick["conflict@3"][0] <= 0.040 and pick["ndcg@10"] >= TARGET_NDCG
-        report["chosen"][path] = {"rule": key, "flags": variant, "criterion": criterion, "holds": bool(holds),
-                                  "meets_target": bool(target)}
-        print(f"  {path}: {key} + {variant}: held-out {pick['conflict@3'][0]:.3f} / {pick['ndcg@10']:.3f} vs current "
-              f"{current['conflict@3'][0]:.3f} / {current['ndcg@10']:.3f} -> {'holds' if holds else 'does not hold'}; "
-              f"target {'met' if target else 'not met'}", flush=True)
+        report["chosen"][path] = {
+            "rule": key,
+            "flags": variant,
+            "criterion": criterion,
+            "holds": bool(holds),
+            "meets_target": bool(target),
+        }
+        print(
+            f"  {path}: {key} + {variant}: held-out {pick['conflict@3'][0]:.3f} / {pick['ndcg@10']:.3f} vs current "
+            f"{current['conflict@3'][0]:.3f} / {current['ndcg@10']:.3f} -> {'holds' if holds else 'does not hold'}; "
+            f"target {'met' if target else 'not met'}",
+            flush=True,
+        )
     for other in also:
         print(f"[{other}] the frozen rules on the tuning half", flush=True)
-        report["also_tuning"][other] = grid_pass(tune, other, tuning_seeds, num_queries, encoder, only=frozen,
-                                                 present_first=present_first, variants=variants)
+        report["also_tuning"][other] = grid_pass(
+            tune, other, tuning_seeds, num_queries, encoder, only=frozen, present_first=present_first, variants=variants
+        )
     return report
 
 
@@ -505,17 +649,26 @@ IN_FORCE: dict[str, list[tuple[str, str]]] = {
     "simulated:0.7": [("otsu | hard", "none")],
     "simulated:0.8": [("otsu | strict", "present>0.99")],
     "simulated:0.9": [("otsu | strict", "present>0.99")],
-    "simulated:0.95": [("otsu | strict", "present>0.9"),
-                       ("calibrated_labelled rho=0.5 rho_absent=0.99 | strict", "absent<0.03 present>0.99")],
+    "simulated:0.95": [
+        ("otsu | strict", "present>0.9"),
+        ("calibrated_labelled rho=0.5 rho_absent=0.99 | strict", "absent<0.03 present>0.99"),
+    ],
     "embedding": [("otsu | hard", "none"), ("calibrated_labelled rho=0.5 rho_absent=0.93 | strict", "none")],
 }
 WEIGHTS_PRESENT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.5)
 WEIGHTS_ABSENT = (0.0, 0.2, 0.4, 0.8, 1.2)
 
 
-def weight_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
-                cells: dict[str, list[tuple[str, tuple[float, float]]]], progress=print) -> dict[str, dict]:
-    """"rule | mode" -> "flags w_present w_absent" -> pooled Conflict@3, nDCG@10, per-seed Conflict@3."""
+def weight_pass(
+    part: Part,
+    evidence: str,
+    seeds: list[int],
+    num_queries: int,
+    encoder,
+    cells: dict[str, list[tuple[str, tuple[float, float]]]],
+    progress=print,
+) -> dict[str, dict]:
+    """ "rule | mode" -> "flags w_present w_absent" -> pooled Conflict@3, nDCG@10, per-seed Conflict@3."""
     pooled: dict[str, dict[str, dict[str, list]]] = {}
     variants = flag_variants()
     for seed in seeds:
@@ -528,24 +681,33 @@ def weight_pass(part: Part, evidence: str, seeds: list[int], num_queries: int, e
             states, confidence = rules[name]
             for flags, weights in wanted:
                 present_above, absent_below = variants[flags]
-                c, g = flagged_metrics(states, confidence, qs, mode == "strict", present_above, absent_below,
-                                       weights=weights)
+                c, g = flagged_metrics(
+                    states, confidence, qs, mode == "strict", present_above, absent_below, weights=weights
+                )
                 add_seed(pooled, key, f"{flags} {weights[0]} {weights[1]}", c, g)
         progress(f"  {evidence} seed {seed} in {time.perf_counter() - started:.0f} s")
     return pooled_summary(pooled)
 
 
-def weight_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int],
-                      num_queries: int, encoder) -> dict:
+def weight_experiment(
+    tune: Part, held: Part, evidence: str, tuning_seeds: list[int], heldout_seeds: list[int], num_queries: int, encoder
+) -> dict:
     """Confidence weights within tiers for the rules in force: per rule, its flags or none x
     (w_present, w_absent) on the tuning half; the pick (lowest Conflict@3 with nDCG@10 >= 0.93
     where any cell reaches it at 0.9, else within NDCG_SLACK of the best) frozen with the rule in
     force and read once on the held-out half. A pick holds if its held-out Conflict@3 is below the
     rule in force's and its nDCG@10 not lower by more than NDCG_SLACK."""
-    report: dict = {"tuning_seeds": tuning_seeds, "heldout_seeds": heldout_seeds, "weights_present": list(WEIGHTS_PRESENT),
-                    "weights_absent": list(WEIGHTS_ABSENT), "rules": {}}
+    report: dict = {
+        "tuning_seeds": tuning_seeds,
+        "heldout_seeds": heldout_seeds,
+        "weights_present": list(WEIGHTS_PRESENT),
+        "weights_absent": list(WEIGHTS_ABSENT),
+        "rules": {},
+    }
     for key, flags in IN_FORCE[evidence]:
-        grid = [(f, (wp, wa)) for f in dict.fromkeys([flags, "none"]) for wp in WEIGHTS_PRESENT for wa in WEIGHTS_ABSENT]
+        grid = [
+            (f, (wp, wa)) for f in dict.fromkeys([flags, "none"]) for wp in WEIGHTS_PRESENT for wa in WEIGHTS_ABSENT
+        ]
         print(f"[{evidence}] {key} + {flags}: {len(grid)} cells on the tuning half", flush=True)
         tuned = weight_pass(tune, evidence, tuning_seeds, num_queries, encoder, {key: grid})[key]
         floor = TARGET_NDCG if evidence == "simulated:0.9" else None
@@ -557,22 +719,38 @@ def weight_experiment(tune: Part, held: Part, evidence: str, tuning_seeds: list[
             criterion = f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best"
         pick = min(eligible, key=lambda c: (eligible[c]["conflict@3"][0], -eligible[c]["ndcg@10"]))
         current = f"{flags} 0.0 0.0"
-        print(f"  pick ({criterion}): {pick}: tuning {tuned[pick]['conflict@3'][0]:.3f} / {tuned[pick]['ndcg@10']:.3f}"
-              f" vs in force {tuned[current]['conflict@3'][0]:.3f} / {tuned[current]['ndcg@10']:.3f}", flush=True)
+        print(
+            f"  pick ({criterion}): {pick}: tuning {tuned[pick]['conflict@3'][0]:.3f} / {tuned[pick]['ndcg@10']:.3f}"
+            f" vs in force {tuned[current]['conflict@3'][0]:.3f} / {tuned[current]['ndcg@10']:.3f}",
+            flush=True,
+        )
         frozen = [(f, (float(a), float(b))) for f, a, b in (c.rsplit(" ", 2) for c in dict.fromkeys([pick, current]))]
         held_out = weight_pass(held, evidence, heldout_seeds, num_queries, encoder, {key: frozen})[key]
         h_pick, h_current = held_out[pick], held_out[current]
-        holds = pick != current and h_pick["conflict@3"][0] < h_current["conflict@3"][0] and \
-            h_pick["ndcg@10"] >= h_current["ndcg@10"] - NDCG_SLACK
-        print(f"  held-out, once: pick {h_pick['conflict@3'][0]:.3f} / {h_pick['ndcg@10']:.3f} vs in force "
-              f"{h_current['conflict@3'][0]:.3f} / {h_current['ndcg@10']:.3f} -> {'holds' if holds else 'does not hold'}",
-              flush=True)
-        report["rules"][f"{key} + {flags}"] = {"criterion": criterion, "pick": pick, "in_force": current,
-                                              "holds": bool(holds), "tuning": tuned, "heldout": held_out}
+        holds = (
+            pick != current
+            and h_pick["conflict@3"][0] < h_current["conflict@3"][0]
+            and h_pick["ndcg@10"] >= h_current["ndcg@10"] - NDCG_SLACK
+        )
+        print(
+            f"  held-out, once: pick {h_pick['conflict@3'][0]:.3f} / {h_pick['ndcg@10']:.3f} vs in force "
+            f"{h_current['conflict@3'][0]:.3f} / {h_current['ndcg@10']:.3f} -> {'holds' if holds else 'does not hold'}",
+            flush=True,
+        )
+        report["rules"][f"{key} + {flags}"] = {
+            "criterion": criterion,
+            "pick": pick,
+            "in_force": current,
+            "holds": bool(holds),
+            "tuning": tuned,
+            "heldout": held_out,
+        }
     return report
 
 
-def weight_robustness(tune: Part, evidence: str, others: list[str], seeds: list[int], num_queries: int, encoder) -> dict:
+def weight_robustness(
+    tune: Part, evidence: str, others: list[str], seeds: list[int], num_queries: int, encoder
+) -> dict:
     """What the weight pick frozen for `evidence` (rule_choice.py's rule) and the rule it replaced
     give when the verifier's true accuracy is another (`others`), on the tuning half only."""
     key, flags = IN_FORCE[evidence][0]
@@ -581,13 +759,16 @@ def weight_robustness(tune: Part, evidence: str, others: list[str], seeds: list[
     rule = rule_for_accuracy(float(evidence.split(":")[1]))
     variants = flag_variants()
     ranking = rule.confidence
-    frozen_flags = next(name for name, (p, a) in variants.items() if (p, a) == (ranking.present_above, ranking.absent_below))
+    frozen_flags = next(
+        name for name, (p, a) in variants.items() if (p, a) == (ranking.present_above, ranking.absent_below)
+    )
     cells = {key: [(frozen_flags, (ranking.present_weight, ranking.absent_weight)), (flags, (0.0, 0.0))]}
     return {other: weight_pass(tune, other, seeds, num_queries, encoder, cells)[key] for other in others}
 
 
-def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: int, encoder,
-                     rule: tuple[str, str] = CURRENT_AT_09) -> dict:
+def conflict_anatomy(
+    part: Part, evidence: str, seeds: list[int], num_queries: int, encoder, rule: tuple[str, str] = CURRENT_AT_09
+) -> dict:
     """Where the contradicting top-3 slots of a rule ("otsu | strict", flag variant) come from,
     pooled over seeds: what lifted each into the top 3 (its tier, strict's verified absence, the
     flag) and which side is wrong (the required concept absent, the forbidden one present)."""
@@ -614,18 +795,31 @@ def conflict_anatomy(part: Part, evidence: str, seeds: list[int], num_queries: i
             for i in order:
                 if not qs.contradicts[n, i]:
                     continue
-                wrong = ("required absent" if not truth[i, r] else "") + \
-                    (" + " if not truth[i, r] and truth[i, f] else "") + ("forbidden present" if truth[i, f] else "")
-                where = {1: "entailed tier (required HAS)", 0: "required UNCERTAIN tier", -1: "contradicted tier"}[int(tier[i])]
-                how = ("verified absent" if verified[i] else "forbidden not verified") + \
-                    (", required flagged" if present_above is not None and present[i] else "")
+                wrong = (
+                    ("required absent" if not truth[i, r] else "")
+                    + (" + " if not truth[i, r] and truth[i, f] else "")
+                    + ("forbidden present" if truth[i, f] else "")
+                )
+                where = {1: "entailed tier (required HAS)", 0: "required UNCERTAIN tier", -1: "contradicted tier"}[
+                    int(tier[i])
+                ]
+                how = ("verified absent" if verified[i] else "forbidden not verified") + (
+                    ", required flagged" if present_above is not None and present[i] else ""
+                )
                 key = f"{where}, {how}: {wrong}"
                 counts[key] = counts.get(key, 0) + 1
                 scores_by_cause.setdefault(key, []).append(float(means[i, r] if not truth[i, r] else means[i, f]))
-    return {"rule": list(rule), "evidence": evidence, "seeds": seeds, "top3_slots": slots,
-            "contradicting": sum(counts.values()), "by_cause": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
-            "wrong_concept_score_quantiles_10_50_90": {
-                k: [round(float(q), 4) for q in np.quantile(v, [0.1, 0.5, 0.9])] for k, v in scores_by_cause.items()}}
+    return {
+        "rule": list(rule),
+        "evidence": evidence,
+        "seeds": seeds,
+        "top3_slots": slots,
+        "contradicting": sum(counts.values()),
+        "by_cause": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+        "wrong_concept_score_quantiles_10_50_90": {
+            k: [round(float(q), 4) for q in np.quantile(v, [0.1, 0.5, 0.9])] for k, v in scores_by_cause.items()
+        },
+    }
 
 
 def main() -> None:
@@ -637,25 +831,55 @@ def main() -> None:
     parser.add_argument("--no-mixture", action="store_true", help="skip the per-item mixture (21 ms per item)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "polarmem" / "dev10k_minilm.npy")
     parser.add_argument("--out", type=Path, default=Path("docs/evaluation/dev/rule_sweep.json"))
-    parser.add_argument("--confidence", action="store_true",
-                        help="run the confidence-flag experiment for the rules partitioner auto chooses instead")
-    parser.add_argument("--grid", action="store_true",
-                        help="run the 0.9-target grid (partitioner x band x confidence flags, strict) instead")
-    parser.add_argument("--weights", action="store_true",
-                        help="confidence weights within tiers for the rules in force (weight_experiment) instead")
-    parser.add_argument("--anatomy", action="store_true",
-                        help="where the rule in force at 0.9 gets its contradicting top-3 slots (tuning half)")
-    parser.add_argument("--families", nargs="+", default=list(GRID_FAMILIES), choices=GRID_FAMILIES + EXTRA_FAMILIES,
-                        help="--grid: the partitioners searched")
-    parser.add_argument("--present-first", action="store_true",
-                        help="--grid: the required-present flag before the forbidden-absent flag (not the core's order)")
-    parser.add_argument("--present-grid", type=float, nargs="+", default=list(PRESENT_ABOVE),
-                        help="--grid: required-present thresholds (default: the index's levels)")
-    parser.add_argument("--tuning-seeds", type=int, nargs="+", default=None,
-                        help="--grid: seeds on the tuning half (default: --seeds)")
-    parser.add_argument("--also", nargs="*", default=[],
-                        help="--grid: other evidence sources on which the frozen rules are measured (tuning half); "
-                             "with --weights: only that, for the weight picks rule_choice.py holds")
+    parser.add_argument(
+        "--confidence",
+        action="store_true",
+        help="run the confidence-flag experiment for the rules partitioner auto chooses instead",
+    )
+    parser.add_argument(
+        "--grid",
+        action="store_true",
+        help="run the 0.9-target grid (partitioner x band x confidence flags, strict) instead",
+    )
+    parser.add_argument(
+        "--weights",
+        action="store_true",
+        help="confidence weights within tiers for the rules in force (weight_experiment) instead",
+    )
+    parser.add_argument(
+        "--anatomy",
+        action="store_true",
+        help="where the rule in force at 0.9 gets its contradicting top-3 slots (tuning half)",
+    )
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=list(GRID_FAMILIES),
+        choices=GRID_FAMILIES + EXTRA_FAMILIES,
+        help="--grid: the partitioners searched",
+    )
+    parser.add_argument(
+        "--present-first",
+        action="store_true",
+        help="--grid: the required-present flag before the forbidden-absent flag (not the core's order)",
+    )
+    parser.add_argument(
+        "--present-grid",
+        type=float,
+        nargs="+",
+        default=list(PRESENT_ABOVE),
+        help="--grid: required-present thresholds (default: the index's levels)",
+    )
+    parser.add_argument(
+        "--tuning-seeds", type=int, nargs="+", default=None, help="--grid: seeds on the tuning half (default: --seeds)"
+    )
+    parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        help="--grid: other evidence sources on which the frozen rules are measured (tuning half); "
+        "with --weights: only that, for the weight picks rule_choice.py holds",
+    )
     args = parser.parse_args()
 
     from polarmem_server.scoring.encoder import load_encoder
@@ -667,40 +891,68 @@ def main() -> None:
     categories = ev.categories_of(rows)
     tune_rows, held_rows = ev.split_dev(rows)
     if args.items:
-        tune_rows, held_rows = tune_rows[:args.items], held_rows[:args.items]
+        tune_rows, held_rows = tune_rows[: args.items], held_rows[: args.items]
     tune = Part(tune_rows, vectors[[by_id[r["id"]] for r in tune_rows]], categories, encoder)
     held = Part(held_rows, vectors[[by_id[r["id"]] for r in held_rows]], categories, encoder)
-    report: dict = {"data": "polarmem_server/data/coco_val2014_dev10k.jsonl.gz", "tuning_items": len(tune_rows),
-                    "heldout_items": len(held_rows), "seeds": args.seeds, "queries_per_seed": args.num_queries,
-                    "selection": f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best, on the tuning half",
-                    "note": "simulated evidence is drawn from Beta distributions, not produced by a model; "
-                            "offline replay of the hard / strict rankings", "evidence": {}}
+    report: dict = {
+        "data": "polarmem_server/data/coco_val2014_dev10k.jsonl.gz",
+        "tuning_items": len(tune_rows),
+        "heldout_items": len(held_rows),
+        "seeds": args.seeds,
+        "queries_per_seed": args.num_queries,
+        "selection": f"lowest Conflict@3 with nDCG@10 within {NDCG_SLACK} of the best, on the tuning half",
+        "note": "simulated evidence is drawn from Beta distributions, not produced by a model; "
+        "offline replay of the hard / strict rankings",
+        "evidence": {},
+    }
     if args.anatomy:
         report["experiment"] = "where the contradicting top-3 slots come from (conflict_anatomy), tuning half"
-        report["evidence"] = {e: conflict_anatomy(tune, e, args.seeds, args.num_queries, encoder) for e in args.evidence}
+        report["evidence"] = {
+            e: conflict_anatomy(tune, e, args.seeds, args.num_queries, encoder) for e in args.evidence
+        }
         write_report(args.out, report, indent=1)
         print(json.dumps(report["evidence"], indent=1))
         return
     if args.grid:
         report["experiment"] = "0.9 target: partitioner x band x confidence flags, strict, affirmative query embedding"
-        report["selection"] = (f"lowest Conflict@3 with nDCG@10 >= {TARGET_NDCG} on the tuning half (else the sweep's "
-                               "criterion), per path: a declared accuracy (label-free families) or a labelled set")
-        report["evidence"] = {evidence: grid_experiment(tune, held, evidence, args.tuning_seeds or args.seeds, args.seeds,
-                                                        args.num_queries, encoder, args.also, tuple(args.families),
-                                                        args.present_first, tuple(args.present_grid))
-                              for evidence in args.evidence}
+        report["selection"] = (
+            f"lowest Conflict@3 with nDCG@10 >= {TARGET_NDCG} on the tuning half (else the sweep's "
+            "criterion), per path: a declared accuracy (label-free families) or a labelled set"
+        )
+        report["evidence"] = {
+            evidence: grid_experiment(
+                tune,
+                held,
+                evidence,
+                args.tuning_seeds or args.seeds,
+                args.seeds,
+                args.num_queries,
+                encoder,
+                args.also,
+                tuple(args.families),
+                args.present_first,
+                tuple(args.present_grid),
+            )
+            for evidence in args.evidence
+        }
         write_report(args.out, report, indent=1)
         return
     if args.weights and args.also:
-        report["experiment"] = "confidence weights: the frozen pick and the rule it replaced at other true accuracies (tuning half)"
-        report["evidence"] = {e: weight_robustness(tune, e, args.also, args.tuning_seeds or args.seeds, args.num_queries,
-                                                   encoder) for e in args.evidence}
+        report["experiment"] = (
+            "confidence weights: the frozen pick and the rule it replaced at other true accuracies (tuning half)"
+        )
+        report["evidence"] = {
+            e: weight_robustness(tune, e, args.also, args.tuning_seeds or args.seeds, args.num_queries, encoder)
+            for e in args.evidence
+        }
         write_report(args.out, report, indent=1)
         return
     if args.weights:
         report["experiment"] = "confidence weights within tiers (flagged_metrics weights), affirmative query embedding"
-        report["evidence"] = {e: weight_experiment(tune, held, e, args.tuning_seeds or args.seeds, args.seeds,
-                                                   args.num_queries, encoder) for e in args.evidence}
+        report["evidence"] = {
+            e: weight_experiment(tune, held, e, args.tuning_seeds or args.seeds, args.seeds, args.num_queries, encoder)
+            for e in args.evidence
+        }
         write_report(args.out, report, indent=1)
         return
     if args.confidence:
@@ -713,15 +965,21 @@ def main() -> None:
         tuned = sweep(tune, evidence, args.seeds, args.num_queries, encoder, not args.no_mixture)
         chosen = choose(tuned)
         frozen = {chosen, "otsu | hard", "otsu | strict"}
-        print(f"[{evidence}] chosen {chosen}: tuning Conflict@3 {tuned[chosen]['conflict@3'][0]:.3f} nDCG@10 "
-              f"{tuned[chosen]['ndcg@10']:.3f}; held-out half ...", flush=True)
+        print(
+            f"[{evidence}] chosen {chosen}: tuning Conflict@3 {tuned[chosen]['conflict@3'][0]:.3f} nDCG@10 "
+            f"{tuned[chosen]['ndcg@10']:.3f}; held-out half ...",
+            flush=True,
+        )
         held_out = sweep(held, evidence, args.seeds, args.num_queries, encoder, False, only=frozen)
         report["evidence"][evidence] = {"chosen": chosen, "tuning": tuned, "heldout": held_out}
         for key in sorted(frozen):
             h = held_out[key]
-            print(f"    held-out {key}: Conflict@3 {h['conflict@3'][0]:.3f} nDCG@10 {h['ndcg@10']:.3f} | affirmative "
-                  f"{h['affirmative_conflict@3']:.3f}/{h['affirmative_ndcg@10']:.3f} | confidence "
-                  f"{h['confidence_conflict@3']:.3f}/{h['confidence_ndcg@10']:.3f}", flush=True)
+            print(
+                f"    held-out {key}: Conflict@3 {h['conflict@3'][0]:.3f} nDCG@10 {h['ndcg@10']:.3f} | affirmative "
+                f"{h['affirmative_conflict@3']:.3f}/{h['affirmative_ndcg@10']:.3f} | confidence "
+                f"{h['confidence_conflict@3']:.3f}/{h['confidence_ndcg@10']:.3f}",
+                flush=True,
+            )
         write_report(args.out, report, indent=1)
     print(f"wrote {args.out}")
 

@@ -46,8 +46,15 @@ QueryVectors = list[tuple[str, npt.NDArray[np.float32], float]]
 #  confidence int8: per hit bit 1 confidently absent, bit 0 confidently present; empty without levels,
 #  rank_scores float32: per hit s_sem + the confidence term; empty without confidence weights)
 RawHits = tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.float32], tuple[int, int, int], int, int, bool,
-    npt.NDArray[np.int8], npt.NDArray[np.float32],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int8],
+    npt.NDArray[np.float32],
+    tuple[int, int, int],
+    int,
+    int,
+    bool,
+    npt.NDArray[np.int8],
+    npt.NDArray[np.float32],
 ]
 
 # (space, m, ef_construction, ef_search, exact_below, exact_factor)
@@ -195,8 +202,16 @@ class Index:
 class TextEncoder:
     """A BERT-style sentence encoder on 8-bit linear layers (cpp/include/polarmem/text_encoder.hpp)."""
 
-    def __init__(self, layers: int, hidden: int, heads: int, intermediate: int, max_positions: int,
-                 layer_norm_eps: float, weights: dict[str, np.ndarray]) -> None: ...
+    def __init__(
+        self,
+        layers: int,
+        hidden: int,
+        heads: int,
+        intermediate: int,
+        max_positions: int,
+        layer_norm_eps: float,
+        weights: dict[str, np.ndarray],
+    ) -> None: ...
     def encode(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray: ...
     @property
     def dim(self) -> int: ...
@@ -207,8 +222,15 @@ class WordPieceTokenizer:
     """BERT's uncased WordPiece tokenization of ASCII text, id for id what the HF tokenizer gives
     (cpp/include/polarmem/wordpiece.hpp)."""
 
-    def __init__(self, vocabulary: list[str], cls_id: int, sep_id: int, unk_id: int, max_tokens: int,
-                 declined_literals: list[str]) -> None: ...
+    def __init__(
+        self,
+        vocabulary: list[str],
+        cls_id: int,
+        sep_id: int,
+        unk_id: int,
+        max_tokens: int,
+        declined_literals: list[str],
+    ) -> None: ...
     # [CLS] ... [SEP] ids, or None: not ASCII or holds an added token (ask the HF tokenizer)
     def encode(self, text: str) -> list[int] | None: ...
     @property
@@ -232,19 +254,29 @@ def singular(word: str) -> str: ...
 def normalise_lowered(lowered: str | bytes) -> str: ...
 def is_stopword(word: str) -> bool: ...
 def affirmative_part(utf8: bytes, negated_spans: list[tuple[int, int]]) -> bytes: ...
+
 DEFAULT_CONTEXT_BUDGET_CHARS: int
 MIN_CONTEXT_BUDGET_CHARS: int
 MAX_CONTEXT_BUDGET_CHARS: int
 
 def mention_polarity(mentions: list[tuple[int, bool, bool]]) -> list[tuple[int, bool]]: ...
-def fact_check_context(entries: list[tuple[str, str, list[str], list[str]]], budget_chars: int,
-                       query_concepts: list[str]) -> str: ...
+def fact_check_context(
+    entries: list[tuple[str, str, list[str], list[str]]], budget_chars: int, query_concepts: list[str]
+) -> str: ...
 
 class TriggerTable:
     """Negation cue phrases by kind (words joined by one space)."""
 
-    def __init__(self, pre: list[str], post: list[str], pseudo: list[str], terminators: list[str],
-                 resolution: list[str], window: int | None, hedge: list[str] = ...) -> None: ...
+    def __init__(
+        self,
+        pre: list[str],
+        post: list[str],
+        pseudo: list[str],
+        terminators: list[str],
+        resolution: list[str],
+        window: int | None,
+        hedge: list[str] = ...,
+    ) -> None: ...
 
 class ConceptKeys:
     """A vocabulary's lookup keys -> concept ids."""
@@ -280,4 +312,3 @@ def answer_question(
     contradiction_penalty: float,
 ) -> tuple[list[tuple[int, str, str, str]], str]: ...
 def is_presence_question(utf8: bytes) -> bool: ...
-

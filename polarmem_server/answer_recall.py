@@ -37,10 +37,12 @@ CONTRADICTION_PENALTY = 1.0
 # figures on the dev sets (benchmarks/agent_memory_sweep.py); 10 reads half the records.
 SIMILAR_CANDIDATES = 10
 # Words a question uses to ask, not to say what it asks about: never a topic left unverified.
-ASKING_WORDS = frozenset("""
+ASKING_WORDS = frozenset(
+    """
 kind kinds type types sort sorts thing things stuff anything something everything nothing lot lots
 way ways time times one ones name names
-""".split())
+""".split()
+)
 LABEL_TIER = {"VERIFIED": 1, "ANSWERS_NO": 1, "CONSTRAINT": 1, "RELATED": 0, "SUPERSEDED": -1, "CONFLICT": -1}
 STATE = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
 
@@ -76,10 +78,23 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
     topics = [c for c, role in terms if role == TOPIC]
 
     def search(mode: str, k: int, required: list[int], forbidden: list[int], absent_verified: bool = False):
-        return backend.search(namespace.name, SearchRequest(
-            vectors=vectors, required=required, forbidden=forbidden, k=k, mode=mode, kinds=query.kinds,
-            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
-            with_records=True, exact=not query.approximate, ef_search=query.ef_search))
+        return backend.search(
+            namespace.name,
+            SearchRequest(
+                vectors=vectors,
+                required=required,
+                forbidden=forbidden,
+                k=k,
+                mode=mode,
+                kinds=query.kinds,
+                metadata_equals=query.metadata,
+                weights=query.weights,
+                absent_verified=absent_verified,
+                with_records=True,
+                exact=not query.approximate,
+                ef_search=query.ef_search,
+            ),
+        )
 
     k = query.k
     similar = search("off", max(SIMILAR_CANDIDATES, k), plan.required, plan.forbidden)
@@ -91,17 +106,28 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
     candidates = _with_records(backend, namespace, found)
     states = [_states(record, terms) for _, record in candidates]
     labelled, summary = _core.answer_question(
-        [(vocabulary.name(c), role) for c, role in terms], unknown,
+        [(vocabulary.name(c), role) for c, role in terms],
+        unknown,
         _core.is_presence_question(query.text.encode("utf-8", "surrogatepass")),
         [(hit.item_id, state, hit.score, record.created_ms) for (hit, record), state in zip(candidates, states)],
-        k, TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY)
+        k,
+        TOPIC_COVERAGE,
+        VERIFIED_BONUS,
+        CONTRADICTION_PENALTY,
+    )
     hits = []
     for index, label, answer, superseded_by in labelled:
         hit, record = candidates[index]
         hits.append(_hit(namespace, hit.item_id, hit.score, record, terms, states[index], label, answer, superseded_by))
-    result = RecallResult(hits, dict(similar.tier_counts), plan, [vocabulary.name(c) for c in plan.required],
-                          [vocabulary.name(c) for c in plan.forbidden], mode_used=query.mode.value,
-                          answer_summary=summary)
+    result = RecallResult(
+        hits,
+        dict(similar.tier_counts),
+        plan,
+        [vocabulary.name(c) for c in plan.required],
+        [vocabulary.name(c) for c in plan.forbidden],
+        mode_used=query.mode.value,
+        answer_summary=summary,
+    )
     return result
 
 
@@ -124,13 +150,35 @@ def _states(record, terms: list[tuple[int, int]]) -> list[int]:
     return [STATE.get(by_concept.get(c), 0) for c, _ in terms]
 
 
-def _hit(namespace: Namespace, item_id: str, score: float, record, terms: list[tuple[int, int]], states: list[int],
-         label: str, answer: str, superseded_by: str) -> Hit:
+def _hit(
+    namespace: Namespace,
+    item_id: str,
+    score: float,
+    record,
+    terms: list[tuple[int, int]],
+    states: list[int],
+    label: str,
+    answer: str,
+    superseded_by: str,
+) -> Hit:
     names = namespace.vocabulary.name
     entailed = [names(c) for (c, role), s in zip(terms, states) if role != FORBIDDEN and s > 0]
-    conflicted = [names(c) for (c, role), s in zip(terms, states)
-                  if (role == FORBIDDEN and s > 0) or (role != FORBIDDEN and s < 0)]
+    conflicted = [
+        names(c)
+        for (c, role), s in zip(terms, states)
+        if (role == FORBIDDEN and s > 0) or (role != FORBIDDEN and s < 0)
+    ]
     forbidden = [s for (_, role), s in zip(terms, states) if role == FORBIDDEN]
-    return Hit(item_id, LABEL_TIER[label], score, record, entailed, conflicted, [],
-               bool(forbidden) and all(s < 0 for s in forbidden), label=label, answer=answer,
-               superseded_by=superseded_by)
+    return Hit(
+        item_id,
+        LABEL_TIER[label],
+        score,
+        record,
+        entailed,
+        conflicted,
+        [],
+        bool(forbidden) and all(s < 0 for s in forbidden),
+        label=label,
+        answer=answer,
+        superseded_by=superseded_by,
+    )

@@ -83,8 +83,11 @@ def apply_names(writer: Writer, namespace: Namespace, names: Sequence[str], conc
     changed = 0
     for start in range(0, len(ids), BATCH):
         with namespace.write_lock:  # one synced commit per batch
-            records = [record for record in backend.get_items(namespace.name, ids[start:start + BATCH])
-                       if record is not None and record.kind == enums_pb2.ITEM_KIND_TEXT and record.text]
+            records = [
+                record
+                for record in backend.get_items(namespace.name, ids[start : start + BATCH])
+                if record is not None and record.kind == enums_pb2.ITEM_KIND_TEXT and record.text
+            ]
             changed += writer.rewrite_many(namespace, records, change)  # forgotten since listed: skipped
     return changed
 
@@ -103,7 +106,9 @@ def learn_names(writer: Writer, namespace: Namespace, names: Sequence[str]) -> l
     said "chest" and "pain") and applies them to the stored items; returns the names learned.
     A name with a word no text mentions is left unknown: binding it would state nothing."""
     vocabulary = namespace.vocabulary
-    learnable = [name for name in dict.fromkeys(names) if vocabulary.lookup(name) is None and _mentionable(vocabulary, name)]
+    learnable = [
+        name for name in dict.fromkeys(names) if vocabulary.lookup(name) is None and _mentionable(vocabulary, name)
+    ]
     if not learnable:
         return []
     # Called from reads (Recall, ListItems) that may run at a weaker level than Strong

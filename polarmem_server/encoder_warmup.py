@@ -48,9 +48,11 @@ def wait_loaded(name: str, deadline: float | None) -> None:
     thread, started = loading
     thread.join(None if deadline is None else max(0.0, deadline - time.monotonic() - ANSWER_MARGIN_S))
     if thread.is_alive():
-        raise DeadlineExceeded(f"the namespace's text encoder {name!r} is still loading ({time.monotonic() - started:.0f} s "
-                               "so far; it loads once per server start, in the background from start-up): retry "
-                               "in a few seconds, or give this call a longer deadline")
+        raise DeadlineExceeded(
+            f"the namespace's text encoder {name!r} is still loading ({time.monotonic() - started:.0f} s "
+            "so far; it loads once per server start, in the background from start-up): retry "
+            "in a few seconds, or give this call a longer deadline"
+        )
 
 
 def _load(name: str) -> None:
@@ -59,8 +61,13 @@ def _load(name: str) -> None:
         encoder = load_encoder(name)
         # which runtime and kernel computes it: what an operator checks first when CPU per query looks off
         kernel = getattr(encoder, "kernel", None)
-        log.info("text encoder %r loaded in %.1f s (runtime %s%s)", name, time.monotonic() - started,
-                 getattr(encoder, "runtime", type(encoder).__name__), f", kernel {kernel}" if kernel else "")
+        log.info(
+            "text encoder %r loaded in %.1f s (runtime %s%s)",
+            name,
+            time.monotonic() - started,
+            getattr(encoder, "runtime", type(encoder).__name__),
+            f", kernel {kernel}" if kernel else "",
+        )
     except EncoderUnavailable as exc:  # the first call that needs it reports this to its caller
         log.warning("text encoder %r cannot be loaded here: %s", name, exc)
     except Exception:  # noqa: BLE001 - a background load must not kill the process; the next call retries

@@ -66,6 +66,7 @@ CONFIDENCE_LEVELS: int = int(_core.CONFIDENCE_LEVELS)
 class InvalidArgumentType(InvalidArgument, TypeError):
     """An argument of the wrong type (e.g. strings where numbers belong): INVALID_ARGUMENT."""
 
+
 VISUAL = 1
 TEXT = 2
 KIND_CODES = {"visual": VISUAL, "text": TEXT}
@@ -132,9 +133,14 @@ class AnnSpec:
     def __post_init__(self) -> None:
         if self.kind not in ANN_KINDS:
             raise InvalidArgumentError(f"ann.kind must be one of {ANN_KINDS}, got {quoted(self.kind)}")
-        for name, low, high in (("m", 2, 512), ("ef_construction", 1, 10_000), ("ef_search", 1, 10_000),
-                                ("exact_below", 0, 2**62), ("nlist", 1, MAX_IVF_LISTS),
-                                ("nprobe", 1, MAX_IVF_LISTS)):
+        for name, low, high in (
+            ("m", 2, 512),
+            ("ef_construction", 1, 10_000),
+            ("ef_search", 1, 10_000),
+            ("exact_below", 0, 2**62),
+            ("nlist", 1, MAX_IVF_LISTS),
+            ("nprobe", 1, MAX_IVF_LISTS),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
                 raise InvalidArgumentError(f"ann.{name} must be an integer in [{low}, {high}], got {quoted(value)}")
@@ -145,8 +151,14 @@ class AnnSpec:
             raise InvalidArgumentError(f"ann.nprobe ({self.nprobe}) must not exceed ann.nlist ({self.nlist})")
 
     def params(self, space: str) -> tuple:
-        return (space, int(self.m), int(self.ef_construction), int(self.ef_search), int(self.exact_below),
-                float(self.exact_factor))
+        return (
+            space,
+            int(self.m),
+            int(self.ef_construction),
+            int(self.ef_search),
+            int(self.exact_below),
+            float(self.exact_factor),
+        )
 
 
 @dataclass
@@ -250,7 +262,9 @@ def _grades(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -
     if values.shape != ids.shape:
         raise InvalidArgumentError(f"grades: expected one grade per concept id ({ids.shape[0]}), got {values.shape[0]}")
     if values.size and (values.dtype.kind not in "iu" or np.abs(values.astype(np.int64)).max() > CONFIDENCE_LEVELS):
-        raise InvalidArgumentError(f"grades: each grade must be an integer in [-{CONFIDENCE_LEVELS}, {CONFIDENCE_LEVELS}]")
+        raise InvalidArgumentError(
+            f"grades: each grade must be an integer in [-{CONFIDENCE_LEVELS}, {CONFIDENCE_LEVELS}]"
+        )
     return indptr, ids, np.ascontiguousarray(values, dtype=np.int8), column
 
 
@@ -266,13 +280,19 @@ def _column_bytes(confidence: np.ndarray) -> np.ndarray:
 def _csr(lists: None, count: int, argument: str) -> tuple[None, None]: ...
 @overload
 def _csr(lists: Sequence[Iterable[int]] | ConceptCSR, count: int, argument: str) -> tuple[np.ndarray, np.ndarray]: ...
-def _csr(lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int,
-         argument: str) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+def _csr(
+    lists: Sequence[Iterable[int]] | ConceptCSR | None, count: int, argument: str
+) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     if lists is None:
         return None, None
     if isinstance(lists, ConceptCSR):
         indptr = np.ascontiguousarray(lists.indptr, dtype=np.int64)
-        if indptr.shape != (count + 1,) or indptr[0] != 0 or indptr[-1] != len(lists.ids) or np.any(np.diff(indptr) < 0):
+        if (
+            indptr.shape != (count + 1,)
+            or indptr[0] != 0
+            or indptr[-1] != len(lists.ids)
+            or np.any(np.diff(indptr) < 0)
+        ):
             raise InvalidArgumentError(f"{argument}: indptr must rise from 0 to len(ids) with {count + 1} entries")
         return indptr, np.ascontiguousarray(lists.ids, dtype=np.uint32)
     if len(lists) != count:
@@ -289,27 +309,35 @@ class Index:
     """The compiled retrieval core of one namespace. Thread-safe: searches run concurrently
     (the GIL is released) and see each write either wholly before or wholly after it."""
 
-    def __init__(self, spaces: Sequence[SpaceSpec], threads: int = 0,
-                 ann: AnnSpec | Mapping[str, AnnSpec] | None = None) -> None:
+    def __init__(
+        self, spaces: Sequence[SpaceSpec], threads: int = 0, ann: AnnSpec | Mapping[str, AnnSpec] | None = None
+    ) -> None:
         """``ann``: one :class:`AnnSpec` for every single-vector space, or one per space name."""
         self._spaces = {s.name: s for s in spaces}
         self._ann = self._ann_by_space(ann)
-        self._core = _core.Index([(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces], int(threads),
-                                 [spec.params(space) for space, spec in self._ann.items()])
+        self._core = _core.Index(
+            [(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces],
+            int(threads),
+            [spec.params(space) for space, spec in self._ann.items()],
+        )
 
     def _ann_by_space(self, ann: AnnSpec | Mapping[str, AnnSpec] | None) -> dict[str, AnnSpec]:
         if ann is None:
             return {}
-        for spec in ([ann] if isinstance(ann, AnnSpec) else ann.values()):
+        for spec in [ann] if isinstance(ann, AnnSpec) else ann.values():
             if isinstance(spec, AnnSpec) and spec.kind != "hnsw":
-                raise InvalidArgumentError(f"ann.kind {quoted(spec.kind)}: the compiled index builds 'hnsw' graphs "
-                                           "('ivf' is the Milvus backend's kind); use kind 'hnsw'")
+                raise InvalidArgumentError(
+                    f"ann.kind {quoted(spec.kind)}: the compiled index builds 'hnsw' graphs "
+                    "('ivf' is the Milvus backend's kind); use kind 'hnsw'"
+                )
         if isinstance(ann, AnnSpec):
             return {name: ann for name, spec in self._spaces.items() if not spec.multi}
         out = {}
         for space, spec in ann.items():
             if space not in self._spaces:
-                raise InvalidArgumentError(f"ann: unknown vector space {space!r} (this index has: {', '.join(self._spaces)})")
+                raise InvalidArgumentError(
+                    f"ann: unknown vector space {space!r} (this index has: {', '.join(self._spaces)})"
+                )
             if self._spaces[space].multi:
                 raise InvalidArgumentError(f"ann[{space!r}]: an approximate index needs a single-vector space")
             if not isinstance(spec, AnnSpec):
@@ -346,8 +374,13 @@ class Index:
         first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids, _grades(grades, count))
         return np.arange(first, first + count, dtype=np.int64)
 
-    def set_concepts(self, slots: Any, has: Sequence[Iterable[int]], not_has: Sequence[Iterable[int]],
-                     grades: Sequence[Mapping[int, int]] | GradeCSR | None = None) -> None:
+    def set_concepts(
+        self,
+        slots: Any,
+        has: Sequence[Iterable[int]],
+        not_has: Sequence[Iterable[int]],
+        grades: Sequence[Mapping[int, int]] | GradeCSR | None = None,
+    ) -> None:
         """Replace the HAS / NOT_HAS states (and the confidence grades: none given = none kept) of
         live slots."""
         slot_array = _slots(slots, "slots")
@@ -406,21 +439,36 @@ class Index:
         if not isinstance(exact, (bool, np.bool_)):
             raise InvalidArgumentType(f"exact must be a bool, got {quoted(exact)}")
         if isinstance(ef_search, bool) or not isinstance(ef_search, (int, np.integer)) or not 0 <= ef_search <= 10_000:
-            raise InvalidArgumentError(f"ef_search must be an integer in [0, 10000] (0 = the index's), got {quoted(ef_search)}")
+            raise InvalidArgumentError(
+                f"ef_search must be an integer in [0, 10000] (0 = the index's), got {quoted(ef_search)}"
+            )
         for name, level in (("present_level", present_level), ("absent_level", absent_level)):
-            if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= CONFIDENCE_LEVELS:
-                raise InvalidArgumentError(f"{name} must be an integer in [0, {CONFIDENCE_LEVELS}] (0 = not used), "
-                                           f"got {quoted(level)}")
+            if (
+                isinstance(level, bool)
+                or not isinstance(level, (int, np.integer))
+                or not 0 <= level <= CONFIDENCE_LEVELS
+            ):
+                raise InvalidArgumentError(
+                    f"{name} must be an integer in [0, {CONFIDENCE_LEVELS}] (0 = not used), got {quoted(level)}"
+                )
             if level and mode not in TIERED_MODES:
-                raise InvalidArgumentError(f"{name}: confidence flags order items within logic tiers; use mode 'hard' "
-                                           f"or 'strict' (got {quoted(mode)}) or level 0")
+                raise InvalidArgumentError(
+                    f"{name}: confidence flags order items within logic tiers; use mode 'hard' "
+                    f"or 'strict' (got {quoted(mode)}) or level 0"
+                )
         for name, weight in (("present_weight", present_weight), ("absent_weight", absent_weight)):
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not np.isfinite(weight) \
-                    or weight < 0:
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, (int, float, np.number))
+                or not np.isfinite(weight)
+                or weight < 0
+            ):
                 raise InvalidArgumentError(f"{name} must be a finite number >= 0 (0 = not used), got {quoted(weight)}")
             if weight and mode not in TIERED_MODES:
-                raise InvalidArgumentError(f"{name}: confidence weights order items within logic tiers; use mode "
-                                           f"'hard' or 'strict' (got {quoted(mode)}) or weight 0")
+                raise InvalidArgumentError(
+                    f"{name}: confidence weights order items within logic tiers; use mode "
+                    f"'hard' or 'strict' (got {quoted(mode)}) or weight 0"
+                )
         terms = []
         for space, values in (query or {}).items():
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
@@ -462,8 +510,9 @@ class Index:
         batch = list(requests)
         for i, r in enumerate(batch):
             if not isinstance(r, SearchRequest):
-                raise InvalidArgumentType(f"requests[{i}]: expected a SearchRequest (build one with Index.request), "
-                                          f"got {type(r).__name__}")
+                raise InvalidArgumentType(
+                    f"requests[{i}]: expected a SearchRequest (build one with Index.request), got {type(r).__name__}"
+                )
         return [self._hits(raw) for raw in self._core.search(batch)]
 
     def search(
@@ -490,9 +539,27 @@ class Index:
         ``s_sem`` alone (off) or ``(s_log, every forbidden concept NOT_HAS, s_sem)`` (strict). ``s_sem`` is the weighted sum of cosines over ``query``'s spaces.
         ``exact=False``, ``present_level`` / ``absent_level``, ``present_weight`` / ``absent_weight``:
         see :meth:`request`."""
-        return self.search_requests(self.request(query, required, forbidden, k, mode, soft_lambda, exclude_conflicts,
-                                                 kinds, allow, weights, threads, exact, ef_search, present_level,
-                                                 absent_level, present_weight, absent_weight))
+        return self.search_requests(
+            self.request(
+                query,
+                required,
+                forbidden,
+                k,
+                mode,
+                soft_lambda,
+                exclude_conflicts,
+                kinds,
+                allow,
+                weights,
+                threads,
+                exact,
+                ef_search,
+                present_level,
+                absent_level,
+                present_weight,
+                absent_weight,
+            )
+        )
 
     def search_batch(
         self,
@@ -517,8 +584,20 @@ class Index:
         if spec is not None and spec.multi:
             raise InvalidArgumentError(f"queries: batch search needs a single-vector space; {space!r} is multi-vector")
         matrix = _float_matrix(queries, "queries")
-        shared = self.request(None, required, forbidden, k, mode, soft_lambda, exclude_conflicts, kinds, allow,
-                              threads=threads, exact=exact, ef_search=ef_search)
+        shared = self.request(
+            None,
+            required,
+            forbidden,
+            k,
+            mode,
+            soft_lambda,
+            exclude_conflicts,
+            kinds,
+            allow,
+            threads=threads,
+            exact=exact,
+            ef_search=ef_search,
+        )
         batch = []
         for row in matrix:
             r = copy.copy(shared)  # the allow-list is shared, not copied
@@ -592,13 +671,22 @@ class Index:
     def _vector_input(self, space: str, values: Any, count: int) -> tuple:
         spec = self._spaces.get(space)
         if spec is None:
-            raise InvalidArgumentError(f"vectors: unknown vector space {space!r} (this index has: {', '.join(self._spaces) or 'none'})")
+            raise InvalidArgumentError(
+                f"vectors: unknown vector space {space!r} (this index has: {', '.join(self._spaces) or 'none'})"
+            )
         if spec.multi:
             if isinstance(values, np.ndarray) or len(values) != count:
-                raise InvalidArgumentError(f"vectors[{space!r}]: a multi-vector space takes a list of {count} (m_i, dim) arrays")
-            blocks = [np.zeros((0, spec.dim), np.float32) if v is None else _float_matrix(v, f"vectors[{space!r}]", spec.dim) for v in values]
+                raise InvalidArgumentError(
+                    f"vectors[{space!r}]: a multi-vector space takes a list of {count} (m_i, dim) arrays"
+                )
+            blocks = [
+                np.zeros((0, spec.dim), np.float32) if v is None else _float_matrix(v, f"vectors[{space!r}]", spec.dim)
+                for v in values
+            ]
             counts = np.asarray([b.shape[0] for b in blocks], dtype=np.int64)
-            stacked = np.ascontiguousarray(np.concatenate(blocks) if blocks else np.zeros((0, spec.dim), np.float32), dtype=np.float32)
+            stacked = np.ascontiguousarray(
+                np.concatenate(blocks) if blocks else np.zeros((0, spec.dim), np.float32), dtype=np.float32
+            )
             return (space, stacked, None, counts)
         if isinstance(values, np.ndarray) or (len(values) and not any(v is None for v in values)):
             return (space, _float_matrix(values, f"vectors[{space!r}]", spec.dim), None, None)
@@ -647,7 +735,9 @@ class Index:
     @staticmethod
     def _check_threads(threads: int) -> int:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise InvalidArgumentError(f"threads must be an integer >= 0 (0 = the index default), got {quoted(threads)}")
+            raise InvalidArgumentError(
+                f"threads must be an integer >= 0 (0 = the index default), got {quoted(threads)}"
+            )
         return int(threads)
 
     @staticmethod
@@ -661,8 +751,10 @@ class Index:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise InvalidArgumentError(f"k must be an integer between 1 and {MAX_TOP_K}, got {quoted(k)}")
         if k > MAX_TOP_K:
-            raise InvalidArgumentError(f"k must be an integer between 1 and {MAX_TOP_K}, got {int(k)}; "
-                                       f"page through results instead of asking for more than {MAX_TOP_K}")
+            raise InvalidArgumentError(
+                f"k must be an integer between 1 and {MAX_TOP_K}, got {int(k)}; "
+                f"page through results instead of asking for more than {MAX_TOP_K}"
+            )
         return int(k)
 
     @staticmethod

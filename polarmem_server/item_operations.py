@@ -59,10 +59,16 @@ def _kind_codes(kinds: Iterable[str] | None) -> set[int]:
     return codes
 
 
-def list_items(memory: Memory, ns: str, after: str = "", limit: int = DEFAULT_PAGE,
-               has: Iterable[str] | None = None, not_has: Iterable[str] | None = None,
-               metadata: Mapping[str, str] | None = None,
-               kinds: Iterable[str] | None = None) -> tuple[list[records_pb2.ItemRecord], str]:
+def list_items(
+    memory: Memory,
+    ns: str,
+    after: str = "",
+    limit: int = DEFAULT_PAGE,
+    has: Iterable[str] | None = None,
+    not_has: Iterable[str] | None = None,
+    metadata: Mapping[str, str] | None = None,
+    kinds: Iterable[str] | None = None,
+) -> tuple[list[records_pb2.ItemRecord], str]:
     """A page of items with id > `after`, in id order, holding every `has` concept in HAS, every
     `not_has` concept in NOT_HAS, every metadata pair and one of `kinds` (empty: any). Returns the
     records and the next page's token ("" on the last page). A concept name the vocabulary lacks
@@ -109,8 +115,9 @@ def _by_concept(memory: Memory, ns: str, concept_id: int, after: str) -> Iterato
         after = ids[-1]
 
 
-def update_item(memory: Memory, ns: str, item_id: str, text: str | None = None,
-                metadata: Mapping[str, str] | None = None) -> tuple[records_pb2.ItemRecord, bool]:
+def update_item(
+    memory: Memory, ns: str, item_id: str, text: str | None = None, metadata: Mapping[str, str] | None = None
+) -> tuple[records_pb2.ItemRecord, bool]:
     """Replaces a stored item's text and / or metadata (None: unchanged; module doc). Returns the
     item's new record and whether a concept state changed."""
     namespace = memory.namespace(ns)

@@ -18,15 +18,27 @@ import numpy as np
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.evidence import apply_evidence, last_write_changed_states  # noqa: F401 - re-exported
-from polarmem_server.domain.items import (ItemInput, check_evidence, check_item, check_item_id, check_vectors,
-                                          with_verified)
+from polarmem_server.domain.items import (
+    ItemInput,
+    check_evidence,
+    check_item,
+    check_item_id,
+    check_vectors,
+    with_verified,
+)
 from polarmem_server.domain.mixtures import BetaMixture
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
-from polarmem_server import (concept_backfill, encoder_warmup, namespace_recall, namespace_updates, verify_items,
-                             vocabulary_reads)
+from polarmem_server import (
+    concept_backfill,
+    encoder_warmup,
+    namespace_recall,
+    namespace_updates,
+    verify_items,
+    vocabulary_reads,
+)
 from polarmem_server.graph_checkpoints import GraphCheckpointer, checkpoint_namespaces
 from polarmem_server.recall import RecallResult
 from polarmem_server.scoring.verification import Verifier
@@ -44,9 +56,16 @@ Submitted = verify_items.Submitted
 class Memory:
     """Many namespaces over one backend: a data directory (the local backend) or a Backend."""
 
-    def __init__(self, store: str | Path | Backend, durability: str = "sync", threads: int = 0,
-                 on_store_write: Callable[[float], None] | None = None, verifier: Verifier | None = None,
-                 settings_refresh_s: float = DEFAULT_REFRESH_S, graph_checkpoint_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        store: str | Path | Backend,
+        durability: str = "sync",
+        threads: int = 0,
+        on_store_write: Callable[[float], None] | None = None,
+        verifier: Verifier | None = None,
+        settings_refresh_s: float = DEFAULT_REFRESH_S,
+        graph_checkpoint_s: float = 0.0,
+    ) -> None:
         """`settings_refresh_s`: with a backend other processes share (Milvus), how often
         namespace settings changed by them are read back (settings_refresh.py).
         `graph_checkpoint_s` > 0: with the local backend, how often the approximate-index graphs
@@ -78,8 +97,9 @@ class Memory:
         if graph_checkpoint_s > 0 and getattr(self.backend, "saves_graphs", False):
             self._checkpointer = GraphCheckpointer(self.checkpoint_graphs, graph_checkpoint_s).start()
 
-    def _open_namespace(self, record: records_pb2.NamespaceRecord,
-                        concepts: list[tuple[int, str]] | None = None) -> Namespace:
+    def _open_namespace(
+        self, record: records_pb2.NamespaceRecord, concepts: list[tuple[int, str]] | None = None
+    ) -> Namespace:
         namespace = Namespace.from_record(record, self.engine_name)
         encoder_warmup.warm(namespace.settings.encoder)  # no first call pays the encoder's load
         namespace.write_lock.listeners = self.change_listeners
@@ -154,12 +174,16 @@ class Memory:
     def create_namespace(self, settings: NamespaceSettings) -> Namespace:
         settings.validate()
         if settings.ann is not None and not self.backend.ann_kinds:
-            raise InvalidArgument(f"config.ann: the {self.backend.name} backend builds no approximate index "
-                                  f"({self.backend.ann_note}); drop config.ann")
+            raise InvalidArgument(
+                f"config.ann: the {self.backend.name} backend builds no approximate index "
+                f"({self.backend.ann_note}); drop config.ann"
+            )
         if settings.ann is not None and settings.ann.kind not in self.backend.ann_kinds:
             built = " or ".join(repr(kind) for kind in self.backend.ann_kinds)
-            raise InvalidArgument(f"config.ann.kind {quoted(settings.ann.kind)}: the {self.backend.name} backend "
-                                  f"builds {built}; use that kind or drop config.ann")
+            raise InvalidArgument(
+                f"config.ann.kind {quoted(settings.ann.kind)}: the {self.backend.name} backend "
+                f"builds {built}; use that kind or drop config.ann"
+            )
         with self._lock:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
@@ -204,11 +228,20 @@ class Memory:
         namespace = self.namespace(ns)
         return (namespace, *namespace_updates.update_namespace(self.writer, namespace, changes))
 
-    def repartition(self, ns: str, kappa: float | None = None, partitioner: str | None = None,
-                    rho: float | None = None, rho_absent: float | None = None) -> int:
+    def repartition(
+        self,
+        ns: str,
+        kappa: float | None = None,
+        partitioner: str | None = None,
+        rho: float | None = None,
+        rho_absent: float | None = None,
+    ) -> int:
         """update_namespace for κ / partitioner / ρ; returns the items whose states changed."""
-        changes = {k: v for k, v in (("kappa", kappa), ("partitioner", partitioner), ("rho", rho),
-                                     ("rho_absent", rho_absent)) if v is not None}
+        changes = {
+            k: v
+            for k, v in (("kappa", kappa), ("partitioner", partitioner), ("rho", rho), ("rho_absent", rho_absent))
+            if v is not None
+        }
         return self.update_namespace(ns, changes)[2]
 
     def calibrate(self, ns: str, scores: Sequence[float], present: Sequence[bool]) -> BetaMixture:
@@ -217,16 +250,18 @@ class Memory:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def remember(self, ns: str, item: ItemInput, deadline: float | None = None,
-                 on_submit: Submitted | None = None) -> records_pb2.ItemRecord:
+    def remember(
+        self, ns: str, item: ItemInput, deadline: float | None = None, on_submit: Submitted | None = None
+    ) -> records_pb2.ItemRecord:
         """Store one new item (AlreadyExists if its id is taken); returns its record."""
         result = self.remember_batch(ns, [item], deadline, on_submit)[0]
         if isinstance(result, Exception):
             raise result
         return result
 
-    def remember_batch(self, ns: str, items: Sequence[ItemInput], deadline: float | None = None,
-                       on_submit: Submitted | None = None) -> list[records_pb2.ItemRecord | Exception]:
+    def remember_batch(
+        self, ns: str, items: Sequence[ItemInput], deadline: float | None = None, on_submit: Submitted | None = None
+    ) -> list[records_pb2.ItemRecord | Exception]:
         """Store many new items in one backend write; one item's bad input (or failed
         verification) fails that item alone: its exception is returned in its place. Items with
         `verify_concepts` / `content` are scored by the verifier first (client scores win where
@@ -239,9 +274,13 @@ class Memory:
                 checked.append((i, check_item(item, namespace.spaces, len(namespace.settings.templates)), item))
             except InvalidArgument as exc:
                 results[i] = exc
-        verified = verify_items.verify_batch(self.verifier, namespace,
-                                             [(i, item) for i, _, item in checked if item.needs_verification],
-                                             deadline, on_submit)
+        verified = verify_items.verify_batch(
+            self.verifier,
+            namespace,
+            [(i, item) for i, _, item in checked if item.needs_verification],
+            deadline,
+            on_submit,
+        )
         with namespace.write_lock:
             seen: set[str] = set()
             stored = self.backend.stored_ids(ns, [value.id for _, value, _ in checked if value.id])
@@ -266,16 +305,35 @@ class Memory:
             self.writer.maybe_recalibrate(namespace)
         return results
 
-    def score_concepts(self, ns: str, text: str, content: bytes, concepts: Sequence[str],
-                       deadline: float | None = None, on_submit: Submitted | None = None) -> dict[str, list[float]]:
+    def score_concepts(
+        self,
+        ns: str,
+        text: str,
+        content: bytes,
+        concepts: Sequence[str],
+        deadline: float | None = None,
+        on_submit: Submitted | None = None,
+    ) -> dict[str, list[float]]:
         """Raw verifier scores (concept -> P(Yes) per template); nothing is stored."""
-        return verify_items.score_concepts(self.verifier, self.namespace(ns), text, content, concepts, deadline, on_submit)
+        return verify_items.score_concepts(
+            self.verifier, self.namespace(ns), text, content, concepts, deadline, on_submit
+        )
 
-    def observe(self, ns: str, item_id: str, scores: Mapping[str, Sequence[float]] | None = None,
-                states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                source: str = "client", model: str = "", text: str = "", content: bytes = b"",
-                verify_concepts: Sequence[str] = (), deadline: float | None = None,
-                on_submit: Submitted | None = None) -> records_pb2.ItemRecord:
+    def observe(
+        self,
+        ns: str,
+        item_id: str,
+        scores: Mapping[str, Sequence[float]] | None = None,
+        states: Mapping[str, str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        source: str = "client",
+        model: str = "",
+        text: str = "",
+        content: bytes = b"",
+        verify_concepts: Sequence[str] = (),
+        deadline: float | None = None,
+        on_submit: Submitted | None = None,
+    ) -> records_pb2.ItemRecord:
         """Merge new evidence into an existing item and re-partition it (domain/evidence.py: the
         merge rule). New `text` / `content` / `verify_concepts` are scored by the verifier (the
         item's known concepts when none are named)."""
@@ -336,7 +394,9 @@ class Memory:
             raise InvalidArgument(f"polarity must be 'has', 'not_has' or 'align', got {quoted(polarity)}")
         return vocabulary_reads.items_by_concept(self.backend, ns, self.concept_id(ns, concept), polarity, after, limit)
 
-    def list_concepts(self, ns: str, after_id: int = -1, limit: int = 100) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
+    def list_concepts(
+        self, ns: str, after_id: int = -1, limit: int = 100
+    ) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
         """vocabulary_reads.vocabulary_page: (id, name, items per polarity) above `after_id`, and the total."""
         return vocabulary_reads.vocabulary_page(self.backend, self.namespace(ns), after_id, limit)
 

@@ -44,8 +44,10 @@ class AutoCreate:
             if not self.enabled:
                 raise
         if len(memory.list_namespaces()) >= self.max_namespaces:
-            raise ResourceExhausted(f"namespace {quoted(name)} does not exist and the server's limit of "
-                                    f"{self.max_namespaces} namespaces is reached; delete one or ask the operator")
+            raise ResourceExhausted(
+                f"namespace {quoted(name)} does not exist and the server's limit of "
+                f"{self.max_namespaces} namespaces is reached; delete one or ask the operator"
+            )
         try:
             return memory.create_namespace(template_settings(name))
         except AlreadyExists:  # created meanwhile by another call

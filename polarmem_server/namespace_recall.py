@@ -16,14 +16,29 @@ from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
 from polarmem_server.writes import Writer
 
 
-def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mapping[str, Any] | None = None,
-           required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None, k: int = 10,
-           mode: str | None = None, soft_lambda: float = 1.0, exclude_conflicts: bool = False,
-           kinds: Iterable[str] | None = None, metadata: Mapping[str, str] | None = None,
-           weights: Mapping[str, float] | None = None, suppressed_k: int = 0,
-           explain: bool = True, allow_unknown_concepts: bool = False, approximate: bool = False,
-           ef_search: int = 0, rank_by_confidence: bool | None = None,
-           recency_half_life_s: float | None = None, recency_weight: float | None = None) -> RecallResult:
+def recall(
+    writer: Writer,
+    namespace: Namespace,
+    text: str = "",
+    vectors: Mapping[str, Any] | None = None,
+    required: Iterable[str] | None = None,
+    forbidden: Iterable[str] | None = None,
+    k: int = 10,
+    mode: str | None = None,
+    soft_lambda: float = 1.0,
+    exclude_conflicts: bool = False,
+    kinds: Iterable[str] | None = None,
+    metadata: Mapping[str, str] | None = None,
+    weights: Mapping[str, float] | None = None,
+    suppressed_k: int = 0,
+    explain: bool = True,
+    allow_unknown_concepts: bool = False,
+    approximate: bool = False,
+    ef_search: int = 0,
+    rank_by_confidence: bool | None = None,
+    recency_half_life_s: float | None = None,
+    recency_weight: float | None = None,
+) -> RecallResult:
     """Lexicographic recall (recall.py documents query planning and the modes). `mode` None
     or "": the namespace's rule (Namespace.rule: `hard` unless partitioner "auto" chose
     otherwise), said in the result's mode_reason. `explain`
@@ -38,8 +53,10 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
     recency term within tiers, modes hard and off only (recency.py)."""
     ns = namespace.name
     if approximate and namespace.settings.ann is None:
-        raise FailedPrecondition(f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
-                                 "set at creation); drop approximate or create a namespace with one")
+        raise FailedPrecondition(
+            f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "
+            "set at creation); drop approximate or create a namespace with one"
+        )
     rule = namespace.rule if not mode else None  # no mode named: the namespace's rule
     recall_mode = rule.recall_mode if rule is not None else mode
     assert recall_mode is not None  # rule is None only where a mode is named
@@ -49,15 +66,33 @@ def recall(writer: Writer, namespace: Namespace, text: str = "", vectors: Mappin
         raise InvalidArgument(str(exc)) from None
     required = None if required is None else list(required)  # read twice below
     forbidden = None if forbidden is None else list(forbidden)
-    query = recall_query(namespace.spaces, text, vectors, required, forbidden, k,
-                         recall_mode, soft_lambda,
-                         exclude_conflicts, kinds, metadata, weights, suppressed_k, allow_unknown_concepts,
-                         approximate, ef_search, ranking, recency_half_life_s, recency_weight)
+    query = recall_query(
+        namespace.spaces,
+        text,
+        vectors,
+        required,
+        forbidden,
+        k,
+        recall_mode,
+        soft_lambda,
+        exclude_conflicts,
+        kinds,
+        metadata,
+        weights,
+        suppressed_k,
+        allow_unknown_concepts,
+        approximate,
+        ef_search,
+        ranking,
+        recency_half_life_s,
+        recency_weight,
+    )
     # A replica (--processes) learns nothing: the phrase stays unknown there until the primary
     # learns it (docs/agents.md, open vocabulary).
     if namespace.settings.open_vocabulary and (required or forbidden) and not writer.backend.read_only:
         names = [name for name in [*(required or ()), *(forbidden or ())] if isinstance(name, str)]
         concept_backfill.learn_names(writer, namespace, names)
+
     def run() -> RecallResult:
         if query.mode == RecallMode.ANSWER:  # labelled for a question (answer_recall.py): always explained
             return answer_recall.run_answer(writer.backend, namespace, query)

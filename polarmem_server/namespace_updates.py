@@ -56,8 +56,9 @@ def calibrate(writer: Writer, namespace: Namespace, scores: Sequence[float], pre
     "calibrated" or the rule changed it."""
     values = np.asarray(scores, dtype=np.float64).ravel()
     if len(values) != len(present):
-        raise InvalidArgument(f"p_yes and present must have the same length (got {len(values)} and "
-                              f"{len(present)}): one label per score")
+        raise InvalidArgument(
+            f"p_yes and present must have the same length (got {len(values)} and {len(present)}): one label per score"
+        )
     if values.size and (not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1):
         raise InvalidArgument("p_yes: every calibration score must be a finite P(Yes) in [0, 1]")
     labels = np.asarray(present, dtype=bool)

@@ -62,7 +62,13 @@ from polarmem_server import _core, recency
 from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.query import MODES, DEFAULT_CONTEXT_BUDGET_CHARS, RecallMode, RecallQuery, check_context_budget  # noqa: F401
+from polarmem_server.domain.query import (
+    MODES,  # noqa: F401 - re-exported
+    DEFAULT_CONTEXT_BUDGET_CHARS,
+    RecallMode,
+    RecallQuery,
+    check_context_budget,
+)
 from polarmem_server.domain.rule_choice import describe_confidence
 from polarmem_server.domain.suggest import closest_names, unknown_concepts_message
 from polarmem_server.errors import InvalidArgument, quoted
@@ -100,8 +106,8 @@ def concept_vectors(namespace: Namespace) -> np.ndarray:
     if cached is not None and cached[0] == version:
         return cached[2]
     names = vocabulary.names
-    if cached is not None and len(names) >= len(cached[1]) and names[:len(cached[1])] == cached[1]:
-        added = names[len(cached[1]):]
+    if cached is not None and len(names) >= len(cached[1]) and names[: len(cached[1])] == cached[1]:
+        added = names[len(cached[1]) :]
         vectors = np.concatenate([cached[2], _required_encoder(namespace).encode(added)]) if added else cached[2]
     else:
         vectors = _required_encoder(namespace).encode(names)
@@ -178,8 +184,9 @@ class UnknownConcepts(InvalidArgument):
     """Explicit required / forbidden names the namespace's vocabulary lacks (INVALID_ARGUMENT)."""
 
 
-def _explicit_concepts(namespace: Namespace, plan: QueryPlan, required: list[str], forbidden: list[str],
-                       allow_unknown: bool) -> None:
+def _explicit_concepts(
+    namespace: Namespace, plan: QueryPlan, required: list[str], forbidden: list[str], allow_unknown: bool
+) -> None:
     """Resolves explicit names into the plan. Names the vocabulary lacks are an InvalidArgument
     naming the field, the names and the closest known ones; with `allow_unknown` they are
     skipped and kept in plan.unknown_concepts with those suggestions."""
@@ -196,14 +203,24 @@ def _explicit_concepts(namespace: Namespace, plan: QueryPlan, required: list[str
         return
     known = vocabulary.names
     if not allow_unknown:
-        raise UnknownConcepts("; ".join(unknown_concepts_message(field_name, names, known, namespace.name)
-                                       for field_name, names in missing.items() if names))
+        raise UnknownConcepts(
+            "; ".join(
+                unknown_concepts_message(field_name, names, known, namespace.name)
+                for field_name, names in missing.items()
+                if names
+            )
+        )
     for name in dict.fromkeys(missing["required"] + missing["forbidden"]):
         plan.unknown_concepts.append((name, closest_names(name, known)))
 
 
-def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
-               forbidden: Iterable[str] | None, allow_unknown: bool = False) -> QueryPlan:
+def plan_query(
+    namespace: Namespace,
+    text: str,
+    required: Iterable[str] | None,
+    forbidden: Iterable[str] | None,
+    allow_unknown: bool = False,
+) -> QueryPlan:
     vocabulary = namespace.vocabulary
     plan = QueryPlan()
     required, forbidden = list(required or []), list(forbidden or [])
@@ -231,8 +248,14 @@ def plan_query(namespace: Namespace, text: str, required: Iterable[str] | None,
     return plan
 
 
-def explain_hit(namespace: Namespace, record: records_pb2.ItemRecord, tier: int, score: float,
-            required: list[int], forbidden: list[int]) -> Hit:
+def explain_hit(
+    namespace: Namespace,
+    record: records_pb2.ItemRecord,
+    tier: int,
+    score: float,
+    required: list[int],
+    forbidden: list[int],
+) -> Hit:
     """Which constraints entailed or conflicted with an item, and the evidence behind them."""
     names = namespace.vocabulary.name
     by_concept = {ev.concept_id: ev for ev in record.evidence}
@@ -285,11 +308,20 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         affirmative = "" if query.mode == RecallMode.OFF else textproc.affirmative_part(query.text, parsed)
         vectors["sem"] = encoder.encode([affirmative or query.text])[0]
     if not vectors and not plan.required and not plan.forbidden:
-        skipped = f" (unknown concepts skipped: {', '.join(n for n, _ in plan.unknown_concepts)})" if plan.unknown_concepts else ""
+        skipped = (
+            f" (unknown concepts skipped: {', '.join(n for n, _ in plan.unknown_concepts)})"
+            if plan.unknown_concepts
+            else ""
+        )
         raise InvalidArgument(f"query is empty{skipped}: give text, vectors, or required / forbidden concepts")
-    result = RecallResult([], {"conflict": 0, "neutral": 0, "entailed": 0}, plan,
-                          [vocabulary.name(c) for c in plan.required], [vocabulary.name(c) for c in plan.forbidden],
-                          mode_used=query.mode.value)
+    result = RecallResult(
+        [],
+        {"conflict": 0, "neutral": 0, "entailed": 0},
+        plan,
+        [vocabulary.name(c) for c in plan.required],
+        [vocabulary.name(c) for c in plan.forbidden],
+        mode_used=query.mode.value,
+    )
     k, exclude = query.k, query.exclude_conflicts
     # Without explanations the states of the query's concepts come from the index, not records.
     states = not explain and bool(plan.required or plan.forbidden)
@@ -299,39 +331,71 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     present_level = confidence.present_level(ranking.present_above) if honoured else 0
     absent_level = confidence.absent_level(ranking.absent_below) if honoured else 0
 
-    def search(mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False,
-               by_confidence: bool = True) -> SearchResult:
+    def search(
+        mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False, by_confidence: bool = True
+    ) -> SearchResult:
         ranked = mode in ("hard", "strict") and honoured and by_confidence
-        return backend.search(namespace.name, SearchRequest(
-            vectors=vectors, required=plan.required, forbidden=plan.forbidden, k=top_k, mode=mode,
-            soft_lambda=query.soft_lambda, exclude_conflicts=exclude_conflicts, kinds=query.kinds,
-            metadata_equals=query.metadata, weights=query.weights, absent_verified=absent_verified,
-            concept_states=states, with_records=explain, exact=not query.approximate, ef_search=query.ef_search,
-            present_level=present_level if ranked else 0, absent_level=absent_level if ranked else 0,
-            present_weight=ranking.present_weight if ranked else 0.0,
-            absent_weight=ranking.absent_weight if ranked else 0.0))
+        return backend.search(
+            namespace.name,
+            SearchRequest(
+                vectors=vectors,
+                required=plan.required,
+                forbidden=plan.forbidden,
+                k=top_k,
+                mode=mode,
+                soft_lambda=query.soft_lambda,
+                exclude_conflicts=exclude_conflicts,
+                kinds=query.kinds,
+                metadata_equals=query.metadata,
+                weights=query.weights,
+                absent_verified=absent_verified,
+                concept_states=states,
+                with_records=explain,
+                exact=not query.approximate,
+                ef_search=query.ef_search,
+                present_level=present_level if ranked else 0,
+                absent_level=absent_level if ranked else 0,
+                present_weight=ranking.present_weight if ranked else 0.0,
+                absent_weight=ranking.absent_weight if ranked else 0.0,
+            ),
+        )
 
     def similarity_probe(mode: str, top_k: int, exclude_conflicts: bool) -> SearchResult:
         # adaptive's gate compares the hard top k's similarity with the best: ranked by (tier,
         # similarity) alone, or a surer, less similar item would flip the gate to soft
         return search(mode, top_k, exclude_conflicts, by_confidence=False)
 
-    hits = (lambda found: _hits(backend, namespace, found, plan)) if explain else \
-        (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
-    chosen, result.mode_reason = (_choose_adaptive(plan, vectors, similarity_probe, k, exclude)
-                                  if query.mode == RecallMode.ADAPTIVE
-                                  else (query.mode.value, ""))
+    hits = (
+        (lambda found: _hits(backend, namespace, found, plan))
+        if explain
+        else (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
+    )
+    chosen, result.mode_reason = (
+        _choose_adaptive(plan, vectors, similarity_probe, k, exclude)
+        if query.mode == RecallMode.ADAPTIVE
+        else (query.mode.value, "")
+    )
     if chosen == RecallMode.STRICT.value and backend.searches_strict:
         found = search(chosen, k, exclude)
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
     elif chosen == RecallMode.STRICT.value:
         result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)
     elif query.recency_half_life_s is not None:
-        ranked = recency.rank_with_recency(backend, namespace.name, lambda c: search(chosen, c, exclude), k,
-                                           chosen == RecallMode.HARD.value, query.recency_half_life_s,
-                                           query.recency_weight)
-        result.hits = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden) if explain
-                       else _hit_from_states(namespace, hit, plan) for hit, record in ranked.rows]
+        ranked = recency.rank_with_recency(
+            backend,
+            namespace.name,
+            lambda c: search(chosen, c, exclude),
+            k,
+            chosen == RecallMode.HARD.value,
+            query.recency_half_life_s,
+            query.recency_weight,
+        )
+        result.hits = [
+            explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
+            if explain
+            else _hit_from_states(namespace, hit, plan)
+            for hit, record in ranked.rows
+        ]
         result.tier_counts = ranked.tier_counts
         result.mode_reason = recency.describe(ranked, query.recency_half_life_s, query.recency_weight)
     else:
@@ -340,14 +404,17 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
     if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
         result.mode_reason = "no item matches the metadata filter"
     if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and ranking.used:
-        described = describe_confidence(ranking) if honoured else \
-            "confidence ranking not applied: this backend keeps no confidence grades"
+        described = (
+            describe_confidence(ranking)
+            if honoured
+            else "confidence ranking not applied: this backend keeps no confidence grades"
+        )
         result.mode_reason = f"{result.mode_reason}; {described}" if result.mode_reason else described
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
         kept = {h.item_id for h in result.hits}
         baseline = hits(search("off", k, False))
-        result.suppressed = [h for h in baseline if h.item_id not in kept and h.tier == -1][:query.suppressed_k]
+        result.suppressed = [h for h in baseline if h.item_id not in kept and h.tier == -1][: query.suppressed_k]
     return result
 
 
@@ -374,8 +441,9 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
     return Hit(hit.item_id, hit.tier, hit.score, None, [] if hit.tier == -1 else entailed, conflicted, [], verified)
 
 
-def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int,
-            exclude: bool, explain: bool = True) -> tuple[list[Hit], dict[str, int]]:
+def _strict(
+    backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int, exclude: bool, explain: bool = True
+) -> tuple[list[Hit], dict[str, int]]:
     """Strict for a backend that cannot search it in one call (Milvus; the local backend's core
     does this same merge itself, Index::search_strict).
     Ranks by (s_log, every forbidden concept verified NOT_HAS, confidence flags, s_sem). Any item of the strict
@@ -385,12 +453,17 @@ def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: 
     Absence is verified from the records (explain) or from the index's states (no explain)."""
     forbidden = plan.forbidden
     if explain:
+
         def rows_of(found: SearchResult) -> list:
-            return [(hit, record, _absence_verified(record, forbidden))
-                    for hit, record in _with_records(backend, namespace, found)]
+            return [
+                (hit, record, _absence_verified(record, forbidden))
+                for hit, record in _with_records(backend, namespace, found)
+            ]
     else:
+
         def rows_of(found: SearchResult) -> list:
             return [(hit, None, _hit_from_states(namespace, hit, plan).absence_verified) for hit in found.hits]
+
     hard = search("hard", k, exclude)
     rows = rows_of(hard)
     if forbidden and not all(row[2] for row in rows):
@@ -401,7 +474,9 @@ def _strict(backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: 
         # verified) as the backend's hard order does
         rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].confidence, -row[0].rank_value))
     if explain:
-        out = [explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]]
+        out = [
+            explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]
+        ]
     else:
         out = [_hit_from_states(namespace, hit, plan) for hit, _, _ in rows[:k]]
     return out, dict(hard.tier_counts)
@@ -414,7 +489,10 @@ def _absence_verified(record: records_pb2.ItemRecord, forbidden: list[int]) -> b
 
 def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, exclude: bool) -> tuple[str, str]:
     if not plan.certain:
-        return "soft", f"constraints uncertain (unknown: {plan.unknown or '-'}, mapped: {[m[0] for m in plan.mapped] or '-'})"
+        return (
+            "soft",
+            f"constraints uncertain (unknown: {plan.unknown or '-'}, mapped: {[m[0] for m in plan.mapped] or '-'})",
+        )
     if not plan.required and not plan.forbidden:
         return "soft", "no constraints to enforce"
     hard = search("hard", k, exclude)
@@ -427,8 +505,10 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
     weakest = min(h.score for h in hard.hits)
     if weakest >= best - ADAPTIVE_MARGIN:
         return "hard", f"certain constraints; the hard top {k} stays within {ADAPTIVE_MARGIN} of the best similarity"
-    return "soft", (f"compatible evidence is weak: the hard top {k} reaches similarity {weakest:.2f}, "
-                    f"below {best:.2f} - {ADAPTIVE_MARGIN}")
+    return "soft", (
+        f"compatible evidence is weak: the hard top {k} reaches similarity {weakest:.2f}, "
+        f"below {best:.2f} - {ADAPTIVE_MARGIN}"
+    )
 
 
 def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -> list:
@@ -443,12 +523,18 @@ def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -
 
 
 def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
-    return [explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
-            for hit, record in _with_records(backend, namespace, found)]
+    return [
+        explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
+        for hit, record in _with_records(backend, namespace, found)
+    ]
 
 
-def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DEFAULT_CONTEXT_BUDGET_CHARS,
-                   query_concepts: Iterable[str] = ()) -> str:
+def render_context(
+    namespace: Namespace,
+    hits: list[Hit],
+    budget_chars: int = DEFAULT_CONTEXT_BUDGET_CHARS,
+    query_concepts: Iterable[str] = (),
+) -> str:
     """The context handed to the model: one ``[Fact Check: STATUS] content`` entry per hit in
     rank order, content cut to the per-item budget, then the item's HAS / NOT_HAS lists (the
     query's own concepts first). Rendered by the core (cpp/src/fact_check_context.cpp), as the
@@ -461,7 +547,12 @@ def render_context(namespace: Namespace, hits: list[Hit], budget_chars: int = DE
         if record is None:
             raise ValueError("render_context needs hits recalled with explanations (they carry their records)")
         evidence = record.evidence
-        entries.append((hit.answer or hit.status, record.text or record.uri or hit.item_id,
-                        [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS],
-                        [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS]))
+        entries.append(
+            (
+                hit.answer or hit.status,
+                record.text or record.uri or hit.item_id,
+                [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_HAS],
+                [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS],
+            )
+        )
     return _core.fact_check_context(entries, budget_chars, list(query_concepts))

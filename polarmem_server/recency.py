@@ -46,8 +46,16 @@ def recency_factor(record: records_pb2.ItemRecord, now_ms: int, half_life_s: flo
     return 2.0 ** (-age_s / half_life_s)
 
 
-def rank_with_recency(backend: Backend, ns: str, search: Callable[[int], SearchResult], k: int, tiered: bool,
-                      half_life_s: float, weight: float, now_ms: int | None = None) -> Ranked:
+def rank_with_recency(
+    backend: Backend,
+    ns: str,
+    search: Callable[[int], SearchResult],
+    k: int,
+    tiered: bool,
+    half_life_s: float,
+    weight: float,
+    now_ms: int | None = None,
+) -> Ranked:
     """The exact top k by (tier, s_sem + weight * recency factor) (the module docstring).
     `search(c)` is the core's top c by (tier, s_sem) (`tiered` False: by s_sem, one tier)."""
     now = writes.now_ms() if now_ms is None else now_ms

@@ -29,8 +29,12 @@ DEFAULT_INTERVAL_S = 2.0
 class SettingsRefresher(PeriodicPass):
     thread_name = "polarmem-settings-refresh"
 
-    def __init__(self, list_records: Callable[[], list[NamespaceRecord]],
-                 adopt: Callable[[list[NamespaceRecord]], int], interval_s: float = DEFAULT_INTERVAL_S) -> None:
+    def __init__(
+        self,
+        list_records: Callable[[], list[NamespaceRecord]],
+        adopt: Callable[[list[NamespaceRecord]], int],
+        interval_s: float = DEFAULT_INTERVAL_S,
+    ) -> None:
         """`list_records`: every namespace record in the backend; `adopt`: applies the listing
         and returns how many namespaces changed in this process."""
         super().__init__(interval_s)

@@ -15,8 +15,13 @@ from polarmem_server.scoring.verification import Verifier
 Submitted = Callable[[Future], None]
 
 
-def verify_batch(verifier: Verifier | None, namespace: Namespace, items: list[tuple[int, ItemInput]],
-                 deadline: float | None, on_submit: Submitted | None) -> dict[int, Evidence | Exception]:
+def verify_batch(
+    verifier: Verifier | None,
+    namespace: Namespace,
+    items: list[tuple[int, ItemInput]],
+    deadline: float | None,
+    on_submit: Submitted | None,
+) -> dict[int, Evidence | Exception]:
     """Scores items through the verifier port: index -> the verified Evidence, or the
     exception that fails the item. All are submitted before any is awaited, so the batcher
     scores them together."""
@@ -30,8 +35,9 @@ def verify_batch(verifier: Verifier | None, namespace: Namespace, items: list[tu
     out: dict[int, Evidence | Exception] = {}
     for i, item in items:
         try:
-            concepts = verifier.candidate_concepts(item.text, item.content, list(item.verify_concepts),
-                                                   namespace.vocabulary.names)
+            concepts = verifier.candidate_concepts(
+                item.text, item.content, list(item.verify_concepts), namespace.vocabulary.names
+            )
             future = verifier.submit(item.text, item.content, concepts, namespace.settings.templates)
             if on_submit is not None:
                 on_submit(future)
@@ -50,13 +56,22 @@ def verify_batch(verifier: Verifier | None, namespace: Namespace, items: list[tu
 def require_verifier(verifier: Verifier | None) -> Verifier:
     """The verifier, or Unimplemented saying how to configure one."""
     if verifier is None:
-        raise Unimplemented("server-side verification (verify_concepts, content, ScoreConcepts) needs a scoring "
-                            "engine: start the server with --engine; or send scores or states")
+        raise Unimplemented(
+            "server-side verification (verify_concepts, content, ScoreConcepts) needs a scoring "
+            "engine: start the server with --engine; or send scores or states"
+        )
     return verifier
 
 
-def score_concepts(verifier: Verifier | None, namespace: Namespace, text: str, content: bytes, concepts: Sequence[str],
-                   deadline: float | None = None, on_submit: Submitted | None = None) -> dict[str, list[float]]:
+def score_concepts(
+    verifier: Verifier | None,
+    namespace: Namespace,
+    text: str,
+    content: bytes,
+    concepts: Sequence[str],
+    deadline: float | None = None,
+    on_submit: Submitted | None = None,
+) -> dict[str, list[float]]:
     """Raw verifier scores (concept -> P(Yes) per template); nothing is stored."""
     verifier = require_verifier(verifier)
     chosen = verifier.candidate_concepts(text, content, list(concepts), namespace.vocabulary.names)

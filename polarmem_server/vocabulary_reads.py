@@ -23,13 +23,16 @@ def parse_page_token(token: str) -> int:
     if not token:
         return -1
     if not isinstance(token, str) or not _CONCEPT_PAGE_TOKEN.fullmatch(token):
-        raise InvalidArgument(f"page_token {quoted(token)} is not one this server gave; send the next_page_token of "
-                              "the previous response, or none for the first page")
+        raise InvalidArgument(
+            f"page_token {quoted(token)} is not one this server gave; send the next_page_token of "
+            "the previous response, or none for the first page"
+        )
     return int(token)
 
 
-def items_by_concept(backend: Backend, ns: str, concept_id: int, polarity: str, after: str = "",
-                     limit: int = 100) -> list[str]:
+def items_by_concept(
+    backend: Backend, ns: str, concept_id: int, polarity: str, after: str = "", limit: int = 100
+) -> list[str]:
     """Item ids holding `polarity` ("has" | "not_has" | "align") for the concept, paginated by id."""
     if polarity not in POLARITIES:
         raise InvalidArgument(f"polarity must be 'has', 'not_has' or 'align', got {quoted(polarity)}")
@@ -37,8 +40,9 @@ def items_by_concept(backend: Backend, ns: str, concept_id: int, polarity: str, 
     return backend.items_by_concept(ns, concept_id, polarity, after, limit)
 
 
-def vocabulary_page(backend: Backend, namespace: Namespace, after_id: int = -1,
-                    limit: int = 100) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
+def vocabulary_page(
+    backend: Backend, namespace: Namespace, after_id: int = -1, limit: int = 100
+) -> tuple[list[tuple[int, str, dict[str, int]]], int]:
     """A page of the vocabulary by id: (id, name, items per polarity) for ids above `after_id`,
     and how many concepts there are."""
     limit = check_count(limit, "limit", 1, MAX_PAGE + 1)

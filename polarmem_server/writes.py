@@ -22,8 +22,14 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.domain.evidence import (apply_evidence, apply_text, hold_polarity, partition_record, snapshot,
-                                             states_of)
+from polarmem_server.domain.evidence import (
+    apply_evidence,
+    apply_text,
+    hold_polarity,
+    partition_record,
+    snapshot,
+    states_of,
+)
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.items import CheckedItem, Evidence
 from polarmem_server.domain.mixtures import MIN_CALIBRATION_SCORES, fit_beta_mixture, fit_concept_priors
@@ -106,20 +112,31 @@ class Writer:
 
     # ---- new items ---------------------------------------------------------------------------
 
-    def build_new(self, namespace: Namespace, item: CheckedItem, batch_ids: set[str],
-                  stored: set[str] | None = None) -> records_pb2.ItemRecord:
+    def build_new(
+        self, namespace: Namespace, item: CheckedItem, batch_ids: set[str], stored: set[str] | None = None
+    ) -> records_pb2.ItemRecord:
         """A new item's record. ``stored``: the batch's ids already stored (Backend.stored_ids,
         one look-up per batch); None looks this id up alone."""
         item_id = item.id or uuid.uuid4().hex
         taken = item_id in stored if stored is not None else self.backend.contains(namespace.name, item_id)
         if item_id in batch_ids or taken:
-            raise AlreadyExists(f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
-                                "use observe to add evidence")
+            raise AlreadyExists(
+                f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
+                "use observe to add evidence"
+            )
         created = now_ms()
         record = records_pb2.ItemRecord(
-            id=item_id, kind=item.kind, text=item.text, uri=item.uri, metadata=dict(item.metadata),
-            model=item.evidence.model, template_version=str(len(namespace.settings.templates)), created_ms=created,
-            updated_ms=created, version=1)
+            id=item_id,
+            kind=item.kind,
+            text=item.text,
+            uri=item.uri,
+            metadata=dict(item.metadata),
+            model=item.evidence.model,
+            template_version=str(len(namespace.settings.templates)),
+            created_ms=created,
+            updated_ms=created,
+            version=1,
+        )
         apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
         if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
             self.apply_own_words(namespace, record, lexical=not item.evidence.scores and not item.evidence.states)
@@ -149,15 +166,23 @@ class Writer:
             return
         missing = [(record, vectors) for record, vectors in pairs if "sem" not in vectors]
         if missing:
-            encoded = require_encoder(namespace.settings.encoder).encode([self.sem_text(namespace, r) for r, _ in missing])
+            encoded = require_encoder(namespace.settings.encoder).encode(
+                [self.sem_text(namespace, r) for r, _ in missing]
+            )
             for (_, vectors), vector in zip(missing, encoded):
                 vectors["sem"] = vector
 
     # ---- the rewrite primitive ---------------------------------------------------------------
 
-    def rewrite(self, namespace: Namespace, previous: records_pb2.ItemRecord, change: Change | None = None,
-                vectors: Mapping[str, np.ndarray] | None = None, always: bool = True,
-                observed: Collection[int] | None = None) -> records_pb2.ItemRecord | None:
+    def rewrite(
+        self,
+        namespace: Namespace,
+        previous: records_pb2.ItemRecord,
+        change: Change | None = None,
+        vectors: Mapping[str, np.ndarray] | None = None,
+        always: bool = True,
+        observed: Collection[int] | None = None,
+    ) -> records_pb2.ItemRecord | None:
         """Writes the next version of a stored item (module doc). `change` edits the copied
         record before it is re-partitioned; `vectors` replace stored ones space by space.
         `observed`: the concepts an observation brought evidence for; every other concept keeps
@@ -173,14 +198,23 @@ class Writer:
     def rewrite_many(self, namespace: Namespace, previous: Sequence[records_pb2.ItemRecord], change: Change) -> int:
         """`rewrite` (always=False) of many items in one backend write (one synced commit);
         returns how many changed. Call under the namespace's write lock."""
-        writes = [write for write in (self.next_version(namespace, record, change, always=False) for record in previous)
-                  if write is not None]
+        writes = [
+            write
+            for write in (self.next_version(namespace, record, change, always=False) for record in previous)
+            if write is not None
+        ]
         self.backend.write_items(namespace.name, writes)
         return len(writes)
 
-    def next_version(self, namespace: Namespace, previous: records_pb2.ItemRecord, change: Change | None = None,
-                     vectors: Mapping[str, np.ndarray] | None = None, always: bool = True,
-                     observed: Collection[int] | None = None) -> ItemWrite | None:
+    def next_version(
+        self,
+        namespace: Namespace,
+        previous: records_pb2.ItemRecord,
+        change: Change | None = None,
+        vectors: Mapping[str, np.ndarray] | None = None,
+        always: bool = True,
+        observed: Collection[int] | None = None,
+    ) -> ItemWrite | None:
         """The write `rewrite` makes (its doc), not yet written."""
         record = records_pb2.ItemRecord()
         record.CopyFrom(previous)
@@ -197,8 +231,11 @@ class Writer:
         record.version = previous.version + 1
         record.updated_ms = now_ms()
         stored = self.backend.get_vectors(namespace.name, record.id)
-        kept = {space: rows if namespace.spaces[space].multi else rows[0] for space, rows in stored.items()
-                if space in namespace.spaces}
+        kept = {
+            space: rows if namespace.spaces[space].multi else rows[0]
+            for space, rows in stored.items()
+            if space in namespace.spaces
+        }
         if changed and record.kind == enums_pb2.ITEM_KIND_VISUAL and self.encodes_sem(namespace):
             kept.pop("sem", None)  # it serialised the old state
         kept.update(vectors or {})
@@ -232,8 +269,12 @@ class Writer:
         a labelled calibration set fixed them) and each concept's prevalence. False if too few
         scores."""
         limit = namespace.settings.template_std_max
-        pairs = [(ev.concept_id, ev.mean) for r in self.backend.iter_items(namespace.name) for ev in r.evidence
-                 if len(ev.template_scores) and ev.template_std <= limit]
+        pairs = [
+            (ev.concept_id, ev.mean)
+            for r in self.backend.iter_items(namespace.name)
+            for ev in r.evidence
+            if len(ev.template_scores) and ev.template_std <= limit
+        ]
         if len(pairs) < MIN_CALIBRATION_SCORES:
             return False
         means = np.array([m for _, m in pairs])

@@ -39,7 +39,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_LANGUAGES = {"bash": "shell", "sh": "shell", "shell": "shell", "console": "shell", "python": "python", "py": "python"}
+RUN_LANGUAGES = {
+    "bash": "shell",
+    "sh": "shell",
+    "shell": "shell",
+    "console": "shell",
+    "python": "python",
+    "py": "python",
+}
 PORTS = ("50051", "50052", "8765", "9464")
 BLOCK_TIMEOUT_S = 150.0
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -49,15 +56,15 @@ SKIP = re.compile(r"^skip\s*\((?P<reason>.+)\)$")
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    path: str          # relative to the repository root
-    line: int          # 1-based line of the opening fence
-    language: str      # the info string's first word
+    path: str  # relative to the repository root
+    line: int  # 1-based line of the opening fence
+    language: str  # the info string's first word
     code: str
     skip_reason: str | None = None
 
     @property
     def kind(self) -> str | None:
-        """"shell", "python", or None for a block that is not run."""
+        """ "shell", "python", or None for a block that is not run."""
         return RUN_LANGUAGES.get(self.language)
 
     @property
@@ -95,8 +102,9 @@ def extract(path: Path, root: Path = ROOT) -> list[Block]:
         if directive:
             skip = SKIP.match(directive["body"])
             if not skip:
-                raise ValueError(f"{path}:{k + 1}: unknown docs-test directive {directive['body']!r} "
-                                 "(known: skip (REASON))")
+                raise ValueError(
+                    f"{path}:{k + 1}: unknown docs-test directive {directive['body']!r} (known: skip (REASON))"
+                )
             skip_reason = skip["reason"].strip()
         if language == "console":  # a transcript: the commands are the lines after the prompt
             body = [line[2:] for line in body if line.startswith("$ ")]
@@ -156,12 +164,15 @@ class DocumentSession:
         from polarmem_server.scoring.minilm_onnx import CACHE_ENV, default_cache_dir
 
         self.env[CACHE_ENV] = str(default_cache_dir())
-        self.env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-                        HOME=str(workdir / "home"), PYTHONUNBUFFERED="1",
-                        POLARMEM_ADDRESS=f"127.0.0.1:{self.ports['50051']}",
-                        POLARMEM_METRICS_PORT=self.ports["9464"])
+        self.env.update(
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            HOME=str(workdir / "home"),
+            PYTHONUNBUFFERED="1",
+            POLARMEM_ADDRESS=f"127.0.0.1:{self.ports['50051']}",
+            POLARMEM_METRICS_PORT=self.ports["9464"],
+        )
         self.state = workdir / ".docs-test-env"
-        self.groups: list[int] = []       # process groups of shell blocks (what they left running)
+        self.groups: list[int] = []  # process groups of shell blocks (what they left running)
         self.python: subprocess.Popen | None = None
         self.python_log = workdir / ".python-blocks.log"
         self.count = 0
@@ -185,12 +196,17 @@ class DocumentSession:
             self.stop_background()
         log = self.workdir / f".block-{self.count}.log"
         state = shlex.quote(str(self.state))
-        script = (f"set -eo pipefail\n[ -f {state} ] && source {state}\n"
-                  f"trap 'export -p > {state}' EXIT\n{code}")
+        script = f"set -eo pipefail\n[ -f {state} ] && source {state}\ntrap 'export -p > {state}' EXIT\n{code}"
         with open(log, "wb") as out:
-            proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", script], cwd=self.workdir, env=self.env,
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                ["bash", "--noprofile", "--norc", "-c", script],
+                cwd=self.workdir,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             self.groups.append(proc.pid)
             try:
                 rc = proc.wait(timeout=BLOCK_TIMEOUT_S)
@@ -204,25 +220,38 @@ class DocumentSession:
     def _run_python(self, block: Block, code: str) -> str:
         if self.python is None:
             with open(self.python_log, "ab") as log:
-                self.python = subprocess.Popen([sys.executable, "-c", DRIVER], cwd=self.workdir, env=self.env,
-                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                                               start_new_session=True)
+                self.python = subprocess.Popen(
+                    [sys.executable, "-c", DRIVER],
+                    cwd=self.workdir,
+                    env=self.env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    start_new_session=True,
+                )
         start = self.python_log.stat().st_size
         try:
             self.python.stdin.write(json.dumps({"code": code, "filename": f"{block.path}:{block.line}"}) + "\n")
             self.python.stdin.flush()
         except BrokenPipeError:
-            raise BlockFailed(f"{block.id}: the Python blocks' interpreter has died\n{_tail(self.python_log)}") from None
+            raise BlockFailed(
+                f"{block.id}: the Python blocks' interpreter has died\n{_tail(self.python_log)}"
+            ) from None
         ready, _, _ = select.select([self.python.stdout], [], [], BLOCK_TIMEOUT_S)
         answer_line = self.python.stdout.readline() if ready else ""
         output = self.python_log.read_bytes()[start:].decode(errors="replace")
         if not answer_line:
             self._stop_python()
-            raise BlockFailed(f"{block.id}: no answer after {BLOCK_TIMEOUT_S:g} s (or the interpreter died)\n{output[-4000:]}")
+            raise BlockFailed(
+                f"{block.id}: no answer after {BLOCK_TIMEOUT_S:g} s (or the interpreter died)\n{output[-4000:]}"
+            )
         answer = json.loads(answer_line)
         if not answer["ok"]:
-            raise BlockFailed(f"{block.id}: raised\n--- block as run ---\n{code}--- output ---\n{output[-4000:]}"
-                              f"\n--- traceback ---\n{answer['error']}")
+            raise BlockFailed(
+                f"{block.id}: raised\n--- block as run ---\n{code}--- output ---\n{output[-4000:]}"
+                f"\n--- traceback ---\n{answer['error']}"
+            )
         return output
 
     def _kill_group(self, pgid: int, grace_s: float = 10.0) -> None:

@@ -15,21 +15,42 @@ START_TIMEOUT_S = 120
 class ServeProcess:
     """One `polarmem serve --backend milvus` process on a free port."""
 
-    def __init__(self, milvus_uri: str, prefix: str, workdir: Path, timeout_s: float = 10.0,
-                 layout: str = "collection") -> None:
+    def __init__(
+        self, milvus_uri: str, prefix: str, workdir: Path, timeout_s: float = 10.0, layout: str = "collection"
+    ) -> None:
         self.log_path = workdir / f"serve-{prefix}-{time.monotonic_ns()}.log"
-        self.command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--backend", "milvus",
-                        "--milvus-uri", milvus_uri, "--milvus-prefix", prefix, "--milvus-timeout", str(timeout_s),
-                        "--milvus-layout", layout,
-                        "--address", "127.0.0.1:0", "--metrics-port", "-1", "--grace-s", "2",
-                        "--data-dir", str(workdir / "unused-data-dir")]
+        self.command = [
+            sys.executable,
+            "-m",
+            "polarmem_server.faces.cli",
+            "serve",
+            "--backend",
+            "milvus",
+            "--milvus-uri",
+            milvus_uri,
+            "--milvus-prefix",
+            prefix,
+            "--milvus-timeout",
+            str(timeout_s),
+            "--milvus-layout",
+            layout,
+            "--address",
+            "127.0.0.1:0",
+            "--metrics-port",
+            "-1",
+            "--grace-s",
+            "2",
+            "--data-dir",
+            str(workdir / "unused-data-dir"),
+        ]
         self.process: subprocess.Popen | None = None
         self.address = ""
 
     def start(self) -> ServeProcess:
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=log,
-                                            stdin=subprocess.DEVNULL, text=True, cwd="/")
+            self.process = subprocess.Popen(
+                self.command, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, cwd="/"
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         line = ""
         while time.monotonic() < deadline and self.process.poll() is None:
@@ -38,8 +59,9 @@ class ServeProcess:
                 self.address = line.split()[3].rstrip(";")
                 return self
         self.stop()
-        raise RuntimeError(f"polarmem serve did not start ({line!r}); see {self.log_path}: "
-                           f"{self.log_path.read_text()[-2000:]}")
+        raise RuntimeError(
+            f"polarmem serve did not start ({line!r}); see {self.log_path}: {self.log_path.read_text()[-2000:]}"
+        )
 
     def stop(self) -> int | None:
         process, self.process = self.process, None

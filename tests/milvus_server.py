@@ -35,7 +35,11 @@ def milvus_server_command() -> list[str] | None:
     another's site-packages has the module but not the script)."""
     if importlib.util.find_spec("milvus") is None:
         return None
-    return [sys.executable, "-c", "import sys; from milvus import main; sys.argv[0] = 'milvus-server'; sys.exit(main())"]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from milvus import main; sys.argv[0] = 'milvus-server'; sys.exit(main())",
+    ]
 
 
 def free_port() -> int:
@@ -58,7 +62,11 @@ class MilvusServer:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             [*milvus_server_command(), "--data", str(self.data_dir), "--proxy-port", str(self.port)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         self._wait_ready()
         return self
@@ -97,15 +105,18 @@ class MilvusServer:
             except Exception:  # not listening yet
                 time.sleep(2)
         self.stop()
-        raise RuntimeError(f"milvus-server did not answer on {self.uri} within {START_TIMEOUT_S} s; see {self.log_path}")
-
+        raise RuntimeError(
+            f"milvus-server did not answer on {self.uri} within {START_TIMEOUT_S} s; see {self.log_path}"
+        )
 
     @staticmethod
     def _probe(pymilvus, alias: str) -> None:
         """Create, load and drop a tiny collection: after a restart the proxy answers before
         the root / data / query coordinators do."""
-        fields = [pymilvus.FieldSchema("id", pymilvus.DataType.INT64, is_primary=True),
-                  pymilvus.FieldSchema("v", pymilvus.DataType.FLOAT_VECTOR, dim=2)]
+        fields = [
+            pymilvus.FieldSchema("id", pymilvus.DataType.INT64, is_primary=True),
+            pymilvus.FieldSchema("v", pymilvus.DataType.FLOAT_VECTOR, dim=2),
+        ]
         name = "polarmem_readiness_probe"
         if pymilvus.utility.has_collection(name, using=alias, timeout=10):
             pymilvus.utility.drop_collection(name, using=alias, timeout=10)
@@ -184,7 +195,9 @@ def milvus_server(tmp_path_factory):
         yield type("External", (), {"uri": external, "process": None})()
         return
     if milvus_server_command() is None:
-        pytest.skip("the `milvus` wheel (milvus-server) is not installed (pip install --no-deps -r requirements-milvus.txt)")
+        pytest.skip(
+            "the `milvus` wheel (milvus-server) is not installed (pip install --no-deps -r requirements-milvus.txt)"
+        )
     lock = _take_lock()
     server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data")
     try:

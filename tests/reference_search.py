@@ -44,8 +44,19 @@ def similarity(item: ModelItem, query: dict[str, np.ndarray], weights: dict[str,
     return total
 
 
-def reference_search(items, query, required=(), forbidden=(), k=10, mode="hard", soft_lambda=1.0,
-                     exclude_conflicts=False, kind_mask=0, allow=None, weights=None):
+def reference_search(
+    items,
+    query,
+    required=(),
+    forbidden=(),
+    k=10,
+    mode="hard",
+    soft_lambda=1.0,
+    exclude_conflicts=False,
+    kind_mask=0,
+    allow=None,
+    weights=None,
+):
     """Returns [(slot, tier, score, rank_tier, rank_value)] in rank order."""
     required, forbidden, weights = set(required), set(forbidden), weights or {}
     allowed = None if allow is None else set(int(a) for a in allow)

@@ -58,6 +58,6 @@ int main(int argc, char** argv) {
     best = std::min(best, ms);
     total += ms;
   }
-  std::printf("{\"kernel\": \"%s\", \"tokens\": %zu, \"evict\": %d, \"best_ms\": %.3f, \"mean_ms\": %.3f}\n", kernel.name,
-              tokens, evict ? 1 : 0, best, total / passes);
+  std::printf("{\"kernel\": \"%s\", \"tokens\": %zu, \"evict\": %d, \"best_ms\": %.3f, \"mean_ms\": %.3f}\n",
+              kernel.name, tokens, evict ? 1 : 0, best, total / passes);
 }

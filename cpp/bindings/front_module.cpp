@@ -24,8 +24,10 @@ std::vector<std::size_t> term_dims(const Index& index, const SearchRequest& requ
   const auto spaces = index.spaces();
   std::vector<std::size_t> dims;
   for (const auto& term : request.vectors) {
-    const auto space = std::find_if(spaces.begin(), spaces.end(), [&](const SpaceConfig& s) { return s.name == term.space; });
-    if (space == spaces.end() || space->multi) throw py::value_error("plan: no single-vector space named '" + term.space + "'");
+    const auto space =
+        std::find_if(spaces.begin(), spaces.end(), [&](const SpaceConfig& s) { return s.name == term.space; });
+    if (space == spaces.end() || space->multi)
+      throw py::value_error("plan: no single-vector space named '" + term.space + "'");
     dims.push_back(space->dim);
   }
   return dims;
@@ -76,9 +78,8 @@ PYBIND11_MODULE(_front, m) {
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
              std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
-             std::vector<std::uint32_t> state_concepts,
-             std::size_t required_count, std::vector<std::string> concept_names, const py::bytes& response,
-             bool generic, bool reads_vocabulary) {
+             std::vector<std::uint32_t> state_concepts, std::size_t required_count,
+             std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -96,19 +97,19 @@ PYBIND11_MODULE(_front, m) {
             self.publish(ns, generic ? generic_key(parsed_request) : plan_key(parsed_request), std::move(plan));
           },
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
-          py::arg("records"), py::arg("explain"), py::arg("search"),
-          py::arg("state_concepts"), py::arg("required_count"), py::arg("concept_names"), py::arg("response"),
-          py::arg("generic") = false, py::arg("reads_vocabulary") = false,
+          py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("state_concepts"),
+          py::arg("required_count"), py::arg("concept_names"), py::arg("response"), py::arg("generic") = false,
+          py::arg("reads_vocabulary") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
           "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names)")
       .def(
           "publish_text",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
              std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
-             std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
-             const py::bytes& response, std::shared_ptr<text::ConceptKeys> keys,
-             std::shared_ptr<text::TriggerTable> triggers, std::shared_ptr<SharedTextRuns> encoder,
-             std::shared_ptr<WordPieceTokenizer> tokenizer, bool open_vocabulary) {
+             std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search, const py::bytes& response,
+             std::shared_ptr<text::ConceptKeys> keys, std::shared_ptr<text::TriggerTable> triggers,
+             std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
+             bool open_vocabulary) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
             }
@@ -142,15 +143,15 @@ PYBIND11_MODULE(_front, m) {
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each")
       .def("set_names", &PlanCache::set_names, py::arg("namespace"), py::arg("names"),
            "the namespace's concept names by id, for its text plans")
-      .def("has_names", [](const PlanCache& self, const std::string& ns) { return self.names(ns) != nullptr; },
-           py::arg("namespace"))
+      .def(
+          "has_names", [](const PlanCache& self, const std::string& ns) { return self.names(ns) != nullptr; },
+          py::arg("namespace"))
       .def(
           "append_names",
           [](PlanCache& self, const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
             self.append_names(ns, first, names);
           },
-          py::arg("namespace"), py::arg("first"), py::arg("names"),
-          "names of the concepts appended from id `first` on")
+          py::arg("namespace"), py::arg("first"), py::arg("names"), "names of the concepts appended from id `first` on")
       .def(
           "set_vocabulary",
           [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
@@ -176,8 +177,9 @@ PYBIND11_MODULE(_front, m) {
             return id ? std::optional<std::uint32_t>(*id) : std::nullopt;
           },
           py::arg("namespace"), py::arg("name"), "the id a generic plan binds `name` to (None: it binds none)")
-      .def("has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
-           py::arg("namespace"))
+      .def(
+          "has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
+          py::arg("namespace"))
       .def("forget", &PlanCache::forget, py::arg("namespace"))
       .def("clear", &PlanCache::clear)
       .def_property_readonly("size", &PlanCache::size);
@@ -212,7 +214,8 @@ PYBIND11_MODULE(_front, m) {
         out["forwarded"] = s.forwarded;
         out["overloaded"] = s.overloaded;
         out["in_flight"] = s.in_flight;
-        out["hits"] = py::dict(py::arg("conflict") = s.hits[0], py::arg("neutral") = s.hits[1], py::arg("entailed") = s.hits[2]);
+        out["hits"] =
+            py::dict(py::arg("conflict") = s.hits[0], py::arg("neutral") = s.hits[1], py::arg("entailed") = s.hits[2]);
         out["latency_bounds"] = std::vector<double>(kLatencyBounds.begin(), kLatencyBounds.end());
         out["latency_counts"] = std::vector<std::uint64_t>(s.latency.begin(), s.latency.end());
         out["latency_sum"] = s.latency_sum;

@@ -17,8 +17,8 @@
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
-#include "polarmem/simd.hpp"
 #include "polarmem/shared_text_runs.hpp"
+#include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
 
 namespace py = pybind11;
@@ -28,12 +28,30 @@ namespace {
 
 template <typename T>
 const char* dtype_name();
-template <> const char* dtype_name<float>() { return "float32"; }
-template <> const char* dtype_name<std::int64_t>() { return "int64"; }
-template <> const char* dtype_name<std::uint32_t>() { return "uint32"; }
-template <> const char* dtype_name<std::uint8_t>() { return "uint8"; }
-template <> const char* dtype_name<std::int8_t>() { return "int8"; }
-template <> const char* dtype_name<std::int32_t>() { return "int32"; }
+template <>
+const char* dtype_name<float>() {
+  return "float32";
+}
+template <>
+const char* dtype_name<std::int64_t>() {
+  return "int64";
+}
+template <>
+const char* dtype_name<std::uint32_t>() {
+  return "uint32";
+}
+template <>
+const char* dtype_name<std::uint8_t>() {
+  return "uint8";
+}
+template <>
+const char* dtype_name<std::int8_t>() {
+  return "int8";
+}
+template <>
+const char* dtype_name<std::int32_t>() {
+  return "int32";
+}
 
 // The data pointer of a C-contiguous array of exactly dtype T and `ndim` dimensions.
 template <typename T>
@@ -69,7 +87,8 @@ ConceptLists lists(const std::optional<py::array>& indptr, const std::optional<p
   }
   if (!ids) throw py::value_error(std::string(name) + " ids are missing");
   const auto* i = checked<std::uint32_t>(*ids, name, 1);
-  if (p[count] != static_cast<std::int64_t>(ids->size())) throw py::value_error(std::string(name) + " indptr[-1] must equal len(ids)");
+  if (p[count] != static_cast<std::int64_t>(ids->size()))
+    throw py::value_error(std::string(name) + " indptr[-1] must equal len(ids)");
   return {p, i};
 }
 
@@ -159,7 +178,7 @@ namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
 void bind_answer(py::module_& m);  // answer_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
-}
+}  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "PolarMem compiled retrieval core (private; use polarmem_server.index)";
@@ -171,18 +190,18 @@ PYBIND11_MODULE(_core, m) {
   const py::module_ builtins = py::module_::import("builtins");
   auto error_class = [&](const char* name, py::tuple bases, const char* doc) {
     const std::string qualified = std::string("polarmem_server._core.") + name;
-    py::object cls = py::reinterpret_steal<py::object>(
-        PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr));
+    py::object cls =
+        py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr));
     if (!cls) throw py::error_already_set();
     m.attr(name) = cls;
     return cls.release().ptr();  // the module keeps a reference for the process's lifetime
   };
-  static PyObject* invalid_argument = error_class(
-      "InvalidArgumentError", py::make_tuple(errors.attr("InvalidArgument")),  // a ValueError already
-      "The core rejected a malformed input (shape, NaN, unknown space, k out of range).");
-  static PyObject* out_of_range = error_class(
-      "OutOfRangeError", py::make_tuple(errors.attr("InvalidArgument"), builtins.attr("IndexError")),
-      "A concept id or slot outside what the index holds.");
+  static PyObject* invalid_argument =
+      error_class("InvalidArgumentError", py::make_tuple(errors.attr("InvalidArgument")),  // a ValueError already
+                  "The core rejected a malformed input (shape, NaN, unknown space, k out of range).");
+  static PyObject* out_of_range =
+      error_class("OutOfRangeError", py::make_tuple(errors.attr("InvalidArgument"), builtins.attr("IndexError")),
+                  "A concept id or slot outside what the index holds.");
   static PyObject* failed_precondition = error_class(
       "FailedPreconditionError", py::make_tuple(errors.attr("FailedPrecondition"), builtins.attr("LookupError")),
       "Valid input the index's current state cannot accept (a removed slot).");
@@ -281,7 +300,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("present_weight", &SearchRequest::present_weight)
       .def_readwrite("absent_weight", &SearchRequest::absent_weight)
       .def("__copy__", [](const SearchRequest& r) { return SearchRequest(r); })  // shares the allow-list
-      .def("__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
+      .def(
+          "__deepcopy__", [](const SearchRequest& r, py::dict) { return SearchRequest(r); }, py::arg("memo"))
       .def("__repr__", [](const SearchRequest& r) {
         std::string spaces;
         for (const auto& v : r.vectors) spaces += (spaces.empty() ? "" : ", ") + v.space;
@@ -322,14 +342,15 @@ PYBIND11_MODULE(_core, m) {
       .def("replace_all", &ItemIds::replace_all, py::arg("ids"))
       .def("end_renumbering", &ItemIds::end_renumbering)
       .def("get", &ItemIds::get, py::arg("slot"))
-      .def("resolve",
-           [](const ItemIds& self, const py::array& slots) {
-             const auto* s = checked<std::int64_t>(slots, "slots", 1);
-             std::vector<std::string> ids;
-             self.resolve(s, static_cast<std::size_t>(slots.size()), &ids);
-             return ids;
-           },
-           py::arg("slots"))
+      .def(
+          "resolve",
+          [](const ItemIds& self, const py::array& slots) {
+            const auto* s = checked<std::int64_t>(slots, "slots", 1);
+            std::vector<std::string> ids;
+            self.resolve(s, static_cast<std::size_t>(slots.size()), &ids);
+            return ids;
+          },
+          py::arg("slots"))
       .def("all", &ItemIds::all)
       .def_property_readonly("size", &ItemIds::size)
       .def_property_readonly("generation", &ItemIds::generation);
@@ -337,19 +358,24 @@ PYBIND11_MODULE(_core, m) {
   py::class_<ItemRecords, std::shared_ptr<ItemRecords>>(
       m, "ItemRecords", "Serialised item records by slot, for the compiled front's explained answers.")
       .def(py::init<>())
-      .def("set", [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.set(slot, std::string(record)); },
-           py::arg("slot"), py::arg("record"))
-      .def("fill", [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.fill(slot, std::string(record)); },
-           py::arg("slot"), py::arg("record"))
+      .def(
+          "set",
+          [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.set(slot, std::string(record)); },
+          py::arg("slot"), py::arg("record"))
+      .def(
+          "fill",
+          [](ItemRecords& self, std::int64_t slot, const py::bytes& record) { self.fill(slot, std::string(record)); },
+          py::arg("slot"), py::arg("record"))
       .def("clear", &ItemRecords::clear, py::arg("slot"))
       .def("renumber", &renumber<ItemRecords>, py::arg("new_of_old"))
-      .def("get",
-           [](const ItemRecords& self, std::int64_t slot) -> std::optional<py::bytes> {
-             std::vector<std::string> out;
-             if (!self.get(&slot, 1, &out)) return std::nullopt;
-             return py::bytes(out[0]);
-           },
-           py::arg("slot"))
+      .def(
+          "get",
+          [](const ItemRecords& self, std::int64_t slot) -> std::optional<py::bytes> {
+            std::vector<std::string> out;
+            if (!self.get(&slot, 1, &out)) return std::nullopt;
+            return py::bytes(out[0]);
+          },
+          py::arg("slot"))
       .def_property_readonly("count", &ItemRecords::count)
       .def_property_readonly("bytes", &ItemRecords::bytes);
 
@@ -359,16 +385,17 @@ PYBIND11_MODULE(_core, m) {
       .def("add", &MetadataPostings::add, py::arg("slot"), py::arg("pairs"))
       .def("remove", &MetadataPostings::remove, py::arg("slot"), py::arg("pairs"))
       .def("renumber", &renumber<MetadataPostings>, py::arg("new_of_old"))
-      .def("matching",
-           [](const MetadataPostings& self, const std::vector<MetadataPair>& pairs) {
-             std::vector<std::int64_t> slots;
-             {
-               py::gil_scoped_release release;
-               slots = self.matching(pairs);
-             }
-             return to_numpy(slots);
-           },
-           py::arg("pairs"), "slots holding every pair, ascending (int64 array)")
+      .def(
+          "matching",
+          [](const MetadataPostings& self, const std::vector<MetadataPair>& pairs) {
+            std::vector<std::int64_t> slots;
+            {
+              py::gil_scoped_release release;
+              slots = self.matching(pairs);
+            }
+            return to_numpy(slots);
+          },
+          py::arg("pairs"), "slots holding every pair, ascending (int64 array)")
       .def_property_readonly("pair_count", &MetadataPostings::pair_count);
 
   // Shared holders: the compiled Recall front (polarmem_server._front) keeps a namespace's index
@@ -377,9 +404,11 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init([](const std::vector<std::tuple<std::string, std::size_t, bool, std::string>>& spaces,
                        std::size_t threads, const std::vector<PyAnn>& ann) {
              std::vector<SpaceConfig> configs;
-             for (const auto& [name, dim, multi, storage] : spaces) configs.push_back({name, dim, multi, parse_storage(storage)});
+             for (const auto& [name, dim, multi, storage] : spaces)
+               configs.push_back({name, dim, multi, parse_storage(storage)});
              for (const auto& [space, m, ef_construction, ef_search, exact_below, exact_factor] : ann) {
-               auto it = std::find_if(configs.begin(), configs.end(), [&](const SpaceConfig& c) { return c.name == space; });
+               auto it =
+                   std::find_if(configs.begin(), configs.end(), [&](const SpaceConfig& c) { return c.name == space; });
                if (it == configs.end()) throw py::value_error("ann: unknown vector space '" + space + "'");
                it->ann = AnnConfig{true, m, ef_construction, ef_search, exact_below, exact_factor};
              }
@@ -388,37 +417,39 @@ PYBIND11_MODULE(_core, m) {
            py::arg("spaces"), py::arg("threads") = 0, py::arg("ann") = std::vector<PyAnn>{},
            "ann: [(space, m, ef_construction, ef_search, exact_below, exact_factor)], one per space given an "
            "approximate index")
-      .def("add",
-           [](Index& self, const py::array& kinds, const std::vector<PyVectors>& vectors,
-              const std::optional<py::array>& has_indptr, const std::optional<py::array>& has_ids,
-              const std::optional<py::array>& not_indptr, const std::optional<py::array>& not_ids,
-              const PyGrades& grades) {
-             ItemBatch batch;
-             batch.kinds = checked<std::uint8_t>(kinds, "kinds", 1);
-             batch.count = static_cast<std::size_t>(kinds.size());
-             for (const auto& v : vectors) batch.vectors.push_back(vector_input(v));
-             batch.has = lists(has_indptr, has_ids, batch.count, "has");
-             batch.not_has = lists(not_indptr, not_ids, batch.count, "not_has");
-             batch.grades = grade_lists(grades, batch.count);
-             py::gil_scoped_release release;
-             return self.add(batch);
-           },
-           py::arg("kinds"), py::arg("vectors"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"),
-           py::arg("not_ids"), py::arg("grades") = py::none())
-      .def("set_concepts",
-           [](Index& self, const py::array& slots, const std::optional<py::array>& has_indptr,
-              const std::optional<py::array>& has_ids, const std::optional<py::array>& not_indptr,
-              const std::optional<py::array>& not_ids, const PyGrades& grades) {
-             const auto* s = checked<std::int64_t>(slots, "slots", 1);
-             const auto n = static_cast<std::size_t>(slots.size());
-             const ConceptLists has = lists(has_indptr, has_ids, n, "has");
-             const ConceptLists not_has = lists(not_indptr, not_ids, n, "not_has");
-             const ConceptGrades graded = grade_lists(grades, n);
-             py::gil_scoped_release release;
-             self.set_concepts(s, n, has, not_has, graded);
-           },
-           py::arg("slots"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"), py::arg("not_ids"),
-           py::arg("grades") = py::none())
+      .def(
+          "add",
+          [](Index& self, const py::array& kinds, const std::vector<PyVectors>& vectors,
+             const std::optional<py::array>& has_indptr, const std::optional<py::array>& has_ids,
+             const std::optional<py::array>& not_indptr, const std::optional<py::array>& not_ids,
+             const PyGrades& grades) {
+            ItemBatch batch;
+            batch.kinds = checked<std::uint8_t>(kinds, "kinds", 1);
+            batch.count = static_cast<std::size_t>(kinds.size());
+            for (const auto& v : vectors) batch.vectors.push_back(vector_input(v));
+            batch.has = lists(has_indptr, has_ids, batch.count, "has");
+            batch.not_has = lists(not_indptr, not_ids, batch.count, "not_has");
+            batch.grades = grade_lists(grades, batch.count);
+            py::gil_scoped_release release;
+            return self.add(batch);
+          },
+          py::arg("kinds"), py::arg("vectors"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"),
+          py::arg("not_ids"), py::arg("grades") = py::none())
+      .def(
+          "set_concepts",
+          [](Index& self, const py::array& slots, const std::optional<py::array>& has_indptr,
+             const std::optional<py::array>& has_ids, const std::optional<py::array>& not_indptr,
+             const std::optional<py::array>& not_ids, const PyGrades& grades) {
+            const auto* s = checked<std::int64_t>(slots, "slots", 1);
+            const auto n = static_cast<std::size_t>(slots.size());
+            const ConceptLists has = lists(has_indptr, has_ids, n, "has");
+            const ConceptLists not_has = lists(not_indptr, not_ids, n, "not_has");
+            const ConceptGrades graded = grade_lists(grades, n);
+            py::gil_scoped_release release;
+            self.set_concepts(s, n, has, not_has, graded);
+          },
+          py::arg("slots"), py::arg("has_indptr"), py::arg("has_ids"), py::arg("not_indptr"), py::arg("not_ids"),
+          py::arg("grades") = py::none())
       .def("set_vectors",
            [](Index& self, const py::array& slots, const PyVectors& vectors) {
              const auto* s = checked<std::int64_t>(slots, "slots", 1);
@@ -499,7 +530,8 @@ PYBIND11_MODULE(_core, m) {
                py::gil_scoped_release release;
                states = self.concept_states(s, static_cast<std::size_t>(slots.size()), ids);
              }
-             return to_numpy(states).reshape({static_cast<py::ssize_t>(slots.size()), static_cast<py::ssize_t>(ids.size())});
+             return to_numpy(states).reshape(
+                 {static_cast<py::ssize_t>(slots.size()), static_cast<py::ssize_t>(ids.size())});
            })
       .def_property_readonly("spaces", [](const Index& self) {
         py::list out;
@@ -518,30 +550,32 @@ PYBIND11_MODULE(_core, m) {
                const auto array = py::cast<py::array>(value);
                const float* data = checked<float>(array, name.c_str(), array.ndim());
                TensorView view{data, {}};
-               for (py::ssize_t d = 0; d < array.ndim(); ++d) view.shape.push_back(static_cast<std::size_t>(array.shape(d)));
+               for (py::ssize_t d = 0; d < array.ndim(); ++d)
+                 view.shape.push_back(static_cast<std::size_t>(array.shape(d)));
                tensors[name] = view;
              }
              return std::make_shared<TextEncoder>(config, tensors);
            }),
            py::arg("layers"), py::arg("hidden"), py::arg("heads"), py::arg("intermediate"), py::arg("max_positions"),
            py::arg("layer_norm_eps"), py::arg("weights"))
-      .def("encode",
-           [](const TextEncoder& self, const py::array& ids, const py::array& lengths) {
-             const auto* i = checked<std::int32_t>(ids, "ids", 1);
-             const auto* n = checked<std::int32_t>(lengths, "lengths", 1);
-             std::int64_t total = 0;
-             for (py::ssize_t t = 0; t < lengths.size(); ++t) total += n[t];
-             if (total != ids.size()) throw py::value_error("ids must hold sum(lengths) token ids");
-             py::array_t<float> out({static_cast<py::ssize_t>(lengths.size()), static_cast<py::ssize_t>(self.dim())});
-             float* o = out.mutable_data();
-             {
-               py::gil_scoped_release release;
-               self.encode(i, n, static_cast<std::size_t>(lengths.size()), o);
-             }
-             return out;
-           },
-           py::arg("ids"), py::arg("lengths"),
-           "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
+      .def(
+          "encode",
+          [](const TextEncoder& self, const py::array& ids, const py::array& lengths) {
+            const auto* i = checked<std::int32_t>(ids, "ids", 1);
+            const auto* n = checked<std::int32_t>(lengths, "lengths", 1);
+            std::int64_t total = 0;
+            for (py::ssize_t t = 0; t < lengths.size(); ++t) total += n[t];
+            if (total != ids.size()) throw py::value_error("ids must hold sum(lengths) token ids");
+            py::array_t<float> out({static_cast<py::ssize_t>(lengths.size()), static_cast<py::ssize_t>(self.dim())});
+            float* o = out.mutable_data();
+            {
+              py::gil_scoped_release release;
+              self.encode(i, n, static_cast<std::size_t>(lengths.size()), o);
+            }
+            return out;
+          },
+          py::arg("ids"), py::arg("lengths"),
+          "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
       .def_property_readonly("dim", &TextEncoder::dim)
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
   py::class_<SharedTextRuns, std::shared_ptr<SharedTextRuns>>(

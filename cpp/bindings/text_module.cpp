@@ -28,57 +28,65 @@ std::string_view view(const py::bytes& data) {
 }  // namespace
 
 void bind_text(py::module_& m) {
-  m.def("text_tokens",
-        [](const py::bytes& utf8) {
-          std::vector<std::tuple<std::string, std::size_t, std::size_t>> out;
-          for (auto& token : tokenise(view(utf8))) out.emplace_back(std::move(token.word), token.start, token.end);
-          return out;
-        },
-        py::arg("utf8"), "(word, start, end) per token: lower-case words, code-point offsets");
+  m.def(
+      "text_tokens",
+      [](const py::bytes& utf8) {
+        std::vector<std::tuple<std::string, std::size_t, std::size_t>> out;
+        for (auto& token : tokenise(view(utf8))) out.emplace_back(std::move(token.word), token.start, token.end);
+        return out;
+      },
+      py::arg("utf8"), "(word, start, end) per token: lower-case words, code-point offsets");
   m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
   m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
-  m.def("affirmative_part",
-        [](const py::bytes& utf8, std::vector<std::pair<std::size_t, std::size_t>> spans) {
-          return py::bytes(affirmative_part(view(utf8), std::move(spans)));
-        },
-        py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
+  m.def(
+      "affirmative_part",
+      [](const py::bytes& utf8, std::vector<std::pair<std::size_t, std::size_t>> spans) {
+        return py::bytes(affirmative_part(view(utf8), std::move(spans)));
+      },
+      py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
 
   m.attr("DEFAULT_CONTEXT_BUDGET_CHARS") = kDefaultContextBudget;
   m.attr("MIN_CONTEXT_BUDGET_CHARS") = kMinContextBudget;
   m.attr("MAX_CONTEXT_BUDGET_CHARS") = kMaxContextBudget;
-  m.def("mention_polarity",
-        [](const std::vector<std::tuple<std::uint32_t, bool, bool>>& mentions) {
-          std::vector<Mention> converted;
-          converted.reserve(mentions.size());
-          for (const auto& [concept_id, negated, resolution] : mentions) {
-            Mention m;
-            m.concept_id = concept_id;
-            m.negated = negated;
-            m.resolution = resolution;
-            converted.push_back(std::move(m));
-          }
-          return polarity(converted);
-        },
-        py::arg("mentions"), "[(concept id, negated)] in order of first mention, from [(concept id, negated, resolution)]");
-  m.def("fact_check_context",
-        [](const std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>>& entries,
-           std::size_t budget_chars, const std::vector<std::string>& query_concepts) {
-          std::vector<ContextEntry> converted;
-          converted.reserve(entries.size());
-          for (const auto& [status, content, has, not_has] : entries) converted.push_back({status, content, has, not_has});
-          return fact_check_context(converted, budget_chars, query_concepts);
-        },
-        py::arg("entries"), py::arg("budget_chars"), py::arg("query_concepts"),
-        "entries: (status, content, HAS names, NOT_HAS names) per hit in rank order");
+  m.def(
+      "mention_polarity",
+      [](const std::vector<std::tuple<std::uint32_t, bool, bool>>& mentions) {
+        std::vector<Mention> converted;
+        converted.reserve(mentions.size());
+        for (const auto& [concept_id, negated, resolution] : mentions) {
+          Mention m;
+          m.concept_id = concept_id;
+          m.negated = negated;
+          m.resolution = resolution;
+          converted.push_back(std::move(m));
+        }
+        return polarity(converted);
+      },
+      py::arg("mentions"),
+      "[(concept id, negated)] in order of first mention, from [(concept id, negated, resolution)]");
+  m.def(
+      "fact_check_context",
+      [](const std::vector<std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>>&
+             entries,
+         std::size_t budget_chars, const std::vector<std::string>& query_concepts) {
+        std::vector<ContextEntry> converted;
+        converted.reserve(entries.size());
+        for (const auto& [status, content, has, not_has] : entries)
+          converted.push_back({status, content, has, not_has});
+        return fact_check_context(converted, budget_chars, query_concepts);
+      },
+      py::arg("entries"), py::arg("budget_chars"), py::arg("query_concepts"),
+      "entries: (status, content, HAS names, NOT_HAS names) per hit in rank order");
 
-  py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable", "Negation cue phrases by kind (words joined by one space).")
+  py::class_<TriggerTable, std::shared_ptr<TriggerTable>>(m, "TriggerTable",
+                                                          "Negation cue phrases by kind (words joined by one space).")
       .def(py::init([](std::vector<std::string> pre, std::vector<std::string> post, std::vector<std::string> pseudo,
                        std::vector<std::string> terminators, std::vector<std::string> resolution,
                        std::optional<std::size_t> window, std::vector<std::string> hedge) {
-             return std::make_shared<TriggerTable>(
-                 TriggerPhrases{std::move(pre), std::move(post), std::move(pseudo), std::move(terminators),
-                                std::move(resolution), window, std::move(hedge)});
+             return std::make_shared<TriggerTable>(TriggerPhrases{std::move(pre), std::move(post), std::move(pseudo),
+                                                                  std::move(terminators), std::move(resolution), window,
+                                                                  std::move(hedge)});
            }),
            py::arg("pre"), py::arg("post"), py::arg("pseudo"), py::arg("terminators"), py::arg("resolution"),
            py::arg("window"), py::arg("hedge") = std::vector<std::string>{});
@@ -90,28 +98,30 @@ void bind_text(py::module_& m) {
       .def("clear", &ConceptKeys::clear)
       .def_property_readonly("size", &ConceptKeys::size);
 
-  m.def("parse_text",
-        [](const py::bytes& utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
-          const std::string_view text = view(utf8);
-          ParsedText parsed;
-          {
-            py::gil_scoped_release release;
-            parsed = parse(text, keys, triggers);
-          }
-          py::list mentions, unknown, spans;
-          for (const auto& m : parsed.mentions) {
-            mentions.append(py::make_tuple(m.concept_id, m.start, m.end, m.negated, m.cue, m.resolution, m.uncertain, m.subject));
-          }
-          for (const auto& u : parsed.unknown) {
-            unknown.append(py::make_tuple(u.word, u.start, u.end, u.negated, u.uncertain, u.subject));
-          }
-          for (const auto& [start, end] : parsed.negated_spans) spans.append(py::make_tuple(start, end));
-          return py::make_tuple(mentions, unknown, spans);
-        },
-        py::arg("utf8"), py::arg("keys"), py::arg("triggers"),
-        "(mentions [(concept, start, end, negated, cue, resolution, uncertain, subject)], "
-        "unknown [(word, start, end, negated, uncertain, subject)], "
-        "negated spans [(start, end)]); offsets in code points");
+  m.def(
+      "parse_text",
+      [](const py::bytes& utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
+        const std::string_view text = view(utf8);
+        ParsedText parsed;
+        {
+          py::gil_scoped_release release;
+          parsed = parse(text, keys, triggers);
+        }
+        py::list mentions, unknown, spans;
+        for (const auto& m : parsed.mentions) {
+          mentions.append(
+              py::make_tuple(m.concept_id, m.start, m.end, m.negated, m.cue, m.resolution, m.uncertain, m.subject));
+        }
+        for (const auto& u : parsed.unknown) {
+          unknown.append(py::make_tuple(u.word, u.start, u.end, u.negated, u.uncertain, u.subject));
+        }
+        for (const auto& [start, end] : parsed.negated_spans) spans.append(py::make_tuple(start, end));
+        return py::make_tuple(mentions, unknown, spans);
+      },
+      py::arg("utf8"), py::arg("keys"), py::arg("triggers"),
+      "(mentions [(concept, start, end, negated, cue, resolution, uncertain, subject)], "
+      "unknown [(word, start, end, negated, uncertain, subject)], "
+      "negated spans [(start, end)]); offsets in code points");
 }
 
 }  // namespace polarmem::bindings

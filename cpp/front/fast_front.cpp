@@ -93,9 +93,8 @@ class FastFront::Service final : public grpc::Service {
     } leave{in_flight_};
     if (max_in_flight_ != 0 && in_flight > max_in_flight_) {
       overloaded_.fetch_add(1, std::memory_order_relaxed);
-      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "the Recall front is handling " + std::to_string(max_in_flight_) +
-                  " calls (max_concurrent_rpcs); retry with backoff"};
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, "the Recall front is handling " + std::to_string(max_in_flight_) +
+                                                        " calls (max_concurrent_rpcs); retry with backoff"};
     }
     v1::RecallResponse response;
     const auto native = answer_from_plan(*context, request, started, &response);
@@ -194,10 +193,12 @@ class FastFront::Service final : public grpc::Service {
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
 
-  grpc::Status forward(const grpc::ServerContext& context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
+  grpc::Status forward(const grpc::ServerContext& context, const grpc::ByteBuffer& request,
+                       grpc::ByteBuffer* response) {
     grpc::ClientContext call;
     for (const auto& [key, value] : context.client_metadata()) {
-      if (forwardable(key)) call.AddMetadata(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
+      if (forwardable(key))
+        call.AddMetadata(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
     }
     call.AddMetadata(kPlanHeader, "plan");
     if (context.deadline() != std::chrono::system_clock::time_point::max()) call.set_deadline(context.deadline());
@@ -208,14 +209,16 @@ class FastFront::Service final : public grpc::Service {
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {
     native_.fetch_add(1, std::memory_order_relaxed);
-    for (const auto& hit : response.hits()) hits_[static_cast<std::size_t>(hit.s_log() + 1)].fetch_add(1, std::memory_order_relaxed);
+    for (const auto& hit : response.hits())
+      hits_[static_cast<std::size_t>(hit.s_log() + 1)].fetch_add(1, std::memory_order_relaxed);
     const auto elapsed = std::chrono::steady_clock::now() - started;
     const double seconds = std::chrono::duration<double>(elapsed).count();
     const auto bucket = static_cast<std::size_t>(
         std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), seconds) - kLatencyBounds.begin());
     latency_[bucket].fetch_add(1, std::memory_order_relaxed);
-    latency_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()),
-                          std::memory_order_relaxed);
+    latency_ns_.fetch_add(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()),
+        std::memory_order_relaxed);
   }
 
   std::string method_name_;  // AddMethod keeps the pointer: it must outlive the service

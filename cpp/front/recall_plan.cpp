@@ -376,7 +376,8 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   }
 
   // Mode off is plain similarity: the whole text, as recall.py embeds it.
-  const std::string affirmative = plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
+  const std::string affirmative =
+      plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
   std::vector<std::int32_t> tokens;
   if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
   auto& term = plan.request.vectors.front();

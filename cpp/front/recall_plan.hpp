@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "polarmem/index.hpp"
-#include "polarmem/rw_lock.hpp"
-#include "polarmem/shared_text_runs.hpp"
-#include "polarmem/text_parse.hpp"
-#include "polarmem/wordpiece.hpp"
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
+#include "polarmem/rw_lock.hpp"
+#include "polarmem/shared_text_runs.hpp"
+#include "polarmem/text_parse.hpp"
 #include "polarmem/v1/memory_service.pb.h"
+#include "polarmem/wordpiece.hpp"
 
 namespace polarmem::front {
 

@@ -27,8 +27,9 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // One RPC shape: its request and response types and the stub method that prepares a call.
 template <class Request, class Response>
 struct Rpc {
-  using Prepare = std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> (Stub::*)(
-      grpc::ClientContext*, const Request&, grpc::CompletionQueue*);
+  using Prepare = std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> (Stub::*)(grpc::ClientContext*,
+                                                                                       const Request&,
+                                                                                       grpc::CompletionQueue*);
   Prepare prepare;
 };
 
@@ -45,7 +46,8 @@ struct Call {
 template <class Request, class Response>
 class Driver {
  public:
-  Driver(const Options& options, Rpc<Request, Response> rpc, const std::vector<std::string>& raw) : o_(options), rpc_(rpc) {
+  Driver(const Options& options, Rpc<Request, Response> rpc, const std::vector<std::string>& raw)
+      : o_(options), rpc_(rpc) {
     for (size_t i = 0; i < raw.size(); ++i) {
       Request request;
       if (!request.ParseFromString(raw[i])) {
@@ -124,7 +126,8 @@ class Driver {
   // N calls in flight; each answer starts the next call until the bound in calls or time.
   void Closed(double duration_s, int64_t max_calls, bool record, RunResult& result) {
     grpc::CompletionQueue queue;
-    auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
+    auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration_s));
     int64_t limit = Limit(max_calls), started = 0, outstanding = 0;
     for (; started < limit && started < o_.concurrency; ++started, ++outstanding) Start(&queue, Clock::now(), record);
     void* tag;
@@ -140,7 +143,8 @@ class Driver {
     }
     if (record) result.started += started;
     queue.Shutdown();
-    while (queue.Next(&tag, &ok)) {}
+    while (queue.Next(&tag, &ok)) {
+    }
   }
 
   // Calls start on a fixed schedule whatever the answers do; a sender thread keeps the schedule
@@ -186,7 +190,8 @@ class Driver {
       result.behind_s = behind;
     }
     queue.Shutdown();
-    while (queue.Next(&tag, &ok)) {}
+    while (queue.Next(&tag, &ok)) {
+    }
   }
 
   const Options& o_;

@@ -63,7 +63,8 @@ Options ParseOptions(int argc, char** argv) {
     else if (flag == "--warmup-s") o.warmup_s = ParseNumber("--warmup-s", value);
     else if (flag == "--deadline-ms") o.deadline_ms = static_cast<int>(ParseNumber("--deadline-ms", value));
     else if (flag == "--channels") o.channels = static_cast<int>(ParseNumber("--channels", value));
-    else if (flag == "--max-outstanding") o.max_outstanding = static_cast<int64_t>(ParseNumber("--max-outstanding", value));
+    else if (flag == "--max-outstanding")
+      o.max_outstanding = static_cast<int64_t>(ParseNumber("--max-outstanding", value));
     else if (flag == "--latencies-out") o.latencies_out = value;
     else if (flag == "--server-pid") o.server_pids.push_back(static_cast<int>(ParseNumber("--server-pid", value)));
     else Fail("unknown flag " + flag);

@@ -34,10 +34,11 @@ double ProcessCpuSeconds(int pid) {
 }
 
 std::string StatusCodeName(int code) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-                                 "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static const char* kNames[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   if (code >= 0 && code < static_cast<int>(sizeof(kNames) / sizeof(kNames[0]))) return kNames[code];
   return "CODE_" + std::to_string(code);
 }
@@ -81,12 +82,10 @@ std::string ResultJson(const std::string& settings_json, RunResult& r, const std
       << ", \"latency_ms\": {\"p50\": " << Number(Percentile(r.latencies_us, 50) / 1e3)
       << ", \"p95\": " << Number(Percentile(r.latencies_us, 95) / 1e3)
       << ", \"p99\": " << Number(Percentile(r.latencies_us, 99) / 1e3)
-      << ", \"p99.9\": " << Number(Percentile(r.latencies_us, 99.9) / 1e3)
-      << ", \"mean\": " << Number(mean / 1e3)
+      << ", \"p99.9\": " << Number(Percentile(r.latencies_us, 99.9) / 1e3) << ", \"mean\": " << Number(mean / 1e3)
       << ", \"min\": " << Number(ok ? r.latencies_us.front() / 1e3 : NAN)
       << ", \"max\": " << Number(ok ? r.latencies_us.back() / 1e3 : NAN) << "}"
-      << ", \"behind_s\": " << Number(r.behind_s)
-      << ", \"client_cpu_s\": " << Number(r.client_cpu_s)
+      << ", \"behind_s\": " << Number(r.behind_s) << ", \"client_cpu_s\": " << Number(r.client_cpu_s)
       << ", \"client_cores\": " << Number(r.wall_s > 0 ? r.client_cpu_s / r.wall_s : NAN) << ", \"server\": [";
   for (size_t i = 0; i < server_pids.size(); ++i) {
     double cpu = r.server_cpu_s[i];

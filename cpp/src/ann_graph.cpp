@@ -95,7 +95,8 @@ class QueryCodes {
     const double scale = static_cast<double>(max_abs) / max_code;
     for (std::size_t i = 0; i < dim; ++i) {
       const long code = scale > 0.0 ? std::lround(values[i] / scale) : 0;
-      codes_[i] = static_cast<std::int16_t>(std::clamp(code, -static_cast<long>(max_code), static_cast<long>(max_code)));
+      codes_[i] =
+          static_cast<std::int16_t>(std::clamp(code, -static_cast<long>(max_code), static_cast<long>(max_code)));
     }
     scale_ = static_cast<float>(scale);
   }
@@ -135,11 +136,11 @@ using NearestFirst = std::priority_queue<DistanceNode, std::vector<DistanceNode>
 // Which base-layer walk a search runs. "prefetch" (the default, prefetching_walk): hnswlib's rule
 // (for a filtered search the ef list holds allowed nodes only, so the walk goes on until it has
 // met ef allowed nodes) with each node's neighbours' rows fetched together. "hnswlib": hnswlib's
-// own searchBaseLayerST (the same rule, one row fetched ahead; its query rounded to int8 like a row). "bounded" (FAISS's rule,
-// filtered searches only): the ef list holds the nearest nodes visited, allowed or not, so the
-// walk covers what an unfiltered walk with that ef covers. POLARMEM_ANN_WALK picks one for
-// measurement (benchmarks/bench_ann.py --walks); read at each search (a getenv, ~0.1 us against a
-// walk of ~0.2 ms) so one process can compare them on one graph.
+// own searchBaseLayerST (the same rule, one row fetched ahead; its query rounded to int8 like a row). "bounded"
+// (FAISS's rule, filtered searches only): the ef list holds the nearest nodes visited, allowed or not, so the walk
+// covers what an unfiltered walk with that ef covers. POLARMEM_ANN_WALK picks one for measurement
+// (benchmarks/bench_ann.py --walks); read at each search (a getenv, ~0.1 us against a walk of ~0.2 ms) so one process
+// can compare them on one graph.
 enum class Walk { kPrefetch, kHnswlib, kBounded };
 
 Walk chosen_walk() {
@@ -220,9 +221,7 @@ FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const Qu
   auto admissible = [&](hnswlib::tableint node) {
     return !kChecked || (!g.isMarkedDeleted(node) && (allowed == nullptr || (*allowed)(g.getExternalLabel(node))));
   };
-  auto distance = [&](hnswlib::tableint node) {
-    return query.distance(g.getDataByInternalId(node));
-  };
+  auto distance = [&](hnswlib::tableint node) { return query.distance(g.getDataByInternalId(node)); };
   FarthestFirst top;      // up to ef admissible nodes, farthest on top
   NearestFirst frontier;  // nodes still to expand
   float bound = std::numeric_limits<float>::max();
@@ -276,16 +275,20 @@ struct AnnGraph::Impl {
   explicit Impl(std::size_t dim) : space(dim) {}
 };
 
-AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config) : dim_(dim), config_(config), impl_(std::make_unique<Impl>(dim)) {
-  if (config_.m < 2 || config_.m > 512) fail(ErrorCode::kInvalidArgument, "ann.m must lie in [2, 512], got " + std::to_string(config_.m));
+AnnGraph::AnnGraph(std::size_t dim, const AnnConfig& config)
+    : dim_(dim), config_(config), impl_(std::make_unique<Impl>(dim)) {
+  if (config_.m < 2 || config_.m > 512)
+    fail(ErrorCode::kInvalidArgument, "ann.m must lie in [2, 512], got " + std::to_string(config_.m));
   if (config_.ef_construction < 1 || config_.ef_construction > 10000) {
-    fail(ErrorCode::kInvalidArgument, "ann.ef_construction must lie in [1, 10000], got " + std::to_string(config_.ef_construction));
+    fail(ErrorCode::kInvalidArgument,
+         "ann.ef_construction must lie in [1, 10000], got " + std::to_string(config_.ef_construction));
   }
   if (config_.ef_search < 1 || config_.ef_search > 10000) {
     fail(ErrorCode::kInvalidArgument, "ann.ef_search must lie in [1, 10000], got " + std::to_string(config_.ef_search));
   }
   if (!(config_.exact_factor >= 0.0)) fail(ErrorCode::kInvalidArgument, "ann.exact_factor must be >= 0");
-  impl_->graph = std::make_unique<Graph>(&impl_->space, kInitialCapacity, config_.m, config_.ef_construction, 100, true);
+  impl_->graph =
+      std::make_unique<Graph>(&impl_->space, kInitialCapacity, config_.m, config_.ef_construction, 100, true);
   advise_node_array(*impl_->graph);
 }
 
@@ -370,7 +373,8 @@ void AnnGraph::relabel(const std::vector<std::int64_t>& new_of_old) {
     if (g.isMarkedDeleted(static_cast<hnswlib::tableint>(node))) continue;
     const hnswlib::labeltype old = g.getExternalLabel(static_cast<hnswlib::tableint>(node));
     if (old >= new_of_old.size() || new_of_old[old] < 0) {
-      fail(ErrorCode::kFailedPrecondition, "ann graph: slot " + std::to_string(old) + " was compacted away while still indexed");
+      fail(ErrorCode::kFailedPrecondition,
+           "ann graph: slot " + std::to_string(old) + " was compacted away while still indexed");
     }
     const auto slot = static_cast<hnswlib::labeltype>(new_of_old[old]);
     g.setExternalLabel(static_cast<hnswlib::tableint>(node), slot);
@@ -456,17 +460,17 @@ std::size_t AnnGraph::memory_bytes() const noexcept {
          g.label_lookup_.size() * (sizeof(hnswlib::labeltype) + sizeof(hnswlib::tableint) + 2 * sizeof(void*));
 }
 
-void AnnGraph::save(const std::string& path) const {
-  impl_->graph->saveIndex(path);
-}
+void AnnGraph::save(const std::string& path) const { impl_->graph->saveIndex(path); }
 
 void AnnGraph::load(const std::string& path) {
   auto loaded = std::make_unique<Graph>(&impl_->space, path, false, 0, true);
   // hnswlib takes the row size from the space, not the file: the file's own row size is the
   // gap between its links and its label in a node.
   if (loaded->label_offset_ - loaded->offsetData_ != row_bytes(dim_)) {
-    fail(ErrorCode::kInvalidArgument, "ann graph file " + path + " holds vectors of another dimension or format (fp32 or "
-                                      "binary16 graphs saved before the graph stored int8 rows): rebuild the graph");
+    fail(ErrorCode::kInvalidArgument,
+         "ann graph file " + path +
+             " holds vectors of another dimension or format (fp32 or "
+             "binary16 graphs saved before the graph stored int8 rows): rebuild the graph");
   }
   // hnswlib maps every node's label, removed ones too: keep only live nodes.
   loaded->label_lookup_.clear();

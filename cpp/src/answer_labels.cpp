@@ -114,9 +114,10 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
     }
     return hit;
   }
-  const bool topics_hold = topics == 0 ? true
-                                       : static_cast<double>(r.topics_held) >= rule.topic_coverage * static_cast<double>(topics) &&
-                                             r.topics_held > 0;
+  const bool topics_hold =
+      topics == 0 ? true
+                  : static_cast<double>(r.topics_held) >= rule.topic_coverage * static_cast<double>(topics) &&
+                        r.topics_held > 0;
   // What the question excludes is verified only where the note says it is absent ("peanut-free"):
   // a note silent about peanuts verifies "a snack for Leo", not "with no peanuts".
   const bool exclusions_hold = r.constraint.size() == forbidden;
@@ -138,7 +139,8 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
 // A newer candidate about the same subjects with the opposite state of a question topic
 // revises an older one. Only where the question names a subject: without one, two notes with
 // opposite states may be about different people, and neither revises the other.
-void mark_superseded(const Question& question, const std::vector<Candidate>& candidates, std::vector<LabelledHit>& hits) {
+void mark_superseded(const Question& question, const std::vector<Candidate>& candidates,
+                     std::vector<LabelledHit>& hits) {
   // Topics only: two notes with opposite states of a forbidden concept ("no peanuts" / "with
   // peanuts") are as often two things (two snacks) as one thing revised.
   std::vector<std::size_t> subjects, concepts;
@@ -161,7 +163,8 @@ void mark_superseded(const Question& question, const std::vector<Candidate>& can
     for (const auto& newer : hits) {
       const std::size_t b = newer.candidate;
       // Only an answer revises: a note that merely shares a word ("school bus" / "school days") does not.
-      if (!is_verified_answer(newer.label) || candidates[b].created_ms <= candidates[a].created_ms || !about_subjects(b)) {
+      if (!is_verified_answer(newer.label) || candidates[b].created_ms <= candidates[a].created_ms ||
+          !about_subjects(b)) {
         continue;
       }
       for (std::size_t t : concepts) {
@@ -198,20 +201,18 @@ int group_of(Label label) {
   switch (label) {
     case Label::kVerified:
     case Label::kAnswersNo:
-    case Label::kConstraint:
-      return 0;
-    case Label::kRelated:
-      return 1;
+    case Label::kConstraint: return 0;
+    case Label::kRelated: return 1;
     case Label::kSuperseded:
-    case Label::kConflict:
-      return 2;
+    case Label::kConflict: return 2;
   }
   return 2;
 }
 
 std::string summary_of(const Question& question) {
   std::vector<std::string> asked;
-  for (const auto& term : question.terms) asked.push_back(term.role == Role::kForbidden ? "no " + term.name : term.name);
+  for (const auto& term : question.terms)
+    asked.push_back(term.role == Role::kForbidden ? "no " + term.name : term.name);
   for (const auto& word : question.unknown_topics) asked.push_back(word);
   return asked.empty() ? "no verified evidence" : "no verified evidence for: " + joined(asked);
 }
@@ -235,7 +236,9 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   // A superseded note is shown, not hidden (it says what held before): no penalty, only below
   // the note that revises it.
   const auto shift = [&](Label label) {
-    return is_verified_answer(label) ? rule.verified_bonus : label == Label::kConflict ? -rule.contradiction_penalty : 0.0;
+    return is_verified_answer(label)   ? rule.verified_bonus
+           : label == Label::kConflict ? -rule.contradiction_penalty
+                                       : 0.0;
   };
   for (const auto& hit : hits) {
     key[hit.candidate] = candidates[hit.candidate].similarity + shift(hit.label);
@@ -261,26 +264,29 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
     const auto shown = std::find_if(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k),
                                     [&](const LabelledHit& h) { return h.candidate == first->candidate; });
     if (k > 0 && shown == ranked.begin() + static_cast<std::ptrdiff_t>(k)) {
-      const auto at = std::find_if(ranked.begin(), ranked.end(), [&](const LabelledHit& h) { return h.candidate == first->candidate; });
+      const auto at = std::find_if(ranked.begin(), ranked.end(),
+                                   [&](const LabelledHit& h) { return h.candidate == first->candidate; });
       std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(k) - 1, at, at + 1);
     }
     ranked.resize(k);
   }
-  const bool answered = std::any_of(ranked.begin(), ranked.end(), [](const LabelledHit& h) { return is_verified_answer(h.label); });
+  const bool answered =
+      std::any_of(ranked.begin(), ranked.end(), [](const LabelledHit& h) { return is_verified_answer(h.label); });
   if (!answered) out.summary = summary_of(question);
   out.hits = std::move(ranked);
   return out;
 }
 
 bool is_presence_question(std::string_view utf8) {
-  static const std::vector<std::string_view> openers = {"does", "do",   "did",   "is",    "are",    "was",  "were",
-                                                        "has",  "have", "had",   "can",   "could",  "will", "would",
-                                                        "should", "any", "ever", "isn't", "doesn't", "didn't"};
+  static const std::vector<std::string_view> openers = {"does",   "do",   "did",  "is",    "are",     "was",   "were",
+                                                        "has",    "have", "had",  "can",   "could",   "will",  "would",
+                                                        "should", "any",  "ever", "isn't", "doesn't", "didn't"};
   const auto tokens = text::tokenise(utf8);
   std::size_t i = 0;
   // "So, does ..." / "Hey, is ...": a short lead-in before the auxiliary.
-  while (i < tokens.size() && i < 2 && (tokens[i].word == "so" || tokens[i].word == "and" || tokens[i].word == "hey" ||
-                                        tokens[i].word == "," || tokens[i].word == "also")) {
+  while (i < tokens.size() && i < 2 &&
+         (tokens[i].word == "so" || tokens[i].word == "and" || tokens[i].word == "hey" || tokens[i].word == "," ||
+          tokens[i].word == "also")) {
     ++i;
   }
   if (i >= tokens.size()) return false;

@@ -134,15 +134,18 @@ struct Index::Prepared {
 Index::Index(std::vector<SpaceConfig> spaces, std::size_t threads)
     : threads_(threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads) {
   for (std::size_t i = 0; i < spaces.size(); ++i) {
-    if (spaces[i].name.empty()) fail(ErrorCode::kInvalidArgument, "spaces[" + std::to_string(i) + "]: name must not be empty");
+    if (spaces[i].name.empty())
+      fail(ErrorCode::kInvalidArgument, "spaces[" + std::to_string(i) + "]: name must not be empty");
     if (spaces[i].dim > kMaxDim) {
       fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "': dim must be <= " + std::to_string(kMaxDim));
     }
     for (std::size_t j = 0; j < i; ++j) {
-      if (spaces[j].name == spaces[i].name) fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "' is declared twice");
+      if (spaces[j].name == spaces[i].name)
+        fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "' is declared twice");
     }
     if (spaces[i].ann.enabled && spaces[i].multi) {
-      fail(ErrorCode::kInvalidArgument, "space '" + spaces[i].name + "': an approximate index needs a single-vector space");
+      fail(ErrorCode::kInvalidArgument,
+           "space '" + spaces[i].name + "': an approximate index needs a single-vector space");
     }
     spaces_.emplace_back(spaces[i]);
     graphs_.push_back(spaces[i].ann.enabled ? std::make_unique<AnnGraph>(spaces[i].dim, spaces[i].ann) : nullptr);
@@ -157,8 +160,8 @@ std::size_t Index::space_index(const std::string& name, const std::string& argum
   }
   std::string known;
   for (const auto& s : spaces_) known += (known.empty() ? "" : ", ") + s.config().name;
-  fail(ErrorCode::kInvalidArgument, argument + ": unknown vector space '" + name + "' (this index has: " +
-                                        (known.empty() ? "none" : known) + ")");
+  fail(ErrorCode::kInvalidArgument,
+       argument + ": unknown vector space '" + name + "' (this index has: " + (known.empty() ? "none" : known) + ")");
 }
 
 const VectorSpace& Index::space_named(const std::string& name, const std::string& argument) const {
@@ -198,8 +201,9 @@ void Index::check_grades(ConceptGrades grades, std::size_t count) const {
                                               std::to_string(kLevels) + "]");
       }
       if (stamp[grades.ids[p]] == i + 1) {
-        fail(ErrorCode::kInvalidArgument, "grades: concept id " + std::to_string(grades.ids[p]) + " is graded twice for item " +
-                                              std::to_string(i) + "; give each concept one grade");
+        fail(ErrorCode::kInvalidArgument, "grades: concept id " + std::to_string(grades.ids[p]) +
+                                              " is graded twice for item " + std::to_string(i) +
+                                              "; give each concept one grade");
       }
       stamp[grades.ids[p]] = i + 1;
     }
@@ -209,8 +213,8 @@ void Index::check_grades(ConceptGrades grades, std::size_t count) const {
 void Index::check_live_slots(const std::int64_t* slots, std::size_t count, const std::string& argument) const {
   for (std::size_t i = 0; i < count; ++i) {
     if (slots[i] < 0 || static_cast<std::size_t>(slots[i]) >= size_) {
-      fail(ErrorCode::kOutOfRange, argument + ": " + describe_slot(slots[i]) + " is out of range [0, " +
-                                       std::to_string(size_) + ")");
+      fail(ErrorCode::kOutOfRange,
+           argument + ": " + describe_slot(slots[i]) + " is out of range [0, " + std::to_string(size_) + ")");
     }
     if (!live_.test(static_cast<std::size_t>(slots[i]))) {
       fail(ErrorCode::kFailedPrecondition, argument + ": " + describe_slot(slots[i]) + " was removed");
@@ -223,11 +227,12 @@ void Index::validate_vectors(const VectorInput& input, std::size_t count, const 
   const VectorSpace& space = space_named(input.space, argument);
   const std::string where = argument + "['" + input.space + "']";
   if (input.dim != space.dim()) {
-    fail(ErrorCode::kInvalidArgument, where + ": expected dimension " + std::to_string(space.dim()) + ", got " +
-                                          std::to_string(input.dim));
+    fail(ErrorCode::kInvalidArgument,
+         where + ": expected dimension " + std::to_string(space.dim()) + ", got " + std::to_string(input.dim));
   }
   if (space.config().multi) {
-    if (input.counts == nullptr) fail(ErrorCode::kInvalidArgument, where + ": a multi-vector space needs per-item counts");
+    if (input.counts == nullptr)
+      fail(ErrorCode::kInvalidArgument, where + ": a multi-vector space needs per-item counts");
     std::int64_t total = 0;
     for (std::size_t i = 0; i < count; ++i) {
       if (input.counts[i] < 0) fail(ErrorCode::kInvalidArgument, where + ": counts must be >= 0");
@@ -238,8 +243,8 @@ void Index::validate_vectors(const VectorInput& input, std::size_t count, const 
                                             std::to_string(input.rows) + " were given");
     }
   } else if (input.rows != count) {
-    fail(ErrorCode::kInvalidArgument, where + ": expected " + std::to_string(count) + " rows (one per item), got " +
-                                          std::to_string(input.rows));
+    fail(ErrorCode::kInvalidArgument,
+         where + ": expected " + std::to_string(count) + " rows (one per item), got " + std::to_string(input.rows));
   }
   normalised->assign(input.rows * input.dim, 0.0f);
   if (space.config().multi || input.present == nullptr) {
@@ -247,8 +252,9 @@ void Index::validate_vectors(const VectorInput& input, std::size_t count, const 
     return;
   }
   for (std::size_t r = 0; r < input.rows; ++r) {
-    if (input.present[r]) normalise_rows(input.values + r * input.dim, 1, input.dim, where + " item " + std::to_string(r),
-                                         normalised->data() + r * input.dim);
+    if (input.present[r])
+      normalise_rows(input.values + r * input.dim, 1, input.dim, where + " item " + std::to_string(r),
+                     normalised->data() + r * input.dim);
   }
 }
 
@@ -294,7 +300,8 @@ void Index::apply_concepts(std::size_t slot, ConceptLists has, ConceptLists not_
     for (std::int64_t p = grades.indptr[item]; p < grades.indptr[item + 1]; ++p) {
       const int grade = grades.grades[p];
       auto& levels = grade > 0 ? present_ : absent_;
-      for (int level = 0; level < std::abs(grade); ++level) levels[static_cast<std::size_t>(level)][grades.ids[p]].set(slot);
+      for (int level = 0; level < std::abs(grade); ++level)
+        levels[static_cast<std::size_t>(level)][grades.ids[p]].set(slot);
       if (grades.confidence != nullptr && grades.confidence[p] != kNotScored) {
         confidence_.set(grades.ids[p], slot, grades.confidence[p]);
       }
@@ -317,8 +324,9 @@ void check_disjoint(ConceptLists has, ConceptLists not_has, std::size_t count) {
     for (std::int64_t p = has.indptr[i]; p < has.indptr[i + 1]; ++p) {
       for (std::int64_t q = not_has.indptr[i]; q < not_has.indptr[i + 1]; ++q) {
         if (has.ids[p] == not_has.ids[q]) {
-          fail(ErrorCode::kInvalidArgument, "concept id " + std::to_string(has.ids[p]) + " is in both has and not_has of item " +
-                                                std::to_string(i) + "; an item states a concept at most once");
+          fail(ErrorCode::kInvalidArgument, "concept id " + std::to_string(has.ids[p]) +
+                                                " is in both has and not_has of item " + std::to_string(i) +
+                                                "; an item states a concept at most once");
         }
       }
     }
@@ -330,8 +338,8 @@ std::int64_t Index::add(const ItemBatch& batch) {
   for (std::size_t i = 0; i < batch.count; ++i) {
     const std::uint8_t kind = batch.kinds ? batch.kinds[i] : static_cast<std::uint8_t>(ItemKind::kVisual);
     if (kind != static_cast<std::uint8_t>(ItemKind::kVisual) && kind != static_cast<std::uint8_t>(ItemKind::kText)) {
-      fail(ErrorCode::kInvalidArgument, "kinds: item " + std::to_string(i) + " has kind " + std::to_string(kind) +
-                                            "; use 1 (visual) or 2 (text)");
+      fail(ErrorCode::kInvalidArgument,
+           "kinds: item " + std::to_string(i) + " has kind " + std::to_string(kind) + "; use 1 (visual) or 2 (text)");
     }
   }
   // Normalise outside the lock: space configurations never change after construction.
@@ -340,7 +348,8 @@ std::int64_t Index::add(const ItemBatch& batch) {
   for (std::size_t v = 0; v < batch.vectors.size(); ++v) {
     space_ids[v] = space_index(batch.vectors[v].space, "vectors");
     for (std::size_t u = 0; u < v; ++u) {
-      if (space_ids[u] == space_ids[v]) fail(ErrorCode::kInvalidArgument, "vectors: space '" + batch.vectors[v].space + "' given twice");
+      if (space_ids[u] == space_ids[v])
+        fail(ErrorCode::kInvalidArgument, "vectors: space '" + batch.vectors[v].space + "' given twice");
     }
     validate_vectors(batch.vectors[v], batch.count, "vectors", &normalised[v]);
   }
@@ -375,7 +384,8 @@ void Index::set_concepts(const std::int64_t* slots, std::size_t count, ConceptLi
   check_concepts(has, count, "has");
   check_concepts(not_has, count, "not_has");
   check_grades(grades, count);
-  for (std::size_t i = 0; i < count; ++i) apply_concepts(static_cast<std::size_t>(slots[i]), has, not_has, grades, i, true);
+  for (std::size_t i = 0; i < count; ++i)
+    apply_concepts(static_cast<std::size_t>(slots[i]), has, not_has, grades, i, true);
 }
 
 void Index::set_vectors(const std::int64_t* slots, std::size_t count, const VectorInput& input) {
@@ -467,8 +477,8 @@ void Index::ensure_concepts(std::size_t count) {
 
 void Index::check_constraints(const SearchRequest& request) const {
   if (request.k == 0 || request.k > kMaxTopK) {
-    fail(ErrorCode::kInvalidArgument, "k must be between 1 and " + std::to_string(kMaxTopK) + ", got " +
-                                          std::to_string(request.k));
+    fail(ErrorCode::kInvalidArgument,
+         "k must be between 1 and " + std::to_string(kMaxTopK) + ", got " + std::to_string(request.k));
   }
   if (request.mode != SearchMode::kOff && request.mode != SearchMode::kHard && request.mode != SearchMode::kSoft &&
       request.mode != SearchMode::kStrict) {
@@ -476,31 +486,38 @@ void Index::check_constraints(const SearchRequest& request) const {
   }
   const bool tiered = request.mode == SearchMode::kHard || request.mode == SearchMode::kStrict;
   if (!std::isfinite(request.soft_lambda)) fail(ErrorCode::kInvalidArgument, "soft_lambda must be finite");
-  if (request.kind_mask > 3) fail(ErrorCode::kInvalidArgument, "kind_mask must be 0 (any), 1 (visual), 2 (text) or 3 (both)");
-  for (const auto& [level, name] : {std::pair{request.present_level, "present_level"}, {request.absent_level, "absent_level"}}) {
+  if (request.kind_mask > 3)
+    fail(ErrorCode::kInvalidArgument, "kind_mask must be 0 (any), 1 (visual), 2 (text) or 3 (both)");
+  for (const auto& [level, name] :
+       {std::pair{request.present_level, "present_level"}, {request.absent_level, "absent_level"}}) {
     if (level > kConfidenceLevels) {
-      fail(ErrorCode::kInvalidArgument, std::string(name) + " must be 0 (not used) .. " + std::to_string(kConfidenceLevels) +
-                                            ", got " + std::to_string(level));
+      fail(ErrorCode::kInvalidArgument, std::string(name) + " must be 0 (not used) .. " +
+                                            std::to_string(kConfidenceLevels) + ", got " + std::to_string(level));
     }
     if (level > 0 && !tiered) {
-      fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence flags order items within logic tiers; use mode "
-                                                            "hard or strict (soft and off rank without tiers), or level 0");
+      fail(ErrorCode::kInvalidArgument, std::string(name) +
+                                            ": confidence flags order items within logic tiers; use mode "
+                                            "hard or strict (soft and off rank without tiers), or level 0");
     }
   }
-  for (const auto& [weight, name] : {std::pair{request.present_weight, "present_weight"}, {request.absent_weight, "absent_weight"}}) {
+  for (const auto& [weight, name] :
+       {std::pair{request.present_weight, "present_weight"}, {request.absent_weight, "absent_weight"}}) {
     if (!std::isfinite(weight) || weight < 0.0f) {
-      fail(ErrorCode::kInvalidArgument, std::string(name) + " must be finite and >= 0 (0 = not used), got " +
-                                            std::to_string(weight));
+      fail(ErrorCode::kInvalidArgument,
+           std::string(name) + " must be finite and >= 0 (0 = not used), got " + std::to_string(weight));
     }
     if (weight > 0.0f && !tiered) {
-      fail(ErrorCode::kInvalidArgument, std::string(name) + ": confidence weights order items within logic tiers; use "
-                                                            "mode hard or strict (soft and off rank without tiers), or weight 0");
+      fail(ErrorCode::kInvalidArgument, std::string(name) +
+                                            ": confidence weights order items within logic tiers; use "
+                                            "mode hard or strict (soft and off rank without tiers), or weight 0");
     }
   }
 }
 
 namespace {
-bool wants_flags(const SearchRequest& request) noexcept { return request.present_level > 0 || request.absent_level > 0; }
+bool wants_flags(const SearchRequest& request) noexcept {
+  return request.present_level > 0 || request.absent_level > 0;
+}
 
 // Flags, or a weight with concepts on its side (ConfidenceWeights::active): either ranks inside
 // tiers by more than similarity, so the search is exact.
@@ -520,10 +537,12 @@ Index::Prepared Index::prepare(const SearchRequest& request) const {
     const std::size_t id = space_index(term.space, "query");
     const VectorSpace& space = spaces_[id];
     if (term.values.size() != space.dim()) {
-      fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: expected dimension " + std::to_string(space.dim()) +
-                                            ", got " + std::to_string(term.values.size()));
+      fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: expected dimension " +
+                                            std::to_string(space.dim()) + ", got " +
+                                            std::to_string(term.values.size()));
     }
-    if (!std::isfinite(term.weight)) fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: weight must be finite");
+    if (!std::isfinite(term.weight))
+      fail(ErrorCode::kInvalidArgument, "query['" + term.space + "']: weight must be finite");
     std::vector<float> normalised(space.dim());
     normalise_rows(term.values.data(), 1, space.dim(), "query['" + term.space + "']", normalised.data());
     prepared.space_ids.push_back(id);
@@ -663,8 +682,8 @@ void Index::bind(Prepared& prepared) const {
                      std::vector<const SlotBitmap*>* out) {
     for (std::uint32_t id : ids) {
       if (id >= has_.size()) {
-        fail(ErrorCode::kOutOfRange, std::string(argument) + ": concept id " + std::to_string(id) + " is out of range [0, " +
-                                         std::to_string(has_.size()) + ")");
+        fail(ErrorCode::kOutOfRange, std::string(argument) + ": concept id " + std::to_string(id) +
+                                         " is out of range [0, " + std::to_string(has_.size()) + ")");
       }
       out->push_back(&from[id]);
     }
@@ -681,8 +700,10 @@ void Index::bind(Prepared& prepared) const {
   resolve(request.required, "required", has_, &tiers.entailed);
   prepared.present_flags.clear();
   prepared.absent_flags.clear();
-  if (request.present_level > 0) resolve(request.required, "required", present_[request.present_level - 1u], &prepared.present_flags);
-  if (request.absent_level > 0) resolve(request.forbidden, "forbidden", absent_[request.absent_level - 1u], &prepared.absent_flags);
+  if (request.present_level > 0)
+    resolve(request.required, "required", present_[request.present_level - 1u], &prepared.present_flags);
+  if (request.absent_level > 0)
+    resolve(request.forbidden, "forbidden", absent_[request.absent_level - 1u], &prepared.absent_flags);
   prepared.weights_term = ConfidenceWeights();
   if (request.present_weight > 0.0f || request.absent_weight > 0.0f) {
     auto concepts = [&](const std::vector<std::uint32_t>& ids) {  // ids checked by resolve above
@@ -698,7 +719,8 @@ void Index::bind(Prepared& prepared) const {
     prepared.allow_words.assign(prepared.word_count, 0);
     for (const std::int64_t slot : *request.allow) {
       if (slot < 0 || static_cast<std::size_t>(slot) >= size_) {
-        fail(ErrorCode::kOutOfRange, "allow: " + describe_slot(slot) + " is out of range [0, " + std::to_string(size_) + ")");
+        fail(ErrorCode::kOutOfRange,
+             "allow: " + describe_slot(slot) + " is out of range [0, " + std::to_string(size_) + ")");
       }
       prepared.allow_words[static_cast<std::size_t>(slot) / 64] |= std::uint64_t{1} << (slot % 64);
     }
@@ -711,7 +733,8 @@ std::array<std::int64_t, 3> Index::count_tiers(const Prepared& prepared) {
   return TierTable(prepared.tiers, false, active_kernels()).counts();
 }
 
-Index::TierChoice Index::choose_tiers(const SearchRequest& request, const std::array<std::int64_t, 3>& counts) noexcept {
+Index::TierChoice Index::choose_tiers(const SearchRequest& request,
+                                      const std::array<std::int64_t, 3>& counts) noexcept {
   // Tier pruning: in hard mode, a lower tier can only reach the top k if the tiers above it
   // hold fewer than k items, so its vectors need not be read otherwise.
   TierChoice choice{!request.exclude_conflicts, true};
@@ -741,7 +764,8 @@ std::vector<Entry> finish_ranking(std::vector<Entry> merged, const std::vector<c
     std::vector<Entry> rescored;
     for (const auto* list : candidates) {
       for (const Entry& e : *list) {
-        if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key))) continue;
+        if (have_floor && (e.rank_tier < floor.rank_tier || (e.rank_tier == floor.rank_tier && e.upper < floor.key)))
+          continue;
         const float score = exact(static_cast<std::size_t>(e.slot));
         const float rank_value = request.mode == SearchMode::kSoft
                                      ? score + request.soft_lambda * e.tier
@@ -795,16 +819,17 @@ SearchResult Index::run_search(const Prepared& prepared) const {
   const TierChoice choice = choose_tiers(request, result.tier_counts);
   const bool take_conflict = choice.conflict;
   const bool take_neutral = choice.neutral;
-  const std::int64_t to_score = result.tier_counts[2] + (take_neutral ? result.tier_counts[1] : 0) +
-                                (take_conflict ? result.tier_counts[0] : 0);
+  const std::int64_t to_score =
+      result.tier_counts[2] + (take_neutral ? result.tier_counts[1] : 0) + (take_conflict ? result.tier_counts[0] : 0);
   const std::size_t wanted_threads = request.threads ? request.threads : threads_;
   const std::size_t workers = std::max<std::size_t>(
       1, std::min<std::size_t>(wanted_threads, static_cast<std::size_t>(to_score / kItemsPerThread)));
 
   const Kernels& kernels = active_kernels();
   const bool has_vectors = !prepared.queries.empty();
-  const VectorSpace* single_space =
-      prepared.queries.size() == 1 && !spaces_[prepared.space_ids[0]].config().multi ? &spaces_[prepared.space_ids[0]] : nullptr;
+  const VectorSpace* single_space = prepared.queries.size() == 1 && !spaces_[prepared.space_ids[0]].config().multi
+                                        ? &spaces_[prepared.space_ids[0]]
+                                        : nullptr;
   std::vector<TopK> heaps(workers, TopK(request.k));
   std::vector<std::vector<Entry>> candidates(workers);
   std::vector<std::int64_t> scored(workers, 0);
@@ -872,8 +897,8 @@ SearchResult Index::run_search(const Prepared& prepared) const {
         }
         float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
         if (weighted) rank_value += prepared.weights_term.term(slot);  // exact: the bounds stay s_sem's
-        const Entry entry{rank_tier, tier, rank_value - bound_sum, rank_value + bound_sum, score,
-                          static_cast<std::int64_t>(slot)};
+        const Entry entry{
+            rank_tier, tier, rank_value - bound_sum, rank_value + bound_sum, score, static_cast<std::int64_t>(slot)};
         if (prepared.compact) {
           // Keep every item whose upper bound could still reach this worker's top k.
           const Entry optimistic{rank_tier, tier, entry.upper, entry.upper, score, entry.slot};
@@ -936,7 +961,8 @@ bool Index::wants_graph(const SearchRequest& request) const noexcept {
   // Confidence flags split tiers further than the graph's per-tier walk does: searched exactly.
   if (request.exact || request.vectors.size() != 1 || wants_confidence(request)) return false;
   for (std::size_t i = 0; i < spaces_.size(); ++i) {
-    if (spaces_[i].config().name == request.vectors[0].space) return graphs_[i] != nullptr && request.vectors[0].weight > 0.0f;
+    if (spaces_[i].config().name == request.vectors[0].space)
+      return graphs_[i] != nullptr && request.vectors[0].weight > 0.0f;
   }
   return false;  // unknown space: the exact path reports it
 }
@@ -995,7 +1021,12 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   const bool hard = request.mode == SearchMode::kHard;
   auto entry_for = [&](std::size_t slot, std::int8_t tier, float score) {
     const float rank_value = request.mode == SearchMode::kSoft ? score + request.soft_lambda * tier : score;
-    return Entry{static_cast<std::int8_t>(hard ? tier : 0), tier, rank_value, rank_value, score, static_cast<std::int64_t>(slot)};
+    return Entry{static_cast<std::int8_t>(hard ? tier : 0),
+                 tier,
+                 rank_value,
+                 rank_value,
+                 score,
+                 static_cast<std::int64_t>(slot)};
   };
   auto tier_of = [&](std::size_t slot) { return static_cast<std::int8_t>(table.tier_index(slot) - 1); };
 
@@ -1057,7 +1088,8 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       // path's kernel and the best k of those kept, so a near tie at the k-th place is decided
       // by the exact score (with only k taken, recall stopped at ~0.994 however large ef).
       const std::size_t candidates = std::min(ef, 2 * request.k);
-      const auto found = graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words, prepared.word_count);
+      const auto found =
+          graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words, prepared.word_count);
       for (const auto& [slot, cosine] : found) space.prefetch_exact(slot);  // scattered rows: overlap their misses
       for (const auto& [slot, cosine] : found) {
         ++result.scored;
@@ -1136,8 +1168,8 @@ namespace {
 bool same_constraints(const SearchRequest& a, const SearchRequest& b) {
   const bool same_allow = a.allow == b.allow || (a.allow && b.allow && *a.allow == *b.allow);
   return a.required == b.required && a.forbidden == b.forbidden && a.k == b.k && a.mode == b.mode &&
-         (a.mode != SearchMode::kSoft || a.soft_lambda == b.soft_lambda) && a.exclude_conflicts == b.exclude_conflicts &&
-         a.kind_mask == b.kind_mask && same_allow;
+         (a.mode != SearchMode::kSoft || a.soft_lambda == b.soft_lambda) &&
+         a.exclude_conflicts == b.exclude_conflicts && a.kind_mask == b.kind_mask && same_allow;
 }
 
 constexpr std::int8_t kNotFull = -128;  // worst-tier sentinel of a heap with room left
@@ -1166,8 +1198,8 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     const QueryVector& term = r.vectors[0];
     const std::string where = "requests[" + std::to_string(q) + "].query['" + term.space + "']";
     if (term.values.size() != dim) {
-      fail(ErrorCode::kInvalidArgument, where + ": expected dimension " + std::to_string(dim) + ", got " +
-                                            std::to_string(term.values.size()));
+      fail(ErrorCode::kInvalidArgument,
+           where + ": expected dimension " + std::to_string(dim) + ", got " + std::to_string(term.values.size()));
     }
     if (!std::isfinite(term.weight)) fail(ErrorCode::kInvalidArgument, where + ": weight must be finite");
     normalise_rows(term.values.data(), 1, dim, where, normalised.data() + q * dim);
@@ -1226,7 +1258,8 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
     bind(groups[g]);
     counts[g] = count_tiers(groups[g]);
     choices[g] = choose_tiers(group_requests[g], counts[g]);
-    widest = std::max(widest, counts[g][2] + (choices[g].neutral ? counts[g][1] : 0) + (choices[g].conflict ? counts[g][0] : 0));
+    widest = std::max(
+        widest, counts[g][2] + (choices[g].neutral ? counts[g][1] : 0) + (choices[g].conflict ? counts[g][0] : 0));
   }
   const std::size_t word_count = (size_ + 63) / 64;
   std::size_t wanted_threads = 0;
@@ -1313,8 +1346,9 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
           for (std::size_t c = first; c < last; ++c) {
             const float upper = products_of_row[c] + offset + weights_of_column[c] * row_bound;
             // Slots arrive in ascending order, so an equal upper bound can never rank first.
-            const std::uint8_t pass = static_cast<std::uint8_t>(
-                (rank_tier_f > tiers_of_column[c]) | ((rank_tier_f == tiers_of_column[c]) & (upper > keys_of_column[c])));
+            const std::uint8_t pass =
+                static_cast<std::uint8_t>((rank_tier_f > tiers_of_column[c]) |
+                                          ((rank_tier_f == tiers_of_column[c]) & (upper > keys_of_column[c])));
             pass_of_column[c] = pass;
             any_pass |= pass;
           }
@@ -1344,7 +1378,8 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
         std::uint64_t any = 0;
         for (std::size_t g = 0; g < group_count; ++g) {
           const TierTable::Word t = TierTable::word_at(groups[g].tiers, w);
-          std::uint64_t sel = t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
+          std::uint64_t sel =
+              t.entailed | (choices[g].neutral ? t.neutral : 0) | (choices[g].conflict ? t.conflict : 0);
           if (group_requests[g].mode == SearchMode::kHard) {
             // Tiers below every one of the group's full heaps cannot rank: skip them.
             float lowest = kEntailed;
@@ -1363,7 +1398,7 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
             std::int8_t code = 0;
             if ((selected[g] >> bit) & 1u) {
               const TierTable::Word& t = words[g];
-              code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u) ? kEntailed
+              code = static_cast<std::int8_t>(2 + (((t.entailed >> bit) & 1u)   ? kEntailed
                                                    : ((t.conflict >> bit) & 1u) ? kConflict
                                                                                 : kNeutral));
             }
@@ -1396,9 +1431,9 @@ std::vector<SearchResult> Index::run_batch(const std::vector<SearchRequest>& req
       return space.present(slot) ? weight * space.exact(exact_queries[c], slot, kernels) : 0.0f;
     };
     // Batched requests carry no confidence weights (batchable): an inactive term.
-    fill_result(finish_ranking(std::move(merged), candidate_lists, true, request, exact, ConfidenceWeights(),
-                               &result.reranked),
-                &result);
+    fill_result(
+        finish_ranking(std::move(merged), candidate_lists, true, request, exact, ConfidenceWeights(), &result.reranked),
+        &result);
   }
   return results;
 }
@@ -1431,8 +1466,9 @@ std::vector<std::int64_t> Index::slots_with(const std::vector<std::uint32_t>& ha
   for (const auto* ids : {&has, &not_has}) {
     for (std::uint32_t id : *ids) {
       if (id >= has_.size()) {
-        fail(ErrorCode::kOutOfRange, std::string(ids == &has ? "has" : "not_has") + ": concept id " + std::to_string(id) +
-                                         " is out of range [0, " + std::to_string(has_.size()) + ")");
+        fail(ErrorCode::kOutOfRange, std::string(ids == &has ? "has" : "not_has") + ": concept id " +
+                                         std::to_string(id) + " is out of range [0, " + std::to_string(has_.size()) +
+                                         ")");
       }
     }
   }
@@ -1451,18 +1487,19 @@ std::vector<std::int64_t> Index::slots_with(const std::vector<std::uint32_t>& ha
 }
 
 std::vector<std::int8_t> Index::concept_states(const std::int64_t* slots, std::size_t count,
-                                              const std::vector<std::uint32_t>& concepts) const {
+                                               const std::vector<std::uint32_t>& concepts) const {
   std::shared_lock lock(mutex_);
   for (std::uint32_t id : concepts) {
     if (id >= has_.size()) {
-      fail(ErrorCode::kOutOfRange, "concepts: concept id " + std::to_string(id) + " is out of range [0, " +
-                                       std::to_string(has_.size()) + ")");
+      fail(ErrorCode::kOutOfRange,
+           "concepts: concept id " + std::to_string(id) + " is out of range [0, " + std::to_string(has_.size()) + ")");
     }
   }
   std::vector<std::int8_t> out(count * concepts.size(), 0);
   for (std::size_t i = 0; i < count; ++i) {
     if (slots[i] < 0 || static_cast<std::size_t>(slots[i]) >= size_) {
-      fail(ErrorCode::kOutOfRange, "slots: " + describe_slot(slots[i]) + " is out of range [0, " + std::to_string(size_) + ")");
+      fail(ErrorCode::kOutOfRange,
+           "slots: " + describe_slot(slots[i]) + " is out of range [0, " + std::to_string(size_) + ")");
     }
     const auto slot = static_cast<std::size_t>(slots[i]);
     if (!live_.test(slot)) continue;

@@ -1,5 +1,4 @@
 // Int8Linear: quantisation, packing, kernel choice and the scalar reference kernel.
-#include "polarmem/encoder_kernels.hpp"
 #include "polarmem/int8_linear.hpp"
 
 #include <cmath>
@@ -7,18 +6,19 @@
 #include <cstring>
 #include <string>
 
+#include "int8_linear_body.hpp"
+#include "polarmem/encoder_kernels.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/simd.hpp"
-#include "int8_linear_body.hpp"
 
 namespace polarmem {
 namespace q8 {
-#define POLARMEM_DECLARE_ENCODER_STEPS(level)                                                                   \
-  void quantize_##level(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales,   \
-                        std::int32_t* sums);                                                                   \
-  void gelu_##level(float* x, std::size_t n);                                                                   \
+#define POLARMEM_DECLARE_ENCODER_STEPS(level)                                                                    \
+  void quantize_##level(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales, \
+                        std::int32_t* sums);                                                                     \
+  void gelu_##level(float* x, std::size_t n);                                                                    \
   void layer_norm_##level(float* x, std::size_t rows, std::size_t width, const float* gain, const float* bias,   \
-                          float eps, float* scratch);                                                           \
+                          float eps, float* scratch);                                                            \
   void attention_##level(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,   \
                          std::size_t heads, float* context, float* scratch);
 POLARMEM_DECLARE_ENCODER_STEPS(avx2)
@@ -58,12 +58,12 @@ void matmul_scalar(const Q8Activations& x, const std::uint8_t* packed, const flo
   }
 }
 
-constexpr EncoderKernels kScalar{"scalar", matmul_scalar, q8::quantize_scalar, q8::gelu_scalar,
-                                 q8::layer_norm_scalar, q8::attention_scalar};
-constexpr EncoderKernels kAvx2{"avx2", q8::matmul_avx2, q8::quantize_avx2, q8::gelu_avx2, q8::layer_norm_avx2,
-                               q8::attention_avx2};
-constexpr EncoderKernels kAvx512Vnni{"avx512_vnni", q8::matmul_avx512_vnni, q8::quantize_avx512, q8::gelu_avx512,
-                                     q8::layer_norm_avx512, q8::attention_avx512};
+constexpr EncoderKernels kScalar{"scalar",        matmul_scalar,         q8::quantize_scalar,
+                                 q8::gelu_scalar, q8::layer_norm_scalar, q8::attention_scalar};
+constexpr EncoderKernels kAvx2{"avx2",        q8::matmul_avx2,     q8::quantize_avx2,
+                               q8::gelu_avx2, q8::layer_norm_avx2, q8::attention_avx2};
+constexpr EncoderKernels kAvx512Vnni{"avx512_vnni",   q8::matmul_avx512_vnni, q8::quantize_avx512,
+                                     q8::gelu_avx512, q8::layer_norm_avx512,  q8::attention_avx512};
 
 bool supports_vnni512() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -99,10 +99,8 @@ const EncoderKernels& best_encoder_kernels() {
     case SimdLevel::kAvx512:
       if (supports_vnni512()) return kAvx512Vnni;
       [[fallthrough]];  // AVX-512 without VNNI: the AVX2 kernel's 16-bit products are exact too
-    case SimdLevel::kAvx2:
-      return kAvx2;
-    case SimdLevel::kScalar:
-      break;
+    case SimdLevel::kAvx2: return kAvx2;
+    case SimdLevel::kScalar: break;
   }
   return kScalar;
 }

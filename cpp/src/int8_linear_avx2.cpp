@@ -37,7 +37,8 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
     }
     for (std::size_t quad = 0; quad < kQ8Block / 4; ++quad) {
       // stored + 128: back to signed codes
-      const __m256i w0 = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64)), sign_bit);
+      const __m256i w0 =
+          _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64)), sign_bit);
       const __m256i w1 =
           _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(weights + quad * 64 + 32)), sign_bit);
       for (std::size_t r = 0; r < Rows; ++r) {
@@ -74,7 +75,8 @@ void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float
   const std::size_t groups = outputs / kQ8Columns;
   for (std::size_t group = 0; group < groups; ++group) {
     std::size_t row = 0;
-    for (; row + kMaxRows <= x.rows; row += kMaxRows) tile<kMaxRows>(x, row, packed, weight_scales, bias, group, outputs, y);
+    for (; row + kMaxRows <= x.rows; row += kMaxRows)
+      tile<kMaxRows>(x, row, packed, weight_scales, bias, group, outputs, y);
     switch (x.rows - row) {
       case 3: tile<3>(x, row, packed, weight_scales, bias, group, outputs, y); break;
       case 2: tile<2>(x, row, packed, weight_scales, bias, group, outputs, y); break;

@@ -1,7 +1,7 @@
 // The Int8Linear kernel for AVX-512 VNNI: vpdpbusd multiplies 64 unsigned weight bytes (codes
 // + 128) by 64 signed activation bytes and adds each 4 neighbours into 16 int32 lanes, one lane
-// per output column; the + 128 is taken back per row and block (Q8Activations::sums). Rows are register-blocked (up to 6) against two column groups (32 columns), so each
-// weight load serves every row of the tile.
+// per output column; the + 128 is taken back per row and block (Q8Activations::sums). Rows are register-blocked (up to
+// 6) against two column groups (32 columns), so each weight load serves every row of the tile.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -51,8 +51,10 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
       // without faulting).
       for (std::size_t g = 0; g < Groups; ++g)
         for (std::size_t line = 0; line < block_bytes; line += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchNearBlocks * block_bytes + line), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchFarBlocks * block_bytes + line), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchNearBlocks * block_bytes + line),
+                       _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(weights[g] + kPrefetchFarBlocks * block_bytes + line),
+                       _MM_HINT_T1);
         }
     }
     for (std::size_t quad = 0; quad < kQ8Block / 4; ++quad) {
@@ -66,7 +68,8 @@ void tile(const Q8Activations& x, std::size_t row0, const std::uint8_t* packed, 
       }
     }
     __m512 scale[Groups];
-    for (std::size_t g = 0; g < Groups; ++g) scale[g] = _mm512_loadu_ps(weight_scales + ((group0 + g) * blocks + b) * kQ8Columns);
+    for (std::size_t g = 0; g < Groups; ++g)
+      scale[g] = _mm512_loadu_ps(weight_scales + ((group0 + g) * blocks + b) * kQ8Columns);
     for (std::size_t r = 0; r < Rows; ++r) {
       const __m512i extra = _mm512_set1_epi32(x.sums[(row0 + r) * blocks + b]);
       const __m512 activation_scale = _mm512_set1_ps(x.scales[(row0 + r) * blocks + b]);

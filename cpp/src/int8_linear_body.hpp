@@ -55,8 +55,8 @@ inline float sum_lanes(F32x16 v) {
 
 // Row m's block b: codes round(x / scale) (half away from zero), scale = max |x| / 127, and
 // 128 x the codes' sum.
-inline void quantize_rows_body(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes,
-                               float* scales, std::int32_t* sums) {
+inline void quantize_rows_body(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales,
+                               std::int32_t* sums) {
   const std::size_t blocks = inputs / kQ8Block;
   for (std::size_t m = 0; m < rows; ++m) {
     for (std::size_t b = 0; b < blocks; ++b) {
@@ -239,17 +239,17 @@ inline void attention_body(const float* qkv, const std::int32_t* lengths, std::s
 
 // The level's entry points for its EncoderKernels table (int8_linear.cpp), defined in namespace
 // polarmem::q8 by the file compiled with that level's flags.
-#define POLARMEM_ENCODER_STEPS(level)                                                                          \
-  void quantize_##level(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales,   \
-                        std::int32_t* sums) {                                                                  \
-    quantize_rows_body(x, rows, inputs, codes, scales, sums);                                                  \
-  }                                                                                                            \
-  void gelu_##level(float* x, std::size_t n) { gelu_body(x, n); }                                              \
-  void layer_norm_##level(float* x, std::size_t rows, std::size_t width, const float* gain, const float* bias,  \
-                          float eps, float* scratch) {                                                         \
-    layer_norm_body(x, rows, width, gain, bias, eps, scratch);                                                 \
-  }                                                                                                            \
-  void attention_##level(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,  \
-                         std::size_t heads, float* context, float* scratch) {                                  \
-    attention_body(qkv, lengths, texts, hidden, heads, context, scratch);                                      \
+#define POLARMEM_ENCODER_STEPS(level)                                                                            \
+  void quantize_##level(const float* x, std::size_t rows, std::size_t inputs, std::int8_t* codes, float* scales, \
+                        std::int32_t* sums) {                                                                    \
+    quantize_rows_body(x, rows, inputs, codes, scales, sums);                                                    \
+  }                                                                                                              \
+  void gelu_##level(float* x, std::size_t n) { gelu_body(x, n); }                                                \
+  void layer_norm_##level(float* x, std::size_t rows, std::size_t width, const float* gain, const float* bias,   \
+                          float eps, float* scratch) {                                                           \
+    layer_norm_body(x, rows, width, gain, bias, eps, scratch);                                                   \
+  }                                                                                                              \
+  void attention_##level(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,   \
+                         std::size_t heads, float* context, float* scratch) {                                    \
+    attention_body(qkv, lengths, texts, hidden, heads, context, scratch);                                        \
   }

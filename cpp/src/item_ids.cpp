@@ -48,7 +48,7 @@ void ItemIds::resolve(const std::int64_t* slots, std::size_t count, std::vector<
   for (std::size_t i = 0; i < count; ++i) {
     const auto slot = slots[i];
     out->push_back(slot >= 0 && static_cast<std::size_t>(slot) < ids_.size() ? ids_[static_cast<std::size_t>(slot)]
-                                                                            : std::string());
+                                                                             : std::string());
   }
 }
 

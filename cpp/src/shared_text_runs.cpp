@@ -42,7 +42,8 @@ void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) co
       lock.unlock();
       run(calls);
       lock.lock();
-      passes_.erase(std::find_if(passes_.begin(), passes_.end(), [&](const Pass& pass) { return pass.weight == &weight; }));
+      passes_.erase(
+          std::find_if(passes_.begin(), passes_.end(), [&](const Pass& pass) { return pass.weight == &weight; }));
     }  // the thread's own weight back, under the lock: no arrival re-weights it after this
     --running_;
     for (Call* done : calls) done->done = true;
@@ -65,7 +66,8 @@ void SharedTextRuns::run(const std::vector<Call*>& calls) const {
     }
     std::vector<float> out(calls.size() * dim);
     encoder_->encode(ids.data(), lengths.data(), calls.size(), out.data());
-    for (std::size_t i = 0; i < calls.size(); ++i) std::memcpy(calls[i]->out, out.data() + i * dim, dim * sizeof(float));
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      std::memcpy(calls[i]->out, out.data() + i * dim, dim * sizeof(float));
   } catch (...) {
     // One call's bad ids fail the whole pass: each call is run again alone, so only it fails.
     for (Call* call : calls) {

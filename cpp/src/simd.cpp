@@ -13,12 +13,12 @@
 namespace polarmem {
 namespace {
 
-constexpr Kernels kScalarKernels{scalar::dot_f32, scalar::dot_f16, scalar::dot_i8, scalar::dot_f32_tile, scalar::f16_to_f32,
-                                 scalar::dot_i8_i8, scalar::split_tiers};
-constexpr Kernels kAvx2Kernels{avx2::dot_f32, avx2::dot_f16, avx2::dot_i8, avx2::dot_f32_tile, avx2::f16_to_f32,
-                               avx2::dot_i8_i8, avx2::split_tiers};
-constexpr Kernels kAvx512Kernels{avx512::dot_f32, avx512::dot_f16, avx512::dot_i8, avx512::dot_f32_tile, avx512::f16_to_f32,
-                                 avx512::dot_i8_i8, avx512::split_tiers};
+constexpr Kernels kScalarKernels{scalar::dot_f32,    scalar::dot_f16,   scalar::dot_i8,     scalar::dot_f32_tile,
+                                 scalar::f16_to_f32, scalar::dot_i8_i8, scalar::split_tiers};
+constexpr Kernels kAvx2Kernels{avx2::dot_f32,    avx2::dot_f16,   avx2::dot_i8,     avx2::dot_f32_tile,
+                               avx2::f16_to_f32, avx2::dot_i8_i8, avx2::split_tiers};
+constexpr Kernels kAvx512Kernels{avx512::dot_f32,    avx512::dot_f16,   avx512::dot_i8,     avx512::dot_f32_tile,
+                                 avx512::f16_to_f32, avx512::dot_i8_i8, avx512::split_tiers};
 
 SimdLevel initial_level() {
   const char* requested = std::getenv("POLARMEM_SIMD");
@@ -133,7 +133,10 @@ float half_to_float(std::uint16_t bits) {
       f = sign;
     } else {
       int e = -1;
-      do { ++e; mantissa <<= 1; } while ((mantissa & 0x400u) == 0);
+      do {
+        ++e;
+        mantissa <<= 1;
+      } while ((mantissa & 0x400u) == 0);
       f = sign | (static_cast<std::uint32_t>(112 - e) << 23) | ((mantissa & 0x3FFu) << 13);
     }
   } else if (exponent == 31) {

@@ -83,7 +83,8 @@ float dot_f16(const float* q, const std::uint16_t* x, std::size_t n) {
 }
 
 std::int32_t dot_i8(const std::int16_t* q, const std::int8_t* x, std::size_t n) {
-  return dot_int16_lanes(q, x, n, [](const std::int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); });
+  return dot_int16_lanes(q, x, n,
+                         [](const std::int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); });
 }
 
 }  // namespace polarmem::avx2

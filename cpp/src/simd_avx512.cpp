@@ -111,7 +111,8 @@ inline void tile_group(const float* const* rows, const float* panels, std::size_
 void dot_f32_tile(const float* const* rows, const float* panels, std::size_t panel_count, std::size_t n, float* out) {
   const std::size_t stride = panel_count * kPanelColumns;
   std::size_t p = 0;
-  for (; p + 4 <= panel_count; p += 4) tile_group<4>(rows, panels + p * n * kPanelColumns, n, stride, out + p * kPanelColumns);
+  for (; p + 4 <= panel_count; p += 4)
+    tile_group<4>(rows, panels + p * n * kPanelColumns, n, stride, out + p * kPanelColumns);
   const std::size_t left = panel_count - p;
   const float* rest = panels + p * n * kPanelColumns;
   float* rest_out = out + p * kPanelColumns;
@@ -126,7 +127,8 @@ namespace polarmem::avx512 {
 
 void f16_to_f32(const std::uint16_t* x, float* out, std::size_t n) {
   std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
   if (i < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
     _mm512_mask_storeu_ps(out + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i)));

@@ -53,14 +53,15 @@ TextEncoder::TextEncoder(const TransformerConfig& config, const TensorMap& tenso
     : config_(config), kernel_(kernels != nullptr ? kernels : &best_encoder_kernels()) {
   const std::size_t h = config.hidden, inner = config.intermediate;
   if (config.layers == 0 || h == 0 || config.heads == 0 || h % config.heads != 0 || (h / config.heads) % 16 != 0 ||
-      inner == 0 ||
-      config.max_positions == 0) {
-    fail(ErrorCode::kInvalidArgument, "the encoder's configuration is incomplete (layers, hidden, heads, intermediate, "
-                                      "max_positions; hidden / heads a multiple of 16)");
+      inner == 0 || config.max_positions == 0) {
+    fail(ErrorCode::kInvalidArgument,
+         "the encoder's configuration is incomplete (layers, hidden, heads, intermediate, "
+         "max_positions; hidden / heads a multiple of 16)");
   }
   const auto found = tensors.find("embeddings.word_embeddings.weight");
   if (found == tensors.end() || found->second.shape.size() != 2) {
-    fail(ErrorCode::kInvalidArgument, "the encoder's weights lack \"embeddings.word_embeddings.weight\" (vocabulary x hidden)");
+    fail(ErrorCode::kInvalidArgument,
+         "the encoder's weights lack \"embeddings.word_embeddings.weight\" (vocabulary x hidden)");
   }
   vocabulary_ = found->second.shape[0];
   word_embeddings_ = copy(tensor(tensors, "embeddings.word_embeddings.weight", {vocabulary_, h}));
@@ -69,7 +70,8 @@ TextEncoder::TextEncoder(const TransformerConfig& config, const TensorMap& tenso
   const auto types = tensors.find("embeddings.token_type_embeddings.weight");
   if (types == tensors.end() || types->second.shape.size() != 2 || types->second.shape[0] < 1 ||
       types->second.shape[1] != h) {
-    fail(ErrorCode::kInvalidArgument, "the encoder's weights lack \"embeddings.token_type_embeddings.weight\" (types x hidden)");
+    fail(ErrorCode::kInvalidArgument,
+         "the encoder's weights lack \"embeddings.token_type_embeddings.weight\" (types x hidden)");
   }
   token_type_embedding_ = copy(TensorView{types->second.data, {h}});
   embedding_norm_.gain = copy(tensor(tensors, "embeddings.LayerNorm.weight", {h}));
@@ -81,7 +83,8 @@ TextEncoder::TextEncoder(const TransformerConfig& config, const TensorMap& tenso
     const char* parts[3] = {"query", "key", "value"};
     for (std::size_t p = 0; p < 3; ++p) {
       const std::string name = prefix + "attention.self." + parts[p];
-      std::memcpy(stacked_weight.data() + p * h * h, tensor(tensors, name + ".weight", {h, h}).data, h * h * sizeof(float));
+      std::memcpy(stacked_weight.data() + p * h * h, tensor(tensors, name + ".weight", {h, h}).data,
+                  h * h * sizeof(float));
       std::memcpy(stacked_bias.data() + p * h, tensor(tensors, name + ".bias", {h}).data, h * sizeof(float));
     }
     Layer layer;
@@ -139,8 +142,7 @@ void TextEncoder::encode(const std::int32_t* ids, const std::int32_t* lengths, s
       for (std::size_t i = 0; i < h; ++i) row[i] = word[i] + position[i] + token_type_embedding_[i];
     }
   }
-  kernel_->layer_norm(x, tokens, h, embedding_norm_.gain.data(), embedding_norm_.bias.data(), eps,
-                      scratch);
+  kernel_->layer_norm(x, tokens, h, embedding_norm_.gain.data(), embedding_norm_.bias.data(), eps, scratch);
 
   for (const Layer& layer : layers_) {
     quantize_activations(x, tokens, h, &quantized, *kernel_);
@@ -149,8 +151,7 @@ void TextEncoder::encode(const std::int32_t* ids, const std::int32_t* lengths, s
     quantize_activations(context, tokens, h, &quantized, *kernel_);
     layer.attention_output.forward(quantized, context, *kernel_);
     for (std::size_t i = 0; i < tokens * h; ++i) x[i] += context[i];
-    kernel_->layer_norm(x, tokens, h, layer.attention_norm.gain.data(), layer.attention_norm.bias.data(), eps,
-                        scratch);
+    kernel_->layer_norm(x, tokens, h, layer.attention_norm.gain.data(), layer.attention_norm.bias.data(), eps, scratch);
 
     quantize_activations(x, tokens, h, &quantized, *kernel_);
     layer.intermediate.forward(quantized, wide, *kernel_);
@@ -158,8 +159,7 @@ void TextEncoder::encode(const std::int32_t* ids, const std::int32_t* lengths, s
     quantize_activations(wide, tokens, inner, &quantized, *kernel_);
     layer.output.forward(quantized, context, *kernel_);
     for (std::size_t i = 0; i < tokens * h; ++i) x[i] += context[i];
-    kernel_->layer_norm(x, tokens, h, layer.output_norm.gain.data(), layer.output_norm.bias.data(), eps,
-                        scratch);
+    kernel_->layer_norm(x, tokens, h, layer.output_norm.gain.data(), layer.output_norm.bias.data(), eps, scratch);
   }
 
   // Mean over each text's tokens, then unit length (sentence-transformers' pooling + Normalize).

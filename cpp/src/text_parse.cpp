@@ -32,8 +32,10 @@ const WordSet& stopwords() {
   static const WordSet words = words_of(
       "a an the this that these those there here it its is are was were be been being am do does did has have had "
       "having of in on at to for from by with without about above below under over into onto near next beside between "
-      "behind and or but nor so yet if then than as while when where which who whom whose what why how all any anything "
-      "anyone some something someone every each few many much more most other another such only own same very just also "
+      "behind and or but nor so yet if then than as while when where which who whom whose what why how all any "
+      "anything "
+      "anyone some something someone every each few many much more most other another such only own same very just "
+      "also "
       "i me my we our you your he him his she her they them their one two three four five six seven eight nine ten "
       "show find give get want need look looking like photo photos picture pictures image images scene scenes view "
       "shot shots please me us containing contain contains containing including include includes includes visible "
@@ -87,7 +89,8 @@ const WordSet& prepositions() {
 // object is affirmed. Chosen on the dev sets (docs/quality.md §9): on the dev captions of COCO
 // val2014, every NOT_HAS the parse read past such a verb was on an object the image has.
 const WordSet& auxiliaries() {
-  static const WordSet words = words_of("is are was were am has have had does did will would can could should may might must");
+  static const WordSet words =
+      words_of("is are was were am has have had does did will would can could should may might must");
   return words;
 }
 
@@ -284,7 +287,9 @@ std::string join(const std::vector<std::string_view>& words, std::size_t from, s
   return out;
 }
 
-std::size_t word_count(std::string_view key) { return static_cast<std::size_t>(std::count(key.begin(), key.end(), ' ')) + 1; }
+std::size_t word_count(std::string_view key) {
+  return static_cast<std::size_t>(std::count(key.begin(), key.end(), ' ')) + 1;
+}
 
 }  // namespace
 
@@ -302,9 +307,12 @@ std::vector<Token> tokenise(std::string_view utf8) {
     chars.push_back({cp, i});
     i += length;
   }
-  auto alnum = [&](std::size_t k) { return k < chars.size() && chars[k].cp < 0x80 && ascii_alnum(static_cast<unsigned char>(chars[k].cp)); };
+  auto alnum = [&](std::size_t k) {
+    return k < chars.size() && chars[k].cp < 0x80 && ascii_alnum(static_cast<unsigned char>(chars[k].cp));
+  };
   auto joiner = [&](std::size_t k) {
-    return k < chars.size() && (chars[k].cp == '\'' || chars[k].cp == 0x2019 || chars[k].cp == '/' || chars[k].cp == '-');
+    return k < chars.size() &&
+           (chars[k].cp == '\'' || chars[k].cp == 0x2019 || chars[k].cp == '/' || chars[k].cp == '-');
   };
   std::vector<Token> out;
   std::size_t k = 0;
@@ -315,7 +323,8 @@ std::vector<Token> tokenise(std::string_view utf8) {
       token.start = k;
       token.byte = chars[k].byte;
       auto take_run = [&] {
-        while (alnum(k)) token.word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(chars[k++].cp))));
+        while (alnum(k))
+          token.word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(chars[k++].cp))));
       };
       take_run();
       while (joiner(k) && alnum(k + 1)) {
@@ -337,27 +346,72 @@ std::vector<Token> tokenise(std::string_view utf8) {
 
 std::string singular(std::string_view word) {
   static const std::unordered_map<std::string_view, std::string_view> irregular{
-      {"people", "person"}, {"persons", "person"}, {"men", "man"},       {"women", "woman"},  {"children", "child"},
-      {"mice", "mouse"},    {"knives", "knife"},   {"teeth", "tooth"},   {"feet", "foot"},    {"geese", "goose"},
-      {"leaves", "leaf"},   {"wolves", "wolf"},    {"shelves", "shelf"}, {"loaves", "loaf"},  {"halves", "half"},
-      {"scissors", "scissors"}, {"glasses", "glass"}, {"skis", "ski"}, {"taxis", "taxi"},   {"buses", "bus"},    {"cacti", "cactus"},
+      {"people", "person"},
+      {"persons", "person"},
+      {"men", "man"},
+      {"women", "woman"},
+      {"children", "child"},
+      {"mice", "mouse"},
+      {"knives", "knife"},
+      {"teeth", "tooth"},
+      {"feet", "foot"},
+      {"geese", "goose"},
+      {"leaves", "leaf"},
+      {"wolves", "wolf"},
+      {"shelves", "shelf"},
+      {"loaves", "loaf"},
+      {"halves", "half"},
+      {"scissors", "scissors"},
+      {"glasses", "glass"},
+      {"skis", "ski"},
+      {"taxis", "taxi"},
+      {"buses", "bus"},
+      {"cacti", "cactus"},
       // Words whose final s is no plural's (issue 52: "series" read as "sery", "Atlas" as
       // "atla"); a capitalised name is kept whole where a content word is named (text.py).
-      {"series", "series"}, {"species", "species"}, {"news", "news"}, {"means", "means"}, {"lens", "lens"},
-      {"atlas", "atlas"}, {"canvas", "canvas"}, {"alias", "alias"}, {"bias", "bias"}, {"christmas", "christmas"},
-      {"pancreas", "pancreas"}, {"diabetes", "diabetes"}, {"herpes", "herpes"}, {"rabies", "rabies"},
-      {"measles", "measles"}, {"mumps", "mumps"}, {"kubernetes", "kubernetes"}, {"physics", "physics"},
-      {"mathematics", "mathematics"}, {"economics", "economics"}, {"politics", "politics"},
-      {"athletics", "athletics"}, {"gymnastics", "gymnastics"}, {"aerobics", "aerobics"}, {"pilates", "pilates"},
+      {"series", "series"},
+      {"species", "species"},
+      {"news", "news"},
+      {"means", "means"},
+      {"lens", "lens"},
+      {"atlas", "atlas"},
+      {"canvas", "canvas"},
+      {"alias", "alias"},
+      {"bias", "bias"},
+      {"christmas", "christmas"},
+      {"pancreas", "pancreas"},
+      {"diabetes", "diabetes"},
+      {"herpes", "herpes"},
+      {"rabies", "rabies"},
+      {"measles", "measles"},
+      {"mumps", "mumps"},
+      {"kubernetes", "kubernetes"},
+      {"physics", "physics"},
+      {"mathematics", "mathematics"},
+      {"economics", "economics"},
+      {"politics", "politics"},
+      {"athletics", "athletics"},
+      {"gymnastics", "gymnastics"},
+      {"aerobics", "aerobics"},
+      {"pilates", "pilates"},
       // -ie nouns, not -y ones (agent notes dev: "sugar-free cookies" read as "cooky")
-      {"cookies", "cookie"}, {"movies", "movie"}, {"smoothies", "smoothie"}, {"brownies", "brownie"},
-      {"selfies", "selfie"}, {"zombies", "zombie"}, {"rookies", "rookie"}, {"calories", "calorie"},
-      {"hoodies", "hoodie"}, {"goalies", "goalie"}, {"prairies", "prairie"}, {"pixies", "pixie"}};
+      {"cookies", "cookie"},
+      {"movies", "movie"},
+      {"smoothies", "smoothie"},
+      {"brownies", "brownie"},
+      {"selfies", "selfie"},
+      {"zombies", "zombie"},
+      {"rookies", "rookie"},
+      {"calories", "calorie"},
+      {"hoodies", "hoodie"},
+      {"goalies", "goalie"},
+      {"prairies", "prairie"},
+      {"pixies", "pixie"}};
   // Plurals of words that end in -che: their "es" is not the plural's ("headaches" -> headache).
-  static constexpr std::array<std::string_view, 9> e_plurals{"aches", "niches", "cliches", "quiches", "caches",
-                                                              "avalanches", "psyches", "creches", "douches"};
-  static constexpr std::array<std::string_view, 11> ach_plurals{"beaches", "peaches", "coaches", "roaches",
-                                                                "reaches", "teaches", "breaches", "poaches",
+  static constexpr std::array<std::string_view, 9> e_plurals{"aches",      "niches",  "cliches", "quiches", "caches",
+                                                             "avalanches", "psyches", "creches", "douches"};
+  static constexpr std::array<std::string_view, 11> ach_plurals{"beaches",    "peaches",  "coaches",  "roaches",
+                                                                "reaches",    "teaches",  "breaches", "poaches",
                                                                 "approaches", "broaches", "bleaches"};
   auto any_suffix = [&](const auto& list) {
     return std::any_of(list.begin(), list.end(), [&](std::string_view s) { return ends_with(word, s); });
@@ -493,7 +547,8 @@ struct KeysView {
 
   // (concept id, tokens consumed) of the longest name starting at tokens[i]; a colon may sit
   // between a name's words, a comma or sentence end may not.
-  std::optional<std::pair<std::uint32_t, std::size_t>> concept_at(const std::vector<Token>& tokens, std::size_t i) const {
+  std::optional<std::pair<std::uint32_t, std::size_t>> concept_at(const std::vector<Token>& tokens,
+                                                                  std::size_t i) const {
     if (i >= tokens.size()) return std::nullopt;
     const std::size_t most = std::min(longest + 1, tokens.size() - i);
     for (std::size_t length = most; length > 0; --length) {
@@ -588,7 +643,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   };
 
   auto close_scope = [&] {
-    if (scope_open && !scope_uncertain && span_end > span_start) result.negated_spans.emplace_back(span_start, span_end);
+    if (scope_open && !scope_uncertain && span_end > span_start)
+      result.negated_spans.emplace_back(span_start, span_end);
     scope_open = false;
     scope_uncertain = false;
   };
@@ -621,7 +677,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (is_clause_end(word)) {
       close_scope();
       end_clause();
-      if (word != ":") start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
+      if (word != ":")
+        start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
       ++i;
       continue;
     }
@@ -652,8 +709,9 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
                    before != "had") ||
                   auxiliaries().count(before) || before == "be" || before == "been" || before == "being" ||
                   before == "get" || before == "got" || next >= toks.size() ||
-                  !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) || prepositions().count(toks[next].word) ||
-                  toks[next].word == "to" || toks[next].word == "and" || toks[next].word == "or";
+                  !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) ||
+                  prepositions().count(toks[next].word) || toks[next].word == "to" || toks[next].word == "and" ||
+                  toks[next].word == "or";
       } else if (preference_verbs().count(cue->phrase)) {
         ignored = determiners().count(before) != 0;  // "a man wearing a hate" (a COCO dev typo): no verb
       } else if (cue->phrase == "used to") {
@@ -726,14 +784,15 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
             const bool relative = before == "that" || before == "which" || before == "who" ||
                                   ((before == "do" || before == "does" || before == "did") &&
                                    (before2 == "that" || before2 == "which" || before2 == "who"));
-            if (relative && !after.empty() && all_letters(after) && !is_stopword(after) && !determiners().count(after)) {
+            if (relative && !after.empty() && all_letters(after) && !is_stopword(after) &&
+                !determiners().count(after)) {
               skip_verb = i + length;  // "tools that do not run on Windows": run is no forbidden topic
             }
             // A condition's or a question's own negated event asserts nothing: "if she hadn't
             // missed the train", "what did Maya do when she couldn't find her keys?".
-            scope_uncertain = conditional || (question && !relative &&
-                                              ((i > 0 && personal(i - 1)) || personal(i + length) ||
-                                               question_words().count(before)));
+            scope_uncertain =
+                conditional || (question && !relative &&
+                                ((i > 0 && personal(i - 1)) || personal(i + length) || question_words().count(before)));
           } else {
             scope_uncertain = conditional;
           }
@@ -776,8 +835,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     const auto found = vocabulary.concept_at(toks, i);
     if (i == skip_verb) {  // a relative clause's negated verb: no term; its object stays in scope
       if (found) {
-        result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + found->second - 1].end, false, std::string(),
-                                          false, true, false});
+        result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + found->second - 1].end, false,
+                                          std::string(), false, true, false});
       }
       const std::size_t length = found ? found->second : 1;
       if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
@@ -805,8 +864,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
         // a capitalised two-letter name may open a sentence too ("Jo has a collie"), unless it is
         // a word that opens sentences ("Oh", "Go left")
         static const WordSet openers = words_of("oh ok hi ah eh ha yo ye mr ms dr st go");
-        acronym = first && (std::isupper(static_cast<unsigned char>(utf8[at + 1])) || !sentence_initial(i) ||
-                            !openers.count(w));
+        acronym = first &&
+                  (std::isupper(static_cast<unsigned char>(utf8[at + 1])) || !sentence_initial(i) || !openers.count(w));
       }
       return (all_letters(w) || hyphenated_letters(w)) && (w.size() >= 3 || acronym) && !is_stopword(w) &&
              !contrast_words().count(w) && !non_concepts().count(w);
@@ -814,7 +873,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (found) {
       length = found->second;
       result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negated,
-                                        negated ? active_cue : std::string(), resolving && negated, uncertain, subject});
+                                        negated ? active_cue : std::string(), resolving && negated, uncertain,
+                                        subject});
       scope_terms += scope_open;
     } else {
       const std::string_view content = without_possessive(word);
@@ -833,7 +893,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
           scope_terms += scope_open;
         }
       } else if (content_word(content, true)) {
-        result.unknown.push_back(UnknownTerm{std::string(content), toks[i].start, toks[i].end, negated, uncertain, subject});
+        result.unknown.push_back(
+            UnknownTerm{std::string(content), toks[i].start, toks[i].end, negated, uncertain, subject});
         scope_terms += scope_open;
       } else if (content.find('/') != std::string_view::npos) {
         // "A/B" names both, each with the token's state ("no fever/chills"; issue 52: a slash
@@ -845,10 +906,12 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
           const std::vector<Token> one{Token{std::string(part), toks[i].start, toks[i].end, toks[i].byte}};
           if (const auto named = part.empty() ? std::nullopt : vocabulary.concept_at(one, 0)) {
             result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, negated,
-                                              negated ? active_cue : std::string(), resolving && negated, uncertain, false});
+                                              negated ? active_cue : std::string(), resolving && negated, uncertain,
+                                              false});
             scope_terms += scope_open;
           } else if (content_word(part, false)) {
-            result.unknown.push_back(UnknownTerm{std::string(part), toks[i].start, toks[i].end, negated, uncertain, false});
+            result.unknown.push_back(
+                UnknownTerm{std::string(part), toks[i].start, toks[i].end, negated, uncertain, false});
             scope_terms += scope_open;
           }
           from = slash + 1;
@@ -860,7 +923,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     // person's (the relative itself is the subject's: Maya has a brother).
     if (!other_person && i > 0 && i - 1 == clause_start_tok && other_people().count(without_possessive(word))) {
       const std::string& owner = toks[i - 1].word;
-      const bool owned = possessive_pronouns().count(owner) || (owner.size() > 2 && ends_with(owner, "'s") && capitalised(i - 1));
+      const bool owned =
+          possessive_pronouns().count(owner) || (owner.size() > 2 && ends_with(owner, "'s") && capitalised(i - 1));
       // the relative may be named first: "Tom's sister Clara keeps bees", "Leo's friend Sam is vegan"
       const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
       if (owned && verb < toks.size() && relative_states().count(toks[verb].word)) other_person = true;

@@ -5,7 +5,8 @@
 
 namespace polarmem {
 
-TierTable::TierTable(const Sources& sources, bool keep_words, const Kernels& kernels) : word_count_(sources.word_count) {
+TierTable::TierTable(const Sources& sources, bool keep_words, const Kernels& kernels)
+    : word_count_(sources.word_count) {
   constexpr std::size_t kChunk = SlotBitmap::kWordsPerChunk;
   if (keep_words) words_.reset(new std::uint64_t[3 * word_count_]);  // every word is written below
   // Per chunk: the eligible, any-conflict and any-entailed words gathered with plain loops the
@@ -22,13 +23,16 @@ TierTable::TierTable(const Sources& sources, bool keep_words, const Kernels& ker
     const std::uint64_t* live = sources.live->chunk(c);
     const std::uint64_t* kind = sources.kind ? sources.kind->chunk(c) : nullptr;
     if (live == nullptr || (sources.kind && !sources.kind_negated && kind == nullptr)) {
-      if (keep_words) for (auto* o : out) std::memset(o, 0, n * sizeof(std::uint64_t));
+      if (keep_words)
+        for (auto* o : out) std::memset(o, 0, n * sizeof(std::uint64_t));
       continue;
     }
     std::memcpy(eligible, live, n * sizeof(std::uint64_t));
     if (kind != nullptr) {
-      if (sources.kind_negated) for (std::size_t i = 0; i < n; ++i) eligible[i] &= ~kind[i];
-      else for (std::size_t i = 0; i < n; ++i) eligible[i] &= kind[i];
+      if (sources.kind_negated)
+        for (std::size_t i = 0; i < n; ++i) eligible[i] &= ~kind[i];
+      else
+        for (std::size_t i = 0; i < n; ++i) eligible[i] &= kind[i];
     }
     if (sources.allow) {
       const std::uint64_t* allow = sources.allow + first;

@@ -37,8 +37,9 @@ void normalise_rows(const float* rows, std::size_t row_count, std::size_t dim, c
     double norm_sq = 0.0;
     for (std::size_t i = 0; i < dim; ++i) {
       if (!std::isfinite(row[i])) {
-        fail(ErrorCode::kInvalidArgument, argument + ": row " + std::to_string(r) + " has a NaN or infinite value at column " +
-                                              std::to_string(i) + "; send finite floats");
+        fail(ErrorCode::kInvalidArgument, argument + ": row " + std::to_string(r) +
+                                              " has a NaN or infinite value at column " + std::to_string(i) +
+                                              "; send finite floats");
       }
       norm_sq += static_cast<double>(row[i]) * row[i];
     }
@@ -139,7 +140,8 @@ SpaceQuery VectorSpace::prepare(const float* normalised_query) const {
     double error_sq = 0.0;
     for (std::size_t i = 0; i < d; ++i) {
       const long code = std::lround(normalised_query[i] / scale);
-      query.quantised[i] = static_cast<std::int16_t>(std::clamp(code, -static_cast<long>(max_code), static_cast<long>(max_code)));
+      query.quantised[i] =
+          static_cast<std::int16_t>(std::clamp(code, -static_cast<long>(max_code), static_cast<long>(max_code)));
       const double diff = normalised_query[i] - scale * query.quantised[i];
       error_sq += diff * diff;
     }
@@ -154,11 +156,13 @@ float VectorSpace::exact(const SpaceQuery& query, std::size_t slot, const Kernel
   if (!config_.multi) return kernels.dot_f32(query.values.data(), f32_.data() + slot * stride_, d);
   const float* rows = pool_.data() + pool_offset_[slot] * d;
   float best = -std::numeric_limits<float>::infinity();
-  for (std::uint32_t r = 0; r < pool_count_[slot]; ++r) best = std::max(best, kernels.dot_f32(query.values.data(), rows + r * d, d));
+  for (std::uint32_t r = 0; r < pool_count_[slot]; ++r)
+    best = std::max(best, kernels.dot_f32(query.values.data(), rows + r * d, d));
   return best;
 }
 
-float VectorSpace::estimate(const SpaceQuery& query, std::size_t slot, const Kernels& kernels, float* bound) const noexcept {
+float VectorSpace::estimate(const SpaceQuery& query, std::size_t slot, const Kernels& kernels,
+                            float* bound) const noexcept {
   const std::size_t d = config_.dim;
   if (config_.storage == Storage::kF16 && !config_.multi) {
     *bound = compact_error_[slot] + rounding_slack_;

@@ -44,8 +44,8 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocabulary, std:
   const auto size = static_cast<std::int64_t>(vocabulary.size());
   for (std::int32_t id : {cls_id, sep_id, unk_id}) {
     if (id < 0 || id >= size) {
-      fail(ErrorCode::kInvalidArgument, "special token id " + std::to_string(id) + " outside the vocabulary of " +
-                                            std::to_string(size));
+      fail(ErrorCode::kInvalidArgument,
+           "special token id " + std::to_string(id) + " outside the vocabulary of " + std::to_string(size));
     }
   }
   if (max_tokens < 2) fail(ErrorCode::kInvalidArgument, "max_tokens must leave room for [CLS] and [SEP]");

@@ -50,29 +50,29 @@ inline int run_all() {
 
 }  // namespace polarmem::testing
 
-#define POLARMEM_TEST(name)                                                    \
-  static void name();                                                          \
-  static ::polarmem::testing::Register name##_registration(#name, name);       \
+#define POLARMEM_TEST(name)                                              \
+  static void name();                                                    \
+  static ::polarmem::testing::Register name##_registration(#name, name); \
   static void name()
 
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      std::printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);                 \
-      ++::polarmem::testing::failures();                                                     \
-    }                                                                                        \
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+      ++::polarmem::testing::failures();                                     \
+    }                                                                        \
   } while (0)
 
-#define CHECK_THROWS(statement)                                                              \
-  do {                                                                                       \
-    bool thrown = false;                                                                     \
-    try {                                                                                    \
-      statement;                                                                             \
-    } catch (const ::polarmem::Error&) {                                                     \
-      thrown = true;                                                                         \
-    }                                                                                        \
-    if (!thrown) {                                                                           \
+#define CHECK_THROWS(statement)                                                                   \
+  do {                                                                                            \
+    bool thrown = false;                                                                          \
+    try {                                                                                         \
+      statement;                                                                                  \
+    } catch (const ::polarmem::Error&) {                                                          \
+      thrown = true;                                                                              \
+    }                                                                                             \
+    if (!thrown) {                                                                                \
       std::printf("  %s:%d: expected polarmem::Error from %s\n", __FILE__, __LINE__, #statement); \
-      ++::polarmem::testing::failures();                                                     \
-    }                                                                                        \
+      ++::polarmem::testing::failures();                                                          \
+    }                                                                                             \
   } while (0)

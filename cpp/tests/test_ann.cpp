@@ -1,16 +1,17 @@
 // The approximate index within tiers: tier order and tier counts never change, recall within a
 // tier against the exact search, writes (add / replace / clear / remove / compact) kept in step,
 // the exact flag, the small-tier fallback and the graph file round trip.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <thread>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
-#include <unistd.h>
+#include <thread>
 
 #include "check.hpp"
 #include "polarmem/ann_graph.hpp"
@@ -248,8 +249,7 @@ POLARMEM_TEST(writes_keep_the_graph_in_step) {
   CHECK(index->ann_size("vis") == 3000 - 6 + 500);
   std::vector<std::int64_t> doomed;
   for (std::int64_t s = 0; s < 1500; s += 2) doomed.push_back(s);
-  doomed.erase(std::remove_if(doomed.begin(), doomed.end(),
-                              [&](std::int64_t s) { return !index->is_live(s); }),
+  doomed.erase(std::remove_if(doomed.begin(), doomed.end(), [&](std::int64_t s) { return !index->is_live(s); }),
                doomed.end());
   index->remove(doomed.data(), doomed.size());
   index->compact();
@@ -302,8 +302,10 @@ Data reversed(const Data& data) {
   for (std::size_t i = data.n; i-- > 0;) {
     out.vectors.insert(out.vectors.end(), data.vectors.begin() + i * data.d, data.vectors.begin() + (i + 1) * data.d);
     out.kinds.push_back(data.kinds[i]);
-    out.has_ids.insert(out.has_ids.end(), data.has_ids.begin() + data.has_ptr[i], data.has_ids.begin() + data.has_ptr[i + 1]);
-    out.not_ids.insert(out.not_ids.end(), data.not_ids.begin() + data.not_ptr[i], data.not_ids.begin() + data.not_ptr[i + 1]);
+    out.has_ids.insert(out.has_ids.end(), data.has_ids.begin() + data.has_ptr[i],
+                       data.has_ids.begin() + data.has_ptr[i + 1]);
+    out.not_ids.insert(out.not_ids.end(), data.not_ids.begin() + data.not_ptr[i],
+                       data.not_ids.begin() + data.not_ptr[i + 1]);
     out.has_ptr.push_back(static_cast<std::int64_t>(out.has_ids.size()));
     out.not_ptr.push_back(static_cast<std::int64_t>(out.not_ids.size()));
   }
@@ -375,7 +377,8 @@ POLARMEM_TEST(searches_run_while_the_graph_is_written) {
         for (std::size_t i = 1; i < r.tiers.size(); ++i) {
           if (r.tiers[i - 1] < r.tiers[i]) ++errors;
         }
-        if (r.slots.size() != std::min<std::size_t>(10, r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2])) ++errors;
+        if (r.slots.size() != std::min<std::size_t>(10, r.tier_counts[0] + r.tier_counts[1] + r.tier_counts[2]))
+          ++errors;
         ++searches;
       } catch (...) {
         ++errors;

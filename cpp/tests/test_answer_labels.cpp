@@ -96,8 +96,8 @@ POLARMEM_TEST(without_a_subject_an_absence_is_no_ones_constraint) {
 
 POLARMEM_TEST(labels_move_notes_by_the_rules_amounts) {
   // with small shifts a much more similar RELATED note stays above a verified one
-  const std::vector<Candidate> candidates = {{"verified", {1, 1, -1}, 0.5f, 1}, {"similar", {1, 0, 0}, 0.9f, 2},
-                                             {"trap", {1, 1, 1}, 0.95f, 3}};
+  const std::vector<Candidate> candidates = {
+      {"verified", {1, 1, -1}, 0.5f, 1}, {"similar", {1, 0, 0}, 0.9f, 2}, {"trap", {1, 1, 1}, 0.95f, 3}};
   const Answer strict = answer_question(snack_question(), candidates, 3);
   CHECK(candidates[strict.hits[0].candidate].id == "verified");
   const Answer soft = answer_question(snack_question(), candidates, 3, AnswerRule{1.0, 0.1, 0.1});
@@ -108,8 +108,11 @@ POLARMEM_TEST(labels_move_notes_by_the_rules_amounts) {
 
 POLARMEM_TEST(the_plain_similarity_first_note_is_always_shown) {
   // four verified answers fill k = 3, yet the most similar note (RELATED) is shown, last
-  std::vector<Candidate> candidates = {{"a", {1, 1, -1}, 0.5f, 1}, {"b", {1, 1, -1}, 0.4f, 2}, {"c", {1, 1, -1}, 0.3f, 3},
-                                       {"d", {1, 1, -1}, 0.2f, 4}, {"top", {1, 0, 0}, 0.9f, 5}};
+  std::vector<Candidate> candidates = {{"a", {1, 1, -1}, 0.5f, 1},
+                                       {"b", {1, 1, -1}, 0.4f, 2},
+                                       {"c", {1, 1, -1}, 0.3f, 3},
+                                       {"d", {1, 1, -1}, 0.2f, 4},
+                                       {"top", {1, 0, 0}, 0.9f, 5}};
   const Answer answer = answer_question(snack_question(), candidates, 3);
   CHECK(answer.hits.size() == 3);
   CHECK(candidates[answer.hits[0].candidate].id == "a");
@@ -128,7 +131,8 @@ POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   CHECK(answer.hits[1].superseded_by == "quit");
   CHECK(answer.hits[1].status == "SUPERSEDED by quit of 2026-07-01: NOT_HAS coffee (this note 2026-02-01)");
   // shown, not pushed out: a superseded note outranks a less similar RELATED one
-  const std::vector<Candidate> three = {{"daily", {1, 1}, 0.8f, feb}, {"quit", {1, -1}, 0.6f, jul}, {"tea", {1, 0}, 0.5f, jul}};
+  const std::vector<Candidate> three = {
+      {"daily", {1, 1}, 0.8f, feb}, {"quit", {1, -1}, 0.6f, jul}, {"tea", {1, 0}, 0.5f, jul}};
   const Answer shown = answer_question(coffee_question(), three, 2, AnswerRule{1.0, 0.1, 1.0});
   CHECK(shown.hits.size() == 2 && shown.hits[1].label == Label::kSuperseded);
   // a newer note that answers nothing does not revise: it only shares a word

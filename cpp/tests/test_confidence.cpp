@@ -170,7 +170,8 @@ SearchResult reference(const Index& index, const Items& items, const std::vector
     const std::size_t i = static_cast<std::size_t>(item);
     if (r.kind_mask == 1 && items.kinds[i] != 1) continue;
     if (r.kind_mask == 2 && items.kinds[i] != 2) continue;
-    if (r.allow && std::find(r.allow->begin(), r.allow->end(), static_cast<std::int64_t>(slot)) == r.allow->end()) continue;
+    if (r.allow && std::find(r.allow->begin(), r.allow->end(), static_cast<std::int64_t>(slot)) == r.allow->end())
+      continue;
     bool conflict = false, entailed = false;
     for (auto c : r.required) {
       conflict |= items.state[i * items.vocab + c] == -1;
@@ -182,7 +183,8 @@ SearchResult reference(const Index& index, const Items& items, const std::vector
     bool absent = r.absent_level > 0 && !r.forbidden.empty();
     for (auto c : r.forbidden) absent = absent && items.grade[i * items.vocab + c] <= -static_cast<int>(r.absent_level);
     bool present = r.present_level > 0 && !r.required.empty();
-    for (auto c : r.required) present = present && items.grade[i * items.vocab + c] >= static_cast<int>(r.present_level);
+    for (auto c : r.required)
+      present = present && items.grade[i * items.vocab + c] >= static_cast<int>(r.present_level);
     float term = 0.0f;
     if (present_scale != 0.0f) term += present_scale * side(i, r.required);
     if (absent_scale != 0.0f) term -= absent_scale * side(i, r.forbidden);
@@ -241,8 +243,10 @@ void check_remove_then_compact(Index& index, const Items& items, std::vector<std
 SearchRequest request(const Items& items, std::size_t query_item, std::vector<std::uint32_t> required,
                       std::vector<std::uint32_t> forbidden, std::size_t k, std::uint8_t present, std::uint8_t absent) {
   SearchRequest r;
-  r.vectors.push_back(QueryVector{"vis", std::vector<float>(items.vectors.begin() + query_item * items.d,
-                                                            items.vectors.begin() + (query_item + 1) * items.d), 1.0f});
+  r.vectors.push_back(QueryVector{"vis",
+                                  std::vector<float>(items.vectors.begin() + query_item * items.d,
+                                                     items.vectors.begin() + (query_item + 1) * items.d),
+                                  1.0f});
   r.required = std::move(required);
   r.forbidden = std::move(forbidden);
   r.k = k;
@@ -271,12 +275,13 @@ POLARMEM_TEST(confidence_order_matches_brute_force_for_every_storage_and_level) 
           const std::vector<std::vector<std::uint32_t>> required{{0}, {1, 3}, {}};
           const std::vector<std::vector<std::uint32_t>> forbidden{{2}, {4, 5}, {}};
           for (std::size_t v = 0; v < required.size(); ++v) {
-            const SearchRequest r = request(items, (present * 7 + absent + k) % items.n, required[v], forbidden[v], k,
-                                            present, absent);
+            const SearchRequest r =
+                request(items, (present * 7 + absent + k) % items.n, required[v], forbidden[v], k, present, absent);
             const SearchResult got = index->search(r);
             const SearchResult want = reference(*index, items, slots, r);
             if (!matches(got, want)) {
-              std::printf("  storage %d present %d absent %d k %zu v %zu: ", static_cast<int>(storage), present, absent, k, v);
+              std::printf("  storage %d present %d absent %d k %zu v %zu: ", static_cast<int>(storage), present, absent,
+                          k, v);
               print_first_difference(got, want);
             }
             CHECK(matches(got, want));
@@ -406,7 +411,8 @@ SearchRequest weighted(SearchRequest r, float present_weight, float absent_weigh
 
 POLARMEM_TEST(weights_order_matches_brute_force_for_every_storage) {
   const Items items(2500, 12, 6, 17);
-  const std::vector<std::pair<float, float>> weights{{0.6f, 0.4f}, {1.0f, 0.0f}, {0.0f, 0.8f}, {0.05f, 0.05f}, {3.0f, 2.0f}};
+  const std::vector<std::pair<float, float>> weights{
+      {0.6f, 0.4f}, {1.0f, 0.0f}, {0.0f, 0.8f}, {0.05f, 0.05f}, {3.0f, 2.0f}};
   for (Storage storage : {Storage::kF32, Storage::kF16, Storage::kI8}) {
     auto index = make_index(items, storage);
     const auto slots = identity(items.n);
@@ -417,14 +423,14 @@ POLARMEM_TEST(weights_order_matches_brute_force_for_every_storage) {
           const std::vector<std::vector<std::uint32_t>> required{{0}, {1, 3}, {}, {2}};
           const std::vector<std::vector<std::uint32_t>> forbidden{{2}, {4, 5}, {1}, {}};
           for (std::size_t v = 0; v < required.size(); ++v) {
-            const SearchRequest r = weighted(request(items, (level * 5 + k + v) % items.n, required[v], forbidden[v], k,
-                                                     level, level == 0 ? 0 : 2),
-                                             wp, wa);
+            const SearchRequest r = weighted(
+                request(items, (level * 5 + k + v) % items.n, required[v], forbidden[v], k, level, level == 0 ? 0 : 2),
+                wp, wa);
             const SearchResult got = index->search(r);
             const SearchResult want = reference(*index, items, slots, r);
             if (!matches(got, want)) {
-              std::printf("  storage %d weights %.2f/%.2f level %d k %zu v %zu: ", static_cast<int>(storage), wp, wa, level,
-                          k, v);
+              std::printf("  storage %d weights %.2f/%.2f level %d k %zu v %zu: ", static_cast<int>(storage), wp, wa,
+                          level, k, v);
               print_first_difference(got, want);
             }
             CHECK(matches(got, want));
@@ -472,7 +478,8 @@ POLARMEM_TEST(writes_keep_confidences_in_step) {
   items.rebuild_lists();
   ChangedLists(items, changed).apply(*index, changed, false);
   for (auto s : changed) {
-    for (std::size_t c = 0; c < items.vocab; ++c) items.conf[static_cast<std::size_t>(s) * items.vocab + c] = kNotScored;
+    for (std::size_t c = 0; c < items.vocab; ++c)
+      items.conf[static_cast<std::size_t>(s) * items.vocab + c] = kNotScored;
   }
   CHECK(matches(index->search(r), reference(*index, items, slot_item, r)));  // no confidences given: none kept
   for (auto s : changed) {
@@ -505,9 +512,13 @@ POLARMEM_TEST(weighted_requests_run_exactly_alone_and_in_batches) {
   CHECK(!got.approximate);
   CHECK(matches(got, reference(*index, items, identity(items.n), r)));
   std::vector<SearchRequest> batch;
-  for (std::size_t q = 0; q < 6; ++q) batch.push_back(weighted(request(items, q, {static_cast<std::uint32_t>(q % 5u)}, {static_cast<std::uint32_t>((q + 1) % 5u)}, 20, 0, 0), 0.5f, 0.5f));
+  for (std::size_t q = 0; q < 6; ++q)
+    batch.push_back(weighted(
+        request(items, q, {static_cast<std::uint32_t>(q % 5u)}, {static_cast<std::uint32_t>((q + 1) % 5u)}, 20, 0, 0),
+        0.5f, 0.5f));
   const auto results = index->search(batch);
-  for (std::size_t q = 0; q < batch.size(); ++q) CHECK(matches(results[q], reference(*index, items, identity(items.n), batch[q])));
+  for (std::size_t q = 0; q < batch.size(); ++q)
+    CHECK(matches(results[q], reference(*index, items, identity(items.n), batch[q])));
   // A weight with no concept on its side adds nothing: the request keeps the approximate path.
   SearchRequest unweighted = request(items, 2, {0}, {}, 30, 0, 0);
   unweighted.exact = false;

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "check.hpp"
-#include "polarmem/error.hpp"
 #include "polarmem/aligned_buffer.hpp"
+#include "polarmem/error.hpp"
 #include "polarmem/index.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/prefetch.hpp"
@@ -116,7 +116,8 @@ POLARMEM_TEST(strict_mode_is_hard_with_verified_absence_first_in_each_tier) {
     tier[static_cast<std::size_t>(every.slots[i])] = every.tiers[i];
   }
   auto verified = [&](std::size_t slot) {  // forbidden = {2}: NOT_HAS 2
-    for (std::int64_t p = f.not_ptr[slot]; p < f.not_ptr[slot + 1]; ++p) if (f.not_ids[static_cast<std::size_t>(p)] == 2) return true;
+    for (std::int64_t p = f.not_ptr[slot]; p < f.not_ptr[slot + 1]; ++p)
+      if (f.not_ids[static_cast<std::size_t>(p)] == 2) return true;
     return false;
   };
   std::vector<std::size_t> order(f.n);
@@ -374,8 +375,9 @@ POLARMEM_TEST(slots_with_is_the_and_of_the_bitmaps) {
 }
 
 POLARMEM_TEST(tier_table_equals_per_slot_tiers) {
-  // The table and TierTable::word_at against each slot's tier. Over three chunks (the last partial) where some bitmaps have no chunk at all, with and
-  // without a kind and an allow-list, at every kernel level: each slot's tier and the counts.
+  // The table and TierTable::word_at against each slot's tier. Over three chunks (the last partial) where some bitmaps
+  // have no chunk at all, with and without a kind and an allow-list, at every kernel level: each slot's tier and the
+  // counts.
   const std::size_t n = 2 * SlotBitmap::kSlotsPerChunk + 1000;
   const std::size_t word_count = (n + 63) / 64;
   std::mt19937_64 rng(31);
@@ -416,7 +418,8 @@ POLARMEM_TEST(tier_table_equals_per_slot_tiers) {
           ++want[tier];
           CHECK(kept.tier_index(slot) == tier);
         }
-        for (int t = 0; t < 3; ++t) CHECK(((kept.words(t)[slot / 64] >> (slot % 64)) & 1u) == static_cast<std::uint64_t>(t == tier));
+        for (int t = 0; t < 3; ++t)
+          CHECK(((kept.words(t)[slot / 64] >> (slot % 64)) & 1u) == static_cast<std::uint64_t>(t == tier));
       }
       CHECK(kept.counts() == want);
       CHECK(counted.counts() == want);

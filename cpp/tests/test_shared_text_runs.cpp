@@ -1,10 +1,10 @@
 // SharedTextRuns: concurrent calls share passes and get exactly what encoding each text alone
 // gives; a bad call fails alone. A tiny random BERT (the test's own weights), as test_text_encoder.
 #include <atomic>
-#include <random>
-#include <thread>
 #include <map>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check.hpp"
@@ -144,8 +144,6 @@ POLARMEM_TEST(a_call_with_a_bad_id_fails_alone) {
   CHECK(mismatches.load() == 0);
 }
 
-POLARMEM_TEST(no_runs_is_refused) {
-  CHECK_THROWS(SharedTextRuns(fixture().encoder, 0));
-}
+POLARMEM_TEST(no_runs_is_refused) { CHECK_THROWS(SharedTextRuns(fixture().encoder, 0)); }
 
 int main() { return polarmem::testing::run_all(); }

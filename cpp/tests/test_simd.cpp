@@ -112,7 +112,8 @@ POLARMEM_TEST(split_tiers_levels_match_bit_by_bit) {
       std::int64_t want[3] = {5, 0, 0};
       for (std::size_t i = 0; i < n; ++i) {
         for (int bit = 0; bit < 64; ++bit) {
-          const bool e = (eligible[i] >> bit) & 1u, c = (conflict_any[i] >> bit) & 1u, a = (entailed_any[i] >> bit) & 1u;
+          const bool e = (eligible[i] >> bit) & 1u, c = (conflict_any[i] >> bit) & 1u,
+                     a = (entailed_any[i] >> bit) & 1u;
           const int tier = !e ? -1 : c ? 0 : a ? 2 : 1;
           if (tier >= 0) ++want[tier];
           for (int t = 0; t < 3; ++t) CHECK(((out_words[t][i] >> bit) & 1u) == static_cast<std::uint64_t>(t == tier));
@@ -145,7 +146,8 @@ POLARMEM_TEST(tile_product_levels_match_scalar) {
           for (std::size_t c = 0; c < panel_count * kPanelColumns; ++c) {
             const std::size_t p = c / kPanelColumns, j = c % kPanelColumns;
             double direct = 0.0;  // the definition, in double
-            for (std::size_t i = 0; i < d; ++i) direct += static_cast<double>(row_ptrs[r][i]) * panels[(p * d + i) * kPanelColumns + j];
+            for (std::size_t i = 0; i < d; ++i)
+              direct += static_cast<double>(row_ptrs[r][i]) * panels[(p * d + i) * kPanelColumns + j];
             const double tolerance = 1e-4 * (1.0 + std::sqrt(static_cast<double>(d)));
             CHECK(std::fabs(want[r * panel_count * kPanelColumns + c] - direct) <= tolerance);
             CHECK(std::fabs(got[r * panel_count * kPanelColumns + c] - direct) <= tolerance);

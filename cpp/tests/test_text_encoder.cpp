@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "../src/int8_linear_body.hpp"
 #include "check.hpp"
-#include "polarmem/error.hpp"
 #include "polarmem/encoder_kernels.hpp"
+#include "polarmem/error.hpp"
 #include "polarmem/int8_linear.hpp"
 #include "polarmem/text_encoder.hpp"
-#include "../src/int8_linear_body.hpp"
 
 using namespace polarmem;
 
@@ -252,7 +252,8 @@ POLARMEM_TEST(every_level_encodes_the_same_bytes) {
   const std::vector<std::int32_t> ids{1, 7, 9, 2, 1, 30, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 2};
   const std::vector<std::int32_t> lengths{4, 3, 13};
   std::vector<float> reference(3 * 64);
-  TextEncoder(model.config, model.tensors, encoder_kernels("scalar")).encode(ids.data(), lengths.data(), 3, reference.data());
+  TextEncoder(model.config, model.tensors, encoder_kernels("scalar"))
+      .encode(ids.data(), lengths.data(), 3, reference.data());
   for (const EncoderKernels* kernel : available_kernels()) {
     std::vector<float> out(3 * 64);
     TextEncoder(model.config, model.tensors, kernel).encode(ids.data(), lengths.data(), 3, out.data());

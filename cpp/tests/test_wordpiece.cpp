@@ -16,8 +16,8 @@ constexpr std::int32_t kUnk = 1, kCls = 2, kSep = 3;
 // Ids by position: "un" is 5, "##aff" 6, and so on.
 const std::vector<std::string> kVocabulary = {
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "##a", "a", "##ble",  // 5..10
-    "aff", "dog", "dogs", "##s", ".", ",", "'", "t", "don", "!",                                // 11..20
-    "x", "##x", "1", "##2", "", "#", "##",                                                      // 21..27
+    "aff",   "dog",   "dogs",  "##s",   ".",      ",",  "'",     "t",      "don", "!",  // 11..20
+    "x",     "##x",   "1",     "##2",   "",       "#",  "##",  // 21..27
 };
 
 WordPieceTokenizer tokenizer(std::size_t max_tokens = 16) {
@@ -37,8 +37,8 @@ std::string repeated(char c, std::size_t n) { return std::string(n, c); }
 POLARMEM_TEST(greedy_longest_match_with_continuations) {
   const auto t = tokenizer();
   CHECK(ids(t, "unaffable") == (std::vector<std::int32_t>{kCls, 5, 6, 7, kSep}));  // not un ##a ...
-  CHECK(ids(t, "dogs") == (std::vector<std::int32_t>{kCls, 13, kSep}));            // the whole word first
-  CHECK(ids(t, "aff") == (std::vector<std::int32_t>{kCls, 11, kSep}));             // "aff" opens, "##aff" continues
+  CHECK(ids(t, "dogs") == (std::vector<std::int32_t>{kCls, 13, kSep}));  // the whole word first
+  CHECK(ids(t, "aff") == (std::vector<std::int32_t>{kCls, 11, kSep}));  // "aff" opens, "##aff" continues
   CHECK(ids(t, "dog dogs unaff") == (std::vector<std::int32_t>{kCls, 12, 13, 5, 6, kSep}));
   CHECK(ids(t, "1222") == (std::vector<std::int32_t>{kCls, 23, 24, 24, 24, kSep}));
 }
@@ -99,7 +99,10 @@ POLARMEM_TEST(non_ascii_and_added_tokens_are_declined) {
   CHECK(!t.encode("a dog [MASK] here", &out));
   CHECK(!t.encode("[CLS]", &out));
   CHECK(!t.encode("[sep] after normalizing", &out));  // also found in the normalized text
-  CHECK(!t.encode("[PA\x01" "D]", &out));              // ... where control characters are gone
+  CHECK(
+      !t.encode("[PA\x01"
+                "D]",
+                &out));  // ... where control characters are gone
   CHECK(out == std::vector<std::int32_t>{7});
   CHECK(ids(t, "[CLS") == (std::vector<std::int32_t>{kCls, kUnk, kUnk, kSep}));  // "[" and "cls"
 }

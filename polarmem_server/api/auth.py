@@ -44,13 +44,25 @@ log = logging.getLogger("polarmem.auth")
 ROLES = ("read", "write", "admin")
 DEFAULT_ROLE = "admin"
 METHOD_ROLES = {
-    "GetNamespace": "read", "ListNamespaces": "read", "Recall": "read", "GetItem": "read", "GetConcept": "read", "ListConcepts": "read",
+    "GetNamespace": "read",
+    "ListNamespaces": "read",
+    "Recall": "read",
+    "GetItem": "read",
+    "GetConcept": "read",
+    "ListConcepts": "read",
     "ListItems": "read",
     "ScoreConcepts": "read",
-    "Remember": "write", "RememberStream": "write", "Observe": "write", "Forget": "write",
+    "Remember": "write",
+    "RememberStream": "write",
+    "Observe": "write",
+    "Forget": "write",
     # ClearNamespace forgets every item (what Forget allows one by one); settings and vocabulary stay.
-    "UpdateItem": "write", "ClearNamespace": "write",
-    "CreateNamespace": "admin", "UpdateNamespace": "admin", "DeleteNamespace": "admin", "Calibrate": "admin",
+    "UpdateItem": "write",
+    "ClearNamespace": "write",
+    "CreateNamespace": "admin",
+    "UpdateNamespace": "admin",
+    "DeleteNamespace": "admin",
+    "Calibrate": "admin",
 }
 
 
@@ -83,15 +95,19 @@ def load_grants(path: str | Path) -> list[Grant]:
     # [tokens] or a misspelt [token] used to open the server without a word (issue 49).
     unknown = sorted(set(data) - {"tokens"})
     if unknown:
-        raise InvalidArgument(f"setting tokens_file: {path}: unknown top-level key(s) {', '.join(map(quoted, unknown))}; "
-                              "each token goes in its own [tokens.NAME] table")
+        raise InvalidArgument(
+            f"setting tokens_file: {path}: unknown top-level key(s) {', '.join(map(quoted, unknown))}; "
+            "each token goes in its own [tokens.NAME] table"
+        )
     tokens = data.get("tokens", {})
     if not isinstance(tokens, dict):
         raise InvalidArgument(f"setting tokens_file: {path}: tokens must be tables [tokens.NAME], not a value")
     if not tokens:
-        raise InvalidArgument(f"setting tokens_file: {path} holds no token; add a [tokens.NAME] table with token = '...' "
-                              "and role = \"read\" | \"write\" | \"admin\" (or unset tokens_file to run without "
-                              "authentication, on a loopback address)")
+        raise InvalidArgument(
+            f"setting tokens_file: {path} holds no token; add a [tokens.NAME] table with token = '...' "
+            "and role = \"read\" | \"write\" | \"admin\" (or unset tokens_file to run without "
+            "authentication, on a loopback address)"
+        )
     grants, seen = [], set()
     for name, entry in tokens.items():
         token = entry.get("token") if isinstance(entry, dict) else None
@@ -100,11 +116,15 @@ def load_grants(path: str | Path) -> list[Grant]:
         if "role" not in entry:
             # Before, an entry without a role was admin, silently: a token meant to read could
             # delete namespaces. Now the file says what each token may do.
-            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name} has no role; add role = \"read\", "
-                                  "\"write\" or \"admin\" (an entry without one used to be admin)")
+            raise InvalidArgument(
+                f"setting tokens_file: {path}: tokens.{name} has no role; add role = \"read\", "
+                "\"write\" or \"admin\" (an entry without one used to be admin)"
+            )
         role = entry["role"]
         if role not in ROLES:
-            raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name}.role must be one of {ROLES}, got {quoted(role)}")
+            raise InvalidArgument(
+                f"setting tokens_file: {path}: tokens.{name}.role must be one of {ROLES}, got {quoted(role)}"
+            )
         namespaces = entry.get("namespaces", ["*"])
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
             raise InvalidArgument(f"setting tokens_file: {path}: tokens.{name}.namespaces must be a list of names")
@@ -130,7 +150,9 @@ def _metadata_of(context_or_metadata) -> tuple:
 class Authorizer:
     """Bearer tokens with namespaces and roles. No tokens: open (every call allowed)."""
 
-    def __init__(self, tokens: Mapping[str, set[str]] | list[Grant] | None = None, path: str | Path | None = None) -> None:
+    def __init__(
+        self, tokens: Mapping[str, set[str]] | list[Grant] | None = None, path: str | Path | None = None
+    ) -> None:
         self._path = path
         self._lock = threading.Lock()
         if path is not None:

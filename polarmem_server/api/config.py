@@ -69,7 +69,9 @@ class ServerConfig:
     dtype: str = ""  # "": the engine's default (float32 for transformers, the checkpoint's for tensorrt_llm)
     engine_backend: str = ""  # tensorrt_llm only: pytorch (default) | tensorrt
     engine_max_length: int = 0  # 0: the engine's default prompt + answer length
-    engine_max_batch: int = 512  # 8 items of 16 concepts x 4 templates: the packed scorer fills a pass (docs/engines.md)
+    engine_max_batch: int = (
+        512  # 8 items of 16 concepts x 4 templates: the packed scorer fills a pass (docs/engines.md)
+    )
     engine_max_delay_ms: float = 5.0
     engine_queue: int = 1024
     engine_timeout_s: float = 60.0
@@ -88,7 +90,9 @@ class ServerConfig:
     milvus_layout: str = "collection"
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
     fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
-    graph_checkpoint_s: float = 300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
+    graph_checkpoint_s: float = (
+        300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
+    )
     scrub_interval_s: float = 86_400.0  # local backend: read every store block this often to find damage (0: off)
     auto_create_namespaces: bool = False  # a write to a missing namespace creates it (namespace_autocreate.py)
     max_namespaces: int = 1000  # auto_create_namespaces creates none beyond this many namespaces
@@ -115,30 +119,49 @@ class ServerConfig:
         if self.default_deadline_s <= 0 or self.grace_s < 0 or self.drain_notice_s < 0:
             raise ValueError("default_deadline_s must be > 0; grace_s and drain_notice_s >= 0")
         if self.engine not in ("", "transformers", "tensorrt_llm", "embedding", "lexical"):
-            raise ValueError(f"engine must be transformers, tensorrt_llm, embedding, lexical or empty, got {self.engine!r}")
+            raise ValueError(
+                f"engine must be transformers, tensorrt_llm, embedding, lexical or empty, got {self.engine!r}"
+            )
         if self.dtype not in ("", "auto", "float32", "bfloat16", "float16"):
             raise ValueError(f"setting dtype: use float32, bfloat16, float16 or auto, got {self.dtype!r}")
         if self.engine_backend not in ("", "pytorch", "tensorrt"):
             raise ValueError(f"setting engine_backend: use pytorch or tensorrt, got {self.engine_backend!r}")
         if self.engine_max_length < 0:
-            raise ValueError(f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}")
-        if self.engine_max_batch < 1 or self.engine_queue < 1 or self.engine_max_delay_ms < 0 or self.engine_timeout_s <= 0:
-            raise ValueError("engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0")
+            raise ValueError(
+                f"setting engine_max_length: must be >= 0 (0 = the engine's default), got {self.engine_max_length}"
+            )
+        if (
+            self.engine_max_batch < 1
+            or self.engine_queue < 1
+            or self.engine_max_delay_ms < 0
+            or self.engine_timeout_s <= 0
+        ):
+            raise ValueError(
+                "engine_max_batch and engine_queue must be >= 1, engine_max_delay_ms >= 0, engine_timeout_s > 0"
+            )
         if self.max_namespaces < 1:
             raise ValueError(f"setting max_namespaces: must be >= 1, got {self.max_namespaces}")
         if self.processes < 1:
             raise ValueError(f"setting processes: must be >= 1 (1 = one process), got {self.processes}")
         if not self.graph_checkpoint_s >= 0:
-            raise ValueError(f"setting graph_checkpoint_s: must be >= 0 seconds (0 = save graphs on stop only), "
-                             f"got {self.graph_checkpoint_s}")
+            raise ValueError(
+                f"setting graph_checkpoint_s: must be >= 0 seconds (0 = save graphs on stop only), "
+                f"got {self.graph_checkpoint_s}"
+            )
         if not self.scrub_interval_s >= 0:
-            raise ValueError(f"setting scrub_interval_s: must be >= 0 seconds (0 = no scrub), got {self.scrub_interval_s}")
+            raise ValueError(
+                f"setting scrub_interval_s: must be >= 0 seconds (0 = no scrub), got {self.scrub_interval_s}"
+            )
         if self.fast_front_address:
             if self.fast_front_address == self.address and not self.address.endswith(":0"):
-                raise ValueError("setting fast_front_address: must differ from address (the front is a second listener)")
+                raise ValueError(
+                    "setting fast_front_address: must differ from address (the front is a second listener)"
+                )
             if self.processes > 1 or self.backend != "local":
-                raise ValueError("setting fast_front_address: the compiled Recall front serves the local backend in one "
-                                 "process; unset it, or use --processes 1 and --backend local")
+                raise ValueError(
+                    "setting fast_front_address: the compiled Recall front serves the local backend in one "
+                    "process; unset it, or use --processes 1 and --backend local"
+                )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         self._validate_backend()
@@ -152,29 +175,49 @@ class ServerConfig:
         milvus_set = [f for f in MILVUS_SETTINGS if getattr(self, f) != defaults[f].default]
         if self.backend == "local":
             if milvus_set:
-                raise ValueError(f"setting {milvus_set[0]}: the milvus_* settings need backend milvus "
-                                 "(--backend milvus); drop them or choose that backend")
+                raise ValueError(
+                    f"setting {milvus_set[0]}: the milvus_* settings need backend milvus "
+                    "(--backend milvus); drop them or choose that backend"
+                )
             return
         if self.processes > 1:
-            raise ValueError("setting processes: is for the local backend (replicas of one RocksDB store); with "
-                             "backend milvus run more servers against the same Milvus instead (docs/deployment.md)")
+            raise ValueError(
+                "setting processes: is for the local backend (replicas of one RocksDB store); with "
+                "backend milvus run more servers against the same Milvus instead (docs/deployment.md)"
+            )
         if self.milvus_layout not in ("collection", "shared", "pooled"):
-            raise ValueError(f"setting milvus_layout: use 'collection', 'shared' or 'pooled', got {self.milvus_layout!r}")
+            raise ValueError(
+                f"setting milvus_layout: use 'collection', 'shared' or 'pooled', got {self.milvus_layout!r}"
+            )
         if self.milvus_timeout <= 0:
             raise ValueError(f"setting milvus_timeout: must be > 0 seconds, got {self.milvus_timeout}")
         if self.milvus_ca_pem and not (self.milvus_tls or self.milvus_uri.startswith("https://")):
-            raise ValueError("setting milvus_ca_pem: it is for TLS; add --milvus-tls true or use an https:// milvus_uri")
-        for name, value, why in (("recover", self.recover != "strict", "is for the local RocksDB store"),
-                                 ("backup_dir", bool(self.backup_dir), "is for the local backend's snapshots; "
-                                  "back Milvus up with its own tools"),
-                                 ("durability", self.durability != "sync", "is for the local store; Milvus "
-                                  "acknowledges a write once its log has it"),
-                                 ("graph_checkpoint_s",
-                                  self.graph_checkpoint_s != ServerConfig.__dataclass_fields__["graph_checkpoint_s"].default,
-                                  "is for the local backend's HNSW graphs (Milvus keeps its own indexes)"),
-                                 ("scrub_interval_s",
-                                  self.scrub_interval_s != ServerConfig.__dataclass_fields__["scrub_interval_s"].default,
-                                  "is for the local RocksDB store (Milvus checks its own files)")):
+            raise ValueError(
+                "setting milvus_ca_pem: it is for TLS; add --milvus-tls true or use an https:// milvus_uri"
+            )
+        for name, value, why in (
+            ("recover", self.recover != "strict", "is for the local RocksDB store"),
+            (
+                "backup_dir",
+                bool(self.backup_dir),
+                "is for the local backend's snapshots; back Milvus up with its own tools",
+            ),
+            (
+                "durability",
+                self.durability != "sync",
+                "is for the local store; Milvus acknowledges a write once its log has it",
+            ),
+            (
+                "graph_checkpoint_s",
+                self.graph_checkpoint_s != ServerConfig.__dataclass_fields__["graph_checkpoint_s"].default,
+                "is for the local backend's HNSW graphs (Milvus keeps its own indexes)",
+            ),
+            (
+                "scrub_interval_s",
+                self.scrub_interval_s != ServerConfig.__dataclass_fields__["scrub_interval_s"].default,
+                "is for the local RocksDB store (Milvus checks its own files)",
+            ),
+        ):
             if value:
                 raise ValueError(f"setting {name}: {why} and cannot be used with backend milvus; drop it")
 
@@ -182,13 +225,26 @@ class ServerConfig:
         """The Milvus backend's connection settings (storage/milvus/connection.py)."""
         from polarmem_server.storage.milvus.connection import MilvusSettings
 
-        return MilvusSettings(uri=self.milvus_uri or "http://127.0.0.1:19530", token=self.milvus_token,
-                              secure=self.milvus_tls, server_pem_path=self.milvus_ca_pem,
-                              timeout_s=self.milvus_timeout, prefix=self.milvus_prefix, layout=self.milvus_layout)
+        return MilvusSettings(
+            uri=self.milvus_uri or "http://127.0.0.1:19530",
+            token=self.milvus_token,
+            secure=self.milvus_tls,
+            server_pem_path=self.milvus_ca_pem,
+            timeout_s=self.milvus_timeout,
+            prefix=self.milvus_prefix,
+            layout=self.milvus_layout,
+        )
 
 
-MILVUS_SETTINGS = ("milvus_uri", "milvus_token", "milvus_tls", "milvus_ca_pem", "milvus_timeout", "milvus_prefix",
-                   "milvus_layout")
+MILVUS_SETTINGS = (
+    "milvus_uri",
+    "milvus_token",
+    "milvus_tls",
+    "milvus_ca_pem",
+    "milvus_timeout",
+    "milvus_prefix",
+    "milvus_layout",
+)
 
 
 HELP = {
@@ -221,24 +277,24 @@ HELP = {
     "engine_queue": "requests waiting for the engine; beyond it RESOURCE_EXHAUSTED",
     "engine_timeout_s": "longest one verification may take (DEADLINE_EXCEEDED after)",
     "recover": "strict: refuse to open a data directory whose write-ahead log is damaged (run `polarmem repair`); "
-               "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
+    "point-in-time: repair it at start-up, keeping everything up to the last intact record, and log what was dropped",
     "processes": "server processes on the port: the primary takes every write, the others serve reads from "
-                 "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
+    "read-only replicas and forward writes to it (bounded staleness; docs/performance.md)",
     "graph_checkpoint_s": "seconds between saves of the approximate-index (HNSW) graphs of namespaces written to "
-                          "since, so a crash costs no rebuild of them (0 = save on stop only; local backend)",
+    "since, so a crash costs no rebuild of them (0 = save on stop only; local backend)",
     "scrub_interval_s": "seconds between background reads of every store block, which find a damaged file before a "
-                        "client's read does (0 = off; local backend; docs/failure-behaviour.md)",
+    "client's read does (0 = off; local backend; docs/failure-behaviour.md)",
     "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
-                          "without explanations from the core and hands every other Recall to this server "
-                          "('' = off; docs/fast-front.md)",
+    "without explanations from the core and hands every other Recall to this server "
+    "('' = off; docs/fast-front.md)",
     "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
-                              "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
-                              "per-agent memory",
+    "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
+    "per-agent memory",
     "max_namespaces": "auto_create_namespaces creates no namespace beyond this many (RESOURCE_EXHAUSTED)",
     "metrics_namespace_labels": "publish per-namespace series (which name every namespace) on the unauthenticated "
-                                "metrics port",
+    "metrics port",
     "backend": "where namespaces are stored: local (RocksDB in data_dir) or milvus (a Milvus 2.3 server or cluster, "
-               "shared by any number of servers; docs/deployment.md)",
+    "shared by any number of servers; docs/deployment.md)",
     "milvus_uri": "backend milvus: the Milvus address, http://host:19530 or https://… ('' = http://127.0.0.1:19530)",
     "milvus_token": "backend milvus: 'user:password' or an API key ('' = no authentication)",
     "milvus_tls": "backend milvus: speak TLS to Milvus (https:// URIs imply it)",
@@ -246,10 +302,10 @@ HELP = {
     "milvus_timeout": "backend milvus: seconds per Milvus call (a slower one is DEADLINE_EXCEEDED)",
     "milvus_prefix": "backend milvus: collection-name prefix, so several deployments can share one Milvus",
     "milvus_layout": "backend milvus: where namespaces this server creates keep their items: collection (one each; "
-                     "for tens of namespaces, own index), shared (one collection per dimension, a "
-                     "partition per namespace; up to 4,096) or pooled (one collection per dimension, "
-                     "namespaces told apart by a field; creating one is a metadata write; for thousands; "
-                     "docs/deployment.md)",
+    "for tens of namespaces, own index), shared (one collection per dimension, a "
+    "partition per namespace; up to 4,096) or pooled (one collection per dimension, "
+    "namespaces told apart by a field; creating one is a metadata write; for thousands; "
+    "docs/deployment.md)",
 }
 
 
@@ -257,8 +313,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML file with any of the settings below (flags and POLARMEM_* win)")
     for f in fields(ServerConfig):
         kind = str if isinstance(f.default, bool) else type(f.default)  # booleans read as true / false
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, type=kind,
-                            help=f"{HELP[f.name]} [env POLARMEM_{f.name.upper()}; default {f.default!r}]")
+        parser.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            default=None,
+            type=kind,
+            help=f"{HELP[f.name]} [env POLARMEM_{f.name.upper()}; default {f.default!r}]",
+        )
 
 
 def coerce_setting(value: Any, default: Any) -> Any:
@@ -287,8 +348,9 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"setting {name}: {exc}") from None
 
 
-def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None = None,
-                config_file: str | None = None) -> ServerConfig:
+def load_config(
+    flags: dict[str, Any] | None = None, env: dict[str, str] | None = None, config_file: str | None = None
+) -> ServerConfig:
     """Defaults < TOML file < POLARMEM_* environment < flags."""
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
@@ -306,8 +368,10 @@ def load_config(flags: dict[str, Any] | None = None, env: dict[str, str] | None 
         section = data.get("server", {k: v for k, v in data.items() if k != "client"})
         unknown = set(section) - known
         if unknown:
-            raise ConfigError(f"setting config: {config_file} has unknown settings {sorted(unknown)}; known: "
-                              "see `polarmem serve --help`")
+            raise ConfigError(
+                f"setting config: {config_file} has unknown settings {sorted(unknown)}; known: "
+                "see `polarmem serve --help`"
+            )
         values.update({k: _coerce(k, v) for k, v in section.items()})
     for name in known:
         if f"POLARMEM_{name.upper()}" in env:

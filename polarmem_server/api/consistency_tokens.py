@@ -24,10 +24,15 @@ from polarmem_server.storage import consistency
 
 def level_of(request) -> consistency.ReadLevel:
     """The read level a request asks for; a bad token or level is INVALID_ARGUMENT."""
-    if request.consistency not in (pb.READ_CONSISTENCY_UNSPECIFIED, pb.READ_CONSISTENCY_BOUNDED,
-                                   pb.READ_CONSISTENCY_STRONG):
-        raise InvalidArgument(f"consistency: {request.consistency} is not a level; use READ_CONSISTENCY_BOUNDED "
-                              "(the default) or READ_CONSISTENCY_STRONG")
+    if request.consistency not in (
+        pb.READ_CONSISTENCY_UNSPECIFIED,
+        pb.READ_CONSISTENCY_BOUNDED,
+        pb.READ_CONSISTENCY_STRONG,
+    ):
+        raise InvalidArgument(
+            f"consistency: {request.consistency} is not a level; use READ_CONSISTENCY_BOUNDED "
+            "(the default) or READ_CONSISTENCY_STRONG"
+        )
     timestamp = consistency.decode_token(request.consistency_token)  # checked even when STRONG overrides it
     if request.consistency == pb.READ_CONSISTENCY_STRONG:
         return consistency.STRONG
@@ -39,6 +44,7 @@ def reads_at_requested_level(method):
     def read(self, request, context):
         with consistency.reading(level_of(request)):
             return method(self, request, context)
+
     return read
 
 
@@ -51,4 +57,5 @@ def answers_with_token(method):
         if token:
             response.consistency_token = token
         return response
+
     return write

@@ -64,8 +64,10 @@ def unavailable_reason() -> str | None:
     try:
         import polarmem_server._front  # noqa: F401 - (this form: see FastFrontHost)
     except ImportError as exc:
-        return (f"the compiled Recall front was not built ({exc}); install Debian's libgrpc++-dev and "
-                "protobuf-compiler-grpc and reinstall the package (`make install` does both)")
+        return (
+            f"the compiled Recall front was not built ({exc}); install Debian's libgrpc++-dev and "
+            "protobuf-compiler-grpc and reinstall the package (`make install` does both)"
+        )
     return None
 
 
@@ -76,8 +78,17 @@ def came_through_front(context) -> bool:
 class FastFrontHost:
     """Starts the front, feeds it plans and tokens, exports its counters, stops it."""
 
-    def __init__(self, memory, address: str, upstream: str, authorizer, tls_cert: str = "", tls_key: str = "",
-                 max_in_flight: int = 0, max_receive_bytes: int = 4 << 20) -> None:
+    def __init__(
+        self,
+        memory,
+        address: str,
+        upstream: str,
+        authorizer,
+        tls_cert: str = "",
+        tls_key: str = "",
+        max_in_flight: int = 0,
+        max_receive_bytes: int = 4 << 20,
+    ) -> None:
         # not `from polarmem_server import _front`: with no stub of it, mypy calls that a missing attribute
         import polarmem_server._front as _front
 
@@ -99,8 +110,9 @@ class FastFrontHost:
 
     def refresh_grants(self) -> None:
         """Hands the front the tokens in force (at start and after each reload)."""
-        self.front.set_grants([(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants
-                               if grant.allows_role("read")])
+        self.front.set_grants(
+            [(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants if grant.allows_role("read")]
+        )
 
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
         """A write changed what the namespace's plans depend on (ChangeLock, which calls this
@@ -141,8 +153,9 @@ class FastFrontHost:
 
         # Generic too when every name was sent as the concept's own name (no alias, case or
         # plural; no repeat): then any names of the vocabulary bind to the same plan.
-        generic = [*request.required, *request.forbidden] == [*result.required, *result.forbidden] and \
-            len(request.required) + len(request.forbidden) > 0
+        generic = [*request.required, *request.forbidden] == [*result.required, *result.forbidden] and len(
+            request.required
+        ) + len(request.forbidden) > 0
 
         # Names skipped as unknown (allow_unknown_concepts) are listed with suggestions drawn from
         # the whole vocabulary, and may name a concept after the next append: such a plan goes
@@ -150,9 +163,20 @@ class FastFrontHost:
         reads_vocabulary = bool(result.plan.unknown_concepts or result.plan.unknown or result.plan.mapped)
 
         def publish() -> None:
-            arguments = (namespace.name, request.SerializeToString(), search.index, search.ids, search.metadata,
-                         search.records, explain, search.request,
-                         concepts, len(search.required) if cited else 0, names, response.SerializeToString())
+            arguments = (
+                namespace.name,
+                request.SerializeToString(),
+                search.index,
+                search.ids,
+                search.metadata,
+                search.records,
+                explain,
+                search.request,
+                concepts,
+                len(search.required) if cited else 0,
+                names,
+                response.SerializeToString(),
+            )
             self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
             if generic:
                 if not self.plans.has_vocabulary(namespace.name):
@@ -168,8 +192,9 @@ class FastFrontHost:
         compiled encoder and names concepts from the names table the listeners keep current.
         Only where the mode is the request's or the rule's own (adaptive's choice depends on the
         text) and the encoder runs in the core."""
-        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE or \
-            (request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value)
+        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE or (
+            request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value
+        )
         compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
         if adaptive or compiled is None or not search.plain:
             return False
@@ -190,10 +215,22 @@ class FastFrontHost:
                 self.plans.set_names(namespace.name, namespace.vocabulary.names)
             if names and not self.plans.has_vocabulary(namespace.name):
                 self.plans.set_vocabulary(namespace.name, *namespace.vocabulary.own_names())
-            self.plans.publish_text(namespace.name, request.SerializeToString(), search.index, search.ids,
-                                    search.metadata, search.records, explain, search.request,
-                                    response.SerializeToString(), namespace.vocabulary.compiled_keys(),
-                                    QUERY_CUES.compiled, encoder, tokenizer, namespace.settings.open_vocabulary)
+            self.plans.publish_text(
+                namespace.name,
+                request.SerializeToString(),
+                search.index,
+                search.ids,
+                search.metadata,
+                search.records,
+                explain,
+                search.request,
+                response.SerializeToString(),
+                namespace.vocabulary.compiled_keys(),
+                QUERY_CUES.compiled,
+                encoder,
+                tokenizer,
+                namespace.settings.open_vocabulary,
+            )
 
         return namespace.write_lock.unchanged_since(epoch, publish)
 
@@ -209,26 +246,31 @@ class FastFrontCollector:
 
     def collect(self):
         stats = self._host.front.stats()
-        calls = CounterMetricFamily("polarmem_fast_front_recalls", "Recalls through the compiled front, by path",
-                                    labels=["path"])
+        calls = CounterMetricFamily(
+            "polarmem_fast_front_recalls", "Recalls through the compiled front, by path", labels=["path"]
+        )
         calls.add_metric(["native"], stats["native"])
         calls.add_metric(["forwarded"], stats["forwarded"])
         calls.add_metric(["overloaded"], stats["overloaded"])
         yield calls
-        hits = CounterMetricFamily("polarmem_fast_front_hits", "Hits the front returned itself, by tier",
-                                   labels=["tier"])
+        hits = CounterMetricFamily(
+            "polarmem_fast_front_hits", "Hits the front returned itself, by tier", labels=["tier"]
+        )
         for tier, count in stats["hits"].items():
             hits.add_metric([tier], count)
         yield hits
-        yield GaugeMetricFamily("polarmem_fast_front_in_flight", "Recalls in the compiled front now",
-                                value=stats["in_flight"])
-        yield GaugeMetricFamily("polarmem_fast_front_plans", "Recall plans the compiled front holds",
-                                value=self._host.plans.size)
+        yield GaugeMetricFamily(
+            "polarmem_fast_front_in_flight", "Recalls in the compiled front now", value=stats["in_flight"]
+        )
+        yield GaugeMetricFamily(
+            "polarmem_fast_front_plans", "Recall plans the compiled front holds", value=self._host.plans.size
+        )
         buckets, total = [], 0
         for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["latency_counts"]):
             total += count
             buckets.append((bound, total))
-        latency = HistogramMetricFamily("polarmem_fast_front_latency_seconds",
-                                        "Time the front took for the Recalls it answered itself")
+        latency = HistogramMetricFamily(
+            "polarmem_fast_front_latency_seconds", "Time the front took for the Recalls it answered itself"
+        )
         latency.add_metric([], buckets, sum_value=stats["latency_sum"])
         yield latency

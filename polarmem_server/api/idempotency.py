@@ -33,7 +33,8 @@ def _same_floats(given, stored) -> bool:
 def same_content(memory: Memory, ns: str, item: ItemInput, record: records_pb2.ItemRecord) -> bool:
     """Whether `record` (stored under item.id) holds what `item` asks to store."""
     if record.kind != KINDS.get(item.kind, enums_pb2.ITEM_KIND_VISUAL) and not (
-            item.kind == "visual" and record.kind == enums_pb2.ITEM_KIND_UNSPECIFIED):
+        item.kind == "visual" and record.kind == enums_pb2.ITEM_KIND_UNSPECIFIED
+    ):
         return False
     if record.text != item.text or record.uri != item.uri or dict(record.metadata) != dict(item.metadata):
         return False
@@ -66,7 +67,9 @@ def same_content(memory: Memory, ns: str, item: ItemInput, record: records_pb2.I
     return all(evidence_of(concept) is not None for concept in item.verify_concepts)
 
 
-def stored_if_same(memory: Memory, ns: str, item: ItemInput, generated_id: bool = False) -> records_pb2.ItemRecord | None:
+def stored_if_same(
+    memory: Memory, ns: str, item: ItemInput, generated_id: bool = False
+) -> records_pb2.ItemRecord | None:
     """The stored record when `item.id` is stored with the same content, else None. A
     `generated_id` (domain/items.content_id, the client sent none) names the content itself: the
     stored item is the same content whatever metadata or evidence either carries (de-duplication)."""

@@ -24,8 +24,16 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 
-from prometheus_client import (CollectorRegistry, Counter, Gauge,
-                               GCCollector, Histogram, PlatformCollector, ProcessCollector, disable_created_metrics)
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from polarmem.common.v1 import enums_pb2
@@ -51,8 +59,13 @@ def build_labels(engine=None) -> dict[str, str]:
     from polarmem_server.index import build_info  # the compiled core; imported late so metrics load without it
 
     core = build_info()
-    labels = {"version": package_version(), "simd_active": str(core.get("simd_active", "")),
-              "compiler": str(core.get("compiler", "")), "engine": "", "engine_version": ""}
+    labels = {
+        "version": package_version(),
+        "simd_active": str(core.get("simd_active", "")),
+        "compiler": str(core.get("compiler", "")),
+        "engine": "",
+        "engine_version": "",
+    }
     if engine is not None:
         labels["engine"] = engine.info.name
         details = getattr(engine.info, "details", None) or {}
@@ -67,10 +80,14 @@ class QueueCollector:
         self._batcher = batcher
 
     def collect(self):
-        waiting = GaugeMetricFamily("polarmem_engine_queue_requests", "Requests waiting in the engine's micro-batcher queue")
+        waiting = GaugeMetricFamily(
+            "polarmem_engine_queue_requests", "Requests waiting in the engine's micro-batcher queue"
+        )
         waiting.add_metric([], self._batcher.queue_depth())
-        capacity = GaugeMetricFamily("polarmem_engine_queue_capacity",
-                                     "Bound of the micro-batcher queue (engine_queue); beyond it RESOURCE_EXHAUSTED")
+        capacity = GaugeMetricFamily(
+            "polarmem_engine_queue_capacity",
+            "Bound of the micro-batcher queue (engine_queue); beyond it RESOURCE_EXHAUSTED",
+        )
         capacity.add_metric([], self._batcher.max_queue)
         yield waiting
         yield capacity
@@ -97,10 +114,13 @@ class KvCacheCollector:
         missed.add_metric([], float(stats.get("missed_blocks", 0)))
         ratio = GaugeMetricFamily("polarmem_engine_kv_hit_ratio", "Reused / (reused + missed) KV-cache blocks so far")
         ratio.add_metric([], float(stats.get("hit_rate", 0.0)))
-        warm = CounterMetricFamily("polarmem_engine_prefix_warm_prompts",
-                                   "Prompts sent ahead of their item's others so the shared prefix is cached")
+        warm = CounterMetricFamily(
+            "polarmem_engine_prefix_warm_prompts",
+            "Prompts sent ahead of their item's others so the shared prefix is cached",
+        )
         warm.add_metric([], float(stats.get("warm_prompts", 0)))
         yield from (reused, missed, ratio, warm)
+
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -113,9 +133,12 @@ class MemoryCollector:
 
     def collect(self):
         items = GaugeMetricFamily("polarmem_items", "Items stored, by namespace and kind", labels=["namespace", "kind"])
-        concepts = GaugeMetricFamily("polarmem_concepts", "Concepts in the vocabulary, by namespace", labels=["namespace"])
-        edges = GaugeMetricFamily("polarmem_edges", "Item-concept edges, by namespace and polarity",
-                                  labels=["namespace", "polarity"])
+        concepts = GaugeMetricFamily(
+            "polarmem_concepts", "Concepts in the vocabulary, by namespace", labels=["namespace"]
+        )
+        edges = GaugeMetricFamily(
+            "polarmem_edges", "Item-concept edges, by namespace and polarity", labels=["namespace", "polarity"]
+        )
         for namespace in self._memory.list_namespaces():
             name = namespace.name
             try:
@@ -149,48 +172,85 @@ class ServerMetrics:
         GCCollector(registry=r)
         PlatformCollector(registry=r)
         rpc_labels = ["method", "namespace"] if namespace_labels else ["method"]
-        self.requests = Counter("polarmem_rpc_requests", "RPCs handled, by method and status code",
-                                [*rpc_labels, "code"], registry=r)
-        self.latency = Histogram("polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels,
-                                 buckets=LATENCY_BUCKETS, registry=r)
-        self.build_info = Gauge("polarmem_build_info", "Build of this server (value 1): package version, core compiler "
-                                "and active SIMD level, engine and its version", ["version", "simd_active", "compiler",
-                                                                                 "engine", "engine_version"], registry=r)
+        self.requests = Counter(
+            "polarmem_rpc_requests", "RPCs handled, by method and status code", [*rpc_labels, "code"], registry=r
+        )
+        self.latency = Histogram(
+            "polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels, buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.build_info = Gauge(
+            "polarmem_build_info",
+            "Build of this server (value 1): package version, core compiler "
+            "and active SIMD level, engine and its version",
+            ["version", "simd_active", "compiler", "engine", "engine_version"],
+            registry=r,
+        )
         self.build_info.labels(**build_labels()).set(1)
-        self.store_errors = Counter("polarmem_store_errors", "Failed store reads and writes, by operation and kind",
-                                    ["op", "kind"], registry=r)
+        self.store_errors = Counter(
+            "polarmem_store_errors", "Failed store reads and writes, by operation and kind", ["op", "kind"], registry=r
+        )
         for op, kind in STORE_ERROR_SERIES:  # exported at 0 from the start, so increase() sees the first error
             self.store_errors.labels(op, kind)
         self.in_flight = Gauge("polarmem_rpc_in_flight", "RPCs being handled now", registry=r)
         self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=r)
-        self.storage_corruption = Counter("polarmem_storage_corruption", "Reads that found a damaged store file (a "
-                                          "RocksDB checksum mismatch), by what read it: an RPC or the scrub",
-                                          ["found_by"], registry=r)
+        self.storage_corruption = Counter(
+            "polarmem_storage_corruption",
+            "Reads that found a damaged store file (a RocksDB checksum mismatch), by what read it: an RPC or the scrub",
+            ["found_by"],
+            registry=r,
+        )
         for found_by in ("rpc", "scrub"):  # exported at 0 from the start, so increase() sees the first one
             self.storage_corruption.labels(found_by)
-        self.replica_restarts = Counter("polarmem_replica_restarts", "--processes replicas started again after they "
-                                        "exited (api/replica_supervisor.py)", registry=r)
-        self.replicas_up = Gauge("polarmem_replicas_up", "--processes replicas running now (0 for one process)",
-                                 registry=r)
+        self.replica_restarts = Counter(
+            "polarmem_replica_restarts",
+            "--processes replicas started again after they exited (api/replica_supervisor.py)",
+            registry=r,
+        )
+        self.replicas_up = Gauge(
+            "polarmem_replicas_up", "--processes replicas running now (0 for one process)", registry=r
+        )
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
-        self.recall_suppressed = Counter("polarmem_recall_suppressed_items",
-                                         "Conflicting items plain similarity would have returned but the logic kept out",
-                                         registry=r)
-        self.partition_uncertain = Histogram("polarmem_partition_uncertain_ratio", "Share of an item's concepts left UNCERTAIN",
-                                             buckets=(0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0), registry=r)
-        self.partition_degenerate = Counter("polarmem_partition_degenerate", "Items whose score spectrum was degenerate",
-                                            registry=r)
-        self.partition_weak = Counter("polarmem_partition_weak", "Items with more than 80% of concepts UNCERTAIN", registry=r)
-        self.store_write = Histogram("polarmem_store_write_seconds", "RocksDB write latency per item",
-                                     buckets=LATENCY_BUCKETS, registry=r)
-        self.engine_batch_prompts = Histogram("polarmem_engine_batch_prompts", "Prompts per engine batch",
-                                              buckets=(1, 4, 16, 64, 128, 256, 512, 1024), registry=r)
-        self.engine_queue_delay = Histogram("polarmem_engine_queue_delay_seconds", "Wait of a batch's oldest request",
-                                            buckets=LATENCY_BUCKETS, registry=r)
-        self.engine_seconds = Histogram("polarmem_engine_batch_seconds", "Engine time per batch", buckets=LATENCY_BUCKETS,
-                                        registry=r)
-        self.rebuild_seconds = Gauge("polarmem_index_rebuild_seconds", "Time to rebuild the indexes at start-up", registry=r)
-        self.rebuild_items = Gauge("polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r)
+        self.recall_suppressed = Counter(
+            "polarmem_recall_suppressed_items",
+            "Conflicting items plain similarity would have returned but the logic kept out",
+            registry=r,
+        )
+        self.partition_uncertain = Histogram(
+            "polarmem_partition_uncertain_ratio",
+            "Share of an item's concepts left UNCERTAIN",
+            buckets=(0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0),
+            registry=r,
+        )
+        self.partition_degenerate = Counter(
+            "polarmem_partition_degenerate", "Items whose score spectrum was degenerate", registry=r
+        )
+        self.partition_weak = Counter(
+            "polarmem_partition_weak", "Items with more than 80% of concepts UNCERTAIN", registry=r
+        )
+        self.store_write = Histogram(
+            "polarmem_store_write_seconds", "RocksDB write latency per item", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.engine_batch_prompts = Histogram(
+            "polarmem_engine_batch_prompts",
+            "Prompts per engine batch",
+            buckets=(1, 4, 16, 64, 128, 256, 512, 1024),
+            registry=r,
+        )
+        self.engine_queue_delay = Histogram(
+            "polarmem_engine_queue_delay_seconds",
+            "Wait of a batch's oldest request",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.engine_seconds = Histogram(
+            "polarmem_engine_batch_seconds", "Engine time per batch", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.rebuild_seconds = Gauge(
+            "polarmem_index_rebuild_seconds", "Time to rebuild the indexes at start-up", registry=r
+        )
+        self.rebuild_items = Gauge(
+            "polarmem_index_rebuild_items", "Items loaded into the indexes at start-up", registry=r
+        )
         # Labelled children of the per-call series, looked up once per label set: prometheus'
         # labels() takes a lock and builds a key on every call, which every RPC paid twice.
         # A plain dict read is safe without a lock; two threads creating the same child at once
@@ -209,8 +269,10 @@ class ServerMetrics:
             labels = (method,)
         children = self._rpc_children.get((labels, code))
         if children is None:
-            children = self._rpc_children[(labels, code)] = (self.requests.labels(*labels, code),
-                                                             self.latency.labels(*labels))
+            children = self._rpc_children[(labels, code)] = (
+                self.requests.labels(*labels, code),
+                self.latency.labels(*labels),
+            )
         children[0].inc()
         children[1].observe(seconds)
 

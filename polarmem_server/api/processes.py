@@ -51,8 +51,15 @@ from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
 from polarmem_server.api.temp_dirs import owned_temp_dir
 from polarmem_server.memory import Memory
-from polarmem_server.storage.local.secondary import (OP_ITEM, OP_NAMESPACE, OP_SETTINGS, Change, ChangeBoard,
-                                                     ReplicaBackend, SecondaryStore)
+from polarmem_server.storage.local.secondary import (
+    OP_ITEM,
+    OP_NAMESPACE,
+    OP_SETTINGS,
+    Change,
+    ChangeBoard,
+    ReplicaBackend,
+    SecondaryStore,
+)
 
 if TYPE_CHECKING:
     from polarmem_server.api.config import ServerConfig
@@ -61,9 +68,22 @@ log = logging.getLogger("polarmem.processes")
 REPLICA_POLL_S = 0.02  # how often a replica reads the change board
 SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
 # Answered by the primary: every write, the engine's scores, and the store-wide backup.
-FORWARDED_METHODS = frozenset({"CreateNamespace", "UpdateNamespace", "DeleteNamespace", "Remember", "RememberStream",
-                               "Observe", "Forget", "Calibrate", "ScoreConcepts", "Backup",
-                               "UpdateItem", "ClearNamespace"})
+FORWARDED_METHODS = frozenset(
+    {
+        "CreateNamespace",
+        "UpdateNamespace",
+        "DeleteNamespace",
+        "Remember",
+        "RememberStream",
+        "Observe",
+        "Forget",
+        "Calibrate",
+        "ScoreConcepts",
+        "Backup",
+        "UpdateItem",
+        "ClearNamespace",
+    }
+)
 
 
 class ReplicaMemory(Memory):
@@ -96,8 +116,11 @@ class ReplicaMemory(Memory):
         concepts_before = len(self.backend.concepts(name)) if record is not None else 0
         if record is not None and settings_changed and self.backend.same_layout(record):
             self.backend.grade_with(record)  # items re-partitioned under new settings are graded by them
-        if (record is None or (settings_changed and not self.backend.same_layout(record))
-                or not self.backend.apply_items(name, [c for c in changes if c.op == OP_ITEM])):
+        if (
+            record is None
+            or (settings_changed and not self.backend.same_layout(record))
+            or not self.backend.apply_items(name, [c for c in changes if c.op == OP_ITEM])
+        ):
             self.reload_namespace(name)
             return False
         if settings_changed or len(self.backend.concepts(name)) != concepts_before or name not in self._namespaces:
@@ -117,8 +140,11 @@ class ForwardedStatus(errors.PolarMemError):
 
 def _forwardable(metadata) -> list[tuple[str, str | bytes]]:
     """The caller's metadata minus what gRPC sets per hop (pseudo-headers, grpc-*, user-agent)."""
-    return [(key, value) for key, value in metadata or ()
-            if not key.startswith(":") and not key.startswith("grpc-") and key != "user-agent"]
+    return [
+        (key, value)
+        for key, value in metadata or ()
+        if not key.startswith(":") and not key.startswith("grpc-") and key != "user-agent"
+    ]
 
 
 def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
@@ -129,19 +155,22 @@ def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
     for method in SERVICE.methods:
         request_type = getattr(memory_service_pb2, method.input_type.name)
         response_type = getattr(memory_service_pb2, method.output_type.name)
-        serializers = dict(request_deserializer=request_type.FromString,
-                           response_serializer=response_type.SerializeToString)
+        serializers = dict(
+            request_deserializer=request_type.FromString, response_serializer=response_type.SerializeToString
+        )
         if method.name not in FORWARDED_METHODS:
             table[method.name] = grpc.unary_unary_rpc_method_handler(getattr(service, method.name), **serializers)
             continue
         path = f"/{SERVICE.full_name}/{method.name}"
         if method.client_streaming:
-            stream_call = primary.stream_unary(path, request_serializer=request_type.SerializeToString,
-                                               response_deserializer=response_type.FromString)
+            stream_call = primary.stream_unary(
+                path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
+            )
             table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(stream_call), **serializers)
         else:
-            call = primary.unary_unary(path, request_serializer=request_type.SerializeToString,
-                                       response_deserializer=response_type.FromString)
+            call = primary.unary_unary(
+                path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
+            )
             table[method.name] = grpc.unary_unary_rpc_method_handler(_forwarder(call), **serializers)
     return grpc.method_handlers_generic_handler(SERVICE.full_name, table)
 
@@ -152,6 +181,7 @@ def _forwarder(call):
             return call(request, timeout=context.time_remaining(), metadata=_forwardable(context.invocation_metadata()))
         except grpc.RpcError as exc:
             raise ForwardedStatus(exc.code(), exc.details() or "") from None
+
     return forward
 
 
@@ -160,8 +190,14 @@ class Refresher:
     primary once (under the board's cut) and applies each changed namespace's new records. Stops
     the process (SIGTERM to itself) when the primary is gone."""
 
-    def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int], primary_pid: int,
-                 stopped: threading.Event) -> None:
+    def __init__(
+        self,
+        memory: ReplicaMemory,
+        board: ChangeBoard,
+        applied: dict[str, int],
+        primary_pid: int,
+        stopped: threading.Event,
+    ) -> None:
         """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
         exactly those writes: open_replica_memory); later records are applied from there."""
         self.memory, self.board, self.primary_pid, self.stopped = memory, board, primary_pid, stopped
@@ -275,8 +311,9 @@ class ProcessGroup:
                     if port is None:
                         code = 0
                     else:
-                        code = serve_replica(replica_config(config, index, port),
-                                             ReplicaRole(index, self.directory, primary_pid))
+                        code = serve_replica(
+                            replica_config(config, index, port), ReplicaRole(index, self.directory, primary_pid)
+                        )
                 except BaseException:  # noqa: BLE001 - a replica must never return into the primary's code
                     log.exception("replica %d failed", index)
                 finally:
@@ -379,5 +416,15 @@ def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[Replic
     return ReplicaMemory(ReplicaBackend(config.data_dir, role.secondary_dir, config.index_threads, store)), applied
 
 
-__all__ = ["FORWARDED_METHODS", "REPLICA_POLL_S", "ForwardedStatus", "ProcessGroup", "Refresher", "ReplicaMemory",
-           "ReplicaRole", "open_replica_memory", "replica_config", "replica_handler"]
+__all__ = [
+    "FORWARDED_METHODS",
+    "REPLICA_POLL_S",
+    "ForwardedStatus",
+    "ProcessGroup",
+    "Refresher",
+    "ReplicaMemory",
+    "ReplicaRole",
+    "open_replica_memory",
+    "replica_config",
+    "replica_handler",
+]

@@ -29,12 +29,20 @@ def plannable(request) -> bool:
     Every mode but adaptive always makes one core search (strict included: the core merges its
     two); a vector query's adaptive does when it settles without a probe search, which only the
     answer tells."""
-    if (request.include_items or request.suppressed_k != 0 or request.HasField("recency_half_life_s")
-            or request.HasField("recency_weight") or request.consistency_token):
+    if (
+        request.include_items
+        or request.suppressed_k != 0
+        or request.HasField("recency_half_life_s")
+        or request.HasField("recency_weight")
+        or request.consistency_token
+    ):
         return False
     if request.mode == pb.RECALL_MODE_ANSWER:  # several searches and the core's labels (answer_recall.py)
         return False
     if request.text:
         return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
-    return (not request.include_context and len(request.vectors) > 0
-            and all(value.rows <= 1 for value in request.vectors.values()))
+    return (
+        not request.include_context
+        and len(request.vectors) > 0
+        and all(value.rows <= 1 for value in request.vectors.values())
+    )

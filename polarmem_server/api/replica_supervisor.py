@@ -60,8 +60,14 @@ class _Slot:
 class ReplicaSupervisor:
     """The primary's watcher of its replicas (one thread)."""
 
-    def __init__(self, group: ProcessGroup, config: ServerConfig, port: int,
-                 on_restart: Callable[[], None], on_count: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        group: ProcessGroup,
+        config: ServerConfig,
+        port: int,
+        on_restart: Callable[[], None],
+        on_count: Callable[[int], None],
+    ) -> None:
         self._group = group
         self._config = config
         self._port = port
@@ -111,17 +117,33 @@ class ReplicaSupervisor:
         slot.quick_deaths = 1 if lived >= STABLE_S else slot.quick_deaths + 1
         delay = min(MAX_BACKOFF_S, RESTART_BACKOFF_S * 2 ** (slot.quick_deaths - 1))
         slot.restart_at = now + delay
-        log.error("replica %d (pid %d) ended after %.1f s (%s); starting it again in %.1f s",
-                  slot.index, slot.pid, lived, describe_exit(status), delay)
+        log.error(
+            "replica %d (pid %d) ended after %.1f s (%s); starting it again in %.1f s",
+            slot.index,
+            slot.pid,
+            lived,
+            describe_exit(status),
+            delay,
+        )
 
     def _restart(self, slot: _Slot) -> None:
         directory = self._group.directory
         shutil.rmtree(directory / f"secondary-{slot.index}", ignore_errors=True)  # the dead one's instance files
         spec = directory / f"replica-{slot.index}.json"
-        spec.write_text(json.dumps({"config": dataclasses.asdict(self._config), "index": slot.index,
-                                    "port": self._port, "directory": str(directory), "primary_pid": os.getpid()}))
-        pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "polarmem_server.api.replica_main", str(spec)],
-                             os.environ)
+        spec.write_text(
+            json.dumps(
+                {
+                    "config": dataclasses.asdict(self._config),
+                    "index": slot.index,
+                    "port": self._port,
+                    "directory": str(directory),
+                    "primary_pid": os.getpid(),
+                }
+            )
+        )
+        pid = os.posix_spawn(
+            sys.executable, [sys.executable, "-m", "polarmem_server.api.replica_main", str(spec)], os.environ
+        )
         if not self._group.replace(slot.pid, pid):  # the group began stopping meanwhile
             os.kill(pid, signal.SIGTERM)
             os.waitpid(pid, 0)

@@ -58,8 +58,7 @@ def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[st
 class Scrubber:
     """Scrubs the store every ``interval_s`` seconds in a daemon thread (first after one interval)."""
 
-    def __init__(self, db_of: Callable[[], object], interval_s: float,
-                 report: Callable[[str], object]) -> None:
+    def __init__(self, db_of: Callable[[], object], interval_s: float, report: Callable[[str], object]) -> None:
         self._db_of = db_of
         self._interval_s = interval_s
         self._report = report
@@ -83,5 +82,9 @@ class Scrubber:
                 continue
             for text in found:
                 self._report(text)
-            log.info("store scrub read %d keys in %.1f s: %s", keys, time.monotonic() - started,
-                     f"{len(found)} damaged file(s)" if found else "no damage")
+            log.info(
+                "store scrub read %d keys in %.1f s: %s",
+                keys,
+                time.monotonic() - started,
+                f"{len(found)} damaged file(s)" if found else "no damage",
+            )

@@ -53,8 +53,14 @@ from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
-from polarmem_server.api.processes import (ProcessGroup, Refresher, ReplicaMemory, ReplicaRole, open_replica_memory,
-                                           replica_handler)
+from polarmem_server.api.processes import (
+    ProcessGroup,
+    Refresher,
+    ReplicaMemory,
+    ReplicaRole,
+    open_replica_memory,
+    replica_handler,
+)
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.api.replica_supervisor import ReplicaSupervisor
 from polarmem_server.api.scrub import Scrubber
@@ -72,7 +78,9 @@ log = logging.getLogger("polarmem.server")
 access_log = logging.getLogger("polarmem.access")  # one JSON line per RPC when access_log is on
 SERVICE_NAME = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name
 WRITES_HEALTH_NAME = f"{SERVICE_NAME}.writes"  # NOT_SERVING while writes cannot succeed (disk full, I/O error)
-STORAGE_HEALTH_NAME = f"{SERVICE_NAME}.storage"  # NOT_SERVING once a read found a damaged store file (api/storage_damage.py)
+STORAGE_HEALTH_NAME = (
+    f"{SERVICE_NAME}.storage"  # NOT_SERVING once a read found a damaged store file (api/storage_damage.py)
+)
 ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
 MAX_STATUS_MESSAGE_CHARS = 400  # status messages travel in trailers: a quoted 100 KB id must not overflow them
 STOP_BUDGET_S = 5.0  # beyond grace_s, for syncing and closing the store; then the process exits regardless
@@ -108,13 +116,17 @@ class MalformedRequest:
 def tolerant_deserializer(deserialize, type_name: str):
     """gRPC answers a deserializer's exception with INTERNAL ("Exception deserializing
     request!"); this one hands the handler a MalformedRequest instead."""
+
     def parse(data: bytes):
         try:
             return deserialize(data)
         except Exception as exc:  # noqa: BLE001 - any parse failure is the caller's malformed message
-            return MalformedRequest(f"the request is not a valid {type_name} ({cut_message(str(exc))[:120]}); "
-                                    "send a message encoded from polarmem/v1/memory_service.proto (string fields "
-                                    "must be UTF-8)")
+            return MalformedRequest(
+                f"the request is not a valid {type_name} ({cut_message(str(exc))[:120]}); "
+                "send a message encoded from polarmem/v1/memory_service.proto (string fields "
+                "must be UTF-8)"
+            )
+
     return parse
 
 
@@ -156,8 +168,9 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
     count and time it, and turn exceptions into status codes (INTERNAL is logged with its
     traceback and counted; the client gets a generic message)."""
 
-    def __init__(self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int,
-                 authorizer: Authorizer | None = None) -> None:
+    def __init__(
+        self, metrics: ServerMetrics, server: PolarMemServer, max_concurrent: int, authorizer: Authorizer | None = None
+    ) -> None:
         self._metrics = metrics
         self._server = server
         self._authorizer = authorizer or Authorizer()
@@ -177,16 +190,22 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
         if handler is None or not handler_call_details.method.startswith(f"/{SERVICE_NAME}/"):
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
-        request_type = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name[method].input_type
+        request_type = (
+            memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name[method].input_type
+        )
         deserializer = tolerant_deserializer(handler.request_deserializer, request_type.full_name)
         if handler.unary_unary is not None:
-            wrapped = grpc.unary_unary_rpc_method_handler(self._wrap(handler.unary_unary, method, stream=False),
-                                                          request_deserializer=deserializer,
-                                                          response_serializer=handler.response_serializer)
+            wrapped = grpc.unary_unary_rpc_method_handler(
+                self._wrap(handler.unary_unary, method, stream=False),
+                request_deserializer=deserializer,
+                response_serializer=handler.response_serializer,
+            )
         elif handler.stream_unary is not None:
-            wrapped = grpc.stream_unary_rpc_method_handler(self._wrap(handler.stream_unary, method, stream=True),
-                                                           request_deserializer=deserializer,
-                                                           response_serializer=handler.response_serializer)
+            wrapped = grpc.stream_unary_rpc_method_handler(
+                self._wrap(handler.stream_unary, method, stream=True),
+                request_deserializer=deserializer,
+                response_serializer=handler.response_serializer,
+            )
         else:
             return handler
         self._wrapped[handler_call_details.method] = wrapped
@@ -202,8 +221,9 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
             metrics.in_flight.inc()
             try:
                 if not admitted:
-                    raise Overloaded(f"the server is handling {self._max_concurrent} calls (max_concurrent_rpcs); "
-                                     "retry with backoff")
+                    raise Overloaded(
+                        f"the server is handling {self._max_concurrent} calls (max_concurrent_rpcs); retry with backoff"
+                    )
                 if not self._server.accepting:
                     raise Unavailable("the server is starting or shutting down; retry shortly")
                 self._authorizer.authorize_method(context, method)  # before any (stream) message is read
@@ -229,8 +249,17 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 seconds = time.perf_counter() - started
                 metrics.observe_rpc(method, code.name, seconds, namespace=namespace)
                 if self._server.config.access_log:
-                    access_log.info(json.dumps({"method": method, "namespace": namespace[:80], "code": code.name,
-                                                "ms": round(seconds * 1000, 3), "peer": context.peer()}))
+                    access_log.info(
+                        json.dumps(
+                            {
+                                "method": method,
+                                "namespace": namespace[:80],
+                                "code": code.name,
+                                "ms": round(seconds * 1000, 3),
+                                "peer": context.peer(),
+                            }
+                        )
+                    )
 
         return handle
 
@@ -246,7 +275,9 @@ class NamespaceTotalsCollector:
     def collect(self):
         items = GaugeMetricFamily("polarmem_items", "Items stored, by kind (all namespaces)", labels=["kind"])
         concepts = GaugeMetricFamily("polarmem_concepts", "Concepts in the vocabularies (all namespaces)")
-        edges = GaugeMetricFamily("polarmem_edges", "Item-concept edges, by polarity (all namespaces)", labels=["polarity"])
+        edges = GaugeMetricFamily(
+            "polarmem_edges", "Item-concept edges, by polarity (all namespaces)", labels=["polarity"]
+        )
         namespaces = GaugeMetricFamily("polarmem_namespaces", "Namespaces")
         visual = text = count = concept_total = 0
         edge_totals: dict[str, int] = {}
@@ -277,10 +308,15 @@ class StoreMetrics:
     """Store recoveries and writability, on the server's registry (errors: ServerMetrics.count_store_error)."""
 
     def __init__(self, registry) -> None:
-        self.recoveries = Counter("polarmem_store_recoveries",
-                                  "Store recoveries: reopen after a failed write (resume) or WAL repair at start-up",
-                                  ["kind"], registry=registry)
-        self.writable = Gauge("polarmem_store_writable", "1 while store writes succeed, 0 while they fail", registry=registry)
+        self.recoveries = Counter(
+            "polarmem_store_recoveries",
+            "Store recoveries: reopen after a failed write (resume) or WAL repair at start-up",
+            ["kind"],
+            registry=registry,
+        )
+        self.writable = Gauge(
+            "polarmem_store_writable", "1 while store writes succeed, 0 while they fail", registry=registry
+        )
         self.writable.set(1)
 
 
@@ -310,11 +346,15 @@ def check_tls(cert: str, key: str) -> tuple[bytes, bytes]:
     except ssl.SSLError as exc:
         reason = getattr(exc, "reason", "") or str(exc)
         if "KEY_VALUES_MISMATCH" in str(exc) or "mismatch" in str(reason).lower():
-            raise ConfigError(f"setting tls_key: {key} is not the private key of the certificate {cert}; use the "
-                              "key the certificate was issued for") from None
+            raise ConfigError(
+                f"setting tls_key: {key} is not the private key of the certificate {cert}; use the "
+                "key the certificate was issued for"
+            ) from None
         if "PEM" in str(exc) or "NO_START_LINE" in str(exc) or "CERT" in str(reason).upper():
-            raise ConfigError(f"setting tls_cert / tls_key: {cert} or {key} is not a PEM certificate / private key "
-                              f"({reason}); give PEM files") from None
+            raise ConfigError(
+                f"setting tls_cert / tls_key: {cert} or {key} is not a PEM certificate / private key "
+                f"({reason}); give PEM files"
+            ) from None
         raise ConfigError(f"setting tls_cert / tls_key: cannot load {cert} with {key} ({reason})") from None
     except OSError as exc:
         raise ConfigError(f"setting tls_cert / tls_key: cannot read {cert} / {key} ({exc.strerror})") from None
@@ -334,11 +374,13 @@ def open_milvus(cfg: ServerConfig):
 
         settings = cfg.milvus_settings()
     except ImportError as exc:
-        raise ConfigError(f"setting backend: milvus needs pymilvus 2.3 ({exc}); "
-                          "pip install --no-deps -r requirements-milvus.txt") from None
+        raise ConfigError(
+            f"setting backend: milvus needs pymilvus 2.3 ({exc}); pip install --no-deps -r requirements-milvus.txt"
+        ) from None
     except errors.InvalidArgument as exc:
-        setting = next((f"milvus_{key}" for key in ("uri", "prefix", "timeout") if f"milvus {key}" in str(exc)),
-                       "backend")
+        setting = next(
+            (f"milvus_{key}" for key in ("uri", "prefix", "timeout") if f"milvus {key}" in str(exc)), "backend"
+        )
         raise ConfigError(f"setting {setting}: {exc}") from None
     try:
         return MilvusBackend(settings)
@@ -378,8 +420,10 @@ class PolarMemServer:
         self.authorizer = Authorizer()
         self.store_metrics = StoreMetrics(self.metrics.registry)
         self.storage_damage = StorageDamage(
-            config.data_dir, lambda where: self.metrics.storage_corruption.labels("scrub" if where == "scrub" else "rpc").inc(),
-            lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING))
+            config.data_dir,
+            lambda where: self.metrics.storage_corruption.labels("scrub" if where == "scrub" else "rpc").inc(),
+            lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING),
+        )
         self._watchdog: threading.Thread | None = None
         self.fast_front: FastFrontHost | None = None
         self.fast_front_port = 0
@@ -417,8 +461,10 @@ class PolarMemServer:
             if isinstance(exc, StoreError):
                 raise ConfigError(f"setting data_dir: {exc}") from None
             if isinstance(exc, PermissionError):
-                raise ConfigError(f"permission denied on {exc.filename or exc}: run as a user who may use it, or "
-                                  "change the setting that names it") from None
+                raise ConfigError(
+                    f"permission denied on {exc.filename or exc}: run as a user who may use it, or "
+                    "change the setting that names it"
+                ) from None
             raise
 
     def _start(self) -> PolarMemServer:
@@ -447,9 +493,11 @@ class PolarMemServer:
         self._grpc = grpc.server(
             futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="polarmem-rpc"),
             interceptors=[ErrorsAndMetricsInterceptor(self.metrics, self, cfg.max_concurrent_rpcs, self.authorizer)],
-            options=[("grpc.max_receive_message_length", cfg.max_message_bytes),
-                     ("grpc.max_send_message_length", cfg.max_message_bytes),
-                     ("grpc.so_reuseport", 1 if cfg.processes > 1 else 0)],
+            options=[
+                ("grpc.max_receive_message_length", cfg.max_message_bytes),
+                ("grpc.max_send_message_length", cfg.max_message_bytes),
+                ("grpc.so_reuseport", 1 if cfg.processes > 1 else 0),
+            ],
             maximum_concurrent_rpcs=threads,
         )
         self.verifier = Verifier.from_config(cfg, on_batch=self.metrics.observe_batch)
@@ -459,9 +507,13 @@ class PolarMemServer:
         self._service.backup_dir = cfg.backup_dir
         self._service.auto_create = AutoCreate(cfg.auto_create_namespaces, cfg.max_namespaces)
         if self.replica is not None:
-            primary = grpc.insecure_channel(self.replica.primary_target,  # forwarded messages: the same limits
-                                            options=[("grpc.max_send_message_length", cfg.max_message_bytes),
-                                                     ("grpc.max_receive_message_length", cfg.max_message_bytes)])
+            primary = grpc.insecure_channel(
+                self.replica.primary_target,  # forwarded messages: the same limits
+                options=[
+                    ("grpc.max_send_message_length", cfg.max_message_bytes),
+                    ("grpc.max_receive_message_length", cfg.max_message_bytes),
+                ],
+            )
             self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary),))
         else:
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
@@ -469,9 +521,13 @@ class PolarMemServer:
         reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
-        if self.replica is None and _port_in_use(cfg.address):  # checked first: gRPC's own bind failure logs a C-core line to stderr
-            raise ConfigError(f"setting address: {cfg.address} is in use by another process; choose another "
-                              "host:port (port 0 picks a free one)")
+        if self.replica is None and _port_in_use(
+            cfg.address
+        ):  # checked first: gRPC's own bind failure logs a C-core line to stderr
+            raise ConfigError(
+                f"setting address: {cfg.address} is in use by another process; choose another "
+                "host:port (port 0 picks a free one)"
+            )
         try:
             if tls is not None:
                 self.port = self._grpc.add_secure_port(cfg.address, grpc.ssl_server_credentials([tls]))
@@ -480,22 +536,37 @@ class PolarMemServer:
         except RuntimeError:
             self.port = 0
         if self.port != 0 and self.group is not None and self._grpc.add_insecure_port(self.group.primary_socket) == 0:
-            raise ConfigError(f"cannot listen on {self.group.primary_socket} for the replicas' writes; check that "
-                              f"{self.group.directory} is writable")
+            raise ConfigError(
+                f"cannot listen on {self.group.primary_socket} for the replicas' writes; check that "
+                f"{self.group.directory} is writable"
+            )
         if self.port == 0:
-            why = "is in use by another process" if _port_in_use(cfg.address) else "cannot be bound (not an address of this machine?)"
-            raise ConfigError(f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)")
+            why = (
+                "is in use by another process"
+                if _port_in_use(cfg.address)
+                else "cannot be bound (not an address of this machine?)"
+            )
+            raise ConfigError(
+                f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)"
+            )
         if cfg.fast_front_address:
             self._listen_for_front(self._grpc)
         self._grpc.start()
         if cfg.metrics_port >= 0:
             try:
-                self._metrics_httpd, _ = start_http_server(cfg.metrics_port, cfg.metrics_address,
-                                                           registry=self.metrics.registry)
+                self._metrics_httpd, _ = start_http_server(
+                    cfg.metrics_port, cfg.metrics_address, registry=self.metrics.registry
+                )
             except OSError as exc:
-                why = "is in use by another process" if exc.errno == errno.EADDRINUSE else f"cannot be bound ({exc.strerror})"
-                raise ConfigError(f"setting metrics_port: {cfg.metrics_address}:{cfg.metrics_port} {why}; choose "
-                                  "another port (0 picks a free one, -1 turns metrics off)") from None
+                why = (
+                    "is in use by another process"
+                    if exc.errno == errno.EADDRINUSE
+                    else f"cannot be bound ({exc.strerror})"
+                )
+                raise ConfigError(
+                    f"setting metrics_port: {cfg.metrics_address}:{cfg.metrics_port} {why}; choose "
+                    "another port (0 picks a free one, -1 turns metrics off)"
+                ) from None
             self.metrics_port = self._metrics_httpd.server_port
         if cfg.recover == "point-in-time" and self.replica is None:
             self._repair_at_start()
@@ -505,13 +576,19 @@ class PolarMemServer:
             self._watch_backend(self.memory.backend)
         elif self.replica is None:  # (a replica opened its memory before binding the port)
             if self.group is not None:
-                backend = PublishingBackend(cfg.data_dir, self.group.board, cfg.durability, cfg.index_threads,
-                                            self.metrics.store_write.observe)
+                backend = PublishingBackend(
+                    cfg.data_dir, self.group.board, cfg.durability, cfg.index_threads, self.metrics.store_write.observe
+                )
                 self.memory = Memory(backend, verifier=self.verifier, graph_checkpoint_s=cfg.graph_checkpoint_s)
             else:
-                self.memory = Memory(cfg.data_dir, durability=cfg.durability, threads=cfg.index_threads,
-                                     on_store_write=self.metrics.store_write.observe, verifier=self.verifier,
-                                     graph_checkpoint_s=cfg.graph_checkpoint_s)
+                self.memory = Memory(
+                    cfg.data_dir,
+                    durability=cfg.durability,
+                    threads=cfg.index_threads,
+                    on_store_write=self.metrics.store_write.observe,
+                    verifier=self.verifier,
+                    graph_checkpoint_s=cfg.graph_checkpoint_s,
+                )
         memory = self.memory
         assert memory is not None, "every branch above opens the memory (a replica's before it binds the port)"
         store = getattr(memory.backend, "store", None)  # the local backend's RocksDB store
@@ -526,8 +603,12 @@ class PolarMemServer:
             self._start_front(memory)
         self.metrics.rebuild_seconds.set(memory.rebuild_seconds)
         self.metrics.rebuild_items.set(memory.rebuild_items)
-        log.info("rebuilt %d items in %.2f s (%.0f items/s)", memory.rebuild_items, memory.rebuild_seconds,
-                 memory.rebuild_items / max(memory.rebuild_seconds, 1e-9))
+        log.info(
+            "rebuilt %d items in %.2f s (%.0f items/s)",
+            memory.rebuild_items,
+            memory.rebuild_seconds,
+            memory.rebuild_items / max(memory.rebuild_seconds, 1e-9),
+        )
         self._load_encoders(memory)  # before SERVING: a first call must not wait seconds for a model
         self.accepting = True
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
@@ -535,17 +616,20 @@ class PolarMemServer:
         self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         if self.replica is not None:
             assert isinstance(memory, ReplicaMemory)  # open_replica_memory's
-            self.refresher = Refresher(memory, self.replica.board, self._replica_applied,
-                                       self.replica.primary_pid, self._refresh_stop).start()
+            self.refresher = Refresher(
+                memory, self.replica.board, self._replica_applied, self.replica.primary_pid, self._refresh_stop
+            ).start()
             log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
         if cfg.scrub_interval_s > 0 and cfg.backend == "local" and store is not None:
-            self.scrubber = Scrubber(lambda: store._db, cfg.scrub_interval_s,
-                                     lambda text: self.storage_damage.report("scrub", "", text)).start()
+            self.scrubber = Scrubber(
+                lambda: store._db, cfg.scrub_interval_s, lambda text: self.storage_damage.report("scrub", "", text)
+            ).start()
         if self.group is not None:
             self.group.release(self.port)
-            self.supervisor = ReplicaSupervisor(self.group, cfg, self.port, self.metrics.replica_restarts.inc,
-                                                self.metrics.replicas_up.set).start()
+            self.supervisor = ReplicaSupervisor(
+                self.group, cfg, self.port, self.metrics.replica_restarts.inc, self.metrics.replicas_up.set
+            ).start()
         log.info("serving on %s (%s)", self.address, self.metrics_summary)
         return self
 
@@ -557,15 +641,24 @@ class PolarMemServer:
             raise ConfigError(f"setting fast_front_address: {reason}")
         self._front_dir = str(owned_temp_dir("polarmem-front-"))
         if server.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
-            raise ConfigError(f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
-                              f"{tempfile.gettempdir()} is writable")
+            raise ConfigError(
+                f"cannot listen on {self._front_dir}/upstream.sock for the compiled front; check that "
+                f"{tempfile.gettempdir()} is writable"
+            )
 
     def _start_front(self, memory: Memory) -> None:
         cfg = self.config
         try:
-            self.fast_front = FastFrontHost(memory, cfg.fast_front_address, f"unix:{self._front_dir}/upstream.sock",
-                                            self.authorizer, cfg.tls_cert, cfg.tls_key, cfg.max_concurrent_rpcs,
-                                            cfg.max_message_bytes)
+            self.fast_front = FastFrontHost(
+                memory,
+                cfg.fast_front_address,
+                f"unix:{self._front_dir}/upstream.sock",
+                self.authorizer,
+                cfg.tls_cert,
+                cfg.tls_key,
+                cfg.max_concurrent_rpcs,
+                cfg.max_message_bytes,
+            )
         except ValueError as exc:
             raise ConfigError(f"setting fast_front_address: {exc}") from None
         self.fast_front_port = self.fast_front.port
@@ -590,6 +683,7 @@ class PolarMemServer:
 
     def _repair_at_start(self) -> None:
         from polarmem_server.storage.local.repair import recover_wal_in_place
+
         report = recover_wal_in_place(self.config.data_dir)
         if report.damaged:
             for line in report.lines():
@@ -599,6 +693,7 @@ class PolarMemServer:
     def _watch_store(self, store) -> None:
         """Write failures flip the writes health and the gauge; a watchdog reopens the store
         (Store.try_resume) until writes work again, so health recovers without a write."""
+
         def failed(kind: str) -> None:
             self.metrics.count_store_error("write", kind)
             self.store_metrics.writable.set(0)
@@ -623,6 +718,7 @@ class PolarMemServer:
     def _watch_backend(self, backend) -> None:
         """A shared backend (Milvus) can go away and come back: health follows it (NOT_SERVING
         while Backend.reachable() fails, SERVING again when it answers), without a restart."""
+
         def watch() -> None:
             serving = True
             while not self._stopped.wait(BACKEND_PROBE_INTERVAL_S):
@@ -631,9 +727,14 @@ class PolarMemServer:
                 up = backend.reachable()
                 if up != serving:
                     serving = up
-                    status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
-                    log.warning("storage backend %s: health %s", "reachable again" if up else "unreachable",
-                                health_pb2.HealthCheckResponse.ServingStatus.Name(status))
+                    status = (
+                        health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+                    )
+                    log.warning(
+                        "storage backend %s: health %s",
+                        "reachable again" if up else "unreachable",
+                        health_pb2.HealthCheckResponse.ServingStatus.Name(status),
+                    )
                     if self.accepting:
                         self._set_health(status)
                         self._health.set(WRITES_HEALTH_NAME, status)
@@ -645,13 +746,16 @@ class PolarMemServer:
         self.accepting = False
         self._stopped.set()
         self._refresh_stop.set()
-        for step in (lambda: self._stop_front(0),
-                     lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
-                     lambda: self._grpc is not None and self._grpc.stop(0).wait(),
-                     lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
-                                                                  self._metrics_httpd.server_close()),
-                     lambda: self.verifier is not None and self.verifier.close(),
-                     lambda: self.memory is not None and self.memory.close()):
+        for step in (
+            lambda: self._stop_front(0),
+            lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
+            lambda: self._grpc is not None and self._grpc.stop(0).wait(),
+            lambda: (
+                self._metrics_httpd is not None and (self._metrics_httpd.shutdown(), self._metrics_httpd.server_close())
+            ),
+            lambda: self.verifier is not None and self.verifier.close(),
+            lambda: self.memory is not None and self.memory.close(),
+        ):
             try:
                 step()
             except Exception:  # noqa: BLE001 - the start-up error is what the operator needs
@@ -680,16 +784,28 @@ class PolarMemServer:
                 if self.config.drain_notice_s and self.accepting:
                     time.sleep(self.config.drain_notice_s)
                 self.accepting = False
-                steps = [("compiled front", lambda: self._stop_front(grace)),
-                         ("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
-                         ("replica refresh", self._stop_refresher),
-                         ("replicas", lambda: self.group is not None
-                          and self.group.wait(grace + self.config.drain_notice_s + STOP_BUDGET_S / 2)),
-                         ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
-                         ("store sync", lambda: self.memory is not None and self.memory.flush()),
-                         ("store", lambda: self.memory is not None and self.memory.close()),
-                         ("metrics", lambda: self._metrics_httpd is not None and (self._metrics_httpd.shutdown(),
-                                                                                 self._metrics_httpd.server_close()))]
+                steps = [
+                    ("compiled front", lambda: self._stop_front(grace)),
+                    ("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
+                    ("replica refresh", self._stop_refresher),
+                    (
+                        "replicas",
+                        lambda: (
+                            self.group is not None
+                            and self.group.wait(grace + self.config.drain_notice_s + STOP_BUDGET_S / 2)
+                        ),
+                    ),
+                    ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
+                    ("store sync", lambda: self.memory is not None and self.memory.flush()),
+                    ("store", lambda: self.memory is not None and self.memory.close()),
+                    (
+                        "metrics",
+                        lambda: (
+                            self._metrics_httpd is not None
+                            and (self._metrics_httpd.shutdown(), self._metrics_httpd.server_close())
+                        ),
+                    ),
+                ]
                 for name, step in steps:
                     try:
                         step()
@@ -719,6 +835,7 @@ class PolarMemServer:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         if hasattr(signal, "SIGHUP"):
+
             def on_hangup(*_):
                 threading.Thread(target=self._reload_tokens, daemon=True).start()
                 if self.group is not None:  # the replicas check tokens too

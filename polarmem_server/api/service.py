@@ -29,13 +29,19 @@ from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count, content_id
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
-from polarmem_server.domain.query import (DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode)
+from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server import encoder_warmup, item_operations, vocabulary_reads
 from polarmem_server.namespace_autocreate import AutoCreate
-from polarmem_server.errors import (AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied, Unavailable,
-                                    quoted)
+from polarmem_server.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    PermissionDenied,
+    Unavailable,
+    quoted,
+)
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, Namespace
 from polarmem_server.recall import render_context
@@ -43,20 +49,36 @@ from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.local.plan_capture import capturing
 
 # One table per enum: API code <-> library value.
-STORAGE_NAMES = {pb.VECTOR_STORAGE_UNSPECIFIED: "fp32", pb.VECTOR_STORAGE_FP32: "fp32",
-                 pb.VECTOR_STORAGE_FP16: "fp16", pb.VECTOR_STORAGE_INT8: "int8"}
+STORAGE_NAMES = {
+    pb.VECTOR_STORAGE_UNSPECIFIED: "fp32",
+    pb.VECTOR_STORAGE_FP32: "fp32",
+    pb.VECTOR_STORAGE_FP16: "fp16",
+    pb.VECTOR_STORAGE_INT8: "int8",
+}
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
-MODE_CODES = {RecallMode.HARD: pb.RECALL_MODE_HARD, RecallMode.SOFT: pb.RECALL_MODE_SOFT,
-              RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE, RecallMode.OFF: pb.RECALL_MODE_OFF,
-              RecallMode.STRICT: pb.RECALL_MODE_STRICT, RecallMode.ANSWER: pb.RECALL_MODE_ANSWER}
+MODE_CODES = {
+    RecallMode.HARD: pb.RECALL_MODE_HARD,
+    RecallMode.SOFT: pb.RECALL_MODE_SOFT,
+    RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE,
+    RecallMode.OFF: pb.RECALL_MODE_OFF,
+    RecallMode.STRICT: pb.RECALL_MODE_STRICT,
+    RecallMode.ANSWER: pb.RECALL_MODE_ANSWER,
+}
 # UNSPECIFIED: "" = the namespace's rule (Memory.recall; hard unless partitioner "auto" chose otherwise).
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "", **{code: m.value for m, code in MODE_CODES.items()}}
 API_KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **KIND_NAMES}
-POLICY_NAMES = {pb.DEGENERATE_POLICY_UNSPECIFIED: "fixed", pb.DEGENERATE_POLICY_FIXED: "fixed",
-                pb.DEGENERATE_POLICY_UNCERTAIN: "uncertain"}
+POLICY_NAMES = {
+    pb.DEGENERATE_POLICY_UNSPECIFIED: "fixed",
+    pb.DEGENERATE_POLICY_FIXED: "fixed",
+    pb.DEGENERATE_POLICY_UNCERTAIN: "uncertain",
+}
 POLICY_CODES = {"fixed": pb.DEGENERATE_POLICY_FIXED, "uncertain": pb.DEGENERATE_POLICY_UNCERTAIN}
-POLARITY_NAMES = {pb.CONCEPT_POLARITY_UNSPECIFIED: "has", pb.CONCEPT_POLARITY_HAS: "has",
-                  pb.CONCEPT_POLARITY_NOT_HAS: "not_has", pb.CONCEPT_POLARITY_ALIGN: "align"}
+POLARITY_NAMES = {
+    pb.CONCEPT_POLARITY_UNSPECIFIED: "has",
+    pb.CONCEPT_POLARITY_HAS: "has",
+    pb.CONCEPT_POLARITY_NOT_HAS: "not_has",
+    pb.CONCEPT_POLARITY_ALIGN: "align",
+}
 STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 # Items a stream hands the scoring engine at once: a quarter of its default queue, so other
 # callers' verification still finds room.
@@ -73,18 +95,24 @@ def check_backup_destination(destination: str, root: str) -> None:
     if "\x00" in destination:
         raise InvalidArgument("destination_dir: a path cannot contain NUL bytes")
     if not root:
-        raise FailedPrecondition("Backup is off on this server: it has no backup_dir. Set backup_dir "
-                                 "(--backup-dir, POLARMEM_BACKUP_DIR) to the directory snapshots may be written under")
+        raise FailedPrecondition(
+            "Backup is off on this server: it has no backup_dir. Set backup_dir "
+            "(--backup-dir, POLARMEM_BACKUP_DIR) to the directory snapshots may be written under"
+        )
     if not destination or not Path(destination).is_absolute():
         return  # the snapshot's own check names what is wrong with it
     try:
         resolved, fence = Path(destination).resolve(), Path(root).resolve()
     except OSError as exc:  # a path the OS cannot look up (ENAMETOOLONG, ELOOP)
-        raise InvalidArgument(f"destination_dir {quoted(destination)} cannot be used "
-                              f"({os.strerror(exc.errno or 0)}); name a new directory under the backup_dir") from None
+        raise InvalidArgument(
+            f"destination_dir {quoted(destination)} cannot be used "
+            f"({os.strerror(exc.errno or 0)}); name a new directory under the backup_dir"
+        ) from None
     if fence not in resolved.parents:
-        raise InvalidArgument(f"destination_dir: {quoted(destination)} is not inside the server's backup_dir "
-                              f"{quoted(str(fence))}; pick a new directory under it")
+        raise InvalidArgument(
+            f"destination_dir: {quoted(destination)} is not inside the server's backup_dir "
+            f"{quoted(str(fence))}; pick a new directory under it"
+        )
 
 
 MAX_CALL_S = 1e6  # a client deadline further off than this is no deadline (call_deadline)
@@ -104,6 +132,7 @@ def check_deadline(deadline: float) -> None:
 
 
 # ---- conversions --------------------------------------------------------------------------
+
 
 def vectors_from(message_map: Mapping[str, pb.VectorValue], field: str) -> dict[str, np.ndarray]:
     """Messages to arrays (rows reshaped); the library checks them."""
@@ -143,11 +172,20 @@ def item_input(message: pb.ItemInput, templates: int | None = None, where: str =
     scores = scores_from(message.scores)
     if templates is not None:
         check_template_count(scores, templates, f"{where}.scores")
-    item = ItemInput(id=message.id or None, kind=API_KIND_NAMES[message.kind], text=message.text, uri=message.uri,
-                     metadata=dict(message.metadata), vectors=vectors_from(message.vectors, f"{where}.vectors"),
-                     scores=scores, states=states_from(message.states, f"{where}.states"),
-                     source=message.source or "client", model=message.model,
-                     verify_concepts=list(message.verify_concepts), content=message.content)
+    item = ItemInput(
+        id=message.id or None,
+        kind=API_KIND_NAMES[message.kind],
+        text=message.text,
+        uri=message.uri,
+        metadata=dict(message.metadata),
+        vectors=vectors_from(message.vectors, f"{where}.vectors"),
+        scores=scores,
+        states=states_from(message.states, f"{where}.states"),
+        source=message.source or "client",
+        model=message.model,
+        verify_concepts=list(message.verify_concepts),
+        content=message.content,
+    )
     # No id: one derived from the content, so the same content sent again is found stored.
     return item if item.id else replace(item, id=content_id(item))
 
@@ -158,20 +196,42 @@ def fields_of(message, names: tuple[str, ...]) -> dict:
 
 def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: bool = False) -> pb.Item:
     name = namespace.vocabulary.name
-    item = pb.Item(id=record.id, kind=record.kind, text=record.text, uri=record.uri, metadata=dict(record.metadata),
-                   model=record.model, created_ms=record.created_ms, updated_ms=record.updated_ms, version=record.version,
-                   mentions=[name(c) for c in record.mentions])
+    item = pb.Item(
+        id=record.id,
+        kind=record.kind,
+        text=record.text,
+        uri=record.uri,
+        metadata=dict(record.metadata),
+        model=record.model,
+        created_ms=record.created_ms,
+        updated_ms=record.updated_ms,
+        version=record.version,
+        mentions=[name(c) for c in record.mentions],
+    )
     for ev in record.evidence:
-        item.evidence.add(concept=name(ev.concept_id), p_yes=list(ev.template_scores), mean=ev.mean,
-                          template_std=ev.template_std, state=ev.state, observations=ev.observations, source=ev.source)
+        item.evidence.add(
+            concept=name(ev.concept_id),
+            p_yes=list(ev.template_scores),
+            mean=ev.mean,
+            template_std=ev.template_std,
+            state=ev.state,
+            observations=ev.observations,
+            source=ev.source,
+        )
         {enums_pb2.CONCEPT_STATE_HAS: item.has, enums_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
-            ev.state, item.uncertain).append(name(ev.concept_id))
+            ev.state, item.uncertain
+        ).append(name(ev.concept_id))
     if record.HasField("partition"):
         item.partition.CopyFrom(pb.PartitionView(**fields_of(record.partition, PARTITION_FIELDS)))
     if history:
         for snap in record.history:
-            item.history.add(version=snap.version, time_ms=snap.time_ms, has=[name(c) for c in snap.has],
-                             not_has=[name(c) for c in snap.not_has], uncertain=[name(c) for c in snap.uncertain])
+            item.history.add(
+                version=snap.version,
+                time_ms=snap.time_ms,
+                has=[name(c) for c in snap.has],
+                not_has=[name(c) for c in snap.not_has],
+                uncertain=[name(c) for c in snap.uncertain],
+            )
     return item
 
 
@@ -225,8 +285,11 @@ def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = No
 
 def ann_spec_from(ann: pb.ApproximateIndex) -> AnnSpec:
     """config.ann as the index's AnnSpec; zero / unset fields take its defaults."""
-    given = {name: getattr(ann, name) for name in ("kind", "m", "ef_construction", "ef_search", "nlist", "nprobe")
-             if getattr(ann, name)}
+    given = {
+        name: getattr(ann, name)
+        for name in ("kind", "m", "ef_construction", "ef_search", "nlist", "nprobe")
+        if getattr(ann, name)
+    }
     given.update({name: getattr(ann, name) for name in ("exact_below", "exact_factor") if ann.HasField(name)})
     try:
         return AnnSpec(**given)
@@ -237,9 +300,16 @@ def ann_spec_from(ann: pb.ApproximateIndex) -> AnnSpec:
 def ann_view(spec: AnnSpec | None) -> pb.ApproximateIndex | None:
     if spec is None:
         return None
-    return pb.ApproximateIndex(kind=spec.kind, m=spec.m, ef_construction=spec.ef_construction, ef_search=spec.ef_search,
-                               exact_below=spec.exact_below, exact_factor=spec.exact_factor, nlist=spec.nlist,
-                               nprobe=spec.nprobe)
+    return pb.ApproximateIndex(
+        kind=spec.kind,
+        m=spec.m,
+        ef_construction=spec.ef_construction,
+        ef_search=spec.ef_search,
+        exact_below=spec.exact_below,
+        exact_factor=spec.exact_factor,
+        nlist=spec.nlist,
+        nprobe=spec.nprobe,
+    )
 
 
 def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
@@ -249,24 +319,51 @@ def settings_from(name: str, config: pb.NamespaceConfig) -> NamespaceSettings:
 def namespace_info(namespace: Namespace, counts) -> pb.NamespaceInfo:
     s = namespace.settings
     config = pb.NamespaceConfig(
-        spaces=[pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage]) for x in s.spaces],
-        encoder=s.encoder, kappa=s.kappa, fixed_threshold=s.fixed_threshold, template_std_max=s.template_std_max,
-        degenerate_policy=POLICY_CODES[s.degenerate_policy], templates=list(s.templates), aliases=dict(s.aliases),
-        partitioner=s.partitioner, rho=s.rho, rho_absent=s.rho_absent or s.rho, concepts=list(s.concepts),
-        declared_accuracy=s.declared_accuracy, ann=ann_view(s.ann), open_vocabulary=s.open_vocabulary)
+        spaces=[
+            pb.VectorSpaceConfig(name=x.name, dim=x.dim, multi=x.multi, storage=STORAGE_CODES[x.storage])
+            for x in s.spaces
+        ],
+        encoder=s.encoder,
+        kappa=s.kappa,
+        fixed_threshold=s.fixed_threshold,
+        template_std_max=s.template_std_max,
+        degenerate_policy=POLICY_CODES[s.degenerate_policy],
+        templates=list(s.templates),
+        aliases=dict(s.aliases),
+        partitioner=s.partitioner,
+        rho=s.rho,
+        rho_absent=s.rho_absent or s.rho,
+        concepts=list(s.concepts),
+        declared_accuracy=s.declared_accuracy,
+        ann=ann_view(s.ann),
+        open_vocabulary=s.open_vocabulary,
+    )
     visual = counts.kinds.get(enums_pb2.ITEM_KIND_VISUAL, 0)
     text = counts.kinds.get(enums_pb2.ITEM_KIND_TEXT, 0)
-    info = pb.NamespaceInfo(name=s.name, config=config, created_ms=namespace.created_ms, item_count=visual + text,
-                            visual_count=visual, text_count=text, concept_count=len(namespace.vocabulary))
+    info = pb.NamespaceInfo(
+        name=s.name,
+        config=config,
+        created_ms=namespace.created_ms,
+        item_count=visual + text,
+        visual_count=visual,
+        text_count=text,
+        concept_count=len(namespace.vocabulary),
+    )
     if namespace.calibration is not None:
         info.calibration.CopyFrom(calibration_view(namespace.calibration))
     choice = namespace.rule
-    info.rule.CopyFrom(pb.RuleChoice(partitioner=choice.partitioner, recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
-                                     reason=choice.reason, accuracy_used=choice.accuracy_used,
-                                     confidence_present_above=choice.confidence.present_above,
-                                     confidence_absent_below=choice.confidence.absent_below,
-                                     confidence_present_weight=choice.confidence.present_weight or None,
-                                     confidence_absent_weight=choice.confidence.absent_weight or None))
+    info.rule.CopyFrom(
+        pb.RuleChoice(
+            partitioner=choice.partitioner,
+            recall_mode=MODE_CODES[RecallMode(choice.recall_mode)],
+            reason=choice.reason,
+            accuracy_used=choice.accuracy_used,
+            confidence_present_above=choice.confidence.present_above,
+            confidence_absent_below=choice.confidence.absent_below,
+            confidence_present_weight=choice.confidence.present_weight or None,
+            confidence_absent_weight=choice.confidence.absent_weight or None,
+        )
+    )
     return info
 
 
@@ -280,14 +377,33 @@ def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts:
     for rank, hit in enumerate(hits, start=1):
         record = hit.record
         if record is None:
-            field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
-                      absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
-                      conflicted_by=hit.conflicted_by)
+            field.add(
+                rank=rank,
+                id=hit.item_id,
+                s_log=hit.tier,
+                s_sem=hit.score,
+                status=hit.status,
+                absence_verified=hit.absence_verified,
+                entailed_by=hit.entailed_by,
+                conflicted_by=hit.conflicted_by,
+            )
         else:
-            message = field.add(rank=rank, id=hit.item_id, s_log=hit.tier, s_sem=hit.score, status=hit.status,
-                                absence_verified=hit.absence_verified, entailed_by=hit.entailed_by,
-                                conflicted_by=hit.conflicted_by, reasons=hit.reasons, text=record.text, uri=record.uri,
-                                metadata=dict(record.metadata), answer=hit.answer, superseded_by=hit.superseded_by)
+            message = field.add(
+                rank=rank,
+                id=hit.item_id,
+                s_log=hit.tier,
+                s_sem=hit.score,
+                status=hit.status,
+                absence_verified=hit.absence_verified,
+                entailed_by=hit.entailed_by,
+                conflicted_by=hit.conflicted_by,
+                reasons=hit.reasons,
+                text=record.text,
+                uri=record.uri,
+                metadata=dict(record.metadata),
+                answer=hit.answer,
+                superseded_by=hit.superseded_by,
+            )
             if include_item:
                 message.item.CopyFrom(item_view(namespace, record))
         tier_counts[hit.tier] += 1
@@ -295,12 +411,19 @@ def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts:
 
 # ---- the servicer -------------------------------------------------------------------------
 
+
 class MemoryService(pb_grpc.MemoryServiceServicer):
     """Converts messages to library calls and back; verification runs inside the library
     (Memory's verifier port)."""
 
-    def __init__(self, memory: Memory | None, metrics: ServerMetrics, authorizer: Authorizer, default_deadline_s: float,
-                 verifier: Verifier | None = None) -> None:
+    def __init__(
+        self,
+        memory: Memory | None,
+        metrics: ServerMetrics,
+        authorizer: Authorizer,
+        default_deadline_s: float,
+        verifier: Verifier | None = None,
+    ) -> None:
         """`memory` None: the server sets it once opened (it admits no call before that)."""
         self._memory = memory
         self.metrics = metrics
@@ -336,8 +459,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
     def ListNamespaces(self, request, context):
         allowed = self.auth.namespaces_of(context)
-        return pb.ListNamespacesResponse(namespaces=[self._info(n) for n in self.memory.list_namespaces()
-                                                     if allowed is None or n.name in allowed])
+        return pb.ListNamespacesResponse(
+            namespaces=[self._info(n) for n in self.memory.list_namespaces() if allowed is None or n.name in allowed]
+        )
 
     def DeleteNamespace(self, request, context):
         self.auth.check(context, request.name)
@@ -352,11 +476,16 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             raise InvalidArgument(f"update_mask: name at least one field to update ({', '.join(UPDATABLE_FIELDS)})")
         unknown = [p for p in paths if p not in UPDATABLE_FIELDS]
         if unknown:
-            raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
+            raise InvalidArgument(
+                f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}"
+            )
         self.memory.namespace(request.name)  # NOT_FOUND before the config is read
-        namespace, repartitioned, changed = self.memory.update_namespace(request.name, config_fields(request.config, paths))
-        return pb.UpdateNamespaceResponse(namespace=self._info(namespace), items_repartitioned=repartitioned,
-                                          items_changed=changed)
+        namespace, repartitioned, changed = self.memory.update_namespace(
+            request.name, config_fields(request.config, paths)
+        )
+        return pb.UpdateNamespaceResponse(
+            namespace=self._info(namespace), items_repartitioned=repartitioned, items_changed=changed
+        )
 
     @answers_with_token
     def Remember(self, request, context):
@@ -371,8 +500,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
         # Scored (when asked) before anything is written: an engine failure stores nothing.
         try:
-            record = self.memory.remember(request.namespace, item, deadline,
-                                          lambda future: context.add_callback(future.cancel))
+            record = self.memory.remember(
+                request.namespace, item, deadline, lambda future: context.add_callback(future.cancel)
+            )
         except AlreadyExists:
             record = stored_if_same(self.memory, request.namespace, item, generated_id=not request.item.id)
             if record is None:
@@ -381,8 +511,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         else:
             self.metrics.observe_partition(record)
             already_stored = False
-        return pb.RememberResponse(item=item_view(self.memory.namespace(request.namespace), record),
-                                   already_stored=already_stored)
+        return pb.RememberResponse(
+            item=item_view(self.memory.namespace(request.namespace), record), already_stored=already_stored
+        )
 
     @answers_with_token
     def RememberStream(self, request_iterator: Iterator[pb.RememberStreamRequest], context):
@@ -405,8 +536,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
 
         def flush() -> None:
             if not context.is_active():  # cancelled or past its deadline: nothing more is committed
-                raise DeadlineExceeded("the stream was cancelled or ran past its deadline; the groups committed "
-                                       "before stay stored; re-send the stream (stored items answer OK)")
+                raise DeadlineExceeded(
+                    "the stream was cancelled or ran past its deadline; the groups committed "
+                    "before stay stored; re-send the stream (stored items answer OK)"
+                )
             inputs = [(i, x) for i, _, x in pending if not isinstance(x, Exception)]
             outcomes = self.memory.remember_batch(namespace, [x for _, x in inputs])
             results = dict(zip([i for i, _ in inputs], outcomes))
@@ -418,8 +551,11 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                     outcome, already_stored = (stored_before, True) if stored_before is not None else (outcome, False)
                 if isinstance(outcome, Exception):
                     code = status_for(outcome)
-                    response.results.add(index=index, id=given_id,
-                                         error=pb.ItemError(code=code.value[0], message=public_message(outcome, code)))
+                    response.results.add(
+                        index=index,
+                        id=given_id,
+                        error=pb.ItemError(code=code.value[0], message=public_message(outcome, code)),
+                    )
                     response.failed += 1
                 else:
                     if not already_stored:
@@ -441,8 +577,13 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 templates = len(self.auto_create.namespace_for_write(self.memory, namespace).settings.templates)
             elif request.namespace and request.namespace != namespace:
                 for message in batch:
-                    pending.append((index, message.id, InvalidArgument(
-                        f"namespace: one stream writes one namespace ({quoted(namespace)})")))
+                    pending.append(
+                        (
+                            index,
+                            message.id,
+                            InvalidArgument(f"namespace: one stream writes one namespace ({quoted(namespace)})"),
+                        )
+                    )
                     index += 1
                 continue
             for message in batch:
@@ -492,24 +633,36 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def _recall(self, request, explain: bool):
         # Records are read only for what needs them: explanations, the context, full items.
         return self.memory.recall(
-            request.namespace, request.text, vectors_from(request.vectors, "vectors"),
-            list(request.required) or None, list(request.forbidden) or None,
-            request.top_k if request.HasField("top_k") else DEFAULT_TOP_K, MODE_NAMES[request.mode],
+            request.namespace,
+            request.text,
+            vectors_from(request.vectors, "vectors"),
+            list(request.required) or None,
+            list(request.forbidden) or None,
+            request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
+            MODE_NAMES[request.mode],
             request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
-            request.exclude_conflicts, [KIND_NAMES[k] for k in request.kinds] or None,
-            dict(request.metadata_equals) or None, dict(request.weights) or None, request.suppressed_k,
+            request.exclude_conflicts,
+            [KIND_NAMES[k] for k in request.kinds] or None,
+            dict(request.metadata_equals) or None,
+            dict(request.weights) or None,
+            request.suppressed_k,
             explain=explain or request.include_context or request.include_items,
-            allow_unknown_concepts=request.allow_unknown_concepts, approximate=request.approximate,
+            allow_unknown_concepts=request.allow_unknown_concepts,
+            approximate=request.approximate,
             ef_search=request.ef_search,
             rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None,
             recency_half_life_s=request.recency_half_life_s if request.HasField("recency_half_life_s") else None,
-            recency_weight=request.recency_weight if request.HasField("recency_weight") else None)
+            recency_weight=request.recency_weight if request.HasField("recency_weight") else None,
+        )
 
     def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
         """Fills one response in place (hits added to its repeated fields, no message copies)."""
         plan = result.plan
-        response = pb.RecallResponse(mode_used=MODE_CODES[RecallMode(result.mode_used)], mode_reason=result.mode_reason,
-                                     answer_summary=result.answer_summary)
+        response = pb.RecallResponse(
+            mode_used=MODE_CODES[RecallMode(result.mode_used)],
+            mode_reason=result.mode_reason,
+            answer_summary=result.answer_summary,
+        )
         counts = result.tier_counts
         tiers = response.tier_counts
         tiers.entailed, tiers.neutral, tiers.conflict = counts["entailed"], counts["neutral"], counts["conflict"]
@@ -526,9 +679,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         add_hits(response.hits, result.hits, namespace, request.include_items, returned)
         add_hits(response.suppressed, result.suppressed, namespace, request.include_items, {1: 0, 0: 0, -1: 0})
         if request.include_context:
-            response.context = render_context(namespace, result.hits,
-                                              request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
-                                              result.required + result.forbidden)
+            response.context = render_context(
+                namespace,
+                result.hits,
+                request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
+                result.required + result.forbidden,
+            )
             if result.answer_summary:  # a model reading the context alone must see it too
                 response.context = f"({result.answer_summary})\n{response.context}".rstrip("\n")
         for tier, count in returned.items():
@@ -542,15 +698,24 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def Observe(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        record = self.memory.observe(request.namespace, request.id, scores=scores_from(request.scores),
-                                     states=states_from(request.states, "states"),
-                                     vectors=vectors_from(request.vectors, "vectors"), source=request.source or "client",
-                                     model=request.model, text=request.text, content=request.content,
-                                     verify_concepts=list(request.verify_concepts), deadline=deadline,
-                                     on_submit=lambda future: context.add_callback(future.cancel))
+        record = self.memory.observe(
+            request.namespace,
+            request.id,
+            scores=scores_from(request.scores),
+            states=states_from(request.states, "states"),
+            vectors=vectors_from(request.vectors, "vectors"),
+            source=request.source or "client",
+            model=request.model,
+            text=request.text,
+            content=request.content,
+            verify_concepts=list(request.verify_concepts),
+            deadline=deadline,
+            on_submit=lambda future: context.add_callback(future.cancel),
+        )
         self.metrics.observe_partition(record)
-        return pb.ObserveResponse(item=item_view(self.memory.namespace(request.namespace), record),
-                                  changed=last_write_changed_states(record))
+        return pb.ObserveResponse(
+            item=item_view(self.memory.namespace(request.namespace), record), changed=last_write_changed_states(record)
+        )
 
     @answers_with_token
     def Forget(self, request, context):
@@ -567,12 +732,19 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             if kind not in KIND_NAMES:
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         records, next_token = item_operations.list_items(
-            self.memory, request.namespace, request.page_token, request.page_size or item_operations.DEFAULT_PAGE,
-            list(request.has), list(request.not_has), dict(request.metadata_equals),
-            [KIND_NAMES[kind] for kind in request.kinds])
+            self.memory,
+            request.namespace,
+            request.page_token,
+            request.page_size or item_operations.DEFAULT_PAGE,
+            list(request.has),
+            list(request.not_has),
+            dict(request.metadata_equals),
+            [KIND_NAMES[kind] for kind in request.kinds],
+        )
         namespace = self.memory.namespace(request.namespace)
-        return pb.ListItemsResponse(items=[item_view(namespace, record) for record in records],
-                                    next_page_token=next_token)
+        return pb.ListItemsResponse(
+            items=[item_view(namespace, record) for record in records], next_page_token=next_token
+        )
 
     @answers_with_token
     def UpdateItem(self, request, context):
@@ -580,12 +752,18 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         paths = list(request.update_mask.paths)
         unknown = [path for path in paths if path not in item_operations.UPDATABLE_ITEM_FIELDS]
         if not paths or unknown:
-            raise InvalidArgument(f"update_mask: paths are {', '.join(item_operations.UPDATABLE_ITEM_FIELDS)}"
-                                  + (f"; {quoted(unknown[0])} is not one" if unknown else "; none given"))
+            raise InvalidArgument(
+                f"update_mask: paths are {', '.join(item_operations.UPDATABLE_ITEM_FIELDS)}"
+                + (f"; {quoted(unknown[0])} is not one" if unknown else "; none given")
+            )
         self.memory.namespace(request.namespace)  # NOT_FOUND before the item is read
         record, changed = item_operations.update_item(
-            self.memory, request.namespace, request.id, request.text if "text" in paths else None,
-            dict(request.metadata) if "metadata" in paths else None)
+            self.memory,
+            request.namespace,
+            request.id,
+            request.text if "text" in paths else None,
+            dict(request.metadata) if "metadata" in paths else None,
+        )
         return pb.UpdateItemResponse(item=item_view(self.memory.namespace(request.namespace), record), changed=changed)
 
     @answers_with_token
@@ -597,7 +775,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def GetItem(self, request, context):
         self.auth.check(context, request.namespace)
         record = self.memory.get_item(request.namespace, request.id)
-        response = pb.GetItemResponse(item=item_view(self.memory.namespace(request.namespace), record, request.include_history))
+        response = pb.GetItemResponse(
+            item=item_view(self.memory.namespace(request.namespace), record, request.include_history)
+        )
         if request.include_vectors:
             for space, rows in self.memory.get_vectors(request.namespace, request.id).items():
                 response.vectors[space].CopyFrom(vector_message(rows))
@@ -612,14 +792,22 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         if not request.concept:
             raise InvalidArgument("concept is required")
         page_size = request.page_size or DEFAULT_PAGE_SIZE
-        ids = self.memory.items_by_concept(request.namespace, request.concept, POLARITY_NAMES[request.polarity],
-                                           after=request.page_token, limit=page_size + 1)
+        ids = self.memory.items_by_concept(
+            request.namespace,
+            request.concept,
+            POLARITY_NAMES[request.polarity],
+            after=request.page_token,
+            limit=page_size + 1,
+        )
         stats = self.memory.concept_stats(request.namespace, request.concept)
         concept_id = self.memory.concept_id(request.namespace, request.concept)
         return pb.GetConceptResponse(
-            concept=self.memory.namespace(request.namespace).vocabulary.name(concept_id), concept_id=concept_id,
-            item_ids=ids[:page_size], next_page_token=ids[page_size - 1] if len(ids) > page_size else "",
-            stats=pb.ConceptStats(**stats))
+            concept=self.memory.namespace(request.namespace).vocabulary.name(concept_id),
+            concept_id=concept_id,
+            item_ids=ids[:page_size],
+            next_page_token=ids[page_size - 1] if len(ids) > page_size else "",
+            stats=pb.ConceptStats(**stats),
+        )
 
     def ListConcepts(self, request, context):
         self.auth.check(context, request.namespace)
@@ -630,9 +818,13 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         entries, total = self.memory.list_concepts(request.namespace, after, page_size)
         last = entries[-1][0] if entries else after
         response = pb.ListConceptsResponse(
-            concepts=[pb.ConceptEntry(concept=name, concept_id=cid, stats=pb.ConceptStats(**stats))
-                      for cid, name, stats in entries],
-            next_page_token=str(last) if last + 1 < total else "", total=total)
+            concepts=[
+                pb.ConceptEntry(concept=name, concept_id=cid, stats=pb.ConceptStats(**stats))
+                for cid, name, stats in entries
+            ],
+            next_page_token=str(last) if last + 1 < total else "",
+            total=total,
+        )
         if not request.page_token:
             response.aliases.update(self.memory.namespace(request.namespace).vocabulary.aliases)
         return response
@@ -645,12 +837,20 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def ScoreConcepts(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        scores = self.memory.score_concepts(request.namespace, request.item.text, request.item.content,
-                                            list(request.concepts) or list(request.item.verify_concepts), deadline,
-                                            lambda future: context.add_callback(future.cancel))
+        scores = self.memory.score_concepts(
+            request.namespace,
+            request.item.text,
+            request.item.content,
+            list(request.concepts) or list(request.item.verify_concepts),
+            deadline,
+            lambda future: context.add_callback(future.cancel),
+        )
         verifier = self.memory.verifier
-        return pb.ScoreConceptsResponse(scores=[pb.ConceptScoreView(concept=c, p_yes=v) for c, v in scores.items()],
-                                        engine=verifier.engine_name, model=verifier.model)
+        return pb.ScoreConceptsResponse(
+            scores=[pb.ConceptScoreView(concept=c, p_yes=v) for c, v in scores.items()],
+            engine=verifier.engine_name,
+            model=verifier.model,
+        )
 
     def Backup(self, request, context):
         # Whole-store: only a token for every namespace may take it (the admin role where roles exist).
@@ -659,8 +859,15 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         check_backup_destination(request.destination_dir, self.backup_dir)
         manifest = self.memory.backup(request.destination_dir)
         return pb.BackupResponse(
-            destination_dir=request.destination_dir, format_version=manifest.format_version,
-            created_at=manifest.created_at, schema_version=manifest.schema_version,
-            namespaces=[pb.BackupNamespaceCount(namespace=n, items=c) for n, c in sorted(manifest.namespace_items.items())],
-            files=len(manifest.files), total_bytes=manifest.total_bytes, seconds=manifest.seconds,
-            checkpoint_seconds=manifest.checkpoint_seconds)
+            destination_dir=request.destination_dir,
+            format_version=manifest.format_version,
+            created_at=manifest.created_at,
+            schema_version=manifest.schema_version,
+            namespaces=[
+                pb.BackupNamespaceCount(namespace=n, items=c) for n, c in sorted(manifest.namespace_items.items())
+            ],
+            files=len(manifest.files),
+            total_bytes=manifest.total_bytes,
+            seconds=manifest.seconds,
+            checkpoint_seconds=manifest.checkpoint_seconds,
+        )

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import grpc
 
-from polarmem_server.errors import (DeadlineExceeded, PermissionDenied, PolarMemError, ResourceExhausted,
-                                    Unauthenticated, Unavailable)
+from polarmem_server.errors import (
+    DeadlineExceeded,
+    PermissionDenied,
+    PolarMemError,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+)
 
 INTERNAL_MESSAGE = "internal error; the server logged the details"
 
@@ -28,5 +34,13 @@ def public_message(exc: BaseException, code: grpc.StatusCode) -> str:
     return INTERNAL_MESSAGE if code == grpc.StatusCode.INTERNAL else str(exc)
 
 
-__all__ = ["DeadlineExceeded", "INTERNAL_MESSAGE", "Overloaded", "PermissionDenied", "Unauthenticated", "Unavailable",
-           "public_message", "status_for"]
+__all__ = [
+    "DeadlineExceeded",
+    "INTERNAL_MESSAGE",
+    "Overloaded",
+    "PermissionDenied",
+    "Unauthenticated",
+    "Unavailable",
+    "public_message",
+    "status_for",
+]

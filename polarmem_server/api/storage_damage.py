@@ -37,7 +37,7 @@ def corruption_text(exc: BaseException | None) -> str | None:
             return None
         text = " ".join(str(exc).split())
         if CORRUPTION_MARK in text:
-            return text[text.index(CORRUPTION_MARK):]
+            return text[text.index(CORRUPTION_MARK) :]
         exc = exc.__cause__ or exc.__context__
     return None
 
@@ -54,11 +54,18 @@ class StorageDamage:
         """Counts and logs one finding (``where``: the RPC or "scrub"); returns the caller's error."""
         self._count(where)
         self._mark_unhealthy()
-        log.error("damaged store file found by %s (namespace %s): %s; restore a backup or run "
-                  "`polarmem repair --salvage %s` with the server stopped (it writes what is readable to a new "
-                  "directory and leaves this one as it is)", where, namespace or "-", text,
-                  self._data_dir)
+        log.error(
+            "damaged store file found by %s (namespace %s): %s; restore a backup or run "
+            "`polarmem repair --salvage %s` with the server stopped (it writes what is readable to a new "
+            "directory and leaves this one as it is)",
+            where,
+            namespace or "-",
+            text,
+            self._data_dir,
+        )
         scope = f"namespace {quoted(namespace)}" if namespace else "the store"
-        return DataLoss(f"{scope}: stored data is damaged and cannot be read ({text[:MAX_DETAIL_CHARS]}); the server "
-                        f"cannot answer this. Operator: restore a backup, or stop the server and run `polarmem repair "
-                        f"--salvage DATA_DIR`, which writes what is readable to a new directory (docs/failure-behaviour.md)")
+        return DataLoss(
+            f"{scope}: stored data is damaged and cannot be read ({text[:MAX_DETAIL_CHARS]}); the server "
+            f"cannot answer this. Operator: restore a backup, or stop the server and run `polarmem repair "
+            f"--salvage DATA_DIR`, which writes what is readable to a new directory (docs/failure-behaviour.md)"
+        )

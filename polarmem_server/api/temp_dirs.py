@@ -53,6 +53,10 @@ def remove_stale(root: str | os.PathLike | None = None, prefixes: tuple[str, ...
                 shutil.rmtree(directory, ignore_errors=True)
                 removed.append(directory)
     if removed:
-        log.info("removed %d temporary director%s left by stopped servers: %s", len(removed),
-                 "y" if len(removed) == 1 else "ies", ", ".join(str(d) for d in removed))
+        log.info(
+            "removed %d temporary director%s left by stopped servers: %s",
+            len(removed),
+            "y" if len(removed) == 1 else "ies",
+            ", ".join(str(d) for d in removed),
+        )
     return removed

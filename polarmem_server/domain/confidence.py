@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 PRESENT_ABOVE: tuple[float, ...] = (0.9, 0.95, 0.99)  # level 1, 2, 3: confidence above this
-ABSENT_BELOW: tuple[float, ...] = (0.1, 0.03, 0.01)   # level 1, 2, 3: confidence below this
+ABSENT_BELOW: tuple[float, ...] = (0.1, 0.03, 0.01)  # level 1, 2, 3: confidence below this
 
 
 def grades(confidence: np.ndarray) -> np.ndarray:
@@ -65,16 +65,24 @@ class ConfidenceRanking:
 
     @property
     def used(self) -> bool:
-        return self.present_above is not None or self.absent_below is not None or \
-            self.present_weight > 0 or self.absent_weight > 0
+        return (
+            self.present_above is not None
+            or self.absent_below is not None
+            or self.present_weight > 0
+            or self.absent_weight > 0
+        )
 
     def check(self) -> None:
         """ValueError naming the field: a threshold off the index's grid, a weight not finite and >= 0."""
         present_level(self.present_above)
         absent_level(self.absent_below)
         for name, weight in (("present_weight", self.present_weight), ("absent_weight", self.absent_weight)):
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.floating)) or \
-                    not math.isfinite(weight) or weight < 0:
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, (int, float, np.floating))
+                or not math.isfinite(weight)
+                or weight < 0
+            ):
                 raise ValueError(f"{name} must be a finite number >= 0 (0 = not used), got {weight!r}")
 
 

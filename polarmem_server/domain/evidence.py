@@ -25,7 +25,11 @@ from polarmem_server.domain.partitioners import partition_scores
 from polarmem_server.domain.settings import NamespaceSettings
 from polarmem_server.domain.vocabulary import Vocabulary
 
-HAS, NOT_HAS, UNCERTAIN = enums_pb2.CONCEPT_STATE_HAS, enums_pb2.CONCEPT_STATE_NOT_HAS, enums_pb2.CONCEPT_STATE_UNCERTAIN
+HAS, NOT_HAS, UNCERTAIN = (
+    enums_pb2.CONCEPT_STATE_HAS,
+    enums_pb2.CONCEPT_STATE_NOT_HAS,
+    enums_pb2.CONCEPT_STATE_UNCERTAIN,
+)
 
 
 def states_of(record: records_pb2.ItemRecord) -> tuple[list[int], list[int]]:
@@ -38,8 +42,9 @@ def states_of(record: records_pb2.ItemRecord) -> tuple[list[int], list[int]]:
     return has, not_has
 
 
-def apply_evidence(record: records_pb2.ItemRecord, evidence: Evidence, concept_ids: Mapping[str, int],
-                   merge: bool) -> None:
+def apply_evidence(
+    record: records_pb2.ItemRecord, evidence: Evidence, concept_ids: Mapping[str, int], merge: bool
+) -> None:
     """Scores and states into the record's evidence (module doc: merge rule); `concept_ids`
     maps every concept name of `evidence` to its id."""
     by_concept = {ev.concept_id: ev for ev in record.evidence}
@@ -71,8 +76,13 @@ def apply_evidence(record: records_pb2.ItemRecord, evidence: Evidence, concept_i
         ev.source = evidence.source
 
 
-def apply_text(record: records_pb2.ItemRecord, vocabulary: Vocabulary, lexical: bool, open_terms: bool = False,
-               only: Collection[int] | None = None) -> None:
+def apply_text(
+    record: records_pb2.ItemRecord,
+    vocabulary: Vocabulary,
+    lexical: bool,
+    open_terms: bool = False,
+    only: Collection[int] | None = None,
+) -> None:
     """A text item's mentions (ALIGN edges) and, with `lexical`, the lexical pathway: one state
     per mentioned concept that no other evidence (an engine's or the client's) decides, by
     text.ParsedText.polarity's policy (HAS if any mention is affirmed and no later mention
@@ -100,8 +110,12 @@ def apply_text(record: records_pb2.ItemRecord, vocabulary: Vocabulary, lexical: 
         ev.source = "lexical"
 
 
-def partition_record(record: records_pb2.ItemRecord, settings: NamespaceSettings, calibration: BetaMixture | None,
-                     name_of: Callable[[int], str]) -> None:
+def partition_record(
+    record: records_pb2.ItemRecord,
+    settings: NamespaceSettings,
+    calibration: BetaMixture | None,
+    name_of: Callable[[int], str],
+) -> None:
     """States of the scored concepts from their template scores, and the item's partition."""
     scored = [ev for ev in record.evidence if len(ev.template_scores)]
     if not scored:
@@ -109,10 +123,15 @@ def partition_record(record: records_pb2.ItemRecord, settings: NamespaceSettings
         return
     width = max(len(ev.template_scores) for ev in scored)
     # Concepts scored under fewer templates are padded with their own mean (no added spread).
-    matrix = np.array([list(ev.template_scores) + [float(np.mean(ev.template_scores))] * (width - len(ev.template_scores))
-                       for ev in scored])
-    result = partition_scores(matrix, settings.partition_settings(), [name_of(ev.concept_id) for ev in scored],
-                              calibration)
+    matrix = np.array(
+        [
+            list(ev.template_scores) + [float(np.mean(ev.template_scores))] * (width - len(ev.template_scores))
+            for ev in scored
+        ]
+    )
+    result = partition_scores(
+        matrix, settings.partition_settings(), [name_of(ev.concept_id) for ev in scored], calibration
+    )
     for ev, state, mean, std in zip(scored, result.states, result.means, result.template_stds):
         ev.state, ev.mean, ev.template_std = int(state), mean, std
     record.partition.CopyFrom(records_pb2.PartitionRecord(**partition_fields(result)))
@@ -133,8 +152,13 @@ def hold_polarity(record: records_pb2.ItemRecord, previous: records_pb2.ItemReco
 def snapshot(record: records_pb2.ItemRecord) -> records_pb2.StateSnapshot:
     has, not_has = states_of(record)
     uncertain = [ev.concept_id for ev in record.evidence if ev.state == UNCERTAIN]
-    snap = records_pb2.StateSnapshot(version=record.version, time_ms=record.updated_ms or record.created_ms,
-                                     has=has, not_has=not_has, uncertain=uncertain)
+    snap = records_pb2.StateSnapshot(
+        version=record.version,
+        time_ms=record.updated_ms or record.created_ms,
+        has=has,
+        not_has=not_has,
+        uncertain=uncertain,
+    )
     snap.partition.CopyFrom(record.partition)
     return snap
 

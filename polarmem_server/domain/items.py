@@ -18,8 +18,11 @@ from polarmem_server.index import SpaceSpec
 
 KINDS = {"visual": enums_pb2.ITEM_KIND_VISUAL, "text": enums_pb2.ITEM_KIND_TEXT}
 KIND_NAMES = {code: name for name, code in KINDS.items()}
-STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
-          "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
+STATES = {
+    "has": enums_pb2.CONCEPT_STATE_HAS,
+    "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
+    "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN,
+}
 STATE_NAMES = {code: name for name, code in STATES.items()}
 MAX_ITEM_ID_BYTES = 256
 MAX_CONCEPTS_PER_ITEM = 4096
@@ -95,7 +98,9 @@ def with_verified(client: Evidence, verified: Evidence) -> Evidence:
 
 def check_item_id(item_id: object, name: str = "item id") -> str:
     if not isinstance(item_id, str) or not item_id or "\x00" in item_id or len(item_id.encode()) > MAX_ITEM_ID_BYTES:
-        raise InvalidArgument(f"{name} {quoted(item_id)} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL")
+        raise InvalidArgument(
+            f"{name} {quoted(item_id)} is invalid: use 1-{MAX_ITEM_ID_BYTES} bytes of UTF-8 without NUL"
+        )
     return item_id
 
 
@@ -122,26 +127,32 @@ def check_scores(scores: Mapping[str, Sequence[float]], where: str = "scores") -
         except (TypeError, ValueError):
             raise InvalidArgument(f"{where}[{quoted(name)}]: give a list of P(Yes) numbers") from None
         if array.size == 0 or array.size > MAX_TEMPLATE_SCORES:
-            raise InvalidArgument(f"{where}[{quoted(name)}]: give at least one P(Yes) value (one per template, at most "
-                                  f"{MAX_TEMPLATE_SCORES}), got {array.size}")
+            raise InvalidArgument(
+                f"{where}[{quoted(name)}]: give at least one P(Yes) value (one per template, at most "
+                f"{MAX_TEMPLATE_SCORES}), got {array.size}"
+            )
         if not np.all(np.isfinite(array)) or array.min() < 0 or array.max() > 1:
-            raise InvalidArgument(f"{where}[{quoted(name)}]: every P(Yes) must be a finite number in [0, 1], "
-                                  f"got {quoted(array.tolist())}")
+            raise InvalidArgument(
+                f"{where}[{quoted(name)}]: every P(Yes) must be a finite number in [0, 1], got {quoted(array.tolist())}"
+            )
         out[name] = array
     return out
 
 
-def check_template_count(scores: Mapping[str, Sequence[float] | np.ndarray], templates: int,
-                         where: str = "scores") -> None:
+def check_template_count(
+    scores: Mapping[str, Sequence[float] | np.ndarray], templates: int, where: str = "scores"
+) -> None:
     """Client scores are one P(Yes) per template of the namespace, in template order: a concept
     scored under fewer (or more) templates would be partitioned against evidence it does not
     match, so it is refused, naming the field."""
     for name, values in scores.items():
         count = int(np.size(values))
         if count != templates:
-            raise InvalidArgument(f"{where}[{quoted(name)}]: expected {templates} P(Yes) value{'s' if templates != 1 else ''}, "
-                                  f"one per template of the namespace, got {count}; score the concept with each "
-                                  "template GetNamespace lists (config.templates), or send states instead")
+            raise InvalidArgument(
+                f"{where}[{quoted(name)}]: expected {templates} P(Yes) value{'s' if templates != 1 else ''}, "
+                f"one per template of the namespace, got {count}; score the concept with each "
+                "template GetNamespace lists (config.templates), or send states instead"
+            )
 
 
 def check_states(states: Mapping[str, str], where: str = "states") -> dict[str, int]:
@@ -151,14 +162,20 @@ def check_states(states: Mapping[str, str], where: str = "states") -> dict[str, 
     for name, state in states.items():
         check_concept(name, where)
         if state not in STATES:
-            raise InvalidArgument(f"{where}[{quoted(name)}]: {quoted(state)} is not a state; use 'has', 'not_has' "
-                                  "or 'uncertain'")
+            raise InvalidArgument(
+                f"{where}[{quoted(name)}]: {quoted(state)} is not a state; use 'has', 'not_has' or 'uncertain'"
+            )
         out[name] = STATES[state]
     return out
 
 
-def check_evidence(scores: Mapping[str, Sequence[float]] | None, states: Mapping[str, str] | None,
-                   source: str = DEFAULT_SOURCE, model: str = "", templates: int | None = None) -> Evidence:
+def check_evidence(
+    scores: Mapping[str, Sequence[float]] | None,
+    states: Mapping[str, str] | None,
+    source: str = DEFAULT_SOURCE,
+    model: str = "",
+    templates: int | None = None,
+) -> Evidence:
     """Checked evidence; with `templates` (the namespace's template count) every concept's
     scores must number exactly that many."""
     checked = check_scores(scores or {})
@@ -170,28 +187,37 @@ def check_evidence(scores: Mapping[str, Sequence[float]] | None, states: Mapping
 def check_metadata(metadata: Mapping[str, str], where: str = "metadata") -> dict[str, str]:
     """String keys and values within the MAX_METADATA_* limits; INVALID_ARGUMENT names the limit."""
     if len(metadata) > MAX_METADATA_KEYS:
-        raise InvalidArgument(f"{where}: at most {MAX_METADATA_KEYS} keys per item (MAX_METADATA_KEYS), got "
-                              f"{len(metadata)}; keep bulky data in the item's text or behind its uri")
+        raise InvalidArgument(
+            f"{where}: at most {MAX_METADATA_KEYS} keys per item (MAX_METADATA_KEYS), got "
+            f"{len(metadata)}; keep bulky data in the item's text or behind its uri"
+        )
     total = 0
     for key, value in metadata.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise InvalidArgument(f"{where}: keys and values must be strings")
         key_bytes, value_bytes = len(key.encode("utf-8", "surrogatepass")), len(value.encode("utf-8", "surrogatepass"))
         if key_bytes > MAX_METADATA_KEY_BYTES:
-            raise InvalidArgument(f"{where}: key {quoted(key[:64])} may hold at most {MAX_METADATA_KEY_BYTES} bytes "
-                                  f"(MAX_METADATA_KEY_BYTES), got {key_bytes}")
+            raise InvalidArgument(
+                f"{where}: key {quoted(key[:64])} may hold at most {MAX_METADATA_KEY_BYTES} bytes "
+                f"(MAX_METADATA_KEY_BYTES), got {key_bytes}"
+            )
         if value_bytes > MAX_METADATA_VALUE_BYTES:
-            raise InvalidArgument(f"{where}[{quoted(key[:64])}]: a value may hold at most {MAX_METADATA_VALUE_BYTES} "
-                                  f"bytes (MAX_METADATA_VALUE_BYTES), got {value_bytes}")
+            raise InvalidArgument(
+                f"{where}[{quoted(key[:64])}]: a value may hold at most {MAX_METADATA_VALUE_BYTES} "
+                f"bytes (MAX_METADATA_VALUE_BYTES), got {value_bytes}"
+            )
         total += key_bytes + value_bytes
     if total > MAX_METADATA_TOTAL_BYTES:
-        raise InvalidArgument(f"{where}: keys and values together may hold at most {MAX_METADATA_TOTAL_BYTES} bytes "
-                              f"(MAX_METADATA_TOTAL_BYTES), got {total}")
+        raise InvalidArgument(
+            f"{where}: keys and values together may hold at most {MAX_METADATA_TOTAL_BYTES} bytes "
+            f"(MAX_METADATA_TOTAL_BYTES), got {total}"
+        )
     return dict(metadata)
 
 
-def check_vectors(spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], where: str = "vectors",
-                  query: bool = False) -> dict[str, np.ndarray]:
+def check_vectors(
+    spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], where: str = "vectors", query: bool = False
+) -> dict[str, np.ndarray]:
     """Vectors checked by the index's rules, so nothing the core would reject reaches the store:
     a known space, the space's dimension, finite, non-zero. Items: ``(dim,)`` for a single space,
     ``(rows, dim)`` for a multi space; queries: one ``(dim,)`` vector per space (multi too)."""
@@ -210,13 +236,16 @@ def check_vectors(spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], whe
             array = array.reshape(-1)
         else:
             if array.shape[-1:] != (spec.dim,) or array.ndim > 2:
-                raise InvalidArgument(f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got shape {array.shape}")
+                raise InvalidArgument(
+                    f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got shape {array.shape}"
+                )
             array = array.reshape(-1, spec.dim)
         if not np.isfinite(array).all():
             raise InvalidArgument(f"{where}[{quoted(space)}]: has a NaN or infinite value; send finite floats")
         if not (array.any() if array.ndim == 1 else array.any(axis=1).all()):
-            raise InvalidArgument(f"{where}[{quoted(space)}]: a vector is all zeros and has no direction; "
-                                  "send non-zero vectors")
+            raise InvalidArgument(
+                f"{where}[{quoted(space)}]: a vector is all zeros and has no direction; send non-zero vectors"
+            )
         out[space] = array
     return out
 
@@ -240,5 +269,12 @@ def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec], templates: int 
     item_id = None if item.id is None or item.id == "" else check_item_id(item.id)
     if not isinstance(item.text, str) or not isinstance(item.uri, str):
         raise InvalidArgument("text and uri must be strings")
-    return CheckedItem(item_id, check_kind(item.kind), item.text, item.uri, check_metadata(item.metadata),
-                       check_vectors(spaces, item.vectors), check_evidence(item.scores, item.states, item.source, item.model, templates))
+    return CheckedItem(
+        item_id,
+        check_kind(item.kind),
+        item.text,
+        item.uri,
+        check_metadata(item.metadata),
+        check_vectors(spaces, item.vectors),
+        check_evidence(item.scores, item.states, item.source, item.model, templates),
+    )

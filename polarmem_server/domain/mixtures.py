@@ -135,12 +135,17 @@ def _weighted_beta(s: np.ndarray, w: np.ndarray, default: tuple[float, float], p
     d_var = a * b / ((a + b) ** 2 * (a + b + 1))
     total = w.sum() + pseudo
     mean = (np.dot(w, s) + pseudo * d_mean) / total
-    second = (np.dot(w, s * s) + pseudo * (d_var + d_mean ** 2)) / total
+    second = (np.dot(w, s * s) + pseudo * (d_var + d_mean**2)) / total
     return _moments_to_beta(mean, second - mean * mean)
 
 
-def fit_beta_mixture(scores: np.ndarray, prior: tuple[float, float] = PRIOR_PRESENT, pseudo: float = PSEUDO_COUNT,
-                     iterations: int = 100, tolerance: float = 1e-7) -> BetaMixture:
+def fit_beta_mixture(
+    scores: np.ndarray,
+    prior: tuple[float, float] = PRIOR_PRESENT,
+    pseudo: float = PSEUDO_COUNT,
+    iterations: int = 100,
+    tolerance: float = 1e-7,
+) -> BetaMixture:
     """EM for π·Beta(a1, b1) + (1 − π)·Beta(a0, b0) with a Beta prior on π (MAP)."""
     s = np.clip(np.asarray(scores, dtype=np.float64).ravel(), EPS, 1 - EPS)
     alpha, beta_ = prior
@@ -176,12 +181,18 @@ def fit_supervised(scores: np.ndarray, present: np.ndarray) -> BetaMixture:
         raise InvalidArgument("calibration: scores and labels must have the same length")
     if y.sum() < 2 or (~y).sum() < 2:
         raise InvalidArgument("calibration: give at least two present and two absent labelled scores")
-    return BetaMixture(_moments_to_beta(s[y].mean(), s[y].var()), _moments_to_beta(s[~y].mean(), s[~y].var()),
-                       float(np.clip(y.mean(), 1e-4, 1 - 1e-4)), fitted_on=s.size, supervised=True)
+    return BetaMixture(
+        _moments_to_beta(s[y].mean(), s[y].var()),
+        _moments_to_beta(s[~y].mean(), s[~y].var()),
+        float(np.clip(y.mean(), 1e-4, 1 - 1e-4)),
+        fitted_on=s.size,
+        supervised=True,
+    )
 
 
-def fit_concept_priors(model: BetaMixture, concepts: Sequence[str], scores: np.ndarray,
-                       strength: float = CONCEPT_PRIOR_STRENGTH) -> BetaMixture:
+def fit_concept_priors(
+    model: BetaMixture, concepts: Sequence[str], scores: np.ndarray, strength: float = CONCEPT_PRIOR_STRENGTH
+) -> BetaMixture:
     """Each concept's prevalence π_c by EM with the class-conditional components held fixed
     (they describe the verifier, shared by every concept; prevalence is the data's, and in COCO
     ranges from "person" in half the images to objects in one of a thousand). First the shared
@@ -210,15 +221,20 @@ def fit_concept_priors(model: BetaMixture, concepts: Sequence[str], scores: np.n
         for _ in range(CONCEPT_PRIOR_ITERATIONS):
             odds = ratio * (pi / (1 - pi))[group]
             r = odds / (1 + odds)
-            updated = np.clip((np.bincount(group, weights=r, minlength=sizes.size) + weight * anchor)
-                              / (sizes + weight), 1e-4, 1 - 1e-4)
+            updated = np.clip(
+                (np.bincount(group, weights=r, minlength=sizes.size) + weight * anchor) / (sizes + weight),
+                1e-4,
+                1 - 1e-4,
+            )
             done = np.max(np.abs(updated - pi)) < 1e-7
             pi = updated
             if done:
                 break
         return pi
 
-    shared = float(em(np.array([model.prior]), np.zeros(s.size, dtype=np.int64), np.array([float(s.size)]), 0.0, 0.0)[0])
+    shared = float(
+        em(np.array([model.prior]), np.zeros(s.size, dtype=np.int64), np.array([float(s.size)]), 0.0, 0.0)[0]
+    )
     pi = em(np.full(keys.size, shared), index, counts, shared, strength)
     return replace(model, prior=shared, concept_priors={str(k): float(p) for k, p in zip(keys, pi)})
 
@@ -239,15 +255,18 @@ def kittler_illingworth(values: np.ndarray) -> tuple[float, float, dict]:
         return float(v[0]), 0.0, {"criterion": float("nan")}
     j, w0, w1, m0, m1, s0, s1, v0, v1 = best
     tau = _gaussian_crossing(w0, m0, s0, w1, m1, s1)
-    return tau, math.sqrt(w0 * v0 + w1 * v1), {"criterion": j, "mu0": m0, "mu1": m1, "sigma0": s0, "sigma1": s1,
-                                                "omega1": w1}
+    return (
+        tau,
+        math.sqrt(w0 * v0 + w1 * v1),
+        {"criterion": j, "mu0": m0, "mu1": m1, "sigma0": s0, "sigma1": s1, "omega1": w1},
+    )
 
 
 def _gaussian_crossing(w0, m0, s0, w1, m1, s1) -> float:
     """The point in [m0, m1] where w0·N(x; m0, s0) = w1·N(x; m1, s1); the midpoint if none."""
-    a = 1 / (2 * s1 ** 2) - 1 / (2 * s0 ** 2)
-    b = m0 / s0 ** 2 - m1 / s1 ** 2
-    c = m1 ** 2 / (2 * s1 ** 2) - m0 ** 2 / (2 * s0 ** 2) + math.log((w0 * s1) / (w1 * s0))
+    a = 1 / (2 * s1**2) - 1 / (2 * s0**2)
+    b = m0 / s0**2 - m1 / s1**2
+    c = m1**2 / (2 * s1**2) - m0**2 / (2 * s0**2) + math.log((w0 * s1) / (w1 * s0))
     roots = [-c / b] if abs(a) < 1e-12 and abs(b) > 1e-12 else []
     if abs(a) >= 1e-12:
         disc = b * b - 4 * a * c
@@ -257,8 +276,13 @@ def _gaussian_crossing(w0, m0, s0, w1, m1, s1) -> float:
     return float(inside[0]) if inside else float((m0 + m1) / 2)
 
 
-def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
-              calibration: BetaMixture | None = None, names: Sequence[str] | None = None) -> ItemPartition:
+def partition(
+    means: np.ndarray,
+    stds: np.ndarray,
+    settings: PartitionSettings,
+    calibration: BetaMixture | None = None,
+    names: Sequence[str] | None = None,
+) -> ItemPartition:
     method = settings.method
     parameters: dict = {}
     note = ""
@@ -271,41 +295,92 @@ def partition(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings,
         note = "calibration pending: per-item mixture" if method == "calibrated" and calibration is None else ""
         priors = model.priors_for(names, len(means))
         posterior = model.posterior(means, priors)
-        states = [ConceptState.UNCERTAIN if s > settings.template_std_max else
-                  ConceptState.HAS if p > settings.rho else ConceptState.NOT_HAS if p < 1 - settings.absent_band else
-                  ConceptState.UNCERTAIN for p, s in zip(posterior, stds)]
+        states = [
+            ConceptState.UNCERTAIN
+            if s > settings.template_std_max
+            else ConceptState.HAS
+            if p > settings.rho
+            else ConceptState.NOT_HAS
+            if p < 1 - settings.absent_band
+            else ConceptState.UNCERTAIN
+            for p, s in zip(posterior, stds)
+        ]
         low, high = model.crossing(1 - settings.absent_band), model.crossing(settings.rho)
         tau, delta, sigma_w = model.crossing(0.5), (high - low) / 2, 0.0
-        parameters.update({"rho": settings.rho, "rho_absent": settings.absent_band, "prior": model.prior, "present_a": model.present[0],
-                           "present_b": model.present[1], "absent_a": model.absent[0], "absent_b": model.absent[1],
-                           "has_above": high, "not_has_below": low})
+        parameters.update(
+            {
+                "rho": settings.rho,
+                "rho_absent": settings.absent_band,
+                "prior": model.prior,
+                "present_a": model.present[0],
+                "present_b": model.present[1],
+                "absent_a": model.absent[0],
+                "absent_b": model.absent[1],
+                "has_above": high,
+                "not_has_below": low,
+            }
+        )
         if model.concept_priors and names:
             # has_above / not_has_below are for the shared π; a concept's own π moves them.
             parameters.update({"concept_prior_min": float(priors.min()), "concept_prior_max": float(priors.max())})
     uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)
     return ItemPartition(
-        states=tuple(states), means=tuple(float(m) for m in means), template_stds=tuple(float(s) for s in stds),
-        tau=float(tau), delta=float(delta), sigma_w=float(sigma_w), kappa=settings.kappa, degenerate=False,
-        uncertain_ratio=uncertain_ratio, weak=uncertain_ratio > settings.weak_ratio, method=method,
-        parameters={k: float(v) for k, v in parameters.items()}, note=note)
+        states=tuple(states),
+        means=tuple(float(m) for m in means),
+        template_stds=tuple(float(s) for s in stds),
+        tau=float(tau),
+        delta=float(delta),
+        sigma_w=float(sigma_w),
+        kappa=settings.kappa,
+        degenerate=False,
+        uncertain_ratio=uncertain_ratio,
+        weak=uncertain_ratio > settings.weak_ratio,
+        method=method,
+        parameters={k: float(v) for k, v in parameters.items()},
+        note=note,
+    )
 
 
 for _name in ("min_error", "mixture", "calibrated"):
     register(_name, partition)
 
-CALIBRATION_FIELDS = ("present_a", "present_b", "absent_a", "absent_b", "prior", "fitted_on", "supervised",
-                      "concept_priors", "priors_fitted_on")
+CALIBRATION_FIELDS = (
+    "present_a",
+    "present_b",
+    "absent_a",
+    "absent_b",
+    "prior",
+    "fitted_on",
+    "supervised",
+    "concept_priors",
+    "priors_fitted_on",
+)
 """The fields a score model is stored and shown with (CalibrationRecord, Calibration)."""
 
 
 def calibration_fields(model: BetaMixture) -> dict:
     """``CalibrationRecord(**calibration_fields(m))`` and the API's ``Calibration(**...)``."""
-    return dict(present_a=model.present[0], present_b=model.present[1], absent_a=model.absent[0],
-                absent_b=model.absent[1], prior=model.prior, fitted_on=model.fitted_on, supervised=model.supervised,
-                concept_priors=dict(model.concept_priors), priors_fitted_on=model.priors_fitted_on)
+    return dict(
+        present_a=model.present[0],
+        present_b=model.present[1],
+        absent_a=model.absent[0],
+        absent_b=model.absent[1],
+        prior=model.prior,
+        fitted_on=model.fitted_on,
+        supervised=model.supervised,
+        concept_priors=dict(model.concept_priors),
+        priors_fitted_on=model.priors_fitted_on,
+    )
 
 
 def calibration_from_fields(record) -> BetaMixture:
     """The model a CalibrationRecord holds."""
-    return BetaMixture((record.present_a, record.present_b), (record.absent_a, record.absent_b), record.prior,
-                       record.fitted_on, record.supervised, dict(record.concept_priors), record.priors_fitted_on)
+    return BetaMixture(
+        (record.present_a, record.present_b),
+        (record.absent_a, record.absent_b),
+        record.prior,
+        record.fitted_on,
+        record.supervised,
+        dict(record.concept_priors),
+        record.priors_fitted_on,
+    )

@@ -22,6 +22,7 @@ from polarmem_server.index import SpaceSpec
 
 class PlanState(NamedTuple):
     """What a namespace's Recall plans depend on, as counters, read before and after each write."""
+
     depends: tuple[int, int]  # every plan: settings, rule and what chose it, aliases (revision, rewrites)
     concepts: int  # how many concepts: appending some keeps the plans but the few ChangeLock says
 
@@ -107,8 +108,11 @@ class ChangeLock:
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if self._depth or self.plan_epoch.drops != epoch.drops or \
-                    (reads_vocabulary and self.plan_epoch.appends != epoch.appends):
+            if (
+                self._depth
+                or self.plan_epoch.drops != epoch.drops
+                or (reads_vocabulary and self.plan_epoch.appends != epoch.appends)
+            ):
                 return False
             then()
             return True
@@ -124,8 +128,14 @@ class ChangeLock:
 
 
 class Namespace:
-    def __init__(self, settings: NamespaceSettings, created_ms: int, calibration: BetaMixture | None = None,
-                 labelled_set: LabelledSet | None = None, engine: str = "") -> None:
+    def __init__(
+        self,
+        settings: NamespaceSettings,
+        created_ms: int,
+        calibration: BetaMixture | None = None,
+        labelled_set: LabelledSet | None = None,
+        engine: str = "",
+    ) -> None:
         self._settings = settings
         self.created_ms = created_ms
         self.vocabulary = Vocabulary(aliases=settings.aliases, shadow=settings.open_vocabulary)
@@ -151,9 +161,13 @@ class Namespace:
         if self._calibration is not None:
             record.calibration.CopyFrom(records_pb2.CalibrationRecord(**calibration_fields(self._calibration)))
         if self._labelled_set is not None:
-            record.labelled_set.CopyFrom(records_pb2.LabelledSetRecord(
-                balanced_accuracy=self._labelled_set.accuracy, present=self._labelled_set.present,
-                absent=self._labelled_set.absent))
+            record.labelled_set.CopyFrom(
+                records_pb2.LabelledSetRecord(
+                    balanced_accuracy=self._labelled_set.accuracy,
+                    present=self._labelled_set.present,
+                    absent=self._labelled_set.absent,
+                )
+            )
         return record
 
     # ---- the rule: partitioner + default recall mode ----------------------------------------
@@ -231,8 +245,11 @@ class Namespace:
         added = {a: t for a, t in settings.aliases.items() if a not in self._settings.aliases}
         shadow = settings.open_vocabulary  # every word is a concept there: an alias redirects it
         for alias in added:
-            if (not shadow and self.vocabulary.lookup(alias) is not None
-                    and normalise(alias) not in self.vocabulary.aliases):
+            if (
+                not shadow
+                and self.vocabulary.lookup(alias) is not None
+                and normalise(alias) not in self.vocabulary.aliases
+            ):
                 raise InvalidArgument(f"config.aliases: {quoted(alias)} is already a concept of its own")
         for alias, target in added.items():
             self.vocabulary.add_alias(alias, target, shadow)
@@ -246,8 +263,11 @@ class Namespace:
         self.apply_settings(NamespaceSettings.from_record(record))
         self._calibration = calibration_from_fields(record.calibration) if record.HasField("calibration") else None
         stored = record.labelled_set
-        self._labelled_set = (LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
-                              if record.HasField("labelled_set") else None)
+        self._labelled_set = (
+            LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
+            if record.HasField("labelled_set")
+            else None
+        )
         self._rule = self._choose()
         self.revision += 1
 
@@ -262,5 +282,7 @@ class Namespace:
         for name, concept_id in zip(names, ids):
             local = self.vocabulary.bind(name)
             if local != concept_id:
-                raise FailedPrecondition(f"namespace {self.name!r}: concept {name!r} has id {concept_id} in the store "
-                                         f"but {local} in this process; restart the server")
+                raise FailedPrecondition(
+                    f"namespace {self.name!r}: concept {name!r} has id {concept_id} in the store "
+                    f"but {local} in this process; restart the server"
+                )

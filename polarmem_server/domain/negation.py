@@ -38,8 +38,9 @@ Phrase = tuple[str, ...]
 
 def _phrases(text: str) -> frozenset[Phrase]:
     """One phrase per line (comment lines and blank lines skipped)."""
-    return frozenset(tuple(line.split()) for line in text.strip().splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
+    return frozenset(
+        tuple(line.split()) for line in text.strip().splitlines() if line.strip() and not line.lstrip().startswith("#")
+    )
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,43 @@ class TriggerTable:
         def joined(phrases: frozenset[Phrase]) -> list[str]:
             return sorted(" ".join(p) for p in phrases)
 
-        object.__setattr__(self, "compiled", _core.TriggerTable(
-            joined(self.pre), joined(self.post), joined(self.pseudo), joined(self.terminators),
-            joined(self.resolution), self.window, joined(self.hedge)))
+        object.__setattr__(
+            self,
+            "compiled",
+            _core.TriggerTable(
+                joined(self.pre),
+                joined(self.post),
+                joined(self.pseudo),
+                joined(self.terminators),
+                joined(self.resolution),
+                self.window,
+                joined(self.hedge),
+            ),
+        )
 
-    def with_changes(self, *, pre: Iterable[str] = (), post: Iterable[str] = (), pseudo: Iterable[str] = (),
-                     terminators: Iterable[str] = (), window: int | None | str = "keep") -> "TriggerTable":
+    def with_changes(
+        self,
+        *,
+        pre: Iterable[str] = (),
+        post: Iterable[str] = (),
+        pseudo: Iterable[str] = (),
+        terminators: Iterable[str] = (),
+        window: int | None | str = "keep",
+    ) -> "TriggerTable":
         """A copy with phrases added (a namespace's own cues) and, if given, another window."""
+
         def grow(base: frozenset[Phrase], extra: Iterable[str]) -> frozenset[Phrase]:
             return base | {tuple(p.lower().split()) for p in extra if p.strip()}
 
-        return TriggerTable(grow(self.pre, pre), grow(self.post, post), grow(self.pseudo, pseudo),
-                            grow(self.terminators, terminators), self.resolution,
-                            self.window if window == "keep" else window, self.hedge)  # type: ignore[arg-type]
+        return TriggerTable(
+            grow(self.pre, pre),
+            grow(self.post, post),
+            grow(self.pseudo, pseudo),
+            grow(self.terminators, terminators),
+            self.resolution,
+            self.window if window == "keep" else window,  # type: ignore[arg-type]  # "keep" is the sentinel
+            self.hedge,
+        )
 
 
 _PRE = """
@@ -492,8 +517,15 @@ hopes to
 hoping to
 """
 
-CLINICAL = TriggerTable(_phrases(_PRE), _phrases(_POST), _phrases(_PSEUDO), _phrases(_TERMINATORS),
-                        _phrases(_RESOLUTION), window=None, hedge=_phrases(_HEDGE))
+CLINICAL = TriggerTable(
+    _phrases(_PRE),
+    _phrases(_POST),
+    _phrases(_PSEUDO),
+    _phrases(_TERMINATORS),
+    _phrases(_RESOLUTION),
+    window=None,
+    hedge=_phrases(_HEDGE),
+)
 
 # The trigger set before issue 18 (kept to measure against; docs/quality.md).
 LEGACY = TriggerTable(

@@ -75,7 +75,9 @@ class PartitionSettings:
         if not math.isfinite(self.kappa) or self.kappa < 0:
             raise InvalidArgument(f"kappa must be a finite number >= 0, got {self.kappa}")
         if self.degenerate_policy not in ("fixed", "uncertain"):
-            raise InvalidArgument(f"degenerate_policy must be 'fixed' or 'uncertain', got {quoted(self.degenerate_policy)}")
+            raise InvalidArgument(
+                f"degenerate_policy must be 'fixed' or 'uncertain', got {quoted(self.degenerate_policy)}"
+            )
         if not 0.0 <= self.fixed_threshold <= 1.0:
             raise InvalidArgument(f"fixed_threshold must lie in [0, 1], got {self.fixed_threshold}")
         if not self.template_std_max > 0:
@@ -148,7 +150,9 @@ def check_scores(scores: np.ndarray, names: list[str] | None = None) -> np.ndarr
     if bad.any():
         row, col = (int(x) for x in np.argwhere(bad)[0])
         who = quoted(names[row]) if names else f"concept {row}"
-        raise InvalidArgument(f"scores: {who}, template {col} is {matrix[row, col]!r}; a P(Yes) must be a finite number in [0, 1]")
+        raise InvalidArgument(
+            f"scores: {who}, template {col} is {matrix[row, col]!r}; a P(Yes) must be a finite number in [0, 1]"
+        )
     return matrix
 
 
@@ -164,8 +168,12 @@ def classify(mean: float, template_std: float, tau: float, delta: float, templat
     return ConceptState.UNCERTAIN
 
 
-def partition_scores(scores: np.ndarray, settings: PartitionSettings = PartitionSettings(),
-                     names: list[str] | None = None, calibration=None) -> ItemPartition:
+def partition_scores(
+    scores: np.ndarray,
+    settings: PartitionSettings = PartitionSettings(),
+    names: list[str] | None = None,
+    calibration=None,
+) -> ItemPartition:
     """Partition one item's concepts x templates P(Yes) matrix with the settings' method
     (`calibration`: the namespace's fitted mixtures.BetaMixture, for "calibrated"). The methods
     beyond Otsu are registered by domain/mixtures.py (``register``); import
@@ -174,13 +182,15 @@ def partition_scores(scores: np.ndarray, settings: PartitionSettings = Partition
     means = matrix.mean(axis=1)
     stds = matrix.std(axis=1)
     if means.size == 0:
-        return ItemPartition((), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False,
-                             settings.method)
+        return ItemPartition(
+            (), (), (), settings.fixed_threshold, 0.0, 0.0, settings.kappa, True, 0.0, False, settings.method
+        )
     return REGISTRY[settings.method](means, stds, settings, calibration, names)
 
 
-def partition_otsu(means: np.ndarray, stds: np.ndarray, settings: PartitionSettings, calibration=None,
-                   names: list[str] | None = None) -> ItemPartition:
+def partition_otsu(
+    means: np.ndarray, stds: np.ndarray, settings: PartitionSettings, calibration=None, names: list[str] | None = None
+) -> ItemPartition:
     """The paper's partitioner (module doc)."""
     own = otsu_split(means)
     degenerate = own.between_variance <= DEGENERATE_VARIANCE
@@ -191,8 +201,10 @@ def partition_otsu(means: np.ndarray, stds: np.ndarray, settings: PartitionSetti
         tau, sigma_w = split.threshold, split.within_std
         delta = settings.kappa * sigma_w
     abstain = degenerate and settings.degenerate_policy == "uncertain"
-    states = [ConceptState.UNCERTAIN if abstain else classify(mean, std, tau, delta, settings.template_std_max)
-              for mean, std in zip(means, stds)]
+    states = [
+        ConceptState.UNCERTAIN if abstain else classify(mean, std, tau, delta, settings.template_std_max)
+        for mean, std in zip(means, stds)
+    ]
     uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)
     return ItemPartition(
         states=tuple(states),
@@ -210,8 +222,18 @@ def partition_otsu(means: np.ndarray, stds: np.ndarray, settings: PartitionSetti
 
 register("otsu", partition_otsu)
 
-PARTITION_FIELDS = ("tau", "delta", "sigma_w", "kappa", "degenerate", "uncertain_ratio", "weak", "method", "parameters",
-                    "note")
+PARTITION_FIELDS = (
+    "tau",
+    "delta",
+    "sigma_w",
+    "kappa",
+    "degenerate",
+    "uncertain_ratio",
+    "weak",
+    "method",
+    "parameters",
+    "note",
+)
 """The fields an item's partition is stored and shown with (PartitionRecord, PartitionView)."""
 
 

@@ -109,15 +109,27 @@ def _concepts(values: Iterable[str] | None, name: str) -> tuple[str, ...] | None
     return names or None
 
 
-def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mapping[str, Any] | None = None,
-                 required: Iterable[str] | None = None, forbidden: Iterable[str] | None = None,
-                 k: int = DEFAULT_TOP_K, mode: str = DEFAULT_MODE.value, soft_lambda: float = DEFAULT_SOFT_LAMBDA,
-                 exclude_conflicts: bool = False, kinds: Iterable[str] | None = None,
-                 metadata: Mapping[str, str] | None = None, weights: Mapping[str, float] | None = None,
-                 suppressed_k: int = 0, allow_unknown_concepts: bool = False, approximate: bool = False,
-                 ef_search: int = 0,
-                 ranking: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE,
-                 recency_half_life_s: float | None = None, recency_weight: float | None = None) -> RecallQuery:
+def recall_query(
+    spaces: Mapping[str, SpaceSpec],
+    text: str = "",
+    vectors: Mapping[str, Any] | None = None,
+    required: Iterable[str] | None = None,
+    forbidden: Iterable[str] | None = None,
+    k: int = DEFAULT_TOP_K,
+    mode: str = DEFAULT_MODE.value,
+    soft_lambda: float = DEFAULT_SOFT_LAMBDA,
+    exclude_conflicts: bool = False,
+    kinds: Iterable[str] | None = None,
+    metadata: Mapping[str, str] | None = None,
+    weights: Mapping[str, float] | None = None,
+    suppressed_k: int = 0,
+    allow_unknown_concepts: bool = False,
+    approximate: bool = False,
+    ef_search: int = 0,
+    ranking: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE,
+    recency_half_life_s: float | None = None,
+    recency_weight: float | None = None,
+) -> RecallQuery:
     """Checks every recall parameter once (InvalidArgument names the field)."""
     checked_mode = check_mode(mode)
     half_life, weight = check_recency(recency_half_life_s, recency_weight, checked_mode, ranking, approximate)
@@ -126,13 +138,21 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
     if ranking.used and checked_mode in (RecallMode.SOFT, RecallMode.OFF, RecallMode.ANSWER):
-        raise InvalidArgument(f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
-                              "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
+        raise InvalidArgument(
+            f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
+            "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset"
+        )
     if not isinstance(text, str):
         raise InvalidArgument("text must be a string")
-    if isinstance(soft_lambda, bool) or not isinstance(soft_lambda, (int, float, np.floating)) \
-            or not math.isfinite(soft_lambda) or abs(soft_lambda) > MAX_SOFT_LAMBDA:
-        raise InvalidArgument(f"soft_lambda must be a finite number within ±{MAX_SOFT_LAMBDA:g}, got {quoted(soft_lambda)}")
+    if (
+        isinstance(soft_lambda, bool)
+        or not isinstance(soft_lambda, (int, float, np.floating))
+        or not math.isfinite(soft_lambda)
+        or abs(soft_lambda) > MAX_SOFT_LAMBDA
+    ):
+        raise InvalidArgument(
+            f"soft_lambda must be a finite number within ±{MAX_SOFT_LAMBDA:g}, got {quoted(soft_lambda)}"
+        )
     kind_codes = []
     for kind in kinds or ():
         if kind not in KINDS:
@@ -144,46 +164,69 @@ def recall_query(spaces: Mapping[str, SpaceSpec], text: str = "", vectors: Mappi
             raise InvalidArgument(f"weights[{quoted(space)}] must be a finite number, got {quoted(weight)}")
         checked_weights[space] = float(weight)
     return RecallQuery(
-        text=text, vectors=check_vectors(spaces, vectors or {}, "vectors", query=True),
-        required=_concepts(required, "required"), forbidden=_concepts(forbidden, "forbidden"),
-        k=check_count(k, "top_k", 1, MAX_TOP_K), mode=checked_mode, soft_lambda=float(soft_lambda),
-        exclude_conflicts=bool(exclude_conflicts), kinds=tuple(dict.fromkeys(kind_codes)),
-        metadata=check_metadata(metadata or {}), weights=checked_weights,
+        text=text,
+        vectors=check_vectors(spaces, vectors or {}, "vectors", query=True),
+        required=_concepts(required, "required"),
+        forbidden=_concepts(forbidden, "forbidden"),
+        k=check_count(k, "top_k", 1, MAX_TOP_K),
+        mode=checked_mode,
+        soft_lambda=float(soft_lambda),
+        exclude_conflicts=bool(exclude_conflicts),
+        kinds=tuple(dict.fromkeys(kind_codes)),
+        metadata=check_metadata(metadata or {}),
+        weights=checked_weights,
         suppressed_k=check_count(suppressed_k, "suppressed_k", 0, MAX_TOP_K),
-        allow_unknown_concepts=bool(allow_unknown_concepts), approximate=bool(approximate),
+        allow_unknown_concepts=bool(allow_unknown_concepts),
+        approximate=bool(approximate),
         ef_search=check_count(ef_search, "ef_search", 0, MAX_EF_SEARCH),
-        confidence=ranking, recency_half_life_s=half_life, recency_weight=weight)
+        confidence=ranking,
+        recency_half_life_s=half_life,
+        recency_weight=weight,
+    )
 
 
 def _finite(value: object) -> TypeIs[int | float | np.integer | np.floating]:
-    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)) \
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float, np.integer, np.floating))
         and math.isfinite(value)
+    )
 
 
-def check_recency(half_life_s: object, weight: object, mode: RecallMode, ranking: confidence.ConfidenceRanking,
-                  approximate: bool) -> tuple[float | None, float]:
+def check_recency(
+    half_life_s: object, weight: object, mode: RecallMode, ranking: confidence.ConfidenceRanking, approximate: bool
+) -> tuple[float | None, float]:
     """The recency term's (half-life, weight): (None, default) when off. InvalidArgument names
     the field and says what to do."""
     if half_life_s is None:
         if weight is not None:
-            raise InvalidArgument(f"recency_weight {quoted(weight)} needs recency_half_life_s (> 0 seconds) to turn "
-                                  "the recency term on; set it, or drop recency_weight")
+            raise InvalidArgument(
+                f"recency_weight {quoted(weight)} needs recency_half_life_s (> 0 seconds) to turn "
+                "the recency term on; set it, or drop recency_weight"
+            )
         return None, DEFAULT_RECENCY_WEIGHT
     if not _finite(half_life_s) or half_life_s <= 0:
-        raise InvalidArgument(f"recency_half_life_s must be a finite number of seconds > 0, got {quoted(half_life_s)}; "
-                              "leave it unset for no recency term")
+        raise InvalidArgument(
+            f"recency_half_life_s must be a finite number of seconds > 0, got {quoted(half_life_s)}; "
+            "leave it unset for no recency term"
+        )
     if weight is None:
         weight = DEFAULT_RECENCY_WEIGHT
     if not _finite(weight) or not 0 <= weight <= 1:
         raise InvalidArgument(f"recency_weight must be a number in [0, 1], got {quoted(weight)}")
     if mode not in RECENCY_MODES:
-        raise InvalidArgument(f"recency_half_life_s ranks within logic tiers in mode hard or off; mode {mode.value} "
-                              "is not supported: name mode hard or off, or leave recency_half_life_s unset")
+        raise InvalidArgument(
+            f"recency_half_life_s ranks within logic tiers in mode hard or off; mode {mode.value} "
+            "is not supported: name mode hard or off, or leave recency_half_life_s unset"
+        )
     if ranking.used:
-        raise InvalidArgument("recency_half_life_s cannot combine with confidence ranking within tiers "
-                              "(rank_by_confidence, or the namespace's rule): set rank_by_confidence false, "
-                              "or leave recency_half_life_s unset")
+        raise InvalidArgument(
+            "recency_half_life_s cannot combine with confidence ranking within tiers "
+            "(rank_by_confidence, or the namespace's rule): set rank_by_confidence false, "
+            "or leave recency_half_life_s unset"
+        )
     if approximate:
-        raise InvalidArgument("recency_half_life_s needs an exact search: drop approximate, "
-                              "or leave recency_half_life_s unset")
+        raise InvalidArgument(
+            "recency_half_life_s needs an exact search: drop approximate, or leave recency_half_life_s unset"
+        )
     return float(half_life_s), float(weight)

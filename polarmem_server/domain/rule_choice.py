@@ -123,25 +123,33 @@ DECLARED: tuple[tuple[float, Rule], ...] = (
     (0.70, Rule("otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))),
     (0.80, Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.2))),
     (0.90, Rule("otsu", "strict", confidence=ConfidenceRanking(present_weight=0.6, absent_weight=0.4))),
-    (0.95, Rule("otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8))),
+    (
+        0.95,
+        Rule("otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8)),
+    ),
 )
 LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
-    (0.95, Rule("calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))),)
+    (0.95, Rule("calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))),
+)
 BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
 # strict collapses (0.331 / 0.595).
 BY_ENGINE: dict[str, Rule] = {
-    "embedding": Rule("otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))}
+    "embedding": Rule("otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))
+}
 BY_ENGINE_LABELLED: dict[str, Rule] = {
-    "embedding": Rule("calibrated", "strict", 0.5, 0.93, ConfidenceRanking(absent_weight=0.4))}
+    "embedding": Rule("calibrated", "strict", 0.5, 0.93, ConfidenceRanking(absent_weight=0.4))
+}
 # Knowing nothing: otsu + hard. strict is better at every simulated accuracy from 0.8 up but
 # collapses with a weak zero-shot verifier (the embedding engine above), which an unknown
 # verifier may be.
 SAFEST = Rule("otsu", "hard")
 
 
-def balanced_accuracy(scores: Sequence[float] | np.ndarray, present: Sequence[bool] | np.ndarray) -> tuple[float, int, int]:
+def balanced_accuracy(
+    scores: Sequence[float] | np.ndarray, present: Sequence[bool] | np.ndarray
+) -> tuple[float, int, int]:
     """(balanced 0.5-threshold accuracy, present count, absent count) of a labelled set."""
     s = np.asarray(scores, dtype=np.float64)
     p = np.asarray(present, dtype=bool)
@@ -187,32 +195,55 @@ def choose_rule(knowledge: VerifierKnowledge) -> RuleChoice:
             bound = _lower_bound(knowledge.labelled_accuracy, present, absent)
             if knowledge.engine in BY_ENGINE_LABELLED:
                 rule = BY_ENGINE_LABELLED[knowledge.engine]
-                return RuleChoice(rule, f"the {knowledge.engine} engine with a labelled calibration set "
-                                        f"({present} present / {absent} absent scores): {_describe(rule)}, "
-                                        f"components from that set, is the dev-set choice", bound)
+                return RuleChoice(
+                    rule,
+                    f"the {knowledge.engine} engine with a labelled calibration set "
+                    f"({present} present / {absent} absent scores): {_describe(rule)}, "
+                    f"components from that set, is the dev-set choice",
+                    bound,
+                )
             rule = rule_for_accuracy(bound, labelled=True)
             if rule is not None:
-                return RuleChoice(rule, f"labelled calibration set: balanced accuracy {knowledge.labelled_accuracy:.3f} "
-                                        f"({present} present / {absent} absent scores, 95 % lower bound {bound:.3f}); "
-                                        f"{_describe(rule)} is the dev-set choice at that accuracy", bound)
-            return RuleChoice(SAFEST, f"labelled calibration set: accuracy lower bound {bound:.3f} is below the "
-                                      f"weakest verifier measured ({DECLARED[0][0]}); the safest rule", bound)
+                return RuleChoice(
+                    rule,
+                    f"labelled calibration set: balanced accuracy {knowledge.labelled_accuracy:.3f} "
+                    f"({present} present / {absent} absent scores, 95 % lower bound {bound:.3f}); "
+                    f"{_describe(rule)} is the dev-set choice at that accuracy",
+                    bound,
+                )
+            return RuleChoice(
+                SAFEST,
+                f"labelled calibration set: accuracy lower bound {bound:.3f} is below the "
+                f"weakest verifier measured ({DECLARED[0][0]}); the safest rule",
+                bound,
+            )
     if knowledge.declared_accuracy is not None:
         accuracy = knowledge.declared_accuracy
         if not math.isfinite(accuracy) or not 0.0 <= accuracy <= 1.0:
             raise ValueError(f"declared_accuracy must lie in [0, 1], got {accuracy}")
         rule = rule_for_accuracy(accuracy)
         if rule is not None:
-            return RuleChoice(rule, f"declared verifier accuracy {accuracy:.3f}: {_describe(rule)} is the dev-set "
-                                    f"choice at that accuracy", accuracy)
-        return RuleChoice(SAFEST, f"declared verifier accuracy {accuracy:.3f} is below the weakest verifier measured "
-                                  f"({DECLARED[0][0]}); the safest rule", accuracy)
+            return RuleChoice(
+                rule,
+                f"declared verifier accuracy {accuracy:.3f}: {_describe(rule)} is the dev-set choice at that accuracy",
+                accuracy,
+            )
+        return RuleChoice(
+            SAFEST,
+            f"declared verifier accuracy {accuracy:.3f} is below the weakest verifier measured "
+            f"({DECLARED[0][0]}); the safest rule",
+            accuracy,
+        )
     if knowledge.engine in BY_ENGINE:
         rule = BY_ENGINE[knowledge.engine]
-        return RuleChoice(rule, f"the {knowledge.engine} engine: {_describe(rule)} is the dev-set choice for its "
-                                f"zero-shot scores")
-    return RuleChoice(SAFEST, "nothing known about the verifier (no calibration set, no declared accuracy): "
-                              f"{_describe(SAFEST)}: strict is better with a strong verifier but collapses with a weak one")
+        return RuleChoice(
+            rule, f"the {knowledge.engine} engine: {_describe(rule)} is the dev-set choice for its zero-shot scores"
+        )
+    return RuleChoice(
+        SAFEST,
+        "nothing known about the verifier (no calibration set, no declared accuracy): "
+        f"{_describe(SAFEST)}: strict is better with a strong verifier but collapses with a weak one",
+    )
 
 
 POSTERIOR_PARTITIONERS = ("mixture", "calibrated")
@@ -223,16 +254,24 @@ def configured_rule(partitioner: str, rho: float, rho_absent: float) -> RuleChoi
     paper's rule (only partitioner "auto" chooses)."""
     posterior = partitioner in POSTERIOR_PARTITIONERS
     rule = Rule(partitioner, "hard", rho if posterior else None, (rho_absent or rho) if posterior else None)
-    return RuleChoice(rule, f"configured: partitioner {partitioner}, recall hard (the paper's rule); "
-                            "partitioner 'auto' would choose from what the namespace knows about its verifier")
+    return RuleChoice(
+        rule,
+        f"configured: partitioner {partitioner}, recall hard (the paper's rule); "
+        "partitioner 'auto' would choose from what the namespace knows about its verifier",
+    )
 
 
 def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, engine: str) -> VerifierKnowledge:
     """VerifierKnowledge from a namespace's stored facts."""
     if labelled is None:
         return VerifierKnowledge(declared_accuracy=declared_accuracy, engine=engine)
-    return VerifierKnowledge(labelled_accuracy=labelled.accuracy, labelled_present=labelled.present,
-                             labelled_absent=labelled.absent, declared_accuracy=declared_accuracy, engine=engine)
+    return VerifierKnowledge(
+        labelled_accuracy=labelled.accuracy,
+        labelled_present=labelled.present,
+        labelled_absent=labelled.absent,
+        declared_accuracy=declared_accuracy,
+        engine=engine,
+    )
 
 
 # An explicit Recall.rank_by_confidence on a namespace whose rule carries no confidence ranking
@@ -241,8 +280,9 @@ def knowledge_of(labelled: LabelledSet | None, declared_accuracy: float | None, 
 DEFAULT_CONFIDENCE = ConfidenceRanking(present_above=0.9)
 
 
-def confidence_in_force(rule: Rule, runs_rule: bool, requested: bool | None,
-                        mode: str | None = None) -> ConfidenceRanking:
+def confidence_in_force(
+    rule: Rule, runs_rule: bool, requested: bool | None, mode: str | None = None
+) -> ConfidenceRanking:
     """The confidence ranking a recall uses: `requested` None follows the rule when the recall
     runs it (no mode named) and uses none when a mode is named; True uses the rule's ranking, or
     DEFAULT_CONFIDENCE where it has none; False none. Confidence orders items within tiers, so it
@@ -252,19 +292,25 @@ def confidence_in_force(rule: Rule, runs_rule: bool, requested: bool | None,
         return NO_CONFIDENCE
     effective_mode = rule.recall_mode if runs_rule else mode
     if requested and effective_mode in ("soft", "off"):
-        raise ValueError(f"rank_by_confidence orders items within logic tiers; mode {effective_mode} ranks without "
-                         "tiers: use hard, strict or adaptive, or leave rank_by_confidence unset")
+        raise ValueError(
+            f"rank_by_confidence orders items within logic tiers; mode {effective_mode} ranks without "
+            "tiers: use hard, strict or adaptive, or leave rank_by_confidence unset"
+        )
     if rule.ranks_by_confidence:
         return rule.confidence
     return DEFAULT_CONFIDENCE if requested else NO_CONFIDENCE
 
 
 def describe_confidence(ranking: ConfidenceRanking) -> str:
-    parts = ([f"forbidden confidence < {ranking.absent_below}"] if ranking.absent_below is not None else []) + \
-            ([f"required confidence > {ranking.present_above}"] if ranking.present_above is not None else [])
+    parts = ([f"forbidden confidence < {ranking.absent_below}"] if ranking.absent_below is not None else []) + (
+        [f"required confidence > {ranking.present_above}"] if ranking.present_above is not None else []
+    )
     if ranking.present_weight > 0 or ranking.absent_weight > 0:
-        parts.append("similarity" + (f" + {ranking.present_weight:g} x required confidence" if ranking.present_weight else "")
-                     + (f" - {ranking.absent_weight:g} x forbidden confidence" if ranking.absent_weight else ""))
+        parts.append(
+            "similarity"
+            + (f" + {ranking.present_weight:g} x required confidence" if ranking.present_weight else "")
+            + (f" - {ranking.absent_weight:g} x forbidden confidence" if ranking.absent_weight else "")
+        )
     return "ranked by confidence within tiers (" + ", then ".join(parts) + ")" if parts else ""
 
 

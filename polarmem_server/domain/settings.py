@@ -41,19 +41,41 @@ AUTO_PARTITIONER = "auto"  # the partitioner and default recall rule come from d
 DEFAULT_RHO = 0.85
 DEFAULT_OPEN_VOCABULARY = True  # NamespaceSettings.open_vocabulary; an unset gRPC field means this
 
-UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
-                    "fixed_threshold", "template_std_max", "concepts", "declared_accuracy")
+UPDATABLE_FIELDS = (
+    "kappa",
+    "rho",
+    "rho_absent",
+    "partitioner",
+    "aliases",
+    "templates",
+    "degenerate_policy",
+    "fixed_threshold",
+    "template_std_max",
+    "concepts",
+    "declared_accuracy",
+)
 """What UpdateNamespace may change (its FieldMask paths); the rest is fixed at creation."""
 
 # Fields stored as plain scalars in NamespaceRecord under the same names.
-_SCALAR_FIELDS = ("encoder", "kappa", "degenerate_policy", "fixed_threshold", "template_std_max", "partitioner",
-                  "rho", "rho_absent", "open_vocabulary")
+_SCALAR_FIELDS = (
+    "encoder",
+    "kappa",
+    "degenerate_policy",
+    "fixed_threshold",
+    "template_std_max",
+    "partitioner",
+    "rho",
+    "rho_absent",
+    "open_vocabulary",
+)
 
 
 def check_namespace_name(name: object) -> str:
     if not isinstance(name, str) or not _NAMESPACE_NAME.fullmatch(name):
-        raise InvalidArgument(f"namespace name {quoted(name)} is invalid: use 1-64 letters, digits, '_', '.', '-', "
-                              "starting with a letter or digit")
+        raise InvalidArgument(
+            f"namespace name {quoted(name)} is invalid: use 1-64 letters, digits, '_', '.', '-', "
+            "starting with a letter or digit"
+        )
     return name
 
 
@@ -90,14 +112,24 @@ class NamespaceSettings:
         """The partitioner's settings; an "auto" namespace partitions with the settings its rule
         resolves to (Namespace.partition_settings), so here it only checks the shared fields."""
         method = "otsu" if self.auto else self.partitioner
-        return PartitionSettings(kappa=self.kappa, template_std_max=self.template_std_max,
-                                 degenerate_policy=self.degenerate_policy, fixed_threshold=self.fixed_threshold,
-                                 method=method, rho=self.rho, rho_absent=self.rho_absent)
+        return PartitionSettings(
+            kappa=self.kappa,
+            template_std_max=self.template_std_max,
+            degenerate_policy=self.degenerate_policy,
+            fixed_threshold=self.fixed_threshold,
+            method=method,
+            rho=self.rho,
+            rho_absent=self.rho_absent,
+        )
 
     def with_rule(self, partitioner: str, rho: float | None, rho_absent: float | None) -> NamespaceSettings:
         """These settings partitioning with a chosen rule's partitioner and band (unset: ours)."""
-        return dataclasses.replace(self, partitioner=partitioner, rho=self.rho if rho is None else rho,
-                                   rho_absent=self.rho_absent if rho_absent is None else rho_absent)
+        return dataclasses.replace(
+            self,
+            partitioner=partitioner,
+            rho=self.rho if rho is None else rho,
+            rho_absent=self.rho_absent if rho_absent is None else rho_absent,
+        )
 
     def validate(self) -> NamespaceSettings:
         """Raises InvalidArgument naming the first bad field; returns self."""
@@ -109,8 +141,10 @@ class NamespaceSettings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InvalidArgument(f"config.{name} must be a finite number, got {quoted(value)}")
         if self.partitioner not in (*PARTITIONERS, AUTO_PARTITIONER):
-            raise InvalidArgument(f"config.partitioner must be one of {', '.join((*PARTITIONERS, AUTO_PARTITIONER))}, "
-                                  f"got {quoted(self.partitioner)}")
+            raise InvalidArgument(
+                f"config.partitioner must be one of {', '.join((*PARTITIONERS, AUTO_PARTITIONER))}, "
+                f"got {quoted(self.partitioner)}"
+            )
         try:
             self.partition_settings()  # bad kappa / policy / threshold / rho
         except InvalidArgument as exc:
@@ -123,17 +157,25 @@ class NamespaceSettings:
         if self.encoder != "none":
             sem = next((s for s in self.spaces if s.name == "sem"), None)
             if sem is None or sem.dim != ENCODER_DIM[self.encoder] or sem.multi:
-                raise InvalidArgument(f"config.encoder {self.encoder!r} writes a {ENCODER_DIM[self.encoder]}-d single-vector "
-                                      "space named 'sem'; declare it or use encoder 'none'")
-        if (not self.templates or len(self.templates) > MAX_TEMPLATES
-                or any(not isinstance(t, str) or "{c}" not in t for t in self.templates)):
+                raise InvalidArgument(
+                    f"config.encoder {self.encoder!r} writes a {ENCODER_DIM[self.encoder]}-d single-vector "
+                    "space named 'sem'; declare it or use encoder 'none'"
+                )
+        if (
+            not self.templates
+            or len(self.templates) > MAX_TEMPLATES
+            or any(not isinstance(t, str) or "{c}" not in t for t in self.templates)
+        ):
             raise InvalidArgument(f"config.templates: give 1-{MAX_TEMPLATES} templates, each containing '{{c}}'")
         for alias, target in self.aliases.items():
             if not normalise(alias) or not normalise(target):
-                raise InvalidArgument(f"config.aliases: {quoted(alias)} -> {quoted(target)}: both sides need letters "
-                                      "or digits")
+                raise InvalidArgument(
+                    f"config.aliases: {quoted(alias)} -> {quoted(target)}: both sides need letters or digits"
+                )
         if len(self.concepts) > MAX_DECLARED_CONCEPTS:
-            raise InvalidArgument(f"config.concepts: at most {MAX_DECLARED_CONCEPTS} concepts, got {len(self.concepts)}")
+            raise InvalidArgument(
+                f"config.concepts: at most {MAX_DECLARED_CONCEPTS} concepts, got {len(self.concepts)}"
+            )
         for concept in self.concepts:
             if not isinstance(concept, str) or not normalise(concept):
                 raise InvalidArgument(f"config.concepts: {quoted(concept)} has no letters or digits")
@@ -141,15 +183,23 @@ class NamespaceSettings:
 
     def _validate_auto(self) -> None:
         accuracy = self.declared_accuracy
-        if accuracy is not None and (isinstance(accuracy, bool) or not isinstance(accuracy, (int, float))
-                                     or not math.isfinite(accuracy) or not 0.0 <= accuracy <= 1.0):
-            raise InvalidArgument(f"config.declared_accuracy must be a number in [0, 1] (the verifier's share of "
-                                  f"right answers), got {quoted(accuracy)}; leave it unset if unknown")
+        if accuracy is not None and (
+            isinstance(accuracy, bool)
+            or not isinstance(accuracy, (int, float))
+            or not math.isfinite(accuracy)
+            or not 0.0 <= accuracy <= 1.0
+        ):
+            raise InvalidArgument(
+                f"config.declared_accuracy must be a number in [0, 1] (the verifier's share of "
+                f"right answers), got {quoted(accuracy)}; leave it unset if unknown"
+            )
         # "auto" chooses the band together with the partitioner (the dev set measured them as a
         # pair), so a band given with it would be silently overridden: refuse it instead.
         if self.auto and (self.rho != DEFAULT_RHO or self.rho_absent):
-            raise InvalidArgument(f"config.rho / config.rho_absent: partitioner '{AUTO_PARTITIONER}' chooses the band "
-                                  "with the partitioner (docs/partitioners.md); leave them unset, or name a partitioner")
+            raise InvalidArgument(
+                f"config.rho / config.rho_absent: partitioner '{AUTO_PARTITIONER}' chooses the band "
+                "with the partitioner (docs/partitioners.md); leave them unset, or name a partitioner"
+            )
 
     def _validate_spaces(self) -> None:
         names = [s.name for s in self.spaces]
@@ -157,8 +207,9 @@ class NamespaceSettings:
             raise InvalidArgument(f"config.spaces: a space name appears twice in {quoted(names)}")
         for i, space in enumerate(self.spaces):
             if not _SPACE_NAME.fullmatch(space.name):
-                raise InvalidArgument(f"config.spaces[{i}].name {quoted(space.name)} is invalid: use 1-64 letters, "
-                                      "digits, '_', '.', '-'")
+                raise InvalidArgument(
+                    f"config.spaces[{i}].name {quoted(space.name)} is invalid: use 1-64 letters, digits, '_', '.', '-'"
+                )
             if not 1 <= space.dim <= MAX_SPACE_DIM:
                 raise InvalidArgument(f"config.spaces[{i}].dim must lie in [1, {MAX_SPACE_DIM}], got {space.dim}")
             if space.storage not in STORAGES:
@@ -170,14 +221,18 @@ class NamespaceSettings:
         if not isinstance(self.ann, AnnSpec):
             raise InvalidArgument(f"config.ann must be an AnnSpec or None, got {type(self.ann).__name__}")
         if all(s.multi for s in self.spaces):
-            raise InvalidArgument("config.ann: an approximate index needs a single-vector space; this namespace has none")
+            raise InvalidArgument(
+                "config.ann: an approximate index needs a single-vector space; this namespace has none"
+            )
 
     def updated(self, changes: Mapping[str, object]) -> NamespaceSettings:
         """These settings with `changes` (only UPDATABLE_FIELDS) applied and validated; declared
         concepts are only ever added to."""
         unknown = sorted(set(changes) - set(UPDATABLE_FIELDS))
         if unknown:
-            raise InvalidArgument(f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}")
+            raise InvalidArgument(
+                f"update_mask: {quoted(unknown)} cannot be updated; use {', '.join(UPDATABLE_FIELDS)}"
+            )
         values: dict[str, Any] = dict(changes)  # each value is checked by validate()
         if values.get("partitioner") == AUTO_PARTITIONER:
             # the previous partitioner's band does not carry over to "auto" (it picks its own)
@@ -189,10 +244,18 @@ class NamespaceSettings:
 
     def to_record(self, created_ms: int) -> records_pb2.NamespaceRecord:
         return records_pb2.NamespaceRecord(
-            name=self.name, created_ms=created_ms, templates=list(self.templates), aliases=dict(self.aliases),
-            concepts=list(self.concepts), declared_accuracy=self.declared_accuracy,
-            spaces=[records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces],
-            **{name: getattr(self, name) for name in _SCALAR_FIELDS}, **ann_to_record(self.ann))
+            name=self.name,
+            created_ms=created_ms,
+            templates=list(self.templates),
+            aliases=dict(self.aliases),
+            concepts=list(self.concepts),
+            declared_accuracy=self.declared_accuracy,
+            spaces=[
+                records_pb2.SpaceRecord(name=s.name, dim=s.dim, multi=s.multi, storage=s.storage) for s in self.spaces
+            ],
+            **{name: getattr(self, name) for name in _SCALAR_FIELDS},
+            **ann_to_record(self.ann),
+        )
 
     @classmethod
     def from_record(cls, record: records_pb2.NamespaceRecord) -> NamespaceSettings:
@@ -208,12 +271,16 @@ class NamespaceSettings:
         # false is a closed vocabulary, as it was made (and as every namespace stored before the
         # field existed was): the default applies to new namespaces only
         scalars["open_vocabulary"] = record.open_vocabulary
-        return cls(name=record.name,
-                   spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
-                   templates=tuple(record.templates) or DEFAULT_TEMPLATES, aliases=dict(record.aliases),
-                   concepts=tuple(record.concepts),
-                   declared_accuracy=record.declared_accuracy if record.HasField("declared_accuracy") else None,
-                   ann=ann_from_record(record), **scalars)
+        return cls(
+            name=record.name,
+            spaces=tuple(SpaceSpec(s.name, s.dim, s.multi, s.storage or "fp32") for s in record.spaces),
+            templates=tuple(record.templates) or DEFAULT_TEMPLATES,
+            aliases=dict(record.aliases),
+            concepts=tuple(record.concepts),
+            declared_accuracy=record.declared_accuracy if record.HasField("declared_accuracy") else None,
+            ann=ann_from_record(record),
+            **scalars,
+        )
 
 
 # The stored form of `ann`: NamespaceRecord.ann (absent = no approximate index).

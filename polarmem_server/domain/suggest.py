@@ -15,8 +15,9 @@ DEFAULT_LIMIT = 3
 DEFAULT_CUTOFF = 0.6
 
 
-def closest_names(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT,
-                  cutoff: float = DEFAULT_CUTOFF) -> list[str]:
+def closest_names(
+    name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT, cutoff: float = DEFAULT_CUTOFF
+) -> list[str]:
     """Up to `limit` names of `known` closest to `name`, best first.
 
     Names are compared in their normal form (lower case, singular last word), so "Dgos" finds
@@ -45,7 +46,7 @@ def closest_names(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT,
 
 
 def did_you_mean(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT) -> str:
-    """" (did you mean 'dog'?)" / " (did you mean 'dog' or 'hot dog'?)", or "" when nothing is close."""
+    """ " (did you mean 'dog'?)" / " (did you mean 'dog' or 'hot dog'?)", or "" when nothing is close."""
     close = closest_names(name, known, limit)
     if not close:
         return ""
@@ -60,5 +61,7 @@ def unknown_concepts_message(field: str, unknown: Iterable[str], known: Iterable
     known = list(known)
     where = f" of namespace {namespace!r}" if namespace else ""
     parts = [f"{name!r}{did_you_mean(name, known)}" for name in unknown]
-    return (f"{field}: {', '.join(parts)} {'is' if len(parts) == 1 else 'are'} not in the vocabulary{where}; "
-            f"fix the name, or set allow_unknown_concepts to recall without {'it' if len(parts) == 1 else 'them'}")
+    return (
+        f"{field}: {', '.join(parts)} {'is' if len(parts) == 1 else 'are'} not in the vocabulary{where}; "
+        f"fix the name, or set allow_unknown_concepts to recall without {'it' if len(parts) == 1 else 'them'}"
+    )

@@ -59,7 +59,8 @@ from polarmem_server.domain.vocabulary import Vocabulary, normalise
 # having, liking and doing, and vague modifiers. A negated "drink" in "does not drink coffee"
 # would put every note about drinks in conflict with "what does the user drink"; the object
 # ("coffee") carries the polarity.
-NON_CONCEPT_WORDS = frozenset("""
+NON_CONCEPT_WORDS = frozenset(
+    """
 like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed
 want wants wanted need needs needed use uses used using drink drinks drank drinking eat eats ate eating
 take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept
@@ -67,7 +68,8 @@ say says said tell tells told know knows knew think thinks thought feel feels fe
 allow allows allowed let lets put puts set sets try tries tried ask asks asked
 really actually usually always often sometimes ever still already also maybe perhaps quite rather
 good bad nice fine great well okay ok able available currently today tomorrow yesterday
-""".split())
+""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,9 @@ class ParsedText:
         """concept id -> negated, one per mentioned concept in order of first mention, by the
         policy in the module doc (the core's, cpp/src/text_parse.cpp, which the compiled front
         also applies)."""
-        return dict(_core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions
-                                            if not m.uncertain]))
+        return dict(
+            _core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions if not m.uncertain])
+        )
 
     @property
     def subjects(self) -> list[int]:
@@ -151,9 +154,14 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
     text alike)."""
     mentions, unknown, spans = _core.parse_text(_utf8(text), vocabulary.compiled_keys(), triggers.compiled)
     name = vocabulary.name
-    return ParsedText([Mention(concept_id, name(concept_id), start, end, negated, cue, resolution, uncertain, subject)
-                       for concept_id, start, end, negated, cue, resolution, uncertain, subject in mentions],
-                      [UnknownTerm(*term) for term in unknown], spans)
+    return ParsedText(
+        [
+            Mention(concept_id, name(concept_id), start, end, negated, cue, resolution, uncertain, subject)
+            for concept_id, start, end, negated, cue, resolution, uncertain, subject in mentions
+        ],
+        [UnknownTerm(*term) for term in unknown],
+        spans,
+    )
 
 
 _NO_VOCABULARY = Vocabulary()
@@ -170,15 +178,20 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     normal form, so "atlas" and "Atlas" are one concept). Their polarity is parse's once they are
     bound."""
     parsed = parse(text, _NO_VOCABULARY, triggers)
-    return list(dict.fromkeys(_term_name(text, u) for u in parsed.unknown
-                              if u.word not in NON_CONCEPT_WORDS or (u.subject and len(u.word) == 2)))
+    return list(
+        dict.fromkeys(
+            _term_name(text, u)
+            for u in parsed.unknown
+            if u.word not in NON_CONCEPT_WORDS or (u.subject and len(u.word) == 2)
+        )
+    )
 
 
 def _term_name(text: str, term: UnknownTerm) -> str:
     """A content word's concept name: its normal form, or a name's own word. A capitalised word
     ending like a name ("Atlas", "Pandas", "Redis") is not singularised even where it starts a
     sentence."""
-    written = text[term.start:term.start + 1]
+    written = text[term.start : term.start + 1]
     if term.subject or (written.isupper() and term.word.endswith(("as", "is", "us"))):
         return term.word
     return normalise(term.word)
@@ -191,14 +204,24 @@ def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) ->
     mentions: list[Mention] = []
     for m in parsed.mentions:
         mentions.append(m)
-        words = _tokenise(text[m.start:m.end])
+        words = _tokenise(text[m.start : m.end])
         if len(words) < 2:
             continue
         for word, start, end in words:
             concept_id = vocabulary.lookup(word) if word.isalpha() else None
             if concept_id is not None and concept_id != m.concept_id:
-                mentions.append(Mention(concept_id, vocabulary.name(concept_id), m.start + start,
-                                        m.start + end, m.negated, m.cue, m.resolution, m.uncertain))
+                mentions.append(
+                    Mention(
+                        concept_id,
+                        vocabulary.name(concept_id),
+                        m.start + start,
+                        m.start + end,
+                        m.negated,
+                        m.cue,
+                        m.resolution,
+                        m.uncertain,
+                    )
+                )
     return ParsedText(mentions, parsed.unknown, parsed.negated_spans)
 
 
@@ -241,8 +264,10 @@ def chunk_text(text: str, max_chars: int = 600, overlap_chars: int = 120) -> lis
         if len(current) + len(sentence) + 1 > max_chars and current:
             chunks.append(current)
             tail = current[-overlap_chars:] if overlap_chars else ""
-            tail = tail[tail.find(" ") + 1:] if " " in tail else tail
-            current = (tail + " " + sentence).strip() if tail and len(tail) + len(sentence) + 1 <= max_chars else sentence
+            tail = tail[tail.find(" ") + 1 :] if " " in tail else tail
+            current = (
+                (tail + " " + sentence).strip() if tail and len(tail) + len(sentence) + 1 <= max_chars else sentence
+            )
         else:
             current = f"{current} {sentence}".strip()
     if current:

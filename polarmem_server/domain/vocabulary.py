@@ -79,8 +79,9 @@ def _append_keys(table: dict[str, int], names: Sequence[str], first: int) -> lis
 class Vocabulary:
     """Thread-safe name <-> id mapping of one namespace."""
 
-    def __init__(self, names: Iterable[str] = (), aliases: Mapping[str, str] | None = None,
-                 shadow: bool = False) -> None:
+    def __init__(
+        self, names: Iterable[str] = (), aliases: Mapping[str, str] | None = None, shadow: bool = False
+    ) -> None:
         self._lock = threading.Lock()
         self._names: list[str] = []
         self._ids: dict[str, int] = {}
@@ -213,14 +214,19 @@ class Vocabulary:
                         # (an open vocabulary appends a few words per write; rebuilding its
                         # table cost 1.9 ms per write at 6,740 words, 6.4 ms at 30,000).
                         table = pushed.table
-                        self._compiled_keys.set(_append_keys(table, self._names[pushed.size:size], pushed.size))
+                        self._compiled_keys.set(_append_keys(table, self._names[pushed.size : size], pushed.size))
                     else:
                         table = self._lookup_table()
                         gone = [key for key in pushed.table if key not in table]
                         if gone:
                             self._compiled_keys.erase(gone)
-                        self._compiled_keys.set([(key, concept_id) for key, concept_id in table.items()
-                                                 if pushed.table.get(key) != concept_id])
+                        self._compiled_keys.set(
+                            [
+                                (key, concept_id)
+                                for key, concept_id in table.items()
+                                if pushed.table.get(key) != concept_id
+                            ]
+                        )
                     self._pushed = _Pushed(table, version, rewrites, size)
         return self._compiled_keys
 

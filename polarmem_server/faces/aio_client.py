@@ -19,8 +19,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
-from polarmem_server.faces.client import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STREAM_TIMEOUT_S, DEFAULT_TIMEOUT_S,
-                                          READY_POLL_S, open_channel, ready_answer, ready_deadline)
+from polarmem_server.faces.client import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_STREAM_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    READY_POLL_S,
+    open_channel,
+    ready_answer,
+    ready_deadline,
+)
 from polarmem_server.faces.client_requests import Content, item_message
 from polarmem_server.faces.recall_routing import Router
 
@@ -29,26 +36,60 @@ class AsyncPolarMemClient:
     """asyncio client; see PolarMemClient for the arguments. Create it inside a running event
     loop (grpc.aio binds the channel to it) and close it with `await close()` or `async with`."""
 
-    def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
-                 timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
-                 initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
-                 retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True, consistency_token: bytes = b"", wait_for_ready: bool = True) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        root_certificates: bytes | None = None,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        *,
+        tls: bool = False,
+        tls_server_name: str | None = None,
+        retries: int = 4,
+        initial_backoff_s: float = 0.1,
+        max_backoff_s: float = 2.0,
+        retry_codes: Sequence[str] = ("UNAVAILABLE",),
+        stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S,
+        recall_address: str | None = None,
+        fast_front: bool = True,
+        consistency_token: bytes = b"",
+        wait_for_ready: bool = True,
+    ) -> None:
         """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front;
         the client carries its own last write's consistency token into its later reads;
         `wait_for_ready`: calls wait, within their deadline, for a server that is starting)."""
-        self._channel, self._metadata = open_channel(grpc.aio, address, token, root_certificates, max_message_bytes, tls,
-                                                     tls_server_name, retries, initial_backoff_s, max_backoff_s,
-                                                     retry_codes)
+        self._channel, self._metadata = open_channel(
+            grpc.aio,
+            address,
+            token,
+            root_certificates,
+            max_message_bytes,
+            tls,
+            tls_server_name,
+            retries,
+            initial_backoff_s,
+            max_backoff_s,
+            retry_codes,
+        )
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._recall_channel = None
 
         def open_front(front: str):
             # No retries on the front's channel: a failed call goes to the main port instead.
-            self._recall_channel, _ = open_channel(grpc.aio, front, token, root_certificates, max_message_bytes, tls,
-                                                   tls_server_name, 1, initial_backoff_s, max_backoff_s, retry_codes)
+            self._recall_channel, _ = open_channel(
+                grpc.aio,
+                front,
+                token,
+                root_certificates,
+                max_message_bytes,
+                tls,
+                tls_server_name,
+                1,
+                initial_backoff_s,
+                max_backoff_s,
+                retry_codes,
+            )
             return pb_grpc.MemoryServiceStub(self._recall_channel)
 
         self.front = Router(address, fast_front, open_front, recall_address)
@@ -87,7 +128,9 @@ class AsyncPolarMemClient:
             # Nothing answered: one call that does not wait raises the transport's own error
             # (UNAVAILABLE, saying why it could not connect). Health is not retried, unlike
             # the reads, whose backoff could outlast what is left of the deadline.
-            await self._health.Check(health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S))
+            await self._health.Check(
+                health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S)
+            )
         if timeout_s is None:
             return None, False
         return max(deadline - time.monotonic(), 0.0), True
@@ -125,19 +168,46 @@ class AsyncPolarMemClient:
     async def wait_ready(self, timeout_s: float = 60.0) -> None:
         await asyncio.wait_for(self._channel.channel_ready(), timeout_s)
 
-    async def create_namespace(self, name: str, spaces: Iterable[Any] = (), encoder: str = "",
-                               kappa: float | None = None, aliases: Mapping[str, str] | None = None,
-                               templates: Sequence[str] | None = None, partitioner: str = "",
-                               rho: float | None = None, rho_absent: float | None = None, degenerate_policy: str = "",
-                               fixed_threshold: float | None = None, template_std_max: float | None = None,
-                               concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
-                               ann: Mapping[str, Any] | bool | None = None,
-                               open_vocabulary: bool | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
-        config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
-                                           degenerate_policy, fixed_threshold, template_std_max, concepts,
-                                           declared_accuracy, ann, open_vocabulary)
-        response = await self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
-                                     timeout_s)
+    async def create_namespace(
+        self,
+        name: str,
+        spaces: Iterable[Any] = (),
+        encoder: str = "",
+        kappa: float | None = None,
+        aliases: Mapping[str, str] | None = None,
+        templates: Sequence[str] | None = None,
+        partitioner: str = "",
+        rho: float | None = None,
+        rho_absent: float | None = None,
+        degenerate_policy: str = "",
+        fixed_threshold: float | None = None,
+        template_std_max: float | None = None,
+        concepts: Sequence[str] | None = None,
+        declared_accuracy: float | None = None,
+        ann: Mapping[str, Any] | bool | None = None,
+        open_vocabulary: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> pb.NamespaceInfo:
+        config, _ = build.namespace_config(
+            spaces,
+            encoder,
+            kappa,
+            aliases,
+            templates,
+            partitioner,
+            rho,
+            rho_absent,
+            degenerate_policy,
+            fixed_threshold,
+            template_std_max,
+            concepts,
+            declared_accuracy,
+            ann,
+            open_vocabulary,
+        )
+        response = await self._call(
+            self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config), timeout_s
+        )
         return response.namespace
 
     async def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
@@ -153,84 +223,182 @@ class AsyncPolarMemClient:
     async def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
         await self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name), timeout_s)
 
-    async def remember(self, namespace: str, *, timeout_s: float | None = None, id: str = "", kind: str = "visual",
-                       text: str = "", uri: str = "", metadata: Mapping[str, str] | None = None,
-                       vectors: Mapping[str, Any] | None = None, scores: Mapping[str, Sequence[float]] | None = None,
-                       states: Mapping[str, str] | None = None, verify_concepts: Sequence[str] | None = None,
-                       content: Content | None = None, source: str = "", model: str = "") -> pb.Item:
-        item = item_message(id=id, kind=kind, text=text, uri=uri, metadata=metadata, vectors=vectors, scores=scores,
-                            states=states, verify_concepts=verify_concepts, content=content, source=source, model=model)
-        return (await self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item),
-                                 timeout_s)).item
+    async def remember(
+        self,
+        namespace: str,
+        *,
+        timeout_s: float | None = None,
+        id: str = "",
+        kind: str = "visual",
+        text: str = "",
+        uri: str = "",
+        metadata: Mapping[str, str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        scores: Mapping[str, Sequence[float]] | None = None,
+        states: Mapping[str, str] | None = None,
+        verify_concepts: Sequence[str] | None = None,
+        content: Content | None = None,
+        source: str = "",
+        model: str = "",
+    ) -> pb.Item:
+        item = item_message(
+            id=id,
+            kind=kind,
+            text=text,
+            uri=uri,
+            metadata=metadata,
+            vectors=vectors,
+            scores=scores,
+            states=states,
+            verify_concepts=verify_concepts,
+            content=content,
+            source=source,
+            model=model,
+        )
+        return (
+            await self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item), timeout_s)
+        ).item
 
-    async def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput] | AsyncIterable[pb.ItemInput],
-                              timeout_s: float | None = None, items_per_message: int = 64) -> pb.RememberStreamResponse:
+    async def remember_stream(
+        self,
+        namespace: str,
+        items: Iterable[pb.ItemInput] | AsyncIterable[pb.ItemInput],
+        timeout_s: float | None = None,
+        items_per_message: int = 64,
+    ) -> pb.RememberStreamResponse:
         """As PolarMemClient.remember_stream; `items` may also be an async iterable."""
         build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
         if isinstance(items, AsyncIterable):
             requests: Any = _async_stream_requests(namespace, items, items_per_message)
         else:
             requests = build.remember_stream_requests(namespace, items, items_per_message)
-        return await self._call(self._stub.RememberStream, requests,
-                                timeout_s if timeout_s is not None else self.stream_timeout_s)
+        return await self._call(
+            self._stub.RememberStream, requests, timeout_s if timeout_s is not None else self.stream_timeout_s
+        )
 
-    async def observe(self, namespace: str, id: str, scores: Mapping[str, Sequence[float]] | None = None,
-                      states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None, *,
-                      text: str = "", content: Content | None = None, verify_concepts: Sequence[str] | None = None,
-                      source: str = "", model: str = "", timeout_s: float | None = None) -> pb.ObserveResponse:
-        request = build.observe_request(namespace, id, scores, states, vectors, text, content, verify_concepts,
-                                        source, model)
+    async def observe(
+        self,
+        namespace: str,
+        id: str,
+        scores: Mapping[str, Sequence[float]] | None = None,
+        states: Mapping[str, str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        *,
+        text: str = "",
+        content: Content | None = None,
+        verify_concepts: Sequence[str] | None = None,
+        source: str = "",
+        model: str = "",
+        timeout_s: float | None = None,
+    ) -> pb.ObserveResponse:
+        request = build.observe_request(
+            namespace, id, scores, states, vectors, text, content, verify_concepts, source, model
+        )
         return await self._call(self._stub.Observe, request, timeout_s)
 
     async def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
         await self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
 
-    async def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
-                       timeout_s: float | None = None, consistency: str | None = None,
-                 consistency_token: bytes | None = None) -> pb.GetItemResponse:
-        request = build.with_consistency(pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
-                                                           include_vectors=include_vectors), consistency, consistency_token)
+    async def get_item(
+        self,
+        namespace: str,
+        id: str,
+        include_history: bool = False,
+        include_vectors: bool = False,
+        timeout_s: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+    ) -> pb.GetItemResponse:
+        request = build.with_consistency(
+            pb.GetItemRequest(
+                namespace=namespace, id=id, include_history=include_history, include_vectors=include_vectors
+            ),
+            consistency,
+            consistency_token,
+        )
         return await self._call(self._stub.GetItem, request, timeout_s)
 
-    async def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
-                          page_token: str = "", timeout_s: float | None = None) -> pb.GetConceptResponse:
-        return await self._call(self._stub.GetConcept,
-                                build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
+    async def get_concept(
+        self,
+        namespace: str,
+        concept: str,
+        polarity: str = "has",
+        page_size: int = 0,
+        page_token: str = "",
+        timeout_s: float | None = None,
+    ) -> pb.GetConceptResponse:
+        return await self._call(
+            self._stub.GetConcept,
+            build.get_concept_request(namespace, concept, polarity, page_size, page_token),
+            timeout_s,
+        )
 
-    async def list_concepts(self, namespace: str, page_size: int = 0, page_token: str = "",
-                            timeout_s: float | None = None) -> pb.ListConceptsResponse:
-        return await self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
-                                timeout_s)
+    async def list_concepts(
+        self, namespace: str, page_size: int = 0, page_token: str = "", timeout_s: float | None = None
+    ) -> pb.ListConceptsResponse:
+        return await self._call(
+            self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token), timeout_s
+        )
 
-    async def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
-                         has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
-                         metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
-                         timeout_s: float | None = None, consistency: str | None = None,
-                 consistency_token: bytes | None = None) -> pb.ListItemsResponse:
+    async def list_items(
+        self,
+        namespace: str,
+        page_size: int = 0,
+        page_token: str = "",
+        *,
+        has: Sequence[str] | None = None,
+        not_has: Sequence[str] | None = None,
+        metadata_equals: Mapping[str, str] | None = None,
+        kinds: Sequence[str] | None = None,
+        timeout_s: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+    ) -> pb.ListItemsResponse:
         """As PolarMemClient.list_items."""
         request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
-        return await self._call(self._stub.ListItems, build.with_consistency(request, consistency, consistency_token),
-                          timeout_s)
+        return await self._call(
+            self._stub.ListItems, build.with_consistency(request, consistency, consistency_token), timeout_s
+        )
 
-    async def update_item(self, namespace: str, id: str, *, text: str | None = None,
-                          metadata: Mapping[str, str] | None = None,
-                          timeout_s: float | None = None) -> pb.UpdateItemResponse:
+    async def update_item(
+        self,
+        namespace: str,
+        id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> pb.UpdateItemResponse:
         """As PolarMemClient.update_item."""
-        return await self._call(self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata),
-                                timeout_s)
+        return await self._call(
+            self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata), timeout_s
+        )
 
     async def clear_namespace(self, name: str, timeout_s: float | None = None) -> int:
         """As PolarMemClient.clear_namespace."""
-        return (await self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s)).items_deleted
+        return (
+            await self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s)
+        ).items_deleted
 
-    async def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
-                             content: Content | None = None, timeout_s: float | None = None,
-                             **item: Any) -> pb.ScoreConceptsResponse:
-        return await self._call(self._stub.ScoreConcepts,
-                                build.score_concepts_request(namespace, concepts, text, content, **item), timeout_s)
+    async def score_concepts(
+        self,
+        namespace: str,
+        concepts: Sequence[str] | None,
+        *,
+        text: str = "",
+        content: Content | None = None,
+        timeout_s: float | None = None,
+        **item: Any,
+    ) -> pb.ScoreConceptsResponse:
+        return await self._call(
+            self._stub.ScoreConcepts,
+            build.score_concepts_request(namespace, concepts, text, content, **item),
+            timeout_s,
+        )
 
-    async def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool],
-                        timeout_s: float | None = None) -> pb.Calibration:
+    async def calibrate(
+        self, namespace: str, p_yes: Sequence[float], present: Sequence[bool], timeout_s: float | None = None
+    ) -> pb.Calibration:
         response = await self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s)
         return response.calibration
 
@@ -238,10 +406,20 @@ class AsyncPolarMemClient:
         """As PolarMemClient.backup."""
         return await self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
 
-    async def recall(self, namespace: str, text: str = "", *, timeout_s: float | None = None,
-                     consistency: str | None = None, consistency_token: bytes | None = None, **options: Any) -> pb.RecallResponse:
+    async def recall(
+        self,
+        namespace: str,
+        text: str = "",
+        *,
+        timeout_s: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+        **options: Any,
+    ) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""
-        request = build.with_consistency(build.recall_request(namespace, text, **options), consistency, consistency_token)
+        request = build.with_consistency(
+            build.recall_request(namespace, text, **options), consistency, consistency_token
+        )
         self.last_write.stamp(request)  # the main-port call below does not go through _call
         front = self.front.front_stub(request)
         if front is not None:

@@ -30,8 +30,10 @@ def _backup(args: argparse.Namespace) -> int:
         print(f"backup failed: {exc}", file=sys.stderr)
         return 1
     items = sum(n.items for n in response.namespaces)
-    print(f"snapshot written to {response.destination_dir} on the server: {len(response.namespaces)} namespace(s), "
-          f"{items} item(s), {response.files} files, {response.total_bytes / 2**20:.1f} MiB in {response.seconds:.1f} s")
+    print(
+        f"snapshot written to {response.destination_dir} on the server: {len(response.namespaces)} namespace(s), "
+        f"{items} item(s), {response.files} files, {response.total_bytes / 2**20:.1f} MiB in {response.seconds:.1f} s"
+    )
     for entry in response.namespaces:
         print(f"  {entry.namespace}: {entry.items} item(s)")
     return 0
@@ -45,8 +47,10 @@ def _restore(args: argparse.Namespace) -> int:
     except PolarMemError as exc:
         print(f"restore failed: {exc}", file=sys.stderr)
         return 1
-    print(f"restored {args.snapshot} (taken {manifest.created_at}, {sum(manifest.namespace_items.values())} item(s), "
-          f"checksums verified) into {args.data_dir}; start the server with data_dir = {args.data_dir}")
+    print(
+        f"restored {args.snapshot} (taken {manifest.created_at}, {sum(manifest.namespace_items.values())} item(s), "
+        f"checksums verified) into {args.data_dir}; start the server with data_dir = {args.data_dir}"
+    )
     return 0
 
 
@@ -68,12 +72,20 @@ def build_parser(prog: str = "polarmem") -> argparse.ArgumentParser:
     backup = sub.add_parser("backup", help="snapshot a running server's store to a directory on the server")
     backup.add_argument("destination", help="absolute directory on the SERVER's file system; must not exist")
     connection.add_arguments(backup, namespace=False)  # the token needs admin (every namespace)
-    backup.add_argument("--timeout-s", dest="backup_timeout_s", type=float, default=3600.0,
-                        help="deadline of the backup call, in seconds (default 3600; the connection's "
-                             "--timeout is for short calls and does not apply)")
-    backup.add_argument("--relative-to-cwd", action="store_true",
-                        help="make a relative destination absolute against this shell's directory "
-                             "(only meaningful when the server runs on this machine)")
+    backup.add_argument(
+        "--timeout-s",
+        dest="backup_timeout_s",
+        type=float,
+        default=3600.0,
+        help="deadline of the backup call, in seconds (default 3600; the connection's "
+        "--timeout is for short calls and does not apply)",
+    )
+    backup.add_argument(
+        "--relative-to-cwd",
+        action="store_true",
+        help="make a relative destination absolute against this shell's directory "
+        "(only meaningful when the server runs on this machine)",
+    )
     backup.set_defaults(func=_backup)
     restore = sub.add_parser("restore", help="copy a verified snapshot into an empty data directory (offline)")
     restore.add_argument("snapshot")

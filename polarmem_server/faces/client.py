@@ -35,8 +35,16 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
-from polarmem_server.faces.client_requests import (KINDS, MODES, POLARITIES, STATES, STORAGES, Content,  # noqa: F401 - re-exported
-                                                   item_message, vector_value)
+from polarmem_server.faces.client_requests import (  # the clients' public names, re-exported
+    KINDS,  # noqa: F401
+    MODES,  # noqa: F401
+    POLARITIES,  # noqa: F401
+    STATES,  # noqa: F401
+    STORAGES,  # noqa: F401
+    Content,  # noqa: F401
+    item_message,  # noqa: F401
+    vector_value,  # noqa: F401
+)
 from polarmem_server.faces.recall_routing import Router
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -57,13 +65,24 @@ def channel_credentials(root_certificates: bytes | None, tls: bool) -> grpc.Chan
     return None
 
 
-def open_channel(channel_module, address: str, token: str | None, root_certificates: bytes | None,
-                 max_message_bytes: int, tls: bool, tls_server_name: str | None, retries: int,
-                 initial_backoff_s: float, max_backoff_s: float, retry_codes: Sequence[str]):
+def open_channel(
+    channel_module,
+    address: str,
+    token: str | None,
+    root_certificates: bytes | None,
+    max_message_bytes: int,
+    tls: bool,
+    tls_server_name: str | None,
+    retries: int,
+    initial_backoff_s: float,
+    max_backoff_s: float,
+    retry_codes: Sequence[str],
+):
     """(channel, call metadata) as both clients use them: `channel_module` is grpc or grpc.aio;
     the retry policy travels in the channel's service config, the token as bearer metadata."""
-    options = build.channel_options(max_message_bytes, build.service_config(
-        retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes))
+    options = build.channel_options(
+        max_message_bytes, build.service_config(retries, initial_backoff_s, max_backoff_s, retry_codes=retry_codes)
+    )
     if tls_server_name:
         options.append(("grpc.ssl_target_name_override", tls_server_name))
     credentials = channel_credentials(root_certificates, tls)
@@ -103,23 +122,57 @@ class PolarMemClient:
     doc); False sends each call at once, so one made before the server is up fails with
     UNAVAILABLE."""
 
-    def __init__(self, address: str, token: str | None = None, root_certificates: bytes | None = None,
-                 timeout_s: float | None = DEFAULT_TIMEOUT_S, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 *, tls: bool = False, tls_server_name: str | None = None, retries: int = 4,
-                 initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
-                 retry_codes: Sequence[str] = ("UNAVAILABLE",),
-                 stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S, recall_address: str | None = None,
-                 fast_front: bool = True, consistency_token: bytes = b"", wait_for_ready: bool = True) -> None:
-        self._channel, self._metadata = open_channel(grpc, address, token, root_certificates, max_message_bytes, tls,
-                                                     tls_server_name, retries, initial_backoff_s, max_backoff_s,
-                                                     retry_codes)
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        root_certificates: bytes | None = None,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        *,
+        tls: bool = False,
+        tls_server_name: str | None = None,
+        retries: int = 4,
+        initial_backoff_s: float = 0.1,
+        max_backoff_s: float = 2.0,
+        retry_codes: Sequence[str] = ("UNAVAILABLE",),
+        stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S,
+        recall_address: str | None = None,
+        fast_front: bool = True,
+        consistency_token: bytes = b"",
+        wait_for_ready: bool = True,
+    ) -> None:
+        self._channel, self._metadata = open_channel(
+            grpc,
+            address,
+            token,
+            root_certificates,
+            max_message_bytes,
+            tls,
+            tls_server_name,
+            retries,
+            initial_backoff_s,
+            max_backoff_s,
+            retry_codes,
+        )
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
         self._recall_channel = None
 
         def open_front(front: str):
             # No retries on the front's channel: a failed call goes to the main port instead.
-            self._recall_channel, _ = open_channel(grpc, front, token, root_certificates, max_message_bytes, tls,
-                                                   tls_server_name, 1, initial_backoff_s, max_backoff_s, retry_codes)
+            self._recall_channel, _ = open_channel(
+                grpc,
+                front,
+                token,
+                root_certificates,
+                max_message_bytes,
+                tls,
+                tls_server_name,
+                1,
+                initial_backoff_s,
+                max_backoff_s,
+                retry_codes,
+            )
             return pb_grpc.MemoryServiceStub(self._recall_channel)
 
         self.front = Router(address, fast_front, open_front, recall_address)
@@ -148,8 +201,9 @@ class PolarMemClient:
             if left <= 0:
                 break
             try:
-                answer = ready_answer(self._health.Check(health_pb2.HealthCheckRequest(), timeout=left,
-                                                         wait_for_ready=True).status, None)
+                answer = ready_answer(
+                    self._health.Check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True).status, None
+                )
             except grpc.RpcError as exc:
                 answer = ready_answer(None, exc)
             reached = reached or answer != "unreached"
@@ -194,7 +248,7 @@ class PolarMemClient:
     # ---- health -----------------------------------------------------------------------------
 
     def health(self, service: str = "", timeout_s: float = 5.0) -> str:
-        """"SERVING" / "NOT_SERVING" / ... from grpc.health.v1 (no token needed)."""
+        """ "SERVING" / "NOT_SERVING" / ... from grpc.health.v1 (no token needed)."""
         response = self._health.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
 
@@ -204,13 +258,26 @@ class PolarMemClient:
 
     # ---- namespaces -------------------------------------------------------------------------
 
-    def create_namespace(self, name: str, spaces: Iterable[Any] = (), encoder: str = "", kappa: float | None = None,
-                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
-                         partitioner: str = "", rho: float | None = None, rho_absent: float | None = None,
-                         degenerate_policy: str = "", fixed_threshold: float | None = None,
-                         template_std_max: float | None = None, concepts: Sequence[str] | None = None,
-                         declared_accuracy: float | None = None, ann: Mapping[str, Any] | bool | None = None,
-                         open_vocabulary: bool | None = None, timeout_s: float | None = None) -> pb.NamespaceInfo:
+    def create_namespace(
+        self,
+        name: str,
+        spaces: Iterable[Any] = (),
+        encoder: str = "",
+        kappa: float | None = None,
+        aliases: Mapping[str, str] | None = None,
+        templates: Sequence[str] | None = None,
+        partitioner: str = "",
+        rho: float | None = None,
+        rho_absent: float | None = None,
+        degenerate_policy: str = "",
+        fixed_threshold: float | None = None,
+        template_std_max: float | None = None,
+        concepts: Sequence[str] | None = None,
+        declared_accuracy: float | None = None,
+        ann: Mapping[str, Any] | bool | None = None,
+        open_vocabulary: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> pb.NamespaceInfo:
         """CreateNamespace -> NamespaceInfo. `spaces`: (name, dim[, multi[, storage]]) tuples
         (storage fp32 / fp16 / int8); none = one 384-d `sem` space (int8 rows beside the fp32
         ones). `encoder`: minilm / none. `partitioner` "auto" chooses from a Calibrate set or `declared_accuracy`; `ann`: True
@@ -218,11 +285,26 @@ class PolarMemClient:
         `open_vocabulary`: None (default) = the server's default, an open vocabulary (every
         content word of a text note is a concept); False = closed (only declared and verified
         concepts)."""
-        config, _ = build.namespace_config(spaces, encoder, kappa, aliases, templates, partitioner, rho, rho_absent,
-                                           degenerate_policy, fixed_threshold, template_std_max, concepts,
-                                           declared_accuracy, ann, open_vocabulary)
-        return self._call(self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config),
-                          timeout_s).namespace
+        config, _ = build.namespace_config(
+            spaces,
+            encoder,
+            kappa,
+            aliases,
+            templates,
+            partitioner,
+            rho,
+            rho_absent,
+            degenerate_policy,
+            fixed_threshold,
+            template_std_max,
+            concepts,
+            declared_accuracy,
+            ann,
+            open_vocabulary,
+        )
+        return self._call(
+            self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config), timeout_s
+        ).namespace
 
     def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
         """GetNamespace -> NamespaceInfo (config, counts, calibration)."""
@@ -232,18 +314,39 @@ class PolarMemClient:
         """ListNamespaces -> the namespaces this token may use, by name."""
         return list(self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest(), timeout_s).namespaces)
 
-    def update_namespace(self, name: str, *, kappa: float | None = None, rho: float | None = None,
-                         rho_absent: float | None = None, partitioner: str | None = None,
-                         aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
-                         degenerate_policy: str | None = None, fixed_threshold: float | None = None,
-                         template_std_max: float | None = None, concepts: Sequence[str] | None = None,
-                         declared_accuracy: float | None = None, timeout_s: float | None = None):
+    def update_namespace(
+        self,
+        name: str,
+        *,
+        kappa: float | None = None,
+        rho: float | None = None,
+        rho_absent: float | None = None,
+        partitioner: str | None = None,
+        aliases: Mapping[str, str] | None = None,
+        templates: Sequence[str] | None = None,
+        degenerate_policy: str | None = None,
+        fixed_threshold: float | None = None,
+        template_std_max: float | None = None,
+        concepts: Sequence[str] | None = None,
+        declared_accuracy: float | None = None,
+        timeout_s: float | None = None,
+    ):
         """UpdateNamespace -> UpdateNamespaceResponse (namespace, items_repartitioned,
         items_changed). Only the arguments given change (they make the update_mask)."""
         request = build.update_namespace_request(
-            name, kappa=kappa, rho=rho, rho_absent=rho_absent, partitioner=partitioner, aliases=aliases,
-            templates=templates, degenerate_policy=degenerate_policy, fixed_threshold=fixed_threshold,
-            template_std_max=template_std_max, concepts=concepts, declared_accuracy=declared_accuracy)
+            name,
+            kappa=kappa,
+            rho=rho,
+            rho_absent=rho_absent,
+            partitioner=partitioner,
+            aliases=aliases,
+            templates=templates,
+            degenerate_policy=degenerate_policy,
+            fixed_threshold=fixed_threshold,
+            template_std_max=template_std_max,
+            concepts=concepts,
+            declared_accuracy=declared_accuracy,
+        )
         return self._call(self._stub.UpdateNamespace, request, timeout_s)
 
     def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
@@ -252,81 +355,161 @@ class PolarMemClient:
 
     # ---- items ------------------------------------------------------------------------------
 
-    def remember(self, namespace: str, *, id: str = "", kind: str = "visual", text: str = "", uri: str = "",
-                 metadata: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                 scores: Mapping[str, Sequence[float]] | None = None, states: Mapping[str, str] | None = None,
-                 verify_concepts: Sequence[str] | None = None, content: Content | None = None, source: str = "",
-                 model: str = "", timeout_s: float | None = None) -> pb.Item:
+    def remember(
+        self,
+        namespace: str,
+        *,
+        id: str = "",
+        kind: str = "visual",
+        text: str = "",
+        uri: str = "",
+        metadata: Mapping[str, str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        scores: Mapping[str, Sequence[float]] | None = None,
+        states: Mapping[str, str] | None = None,
+        verify_concepts: Sequence[str] | None = None,
+        content: Content | None = None,
+        source: str = "",
+        model: str = "",
+        timeout_s: float | None = None,
+    ) -> pb.Item:
         """Remember -> the stored Item (states, partition, evidence). Evidence is client `scores`
         (one P(Yes) per namespace template) or `states`, and/or `verify_concepts` verified by the
         server's engine from `text` and/or `content` (image bytes or a path to an image)."""
-        item = item_message(id=id, kind=kind, text=text, uri=uri, metadata=metadata, vectors=vectors, scores=scores,
-                            states=states, verify_concepts=verify_concepts, content=content, source=source, model=model)
+        item = item_message(
+            id=id,
+            kind=kind,
+            text=text,
+            uri=uri,
+            metadata=metadata,
+            vectors=vectors,
+            scores=scores,
+            states=states,
+            verify_concepts=verify_concepts,
+            content=content,
+            source=source,
+            model=model,
+        )
         return self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item), timeout_s).item
 
-    def remember_stream(self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None,
-                        items_per_message: int = 64) -> pb.RememberStreamResponse:
+    def remember_stream(
+        self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None, items_per_message: int = 64
+    ) -> pb.RememberStreamResponse:
         """RememberStream -> RememberStreamResponse: one result per item (indexed by position,
         with its own error), stored and failed counts. `items` are ItemInput messages
         (item_message builds them), sent `items_per_message` to a message."""
         build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
         requests = build.remember_stream_requests(namespace, items, items_per_message)
-        return self._call(self._stub.RememberStream, requests,
-                          timeout_s if timeout_s is not None else self.stream_timeout_s)
+        return self._call(
+            self._stub.RememberStream, requests, timeout_s if timeout_s is not None else self.stream_timeout_s
+        )
 
-    def observe(self, namespace: str, id: str, scores: Mapping[str, Sequence[float]] | None = None,
-                states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None, *,
-                text: str = "", content: Content | None = None, verify_concepts: Sequence[str] | None = None,
-                source: str = "", model: str = "", timeout_s: float | None = None) -> pb.ObserveResponse:
+    def observe(
+        self,
+        namespace: str,
+        id: str,
+        scores: Mapping[str, Sequence[float]] | None = None,
+        states: Mapping[str, str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        *,
+        text: str = "",
+        content: Content | None = None,
+        verify_concepts: Sequence[str] | None = None,
+        source: str = "",
+        model: str = "",
+        timeout_s: float | None = None,
+    ) -> pb.ObserveResponse:
         """Observe -> ObserveResponse (item, changed): new evidence merged and re-partitioned.
         `text` / `content` / `verify_concepts` have the server's engine verify new content (no
         verify_concepts: the concepts the item already holds)."""
-        request = build.observe_request(namespace, id, scores, states, vectors, text, content, verify_concepts,
-                                        source, model)
+        request = build.observe_request(
+            namespace, id, scores, states, vectors, text, content, verify_concepts, source, model
+        )
         return self._call(self._stub.Observe, request, timeout_s)
 
     def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
         """Forget: the item is gone from the namespace (NOT_FOUND if it was not there)."""
         self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
 
-    def get_item(self, namespace: str, id: str, include_history: bool = False, include_vectors: bool = False,
-                 timeout_s: float | None = None, consistency: str | None = None,
-                 consistency_token: bytes | None = None) -> pb.GetItemResponse:
+    def get_item(
+        self,
+        namespace: str,
+        id: str,
+        include_history: bool = False,
+        include_vectors: bool = False,
+        timeout_s: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+    ) -> pb.GetItemResponse:
         """GetItem -> GetItemResponse (item with evidence and partition; vectors when asked).
         `consistency` "strong" / "bounded" (None: the server's default; every read carries this
         client's last write's token)."""
-        request = build.with_consistency(pb.GetItemRequest(namespace=namespace, id=id, include_history=include_history,
-                                                           include_vectors=include_vectors), consistency, consistency_token)
+        request = build.with_consistency(
+            pb.GetItemRequest(
+                namespace=namespace, id=id, include_history=include_history, include_vectors=include_vectors
+            ),
+            consistency,
+            consistency_token,
+        )
         return self._call(self._stub.GetItem, request, timeout_s)
 
-    def get_concept(self, namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
-                    page_token: str = "", timeout_s: float | None = None) -> pb.GetConceptResponse:
+    def get_concept(
+        self,
+        namespace: str,
+        concept: str,
+        polarity: str = "has",
+        page_size: int = 0,
+        page_token: str = "",
+        timeout_s: float | None = None,
+    ) -> pb.GetConceptResponse:
         """GetConcept -> GetConceptResponse: a page of item ids that HAS / NOT_HAS / ALIGN the
         concept (next_page_token continues), and its counts."""
-        return self._call(self._stub.GetConcept,
-                          build.get_concept_request(namespace, concept, polarity, page_size, page_token), timeout_s)
+        return self._call(
+            self._stub.GetConcept,
+            build.get_concept_request(namespace, concept, polarity, page_size, page_token),
+            timeout_s,
+        )
 
-    def list_concepts(self, namespace: str, page_size: int = 0, page_token: str = "",
-                      timeout_s: float | None = None) -> pb.ListConceptsResponse:
+    def list_concepts(
+        self, namespace: str, page_size: int = 0, page_token: str = "", timeout_s: float | None = None
+    ) -> pb.ListConceptsResponse:
         """ListConcepts -> ListConceptsResponse: a page of the namespace's vocabulary (name, id,
         HAS / NOT_HAS / ALIGN counts), by id; next_page_token continues."""
-        return self._call(self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token),
-                          timeout_s)
+        return self._call(
+            self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token), timeout_s
+        )
 
-    def list_items(self, namespace: str, page_size: int = 0, page_token: str = "", *,
-                   has: Sequence[str] | None = None, not_has: Sequence[str] | None = None,
-                   metadata_equals: Mapping[str, str] | None = None, kinds: Sequence[str] | None = None,
-                   timeout_s: float | None = None, consistency: str | None = None,
-                 consistency_token: bytes | None = None) -> pb.ListItemsResponse:
+    def list_items(
+        self,
+        namespace: str,
+        page_size: int = 0,
+        page_token: str = "",
+        *,
+        has: Sequence[str] | None = None,
+        not_has: Sequence[str] | None = None,
+        metadata_equals: Mapping[str, str] | None = None,
+        kinds: Sequence[str] | None = None,
+        timeout_s: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+    ) -> pb.ListItemsResponse:
         """ListItems -> ListItemsResponse: a page of items in id order (items, next_page_token),
         only those holding every `has` concept in HAS, every `not_has` in NOT_HAS, every
         metadata pair and one of `kinds` (text, visual)."""
         request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
-        return self._call(self._stub.ListItems, build.with_consistency(request, consistency, consistency_token),
-                          timeout_s)
+        return self._call(
+            self._stub.ListItems, build.with_consistency(request, consistency, consistency_token), timeout_s
+        )
 
-    def update_item(self, namespace: str, id: str, *, text: str | None = None, metadata: Mapping[str, str] | None = None,
-                    timeout_s: float | None = None) -> pb.UpdateItemResponse:
+    def update_item(
+        self,
+        namespace: str,
+        id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> pb.UpdateItemResponse:
         """UpdateItem -> UpdateItemResponse (item, changed): new text (a text item's states are
         re-read from it) and / or new metadata (replaces the whole map); None leaves a field as is."""
         return self._call(self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata), timeout_s)
@@ -335,18 +518,31 @@ class PolarMemClient:
         """ClearNamespace: every item deleted, settings and vocabulary kept; returns how many."""
         return self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s).items_deleted
 
-    def score_concepts(self, namespace: str, concepts: Sequence[str] | None, *, text: str = "",
-                       content: Content | None = None, timeout_s: float | None = None,
-                       **item: Any) -> pb.ScoreConceptsResponse:
+    def score_concepts(
+        self,
+        namespace: str,
+        concepts: Sequence[str] | None,
+        *,
+        text: str = "",
+        content: Content | None = None,
+        timeout_s: float | None = None,
+        **item: Any,
+    ) -> pb.ScoreConceptsResponse:
         """ScoreConcepts -> ScoreConceptsResponse: the engine's raw P(Yes) per concept and
         template for `text` and/or `content`; nothing is stored."""
-        return self._call(self._stub.ScoreConcepts,
-                          build.score_concepts_request(namespace, concepts, text, content, **item), timeout_s)
+        return self._call(
+            self._stub.ScoreConcepts,
+            build.score_concepts_request(namespace, concepts, text, content, **item),
+            timeout_s,
+        )
 
-    def calibrate(self, namespace: str, p_yes: Sequence[float], present: Sequence[bool],
-                  timeout_s: float | None = None) -> pb.Calibration:
+    def calibrate(
+        self, namespace: str, p_yes: Sequence[float], present: Sequence[bool], timeout_s: float | None = None
+    ) -> pb.Calibration:
         """Calibrate -> the fitted Calibration: labelled scores fit the namespace's score model."""
-        return self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s).calibration
+        return self._call(
+            self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s
+        ).calibration
 
     def backup(self, destination_dir: str, timeout_s: float | None = None) -> pb.BackupResponse:
         """Backup -> BackupResponse: a consistent snapshot of the whole store written to
@@ -356,17 +552,35 @@ class PolarMemClient:
 
     # ---- recall -----------------------------------------------------------------------------
 
-    def recall(self, namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
-               required: Sequence[str] | None = None, forbidden: Sequence[str] | None = None, top_k: int = 10,
-               mode: str | None = None, soft_lambda: float | None = None, exclude_conflicts: bool = False,
-               kinds: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
-               suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
-               include_items: bool = False, weights: Mapping[str, float] | None = None,
-               timeout_s: float | None = None, allow_unknown_concepts: bool = False, approximate: bool = False,
-               ef_search: int | None = None, rank_by_confidence: bool | None = None,
-               explain: bool | None = None, recency_half_life_s: float | None = None,
-               recency_weight: float | None = None, consistency: str | None = None,
-                 consistency_token: bytes | None = None) -> pb.RecallResponse:
+    def recall(
+        self,
+        namespace: str,
+        text: str = "",
+        vectors: Mapping[str, Any] | None = None,
+        required: Sequence[str] | None = None,
+        forbidden: Sequence[str] | None = None,
+        top_k: int = 10,
+        mode: str | None = None,
+        soft_lambda: float | None = None,
+        exclude_conflicts: bool = False,
+        kinds: Sequence[str] | None = None,
+        metadata_equals: Mapping[str, str] | None = None,
+        suppressed_k: int = 0,
+        include_context: bool = False,
+        context_budget_chars: int = 0,
+        include_items: bool = False,
+        weights: Mapping[str, float] | None = None,
+        timeout_s: float | None = None,
+        allow_unknown_concepts: bool = False,
+        approximate: bool = False,
+        ef_search: int | None = None,
+        rank_by_confidence: bool | None = None,
+        explain: bool | None = None,
+        recency_half_life_s: float | None = None,
+        recency_weight: float | None = None,
+        consistency: str | None = None,
+        consistency_token: bytes | None = None,
+    ) -> pb.RecallResponse:
         """Recall -> RecallResponse: hits (rank, id, s_log, s_sem, status, reasons, ...), tier
         counts, the query parse, suppressed items and the `[Fact Check: ...]` context when asked.
         `mode`: off, hard, soft, adaptive, strict; None = the namespace's rule (NamespaceInfo.rule;
@@ -382,11 +596,31 @@ class PolarMemClient:
         `recency_weight` (default 0.1) x 2^(-age / half-life), exactly. `consistency`: "strong" sees
         every acknowledged write; default (None / "bounded"): this client's own writes (their
         token is sent automatically) and every write older than Milvus's bound."""
-        request = build.recall_request(namespace, text, vectors, required, forbidden, top_k, mode, soft_lambda,
-                                       exclude_conflicts, kinds, metadata_equals, suppressed_k, include_context,
-                                       context_budget_chars, include_items, weights, allow_unknown_concepts,
-                                       approximate, ef_search, rank_by_confidence, explain,
-                                       recency_half_life_s, recency_weight)
+        request = build.recall_request(
+            namespace,
+            text,
+            vectors,
+            required,
+            forbidden,
+            top_k,
+            mode,
+            soft_lambda,
+            exclude_conflicts,
+            kinds,
+            metadata_equals,
+            suppressed_k,
+            include_context,
+            context_budget_chars,
+            include_items,
+            weights,
+            allow_unknown_concepts,
+            approximate,
+            ef_search,
+            rank_by_confidence,
+            explain,
+            recency_half_life_s,
+            recency_weight,
+        )
         request = build.with_consistency(request, consistency, consistency_token)
         front = self.front.front_stub(request)
         if front is not None:

@@ -22,28 +22,60 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.common.v1 import enums_pb2  # the shared enums (ItemKind, ConceptState)
 
 # Name tables, in the order error messages list them.
-MODES = {"off": pb.RECALL_MODE_OFF, "hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT,
-         "adaptive": pb.RECALL_MODE_ADAPTIVE, "strict": pb.RECALL_MODE_STRICT, "answer": pb.RECALL_MODE_ANSWER}
+MODES = {
+    "off": pb.RECALL_MODE_OFF,
+    "hard": pb.RECALL_MODE_HARD,
+    "soft": pb.RECALL_MODE_SOFT,
+    "adaptive": pb.RECALL_MODE_ADAPTIVE,
+    "strict": pb.RECALL_MODE_STRICT,
+    "answer": pb.RECALL_MODE_ANSWER,
+}
 MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "unspecified", **{code: name for name, code in MODES.items()}}
-STATES = {"has": enums_pb2.CONCEPT_STATE_HAS, "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
-          "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN}
+STATES = {
+    "has": enums_pb2.CONCEPT_STATE_HAS,
+    "not_has": enums_pb2.CONCEPT_STATE_NOT_HAS,
+    "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN,
+}
 STATE_NAMES = {code: name for name, code in STATES.items()}
 KINDS = {"visual": enums_pb2.ITEM_KIND_VISUAL, "text": enums_pb2.ITEM_KIND_TEXT}
 KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **{code: name for name, code in KINDS.items()}}
-POLARITIES = {"has": pb.CONCEPT_POLARITY_HAS, "not_has": pb.CONCEPT_POLARITY_NOT_HAS, "align": pb.CONCEPT_POLARITY_ALIGN}
+POLARITIES = {
+    "has": pb.CONCEPT_POLARITY_HAS,
+    "not_has": pb.CONCEPT_POLARITY_NOT_HAS,
+    "align": pb.CONCEPT_POLARITY_ALIGN,
+}
 STORAGES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
 DEGENERATE_POLICIES = {"fixed": pb.DEGENERATE_POLICY_FIXED, "uncertain": pb.DEGENERATE_POLICY_UNCERTAIN}
 PARTITIONERS = ("otsu", "min_error", "mixture", "calibrated", "auto")  # for help texts
 
 # Fields of NamespaceConfig that UpdateNamespace may change (its update_mask paths).
-UPDATABLE_FIELDS = ("kappa", "rho", "rho_absent", "partitioner", "aliases", "templates", "degenerate_policy",
-                    "fixed_threshold", "template_std_max", "concepts", "declared_accuracy")
+UPDATABLE_FIELDS = (
+    "kappa",
+    "rho",
+    "rho_absent",
+    "partitioner",
+    "aliases",
+    "templates",
+    "degenerate_policy",
+    "fixed_threshold",
+    "template_std_max",
+    "concepts",
+    "declared_accuracy",
+)
 
 # Methods that change nothing (or change nothing more when repeated) are retried on UNAVAILABLE:
 # the server answers UNAVAILABLE only before a call is admitted (starting or draining), and gRPC
 # retries only calls whose response has not started.
-IDEMPOTENT_METHODS = ("GetNamespace", "ListNamespaces", "GetItem", "GetConcept", "ListConcepts", "ListItems", "Recall",
-                     "ScoreConcepts")
+IDEMPOTENT_METHODS = (
+    "GetNamespace",
+    "ListNamespaces",
+    "GetItem",
+    "GetConcept",
+    "ListConcepts",
+    "ListItems",
+    "Recall",
+    "ScoreConcepts",
+)
 
 Content = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
@@ -133,16 +165,27 @@ def content_bytes(content: Content | None, field: str = "content") -> bytes:
         try:
             return path.read_bytes()
         except OSError as exc:
-            raise ValueError(f"{field}: cannot read image file {str(path)[:200]!r} ({exc.strerror or exc}); content is "
-                             "image bytes or a path to an image (text goes in `text`)") from None
+            raise ValueError(
+                f"{field}: cannot read image file {str(path)[:200]!r} ({exc.strerror or exc}); content is "
+                "image bytes or a path to an image (text goes in `text`)"
+            ) from None
     raise ValueError(f"{field} must be image bytes or a path to an image file, got {type(content).__name__}")
 
 
-def item_message(id: str = "", kind: str = "visual", text: str = "", uri: str = "",
-                 metadata: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                 scores: Mapping[str, Sequence[float]] | None = None, states: Mapping[str, str] | None = None,
-                 source: str = "", model: str = "", verify_concepts: Sequence[str] | None = None,
-                 content: Content | None = None) -> pb.ItemInput:
+def item_message(
+    id: str = "",
+    kind: str = "visual",
+    text: str = "",
+    uri: str = "",
+    metadata: Mapping[str, str] | None = None,
+    vectors: Mapping[str, Any] | None = None,
+    scores: Mapping[str, Sequence[float]] | None = None,
+    states: Mapping[str, str] | None = None,
+    source: str = "",
+    model: str = "",
+    verify_concepts: Sequence[str] | None = None,
+    content: Content | None = None,
+) -> pb.ItemInput:
     """An ItemInput from plain Python values (the shape of a line of `polarmem remember` input).
 
     `scores`: concept -> one P(Yes) per namespace template; `states`: concept -> has / not_has /
@@ -152,10 +195,19 @@ def item_message(id: str = "", kind: str = "visual", text: str = "", uri: str = 
         if not isinstance(value, str):
             raise ValueError(f"{field} must be a string, got {type(value).__name__}")
     return pb.ItemInput(
-        id=id, kind=choice("kind", kind, KINDS), text=text, uri=uri, metadata=_str_map("metadata", metadata),
-        vectors=_vectors("vectors", vectors), scores=_scores("scores", scores), states=_states("states", states),
-        source=source, model=model, verify_concepts=_names("verify_concepts", verify_concepts),
-        content=content_bytes(content))
+        id=id,
+        kind=choice("kind", kind, KINDS),
+        text=text,
+        uri=uri,
+        metadata=_str_map("metadata", metadata),
+        vectors=_vectors("vectors", vectors),
+        scores=_scores("scores", scores),
+        states=_states("states", states),
+        source=source,
+        model=model,
+        verify_concepts=_names("verify_concepts", verify_concepts),
+        content=content_bytes(content),
+    )
 
 
 def _space(space: Any, index: int) -> pb.VectorSpaceConfig:
@@ -170,7 +222,9 @@ def _space(space: Any, index: int) -> pb.VectorSpaceConfig:
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 0:
         raise ValueError(f"spaces[{index}] ({name!r}): dim must be a positive integer, got {dim!r}")
     multi = bool(rest[0]) if rest else False
-    storage = choice(f"spaces[{index}] ({name!r}) storage", rest[1], STORAGES) if len(rest) > 1 else pb.VECTOR_STORAGE_FP32
+    storage = (
+        choice(f"spaces[{index}] ({name!r}) storage", rest[1], STORAGES) if len(rest) > 1 else pb.VECTOR_STORAGE_FP32
+    )
     return pb.VectorSpaceConfig(name=name, dim=int(dim), multi=multi, storage=storage)
 
 
@@ -178,14 +232,23 @@ def _has_field(message_type, name: str) -> bool:
     return name in message_type.DESCRIPTOR.fields_by_name
 
 
-def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float | None = None,
-                     aliases: Mapping[str, str] | None = None, templates: Sequence[str] | None = None,
-                     partitioner: str = "", rho: float | None = None, rho_absent: float | None = None,
-                     degenerate_policy: str = "", fixed_threshold: float | None = None,
-                     template_std_max: float | None = None,
-                     concepts: Sequence[str] | None = None, declared_accuracy: float | None = None,
-                     ann: Mapping[str, Any] | bool | None = None,
-                     open_vocabulary: bool | None = None) -> tuple[pb.NamespaceConfig, list[str]]:
+def namespace_config(
+    spaces: Iterable[Any] = (),
+    encoder: str = "",
+    kappa: float | None = None,
+    aliases: Mapping[str, str] | None = None,
+    templates: Sequence[str] | None = None,
+    partitioner: str = "",
+    rho: float | None = None,
+    rho_absent: float | None = None,
+    degenerate_policy: str = "",
+    fixed_threshold: float | None = None,
+    template_std_max: float | None = None,
+    concepts: Sequence[str] | None = None,
+    declared_accuracy: float | None = None,
+    ann: Mapping[str, Any] | bool | None = None,
+    open_vocabulary: bool | None = None,
+) -> tuple[pb.NamespaceConfig, list[str]]:
     """A NamespaceConfig and the names of the fields given (UpdateNamespace's update_mask).
     `ann` (creation only): True for an approximate index with the default settings, or a
     mapping of ApproximateIndex fields (kind, m, ef_construction, ef_search, exact_below,
@@ -193,8 +256,9 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
     concept; None leaves the field unset, so the server's default applies (open), False asks for
     a closed vocabulary."""
     # encoder and partitioner names are the server's to check: it may know more than this client
-    config = pb.NamespaceConfig(encoder=encoder, partitioner=partitioner,
-                                spaces=[_space(s, i) for i, s in enumerate(spaces)])
+    config = pb.NamespaceConfig(
+        encoder=encoder, partitioner=partitioner, spaces=[_space(s, i) for i, s in enumerate(spaces)]
+    )
     given = []
     if partitioner:
         given.append("partitioner")
@@ -211,9 +275,14 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
     if degenerate_policy:
         config.degenerate_policy = choice("degenerate_policy", degenerate_policy, DEGENERATE_POLICIES)
         given.append("degenerate_policy")
-    for field, value in (("kappa", kappa), ("rho", rho), ("rho_absent", rho_absent),
-                         ("fixed_threshold", fixed_threshold), ("template_std_max", template_std_max),
-                         ("declared_accuracy", declared_accuracy)):
+    for field, value in (
+        ("kappa", kappa),
+        ("rho", rho),
+        ("rho_absent", rho_absent),
+        ("fixed_threshold", fixed_threshold),
+        ("template_std_max", template_std_max),
+        ("declared_accuracy", declared_accuracy),
+    ):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
@@ -222,8 +291,9 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
         given.append(field)
     if concepts is not None:
         if not _has_field(pb.NamespaceConfig, "concepts"):
-            raise ValueError("concepts: this client's polarmem.v1 protos predate NamespaceConfig.concepts; "
-                             "upgrade polarmem-server")
+            raise ValueError(
+                "concepts: this client's polarmem.v1 protos predate NamespaceConfig.concepts; upgrade polarmem-server"
+            )
         config.concepts.extend(_names("concepts", concepts))
         given.append("concepts")
     if ann:
@@ -231,8 +301,9 @@ def namespace_config(spaces: Iterable[Any] = (), encoder: str = "", kappa: float
         given.append("ann")
     if open_vocabulary is not None:
         if not isinstance(open_vocabulary, bool):
-            raise ValueError(f"open_vocabulary must be True, False or None (the server's default, open), "
-                             f"got {open_vocabulary!r}")
+            raise ValueError(
+                f"open_vocabulary must be True, False or None (the server's default, open), got {open_vocabulary!r}"
+            )
         config.open_vocabulary = open_vocabulary  # set, even False: the field has presence
         given.append("open_vocabulary")
     return config, given
@@ -256,12 +327,14 @@ def _ann(ann: Mapping[str, Any] | bool) -> pb.ApproximateIndex:
 def update_namespace_request(name: str, **changes: Any):
     """UpdateNamespaceRequest for the fields given (None = leave unchanged)."""
     if not hasattr(pb, "UpdateNamespaceRequest"):
-        raise NotImplementedError("UpdateNamespace: this client's polarmem.v1 protos predate the RPC; "
-                                  "upgrade polarmem-server")
+        raise NotImplementedError(
+            "UpdateNamespace: this client's polarmem.v1 protos predate the RPC; upgrade polarmem-server"
+        )
     unknown = set(changes) - set(UPDATABLE_FIELDS)
     if unknown:
-        raise ValueError(f"update_namespace: {sorted(unknown)[0]!r} cannot be changed; "
-                         f"changeable: {', '.join(UPDATABLE_FIELDS)}")
+        raise ValueError(
+            f"update_namespace: {sorted(unknown)[0]!r} cannot be changed; changeable: {', '.join(UPDATABLE_FIELDS)}"
+        )
     config, given = namespace_config(**{k: v for k, v in changes.items() if v is not None})
     if not given:
         raise ValueError(f"update_namespace: nothing to change; give any of {', '.join(UPDATABLE_FIELDS)}")
@@ -274,16 +347,31 @@ def _count(field: str, value: Any, minimum: int = 0) -> int:
     return int(value)
 
 
-def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | None = None,
-                   required: Sequence[str] | None = None, forbidden: Sequence[str] | None = None, top_k: int = 10,
-                   mode: str | None = None, soft_lambda: float | None = None, exclude_conflicts: bool = False,
-                   kinds: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
-                   suppressed_k: int = 0, include_context: bool = False, context_budget_chars: int = 0,
-                   include_items: bool = False, weights: Mapping[str, float] | None = None,
-                   allow_unknown_concepts: bool = False, approximate: bool = False,
-                   ef_search: int | None = None, rank_by_confidence: bool | None = None,
-                   explain: bool | None = None, recency_half_life_s: float | None = None,
-                   recency_weight: float | None = None) -> pb.RecallRequest:
+def recall_request(
+    namespace: str,
+    text: str = "",
+    vectors: Mapping[str, Any] | None = None,
+    required: Sequence[str] | None = None,
+    forbidden: Sequence[str] | None = None,
+    top_k: int = 10,
+    mode: str | None = None,
+    soft_lambda: float | None = None,
+    exclude_conflicts: bool = False,
+    kinds: Sequence[str] | None = None,
+    metadata_equals: Mapping[str, str] | None = None,
+    suppressed_k: int = 0,
+    include_context: bool = False,
+    context_budget_chars: int = 0,
+    include_items: bool = False,
+    weights: Mapping[str, float] | None = None,
+    allow_unknown_concepts: bool = False,
+    approximate: bool = False,
+    ef_search: int | None = None,
+    rank_by_confidence: bool | None = None,
+    explain: bool | None = None,
+    recency_half_life_s: float | None = None,
+    recency_weight: float | None = None,
+) -> pb.RecallRequest:
     """RecallRequest; see PolarMemClient.recall. top_k 0 is sent as given (the server explains it).
     `rank_by_confidence` / `explain` None leave the field unset (the namespace's rule decides;
     explanations on). `recency_half_life_s` / `recency_weight` None leave them unset (no
@@ -291,14 +379,22 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     request = pb.RecallRequest(
-        namespace=namespace, text=text, vectors=_vectors("vectors", vectors),
-        weights={k: float(v) for k, v in (weights or {}).items()}, required=_names("required", required),
-        forbidden=_names("forbidden", forbidden), top_k=_count("top_k", top_k),
+        namespace=namespace,
+        text=text,
+        vectors=_vectors("vectors", vectors),
+        weights={k: float(v) for k, v in (weights or {}).items()},
+        required=_names("required", required),
+        forbidden=_names("forbidden", forbidden),
+        top_k=_count("top_k", top_k),
         mode=pb.RECALL_MODE_UNSPECIFIED if mode in (None, "") else choice("mode", mode, MODES),
-        exclude_conflicts=bool(exclude_conflicts), kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)],
-        metadata_equals=_str_map("metadata_equals", metadata_equals), suppressed_k=_count("suppressed_k", suppressed_k),
-        include_context=bool(include_context), context_budget_chars=_count("context_budget_chars", context_budget_chars),
-        include_items=bool(include_items))
+        exclude_conflicts=bool(exclude_conflicts),
+        kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)],
+        metadata_equals=_str_map("metadata_equals", metadata_equals),
+        suppressed_k=_count("suppressed_k", suppressed_k),
+        include_context=bool(include_context),
+        context_budget_chars=_count("context_budget_chars", context_budget_chars),
+        include_items=bool(include_items),
+    )
     if soft_lambda is not None:
         request.soft_lambda = float(soft_lambda)
     if allow_unknown_concepts and _has_field(pb.RecallRequest, "allow_unknown_concepts"):
@@ -323,46 +419,88 @@ def recall_request(namespace: str, text: str = "", vectors: Mapping[str, Any] | 
     return request
 
 
-def observe_request(namespace: str, id: str, scores: Mapping[str, Sequence[float]] | None = None,
-                    states: Mapping[str, str] | None = None, vectors: Mapping[str, Any] | None = None,
-                    text: str = "", content: Content | None = None, verify_concepts: Sequence[str] | None = None,
-                    source: str = "", model: str = "") -> pb.ObserveRequest:
+def observe_request(
+    namespace: str,
+    id: str,
+    scores: Mapping[str, Sequence[float]] | None = None,
+    states: Mapping[str, str] | None = None,
+    vectors: Mapping[str, Any] | None = None,
+    text: str = "",
+    content: Content | None = None,
+    verify_concepts: Sequence[str] | None = None,
+    source: str = "",
+    model: str = "",
+) -> pb.ObserveRequest:
     """ObserveRequest; see PolarMemClient.observe."""
     if not isinstance(id, str) or not id:
         raise ValueError(f"id must be the non-empty id of a stored item, got {id!r}")
-    request = pb.ObserveRequest(namespace=namespace, id=id, scores=_scores("scores", scores),
-                                states=_states("states", states), vectors=_vectors("vectors", vectors), text=text,
-                                content=content_bytes(content), verify_concepts=_names("verify_concepts", verify_concepts),
-                                source=source, model=model)
-    if not (request.scores or request.states or request.vectors or request.text or request.content
-            or request.verify_concepts):
-        raise ValueError("observe: no evidence given; send scores, states, vectors, or text / content / "
-                         "verify_concepts for the server's engine")
+    request = pb.ObserveRequest(
+        namespace=namespace,
+        id=id,
+        scores=_scores("scores", scores),
+        states=_states("states", states),
+        vectors=_vectors("vectors", vectors),
+        text=text,
+        content=content_bytes(content),
+        verify_concepts=_names("verify_concepts", verify_concepts),
+        source=source,
+        model=model,
+    )
+    if not (
+        request.scores
+        or request.states
+        or request.vectors
+        or request.text
+        or request.content
+        or request.verify_concepts
+    ):
+        raise ValueError(
+            "observe: no evidence given; send scores, states, vectors, or text / content / "
+            "verify_concepts for the server's engine"
+        )
     return request
 
 
-def get_concept_request(namespace: str, concept: str, polarity: str = "has", page_size: int = 0,
-                        page_token: str = "") -> pb.GetConceptRequest:
-    return pb.GetConceptRequest(namespace=namespace, concept=concept, polarity=choice("polarity", polarity, POLARITIES),
-                                page_size=_count("page_size", page_size), page_token=page_token)
+def get_concept_request(
+    namespace: str, concept: str, polarity: str = "has", page_size: int = 0, page_token: str = ""
+) -> pb.GetConceptRequest:
+    return pb.GetConceptRequest(
+        namespace=namespace,
+        concept=concept,
+        polarity=choice("polarity", polarity, POLARITIES),
+        page_size=_count("page_size", page_size),
+        page_token=page_token,
+    )
 
 
 def list_concepts_request(namespace: str, page_size: int = 0, page_token: str = "") -> pb.ListConceptsRequest:
     return pb.ListConceptsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token)
 
 
-def list_items_request(namespace: str, page_size: int = 0, page_token: str = "", has: Sequence[str] | None = None,
-                       not_has: Sequence[str] | None = None, metadata_equals: Mapping[str, str] | None = None,
-                       kinds: Sequence[str] | None = None) -> pb.ListItemsRequest:
+def list_items_request(
+    namespace: str,
+    page_size: int = 0,
+    page_token: str = "",
+    has: Sequence[str] | None = None,
+    not_has: Sequence[str] | None = None,
+    metadata_equals: Mapping[str, str] | None = None,
+    kinds: Sequence[str] | None = None,
+) -> pb.ListItemsRequest:
     """ListItemsRequest; see PolarMemClient.list_items."""
-    return pb.ListItemsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token,
-                               has=_names("has", has), not_has=_names("not_has", not_has),
-                               metadata_equals=_str_map("metadata_equals", metadata_equals),
-                               kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)])
+    return pb.ListItemsRequest(
+        namespace=namespace,
+        page_size=_count("page_size", page_size),
+        page_token=page_token,
+        has=_names("has", has),
+        not_has=_names("not_has", not_has),
+        metadata_equals=_str_map("metadata_equals", metadata_equals),
+        kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)],
+    )
 
 
-def update_item_request(namespace: str, id: str, text: str | None = None,
-                        metadata: Mapping[str, str] | None = None) -> pb.UpdateItemRequest:
+def update_item_request(
+    namespace: str, id: str, text: str | None = None, metadata: Mapping[str, str] | None = None
+) -> pb.UpdateItemRequest:
     """UpdateItemRequest: the arguments given (not None) make the update_mask."""
     if not isinstance(id, str) or not id:
         raise ValueError(f"id must be the non-empty id of a stored item, got {id!r}")
@@ -370,17 +508,21 @@ def update_item_request(namespace: str, id: str, text: str | None = None,
         raise ValueError("update_item: give text and/or metadata")
     if text is not None and not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
-    request = pb.UpdateItemRequest(namespace=namespace, id=id, text=text or "",
-                                   metadata=_str_map("metadata", metadata))
-    request.update_mask.paths.extend([path for path, value in (("text", text), ("metadata", metadata))
-                                      if value is not None])
+    request = pb.UpdateItemRequest(namespace=namespace, id=id, text=text or "", metadata=_str_map("metadata", metadata))
+    request.update_mask.paths.extend(
+        [path for path, value in (("text", text), ("metadata", metadata)) if value is not None]
+    )
     return request
 
 
-def score_concepts_request(namespace: str, concepts: Sequence[str] | None, text: str = "",
-                           content: Content | None = None, **item: Any) -> pb.ScoreConceptsRequest:
-    return pb.ScoreConceptsRequest(namespace=namespace, concepts=_names("concepts", concepts),
-                                   item=item_message(text=text, content=content, **item))
+def score_concepts_request(
+    namespace: str, concepts: Sequence[str] | None, text: str = "", content: Content | None = None, **item: Any
+) -> pb.ScoreConceptsRequest:
+    return pb.ScoreConceptsRequest(
+        namespace=namespace,
+        concepts=_names("concepts", concepts),
+        item=item_message(text=text, content=content, **item),
+    )
 
 
 def backup_request(destination_dir: str) -> pb.BackupRequest:
@@ -426,8 +568,9 @@ class StreamChunker:
         return self._message() if self._chunk or not self._sent else None
 
 
-def remember_stream_requests(namespace: str, items: Iterable[pb.ItemInput],
-                             items_per_message: int) -> Iterator[pb.RememberStreamRequest]:
+def remember_stream_requests(
+    namespace: str, items: Iterable[pb.ItemInput], items_per_message: int
+) -> Iterator[pb.RememberStreamRequest]:
     """The stream's messages for a plain iterable of items."""
     chunker = StreamChunker(namespace, items_per_message)
     for item in items:
@@ -441,26 +584,42 @@ def remember_stream_requests(namespace: str, items: Iterable[pb.ItemInput],
 
 # ---- channel settings -----------------------------------------------------------------------
 
-def service_config(max_attempts: int = 4, initial_backoff_s: float = 0.1, max_backoff_s: float = 2.0,
-                   backoff_multiplier: float = 2.0, retry_codes: Sequence[str] = ("UNAVAILABLE",)) -> str:
+
+def service_config(
+    max_attempts: int = 4,
+    initial_backoff_s: float = 0.1,
+    max_backoff_s: float = 2.0,
+    backoff_multiplier: float = 2.0,
+    retry_codes: Sequence[str] = ("UNAVAILABLE",),
+) -> str:
     """gRPC service config (JSON) retrying the idempotent MemoryService methods with exponential,
     jittered backoff. max_attempts 1 turns retries off (gRPC caps it at 5)."""
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
     config: dict[str, Any] = {"methodConfig": []}
     if max_attempts > 1:
-        config["methodConfig"].append({
-            "name": [{"service": "polarmem.v1.MemoryService", "method": m} for m in IDEMPOTENT_METHODS],
-            "retryPolicy": {"maxAttempts": max_attempts, "initialBackoff": f"{initial_backoff_s}s",
-                            "maxBackoff": f"{max_backoff_s}s", "backoffMultiplier": backoff_multiplier,
-                            "retryableStatusCodes": [code.upper() for code in retry_codes]}})
+        config["methodConfig"].append(
+            {
+                "name": [{"service": "polarmem.v1.MemoryService", "method": m} for m in IDEMPOTENT_METHODS],
+                "retryPolicy": {
+                    "maxAttempts": max_attempts,
+                    "initialBackoff": f"{initial_backoff_s}s",
+                    "maxBackoff": f"{max_backoff_s}s",
+                    "backoffMultiplier": backoff_multiplier,
+                    "retryableStatusCodes": [code.upper() for code in retry_codes],
+                },
+            }
+        )
     return json.dumps(config)
 
 
 def channel_options(max_message_bytes: int, retry: str) -> list[tuple[str, Any]]:
-    return [("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-            ("grpc.enable_retries", 1), ("grpc.service_config", retry)]
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", retry),
+    ]
 
 
 def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
@@ -501,8 +660,11 @@ class LastWrite:
         self.token = bytes(token)
 
     def stamp(self, request) -> None:
-        if self.token and isinstance(getattr(request, "consistency_token", None), bytes) \
-                and not request.consistency_token:
+        if (
+            self.token
+            and isinstance(getattr(request, "consistency_token", None), bytes)
+            and not request.consistency_token
+        ):
             request.consistency_token = self.token
 
     def note(self, response) -> None:

@@ -63,9 +63,15 @@ class Connection:
                 roots = path.read_bytes()
             except OSError as exc:
                 raise ValueError(f"tls_ca: cannot read {str(path)!r} ({exc.strerror or exc})") from None
-        return dict(address=self.address, token=self.resolved_token(), root_certificates=roots, tls=self.tls,
-                    tls_server_name=self.tls_server_name or None, timeout_s=self.timeout_s,
-                    fast_front=not self.no_fast_front)
+        return dict(
+            address=self.address,
+            token=self.resolved_token(),
+            root_certificates=roots,
+            tls=self.tls,
+            tls_server_name=self.tls_server_name or None,
+            timeout_s=self.timeout_s,
+            fast_front=not self.no_fast_front,
+        )
 
     def client(self):
         from polarmem_server.faces.client import PolarMemClient
@@ -82,29 +88,43 @@ HELP = {
     "tls_server_name": "name to check the server certificate against (when it differs from the address)",
     "timeout_s": "deadline of each call, in seconds (a server that is starting is waited for within it)",
     "no_fast_front": "send every Recall to the address above, never to the server's compiled Recall front "
-                     "(by default the Recalls it answers itself go to the port the server advertises)",
+    "(by default the Recalls it answers itself go to the port the server advertises)",
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser, namespace: bool = True) -> None:
     """The connection flags every client command takes (defaults None: unset, so lower sources apply)."""
     group = parser.add_argument_group("connection (flags > POLARMEM_* environment > [client] in the config file)")
-    group.add_argument("--config", dest="client_config", metavar="FILE",
-                       help=f"TOML file with a [client] table [env POLARMEM_CONFIG; default {DEFAULT_CONFIG}]")
+    group.add_argument(
+        "--config",
+        dest="client_config",
+        metavar="FILE",
+        help=f"TOML file with a [client] table [env POLARMEM_CONFIG; default {DEFAULT_CONFIG}]",
+    )
     for f in fields(Connection):
         if f.name == "namespace":
             continue
         flag = "--timeout" if f.name == "timeout_s" else f"--{f.name.replace('_', '-')}"
         env = f"POLARMEM_{f.name.upper()}"
         if f.type in (bool, "bool"):
-            group.add_argument(flag, dest=f.name, action="store_const", const=True, default=None,
-                               help=f"{HELP[f.name]} [env {env}=1]")
+            group.add_argument(
+                flag, dest=f.name, action="store_const", const=True, default=None, help=f"{HELP[f.name]} [env {env}=1]"
+            )
         else:
-            group.add_argument(flag, dest=f.name, default=None, type=float if f.name == "timeout_s" else str,
-                               help=f"{HELP[f.name]} [env {env}; default {f.default!r}]")
+            group.add_argument(
+                flag,
+                dest=f.name,
+                default=None,
+                type=float if f.name == "timeout_s" else str,
+                help=f"{HELP[f.name]} [env {env}; default {f.default!r}]",
+            )
     if namespace:
-        parser.add_argument("-n", "--namespace", default=None,
-                            help="namespace [env POLARMEM_NAMESPACE, or namespace in the config file]")
+        parser.add_argument(
+            "-n",
+            "--namespace",
+            default=None,
+            help="namespace [env POLARMEM_NAMESPACE, or namespace in the config file]",
+        )
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -135,8 +155,10 @@ def load_connection(args: argparse.Namespace, env: dict[str, str] | None = None)
         if unknown:
             from polarmem_server.domain.suggest import did_you_mean
 
-            raise ValueError(f"config file {str(path)!r}: unknown [client] setting {unknown[0]!r}"
-                             f"{did_you_mean(unknown[0], known)}; known: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"config file {str(path)!r}: unknown [client] setting {unknown[0]!r}"
+                f"{did_you_mean(unknown[0], known)}; known: {', '.join(sorted(known))}"
+            )
         values.update({k: _coerce(k, v, str(path)) for k, v in section.items()})
     for name in known:
         if env.get(f"POLARMEM_{name.upper()}"):

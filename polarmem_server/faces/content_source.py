@@ -41,8 +41,9 @@ def read_local_file(path: Path, limit: int) -> bytes:
         raise ContentRefused(f"content_path: cannot read {str(path)[:200]!r} ({exc.strerror or exc})") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ContentRefused(f"content_path: {str(path)[:200]!r} is not a regular file (a device, FIFO or "
-                                 "socket is never read)")
+            raise ContentRefused(
+                f"content_path: {str(path)[:200]!r} is not a regular file (a device, FIFO or socket is never read)"
+            )
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(limit + 1)
@@ -156,9 +157,11 @@ def fetch_url(url: str, policy: FetchPolicy, limit: int, timeout_s: float) -> by
     addresses = _resolve(parts.hostname, port)
     refused = [a for a in addresses if not policy.allows(parts.hostname, a)]
     if refused or not addresses:
-        raise ContentRefused(f"content_url: {parts.hostname[:100]!r} resolves to {refused[0] if refused else 'nothing'}, "
-                             "a loopback, private, link-local or reserved address; the operator can allow it with "
-                             "`polarmem mcp --fetch-allow HOST_OR_NETWORK`")
+        raise ContentRefused(
+            f"content_url: {parts.hostname[:100]!r} resolves to {refused[0] if refused else 'nothing'}, "
+            "a loopback, private, link-local or reserved address; the operator can allow it with "
+            "`polarmem mcp --fetch-allow HOST_OR_NETWORK`"
+        )
     connection_type = _PinnedHTTPSConnection if parts.scheme == "https" else _PinnedHTTPConnection
     connection = connection_type(parts.hostname, port, addresses[0], timeout_s)
     target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
@@ -166,9 +169,11 @@ def fetch_url(url: str, policy: FetchPolicy, limit: int, timeout_s: float) -> by
         connection.request("GET", target, headers={"User-Agent": "polarmem-mcp"})
         response = connection.getresponse()
         if response.status != 200:
-            raise ContentRefused(f"content_url: cannot fetch {url[:120]!r} (HTTP {response.status} {response.reason}"
-                                 + ("; redirects are not followed: send the final URL" if 300 <= response.status < 400
-                                    else "") + ")")
+            raise ContentRefused(
+                f"content_url: cannot fetch {url[:120]!r} (HTTP {response.status} {response.reason}"
+                + ("; redirects are not followed: send the final URL" if 300 <= response.status < 400 else "")
+                + ")"
+            )
         data = response.read(limit + 1)
     except (OSError, http.client.HTTPException) as exc:
         raise ContentRefused(f"content_url: cannot fetch {url[:120]!r} ({exc})") from None

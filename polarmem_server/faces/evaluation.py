@@ -46,6 +46,7 @@ BETA_SUM = 4.0
 
 # ---- simulated evidence ------------------------------------------------------------------
 
+
 def beta_parameters(accuracy: float) -> tuple[float, float]:
     """(a, b) with a + b = 4 and P(Beta(a, b) > 0.5) = accuracy (present objects)."""
     from scipy.optimize import brentq
@@ -73,8 +74,9 @@ def candidate_concepts(rows: Sequence[dict], categories: Sequence[str], spectrum
     return out
 
 
-def simulated_scores(rows: Sequence[dict], candidates: Sequence[Sequence[str]], accuracy: float, templates: int,
-                     seed: int) -> list[dict[str, list[float]]]:
+def simulated_scores(
+    rows: Sequence[dict], candidates: Sequence[Sequence[str]], accuracy: float, templates: int, seed: int
+) -> list[dict[str, list[float]]]:
     a, b = beta_parameters(accuracy)
     rng = np.random.default_rng(seed)
     out = []
@@ -132,6 +134,7 @@ def categories_of(rows: Sequence[dict]) -> list[str]:
 
 # ---- queries -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Query:
     required: str
@@ -164,7 +167,9 @@ def generate_queries(rows: Sequence[dict], count: int, seed: int, min_support: i
         attempts += 1
         required = str(rng.choice(frequent))
         if has_pope:
-            hard = Counter(c for r in rows if required in r["has"] for c in r.get("pope_hard_absent", []) if c != required)
+            hard = Counter(
+                c for r in rows if required in r["has"] for c in r.get("pope_hard_absent", []) if c != required
+            )
         else:
             hard = Counter(c for r in holders[required] for c in r["has"] if c != required)
         if hard and rng.random() < 0.7:
@@ -189,6 +194,7 @@ def read_queries(path: str | Path) -> list[Query]:
 
 # ---- metrics -----------------------------------------------------------------------------
 
+
 def judge(row: dict, query: Query) -> tuple[bool, bool]:
     """(contradicts, consistent) per the labels."""
     has = set(row["has"])
@@ -199,11 +205,12 @@ def judge(row: dict, query: Query) -> tuple[bool, bool]:
 @dataclass
 class QueryOutcome:
     ranked: dict[str, list[str]]  # mode -> ranked ids (top max K)
-    pool: list[str]               # plain retrieval's top POOL_FACTOR * max K
+    pool: list[str]  # plain retrieval's top POOL_FACTOR * max K
 
 
-def metrics_for(outcome: QueryOutcome, query: Query, labels: dict[str, dict], consistent_total: int,
-                ks: Sequence[int]) -> dict[str, dict[str, float]]:
+def metrics_for(
+    outcome: QueryOutcome, query: Query, labels: dict[str, dict], consistent_total: int, ks: Sequence[int]
+) -> dict[str, dict[str, float]]:
     pool_contradicting = {i for i in outcome.pool if judge(labels[i], query)[0]}
     out: dict[str, dict[str, float]] = {}
     for mode, ranked in outcome.ranked.items():
@@ -239,8 +246,9 @@ def summarise(per_query: list[dict[str, dict[str, float]]], seed: int) -> dict[s
     summary: dict[str, dict[str, list[float]]] = {}
     for mode in per_query[0]:
         names = sorted({name for q in per_query for name in q[mode]})
-        summary[mode] = {name: list(bootstrap([q[mode][name] for q in per_query if name in q[mode]], seed))
-                         for name in names}
+        summary[mode] = {
+            name: list(bootstrap([q[mode][name] for q in per_query if name in q[mode]], seed)) for name in names
+        }
     return summary
 
 
@@ -264,13 +272,16 @@ def state_report(items: dict[str, Any], labels: dict[str, dict]) -> dict[str, fl
             fn_has += truth and state != 1
             fn_not += (not truth) and state != 2
     return {
-        "has_precision": tp_has / max(1, tp_has + fp_has), "has_recall": tp_has / max(1, tp_has + fn_has),
-        "not_has_precision": tp_not / max(1, tp_not + fp_not), "not_has_recall": tp_not / max(1, tp_not + fn_not),
+        "has_precision": tp_has / max(1, tp_has + fp_has),
+        "has_recall": tp_has / max(1, tp_has + fn_has),
+        "not_has_precision": tp_not / max(1, tp_not + fp_not),
+        "not_has_recall": tp_not / max(1, tp_not + fn_not),
         "uncertain_share": uncertain / max(1, total),
     }
 
 
 # ---- the run -----------------------------------------------------------------------------
+
 
 @dataclass
 class Condition:
@@ -312,9 +323,16 @@ class EvaluationResult:
     per_query: list = field(default_factory=list, repr=False)  # metrics_for per query, kept for pooling seeds
 
 
-def load_condition(client, condition: Condition, rows: Sequence[dict], categories: Sequence[str],
-                   item_vectors: np.ndarray, templates: int, seed: int,
-                   namespace_options: Mapping[str, float] | None = None) -> float:
+def load_condition(
+    client,
+    condition: Condition,
+    rows: Sequence[dict],
+    categories: Sequence[str],
+    item_vectors: np.ndarray,
+    templates: int,
+    seed: int,
+    namespace_options: Mapping[str, float] | None = None,
+) -> float:
     """`namespace_options`: partition settings for the namespace (kappa, rho, rho_absent)."""
     from polarmem.v1 import memory_service_pb2 as pb
     from polarmem.common.v1 import enums_pb2 as storage_pb2  # the shared enums (ItemKind, ConceptState)
@@ -326,8 +344,14 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
     # closed: the captions are stored as text items, and the quality figures cited for these
     # conditions were measured with only the candidate concepts (an open vocabulary, the default,
     # would make every caption word a concept)
-    client.create_namespace(condition.name, spaces=[("sem", int(item_vectors.shape[1]))], encoder="none",
-                            partitioner=condition.partitioner, open_vocabulary=False, **options)
+    client.create_namespace(
+        condition.name,
+        spaces=[("sem", int(item_vectors.shape[1]))],
+        encoder="none",
+        partitioner=condition.partitioner,
+        open_vocabulary=False,
+        **options,
+    )
     candidates = candidate_concepts(rows, categories, condition.spectrum, seed)
     if condition.evidence == "simulated":
         scores = simulated_scores(rows, candidates, condition.simulated_accuracy, templates, seed)
@@ -335,11 +359,17 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
 
     def items():
         for i, row in enumerate(rows):
-            message = pb.ItemInput(id=row["id"], kind=storage_pb2.ITEM_KIND_TEXT, text=" ".join(row["captions"]),
-                                   vectors={"sem": pb.VectorValue(values=item_vectors[i].tolist())})
+            message = pb.ItemInput(
+                id=row["id"],
+                kind=storage_pb2.ITEM_KIND_TEXT,
+                text=" ".join(row["captions"]),
+                vectors={"sem": pb.VectorValue(values=item_vectors[i].tolist())},
+            )
             if condition.evidence == "labels":
                 for c in candidates[i]:
-                    message.states[c] = storage_pb2.CONCEPT_STATE_HAS if c in row["has"] else storage_pb2.CONCEPT_STATE_NOT_HAS
+                    message.states[c] = (
+                        storage_pb2.CONCEPT_STATE_HAS if c in row["has"] else storage_pb2.CONCEPT_STATE_NOT_HAS
+                    )
             elif condition.evidence == "simulated":
                 for c, values in scores[i].items():
                     message.scores[c].p_yes.extend(values)
@@ -355,17 +385,24 @@ def load_condition(client, condition: Condition, rows: Sequence[dict], categorie
     return time.perf_counter() - started
 
 
-def run_queries(client, namespace: str, queries: Sequence[Query], query_vectors: np.ndarray, max_k: int,
-                modes: Sequence[str]) -> list[QueryOutcome]:
+def run_queries(
+    client, namespace: str, queries: Sequence[Query], query_vectors: np.ndarray, max_k: int, modes: Sequence[str]
+) -> list[QueryOutcome]:
     outcomes = []
     for query, vector in zip(queries, query_vectors):
         ranked = {}
         for mode in modes:
             # a query may name a concept no stored item holds (the vocabulary lacks it): it still
             # runs, unconstrained on that side, as it would for a user who allows unknown names
-            response = client.recall(namespace, vectors={"sem": vector}, required=[query.required],
-                                     forbidden=[query.forbidden], top_k=max_k,
-                                     mode=None if mode == RULE_MODE else mode, allow_unknown_concepts=True)
+            response = client.recall(
+                namespace,
+                vectors={"sem": vector},
+                required=[query.required],
+                forbidden=[query.forbidden],
+                top_k=max_k,
+                mode=None if mode == RULE_MODE else mode,
+                allow_unknown_concepts=True,
+            )
             ranked[mode] = [h.id for h in response.hits]
         pool = client.recall(namespace, vectors={"sem": vector}, top_k=max_k * POOL_FACTOR, mode="off")
         outcomes.append(QueryOutcome(ranked, [h.id for h in pool.hits]))
@@ -384,11 +421,22 @@ def query_texts(queries: Sequence[Query], query_embedding: str) -> list[str]:
     return [affirmative_text(q.text) or q.text for q in queries]
 
 
-def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Sequence[Query], encoder,
-             address: str | None = None, engine: str = "", ks: Sequence[int] = KS, modes: Sequence[str] = MODES,
-             seed: int = 0, namespace_options: Mapping[str, float] | None = None, with_states: bool = True,
-             progress=print, item_vectors: np.ndarray | None = None,
-             query_embedding: str = "full") -> list[EvaluationResult]:
+def evaluate(
+    conditions: Sequence[Condition],
+    rows: Sequence[dict],
+    queries: Sequence[Query],
+    encoder,
+    address: str | None = None,
+    engine: str = "",
+    ks: Sequence[int] = KS,
+    modes: Sequence[str] = MODES,
+    seed: int = 0,
+    namespace_options: Mapping[str, float] | None = None,
+    with_states: bool = True,
+    progress=print,
+    item_vectors: np.ndarray | None = None,
+    query_embedding: str = "full",
+) -> list[EvaluationResult]:
     from google.protobuf.json_format import MessageToDict
 
     from polarmem_server.faces.client import PolarMemClient
@@ -408,22 +456,43 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
     with tempfile.TemporaryDirectory(prefix="polarmem-eval-") as data_dir:
         server = None
         if address is None:
-            server = PolarMemServer(ServerConfig(address="127.0.0.1:0", data_dir=data_dir, metrics_port=-1,
-                                                 log_level="WARNING", durability="async", engine=engine,
-                                                 default_deadline_s=3600)).start()
+            server = PolarMemServer(
+                ServerConfig(
+                    address="127.0.0.1:0",
+                    data_dir=data_dir,
+                    metrics_port=-1,
+                    log_level="WARNING",
+                    durability="async",
+                    engine=engine,
+                    default_deadline_s=3600,
+                )
+            ).start()
             address = server.address
         try:
             with PolarMemClient(address, timeout_s=3600) as client:
                 for condition in conditions:
                     progress(f"[{condition.label}] loading through gRPC ...")
-                    load_s = load_condition(client, condition, rows, categories, item_vectors, len(DEFAULT_TEMPLATES),
-                                            seed, namespace_options)
+                    load_s = load_condition(
+                        client,
+                        condition,
+                        rows,
+                        categories,
+                        item_vectors,
+                        len(DEFAULT_TEMPLATES),
+                        seed,
+                        namespace_options,
+                    )
                     started = time.perf_counter()
                     condition_modes = tuple(modes) + ((RULE_MODE,) if condition.partitioner == "auto" else ())
                     outcomes = run_queries(client, condition.name, queries, query_vectors, max_k, condition_modes)
                     per_query = [metrics_for(o, q, labels, consistent[q], ks) for o, q in zip(outcomes, queries)]
-                    result = EvaluationResult(condition, summarise(per_query, seed), load_seconds=load_s,
-                                              query_seconds=time.perf_counter() - started, per_query=per_query)
+                    result = EvaluationResult(
+                        condition,
+                        summarise(per_query, seed),
+                        load_seconds=load_s,
+                        query_seconds=time.perf_counter() - started,
+                        per_query=per_query,
+                    )
                     if condition.partitioner == "auto":  # which rule the server chose, and why
                         result.extra["rule"] = MessageToDict(client.get_namespace(condition.name).rule)
                     if with_states and condition.evidence != "labels":
@@ -437,9 +506,16 @@ def evaluate(conditions: Sequence[Condition], rows: Sequence[dict], queries: Seq
     return results
 
 
-def evaluate_seeds(conditions: Sequence[Condition], rows: Sequence[dict], seeds: Sequence[int], encoder,
-                   num_queries: int = 100, queries: Sequence[Query] | None = None, progress=print,
-                   **options) -> list[EvaluationResult]:
+def evaluate_seeds(
+    conditions: Sequence[Condition],
+    rows: Sequence[dict],
+    seeds: Sequence[int],
+    encoder,
+    num_queries: int = 100,
+    queries: Sequence[Query] | None = None,
+    progress=print,
+    **options,
+) -> list[EvaluationResult]:
     """`evaluate` once per seed — each seed draws its own queries (unless `queries` are given)
     and its own simulated scores — pooled: every metric's mean and bootstrap interval over all
     seeds' queries together, state figures averaged, and each seed's means kept in
@@ -459,46 +535,84 @@ def evaluate_seeds(conditions: Sequence[Condition], rows: Sequence[dict], seeds:
         states = None
         if all(part.states for part in parts):
             states = {name: float(np.mean([part.states[name] for part in parts])) for name in parts[0].states}
-        per_seed = {str(seed): {mode: {name: part.metrics[mode][name][0] for name in ("conflict@3", "ndcg@10")
-                                       if name in part.metrics[mode]} for mode in part.metrics}
-                    for seed, part in zip(seeds, parts)}
-        pooled.append(EvaluationResult(parts[0].condition, summarise(per_query, seeds[0]), states,
-                                       sum(p.load_seconds for p in parts), sum(p.query_seconds for p in parts),
-                                       {"per_seed": per_seed, **({"rule": parts[0].extra["rule"]}
-                                                                 if "rule" in parts[0].extra else {})}, per_query))
+        per_seed = {
+            str(seed): {
+                mode: {
+                    name: part.metrics[mode][name][0]
+                    for name in ("conflict@3", "ndcg@10")
+                    if name in part.metrics[mode]
+                }
+                for mode in part.metrics
+            }
+            for seed, part in zip(seeds, parts)
+        }
+        pooled.append(
+            EvaluationResult(
+                parts[0].condition,
+                summarise(per_query, seeds[0]),
+                states,
+                sum(p.load_seconds for p in parts),
+                sum(p.query_seconds for p in parts),
+                {"per_seed": per_seed, **({"rule": parts[0].extra["rule"]} if "rule" in parts[0].extra else {})},
+                per_query,
+            )
+        )
     return pooled
 
 
 # ---- output ------------------------------------------------------------------------------
 
+
 def format_table(results: Sequence[EvaluationResult], k: int = 3, ndcg_k: int = 10) -> str:
-    lines = [f"{'condition':<44} {'mode':<9} {f'Conflict@{k}':>20} {f'FilterRate@{k}':>20} {f'Recall@{k}':>8} "
-             f"{f'nDCG@{ndcg_k}':>8}"]
+    lines = [
+        f"{'condition':<44} {'mode':<9} {f'Conflict@{k}':>20} {f'FilterRate@{k}':>20} {f'Recall@{k}':>8} "
+        f"{f'nDCG@{ndcg_k}':>8}"
+    ]
     for r in results:
         for mode, m in r.metrics.items():
+
             def cell(name, width=20):
                 mean, lo, hi = m.get(name, [float("nan")] * 3)
                 return f"{mean:.3f} [{lo:.3f},{hi:.3f}]".rjust(width)
 
-            lines.append(f"{r.condition.label:<44} {mode:<9} {cell(f'conflict@{k}')} {cell(f'filter_rate@{k}')} "
-                         f"{m[f'recall@{k}'][0]:8.3f} {m[f'ndcg@{ndcg_k}'][0]:8.3f}")
+            lines.append(
+                f"{r.condition.label:<44} {mode:<9} {cell(f'conflict@{k}')} {cell(f'filter_rate@{k}')} "
+                f"{m[f'recall@{k}'][0]:8.3f} {m[f'ndcg@{ndcg_k}'][0]:8.3f}"
+            )
         if "per_seed" in r.extra:
             for mode in r.metrics:
-                seeds = ", ".join(f"{seed}: {m[mode].get('conflict@3', float('nan')):.3f}" for seed, m in r.extra["per_seed"].items())
+                seeds = ", ".join(
+                    f"{seed}: {m[mode].get('conflict@3', float('nan')):.3f}" for seed, m in r.extra["per_seed"].items()
+                )
                 lines.append(f"{'':<44} {mode:<9} Conflict@3 per seed  {seeds}")
         if r.states:
             s = r.states
-            lines.append(f"{'':<44} states: HAS P/R {s['has_precision']:.2f}/{s['has_recall']:.2f}, NOT_HAS P/R "
-                         f"{s['not_has_precision']:.3f}/{s['not_has_recall']:.2f}, UNCERTAIN {s['uncertain_share']:.0%}")
+            lines.append(
+                f"{'':<44} states: HAS P/R {s['has_precision']:.2f}/{s['has_recall']:.2f}, NOT_HAS P/R "
+                f"{s['not_has_precision']:.3f}/{s['not_has_recall']:.2f}, UNCERTAIN {s['uncertain_share']:.0%}"
+            )
     return "\n".join(lines)
 
 
 def write_json(results: Sequence[EvaluationResult], path: Path, meta: dict) -> None:
-    payload = {**meta, "results": [{"condition": r.condition.label, "evidence": r.condition.evidence,
-                                    "simulated": r.condition.evidence == "simulated",
-                                    "accuracy": r.condition.accuracy, "partitioner": r.condition.partitioner,
-                                    "metrics": r.metrics, "states": r.states, "load_seconds": r.load_seconds,
-                                    "query_seconds": r.query_seconds, **r.extra} for r in results]}
+    payload = {
+        **meta,
+        "results": [
+            {
+                "condition": r.condition.label,
+                "evidence": r.condition.evidence,
+                "simulated": r.condition.evidence == "simulated",
+                "accuracy": r.condition.accuracy,
+                "partitioner": r.condition.partitioner,
+                "metrics": r.metrics,
+                "states": r.states,
+                "load_seconds": r.load_seconds,
+                "query_seconds": r.query_seconds,
+                **r.extra,
+            }
+            for r in results
+        ],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2))
 
@@ -516,8 +630,14 @@ def plot(results: Sequence[EvaluationResult], out_dir: Path, ks: Sequence[int] =
         for ax, r in zip(axes[0], results):
             for mode, m in r.metrics.items():
                 values = [m.get(f"{metric}@{k}", [np.nan] * 3) for k in ks]
-                ax.errorbar(ks, [v[0] for v in values], yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
-                            marker="o", capsize=3, label=mode)
+                ax.errorbar(
+                    ks,
+                    [v[0] for v in values],
+                    yerr=[[v[0] - v[1] for v in values], [v[2] - v[0] for v in values]],
+                    marker="o",
+                    capsize=3,
+                    label=mode,
+                )
             ax.set_title(r.condition.label, fontsize=8)
             ax.set_xlabel("K")
             ax.set_ylabel(metric.replace("_", " "))
@@ -532,7 +652,10 @@ def plot(results: Sequence[EvaluationResult], out_dir: Path, ks: Sequence[int] =
     if len({r.condition.accuracy for r in simulated}) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
         for number, partitioner in enumerate(sorted({r.condition.partitioner for r in simulated})):
-            series = sorted((r for r in simulated if r.condition.partitioner == partitioner), key=lambda r: r.condition.simulated_accuracy)
+            series = sorted(
+                (r for r in simulated if r.condition.partitioner == partitioner),
+                key=lambda r: r.condition.simulated_accuracy,
+            )
             # "off" ranks by similarity alone, the same for every partitioner: drawn once
             for mode, style in (("off", ":"), ("hard", "-"), ("strict", "--")):
                 if (mode == "off" and number) or mode not in series[0].metrics:

@@ -74,8 +74,9 @@ def malformed_reply(raw: str | bytes) -> dict[str, Any] | None:
     if len(raw) > MAX_MESSAGE_BYTES:
         return _error(None, INVALID_REQUEST, f"Invalid Request: the message is over {MAX_MESSAGE_BYTES} bytes")
     if nesting_depth(raw) > MAX_NESTING:
-        return _error(None, INVALID_REQUEST, f"Invalid Request: the message nests arrays / objects more than "
-                                             f"{MAX_NESTING} deep")
+        return _error(
+            None, INVALID_REQUEST, f"Invalid Request: the message nests arrays / objects more than {MAX_NESTING} deep"
+        )
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -91,8 +92,9 @@ def malformed_reply(raw: str | bytes) -> dict[str, Any] | None:
     except Exception:  # noqa: BLE001 - pydantic's ValidationError: judged below
         pass
     if not isinstance(data, dict):
-        return _error(None, INVALID_REQUEST, "Invalid Request: send one JSON-RPC object per message "
-                                             "(batches are not supported)")
+        return _error(
+            None, INVALID_REQUEST, "Invalid Request: send one JSON-RPC object per message (batches are not supported)"
+        )
     if "method" in data and "id" not in data:
         return None  # a notification: JSON-RPC forbids answering it
     message_id = _usable_id(data)
@@ -103,13 +105,17 @@ def malformed_reply(raw: str | bytes) -> dict[str, Any] | None:
             return None  # a malformed response to us: nobody waits on it
         return _error(message_id, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
     if "params" in data and not isinstance(data["params"], dict):
-        return _error(message_id, INVALID_PARAMS,
-                      f"Invalid params: 'params' of {data['method'][:60]!r} must be an object, "
-                      f"got {type(data['params']).__name__}")
+        return _error(
+            message_id,
+            INVALID_PARAMS,
+            f"Invalid params: 'params' of {data['method'][:60]!r} must be an object, "
+            f"got {type(data['params']).__name__}",
+        )
     if message_id is None:
         return _error(None, INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer")
-    return _error(message_id, INVALID_PARAMS, f"Invalid params for {data['method'][:60]!r}: they do not "
-                                              "match the method's schema")
+    return _error(
+        message_id, INVALID_PARAMS, f"Invalid params for {data['method'][:60]!r}: they do not match the method's schema"
+    )
 
 
 class _GatedStdin:
@@ -188,8 +194,9 @@ class JsonRpcGate:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.max_body_bytes:
-                await _respond(send, 413, _error(None, INVALID_REQUEST, f"the request is over "
-                                                                        f"{self.max_body_bytes} bytes"))
+                await _respond(
+                    send, 413, _error(None, INVALID_REQUEST, f"the request is over {self.max_body_bytes} bytes")
+                )
                 return
         reply = malformed_reply(body) if body.strip() else _error(None, PARSE_ERROR, "Parse error: empty body")
         if reply is not None:
@@ -209,6 +216,11 @@ class JsonRpcGate:
 
 async def _respond(send: Send, status: int, payload: dict) -> None:
     data = json.dumps(payload).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": data})

@@ -55,9 +55,17 @@ class PolarMemTools:
     """The tools' state: where PolarMem is, the default namespace, one gRPC client per token
     (bounded, least recently used closed first)."""
 
-    def __init__(self, connection: Connection, namespace: str = "", fixed_namespace: bool = False,
-                 content_root: str | None = None, local_paths: bool = True, own_token: bool = True,
-                 fetch_policy: FetchPolicy | None = None, max_clients: int = MAX_CLIENTS) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        namespace: str = "",
+        fixed_namespace: bool = False,
+        content_root: str | None = None,
+        local_paths: bool = True,
+        own_token: bool = True,
+        fetch_policy: FetchPolicy | None = None,
+        max_clients: int = MAX_CLIENTS,
+    ) -> None:
         self.connection = connection
         self.namespace = namespace
         self.fixed_namespace = fixed_namespace
@@ -125,8 +133,9 @@ class PolarMemTools:
             raise ToolError(f"namespace: this memory server is fixed to {self.namespace!r}; leave namespace empty")
         chosen = namespace or self.namespace
         if not chosen:
-            raise ToolError("namespace: none given and no default (start `polarmem mcp -n NAME`); "
-                            "list_namespaces shows them")
+            raise ToolError(
+                "namespace: none given and no default (start `polarmem mcp -n NAME`); list_namespaces shows them"
+            )
         return chosen
 
     async def content(self, path: str, url: str) -> bytes | None:
@@ -137,12 +146,15 @@ class PolarMemTools:
         try:
             if path:
                 if not self.local_paths:
-                    raise ToolError("content_path: this server (HTTP) reads no local files; send content_url, or "
-                                    "start `polarmem mcp --content-root DIR`")
+                    raise ToolError(
+                        "content_path: this server (HTTP) reads no local files; send content_url, or "
+                        "start `polarmem mcp --content-root DIR`"
+                    )
                 file = Path(path).expanduser().resolve()
                 if self.content_root is not None and not file.is_relative_to(self.content_root):
-                    raise ToolError(f"content_path: {path[:200]!r} is outside the content root "
-                                    f"{str(self.content_root)!r}")
+                    raise ToolError(
+                        f"content_path: {path[:200]!r} is outside the content root {str(self.content_root)!r}"
+                    )
                 return await asyncio.to_thread(read_local_file, file, MAX_CONTENT_BYTES)
             if url:
                 return await asyncio.to_thread(fetch_url, url, self.fetch_policy, MAX_CONTENT_BYTES, FETCH_TIMEOUT_S)
@@ -276,10 +288,16 @@ class NamespaceView(TypedDict):
 
 def item_view(item) -> ItemView:
     """An Item as the tools return it: what the memory verified about it, and when."""
-    view: dict[str, Any] = {"id": item.id, "kind": KIND_NAMES.get(item.kind, "visual"), "has": list(item.has),
-                            "not_has": list(item.not_has), "uncertain": list(item.uncertain),
-                            "created_ms": item.created_ms, "updated_ms": item.updated_ms or item.created_ms,
-                            "version": item.version}
+    view: dict[str, Any] = {
+        "id": item.id,
+        "kind": KIND_NAMES.get(item.kind, "visual"),
+        "has": list(item.has),
+        "not_has": list(item.not_has),
+        "uncertain": list(item.uncertain),
+        "created_ms": item.created_ms,
+        "updated_ms": item.updated_ms or item.created_ms,
+        "version": item.version,
+    }
     for field in ("text", "uri"):
         if getattr(item, field):
             view[field] = getattr(item, field)
@@ -291,9 +309,16 @@ def item_view(item) -> ItemView:
 
 
 def hit_view(hit) -> HitView:
-    view: dict[str, Any] = {"rank": hit.rank, "id": hit.id, "status": hit.status, "s_sem": round(hit.s_sem, 4),
-                            "verification": list(hit.reasons), "entailed_by": list(hit.entailed_by),
-                            "conflicted_by": list(hit.conflicted_by), "absence_verified": hit.absence_verified}
+    view: dict[str, Any] = {
+        "rank": hit.rank,
+        "id": hit.id,
+        "status": hit.status,
+        "s_sem": round(hit.s_sem, 4),
+        "verification": list(hit.reasons),
+        "entailed_by": list(hit.entailed_by),
+        "conflicted_by": list(hit.conflicted_by),
+        "absence_verified": hit.absence_verified,
+    }
     for field in ("answer", "superseded_by", "text", "uri"):
         if getattr(hit, field):
             view[field] = getattr(hit, field)
@@ -329,7 +354,7 @@ def context_with_ids(context: str, hits, kept) -> str:
         if hit.rank not in keep:
             continue
         end = starts[index + 1] if index + 1 < len(starts) else len(context)
-        body = context[starts[index] + len(f"[{hit.rank}] "):end].rstrip("\n")
+        body = context[starts[index] + len(f"[{hit.rank}] ") : end].rstrip("\n")
         entries.append(f"[{len(entries) + 1}] (id: {hit.id}) {body}")
     return "\n".join(entries)
 
@@ -351,10 +376,18 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def remember(ctx: Context, text: str = "", id: str = "", content_path: str = "", content_url: str = "",
-                       verify_concepts: list[str] | None = None, states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
-                       metadata: dict[str, str] | None = None, kind: Kind | None = None,
-                       namespace: str = "") -> ItemView:
+    async def remember(
+        ctx: Context,
+        text: str = "",
+        id: str = "",
+        content_path: str = "",
+        content_url: str = "",
+        verify_concepts: list[str] | None = None,
+        states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
+        metadata: dict[str, str] | None = None,
+        kind: Kind | None = None,
+        namespace: str = "",
+    ) -> ItemView:
         """Store a text note or an image in memory. A text note needs only `text`: its own words
         say what it affirms (has) and negates (not_has). `id`: optional; empty = an id derived from
         the content, so storing the same note twice keeps one copy. `metadata`: string pairs you can
@@ -365,17 +398,35 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
         kind = kind or ("visual" if content is not None else "text")
-        item = await call(ctx, "remember", tools.resolve_namespace(namespace), id=id, kind=kind, text=text,
-                          uri=content_url or "", metadata=metadata, states=states, verify_concepts=verify_concepts,
-                          content=content)
+        item = await call(
+            ctx,
+            "remember",
+            tools.resolve_namespace(namespace),
+            id=id,
+            kind=kind,
+            text=text,
+            uri=content_url or "",
+            metadata=metadata,
+            states=states,
+            verify_concepts=verify_concepts,
+            content=content,
+        )
         return item_view(item)
 
     @server.tool()
-    async def recall(ctx: Context, query: str = "", required: list[str] | None = None,
-                     forbidden: list[str] | None = None, mode: Mode | None = None, top_k: TopK = 5,
-                     include_neutral: bool = False, metadata_equals: dict[str, str] | None = None,
-                     allow_unknown_concepts: bool = False, recency_half_life_s: RecencyHalfLife | None = None,
-                     namespace: str = "") -> Annotated[CallToolResult, RecallView]:
+    async def recall(
+        ctx: Context,
+        query: str = "",
+        required: list[str] | None = None,
+        forbidden: list[str] | None = None,
+        mode: Mode | None = None,
+        top_k: TopK = 5,
+        include_neutral: bool = False,
+        metadata_equals: dict[str, str] | None = None,
+        allow_unknown_concepts: bool = False,
+        recency_half_life_s: RecencyHalfLife | None = None,
+        namespace: str = "",
+    ) -> Annotated[CallToolResult, RecallView]:
         """Find evidence for a query, logic first. Constraints are parsed from `query` ("a dog but no
         cat") unless `required` / `forbidden` concept names are given (then `query` may be omitted).
         A name this memory does not know is an error with the closest known names, unless
@@ -400,54 +451,90 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         text = query if query.strip() else " ".join(required or [])  # what the similarity is computed from
         # answer by default; recency ranks within the logic's tiers, so with it the memory's own rule
         default_mode = "" if recency_half_life_s is not None else "answer"
-        response = await call(ctx, "recall", tools.resolve_namespace(namespace), text, required=required,
-                              forbidden=forbidden, mode=mode or default_mode, top_k=top_k, include_context=True,
-                              metadata_equals=metadata_equals, allow_unknown_concepts=allow_unknown_concepts,
-                              recency_half_life_s=recency_half_life_s)
+        response = await call(
+            ctx,
+            "recall",
+            tools.resolve_namespace(namespace),
+            text,
+            required=required,
+            forbidden=forbidden,
+            mode=mode or default_mode,
+            top_k=top_k,
+            include_context=True,
+            metadata_equals=metadata_equals,
+            allow_unknown_concepts=allow_unknown_concepts,
+            recency_half_life_s=recency_half_life_s,
+        )
         parse = response.parse
         unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
-        constraints: dict[str, Any] = {"required": list(parse.required), "forbidden": list(parse.forbidden),
-                                       "unknown": unknown}
+        constraints: dict[str, Any] = {
+            "required": list(parse.required),
+            "forbidden": list(parse.forbidden),
+            "unknown": unknown,
+        }
         if parse.unknown_concepts:
             constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
         hits = kept_hits(response.hits, include_neutral, answer_mode=(mode or default_mode) == "answer")
         context = context_with_ids(response.context, response.hits, hits)
         if response.answer_summary:
             context = f"({response.answer_summary})\n{context}" if context else f"({response.answer_summary})"
-        body = {"context": context, "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
-                "constraints": constraints, "hits": [hit_view(h) for h in hits],
-                "cut": len(response.hits) - len(hits)}
-        summary = (f"constraints: required={constraints['required']} forbidden={constraints['forbidden']}"
-                   + (f" unknown (not applied)={unknown}" if unknown else "")
-                   + (f"; {body['cut']} NEUTRAL / CONFLICT hits left out (include_neutral=true shows them)"
-                      if body["cut"] else ""))
+        body = {
+            "context": context,
+            "mode_used": MODE_NAMES.get(response.mode_used, "hard"),
+            "constraints": constraints,
+            "hits": [hit_view(h) for h in hits],
+            "cut": len(response.hits) - len(hits),
+        }
+        summary = (
+            f"constraints: required={constraints['required']} forbidden={constraints['forbidden']}"
+            + (f" unknown (not applied)={unknown}" if unknown else "")
+            + (
+                f"; {body['cut']} NEUTRAL / CONFLICT hits left out (include_neutral=true shows them)"
+                if body["cut"]
+                else ""
+            )
+        )
         text = f"{context or '(no evidence found)'}\n\n{summary}"
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
     @server.tool()
-    async def observe(ctx: Context, id: str, text: str = "", content_path: str = "", content_url: str = "",
-                      verify_concepts: list[str] | None = None,
-                      states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
-                      namespace: str = "") -> ObserveView:
+    async def observe(
+        ctx: Context,
+        id: str,
+        text: str = "",
+        content_path: str = "",
+        content_url: str = "",
+        verify_concepts: list[str] | None = None,
+        states: dict[str, Literal["has", "not_has", "uncertain"]] | None = None,
+        namespace: str = "",
+    ) -> ObserveView:
         """Add evidence to a stored item: new `states` ({"umbrella": "not_has"}), or new `text` /
         image content for the verifier (`verify_concepts`; none = the concepts the item already
         holds). The item is re-partitioned; returns it and whether any concept changed state. To
         rewrite a note's words use update_item."""
         content = await tools.content(content_path, content_url)
-        response = await call(ctx, "observe", tools.resolve_namespace(namespace), id, states=states, text=text,
-                              content=content, verify_concepts=verify_concepts)
+        response = await call(
+            ctx,
+            "observe",
+            tools.resolve_namespace(namespace),
+            id,
+            states=states,
+            text=text,
+            content=content,
+            verify_concepts=verify_concepts,
+        )
         return {"changed": response.changed, "item": item_view(response.item)}
 
     @server.tool()
-    async def update_item(ctx: Context, id: str, text: str | None = None, metadata: dict[str, str] | None = None,
-                          namespace: str = "") -> ObserveView:
+    async def update_item(
+        ctx: Context, id: str, text: str | None = None, metadata: dict[str, str] | None = None, namespace: str = ""
+    ) -> ObserveView:
         """Rewrite a stored item: new `text` (a text note's has / not_has are re-read from its new
         words; evidence you or a verifier added stays) and/or new `metadata` (replaces all of it).
         Omit a field to leave it. The old states stay in the item's history."""
         if text is None and metadata is None:
             raise ToolError("update_item: give text and/or metadata")
-        response = await call(ctx, "update_item", tools.resolve_namespace(namespace), id, text=text,
-                              metadata=metadata)
+        response = await call(ctx, "update_item", tools.resolve_namespace(namespace), id, text=text, metadata=metadata)
         return {"changed": response.changed, "item": item_view(response.item)}
 
     @server.tool()
@@ -463,20 +550,36 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         return item_view(response.item)
 
     @server.tool()
-    async def list_items(ctx: Context, has: list[str] | None = None, not_has: list[str] | None = None,
-                         metadata_equals: dict[str, str] | None = None, kind: Kind | None = None,
-                         page_size: PageSize = 50, page_token: str = "", namespace: str = "") -> ItemPage:
+    async def list_items(
+        ctx: Context,
+        has: list[str] | None = None,
+        not_has: list[str] | None = None,
+        metadata_equals: dict[str, str] | None = None,
+        kind: Kind | None = None,
+        page_size: PageSize = 50,
+        page_token: str = "",
+        namespace: str = "",
+    ) -> ItemPage:
         """Browse stored items in id order (stable pages: pass next_page_token for the next one).
         Filters: `has` (items affirming every one of these concepts), `not_has` (items verified not
         to hold every one of these), `metadata_equals`, `kind`."""
-        response = await call(ctx, "list_items", tools.resolve_namespace(namespace), page_size=page_size,
-                              page_token=page_token, has=has, not_has=not_has, metadata_equals=metadata_equals,
-                              kinds=[kind] if kind else None)
+        response = await call(
+            ctx,
+            "list_items",
+            tools.resolve_namespace(namespace),
+            page_size=page_size,
+            page_token=page_token,
+            has=has,
+            not_has=not_has,
+            metadata_equals=metadata_equals,
+            kinds=[kind] if kind else None,
+        )
         return {"items": [item_view(i) for i in response.items], "next_page_token": response.next_page_token or None}
 
     @server.tool()
-    async def clear_namespace(ctx: Context, confirm: Annotated[bool, Field(strict=True)],
-                              namespace: str = "") -> ClearView:  # strict: "yes" / 1 are not true (issue 49)
+    async def clear_namespace(
+        ctx: Context, confirm: Annotated[bool, Field(strict=True)], namespace: str = ""
+    ) -> ClearView:  # strict: "yes" / 1 are not true (issue 49)
         """Delete EVERY item of a memory (namespace); its settings and vocabulary stay. Irreversible:
         `confirm` must be true."""
         if confirm is not True:
@@ -486,17 +589,23 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         return {"cleared": chosen, "items_deleted": deleted}
 
     @server.tool()
-    async def list_concepts(ctx: Context, page_token: str = "", page_size: PageSize = 100,
-                            namespace: str = "") -> ConceptPage:
+    async def list_concepts(
+        ctx: Context, page_token: str = "", page_size: PageSize = 100, namespace: str = ""
+    ) -> ConceptPage:
         """The memory's vocabulary: every concept with how many items hold it (has) and how many
         were verified not to (not_has), by id; pass next_page_token for the next page. Use these
         names in recall's required / forbidden and list_items' has / not_has."""
-        response = await call(ctx, "list_concepts", tools.resolve_namespace(namespace), page_size=page_size,
-                              page_token=page_token)
-        return {"concepts": [{"concept": e.concept, "has": e.stats.has, "not_has": e.stats.not_has}
-                             for e in response.concepts],
-                "total": response.total, "next_page_token": response.next_page_token or None,
-                "aliases": dict(response.aliases)}
+        response = await call(
+            ctx, "list_concepts", tools.resolve_namespace(namespace), page_size=page_size, page_token=page_token
+        )
+        return {
+            "concepts": [
+                {"concept": e.concept, "has": e.stats.has, "not_has": e.stats.not_has} for e in response.concepts
+            ],
+            "total": response.total,
+            "next_page_token": response.next_page_token or None,
+            "aliases": dict(response.aliases),
+        }
 
     @server.tool()
     async def list_namespaces(ctx: Context) -> NamespaceList:
@@ -504,16 +613,25 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         infos = await call(ctx, "list_namespaces")
         if tools.fixed_namespace:
             infos = [i for i in infos if i.name == tools.namespace]
-        return {"namespaces": [{"name": i.name, "items": i.item_count, "concepts": i.concept_count} for i in infos],
-                "default": tools.namespace or None}
+        return {
+            "namespaces": [{"name": i.name, "items": i.item_count, "concepts": i.concept_count} for i in infos],
+            "default": tools.namespace or None,
+        }
 
     @server.tool()
     async def get_namespace(ctx: Context, namespace: str = "") -> NamespaceView:
         """One memory's settings and counts."""
         info = await call(ctx, "get_namespace", tools.resolve_namespace(namespace))
-        return {"name": info.name, "items": info.item_count, "visual": info.visual_count, "text": info.text_count,
-                "concepts": info.concept_count, "templates": list(info.config.templates),
-                "partitioner": info.config.partitioner, "open_vocabulary": info.config.open_vocabulary}
+        return {
+            "name": info.name,
+            "items": info.item_count,
+            "visual": info.visual_count,
+            "text": info.text_count,
+            "concepts": info.concept_count,
+            "templates": list(info.config.templates),
+            "partitioner": info.config.partitioner,
+            "open_vocabulary": info.config.open_vocabulary,
+        }
 
     return server
 
@@ -541,11 +659,15 @@ def check_exposure(host: str, connection: Connection) -> None:
     except grpc.RpcError as exc:
         if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
             return
-        raise ValueError(f"--host {host}: cannot check that the PolarMem server at {connection.address} demands "
-                         f"tokens ({exc.code().name}); start it first, or bind --host 127.0.0.1") from None
-    raise ValueError(f"--host {host} is beyond loopback, but the PolarMem server at {connection.address} answers "
-                     "calls without a token: anyone reaching this port could use the memory. Give the server a "
-                     "tokens_file, or bind --host 127.0.0.1")
+        raise ValueError(
+            f"--host {host}: cannot check that the PolarMem server at {connection.address} demands "
+            f"tokens ({exc.code().name}); start it first, or bind --host 127.0.0.1"
+        ) from None
+    raise ValueError(
+        f"--host {host} is beyond loopback, but the PolarMem server at {connection.address} answers "
+        "calls without a token: anyone reaching this port could use the memory. Give the server a "
+        "tokens_file, or bind --host 127.0.0.1"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -556,8 +678,15 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--fixed-namespace needs -n NAMESPACE")
     http = args.transport == "http"
     policy = FetchPolicy.parse(",".join(getattr(args, "fetch_allow", None) or []).split(","))
-    tools = PolarMemTools(connection, namespace, args.fixed_namespace, args.content_root, local_paths=not http,
-                          own_token=not http, fetch_policy=policy)
+    tools = PolarMemTools(
+        connection,
+        namespace,
+        args.fixed_namespace,
+        args.content_root,
+        local_paths=not http,
+        own_token=not http,
+        fetch_policy=policy,
+    )
     server = build_server(tools)
     if not http:
         asyncio.run(_serve_stdio(server))
@@ -584,8 +713,10 @@ async def _serve_http(server: MCPServer, tools: PolarMemTools, host: str, port: 
         await asyncio.sleep(0.05)
     if http.started:
         bound = http.servers[0].sockets[0].getsockname()
-        print(f"polarmem mcp serving on http://{bound[0]}:{bound[1]}{path} (PolarMem at {tools.connection.address})",
-              flush=True)
+        print(
+            f"polarmem mcp serving on http://{bound[0]}:{bound[1]}{path} (PolarMem at {tools.connection.address})",
+            flush=True,
+        )
     try:
         await serving
     finally:

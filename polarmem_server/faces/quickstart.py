@@ -45,8 +45,10 @@ def _report_agreement(client: PolarMemClient, rows: list[dict]) -> None:
         not_right += sum(c not in r["has"] for c in item.not_has)
         uncertain += len(item.uncertain)
         total += len(item.has) + len(item.not_has) + len(item.uncertain)
-    print(f"verified states vs COCO labels (first 100 images): HAS precision {has_right / max(has_total, 1):.2f}, "
-          f"NOT_HAS precision {not_right / max(not_total, 1):.2f}, UNCERTAIN {uncertain / max(total, 1):.0%}")
+    print(
+        f"verified states vs COCO labels (first 100 images): HAS precision {has_right / max(has_total, 1):.2f}, "
+        f"NOT_HAS precision {not_right / max(not_total, 1):.2f}, UNCERTAIN {uncertain / max(total, 1):.0%}"
+    )
 
 
 def run(top_k: int = 5) -> int:
@@ -65,17 +67,32 @@ def run(top_k: int = 5) -> int:
             # captions stand in for pixels, so their other words must not become concepts too.
             memory.create_namespace(NamespaceSettings("coco", encoder=encoder, open_vocabulary=False))
             if engine:
-                print(f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels) through the library, "
-                      f"which verifies all {len(categories)} categories per image with the {engine} engine ...", flush=True)
-                items = [ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]), verify_concepts=categories)
-                         for r in rows]
+                print(
+                    f"loading {len(rows)} COCO val2014 images (captions stand in for the pixels) through the library, "
+                    f"which verifies all {len(categories)} categories per image with the {engine} engine ...",
+                    flush=True,
+                )
+                items = [
+                    ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]), verify_concepts=categories)
+                    for r in rows
+                ]
             else:
-                print(f"loading {len(rows)} COCO val2014 images with their COCO labels as client evidence "
-                      "(install the [embed] extra for verification) ...", flush=True)
-                items = [ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]), source="coco-labels",
-                                   states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}})
-                         for r in rows]
-            results = [x for i in range(0, len(items), 64) for x in memory.remember_batch("coco", items[i:i + 64])]
+                print(
+                    f"loading {len(rows)} COCO val2014 images with their COCO labels as client evidence "
+                    "(install the [embed] extra for verification) ...",
+                    flush=True,
+                )
+                items = [
+                    ItemInput(
+                        id=r["id"],
+                        kind="text",
+                        text=" ".join(r["captions"]),
+                        source="coco-labels",
+                        states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}},
+                    )
+                    for r in rows
+                ]
+            results = [x for i in range(0, len(items), 64) for x in memory.remember_batch("coco", items[i : i + 64])]
             failed = sum(isinstance(x, Exception) for x in results)
             print(f"stored {len(results) - failed}, failed {failed} in {time.perf_counter() - started:.1f} s")
         finally:
@@ -92,16 +109,20 @@ def run(top_k: int = 5) -> int:
                 off = client.recall("coco", query, top_k=top_k, mode="off")
                 hard = client.recall("coco", query, top_k=top_k, mode="hard", suppressed_k=top_k)
                 parse = hard.parse
-                print(f'query: "{query}"   required={list(parse.required)} forbidden={list(parse.forbidden)}'
-                      + (f" unknown={list(parse.unknown)}" if parse.unknown else ""))
+                print(
+                    f'query: "{query}"   required={list(parse.required)} forbidden={list(parse.forbidden)}'
+                    + (f" unknown={list(parse.unknown)}" if parse.unknown else "")
+                )
                 print(f"  {'off (plain similarity)':<{WIDTH}} | hard (logic first)")
                 for i in range(top_k):
                     left = _row(off.hits[i]) if i < len(off.hits) else ""
                     right = _row(hard.hits[i]) if i < len(hard.hits) else ""
                     print(f"  {left:<{WIDTH}} | {right}")
                 conflicts = sum(h.status == "CONFLICT" for h in off.hits)
-                print(f"  contradicting evidence in the top {top_k}: off {conflicts}, hard "
-                      f"{sum(h.status == 'CONFLICT' for h in hard.hits)}")
+                print(
+                    f"  contradicting evidence in the top {top_k}: off {conflicts}, hard "
+                    f"{sum(h.status == 'CONFLICT' for h in hard.hits)}"
+                )
                 for hit in hard.suppressed:
                     why = [r for r in hit.reasons if r.startswith("NOT_HAS(") or r.endswith("forbidden")]
                     print(f"  kept out: {hit.text.split('.')[0][:50]!r} because {'; '.join(why)}")

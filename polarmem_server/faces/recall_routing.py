@@ -87,8 +87,14 @@ class Router:
         """True when `error` from the front means: send the call to the main port instead."""
         if error.code() not in FALLBACK_CODES:
             return False
-        log.warning("compiled Recall front at %s failed (%s: %s); sending Recalls to the main address %s, trying "
-                    "the front again in %.0f s", self.address, error.code().name, error.details(), self.main_address,
-                    FRONT_RETRY_S)
+        log.warning(
+            "compiled Recall front at %s failed (%s: %s); sending Recalls to the main address %s, trying "
+            "the front again in %.0f s",
+            self.address,
+            error.code().name,
+            error.details(),
+            self.main_address,
+            FRONT_RETRY_S,
+        )
         self._down_until = time.monotonic() + FRONT_RETRY_S
         return True

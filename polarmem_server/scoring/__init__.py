@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polarmem_server.scoring.base import (EngineError, EngineInfo, EngineOverloaded, ScoreItem, ScoreRequest,
-                                          ScoringEngine)
+from polarmem_server.scoring.base import (
+    EngineError,
+    EngineInfo,
+    EngineOverloaded,
+    ScoreItem,
+    ScoreRequest,
+    ScoringEngine,
+)
 
 ENGINES = ("transformers", "tensorrt_llm", "embedding", "lexical")
 
@@ -40,5 +46,13 @@ def create_engine(name: str, model: str = "", device: str = "cpu", **options) ->
     raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {name!r}")
 
 
-__all__ = ["ENGINES", "EngineError", "EngineInfo", "EngineOverloaded", "ScoreItem", "ScoreRequest", "ScoringEngine",
-           "create_engine"]
+__all__ = [
+    "ENGINES",
+    "EngineError",
+    "EngineInfo",
+    "EngineOverloaded",
+    "ScoreItem",
+    "ScoreRequest",
+    "ScoringEngine",
+    "create_engine",
+]

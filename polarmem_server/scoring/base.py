@@ -12,10 +12,14 @@ import numpy as np
 
 from polarmem_server.errors import ResourceExhausted, Unavailable
 
-PROPOSAL_PROMPT = ("List the objects that are visible in this image. Answer with a JSON array of short "
-                   "lower-case nouns, for example [\"dog\", \"grass\"].")
-QUERY_PARSE_PROMPT = ("Split this request into the objects that must be present and the objects that must be "
-                      "absent. Answer with JSON only: {{\"positive\": [...], \"negative\": [...]}}.\nRequest: {query}")
+PROPOSAL_PROMPT = (
+    "List the objects that are visible in this image. Answer with a JSON array of short "
+    "lower-case nouns, for example [\"dog\", \"grass\"]."
+)
+QUERY_PARSE_PROMPT = (
+    "Split this request into the objects that must be present and the objects that must be "
+    "absent. Answer with JSON only: {{\"positive\": [...], \"negative\": [...]}}.\nRequest: {query}"
+)
 
 
 class EngineError(Unavailable):
@@ -65,8 +69,7 @@ class ScoringEngine(ABC):
         return self.info.name
 
     @abstractmethod
-    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
-        ...
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]: ...
 
     def prepare(self, request: ScoreRequest) -> None:
         """Host work for `request` that can run ahead on the submitting thread while the engine

@@ -35,8 +35,14 @@ class BatchStats:
 
 
 class MicroBatcher:
-    def __init__(self, engine: ScoringEngine, max_batch: int = 64, max_delay_ms: float = 5.0, max_queue: int = 1024,
-                 on_batch: Callable[[BatchStats], None] | None = None) -> None:
+    def __init__(
+        self,
+        engine: ScoringEngine,
+        max_batch: int = 64,
+        max_delay_ms: float = 5.0,
+        max_queue: int = 1024,
+        on_batch: Callable[[BatchStats], None] | None = None,
+    ) -> None:
         if max_batch < 1 or max_delay_ms < 0 or max_queue < 1:
             raise ValueError("max_batch and max_queue must be >= 1, max_delay_ms >= 0")
         self.engine = engine
@@ -127,5 +133,11 @@ class MicroBatcher:
             for p, result in zip(batch, results):
                 p.future.set_result(result)
             if self.on_batch is not None:
-                self.on_batch(BatchStats(prompts=sum(p.request.prompt_count for p in batch), requests=len(batch),
-                                         queue_delay_s=started - batch[0].enqueued, engine_s=time.monotonic() - started))
+                self.on_batch(
+                    BatchStats(
+                        prompts=sum(p.request.prompt_count for p in batch),
+                        requests=len(batch),
+                        queue_delay_s=started - batch[0].enqueued,
+                        engine_s=time.monotonic() - started,
+                    )
+                )

@@ -45,8 +45,9 @@ class EmbeddingEngine(ScoringEngine):
         self.scale = scale
         self._phrase_cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self.info = EngineInfo("embedding", model=getattr(encoder, "name", "encoder"),
-                               details={"center": center, "scale": scale})
+        self.info = EngineInfo(
+            "embedding", model=getattr(encoder, "name", "encoder"), details={"center": center, "scale": scale}
+        )
 
     def _phrases(self, phrases: list[str]) -> np.ndarray:
         with self._lock:

@@ -76,8 +76,13 @@ class MiniLMEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vectors = self._model.encode(list(texts), batch_size=self._batch_size, convert_to_numpy=True,
-                                         normalize_embeddings=True, show_progress_bar=False)
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
@@ -112,8 +117,12 @@ def _native_encoder() -> Encoder:
 
 
 # Runtimes of the "minilm" vector space, by registry name.
-RUNTIMES = {"minilm-native": _native_encoder, "minilm-onnx": _onnx_encoder, "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
-            "minilm-torch": MiniLMEncoder}
+RUNTIMES = {
+    "minilm-native": _native_encoder,
+    "minilm-onnx": _onnx_encoder,
+    "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
+    "minilm-torch": MiniLMEncoder,
+}
 DEFAULT_MINILM = "minilm-native"
 
 _shared: dict[str, Encoder] = {}
@@ -129,15 +138,18 @@ def resolve_encoder_name(name: str) -> str:
     if runtime:
         if f"minilm-{runtime}" not in RUNTIMES:
             raise InvalidArgument(
-                f"{RUNTIME_ENV} must be 'native', 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}")
+                f"{RUNTIME_ENV} must be 'native', 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}"
+            )
         return f"minilm-{runtime}"
     from importlib.util import find_spec
 
     if find_spec("safetensors") is not None and find_spec("tokenizers") is not None:
         return DEFAULT_MINILM
     if find_spec("onnxruntime") is None:
-        log.warning("neither safetensors nor onnxruntime is installed: the MiniLM encoder runs on torch "
-                    "(8x the CPU per query of the native runtime)")
+        log.warning(
+            "neither safetensors nor onnxruntime is installed: the MiniLM encoder runs on torch "
+            "(8x the CPU per query of the native runtime)"
+        )
         return "minilm-torch"
     return "minilm-onnx"
 
@@ -150,7 +162,9 @@ def load_encoder(name: str) -> Encoder | None:
     if name in ("", "none"):
         return None
     if name != "minilm" and name not in RUNTIMES:
-        raise InvalidArgument(f"encoder must be 'minilm', {', '.join(map(repr, RUNTIMES))} or 'none', got {quoted(name)}")
+        raise InvalidArgument(
+            f"encoder must be 'minilm', {', '.join(map(repr, RUNTIMES))} or 'none', got {quoted(name)}"
+        )
     loaded = _shared.get(name)  # every recall asks: no lock, no resolution once loaded
     if loaded is not None:
         return loaded

@@ -42,19 +42,24 @@ def compiled_tokenizer(directory: Path):
     spec = json.loads((directory / "tokenizer.json").read_text())
     normalizer, model = spec.get("normalizer") or {}, spec.get("model") or {}
     processor = spec.get("post_processor") or {}
-    if (normalizer.get("type") != "BertNormalizer" or not normalizer.get("clean_text")
-            or not normalizer.get("lowercase") or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"
-            or model.get("type") != "WordPiece" or model.get("continuing_subword_prefix") != "##"
-            or model.get("max_input_chars_per_word") != 100):
+    if (
+        normalizer.get("type") != "BertNormalizer"
+        or not normalizer.get("clean_text")
+        or not normalizer.get("lowercase")
+        or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"
+        or model.get("type") != "WordPiece"
+        or model.get("continuing_subword_prefix") != "##"
+        or model.get("max_input_chars_per_word") != 100
+    ):
         return None
     # (Accent stripping and Chinese-character spacing never touch ASCII, the only text encoded.)
     vocab = model["vocab"]
     if processor.get("type") == "TemplateProcessing":
         single = [next(iter(piece.items())) for piece in processor.get("single", [])]
         special = processor.get("special_tokens", {})
-        if ([kind for kind, _ in single] != ["SpecialToken", "Sequence", "SpecialToken"]
-                or any(len(special.get(piece["id"], {}).get("ids", [])) != 1 for kind, piece in single
-                       if kind == "SpecialToken")):
+        if [kind for kind, _ in single] != ["SpecialToken", "Sequence", "SpecialToken"] or any(
+            len(special.get(piece["id"], {}).get("ids", [])) != 1 for kind, piece in single if kind == "SpecialToken"
+        ):
             return None
         cls_id, sep_id = (special[single[i][1]["id"]]["ids"][0] for i in (0, 2))
     elif processor.get("type") == "BertProcessing":
@@ -68,8 +73,13 @@ def compiled_tokenizer(directory: Path):
         tokens[i] = token
     max_tokens = json.loads((directory / "sentence_bert_config.json").read_text())["max_seq_length"]
     return _core.WordPieceTokenizer(
-        vocabulary=tokens, cls_id=cls_id, sep_id=sep_id, unk_id=vocab[model["unk_token"]], max_tokens=max_tokens,
-        declined_literals=[added["content"] for added in spec.get("added_tokens", [])])
+        vocabulary=tokens,
+        cls_id=cls_id,
+        sep_id=sep_id,
+        unk_id=vocab[model["unk_token"]],
+        max_tokens=max_tokens,
+        declined_literals=[added["content"] for added in spec.get("added_tokens", [])],
+    )
 
 
 def config(directory: Path) -> dict:
@@ -80,6 +90,8 @@ def float_weights(directory: Path) -> dict[str, np.ndarray]:
     """Every float tensor of model.safetensors by its checkpoint name (no torch needed)."""
     from safetensors.numpy import load_file
 
-    return {name: np.ascontiguousarray(array, dtype=np.float32)
-            for name, array in load_file(str(directory / "model.safetensors")).items()
-            if np.issubdtype(array.dtype, np.floating)}
+    return {
+        name: np.ascontiguousarray(array, dtype=np.float32)
+        for name, array in load_file(str(directory / "model.safetensors")).items()
+        if np.issubdtype(array.dtype, np.floating)
+    }

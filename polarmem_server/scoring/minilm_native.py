@@ -33,7 +33,9 @@ MAX_TOKENS_PER_RUN = 1024
 # host of docs/performance.md's round 9 one pass at a time carried the realistic mix at 1,854
 # calls/s and 0.85 ms of server CPU per call, two at 1,536 and 1.08, a pass per call 1,087 and 1.57
 # (text Recalls wait longer for a pass: their p99 67 / 64 / 52 ms). $POLARMEM_FRONT_ENCODER_RUNS overrides it.
-FRONT_ENCODER_RUNS = int(os.environ.get("POLARMEM_FRONT_ENCODER_RUNS", "0")) or max(1, len(os.sched_getaffinity(0)) // 4)
+FRONT_ENCODER_RUNS = int(os.environ.get("POLARMEM_FRONT_ENCODER_RUNS", "0")) or max(
+    1, len(os.sched_getaffinity(0)) // 4
+)
 
 
 class MiniLMNativeEncoder(CachedEncoder):
@@ -44,8 +46,13 @@ class MiniLMNativeEncoder(CachedEncoder):
     runtime = "native"
     dim = 384  # the packaged checkpoint's; another checkpoint's own width once loaded
 
-    def __init__(self, cache_size: int = 4096, cache_max_texts: int = 8, shared_runs: bool | None = None,
-                 model_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        cache_size: int = 4096,
+        cache_max_texts: int = 8,
+        shared_runs: bool | None = None,
+        model_dir: Path | None = None,
+    ) -> None:
         """`model_dir`: another BERT checkpoint of the same layout (sentence-transformers directory
         with model.safetensors, config.json, tokenizer.json, sentence_bert_config.json); tests
         pass a tiny one."""
@@ -57,12 +64,20 @@ class MiniLMNativeEncoder(CachedEncoder):
         # it); the rest, and every text of a checkpoint it does not implement (None), by HF.
         self.compiled_tokenizer = minilm_checkpoint.compiled_tokenizer(directory)
         config = minilm_checkpoint.config(directory)
-        if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
+        if (
+            config.get("hidden_act", "gelu") != "gelu"
+            or config.get("position_embedding_type", "absolute") != "absolute"
+        ):
             raise InvalidArgument(f"the native encoder runs BERT with gelu and absolute positions; {directory} differs")
         self._model = _core.TextEncoder(
-            layers=config["num_hidden_layers"], hidden=config["hidden_size"], heads=config["num_attention_heads"],
-            intermediate=config["intermediate_size"], max_positions=config["max_position_embeddings"],
-            layer_norm_eps=config["layer_norm_eps"], weights=minilm_checkpoint.float_weights(directory))
+            layers=config["num_hidden_layers"],
+            hidden=config["hidden_size"],
+            heads=config["num_attention_heads"],
+            intermediate=config["intermediate_size"],
+            max_positions=config["max_position_embeddings"],
+            layer_norm_eps=config["layer_norm_eps"],
+            weights=minilm_checkpoint.float_weights(directory),
+        )
         self.dim = self._model.dim
         self._front_runs: _core.SharedTextRuns | None = None  # made on the compiled front's first text plan (compiled)
         self._front_runs_lock = threading.Lock()
@@ -97,17 +112,20 @@ class MiniLMNativeEncoder(CachedEncoder):
             if self._front_runs is None:
                 self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS)
                 if not _core.SharedTextRuns.weighted:
-                    log.warning("the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, and "
-                                "RLIMIT_NICE allows no lower nice value): a shared encoder pass gets one thread's "
-                                "share of the CPU, and text Recalls wait longer under load (docs/operations.md, "
-                                "'Scheduler weight')")
+                    log.warning(
+                        "the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, and "
+                        "RLIMIT_NICE allows no lower nice value): a shared encoder pass gets one thread's "
+                        "share of the CPU, and text Recalls wait longer under load (docs/operations.md, "
+                        "'Scheduler weight')"
+                    )
         return self._front_runs, self.compiled_tokenizer
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """[CLS] ... [SEP] ids per text: the compiled tokenizer's, HF's for the texts it declines."""
         compiled = self.compiled_tokenizer
-        rows: list[list[int] | None] = ([compiled.encode(text) for text in texts] if compiled is not None
-                                        else [None] * len(texts))
+        rows: list[list[int] | None] = (
+            [compiled.encode(text) for text in texts] if compiled is not None else [None] * len(texts)
+        )
         declined = [i for i, row in enumerate(rows) if row is None]
         if declined:
             encodings = self._tokenizer.encode_batch([texts[i] for i in declined], add_special_tokens=True)

@@ -103,10 +103,20 @@ def export_onnx(model_dir: Path, target: Path | io.BytesIO) -> None:
     example = torch.ones((2, 8), dtype=torch.long)
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer and deprecation chatter; the result is checked by the tests
-        torch.onnx.export(_Pooled(transformer), (example, example), target, dynamo=False, opset_version=OPSET,
-                          input_names=["input_ids", "attention_mask"], output_names=["embedding"],
-                          dynamic_axes={"input_ids": {0: "batch", 1: "tokens"},
-                                        "attention_mask": {0: "batch", 1: "tokens"}, "embedding": {0: "batch"}})
+        torch.onnx.export(
+            _Pooled(transformer),
+            (example, example),
+            target,
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=["input_ids", "attention_mask"],
+            output_names=["embedding"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "tokens"},
+                "attention_mask": {0: "batch", 1: "tokens"},
+                "embedding": {0: "batch"},
+            },
+        )
 
 
 def cached_model(model_dir: Path, cache_dir: Path | None = None, precision: str = "int8w") -> Path | bytes:
@@ -169,9 +179,17 @@ class MiniLMOnnxEncoder(CachedEncoder):
     runtime = "onnx"
     dim = 384
 
-    def __init__(self, threads: int = 1, batch_size: int = 16, cache_size: int = 4096, cache_max_texts: int = 8,
-                 cache_dir: Path | None = None, model_path: Path | None = None, precision: str = "int8w",
-                 shared_runs: bool | None = None) -> None:
+    def __init__(
+        self,
+        threads: int = 1,
+        batch_size: int = 16,
+        cache_size: int = 4096,
+        cache_max_texts: int = 8,
+        cache_dir: Path | None = None,
+        model_path: Path | None = None,
+        precision: str = "int8w",
+        shared_runs: bool | None = None,
+    ) -> None:
         """`precision`: "int8w" (8-bit block-wise weights, the default) or "fp32" (PRECISIONS).
         `cache_size`, `cache_max_texts`, `shared_runs`: cached_encoder.py.
         `model_path`: an ONNX graph with the exported inputs and output to run instead of the
@@ -193,8 +211,9 @@ class MiniLMOnnxEncoder(CachedEncoder):
         model = model_path or cached_model(model_dir, cache_dir, precision)
         self.model_path = model if isinstance(model, Path) else None
         try:
-            self._session = onnxruntime.InferenceSession(model if isinstance(model, bytes) else str(model), options,
-                                                         providers=["CPUExecutionProvider"])
+            self._session = onnxruntime.InferenceSession(
+                model if isinstance(model, bytes) else str(model), options, providers=["CPUExecutionProvider"]
+            )
         except Exception:  # a damaged cache file: export again, once
             if not isinstance(model, Path):
                 raise
@@ -210,14 +229,14 @@ class MiniLMOnnxEncoder(CachedEncoder):
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
-            chunk = order[start:start + self._batch_size]
+            chunk = order[start : start + self._batch_size]
             width = len(encodings[chunk[-1]].ids)
             ids = np.full((len(chunk), width), self._pad_id, dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
             for row, i in enumerate(chunk):
                 tokens = encodings[i].ids
-                ids[row, :len(tokens)] = tokens
-                mask[row, :len(tokens)] = 1
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
             out[chunk] = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         return out
 

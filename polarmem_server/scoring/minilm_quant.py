@@ -55,8 +55,12 @@ def quantize_weights(source: Path | bytes, target: Path | BinaryIO, block_size: 
         scales = np.zeros((cols, blocks), dtype=np.float32)
         zero_points = np.zeros((cols, blocks), dtype=np.uint8)  # unused when symmetric
         quantize_matmul_8bits(packed, np.ascontiguousarray(padded), scales, zero_points, block_size, cols, rows, True)
-        graph.initializer.extend([numpy_helper.from_array(packed, f"{weight.name}_Q8"),
-                                  numpy_helper.from_array(scales, f"{weight.name}_scales")])
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(packed, f"{weight.name}_Q8"),
+                numpy_helper.from_array(scales, f"{weight.name}_scales"),
+            ]
+        )
         nodes.append(_nbits_node(helper, node, weight.name, rows, cols, block_size))
         quantized.add(weight.name)
     del graph.node[:]
@@ -71,6 +75,15 @@ def quantize_weights(source: Path | bytes, target: Path | BinaryIO, block_size: 
 
 
 def _nbits_node(helper, node, weight: str, rows: int, cols: int, block_size: int):
-    return helper.make_node("MatMulNBits", [node.input[0], f"{weight}_Q8", f"{weight}_scales"], list(node.output),
-                            name=f"{node.name}_Q8", domain="com.microsoft", K=rows, N=cols, bits=BITS,
-                            block_size=block_size, accuracy_level=ACCURACY_LEVEL)
+    return helper.make_node(
+        "MatMulNBits",
+        [node.input[0], f"{weight}_Q8", f"{weight}_scales"],
+        list(node.output),
+        name=f"{node.name}_Q8",
+        domain="com.microsoft",
+        K=rows,
+        N=cols,
+        bits=BITS,
+        block_size=block_size,
+        accuracy_level=ACCURACY_LEVEL,
+    )

@@ -34,8 +34,9 @@ class PromptBuilder:
         context = item.text.strip()
         if getattr(self.tokenizer, "chat_template", None):
             body = f"{context}\n{QUESTION_MARKER}" if context else QUESTION_MARKER
-            rendered = self.tokenizer.apply_chat_template([{"role": "user", "content": body}], tokenize=False,
-                                                          add_generation_prompt=True)
+            rendered = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": body}], tokenize=False, add_generation_prompt=True
+            )
             prefix, _, tail = rendered.partition(QUESTION_MARKER)
             return prefix, tail
         return (f"{context}\n" if context else ""), "\nAnswer:"
@@ -65,7 +66,7 @@ class PromptBuilder:
     def generation_prompt(self, prompt: str, item: ScoreItem | None) -> list[int]:
         prefix, tail = self.split(item or ScoreItem())
         ids = self.encode(prefix, special=True) + self.encode(prompt + tail, special=False)
-        return ids[-self.max_length:]
+        return ids[-self.max_length :]
 
 
 def right_pad(torch, sequences: list[list[int]], pad_id: int, device: str):
@@ -75,8 +76,8 @@ def right_pad(torch, sequences: list[list[int]], pad_id: int, device: str):
     ids = torch.full((len(sequences), width), pad_id, dtype=torch.long, device=device)
     mask = torch.zeros((len(sequences), width), dtype=torch.long, device=device)
     for row, seq in enumerate(sequences):
-        ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, :len(seq)] = 1
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
     return ids, mask, torch.tensor([len(s) - 1 for s in sequences], device=device)
 
 
@@ -146,8 +147,9 @@ class PackedGroup:
         return passes
 
 
-def plan_groups(sequences: list[tuple[int, list[int], list[list[int]]]], batch_tokens: int,
-                row_tokens: int = ROW_TOKENS) -> list[PackedGroup]:
+def plan_groups(
+    sequences: list[tuple[int, list[int], list[list[int]]]], batch_tokens: int, row_tokens: int = ROW_TOKENS
+) -> list[PackedGroup]:
     """(owner, prefix, suffixes) per item into groups of about `batch_tokens` useful tokens (one
     item at least; an item is never split, its questions are spread over pass-2 passes).
 
@@ -161,8 +163,7 @@ def plan_groups(sequences: list[tuple[int, list[int], list[list[int]]]], batch_t
     share = total / max(1, -(-total // max(1, batch_tokens)))
     groups: list[PackedGroup] = []
     for owner, prefix, suffixes in sorted(sequences, key=lambda s: len(s[1]), reverse=True):
-        if (not groups or groups[-1].tokens + sizes[owner] / 2 > share
-                or 2 * len(prefix) < len(groups[-1].prefixes[0])):
+        if not groups or groups[-1].tokens + sizes[owner] / 2 > share or 2 * len(prefix) < len(groups[-1].prefixes[0]):
             groups.append(PackedGroup())
         groups[-1].add(owner, prefix, suffixes, row_tokens)
     return groups
@@ -174,7 +175,7 @@ def prefix_batch(prefixes: list[list[int]], pad_id: int):
 
     ids = np.full((len(prefixes), max(len(p) for p in prefixes)), pad_id, dtype=np.int64)
     for row, prefix in enumerate(prefixes):
-        ids[row, :len(prefix)] = prefix
+        ids[row, : len(prefix)] = prefix
     return ids
 
 
@@ -198,9 +199,9 @@ class QuestionBatch:
             at, start = 0, prefix_lengths[slot]
             for k, suffix in enumerate(suffixes):
                 m = len(suffix)
-                self.ids[r, at:at + m] = suffix
-                self.positions[r, at:at + m] = np.arange(start, start + m)
-                self.branch[r, at:at + m] = k
+                self.ids[r, at : at + m] = suffix
+                self.positions[r, at : at + m] = np.arange(start, start + m)
+                self.branch[r, at : at + m] = k
                 at += m
                 reads.append((r, at - 1))
                 targets.append((owners[slot], first + k))

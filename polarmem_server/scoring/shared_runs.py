@@ -63,7 +63,7 @@ class SharedRuns:
             rows = self._run([text for member in batch for text in member.texts])
             start = 0
             for member in batch:
-                member.rows = rows[start:start + len(member.texts)]
+                member.rows = rows[start : start + len(member.texts)]
                 start += len(member.texts)
         except BaseException as exc:  # every caller of the run gets its error
             for member in batch:

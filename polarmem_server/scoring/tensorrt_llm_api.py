@@ -38,6 +38,7 @@ DEFAULT_MAX_NUM_TOKENS = 8192
 
 # ---- version -------------------------------------------------------------------------------
 
+
 def parse_version(text: str) -> tuple[int, int, int, bool]:
     """(major, minor, patch, is_release) of a TensorRT-LLM version string such as "1.0.0",
     "1.2.0rc3" or "0.21.0.dev2025"; a pre-release sorts before its release."""
@@ -59,10 +60,12 @@ def is_supported(version: str) -> bool:
 def require_supported(version: str) -> str:
     """`version` itself, or ValueError naming the minimum."""
     if not is_supported(version):
-        raise ValueError(f"engine 'tensorrt_llm' needs TensorRT-LLM >= {MIN_VERSION_TEXT}, found {version}: older "
-                         "releases have no separate PyTorch and TensorRT LLM classes, and 0.11-0.12 accept none of "
-                         "max_batch_size, max_seq_len, gather_generation_logits (pip install 'tensorrt_llm>="
-                         f"{MIN_VERSION_TEXT}')")
+        raise ValueError(
+            f"engine 'tensorrt_llm' needs TensorRT-LLM >= {MIN_VERSION_TEXT}, found {version}: older "
+            "releases have no separate PyTorch and TensorRT LLM classes, and 0.11-0.12 accept none of "
+            "max_batch_size, max_seq_len, gather_generation_logits (pip install 'tensorrt_llm>="
+            f"{MIN_VERSION_TEXT}')"
+        )
     return version
 
 
@@ -82,6 +85,7 @@ def installed_version(metadata_version=None) -> str | None:
 
 # ---- the checkpoint's limits ---------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class CheckpointLimits:
     max_positions: int  # max_position_embeddings, or TensorRT-LLM's fallback
@@ -98,8 +102,9 @@ def read_checkpoint_limits(model_path: str | Path) -> CheckpointLimits:
         raise ValueError(f"model: cannot read {path} ({exc}); give a Hugging Face checkpoint directory") from exc
     text = config.get("text_config") or {}
     positions = config.get("max_position_embeddings") or text.get("max_position_embeddings") or DEFAULT_MAX_POSITIONS
-    dtype = (config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or text.get("dtype")
-             or "float32")
+    dtype = (
+        config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or text.get("dtype") or "float32"
+    )
     return CheckpointLimits(int(positions), str(dtype).replace("torch.", ""))
 
 
@@ -113,6 +118,7 @@ def resolve_dtype(requested: str, checkpoint_dtype: str) -> str:
 
 
 # ---- lengths -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LengthPlan:
@@ -138,8 +144,9 @@ class LengthPlan:
 
     def generation_prompt_tokens(self, max_tokens: int) -> int:
         if not 1 <= max_tokens <= self.max_new_tokens:
-            raise ValueError(f"max_tokens must be between 1 and the engine's max_new_tokens={self.max_new_tokens}, "
-                             f"got {max_tokens}")
+            raise ValueError(
+                f"max_tokens must be between 1 and the engine's max_new_tokens={self.max_new_tokens}, got {max_tokens}"
+            )
         return self.max_seq_len - max_tokens
 
     @property
@@ -156,12 +163,15 @@ def plan_lengths(max_length: int, max_positions: int, max_new_tokens: int) -> Le
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     seq = min(max_length, max_positions)
     if seq - max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens={max_new_tokens} leaves no room for a prompt in max_seq_len={seq} "
-                         f"(max_length={max_length}, the model has {max_positions} positions): lower max_new_tokens")
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} leaves no room for a prompt in max_seq_len={seq} "
+            f"(max_length={max_length}, the model has {max_positions} positions): lower max_new_tokens"
+        )
     return LengthPlan(max_seq_len=seq, max_new_tokens=max_new_tokens)
 
 
 # ---- constructor and request arguments ----------------------------------------------------
+
 
 def llm_kwargs(backend: str, dtype: str, lengths: LengthPlan, max_batch: int, kv_cache_config) -> dict:
     """Keyword arguments for the chosen LLM class (after `model`).
@@ -181,9 +191,15 @@ def llm_kwargs(backend: str, dtype: str, lengths: LengthPlan, max_batch: int, kv
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if max_batch < 1:
         raise ValueError(f"max_batch must be at least 1, got {max_batch}")
-    kwargs = {"dtype": dtype, "max_batch_size": max_batch, "max_seq_len": lengths.max_seq_len,
-              "max_input_len": lengths.max_input_len, "max_num_tokens": lengths.max_num_tokens,
-              "gather_generation_logits": True, "kv_cache_config": kv_cache_config}
+    kwargs = {
+        "dtype": dtype,
+        "max_batch_size": max_batch,
+        "max_seq_len": lengths.max_seq_len,
+        "max_input_len": lengths.max_input_len,
+        "max_num_tokens": lengths.max_num_tokens,
+        "gather_generation_logits": True,
+        "kv_cache_config": kv_cache_config,
+    }
     if backend == "pytorch":
         kwargs["enable_iter_perf_stats"] = True
     return kwargs

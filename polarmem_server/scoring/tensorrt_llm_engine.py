@@ -29,20 +29,43 @@ import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine
 from polarmem_server.scoring.prompting import PromptBuilder
-from polarmem_server.scoring.tensorrt_llm_api import (BACKENDS, kv_cache_kwargs, llm_kwargs, plan_lengths,
-                                                      read_checkpoint_limits, resolve_dtype,
-                                                      generation_sampling_kwargs, score_sampling_kwargs)
-from polarmem_server.scoring.tensorrt_llm_runtime import (KvCacheCounters, TrtLlmApi, construct, first_logits,
-                                                          load_api, run, warm_and_rest)
+from polarmem_server.scoring.tensorrt_llm_api import (
+    BACKENDS,
+    kv_cache_kwargs,
+    llm_kwargs,
+    plan_lengths,
+    read_checkpoint_limits,
+    resolve_dtype,
+    generation_sampling_kwargs,
+    score_sampling_kwargs,
+)
+from polarmem_server.scoring.tensorrt_llm_runtime import (
+    KvCacheCounters,
+    TrtLlmApi,
+    construct,
+    first_logits,
+    load_api,
+    run,
+    warm_and_rest,
+)
 from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
 
 STATS_TIMEOUT_S = 0.05  # get_stats() waits at most this long for iteration stats
 
 
 class TensorRTLLMEngine(ScoringEngine):
-    def __init__(self, model_path: str | Path, backend: str = "pytorch", dtype: str = "auto", max_length: int = 2048,
-                 max_new_tokens: int = 64, max_batch: int = 64, share_prefix: bool = True,
-                 free_gpu_memory_fraction: float = 0.8, api: TrtLlmApi | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | Path,
+        backend: str = "pytorch",
+        dtype: str = "auto",
+        max_length: int = 2048,
+        max_new_tokens: int = 64,
+        max_batch: int = 64,
+        share_prefix: bool = True,
+        free_gpu_memory_fraction: float = 0.8,
+        api: TrtLlmApi | None = None,
+    ) -> None:
         """`api` is for tests that check the arguments against TensorRT-LLM's signatures;
         by default the installed TensorRT-LLM is loaded (and refused below 1.0)."""
         from transformers import AutoTokenizer
@@ -79,30 +102,38 @@ class TensorRTLLMEngine(ScoringEngine):
 
     def describe(self) -> dict:
         """What build info and metrics record about this engine."""
-        return {"tensorrt_llm_version": self.version, "backend": self.backend, "dtype": self.dtype,
-                "share_prefix": self.share_prefix, "max_batch": self.llm_arguments["max_batch_size"],
-                "max_seq_len": self.lengths.max_seq_len, "max_input_len": self.lengths.max_input_len,
-                "max_new_tokens": self.lengths.max_new_tokens}
+        return {
+            "tensorrt_llm_version": self.version,
+            "backend": self.backend,
+            "dtype": self.dtype,
+            "share_prefix": self.share_prefix,
+            "max_batch": self.llm_arguments["max_batch_size"],
+            "max_seq_len": self.lengths.max_seq_len,
+            "max_input_len": self.lengths.max_input_len,
+            "max_new_tokens": self.lengths.max_new_tokens,
+        }
 
     # ---- scoring ---------------------------------------------------------------------------
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         for request in requests:
             if request.item.image:
-                raise ValueError("content: engine 'tensorrt_llm' reads text only (its multimodal input path is not "
-                                 "written); send the item's text or run the transformers vision-language engine")
+                raise ValueError(
+                    "content: engine 'tensorrt_llm' reads text only (its multimodal input path is not "
+                    "written); send the item's text or run the transformers vision-language engine"
+                )
         shapes = [(len(r.concepts), len(r.templates)) for r in requests]
         sequences = [self.prompts.sequences(r) if r.prompt_count else ([], []) for r in requests]
-        warm, rest = warm_and_rest([len(s) for _, s in sequences], [len(p) for p, _ in sequences],
-                                   self.share_prefix)
+        warm, rest = warm_and_rest([len(s) for _, s in sequences], [len(p) for p, _ in sequences], self.share_prefix)
         values = [np.zeros(len(s)) for _, s in sequences]
         with self._lock:
             for batch in (warm, rest):
                 if not batch:
                     continue
                 prompts = [{"prompt_token_ids": sequences[r][0] + sequences[r][1][p]} for r, p in batch]
-                outputs = run("scoring", lambda: self._llm.generate(prompts, sampling_params=self._score_params,
-                                                                    use_tqdm=False))
+                outputs = run(
+                    "scoring", lambda: self._llm.generate(prompts, sampling_params=self._score_params, use_tqdm=False)
+                )
                 if len(outputs) != len(prompts):
                     raise EngineError(f"tensorrt_llm returned {len(outputs)} outputs for {len(prompts)} prompts")
                 rows = np.stack([first_logits(o, self._vocab_needed) for o in outputs])
@@ -118,14 +149,18 @@ class TensorRTLLMEngine(ScoringEngine):
         prefix_text, tail = self.prompts.split(item or ScoreItem())
         question = self.prompts.encode(prompt + tail, special=False)
         if len(question) > budget:
-            raise ValueError(f"prompt: {len(question)} tokens, more than the {budget} left by max_seq_len="
-                             f"{self.lengths.max_seq_len} for max_tokens={max_tokens}; shorten it")
+            raise ValueError(
+                f"prompt: {len(question)} tokens, more than the {budget} left by max_seq_len="
+                f"{self.lengths.max_seq_len} for max_tokens={max_tokens}; shorten it"
+            )
         # the item text is cut from its end, as for scores, so the answer always has max_tokens of room
-        ids = self.prompts.encode(prefix_text, special=True)[:budget - len(question)] + question
+        ids = self.prompts.encode(prefix_text, special=True)[: budget - len(question)] + question
         params = construct("SamplingParams", lambda: self.api.sampling_params(**generation_sampling_kwargs(max_tokens)))
         with self._lock:
-            outputs = run("generation", lambda: self._llm.generate([{"prompt_token_ids": ids}], sampling_params=params,
-                                                                   use_tqdm=False))
+            outputs = run(
+                "generation",
+                lambda: self._llm.generate([{"prompt_token_ids": ids}], sampling_params=params, use_tqdm=False),
+            )
         if not outputs or not getattr(outputs[0], "outputs", None):
             raise EngineError("tensorrt_llm returned no output for a generation request")
         return outputs[0].outputs[0].text

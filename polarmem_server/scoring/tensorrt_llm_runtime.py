@@ -33,23 +33,32 @@ def load_api(backend: str) -> TrtLlmApi:
     """The installed TensorRT-LLM's classes for `backend`, after refusing an unsupported version."""
     version = installed_version()
     if version is None:
-        raise ValueError(f"engine 'tensorrt_llm' needs the tensorrt_llm package >= {MIN_VERSION_TEXT} (NVIDIA GPU, "
-                         "Linux, Python 3.10 or 3.12); it is not installed")
+        raise ValueError(
+            f"engine 'tensorrt_llm' needs the tensorrt_llm package >= {MIN_VERSION_TEXT} (NVIDIA GPU, "
+            "Linux, Python 3.10 or 3.12); it is not installed"
+        )
     require_supported(version)
     try:
         import tensorrt_llm
         from tensorrt_llm.llmapi import KvCacheConfig
+
         if backend == "tensorrt":
             from tensorrt_llm._tensorrt_engine import LLM
         else:
             LLM = tensorrt_llm.LLM
     except ImportError as exc:
-        raise ValueError(f"tensorrt_llm {version} is installed but does not provide the {backend} LLM class: {exc}") \
-            from exc
+        raise ValueError(
+            f"tensorrt_llm {version} is installed but does not provide the {backend} LLM class: {exc}"
+        ) from exc
     except Exception as exc:  # CUDA or MPI libraries missing: the installation, not the request
         raise EngineError(f"tensorrt_llm {version} failed to import: {exc}") from exc
-    return TrtLlmApi(version=version, backend=backend, llm_class=LLM, sampling_params=tensorrt_llm.SamplingParams,
-                     kv_cache_config=KvCacheConfig)
+    return TrtLlmApi(
+        version=version,
+        backend=backend,
+        llm_class=LLM,
+        sampling_params=tensorrt_llm.SamplingParams,
+        kv_cache_config=KvCacheConfig,
+    )
 
 
 def construct(what: str, factory: Callable[[], Any]) -> Any:
@@ -76,8 +85,10 @@ def run(what: str, call: Callable[[], Any]) -> Any:
 
 # ---- prompt order --------------------------------------------------------------------------
 
-def warm_and_rest(prompt_counts: Sequence[int], prefix_lengths: Sequence[int],
-                  share_prefix: bool) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+
+def warm_and_rest(
+    prompt_counts: Sequence[int], prefix_lengths: Sequence[int], share_prefix: bool
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(warm, rest): (request, prompt) positions in the order they are sent.
 
     KV-cache block reuse looks blocks up when a request is admitted and stores them only after
@@ -100,6 +111,7 @@ def warm_and_rest(prompt_counts: Sequence[int], prefix_lengths: Sequence[int],
 
 # ---- outputs -------------------------------------------------------------------------------
 
+
 def first_logits(output, vocab_needed: int) -> np.ndarray:
     """The logits of the first generated token of one RequestOutput, as float32 numpy.
 
@@ -112,8 +124,10 @@ def first_logits(output, vocab_needed: int) -> np.ndarray:
         raise EngineError("tensorrt_llm returned a response without outputs")
     logits = getattr(outputs[0], "generation_logits", None)
     if logits is None:
-        raise EngineError("tensorrt_llm returned no generation logits (gather_generation_logits / "
-                          "return_generation_logits not honoured by this backend)")
+        raise EngineError(
+            "tensorrt_llm returned no generation logits (gather_generation_logits / "
+            "return_generation_logits not honoured by this backend)"
+        )
     array = logits.float().cpu().numpy() if hasattr(logits, "cpu") else np.asarray(logits, dtype=np.float32)
     while array.ndim > 1:
         if array.shape[0] == 0:
@@ -122,8 +136,10 @@ def first_logits(output, vocab_needed: int) -> np.ndarray:
     if array.ndim != 1 or array.shape[0] == 0:
         raise EngineError(f"tensorrt_llm returned empty generation logits (shape {tuple(np.shape(logits))})")
     if array.shape[0] < vocab_needed:
-        raise EngineError(f"tensorrt_llm returned {array.shape[0]} logits, fewer than the tokenizer's Yes/No ids "
-                          f"need ({vocab_needed})")
+        raise EngineError(
+            f"tensorrt_llm returned {array.shape[0]} logits, fewer than the tokenizer's Yes/No ids "
+            f"need ({vocab_needed})"
+        )
     if not np.all(np.isfinite(array)):
         raise EngineError("tensorrt_llm returned non-finite generation logits")
     return array
@@ -165,5 +181,10 @@ class KvCacheCounters:
             self.tokens_per_block = int(kv.get("tokensPerBlock", self.tokens_per_block))
 
     def as_dict(self) -> dict:
-        return {"reused_blocks": self.reused_blocks, "missed_blocks": self.missed_blocks, "hit_rate": self.hit_rate,
-                "tokens_per_block": self.tokens_per_block, "iterations_seen": self.iterations_seen}
+        return {
+            "reused_blocks": self.reused_blocks,
+            "missed_blocks": self.missed_blocks,
+            "hit_rate": self.hit_rate,
+            "tokens_per_block": self.tokens_per_block,
+            "iterations_seen": self.iterations_seen,
+        }

@@ -31,8 +31,16 @@ from pathlib import Path
 import numpy as np
 
 from polarmem_server.scoring.base import EngineError, EngineInfo, ScoreItem, ScoreRequest, ScoringEngine
-from polarmem_server.scoring.prompting import (ROW_TOKENS, PromptBuilder, QuestionBatch, p_yes_at_last, plan_groups,
-                                               prefix_batch, question_mask, right_pad)
+from polarmem_server.scoring.prompting import (
+    ROW_TOKENS,
+    PromptBuilder,
+    QuestionBatch,
+    p_yes_at_last,
+    plan_groups,
+    prefix_batch,
+    question_mask,
+    right_pad,
+)
 from polarmem_server.scoring.yes_no import p_yes, yes_no_token_ids
 
 # Useful tokens per forward pass of the packed path. On a GPU a pass must be large to fill the
@@ -55,9 +63,18 @@ def prefix_layers(cache) -> list:
 
 
 class TransformersEngine(ScoringEngine):
-    def __init__(self, model_path: str | Path, device: str = "cpu", dtype: str = "float32", max_length: int = 1024,
-                 batch_size: int = 32, share_prefix: bool = True, threads: int | None = None, packed: bool = True,
-                 batch_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | Path,
+        device: str = "cpu",
+        dtype: str = "float32",
+        max_length: int = 1024,
+        batch_size: int = 32,
+        share_prefix: bool = True,
+        threads: int | None = None,
+        packed: bool = True,
+        batch_tokens: int | None = None,
+    ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -71,21 +88,61 @@ class TransformersEngine(ScoringEngine):
         if torch_dtype is None:
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device).eval()
-        self._setup(model, AutoTokenizer.from_pretrained(path), device, max_length, batch_size, share_prefix,
-                    Path(path).name, dtype, packed, batch_tokens)
+        self._setup(
+            model,
+            AutoTokenizer.from_pretrained(path),
+            device,
+            max_length,
+            batch_size,
+            share_prefix,
+            Path(path).name,
+            dtype,
+            packed,
+            batch_tokens,
+        )
 
     @classmethod
-    def from_model(cls, model, tokenizer, device: str = "cpu", max_length: int = 1024, batch_size: int = 32,
-                   share_prefix: bool = True, name: str = "in-memory", packed: bool = True,
-                   batch_tokens: int | None = None) -> TransformersEngine:
+    def from_model(
+        cls,
+        model,
+        tokenizer,
+        device: str = "cpu",
+        max_length: int = 1024,
+        batch_size: int = 32,
+        share_prefix: bool = True,
+        name: str = "in-memory",
+        packed: bool = True,
+        batch_tokens: int | None = None,
+    ) -> TransformersEngine:
         """An engine over an already built model (benchmarks with random weights of a given size)."""
         engine = cls.__new__(cls)
-        engine._setup(model.eval(), tokenizer, device, max_length, batch_size, share_prefix, name, str(model.dtype),
-                      packed, batch_tokens)
+        engine._setup(
+            model.eval(),
+            tokenizer,
+            device,
+            max_length,
+            batch_size,
+            share_prefix,
+            name,
+            str(model.dtype),
+            packed,
+            batch_tokens,
+        )
         return engine
 
-    def _setup(self, model, tokenizer, device, max_length, batch_size, share_prefix, name, dtype, packed=True,
-               batch_tokens=None) -> None:
+    def _setup(
+        self,
+        model,
+        tokenizer,
+        device,
+        max_length,
+        batch_size,
+        share_prefix,
+        name,
+        dtype,
+        packed=True,
+        batch_tokens=None,
+    ) -> None:
         import torch
 
         self._torch = torch
@@ -97,7 +154,9 @@ class TransformersEngine(ScoringEngine):
         self.share_prefix = share_prefix
         self.prompts = PromptBuilder(self.tokenizer, max_length)
         self.yes_ids, self.no_ids = yes_no_token_ids(self.tokenizer)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        self.pad_id = (
+            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        )
         if self.pad_id is None:
             raise ValueError("the tokenizer has neither a pad nor an eos token to pad batches with")
         self._lock = threading.Lock()  # one forward pass at a time; the batcher feeds it batches
@@ -106,7 +165,9 @@ class TransformersEngine(ScoringEngine):
         self._decoder = self.model.base_model
         self._head = self.model.get_output_embeddings()
         # transformers renamed `past_key_values` to `cache`; accept either.
-        self._cache_arg = "cache" if "cache" in inspect.signature(self._decoder.forward).parameters else "past_key_values"
+        self._cache_arg = (
+            "cache" if "cache" in inspect.signature(self._decoder.forward).parameters else "past_key_values"
+        )
         self._mask_kind = MASK_KINDS.get(getattr(self.model.config, "_attn_implementation", None) or "eager")
         self.packed = bool(packed and share_prefix and self._mask_kind)
         if batch_tokens is not None and batch_tokens < 1:
@@ -121,9 +182,17 @@ class TransformersEngine(ScoringEngine):
         self._answer_yes = list(range(len(self.yes_ids)))
         self._answer_no = list(range(len(self.yes_ids), len(self.yes_ids) + len(self.no_ids)))
         self.counters = {"forwards": 0, "useful_tokens": 0, "padded_tokens": 0}
-        self.info = EngineInfo("transformers", model=name, device=device,
-                               details={"share_prefix": share_prefix, "dtype": dtype, "packed": self.packed,
-                                        "batch_tokens": self.batch_tokens if self.packed else None})
+        self.info = EngineInfo(
+            "transformers",
+            model=name,
+            device=device,
+            details={
+                "share_prefix": share_prefix,
+                "dtype": dtype,
+                "packed": self.packed,
+                "batch_tokens": self.batch_tokens if self.packed else None,
+            },
+        )
 
     # ---- scoring ---------------------------------------------------------------------------
 
@@ -166,19 +235,27 @@ class TransformersEngine(ScoringEngine):
             prefix_lengths = self._to_device(np.asarray(lengths, dtype=np.int64), keep)
             for rows in group.row_passes(self.batch_tokens):
                 batch = QuestionBatch(rows, group.owners, lengths, self.pad_id)
-                ids, positions, branch, slots, reads = (self._to_device(a, keep) for a in (
-                    batch.ids, batch.positions, batch.branch, batch.slots, batch.reads))
+                ids, positions, branch, slots, reads = (
+                    self._to_device(a, keep)
+                    for a in (batch.ids, batch.positions, batch.branch, batch.slots, batch.reads)
+                )
                 mask = question_mask(torch, branch, slots, prefix_lengths, width)
                 if self._mask_kind == "additive":
                     dtype = self.model.dtype
                     mask = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
-                        ~mask, torch.finfo(dtype).min)
+                        ~mask, torch.finfo(dtype).min
+                    )
                 extra: dict = {"use_cache": False}
                 if layers is not None:  # each row gets its item's prefix keys and values
-                    extra = {"use_cache": True, self._cache_arg: self._cache_class(
-                        [(k.index_select(0, slots), v.index_select(0, slots)) for k, v in layers])}
-                hidden = self._decoder(input_ids=ids, attention_mask=mask, position_ids=positions,
-                                       **extra).last_hidden_state
+                    extra = {
+                        "use_cache": True,
+                        self._cache_arg: self._cache_class(
+                            [(k.index_select(0, slots), v.index_select(0, slots)) for k, v in layers]
+                        ),
+                    }
+                hidden = self._decoder(
+                    input_ids=ids, attention_mask=mask, position_ids=positions, **extra
+                ).last_hidden_state
                 logits = self._head(hidden[reads[:, 0], reads[:, 1]])
                 answers.append(logits.index_select(-1, self._answer_ids).float())
                 targets += batch.targets
@@ -217,13 +294,17 @@ class TransformersEngine(ScoringEngine):
             raise RuntimeError("the model returned no key/value cache for the prefix (use_cache=True)")
         scores = []
         for start in range(0, len(suffixes), self.batch_size):
-            chunk = suffixes[start:start + self.batch_size]
+            chunk = suffixes[start : start + self.batch_size]
             ids, mask, last = self._right_pad(chunk)
             batch_cache = copy.deepcopy(cache)  # the forward pass appends to the cache it is given
             batch_cache.batch_repeat_interleave(len(chunk))
             prefix_mask = torch.ones((len(chunk), len(prefix)), dtype=mask.dtype, device=self.device)
-            hidden = self._decoder(input_ids=ids, attention_mask=torch.cat([prefix_mask, mask], 1), use_cache=True,
-                                   **{self._cache_arg: batch_cache}).last_hidden_state
+            hidden = self._decoder(
+                input_ids=ids,
+                attention_mask=torch.cat([prefix_mask, mask], 1),
+                use_cache=True,
+                **{self._cache_arg: batch_cache},
+            ).last_hidden_state
             scores.append(self._read(hidden, last))
         return np.concatenate(scores).reshape(shape)
 
@@ -237,7 +318,7 @@ class TransformersEngine(ScoringEngine):
     def _run_full(self, sequences: list[list[int]], shape: tuple[int, int]) -> np.ndarray:
         scores = []
         for start in range(0, len(sequences), self.batch_size):
-            chunk = sequences[start:start + self.batch_size]
+            chunk = sequences[start : start + self.batch_size]
             ids, mask, last = self._right_pad(chunk)
             hidden = self._decoder(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
             scores.append(self._read(hidden, last))
@@ -255,6 +336,11 @@ class TransformersEngine(ScoringEngine):
         ids = self.prompts.generation_prompt(prompt, item)
         with self._lock, self._torch.inference_mode():
             input_ids = self._torch.tensor([ids], device=self.device)
-            output = self.model.generate(input_ids=input_ids, attention_mask=self._torch.ones_like(input_ids),
-                                         max_new_tokens=max_tokens, do_sample=False, pad_token_id=self.pad_id)
-        return self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True)
+            output = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=self._torch.ones_like(input_ids),
+                max_new_tokens=max_tokens,
+                do_sample=False,
+                pad_token_id=self.pad_id,
+            )
+        return self.tokenizer.decode(output[0, input_ids.shape[1] :], skip_special_tokens=True)

@@ -32,8 +32,9 @@ def engine_options(config) -> dict:
         options: dict = {"device": config.device}
         if dtype:
             if dtype not in MODEL_DTYPES:
-                raise ValueError(f"dtype must be one of {', '.join(MODEL_DTYPES)} for the transformers engine, "
-                                 f"got {dtype!r}")
+                raise ValueError(
+                    f"dtype must be one of {', '.join(MODEL_DTYPES)} for the transformers engine, got {dtype!r}"
+                )
             options["dtype"] = dtype
     elif config.engine == "tensorrt_llm":
         options = {"backend": config.engine_backend or "pytorch"}
@@ -47,8 +48,15 @@ def engine_options(config) -> dict:
 
 
 class Verifier:
-    def __init__(self, engine: ScoringEngine, max_batch: int = 64, max_delay_ms: float = 5.0, max_queue: int = 1024,
-                 timeout_s: float = 60.0, on_batch=None) -> None:
+    def __init__(
+        self,
+        engine: ScoringEngine,
+        max_batch: int = 64,
+        max_delay_ms: float = 5.0,
+        max_queue: int = 1024,
+        timeout_s: float = 60.0,
+        on_batch=None,
+    ) -> None:
         self.engine = engine
         self.timeout_s = timeout_s
         self.batcher = MicroBatcher(engine, max_batch, max_delay_ms, max_queue, on_batch=on_batch)
@@ -59,8 +67,14 @@ class Verifier:
         if not config.engine:
             return None
         engine = create_engine(config.engine, model=config.model, **engine_options(config))
-        return cls(engine, config.engine_max_batch, config.engine_max_delay_ms, config.engine_queue,
-                   config.engine_timeout_s, on_batch)
+        return cls(
+            engine,
+            config.engine_max_batch,
+            config.engine_max_delay_ms,
+            config.engine_queue,
+            config.engine_timeout_s,
+            on_batch,
+        )
 
     @property
     def engine_name(self) -> str:
@@ -74,13 +88,17 @@ class Verifier:
         # Refused here, per request: an engine's own refusal inside score() would fail every
         # request that shares the micro-batch with this one.
         if image and not getattr(self.engine, "reads_images", False):
-            raise InvalidArgument(f"content: engine {self.engine_name!r} reads text only; send the item's text "
-                             "(a caption or description) or run a vision-language engine")
+            raise InvalidArgument(
+                f"content: engine {self.engine_name!r} reads text only; send the item's text "
+                "(a caption or description) or run a vision-language engine"
+            )
         if not text and not image:
             raise InvalidArgument("item: give text or content to verify")
         return ScoreItem(text=text, image=image)
 
-    def candidate_concepts(self, text: str, image: bytes, requested: Sequence[str], vocabulary: Sequence[str]) -> list[str]:
+    def candidate_concepts(
+        self, text: str, image: bytes, requested: Sequence[str], vocabulary: Sequence[str]
+    ) -> list[str]:
         """The concepts to verify: those requested, else the engine's proposal, else (engines
         that cannot generate) the namespace vocabulary."""
         concepts = [c for c in dict.fromkeys(c.strip() for c in requested) if c]
@@ -90,8 +108,10 @@ class Verifier:
             except NotImplementedError:
                 concepts = list(vocabulary)
         if not concepts:
-            raise InvalidArgument("verify_concepts: none given, and the engine proposed none and the namespace has no "
-                             "vocabulary yet; list the concepts to verify")
+            raise InvalidArgument(
+                "verify_concepts: none given, and the engine proposed none and the namespace has no "
+                "vocabulary yet; list the concepts to verify"
+            )
         if len(concepts) > MAX_CONCEPTS:
             raise InvalidArgument(f"verify_concepts: at most {MAX_CONCEPTS} concepts per item, got {len(concepts)}")
         return concepts
@@ -114,11 +134,15 @@ class Verifier:
             raise InvalidArgument(str(exc)) from exc
         # An abstaining row (NaN: the engine has no evidence, scoring/base.py) is left out: it is
         # no score, and a partition that took it as one would fabricate a state from it.
-        return {c: [float(x) for x in np.asarray(row)] for c, row in zip(concepts, matrix)
-                if not np.isnan(np.asarray(row, dtype=np.float64)).any()}
+        return {
+            c: [float(x) for x in np.asarray(row)]
+            for c, row in zip(concepts, matrix)
+            if not np.isnan(np.asarray(row, dtype=np.float64)).any()
+        }
 
-    def verify(self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str],
-               deadline: float | None = None) -> dict[str, list[float]]:
+    def verify(
+        self, text: str, image: bytes, concepts: Sequence[str], templates: Sequence[str], deadline: float | None = None
+    ) -> dict[str, list[float]]:
         return self.result(self.submit(text, image, concepts, templates), concepts, deadline)
 
     def close(self) -> None:

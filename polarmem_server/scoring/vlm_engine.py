@@ -37,8 +37,15 @@ def is_vision_language(model_path: str | Path) -> bool:
 class VisionLanguageEngine(ScoringEngine):
     reads_images = True
 
-    def __init__(self, model_path: str | Path, device: str = "cpu", dtype: str = "float32", max_length: int = 4096,
-                 batch_size: int = 32, share_prefix: bool = True) -> None:
+    def __init__(
+        self,
+        model_path: str | Path,
+        device: str = "cpu",
+        dtype: str = "float32",
+        max_length: int = 4096,
+        batch_size: int = 32,
+        share_prefix: bool = True,
+    ) -> None:
         import torch
         from transformers import AutoConfig, AutoTokenizer
         from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
@@ -63,13 +70,18 @@ class VisionLanguageEngine(ScoringEngine):
         self.batch_size = batch_size
         self.share_prefix = share_prefix
         self.yes_ids, self.no_ids = yes_no_token_ids(self.tokenizer)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        self.merge = self.config.vision_config.spatial_merge_size ** 2
+        self.pad_id = (
+            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        )
+        self.merge = self.config.vision_config.spatial_merge_size**2
         self._lock = threading.Lock()
         # transformers renamed `past_key_values` to `cache`; accept either.
-        self._cache_arg = "cache" if "cache" in inspect.signature(self.model.model.forward).parameters else "past_key_values"
-        self.info = EngineInfo("transformers", model=Path(path).name, device=device,
-                               details={"share_prefix": share_prefix, "vision": True})
+        self._cache_arg = (
+            "cache" if "cache" in inspect.signature(self.model.model.forward).parameters else "past_key_values"
+        )
+        self.info = EngineInfo(
+            "transformers", model=Path(path).name, device=device, details={"share_prefix": share_prefix, "vision": True}
+        )
 
     # ---- inputs ----------------------------------------------------------------------------
 
@@ -89,14 +101,21 @@ class VisionLanguageEngine(ScoringEngine):
             ids.append(self.tokenizer.bos_token_id)
         if grid is not None:
             count = int(grid.prod()) // self.merge
-            ids += [self.config.vision_start_token_id] + [self.config.image_token_id] * count + [self.config.vision_end_token_id]
+            ids += (
+                [self.config.vision_start_token_id]
+                + [self.config.image_token_id] * count
+                + [self.config.vision_end_token_id]
+            )
         if item.text.strip():
             ids += self.tokenizer.encode(item.text.strip() + "\n", add_special_tokens=False)
         return ids
 
     def _suffixes(self, request: ScoreRequest, room: int) -> list[list[int]]:
-        suffixes = [self.tokenizer.encode(prompt_text(t, c) + "\nAnswer:", add_special_tokens=False)
-                    for c in request.concepts for t in request.templates]
+        suffixes = [
+            self.tokenizer.encode(prompt_text(t, c) + "\nAnswer:", add_special_tokens=False)
+            for c in request.concepts
+            for t in request.templates
+        ]
         if suffixes and max(len(s) for s in suffixes) > room:
             raise ValueError(f"the item leaves {room} tokens for a question under max_length={self.max_length}")
         return suffixes
@@ -121,7 +140,11 @@ class VisionLanguageEngine(ScoringEngine):
         if grid is None:  # text only: drop the end of the text that does not fit
             prefix = prefix[: max(1, self.max_length - 64)]
         suffixes = self._suffixes(request, self.max_length - len(prefix))
-        values = self._shared(prefix, suffixes, pixels, grid) if self.share_prefix else self._unshared(prefix, suffixes, pixels, grid)
+        values = (
+            self._shared(prefix, suffixes, pixels, grid)
+            if self.share_prefix
+            else self._unshared(prefix, suffixes, pixels, grid)
+        )
         return values.reshape(shape)
 
     def _mm_types(self, ids):
@@ -139,29 +162,41 @@ class VisionLanguageEngine(ScoringEngine):
         delta = int(delta.reshape(-1)[0]) if delta is not None else 0
         scores = []
         for start in range(0, len(suffixes), self.batch_size):
-            chunk = suffixes[start:start + self.batch_size]
+            chunk = suffixes[start : start + self.batch_size]
             batch_ids, mask, last = self._right_pad(chunk)
             batch_cache = copy.deepcopy(cache)
             batch_cache.batch_repeat_interleave(len(chunk))
             width = batch_ids.shape[1]
-            positions = (torch.arange(len(prefix), len(prefix) + width, device=self.device) + delta)
+            positions = torch.arange(len(prefix), len(prefix) + width, device=self.device) + delta
             positions = positions.view(1, 1, -1).expand(3, len(chunk), -1)
-            full_mask = torch.cat([torch.ones((len(chunk), len(prefix)), dtype=mask.dtype, device=self.device), mask], 1)
-            hidden = self.model.model(input_ids=batch_ids, attention_mask=full_mask, position_ids=positions,
-                                      use_cache=True, **{self._cache_arg: batch_cache}).last_hidden_state
+            full_mask = torch.cat(
+                [torch.ones((len(chunk), len(prefix)), dtype=mask.dtype, device=self.device), mask], 1
+            )
+            hidden = self.model.model(
+                input_ids=batch_ids,
+                attention_mask=full_mask,
+                position_ids=positions,
+                use_cache=True,
+                **{self._cache_arg: batch_cache},
+            ).last_hidden_state
             scores.append(self._read(hidden, last))
         return np.concatenate(scores)
 
     def _unshared(self, prefix, suffixes, pixels, grid) -> np.ndarray:
         scores = []
         for start in range(0, len(suffixes), self.batch_size):
-            chunk = [prefix + s for s in suffixes[start:start + self.batch_size]]
+            chunk = [prefix + s for s in suffixes[start : start + self.batch_size]]
             batch_ids, mask, last = self._right_pad(chunk)
             extra = {}
             if pixels is not None:
                 extra = {"pixel_values": pixels.repeat(len(chunk), 1), "image_grid_thw": grid.repeat(len(chunk), 1)}
-            hidden = self.model.model(input_ids=batch_ids, attention_mask=mask, mm_token_type_ids=self._mm_types(batch_ids),
-                                      use_cache=False, **extra).last_hidden_state
+            hidden = self.model.model(
+                input_ids=batch_ids,
+                attention_mask=mask,
+                mm_token_type_ids=self._mm_types(batch_ids),
+                use_cache=False,
+                **extra,
+            ).last_hidden_state
             scores.append(self._read(hidden, last))
         return np.concatenate(scores)
 

@@ -336,8 +336,7 @@ class Backend(ABC):
         score-model fits under the namespace's write lock; must not hold all records in memory."""
 
     @abstractmethod
-    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
-                         limit: int = 100) -> list[str]:
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "", limit: int = 100) -> list[str]:
         """Ids of items with that edge (``polarity`` in :data:`POLARITIES`), in id order,
         strictly after ``after``, at most ``limit``."""
 

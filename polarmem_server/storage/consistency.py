@@ -132,18 +132,24 @@ def decode_token(token: bytes, field: str = "consistency_token") -> int:
     anything a PolarMem server did not issue."""
     if not token:
         return 0
-    fix = ("send the consistency_token of a write's response unchanged (or none: the read is then "
-           "Bounded-stale; consistency STRONG sees every acknowledged write)")
+    fix = (
+        "send the consistency_token of a write's response unchanged (or none: the read is then "
+        "Bounded-stale; consistency STRONG sees every acknowledged write)"
+    )
     if token[0] != TOKEN_VERSION:
-        raise InvalidArgument(f"{field}: token version {token[0]} is not one this server reads (it reads "
-                              f"{TOKEN_VERSION}); {fix}")
+        raise InvalidArgument(
+            f"{field}: token version {token[0]} is not one this server reads (it reads {TOKEN_VERSION}); {fix}"
+        )
     if len(token) != TOKEN_BYTES:
-        raise InvalidArgument(f"{field}: a version {TOKEN_VERSION} token is {TOKEN_BYTES} bytes, this one "
-                              f"{len(token)}; {fix}")
+        raise InvalidArgument(
+            f"{field}: a version {TOKEN_VERSION} token is {TOKEN_BYTES} bytes, this one {len(token)}; {fix}"
+        )
     timestamp = int.from_bytes(token[1:], "big")
     ahead_s = (timestamp >> LOGICAL_BITS) / 1000.0 - time.time()
     if timestamp == 0 or ahead_s > MAX_FUTURE_S:
-        raise InvalidArgument(f"{field}: the token names a time {'0' if timestamp == 0 else f'{ahead_s:.0f} s ahead'} "
-                              "of this server's clock, so no write of its Milvus issued it (a token from "
-                              f"another cluster, or damaged); {fix}")
+        raise InvalidArgument(
+            f"{field}: the token names a time {'0' if timestamp == 0 else f'{ahead_s:.0f} s ahead'} "
+            "of this server's clock, so no write of its Milvus issued it (a token from "
+            f"another cluster, or damaged); {fix}"
+        )
     return timestamp

@@ -53,8 +53,13 @@ class NamespaceMigration:
         return self.target_items == self.source_items
 
 
-def migrate(source: Backend, target: Backend, namespaces: Sequence[str] = (), batch: int = DEFAULT_BATCH,
-            progress: Progress | None = None) -> list[NamespaceMigration]:
+def migrate(
+    source: Backend,
+    target: Backend,
+    namespaces: Sequence[str] = (),
+    batch: int = DEFAULT_BATCH,
+    progress: Progress | None = None,
+) -> list[NamespaceMigration]:
     """Copies the named namespaces (all when none are named) from ``source`` to ``target``;
     returns one report per namespace. ``FailedPrecondition`` when the target holds the namespace
     with other vector spaces or other concept ids, or the counts differ at the end."""
@@ -68,8 +73,9 @@ def migrate(source: Backend, target: Backend, namespaces: Sequence[str] = (), ba
     return [_migrate_namespace(source, target, records[name], batch, progress) for name in chosen]
 
 
-def _migrate_namespace(source: Backend, target: Backend, record: NamespaceRecord, batch: int,
-                       progress: Progress | None) -> NamespaceMigration:
+def _migrate_namespace(
+    source: Backend, target: Backend, record: NamespaceRecord, batch: int, progress: Progress | None
+) -> NamespaceMigration:
     ns = record.name
     index_change = _put_namespace(target, record)
     _bind_concepts(source, target, ns)
@@ -92,9 +98,11 @@ def _migrate_namespace(source: Backend, target: Backend, record: NamespaceRecord
             progress(ns, done, report.source_items)
     report.target_items = target.counts(ns).items
     if not report.complete:
-        raise FailedPrecondition(f"namespace {quoted(ns)}: the target holds {report.target_items} items after the "
-                                 f"migration, the source {report.source_items}; did the source change meanwhile? "
-                                 "Run the migration again (it resumes)")
+        raise FailedPrecondition(
+            f"namespace {quoted(ns)}: the target holds {report.target_items} items after the "
+            f"migration, the source {report.source_items}; did the source change meanwhile? "
+            "Run the migration again (it resumes)"
+        )
     return report
 
 
@@ -108,8 +116,10 @@ def _put_namespace(target: Backend, record: NamespaceRecord) -> str:
         target.create_namespace(placed)
         return change
     if [(s.name, s.dim, s.multi) for s in existing.spaces] != [(s.name, s.dim, s.multi) for s in record.spaces]:
-        raise FailedPrecondition(f"namespace {quoted(record.name)} exists on the target with other vector spaces; "
-                                 "delete it there or migrate to another target")
+        raise FailedPrecondition(
+            f"namespace {quoted(record.name)} exists on the target with other vector spaces; "
+            "delete it there or migrate to another target"
+        )
     placed.ClearField("ann")
     if existing.HasField("ann"):  # the target's index stays what its structures were built as
         placed.ann.CopyFrom(existing.ann)
@@ -137,21 +147,31 @@ def _bind_concepts(source: Backend, target: Backend, ns: str) -> None:
     ids = target.allocate_concepts(ns, [name for _, name in bound])
     if ids != [cid for cid, _ in bound]:
         clash = next((name, cid, got) for (cid, name), got in zip(bound, ids) if cid != got)
-        raise FailedPrecondition(f"namespace {quoted(ns)}: concept {quoted(clash[0])} has id {clash[1]} in the source "
-                                 f"but {clash[2]} in the target (the target's namespace was used on its own); "
-                                 "migrate into a namespace the target does not have")
+        raise FailedPrecondition(
+            f"namespace {quoted(ns)}: concept {quoted(clash[0])} has id {clash[1]} in the source "
+            f"but {clash[2]} in the target (the target's namespace was used on its own); "
+            "migrate into a namespace the target does not have"
+        )
 
 
-def _copy_batch(source: Backend, target: Backend, ns: str, items: list[ItemRecord], multi: dict[str, bool],
-                report: NamespaceMigration) -> None:
+def _copy_batch(
+    source: Backend,
+    target: Backend,
+    ns: str,
+    items: list[ItemRecord],
+    multi: dict[str, bool],
+    report: NamespaceMigration,
+) -> None:
     stored = target.get_items(ns, [item.id for item in items])
     writes = []
     for item, there in zip(items, stored):
         if there is not None and there.version == item.version:
             report.skipped += 1
             continue
-        vectors = {space: rows if multi.get(space) else np.asarray(rows[0])
-                   for space, rows in source.get_vectors(ns, item.id).items()}
+        vectors = {
+            space: rows if multi.get(space) else np.asarray(rows[0])
+            for space, rows in source.get_vectors(ns, item.id).items()
+        }
         writes.append(ItemWrite(item, vectors, previous=there))
         if there is None:
             report.written += 1

@@ -21,13 +21,15 @@ SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
 def create(stub, name, **config):
     """A namespace of two templates: fill() sends two P(Yes) per concept."""
     config.setdefault("templates", list(TWO_TEMPLATES))
-    return stub.CreateNamespace(pb.CreateNamespaceRequest(
-        name=name, config=pb.NamespaceConfig(spaces=SPACES, encoder="none", **config))).namespace
+    return stub.CreateNamespace(
+        pb.CreateNamespaceRequest(name=name, config=pb.NamespaceConfig(spaces=SPACES, encoder="none", **config))
+    ).namespace
 
 
 def update(stub, name, paths, **config):
-    return stub.UpdateNamespace(pb.UpdateNamespaceRequest(name=name, config=pb.NamespaceConfig(**config),
-                                                          update_mask={"paths": paths}))
+    return stub.UpdateNamespace(
+        pb.UpdateNamespaceRequest(name=name, config=pb.NamespaceConfig(**config), update_mask={"paths": paths})
+    )
 
 
 def rule_of(stub, name):
@@ -39,18 +41,24 @@ def fill(stub, name, seed=3, n=24):
     rng = np.random.default_rng(seed)
     for i in range(n):
         present = {"dog": i % 2 == 0, "cat": i % 3 == 0}
-        scores = {c: pb.ConceptScores(p_yes=[float(rng.beta(6, 1.5) if there else rng.beta(1.5, 6))] * 2)
-                  for c, there in present.items()}
+        scores = {
+            c: pb.ConceptScores(p_yes=[float(rng.beta(6, 1.5) if there else rng.beta(1.5, 6))] * 2)
+            for c, there in present.items()
+        }
         scores.update({f"k{j}": pb.ConceptScores(p_yes=[float(rng.beta(1.2, 6))] * 2) for j in range(20)})
         vector = pb.VectorValue(values=rng.standard_normal(DIM).astype(np.float32).tolist())
-        stub.Remember(pb.RememberRequest(namespace=name, item=pb.ItemInput(id=f"i{i}", vectors={"vis": vector},
-                                                                            scores=scores)))
+        stub.Remember(
+            pb.RememberRequest(namespace=name, item=pb.ItemInput(id=f"i{i}", vectors={"vis": vector}, scores=scores))
+        )
 
 
 def recall(stub, name, mode=pb.RECALL_MODE_UNSPECIFIED):
     query = pb.VectorValue(values=np.ones(DIM, dtype=np.float32).tolist())
-    return stub.Recall(pb.RecallRequest(namespace=name, vectors={"vis": query}, required=["dog"], forbidden=["cat"],
-                                        top_k=8, mode=mode))
+    return stub.Recall(
+        pb.RecallRequest(
+            namespace=name, vectors={"vis": query}, required=["dog"], forbidden=["cat"], top_k=8, mode=mode
+        )
+    )
 
 
 def error_of(call):
@@ -87,7 +95,7 @@ def test_an_explicit_mode_overrides_the_rule(stub):
 
 
 def test_knowing_nothing_is_otsu_hard_and_equals_the_papers_rule(stub):
-    """"auto" with no knowledge partitions and ranks exactly as an Otsu namespace in hard mode."""
+    """ "auto" with no knowledge partitions and ranks exactly as an Otsu namespace in hard mode."""
     info = create(stub, "blind", partitioner="auto")
     assert (info.rule.partitioner, info.rule.recall_mode) == ("otsu", pb.RECALL_MODE_HARD)
     assert "nothing known" in info.rule.reason and not info.rule.HasField("accuracy_used")
@@ -100,8 +108,11 @@ def test_knowing_nothing_is_otsu_hard_and_equals_the_papers_rule(stub):
     for i in range(24):
         blind = stub.GetItem(pb.GetItemRequest(namespace="blind", id=f"i{i}")).item
         paper = stub.GetItem(pb.GetItemRequest(namespace="paper", id=f"i{i}")).item
-        assert (list(blind.has), list(blind.not_has), blind.partition.tau) == \
-            (list(paper.has), list(paper.not_has), paper.partition.tau)
+        assert (list(blind.has), list(blind.not_has), blind.partition.tau) == (
+            list(paper.has),
+            list(paper.not_has),
+            paper.partition.tau,
+        )
     blind_hits, paper_hits = recall(stub, "blind"), recall(stub, "paper")
     assert blind_hits.mode_used == paper_hits.mode_used == pb.RECALL_MODE_HARD
     assert [(h.id, h.s_log, h.s_sem) for h in blind_hits.hits] == [(h.id, h.s_log, h.s_sem) for h in paper_hits.hits]
@@ -146,7 +157,9 @@ def test_calibrate_rechooses_and_repartitions_and_the_choice_survives_a_restart(
 
 def test_a_small_labelled_set_leaves_the_declared_rule(stub):
     create(stub, "small", partitioner="auto", declared_accuracy=0.9)
-    stub.Calibrate(pb.CalibrateRequest(namespace="small", p_yes=[0.9, 0.8, 0.1, 0.2], present=[True, True, False, False]))
+    stub.Calibrate(
+        pb.CalibrateRequest(namespace="small", p_yes=[0.9, 0.8, 0.1, 0.2], present=[True, True, False, False])
+    )
     rule = rule_of(stub, "small")
     assert (rule.partitioner, rule.recall_mode) == ("otsu", pb.RECALL_MODE_STRICT) and "declared" in rule.reason
 
@@ -162,7 +175,9 @@ def test_update_namespace_rechooses(stub):
     assert not cleared.namespace.config.HasField("declared_accuracy")
     assert cleared.namespace.rule.recall_mode == pb.RECALL_MODE_HARD
     # a configured partitioner takes over from "auto": its rule is the configured one, hard
-    configured = update(stub, "upd", ["partitioner", "declared_accuracy"], partitioner="mixture", declared_accuracy=0.95)
+    configured = update(
+        stub, "upd", ["partitioner", "declared_accuracy"], partitioner="mixture", declared_accuracy=0.95
+    )
     assert configured.namespace.rule.partitioner == "mixture"
     assert configured.namespace.rule.recall_mode == pb.RECALL_MODE_HARD
     assert configured.namespace.rule.reason.startswith("configured")

@@ -53,8 +53,12 @@ def session_data() -> tuple[list[dict], list[dict]]:
     for q in queries:
         answers = [n for n in notes if set(q["required"]) & set(n["affirmed"]) and not contradicts(n, q)]
         traps = [n for n in notes if contradicts(n, q)]
-        ordered[q["id"]] = [n for pair in zip(answers + [None] * len(traps), traps + [None] * len(answers))
-                            for n in pair if n is not None]
+        ordered[q["id"]] = [
+            n
+            for pair in zip(answers + [None] * len(traps), traps + [None] * len(answers))
+            for n in pair
+            if n is not None
+        ]
     chosen: dict[str, dict] = {}
     depth = 0
     while len(chosen) < NOTES_WANTED and any(len(o) > depth for o in ordered.values()):
@@ -117,10 +121,16 @@ async def agent_session(client) -> dict:
         assert all(hit["metadata"]["note"] == note_of[hit["id"]]["id"] for hit in body["hits"])  # metadata in hits
         assert all(f"(id: {hit['id']})" in body["context"] for hit in body["hits"])  # ids in the model's text
         # a contradicting note may be shown (mode answer cuts nothing), but only labelled CONFLICT
-        bad = [note["id"] for note, hit in zip(top, body["hits"]) if contradicts(note, query) and hit["status"] != "CONFLICT"]
+        bad = [
+            note["id"]
+            for note, hit in zip(top, body["hits"])
+            if contradicts(note, query) and hit["status"] != "CONFLICT"
+        ]
         if bad:
             contradicting[query["id"]] = bad
-        answered += bool(top) and bool(set(query["required"]) & set(top[0]["affirmed"])) and not contradicts(top[0], query)
+        answered += (
+            bool(top) and bool(set(query["required"]) & set(top[0]["affirmed"])) and not contradicts(top[0], query)
+        )
     assert contradicting == KNOWN_MISREADS, contradicting
     assert answered >= MIN_ANSWERED_AT_1, answered
     recall_calls = session.calls["recall"] - recall_calls_before
@@ -131,12 +141,14 @@ async def agent_session(client) -> dict:
     assert "umbrella" in observed["item"]["not_has"]
     # update_item: a correction re-reads the note's words
     coffee = next(note for note in notes if "coffee" in note["affirmed"])
-    updated = await session.call("update_item", {"id": coffee["memory_id"],
-                                                 "text": "The user does not drink coffee any more."})
+    updated = await session.call(
+        "update_item", {"id": coffee["memory_id"], "text": "The user does not drink coffee any more."}
+    )
     assert "coffee" in updated["item"]["not_has"] and "coffee" not in updated["item"]["has"]
     assert updated["item"]["updated_ms"] >= updated["item"]["created_ms"]
-    body = await session.call("recall", {"query": "coffee", "required": ["coffee"], "top_k": 5,
-                                         "include_neutral": True})
+    body = await session.call(
+        "recall", {"query": "coffee", "required": ["coffee"], "top_k": 5, "include_neutral": True}
+    )
     assert all(hit["id"] != coffee["memory_id"] or hit["status"] == "CONFLICT" for hit in body["hits"])
     # list_items: by concept state and by metadata, paged
     listed = await session.call("list_items", {"not_has": ["coffee"]})
@@ -167,10 +179,25 @@ polarmem = polarmem_command
 @contextmanager
 def polarmem_server(tmp_path, *flags: str):
     """`polarmem serve` as its own process (its CPU time is what the benchmark reads)."""
-    process = subprocess.Popen(polarmem("serve", "--address", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"),
-                                        "--metrics-port", "-1", "--log-level", "INFO", *flags),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path),
-                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
+    process = subprocess.Popen(
+        polarmem(
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--metrics-port",
+            "-1",
+            "--log-level",
+            "INFO",
+            *flags,
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=str(tmp_path),
+        env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")},
+    )
     drain = threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True)
     try:
         address = None
@@ -192,8 +219,13 @@ def polarmem_server(tmp_path, *flags: str):
 
 def test_agent_session_over_stdio(tmp_path):
     with polarmem_server(tmp_path) as (_, address):
-        created = subprocess.run(polarmem("namespace", "create", "agent", "--address", address), capture_output=True,
-                                 text=True, timeout=120, cwd=str(tmp_path))
+        created = subprocess.run(
+            polarmem("namespace", "create", "agent", "--address", address),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
         assert created.returncode == 0 and "open vocabulary" in created.stdout, created.stderr
         command, *args = polarmem("mcp", "-n", "agent", "--address", address)
         params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))

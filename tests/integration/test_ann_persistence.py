@@ -45,7 +45,7 @@ def _fill(path: Path) -> Memory:
     memory.create_namespace(NamespaceSettings("a", spaces=(SpaceSpec("vis", DIM),), encoder="none", ann=ANN))
     order = list(range(ITEMS))[::-1]
     for start in range(0, ITEMS, 300):
-        memory.remember_batch("a", [_item(i) for i in order[start:start + 300]])
+        memory.remember_batch("a", [_item(i) for i in order[start : start + 300]])
     for i in range(0, ITEMS, 7):
         memory.forget("a", f"i{i:05d}")
     return memory
@@ -55,8 +55,16 @@ def _answers(memory: Memory, ef: int = 16) -> list[list[tuple[str, int, float]]]
     out = []
     for q in range(12):
         query = np.random.default_rng(50 + q).standard_normal(DIM).astype(np.float32)
-        result = memory.recall("a", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=20,
-                               approximate=True, ef_search=ef, explain=False)
+        result = memory.recall(
+            "a",
+            vectors={"vis": query},
+            required=["dog"],
+            forbidden=["cat"],
+            k=20,
+            approximate=True,
+            ef_search=ef,
+            explain=False,
+        )
         out.append([(h.item_id, h.tier, round(h.score, 5)) for h in result.hits])
     return out
 
@@ -65,8 +73,14 @@ def _exact(memory: Memory) -> list[list[str]]:
     out = []
     for q in range(12):
         query = np.random.default_rng(50 + q).standard_normal(DIM).astype(np.float32)
-        out.append([h.item_id for h in memory.recall("a", vectors={"vis": query}, required=["dog"], forbidden=["cat"],
-                                                      k=20, explain=False).hits])
+        out.append(
+            [
+                h.item_id
+                for h in memory.recall(
+                    "a", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=20, explain=False
+                ).hits
+            ]
+        )
     return out
 
 
@@ -155,8 +169,9 @@ os._exit(3)  # no close: a crash after acknowledged writes
 
 def _crash(data: Path, crash_in_save: bool) -> None:
     script = CHILD.format(tests=str(Path(__file__).parent), data=str(data), crash_in_save=crash_in_save)
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                          timeout=300, cwd=data.parent)  # not the repo root: the installed package
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=300, cwd=data.parent
+    )  # not the repo root: the installed package
     assert done.returncode == 3, done.stderr
 
 

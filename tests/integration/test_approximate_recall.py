@@ -41,8 +41,9 @@ def _queries(count=8):
 
 
 def _recall(client, query, **options):
-    return client.recall("a", vectors={"vis": query}, required=["dog"], forbidden=["cat"], top_k=20, mode="hard",
-                         **options)
+    return client.recall(
+        "a", vectors={"vis": query}, required=["dog"], forbidden=["cat"], top_k=20, mode="hard", **options
+    )
 
 
 def test_approximate_keeps_every_tier_and_finds_most_of_the_exact_top_k(approximate):
@@ -64,8 +65,9 @@ def test_a_narrow_search_is_approximate(client):
     misses some of the exact top k: the request reached the graph rather than the exact scan.
     (The namespace's own graph is too good for that now: base-layer nodes keep 2m links, and its
     2k candidates are re-scored exactly, so at this size even ef 1 finds the exact top k.)"""
-    client.create_namespace("a", spaces=[("vis", DIM)], encoder="none",
-                            ann={**GRAPH_ALWAYS, "m": 2, "ef_construction": 2})
+    client.create_namespace(
+        "a", spaces=[("vis", DIM)], encoder="none", ann={**GRAPH_ALWAYS, "m": 2, "ef_construction": 2}
+    )
     assert client.remember_stream("a", list(_items(np.random.default_rng(7)))).stored == ITEMS
     overlaps = []
     for query in _queries(16):
@@ -112,11 +114,17 @@ def test_approximate_without_an_index_is_a_failed_precondition(client, ns):
     assert [h.id for h in client.recall(ns, vectors={"vis": np.ones(8, np.float32)}).hits] == ["x"]  # nothing lost
 
 
-@pytest.mark.parametrize("ann, field", [({"m": 1}, "config.ann.m"), ({"ef_search": 20_000}, "config.ann.ef_search"),
-                                        ({"kind": "ivf"}, "config.ann.kind"),  # the Milvus backend's kind
-                                        ({"kind": "annoy"}, "config.ann.kind"),
-                                        ({"kind": "ivf", "nlist": 8, "nprobe": 9}, "config.ann.nprobe"),
-                                        ({"exact_factor": -1.0}, "config.ann.exact_factor")])
+@pytest.mark.parametrize(
+    "ann, field",
+    [
+        ({"m": 1}, "config.ann.m"),
+        ({"ef_search": 20_000}, "config.ann.ef_search"),
+        ({"kind": "ivf"}, "config.ann.kind"),  # the Milvus backend's kind
+        ({"kind": "annoy"}, "config.ann.kind"),
+        ({"kind": "ivf", "nlist": 8, "nprobe": 9}, "config.ann.nprobe"),
+        ({"exact_factor": -1.0}, "config.ann.exact_factor"),
+    ],
+)
 def test_bad_index_settings_name_the_field(client, ann, field):
     code, message = _status(lambda: client.create_namespace("bad", spaces=[("vis", DIM)], encoder="none", ann=ann))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and message.startswith(field), message
@@ -124,8 +132,9 @@ def test_bad_index_settings_name_the_field(client, ann, field):
 
 
 def test_an_index_needs_a_single_vector_space(client):
-    code, message = _status(lambda: client.create_namespace("multi", spaces=[("vis", DIM, True)], encoder="none",
-                                                            ann=True))
+    code, message = _status(
+        lambda: client.create_namespace("multi", spaces=[("vis", DIM, True)], encoder="none", ann=True)
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "single-vector space" in message
 
 

@@ -69,7 +69,9 @@ def test_empty_stream_without_a_token_is_refused(secured):
         stub = pb_grpc.MemoryServiceStub(channel)
         assert code_of(lambda: stub.RememberStream(iter([]), timeout=10)) == grpc.StatusCode.UNAUTHENTICATED
         bad = [("authorization", "Bearer nope")]
-        assert code_of(lambda: stub.RememberStream(iter([]), metadata=bad, timeout=10)) == grpc.StatusCode.UNAUTHENTICATED
+        assert (
+            code_of(lambda: stub.RememberStream(iter([]), metadata=bad, timeout=10)) == grpc.StatusCode.UNAUTHENTICATED
+        )
 
 
 def test_roles_limit_what_a_token_may_do(secured):
@@ -111,9 +113,23 @@ def test_tokens_file_reload_keeps_old_tokens_when_the_new_file_is_broken(secured
 def test_sighup_reloads_the_tokens_file(tmp_path):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(TOKENS)
-    command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0", "--data-dir",
-               str(tmp_path / "data"), "--metrics-port", "-1", "--tokens-file", str(tokens)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path) as process:
+    command = [
+        sys.executable,
+        "-m",
+        "polarmem_server.faces.cli",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--metrics-port",
+        "-1",
+        "--tokens-file",
+        str(tokens),
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path
+    ) as process:
         try:
             address = process.stdout.readline().split("serving on ")[1].split(";")[0]
             with PolarMemClient(address, token="admin-secret") as admin:

@@ -31,8 +31,9 @@ def vec(seed: int) -> np.ndarray:
 def backup_call(address: str, destination: str, token: str = ""):
     metadata = (("authorization", f"Bearer {token}"),) if token else ()
     with grpc.insecure_channel(address) as channel:
-        return pb_grpc.MemoryServiceStub(channel).Backup(pb.BackupRequest(destination_dir=destination),
-                                                        metadata=metadata, timeout=120)
+        return pb_grpc.MemoryServiceStub(channel).Backup(
+            pb.BackupRequest(destination_dir=destination), metadata=metadata, timeout=120
+        )
 
 
 def code_of(call) -> tuple[grpc.StatusCode, str]:
@@ -54,13 +55,20 @@ def test_snapshot_under_writes_restores_every_acknowledged_item(tmp_path):
                     i = 0
                     while not stop.is_set():
                         item_id = f"{ns}-{base + i}"
-                        view = c.remember(ns, id=item_id, vectors={"vis": vec(base + i)},
-                                          states={"dog": "has", "cat": "not_has"} if i % 2 else {"cat": "has"})
+                        view = c.remember(
+                            ns,
+                            id=item_id,
+                            vectors={"vis": vec(base + i)},
+                            states={"dog": "has", "cat": "not_has"} if i % 2 else {"cat": "has"},
+                        )
                         with lock:
                             acknowledged[f"{ns}/{item_id}"] = (view, vec(base + i))
                         i += 1
 
-            threads = [threading.Thread(target=writer, args=(ns, base)) for ns, base in (("a", 0), ("b", 10_000), ("a", 20_000))]
+            threads = [
+                threading.Thread(target=writer, args=(ns, base))
+                for ns, base in (("a", 0), ("b", 10_000), ("a", 20_000))
+            ]
             for t in threads:
                 t.start()
             while len(acknowledged) < 60:
@@ -119,9 +127,12 @@ def test_verify_detects_a_flipped_byte_and_restore_refuses_it(tmp_path):
 
 def test_backup_refuses_bad_destinations(server, tmp_path):
     (tmp_path / "exists").mkdir()
-    for destination, fragment in (("", "required"), ("relative/dir", "absolute"),
-                                  (str(tmp_path / "exists"), "already exists"),
-                                  (str(tmp_path / "no" / "parent"), "parent")):
+    for destination, fragment in (
+        ("", "required"),
+        ("relative/dir", "absolute"),
+        (str(tmp_path / "exists"), "already exists"),
+        (str(tmp_path / "no" / "parent"), "parent"),
+    ):
         code, details = code_of(lambda: backup_call(server.address, destination))
         assert code == grpc.StatusCode.INVALID_ARGUMENT, destination
         assert fragment in details
@@ -130,8 +141,10 @@ def test_backup_refuses_bad_destinations(server, tmp_path):
 
 def test_backup_needs_a_token_for_every_namespace(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
-                      'robot = { token = "r0bot", namespaces = ["a"], role = "admin" }\n')
+    tokens.write_text(
+        '[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
+        'robot = { token = "r0bot", namespaces = ["a"], role = "admin" }\n'
+    )
     with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens), backup_dir=str(tmp_path))) as server:
         code, _ = code_of(lambda: backup_call(server.address, str(tmp_path / "s1"), token="r0bot"))
         assert code == grpc.StatusCode.PERMISSION_DENIED
@@ -155,7 +168,9 @@ def test_backup_command_connects_like_every_client_command(tmp_path, capsys, mon
         config = tmp_path / "polarmem.toml"
         config.write_text(f'[client]\naddress = "{server.address}"\ntoken_file = "{tmp_path / "token"}"\n')
         assert backup_cli.main(["backup", str(tmp_path / "s1"), "--config", str(config)]) == 0
-        assert "snapshot written to" in capsys.readouterr().out and (tmp_path / "s1" / "MANIFEST.polarmem.json").is_file()
+        assert (
+            "snapshot written to" in capsys.readouterr().out and (tmp_path / "s1" / "MANIFEST.polarmem.json").is_file()
+        )
 
 
 def test_restore_refuses_a_non_empty_directory_and_cli_round_trip(tmp_path, capsys):

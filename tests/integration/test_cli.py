@@ -27,7 +27,17 @@ def vec(seed):
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch, tmp_path):
     """No POLARMEM_* from the caller's shell and no ~/.config of theirs."""
-    for name in ("ADDRESS", "TOKEN", "TOKEN_FILE", "TLS", "TLS_CA", "TLS_SERVER_NAME", "TIMEOUT_S", "NAMESPACE", "CONFIG"):
+    for name in (
+        "ADDRESS",
+        "TOKEN",
+        "TOKEN_FILE",
+        "TLS",
+        "TLS_CA",
+        "TLS_SERVER_NAME",
+        "TIMEOUT_S",
+        "NAMESPACE",
+        "CONFIG",
+    ):
         monkeypatch.delenv(f"POLARMEM_{name}", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
@@ -46,8 +56,16 @@ def run(capsys, *argv):
 
 
 def test_remember_then_recall(server, ns, tmp_path, capsys):
-    lines = [json.dumps({"id": f"i{i}", "vectors": {"vis": vec(i)},
-                         "states": {"dog": "has", "cat": "not_has" if i % 2 else "uncertain"}}) for i in range(6)]
+    lines = [
+        json.dumps(
+            {
+                "id": f"i{i}",
+                "vectors": {"vis": vec(i)},
+                "states": {"dog": "has", "cat": "not_has" if i % 2 else "uncertain"},
+            }
+        )
+        for i in range(6)
+    ]
     lines.insert(3, "{not json")
     data = tmp_path / "items.jsonl"
     data.write_text("\n".join(lines))
@@ -58,13 +76,15 @@ def test_remember_then_recall(server, ns, tmp_path, capsys):
     code, out, _ = run(capsys, "remember", data, "-n", ns, "--address", server.address)
     assert code == 1 and "0 stored, 6 already present, 1 failed" in out
 
-    code, out, _ = run(capsys, "recall", "a dog but no cat", "-n", ns, "--address", server.address, "--mode", "strict",
-                       "-k", 3)
+    code, out, _ = run(
+        capsys, "recall", "a dog but no cat", "-n", ns, "--address", server.address, "--mode", "strict", "-k", 3
+    )
     assert code == 0
     assert "required=['dog'] forbidden=['cat']" in out and "mode=strict->strict" in out
     assert "tiers: 6 entailed, 0 neutral, 0 conflicting" in out
-    code, out, _ = run(capsys, "recall", "a dog but no cat", "-n", ns, "--address", server.address, "--json",
-                       "--context", "-k", 2)
+    code, out, _ = run(
+        capsys, "recall", "a dog but no cat", "-n", ns, "--address", server.address, "--json", "--context", "-k", 2
+    )
     body = json.loads(out)
     assert code == 0 and len(body["hits"]) == 2 and body["context"].startswith("[1] [Fact Check: VERIFIED]")
 
@@ -81,16 +101,20 @@ def test_resume_continues_after_the_checkpoint(server, client, ns, tmp_path, cap
 def test_strict_line_schema(server, client, ns, tmp_path, capsys):
     client.remember(ns, id="keep", vectors={"vis": vec(0)})
     data = tmp_path / "items.jsonl"
-    data.write_text("\n".join([
-        json.dumps({"id": "ok", "vectors": {"vis": vec(1)}, "text": "fine"}),
-        json.dumps({"id": "typo", "vectors": {"vis": vec(2)}, "txt": "oops"}),
-        json.dumps({"vectors": {"vis": vec(3)}}),
-        json.dumps({"id": "one-score", "vectors": {"vis": vec(4)}, "scores": {"dog": [0.9]}}),
-        json.dumps({"id": "kind", "vectors": {"vis": vec(5)}, "kind": "photo"}),
-        json.dumps({"id": "meta", "vectors": {"vis": vec(6)}, "metadata": "room"}),
-        json.dumps(["not", "an", "object"]),
-        json.dumps({"id": "dim", "vectors": {"vis": [1.0, 2.0]}}),
-    ]))
+    data.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "ok", "vectors": {"vis": vec(1)}, "text": "fine"}),
+                json.dumps({"id": "typo", "vectors": {"vis": vec(2)}, "txt": "oops"}),
+                json.dumps({"vectors": {"vis": vec(3)}}),
+                json.dumps({"id": "one-score", "vectors": {"vis": vec(4)}, "scores": {"dog": [0.9]}}),
+                json.dumps({"id": "kind", "vectors": {"vis": vec(5)}, "kind": "photo"}),
+                json.dumps({"id": "meta", "vectors": {"vis": vec(6)}, "metadata": "room"}),
+                json.dumps(["not", "an", "object"]),
+                json.dumps({"id": "dim", "vectors": {"vis": [1.0, 2.0]}}),
+            ]
+        )
+    )
     code, out, err = run(capsys, "remember", data, "-n", ns, "--address", server.address)
     assert code == 1 and "1 stored, 0 already present, 7 failed" in out
     assert f"{data}:2: unknown key 'txt' (did you mean 'text'?)" in err
@@ -111,14 +135,25 @@ def test_remember_from_stdin_with_verification_and_content(lexical, tmp_path, ca
     import io
 
     lexical_client_cmd = ["--address", lexical.address]
-    assert run(capsys, "namespace", "create", "v", "--space", f"vis:{DIM}", "--encoder", "none",
-               *lexical_client_cmd)[0] == 0
+    assert (
+        run(capsys, "namespace", "create", "v", "--space", f"vis:{DIM}", "--encoder", "none", *lexical_client_cmd)[0]
+        == 0
+    )
     image = tmp_path / "img.png"
     image.write_bytes(b"\x89PNG not really")
-    lines = [json.dumps({"id": "t1", "kind": "text", "text": "a dog in the park, no cat", "vectors": {"vis": vec(1)},
-                         "verify_concepts": ["dog", "cat"]}),
-             json.dumps({"id": "p1", "vectors": {"vis": vec(2)}, "content": "img.png", "verify_concepts": ["dog"]}),
-             json.dumps({"id": "p2", "vectors": {"vis": vec(3)}, "content": "missing.png", "verify_concepts": ["dog"]})]
+    lines = [
+        json.dumps(
+            {
+                "id": "t1",
+                "kind": "text",
+                "text": "a dog in the park, no cat",
+                "vectors": {"vis": vec(1)},
+                "verify_concepts": ["dog", "cat"],
+            }
+        ),
+        json.dumps({"id": "p1", "vectors": {"vis": vec(2)}, "content": "img.png", "verify_concepts": ["dog"]}),
+        json.dumps({"id": "p2", "vectors": {"vis": vec(3)}, "content": "missing.png", "verify_concepts": ["dog"]}),
+    ]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
     code, out, err = run(capsys, "remember", "-n", "v", *lexical_client_cmd)
@@ -133,8 +168,23 @@ def test_remember_from_stdin_with_verification_and_content(lexical, tmp_path, ca
     assert code == 0 and item["has"] == ["dog", "park"] and item["not_has"] == ["cat"]
 
     # one item from flags
-    code, out, _ = run(capsys, "remember", "-n", "v", "--id", "f1", "--kind", "text", "--text", "no dog here",
-                       "--verify", "dog", "--vectors-json", json.dumps({"vis": vec(4)}), *lexical_client_cmd)
+    code, out, _ = run(
+        capsys,
+        "remember",
+        "-n",
+        "v",
+        "--id",
+        "f1",
+        "--kind",
+        "text",
+        "--text",
+        "no dog here",
+        "--verify",
+        "dog",
+        "--vectors-json",
+        json.dumps({"vis": vec(4)}),
+        *lexical_client_cmd,
+    )
     assert code == 0 and "NOT_HAS    dog" in out
 
 
@@ -142,8 +192,24 @@ def test_item_commands(lexical, tmp_path, capsys):
     conn = ["--address", lexical.address, "-n", "v"]
     run(capsys, "namespace", "create", "v", "--space", f"vis:{DIM}", "--encoder", "none", "--address", lexical.address)
     for i, text in enumerate(["a dog on a sofa, no cat", "a cat on a sofa, no dog"]):
-        assert run(capsys, "remember", *conn, "--id", f"i{i}", "--kind", "text", "--text", text, "--verify", "dog,cat",
-                   "--vectors-json", json.dumps({"vis": vec(i)}))[0] == 0
+        assert (
+            run(
+                capsys,
+                "remember",
+                *conn,
+                "--id",
+                f"i{i}",
+                "--kind",
+                "text",
+                "--text",
+                text,
+                "--verify",
+                "dog,cat",
+                "--vectors-json",
+                json.dumps({"vis": vec(i)}),
+            )[0]
+            == 0
+        )
 
     code, out, _ = run(capsys, "observe", "i0", *conn, "--state", "bus=not_has", "--json")
     assert code == 0 and "bus" in json.loads(out)["item"]["not_has"]
@@ -158,11 +224,14 @@ def test_item_commands(lexical, tmp_path, capsys):
     from polarmem_server.faces.client import PolarMemClient
 
     with PolarMemClient(lexical.address) as client:
-        expected = list(client.get_concept("v", "dog", polarity="not_has").item_ids) + \
-            list(client.get_concept("v", "cat", polarity="not_has").item_ids)
+        expected = list(client.get_concept("v", "dog", polarity="not_has").item_ids) + list(
+            client.get_concept("v", "cat", polarity="not_has").item_ids
+        )
     code, out, _ = run(capsys, "concept", "dog", *conn, "--polarity", "not_has", "--page-size", 1, "--all", "--json")
     dog = json.loads(out)["item_ids"]
-    code_cat, out, _ = run(capsys, "concept", "cat", *conn, "--polarity", "not_has", "--page-size", 1, "--all", "--json")
+    code_cat, out, _ = run(
+        capsys, "concept", "cat", *conn, "--polarity", "not_has", "--page-size", 1, "--all", "--json"
+    )
     assert code == code_cat == 0 and dog + json.loads(out)["item_ids"] == expected and len(expected) >= 2
     code, out, _ = run(capsys, "concept", "cat", *conn, "--polarity", "has")
     assert code == 0 and "HAS: i1" in out
@@ -181,18 +250,56 @@ def test_namespace_commands(server, capsys):
     code, _, err = run(capsys, "remember", "-n", "coco", "--id", "a", "--text", "x", *conn)
     assert code == 2 and "NOT_FOUND" in err and "polarmem namespace create" in err
 
-    code, out, _ = run(capsys, "namespace", "create", "coco", "--space", "vis:8", "--space", "loc:4:multi", "--space", "small:4:int8",
-                       "--encoder", "none", "--kappa", 0.7, "--partitioner", "calibrated", "--rho", 0.9,
-                       "--alias", "puppy=dog", "--template", "Is there a {c}?", "--template", "A {c}?", *conn)
+    code, out, _ = run(
+        capsys,
+        "namespace",
+        "create",
+        "coco",
+        "--space",
+        "vis:8",
+        "--space",
+        "loc:4:multi",
+        "--space",
+        "small:4:int8",
+        "--encoder",
+        "none",
+        "--kappa",
+        0.7,
+        "--partitioner",
+        "calibrated",
+        "--rho",
+        0.9,
+        "--alias",
+        "puppy=dog",
+        "--template",
+        "Is there a {c}?",
+        "--template",
+        "A {c}?",
+        *conn,
+    )
     assert code == 0 and "created namespace 'coco'" in out
     code, out, _ = run(capsys, "namespace", "get", "coco", "--json", *conn)
     info = json.loads(out)
     assert info["config"]["kappa"] == 0.7 and info["config"]["aliases"] == {"puppy": "dog"}
-    assert [s["name"] for s in info["config"]["spaces"]] == ["vis", "loc", "small"] and len(info["config"]["templates"]) == 2
+    assert [s["name"] for s in info["config"]["spaces"]] == ["vis", "loc", "small"] and len(
+        info["config"]["templates"]
+    ) == 2
     code, out, _ = run(capsys, "namespace", "list", *conn)
     assert code == 0 and "coco" in out and "vis:8,loc:4,small:4" in out
-    code, out, _ = run(capsys, "namespace", "create", "declared", "--encoder", "none", "--concept", "dog,cat",
-                       "--concept", "traffic light", "--json", *conn)
+    code, out, _ = run(
+        capsys,
+        "namespace",
+        "create",
+        "declared",
+        "--encoder",
+        "none",
+        "--concept",
+        "dog,cat",
+        "--concept",
+        "traffic light",
+        "--json",
+        *conn,
+    )
     assert code == 0 and json.loads(out)["config"]["concepts"] == ["dog", "cat", "traffic light"]
     code, out, _ = run(capsys, "namespace", "get", "declared", *conn)
     assert "declared concepts  dog, cat, traffic light" in out and "concepts           3" in out
@@ -207,11 +314,15 @@ def test_namespace_commands(server, capsys):
     assert json.loads(out) == []
 
 
-@pytest.mark.skipif("UpdateNamespace" not in vars(service_module.MemoryService),
-                    reason="the servicer does not implement UpdateNamespace yet (architecture helper's branch)")
+@pytest.mark.skipif(
+    "UpdateNamespace" not in vars(service_module.MemoryService),
+    reason="the servicer does not implement UpdateNamespace yet (architecture helper's branch)",
+)
 def test_namespace_update(server, client, capsys):
     client.create_namespace("u", spaces=[("vis", DIM)], encoder="none")
-    client.remember("u", id="a", vectors={"vis": vec(0)}, scores={"dog": [0.9] * 4, "cat": [0.3] * 4, "car": [0.05] * 4})
+    client.remember(
+        "u", id="a", vectors={"vis": vec(0)}, scores={"dog": [0.9] * 4, "cat": [0.3] * 4, "car": [0.05] * 4}
+    )
     code, out, _ = run(capsys, "namespace", "update", "u", "--kappa", 3, "--address", server.address)
     assert code == 0 and "1 items re-partitioned" in out
     assert client.get_namespace("u").config.kappa == 3.0
@@ -226,8 +337,18 @@ def test_recall_mistakes_get_clear_errors(server, client, ns, capsys):
     assert code == 2 and out == ""
     assert "INVALID_ARGUMENT: required: 'dgo' (did you mean 'dog'?) is not in the vocabulary of namespace" in err
     assert "hint: pass --allow-unknown-concepts" in err
-    code, out, _ = run(capsys, "recall", "--required", "dog", "--forbidden", "dgo", "--allow-unknown-concepts",
-                       "--vectors-json", json.dumps({"vis": vec(0)}), *conn)
+    code, out, _ = run(
+        capsys,
+        "recall",
+        "--required",
+        "dog",
+        "--forbidden",
+        "dgo",
+        "--allow-unknown-concepts",
+        "--vectors-json",
+        json.dumps({"vis": vec(0)}),
+        *conn,
+    )
     assert code == 0 and "unknown=['dgo']" in out and "skipped unknown concept 'dgo' (did you mean 'dog'?)" in out
     with pytest.raises(SystemExit):
         main(["recall", "x", "--mode", "fuzzy", *conn])
@@ -269,8 +390,10 @@ def test_connection_from_environment_and_config_file(tmp_path, capsys, monkeypat
         token_file = tmp_path / "token"
         token_file.write_text("s3cret\n")
         config = tmp_path / "polarmem.toml"
-        config.write_text(f'[server]\nmetrics_port = -1\n\n[client]\naddress = "{server.address}"\n'
-                          f'token_file = "{token_file}"\nnamespace = "env"\n')
+        config.write_text(
+            f'[server]\nmetrics_port = -1\n\n[client]\naddress = "{server.address}"\n'
+            f'token_file = "{token_file}"\nnamespace = "env"\n'
+        )
         monkeypatch.delenv("POLARMEM_ADDRESS")
         monkeypatch.delenv("POLARMEM_TOKEN")
         code, out, _ = run(capsys, "namespace", "list", "--config", config)
@@ -292,8 +415,20 @@ def test_connection_from_environment_and_config_file(tmp_path, capsys, monkeypat
 def test_tls_from_the_command_line(tmp_path, capsys):
     cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     with PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))) as server:
-        code, out, _ = run(capsys, "namespace", "create", "t", "--encoder", "none", "--address", server.address,
-                           "--tls-ca", cert, "--tls-server-name", "memory.test")
+        code, out, _ = run(
+            capsys,
+            "namespace",
+            "create",
+            "t",
+            "--encoder",
+            "none",
+            "--address",
+            server.address,
+            "--tls-ca",
+            cert,
+            "--tls-server-name",
+            "memory.test",
+        )
         assert code == 0 and "created namespace 't'" in out
         code, _, err = run(capsys, "namespace", "list", "--address", server.address, "--timeout", 3)
         assert code == 2  # plaintext to a TLS server
@@ -321,8 +456,13 @@ def test_serve_and_client_commands_share_one_config_file(tmp_path, capsys):
     config = tmp_path / "polarmem.toml"
     server_part = f'address = "127.0.0.1:0"\ndata_dir = "{tmp_path / "data"}"\nmetrics_port = -1\n'
     config.write_text(server_part + '\n[client]\nnamespace = "shared"\ntimeout_s = 20\n')
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--config", str(config)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     try:
         line = process.stdout.readline()
         assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
@@ -352,34 +492,89 @@ def test_backup_restore_verify_help_reaches_their_own_parser(capsys):
 
 def test_auto_rule_and_approximate_index_from_the_command_line(server, client, capsys):
     conn = ["--address", server.address]
-    code, out, _ = run(capsys, "namespace", "create", "a", "--space", f"vis:{DIM}", "--encoder", "none",
-                       "--partitioner", "auto", "--declared-accuracy", 0.9, "--ann", "--ann-m", 8, "--json", *conn)
+    code, out, _ = run(
+        capsys,
+        "namespace",
+        "create",
+        "a",
+        "--space",
+        f"vis:{DIM}",
+        "--encoder",
+        "none",
+        "--partitioner",
+        "auto",
+        "--declared-accuracy",
+        0.9,
+        "--ann",
+        "--ann-m",
+        8,
+        "--json",
+        *conn,
+    )
     info = json.loads(out)
     assert code == 0 and info["config"]["declared_accuracy"] == 0.9 and info["config"]["ann"]["m"] == 8
     assert info["rule"]["recall_mode"] == "RECALL_MODE_STRICT" and "declared" in info["rule"]["reason"]
     for i in range(4):
         client.remember("a", id=f"i{i}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"})
-    code, out, _ = run(capsys, "recall", "--required", "dog", "--approximate", "--ef-search", 32, "--no-rank-by-confidence", "-n", "a",
-                       "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
+    code, out, _ = run(
+        capsys,
+        "recall",
+        "--required",
+        "dog",
+        "--approximate",
+        "--ef-search",
+        32,
+        "--no-rank-by-confidence",
+        "-n",
+        "a",
+        "--vectors-json",
+        json.dumps({"vis": vec(1)}),
+        *conn,
+    )
     assert code == 0 and "mode=rule->strict" in out and "i1" in out
     code, out, _ = run(capsys, "namespace", "update", "a", "--declared-accuracy", 0.7, *conn)
     assert code == 0 and client.get_namespace("a").rule.recall_mode == client_pb.RECALL_MODE_HARD
     code, _, err = run(capsys, "recall", "--required", "dog", "--approximate", "-n", "plain", *conn)
     assert code == 2 and "NOT_FOUND" in err
     client.create_namespace("plain", spaces=[("vis", DIM)], encoder="none")
-    code, _, err = run(capsys, "recall", "--required", "dog", "--approximate", "--allow-unknown-concepts", "-n",
-                       "plain", "--vectors-json", json.dumps({"vis": vec(1)}), *conn)
+    code, _, err = run(
+        capsys,
+        "recall",
+        "--required",
+        "dog",
+        "--approximate",
+        "--allow-unknown-concepts",
+        "-n",
+        "plain",
+        "--vectors-json",
+        json.dumps({"vis": vec(1)}),
+        *conn,
+    )
     assert code == 2 and "FAILED_PRECONDITION" in err and "config.ann" in err
 
 
 def test_ann_alone_gives_the_default_index_and_a_kind_the_backend_lacks_is_named(server, client, capsys):
     conn = ["--address", server.address]
-    code, out, _ = run(capsys, "namespace", "create", "d", "--space", f"vis:{DIM}", "--encoder", "none", "--ann",
-                       "--json", *conn)
+    code, out, _ = run(
+        capsys, "namespace", "create", "d", "--space", f"vis:{DIM}", "--encoder", "none", "--ann", "--json", *conn
+    )
     assert code == 0 and json.loads(out)["config"]["ann"]["kind"] == "hnsw"
     assert client.get_namespace("d").config.ann.ef_search == 64
-    code, _, err = run(capsys, "namespace", "create", "i", "--space", f"vis:{DIM}", "--encoder", "none",
-                       "--ann-kind", "ivf", "--ann-nlist", 64, *conn)
+    code, _, err = run(
+        capsys,
+        "namespace",
+        "create",
+        "i",
+        "--space",
+        f"vis:{DIM}",
+        "--encoder",
+        "none",
+        "--ann-kind",
+        "ivf",
+        "--ann-nlist",
+        64,
+        *conn,
+    )
     assert code == 2 and "INVALID_ARGUMENT" in err and "config.ann.kind 'ivf': the local backend builds 'hnsw'" in err
     assert [n.name for n in client.list_namespaces()] == ["d"]
 
@@ -389,11 +584,32 @@ def test_an_open_vocabulary_from_the_command_line(server, client, capsys):
     address = ("--address", server.address)
     code, out, _ = run(capsys, "namespace", "create", "notes", "--encoder", "none", "--space", f"vis:{DIM}", *address)
     assert code == 0 and "open vocabulary" in out
-    code, out, _ = run(capsys, "namespace", "create", "fixed", "--closed-vocabulary", "--encoder", "none",
-                       "--space", f"vis:{DIM}", *address)
+    code, out, _ = run(
+        capsys,
+        "namespace",
+        "create",
+        "fixed",
+        "--closed-vocabulary",
+        "--encoder",
+        "none",
+        "--space",
+        f"vis:{DIM}",
+        *address,
+    )
     assert code == 0 and "declared vocabulary" in out
-    code, _, err = run(capsys, "remember", "-n", "notes", "--id", "n1", "--kind", "text",
-                       "--text", "User does not drink coffee, only green tea", *address)
+    code, _, err = run(
+        capsys,
+        "remember",
+        "-n",
+        "notes",
+        "--id",
+        "n1",
+        "--kind",
+        "text",
+        "--text",
+        "User does not drink coffee, only green tea",
+        *address,
+    )
     assert code == 0, err
     code, out, _ = run(capsys, "concepts", "-n", "notes", "--page-size", "2", *address)
     assert code == 0 and "coffee" in out and "2 of 4 concepts" in out and "--page-token" in out
@@ -411,21 +627,38 @@ def test_namespace_create_shows_the_image_templates_only_as_what_they_are(server
     address = ("--address", server.address)
     code, out, _ = run(capsys, "namespace", "create", "notes", "--encoder", "none", "--space", f"vis:{DIM}", *address)
     assert code == 0 and "Is there a" not in out
-    assert "4 questions about an image, used only to verify visual items (`polarmem namespace get notes` lists them)" in out
+    assert (
+        "4 questions about an image, used only to verify visual items (`polarmem namespace get notes` lists them)"
+        in out
+    )
     code, out, _ = run(capsys, "namespace", "get", "notes", *address)
     assert code == 0 and "template 1: Is there a {c} in this image?" in out and "only to verify visual items" in out
-    code, out, _ = run(capsys, "namespace", "create", "photos", "--encoder", "none", "--space", f"vis:{DIM}",
-                       "--template", "A {c}?", *address)
+    code, out, _ = run(
+        capsys,
+        "namespace",
+        "create",
+        "photos",
+        "--encoder",
+        "none",
+        "--space",
+        f"vis:{DIM}",
+        "--template",
+        "A {c}?",
+        *address,
+    )
     assert code == 0 and "template 1: A {c}?" in out  # set by the user: shown
 
 
-@pytest.mark.parametrize("flags, kind", [
-    (["--text", "the meeting moved to Friday"], "text"),  # only text: a text note (as the MCP tool infers)
-    (["--text", "a dog on a lawn", "--content", "dog.jpg", "--verify", "dog"], "visual"),  # an image
-    (["--content", "dog.jpg", "--verify", "dog"], "visual"),
-    (["--state", "dog=has"], None),  # neither: the schema's default (visual)
-    (["--kind", "visual", "--text", "a caption"], "visual"),  # --kind wins
-])
+@pytest.mark.parametrize(
+    "flags, kind",
+    [
+        (["--text", "the meeting moved to Friday"], "text"),  # only text: a text note (as the MCP tool infers)
+        (["--text", "a dog on a lawn", "--content", "dog.jpg", "--verify", "dog"], "visual"),  # an image
+        (["--content", "dog.jpg", "--verify", "dog"], "visual"),
+        (["--state", "dog=has"], None),  # neither: the schema's default (visual)
+        (["--kind", "visual", "--text", "a caption"], "visual"),  # --kind wins
+    ],
+)
 def test_remember_from_flags_infers_the_kind(flags, kind):
     args = cli.build_parser().parse_args(["remember", "-n", "x", "--id", "a", *flags])
     assert commands._single_item(args).get("kind") == kind
@@ -433,8 +666,18 @@ def test_remember_from_flags_infers_the_kind(flags, kind):
 
 def test_remember_with_only_text_stores_a_text_note(server, client, capsys):
     client.create_namespace("notes", spaces=[("vis", DIM)], encoder="none")
-    code, out, err = run(capsys, "remember", "-n", "notes", "--id", "n1", "--text", "User does not drink coffee",
-                         "--address", server.address)
+    code, out, err = run(
+        capsys,
+        "remember",
+        "-n",
+        "notes",
+        "--id",
+        "n1",
+        "--text",
+        "User does not drink coffee",
+        "--address",
+        server.address,
+    )
     assert code == 0, err
     item = client.get_item("notes", "n1").item
     assert KIND_NAMES[item.kind] == "text" and "coffee" in item.not_has  # a note, and it learned
@@ -451,9 +694,25 @@ def test_a_command_started_before_the_server_waits_for_it(tmp_path, capsys):
         sock.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{sock.getsockname()[1]}"
     outcome = {}
-    command = threading.Thread(target=lambda: outcome.update(code=main(
-        ["namespace", "create", "late", "--encoder", "none", "--space", f"vis:{DIM}", "--address", address,
-         "--timeout", "30"])))
+    command = threading.Thread(
+        target=lambda: outcome.update(
+            code=main(
+                [
+                    "namespace",
+                    "create",
+                    "late",
+                    "--encoder",
+                    "none",
+                    "--space",
+                    f"vis:{DIM}",
+                    "--address",
+                    address,
+                    "--timeout",
+                    "30",
+                ]
+            )
+        )
+    )
     command.start()
     time.sleep(1.0)  # the server starts a second later
     assert command.is_alive(), capsys.readouterr()

@@ -20,7 +20,9 @@ from servertools import DIM, make_config, self_signed_certificate
 
 HAS_UPDATE_NAMESPACE = "UpdateNamespace" in vars(service_module.MemoryService)
 needs_update_namespace = pytest.mark.skipif(
-    not HAS_UPDATE_NAMESPACE, reason="the servicer does not implement UpdateNamespace yet (architecture helper's branch)")
+    not HAS_UPDATE_NAMESPACE,
+    reason="the servicer does not implement UpdateNamespace yet (architecture helper's branch)",
+)
 
 
 def vec(seed):
@@ -46,7 +48,11 @@ def check_every_rpc(results: dict) -> None:
     assert all(len(e.p_yes) == 4 for e in verified.evidence if e.concept in ("dog", "cat"))  # verified per template
     assert list(results["remember_states"].has) == ["dog"]
     stream = results["stream"]
-    assert stream.stored == 3 and stream.failed == 1 and stream.results[3].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert (
+        stream.stored == 3
+        and stream.failed == 1
+        and stream.results[3].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    )
     recall = results["recall"]
     assert list(recall.parse.required) == ["dog"] and list(recall.parse.forbidden) == ["cat"]
     assert recall.hits[0].status == "VERIFIED" and "[Fact Check: VERIFIED]" in recall.context
@@ -75,15 +81,31 @@ def test_sync_client_every_rpc(engine_server):
         results["create"] = c.create_namespace("c", spaces=[("vis", DIM)], encoder="none", kappa=0.8)
         c.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
         results["list"] = c.list_namespaces()
-        results["remember_verified"] = c.remember("c", id="v1", kind="text", text="a dog on a sofa, no cat",
-                                                  verify_concepts=["dog", "cat"], vectors={"vis": vec(0)},
-                                                  metadata={"room": "lounge"})
+        results["remember_verified"] = c.remember(
+            "c",
+            id="v1",
+            kind="text",
+            text="a dog on a sofa, no cat",
+            verify_concepts=["dog", "cat"],
+            vectors={"vis": vec(0)},
+            metadata={"room": "lounge"},
+        )
         results["remember_states"] = c.remember("c", id="s0", vectors={"vis": vec(1)}, states={"dog": "has"})
-        items = [item_message(id=f"s{i}", vectors={"vis": vec(i + 1)}, states={"dog": "has", "cat": "not_has"})
-                 for i in range(1, 4)] + [item_message(id="bad", vectors={"vis": np.ones(DIM + 1)})]
+        items = [
+            item_message(id=f"s{i}", vectors={"vis": vec(i + 1)}, states={"dog": "has", "cat": "not_has"})
+            for i in range(1, 4)
+        ] + [item_message(id="bad", vectors={"vis": np.ones(DIM + 1)})]
         results["stream"] = c.remember_stream("c", items, items_per_message=3)
-        results["recall"] = c.recall("c", "a dog but no cat", vectors={"vis": vec(0)}, mode="strict", top_k=3,
-                                     include_context=True, suppressed_k=2, metadata_equals={"room": "lounge"})
+        results["recall"] = c.recall(
+            "c",
+            "a dog but no cat",
+            vectors={"vis": vec(0)},
+            mode="strict",
+            top_k=3,
+            include_context=True,
+            suppressed_k=2,
+            metadata_equals={"room": "lounge"},
+        )
         results["observe_text"] = c.observe("c", "v1", text="a dog and a cat on a sofa", verify_concepts=["cat"])
         results["observe_states"] = c.observe("c", "v1", states={"car": "not_has"}, source="person")
         results["get_item"] = c.get_item("c", "v1", include_history=True, include_vectors=True)
@@ -109,9 +131,15 @@ def test_async_client_every_rpc(engine_server):
             results["create"] = await c.create_namespace("c", spaces=[("vis", DIM)], encoder="none", kappa=0.8)
             await c.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated")
             results["list"] = await c.list_namespaces()
-            results["remember_verified"] = await c.remember("c", id="v1", kind="text", text="a dog on a sofa, no cat",
-                                                            verify_concepts=["dog", "cat"], vectors={"vis": vec(0)},
-                                                            metadata={"room": "lounge"})
+            results["remember_verified"] = await c.remember(
+                "c",
+                id="v1",
+                kind="text",
+                text="a dog on a sofa, no cat",
+                verify_concepts=["dog", "cat"],
+                vectors={"vis": vec(0)},
+                metadata={"room": "lounge"},
+            )
             results["remember_states"] = await c.remember("c", id="s0", vectors={"vis": vec(1)}, states={"dog": "has"})
 
             async def items():  # an async source of items
@@ -120,10 +148,19 @@ def test_async_client_every_rpc(engine_server):
                 yield item_message(id="bad", vectors={"vis": np.ones(DIM + 1)})
 
             results["stream"] = await c.remember_stream("c", items(), items_per_message=3)
-            results["recall"] = await c.recall("c", "a dog but no cat", vectors={"vis": vec(0)}, mode="strict",
-                                               top_k=3, include_context=True, suppressed_k=2,
-                                               metadata_equals={"room": "lounge"})
-            results["observe_text"] = await c.observe("c", "v1", text="a dog and a cat on a sofa", verify_concepts=["cat"])
+            results["recall"] = await c.recall(
+                "c",
+                "a dog but no cat",
+                vectors={"vis": vec(0)},
+                mode="strict",
+                top_k=3,
+                include_context=True,
+                suppressed_k=2,
+                metadata_equals={"room": "lounge"},
+            )
+            results["observe_text"] = await c.observe(
+                "c", "v1", text="a dog and a cat on a sofa", verify_concepts=["cat"]
+            )
             results["observe_states"] = await c.observe("c", "v1", states={"car": "not_has"}, source="person")
             results["get_item"] = await c.get_item("c", "v1", include_history=True, include_vectors=True)
             results["get_concept"] = await c.get_concept("c", "dog", polarity="has", page_size=10)
@@ -165,7 +202,7 @@ def test_bad_arguments_fail_before_any_call():
 
 
 def test_calls_carry_a_deadline(server, client, ns):
-    items = (item_message(id=f"i{i}", vectors={"vis": vec(i)}) for i in range(10 ** 9))  # never ends
+    items = (item_message(id=f"i{i}", vectors={"vis": vec(i)}) for i in range(10**9))  # never ends
     with PolarMemClient(server.address, timeout_s=0.3, stream_timeout_s=0.3) as short:
         started = time.perf_counter()
         with pytest.raises(grpc.RpcError) as info:
@@ -224,9 +261,11 @@ def test_idempotent_calls_are_retried_through_a_restart_window(tmp_path, monkeyp
 
     def async_call(address):
         async def run():
-            async with AsyncPolarMemClient(address, retries=5, initial_backoff_s=0.5, max_backoff_s=4,
-                                           wait_for_ready=False) as c:
+            async with AsyncPolarMemClient(
+                address, retries=5, initial_backoff_s=0.5, max_backoff_s=4, wait_for_ready=False
+            ) as c:
                 return await c.list_namespaces()
+
         return asyncio.run(run())
 
     result, refusals = _unavailable_then_serving(tmp_path / "async", monkeypatch, async_call)
@@ -267,6 +306,7 @@ def _both_clients(address, call, **options):
         async def run():
             async with AsyncPolarMemClient(address, **options) as c:
                 return await call(c, "async")
+
         try:
             outcome["async"] = asyncio.run(run())
         except Exception as exc:  # noqa: BLE001 - reported by the test
@@ -282,8 +322,9 @@ def test_a_call_made_before_the_server_starts_waits_for_it(tmp_path):
     """The operator's script: the first call goes out before `polarmem serve` has opened its port;
     both clients wait for it (within the call's deadline) instead of failing with UNAVAILABLE."""
     address = _free_address()
-    threads, outcome = _both_clients(address, lambda c, name: c.create_namespace(name, spaces=[("vis", DIM)],
-                                                                                 encoder="none"), timeout_s=30)
+    threads, outcome = _both_clients(
+        address, lambda c, name: c.create_namespace(name, spaces=[("vis", DIM)], encoder="none"), timeout_s=30
+    )
     time.sleep(1.0)  # nothing listens yet: without the wait, both calls have failed by now
     assert all(thread.is_alive() for thread in threads), outcome
     with PolarMemServer(make_config(tmp_path, address=address)) as server:
@@ -309,8 +350,11 @@ def test_the_first_call_waits_until_the_server_is_serving(tmp_path, monkeypatch)
     starter.start()
     try:
         _wait_for(lambda: server.port != 0 and server._grpc is not None)
-        threads, outcome = _both_clients(server.address, lambda c, name: c.create_namespace(
-            name, spaces=[("vis", DIM)], encoder="none"), timeout_s=30)
+        threads, outcome = _both_clients(
+            server.address,
+            lambda c, name: c.create_namespace(name, spaces=[("vis", DIM)], encoder="none"),
+            timeout_s=30,
+        )
         time.sleep(1.0)
         assert all(thread.is_alive() for thread in threads), outcome  # waiting, not refused
         release.set()
@@ -330,17 +374,24 @@ def test_a_namespace_from_either_client_has_an_open_vocabulary_unless_closed(ser
     note = "User does not drink coffee, only green tea"
 
     def make(c, name):
-        made = [c.create_namespace(name, spaces=[("vis", DIM)], encoder="none"),
-                c.create_namespace(f"{name}-closed", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)]
+        made = [
+            c.create_namespace(name, spaces=[("vis", DIM)], encoder="none"),
+            c.create_namespace(f"{name}-closed", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False),
+        ]
         if name == "sync":
-            made += [c.remember(name, id="n", kind="text", text=note),
-                     c.remember(f"{name}-closed", id="n", kind="text", text=note)]
+            made += [
+                c.remember(name, id="n", kind="text", text=note),
+                c.remember(f"{name}-closed", id="n", kind="text", text=note),
+            ]
             return made
 
         async def rest():
             infos = [await made[0], await made[1]]
-            return infos + [await c.remember(name, id="n", kind="text", text=note),
-                            await c.remember(f"{name}-closed", id="n", kind="text", text=note)]
+            return infos + [
+                await c.remember(name, id="n", kind="text", text=note),
+                await c.remember(f"{name}-closed", id="n", kind="text", text=note),
+            ]
+
         return rest()
 
     threads, outcome = _both_clients(server.address, make)

@@ -15,17 +15,25 @@ def test_person_but_no_car(tmp_path):
     try:
         memory.create_namespace(NamespaceSettings("coco"))
         rows = coco_pope500()[:200]
-        results = memory.remember_batch("coco", [
-            ItemInput(id=r["id"], kind="text", text=" ".join(r["captions"]),
-                      states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}})
-            for r in rows
-        ])
+        results = memory.remember_batch(
+            "coco",
+            [
+                ItemInput(
+                    id=r["id"],
+                    kind="text",
+                    text=" ".join(r["captions"]),
+                    states={**{c: "has" for c in r["has"]}, **{c: "not_has" for c in r["not_has"]}},
+                )
+                for r in rows
+            ],
+        )
         assert not [r for r in results if isinstance(r, Exception)]
         labels = {r["id"]: r for r in rows}
         hard = memory.recall("coco", "a person but no car", k=10)
         # The whole sentence's embedding (what a plain dense retriever uses) is close to cars; the
         # library itself embeds only the affirmative part ("a person") for its semantic half.
         from polarmem_server.scoring.encoder import load_encoder
+
         whole = load_encoder("minilm").encode(["a person but no car"])[0]
         off = memory.recall("coco", vectors={"sem": whole}, k=10, mode="off")
         assert hard.required == ["person"] and hard.forbidden == ["car"]

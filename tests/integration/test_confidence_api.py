@@ -14,23 +14,43 @@ SPACES = [pb.VectorSpaceConfig(name="vis", dim=DIM)]
 
 
 def create(stub, name, **config):
-    return stub.CreateNamespace(pb.CreateNamespaceRequest(name=name, config=pb.NamespaceConfig(
-        spaces=SPACES, encoder="none", templates=list(TWO_TEMPLATES), **config))).namespace
+    return stub.CreateNamespace(
+        pb.CreateNamespaceRequest(
+            name=name, config=pb.NamespaceConfig(spaces=SPACES, encoder="none", templates=list(TWO_TEMPLATES), **config)
+        )
+    ).namespace
 
 
 def fill(stub, name, n=40):
     rng = np.random.default_rng(4)
     for i in range(n):
-        scores = {c: pb.ConceptScores(p_yes=[float(p)] * 2) for c, p in
-                  (("dog", rng.choice([0.995, 0.93, 0.4, 0.02])), ("cat", rng.choice([0.97, 0.3, 0.05, 0.005])),
-                   *((f"k{j}", rng.uniform(0, 0.2)) for j in range(8)))}
-        stub.Remember(pb.RememberRequest(namespace=name, item=pb.ItemInput(
-            id=f"i{i}", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}, scores=scores)))
+        scores = {
+            c: pb.ConceptScores(p_yes=[float(p)] * 2)
+            for c, p in (
+                ("dog", rng.choice([0.995, 0.93, 0.4, 0.02])),
+                ("cat", rng.choice([0.97, 0.3, 0.05, 0.005])),
+                *((f"k{j}", rng.uniform(0, 0.2)) for j in range(8)),
+            )
+        }
+        stub.Remember(
+            pb.RememberRequest(
+                namespace=name,
+                item=pb.ItemInput(
+                    id=f"i{i}", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}, scores=scores
+                ),
+            )
+        )
 
 
 def recall(stub, name, mode=pb.RECALL_MODE_UNSPECIFIED, confidence=None):
-    request = pb.RecallRequest(namespace=name, vectors={"vis": pb.VectorValue(values=[1.0] * DIM)},
-                               required=["dog"], forbidden=["cat"], top_k=40, mode=mode)
+    request = pb.RecallRequest(
+        namespace=name,
+        vectors={"vis": pb.VectorValue(values=[1.0] * DIM)},
+        required=["dog"],
+        forbidden=["cat"],
+        top_k=40,
+        mode=mode,
+    )
     if confidence is not None:
         request.rank_by_confidence = confidence
     return stub.Recall(request)
@@ -48,14 +68,23 @@ def test_rule_choice_reports_confidence_and_recall_runs_it(stub):
     assert not weak.rule.HasField("confidence_present_above") and not weak.rule.HasField("confidence_absent_below")
     assert weak.rule.confidence_absent_weight == pytest.approx(0.4)
     unknown = create(stub, "unknown", partitioner="auto")  # knowing nothing: the paper's rule, no confidence
-    assert not any(unknown.rule.HasField(f) for f in ("confidence_present_above", "confidence_absent_below",
-                                                      "confidence_present_weight", "confidence_absent_weight"))
+    assert not any(
+        unknown.rule.HasField(f)
+        for f in (
+            "confidence_present_above",
+            "confidence_absent_below",
+            "confidence_present_weight",
+            "confidence_absent_weight",
+        )
+    )
 
     fill(stub, "strong")
     by_rule = recall(stub, "strong")
     assert by_rule.mode_used == pb.RECALL_MODE_STRICT
-    applied = ("; ranked by confidence within tiers (required confidence > 0.9, then similarity + 0.4 x required "
-               "confidence - 0.8 x forbidden confidence)")
+    applied = (
+        "; ranked by confidence within tiers (required confidence > 0.9, then similarity + 0.4 x required "
+        "confidence - 0.8 x forbidden confidence)"
+    )
     assert by_rule.mode_reason.endswith(applied)
     without = recall(stub, "strong", confidence=False)
     assert not without.mode_reason.endswith(applied)

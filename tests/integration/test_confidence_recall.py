@@ -24,8 +24,13 @@ def scores_for(rng, i):
     out = {}
     for concept in CONCEPTS:
         kind = rng.integers(0, 5)
-        p = {0: rng.uniform(0.9, 1.0), 1: rng.uniform(0.0, 0.1), 2: rng.uniform(0.3, 0.7),
-             3: rng.uniform(0.8, 0.999), 4: rng.uniform(0.001, 0.2)}[int(kind)]
+        p = {
+            0: rng.uniform(0.9, 1.0),
+            1: rng.uniform(0.0, 0.1),
+            2: rng.uniform(0.3, 0.7),
+            3: rng.uniform(0.8, 0.999),
+            4: rng.uniform(0.001, 0.2),
+        }[int(kind)]
         out[concept] = [float(p), float(np.clip(p + rng.normal(0, 0.005), 0, 1))]
     return out
 
@@ -36,8 +41,15 @@ def stored(tmp_path_factory):
     m = Memory(path, durability="async")
     m.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TEMPLATES))
     rng = np.random.default_rng(5)
-    items = [ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                       scores=scores_for(rng, i), metadata={"half": str(i % 2)}) for i in range(300)]
+    items = [
+        ItemInput(
+            id=f"i{i:03d}",
+            vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+            scores=scores_for(rng, i),
+            metadata={"half": str(i % 2)},
+        )
+        for i in range(300)
+    ]
     assert not [r for r in m.remember_batch("c", items) if isinstance(r, Exception)]
     yield m, path, items
     m.close()
@@ -71,8 +83,9 @@ def reference(m, items, query, required, forbidden, k, strict, present_above, ab
 
 
 @pytest.mark.parametrize("mode", ["hard", "strict"])
-@pytest.mark.parametrize("required,forbidden", [(["dog"], ["cat"]), (["car", "bus"], ["tree"]), ([], ["sky"]),
-                                                (["dog"], [])])
+@pytest.mark.parametrize(
+    "required,forbidden", [(["dog"], ["cat"]), (["car", "bus"], ["tree"]), ([], ["sky"]), (["dog"], [])]
+)
 @pytest.mark.parametrize("thresholds", [(0.9, None), (None, 0.03), (0.99, 0.1), (0.95, 0.01)])
 @pytest.mark.parametrize("k,half", [(3, None), (10, "1"), (60, None)])
 def test_recall_with_confidence_matches_brute_force(stored, mode, required, forbidden, thresholds, k, half):
@@ -80,12 +93,24 @@ def test_recall_with_confidence_matches_brute_force(stored, mode, required, forb
     present_above, absent_below = thresholds
     query = np.random.default_rng(k).standard_normal(DIM).astype(np.float32)
     for explain in (True, False):
-        result = run_recall(m.backend, m.namespace("c"), recall_query(
-            m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
-            metadata={"half": half} if half else None, ranking=ConfidenceRanking(present_above, absent_below)),
-            explain=explain)
-        assert [h.item_id for h in result.hits] == reference(m, items, query, required, forbidden, k, mode == "strict",
-                                                             present_above, absent_below, half)
+        result = run_recall(
+            m.backend,
+            m.namespace("c"),
+            recall_query(
+                m.namespace("c").spaces,
+                vectors={"vis": query},
+                required=required,
+                forbidden=forbidden,
+                k=k,
+                mode=mode,
+                metadata={"half": half} if half else None,
+                ranking=ConfidenceRanking(present_above, absent_below),
+            ),
+            explain=explain,
+        )
+        assert [h.item_id for h in result.hits] == reference(
+            m, items, query, required, forbidden, k, mode == "strict", present_above, absent_below, half
+        )
         if (present_above and required) or (absent_below and forbidden):
             assert "ranked by confidence within tiers" in result.mode_reason
 
@@ -94,8 +119,9 @@ def test_confidence_changes_the_order_and_a_named_mode_runs_without_it(stored):
     m, _, items = stored
     query = np.random.default_rng(1).standard_normal(DIM).astype(np.float32)
     plain = m.recall("c", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=300, mode="hard")
-    flagged = m.recall("c", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=300, mode="hard",
-                       rank_by_confidence=True)
+    flagged = m.recall(
+        "c", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=300, mode="hard", rank_by_confidence=True
+    )
     assert [h.item_id for h in plain.hits] == reference(m, items, query, ["dog"], ["cat"], 300, False, None, None)
     assert [h.item_id for h in flagged.hits] == reference(m, items, query, ["dog"], ["cat"], 300, False, 0.9, None)
     assert [h.item_id for h in plain.hits] != [h.item_id for h in flagged.hits]
@@ -113,14 +139,31 @@ def test_rank_by_confidence_with_a_tierless_mode_is_refused(stored, mode):
 def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
     path = tmp_path / "data"
     rng = np.random.default_rng(9)
-    items = [ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                       scores=scores_for(rng, i)) for i in range(120)]
+    items = [
+        ItemInput(
+            id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)}, scores=scores_for(rng, i)
+        )
+        for i in range(120)
+    ]
     query = np.random.default_rng(2).standard_normal(DIM).astype(np.float32)
 
     def ranked(m):
-        return [h.item_id for h in run_recall(m.backend, m.namespace("r"), recall_query(
-            m.namespace("r").spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=120, mode="strict",
-            ranking=ConfidenceRanking(present_above=0.95, absent_below=0.03))).hits]
+        return [
+            h.item_id
+            for h in run_recall(
+                m.backend,
+                m.namespace("r"),
+                recall_query(
+                    m.namespace("r").spaces,
+                    vectors={"vis": query},
+                    required=["dog"],
+                    forbidden=["cat"],
+                    k=120,
+                    mode="strict",
+                    ranking=ConfidenceRanking(present_above=0.95, absent_below=0.03),
+                ),
+            ).hits
+        ]
 
     m = Memory(path, durability="sync")
     m.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TEMPLATES))
@@ -160,11 +203,27 @@ def test_adaptive_gate_reads_similarity_not_the_weighted_order(stored):
     least_sure = min(entailed, key=lambda e: e[0])[1]
     query = least_sure.vectors["vis"]
     assert max(e[0] for e in entailed) > 0.9  # some entailed item is confidently present
-    rankings = (ConfidenceRanking(), ConfidenceRanking(present_weight=5.0, absent_weight=5.0),
-                ConfidenceRanking(present_above=0.9))
-    results = [run_recall(m.backend, namespace, recall_query(
-        namespace.spaces, vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=1, mode="adaptive",
-        ranking=ranking)) for ranking in rankings]
+    rankings = (
+        ConfidenceRanking(),
+        ConfidenceRanking(present_weight=5.0, absent_weight=5.0),
+        ConfidenceRanking(present_above=0.9),
+    )
+    results = [
+        run_recall(
+            m.backend,
+            namespace,
+            recall_query(
+                namespace.spaces,
+                vectors={"vis": query},
+                required=["dog"],
+                forbidden=["cat"],
+                k=1,
+                mode="adaptive",
+                ranking=ranking,
+            ),
+        )
+        for ranking in rankings
+    ]
     assert results[0].mode_used == "hard" and results[0].hits[0].item_id == least_sure.id
     for ranked in results[1:]:  # weights or flags: the same decision ...
         assert ranked.mode_used == "hard"
@@ -196,7 +255,7 @@ def weighted_reference(m, items, query, required, forbidden, k, strict, w_presen
             value -= w_absent * np.mean([byte[ids[c]] for c in forbidden])
         rows.append(((-tier, not verified, -value, slot), item.id))
     rows.sort()
-    return [r[1] for r in rows[:k]], [r[0] for r in rows[:k + 1]]
+    return [r[1] for r in rows[:k]], [r[0] for r in rows[: k + 1]]
 
 
 @pytest.mark.parametrize("mode", ["hard", "strict"])
@@ -215,12 +274,26 @@ def test_recall_with_confidence_weights_matches_brute_force(stored, mode, requir
         if a[:2] == b[:2]:
             assert abs(a[2] - b[2]) > 1e-5
     for explain in (True, False):
-        result = run_recall(m.backend, m.namespace("c"), recall_query(
-            m.namespace("c").spaces, vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode=mode,
-            ranking=ConfidenceRanking(present_weight=weights[0], absent_weight=weights[1])), explain=explain)
+        result = run_recall(
+            m.backend,
+            m.namespace("c"),
+            recall_query(
+                m.namespace("c").spaces,
+                vectors={"vis": query},
+                required=required,
+                forbidden=forbidden,
+                k=k,
+                mode=mode,
+                ranking=ConfidenceRanking(present_weight=weights[0], absent_weight=weights[1]),
+            ),
+            explain=explain,
+        )
         assert [h.item_id for h in result.hits] == expected
-        said = "similarity" + (f" + {weights[0]:g} x required confidence" if weights[0] else "") + \
-            (f" - {weights[1]:g} x forbidden confidence" if weights[1] else "")
+        said = (
+            "similarity"
+            + (f" + {weights[0]:g} x required confidence" if weights[0] else "")
+            + (f" - {weights[1]:g} x forbidden confidence" if weights[1] else "")
+        )
         assert result.mode_reason.endswith(f"ranked by confidence within tiers ({said})")
 
 
@@ -233,19 +306,38 @@ def test_the_cores_one_call_strict_equals_the_two_search_merge(stored, monkeypat
     m, _, _ = stored
     namespace = m.namespace("c")
     rng = np.random.default_rng(len(required) + 3 * len(forbidden))
-    rankings = (ConfidenceRanking(), ConfidenceRanking(present_above=0.95, absent_below=0.03),
-                ConfidenceRanking(present_weight=0.6, absent_weight=0.4))
+    rankings = (
+        ConfidenceRanking(),
+        ConfidenceRanking(present_above=0.95, absent_below=0.03),
+        ConfidenceRanking(present_weight=0.6, absent_weight=0.4),
+    )
     compared = 0
     for ranking in rankings:
         for k, half in ((5, None), (40, "0"), (300, None)):
             query = rng.standard_normal(DIM).astype(np.float32)
-            request = recall_query(namespace.spaces, vectors={"vis": query}, required=required, forbidden=forbidden,
-                                   k=k, mode="strict", metadata={"half": half} if half else None, ranking=ranking)
+            request = recall_query(
+                namespace.spaces,
+                vectors={"vis": query},
+                required=required,
+                forbidden=forbidden,
+                k=k,
+                mode="strict",
+                metadata={"half": half} if half else None,
+                ranking=ranking,
+            )
             for explain in (True, False):
+
                 def hits():
                     result = run_recall(m.backend, namespace, request, explain=explain)
-                    return [(h.item_id, h.tier, h.score, h.absence_verified, h.entailed_by, h.conflicted_by, h.reasons)
-                            for h in result.hits], result.tier_counts, result.mode_reason
+                    return (
+                        [
+                            (h.item_id, h.tier, h.score, h.absence_verified, h.entailed_by, h.conflicted_by, h.reasons)
+                            for h in result.hits
+                        ],
+                        result.tier_counts,
+                        result.mode_reason,
+                    )
+
                 one_call = hits()
                 with monkeypatch.context() as patch:
                     patch.setattr(m.backend, "searches_strict", False)

@@ -63,7 +63,11 @@ def check_consistent(path, acknowledged):
             cid = namespace.vocabulary.lookup(concept)
             for polarity, state in ((EDGE_HAS, 1), (EDGE_NOT_HAS, 2)):
                 edge_items = set(memory.backend.store.items_by_concept("crash", polarity, cid, limit=10**6))
-                want = {i for i, r in records.items() if any(ev.concept_id == cid and ev.state == state for ev in r.evidence)}
+                want = {
+                    i
+                    for i, r in records.items()
+                    if any(ev.concept_id == cid and ev.state == state for ev in r.evidence)
+                }
                 assert edge_items == want
         # The rebuilt index holds exactly the stored items, with their states.
         assert memory.backend.index_of("crash").index.live_count == len(records)
@@ -83,8 +87,13 @@ def test_sigkill_during_writes_loses_no_acknowledged_item(tmp_path):
     acknowledged: list[int] = []
     next_n = 0
     for round_index in range(3):
-        child = subprocess.Popen([sys.executable, "-c", WRITER, path, str(next_n)], stdout=subprocess.PIPE, text=True,
-                                 cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        child = subprocess.Popen(
+            [sys.executable, "-c", WRITER, path, str(next_n)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         # Wait until it writes, then kill it at a random moment.
         first = child.stdout.readline()
         assert first.strip(), "the writer never acknowledged a write"

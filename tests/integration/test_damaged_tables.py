@@ -38,8 +38,15 @@ def intact_store(tmp_path_factory) -> Path:
     memory.create_namespace(NamespaceSettings("w", spaces=(SpaceSpec("vis", 8),), encoder="none"))
     for n in range(ITEMS):
         vector = np.random.default_rng(n).standard_normal(8) + 0.1
-        memory.remember("w", ItemInput(id=f"item{n:05d}", text=f"{MARK.decode()}{n} " + "lorem ipsum " * 20,
-                                       vectors={"vis": vector}, states={"dog": "has"}))
+        memory.remember(
+            "w",
+            ItemInput(
+                id=f"item{n:05d}",
+                text=f"{MARK.decode()}{n} " + "lorem ipsum " * 20,
+                vectors={"vis": vector},
+                states={"dog": "has"},
+            ),
+        )
     memory.backend.store.flush()
     memory.close()
     return path
@@ -68,8 +75,10 @@ def test_a_damaged_block_answers_data_loss_counts_it_and_turns_storage_health(in
     path = copy_of(intact_store, tmp_path)
     table = items_table(path)
     flip(table, table.read_bytes().index(MARK) + 3)  # inside the first data block of item records
-    with PolarMemServer(make_config(tmp_path, data_dir=str(path))) as server, \
-            grpc.insecure_channel(server.address) as channel:
+    with (
+        PolarMemServer(make_config(tmp_path, data_dir=str(path))) as server,
+        grpc.insecure_channel(server.address) as channel,
+    ):
         stub, health = pb_grpc.MemoryServiceStub(channel), health_pb2_grpc.HealthStub(channel)
         codes, lost = {}, []
         for n in range(ITEMS):
@@ -82,8 +91,12 @@ def test_a_damaged_block_answers_data_loss_counts_it_and_turns_storage_health(in
         assert set(codes) == {"OK", "DATA_LOSS"}, codes  # never INTERNAL
         assert "namespace 'w'" in lost[0] and "repair --salvage" in lost[0] and "Corruption" in lost[0]
         with pytest.raises(grpc.RpcError) as recall:
-            stub.Recall(pb.RecallRequest(namespace="w", vectors={"vis": pb.VectorValue(values=[0.1] * 8)}, top_k=ITEMS,
-                                         include_items=True), timeout=30)
+            stub.Recall(
+                pb.RecallRequest(
+                    namespace="w", vectors={"vis": pb.VectorValue(values=[0.1] * 8)}, top_k=ITEMS, include_items=True
+                ),
+                timeout=30,
+            )
         assert recall.value.code() == grpc.StatusCode.DATA_LOSS
         found = server.metrics.registry.get_sample_value("polarmem_storage_corruption_total", {"found_by": "rpc"})
         assert found == codes["DATA_LOSS"] + 1
@@ -132,8 +145,10 @@ def test_the_scrub_finds_a_damaged_block_before_any_client_reads_it(intact_store
     path = copy_of(intact_store, tmp_path)
     table = items_table(path)
     flip(table, table.read_bytes().index(MARK) + 3)
-    with PolarMemServer(make_config(tmp_path, data_dir=str(path), scrub_interval_s=0.05)) as server, \
-            grpc.insecure_channel(server.address) as channel:
+    with (
+        PolarMemServer(make_config(tmp_path, data_dir=str(path), scrub_interval_s=0.05)) as server,
+        grpc.insecure_channel(server.address) as channel,
+    ):
         health = health_pb2_grpc.HealthStub(channel)
         request = health_pb2.HealthCheckRequest(service="polarmem.v1.MemoryService.storage")
         for _ in health.Watch(request, timeout=120):  # ends at NOT_SERVING; the timeout only bounds a regression

@@ -29,8 +29,9 @@ PAD = "x" * 20_000  # metadata per item: fills the disk in a few hundred writes
 def small_disk(tmp_path):
     mount = tmp_path / "disk"
     mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_MB}m", "tmpfs", str(mount)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_MB}m", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if result.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip() or 'not root'}): the disk-full tests need one")
     try:
@@ -115,8 +116,20 @@ def test_disk_full_answers_resource_exhausted_keeps_reads_and_resumes_without_re
 
 def test_sigterm_ends_a_server_whose_disk_is_full(small_disk, tmp_path):
     grace_s = 2.0
-    command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-               "--data-dir", str(small_disk / "data"), "--metrics-port", "-1", "--grace-s", str(grace_s)]
+    command = [
+        sys.executable,
+        "-m",
+        "polarmem_server.faces.cli",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(small_disk / "data"),
+        "--metrics-port",
+        "-1",
+        "--grace-s",
+        str(grace_s),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
         line = process.stdout.readline()

@@ -67,11 +67,16 @@ def test_extract_and_skip_directive(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "README.md").write_text(
         "# t\n\n```bash\necho one\n```\n\n<!-- docs-test: skip (needs a GPU) -->\n\n```python\nimport torch\n```\n"
-        "```text\noutput\n```\n    ```sh\n    echo indented\n    ```\n```console\n$ echo hi\nhi\n```\n")
+        "```text\noutput\n```\n    ```sh\n    echo indented\n    ```\n```console\n$ echo hi\nhi\n```\n"
+    )
     blocks = docblocks.extract(tmp_path / "README.md", tmp_path)
     assert [(b.line, b.language, b.kind, b.skip_reason) for b in blocks] == [
-        (3, "bash", "shell", None), (9, "python", "python", "needs a GPU"), (12, "text", None, None),
-        (15, "sh", "shell", None), (18, "console", "shell", None)]
+        (3, "bash", "shell", None),
+        (9, "python", "python", "needs a GPU"),
+        (12, "text", None, None),
+        (15, "sh", "shell", None),
+        (18, "console", "shell", None),
+    ]
     assert blocks[3].code == "echo indented\n" and blocks[4].code == "echo hi\n"
     (tmp_path / "docs" / "x.md").write_text("<!-- docs-test: sometimes -->\n```bash\ntrue\n```\n")
     with pytest.raises(ValueError, match="unknown docs-test directive"):
@@ -81,7 +86,9 @@ def test_extract_and_skip_directive(tmp_path):
 def test_substitution_and_shared_state(tmp_path):
     session = docblocks.DocumentSession("README.md", tmp_path)
     try:
-        text = session.substitute("polarmem serve --address 0.0.0.0:50051 --metrics-port 9464 --data-dir /var/lib/polarmem")
+        text = session.substitute(
+            "polarmem serve --address 0.0.0.0:50051 --metrics-port 9464 --data-dir /var/lib/polarmem"
+        )
         assert "50051" not in text and "9464" not in text and "0.0.0.0" not in text
         assert f"127.0.0.1:{session.ports['50051']}" in text and str(tmp_path / "var/lib/polarmem") in text
         assert session.env["POLARMEM_ADDRESS"] == f"127.0.0.1:{session.ports['50051']}"
@@ -104,10 +111,16 @@ def test_wait_ready_after_serve_in_the_background(tmp_path):
     """`polarmem serve &` then at once `polarmem wait-ready`: the next command finds the server SERVING."""
     session = docblocks.DocumentSession("wait-ready", tmp_path)  # runs the shell and stops the server after
     try:
-        out = session.run(docblocks.Block("wait-ready", 1, "bash",
-                                          "polarmem serve --data-dir ./data --metrics-port -1 &\n"
-                                          "polarmem wait-ready --wait-s 60\n"
-                                          "polarmem namespace create notes --encoder none\n"))
+        out = session.run(
+            docblocks.Block(
+                "wait-ready",
+                1,
+                "bash",
+                "polarmem serve --data-dir ./data --metrics-port -1 &\n"
+                "polarmem wait-ready --wait-s 60\n"
+                "polarmem namespace create notes --encoder none\n",
+            )
+        )
         assert f"SERVING: {session.env['POLARMEM_ADDRESS']}" in out and "notes" in out
     finally:
         session.close()
@@ -116,8 +129,12 @@ def test_wait_ready_after_serve_in_the_background(tmp_path):
 def test_wait_ready_times_out_with_a_clear_message():
     address = f"127.0.0.1:{docblocks.free_port()}"  # nothing listens there
     start = time.monotonic()
-    done = subprocess.run([str(Path(sys.executable).parent / "polarmem"), "wait-ready", "--address", address,
-                           "--wait-s", "1.5"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "polarmem"), "wait-ready", "--address", address, "--wait-s", "1.5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert f"error: the server at {address} is not SERVING after 1.5 s (last answer: UNAVAILABLE" in done.stderr
     assert time.monotonic() - start < 30

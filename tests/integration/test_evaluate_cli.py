@@ -15,8 +15,29 @@ def test_evaluate_writes_results_and_plots(tmp_path):
     data = tmp_path / "slice.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
     out = tmp_path / "eval"
-    code = main(["evaluate", "--data", str(data), "--num-queries", "12", "--accuracy", "0.8", "0.95",
-                 "--partitioner", "otsu", "calibrated", "--rho", "0.9", "--out", str(out), "--ks", "1", "3", "10"])
+    code = main(
+        [
+            "evaluate",
+            "--data",
+            str(data),
+            "--num-queries",
+            "12",
+            "--accuracy",
+            "0.8",
+            "0.95",
+            "--partitioner",
+            "otsu",
+            "calibrated",
+            "--rho",
+            "0.9",
+            "--out",
+            str(out),
+            "--ks",
+            "1",
+            "3",
+            "10",
+        ]
+    )
     assert code == 0
     report = json.loads((out / "evaluation.json").read_text())
     assert report["note"].startswith("simulated evidence") and report["namespace_options"] == {"kappa": 1.0, "rho": 0.9}
@@ -37,8 +58,28 @@ def test_evaluate_pools_seeds(tmp_path):
     data = tmp_path / "slice.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
     out = tmp_path / "eval"
-    assert main(["evaluate", "--data", str(data), "--num-queries", "8", "--accuracy", "0.9", "--seeds", "3", "4",
-                 "--out", str(out), "--ks", "3", "10"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--num-queries",
+                "8",
+                "--accuracy",
+                "0.9",
+                "--seeds",
+                "3",
+                "4",
+                "--out",
+                str(out),
+                "--ks",
+                "3",
+                "10",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "evaluation.json").read_text())
     assert report["seeds"] == [3, 4] and report["queries_per_seed"] == 8
     (result,) = report["results"]
@@ -71,16 +112,45 @@ def test_evaluate_measures_the_adaptive_default_as_its_own_mode(tmp_path):
     data = tmp_path / "slice.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in coco_pope500()[:120]))
     out = tmp_path / "eval"
-    assert main(["evaluate", "--data", str(data), "--num-queries", "10", "--accuracy", "0.9", "--partitioner", "auto",
-                 "otsu", "--out", str(out), "--ks", "3", "10"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--num-queries",
+                "10",
+                "--accuracy",
+                "0.9",
+                "--partitioner",
+                "auto",
+                "otsu",
+                "--out",
+                str(out),
+                "--ks",
+                "3",
+                "10",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "evaluation.json").read_text())
     assert report["query_embedding"] == "affirmative"
     auto, otsu = report["results"]
-    assert auto["partitioner"] == "auto" and set(auto["metrics"]) == {"off", "soft", "adaptive", "hard", "strict", "rule"}
+    assert auto["partitioner"] == "auto" and set(auto["metrics"]) == {
+        "off",
+        "soft",
+        "adaptive",
+        "hard",
+        "strict",
+        "rule",
+    }
     assert "rule" not in otsu["metrics"] and "rule" not in otsu
     rule = auto["rule"]
     assert rule["partitioner"] == "otsu" and rule["recallMode"] == "RECALL_MODE_STRICT"
-    assert rule["confidencePresentWeight"] == pytest.approx(0.6) and "declared verifier accuracy 0.900" in rule["reason"]
+    assert (
+        rule["confidencePresentWeight"] == pytest.approx(0.6) and "declared verifier accuracy 0.900" in rule["reason"]
+    )
     assert set(auto["metrics"]["rule"]) == set(auto["metrics"]["strict"])
     mean, lo, hi = auto["metrics"]["rule"]["conflict@3"]
     assert lo <= mean <= hi

@@ -35,8 +35,9 @@ def stock(client, rng, count=300, first=0):
                 states[concept] = "has"
             elif draw < 0.65:
                 states[concept] = "not_has"
-        items.append(item_message(id=f"i{i:04d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)},
-                                  states=states))
+        items.append(
+            item_message(id=f"i{i:04d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)}, states=states)
+        )
     assert client.remember_stream("t", items).stored == count
 
 
@@ -52,8 +53,10 @@ def front_server(tmp_path):
 
 @pytest.fixture
 def stubs(front_server):
-    with grpc.insecure_channel(front_server.address) as main, \
-            grpc.insecure_channel(front_server.fast_front_address) as fast:
+    with (
+        grpc.insecure_channel(front_server.address) as main,
+        grpc.insecure_channel(front_server.fast_front_address) as fast,
+    ):
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
 
@@ -64,10 +67,15 @@ def native_count(server) -> int:
 def random_request(rng, **fields) -> pb.RecallRequest:
     required = list(rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False))
     forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
-    request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-                               required=required, forbidden=forbidden, top_k=int(rng.integers(1, 30)),
-                               mode=MODES[rng.integers(0, len(MODES))],
-                               exclude_conflicts=bool(rng.random() < 0.2))
+    request = pb.RecallRequest(
+        namespace="t",
+        vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+        required=required,
+        forbidden=forbidden,
+        top_k=int(rng.integers(1, 30)),
+        mode=MODES[rng.integers(0, len(MODES))],
+        exclude_conflicts=bool(rng.random() < 0.2),
+    )
     explain = rng.integers(0, 3)  # off, on, unset (on: the default)
     if explain < 2:
         request.explain = bool(explain)
@@ -92,17 +100,22 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
             before = native_count(front_server)
             from_front = fast.Recall(request)
             assert native_count(front_server) == before + 1
-            assert from_front.SerializeToString(deterministic=True) == \
-                main.Recall(request).SerializeToString(deterministic=True)
+            assert from_front.SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(
+                deterministic=True
+            )
             compared += 1
     assert compared == 120
     assert front_server.fast_front.plans.size > 0
 
 
-@pytest.mark.parametrize("fields", [
-    {"include_context": True},
-    {"suppressed_k": 3},
-], ids=["context", "suppressed"])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"include_context": True},
+        {"suppressed_k": 3},
+    ],
+    ids=["context", "suppressed"],
+)
 def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, stubs, fields):
     main, fast = stubs
     rng = np.random.default_rng(2)
@@ -121,10 +134,18 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
     main, fast = stubs
     rng = np.random.default_rng(12)
     with PolarMemClient(front_server.address, fast_front=False) as client:
-        client.remember_stream("t", [item_message(id=f"m{i:03d}", vectors={"vis": rng.standard_normal(DIM)},
-                                                  states={"dog": "has"} if i % 2 else {"cat": "not_has"},
-                                                  metadata={"topic": f"t{i % 4}", "day": str(i % 3)})
-                                     for i in range(80)])
+        client.remember_stream(
+            "t",
+            [
+                item_message(
+                    id=f"m{i:03d}",
+                    vectors={"vis": rng.standard_normal(DIM)},
+                    states={"dog": "has"} if i % 2 else {"cat": "not_has"},
+                    metadata={"topic": f"t{i % 4}", "day": str(i % 3)},
+                )
+                for i in range(80)
+            ],
+        )
 
     def request(**metadata):
         return random_request(np.random.default_rng(len(metadata)), metadata_equals=metadata)
@@ -141,13 +162,16 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
             before = native_count(front_server)
             answer = fast.Recall(call)
             assert native_count(front_server) == before + 1
-            assert answer.SerializeToString(deterministic=True) == main.Recall(call).SerializeToString(deterministic=True)
+            assert answer.SerializeToString(deterministic=True) == main.Recall(call).SerializeToString(
+                deterministic=True
+            )
             assert sum((answer.tier_counts.conflict, answer.tier_counts.neutral, answer.tier_counts.entailed)) > 0
     shape = request(topic="t0")
     # Items written since the plan: filtered in at once.
     with PolarMemClient(front_server.address, fast_front=False) as client:
-        client.remember_stream("t", [item_message(id="late", vectors={"vis": rng.standard_normal(DIM)},
-                                                  metadata={"topic": "late"})])
+        client.remember_stream(
+            "t", [item_message(id="late", vectors={"vis": rng.standard_normal(DIM)}, metadata={"topic": "late"})]
+        )
     late = pb.RecallRequest()
     late.CopyFrom(shape)
     late.metadata_equals["topic"] = "late"
@@ -188,14 +212,18 @@ def test_a_recall_with_recency_is_never_replayed_by_the_front(front_server, stub
         assert native_count(front_server) == before
 
 
-@pytest.mark.parametrize("change, code, needle", [
-    (lambda r: r.ClearField("namespace") or setattr(r, "namespace", "nope"), grpc.StatusCode.NOT_FOUND, "nope"),
-    (lambda r: r.vectors["vis"].values.append(1.0), grpc.StatusCode.INVALID_ARGUMENT, "vis"),
-    (lambda r: r.vectors["vis"].values.__setitem__(0, float("nan")), grpc.StatusCode.INVALID_ARGUMENT, "finite"),
-    (lambda r: r.vectors["vis"].values.__setitem__(slice(None), [0.0] * DIM), None, None),
-    (lambda r: r.required.append("unicorn"), grpc.StatusCode.INVALID_ARGUMENT, "unicorn"),
-    (lambda r: setattr(r, "top_k", 0), grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
-], ids=["unknown-namespace", "wrong-length", "nan", "zero-vector", "unknown-concept", "top-k-0"])
+@pytest.mark.parametrize(
+    "change, code, needle",
+    [
+        (lambda r: r.ClearField("namespace") or setattr(r, "namespace", "nope"), grpc.StatusCode.NOT_FOUND, "nope"),
+        (lambda r: r.vectors["vis"].values.append(1.0), grpc.StatusCode.INVALID_ARGUMENT, "vis"),
+        (lambda r: r.vectors["vis"].values.__setitem__(0, float("nan")), grpc.StatusCode.INVALID_ARGUMENT, "finite"),
+        (lambda r: r.vectors["vis"].values.__setitem__(slice(None), [0.0] * DIM), None, None),
+        (lambda r: r.required.append("unicorn"), grpc.StatusCode.INVALID_ARGUMENT, "unicorn"),
+        (lambda r: setattr(r, "top_k", 0), grpc.StatusCode.INVALID_ARGUMENT, "top_k"),
+    ],
+    ids=["unknown-namespace", "wrong-length", "nan", "zero-vector", "unknown-concept", "top-k-0"],
+)
 def test_bad_requests_get_the_librarys_status_and_message_through_the_front(front_server, stubs, change, code, needle):
     main, fast = stubs
     rng = np.random.default_rng(3)
@@ -301,19 +329,27 @@ def test_plans_survive_reads_and_the_front_keeps_up_with_concurrent_writers(fron
 
 def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
-                      '[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n')
+    tokens.write_text(
+        '[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
+        '[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n'
+    )
     server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
     try:
         admin = (("authorization", "Bearer a-secret"),)
-        with grpc.insecure_channel(server.address) as main_channel, \
-                grpc.insecure_channel(server.fast_front_address) as fast_channel:
+        with (
+            grpc.insecure_channel(server.address) as main_channel,
+            grpc.insecure_channel(server.fast_front_address) as fast_channel,
+        ):
             main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
             with PolarMemClient(server.address, token="a-secret") as client:
                 for name in ("t", "u"):
                     client.create_namespace(name, spaces=[("vis", DIM)], encoder="none")
-            request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False,
-                                       mode=pb.RECALL_MODE_HARD)
+            request = pb.RecallRequest(
+                namespace="t",
+                vectors={"vis": pb.VectorValue(values=[1.0] * DIM)},
+                explain=False,
+                mode=pb.RECALL_MODE_HARD,
+            )
             reader = (("authorization", "Bearer r-secret"),)
             for _ in range(3):  # planned on the first, native after
                 assert fast.Recall(request, metadata=reader) == main.Recall(request, metadata=reader)
@@ -321,9 +357,11 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
             other = pb.RecallRequest()
             other.CopyFrom(request)
             other.namespace = "u"
-            for metadata, code in (((), grpc.StatusCode.UNAUTHENTICATED),
-                                   ((("authorization", "Bearer wrong"),), grpc.StatusCode.UNAUTHENTICATED),
-                                   ((("authorization", "Basic r-secret"),), grpc.StatusCode.UNAUTHENTICATED)):
+            for metadata, code in (
+                ((), grpc.StatusCode.UNAUTHENTICATED),
+                ((("authorization", "Bearer wrong"),), grpc.StatusCode.UNAUTHENTICATED),
+                ((("authorization", "Basic r-secret"),), grpc.StatusCode.UNAUTHENTICATED),
+            ):
                 with pytest.raises(grpc.RpcError) as refused:
                     fast.Recall(request, metadata=metadata)
                 assert refused.value.code() == code
@@ -343,8 +381,9 @@ def test_a_token_reload_reaches_the_front(tmp_path):
     try:
         with PolarMemClient(server.address, token="old-secret") as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-        request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False,
-                                   mode=pb.RECALL_MODE_HARD)
+        request = pb.RecallRequest(
+            namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False, mode=pb.RECALL_MODE_HARD
+        )
         with grpc.insecure_channel(server.fast_front_address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             for _ in range(2):
@@ -421,8 +460,12 @@ def test_the_async_client_sends_recall_to_the_front(front_server):
 
     async def run():
         async with AsyncPolarMemClient(front_server.address, recall_address=front_server.fast_front_address) as client:
-            answers = [await client.recall("t", vectors={"vis": np.ones(DIM).tolist()}, required=["cat"], mode="hard",
-                                           explain=False) for _ in range(2)]
+            answers = [
+                await client.recall(
+                    "t", vectors={"vis": np.ones(DIM).tolist()}, required=["cat"], mode="hard", explain=False
+                )
+                for _ in range(2)
+            ]
             return answers, (await client.get_namespace("t")).item_count
 
     answers, items = asyncio.run(run())
@@ -438,8 +481,10 @@ def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
         with PolarMemClient(server.address, recall_address=server.fast_front_address, **options) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
             stock(client, np.random.default_rng(8), count=50)
-            answers = [client.recall("t", vectors={"vis": np.ones(DIM).tolist()}, required=["dog"], mode="hard",
-                                     explain=False) for _ in range(2)]
+            answers = [
+                client.recall("t", vectors={"vis": np.ones(DIM).tolist()}, required=["dog"], mode="hard", explain=False)
+                for _ in range(2)
+            ]
             assert answers[0] == answers[1] and server.fast_front.front.stats()["native"] == 1
         with grpc.insecure_channel(server.fast_front_address) as plaintext:  # no TLS: no answer
             with pytest.raises(grpc.RpcError):
@@ -529,8 +574,9 @@ def test_any_concepts_of_the_vocabulary_reuse_a_generic_plan(front_server, stubs
         request.exclude_conflicts = False
         pattern = (len(request.required), len(request.forbidden), request.HasField("explain"), request.explain)
         before = native_count(front_server)
-        assert fast.Recall(request).SerializeToString(deterministic=True) == \
-            main.Recall(request).SerializeToString(deterministic=True)
+        assert fast.Recall(request).SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(
+            deterministic=True
+        )
         if pattern in seen_patterns and pattern[0] + pattern[1] > 0:
             native_expected += 1
             assert native_count(front_server) == before + 1, request
@@ -546,11 +592,17 @@ def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path)
             stock(client, np.random.default_rng(15), count=60)
         with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
             main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
-            base = random_request(np.random.default_rng(16), required=["cat"], forbidden=["car"],
-                                  mode=pb.RECALL_MODE_HARD)
+            base = random_request(
+                np.random.default_rng(16), required=["cat"], forbidden=["car"], mode=pb.RECALL_MODE_HARD
+            )
             fast.Recall(base)  # publishes the exact and the generic plan
-            for required, forbidden in ((["puppy"], ["car"]), (["Dog"], ["car"]), (["dogs"], ["car"]),
-                                        (["dog"], ["dog"]), (["cat"], ["cat"])):
+            for required, forbidden in (
+                (["puppy"], ["car"]),
+                (["Dog"], ["car"]),
+                (["dogs"], ["car"]),
+                (["dog"], ["dog"]),
+                (["cat"], ["cat"]),
+            ):
                 request = pb.RecallRequest()
                 request.CopyFrom(base)
                 request.required[:] = required
@@ -568,7 +620,6 @@ def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path)
         server.stop()
 
 
-
 def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_path):
     """A namespace whose rule ranks by confidence weights (partitioner auto, declared accuracy 0.7:
     otsu + hard + weights): a Recall without a mode gets the same bytes from the front as from the
@@ -577,28 +628,47 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
     try:
         rng = np.random.default_rng(11)
         with PolarMemClient(server.address) as client:
-            client.create_namespace("w", spaces=[("vis", DIM)], encoder="none", partitioner="auto",
-                                    declared_accuracy=0.7, templates=["a {c}?"])
-            items = [item_message(id=f"s{i:03d}", vectors={"vis": rng.standard_normal(DIM)},
-                                  scores={c: [float(rng.beta(0.5, 0.5))] for c in CONCEPTS}) for i in range(200)]
+            client.create_namespace(
+                "w",
+                spaces=[("vis", DIM)],
+                encoder="none",
+                partitioner="auto",
+                declared_accuracy=0.7,
+                templates=["a {c}?"],
+            )
+            items = [
+                item_message(
+                    id=f"s{i:03d}",
+                    vectors={"vis": rng.standard_normal(DIM)},
+                    scores={c: [float(rng.beta(0.5, 0.5))] for c in CONCEPTS},
+                )
+                for i in range(200)
+            ]
             assert client.remember_stream("w", items).stored == 200
-        with grpc.insecure_channel(server.address) as main_channel, \
-                grpc.insecure_channel(server.fast_front_address) as fast_channel:
+        with (
+            grpc.insecure_channel(server.address) as main_channel,
+            grpc.insecure_channel(server.fast_front_address) as fast_channel,
+        ):
             main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
             info = main.GetNamespace(pb.GetNamespaceRequest(name="w")).namespace
             assert info.rule.confidence_present_weight == pytest.approx(0.2)
             for _ in range(12):
-                request = pb.RecallRequest(namespace="w", vectors={"vis": pb.VectorValue(
-                    values=rng.standard_normal(DIM).tolist())}, required=["dog"], forbidden=["cat"], top_k=10,
-                    explain=False)
+                request = pb.RecallRequest(
+                    namespace="w",
+                    vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+                    required=["dog"],
+                    forbidden=["cat"],
+                    top_k=10,
+                    explain=False,
+                )
                 from_front = fast.Recall(request)
                 assert "similarity + 0.2 x required confidence" in from_front.mode_reason
-                assert from_front.SerializeToString(deterministic=True) == \
-                    main.Recall(request).SerializeToString(deterministic=True)
+                assert from_front.SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(
+                    deterministic=True
+                )
             assert native_count(server) == 11  # the first of the shape planned it; the front answered the rest
     finally:
         server.stop()
-
 
 
 def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
@@ -618,19 +688,37 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
         return out
 
     def request(query, **fields):
-        return pb.RecallRequest(namespace="s", vectors={"vis": pb.VectorValue(values=list(query))},
-                                required=["dog"], forbidden=["cat"], top_k=20, **fields)
+        return pb.RecallRequest(
+            namespace="s",
+            vectors={"vis": pb.VectorValue(values=list(query))},
+            required=["dog"],
+            forbidden=["cat"],
+            top_k=20,
+            **fields,
+        )
 
     config = make_config(tmp_path, fast_front_address="127.0.0.1:0")
     server = PolarMemServer(config).start()
     try:
         with PolarMemClient(server.address, fast_front=False) as client:
             client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", templates=["a {c}?", "is there a {c}?"])
-            items = [item_message(id=f"s{i:03d}", text=f"note {i}", uri=f"file:///s/{i}.jpg",
-                                  vectors={"vis": rng.standard_normal(DIM)}, scores=scored(),
-                                  metadata={"camera": f"c{i % 3}"}) for i in range(60)]
-            items += [item_message(id=f"h{i}", vectors={"vis": rng.standard_normal(DIM)},
-                                   states={"dog": "has", "cat": "not_has"}) for i in range(10)]
+            items = [
+                item_message(
+                    id=f"s{i:03d}",
+                    text=f"note {i}",
+                    uri=f"file:///s/{i}.jpg",
+                    vectors={"vis": rng.standard_normal(DIM)},
+                    scores=scored(),
+                    metadata={"camera": f"c{i % 3}"},
+                )
+                for i in range(60)
+            ]
+            items += [
+                item_message(
+                    id=f"h{i}", vectors={"vis": rng.standard_normal(DIM)}, states={"dog": "has", "cat": "not_has"}
+                )
+                for i in range(10)
+            ]
             assert client.remember_stream("s", items).stored == 70
             with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
                 main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
@@ -638,8 +726,9 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
                 def check(call, native):
                     before = native_count(server)
                     answer = fast.Recall(call)
-                    assert answer.SerializeToString(deterministic=True) == \
-                        main.Recall(call).SerializeToString(deterministic=True)
+                    assert answer.SerializeToString(deterministic=True) == main.Recall(call).SerializeToString(
+                        deterministic=True
+                    )
                     assert native_count(server) == before + native
                     return answer
 
@@ -672,6 +761,8 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
             assert server.fast_front.front.stats()["forwarded"] == stats["forwarded"] + 1
             answer = fast.Recall(request(-query))  # read (and held) by the call before
             assert server.fast_front.front.stats()["native"] == stats["native"] + 2
-            assert answer.SerializeToString(deterministic=True) == main.Recall(request(-query)).SerializeToString(deterministic=True)
+            assert answer.SerializeToString(deterministic=True) == main.Recall(request(-query)).SerializeToString(
+                deterministic=True
+            )
     finally:
         server.stop()

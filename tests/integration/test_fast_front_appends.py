@@ -39,8 +39,9 @@ def notes(rng, count, first=0, words=WORDS):
 def server(tmp_path):
     server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
     with PolarMemClient(server.address) as client:
-        client.create_namespace("o", spaces=[("vis", DIM)], encoder="none", open_vocabulary=True,
-                                aliases={"puppy": "dog"})
+        client.create_namespace(
+            "o", spaces=[("vis", DIM)], encoder="none", open_vocabulary=True, aliases={"puppy": "dog"}
+        )
         assert client.remember_stream("o", notes(np.random.default_rng(1), 120)).stored == 120
     yield server
     server.stop()
@@ -66,16 +67,28 @@ def remember_new_words(server, *words, first=500):
     concepts = concept_count(server)
     with PolarMemClient(server.address) as client:
         for i, word in enumerate(words):
-            client.remember("o", id=f"w{first + i}", kind="text", text=f"a {word} and a dog, no cat",
-                            vectors={"vis": np.ones(DIM).tolist()})
+            client.remember(
+                "o",
+                id=f"w{first + i}",
+                kind="text",
+                text=f"a {word} and a dog, no cat",
+                vectors={"vis": np.ones(DIM).tolist()},
+            )
     assert concept_count(server) > concepts
 
 
 def recall(required=(), forbidden=(), rng=None, top_k=10, **fields) -> pb.RecallRequest:
     rng = rng or np.random.default_rng()
-    return pb.RecallRequest(namespace="o", vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-                            required=list(required), forbidden=list(forbidden), top_k=top_k,
-                            mode=pb.RECALL_MODE_HARD, explain=False, **fields)
+    return pb.RecallRequest(
+        namespace="o",
+        vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+        required=list(required),
+        forbidden=list(forbidden),
+        top_k=top_k,
+        mode=pb.RECALL_MODE_HARD,
+        explain=False,
+        **fields,
+    )
 
 
 def same_on_both_ports(stubs, request, server, natively: bool) -> pb.RecallResponse:
@@ -121,8 +134,9 @@ def test_names_resolved_through_an_alias_or_a_plural_still_resolve_alike(server,
     plans = server.fast_front.plans.size
     concepts = concept_count(server)
     with PolarMemClient(server.address) as client:
-        client.remember("o", id="p1", kind="text", text="two dogs and a puppy, no walrus",
-                        vectors={"vis": np.ones(DIM).tolist()})
+        client.remember(
+            "o", id="p1", kind="text", text="two dogs and a puppy, no walrus", vectors={"vis": np.ones(DIM).tolist()}
+        )
     assert concept_count(server) == concepts + 1  # walrus only
     assert server.fast_front.plans.size == plans
     for required in (["dogs"], ["puppy"], ["Dog"]):
@@ -190,8 +204,13 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
         try:
             with PolarMemClient(server.address) as client:
                 for i, word in enumerate(words):
-                    client.remember("o", id=f"c{i}", kind="text", text=f"a {word} and a dog, no cat",
-                                    vectors={"vis": rng.standard_normal(DIM).tolist()})
+                    client.remember(
+                        "o",
+                        id=f"c{i}",
+                        kind="text",
+                        text=f"a {word} and a dog, no cat",
+                        vectors={"vis": rng.standard_normal(DIM).tolist()},
+                    )
                     stored.append(word)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)

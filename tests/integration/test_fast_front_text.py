@@ -28,12 +28,26 @@ from servertools import make_config
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 
 QUERIES = [
-    "a dog on a sofa", "a dog without a frisbee", "people on a beach but no umbrella", "a red bus",
-    "no cats, only dogs", "a kitchen with a table and no people", "giraffes eating leaves",
-    "a man riding a horse near a fence", "a plate of food without broccoli", "snow",
-    "a zebra and a giraffe, no elephant", "an airplane on the runway", "two men playing frisbee in a park",
-    "a bathroom sink without a mirror", "a train at the station", "a quokka on a skateboard",
-    "   a   dog  ", "A DOG ON A SOFA!!!", "a dog's bowl; no cat-food", "x" * 900,
+    "a dog on a sofa",
+    "a dog without a frisbee",
+    "people on a beach but no umbrella",
+    "a red bus",
+    "no cats, only dogs",
+    "a kitchen with a table and no people",
+    "giraffes eating leaves",
+    "a man riding a horse near a fence",
+    "a plate of food without broccoli",
+    "snow",
+    "a zebra and a giraffe, no elephant",
+    "an airplane on the runway",
+    "two men playing frisbee in a park",
+    "a bathroom sink without a mirror",
+    "a train at the station",
+    "a quokka on a skateboard",
+    "   a   dog  ",
+    "A DOG ON A SOFA!!!",
+    "a dog's bowl; no cat-food",
+    "x" * 900,
 ]
 
 
@@ -51,16 +65,23 @@ def captions(count: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"), fast_front_address="127.0.0.1:0")).start()
+    server = PolarMemServer(
+        make_config(tmp_path_factory.mktemp("front-text"), fast_front_address="127.0.0.1:0")
+    ).start()
     with PolarMemClient(server.address, fast_front=False) as client:
         client.create_namespace("open", encoder="minilm", open_vocabulary=True)
-        client.create_namespace("closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"],
-                                open_vocabulary=False)
+        client.create_namespace(
+            "closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"], open_vocabulary=False
+        )
         texts = captions(300)
         for ns in ("open", "closed"):
-            items = [item_message(id=f"c{i:03d}", kind="text", text=text, metadata={"part": str(i % 3)})
-                     for i, text in enumerate(texts)]
-            items.append(item_message(id="unicode", kind="text", text="Caf\u00e9 na\u00efve \u2014 a dog " + "\u00e9" * 500))
+            items = [
+                item_message(id=f"c{i:03d}", kind="text", text=text, metadata={"part": str(i % 3)})
+                for i, text in enumerate(texts)
+            ]
+            items.append(
+                item_message(id="unicode", kind="text", text="Caf\u00e9 na\u00efve \u2014 a dog " + "\u00e9" * 500)
+            )
             assert client.remember_stream(ns, items).stored == len(items)
     yield server
     server.stop()
@@ -130,23 +151,27 @@ def test_every_text_of_a_planned_shape_is_answered_alike(server, stubs, ns, shap
 def test_the_context_is_rendered_as_the_library_renders_it(server, stubs):
     shape = dict(include_context=True, top_k=4, context_budget_chars=16)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
-    answer = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog named caf", **shape),
-                                natively=True)
+    answer = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="a dog named caf", **shape), natively=True
+    )
     assert answer.context.startswith("[1] [Fact Check: ") and "HAS: " in answer.context
     # the hit with 500 accented characters: its content cut by code points, as Python does
-    found = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a naive dog in a cafe", **shape),
-                               natively=True)
+    found = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="a naive dog in a cafe", **shape), natively=True
+    )
     assert any(line.endswith("\u2026") for line in found.context.splitlines())
 
 
 def test_texts_the_front_cannot_answer_exactly_go_to_the_library(server, stubs):
     shape = dict(include_context=True, top_k=5)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog", **shape))
-    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog without a cat", **shape),
-                       natively=True)
+    same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="closed", text="a dog without a cat", **shape), natively=True
+    )
     # a word the closed vocabulary lacks: the library maps it by similarity (or reports it)
-    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a puppy on a couch", **shape),
-                       natively=False)
+    same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="closed", text="a puppy on a couch", **shape), natively=False
+    )
     # non-ASCII: the compiled tokenizer declines it (and the clients keep it on the main port)
     accented = pb.RecallRequest(namespace="closed", text="un caf\u00e9 with a dog", **shape)
     assert not plannable(accented)
@@ -154,8 +179,9 @@ def test_texts_the_front_cannot_answer_exactly_go_to_the_library(server, stubs):
     # a literal special token: HF splits it out, the compiled tokenizer declines
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))
     # a context budget the library refuses: its error, in its words
-    refused_alike(stubs, pb.RecallRequest(namespace="open", text="a dog", include_context=True, top_k=5,
-                                          context_budget_chars=3))
+    refused_alike(
+        stubs, pb.RecallRequest(namespace="open", text="a dog", include_context=True, top_k=5, context_budget_chars=3)
+    )
 
 
 def test_adaptive_text_queries_stay_with_the_library(server, stubs):
@@ -168,27 +194,31 @@ def test_adaptive_text_queries_stay_with_the_library(server, stubs):
 def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
     shape = dict(include_context=True, top_k=3)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
-    before = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape),
-                                natively=True)
+    before = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape), natively=True
+    )
     assert list(before.parse.unknown) == ["wombat"]
     with PolarMemClient(server.address, fast_front=False) as client:
         client.remember("open", id="wombat-note", kind="text", text="a wombat asleep, no dog")
-    after = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape),
-                               natively=True)
+    after = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape), natively=True
+    )
     assert list(after.parse.required) == ["wombat"] and after.hits[0].id == "wombat-note"
     assert "NOT_HAS: dog" in after.context.splitlines()[1]
     # a concept a write adds by its states alone (no text parsed on the way): parsed natively too
     with PolarMemClient(server.address, fast_front=False) as client:
         client.observe("open", "wombat-note", states={"numbat": "has"})
-    numbat = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a numbat", **shape),
-                                natively=True)
+    numbat = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="a numbat", **shape), natively=True
+    )
     assert list(numbat.parse.required) == ["numbat"] and numbat.hits[0].id == "wombat-note"
     # an alias change drops the text plans: the next call plans again, then native
     with PolarMemClient(server.address, fast_front=False) as client:
         client.update_namespace("open", aliases={"marsupial": "wombat"})
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a marsupial", **shape), natively=False)
-    aliased = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="no marsupial", **shape),
-                                 natively=True)
+    aliased = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="open", text="no marsupial", **shape), natively=True
+    )
     assert list(aliased.parse.forbidden) == ["wombat"]
 
 
@@ -214,8 +244,9 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
         answered += 1
     writer.join()
     for i, word in enumerate(words):
-        after = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text=f"a {word}", **shape),
-                                   natively=True)
+        after = same_on_both_ports(
+            server, stubs, pb.RecallRequest(namespace="open", text=f"a {word}", **shape), natively=True
+        )
         assert list(after.parse.required) == [word] and after.hits[0].id == f"new-{i}"
 
 
@@ -226,26 +257,44 @@ def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stu
     first = pb.RecallRequest(namespace="closed", text="a dog on a sofa", required=["dog"], forbidden=["cat"], **shape)
     assert plannable(first)
     same_on_both_ports(server, stubs, first, natively=False)  # plans the shape: one required, one forbidden
-    for text, required, forbidden in (("a frisbee in a park", ["frisbee"], ["dog"]), ("sofa", ["sofa"], ["bus"]),
-                                      ("a bus without a dog", ["bus"], ["frisbee"]), ("x" * 300, ["cat"], ["sofa"])):
-        answer = same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=text, required=required,
-                                                                    forbidden=forbidden, **shape), natively=True)
+    for text, required, forbidden in (
+        ("a frisbee in a park", ["frisbee"], ["dog"]),
+        ("sofa", ["sofa"], ["bus"]),
+        ("a bus without a dog", ["bus"], ["frisbee"]),
+        ("x" * 300, ["cat"], ["sofa"]),
+    ):
+        answer = same_on_both_ports(
+            server,
+            stubs,
+            pb.RecallRequest(namespace="closed", text=text, required=required, forbidden=forbidden, **shape),
+            natively=True,
+        )
         assert answer.parse.explicit and list(answer.parse.required) == required
     # another count of names: its own plan first
     two = pb.RecallRequest(namespace="closed", text="dog frisbee", required=["dog", "frisbee"], **shape)
     same_on_both_ports(server, stubs, two, natively=False)
-    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="cat sofa", required=["cat", "sofa"],
-                                                       **shape), natively=True)
+    same_on_both_ports(
+        server,
+        stubs,
+        pb.RecallRequest(namespace="closed", text="cat sofa", required=["cat", "sofa"], **shape),
+        natively=True,
+    )
     # a plural, another case, a repeat: the library resolves those
     for required, forbidden in ((["dogs"], ["cat"]), (["Dog"], ["cat"]), (["dog"], ["dog"])):
-        same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="a dog", required=required,
-                                                           forbidden=forbidden, **shape), natively=False)
+        same_on_both_ports(
+            server,
+            stubs,
+            pb.RecallRequest(namespace="closed", text="a dog", required=required, forbidden=forbidden, **shape),
+            natively=False,
+        )
     # an unknown name: the library's error, in its words, through either port
-    refused_alike(stubs, pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"],
-                                          **shape))
+    refused_alike(
+        stubs, pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], **shape)
+    )
     # ... or, allowed, skipped and listed: answered by the library each time
-    allowed = pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"],
-                               allow_unknown_concepts=True, **shape)
+    allowed = pb.RecallRequest(
+        namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], allow_unknown_concepts=True, **shape
+    )
     for _ in range(2):
         same_on_both_ports(server, stubs, allowed, natively=False)
 
@@ -257,9 +306,15 @@ def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
     main, fast = stubs
     rng = np.random.default_rng(3)
     texts = [pb.RecallRequest(namespace="open", text=text, include_context=True, top_k=5) for text in QUERIES[:16]]
-    vectors = [pb.RecallRequest(namespace="open", required=["dog"], explain=False,
-                                vectors={"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())})
-               for _ in range(16)]
+    vectors = [
+        pb.RecallRequest(
+            namespace="open",
+            required=["dog"],
+            explain=False,
+            vectors={"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())},
+        )
+        for _ in range(16)
+    ]
     requests = [request for pair in zip(texts, vectors) for request in pair]
     fast.Recall(texts[0])  # plans the two shapes
     fast.Recall(vectors[0])

@@ -62,10 +62,12 @@ os._exit(3)  # no close: a crash after acknowledged writes
 
 def _crash_after_checkpoint(data: Path, after_a: int = 0, after_b: int = 0) -> dict:
     report = data.parent / "report.json"
-    script = CHILD.format(tests=str(Path(__file__).parent), data=str(data), report=str(report), after_a=after_a,
-                          after_b=after_b)
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                          timeout=300, cwd=data.parent)  # not the repo root: the installed package
+    script = CHILD.format(
+        tests=str(Path(__file__).parent), data=str(data), report=str(report), after_a=after_a, after_b=after_b
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=300, cwd=data.parent
+    )  # not the repo root: the installed package
     assert done.returncode == 3, done.stderr
     return json.loads(report.read_text())
 

@@ -114,10 +114,16 @@ def test_clear_namespace_keeps_settings_and_vocabulary(client, notes):
 
 
 def test_generated_ids_deduplicate_by_content(client, notes, stub):
-    first = stub.Remember(pb.RememberRequest(namespace=notes, item=pb.ItemInput(
-        kind=2, text="The cat sleeps on the sofa.", metadata={"a": "1"})))
-    again = stub.Remember(pb.RememberRequest(namespace=notes, item=pb.ItemInput(
-        kind=2, text="The cat sleeps on the sofa.", metadata={"a": "2"})))
+    first = stub.Remember(
+        pb.RememberRequest(
+            namespace=notes, item=pb.ItemInput(kind=2, text="The cat sleeps on the sofa.", metadata={"a": "1"})
+        )
+    )
+    again = stub.Remember(
+        pb.RememberRequest(
+            namespace=notes, item=pb.ItemInput(kind=2, text="The cat sleeps on the sofa.", metadata={"a": "2"})
+        )
+    )
     other = stub.Remember(pb.RememberRequest(namespace=notes, item=pb.ItemInput(kind=2, text="The cat is out.")))
     assert first.item.id and not first.already_stored
     assert again.already_stored and again.item.id == first.item.id and dict(again.item.metadata) == {"a": "1"}

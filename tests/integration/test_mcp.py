@@ -25,8 +25,19 @@ from polarmem_server.faces.client import PolarMemClient  # noqa: E402
 from servertools import DIM, make_config, mcp_http_process  # noqa: E402
 
 TOKEN = "s3cret"
-TOOLS = {"remember", "recall", "observe", "update_item", "forget", "get_item", "list_items", "clear_namespace",
-         "list_concepts", "list_namespaces", "get_namespace"}
+TOOLS = {
+    "remember",
+    "recall",
+    "observe",
+    "update_item",
+    "forget",
+    "get_item",
+    "list_items",
+    "clear_namespace",
+    "list_concepts",
+    "list_namespaces",
+    "get_namespace",
+}
 
 
 def polarmem_mcp(*args: str) -> list[str]:
@@ -38,8 +49,9 @@ def memory_server(tmp_path):
     """A PolarMem server with the lexical engine and a bearer token; namespaces `mem` and `other`."""
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(f'[tokens]\nadmin = {{ token = "{TOKEN}", namespaces = ["*"], role = "admin" }}\n')
-    server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0,
-                                        tokens_file=str(tokens))).start()
+    server = PolarMemServer(
+        make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0, tokens_file=str(tokens))
+    ).start()
     with PolarMemClient(server.address, token=TOKEN) as client:
         # closed vocabularies: the tests below count the concepts a note names (an open one would
         # make every content word a concept)
@@ -66,9 +78,22 @@ def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
     storing text only (no kind, no concepts) and asking negated questions."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
-        created = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "namespace", "create", "notes",
-                                  "--address", server.address], capture_output=True, text=True, timeout=120,
-                                 cwd=str(tmp_path))
+        created = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "polarmem_server.faces.cli",
+                "namespace",
+                "create",
+                "notes",
+                "--address",
+                server.address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
         assert created.returncode == 0, created.stderr
         assert "open vocabulary" in created.stdout
         command, *args = polarmem_mcp("-n", "notes", "--address", server.address)
@@ -76,21 +101,31 @@ def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
 
         async def run():
             async with Client(params) as client:
-                notes = {"n1": "User does not drink coffee, only green tea.",
-                         "n2": "User drinks coffee every morning before work.",
-                         "n3": "A dog catching a frisbee in the park.",
-                         "n4": "A dog without a frisbee, asleep by the door."}
+                notes = {
+                    "n1": "User does not drink coffee, only green tea.",
+                    "n2": "User drinks coffee every morning before work.",
+                    "n3": "A dog catching a frisbee in the park.",
+                    "n4": "A dog without a frisbee, asleep by the door.",
+                }
                 for note_id, text in notes.items():
                     structured(await client.call_tool("remember", {"id": note_id, "text": text}))
                 item = structured(await client.call_tool("get_item", {"id": "n1"}))
                 assert item["kind"] == "text" and "tea" in item["has"] and item["not_has"] == ["coffee"]
-                body = structured(await client.call_tool("recall", {"query": "a dog without a frisbee", "top_k": 4,
-                                                                    "mode": "hard", "include_neutral": True}))
+                body = structured(
+                    await client.call_tool(
+                        "recall",
+                        {"query": "a dog without a frisbee", "top_k": 4, "mode": "hard", "include_neutral": True},
+                    )
+                )
                 assert body["constraints"]["required"] == ["dog"] and body["constraints"]["forbidden"] == ["frisbee"]
                 assert body["hits"][0]["id"] == "n4" and body["hits"][0]["status"] == "VERIFIED"
                 assert body["hits"][-1]["id"] == "n3" and body["hits"][-1]["status"] == "CONFLICT"
-                body = structured(await client.call_tool("recall", {"query": "drinks other than coffee", "mode": "hard",
-                                                                    "forbidden": ["coffee"], "top_k": 2}))
+                body = structured(
+                    await client.call_tool(
+                        "recall",
+                        {"query": "drinks other than coffee", "mode": "hard", "forbidden": ["coffee"], "top_k": 2},
+                    )
+                )
                 assert [h["id"] for h in body["hits"] if h["status"] == "CONFLICT"] in ([], ["n2"])
                 assert body["hits"][0]["id"] != "n2"
                 vocabulary = structured(await client.call_tool("list_concepts", {}))
@@ -111,17 +146,32 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
     async def run():
         async with Client(params) as client:
             assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-            item = structured(await client.call_tool("remember", {
-                "id": "note1", "kind": "text", "text": "a dog asleep on the sofa, no cat in the room",
-                "verify_concepts": ["dog", "cat"]}))
+            item = structured(
+                await client.call_tool(
+                    "remember",
+                    {
+                        "id": "note1",
+                        "kind": "text",
+                        "text": "a dog asleep on the sofa, no cat in the room",
+                        "verify_concepts": ["dog", "cat"],
+                    },
+                )
+            )
             assert item["has"] == ["dog"] and item["not_has"] == ["cat"] and set(item["evidence"]) == {"dog", "cat"}
-            structured(await client.call_tool("remember", {
-                "id": "note2", "kind": "text", "text": "a cat on the sofa", "verify_concepts": ["dog", "cat"]}))
+            structured(
+                await client.call_tool(
+                    "remember",
+                    {"id": "note2", "kind": "text", "text": "a cat on the sofa", "verify_concepts": ["dog", "cat"]},
+                )
+            )
 
-            cut = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard"}))
+            cut = structured(
+                await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard"})
+            )
             assert [h["id"] for h in cut["hits"]] == ["note1"] and cut["cut"] == 1  # below the VERIFIED tier: cut
-            result = await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard",
-                                                       "include_neutral": True})
+            result = await client.call_tool(
+                "recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard", "include_neutral": True}
+            )
             body = structured(result)
             assert body["constraints"] == {"required": ["dog"], "forbidden": ["cat"], "unknown": []}
             assert [h["id"] for h in body["hits"]] == ["note1", "note2"]
@@ -133,16 +183,31 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
 
             message = await error_of(client, "recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"]})
             assert "'dgo'" in message and "allow_unknown_concepts" in message
-            body = structured(await client.call_tool("recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"],
-                                                                "allow_unknown_concepts": True}))
+            body = structured(
+                await client.call_tool(
+                    "recall", {"query": "", "required": ["dgo"], "forbidden": ["cat"], "allow_unknown_concepts": True}
+                )
+            )
             assert body["constraints"]["unknown"] == ["dgo"] and body["constraints"]["did_you_mean"] == {"dgo": ["dog"]}
             assert "mode" in await error_of(client, "recall", {"query": "a dog", "mode": "fuzzy"})  # the schema's enum
             assert "top_k" in await error_of(client, "recall", {"query": "a dog", "top_k": 500})
             assert "query" in await error_of(client, "recall", {})
-            recent = structured(await client.call_tool("recall", {"query": "a dog but no cat", "top_k": 2, "mode": "hard",
-                                                                  "include_neutral": True, "recency_half_life_s": 3600}))
+            recent = structured(
+                await client.call_tool(
+                    "recall",
+                    {
+                        "query": "a dog but no cat",
+                        "top_k": 2,
+                        "mode": "hard",
+                        "include_neutral": True,
+                        "recency_half_life_s": 3600,
+                    },
+                )
+            )
             assert [h["id"] for h in recent["hits"]] == ["note1", "note2"]  # the tier first, recency within it
-            assert "recency_half_life_s" in await error_of(client, "recall", {"query": "a dog", "recency_half_life_s": 0})
+            assert "recency_half_life_s" in await error_of(
+                client, "recall", {"query": "a dog", "recency_half_life_s": 0}
+            )
             message = await error_of(client, "recall", {"query": "a dog", "mode": "soft", "recency_half_life_s": 60})
             assert "recency_half_life_s" in message and "name mode hard or off" in message
 
@@ -151,14 +216,19 @@ def test_stdio_tools_end_to_end(memory_server, tmp_path):
             assert structured(await client.call_tool("get_item", {"id": "note1"}))["text"].startswith("a dog asleep")
 
             # the image bytes reached the server: the text-only engine refuses them by name
-            message = await error_of(client, "remember", {"id": "img", "content_path": str(image),
-                                                          "verify_concepts": ["dog"]})
+            message = await error_of(
+                client, "remember", {"id": "img", "content_path": str(image), "verify_concepts": ["dog"]}
+            )
             assert "INVALID_ARGUMENT" in message and "reads text only" in message
             assert "cannot read" in await error_of(client, "remember", {"id": "img", "content_path": "nope.png"})
 
             # a namespace per call
-            structured(await client.call_tool("remember", {"id": "o1", "kind": "text", "text": "a bus",
-                                                           "states": {"bus": "has"}, "namespace": "other"}))
+            structured(
+                await client.call_tool(
+                    "remember",
+                    {"id": "o1", "kind": "text", "text": "a bus", "states": {"bus": "has"}, "namespace": "other"},
+                )
+            )
             listed = structured(await client.call_tool("list_namespaces", {}))
             assert {(n["name"], n["items"]) for n in listed["namespaces"]} == {("mem", 2), ("other", 1)}
             assert listed["default"] == "mem"
@@ -190,16 +260,35 @@ def files_over_http(folder):
 
 def test_http_passes_the_agents_token_through(memory_server, tmp_path):
     (tmp_path / "photo.png").write_bytes(b"\x89PNG not decoded by a text engine")
-    with mcp_http_process("-n", "mem", "--fixed-namespace", "--address", memory_server.address,
-                          "--fetch-allow", "127.0.0.1", cwd=tmp_path) as url, \
-            files_over_http(tmp_path) as files:
+    with (
+        mcp_http_process(
+            "-n",
+            "mem",
+            "--fixed-namespace",
+            "--address",
+            memory_server.address,
+            "--fetch-allow",
+            "127.0.0.1",
+            cwd=tmp_path,
+        ) as url,
+        files_over_http(tmp_path) as files,
+    ):
 
         async def run():
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http_client:
                 async with Client(streamable_http_client(url, http_client=http_client)) as client:
                     assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-                    item = structured(await client.call_tool("remember", {
-                        "id": "n1", "kind": "text", "text": "two dogs and no cat", "verify_concepts": ["dog", "cat"]}))
+                    item = structured(
+                        await client.call_tool(
+                            "remember",
+                            {
+                                "id": "n1",
+                                "kind": "text",
+                                "text": "two dogs and no cat",
+                                "verify_concepts": ["dog", "cat"],
+                            },
+                        )
+                    )
                     assert item["has"] == ["dog"] and item["not_has"] == ["cat"]
                     body = structured(await client.call_tool("recall", {"query": "dogs", "required": ["dog"]}))
                     assert [h["id"] for h in body["hits"]] == ["n1"] and body["hits"][0]["status"] == "VERIFIED"
@@ -207,13 +296,22 @@ def test_http_passes_the_agents_token_through(memory_server, tmp_path):
                     assert [n["name"] for n in listed["namespaces"]] == ["mem"]  # fixed: others are not shown
                     assert "fixed to 'mem'" in await error_of(client, "get_item", {"id": "n1", "namespace": "other"})
                     # over HTTP no local file is read, but a URL is fetched (and its bytes reach the engine)
-                    assert "reads no local files" in await error_of(client, "remember", {
-                        "id": "img", "content_path": str(tmp_path / "photo.png"), "verify_concepts": ["dog"]})
-                    message = await error_of(client, "remember", {"id": "img", "content_url": f"{files}/photo.png",
-                                                                  "verify_concepts": ["dog"]})
+                    assert "reads no local files" in await error_of(
+                        client,
+                        "remember",
+                        {"id": "img", "content_path": str(tmp_path / "photo.png"), "verify_concepts": ["dog"]},
+                    )
+                    message = await error_of(
+                        client,
+                        "remember",
+                        {"id": "img", "content_url": f"{files}/photo.png", "verify_concepts": ["dog"]},
+                    )
                     assert "reads text only" in message
-                    assert "cannot fetch" in await error_of(client, "remember", {
-                        "id": "img", "content_url": f"{files}/missing.png", "verify_concepts": ["dog"]})
+                    assert "cannot fetch" in await error_of(
+                        client,
+                        "remember",
+                        {"id": "img", "content_url": f"{files}/missing.png", "verify_concepts": ["dog"]},
+                    )
 
             async with Client(url) as anonymous:  # no token: the PolarMem server refuses, the tool says so
                 assert "UNAUTHENTICATED" in await error_of(anonymous, "list_namespaces", {})
@@ -228,8 +326,10 @@ def test_image_content_from_a_path_and_a_url_is_verified(tmp_path):
     model = build_tiny_qwen2_vl(tmp_path / "tiny-vlm")
     (tmp_path / "a.png").write_bytes(png_bytes(1))
     (tmp_path / "b.png").write_bytes(png_bytes(2))
-    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
-            files_over_http(tmp_path) as files:
+    with (
+        PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server,
+        files_over_http(tmp_path) as files,
+    ):
         with PolarMemClient(server.address) as client:
             client.create_namespace("img", spaces=[("vis", DIM)], encoder="none")
         command, *args = polarmem_mcp("-n", "img", "--address", server.address, "--fetch-allow", "127.0.0.1")
@@ -237,10 +337,17 @@ def test_image_content_from_a_path_and_a_url_is_verified(tmp_path):
 
         async def run():
             async with Client(params) as client:
-                by_path = structured(await client.call_tool("remember", {
-                    "id": "a", "content_path": "a.png", "verify_concepts": ["dog", "cat", "bus"]}))
-                by_url = structured(await client.call_tool("remember", {
-                    "id": "b", "content_url": f"{files}/b.png", "verify_concepts": ["dog", "cat", "bus"]}))
+                by_path = structured(
+                    await client.call_tool(
+                        "remember", {"id": "a", "content_path": "a.png", "verify_concepts": ["dog", "cat", "bus"]}
+                    )
+                )
+                by_url = structured(
+                    await client.call_tool(
+                        "remember",
+                        {"id": "b", "content_url": f"{files}/b.png", "verify_concepts": ["dog", "cat", "bus"]},
+                    )
+                )
                 return by_path, by_url
 
         by_path, by_url = asyncio.run(run())
@@ -272,11 +379,15 @@ def _answer(process, request: bytes) -> dict | None:
 
 @contextmanager
 def stdio_mcp(*args: str, cwd, env=None):
-    process = subprocess.Popen(polarmem_mcp(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    process = subprocess.Popen(
+        polarmem_mcp(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
+    )
     try:
-        init = _answer(process, b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
-                                b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+        init = _answer(
+            process,
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+        )
         assert init is not None and "result" in init, init
         process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         yield process
@@ -289,18 +400,22 @@ def test_stdio_answers_malformed_json_rpc_instead_of_dropping_it(memory_server, 
     """Before: a tools/call whose params is a string was never answered (the SDK dropped it)."""
     with stdio_mcp("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as process:
         for request, message_id, code in (
-                (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"remember"}', 7, -32602),
-                (b'{"jsonrpc":"2.0","id":"x","method":"tools/list","params":[1,2]}', "x", -32602),
-                (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', None, -32600),
-                (b'{"id":8,"method":"ping"}', 8, -32600),
-                (b'not json at all', None, -32700),
-                (b'\xff\xfe{', None, -32700),
-                (b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]', None, -32600)):
+            (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"remember"}', 7, -32602),
+            (b'{"jsonrpc":"2.0","id":"x","method":"tools/list","params":[1,2]}', "x", -32602),
+            (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', None, -32600),
+            (b'{"id":8,"method":"ping"}', 8, -32600),
+            (b'not json at all', None, -32700),
+            (b'\xff\xfe{', None, -32700),
+            (b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]', None, -32600),
+        ):
             answer = _answer(process, request)
             assert answer is not None, f"no answer to {request!r}"
             assert answer["id"] == message_id and answer["error"]["code"] == code, (request, answer)
-        assert _answer(process, b'{"jsonrpc":"2.0","id":10,"method":"ping"}') == {"jsonrpc": "2.0", "id": 10,
-                                                                                    "result": {}}
+        assert _answer(process, b'{"jsonrpc":"2.0","id":10,"method":"ping"}') == {
+            "jsonrpc": "2.0",
+            "id": 10,
+            "result": {},
+        }
 
 
 def test_content_path_reads_regular_files_only_and_bounded(memory_server, tmp_path):
@@ -314,8 +429,9 @@ def test_content_path_reads_regular_files_only_and_bounded(memory_server, tmp_pa
     async def run():
         async with Client(params) as client:
             for path in (str(fifo), "/dev/zero"):
-                message = await error_of(client, "remember", {"id": "x", "content_path": path,
-                                                              "verify_concepts": ["dog"]})
+                message = await error_of(
+                    client, "remember", {"id": "x", "content_path": path, "verify_concepts": ["dog"]}
+                )
                 assert "not a regular file" in message, message
             listed = structured(await client.call_tool("list_namespaces", {}))  # the loop is not stuck
             assert {n["name"] for n in listed["namespaces"]} == {"mem", "other"}
@@ -338,8 +454,13 @@ def test_content_url_refuses_loopback_and_private_hosts_unless_allowed(tmp_path)
 
     (tmp_path / "a.png").write_bytes(b"png")
     with files_over_http(tmp_path) as files:
-        for url in (f"{files}/a.png", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/x",
-                    "http://[::1]:1/x", "http://0.0.0.0:1/x"):
+        for url in (
+            f"{files}/a.png",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/x",
+            "http://[::1]:1/x",
+            "http://0.0.0.0:1/x",
+        ):
             with pytest.raises(ContentRefused, match="--fetch-allow"):
                 fetch_url(url, FetchPolicy(), 1024, 5.0)
         for bad in ("file:///etc/passwd", "ftp://example.org/x", "http:///x"):
@@ -379,8 +500,9 @@ def test_content_url_does_not_follow_redirects(tmp_path):
 def test_http_never_sends_the_processs_own_token(memory_server, tmp_path):
     """Before: a call without Authorization used `polarmem mcp`'s own token: an open proxy."""
     (tmp_path / "token").write_text(TOKEN)
-    with mcp_http_process("-n", "mem", "--address", memory_server.address, "--token-file", str(tmp_path / "token"),
-                          cwd=tmp_path) as url:
+    with mcp_http_process(
+        "-n", "mem", "--address", memory_server.address, "--token-file", str(tmp_path / "token"), cwd=tmp_path
+    ) as url:
 
         async def run():
             async with Client(url) as anonymous:
@@ -395,10 +517,13 @@ def test_http_answers_malformed_json_rpc_with_400(memory_server, tmp_path):
     import urllib.request
 
     with mcp_http_process("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as url:
-        for body, code in ((b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}', -32602),
-                           (b"{", -32700)):
-            request = urllib.request.Request(url, data=body, method="POST", headers={
-                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        for body, code in ((b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}', -32602), (b"{", -32700)):
+            request = urllib.request.Request(
+                url,
+                data=body,
+                method="POST",
+                headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            )
             with pytest.raises(urllib.error.HTTPError) as info:
                 urllib.request.urlopen(request, timeout=READ_BOUND_S)
             assert info.value.code == 400
@@ -408,10 +533,14 @@ def test_http_answers_malformed_json_rpc_with_400(memory_server, tmp_path):
 def test_http_beyond_loopback_refuses_to_start_in_front_of_a_server_without_tokens(tmp_path):
     """It refuses before binding anything."""
     with PolarMemServer(make_config(tmp_path)) as open_server:
-        child = subprocess.run(polarmem_mcp("--transport", "http", "--host", "0.0.0.0", "--port", "0",
-                                            "--address", open_server.address),
-                               capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                               env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")})
+        child = subprocess.run(
+            polarmem_mcp("--transport", "http", "--host", "0.0.0.0", "--port", "0", "--address", open_server.address),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env={k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")},
+        )
     assert child.returncode != 0
     assert "beyond loopback" in child.stderr and "tokens_file" in child.stderr, child.stderr
 

@@ -52,12 +52,23 @@ def answers(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("answers")
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
-        created = subprocess.run(polarmem("namespace", "create", "notes", "--address", server.address),
-                                 capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+        created = subprocess.run(
+            polarmem("namespace", "create", "notes", "--address", server.address),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
         assert created.returncode == 0, created.stderr
         command, *args = polarmem("mcp", "-n", "notes", "--address", server.address)
-        questions = ["does Maya drink coffee?", "a snack for Leo with no peanuts", "does Leo go skydiving?",
-                     "does Tom have a dog?", "what does Maya work on", "does Tom drink?"]
+        questions = [
+            "does Maya drink coffee?",
+            "a snack for Leo with no peanuts",
+            "does Leo go skydiving?",
+            "does Tom have a dog?",
+            "what does Maya work on",
+            "does Tom drink?",
+        ]
 
         async def run():
             async with Client(StdioServerParameters(command=command, args=args, cwd=str(tmp_path))) as client:
@@ -65,9 +76,12 @@ def answers(tmp_path_factory):
                     structured(await client.call_tool("remember", {"id": note_id, "text": text}))
                     time.sleep(0.002)  # distinct created_ms: the order is the revision order
                 bodies = {q: structured(await client.call_tool("recall", {"query": q})) for q in questions}
-                plain = {q: structured(await client.call_tool("recall", {"query": q, "mode": "off",
-                                                                          "include_neutral": True}))
-                         for q in questions}
+                plain = {
+                    q: structured(
+                        await client.call_tool("recall", {"query": q, "mode": "off", "include_neutral": True})
+                    )
+                    for q in questions
+                }
                 return bodies, plain
 
         yield asyncio.run(run())

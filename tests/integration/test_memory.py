@@ -45,9 +45,15 @@ def test_remember_partitions_scores(memory):
 
 
 def test_text_items_take_the_lexical_pathway(memory):
-    memory.remember("t", ItemInput(id="vis", states={"pneumothorax": "has", "effusion": "not_has"}, vectors={"vis": vec(1)}))
-    record = memory.remember("t", ItemInput(id="report", kind="text", vectors={"vis": vec(2)},
-                                            text="No evidence of pneumothorax. Small effusion."))
+    memory.remember(
+        "t", ItemInput(id="vis", states={"pneumothorax": "has", "effusion": "not_has"}, vectors={"vis": vec(1)})
+    )
+    record = memory.remember(
+        "t",
+        ItemInput(
+            id="report", kind="text", vectors={"vis": vec(2)}, text="No evidence of pneumothorax. Small effusion."
+        ),
+    )
     assert states(record, memory) == {"pneumothorax": 2, "effusion": 1}
     assert memory.items_by_concept("t", "pneumothorax", "align") == ["report"]
     assert memory.concept_stats("t", "pneumothorax") == {"has": 1, "not_has": 1, "align": 1}
@@ -68,13 +74,20 @@ def test_items_by_concept_paginates(memory):
         (ItemInput(id="x", scores={"newconcept": [float("nan")]}), ValueError, "finite number"),
         (ItemInput(id="x", scores={"newconcept": [1.5]}), ValueError, r"\[0, 1\]"),
         (ItemInput(id="x", scores={"newconcept": []}), ValueError, "at least one"),
-        (ItemInput(id="x", scores={"newconcept": [0.9]}), ValueError,
-         r"scores\['newconcept'\]: expected 2 P\(Yes\) values, one per template of the namespace, got 1"),
+        (
+            ItemInput(id="x", scores={"newconcept": [0.9]}),
+            ValueError,
+            r"scores\['newconcept'\]: expected 2 P\(Yes\) values, one per template of the namespace, got 1",
+        ),
         (ItemInput(id="x", states={"newconcept": "maybe"}), ValueError, "not a state"),
         (ItemInput(id="x", vectors={"vis": np.ones(DIM + 1)}, states={"newconcept": "has"}), ValueError, "dimension"),
         (ItemInput(id="x", vectors={"vis": np.zeros(DIM)}, states={"newconcept": "has"}), ValueError, "all zeros"),
         (ItemInput(id="x", vectors={"vis": np.full(DIM, np.nan)}, states={"newconcept": "has"}), ValueError, "NaN"),
-        (ItemInput(id="x", vectors={"nope": np.ones(DIM)}, states={"newconcept": "has"}), ValueError, "unknown vector space"),
+        (
+            ItemInput(id="x", vectors={"nope": np.ones(DIM)}, states={"newconcept": "has"}),
+            ValueError,
+            "unknown vector space",
+        ),
         (ItemInput(id="x" * 300, states={"newconcept": "has"}), ValueError, "item id"),
         (ItemInput(id="a\x00b", states={"newconcept": "has"}), ValueError, "item id"),
         (ItemInput(id="x", kind="audio", states={"newconcept": "has"}), ValueError, "kind"),
@@ -106,12 +119,15 @@ def test_duplicate_ids_and_unknowns(memory):
 
 
 def test_batch_reports_per_item_errors(memory):
-    results = memory.remember_batch("t", [
-        ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(1)}),
-        ItemInput(id="bad", states={"ghost": "what"}, vectors={"vis": vec(2)}),
-        ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(3)}),
-        ItemInput(id="ok2", states={"cat": "has"}, vectors={"vis": vec(4)}),
-    ])
+    results = memory.remember_batch(
+        "t",
+        [
+            ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(1)}),
+            ItemInput(id="bad", states={"ghost": "what"}, vectors={"vis": vec(2)}),
+            ItemInput(id="ok1", states={"dog": "has"}, vectors={"vis": vec(3)}),
+            ItemInput(id="ok2", states={"cat": "has"}, vectors={"vis": vec(4)}),
+        ],
+    )
     assert [type(r).__name__ for r in results] == ["ItemRecord", "InvalidArgument", "AlreadyExists", "ItemRecord"]
     assert memory.namespace("t").vocabulary.names == ["dog", "cat"]
 
@@ -149,20 +165,42 @@ def test_repartition_without_rescoring(memory, tmp_path):
 
 
 def test_recall_hard_soft_off_and_filters(memory):
-    memory.remember("t", ItemInput(id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"},
-                                   metadata={"site": "a"}))
-    memory.remember("t", ItemInput(id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"},
-                                   metadata={"site": "b"}))
-    memory.remember("t", ItemInput(id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]},
-                                   metadata={"site": "a"}))
+    memory.remember(
+        "t",
+        ItemInput(
+            id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"}, metadata={"site": "a"}
+        ),
+    )
+    memory.remember(
+        "t",
+        ItemInput(
+            id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"}, metadata={"site": "b"}
+        ),
+    )
+    memory.remember(
+        "t",
+        ItemInput(
+            id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]}, metadata={"site": "a"}
+        ),
+    )
     q = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == ["hawk", "eagle", "sky"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == [
+        "hawk",
+        "eagle",
+        "sky",
+    ]
     hard = memory.recall("t", vectors=q, required=["eagle"])
     assert [h.item_id for h in hard.hits] == ["eagle", "sky", "hawk"]
     assert hard.hits[0].entailed_by == ["eagle"] and hard.hits[2].conflicted_by == ["eagle"]
     assert hard.tier_counts == {"conflict": 1, "neutral": 1, "entailed": 1}
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == ["eagle", "sky"]
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == ["sky", "hawk"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == [
+        "eagle",
+        "sky",
+    ]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == [
+        "sky",
+        "hawk",
+    ]
     assert [h.item_id for h in memory.recall("t", vectors=q, kinds=["text"]).hits] == ["sky"]
     parsed = memory.recall("t", "anything except an eagle", vectors=q)
     assert parsed.forbidden == ["eagle"] and parsed.hits[-1].item_id == "eagle"
@@ -173,8 +211,15 @@ def test_recall_hard_soft_off_and_filters(memory):
 def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
     monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 100)
     for i in range(1200):
-        memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"},
-                                       metadata={"parity": str(i % 2)}))
+        memory.remember(
+            "t",
+            ItemInput(
+                id=f"i{i:04d}",
+                vectors={"vis": vec(i)},
+                states={"dog": "has" if i % 2 else "not_has"},
+                metadata={"parity": str(i % 2)},
+            ),
+        )
     for i in range(0, 1200, 4):
         memory.forget("t", f"i{i:04d}")
     state = memory.backend.index_of("t")
@@ -191,7 +236,9 @@ def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
 
 def test_restart_rebuilds_the_same_memory(memory, tmp_path):
     for i in range(50):
-        remember_scored(memory, f"i{i:02d}", i, dog=[0.9 if i % 3 else 0.1] * 2, cat=[0.2 if i % 2 else 0.85] * 2, car=[0.5] * 2)
+        remember_scored(
+            memory, f"i{i:02d}", i, dog=[0.9 if i % 3 else 0.1] * 2, cat=[0.2 if i % 2 else 0.85] * 2, car=[0.5] * 2
+        )
     memory.forget("t", "i07")
     query = dict(vectors={"vis": vec(99)}, required=["dog"], forbidden=["cat"], k=20)
     before = [(h.item_id, h.tier, h.score) for h in memory.recall("t", **query).hits]
@@ -236,7 +283,9 @@ def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypa
 
     monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 20)
     for i in range(400):
-        memory.remember("t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"}))
+        memory.remember(
+            "t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"})
+        )
     stop = threading.Event()
     wrong: list[str] = []
 
@@ -261,8 +310,11 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
     monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 200)
     rng = np.random.default_rng(4)
     memory = Memory(tmp_path / "cal")
-    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated",
-                                              templates=ONE_TEMPLATE))
+    memory.create_namespace(
+        NamespaceSettings(
+            "c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated", templates=ONE_TEMPLATE
+        )
+    )
     for i in range(30):
         scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] for j in range(20)}
         memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)}, scores=scores))
@@ -280,7 +332,9 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
     assert priors == fitted.concept_priors and set(priors) == {f"k{j}" for j in range(20)}
     assert min(priors["k0"], priors["k1"]) > 0.5 > 0.15 > max(priors[f"k{j}"] for j in range(2, 20))
     assert reopened.namespace("c").calibration.priors_fitted_on == fitted.priors_fitted_on > 0
-    supervised = reopened.calibrate("c", [0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True, True, True, False, False, False, False])
+    supervised = reopened.calibrate(
+        "c", [0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True, True, True, False, False, False, False]
+    )
     # the labelled set fixes the components; the prevalences — shared and per concept — come from
     # the stored scores (2 of 20 concepts present), not from the labelled set's 3 of 7
     labelled = mixtures.fit_supervised([0.9, 0.8, 0.95, 0.1, 0.2, 0.15, 0.05], [True] * 3 + [False] * 4)
@@ -294,15 +348,22 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
 def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(tmp_path, monkeypatch):
     monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 40)
     memory = Memory(tmp_path / "cal")
-    memory.create_namespace(NamespaceSettings("c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated",
-                                              templates=TWO_TEMPLATES))
+    memory.create_namespace(
+        NamespaceSettings(
+            "c", spaces=(SpaceSpec("vis", DIM),), encoder="none", partitioner="calibrated", templates=TWO_TEMPLATES
+        )
+    )
     attempts = []
     fit = memory.writer.fit_calibration
-    monkeypatch.setattr(memory.writer, "fit_calibration",
-                        lambda namespace: attempts.append(memory.namespace_counts("c").scored_concepts) or fit(namespace))
+    monkeypatch.setattr(
+        memory.writer,
+        "fit_calibration",
+        lambda namespace: attempts.append(memory.namespace_counts("c").scored_concepts) or fit(namespace),
+    )
     for i in range(30):  # every score's templates disagree: none is reliable enough to pool
-        memory.remember("c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)},
-                                       scores={f"k{j}": [0.95, 0.05] for j in range(4)}))
+        memory.remember(
+            "c", ItemInput(id=f"i{i:02d}", vectors={"vis": vec(i)}, scores={f"k{j}": [0.95, 0.05] for j in range(4)})
+        )
     assert memory.namespace("c").calibration is None
     assert attempts == [40, 80]  # 120 scores stored, two attempts — not one per write
     memory.close()
@@ -330,8 +391,13 @@ def test_the_library_verifies_without_grpc(tmp_path):
 
     bare = Memory(tmp_path / "bare")
     bare.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
-    results = bare.remember_batch("t", [ItemInput(id="a", kind="text", text="a dog", verify_concepts=["dog"]),
-                                        ItemInput(id="b", states={"dog": "has"}, vectors={"vis": vec(1)})])
+    results = bare.remember_batch(
+        "t",
+        [
+            ItemInput(id="a", kind="text", text="a dog", verify_concepts=["dog"]),
+            ItemInput(id="b", states={"dog": "has"}, vectors={"vis": vec(1)}),
+        ],
+    )
     assert isinstance(results[0], Unimplemented) and results[1].id == "b"
     bare.close()
 
@@ -339,14 +405,29 @@ def test_the_library_verifies_without_grpc(tmp_path):
     memory = Memory(tmp_path / "verified", verifier=verifier)
     try:
         # closed: the verified concepts only (an open vocabulary would make "grass" one as well)
-        memory.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                                  open_vocabulary=False))
-        a, b = memory.remember_batch("t", [
-            ItemInput(id="a", kind="text", text="A dog on the grass, no cat anywhere.", verify_concepts=["dog", "cat"],
-                      vectors={"vis": vec(2)}),
-            ItemInput(id="b", kind="text", text="A dog.", verify_concepts=["dog"], scores={"dog": [0.1, 0.1, 0.1, 0.1]},
-                      vectors={"vis": vec(3)}),
-        ])
+        memory.create_namespace(
+            NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none", open_vocabulary=False)
+        )
+        a, b = memory.remember_batch(
+            "t",
+            [
+                ItemInput(
+                    id="a",
+                    kind="text",
+                    text="A dog on the grass, no cat anywhere.",
+                    verify_concepts=["dog", "cat"],
+                    vectors={"vis": vec(2)},
+                ),
+                ItemInput(
+                    id="b",
+                    kind="text",
+                    text="A dog.",
+                    verify_concepts=["dog"],
+                    scores={"dog": [0.1, 0.1, 0.1, 0.1]},
+                    vectors={"vis": vec(3)},
+                ),
+            ],
+        )
         assert states(a, memory) == {"dog": 1, "cat": 2} and a.model == "negation-cues-v1"
         dog = next(ev for ev in b.evidence if memory.namespace("t").vocabulary.name(ev.concept_id) == "dog")
         assert list(dog.template_scores) == pytest.approx([0.1] * 4)  # the client's scores win

@@ -31,8 +31,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def promtool_check(body: str) -> None:
-    tool = next((c for c in (os.environ.get("POLARMEM_PROMTOOL"), str(REPO / "build/tools/promtool"),
-                             shutil.which("promtool")) if c and Path(c).exists()), None)
+    tool = next(
+        (
+            c
+            for c in (os.environ.get("POLARMEM_PROMTOOL"), str(REPO / "build/tools/promtool"), shutil.which("promtool"))
+            if c and Path(c).exists()
+        ),
+        None,
+    )
     if tool is None:
         if os.environ.get("CI"):
             pytest.fail("promtool is missing on CI: `make test` extracts it to build/tools/promtool")
@@ -66,16 +72,26 @@ def test_exposition_has_process_build_info_and_no_created_series(tmp_path):
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         client.close()
         body = scrape(server)
-    for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "process_max_fds",
-                 "process_start_time_seconds"):
+    for name in (
+        "process_resident_memory_bytes",
+        "process_cpu_seconds_total",
+        "process_open_fds",
+        "process_max_fds",
+        "process_start_time_seconds",
+    ):
         assert sample(body, name) is not None, name
     assert sample(body, "process_start_time_seconds") <= time.time()
     assert "python_gc_collections_total" in body and "python_info{" in body
     core = build_info()
     line = next(line for line in body.splitlines() if line.startswith("polarmem_build_info{"))
     assert line.endswith(" 1.0")
-    for label, value in (("version", package_version()), ("simd_active", core["simd_active"]),
-                         ("compiler", core["compiler"]), ("engine", ""), ("engine_version", "")):
+    for label, value in (
+        ("version", package_version()),
+        ("simd_active", core["simd_active"]),
+        ("compiler", core["compiler"]),
+        ("engine", ""),
+        ("engine_version", ""),
+    ):
         assert f'{label}="{value}"' in line, (label, line)
     assert "_created" not in body
     assert 'polarmem_rpc_requests_total{code="OK",method="CreateNamespace"} 1.0' in body
@@ -96,9 +112,15 @@ def test_engine_queue_gauges_move_with_waiting_requests(tmp_path):
         results = []
 
         def remember():
-            request = pb.RememberRequest(namespace="t", item=pb.ItemInput(
-                id="q1", text="a dog, no cat", verify_concepts=["dog", "cat"],
-                vectors={"vis": pb.VectorValue(values=np.ones(DIM, dtype=np.float32).tolist())}))
+            request = pb.RememberRequest(
+                namespace="t",
+                item=pb.ItemInput(
+                    id="q1",
+                    text="a dog, no cat",
+                    verify_concepts=["dog", "cat"],
+                    vectors={"vis": pb.VectorValue(values=np.ones(DIM, dtype=np.float32).tolist())},
+                ),
+            )
             results.append(client._stub.Remember(request, timeout=20).item)
 
         thread = threading.Thread(target=remember)
@@ -173,8 +195,14 @@ class CacheStatsEngine:
     def cache_stats(self) -> dict:
         if self.fail:
             raise EngineError("tensorrt_llm get_stats failed: the executor has shut down")
-        return {"reused_blocks": 30, "missed_blocks": 10, "hit_rate": 0.75, "tokens_per_block": 32,
-                "iterations_seen": 4, "warm_prompts": 5}
+        return {
+            "reused_blocks": 30,
+            "missed_blocks": 10,
+            "hit_rate": 0.75,
+            "tokens_per_block": 32,
+            "iterations_seen": 4,
+            "warm_prompts": 5,
+        }
 
     def close(self) -> None:
         pass
@@ -190,8 +218,12 @@ def test_kv_cache_collector(fail):
         body = generate_latest(metrics.registry).decode()
     finally:
         verifier.close()
-    expected = {"polarmem_engine_kv_reused_blocks_total": 30.0, "polarmem_engine_kv_missed_blocks_total": 10.0,
-                "polarmem_engine_kv_hit_ratio": 0.75, "polarmem_engine_prefix_warm_prompts_total": 5.0}
+    expected = {
+        "polarmem_engine_kv_reused_blocks_total": 30.0,
+        "polarmem_engine_kv_missed_blocks_total": 10.0,
+        "polarmem_engine_kv_hit_ratio": 0.75,
+        "polarmem_engine_prefix_warm_prompts_total": 5.0,
+    }
     for name, value in expected.items():
         assert sample(body, name) == (None if fail else value), name
     # a failing statistics call leaves the rest of the exposition intact

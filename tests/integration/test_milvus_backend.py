@@ -30,8 +30,7 @@ def prefix():
 
 
 def create(memory, name="n"):
-    memory.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                              concepts=("dog",)))
+    memory.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", DIM),), encoder="none", concepts=("dog",)))
 
 
 def test_two_processes_adding_concepts_at_once_agree(milvus_server, prefix):
@@ -83,8 +82,9 @@ def test_an_acknowledged_write_is_seen_by_the_next_recall_of_another_process(mil
 def test_namespace_shapes_milvus_cannot_hold_are_refused_clearly(milvus_server, prefix):
     memory = Memory(backend(milvus_server.uri, prefix))
     with pytest.raises(InvalidArgument, match="one single-vector space"):
-        memory.create_namespace(NamespaceSettings("two", spaces=(SpaceSpec("a", DIM), SpaceSpec("b", DIM)),
-                                                  encoder="none"))
+        memory.create_namespace(
+            NamespaceSettings("two", spaces=(SpaceSpec("a", DIM), SpaceSpec("b", DIM)), encoder="none")
+        )
     assert memory.list_namespaces() == []
     memory.close()
 
@@ -109,8 +109,11 @@ def test_a_process_uses_concepts_another_process_added(milvus_server, prefix):
     names = first.namespace("n").vocabulary.name
     assert [(names(ev.concept_id), ev.state) for ev in record.evidence] == [("lion", 1)]
     for memory in (first, second):
-        assert dict((n, i) for i, n in enumerate(memory.namespace("n").vocabulary.names)) == \
-            {"dog": 0, "zebra": 1, "lion": 2}
+        assert dict((n, i) for i, n in enumerate(memory.namespace("n").vocabulary.names)) == {
+            "dog": 0,
+            "zebra": 1,
+            "lion": 2,
+        }
     first.close()
     second.close()
 
@@ -133,8 +136,9 @@ def test_settings_changed_through_one_process_reach_the_others(milvus_server, pr
     assert second.namespace("n").rule.recall_mode == "hard"
     assert second._refresher.refresh_once() == 0  # nothing changed: nothing adopted
     started = time.monotonic()
-    first.update_namespace("n", {"partitioner": "auto", "declared_accuracy": 0.95, "kappa": 0.5,
-                                 "concepts": ("dog", "cat")})
+    first.update_namespace(
+        "n", {"partitioner": "auto", "declared_accuracy": 0.95, "kappa": 0.5, "concepts": ("dog", "cat")}
+    )
     while second.namespace("n").settings.kappa != 0.5:
         assert time.monotonic() - started < 30, "the other process never saw the change"
         time.sleep(0.1)

@@ -79,8 +79,14 @@ def states(record, memory):
 
 
 def test_remember_get_and_concept_lists(memory):
-    record = memory.remember("t", ItemInput(id="img1", vectors={"vis": vec(0)},
-                                            scores={"dog": [0.95, 0.9] * 2, "cat": [0.05, 0.1] * 2, "grass": [0.8, 0.85] * 2}))
+    record = memory.remember(
+        "t",
+        ItemInput(
+            id="img1",
+            vectors={"vis": vec(0)},
+            scores={"dog": [0.95, 0.9] * 2, "cat": [0.05, 0.1] * 2, "grass": [0.8, 0.85] * 2},
+        ),
+    )
     assert states(record, memory) == {"dog": 1, "cat": 2, "grass": 1}
     assert memory.get_item("t", "img1") == record  # the whole record: scores, τ*, δ, history
     for i in range(7):
@@ -96,22 +102,44 @@ def test_remember_get_and_concept_lists(memory):
 
 
 def test_recall_hard_soft_off_and_filters(memory):
-    memory.remember("t", ItemInput(id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"},
-                                   metadata={"site": "a"}))
-    memory.remember("t", ItemInput(id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"},
-                                   metadata={"site": "b"}))
-    memory.remember("t", ItemInput(id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]},
-                                   metadata={"site": "a"}))
+    memory.remember(
+        "t",
+        ItemInput(
+            id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"eagle": "not_has"}, metadata={"site": "a"}
+        ),
+    )
+    memory.remember(
+        "t",
+        ItemInput(
+            id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]}, states={"eagle": "has"}, metadata={"site": "b"}
+        ),
+    )
+    memory.remember(
+        "t",
+        ItemInput(
+            id="sky", kind="text", text="blue sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]}, metadata={"site": "a"}
+        ),
+    )
     q = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == ["hawk", "eagle", "sky"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], mode="off").hits] == [
+        "hawk",
+        "eagle",
+        "sky",
+    ]
     hard = memory.recall("t", vectors=q, required=["eagle"])
     assert [h.item_id for h in hard.hits] == ["eagle", "sky", "hawk"]
     assert hard.hits[0].entailed_by == ["eagle"] and hard.hits[2].conflicted_by == ["eagle"]
     assert hard.tier_counts == {"conflict": 1, "neutral": 1, "entailed": 1}
     soft = memory.recall("t", vectors=q, required=["eagle"], mode="soft", soft_lambda=0.5)
     assert [h.item_id for h in soft.hits] == ["eagle", "hawk", "sky"]
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == ["eagle", "sky"]
-    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == ["sky", "hawk"]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], exclude_conflicts=True).hits] == [
+        "eagle",
+        "sky",
+    ]
+    assert [h.item_id for h in memory.recall("t", vectors=q, required=["eagle"], metadata={"site": "a"}).hits] == [
+        "sky",
+        "hawk",
+    ]
     assert [h.item_id for h in memory.recall("t", vectors=q, kinds=["text"]).hits] == ["sky"]
     assert [h.item_id for h in memory.recall("t", forbidden=["eagle"]).hits] == ["hawk", "sky", "eagle"]
 
@@ -147,13 +175,19 @@ def twins(tmp_path_factory, request):
         vector = rng.standard_normal(DIM).astype(np.float32)
         if i % 15 == 0:  # exact ties: some items share a vector
             vector = np.ones(DIM, dtype=np.float32)
-        items.append(ItemInput(id=f"i{i:03d}", vectors={"vis": vector}, states=picked,
-                               metadata={"half": str(i % 2)}, kind="text" if i % 3 == 0 else "visual"))
+        items.append(
+            ItemInput(
+                id=f"i{i:03d}",
+                vectors={"vis": vector},
+                states=picked,
+                metadata={"half": str(i % 2)},
+                kind="text" if i % 3 == 0 else "visual",
+            )
+        )
     memories = {}
     for kind in ("local", *MILVUS_KINDS):
         m = open_memory(kind, tmp_path_factory.mktemp(kind), request)
-        m.create_namespace(NamespaceSettings("s", spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                             concepts=CONCEPTS))
+        m.create_namespace(NamespaceSettings("s", spaces=(SpaceSpec("vis", DIM),), encoder="none", concepts=CONCEPTS))
         assert not [r for r in m.remember_batch("s", items) if isinstance(r, Exception)]
         memories[kind] = m
     yield memories, items
@@ -210,8 +244,15 @@ def test_one_collection_layouts_keep_namespaces_apart(kind, tmp_path, request):
     for name in ("x", "y"):
         shared.create_namespace(NamespaceSettings(name, spaces=(SpaceSpec("vis", DIM),), encoder="none"))
         for i in range(3):  # the same item ids in both namespaces
-            shared.remember(name, ItemInput(id=f"same{i}", vectors={"vis": vec(i)}, metadata={"ns": name},
-                                            states={"dog": "has" if name == "x" else "not_has"}))
+            shared.remember(
+                name,
+                ItemInput(
+                    id=f"same{i}",
+                    vectors={"vis": vec(i)},
+                    metadata={"ns": name},
+                    states={"dog": "has" if name == "x" else "not_has"},
+                ),
+            )
     alias = shared.backend.connection.alias
     names = import_pymilvus().utility.list_collections(using=alias)
     assert f"{prefix}_{layout}_d{DIM}" in names  # one collection (shared: a partition per namespace)
@@ -230,10 +271,14 @@ def test_one_collection_layouts_keep_namespaces_apart(kind, tmp_path, request):
     shared.create_namespace(NamespaceSettings("x", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     assert shared.namespace_counts("x").items == 0 and not shared.recall("x", vectors={"vis": vec(0)}, k=10).hits
     shared.delete_namespace("x")
-    with pytest.raises(InvalidArgument, match=rf"^config\.ann: the milvus \({layout} layout\) backend builds no "
-                                              "approximate index"):
-        shared.create_namespace(NamespaceSettings("z", spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                                  ann=AnnSpec(kind="ivf")))
+    with pytest.raises(
+        InvalidArgument,
+        match=rf"^config\.ann: the milvus \({layout} layout\) backend builds no "
+        "approximate index",
+    ):
+        shared.create_namespace(
+            NamespaceSettings("z", spaces=(SpaceSpec("vis", DIM),), encoder="none", ann=AnnSpec(kind="ivf"))
+        )
     # a server of the other layout serves the same namespaces (the layout is found, not configured)
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings

@@ -75,8 +75,12 @@ def writer(client: PolarMemClient, name: str, history: History, stop: threading.
         try:
             value = f"{item_id}/v0"
             version = history.issue(item_id, value)
-            client.remember(NS, id=item_id, vectors={"vis": [1.0, rng.random(), rng.random(), 0.5]},
-                            metadata={"v": value, "w": name})
+            client.remember(
+                NS,
+                id=item_id,
+                vectors={"vis": [1.0, rng.random(), rng.random(), 0.5]},
+                metadata={"v": value, "w": name},
+            )
             # the client's token: the max over its own writes, so at or after this one
             history.acked.append((item_id, version, client.consistency_token))
             for change in range(1, rng.randint(1, 4)):
@@ -99,12 +103,15 @@ def check(history: History, item_id: str, version: int, seen, how: str) -> None:
     later = versions[version:]
     if seen is DELETED:
         if DELETED not in later:
-            history.failures.append(f"{how}: {item_id} absent, though version {version} ({versions[version]}) "
-                                    "was acknowledged with this token and no later forget was issued")
+            history.failures.append(
+                f"{how}: {item_id} absent, though version {version} ({versions[version]}) "
+                "was acknowledged with this token and no later forget was issued"
+            )
     elif seen not in later:
         if seen in versions:
-            history.failures.append(f"{how}: {item_id} read {seen!r}, older than the acknowledged version "
-                                    f"{version} ({versions[version]!r})")
+            history.failures.append(
+                f"{how}: {item_id} read {seen!r}, older than the acknowledged version {version} ({versions[version]!r})"
+            )
         else:
             history.failures.append(f"{how}: {item_id} read {seen!r}, a value never written")
 
@@ -136,18 +143,22 @@ def reader(clients: list[PolarMemClient], name: str, history: History, stop: thr
                     seen = DELETED
                 check(history, item_id, version, seen, f"GetItem via {client.address}")
             elif how == "recall" and value is not DELETED:
-                hits = client.recall(NS, vectors={"vis": [1, 0, 0, 0]}, metadata_equals={"v": value}, top_k=3,
-                                     consistency_token=token).hits
+                hits = client.recall(
+                    NS, vectors={"vis": [1, 0, 0, 0]}, metadata_equals={"v": value}, top_k=3, consistency_token=token
+                ).hits
                 check_phantoms(history, [h.metadata["v"] for h in hits], "Recall")
                 if not hits and len(history.versions(item_id)) == version + 1:  # not replaced since
-                    history.failures.append(f"Recall via {client.address}: {item_id} with {value!r} not found, "
-                                            "though acknowledged with this token and not changed since")
+                    history.failures.append(
+                        f"Recall via {client.address}: {item_id} with {value!r} not found, "
+                        "though acknowledged with this token and not changed since"
+                    )
                 elif hits:
                     assert [h.id for h in hits] == [item_id], hits
             elif how == "list":
                 owner = item_id.rsplit("-", 1)[0]
-                items = client.list_items(NS, page_size=1000, metadata_equals={"w": owner},
-                                          consistency_token=token).items
+                items = client.list_items(
+                    NS, page_size=1000, metadata_equals={"w": owner}, consistency_token=token
+                ).items
                 check_phantoms(history, [i.metadata["v"] for i in items], "ListItems")
                 found = {i.id: i.metadata["v"] for i in items}
                 check(history, item_id, version, found.get(item_id, DELETED), f"ListItems via {client.address}")
@@ -197,8 +208,10 @@ def run(milvus_uri: str, workdir, seconds: float) -> History:
 
 
 def assert_consistent(history: History) -> None:
-    print(f"{len(history.acked)} acknowledged writes, {history.reads} reads ({history.token_reads} with a token), "
-          f"{len(history.failures)} violations")
+    print(
+        f"{len(history.acked)} acknowledged writes, {history.reads} reads ({history.token_reads} with a token), "
+        f"{len(history.failures)} violations"
+    )
     assert not history.errors, history.errors[:5]
     assert not history.failures, f"{len(history.failures)} violations: {history.failures[:5]}"
     assert len(history.acked) > 20 and history.token_reads > 50, (len(history.acked), history.token_reads)
@@ -234,8 +247,12 @@ def test_the_clients_and_the_cli_read_their_own_writes_with_no_token_handling(mi
             assert client.consistency_token == b""  # creating a namespace is no item write
             for n in range(5):
                 client.remember("own", id=f"s{n}", vectors={"vis": [1, n, 0, 0]}, metadata={"n": str(n)})
-                assert [h.id for h in client.recall("own", vectors={"vis": [1, n, 0, 0]}, top_k=1,
-                                                    metadata_equals={"n": str(n)}).hits] == [f"s{n}"]
+                assert [
+                    h.id
+                    for h in client.recall(
+                        "own", vectors={"vis": [1, n, 0, 0]}, top_k=1, metadata_equals={"n": str(n)}
+                    ).hits
+                ] == [f"s{n}"]
             token = client.consistency_token
             assert len(token) == 9 and token[0] == 1
             client.forget("own", "s4")
@@ -259,16 +276,23 @@ def test_the_clients_and_the_cli_read_their_own_writes_with_no_token_handling(mi
                     item = (await agent.get_item("own", f"a{n}")).item
                     assert item.id == f"a{n}"
                 return agent.consistency_token
+
         assert len(asyncio.run(async_agent())) == 9
 
         env = {**os.environ, "POLARMEM_STATE_DIR": str(tmp_path / "state")}
 
         def cli(*args: str) -> str:
-            done = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", *args, "--address",
-                                   first.address, "-n", "own"], capture_output=True, text=True, timeout=120,
-                                  cwd=str(tmp_path), env=env)
+            done = subprocess.run(
+                [sys.executable, "-m", "polarmem_server.faces.cli", *args, "--address", first.address, "-n", "own"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=str(tmp_path),
+                env=env,
+            )
             assert done.returncode == 0, done.stderr
             return done.stdout
+
         (tmp_path / "one.jsonl").write_text('{"id": "c1", "vectors": {"vis": [0, 0, 1, 1]}}\n')
         cli("remember", str(tmp_path / "one.jsonl"))
         assert len(list((tmp_path / "state").glob("last-write-*"))) == 1

@@ -61,8 +61,9 @@ class Writer(threading.Thread):
                 item_id = f"w{i}"
                 i += 1
                 try:
-                    client.remember("n", id=item_id, vectors={"vis": [1, i % 7, 0, 0]}, states={"dog": "has"},
-                                    timeout_s=15)
+                    client.remember(
+                        "n", id=item_id, vectors={"vis": [1, i % 7, 0, 0]}, states={"dog": "has"}, timeout_s=15
+                    )
                     self.acknowledged.append(item_id)
                 except grpc.RpcError as exc:
                     self.failures.append((exc.code(), exc.details() or ""))
@@ -103,11 +104,20 @@ def test_milvus_stopped_under_load_then_restarted_serve_recovers_without_restart
             acknowledged = set(writer.acknowledged)
             # Strong: this client did not make the writes, so without their token a read is only
             # Bounded and may miss the last few (docs/deployment.md, "Consistency").
-            stored = {item.id for item in client.recall("n", vectors={"vis": [1, 0, 0, 0]}, required=["dog"],
-                                                        top_k=len(acknowledged) + len(writer.failures) + 10,
-                                                        consistency="strong").hits}
+            stored = {
+                item.id
+                for item in client.recall(
+                    "n",
+                    vectors={"vis": [1, 0, 0, 0]},
+                    required=["dog"],
+                    top_k=len(acknowledged) + len(writer.failures) + 10,
+                    consistency="strong",
+                ).hits
+            }
             assert acknowledged <= stored, sorted(acknowledged - stored)  # no acknowledged write lost
-            assert client.get_item("n", writer.acknowledged[-1], consistency="strong").item.id == writer.acknowledged[-1]
+            assert (
+                client.get_item("n", writer.acknowledged[-1], consistency="strong").item.id == writer.acknowledged[-1]
+            )
     finally:
         writer.done.set()
         assert serve.stop() == 0, serve.log()
@@ -119,8 +129,7 @@ def test_milvus_down_is_unavailable_and_recovers_without_restart(milvus_server):
         pytest.skip("POLARMEM_TEST_MILVUS_URI: the tests did not start this Milvus, so they do not stop it")
     drop_collections(milvus_server.uri)
     memory = Memory(backend(milvus_server.uri, f"t{uuid.uuid4().hex[:10]}", timeout_s=5.0))
-    memory.create_namespace(NamespaceSettings("n", spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                              concepts=("dog",)))
+    memory.create_namespace(NamespaceSettings("n", spaces=(SpaceSpec("vis", DIM),), encoder="none", concepts=("dog",)))
     memory.remember("n", ItemInput(id="kept", vectors={"vis": [1, 0, 0, 0]}, states={"dog": "has"}))
     milvus_server.stop()
     try:

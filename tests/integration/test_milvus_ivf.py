@@ -37,8 +37,13 @@ def items():
     out = []
     for i in range(ITEMS):
         states = {c: rng.choice(["has", "not_has", "uncertain"], p=[0.4, 0.4, 0.2]) for c in CONCEPTS}
-        out.append(ItemInput(id=f"i{i:05d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                             states={c: str(s) for c, s in states.items()}))
+        out.append(
+            ItemInput(
+                id=f"i{i:05d}",
+                vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+                states={c: str(s) for c, s in states.items()},
+            )
+        )
     return out
 
 
@@ -79,8 +84,13 @@ def twins(milvus_server, tmp_path_factory):
     milvus.close()
 
 
-QUERIES = [dict(required=["dog"], forbidden=["cat"]), dict(required=["car"]), dict(forbidden=["dog", "car"]),
-           dict(required=["dog"], forbidden=["cat"], mode="strict"), dict()]
+QUERIES = [
+    dict(required=["dog"], forbidden=["cat"]),
+    dict(required=["car"]),
+    dict(forbidden=["dog", "car"]),
+    dict(required=["dog"], forbidden=["cat"], mode="strict"),
+    dict(),
+]
 
 
 def query_vector(seed):
@@ -143,4 +153,3 @@ def test_hnsw_is_refused_on_milvus_and_nothing_is_created(milvus_server):
         memory.recall("flat", vectors={"vis": np.ones(DIM, np.float32)}, approximate=True)
     assert [h.item_id for h in memory.recall("flat", vectors={"vis": np.ones(DIM, np.float32)}).hits] == ["a"]
     memory.close()
-

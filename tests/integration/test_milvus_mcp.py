@@ -40,12 +40,28 @@ def structured(result) -> dict:
 def test_an_agent_reads_each_note_it_just_stored_through_mcp_over_milvus(milvus_server, tmp_path):
     serve = ServeProcess(milvus_server.uri, f"t{uuid.uuid4().hex[:10]}", tmp_path).start()
     try:
-        created = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "namespace", "create", "notes",
-                                  "--address", serve.address], capture_output=True, text=True, timeout=120,
-                                 cwd=str(tmp_path))
+        created = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "polarmem_server.faces.cli",
+                "namespace",
+                "create",
+                "notes",
+                "--address",
+                serve.address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
         assert created.returncode == 0, created.stderr
-        params = StdioServerParameters(command=sys.executable, cwd=str(tmp_path), args=[
-            "-m", "polarmem_server.faces.cli", "mcp", "-n", "notes", "--address", serve.address])
+        params = StdioServerParameters(
+            command=sys.executable,
+            cwd=str(tmp_path),
+            args=["-m", "polarmem_server.faces.cli", "mcp", "-n", "notes", "--address", serve.address],
+        )
 
         async def run():
             async with Client(params) as client:
@@ -58,8 +74,9 @@ def test_an_agent_reads_each_note_it_just_stored_through_mcp_over_milvus(milvus_
                     assert structured(await client.call_tool("get_item", {"id": note_id}))["id"] == note_id
                 item = structured(await client.call_tool("get_item", {"id": "n1"}))
                 assert "cat" in item["has"] and item["not_has"] == ["dog"]
-                body = structured(await client.call_tool("recall", {"query": "a dog", "top_k": 5,
-                                                                    "include_neutral": True}))
+                body = structured(
+                    await client.call_tool("recall", {"query": "a dog", "top_k": 5, "include_neutral": True})
+                )
                 statuses = {hit["id"]: hit["status"] for hit in body["hits"]}
                 assert statuses["n0"] == "VERIFIED" and statuses.get("n1") in ("CONFLICT", None)
                 listed = structured(await client.call_tool("list_items", {}))

@@ -25,8 +25,9 @@ def fill(client, name):
     concept, text = TENANTS[name]
     client.create_namespace(name, encoder="minilm", concepts=[concept])
     for i in range(3):  # the same ids in both tenants
-        client.remember(name, id=f"item{i}", kind="text", text=f"{text} #{i}", metadata={"owner": name},
-                        states={concept: "has"})
+        client.remember(
+            name, id=f"item{i}", kind="text", text=f"{text} #{i}", metadata={"owner": name}, states={concept: "has"}
+        )
     client.remember(name, id=f"only-{name}", kind="text", text=text, metadata={"owner": name}, states={concept: "has"})
 
 
@@ -80,8 +81,9 @@ def test_pooled_tenants_never_see_each_other(milvus_server, tmp_path):
             assert c.clear_namespace("bob") == 4
             assert c.get_namespace("alice").item_count == 3
             assert sorted(i.id for i in c.list_items("alice", page_size=100).items) == ["item1", "item2", "only-alice"]
-            c.remember("bob", id="item0", kind="text", text="a boat again", metadata={"owner": "bob"},
-                       states={"boat": "has"})
+            c.remember(
+                "bob", id="item0", kind="text", text="a boat again", metadata={"owner": "bob"}, states={"boat": "has"}
+            )
             c.delete_namespace("alice")
             assert c.get_item("bob", "item0").item.metadata["owner"] == "bob"
             assert c.get_namespace("bob").item_count == 1

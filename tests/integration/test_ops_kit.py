@@ -44,13 +44,31 @@ METRICS_TO_COME = {
     "polarmem_engine_queue_capacity": "the queue's bound (engine_queue)",
 }
 # The compiled Recall front's series (api/fast_front.py), exported only by a server that runs it.
-FRONT_METRICS = {"polarmem_fast_front_recalls_total", "polarmem_fast_front_latency_seconds_bucket",
-                 "polarmem_fast_front_in_flight", "polarmem_fast_front_plans", "polarmem_fast_front_hits_total"}
+FRONT_METRICS = {
+    "polarmem_fast_front_recalls_total",
+    "polarmem_fast_front_latency_seconds_bucket",
+    "polarmem_fast_front_in_flight",
+    "polarmem_fast_front_plans",
+    "polarmem_fast_front_hits_total",
+}
 # Series that Prometheus itself (up) or blackbox_exporter (probe_success) produce.
 METRICS_FROM_ELSEWHERE = {"up", "probe_success"}
 
-PROMQL_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool",
-                   "offset", "inf", "nan"}
+PROMQL_KEYWORDS = {
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "and",
+    "or",
+    "unless",
+    "bool",
+    "offset",
+    "inf",
+    "nan",
+}
 
 
 def find_tool(env: str, name: str) -> str | None:
@@ -81,7 +99,7 @@ def metric_names(expr: str) -> set[str]:
     expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
     names = set()
     for match in re.finditer(r"(?<![\w.$])[A-Za-z_:][A-Za-z0-9_:]*", expr):
-        follows = expr[match.end():].lstrip()[:1]
+        follows = expr[match.end() :].lstrip()[:1]
         if follows != "(" and match.group().lower() not in PROMQL_KEYWORDS:
             names.add(match.group())
     return names
@@ -117,14 +135,18 @@ def test_alert_rules_pass_promtool_check():
 
 
 def test_alert_rules_fire_and_stay_quiet_as_the_unit_tests_say():
-    run = subprocess.run([promtool(), "test", "rules", "alerts_test.yml"], cwd=ALERTS.parent, capture_output=True,
-                         text=True)
+    run = subprocess.run(
+        [promtool(), "test", "rules", "alerts_test.yml"], cwd=ALERTS.parent, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_every_alert_has_a_unit_test_and_a_runbook_entry():
-    tested = {case["alertname"] for test in yaml.safe_load((ALERTS.parent / "alerts_test.yml").read_text())["tests"]
-              for case in test.get("alert_rule_test", [])}
+    tested = {
+        case["alertname"]
+        for test in yaml.safe_load((ALERTS.parent / "alerts_test.yml").read_text())["tests"]
+        for case in test.get("alert_rule_test", [])
+    }
     alerts = {rule["alert"] for rule in rules() if "alert" in rule}
     assert alerts and alerts <= tested, f"alerts without a promtool test: {sorted(alerts - tested)}"
     doc = OPERATIONS_DOC.read_text()
@@ -132,8 +154,9 @@ def test_every_alert_has_a_unit_test_and_a_runbook_entry():
 
 
 def test_example_prometheus_config_is_valid():
-    run = subprocess.run([promtool(), "check", "config", "prometheus.yml"], cwd=ALERTS.parent, capture_output=True,
-                         text=True)
+    run = subprocess.run(
+        [promtool(), "check", "config", "prometheus.yml"], cwd=ALERTS.parent, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -143,8 +166,14 @@ def test_example_prometheus_config_is_valid():
 def test_dashboard_queries_are_valid_promql(tmp_path):
     """promtool parses every dashboard query (as a recording rule) after Grafana's variables are filled in."""
     exprs = dashboard_exprs()
-    group = {"groups": [{"name": "dashboard", "rules": [{"record": f"dashboard:query{i}", "expr": as_plain_promql(e)}
-                                                        for i, e in enumerate(exprs)]}]}
+    group = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [{"record": f"dashboard:query{i}", "expr": as_plain_promql(e)} for i, e in enumerate(exprs)],
+            }
+        ]
+    }
     path = tmp_path / "dashboard_rules.yml"
     path.write_text(yaml.safe_dump(group))
     check = subprocess.run([promtool(), "check", "rules", str(path)], capture_output=True, text=True)
@@ -164,24 +193,38 @@ def test_dashboard_is_well_formed_and_covers_the_server():
             refs = [t["refId"] for t in panel["targets"]]
             assert len(refs) == len(set(refs)), panel["title"]
     used = set().union(*(metric_names(e) for e in dashboard_exprs()))
-    required = {"polarmem_rpc_requests_total", "polarmem_internal_errors_total", "polarmem_rpc_latency_seconds_bucket",
-                "polarmem_rpc_in_flight", "polarmem_items", "polarmem_concepts",
-                "polarmem_partition_uncertain_ratio_bucket", "polarmem_store_write_seconds_bucket",
-                "polarmem_engine_queue_delay_seconds_bucket", "polarmem_engine_batch_prompts_sum",
-                "polarmem_engine_batch_seconds_bucket", "process_resident_memory_bytes", "polarmem_build_info"}
+    required = {
+        "polarmem_rpc_requests_total",
+        "polarmem_internal_errors_total",
+        "polarmem_rpc_latency_seconds_bucket",
+        "polarmem_rpc_in_flight",
+        "polarmem_items",
+        "polarmem_concepts",
+        "polarmem_partition_uncertain_ratio_bucket",
+        "polarmem_store_write_seconds_bucket",
+        "polarmem_engine_queue_delay_seconds_bucket",
+        "polarmem_engine_batch_prompts_sum",
+        "polarmem_engine_batch_seconds_bucket",
+        "process_resident_memory_bytes",
+        "polarmem_build_info",
+    }
     assert not required - used, f"dashboard lacks {sorted(required - used)}"
 
 
 def test_metric_name_extraction():
     assert metric_names('histogram_quantile(0.99, sum by (method, le) (rate(a_bucket{method!="x"}[5m]))) > 1') == {
-        "a_bucket"}
+        "a_bucket"
+    }
     assert metric_names("max by (instance) (q) / max(c) > 0.8 and on (instance) up == 0") == {"q", "c", "up"}
     assert metric_names('time() - process_start_time_seconds{job="polarmem"}') == {"process_start_time_seconds"}
 
 
 def exported_sample_names(body: str) -> set[str]:
-    return {re.match(r"[A-Za-z_:][A-Za-z0-9_:]*", line).group() for line in body.splitlines()
-            if line and not line.startswith("#")}
+    return {
+        re.match(r"[A-Za-z_:][A-Za-z0-9_:]*", line).group()
+        for line in body.splitlines()
+        if line and not line.startswith("#")
+    }
 
 
 def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
@@ -192,14 +235,24 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
     config = make_config(tmp_path, fast_front_address="127.0.0.1:0" if front else "")
     with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-        client.remember("t", id="a", vectors={"vis": rng.standard_normal(DIM)},
-                        scores={"dog": [0.9] * 4, "cat": [0.1] * 4, "car": [0.5] * 4})  # one per template
+        client.remember(
+            "t",
+            id="a",
+            vectors={"vis": rng.standard_normal(DIM)},
+            scores={"dog": [0.9] * 4, "cat": [0.1] * 4, "car": [0.5] * 4},
+        )  # one per template
         client.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1)
         if front:
             with PolarMemClient(server.address, recall_address=server.fast_front_address) as fast:
                 for _ in range(2):  # planned, then answered natively
-                    fast.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1,
-                                mode="hard", explain=False)
+                    fast.recall(
+                        "t",
+                        vectors={"vis": rng.standard_normal(DIM)},
+                        required=["dog"],
+                        top_k=1,
+                        mode="hard",
+                        explain=False,
+                    )
         body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
     exported = exported_sample_names(body)
     if not front:
@@ -250,8 +303,9 @@ def test_health_probe_speaks_tls_with_the_ca_from_the_environment(tmp_path):
         plaintext = run_health("--address", server.address, "--timeout", "2")
         assert plaintext.returncode == 1
         env = {**os.environ, "POLARMEM_HEALTH_CA_FILE": str(cert), "POLARMEM_ADDRESS": server.address}
-        with_ca = subprocess.run([sys.executable, str(HEALTH_SCRIPT)], env=env, capture_output=True, text=True,
-                                 timeout=60)
+        with_ca = subprocess.run(
+            [sys.executable, str(HEALTH_SCRIPT)], env=env, capture_output=True, text=True, timeout=60
+        )
         assert with_ca.returncode == 0, with_ca.stderr
 
 
@@ -263,16 +317,22 @@ def probe(exporter_port: int, target: str) -> str:
 def test_blackbox_grpc_health_probe_sees_serving_and_down(tmp_path):
     """The real blackbox_exporter with deploy/prometheus/blackbox.yml probes a real server: the
     probe_success series PolarMemNotServing watches is 1 while it serves and 0 once it is gone."""
-    tool = require_tool("POLARMEM_BLACKBOX", "blackbox_exporter", "make test extracts it from Debian's "
-                        "prometheus-blackbox-exporter package")
+    tool = require_tool(
+        "POLARMEM_BLACKBOX",
+        "blackbox_exporter",
+        "make test extracts it from Debian's prometheus-blackbox-exporter package",
+    )
     config = DEPLOY / "prometheus" / "blackbox.yml"
     check = subprocess.run([tool, f"--config.file={config}", "--config.check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
     port = free_port()
     log = tmp_path / "blackbox.log"
     with open(log, "w") as stderr:
-        exporter = subprocess.Popen([tool, f"--config.file={config}", f"--web.listen-address=127.0.0.1:{port}"],
-                                    stdout=subprocess.DEVNULL, stderr=stderr)
+        exporter = subprocess.Popen(
+            [tool, f"--config.file={config}", f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -319,9 +379,16 @@ def local_unit(tmp_path: Path) -> Path:
 
 def test_systemd_unit_has_the_required_settings():
     d = unit_directives()
-    for key, value in {"Type": "exec", "User": "polarmem", "Restart": "on-failure", "NoNewPrivileges": "yes",
-                       "ProtectSystem": "strict", "PrivateTmp": "yes", "ReadWritePaths": "/var/lib/polarmem",
-                       "StateDirectory": "polarmem polarmem-backups"}.items():
+    for key, value in {
+        "Type": "exec",
+        "User": "polarmem",
+        "Restart": "on-failure",
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "PrivateTmp": "yes",
+        "ReadWritePaths": "/var/lib/polarmem",
+        "StateDirectory": "polarmem polarmem-backups",
+    }.items():
         assert d.get(key) == [value], key
     env = dict(e.split("=", 1) for e in d["Environment"])
     assert env["POLARMEM_DATA_DIR"] == "/var/lib/polarmem"
@@ -338,8 +405,9 @@ def test_systemd_analyze_verify(tmp_path):
     verify = subprocess.run([tool, "verify", "--man=no", str(unit)], capture_output=True, text=True)
     assert verify.returncode == 0 and not verify.stderr.strip(), verify.stdout + verify.stderr
     # exposure on systemd's 0-100 scale (shown as 0.0-10.0); the unit scores 1.9 ("OK") with systemd 252
-    security = subprocess.run([tool, "security", "--offline=yes", "--threshold=25", str(unit)], capture_output=True,
-                              text=True)
+    security = subprocess.run(
+        [tool, "security", "--offline=yes", "--threshold=25", str(unit)], capture_output=True, text=True
+    )
     assert security.returncode == 0, security.stdout[-3000:] + security.stderr
 
 
@@ -349,12 +417,17 @@ def test_systemd_unit_commands_start_wait_for_serving_and_stop(tmp_path):
     d = unit_directives()
     env = dict(os.environ)
     env.update(e.split("=", 1) for e in d["Environment"])
-    env.update(POLARMEM_DATA_DIR=str(tmp_path / "data"), POLARMEM_ADDRESS=f"127.0.0.1:{free_port()}",
-               POLARMEM_METRICS_PORT="0")
+    env.update(
+        POLARMEM_DATA_DIR=str(tmp_path / "data"), POLARMEM_ADDRESS=f"127.0.0.1:{free_port()}", POLARMEM_METRICS_PORT="0"
+    )
     bin_dir = Path(sys.executable).parent
     start = d["ExecStart"][0].replace("/opt/polarmem/venv/bin/", f"{bin_dir}/").split()
-    post = d["ExecStartPost"][0].replace("/opt/polarmem/venv/bin/", f"{bin_dir}/").replace(
-        "/opt/polarmem/bin/polarmem-health", str(HEALTH_SCRIPT)).split()
+    post = (
+        d["ExecStartPost"][0]
+        .replace("/opt/polarmem/venv/bin/", f"{bin_dir}/")
+        .replace("/opt/polarmem/bin/polarmem-health", str(HEALTH_SCRIPT))
+        .split()
+    )
     log = tmp_path / "serve.log"
     with open(log, "w") as stderr:
         process = subprocess.Popen(start, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
@@ -386,15 +459,18 @@ def packaging_test_sources() -> tuple[str, ...]:
 
 def dockerfile_instructions() -> list[tuple[str, str]]:
     text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
-            for line in (raw.strip() for raw in text.splitlines()) if line and not line.startswith("#")]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
+        for line in (raw.strip() for raw in text.splitlines())
+        if line and not line.startswith("#")
+    ]
 
 
 def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_volume():
     instructions = dockerfile_instructions()
     stages = [i for i, (op, _) in enumerate(instructions) if op == "FROM"]
     assert len(stages) >= 2 and all(" AS " in instructions[i][1].upper() for i in stages), "multi-stage, named"
-    runtime = instructions[stages[-1]:]
+    runtime = instructions[stages[-1] :]
     ops = {op for op, _ in runtime}
     assert {"USER", "HEALTHCHECK", "VOLUME", "EXPOSE", "ENTRYPOINT"} <= ops
     user = [arg for op, arg in runtime if op == "USER"][-1].split(":")[0]
@@ -408,16 +484,22 @@ def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_volume():
     assert f"POLARMEM_DATA_DIR={volume[0]}" in env
     exposed = [arg for op, arg in runtime if op == "EXPOSE"][0].split()
     assert "50051" in exposed and "9464" in exposed and "POLARMEM_METRICS_PORT=9464" in env
-    copied = [source for op, arg in instructions if op == "COPY" and "--from=" not in arg
-              for source in [a for a in arg.split() if not a.startswith("--")][:-1]]
+    copied = [
+        source
+        for op, arg in instructions
+        if op == "COPY" and "--from=" not in arg
+        for source in [a for a in arg.split() if not a.startswith("--")][:-1]
+    ]
     assert all((REPO / source).exists() for source in copied), copied
     # the build stage copies what test_packaging's clean-copy build compiles, and the context keeps it
-    build_stage = {source for op, arg in instructions[:stages[-1]] if op == "COPY"
-                   for source in arg.split()[:-1]}
+    build_stage = {source for op, arg in instructions[: stages[-1]] if op == "COPY" for source in arg.split()[:-1]}
     sources = set(packaging_test_sources())
     assert build_stage == sources, build_stage ^ sources
-    kept = {line[1:].rstrip("/") for line in (DOCKERFILE.parent / "Dockerfile.dockerignore").read_text().splitlines()
-            if line.startswith("!")}
+    kept = {
+        line[1:].rstrip("/")
+        for line in (DOCKERFILE.parent / "Dockerfile.dockerignore").read_text().splitlines()
+        if line.startswith("!")
+    }
     assert set(copied) <= kept, set(copied) - kept
 
 

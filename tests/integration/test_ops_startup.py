@@ -19,8 +19,13 @@ def test_version_comes_from_the_installed_package(tmp_path):
     from importlib.metadata import version
 
     # cwd away from the source tree, so the installed package (with its compiled core) is imported
-    result = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "--version"], capture_output=True,
-                            text=True, timeout=60, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "polarmem_server.faces.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0 and result.stdout.strip() == f"polarmem {version('polarmem-server')}"
 
 
@@ -36,7 +41,9 @@ def test_access_log_has_one_json_line_per_call(tmp_path, caplog):
         server.stop()
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "polarmem.access"]
     assert [(line["method"], line["namespace"], line["code"]) for line in lines] == [
-        ("CreateNamespace", "logged", "OK"), ("GetItem", "logged", "NOT_FOUND")]
+        ("CreateNamespace", "logged", "OK"),
+        ("GetItem", "logged", "NOT_FOUND"),
+    ]
     assert all(line["ms"] >= 0 and line["peer"] for line in lines)
 
 
@@ -66,8 +73,10 @@ def test_encoders_of_stored_namespaces_load_before_serving(tmp_path, capfd):
     server = PolarMemServer(config).start()
     try:
         assert "minilm" in encoder._shared  # loaded by start(), before health said SERVING
-        assert server._health.Check(health_pb2.HealthCheckRequest(service=""), None).status == \
-            health_pb2.HealthCheckResponse.SERVING
+        assert (
+            server._health.Check(health_pb2.HealthCheckRequest(service=""), None).status
+            == health_pb2.HealthCheckResponse.SERVING
+        )
     finally:
         server.stop()
     assert "Loading weights" not in capfd.readouterr().err

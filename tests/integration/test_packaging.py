@@ -37,8 +37,11 @@ def source_files() -> list[Path]:
         if path.is_file():
             files.append(path)
         else:
-            files.extend(p for p in sorted(path.rglob("*"))
-                         if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith((".so", ".pyc")))
+            files.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith((".so", ".pyc"))
+            )
     return files
 
 
@@ -94,8 +97,12 @@ def fresh_venv(path: Path, wheel: Path) -> Path:
     This pip installs into it (`--python`): a pip of its own would add its install time and nothing
     the test looks at."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(path / "bin" / "python"), "install", "-q",
-                              str(wheel)], capture_output=True, text=True, timeout=900)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(path / "bin" / "python"), "install", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert install.returncode == 0, f"pip install of the wheel failed:\n{install.stdout}\n{install.stderr}"
     return path / "bin"
 
@@ -106,9 +113,24 @@ def serve_and_check(bin_dir: Path, work: Path) -> None:
     log = work / "serve.log"
     with open(log, "w") as stderr:
         # cwd outside the source tree, so only the installed package can be imported
-        process = subprocess.Popen([str(bin_dir / "polarmem"), "serve", "--address", "127.0.0.1:0", "--data-dir",
-                                    str(data_dir), "--metrics-port", "-1", "--log-level", "WARNING"],
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=work)
+        process = subprocess.Popen(
+            [
+                str(bin_dir / "polarmem"),
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--data-dir",
+                str(data_dir),
+                "--metrics-port",
+                "-1",
+                "--log-level",
+                "WARNING",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=work,
+        )
     try:
         line = process.stdout.readline()
         assert "serving on" in line, f"polarmem serve did not start: {line!r}\n{log.read_text()[-4000:]}"
@@ -124,17 +146,33 @@ def serve_and_check(bin_dir: Path, work: Path) -> None:
                 time.sleep(0.1)
             assert status == health_pb2.HealthCheckResponse.SERVING
         created = subprocess.run(
-            [str(bin_dir / "python"), "-c",
-             "import sys; from polarmem_server.faces.client import PolarMemClient\n"
-             "with PolarMemClient(sys.argv[1]) as c:\n"
-             "    info = c.create_namespace('packaged', spaces=[('vis', 8)], encoder='none')\n"
-             "    print(info.name, c.list_namespaces()[0].name)", address],
-            capture_output=True, text=True, timeout=60, cwd=work)
+            [
+                str(bin_dir / "python"),
+                "-c",
+                "import sys; from polarmem_server.faces.client import PolarMemClient\n"
+                "with PolarMemClient(sys.argv[1]) as c:\n"
+                "    info = c.create_namespace('packaged', spaces=[('vis', 8)], encoder='none')\n"
+                "    print(info.name, c.list_namespaces()[0].name)",
+                address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=work,
+        )
         assert created.returncode == 0, created.stderr
         assert created.stdout.split() == ["packaged", "packaged"]
-        build = subprocess.run([str(bin_dir / "python"), "-c",
-                                "from polarmem_server.index import build_info; print(build_info()['simd_active'])"],
-                               capture_output=True, text=True, timeout=60, cwd=work)
+        build = subprocess.run(
+            [
+                str(bin_dir / "python"),
+                "-c",
+                "from polarmem_server.index import build_info; print(build_info()['simd_active'])",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=work,
+        )
         assert build.returncode == 0 and build.stdout.strip() in ("scalar", "avx2", "avx512"), build.stderr
     finally:
         process.send_signal(signal.SIGTERM)

@@ -25,8 +25,14 @@ def vec(seed, rows=None):
 
 def populate(memory: Memory) -> None:
     # one template: the items below carry one P(Yes) per concept
-    memory.create_namespace(NamespaceSettings("r", spaces=(SpaceSpec("vis", DIM), SpaceSpec("crops", DIM, multi=True)),
-                                              encoder="none", templates=ONE_TEMPLATE))
+    memory.create_namespace(
+        NamespaceSettings(
+            "r",
+            spaces=(SpaceSpec("vis", DIM), SpaceSpec("crops", DIM, multi=True)),
+            encoder="none",
+            templates=ONE_TEMPLATE,
+        )
+    )
     rng = np.random.default_rng(0)
     items = []
     for i in range(60):
@@ -37,8 +43,9 @@ def populate(memory: Memory) -> None:
             vectors["crops"] = vec(1000 + i, rows=1 + i % 4)
         metadata = {"split": "train" if i % 2 else "val"} if i % 5 else {}
         if i % 4 == 0:
-            items.append(ItemInput(id=f"t{i:02d}", kind="text", text="a dog but no cat", vectors=vectors,
-                                   metadata=metadata))
+            items.append(
+                ItemInput(id=f"t{i:02d}", kind="text", text="a dog but no cat", vectors=vectors, metadata=metadata)
+            )
         else:
             scores = {c: [float(rng.random())] for c in CONCEPTS}
             items.append(ItemInput(id=f"v{i:02d}", vectors=vectors, scores=scores, metadata=metadata))
@@ -62,8 +69,9 @@ def snapshot(memory: Memory) -> dict:
     hits = {}
     for concept in CONCEPTS:
         for required, forbidden in (([concept], []), ([], [concept])):
-            result = memory.recall("r", vectors={"vis": vec(99)}, required=required, forbidden=forbidden, k=100,
-                                   exclude_conflicts=False)
+            result = memory.recall(
+                "r", vectors={"vis": vec(99)}, required=required, forbidden=forbidden, k=100, exclude_conflicts=False
+            )
             hits[(tuple(required), tuple(forbidden))] = ranked(result)
     crops = memory.recall("r", vectors={"crops": vec(98)}, required=["dog"], k=100)
     return {
@@ -121,17 +129,29 @@ def test_an_unknown_schema_is_refused(tmp_path):
 
 def test_index_record_round_trip():
     records = [
-        records_pb2.ItemRecord(id="a", kind=enums_pb2.ITEM_KIND_VISUAL, mentions=[4],
-                               evidence=[records_pb2.ConceptEvidence(concept_id=3, state=enums_pb2.CONCEPT_STATE_HAS,
-                                                                     template_scores=[0.9]),
-                                         records_pb2.ConceptEvidence(concept_id=1, state=enums_pb2.CONCEPT_STATE_NOT_HAS),
-                                         records_pb2.ConceptEvidence(concept_id=2, state=enums_pb2.CONCEPT_STATE_UNCERTAIN,
-                                                                     template_scores=[0.5, 0.4])],
-                               metadata={"z": "last", "a": "ünïcode"}),
+        records_pb2.ItemRecord(
+            id="a",
+            kind=enums_pb2.ITEM_KIND_VISUAL,
+            mentions=[4],
+            evidence=[
+                records_pb2.ConceptEvidence(concept_id=3, state=enums_pb2.CONCEPT_STATE_HAS, template_scores=[0.9]),
+                records_pb2.ConceptEvidence(concept_id=1, state=enums_pb2.CONCEPT_STATE_NOT_HAS),
+                records_pb2.ConceptEvidence(
+                    concept_id=2, state=enums_pb2.CONCEPT_STATE_UNCERTAIN, template_scores=[0.5, 0.4]
+                ),
+            ],
+            metadata={"z": "last", "a": "ünïcode"},
+        ),
         records_pb2.ItemRecord(id="b", kind=enums_pb2.ITEM_KIND_TEXT),
-        records_pb2.ItemRecord(id="c", kind=enums_pb2.ITEM_KIND_TEXT, mentions=[0, 7],
-                               evidence=[records_pb2.ConceptEvidence(concept_id=0, state=enums_pb2.CONCEPT_STATE_HAS),
-                                         records_pb2.ConceptEvidence(concept_id=9, state=enums_pb2.CONCEPT_STATE_HAS)]),
+        records_pb2.ItemRecord(
+            id="c",
+            kind=enums_pb2.ITEM_KIND_TEXT,
+            mentions=[0, 7],
+            evidence=[
+                records_pb2.ConceptEvidence(concept_id=0, state=enums_pb2.CONCEPT_STATE_HAS),
+                records_pb2.ConceptEvidence(concept_id=9, state=enums_pb2.CONCEPT_STATE_HAS),
+            ],
+        ),
     ]
     batch = decode_index_records([encode_index_record(r) for r in records])
     assert batch.kinds.tolist() == [1, 2, 2]

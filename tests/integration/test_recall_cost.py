@@ -11,8 +11,13 @@ from polarmem_server.faces.client import item_message
 from servertools import DIM
 
 CONCEPTS = ("dog", "cat", "car", "bus")
-MODES = {"hard": pb.RECALL_MODE_HARD, "soft": pb.RECALL_MODE_SOFT, "strict": pb.RECALL_MODE_STRICT,
-         "adaptive": pb.RECALL_MODE_ADAPTIVE, "off": pb.RECALL_MODE_OFF}
+MODES = {
+    "hard": pb.RECALL_MODE_HARD,
+    "soft": pb.RECALL_MODE_SOFT,
+    "strict": pb.RECALL_MODE_STRICT,
+    "adaptive": pb.RECALL_MODE_ADAPTIVE,
+    "off": pb.RECALL_MODE_OFF,
+}
 
 
 class CountingColumnFamily:
@@ -43,8 +48,9 @@ def stocked(server, client):
             draw = rng.random()
             states[concept] = "has" if draw < 0.3 else "not_has" if draw < 0.65 else "uncertain" if draw < 0.8 else None
         states = {c: s for c, s in states.items() if s}
-        items.append(item_message(id=f"i{i:03d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)},
-                                  states=states))
+        items.append(
+            item_message(id=f"i{i:03d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)}, states=states)
+        )
     response = client.remember_stream("t", items)
     assert response.failed == 0 and response.stored == len(items)
     store = server.memory.backend.store
@@ -55,21 +61,29 @@ def stocked(server, client):
 
 
 def recall(client, explain, mode="hard", **fields):
-    request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=np.ones(DIM).tolist())},
-                               top_k=fields.pop("top_k", 10), mode=MODES[mode], **fields)
+    request = pb.RecallRequest(
+        namespace="t",
+        vectors={"vis": pb.VectorValue(values=np.ones(DIM).tolist())},
+        top_k=fields.pop("top_k", 10),
+        mode=MODES[mode],
+        **fields,
+    )
     if explain is not None:
         request.explain = explain
     return client._stub.Recall(request, timeout=30)
 
 
 def rows(response):
-    return [(h.id, h.s_log, round(h.s_sem, 5), h.status, list(h.entailed_by), list(h.conflicted_by), h.absence_verified)
-            for h in response.hits]
+    return [
+        (h.id, h.s_log, round(h.s_sem, 5), h.status, list(h.entailed_by), list(h.conflicted_by), h.absence_verified)
+        for h in response.hits
+    ]
 
 
 @pytest.mark.parametrize("mode", ["hard", "soft", "strict", "adaptive", "off"])
-@pytest.mark.parametrize("required,forbidden", [(["dog"], []), (["dog", "car"], ["cat"]), ([], ["bus", "cat"]),
-                                                (["cat"], ["dog"])])
+@pytest.mark.parametrize(
+    "required,forbidden", [(["dog"], []), (["dog", "car"], ["cat"]), ([], ["bus", "cat"]), (["cat"], ["dog"])]
+)
 def test_explain_false_reads_nothing_and_returns_the_same_hits(stocked, mode, required, forbidden):
     client, counter = stocked
     counter.keys_read = counter.calls = 0

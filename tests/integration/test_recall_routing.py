@@ -34,11 +34,19 @@ def front_server(tmp_path):
     rng = np.random.default_rng(5)
     with PolarMemClient(server.address, fast_front=False) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-        client.remember_stream("t", [
-            item_message(id=f"i{i:03d}", text=f"note {i}", vectors={"vis": rng.standard_normal(DIM)},
-                         metadata={"topic": f"t{i % 3}"},
-                         states={"dog": "has" if i % 2 else "not_has", "cat": "has" if i % 3 == 0 else "not_has"})
-            for i in range(120)])
+        client.remember_stream(
+            "t",
+            [
+                item_message(
+                    id=f"i{i:03d}",
+                    text=f"note {i}",
+                    vectors={"vis": rng.standard_normal(DIM)},
+                    metadata={"topic": f"t{i % 3}"},
+                    states={"dog": "has" if i % 2 else "not_has", "cat": "has" if i % 3 == 0 else "not_has"},
+                )
+                for i in range(120)
+            ],
+        )
     yield server
     server.stop()
 
@@ -53,8 +61,10 @@ def vector(rng) -> list[float]:
 
 
 PLANNABLE = dict(required=["dog"], forbidden=["cat"], mode="hard", explain=False, top_k=5)
-NOT_PLANNABLE = [dict(required=["dog"], mode="hard", explain=False, include_context=True),
-                 dict(required=["dog"], mode="hard", explain=False, suppressed_k=2)]
+NOT_PLANNABLE = [
+    dict(required=["dog"], mode="hard", explain=False, include_context=True),
+    dict(required=["dog"], mode="hard", explain=False, suppressed_k=2),
+]
 
 
 @front_built
@@ -78,9 +88,17 @@ def test_a_client_given_only_the_main_address_gets_native_answers(front_server):
         for _ in range(5):
             q = vector(rng)
             answer = client.recall("t", vectors={"vis": q}, **PLANNABLE)
-            direct = main.Recall(pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=q)},
-                                                  required=["dog"], forbidden=["cat"], mode=pb.RECALL_MODE_HARD,
-                                                  explain=False, top_k=5))
+            direct = main.Recall(
+                pb.RecallRequest(
+                    namespace="t",
+                    vectors={"vis": pb.VectorValue(values=q)},
+                    required=["dog"],
+                    forbidden=["cat"],
+                    mode=pb.RECALL_MODE_HARD,
+                    explain=False,
+                    top_k=5,
+                )
+            )
             assert answer.SerializeToString(deterministic=True) == direct.SerializeToString(deterministic=True)
         assert counts(front_server) == {"native": 5, "forwarded": 1}
         assert client.get_namespace("t").item_count == 120  # other RPCs: the main port
@@ -105,11 +123,15 @@ def test_a_namespace_whose_rule_is_strict_is_answered_by_the_front(front_server)
     native and equals the main port's."""
     rng = np.random.default_rng(8)
     with PolarMemClient(front_server.address) as client:
-        client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", partitioner="auto",
-                                declared_accuracy=0.9)
+        client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", partitioner="auto", declared_accuracy=0.9)
         assert client.get_namespace("s").rule.recall_mode == pb.RECALL_MODE_STRICT
-        client.remember_stream("s", [item_message(id=f"s{i}", vectors={"vis": vector(rng)},
-                                                  states={"dog": "has" if i % 2 else "not_has"}) for i in range(20)])
+        client.remember_stream(
+            "s",
+            [
+                item_message(id=f"s{i}", vectors={"vis": vector(rng)}, states={"dog": "has" if i % 2 else "not_has"})
+                for i in range(20)
+            ],
+        )
         queries = [vector(rng) for _ in range(5)]
         answers = [client.recall("s", vectors={"vis": q}, required=["dog"], explain=False, top_k=3) for q in queries]
         assert {a.mode_used for a in answers} == {pb.RECALL_MODE_STRICT}
@@ -185,14 +207,17 @@ def test_a_server_without_a_front_advertises_nothing(tmp_path):
         assert client.front.address is None
 
 
-@pytest.mark.parametrize(("main", "port", "front"), [
-    ("127.0.0.1:50051", "50052", "127.0.0.1:50052"),
-    ("[::1]:50051", "7", "[::1]:7"),
-    ("dns:///memory.internal:443", "8443", "dns:///memory.internal:8443"),
-    ("unix:/run/polarmem.sock", "50052", None),     # no host to join a port to
-    ("127.0.0.1:50051", "0", None),
-    ("127.0.0.1:50051", "http", None),
-])
+@pytest.mark.parametrize(
+    ("main", "port", "front"),
+    [
+        ("127.0.0.1:50051", "50052", "127.0.0.1:50052"),
+        ("[::1]:50051", "7", "[::1]:7"),
+        ("dns:///memory.internal:443", "8443", "dns:///memory.internal:8443"),
+        ("unix:/run/polarmem.sock", "50052", None),  # no host to join a port to
+        ("127.0.0.1:50051", "0", None),
+        ("127.0.0.1:50051", "http", None),
+    ],
+)
 def test_the_fronts_address_is_the_main_host_with_the_advertised_port(main, port, front):
     assert recall_routing.front_address(main, port) == front
 
@@ -202,8 +227,10 @@ def test_the_cli_and_mcp_opt_out(monkeypatch):
     add_arguments(parser)
     assert load_connection(parser.parse_args([]), env={}).client_options()["fast_front"] is True
     assert load_connection(parser.parse_args(["--no-fast-front"]), env={}).client_options()["fast_front"] is False
-    assert load_connection(parser.parse_args([]), env={"POLARMEM_NO_FAST_FRONT": "1"}).client_options()[
-        "fast_front"] is False
+    assert (
+        load_connection(parser.parse_args([]), env={"POLARMEM_NO_FAST_FRONT": "1"}).client_options()["fast_front"]
+        is False
+    )
 
 
 @front_built
@@ -222,8 +249,9 @@ def test_polarmem_mcp_clients_route_without_configuration(front_server):
 
     async def run():
         for _ in range(2):  # the recall tool's shape (faces/mcp_server.py recall())
-            await tools.invoke(ctx, "recall", "t", "dog", vectors={"vis": vector(rng)}, mode="", top_k=5,
-                               include_context=True)
+            await tools.invoke(
+                ctx, "recall", "t", "dog", vectors={"vis": vector(rng)}, mode="", top_k=5, include_context=True
+            )
         assert counts(front_server) == {"native": 0, "forwarded": 0}
         for _ in range(3):
             await tools.invoke(ctx, "recall", "t", vectors={"vis": vector(rng)}, **PLANNABLE)
@@ -242,8 +270,9 @@ def test_the_learned_front_gets_the_clients_tls_and_token(tmp_path):
     cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n')
-    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens),
-                         fast_front_address="127.0.0.1:0")
+    config = make_config(
+        tmp_path, tls_cert=str(cert), tls_key=str(key), tokens_file=str(tokens), fast_front_address="127.0.0.1:0"
+    )
     rng = np.random.default_rng(10)
     with PolarMemServer(config) as server:
         options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test", token="a-secret")

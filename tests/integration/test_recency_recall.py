@@ -26,16 +26,25 @@ def memory(tmp_path_factory):
     for i in range(N):
         if i % 10 == 9:  # a twin of the previous item, written at the same time: ties by slot
             twin = items[-1]
-            items.append(ItemInput(id=f"i{i:03d}", vectors=dict(twin.vectors), states=dict(twin.states),
-                                   metadata={"half": str(i % 2)}))
+            items.append(
+                ItemInput(
+                    id=f"i{i:03d}", vectors=dict(twin.vectors), states=dict(twin.states), metadata={"half": str(i % 2)}
+                )
+            )
             stamps.append(stamps[-1])
             continue
         states = {}
         for concept in ("dog", "cat"):
             draw = rng.random()
             states.update({concept: "has"} if draw < 0.35 else {concept: "not_has"} if draw < 0.7 else {})
-        items.append(ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                               states=states, metadata={"half": str(i % 2)}))
+        items.append(
+            ItemInput(
+                id=f"i{i:03d}",
+                vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+                states=states,
+                metadata={"half": str(i % 2)},
+            )
+        )
         # some in the future (age 0), most within ten days
         stamps.append(int(NOW_MS + rng.integers(-10 * DAY_MS, DAY_MS // 10)))
     times = iter(stamps)
@@ -72,16 +81,25 @@ def fixed_now(monkeypatch):
 
 @pytest.mark.parametrize("mode", ["hard", "off"])
 @pytest.mark.parametrize("k", [1, 7, 40])
-@pytest.mark.parametrize("half_life_s,weight", [(60.0, 0.1), (3600.0, 0.5), (3 * 86_400.0, 1.0),
-                                                (86_400.0, 0.0), (1e9, 0.3)])
+@pytest.mark.parametrize(
+    "half_life_s,weight", [(60.0, 0.1), (3600.0, 0.5), (3 * 86_400.0, 1.0), (86_400.0, 0.0), (1e9, 0.3)]
+)
 def test_recency_matches_brute_force(memory, fixed_now, mode, k, half_life_s, weight):
     m, stamps = memory
     for seed in range(4):
         query = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
         for filters in ({}, {"metadata": {"half": "1"}}, {"exclude_conflicts": True}):
             constraints = {"required": ["dog"], "forbidden": ["cat"]} if mode == "hard" else {}
-            result = m.recall("r", vectors={"vis": query}, k=k, mode=mode, recency_half_life_s=half_life_s,
-                              recency_weight=weight, **constraints, **filters)
+            result = m.recall(
+                "r",
+                vectors={"vis": query},
+                k=k,
+                mode=mode,
+                recency_half_life_s=half_life_s,
+                recency_weight=weight,
+                **constraints,
+                **filters,
+            )
             expected = reference(m, stamps, query, k, mode, half_life_s, weight, **constraints, **filters)
             assert [h.item_id for h in result.hits] == expected, (seed, filters)
             tiers = [h.tier for h in result.hits]
@@ -94,10 +112,14 @@ def test_recency_without_explanations_and_the_default_weight(memory, fixed_now):
     m, stamps = memory
     query = np.random.default_rng(9).standard_normal(DIM).astype(np.float32)
     explained = m.recall("r", vectors={"vis": query}, required=["dog"], k=15, mode="hard", recency_half_life_s=7200.0)
-    bare = m.recall("r", vectors={"vis": query}, required=["dog"], k=15, mode="hard", recency_half_life_s=7200.0,
-                    explain=False)
-    assert [h.item_id for h in explained.hits] == [h.item_id for h in bare.hits] == \
-        reference(m, stamps, query, 15, "hard", 7200.0, 0.1, required=["dog"])
+    bare = m.recall(
+        "r", vectors={"vis": query}, required=["dog"], k=15, mode="hard", recency_half_life_s=7200.0, explain=False
+    )
+    assert (
+        [h.item_id for h in explained.hits]
+        == [h.item_id for h in bare.hits]
+        == reference(m, stamps, query, 15, "hard", 7200.0, 0.1, required=["dog"])
+    )
     assert [h.entailed_by for h in explained.hits] == [h.entailed_by for h in bare.hits]
     assert "0.1 x 2^(-age / 7200 s)" in explained.mode_reason
 
@@ -111,8 +133,9 @@ def test_a_recent_conflict_never_passes_an_older_consistent_item(tmp_path, monke
     monkeypatch.setattr(writes, "now_ms", lambda: NOW_MS)
     m.remember("c", ItemInput(id="new-conflict", vectors={"vis": vector}, states={"dog": "not_has"}))
     m.remember("c", ItemInput(id="new-ok", vectors={"vis": np.array([0.0, 1.0], np.float32)}, states={"dog": "has"}))
-    hits = m.recall("c", vectors={"vis": vector}, required=["dog"], k=3, mode="hard", recency_half_life_s=60.0,
-                    recency_weight=1.0).hits
+    hits = m.recall(
+        "c", vectors={"vis": vector}, required=["dog"], k=3, mode="hard", recency_half_life_s=60.0, recency_weight=1.0
+    ).hits
     assert [h.item_id for h in hits] == ["new-ok", "old-ok", "new-conflict"]
     # off has one tier: the recent similar conflict comes first
     hits = m.recall("c", vectors={"vis": vector}, k=3, mode="off", recency_half_life_s=60.0, recency_weight=1.0).hits
@@ -136,18 +159,21 @@ def test_the_threshold_stops_before_reading_everything(memory, fixed_now, monkey
     assert asked and asked[0] < N, asked
 
 
-@pytest.mark.parametrize("options,words", [
-    ({"recency_half_life_s": 0.0}, "recency_half_life_s must be a finite number of seconds > 0"),
-    ({"recency_half_life_s": -5.0}, "recency_half_life_s must be a finite number of seconds > 0"),
-    ({"recency_half_life_s": float("nan")}, "recency_half_life_s must be"),
-    ({"recency_half_life_s": 60.0, "recency_weight": 1.5}, "recency_weight must be a number in [0, 1]"),
-    ({"recency_half_life_s": 60.0, "recency_weight": -0.1}, "recency_weight must be a number in [0, 1]"),
-    ({"recency_weight": 0.2}, "recency_weight 0.2 needs recency_half_life_s"),
-    ({"recency_half_life_s": 60.0, "mode": "soft"}, "mode soft is not supported: name mode hard or off"),
-    ({"recency_half_life_s": 60.0, "mode": "strict"}, "mode strict is not supported"),
-    ({"recency_half_life_s": 60.0, "mode": "adaptive"}, "mode adaptive is not supported"),
-    ({"recency_half_life_s": 60.0, "mode": "hard", "rank_by_confidence": True}, "set rank_by_confidence false"),
-])
+@pytest.mark.parametrize(
+    "options,words",
+    [
+        ({"recency_half_life_s": 0.0}, "recency_half_life_s must be a finite number of seconds > 0"),
+        ({"recency_half_life_s": -5.0}, "recency_half_life_s must be a finite number of seconds > 0"),
+        ({"recency_half_life_s": float("nan")}, "recency_half_life_s must be"),
+        ({"recency_half_life_s": 60.0, "recency_weight": 1.5}, "recency_weight must be a number in [0, 1]"),
+        ({"recency_half_life_s": 60.0, "recency_weight": -0.1}, "recency_weight must be a number in [0, 1]"),
+        ({"recency_weight": 0.2}, "recency_weight 0.2 needs recency_half_life_s"),
+        ({"recency_half_life_s": 60.0, "mode": "soft"}, "mode soft is not supported: name mode hard or off"),
+        ({"recency_half_life_s": 60.0, "mode": "strict"}, "mode strict is not supported"),
+        ({"recency_half_life_s": 60.0, "mode": "adaptive"}, "mode adaptive is not supported"),
+        ({"recency_half_life_s": 60.0, "mode": "hard", "rank_by_confidence": True}, "set rank_by_confidence false"),
+    ],
+)
 def test_refusals_name_the_field(memory, options, words):
     m, _ = memory
     options.setdefault("mode", "hard")
@@ -159,14 +185,20 @@ def test_refusals_name_the_field(memory, options, words):
 # ---- over gRPC, the CLI and MCP -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fields,words", [
-    ({"recency_half_life_s": 0.0}, "recency_half_life_s must be a finite number of seconds > 0"),
-    ({"recency_half_life_s": -1.0}, "recency_half_life_s must be a finite number of seconds > 0"),
-    ({"recency_half_life_s": 60.0, "recency_weight": 2.0}, "recency_weight must be a number in [0, 1]"),
-    ({"recency_half_life_s": 60.0, "mode": pb.RECALL_MODE_SOFT}, "recency_half_life_s ranks within logic tiers"),
-    ({"recency_half_life_s": 60.0, "mode": pb.RECALL_MODE_STRICT}, "name mode hard or off"),
-    ({"recency_half_life_s": 60.0, "approximate": True}, "recency_half_life_s needs an exact search: drop approximate"),
-])
+@pytest.mark.parametrize(
+    "fields,words",
+    [
+        ({"recency_half_life_s": 0.0}, "recency_half_life_s must be a finite number of seconds > 0"),
+        ({"recency_half_life_s": -1.0}, "recency_half_life_s must be a finite number of seconds > 0"),
+        ({"recency_half_life_s": 60.0, "recency_weight": 2.0}, "recency_weight must be a number in [0, 1]"),
+        ({"recency_half_life_s": 60.0, "mode": pb.RECALL_MODE_SOFT}, "recency_half_life_s ranks within logic tiers"),
+        ({"recency_half_life_s": 60.0, "mode": pb.RECALL_MODE_STRICT}, "name mode hard or off"),
+        (
+            {"recency_half_life_s": 60.0, "approximate": True},
+            "recency_half_life_s needs an exact search: drop approximate",
+        ),
+    ],
+)
 def test_grpc_refusals(stub, client, fields, words):
     ns = "t"
     client.create_namespace(ns, spaces=[("vis", 8)], encoder="none", ann={"m": 12, "ef_search": 80})
@@ -184,16 +216,31 @@ def test_grpc_and_cli_recall_with_recency(client, ns, server, capsys):
     client.remember(ns, id="new", vectors={"vis": [0.99, 0.1] + [0.0] * 6}, states={"dog": "has"})
     plain = client.recall(ns, vectors={"vis": [1.0] + [0.0] * 7}, top_k=2, mode="hard")
     assert [h.id for h in plain.hits] == ["old", "new"]
-    recent = client.recall(ns, vectors={"vis": [1.0] + [0.0] * 7}, top_k=2, mode="hard", recency_half_life_s=1e-3,
-                           recency_weight=1.0)
+    recent = client.recall(
+        ns, vectors={"vis": [1.0] + [0.0] * 7}, top_k=2, mode="hard", recency_half_life_s=1e-3, recency_weight=1.0
+    )
     # both were written within the last minute; with a 1 ms half-life neither keeps much recency,
     # so only order-preserving properties are sure: the same two items, s_sem untouched
     assert sorted(h.id for h in recent.hits) == ["new", "old"]
     assert {h.id: h.s_sem for h in recent.hits} == pytest.approx({h.id: h.s_sem for h in plain.hits})
     assert "2^(-age" in recent.mode_reason
     from polarmem_server.faces.cli import main
-    code = main(["recall", "--address", server.address, "-n", ns, "--vectors-json",
-                 '{"vis": [1, 0, 0, 0, 0, 0, 0, 0]}', "--mode", "hard", "--recency-half-life-s", "0"])
+
+    code = main(
+        [
+            "recall",
+            "--address",
+            server.address,
+            "-n",
+            ns,
+            "--vectors-json",
+            '{"vis": [1, 0, 0, 0, 0, 0, 0, 0]}',
+            "--mode",
+            "hard",
+            "--recency-half-life-s",
+            "0",
+        ]
+    )
     assert code != 0
     assert "recency_half_life_s must be a finite number of seconds > 0" in capsys.readouterr().err
 
@@ -205,7 +252,10 @@ def test_age_counts_from_the_last_update(tmp_path, monkeypatch):
     m.remember("u", ItemInput(id="a", vectors={"vis": np.array([1.0, 0.0], np.float32)}, states={"dog": "has"}))
     m.remember("u", ItemInput(id="b", vectors={"vis": np.array([0.9, 0.1], np.float32)}, states={"dog": "has"}))
     query = {"vis": np.array([1.0, 0.0], np.float32)}
-    assert [h.item_id for h in m.recall("u", vectors=query, k=2, mode="off", recency_half_life_s=3600.0).hits] == ["a", "b"]
+    assert [h.item_id for h in m.recall("u", vectors=query, k=2, mode="off", recency_half_life_s=3600.0).hits] == [
+        "a",
+        "b",
+    ]
     monkeypatch.setattr(writes, "now_ms", lambda: NOW_MS)
     m.observe("u", "b", states={"cat": "not_has"})  # a change: updated_ms is now
     record = m.get_item("u", "b")

@@ -48,29 +48,44 @@ def code_of(call) -> grpc.StatusCode | None:
 @pytest.mark.parametrize("name", ["pets\n", "pets\r\n", "\npets", "pets\x00", "pets "])
 def test_names_with_a_trailing_newline_are_refused(client, name):
     assert code_of(lambda: client.create_namespace(name)) == grpc.StatusCode.INVALID_ARGUMENT
-    assert code_of(lambda: client.remember(name, id="x", kind="text", text="auto-create path")) == \
-        grpc.StatusCode.INVALID_ARGUMENT
-    assert code_of(lambda: client.create_namespace("ok-name", spaces=[(name, 8)], encoder="none")) == \
-        grpc.StatusCode.INVALID_ARGUMENT
+    assert (
+        code_of(lambda: client.remember(name, id="x", kind="text", text="auto-create path"))
+        == grpc.StatusCode.INVALID_ARGUMENT
+    )
+    assert (
+        code_of(lambda: client.create_namespace("ok-name", spaces=[(name, 8)], encoder="none"))
+        == grpc.StatusCode.INVALID_ARGUMENT
+    )
     assert name not in [getattr(n, "name", n) for n in client.list_namespaces()]
 
 
 def test_an_invalid_name_at_the_namespace_limit_is_invalid_argument_not_quota(client):
     client.remember("second", id="x", kind="text", text="fills the quota of 2")
-    assert code_of(lambda: client.remember("third", id="x", kind="text", text="over")) == \
-        grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert code_of(lambda: client.remember("bad name!", id="x", kind="text", text="over")) == \
-        grpc.StatusCode.INVALID_ARGUMENT
+    assert (
+        code_of(lambda: client.remember("third", id="x", kind="text", text="over"))
+        == grpc.StatusCode.RESOURCE_EXHAUSTED
+    )
+    assert (
+        code_of(lambda: client.remember("bad name!", id="x", kind="text", text="over"))
+        == grpc.StatusCode.INVALID_ARGUMENT
+    )
 
 
 @pytest.mark.parametrize("name", ["pe", "mi", "hiv/aids", "the", "a"])
 def test_an_open_vocabulary_name_with_no_content_word_is_not_internal(client, name):
-    assert code_of(lambda: client.get_concept("notes", name)) in (None, grpc.StatusCode.NOT_FOUND,
-                                                                   grpc.StatusCode.INVALID_ARGUMENT)
-    assert code_of(lambda: client.recall("notes", text="evidence", required=[name],
-                                         allow_unknown_concepts=True)) is None
-    assert code_of(lambda: client.list_items("notes", has=[name])) in (None, grpc.StatusCode.NOT_FOUND,
-                                                                      grpc.StatusCode.INVALID_ARGUMENT)
+    assert code_of(lambda: client.get_concept("notes", name)) in (
+        None,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    )
+    assert (
+        code_of(lambda: client.recall("notes", text="evidence", required=[name], allow_unknown_concepts=True)) is None
+    )
+    assert code_of(lambda: client.list_items("notes", has=[name])) in (
+        None,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    )
 
 
 @pytest.mark.parametrize("token", ["²", "٣", "1²", "-1", "+1", " 1", "1\n", "99999999999999999999", "x"])
@@ -81,35 +96,48 @@ def test_a_page_token_this_server_did_not_give_is_invalid_argument(client, token
     assert code_of(lambda: client.list_concepts("notes", page_token=token)) == grpc.StatusCode.INVALID_ARGUMENT
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
-          derandomize=True)
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], derandomize=True
+)
 @example(token="²")
 @example(token="12\n")
 @given(token=st.text(max_size=24))
 def test_property_no_page_token_of_any_paged_rpc_is_internal(client, token):
-    for call in (lambda: client.list_concepts("notes", page_token=token),
-                 lambda: client.list_items("notes", page_token=token),
-                 lambda: client.get_concept("notes", "chest", page_token=token)):
+    for call in (
+        lambda: client.list_concepts("notes", page_token=token),
+        lambda: client.list_items("notes", page_token=token),
+        lambda: client.get_concept("notes", "chest", page_token=token),
+    ):
         assert code_of(call) in (None, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), repr(token)
 
 
 def test_metadata_limits_answer_invalid_argument_naming_the_limit(client):
-    cases = {"MAX_METADATA_KEYS": {f"k{i}": "v" for i in range(item_rules.MAX_METADATA_KEYS + 1)},
-             "MAX_METADATA_KEY_BYTES": {"k" * (item_rules.MAX_METADATA_KEY_BYTES + 1): "v"},
-             "MAX_METADATA_VALUE_BYTES": {"k": "v" * (item_rules.MAX_METADATA_VALUE_BYTES + 1)},
-             "MAX_METADATA_TOTAL_BYTES": {f"k{i}": "v" * 60_000 for i in range(5)}}
+    cases = {
+        "MAX_METADATA_KEYS": {f"k{i}": "v" for i in range(item_rules.MAX_METADATA_KEYS + 1)},
+        "MAX_METADATA_KEY_BYTES": {"k" * (item_rules.MAX_METADATA_KEY_BYTES + 1): "v"},
+        "MAX_METADATA_VALUE_BYTES": {"k": "v" * (item_rules.MAX_METADATA_VALUE_BYTES + 1)},
+        "MAX_METADATA_TOTAL_BYTES": {f"k{i}": "v" * 60_000 for i in range(5)},
+    }
     for limit, metadata in cases.items():
         with pytest.raises(grpc.RpcError) as refused:
             client.remember("notes", id="big", kind="text", text="t", metadata=metadata)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and limit in refused.value.details()
     # at the limits: stored
-    client.remember("notes", id="fits", kind="text", text="t",
-                    metadata={f"k{i}": "v" for i in range(item_rules.MAX_METADATA_KEYS)})
+    client.remember(
+        "notes", id="fits", kind="text", text="t", metadata={f"k{i}": "v" for i in range(item_rules.MAX_METADATA_KEYS)}
+    )
 
 
-@pytest.mark.parametrize("address, carried", [
-    ("64:ff9b::a9fe:a9fe", "169.254.169.254"), ("2002:7f00:1::1", "127.0.0.1"), ("::127.0.0.1", "127.0.0.1"),
-    ("::ffff:10.1.2.3", "10.1.2.3"), ("64:ff9b:1::c0a8:1", "192.168.0.1")])
+@pytest.mark.parametrize(
+    "address, carried",
+    [
+        ("64:ff9b::a9fe:a9fe", "169.254.169.254"),
+        ("2002:7f00:1::1", "127.0.0.1"),
+        ("::127.0.0.1", "127.0.0.1"),
+        ("::ffff:10.1.2.3", "10.1.2.3"),
+        ("64:ff9b:1::c0a8:1", "192.168.0.1"),
+    ],
+)
 def test_ipv6_forms_carrying_a_private_ipv4_are_refused(address, carried):
     ip = ipaddress.ip_address(address)
     assert ipaddress.ip_address(carried) in embedded_ipv4(ip)
@@ -124,8 +152,14 @@ def test_ipv6_forms_carrying_a_public_ipv4_stay_allowed():
 
 @pytest.mark.parametrize("depth", [MAX_NESTING + 1, 1000, 100_000])
 def test_mcp_gate_answers_deep_nesting_with_a_json_rpc_error(depth):
-    for raw in ("[" * depth, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":' +
-                '{"a":' * depth + "1" + "}" * depth + "}}"):
+    for raw in (
+        "[" * depth,
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":'
+        + '{"a":' * depth
+        + "1"
+        + "}" * depth
+        + "}}",
+    ):
         reply = malformed_reply(raw)
         assert reply is not None and reply["error"]["code"] == -32600 and "deep" in reply["error"]["message"]
 
@@ -138,4 +172,6 @@ def test_mcp_gate_keeps_brackets_inside_strings_out_of_the_depth():
 def test_mcp_gate_answers_an_oversized_message_with_a_json_rpc_error():
     raw = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + "x" * MAX_MESSAGE_BYTES + '"}}'
     reply = malformed_reply(raw)
-    assert reply is not None and reply["error"]["code"] == -32600 and str(MAX_MESSAGE_BYTES) in reply["error"]["message"]
+    assert (
+        reply is not None and reply["error"]["code"] == -32600 and str(MAX_MESSAGE_BYTES) in reply["error"]["message"]
+    )

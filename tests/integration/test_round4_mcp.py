@@ -35,8 +35,9 @@ def polarmem_mcp(*args: str) -> list[str]:
 def memory_server(tmp_path):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(f'[tokens.admin]\ntoken = "{TOKEN}"\nrole = "admin"\n')
-    server = PolarMemServer(make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0,
-                                        tokens_file=str(tokens))).start()
+    server = PolarMemServer(
+        make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0, tokens_file=str(tokens))
+    ).start()
     with PolarMemClient(server.address, token=TOKEN) as client:
         client.create_namespace("mem", spaces=[("vis", DIM)], encoder="none")
     yield server
@@ -52,11 +53,15 @@ def _answer(process, request: bytes) -> dict | None:
 
 @contextmanager
 def stdio_mcp(*args: str, cwd):
-    process = subprocess.Popen(polarmem_mcp(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, cwd=cwd)
+    process = subprocess.Popen(
+        polarmem_mcp(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
+    )
     try:
-        init = _answer(process, b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
-                                b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+        init = _answer(
+            process,
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+        )
         assert init is not None and "result" in init, init
         process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         yield process
@@ -70,8 +75,13 @@ async def error_of(client, tool: str, arguments: dict) -> str:
     assert result.is_error, (tool, arguments)
     return result.content[0].text
 
-DEEP = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall","arguments":{"text":' + \
-    b"[" * 100_000 + b"]" * 100_000 + b"}}}"
+
+DEEP = (
+    b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall","arguments":{"text":'
+    + b"[" * 100_000
+    + b"]" * 100_000
+    + b"}}}"
+)
 
 
 def test_stdio_answers_deep_nesting_and_keeps_serving(memory_server, tmp_path):
@@ -85,8 +95,12 @@ def test_stdio_answers_deep_nesting_and_keeps_serving(memory_server, tmp_path):
 
 def test_http_answers_deep_nesting_with_a_json_rpc_error(memory_server, tmp_path):
     with mcp_http_process("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as url:
-        request = urllib.request.Request(url, data=DEEP, method="POST", headers={
-            "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        request = urllib.request.Request(
+            url,
+            data=DEEP,
+            method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(request, timeout=READ_BOUND_S)
         assert info.value.code == 400 and json.loads(info.value.read())["error"]["code"] == -32600
@@ -96,13 +110,15 @@ def test_clear_namespace_confirm_is_a_strict_boolean(memory_server, tmp_path):
     with PolarMemClient(memory_server.address, token=TOKEN) as grpc_client:
         grpc_client.remember("mem", id="keep", kind="text", text="must survive")
     env_args = ["-n", "mem", "--address", memory_server.address]
-    params = StdioServerParameters(command=polarmem_mcp()[0], args=polarmem_mcp(*env_args)[1:],
-                                   env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=polarmem_mcp()[0], args=polarmem_mcp(*env_args)[1:], env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path)
+    )
 
     async def run():
         async with Client(params) as client:
             for confirm in ("yes", "true", 1, 1.0, [True], {"v": True}, None):
                 await error_of(client, "clear_namespace", {"confirm": confirm})
+
     asyncio.run(run())
     with PolarMemClient(memory_server.address, token=TOKEN) as grpc_client:
         assert grpc_client.get_item("mem", "keep").item.id == "keep"

@@ -51,8 +51,12 @@ WRITER = textwrap.dedent(
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("refusals") / "data"
-    child = subprocess.run([sys.executable, "-c", WRITER, str(path), str(FLUSHED), str(LOGGED)], capture_output=True,
-                           text=True, cwd=path.parent)
+    child = subprocess.run(
+        [sys.executable, "-c", WRITER, str(path), str(FLUSHED), str(LOGGED)],
+        capture_output=True,
+        text=True,
+        cwd=path.parent,
+    )
     assert child.returncode == -9, child.stderr
     assert list(path.glob("*.sst")) and max(f.stat().st_size for f in wal_files(path)) > 10_000
     return path
@@ -97,8 +101,10 @@ REFUSED = {
     "table_truncated": lambda d: cut(items_table(d), 0.5),
     "table_footer_flipped": lambda d: flip(items_table(d), items_table(d).stat().st_size - 20),
     "wal_cut_mid_record": lambda d: cut(max(wal_files(d), key=lambda f: f.stat().st_size), 0.75, 3),
-    "wal_flipped": lambda d: flip(max(wal_files(d), key=lambda f: f.stat().st_size),
-                                  max(wal_files(d), key=lambda f: f.stat().st_size).stat().st_size // 2),
+    "wal_flipped": lambda d: flip(
+        max(wal_files(d), key=lambda f: f.stat().st_size),
+        max(wal_files(d), key=lambda f: f.stat().st_size).stat().st_size // 2,
+    ),
 }
 OPENED = {  # nothing RocksDB needs is lost: the store must open with every item, deleting nothing
     "manifest_cut_in_its_last_edit": lambda d: cut(manifest(d), 0.95),
@@ -183,9 +189,24 @@ def test_missing_current_is_never_turned_into_an_empty_store(store_dir, tmp_path
 def test_serve_exits_with_its_own_status_on_a_damaged_store(store_dir, tmp_path):
     path = damaged_copy(store_dir, tmp_path, REFUSED["current_missing"])
     before = fingerprint(path)
-    child = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--data-dir", str(path),
-                            "--address", "127.0.0.1:0", "--metrics-port", "-1"],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarmem_server.faces.cli",
+            "serve",
+            "--data-dir",
+            str(path),
+            "--address",
+            "127.0.0.1:0",
+            "--metrics-port",
+            "-1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert child.returncode == EXIT_DAMAGED, child.stderr
     assert "CURRENT file is missing" in child.stderr and "Traceback" not in child.stderr
     assert fingerprint(path) == before

@@ -19,8 +19,13 @@ from servertools import make_config
 
 ENTRYPOINT = Path(__file__).resolve().parents[2] / "deploy" / "docker" / "entrypoint.py"
 GOOD = '[tokens.ops]\ntoken = "s3cret-token"\nrole = "admin"\n'
-EMPTY_FORMS = {"empty": "", "lone_table": "[tokens]\n", "misspelt_table": '[token.ops]\ntoken = "x"\nrole = "admin"\n',
-               "comment_only": "# tokens go here\n", "tokens_not_a_table": 'tokens = "abc"\n'}
+EMPTY_FORMS = {
+    "empty": "",
+    "lone_table": "[tokens]\n",
+    "misspelt_table": '[token.ops]\ntoken = "x"\nrole = "admin"\n',
+    "comment_only": "# tokens go here\n",
+    "tokens_not_a_table": 'tokens = "abc"\n',
+}
 
 
 @pytest.mark.parametrize("form", sorted(EMPTY_FORMS))
@@ -53,8 +58,9 @@ def entrypoint(args, **env) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
     environment.update(env)
     environment["PATH"] = f"{Path(sys.executable).parent}:{environment.get('PATH', '')}"  # the installed `polarmem`
-    return subprocess.run([sys.executable, str(ENTRYPOINT), *args], capture_output=True, text=True, env=environment,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, str(ENTRYPOINT), *args], capture_output=True, text=True, env=environment, timeout=60
+    )
 
 
 def test_the_docker_entrypoint_refuses_a_public_address_without_tokens(tmp_path):
@@ -72,6 +78,7 @@ def test_the_docker_entrypoint_lets_through_tokens_loopback_or_an_explicit_yes(t
     for args, env in ((["--help"], {"POLARMEM_ADDRESS": "0.0.0.0:0"}),):
         assert entrypoint(args, **env).returncode == 0
     from importlib import util
+
     spec = util.spec_from_file_location("entrypoint", ENTRYPOINT)
     module = util.module_from_spec(spec)
     spec.loader.exec_module(module)

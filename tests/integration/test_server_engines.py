@@ -31,9 +31,16 @@ def lexical(tmp_path):
 
 
 def remember_verified(client, item_id, text, concepts, content=b"", timeout_s=10):
-    request = pb.RememberRequest(namespace="t", item=pb.ItemInput(
-        id=item_id, text=text, content=content, verify_concepts=concepts,
-        vectors={"vis": pb.VectorValue(values=vec(1).tolist())}))
+    request = pb.RememberRequest(
+        namespace="t",
+        item=pb.ItemInput(
+            id=item_id,
+            text=text,
+            content=content,
+            verify_concepts=concepts,
+            vectors={"vis": pb.VectorValue(values=vec(1).tolist())},
+        ),
+    )
     return client._stub.Remember(request, timeout=timeout_s).item
 
 
@@ -52,12 +59,15 @@ def test_observe_with_new_content_and_score_concepts(lexical):
     _, client = lexical
     remember_verified(client, "r1", "A dog on grass.", ["dog", "cat"])
     assert [e.concept for e in client.get_item("t", "r1").item.evidence] == ["dog"]  # cat: the engine abstained
-    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="The dog left; a cat is here.",
-                                                      verify_concepts=["cat"]), timeout=10)
+    response = client._stub.Observe(
+        pb.ObserveRequest(namespace="t", id="r1", text="The dog left; a cat is here.", verify_concepts=["cat"]),
+        timeout=10,
+    )
     assert response.changed and "cat" in response.item.has and "dog" in response.item.has
     # no concepts named: the ones the item holds are verified against the new text
-    response = client._stub.Observe(pb.ObserveRequest(namespace="t", id="r1", text="No dog, no cat any more."),
-                                    timeout=10)
+    response = client._stub.Observe(
+        pb.ObserveRequest(namespace="t", id="r1", text="No dog, no cat any more."), timeout=10
+    )
     assert sorted(e.concept for e in response.item.evidence) == ["cat", "dog"]
     scores = client.score_concepts("t", ["dog", "bus"], text="a dog, and no bus")
     assert scores.engine == "lexical"
@@ -66,10 +76,24 @@ def test_observe_with_new_content_and_score_concepts(lexical):
 
 def test_stream_verifies_each_item(lexical):
     _, client = lexical
-    items = [pb.ItemInput(id=f"s{i}", text=f"a {'dog' if i % 2 else 'cat'}", verify_concepts=["dog", "cat"],
-                          vectors={"vis": pb.VectorValue(values=vec(i).tolist())}) for i in range(20)]
-    items.append(pb.ItemInput(id="bad", text="x", content=b"\x89PNG", verify_concepts=["dog"],
-                              vectors={"vis": pb.VectorValue(values=vec(0).tolist())}))
+    items = [
+        pb.ItemInput(
+            id=f"s{i}",
+            text=f"a {'dog' if i % 2 else 'cat'}",
+            verify_concepts=["dog", "cat"],
+            vectors={"vis": pb.VectorValue(values=vec(i).tolist())},
+        )
+        for i in range(20)
+    ]
+    items.append(
+        pb.ItemInput(
+            id="bad",
+            text="x",
+            content=b"\x89PNG",
+            verify_concepts=["dog"],
+            vectors={"vis": pb.VectorValue(values=vec(0).tolist())},
+        )
+    )
     response = client.remember_stream("t", items)
     assert (response.stored, response.failed) == (20, 1)
     assert "reads text only" in response.results[-1].error.message and response.results[-1].id == "bad"
@@ -82,8 +106,15 @@ def test_a_long_verified_stream_stays_within_the_engine_queue(tmp_path):
     config = make_config(tmp_path, engine="lexical", engine_max_delay_ms=1.0, engine_queue=300)
     with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-        items = (pb.ItemInput(id=f"s{i}", text="a dog" if i % 2 else "no dog", verify_concepts=["dog"],
-                              vectors={"vis": pb.VectorValue(values=vec(i).tolist())}) for i in range(700))
+        items = (
+            pb.ItemInput(
+                id=f"s{i}",
+                text="a dog" if i % 2 else "no dog",
+                verify_concepts=["dog"],
+                vectors={"vis": pb.VectorValue(values=vec(i).tolist())},
+            )
+            for i in range(700)
+        )
         response = client.remember_stream("t", items, timeout_s=120)
         assert (response.stored, response.failed) == (700, 0)
         assert client.get_concept("t", "dog", "not_has").stats.not_has == 350
@@ -119,13 +150,18 @@ def test_engine_failure_in_a_stream_names_each_failed_item(lexical):
 
     server.verifier.engine.score = broken
     vis = {"vis": pb.VectorValue(values=vec(2).tolist())}
-    items = [pb.ItemInput(id="v1", text="a dog", verify_concepts=["dog"], vectors=vis),
-             pb.ItemInput(id="plain", states={"dog": enums_pb2.CONCEPT_STATE_HAS}, vectors=vis),
-             pb.ItemInput(id="v2", text="a cat", verify_concepts=["cat"], vectors=vis)]
+    items = [
+        pb.ItemInput(id="v1", text="a dog", verify_concepts=["dog"], vectors=vis),
+        pb.ItemInput(id="plain", states={"dog": enums_pb2.CONCEPT_STATE_HAS}, vectors=vis),
+        pb.ItemInput(id="v2", text="a cat", verify_concepts=["cat"], vectors=vis),
+    ]
     response = client.remember_stream("t", items)
     assert (response.stored, response.failed) == (1, 2)
     assert [(r.id, r.error.code) for r in response.results] == [
-        ("v1", grpc.StatusCode.UNAVAILABLE.value[0]), ("plain", 0), ("v2", grpc.StatusCode.UNAVAILABLE.value[0])]
+        ("v1", grpc.StatusCode.UNAVAILABLE.value[0]),
+        ("plain", 0),
+        ("v2", grpc.StatusCode.UNAVAILABLE.value[0]),
+    ]
     assert "device lost" in response.results[0].error.message
     assert client.get_namespace("t").item_count == 1
 
@@ -148,8 +184,9 @@ def test_engine_timeout_is_deadline_exceeded(lexical):
 
 
 def test_full_engine_queue_is_resource_exhausted(tmp_path):
-    with PolarMemServer(make_config(tmp_path, engine="lexical", engine_queue=1, engine_max_batch=1,
-                                    engine_max_delay_ms=0.0)) as server:
+    with PolarMemServer(
+        make_config(tmp_path, engine="lexical", engine_queue=1, engine_max_batch=1, engine_max_delay_ms=0.0)
+    ) as server:
         gate = threading.Event()
         original = server.verifier.engine.score
 
@@ -186,8 +223,9 @@ def test_no_engine_means_unimplemented(tmp_path):
             client.score_concepts("t", ["dog"], text="a dog")
         assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED and "--engine" in info.value.details()
         with pytest.raises(grpc.RpcError) as info:
-            client._stub.Remember(pb.RememberRequest(namespace="t", item=pb.ItemInput(id="a", verify_concepts=["dog"])),
-                                  timeout=5)
+            client._stub.Remember(
+                pb.RememberRequest(namespace="t", item=pb.ItemInput(id="a", verify_concepts=["dog"])), timeout=5
+            )
         assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
@@ -195,8 +233,10 @@ def test_transformers_engine_behind_the_server(tmp_path):
     from tiny_models import build_tiny_llama
 
     model = build_tiny_llama(tmp_path / "tiny")
-    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
-            PolarMemClient(server.address) as client:
+    with (
+        PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server,
+        PolarMemClient(server.address) as client,
+    ):
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         item = remember_verified(client, "a", "A red dog on the grass", ["dog", "cat", "car"])
         assert len(item.evidence) == 3 and item.partition.method == "otsu"
@@ -210,8 +250,10 @@ def test_vision_language_engine_verifies_image_bytes(tmp_path):
     from tiny_models import build_tiny_qwen2_vl, png_bytes
 
     model = build_tiny_qwen2_vl(tmp_path / "tiny-vlm")
-    with PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server, \
-            PolarMemClient(server.address) as client:
+    with (
+        PolarMemServer(make_config(tmp_path, engine="transformers", model=str(model))) as server,
+        PolarMemClient(server.address) as client,
+    ):
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         item = remember_verified(client, "img", "", ["dog", "cat", "bus"], content=png_bytes(3))
         assert len(item.evidence) == 3 and all(len(ev.p_yes) == 4 for ev in item.evidence)
@@ -242,10 +284,14 @@ def test_concurrent_remember_calls_fill_packed_batches(tmp_path, monkeypatch):
 
     monkeypatch.setattr(TransformersEngine, "score", recording)
     concepts = ["dog", "cat", "car"]
-    texts = [f"{colour} dog on the grass with {n} cat" for colour in ("A red", "A big", "A small", "The blue")
-             for n in ("two", "no")]
-    config = make_config(tmp_path, engine="transformers", model=str(model), engine_max_batch=4 * 12,
-                         engine_max_delay_ms=500.0)
+    texts = [
+        f"{colour} dog on the grass with {n} cat"
+        for colour in ("A red", "A big", "A small", "The blue")
+        for n in ("two", "no")
+    ]
+    config = make_config(
+        tmp_path, engine="transformers", model=str(model), engine_max_batch=4 * 12, engine_max_delay_ms=500.0
+    )
     with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         results = [None] * len(texts)

@@ -90,9 +90,18 @@ def test_restart_keeps_everything_and_gives_the_same_recall(tmp_path):
     query = dict(vectors={"vis": vec(100)}, required=["dog"], forbidden=["cat"], top_k=15, include_context=True)
     with PolarMemServer(make_config(tmp_path)) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", kappa=0.7, templates=TWO_TEMPLATES)
-        items = [item_message(id=f"i{i:03d}", vectors={"vis": vec(i)},
-                              scores={"dog": [0.9 if i % 3 else 0.1] * 2, "cat": [0.8 if i % 4 == 0 else 0.2] * 2,
-                                      "car": [0.5, 0.55]}) for i in range(60)]
+        items = [
+            item_message(
+                id=f"i{i:03d}",
+                vectors={"vis": vec(i)},
+                scores={
+                    "dog": [0.9 if i % 3 else 0.1] * 2,
+                    "cat": [0.8 if i % 4 == 0 else 0.2] * 2,
+                    "car": [0.5, 0.55],
+                },
+            )
+            for i in range(60)
+        ]
         assert client.remember_stream("t", items).stored == 60
         client.forget("t", "i007")
         client.observe("t", "i010", scores={"cat": [0.99, 0.99]})
@@ -109,8 +118,10 @@ def test_restart_keeps_everything_and_gives_the_same_recall(tmp_path):
 
 def test_bearer_tokens(tmp_path):
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
-                      'reader = { token = "r3ad", namespaces = ["public"], role = "admin" }\n')
+    tokens.write_text(
+        '[tokens]\nadmin = { token = "s3cret", namespaces = ["*"], role = "admin" }\n'
+        'reader = { token = "r3ad", namespaces = ["public"], role = "admin" }\n'
+    )
     with PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))) as server:
         with PolarMemClient(server.address) as anonymous:
             assert anonymous.health() == "SERVING"  # health stays open
@@ -152,7 +163,11 @@ def test_reflection_lists_the_services(server):
 
 
 def promtool() -> str | None:
-    for candidate in (os.environ.get("POLARMEM_PROMTOOL"), str(REPO / "build/tools/promtool"), shutil.which("promtool")):
+    for candidate in (
+        os.environ.get("POLARMEM_PROMTOOL"),
+        str(REPO / "build/tools/promtool"),
+        shutil.which("promtool"),
+    ):
         if candidate and Path(candidate).exists():
             return candidate
     return None
@@ -178,12 +193,18 @@ def test_metrics_exposition(labelled_server, tmp_path):
         client.get_item(ns, "missing")
     body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
     # with metrics_namespace_labels on, RPC series carry the (existing) namespace too
-    for line in ('polarmem_rpc_requests_total{code="OK",method="Remember",namespace="t"} 2.0',
-                 'polarmem_rpc_requests_total{code="NOT_FOUND",method="GetItem",namespace="t"} 1.0',
-                 'polarmem_items{kind="visual",namespace="t"} 1.0', 'polarmem_items{kind="text",namespace="t"} 1.0',
-                 'polarmem_edges{namespace="t",polarity="not_has"} 2.0', 'polarmem_concepts{namespace="t"} 3.0',
-                 'polarmem_recall_hits_total{tier="entailed"} 1.0', "polarmem_recall_suppressed_items_total 1.0",
-                 "polarmem_partition_uncertain_ratio_count 1.0", "polarmem_rpc_in_flight 0.0"):
+    for line in (
+        'polarmem_rpc_requests_total{code="OK",method="Remember",namespace="t"} 2.0',
+        'polarmem_rpc_requests_total{code="NOT_FOUND",method="GetItem",namespace="t"} 1.0',
+        'polarmem_items{kind="visual",namespace="t"} 1.0',
+        'polarmem_items{kind="text",namespace="t"} 1.0',
+        'polarmem_edges{namespace="t",polarity="not_has"} 2.0',
+        'polarmem_concepts{namespace="t"} 3.0',
+        'polarmem_recall_hits_total{tier="entailed"} 1.0',
+        "polarmem_recall_suppressed_items_total 1.0",
+        "polarmem_partition_uncertain_ratio_count 1.0",
+        "polarmem_rpc_in_flight 0.0",
+    ):
         assert line in body, line
     assert "polarmem_rpc_latency_seconds_bucket" in body and "polarmem_store_write_seconds_count" in body
     assert "polarmem_index_rebuild_seconds" in body
@@ -206,6 +227,7 @@ def test_concurrency_limit_rejects_promptly(tmp_path):
                 for i in range(5):
                     time.sleep(0.2)
                     yield item_message(id=f"{tag}{i}", vectors={"vis": vec(i)})
+
             return client.remember_stream("t", items(), items_per_message=1)
 
         with ThreadPoolExecutor(2) as pool:
@@ -254,8 +276,12 @@ def test_concurrent_writers_and_readers_lose_nothing(server, client, ns):
     def write(w):
         with PolarMemClient(server.address) as c:
             for i in range(per_writer):
-                c.remember(ns, id=f"w{w}-{i}", vectors={"vis": vec(w * 1000 + i)},
-                           states={"dog": "has" if i % 2 else "not_has"})
+                c.remember(
+                    ns,
+                    id=f"w{w}-{i}",
+                    vectors={"vis": vec(w * 1000 + i)},
+                    states={"dog": "has" if i % 2 else "not_has"},
+                )
 
     def read(r):
         with PolarMemClient(server.address) as c:
@@ -291,16 +317,36 @@ def test_config_precedence(tmp_path):
 
 
 def test_serve_help_documents_every_setting(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--help"], capture_output=True,
-                         text=True, check=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
     for field in ServerConfig.__dataclass_fields__:
         assert f"--{field.replace('_', '-')}" in out and f"POLARMEM_{field.upper()}" in out
 
 
 def test_serve_process_stops_cleanly_on_sigterm(tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                                "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "polarmem_server.faces.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--metrics-port",
+            "-1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     line = process.stdout.readline()
     address = line.split("serving on ")[1].split(";")[0]
     with PolarMemClient(address) as client:

@@ -51,12 +51,35 @@ def children(pid: int) -> list[int]:
 def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     """`polarmem serve --processes 2` with admin and read-only tokens; returns once both serve."""
     tokens = tmp_path / "tokens.toml"
-    tokens.write_text('[tokens.root]\ntoken = "admin-secret"\nrole = "admin"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
-                      'namespaces = ["t"]\nrole = "read"\n')
-    process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-                                "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1", "--processes", "2",
-                                "--tokens-file", str(tokens), "--grace-s", "2", *flags],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    tokens.write_text(
+        '[tokens.root]\ntoken = "admin-secret"\nrole = "admin"\n\n[tokens.reader]\ntoken = "reader-secret"\n'
+        'namespaces = ["t"]\nrole = "read"\n'
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "polarmem_server.faces.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--metrics-port",
+            "-1",
+            "--processes",
+            "2",
+            "--tokens-file",
+            str(tokens),
+            "--grace-s",
+            "2",
+            *flags,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     line = process.stdout.readline()
     assert "serving on" in line, process.stderr.read() if process.poll() is not None else line
     process.serving_line = line  # type: ignore[attr-defined]
@@ -130,8 +153,13 @@ def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
         admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
     for i in range(10):  # each on a fresh connection: some forwarded
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
-            client.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"},
-                            metadata={"colour": "red" if i % 2 else "blue"})
+            client.remember(
+                "t",
+                id=f"w{i}",
+                vectors={"vis": vec(i)},
+                states={"dog": "has"},
+                metadata={"colour": "red" if i % 2 else "blue"},
+            )
     for i in range(3):
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
             client.observe("t", f"w{i}", states={"dog": "not_has"})
@@ -146,8 +174,7 @@ def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
         info = client.get_namespace("t")
         cat = client.get_concept("t", "cat").stats
         top = client.recall("t", vectors={"vis": vec(103)}, top_k=1).hits
-        return ((stats.has, stats.not_has, cat.has, info.item_count) == (5, 3, 1, 9)
-                and top[0].id == "w3")
+        return (stats.has, stats.not_has, cat.has, info.item_count) == (5, 3, 1, 9) and top[0].id == "w3"
 
     wait_visible(address, settled)
 
@@ -167,7 +194,9 @@ def test_item_updates_and_clears_are_forwarded_and_reach_every_process(multi):
     for _ in range(4):  # whichever process takes it, the primary clears
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
             client.clear_namespace("t")
-    wait_visible(address, lambda client: (client.list_items("t").items, client.get_namespace("t").item_count) == ([], 0))
+    wait_visible(
+        address, lambda client: (client.list_items("t").items, client.get_namespace("t").item_count) == ([], 0)
+    )
 
 
 def test_writes_over_4_mb_are_forwarded_whole(multi):
@@ -184,8 +213,9 @@ def test_writes_over_4_mb_are_forwarded_whole(multi):
     near = 14 * 1024 * 1024  # per message: two items of 7 MiB, under 16 MiB with the framing
     for i in range(4):
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
-            items = [item_message(id=f"s{i}-{j}", text="z" * (near // 2), vectors={"vis": vec(50 + j)})
-                     for j in range(2)]
+            items = [
+                item_message(id=f"s{i}-{j}", text="z" * (near // 2), vectors={"vis": vec(50 + j)}) for j in range(2)
+            ]
             response = client.remember_stream("t", items, items_per_message=2)
             assert (response.stored, response.failed) == (2, 0)
     for _ in range(CHANNELS // 3):
@@ -303,8 +333,11 @@ def test_tls_health_and_reflection_on_every_process(tmp_path):
             channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(cert.read_bytes()))
             with channel:
                 reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
-                answer = next(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(
-                    list_services="")]), timeout=10))
+                answer = next(
+                    reflection.ServerReflectionInfo(
+                        iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+                    )
+                )
                 assert "polarmem.v1.MemoryService" in {s.name for s in answer.list_services_response.service}
         with PolarMemClient(address, retries=1) as plaintext:  # TLS on every process
             with pytest.raises(grpc.RpcError):
@@ -323,8 +356,9 @@ def test_processes_setting_is_checked():
 
 def all_children(pid: int) -> list[int]:
     """Children of every thread (a restarted replica is the supervisor thread's child)."""
-    return sorted(int(c) for task in Path(f"/proc/{pid}/task").iterdir()
-                  for c in (task / "children").read_text().split())
+    return sorted(
+        int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
+    )
 
 
 def metric(port: int, name: str) -> float:

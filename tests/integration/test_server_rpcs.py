@@ -41,8 +41,11 @@ def test_namespaces(client):
         (dict(name="m", spaces=[("vis", 8)], encoder="minilm"), grpc.StatusCode.INVALID_ARGUMENT, "'sem'"),
         (dict(name="z", spaces=[("vis", 0)], encoder="none"), grpc.StatusCode.INVALID_ARGUMENT, "dim"),
         (dict(name="e", encoder="word2vec"), grpc.StatusCode.INVALID_ARGUMENT, "encoder"),
-        (dict(name="r", encoder="none", partitioner="calibrated", rho_absent=0.2), grpc.StatusCode.INVALID_ARGUMENT,
-         "rho_absent"),
+        (
+            dict(name="r", encoder="none", partitioner="calibrated", rho_absent=0.2),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "rho_absent",
+        ),
     ],
 )
 def test_create_namespace_failures(client, kwargs, code, words):
@@ -53,18 +56,28 @@ def test_create_namespace_failures(client, kwargs, code, words):
 
 def test_namespace_not_found_and_exists(client, ns):
     assert code_of(lambda: client.create_namespace("t", encoder="none"))[0] == grpc.StatusCode.ALREADY_EXISTS
-    for call in (lambda: client.get_namespace("nope"), lambda: client.delete_namespace("nope"),
-                 lambda: client.remember("nope", id="x", vectors={"vis": vec(0)}),
-                 lambda: client.recall("nope", required=["dog"]), lambda: client.get_item("nope", "x"),
-                 lambda: client.forget("nope", "x"), lambda: client.get_concept("nope", "dog")):
+    for call in (
+        lambda: client.get_namespace("nope"),
+        lambda: client.delete_namespace("nope"),
+        lambda: client.remember("nope", id="x", vectors={"vis": vec(0)}),
+        lambda: client.recall("nope", required=["dog"]),
+        lambda: client.get_item("nope", "x"),
+        lambda: client.forget("nope", "x"),
+        lambda: client.get_concept("nope", "dog"),
+    ):
         code, details = code_of(call)
         assert code == grpc.StatusCode.NOT_FOUND and "'nope'" in details
 
 
 def test_remember_get_observe_forget(client, ns):
     # the namespace has four templates: four P(Yes) per concept (the same pair twice: same mean and spread)
-    item = client.remember(ns, id="img", vectors={"vis": vec(1)}, scores={"dog": [0.9, 0.95] * 2, "cat": [0.1, 0.05] * 2},
-                           metadata={"camera": "a"})
+    item = client.remember(
+        ns,
+        id="img",
+        vectors={"vis": vec(1)},
+        scores={"dog": [0.9, 0.95] * 2, "cat": [0.1, 0.05] * 2},
+        metadata={"camera": "a"},
+    )
     assert list(item.has) == ["dog"] and list(item.not_has) == ["cat"]
     dog = next(ev for ev in item.evidence if ev.concept == "dog")
     assert item.partition.method == "otsu" and dog.p_yes == pytest.approx([0.9, 0.95] * 2)
@@ -117,12 +130,14 @@ def test_remember_duplicates_and_unimplemented_verification(client, ns):
 
 
 def test_remember_stream_reports_each_item(client, ns):
-    items = [item_message(id="s1", vectors={"vis": vec(1)}, states={"dog": "has"}),
-             item_message(id="s2", vectors={"vis": [np.nan] * DIM}),
-             item_message(id="s1", vectors={"vis": vec(2)}),
-             item_message(id="s3", vectors={"vis": vec(3)}, scores={"cat": [0.2, 0.3] * 2}),
-             item_message(id="s4", vectors={"vis": vec(4)}, scores={"cat": [0.2, 0.3]}),
-             pb.ItemInput(id="s5", kind=7)]
+    items = [
+        item_message(id="s1", vectors={"vis": vec(1)}, states={"dog": "has"}),
+        item_message(id="s2", vectors={"vis": [np.nan] * DIM}),
+        item_message(id="s1", vectors={"vis": vec(2)}),
+        item_message(id="s3", vectors={"vis": vec(3)}, scores={"cat": [0.2, 0.3] * 2}),
+        item_message(id="s4", vectors={"vis": vec(4)}, scores={"cat": [0.2, 0.3]}),
+        pb.ItemInput(id="s5", kind=7),
+    ]
     response = client.remember_stream(ns, items)
     assert (response.stored, response.failed) == (2, 4)
     codes = [r.error.code for r in response.results]
@@ -131,7 +146,8 @@ def test_remember_stream_reports_each_item(client, ns):
     assert "NaN" in response.results[1].error.message
     # two scores where the namespace has four templates: refused by field, not partitioned as degenerate
     assert response.results[4].error.message.startswith(
-        "items[4].scores['cat']: expected 4 P(Yes) values, one per template of the namespace, got 2")
+        "items[4].scores['cat']: expected 4 P(Yes) values, one per template of the namespace, got 2"
+    )
     assert response.results[5].error.message.startswith("items[5].kind: 7 is not a kind")
     # every failed item's result carries the id it was sent with
     assert [r.id for r in response.results] == ["s1", "s2", "s1", "s3", "s4", "s5"]
@@ -154,29 +170,42 @@ def test_score_count_must_match_the_templates(client, ns):
     code, details = code_of(lambda: client.observe(ns, "ok", scores={"cat": [0.99, 0.99]}))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("scores['cat']: expected 4 P(Yes) values")
     item = client.get_item(ns, "ok").item
-    assert item.version == 1 and list(next(e for e in item.evidence if e.concept == "cat").p_yes) == pytest.approx([0.1] * 4)
+    assert item.version == 1 and list(next(e for e in item.evidence if e.concept == "cat").p_yes) == pytest.approx(
+        [0.1] * 4
+    )
     # a namespace of one template takes one score per concept
     client.create_namespace("one", spaces=[("vis", DIM)], encoder="none", templates=ONE_TEMPLATE)
-    assert list(client.remember("one", id="a", vectors={"vis": vec(1)}, scores={"dog": [0.9], "cat": [0.1]}).has) == ["dog"]
+    assert list(client.remember("one", id="a", vectors={"vis": vec(1)}, scores={"dog": [0.9], "cat": [0.1]}).has) == [
+        "dog"
+    ]
 
 
 def test_remember_stream_with_many_items_per_message(client, ns):
     one = [item_message(id=f"m{i}", vectors={"vis": vec(i)}, states={"dog": "has"}) for i in range(5)]
-    requests = [pb.RememberStreamRequest(namespace=ns, item=one[0], items=one[1:3]),
-                pb.RememberStreamRequest(),  # carries no item
-                pb.RememberStreamRequest(namespace="other", items=one[3:5]),  # a second namespace: both fail
-                pb.RememberStreamRequest(items=[item_message(id="m0", vectors={"vis": vec(0)}),
-                                                item_message(id="m9", vectors={"vis": vec(9)})])]
+    requests = [
+        pb.RememberStreamRequest(namespace=ns, item=one[0], items=one[1:3]),
+        pb.RememberStreamRequest(),  # carries no item
+        pb.RememberStreamRequest(namespace="other", items=one[3:5]),  # a second namespace: both fail
+        pb.RememberStreamRequest(
+            items=[item_message(id="m0", vectors={"vis": vec(0)}), item_message(id="m9", vectors={"vis": vec(9)})]
+        ),
+    ]
     response = client._stub.RememberStream(iter(requests), timeout=10)
     assert (response.stored, response.failed) == (4, 3)
     assert [(r.index, r.id, r.error.code) for r in response.results] == [
-        (0, "m0", 0), (1, "m1", 0), (2, "m2", 0),
-        (3, "m3", grpc.StatusCode.INVALID_ARGUMENT.value[0]), (4, "m4", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
-        (5, "m0", grpc.StatusCode.ALREADY_EXISTS.value[0]), (6, "m9", 0)]
+        (0, "m0", 0),
+        (1, "m1", 0),
+        (2, "m2", 0),
+        (3, "m3", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
+        (4, "m4", grpc.StatusCode.INVALID_ARGUMENT.value[0]),
+        (5, "m0", grpc.StatusCode.ALREADY_EXISTS.value[0]),
+        (6, "m9", 0),
+    ]
     assert "one stream writes one namespace" in response.results[3].error.message
     assert client.get_namespace(ns).item_count == 4
-    streamed = client.remember_stream(ns, (item_message(id=f"c{i}", vectors={"vis": vec(i)}) for i in range(150)),
-                                      items_per_message=64)
+    streamed = client.remember_stream(
+        ns, (item_message(id=f"c{i}", vectors={"vis": vec(i)}) for i in range(150)), items_per_message=64
+    )
     assert streamed.stored == 150 and [r.index for r in streamed.results] == list(range(150))
     with pytest.raises(ValueError, match="items_per_message"):
         client.remember_stream(ns, [], items_per_message=0)
@@ -184,15 +213,27 @@ def test_remember_stream_with_many_items_per_message(client, ns):
 
 
 def test_recall_modes_context_and_suppressed(client, ns):
-    client.remember(ns, id="hawk", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]},
-                    scores={"eagle": [0.04, 0.05] * 2, "sky": [0.9, 0.95] * 2})
-    client.remember(ns, id="eagle", vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]},
-                    scores={"eagle": [0.9, 0.97] * 2, "sky": [0.1, 0.05] * 2})
-    client.remember(ns, id="note", kind="text", text="no eagle here, just a sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]})
+    client.remember(
+        ns,
+        id="hawk",
+        vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]},
+        scores={"eagle": [0.04, 0.05] * 2, "sky": [0.9, 0.95] * 2},
+    )
+    client.remember(
+        ns,
+        id="eagle",
+        vectors={"vis": [0.6, 0.8, 0, 0, 0, 0, 0, 0]},
+        scores={"eagle": [0.9, 0.97] * 2, "sky": [0.1, 0.05] * 2},
+    )
+    client.remember(
+        ns, id="note", kind="text", text="no eagle here, just a sky", vectors={"vis": [0, 1, 0, 0, 0, 0, 0, 0]}
+    )
     query = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
     off = client.recall(ns, vectors=query, required=["eagle"], mode="off")
     assert [h.id for h in off.hits] == ["hawk", "eagle", "note"]
-    hard = client.recall(ns, vectors=query, required=["eagle"], suppressed_k=3, include_context=True, include_items=True)
+    hard = client.recall(
+        ns, vectors=query, required=["eagle"], suppressed_k=3, include_context=True, include_items=True
+    )
     assert [h.id for h in hard.hits] == ["eagle", "hawk", "note"]  # the note says "no eagle": a conflict too
     assert [h.status for h in hard.hits] == ["VERIFIED", "CONFLICT", "CONFLICT"]
     assert hard.hits[1].reasons[0].startswith("NOT_HAS(eagle) p=0.05 τ=0.48 δ=")
@@ -204,7 +245,9 @@ def test_recall_modes_context_and_suppressed(client, ns):
     assert hard.context.splitlines()[0].startswith("[1] [Fact Check: VERIFIED]")
     assert "NOT_HAS: eagle" in hard.context
     assert hard.hits[0].item.id == "eagle"
-    assert [h.id for h in client.recall(ns, vectors=query, required=["eagle"], exclude_conflicts=True).hits] == ["eagle"]
+    assert [h.id for h in client.recall(ns, vectors=query, required=["eagle"], exclude_conflicts=True).hits] == [
+        "eagle"
+    ]
     soft = client.recall(ns, vectors=query, required=["eagle"], mode="soft", soft_lambda=0.1)
     assert soft.mode_used == pb.RECALL_MODE_SOFT and soft.hits[0].id == "hawk"
     parsed = client.recall(ns, "an eagle but no unicorn", vectors=query)
@@ -215,8 +258,12 @@ def test_recall_modes_context_and_suppressed(client, ns):
 
 def test_strict_mode_puts_verified_absence_first(client, ns):
     # both entail "dog"; "uncertain" is closer to the query but its "cat" was never ruled out
-    client.remember(ns, id="uncertain", vectors={"vis": [1, 0.1, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "uncertain"})
-    client.remember(ns, id="verified", vectors={"vis": [1, 0.5, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "not_has"})
+    client.remember(
+        ns, id="uncertain", vectors={"vis": [1, 0.1, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "uncertain"}
+    )
+    client.remember(
+        ns, id="verified", vectors={"vis": [1, 0.5, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "not_has"}
+    )
     client.remember(ns, id="conflict", vectors={"vis": [1, 0, 0, 0, 0, 0, 0, 0]}, states={"dog": "has", "cat": "has"})
     query = {"vis": [1, 0, 0, 0, 0, 0, 0, 0]}
     hard = client.recall(ns, vectors=query, required=["dog"], forbidden=["cat"])
@@ -225,8 +272,9 @@ def test_strict_mode_puts_verified_absence_first(client, ns):
     assert [h.id for h in strict.hits] == ["verified", "uncertain", "conflict"]
     assert [h.absence_verified for h in strict.hits] == [True, False, False]
     assert strict.mode_used == pb.RECALL_MODE_STRICT
-    code, details = code_of(lambda: client._stub.Recall(pb.RecallRequest(namespace=ns, required=["dog"], mode=17),
-                                                        timeout=5))
+    code, details = code_of(
+        lambda: client._stub.Recall(pb.RecallRequest(namespace=ns, required=["dog"], mode=17), timeout=5)
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "mode" in details
 
 
@@ -306,23 +354,32 @@ def test_oversized_message_is_rejected(tmp_path):
 
 
 def test_calibrate_with_a_labelled_set(client):
-    info = client.create_namespace("cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated",
-                                   templates=ONE_TEMPLATE)  # one P(Yes) per concept below
+    info = client.create_namespace(
+        "cal", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated", templates=ONE_TEMPLATE
+    )  # one P(Yes) per concept below
     assert info.config.rho_absent == info.config.rho == 0.85  # unset: the band is symmetric
-    assert client.create_namespace("cal2", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated",
-                                   rho_absent=0.93).config.rho_absent == 0.93
+    assert (
+        client.create_namespace(
+            "cal2", spaces=[("vis", DIM)], encoder="none", partitioner="calibrated", rho_absent=0.93
+        ).config.rho_absent
+        == 0.93
+    )
     # three concepts scored 0.6: ambiguous until the labelled set says what 0.6 means here
     client.remember("cal", id="x", vectors={"vis": vec(0)}, scores={"dog": [0.6], "cat": [0.6], "car": [0.05]})
     assert not client.get_namespace("cal").HasField("calibration")
     before = {e.concept: e.state for e in client.get_item("cal", "x").item.evidence}
-    bad = [(dict(p_yes=[0.9, 0.8], present=[True]), "same length"),
-           (dict(p_yes=[0.9, 1.5, 0.1, 0.2], present=[True, True, False, False]), "[0, 1]"),
-           (dict(p_yes=[0.9, 0.1, 0.2], present=[True, False, False]), "at least two present")]
+    bad = [
+        (dict(p_yes=[0.9, 0.8], present=[True]), "same length"),
+        (dict(p_yes=[0.9, 1.5, 0.1, 0.2], present=[True, True, False, False]), "[0, 1]"),
+        (dict(p_yes=[0.9, 0.1, 0.2], present=[True, False, False]), "at least two present"),
+    ]
     for kwargs, words in bad:
         code, details = code_of(lambda: client.calibrate("cal", **kwargs))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and words in details
-    assert code_of(lambda: client.calibrate("nope", [0.9, 0.8, 0.1, 0.2], [True, True, False, False]))[0] == \
-        grpc.StatusCode.NOT_FOUND
+    assert (
+        code_of(lambda: client.calibrate("nope", [0.9, 0.8, 0.1, 0.2], [True, True, False, False]))[0]
+        == grpc.StatusCode.NOT_FOUND
+    )
     assert not client.get_namespace("cal").HasField("calibration")  # failures changed nothing
     assert {e.concept: e.state for e in client.get_item("cal", "x").item.evidence} == before
     present = [0.55, 0.6, 0.65, 0.7, 0.62, 0.58]  # in this namespace, 0.6 means present
@@ -338,6 +395,7 @@ def test_calibrate_with_a_labelled_set(client):
 
 # ---- consistency tokens (the local backend: one process, so no token is needed or given) -------
 
+
 def test_local_writes_answer_without_a_token_and_reads_accept_one(client, ns):
     client.remember(ns, id="a", vectors={"vis": vec(1)}, metadata={"k": "v"})
     assert client.consistency_token == b""  # one process: every read sees every acknowledged write
@@ -347,16 +405,25 @@ def test_local_writes_answer_without_a_token_and_reads_accept_one(client, ns):
     assert [i.id for i in client.list_items(ns, consistency="bounded").items] == ["a"]
 
 
-@pytest.mark.parametrize("token, words", [(b"\x02" + bytes(8), "token version 2"),
-                                          (b"\x01abc", "is 9 bytes, this one 4"),
-                                          (b"\x01" + b"\xff" * 8, "ahead of this server's clock")])
+@pytest.mark.parametrize(
+    "token, words",
+    [
+        (b"\x02" + bytes(8), "token version 2"),
+        (b"\x01abc", "is 9 bytes, this one 4"),
+        (b"\x01" + b"\xff" * 8, "ahead of this server's clock"),
+    ],
+)
 def test_a_bad_consistency_token_is_invalid_argument_on_every_read(stub, ns, token, words):
-    for call in (lambda: stub.Recall(pb.RecallRequest(namespace=ns, vectors={"vis": pb.VectorValue(values=vec(1))},
-                                                      consistency_token=token)),
-                 lambda: stub.GetItem(pb.GetItemRequest(namespace=ns, id="a", consistency_token=token)),
-                 lambda: stub.ListItems(pb.ListItemsRequest(namespace=ns, consistency_token=token))):
+    for call in (
+        lambda: stub.Recall(
+            pb.RecallRequest(namespace=ns, vectors={"vis": pb.VectorValue(values=vec(1))}, consistency_token=token)
+        ),
+        lambda: stub.GetItem(pb.GetItemRequest(namespace=ns, id="a", consistency_token=token)),
+        lambda: stub.ListItems(pb.ListItemsRequest(namespace=ns, consistency_token=token)),
+    ):
         code, details = code_of(call)
-        assert code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("consistency_token:") \
-            and words in details, details
+        assert (
+            code == grpc.StatusCode.INVALID_ARGUMENT and details.startswith("consistency_token:") and words in details
+        ), details
     code, details = code_of(lambda: stub.GetItem(pb.GetItemRequest(namespace=ns, id="a", consistency=7)))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "READ_CONSISTENCY_STRONG" in details

@@ -41,8 +41,20 @@ RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "soak
 
 
 def start_server(tmp_path: Path) -> tuple[subprocess.Popen, str]:
-    command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0", "--data-dir",
-               str(tmp_path / "data"), "--metrics-port", "-1", "--log-level", "WARNING"]
+    command = [
+        sys.executable,
+        "-m",
+        "polarmem_server.faces.cli",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--metrics-port",
+        "-1",
+        "--log-level",
+        "WARNING",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
     line = process.stdout.readline()
     assert "serving on" in line, line
@@ -63,18 +75,30 @@ def client_loop(address: str, worker: int, stop: threading.Event, counts: list[i
                 if action < 0.3:
                     item_id = f"w{worker}-{n}"
                     states = {c: rng.choice(["has", "not_has"]) for c in rng.sample(concepts, 6)}
-                    client.remember("soak", id=item_id, vectors={"vis": np.random.default_rng(n).standard_normal(DIM) + 0.1},
-                                    states=states, metadata={"n": str(n)}, text=f"item {n}")
+                    client.remember(
+                        "soak",
+                        id=item_id,
+                        vectors={"vis": np.random.default_rng(n).standard_normal(DIM) + 0.1},
+                        states=states,
+                        metadata={"n": str(n)},
+                        text=f"item {n}",
+                    )
                     if n >= WINDOW:
                         client.forget("soak", f"w{worker}-{n - WINDOW}")
                     n += 1
                 elif action < 0.8:
-                    client.recall("soak", vectors={"vis": np.random.default_rng(rng.randrange(1 << 30)).standard_normal(DIM)},
-                                  required=rng.sample(concepts, 1), forbidden=rng.sample(concepts, 1), top_k=10,
-                                  suppressed_k=3)
+                    client.recall(
+                        "soak",
+                        vectors={"vis": np.random.default_rng(rng.randrange(1 << 30)).standard_normal(DIM)},
+                        required=rng.sample(concepts, 1),
+                        forbidden=rng.sample(concepts, 1),
+                        top_k=10,
+                        suppressed_k=3,
+                    )
                 elif action < 0.95 and n:
-                    client.get_item("soak", f"w{worker}-{max(0, n - 1 - rng.randrange(min(n, WINDOW)))}",
-                                    include_history=True)
+                    client.get_item(
+                        "soak", f"w{worker}-{max(0, n - 1 - rng.randrange(min(n, WINDOW)))}", include_history=True
+                    )
                 else:
                     client.get_concept("soak", rng.choice(concepts))
                 counts[worker] += 1
@@ -94,23 +118,39 @@ def soak(tmp_path: Path, seconds: float, sample_every_s: float = 1.0) -> dict:
             client.create_namespace("soak", spaces=[("vis", DIM)], encoder="none", concepts=CONCEPTS)
         proc = psutil.Process(process.pid)
         stop, counts, errors = threading.Event(), [0] * CLIENTS, []
-        threads = [threading.Thread(target=client_loop, args=(address, w, stop, counts, errors), daemon=True)
-                   for w in range(CLIENTS)]
+        threads = [
+            threading.Thread(target=client_loop, args=(address, w, stop, counts, errors), daemon=True)
+            for w in range(CLIENTS)
+        ]
         for t in threads:
             t.start()
         samples = []
         started = time.monotonic()
         while time.monotonic() - started < seconds:
             time.sleep(sample_every_s)
-            samples.append({"t_s": round(time.monotonic() - started, 1), "rss_mib": round(proc.memory_info().rss / 2**20, 1),
-                            "threads": proc.num_threads(), **descriptors(process.pid), "calls": sum(counts)})
+            samples.append(
+                {
+                    "t_s": round(time.monotonic() - started, 1),
+                    "rss_mib": round(proc.memory_info().rss / 2**20, 1),
+                    "threads": proc.num_threads(),
+                    **descriptors(process.pid),
+                    "calls": sum(counts),
+                }
+            )
         stop.set()
         for t in threads:
             t.join(timeout=30)
         cpu = proc.cpu_times()
-        return {"seconds": seconds, "clients": CLIENTS, "window_items_per_client": WINDOW, "calls": sum(counts),
-                "errors": len(errors), "first_errors": errors[:5], "server_cpu_s": round(cpu.user + cpu.system, 1),
-                "samples": samples}
+        return {
+            "seconds": seconds,
+            "clients": CLIENTS,
+            "window_items_per_client": WINDOW,
+            "calls": sum(counts),
+            "errors": len(errors),
+            "first_errors": errors[:5],
+            "server_cpu_s": round(cpu.user + cpu.system, 1),
+            "samples": samples,
+        }
     finally:
         process.terminate()
         process.wait(timeout=60)

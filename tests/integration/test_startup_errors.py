@@ -17,10 +17,22 @@ from servertools import self_signed_certificate
 
 
 def serve(tmp_path: Path, *flags: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", "127.0.0.1:0",
-               "--data-dir", str(tmp_path / "data"), "--metrics-port", "-1", *flags]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                          env={**os.environ, **(env or {})})
+    command = [
+        sys.executable,
+        "-m",
+        "polarmem_server.faces.cli",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--metrics-port",
+        "-1",
+        *flags,
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, **(env or {})}
+    )
 
 
 def one_line_error(result: subprocess.CompletedProcess) -> str:
@@ -45,7 +57,9 @@ def self_signed(tmp_path: Path, name: str) -> tuple[Path, Path]:
 def test_garbage_certificate(tmp_path):
     (tmp_path / "bad.crt").write_text("not a certificate\n")
     (tmp_path / "bad.key").write_text("not a key\n")
-    line = one_line_error(serve(tmp_path, "--tls-cert", str(tmp_path / "bad.crt"), "--tls-key", str(tmp_path / "bad.key")))
+    line = one_line_error(
+        serve(tmp_path, "--tls-cert", str(tmp_path / "bad.crt"), "--tls-key", str(tmp_path / "bad.key"))
+    )
     assert "setting tls_cert" in line and "PEM" in line
 
 
@@ -66,6 +80,7 @@ def test_a_working_certificate_still_serves(tmp_path):
     """The checks above must not refuse a good pair (started in-process: quicker than a child)."""
     from polarmem_server.api.server import PolarMemServer
     from servertools import make_config
+
     cert, key = self_signed(tmp_path, "a")
     server = PolarMemServer(make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))).start()
     server.stop()

@@ -32,8 +32,9 @@ def vec(i):
 
 
 def item(i):
-    return item_message(id=f"s{i:05d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"},
-                        metadata={"i": str(i)})
+    return item_message(
+        id=f"s{i:05d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"}, metadata={"i": str(i)}
+    )
 
 
 def stored_ids(server, ns):
@@ -89,7 +90,10 @@ def test_a_cancelled_stream_keeps_a_prefix_of_whole_groups_and_a_resend_complete
     assert kept == [f"s{i:05d}" for i in range(len(kept))], "not a prefix of the stream"
     # Whole groups, or (when the cancel raced with the end of the messages and the server took it
     # for the end of the stream) everything that was sent: never a cut inside a group.
-    assert len(kept) <= stop_after and (len(kept) % STREAM_BATCH == 0 or len(kept) == stop_after), (len(kept), stop_after)
+    assert len(kept) <= stop_after and (len(kept) % STREAM_BATCH == 0 or len(kept) == stop_after), (
+        len(kept),
+        stop_after,
+    )
 
     # Re-sending the whole stream is safe and completes it.
     response = client._stub.RememberStream(requests(ns, per_message), timeout=120)

@@ -28,8 +28,14 @@ def memory(tmp_path_factory):
                 states[concept] = "not_has"
             elif draw < 0.8:
                 states[concept] = "uncertain"
-        items.append(ItemInput(id=f"i{i:03d}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                               states=states, metadata={"half": str(i % 2)}))
+        items.append(
+            ItemInput(
+                id=f"i{i:03d}",
+                vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
+                states=states,
+                metadata={"half": str(i % 2)},
+            )
+        )
     assert not [r for r in m.remember_batch("s", items) if isinstance(r, Exception)]
     yield m, items
     m.close()
@@ -52,15 +58,23 @@ def reference(items, query, required, forbidden, k, half=None):
     return [r[4] for r in rows[:k]]
 
 
-@pytest.mark.parametrize("required,forbidden", [(["dog"], ["cat"]), (["car"], ["bus", "dog"]), ([], ["cat"]),
-                                                (["bus"], [])])
+@pytest.mark.parametrize(
+    "required,forbidden", [(["dog"], ["cat"]), (["car"], ["bus", "dog"]), ([], ["cat"]), (["bus"], [])]
+)
 @pytest.mark.parametrize("k", [1, 3, 10, 50])
 @pytest.mark.parametrize("half", [None, "1"])
 def test_strict_matches_brute_force(memory, required, forbidden, k, half):
     m, items = memory
     query = np.random.default_rng(k).standard_normal(DIM).astype(np.float32)
-    result = m.recall("s", vectors={"vis": query}, required=required, forbidden=forbidden, k=k, mode="strict",
-                      metadata={"half": half} if half else None)
+    result = m.recall(
+        "s",
+        vectors={"vis": query},
+        required=required,
+        forbidden=forbidden,
+        k=k,
+        mode="strict",
+        metadata={"half": half} if half else None,
+    )
     assert [h.item_id for h in result.hits] == reference(items, query, required, forbidden, k, half)
     assert result.mode_used == "strict"
     for hit in result.hits:
@@ -92,6 +106,9 @@ def test_strict_equals_hard_when_the_hard_top_is_verified_throughout(memory):
             continue
         checked += 1
         strict = m.recall("s", vectors={"vis": query}, required=["dog"], forbidden=["cat"], k=2, mode="strict")
-        assert [h.item_id for h in strict.hits] == [h.item_id for h in hard.hits] == reference(items, query, ["dog"],
-                                                                                                ["cat"], 2)
+        assert (
+            [h.item_id for h in strict.hits]
+            == [h.item_id for h in hard.hits]
+            == reference(items, query, ["dog"], ["cat"], 2)
+        )
     assert checked >= 5

@@ -31,11 +31,14 @@ def memory(tmp_path):
     m.close()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("no pneumothorax, small effusion", {"has": ["effusion"], "not_has": ["pneumothorax"]}),
-    ("a dog sleeping on the couch, no frisbee", {"has": ["dog"], "not_has": ["frisbee"]}),
-    ("User does not drink coffee, only green tea", {"has": [], "not_has": []}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("no pneumothorax, small effusion", {"has": ["effusion"], "not_has": ["pneumothorax"]}),
+        ("a dog sleeping on the couch, no frisbee", {"has": ["dog"], "not_has": ["frisbee"]}),
+        ("User does not drink coffee, only green tea", {"has": [], "not_has": []}),
+    ],
+)
 def test_the_lexical_engine_fabricates_no_state(memory, text, expected):
     memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), open_vocabulary=False))
     memory.remember("lex", ItemInput(id="n", kind="text", text=text, verify_concepts=CONCEPTS))
@@ -44,10 +47,13 @@ def test_the_lexical_engine_fabricates_no_state(memory, text, expected):
 
 def test_a_recall_for_an_unmentioned_concept_finds_no_verified_note(memory):
     memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), open_vocabulary=False))
-    memory.remember("lex", ItemInput(id="dog-note", kind="text", text="a dog sleeping on the couch, no frisbee",
-                                     verify_concepts=CONCEPTS))
-    memory.remember("lex", ItemInput(id="report", kind="text", text="no pneumothorax, small effusion",
-                                     verify_concepts=CONCEPTS))
+    memory.remember(
+        "lex",
+        ItemInput(id="dog-note", kind="text", text="a dog sleeping on the couch, no frisbee", verify_concepts=CONCEPTS),
+    )
+    memory.remember(
+        "lex", ItemInput(id="report", kind="text", text="no pneumothorax, small effusion", verify_concepts=CONCEPTS)
+    )
     result = memory.recall("lex", required=["pneumothorax"], k=2)
     tiers = {hit.item_id: hit.tier for hit in result.hits}
     assert tiers == {"dog-note": 0, "report": -1}  # neutral, and the report contradicts
@@ -67,26 +73,46 @@ def test_an_observation_never_flips_a_concept_it_brought_no_evidence_for(tmp_pat
     memory.close()
 
 
-@pytest.mark.parametrize("text, has, not_has", [
-    ("User does not drink coffee, only green tea", ["tea"], ["coffee"]),
-    ("never eats meat, prefers fish", ["fish"], ["meat"]),
-    ("no pets except a cat", ["cat"], ["pet"]),
-    ("anything except a bus", [], ["bus"]),
-    ("no coffee but tea", ["tea"], ["coffee"]),
-    ("no coffee; tea is fine", ["tea"], ["coffee"]),
-    ("denies chest pain, has a cough", ["cough"], ["chest pain"]),
-    ("no fever, chills or night sweats", [], ["chill", "fever", "night sweat"]),
-    ("not only coffee but also tea", ["coffee", "tea"], []),
-    ("not just coffee but tea", ["coffee", "tea"], []),
-    ("no doubt the dog likes the frisbee", ["dog", "frisbee"], []),
-    ("no increase in the effusion", ["effusion"], []),
-])
+@pytest.mark.parametrize(
+    "text, has, not_has",
+    [
+        ("User does not drink coffee, only green tea", ["tea"], ["coffee"]),
+        ("never eats meat, prefers fish", ["fish"], ["meat"]),
+        ("no pets except a cat", ["cat"], ["pet"]),
+        ("anything except a bus", [], ["bus"]),
+        ("no coffee but tea", ["tea"], ["coffee"]),
+        ("no coffee; tea is fine", ["tea"], ["coffee"]),
+        ("denies chest pain, has a cough", ["cough"], ["chest pain"]),
+        ("no fever, chills or night sweats", [], ["chill", "fever", "night sweat"]),
+        ("not only coffee but also tea", ["coffee", "tea"], []),
+        ("not just coffee but tea", ["coffee", "tea"], []),
+        ("no doubt the dog likes the frisbee", ["dog", "frisbee"], []),
+        ("no increase in the effusion", ["effusion"], []),
+    ],
+)
 def test_negation_scope_ends_where_the_note_ends_it(text, has, not_has):
     from polarmem_server.domain import text as textproc
     from polarmem_server.domain.vocabulary import Vocabulary
 
-    vocabulary = Vocabulary(["coffee", "tea", "meat", "fish", "pet", "cat", "bus", "chest pain", "cough", "fever",
-                             "chill", "night sweat", "dog", "frisbee", "effusion"])
+    vocabulary = Vocabulary(
+        [
+            "coffee",
+            "tea",
+            "meat",
+            "fish",
+            "pet",
+            "cat",
+            "bus",
+            "chest pain",
+            "cough",
+            "fever",
+            "chill",
+            "night sweat",
+            "dog",
+            "frisbee",
+            "effusion",
+        ]
+    )
     polarity = textproc.parse(text, vocabulary).polarity()
     assert sorted(vocabulary.name(c) for c, negated in polarity.items() if not negated) == has
     assert sorted(vocabulary.name(c) for c, negated in polarity.items() if negated) == not_has
@@ -121,7 +147,9 @@ def test_an_open_vocabulary_reads_hyphenated_words_and_possessives(tmp_path):
     """Found on the agent's path: "with no t-shirt" stored no NOT_HAS, and "the man's" no man."""
     memory = Memory(tmp_path / "data")
     memory.create_namespace(NamespaceSettings(name="notes", open_vocabulary=True, encoder="none", spaces=()))
-    memory.remember("notes", ItemInput(id="n1", kind="text", text="A man in a suit with no t-shirt, reading a newspaper"))
+    memory.remember(
+        "notes", ItemInput(id="n1", kind="text", text="A man in a suit with no t-shirt, reading a newspaper")
+    )
     memory.remember("notes", ItemInput(id="n2", kind="text", text="The man's dog wears a red t-shirt"))
     assert states(memory, "notes", "n1") == {"has": ["man", "newspaper", "reading", "suit"], "not_has": ["t-shirt"]}
     assert states(memory, "notes", "n2") == {"has": ["dog", "man", "red", "t-shirt", "wear"], "not_has": []}
@@ -137,9 +165,13 @@ def test_a_question_about_presence_ranks_the_note_that_says_no_last(tmp_path):
     the question and ranks last; asked as an absence, it is the first VERIFIED hit."""
     memory = Memory(tmp_path / "data")
     memory.create_namespace(NamespaceSettings(name="assistant", open_vocabulary=True))
-    notes = {"p3": "The user's wife is vegetarian", "p7": "User has no kids",
-             "p8": "The user's car is a red Tesla Model 3", "p10": "User's niece Emma is 7 years old and loves dinosaurs",
-             "p13": "User's flight to Oslo on Monday was cancelled"}
+    notes = {
+        "p3": "The user's wife is vegetarian",
+        "p7": "User has no kids",
+        "p8": "The user's car is a red Tesla Model 3",
+        "p10": "User's niece Emma is 7 years old and loves dinosaurs",
+        "p13": "User's flight to Oslo on Monday was cancelled",
+    }
     for item_id, text in notes.items():
         memory.remember("assistant", ItemInput(id=item_id, kind="text", text=text))
     asked = memory.recall("assistant", text="does the user have kids", k=5)
@@ -243,8 +275,12 @@ def test_list_concepts_over_grpc(client):
     assert [c.concept for c in rest.concepts] == ["green", "tea", "dog", "frisbee"] and rest.next_page_token == ""
     item = client.get_item("notes", "b").item
     assert list(item.has) == ["dog"] and list(item.not_has) == ["frisbee"]
-    assert client.create_namespace("default", encoder="none", spaces=[("vis", 8)]).config.open_vocabulary  # the default now
-    assert not client.create_namespace("closed", encoder="none", spaces=[("vis", 8)], open_vocabulary=False).config.open_vocabulary
+    assert client.create_namespace(
+        "default", encoder="none", spaces=[("vis", 8)]
+    ).config.open_vocabulary  # the default now
+    assert not client.create_namespace(
+        "closed", encoder="none", spaces=[("vis", 8)], open_vocabulary=False
+    ).config.open_vocabulary
 
 
 def test_list_concepts_failures(client):

@@ -43,8 +43,9 @@ def test_unknown_required_name_is_refused_with_suggestions(stocked):
 
 
 def test_unknown_names_in_both_fields_are_named_per_field(stocked):
-    message = invalid(lambda: stocked.recall("u", vectors={"vis": vec(0)}, required=["dog", "dgos"],
-                                             forbidden=["kat", "unicorn"]))
+    message = invalid(
+        lambda: stocked.recall("u", vectors={"vis": vec(0)}, required=["dog", "dgos"], forbidden=["kat", "unicorn"])
+    )
     required_part, forbidden_part = message.split("; forbidden: ")
     assert required_part.startswith("required: 'dgos' (did you mean 'dog'")
     assert "'kat' (did you mean 'cat'" in forbidden_part and "'unicorn' are not in the vocabulary" in forbidden_part
@@ -58,8 +59,14 @@ def test_aliases_plurals_and_case_are_known_names(stocked):
 
 
 def test_allowed_unknown_names_are_skipped_and_reported(stocked):
-    response = stocked.recall("u", vectors={"vis": vec(1)}, required=["dog", "dgo"], forbidden=["unicorn"],
-                              top_k=3, allow_unknown_concepts=True)
+    response = stocked.recall(
+        "u",
+        vectors={"vis": vec(1)},
+        required=["dog", "dgo"],
+        forbidden=["unicorn"],
+        top_k=3,
+        allow_unknown_concepts=True,
+    )
     parse = response.parse
     assert parse.explicit and list(parse.required) == ["dog"] and list(parse.forbidden) == []
     assert [(u.name, list(u.did_you_mean)) for u in parse.unknown_concepts] == [("dgo", ["dog"]), ("unicorn", [])]
@@ -87,8 +94,12 @@ def test_refusal_changes_nothing_stored(stocked):
 
 
 def test_raw_request_field_and_async_client(server, stocked):
-    raw = pb.RecallRequest(namespace="u", vectors={"vis": pb.VectorValue(values=vec(0).tolist())},
-                           required=["dgo"], allow_unknown_concepts=True)
+    raw = pb.RecallRequest(
+        namespace="u",
+        vectors={"vis": pb.VectorValue(values=vec(0).tolist())},
+        required=["dgo"],
+        allow_unknown_concepts=True,
+    )
     assert [u.name for u in stocked._stub.Recall(raw, timeout=10).parse.unknown_concepts] == ["dgo"]
 
     async def run():
@@ -109,6 +120,7 @@ def test_evaluation_runs_a_query_naming_a_concept_no_item_holds(client):
     client.create_namespace("e", spaces=[("sem", DIM)], encoder="none")
     client.remember("e", id="a", vectors={"sem": vec(0)}, states={"dog": "has"})
     client.remember("e", id="b", vectors={"sem": vec(1)}, states={"dog": "not_has"})
-    outcomes = evaluation.run_queries(client, "e", [evaluation.Query("dog", "unicorn")], np.stack([vec(1)]), 2,
-                                      ["off", "hard"])
+    outcomes = evaluation.run_queries(
+        client, "e", [evaluation.Query("dog", "unicorn")], np.stack([vec(1)]), 2, ["off", "hard"]
+    )
     assert outcomes[0].ranked == {"off": ["b", "a"], "hard": ["a", "b"]}

@@ -21,14 +21,16 @@ def scored(client):
         # one value per concept, repeated for each of the namespace's four templates
         scores = {f"k{j}": [float(rng.beta(6, 1.5) if j < 2 else rng.beta(1.5, 6))] * 4 for j in range(30)}
         client.remember(ns, id=f"i{i}", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)}, scores=scores)
-    client.remember(ns, id="asserted", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)},
-                    states={"dog": "has"})
+    client.remember(
+        ns, id="asserted", vectors={"vis": rng.standard_normal(DIM).astype(np.float32)}, states={"dog": "has"}
+    )
     return ns
 
 
 def update(stub, name, paths, **config):
-    return stub.UpdateNamespace(pb.UpdateNamespaceRequest(name=name, config=pb.NamespaceConfig(**config),
-                                                          update_mask={"paths": paths}))
+    return stub.UpdateNamespace(
+        pb.UpdateNamespaceRequest(name=name, config=pb.NamespaceConfig(**config), update_mask={"paths": paths})
+    )
 
 
 def evidence_of(client, ns, item_id):
@@ -62,29 +64,33 @@ def test_update_kappa_and_declared_concepts(stub, client, scored):
     # closed: only the declared concept (an open vocabulary makes every content word one)
     client.create_namespace("txt", spaces=[("vis", DIM)], encoder="none", open_vocabulary=False)
     update(stub, "txt", ["concepts"], concepts=["pneumothorax"])
-    text = client.remember("txt", id="r", kind="text", text="No pneumothorax seen.",
-                           vectors={"vis": np.ones(DIM, np.float32)})
+    text = client.remember(
+        "txt", id="r", kind="text", text="No pneumothorax seen.", vectors={"vis": np.ones(DIM, np.float32)}
+    )
     assert list(text.not_has) == ["pneumothorax"]
 
 
-@pytest.mark.parametrize("paths, config, words", [
-    ([], {}, "update_mask"),
-    (["spaces"], {}, "spaces"),
-    (["encoder"], {"encoder": "none"}, "encoder"),
-    (["nonsense"], {}, "nonsense"),
-    (["kappa"], {"kappa": -1.0}, "kappa"),
-    (["kappa"], {"kappa": float("nan")}, "kappa"),
-    (["rho"], {"rho": 1.5}, "rho"),
-    (["partitioner"], {"partitioner": "magic"}, "partitioner"),
-    (["templates"], {"templates": ["no placeholder"]}, "templates"),
-    (["fixed_threshold"], {"fixed_threshold": 2.0}, "fixed_threshold"),
-    (["template_std_max"], {"template_std_max": -0.1}, "template_std_max"),
-    (["concepts"], {"concepts": ["!!!"]}, "concepts"),
-    # k1 is a concept of its own: refused in a closed vocabulary (`scored`); an open one (the
-    # default) accepts it, the alias shadowing the word (tests/integration/test_fast_front_appends.py)
-    (["aliases"], {"aliases": {"k1": "k2"}}, "aliases"),
-    (["kappa", "rho"], {"kappa": 2.0, "rho": 0.2}, "rho"),  # one bad field: the good one is not applied either
-])
+@pytest.mark.parametrize(
+    "paths, config, words",
+    [
+        ([], {}, "update_mask"),
+        (["spaces"], {}, "spaces"),
+        (["encoder"], {"encoder": "none"}, "encoder"),
+        (["nonsense"], {}, "nonsense"),
+        (["kappa"], {"kappa": -1.0}, "kappa"),
+        (["kappa"], {"kappa": float("nan")}, "kappa"),
+        (["rho"], {"rho": 1.5}, "rho"),
+        (["partitioner"], {"partitioner": "magic"}, "partitioner"),
+        (["templates"], {"templates": ["no placeholder"]}, "templates"),
+        (["fixed_threshold"], {"fixed_threshold": 2.0}, "fixed_threshold"),
+        (["template_std_max"], {"template_std_max": -0.1}, "template_std_max"),
+        (["concepts"], {"concepts": ["!!!"]}, "concepts"),
+        # k1 is a concept of its own: refused in a closed vocabulary (`scored`); an open one (the
+        # default) accepts it, the alias shadowing the word (tests/integration/test_fast_front_appends.py)
+        (["aliases"], {"aliases": {"k1": "k2"}}, "aliases"),
+        (["kappa", "rho"], {"kappa": 2.0, "rho": 0.2}, "rho"),  # one bad field: the good one is not applied either
+    ],
+)
 def test_update_failures_change_nothing(stub, client, scored, paths, config, words):
     before_ns = client.get_namespace(scored)
     before_items = [client.get_item(scored, f"i{i}", include_history=True) for i in range(10)]
@@ -121,8 +127,9 @@ def test_update_survives_a_restart(tmp_path):
 
 
 def test_create_namespace_accepts_declared_concepts(stub, client):
-    config = pb.NamespaceConfig(encoder="none", spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)],
-                                concepts=["dog", "Dogs", "wine glasses"])
+    config = pb.NamespaceConfig(
+        encoder="none", spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], concepts=["dog", "Dogs", "wine glasses"]
+    )
     info = stub.CreateNamespace(pb.CreateNamespaceRequest(name="d", config=config)).namespace
     assert info.concept_count == 2  # "Dogs" is "dog"
     assert client.get_concept("d", "wine glass").concept == "wine glasses"

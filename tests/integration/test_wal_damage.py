@@ -41,8 +41,9 @@ WRITER = textwrap.dedent(
 def killed_store(tmp_path_factory) -> Path:
     """A data directory with ITEMS synced items whose writer was SIGKILLed (WAL not flushed)."""
     path = tmp_path_factory.mktemp("wal") / "data"
-    child = subprocess.run([sys.executable, "-c", WRITER, str(path), str(ITEMS)], capture_output=True, text=True,
-                           cwd=path.parent)  # not the checkout: the installed package
+    child = subprocess.run(
+        [sys.executable, "-c", WRITER, str(path), str(ITEMS)], capture_output=True, text=True, cwd=path.parent
+    )  # not the checkout: the installed package
     assert child.returncode == -9, child.stderr
     assert wal_files(path) and max(f.stat().st_size for f in wal_files(path)) > 100_000
     return path

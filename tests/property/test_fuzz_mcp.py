@@ -35,8 +35,18 @@ from polarmem_server.faces.client import PolarMemClient  # noqa: E402
 from servertools import DIM, make_config  # noqa: E402
 
 READ_BOUND_S = 60
-METHODS = ["tools/call", "tools/list", "ping", "initialize", "resources/list", "prompts/get", "completion/complete",
-           "logging/setLevel", "notifications/cancelled", "no/such/method"]
+METHODS = [
+    "tools/call",
+    "tools/list",
+    "ping",
+    "initialize",
+    "resources/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "notifications/cancelled",
+    "no/such/method",
+]
 TOOLS = ["remember", "recall", "observe", "forget", "get_item", "list_namespaces", "get_namespace", "nope"]
 
 
@@ -51,9 +61,14 @@ class StdioMcp:
 
     def __init__(self, address: str, cwd) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
-        self.process = subprocess.Popen([sys.executable, "-m", "polarmem_server.faces.cli", "mcp", "-n", "mem",
-                                         "--address", address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "polarmem_server.faces.cli", "mcp", "-n", "mem", "--address", address],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            env=env,
+        )
         self.answers: queue.Queue = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -95,8 +110,20 @@ def mcp(tmp_path_factory, request):
     with PolarMemClient(server.address) as client:
         client.create_namespace("mem", spaces=[("vis", DIM)], encoder="none")
     stdio = StdioMcp(server.address, tmp)
-    stdio.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}).encode())
+    stdio.send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "fuzz", "version": "1"},
+                },
+            }
+        ).encode()
+    )
     stdio.wait_for(["init"])
     stdio.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     yield stdio
@@ -109,18 +136,40 @@ def mcp(tmp_path_factory, request):
             print("\n" + line, flush=True)
 
 
-ids = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=12).filter(lambda t: not t.startswith("ping-")),
-                st.none(), st.booleans(), st.floats(allow_nan=False), st.lists(st.integers(), max_size=2),
-                st.dictionaries(st.text(max_size=3), st.integers(), max_size=1))
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-                           lambda children: st.lists(children, max_size=3)
-                           | st.dictionaries(st.text(max_size=8), children, max_size=3), max_leaves=8)
-tool_params = st.fixed_dictionaries({"name": st.sampled_from(TOOLS)},
-                                    optional={"arguments": st.one_of(json_values, st.fixed_dictionaries(
-                                        {}, optional={"id": json_values, "query": json_values, "text": json_values,
-                                                      "namespace": json_values, "top_k": json_values,
-                                                      "content_path": st.sampled_from(["/dev/zero", "/etc/passwd", ""]),
-                                                      "states": json_values}))})
+ids = st.one_of(
+    st.integers(-(2**53), 2**53),
+    st.text(max_size=12).filter(lambda t: not t.startswith("ping-")),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=1),
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+tool_params = st.fixed_dictionaries(
+    {"name": st.sampled_from(TOOLS)},
+    optional={
+        "arguments": st.one_of(
+            json_values,
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "id": json_values,
+                    "query": json_values,
+                    "text": json_values,
+                    "namespace": json_values,
+                    "top_k": json_values,
+                    "content_path": st.sampled_from(["/dev/zero", "/etc/passwd", ""]),
+                    "states": json_values,
+                },
+            ),
+        )
+    },
+)
 
 
 @st.composite
@@ -128,8 +177,9 @@ def hostile_line(draw) -> tuple[str, bytes, list]:
     """(kind, the line, the ids it is owed an answer for)."""
     kind = draw(st.sampled_from(["bytes", "not an object", "message", "message", "message"]))
     if kind == "bytes":
-        data = draw(st.binary(min_size=1, max_size=300).filter(lambda b: b"\n" not in b and b"\r" not in b
-                                                               and b.strip()))
+        data = draw(
+            st.binary(min_size=1, max_size=300).filter(lambda b: b"\n" not in b and b"\r" not in b and b.strip())
+        )
         try:
             json.loads(data)
             return kind, data, []  # rare: happens to be JSON; judged by the ping alone

@@ -47,9 +47,15 @@ from servertools import make_config
 
 DIM = 8
 SERVICE = "polarmem.v1.MemoryService"
-ALLOWED = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
-           grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNIMPLEMENTED,
-           grpc.StatusCode.OUT_OF_RANGE}
+ALLOWED = {
+    grpc.StatusCode.OK,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.UNIMPLEMENTED,
+    grpc.StatusCode.OUT_OF_RANGE,
+}
 MAX_DETAILS = 1024
 UTF8_MARK = "\u2603" * 4  # replaced, after encoding, by the same number of invalid UTF-8 bytes
 
@@ -59,43 +65,101 @@ def vector(seed: int) -> pb.VectorValue:
 
 
 def seed_item(item_id: str) -> pb.ItemInput:
-    return pb.ItemInput(id=item_id, vectors={"vis": vector(3)}, states={"dog": storage_pb2.CONCEPT_STATE_HAS,
-                                                                        "cat": storage_pb2.CONCEPT_STATE_NOT_HAS},
-                        metadata={"k": "v"}, text="a dog", uri="file:///x.jpg")
+    return pb.ItemInput(
+        id=item_id,
+        vectors={"vis": vector(3)},
+        states={"dog": storage_pb2.CONCEPT_STATE_HAS, "cat": storage_pb2.CONCEPT_STATE_NOT_HAS},
+        metadata={"k": "v"},
+        text="a dog",
+        uri="file:///x.jpg",
+    )
 
 
 # A well-formed consistency token (version 1, a Milvus timestamp a second ago): the fuzzer
 # mutates it into every kind of bad token.
 TOKEN = bytes([1]) + ((int(time.time() * 1000) - 1000) << 18).to_bytes(8, "big")
 SEEDS: dict[str, list] = {
-    "CreateNamespace": [pb.CreateNamespaceRequest(name="g", config=pb.NamespaceConfig(
-        spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none", templates=["Is there a {}?"]))],
+    "CreateNamespace": [
+        pb.CreateNamespaceRequest(
+            name="g",
+            config=pb.NamespaceConfig(
+                spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none", templates=["Is there a {}?"]
+            ),
+        )
+    ],
     "GetNamespace": [pb.GetNamespaceRequest(name="f")],
     "ListNamespaces": [pb.ListNamespacesRequest()],
     "DeleteNamespace": [pb.DeleteNamespaceRequest(name="scratch")],
     "Remember": [pb.RememberRequest(namespace="f", item=seed_item("new"))],
-    "RememberStream": [pb.RememberStreamRequest(namespace="f", item=seed_item("s1"), items=[seed_item("s2")]),
-                       pb.RememberStreamRequest(items=[seed_item("s3")])],
-    "Recall": [pb.RecallRequest(namespace="f", vectors={"vis": vector(4)}, required=["dog"], forbidden=["cat"], top_k=5,
-                                suppressed_k=2, include_items=True, include_context=True, metadata_equals={"k": "v"},
-                                consistency_token=TOKEN, consistency=pb.READ_CONSISTENCY_BOUNDED)],
-    "Observe": [pb.ObserveRequest(namespace="f", id="a", states={"cat": storage_pb2.CONCEPT_STATE_HAS},
-                                  scores={"dog": pb.ConceptScores(p_yes=[0.9])})],
+    "RememberStream": [
+        pb.RememberStreamRequest(namespace="f", item=seed_item("s1"), items=[seed_item("s2")]),
+        pb.RememberStreamRequest(items=[seed_item("s3")]),
+    ],
+    "Recall": [
+        pb.RecallRequest(
+            namespace="f",
+            vectors={"vis": vector(4)},
+            required=["dog"],
+            forbidden=["cat"],
+            top_k=5,
+            suppressed_k=2,
+            include_items=True,
+            include_context=True,
+            metadata_equals={"k": "v"},
+            consistency_token=TOKEN,
+            consistency=pb.READ_CONSISTENCY_BOUNDED,
+        )
+    ],
+    "Observe": [
+        pb.ObserveRequest(
+            namespace="f",
+            id="a",
+            states={"cat": storage_pb2.CONCEPT_STATE_HAS},
+            scores={"dog": pb.ConceptScores(p_yes=[0.9])},
+        )
+    ],
     "Forget": [pb.ForgetRequest(namespace="f", id="b")],
-    "GetItem": [pb.GetItemRequest(namespace="f", id="a", include_history=True, include_vectors=True,
-                                  consistency_token=TOKEN, consistency=pb.READ_CONSISTENCY_STRONG)],
+    "GetItem": [
+        pb.GetItemRequest(
+            namespace="f",
+            id="a",
+            include_history=True,
+            include_vectors=True,
+            consistency_token=TOKEN,
+            consistency=pb.READ_CONSISTENCY_STRONG,
+        )
+    ],
     "GetConcept": [pb.GetConceptRequest(namespace="f", concept="dog", page_size=10)],
     "ListConcepts": [pb.ListConceptsRequest(namespace="f", page_size=1, page_token="0")],
     "ScoreConcepts": [pb.ScoreConceptsRequest(namespace="f", item=pb.ItemInput(text="a dog"), concepts=["dog"])],
-    "ListItems": [pb.ListItemsRequest(namespace="f", page_size=1, page_token="a", has=["dog"], not_has=["cat"],
-                                      metadata_equals={"k": "v"}, kinds=[storage_pb2.ITEM_KIND_VISUAL],
-                                      consistency_token=TOKEN)],
-    "UpdateItem": [pb.UpdateItemRequest(namespace="f", id="a", text="a dog, no cat", metadata={"k": "w"},
-                                        update_mask={"paths": ["text", "metadata"]})],
+    "ListItems": [
+        pb.ListItemsRequest(
+            namespace="f",
+            page_size=1,
+            page_token="a",
+            has=["dog"],
+            not_has=["cat"],
+            metadata_equals={"k": "v"},
+            kinds=[storage_pb2.ITEM_KIND_VISUAL],
+            consistency_token=TOKEN,
+        )
+    ],
+    "UpdateItem": [
+        pb.UpdateItemRequest(
+            namespace="f",
+            id="a",
+            text="a dog, no cat",
+            metadata={"k": "w"},
+            update_mask={"paths": ["text", "metadata"]},
+        )
+    ],
     "ClearNamespace": [pb.ClearNamespaceRequest(name="f")],
     "Calibrate": [pb.CalibrateRequest(namespace="f", p_yes=[0.9, 0.2, 0.7], present=[True, False, True])],
 }
-if hasattr(pb, "UpdateNamespaceRequest") and "UpdateNamespace" in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name:
+if (
+    hasattr(pb, "UpdateNamespaceRequest")
+    and "UpdateNamespace" in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name
+):
     SEEDS["UpdateNamespace"] = [pb.UpdateNamespaceRequest(name="f", config=pb.NamespaceConfig(kappa=0.5))]
     SEEDS["UpdateNamespace"][0].update_mask.paths.append("kappa")
 # Backup writes on the server's filesystem: the fuzzed server fences it into its own backup_dir
@@ -106,11 +170,13 @@ SEEDS["Backup"] = [pb.BackupRequest(destination_dir=str(BACKUP_ROOT / "snapshot"
 METHODS = sorted(SEEDS)
 assert set(METHODS) == set(pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name), "an RPC has no seed"
 
-INTS = {descriptor.FieldDescriptor.TYPE_UINT32: [0, 1, 2**30, 2**31 - 1, 2**32 - 1],
-        descriptor.FieldDescriptor.TYPE_UINT64: [0, 2**32, 2**63, 2**64 - 1],
-        descriptor.FieldDescriptor.TYPE_INT32: [-(2**31), -1, 0, 2**31 - 1],
-        descriptor.FieldDescriptor.TYPE_INT64: [-(2**63), -1, 2**63 - 1],
-        descriptor.FieldDescriptor.TYPE_ENUM: [-(2**31), -1, 3, 17, 2**31 - 1]}
+INTS = {
+    descriptor.FieldDescriptor.TYPE_UINT32: [0, 1, 2**30, 2**31 - 1, 2**32 - 1],
+    descriptor.FieldDescriptor.TYPE_UINT64: [0, 2**32, 2**63, 2**64 - 1],
+    descriptor.FieldDescriptor.TYPE_INT32: [-(2**31), -1, 0, 2**31 - 1],
+    descriptor.FieldDescriptor.TYPE_INT64: [-(2**63), -1, 2**63 - 1],
+    descriptor.FieldDescriptor.TYPE_ENUM: [-(2**31), -1, 3, 17, 2**31 - 1],
+}
 FLOATS = [float("nan"), float("inf"), float("-inf"), 1e308, -1e308, 3.4e38, -0.0, 1e-45, 2.0, -2.0]
 
 
@@ -132,17 +198,22 @@ def live(tmp_path_factory, request):
     # The compiled Recall front listens too where it is built: its port is fuzzed with the same
     # bytes as the main port (test_front_port_answers_like_the_main_port).
     front = {"fast_front_address": "127.0.0.1:0"} if unavailable_reason() is None else {}
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("fuzz"), max_message_bytes=4 * 1024 * 1024,
-                                      backup_dir=str(BACKUP_ROOT), **front)).start()
+    server = PolarMemServer(
+        make_config(
+            tmp_path_factory.mktemp("fuzz"), max_message_bytes=4 * 1024 * 1024, backup_dir=str(BACKUP_ROOT), **front
+        )
+    ).start()
     channel = grpc.insecure_channel(server.address)
     health = health_pb2_grpc.HealthStub(channel)
     reseed(channel, server)
     yield server, channel, health
     channel.close()
     server.stop()
-    line = (f"fuzz: {Stats.calls} calls, {len(Stats.distinct)} distinct messages, {Stats.rejected} rejected; "
-            f"codes {dict(Stats.codes)}; front port: {FrontStats.calls} calls, {len(FrontStats.distinct)} distinct "
-            f"messages, codes {dict(FrontStats.codes)}")
+    line = (
+        f"fuzz: {Stats.calls} calls, {len(Stats.distinct)} distinct messages, {Stats.rejected} rejected; "
+        f"codes {dict(Stats.codes)}; front port: {FrontStats.calls} calls, {len(FrontStats.distinct)} distinct "
+        f"messages, codes {dict(FrontStats.codes)}"
+    )
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if capture is not None:
         with capture.global_and_fixture_disabled():
@@ -169,8 +240,16 @@ def reseed(channel, server) -> None:
     """Namespace "f" with items a and b (a fuzzed call that succeeds may have deleted them)."""
     memory = server.memory
     if "f" not in {n.name for n in memory.list_namespaces()}:
-        call(channel, "CreateNamespace", [pb.CreateNamespaceRequest(name="f", config=pb.NamespaceConfig(
-            spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none")).SerializeToString()])
+        call(
+            channel,
+            "CreateNamespace",
+            [
+                pb.CreateNamespaceRequest(
+                    name="f",
+                    config=pb.NamespaceConfig(spaces=[pb.VectorSpaceConfig(name="vis", dim=DIM)], encoder="none"),
+                ).SerializeToString()
+            ],
+        )
     for item_id in ("a", "b"):
         if memory.backend.store.get_item("f", item_id) is None:
             call(channel, "Remember", [pb.RememberRequest(namespace="f", item=seed_item(item_id)).SerializeToString()])
@@ -187,6 +266,7 @@ def fingerprint(server) -> str:
 
 
 # ---- strategies -----------------------------------------------------------------------------
+
 
 def is_repeated(field) -> bool:
     repeated = getattr(field, "is_repeated", None)
@@ -237,8 +317,12 @@ def hostile_field(draw, message):
         else:
             getattr(parent, name)[key] = draw(st.sampled_from(INTS.get(value_field.type, [0, 1, 2**31 - 1])))
     elif kind == descriptor.FieldDescriptor.TYPE_STRING:
-        value = draw(st.one_of(st.sampled_from(["", "x" * 100_000, "\x00", UTF8_MARK, "../../etc", "*", "🐶" * 30_000]),
-                               st.text(max_size=300)))
+        value = draw(
+            st.one_of(
+                st.sampled_from(["", "x" * 100_000, "\x00", UTF8_MARK, "../../etc", "*", "🐶" * 30_000]),
+                st.text(max_size=300),
+            )
+        )
         invalid_utf8 = value == UTF8_MARK
         if repeated:  # many copies of short values only: 5000 x 100 KB would be a 500 MB message
             getattr(parent, name).extend([value] * draw(st.sampled_from([1, 2, 5000] if len(value) < 1000 else [1, 2])))
@@ -249,14 +333,20 @@ def hostile_field(draw, message):
         getattr(parent, name).append(value) if repeated else setattr(parent, name, value)
     elif kind in (descriptor.FieldDescriptor.TYPE_FLOAT, descriptor.FieldDescriptor.TYPE_DOUBLE):
         values = draw(st.lists(st.sampled_from(FLOATS), min_size=1, max_size=4))
-        getattr(parent, name).extend(values * draw(st.sampled_from([1, 5000]))) if repeated else setattr(parent, name, values[0])
+        getattr(parent, name).extend(values * draw(st.sampled_from([1, 5000]))) if repeated else setattr(
+            parent, name, values[0]
+        )
     elif kind == descriptor.FieldDescriptor.TYPE_BOOL:
-        getattr(parent, name).extend([True] * draw(st.sampled_from([1, 7, 5000]))) if repeated else setattr(parent, name, True)
+        getattr(parent, name).extend([True] * draw(st.sampled_from([1, 7, 5000]))) if repeated else setattr(
+            parent, name, True
+        )
     elif kind in INTS:
         value = draw(st.sampled_from(INTS[kind]))
         if kind == descriptor.FieldDescriptor.TYPE_ENUM:
             value = max(-(2**31), min(2**31 - 1, value))
-        getattr(parent, name).extend([value] * draw(st.sampled_from([1, 3000]))) if repeated else setattr(parent, name, value)
+        getattr(parent, name).extend([value] * draw(st.sampled_from([1, 3000]))) if repeated else setattr(
+            parent, name, value
+        )
     elif kind == descriptor.FieldDescriptor.TYPE_MESSAGE and repeated:
         target = getattr(parent, name)
         count = draw(st.sampled_from([0, 1, 2000]))
@@ -266,7 +356,9 @@ def hostile_field(draw, message):
     data = message.SerializeToString()
     if invalid_utf8:
         marked = UTF8_MARK.encode()
-        data = data.replace(marked, b"\xff\xfe\xc3\x28\xa0\xa1\xe2\x28\xa1\xf0\x28\x8c" [:len(marked)].ljust(len(marked), b"\xff"))
+        data = data.replace(
+            marked, b"\xff\xfe\xc3\x28\xa0\xa1\xe2\x28\xa1\xf0\x28\x8c"[: len(marked)].ljust(len(marked), b"\xff")
+        )
     return data
 
 
@@ -279,11 +371,11 @@ def mutated_bytes(draw, data: bytes):
         if op == "flip" and data:
             data[position] ^= 1 << draw(st.integers(0, 7))
         elif op == "cut":
-            del data[position:position + draw(st.integers(1, 64))]
+            del data[position : position + draw(st.integers(1, 64))]
         elif op == "insert":
             data[position:position] = draw(st.binary(min_size=1, max_size=16))
         elif op == "repeat":
-            data[position:position] = data[position:position + draw(st.integers(1, 32))] * draw(st.integers(1, 8))
+            data[position:position] = data[position : position + draw(st.integers(1, 32))] * draw(st.integers(1, 8))
         elif data:
             data[position] = draw(st.sampled_from([0x00, 0x80, 0xFF, 0x0A, 0x12, 0x7F]))
     return bytes(data)
@@ -317,7 +409,10 @@ def check_one(live, method: str, payloads: list[bytes]) -> None:
     oversized = code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details  # gRPC's own size limit
     assert code in ALLOWED or oversized, f"{method}: {code.name}: {details[:300]}"
     assert len(details) <= MAX_DETAILS, f"{method}: a {len(details)}-character status message"
-    assert health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status == health_pb2.HealthCheckResponse.SERVING
+    assert (
+        health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status
+        == health_pb2.HealthCheckResponse.SERVING
+    )
     if code != grpc.StatusCode.OK:
         Stats.rejected += 1
         assert fingerprint(server) == before, f"{method} answered {code.name} but changed what is stored"
@@ -343,8 +438,9 @@ def test_each_rpc_refuses_garbage_and_invalid_utf8(live, method):
     """The issue's two cases, on every RPC, without Hypothesis's choice of what to try."""
     garbage = [b"\xff\xff\xff\xff\x0f\x12\x99"]
     seed = SEEDS[method][0]
-    string_fields = [f for f in seed.DESCRIPTOR.fields if f.type == descriptor.FieldDescriptor.TYPE_STRING
-                     and not is_repeated(f)]
+    string_fields = [
+        f for f in seed.DESCRIPTOR.fields if f.type == descriptor.FieldDescriptor.TYPE_STRING and not is_repeated(f)
+    ]
     if method != "ListNamespaces":
         check_one(live, method, garbage)
     if string_fields:
@@ -358,13 +454,20 @@ def test_each_rpc_refuses_garbage_and_invalid_utf8(live, method):
 def test_huge_top_k_and_huge_ids_answer_invalid_argument_or_not_found(live):
     server, channel, _ = live
     reseed(channel, server)
-    code, details = call(channel, "Recall", [pb.RecallRequest(namespace="f", vectors={"vis": vector(1)},
-                                                              top_k=2**30).SerializeToString()])
+    code, details = call(
+        channel,
+        "Recall",
+        [pb.RecallRequest(namespace="f", vectors={"vis": vector(1)}, top_k=2**30).SerializeToString()],
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "top_k" in details
-    for request, method in ((pb.GetItemRequest(namespace="f", id="i" * 100_000), "GetItem"),
-                            (pb.GetNamespaceRequest(name="n" * 100_000), "GetNamespace"),
-                            (pb.RememberRequest(namespace="f", item=pb.ItemInput(id="i" * 100_000, vectors={"vis": vector(1)})),
-                             "Remember")):
+    for request, method in (
+        (pb.GetItemRequest(namespace="f", id="i" * 100_000), "GetItem"),
+        (pb.GetNamespaceRequest(name="n" * 100_000), "GetNamespace"),
+        (
+            pb.RememberRequest(namespace="f", item=pb.ItemInput(id="i" * 100_000, vectors={"vis": vector(1)})),
+            "Remember",
+        ),
+    ):
         code, details = call(channel, method, [request.SerializeToString()])
         assert code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), (method, code, details[:200])
         assert len(details) <= MAX_DETAILS
@@ -403,7 +506,10 @@ def check_front(live, payload: bytes) -> None:
     assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), f"front: {code.name}: {details[:300]}"
     assert status_class(code) == status_class(main_code), (code.name, details[:200], main_code.name, main_details[:200])
     assert len(details) <= MAX_DETAILS
-    assert health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status == health_pb2.HealthCheckResponse.SERVING
+    assert (
+        health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status
+        == health_pb2.HealthCheckResponse.SERVING
+    )
 
 
 @settings(max_examples=300)
@@ -423,8 +529,11 @@ def test_front_port_refuses_the_issues_bytes(live):
     """Garbage, invalid UTF-8 in `namespace`, a request cut in half: INVALID_ARGUMENT, as on the
     main port (before: INTERNAL with an empty message)."""
     seed = SEEDS["Recall"][0].SerializeToString()
-    utf8 = pb.RecallRequest(namespace=UTF8_MARK).SerializeToString().replace(UTF8_MARK.encode(),
-                                                                             b"\xff" * len(UTF8_MARK.encode()))
+    utf8 = (
+        pb.RecallRequest(namespace=UTF8_MARK)
+        .SerializeToString()
+        .replace(UTF8_MARK.encode(), b"\xff" * len(UTF8_MARK.encode()))
+    )
     for payload in (b"\xff\xff\xff\xff\x0f\x01", utf8, seed[: len(seed) // 2]):
         check_front(live, payload)
         with grpc.insecure_channel(live[0].fast_front_address) as front:

@@ -34,10 +34,14 @@ class IndexMachine(RuleBasedStateMachine):
     def add(self, count):
         vis = self.rng.standard_normal((count, DIM)).astype(np.float32)
         states = [self._random_states() for _ in range(count)]
-        slots = self.index.add(count, {"vis": vis}, [sorted(h) for h, _ in states], [sorted(n) for _, n in states], "visual")
+        slots = self.index.add(
+            count, {"vis": vis}, [sorted(h) for h, _ in states], [sorted(n) for _, n in states], "visual"
+        )
         assert list(slots) == list(range(len(self.items), len(self.items) + count))
         for i in range(count):
-            self.items.append(ModelItem(kind=1, vectors={"vis": normalise(vis[i])}, has=states[i][0], not_has=states[i][1]))
+            self.items.append(
+                ModelItem(kind=1, vectors={"vis": normalise(vis[i])}, has=states[i][0], not_has=states[i][1])
+            )
 
     def _live(self):
         return [i for i, item in enumerate(self.items) if item.live]
@@ -87,11 +91,21 @@ class IndexMachine(RuleBasedStateMachine):
         self.index = self._fresh_index()
         if self.items:
             vis = np.stack([item.vectors["vis"] for item in self.items]).astype(np.float32)
-            self.index.add(len(self.items), {"vis": vis}, [sorted(i.has) for i in self.items],
-                           [sorted(i.not_has) for i in self.items], "visual")
+            self.index.add(
+                len(self.items),
+                {"vis": vis},
+                [sorted(i.has) for i in self.items],
+                [sorted(i.not_has) for i in self.items],
+                "visual",
+            )
 
-    @rule(k=st.integers(1, 20), mode=st.sampled_from(["off", "hard", "soft"]), n_req=st.integers(0, 2),
-          n_forb=st.integers(0, 2), exclude=st.booleans())
+    @rule(
+        k=st.integers(1, 20),
+        mode=st.sampled_from(["off", "hard", "soft"]),
+        n_req=st.integers(0, 2),
+        n_forb=st.integers(0, 2),
+        exclude=st.booleans(),
+    )
     def search(self, k, mode, n_req, n_forb, exclude):
         query = {"vis": self.rng.standard_normal(DIM).astype(np.float32)}
         required = self.rng.choice(VOCAB, size=n_req, replace=False).tolist()

@@ -34,8 +34,9 @@ class MemoryMachine(RuleBasedStateMachine):
         self.path = tempfile.mkdtemp(prefix="polarmem-sm-")
         self.memory = self._open()
         # two templates: scored items carry two P(Yes) per concept
-        self.memory.create_namespace(NamespaceSettings(NS, spaces=(SpaceSpec("vis", DIM),), encoder="none",
-                                                       templates=TWO_TEMPLATES))
+        self.memory.create_namespace(
+            NamespaceSettings(NS, spaces=(SpaceSpec("vis", DIM),), encoder="none", templates=TWO_TEMPLATES)
+        )
         self.model: dict[str, ModelItem] = {}
         self.rng = np.random.default_rng(7)
         self.next_id = 0

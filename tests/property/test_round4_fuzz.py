@@ -29,25 +29,67 @@ from polarmem_server.api.server import PolarMemServer
 from servertools import make_config
 
 CALL_BOUND_S = 30
-NEVER = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS,
-         grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE}
+NEVER = {
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.DATA_LOSS,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.UNAVAILABLE,
+}
 # What found the defects, mixed into random text: the fuzz keeps going where they were.
-PIECES = ["²", "٣", "①", "0", "9", "-", "\n", "\r\n", "\x00", " ", "/", "pe", "mi", "hiv/aids", "chest", "pain",
-          "no", "not", "the", "a", "ö", "\u200b", "𝟙", "\ud7ff", "..", "*", "%", "'", '"', "\\"]
+PIECES = [
+    "²",
+    "٣",
+    "①",
+    "0",
+    "9",
+    "-",
+    "\n",
+    "\r\n",
+    "\x00",
+    " ",
+    "/",
+    "pe",
+    "mi",
+    "hiv/aids",
+    "chest",
+    "pain",
+    "no",
+    "not",
+    "the",
+    "a",
+    "ö",
+    "\u200b",
+    "𝟙",
+    "\ud7ff",
+    "..",
+    "*",
+    "%",
+    "'",
+    '"',
+    "\\",
+]
 TEXT = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_size=6).map("".join)
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("fuzz4"), auto_create_namespaces=True,
-                                        max_namespaces=8)).start()
+    server = PolarMemServer(
+        make_config(tmp_path_factory.mktemp("fuzz4"), auto_create_namespaces=True, max_namespaces=8)
+    ).start()
     channel = grpc.insecure_channel(server.address)
     stub = pb_grpc.MemoryServiceStub(channel)
-    stub.CreateNamespace(pb.CreateNamespaceRequest(name="notes", config=pb.NamespaceConfig(open_vocabulary=True)),
-                         timeout=CALL_BOUND_S)
+    stub.CreateNamespace(
+        pb.CreateNamespaceRequest(name="notes", config=pb.NamespaceConfig(open_vocabulary=True)), timeout=CALL_BOUND_S
+    )
     for n, text in enumerate(("no evidence of pe.", "chest pain, hiv/aids history.", "the dog, not the cat.")):
-        stub.Remember(pb.RememberRequest(namespace="notes", item=pb.ItemInput(
-            id=f"n{n}", kind=enums_pb2.ITEM_KIND_TEXT, text=text, metadata={"k": str(n)})), timeout=CALL_BOUND_S)
+        stub.Remember(
+            pb.RememberRequest(
+                namespace="notes",
+                item=pb.ItemInput(id=f"n{n}", kind=enums_pb2.ITEM_KIND_TEXT, text=text, metadata={"k": str(n)}),
+            ),
+            timeout=CALL_BOUND_S,
+        )
     yield server, stub
     channel.close()
     server.stop()
@@ -60,13 +102,16 @@ def calls(stub, a: str, b: str):
         "ListConcepts.page_token": lambda: stub.ListConcepts(pb.ListConceptsRequest(namespace="notes", page_token=a)),
         "ListItems.page_token": lambda: stub.ListItems(pb.ListItemsRequest(namespace="notes", page_token=a)),
         "ListItems.has": lambda: stub.ListItems(pb.ListItemsRequest(namespace="notes", has=[a], not_has=[b])),
-        "ListItems.metadata_equals": lambda: stub.ListItems(pb.ListItemsRequest(namespace="notes",
-                                                                                metadata_equals={a: b})),
+        "ListItems.metadata_equals": lambda: stub.ListItems(
+            pb.ListItemsRequest(namespace="notes", metadata_equals={a: b})
+        ),
         "GetConcept": lambda: stub.GetConcept(pb.GetConceptRequest(namespace="notes", concept=a, page_token=b)),
-        "Recall.text": lambda: stub.Recall(pb.RecallRequest(namespace="notes", text=a or "dog", required=[b],
-                                                            allow_unknown_concepts=True)),
-        "Recall.required": lambda: stub.Recall(pb.RecallRequest(namespace="notes", text="dog", required=[a],
-                                                                forbidden=[b])),
+        "Recall.text": lambda: stub.Recall(
+            pb.RecallRequest(namespace="notes", text=a or "dog", required=[b], allow_unknown_concepts=True)
+        ),
+        "Recall.required": lambda: stub.Recall(
+            pb.RecallRequest(namespace="notes", text="dog", required=[a], forbidden=[b])
+        ),
         "CreateNamespace.name": lambda: stub.CreateNamespace(pb.CreateNamespaceRequest(name=a)),
         "GetNamespace.name": lambda: stub.GetNamespace(pb.GetNamespaceRequest(name=a)),
         "Remember.namespace": lambda: stub.Remember(pb.RememberRequest(namespace=a, item=text_item)),
@@ -93,8 +138,10 @@ def check(live, a: str, b: str) -> None:
         except grpc.RpcError as exc:
             assert exc.code() not in NEVER, (field, a, b, exc.code(), exc.details())
     health = health_pb2_grpc.HealthStub(grpc.insecure_channel(server.address))
-    assert health.Check(health_pb2.HealthCheckRequest(service=""), timeout=CALL_BOUND_S).status == \
-        health_pb2.HealthCheckResponse.SERVING
+    assert (
+        health.Check(health_pb2.HealthCheckRequest(service=""), timeout=CALL_BOUND_S).status
+        == health_pb2.HealthCheckResponse.SERVING
+    )
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -115,12 +162,13 @@ def test_paged_and_free_text_fields_never_answer_internal_long(live, a, b):
 
 # ---------------------------------------------------------------- MCP tool arguments
 
+
 def hostile_value(rng: random.Random, depth: int = 0):
     kind = rng.randrange(9)
     if kind == 0:
         return rng.choice(PIECES) * rng.randrange(1, 4)
     if kind == 1:
-        return rng.choice([0, 1, -1, 2 ** 63, 1e308, -0.0, True, False, None])
+        return rng.choice([0, 1, -1, 2**63, 1e308, -0.0, True, False, None])
     if kind == 2 and depth < 3:
         return [hostile_value(rng, depth + 1) for _ in range(rng.randrange(4))]
     if kind == 3 and depth < 3:
@@ -151,9 +199,11 @@ def fuzz_mcp_tools(server, tmp_path, seed: int, calls_count: int) -> None:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "polarmem_server.faces.cli", "mcp", "-n",
-                                                                 "notes", "--address", server.address],
-                                   cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "polarmem_server.faces.cli", "mcp", "-n", "notes", "--address", server.address],
+        cwd=str(tmp_path),
+    )
     rng = random.Random(seed)
     sent = 0
 
@@ -171,6 +221,7 @@ def fuzz_mcp_tools(server, tmp_path, seed: int, calls_count: int) -> None:
                     text = result.content[0].text if result.content else ""
                     assert "INTERNAL" not in text and "Traceback" not in text, (tool, arguments, text)
             assert (await asyncio.wait_for(client.call_tool("get_namespace", {}), CALL_BOUND_S)) is not None
+
     asyncio.run(run())
     assert sent == calls_count
     stub = pb_grpc.MemoryServiceStub(grpc.insecure_channel(server.address))

@@ -47,7 +47,7 @@ def build(s, rng):
     n, vocab = s["n"], s["vocab"]
     vis = rng.standard_normal((n, s["dim"])).astype(np.float32)
     if s["duplicates"] and n > 4:
-        vis[n // 2:] = vis[: n - n // 2]  # exact ties, broken by slot
+        vis[n // 2 :] = vis[: n - n // 2]  # exact ties, broken by slot
     present = rng.random(n) < 0.9
     loc = [rng.standard_normal((int(rng.integers(0, 4)), s["dim"])).astype(np.float32) for _ in range(n)]
     states = rng.random((n, vocab))
@@ -91,10 +91,31 @@ def test_search_matches_numpy_reference(s):
     weights = {"vis": 1.0, "loc": 0.5}
     kind_mask = sum({"visual": 1, "text": 2}[k] for k in s["kind_mask"]) if s["kind_mask"] else 0
 
-    hits = index.search(query, required, forbidden, k=s["k"], mode=s["mode"], soft_lambda=s["soft_lambda"],
-                        exclude_conflicts=s["exclude_conflicts"], kinds=s["kind_mask"], allow=allow, weights=weights)
-    expected, everything = reference_search(items, query, required, forbidden, s["k"], s["mode"], s["soft_lambda"],
-                                            s["exclude_conflicts"], kind_mask, allow, weights)
+    hits = index.search(
+        query,
+        required,
+        forbidden,
+        k=s["k"],
+        mode=s["mode"],
+        soft_lambda=s["soft_lambda"],
+        exclude_conflicts=s["exclude_conflicts"],
+        kinds=s["kind_mask"],
+        allow=allow,
+        weights=weights,
+    )
+    expected, everything = reference_search(
+        items,
+        query,
+        required,
+        forbidden,
+        s["k"],
+        s["mode"],
+        s["soft_lambda"],
+        s["exclude_conflicts"],
+        kind_mask,
+        allow,
+        weights,
+    )
     assert_same_ranking(hits, expected, everything, s["mode"], s["soft_lambda"])
     assert hits.tier_counts == tier_counts(items, required, forbidden, kind_mask, allow)
 
@@ -130,8 +151,11 @@ def test_batch_with_per_query_constraints_matches_reference(s):
                 soft_lambda=float(rng.choice([0.0, 0.1, 0.5, 2.0])),
                 exclude_conflicts=bool(rng.random() < 0.3),
                 kinds=[None, ["visual"], ["text"]][int(rng.integers(0, 3))],
-                allow=(sorted(rng.choice(s["n"], size=s["n"] // 2, replace=False).tolist())
-                       if s["n"] and rng.random() < 0.3 else None),
+                allow=(
+                    sorted(rng.choice(s["n"], size=s["n"] // 2, replace=False).tolist())
+                    if s["n"] and rng.random() < 0.3
+                    else None
+                ),
                 weights={"vis": float(rng.choice([1.0, 0.5, -1.0]))},
             )
         specs.append(spec)
@@ -140,9 +164,19 @@ def test_batch_with_per_query_constraints_matches_reference(s):
     assert len(batch) == len(requests)
     for spec, request, hits in zip(specs, requests, batch):
         kind_mask = sum({"visual": 1, "text": 2}[k] for k in spec["kinds"]) if spec["kinds"] else 0
-        expected, everything = reference_search(items, spec["query"], spec["required"], spec["forbidden"], spec["k"],
-                                                spec["mode"], spec["soft_lambda"], spec["exclude_conflicts"],
-                                                kind_mask, spec["allow"], spec["weights"])
+        expected, everything = reference_search(
+            items,
+            spec["query"],
+            spec["required"],
+            spec["forbidden"],
+            spec["k"],
+            spec["mode"],
+            spec["soft_lambda"],
+            spec["exclude_conflicts"],
+            kind_mask,
+            spec["allow"],
+            spec["weights"],
+        )
         assert_same_ranking(hits, expected, everything, spec["mode"], spec["soft_lambda"])
         assert hits.tier_counts == tier_counts(items, spec["required"], spec["forbidden"], kind_mask, spec["allow"])
         alone = index.search_requests(request)

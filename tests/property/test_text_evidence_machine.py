@@ -37,10 +37,14 @@ class TextEvidence(RuleBasedStateMachine):
     def start(self):
         self.dir = tempfile.mkdtemp()
         self.memory = Memory(self.dir, verifier=Verifier(create_engine("lexical"), max_delay_ms=0.0))
-        self.memory.create_namespace(NamespaceSettings(name="open", encoder="none", spaces=(), templates=TEMPLATE,
-                                                       open_vocabulary=True))
-        self.memory.create_namespace(NamespaceSettings(name="lex", encoder="none", spaces=(), templates=TEMPLATE,
-                                                       concepts=tuple(NOUNS), open_vocabulary=False))
+        self.memory.create_namespace(
+            NamespaceSettings(name="open", encoder="none", spaces=(), templates=TEMPLATE, open_vocabulary=True)
+        )
+        self.memory.create_namespace(
+            NamespaceSettings(
+                name="lex", encoder="none", spaces=(), templates=TEMPLATE, concepts=tuple(NOUNS), open_vocabulary=False
+            )
+        )
         self.texts: dict[tuple[str, str], str] = {}
         self.observed: dict[tuple[str, str], set[str]] = {}
 
@@ -55,8 +59,7 @@ class TextEvidence(RuleBasedStateMachine):
         if not re.search(r"[a-z]", note):
             return
         item_id = f"n{len(self.texts)}"
-        item = ItemInput(id=item_id, kind="text", text=note,
-                         verify_concepts=NOUNS if ns == "lex" else ())
+        item = ItemInput(id=item_id, kind="text", text=note, verify_concepts=NOUNS if ns == "lex" else ())
         self.memory.remember(ns, item)
         self.texts[(ns, item_id)] = note
         self.observed[(ns, item_id)] = set()
@@ -98,7 +101,8 @@ class TextEvidence(RuleBasedStateMachine):
                 spellings = [name] + [normalise(a) for a, t in aliases.items() if normalise(t) == name]
                 mentioned = any(set(s.split()) <= written for s in spellings)
                 assert mentioned or name in self.observed[(ns, item_id)], (
-                    f"{ns}/{item_id} {note!r} holds {name!r} without mentioning it")
+                    f"{ns}/{item_id} {note!r} holds {name!r} without mentioning it"
+                )
 
 
 TestTextEvidence = TextEvidence.TestCase

@@ -22,4 +22,3 @@ def test_destinations_outside_the_fence_are_refused(tmp_path, destination):
 
 def test_a_new_directory_inside_the_fence_passes(tmp_path):
     check_backup_destination(str(tmp_path / "backups" / "2026-11-30"), str(tmp_path / "backups"))
-

@@ -6,7 +6,14 @@ import time
 import numpy as np
 import pytest
 
-from polarmem_server.scoring.base import EngineError, EngineInfo, EngineOverloaded, ScoreItem, ScoreRequest, ScoringEngine
+from polarmem_server.scoring.base import (
+    EngineError,
+    EngineInfo,
+    EngineOverloaded,
+    ScoreItem,
+    ScoreRequest,
+    ScoringEngine,
+)
 from polarmem_server.scoring.batcher import MicroBatcher
 
 
@@ -29,7 +36,9 @@ class RecordingEngine(ScoringEngine):
 
 
 def request(text, concepts=2, templates=2):
-    return ScoreRequest(ScoreItem(text), tuple(f"c{i}" for i in range(concepts)), tuple(f"t{j} {{c}}" for j in range(templates)))
+    return ScoreRequest(
+        ScoreItem(text), tuple(f"c{i}" for i in range(concepts)), tuple(f"t{j} {{c}}" for j in range(templates))
+    )
 
 
 def test_concurrent_requests_share_a_batch():

@@ -32,8 +32,16 @@ def test_recall_arguments(kwargs, words):
 
 
 def test_recall_request_fields():
-    request = build.recall_request("ns", "a dog", vectors={"loc": np.ones((3, 4))}, required=["dog"], mode="strict",
-                                   kinds=["text"], top_k=0, soft_lambda=0.5)
+    request = build.recall_request(
+        "ns",
+        "a dog",
+        vectors={"loc": np.ones((3, 4))},
+        required=["dog"],
+        mode="strict",
+        kinds=["text"],
+        top_k=0,
+        soft_lambda=0.5,
+    )
     assert request.mode == pb.RECALL_MODE_STRICT and request.kinds == [enums_pb2.ITEM_KIND_TEXT]
     assert request.vectors["loc"].rows == 3 and len(request.vectors["loc"].values) == 12
     assert request.HasField("top_k") and request.top_k == 0  # sent: the server says why 0 is wrong
@@ -83,9 +91,15 @@ def test_observe_needs_evidence_and_an_id(tmp_path):
 
 
 def test_namespace_config_and_update_mask():
-    config, given = build.namespace_config(spaces=[("vis", 8), ("loc", 4, True, "int8"), {"name": "sem", "dim": 384}],
-                                           kappa=0.5, templates=["Is there a {c}?"], aliases={"puppy": "dog"})
-    assert [s.name for s in config.spaces] == ["vis", "loc", "sem"] and config.spaces[1].storage == pb.VECTOR_STORAGE_INT8
+    config, given = build.namespace_config(
+        spaces=[("vis", 8), ("loc", 4, True, "int8"), {"name": "sem", "dim": 384}],
+        kappa=0.5,
+        templates=["Is there a {c}?"],
+        aliases={"puppy": "dog"},
+    )
+    assert [s.name for s in config.spaces] == ["vis", "loc", "sem"] and config.spaces[
+        1
+    ].storage == pb.VECTOR_STORAGE_INT8
     assert sorted(given) == ["aliases", "kappa", "templates"]
     with pytest.raises(ValueError, match=r"spaces\[0\] must be \(name, dim"):
         build.namespace_config(spaces=["vis"])
@@ -121,8 +135,13 @@ def test_service_config_retries_only_idempotent_methods():
     (method_config,) = config["methodConfig"]
     assert {n["method"] for n in method_config["name"]} == set(build.IDEMPOTENT_METHODS)
     assert not {"Remember", "RememberStream", "Forget", "CreateNamespace", "Observe"} & set(build.IDEMPOTENT_METHODS)
-    assert method_config["retryPolicy"] == {"maxAttempts": 3, "initialBackoff": "0.2s", "maxBackoff": "2.0s",
-                                            "backoffMultiplier": 2.0, "retryableStatusCodes": ["UNAVAILABLE"]}
+    assert method_config["retryPolicy"] == {
+        "maxAttempts": 3,
+        "initialBackoff": "0.2s",
+        "maxBackoff": "2.0s",
+        "backoffMultiplier": 2.0,
+        "retryableStatusCodes": ["UNAVAILABLE"],
+    }
     assert json.loads(build.service_config(max_attempts=1)) == {"methodConfig": []}
     with pytest.raises(ValueError, match="max_attempts"):
         build.service_config(max_attempts=0)

@@ -37,14 +37,33 @@ def build(n: int, seed: int, with_grades: bool = True):
     kinds = np.where(np.arange(n) % 3 == 0, 2, 1).astype(np.uint8)
     index = Index([SpaceSpec("vis", DIM)], threads=2)
     index.ensure_concepts(VOCAB)
-    index.add(n, {"vis": vectors}, has=[np.flatnonzero(s == 1) for s in states],
-              not_has=[np.flatnonzero(s == -1) for s in states], kinds=kinds,
-              grades=[{c: int(g[c]) for c in range(VOCAB) if g[c]} for g in grades] if with_grades else None)
+    index.add(
+        n,
+        {"vis": vectors},
+        has=[np.flatnonzero(s == 1) for s in states],
+        not_has=[np.flatnonzero(s == -1) for s in states],
+        kinds=kinds,
+        grades=[{c: int(g[c]) for c in range(VOCAB) if g[c]} for g in grades] if with_grades else None,
+    )
     return index, vectors, states, grades, kinds
 
 
-def reference(vectors, states, grades, kinds, query, required, forbidden, k, present_level, absent_level,
-              mode="hard", allow=None, kind_mask=0, exclude=False):
+def reference(
+    vectors,
+    states,
+    grades,
+    kinds,
+    query,
+    required,
+    forbidden,
+    k,
+    present_level,
+    absent_level,
+    mode="hard",
+    allow=None,
+    kind_mask=0,
+    exclude=False,
+):
     """Slots in the order the request defines, computed row by row in numpy."""
     # s_sem as the core computes it (float32 dot of normalised rows), read back from an off search
     rows = []
@@ -83,22 +102,52 @@ concept_sets = st.lists(st.integers(0, VOCAB - 1), max_size=3, unique=True)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 300), seed=st.integers(0, 10_000), required=concept_sets, forbidden=concept_sets,
-       k=st.integers(1, 60), present_level=st.integers(0, CONFIDENCE_LEVELS),
-       absent_level=st.integers(0, CONFIDENCE_LEVELS), kind_mask=st.sampled_from([0, 1, 2]),
-       exclude=st.booleans(), use_allow=st.booleans())
-def test_hard_with_levels_matches_reference(n, seed, required, forbidden, k, present_level, absent_level, kind_mask,
-                                            exclude, use_allow):
+@given(
+    n=st.integers(1, 300),
+    seed=st.integers(0, 10_000),
+    required=concept_sets,
+    forbidden=concept_sets,
+    k=st.integers(1, 60),
+    present_level=st.integers(0, CONFIDENCE_LEVELS),
+    absent_level=st.integers(0, CONFIDENCE_LEVELS),
+    kind_mask=st.sampled_from([0, 1, 2]),
+    exclude=st.booleans(),
+    use_allow=st.booleans(),
+)
+def test_hard_with_levels_matches_reference(
+    n, seed, required, forbidden, k, present_level, absent_level, kind_mask, exclude, use_allow
+):
     forbidden = [c for c in forbidden if c not in required]
     index, vectors, states, grades, kinds = build(n, seed)
     q = np.random.default_rng(seed + 1).standard_normal(DIM).astype(np.float32)
     allow = np.arange(0, n, 2) if use_allow else None
     kinds_arg = {0: None, 1: ["visual"], 2: ["text"]}[kind_mask]
-    hits = index.search({"vis": q}, required, forbidden, k=k, present_level=present_level, absent_level=absent_level,
-                        kinds=kinds_arg, allow=allow, exclude_conflicts=exclude)
-    expected = reference(vectors, states, grades, kinds, exact_scores(index, n, q), required, forbidden, k,
-                         present_level, absent_level, allow=None if allow is None else set(allow.tolist()),
-                         kind_mask=kind_mask, exclude=exclude)
+    hits = index.search(
+        {"vis": q},
+        required,
+        forbidden,
+        k=k,
+        present_level=present_level,
+        absent_level=absent_level,
+        kinds=kinds_arg,
+        allow=allow,
+        exclude_conflicts=exclude,
+    )
+    expected = reference(
+        vectors,
+        states,
+        grades,
+        kinds,
+        exact_scores(index, n, q),
+        required,
+        forbidden,
+        k,
+        present_level,
+        absent_level,
+        allow=None if allow is None else set(allow.tolist()),
+        kind_mask=kind_mask,
+        exclude=exclude,
+    )
     assert hits.slots.tolist() == expected
     if present_level or absent_level:
         for slot, flags in zip(hits.slots.tolist(), hits.confidence.tolist()):
@@ -110,8 +159,14 @@ def test_hard_with_levels_matches_reference(n, seed, required, forbidden, k, pre
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 200), seed=st.integers(0, 10_000), mode=st.sampled_from(["hard", "soft", "off"]),
-       required=concept_sets, forbidden=concept_sets, k=st.integers(1, 40))
+@given(
+    n=st.integers(1, 200),
+    seed=st.integers(0, 10_000),
+    mode=st.sampled_from(["hard", "soft", "off"]),
+    required=concept_sets,
+    forbidden=concept_sets,
+    k=st.integers(1, 40),
+)
 def test_without_levels_every_mode_ranks_as_an_index_without_grades(n, seed, mode, required, forbidden, k):
     forbidden = [c for c in forbidden if c not in required]
     graded = build(n, seed)
@@ -122,8 +177,9 @@ def test_without_levels_every_mode_ranks_as_an_index_without_grades(n, seed, mod
     assert a.slots.tolist() == b.slots.tolist() and a.scores.tolist() == b.scores.tolist()
     assert a.tier_counts == b.tier_counts and a.scored == b.scored
     index, vectors, states, grades, kinds = graded
-    assert a.slots.tolist() == reference(vectors, states, grades, kinds, exact_scores(index, n, q), required, forbidden,
-                                         k, 0, 0, mode=mode)
+    assert a.slots.tolist() == reference(
+        vectors, states, grades, kinds, exact_scores(index, n, q), required, forbidden, k, 0, 0, mode=mode
+    )
 
 
 @pytest.mark.parametrize("mode", ["soft", "off"])
@@ -142,8 +198,9 @@ def test_bad_grades_name_the_field_and_change_nothing():
     with pytest.raises(InvalidArgumentError, match="grades: each grade must be an integer in \\[-3, 3\\]"):
         index.set_concepts([3], [[0]], [[]], [{0: 5}])
     with pytest.raises(InvalidArgumentError, match="graded twice"):
-        index.set_concepts([3], [[0]], [[]], GradeCSR(np.array([0, 2]), np.array([1, 1], np.uint32),
-                                                      np.array([1, -1], np.int8)))
+        index.set_concepts(
+            [3], [[0]], [[]], GradeCSR(np.array([0, 2]), np.array([1, 1], np.uint32), np.array([1, -1], np.int8))
+        )
     with pytest.raises(InvalidArgumentError, match="grades: expected one mapping per item"):
         index.add(2, {"vis": np.ones((2, DIM), np.float32)}, grades=[{0: 1}])
     after = index.search({"vis": q}, [0], [1], k=30, present_level=1, absent_level=1)
@@ -178,7 +235,9 @@ def test_index_record_carries_means_and_old_layout_still_reads():
 
 def test_grader_uses_means_for_otsu_and_the_posterior_for_calibrated():
     model = BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1, fitted_on=1000)
-    calibrated = records_pb2.NamespaceRecord(name="n", calibration=records_pb2.CalibrationRecord(**calibration_fields(model)))
+    calibrated = records_pb2.NamespaceRecord(
+        name="n", calibration=records_pb2.CalibrationRecord(**calibration_fields(model))
+    )
     names = lambda: ["dog", "cat", "car", "bus"]  # noqa: E731
     otsu_item, posterior_item = _record({0: 0.96, 1: 0.02}), _record({0: 0.96, 1: 0.02}, "calibrated")
     plain = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), names)
@@ -215,10 +274,17 @@ def test_rule_confidence_in_force_and_query_checks():
 
 
 def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():
-    records = [records_pb2.ItemRecord(id="e0"), _record({0: 0.5, 1: 0.995}), records_pb2.ItemRecord(id="e1"),
-               _record({2: 0.005}), records_pb2.ItemRecord(id="e2"), records_pb2.ItemRecord(id="e3")]
+    records = [
+        records_pb2.ItemRecord(id="e0"),
+        _record({0: 0.5, 1: 0.995}),
+        records_pb2.ItemRecord(id="e1"),
+        _record({2: 0.005}),
+        records_pb2.ItemRecord(id="e2"),
+        records_pb2.ItemRecord(id="e3"),
+    ]
     grades = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), lambda: []).batch(
-        decode_index_records([encode_index_record(r) for r in records]))
+        decode_index_records([encode_index_record(r) for r in records])
+    )
     # every scored concept is listed (grade 0 too: its confidence feeds the weights)
     assert grades.indptr.tolist() == [0, 0, 2, 2, 3, 3, 3]
     assert grades.ids.tolist() == [0, 1, 2] and grades.grades.tolist() == [0, 3, -3]

@@ -32,9 +32,13 @@ def build(n: int, seed: int):
     index.ensure_concepts(VOCAB)
     indptr = np.arange(0, n * VOCAB + 1, VOCAB, dtype=np.int64)
     ids = np.tile(np.arange(VOCAB, dtype=np.uint32), n)
-    index.add(n, {"vis": vectors}, has=[np.flatnonzero(s == 1) for s in states],
-              not_has=[np.flatnonzero(s == -1) for s in states],
-              grades=GradeCSR(indptr, ids, grades.ravel(), confidence.ravel()))
+    index.add(
+        n,
+        {"vis": vectors},
+        has=[np.flatnonzero(s == 1) for s in states],
+        not_has=[np.flatnonzero(s == -1) for s in states],
+        grades=GradeCSR(indptr, ids, grades.ravel(), confidence.ravel()),
+    )
     return index, states, grades, confidence
 
 
@@ -52,13 +56,17 @@ def term(states, confidence, slot, concepts, weight):
     total = 0
     for c in concepts:
         p = confidence[slot][c]
-        total += int(np.rint(p * 254)) if not np.isnan(p) else (254 if states[slot][c] == 1 else
-                                                                 0 if states[slot][c] == -1 else 127)
+        total += (
+            int(np.rint(p * 254))
+            if not np.isnan(p)
+            else (254 if states[slot][c] == 1 else 0 if states[slot][c] == -1 else 127)
+        )
     return np.float32(np.float32(weight) / np.float32(len(concepts))) * np.float32(np.float32(total) / np.float32(254))
 
 
-def reference(states, grades, confidence, scores, required, forbidden, k, w_present, w_absent, present_level=0,
-              absent_level=0):
+def reference(
+    states, grades, confidence, scores, required, forbidden, k, w_present, w_absent, present_level=0, absent_level=0
+):
     rows = []
     for slot in range(len(scores)):
         s = states[slot]
@@ -68,7 +76,9 @@ def reference(states, grades, confidence, scores, required, forbidden, k, w_pres
         present = present_level > 0 and bool(required) and all(grades[slot][c] >= present_level for c in required)
         value = np.float32(0) + term(states, confidence, slot, required, w_present)
         value = value - term(states, confidence, slot, forbidden, w_absent)
-        rank = np.float32(scores[slot] + value) if (w_present and required) or (w_absent and forbidden) else scores[slot]
+        rank = (
+            np.float32(scores[slot] + value) if (w_present and required) or (w_absent and forbidden) else scores[slot]
+        )
         rows.append(((-tier, -(2 * absent + present), -rank, slot), slot, rank))
     rows.sort()
     return [slot for _, slot, _ in rows[:k]], [rank for _, _, rank in rows[:k]]
@@ -79,16 +89,34 @@ weights = st.sampled_from([0.0, 0.05, 0.4, 0.6, 1.0, 2.5])
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 300), seed=st.integers(0, 10_000), required=concept_sets, forbidden=concept_sets,
-       k=st.integers(1, 60), w_present=weights, w_absent=weights, level=st.integers(0, CONFIDENCE_LEVELS))
+@given(
+    n=st.integers(1, 300),
+    seed=st.integers(0, 10_000),
+    required=concept_sets,
+    forbidden=concept_sets,
+    k=st.integers(1, 60),
+    w_present=weights,
+    w_absent=weights,
+    level=st.integers(0, CONFIDENCE_LEVELS),
+)
 def test_hard_with_weights_matches_reference(n, seed, required, forbidden, k, w_present, w_absent, level):
     forbidden = [c for c in forbidden if c not in required]
     index, states, grades, confidence = build(n, seed)
     q = np.random.default_rng(seed + 1).standard_normal(DIM).astype(np.float32)
     scores = exact_scores(index, n, q)
-    hits = index.search({"vis": q}, required, forbidden, k=k, present_weight=w_present, absent_weight=w_absent,
-                        present_level=level, absent_level=level)
-    slots, ranks = reference(states, grades, confidence, scores, required, forbidden, k, w_present, w_absent, level, level)
+    hits = index.search(
+        {"vis": q},
+        required,
+        forbidden,
+        k=k,
+        present_weight=w_present,
+        absent_weight=w_absent,
+        present_level=level,
+        absent_level=level,
+    )
+    slots, ranks = reference(
+        states, grades, confidence, scores, required, forbidden, k, w_present, w_absent, level, level
+    )
     assert hits.slots.tolist() == slots
     assert hits.scores.tolist() == scores[hits.slots].tolist()  # reported scores stay s_sem
     if (w_present and required) or (w_absent and forbidden):  # a weight with no concept on its side adds nothing
@@ -105,7 +133,9 @@ def test_weights_reorder_within_tiers_and_need_hard_mode():
     assert plain.slots.tolist() != weighted.slots.tolist()
     assert plain.tiers.tolist() == weighted.tiers.tolist() and plain.tier_counts == weighted.tier_counts
     for mode in ("soft", "off"):
-        with pytest.raises(InvalidArgumentError, match="present_weight: confidence weights order items within logic tiers"):
+        with pytest.raises(
+            InvalidArgumentError, match="present_weight: confidence weights order items within logic tiers"
+        ):
             index.search({"vis": q}, [0], [1], mode=mode, present_weight=0.5)
     for bad in (-0.5, float("nan"), float("inf"), True):
         with pytest.raises(InvalidArgumentError, match="absent_weight must be a finite number >= 0"):
@@ -128,8 +158,9 @@ def test_bad_confidences_name_the_field_and_change_nothing():
 def test_replacing_states_without_confidences_forgets_the_old_ones():
     index, states, grades, confidence = build(50, 9)
     q = np.ones(DIM, np.float32)
-    index.set_concepts(np.arange(50), [np.flatnonzero(s == 1) for s in states],
-                       [np.flatnonzero(s == -1) for s in states])
+    index.set_concepts(
+        np.arange(50), [np.flatnonzero(s == 1) for s in states], [np.flatnonzero(s == -1) for s in states]
+    )
     cleared = confidence.copy()
     cleared[:] = np.nan
     hits = index.search({"vis": q}, [0], [1], k=50, present_weight=1.0, absent_weight=1.0)

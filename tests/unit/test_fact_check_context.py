@@ -27,8 +27,10 @@ def oracle(entries, budget: int, query_concepts: list[str]) -> str:
     for rank, (status, content, has, not_has) in enumerate(entries, start=1):
         if len(content) > budget:
             content = content[: budget - 1].rstrip() + "\u2026"
-        lines.append(f"[{rank}] [Fact Check: {status}] {content}\n"
-                     f"    HAS: {oracle_list(has, query_concepts) or '-'} | NOT_HAS: {oracle_list(not_has, query_concepts) or '-'}")
+        lines.append(
+            f"[{rank}] [Fact Check: {status}] {content}\n"
+            f"    HAS: {oracle_list(has, query_concepts) or '-'} | NOT_HAS: {oracle_list(not_has, query_concepts) or '-'}"
+        )
     return "\n".join(lines)
 
 
@@ -45,14 +47,26 @@ def test_the_core_renders_as_the_python_it_replaced(seed):
     for _ in range(rng.randint(0, 6)):
         has = rng.sample(vocabulary, rng.randint(0, 20))
         not_has = rng.sample(vocabulary, rng.randint(0, 20))
-        entries.append((rng.choice(["VERIFIED", "NEUTRAL", "CONFLICT"]), random_text(rng, rng.randint(0, 60)), has, not_has))
+        entries.append(
+            (rng.choice(["VERIFIED", "NEUTRAL", "CONFLICT"]), random_text(rng, rng.randint(0, 60)), has, not_has)
+        )
     budget = rng.choice([16, 17, 20, 31, 400])
     query = rng.sample(vocabulary, rng.randint(0, 4))
     assert _core.fact_check_context(entries, budget, query) == oracle(entries, budget, query)
 
 
-@pytest.mark.parametrize("content", ["a" * 15 + " " * 5 + "b" * 10, "é" * 40, "x" * 15 + "\u3000" * 3 + "y",
-                                     "a" * 16, "a" * 17, "🙂" * 17, "ab" + "\u200b" * 30])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "a" * 15 + " " * 5 + "b" * 10,
+        "é" * 40,
+        "x" * 15 + "\u3000" * 3 + "y",
+        "a" * 16,
+        "a" * 17,
+        "🙂" * 17,
+        "ab" + "\u200b" * 30,
+    ],
+)
 def test_the_cut_counts_code_points_and_strips_python_whitespace(content):
     entries = [("NEUTRAL", content, [], [])]
     assert _core.fact_check_context(entries, 16, []) == oracle(entries, 16, [])

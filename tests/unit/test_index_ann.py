@@ -30,8 +30,12 @@ def random_corpus(n, dim, vocab, seed, p_has=0.3, p_not=0.2):
 def build(vectors, has, not_has, ann=GRAPH_ALWAYS, storage="fp32"):
     index = Index([SpaceSpec("vis", vectors.shape[1], storage=storage)], threads=2, ann=ann)
     index.ensure_concepts(has.shape[1])
-    index.add(len(vectors), {"vis": vectors}, [np.flatnonzero(r).tolist() for r in has],
-              [np.flatnonzero(r).tolist() for r in not_has])
+    index.add(
+        len(vectors),
+        {"vis": vectors},
+        [np.flatnonzero(r).tolist() for r in has],
+        [np.flatnonzero(r).tolist() for r in not_has],
+    )
     return index
 
 
@@ -190,8 +194,12 @@ def test_a_deferred_graph_loads_a_saved_one_renumbered(tmp_path):
     copy = Index([SpaceSpec("vis", 16)], threads=2, ann=GRAPH_ALWAYS)
     copy.ensure_concepts(3)
     copy.defer_ann()
-    copy.add(len(order), {"vis": vectors[order]}, [np.flatnonzero(r).tolist() for r in has[order]],
-             [np.flatnonzero(r).tolist() for r in not_has[order]])
+    copy.add(
+        len(order),
+        {"vis": vectors[order]},
+        [np.flatnonzero(r).tolist() for r in has[order]],
+        [np.flatnonzero(r).tolist() for r in not_has[order]],
+    )
     assert copy.ann_size("vis") == 0
     copy.remove([len(vectors) - 1 - 5])
     new_of_old = (len(vectors) - 1 - np.arange(len(vectors))).astype(np.int64)
@@ -209,11 +217,19 @@ def test_a_deferred_graph_loads_a_saved_one_renumbered(tmp_path):
     assert copy.ann_size("vis") == len(vectors) - 1
 
 
-@pytest.mark.parametrize("bad, field", [
-    (dict(kind="annoy"), "ann.kind"), (dict(m=1), "ann.m"), (dict(ef_search=0), "ann.ef_search"),
-    (dict(ef_construction="x"), "ann.ef_construction"), (dict(exact_factor=-1.0), "ann.exact_factor"),
-    (dict(nlist=0), "ann.nlist"), (dict(nlist=70_000), "ann.nlist"), (dict(nlist=4, nprobe=5), "ann.nprobe"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        (dict(kind="annoy"), "ann.kind"),
+        (dict(m=1), "ann.m"),
+        (dict(ef_search=0), "ann.ef_search"),
+        (dict(ef_construction="x"), "ann.ef_construction"),
+        (dict(exact_factor=-1.0), "ann.exact_factor"),
+        (dict(nlist=0), "ann.nlist"),
+        (dict(nlist=70_000), "ann.nlist"),
+        (dict(nlist=4, nprobe=5), "ann.nprobe"),
+    ],
+)
 def test_bad_ann_settings_name_the_field(bad, field):
     with pytest.raises(InvalidArgumentError, match=field):
         AnnSpec(**bad)

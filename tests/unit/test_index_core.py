@@ -39,7 +39,9 @@ def test_env_var_overrides_simd_level(tmp_path):
     code = "import polarmem_server.index as i; print(i.simd_level())"
     env = dict(os.environ, POLARMEM_SIMD="scalar")
     # Run outside the source tree so the installed package (with its _core) is imported.
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert out.stdout.strip() == "scalar"
 
 
@@ -148,8 +150,9 @@ def test_batch_search_equals_single_searches():
 @pytest.mark.parametrize("storage", ["fp32", "fp16", "int8"])
 def test_search_requests_serves_one_or_many_with_per_query_constraints(storage):
     index, items, rng = make(n=3000, dim=40, storage=storage, seed=8)
-    specs = [dict(required=[i % 4], forbidden=[(i + 1) % 4], k=5 + i, mode=("hard", "soft", "off")[i % 3])
-             for i in range(7)]
+    specs = [
+        dict(required=[i % 4], forbidden=[(i + 1) % 4], k=5 + i, mode=("hard", "soft", "off")[i % 3]) for i in range(7)
+    ]
     requests = [index.request({"vis": rng.standard_normal(40).astype(np.float32)}, **spec) for spec in specs]
     one = index.search_requests(requests[0])
     assert isinstance(one, core_index.SearchHits)
@@ -157,8 +160,9 @@ def test_search_requests_serves_one_or_many_with_per_query_constraints(storage):
     assert isinstance(many, list) and len(many) == len(requests)
     for spec, request, hits in zip(specs, requests, many):
         query = {"vis": request.vectors[0][1]}
-        expected, everything = reference_search(items, query, spec["required"], spec["forbidden"], spec["k"],
-                                                spec["mode"])
+        expected, everything = reference_search(
+            items, query, spec["required"], spec["forbidden"], spec["k"], spec["mode"]
+        )
         assert_same_ranking(hits, expected, everything, spec["mode"])
         alone = index.search_requests(request)
         assert list(hits.slots) == list(alone.slots) and np.array_equal(hits.scores, alone.scores)
@@ -169,8 +173,13 @@ def test_search_requests_serves_one_or_many_with_per_query_constraints(storage):
 
 
 def test_search_request_is_a_bound_struct():
-    request = core_index.SearchRequest(vectors=[("vis", np.ones(3, np.float32), 0.5)], required=[1, 2], k=7,
-                                       mode=core_index.SearchMode.soft, allow=np.array([4, 5]))
+    request = core_index.SearchRequest(
+        vectors=[("vis", np.ones(3, np.float32), 0.5)],
+        required=[1, 2],
+        k=7,
+        mode=core_index.SearchMode.soft,
+        allow=np.array([4, 5]),
+    )
     assert request.k == 7 and request.required == [1, 2] and request.mode == core_index.SearchMode.soft
     assert request.vectors[0][0] == "vis" and request.vectors[0][2] == 0.5
     assert list(request.allow) == [4, 5]
@@ -243,8 +252,11 @@ def test_slots_with_is_the_and_of_the_concept_bitmaps():
     index, items, rng = make(n=70_000, vocab=6)  # crosses a 65,536-slot bitmap chunk
     index.remove([3, 65_600, 69_999])
     for has, not_has in [((), ()), ((1,), ()), ((), (2,)), ((0, 4), (2, 5)), ((1,), (1,))]:
-        expected = [slot for slot, item in enumerate(items) if slot not in (3, 65_600, 69_999)
-                    and set(has) <= item.has and set(not_has) <= item.not_has]
+        expected = [
+            slot
+            for slot, item in enumerate(items)
+            if slot not in (3, 65_600, 69_999) and set(has) <= item.has and set(not_has) <= item.not_has
+        ]
         assert index.slots_with(has, not_has).tolist() == expected
     with pytest.raises(IndexError, match="not_has: concept id 6 is out of range"):
         index.slots_with((), (6,))
@@ -264,8 +276,11 @@ def test_concept_states_read_each_slots_stated_polarity():
     assert states.dtype == np.int8 and states.shape == (6, 4)
     for row, slot in zip(states.tolist(), slots.tolist()):
         item = items[slot]
-        expected = [0] * 4 if slot in (3, 65_600) else [1 if c in item.has else -1 if c in item.not_has else 0
-                                                        for c in concepts]
+        expected = (
+            [0] * 4
+            if slot in (3, 65_600)
+            else [1 if c in item.has else -1 if c in item.not_has else 0 for c in concepts]
+        )
         assert row == expected
     assert index.concept_states(slots, []).shape == (6, 0)
     assert index.concept_states([], concepts).shape == (0, 4)
@@ -329,7 +344,8 @@ def test_stub_names_match_the_compiled_module():
         runtime = getattr(_core, node.name)
         if issubclass(runtime, BaseException):
             assert [b.id if isinstance(b, ast.Name) else f"{b.value.id}.{b.attr}" for b in node.bases] == [
-                b.__name__ if b.__module__ == "builtins" else f"errors.{b.__name__}" for b in runtime.__bases__]
+                b.__name__ if b.__module__ == "builtins" else f"errors.{b.__name__}" for b in runtime.__bases__
+            ]
             continue
         members, member_params = _stub_members(node)
         assert _public(members) == _public(dir(runtime)) - {"name", "value"}, node.name

@@ -40,7 +40,10 @@ def test_the_local_backend_holds_records_only_once_asked(tmp_path):
         assert index.records is None
         m.backend.keep_records()
         m.remember_batch("n", [ItemInput(id="new", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})])
-        assert index.records.count == 1 and index.records.get(1) == m.backend.get_items("n", ["new"])[0].SerializeToString()
+        assert (
+            index.records.count == 1
+            and index.records.get(1) == m.backend.get_items("n", ["new"])[0].SerializeToString()
+        )
         m.get_item("n", "old")
         assert index.records.count == 2 and index.records.get(0) is not None
     finally:

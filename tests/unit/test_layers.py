@@ -29,13 +29,29 @@ from pathlib import Path
 import pytest
 
 LAYERS = ("core", "domain", "storage", "scoring", "library", "api", "faces")
-TOP_LEVEL = {"errors": "core", "index": "core", "_core": "core", "__init__": "core", "data": "core",
-             "memory": "library", "recall": "library", "writes": "library", "settings_refresh": "library",
-             "graph_checkpoints": "library", "periodic": "library", "concept_backfill": "library", "encoder_warmup": "library",
-             "item_operations": "library", "namespace_autocreate": "library", "namespace_recall": "library",
-             "answer_recall": "library",
-             "namespace_updates": "library", "verify_items": "library", "vocabulary_reads": "library",
-             "recency": "library"}
+TOP_LEVEL = {
+    "errors": "core",
+    "index": "core",
+    "_core": "core",
+    "__init__": "core",
+    "data": "core",
+    "memory": "library",
+    "recall": "library",
+    "writes": "library",
+    "settings_refresh": "library",
+    "graph_checkpoints": "library",
+    "periodic": "library",
+    "concept_backfill": "library",
+    "encoder_warmup": "library",
+    "item_operations": "library",
+    "namespace_autocreate": "library",
+    "namespace_recall": "library",
+    "answer_recall": "library",
+    "namespace_updates": "library",
+    "verify_items": "library",
+    "vocabulary_reads": "library",
+    "recency": "library",
+}
 PACKAGES = {"domain": "domain", "storage": "storage", "scoring": "scoring", "api": "api", "faces": "faces"}
 PUBLIC_API = "polarmem.v1"
 # The source tree (what a change edits), not the installed copy.
@@ -134,7 +150,7 @@ def test_no_import_circle():
             if module.startswith(target + ".") or target.startswith(module + "."):
                 continue
             if state.get(target) == 1:
-                cycle = stack[stack.index(target):] + [target]
+                cycle = stack[stack.index(target) :] + [target]
                 pytest.fail("import circle: " + " -> ".join(cycle))
             if target not in state:
                 visit(target)

@@ -6,8 +6,10 @@ not UNAVAILABLE with "retry may work"."""
 from polarmem_server.errors import ResourceExhausted, Unavailable
 from polarmem_server.storage.milvus.connection import translate
 
-FULL = ("<MilvusException: (code=65535, message=partition number (4096) exceeds max configuration (4096), "
-        "collection: bs_shared_d64)>")
+FULL = (
+    "<MilvusException: (code=65535, message=partition number (4096) exceeds max configuration (4096), "
+    "collection: bs_shared_d64)>"
+)
 
 
 def test_partition_limit_is_resource_exhausted_and_names_pooled():

@@ -18,9 +18,46 @@ from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E
 
 from .test_minilm_onnx import SENTENCES  # noqa: E402
 
-WORDS = ["a", "dog", "cat", "without", "any", "frisbee", "man", "riding", "wave", "on", "top", "of", "surfboard",
-         "is", "there", "but", "no", "car", "kitchen", "has", "not", "grass", "pneumothorax", "seen", ",", ";", ":",
-         "?", ".", "two", "giraffes", "standing", "next", "to", "each", "other", "in", "field"]
+WORDS = [
+    "a",
+    "dog",
+    "cat",
+    "without",
+    "any",
+    "frisbee",
+    "man",
+    "riding",
+    "wave",
+    "on",
+    "top",
+    "of",
+    "surfboard",
+    "is",
+    "there",
+    "but",
+    "no",
+    "car",
+    "kitchen",
+    "has",
+    "not",
+    "grass",
+    "pneumothorax",
+    "seen",
+    ",",
+    ";",
+    ":",
+    "?",
+    ".",
+    "two",
+    "giraffes",
+    "standing",
+    "next",
+    "to",
+    "each",
+    "other",
+    "in",
+    "field",
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +75,17 @@ def tiny_checkpoint(tmp_path_factory):
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
     tokenizer.save(str(directory / "tokenizer.json"))
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                      intermediate_size=128, max_position_embeddings=32)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=32,
+    )
     torch.manual_seed(0)
     model = transformers.BertModel(config, add_pooling_layer=False).eval()
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(directory / "model.safetensors"))
@@ -147,8 +191,16 @@ def test_bad_input_is_refused(native, tiny_checkpoint):
     weights = minilm_checkpoint.float_weights(directory)
     del weights["encoder.layer.1.output.dense.bias"]
     with pytest.raises(InvalidArgument, match="lack \"encoder.layer.1.output.dense.bias\""):
-        _core.TextEncoder(layers=2, hidden=64, heads=4, intermediate=128, max_positions=32, layer_norm_eps=1e-12,
-                          weights=weights)
+        _core.TextEncoder(
+            layers=2, hidden=64, heads=4, intermediate=128, max_positions=32, layer_norm_eps=1e-12, weights=weights
+        )
     with pytest.raises(InvalidArgument, match="multiple of 16"):
-        _core.TextEncoder(layers=2, hidden=64, heads=8, intermediate=128, max_positions=32, layer_norm_eps=1e-12,
-                          weights=minilm_checkpoint.float_weights(directory))
+        _core.TextEncoder(
+            layers=2,
+            hidden=64,
+            heads=8,
+            intermediate=128,
+            max_positions=32,
+            layer_norm_eps=1e-12,
+            weights=minilm_checkpoint.float_weights(directory),
+        )

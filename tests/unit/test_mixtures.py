@@ -67,8 +67,9 @@ def test_a_stricter_absence_band_moves_only_the_not_has_side():
     means = np.linspace(0.02, 0.98, 49)
     posterior = model.posterior(means)
     symmetric = partition_scores(means[:, None], PartitionSettings(method="calibrated", rho=0.85), calibration=model)
-    strict = partition_scores(means[:, None], PartitionSettings(method="calibrated", rho=0.85, rho_absent=0.97),
-                              calibration=model)
+    strict = partition_scores(
+        means[:, None], PartitionSettings(method="calibrated", rho=0.85, rho_absent=0.97), calibration=model
+    )
     assert [s == H for s in strict.states] == [s == H for s in symmetric.states] == list(posterior > 0.85)
     assert [s == N for s in symmetric.states] == list(posterior < 0.15)
     assert [s == N for s in strict.states] == list(posterior < 0.03)
@@ -120,10 +121,17 @@ def test_concept_priors_recover_each_concepts_prevalence():
 
 def test_a_concepts_prevalence_moves_its_states():
     # The same score, 0.6, on a concept present in half the items and on one present in 1 %.
-    assert mixtures.fit_concept_priors(mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1), [], np.array([])).concept_priors == {}
+    assert (
+        mixtures.fit_concept_priors(mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1), [], np.array([])).concept_priors
+        == {}
+    )
     model = mixtures.BetaMixture((6.0, 1.5), (1.5, 6.0), 0.1, concept_priors={"common": 0.5, "rare": 0.01})
-    p = partition_scores(np.array([[0.6], [0.6], [0.6]]), PartitionSettings(method="calibrated", rho=0.6),
-                         names=["common", "rare", "unlisted"], calibration=model)
+    p = partition_scores(
+        np.array([[0.6], [0.6], [0.6]]),
+        PartitionSettings(method="calibrated", rho=0.6),
+        names=["common", "rare", "unlisted"],
+        calibration=model,
+    )
     posterior = model.posterior(np.full(3, 0.6), np.array([0.5, 0.01, 0.1]))
     assert posterior[0] > 0.6 > posterior[2] > posterior[1]
     assert p.states[0] == H and p.states[1] != H and p.states[2] != H

@@ -27,5 +27,9 @@ def test_an_older_clients_unset_field_reads_as_the_default():
     of its request parse as unset here, hence open."""
     older = pb.NamespaceConfig(encoder="none").SerializeToString()  # what it sent for open_vocabulary=False
     assert settings_from("old", pb.NamespaceConfig.FromString(older)).open_vocabulary is True
-    assert settings_from("new", pb.NamespaceConfig.FromString(
-        pb.NamespaceConfig(open_vocabulary=False).SerializeToString())).open_vocabulary is False
+    assert (
+        settings_from(
+            "new", pb.NamespaceConfig.FromString(pb.NamespaceConfig(open_vocabulary=False).SerializeToString())
+        ).open_vocabulary
+        is False
+    )

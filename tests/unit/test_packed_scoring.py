@@ -17,8 +17,13 @@ CONCEPTS = ("dog", "cat", "car", "pizza", "bus")
 # prefixes of very different lengths, an empty one, and one cut to fit max_length
 # the model tests run on this torch device (benchmarks/gpu_check.sh runs them on cuda)
 DEVICE = os.environ.get("POLARMEM_TEST_DEVICE", "cpu")
-ITEMS = [ScoreItem("A red dog on the grass with two cat"), ScoreItem(""), ScoreItem("no pizza"),
-         ScoreItem("big bus on the table " * 30), ScoreItem("dog " * 3000)]
+ITEMS = [
+    ScoreItem("A red dog on the grass with two cat"),
+    ScoreItem(""),
+    ScoreItem("no pizza"),
+    ScoreItem("big bus on the table " * 30),
+    ScoreItem("dog " * 3000),
+]
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +52,14 @@ def plain_forward_p_yes(engine, request):
 
 # ---- the plan --------------------------------------------------------------------------------
 
+
 def test_every_prompt_is_read_once_and_groups_follow_the_token_budget():
-    sequences = [(0, [1] * 40, [[5] * 7] * 10), (1, [1] * 30, [[6] * 9] * 6), (2, [], [[7] * 3] * 4),
-                 (3, [1] * 38, [[8] * 50] * 3)]
+    sequences = [
+        (0, [1] * 40, [[5] * 7] * 10),
+        (1, [1] * 30, [[6] * 9] * 6),
+        (2, [], [[7] * 3] * 4),
+        (3, [1] * 38, [[8] * 50] * 3),
+    ]
     groups = plan_groups(sequences, batch_tokens=200, row_tokens=20)
     seen = []
     for group in groups:
@@ -79,10 +89,12 @@ def test_question_mask_keeps_each_question_to_its_prefix_and_itself():
     # widened by one padding column to check padding attends to itself only
     branch = torch.tensor(np.concatenate([batch.branch, [[-9]]], 1))
     mask = question_mask(torch, branch, torch.tensor(batch.slots), torch.tensor([3, 2]), 3)[0, 0].int().tolist()
-    assert mask == [[1, 1, 0, 1, 0, 0, 0],   # question 0, token 0: prefix (2 real of 3) + itself
-                    [1, 1, 0, 1, 1, 0, 0],   # question 0, token 1
-                    [1, 1, 0, 0, 0, 1, 0],   # question 1: prefix + itself, never question 0
-                    [1, 1, 0, 0, 0, 0, 1]]   # padding: itself (and the prefix: never read)
+    assert mask == [
+        [1, 1, 0, 1, 0, 0, 0],  # question 0, token 0: prefix (2 real of 3) + itself
+        [1, 1, 0, 1, 1, 0, 0],  # question 0, token 1
+        [1, 1, 0, 0, 0, 1, 0],  # question 1: prefix + itself, never question 0
+        [1, 1, 0, 0, 0, 0, 1],
+    ]  # padding: itself (and the prefix: never read)
     assert batch.positions.tolist() == [[2, 3, 2]]  # each question continues the prefix
     assert batch.reads.tolist() == [[0, 1], [0, 2]] and batch.targets == [(11, 0), (11, 1)]
 
@@ -103,6 +115,7 @@ def test_questions_are_tokenised_once():
 
 
 # ---- P(Yes) ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("batch_tokens", [1, 64, None])
 def test_packed_scores_equal_a_plain_forward_pass(tiny_model, batch_tokens):

@@ -103,6 +103,7 @@ def test_threshold_agrees_with_scikit_image():
         ours = otsu_split(values)
         theirs = threshold_otsu(values, nbins=256)
         bin_width = (values.max() - values.min()) / 256
+
         # Within the histogram's resolution, or an equally good split (flat between-variance).
         def between(t):
             lo, hi = values[values <= t], values[values > t]

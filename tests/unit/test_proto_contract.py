@@ -17,8 +17,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOS = sorted((ROOT / "protos").rglob("*.proto"))
-LANGUAGE_OPTIONS = ("go_package", "java_package", "java_multiple_files", "csharp_namespace", "php_namespace",
-                    "ruby_package", "objc_class_prefix")
+LANGUAGE_OPTIONS = (
+    "go_package",
+    "java_package",
+    "java_multiple_files",
+    "csharp_namespace",
+    "php_namespace",
+    "ruby_package",
+    "objc_class_prefix",
+)
 
 
 def buf() -> str:
@@ -30,8 +37,14 @@ def buf() -> str:
 
 
 def lint(directory: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([buf(), "lint", "--error-format", "text"], cwd=directory, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "BUF_CACHE_DIR": str(directory / ".buf-cache")})
+    return subprocess.run(
+        [buf(), "lint", "--error-format", "text"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BUF_CACHE_DIR": str(directory / ".buf-cache")},
+    )
 
 
 def test_buf_lint_passes_on_the_protos(tmp_path):
@@ -71,11 +84,15 @@ def test_buf_lint_catches_each_kind_of_violation(tmp_path):
     result = lint(tmp_path)
     assert result.returncode != 0
     out = result.stdout
-    for expected in ('Enum "Colour" should have a non-empty comment', 'Enum value "RED" should have a non-empty comment',
-                     'Enum value name "RED" should be prefixed with "COLOUR_"',
-                     'Enum zero value name "RED" should be suffixed with "_UNSPECIFIED"',
-                     'Field name "itemName" should be lower_snake_case',
-                     'should be named "FetchRequest"', 'should be named "FetchResponse"'):
+    for expected in (
+        'Enum "Colour" should have a non-empty comment',
+        'Enum value "RED" should have a non-empty comment',
+        'Enum value name "RED" should be prefixed with "COLOUR_"',
+        'Enum zero value name "RED" should be suffixed with "_UNSPECIFIED"',
+        'Field name "itemName" should be lower_snake_case',
+        'should be named "FetchRequest"',
+        'should be named "FetchResponse"',
+    ):
         assert expected in out, out
 
 
@@ -87,7 +104,10 @@ def test_every_file_sets_the_language_package_options(proto):
         assert re.search(rf"^option {option} = ", text, re.M), f"{proto.name}: option {option} is not set"
     parts = package.split(".")  # polarmem.common.v1 -> PolarMem.Common.V1 and friends agree with the package
     assert f'option java_package = "com.{package}";' in text
-    assert f'option csharp_namespace = "{".".join(p.capitalize() if p != "polarmem" else "PolarMem" for p in parts)}";' in text
+    assert (
+        f'option csharp_namespace = "{".".join(p.capitalize() if p != "polarmem" else "PolarMem" for p in parts)}";'
+        in text
+    )
     assert f'/gen/go/{"/".join(parts)};' in text
 
 

@@ -41,10 +41,12 @@ def test_a_large_labelled_set_of_a_095_verifier_gets_the_095_rule():
     right = rng.random(16_000) < 0.95
     scores = np.where(present == right, 0.8, 0.2)
     accuracy, n_present, n_absent = rule_choice.balanced_accuracy(scores, present)
-    choice = choose_rule(VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present,
-                                           labelled_absent=n_absent))
+    choice = choose_rule(
+        VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present, labelled_absent=n_absent)
+    )
     assert choice.accuracy_used < 0.95 and choice.rule == rule_choice.Rule(
-        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))
+        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03)
+    )
 
 
 def test_below_the_table_is_the_safest_rule():
@@ -60,8 +62,9 @@ def test_a_labelled_set_wins_over_a_declaration_and_is_read_at_its_lower_bound()
     scores = np.where(present == right, 0.9, 0.1)
     accuracy, n_present, n_absent = rule_choice.balanced_accuracy(scores, present)
     assert 0.9 < accuracy < 1.0
-    knowledge = VerifierKnowledge(labelled_accuracy=accuracy, labelled_present=n_present, labelled_absent=n_absent,
-                                  declared_accuracy=0.7)
+    knowledge = VerifierKnowledge(
+        labelled_accuracy=accuracy, labelled_present=n_present, labelled_absent=n_absent, declared_accuracy=0.7
+    )
     choice = choose_rule(knowledge)
     assert "labelled calibration set" in choice.reason
     assert choice.accuracy_used < accuracy  # the lower bound, not the point estimate
@@ -96,12 +99,15 @@ def test_the_dev_set_choices():
     """What the dev set chose (docs/partitioners.md): a weak verifier keeps the paper's rule,
     a strong one gets strict, a labelled very strong one calibrated + strict."""
     assert rule_choice.rule_for_accuracy(0.7) == rule_choice.Rule(
-        "otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4))
+        "otsu", "hard", confidence=ConfidenceRanking(present_weight=0.2, absent_weight=0.4)
+    )
     assert rule_choice.rule_for_accuracy(0.85).recall_mode == "strict"
     assert rule_choice.rule_for_accuracy(0.97, labelled=True) == rule_choice.Rule(
-        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))
+        "calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03)
+    )
     assert rule_choice.rule_for_accuracy(0.97) == rule_choice.Rule(
-        "otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8))
+        "otsu", "strict", confidence=ConfidenceRanking(present_above=0.9, present_weight=0.4, absent_weight=0.8)
+    )
     # confidence within tiers where the tuning half chose it (docs/quality.md §5, §7)
     assert rule_choice.rule_for_accuracy(0.9).confidence.present_above is None
     assert rule_choice.rule_for_accuracy(0.7).confidence.present_above is None
@@ -127,8 +133,12 @@ def test_a_labelled_set_summary_feeds_the_choice():
     labelled = rule_choice.LabelledSet.of([0.9] * 30 + [0.1] * 30, [True] * 30 + [False] * 30)
     assert labelled == rule_choice.LabelledSet(1.0, 30, 30)
     knowledge = rule_choice.knowledge_of(labelled, 0.7, "embedding")
-    assert (knowledge.labelled_accuracy, knowledge.labelled_present, knowledge.declared_accuracy, knowledge.engine) == \
-        (1.0, 30, 0.7, "embedding")
+    assert (knowledge.labelled_accuracy, knowledge.labelled_present, knowledge.declared_accuracy, knowledge.engine) == (
+        1.0,
+        30,
+        0.7,
+        "embedding",
+    )
     assert rule_choice.knowledge_of(None, 0.9, "").labelled_accuracy is None
 
 

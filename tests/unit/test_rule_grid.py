@@ -40,8 +40,13 @@ def test_the_target_criterion_takes_the_lowest_conflict_with_ndcg_at_the_floor(s
 
 
 def test_without_a_cell_at_the_floor_the_sweeps_criterion_decides(sweep):
-    results = {"otsu | strict": {"none": cell(0.058, 0.915), "present>0.99": cell(0.051, 0.925),
-                                 "absent<0.1": cell(0.040, 0.860)}}
+    results = {
+        "otsu | strict": {
+            "none": cell(0.058, 0.915),
+            "present>0.99": cell(0.051, 0.925),
+            "absent<0.1": cell(0.040, 0.860),
+        }
+    }
     key, variant, criterion = sweep.choose_for_target(results, sweep.LABEL_FREE)
     assert (key, variant) == ("otsu | strict", "present>0.99")  # 0.040 has nDCG@10 more than 0.01 below the best
     assert criterion.startswith("none reached")
@@ -65,17 +70,26 @@ def case(states: list, confidence: list, similarity: list[float], contradicts: l
     contradicts = np.array([contradicts + [False] * FILLERS])
     consistent = int((~contradicts).sum())
     ideal = sum(1 / np.log2(r + 2) for r in range(min(10, consistent)))
-    qs = SimpleNamespace(queries=[None], required=np.array([0]), forbidden=np.array([1]),
-                         affirmative_similarity=np.array([similarity + [0.0] * FILLERS]), contradicts=contradicts,
-                         ideal=np.array([ideal]))
+    qs = SimpleNamespace(
+        queries=[None],
+        required=np.array([0]),
+        forbidden=np.array([1]),
+        affirmative_similarity=np.array([similarity + [0.0] * FILLERS]),
+        contradicts=contradicts,
+        ideal=np.array([ideal]),
+    )
     return states, confidence, qs
 
 
 def test_flags_order_within_a_tier_before_similarity(sweep):
     # four items in the entailed tier, forbidden concept verified absent; fillers below (required unknown)
-    states, confidence, qs = case([[1, -1]] * 4, [[0.95, 0.05], [0.999, 0.005], [0.6, 0.2], [0.999, 0.2]],
-                                  similarity=[0.9, 0.1, 0.8, 0.2], contradicts=[True, False, True, False],
-                                  filler_state=[0, 0])
+    states, confidence, qs = case(
+        [[1, -1]] * 4,
+        [[0.95, 0.05], [0.999, 0.005], [0.6, 0.2], [0.999, 0.2]],
+        similarity=[0.9, 0.1, 0.8, 0.2],
+        contradicts=[True, False, True, False],
+        filler_state=[0, 0],
+    )
     plain, _ = sweep.flagged_metrics(states, confidence, qs, True, None, None)
     assert plain[0] == pytest.approx(2 / 3)  # similarity alone puts items 0 and 2 (both contradict) first
     present, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, None)
@@ -87,8 +101,13 @@ def test_flags_order_within_a_tier_before_similarity(sweep):
 def test_a_flag_never_crosses_tiers(sweep):
     # item 0: entailed tier, nothing confident, least similar; item 1: required NOT_HAS (the
     # contradicted tier) but confident on both flags and most similar; fillers in between
-    states, confidence, qs = case([[1, 0], [-1, -1]], [[0.6, 0.4], [0.999, 0.001]], similarity=[0.05, 0.9],
-                                  contradicts=[False, True], filler_state=[0, 0])
+    states, confidence, qs = case(
+        [[1, 0], [-1, -1]],
+        [[0.6, 0.4], [0.999, 0.001]],
+        similarity=[0.05, 0.9],
+        contradicts=[False, True],
+        filler_state=[0, 0],
+    )
     conflict, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01)
     assert conflict[0] == 0.0  # item 1 ranks last whatever its flags
 
@@ -115,9 +134,13 @@ def test_items_are_graded_as_the_server_grades_them(sweep):
 def test_the_core_puts_the_absent_flag_first_and_present_first_swaps_them(sweep):
     # item 0: forbidden confidently absent but required absent (contradicts), most similar;
     # items 1-3: required confidently present, consistent
-    states, confidence, qs = case([[1, -1]] * 4, [[0.5, 0.001], [0.999, 0.5], [0.999, 0.5], [0.999, 0.5]],
-                                  similarity=[0.9, 0.3, 0.2, 0.1], contradicts=[True, False, False, False],
-                                  filler_state=[0, 0])
+    states, confidence, qs = case(
+        [[1, -1]] * 4,
+        [[0.5, 0.001], [0.999, 0.5], [0.999, 0.5], [0.999, 0.5]],
+        similarity=[0.9, 0.3, 0.2, 0.1],
+        contradicts=[True, False, False, False],
+        filler_state=[0, 0],
+    )
     core, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01)
     assert core[0] == pytest.approx(1 / 3)  # item 0 first
     swapped, _ = sweep.flagged_metrics(states, confidence, qs, True, 0.99, 0.01, present_first=True)
@@ -157,20 +180,41 @@ def test_the_replayed_weights_rank_as_the_core_does(sweep):
     truth_bad = rng.random(n) < 0.3
     index = Index([SpaceSpec("vis", dim)], threads=1)
     index.ensure_concepts(2)
-    index.add(n, {"vis": vectors}, has=[np.flatnonzero(s == 1) for s in states],
-              not_has=[np.flatnonzero(s == -1) for s in states],
-              grades=GradeCSR(np.arange(0, 2 * n + 1, 2, dtype=np.int64), np.tile(np.arange(2, dtype=np.uint32), n),
-                              grid.grades(confidence).ravel(), confidence.ravel()))
+    index.add(
+        n,
+        {"vis": vectors},
+        has=[np.flatnonzero(s == 1) for s in states],
+        not_has=[np.flatnonzero(s == -1) for s in states],
+        grades=GradeCSR(
+            np.arange(0, 2 * n + 1, 2, dtype=np.int64),
+            np.tile(np.arange(2, dtype=np.uint32), n),
+            grid.grades(confidence).ravel(),
+            confidence.ravel(),
+        ),
+    )
     similarity = vectors @ query
     contradicts = np.array([truth_bad])
     ideal = sum(1 / np.log2(r + 2) for r in range(min(10, int((~truth_bad).sum()))))
-    qs = SimpleNamespace(queries=[None], required=np.array([0]), forbidden=np.array([1]),
-                         affirmative_similarity=similarity[None, :], contradicts=contradicts, ideal=np.array([ideal]))
+    qs = SimpleNamespace(
+        queries=[None],
+        required=np.array([0]),
+        forbidden=np.array([1]),
+        affirmative_similarity=similarity[None, :],
+        contradicts=contradicts,
+        ideal=np.array([ideal]),
+    )
     discounts = 1 / np.log2(np.arange(10) + 2)
     for present_above, weights in ((None, (0.6, 0.4)), (0.9, (0.4, 0.8)), (None, (0.0, 0.4))):
         _, replay_ndcg = sweep.flagged_metrics(states, confidence, qs, False, present_above, None, weights=weights)
-        hits = index.search({"vis": query}, [0], [1], k=10, present_level=grid.present_level(present_above),
-                            present_weight=weights[0], absent_weight=weights[1])
+        hits = index.search(
+            {"vis": query},
+            [0],
+            [1],
+            k=10,
+            present_level=grid.present_level(present_above),
+            present_weight=weights[0],
+            absent_weight=weights[1],
+        )
         bad = truth_bad[hits.slots]
-        core_ndcg = float(((~bad) * discounts[:len(bad)]).sum() / ideal)
+        core_ndcg = float(((~bad) * discounts[: len(bad)]).sum() / ideal)
         assert replay_ndcg[0] == pytest.approx(core_ndcg, abs=1e-12)

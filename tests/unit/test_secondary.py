@@ -15,8 +15,13 @@ from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local import secondary
-from polarmem_server.storage.local.secondary import (OP_ITEM, ChangeBoard, PublishingBackend, ReadOnlyReplica,
-                                                     ReplicaBackend)
+from polarmem_server.storage.local.secondary import (
+    OP_ITEM,
+    ChangeBoard,
+    PublishingBackend,
+    ReadOnlyReplica,
+    ReplicaBackend,
+)
 
 DIM = 8
 
@@ -95,8 +100,11 @@ def counts(memory: Memory, name: str = "t"):
     """The namespace's counters without zero entries (a decremented counter keeps its key; a
     rebuilt one never had it)."""
     counted = memory.namespace_counts(name)
-    return ({k: v for k, v in counted.kinds.items() if v},
-            {p: {c: n for c, n in per.items() if n} for p, per in counted.concepts.items()}, counted.scored_concepts)
+    return (
+        {k: v for k, v in counted.kinds.items() if v},
+        {p: {c: n for c, n in per.items() if n} for p, per in counted.concepts.items()},
+        counted.scored_concepts,
+    )
 
 
 def same_state(primary: Memory, replica: Memory, tmp_path, name: str = "t") -> None:
@@ -122,8 +130,15 @@ def test_incremental_apply_of_mixed_changes_equals_a_rebuild(pair, tmp_path):
     primary, replica, refresher = pair
     # Between two polls: new items (one with a new concept and metadata), the same item updated
     # three times, an item forgotten and written again, one forgotten, one added then forgotten.
-    primary.remember_batch("t", [ItemInput(id=f"n{i}", text="n", vectors={"vis": vec(200 + i)},
-                                           states={"cat": "has"}, metadata={"colour": "red"}) for i in range(4)])
+    primary.remember_batch(
+        "t",
+        [
+            ItemInput(
+                id=f"n{i}", text="n", vectors={"vis": vec(200 + i)}, states={"cat": "has"}, metadata={"colour": "red"}
+            )
+            for i in range(4)
+        ],
+    )
     primary.observe("t", "i1", states={"dog": "not_has"})
     primary.observe("t", "i1", states={"cat": "has"})
     primary.observe("t", "i1", states={"dog": "has"})
@@ -263,7 +278,9 @@ def test_a_replica_loads_the_graphs_the_primary_saved_and_never_writes_them(tmp_
     replica = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary"))
     assert replica.backend.ann_startup == {"t": "loaded"}
     query = dict(vectors={"vis": vec(7)}, k=10, mode="hard", approximate=True)
-    assert [h.item_id for h in replica.recall("t", **query).hits] == [h.item_id for h in primary.recall("t", **query).hits]
+    assert [h.item_id for h in replica.recall("t", **query).hits] == [
+        h.item_id for h in primary.recall("t", **query).hits
+    ]
     replica.close()
     assert {p: p.stat().st_mtime_ns for p in saved} == saved, "a replica wrote the primary's graph files"
     primary.remember_batch("t", [item(1000)])  # the saved graphs now describe an older store
@@ -272,4 +289,3 @@ def test_a_replica_loads_the_graphs_the_primary_saved_and_never_writes_them(tmp_
     assert "i1000" in [h.item_id for h in stale.recall("t", vectors={"vis": vec(1000)}, k=1, mode="off").hits]
     stale.close()
     primary.close()
-

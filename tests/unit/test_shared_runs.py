@@ -14,8 +14,16 @@ pytest.importorskip("onnxruntime")
 from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder  # noqa: E402
 from polarmem_server.scoring.shared_runs import SharedRuns  # noqa: E402
 
-TEXTS = ["a dog without a frisbee", "kitchen", "two giraffes standing next to each other in a field",
-         "is there a cat but no car?", "A man riding a wave on top of a surfboard.", "pizza", "no bus", "a red kite"]
+TEXTS = [
+    "a dog without a frisbee",
+    "kitchen",
+    "two giraffes standing next to each other in a field",
+    "is there a cat but no car?",
+    "A man riding a wave on top of a surfboard.",
+    "pizza",
+    "no bus",
+    "a red kite",
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +49,9 @@ def test_callers_arriving_during_a_run_share_the_next_one(encoder):
 
     shared = SharedRuns(gated)
     results = {}
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, shared([TEXTS[i]]))) for i in range(len(TEXTS))]
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(i, shared([TEXTS[i]]))) for i in range(len(TEXTS))
+    ]
     threads[0].start()
     wait_until(lambda: len(runs) == 1)
     for thread in threads[1:]:

@@ -17,23 +17,38 @@ CLASSES = [c for c in vars(errors).values() if isinstance(c, type) and issubclas
 def test_every_error_class_names_a_real_status(cls):
     code = status_for(cls("x"))
     assert code == grpc.StatusCode[cls.status]
-    assert public_message(cls("the words"), code) == ("the words" if code != grpc.StatusCode.INTERNAL else INTERNAL_MESSAGE)
+    assert public_message(cls("the words"), code) == (
+        "the words" if code != grpc.StatusCode.INTERNAL else INTERNAL_MESSAGE
+    )
 
 
-@pytest.mark.parametrize("exc, code", [
-    (EngineError("down"), grpc.StatusCode.UNAVAILABLE),
-    (EngineOverloaded("full"), grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (EncoderUnavailable("no extra"), grpc.StatusCode.FAILED_PRECONDITION),
-    (StoreError("locked"), grpc.StatusCode.UNAVAILABLE),
-    (Overloaded("busy"), grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (errors.DeadlineExceeded("late"), grpc.StatusCode.DEADLINE_EXCEEDED),
-])
+@pytest.mark.parametrize(
+    "exc, code",
+    [
+        (EngineError("down"), grpc.StatusCode.UNAVAILABLE),
+        (EngineOverloaded("full"), grpc.StatusCode.RESOURCE_EXHAUSTED),
+        (EncoderUnavailable("no extra"), grpc.StatusCode.FAILED_PRECONDITION),
+        (StoreError("locked"), grpc.StatusCode.UNAVAILABLE),
+        (Overloaded("busy"), grpc.StatusCode.RESOURCE_EXHAUSTED),
+        (errors.DeadlineExceeded("late"), grpc.StatusCode.DEADLINE_EXCEEDED),
+    ],
+)
 def test_library_errors_are_domain_errors(exc, code):
     assert status_for(exc) == code
 
 
-@pytest.mark.parametrize("exc", [KeyError("slot 7"), IndexError("list index out of range"), ValueError("bug"),
-                                 LookupError("x"), TypeError("y"), RuntimeError("z"), TimeoutError("t")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        KeyError("slot 7"),
+        IndexError("list index out of range"),
+        ValueError("bug"),
+        LookupError("x"),
+        TypeError("y"),
+        RuntimeError("z"),
+        TimeoutError("t"),
+    ],
+)
 def test_anything_else_is_internal_and_says_nothing(exc):
     code = status_for(exc)
     assert code == grpc.StatusCode.INTERNAL

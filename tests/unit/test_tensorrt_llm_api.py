@@ -7,17 +7,33 @@ import numpy as np
 import pytest
 
 from polarmem_server.scoring.base import EngineError
-from polarmem_server.scoring.tensorrt_llm_api import (DEFAULT_MAX_NUM_TOKENS, LengthPlan, installed_version,
-                                                      is_supported, parse_version, plan_lengths, read_checkpoint_limits,
-                                                      require_supported, resolve_dtype)
+from polarmem_server.scoring.tensorrt_llm_api import (
+    DEFAULT_MAX_NUM_TOKENS,
+    LengthPlan,
+    installed_version,
+    is_supported,
+    parse_version,
+    plan_lengths,
+    read_checkpoint_limits,
+    require_supported,
+    resolve_dtype,
+)
 from polarmem_server.scoring.tensorrt_llm_runtime import KvCacheCounters, first_logits, warm_and_rest
 
 # ---- versions ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1.0.0", (1, 0, 0, True)), ("1.2.0rc3", (1, 2, 0, False)), ("0.21.0.dev2025041500", (0, 21, 0, False)),
-    ("1.1.0.post1", (1, 1, 0, True)), ("0.12", (0, 12, 0, True)), ("1.0.0+cu128", (1, 0, 0, True))])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1.0.0", (1, 0, 0, True)),
+        ("1.2.0rc3", (1, 2, 0, False)),
+        ("0.21.0.dev2025041500", (0, 21, 0, False)),
+        ("1.1.0.post1", (1, 1, 0, True)),
+        ("0.12", (0, 12, 0, True)),
+        ("1.0.0+cu128", (1, 0, 0, True)),
+    ],
+)
 def test_versions_are_parsed(text, expected):
     assert parse_version(text) == expected
 
@@ -69,8 +85,9 @@ def test_limits_come_from_config_json(tmp_path):
 
 
 def test_a_vision_language_config_keeps_them_in_text_config(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"text_config": {"max_position_embeddings": 32768,
-                                                                      "dtype": "float16"}}))
+    (tmp_path / "config.json").write_text(
+        json.dumps({"text_config": {"max_position_embeddings": 32768, "dtype": "float16"}})
+    )
     limits = read_checkpoint_limits(tmp_path)
     assert (limits.max_positions, limits.dtype) == (32768, "float16")
 
@@ -182,14 +199,17 @@ def test_torch_logits_are_converted():
     assert got.dtype == np.float32 and got.shape == (16,)
 
 
-@pytest.mark.parametrize("output, message", [
-    (_Output(None), "no generation logits"),
-    (_Output(np.zeros((0, 12), np.float32)), "empty generation logits"),
-    (_Output(np.zeros((1, 0), np.float32)), "empty generation logits"),
-    (_Output(np.zeros((1, 4), np.float32)), "fewer than the tokenizer's Yes/No ids need"),
-    (_Output(np.full((1, 12), np.nan, np.float32)), "non-finite"),
-    (_Output(np.zeros((1, 12)), outputs=False), "without outputs"),
-])
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        (_Output(None), "no generation logits"),
+        (_Output(np.zeros((0, 12), np.float32)), "empty generation logits"),
+        (_Output(np.zeros((1, 0), np.float32)), "empty generation logits"),
+        (_Output(np.zeros((1, 4), np.float32)), "fewer than the tokenizer's Yes/No ids need"),
+        (_Output(np.full((1, 12), np.nan, np.float32)), "non-finite"),
+        (_Output(np.zeros((1, 12)), outputs=False), "without outputs"),
+    ],
+)
 def test_missing_or_empty_logits_are_engine_errors(output, message):
     with pytest.raises(EngineError, match=message):
         first_logits(output, vocab_needed=5)
@@ -197,12 +217,19 @@ def test_missing_or_empty_logits_are_engine_errors(output, message):
 
 def test_kv_cache_counters_keep_the_newest_totals():
     counters = KvCacheCounters()
-    counters.update([
-        {"iter": 1, "kvCacheStats": {"reusedBlocks": 0, "missedBlocks": 4, "tokensPerBlock": 32}},
-        json.dumps({"iter": 2, "kvCacheStats": {"reusedBlocks": 6, "missedBlocks": 5, "tokensPerBlock": 32}}),
-        {"iter": 3},  # an iteration without KV-cache stats
-    ])
+    counters.update(
+        [
+            {"iter": 1, "kvCacheStats": {"reusedBlocks": 0, "missedBlocks": 4, "tokensPerBlock": 32}},
+            json.dumps({"iter": 2, "kvCacheStats": {"reusedBlocks": 6, "missedBlocks": 5, "tokensPerBlock": 32}}),
+            {"iter": 3},  # an iteration without KV-cache stats
+        ]
+    )
     counters.update([])
-    assert counters.as_dict() == {"reused_blocks": 6, "missed_blocks": 5, "hit_rate": 6 / 11, "tokens_per_block": 32,
-                                  "iterations_seen": 3}
+    assert counters.as_dict() == {
+        "reused_blocks": 6,
+        "missed_blocks": 5,
+        "hit_rate": 6 / 11,
+        "tokens_per_block": 32,
+        "iterations_seen": 3,
+    }
     assert KvCacheCounters().hit_rate == 0.0

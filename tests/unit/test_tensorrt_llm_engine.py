@@ -27,21 +27,70 @@ TEMPLATES = ("Is there a {c} in this image? Answer Yes or No.", "Can you see a {
 # ---- TensorRT-LLM 1.x argument fields (tensorrt_llm/llmapi/llm_args.py) ---------------------
 # class BaseLlmArgs: the fields both backends accept (the ones relevant here, as declared there).
 BASE_LLM_ARGS_FIELDS = {
-    "model", "tokenizer", "tokenizer_mode", "skip_tokenizer_init", "trust_remote_code", "tensor_parallel_size",
-    "dtype", "revision", "tokenizer_revision", "load_format", "enable_lora", "lora_config", "kv_cache_config",
-    "enable_chunked_prefill", "guided_decoding_backend", "batched_logits_processor", "iter_stats_max_iterations",
-    "request_stats_max_iterations", "peft_cache_config", "scheduler_config", "cache_transceiver_config",
-    "speculative_config", "max_batch_size", "max_input_len", "max_seq_len", "max_beam_width", "max_num_tokens",
-    "gather_generation_logits", "num_postprocess_workers", "postprocess_tokenizer_dir", "reasoning_parser",
-    "decoding_config", "mpi_session", "backend", "return_perf_metrics", "orchestrator_type"}
+    "model",
+    "tokenizer",
+    "tokenizer_mode",
+    "skip_tokenizer_init",
+    "trust_remote_code",
+    "tensor_parallel_size",
+    "dtype",
+    "revision",
+    "tokenizer_revision",
+    "load_format",
+    "enable_lora",
+    "lora_config",
+    "kv_cache_config",
+    "enable_chunked_prefill",
+    "guided_decoding_backend",
+    "batched_logits_processor",
+    "iter_stats_max_iterations",
+    "request_stats_max_iterations",
+    "peft_cache_config",
+    "scheduler_config",
+    "cache_transceiver_config",
+    "speculative_config",
+    "max_batch_size",
+    "max_input_len",
+    "max_seq_len",
+    "max_beam_width",
+    "max_num_tokens",
+    "gather_generation_logits",
+    "num_postprocess_workers",
+    "postprocess_tokenizer_dir",
+    "reasoning_parser",
+    "decoding_config",
+    "mpi_session",
+    "backend",
+    "return_perf_metrics",
+    "orchestrator_type",
+}
 # class TorchLlmArgs(BaseLlmArgs): PyTorch-only fields ("enable_iter_perf_stats: bool = Field(default=False").
-TORCH_ONLY_FIELDS = {"garbage_collection_gen0_threshold", "sampler_type", "enable_iter_perf_stats",
-                     "enable_iter_req_stats", "print_iter_log", "disable_overlap_scheduler", "kv_cache_dtype"}
+TORCH_ONLY_FIELDS = {
+    "garbage_collection_gen0_threshold",
+    "sampler_type",
+    "enable_iter_perf_stats",
+    "enable_iter_req_stats",
+    "print_iter_log",
+    "disable_overlap_scheduler",
+    "kv_cache_dtype",
+}
 # class TrtLlmArgs(BaseLlmArgs): TensorRT-only fields.
-TRT_ONLY_FIELDS = {"enable_tqdm", "workspace", "fail_fast_on_attention_window_too_large", "enable_build_cache",
-                   "extended_runtime_perf_knob_config", "calib_config", "quant_config", "embedding_parallel_mode",
-                   "fast_build", "build_config", "enable_prompt_adapter", "max_prompt_adapter_token", "batching_type",
-                   "normalize_log_probs"}
+TRT_ONLY_FIELDS = {
+    "enable_tqdm",
+    "workspace",
+    "fail_fast_on_attention_window_too_large",
+    "enable_build_cache",
+    "extended_runtime_perf_knob_config",
+    "calib_config",
+    "quant_config",
+    "embedding_parallel_mode",
+    "fast_build",
+    "build_config",
+    "enable_prompt_adapter",
+    "max_prompt_adapter_token",
+    "batching_type",
+    "normalize_log_probs",
+}
 
 
 class _BaseLLMSignature:
@@ -51,9 +100,19 @@ class _BaseLLMSignature:
 
     args_fields: set = set()
 
-    def __init__(self, model, tokenizer=None, tokenizer_mode='auto', skip_tokenizer_init=False,
-                 trust_remote_code=False, tensor_parallel_size=1, dtype="auto", revision=None,
-                 tokenizer_revision=None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model,
+        tokenizer=None,
+        tokenizer_mode='auto',
+        skip_tokenizer_init=False,
+        trust_remote_code=False,
+        tensor_parallel_size=1,
+        dtype="auto",
+        revision=None,
+        tokenizer_revision=None,
+        **kwargs: Any,
+    ) -> None:
         valid_keys = self.args_fields | {"_mpi_session", "backend"}
         for key in kwargs:
             if key not in valid_keys:
@@ -67,8 +126,18 @@ class _BaseLLMSignature:
 
     # The methods the engine calls, with the real parameter names (BaseLLM.generate, get_stats,
     # shutdown). They never return model output.
-    def generate(self, inputs, sampling_params=None, use_tqdm=True, lora_request=None, prompt_adapter_request=None,
-                 kv_cache_retention_config=None, disaggregated_params=None, scheduling_params=None, cache_salt=None):
+    def generate(
+        self,
+        inputs,
+        sampling_params=None,
+        use_tqdm=True,
+        lora_request=None,
+        prompt_adapter_request=None,
+        kv_cache_retention_config=None,
+        disaggregated_params=None,
+        scheduling_params=None,
+        cache_salt=None,
+    ):
         self.sent.append((inputs, sampling_params))
         raise self.failure
 
@@ -92,8 +161,10 @@ class TorchLLMSignature(_BaseLLMSignature):
         backend = kwargs.pop("backend", "pytorch")
         trtllm_specific_args = [key for key in kwargs if key in TRT_ONLY_FIELDS - TORCH_ONLY_FIELDS]
         if trtllm_specific_args:
-            raise ValueError(f"The following arguments are specific to TensorRT backend and cannot be used with "
-                             f"PyTorch backend: {trtllm_specific_args}.")
+            raise ValueError(
+                f"The following arguments are specific to TensorRT backend and cannot be used with "
+                f"PyTorch backend: {trtllm_specific_args}."
+            )
         super().__init__(model, backend=backend, **kwargs)
         self.passed = passed
 
@@ -170,8 +241,13 @@ class LlmArgs012Signature:
 
 def api_for(backend: str, version: str = "1.2.1") -> TrtLlmApi:
     llm_class = TorchLLMSignature if backend == "pytorch" else TrtLLMSignature
-    return TrtLlmApi(version=version, backend=backend, llm_class=llm_class, sampling_params=SamplingParamsSignature,
-                     kv_cache_config=KvCacheConfigSignature)
+    return TrtLlmApi(
+        version=version,
+        backend=backend,
+        llm_class=llm_class,
+        sampling_params=SamplingParamsSignature,
+        kv_cache_config=KvCacheConfigSignature,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -210,8 +286,9 @@ def test_pytorch_backend_arguments(tiny_model):
     assert (llm.kwargs["max_seq_len"], llm.kwargs["max_input_len"]) == (2048, 2047)
     assert llm.kwargs["max_batch_size"] == 64 and llm.kwargs["max_num_tokens"] == 8192
     assert "backend" not in llm.passed  # 1.x LLM is PyTorch already; newer releases refuse others
-    assert llm.kwargs["kv_cache_config"] == KvCacheConfigSignature(enable_block_reuse=True,
-                                                                    free_gpu_memory_fraction=0.8)
+    assert llm.kwargs["kv_cache_config"] == KvCacheConfigSignature(
+        enable_block_reuse=True, free_gpu_memory_fraction=0.8
+    )
 
 
 def test_tensorrt_backend_arguments(tiny_model):
@@ -252,9 +329,16 @@ def test_version_and_limits_are_exposed(tiny_model):
     engine = make_engine(tiny_model, "tensorrt")
     assert engine.version == "1.2.1"
     assert engine.info.name == "tensorrt_llm" and engine.info.model == tiny_model.name
-    assert engine.info.details == {"tensorrt_llm_version": "1.2.1", "backend": "tensorrt", "dtype": "float32",
-                                   "share_prefix": True, "max_batch": 64, "max_seq_len": 2048, "max_input_len": 2047,
-                                   "max_new_tokens": 64}
+    assert engine.info.details == {
+        "tensorrt_llm_version": "1.2.1",
+        "backend": "tensorrt",
+        "dtype": "float32",
+        "share_prefix": True,
+        "max_batch": 64,
+        "max_seq_len": 2048,
+        "max_input_len": 2047,
+        "max_new_tokens": 64,
+    }
 
 
 def test_bad_settings_are_refused_before_tensorrt_llm_is_touched(tiny_model):
@@ -290,12 +374,12 @@ def test_generation_prompts_leave_room_for_max_tokens(tiny_model):
     engine = make_engine(tiny_model)
     with pytest.raises(EngineError):
         engine.generate("Is there a dog ?", ScoreItem("dog " * 20000), max_tokens=64)
-    (inputs, params), = engine._llm.sent
+    ((inputs, params),) = engine._llm.sent
     assert len(inputs[0]["prompt_token_ids"]) == 2048 - 64
     prefix_text, tail = engine.prompts.split(ScoreItem("dog " * 20000))
     question = engine.prompts.encode("Is there a dog ?" + tail, special=False)
     ids = inputs[0]["prompt_token_ids"]
-    assert ids[-len(question):] == question  # the question is whole: the item's text was cut
+    assert ids[-len(question) :] == question  # the question is whole: the item's text was cut
     assert ids[0] == engine.prompts.encode(prefix_text, special=True)[0]  # from its end, not its start
     assert params.max_tokens == 64
 
@@ -314,11 +398,13 @@ def test_generation_beyond_the_limits_is_refused(tiny_model):
 
 def test_each_items_first_prompt_is_sent_alone_first(tiny_model):
     engine = make_engine(tiny_model)
-    requests = [ScoreRequest(ScoreItem("a red dog on the grass"), ("dog", "cat"), TEMPLATES),
-                ScoreRequest(ScoreItem("big bus"), ("bus",), TEMPLATES)]
+    requests = [
+        ScoreRequest(ScoreItem("a red dog on the grass"), ("dog", "cat"), TEMPLATES),
+        ScoreRequest(ScoreItem("big bus"), ("bus",), TEMPLATES),
+    ]
     with pytest.raises(EngineError):
         engine.score(requests)
-    (warm, params), = engine._llm.sent  # the stand-in fails the first call: only the warm batch was sent
+    ((warm, params),) = engine._llm.sent  # the stand-in fails the first call: only the warm batch was sent
     assert len(warm) == 2  # one prompt per item
     expected = [p + s[0] for p, s in (engine.prompts.sequences(r) for r in requests)]
     assert [w["prompt_token_ids"] for w in warm] == expected
@@ -329,7 +415,7 @@ def test_without_sharing_all_prompts_go_at_once(tiny_model):
     engine = make_engine(tiny_model, share_prefix=False)
     with pytest.raises(EngineError):
         engine.score([ScoreRequest(ScoreItem("a red dog"), ("dog", "cat"), TEMPLATES)])
-    (sent, _), = engine._llm.sent
+    ((sent, _),) = engine._llm.sent
     assert len(sent) == 4
 
 
@@ -342,10 +428,14 @@ def test_empty_requests_send_nothing(tiny_model):
 # ---- errors --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("failure", [RuntimeError("Encountered an error when fetching new request: exceeds maximum "
-                                                  "input length"),
-                                     ValueError("The sum of prompt length (3000) ... should not exceed max_seq_len"),
-                                     MemoryError("CUDA out of memory")])
+@pytest.mark.parametrize(
+    "failure",
+    [
+        RuntimeError("Encountered an error when fetching new request: exceeds maximum input length"),
+        ValueError("The sum of prompt length (3000) ... should not exceed max_seq_len"),
+        MemoryError("CUDA out of memory"),
+    ],
+)
 def test_runtime_failures_become_engine_errors(tiny_model, failure):
     engine = make_engine(tiny_model)
     engine._llm.failure = failure
@@ -386,8 +476,10 @@ def test_constructor_failures_are_mapped(tiny_model):
         def __init__(self, model, **kwargs):
             raise RuntimeError("CUDA driver version is insufficient")
 
-    for cls, error, message in ((Refusing, ValueError, "tensorrt_llm refused the pytorch LLM settings"),
-                                (Crashing, EngineError, "tensorrt_llm could not create the pytorch LLM")):
+    for cls, error, message in (
+        (Refusing, ValueError, "tensorrt_llm refused the pytorch LLM settings"),
+        (Crashing, EngineError, "tensorrt_llm could not create the pytorch LLM"),
+    ):
         api = TrtLlmApi("1.2.1", "pytorch", cls, SamplingParamsSignature, KvCacheConfigSignature)
         with pytest.raises(error, match=message):
             TensorRTLLMEngine(tiny_model, api=api)

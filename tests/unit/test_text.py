@@ -7,8 +7,23 @@ from polarmem_server.faces.datasets import coco_categories, coco_pope500
 from polarmem_server.domain.text import affirmative_text, chunk_text, parse
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
-COCO = ["person", "dog", "cat", "car", "bus", "wine glass", "hot dog", "pizza", "snow", "kitchen", "knife",
-        "tennis racket", "pneumothorax", "skis", "sports ball"]
+COCO = [
+    "person",
+    "dog",
+    "cat",
+    "car",
+    "bus",
+    "wine glass",
+    "hot dog",
+    "pizza",
+    "snow",
+    "kitchen",
+    "knife",
+    "tennis racket",
+    "pneumothorax",
+    "skis",
+    "sports ball",
+]
 
 
 @pytest.fixture
@@ -16,9 +31,21 @@ def vocab():
     return Vocabulary(COCO, aliases={"puppy": "dog", "people": "person"})
 
 
-@pytest.mark.parametrize("name, key", [("Wine  Glasses", "wine glass"), ("dogs", "dog"), ("buses", "bus"),
-                                       ("people", "person"), ("knives", "knife"), ("berries", "berry"),
-                                       ("boxes", "box"), ("glass", "glass"), ("bus", "bus"), ("ties", "tie")])
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("Wine  Glasses", "wine glass"),
+        ("dogs", "dog"),
+        ("buses", "bus"),
+        ("people", "person"),
+        ("knives", "knife"),
+        ("berries", "berry"),
+        ("boxes", "box"),
+        ("glass", "glass"),
+        ("bus", "bus"),
+        ("ties", "tie"),
+    ],
+)
 def test_normalise(name, key):
     assert normalise(name) == key
 
@@ -66,7 +93,7 @@ def test_mentions_and_negation_scope(vocab, text, positive, negative):
 def test_mention_offsets(vocab):
     parsed = parse("Two Wine Glasses.", vocab)
     (m,) = parsed.mentions
-    assert m.name == "wine glass" and "Two Wine Glasses."[m.start:m.end] == "Wine Glasses"
+    assert m.name == "wine glass" and "Two Wine Glasses."[m.start : m.end] == "Wine Glasses"
 
 
 def test_coco_captions_name_their_objects():
@@ -97,19 +124,22 @@ def test_chunking_overlaps_and_bounds():
         chunk_text("x", max_chars=10, overlap_chars=10)
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("a photo of a dog without a frisbee", "a photo of a dog"),
-    ("anything except a bus on a street", "anything on a street"),
-    ("no dogs on the beach", "on the beach"),
-    ("dogs but not cats", "dogs"),
-    ("not a pizza but a hot dog", "a hot dog"),
-    ("a street, but no bus or car", "a street"),
-    ("Pneumothorax was ruled out; small effusion", "small effusion"),
-    ("a kitchen without people", "a kitchen"),
-    ("a red car", "a red car"),
-    ("no dogs", ""),  # nothing affirmative left: the caller falls back
-    ("a photo of a bus without a street", "a photo of a bus"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("a photo of a dog without a frisbee", "a photo of a dog"),
+        ("anything except a bus on a street", "anything on a street"),
+        ("no dogs on the beach", "on the beach"),
+        ("dogs but not cats", "dogs"),
+        ("not a pizza but a hot dog", "a hot dog"),
+        ("a street, but no bus or car", "a street"),
+        ("Pneumothorax was ruled out; small effusion", "small effusion"),
+        ("a kitchen without people", "a kitchen"),
+        ("a red car", "a red car"),
+        ("no dogs", ""),  # nothing affirmative left: the caller falls back
+        ("a photo of a bus without a street", "a photo of a bus"),
+    ],
+)
 def test_affirmative_text_drops_negated_spans(query, expected):
     assert affirmative_text(query) == expected
 
@@ -119,7 +149,7 @@ def test_affirmative_text_with_a_vocabulary_drops_post_negated_concepts(vocab):
 
 
 def test_place_adverbs_are_never_concepts():
-    """"no frisbee anywhere" is about the frisbee: "anywhere" must not become a NOT_HAS concept."""
+    """ "no frisbee anywhere" is about the frisbee: "anywhere" must not become a NOT_HAS concept."""
     from polarmem_server.domain.text import content_terms
 
     assert content_terms("there is no frisbee anywhere in the park") == ["frisbee", "park"]
@@ -149,7 +179,7 @@ def test_a_possessive_mentions_its_owner():
 
 
 def test_a_word_free_of_something_negates_that_alone():
-    """"pain-free" reads as "free of pain": NOT_HAS pain, and nothing else of the clause (the
+    """ "pain-free" reads as "free of pain": NOT_HAS pain, and nothing else of the clause (the
     spaced "pain free" is the post-cue, which reaches back over the clause)."""
     from polarmem_server.domain.text import content_terms
 
@@ -159,7 +189,10 @@ def test_a_word_free_of_something_negates_that_alone():
     assert content_terms("The user needs nut-free snacks") == ["user", "nut", "snack"]
     declared = Vocabulary(["gluten-free"])  # a declared name is read as itself
     assert polarity("gluten-free bread", declared) == (["gluten-free"], [])
-    assert polarity("a free-range egg and a -free tag", Vocabulary(["free-range", "tag"])) == (["free-range", "tag"], [])
+    assert polarity("a free-range egg and a -free tag", Vocabulary(["free-range", "tag"])) == (
+        ["free-range", "tag"],
+        [],
+    )
 
 
 def test_the_compiled_parse_follows_every_vocabulary_change():
@@ -200,8 +233,24 @@ def test_appended_concepts_reach_the_compiled_keys_as_a_rebuild_would(seed):
     import random
 
     rng = random.Random(seed)
-    words = ["x-ray", "x ray", "t-shirt", "t shirt", "red-eye", "eye", "red", "red eye", "a-b c", "a b-c", "a b c",
-             "dog", "hot-dog", "hot dog", "Dogs", "X-Ray"]
+    words = [
+        "x-ray",
+        "x ray",
+        "t-shirt",
+        "t shirt",
+        "red-eye",
+        "eye",
+        "red",
+        "red eye",
+        "a-b c",
+        "a b-c",
+        "a b c",
+        "dog",
+        "hot-dog",
+        "hot dog",
+        "Dogs",
+        "X-Ray",
+    ]
     vocab = Vocabulary(["cat"])
     vocab.compiled_keys()
     for step in range(40):
@@ -221,33 +270,50 @@ def test_appended_concepts_reach_the_compiled_keys_as_a_rebuild_would(seed):
 def test_offsets_count_code_points_and_any_str_parses():
     text = "café ünïcode: no dog 🐶, but a cat’s toy \udc80 here"
     parsed = parse(text, Vocabulary(["dog", "cat", "toy"]))
-    assert [(m.name, text[m.start:m.end], m.negated) for m in parsed.mentions] == \
-        [("dog", "dog", True), ("cat", "cat’s", False), ("toy", "toy", False)]  # a possessive names its owner
+    assert [(m.name, text[m.start : m.end], m.negated) for m in parsed.mentions] == [
+        ("dog", "dog", True),
+        ("cat", "cat’s", False),
+        ("toy", "toy", False),
+    ]  # a possessive names its owner
     assert [text[s:e] for s, e in parsed.negated_spans] == ["no dog 🐶,"]  # the scope runs to "but"
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("  but  a dog\u00a0\u2003without a cat ,  and  ", "a dog"),   # any whitespace, dangling words
-    ("\u212a9 units except a cat", "\u212a9 units"),                # the Kelvin sign lowers to "k": content
-    ("BUT a Bus , on a street !", "a Bus, on a street!"),
-    ("a dog \udc80 without a cat", "a dog \udc80"),                 # any str gets through
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("  but  a dog\u00a0\u2003without a cat ,  and  ", "a dog"),  # any whitespace, dangling words
+        ("\u212a9 units except a cat", "\u212a9 units"),  # the Kelvin sign lowers to "k": content
+        ("BUT a Bus , on a street !", "a Bus, on a street!"),
+        ("a dog \udc80 without a cat", "a dog \udc80"),  # any str gets through
+    ],
+)
 def test_affirmative_text_handles_any_whitespace_and_character(query, expected):
     assert affirmative_text(query) == expected
 
 
 # ---- issue 52: concepts and names ----
 
+
 def test_light_verbs_months_and_dates_are_no_concepts():
     from polarmem_server.domain.text import content_terms
 
-    assert content_terms("Maya gave up coffee in May and took the train on Friday today.") == ["maya", "coffee", "train"]
+    assert content_terms("Maya gave up coffee in May and took the train on Friday today.") == [
+        "maya",
+        "coffee",
+        "train",
+    ]
 
 
 def test_names_are_never_singularised_and_short_names_are_concepts():
     from polarmem_server.domain.text import content_terms
 
-    assert content_terms("Atlas ships with Kubernetes and the whole series.") == ["atlas", "ship", "kubernetes", "whole", "series"]
+    assert content_terms("Atlas ships with Kubernetes and the whole series.") == [
+        "atlas",
+        "ship",
+        "kubernetes",
+        "whole",
+        "series",
+    ]
     assert content_terms("Priya writes Go and some AI tools.") == ["priya", "write", "go", "ai", "tool"]
     assert content_terms("go to the store") == ["store"]  # a lower-case "go" is a verb
 
@@ -272,9 +338,18 @@ def test_uncertain_mentions_keep_their_mention_but_get_no_state():
     assert parsed.polarity() == {vocab.lookup("maya"): False}
 
 
-@pytest.mark.parametrize("name, key", [
-    ("series", "series"), ("Atlas", "atlas"), ("Kubernetes", "kubernetes"), ("diabetes", "diabetes"),
-    ("cookies", "cookie"), ("taxis", "taxi"), ("bananas", "banana"), ("berries", "berry"),
-])
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("series", "series"),
+        ("Atlas", "atlas"),
+        ("Kubernetes", "kubernetes"),
+        ("diabetes", "diabetes"),
+        ("cookies", "cookie"),
+        ("taxis", "taxi"),
+        ("bananas", "banana"),
+        ("berries", "berry"),
+    ],
+)
 def test_words_whose_final_s_is_no_plural(name, key):
     assert normalise(name) == key

@@ -18,8 +18,22 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-NON_ASCII = ["café", "naïve résumé", "Straße", "東京タワー", "a\u00a0dog", "don\u2019t", "İstanbul",
-             "emoji 🐶 dog", "\u0301", "\ufffd", "a dog\u3000sleeping", "ﬁsh", "\u2028", "x\udcff"]
+NON_ASCII = [
+    "café",
+    "naïve résumé",
+    "Straße",
+    "東京タワー",
+    "a\u00a0dog",
+    "don\u2019t",
+    "İstanbul",
+    "emoji 🐶 dog",
+    "\u0301",
+    "\ufffd",
+    "a dog\u3000sleeping",
+    "ﬁsh",
+    "\u2028",
+    "x\udcff",
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +54,42 @@ def captions() -> list[str]:
 
 def hostile() -> list[str]:
     chars = [chr(c) for c in range(128)]
-    texts = ["", " ", "\t\n\r ", "\x00", "\x0b\x0c\x1c\x1f\x7f", "...!!!???,,,", "''''", "\"quoted\" (paren) [brack]",
-             "don't it's we'll o'clock rock'n'roll", "12345 3.14 1,000,000 2nd 10am $5 50% #1 @home a+b=c x^2 ~tilde",
-             "UNAFFABLE unaffable UnAfFaBlE", "e-mail re-enter x/y a_b a\\b a|b a`b", "##ing ## #", "[CLS]", "[cls]",
-             "a [SEP] b", "[MASK] dog", "[UNK]", "[PAD][PAD]", "[CLS", "CLS]", "[C\x01LS]", "[c\tls]", "[ CLS ]",
-             "tab\tseparated\twords", "new\nline\r\nwindows", "x" * 99, "x" * 100, "x" * 101, "a " + "y" * 101 + " b",
-             "supercalifragilisticexpialidocious" * 3, "qqqqzzzzxxxx", "a" * 100 + "!", "!" * 300]
+    texts = [
+        "",
+        " ",
+        "\t\n\r ",
+        "\x00",
+        "\x0b\x0c\x1c\x1f\x7f",
+        "...!!!???,,,",
+        "''''",
+        "\"quoted\" (paren) [brack]",
+        "don't it's we'll o'clock rock'n'roll",
+        "12345 3.14 1,000,000 2nd 10am $5 50% #1 @home a+b=c x^2 ~tilde",
+        "UNAFFABLE unaffable UnAfFaBlE",
+        "e-mail re-enter x/y a_b a\\b a|b a`b",
+        "##ing ## #",
+        "[CLS]",
+        "[cls]",
+        "a [SEP] b",
+        "[MASK] dog",
+        "[UNK]",
+        "[PAD][PAD]",
+        "[CLS",
+        "CLS]",
+        "[C\x01LS]",
+        "[c\tls]",
+        "[ CLS ]",
+        "tab\tseparated\twords",
+        "new\nline\r\nwindows",
+        "x" * 99,
+        "x" * 100,
+        "x" * 101,
+        "a " + "y" * 101 + " b",
+        "supercalifragilisticexpialidocious" * 3,
+        "qqqqzzzzxxxx",
+        "a" * 100 + "!",
+        "!" * 300,
+    ]
     texts += chars + [f"ab{c}cd" for c in chars] + [f"AB{c}CD" for c in chars] + [f"{c}word{c}" for c in chars]
     # Past the 256-token truncation, with a word cut between pieces at the limit.
     texts += ["hello world " * 200, "unaffable " * 100, "a " * 253 + "unaffable", "a " * 254 + "b", "a " * 255]

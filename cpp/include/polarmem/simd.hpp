@@ -37,8 +37,9 @@ struct Kernels {
   // A query's logic tiers over n bitmap words: out[0] = conflict_any & eligible (conflict),
   // out[2] = entailed_any & eligible & ~conflict (entailed), out[1] = the rest of eligible
   // (neutral); counts[t] += the set bits of out[t].
-  void (*split_tiers)(const std::uint64_t* eligible, const std::uint64_t* conflict_any, const std::uint64_t* entailed_any,
-                      std::size_t n, std::uint64_t* const out[3], std::int64_t counts[3]);
+  void (*split_tiers)(const std::uint64_t* eligible, const std::uint64_t* conflict_any,
+                      const std::uint64_t* entailed_any, std::size_t n, std::uint64_t* const out[3],
+                      std::int64_t counts[3]);
 };
 
 const char* simd_level_name(SimdLevel level);

@@ -60,7 +60,8 @@ class SlotBitmap {
   }
 
   bool empty() const noexcept {
-    for (const auto& c : chunks_) if (c) return false;
+    for (const auto& c : chunks_)
+      if (c) return false;
     return true;
   }
 

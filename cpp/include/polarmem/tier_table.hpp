@@ -64,7 +64,9 @@ class TierTable {
   int tier_index(std::size_t slot) const noexcept {
     const std::size_t w = slot / 64;
     const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
-    return (words(kEntailedIndex)[w] & bit) ? kEntailedIndex : (words(kConflictIndex)[w] & bit) ? kConflictIndex : kNeutralIndex;
+    return (words(kEntailedIndex)[w] & bit)   ? kEntailedIndex
+           : (words(kConflictIndex)[w] & bit) ? kConflictIndex
+                                              : kNeutralIndex;
   }
 
  private:

@@ -124,7 +124,6 @@ class VectorSpace {
 };
 
 // Validates and L2-normalises `rows` x `dim` floats into `out`; names `argument` in errors.
-void normalise_rows(const float* rows, std::size_t row_count, std::size_t dim, const std::string& argument,
-                    float* out);
+void normalise_rows(const float* rows, std::size_t row_count, std::size_t dim, const std::string& argument, float* out);
 
 }  // namespace polarmem

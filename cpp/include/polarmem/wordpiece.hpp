@@ -27,8 +27,8 @@ class WordPieceTokenizer {
  public:
   // vocabulary: token strings by id ("" for an unused id); max_tokens: the truncation length,
   // [CLS] and [SEP] included (at least 2); declined_literals: the added tokens' contents.
-  WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
-                     std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals);
+  WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id, std::int32_t unk_id,
+                     std::size_t max_tokens, std::vector<std::string> declined_literals);
 
   // False when the text is not ASCII or holds a declined literal (ids untouched); otherwise ids
   // holds [CLS], the first max_tokens - 2 word pieces and [SEP].

@@ -17,7 +17,7 @@ import grpc
 from polarmem_server.faces.cli import last_write, output
 from polarmem_server.faces.connection import Connection, load_connection
 from polarmem_server.faces.cli.items_input import LineError, check_fields, parse_line
-from polarmem_server.faces.client_requests import (KIND_NAMES, MODE_NAMES, STATE_NAMES, UPDATABLE_FIELDS)
+from polarmem_server.faces.client_requests import KIND_NAMES, MODE_NAMES, STATE_NAMES, UPDATABLE_FIELDS
 
 # ---- flag value parsers (argparse `type=`) ---------------------------------------------------
 
@@ -79,8 +79,10 @@ def _connect(args: argparse.Namespace) -> tuple[Connection, Any]:
 
 def _need_namespace(args: argparse.Namespace) -> str:
     if not args.namespace:
-        raise ValueError("no namespace: pass -n NAME, or set POLARMEM_NAMESPACE (or namespace in [client] of the "
-                         "config file); `polarmem namespace list` shows them")
+        raise ValueError(
+            "no namespace: pass -n NAME, or set POLARMEM_NAMESPACE (or namespace in [client] of the "
+            "config file); `polarmem namespace list` shows them"
+        )
     return args.namespace
 
 
@@ -111,10 +113,16 @@ def wait_ready(args: argparse.Namespace) -> int:
                 break
             time.sleep(WAIT_READY_POLL_S)
     service = f" (service {args.service!r})" if args.service else ""
-    print(f"error: the server at {connection.address}{service} is not SERVING after {args.wait_s:g} s "
-          f"(last answer: {last})", file=sys.stderr)
-    print("hint: is `polarmem serve` running with this address (--address / POLARMEM_ADDRESS)? Its log says why it "
-          "is not ready; a large store takes longer to open (raise --wait-s)", file=sys.stderr)
+    print(
+        f"error: the server at {connection.address}{service} is not SERVING after {args.wait_s:g} s "
+        f"(last answer: {last})",
+        file=sys.stderr,
+    )
+    print(
+        "hint: is `polarmem serve` running with this address (--address / POLARMEM_ADDRESS)? Its log says why it "
+        "is not ready; a large store takes longer to open (raise --wait-s)",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -125,19 +133,35 @@ WAIT_READY_POLL_S = 0.1
 
 
 def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(kappa=args.kappa, rho=args.rho, rho_absent=args.rho_absent, partitioner=args.partitioner,
-                aliases=dict(args.alias) if args.alias else None, templates=args.template,
-                degenerate_policy=args.degenerate_policy, fixed_threshold=args.fixed_threshold,
-                template_std_max=args.template_std_max, concepts=_flat(args.concept),
-                declared_accuracy=args.declared_accuracy)
+    return dict(
+        kappa=args.kappa,
+        rho=args.rho,
+        rho_absent=args.rho_absent,
+        partitioner=args.partitioner,
+        aliases=dict(args.alias) if args.alias else None,
+        templates=args.template,
+        degenerate_policy=args.degenerate_policy,
+        fixed_threshold=args.fixed_threshold,
+        template_std_max=args.template_std_max,
+        concepts=_flat(args.concept),
+        declared_accuracy=args.declared_accuracy,
+    )
 
 
 def _ann(args: argparse.Namespace) -> dict[str, int | str] | bool | None:
     """The approximate index a `namespace create` asked for (--ann and any --ann-* setting):
     True for the defaults, else the settings given."""
-    given = {field: value for field, value in (("kind", args.ann_kind), ("m", args.ann_m),
-                                                ("ef_search", args.ann_ef_search), ("nlist", args.ann_nlist),
-                                                ("nprobe", args.ann_nprobe)) if value}
+    given = {
+        field: value
+        for field, value in (
+            ("kind", args.ann_kind),
+            ("m", args.ann_m),
+            ("ef_search", args.ann_ef_search),
+            ("nlist", args.ann_nlist),
+            ("nprobe", args.ann_nprobe),
+        )
+        if value
+    }
     if not (args.ann or given):
         return None
     return given or True
@@ -150,19 +174,30 @@ def _namespace_summary(info, out=None, list_templates: bool = True) -> None:
     c = info.config
     spaces = ", ".join(f"{s.name}:{s.dim}{':multi' if s.multi else ''}" for s in c.spaces)
     where = "below" if list_templates else f"`polarmem namespace get {info.name}` lists them"
-    rows = [("name", info.name), ("items", f"{info.item_count} ({info.visual_count} visual, {info.text_count} text)"),
-            ("concepts", f"{info.concept_count} ({'open' if c.open_vocabulary else 'declared'} vocabulary)"),
-            ("spaces", spaces), ("encoder", c.encoder),
-            ("partitioner", c.partitioner), ("kappa", f"{c.kappa:g}"), ("rho / rho_absent", f"{c.rho:g} / {c.rho_absent:g}"),
-            # image questions (one P(Yes) each): saying so keeps a text-notes user from wondering
-            ("templates", f"{len(c.templates)} questions about an image, used only to verify visual items ({where})"),
-            ("aliases", output.names([f"{a}->{t}" for a, t in c.aliases.items()]))]
+    rows = [
+        ("name", info.name),
+        ("items", f"{info.item_count} ({info.visual_count} visual, {info.text_count} text)"),
+        ("concepts", f"{info.concept_count} ({'open' if c.open_vocabulary else 'declared'} vocabulary)"),
+        ("spaces", spaces),
+        ("encoder", c.encoder),
+        ("partitioner", c.partitioner),
+        ("kappa", f"{c.kappa:g}"),
+        ("rho / rho_absent", f"{c.rho:g} / {c.rho_absent:g}"),
+        # image questions (one P(Yes) each): saying so keeps a text-notes user from wondering
+        ("templates", f"{len(c.templates)} questions about an image, used only to verify visual items ({where})"),
+        ("aliases", output.names([f"{a}->{t}" for a, t in c.aliases.items()])),
+    ]
     if "concepts" in c.DESCRIPTOR.fields_by_name and len(c.concepts):
         rows.append(("declared concepts", output.names(list(c.concepts))))
     if info.HasField("calibration"):
         k = info.calibration
-        rows.append(("calibration", f"present Beta({k.present_a:.2f}, {k.present_b:.2f}), absent Beta({k.absent_a:.2f}, "
-                                    f"{k.absent_b:.2f}), prior {k.prior:.2f}, {'labelled' if k.supervised else 'pooled'}"))
+        rows.append(
+            (
+                "calibration",
+                f"present Beta({k.present_a:.2f}, {k.present_b:.2f}), absent Beta({k.absent_a:.2f}, "
+                f"{k.absent_b:.2f}), prior {k.prior:.2f}, {'labelled' if k.supervised else 'pooled'}",
+            )
+        )
     output.table(["setting", "value"], rows, out)
     if not list_templates:
         return
@@ -173,9 +208,14 @@ def _namespace_summary(info, out=None, list_templates: bool = True) -> None:
 def namespace_create(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     with client:
-        info = client.create_namespace(args.name, spaces=args.space or (), encoder=args.encoder or "",
-                                       ann=_ann(args), open_vocabulary=False if args.closed_vocabulary else None,
-                                       **{k: v for k, v in _config_changes(args).items() if v is not None})
+        info = client.create_namespace(
+            args.name,
+            spaces=args.space or (),
+            encoder=args.encoder or "",
+            ann=_ann(args),
+            open_vocabulary=False if args.closed_vocabulary else None,
+            **{k: v for k, v in _config_changes(args).items() if v is not None},
+        )
     if args.json:
         output.print_json(info)
     else:
@@ -194,10 +234,22 @@ def namespace_list(args: argparse.Namespace) -> int:
     if not infos:
         print("no namespaces; create one with `polarmem namespace create NAME`")
         return 0
-    output.table(["name", "items", "visual", "text", "concepts", "spaces", "partitioner"],
-                 [(i.name, i.item_count, i.visual_count, i.text_count, i.concept_count,
-                   ",".join(f"{s.name}:{s.dim}" for s in i.config.spaces), i.config.partitioner) for i in infos],
-                 right=(1, 2, 3, 4))
+    output.table(
+        ["name", "items", "visual", "text", "concepts", "spaces", "partitioner"],
+        [
+            (
+                i.name,
+                i.item_count,
+                i.visual_count,
+                i.text_count,
+                i.concept_count,
+                ",".join(f"{s.name}:{s.dim}" for s in i.config.spaces),
+                i.config.partitioner,
+            )
+            for i in infos
+        ],
+        right=(1, 2, 3, 4),
+    )
     return 0
 
 
@@ -212,15 +264,19 @@ def namespace_get(args: argparse.Namespace) -> int:
 def namespace_update(args: argparse.Namespace) -> int:
     changes = {k: v for k, v in _config_changes(args).items() if v is not None}
     if not changes:
-        raise ValueError(f"nothing to change: give any of {', '.join('--' + f.replace('_', '-') for f in UPDATABLE_FIELDS)}")
+        raise ValueError(
+            f"nothing to change: give any of {', '.join('--' + f.replace('_', '-') for f in UPDATABLE_FIELDS)}"
+        )
     _, client = _connect(args)
     with client:
         response = client.update_namespace(args.name, **changes)
     if args.json:
         output.print_json(response)
     else:
-        print(f"updated {args.name!r} ({', '.join(sorted(changes))}): {response.items_repartitioned} items "
-              f"re-partitioned, {response.items_changed} changed state")
+        print(
+            f"updated {args.name!r} ({', '.join(sorted(changes))}): {response.items_repartitioned} items "
+            f"re-partitioned, {response.items_changed} changed state"
+        )
     return 0
 
 
@@ -249,27 +305,45 @@ def single_item_kind(kind: str | None, text: str | None, content: str | None) ->
 
 
 def _single_item(args: argparse.Namespace) -> dict[str, Any] | None:
-    fields = {"id": args.id, "kind": single_item_kind(args.kind, args.text, args.content), "text": args.text,
-              "uri": args.uri,
-              "metadata": dict(args.metadata) if args.metadata else None,
-              "scores": dict(args.score) if args.score else None, "states": dict(args.state) if args.state else None,
-              "verify_concepts": _flat(args.verify), "content": args.content, "source": args.source,
-              "model": args.model, "vectors": args.vectors_json}
+    fields = {
+        "id": args.id,
+        "kind": single_item_kind(args.kind, args.text, args.content),
+        "text": args.text,
+        "uri": args.uri,
+        "metadata": dict(args.metadata) if args.metadata else None,
+        "scores": dict(args.score) if args.score else None,
+        "states": dict(args.state) if args.state else None,
+        "verify_concepts": _flat(args.verify),
+        "content": args.content,
+        "source": args.source,
+        "model": args.model,
+        "vectors": args.vectors_json,
+    }
     fields = {k: v for k, v in fields.items() if v is not None}
     return fields or None
 
 
 def _item_summary(item) -> list[tuple[str, Any]]:
-    rows = [("id", item.id), ("kind", KIND_NAMES.get(item.kind, "?")), ("HAS", output.names(item.has)),
-            ("NOT_HAS", output.names(item.not_has)), ("UNCERTAIN", output.names(item.uncertain))]
+    rows = [
+        ("id", item.id),
+        ("kind", KIND_NAMES.get(item.kind, "?")),
+        ("HAS", output.names(item.has)),
+        ("NOT_HAS", output.names(item.not_has)),
+        ("UNCERTAIN", output.names(item.uncertain)),
+    ]
     if item.text:
         rows.insert(2, ("text", output.short(item.text, 70)))
     if item.uri:
         rows.insert(2, ("uri", item.uri))
     if item.HasField("partition"):
         p = item.partition
-        rows.append(("partition", f"{p.method} τ={p.tau:.2f} δ={p.delta:.2f}"
-                                  f"{' degenerate' if p.degenerate else ''}{' weak' if p.weak else ''}"))
+        rows.append(
+            (
+                "partition",
+                f"{p.method} τ={p.tau:.2f} δ={p.delta:.2f}"
+                f"{' degenerate' if p.degenerate else ''}{' weak' if p.weak else ''}",
+            )
+        )
     return rows
 
 
@@ -314,8 +388,10 @@ def remember(args: argparse.Namespace) -> int:
                 raise ValueError("give item files or one item's flags (--id, --text, ...), not both")
             return _remember_one(args, single, templates)
         if not args.files and sys.stdin.isatty():
-            raise ValueError("nothing to remember: give JSONL files, pipe lines into `polarmem remember -`, or one "
-                             "item's flags (--id ID --text ... / --content IMAGE --verify dog,cat)")
+            raise ValueError(
+                "nothing to remember: give JSONL files, pipe lines into `polarmem remember -`, or one "
+                "item's flags (--id ID --text ... / --content IMAGE --verify dog,cat)"
+            )
         stored = present = failed = 0
         errors: list[dict[str, Any]] = []
         total = None
@@ -347,8 +423,9 @@ def remember(args: argparse.Namespace) -> int:
             def send(batch, last_line: int) -> None:
                 nonlocal stored, present, failed
                 if batch:
-                    response = client.remember_stream(namespace, (item for _, item in batch),
-                                                      timeout_s=connection.timeout_s * 20)
+                    response = client.remember_stream(
+                        namespace, (item for _, item in batch), timeout_s=connection.timeout_s * 20
+                    )
                     for result in response.results:
                         line, sent = batch[result.index]
                         if not result.HasField("error"):
@@ -385,14 +462,21 @@ def remember(args: argparse.Namespace) -> int:
             if checkpoint is not None:
                 checkpoint.unlink(missing_ok=True)
         progress.close()
-    summary = {"stored": stored, "already_present": present, "failed": failed, "seconds": round(progress.elapsed_s, 2),
-               "errors": errors}
+    summary = {
+        "stored": stored,
+        "already_present": present,
+        "failed": failed,
+        "seconds": round(progress.elapsed_s, 2),
+        "errors": errors,
+    }
     if args.json:
         output.print_json(summary)
     else:
         rate = (stored + present) / max(progress.elapsed_s, 1e-9)
-        print(f"{stored} stored, {present} already present, {failed} failed in {progress.elapsed_s:.1f} s "
-              f"({rate:,.0f} items/s)")
+        print(
+            f"{stored} stored, {present} already present, {failed} failed in {progress.elapsed_s:.1f} s "
+            f"({rate:,.0f} items/s)"
+        )
     return 1 if failed else 0
 
 
@@ -406,10 +490,18 @@ def observe(args: argparse.Namespace) -> int:
         if args.score:
             templates = len(client.get_namespace(namespace).config.templates)
             check_fields({"id": args.id, "scores": dict(args.score)}, templates)
-        response = client.observe(namespace, args.id, scores=dict(args.score) if args.score else None,
-                                  states=dict(args.state) if args.state else None, vectors=args.vectors_json,
-                                  text=args.text or "", content=args.content, verify_concepts=_flat(args.verify),
-                                  source=args.source or "", model=args.model or "")
+        response = client.observe(
+            namespace,
+            args.id,
+            scores=dict(args.score) if args.score else None,
+            states=dict(args.state) if args.state else None,
+            vectors=args.vectors_json,
+            text=args.text or "",
+            content=args.content,
+            verify_concepts=_flat(args.verify),
+            source=args.source or "",
+            model=args.model or "",
+        )
     if args.json:
         output.print_json(response)
     else:
@@ -427,14 +519,28 @@ def get(args: argparse.Namespace) -> int:
         output.print_json(response)
         return 0
     item = response.item
-    output.table(["field", "value"], _item_summary(item) + [("metadata", json.dumps(dict(item.metadata))),
-                                                            ("version", item.version)])
+    output.table(
+        ["field", "value"],
+        _item_summary(item) + [("metadata", json.dumps(dict(item.metadata))), ("version", item.version)],
+    )
     if item.evidence:
         print()
-        output.table(["concept", "state", "mean", "std", "P(Yes) per template", "source", "obs"],
-                     [(e.concept, STATE_NAMES.get(e.state, "?"), f"{e.mean:.3f}", f"{e.template_std:.3f}",
-                       " ".join(f"{p:.2f}" for p in e.p_yes) or "-", e.source, e.observations) for e in item.evidence],
-                     right=(2, 3, 6))
+        output.table(
+            ["concept", "state", "mean", "std", "P(Yes) per template", "source", "obs"],
+            [
+                (
+                    e.concept,
+                    STATE_NAMES.get(e.state, "?"),
+                    f"{e.mean:.3f}",
+                    f"{e.template_std:.3f}",
+                    " ".join(f"{p:.2f}" for p in e.p_yes) or "-",
+                    e.source,
+                    e.observations,
+                )
+                for e in item.evidence
+            ],
+            right=(2, 3, 6),
+        )
     for change in item.history:
         print(f"  v{change.version}: HAS {output.names(change.has)} | NOT_HAS {output.names(change.not_has)}")
     for space, value in response.vectors.items():
@@ -461,8 +567,11 @@ def update(args: argparse.Namespace) -> int:
         output.print_json(response)
         return 0
     item = response.item
-    output.table(["field", "value"], _item_summary(item) + [("metadata", json.dumps(dict(item.metadata))),
-                                                            ("version", item.version), ("changed", response.changed)])
+    output.table(
+        ["field", "value"],
+        _item_summary(item)
+        + [("metadata", json.dumps(dict(item.metadata))), ("version", item.version), ("changed", response.changed)],
+    )
     return 0
 
 
@@ -482,15 +591,30 @@ def items(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
     with client:
-        found, _, token = _paged(lambda page: client.list_items(
-            namespace, page_size=args.page_size, page_token=page, has=_flat(args.has), not_has=_flat(args.not_has),
-            metadata_equals=dict(args.where or []), kinds=args.kind), "items", args.page_token or "", args.all)
+        found, _, token = _paged(
+            lambda page: client.list_items(
+                namespace,
+                page_size=args.page_size,
+                page_token=page,
+                has=_flat(args.has),
+                not_has=_flat(args.not_has),
+                metadata_equals=dict(args.where or []),
+                kinds=args.kind,
+            ),
+            "items",
+            args.page_token or "",
+            args.all,
+        )
     if args.json:
         output.print_json({"items": [output.as_dict(i) for i in found], "next_page_token": token})
         return 0
-    output.table(["id", "kind", "HAS", "NOT_HAS", "text"],
-                 [(i.id, KIND_NAMES.get(i.kind, "visual"), output.names(i.has), output.names(i.not_has), i.text[:60])
-                  for i in found])
+    output.table(
+        ["id", "kind", "HAS", "NOT_HAS", "text"],
+        [
+            (i.id, KIND_NAMES.get(i.kind, "visual"), output.names(i.has), output.names(i.not_has), i.text[:60])
+            for i in found
+        ],
+    )
     if token:
         print(f"more: --page-token {token}  (or --all)")
     return 0
@@ -502,8 +626,9 @@ def namespace_clear(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     with client:
         deleted = client.clear_namespace(args.name)
-    output.print_json({"cleared": args.name, "items_deleted": deleted}) if args.json else \
-        print(f"cleared namespace {args.name!r}: {deleted} items deleted")
+    output.print_json({"cleared": args.name, "items_deleted": deleted}) if args.json else print(
+        f"cleared namespace {args.name!r}: {deleted} items deleted"
+    )
     return 0
 
 
@@ -511,15 +636,21 @@ def concepts(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
     with client:
-        entries, response, token = _paged(lambda page: client.list_concepts(namespace, page_size=args.page_size,
-                                                                            page_token=page),
-                                          "concepts", args.page_token or "", args.all)
+        entries, response, token = _paged(
+            lambda page: client.list_concepts(namespace, page_size=args.page_size, page_token=page),
+            "concepts",
+            args.page_token or "",
+            args.all,
+        )
     if args.json:
-        output.print_json({"concepts": [output.as_dict(e) for e in entries], "total": response.total,
-                           "next_page_token": token})
+        output.print_json(
+            {"concepts": [output.as_dict(e) for e in entries], "total": response.total, "next_page_token": token}
+        )
         return 0
-    output.table(["concept", "id", "HAS", "NOT_HAS", "ALIGN"],
-                 [(e.concept, e.concept_id, e.stats.has, e.stats.not_has, e.stats.align) for e in entries])
+    output.table(
+        ["concept", "id", "HAS", "NOT_HAS", "ALIGN"],
+        [(e.concept, e.concept_id, e.stats.has, e.stats.not_has, e.stats.align) for e in entries],
+    )
     print(f"{len(entries)} of {response.total} concepts")
     if token:
         print(f"more: --page-token {token}  (or --all)")
@@ -530,9 +661,14 @@ def concept(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
     with client:
-        ids, response, token = _paged(lambda page: client.get_concept(namespace, args.name, polarity=args.polarity,
-                                                                      page_size=args.page_size, page_token=page),
-                                      "item_ids", args.page_token or "", args.all)
+        ids, response, token = _paged(
+            lambda page: client.get_concept(
+                namespace, args.name, polarity=args.polarity, page_size=args.page_size, page_token=page
+            ),
+            "item_ids",
+            args.page_token or "",
+            args.all,
+        )
     if args.json:
         body = output.as_dict(response)
         body["item_ids"] = ids
@@ -558,9 +694,14 @@ def score(args: argparse.Namespace) -> int:
         output.print_json(response)
         return 0
     print(f"engine {response.engine} ({response.model or '-'}); nothing stored")
-    output.table(["concept", "mean"] + [f"t{i + 1}" for i in range(len(templates))],
-                 [(s.concept, f"{sum(s.p_yes) / max(len(s.p_yes), 1):.3f}", *(f"{p:.3f}" for p in s.p_yes))
-                  for s in response.scores], right=tuple(range(1, len(templates) + 2)))
+    output.table(
+        ["concept", "mean"] + [f"t{i + 1}" for i in range(len(templates))],
+        [
+            (s.concept, f"{sum(s.p_yes) / max(len(s.p_yes), 1):.3f}", *(f"{p:.3f}" for p in s.p_yes))
+            for s in response.scores
+        ],
+        right=tuple(range(1, len(templates) + 2)),
+    )
     return 0
 
 
@@ -585,8 +726,10 @@ def calibrate(args: argparse.Namespace) -> int:
                 raise TypeError("present must be true or false")
             present.append(row["present"])
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            print(f"error: {args.file} line {number}: need {{\"p_yes\": number, \"present\": true|false}} ({exc})",
-                  file=sys.stderr)
+            print(
+                f"error: {args.file} line {number}: need {{\"p_yes\": number, \"present\": true|false}} ({exc})",
+                file=sys.stderr,
+            )
             return 2
     _, client = _connect(args)
     namespace = _need_namespace(args)
@@ -595,9 +738,11 @@ def calibrate(args: argparse.Namespace) -> int:
     if args.json:
         output.print_json(model)
     else:
-        print(f"calibrated {namespace!r} on {model.fitted_on} labelled scores: present ~ Beta({model.present_a:.2f}, "
-              f"{model.present_b:.2f}), absent ~ Beta({model.absent_a:.2f}, {model.absent_b:.2f}), "
-              f"present share {model.prior:.2f}")
+        print(
+            f"calibrated {namespace!r} on {model.fitted_on} labelled scores: present ~ Beta({model.present_a:.2f}, "
+            f"{model.present_b:.2f}), absent ~ Beta({model.absent_a:.2f}, {model.absent_b:.2f}), "
+            f"present share {model.prior:.2f}"
+        )
     return 0
 
 
@@ -610,30 +755,58 @@ def recall(args: argparse.Namespace) -> int:
     required, forbidden = _flat(args.required), _flat(args.forbidden)
     with client:
         response = client.recall(
-            namespace, args.query or "", vectors=args.vectors_json, required=required, forbidden=forbidden,
-            top_k=args.top_k, mode=args.mode, soft_lambda=args.soft_lambda, exclude_conflicts=args.exclude_conflicts,
-            kinds=args.kind, metadata_equals=dict(args.where) if args.where else None,
-            suppressed_k=args.top_k if args.show_suppressed else 0, include_context=args.context,
-            context_budget_chars=args.context_chars, allow_unknown_concepts=args.allow_unknown_concepts,
-            approximate=args.approximate, ef_search=args.ef_search, rank_by_confidence=args.rank_by_confidence,
-            recency_half_life_s=args.recency_half_life_s, recency_weight=args.recency_weight,
-            consistency=args.consistency)
+            namespace,
+            args.query or "",
+            vectors=args.vectors_json,
+            required=required,
+            forbidden=forbidden,
+            top_k=args.top_k,
+            mode=args.mode,
+            soft_lambda=args.soft_lambda,
+            exclude_conflicts=args.exclude_conflicts,
+            kinds=args.kind,
+            metadata_equals=dict(args.where) if args.where else None,
+            suppressed_k=args.top_k if args.show_suppressed else 0,
+            include_context=args.context,
+            context_budget_chars=args.context_chars,
+            allow_unknown_concepts=args.allow_unknown_concepts,
+            approximate=args.approximate,
+            ef_search=args.ef_search,
+            rank_by_confidence=args.rank_by_confidence,
+            recency_half_life_s=args.recency_half_life_s,
+            recency_weight=args.recency_weight,
+            consistency=args.consistency,
+        )
     parse = response.parse
     if args.json:
         output.print_json(response)
         return 0
     used = MODE_NAMES.get(response.mode_used, "?")
     unknown = list(parse.unknown) + [u.name for u in parse.unknown_concepts]
-    print(f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={unknown} "
-          f"mode={args.mode or 'rule'}->{used}" + (f" ({response.mode_reason})" if response.mode_reason else ""))
+    print(
+        f"required={list(parse.required)} forbidden={list(parse.forbidden)} unknown={unknown} "
+        f"mode={args.mode or 'rule'}->{used}" + (f" ({response.mode_reason})" if response.mode_reason else "")
+    )
     for skipped in parse.unknown_concepts:
         close = f" (did you mean {' or '.join(repr(n) for n in skipped.did_you_mean)}?)" if skipped.did_you_mean else ""
         print(f"  skipped unknown concept {skipped.name!r}{close}")
     for mapping in parse.mapped:
         print(f"  mapped {mapping.phrase!r} -> {mapping.concept} (cosine {mapping.similarity:.2f})")
-    output.table(["rank", "tier", "s_sem", "id", "text", "why"],
-                 [(h.rank, h.status + (" ✓absent" if h.absence_verified else ""), f"{h.s_sem:.3f}", output.short(h.id, 24),
-                   output.short(h.text or h.uri, 40), "; ".join(h.reasons) or "-") for h in response.hits], right=(0, 2))
+    output.table(
+        ["rank", "tier", "s_sem", "id", "text", "why"],
+        [
+            (
+                h.rank,
+                h.status + (" ✓absent" if h.absence_verified else ""),
+                f"{h.s_sem:.3f}",
+                output.short(h.id, 24),
+                output.short(h.text or h.uri, 40),
+                "; ".join(h.reasons) or "-",
+            )
+            for h in response.hits
+        ],
+        right=(0, 2),
+    )
     for hit in response.suppressed:
         print(f"kept out: {hit.id} ({'; '.join(hit.reasons)})")
     tc = response.tier_counts

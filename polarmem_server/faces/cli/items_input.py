@@ -22,11 +22,34 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.domain.suggest import did_you_mean
 from polarmem_server.faces.client_requests import item_message
 
-LINE_KEYS = ("id", "kind", "text", "uri", "metadata", "vectors", "scores", "states", "verify_concepts", "content",
-             "source", "model")
+LINE_KEYS = (
+    "id",
+    "kind",
+    "text",
+    "uri",
+    "metadata",
+    "vectors",
+    "scores",
+    "states",
+    "verify_concepts",
+    "content",
+    "source",
+    "model",
+)
 _TYPES: dict[str, type | tuple[type, ...]] = {
-    "id": str, "kind": str, "text": str, "uri": str, "metadata": dict, "vectors": dict, "scores": dict,
-    "states": dict, "verify_concepts": list, "content": str, "source": str, "model": str}
+    "id": str,
+    "kind": str,
+    "text": str,
+    "uri": str,
+    "metadata": dict,
+    "vectors": dict,
+    "scores": dict,
+    "states": dict,
+    "verify_concepts": list,
+    "content": str,
+    "source": str,
+    "model": str,
+}
 _TYPE_NAMES: dict[type | tuple[type, ...], str] = {str: "a string", dict: "an object", list: "a list"}
 
 
@@ -40,11 +63,13 @@ def check_fields(fields: Any, templates: int | None = None) -> dict[str, Any]:
         raise LineError(f"a line must be a JSON object (one item), got {type(fields).__name__}")
     for key in fields:
         if key not in LINE_KEYS:
-            raise LineError(f"unknown key {key!r}{did_you_mean(key, LINE_KEYS)}; an item line may have: "
-                            f"{', '.join(LINE_KEYS)}")
+            raise LineError(
+                f"unknown key {key!r}{did_you_mean(key, LINE_KEYS)}; an item line may have: {', '.join(LINE_KEYS)}"
+            )
     if not fields.get("id"):
-        raise LineError('missing "id": every line needs a stable id, so a rerun finds the item stored '
-                        "instead of storing it twice")
+        raise LineError(
+            'missing "id": every line needs a stable id, so a rerun finds the item stored instead of storing it twice'
+        )
     for key, value in fields.items():
         expected = _TYPES[key]
         if not isinstance(value, expected):
@@ -53,9 +78,11 @@ def check_fields(fields: Any, templates: int | None = None) -> dict[str, Any]:
         for concept, scores in fields.get("scores", {}).items():
             count = len(scores) if isinstance(scores, list) else 1
             if count != templates:
-                raise LineError(f"scores[{concept!r}]: {count} P(Yes) score{'s' * (count != 1)}, but the namespace "
-                                f"has {templates} templates; give one score per template (in the order "
-                                "`polarmem namespace get` lists them), or send states")
+                raise LineError(
+                    f"scores[{concept!r}]: {count} P(Yes) score{'s' * (count != 1)}, but the namespace "
+                    f"has {templates} templates; give one score per template (in the order "
+                    "`polarmem namespace get` lists them), or send states"
+                )
     return fields
 
 

@@ -17,17 +17,27 @@ MILVUS_SCHEMES = {"milvus": "http", "milvus+tls": "https"}
 
 def register(sub) -> None:
     """Adds the `migrate` subcommand to the CLI's subparsers."""
-    p = sub.add_parser("migrate", help="copy namespaces between a data directory and Milvus (resumable)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "migrate",
+        help="copy namespaces between a data directory and Milvus (resumable)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--from", dest="source", required=True, help="a data directory or milvus://host:port[/prefix]")
     p.add_argument("--to", dest="target", required=True, help="a data directory or milvus://host:port[/prefix]")
-    p.add_argument("-n", "--namespace", action="append", default=[], help="a namespace to copy, repeatable (default: all)")
+    p.add_argument(
+        "-n", "--namespace", action="append", default=[], help="a namespace to copy, repeatable (default: all)"
+    )
     p.add_argument("--batch", type=int, default=500, help="items per read / write")
     p.add_argument("--milvus-token", default="", help="'user:password' or an API key for the Milvus side")
     p.add_argument("--milvus-ca-pem", default="", help="PEM file of the Milvus CA / server certificate (milvus+tls://)")
     p.add_argument("--milvus-timeout", type=float, default=60.0, help="seconds per Milvus call")
-    p.add_argument("--milvus-layout", choices=["collection", "shared", "pooled"], default="collection",
-                   help="a Milvus target: where namespaces it creates keep their items (docs/deployment.md)")
+    p.add_argument(
+        "--milvus-layout",
+        choices=["collection", "shared", "pooled"],
+        default="collection",
+        help="a Milvus target: where namespaces it creates keep their items (docs/deployment.md)",
+    )
     p.set_defaults(func=run)
 
 
@@ -42,8 +52,16 @@ def open_backend(location: str, args: argparse.Namespace):
             raise ValueError(f"{location}: give milvus://host:port[/prefix]")
         prefix = parts.path.strip("/") or "polarmem"
         uri = f"{MILVUS_SCHEMES[parts.scheme]}://{parts.hostname}:{parts.port or 19530}"
-        return MilvusBackend(MilvusSettings(uri, token=args.milvus_token, server_pem_path=args.milvus_ca_pem,
-                                            timeout_s=args.milvus_timeout, prefix=prefix, layout=args.milvus_layout))
+        return MilvusBackend(
+            MilvusSettings(
+                uri,
+                token=args.milvus_token,
+                server_pem_path=args.milvus_ca_pem,
+                timeout_s=args.milvus_timeout,
+                prefix=prefix,
+                layout=args.milvus_layout,
+            )
+        )
     if "://" in location:
         raise ValueError(f"{location}: use a directory or milvus://host:port[/prefix]")
     from polarmem_server.storage.local.backend import LocalBackend
@@ -73,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
             if backend is not None:
                 backend.close()
     for r in reports:
-        print(f"{r.namespace}: {r.target_items} items on the target = {r.source_items} on the source "
-              f"(written {r.written}, replaced {r.replaced}, already there {r.skipped})")
+        print(
+            f"{r.namespace}: {r.target_items} items on the target = {r.source_items} on the source "
+            f"(written {r.written}, replaced {r.replaced}, already there {r.skipped})"
+        )
         if r.index_change:
             print(f"{r.namespace}: {r.index_change}")
     return 0

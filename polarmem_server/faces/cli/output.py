@@ -23,8 +23,9 @@ def print_json(value: Any, out: TextIO | None = None) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False), file=out or sys.stdout)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | None = None,
-          right: Sequence[int] = ()) -> None:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO | None = None, right: Sequence[int] = ()
+) -> None:
     """Columns padded to their widest cell; columns listed in `right` are right-aligned."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
@@ -53,8 +54,9 @@ class Progress:
     """A one-line progress report on stderr: done / total, failures, rate and ETA. Drawn in place
     on a terminal; elsewhere (a log file, a pipe) silent, so logs hold only the summary."""
 
-    def __init__(self, total: int | None, what: str = "items", stream: TextIO | None = None,
-                 enabled: bool | None = None) -> None:
+    def __init__(
+        self, total: int | None, what: str = "items", stream: TextIO | None = None, enabled: bool | None = None
+    ) -> None:
         self.total, self.what = total, what
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled

@@ -98,8 +98,8 @@ def _decode_ids(data: bytes) -> list[str | None]:
     count = int(np.frombuffer(data[:8], dtype="<i8")[0])
     if count < 0 or 8 + 4 * count > len(data):
         raise ValueError("ids file is cut")
-    lengths = np.frombuffer(data[8:8 + 4 * count], dtype="<i4")
-    body = memoryview(data)[8 + 4 * count:]
+    lengths = np.frombuffer(data[8 : 8 + 4 * count], dtype="<i4")
+    body = memoryview(data)[8 + 4 * count :]
     if int(lengths[lengths > 0].sum()) != len(body):
         raise ValueError("ids file does not add up")
     out: list[str | None] = []
@@ -108,12 +108,13 @@ def _decode_ids(data: bytes) -> list[str | None]:
         if length < 0:
             out.append(None)
             continue
-        out.append(bytes(body[offset:offset + length]).decode())
+        out.append(bytes(body[offset : offset + length]).decode())
         offset += length
     return out
 
 
 # ---- save ----------------------------------------------------------------------------------
+
 
 def save_graphs(root: Path, namespace: str, target: NamespaceIndex, ann: AnnSpec, writes: int) -> Path:
     """Writes the namespace's graphs, its slot ids and (last) the manifest; returns the directory.
@@ -145,8 +146,15 @@ def save_graphs(root: Path, namespace: str, target: NamespaceIndex, ann: AnnSpec
     os.replace(partial, ids_path)
     size, crc = _crc32(ids_path)
     files[IDS] = {"bytes": size, "crc32": crc}
-    manifest = {"format": FORMAT, "namespace": namespace, "writes": writes, "slots": len(ids),
-                "ann": {key: getattr(ann, key) for key in _GRAPH_SETTINGS}, "spaces": spaces, "files": files}
+    manifest = {
+        "format": FORMAT,
+        "namespace": namespace,
+        "writes": writes,
+        "slots": len(ids),
+        "ann": {key: getattr(ann, key) for key in _GRAPH_SETTINGS},
+        "spaces": spaces,
+        "files": files,
+    }
     partial = manifest_path.with_suffix(".partial")
     partial.write_text(json.dumps(manifest, indent=1))
     _sync_file(partial)
@@ -173,27 +181,30 @@ def prune(root: Path, keep: set[str]) -> None:
 
 # ---- load ----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SavedGraphs:
     """A namespace's saved graphs that match the store; install() puts them in the index."""
 
     directory: Path
     spaces: dict[str, str]  # space -> graph file name
-    ids: list[str | None]   # saved slot -> item id
+    ids: list[str | None]  # saved slot -> item id
 
     def install(self, target: NamespaceIndex) -> None:
         """Loads every space's graph into ``target`` (whose items were added with its graphs
         deferred), renumbering the saved slots to ``target``'s. Raises when a graph does not hold
         exactly the items the index has (the caller then rebuilds)."""
         slot_of = target.slot_map()
-        new_of_old = np.fromiter((-1 if item is None else slot_of.get(item, -1) for item in self.ids),
-                                 dtype=np.int64, count=len(self.ids))
+        new_of_old = np.fromiter(
+            (-1 if item is None else slot_of.get(item, -1) for item in self.ids), dtype=np.int64, count=len(self.ids)
+        )
         for space, file_name in self.spaces.items():
             target.index.load_ann(space, str(self.directory / file_name), new_of_old)
 
 
-def find_saved(root: Path, namespace: str, spaces: tuple[SpaceSpec, ...], ann: AnnSpec,
-               writes: int) -> tuple[SavedGraphs | None, str]:
+def find_saved(
+    root: Path, namespace: str, spaces: tuple[SpaceSpec, ...], ann: AnnSpec, writes: int
+) -> tuple[SavedGraphs | None, str]:
     """The namespace's saved graphs when they match the store after the namespace's ``writes``
     writes and the current settings, with every file intact; otherwise (None, why they cannot be
     used)."""
@@ -206,8 +217,10 @@ def find_saved(root: Path, namespace: str, spaces: tuple[SpaceSpec, ...], ann: A
         if manifest.get("format") != FORMAT or manifest.get("namespace") != namespace:
             return None, "saved graph of another format or namespace"
         if manifest["writes"] != writes:
-            return None, (f"saved graph is stale (the namespace has taken {writes} writes, the graph was saved "
-                          f"after {manifest['writes']})")
+            return None, (
+                f"saved graph is stale (the namespace has taken {writes} writes, the graph was saved "
+                f"after {manifest['writes']})"
+            )
         if manifest["ann"] != {key: getattr(ann, key) for key in _GRAPH_SETTINGS}:
             return None, "saved graph was built with other settings"
         wanted = {s.name: s.dim for s in spaces if not s.multi}

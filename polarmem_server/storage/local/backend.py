@@ -16,8 +16,15 @@ from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, quoted
 from polarmem_server.index import SpaceSpec
-from polarmem_server.storage.backend import (POLARITIES, Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
-                                             SearchResult)
+from polarmem_server.storage.backend import (
+    POLARITIES,
+    Backend,
+    ItemWrite,
+    NamespaceCounts,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+)
 from polarmem_server.storage.local import plan_capture
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
@@ -66,8 +73,13 @@ class LocalBackend(Backend):
     name = "local"
     ann_kinds = ("hnsw",)  # the compiled core's graphs
 
-    def __init__(self, path: str | Path, durability: str = "sync", threads: int = 0,
-                 on_write: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        durability: str = "sync",
+        threads: int = 0,
+        on_write: Callable[[float], None] | None = None,
+    ) -> None:
         """`on_write` is called with the seconds per item of every store write (metrics)."""
         self.store = Store(path, durability)
         self.threads = threads
@@ -143,12 +155,20 @@ class LocalBackend(Backend):
             save_graphs(root, name, state.index, ann, writes)
             if self.store.namespace_writes(name) != writes:  # a write ran meanwhile: the files may not match
                 discard(root, name)
-                log.warning("namespace %r: a write ran while its approximate-index graphs were saved: they will be "
-                            "rebuilt at the next start-up unless saved again", name)
+                log.warning(
+                    "namespace %r: a write ran while its approximate-index graphs were saved: they will be "
+                    "rebuilt at the next start-up unless saved again",
+                    name,
+                )
                 return False
         except Exception as exc:  # noqa: BLE001 - serving (or closing) goes on; the next start rebuilds
-            log.warning("namespace %r: saving the approximate-index graphs to %s failed (%s): the next start-up "
-                        "rebuilds them unless a later save succeeds", name, root, exc)
+            log.warning(
+                "namespace %r: saving the approximate-index graphs to %s failed (%s): the next start-up "
+                "rebuilds them unless a later save succeeds",
+                name,
+                root,
+                exc,
+            )
             try:
                 discard(root, name)
             except OSError:
@@ -160,6 +180,7 @@ class LocalBackend(Backend):
     def snapshot(self, dest_dir: str):
         """A RocksDB checkpoint of the live store plus its manifest (storage/local/backup.py)."""
         from polarmem_server.storage.local.backup import snapshot
+
         return snapshot(self.store, dest_dir)
 
     def index_of(self, ns: str) -> NamespaceIndex:
@@ -235,8 +256,10 @@ class LocalBackend(Backend):
         spaces = tuple(s.name for s in state.spaces)
         with self._lock:
             pending, state.pending = state.pending, []
-        entries = [(w.record, w.vectors, w.previous, spaces if w.previous is not None else (), pending if i == 0 else ())
-                   for i, w in enumerate(writes)]
+        entries = [
+            (w.record, w.vectors, w.previous, spaces if w.previous is not None else (), pending if i == 0 else ())
+            for i, w in enumerate(writes)
+        ]
         started = time.perf_counter()
         try:
             index_records = self.store.write_items(ns, entries)
@@ -250,9 +273,12 @@ class LocalBackend(Backend):
                 self.on_write(per_item)
         new = [(w, r) for w, r in zip(writes, index_records) if w.previous is None]
         if new:
-            state.index.add([w.record.id for w, _ in new], decode_index_records([r for _, r in new]),
-                            vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]),
-                            [w.record.SerializeToString() for w, _ in new] if self._keep_records else ())
+            state.index.add(
+                [w.record.id for w, _ in new],
+                decode_index_records([r for _, r in new]),
+                vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]),
+                [w.record.SerializeToString() for w, _ in new] if self._keep_records else (),
+            )
         for write in writes:
             if write.previous is not None:
                 state.index.replace(write.previous, write.record, write.vectors)
@@ -294,8 +320,7 @@ class LocalBackend(Backend):
         self._ns(ns)
         return self.store.iter_items(ns)
 
-    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
-                         limit: int = 100) -> list[str]:
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "", limit: int = 100) -> list[str]:
         self._ns(ns)
         return self.store.items_by_concept(ns, EDGES[polarity], concept_id, after, limit)
 
@@ -312,30 +337,61 @@ class LocalBackend(Backend):
             allow = allow_for(request.metadata_equals)
             if request.absent_verified:
                 verified = target.index.slots_with((), request.forbidden)
-                allow = verified if allow is None else np.intersect1d(verified, np.asarray(allow, dtype=np.int64),
-                                                                       assume_unique=True)
+                allow = (
+                    verified
+                    if allow is None
+                    else np.intersect1d(verified, np.asarray(allow, dtype=np.int64), assume_unique=True)
+                )
             if allow is not None and len(allow) == 0:
                 return SearchResult([], dict(TIERS))
-            core_request = target.index.request(request.vectors, request.required, request.forbidden, k=request.k,
-                                                mode=request.mode, soft_lambda=request.soft_lambda,
-                                                exclude_conflicts=request.exclude_conflicts, kinds=kinds, allow=allow,
-                                                weights=request.weights or None, exact=request.exact,
-                                                ef_search=request.ef_search, present_level=request.present_level,
-                                                absent_level=request.absent_level,
-                                                present_weight=request.present_weight,
-                                                absent_weight=request.absent_weight)
+            core_request = target.index.request(
+                request.vectors,
+                request.required,
+                request.forbidden,
+                k=request.k,
+                mode=request.mode,
+                soft_lambda=request.soft_lambda,
+                exclude_conflicts=request.exclude_conflicts,
+                kinds=kinds,
+                allow=allow,
+                weights=request.weights or None,
+                exact=request.exact,
+                ef_search=request.ef_search,
+                present_level=request.present_level,
+                absent_level=request.absent_level,
+                present_weight=request.present_weight,
+                absent_weight=request.absent_weight,
+            )
             hits = target.index.search_requests(core_request)
             if plan_capture.active():
-                plan_capture.record(plan_capture.CoreSearch(
-                    target.index.core, target.ids, target.metadata, target.records, core_request, tuple(request.required),
-                    tuple(request.forbidden), plain=not request.absent_verified, states=request.concept_states))
+                plan_capture.record(
+                    plan_capture.CoreSearch(
+                        target.index.core,
+                        target.ids,
+                        target.metadata,
+                        target.records,
+                        core_request,
+                        tuple(request.required),
+                        tuple(request.forbidden),
+                        plain=not request.absent_verified,
+                        states=request.concept_states,
+                    )
+                )
             tiers = hits.tiers.tolist()
-            states = (_concept_states(target.index, hits.slots, request.required, request.forbidden)
-                      if request.concept_states else [()] * len(tiers))
+            states = (
+                _concept_states(target.index, hits.slots, request.required, request.forbidden)
+                if request.concept_states
+                else [()] * len(tiers)
+            )
             flags = hits.confidence.tolist() if len(hits.confidence) else [0] * len(tiers)
             ranks = hits.rank_scores.tolist() if len(hits.rank_scores) else [None] * len(tiers)
-            found = [SearchHit(item_id, tier, score, state, flag, rank) for item_id, tier, score, state, flag, rank in
-                     zip(resolve(hits.slots), tiers, hits.scores.tolist(), states, flags, ranks) if item_id is not None]
+            found = [
+                SearchHit(item_id, tier, score, state, flag, rank)
+                for item_id, tier, score, state, flag, rank in zip(
+                    resolve(hits.slots), tiers, hits.scores.tolist(), states, flags, ranks
+                )
+                if item_id is not None
+            ]
             return SearchResult(found, hits.tier_counts)
 
         return target.consistent(read)
@@ -400,8 +456,10 @@ class LocalBackend(Backend):
         items += loader.load(ids, records)
         return state, items
 
-def _concept_states(index, slots: np.ndarray, required: Sequence[int],
-                    forbidden: Sequence[int]) -> list[tuple[int, ...]]:
+
+def _concept_states(
+    index, slots: np.ndarray, required: Sequence[int], forbidden: Sequence[int]
+) -> list[tuple[int, ...]]:
     """Per hit, +1 / -1 / 0 (HAS / NOT_HAS / neither) for each required then forbidden concept,
     read from the index's bitmaps in one compiled call."""
     concepts = (*required, *forbidden)

@@ -36,8 +36,14 @@ from typing import Any, cast
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict
 
-from polarmem_server.errors import (FailedPrecondition, InvalidArgument, PolarMemError, ResourceExhausted, Unavailable,
-                                    quoted)
+from polarmem_server.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    PolarMemError,
+    ResourceExhausted,
+    Unavailable,
+    quoted,
+)
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "MANIFEST.polarmem.json"
@@ -54,13 +60,13 @@ class Manifest:
     """What a snapshot holds; written as MANIFEST.polarmem.json next to the checkpoint."""
 
     format_version: int
-    created_at: str                      # UTC, ISO 8601
-    schema_version: int                  # the store's SCHEMA_VERSION in the checkpoint
-    namespace_items: dict[str, int]      # namespace -> stored items
-    files: dict[str, dict[str, Any]]     # path under data/ -> {"bytes": n, "sha256": hex}
+    created_at: str  # UTC, ISO 8601
+    schema_version: int  # the store's SCHEMA_VERSION in the checkpoint
+    namespace_items: dict[str, int]  # namespace -> stored items
+    files: dict[str, dict[str, Any]]  # path under data/ -> {"bytes": n, "sha256": hex}
     total_bytes: int
-    seconds: float                       # checkpoint + counting + checksums
-    checkpoint_seconds: float = 0.0      # the part during which the store's writers waited
+    seconds: float  # checkpoint + counting + checksums
+    checkpoint_seconds: float = 0.0  # the part during which the store's writers waited
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
@@ -82,13 +88,19 @@ class Manifest:
         if not isinstance(self.files, dict) or not isinstance(self.namespace_items, dict):
             raise ValueError("'files' and 'namespace_items' must be objects")
         for name, entry in self.files.items():
-            if (not isinstance(entry, dict) or not isinstance(entry.get("bytes"), int)
-                    or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64):
+            if (
+                not isinstance(entry, dict)
+                or not isinstance(entry.get("bytes"), int)
+                or not isinstance(entry.get("sha256"), str)
+                or len(entry["sha256"]) != 64
+            ):
                 raise ValueError(f"file entry {quoted(name)} needs 'bytes' (an integer) and 'sha256' (64 hex digits)")
         for required in _CHECKPOINT_FILES:
             if not any(name == required or name.startswith(required + "-") for name in self.files):
-                raise ValueError(f"it lists no {required} file, which every RocksDB checkpoint has: "
-                                 "the manifest is incomplete or was emptied")
+                raise ValueError(
+                    f"it lists no {required} file, which every RocksDB checkpoint has: "
+                    "the manifest is incomplete or was emptied"
+                )
 
 
 def _db_of(store_or_db: Any) -> Rdict:
@@ -131,14 +143,18 @@ def check_destination(dest_dir: str | os.PathLike) -> Path:
     except OSError as exc:
         # Path.exists() raises for what the OS cannot even look up (ENAMETOOLONG, ELOOP, EACCES on
         # a parent): the caller's path is at fault, not the server.
-        raise InvalidArgument(f"destination_dir {quoted(text)} cannot be used ({os.strerror(exc.errno or 0)}); "
-                              "name a shorter, accessible absolute directory") from None
+        raise InvalidArgument(
+            f"destination_dir {quoted(text)} cannot be used ({os.strerror(exc.errno or 0)}); "
+            "name a shorter, accessible absolute directory"
+        ) from None
     if exists:
-        raise InvalidArgument(f"destination_dir {quoted(text)} already exists; name a new directory "
-                              "(snapshots never overwrite)")
+        raise InvalidArgument(
+            f"destination_dir {quoted(text)} already exists; name a new directory (snapshots never overwrite)"
+        )
     if not parent_is_dir:
-        raise InvalidArgument(f"destination_dir {quoted(text)}: the parent directory {quoted(str(path.parent))} "
-                              "does not exist")
+        raise InvalidArgument(
+            f"destination_dir {quoted(text)}: the parent directory {quoted(str(path.parent))} does not exist"
+        )
     return path
 
 
@@ -157,8 +173,11 @@ def _sha256(path: Path) -> str:
 
 
 def _data_files(root: Path) -> dict[str, Path]:
-    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.startswith(_NOT_DATA_PREFIXES)}
+    return {
+        str(p.relative_to(root)): p
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(_NOT_DATA_PREFIXES)
+    }
 
 
 def _checksums(root: Path) -> dict[str, dict[str, Any]]:
@@ -170,8 +189,12 @@ def _read_counts(data_dir: Path) -> tuple[int, dict[str, int]]:
     from polarmem_server.storage.local.store import COLUMN_FAMILIES  # avoid a cycle at import
 
     options = Options(raw_mode=True)
-    db = Rdict(str(data_dir), options, column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
-               access_type=AccessType.read_only())
+    db = Rdict(
+        str(data_dir),
+        options,
+        column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
+        access_type=AccessType.read_only(),
+    )
     try:
         stored = db.get_column_family("meta").get(b"schema_version")
         # raw mode: keys are bytes (rocksdict types a key as any of the types it can store)
@@ -218,8 +241,16 @@ def snapshot(store_or_db: Any, dest_dir: str | os.PathLike) -> Manifest:
             raise Unavailable(f"snapshot to {str(dest)!r} failed: {exc}") from exc
         schema_version, counts = _read_counts(dest / DATA_SUBDIR)
         files = _checksums(dest / DATA_SUBDIR)
-        manifest = Manifest(FORMAT_VERSION, created_at, schema_version, counts, files,
-                            sum(f["bytes"] for f in files.values()), 0.0, checkpoint_seconds)
+        manifest = Manifest(
+            FORMAT_VERSION,
+            created_at,
+            schema_version,
+            counts,
+            files,
+            sum(f["bytes"] for f in files.values()),
+            0.0,
+            checkpoint_seconds,
+        )
         manifest.seconds = round(time.perf_counter() - started, 3)
         (dest / MANIFEST_NAME).write_text(manifest.to_json())
         return manifest
@@ -238,8 +269,9 @@ def read_manifest(snapshot_dir: str | os.PathLike) -> Manifest:
     except FileNotFoundError:
         raise InvalidArgument(f"{str(snapshot_dir)!r} is not a PolarMem snapshot: {MANIFEST_NAME} is missing") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise FailedPrecondition(f"{str(path)!r} is not a usable snapshot manifest ({exc}); "
-                                 "use another snapshot") from None
+        raise FailedPrecondition(
+            f"{str(path)!r} is not a usable snapshot manifest ({exc}); use another snapshot"
+        ) from None
 
 
 def verify(snapshot_dir: str | os.PathLike) -> Manifest:
@@ -271,8 +303,10 @@ def restore(snapshot_dir: str | os.PathLike, data_dir: str | os.PathLike) -> Man
     Offline: no server may be running on ``data_dir``."""
     target = Path(data_dir)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise FailedPrecondition(f"restore target {str(target)!r} is not an empty directory; restore only into a new "
-                                 "or empty data directory (move the old one aside first)")
+        raise FailedPrecondition(
+            f"restore target {str(target)!r} is not an empty directory; restore only into a new "
+            "or empty data directory (move the old one aside first)"
+        )
     manifest = verify(snapshot_dir)
     target.mkdir(parents=True, exist_ok=True)
     source = Path(snapshot_dir) / DATA_SUBDIR
@@ -290,12 +324,16 @@ def restore(snapshot_dir: str | os.PathLike, data_dir: str | os.PathLike) -> Man
         try:
             _, counts = _read_counts(target)
         except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception with RocksDB's text
-            raise FailedPrecondition(f"restore into {str(target)!r}: the restored files do not open as a store "
-                                     f"({' '.join(str(exc).split())[:200]}); use another snapshot") from None
+            raise FailedPrecondition(
+                f"restore into {str(target)!r}: the restored files do not open as a store "
+                f"({' '.join(str(exc).split())[:200]}); use another snapshot"
+            ) from None
         if counts != manifest.namespace_items:
-            raise FailedPrecondition(f"restore into {str(target)!r}: the restored store holds {_summary(counts)}, the "
-                                     f"manifest says {_summary(manifest.namespace_items)}; the snapshot does not "
-                                     "match its manifest; use another snapshot")
+            raise FailedPrecondition(
+                f"restore into {str(target)!r}: the restored store holds {_summary(counts)}, the "
+                f"manifest says {_summary(manifest.namespace_items)}; the snapshot does not "
+                "match its manifest; use another snapshot"
+            )
     except OSError as exc:
         _empty(target)
         raise _os_error(exc, f"restore into {str(target)!r}") from exc

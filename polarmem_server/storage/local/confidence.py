@@ -23,8 +23,11 @@ from polarmem_server.storage.local.index_record import IndexRecordBatch, decode_
 class ConfidenceGrader:
     def __init__(self, record: NamespaceRecord, concept_names: Callable[[], list[str]]) -> None:
         """`concept_names()`: the namespace's names by concept id (for per-concept priors)."""
-        self.model: BetaMixture | None = (calibration_from_fields(record.calibration)
-                                          if record.HasField("calibration") and record.calibration.fitted_on else None)
+        self.model: BetaMixture | None = (
+            calibration_from_fields(record.calibration)
+            if record.HasField("calibration") and record.calibration.fitted_on
+            else None
+        )
         self._names = concept_names
         self._priors = np.zeros(0)
 

@@ -64,14 +64,18 @@ def scored_means(record: records_pb2.ItemRecord) -> tuple[list[int], list[float]
     return ids, means
 
 
-def encode_index_record(record: records_pb2.ItemRecord,
-                        lists: tuple[list[int], list[int], list[int], int] | None = None) -> bytes:
+def encode_index_record(
+    record: records_pb2.ItemRecord, lists: tuple[list[int], list[int], list[int], int] | None = None
+) -> bytes:
     has, not_has, align, scored = lists or concept_lists(record)
     scored_ids, means = scored_means(record)
     flags = FLAG_POSTERIOR if record.partition.method in POSTERIOR_METHODS else 0
-    parts = [_HEAD.pack(LAYOUT_VERSION, record.kind, flags, len(has), len(not_has), len(align), len(scored_ids)),
-             struct.pack(f"<{len(has) + len(not_has) + len(align)}I", *has, *not_has, *align),
-             struct.pack(f"<{len(scored_ids)}I", *scored_ids), struct.pack(f"<{len(means)}f", *means)]
+    parts = [
+        _HEAD.pack(LAYOUT_VERSION, record.kind, flags, len(has), len(not_has), len(align), len(scored_ids)),
+        struct.pack(f"<{len(has) + len(not_has) + len(align)}I", *has, *not_has, *align),
+        struct.pack(f"<{len(scored_ids)}I", *scored_ids),
+        struct.pack(f"<{len(means)}f", *means),
+    ]
     for key, value in sorted(record.metadata.items()):
         for text in (key, value):
             encoded = text.encode()
@@ -83,7 +87,7 @@ def _decode_metadata(data: bytes, offset: int) -> list[tuple[str, str]]:
     pairs, texts = [], []
     while offset < len(data):
         (length,) = _LENGTH.unpack_from(data, offset)
-        texts.append(data[offset + 4:offset + 4 + length].decode())
+        texts.append(data[offset + 4 : offset + 4 + length].decode())
         offset += 4 + length
         if len(texts) == 2:
             pairs.append((texts[0], texts[1]))
@@ -126,14 +130,16 @@ def decode_index_records(values: list[bytes]) -> IndexRecordBatch:
     for row, value in enumerate(values):
         version, kind, flags, n_has, n_not, n_align, scored = _HEAD.unpack_from(value)
         if version not in READABLE_LAYOUTS:
-            raise FailedPrecondition(f"index record layout {version} is not readable by this server "
-                                     f"(reads {', '.join(map(str, READABLE_LAYOUTS))})")
+            raise FailedPrecondition(
+                f"index record layout {version} is not readable by this server "
+                f"(reads {', '.join(map(str, READABLE_LAYOUTS))})"
+            )
         end = _HEAD.size + 4 * (n_has + n_not + n_align)
-        id_bytes.append(value[_HEAD.size:end])
+        id_bytes.append(value[_HEAD.size : end])
         graded = scored if version >= 2 else 0
         if graded:
-            score_ids.append(value[end:end + 4 * graded])
-            score_means.append(value[end + 4 * graded:end + 8 * graded])
+            score_ids.append(value[end : end + 4 * graded])
+            score_means.append(value[end + 4 * graded : end + 8 * graded])
             end += 8 * graded
         heads[row] = (kind, n_has, n_not, n_align, scored, graded, flags & FLAG_POSTERIOR)
         if len(value) > end:

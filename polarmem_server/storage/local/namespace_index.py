@@ -136,9 +136,14 @@ class NamespaceIndex:
         self.ids.append(names)
         self._slot_of.update(zip(names, range(first, first + len(names))))
         try:
-            self.index.add(len(names), vectors, ConceptCSR(batch.has_indptr, batch.has_ids),
-                           ConceptCSR(batch.not_indptr, batch.not_ids), kinds,
-                           grades=self.grader.batch(batch) if self.grader is not None else None)
+            self.index.add(
+                len(names),
+                vectors,
+                ConceptCSR(batch.has_indptr, batch.has_ids),
+                ConceptCSR(batch.not_indptr, batch.not_ids),
+                kinds,
+                grades=self.grader.batch(batch) if self.grader is not None else None,
+            )
         except Exception:
             self.ids.truncate(first)
             for name in names:
@@ -155,14 +160,16 @@ class NamespaceIndex:
             for row, record in enumerate(records):
                 self.records.set(first + row, record)
 
-    def replace(self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord,
-                vectors: Mapping[str, np.ndarray]) -> None:
+    def replace(
+        self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord, vectors: Mapping[str, np.ndarray]
+    ) -> None:
         """Brings a stored item's slot in step with its new version."""
         slot = self._slot_of[record.id]
         has, not_has, _, _ = concept_lists(record)
         self._count(previous, slot, -1)
-        self.index.set_concepts([slot], [has], [not_has],
-                                self.grader.record(record) if self.grader is not None else None)
+        self.index.set_concepts(
+            [slot], [has], [not_has], self.grader.record(record) if self.grader is not None else None
+        )
         for space, spec in self.spaces.items():
             value = vectors.get(space)
             if spec.multi and value is None:

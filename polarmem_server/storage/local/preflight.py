@@ -93,15 +93,17 @@ def _damaged(path: Path, what: str) -> StoreDamaged:
     return StoreDamaged(
         f"data_dir {path} is damaged: {what}; nothing was opened or changed. Restore a backup "
         f"(`polarmem restore SNAPSHOT NEW_DIR`), or run `polarmem repair --salvage {path}`: it writes what it can read "
-        "to a new directory and leaves this one as it is")
+        "to a new directory and leaves this one as it is"
+    )
 
 
 def _read_only_options(log_dir: str, point_in_time: bool) -> Options:
     options = Options(raw_mode=True)
     options.create_if_missing(False)
     options.set_paranoid_checks(True)
-    options.set_wal_recovery_mode(DBRecoveryMode.point_in_time() if point_in_time
-                                  else DBRecoveryMode.absolute_consistency())
+    options.set_wal_recovery_mode(
+        DBRecoveryMode.point_in_time() if point_in_time else DBRecoveryMode.absolute_consistency()
+    )
     options.set_db_log_dir(log_dir)  # RocksDB's info LOG: not in the directory being checked
     return options
 
@@ -127,8 +129,11 @@ def check(path: str | Path, families: tuple[str, ...], schema_version: int, poin
     if is_new(path):
         return True
     if not (path / "CURRENT").is_file():
-        raise _damaged(path, "its CURRENT file is missing (it names the MANIFEST, the list of the store's table "
-                             "files), but store files are there; opening it would start an empty store and delete them")
+        raise _damaged(
+            path,
+            "its CURRENT file is missing (it names the MANIFEST, the list of the store's table "
+            "files), but store files are there; opening it would start an empty store and delete them",
+        )
     with tempfile.TemporaryDirectory(prefix="polarmem-check-") as log_dir:
         options = _read_only_options(log_dir, point_in_time)
         try:
@@ -159,14 +164,21 @@ def _check_contents(path: Path, db: Rdict, present: set[str], families: tuple[st
     schema = db.get_column_family("meta").get(b"schema_version") if "meta" in present else None
     missing = set(families) - present - _OPTIONAL_BY_SCHEMA.get(schema or b"", set())
     if missing:
-        raise _damaged(path, f"its MANIFEST lacks the column families {', '.join(sorted(missing))} (it is cut short "
-                             "or damaged); opening it would recreate them empty and delete their table files")
+        raise _damaged(
+            path,
+            f"its MANIFEST lacks the column families {', '.join(sorted(missing))} (it is cut short "
+            "or damaged); opening it would recreate them empty and delete their table files",
+        )
     if schema is not None and schema not in (b"1", str(schema_version).encode()):
-        raise StoreError(f"{path} holds schema version {schema.decode(errors='replace')}; this server reads version "
-                         f"{schema_version}")
+        raise StoreError(
+            f"{path} holds schema version {schema.decode(errors='replace')}; this server reads version {schema_version}"
+        )
     live = {Path(f["name"]).name for f in db.live_files()}
     orphans = sorted(p.name for p in path.glob("*.sst") if p.name not in live and _complete_table(p))
     if orphans:
-        raise _damaged(path, f"complete table files the MANIFEST does not name ({', '.join(orphans[:5])}"
-                             f"{' ...' if len(orphans) > 5 else ''}): the MANIFEST lost edits; opening it would "
-                             "delete them")
+        raise _damaged(
+            path,
+            f"complete table files the MANIFEST does not name ({', '.join(orphans[:5])}"
+            f"{' ...' if len(orphans) > 5 else ''}): the MANIFEST lost edits; opening it would "
+            "delete them",
+        )

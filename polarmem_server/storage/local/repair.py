@@ -46,7 +46,14 @@ from rocksdict import Options, Rdict
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.storage.local import preflight
-from polarmem_server.storage.local.store import COLUMN_FAMILIES, SCHEMA_VERSION, Store, StoreDamaged, StoreError, wal_files
+from polarmem_server.storage.local.store import (
+    COLUMN_FAMILIES,
+    SCHEMA_VERSION,
+    Store,
+    StoreDamaged,
+    StoreError,
+    wal_files,
+)
 from polarmem_server.storage.local.store_errors import EXIT_DAMAGED
 
 BLOCK = 32 * 1024
@@ -103,7 +110,7 @@ def _record_at(data: bytes, pos: int) -> tuple[int, int, int] | None:
     end = pos + header + length
     if kind not in (FULL, FIRST, MIDDLE, LAST) and kind not in RECYCLABLE:
         return None
-    if end > len(data) or header + length > BLOCK - pos % BLOCK or crc32c(data[pos + 6:end]) != _unmask(masked):
+    if end > len(data) or header + length > BLOCK - pos % BLOCK or crc32c(data[pos + 6 : end]) != _unmask(masked):
         return None
     return header, length, RECYCLABLE.get(kind, kind)
 
@@ -145,7 +152,7 @@ def scan_log(path: Path) -> LogScan:
             continue
         header, length, kind = found
         end = pos + header + length
-        payload = data[pos + header:end]
+        payload = data[pos + header : end]
         if kind == FULL:
             _add_batch(scan, payload)
             fragments = []
@@ -180,7 +187,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def _slice(data: bytes, pos: int) -> tuple[bytes, int]:
     length, pos = _varint(data, pos)
-    return data[pos:pos + length], pos + length
+    return data[pos : pos + length], pos + length
 
 
 def puts_of(batch: bytes) -> Iterator[tuple[bytes, bytes]]:
@@ -243,16 +250,23 @@ class RepairReport:
             return [f"{self.path}: intact; nothing to repair (nothing was written)"]
         out = [f"{self.path}: recovered up to sequence {self.last_sequence} (the last intact record)"]
         out += [f"  damage: {d}" for d in self.damage]
-        out.append(f"  dropped: {self.dropped_batches} readable write batch(es) after the damage, holding "
-                   f"{self.dropped_items} item(s), and {self.unreadable_records} unreadable record(s)"
-                   + (" (a torn tail is not readable: what it held is unknown)"
-                      if any("torn tail" in d for d in self.damage) else ""))
+        out.append(
+            f"  dropped: {self.dropped_batches} readable write batch(es) after the damage, holding "
+            f"{self.dropped_items} item(s), and {self.unreadable_records} unreadable record(s)"
+            + (
+                " (a torn tail is not readable: what it held is unknown)"
+                if any("torn tail" in d for d in self.damage)
+                else ""
+            )
+        )
         if self.salvaged:
             out.append("  RocksDB RepairDB ran (--salvage): table files were rebuilt from what could be read")
         if self.written_to is not None:
             out.append(f"  the repaired store is in {self.written_to}; {self.path} was not changed")
-            out.append(f"  next: check it (`polarmem serve --data-dir {self.written_to}`), then stop the server and "
-                       f"put it in place of {self.path}, keeping {self.path} until you are sure")
+            out.append(
+                f"  next: check it (`polarmem serve --data-dir {self.written_to}`), then stop the server and "
+                f"put it in place of {self.path}, keeping {self.path} until you are sure"
+            )
         if self.saved_to is not None:
             out.append(f"  the damaged log files were copied to {self.saved_to}")
         return out
@@ -270,12 +284,16 @@ def _new_directory(path: Path, output: str | Path | None) -> Path:
         try:
             return Path(tempfile.mkdtemp(prefix=f"{base.name}.repaired-{_utc_stamp()}-", dir=base.parent))
         except OSError as exc:
-            raise StoreError(f"cannot create the repair directory beside {path} ({exc.strerror}); pass --output NEW_DIR "
-                             "on a file system with room for a copy of the store") from None
+            raise StoreError(
+                f"cannot create the repair directory beside {path} ({exc.strerror}); pass --output NEW_DIR "
+                "on a file system with room for a copy of the store"
+            ) from None
     target = Path(output)
     if target.resolve() == path.resolve() or path.resolve() in target.resolve().parents:
-        raise StoreError(f"--output {target} is {path} or inside it; repair never writes to the damaged directory: "
-                         "name a new directory outside it")
+        raise StoreError(
+            f"--output {target} is {path} or inside it; repair never writes to the damaged directory: "
+            "name a new directory outside it"
+        )
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise StoreError(f"--output {target} exists and is not an empty directory; name a new one")
     target.mkdir(parents=True, exist_ok=True)
@@ -323,9 +341,11 @@ def repair(path: str | Path, salvage: bool = False, output: str | Path | None = 
             store = Store(target, recovery="point-in-time")
         except StoreDamaged:
             if not salvage:
-                raise StoreDamaged(f"{path}: point-in-time recovery cannot open it either (CURRENT, MANIFEST or table "
-                                   f"files are damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB on a "
-                                   "copy (keeps what it can read), or restore a backup. Nothing was changed") from None
+                raise StoreDamaged(
+                    f"{path}: point-in-time recovery cannot open it either (CURRENT, MANIFEST or table "
+                    f"files are damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB on a "
+                    "copy (keeps what it can read), or restore a backup. Nothing was changed"
+                ) from None
             Rdict.repair(str(target), Options(raw_mode=True))
             _add_missing_families(target)
             report.salvaged = True
@@ -390,10 +410,16 @@ def main(argv: list[str] | None = None) -> int:
     intact or its repaired copy opens; EXIT_DAMAGED when it is refused; 1 on other errors."""
     parser = argparse.ArgumentParser(prog="polarmem repair", description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir")
-    parser.add_argument("--salvage", action="store_true",
-                        help="also run RocksDB's RepairDB (on the copy) when CURRENT, MANIFEST or table files are damaged")
-    parser.add_argument("--output", metavar="NEW_DIR",
-                        help="where the repaired copy goes (absent or empty); default: DIR.repaired-<time>-<random>")
+    parser.add_argument(
+        "--salvage",
+        action="store_true",
+        help="also run RocksDB's RepairDB (on the copy) when CURRENT, MANIFEST or table files are damaged",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="NEW_DIR",
+        help="where the repaired copy goes (absent or empty); default: DIR.repaired-<time>-<random>",
+    )
     args = parser.parse_args(argv)
     try:
         report = repair(args.data_dir, salvage=args.salvage, output=args.output)

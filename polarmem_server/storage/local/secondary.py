@@ -56,8 +56,16 @@ from polarmem_server.storage.local.ann_files import ANN_DIR
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
 from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.rebuild import vectors_by_space
-from polarmem_server.storage.local.store import (_CONCEPT, COLUMN_FAMILIES, SCHEMA_VERSION, Store, StoreError,
-                                                 _ns, decode_vector, open_error)
+from polarmem_server.storage.local.store import (
+    _CONCEPT,
+    COLUMN_FAMILIES,
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    _ns,
+    decode_vector,
+    open_error,
+)
 
 OP_ITEM = 1  # an item written or deleted: item id and its previous stored record
 OP_SETTINGS = 2  # the namespace record changed (UpdateNamespace, Calibrate, a refit)
@@ -120,8 +128,11 @@ class ChangeBoard:
             for op, item_id, previous in changes:
                 last += 1
                 encoded = item_id.encode()
-                parts += [_RECORD.pack(last, op, previous is not None, len(encoded), len(previous or b"")),
-                          encoded, previous or b""]
+                parts += [
+                    _RECORD.pack(last, op, previous is not None, len(encoded), len(previous or b"")),
+                    encoded,
+                    previous or b"",
+                ]
             segment = self._segment_for(namespace, last - len(changes) + 1)
             with open(segment, "ab") as log:
                 log.write(b"".join(parts))
@@ -150,7 +161,7 @@ class ChangeBoard:
             segment = self.directory / f"{namespace.encode().hex()}.{first:016d}.log"
             self._segments[namespace] = segment
             older = self._segment_files(namespace)  # with the new one, LOG_KEEP_SEGMENTS remain
-            for _, old in older[:max(0, len(older) - (LOG_KEEP_SEGMENTS - 1))]:
+            for _, old in older[: max(0, len(older) - (LOG_KEEP_SEGMENTS - 1))]:
                 old.unlink(missing_ok=True)  # a replica that still needs it rebuilds the namespace
         return segment
 
@@ -189,7 +200,7 @@ class ChangeBoard:
             if not starts:
                 return None
             path, offset = segments[starts[-1]][1], 0
-            following = [p for _, p in segments[starts[-1] + 1:]]
+            following = [p for _, p in segments[starts[-1] + 1 :]]
         out: list[Change] = []
         for current in [path, *following]:
             try:
@@ -220,8 +231,8 @@ class ChangeBoard:
                 return offset + position, True
             if seq > after:
                 body = position + _RECORD.size
-                item_id = data[body:body + id_length].decode()
-                previous = data[body + id_length:end] if has_previous else None
+                item_id = data[body : body + id_length].decode()
+                previous = data[body + id_length : end] if has_previous else None
                 out.append(Change(seq, op, item_id, previous))
             position = end
             if seq == upto:
@@ -233,7 +244,7 @@ class ChangeBoard:
         found = []
         for entry in os.scandir(self.directory):
             if entry.name.startswith(prefix) and entry.name.endswith(".log"):
-                found.append((int(entry.name[len(prefix):-4]), Path(entry.path)))
+                found.append((int(entry.name[len(prefix) : -4]), Path(entry.path)))
         return sorted(found)
 
     @contextmanager
@@ -252,8 +263,14 @@ class PublishingBackend(LocalBackend):
     """The primary's local backend: every write, once stored, is published on the board (its
     log records, then its counter), inside the board's shared write hold."""
 
-    def __init__(self, path: str | Path, board: ChangeBoard, durability: str = "sync", threads: int = 0,
-                 on_write: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        board: ChangeBoard,
+        durability: str = "sync",
+        threads: int = 0,
+        on_write: Callable[[float], None] | None = None,
+    ) -> None:
         super().__init__(path, durability, threads, on_write)
         self.board = board
 
@@ -279,9 +296,13 @@ class PublishingBackend(LocalBackend):
             try:
                 super().write_items(ns, writes)
             finally:  # a failed group stored nothing; replicas find each item as it was
-                self.board.publish(ns, [(OP_ITEM, w.record.id,
-                                         None if w.previous is None else w.previous.SerializeToString())
-                                        for w in writes])
+                self.board.publish(
+                    ns,
+                    [
+                        (OP_ITEM, w.record.id, None if w.previous is None else w.previous.SerializeToString())
+                        for w in writes
+                    ],
+                )
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         with self.board.writing():
@@ -309,9 +330,12 @@ class SecondaryStore(Store):
 
     def _open(self) -> None:
         try:
-            self._db = Rdict(str(self.path), self._options(),
-                             column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
-                             access_type=AccessType.secondary(str(self.secondary_dir)))
+            self._db = Rdict(
+                str(self.path),
+                self._options(),
+                column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
+                access_type=AccessType.secondary(str(self.secondary_dir)),
+            )
         except Exception as exc:
             raise open_error(self.path, exc) from exc
         self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
@@ -320,8 +344,10 @@ class SecondaryStore(Store):
     def _check_schema(self) -> None:
         stored = self._family("meta").get(b"schema_version")
         if stored is None or int(stored) != SCHEMA_VERSION:
-            raise StoreError(f"{self.path} holds schema version {stored!r}; a replica reads version {SCHEMA_VERSION} "
-                             "(start the primary first, it migrates the store)")
+            raise StoreError(
+                f"{self.path} holds schema version {stored!r}; a replica reads version {SCHEMA_VERSION} "
+                "(start the primary first, it migrates the store)"
+            )
 
     def _write(self, batch, ns=None) -> None:
         raise ReadOnlyReplica("this process is a read-only replica; writes go to the primary process")
@@ -343,11 +369,16 @@ class SecondaryStore(Store):
         from polarmem.storage.v1.records_pb2 import ConceptRecord
 
         prefix = _ns(ns)
-        return [(c.id, c.name) for c in (ConceptRecord.FromString(v) for _, v in
-                                         self._scan("concepts", prefix, prefix + _CONCEPT.pack(first_id)))]
+        return [
+            (c.id, c.name)
+            for c in (
+                ConceptRecord.FromString(v) for _, v in self._scan("concepts", prefix, prefix + _CONCEPT.pack(first_id))
+            )
+        ]
 
-    def read_items(self, ns: str, item_ids: Sequence[str],
-                   spaces: Sequence[SpaceSpec]) -> list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None]:
+    def read_items(
+        self, ns: str, item_ids: Sequence[str], spaces: Sequence[SpaceSpec]
+    ) -> list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None]:
         """Per id: (record, compact index record, vectors by space: one row for a single-vector
         space, rows for a multi-vector one), or None where the item is not stored; one multi-get
         per column family."""
@@ -356,8 +387,9 @@ class SecondaryStore(Store):
         keys = [_ns(ns) + item_id.encode() for item_id in item_ids]
         records = self.multi_get("items", keys)
         index_records = self.multi_get("index", keys)
-        vectors = {spec: self.multi_get("vectors", [key + b"\x00" + spec.name.encode() for key in keys])
-                   for spec in spaces}
+        vectors = {
+            spec: self.multi_get("vectors", [key + b"\x00" + spec.name.encode() for key in keys]) for spec in spaces
+        }
         out: list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None] = []
         for row, (record, index_record) in enumerate(zip(records, index_records)):
             if record is None or index_record is None:
@@ -389,8 +421,9 @@ class ReplicaBackend(LocalBackend):
     saves_graphs = False
     read_only = True
 
-    def __init__(self, path: str | Path, secondary_dir: str | Path, threads: int = 0,
-                 store: SecondaryStore | None = None) -> None:
+    def __init__(
+        self, path: str | Path, secondary_dir: str | Path, threads: int = 0, store: SecondaryStore | None = None
+    ) -> None:
         """`store`: an already opened secondary instance of `path` (opened under a cut)."""
         self.store = store if store is not None else SecondaryStore(path, secondary_dir)
         self.threads = threads
@@ -469,8 +502,11 @@ class ReplicaBackend(LocalBackend):
             else:
                 added.append((item_id, now[1], now[2]))
         if added:
-            state.index.add([item_id for item_id, _, _ in added], decode_index_records([r for _, r, _ in added]),
-                            vectors_by_space(state.index, [v for _, _, v in added]))
+            state.index.add(
+                [item_id for item_id, _, _ in added],
+                decode_index_records([r for _, r, _ in added]),
+                vectors_by_space(state.index, [v for _, _, v in added]),
+            )
         return True
 
     def _load(self, record: NamespaceRecord, writes: int | None = None) -> _Namespace:
@@ -488,5 +524,14 @@ class ReplicaBackend(LocalBackend):
         raise ReadOnlyReplica("this process is a read-only replica; create namespaces on the primary")
 
 
-__all__ = ["OP_ITEM", "OP_NAMESPACE", "OP_SETTINGS", "Change", "ChangeBoard", "PublishingBackend", "ReadOnlyReplica",
-           "ReplicaBackend", "SecondaryStore"]
+__all__ = [
+    "OP_ITEM",
+    "OP_NAMESPACE",
+    "OP_SETTINGS",
+    "Change",
+    "ChangeBoard",
+    "PublishingBackend",
+    "ReadOnlyReplica",
+    "ReplicaBackend",
+    "SecondaryStore",
+]

@@ -60,8 +60,17 @@ from polarmem_server import errors
 from polarmem_server.storage.local import preflight
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
-    DiskFull, StoreDamaged, StoreError, StoreLocked, StoreWriteFailed, damaged_table_file, is_no_space, open_error,
-    rocksdb_message, wal_files)
+    DiskFull,
+    StoreDamaged,
+    StoreError,
+    StoreLocked,
+    StoreWriteFailed,
+    damaged_table_file,
+    is_no_space,
+    open_error,
+    rocksdb_message,
+    wal_files,
+)
 
 # 2 added the ``index`` column family; a version-1 directory is migrated on open (see _migrate).
 SCHEMA_VERSION = 2
@@ -105,11 +114,12 @@ def decode_vector(data: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.float32, offset=4, count=count * dim).reshape(count, dim)
 
 
-def edges_of(record: records_pb2.ItemRecord,
-             lists: tuple[list[int], list[int], list[int], int] | None = None) -> list[tuple[bytes, int]]:
+def edges_of(
+    record: records_pb2.ItemRecord, lists: tuple[list[int], list[int], list[int], int] | None = None
+) -> list[tuple[bytes, int]]:
     """The (polarity, concept) edges an item record implies."""
     has, not_has, align, _ = lists or concept_lists(record)
-    return ([(EDGE_HAS, c) for c in has] + [(EDGE_NOT_HAS, c) for c in not_has] + [(EDGE_ALIGN, c) for c in align])
+    return [(EDGE_HAS, c) for c in has] + [(EDGE_NOT_HAS, c) for c in not_has] + [(EDGE_ALIGN, c) for c in align]
 
 
 class Store:
@@ -150,10 +160,13 @@ class Store:
         store may find its write-ahead log mid-append and call that damage."""
         holder = preflight.lock_holder(self.path)
         if holder is not None:
-            raise StoreLocked(f"data_dir {self.path} is in use by another process (pid {holder} holds its LOCK); stop "
-                              "that process or choose another --data-dir")
-        return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION,
-                               point_in_time=self.recovery == "point-in-time")
+            raise StoreLocked(
+                f"data_dir {self.path} is in use by another process (pid {holder} holds its LOCK); stop "
+                "that process or choose another --data-dir"
+            )
+        return preflight.check(
+            self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=self.recovery == "point-in-time"
+        )
 
     def _options(self) -> Options:
         options = Options(raw_mode=True)
@@ -165,14 +178,16 @@ class Store:
         options.set_db_write_buffer_size(MEMTABLE_BUDGET_BYTES)
         # Strict: a cut or corrupt WAL fails the open (StoreDamaged) instead of dropping
         # acknowledged writes after the damage, which point-in-time recovery does silently.
-        options.set_wal_recovery_mode(DBRecoveryMode.absolute_consistency() if self.recovery == "strict"
-                                      else DBRecoveryMode.point_in_time())
+        options.set_wal_recovery_mode(
+            DBRecoveryMode.absolute_consistency() if self.recovery == "strict" else DBRecoveryMode.point_in_time()
+        )
         return options
 
     def _open(self) -> None:
         try:
-            self._db = Rdict(str(self.path), self._options(),
-                             column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES})
+            self._db = Rdict(
+                str(self.path), self._options(), column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES}
+            )
         except Exception as exc:
             raise open_error(self.path, exc) from exc
         self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
@@ -202,7 +217,9 @@ class Store:
         elif int(stored) == 1:
             self._migrate_from_1()
         elif int(stored) != SCHEMA_VERSION:
-            raise StoreError(f"{self.path} holds schema version {int(stored)}; this server reads version {SCHEMA_VERSION}")
+            raise StoreError(
+                f"{self.path} holds schema version {int(stored)}; this server reads version {SCHEMA_VERSION}"
+            )
 
     def _migrate_from_1(self) -> None:
         """Writes the compact index record of every stored item, then the new version, so an
@@ -253,9 +270,15 @@ class Store:
 
     # ---- items -----------------------------------------------------------------------------
 
-    def write_item(self, ns: str, record: records_pb2.ItemRecord, vectors: dict[str, np.ndarray],
-                   previous: records_pb2.ItemRecord | None = None, previous_spaces: tuple[str, ...] = (),
-                   new_concepts: Sequence[tuple[int, str]] = ()) -> None:
+    def write_item(
+        self,
+        ns: str,
+        record: records_pb2.ItemRecord,
+        vectors: dict[str, np.ndarray],
+        previous: records_pb2.ItemRecord | None = None,
+        previous_spaces: tuple[str, ...] = (),
+        new_concepts: Sequence[tuple[int, str]] = (),
+    ) -> None:
         """Writes an item, its vectors, its edge keys and any new concepts atomically.
         `previous` (the stored record it replaces) has its edges removed in the same batch."""
         self.write_items(ns, [(record, vectors, previous, previous_spaces, new_concepts)])
@@ -265,15 +288,20 @@ class Store:
         commit. Each item is still all or nothing (the group is). Returns the items' compact
         index records, which the caller's in-memory index is updated from."""
         batch = WriteBatch(raw_mode=True)
-        index_records = [self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
-                         for record, vectors, previous, previous_spaces, new_concepts in entries]
+        index_records = [
+            self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
+            for record, vectors, previous, previous_spaces, new_concepts in entries
+        ]
         self._write(batch, ns)
         return index_records
 
     def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
         for concept_id, name in new_concepts:
-            batch.put(_ns(ns) + _CONCEPT.pack(concept_id),
-                      records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(), self._handles["concepts"])
+            batch.put(
+                _ns(ns) + _CONCEPT.pack(concept_id),
+                records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(),
+                self._handles["concepts"],
+            )
         item_key = _ns(ns) + record.id.encode()
         if previous is not None:
             for polarity, concept_id in edges_of(previous):
@@ -324,22 +352,24 @@ class Store:
         """(item id as UTF-8, compact index record) in id order: what start-up reads."""
         prefix = _ns(ns)
         for key, value in self._scan("index", prefix):
-            yield key[len(prefix):], value
+            yield key[len(prefix) :], value
 
     def iter_vectors(self, ns: str) -> Iterator[tuple[str, str, bytes]]:
         """(item_id, space, encoded rows) in key order."""
         prefix = _ns(ns)
         for key, value in self._scan("vectors", prefix):
-            item_id, _, space = key[len(prefix):].rpartition(b"\x00")
+            item_id, _, space = key[len(prefix) :].rpartition(b"\x00")
             yield item_id.decode(), space.decode(), value
 
-    def items_by_concept(self, ns: str, polarity: bytes, concept_id: int, after: str = "", limit: int = 100) -> list[str]:
+    def items_by_concept(
+        self, ns: str, polarity: bytes, concept_id: int, after: str = "", limit: int = 100
+    ) -> list[str]:
         """Item ids holding `polarity` for a concept, in id order, starting after `after`."""
         prefix = _ns(ns) + polarity + _CONCEPT.pack(concept_id)
         start = prefix + after.encode() + b"\x00" if after else prefix
         ids = []
         for key, _ in self._scan("edges", prefix, start=start):
-            ids.append(key[len(prefix):].decode())
+            ids.append(key[len(prefix) :].decode())
             if len(ids) >= limit:
                 break
         return ids
@@ -368,7 +398,8 @@ class Store:
         if is_no_space(message):
             error: errors.PolarMemError = DiskFull(
                 "the data directory's disk is full: nothing was stored; free space on it and retry (writes resume "
-                "by themselves, reads keep working)")
+                "by themselves, reads keep working)"
+            )
             kind = "disk_full"
         else:
             error = StoreWriteFailed(f"the store could not write ({message}): nothing was stored; retry later")

@@ -66,22 +66,28 @@ def open_error(path: Path, exc: BaseException) -> StoreError:
     """One actionable line for a failed open, by what RocksDB said."""
     message = rocksdb_message(exc)
     if "lock" in message.lower():
-        return StoreLocked(f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
-                           "process or choose another --data-dir")
+        return StoreLocked(
+            f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
+            "process or choose another --data-dir"
+        )
     if message.startswith("Corruption") or "corrupt" in message.lower():
         table = damaged_table_file(message)
         if table is not None:
             # A table, MANIFEST or CURRENT file: the WAL is not at fault and a plain repair (which
             # replays the WAL) cannot fix it; only RepairDB or a backup can.
-            return StoreDamaged(f"data_dir {path} is damaged ({message}); the damaged file is {table}, a store file "
-                                "(not the write-ahead log); nothing was opened or changed. Restore a backup "
-                                f"(`polarmem restore SNAPSHOT NEW_DIR`), or run `polarmem repair --salvage {path}`: it "
-                                "writes what is still readable to a new directory (what the damaged file held is lost)")
+            return StoreDamaged(
+                f"data_dir {path} is damaged ({message}); the damaged file is {table}, a store file "
+                "(not the write-ahead log); nothing was opened or changed. Restore a backup "
+                f"(`polarmem restore SNAPSHOT NEW_DIR`), or run `polarmem repair --salvage {path}`: it "
+                "writes what is still readable to a new directory (what the damaged file held is lost)"
+            )
         logs = ", ".join(str(f) for f in wal_files(path)) or "no .log file"
-        return StoreDamaged(f"data_dir {path} is damaged ({message}; write-ahead log: {logs}); nothing was opened or "
-                            f"changed. Run `polarmem repair {path}`: it writes everything up to the last intact record "
-                            "to a new directory and reports what is dropped, leaving this one as it is; or restore a "
-                            "backup")
+        return StoreDamaged(
+            f"data_dir {path} is damaged ({message}; write-ahead log: {logs}); nothing was opened or "
+            f"changed. Run `polarmem repair {path}`: it writes everything up to the last intact record "
+            "to a new directory and reports what is dropped, leaving this one as it is; or restore a "
+            "backup"
+        )
     if is_no_space(message):
         return StoreError(f"data_dir {path}: the disk is full ({message}); free space and start again")
     return StoreError(f"cannot open data_dir {path}: {message}")

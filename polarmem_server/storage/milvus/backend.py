@@ -52,8 +52,7 @@ from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable, quoted
 from polarmem_server.index import AnnSpec
-from polarmem_server.storage.backend import (Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest,
-                                             SearchResult)
+from polarmem_server.storage.backend import Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest, SearchResult
 from polarmem_server.storage import consistency
 from polarmem_server.storage.milvus import expressions as ex
 from polarmem_server.storage.milvus import schema
@@ -77,6 +76,8 @@ def noted(result, clock=None):
     what gives a later one when Milvus gave none)."""
     consistency.note_write(getattr(result, "timestamp", 0), clock)
     return result
+
+
 HAS, NOT_HAS = 1, 2  # polarmem.common.v1.ConceptState values (enums.proto)
 FETCH_BATCH = 1000
 MAX_TOP_K = 16_384  # Milvus's topk limit per search
@@ -92,9 +93,11 @@ CLOCK_ROW = "~clock"
 def encode_record(message) -> str:
     text = base64.b64encode(message.SerializeToString()).decode()
     if len(text) > schema.MAX_RECORD_CHARS:
-        raise InvalidArgument(f"record of {quoted(getattr(message, 'id', '') or message.name)} is "
-                              f"{len(text)} characters encoded, over the Milvus backend's {schema.MAX_RECORD_CHARS}; "
-                              "keep fewer concepts, history or text per item")
+        raise InvalidArgument(
+            f"record of {quoted(getattr(message, 'id', '') or message.name)} is "
+            f"{len(text)} characters encoded, over the Milvus backend's {schema.MAX_RECORD_CHARS}; "
+            "keep fewer concepts, history or text per item"
+        )
     return text
 
 
@@ -125,8 +128,17 @@ class _Namespace:
     layout is the shared one without the partition: the ``ns`` test alone scopes every call, on
     ``tag`` (schema.pooled_tag: the name and the creation time) rather than the name."""
 
-    def __init__(self, name: str, collection, space: str, dim: int, ann: AnnSpec | None, shared: bool,
-                 partitioned: bool = True, tag: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        collection,
+        space: str,
+        dim: int,
+        ann: AnnSpec | None,
+        shared: bool,
+        partitioned: bool = True,
+        tag: str = "",
+    ) -> None:
         self.name = name
         self.collection = collection
         self.space = space
@@ -174,8 +186,10 @@ class MilvusBackend(Backend):
         in the shared and pooled layouts, whose one FLAT index serves every namespace of a dimension."""
         return ("ivf",) if self.settings.layout == "collection" else ()
 
-    ann_note = ("its one FLAT index serves every namespace of a dimension; a server with --milvus-layout "
-                "collection creates namespaces that can have one")
+    ann_note = (
+        "its one FLAT index serves every namespace of a dimension; a server with --milvus-layout "
+        "collection creates namespaces that can have one"
+    )
 
     def __init__(self, settings: MilvusSettings | None = None) -> None:
         pymilvus = import_pymilvus()
@@ -191,10 +205,12 @@ class MilvusBackend(Backend):
         self._handles: dict[str, _Namespace] = {}
         self._pools: dict[int, object] = {}  # the pooled layout's collections by dimension (never dropped)
         self._pool = ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="polarmem-milvus")
-        self._meta = self._ensure(schema.namespaces_collection(self.settings.prefix), schema.namespaces_schema(),
-                                  "placeholder")
-        concepts = self._ensure(schema.concepts_collection(self.settings.prefix), schema.concepts_schema(),
-                                "placeholder")
+        self._meta = self._ensure(
+            schema.namespaces_collection(self.settings.prefix), schema.namespaces_schema(), "placeholder"
+        )
+        concepts = self._ensure(
+            schema.concepts_collection(self.settings.prefix), schema.concepts_schema(), "placeholder"
+        )
         self.bindings = ConceptBindings(concepts, self._call, self._t["timeout"])
 
     def close(self) -> None:
@@ -216,9 +232,12 @@ class MilvusBackend(Backend):
     # ---- namespaces ---------------------------------------------------------------------------
 
     def namespaces(self) -> list[NamespaceRecord]:
-        rows = self._query(self._meta, f"name != \"\" and name != {ex.literal(CLOCK_ROW)}", ["record"], "list namespaces")
-        records = sorted((NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows),
-                         key=lambda r: r.name)
+        rows = self._query(
+            self._meta, f"name != \"\" and name != {ex.literal(CLOCK_ROW)}", ["record"], "list namespaces"
+        )
+        records = sorted(
+            (NamespaceRecord.FromString(base64.b64decode(r["record"])) for r in rows), key=lambda r: r.name
+        )
         self._forget_stale_handles(records)
         return records
 
@@ -228,12 +247,16 @@ class MilvusBackend(Backend):
     def create_namespace(self, record: NamespaceRecord) -> None:
         spaces = list(record.spaces)
         if len(spaces) != 1 or spaces[0].multi:
-            raise InvalidArgument(f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
-                                  "per collection) holds exactly one single-vector space; declare one space, e.g. "
-                                  "'sem', or use the local backend")
+            raise InvalidArgument(
+                f"namespace {quoted(record.name)}: the Milvus backend (Milvus 2.3: one vector field "
+                "per collection) holds exactly one single-vector space; declare one space, e.g. "
+                "'sem', or use the local backend"
+            )
         if record.HasField("ann") and record.ann.kind not in self.ann_kinds:  # Memory says why first
-            raise InvalidArgument(f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)} is not "
-                                  f"built by the {self.name} backend")
+            raise InvalidArgument(
+                f"namespace {quoted(record.name)}: config.ann.kind {quoted(record.ann.kind)} is not "
+                f"built by the {self.name} backend"
+            )
         with self._lock:
             if self._record(record.name) is not None:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
@@ -267,8 +290,10 @@ class MilvusBackend(Backend):
                 self._call(drop, "drop namespace partition")
             else:
                 collection = schema.items_collection(self.settings.prefix, name)
-                self._call(lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
-                           "drop namespace collection")
+                self._call(
+                    lambda: self._utility.drop_collection(collection, using=self.connection.alias, **self._t),
+                    "drop namespace collection",
+                )
             self.bindings.delete_namespace(name)
             self._call(lambda: self._meta.delete(f"name in [{ex.literal(name)}]", **self._t), "delete namespace")
             self._handles.pop(name, None)
@@ -315,8 +340,12 @@ class MilvusBackend(Backend):
         target = self._ns(ns)
         if not self._existing(target, [record.id], STRONG):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        noted(self._call(lambda: target.collection.delete(target.keys([record.id]), **target.into, **self._t),
-                         "delete item"), self._clock)
+        noted(
+            self._call(
+                lambda: target.collection.delete(target.keys([record.id]), **target.into, **self._t), "delete item"
+            ),
+            self._clock,
+        )
 
     def contains(self, ns: str, item_id: str) -> bool:
         return bool(self._existing(self._ns(ns), [item_id]))
@@ -329,37 +358,56 @@ class MilvusBackend(Backend):
         target = self._ns(ns)
         found: dict[str, ItemRecord] = {}
         for start in range(0, len(item_ids), FETCH_BATCH):
-            chunk = list(dict.fromkeys(item_ids[start:start + FETCH_BATCH]))
-            for row in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id", "record"],
-                                   "read items", target.partitions, item_read()):
+            chunk = list(dict.fromkeys(item_ids[start : start + FETCH_BATCH]))
+            for row in self._query(
+                target.collection,
+                target.where(f"id in {ex.strings(chunk)}"),
+                ["id", "record"],
+                "read items",
+                target.partitions,
+                item_read(),
+            ):
                 found[row["id"]] = ItemRecord.FromString(base64.b64decode(row["record"]))
         return [found.get(item_id) for item_id in item_ids]
 
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
         target = self._ns(ns)
-        rows = self._query(target.collection, target.where(f"id in [{ex.literal(item_id)}]"), ["vec", "has_vector"],
-                           "read vectors", target.partitions, item_read())
+        rows = self._query(
+            target.collection,
+            target.where(f"id in [{ex.literal(item_id)}]"),
+            ["vec", "has_vector"],
+            "read vectors",
+            target.partitions,
+            item_read(),
+        )
         if not rows or not rows[0]["has_vector"]:
             return {}
         return {target.space: np.asarray(rows[0]["vec"], dtype=np.float32).reshape(1, -1)}
 
     def iter_items(self, ns: str) -> Iterator[ItemRecord]:
         target = self._ns(ns)
-        ids = sorted(r["id"] for r in self._query(target.collection, target.where(), ["id"], "list items",
-                                                  target.partitions, item_read()))
+        ids = sorted(
+            r["id"]
+            for r in self._query(
+                target.collection, target.where(), ["id"], "list items", target.partitions, item_read()
+            )
+        )
         for start in range(0, len(ids), FETCH_BATCH):
-            for record in self.get_items(ns, ids[start:start + FETCH_BATCH]):
+            for record in self.get_items(ns, ids[start : start + FETCH_BATCH]):
                 if record is not None:  # forgotten since the listing
                     yield record
 
-    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "",
-                         limit: int = 100) -> list[str]:
+    def items_by_concept(self, ns: str, concept_id: int, polarity: str, after: str = "", limit: int = 100) -> list[str]:
         target = self._ns(ns)
         expr = f"array_contains({polarity}, {int(concept_id)})"
         if after:
             expr += f" and id > {ex.literal(after)}"
-        ids = sorted(r["id"] for r in self._query(target.collection, target.where(expr), ["id"], "list items by concept",
-                                                  target.partitions, item_read()))
+        ids = sorted(
+            r["id"]
+            for r in self._query(
+                target.collection, target.where(expr), ["id"], "list items by concept", target.partitions, item_read()
+            )
+        )
         return ids[:limit]
 
     def counts(self, ns: str) -> NamespaceCounts:
@@ -367,8 +415,14 @@ class MilvusBackend(Backend):
         kinds: dict[int, int] = {}
         concepts: dict[str, dict[int, int]] = {"has": {}, "not_has": {}, "align": {}}
         scored = 0
-        for row in self._query(target.collection, target.where(), ["kind", "has", "not_has", "align", "scored"],
-                               "count items", target.partitions, item_read()):
+        for row in self._query(
+            target.collection,
+            target.where(),
+            ["kind", "has", "not_has", "align", "scored"],
+            "count items",
+            target.partitions,
+            item_read(),
+        ):
             kinds[int(row["kind"])] = kinds.get(int(row["kind"]), 0) + 1
             scored += int(row["scored"])
             for polarity, bucket in concepts.items():
@@ -402,8 +456,9 @@ class MilvusBackend(Backend):
         filtered = self._submit(self._count, target, base)
         params = target.search_params(request.exact, request.ef_search)
         records = request.with_records
-        first = self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params,
-                             records) if tiers else None
+        first = (
+            self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params, records) if tiers else None
+        )
         counts = {name: 0 for name in ex.TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
@@ -445,33 +500,52 @@ class MilvusBackend(Backend):
         if request.mode != "hard":  # soft ranks by s_sem + λ·tier but reports s_sem, as the core does
             bonus = request.soft_lambda if request.mode == "soft" else 0.0
             hits.sort(key=lambda h: (-(h.score + bonus * h.tier), h.item_id))
-        return SearchResult(hits[:request.k], counts)
+        return SearchResult(hits[: request.k], counts)
 
-    def _rank(self, target: _Namespace, expr: str, vector, weight: float, k: int, params: dict,
-              records: bool = False) -> list[tuple[str, float, ItemRecord | None]]:
+    def _rank(
+        self, target: _Namespace, expr: str, vector, weight: float, k: int, params: dict, records: bool = False
+    ) -> list[tuple[str, float, ItemRecord | None]]:
         """The tier's top k by weighted cosine, ties by id, as (id, score, record): with `records`
         each hit's record comes with it (one round trip less for an explained Recall), else None.
         Milvus cuts a tie group at k in an order of its own, so one more hit than needed is asked
         for, and when the cut falls inside a group of equal scores the tier is read to Milvus's
         limit before sorting (without records: the caller reads the few it keeps)."""
+
         def decoded(entity) -> ItemRecord | None:
             return ItemRecord.FromString(base64.b64decode(entity.get("record"))) if records else None
 
         fields = ["id"] + (["record"] if records else [])
         if vector is None:  # no similarity: every item scores 0, order by id
-            rows = self._query(target.collection, target.where(expr), fields, "rank items", target.partitions,
-                               item_read())
+            rows = self._query(
+                target.collection, target.where(expr), fields, "rank items", target.partitions, item_read()
+            )
             return [(row["id"], 0.0, decoded(row)) for row in sorted(rows, key=lambda row: row["id"])[:k]]
         query = unit(vector).tolist()
 
         def nearest(limit: int, with_records: bool) -> list[tuple[str, float, ItemRecord | None]]:
             wanted = fields if with_records else ["id"]
-            result = self._call(lambda: target.collection.search(
-                [query], "vec", params, limit=limit, expr=ex.both(target.scope, expr) or None,
-                output_fields=wanted if (target.shared or with_records) else None,
-                partition_names=target.partitions, **item_read(), **self._t), "search")[0]
-            return [(hit.entity.get("id") if target.shared else hit.id, float(hit.distance),
-                     decoded(hit.entity) if with_records else None) for hit in result]
+            result = self._call(
+                lambda: target.collection.search(
+                    [query],
+                    "vec",
+                    params,
+                    limit=limit,
+                    expr=ex.both(target.scope, expr) or None,
+                    output_fields=wanted if (target.shared or with_records) else None,
+                    partition_names=target.partitions,
+                    **item_read(),
+                    **self._t,
+                ),
+                "search",
+            )[0]
+            return [
+                (
+                    hit.entity.get("id") if target.shared else hit.id,
+                    float(hit.distance),
+                    decoded(hit.entity) if with_records else None,
+                )
+                for hit in result
+            ]
 
         found = nearest(min(k + 1, MAX_TOP_K), records)
         if len(found) > k and abs(found[k][1] - found[k - 1][1]) <= 1e-6:
@@ -493,12 +567,19 @@ class MilvusBackend(Backend):
     def _ensure(self, name: str, collection_schema, vector_field: str, index: dict = FLAT_INDEX, **create):
         """Opens a collection, creating, indexing (with `index`) and loading it if needed
         (idempotent, so processes starting at once agree)."""
+
         def open_():
             if self._utility.has_collection(name, using=self.connection.alias, **self._t):
                 collection = self._Collection(name, using=self.connection.alias)
             else:
-                collection = self._Collection(name, collection_schema, using=self.connection.alias,
-                                              consistency_level="Strong", **create, **self._t)
+                collection = self._Collection(
+                    name,
+                    collection_schema,
+                    using=self.connection.alias,
+                    consistency_level="Strong",
+                    **create,
+                    **self._t,
+                )
             if not collection.has_index():
                 collection.create_index(vector_field, index, **self._t)
             collection.load(timeout=int(max(self.settings.timeout_s, LOAD_TIMEOUT_S)))  # loading a big one takes long
@@ -509,9 +590,11 @@ class MilvusBackend(Backend):
     def _shared(self, space: str, dim: int, partition: str | None = None):
         """The shared layout's collection for vectors of `dim` (created on first use), with
         `partition` created in it if given (a new partition of a loaded collection is loaded)."""
-        collection = self._ensure(schema.shared_collection(self.settings.prefix, dim),
-                                  schema.items_schema(space, dim, shared=True), "vec")
+        collection = self._ensure(
+            schema.shared_collection(self.settings.prefix, dim), schema.items_schema(space, dim, shared=True), "vec"
+        )
         if partition is not None:
+
             def create():
                 if not collection.has_partition(partition, **self._t):
                     collection.create_partition(partition, **self._t)
@@ -535,13 +618,15 @@ class MilvusBackend(Backend):
         no namespace's deletion drops it)."""
         collection = self._pools.get(dim)
         if collection is None:
-            collection = self._pools[dim] = self._ensure(schema.pooled_collection(self.settings.prefix, dim),
-                                                         schema.items_schema(space, dim, shared=True), "vec")
+            collection = self._pools[dim] = self._ensure(
+                schema.pooled_collection(self.settings.prefix, dim), schema.items_schema(space, dim, shared=True), "vec"
+            )
         return collection
 
     def _layout_of(self, name: str, dim: int) -> str:
         """Where the namespace's items are: its own collection, its partition of the shared
         collection, or else the pooled collection (three metadata calls, once per process)."""
+
         def has(collection: str) -> bool:
             return self._utility.has_collection(collection, using=self.connection.alias, **self._t)
 
@@ -549,8 +634,9 @@ class MilvusBackend(Backend):
             if has(schema.items_collection(self.settings.prefix, name)):
                 return "collection"
             shared = schema.shared_collection(self.settings.prefix, dim)
-            if has(shared) and self._utility.has_partition(shared, schema.namespace_partition(name),
-                                                          using=self.connection.alias, **self._t):
+            if has(shared) and self._utility.has_partition(
+                shared, schema.namespace_partition(name), using=self.connection.alias, **self._t
+            ):
                 return "shared"
             return "pooled"
 
@@ -562,16 +648,22 @@ class MilvusBackend(Backend):
 
     def _put_record(self, record: NamespaceRecord) -> None:
         text = encode_record(record)
-        noted(self._call(lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]],
-                                                   **self._t), "write namespace"))
+        noted(
+            self._call(
+                lambda: self._meta.upsert([[record.name], [text], [[0.0] * schema.PLACEHOLDER_DIM]], **self._t),
+                "write namespace",
+            )
+        )
 
     def _clock(self) -> int:
         """A Milvus timestamp later than every write this process has had acknowledged: the
         timestamp of a write of CLOCK_ROW. Milvus 2.3.5 answers a delete with timestamp 0, and
         Milvus's timestamps come from one oracle, so this later write's timestamp is what a
         read must wait for to have the delete (storage/consistency.py)."""
-        result = self._call(lambda: self._meta.upsert([[CLOCK_ROW], [""], [[0.0] * schema.PLACEHOLDER_DIM]],
-                                                      **self._t), "write consistency clock")
+        result = self._call(
+            lambda: self._meta.upsert([[CLOCK_ROW], [""], [[0.0] * schema.PLACEHOLDER_DIM]], **self._t),
+            "write consistency clock",
+        )
         if not result.timestamp:
             raise Unavailable("Milvus acknowledged a write without a timestamp; read with consistency STRONG")
         return int(result.timestamp)
@@ -595,50 +687,88 @@ class MilvusBackend(Backend):
             # layout has a partition and no collection of its own, a pooled one neither
             # (create_namespace makes them before the record)
             layout = self._layout_of(name, space.dim)
-            collection = (self._pooled(space.name, space.dim) if layout == "pooled" else
-                          self._shared(space.name, space.dim) if layout == "shared" else
-                          self._ensure(own, schema.items_schema(space.name, space.dim), "vec", vector_index(record)))
+            collection = (
+                self._pooled(space.name, space.dim)
+                if layout == "pooled"
+                else self._shared(space.name, space.dim)
+                if layout == "shared"
+                else self._ensure(own, schema.items_schema(space.name, space.dim), "vec", vector_index(record))
+            )
             tag = schema.pooled_tag(name, record.created_ms) if layout == "pooled" else ""
-            handle = self._handles[name] = _Namespace(name, collection, space.name, space.dim, ivf_setting(record),
-                                                      layout != "collection", layout == "shared", tag)
+            handle = self._handles[name] = _Namespace(
+                name,
+                collection,
+                space.name,
+                space.dim,
+                ivf_setting(record),
+                layout != "collection",
+                layout == "shared",
+                tag,
+            )
         return handle
 
     def _existing(self, target: _Namespace, ids: Sequence[str], level: dict | None = None) -> list[str]:
         level = item_read() if level is None else level
         found = []
         for start in range(0, len(ids), FETCH_BATCH):
-            chunk = ids[start:start + FETCH_BATCH]
-            found += [r["id"] for r in self._query(target.collection, target.where(f"id in {ex.strings(chunk)}"), ["id"],
-                                                   "look up items", target.partitions, level)]
+            chunk = ids[start : start + FETCH_BATCH]
+            found += [
+                r["id"]
+                for r in self._query(
+                    target.collection,
+                    target.where(f"id in {ex.strings(chunk)}"),
+                    ["id"],
+                    "look up items",
+                    target.partitions,
+                    level,
+                )
+            ]
         return found
 
     def _count(self, target: _Namespace, expr: str) -> int:
-        rows = self._call(lambda: target.collection.query(target.where(expr), output_fields=["count(*)"],
-                                                          partition_names=target.partitions, **item_read(),
-                                                          **self._t), "count items")
+        rows = self._call(
+            lambda: target.collection.query(
+                target.where(expr),
+                output_fields=["count(*)"],
+                partition_names=target.partitions,
+                **item_read(),
+                **self._t,
+            ),
+            "count items",
+        )
         return int(rows[0]["count(*)"])
 
-    def _query(self, collection, expr: str, fields: list[str], what: str,
-               partitions: list[str] | None = None, level: dict = STRONG) -> list[dict]:
+    def _query(
+        self,
+        collection,
+        expr: str,
+        fields: list[str],
+        what: str,
+        partitions: list[str] | None = None,
+        level: dict = STRONG,
+    ) -> list[dict]:
         """Every row matching, at consistency `level` (metadata: always Strong); Milvus caps one
         query at PAGE rows, beyond that an iterator pages."""
-        page = self._call(lambda: collection.query(expr, output_fields=fields, limit=PAGE, partition_names=partitions,
-                                                   **level, **self._t), what)
+        page = self._call(
+            lambda: collection.query(
+                expr, output_fields=fields, limit=PAGE, partition_names=partitions, **level, **self._t
+            ),
+            what,
+        )
         if len(page) < PAGE:
             return page
 
         def everything():
             rows: list[dict] = []
-            iterator = collection.query_iterator(batch_size=PAGE // 4, expr=expr, output_fields=fields,
-                                                 partition_names=partitions, **level,
-                                                 **self._t)
+            iterator = collection.query_iterator(
+                batch_size=PAGE // 4, expr=expr, output_fields=fields, partition_names=partitions, **level, **self._t
+            )
             while batch := iterator.next():
                 rows.extend(batch)
             iterator.close()
             return rows
 
         return self._call(everything, what)
-
 
     def _row(self, target: _Namespace, write: ItemWrite) -> list:
         record = write.record
@@ -647,5 +777,16 @@ class MilvusBackend(Backend):
         vector = write.vectors.get(target.space)
         stored = unit(vector) if vector is not None else np.zeros(target.dim, dtype=np.float32)
         scored = sum(1 for ev in record.evidence if len(ev.template_scores))
-        return [*target.key_columns(record.id), record.id, int(record.kind), has, not_has, sorted(set(record.mentions)), dict(record.metadata), scored,
-                vector is not None, encode_record(record), stored.tolist()]
+        return [
+            *target.key_columns(record.id),
+            record.id,
+            int(record.kind),
+            has,
+            not_has,
+            sorted(set(record.mentions)),
+            dict(record.metadata),
+            scored,
+            vector is not None,
+            encode_record(record),
+            stored.tolist(),
+        ]

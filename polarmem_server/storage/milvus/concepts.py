@@ -55,11 +55,16 @@ class ConceptBindings:
     def bound_everywhere(self) -> dict[str, list[tuple[int, str]]]:
         """Every namespace's confirmed bindings, by namespace, in one paged Strong read (a process
         opening 10,000 namespaces at start would otherwise wait for the time tick 10,000 times)."""
+
         def read() -> list[dict]:
             rows: list[dict] = []
-            iterator = self.collection.query_iterator(batch_size=PAGE // 4, expr="confirmed == true",
-                                                      output_fields=["ns", "cid", "name"],
-                                                      consistency_level="Strong", **self._t)
+            iterator = self.collection.query_iterator(
+                batch_size=PAGE // 4,
+                expr="confirmed == true",
+                output_fields=["ns", "cid", "name"],
+                consistency_level="Strong",
+                **self._t,
+            )
             while batch := iterator.next():
                 rows.extend(batch)
             iterator.close()
@@ -94,8 +99,10 @@ class ConceptBindings:
             if self._claim(ns, len(bound), new):
                 continue  # won: the next round reads the confirmed bindings
             time.sleep(random.uniform(0.05, 0.3))
-        raise Unavailable(f"could not bind new concepts of namespace {quoted(ns)} after {MAX_ATTEMPTS} attempts "
-                          "(many processes adding concepts at once); retry")
+        raise Unavailable(
+            f"could not bind new concepts of namespace {quoted(ns)} after {MAX_ATTEMPTS} attempts "
+            "(many processes adding concepts at once); retry"
+        )
 
     def delete_namespace(self, ns: str) -> None:
         self.call(lambda: self.collection.delete(f"ns == {literal(ns)}", **self._t), "delete concepts")
@@ -105,21 +112,26 @@ class ConceptBindings:
     def _claim(self, ns: str, first: int, new: dict[str, str]) -> bool:
         nonce = uuid.uuid4().hex
         ids = list(range(first, first + len(new)))
-        rows = [[ns] * len(ids), ids, list(new), list(new.values()), [nonce] * len(ids), [False] * len(ids),
-                [[0.0] * PLACEHOLDER_DIM] * len(ids)]
+        rows = [
+            [ns] * len(ids),
+            ids,
+            list(new),
+            list(new.values()),
+            [nonce] * len(ids),
+            [False] * len(ids),
+            [[0.0] * PLACEHOLDER_DIM] * len(ids),
+        ]
         self.call(lambda: self.collection.insert(rows, **self._t), "claim concept ids")
         claims = self._rows(f"ns == {literal(ns)} and cid in {ids} and confirmed == false", ["claim", "pk"])
         rivals = {r["claim"] for r in claims} - {nonce}
         if rivals and not self._all_stale(ns, rivals):
-            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t),
-                      "withdraw concept claim")
+            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t), "withdraw concept claim")
             return False
         if rivals:  # a dead process's claims: remove them (never a binding) and start again
             for rival in rivals:
                 stale = f"claim == {literal(rival)} and confirmed == false"
                 self.call(lambda: self.collection.delete(stale, **self._t), "remove stale claim")
-            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t),
-                      "withdraw concept claim")
+            self.call(lambda: self.collection.delete(f"claim == {literal(nonce)}", **self._t), "withdraw concept claim")
             return False
         rows[5] = [True] * len(ids)
         self.call(lambda: self.collection.insert(rows, **self._t), "confirm concept ids")
@@ -134,8 +146,12 @@ class ConceptBindings:
         return stale
 
     def _rows(self, expr: str, fields: list[str]) -> list[dict]:
-        rows = self.call(lambda: self.collection.query(expr, output_fields=fields, limit=PAGE,
-                                                       consistency_level="Strong", **self._t), "read concepts")
+        rows = self.call(
+            lambda: self.collection.query(
+                expr, output_fields=fields, limit=PAGE, consistency_level="Strong", **self._t
+            ),
+            "read concepts",
+        )
         if len(rows) >= PAGE:
             raise Unavailable(f"more than {PAGE} concept rows match {expr}; the Milvus backend's vocabulary limit")
         return rows

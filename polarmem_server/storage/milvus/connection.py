@@ -9,17 +9,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from polarmem_server.errors import (DeadlineExceeded, InvalidArgument, NotFound, PolarMemError, ResourceExhausted,
-                                    Unavailable)
+from polarmem_server.errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    NotFound,
+    PolarMemError,
+    ResourceExhausted,
+    Unavailable,
+)
 
 T = TypeVar("T")
 
 # pymilvus reports a server it cannot reach with these messages (2.3.x: MilvusException with
 # code 1 or 2 and the gRPC status text), rather than with exception classes of their own.
-_UNREACHABLE = ("unavailable", "connect", "fail connecting", "channel", "server unavailable", "not ready",
-                "stream removed", "socket closed", "notready", "service not ready", "is not healthy")
-_MISSING_COLLECTION = ("collection not found", "can't find collection", "collection not exist",
-                       "collectionnotexists")
+_UNREACHABLE = (
+    "unavailable",
+    "connect",
+    "fail connecting",
+    "channel",
+    "server unavailable",
+    "not ready",
+    "stream removed",
+    "socket closed",
+    "notready",
+    "service not ready",
+    "is not healthy",
+)
+_MISSING_COLLECTION = ("collection not found", "can't find collection", "collection not exist", "collectionnotexists")
 _TIMEOUT = ("deadline", "timeout", "timed out")
 
 
@@ -40,11 +56,14 @@ class MilvusSettings:
 
     def __post_init__(self) -> None:
         if not self.uri.startswith(("http://", "https://", "tcp://")):
-            raise InvalidArgument(f"milvus uri must start with http://, https:// or tcp:// (got {self.uri!r}), "
-                                  "e.g. http://127.0.0.1:19530")
+            raise InvalidArgument(
+                f"milvus uri must start with http://, https:// or tcp:// (got {self.uri!r}), "
+                "e.g. http://127.0.0.1:19530"
+            )
         if not self.prefix or not self.prefix.replace("_", "").isalnum() or self.prefix[0].isdigit():
-            raise InvalidArgument(f"milvus prefix must be letters, digits and underscores, starting with a letter "
-                                  f"(got {self.prefix!r})")
+            raise InvalidArgument(
+                f"milvus prefix must be letters, digits and underscores, starting with a letter (got {self.prefix!r})"
+            )
         if self.timeout_s <= 0:
             raise InvalidArgument(f"milvus timeout_s must be positive (got {self.timeout_s})")
         if self.layout not in ("collection", "shared", "pooled"):
@@ -101,13 +120,19 @@ def translate(exc: Exception, what: str, uri: str) -> PolarMemError:
     if any(words in text for words in _MISSING_COLLECTION):
         return NotFound(f"{what}: the namespace's Milvus collection is gone (another server deleted the namespace)")
     if any(word in text for word in _TIMEOUT):
-        return DeadlineExceeded(f"Milvus at {uri} did not answer {what} in time ({exc}); "
-                                "retry, or raise --milvus-timeout if Milvus is overloaded")
+        return DeadlineExceeded(
+            f"Milvus at {uri} did not answer {what} in time ({exc}); "
+            "retry, or raise --milvus-timeout if Milvus is overloaded"
+        )
     if "partition number" in text and "exceeds max" in text:  # the shared layout is full: retrying cannot help
-        return ResourceExhausted(f"{what}: Milvus at {uri} refused another partition ({exc}): the shared layout "
-                                 "holds at most 4,096 namespaces per vector dimension (rootCoord.maxPartitionNum); "
-                                 "create more with --milvus-layout pooled (docs/deployment.md, \"Tenants\")")
+        return ResourceExhausted(
+            f"{what}: Milvus at {uri} refused another partition ({exc}): the shared layout "
+            "holds at most 4,096 namespaces per vector dimension (rootCoord.maxPartitionNum); "
+            "create more with --milvus-layout pooled (docs/deployment.md, \"Tenants\")"
+        )
     if any(word in text for word in _UNREACHABLE):
-        return Unavailable(f"Milvus at {uri} is unreachable for {what} ({exc}); nothing was stored by this call; "
-                           "retry when Milvus is back")
+        return Unavailable(
+            f"Milvus at {uri} is unreachable for {what} ({exc}); nothing was stored by this call; "
+            "retry when Milvus is back"
+        )
     return Unavailable(f"Milvus at {uri} failed {what}: {exc}; retry may work")

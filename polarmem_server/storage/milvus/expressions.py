@@ -55,8 +55,9 @@ def tier(level: int, required: Sequence[int], forbidden: Sequence[int]) -> str |
     return f"{clean} and not ({entails})"
 
 
-def filters(kinds: Sequence[int], metadata_equals: Mapping[str, str], forbidden: Sequence[int],
-            absent_verified: bool) -> str:
+def filters(
+    kinds: Sequence[int], metadata_equals: Mapping[str, str], forbidden: Sequence[int], absent_verified: bool
+) -> str:
     parts = []
     if kinds:
         parts.append(f"kind in {_ids(kinds)}")

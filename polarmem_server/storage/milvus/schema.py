@@ -104,24 +104,32 @@ def _placeholder():
 def namespaces_schema():
     from pymilvus import CollectionSchema, DataType, FieldSchema
 
-    return CollectionSchema([
-        FieldSchema("name", DataType.VARCHAR, is_primary=True, max_length=1024),
-        FieldSchema("record", DataType.VARCHAR, max_length=MAX_RECORD_CHARS),
-        _placeholder()], description="PolarMem namespaces")
+    return CollectionSchema(
+        [
+            FieldSchema("name", DataType.VARCHAR, is_primary=True, max_length=1024),
+            FieldSchema("record", DataType.VARCHAR, max_length=MAX_RECORD_CHARS),
+            _placeholder(),
+        ],
+        description="PolarMem namespaces",
+    )
 
 
 def concepts_schema():
     from pymilvus import CollectionSchema, DataType, FieldSchema
 
-    return CollectionSchema([
-        FieldSchema("pk", DataType.INT64, is_primary=True, auto_id=True),
-        FieldSchema("ns", DataType.VARCHAR, max_length=1024),
-        FieldSchema("cid", DataType.INT64),
-        FieldSchema("key", DataType.VARCHAR, max_length=1024),  # normalised name
-        FieldSchema("name", DataType.VARCHAR, max_length=1024),  # display name
-        FieldSchema("claim", DataType.VARCHAR, max_length=64),  # the claiming process's nonce
-        FieldSchema("confirmed", DataType.BOOL),
-        _placeholder()], description="PolarMem concept claims and bindings")
+    return CollectionSchema(
+        [
+            FieldSchema("pk", DataType.INT64, is_primary=True, auto_id=True),
+            FieldSchema("ns", DataType.VARCHAR, max_length=1024),
+            FieldSchema("cid", DataType.INT64),
+            FieldSchema("key", DataType.VARCHAR, max_length=1024),  # normalised name
+            FieldSchema("name", DataType.VARCHAR, max_length=1024),  # display name
+            FieldSchema("claim", DataType.VARCHAR, max_length=64),  # the claiming process's nonce
+            FieldSchema("confirmed", DataType.BOOL),
+            _placeholder(),
+        ],
+        description="PolarMem concept claims and bindings",
+    )
 
 
 def items_schema(space: str, dim: int, shared: bool = False):
@@ -132,23 +140,35 @@ def items_schema(space: str, dim: int, shared: bool = False):
     def concept_array(name: str) -> FieldSchema:
         return FieldSchema(name, DataType.ARRAY, element_type=DataType.INT64, max_capacity=MAX_CONCEPTS_PER_ITEM)
 
-    keys = [FieldSchema("pk", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS + 25),
+    keys = (
+        [
+            FieldSchema("pk", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS + 25),
             FieldSchema("ns", DataType.VARCHAR, max_length=1024),
-            FieldSchema("id", DataType.VARCHAR, max_length=MAX_ID_CHARS)] if shared else [
-        FieldSchema("id", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS)]
+            FieldSchema("id", DataType.VARCHAR, max_length=MAX_ID_CHARS),
+        ]
+        if shared
+        else [FieldSchema("id", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_CHARS)]
+    )
     described = f"PolarMem items of every namespace of d = {dim}" if shared else f"PolarMem items, space {space}"
-    return CollectionSchema([
-        *keys,
-        FieldSchema("kind", DataType.INT64),
-        concept_array("has"), concept_array("not_has"), concept_array("align"),
-        FieldSchema("meta", DataType.JSON),
-        FieldSchema("scored", DataType.INT64),
-        FieldSchema("has_vector", DataType.BOOL),
-        FieldSchema("record", DataType.VARCHAR, max_length=MAX_RECORD_CHARS),
-        FieldSchema("vec", DataType.FLOAT_VECTOR, dim=dim)], description=described)
+    return CollectionSchema(
+        [
+            *keys,
+            FieldSchema("kind", DataType.INT64),
+            concept_array("has"),
+            concept_array("not_has"),
+            concept_array("align"),
+            FieldSchema("meta", DataType.JSON),
+            FieldSchema("scored", DataType.INT64),
+            FieldSchema("has_vector", DataType.BOOL),
+            FieldSchema("record", DataType.VARCHAR, max_length=MAX_RECORD_CHARS),
+            FieldSchema("vec", DataType.FLOAT_VECTOR, dim=dim),
+        ],
+        description=described,
+    )
 
 
 def check_item_id(item_id: str) -> None:
     if len(item_id.encode()) > MAX_ID_CHARS:
-        raise InvalidArgument(f"item id {quoted(item_id)} is longer than the Milvus backend's {MAX_ID_CHARS} bytes; "
-                              "use a shorter id")
+        raise InvalidArgument(
+            f"item id {quoted(item_id)} is longer than the Milvus backend's {MAX_ID_CHARS} bytes; use a shorter id"
+        )

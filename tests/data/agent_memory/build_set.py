@@ -8,6 +8,7 @@ labelled by one engineer of this project; README.md has the convention. Run from
 It refuses to write when a label breaks a check (check_notes, parse_questions, check_balance) and prints
 the counts table of README.md when it writes.
 """
+
 import datetime
 import json
 import re
@@ -722,12 +723,69 @@ PEOPLE = {"maya", "tom", "leo", "jo", "omar", "sofia", "kwame", "priya", "al", "
 PROJECTS = {"atlas", "beacon", "orion", "hermes"}
 TYPES = {"negated": 45, "affirmative": 25, "presence": 50, "absent": 20}  # minimum counts
 NOT_CONCEPTS = {  # dates, times and light verbs are never concepts
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "morning", "evening",
-    "night", "week", "weekend", "month", "year", "today", "tomorrow", "noon", "spring", "summer", "autumn",
-    "winter", "christmas", "halloween", "quarter",
-    "give", "gave", "given", "take", "took", "taken", "make", "made", "have", "had", "has", "get", "got", "do",
-    "did", "done", "keep", "kept", "put", "stop", "stopped", "quit", "used", "free", "never", "no", "not",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "morning",
+    "evening",
+    "night",
+    "week",
+    "weekend",
+    "month",
+    "year",
+    "today",
+    "tomorrow",
+    "noon",
+    "spring",
+    "summer",
+    "autumn",
+    "winter",
+    "christmas",
+    "halloween",
+    "quarter",
+    "give",
+    "gave",
+    "given",
+    "take",
+    "took",
+    "taken",
+    "make",
+    "made",
+    "have",
+    "had",
+    "has",
+    "get",
+    "got",
+    "do",
+    "did",
+    "done",
+    "keep",
+    "kept",
+    "put",
+    "stop",
+    "stopped",
+    "quit",
+    "used",
+    "free",
+    "never",
+    "no",
+    "not",
 }
 
 
@@ -757,9 +815,19 @@ def parse_notes() -> list[dict]:
         if len(parts) != 7:
             raise SystemExit(f"bad note line: {line}")
         date, text, has, not_has, no_state, supersedes, subject = parts
-        notes.append({"date": date, "text": text, "subject": subject or anchor, "about": anchor,
-                      "has": has.split(), "not_has": not_has.split(), "no_state": no_state.split(),
-                      "supersedes": supersedes or None, "split": split})
+        notes.append(
+            {
+                "date": date,
+                "text": text,
+                "subject": subject or anchor,
+                "about": anchor,
+                "has": has.split(),
+                "not_has": not_has.split(),
+                "no_state": no_state.split(),
+                "supersedes": supersedes or None,
+                "split": split,
+            }
+        )
     # ids in the order the memory received the notes (by date; same-day notes keep their order here)
     notes.sort(key=lambda n: n["date"])
     for i, n in enumerate(notes, 1):
@@ -858,8 +926,12 @@ def parse_questions(notes: list[dict], problems: list[str]) -> list[dict]:
             if answer != "-":
                 problems.append(f"{where}: only presence and absent questions carry an answer")
             q["answer"] = None
-        for key, field in (("answer_notes", answers), ("contradicting_notes", contradicting),
-                           ("superseded_notes", superseded), ("decoy_notes", decoys)):
+        for key, field in (
+            ("answer_notes", answers),
+            ("contradicting_notes", contradicting),
+            ("superseded_notes", superseded),
+            ("decoy_notes", decoys),
+        ):
             pieces = [p.strip() for p in field.split(";") if p.strip()]
             q[key] = [i for i in (find(notes, p, problems, f"{where} {key}") for p in pieces) if i]
             if len(set(q[key])) != len(q[key]):
@@ -918,26 +990,51 @@ def check_balance(notes: list[dict], questions: list[dict], problems: list[str])
 
 
 PATTERN_RULES = [  # (tag, regex on the lower-cased text, extra condition on the note): derived, for breakdowns only
-    ("past_habit", r"\b(stopped|quit|gave up|cancell?ed|used to|no longer|dropped|sold|pulled out|switched from)\b",
-     lambda n: bool(n["not_has"])),
+    (
+        "past_habit",
+        r"\b(stopped|quit|gave up|cancell?ed|used to|no longer|dropped|sold|pulled out|switched from)\b",
+        lambda n: bool(n["not_has"]),
+    ),
     ("not_keen", r"isn't keen|not a fan|isn't into", None),
-    ("against", r"allergic|\bavoids\b|can't stand|\bhates\b|refuses|can't eat|can't handle|decided against|"
-                r"turned down|\bskipping\b|\bskipped\b", None),
+    (
+        "against",
+        r"allergic|\bavoids\b|can't stand|\bhates\b|refuses|can't eat|can't handle|decided against|"
+        r"turned down|\bskipping\b|\bskipped\b",
+        None,
+    ),
     ("prefers_a_over_b", r"\bprefers\b|rather than|would rather|'d rather|\binstead\b", None),
     ("hedge", r"\bmight\b|not sure whether|considering|thinking about|scheduled to|nothing is decided|on hold", None),
     ("until_since", r"\buntil\b|\bsince\b", None),
     ("free_not_negating", r"\bfree\b(?! of)", lambda n: not re.search(r"-free", n["text"])),
     ("free_negating", r"-free\b|\bfree of\b", None),
-    ("pseudo_negation", r"never (skips|misses|drops|loses|goes anywhere without|climbs without)|no problem|"
-                        r"doesn't swim without", None),
+    (
+        "pseudo_negation",
+        r"never (skips|misses|drops|loses|goes anywhere without|climbs without)|no problem|"
+        r"doesn't swim without",
+        None,
+    ),
     ("mixed_polarity", r".", lambda n: bool(n["not_has"]) and len(set(n["has"]) - {n["about"]}) > 0),
     ("short_name", r".", lambda n: any(len(c) <= 2 for c in n["has"] + n["not_has"] + n["no_state"])),
     ("s_final_name", r".", lambda n: bool(S_FINAL & set(n["has"] + n["not_has"] + n["no_state"]))),
     ("light_verb_or_date", r".", lambda n: bool(set(n["no_state"]) & NOT_CONCEPTS)),
     ("other_person", r".", lambda n: n["subject"] != n["about"]),
 ]
-S_FINAL = {"atlas", "hermes", "lucas", "kubernetes", "redis", "postgres", "maths", "ceramics", "ios", "sms",
-           "analytics", "series", "glasses", "ashes"}
+S_FINAL = {
+    "atlas",
+    "hermes",
+    "lucas",
+    "kubernetes",
+    "redis",
+    "postgres",
+    "maths",
+    "ceramics",
+    "ios",
+    "sms",
+    "analytics",
+    "series",
+    "glasses",
+    "ashes",
+}
 
 
 def tag_patterns(notes: list[dict]) -> None:
@@ -964,10 +1061,31 @@ def build() -> tuple[list[dict], list[dict]]:
     return notes, questions
 
 
-NOTE_FIELDS = ("id", "text", "date", "subject", "about", "has", "not_has", "no_state", "split", "supersedes",
-               "patterns")
-QUESTION_FIELDS = ("id", "question", "type", "answer", "subject", "answer_notes", "contradicting_notes",
-                   "superseded_notes", "decoy_notes", "split")
+NOTE_FIELDS = (
+    "id",
+    "text",
+    "date",
+    "subject",
+    "about",
+    "has",
+    "not_has",
+    "no_state",
+    "split",
+    "supersedes",
+    "patterns",
+)
+QUESTION_FIELDS = (
+    "id",
+    "question",
+    "type",
+    "answer",
+    "subject",
+    "answer_notes",
+    "contradicting_notes",
+    "superseded_notes",
+    "decoy_notes",
+    "split",
+)
 
 
 def counts_table(notes: list[dict], questions: list[dict]) -> str:
@@ -989,27 +1107,40 @@ def counts_table(notes: list[dict], questions: list[dict]) -> str:
         c = Counter(q["answer"] for q in qs[sp] if q["type"] == "presence")
         return f"{sum(c.values())} ({c['no']} / {c['yes']} / {c['unknown']})"
 
-    lines = ["| | dev | heldout | all |", "|---|---|---|---|",
-             row("anchors", anchors),
-             row("notes", lambda sp: len(ns[sp])),
-             row("of them another person's fact", lambda sp: sum(n["subject"] != n["about"] for n in ns[sp])),
-             row("notes revising an earlier one (`supersedes`)", lambda sp: sum(bool(n["supersedes"]) for n in ns[sp])),
-             row("notes with a NOT_HAS", lambda sp: sum(bool(n["not_has"]) for n in ns[sp])),
-             row("has / not_has / no_state labels", lambda sp: " / ".join(
-                 str(sum(len(n[k]) for n in ns[sp])) for k in ("has", "not_has", "no_state")))]
+    lines = [
+        "| | dev | heldout | all |",
+        "|---|---|---|---|",
+        row("anchors", anchors),
+        row("notes", lambda sp: len(ns[sp])),
+        row("of them another person's fact", lambda sp: sum(n["subject"] != n["about"] for n in ns[sp])),
+        row("notes revising an earlier one (`supersedes`)", lambda sp: sum(bool(n["supersedes"]) for n in ns[sp])),
+        row("notes with a NOT_HAS", lambda sp: sum(bool(n["not_has"]) for n in ns[sp])),
+        row(
+            "has / not_has / no_state labels",
+            lambda sp: " / ".join(str(sum(len(n[k]) for n in ns[sp])) for k in ("has", "not_has", "no_state")),
+        ),
+    ]
     for qtype in TYPES:
         if qtype == "presence":
             lines.append(row("presence questions (no / yes / unknown)", presence))
         else:
             lines.append(row(f"{qtype} questions", lambda sp, t=qtype: sum(q["type"] == t for q in qs[sp])))
-    lines += [row("questions, all", lambda sp: len(qs[sp])),
-              row("questions answered by a revision (`superseded_notes`)",
-                  lambda sp: sum(bool(q["superseded_notes"]) for q in qs[sp])),
-              row("questions with contradicting notes", lambda sp: sum(bool(q["contradicting_notes"]) for q in qs[sp]))]
+    lines += [
+        row("questions, all", lambda sp: len(qs[sp])),
+        row(
+            "questions answered by a revision (`superseded_notes`)",
+            lambda sp: sum(bool(q["superseded_notes"]) for q in qs[sp]),
+        ),
+        row("questions with contradicting notes", lambda sp: sum(bool(q["contradicting_notes"]) for q in qs[sp])),
+    ]
     tags = {sp: Counter(p for n in ns[sp] for p in n["patterns"]) for sp in ("dev", "heldout")}
     concepts = len({c for n in notes for c in n["has"] + n["not_has"]})
-    lines += ["", f"{concepts} distinct concepts. Pattern tags (notes, dev / heldout): " + ", ".join(
-        f"{tag} {tags['dev'][tag]} / {tags['heldout'][tag]}" for tag, _, _ in PATTERN_RULES) + "."]
+    lines += [
+        "",
+        f"{concepts} distinct concepts. Pattern tags (notes, dev / heldout): "
+        + ", ".join(f"{tag} {tags['dev'][tag]} / {tags['heldout'][tag]}" for tag, _, _ in PATTERN_RULES)
+        + ".",
+    ]
     return "\n".join(lines)
 
 
@@ -1021,10 +1152,12 @@ def main() -> None:
     with open(HERE / "questions.jsonl", "w") as f:
         for q in questions:
             f.write(json.dumps({k: q[k] for k in QUESTION_FIELDS}) + "\n")
-    print(f"notes: {len(notes)} {dict(Counter(n['split'] for n in notes))}, "
-          f"{sum(n['supersedes'] is not None for n in notes)} revisions, "
-          f"{sum(len(n['has']) for n in notes)} has, {sum(len(n['not_has']) for n in notes)} not_has, "
-          f"{sum(len(n['no_state']) for n in notes)} no_state")
+    print(
+        f"notes: {len(notes)} {dict(Counter(n['split'] for n in notes))}, "
+        f"{sum(n['supersedes'] is not None for n in notes)} revisions, "
+        f"{sum(len(n['has']) for n in notes)} has, {sum(len(n['not_has']) for n in notes)} not_has, "
+        f"{sum(len(n['no_state']) for n in notes)} no_state"
+    )
     print("questions:", dict(Counter((q["type"], q["split"]) for q in questions)))
     print("presence answers:", dict(Counter((q["answer"], q["split"]) for q in questions if q["type"] == "presence")))
     print()

@@ -4,6 +4,7 @@ of its embeddings (the packaged all-MiniLM-L6-v2 folder, nothing downloaded). Ru
 
     python plain_baselines.py [MODEL_DIR]
 """
+
 import json
 import math
 import re
@@ -14,9 +15,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 NOTES = [json.loads(line) for line in open(HERE / "notes.jsonl")]
 QUESTIONS = [json.loads(line) for line in open(HERE / "questions.jsonl")]
-STOP = set("a an the is are does do did has have had of for to in on at with and or not no any that this it its his "
-           "her he she what which who how when where can will be there isn't doesn't don't than other without now "
-           "these days".split())
+STOP = set(
+    "a an the is are does do did has have had of for to in on at with and or not no any that this it its his "
+    "her he she what which who how when where can will be there isn't doesn't don't than other without now "
+    "these days".split()
+)
 
 
 def tokens(text: str) -> list[str]:
@@ -31,8 +34,12 @@ def bm25_scorer():
     def score(q, n):
         tf = Counter(tokens(n["text"]))
         length = sum(tf.values())
-        return sum(idf[w] * tf[w] * 2.2 / (tf[w] + 1.2 * (0.25 + 0.75 * length / avg))
-                   for w in tokens(q["question"]) if w in tf)
+        return sum(
+            idf[w] * tf[w] * 2.2 / (tf[w] + 1.2 * (0.25 + 0.75 * length / avg))
+            for w in tokens(q["question"])
+            if w in tf
+        )
+
     return score
 
 
@@ -51,15 +58,18 @@ def report(name, score) -> None:
                     total[t, "c"] += 1
                     hit[t, "c3"] += any(i in ranked[:3] for i in q["contradicting_notes"])
         for t in ("negated", "affirmative", "presence", "answerable"):
-            print(f"{name:7} {split:8} {t:12} n={total[t]:3}  best note first {hit[t, 'first'] / total[t]:.2f}  "
-                  f"an answer note in top 5 {hit[t, 'at5'] / total[t]:.2f}  "
-                  f"contradicting in top 3 {hit[t, 'c3'] / max(1, total[t, 'c']):.2f} of {total[t, 'c']}")
+            print(
+                f"{name:7} {split:8} {t:12} n={total[t]:3}  best note first {hit[t, 'first'] / total[t]:.2f}  "
+                f"an answer note in top 5 {hit[t, 'at5'] / total[t]:.2f}  "
+                f"contradicting in top 3 {hit[t, 'c3'] / max(1, total[t, 'c']):.2f} of {total[t, 'c']}"
+            )
 
 
 def main() -> None:
     report("bm25", bm25_scorer())
     if len(sys.argv) > 1:
         from sentence_transformers import SentenceTransformer
+
         model = SentenceTransformer(sys.argv[1], device="cpu")
         notes = model.encode([n["text"] for n in NOTES], normalize_embeddings=True)
         questions = model.encode([q["question"] for q in QUESTIONS], normalize_embeddings=True)

@@ -4,6 +4,7 @@ the rules). Split by a fixed hash of the text, not by looking. Run from this fol
 
     python build_notes.py
 """
+
 import hashlib
 import json
 import re
@@ -624,8 +625,17 @@ def build() -> tuple[list[dict], list[dict]]:
     notes = []
     for i, line in enumerate([line for line in NOTES.splitlines() if not line.startswith("#")], 1):
         category, text, affirmed, negated, *unstated = [part.strip() for part in line.split("|")]
-        notes.append({"id": f"note-{i:03d}", "text": text, "affirmed": affirmed.split(), "negated": negated.split(),
-                      "unstated": " ".join(unstated).split(), "category": category, "split": split_of(text)})
+        notes.append(
+            {
+                "id": f"note-{i:03d}",
+                "text": text,
+                "affirmed": affirmed.split(),
+                "negated": negated.split(),
+                "unstated": " ".join(unstated).split(),
+                "category": category,
+                "split": split_of(text),
+            }
+        )
     vocabulary = {n for note in notes for n in note["affirmed"] + note["negated"] + note["unstated"]}
     problems = []
     for note in notes:
@@ -642,8 +652,13 @@ def build() -> tuple[list[dict], list[dict]]:
     queries = []
     for i, line in enumerate(QUERIES.splitlines(), 1):
         query, required, forbidden = [part.strip() for part in line.split("|")]
-        q = {"id": f"query-{i:02d}", "query": query, "required": required.split(), "forbidden": forbidden.split(),
-             "split": split_of(query)}
+        q = {
+            "id": f"query-{i:02d}",
+            "query": query,
+            "required": required.split(),
+            "forbidden": forbidden.split(),
+            "split": split_of(query),
+        }
         for noun in q["required"] + q["forbidden"]:
             if noun not in vocabulary:
                 problems.append(f"{q['id']}: {noun!r} is no labelled noun")
@@ -665,10 +680,12 @@ def main() -> None:
         for q in queries:
             f.write(json.dumps(q) + "\n")
     pairs = [(n["split"], p) for n in notes for p in ["a"] * len(n["affirmed"]) + ["n"] * len(n["negated"])]
-    print(f"{len(notes)} notes ({Counter(n['split'] for n in notes)}), {len(pairs)} pairs, "
-          f"{sum(len(n['unstated']) for n in notes)} unstated, "
-          f"{sum(p == 'n' for _, p in pairs)} negated, {len(queries)} queries ({Counter(q['split'] for q in queries)}), "
-          f"{len({x for n in notes for x in n['affirmed'] + n['negated']})} nouns")
+    print(
+        f"{len(notes)} notes ({Counter(n['split'] for n in notes)}), {len(pairs)} pairs, "
+        f"{sum(len(n['unstated']) for n in notes)} unstated, "
+        f"{sum(p == 'n' for _, p in pairs)} negated, {len(queries)} queries ({Counter(q['split'] for q in queries)}), "
+        f"{len({x for n in notes for x in n['affirmed'] + n['negated']})} nouns"
+    )
     print(Counter(n["category"] for n in notes))
 
 

@@ -1,18 +1,33 @@
 """Writes sentences.jsonl: (text, concept, label, source). Split by a fixed hash, not by looking."""
+
 import hashlib
 import json
 from collections import Counter
 
 P = "published"
 rows = []
+
+
 def add(source, text, **labels):
     for concept, label in labels.items():
         rows.append({"text": text, "concept": concept.replace("_", " "), "label": label, "source": source})
+
+
 A, N = "affirmed", "negated"
 Z = "authored"
 # --- examples published with NegEx / ConText / medspacy (see README for each source) ---
-add("negex-algorithm-description", "The patient denies chest pain and has no shortness of breath.", chest_pain=N, shortness_of_breath=N)
-add("negex-algorithm-description", "The patient denies chest pain but has experienced some shortness of breath.", chest_pain=N, shortness_of_breath=A)
+add(
+    "negex-algorithm-description",
+    "The patient denies chest pain and has no shortness of breath.",
+    chest_pain=N,
+    shortness_of_breath=N,
+)
+add(
+    "negex-algorithm-description",
+    "The patient denies chest pain but has experienced some shortness of breath.",
+    chest_pain=N,
+    shortness_of_breath=A,
+)
 add("negex-algorithm-description", "She is tumor free.", tumor=N)
 add("negex-algorithm-description", "No increase in tumor size.", tumor=A)
 add("negex-algorithm-description", "Patient denies chest pain but continues to experience SOB.", chest_pain=N, sob=A)
@@ -33,11 +48,25 @@ add(Z, "Heme negative stool, no melena.", melena=N)
 add(Z, "Patient denies fever but has cough.", fever=N, cough=A)
 # --- authored for this project (labels by the author; see README) ---
 Z = "authored"
-add(Z, "Patient denies fever, chills, nausea, vomiting or diarrhea.", fever=N, chills=N, nausea=N, vomiting=N, diarrhea=N)
+add(
+    Z,
+    "Patient denies fever, chills, nausea, vomiting or diarrhea.",
+    fever=N,
+    chills=N,
+    nausea=N,
+    vomiting=N,
+    diarrhea=N,
+)
 add(Z, "He denied any chest pain.", chest_pain=N)
 add(Z, "She denies headache or visual changes.", headache=N, visual_changes=N)
 add(Z, "Denies abdominal pain. Reports mild nausea.", abdominal_pain=N, nausea=A)
-add(Z, "The patient denied dysuria and hematuria but reports urinary frequency.", dysuria=N, hematuria=N, urinary_frequency=A)
+add(
+    Z,
+    "The patient denied dysuria and hematuria but reports urinary frequency.",
+    dysuria=N,
+    hematuria=N,
+    urinary_frequency=A,
+)
 add(Z, "Neck: supple, no lymphadenopathy.", neck_supple=A, lymphadenopathy=N)
 add(Z, "Lungs: clear to auscultation bilaterally.", lungs_clear=A)
 add(Z, "Abdomen: soft, non-tender.", abdomen_soft=A)
@@ -81,7 +110,13 @@ add(Z, "Never had seizures.", seizure=N)
 add(Z, "Patient reports chest pain radiating to the left arm.", chest_pain=A)
 add(Z, "Complains of productive cough and fever.", cough=A, fever=A)
 add(Z, "Positive for cough, negative for fever.", cough=A, fever=N)
-add(Z, "Review of systems is negative for weight loss, night sweats, and fatigue.", weight_loss=N, night_sweats=N, fatigue=N)
+add(
+    Z,
+    "Review of systems is negative for weight loss, night sweats, and fatigue.",
+    weight_loss=N,
+    night_sweats=N,
+    fatigue=N,
+)
 add(Z, "ROS: denies palpitations, syncope.", palpitations=N, syncope=N)
 add(Z, "Pneumonia unlikely given the clear film.", pneumonia=N)
 add(Z, "Findings are consistent with pneumonia.", pneumonia=A)
@@ -158,9 +193,18 @@ C = "ctakes-ytex-fracture-demo"  # apache/ctakes ctakes-ytex/scripts/data/exampl
 add(C, "There is evidence of a lateral tibial plateau fracture.", fracture=A)
 add(C, "Soft tissues demonstrate arterial calcification.", arterial_calcification=A)
 add(C, "Chondrocalcinosis identified involving the lateral compartment of the knee.", chondrocalcinosis=A)
-add(C, "Findings: At the fourth distal metatarsal there is a oblique fracture with slight lateral displacement.", fracture=A)
+add(
+    C,
+    "Findings: At the fourth distal metatarsal there is a oblique fracture with slight lateral displacement.",
+    fracture=A,
+)
 add(C, "There are no other acute fractures or dislocations.", dislocation=N)
-add(C, "There is moderate degenerative changes of the first tarsal- metatarsal joint with subchondral cysts and osteophyte formation.", subchondral_cyst=A, osteophyte_formation=A)
+add(
+    C,
+    "There is moderate degenerative changes of the first tarsal- metatarsal joint with subchondral cysts and osteophyte formation.",
+    subchondral_cyst=A,
+    osteophyte_formation=A,
+)
 add(C, "There is ossification of the interosseous membrane due to prior trauma.", ossification=A)
 add(C, "There is no apparent leg length discrepancy.", leg_length_discrepancy=N)
 add(C, "There is no radiographic evidence of loosening of the prosthesis.", loosening=N)
@@ -176,54 +220,138 @@ add(C, "Joint space narrowing is noted at the lateral compartment of the left kn
 add(C, "Opacification of the frontal sinus on the right side.", opacification=A)
 add(C, "Linear streaking of the occipital bone, likely a non displaced fracture.", fracture=A)
 add(C, "A fracture of the distil humerus is noted.", fracture=A)
-add(C, "Chest reveals linear opacity in right base which could be due to atelectasis since January 16, 2011.", opacity=A, atelectasis=A)
+add(
+    C,
+    "Chest reveals linear opacity in right base which could be due to atelectasis since January 16, 2011.",
+    opacity=A,
+    atelectasis=A,
+)
 add(C, "There is no congestive heart failure, infiltrate.", congestive_heart_failure=N, infiltrate=N)
 add(C, "There are degenerative changes in thoracic spine.", degenerative_change=A)
 add(C, "There are vascular calcifications in the thoracic aorta.", vascular_calcification=A)
 add(C, "Conclusion: No acute cardiopulmonary disease.", cardiopulmonary_disease=N)
 add(C, "There is no congestive failure.", congestive_failure=N)
 add(C, "There is no adenopathy or pleural effusion.", adenopathy=N, pleural_effusion=N)
-add(C, "There are old healed fractures of the left second through sixth ribs and an old fracture of the left clavicle.", fracture=A)
+add(
+    C,
+    "There are old healed fractures of the left second through sixth ribs and an old fracture of the left clavicle.",
+    fracture=A,
+)
 add(C, "The interphalangeal joint shows mild narrowing.", narrowing=A)
 add(C, "Summary: osteoarthritic changes.", osteoarthritic_change=A)
 add(C, "normal osseous development and no fracture is seen.", fracture=N)
 add(C, "There no acute infiltrates or effusions.", infiltrate=N, effusion=N)
 add(C, "An old fracture of the left third rib is evident.", fracture=A)
-add(C, "Menisci: There is intrasubstance degeneration in the lateral meniscus without discrete tear.", degeneration=A, tear=N)
-add(C, "There is complex degeneration of the posterior horn and body of the medial meniscus with extrusion.", extrusion=A)
+add(
+    C,
+    "Menisci: There is intrasubstance degeneration in the lateral meniscus without discrete tear.",
+    degeneration=A,
+    tear=N,
+)
+add(
+    C,
+    "There is complex degeneration of the posterior horn and body of the medial meniscus with extrusion.",
+    extrusion=A,
+)
 add(C, "Ligaments: There is increased signal within it the ACL consistent with degeneration.", degeneration=A)
-add(C, "There are extensive degenerative changes in the medial compartment with diffuse cartilage loss in the weight bearing region.", degenerative_change=A, cartilage_loss=A)
+add(
+    C,
+    "There are extensive degenerative changes in the medial compartment with diffuse cartilage loss in the weight bearing region.",
+    degenerative_change=A,
+    cartilage_loss=A,
+)
 add(C, "Note is made of a distil femur hairline fracture not previously noted.", hairline_fracture=A)
 add(C, "The liver is heterogeneous with no focal lesion.", focal_lesion=N)
 add(C, "No hydronephrosis is noted.", hydronephrosis=N)
-add(C, "A hypoechogenic lesion in the superior pole of the right kidney is noted measuring 1.6 x 1.2 cm that may suggest a cyst..", lesion=A, cyst=A)
-add(C, "Again bilateral aneurysm of common iliac arteries is noted measuring 1.8 x 1.9 cm on the right and 1.6 x 1.9 cm in the left side.", aneurysm=A)
+add(
+    C,
+    "A hypoechogenic lesion in the superior pole of the right kidney is noted measuring 1.6 x 1.2 cm that may suggest a cyst..",
+    lesion=A,
+    cyst=A,
+)
+add(
+    C,
+    "Again bilateral aneurysm of common iliac arteries is noted measuring 1.8 x 1.9 cm on the right and 1.6 x 1.9 cm in the left side.",
+    aneurysm=A,
+)
 add(C, "There is no fluid in the Morrison's pouch.", fluid=N)
-add(C, "Conclusion: Heterogeneous liver with no focal lesion. Stable aneurysm of common iliac arteries.", focal_lesion=N, aneurysm=A)
+add(
+    C,
+    "Conclusion: Heterogeneous liver with no focal lesion. Stable aneurysm of common iliac arteries.",
+    focal_lesion=N,
+    aneurysm=A,
+)
 add(C, "Bony mineralization is normal. There is no evidence of a fracture.", fracture=N)
 add(C, "There is a non dislocated fracture. No other significant bone or joint abnormality.", fracture=A)
 add(C, "Diffuse osteopenia with evidence of L1-2 compression fracture.", osteopenia=A, compression_fracture=A)
-add(C, "Routine views of the left foot demonstrate normal development and no fracture or dislocation.", fracture=N, dislocation=N)
+add(
+    C,
+    "Routine views of the left foot demonstrate normal development and no fracture or dislocation.",
+    fracture=N,
+    dislocation=N,
+)
 add(C, "No foreign bodies seen.", foreign_body=N)
-add(C, "There is probable soft tissue swelling about the head of the metatarsals and there is some minimal vascular calcification noted.", soft_tissue_swelling=A, vascular_calcification=A)
+add(
+    C,
+    "There is probable soft tissue swelling about the head of the metatarsals and there is some minimal vascular calcification noted.",
+    soft_tissue_swelling=A,
+    vascular_calcification=A,
+)
 add(C, "There is no evidence of axillary, hilar or mediastinal adenopathy.", adenopathy=N)
-add(C, "There is extensive calcification of the coronary arteries as well as some calcification of the aorta.", calcification=A)
+add(
+    C,
+    "There is extensive calcification of the coronary arteries as well as some calcification of the aorta.",
+    calcification=A,
+)
 add(C, "There are no lytic or sclerotic lesions visualized.", sclerotic_lesion=N)
-add(C, "Findings: There is now evidence of a nondisplaced fracture involving the right superior pubic ramus close to the symphysis.", fracture=A)
-add(C, "There is diffuse osteopenia with a stable old healed right intertrochanteric fracture with internal stabilization as well as a left subcapital fracture internally stabilized as well.", osteopenia=A, fracture=A)
+add(
+    C,
+    "Findings: There is now evidence of a nondisplaced fracture involving the right superior pubic ramus close to the symphysis.",
+    fracture=A,
+)
+add(
+    C,
+    "There is diffuse osteopenia with a stable old healed right intertrochanteric fracture with internal stabilization as well as a left subcapital fracture internally stabilized as well.",
+    osteopenia=A,
+    fracture=A,
+)
 add(C, "There is heavy aorto iliac and branch calcification.", calcification=A)
-add(C, "There is no rib fracture, rib abnormality, pneumothorax, or pleural effusion.", rib_fracture=N, pneumothorax=N, pleural_effusion=N)
+add(
+    C,
+    "There is no rib fracture, rib abnormality, pneumothorax, or pleural effusion.",
+    rib_fracture=N,
+    pneumothorax=N,
+    pleural_effusion=N,
+)
 add(C, "There is no evidence of congestive failure and the lungs are now clear.", congestive_failure=N)
 add(C, "No acute rib fracture, pneumothorax, or pleural effusion.", rib_fracture=N, pneumothorax=N, pleural_effusion=N)
 add(C, "No active cardiopulmonary disease.", cardiopulmonary_disease=N)
-add(C, "Again there is tricompartmental degenerative arthropathy with joint space narrowing which is worst at the lateral facet of the patellofemoral joint, and tricompartmental osteophytes.", arthropathy=A, joint_space_narrowing=A, osteophyte=A)
+add(
+    C,
+    "Again there is tricompartmental degenerative arthropathy with joint space narrowing which is worst at the lateral facet of the patellofemoral joint, and tricompartmental osteophytes.",
+    arthropathy=A,
+    joint_space_narrowing=A,
+    osteophyte=A,
+)
 add(C, "There is no significant knee joint effusion.", joint_effusion=N)
-add(C, "Findings: Multiple images of the right shoulder reveal a full thickness, near full width tear of supraspinatus tendon with a few anterior fibers remaining.", tear=A)
-add(C, "There is mild fatty atrophy of the supraspinatus and moderate fatty atrophy of the infraspinatus muscle.", fatty_atrophy=A)
+add(
+    C,
+    "Findings: Multiple images of the right shoulder reveal a full thickness, near full width tear of supraspinatus tendon with a few anterior fibers remaining.",
+    tear=A,
+)
+add(
+    C,
+    "There is mild fatty atrophy of the supraspinatus and moderate fatty atrophy of the infraspinatus muscle.",
+    fatty_atrophy=A,
+)
 add(C, "There is superior subluxation of the humeral head.", subluxation=A)
 add(C, "Thickening and increased signal of the subscapularis tendon is consistent with tendinopathy.", tendinopathy=A)
 add(C, "There is a healing comminuted spiral fracture of the proximal phalanx of the fifth digit.", fracture=A)
-add(C, "Four views of the left ribs reveal fractures of the left ribs at the mid axillary line of the left 5, 6, 7, 8 and 9th ribs.", fracture=A)
+add(
+    C,
+    "Four views of the left ribs reveal fractures of the left ribs at the mid axillary line of the left 5, 6, 7, 8 and 9th ribs.",
+    fracture=A,
+)
 add(C, "There is no definite hemothorax on the left side.", hemothorax=N)
 add(C, "No evidence for hydronephrosis.", hydronephrosis=N)
 add(C, "heterogenous liver with no focal lesions.", focal_lesion=N)
@@ -231,7 +359,11 @@ add(C, "No evidence for aortic aneurysm.", aortic_aneurysm=N)
 add(C, "No free fluid.", free_fluid=N)
 add(C, "Summary: no fracture is seen.", fracture=N)
 C = "ctakes-example-notes"  # apache/ctakes: fictitious notes of the cTAKES examples and regression tests (README)
-add(C, "Again seen is a large ventral hernia containing multiple nonobstructed loops of small bowel and ascending colon.", ventral_hernia=A)
+add(
+    C,
+    "Again seen is a large ventral hernia containing multiple nonobstructed loops of small bowel and ascending colon.",
+    ventral_hernia=A,
+)
 add(C, "No evidence of vascular compromise within this hernial sac.", vascular_compromise=N)
 add(C, "Possible diffuse fatty infiltration of the liver.", fatty_infiltration=A)
 add(C, "Severe atrophy of the left kidney.", atrophy=A)
@@ -245,21 +377,42 @@ add(C, "Ulceration of soft tissues distally.", ulceration=A)
 add(C, "No radiographic evidence of osteomyelitis.", osteomyelitis=N)
 add(C, "No radiographic evidence of loosening.", loosening=N)
 add(C, "Extensive arterial calcification.", arterial_calcification=A)
-add(C, "As physical examination by the primary care provided did show small hemorrhoids but, as stool was strongly positive for blood, he was referred for a repeat colonoscopy.", hemorrhoid=A)
+add(
+    C,
+    "As physical examination by the primary care provided did show small hemorrhoids but, as stool was strongly positive for blood, he was referred for a repeat colonoscopy.",
+    hemorrhoid=A,
+)
 add(C, "Biopsies were positive for grade 3 out of 4 adenocarcinoma.", adenocarcinoma=A)
-add(C, "The patient underwent a staging CT scan early April, which did not reveal obvious intra-abdominal spread and large lymph nodes, or metastatic lesions in his liver.", **{"intra-abdominal spread": N, "metastatic lesion": N})
+add(
+    C,
+    "The patient underwent a staging CT scan early April, which did not reveal obvious intra-abdominal spread and large lymph nodes, or metastatic lesions in his liver.",
+    **{"intra-abdominal spread": N, "metastatic lesion": N},
+)
 add(C, "The patient has a history of psoriatic arthritis.", psoriatic_arthritis=A)
-add(C, "He also has a history of thyroid insufficiency, and has been on Synthroid for the last 25 years.", thyroid_insufficiency=A)
+add(
+    C,
+    "He also has a history of thyroid insufficiency, and has been on Synthroid for the last 25 years.",
+    thyroid_insufficiency=A,
+)
 add(C, "Skin: Psoriasis over the kneecaps and elbows, and within his hair.", psoriasis=A)
 add(C, "Heart:  Core S1, S2, no murmur.", murmur=N)
 add(C, "Abdomen:  Soft and nontender.  No obvious masses.", mass=N)
 add(C, "Extremities:  No signs of joint damage due to his psoriatic arthritis.", joint_damage=N, psoriatic_arthritis=A)
 add(C, "Rect:  Normal prostate, no masses palpable.", mass=N)
-add(C, "#1 Colorectal cancer of the cecum, biopsy proven.  No evidence for metastatic disease", colorectal_cancer=A, metastatic_disease=N)
+add(
+    C,
+    "#1 Colorectal cancer of the cecum, biopsy proven.  No evidence for metastatic disease",
+    colorectal_cancer=A,
+    metastatic_disease=N,
+)
 add(C, "MRI of the left breast was without malignancy.", malignancy=N)
 add(C, "Neck: Supple, no masses, thyroid not enlarged", mass=N)
 add(C, "LUNGS: CTA, No wheezes, rales, rhonchi", wheeze=N, rales=N, rhonchi=N)
-add(C, "This is a 50 year old peri-menopausal female with clinical stage 2A (T1,N2,M0) infiltrating ductal carcinoma.", ductal_carcinoma=A)
+add(
+    C,
+    "This is a 50 year old peri-menopausal female with clinical stage 2A (T1,N2,M0) infiltrating ductal carcinoma.",
+    ductal_carcinoma=A,
+)
 add(C, "OMENTUM; EXCISION: ADIPOSE TISSUE; NEGATIVE FOR MALIGNANCY.", malignancy=N)
 add(C, "Denies STIs and abnormal paps.", sti=N, abnormal_pap=N)
 add(C, "EEG to r/o seizure disorder.", seizure_disorder=A)
@@ -267,9 +420,32 @@ add(C, "It occurred last week and has caused immense leg pain.", leg_pain=A)
 add(C, "The patient reported pain in her upper arm.\nNo swelling.", pain=A, swelling=N)
 C = "ctakes-client-py-tests"  # Machine-Learning-for-Medical-Language/ctakes-client-py (README)
 add(C, "Denies any fevers or chills, sore throat, anosmia, cough.", fever=N, chill=N, sore_throat=N, anosmia=N, cough=N)
-add(C, "Presents for a 5-day history of headache,sore throat, fever up to 100.5,cough,anosmia, dysgeusia.", headache=A, sore_throat=A, fever=A, cough=A, anosmia=A, dysgeusia=A)
-add(C, "The patient has a sore knee and headache but denies nausea and has no anosmia.", sore_knee=A, headache=A, nausea=N, anosmia=N)
-add(C, "ENMT: no ear pain, no sore throat, no congestion, pharyngitis", ear_pain=N, sore_throat=N, congestion=N, pharyngitis=N)
+add(
+    C,
+    "Presents for a 5-day history of headache,sore throat, fever up to 100.5,cough,anosmia, dysgeusia.",
+    headache=A,
+    sore_throat=A,
+    fever=A,
+    cough=A,
+    anosmia=A,
+    dysgeusia=A,
+)
+add(
+    C,
+    "The patient has a sore knee and headache but denies nausea and has no anosmia.",
+    sore_knee=A,
+    headache=A,
+    nausea=N,
+    anosmia=N,
+)
+add(
+    C,
+    "ENMT: no ear pain, no sore throat, no congestion, pharyngitis",
+    ear_pain=N,
+    sore_throat=N,
+    congestion=N,
+    pharyngitis=N,
+)
 add(C, "Respiratory: no shortness of breath, cough,", shortness_of_breath=N, cough=N)
 add(C, "Neurologic:  no weakness, no headaches", weakness=N, headache=N)
 add(C, "Heme/Lymph: no bleeding tendency, no bruising tendency, no swollen nodes", bleeding_tendency=N, swollen_node=N)
@@ -299,9 +475,20 @@ add(C, "air- filled cystic changes. no pneumothorax.", cystic_change=A, pneumoth
 add(C, "osseous structures unchanged scoliosis", scoliosis=A)
 C = "chexpert-labeler-samples"  # stanfordmlgroup/chexpert-labeler sample_reports.csv
 add(C, "Heart size normal and lungs are clear. No edema or pneumonia. No effusion", edema=N, pneumonia=N, effusion=N)
-add(C, "1. Left pleural effusion with adjacent atelectasis. Right effusion is also present.", pleural_effusion=A, atelectasis=A)
+add(
+    C,
+    "1. Left pleural effusion with adjacent atelectasis. Right effusion is also present.",
+    pleural_effusion=A,
+    atelectasis=A,
+)
 add(C, "2. Cardiomegaly without overt edema.", cardiomegaly=A, edema=N)
-add(C, "Minimal patchy airspace disease within the lingula, may reflect atelectasis or consolidation.", airspace_disease=A, atelectasis=A, consolidation=A)
+add(
+    C,
+    "Minimal patchy airspace disease within the lingula, may reflect atelectasis or consolidation.",
+    airspace_disease=A,
+    atelectasis=A,
+    consolidation=A,
+)
 add(C, "1. Stable mild cardiomegaly. 2. Hyperexpanded but clear lungs.", cardiomegaly=A)
 C = "medspacy-notebooks"  # medspacy/medspacy notebooks/context/4_Use_Cases.ipynb
 add(C, "No radiographic evidence of pneumonia.", pneumonia=N)
@@ -338,4 +525,9 @@ for r in rows:
 with open("sentences.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
-print(len(rows), Counter(r["split"] for r in rows), Counter((r["split"], r["label"]) for r in rows), Counter(r["source"] for r in rows))
+print(
+    len(rows),
+    Counter(r["split"] for r in rows),
+    Counter((r["split"], r["label"]) for r in rows),
+    Counter(r["source"] for r in rows),
+)

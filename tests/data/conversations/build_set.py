@@ -15,6 +15,7 @@ How the data is written below (one dict per conversation):
   a adversarial (never happened: answer "not mentioned", no tags), o adversarial about the other person
   (answer "not mentioned", tags = the turns about the person it did happen to, other_person: true).
 """
+
 import json
 import re
 import sys
@@ -22,16 +23,25 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CATEGORY = {"s": "single-hop", "m": "multi-hop", "t": "temporal", "n": "negation",
-            "a": "adversarial", "o": "adversarial"}
+CATEGORY = {
+    "s": "single-hop",
+    "m": "multi-hop",
+    "t": "temporal",
+    "n": "negation",
+    "a": "adversarial",
+    "o": "adversarial",
+}
 DEV = {"c1", "c2", "c3"}
 CONVS = []
 
 
 # c1: two friends from university, one in design, one a nurse -----------------------------------------
-CONVS.append(dict(
-    id="c1", speakers=("Ana", "Ben"), relation="friends since university",
-    script="""
+CONVS.append(
+    dict(
+        id="c1",
+        speakers=("Ana", "Ben"),
+        relation="friends since university",
+        script="""
 == 2023-01-14
 ANA: Ben! Guess who has a new flatmate with four legs.
 BEN: No way. You actually did it?
@@ -220,7 +230,7 @@ BEN: Play at the wedding.
 ANA: Absolutely not.
 BEN: Worth a try.
 """,
-    obs="""
+        obs="""
 Ana | Ana adopted a beagle puppy named Biscuit from a rescue in Hackney. | c1_biscuit
 Ben | Ben has a nine-year-old cat named Pepper who has never met a dog. | c1_pepper
 Ana | Ana works at a design agency and can bring her dog to the studio on Fridays. | c1_agency
@@ -276,7 +286,7 @@ Ana | Ana's sister Carla might move to London next year but is not sure yet. | c
 Ana | Ana's original Lisbon trip was from 18 to 23 May. | c1_lisbon_dates_q c1_lisbon_dates
 Ben | Ben had a seventy-seven-day Spanish streak in April. | c1_streak77
 """,
-    qs="""
+        qs="""
 s | What is the name of Ana's dog? | Biscuit | c1_biscuit
 s | What breed is Ana's dog? | a beagle | c1_biscuit
 s | What is Ben's cat called? | Pepper | c1_pepper
@@ -373,13 +383,17 @@ o | When did Ben take Biscuit to Cornwall? | not mentioned | c1_cornwall
 o | Which horror film did Ana watch with Maya? | not mentioned | c1_lighthouse
 t | How long was Ben's Spanish streak at the end of April? | seventy-seven days | c1_streak77
 """,
-))
+    )
+)
 
 
 # c2: a sister and a brother, a teacher in Leeds and a developer in Manchester ------------------------
-CONVS.append(dict(
-    id="c2", speakers=("Priya", "Dev"), relation="sister and brother",
-    script="""
+CONVS.append(
+    dict(
+        id="c2",
+        speakers=("Priya", "Dev"),
+        relation="sister and brother",
+        script="""
 == 2022-02-06
 DEV: Are you awake? I need to moan about work.
 PRIYA: It's Sunday morning and I have a seven-year-old. I've been awake since six.
@@ -550,7 +564,7 @@ DEV: Truly my sister.
 PRIYA: The bank job? [[c2_bank_start_q]]
 DEV: Started on the third. Suits and everything. I miss my pyjamas. [[c2_bank_start]]
 """,
-    obs="""
+        obs="""
 Dev | Dev is a backend developer at Kestrel, a payments startup, and has worked there for three years. | c2_kestrel c2_dev_job
 Priya | Priya is a chemistry teacher who has taught for fifteen years. | c2_chem c2_half
 Priya | Priya signed up for the Leeds half marathon in May and runs three times a week. | c2_half c2_runs
@@ -603,7 +617,7 @@ Priya | Priya's father said he wanted no fuss for his seventieth; her mother wan
 Priya | Priya's son Arjun started drum lessons in September. | c2_drums_start
 Priya | Priya's son Arjun made a sign for her race saying "Go Mummy, you are not last". | c2_sign
 """,
-    qs="""
+        qs="""
 s | What is the name of the startup Dev worked for? | Kestrel | c2_kestrel
 s | What subject does Priya teach? | chemistry | c2_chem
 s | What did Dev name his sourdough starter? | Gerald | c2_gerald
@@ -692,13 +706,17 @@ o | When did Priya have her hip replacement? | not mentioned | c2_surgery_date c
 o | How did Dev do in his grade one violin exam? | not mentioned | c2_violin_stop
 o | When did Dev start drum lessons? | not mentioned | c2_drums_start
 """,
-))
+    )
+)
 
 
 # c3: two colleagues at a logistics company, a team lead and a data analyst ---------------------------
-CONVS.append(dict(
-    id="c3", speakers=("Tomasz", "Grace"), relation="colleagues",
-    script="""
+CONVS.append(
+    dict(
+        id="c3",
+        speakers=("Tomasz", "Grace"),
+        relation="colleagues",
+        script="""
 == 2024-01-15
 GRACE: Morning! How was the break? You look weirdly energetic for a Monday.
 TOMASZ: I look energetic because I'm chewing nicotine gum. I quit smoking on New Year's Day. [[c3_quit_smoking]]
@@ -870,7 +888,7 @@ GRACE: What's the goldfish called?
 TOMASZ: Spider-Man. [[c3_spiderman]]
 GRACE: Perfect.
 """,
-    obs="""
+        obs="""
 Tomasz | Tomasz quit smoking on New Year's Day 2024 after smoking since he was seventeen. | c3_quit_smoking c3_kasia
 Grace | Grace is doing a part-time master's in statistics with the Open University, evenings and weekends. | c3_masters c3_masters_ou
 Grace | Grace goes bouldering on Tuesdays and Thursdays. | c3_bouldering
@@ -920,7 +938,7 @@ Tomasz | One depot saves an hour a day with Tomasz's Atlas route optimiser. | c3
 Tomasz | Tomasz's daughter Zosia sleeps five hours in a row by October. | c3_five_hours
 Tomasz | Tomasz had not smoked for eight months by late August. | c3_eight_months
 """,
-    qs="""
+        qs="""
 s | What is the name of Tomasz's wife? | Kasia | c3_kasia
 s | What is Grace studying part-time? | a master's in statistics with the Open University | c3_masters_ou
 s | Where does Grace climb and on which days? | at a climbing wall on Tuesdays and Thursdays | c3_bouldering
@@ -1002,13 +1020,17 @@ o | Why did Tomasz fail his driving test? | not mentioned | c3_test_failed
 o | What did Grace name her goldfish? | not mentioned | c3_goldfish c3_spiderman
 o | Why does Grace take the tram in winter? | not mentioned | c3_tram_winter
 """,
-))
+    )
+)
 
 
 # c4: a personal trainer and his client -------------------------------------------------------------
-CONVS.append(dict(
-    id="c4", speakers=("Marcus", "Helen"), relation="personal trainer and client",
-    script="""
+CONVS.append(
+    dict(
+        id="c4",
+        speakers=("Marcus", "Helen"),
+        relation="personal trainer and client",
+        script="""
 == 2023-09-12
 MARCUS: Welcome, Helen. Before we lift anything, tell me what you want out of this.
 HELEN: I want to climb Snowdon with my daughter Emma next June, for her twenty-first. Right now I get puffed on the stairs at work. [[c4_snowdon_goal]]
@@ -1189,7 +1211,7 @@ HELEN: Good. Someone has to suffer besides me.
 MARCUS: See you Tuesday.
 HELEN: Seven sharp.
 """,
-    obs="""
+        obs="""
 Helen | Helen wants to climb Snowdon with her daughter Emma in June for Emma's twenty-first birthday. | c4_snowdon_goal
 Helen | Helen is an accountant who sits at a desk ten hours a day. | c4_accountant
 Helen | Helen has a lower back problem from a slipped disc in 2019. | c4_back
@@ -1244,7 +1266,7 @@ Helen | Helen should not do heavy deadlifts for a while because of her back. | c
 Helen | Helen found it foggy at the top of Snowdon. | c4_fog
 Helen | Helen had a client who sent her a shoebox of receipts the day before the tax deadline. | c4_shoebox
 """,
-    qs="""
+        qs="""
 s | What mountain does Helen want to climb? | Snowdon | c4_snowdon_goal
 s | What does Helen do for a living? | she is an accountant | c4_accountant
 s | What is Helen allergic to? | peanuts and tree nuts | c4_nuts
@@ -1326,13 +1348,17 @@ o | Which rugby team did Helen play for? | not mentioned | c4_rugby
 o | When was Helen bitten by a dog? | not mentioned | c4_dogs_nervous
 o | How long did it take Helen to get into her wetsuit? | not mentioned | c4_wetsuit_q c4_wetsuit
 """,
-))
+    )
+)
 
 
 # c5: two neighbours over the garden fence, a retired headteacher and a young father ------------------
-CONVS.append(dict(
-    id="c5", speakers=("Rosa", "Sam"), relation="next-door neighbours",
-    script="""
+CONVS.append(
+    dict(
+        id="c5",
+        speakers=("Rosa", "Sam"),
+        relation="next-door neighbours",
+        script="""
 == 2025-03-08
 SAM: Morning, Rosa! Sorry about the noise this week.
 ROSA: The builders? I hardly hear them over Pancho. [[c5_pancho_name]]
@@ -1506,7 +1532,7 @@ ROSA: The train to Heathrow. I'm not driving, remember? [[c5_train_airport]]
 SAM: I'll drive you to the station at least. [[c5_drive_station]]
 ROSA: That I accept.
 """,
-    obs="""
+        obs="""
 Sam | Sam's kitchen is being rebuilt and the family is living on a microwave until May. | c5_kitchen
 Sam | Sam has three-year-old twins named Kemi and Tayo. | c5_twins
 Sam | Sam's wife Ada is a surgeon. | c5_ada
@@ -1557,7 +1583,7 @@ Rosa | Rosa's parrot Pancho learned to say "Tayo". | c5_pancho_tayo
 Rosa | Rosa used to refuse to use a smartphone; she is not a fan but now uses one. | c5_phone_q c5_phone
 Sam | Sam is not a fan of weeding but carries the watering cans. | c5_weeding
 """,
-    qs="""
+        qs="""
 s | What is Rosa's parrot called? | Pancho | c5_pancho_name c5_african_grey
 s | What kind of bird is Pancho? | an African grey parrot | c5_african_grey
 s | What are the names of Sam's twins? | Kemi and Tayo | c5_twins
@@ -1639,13 +1665,17 @@ o | How old are Sam's grandchildren? | not mentioned | c5_grandkids_q c5_grandki
 o | When did Rosa start swimming at the lido? | not mentioned | c5_sam_swim
 o | What did Rosa build for Sam? | not mentioned | c5_bench
 """,
-))
+    )
+)
 
 
 # c6: long-distance friends, a chef in Osaka and a vet in Ireland -------------------------------------
-CONVS.append(dict(
-    id="c6", speakers=("Kenji", "Lucy"), relation="long-distance friends from a language exchange",
-    script="""
+CONVS.append(
+    dict(
+        id="c6",
+        speakers=("Kenji", "Lucy"),
+        relation="long-distance friends from a language exchange",
+        script="""
 == 2024-05-12
 LUCY: Kenji! It's been ages. How's the hotel kitchen?
 KENJI: I handed in my notice on Friday. After eight years at the Grand, I'm leaving in June. [[c6_leave_hotel]]
@@ -1822,7 +1852,7 @@ LUCY: And I bought a keyboard last weekend! I'm playing again, just in the eveni
 KENJI: Play at the wedding, then.
 LUCY: Maybe just one song.
 """,
-    obs="""
+        obs="""
 Kenji | Kenji handed in his notice at the Grand hotel after eight years and leaves in June. | c6_leave_hotel
 Kenji | Kenji is opening his own ramen shop in Osaka, his dream since he was twenty. | c6_ramen_dream c6_osaka
 Lucy | Lucy is the only large-animal vet for half of County Meath. | c6_vet
@@ -1876,7 +1906,7 @@ Lucy | Lucy and Kenji's Sunday Japanese calls last fifteen minutes. | c6_sunday_
 Kenji | Kenji never drinks coffee, only green tea. | c6_green_tea
 Lucy | Lucy can say "Watashi wa juui desu", I am a vet, in Japanese. | c6_juui
 """,
-    qs="""
+        qs="""
 s | Where did Kenji work before opening his shop? | the Grand hotel kitchen, for eight years | c6_leave_hotel
 s | What kind of vet is Lucy? | a large-animal vet | c6_vet
 s | What is the name of Lucy's horse? | Clover | c6_clover
@@ -1958,7 +1988,8 @@ o | When did Lucy hand in her notice at the Grand? | not mentioned | c6_leave_ho
 o | Why is Lucy scared of horses? | not mentioned | c6_kenji_horses
 o | Why does Lucy never drink coffee? | not mentioned | c6_green_tea
 """,
-))
+    )
+)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1997,7 +2028,7 @@ def parse_script(conv):
         turn_tags = []
         if found:
             turn_tags = [t.strip() for t in found.group(1).split(",") if t.strip()]
-            text = text[:found.start()].rstrip()
+            text = text[: found.start()].rstrip()
         if "[[" in text or "]]" in text:
             errors.append(f"{cid}: stray tag brackets in {text[:50]!r}")
         session = sessions[-1]
@@ -2040,8 +2071,15 @@ def build():
             errors.append(f"{cid}: {n_turns} turns (want >= 150)")
         date_of = {t["turn_id"]: s["date"] for s in sessions for t in s["turns"]}
         split = "dev" if cid in DEV else "heldout"
-        conversations.append({"id": cid, "speakers": list(conv["speakers"]), "relation": conv["relation"],
-                              "split": split, "sessions": sessions})
+        conversations.append(
+            {
+                "id": cid,
+                "speakers": list(conv["speakers"]),
+                "relation": conv["relation"],
+                "split": split,
+                "sessions": sessions,
+            }
+        )
         used = set()
 
         def resolve(tag_field, where):
@@ -2072,9 +2110,17 @@ def build():
                 errors.append(f"{oid}: speaker {who!r} is not in {cid}")
             if not text.startswith(who) and who.split()[0] not in text:
                 errors.append(f"{oid}: note does not name its speaker {who!r}: {text!r}")
-            pending.append({"id": None, "conversation": cid, "speaker": who, "text": text,
-                            "turn_ids": turn_ids, "date": max(date_of[t] for t in turn_ids),
-                            "split": split})
+            pending.append(
+                {
+                    "id": None,
+                    "conversation": cid,
+                    "speaker": who,
+                    "text": text,
+                    "turn_ids": turn_ids,
+                    "date": max(date_of[t] for t in turn_ids),
+                    "split": split,
+                }
+            )
         # numbered in the order a memory would store them: by session date, then by first turn
         pending.sort(key=lambda o: (o["date"], turn_key(o["turn_ids"][0])))
         for k, o in enumerate(pending):
@@ -2103,8 +2149,15 @@ def build():
             if code == "m" and len(evidence) < 2:
                 errors.append(f"{qid}: multi-hop question with fewer than two evidence turns")
             ids[qid] += 1
-            q = {"id": qid, "conversation": cid, "question": question, "answer": answer,
-                 "evidence": evidence, "category": CATEGORY[code], "split": split}
+            q = {
+                "id": qid,
+                "conversation": cid,
+                "question": question,
+                "answer": answer,
+                "evidence": evidence,
+                "category": CATEGORY[code],
+                "split": split,
+            }
             if code == "o":
                 q["other_person"] = True
             questions.append(q)
@@ -2128,22 +2181,24 @@ def build():
 
 
 def counts(conversations, observations, questions):
-    lines = ["| conversation | split | sessions | turns | observations | questions |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| conversation | split | sessions | turns | observations | questions |", "|---|---|---|---|---|---|"]
     for c in conversations:
         nt = sum(len(s["turns"]) for s in c["sessions"])
         no = sum(o["conversation"] == c["id"] for o in observations)
         nq = sum(q["conversation"] == c["id"] for q in questions)
-        lines.append(f"| {c['id']} ({' & '.join(c['speakers'])}) | {c['split']} | {len(c['sessions'])} | "
-                     f"{nt} | {no} | {nq} |")
+        lines.append(
+            f"| {c['id']} ({' & '.join(c['speakers'])}) | {c['split']} | {len(c['sessions'])} | {nt} | {no} | {nq} |"
+        )
     cats = ["single-hop", "multi-hop", "temporal", "negation", "adversarial"]
-    lines += ["", "| split | " + " | ".join(cats) + " | of which other person | all |",
-              "|---" * (len(cats) + 3) + "|"]
+    lines += ["", "| split | " + " | ".join(cats) + " | of which other person | all |", "|---" * (len(cats) + 3) + "|"]
     for split in ("dev", "heldout", None):
         qs = [q for q in questions if split is None or q["split"] == split]
         row = [str(sum(q["category"] == c for q in qs)) for c in cats]
-        lines.append(f"| {split or 'all'} | " + " | ".join(row) +
-                     f" | {sum(bool(q.get('other_person')) for q in qs)} | {len(qs)} |")
+        lines.append(
+            f"| {split or 'all'} | "
+            + " | ".join(row)
+            + f" | {sum(bool(q.get('other_person')) for q in qs)} | {len(qs)} |"
+        )
     return "\n".join(lines)
 
 
@@ -2157,8 +2212,11 @@ def main():
     print(counts(conversations, observations, questions))
     if "--check" in sys.argv:
         return
-    for name, rows in (("conversations.jsonl", conversations), ("observations.jsonl", observations),
-                       ("questions.jsonl", questions)):
+    for name, rows in (
+        ("conversations.jsonl", conversations),
+        ("observations.jsonl", observations),
+        ("questions.jsonl", questions),
+    ):
         with open(HERE / name, "w", encoding="utf-8") as f:
             for row in rows:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
