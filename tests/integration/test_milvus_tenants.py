@@ -23,7 +23,7 @@ TENANTS = {"alice": ("apple", "an apple on a kitchen table"), "bob": ("boat", "a
 
 def fill(client, name):
     concept, text = TENANTS[name]
-    client.create_namespace(name, encoder="minilm", concepts=[concept])
+    client.create_namespace(name, encoder="minilm", concepts=[concept], open_vocabulary=False)  # declared only
     for i in range(3):  # the same ids in both tenants
         client.remember(
             name, id=f"item{i}", kind="text", text=f"{text} #{i}", metadata={"owner": name}, states={concept: "has"}
@@ -88,7 +88,7 @@ def test_pooled_tenants_never_see_each_other(milvus_server, tmp_path):
             assert c.get_item("bob", "item0").item.metadata["owner"] == "bob"
             assert c.get_namespace("bob").item_count == 1
             # a namespace re-created under a deleted one's name starts empty (its rows went with it)
-            c.create_namespace("alice", encoder="minilm", concepts=["apple"])
+            c.create_namespace("alice", encoder="minilm", concepts=["apple"], open_vocabulary=False)
             assert c.get_namespace("alice").item_count == 0 and not c.list_items("alice").items
             assert not c.recall("alice", text="an apple", top_k=10).hits
             assert [h.id for h in c.recall("bob", text="a boat", top_k=10).hits] == ["item0"]
