@@ -21,7 +21,7 @@ from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallQuery
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.recall import Hit, QueryPlan, RecallResult, _encoder, plan_query
+from polarmem_server.recall import Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
 from polarmem_server.storage.backend import Backend, SearchRequest
 
 SUBJECT, TOPIC, FORBIDDEN = 0, 1, 2
@@ -106,7 +106,8 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
         found += search("hard", k, topics, []).hits
     for concept in [*topics, *plan.forbidden]:  # notes holding it as NOT_HAS: a "no", a constraint
         found += search("hard", k, subjects, [concept], absent_verified=True).hits
-    candidates = _with_records(backend, namespace, found)
+    # once per item (every search scores the same vector, so any sighting's s_sem is the item's)
+    candidates = with_records(backend, namespace, list({hit.item_id: hit for hit in found}.values()))
     states = [_states(record, terms) for _, record in candidates]
     labelled, summary = _core.answer_question(
         [(vocabulary.name(c), role) for c, role in terms],
@@ -132,20 +133,6 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
         answer_summary=summary,
     )
     return result
-
-
-def _with_records(backend: Backend, namespace: Namespace, found: list) -> list:
-    """(hit, record) once per item, first sighting kept (every search scores the same vector, so
-    any sighting's s_sem is the item's); records read with the searches, else in one multi-get."""
-    unique = list({hit.item_id: hit for hit in reversed(found)}.values())[::-1]
-    missing = [hit.item_id for hit in unique if hit.record is None]
-    read = dict(zip(missing, backend.get_items(namespace.name, missing))) if missing else {}
-    out = []
-    for hit in unique:
-        record = hit.record if hit.record is not None else read.get(hit.item_id)
-        if record is not None:  # forgotten since the search
-            out.append((hit, record))
-    return out
 
 
 def _states(record, terms: list[tuple[int, int]]) -> list[int]:

@@ -50,7 +50,7 @@ exactly.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -457,7 +457,7 @@ def _strict(
         def rows_of(found: SearchResult) -> list:
             return [
                 (hit, record, _absence_verified(record, forbidden))
-                for hit, record in _with_records(backend, namespace, found)
+                for hit, record in with_records(backend, namespace, found.hits)
             ]
     else:
 
@@ -511,21 +511,21 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
     )
 
 
-def _with_records(backend: Backend, namespace: Namespace, found: SearchResult) -> list:
-    """(hit, record) in rank order, the records read in one multi-get; a hit forgotten since
+def with_records(backend: Backend, namespace: Namespace, hits: Sequence[SearchHit]) -> list:
+    """(hit, record) in the hits' order, the records read in one multi-get; a hit forgotten since
     the search is dropped."""
-    if not found.hits:
+    if not hits:
         return []
-    if all(hit.record is not None for hit in found.hits):  # the backend read them with the search
-        return [(hit, hit.record) for hit in found.hits]
-    records = backend.get_items(namespace.name, [h.item_id for h in found.hits])
-    return [(hit, record) for hit, record in zip(found.hits, records) if record is not None]
+    if all(hit.record is not None for hit in hits):  # the backend read them with the search
+        return [(hit, hit.record) for hit in hits]
+    records = backend.get_items(namespace.name, [h.item_id for h in hits])
+    return [(hit, record) for hit, record in zip(hits, records) if record is not None]
 
 
 def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
     return [
         explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
-        for hit, record in _with_records(backend, namespace, found)
+        for hit, record in with_records(backend, namespace, found.hits)
     ]
 
 
