@@ -25,7 +25,7 @@ from polarmem_server.domain.items import ItemInput  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
 from polarmem_server.memory import Memory  # noqa: E402
 
-COVERAGE = (1.0, 0.5)
+COVERAGE = (1.0, 0.75, 0.5)
 BONUS = (0.05, 0.1, 0.2, 0.3)
 PENALTY = (1.0, 0.1)
 OUT = Path(__file__).resolve().parent / "results" / "agent-memory-sweep-dev.json"

@@ -299,16 +299,15 @@ def parse_text(
 
 # ---- the agent's recall labels (cpp/include/polarmem/answer_labels.hpp; answer_recall.py wraps it) ----
 
-# terms: (name, role 0 subject / 1 topic / 2 forbidden); candidates: (id, state per term, similarity,
-# created_ms). Returns ([(candidate index, label, status, superseded_by)] in the order shown, summary).
+# terms: (name, role 0 subject / 1 topic / 2 forbidden / 3 event), the question's frame found by the core;
+# candidates: (id, [(concept name, +1 HAS / -1 NOT_HAS)], similarity, created_ms). Returns
+# ([(candidate index, label, status, superseded_by, state per term)] in the order shown, summary).
 def answer_question(
+    question_utf8: bytes,
     terms: Sequence[tuple[str, int]],
-    unknown_topics: Sequence[str],
-    presence: bool,
-    candidates: Sequence[tuple[str, Sequence[int], float, int]],
+    candidates: Sequence[tuple[str, Sequence[tuple[str, int]], float, int]],
     k: int,
     topic_coverage: float,
     verified_bonus: float,
     contradiction_penalty: float,
-) -> tuple[list[tuple[int, str, str, str]], str]: ...
-def is_presence_question(utf8: bytes) -> bool: ...
+) -> tuple[list[tuple[int, str, str, str, list[int]]], str]: ...

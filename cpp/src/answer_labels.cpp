@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <ctime>
 #include <numeric>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "polarmem/text_parse.hpp"
 
@@ -40,12 +42,40 @@ struct Reading {
   std::size_t topics_held = 0;
 };
 
-Reading read(const Question& question, const Candidate& candidate) {
+using States = std::vector<std::int8_t>;  // a candidate's state of each question term
+
+// The note's state of each term: of the concept so named, else of one with the same stem (a HAS
+// wins over a NOT_HAS: "quit smoking ... after smoking since seventeen"). Each concept's stem is
+// taken once per note.
+States states_of(const Question& question, const std::vector<std::string>& stems, const Candidate& candidate) {
+  States states(question.terms.size(), 0);
+  std::vector<std::string> concept_stems;
+  for (std::size_t t = 0; t < question.terms.size(); ++t) {
+    if (question.terms[t].role == Role::kFrame) continue;
+    std::int8_t by_stem = 0;
+    bool named = false;
+    for (std::size_t c = 0; c < candidate.concepts.size(); ++c) {
+      const auto& [concept_name, state] = candidate.concepts[c];
+      if (concept_name == question.terms[t].name) {
+        states[t] = state;
+        named = true;
+        break;
+      }
+      if (concept_stems.size() <= c) concept_stems.push_back(stem(concept_name));
+      if (by_stem <= 0 && state != 0 && concept_stems[c] == stems[t]) by_stem = state;
+    }
+    if (!named) states[t] = by_stem;
+  }
+  return states;
+}
+
+Reading read(const Question& question, const States& states) {
   Reading r;
   for (std::size_t t = 0; t < question.terms.size(); ++t) {
     const auto& term = question.terms[t];
-    const int state = t < candidate.states.size() ? candidate.states[t] : 0;
+    const int state = states[t];
     switch (term.role) {
+      case Role::kFrame: break;
       case Role::kSubject:
         if (state > 0) {
           r.verified.push_back(term.name);
@@ -53,6 +83,19 @@ Reading read(const Question& question, const Candidate& candidate) {
         } else {
           r.subjects_hold = false;
           if (state < 0) r.contradicts.push_back("NOT_HAS " + term.name);
+        }
+        break;
+      case Role::kEvent:
+        // The question's own negated event is held by the note that states it ("when did Tomasz
+        // quit smoking?": NOT_HAS smoking); a HAS answers a question about it only when it asks
+        // what or when, not whether (its polarity is the question's, which the parse leaves open).
+        if (state < 0) {
+          ++r.topics_held;
+          r.verified.push_back("NOT_HAS " + term.name);
+        } else if (state > 0 && !question.presence) {
+          ++r.topics_held;
+          r.verified.push_back(term.name);
+          r.matched.push_back(term.name);
         }
         break;
       case Role::kTopic:
@@ -76,16 +119,17 @@ Reading read(const Question& question, const Candidate& candidate) {
   return r;
 }
 
-LabelledHit label(const Question& question, const Candidate& candidate, std::size_t index, const AnswerRule& rule) {
-  const Reading r = read(question, candidate);
-  std::size_t subjects = 0, topics = question.unknown_topics.size(), forbidden = 0;
+LabelledHit label(const Question& question, const States& states, std::size_t index, const AnswerRule& rule) {
+  const Reading r = read(question, states);
+  std::size_t subjects = 0, topics = 0, forbidden = 0;
   for (const auto& term : question.terms) {
     subjects += term.role == Role::kSubject;
-    topics += term.role == Role::kTopic;
+    topics += term.role == Role::kTopic || term.role == Role::kEvent;
     forbidden += term.role == Role::kForbidden;
   }
   LabelledHit hit;
   hit.candidate = index;
+  hit.states = states;
   const auto with = [](std::string_view word, const std::vector<std::string>& names, std::string_view prefix = "") {
     std::vector<std::string> shown;
     for (const auto& name : names) shown.push_back(std::string(prefix) + name);
@@ -108,6 +152,9 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
       constraint.insert(constraint.end(), r.constraint.begin(), r.constraint.end());
       hit.label = Label::kConstraint;
       hit.status = with("CONSTRAINT", constraint, "NOT_HAS ");
+    } else if (subjects > 0) {  // someone else's absence ("Tomasz quit smoking" for Grace): no one's asked
+      hit.label = Label::kRelated;
+      hit.status = r.matched.empty() ? "RELATED: similar only" : with("RELATED", r.matched);
     } else {
       hit.label = Label::kConflict;
       hit.status = with("CONFLICT", r.absent, "NOT_HAS ");
@@ -121,7 +168,8 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
   // What the question excludes is verified only where the note says it is absent ("peanut-free"):
   // a note silent about peanuts verifies "a snack for Leo", not "with no peanuts".
   const bool exclusions_hold = r.constraint.size() == forbidden;
-  if (r.subjects_hold && topics_hold && exclusions_hold && subjects + topics + forbidden > 0) {
+  // Never a name alone: a question that keeps nothing but its subject verifies nothing.
+  if (r.subjects_hold && topics_hold && exclusions_hold && topics + forbidden > 0) {
     hit.label = Label::kVerified;
     hit.status = with("VERIFIED", r.verified);
     return hit;
@@ -140,18 +188,18 @@ LabelledHit label(const Question& question, const Candidate& candidate, std::siz
 // revises an older one. Only where the question names a subject: without one, two notes with
 // opposite states may be about different people, and neither revises the other.
 void mark_superseded(const Question& question, const std::vector<Candidate>& candidates,
-                     std::vector<LabelledHit>& hits) {
+                     const std::vector<States>& resolved, std::vector<LabelledHit>& hits) {
   // Topics only: two notes with opposite states of a forbidden concept ("no peanuts" / "with
-  // peanuts") are as often two things (two snacks) as one thing revised.
+  // peanuts") are as often two things (two snacks) as one thing revised; and a question about
+  // an event with no state ("why couldn't Kwame make the standups?") asks about the change
+  // itself, which neither state revises.
   std::vector<std::size_t> subjects, concepts;
   for (std::size_t t = 0; t < question.terms.size(); ++t) {
     if (question.terms[t].role == Role::kSubject) subjects.push_back(t);
     if (question.terms[t].role == Role::kTopic) concepts.push_back(t);
   }
   if (subjects.empty() || concepts.empty()) return;
-  const auto state = [&](std::size_t c, std::size_t t) {
-    return t < candidates[c].states.size() ? static_cast<int>(candidates[c].states[t]) : 0;
-  };
+  const auto state = [&](std::size_t c, std::size_t t) { return static_cast<int>(resolved[c][t]); };
   const auto about_subjects = [&](std::size_t c) {
     return std::all_of(subjects.begin(), subjects.end(), [&](std::size_t t) { return state(c, t) > 0; });
   };
@@ -186,13 +234,12 @@ void mark_superseded(const Question& question, const std::vector<Candidate>& can
 
 // Every subject and topic HAS (at least one asked), no unknown topic: the paper's entailment
 // with nothing left unverified but what the question excludes.
-bool holds_everything_asked(const Question& question, const Candidate& candidate) {
-  if (!question.unknown_topics.empty()) return false;
+bool holds_everything_asked(const Question& question, const States& states) {
   bool asked = false;
   for (std::size_t t = 0; t < question.terms.size(); ++t) {
-    if (question.terms[t].role == Role::kForbidden) continue;
+    if (question.terms[t].role == Role::kForbidden || question.terms[t].role == Role::kFrame) continue;
     asked = true;
-    if (t >= candidate.states.size() || candidate.states[t] <= 0) return false;
+    if (states[t] <= 0) return false;
   }
   return asked;
 }
@@ -211,9 +258,9 @@ int group_of(Label label) {
 
 std::string summary_of(const Question& question) {
   std::vector<std::string> asked;
-  for (const auto& term : question.terms)
-    asked.push_back(term.role == Role::kForbidden ? "no " + term.name : term.name);
-  for (const auto& word : question.unknown_topics) asked.push_back(word);
+  for (const auto& term : question.terms) {
+    if (term.role != Role::kFrame) asked.push_back(term.role == Role::kForbidden ? "no " + term.name : term.name);
+  }
   return asked.empty() ? "no verified evidence" : "no verified evidence for: " + joined(asked);
 }
 
@@ -222,10 +269,17 @@ std::string summary_of(const Question& question) {
 Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
                        const AnswerRule& rule) {
   Answer out;
+  std::vector<std::string> stems;
+  for (const auto& term : question.terms) stems.push_back(stem(term.name));
+  std::vector<States> resolved;
+  resolved.reserve(candidates.size());
+  for (const auto& candidate : candidates) resolved.push_back(states_of(question, stems, candidate));
   std::vector<LabelledHit> hits;
   hits.reserve(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) hits.push_back(label(question, candidates[i], i, rule));
-  mark_superseded(question, candidates, hits);
+  for (std::size_t i = 0; i < candidates.size(); ++i) hits.push_back(label(question, resolved[i], i, rule));
+  std::vector<Label> before(hits.size());  // what each note answers, superseded or not
+  for (const auto& hit : hits) before[hit.candidate] = hit.label;
+  mark_superseded(question, candidates, resolved, hits);
   const auto by_similarity = [&](const LabelledHit& a, const LabelledHit& b) {
     const auto& x = candidates[a.candidate];
     const auto& y = candidates[b.candidate];
@@ -233,24 +287,33 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   };
   // similarity moved by the label; a superseded note just below the note that revises it
   std::vector<double> key(candidates.size());
-  // A superseded note is shown, not hidden (it says what held before): no penalty, only below
-  // the note that revises it.
+  // A superseded note is shown, not hidden (it says what held before, which a question about the
+  // past asks): it keeps the move of what it answers, only never above the note that revises it
+  // (conversations dev: "did Ana go to Lisbon in May?" is answered by the cancelled May trip,
+  // revised by the October one).
   const auto shift = [&](Label label) {
     return is_verified_answer(label)   ? rule.verified_bonus
            : label == Label::kConflict ? -rule.contradiction_penalty
                                        : 0.0;
   };
   for (const auto& hit : hits) {
-    key[hit.candidate] = candidates[hit.candidate].similarity + shift(hit.label);
+    key[hit.candidate] = candidates[hit.candidate].similarity + shift(before[hit.candidate]);
     // consistent with everything asked, silent only on what the question excludes: half the move
-    if (hit.label == Label::kRelated && holds_everything_asked(question, candidates[hit.candidate])) {
+    if (hit.label == Label::kRelated && holds_everything_asked(question, resolved[hit.candidate])) {
       key[hit.candidate] += rule.verified_bonus / 2;
     }
   }
-  for (const auto& hit : hits) {
-    if (hit.label != Label::kSuperseded) continue;
-    for (std::size_t c = 0; c < candidates.size(); ++c) {
-      if (candidates[c].id == hit.superseded_by) key[hit.candidate] = std::min(key[hit.candidate], key[c] - 1e-6);
+  // below its reviser, which may itself be superseded: repeat until a chain settles
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const auto& hit : hits) {
+      if (hit.label != Label::kSuperseded) continue;
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
+        if (candidates[c].id == hit.superseded_by && key[hit.candidate] >= key[c]) {
+          key[hit.candidate] = key[c] - 1e-6;
+          moved = true;
+        }
+      }
     }
   }
   std::vector<LabelledHit> ranked = hits;
@@ -291,6 +354,110 @@ bool is_presence_question(std::string_view utf8) {
   }
   if (i >= tokens.size()) return false;
   return std::find(openers.begin(), openers.end(), tokens[i].word) != openers.end();
+}
+
+bool is_frame_word(std::string_view word) {
+  // What a question asks with: the answer's kind ("what kind of ..."), how it is named, how long
+  // or how often, and when relative to something else; and the auxiliaries that become words.
+  static const std::unordered_set<std::string_view> words = {
+      "kind", "kinds", "type", "types", "sort", "sorts", "thing", "things", "stuff", "anything", "something",
+      "everything", "nothing", "lot", "lots", "way", "ways", "time", "times", "one", "ones", "name", "names", "called",
+      "named", "long", "much", "many", "often", "far", "again", "before", "after", "will", "would", "late",
+      "originally", "finally", "soon", "now", "happened", "happen", "happens",
+      // when something began or changed is asked of the thing itself: "when did Ana start guitar
+      // lessons?" is answered by "has taken guitar lessons since mid-August" (conversations dev)
+      "start", "started", "begin", "began", "become", "became", "change", "changed", "end", "ended"};
+  return words.count(word) > 0;
+}
+
+Question read_question(std::string_view utf8, std::vector<QueryTerm> terms) {
+  Question question{std::move(terms), is_presence_question(utf8)};
+  static const std::unordered_set<std::string_view> asking = {"what", "what's", "which", "whose"};
+  static const std::unordered_set<std::string_view> passed_over = {
+      "kind", "kinds", "sort", "sorts", "type", "types", "of", "the", "a", "an", "two", "three", "four", "five"};
+  static const std::unordered_set<std::string_view> auxiliaries = {
+      "is",  "are",   "was",  "were",  "do",     "does", "did",   "has",  "have", "had",
+      "can", "could", "will", "would", "should", "may",  "might", "must", "'s"};
+  std::unordered_set<std::string> answer_types;  // "what INSTRUMENT": the note names a guitar, not an instrument
+  const auto tokens = text::tokenise(utf8);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::size_t next = i + 1;
+    if (tokens[i].word == "how" && next < tokens.size() &&
+        (tokens[next].word == "many" || tokens[next].word == "much")) {
+      ++next;
+    } else if (!asking.count(tokens[i].word)) {
+      continue;
+    }
+    while (next < tokens.size() && passed_over.count(tokens[next].word)) ++next;
+    if (next < tokens.size() && !auxiliaries.count(tokens[next].word)) answer_types.insert(stem(tokens[next].word));
+  }
+  for (auto& term : question.terms) {
+    if ((term.role == Role::kTopic || term.role == Role::kEvent) &&
+        (is_frame_word(term.name) || answer_types.count(stem(term.name)))) {
+      term.role = Role::kFrame;
+    }
+  }
+  return question;
+}
+
+// Common irregular past forms, by their base: "ran" holds "run" (conversations dev: "When did
+// Priya run the half marathon?" over "Priya ran the Leeds half marathon").
+std::string_view irregular_base(std::string_view word) {
+  static const std::unordered_map<std::string_view, std::string_view> bases = {
+      {"ran", "run"},       {"went", "go"},       {"gone", "go"},      {"sang", "sing"},    {"sung", "sing"},
+      {"drove", "drive"},   {"driven", "drive"},  {"ate", "eat"},      {"eaten", "eat"},    {"took", "take"},
+      {"taken", "take"},    {"gave", "give"},     {"given", "give"},   {"met", "meet"},     {"bought", "buy"},
+      {"wrote", "write"},   {"written", "write"}, {"broke", "break"},  {"broken", "break"}, {"began", "begin"},
+      {"begun", "begin"},   {"swam", "swim"},     {"won", "win"},      {"lost", "lose"},    {"left", "leave"},
+      {"told", "tell"},     {"made", "make"},     {"found", "find"},   {"got", "get"},      {"taught", "teach"},
+      {"thought", "think"}, {"brought", "bring"}, {"caught", "catch"}, {"fell", "fall"},    {"fallen", "fall"},
+      {"felt", "feel"},     {"kept", "keep"},     {"sold", "sell"},    {"spent", "spend"},  {"paid", "pay"},
+      {"chose", "choose"},  {"chosen", "choose"}, {"flew", "fly"},     {"flown", "fly"},    {"grew", "grow"},
+      {"grown", "grow"},    {"knew", "know"},     {"known", "know"},   {"rode", "ride"},    {"ridden", "ride"},
+      {"saw", "see"},       {"seen", "see"},      {"wore", "wear"},    {"worn", "wear"},    {"held", "hold"},
+      {"sent", "send"},     {"built", "build"},   {"slept", "sleep"},  {"spoke", "speak"},  {"spoken", "speak"},
+      {"stood", "stand"},   {"threw", "throw"},   {"thrown", "throw"}, {"woke", "wake"},    {"drank", "drink"},
+      {"drunk", "drink"},   {"fed", "feed"},      {"led", "lead"},     {"hid", "hide"},     {"shot", "shoot"},
+      {"sat", "sit"},       {"lent", "lend"},     {"dug", "dig"},      {"hung", "hang"},    {"forgot", "forget"}};
+  const auto found = bases.find(word);
+  return found == bases.end() ? word : found->second;
+}
+
+std::string stem(std::string_view word) {
+  std::string w(irregular_base(word));
+  const auto ends = [&](std::string_view suffix) {
+    return w.size() >= suffix.size() && w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const auto has_vowel = [](std::string_view part) { return part.find_first_of("aeiouy") != std::string_view::npos; };
+  const auto base = [&](std::size_t cut) { return std::string_view(w).substr(0, w.size() - cut); };
+  if (w.size() > 4 && (ends("ies") || ends("ied"))) {
+    w = std::string(base(3)) + "y";  // "studies", "studied" -> "study"
+  } else if (w.size() >= 6 && ends("ing") && has_vowel(base(3))) {
+    w = base(3);
+  } else if (w.size() >= 5 && ends("ed") && has_vowel(base(2))) {
+    w = base(2);
+  } else if (w.size() > 4 && ends("es") &&
+             (ends("sses") || ends("xes") || ends("zes") || ends("ches") || ends("shes"))) {
+    w = base(2);
+  } else if (w.size() > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) {
+    w = base(1);
+  }
+  // the noun of a verb: "dependency" / "depend", "preference" / "prefer", "payment" / "pay"
+  // (agent memory dev: "has no dependency on Atlas" answers "does Beacon depend on Atlas?")
+  for (const std::string_view suffix : {"ency", "ence", "ance", "ment"}) {
+    if (w.size() >= suffix.size() + 3 && ends(suffix)) {
+      w = base(suffix.size());
+      break;
+    }
+  }
+  // "submitt" -> "submit", "runn" -> "run"; "move" / "mov(ing)" -> "mov"
+  const auto vowel = [](char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; };
+  if (w.size() > 3 && w.back() == w[w.size() - 2] && !vowel(w.back()) && w.back() != 'l' && w.back() != 's' &&
+      w.back() != 'z') {
+    w.pop_back();
+  }
+  if (w.size() > 3 && w.back() == 'e') w.pop_back();
+  return w;
 }
 
 std::string_view label_name(Label label) {

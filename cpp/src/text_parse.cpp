@@ -177,7 +177,7 @@ const WordSet& personal_pronouns() {
 // Past-habit verbs that are cues only as a subject's transitive verb: "User quit smoking", not
 // "a stopped train" or "a bus stopped at the light" (COCO dev captions).
 const WordSet& habit_verbs() {
-  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold");
+  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold dropped cancel");
   return words;
 }
 
@@ -705,7 +705,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
         // A past habit given up is a subject's transitive verb: "User quit smoking", not "a
         // stopped train", "is cancelled" (a post-cue) or "a bus stopped at the light".
         const std::size_t next = i + length;
-        ignored = (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
+        ignored = i == 0 ||  // "Stop sign on a street" (COCO): a habit verb needs its subject
+                  (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
                    before != "had") ||
                   auxiliaries().count(before) || before == "be" || before == "been" || before == "being" ||
                   before == "get" || before == "got" || next >= toks.size() ||
@@ -717,9 +718,10 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
       } else if (cue->phrase == "used to") {
         // "Maya used to run" (a past habit), not "a knife used to cut bread".
         ignored = i == 0 || !(personal_pronouns().count(before) || capitalised(i - 1));
-      } else if (cue->phrase == "free" && kind != TriggerTable::Kind::kPre) {
+      } else if ((cue->phrase == "free" || cue->phrase == "intolerant") && kind != TriggerTable::Kind::kPre) {
         // "X free" negates X alone ("pain free", "tumor free"); "felt free", "is free", "a free
-        // workshop" negate nothing (issue 52).
+        // workshop" negate nothing (issue 52). So does "X intolerant": "Priya is lactose
+        // intolerant" keeps Priya (conversations dev).
         const std::string_view owner = i > 0 ? without_possessive(before) : std::string_view();
         if (owner.empty() || !(all_letters(owner) || hyphenated_letters(owner)) || is_stopword(owner) ||
             free_verbs().count(owner) || contrast_words().count(owner) || triggers.match(toks, i - 1)) {
@@ -731,8 +733,8 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
             auto& m = result.mentions[j];
             if (m.end == toks[i - 1].end && m.start <= from) {
               m.negated = true;
-              m.cue = "free";
-              m.resolution = triggers.is_resolution("free");
+              m.cue = cue->phrase;
+              m.resolution = triggers.is_resolution(cue->phrase);
             }
           }
           for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) {

@@ -13,11 +13,21 @@ namespace {
 
 // "a snack for Leo with no peanuts"
 Question snack_question() {
-  return {{{"leo", Role::kSubject}, {"snack", Role::kTopic}, {"peanut", Role::kForbidden}}, {}, false};
+  return {{{"leo", Role::kSubject}, {"snack", Role::kTopic}, {"peanut", Role::kForbidden}}, false};
 }
 
 // "does Maya drink coffee?"
-Question coffee_question() { return {{{"maya", Role::kSubject}, {"coffee", Role::kTopic}}, {}, true}; }
+Question coffee_question() { return {{{"maya", Role::kSubject}, {"coffee", Role::kTopic}}, true}; }
+
+// A note stating `states` (+1 HAS, -1 NOT_HAS, 0 nothing) of the question's terms, in their order.
+Candidate note(const Question& question, const std::string& id, const std::vector<int>& states, float similarity,
+               std::int64_t created_ms) {
+  Candidate candidate{id, {}, similarity, created_ms};
+  for (std::size_t t = 0; t < states.size(); ++t) {
+    if (states[t] != 0) candidate.concepts.emplace_back(question.terms[t].name, static_cast<std::int8_t>(states[t]));
+  }
+  return candidate;
+}
 
 const LabelledHit& hit_of(const Answer& answer, const std::vector<Candidate>& candidates, const std::string& id) {
   for (const auto& hit : answer.hits) {
@@ -32,11 +42,11 @@ const LabelledHit& hit_of(const Answer& answer, const std::vector<Candidate>& ca
 
 POLARMEM_TEST(labels_follow_the_questions_constraints) {
   const std::vector<Candidate> candidates = {
-      {"safe", {1, 1, -1}, 0.70f, 1},       // Leo's snack, peanut-free
-      {"name-only", {1, 0, 0}, 0.80f, 2},   // about Leo, nothing asked
-      {"allergy", {1, 0, -1}, 0.60f, 3},    // "Leo is allergic to peanuts"
-      {"trap", {1, 1, 1}, 0.90f, 4},        // a snack with peanuts
-      {"other", {0, 1, 0}, 0.50f, 5},       // someone else's snack
+      note(snack_question(), "safe", {1, 1, -1}, 0.70f, 1),       // Leo's snack, peanut-free
+      note(snack_question(), "name-only", {1, 0, 0}, 0.80f, 2),   // about Leo, nothing asked
+      note(snack_question(), "allergy", {1, 0, -1}, 0.60f, 3),    // "Leo is allergic to peanuts"
+      note(snack_question(), "trap", {1, 1, 1}, 0.90f, 4),        // a snack with peanuts
+      note(snack_question(), "other", {0, 1, 0}, 0.50f, 5),       // someone else's snack
   };
   const Answer answer = answer_question(snack_question(), candidates, 5);
   CHECK(hit_of(answer, candidates, "safe").label == Label::kVerified);
@@ -56,7 +66,8 @@ POLARMEM_TEST(labels_follow_the_questions_constraints) {
 }
 
 POLARMEM_TEST(a_no_is_an_answer_to_a_presence_question_only) {
-  const std::vector<Candidate> candidates = {{"gave-up", {1, -1}, 0.6f, 1}, {"tea", {1, 0}, 0.7f, 2}};
+  const std::vector<Candidate> candidates = {note(coffee_question(), "gave-up", {1, -1}, 0.6f, 1),
+                                             note(coffee_question(), "tea", {1, 0}, 0.7f, 2)};
   Answer answer = answer_question(coffee_question(), candidates, 5);
   CHECK(hit_of(answer, candidates, "gave-up").label == Label::kAnswersNo);
   CHECK(hit_of(answer, candidates, "gave-up").status == "ANSWERS NO: NOT_HAS coffee");
@@ -66,9 +77,12 @@ POLARMEM_TEST(a_no_is_an_answer_to_a_presence_question_only) {
   answer = answer_question(asked, candidates, 5);
   CHECK(hit_of(answer, candidates, "gave-up").label == Label::kConstraint);
   CHECK(hit_of(answer, candidates, "gave-up").status == "CONSTRAINT: NOT_HAS coffee");
+  // someone else's "no" answers nothing asked of Maya, and contradicts nothing either
+  const std::vector<Candidate> others = {{"tom-quit", {{"tom", 1}, {"coffee", -1}}, 0.6f, 1}};
+  CHECK(answer_question(asked, others, 5).hits[0].status == "RELATED: similar only");
   // without a subject, "no pneumothorax" contradicts a query for pneumothorax
-  const Question finding{{{"pneumothorax", Role::kTopic}}, {}, false};
-  const std::vector<Candidate> reports = {{"clear", {-1}, 0.9f, 1}, {"seen", {1}, 0.5f, 2}};
+  const Question finding{{{"pneumothorax", Role::kTopic}}, false};
+  const std::vector<Candidate> reports = {note(finding, "clear", {-1}, 0.9f, 1), note(finding, "seen", {1}, 0.5f, 2)};
   answer = answer_question(finding, reports, 5);
   CHECK(answer.hits[0].label == Label::kVerified);
   CHECK(hit_of(answer, reports, "clear").label == Label::kConflict);
@@ -76,7 +90,8 @@ POLARMEM_TEST(a_no_is_an_answer_to_a_presence_question_only) {
 
 POLARMEM_TEST(an_exclusion_is_verified_only_by_a_stated_absence) {
   // "Leo's favourite snack is rice crackers" says nothing of peanuts: related, not verified
-  const std::vector<Candidate> candidates = {{"silent", {1, 1, 0}, 0.8f, 1}, {"stated", {1, 1, -1}, 0.7f, 2}};
+  const std::vector<Candidate> candidates = {note(snack_question(), "silent", {1, 1, 0}, 0.8f, 1),
+                                             note(snack_question(), "stated", {1, 1, -1}, 0.7f, 2)};
   const Answer answer = answer_question(snack_question(), candidates, 5);
   CHECK(hit_of(answer, candidates, "silent").label == Label::kRelated);
   CHECK(hit_of(answer, candidates, "silent").status == "RELATED: leo, snack");
@@ -85,8 +100,9 @@ POLARMEM_TEST(an_exclusion_is_verified_only_by_a_stated_absence) {
 
 POLARMEM_TEST(without_a_subject_an_absence_is_no_ones_constraint) {
   // "an office without dogs": "User has two cats and no dog" constrains no one asked about
-  const Question office{{{"office", Role::kTopic}, {"dog", Role::kForbidden}}, {}, false};
-  const std::vector<Candidate> candidates = {{"cats", {0, -1}, 0.5f, 1}, {"office", {1, 0}, 0.4f, 2}};
+  const Question office{{{"office", Role::kTopic}, {"dog", Role::kForbidden}}, false};
+  const std::vector<Candidate> candidates = {note(office, "cats", {0, -1}, 0.5f, 1),
+                                             note(office, "office", {1, 0}, 0.4f, 2)};
   const Answer answer = answer_question(office, candidates, 5, AnswerRule{1.0, 0.2, 1.0});
   CHECK(hit_of(answer, candidates, "cats").label == Label::kRelated);
   // the note holding the office (silent on dogs) moves up half the bonus: 0.4 + 0.1 > 0.5
@@ -96,8 +112,9 @@ POLARMEM_TEST(without_a_subject_an_absence_is_no_ones_constraint) {
 
 POLARMEM_TEST(labels_move_notes_by_the_rules_amounts) {
   // with small shifts a much more similar RELATED note stays above a verified one
-  const std::vector<Candidate> candidates = {
-      {"verified", {1, 1, -1}, 0.5f, 1}, {"similar", {1, 0, 0}, 0.9f, 2}, {"trap", {1, 1, 1}, 0.95f, 3}};
+  const std::vector<Candidate> candidates = {note(snack_question(), "verified", {1, 1, -1}, 0.5f, 1),
+                                             note(snack_question(), "similar", {1, 0, 0}, 0.9f, 2),
+                                             note(snack_question(), "trap", {1, 1, 1}, 0.95f, 3)};
   const Answer strict = answer_question(snack_question(), candidates, 3);
   CHECK(candidates[strict.hits[0].candidate].id == "verified");
   const Answer soft = answer_question(snack_question(), candidates, 3, AnswerRule{1.0, 0.1, 0.1});
@@ -108,11 +125,10 @@ POLARMEM_TEST(labels_move_notes_by_the_rules_amounts) {
 
 POLARMEM_TEST(the_plain_similarity_first_note_is_always_shown) {
   // four verified answers fill k = 3, yet the most similar note (RELATED) is shown, last
-  std::vector<Candidate> candidates = {{"a", {1, 1, -1}, 0.5f, 1},
-                                       {"b", {1, 1, -1}, 0.4f, 2},
-                                       {"c", {1, 1, -1}, 0.3f, 3},
-                                       {"d", {1, 1, -1}, 0.2f, 4},
-                                       {"top", {1, 0, 0}, 0.9f, 5}};
+  std::vector<Candidate> candidates = {
+      note(snack_question(), "a", {1, 1, -1}, 0.5f, 1), note(snack_question(), "b", {1, 1, -1}, 0.4f, 2),
+      note(snack_question(), "c", {1, 1, -1}, 0.3f, 3), note(snack_question(), "d", {1, 1, -1}, 0.2f, 4),
+      note(snack_question(), "top", {1, 0, 0}, 0.9f, 5)};
   const Answer answer = answer_question(snack_question(), candidates, 3);
   CHECK(answer.hits.size() == 3);
   CHECK(candidates[answer.hits[0].candidate].id == "a");
@@ -123,7 +139,8 @@ POLARMEM_TEST(the_plain_similarity_first_note_is_always_shown) {
 
 POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   const std::int64_t feb = 1769904000000, jul = 1782864000000;  // 2026-02-01, 2026-07-01
-  const std::vector<Candidate> candidates = {{"daily", {1, 1}, 0.8f, feb}, {"quit", {1, -1}, 0.6f, jul}};
+  const std::vector<Candidate> candidates = {note(coffee_question(), "daily", {1, 1}, 0.8f, feb),
+                                             note(coffee_question(), "quit", {1, -1}, 0.6f, jul)};
   const Answer answer = answer_question(coffee_question(), candidates, 5);
   CHECK(candidates[answer.hits[0].candidate].id == "quit");
   CHECK(answer.hits[0].label == Label::kAnswersNo);
@@ -131,20 +148,34 @@ POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   CHECK(answer.hits[1].superseded_by == "quit");
   CHECK(answer.hits[1].status == "SUPERSEDED by quit of 2026-07-01: NOT_HAS coffee (this note 2026-02-01)");
   // shown, not pushed out: a superseded note outranks a less similar RELATED one
-  const std::vector<Candidate> three = {
-      {"daily", {1, 1}, 0.8f, feb}, {"quit", {1, -1}, 0.6f, jul}, {"tea", {1, 0}, 0.5f, jul}};
+  const std::vector<Candidate> three = {note(coffee_question(), "daily", {1, 1}, 0.8f, feb),
+                                        note(coffee_question(), "quit", {1, -1}, 0.6f, jul),
+                                        note(coffee_question(), "tea", {1, 0}, 0.5f, jul)};
   const Answer shown = answer_question(coffee_question(), three, 2, AnswerRule{1.0, 0.1, 1.0});
   CHECK(shown.hits.size() == 2 && shown.hits[1].label == Label::kSuperseded);
+  // a chain (daily, then quit, then back on it) shows the newest first and each note below its
+  // reviser, every one above a RELATED note less similar than the answer it was
+  const std::int64_t dec = 1796083200000;  // 2026-12-01
+  const std::vector<Candidate> chain = {
+      note(coffee_question(), "daily", {1, 1}, 0.8f, feb), note(coffee_question(), "quit", {1, -1}, 0.6f, jul),
+      note(coffee_question(), "again", {1, 1}, 0.5f, dec), note(coffee_question(), "tea", {1, 0}, 0.65f, jul)};
+  const Answer revised = answer_question(coffee_question(), chain, 4);
+  std::vector<std::string> order;
+  for (const auto& hit : revised.hits) order.push_back(chain[hit.candidate].id);
+  CHECK((order == std::vector<std::string>{"again", "quit", "daily", "tea"}));
+  CHECK(hit_of(revised, chain, "quit").superseded_by == "again");
+  CHECK(hit_of(revised, chain, "daily").superseded_by == "quit");
   // a newer note that answers nothing does not revise: it only shares a word
   // ("does Leo take the bus to school?": "used to take the school bus", later "sweets on school days")
-  const Question bus{{{"leo", Role::kSubject}, {"bus", Role::kTopic}, {"school", Role::kTopic}}, {}, true};
-  const std::vector<Candidate> sharing = {{"used-to", {1, -1, -1}, 0.8f, feb}, {"sweets", {1, 0, 1}, 0.6f, jul}};
+  const Question bus{{{"leo", Role::kSubject}, {"bus", Role::kTopic}, {"school", Role::kTopic}}, true};
+  const std::vector<Candidate> sharing = {note(bus, "used-to", {1, -1, -1}, 0.8f, feb),
+                                          note(bus, "sweets", {1, 0, 1}, 0.6f, jul)};
   const Answer shared = answer_question(bus, sharing, 5);
   CHECK(hit_of(shared, sharing, "used-to").label == Label::kAnswersNo);
   CHECK(hit_of(shared, sharing, "sweets").label == Label::kRelated);
   // without a subject two notes may be about different people: neither revises the other
-  const Question anyone{{{"coffee", Role::kTopic}}, {}, true};
-  const std::vector<Candidate> unowned = {{"daily", {1}, 0.8f, feb}, {"quit", {-1}, 0.6f, jul}};
+  const Question anyone{{{"coffee", Role::kTopic}}, true};
+  const std::vector<Candidate> unowned = {note(anyone, "daily", {1}, 0.8f, feb), note(anyone, "quit", {-1}, 0.6f, jul)};
   const Answer plain = answer_question(anyone, unowned, 5);
   CHECK(plain.hits[0].label == Label::kVerified);
   CHECK(plain.hits[1].label == Label::kAnswersNo);
@@ -152,16 +183,91 @@ POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
 
 POLARMEM_TEST(unknown_topics_and_name_only_notes_are_not_verified) {
   // "does Maya go skydiving?": no note mentions skydiving
-  const Question question{{{"maya", Role::kSubject}}, {"skydiving"}, true};
-  const std::vector<Candidate> candidates = {{"maya", {1}, 0.8f, 1}};
+  const Question question{{{"maya", Role::kSubject}, {"skydiving", Role::kTopic}}, true};
+  const std::vector<Candidate> candidates = {note(question, "maya", {1}, 0.8f, 1)};
   const Answer answer = answer_question(question, candidates, 5);
   CHECK(answer.hits[0].label == Label::kRelated);
   CHECK(answer.summary == "no verified evidence for: maya, skydiving");
   // coverage below 1 verifies a note holding at least that share of the topics
-  const Question two{{{"maya", Role::kSubject}, {"coffee", Role::kTopic}, {"morning", Role::kTopic}}, {}, false};
-  const std::vector<Candidate> half = {{"h", {1, 1, 0}, 0.5f, 1}};
+  const Question two{{{"maya", Role::kSubject}, {"coffee", Role::kTopic}, {"morning", Role::kTopic}}, false};
+  const std::vector<Candidate> half = {note(two, "h", {1, 1, 0}, 0.5f, 1)};
   CHECK(answer_question(two, half, 5).hits[0].label == Label::kRelated);
   CHECK(answer_question(two, half, 5, AnswerRule{0.5}).hits[0].label == Label::kVerified);
+}
+
+POLARMEM_TEST(a_name_alone_verifies_nothing) {
+  // "what is Dev intolerant to?" keeps only Dev once its cue is read: every note about Dev holds him
+  const Question question{{{"dev", Role::kSubject}}, false};
+  const std::vector<Candidate> candidates = {note(question, "coriander", {1}, 0.6f, 1)};
+  const Answer answer = answer_question(question, candidates, 5);
+  CHECK(answer.hits[0].label == Label::kRelated);
+  CHECK(answer.hits[0].status == "RELATED: dev");
+  CHECK(answer.summary == "no verified evidence for: dev");
+}
+
+POLARMEM_TEST(a_term_matches_a_concept_of_the_same_stem) {
+  CHECK(stem("passed") == stem("pass"));
+  CHECK(stem("moving") == "mov" && stem("move") == "mov" && stem("moved") == "mov");
+  CHECK(stem("submitted") == "submit" && stem("submit") == "submit");
+  CHECK(stem("studies") == "study" && stem("studied") == "study" && stem("studying") == "study");
+  CHECK(stem("running") == "run" && stem("climbs") == "climb" && stem("boxes") == "box");
+  CHECK(stem("bus") == "bus" && stem("glass") == "glass" && stem("thing") == "thing" && stem("red") == "red");
+  CHECK(stem("dependency") == "depend" && stem("dependencies") == "depend" && stem("depends") == "depend");
+  CHECK(stem("preference") == stem("prefer") && stem("payments") == "pay" && stem("moment") == "moment");
+  CHECK(stem("ran") == stem("run") && stem("drove") == stem("drive") && stem("went") == stem("go"));
+  // "when did Grace pass her driving test?": the note holds "passed"
+  const Question question = read_question(
+      "When did Grace pass her driving test?",
+      {{"grace", Role::kSubject}, {"driving", Role::kTopic}, {"test", Role::kTopic}, {"pass", Role::kTopic}});
+  const std::vector<Candidate> candidates = {
+      {"passed", {{"grace", 1}, {"passed", 1}, {"driving", 1}, {"test", 1}}, 0.7f, 1},
+      {"failed", {{"grace", 1}, {"failed", 1}, {"driving", 1}, {"test", 1}}, 0.8f, 2}};
+  const Answer answer = answer_question(question, candidates, 5);
+  CHECK(hit_of(answer, candidates, "passed").status == "VERIFIED: grace, driving, test, pass");
+  CHECK((hit_of(answer, candidates, "passed").states == std::vector<std::int8_t>{1, 1, 1, 1}));
+  CHECK(hit_of(answer, candidates, "failed").label == Label::kRelated);
+}
+
+POLARMEM_TEST(the_frame_of_a_question_steers_but_is_not_verified) {
+  // the answer's type: the note names a guitar, not an instrument
+  Question question =
+      read_question("What instrument is Ana learning?",
+                    {{"ana", Role::kSubject}, {"instrument", Role::kTopic}, {"learning", Role::kTopic}});
+  CHECK(question.terms[1].role == Role::kFrame && question.terms[2].role == Role::kTopic && !question.presence);
+  const std::vector<Candidate> candidates = {{"guitar", {{"ana", 1}, {"learning", 1}, {"guitar", 1}}, 0.6f, 1}};
+  CHECK(answer_question(question, candidates, 5).hits[0].status == "VERIFIED: ana, learning");
+  // "how many", "what kind of", asking words; a subject or forbidden concept is never frame
+  question = read_question("How many cats does Grace have, and what kind of food do they eat?",
+                           {{"cat", Role::kTopic}, {"grace", Role::kSubject}, {"food", Role::kTopic}});
+  CHECK(question.terms[0].role == Role::kFrame && question.terms[1].role == Role::kSubject &&
+        question.terms[2].role == Role::kFrame);
+  question = read_question("What is Tomasz's son called?",
+                           {{"tomasz", Role::kSubject}, {"son", Role::kTopic}, {"called", Role::kTopic}});
+  CHECK(question.terms[1].role == Role::kTopic && question.terms[2].role == Role::kFrame);
+  CHECK(read_question("Does Maya drink coffee?", {}).presence);
+  const Answer summary = answer_question(question, {}, 5);
+  CHECK(summary.summary == "no verified evidence for: tomasz, son");
+}
+
+POLARMEM_TEST(a_questions_own_event_is_held_by_the_note_stating_it) {
+  // "when did Tomasz quit smoking?": the note that he quit verifies it; someone else's does not
+  const Question question{{{"tomasz", Role::kSubject}, {"smoking", Role::kEvent}}, false};
+  const std::vector<Candidate> candidates = {note(question, "quit", {1, -1}, 0.6f, 1),
+                                             {"grace-quit", {{"grace", 1}, {"smoking", -1}}, 0.7f, 2}};
+  const Answer answer = answer_question(question, candidates, 5);
+  CHECK(hit_of(answer, candidates, "quit").status == "VERIFIED: tomasz, NOT_HAS smoking");
+  CHECK(hit_of(answer, candidates, "grace-quit").label == Label::kRelated);
+  // whether he smokes is not answered yes by "Tomasz smokes" for "did Tomasz quit smoking?"
+  const Question whether{{{"tomasz", Role::kSubject}, {"smoking", Role::kEvent}}, true};
+  const std::vector<Candidate> smokes = {note(whether, "smokes", {1, 1}, 0.6f, 1)};
+  CHECK(answer_question(whether, smokes, 5).hits[0].label == Label::kRelated);
+  // nor is it the ground of a supersession: the question asks about the change itself
+  const Question standups{{{"kwame", Role::kSubject}, {"standup", Role::kEvent}}, false};
+  const std::vector<Candidate> revised = {note(standups, "could-not", {1, -1}, 0.8f, 1),
+                                          note(standups, "works-again", {1, 1}, 0.7f, 2)};
+  const Answer why = answer_question(standups, revised, 5);
+  CHECK(hit_of(why, revised, "could-not").label == Label::kVerified);
+  CHECK(why.hits[0].label == Label::kVerified && revised[why.hits[0].candidate].id == "could-not");
 }
 
 POLARMEM_TEST(presence_questions_are_told_apart) {

@@ -227,6 +227,9 @@ given up on
 cancelled
 canceled
 cancels
+# (conversations dev: "why did Ana cancel the Lisbon trip?"; the same gate as "stopped". Not "stop":
+# "a red stop sign" on COCO dev is no verb)
+cancel
 used to
 no more
 # (agent memory dev, tests/data/agent_memory: "Kwame sold his car", "Omar is back from paternity
@@ -238,6 +241,17 @@ withdrew from
 withdrawn from
 pulled out of
 dropped out of
+# (agent memory dev, session 21: "Beacon moved from Nomad to Kubernetes", "Maya switched from an
+# iPhone to a Pixel", "decided against the greyhound", "taking a break from running")
+moved from
+moved away from
+switched from
+migrated from
+decided against
+a break from
+dropped
+is skipping
+are skipping
 # preferences against ("allergic to X" is the key evidence against X, never HAS X):
 allergic to
 is allergic to
@@ -334,6 +348,12 @@ was switched off
 were switched off
 is switched off
 are switched off
+# something that has come to an end ("Kwame's physio has ended", "the old virtual machines are
+# gone"; agent memory dev)
+has ended
+have ended
+is gone
+are gone
 """
 
 _PSEUDO = """
@@ -466,6 +486,15 @@ withdrew from
 withdrawn from
 pulled out of
 dropped out of
+moved from
+moved away from
+switched from
+migrated from
+decided against
+a break from
+dropped
+is skipping
+are skipping
 stopped
 quit
 quits
@@ -478,6 +507,7 @@ used to
 no more
 cancelled
 canceled
+cancel
 was cancelled
 is cancelled
 resolved

@@ -62,7 +62,7 @@ from polarmem_server.domain.vocabulary import Vocabulary, normalise
 NON_CONCEPT_WORDS = frozenset(
     """
 like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed
-want wants wanted need needs needed use uses used using drink drinks drank drinking eat eats ate eating
+want wants wanted need needs needed use uses used using drink drinks drank drunk drinking eat eats ate eaten eating
 take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept
 say says said tell tells told know knows knew think thinks thought feel feels felt seem seems seemed
 allow allows allowed let lets put puts set sets try tries tried ask asks asked

@@ -30,6 +30,11 @@ NOTES = [  # remembered in this order: a later note is newer
     ("n-football", "Leo plays football on Saturdays."),
     ("n-dog", "Tom has a dog named Rex."),
     ("n-quit", "Maya gave up coffee in May."),
+    ("n-test", "Grace passed her driving test in August."),
+    ("n-failed", "Grace failed her first driving test at a roundabout."),
+    ("n-guitar", "Ana is learning the guitar on Thursdays."),
+    ("n-smoking", "Tomasz quit smoking on New Year's Day."),
+    ("n-lactose", "Priya is lactose intolerant."),
 ]
 
 
@@ -68,6 +73,11 @@ def answers(tmp_path_factory):
             "does Tom have a dog?",
             "what does Maya work on",
             "does Tom drink?",
+            "When did Grace pass her driving test?",
+            "What instrument is Ana learning?",
+            "When did Tomasz quit smoking?",
+            "When did Grace quit smoking?",
+            "What is Priya intolerant to?",
         ]
 
         async def run():
@@ -136,3 +146,34 @@ def test_the_note_plain_similarity_puts_first_is_always_shown(answers):
     bodies, plain = answers
     for question, body in bodies.items():
         assert plain[question]["hits"][0]["id"] in {hit["id"] for hit in body["hits"]}, question
+
+
+def test_a_note_verifies_the_questions_words_in_another_form(answers):
+    """ "pass" is held by the note that says "passed"; the failed test holds no pass."""
+    seen = labels(answers[0]["When did Grace pass her driving test?"])
+    assert seen["n-test"] == "VERIFIED: grace, driving, test, pass"
+    assert seen["n-failed"].startswith("RELATED: grace")
+
+
+def test_the_answers_type_is_asked_not_verified(answers):
+    """ "what instrument": the note names a guitar, never an instrument."""
+    body = answers[0]["What instrument is Ana learning?"]
+    assert labels(body)["n-guitar"] == "VERIFIED: ana, learning"
+    assert body["hits"][0]["id"] == "n-guitar"
+
+
+def test_a_questions_own_event_is_verified_by_the_note_stating_it(answers):
+    bodies, _ = answers
+    assert labels(bodies["When did Tomasz quit smoking?"])["n-smoking"] == "VERIFIED: tomasz, NOT_HAS smoking"
+    # someone else quitting answers nothing asked of Grace, and contradicts nothing either
+    grace = bodies["When did Grace quit smoking?"]
+    assert labels(grace)["n-smoking"] == "RELATED: similar only"
+    assert not any(hit["status"] == "VERIFIED" for hit in grace["hits"])
+    assert grace["context"].startswith("(no verified evidence for: grace, smoking)")
+
+
+def test_a_question_left_with_its_subject_alone_verifies_nothing(answers):
+    """ "intolerant to" is read as a cue: only Priya is left, and a name alone is never VERIFIED."""
+    body = answers[0]["What is Priya intolerant to?"]
+    assert labels(body)["n-lactose"].startswith("RELATED: priya")
+    assert not any(hit["status"] == "VERIFIED" for hit in body["hits"])

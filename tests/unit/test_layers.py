@@ -162,6 +162,54 @@ def test_no_import_circle():
             visit(module)
 
 
+BACKENDS = ("polarmem_server.storage.local", "polarmem_server.storage.milvus")
+# What the API layer still imports from a concrete backend (issue 51 item 4: none, eventually). The
+# list only shrinks: a new import fails the test below, and so does an entry no module imports any
+# more (delete it). Each stays until the seam (storage/backend.py) offers what it is used for.
+BACKEND_IMPORTS_ALLOWED = {
+    "polarmem_server.api.config": {"storage.local.store_errors", "storage.milvus.connection"},
+    "polarmem_server.api.fast_front": {"storage.local.plan_capture"},  # the plan capture issue 51 deletes
+    "polarmem_server.api.processes": {"storage.local.secondary"},
+    "polarmem_server.api.scrub": {"storage.local.store"},
+    "polarmem_server.api.server": {
+        "storage.local.secondary",
+        "storage.local.store",
+        "storage.local.repair",
+        "storage.milvus.backend",
+    },
+    "polarmem_server.api.service": {"storage.local.plan_capture"},
+}
+
+
+def backend_imports(path: Path, module: str) -> set[str]:
+    """The concrete backends' modules `module` imports, relative to polarmem_server."""
+    return {
+        name.removeprefix("polarmem_server.")
+        for name in imports_of(path, module)
+        if name.startswith(BACKENDS) and name.removeprefix("polarmem_server.").count(".") == 2
+    }
+
+
+def test_the_api_imports_no_new_backend_internals():
+    found = {
+        module: backend_imports(path, module)
+        for module, path in modules().items()
+        if layer_of(module) == "api" and backend_imports(path, module)
+    }
+    new = {m: sorted(names - BACKEND_IMPORTS_ALLOWED.get(m, set())) for m, names in found.items()}
+    new = {m: names for m, names in new.items() if names}
+    assert not new, f"the API layer imports a concrete backend's internals (use the seam, storage/backend.py): {new}"
+    gone = {m: sorted(names - found.get(m, set())) for m, names in BACKEND_IMPORTS_ALLOWED.items()}
+    gone = {m: names for m, names in gone.items() if names}
+    assert not gone, f"no longer imported: delete them from BACKEND_IMPORTS_ALLOWED: {gone}"
+
+
+def test_the_checker_sees_a_backend_import(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text("def f():\n    from polarmem_server.storage.local.store import Store\n")
+    assert backend_imports(source, "polarmem_server.api.bad") == {"storage.local.store"}
+
+
 def test_the_checker_sees_an_upward_import(tmp_path):
     """The rules would catch a violation: a domain module importing the API."""
     source = tmp_path / "bad.py"

@@ -231,12 +231,22 @@ def states(text, triggers=negation.CLINICAL):
         ("Leo cancelled the cable subscription.", {"leo": "HAS", "cable": "NOT_HAS", "subscription": "NOT_HAS"}),
         ("Maya used to have a cat.", {"maya": "HAS", "cat": "NOT_HAS"}),
         ("The flight to Oslo was cancelled.", {"flight": "NOT_HAS", "oslo": "HAS"}),
+        # what was moved or switched from, decided against, dropped, paused, skipped or ended
+        ("Beacon moved from Nomad to Kubernetes.", {"beacon": "HAS", "nomad": "NOT_HAS", "kubernetes": "HAS"}),
+        ("Maya switched from an iPhone to a Pixel.", {"maya": "HAS", "iphone": "NOT_HAS", "pixel": "HAS"}),
+        ("Maya decided against the greyhound.", {"maya": "HAS", "greyhound": "NOT_HAS"}),
+        ("Leo dropped the drum lessons.", {"leo": "HAS", "drum": "NOT_HAS", "lesson": "NOT_HAS"}),
+        ("Jo is taking a break from running.", {"jo": "HAS", "running": "NOT_HAS"}),
+        ("Omar is skipping the offsite.", {"omar": "HAS", "offsite": "NOT_HAS"}),
+        ("Kwame's physio has ended.", {"kwame": "HAS", "physio": "NOT_HAS"}),
+        ("The old virtual machines are gone.", {"virtual": "NOT_HAS", "machine": "NOT_HAS"}),
         # ... but only as a subject's verb
         ("A bus stopped at a red light.", {"bus": "HAS", "stopped": "HAS", "red": "HAS", "light": "HAS"}),
         ("A train yard with several stopped trains.", {"train": "HAS", "yard": "HAS", "stopped": "HAS"}),
         ("A knife used to cut bread.", {"knife": "HAS", "cut": "HAS", "bread": "HAS"}),
         # preferences against
         ("Leo is allergic to peanuts.", {"leo": "HAS", "peanut": "NOT_HAS"}),
+        ("Priya is lactose intolerant.", {"priya": "HAS", "lactose": "NOT_HAS"}),
         ("Maya avoids dairy at dinner.", {"maya": "HAS", "dairy": "NOT_HAS", "dinner": "HAS"}),
         ("Omar can't stand cilantro.", {"omar": "HAS", "cilantro": "NOT_HAS"}),
         ("Priya dislikes mushrooms.", {"priya": "HAS", "mushroom": "NOT_HAS"}),

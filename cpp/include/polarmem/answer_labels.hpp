@@ -3,12 +3,17 @@
 // implementation: the library's recall pipeline gathers the candidates and calls this; nothing
 // else decides a label.
 //
-// A question's bound concepts each have a role: the SUBJECT it is about (a proper name, "user"),
-// the TOPICS it asks about (its other content words, those no stored note mentions included), and
-// what it FORBIDS (negated: "a snack for Leo with no peanuts"). A note is
+// A question's terms each have a role: the SUBJECT it is about (a proper name, "user"), the
+// TOPICS it asks about (its other content words, those no stored note mentions included), what
+// it FORBIDS (negated: "a snack for Leo with no peanuts"), and its FRAME — words that say how it
+// asks, not what must hold: the answer's type ("what INSTRUMENT does Ana play?": the note says
+// "guitar"), "called", "how long", "before" (read_question marks them). A note holds a term when
+// it has a concept of that name or of the same stem ("passed" for "pass", "moving" for "move"). A
+// note is
 //   VERIFIED    when every subject is HAS on it, enough of the topics are HAS (AnswerRule), every
-//               forbidden concept is NOT_HAS, and nothing contradicts: the question's constraints
-//               are verified on that note, not a name alone;
+//               forbidden concept is NOT_HAS, nothing contradicts, and the question asks more than
+//               its subject: the question's constraints are verified on that note, never a name
+//               alone ("who is Carla?" or "what is Dev intolerant to?" leave only the name: RELATED);
 //   ANSWERS_NO  for a presence question ("does Maya drink coffee?") when the subjects are HAS and
 //               a topic is NOT_HAS: evidence of absence is an answer, shown beside any yes;
 //   CONSTRAINT  when the question names a subject, the subject is HAS, and a forbidden concept or
@@ -23,9 +28,9 @@
 //   RELATED     otherwise: similar, or about the subject, but verifying nothing asked.
 // Order: by similarity moved up for the verified answers (VERIFIED, ANSWERS_NO, CONSTRAINT), half
 // as far for a RELATED note holding everything asked but silent on what the question excludes,
-// and down for CONFLICT (AnswerRule); a superseded note keeps its similarity but always stays
-// below the note that revises it; and the note plain similarity puts first is always among the k shown (labelled),
-// so relevance is never lost to the logic.
+// and down for CONFLICT (AnswerRule); a superseded note keeps the move of what it answers but
+// always stays below the note that revises it; and the note plain similarity puts first is always among the k shown
+// (labelled), so relevance is never lost to the logic.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +41,10 @@
 
 namespace polarmem::answer {
 
-enum class Role : std::uint8_t { kSubject = 0, kTopic = 1, kForbidden = 2 };
+// kEvent: a topic the question asks about without asserting it, its own negated or hedged event
+// ("when did Tomasz QUIT SMOKING?", "why couldn't Kwame make the STANDUPS?"): held like a topic,
+// never the ground of a supersession.
+enum class Role : std::uint8_t { kSubject = 0, kTopic = 1, kForbidden = 2, kEvent = 3, kFrame = 4 };
 
 struct QueryTerm {
   std::string name;
@@ -44,16 +52,18 @@ struct QueryTerm {
 };
 
 struct Question {
-  std::vector<QueryTerm> terms;             // the bound concepts, in the question's order
-  std::vector<std::string> unknown_topics;  // words of the question that name no concept: no note verifies them
-  bool presence = false;                    // a yes / no question about presence (is_presence_question)
+  std::vector<QueryTerm> terms;  // concepts and words, in the question's order
+  bool presence = false;         // a yes / no question about presence (is_presence_question)
 };
+
+// A note's stated concepts: (name, +1 HAS / -1 NOT_HAS); concepts without a state are left out.
+using Concepts = std::vector<std::pair<std::string, std::int8_t>>;
 
 struct Candidate {
   std::string id;
-  std::vector<std::int8_t> states;  // per term: +1 HAS, -1 NOT_HAS, 0 no state
-  float similarity = 0.0f;          // to the whole question
-  std::int64_t created_ms = 0;      // when the memory learned it (a newer note revises an older one)
+  Concepts concepts;
+  float similarity = 0.0f;      // to the whole question
+  std::int64_t created_ms = 0;  // when the memory learned it (a newer note revises an older one)
 };
 
 struct AnswerRule {
@@ -74,12 +84,27 @@ struct LabelledHit {
   Label label = Label::kRelated;
   std::string status;  // what the model reads, e.g. "VERIFIED: leo, snack, peanut-free"
   std::string superseded_by;  // the newer note's id (SUPERSEDED only)
+  std::vector<std::int8_t> states;  // per question term: the note's state of it (+1, -1, 0)
 };
 
 struct Answer {
   std::vector<LabelledHit> hits;  // at most k, in the order shown
   std::string summary;            // "no verified evidence for: ..." when no hit is a verified answer, else ""
 };
+
+// The question `utf8` with its terms: presence decided, frame words marked kFrame (the word after
+// "what / which / whose / how many / how much", skipping "kind of", numbers and articles; the
+// asking words of frame_words()). Terms keep their order.
+Question read_question(std::string_view utf8, std::vector<QueryTerm> terms);
+
+// Words that say how a question asks, never what must hold ("called", "long", "kind", "before").
+bool is_frame_word(std::string_view word);
+
+// The key two words share when one is an inflection of the other: "passed" / "pass",
+// "moving" / "move" / "moved", "submitted" / "submit", "studies" / "studying" / "study", and a
+// verb's noun ("dependency" / "depend"), and common irregular past forms ("ran" / "run"). No
+// synonyms; used to match a question's words to a note's concepts.
+std::string stem(std::string_view word);
 
 // Labels every candidate and returns the k to show, in order (see the file comment).
 Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
