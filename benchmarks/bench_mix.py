@@ -217,7 +217,7 @@ def text_queries(concepts: list[str], seed: int = 11) -> list[str]:
     """Distinct queries as agents ask them: "a dog but no cat", "cat without a car", "notes about
     a dog near a bus" (one in four, while distinct pairs last) and plain descriptions (captions
     PLAIN_CAPTIONS, never stored). Distinct because the encoder caches recent short inputs
-    (scoring/minilm_onnx.py, 4,096): a repeated query would measure the cache, not the encoder."""
+    (scoring/cached_encoder.py): a repeated query would measure the cache, not the encoder."""
     rng = np.random.default_rng(seed)
     plain = captions(PLAIN_CAPTIONS[1] - PLAIN_CAPTIONS[0], skip=PLAIN_CAPTIONS[0])
     forms = ("a {a} but no {b}", "{a} without a {b}", "notes about a {a} near a {b}")

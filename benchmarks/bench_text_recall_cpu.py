@@ -8,7 +8,7 @@ create`, the MCP face and auto-created namespaces make: query words are not mapp
 a closed vocabulary of the 80 COCO labels (query words outside it are mapped by the encoder).
 Queries: distinct short captions and negated questions of other images (bench_encoder.dev_texts),
 each sent once per shape, so the encoder's query cache never hits (a worst case; the hit rate of
-a real agent session is reported separately by bench_encoder_options.py --agent-session).
+a real agent session is not measured here).
 
 Shapes: `mcp` (text, include_context, top_k 5: the MCP recall tool) and `cli` (text, top_k 10);
 then `closed/mcp-after-a-new-concept`: each Recall follows a write that adds a concept to the
@@ -18,7 +18,7 @@ process before and after each call (every thread of the server, the gRPC pollers
 
     python benchmarks/bench_text_recall_cpu.py --peer /work/main/.venv/bin/polarmem
 
-POLARMEM_MINILM_RUNTIME (e.g. onnx-fp32) is passed to this server only, so the recall pipeline's own
+POLARMEM_MINILM_RUNTIME (e.g. torch) is passed to this server only, so the recall pipeline's own
 change and the encoder's can be told apart; `--peer-env KEY=VALUE` sets the peer's environment
 (with no --peer, the peer is this server: `--peer-env POLARMEM_ENCODER_SHARED_RUNS=0`).
 Then concurrency (`--in-flight 1,4,16`): that many callers at once, MCP shape, distinct texts,
@@ -52,11 +52,7 @@ def process_cpu_ms(pid: int) -> float:
 
 
 def start_server(polarmem: str, data: Path, peer_env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("POLARMEM_") or k in ("POLARMEM_ENCODER_CACHE", "POLARMEM_MINILM_RUNTIME")
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_") or k == "POLARMEM_MINILM_RUNTIME"}
     if peer_env is not None:  # the peer runs its own default runtime, plus --peer-env
         env.pop("POLARMEM_MINILM_RUNTIME", None)
         env.update(peer_env)

@@ -10,6 +10,10 @@ right status and a bug's builtin KeyError never does.
 from __future__ import annotations
 
 MAX_QUOTED_CHARS = 80
+# `polarmem serve` and `polarmem repair` exit with this status when they refuse damaged data, so a
+# service manager can tell it from a crash and not restart into it (deploy/systemd:
+# RestartPreventExitStatus): damaged data waits for a person. 65 is sysexits' EX_DATAERR.
+EXIT_DAMAGED = 65
 
 
 def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:

@@ -109,6 +109,20 @@ class Memory:
         self.writer.concept_ids(namespace, namespace.settings.concepts)
         return namespace
 
+    def reopen_namespace(self, name: str, record: records_pb2.NamespaceRecord | None) -> None:
+        """Opens namespace `name` afresh from `record` (its index, vocabulary and settings as the
+        backend now holds them), or forgets it when `record` is None: how a read replica catches
+        up with its primary (api/processes.py)."""
+        with self._lock:
+            if record is None:
+                self._namespaces.pop(name, None)
+            else:
+                self._namespaces[name] = self._open_namespace(record)
+
+    def holds_namespace(self, name: str) -> bool:
+        """Whether namespace `name` is open here (a replica may not have opened it yet)."""
+        return name in self._namespaces
+
     @property
     def engine_name(self) -> str:
         """The server-side scoring engine's name ("" without one): an "auto" namespace's rule reads it."""

@@ -159,11 +159,6 @@ class DocumentSession:
         (workdir / "home").mkdir(parents=True, exist_ok=True)
         self.ports = {p: str(free_port()) for p in PORTS}
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("POLARMEM_")}
-        # The exported MiniLM graph (scoring/minilm_onnx.py) is shared with the suite's own cache:
-        # a HOME per document would export it again for every document that loads the encoder.
-        from polarmem_server.scoring.minilm_onnx import CACHE_ENV, default_cache_dir
-
-        self.env[CACHE_ENV] = str(default_cache_dir())
         self.env.update(
             PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             HOME=str(workdir / "home"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from polarmem_server.storage.local.store_errors import EXIT_DAMAGED
+from polarmem_server.errors import EXIT_DAMAGED
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -96,12 +96,7 @@ class ReplicaMemory(Memory):
         secondary instance, or forgets it when the primary deleted it. The backend's state is
         swapped first: a concept id is never reused, so a call that still holds the previous
         vocabulary reads the new index correctly."""
-        record = self.backend.refresh(name)
-        with self._lock:
-            if record is None:
-                self._namespaces.pop(name, None)
-                return
-            self._namespaces[name] = self._open_namespace(record)
+        self.reopen_namespace(name, self.backend.refresh(name))
 
     def apply_changes(self, name: str, changes: list[Change] | None) -> bool:
         """Applies namespace `name`'s change-log records (None: some were no longer kept) from
@@ -123,9 +118,8 @@ class ReplicaMemory(Memory):
         ):
             self.reload_namespace(name)
             return False
-        if settings_changed or len(self.backend.concepts(name)) != concepts_before or name not in self._namespaces:
-            with self._lock:  # new settings or vocabulary: the namespace's view is rebuilt (no item read)
-                self._namespaces[name] = self._open_namespace(record)
+        if settings_changed or len(self.backend.concepts(name)) != concepts_before or not self.holds_namespace(name):
+            self.reopen_namespace(name, record)  # new settings or vocabulary: the view is rebuilt (no item read)
         return True
 
 

