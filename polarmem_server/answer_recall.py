@@ -30,8 +30,8 @@ SUBJECT, TOPIC, FORBIDDEN, EVENT = 0, 1, 2, 3
 # moves a note from its similarity order (cpp/include/polarmem/answer_labels.hpp, AnswerRule): up
 # for a verified answer, down for a contradiction. Swept on the dev splits of tests/data/agent_memory
 # and tests/data/conversations (benchmarks/agent_memory_sweep.py, results/agent-memory-sweep-dev.json):
-# coverage 0.5 verified more conversation evidence (51 % against 38 %) but labelled 3x more
-# contradicting notes VERIFIED (11 % against 3.7 %), 3x more unanswerable questions and 5x more
+# coverage 0.5 verified more conversation evidence (51 % against 38 %) but labelled 2x more
+# contradicting notes VERIFIED (7.4 % against 3.7 %), 3x more unanswerable questions and 5x more
 # adversarial ones; 0.75 (one topic of four may be unstated) verified 1 more evidence note of 189
 # than 1.0 at no cost on dev; a penalty of 0.1 put 1 more right note in the top 5 of 108 but let
 # a contradicting note above a consistent one, which the product promises never to do.

@@ -620,6 +620,7 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
   // Issue 52 (ConText past negation; docs/quality.md §11): what a clause says with no state.
   std::size_t clause_start_tok = 0;  // the token a clause's subject starts at
   bool hedged = false;           // after a hedge cue ("might", "not sure whether"), to the clause end
+  bool named_in_clause = false;  // the clause has named its actor (a name or a pronoun): see `uncertain`
   bool other_person = false;     // the clause is about another person ("Maya's brother has a dog")
   bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
   bool scope_uncertain = false;  // the open pre-cue negates inside a condition or a question's own event
@@ -677,6 +678,7 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     if (is_clause_end(word)) {
       close_scope();
       end_clause();
+      named_in_clause = false;
       if (word != ":")
         start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
       ++i;
@@ -851,7 +853,15 @@ ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTa
     // Past a preposition that follows a negated term, the scope names where or what for.
     const bool negating = scope_open && !span_frozen;
     const bool subject = is_subject(i);
-    const bool uncertain = !subject && (hedged || other_person || (negating && scope_uncertain));
+    // A hedge or another person's clause leaves its actor's name stated ("not sure whether Omar
+    // likes jazz": Omar), not the names it reaches past the actor ("Omar is considering moving
+    // from Postgres to Redis", "she might be in Porto": agent memory dev).
+    const bool actor = subject && !named_in_clause;
+    const bool uncertain = (hedged || other_person) ? !actor : (!subject && negating && scope_uncertain);
+    if (subject || personal_pronouns().count(word) ||
+        (sentence_initial(i) && capitalised(i) && !is_stopword(word) && all_letters(word))) {
+      named_in_clause = true;
+    }
     const bool negated = negating && !scope_uncertain;
     std::size_t length = 1;
     // A content word: letters, or letters joined by hyphens ("t-shirt"), less a possessive's

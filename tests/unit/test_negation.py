@@ -261,6 +261,10 @@ def states(text, triggers=negation.CLINICAL):
         ("Not sure whether Omar likes jazz.", {"omar": "HAS"}),
         ("Maya might adopt a dog and Leo has a cat.", {"maya": "HAS", "leo": "HAS", "cat": "HAS"}),
         ("Nina is thinking about a cruise.", {"nina": "HAS"}),
+        # ... the clause's actor only: names the hedge reaches past it have no state
+        ("Not sure whether Omar is joining the Lisbon offsite.", {"omar": "HAS"}),
+        ("Kwame is considering a move to the Atlas team.", {"kwame": "HAS"}),
+        ("Atlas might drop Python next year.", {"atlas": "HAS"}),
         # another person's fact
         ("Maya's brother has a dog.", {"maya": "HAS", "brother": "HAS"}),
         ("User's boss approved the budget.", {"user": "HAS", "boss": "HAS", "approved": "HAS", "budget": "HAS"}),
