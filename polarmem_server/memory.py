@@ -9,7 +9,7 @@ item goes through the one rewrite primitive (writes.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,6 @@ from polarmem_server import (
     vocabulary_reads,
 )
 from polarmem_server.graph_checkpoints import GraphCheckpointer, checkpoint_namespaces
-from polarmem_server.recall import RecallResult
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.settings_refresh import DEFAULT_INTERVAL_S as DEFAULT_REFRESH_S
 from polarmem_server.settings_refresh import SettingsRefresher
@@ -417,52 +416,6 @@ class Memory:
     def concept_stats(self, ns: str, concept: str) -> dict[str, int]:
         return vocabulary_reads.concept_counts(self.backend, ns, self.concept_id(ns, concept))
 
-    def recall(
-        self,
-        ns: str,
-        text: str = "",
-        *,
-        vectors: Mapping[str, Any] | None = None,
-        required: Iterable[str] | None = None,
-        forbidden: Iterable[str] | None = None,
-        k: int = 10,
-        mode: str | None = None,
-        soft_lambda: float = 1.0,
-        exclude_conflicts: bool = False,
-        kinds: Iterable[str] | None = None,
-        metadata: Mapping[str, str] | None = None,
-        weights: Mapping[str, float] | None = None,
-        suppressed_k: int = 0,
-        explain: bool = True,
-        allow_unknown_concepts: bool = False,
-        approximate: bool = False,
-        ef_search: int = 0,
-        rank_by_confidence: bool | None = None,
-        recency_half_life_s: float | None = None,
-        recency_weight: float | None = None,
-    ) -> RecallResult:
-        """Lexicographic recall of namespace `ns` (namespace_recall.recall documents each option:
-        mode None follows the namespace's rule, "answer" labels notes for an agent's question)."""
-        return namespace_recall.recall(
-            self.writer,
-            self.namespace(ns),
-            text,
-            vectors=vectors,
-            required=required,
-            forbidden=forbidden,
-            k=k,
-            mode=mode,
-            soft_lambda=soft_lambda,
-            exclude_conflicts=exclude_conflicts,
-            kinds=kinds,
-            metadata=metadata,
-            weights=weights,
-            suppressed_k=suppressed_k,
-            explain=explain,
-            allow_unknown_concepts=allow_unknown_concepts,
-            approximate=approximate,
-            ef_search=ef_search,
-            rank_by_confidence=rank_by_confidence,
-            recency_half_life_s=recency_half_life_s,
-            recency_weight=recency_weight,
-        )
+    # Lexicographic recall of namespace `ns`, typed and documented once (namespace_recall.recall):
+    # mode None follows the namespace's rule, "answer" labels notes for an agent's question.
+    recall = namespace_recall.recall

@@ -1,25 +1,34 @@
-"""One Recall in a namespace (library layer; Memory.recall delegates here): checks the query,
+"""One Recall in a namespace (library layer; Memory.recall is this function): checks the query,
 lets an open vocabulary learn the phrases it names, runs it (recall.py) and catches up once with
 concepts other processes bound meanwhile."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from polarmem_server import answer_recall, concept_backfill
-from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallMode, recall_query
 from polarmem_server.domain.rule_choice import confidence_in_force
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
 from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
+from polarmem_server.domain.namespace import Namespace
 from polarmem_server.writes import Writer
 
 
+class MemoryView(Protocol):
+    """What recall needs of the Memory it is a method of (memory.py imports this module)."""
+
+    writer: Writer
+
+    def namespace(self, name: str) -> Namespace: ...
+
+
 def recall(
-    writer: Writer,
-    namespace: Namespace,
+    memory: MemoryView,
+    ns: str,
     text: str = "",
+    *,
     vectors: Mapping[str, Any] | None = None,
     required: Iterable[str] | None = None,
     forbidden: Iterable[str] | None = None,
@@ -51,7 +60,7 @@ def recall(
     True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force).
     `recency_half_life_s` (> 0 seconds) / `recency_weight` (default 0.1, in [0, 1]): the opt-in
     recency term within tiers, modes hard and off only (recency.py)."""
-    ns = namespace.name
+    writer, namespace = memory.writer, memory.namespace(ns)
     if approximate and namespace.settings.ann is None:
         raise FailedPrecondition(
             f"approximate: namespace {quoted(ns)} has no approximate index (config.ann is "

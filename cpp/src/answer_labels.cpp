@@ -340,11 +340,12 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   return out;
 }
 
-bool is_presence_question(std::string_view utf8) {
+namespace {
+
+bool opens_a_presence_question(const std::vector<text::Token>& tokens) {
   static const std::vector<std::string_view> openers = {"does",   "do",   "did",  "is",    "are",     "was",   "were",
                                                         "has",    "have", "had",  "can",   "could",   "will",  "would",
                                                         "should", "any",  "ever", "isn't", "doesn't", "didn't"};
-  const auto tokens = text::tokenise(utf8);
   std::size_t i = 0;
   // "So, does ..." / "Hey, is ...": a short lead-in before the auxiliary.
   while (i < tokens.size() && i < 2 &&
@@ -355,6 +356,10 @@ bool is_presence_question(std::string_view utf8) {
   if (i >= tokens.size()) return false;
   return std::find(openers.begin(), openers.end(), tokens[i].word) != openers.end();
 }
+
+}  // namespace
+
+bool is_presence_question(std::string_view utf8) { return opens_a_presence_question(text::tokenise(utf8)); }
 
 bool is_frame_word(std::string_view word) {
   // What a question asks with: the answer's kind ("what kind of ..."), how it is named, how long
@@ -371,7 +376,8 @@ bool is_frame_word(std::string_view word) {
 }
 
 Question read_question(std::string_view utf8, std::vector<QueryTerm> terms) {
-  Question question{std::move(terms), is_presence_question(utf8)};
+  const auto tokens = text::tokenise(utf8);
+  Question question{std::move(terms), opens_a_presence_question(tokens)};
   static const std::unordered_set<std::string_view> asking = {"what", "what's", "which", "whose"};
   static const std::unordered_set<std::string_view> passed_over = {
       "kind", "kinds", "sort", "sorts", "type", "types", "of", "the", "a", "an", "two", "three", "four", "five"};
@@ -379,7 +385,6 @@ Question read_question(std::string_view utf8, std::vector<QueryTerm> terms) {
       "is",  "are",   "was",  "were",  "do",     "does", "did",   "has",  "have", "had",
       "can", "could", "will", "would", "should", "may",  "might", "must", "'s"};
   std::unordered_set<std::string> answer_types;  // "what INSTRUMENT": the note names a guitar, not an instrument
-  const auto tokens = text::tokenise(utf8);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     std::size_t next = i + 1;
     if (tokens[i].word == "how" && next < tokens.size() &&

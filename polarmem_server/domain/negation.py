@@ -213,45 +213,6 @@ other than
 lacking
 lacks
 anything but
-# Issue 52, agent notes (chosen on tests/data/agent_notes/ dev; docs/quality.md §11). A past habit
-# given up is no present HAS ("stopped", "quit" and "cancelled" only as a subject's transitive
-# verb, "used to" only after its subject: cpp/src/text_parse.cpp):
-stopped
-quit
-quits
-gave up
-gives up
-given up
-gave up on
-given up on
-cancelled
-canceled
-cancels
-# (conversations dev: "why did Ana cancel the Lisbon trip?"; the same gate as "stopped". Not "stop":
-# "a red stop sign" on COCO dev is no verb)
-cancel
-used to
-no more
-# (agent memory dev, tests/data/agent_memory: "Kwame sold his car", "Omar is back from paternity
-# leave": what the subject no longer has or does)
-sold
-back from
-# (conversations dev, tests/data/conversations: "Ben withdrew from the Manchester marathon")
-withdrew from
-withdrawn from
-pulled out of
-dropped out of
-# (agent memory dev, session 21: "Beacon moved from Nomad to Kubernetes", "Maya switched from an
-# iPhone to a Pixel", "decided against the greyhound", "taking a break from running")
-moved from
-moved away from
-switched from
-migrated from
-decided against
-a break from
-dropped
-is skipping
-are skipping
 # preferences against ("allergic to X" is the key evidence against X, never HAS X):
 allergic to
 is allergic to
@@ -479,13 +440,38 @@ reports
 reported
 """
 
-_RESOLUTION = """
+_ENDED = """
+# Issue 52, agent notes (chosen on tests/data/agent_notes/ dev; docs/quality.md §11): what the
+# subject no longer has or does. Each is a pre-cue and a resolution cue (CLINICAL below), listed
+# once here. A past habit given up is no present HAS ("stopped", "quit", "cancelled", "dropped"
+# only as a subject's transitive verb, "used to" only after its subject: cpp/src/text_parse.cpp):
+stopped
+quit
+quits
+gave up
+gives up
+given up
+gave up on
+given up on
+cancelled
+canceled
+cancels
+# (conversations dev: "why did Ana cancel the Lisbon trip?"; the same gate as "stopped". Not "stop":
+# "a red stop sign" on COCO dev is no verb)
+cancel
+used to
+no more
+# (agent memory dev, tests/data/agent_memory: "Kwame sold his car", "Omar is back from paternity
+# leave": what the subject no longer has or does)
 sold
 back from
+# (conversations dev, tests/data/conversations: "Ben withdrew from the Manchester marathon")
 withdrew from
 withdrawn from
 pulled out of
 dropped out of
+# (agent memory dev, session 21: "Beacon moved from Nomad to Kubernetes", "Maya switched from an
+# iPhone to a Pixel", "decided against the greyhound", "taking a break from running")
 moved from
 moved away from
 switched from
@@ -495,19 +481,9 @@ a break from
 dropped
 is skipping
 are skipping
-stopped
-quit
-quits
-gave up
-gives up
-given up
-gave up on
-given up on
-used to
-no more
-cancelled
-canceled
-cancel
+"""
+
+_RESOLUTION = """
 was cancelled
 is cancelled
 resolved
@@ -548,11 +524,11 @@ hoping to
 """
 
 CLINICAL = TriggerTable(
-    _phrases(_PRE),
+    _phrases(_PRE) | _phrases(_ENDED),
     _phrases(_POST),
     _phrases(_PSEUDO),
     _phrases(_TERMINATORS),
-    _phrases(_RESOLUTION),
+    _phrases(_RESOLUTION) | _phrases(_ENDED),
     window=None,
     hedge=_phrases(_HEDGE),
 )
