@@ -1,11 +1,11 @@
 """Hand-overs of the compiled Recall front while Remembers of new notes add concepts (an open
 vocabulary's new words; docs/fast-front.md, "Consistency").
 
-A real `polarmem serve --fast-front-address` (a subprocess of this interpreter, so PYTHONPATH
+A real `polarmem serve` with the compiled front on its address (a subprocess of this interpreter, so PYTHONPATH
 decides which package it runs), an open-vocabulary namespace (encoder none, one 64-d `sem`
 space, random vectors), --load COCO caption notes (the bundled dev set's captions, 5 per image,
 in file order: bench_mix.captions) stored first; then --writes rounds, one client call at a time, of: one
-Remember of a new caption (main port), then --recalls vector Recalls through the front (1
+Remember of a new caption (handed to the library), then --recalls vector Recalls (1
 required common concept, 0-1 forbidden, hard, top 10, explain false). Prints how many of those
 Remembers appended concepts and the front's native / handed-over counters over that phase.
 
@@ -54,17 +54,14 @@ def main():
                 "0",
                 "--log-level",
                 "WARNING",
-                "--fast-front-address",
-                "127.0.0.1:0",
+                "--front",
+                "compiled",
             ),
             cwd=tmp,
         )
-        address, front, metrics_port = process.address, process.fast_front_address, process.metrics_port
+        address, metrics_port = process.address, process.metrics_port
         try:
-            with (
-                PolarMemClient(address, fast_front=False) as client,
-                PolarMemClient(address, recall_address=front) as via_front,
-            ):
+            with PolarMemClient(address) as client:
                 client.create_namespace("notes", spaces=[("sem", DIM)], encoder="none", open_vocabulary=True)
                 batch = [
                     item_message(id=f"n{i}", kind="text", text=texts[i], vectors={"sem": rng.standard_normal(DIM)})
@@ -74,7 +71,7 @@ def main():
                     client.remember_stream("notes", batch[start : start + 1000])
                 known = client.list_concepts("notes").total
                 concepts = []
-                for concept in QUERY_CONCEPTS:  # those the notes' vocabulary has (asked on the main port)
+                for concept in QUERY_CONCEPTS:  # those the notes' vocabulary has
                     try:
                         client.recall("notes", required=[concept], top_k=1, explain=False)
                         concepts.append(concept)
@@ -104,7 +101,7 @@ def main():
                             for c in [concepts[rng.integers(len(concepts))]]
                             if c not in required and rng.random() < 0.5
                         ]
-                        via_front.recall(
+                        client.recall(
                             "notes",
                             vectors={"sem": rng.standard_normal(DIM).tolist()},
                             required=required,

@@ -23,15 +23,15 @@ Request classes (each built by the functions the faces use, client_requests.reca
 * vector_filter: the same, explain=false, hard, metadata_equals {topic: tN};
 * remember: a new text note (text only: the server encodes it), the writes mixed in.
 
-Routing: `main` sends everything to the main port (what every face does today); `routed` sends
-a class to the front when its requests are ones the front can answer (api/recall_shape.plannable, the
-clients' rule) and to the main port otherwise; `front` sends every Recall to the front.
+Every call goes to the server's one address; `--front` says who listens there (the server's
+`front` setting): the compiled front (the default: it answers the Recalls it has plans for and
+hands everything else to the Python listener) or the Python listener itself (the baseline).
 
-Phases, for each routing: each class alone at 1 in flight (--duration-s; the load generator's
+Phases: each class alone at 1 in flight (--duration-s; the load generator's
 warm-up first, so each shape's first call, which publishes the front's plan, is not measured),
 then the mix at 16 in flight: one load generator per class, closed loop, the 16 calls split by
 --mix-split (Remember included, each new note sent once), no warm-up; the mix's p50/p99 come from
-every call's latency (`--latencies-out`). Text queries are distinct across phases and routings
+every call's latency (`--latencies-out`). Text queries are distinct across phases
 (the encoder caches 4,096 recent short inputs). Per class: calls, the front's counters (native /
 forwarded) over the run, server CPU per call (the server's processes from /proc, as the load
 generator reads them), p50/p99. PostgreSQL (pg_peer.py): the same items (the concepts the
@@ -233,7 +233,7 @@ def text_queries(concepts: list[str], seed: int = 11) -> list[str]:
 
 def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
     """One request file per Recall class (`texts`: the text classes' queries, split between
-    them), and whether the front can answer each class's requests (api/recall_shape.plannable)."""
+    them), and whether the front can answer each class's requests (api/fast_front.plannable)."""
     from polarmem_server.faces import client_requests as build
 
     def vector(q, **extra):
@@ -285,17 +285,9 @@ def remember_file(path: Path, texts: list[str], first: int) -> Path:
 
 
 def plannable(request) -> bool:
-    from polarmem_server.api.recall_shape import plannable as rule
+    from polarmem_server.api.fast_front import plannable as rule
 
     return rule(request)
-
-
-def target(routing: str, cls: str, files: dict, main: str, front: str) -> str:
-    if cls == "remember" or routing == "main":
-        return main
-    if routing == "front":
-        return front
-    return front if files["plannable"][cls] else main
 
 
 def start_loadgen(
@@ -327,12 +319,11 @@ def native_share(front: dict) -> float:
     return round(front.get("native", 0) / through, 4) if through else 0.0
 
 
-def single_class_phase(binary, files, routing, main, front, metrics_port, pids, duration_s, writes: Path) -> dict:
+def single_class_phase(binary, files, routing, address, metrics_port, pids, duration_s, writes: Path) -> dict:
     """Each class alone, one call at a time. The front's counters include the warm-up calls (the
     first of each shape publishes its plan), so the native share is of every call sent."""
     rows = {}
     for cls in (*CLASSES, "remember"):
-        address = target(routing, cls, files, main, front)
         before = front_counts(metrics_port)
         settings = dict(concurrency=1, duration_s=duration_s, max_calls=100_000, warmup_s=1.0)
         if cls == "remember":
@@ -350,7 +341,6 @@ def single_class_phase(binary, files, routing, main, front, metrics_port, pids, 
         )
         front_delta = delta(front_counts(metrics_port), before)
         rows[cls] = {
-            "address": "front" if address == front else "main",
             "calls": result["completed"],
             "codes": result["codes"],
             "throughput_rps": round(result["throughput_rps"], 1),
@@ -375,7 +365,6 @@ def mix_phase(
     files,
     routing,
     main,
-    front,
     metrics_port,
     pids,
     duration_s,
@@ -409,7 +398,7 @@ def mix_phase(
         else:
             processes[cls] = start_loadgen(
                 binary,
-                target(routing, cls, files, main, front),
+                main,
                 "recall",
                 files[cls],
                 pids,
@@ -454,7 +443,6 @@ def mix_phase(
         "load": uptime(),
         "classes": {
             cls: {
-                "address": "front" if target(routing, cls, files, main, front) == front else "main",
                 "calls": r["completed"],
                 "share": round(r["completed"] / max(1, calls), 4),
                 "codes": r["codes"],
@@ -568,7 +556,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration-s", type=float, default=5.0, help="each class alone, 1 in flight")
     parser.add_argument("--mix-duration-s", type=float, default=15.0)
     parser.add_argument("--mix-split", default=DEFAULT_SPLIT, help="class=calls in flight, summing to 16")
-    parser.add_argument("--routings", nargs="+", default=["main", "routed"], choices=["main", "routed", "front"])
+    parser.add_argument(
+        "--front",
+        choices=("compiled", "python"),
+        default="compiled",
+        help="who listens on the server's address (its `front` setting); the Python listener is the baseline",
+    )
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep (and reuse) the encodings there")
     parser.add_argument("--label", default="mix")
@@ -603,7 +596,8 @@ def main(argv: list[str] | None = None) -> int:
         run = work / f"run-{int(time.time())}"  # a fresh store and postgres each run (the encodings are kept)
         data = run / "data"
         data.mkdir(parents=True)
-        server, main_address, _ = start_server(data, max_concurrent=64, fast_front=True)
+        server, main_address, _ = start_server(data, max_concurrent=64, front=args.front)
+        routings = [args.front]  # the report keeps one row per listener kind (earlier runs: main / routed)
         pg = None
         try:
             pids = tree_pids(server.pid)  # the server and its children: all of them count
@@ -617,10 +611,10 @@ def main(argv: list[str] | None = None) -> int:
             queries = vector_queries(args.queries, concepts, vectors)
             texts = text_queries(concepts)
             writes = captions(WRITE_CAPTIONS[1] - WRITE_CAPTIONS[0], skip=WRITE_CAPTIONS[0])
-            need = len(args.routings) * (TEXTS_C1 + TEXTS_MIX)
-            if len(texts) < need or len(writes) < len(args.routings) * (WRITES_C1 + WRITES_MIX):
-                raise SystemExit(f"not enough distinct captions for {len(args.routings)} routings")
-            for r, routing in enumerate(args.routings):
+            need = len(routings) * (TEXTS_C1 + TEXTS_MIX)
+            if len(texts) < need or len(writes) < len(routings) * (WRITES_C1 + WRITES_MIX):
+                raise SystemExit(f"not enough distinct captions for {len(routings)} routings")
+            for r, routing in enumerate(routings):
                 print(f"routing {routing} (load {uptime()})", flush=True)
                 t0, w0 = r * (TEXTS_C1 + TEXTS_MIX), r * (WRITES_C1 + WRITES_MIX)
                 files_c1 = recall_files(work, f"{routing}-c1", texts[t0 : t0 + TEXTS_C1], queries)
@@ -634,7 +628,6 @@ def main(argv: list[str] | None = None) -> int:
                     files_c1,
                     routing,
                     main_address,
-                    server.fast_front_address,
                     server.metrics_port,
                     pids,
                     args.duration_s,
@@ -645,7 +638,6 @@ def main(argv: list[str] | None = None) -> int:
                     files_mix,
                     routing,
                     main_address,
-                    server.fast_front_address,
                     server.metrics_port,
                     pids,
                     args.mix_duration_s,

@@ -51,7 +51,7 @@ def start_processes(data_dir: Path, processes: int, max_concurrent: int) -> tupl
     """`polarmem serve --processes N`, once every replica has logged that it serves: (process,
     address, [primary PID, replica PIDs])."""
     process, address, _ = start_server(
-        data_dir, max_concurrent, False, "--processes", str(processes), log_level="INFO", replicas=processes - 1
+        data_dir, max_concurrent, "auto", "--processes", str(processes), log_level="INFO", replicas=processes - 1
     )
     return process, address, tree_pids(process.pid)
 

@@ -157,7 +157,6 @@ def front_counts(metrics_port: int) -> dict[str, float]:
 def mixed_phase(
     binary: Path,
     address: str,
-    recall_address: str,
     recall_file: Path,
     writes_file: Path,
     server,
@@ -189,7 +188,7 @@ def mixed_phase(
     )
     reader = loadgen(
         binary,
-        recall_address,
+        address,
         "recall",
         recall_file,
         server.pid,
@@ -641,9 +640,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--front",
         choices=("python", "compiled"),
-        default="python",
-        help="where Recalls go: the Python gRPC server, or the compiled Recall front beside it "
-        "(api/fast_front.py; every Recall shape is sent once first, so the front holds its plan)",
+        default="compiled",
+        help="who listens on the server's address (its `front` setting): the compiled front (the default; "
+        "every Recall shape is sent once first, so the front holds its plan) or the Python listener",
     )
     parser.add_argument(
         "--mixed-write-rate",
@@ -677,10 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         files = request_files(work, args.items, args.dim, required, forbidden, vectors, args.writes, noexplain=True)
         recall_file = files["recall" if args.explain == "on" else "recall_noexplain"]
-        server, address, _ = start_server(
-            work / "data", max_concurrent=max(args.concurrency) * 2, fast_front=args.front == "compiled"
-        )
-        recall_address = server.fast_front_address or address
+        server, address, _ = start_server(work / "data", max_concurrent=max(args.concurrency) * 2, front=args.front)
         pg = None if args.no_postgres else PostgresPeer(work / "pg")
         try:
             report["polarmem_load_s"] = load_polarmem(address, args.items, args.dim, args.storage)
@@ -711,7 +707,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.front == "compiled":  # the first call of each shape plans it (through the library)
                 report["front_warmup"] = loadgen(
                     binary,
-                    recall_address,
+                    address,
                     "recall",
                     files["recall_noexplain"],
                     server.pid,
@@ -730,7 +726,7 @@ def main(argv: list[str] | None = None) -> int:
                 for rpc in ("get_namespace", "get_item", "recall", "recall_noexplain"):
                     round_["polarmem"]["per_rpc"][rpc] = loadgen(
                         binary,
-                        recall_address if rpc.startswith("recall") else address,
+                        address,
                         "recall" if rpc.startswith("recall") else rpc,
                         files[rpc],
                         server.pid,
@@ -759,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
                 for c in args.concurrency:
                     pm = loadgen(
                         binary,
-                        recall_address,
+                        address,
                         "recall",
                         recall_file,
                         server.pid,
@@ -788,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
                 rate = args.open_rate or round(0.8 * saturation)
                 round_["polarmem"]["open_loop"] = loadgen(
                     binary,
-                    recall_address,
+                    address,
                     "recall",
                     recall_file,
                     server.pid,
@@ -814,7 +810,6 @@ def main(argv: list[str] | None = None) -> int:
                 report["mixed"] = mixed_phase(
                     binary,
                     address,
-                    recall_address,
                     recall_file,
                     files["remember_same"],
                     server,

@@ -47,11 +47,11 @@ def start_serve(
     command: list[str], env: dict[str, str] | None = None, cwd: str | Path | None = None, replicas: int = 0
 ) -> subprocess.Popen:
     """Starts `command` (a `polarmem serve ...`), its stdout and stderr piped together, and waits for
-    its start-up line ("polarmem serving on ADDRESS; metrics on port P[; compiled Recall front on F]")
+    its start-up line ("polarmem serving on ADDRESS; metrics on port P; compiled front|Python listener")
     and, with `replicas`, for that many "replica N serving on" log lines (`--processes` N + 1 at log
     level INFO). The rest of its output is drained by a thread, so a full pipe never blocks it.
-    Returns the process with `address`, `metrics_port` (-1 when off) and `fast_front_address` ("" when
-    off) set on it. `cwd`: run it outside the source tree so the installed package runs."""
+    Returns the process with `address`, `metrics_port` (-1 when off) and `front` ("compiled front" or
+    "Python listener": who listens on the address) set on it. `cwd`: run it outside the source tree so the installed package runs."""
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL
     )
@@ -74,27 +74,24 @@ def start_serve(
     after = line.split("polarmem serving on ", 1)[1]
     process.address = after.split(";")[0].strip()
     process.metrics_port = int(after.split("metrics on port ")[1].split(";")[0]) if "metrics on port " in after else -1
-    process.fast_front_address = (
-        after.split("compiled Recall front on ")[1].strip() if "compiled Recall front on " in after else ""
-    )
+    process.front = after.rsplit(";", 1)[1].strip()
     return process
 
 
 def start_server(
     data_dir: Path,
     max_concurrent: int,
-    fast_front: bool = False,
+    front: str = "auto",
     *extra: str,
     log_level: str = "WARNING",
     replicas: int = 0,
 ) -> tuple[subprocess.Popen, str, float]:
     """The benchmarks' local `polarmem serve` on 127.0.0.1:0 with `data_dir`, admitting
     `max_concurrent` calls (workers: that + 16), run from `data_dir`'s parent (outside the source
-    tree). `fast_front`: also the compiled Recall front and the metrics port (their address and port
-    are then the process's `fast_front_address` and `metrics_port`). (process, address, seconds to
-    the start-up line)."""
+    tree), with the metrics port (the process's `metrics_port`). `front`: who listens on the
+    address (auto, compiled, python: the server's setting). (process, address, seconds to the
+    start-up line)."""
     started = time.perf_counter()
-    front = ["--fast-front-address", "127.0.0.1:0"] if fast_front else []
     process = start_serve(
         serve_command(
             "--address",
@@ -102,14 +99,15 @@ def start_server(
             "--data-dir",
             str(data_dir),
             "--metrics-port",
-            "0" if fast_front else "-1",
+            "0",
             "--workers",
             str(max_concurrent + 16),
             "--max-concurrent-rpcs",
             str(max_concurrent),
             "--log-level",
             log_level,
-            *front,
+            "--front",
+            front,
             *extra,
         ),
         cwd=data_dir.parent,

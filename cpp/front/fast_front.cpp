@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "call_proxy.hpp"
 #include "polarmem/v1/memory_service.grpc.pb.h"
 
 namespace polarmem::front {
@@ -20,13 +21,6 @@ namespace {
 // Tells the library that this Recall came through the front, so it publishes a plan for the
 // request's shape when it can (api/fast_front.py).
 constexpr const char* kPlanHeader = "x-polarmem-fast-front";
-
-// Metadata a proxy must not copy: HTTP/2 pseudo headers and gRPC's own.
-bool forwardable(const grpc::string_ref& key) {
-  const std::string_view k(key.data(), key.size());
-  return !k.empty() && k[0] != ':' && k.rfind("grpc-", 0) != 0 && k != "user-agent" && k != "te" &&
-         k != "content-type" && k != kPlanHeader;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -58,15 +52,12 @@ constexpr const char* kMalformedRecall =
 // empty message, where the main port (and this front, now) answer INVALID_ARGUMENT.
 class FastFront::Service final : public grpc::Service {
  public:
-  Service(const FrontOptions& options, std::shared_ptr<PlanCache> plans)
-      : plans_(std::move(plans)), max_in_flight_(options.max_in_flight) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    args.SetMaxSendMessageSize(-1);
-    upstream_channel_ = grpc::CreateCustomChannel(options.upstream, grpc::InsecureChannelCredentials(), args);
+  Service(const FrontOptions& options, std::shared_ptr<PlanCache> plans, std::shared_ptr<grpc::Channel> upstream)
+      : plans_(std::move(plans)), upstream_channel_(std::move(upstream)), max_in_flight_(options.max_in_flight) {
     method_name_ = recall_method_name();
-    upstream_method_ = std::make_unique<const grpc::internal::RpcMethod>(
-        method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, upstream_channel_);
+    upstream_method_ =
+        std::make_unique<const grpc::internal::RpcMethod>(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
+                                                          std::shared_ptr<grpc::ChannelInterface>(upstream_channel_));
     AddMethod(new grpc::internal::RpcServiceMethod(
         method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
         new grpc::internal::RpcMethodHandler<Service, grpc::ByteBuffer, grpc::ByteBuffer>(
@@ -197,10 +188,11 @@ class FastFront::Service final : public grpc::Service {
                        grpc::ByteBuffer* response) {
     grpc::ClientContext call;
     for (const auto& [key, value] : context.client_metadata()) {
-      if (forwardable(key))
+      if (forwardable(std::string_view(key.data(), key.size())))
         call.AddMetadata(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
     }
     call.AddMetadata(kPlanHeader, "plan");
+    call.AddMetadata(kPeerHeader, context.peer());
     if (context.deadline() != std::chrono::system_clock::time_point::max()) call.set_deadline(context.deadline());
     // The generated stub's own blocking call, over bytes instead of messages.
     return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
@@ -233,8 +225,23 @@ class FastFront::Service final : public grpc::Service {
   std::array<std::atomic<std::uint64_t>, kLatencyBounds.size() + 1> latency_{};
 };
 
-FastFront::FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans)
-    : service_(std::make_unique<Service>(options, std::move(plans))) {
+namespace {
+
+// The library's server, for every call the front does not answer: no size limits of its own
+// (the front's listener enforces the configured ones).
+std::shared_ptr<grpc::Channel> upstream_channel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+FastFront::FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans) {
+  const auto upstream = upstream_channel(options.upstream);
+  service_ = std::make_unique<Service>(options, std::move(plans), upstream);
+  proxy_ = std::make_unique<CallProxy>(upstream);
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {
     grpc::SslServerCredentialsOptions ssl;
@@ -244,11 +251,13 @@ FastFront::FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans)
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, credentials, &port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_receive_bytes));
+  // One listener per address: a second server on the port must fail, not share its calls.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
+  builder.RegisterCallbackGenericService(proxy_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
-    throw std::runtime_error("fast_front_address: cannot listen on " + options.address +
-                             " (in use, or not an address); pick a free port or unset it");
+    throw std::runtime_error("cannot listen on " + options.address + " (in use, or not an address)");
   }
 }
 

@@ -1,8 +1,9 @@
-// The compiled Recall front: a gRPC server (C++, Debian's libgrpc++) that answers Recall for
-// request shapes the library has planned (recall_plan.hpp) straight from the core, and hands
-// every other Recall to the library's own server unchanged (its metadata, deadline, status and
-// message come back as the library gave them). It exists because the Python gRPC layer costs
-// more server CPU per call than the search it wraps (docs/performance.md, "A compiled front").
+// The compiled front: a gRPC server (C++, Debian's libgrpc++) that answers Recall for request
+// shapes the library has planned (recall_plan.hpp) straight from the core, and hands every
+// other call — another Recall, any other method (call_proxy.hpp) — to the library's own server
+// unchanged (its metadata, deadline, status and messages come back as the library gave them).
+// It exists because the Python gRPC layer costs more server CPU per call than the search it
+// wraps (docs/performance.md, "A compiled front"); it listens on the public address.
 #pragma once
 
 #include <array>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "call_proxy.hpp"
 #include "plan_cache.hpp"
 
 namespace grpc {
@@ -70,6 +72,7 @@ class FastFront {
 
  private:
   std::unique_ptr<Service> service_;
+  std::unique_ptr<CallProxy> proxy_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

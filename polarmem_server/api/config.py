@@ -89,7 +89,10 @@ class ServerConfig:
     # collection (one per namespace) | shared (a partition per namespace) | pooled (rows told apart by ns; schema.py)
     milvus_layout: str = "collection"
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
-    fast_front_address: str = ""  # "": off; host:port of the compiled Recall front (api/fast_front.py)
+    # Who listens on `address`: the compiled front (C++, answers Recall from the core, hands every
+    # other call to the Python listener on a private socket) or the Python listener itself.
+    # "auto": the compiled front where it was built and serves (local backend, one process).
+    front: str = "auto"  # auto | compiled | python
     graph_checkpoint_s: float = (
         300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
     )
@@ -152,16 +155,13 @@ class ServerConfig:
             raise ValueError(
                 f"setting scrub_interval_s: must be >= 0 seconds (0 = no scrub), got {self.scrub_interval_s}"
             )
-        if self.fast_front_address:
-            if self.fast_front_address == self.address and not self.address.endswith(":0"):
-                raise ValueError(
-                    "setting fast_front_address: must differ from address (the front is a second listener)"
-                )
-            if self.processes > 1 or self.backend != "local":
-                raise ValueError(
-                    "setting fast_front_address: the compiled Recall front serves the local backend in one "
-                    "process; unset it, or use --processes 1 and --backend local"
-                )
+        if self.front not in ("auto", "compiled", "python"):
+            raise ValueError(f"setting front: use auto, compiled or python, got {self.front!r}")
+        if self.front == "compiled" and (self.processes > 1 or self.backend != "local"):
+            raise ValueError(
+                "setting front: the compiled front serves the local backend in one process; use --front auto "
+                "(it then picks the Python listener), or --processes 1 and --backend local"
+            )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
         self._validate_backend()
@@ -284,9 +284,9 @@ HELP = {
     "since, so a crash costs no rebuild of them (0 = save on stop only; local backend)",
     "scrub_interval_s": "seconds between background reads of every store block, which find a damaged file before a "
     "client's read does (0 = off; local backend; docs/failure-behaviour.md)",
-    "fast_front_address": "host:port of the compiled Recall front, a second listener (C++) that answers Recall "
-    "without explanations from the core and hands every other Recall to this server "
-    "('' = off; docs/fast-front.md)",
+    "front": "who listens on address: compiled (the C++ front answers Recall from the core and hands every other "
+    "call to the Python listener on a private socket), python, or auto (compiled where it was built and serves: "
+    "local backend, one process; docs/fast-front.md)",
     "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
     "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
     "per-agent memory",
@@ -348,6 +348,14 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"setting {name}: {exc}") from None
 
 
+# Settings that are gone, and what replaced them: named in the error a file or the environment
+# that still sets one gets (a silently ignored setting would leave an operator guessing).
+REMOVED_SETTINGS = {
+    "fast_front_address": "removed: the compiled front listens on `address` itself now (setting `front`, "
+    "default auto); delete the setting and point clients at `address`",
+}
+
+
 def load_config(
     flags: dict[str, Any] | None = None, env: dict[str, str] | None = None, config_file: str | None = None
 ) -> ServerConfig:
@@ -366,6 +374,8 @@ def load_config(
         # A [client] table holds the client commands' connection settings (faces/connection.py),
         # so one file can serve both; the server reads [server], or the top level without [client].
         section = data.get("server", {k: v for k, v in data.items() if k != "client"})
+        for name in set(section) & set(REMOVED_SETTINGS):
+            raise ConfigError(f"setting {name} ({config_file}): {REMOVED_SETTINGS[name]}")
         unknown = set(section) - known
         if unknown:
             raise ConfigError(
@@ -373,6 +383,9 @@ def load_config(
                 "see `polarmem serve --help`"
             )
         values.update({k: _coerce(k, v) for k, v in section.items()})
+    for name, why in REMOVED_SETTINGS.items():
+        if f"POLARMEM_{name.upper()}" in env:
+            raise ConfigError(f"setting {name} (POLARMEM_{name.upper()}): {why}")
     for name in known:
         if f"POLARMEM_{name.upper()}" in env:
             values[name] = _coerce(name, env[f"POLARMEM_{name.upper()}"])

@@ -1,11 +1,14 @@
-"""The compiled Recall front (cpp/front, module ``polarmem_server._front``) as the server runs it.
+"""The compiled front (cpp/front, module ``polarmem_server._front``) as the server runs it.
 
-With ``fast_front_address`` set, ``polarmem serve`` starts a second gRPC listener, written in
-C++, beside the Python one. It serves Recall only (every other RPC answers UNIMPLEMENTED there:
-use the main port). A Recall it cannot answer itself goes to the Python server over a private
-Unix socket with the caller's metadata and deadline, and comes back exactly as the library
-answered it. After answering such a call the library publishes a *plan* for the request's shape
-(every field but the vector values) when the shape is one the front can replay exactly:
+``polarmem serve`` puts it on the address clients use (setting ``front``, default auto; the
+Python listener takes the address where the front was not built, with ``--processes`` > 1 or
+the Milvus backend). Written in C++, it answers the Recalls it holds a plan for from the core,
+without the interpreter, and hands every other call — any other Recall, any other method, unary
+or streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private Unix socket with
+the caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly
+as the library gave it. After answering a Recall the front handed over, the library publishes a
+*plan* for the request's shape (every field but the vector values) when the shape is one the
+front can replay exactly:
 
 * no context, no full items, no suppressed hits, no recency term (recency.py reads records and
   may search more than once);
@@ -46,7 +49,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 
 from polarmem.v1 import memory_service_pb2 as pb
 
-from polarmem_server.api.recall_shape import plannable
 from polarmem_server.domain.namespace import Epoch
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
 from polarmem_server.domain.vocabulary import Appended
@@ -56,7 +58,42 @@ from polarmem_server.storage.local.plan_capture import CoreSearch
 
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"
+PEER_HEADER = "x-polarmem-peer"
 SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value, RecallMode.STRICT.value}
+
+
+def plannable(request) -> bool:
+    """Which Recall requests the front can answer itself, so the library publishes plans for these
+    shapes only. No full items, no suppressed hits, no recency term, no consistency token (a
+    Milvus server's; each write's token would make a new shape): the fields that let the front
+    replay a shape (the module docstring says why each one). Then either
+
+    * query vectors (one row per space), no text and no context; or
+    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors and a
+      mode other than adaptive (whose choice depends on the text), the context or not, explicit
+      required / forbidden names or not: the front parses, embeds and binds each text (an
+      explicit name binds natively when it is a concept's own name, as written there).
+
+    Every mode but adaptive always makes one core search (strict included: the core merges its
+    two); a vector query's adaptive does when it settles without a probe search, which only the
+    answer tells."""
+    if (
+        request.include_items
+        or request.suppressed_k != 0
+        or request.HasField("recency_half_life_s")
+        or request.HasField("recency_weight")
+        or request.consistency_token
+    ):
+        return False
+    if request.mode == pb.RECALL_MODE_ANSWER:  # several searches and the core's labels (answer_recall.py)
+        return False
+    if request.text:
+        return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
+    return (
+        not request.include_context
+        and len(request.vectors) > 0
+        and all(value.rows <= 1 for value in request.vectors.values())
+    )
 
 
 def unavailable_reason() -> str | None:
@@ -71,6 +108,17 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def caller_peer(context) -> str:
+    """The caller's address: the front's word for it (cpp/front/call_proxy.hpp kPeerHeader) when
+    the call came over the private socket, where the front strips any the caller sent."""
+    peer = context.peer()
+    if peer.startswith("unix:"):
+        for key, value in context.invocation_metadata() or ():
+            if key == PEER_HEADER:
+                return value
+    return peer
+
+
 def came_through_front(context) -> bool:
     return any(key == FRONT_HEADER for key, _ in (context.invocation_metadata() or ()))
 
@@ -80,7 +128,6 @@ class FastFrontHost:
 
     def __init__(
         self,
-        memory,
         address: str,
         upstream: str,
         authorizer,
@@ -89,6 +136,9 @@ class FastFrontHost:
         max_in_flight: int = 0,
         max_receive_bytes: int = 4 << 20,
     ) -> None:
+        """Listens on ``address`` at once, handing every call to ``upstream`` until attach()
+        gives it the memory to plan from (the server starts it before the store is open, so
+        health answers NOT_SERVING there meanwhile)."""
         # not `from polarmem_server import _front`: with no stub of it, mypy calls that a missing attribute
         import polarmem_server._front as _front
 
@@ -97,12 +147,15 @@ class FastFrontHost:
         self.plans = _front.PlanCache()
         self.front = _front.FastFront(address, upstream, self.plans, cert, key, max_in_flight, max_receive_bytes)
         self._authorizer = authorizer
+        self.refresh_grants()
+
+    def attach(self, memory) -> None:
+        """Plans from now on follow the memory's writes (ChangeLock calls _namespace_changed)."""
         memory.change_listeners.append(self._namespace_changed)
         # Explained answers read the items' records from the core: held only where a front runs.
         keep_records = getattr(memory.backend, "keep_records", None)
         if keep_records is not None:
             keep_records()
-        self.refresh_grants()
 
     @property
     def port(self) -> int:

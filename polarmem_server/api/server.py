@@ -18,9 +18,13 @@ closed again.
 With ``processes`` > 1 the started process is the primary and forks read-only replicas onto the
 same port before any gRPC object exists (api/processes.py); ``serve_replica`` runs each.
 
-With ``fast_front_address`` the compiled Recall front (api/fast_front.py) listens there once the
-indexes are built; it hands this server what it does not answer over a private Unix socket, and
-stops first on shutdown (its handed-over calls need this server).
+Who listens on the address (setting ``front``): by default the compiled front (api/fast_front.py,
+cpp/front), which answers the Recalls it has plans for from the core and hands every other call —
+any method, unary or streaming — to this server's Python listener over a private Unix socket. It
+starts before the store opens (health answers NOT_SERVING through it meanwhile), follows the
+memory's writes once it is open, and stops first on shutdown (its handed-over calls need this
+server). Where it was not built, or with several processes or the Milvus backend, the Python
+listener takes the address itself.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from polarmem_server import errors
 from polarmem_server.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
-from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, unavailable_reason
+from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
     ProcessGroup,
     Refresher,
@@ -89,6 +93,18 @@ WATCHDOG_INTERVAL_S = 1.0
 MAX_TOP_K = 10_000
 MAX_SPACE_DIM = 65_536
 MAX_CONTEXT_BUDGET_CHARS = 1_000_000
+
+
+class HealthServicer(health.HealthServicer):
+    """grpc_health's servicer with a Watch's close handled off the server's event thread. The
+    stock close callback takes the servicer's lock on that thread, while a new Watch holds the
+    lock and waits for that same thread to complete its first send: both wait for ever, and the
+    server stops answering. Opening and cancelling watches quickly hit it once in ~50–190 watches
+    (tests/integration/test_one_address.py)."""
+
+    def _on_close_callback(self, send_response_callback, service):
+        close = super()._on_close_callback(send_response_callback, service)
+        return lambda: threading.Thread(target=close, name="polarmem-health-close", daemon=True).start()
 
 
 def code_for(exc: BaseException) -> grpc.StatusCode:
@@ -256,7 +272,7 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                                 "namespace": namespace[:80],
                                 "code": code.name,
                                 "ms": round(seconds * 1000, 3),
-                                "peer": context.peer(),
+                                "peer": caller_peer(context),
                             }
                         )
                     )
@@ -412,7 +428,7 @@ class PolarMemServer:
         self.port = 0
         self.metrics_port = 0
         self._grpc: grpc.Server | None = None
-        self._health = health.HealthServicer()
+        self._health = HealthServicer()
         self._metrics_httpd: WSGIServer | None = None
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
@@ -425,9 +441,9 @@ class PolarMemServer:
             lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING),
         )
         self._watchdog: threading.Thread | None = None
-        self.fast_front: FastFrontHost | None = None
-        self.fast_front_port = 0
+        self.fast_front: FastFrontHost | None = None  # the compiled front, when it listens on the address
         self._front_dir: str | None = None  # the private Unix socket the front hands calls over
+        self._python_listener_reason = ""  # why front=auto left the address to the Python listener
 
     @property
     def address(self) -> str:
@@ -441,9 +457,10 @@ class PolarMemServer:
         return f"metrics on port {self.metrics_port}" if self.config.metrics_port >= 0 else "metrics off"
 
     @property
-    def fast_front_address(self) -> str:
-        host = self.config.fast_front_address.rsplit(":", 1)[0]
-        return f"{host}:{self.fast_front_port}" if self.fast_front_port else ""
+    def library_address(self) -> str:
+        """Where the Python listener answers: the address itself, or (the compiled front on the
+        address) the private socket the front hands calls over. For tests and diagnostics."""
+        return f"unix:{self._front_dir}/upstream.sock" if self.fast_front is not None else self.address
 
     def start(self) -> PolarMemServer:
         """Open everything and serve. A configuration or environment error closes what was
@@ -528,18 +545,25 @@ class PolarMemServer:
                 f"setting address: {cfg.address} is in use by another process; choose another "
                 "host:port (port 0 picks a free one)"
             )
-        try:
-            if tls is not None:
-                self.port = self._grpc.add_secure_port(cfg.address, grpc.ssl_server_credentials([tls]))
-            else:
-                self.port = self._grpc.add_insecure_port(cfg.address)
-        except RuntimeError:
-            self.port = 0
+        front_on_address = self._front_on_address()
+        if front_on_address:  # the library listens privately; the compiled front on the address
+            self._listen_for_front(self._grpc)
+        else:
+            try:
+                if tls is not None:
+                    self.port = self._grpc.add_secure_port(cfg.address, grpc.ssl_server_credentials([tls]))
+                else:
+                    self.port = self._grpc.add_insecure_port(cfg.address)
+            except RuntimeError:
+                self.port = 0
         if self.port != 0 and self.group is not None and self._grpc.add_insecure_port(self.group.primary_socket) == 0:
             raise ConfigError(
                 f"cannot listen on {self.group.primary_socket} for the replicas' writes; check that "
                 f"{self.group.directory} is writable"
             )
+        self._grpc.start()
+        if front_on_address:  # at once: health answers NOT_SERVING there while the store opens
+            self.port = self._start_front(cfg.address)
         if self.port == 0:
             why = (
                 "is in use by another process"
@@ -549,9 +573,6 @@ class PolarMemServer:
             raise ConfigError(
                 f"setting address: {cfg.address} {why}; choose another host:port (port 0 picks a free one)"
             )
-        if cfg.fast_front_address:
-            self._listen_for_front(self._grpc)
-        self._grpc.start()
         if cfg.metrics_port >= 0:
             try:
                 self._metrics_httpd, _ = start_http_server(
@@ -599,8 +620,9 @@ class PolarMemServer:
             self.metrics.attach(memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(memory))
-        if cfg.fast_front_address:
-            self._start_front(memory)
+        if self.fast_front is not None:
+            self.fast_front.attach(memory)
+            self._service.fast_front = self.fast_front
         self.metrics.rebuild_seconds.set(memory.rebuild_seconds)
         self.metrics.rebuild_items.set(memory.rebuild_items)
         log.info(
@@ -630,15 +652,30 @@ class PolarMemServer:
             self.supervisor = ReplicaSupervisor(
                 self.group, cfg, self.port, self.metrics.replica_restarts.inc, self.metrics.replicas_up.set
             ).start()
+        if self._python_listener_reason:
+            log.info("the Python listener serves the address: %s", self._python_listener_reason)
         log.info("serving on %s (%s)", self.address, self.metrics_summary)
         return self
+
+    def _front_on_address(self) -> bool:
+        """Whether the compiled front listens on the address (setting ``front``): "auto" where it
+        was built and serves this server (the local backend, one process)."""
+        cfg = self.config
+        if cfg.front == "python" or self.replica is not None:
+            return False
+        if cfg.processes > 1 or cfg.backend != "local":  # config.validate() refuses these with "compiled"
+            return False
+        reason = unavailable_reason()
+        if reason is None:
+            return True
+        if cfg.front == "compiled":
+            raise ConfigError(f"setting front: {reason}")
+        self._python_listener_reason = reason  # logged once the server serves (start-up errors stay one line)
+        return False
 
     def _listen_for_front(self, server: grpc.Server) -> None:
         """The private Unix socket (a fresh 0700 directory) over which the compiled front hands
         this server the calls it does not answer; added before the server starts."""
-        reason = unavailable_reason()
-        if reason is not None:
-            raise ConfigError(f"setting fast_front_address: {reason}")
         self._front_dir = str(owned_temp_dir("polarmem-front-"))
         if server.add_insecure_port(f"unix:{self._front_dir}/upstream.sock") == 0:
             raise ConfigError(
@@ -646,12 +683,12 @@ class PolarMemServer:
                 f"{tempfile.gettempdir()} is writable"
             )
 
-    def _start_front(self, memory: Memory) -> None:
+    def _start_front(self, address: str) -> int:
+        """Starts the compiled front on ``address``; returns its port (0: it could not bind)."""
         cfg = self.config
         try:
             self.fast_front = FastFrontHost(
-                memory,
-                cfg.fast_front_address,
+                address,
                 f"unix:{self._front_dir}/upstream.sock",
                 self.authorizer,
                 cfg.tls_cert,
@@ -659,12 +696,10 @@ class PolarMemServer:
                 cfg.max_concurrent_rpcs,
                 cfg.max_message_bytes,
             )
-        except ValueError as exc:
-            raise ConfigError(f"setting fast_front_address: {exc}") from None
-        self.fast_front_port = self.fast_front.port
+        except ValueError:
+            return 0  # the caller says why, as for the Python listener
         self.metrics.registry.register(FastFrontCollector(self.fast_front))
-        self._service.fast_front = self.fast_front
-        log.info("compiled Recall front on %s", self.fast_front_address)
+        return self.fast_front.port
 
     def _stop_front(self, grace_s: float) -> None:
         """Stops the front first (its handed-over calls need this server), then its socket."""

@@ -23,7 +23,6 @@ from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
 from polarmem_server.api.fast_front import FastFrontHost, came_through_front
-from polarmem_server.api.recall_shape import FRONT_PORT_HEADER
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count, content_id
@@ -615,12 +614,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
         # A call the compiled front handed over: record its core search, so the front can answer
         # the next request of this shape itself (api/fast_front.py).
-        front = None
-        if self.fast_front is not None:
-            if came_through_front(context):
-                front = self.fast_front
-            else:  # tells the clients where the front is (api/recall_shape.py); trailing: no extra send
-                context.set_trailing_metadata(((FRONT_PORT_HEADER, str(self.fast_front.port)),))
+        front = self.fast_front if self.fast_front is not None and came_through_front(context) else None
         epoch = namespace.write_lock.plan_epoch
         with capturing() if front is not None else nullcontext() as searches:
             result = self._recall(request, explain)

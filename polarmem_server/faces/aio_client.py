@@ -29,7 +29,6 @@ from polarmem_server.faces.client import (
     ready_deadline,
 )
 from polarmem_server.faces.client_requests import Content, item_message
-from polarmem_server.faces.recall_routing import Router
 
 
 class AsyncPolarMemClient:
@@ -51,13 +50,10 @@ class AsyncPolarMemClient:
         max_backoff_s: float = 2.0,
         retry_codes: Sequence[str] = ("UNAVAILABLE",),
         stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S,
-        recall_address: str | None = None,
-        fast_front: bool = True,
         consistency_token: bytes = b"",
         wait_for_ready: bool = True,
     ) -> None:
-        """As PolarMemClient (`fast_front`, `recall_address`: the server's compiled Recall front;
-        the client carries its own last write's consistency token into its later reads;
+        """As PolarMemClient (the client carries its own last write's consistency token into its later reads;
         `wait_for_ready`: calls wait, within their deadline, for a server that is starting)."""
         self._channel, self._metadata = open_channel(
             grpc.aio,
@@ -73,26 +69,6 @@ class AsyncPolarMemClient:
             retry_codes,
         )
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
-        self._recall_channel = None
-
-        def open_front(front: str):
-            # No retries on the front's channel: a failed call goes to the main port instead.
-            self._recall_channel, _ = open_channel(
-                grpc.aio,
-                front,
-                token,
-                root_certificates,
-                max_message_bytes,
-                tls,
-                tls_server_name,
-                1,
-                initial_backoff_s,
-                max_backoff_s,
-                retry_codes,
-            )
-            return pb_grpc.MemoryServiceStub(self._recall_channel)
-
-        self.front = Router(address, fast_front, open_front, recall_address)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -135,25 +111,23 @@ class AsyncPolarMemClient:
             return None, False
         return max(deadline - time.monotonic(), 0.0), True
 
-    async def _call_options(self, timeout_s: float | None, front: bool = False) -> dict[str, Any]:
-        """The timeout and wait-for-ready of one call (as PolarMemClient._call: the main port's
-        first call waits for the server; a front call never waits)."""
+    async def _call_options(self, timeout_s: float | None) -> dict[str, Any]:
+        """The timeout and wait-for-ready of one call (as PolarMemClient._call: the first call
+        waits for the server)."""
         timeout = timeout_s if timeout_s is not None else self.timeout_s
-        wait = self.wait_for_ready and not front and timeout is not None
-        if not self._ready and not front:
+        wait = self.wait_for_ready and timeout is not None
+        if not self._ready:
             timeout, wait = await self._await_ready(timeout)
         return {"timeout": timeout, "metadata": self._metadata, "wait_for_ready": wait}
 
-    async def _call(self, method, request, timeout_s: float | None = None, front: bool = False):
+    async def _call(self, method, request, timeout_s: float | None = None):
         self.last_write.stamp(request)
-        response = await method(request, **await self._call_options(timeout_s, front))
+        response = await method(request, **await self._call_options(timeout_s))
         self.last_write.note(response)
         return response
 
     async def close(self) -> None:
         await self._channel.close()
-        if self._recall_channel is not None:
-            await self._recall_channel.close()
 
     async def __aenter__(self) -> AsyncPolarMemClient:
         return self
@@ -420,19 +394,7 @@ class AsyncPolarMemClient:
         request = build.with_consistency(
             build.recall_request(namespace, text, **options), consistency, consistency_token
         )
-        self.last_write.stamp(request)  # the main-port call below does not go through _call
-        front = self.front.front_stub(request)
-        if front is not None:
-            try:
-                response = await self._call(front.Recall, request, timeout_s, front=True)
-                return response
-            except grpc.RpcError as exc:
-                if not self.front.failed(exc):
-                    raise
-        call = self._stub.Recall(request, **await self._call_options(timeout_s))
-        response = await call
-        self.front.learn(await call.trailing_metadata())
-        return response
+        return await self._call(self._stub.Recall, request, timeout_s)
 
 
 async def _async_stream_requests(namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int):

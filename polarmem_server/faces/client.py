@@ -45,7 +45,6 @@ from polarmem_server.faces.client_requests import (  # the clients' public names
     item_message,  # noqa: F401
     vector_value,  # noqa: F401
 )
-from polarmem_server.faces.recall_routing import Router
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_STREAM_TIMEOUT_S = 600.0
@@ -113,11 +112,7 @@ class PolarMemClient:
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
     `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
     `tls_server_name` overrides the name checked against the certificate. `retries` is the most
-    attempts of an idempotent call (1 = no retry). `fast_front`: send the Recalls a server's
-    compiled front answers itself to that front, at the port the server advertises (its host as in
-    `address`, the same token and TLS), and fall back to `address` if it fails
-    (faces/recall_routing.py, docs/fast-front.md); False sends everything to `address`.
-    `recall_address`: the front's address, when it is not the advertised one. `wait_for_ready`
+    attempts of an idempotent call (1 = no retry). `wait_for_ready`
     (default True): calls wait, within their deadline, for a server that is starting (module
     doc); False sends each call at once, so one made before the server is up fails with
     UNAVAILABLE."""
@@ -137,8 +132,6 @@ class PolarMemClient:
         max_backoff_s: float = 2.0,
         retry_codes: Sequence[str] = ("UNAVAILABLE",),
         stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S,
-        recall_address: str | None = None,
-        fast_front: bool = True,
         consistency_token: bytes = b"",
         wait_for_ready: bool = True,
     ) -> None:
@@ -156,26 +149,6 @@ class PolarMemClient:
             retry_codes,
         )
         self._stub = pb_grpc.MemoryServiceStub(self._channel)
-        self._recall_channel = None
-
-        def open_front(front: str):
-            # No retries on the front's channel: a failed call goes to the main port instead.
-            self._recall_channel, _ = open_channel(
-                grpc,
-                front,
-                token,
-                root_certificates,
-                max_message_bytes,
-                tls,
-                tls_server_name,
-                1,
-                initial_backoff_s,
-                max_backoff_s,
-                retry_codes,
-            )
-            return pb_grpc.MemoryServiceStub(self._recall_channel)
-
-        self.front = Router(address, fast_front, open_front, recall_address)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.address = address
         self.timeout_s = timeout_s
@@ -220,15 +193,12 @@ class PolarMemClient:
             return None, False
         return max(deadline - time.monotonic(), 0.0), True
 
-    def _call(self, method, request, timeout_s: float | None = None, front: bool = False):
-        """One call on the main port (or, `front`, on the compiled Recall front: never waited
-        for, since a front is only used once the main port has answered, and a failed front
-        call goes to the main port at once)."""
+    def _call(self, method, request, timeout_s: float | None = None):
         self.last_write.stamp(request)
         timeout = timeout_s if timeout_s is not None else self.timeout_s
         # wait-for-ready only where a deadline ends the wait (no deadline: fail fast as before)
-        wait = self.wait_for_ready and not front and timeout is not None
-        if not self._ready and not front:
+        wait = self.wait_for_ready and timeout is not None
+        if not self._ready:
             timeout, wait = self._await_ready(timeout)
         response = method(request, timeout=timeout, metadata=self._metadata, wait_for_ready=wait)
         self.last_write.note(response)
@@ -236,8 +206,6 @@ class PolarMemClient:
 
     def close(self) -> None:
         self._channel.close()
-        if self._recall_channel is not None:
-            self._recall_channel.close()
 
     def __enter__(self) -> PolarMemClient:
         return self
@@ -622,14 +590,4 @@ class PolarMemClient:
             recency_weight,
         )
         request = build.with_consistency(request, consistency, consistency_token)
-        front = self.front.front_stub(request)
-        if front is not None:
-            try:
-                response = self._call(front.Recall, request, timeout_s, front=True)
-                return response
-            except grpc.RpcError as exc:
-                if not self.front.failed(exc):
-                    raise
-        response, call = self._call(self._stub.Recall.with_call, request, timeout_s)
-        self.front.learn(call.trailing_metadata())
-        return response
+        return self._call(self._stub.Recall, request, timeout_s)

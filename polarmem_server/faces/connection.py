@@ -39,7 +39,6 @@ class Connection:
     tls_ca: str = ""
     tls_server_name: str = ""
     timeout_s: float = 30.0
-    no_fast_front: bool = False
     namespace: str = ""
 
     def resolved_token(self) -> str | None:
@@ -70,7 +69,6 @@ class Connection:
             tls=self.tls,
             tls_server_name=self.tls_server_name or None,
             timeout_s=self.timeout_s,
-            fast_front=not self.no_fast_front,
         )
 
     def client(self):
@@ -87,8 +85,6 @@ HELP = {
     "tls_ca": "PEM root certificates to trust (implies TLS)",
     "tls_server_name": "name to check the server certificate against (when it differs from the address)",
     "timeout_s": "deadline of each call, in seconds (a server that is starting is waited for within it)",
-    "no_fast_front": "send every Recall to the address above, never to the server's compiled Recall front "
-    "(by default the Recalls it answers itself go to the port the server advertises)",
 }
 
 

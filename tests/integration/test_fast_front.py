@@ -1,6 +1,7 @@
 """The compiled Recall front (api/fast_front.py, cpp/front) over real sockets: a real server with
-``fast_front_address``, RocksDB in a temp dir, gRPC clients on both ports. The front must give
-exactly the library's response (same bytes) for every request shape it answers itself, hand
+the front on its address, RocksDB in a temp dir, gRPC clients on the address and on the Python
+listener's private socket (``library_address``). The front must give exactly the library's
+response (same bytes) for every request shape it answers itself, hand
 everything else to the library unchanged (errors included), never answer from a plan a write
 made stale, check tokens like the library, and stop with the server."""
 
@@ -43,7 +44,7 @@ def stock(client, rng, count=300, first=0):
 
 @pytest.fixture
 def front_server(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    server = PolarMemServer(make_config(tmp_path)).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         stock(client, np.random.default_rng(5))
@@ -54,8 +55,8 @@ def front_server(tmp_path):
 @pytest.fixture
 def stubs(front_server):
     with (
-        grpc.insecure_channel(front_server.address) as main,
-        grpc.insecure_channel(front_server.fast_front_address) as fast,
+        grpc.insecure_channel(front_server.library_address) as main,
+        grpc.insecure_channel(front_server.address) as fast,
     ):
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
@@ -133,7 +134,7 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
     library, whose answer says so in mode_reason."""
     main, fast = stubs
     rng = np.random.default_rng(12)
-    with PolarMemClient(front_server.address, fast_front=False) as client:
+    with PolarMemClient(front_server.library_address) as client:
         client.remember_stream(
             "t",
             [
@@ -168,7 +169,7 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
             assert sum((answer.tier_counts.conflict, answer.tier_counts.neutral, answer.tier_counts.entailed)) > 0
     shape = request(topic="t0")
     # Items written since the plan: filtered in at once.
-    with PolarMemClient(front_server.address, fast_front=False) as client:
+    with PolarMemClient(front_server.library_address) as client:
         client.remember_stream(
             "t", [item_message(id="late", vectors={"vis": rng.standard_normal(DIM)}, metadata={"topic": "late"})]
         )
@@ -333,12 +334,12 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
         '[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
         '[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n'
     )
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
+    server = PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))).start()
     try:
         admin = (("authorization", "Bearer a-secret"),)
         with (
-            grpc.insecure_channel(server.address) as main_channel,
-            grpc.insecure_channel(server.fast_front_address) as fast_channel,
+            grpc.insecure_channel(server.library_address) as main_channel,
+            grpc.insecure_channel(server.address) as fast_channel,
         ):
             main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
             with PolarMemClient(server.address, token="a-secret") as client:
@@ -377,14 +378,14 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
 def test_a_token_reload_reaches_the_front(tmp_path):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.admin]\ntoken = "old-secret"\nrole = "admin"\n')
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", tokens_file=str(tokens))).start()
+    server = PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))).start()
     try:
         with PolarMemClient(server.address, token="old-secret") as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         request = pb.RecallRequest(
             namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, explain=False, mode=pb.RECALL_MODE_HARD
         )
-        with grpc.insecure_channel(server.fast_front_address) as channel:
+        with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             for _ in range(2):
                 fast.Recall(request, metadata=(("authorization", "Bearer old-secret"),))
@@ -398,13 +399,6 @@ def test_a_token_reload_reaches_the_front(tmp_path):
             assert server.fast_front.front.stats()["native"] == 2  # the new token is admitted natively
     finally:
         server.stop()
-
-
-def test_other_rpcs_are_not_served_on_the_front_port(front_server, stubs):
-    _, fast = stubs
-    with pytest.raises(grpc.RpcError) as refused:
-        fast.GetNamespace(pb.GetNamespaceRequest(name="t"))
-    assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_the_front_exports_its_counters_on_the_metrics_port(front_server, stubs):
@@ -422,20 +416,9 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, stubs)
     assert f"polarmem_fast_front_plans {2.0 if request_has_concepts else 1.0}" in text  # exact (+ generic)
 
 
-def test_start_up_errors_name_the_setting(tmp_path):
-    from polarmem_server.api.config import ConfigError
-
-    with pytest.raises(ConfigError, match="fast_front_address"):
-        make_config(tmp_path, fast_front_address="127.0.0.1:0", processes=2).validate()
-    with pytest.raises(ConfigError, match="fast_front_address"):
-        make_config(tmp_path, address="127.0.0.1:7001", fast_front_address="127.0.0.1:7001").validate()
-    with pytest.raises(ConfigError, match="fast_front_address: .*cannot listen"):
-        PolarMemServer(make_config(tmp_path, fast_front_address="not an address")).start()
-
-
 def test_stopping_the_server_stops_the_front(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
-    address = server.fast_front_address
+    server = PolarMemServer(make_config(tmp_path)).start()
+    address = server.address
     server.stop()
     with grpc.insecure_channel(address) as channel:
         with pytest.raises(grpc.RpcError) as refused:
@@ -443,14 +426,14 @@ def test_stopping_the_server_stops_the_front(tmp_path):
     assert refused.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
-def test_the_client_sends_recall_to_the_front_and_the_rest_to_the_main_port(front_server):
+def test_the_client_recalls_through_the_front_and_everything_else_reaches_the_library(front_server):
     vector = np.ones(DIM).tolist()
-    with PolarMemClient(front_server.address, recall_address=front_server.fast_front_address) as client:
+    with PolarMemClient(front_server.address) as client:
         first = client.recall("t", vectors={"vis": vector}, required=["dog"], mode="hard", explain=False)
         second = client.recall("t", vectors={"vis": vector}, required=["dog"], mode="hard", explain=False)
         assert first == second and len(first.hits) == 10
         assert native_count(front_server) == 1
-        assert client.get_namespace("t").item_count == 300  # served by the main port
+        assert client.get_namespace("t").item_count == 300  # handed to the library
 
 
 def test_the_async_client_sends_recall_to_the_front(front_server):
@@ -459,7 +442,7 @@ def test_the_async_client_sends_recall_to_the_front(front_server):
     from polarmem_server.faces.aio_client import AsyncPolarMemClient
 
     async def run():
-        async with AsyncPolarMemClient(front_server.address, recall_address=front_server.fast_front_address) as client:
+        async with AsyncPolarMemClient(front_server.address) as client:
             answers = [
                 await client.recall(
                     "t", vectors={"vis": np.ones(DIM).tolist()}, required=["cat"], mode="hard", explain=False
@@ -475,10 +458,10 @@ def test_the_async_client_sends_recall_to_the_front(front_server):
 
 def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
     cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
-    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key), fast_front_address="127.0.0.1:0")
+    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))
     with PolarMemServer(config) as server:
         options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")
-        with PolarMemClient(server.address, recall_address=server.fast_front_address, **options) as client:
+        with PolarMemClient(server.address, **options) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
             stock(client, np.random.default_rng(8), count=50)
             answers = [
@@ -486,7 +469,7 @@ def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
                 for _ in range(2)
             ]
             assert answers[0] == answers[1] and server.fast_front.front.stats()["native"] == 1
-        with grpc.insecure_channel(server.fast_front_address) as plaintext:  # no TLS: no answer
+        with grpc.insecure_channel(server.address) as plaintext:  # no TLS: no answer
             with pytest.raises(grpc.RpcError):
                 pb_grpc.MemoryServiceStub(plaintext).Recall(pb.RecallRequest(namespace="t"), timeout=2)
 
@@ -511,12 +494,12 @@ class HeldRecalls:
 
 
 def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", max_concurrent_rpcs=1)).start()
+    server = PolarMemServer(make_config(tmp_path, max_concurrent_rpcs=1)).start()
     try:
         with PolarMemClient(server.address) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         held = HeldRecalls(server.memory)
-        with grpc.insecure_channel(server.fast_front_address) as channel:
+        with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             # an empty namespace knows no concepts
             request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[])
@@ -546,12 +529,12 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
 
 
 def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0", grace_s=5.0)).start()
+    server = PolarMemServer(make_config(tmp_path, grace_s=5.0)).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         stock(client, np.random.default_rng(12), count=20)
     held = HeldRecalls(server.memory)
-    with grpc.insecure_channel(server.fast_front_address) as channel:
+    with grpc.insecure_channel(server.address) as channel:
         in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(random_request(np.random.default_rng(13)))
         assert held.entered.wait(5)
         stopping = threading.Thread(target=server.stop)
@@ -585,12 +568,12 @@ def test_any_concepts_of_the_vocabulary_reuse_a_generic_plan(front_server, stubs
 
 
 def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    server = PolarMemServer(make_config(tmp_path)).start()
     try:
         with PolarMemClient(server.address) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", aliases={"puppy": "dog"})
             stock(client, np.random.default_rng(15), count=60)
-        with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+        with grpc.insecure_channel(server.library_address) as m, grpc.insecure_channel(server.address) as f:
             main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
             base = random_request(
                 np.random.default_rng(16), required=["cat"], forbidden=["car"], mode=pb.RECALL_MODE_HARD
@@ -624,7 +607,7 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
     """A namespace whose rule ranks by confidence weights (partitioner auto, declared accuracy 0.7:
     otsu + hard + weights): a Recall without a mode gets the same bytes from the front as from the
     library, whether the front answers it or hands it over."""
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    server = PolarMemServer(make_config(tmp_path)).start()
     try:
         rng = np.random.default_rng(11)
         with PolarMemClient(server.address) as client:
@@ -646,8 +629,8 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
             ]
             assert client.remember_stream("w", items).stored == 200
         with (
-            grpc.insecure_channel(server.address) as main_channel,
-            grpc.insecure_channel(server.fast_front_address) as fast_channel,
+            grpc.insecure_channel(server.library_address) as main_channel,
+            grpc.insecure_channel(server.address) as fast_channel,
         ):
             main, fast = pb_grpc.MemoryServiceStub(main_channel), pb_grpc.MemoryServiceStub(fast_channel)
             info = main.GetNamespace(pb.GetNamespaceRequest(name="w")).namespace
@@ -697,10 +680,10 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
             **fields,
         )
 
-    config = make_config(tmp_path, fast_front_address="127.0.0.1:0")
+    config = make_config(tmp_path)
     server = PolarMemServer(config).start()
     try:
-        with PolarMemClient(server.address, fast_front=False) as client:
+        with PolarMemClient(server.library_address) as client:
             client.create_namespace("s", spaces=[("vis", DIM)], encoder="none", templates=["a {c}?", "is there a {c}?"])
             items = [
                 item_message(
@@ -720,7 +703,7 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
                 for i in range(10)
             ]
             assert client.remember_stream("s", items).stored == 70
-            with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+            with grpc.insecure_channel(server.library_address) as m, grpc.insecure_channel(server.address) as f:
                 main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
 
                 def check(call, native):
@@ -750,7 +733,7 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
         server.stop()
     server = PolarMemServer(config).start()  # a restart: the core holds no record yet
     try:
-        with grpc.insecure_channel(server.address) as m, grpc.insecure_channel(server.fast_front_address) as f:
+        with grpc.insecure_channel(server.library_address) as m, grpc.insecure_channel(server.address) as f:
             main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
             query = rng.standard_normal(DIM)
             assert fast.Recall(request(query)) == main.Recall(request(query))  # plans; the library reads the hits

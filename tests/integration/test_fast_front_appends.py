@@ -1,5 +1,5 @@
 """The compiled Recall front when a write only appends concepts (an open vocabulary's new words):
-a real server with ``fast_front_address``, gRPC clients on both ports. Appending keeps the plans
+a real server with the front on its address, gRPC clients on it and on the library's private socket. Appending keeps the plans
 (every name resolves as before) and binds the new concepts' own names in generic plans; the
 plans whose answer reads the whole vocabulary (names skipped as unknown) go; every other change
 of what plans depend on still drops them all. Each answer the front gives itself must be the
@@ -37,7 +37,7 @@ def notes(rng, count, first=0, words=WORDS):
 
 @pytest.fixture
 def server(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, fast_front_address="127.0.0.1:0")).start()
+    server = PolarMemServer(make_config(tmp_path)).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace(
             "o", spaces=[("vis", DIM)], encoder="none", open_vocabulary=True, aliases={"puppy": "dog"}
@@ -49,7 +49,7 @@ def server(tmp_path):
 
 @pytest.fixture
 def stubs(server):
-    with grpc.insecure_channel(server.address) as main, grpc.insecure_channel(server.fast_front_address) as fast:
+    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
 

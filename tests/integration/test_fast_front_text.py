@@ -1,4 +1,4 @@
-"""Text Recalls through the compiled front: a real server with ``fast_front_address``, a
+"""Text Recalls through the compiled front: a real server with the front on its address, a
 namespace with the packaged MiniLM encoder, gRPC on both ports. After one call of a text shape
 (namespace, k, mode, flags, context or not: every field but the text) the front parses each
 new text with the namespace's live keys, embeds its affirmative part with the compiled
@@ -20,7 +20,7 @@ import pytest
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
-from polarmem_server.api.recall_shape import plannable
+from polarmem_server.api.fast_front import plannable
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from servertools import make_config
@@ -65,10 +65,8 @@ def captions(count: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = PolarMemServer(
-        make_config(tmp_path_factory.mktemp("front-text"), fast_front_address="127.0.0.1:0")
-    ).start()
-    with PolarMemClient(server.address, fast_front=False) as client:
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"))).start()
+    with PolarMemClient(server.library_address) as client:
         client.create_namespace("open", encoder="minilm", open_vocabulary=True)
         client.create_namespace(
             "closed", encoder="minilm", concepts=["dog", "cat", "frisbee", "sofa", "bus"], open_vocabulary=False
@@ -89,7 +87,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stubs(server):
-    with grpc.insecure_channel(server.address) as main, grpc.insecure_channel(server.fast_front_address) as fast:
+    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
 
@@ -198,7 +196,7 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
         server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape), natively=True
     )
     assert list(before.parse.unknown) == ["wombat"]
-    with PolarMemClient(server.address, fast_front=False) as client:
+    with PolarMemClient(server.library_address) as client:
         client.remember("open", id="wombat-note", kind="text", text="a wombat asleep, no dog")
     after = same_on_both_ports(
         server, stubs, pb.RecallRequest(namespace="open", text="a wombat", **shape), natively=True
@@ -206,14 +204,14 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
     assert list(after.parse.required) == ["wombat"] and after.hits[0].id == "wombat-note"
     assert "NOT_HAS: dog" in after.context.splitlines()[1]
     # a concept a write adds by its states alone (no text parsed on the way): parsed natively too
-    with PolarMemClient(server.address, fast_front=False) as client:
+    with PolarMemClient(server.library_address) as client:
         client.observe("open", "wombat-note", states={"numbat": "has"})
     numbat = same_on_both_ports(
         server, stubs, pb.RecallRequest(namespace="open", text="a numbat", **shape), natively=True
     )
     assert list(numbat.parse.required) == ["numbat"] and numbat.hits[0].id == "wombat-note"
     # an alias change drops the text plans: the next call plans again, then native
-    with PolarMemClient(server.address, fast_front=False) as client:
+    with PolarMemClient(server.library_address) as client:
         client.update_namespace("open", aliases={"marsupial": "wombat"})
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a marsupial", **shape), natively=False)
     aliased = same_on_both_ports(
@@ -231,7 +229,7 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog", **shape))
 
     def write() -> None:
-        with PolarMemClient(server.address, fast_front=False) as client:
+        with PolarMemClient(server.library_address) as client:
             for i, word in enumerate(words):
                 client.remember("open", id=f"new-{i}", kind="text", text=f"a {word} beside a dog")
 

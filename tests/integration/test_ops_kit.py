@@ -232,7 +232,7 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
     name the dashboard and the rules select against what it exports."""
     rng = np.random.default_rng(7)
     front = unavailable_reason() is None  # the compiled front's series exist only where it runs
-    config = make_config(tmp_path, fast_front_address="127.0.0.1:0" if front else "")
+    config = make_config(tmp_path)
     with PolarMemServer(config) as server, PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         client.remember(
@@ -243,16 +243,15 @@ def test_every_metric_used_is_exported_or_listed_to_come(tmp_path):
         )  # one per template
         client.recall("t", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"], top_k=1)
         if front:
-            with PolarMemClient(server.address, recall_address=server.fast_front_address) as fast:
-                for _ in range(2):  # planned, then answered natively
-                    fast.recall(
-                        "t",
-                        vectors={"vis": rng.standard_normal(DIM)},
-                        required=["dog"],
-                        top_k=1,
-                        mode="hard",
-                        explain=False,
-                    )
+            for _ in range(2):  # planned, then answered natively
+                client.recall(
+                    "t",
+                    vectors={"vis": rng.standard_normal(DIM)},
+                    required=["dog"],
+                    top_k=1,
+                    mode="hard",
+                    explain=False,
+                )
         body = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=5).read().decode()
     exported = exported_sample_names(body)
     if not front:

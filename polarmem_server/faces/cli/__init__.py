@@ -29,8 +29,8 @@ def _serve(args: argparse.Namespace) -> int:
         k: v for k, v in vars(args).items() if k in {f.name for f in config_module.fields(config_module.ServerConfig)}
     }
     server = PolarMemServer(config_module.load_config(flags, config_file=args.config)).start()
-    front = f"; compiled Recall front on {server.fast_front_address}" if server.fast_front_address else ""
-    print(f"polarmem serving on {server.address}; {server.metrics_summary}{front}", flush=True)
+    listener = "Python listener" if server.fast_front is None else "compiled front"
+    print(f"polarmem serving on {server.address}; {server.metrics_summary}; {listener}", flush=True)
     server.serve_forever()
     return 0
 
