@@ -28,7 +28,7 @@ $(MILVUS_STAMP): requirements-milvus.txt $(DEPS_STAMP)
 
 # The compiled Recall front (polarmem_server._front, cpp/front) builds against Debian's gRPC C++
 # packages, installed here when missing; where they cannot be installed the package builds
-# without the front (its tests skip, `serve --fast-front-address` says what is missing).
+# without the front (its tests skip; `serve` then lets the Python listener take the address, and `--front compiled` says what is missing).
 GRPC_DEBS := libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc pkg-config
 GRPC_STAMP := $(VENV)/.grpc-debs-stamp
 $(GRPC_STAMP): $(BIN)/python

@@ -14,7 +14,8 @@ from the server's lexical reading of their words, as for any note.
 
 Request classes (each built by the functions the faces use, client_requests.recall_request):
 
-* mcp_text: what the MCP `recall` tool sends: text, include_context, top_k 5, explain default;
+* mcp_text: what the MCP `recall` tool sends by default: text, include_context, top_k 5, mode
+  answer (its labels are the library's: answer_recall.py, so the front hands these over);
 * cli_text: what `polarmem recall -n NS "query"` sends: text, top_k 10;
 * vector_hard_noexplain: a vector (a caption's encoding), 1 required + 0-1 forbidden concept,
   hard, top 10, explain=false (the shape the front was built for);
@@ -244,8 +245,10 @@ def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
 
     half = len(texts) // 2
     messages = {
-        # faces/mcp_server.py recall(): text, include_context, top_k 5, mode "" (the namespace's rule)
-        "mcp_text": [build.recall_request(NAMESPACE, t, top_k=5, mode="", include_context=True) for t in texts[:half]],
+        # faces/mcp_server.py recall(): text, include_context, top_k 5, mode answer (its default)
+        "mcp_text": [
+            build.recall_request(NAMESPACE, t, top_k=5, mode="answer", include_context=True) for t in texts[:half]
+        ],
         # faces/cli/commands.py recall() with its defaults
         "cli_text": [build.recall_request(NAMESPACE, t, top_k=10) for t in texts[half:]],
         "vector_hard_noexplain": [vector(q, mode="hard", explain=False) for q in queries],
