@@ -311,3 +311,18 @@ def answer_question(
     verified_bonus: float,
     contradiction_penalty: float,
 ) -> tuple[list[tuple[int, str, str, str, list[int]]], str]: ...
+
+# ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
+
+# names: the query's concepts, the first `required` required, the rest forbidden; cited: per concept
+# (state +1 HAS / -1 NOT_HAS / 0, scored by the verifier, mean P(Yes), source). Returns (entailed names,
+# conflicted names, reasons, absence_verified).
+def explain_hit(
+    tier: int,
+    required: int,
+    names: Sequence[str],
+    cited: Sequence[tuple[int, bool, float, str]],
+    tau: float,
+    delta: float,
+    with_reasons: bool,
+) -> tuple[list[str], list[str], list[str], bool]: ...

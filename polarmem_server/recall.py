@@ -248,6 +248,11 @@ def plan_query(
     return plan
 
 
+# A record's concept state as the core's explanation counts it.
+_SIGN = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
+_NO_STATE = (0, False, 0.0, "")
+
+
 def explain_hit(
     namespace: Namespace,
     record: records_pb2.ItemRecord,
@@ -256,36 +261,21 @@ def explain_hit(
     required: list[int],
     forbidden: list[int],
 ) -> Hit:
-    """Which constraints entailed or conflicted with an item, and the evidence behind them."""
+    """Which constraints entailed or conflicted with an item, and the evidence behind them (the
+    core's explanation, cpp/src/hit_explanation.cpp, as the compiled front's)."""
     names = namespace.vocabulary.name
     by_concept = {ev.concept_id: ev for ev in record.evidence}
+    concepts = [*required, *forbidden]
+    cited = []
+    for c in concepts:
+        ev = by_concept.get(c)
+        cited.append(
+            _NO_STATE if ev is None else (_SIGN.get(ev.state, 0), len(ev.template_scores) > 0, ev.mean, ev.source)
+        )
     partition = record.partition
-    entailed, conflicted, reasons = [], [], []
-
-    def why(state: str, ev: records_pb2.ConceptEvidence) -> str:
-        if len(ev.template_scores):
-            return f"{state}({names(ev.concept_id)}) p={ev.mean:.2f} τ={partition.tau:.2f} δ={partition.delta:.2f}"
-        return f"{state}({names(ev.concept_id)}) source={ev.source or 'client'}"
-
-    for c in required:
-        ev = by_concept.get(c)
-        if ev is None:
-            continue
-        if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS:
-            conflicted.append(names(c))
-            reasons.append(why("NOT_HAS", ev))
-        elif ev.state == enums_pb2.CONCEPT_STATE_HAS:
-            entailed.append(names(c))
-            reasons.append(why("HAS", ev))
-    verified = bool(forbidden)
-    for c in forbidden:
-        ev = by_concept.get(c)
-        if ev is not None and ev.state == enums_pb2.CONCEPT_STATE_HAS:
-            conflicted.append(names(c))
-            reasons.append(why("HAS", ev) + " forbidden")
-        verified = verified and ev is not None and ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS
-    if tier == -1:
-        entailed = []
+    entailed, conflicted, reasons, verified = _core.explain_hit(
+        tier, len(required), [names(c) for c in concepts], cited, partition.tau, partition.delta, True
+    )
     return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
 
 
@@ -423,22 +413,18 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
     the same entailed_by / conflicted_by / absence_verified that explain_hit() derives from the
     record, without the evidence behind them."""
     names = namespace.vocabulary.name
-    required = plan.required
-    states = hit.states or (0,) * (len(required) + len(plan.forbidden))
-    entailed, conflicted = [], []
-    verified = bool(plan.forbidden)
-    for position, concept in enumerate((*required, *plan.forbidden)):
-        state = states[position]
-        if position < len(required):
-            if state == 1:
-                entailed.append(names(concept))
-            elif state == -1:
-                conflicted.append(names(concept))
-        else:
-            if state == 1:
-                conflicted.append(names(concept))
-            verified = verified and state == -1
-    return Hit(hit.item_id, hit.tier, hit.score, None, [] if hit.tier == -1 else entailed, conflicted, [], verified)
+    concepts = [*plan.required, *plan.forbidden]
+    states = hit.states or (0,) * len(concepts)
+    entailed, conflicted, _, verified = _core.explain_hit(
+        hit.tier,
+        len(plan.required),
+        [names(c) for c in concepts],
+        [(s, False, 0.0, "") for s in states],
+        0.0,
+        0.0,
+        False,
+    )
+    return Hit(hit.item_id, hit.tier, hit.score, None, entailed, conflicted, [], verified)
 
 
 def _strict(

@@ -177,6 +177,7 @@ void renumber(BySlot& self, const py::array& new_of_old) {
 namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
 void bind_answer(py::module_& m);  // answer_module.cpp
+void bind_explain(py::module_& m);  // explain_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
 }  // namespace polarmem::bindings
 
@@ -603,5 +604,6 @@ PYBIND11_MODULE(_core, m) {
 
   polarmem::bindings::bind_text(m);
   polarmem::bindings::bind_answer(m);
+  polarmem::bindings::bind_explain(m);
   polarmem::bindings::bind_wordpiece(m);
 }

@@ -14,6 +14,7 @@
 
 #include "polarmem/error.hpp"
 #include "polarmem/fact_check_context.hpp"
+#include "polarmem/hit_explanation.hpp"
 #include "polarmem/storage/v1/records.pb.h"
 
 namespace polarmem::front {
@@ -50,78 +51,47 @@ v1::Hit* new_hit(std::uint32_t rank, std::string id, int tier, float score, v1::
   return hit;
 }
 
+// The core's explanation (hit_explanation.hpp) of a hit, written into it by name.
+void add_explanation(const RecallPlan& plan, const explain::Explanation& why, v1::Hit* hit) {
+  for (const auto i : why.entailed) hit->add_entailed_by(plan.concept_names[i]);
+  for (const auto i : why.conflicted) hit->add_conflicted_by(plan.concept_names[i]);
+  for (const auto& reason : why.reasons) hit->add_reasons(reason);
+  hit->set_absence_verified(why.absence_verified);
+}
+
+// As the library's explanation-free hits: the query concepts' states from the index alone.
 void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
              const std::int8_t* states, v1::RecallResponse* response) {
   auto* hit = new_hit(rank, std::move(id), tier, score, response);
-  // As the library's explanation-free hits: entailed_by / conflicted_by from the states of the
-  // query's concepts, absence verified when every forbidden concept is NOT_HAS.
-  const std::size_t concepts = plan.state_concepts.size();
-  bool verified = concepts > plan.required_count;
-  for (std::size_t j = 0; j < concepts; ++j) {
-    const int state = states != nullptr ? states[j] : 0;
-    if (j < plan.required_count) {
-      if (state == 1 && tier != -1) hit->add_entailed_by(plan.concept_names[j]);
-      if (state == -1) hit->add_conflicted_by(plan.concept_names[j]);
-    } else {
-      if (state == 1) hit->add_conflicted_by(plan.concept_names[j]);
-      verified = verified && state == -1;
-    }
-  }
-  hit->set_absence_verified(verified);
+  std::vector<explain::Cited> cited(plan.state_concepts.size());
+  for (std::size_t j = 0; j < cited.size(); ++j) cited[j].state = states != nullptr ? states[j] : 0;
+  add_explanation(plan, explain::explain_hit(tier, plan.required_count, plan.concept_names, cited, 0.0, 0.0, false),
+                  hit);
 }
 
-// Python's f"{value:.2f}" (both round the exact binary value half to even).
-std::string two_places(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.2f", value);
-  return buffer;
-}
-
-// As the library's explained hits (recall.py explain_hit, api/service.py add_hits): entailed_by /
-// conflicted_by / absence_verified from the record's evidence for the query's concepts, a reason
-// per cited state (p, τ, δ where scores back it, else its source), and the record's text, uri
+// As the library's explained hits (recall.py explain_hit, api/service.py add_hits): the query
+// concepts' states with the evidence behind them from the record, and the record's text, uri
 // and metadata.
 void add_explained_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
                        const storage::v1::ItemRecord& record, v1::RecallResponse* response) {
   auto* hit = new_hit(rank, std::move(id), tier, score, response);
   std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
   for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;  // the last one wins, as a dict
-  const auto& partition = record.partition();
-  auto why = [&](const char* state, const storage::v1::ConceptEvidence& ev, const std::string& name) {
-    if (ev.template_scores_size() > 0) {
-      return std::string(state) + "(" + name + ") p=" + two_places(ev.mean()) + " τ=" + two_places(partition.tau()) +
-             " δ=" + two_places(partition.delta());
-    }
-    return std::string(state) + "(" + name + ") source=" + (ev.source().empty() ? std::string("client") : ev.source());
-  };
-  std::vector<std::string> entailed;
-  const std::size_t concepts = plan.state_concepts.size();
-  bool verified = concepts > plan.required_count;
-  for (std::size_t j = 0; j < concepts; ++j) {
+  std::vector<explain::Cited> cited(plan.state_concepts.size());
+  for (std::size_t j = 0; j < cited.size(); ++j) {
     const auto found = by_concept.find(plan.state_concepts[j]);
-    const storage::v1::ConceptEvidence* ev = found == by_concept.end() ? nullptr : found->second;
-    const std::string& name = plan.concept_names[j];
-    const int state = ev == nullptr ? 0 : ev->state();
-    if (j < plan.required_count) {
-      if (state == common::v1::CONCEPT_STATE_NOT_HAS) {
-        hit->add_conflicted_by(name);
-        hit->add_reasons(why("NOT_HAS", *ev, name));
-      } else if (state == common::v1::CONCEPT_STATE_HAS) {
-        entailed.push_back(name);
-        hit->add_reasons(why("HAS", *ev, name));
-      }
-    } else {
-      if (state == common::v1::CONCEPT_STATE_HAS) {
-        hit->add_conflicted_by(name);
-        hit->add_reasons(why("HAS", *ev, name) + " forbidden");
-      }
-      verified = verified && state == common::v1::CONCEPT_STATE_NOT_HAS;
-    }
+    if (found == by_concept.end()) continue;
+    const auto& ev = *found->second;
+    const int state = ev.state() == common::v1::CONCEPT_STATE_HAS       ? 1
+                      : ev.state() == common::v1::CONCEPT_STATE_NOT_HAS ? -1
+                                                                        : 0;
+    cited[j] = {state, ev.template_scores_size() > 0, ev.mean(), ev.source()};
   }
-  if (tier != -1) {
-    for (auto& name : entailed) hit->add_entailed_by(std::move(name));
-  }
-  hit->set_absence_verified(verified);
+  const auto& partition = record.partition();
+  add_explanation(plan,
+                  explain::explain_hit(tier, plan.required_count, plan.concept_names, cited, partition.tau(),
+                                       partition.delta(), true),
+                  hit);
   hit->set_text(record.text());
   hit->set_uri(record.uri());
   hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());

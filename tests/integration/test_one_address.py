@@ -128,13 +128,25 @@ def test_a_cancelled_stream_frees_the_library_side(tmp_path):
         server.stop()
 
 
-def test_deadlines_reach_the_library(server, stub):
+def test_deadlines_reach_the_library(server, stub, monkeypatch):
+    """A handed-over call keeps its deadline: the library sees the caller's 5 s, not its own
+    30 s default."""
+    from polarmem_server.api import service
+
+    seen = []
+
+    def recorded(context, default_s):
+        seen.append(context.time_remaining())
+        return real(context, default_s)
+
+    real = service.call_deadline
+    monkeypatch.setattr(service, "call_deadline", recorded)
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-    with pytest.raises(grpc.RpcError) as late:
-        stub.ListNamespaces(pb.ListNamespacesRequest(), timeout=1e-6)
-    assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert stub.ListNamespaces(pb.ListNamespacesRequest(), timeout=5).namespaces[0].name == "t"
+    with pytest.raises(grpc.RpcError) as unknown:  # answered by the library: no such concept
+        stub.Recall(pb.RecallRequest(namespace="t", required=["nothing-here"]), timeout=5)
+    assert unknown.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert seen and 3.0 < seen[-1] < 6.0, seen  # not the 30 s default
 
 
 def test_tokens_and_the_callers_address_reach_the_library(tmp_path, caplog):

@@ -217,3 +217,21 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     found = imports_of(source, "polarmem_server.domain.bad")
     assert "polarmem_server.api.service" in found
     assert LAYERS.index(layer_of("polarmem_server.api.service")) > LAYERS.index(layer_of("polarmem_server.domain.text"))
+
+
+def test_hit_explanations_and_the_context_are_written_by_the_core_alone():
+    """A hit's reasons ("HAS(dog) p=0.91 τ=0.50 δ=0.10", "NOT_HAS(leash) source=text") and the
+    model's context entries ("[Fact Check: VERIFIED] ...") are written by the core
+    (cpp/src/hit_explanation.cpp, cpp/src/fact_check_context.cpp), which the library and the
+    compiled front both call (issue 51: one implementation of Recall's semantics). A Python
+    module that formats them again is a second implementation to keep equal: this fails."""
+    import re
+
+    writing = re.compile(r"""f["'][^"'\n]*(\) p=\{|\) source=\{|\[Fact Check: \{)""")
+    offenders = [
+        f"{path.relative_to(PACKAGE_ROOT.parent)}:{number}"
+        for path in sorted(PACKAGE_ROOT.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if writing.search(line)
+    ]
+    assert offenders == [], f"reasons or context entries formatted in Python: {offenders}"
