@@ -3,8 +3,9 @@ threads and file descriptors stay flat.
 
 The load keeps the stored data bounded (each client remembers into a rolling window of ids and
 forgets the oldest), so memory that keeps growing is a leak, not data. Asserted: the RSS of the
-last third of the run grows less than 5 %; the thread and fd counts at the end equal those after
-warm-up (within a small slack for gRPC's pollers), less the store's table files (one descriptor per
+last third of the run grows less than 5 %; the median thread count of the last third stays
+within 2 of the middle third's (gRPC's pools grow and shrink with load); the fd count at the end
+equals that after warm-up (within a small slack), less the store's table files (one descriptor per
 live .sst, which its flushes and compactions add and drop: 2 -> 12 over 270 s of this load in
 session 19), and no descriptor is held on a deleted file. The slow run (300 s) records the curve in
 benchmarks/results/soak.json; `make test` runs a 40 s version, which also allows the store's shared
@@ -183,7 +184,13 @@ def check_levels_off(run: dict, slack_mib: float = 0.0) -> None:
     growth = (last[-1]["rss_mib"] - last[0]["rss_mib"] - slack_mib) / last[0]["rss_mib"]
     assert growth < 0.05, f"RSS grew {growth:.1%} over the last third: {[s['rss_mib'] for s in samples]}"
     warm = samples[third]
-    assert samples[-1]["threads"] <= warm["threads"] + 4, (warm, samples[-1])
+    # Threads: a leak is a trend, so the last third's median against the middle third's. One
+    # sample says little: the compiled front's gRPC C++ pools grow and shrink with the load (41-48
+    # threads over 150 s and 103k calls with no trend, session 22), where a single sample at the
+    # end against one after warm-up failed once in `make test`.
+    counts = [sample["threads"] for sample in samples]
+    middle, end = sorted(counts[third : 2 * third]), sorted(counts[-third:])
+    assert end[len(end) // 2] <= middle[len(middle) // 2] + 2, counts
     other = lambda sample: sample["fds"] - sample["table_fds"]  # noqa: E731 - sockets, pipes, logs, ...
     assert other(samples[-1]) <= other(warm) + 8, (warm, samples[-1])
     assert samples[-1]["deleted_fds"] == 0, samples[-1]
