@@ -16,13 +16,12 @@ and the content words no note mentions) and what it forbids; the core sets its f
 
 from __future__ import annotations
 
-from polarmem.common.v1 import enums_pb2
 from polarmem_server import _core
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallQuery
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.recall import Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
+from polarmem_server.recall import STATE_SIGN, Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
 from polarmem_server.storage.backend import Backend, SearchRequest
 
 SUBJECT, TOPIC, FORBIDDEN, EVENT = 0, 1, 2, 3
@@ -43,7 +42,6 @@ CONTRADICTION_PENALTY = 1.0
 # figures on the dev sets (benchmarks/agent_memory_sweep.py); 10 reads half the records.
 SIMILAR_CANDIDATES = 10
 LABEL_TIER = {"VERIFIED": 1, "ANSWERS_NO": 1, "CONSTRAINT": 1, "RELATED": 0, "SUPERSEDED": -1, "CONFLICT": -1}
-STATE = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
 
 
 def question_terms(plan: QueryPlan) -> tuple[list[tuple[int, int]], list[tuple[str, int]]]:
@@ -144,7 +142,7 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
 
 def _stated(vocabulary, record) -> list[tuple[str, int]]:
     """The note's concepts with a state, by name: what the core matches the question's terms to."""
-    return [(vocabulary.name(ev.concept_id), STATE[ev.state]) for ev in record.evidence if ev.state in STATE]
+    return [(vocabulary.name(ev.concept_id), STATE_SIGN[ev.state]) for ev in record.evidence if ev.state in STATE_SIGN]
 
 
 def _hit(
@@ -157,11 +155,19 @@ def _hit(
     answer: str,
     superseded_by: str,
 ) -> Hit:
-    entailed = [name for (name, role), s in zip(terms, states) if role != FORBIDDEN and s > 0]
-    conflicted = [
-        name for (name, role), s in zip(terms, states) if (role == FORBIDDEN and s > 0) or (role != FORBIDDEN and s < 0)
-    ]
-    forbidden = [s for (_, role), s in zip(terms, states) if role == FORBIDDEN]
+    # the core's explanation of the hit (as in every other mode): the terms it asks for first,
+    # then those it forbids
+    order = sorted(range(len(terms)), key=lambda i: terms[i][1] == FORBIDDEN)
+    asked = sum(role != FORBIDDEN for _, role in terms)
+    entailed, conflicted, _, verified = _core.explain_hit(
+        LABEL_TIER[label],
+        asked,
+        [terms[i][0] for i in order],
+        [(states[i], False, 0.0, "") for i in order],
+        0.0,
+        0.0,
+        False,
+    )
     return Hit(
         item_id,
         LABEL_TIER[label],
@@ -170,7 +176,7 @@ def _hit(
         entailed,
         conflicted,
         [],
-        bool(forbidden) and all(s < 0 for s in forbidden),
+        verified,
         label=label,
         answer=answer,
         superseded_by=superseded_by,

@@ -248,8 +248,8 @@ def plan_query(
     return plan
 
 
-# A record's concept state as the core's explanation counts it.
-_SIGN = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
+# A record's concept state as the core counts it (+1 HAS, -1 NOT_HAS; no entry: no state).
+STATE_SIGN = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
 _NO_STATE = (0, False, 0.0, "")
 
 
@@ -270,7 +270,7 @@ def explain_hit(
     for c in concepts:
         ev = by_concept.get(c)
         cited.append(
-            _NO_STATE if ev is None else (_SIGN.get(ev.state, 0), len(ev.template_scores) > 0, ev.mean, ev.source)
+            _NO_STATE if ev is None else (STATE_SIGN.get(ev.state, 0), len(ev.template_scores) > 0, ev.mean, ev.source)
         )
     partition = record.partition
     entailed, conflicted, reasons, verified = _core.explain_hit(

@@ -8,14 +8,15 @@
 
 namespace polarmem::front {
 
-bool forwardable(std::string_view key) {
-  return !key.empty() && key[0] != ':' && key.rfind("grpc-", 0) != 0 && key != "user-agent" && key != "te" &&
-         key != "content-type" && key.rfind("x-polarmem-fast-front", 0) != 0 && key != kPeerHeader;
-}
-
 namespace {
 
 std::string text(const grpc::string_ref& s) { return std::string(s.data(), s.size()); }
+
+bool forwardable(const grpc::string_ref& ref) {
+  const std::string_view key(ref.data(), ref.size());
+  return !key.empty() && key[0] != ':' && key.rfind("grpc-", 0) != 0 && key != "user-agent" && key != "te" &&
+         key != "content-type" && key != kPlanHeader && key != kPeerHeader;
+}
 
 // One proxied call: the caller's side (this reactor) and the library's side (`upstream_`) pass
 // messages both ways, one in flight per direction, so each side's reads pace the other's
@@ -28,11 +29,7 @@ std::string text(const grpc::string_ref& s) { return std::string(s.data(), s.siz
 class ProxiedCall final : public grpc::ServerGenericBidiReactor {
  public:
   ProxiedCall(grpc::GenericStub* stub, grpc::GenericCallbackServerContext* server) : server_(server), upstream_(this) {
-    for (const auto& [key, value] : server->client_metadata()) {
-      if (forwardable(std::string_view(key.data(), key.size()))) client_.AddMetadata(text(key), text(value));
-    }
-    client_.AddMetadata(kPeerHeader, server->peer());
-    if (server->deadline() != std::chrono::system_clock::time_point::max()) client_.set_deadline(server->deadline());
+    carry_over(*server, &client_);
     stub->PrepareBidiStreamingCall(&client_, server->method(), grpc::StubOptions(), &upstream_);
     upstream_.AddHold();  // released by library_read_all()
     upstream_.StartRead(&from_library_);
@@ -103,16 +100,14 @@ class ProxiedCall final : public grpc::ServerGenericBidiReactor {
     if (initial_sent_) return;
     initial_sent_ = true;
     for (const auto& [key, value] : client_.GetServerInitialMetadata()) {
-      if (forwardable(std::string_view(key.data(), key.size()))) server_->AddInitialMetadata(text(key), text(value));
+      if (forwardable(key)) server_->AddInitialMetadata(text(key), text(value));
     }
     if (!with_status) StartSendInitialMetadata();
   }
 
   void finish(const grpc::Status& status) {
     send_initial_metadata(/*with_status=*/true);
-    for (const auto& [key, value] : client_.GetServerTrailingMetadata()) {
-      if (forwardable(std::string_view(key.data(), key.size()))) server_->AddTrailingMetadata(text(key), text(value));
-    }
+    carry_back(client_, server_, /*initial=*/false);
     Finish(status);
     release();
   }
@@ -133,6 +128,25 @@ class ProxiedCall final : public grpc::ServerGenericBidiReactor {
 };
 
 }  // namespace
+
+void carry_over(const grpc::ServerContextBase& caller, grpc::ClientContext* library) {
+  for (const auto& [key, value] : caller.client_metadata()) {
+    if (forwardable(key)) library->AddMetadata(text(key), text(value));
+  }
+  library->AddMetadata(kPeerHeader, caller.peer());
+  if (caller.deadline() != std::chrono::system_clock::time_point::max()) library->set_deadline(caller.deadline());
+}
+
+void carry_back(const grpc::ClientContext& library, grpc::ServerContextBase* caller, bool initial) {
+  if (initial) {
+    for (const auto& [key, value] : library.GetServerInitialMetadata()) {
+      if (forwardable(key)) caller->AddInitialMetadata(text(key), text(value));
+    }
+  }
+  for (const auto& [key, value] : library.GetServerTrailingMetadata()) {
+    if (forwardable(key)) caller->AddTrailingMetadata(text(key), text(value));
+  }
+}
 
 grpc::ServerGenericBidiReactor* CallProxy::CreateReactor(grpc::GenericCallbackServerContext* context) {
   return new ProxiedCall(&stub_, context);

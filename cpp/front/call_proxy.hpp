@@ -6,8 +6,10 @@
 // (api/server.py).
 #pragma once
 
+#include <grpcpp/client_context.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/server_context.h>
 
 #include <memory>
 
@@ -16,10 +18,17 @@ namespace polarmem::front {
 // Metadata the library reads as the caller's address when a call reaches it through the front
 // (its own peer is then the private socket's).
 inline constexpr const char* kPeerHeader = "x-polarmem-peer";
+// Metadata telling the library that a Recall came through the front, so it publishes a plan for
+// the request's shape when it can (api/fast_front.py).
+inline constexpr const char* kPlanHeader = "x-polarmem-fast-front";
 
-// Metadata a proxy must not copy either way: HTTP/2 pseudo headers, gRPC's own, and the
-// front's private headers (a caller must not be able to set them).
-bool forwardable(std::string_view key);
+// What a handed-over call carries to the library: the caller's metadata (less HTTP/2's and
+// gRPC's own, and the front's private headers, which a caller must not be able to set), its
+// address and its deadline.
+void carry_over(const grpc::ServerContextBase& caller, grpc::ClientContext* library);
+// The library's metadata back on the caller's side of a finished call: its initial metadata
+// unless `initial` is false (already sent), and its trailing metadata.
+void carry_back(const grpc::ClientContext& library, grpc::ServerContextBase* caller, bool initial = true);
 
 class CallProxy final : public grpc::CallbackGenericService {
  public:

@@ -18,10 +18,6 @@ namespace polarmem::front {
 
 namespace {
 
-// Tells the library that this Recall came through the front, so it publishes a plan for the
-// request's shape when it can (api/fast_front.py).
-constexpr const char* kPlanHeader = "x-polarmem-fast-front";
-
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -91,7 +87,7 @@ class FastFront::Service final : public grpc::Service {
     const auto native = answer_from_plan(*context, request, started, &response);
     if (!native) {
       forwarded_.fetch_add(1, std::memory_order_relaxed);
-      return forward(*context, *bytes, out);
+      return forward(context, *bytes, out);
     }
     if (!native->ok()) return *native;
     bool own_buffer = false;
@@ -184,19 +180,16 @@ class FastFront::Service final : public grpc::Service {
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
 
-  grpc::Status forward(const grpc::ServerContext& context, const grpc::ByteBuffer& request,
-                       grpc::ByteBuffer* response) {
+  // The call as it came, with the plan header; the library's answer back with its metadata.
+  grpc::Status forward(grpc::ServerContext* context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
     grpc::ClientContext call;
-    for (const auto& [key, value] : context.client_metadata()) {
-      if (forwardable(std::string_view(key.data(), key.size())))
-        call.AddMetadata(std::string(key.data(), key.size()), std::string(value.data(), value.size()));
-    }
+    carry_over(*context, &call);
     call.AddMetadata(kPlanHeader, "plan");
-    call.AddMetadata(kPeerHeader, context.peer());
-    if (context.deadline() != std::chrono::system_clock::time_point::max()) call.set_deadline(context.deadline());
     // The generated stub's own blocking call, over bytes instead of messages.
-    return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+    const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
         upstream_channel_.get(), *upstream_method_, &call, request, response);
+    carry_back(call, context);
+    return status;
   }
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {

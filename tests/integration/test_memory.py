@@ -447,3 +447,27 @@ def test_memory_over_a_backend_instance(tmp_path):
     memory.remember("t", ItemInput(id="x", states={"dog": "has"}, vectors={"vis": vec(0)}))
     assert [h.item_id for h in memory.recall("t", required=["dog"]).hits] == ["x"]
     memory.close()
+
+
+def test_answer_mode_hits_are_explained_as_in_every_mode(tmp_path):
+    """An agent's recall (mode answer) explains each hit with the core's rules (hit_explanation):
+    the terms it asks for that a note holds are entailed, a "no" conflicts, a note labelled
+    SUPERSEDED or CONFLICT (tier -1) entails nothing, and a forbidden concept stated absent is a
+    verified absence."""
+    memory = Memory(tmp_path / "data")
+    memory.create_namespace(NamespaceSettings("notes", open_vocabulary=True))
+    for item_id, text in [
+        ("n-coffee", "Maya drinks coffee every morning."),
+        ("n-quit", "Maya gave up coffee in May."),
+        ("n-snack", "Leo's favourite snack is rice crackers, with no peanuts."),
+    ]:
+        memory.remember("notes", ItemInput(id=item_id, kind="text", text=text))
+    hits = {h.item_id: h for h in memory.recall("notes", "does Maya drink coffee?", mode="answer").hits}
+    assert hits["n-quit"].label == "ANSWERS_NO"
+    assert (hits["n-quit"].entailed_by, hits["n-quit"].conflicted_by) == (["maya"], ["coffee"])
+    assert hits["n-coffee"].label == "SUPERSEDED" and hits["n-coffee"].tier == -1
+    assert (hits["n-coffee"].entailed_by, hits["n-coffee"].conflicted_by) == ([], [])
+    snack = {h.item_id: h for h in memory.recall("notes", "a snack for Leo with no peanuts", mode="answer").hits}
+    assert snack["n-snack"].label == "VERIFIED" and snack["n-snack"].absence_verified
+    assert set(snack["n-snack"].entailed_by) == {"leo", "snack"} and snack["n-snack"].conflicted_by == []
+    memory.close()
