@@ -45,7 +45,7 @@ from polarmem_server.api.server import PolarMemServer
 from polarmem_server.domain.text import affirmative_text
 from polarmem_server.faces import evaluation as ev
 from polarmem_server.faces.client import PolarMemClient
-from polarmem_server.memory import DEFAULT_TEMPLATES
+from polarmem_server.library.memory import DEFAULT_TEMPLATES
 from polarmem_server.scoring.encoder import load_encoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,4 +1,4 @@
-"""The dev sweep that chose the agent recall's settings (polarmem_server/answer_recall.py:
+"""The dev sweep that chose the agent recall's settings (polarmem_server/library/answer_recall.py:
 TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY): the library in process (the same recall
 the MCP tool calls), every combination on the DEV splits of tests/data/agent_memory and
 tests/data/conversations, scored as benchmarks/agent_memory.py scores them. Held-out data is
@@ -23,7 +23,7 @@ from agent_memory import DATA, count_conversation, count_question, jsonl, summar
 from polarmem_server import answer_recall  # noqa: E402
 from polarmem_server.domain.items import ItemInput  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
-from polarmem_server.memory import Memory  # noqa: E402
+from polarmem_server.library.memory import Memory  # noqa: E402
 
 COVERAGE = (1.0, 0.75, 0.5)
 BONUS = (0.05, 0.1, 0.2, 0.3)

@@ -111,7 +111,7 @@ def read_memory(
 ) -> Reading | None:
     from polarmem.common.v1 import enums_pb2
     from polarmem_server.domain.items import ItemInput
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
 
     fields = {f.name for f in dataclasses.fields(NamespaceSettings)}
     options: dict[str, object] = {"encoder": encoder}

@@ -599,7 +599,7 @@ def backend_startup(n: int, dim: int, spec: AnnSpec, rng, starts: int = 2) -> di
     """The local backend's start-up with n stored items (d = dim, int8 rows): no graph, the graph
     rebuilt from the store, the graph loaded from its saved file; and the save on close."""
     from polarmem.storage.v1 import records_pb2
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
     from polarmem_server.storage.local.backend import LocalBackend
     from polarmem_server.storage.local.store import Store
 

@@ -56,7 +56,7 @@ SEED = 20261130
 
 
 def items(start: int, count: int, dim: int):
-    from polarmem_server.memory import ItemInput
+    from polarmem_server.library.memory import ItemInput
 
     rng = np.random.default_rng(SEED + start)
     vectors = rng.standard_normal((count, dim), dtype=np.float32)
@@ -71,7 +71,7 @@ def items(start: int, count: int, dim: int):
 def milvus_ingest_worker(uri: str, prefix: str, dim: int, start: int, end: int, ready, go) -> tuple[float, float]:
     """One writer process: remember_batch of 1,000 items over [start, end) into Milvus, after
     every writer has connected (so the rate is the writing, not the start-up)."""
-    from polarmem_server.memory import Memory
+    from polarmem_server.library.memory import Memory
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
@@ -134,7 +134,7 @@ def run(
 ):
     from polarmem_server.index import SpaceSpec
     from polarmem_server.storage.backend import Backend
-    from polarmem_server.memory import NamespaceSettings
+    from polarmem_server.library.memory import NamespaceSettings
 
     memory.create_namespace(
         NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim),), encoder="none", concepts=tuple(CONCEPTS))
@@ -328,7 +328,7 @@ def main(argv=None) -> int:
         )
 
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 

@@ -113,7 +113,7 @@ def template_records(memory, dim: int) -> dict[tuple, object]:
     """One record per combination of the 4 concepts' states, built by the library's Writer as
     Remember builds a new item's (ids, evidence, partition)."""
     from polarmem_server.domain.items import check_item
-    from polarmem_server.memory import ItemInput
+    from polarmem_server.library.memory import ItemInput
 
     namespace = memory.namespace(NAMESPACE)
     out = {}
@@ -410,7 +410,7 @@ def milvus_calls(memory, ids: dict[str, int], dim: int, reps: int, rng, milvus_p
 
 def run(server: TunedMilvus, workdir: Path, args, report: dict, save) -> None:
     from polarmem_server.index import AnnSpec, SpaceSpec
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 

@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     from milvus_server import running_milvus
 
     from polarmem_server.index import AnnSpec, SpaceSpec
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 

@@ -33,7 +33,7 @@ from bench_milvus import CONCEPTS, items, recall_plan, tree_cpu_seconds, tree_rs
 
 def run_layout(uri: str, pid: int, layout: str, args) -> dict:
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 

@@ -165,7 +165,7 @@ def bulk(
 
 
 def fill_queried(memory, names: list[str], items: int, dim: int, rng) -> None:
-    from polarmem_server.memory import ItemInput, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, NamespaceSettings
     from polarmem_server.index import SpaceSpec
 
     for name in names:
@@ -226,7 +226,7 @@ def raw_searches(collection, pick, queries: int, dim: int, rng, partitions=None)
 
 def run(server: MilvusServer, args, report: dict, save) -> dict:
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.storage.milvus import schema
     from polarmem_server.storage.milvus.backend import MilvusBackend, _Namespace
     from polarmem_server.storage.milvus.connection import MilvusSettings, import_pymilvus
@@ -264,7 +264,7 @@ def run(server: MilvusServer, args, report: dict, save) -> dict:
     }
     print("pooled create", report["pooled"], flush=True)
     save()  # what is measured so far survives a later failure
-    # idle: every process re-reads every namespace record every 2 s (SettingsRefresher)
+    # idle: every process re-reads every namespace record every 2 s (the settings-refresh daemon, library/daemons.py)
     cpu, milvus_cpu = time.process_time(), tree_cpu_seconds(pid)
     time.sleep(args.idle_s)
     report["pooled"]["idle_cpu_share_of_a_core"] = {

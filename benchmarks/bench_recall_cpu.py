@@ -44,7 +44,7 @@ QUERY_POOL = 64
 
 def build(memory, n: int, seed: int = 0) -> None:
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, NamespaceSettings
 
     memory.create_namespace(
         NamespaceSettings(
@@ -118,7 +118,7 @@ class InProcessContext:
 def library_call(memory):
     """The library's recall of one pooled query. Where recall.run_recall takes `explain` (the
     servicer's path; Memory.recall has no such argument yet) it is called as Memory.recall does."""
-    from polarmem_server import recall as recall_module
+    from polarmem_server.library import recall as recall_module
 
     takes_explain = "explain" in inspect.signature(recall_module.run_recall).parameters
 
@@ -200,7 +200,7 @@ class CoreProxy:
 def stage_breakdown(memory, service, payloads: list[bytes], calls: int) -> dict:
     """Per-stage wall ms of a servicer Recall, from serialized requests to serialized responses."""
     from polarmem.v1 import memory_service_pb2 as pb
-    from polarmem_server import recall as recall_module
+    from polarmem_server.library import recall as recall_module
 
     context = InProcessContext()
     timer = StageTimer()
@@ -254,7 +254,7 @@ def run(n: int, calls: int, explain_modes: list[bool | None], stages: bool = Fal
         from polarmem_server.api.auth import Authorizer
     except ImportError:  # before the authorizer moved to its own module
         from polarmem_server.api.service import Authorizer
-    from polarmem_server.memory import Memory
+    from polarmem_server.library.memory import Memory
 
     rows = {}
     with tempfile.TemporaryDirectory(prefix="bench-recall-cpu-") as directory:

@@ -26,7 +26,7 @@ from bench_server import item_arrays, start_server, write_report  # noqa: E402
 
 def build(data_dir: Path, items: int, dim: int) -> float:
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     memory = Memory(data_dir, durability="async")
     memory.create_namespace(NamespaceSettings("bench", spaces=(SpaceSpec("vis", dim),), encoder="none"))

@@ -30,7 +30,7 @@ from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.server import ErrorsAndMetricsInterceptor
 from polarmem_server.api.service import MemoryService
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 
 METHODS = [
     m.name

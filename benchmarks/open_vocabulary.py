@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from polarmem_server.domain.items import ItemInput
-from polarmem_server.memory import Memory, NamespaceSettings
+from polarmem_server.library.memory import Memory, NamespaceSettings
 
 BATCH = 256
 DECLARED_LATER = ["fire hydrant", "teddy bear", "tennis racket", "traffic light"]  # COCO names of two words

@@ -57,7 +57,7 @@ from polarmem_server.domain import mixtures
 from polarmem_server.domain.partition import ConceptState, PartitionSettings, partition_scores
 from polarmem_server.domain.text import affirmative_text
 from polarmem_server.faces import evaluation as ev
-from polarmem_server.memory import DEFAULT_TEMPLATES
+from polarmem_server.library.memory import DEFAULT_TEMPLATES
 from polarmem_server.scoring.embedding_engine import CENTER, SCALE, statement
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by path (tests/unit/test_rule_grid.py)

@@ -50,7 +50,7 @@ import grpc
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
 from polarmem_server.api.temp_dirs import owned_temp_dir
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 from polarmem_server.storage.local.secondary import (
     OP_ITEM,
     OP_NAMESPACE,
@@ -180,7 +180,7 @@ def _forwarder(call):
 
 
 class Refresher:
-    """A replica's thread: polls the change board; when a counter moved, catches up with the
+    """A replica's refresh (a daemon's pass, library/daemons.py): polls the change board; when a counter moved, catches up with the
     primary once (under the board's cut) and applies each changed namespace's new records. Stops
     the process (SIGTERM to itself) when the primary is gone."""
 
@@ -190,27 +190,15 @@ class Refresher:
         board: ChangeBoard,
         applied: dict[str, int],
         primary_pid: int,
-        stopped: threading.Event,
     ) -> None:
         """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
         exactly those writes: open_replica_memory); later records are applied from there."""
-        self.memory, self.board, self.primary_pid, self.stopped = memory, board, primary_pid, stopped
+        self.memory, self.board, self.primary_pid = memory, board, primary_pid
         self.applied = dict(applied)
         self.refreshes = 0  # namespaces brought in step: applied_incrementally + rebuilds
         self.applied_incrementally = 0
         self.rebuilds = 0
-        self._thread = threading.Thread(target=self._run, name="polarmem-replica-refresh", daemon=True)
-
-    def start(self) -> Refresher:
-        self._thread.start()
-        return self
-
-    def stop(self, timeout_s: float) -> None:
-        """Ends the polling and waits for a poll in progress, so that the store it reads is not
-        closed under it (a poll then failed on the closed store and logged its traceback)."""
-        self.stopped.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout_s)
+        self.primary_gone = False
 
     def poll_once(self) -> int:
         """One poll: returns the namespaces brought in step."""
@@ -236,19 +224,19 @@ class Refresher:
         self.refreshes += len(changed)
         return len(changed)
 
-    def _run(self) -> None:
-        while not self.stopped.wait(REPLICA_POLL_S):
-            if os.getppid() != self.primary_pid:
-                log.error("the primary process %d is gone; stopping this replica", self.primary_pid)
-                # The primary cannot remove the group's directory any more; every replica stops too.
-                shutil.rmtree(self.board.directory.parent, ignore_errors=True)
-                os.kill(os.getpid(), signal.SIGTERM)
-                return
-            try:
-                self.poll_once()
-            except Exception:  # noqa: BLE001 - keep polling; the next change retries
-                log.exception("replica refresh failed; retrying at the next poll")
-                self.stopped.wait(1.0)
+    def pass_once(self) -> None:
+        """The replica-refresh daemon's pass (every REPLICA_POLL_S, server.py): stops the process
+        when its primary is gone (once: the server's stop then ends the daemon), else polls once."""
+        if self.primary_gone:
+            return
+        if os.getppid() != self.primary_pid:
+            self.primary_gone = True
+            log.error("the primary process %d is gone; stopping this replica", self.primary_pid)
+            # The primary cannot remove the group's directory any more; every replica stops too.
+            shutil.rmtree(self.board.directory.parent, ignore_errors=True)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        self.poll_once()
 
 
 @dataclasses.dataclass

@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -58,7 +57,7 @@ class _Slot:
 
 
 class ReplicaSupervisor:
-    """The primary's watcher of its replicas (one thread)."""
+    """The primary's watcher of its replicas (a daemon's pass, library/daemons.py)."""
 
     def __init__(
         self,
@@ -75,27 +74,16 @@ class ReplicaSupervisor:
         self._on_count = on_count
         now = time.monotonic()
         self._slots = [_Slot(index, pid, now) for index, pid in enumerate(group.pids, start=1)]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="polarmem-replica-supervisor", daemon=True)
 
     def start(self) -> ReplicaSupervisor:
         self._on_count(len(self._slots))
-        self._thread.start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(WATCH_INTERVAL_S):
-            if self._group.stopping:
-                return
-            try:
-                self.check_once()
-            except Exception:  # noqa: BLE001 - the watcher must outlive one bad round
-                log.exception("watching the replicas failed; retrying")
+    def pass_once(self) -> None:
+        """The supervisor daemon's pass (every WATCH_INTERVAL_S, server.py): nothing once the
+        group stops, else one check."""
+        if not self._group.stopping:
+            self.check_once()
 
     def check_once(self) -> None:
         now = time.monotonic()

@@ -55,36 +55,16 @@ def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[st
     return keys, found
 
 
-class Scrubber:
-    """Scrubs the store every ``interval_s`` seconds in a daemon thread (first after one interval)."""
-
-    def __init__(self, db_of: Callable[[], object], interval_s: float, report: Callable[[str], object]) -> None:
-        self._db_of = db_of
-        self._interval_s = interval_s
-        self._report = report
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="polarmem-scrub", daemon=True)
-
-    def start(self) -> Scrubber:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self._interval_s):
-            started = time.monotonic()
-            try:
-                keys, found = scrub_once(self._db_of(), self._stopped)
-            except Exception:  # noqa: BLE001 - a closed or reopening store: try again next interval
-                log.warning("store scrub could not finish; it runs again in %.0f s", self._interval_s, exc_info=True)
-                continue
-            for text in found:
-                self._report(text)
-            log.info(
-                "store scrub read %d keys in %.1f s: %s",
-                keys,
-                time.monotonic() - started,
-                f"{len(found)} damaged file(s)" if found else "no damage",
-            )
+def scrub_pass(db: object, stopping: threading.Event, report: Callable[[str], object]) -> None:
+    """One scrub of the store for the scrub daemon (library/daemons.py; server.py starts it every
+    ``scrub_interval_s``): each damaged file found is reported; ``stopping`` ends it early."""
+    started = time.monotonic()
+    keys, found = scrub_once(db, stopping)
+    for text in found:
+        report(text)
+    log.info(
+        "store scrub read %d keys in %.1f s: %s",
+        keys,
+        time.monotonic() - started,
+        f"{len(found)} damaged file(s)" if found else "no damage",
+    )

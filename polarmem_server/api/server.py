@@ -53,11 +53,12 @@ from prometheus_client.core import GaugeMetricFamily
 from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
-from polarmem_server.namespace_autocreate import AutoCreate
+from polarmem_server.library.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
+    REPLICA_POLL_S,
     ProcessGroup,
     Refresher,
     ReplicaMemory,
@@ -66,11 +67,12 @@ from polarmem_server.api.processes import (
     replica_handler,
 )
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
-from polarmem_server.api.replica_supervisor import ReplicaSupervisor
-from polarmem_server.api.scrub import Scrubber
+from polarmem_server.api.replica_supervisor import WATCH_INTERVAL_S, ReplicaSupervisor
+from polarmem_server.api.scrub import scrub_pass
 from polarmem_server.api.storage_damage import StorageDamage, corruption_text
 from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
-from polarmem_server.memory import Memory
+from polarmem_server.library.daemons import Daemons
+from polarmem_server.library.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder
@@ -419,9 +421,9 @@ class PolarMemServer:
         self.replica = replica
         self.group: ProcessGroup | None = None
         self.supervisor: ReplicaSupervisor | None = None  # restarts dead replicas (primary of a group)
-        self.scrubber: Scrubber | None = None  # reads every store block now and then (primary, local backend)
         self.refresher: Refresher | None = None
-        self._refresh_stop = threading.Event()
+        # the scrub, the watchdogs, the replica refresh and the supervisor (library/daemons.py)
+        self.daemons = Daemons()
         self.metrics = ServerMetrics(namespace_labels=self.config.metrics_namespace_labels)
         self.memory: Memory | None = None
         self.accepting = False
@@ -440,7 +442,6 @@ class PolarMemServer:
             lambda where: self.metrics.storage_corruption.labels("scrub" if where == "scrub" else "rpc").inc(),
             lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING),
         )
-        self._watchdog: threading.Thread | None = None
         self.fast_front: FastFrontHost | None = None  # the compiled front, when it listens on the address
         self._front_dir: str | None = None  # the private Unix socket the front hands calls over
         self._python_listener_reason = ""  # why front=auto left the address to the Python listener
@@ -638,20 +639,39 @@ class PolarMemServer:
         self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         if self.replica is not None:
             assert isinstance(memory, ReplicaMemory)  # open_replica_memory's
-            self.refresher = Refresher(
-                memory, self.replica.board, self._replica_applied, self.replica.primary_pid, self._refresh_stop
-            ).start()
+            self.refresher = Refresher(memory, self.replica.board, self._replica_applied, self.replica.primary_pid)
+            self.daemons.start(
+                "polarmem-replica-refresh",
+                REPLICA_POLL_S,
+                self.refresher.pass_once,
+                failure_level=logging.ERROR,
+                failure_backoff_s=1.0,
+                stop_timeout_s=STOP_BUDGET_S / 2,  # a poll in progress reads the store it closes next
+            )
             log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
         if cfg.scrub_interval_s > 0 and cfg.backend == "local" and store is not None:
-            self.scrubber = Scrubber(
-                lambda: store._db, cfg.scrub_interval_s, lambda text: self.storage_damage.report("scrub", "", text)
-            ).start()
+            # the pass reads its own daemon's stop (bound before its first pass, one interval on)
+            scrub = self.daemons.start(
+                "polarmem-scrub",
+                cfg.scrub_interval_s,
+                lambda: scrub_pass(
+                    store._db, scrub.stopping, lambda text: self.storage_damage.report("scrub", "", text)
+                ),
+                stop_timeout_s=0,  # a scrub in progress ends at its next pause; stopping does not wait
+            )
         if self.group is not None:
             self.group.release(self.port)
             self.supervisor = ReplicaSupervisor(
                 self.group, cfg, self.port, self.metrics.replica_restarts.inc, self.metrics.replicas_up.set
             ).start()
+            self.daemons.start(
+                "polarmem-replica-supervisor",
+                WATCH_INTERVAL_S,
+                self.supervisor.pass_once,
+                failure_level=logging.ERROR,  # the watcher outlives one bad round
+                stop_timeout_s=5,
+            )
         if self._python_listener_reason:
             log.info("the Python listener serves the address: %s", self._python_listener_reason)
         log.info("serving on %s (%s)", self.address, self.metrics_summary)
@@ -743,45 +763,41 @@ class PolarMemServer:
         store.on_write_error, store.on_resumed = failed, resumed
 
         def watch() -> None:
-            while not self._stopped.wait(WATCHDOG_INTERVAL_S):
-                if store.write_error is not None and self.accepting:
-                    store.try_resume()
+            if store.write_error is not None and self.accepting:
+                store.try_resume()
 
-        self._watchdog = threading.Thread(target=watch, name="polarmem-store-watchdog", daemon=True)
-        self._watchdog.start()
+        self.daemons.start("polarmem-store-watchdog", WATCHDOG_INTERVAL_S, watch)
 
     def _watch_backend(self, backend) -> None:
         """A shared backend (Milvus) can go away and come back: health follows it (NOT_SERVING
         while Backend.reachable() fails, SERVING again when it answers), without a restart."""
 
-        def watch() -> None:
-            serving = True
-            while not self._stopped.wait(BACKEND_PROBE_INTERVAL_S):
-                if not self.accepting:
-                    continue
-                up = backend.reachable()
-                if up != serving:
-                    serving = up
-                    status = (
-                        health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
-                    )
-                    log.warning(
-                        "storage backend %s: health %s",
-                        "reachable again" if up else "unreachable",
-                        health_pb2.HealthCheckResponse.ServingStatus.Name(status),
-                    )
-                    if self.accepting:
-                        self._set_health(status)
-                        self._health.set(WRITES_HEALTH_NAME, status)
+        serving = [True]
 
-        threading.Thread(target=watch, name="polarmem-backend-watchdog", daemon=True).start()
+        def watch() -> None:
+            if not self.accepting:
+                return
+            up = backend.reachable()
+            if up != serving[0]:
+                serving[0] = up
+                status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+                log.warning(
+                    "storage backend %s: health %s",
+                    "reachable again" if up else "unreachable",
+                    health_pb2.HealthCheckResponse.ServingStatus.Name(status),
+                )
+                if self.accepting:
+                    self._set_health(status)
+                    self._health.set(WRITES_HEALTH_NAME, status)
+
+        self.daemons.start("polarmem-backend-watchdog", BACKEND_PROBE_INTERVAL_S, watch)
 
     def _abandon_start(self) -> None:
         """Closes what a failed start opened (ports, threads, store), quietly."""
         self.accepting = False
         self._stopped.set()
-        self._refresh_stop.set()
         for step in (
+            self.daemons.stop_all,
             lambda: self._stop_front(0),
             lambda: self.group is not None and (self.group.signal_stop(), self.group.wait(STOP_BUDGET_S)),
             lambda: self._grpc is not None and self._grpc.stop(0).wait(),
@@ -808,10 +824,8 @@ class PolarMemServer:
                 return
             try:
                 grace = self.config.grace_s if grace_s is None else grace_s
-                if self.supervisor is not None:  # no restarts while the group stops
-                    self.supervisor.stop()
-                if self.scrubber is not None:
-                    self.scrubber.stop()
+                self.daemons.stop("polarmem-replica-supervisor")  # no restarts while the group stops
+                self.daemons.stop("polarmem-scrub")
                 if self.group is not None:  # the replicas drain alongside
                     self.group.signal_stop()
                 self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -822,7 +836,7 @@ class PolarMemServer:
                 steps = [
                     ("compiled front", lambda: self._stop_front(grace)),
                     ("gRPC", lambda: self._grpc is not None and self._grpc.stop(grace).wait()),
-                    ("replica refresh", self._stop_refresher),
+                    ("replica refresh", lambda: self.daemons.stop("polarmem-replica-refresh")),
                     (
                         "replicas",
                         lambda: (
@@ -831,6 +845,7 @@ class PolarMemServer:
                         ),
                     ),
                     ("scoring engine", lambda: self.verifier is not None and self.verifier.close()),
+                    ("watchdogs", self.daemons.stop_all),
                     ("store sync", lambda: self.memory is not None and self.memory.flush()),
                     ("store", lambda: self.memory is not None and self.memory.close()),
                     (
@@ -850,11 +865,6 @@ class PolarMemServer:
                 # Logged first: the main thread returns (and the process exits) once _stopped is set.
                 log.info("stopped")
                 self._stopped.set()
-
-    def _stop_refresher(self) -> None:
-        self._refresh_stop.set()
-        if self.refresher is not None:
-            self.refresher.stop(STOP_BUDGET_S / 2)
 
     def serve_forever(self) -> None:
         """Block until SIGTERM / SIGINT, then shut down gracefully: the process ends within

@@ -31,8 +31,8 @@ from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
-from polarmem_server import encoder_warmup, item_operations, vocabulary_reads
-from polarmem_server.namespace_autocreate import AutoCreate
+from polarmem_server.library import encoder_warmup, item_operations, vocabulary_reads
+from polarmem_server.library.namespace_autocreate import AutoCreate
 from polarmem_server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -42,8 +42,8 @@ from polarmem_server.errors import (
     quoted,
 )
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, Namespace
-from polarmem_server.recall import render_context
+from polarmem_server.library.memory import ItemInput, Memory, Namespace
+from polarmem_server.library.recall import render_context
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.local.plan_capture import capturing
 

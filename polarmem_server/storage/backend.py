@@ -1,4 +1,4 @@
-"""The storage seam: the one interface the library (:class:`polarmem_server.memory.Memory`) uses
+"""The storage seam: the one interface the library (:class:`polarmem_server.library.memory.Memory`) uses
 to persist, index, search and read back the items of its namespaces.
 
 ``storage/local`` (RocksDB + the compiled core, one process) is the first backend; a backend over
@@ -194,7 +194,7 @@ class Backend(ABC):
 
     name: str = "storage"  # what messages call this backend ("local", "milvus")
     # True where other processes change the same namespaces (Milvus): the library then reads
-    # namespace records back periodically (settings_refresh.py).
+    # namespace records back periodically (the settings refresh, library/daemons.py).
     shared: bool = False
     # Whether search() honours SearchRequest.present_level / absent_level (confidence within
     # tiers); a backend that keeps no confidence leaves it False and recall says so.

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local import ann_files
 
 DIM = 16
@@ -151,7 +151,7 @@ import os, sys
 import numpy as np
 sys.path.insert(0, {tests!r})
 from test_ann_persistence import _item
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 from polarmem_server.storage.local import ann_files
 memory = Memory({data!r})
 memory.remember_batch("a", [_item(i) for i in range(5000, 5050)])

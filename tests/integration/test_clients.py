@@ -15,7 +15,7 @@ from polarmem_server.api import service as service_module
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.aio_client import AsyncPolarMemClient
 from polarmem_server.faces.client import PolarMemClient, item_message
-from polarmem_server import memory as memory_module
+from polarmem_server.library import memory as memory_module
 from servertools import DIM, make_config, self_signed_certificate
 
 HAS_UPDATE_NAMESPACE = "UpdateNamespace" in vars(service_module.MemoryService)

@@ -10,8 +10,8 @@ from polarmem.common.v1 import enums_pb2
 from polarmem_server.domain.confidence import ConfidenceRanking
 from polarmem_server.domain.query import recall_query
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
-from polarmem_server.recall import run_recall
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.recall import run_recall
 
 DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus", "tree", "sky")

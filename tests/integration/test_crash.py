@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 from polarmem_server.storage.local.store import EDGE_HAS, EDGE_NOT_HAS
 
 DIM = 16
@@ -21,7 +21,7 @@ WRITER = textwrap.dedent(
     import sys
     import numpy as np
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     memory = Memory(sys.argv[1], durability="sync")
     if not memory.list_namespaces():

@@ -22,7 +22,7 @@ from polarmem_server.api.config import ConfigError
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces import cli
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local.store import Store, StoreDamaged
 from servertools import make_config
 

@@ -3,8 +3,8 @@ opened, in the background, before any call needs it."""
 
 import logging
 
-from polarmem_server import encoder_warmup
-from polarmem_server.memory import Memory, NamespaceSettings
+from polarmem_server.library import encoder_warmup
+from polarmem_server.library.memory import Memory, NamespaceSettings
 from polarmem_server.scoring import encoder as encoder_module
 
 

@@ -1,4 +1,4 @@
-"""Graph checkpoints while serving (graph_checkpoints.py, LocalBackend.checkpoint_graphs): a
+"""Graph checkpoints while serving (library/daemons.py, Memory.checkpoint_graphs, LocalBackend.checkpoint_graphs): a
 namespace's approximate-index graph saved while the server runs is loaded after a crash when the
 namespace took no write since, and rebuilt when it did; writes to other namespaces do not matter
 (the manifest records the namespace's own write count, Store.namespace_writes). Real RocksDB on
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import Memory, NamespaceSettings
+from polarmem_server.library.memory import Memory, NamespaceSettings
 from polarmem_server.storage.local import ann_files
 from integration.test_ann_persistence import ANN, DIM, ITEMS, _answers, _fill, _item, _recall_of, _startup
 
@@ -44,7 +44,7 @@ CHILD = """
 import json, os, sys
 sys.path.insert(0, {tests!r})
 from test_ann_persistence import _answers, _item
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 memory = Memory({data!r}, durability="sync")
 memory.remember_batch("a", [_item(i) for i in range(5000, 5050)])
 saved = memory.checkpoint_graphs()
@@ -155,10 +155,3 @@ def test_each_namespace_counts_its_own_writes_across_reopen_and_recreation(tmp_p
         assert memory.checkpoint_graphs() == 1 and memory.checkpoint_graphs() == 0
     finally:
         memory.close()
-
-
-def test_the_checkpointer_needs_a_positive_interval():
-    from polarmem_server.graph_checkpoints import GraphCheckpointer
-
-    with pytest.raises(ValueError, match="must be > 0 seconds"):
-        GraphCheckpointer(lambda: 0, 0)

@@ -6,7 +6,7 @@ import pytest
 
 from polarmem_server.domain import mixtures
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
+from polarmem_server.library.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
 
 from servertools import ONE_TEMPLATE, TWO_TEMPLATES
 
@@ -307,7 +307,7 @@ def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypa
 
 
 def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
-    monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 200)
+    monkeypatch.setattr("polarmem_server.library.writes.MIN_CALIBRATION_SCORES", 200)
     rng = np.random.default_rng(4)
     memory = Memory(tmp_path / "cal")
     memory.create_namespace(
@@ -346,7 +346,7 @@ def test_calibrated_namespace_fits_refits_and_persists(tmp_path, monkeypatch):
 
 
 def test_calibration_without_enough_reliable_scores_is_retried_only_on_doubling(tmp_path, monkeypatch):
-    monkeypatch.setattr("polarmem_server.writes.MIN_CALIBRATION_SCORES", 40)
+    monkeypatch.setattr("polarmem_server.library.writes.MIN_CALIBRATION_SCORES", 40)
     memory = Memory(tmp_path / "cal")
     memory.create_namespace(
         NamespaceSettings(

@@ -19,7 +19,7 @@ from milvus_server import drop_collections
 from polarmem_server.errors import DeadlineExceeded, Unavailable
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
 

@@ -10,7 +10,7 @@ import pytest
 
 from polarmem_server.errors import FailedPrecondition, InvalidArgument
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local.backend import LocalBackend
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`

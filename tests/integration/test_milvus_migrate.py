@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
 

@@ -103,7 +103,7 @@ def test_pooled_namespace_created_again_by_another_process(milvus_server):
     import numpy as np
 
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
     from polarmem_server.storage.milvus.backend import MilvusBackend
     from polarmem_server.storage.milvus.connection import MilvusSettings
 

@@ -10,7 +10,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local.store import SCHEMA_VERSION
 from servertools import ONE_TEMPLATE
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server import recency, writes
+from polarmem_server.library import recency, writes
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
 DIM = 8
 N = 300

@@ -16,7 +16,7 @@ from polarmem_server.domain import items as item_rules
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.faces.content_source import FetchPolicy, embedded_ipv4
 from polarmem_server.faces.mcp_gate import MAX_MESSAGE_BYTES, MAX_NESTING, malformed_reply
-from polarmem_server.vocabulary_reads import parse_page_token
+from polarmem_server.library.vocabulary_reads import parse_page_token
 from servertools import make_config
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from polarmem_server.api.config import ConfigError
 from polarmem_server.api.server import PolarMemServer
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 from polarmem_server.storage.local import repair as repair_module
 from polarmem_server.storage.local.store import Store, StoreDamaged, wal_files
 from polarmem_server.storage.local.store_errors import EXIT_DAMAGED
@@ -30,7 +30,7 @@ WRITER = textwrap.dedent(
     import os, signal, sys
     import numpy as np
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     def put(memory, start, stop):
         for n in range(start, stop):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from polarmem_server import memory as memory_module
+from polarmem_server.library import memory as memory_module
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.api.config import ServerConfig, load_config
 from polarmem_server.api.server import PolarMemServer

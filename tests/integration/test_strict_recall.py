@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.index import SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
 DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus")

@@ -10,7 +10,7 @@ import pytest
 from polarmem_server.domain.evidence import states_of
 from polarmem_server.domain.items import ItemInput
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.memory import Memory, NamespaceSettings
+from polarmem_server.library.memory import Memory, NamespaceSettings
 from polarmem_server.scoring import create_engine
 from polarmem_server.scoring.verification import Verifier
 

@@ -109,7 +109,7 @@ def test_update_unknown_namespace(stub, client):
 
 
 def test_update_survives_a_restart(tmp_path):
-    from polarmem_server.memory import Memory, NamespaceSettings
+    from polarmem_server.library.memory import Memory, NamespaceSettings
     from polarmem_server.index import SpaceSpec
 
     memory = Memory(tmp_path / "data")

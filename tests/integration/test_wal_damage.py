@@ -14,7 +14,7 @@ import pytest
 
 from polarmem_server.api.config import ConfigError
 from polarmem_server.api.server import PolarMemServer
-from polarmem_server.memory import Memory
+from polarmem_server.library.memory import Memory
 from polarmem_server.storage.local import repair as repair_module
 from polarmem_server.storage.local.store import Store, StoreDamaged, wal_files
 from servertools import make_config
@@ -25,7 +25,7 @@ WRITER = textwrap.dedent(
     import os, signal, sys
     import numpy as np
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     memory = Memory(sys.argv[1], durability="sync")
     memory.create_namespace(NamespaceSettings("w", spaces=(SpaceSpec("vis", 8),), encoder="none"))

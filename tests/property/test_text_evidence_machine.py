@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from polarmem_server.domain.evidence import states_of
 from polarmem_server.domain.items import ItemInput
 from polarmem_server.domain.vocabulary import normalise
-from polarmem_server.memory import Memory, NamespaceSettings
+from polarmem_server.library.memory import Memory, NamespaceSettings
 from polarmem_server.scoring import create_engine
 from polarmem_server.scoring.verification import Verifier
 

@@ -30,7 +30,7 @@ def test_the_local_backend_holds_records_only_once_asked(tmp_path):
     """A server without the compiled front holds no records (memory it would never read); from
     keep_records() on, a write sets its item's record and a read fills the ones not held yet."""
     from polarmem_server.index import SpaceSpec
-    from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     m = Memory(tmp_path / "data", durability="async")
     try:

@@ -10,10 +10,8 @@ Layers, bottom first (README, "Architecture"):
   models, evidence, recall planning and query values. Pure: no storage, no encoder, no I/O.
 * ``storage`` — storage/: the backend seam (storage/backend.py) and its backends (storage/local).
 * ``scoring`` — scoring/: scoring engines, the text encoder and the verification port.
-* ``library`` — memory.py, recall.py, writes.py, settings_refresh.py, graph_checkpoints.py,
-  periodic.py, concept_backfill.py, encoder_warmup.py, item_operations.py, namespace_autocreate.py, namespace_recall.py,
-  answer_recall.py,
-  namespace_updates.py, verify_items.py, vocabulary_reads.py, recency.py: the library facade (Memory) over the seam.
+* ``library`` — library/: the library facade (Memory, memory.py) over the seam, recall planning
+  and answer mode, the write primitive and the background daemons.
 * ``api``     — api/: gRPC servicer, server, interceptor, status table, metrics, config.
 * ``faces``   — faces/: CLI, client, quickstart, evaluation.
 
@@ -35,24 +33,15 @@ TOP_LEVEL = {
     "_core": "core",
     "__init__": "core",
     "data": "core",
-    "memory": "library",
-    "recall": "library",
-    "writes": "library",
-    "settings_refresh": "library",
-    "graph_checkpoints": "library",
-    "periodic": "library",
-    "concept_backfill": "library",
-    "encoder_warmup": "library",
-    "item_operations": "library",
-    "namespace_autocreate": "library",
-    "namespace_recall": "library",
-    "answer_recall": "library",
-    "namespace_updates": "library",
-    "verify_items": "library",
-    "vocabulary_reads": "library",
-    "recency": "library",
 }
-PACKAGES = {"domain": "domain", "storage": "storage", "scoring": "scoring", "api": "api", "faces": "faces"}
+PACKAGES = {
+    "domain": "domain",
+    "storage": "storage",
+    "scoring": "scoring",
+    "library": "library",
+    "api": "api",
+    "faces": "faces",
+}
 PUBLIC_API = "polarmem.v1"
 # The source tree (what a change edits), not the installed copy.
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "polarmem_server"
@@ -235,3 +224,46 @@ def test_hit_explanations_and_the_context_are_written_by_the_core_alone():
         if writing.search(line)
     ]
     assert offenders == [], f"reasons or context entries formatted in Python: {offenders}"
+
+
+def polling_loops(path: Path) -> list[str]:
+    """The functions of `path` holding a ``while`` loop that waits on an event each round: a
+    background upkeep loop (or the main thread's wait for a signal)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(child, f"{where}.{child.name}" if where else child.name)
+                continue
+            if isinstance(child, ast.While) and any(
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "wait"
+                for call in ast.walk(child.test)
+            ):
+                found.append(where)
+            visit(child, where)
+
+    visit(tree, "")
+    return found
+
+
+# The process's main thread waiting for SIGTERM: not a daemon.
+POLLING_LOOPS_ALLOWED = {"polarmem_server.api.server": ["PolarMemServer.serve_forever"]}
+
+
+def test_background_daemons_live_in_one_place():
+    """Every loop that repeats some upkeep every few seconds is a daemon of library/daemons.py
+    (issue 51: background daemons in one place), started and stopped with its owner's group."""
+    found = {
+        module: loops
+        for module, path in modules().items()
+        if module != "polarmem_server.library.daemons" and (loops := polling_loops(path))
+    }
+    assert found == POLLING_LOOPS_ALLOWED, f"a polling loop outside library/daemons.py: {found}"
+
+
+def test_the_checker_sees_a_polling_loop(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text("class Scrub:\n    def run(self):\n        while not self.stop.wait(5):\n            pass\n")
+    assert polling_loops(source) == ["Scrub.run"]

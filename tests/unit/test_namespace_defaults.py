@@ -4,7 +4,7 @@ of a text note is a concept), closed only when asked; namespaces stored closed s
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.api.service import settings_from
 from polarmem_server.domain.settings import DEFAULT_OPEN_VOCABULARY, NamespaceSettings
-from polarmem_server.namespace_autocreate import template_settings
+from polarmem_server.library.namespace_autocreate import template_settings
 
 
 def test_the_library_the_api_and_auto_created_namespaces_share_the_open_default():

@@ -13,7 +13,7 @@ import pytest
 from polarmem_server.api.processes import Refresher, ReplicaMemory
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local import secondary
 from polarmem_server.storage.local.secondary import (
     OP_ITEM,
@@ -43,7 +43,7 @@ def pair(tmp_path):
     primary.remember_batch("t", [item(i) for i in range(20)])
     applied = board.read()  # before the replica opens, as open_replica_memory does
     replica = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary"))
-    refresher = Refresher(replica, board, applied, primary_pid=0, stopped=threading.Event())
+    refresher = Refresher(replica, board, applied, primary_pid=0)
     yield primary, replica, refresher
     replica.close()
     primary.close()

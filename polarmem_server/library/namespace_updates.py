@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from polarmem_server import concept_backfill
+from polarmem_server.library import concept_backfill
 from polarmem_server.domain.mixtures import BetaMixture, fit_supervised
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.rule_choice import LabelledSet
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.writes import Writer
+from polarmem_server.library.writes import Writer
 
 VOCABULARY_FIELDS = {"concepts", "aliases"}  # settings that name concepts and partition nothing
 
@@ -30,7 +30,7 @@ def update_namespace(writer: Writer, namespace: Namespace, changes: Mapping[str,
         if namespace.partitioner == "calibrated" and namespace.calibration is None:
             writer.fit_calibration(namespace)
         # declared concepts are bound before the record is stored: a process that adopts the
-        # record (settings_refresh.py) then finds their bindings
+        # record (the settings refresh, daemons.py) then finds their bindings
         writer.concept_ids(namespace, settings.concepts)
         writer.backend.update_namespace(namespace.to_record())
         repartitioned = changed = 0

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server import writes
+from polarmem_server.library import writes
 from polarmem_server.index import MAX_TOP_K
 from polarmem_server.storage.backend import Backend, SearchHit, SearchResult
 

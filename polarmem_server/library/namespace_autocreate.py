@@ -16,7 +16,7 @@ from polarmem_server.domain.settings import NamespaceSettings, check_namespace_n
 from polarmem_server.errors import AlreadyExists, NotFound, ResourceExhausted, quoted
 
 if TYPE_CHECKING:
-    from polarmem_server.memory import Memory
+    from polarmem_server.library.memory import Memory
 
 DEFAULT_MAX_NAMESPACES = 1000
 

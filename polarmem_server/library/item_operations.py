@@ -28,7 +28,7 @@ from polarmem_server.domain.query import check_count
 from polarmem_server.errors import InvalidArgument, quoted
 
 if TYPE_CHECKING:
-    from polarmem_server.memory import Memory
+    from polarmem_server.library.memory import Memory
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 100

@@ -58,7 +58,8 @@ import numpy as np
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
-from polarmem_server import _core, recency
+from polarmem_server import _core
+from polarmem_server.library import recency
 from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace

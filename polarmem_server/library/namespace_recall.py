@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from polarmem_server import answer_recall, concept_backfill
+from polarmem_server.library import answer_recall, concept_backfill
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallMode, recall_query
 from polarmem_server.domain.rule_choice import confidence_in_force
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
-from polarmem_server.recall import RecallResult, UnknownConcepts, run_recall
-from polarmem_server.writes import Writer
+from polarmem_server.library.recall import RecallResult, UnknownConcepts, run_recall
+from polarmem_server.library.writes import Writer
 
 
 class MemoryView(Protocol):

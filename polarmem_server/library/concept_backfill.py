@@ -26,7 +26,7 @@ from polarmem_server.domain.evidence import apply_text
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.storage import consistency
 from polarmem_server.storage.backend import Backend
-from polarmem_server.writes import Writer
+from polarmem_server.library.writes import Writer
 
 BATCH = 256
 PAGE = 10_000

@@ -8,6 +8,7 @@ item goes through the one rewrite primitive (writes.py)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -31,7 +32,7 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
-from polarmem_server import (
+from polarmem_server.library import (
     concept_backfill,
     encoder_warmup,
     namespace_recall,
@@ -39,16 +40,16 @@ from polarmem_server import (
     verify_items,
     vocabulary_reads,
 )
-from polarmem_server.graph_checkpoints import GraphCheckpointer, checkpoint_namespaces
+from polarmem_server.library.daemons import Daemons
 from polarmem_server.scoring.verification import Verifier
-from polarmem_server.settings_refresh import DEFAULT_INTERVAL_S as DEFAULT_REFRESH_S
-from polarmem_server.settings_refresh import SettingsRefresher
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
-from polarmem_server.writes import Writer, now_ms
+from polarmem_server.library.writes import Writer, now_ms
 
+log = logging.getLogger(__name__)
 NotFoundError = NotFound  # the names earlier releases raised
 AlreadyExistsError = AlreadyExists
 MAX_PAGE = vocabulary_reads.MAX_PAGE
+DEFAULT_REFRESH_S = 2.0  # settings refresh with a shared backend: a change elsewhere is seen within ~this
 Submitted = verify_items.Submitted
 
 
@@ -66,9 +67,9 @@ class Memory:
         graph_checkpoint_s: float = 0.0,
     ) -> None:
         """`settings_refresh_s`: with a backend other processes share (Milvus), how often
-        namespace settings changed by them are read back (settings_refresh.py).
+        namespace settings changed by them are read back (daemons.py).
         `graph_checkpoint_s` > 0: with the local backend, how often the approximate-index graphs
-        of namespaces written to since are saved while running (graph_checkpoints.py); 0 saves
+        of namespaces written to since are saved while running (daemons.py); 0 saves
         them on close only."""
         if isinstance(store, Backend):
             self.backend = store
@@ -89,12 +90,17 @@ class Memory:
         bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
         for record in records:
             self._namespaces[record.name] = self._open_namespace(record, bound[record.name])
-        self._refresher = None
+        self.daemons = Daemons()  # daemons.py: the settings refresh and the graph checkpoints
         if self.backend.shared:
-            self._refresher = SettingsRefresher(self.backend.namespaces, self.adopt_records, settings_refresh_s).start()
-        self._checkpointer = None
+            # DEBUG: a shared backend that is down says so through health and every call already
+            self.daemons.start(
+                "polarmem-settings-refresh", settings_refresh_s, self._refresh_settings, failure_level=logging.DEBUG
+            )
         if graph_checkpoint_s > 0 and getattr(self.backend, "saves_graphs", False):
-            self._checkpointer = GraphCheckpointer(self.checkpoint_graphs, graph_checkpoint_s).start()
+            # stop_timeout_s None: a save in progress finishes before the store closes
+            self.daemons.start(
+                "polarmem-graph-checkpoints", graph_checkpoint_s, self._checkpoint_pass, stop_timeout_s=None
+            )
 
     def _open_namespace(
         self, record: records_pb2.NamespaceRecord, concepts: list[tuple[int, str]] | None = None
@@ -139,15 +145,36 @@ class Memory:
         self.backend.flush()
 
     def close(self) -> None:
-        if self._refresher is not None:
-            self._refresher.stop()
-        if self._checkpointer is not None:
-            self._checkpointer.stop()  # before the backend closes (it saves what is left)
+        self.daemons.stop_all()  # before the backend closes (it saves the graphs left to save)
         self.backend.close()
 
     def checkpoint_graphs(self) -> int:
-        """Saves the written namespaces' approximate-index graphs (graph_checkpoints.checkpoint_namespaces)."""
-        return checkpoint_namespaces(self.backend, self._namespaces)
+        """Saves the approximate-index graphs of every namespace written to since they were last
+        saved, each under the namespace's write lock (its writes wait, ~0.1 s per 100,000 items;
+        searches do not), so the files describe one state of the store; returns how many it
+        saved. A crash then rebuilds at start-up only the namespaces written to after their last
+        save. A no-op for backends without saved graphs."""
+        checkpoint = getattr(self.backend, "checkpoint_graphs", None)
+        if checkpoint is None:
+            return 0
+        saved = 0
+        for name, namespace in list(self._namespaces.items()):  # list(): atomic copy
+            with namespace.write_lock:
+                if self._namespaces.get(name) is namespace and checkpoint(name):
+                    saved += 1
+        return saved
+
+    def _checkpoint_pass(self) -> None:
+        saved = self.checkpoint_graphs()
+        if saved:
+            log.info("approximate-index graphs of %d namespace(s) saved", saved)
+
+    def _refresh_settings(self) -> None:
+        """Reads every namespace record of a shared backend (one query) and adopts what other
+        processes changed (adopt_records)."""
+        adopted = self.adopt_records(self.backend.namespaces())
+        if adopted:
+            log.info("%d namespace(s) created, deleted or changed by another process adopted", adopted)
 
     def adopt_records(self, records: Sequence[records_pb2.NamespaceRecord]) -> int:
         """Takes the backend's namespace records as other processes left them: namespaces they

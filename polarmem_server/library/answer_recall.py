@@ -21,7 +21,7 @@ from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallQuery
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.recall import STATE_SIGN, Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
+from polarmem_server.library.recall import STATE_SIGN, Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
 from polarmem_server.storage.backend import Backend, SearchRequest
 
 SUBJECT, TOPIC, FORBIDDEN, EVENT = 0, 1, 2, 3
