@@ -222,10 +222,10 @@ class ServerConfig:
                 raise ValueError(f"setting {name}: {why} and cannot be used with backend milvus; drop it")
 
     def milvus_settings(self):
-        """The Milvus backend's connection settings (storage/milvus/connection.py)."""
-        from polarmem_server.storage.milvus.connection import MilvusSettings
+        """The Milvus backend's connection settings (storage/opening.py)."""
+        from polarmem_server.storage.opening import milvus_settings
 
-        return MilvusSettings(
+        return milvus_settings(
             uri=self.milvus_uri or "http://127.0.0.1:19530",
             token=self.milvus_token,
             secure=self.milvus_tls,

@@ -11,7 +11,7 @@ a client channel, stays with one process).
   write, exactly as a single-process server does. It also listens on a private Unix socket for
   writes forwarded by the replicas, and publishes every stored write on a change board: the
   write's records in its namespace's change log, then the namespace's counter
-  (storage/local/secondary.py).
+  (library/replica.py, storage/local/secondary.py).
 * Each **replica** opens the data directory as a RocksDB secondary instance and builds its own
   in-memory index; a thread polls the board every REPLICA_POLL_S and, for a namespace that
   changed, catches up with the primary (under the board's cut) and applies the namespace's new
@@ -43,23 +43,15 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
 from polarmem_server.api.temp_dirs import owned_temp_dir
-from polarmem_server.library.memory import Memory
-from polarmem_server.storage.local.secondary import (
-    OP_ITEM,
-    OP_NAMESPACE,
-    OP_SETTINGS,
-    Change,
-    ChangeBoard,
-    ReplicaBackend,
-    SecondaryStore,
-)
+from polarmem_server.library import replica
+from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory
 
 if TYPE_CHECKING:
     from polarmem_server.api.config import ServerConfig
@@ -84,43 +76,6 @@ FORWARDED_METHODS = frozenset(
         "ClearNamespace",
     }
 )
-
-
-class ReplicaMemory(Memory):
-    """Memory over a ReplicaBackend, with ways to bring one namespace in step with the primary."""
-
-    backend: ReplicaBackend
-
-    def reload_namespace(self, name: str) -> None:
-        """Rebuilds namespace `name` (its index, vocabulary and settings) from the caught-up
-        secondary instance, or forgets it when the primary deleted it. The backend's state is
-        swapped first: a concept id is never reused, so a call that still holds the previous
-        vocabulary reads the new index correctly."""
-        self.reopen_namespace(name, self.backend.refresh(name))
-
-    def apply_changes(self, name: str, changes: list[Change] | None) -> bool:
-        """Applies namespace `name`'s change-log records (None: some were no longer kept) from
-        the caught-up secondary instance: item changes to its index, a settings change to its
-        settings; whatever cannot be applied so rebuilds it (reload_namespace). Returns whether
-        it was applied incrementally."""
-        if changes is None or any(change.op == OP_NAMESPACE for change in changes):
-            self.reload_namespace(name)
-            return False
-        record = self.backend.namespace_record(name)
-        settings_changed = any(change.op == OP_SETTINGS for change in changes)
-        concepts_before = len(self.backend.concepts(name)) if record is not None else 0
-        if record is not None and settings_changed and self.backend.same_layout(record):
-            self.backend.grade_with(record)  # items re-partitioned under new settings are graded by them
-        if (
-            record is None
-            or (settings_changed and not self.backend.same_layout(record))
-            or not self.backend.apply_items(name, [c for c in changes if c.op == OP_ITEM])
-        ):
-            self.reload_namespace(name)
-            return False
-        if settings_changed or len(self.backend.concepts(name)) != concepts_before or not self.holds_namespace(name):
-            self.reopen_namespace(name, record)  # new settings or vocabulary: the view is rebuilt (no item read)
-        return True
 
 
 class ForwardedStatus(errors.PolarMemError):
@@ -180,63 +135,25 @@ def _forwarder(call):
 
 
 class Refresher:
-    """A replica's refresh (a daemon's pass, library/daemons.py): polls the change board; when a counter moved, catches up with the
-    primary once (under the board's cut) and applies each changed namespace's new records. Stops
-    the process (SIGTERM to itself) when the primary is gone."""
+    """A replica's refresh (the daemon "polarmem-replica-refresh", every REPLICA_POLL_S): follows
+    the primary's writes (library/replica.py ReplicaFollower) and stops the process (SIGTERM to
+    itself) when the primary is gone."""
 
-    def __init__(
-        self,
-        memory: ReplicaMemory,
-        board: ChangeBoard,
-        applied: dict[str, int],
-        primary_pid: int,
-    ) -> None:
-        """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
-        exactly those writes: open_replica_memory); later records are applied from there."""
-        self.memory, self.board, self.primary_pid = memory, board, primary_pid
-        self.applied = dict(applied)
-        self.refreshes = 0  # namespaces brought in step: applied_incrementally + rebuilds
-        self.applied_incrementally = 0
-        self.rebuilds = 0
+    def __init__(self, follower: ReplicaFollower, group_dir: Path, primary_pid: int) -> None:
+        self.follower, self.group_dir, self.primary_pid = follower, group_dir, primary_pid
         self.primary_gone = False
 
-    def poll_once(self) -> int:
-        """One poll: returns the namespaces brought in step."""
-        if all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
-            return 0
-        with self.board.cut():  # no write stored but unpublished: the catch-up matches the counters
-            seen = self.board.read()
-            self.memory.backend.catch_up()
-        changed = [name for name, counter in seen.items() if self.applied.get(name) != counter]
-        for name in changed:
-            changes = self.board.changes(name, self.applied.get(name, 0), seen[name])
-            try:
-                incremental = self.memory.apply_changes(name, changes)
-            except Exception:  # noqa: BLE001 - a partly applied change: the rebuild is always right
-                log.exception("applying namespace %r's changes failed; rebuilding it", name)
-                self.memory.reload_namespace(name)
-                incremental = False
-            self.applied[name] = seen[name]
-            if incremental:
-                self.applied_incrementally += 1
-            else:
-                self.rebuilds += 1
-        self.refreshes += len(changed)
-        return len(changed)
-
     def pass_once(self) -> None:
-        """The replica-refresh daemon's pass (every REPLICA_POLL_S, server.py): stops the process
-        when its primary is gone (once: the server's stop then ends the daemon), else polls once."""
-        if self.primary_gone:
+        if self.primary_gone:  # once: the server's stop then ends the daemon
             return
         if os.getppid() != self.primary_pid:
             self.primary_gone = True
             log.error("the primary process %d is gone; stopping this replica", self.primary_pid)
             # The primary cannot remove the group's directory any more; every replica stops too.
-            shutil.rmtree(self.board.directory.parent, ignore_errors=True)
+            shutil.rmtree(self.group_dir, ignore_errors=True)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        self.poll_once()
+        self.follower.poll_once()
 
 
 @dataclasses.dataclass
@@ -248,8 +165,8 @@ class ReplicaRole:
     primary_pid: int
 
     @property
-    def board(self) -> ChangeBoard:
-        return ChangeBoard(self.directory / "board")
+    def board(self) -> Any:
+        return replica.change_board(self.directory / "board")
 
     @property
     def secondary_dir(self) -> Path:
@@ -271,7 +188,7 @@ class ProcessGroup:
         self.directory = owned_temp_dir("polarmem-processes-")
         self.stopping = False
         self._lock = threading.Lock()  # children and stopping, shared with the supervisor's thread
-        self.board = ChangeBoard(self.directory / "board")
+        self.board = replica.change_board(self.directory / "board")
         self.primary_socket = f"unix:{self.directory / 'primary.sock'}"
         self.children: list[tuple[int, int]] = []  # (pid, write end of its start pipe)
 
@@ -388,14 +305,9 @@ def replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig:
     return dataclasses.replace(config, address=f"{host}:{port}", metrics_port=metrics_port, engine="")
 
 
-def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, dict[str, int]]:
-    """The replica's memory and the change board's counters as read when its store was opened,
-    under a cut (Refresher's starting point)."""
-    board = role.board
-    with board.cut():  # the instance opens holding exactly the writes the counters cover
-        applied = board.read()
-        store = SecondaryStore(config.data_dir, role.secondary_dir)
-    return ReplicaMemory(ReplicaBackend(config.data_dir, role.secondary_dir, config.index_threads, store)), applied
+def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, ReplicaFollower]:
+    """The replica's memory and what keeps it in step with the primary (library/replica.py)."""
+    return replica.open_replica(config.data_dir, role.secondary_dir, config.index_threads, role.board)
 
 
 __all__ = [
@@ -404,6 +316,7 @@ __all__ = [
     "ForwardedStatus",
     "ProcessGroup",
     "Refresher",
+    "ReplicaFollower",
     "ReplicaMemory",
     "ReplicaRole",
     "open_replica_memory",

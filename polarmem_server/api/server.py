@@ -61,24 +61,23 @@ from polarmem_server.api.processes import (
     REPLICA_POLL_S,
     ProcessGroup,
     Refresher,
-    ReplicaMemory,
     ReplicaRole,
     open_replica_memory,
     replica_handler,
 )
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
 from polarmem_server.api.replica_supervisor import WATCH_INTERVAL_S, ReplicaSupervisor
-from polarmem_server.api.scrub import scrub_pass
-from polarmem_server.api.storage_damage import StorageDamage, corruption_text
+from polarmem_server.api.storage_damage import StorageDamage
 from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
+from polarmem_server.library.replica import open_primary
 from polarmem_server.library.daemons import Daemons
 from polarmem_server.library.memory import Memory
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder
 from polarmem_server.scoring.verification import Verifier
-from polarmem_server.storage.local.secondary import PublishingBackend
-from polarmem_server.storage.local.store import StoreDamaged, StoreError, StoreLocked
+from polarmem_server.storage.errors import StoreDamaged, StoreError, StoreLocked, corruption_text
+from polarmem_server.storage import opening
 
 log = logging.getLogger("polarmem.server")
 access_log = logging.getLogger("polarmem.access")  # one JSON line per RPC when access_log is on
@@ -388,20 +387,18 @@ def open_milvus(cfg: ServerConfig):
     if cfg.milvus_ca_pem and not Path(cfg.milvus_ca_pem).is_file():
         raise ConfigError(f"setting milvus_ca_pem: {cfg.milvus_ca_pem} is not a readable file; give the PEM path")
     try:
-        from polarmem_server.storage.milvus.backend import MilvusBackend
-
         settings = cfg.milvus_settings()
-    except ImportError as exc:
-        raise ConfigError(
-            f"setting backend: milvus needs pymilvus 2.3 ({exc}); pip install --no-deps -r requirements-milvus.txt"
-        ) from None
     except errors.InvalidArgument as exc:
         setting = next(
             (f"milvus_{key}" for key in ("uri", "prefix", "timeout") if f"milvus {key}" in str(exc)), "backend"
         )
         raise ConfigError(f"setting {setting}: {exc}") from None
     try:
-        return MilvusBackend(settings)
+        return opening.open_milvus(settings)
+    except ImportError as exc:
+        raise ConfigError(
+            f"setting backend: milvus needs pymilvus 2.3 ({exc}); pip install --no-deps -r requirements-milvus.txt"
+        ) from None
     except (errors.Unavailable, errors.DeadlineExceeded) as exc:
         raise ConfigError(f"setting milvus_uri: {exc}") from None
 
@@ -503,7 +500,7 @@ class PolarMemServer:
         if self.replica is not None:
             # A replica shares the port with processes already serving: it binds only once its
             # index is built, so the kernel never hands a connection to a replica not yet ready.
-            self.memory, self._replica_applied = open_replica_memory(cfg, self.replica)
+            self.memory, self._replica_follower = open_replica_memory(cfg, self.replica)
         # Every admitted call needs a thread, and a call beyond the limit needs one to be refused
         # promptly, so the pool is at least the limit plus headroom. gRPC's own cap stays as a
         # backstop at the pool size: beyond it nothing queues waiting for a thread.
@@ -598,10 +595,15 @@ class PolarMemServer:
             self._watch_backend(self.memory.backend)
         elif self.replica is None:  # (a replica opened its memory before binding the port)
             if self.group is not None:
-                backend = PublishingBackend(
-                    cfg.data_dir, self.group.board, cfg.durability, cfg.index_threads, self.metrics.store_write.observe
+                self.memory = open_primary(
+                    cfg.data_dir,
+                    self.group.board,
+                    cfg.durability,
+                    cfg.index_threads,
+                    self.metrics.store_write.observe,
+                    verifier=self.verifier,
+                    graph_checkpoint_s=cfg.graph_checkpoint_s,
                 )
-                self.memory = Memory(backend, verifier=self.verifier, graph_checkpoint_s=cfg.graph_checkpoint_s)
             else:
                 self.memory = Memory(
                     cfg.data_dir,
@@ -638,8 +640,7 @@ class PolarMemServer:
         self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
         if self.replica is not None:
-            assert isinstance(memory, ReplicaMemory)  # open_replica_memory's
-            self.refresher = Refresher(memory, self.replica.board, self._replica_applied, self.replica.primary_pid)
+            self.refresher = Refresher(self._replica_follower, self.replica.directory, self.replica.primary_pid)
             self.daemons.start(
                 "polarmem-replica-refresh",
                 REPLICA_POLL_S,
@@ -655,9 +656,7 @@ class PolarMemServer:
             scrub = self.daemons.start(
                 "polarmem-scrub",
                 cfg.scrub_interval_s,
-                lambda: scrub_pass(
-                    store._db, scrub.stopping, lambda text: self.storage_damage.report("scrub", "", text)
-                ),
+                lambda: self._scrub_pass(memory.backend, scrub.stopping),
                 stop_timeout_s=0,  # a scrub in progress ends at its next pause; stopping does not wait
             )
         if self.group is not None:
@@ -676,6 +675,22 @@ class PolarMemServer:
             log.info("the Python listener serves the address: %s", self._python_listener_reason)
         log.info("serving on %s (%s)", self.address, self.metrics_summary)
         return self
+
+    def _scrub_pass(self, backend, stopping: threading.Event) -> None:
+        """One scrub of the store (Backend.scrub); each damaged file found is reported as a read's is."""
+        started = time.monotonic()
+        scrubbed = backend.scrub(stopping)
+        if scrubbed is None:
+            return
+        keys, found = scrubbed
+        for text in found:
+            self.storage_damage.report("scrub", "", text)
+        log.info(
+            "store scrub read %d keys in %.1f s: %s",
+            keys,
+            time.monotonic() - started,
+            f"{len(found)} damaged file(s)" if found else "no damage",
+        )
 
     def _front_on_address(self) -> bool:
         """Whether the compiled front listens on the address (setting ``front``): "auto" where it
@@ -737,9 +752,7 @@ class PolarMemServer:
                 log.warning("encoder %r is not available here: %s", name, exc)
 
     def _repair_at_start(self) -> None:
-        from polarmem_server.storage.local.repair import recover_wal_in_place
-
-        report = recover_wal_in_place(self.config.data_dir)
+        report = opening.recover_local_wal(self.config.data_dir)
         if report.damaged:
             for line in report.lines():
                 log.warning("recover=point-in-time: %s", line)

@@ -25,21 +25,7 @@ class DataLoss(PolarMemError):
     status = "DATA_LOSS"
 
 
-CORRUPTION_MARK = "Corruption:"
-MAX_CAUSES = 8  # how far down an exception's cause chain RocksDB's text is looked for
 MAX_DETAIL_CHARS = 160
-
-
-def corruption_text(exc: BaseException | None) -> str | None:
-    """RocksDB's corruption message carried by ``exc`` or one of its causes, else None."""
-    for _ in range(MAX_CAUSES):
-        if exc is None:
-            return None
-        text = " ".join(str(exc).split())
-        if CORRUPTION_MARK in text:
-            return text[text.index(CORRUPTION_MARK) :]
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 class StorageDamage:

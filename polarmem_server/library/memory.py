@@ -43,6 +43,7 @@ from polarmem_server.library import (
 from polarmem_server.library.daemons import Daemons
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
+from polarmem_server.storage.opening import open_local
 from polarmem_server.library.writes import Writer, now_ms
 
 log = logging.getLogger(__name__)
@@ -74,11 +75,9 @@ class Memory:
         if isinstance(store, Backend):
             self.backend = store
         else:
-            from polarmem_server.storage.local.backend import LocalBackend
-
             if durability not in ("sync", "async"):
                 raise InvalidArgument(f"durability must be 'sync' or 'async', got {quoted(durability)}")
-            self.backend = LocalBackend(store, durability, threads, on_store_write)
+            self.backend = open_local(store, durability, threads, on_store_write)
         self.verifier = verifier
         self.writer = Writer(self.backend)
         self._lock = threading.RLock()

@@ -41,6 +41,7 @@ step with what is durable. Anything else is a bug and reaches clients as INTERNA
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,6 +234,12 @@ class Backend(ABC):
         """Whether the store answers now (a cheap probe, bounded in time): the server's health
         follows it. A local store is always reachable (its write failures have their own watchdog)."""
         return True
+
+    def scrub(self, stopping: threading.Event) -> tuple[int, list[str]] | None:
+        """Reads every stored block, so that a damaged file is found before a client's read meets
+        it: (keys read, the damage found, in the storage's words). ``stopping`` set ends it early.
+        None: the backend checks its own files (Milvus). The server's scrub daemon calls it."""
+        return None
 
     def snapshot(self, dest_dir: str) -> Any:
         """Writes a consistent copy of every namespace to ``dest_dir`` (absolute, not existing)

@@ -134,7 +134,7 @@ def test_repair_takes_salvage_before_or_after_the_directory(intact_store, tmp_pa
 
 
 def test_the_scrub_finds_a_damaged_block_before_any_client_reads_it(intact_store, tmp_path):
-    from polarmem_server.api.scrub import scrub_once
+    from polarmem_server.storage.local.scrub import scrub_once
 
     memory = Memory(intact_store)
     try:

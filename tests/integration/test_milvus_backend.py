@@ -134,7 +134,8 @@ def test_settings_changed_through_one_process_reach_the_others(milvus_server, pr
     create(first)
     second = Memory(backend(milvus_server.uri, prefix), settings_refresh_s=0.5)
     assert second.namespace("n").rule.recall_mode == "hard"
-    assert second._refresher.refresh_once() == 0  # nothing changed: nothing adopted
+    assert "polarmem-settings-refresh" in second.daemons.names()
+    assert second.adopt_records(second.backend.namespaces()) == 0  # nothing changed: nothing adopted
     started = time.monotonic()
     first.update_namespace(
         "n", {"partitioner": "auto", "declared_accuracy": 0.95, "kappa": 0.5, "concepts": ("dog", "cat")}

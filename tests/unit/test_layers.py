@@ -156,16 +156,7 @@ BACKENDS = ("polarmem_server.storage.local", "polarmem_server.storage.milvus")
 # list only shrinks: a new import fails the test below, and so does an entry no module imports any
 # more (delete it). Each stays until the seam (storage/backend.py) offers what it is used for.
 BACKEND_IMPORTS_ALLOWED = {
-    "polarmem_server.api.config": {"storage.milvus.connection"},
     "polarmem_server.api.fast_front": {"storage.local.plan_capture"},  # the plan capture issue 51 deletes
-    "polarmem_server.api.processes": {"storage.local.secondary"},
-    "polarmem_server.api.scrub": {"storage.local.store"},
-    "polarmem_server.api.server": {
-        "storage.local.secondary",
-        "storage.local.store",
-        "storage.local.repair",
-        "storage.milvus.backend",
-    },
     "polarmem_server.api.service": {"storage.local.plan_capture"},
 }
 

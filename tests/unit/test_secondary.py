@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from polarmem_server.api.processes import Refresher, ReplicaMemory
+from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
@@ -41,9 +41,9 @@ def pair(tmp_path):
     primary = Memory(PublishingBackend(tmp_path / "data", board, durability="async"))
     primary.create_namespace(NamespaceSettings("t", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
     primary.remember_batch("t", [item(i) for i in range(20)])
-    applied = board.read()  # before the replica opens, as open_replica_memory does
+    applied = board.read()  # before the replica opens, as open_replica does
     replica = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary"))
-    refresher = Refresher(replica, board, applied, primary_pid=0)
+    refresher = ReplicaFollower(replica, board, applied)
     yield primary, replica, refresher
     replica.close()
     primary.close()

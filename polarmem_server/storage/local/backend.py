@@ -177,6 +177,13 @@ class LocalBackend(Backend):
         state.saved_writes = writes
         return True
 
+    def scrub(self, stopping):
+        """Every block of the store read once (storage/local/scrub.py), through the store open now
+        (a write failure reopens it)."""
+        from polarmem_server.storage.local.scrub import scrub_once
+
+        return scrub_once(self.store._db, stopping)
+
     def snapshot(self, dest_dir: str):
         """A RocksDB checkpoint of the live store plus its manifest (storage/local/backup.py)."""
         from polarmem_server.storage.local.backup import snapshot

@@ -10,18 +10,7 @@ from pathlib import Path
 
 from polarmem_server import errors
 from polarmem_server.errors import EXIT_DAMAGED  # noqa: F401  (repair.py and the tests read it here)
-
-
-class StoreError(errors.Unavailable):
-    """The data directory cannot be used (wrong schema, locked by another process)."""
-
-
-class StoreDamaged(StoreError):
-    """The write-ahead log or another store file is cut or corrupt; nothing was opened."""
-
-
-class StoreLocked(StoreError):
-    """Another process (or another Store in this one) holds the data directory's LOCK."""
+from polarmem_server.storage.errors import StoreDamaged, StoreError, StoreLocked  # noqa: F401 - the seam's
 
 
 class DiskFull(errors.ResourceExhausted):

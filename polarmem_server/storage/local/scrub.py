@@ -5,8 +5,9 @@ RocksDB verifies a block's checksum each time it reads the block; iterating over
 every column family reads every data block (keys are enough: a block holds keys and values
 together). Blocks are read with ``fill_cache`` off, so a scrub does not evict what serving
 keeps cached, and the scrub pauses between batches of keys, so it yields the interpreter to
-the calls being served. A finding is reported as a read's is (api/storage_damage.py, with
-``found_by="scrub"``): the metric, the alert, the storage health name and one ERROR line.
+the calls being served. LocalBackend.scrub runs it; the server's scrub daemon reports each finding
+as a read's is (api/storage_damage.py, with ``found_by="scrub"``): the metric, the alert, the
+storage health name and one ERROR line.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 
 from rocksdict import ReadOptions
 
-from polarmem_server.api.storage_damage import corruption_text
+from polarmem_server.storage.errors import corruption_text
 from polarmem_server.storage.local.store import COLUMN_FAMILIES
 
 log = logging.getLogger("polarmem.storage")
@@ -53,18 +53,3 @@ def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[st
         finally:
             del iterator
     return keys, found
-
-
-def scrub_pass(db: object, stopping: threading.Event, report: Callable[[str], object]) -> None:
-    """One scrub of the store for the scrub daemon (library/daemons.py; server.py starts it every
-    ``scrub_interval_s``): each damaged file found is reported; ``stopping`` ends it early."""
-    started = time.monotonic()
-    keys, found = scrub_once(db, stopping)
-    for text in found:
-        report(text)
-    log.info(
-        "store scrub read %d keys in %.1f s: %s",
-        keys,
-        time.monotonic() - started,
-        f"{len(found)} damaged file(s)" if found else "no damage",
-    )
