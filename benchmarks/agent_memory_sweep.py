@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_memory import DATA, count_conversation, count_question, jsonl, summarise, summarise_conversation  # noqa: E402
 
-from polarmem_server import answer_recall  # noqa: E402
+from polarmem_server.library import answer_recall  # noqa: E402
 from polarmem_server.domain.items import ItemInput  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
 from polarmem_server.library.memory import Memory  # noqa: E402

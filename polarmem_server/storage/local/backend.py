@@ -25,7 +25,7 @@ from polarmem_server.storage.backend import (
     SearchRequest,
     SearchResult,
 )
-from polarmem_server.storage.local import plan_capture
+from polarmem_server.storage import plan_capture
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records

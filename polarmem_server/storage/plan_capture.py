@@ -1,7 +1,9 @@
 """Records the core searches one library call makes, for the compiled Recall front
 (api/fast_front.py): a Recall the front may replay is one that made exactly one plain search,
 and what the front replays is that search's core request. Off (and free) unless a caller opens
-``capturing()`` around the call, in its own thread's context."""
+``capturing()`` around the call, in its own thread's context. Part of the seam: a backend whose
+searches run in the compiled core (the local one) records them here, and the API reads them
+without importing that backend. Issue 51's single pipeline deletes it with the plans."""
 
 from __future__ import annotations
 
