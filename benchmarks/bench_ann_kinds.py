@@ -118,10 +118,11 @@ def dev_dataset(query_count: int, sample: int, cache: Path | None) -> dict:
     encode_s = None
     if cached is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from polarmem_server.scoring.encoder import MiniLMEncoder
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from reference_minilm import ReferenceMiniLM
 
         start = time.perf_counter()
-        encoder = MiniLMEncoder(threads=os.cpu_count() or 2, batch_size=128)
+        encoder = ReferenceMiniLM(threads=os.cpu_count() or 2, batch_size=128)
         X, Q = encoder.encode(item_texts), encoder.encode(query_texts)
         encode_s = time.perf_counter() - start
         print(f"encoded {n:,} items + {query_count} queries in {encode_s:.1f} s", flush=True)

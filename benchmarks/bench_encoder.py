@@ -1,6 +1,7 @@
 """Benchmark of the MiniLM text encoders, measured in one run on the same inputs:
 
-* `minilm-torch` (sentence-transformers, fp32: the reference and the peer of every ratio),
+* `minilm-torch` (sentence-transformers, fp32: the reference and the peer of every ratio;
+  tests/reference_minilm.py, no longer a runtime of the product since issue 51),
 * `minilm-native` (the compiled core's TextEncoder, 8-bit linear layers: the default since issue 33's
   compiled encoder). The ONNX Runtime variants measured before were removed (issue 51); their figures
   stay in docs/performance.md's history and in git.
@@ -145,7 +146,9 @@ def main() -> None:
     import torch
 
     from polarmem_server import build_info
-    from polarmem_server.scoring.encoder import MiniLMEncoder
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from reference_minilm import ReferenceMiniLM
     from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder
 
     queries, documents, long_items = dev_texts(
@@ -168,7 +171,7 @@ def main() -> None:
     }
     batch = {"batch_size": args.batch_size} if args.batch_size else {}
     encoders = {
-        "minilm-torch": MiniLMEncoder(threads=1, **batch),
+        "minilm-torch": ReferenceMiniLM(threads=1, **batch),
         "minilm-native": MiniLMNativeEncoder(cache_size=0),
     }
     results = {name: measure(name, encoder, queries, documents, long_items) for name, encoder in encoders.items()}

@@ -18,8 +18,8 @@ process before and after each call (every thread of the server, the gRPC pollers
 
     python benchmarks/bench_text_recall_cpu.py --peer /work/main/.venv/bin/polarmem
 
-POLARMEM_MINILM_RUNTIME (e.g. torch) is passed to this server only, so the recall pipeline's own
-change and the encoder's can be told apart; `--peer-env KEY=VALUE` sets the peer's environment
+POLARMEM_MINILM_RUNTIME is passed to this server only (an older install's peer may run another
+runtime through it; this version has only the native one); `--peer-env KEY=VALUE` sets the peer's environment
 (with no --peer, the peer is this server: `--peer-env POLARMEM_ENCODER_SHARED_RUNS=0`).
 Then concurrency (`--in-flight 1,4,16`): that many callers at once, MCP shape, distinct texts,
 two rounds per server alternating: server CPU per call (the process's utime + stime over the

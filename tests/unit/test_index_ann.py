@@ -261,14 +261,14 @@ def test_bad_request_arguments_name_the_field():
 def test_recall_within_tier_on_minilm_caption_vectors():
     """Real sentence embeddings (the packaged all-MiniLM-L6-v2, offline) of COCO captions, with
     the COCO labels as HAS / NOT_HAS: recall@10 within each tier at the default ef."""
-    from polarmem_server.scoring.encoder import MiniLMEncoder
+    from reference_minilm import ReferenceMiniLM
 
     data = resources.files("polarmem_server") / "data" / "coco_val2014_dev10k.jsonl.gz"
     with gzip.open(str(data), "rt") as handle:
         rows = [json.loads(line) for line, _ in zip(handle, range(3000))]
     concepts = sorted({c for r in rows for c in r["has"]})
     ids = {c: i for i, c in enumerate(concepts)}
-    encoder = MiniLMEncoder(threads=2, batch_size=128)
+    encoder = ReferenceMiniLM(threads=2, batch_size=128)
     items = encoder.encode([r["captions"][0] for r in rows]).astype(np.float32)
     queries = encoder.encode([r["captions"][1] for r in rows[:60]]).astype(np.float32)
     has = np.zeros((len(rows), len(concepts)), bool)

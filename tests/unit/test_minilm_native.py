@@ -154,9 +154,9 @@ def native():
 
 
 def test_the_packaged_checkpoint_matches_the_torch_encoder(native):
-    from polarmem_server.scoring import encoder as encoders
+    from reference_minilm import ReferenceMiniLM
 
-    expected = encoders.MiniLMEncoder(threads=1).encode(SENTENCES)
+    expected = ReferenceMiniLM(threads=1).encode(SENTENCES)
     vectors = native.encode(SENTENCES)
     assert vectors.shape == (len(SENTENCES), 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -222,19 +222,18 @@ def test_bad_input_is_refused(native, tiny_checkpoint):
 
 def test_registry_names_and_runtime_choice(monkeypatch, caplog):
     monkeypatch.delenv(encoders.RUNTIME_ENV, raising=False)
-    assert encoders.resolve_encoder_name("minilm") == "minilm-native"  # the default where safetensors is installed
+    assert encoders.resolve_encoder_name("minilm") == "minilm-native"
     monkeypatch.setenv(encoders.RUNTIME_ENV, "native")
     assert encoders.resolve_encoder_name("minilm") == "minilm-native"
-    monkeypatch.setenv(encoders.RUNTIME_ENV, "torch")
-    assert encoders.resolve_encoder_name("minilm") == "minilm-torch"
-    # the removed ONNX runtime: a deployment that still names it runs native, told so in the log
-    for removed in ("ONNX", "onnx-fp32"):
+    # the removed ONNX and torch runtimes: a deployment that still names one runs native, told so in the log
+    for removed in ("ONNX", "onnx-fp32", "torch"):
         monkeypatch.setenv(encoders.RUNTIME_ENV, removed)
         assert encoders.resolve_encoder_name("minilm") == "minilm-native"
     assert "was removed" in caplog.text
     assert encoders.resolve_encoder_name("minilm-onnx") == "minilm-native"
+    assert encoders.resolve_encoder_name("minilm-torch") == "minilm-native"
     monkeypatch.setenv(encoders.RUNTIME_ENV, "tensorflow")
-    with pytest.raises(InvalidArgument, match="'native' or 'torch'"):
+    with pytest.raises(InvalidArgument, match="must be 'native' \\(or unset\\), got 'tensorflow'"):
         encoders.resolve_encoder_name("minilm")
     with pytest.raises(InvalidArgument, match="minilm-native"):
         encoders.load_encoder("minilm-l12")

