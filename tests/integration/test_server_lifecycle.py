@@ -356,3 +356,22 @@ def test_serve_process_stops_cleanly_on_sigterm(tmp_path):
     _, err = process.communicate(timeout=15)
     assert process.returncode == 0, err
     assert "stopped" in err
+
+
+def test_the_servers_daemons_run_and_none_outlives_its_stop(tmp_path):
+    """The server's background loops are daemons of one group (library/daemons.py): the store
+    watchdog and the scrub here, the graph checkpoints in its Memory; after stop() no thread of
+    theirs is left."""
+    names = {"polarmem-store-watchdog", "polarmem-scrub", "polarmem-graph-checkpoints"}
+    server = PolarMemServer(make_config(tmp_path, scrub_interval_s=30, graph_checkpoint_s=30)).start()
+    try:
+        assert set(server.daemons.names()) == {"polarmem-store-watchdog", "polarmem-scrub"}
+        assert server.memory.daemons.names() == ["polarmem-graph-checkpoints"]
+        assert names <= {t.name for t in threading.enumerate()}
+    finally:
+        server.stop(grace_s=0)
+    deadline = time.monotonic() + 10  # the scrub is not waited for; with no pass running it ends at once
+    while names & {t.name for t in threading.enumerate() if t.is_alive()} and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not names & {t.name for t in threading.enumerate() if t.is_alive()}
+    assert server.daemons.names() == []

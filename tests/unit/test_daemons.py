@@ -94,3 +94,39 @@ def test_a_group_stops_by_name_and_all_last_started_first():
         Daemon.stop = original  # type: ignore[method-assign]
     assert order == ["polarmem-c", "polarmem-a"] and daemons.names() == []
     wait_for(lambda: not {"polarmem-a", "polarmem-c"} & {t.name for t in threading.enumerate()})
+
+
+def test_a_failed_pass_waits_its_back_off_and_the_log_says_why_and_when(caplog):
+    times = []
+
+    def failing():
+        times.append(time.monotonic())
+        raise OSError("milvus unreachable")
+
+    with caplog.at_level(logging.DEBUG, logger="polarmem_server.library.daemons"):
+        daemon = Daemon("polarmem-test-backoff", 0.01, failing, failure_level=logging.DEBUG, failure_backoff_s=0.2)
+        daemon.start()
+        wait_for(lambda: len(times) >= 2)
+        daemon.stop()
+    assert times[1] - times[0] >= 0.2  # the back-off, on top of the interval
+    message = next(r for r in caplog.records if "a pass failed" in r.getMessage())
+    # below WARNING no traceback, so the reason is in the line itself, with the real wait
+    assert "(milvus unreachable)" in message.getMessage() and "next runs in 0.2 s" in message.getMessage()
+    assert not message.exc_info
+
+
+def test_stop_with_no_wait_returns_while_a_pass_runs_and_the_pass_sees_the_handed_in_event():
+    stopping, entered, seen = threading.Event(), threading.Event(), threading.Event()
+
+    def long_pass():
+        entered.set()
+        if stopping.wait(10):
+            seen.set()
+
+    daemon = Daemon("polarmem-test-nowait", 0.01, long_pass, stopping=stopping, stop_timeout_s=0).start()
+    assert entered.wait(10)
+    started = time.monotonic()
+    daemon.stop()
+    assert time.monotonic() - started < 0.5 and daemon.stopping is stopping
+    assert seen.wait(10)  # the pass ended early on the event it was handed
+    wait_for(lambda: not daemon.alive)

@@ -5,6 +5,8 @@ tests/integration/test_server_processes.py runs real processes)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 
 import numpy as np
@@ -289,3 +291,29 @@ def test_a_replica_loads_the_graphs_the_primary_saved_and_never_writes_them(tmp_
     assert "i1000" in [h.item_id for h in stale.recall("t", vectors={"vis": vec(1000)}, k=1, mode="off").hits]
     stale.close()
     primary.close()
+
+
+def test_a_replica_whose_primary_is_gone_stops_itself_once(tmp_path, monkeypatch):
+    """The replica-refresh daemon's pass (api/processes.py Refresher): when the primary process
+    is gone it removes the group's directory and sends itself SIGTERM, once, however often the
+    daemon calls it before the server's stop ends it; while the primary lives it polls."""
+    from polarmem_server.api import processes
+
+    polls, signals = [], []
+    group = tmp_path / "group"
+    group.mkdir()
+
+    class Follower:
+        def poll_once(self):
+            polls.append(1)
+            return 0
+
+    refresher = processes.Refresher(Follower(), group, primary_pid=4242)
+    monkeypatch.setattr(processes.os, "kill", lambda pid, sig: signals.append((pid, sig)))
+    monkeypatch.setattr(processes.os, "getppid", lambda: 4242)
+    refresher.pass_once()
+    assert polls == [1] and signals == []
+    monkeypatch.setattr(processes.os, "getppid", lambda: 1)  # re-parented: the primary died
+    for _ in range(3):
+        refresher.pass_once()
+    assert signals == [(os.getpid(), signal.SIGTERM)] and polls == [1] and not group.exists()
