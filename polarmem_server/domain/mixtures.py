@@ -344,19 +344,6 @@ def partition(
 for _name in ("min_error", "mixture", "calibrated"):
     register(_name, partition)
 
-CALIBRATION_FIELDS = (
-    "present_a",
-    "present_b",
-    "absent_a",
-    "absent_b",
-    "prior",
-    "fitted_on",
-    "supervised",
-    "concept_priors",
-    "priors_fitted_on",
-)
-"""The fields a score model is stored and shown with (CalibrationRecord, Calibration)."""
-
 
 def calibration_fields(model: BetaMixture) -> dict:
     """``CalibrationRecord(**calibration_fields(m))`` and the API's ``Calibration(**...)``."""

@@ -208,12 +208,6 @@ class Namespace:
         self.revision += 1
         return self._rule
 
-    def set_engine(self, engine: str) -> None:
-        """The server's scoring engine (not stored: a restart with another engine re-chooses)."""
-        self._engine = engine
-        self._rule = self._choose()
-        self.revision += 1
-
     def plan_state(self) -> PlanState:
         """What a Recall plan of this namespace depends on, as counters (ChangeLock)."""
         return PlanState((self.revision, self.vocabulary.rewrites), len(self.vocabulary))

@@ -131,7 +131,6 @@ DECLARED: tuple[tuple[float, Rule], ...] = (
 LABELLED: tuple[tuple[float, Rule], ...] = DECLARED[:3] + (
     (0.95, Rule("calibrated", "strict", 0.5, 0.99, ConfidenceRanking(present_above=0.99, absent_below=0.03))),
 )
-BY_ACCURACY = DECLARED  # kept for callers of the first version
 # The zero-shot embedding engine (real scores): with a labelled set, calibrated rho 0.5 /
 # rho_absent 0.93 + strict held out at 0.230 / 0.730 against otsu + hard 0.262 / 0.671; otsu +
 # strict collapses (0.331 / 0.595).

@@ -56,10 +56,6 @@ POLARITIES = ("has", "not_has", "align")
 """Edge polarities of :meth:`Backend.items_by_concept` and :class:`NamespaceCounts`: an item
 HAS / NOT_HAS a concept (its state), or ALIGNs with it (its text mentions it, ``ItemRecord.mentions``)."""
 
-SEARCH_MODES = ("hard", "soft", "off", "strict")
-"""Orders a backend ranks by. "strict" only where ``Backend.searches_strict``; elsewhere the
-library builds it from two hard searches (recall.py), and "adaptive" from these everywhere."""
-
 
 @dataclass(frozen=True)
 class ItemWrite:

@@ -14,7 +14,6 @@ folder); the server's engine verifies `verify_concepts` from it and/or `text`.""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +96,3 @@ def parse_line(line: str, base: Path, templates: int | None = None) -> pb.ItemIn
         path = Path(fields["content"]).expanduser()
         fields["content"] = path if path.is_absolute() else base / path
     return item_message(**fields)
-
-
-def item_fields_from_flags(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Fields of one item given as command-line flags (only those set)."""
-    return {k: v for k, v in values.items() if v not in (None, "", [], {})}

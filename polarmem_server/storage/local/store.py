@@ -270,23 +270,12 @@ class Store:
 
     # ---- items -----------------------------------------------------------------------------
 
-    def write_item(
-        self,
-        ns: str,
-        record: records_pb2.ItemRecord,
-        vectors: dict[str, np.ndarray],
-        previous: records_pb2.ItemRecord | None = None,
-        previous_spaces: tuple[str, ...] = (),
-        new_concepts: Sequence[tuple[int, str]] = (),
-    ) -> None:
-        """Writes an item, its vectors, its edge keys and any new concepts atomically.
-        `previous` (the stored record it replaces) has its edges removed in the same batch."""
-        self.write_items(ns, [(record, vectors, previous, previous_spaces, new_concepts)])
-
     def write_items(self, ns: str, entries) -> list[bytes]:
-        """Several item writes (each as in write_item) in one WriteBatch and one WAL sync: a group
-        commit. Each item is still all or nothing (the group is). Returns the items' compact
-        index records, which the caller's in-memory index is updated from."""
+        """Several item writes, each (record, vectors, previous, previous_spaces, new_concepts) with
+        its vectors, edge keys and new concepts (``previous``, the stored record it replaces, has
+        its edges removed in the same batch), in one WriteBatch and one WAL sync: a group commit.
+        Each item is still all or nothing (the group is). Returns the items' compact index
+        records, which the caller's in-memory index is updated from."""
         batch = WriteBatch(raw_mode=True)
         index_records = [
             self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
