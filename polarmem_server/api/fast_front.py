@@ -52,7 +52,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.domain.namespace import Epoch
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
 from polarmem_server.domain.vocabulary import Appended
-from polarmem_server.library.recall import RecallMode
+from polarmem_server.library import RecallMode
 from polarmem_server.scoring.encoder import load_encoder
 from polarmem_server.storage.plan_capture import CoreSearch
 

@@ -21,7 +21,7 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.items import DEFAULT_SOURCE, KINDS, STATES
-from polarmem_server.library.memory import ItemInput, Memory
+from polarmem_server.library import ItemInput, Memory
 
 
 def _same_floats(given, stored) -> bool:

@@ -37,7 +37,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from polarmem.common.v1 import enums_pb2
-from polarmem_server.library.memory import Memory
+from polarmem_server.library import Memory
 from polarmem_server.scoring.base import EngineError
 
 log = logging.getLogger("polarmem.metrics")

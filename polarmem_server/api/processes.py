@@ -50,8 +50,7 @@ import grpc
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
 from polarmem_server.api.temp_dirs import owned_temp_dir
-from polarmem_server.library import replica
-from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory
+from polarmem_server.library import ReplicaFollower, ReplicaMemory, change_board, open_replica
 
 if TYPE_CHECKING:
     from polarmem_server.api.config import ServerConfig
@@ -166,7 +165,7 @@ class ReplicaRole:
 
     @property
     def board(self) -> Any:
-        return replica.change_board(self.directory / "board")
+        return change_board(self.directory / "board")
 
     @property
     def secondary_dir(self) -> Path:
@@ -188,7 +187,7 @@ class ProcessGroup:
         self.directory = owned_temp_dir("polarmem-processes-")
         self.stopping = False
         self._lock = threading.Lock()  # children and stopping, shared with the supervisor's thread
-        self.board = replica.change_board(self.directory / "board")
+        self.board = change_board(self.directory / "board")
         self.primary_socket = f"unix:{self.directory / 'primary.sock'}"
         self.children: list[tuple[int, int]] = []  # (pid, write end of its start pipe)
 
@@ -307,7 +306,7 @@ def replica_config(config: ServerConfig, index: int, port: int) -> ServerConfig:
 
 def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[ReplicaMemory, ReplicaFollower]:
     """The replica's memory and what keeps it in step with the primary (library/replica.py)."""
-    return replica.open_replica(config.data_dir, role.secondary_dir, config.index_threads, role.board)
+    return open_replica(config.data_dir, role.secondary_dir, config.index_threads, role.board)
 
 
 __all__ = [

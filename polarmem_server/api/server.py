@@ -53,7 +53,6 @@ from prometheus_client.core import GaugeMetricFamily
 from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
-from polarmem_server.library.namespace_autocreate import AutoCreate
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
@@ -69,9 +68,7 @@ from polarmem_server.api.status import Overloaded, Unavailable, public_message, 
 from polarmem_server.api.replica_supervisor import WATCH_INTERVAL_S, ReplicaSupervisor
 from polarmem_server.api.storage_damage import StorageDamage
 from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
-from polarmem_server.library.replica import open_primary
-from polarmem_server.library.daemons import Daemons
-from polarmem_server.library.memory import Memory
+from polarmem_server.library import AutoCreate, Daemons, Memory, open_primary
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder

@@ -31,8 +31,6 @@ from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
-from polarmem_server.library import encoder_warmup, item_operations, vocabulary_reads
-from polarmem_server.library.namespace_autocreate import AutoCreate
 from polarmem_server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -42,8 +40,21 @@ from polarmem_server.errors import (
     quoted,
 )
 from polarmem_server.index import AnnSpec, SpaceSpec
-from polarmem_server.library.memory import ItemInput, Memory, Namespace
-from polarmem_server.library.recall import render_context
+from polarmem_server.library import (
+    DEFAULT_ITEMS_PAGE,
+    MAX_ITEMS_PAGE,
+    UPDATABLE_ITEM_FIELDS,
+    AutoCreate,
+    ItemInput,
+    Memory,
+    Namespace,
+    clear_namespace,
+    list_items,
+    parse_page_token,
+    render_context,
+    update_item,
+    wait_for_encoder,
+)
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.plan_capture import capturing
 
@@ -496,7 +507,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             raise InvalidArgument("item is required")
         namespace = self.auto_create.namespace_for_write(self.memory, request.namespace)
         item = item_input(request.item, len(namespace.settings.templates))
-        encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
+        wait_for_encoder(namespace.settings.encoder, deadline)
         # Scored (when asked) before anything is written: an engine failure stores nothing.
         try:
             record = self.memory.remember(
@@ -611,7 +622,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
-        encoder_warmup.wait_loaded(namespace.settings.encoder, deadline)
+        wait_for_encoder(namespace.settings.encoder, deadline)
         # A call the compiled front handed over: record its core search, so the front can answer
         # the next request of this shape itself (api/fast_front.py).
         front = self.fast_front if self.fast_front is not None and came_through_front(context) else None
@@ -720,16 +731,16 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     @reads_at_requested_level
     def ListItems(self, request, context):
         self.auth.check(context, request.namespace)
-        if request.page_size > item_operations.MAX_PAGE:
-            raise InvalidArgument(f"page_size must be <= {item_operations.MAX_PAGE}")
+        if request.page_size > MAX_ITEMS_PAGE:
+            raise InvalidArgument(f"page_size must be <= {MAX_ITEMS_PAGE}")
         for kind in request.kinds:
             if kind not in KIND_NAMES:
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
-        records, next_token = item_operations.list_items(
+        records, next_token = list_items(
             self.memory,
             request.namespace,
             request.page_token,
-            request.page_size or item_operations.DEFAULT_PAGE,
+            request.page_size or DEFAULT_ITEMS_PAGE,
             list(request.has),
             list(request.not_has),
             dict(request.metadata_equals),
@@ -744,14 +755,14 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def UpdateItem(self, request, context):
         self.auth.check(context, request.namespace)
         paths = list(request.update_mask.paths)
-        unknown = [path for path in paths if path not in item_operations.UPDATABLE_ITEM_FIELDS]
+        unknown = [path for path in paths if path not in UPDATABLE_ITEM_FIELDS]
         if not paths or unknown:
             raise InvalidArgument(
-                f"update_mask: paths are {', '.join(item_operations.UPDATABLE_ITEM_FIELDS)}"
+                f"update_mask: paths are {', '.join(UPDATABLE_ITEM_FIELDS)}"
                 + (f"; {quoted(unknown[0])} is not one" if unknown else "; none given")
             )
         self.memory.namespace(request.namespace)  # NOT_FOUND before the item is read
-        record, changed = item_operations.update_item(
+        record, changed = update_item(
             self.memory,
             request.namespace,
             request.id,
@@ -763,7 +774,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     @answers_with_token
     def ClearNamespace(self, request, context):
         self.auth.check(context, request.name)
-        return pb.ClearNamespaceResponse(items_deleted=item_operations.clear_namespace(self.memory, request.name))
+        return pb.ClearNamespaceResponse(items_deleted=clear_namespace(self.memory, request.name))
 
     @reads_at_requested_level
     def GetItem(self, request, context):
@@ -807,7 +818,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.auth.check(context, request.namespace)
         if request.page_size > MAX_PAGE_SIZE:
             raise InvalidArgument(f"page_size must be <= {MAX_PAGE_SIZE}")
-        after = vocabulary_reads.parse_page_token(request.page_token)
+        after = parse_page_token(request.page_token)
         page_size = request.page_size or DEFAULT_PAGE_SIZE
         entries, total = self.memory.list_concepts(request.namespace, after, page_size)
         last = entries[-1][0] if entries else after

@@ -441,7 +441,7 @@ def evaluate(
 
     from polarmem_server.faces.client import PolarMemClient
     from polarmem_server.api.config import ServerConfig
-    from polarmem_server.library.memory import DEFAULT_TEMPLATES
+    from polarmem_server.library import DEFAULT_TEMPLATES
     from polarmem_server.api.server import PolarMemServer
 
     labels = {r["id"]: r for r in rows}

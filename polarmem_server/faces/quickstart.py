@@ -14,7 +14,7 @@ from polarmem_server.api.config import ServerConfig
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.faces.datasets import coco_categories, coco_pope500
-from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.library import ItemInput, Memory, NamespaceSettings
 from polarmem_server.scoring import create_engine
 from polarmem_server.scoring.verification import Verifier
 

@@ -1,12 +1,56 @@
-"""The library: PolarMem without gRPC. ``Memory`` is its facade (memory.py: namespaces over one
-storage backend); the modules beside it each do one of its jobs (recall planning and answer
-mode, the write primitive, namespace updates, background upkeep in daemons.py), and the API layer
-(polarmem_server/api) only converts messages to its calls.
+"""The library: PolarMem without gRPC, and the one face the layers above use (the API and the
+faces import nothing but this package of it: tests/unit/test_layers.py). ``Memory`` is its facade
+(memory.py: namespaces over one storage backend); the modules beside it each do one of its jobs
+(recall planning and answer mode, the write primitive, namespace updates, item operations, the
+replicas of a multi-process server, background upkeep in daemons.py).
 
     from polarmem_server.library import ItemInput, Memory, NamespaceSettings
 """
 
-from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
-from polarmem_server.library.recall import Hit, RecallResult
+from polarmem_server.library.daemons import Daemon, Daemons
+from polarmem_server.library.encoder_warmup import wait_loaded as wait_for_encoder
+from polarmem_server.library.item_operations import (
+    DEFAULT_PAGE as DEFAULT_ITEMS_PAGE,
+)
+from polarmem_server.library.item_operations import (
+    MAX_PAGE as MAX_ITEMS_PAGE,
+)
+from polarmem_server.library.item_operations import (
+    UPDATABLE_ITEM_FIELDS,
+    clear_namespace,
+    list_items,
+    update_item,
+)
+from polarmem_server.library.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
+from polarmem_server.library.namespace_autocreate import AutoCreate
+from polarmem_server.library.recall import Hit, RecallMode, RecallResult, render_context
+from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory, change_board, open_primary, open_replica
+from polarmem_server.library.vocabulary_reads import parse_page_token
 
-__all__ = ["Hit", "ItemInput", "Memory", "NamespaceSettings", "RecallResult"]
+__all__ = [
+    "DEFAULT_ITEMS_PAGE",
+    "DEFAULT_TEMPLATES",
+    "MAX_ITEMS_PAGE",
+    "UPDATABLE_ITEM_FIELDS",
+    "AutoCreate",
+    "Daemon",
+    "Daemons",
+    "Hit",
+    "ItemInput",
+    "Memory",
+    "Namespace",
+    "NamespaceSettings",
+    "RecallMode",
+    "RecallResult",
+    "ReplicaFollower",
+    "ReplicaMemory",
+    "change_board",
+    "clear_namespace",
+    "list_items",
+    "open_primary",
+    "open_replica",
+    "parse_page_token",
+    "render_context",
+    "update_item",
+    "wait_for_encoder",
+]

@@ -248,3 +248,30 @@ def test_the_checker_sees_a_polling_loop(tmp_path):
     source = tmp_path / "bad.py"
     source.write_text("class Scrub:\n    def run(self):\n        while not self.stop.wait(5):\n            pass\n")
     assert polling_loops(source) == ["Scrub.run"]
+
+
+def library_internals(path: Path, module: str) -> set[str]:
+    """The library's modules (not its package facade) that `module` imports."""
+    known = modules()
+    return {name for name in imports_of(path, module) if name.startswith("polarmem_server.library.") and name in known}
+
+
+def test_the_api_and_the_faces_use_the_library_through_its_facade():
+    """The layers above the library import its package (polarmem_server/library/__init__.py:
+    Memory and the names it exports), never one of its modules (issue 51 item 4: the library as
+    one package with a typed facade), so its modules can be split, merged or moved into the core
+    without touching the API."""
+    found = {
+        module: sorted(names)
+        for module, path in modules().items()
+        if layer_of(module) in ("api", "faces") and (names := library_internals(path, module))
+    }
+    assert not found, f"import these from polarmem_server.library (export them there if needed): {found}"
+
+
+def test_the_checker_sees_a_library_module_import(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "from polarmem_server.library.recall import render_context\nfrom polarmem_server.library import Memory\n"
+    )
+    assert library_internals(source, "polarmem_server.api.bad") == {"polarmem_server.library.recall"}
