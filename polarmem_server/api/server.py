@@ -612,9 +612,7 @@ class PolarMemServer:
                 )
         memory = self.memory
         assert memory is not None, "every branch above opens the memory (a replica's before it binds the port)"
-        store = getattr(memory.backend, "store", None)  # the local backend's RocksDB store
-        if store is not None:
-            self._watch_store(store)
+        self._watch_writes(memory.backend)
         self._service.memory = memory
         if cfg.metrics_namespace_labels:
             self.metrics.attach(memory)
@@ -648,7 +646,7 @@ class PolarMemServer:
             )
             log.info("replica %d serving on %s (%s)", self.replica.index, self.address, self.metrics_summary)
             return self
-        if cfg.scrub_interval_s > 0 and cfg.backend == "local" and store is not None:
+        if cfg.scrub_interval_s > 0 and cfg.backend == "local":  # Backend.scrub: Milvus checks its own
             scrub_stopping = threading.Event()  # a scrub in progress ends at its next pause once set
             self.daemons.start(
                 "polarmem-scrub",
@@ -756,9 +754,10 @@ class PolarMemServer:
                 log.warning("recover=point-in-time: %s", line)
             self.store_metrics.recoveries.labels("wal_repair").inc()
 
-    def _watch_store(self, store) -> None:
-        """Write failures flip the writes health and the gauge; a watchdog reopens the store
-        (Store.try_resume) until writes work again, so health recovers without a write."""
+    def _watch_writes(self, backend) -> None:
+        """Write failures the backend reports (Backend.watch_writes: the local store's) flip the
+        writes health and the gauge; a watchdog tries to resume writes (Backend.resume_writes: the
+        store reopens) until they work again, so health recovers without a write."""
 
         def failed(kind: str) -> None:
             self.metrics.count_store_error("write", kind)
@@ -771,11 +770,12 @@ class PolarMemServer:
             if self.accepting:
                 self._health.set(WRITES_HEALTH_NAME, health_pb2.HealthCheckResponse.SERVING)
 
-        store.on_write_error, store.on_resumed = failed, resumed
+        if not backend.watch_writes(failed, resumed):
+            return
 
         def watch() -> None:
-            if store.write_error is not None and self.accepting:
-                store.try_resume()
+            if self.accepting:
+                backend.resume_writes()
 
         self.daemons.start("polarmem-store-watchdog", WATCHDOG_INTERVAL_S, watch)
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,6 +230,16 @@ class Backend(ABC):
         """Whether the store answers now (a cheap probe, bounded in time): the server's health
         follows it. A local store is always reachable (its write failures have their own watchdog)."""
         return True
+
+    def watch_writes(self, failed: Callable[[str], None], resumed: Callable[[], None]) -> bool:
+        """Has ``failed(kind)`` called when a write fails on the store ("disk_full", "io_error")
+        and ``resumed()`` when writes work again; returns whether this backend reports such
+        failures (the local one does; the server's writes health and store watchdog follow them)."""
+        return False
+
+    def resume_writes(self) -> None:
+        """After a write failure, one try at making writes work again (the local store reopens);
+        nothing while writes work. The server's store watchdog calls it every second."""
 
     def scrub(self, stopping: threading.Event) -> tuple[int, list[str]] | None:
         """Reads every stored block, so that a damaged file is found before a client's read meets

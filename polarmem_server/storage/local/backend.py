@@ -177,6 +177,14 @@ class LocalBackend(Backend):
         state.saved_writes = writes
         return True
 
+    def watch_writes(self, failed, resumed) -> bool:
+        self.store.on_write_error, self.store.on_resumed = failed, resumed
+        return True
+
+    def resume_writes(self) -> None:
+        if self.store.write_error is not None:
+            self.store.try_resume()
+
     def scrub(self, stopping):
         """Every block of the store read once (storage/local/scrub.py), through the store open now
         (a write failure reopens it)."""
