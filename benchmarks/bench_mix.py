@@ -135,7 +135,9 @@ def encoded(work: Path, texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray, storage: str = "default") -> float:
+def load_notes(
+    address: str, n_items: int, texts: list[str], vectors: np.ndarray, storage: str = "default", ann: bool = False
+) -> float:
     from polarmem_server.faces.client import PolarMemClient, item_message
 
     started = time.perf_counter()
@@ -143,7 +145,8 @@ def load_notes(address: str, n_items: int, texts: list[str], vectors: np.ndarray
         # default: what `polarmem namespace create` makes (int8 rows beside the fp32 ones: an
         # int8 scan, then an exact fp32 re-rank); fp32 / int8: that storage named explicitly
         spaces = () if storage == "default" else [("sem", 384, False, storage)]
-        client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True, spaces=spaces)
+        # ann: `polarmem namespace create --ann` (an HNSW index with its defaults)
+        client.create_namespace(NAMESPACE, encoder="minilm", open_vocabulary=True, spaces=spaces, ann=ann or None)
         for start in range(0, n_items, 5000):
             stop = min(n_items, start + 5000)
             response = client.remember_stream(
@@ -232,7 +235,7 @@ def text_queries(concepts: list[str], seed: int = 11) -> list[str]:
     return [q for q in out if not (q in seen or seen.add(q))]
 
 
-def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
+def recall_files(work: Path, tag: str, texts: list[str], queries, ann: bool = False) -> dict:
     """One request file per Recall class (`texts`: the text classes' queries, split between
     them), and whether the front can answer each class's requests (api/fast_front.plannable)."""
     from polarmem_server.faces import client_requests as build
@@ -245,9 +248,11 @@ def recall_files(work: Path, tag: str, texts: list[str], queries) -> dict:
 
     half = len(texts) // 2
     messages = {
-        # faces/mcp_server.py recall(): text, include_context, top_k 5, mode answer (its default)
+        # faces/mcp_server.py recall(): text, include_context, top_k 5, mode answer (its default),
+        # approximate where the namespace has an index (--ann)
         "mcp_text": [
-            build.recall_request(NAMESPACE, t, top_k=5, mode="answer", include_context=True) for t in texts[:half]
+            build.recall_request(NAMESPACE, t, top_k=5, mode="answer", include_context=True, approximate=ann)
+            for t in texts[:half]
         ],
         # faces/cli/commands.py recall() with its defaults
         "cli_text": [build.recall_request(NAMESPACE, t, top_k=10) for t in texts[half:]],
@@ -566,6 +571,12 @@ def main(argv: list[str] | None = None) -> int:
         help="who listens on the server's address (its `front` setting); the Python listener is the baseline",
     )
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--ann",
+        action="store_true",
+        help="create the namespace with an approximate index (`namespace create --ann`); the MCP class then "
+        "sends approximate, as the MCP recall tool does for such a namespace",
+    )
     parser.add_argument("--work-dir", type=Path, default=None, help="keep (and reuse) the encodings there")
     parser.add_argument("--label", default="mix")
     parser.add_argument(
@@ -605,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             pids = tree_pids(server.pid)  # the server and its children: all of them count
             report["server_processes"] = len(pids)
-            report["load_s"] = round(load_notes(main_address, args.items, texts, vectors, args.storage), 1)
+            report["load_s"] = round(load_notes(main_address, args.items, texts, vectors, args.storage, args.ann), 1)
             report["uptime_after_load"] = uptime()
             concepts, members = concept_members(main_address, QUERY_CONCEPTS)
             report["query_concepts"] = {
@@ -620,9 +631,9 @@ def main(argv: list[str] | None = None) -> int:
             for r, routing in enumerate(routings):
                 print(f"routing {routing} (load {uptime()})", flush=True)
                 t0, w0 = r * (TEXTS_C1 + TEXTS_MIX), r * (WRITES_C1 + WRITES_MIX)
-                files_c1 = recall_files(work, f"{routing}-c1", texts[t0 : t0 + TEXTS_C1], queries)
+                files_c1 = recall_files(work, f"{routing}-c1", texts[t0 : t0 + TEXTS_C1], queries, args.ann)
                 files_mix = recall_files(
-                    work, f"{routing}-mix", texts[t0 + TEXTS_C1 : t0 + TEXTS_C1 + TEXTS_MIX], queries
+                    work, f"{routing}-mix", texts[t0 + TEXTS_C1 : t0 + TEXTS_C1 + TEXTS_MIX], queries, args.ann
                 )
                 report["plannable"] = files_c1["plannable"]
                 phases = {"uptime_before": uptime()}
