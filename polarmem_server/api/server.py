@@ -783,14 +783,15 @@ class PolarMemServer:
         """A shared backend (Milvus) can go away and come back: health follows it (NOT_SERVING
         while Backend.reachable() fails, SERVING again when it answers), without a restart."""
 
-        serving = [True]
+        serving = True
 
         def watch() -> None:
+            nonlocal serving
             if not self.accepting:
                 return
             up = backend.reachable()
-            if up != serving[0]:
-                serving[0] = up
+            if up != serving:
+                serving = up
                 status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
                 log.warning(
                     "storage backend %s: health %s",

@@ -21,8 +21,17 @@ from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import RecallQuery
 from polarmem_server.errors import InvalidArgument
-from polarmem_server.library.recall import STATE_SIGN, Hit, QueryPlan, RecallResult, _encoder, plan_query, with_records
-from polarmem_server.storage.backend import Backend, SearchRequest
+from polarmem_server.library.recall import (
+    STATE_SIGN,
+    Hit,
+    QueryPlan,
+    RecallResult,
+    _encoder,
+    plan_query,
+    query_search,
+    with_records,
+)
+from polarmem_server.storage.backend import Backend
 
 SUBJECT, TOPIC, FORBIDDEN, EVENT = 0, 1, 2, 3
 # The share of a question's topics a note must hold as HAS to be VERIFIED, and how far a label
@@ -89,19 +98,15 @@ def run_answer(backend: Backend, namespace: Namespace, query: RecallQuery) -> Re
     def search(mode: str, k: int, required: list[int], forbidden: list[int], absent_verified: bool = False):
         return backend.search(
             namespace.name,
-            SearchRequest(
-                vectors=vectors,
+            query_search(
+                query,
+                vectors,
                 required=required,
                 forbidden=forbidden,
                 k=k,
                 mode=mode,
-                kinds=query.kinds,
-                metadata_equals=query.metadata,
-                weights=query.weights,
                 absent_verified=absent_verified,
                 with_records=True,
-                exact=not query.approximate,
-                ef_search=query.ef_search,
             ),
         )
 

@@ -328,22 +328,18 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         ranked = mode in ("hard", "strict") and honoured and by_confidence
         return backend.search(
             namespace.name,
-            SearchRequest(
-                vectors=vectors,
+            query_search(
+                query,
+                vectors,
                 required=plan.required,
                 forbidden=plan.forbidden,
                 k=top_k,
                 mode=mode,
                 soft_lambda=query.soft_lambda,
                 exclude_conflicts=exclude_conflicts,
-                kinds=query.kinds,
-                metadata_equals=query.metadata,
-                weights=query.weights,
                 absent_verified=absent_verified,
                 concept_states=states,
                 with_records=explain,
-                exact=not query.approximate,
-                ef_search=query.ef_search,
                 present_level=present_level if ranked else 0,
                 absent_level=absent_level if ranked else 0,
                 present_weight=ranking.present_weight if ranked else 0.0,
@@ -495,6 +491,21 @@ def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, 
     return "soft", (
         f"compatible evidence is weak: the hard top {k} reaches similarity {weakest:.2f}, "
         f"below {best:.2f} - {ADAPTIVE_MARGIN}"
+    )
+
+
+def query_search(query: RecallQuery, vectors: Mapping[str, Any], **fields: Any) -> SearchRequest:
+    """A core search for `query` with its filters (kinds, metadata, space weights) and its
+    exactness (approximate, ef_search), and the search's own `fields` (constraints, k, mode...):
+    every search a Recall makes, in every mode, filters alike."""
+    return SearchRequest(
+        vectors=vectors,
+        kinds=query.kinds,
+        metadata_equals=query.metadata,
+        weights=query.weights,
+        exact=not query.approximate,
+        ef_search=query.ef_search,
+        **fields,
     )
 
 
