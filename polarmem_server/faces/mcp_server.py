@@ -124,8 +124,8 @@ class PolarMemTools:
     async def approximate_for(self, ctx: Context | None, namespace: str) -> bool:
         """Whether `recall` reads the namespace's approximate index: where the namespace was
         created with one (`polarmem namespace create --ann`), its owner's choice for its size; an
-        agent never chooses exactness. At 100,000 caption notes answer mode cost 1.0 ms of CPU with
-        it against 3.77 ms exact, with the same top 5 on 350 of 350 questions (docs/agents.md).
+        agent never chooses exactness. At 100,000 dev caption notes answer mode cost 1.0 ms of CPU
+        with it against 3.6 ms exact, the same top 5 on 298 of 300 questions (docs/agents.md).
         Read once per namespace (GetNamespace); an unreadable one reads exactly."""
         known = self._has_ann.get(namespace)
         if known is None:
