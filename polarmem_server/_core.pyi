@@ -3,7 +3,7 @@ polarmem_server.index. Checked against the built module by tests/unit/test_index
 (test_stub_names_match_the_compiled_module)."""
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, overload
 
 import numpy as np
@@ -253,6 +253,7 @@ def text_tokens(utf8: bytes) -> list[tuple[str, int, int]]: ...
 def singular(word: str) -> str: ...
 def normalise_lowered(lowered: str | bytes) -> str: ...
 def is_stopword(word: str) -> bool: ...
+def is_poor_concept(word: str) -> bool: ...
 def affirmative_part(utf8: bytes, negated_spans: list[tuple[int, int]]) -> bytes: ...
 
 DEFAULT_CONTEXT_BUDGET_CHARS: int
@@ -297,20 +298,32 @@ def parse_text(
     utf8: bytes, keys: ConceptKeys, triggers: TriggerTable
 ) -> tuple[list[_ParsedMention], list[_ParsedUnknown], list[tuple[int, int]]]: ...
 
-# ---- the agent's recall labels (cpp/include/polarmem/answer_labels.hpp; answer_recall.py wraps it) ----
+# ---- the agent's recall (cpp/include/polarmem/answer_recall.hpp; answer_recall.py and the front call it) ----
 
-# terms: (name, role 0 subject / 1 topic / 2 forbidden / 3 event), the question's frame found by the core;
-# candidates: (id, [(concept name, +1 HAS / -1 NOT_HAS)], similarity, created_ms). Returns
-# ([(candidate index, label, status, superseded_by, state per term)] in the order shown, summary).
-def answer_question(
+SIMILAR_CANDIDATES: int
+AGENT_RULE: tuple[float, float, float]  # topic coverage, verified bonus, contradiction penalty
+
+# required / forbidden / uncertain: [(concept id, name)]; search(mode "off" | "hard", k, required ids,
+# forbidden ids, absent_verified) -> ([(id, similarity)], (conflict, neutral, entailed)); read(ids) ->
+# [None | (created_ms, [(concept name, +1 HAS / -1 NOT_HAS)])] per id. Returns ([(index into the ids
+# read, similarity, tier, label, answer, superseded_by, entailed_by, conflicted_by, absence_verified)]
+# in the order shown, summary, the plain-similarity search's tier counts).
+def answer_recall(
     question_utf8: bytes,
-    terms: Sequence[tuple[str, int]],
-    candidates: Sequence[tuple[str, Sequence[tuple[str, int]], float, int]],
+    required: Sequence[tuple[int, str]],
+    forbidden: Sequence[tuple[int, str]],
+    subjects: Sequence[int],
+    unknown: Sequence[str],
+    uncertain: Sequence[tuple[int, str]],
+    uncertain_words: Sequence[str],
     k: int,
-    topic_coverage: float,
-    verified_bonus: float,
-    contradiction_penalty: float,
-) -> tuple[list[tuple[int, str, str, str, list[int]]], str]: ...
+    search: Callable[[str, int, list[int], list[int], bool], tuple[list[tuple[str, float]], tuple[int, int, int]]],
+    read: Callable[[list[str]], Sequence[tuple[int, Sequence[tuple[str, int]]] | None]],
+    topic_coverage: float = ...,
+    verified_bonus: float = ...,
+    contradiction_penalty: float = ...,
+) -> tuple[list[tuple[int, float, int, str, str, str, list[str], list[str], bool]], str, tuple[int, int, int]]: ...
+def headed_context(summary: str, context: str) -> str: ...
 
 # ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
 

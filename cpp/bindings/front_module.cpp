@@ -109,7 +109,7 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search, const py::bytes& response,
              std::shared_ptr<text::ConceptKeys> keys, std::shared_ptr<text::TriggerTable> triggers,
              std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
-             bool open_vocabulary) {
+             bool open_vocabulary, std::size_t answer_k) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
             }
@@ -129,18 +129,25 @@ PYBIND11_MODULE(_front, m) {
             path->names = std::move(names);
             path->open_vocabulary = open_vocabulary;
             plan->text = std::move(path);
+            plan->answer_k = answer_k;
+            if (answer_k > 0 && (plan->request.mode != SearchMode::kOff || !plan->records)) {
+              throw py::value_error("answer plan: the search must be the plain-similarity one, with records");
+            }
             // The parse (but whether names were explicit, which the shape says) and the context
             // are each call's own.
             const bool explicit_names = plan->response_template.parse().explicit_();
             plan->response_template.clear_parse();
             plan->response_template.mutable_parse()->set_explicit_(explicit_names);
             plan->response_template.clear_context();
+            plan->response_template.clear_answer_summary();
             self.publish(ns, text_key(parsed_request), std::move(plan));
           },
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("response"), py::arg("keys"),
           py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
-          "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each")
+          py::arg("answer_k") = 0,
+          "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
+          "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall)")
       .def("set_names", &PlanCache::set_names, py::arg("namespace"), py::arg("names"),
            "the namespace's concept names by id, for its text plans")
       .def(

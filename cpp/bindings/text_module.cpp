@@ -40,6 +40,9 @@ void bind_text(py::module_& m) {
   m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
   m.def(
+      "is_poor_concept", [](const std::string& word) { return is_poor_concept(word); }, py::arg("word"),
+      "a content word that makes a poor concept (a verb of having, liking or doing; a vague modifier)");
+  m.def(
       "affirmative_part",
       [](const py::bytes& utf8, std::vector<std::pair<std::size_t, std::size_t>> spans) {
         return py::bytes(affirmative_part(view(utf8), std::move(spans)));

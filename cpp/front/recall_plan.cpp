@@ -7,11 +7,14 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "polarmem/answer_recall.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/hit_explanation.hpp"
@@ -362,9 +365,192 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
                        response);
 }
 
+// Thrown by an answer-mode search or read the front cannot complete: the library answers the call.
+struct Declined {};
+
+// A concept's name as the library writes it; the call goes to the library when the names table
+// does not hold it yet.
+answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
+  answer::NamedConcept c{id, {}};
+  if (!path.names->name(id, &c.name)) throw Declined{};
+  return c;
+}
+
+// The slots of `request`'s metadata filter, less those on which a forbidden concept is not
+// verified absent (`absent_verified`), as the library's backend makes them (storage/local/backend.py
+// search); nothing: no allow-list.
+std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan, const v1::RecallRequest& request,
+                                                 const answer::CandidateSearch& wanted) {
+  std::optional<std::vector<std::int64_t>> allow;
+  if (request.metadata_equals_size() > 0) {
+    if (!plan.metadata) throw Declined{};
+    const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
+    allow = plan.metadata->matching(pairs);
+    std::sort(allow->begin(), allow->end());
+  }
+  if (wanted.absent_verified) {
+    std::vector<std::int64_t> verified = plan.index->slots_with({}, wanted.forbidden);
+    std::sort(verified.begin(), verified.end());
+    if (allow) {
+      std::vector<std::int64_t> both;
+      std::set_intersection(verified.begin(), verified.end(), allow->begin(), allow->end(), std::back_inserter(both));
+      verified = std::move(both);
+    }
+    allow = std::move(verified);
+  }
+  return allow;
+}
+
+// An answer-mode question (answer_recall.hpp) as the library asks it (answer_recall.py
+// run_answer): the text parsed and bound as plan_query binds it, the whole text embedded, the
+// core's searches run on the namespace's index and the candidates read from its records.
+bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath& path = *plan.text;
+  std::optional<std::size_t> budget;
+  if (request.include_context() && !(budget = context_budget(request))) return false;
+  if (!plan.records) return false;
+  const std::string& query = request.text();
+  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+  answer::ParsedQuestion question;
+  std::vector<std::string> required_names, forbidden_names;
+  try {
+    for (const auto& term : parsed.unknown) {
+      // In a closed vocabulary the library maps such a word to the most similar concept.
+      if (!term.uncertain && !path.open_vocabulary) return false;
+      (term.uncertain ? question.uncertain_words : question.unknown).push_back(term.word);
+    }
+    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
+      (negated ? question.forbidden : question.required).push_back(named(path, concept_id));
+    for (const auto& mention : parsed.mentions) {
+      if (mention.subject &&
+          std::find(question.subjects.begin(), question.subjects.end(), mention.concept_id) == question.subjects.end())
+        question.subjects.push_back(mention.concept_id);
+      if (mention.uncertain) question.uncertain.push_back(named(path, mention.concept_id));
+    }
+  } catch (const Declined&) {
+    return false;
+  }
+
+  std::vector<std::int32_t> tokens;
+  if (!path.tokenizer->encode(query, &tokens)) return false;
+  SearchRequest base = plan.request;
+  base.vectors.front().values.resize(path.encoder->dim());
+  try {
+    path.encoder->encode(tokens, base.vectors.front().values.data());
+  } catch (const Error&) {
+    return false;
+  }
+
+  std::unordered_map<std::string, std::int64_t> slot_of;  // each candidate's slot when it was found
+  const answer::RunSearch run = [&](const answer::CandidateSearch& wanted) {
+    SearchRequest search = base;
+    search.mode = wanted.mode;
+    search.k = wanted.k;
+    search.required = wanted.required;
+    search.forbidden = wanted.forbidden;
+    answer::Searched found;
+    auto allow = allowed(plan, request, wanted);
+    if (allow && allow->empty()) return found;  // nothing passes: no hits, no tiers
+    if (allow) search.allow = std::make_shared<const std::vector<std::int64_t>>(std::move(*allow));
+    for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
+      const auto generation = plan.ids->generation();
+      if (generation % 2) continue;
+      SearchResult result;
+      try {
+        result = plan.index->search(search);
+      } catch (const Error&) {
+        throw Declined{};
+      }
+      std::vector<std::string> ids;
+      plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
+      if (plan.ids->generation() != generation) continue;
+      found.tier_counts = result.tier_counts;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
+        slot_of.emplace(ids[i], result.slots[i]);
+        found.hits.emplace_back(std::move(ids[i]), result.scores[i]);
+      }
+      return found;
+    }
+    throw Declined{};
+  };
+  std::vector<storage::v1::ItemRecord> records;
+  const answer::ReadNotes read = [&](const std::vector<std::string>& ids) {
+    std::vector<std::int64_t> slots;
+    for (const auto& id : ids) slots.push_back(slot_of.at(id));
+    std::vector<std::string> bytes;
+    if (!plan.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+    records.resize(ids.size());
+    std::vector<answer::Note> notes(ids.size());
+    std::string name;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      // A record filled under a compaction's renumbering could name another item: the id says.
+      if (!records[i].ParseFromString(bytes[i]) || records[i].id() != ids[i]) throw Declined{};
+      notes[i].found = true;
+      notes[i].created_ms = records[i].created_ms();
+      for (const auto& ev : records[i].evidence()) {
+        const bool has = ev.state() == common::v1::CONCEPT_STATE_HAS;
+        if (!has && ev.state() != common::v1::CONCEPT_STATE_NOT_HAS) continue;
+        if (!path.names->name(ev.concept_id(), &name)) throw Declined{};
+        notes[i].stated.emplace_back(name, has ? 1 : -1);
+      }
+    }
+    return notes;
+  };
+  answer::Recalled recalled;
+  try {
+    recalled = answer::answer_recall(query, question, plan.answer_k, run, read);
+  } catch (const Declined&) {
+    return false;
+  }
+
+  response->MergeFrom(plan.response_template);
+  auto* tiers = response->mutable_tier_counts();
+  tiers->set_conflict(recalled.tier_counts[0]);
+  tiers->set_neutral(recalled.tier_counts[1]);
+  tiers->set_entailed(recalled.tier_counts[2]);
+  auto* parse = response->mutable_parse();
+  std::vector<std::string> concepts;  // the query's concepts, as the context lists them first
+  for (const auto* side : {&question.required, &question.forbidden}) {
+    for (const auto& c : *side) {
+      side == &question.required ? parse->add_required(c.name) : parse->add_forbidden(c.name);
+      concepts.push_back(c.name);
+    }
+  }
+  for (const auto& word : question.unknown) parse->add_unknown(word);
+  std::vector<text::ContextEntry> entries;
+  std::uint32_t rank = 0;
+  for (auto& shown : recalled.hits) {
+    const auto& record = records[shown.candidate];
+    const std::string label(answer::label_name(shown.label));
+    if (budget) {
+      entries.emplace_back();
+      if (!context_entry(*path.names, shown.answer.empty() ? label : shown.answer, shown.id, record, &entries.back()))
+        return false;
+    }
+    auto* hit = new_hit(++rank, shown.id, shown.tier, shown.similarity, response);
+    hit->set_status(label);
+    for (const auto& name : shown.entailed_by) hit->add_entailed_by(name);
+    for (const auto& name : shown.conflicted_by) hit->add_conflicted_by(name);
+    hit->set_absence_verified(shown.absence_verified);
+    hit->set_text(record.text());
+    hit->set_uri(record.uri());
+    hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
+    hit->set_answer(std::move(shown.answer));
+    hit->set_superseded_by(std::move(shown.superseded_by));
+  }
+  if (budget) {
+    response->set_context(
+        answer::headed_context(recalled.summary, text::fact_check_context(entries, *budget, concepts)));
+  }
+  response->set_answer_summary(recalled.summary);
+  return true;
+}
+
 }  // namespace
 
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  if (plan.answer_k > 0) return answer_question_text(plan, request, response);
   if (plan.text) return answer_text(plan, request, response);
   SearchRequest search = plan.request;
   if (!fill_vectors(plan, request, &search)) return false;

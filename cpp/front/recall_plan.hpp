@@ -81,6 +81,10 @@ struct RecallPlan {
   // Set for a plan of text queries (text_key): the concepts, states and parse come from each
   // call's text, the query vector from its encoding.
   std::shared_ptr<const TextPath> text;
+  // Set (the notes to show, k) for a plan of answer-mode questions: the core's agent recall
+  // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
+  // plain-similarity search, whose vector, filters and exactness every search it makes shares.
+  std::size_t answer_k = 0;
   // The response lists names the library skipped as unknown, with suggestions from the whole
   // vocabulary: the plan goes when concepts are appended (PlanCache::append_concepts).
   bool reads_vocabulary = false;

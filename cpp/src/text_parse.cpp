@@ -295,6 +295,18 @@ std::size_t word_count(std::string_view key) {
 
 bool is_stopword(std::string_view word) { return stopwords().count(word) != 0; }
 
+bool is_poor_concept(std::string_view word) {
+  static const WordSet words = words_of(
+      "like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed "
+      "want wants wanted need needs needed use uses used using drink drinks drank drunk drinking eat eats ate eaten "
+      "eating take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept "
+      "say says said tell tells told know knows knew think thinks thought feel feels felt seem seems seemed "
+      "allow allows allowed let lets put puts set sets try tries tried ask asks asked "
+      "really actually usually always often sometimes ever still already also maybe perhaps quite rather "
+      "good bad nice fine great well okay ok able available currently today tomorrow yesterday");
+  return words.count(word) != 0;
+}
+
 std::vector<Token> tokenise(std::string_view utf8) {
   // [A-Za-z0-9]+(?:['’/-][A-Za-z0-9]+)* | [.,;:!?], scanned by code point.
   struct Char {

@@ -50,6 +50,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from polarmem.v1 import memory_service_pb2 as pb
 
 from polarmem_server.domain.namespace import Epoch
+from polarmem_server.domain.query import DEFAULT_TOP_K
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.library import RecallMode
@@ -85,8 +86,13 @@ def plannable(request) -> bool:
         or request.consistency_token
     ):
         return False
-    if request.mode == pb.RECALL_MODE_ANSWER:  # several searches and the core's labels (answer_recall.py)
-        return False
+    if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall, on the parse's own concepts
+        return (
+            bool(request.text)
+            and request.text.isascii()
+            and not request.vectors
+            and not (request.required or request.forbidden)
+        )
     if request.text:
         return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
     return (
@@ -185,7 +191,15 @@ class FastFrontHost:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
         and no write that changed what plans depend on ran since ``epoch`` (the namespace's
         plan epoch) was read. Returns whether it did."""
-        if not plannable(request) or result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
+        if not plannable(request) or not searches:
+            return False
+        if result.mode_used == RecallMode.ANSWER.value:
+            # its first search is plain similarity to the whole question (none: the filter let nothing pass)
+            first = searches[0]
+            if first.request.mode.name != "off":
+                return False
+            return self._publish_text(request, response, result, namespace, first, epoch, answer=True)
+        if result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
             return False
         if request.text:
             return self._publish_text(request, response, result, namespace, searches[0], epoch)
@@ -238,7 +252,9 @@ class FastFrontHost:
 
         return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
 
-    def _publish_text(self, request, response, result, namespace, search: CoreSearch, epoch: Epoch) -> bool:
+    def _publish_text(
+        self, request, response, result, namespace, search: CoreSearch, epoch: Epoch, answer: bool = False
+    ) -> bool:
         """A plan for every text of the request's shape (and, with explicit required / forbidden
         names, for any names of the vocabulary, as many of each): the front parses each call's
         text with the namespace's live keys, embeds its affirmative part with the namespace's
@@ -249,7 +265,7 @@ class FastFrontHost:
             request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value
         )
         compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
-        if adaptive or compiled is None or not search.plain:
+        if adaptive or compiled is None or not search.plain or (answer and search.records is None):
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
             return False
@@ -283,6 +299,7 @@ class FastFrontHost:
                 encoder,
                 tokenizer,
                 namespace.settings.open_vocabulary,
+                answer_k=(request.top_k if request.HasField("top_k") else DEFAULT_TOP_K) if answer else 0,
             )
 
         return namespace.write_lock.unchanged_since(epoch, publish)

@@ -689,9 +689,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 result.hits,
                 request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
                 result.required + result.forbidden,
+                result.answer_summary,
             )
-            if result.answer_summary:  # a model reading the context alone must see it too
-                response.context = f"({result.answer_summary})\n{response.context}".rstrip("\n")
         for tier, count in returned.items():
             if count:
                 self.metrics.count_recall_hits(TIER_NAMES[tier], count)

@@ -52,24 +52,8 @@ from polarmem_server.domain.negation import CLINICAL, TriggerTable
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
 # The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues,
-# the words affirmative_part drops at either end) live with the parse in the core
-# (cpp/src/text_parse.cpp).
-
-# Content words that make poor concepts in an open vocabulary (text.content_terms): verbs of
-# having, liking and doing, and vague modifiers. A negated "drink" in "does not drink coffee"
-# would put every note about drinks in conflict with "what does the user drink"; the object
-# ("coffee") carries the polarity.
-NON_CONCEPT_WORDS = frozenset(
-    """
-like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed
-want wants wanted need needs needed use uses used using drink drinks drank drunk drinking eat eats ate eaten eating
-take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept
-say says said tell tells told know knows knew think thinks thought feel feels felt seem seems seemed
-allow allows allowed let lets put puts set sets try tries tried ask asks asked
-really actually usually always often sometimes ever still already also maybe perhaps quite rather
-good bad nice fine great well okay ok able available currently today tomorrow yesterday
-""".split()
-)
+# the words affirmative_part drops at either end, the words that make poor concepts) live with the
+# parse in the core (cpp/src/text_parse.cpp).
 
 
 @dataclass(frozen=True)
@@ -172,7 +156,8 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     normalised (lower case, singular), in order of first mention: the words `parse` reports as
     content words (letters, or letters joined by hyphens such as "t-shirt"; three or more, or a
     two-letter acronym such as "TV"; a possessive's owner, "the user's" -> "user"; no stop word,
-    no negation or scope cue; no light verb, month, weekday or number word), less NON_CONCEPT_WORDS
+    no negation or scope cue; no light verb, month, weekday or number word), less the words that
+    make poor concepts (the core's is_poor_concept: verbs of having, liking and doing, vague modifiers)
     unless written as a two-letter name ("writes Go"; a title-cased "Use" stays out). A proper name is named as written, lower case, never
     singularised ("Atlas" -> atlas, "Kubernetes" -> kubernetes; its lookup key is still the
     normal form, so "atlas" and "Atlas" are one concept). Their polarity is parse's once they are
@@ -182,7 +167,7 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
         dict.fromkeys(
             _term_name(text, u)
             for u in parsed.unknown
-            if u.word not in NON_CONCEPT_WORDS or (u.subject and len(u.word) == 2)
+            if not _core.is_poor_concept(u.word) or (u.subject and len(u.word) == 2)
         )
     )
 

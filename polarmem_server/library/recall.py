@@ -532,11 +532,13 @@ def render_context(
     hits: list[Hit],
     budget_chars: int = DEFAULT_CONTEXT_BUDGET_CHARS,
     query_concepts: Iterable[str] = (),
+    summary: str = "",
 ) -> str:
     """The context handed to the model: one ``[Fact Check: STATUS] content`` entry per hit in
     rank order, content cut to the per-item budget, then the item's HAS / NOT_HAS lists (the
-    query's own concepts first). Rendered by the core (cpp/src/fact_check_context.cpp), as the
-    compiled front renders it."""
+    query's own concepts first), headed by answer mode's `summary` when there is one (a model
+    reading the context alone must see it too). Rendered by the core
+    (cpp/src/fact_check_context.cpp, answer_recall.cpp), as the compiled front renders it."""
     check_context_budget(budget_chars)
     names = namespace.vocabulary.name
     entries = []
@@ -553,4 +555,4 @@ def render_context(
                 [names(ev.concept_id) for ev in evidence if ev.state == enums_pb2.CONCEPT_STATE_NOT_HAS],
             )
         )
-    return _core.fact_check_context(entries, budget_chars, list(query_concepts))
+    return _core.headed_context(summary, _core.fact_check_context(entries, budget_chars, list(query_concepts)))

@@ -135,6 +135,12 @@ std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>&
 // Whether a word never names a concept (function words, query scaffolding, quantities).
 bool is_stopword(std::string_view word);
 
+// Content words that make poor concepts (an open vocabulary does not learn them; a question's
+// topics leave them out): verbs of having, liking and doing, and vague modifiers. A negated
+// "drink" in "does not drink coffee" would put every note about drinks in conflict with "what
+// does the user drink"; the object ("coffee") carries the polarity.
+bool is_poor_concept(std::string_view word);
+
 // The text with its negated spans (code points, as ParsedText::negated_spans) removed, for the
 // semantic half of recall ("a bus without a street" -> "a bus"): whitespace runs made one space,
 // no space before punctuation, no dangling "but" / "and" / ... at either end; "" when no content

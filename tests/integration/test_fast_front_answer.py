@@ -1,0 +1,157 @@
+"""Answer-mode Recalls (the MCP recall tool's default) through the compiled front: a real server
+with the front on its address, the dev agent notes and one dev conversation in namespaces with
+the packaged MiniLM encoder, gRPC on both ports. After one question of a shape the front asks
+every new question of it itself through the core's agent recall (answer_recall.hpp) — parse,
+bind, embed, the candidate searches, labels, explanations, context — the one the library's
+answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
+answer exactly goes to the library: non-ASCII text, explicit concept names, a closed
+vocabulary's unknown word (mapped by similarity)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import grpc
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server.api.fast_front import plannable, unavailable_reason
+from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from servertools import make_config
+
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+NOTES = [n for n in jsonl(DATA / "agent_memory" / "notes.jsonl") if n["split"] == "dev"]
+QUESTIONS = [q["question"] for q in jsonl(DATA / "agent_memory" / "questions.jsonl") if q["split"] == "dev"]
+# Questions the notes cannot answer, and texts that stress the parse.
+QUESTIONS += [
+    "what is the capital of Mongolia?",
+    "does Leo like snorkelling?",
+    "who is Carla?",
+    "a snack for Leo with no peanuts and no dairy",
+    "   what   does Maya drink  ",
+    "WHAT DOES MAYA DRINK???",
+    "x" * 700,
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-answer"))).start()
+    with PolarMemClient(server.library_address) as client:
+        client.create_namespace("notes", encoder="minilm", open_vocabulary=True)
+        client.create_namespace("filtered", encoder="minilm", open_vocabulary=True)
+        client.create_namespace("indexed", encoder="minilm", open_vocabulary=True, ann=True)
+        client.create_namespace(
+            "closed", encoder="minilm", concepts=["leo", "peanut", "coffee", "maya"], open_vocabulary=False
+        )
+        ordered = sorted(NOTES, key=lambda n: (n["date"], n["id"]))
+        for ns in ("notes", "filtered", "indexed", "closed"):
+            for i, note in enumerate(ordered):  # one at a time: each note dated after the last
+                meta = {"part": str(i % 2)}
+                client.remember_stream(ns, [item_message(id=note["id"], kind="text", text=note["text"], metadata=meta)])
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def stubs(server):
+    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
+        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
+
+
+def native(server) -> int:
+    return server.fast_front.front.stats()["native"]
+
+
+def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> pb.RecallResponse:
+    main, fast = stubs
+    before = native(server)
+    answer = fast.Recall(request)
+    if natively is not None:
+        assert native(server) == before + int(natively), request.text
+    expected = main.Recall(request)
+    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request.text
+    return answer
+
+
+SHAPES = [
+    ("notes", dict(include_context=True, top_k=5)),  # the MCP recall tool's
+    ("notes", dict(top_k=10)),
+    ("notes", dict(include_context=True, top_k=3, context_budget_chars=200)),
+    ("filtered", dict(include_context=True, top_k=5, metadata_equals={"part": "1"})),
+    ("indexed", dict(include_context=True, top_k=5, approximate=True)),  # the MCP tool's where there is an index
+]
+
+
+@pytest.mark.parametrize("ns,shape", SHAPES, ids=[f"{ns}:{','.join(s)}" for ns, s in SHAPES])
+def test_every_question_of_a_planned_shape_is_answered_alike(server, stubs, ns, shape):
+    first = pb.RecallRequest(namespace=ns, text="what does Maya drink?", mode=pb.RECALL_MODE_ANSWER, **shape)
+    assert plannable(first)
+    same_on_both_ports(server, stubs, first)  # the library answers and plans the shape
+    labels, summaries = set(), 0
+    for question in QUESTIONS:
+        request = pb.RecallRequest(namespace=ns, text=question, mode=pb.RECALL_MODE_ANSWER, **shape)
+        answer = same_on_both_ports(server, stubs, request, natively=True)
+        labels.update(hit.status for hit in answer.hits)
+        summaries += bool(answer.answer_summary)
+        if shape.get("include_context") and answer.answer_summary:
+            assert answer.context.startswith(f"({answer.answer_summary})")
+    # the questions reach every kind of answer, and some have none
+    assert {"VERIFIED", "RELATED"} <= labels and {"CONSTRAINT", "ANSWERS_NO", "CONFLICT", "SUPERSEDED"} & labels
+    assert 0 < summaries < len(QUESTIONS)
+
+
+def test_a_new_note_is_found_by_the_next_native_answer(server, stubs):
+    ask = dict(namespace="notes", mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=5)
+    same_on_both_ports(server, stubs, pb.RecallRequest(text="what does Maya drink?", **ask))
+    with PolarMemClient(server.library_address) as client:
+        client.remember_stream(
+            "notes", [item_message(id="late", kind="text", text="Ingrid plays the theremin every Sunday.")]
+        )
+    answer = same_on_both_ports(
+        server, stubs, pb.RecallRequest(text="what instrument does Ingrid play?", **ask), natively=True
+    )
+    assert answer.hits[0].id == "late" and answer.hits[0].status == "VERIFIED"
+
+
+def test_what_the_front_cannot_answer_exactly_goes_to_the_library(server, stubs):
+    ask = dict(mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=5)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="notes", text="what does Maya drink?", **ask))
+    for request in [
+        pb.RecallRequest(namespace="notes", text="what does Maya drink? \u2615", **ask),  # non-ASCII
+        pb.RecallRequest(namespace="notes", text="Leo's snack", required=["leo"], **ask),  # explicit names
+    ]:
+        assert not plannable(request)
+        same_on_both_ports(server, stubs, request, natively=False)
+    closed = pb.RecallRequest(namespace="closed", text="Maya and coffee?", **ask)
+    same_on_both_ports(server, stubs, closed)  # plans the closed namespace's shape
+    # "drink" and "tea" name no concept there: the library maps such words by similarity
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="does Maya drink tea?", **ask), False)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="Leo with no peanuts", **ask), True)
+
+
+def test_a_bad_answer_request_is_refused_alike_on_both_ports(server, stubs):
+    for request in [
+        pb.RecallRequest(namespace="notes", text="what does Maya drink?", mode=pb.RECALL_MODE_ANSWER, top_k=0),
+        pb.RecallRequest(
+            namespace="notes", text="what?", mode=pb.RECALL_MODE_ANSWER, include_context=True, context_budget_chars=3
+        ),
+        pb.RecallRequest(namespace="nowhere", text="what does Maya drink?", mode=pb.RECALL_MODE_ANSWER),
+    ]:
+        errors = []
+        for stub in stubs:
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.Recall(request)
+            errors.append((refused.value.code(), refused.value.details()))
+        assert errors[0] == errors[1] and errors[0][0] in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND)
