@@ -1,5 +1,6 @@
-"""The dev sweep that chose the agent recall's settings (polarmem_server/library/answer_recall.py:
-TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY): the library in process (the same recall
+"""The dev sweep that chose the agent recall's settings (cpp/include/polarmem/answer_recall.hpp
+kAgentRule, swept through polarmem_server/library/answer_recall.py's TOPIC_COVERAGE,
+VERIFIED_BONUS, CONTRADICTION_PENALTY, which the library passes to the core): the library in process (the same recall
 the MCP tool calls), every combination on the DEV splits of tests/data/agent_memory and
 tests/data/conversations, scored as benchmarks/agent_memory.py scores them. Held-out data is
 never read here.

@@ -15,7 +15,7 @@ from the server's lexical reading of their words, as for any note.
 Request classes (each built by the functions the faces use, client_requests.recall_request):
 
 * mcp_text: what the MCP `recall` tool sends by default: text, include_context, top_k 5, mode
-  answer (its labels are the library's: answer_recall.py, so the front hands these over);
+  answer (the core's agent recall, answer_recall.hpp, which the front calls itself since round 24);
 * cli_text: what `polarmem recall -n NS "query"` sends: text, top_k 10;
 * vector_hard_noexplain: a vector (a caption's encoding), 1 required + 0-1 forbidden concept,
   hard, top 10, explain=false (the shape the front was built for);

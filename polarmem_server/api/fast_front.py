@@ -21,7 +21,10 @@ front can replay exactly:
   says so in mode_reason);
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
-  two searches under one lock; adaptive when it settled without a probe search).
+  two searches under one lock; adaptive when it settled without a probe search);
+* or mode answer with text and no explicit names (the MCP recall tool's): the core's agent recall
+  (cpp/include/polarmem/answer_recall.hpp), which the library calls too, makes its searches on
+  the namespace's index from the plan's plain-similarity search (its space, filters, exactness).
 
 A shape whose concepts were all sent by their own names (no alias, case or plural variant, none
 repeated) is also published as a *generic* shape: the same request with any concepts of the
@@ -77,7 +80,8 @@ def plannable(request) -> bool:
 
     Every mode but adaptive always makes one core search (strict included: the core merges its
     two); a vector query's adaptive does when it settles without a probe search, which only the
-    answer tells."""
+    answer tells. Mode answer (several searches, one core entry) is planned for ASCII text with
+    no vectors and no explicit names: the front binds the parse's own concepts."""
     if (
         request.include_items
         or request.suppressed_k != 0
