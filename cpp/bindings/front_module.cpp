@@ -33,13 +33,6 @@ std::vector<std::size_t> term_dims(const Index& index, const SearchRequest& requ
   return dims;
 }
 
-Vocabulary::Names vocabulary_of(const std::vector<std::string>& names, const std::vector<std::uint32_t>& ids) {
-  if (names.size() != ids.size()) throw py::value_error("vocabulary: names and ids must have the same length");
-  Vocabulary::Names vocabulary;
-  for (std::size_t i = 0; i < names.size(); ++i) vocabulary.emplace(names[i], ids[i]);
-  return vocabulary;
-}
-
 // A plan's parts every kind shares: the library's request and response (without hits), the
 // namespace's core objects and the core request with its per-call parts cleared.
 std::shared_ptr<RecallPlan> new_plan(v1::RecallRequest& parsed_request, const py::bytes& request,
@@ -148,8 +141,15 @@ PYBIND11_MODULE(_front, m) {
           py::arg("answer_k") = 0,
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
           "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall)")
-      .def("set_names", &PlanCache::set_names, py::arg("namespace"), py::arg("names"),
-           "the namespace's concept names by id, for its text plans")
+      .def(
+          "set_names",
+          [](PlanCache& self, const std::string& ns, std::vector<std::string> names,
+             std::shared_ptr<text::ConceptKeys> keys) {
+            if (!keys) throw py::value_error("set_names: the namespace's compiled keys are required");
+            self.set_names(ns, std::move(names), std::move(keys));
+          },
+          py::arg("namespace"), py::arg("names"), py::arg("keys"),
+          "the namespace's concept names by id and its compiled lookup keys, for its text plans and explicit names")
       .def(
           "has_names", [](const PlanCache& self, const std::string& ns) { return self.names(ns) != nullptr; },
           py::arg("namespace"))
@@ -159,34 +159,8 @@ PYBIND11_MODULE(_front, m) {
             self.append_names(ns, first, names);
           },
           py::arg("namespace"), py::arg("first"), py::arg("names"), "names of the concepts appended from id `first` on")
-      .def(
-          "set_vocabulary",
-          [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
-             const std::vector<std::uint32_t>& ids) {
-            self.set_vocabulary(ns, std::make_shared<Vocabulary>(vocabulary_of(names, ids)));
-          },
-          py::arg("namespace"), py::arg("names"), py::arg("ids"))
-      .def(
-          "append_concepts",
-          [](PlanCache& self, const std::string& ns, const std::vector<std::string>& names,
-             const std::vector<std::uint32_t>& ids) {
-            const auto added = vocabulary_of(names, ids);
-            py::gil_scoped_release unlocked;  // now and then copies the namespace's vocabulary
-            self.append_concepts(ns, added);
-          },
-          py::arg("namespace"), py::arg("names"), py::arg("ids"),
-          "concepts appended (own names and ids): extends the vocabulary, drops the plans that read all of it")
-      .def(
-          "concept_id",
-          [](const PlanCache& self, const std::string& ns, const std::string& name) -> std::optional<std::uint32_t> {
-            const auto vocabulary = self.vocabulary(ns);
-            const std::uint32_t* id = vocabulary ? vocabulary->find(name) : nullptr;
-            return id ? std::optional<std::uint32_t>(*id) : std::nullopt;
-          },
-          py::arg("namespace"), py::arg("name"), "the id a generic plan binds `name` to (None: it binds none)")
-      .def(
-          "has_vocabulary", [](const PlanCache& self, const std::string& ns) { return self.vocabulary(ns) != nullptr; },
-          py::arg("namespace"))
+      .def("concepts_appended", &PlanCache::concepts_appended, py::arg("namespace"),
+           "concepts were appended (nothing else changed): drops the plans whose answer reads the whole vocabulary")
       .def("forget", &PlanCache::forget, py::arg("namespace"))
       .def("clear", &PlanCache::clear)
       .def_property_readonly("size", &PlanCache::size);

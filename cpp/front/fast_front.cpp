@@ -124,9 +124,9 @@ class FastFront::Service final : public grpc::Service {
       if (auto plan = plans_->find(ns, plan_key(request))) return plan;
       generic = plans_->find(ns, generic_key(request));
     }
-    const auto vocabulary = generic ? plans_->vocabulary(ns) : nullptr;
-    if (!vocabulary) return nullptr;
-    auto bound = bind(*generic, request, *vocabulary);
+    const auto binding = generic ? plans_->binding(ns) : std::nullopt;
+    if (!binding) return nullptr;
+    auto bound = bind(*generic, request, *binding);
     return bound ? std::make_shared<const RecallPlan>(std::move(*bound)) : nullptr;
   }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -163,47 +164,64 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
   return true;
 }
 
-Vocabulary::Vocabulary(Names names) : merged_(std::make_shared<const Names>(std::move(names))) {}
+namespace {
 
-Vocabulary Vocabulary::with(const Names& added) const {
-  Vocabulary out = *this;  // shares merged_, copies recent_
-  for (const auto& entry : added)
-    if (!find(entry.first)) out.recent_.insert(entry);
-  // Each append copies the recent names and a merge copies all of them: merging past
-  // sqrt(2 n) recent names makes an append cost about that many copies, the least both allow.
-  const auto merge_past = static_cast<std::size_t>(std::sqrt(2.0 * static_cast<double>(merged_->size())));
-  if (out.recent_.size() > std::max<std::size_t>(64, merge_past)) {
-    auto merged = std::make_shared<Names>(*merged_);
-    merged->insert(out.recent_.begin(), out.recent_.end());
-    out.merged_ = std::move(merged);
-    out.recent_.clear();
+// The library's normalise() of an ASCII name: lower case, then the core's normal form.
+std::optional<std::string> normal_form(const std::string& name) {
+  std::string lowered(name);
+  for (auto& ch : lowered) {
+    if (static_cast<unsigned char>(ch) >= 0x80) return std::nullopt;
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
-  return out;
+  return text::normalise_lowered(lowered);
 }
 
-const std::uint32_t* Vocabulary::find(const std::string& name) const {
-  if (const auto found = recent_.find(name); found != recent_.end()) return &found->second;
-  if (const auto found = merged_->find(name); found != merged_->end()) return &found->second;
-  return nullptr;
+// The concept `name` binds to and that concept's name as the library writes it.
+std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
+  const auto key = normal_form(name);
+  if (!key || key->empty()) return std::nullopt;
+  const auto id = binding.keys->find(*key);
+  std::string own;
+  if (!id || !binding.names->name(*id, &own)) return std::nullopt;
+  if (*key != own) {  // not the own name as written: an alias, another case or number, or a spaced form
+    const auto own_key = normal_form(own);
+    if (!own_key) return std::nullopt;
+    std::string spaced(*own_key);
+    std::replace(spaced.begin(), spaced.end(), '-', ' ');
+    if (*key != *own_key && *key == spaced) return std::nullopt;
+  }
+  return std::make_pair(*id, std::move(own));
 }
+
+}  // namespace
 
 std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
-                               const Vocabulary& vocabulary) {
+                               const NameBinding& binding) {
   RecallPlan plan = generic;
   plan.request.required.clear();
   plan.request.forbidden.clear();
   plan.concept_names.clear();
-  std::unordered_set<std::uint32_t> seen;
+  std::vector<std::string> forbidden_names;
+  std::vector<std::uint32_t> forbidden;
   for (const auto* names : {&request.required(), &request.forbidden()}) {
     const bool required = names == &request.required();
     for (const auto& name : *names) {
-      const std::uint32_t* found = vocabulary.find(name);
-      if (found == nullptr || !seen.insert(*found).second) return std::nullopt;
-      (required ? plan.request.required : plan.request.forbidden).push_back(*found);
-      plan.concept_names.push_back(name);
-      auto* parse = plan.response_template.mutable_parse();
-      required ? parse->add_required(name) : parse->add_forbidden(name);
+      auto bound = bind_name(binding, name);
+      if (!bound) return std::nullopt;
+      auto& ids = required ? plan.request.required : forbidden;
+      if (std::find(ids.begin(), ids.end(), bound->first) != ids.end()) continue;  // a repeat
+      ids.push_back(bound->first);
+      (required ? plan.concept_names : forbidden_names).push_back(std::move(bound->second));
     }
+  }
+  auto* parse = plan.response_template.mutable_parse();
+  for (const auto& name : plan.concept_names) parse->add_required(name);
+  for (std::size_t i = 0; i < forbidden.size(); ++i) {
+    const auto& req = plan.request.required;
+    if (std::find(req.begin(), req.end(), forbidden[i]) != req.end()) continue;  // required wins
+    plan.request.forbidden.push_back(forbidden[i]);
+    plan.concept_names.push_back(forbidden_names[i]);
+    parse->add_forbidden(forbidden_names[i]);
   }
   if (generic.state_concepts.empty() && !generic.text) {
     plan.concept_names.clear();  // the library reports no states without concepts (a text plan's
@@ -401,6 +419,30 @@ std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan, const v
   return allow;
 }
 
+// The question's concepts and words as the library's plan_query reads a text with no explicit
+// names; false when the library would read it otherwise (a closed vocabulary maps a word that
+// names no concept to the most similar concept) or a name is not in the names table yet.
+bool parsed_question(const TextPath& path, const std::string& query, answer::ParsedQuestion* question) {
+  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+  try {
+    for (const auto& term : parsed.unknown) {
+      if (!term.uncertain && !path.open_vocabulary) return false;
+      (term.uncertain ? question->uncertain_words : question->unknown).push_back(term.word);
+    }
+    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
+      (negated ? question->forbidden : question->required).push_back(named(path, concept_id));
+    for (const auto& mention : parsed.mentions) {
+      auto& subjects = question->subjects;
+      if (mention.subject && std::find(subjects.begin(), subjects.end(), mention.concept_id) == subjects.end())
+        subjects.push_back(mention.concept_id);
+      if (mention.uncertain) question->uncertain.push_back(named(path, mention.concept_id));
+    }
+  } catch (const Declined&) {
+    return false;
+  }
+  return true;
+}
+
 // An answer-mode question (answer_recall.hpp) as the library asks it (answer_recall.py
 // run_answer): the text parsed and bound as plan_query binds it, the whole text embedded, the
 // core's searches run on the namespace's index and the candidates read from its records.
@@ -410,24 +452,14 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   if (request.include_context() && !(budget = context_budget(request))) return false;
   if (!plan.records) return false;
   const std::string& query = request.text();
-  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
   answer::ParsedQuestion question;
-  std::vector<std::string> required_names, forbidden_names;
-  try {
-    for (const auto& term : parsed.unknown) {
-      // In a closed vocabulary the library maps such a word to the most similar concept.
-      if (!term.uncertain && !path.open_vocabulary) return false;
-      (term.uncertain ? question.uncertain_words : question.unknown).push_back(term.word);
+  if (request.required_size() > 0 || request.forbidden_size() > 0) {
+    // Explicit names (bound by bind()) are the question's concepts; the text is what it asks.
+    for (std::size_t i = 0; i < plan.state_concepts.size(); ++i) {
+      auto& side = i < plan.required_count ? question.required : question.forbidden;
+      side.push_back({plan.state_concepts[i], plan.concept_names[i]});
     }
-    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
-      (negated ? question.forbidden : question.required).push_back(named(path, concept_id));
-    for (const auto& mention : parsed.mentions) {
-      if (mention.subject &&
-          std::find(question.subjects.begin(), question.subjects.end(), mention.concept_id) == question.subjects.end())
-        question.subjects.push_back(mention.concept_id);
-      if (mention.uncertain) question.uncertain.push_back(named(path, mention.concept_id));
-    }
-  } catch (const Declined&) {
+  } else if (!parsed_question(path, query, &question)) {
     return false;
   }
 
@@ -510,6 +542,8 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   tiers->set_neutral(recalled.tier_counts[1]);
   tiers->set_entailed(recalled.tier_counts[2]);
   auto* parse = response->mutable_parse();
+  parse->clear_required();  // explicit names: bind() named them already
+  parse->clear_forbidden();
   std::vector<std::string> concepts;  // the query's concepts, as the context lists them first
   for (const auto* side : {&question.required, &question.forbidden}) {
     for (const auto& c : *side) {

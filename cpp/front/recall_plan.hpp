@@ -86,27 +86,15 @@ struct RecallPlan {
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.
   std::size_t answer_k = 0;
   // The response lists names the library skipped as unknown, with suggestions from the whole
-  // vocabulary: the plan goes when concepts are appended (PlanCache::append_concepts).
+  // vocabulary: the plan goes when concepts are appended (PlanCache::concepts_appended).
   bool reads_vocabulary = false;
 };
 
-// A namespace's concepts by their own names (exactly as the library writes them: no alias,
-// plural or other spelling), for binding the concepts of a request to a generic plan. Immutable
-// once published; appending makes a new one that shares this one's names and copies only those
-// appended since they were last merged, since an open vocabulary appends a few words per write
-// and copying all of them cost 0.34 ms per write at 6,740 names, 1.7 ms at 30,000 (now 9 and
-// 22 µs, merges included).
-class Vocabulary {
- public:
-  using Names = std::unordered_map<std::string, std::uint32_t>;
-  explicit Vocabulary(Names names = {});
-  // This vocabulary with `added` appended; a name it holds keeps its id.
-  Vocabulary with(const Names& added) const;
-  const std::uint32_t* find(const std::string& name) const;  // nullptr: not a concept's own name
-
- private:
-  std::shared_ptr<const Names> merged_;
-  Names recent_;  // none of them in merged_; merged into a new merged_ past sqrt(2 x its size)
+// How a namespace's explicit concept names bind, as the library's Vocabulary.lookup binds them:
+// its live lookup keys (the library's compiled keys, which its parse reads too) and its names.
+struct NameBinding {
+  std::shared_ptr<const text::ConceptKeys> keys;
+  std::shared_ptr<const ConceptNames> names;
 };
 
 // The key of a request's shape: the request with every query vector's values and every
@@ -120,10 +108,12 @@ std::string generic_key(const v1::RecallRequest& request);
 // context budget (the front checks the budget per call). One text plan answers every text.
 std::string text_key(const v1::RecallRequest& request);
 // A generic plan bound to the request's concepts: its core request's concept ids, the states
-// and names the hits report, the parse's names. Nothing when a name is not a concept's own name
-// in `vocabulary`, or a concept repeats (the library answers those itself).
-std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
-                               const Vocabulary& vocabulary);
+// and names the hits report, the parse's names. Each name binds by its normal form (any case or
+// number of the concept's own name, or an alias); repeats count once, a forbidden concept also
+// required is required. Nothing when a name binds to no concept (the library refuses it or skips
+// it with suggestions), is not ASCII (the library folds its case by Unicode rules), or is only a
+// hyphenated concept's spaced form (which texts find, but the library's lookup does not).
+std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request, const NameBinding& binding);
 
 // Answers `request` by `plan` into `response`. False when the request cannot be answered this
 // way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a

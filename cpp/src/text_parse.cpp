@@ -545,6 +545,13 @@ std::size_t ConceptKeys::size() const {
   return ids_.size();
 }
 
+std::optional<std::uint32_t> ConceptKeys::find(const std::string& key) const {
+  std::shared_lock lock(lock_);
+  const auto found = ids_.find(key);
+  if (found == ids_.end()) return std::nullopt;
+  return found->second;
+}
+
 // ---- parse --------------------------------------------------------------------------------
 
 struct KeysView {

@@ -22,22 +22,23 @@ front can replay exactly:
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
   two searches under one lock; adaptive when it settled without a probe search);
-* or mode answer with text and no explicit names (the MCP recall tool's): the core's agent recall
+* or mode answer with text (the MCP recall tool's): the core's agent recall
   (cpp/include/polarmem/answer_recall.hpp), which the library calls too, makes its searches on
   the namespace's index from the plan's plain-similarity search (its space, filters, exactness).
 
-A shape whose concepts were all sent by their own names (no alias, case or plural variant, none
-repeated) is also published as a *generic* shape: the same request with any concepts of the
-namespace's vocabulary, as many required and forbidden. The next Recall of either is answered
-by the front from the core: the same core request with the new vectors (and concept ids), the
+A shape whose concepts each bound to one (none skipped as unknown) is also published as a
+*generic* shape: the same request with any concepts of the namespace's vocabulary, as many
+required and forbidden, bound by the namespace's lookup keys (its compiled keys, which the parse
+reads too: any case or number of a concept's name, or an alias; repeats count once; an ASCII
+name only). The next Recall of either is answered by the front from the core: the same core request with the new vectors (and concept ids), the
 hits' ids from the core's ItemIds, their concept states from the index, and the library's parse
 / mode_used / mode_reason. A write that changes what plans depend on (settings, rule, an
-alias) or deletes the namespace drops its plans and vocabulary (domain/namespace.py
+alias) or deletes the namespace drops its plans, names and keys (domain/namespace.py
 ChangeLock), so a plan never outlives what it was made from, and a plan is published only if no
 such write ran while the library answered. Item writes that name known concepts keep the plans:
 the hits come from the live index either way. A write that only appends concepts (an open
-vocabulary's new words) keeps them too, since every name resolves as before: the new concepts'
-own names join the front's vocabulary, and only the plans whose answer lists names skipped as
+vocabulary's new words) keeps them too, since every name resolves as before: the new concepts
+join the front's names and keys, and only the plans whose answer lists names skipped as
 unknown (which may be concepts now, with suggestions drawn from the whole vocabulary) go.
 Tokens: the front checks bearer tokens like api/auth.py (SHA-256, constant time); a call it
 cannot admit goes to the library, which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
@@ -75,13 +76,13 @@ def plannable(request) -> bool:
     * query vectors (one row per space), no text and no context; or
     * a text query (ASCII: the compiled tokenizer declines other text) with no vectors and a
       mode other than adaptive (whose choice depends on the text), the context or not, explicit
-      required / forbidden names or not: the front parses, embeds and binds each text (an
-      explicit name binds natively when it is a concept's own name, as written there).
+      required / forbidden names or not: the front parses, embeds and binds each text (explicit
+      names bind as a generic shape's do).
 
     Every mode but adaptive always makes one core search (strict included: the core merges its
     two); a vector query's adaptive does when it settles without a probe search, which only the
     answer tells. Mode answer (several searches, one core entry) is planned for ASCII text with
-    no vectors and no explicit names: the front binds the parse's own concepts."""
+    no vectors."""
     if (
         request.include_items
         or request.suppressed_k != 0
@@ -90,13 +91,8 @@ def plannable(request) -> bool:
         or request.consistency_token
     ):
         return False
-    if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall, on the parse's own concepts
-        return (
-            bool(request.text)
-            and request.text.isascii()
-            and not request.vectors
-            and not (request.required or request.forbidden)
-        )
+    if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall
+        return bool(request.text) and request.text.isascii() and not request.vectors
     if request.text:
         return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
     return (
@@ -189,7 +185,7 @@ class FastFrontHost:
         if self.plans.has_names(namespace):
             appended.compiled_keys()
             self.plans.append_names(namespace, appended.first, appended.names)
-        self.plans.append_concepts(namespace, appended.own_names, appended.own_ids)
+        self.plans.concepts_appended(namespace)
 
     def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
@@ -222,11 +218,9 @@ class FastFrontHost:
         if len(names) != len(concepts):
             return False
 
-        # Generic too when every name was sent as the concept's own name (no alias, case or
-        # plural; no repeat): then any names of the vocabulary bind to the same plan.
-        generic = [*request.required, *request.forbidden] == [*result.required, *result.forbidden] and len(
-            request.required
-        ) + len(request.forbidden) > 0
+        # Generic too when it names concepts and each bound to one: then any names of the vocabulary
+        # bind to the same plan, as many of each, by the namespace's lookup keys.
+        generic = bool(request.required or request.forbidden) and not result.plan.unknown_concepts
 
         # Names skipped as unknown (allow_unknown_concepts) are listed with suggestions drawn from
         # the whole vocabulary, and may name a concept after the next append: such a plan goes
@@ -250,8 +244,7 @@ class FastFrontHost:
             )
             self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
             if generic:
-                if not self.plans.has_vocabulary(namespace.name):
-                    self.plans.set_vocabulary(namespace.name, *namespace.vocabulary.own_names())
+                self._names_of(namespace)
                 self.plans.publish(*arguments, generic=True)
 
         return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
@@ -276,18 +269,14 @@ class FastFrontHost:
         explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
             return False
-        # Explicit names bind per call like a generic vector plan's: each by its own name, none
-        # repeated, none skipped as unknown (whose suggestions read the whole vocabulary).
-        names = [*request.required, *request.forbidden]
-        if names and (names != [*result.required, *result.forbidden] or result.plan.unknown_concepts):
+        # Explicit names bind per call like a generic vector plan's, none skipped as unknown (whose
+        # suggestions read the whole vocabulary).
+        if result.plan.unknown_concepts:
             return False
         encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
 
         def publish() -> None:
-            if not self.plans.has_names(namespace.name):
-                self.plans.set_names(namespace.name, namespace.vocabulary.names)
-            if names and not self.plans.has_vocabulary(namespace.name):
-                self.plans.set_vocabulary(namespace.name, *namespace.vocabulary.own_names())
+            self._names_of(namespace)
             self.plans.publish_text(
                 namespace.name,
                 request.SerializeToString(),
@@ -307,6 +296,13 @@ class FastFrontHost:
             )
 
         return namespace.write_lock.unchanged_since(epoch, publish)
+
+    def _names_of(self, namespace) -> None:
+        """Hands the front the namespace's names and lookup keys, once (a write keeps them current
+        or drops them: _namespace_changed). Called under the namespace's write lock."""
+        if not self.plans.has_names(namespace.name):
+            vocabulary = namespace.vocabulary
+            self.plans.set_names(namespace.name, vocabulary.names, vocabulary.compiled_keys())
 
     def shutdown(self, grace_seconds: float) -> None:
         self.front.shutdown(grace_seconds)

@@ -35,8 +35,6 @@ def normalise(name: str) -> str:
 class Appended(NamedTuple):
     """Concepts a write appended (nothing else changed), as the compiled front takes them."""
 
-    own_names: list[str]  # those whose own name resolves to them: what generic plans may bind
-    own_ids: list[int]
     first: int  # the first appended id
     names: list[str]  # every appended concept's name, ids first, first + 1, ...
     # Brings the compiled parse's keys up to date (Vocabulary.compiled_keys): a reader that
@@ -158,22 +156,11 @@ class Vocabulary:
         """Id of the concept named `name` itself, never an alias's target (None if none)."""
         return self._ids.get(normalise(name))
 
-    def own_names(self, first: int = 0) -> tuple[list[str], list[int]]:
-        """The concepts from id `first` on whose own name (as written here) resolves to them,
-        names and ids: the names the compiled Recall front may bind (an alias may shadow one)."""
-        names, ids = [], []
-        for concept_id, name in enumerate(self._names[first:], first):
-            if self.lookup(name) == concept_id:
-                names.append(name)
-                ids.append(concept_id)
-        return names, ids
-
     def appended_since(self, first: int) -> Appended:
         """The concepts from id `first` on, for the compiled Recall front after a write appended
-        them (domain/namespace.py ChangeLock). The compiled keys are not pushed here: that
-        rebuilds the lookup table, which only a namespace with text plans needs on each write."""
-        own_names, own_ids = self.own_names(first)
-        return Appended(own_names, own_ids, first, self._names[first:], self.compiled_keys)
+        them (domain/namespace.py ChangeLock). The compiled keys are not pushed here: only a
+        namespace the front binds names in (it holds its names) needs them on each write."""
+        return Appended(first, self._names[first:], self.compiled_keys)
 
     def bind(self, name: str) -> int:
         """Id of `name` itself, adding it if new; unlike `ensure`, an alias never redirects it (the
@@ -236,6 +223,8 @@ class Vocabulary:
         for alias, target in list(self._aliases.items()):
             if target in table:
                 table[alias] = table[target]
+            else:  # as lookup(): an alias of no concept names nothing, even a concept of its own
+                table.pop(alias, None)
         for key, concept_id in list(table.items()):
             spaced = _spaced(key)
             if spaced is not None:

@@ -567,11 +567,16 @@ def test_any_concepts_of_the_vocabulary_reuse_a_generic_plan(front_server, stubs
     assert native_expected >= 20
 
 
-def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path):
+def test_aliases_cases_plurals_and_repeats_bind_natively_as_the_library_binds_them(tmp_path):
+    """Explicit names bind by the namespace's lookup keys, as Vocabulary.lookup binds them: an
+    alias, another case or number, a repeat, a forbidden name also required. A name that binds to
+    nothing, a non-ASCII name and a hyphenated concept's spaced form go to the library."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
         with PolarMemClient(server.address) as client:
-            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", aliases={"puppy": "dog"})
+            client.create_namespace(
+                "t", spaces=[("vis", DIM)], encoder="none", concepts=[*CONCEPTS, "x-ray"], aliases={"puppy": "dog"}
+            )
             stock(client, np.random.default_rng(15), count=60)
         with grpc.insecure_channel(server.library_address) as m, grpc.insecure_channel(server.address) as f:
             main, fast = pb_grpc.MemoryServiceStub(m), pb_grpc.MemoryServiceStub(f)
@@ -579,26 +584,35 @@ def test_aliases_cases_plurals_and_repeats_are_answered_by_the_library(tmp_path)
                 np.random.default_rng(16), required=["cat"], forbidden=["car"], mode=pb.RECALL_MODE_HARD
             )
             fast.Recall(base)  # publishes the exact and the generic plan
-            for required, forbidden in (
-                (["puppy"], ["car"]),
-                (["Dog"], ["car"]),
-                (["dogs"], ["car"]),
-                (["dog"], ["dog"]),
-                (["cat"], ["cat"]),
-            ):
+
+            def ask(required, forbidden) -> tuple:
                 request = pb.RecallRequest()
                 request.CopyFrom(base)
                 request.required[:] = required
                 request.forbidden[:] = forbidden
                 before = native_count(server)
-                assert fast.Recall(request) == main.Recall(request)
-                assert native_count(server) == before, (required, forbidden)
-            other = pb.RecallRequest()
-            other.CopyFrom(base)
-            other.required[:] = ["dog"]
-            before = native_count(server)
-            assert fast.Recall(other) == main.Recall(other)
-            assert native_count(server) == before + 1  # its own names: the generic plan
+                answers = []
+                for stub in (fast, main):
+                    try:
+                        answers.append(stub.Recall(request).SerializeToString(deterministic=True))
+                    except grpc.RpcError as exc:
+                        answers.append((exc.code(), exc.details()))
+                assert answers[0] == answers[1], (required, forbidden)
+                return native_count(server) - before, answers[0]
+
+            for required, forbidden in (
+                (["puppy"], ["car"]),
+                (["Dog"], ["car"]),
+                (["dogs"], ["CARS"]),
+                (["dog"], ["dog"]),  # required wins
+                (["cat"], ["x-ray"]),
+                (["X-Rays"], ["bus"]),
+            ):
+                natively, answer = ask(required, forbidden)
+                assert natively == 1 and isinstance(answer, bytes), (required, forbidden)
+            for required, forbidden in ((["kangaroo"], ["car"]), (["d\u00f6g"], ["car"]), (["x ray"], ["car"])):
+                natively, answer = ask(required, forbidden)
+                assert natively == 0 and answer[0] == grpc.StatusCode.INVALID_ARGUMENT, (required, forbidden)
     finally:
         server.stop()
 

@@ -4,8 +4,8 @@ the packaged MiniLM encoder, gRPC on both ports. After one question of a shape t
 every new question of it itself through the core's agent recall (answer_recall.hpp) — parse,
 bind, embed, the candidate searches, labels, explanations, context — the one the library's
 answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
-answer exactly goes to the library: non-ASCII text, explicit concept names, a closed
-vocabulary's unknown word (mapped by similarity)."""
+answer exactly goes to the library: non-ASCII text, a closed vocabulary's unknown word (mapped
+by similarity), an explicit name that binds to no concept."""
 
 from __future__ import annotations
 
@@ -128,17 +128,45 @@ def test_a_new_note_is_found_by_the_next_native_answer(server, stubs):
 def test_what_the_front_cannot_answer_exactly_goes_to_the_library(server, stubs):
     ask = dict(mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=5)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="notes", text="what does Maya drink?", **ask))
-    for request in [
-        pb.RecallRequest(namespace="notes", text="what does Maya drink? \u2615", **ask),  # non-ASCII
-        pb.RecallRequest(namespace="notes", text="Leo's snack", required=["leo"], **ask),  # explicit names
-    ]:
-        assert not plannable(request)
-        same_on_both_ports(server, stubs, request, natively=False)
+    non_ascii = pb.RecallRequest(namespace="notes", text="what does Maya drink? \u2615", **ask)
+    assert not plannable(non_ascii)
+    same_on_both_ports(server, stubs, non_ascii, natively=False)
     closed = pb.RecallRequest(namespace="closed", text="Maya and coffee?", **ask)
     same_on_both_ports(server, stubs, closed)  # plans the closed namespace's shape
     # "drink" and "tea" name no concept there: the library maps such words by similarity
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="does Maya drink tea?", **ask), False)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="Leo with no peanuts", **ask), True)
+
+
+def test_explicit_names_are_the_questions_concepts_natively(server, stubs):
+    """What the MCP tool sends when the agent names the constraints: the names (bound by the
+    namespace's keys: any case or number, an alias) are the question's concepts, the text what it asks."""
+    ask = dict(namespace="notes", mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=5)
+    same_on_both_ports(
+        server, stubs, pb.RecallRequest(text="a snack for Leo", required=["leo"], forbidden=["peanut"], **ask)
+    )
+    labels = set()
+    for text, required, forbidden in (
+        ("a snack for Leo with no peanuts", ["Leo"], ["peanuts"]),
+        ("does Maya drink coffee?", ["maya"], ["tea"]),
+        ("what does Maya drink?", ["coffee"], ["maya"]),
+    ):
+        answer = same_on_both_ports(
+            server,
+            stubs,
+            pb.RecallRequest(text=text, required=required, forbidden=forbidden, **ask),
+            natively=True,
+        )
+        assert answer.parse.explicit
+        labels.update(hit.status for hit in answer.hits)
+    assert "CONFLICT" in labels  # maya forbidden: her notes contradict
+    refused = pb.RecallRequest(text="a snack", required=["wombat"], forbidden=["peanut"], **ask)
+    errors = []
+    for stub in stubs:
+        with pytest.raises(grpc.RpcError) as error:
+            stub.Recall(refused)
+        errors.append((error.value.code(), error.value.details()))
+    assert errors[0] == errors[1] and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_a_bad_answer_request_is_refused_alike_on_both_ports(server, stubs):

@@ -248,9 +248,10 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
         assert list(after.parse.required) == [word] and after.hits[0].id == f"new-{i}"
 
 
-def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stubs):
+def test_explicit_names_with_a_text_bind_natively(server, stubs):
     """What the MCP tool sends when the agent names the constraints: the text gives only the
-    similarity (its affirmative part); the names bind like a generic vector plan's."""
+    similarity (its affirmative part); the names bind like a generic vector plan's (any case or
+    number, an alias, a repeat), by the namespace's lookup keys."""
     shape = dict(include_context=True, top_k=5)
     first = pb.RecallRequest(namespace="closed", text="a dog on a sofa", required=["dog"], forbidden=["cat"], **shape)
     assert plannable(first)
@@ -268,6 +269,15 @@ def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stu
             natively=True,
         )
         assert answer.parse.explicit and list(answer.parse.required) == required
+    # a plural, another case, a repeat: bound as the library binds them
+    for required, forbidden in ((["dogs"], ["cat"]), (["Dog"], ["CATS"]), (["dog"], ["dog"])):
+        answer = same_on_both_ports(
+            server,
+            stubs,
+            pb.RecallRequest(namespace="closed", text="a dog", required=required, forbidden=forbidden, **shape),
+            natively=True,
+        )
+        assert list(answer.parse.required) == ["dog"]
     # another count of names: its own plan first
     two = pb.RecallRequest(namespace="closed", text="dog frisbee", required=["dog", "frisbee"], **shape)
     same_on_both_ports(server, stubs, two, natively=False)
@@ -277,14 +287,6 @@ def test_explicit_names_with_a_text_bind_natively_by_their_own_names(server, stu
         pb.RecallRequest(namespace="closed", text="cat sofa", required=["cat", "sofa"], **shape),
         natively=True,
     )
-    # a plural, another case, a repeat: the library resolves those
-    for required, forbidden in ((["dogs"], ["cat"]), (["Dog"], ["cat"]), (["dog"], ["dog"])):
-        same_on_both_ports(
-            server,
-            stubs,
-            pb.RecallRequest(namespace="closed", text="a dog", required=required, forbidden=forbidden, **shape),
-            natively=False,
-        )
     # an unknown name: the library's error, in its words, through either port
     refused_alike(
         stubs, pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], **shape)

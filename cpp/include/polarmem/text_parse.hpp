@@ -81,6 +81,8 @@ class ConceptKeys {
   void erase(const std::vector<std::string>& keys);
   void clear();
   std::size_t size() const;
+  // The concept a key names (nullopt: none).
+  std::optional<std::uint32_t> find(const std::string& key) const;
 
  private:
   friend ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
