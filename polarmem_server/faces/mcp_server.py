@@ -364,7 +364,8 @@ def kept_hits(hits, include_neutral: bool, answer_mode: bool = False) -> list:
 def context_with_ids(context: str, hits, kept) -> str:
     """The server's `[i] [Fact Check: ...]` context with each entry's item id, for the kept hits
     only (renumbered): `[1] (id: n4) [Fact Check: VERIFIED] ...`, so a model reading only the
-    text can observe, update or forget what it recalled."""
+    text can observe, update or forget what it recalled. What the server wrote before the
+    entries (answer mode's "(no verified evidence for: ...)") stays as it wrote it."""
     starts, position = [], 0
     for hit in hits:
         found = context.find(f"[{hit.rank}] [Fact Check: ", position)
@@ -372,6 +373,7 @@ def context_with_ids(context: str, hits, kept) -> str:
             return context  # not the shape expected: leave it as the server wrote it
         starts.append(found)
         position = found + 1
+    head = context[: starts[0]] if starts else context
     keep = {hit.rank for hit in kept}
     entries: list[str] = []
     for index, hit in enumerate(hits):
@@ -380,7 +382,7 @@ def context_with_ids(context: str, hits, kept) -> str:
         end = starts[index + 1] if index + 1 < len(starts) else len(context)
         body = context[starts[index] + len(f"[{hit.rank}] ") : end].rstrip("\n")
         entries.append(f"[{len(entries) + 1}] (id: {hit.id}) {body}")
-    return "\n".join(entries)
+    return head + "\n".join(entries)
 
 
 def _rpc_error(exc: grpc.RpcError) -> ToolError:
@@ -508,8 +510,6 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             constraints["did_you_mean"] = {u.name: list(u.did_you_mean) for u in parse.unknown_concepts}
         hits = kept_hits(response.hits, include_neutral, answer_mode=(mode or default_mode) == "answer")
         context = context_with_ids(response.context, response.hits, hits)
-        if response.answer_summary:
-            context = f"({response.answer_summary})\n{context}" if context else f"({response.answer_summary})"
         body = {
             "context": context,
             "mode_used": MODE_NAMES.get(response.mode_used, "hard"),

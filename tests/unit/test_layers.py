@@ -190,14 +190,19 @@ def test_the_checker_sees_an_upward_import(tmp_path):
 
 
 def test_hit_explanations_and_the_context_are_written_by_the_core_alone():
-    """A hit's reasons ("HAS(dog) p=0.91 τ=0.50 δ=0.10", "NOT_HAS(leash) source=text") and the
-    model's context entries ("[Fact Check: VERIFIED] ...") are written by the core
-    (cpp/src/hit_explanation.cpp, cpp/src/fact_check_context.cpp), which the library and the
+    """A hit's reasons ("HAS(dog) p=0.91 τ=0.50 δ=0.10", "NOT_HAS(leash) source=text"), the
+    model's context entries ("[Fact Check: VERIFIED] ..."), answer mode's labels ("VERIFIED: leo,
+    snack", "ANSWERS NO: NOT_HAS coffee", "SUPERSEDED by m-2 ...") and the context's heading
+    ("(no verified evidence for: ...)") are written by the core (cpp/src/hit_explanation.cpp,
+    fact_check_context.cpp, answer_labels.cpp, answer_recall.cpp), which the library and the
     compiled front both call (issue 51: one implementation of Recall's semantics). A Python
     module that formats them again is a second implementation to keep equal: this fails."""
     import re
 
-    writing = re.compile(r"""f["'][^"'\n]*(\) p=\{|\) source=\{|\[Fact Check: \{)""")
+    writing = re.compile(
+        r"""f["'][^"'\n]*(\) p=\{|\) source=\{|\[Fact Check: \{|no verified evidence for: \{|"""
+        r"""VERIFIED: \{|ANSWERS NO: \{|CONSTRAINT: \{|SUPERSEDED by \{|summary\}\))"""
+    )
     offenders = [
         f"{path.relative_to(PACKAGE_ROOT.parent)}:{number}"
         for path in sorted(PACKAGE_ROOT.rglob("*.py"))
