@@ -300,7 +300,6 @@ def parse_text(
 
 # ---- the agent's recall (cpp/include/polarmem/answer_recall.hpp; answer_recall.py and the front call it) ----
 
-SIMILAR_CANDIDATES: int
 AGENT_RULE: tuple[float, float, float]  # topic coverage, verified bonus, contradiction penalty
 
 # required / forbidden / uncertain: [(concept id, name)]; search(mode "off" | "hard", k, required ids,

@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
+#include <functional>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,7 +38,6 @@ using PyRead =
 }  // namespace
 
 void bind_answer(py::module_& m) {
-  m.attr("SIMILAR_CANDIDATES") = kSimilarCandidates;
   m.attr("AGENT_RULE") =
       py::make_tuple(kAgentRule.topic_coverage, kAgentRule.verified_bonus, kAgentRule.contradiction_penalty);
   m.def(

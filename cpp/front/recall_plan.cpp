@@ -6,14 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "polarmem/answer_recall.hpp"
 #include "polarmem/error.hpp"
@@ -176,6 +174,24 @@ std::optional<std::string> normal_form(const std::string& name) {
   return text::normalise_lowered(lowered);
 }
 
+// Whether `key` is the spaced form of a hyphenated key naming the same concept ("x ray" for
+// "x-ray", "e mail" for an alias "e-mail"): texts find it, the library's lookup does not. Every
+// way of hyphenating its spaces is tried (a key of more than eight spaces is taken as one).
+bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uint32_t id) {
+  std::vector<std::size_t> spaces;
+  for (std::size_t i = 0; i < key.size(); ++i)
+    if (key[i] == ' ') spaces.push_back(i);
+  if (spaces.size() > 8) return true;
+  for (std::uint32_t mask = 1; mask < (1u << spaces.size()); ++mask) {
+    std::string variant(key);
+    for (std::size_t j = 0; j < spaces.size(); ++j)
+      if (mask >> j & 1u) variant[spaces[j]] = '-';
+    const auto found = keys.find(variant);
+    if (found && *found == id) return true;
+  }
+  return false;
+}
+
 // The concept `name` binds to and that concept's name as the library writes it.
 std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
   const auto key = normal_form(name);
@@ -183,12 +199,9 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
   const auto id = binding.keys->find(*key);
   std::string own;
   if (!id || !binding.names->name(*id, &own)) return std::nullopt;
-  if (*key != own) {  // not the own name as written: an alias, another case or number, or a spaced form
+  if (*key != own) {  // not the own name as written: another case or number, an alias, a spaced form
     const auto own_key = normal_form(own);
-    if (!own_key) return std::nullopt;
-    std::string spaced(*own_key);
-    std::replace(spaced.begin(), spaced.end(), '-', ' ');
-    if (*key != *own_key && *key == spaced) return std::nullopt;
+    if (!own_key || (*key != *own_key && spaced_form(*binding.keys, *key, *id))) return std::nullopt;
   }
   return std::make_pair(*id, std::move(own));
 }
@@ -481,14 +494,15 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
     search.required = wanted.required;
     search.forbidden = wanted.forbidden;
     answer::Searched found;
-    auto allow = allowed(plan, request, wanted);
-    if (allow && allow->empty()) return found;  // nothing passes: no hits, no tiers
-    if (allow) search.allow = std::make_shared<const std::vector<std::int64_t>>(std::move(*allow));
     for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
       const auto generation = plan.ids->generation();
       if (generation % 2) continue;
       SearchResult result;
       try {
+        // The allow-list in this generation's slots, like the ids resolved below.
+        auto allow = allowed(plan, request, wanted);
+        if (allow && allow->empty()) return found;  // nothing passes: no hits, no tiers
+        if (allow) search.allow = std::make_shared<const std::vector<std::int64_t>>(std::move(*allow));
         result = plan.index->search(search);
       } catch (const Error&) {
         throw Declined{};
@@ -499,7 +513,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       found.tier_counts = result.tier_counts;
       for (std::size_t i = 0; i < ids.size(); ++i) {
         if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
-        slot_of.emplace(ids[i], result.slots[i]);
+        slot_of.insert_or_assign(ids[i], result.slots[i]);  // read where it was seen last
         found.hits.emplace_back(std::move(ids[i]), result.scores[i]);
       }
       return found;

@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "polarmem/index.hpp"
@@ -25,7 +24,8 @@
 namespace polarmem::front {
 
 // A namespace's concept names by id (as the library names them: the name each was written
-// with), growing as the library appends concepts; shared by the namespace's text plans.
+// with), growing as the library appends concepts; shared by the namespace's text plans and the
+// explicit names its generic plans bind.
 class ConceptNames {
  public:
   explicit ConceptNames(std::vector<std::string> names) : names_(std::move(names)) {}
@@ -119,7 +119,8 @@ std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallReques
 // way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a
 // metadata filter no item passes: the library says so in mode_reason; for a text plan also a
 // text the compiled tokenizer declines, a word the library would map by similarity, a concept
-// or context budget the front cannot name or check):
+// or context budget the front cannot name or check; for an answer plan a candidate whose record
+// or concept name the core does not hold, a search the core refuses):
 // the caller then hands it to the library, which answers it (or explains the error) itself.
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response);
 

@@ -2,7 +2,6 @@
 #include "polarmem/answer_recall.hpp"
 
 #include <algorithm>
-#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -100,8 +99,8 @@ Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& que
                        const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule) {
   const Terms terms = question_terms(question);
   Recalled recalled;
-  // Each candidate once, where it was first found (every search scores the same vector, so any
-  // sighting's similarity is the note's).
+  // Each candidate once, where it was first found, with its last sighting's similarity (every
+  // search scores the same vector, so they agree wherever a backend's scores are exact).
   std::vector<std::string> ids;
   std::vector<float> similarity;
   std::unordered_map<std::string, std::size_t> seen;
@@ -111,7 +110,11 @@ Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& que
     if (first) recalled.tier_counts = found.tier_counts;
     first = false;
     for (auto& [id, score] : found.hits) {
-      if (!seen.emplace(id, ids.size()).second) continue;
+      const auto [at, added] = seen.emplace(id, ids.size());
+      if (!added) {
+        similarity[at->second] = score;
+        continue;
+      }
       ids.push_back(std::move(id));
       similarity.push_back(score);
     }

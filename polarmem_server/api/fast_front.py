@@ -176,9 +176,9 @@ class FastFrontHost:
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
         """A write changed what the namespace's plans depend on (ChangeLock, which calls this
         before letting its lock go): ``appended`` holds the concepts it only appended; None drops
-        every plan, the vocabulary and the names. A namespace with text plans (it has a names
-        table) gets the compiled parse's keys brought up to date first, so a text naming a new
-        concept is parsed as the concept as soon as its write returns."""
+        every plan, the names and the keys. A namespace the front holds names for (its text plans
+        parse, its generic plans bind by the compiled keys) gets the keys brought up to date
+        first, so a text or a name naming a new concept binds it as soon as its write returns."""
         if appended is None:
             self.plans.forget(namespace)
             return

@@ -41,8 +41,8 @@ class ChangeLock:
     A write that only appended concepts (new ids, nothing else) keeps the plans too: each name a
     plan resolved still resolves to the same id (Vocabulary.rewrites), so the same core search
     and parse follow. The listeners get the new concepts (``Vocabulary.appended_since``: their
-    own names, to bind them in generic plans, and all their names, to name them in text plans'
-    answers; and a way to bring the compiled parse's keys up to date), and drop the plans whose
+    names, to name them in answers, and a way to bring the compiled keys up to date, by which the
+    front parses texts and binds explicit names), and drop the plans whose
     answer reads the whole vocabulary (the names a Recall skipped as unknown, which may be
     concepts now, and their suggestions). Any other change, or ``invalidate()`` (a deletion),
     drops all of them: the listeners get None. Without listeners (no front) nothing is computed.

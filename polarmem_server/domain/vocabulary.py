@@ -221,9 +221,11 @@ class Vocabulary:
         # Every key anew; _append_keys does the same for appended concepts alone (tested equal).
         table = dict(self._ids)
         for alias, target in list(self._aliases.items()):
-            if target in table:
-                table[alias] = table[target]
-            else:  # as lookup(): an alias of no concept names nothing, even a concept of its own
+            # as lookup(): one step, to a concept's own key (an alias of an alias names nothing),
+            # and an alias of no concept names nothing, even where it is a concept of its own
+            if target in self._ids:
+                table[alias] = self._ids[target]
+            else:
                 table.pop(alias, None)
         for key, concept_id in list(table.items()):
             spaced = _spaced(key)

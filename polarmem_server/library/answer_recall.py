@@ -27,7 +27,8 @@ from polarmem_server.library.recall import (
 from polarmem_server.storage.backend import Backend
 
 # The rule the core runs (cpp/include/polarmem/answer_recall.hpp kAgentRule says how it was
-# chosen); benchmarks/agent_memory_sweep.py sweeps other values through these names.
+# chosen). benchmarks/agent_memory_sweep.py sweeps other values through these names in process;
+# the compiled front always runs kAgentRule, so a server never changes them.
 TOPIC_COVERAGE, VERIFIED_BONUS, CONTRADICTION_PENALTY = _core.AGENT_RULE
 
 

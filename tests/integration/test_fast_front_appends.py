@@ -1,6 +1,7 @@
 """The compiled Recall front when a write only appends concepts (an open vocabulary's new words):
 a real server with the front on its address, gRPC clients on it and on the library's private socket. Appending keeps the plans
-(every name resolves as before) and binds the new concepts' own names in generic plans; the
+(every name resolves as before) and binds the new concepts in generic plans by the keys the
+write pushed; the
 plans whose answer reads the whole vocabulary (names skipped as unknown) go; every other change
 of what plans depend on still drops them all. Each answer the front gives itself must be the
 library's, byte for byte (test_fast_front.py covers the rest of the front)."""

@@ -76,6 +76,11 @@ def test_an_alias_of_no_concept_names_nothing_in_the_compiled_keys_either():
     assert ns.vocabulary.lookup("kitty") is None
     parsed = _core.parse_text(b"a kitty", ns.vocabulary.compiled_keys(), CLINICAL.compiled)
     assert parsed[0] == [] and [term[0] for term in parsed[1]] == ["kitty"]
+    # nor does an alias of an alias: lookup resolves one step, to a concept's own key
+    chained, _ = namespace(aliases={"doggy": "dog", "puppy": "doggy"})
+    assert chained.vocabulary.lookup("puppy") is None and chained.vocabulary.lookup("doggy") == 0
+    parsed = _core.parse_text(b"a puppy and a doggy", chained.vocabulary.compiled_keys(), CLINICAL.compiled)
+    assert [mention[0] for mention in parsed[0]] == [0] and [term[0] for term in parsed[1]] == ["puppy"]
 
 
 def test_other_changes_drop_plans():
