@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "polarmem/error.hpp"
+#include "polarmem/strict_merge.hpp"
 #include "polarmem/tier_table.hpp"
 
 namespace polarmem {
@@ -574,11 +575,18 @@ bool Index::absence_verified(std::int64_t slot, const std::vector<std::uint32_t>
   return true;
 }
 
-// Strict ranks by (tier, verified, flags, rank value). Any item of its top k is in the hard top
-// k (everything ranked above it there is above it here too) or in the hard top k among verified
-// items, so merging those two searches is exact; when the hard top k is verified throughout it
-// is already the answer and the second search is skipped. Both run under one read lock, so a
-// write cannot fall between them. Tier counts are the hard search's (the eligible items).
+namespace {
+
+strict::Row strict_row(const SearchResult& from, std::size_t i, bool verified) {
+  return {from.slots[i],  from.tiers[i],
+          verified,       from.confidence.empty() ? std::int8_t{0} : from.confidence[i],
+          from.scores[i], from.rank_scores.empty() ? from.scores[i] : from.rank_scores[i]};
+}
+
+}  // namespace
+
+// Strict's two hard searches merged by the one merge (strict_merge.hpp), both under one read
+// lock, so a write cannot fall between them. Tier counts are the hard search's (the eligible items).
 SearchResult Index::search_strict(const SearchRequest& request) const {
   SearchRequest hard = request;
   hard.mode = SearchMode::kHard;
@@ -587,11 +595,11 @@ SearchResult Index::search_strict(const SearchRequest& request) const {
   std::shared_lock lock(mutex_);
   bind(first);
   SearchResult result = run_prepared(first);
-  std::vector<bool> verified;
-  for (const std::int64_t slot : result.slots) verified.push_back(absence_verified(slot, request.forbidden));
-  if (request.forbidden.empty() || std::all_of(verified.begin(), verified.end(), [](bool v) { return v; })) {
-    return result;
+  std::vector<strict::Row> hard_rows;
+  for (std::size_t i = 0; i < result.slots.size(); ++i) {
+    hard_rows.push_back(strict_row(result, i, absence_verified(result.slots[i], request.forbidden)));
   }
+  if (!strict::needs_verified_search(!request.forbidden.empty(), hard_rows)) return result;
   bind(verified_only);  // the concept ids were checked by the first bind
   std::vector<std::uint64_t>& allow = verified_only.allow_words;
   if (allow.empty()) allow.assign(verified_only.word_count, ~std::uint64_t{0});
@@ -600,44 +608,16 @@ SearchResult Index::search_strict(const SearchRequest& request) const {
   }
   verified_only.tiers.allow = allow.data();
   const SearchResult more = run_prepared(verified_only);
+  std::vector<strict::Row> more_rows;
+  for (std::size_t i = 0; i < more.slots.size(); ++i) more_rows.push_back(strict_row(more, i, true));
 
-  struct Row {
-    std::int64_t slot;
-    std::int8_t tier;
-    bool verified;
-    std::int8_t flags;
-    float score;
-    float rank_value;  // what the hard order ranked by within (tier, flags)
-  };
-  std::vector<Row> rows;
-  std::vector<std::int64_t> in_hard(result.slots);  // sorted: k may be 10,000
-  std::sort(in_hard.begin(), in_hard.end());
-  // `verified_of(i)`: whether the i-th hit of `from` is verified (every hit of the second search is).
-  auto add_rows = [&](const SearchResult& from, auto verified_of, const std::vector<std::int64_t>& skip) {
-    for (std::size_t i = 0; i < from.slots.size(); ++i) {
-      if (std::binary_search(skip.begin(), skip.end(), from.slots[i])) continue;
-      rows.push_back(Row{from.slots[i], from.tiers[i], verified_of(i),
-                         from.confidence.empty() ? std::int8_t{0} : from.confidence[i], from.scores[i],
-                         from.rank_scores.empty() ? from.scores[i] : from.rank_scores[i]});
-    }
-  };
-  add_rows(result, [&](std::size_t i) { return static_cast<bool>(verified[i]); }, {});
-  add_rows(more, [](std::size_t) { return true; }, in_hard);
-  // Stable: equal keys keep the hard list's order first, then the verified search's.
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    if (a.tier != b.tier) return a.tier > b.tier;
-    if (a.verified != b.verified) return a.verified;
-    if (a.flags != b.flags) return a.flags > b.flags;
-    return a.rank_value > b.rank_value;
-  });
-  if (rows.size() > request.k) rows.resize(request.k);
   SearchResult merged;
   merged.tier_counts = result.tier_counts;
   merged.scored = result.scored + more.scored;
   merged.reranked = result.reranked + more.reranked;
   merged.approximate = result.approximate || more.approximate;
-  for (const Row& row : rows) {
-    merged.slots.push_back(row.slot);
+  for (const strict::Row& row : strict::merge(std::move(hard_rows), more_rows, request.k)) {
+    merged.slots.push_back(row.key);
     merged.tiers.push_back(row.tier);
     merged.scores.push_back(row.score);
     if (!result.confidence.empty()) merged.confidence.push_back(row.flags);

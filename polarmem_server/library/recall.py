@@ -25,7 +25,8 @@ Modes:
   Computed from two searches — the hard top ``k`` and the hard top ``k`` among verified
   items — merged; the strict top ``k`` is always inside their union. The local backend's core
   does that in one call under one lock (``SearchRequest.mode`` "strict"), which also lets the
-  compiled front replay it; a backend without ``searches_strict`` (Milvus) is merged here.
+  compiled front replay it; a backend without ``searches_strict`` (Milvus) has its two searches
+  merged by the same core merge (cpp/include/polarmem/strict_merge.hpp).
 * confidence within tiers (``RecallQuery.confidence``: thresholds ``present_above`` / ``absent_below``
   and weights ``present_weight`` / ``absent_weight``, set by the namespace's rule or
   ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` (except
@@ -427,13 +428,10 @@ def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> H
 def _strict(
     backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int, exclude: bool, explain: bool = True
 ) -> tuple[list[Hit], dict[str, int]]:
-    """Strict for a backend that cannot search it in one call (Milvus; the local backend's core
-    does this same merge itself, Index::search_strict).
-    Ranks by (s_log, every forbidden concept verified NOT_HAS, confidence flags, s_sem). Any item of the strict
-    top k is in the hard top k (everything ranked above it there is above it here too) or in the
-    hard top k among verified items, so merging those two searches is exact. When the hard top k
-    is verified throughout, it is already the strict top k, and the second search is skipped.
-    Absence is verified from the records (explain) or from the index's states (no explain)."""
+    """Strict for a backend that cannot search it in one call (Milvus): its two hard searches,
+    merged by the core's strict merge (cpp/include/polarmem/strict_merge.hpp), the one the local
+    index runs under its lock. Absence is verified from the records (explain) or from the
+    index's states (no explain)."""
     forbidden = plan.forbidden
     if explain:
 
@@ -447,21 +445,31 @@ def _strict(
         def rows_of(found: SearchResult) -> list:
             return [(hit, None, _hit_from_states(namespace, hit, plan).absence_verified) for hit in found.hits]
 
+    keys: dict[str, int] = {}  # the core's key for each item
+
+    def core_rows(rows: list) -> list:
+        return [
+            (keys.setdefault(hit.item_id, len(keys)), hit.tier, verified, hit.confidence, hit.rank_value)
+            for hit, _, verified in rows
+        ]
+
     hard = search("hard", k, exclude)
     rows = rows_of(hard)
-    if forbidden and not all(row[2] for row in rows):
-        seen = {row[0].item_id for row in rows}
-        rows += [row for row in rows_of(search("hard", k, exclude, absent_verified=True)) if row[0].item_id not in seen]
-        # stable: equal keys keep the backend's order (hard list first); confidence flags (0
-        # without them) and weights (rank_value: s_sem without them) order within (tier,
-        # verified) as the backend's hard order does
-        rows.sort(key=lambda row: (-row[0].tier, not row[2], -row[0].confidence, -row[0].rank_value))
+    hard_rows = core_rows(rows)
+    merged = rows  # verified throughout (or nothing forbidden): the hard top k is strict's
+    if _core.strict_needs_verified_search(bool(forbidden), hard_rows):
+        more = rows_of(search("hard", k, exclude, absent_verified=True))
+        verified_rows = core_rows(more)
+        by_key = dict(zip([row[0] for row in hard_rows], rows))
+        for key, row in zip([r[0] for r in verified_rows], more):
+            by_key.setdefault(key, row)
+        merged = [by_key[key] for key in _core.strict_merge(hard_rows, verified_rows, k)]
     if explain:
         out = [
-            explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in rows[:k]
+            explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in merged
         ]
     else:
-        out = [_hit_from_states(namespace, hit, plan) for hit, _, _ in rows[:k]]
+        out = [_hit_from_states(namespace, hit, plan) for hit, _, _ in merged]
     return out, dict(hard.tier_counts)
 
 
