@@ -324,6 +324,14 @@ def answer_recall(
 ) -> tuple[list[tuple[int, float, int, str, str, str, list[str], list[str], bool]], str, tuple[int, int, int]]: ...
 def headed_context(summary: str, context: str) -> str: ...
 
+# ---- strict's merge (cpp/include/polarmem/strict_merge.hpp; recall.py calls it for Milvus) ----
+
+# rows: (key, tier, verified, confidence flags, rank value)
+def strict_needs_verified_search(has_forbidden: bool, hard: Sequence[tuple[int, int, bool, int, float]]) -> bool: ...
+def strict_merge(
+    hard: Sequence[tuple[int, int, bool, int, float]], verified: Sequence[tuple[int, int, bool, int, float]], k: int
+) -> list[int]: ...
+
 # ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
 
 # names: the query's concepts, the first `required` required, the rest forbidden; cited: per concept
