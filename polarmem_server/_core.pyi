@@ -332,6 +332,21 @@ def strict_merge(
     hard: Sequence[tuple[int, int, bool, int, float]], verified: Sequence[tuple[int, int, bool, int, float]], k: int
 ) -> list[int]: ...
 
+# ---- the recency term (cpp/include/polarmem/recency.hpp; library/recency.py calls it) ----
+
+# search(c) -> ([(id, tier, s_sem)], (conflict, neutral, entailed)); read(ids) -> [stamp ms or None].
+# Returns (ids in rank order, the first search's tier counts, candidates asked last, exact, description).
+def rank_with_recency(
+    k: int,
+    tiered: bool,
+    half_life_s: float,
+    weight: float,
+    now_ms: int,
+    search: Callable[[int], tuple[list[tuple[str, int, float]], tuple[int, int, int]]],
+    read: Callable[[list[str]], Sequence[int | None]],
+    max_candidates: int = ...,
+) -> tuple[list[str], tuple[int, int, int], int, bool, str]: ...
+
 # ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
 
 # names: the query's concepts, the first `required` required, the rest forbidden; cited: per concept

@@ -10,7 +10,7 @@ as the library gave it. After answering a Recall the front handed over, the libr
 *plan* for the request's shape (every field but the vector values) when the shape is one the
 front can replay exactly:
 
-* no context, no full items, no suppressed hits, no recency term (recency.py reads records and
+* no context, no full items, no suppressed hits, no recency term (its ranking, recency.hpp, reads records and
   may search more than once);
 * explanations (the default) are made from the hits' stored records, which the core holds by
   slot (storage/local/namespace_index.py: set as items are written, filled as the library reads

@@ -44,8 +44,8 @@ Modes:
   used and the reason are returned.
 
 Recency (opt-in, ``hard`` and ``off``): with ``RecallQuery.recency_half_life_s`` items rank
-within each tier by s_sem + recency_weight x 2^(-age / half-life); recency.py finds that top k
-exactly.
+within each tier by s_sem + recency_weight x 2^(-age / half-life); the core finds that top k
+exactly (recency.hpp, through recency.py).
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             for hit, record in ranked.rows
         ]
         result.tier_counts = ranked.tier_counts
-        result.mode_reason = recency.describe(ranked, query.recency_half_life_s, query.recency_weight)
+        result.mode_reason = ranked.description
     else:
         found = search(chosen, k, exclude)
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)

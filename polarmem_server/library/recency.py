@@ -2,16 +2,11 @@
 that sets ``recency_half_life_s``).
 
 Within each tier an item ranks by ``s_sem + recency_weight * 2^(-age / half_life)``, where age
-is now minus the item's ``updated_ms`` (``created_ms`` when never updated), never negative. The
-tier still comes first (``hard``; ``off`` has one tier), so a recent contradicting note never
-passes an older consistent one. Ties keep the core's order (tier, s_sem, then the lower slot).
-
-Exact, not a re-sort of the core's top k: the core returns candidates ordered by (tier, s_sem);
-with the top ``c`` of them (first ``c = 4k``) and their records read in one multi-get, the k-th
-best final value is final when its tier is exhausted among the candidates, or when the last
-candidate's s_sem + recency_weight is at most that value (an item not retrieved has s_sem at
-most the last one's and a recency factor at most 1, so it cannot pass). Otherwise ``c``
-doubles, up to the eligible items (``tier_counts``) and the core's MAX_TOP_K.
+is now minus the item's ``updated_ms`` (``created_ms`` when never updated), never negative; the
+tier still comes first, and the result is exact, not a re-sort of the core's top k. The core
+decides it (cpp/include/polarmem/recency.hpp says how): here the backend runs the searches it
+asks for (its top ``c`` candidates, ``c`` growing until the top k is proven) and reads the
+candidates' records, from which the core takes their stamps.
 """
 
 from __future__ import annotations
@@ -20,30 +15,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.library import writes
+from polarmem_server import _core
 from polarmem_server.index import MAX_TOP_K
+from polarmem_server.library import writes
 from polarmem_server.storage.backend import Backend, SearchHit, SearchResult
-
-FIRST_CANDIDATES_PER_HIT = 4
 
 
 @dataclass(frozen=True)
 class Ranked:
     """The recency top k in rank order, the first search's tier counts, how many candidates
-    the last search asked for, and whether the result is proven exact (False only when the
-    core's MAX_TOP_K candidates could not prove it)."""
+    the last search asked for, whether the result is proven exact (False only when the core's
+    MAX_TOP_K candidates could not prove it), and what mode_reason says of it."""
 
     rows: list[tuple[SearchHit, records_pb2.ItemRecord]]
     tier_counts: dict[str, int]
     candidates: int
     exact: bool
-
-
-def recency_factor(record: records_pb2.ItemRecord, now_ms: int, half_life_s: float) -> float:
-    """2^(-age / half_life), age from updated_ms (created_ms when never updated), never negative."""
-    stamp = record.updated_ms or record.created_ms
-    age_s = max(0, now_ms - stamp) / 1000.0
-    return 2.0 ** (-age_s / half_life_s)
+    description: str
 
 
 def rank_with_recency(
@@ -56,46 +44,31 @@ def rank_with_recency(
     weight: float,
     now_ms: int | None = None,
 ) -> Ranked:
-    """The exact top k by (tier, s_sem + weight * recency factor) (the module docstring).
-    `search(c)` is the core's top c by (tier, s_sem) (`tiered` False: by s_sem, one tier)."""
+    """The exact top k by (tier, s_sem + weight * recency factor). `search(c)` is the core's top
+    c by (tier, s_sem) (`tiered` False: by s_sem, one tier)."""
     now = writes.now_ms() if now_ms is None else now_ms
-    c = min(FIRST_CANDIDATES_PER_HIT * k, MAX_TOP_K)
-    tier_counts: dict[str, int] | None = None
-    while True:
+    seen: dict[str, tuple[SearchHit, records_pb2.ItemRecord]] = {}  # the last search's, by id
+    hits: dict[str, SearchHit] = {}
+
+    def run(c: int):
         found = search(c)
-        if tier_counts is None:
-            tier_counts = dict(found.tier_counts)
-        records = backend.get_items(ns, [hit.item_id for hit in found.hits]) if found.hits else []
-        rows = []
-        for position, (hit, record) in enumerate(zip(found.hits, records)):
-            if record is None:  # forgotten since the search
-                continue
-            final = float(hit.score) + weight * recency_factor(record, now, half_life_s)
-            rows.append(((hit.tier if tiered else 0), final, position, hit, record))
-        rows.sort(key=lambda row: (-row[0], -row[1], row[2]))
-        top = rows[:k]
-        eligible = sum(tier_counts.values())
-        if len(found.hits) < c or c >= eligible or _proven(found.hits, top, k, tiered, weight):
-            return Ranked([(row[3], row[4]) for row in top], tier_counts, c, True)
-        if c >= MAX_TOP_K:
-            return Ranked([(row[3], row[4]) for row in top], tier_counts, c, False)
-        c = min(2 * c, MAX_TOP_K, max(eligible, k))
+        hits.clear()
+        hits.update((hit.item_id, hit) for hit in found.hits)
+        tiers = found.tier_counts
+        return [(hit.item_id, hit.tier, hit.score) for hit in found.hits], (
+            tiers["conflict"],
+            tiers["neutral"],
+            tiers["entailed"],
+        )
 
+    def read(ids: list[str]) -> list[int | None]:
+        records = backend.get_items(ns, ids)
+        seen.clear()
+        seen.update((item_id, (hits[item_id], r)) for item_id, r in zip(ids, records) if r is not None)
+        return [None if r is None else (r.updated_ms or r.created_ms) for r in records]
 
-def _proven(hits: list[SearchHit], top: list, k: int, tiered: bool, weight: float) -> bool:
-    """Whether no item beyond the last candidate can enter the top k (the module docstring)."""
-    if len(top) < k:
-        return False  # records went missing: ask for more
-    tier, kth_final = top[-1][0], top[-1][1]
-    last = hits[-1]
-    if (last.tier if tiered else 0) != tier:
-        return True  # the k-th item's tier ended among the candidates
-    return float(last.score) + weight <= kth_final
-
-
-def describe(ranked: Ranked, half_life_s: float, weight: float) -> str:
-    """What mode_reason says of a recency recall."""
-    said = f"within tiers: s_sem + {weight:g} x 2^(-age / {half_life_s:g} s)"
-    if not ranked.exact:
-        said += f"; not proven exact: the core's top {ranked.candidates} candidates did not settle the top k"
-    return said
+    ids, (conflict, neutral, entailed), candidates, exact, description = _core.rank_with_recency(
+        k, tiered, half_life_s, weight, now, run, read, MAX_TOP_K
+    )
+    tier_counts = {"conflict": conflict, "neutral": neutral, "entailed": entailed}
+    return Ranked([seen[item_id] for item_id in ids], tier_counts, candidates, exact, description)
