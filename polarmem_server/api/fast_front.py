@@ -10,8 +10,8 @@ as the library gave it. After answering a Recall the front handed over, the libr
 *plan* for the request's shape (every field but the vector values) when the shape is one the
 front can replay exactly:
 
-* no context, no full items, no suppressed hits, no recency term (its ranking, recency.hpp, reads records and
-  may search more than once);
+* no context, no full items, no suppressed hits, no recency term (its ranking, recency.hpp,
+  reads records and may search more than once);
 * explanations (the default) are made from the hits' stored records, which the core holds by
   slot (storage/local/namespace_index.py: set as items are written, filled as the library reads
   them): a hit whose record the core does not hold yet sends the call to the library;
@@ -30,9 +30,9 @@ A shape whose concepts each bound to one (none skipped as unknown) is also publi
 *generic* shape: the same request with any concepts of the namespace's vocabulary, as many
 required and forbidden, bound by the namespace's lookup keys (its compiled keys, which the parse
 reads too: any case or number of a concept's name, or an alias; repeats count once; an ASCII
-name only). The next Recall of either is answered by the front from the core: the same core request with the new vectors (and concept ids), the
-hits' ids from the core's ItemIds, their concept states from the index, and the library's parse
-/ mode_used / mode_reason. A write that changes what plans depend on (settings, rule, an
+name only). The next Recall of either is answered by the front from the core: the same core
+request with the new vectors (and concept ids), the hits' ids from the core's ItemIds, their
+concept states from the index, and the library's parse / mode_used / mode_reason. A write that changes what plans depend on (settings, rule, an
 alias) or deletes the namespace drops its plans, names and keys (domain/namespace.py
 ChangeLock), so a plan never outlives what it was made from, and a plan is published only if no
 such write ran while the library answered. Item writes that name known concepts keep the plans:
