@@ -339,63 +339,6 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
   return false;
 }
 
-// A text query as the library plans it (recall.py plan_query, run_recall): the parse's
-// affirmed concepts required, its negated ones forbidden, its content words that name no
-// concept reported as unknown (or, with explicit names, the concepts bind() bound), and the
-// text's affirmative part embedded for similarity.
-bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  const TextPath& path = *generic.text;
-  std::optional<std::size_t> budget;
-  if (request.include_context() && !(budget = context_budget(request))) return false;
-  const std::string& query = request.text();
-  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
-  // With explicit names the text only gives the similarity (its affirmative part): its unknown
-  // words are not looked at, as in the library.
-  const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
-  if (!explicit_names && !parsed.unknown.empty() && !path.open_vocabulary) return false;
-
-  RecallPlan plan = generic;
-  if (!explicit_names) {  // the parse decides the concepts; explicit names were bound already (bind())
-    plan.request.required.clear();
-    plan.request.forbidden.clear();
-    plan.concept_names.clear();
-    auto* parse = response->mutable_parse();
-    const auto polarity = text::polarity(parsed.mentions);
-    std::string name;
-    for (const bool negated : {false, true}) {  // required first, then forbidden, each in order of mention
-      for (const auto& [concept_id, is_negated] : polarity) {
-        if (is_negated != negated) continue;
-        if (!path.names->name(concept_id, &name)) return false;
-        (negated ? plan.request.forbidden : plan.request.required).push_back(concept_id);
-        negated ? parse->add_forbidden(name) : parse->add_required(name);
-        plan.concept_names.push_back(name);
-      }
-    }
-    for (const auto& term : parsed.unknown) {
-      if (!term.uncertain) parse->add_unknown(term.word);  // as recall.py: a word given no state asks nothing
-    }
-    plan.state_concepts = plan.request.required;
-    plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
-    plan.required_count = plan.request.required.size();
-  }
-
-  // Mode off is plain similarity: the whole text, as recall.py embeds it.
-  const std::string affirmative =
-      plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
-  std::vector<std::int32_t> tokens;
-  if (!path.tokenizer->encode(affirmative.empty() ? query : affirmative, &tokens)) return false;
-  auto& term = plan.request.vectors.front();
-  term.values.resize(path.encoder->dim());
-  try {
-    path.encoder->encode(tokens, term.values.data());
-  } catch (const Error&) {
-    return false;  // the library states the error in its own words
-  }
-  SearchRequest search = std::move(plan.request);
-  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
-                       response);
-}
-
 // Thrown by an answer-mode search or read the front cannot complete: the library answers the call.
 struct Declined {};
 
@@ -407,36 +350,12 @@ answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
   return c;
 }
 
-// The slots of `request`'s metadata filter, less those on which a forbidden concept is not
-// verified absent (`absent_verified`), as the library's backend makes them (storage/local/backend.py
-// search); nothing: no allow-list.
-std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan, const v1::RecallRequest& request,
-                                                 const answer::CandidateSearch& wanted) {
-  std::optional<std::vector<std::int64_t>> allow;
-  if (request.metadata_equals_size() > 0) {
-    if (!plan.metadata) throw Declined{};
-    const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
-    allow = plan.metadata->matching(pairs);
-    std::sort(allow->begin(), allow->end());
-  }
-  if (wanted.absent_verified) {
-    std::vector<std::int64_t> verified = plan.index->slots_with({}, wanted.forbidden);
-    std::sort(verified.begin(), verified.end());
-    if (allow) {
-      std::vector<std::int64_t> both;
-      std::set_intersection(verified.begin(), verified.end(), allow->begin(), allow->end(), std::back_inserter(both));
-      verified = std::move(both);
-    }
-    allow = std::move(verified);
-  }
-  return allow;
-}
-
-// The question's concepts and words as the library's plan_query reads a text with no explicit
-// names; false when the library would read it otherwise (a closed vocabulary maps a word that
-// names no concept to the most similar concept) or a name is not in the names table yet.
-bool parsed_question(const TextPath& path, const std::string& query, answer::ParsedQuestion* question) {
-  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+// The concepts and words of a parsed text with no explicit names, as the library's plan_query
+// reads them: affirmed concepts required and negated ones forbidden, each in order of mention,
+// words that name no concept asked (or, said with no state, uncertain), the proper names; false
+// when the library would read it otherwise (a closed vocabulary maps an asked word that names no
+// concept to the most similar concept) or a name is not in the names table yet.
+bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question) {
   try {
     for (const auto& term : parsed.unknown) {
       if (!term.uncertain && !path.open_vocabulary) return false;
@@ -456,6 +375,80 @@ bool parsed_question(const TextPath& path, const std::string& query, answer::Par
   return true;
 }
 
+// `text` embedded by the namespace's compiled tokenizer and encoder into `values`; false when
+// the tokenizer declines the text or the encoder refuses it (the library says why).
+bool embed(const TextPath& path, const std::string& text, std::vector<float>* values) {
+  std::vector<std::int32_t> tokens;
+  if (!path.tokenizer->encode(text, &tokens)) return false;
+  values->resize(path.encoder->dim());
+  try {
+    path.encoder->encode(tokens, values->data());
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
+// A text query as the library plans it (recall.py plan_query, run_recall): the parse's
+// affirmed concepts required, its negated ones forbidden, its content words that name no
+// concept reported as unknown (or, with explicit names, the concepts bind() bound), and the
+// text's affirmative part embedded for similarity.
+bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath& path = *generic.text;
+  std::optional<std::size_t> budget;
+  if (request.include_context() && !(budget = context_budget(request))) return false;
+  const std::string& query = request.text();
+  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+  RecallPlan plan = generic;
+  // With explicit names (bound by bind()) the text only gives the similarity (its affirmative
+  // part): its unknown words are not looked at, as in the library.
+  if (request.required_size() == 0 && request.forbidden_size() == 0) {
+    answer::ParsedQuestion question;
+    if (!question_of(path, parsed, &question)) return false;
+    plan.request.required.clear();
+    plan.request.forbidden.clear();
+    plan.concept_names.clear();
+    auto* parse = response->mutable_parse();
+    for (const auto& c : question.required) {
+      plan.request.required.push_back(c.id);
+      parse->add_required(c.name);
+      plan.concept_names.push_back(c.name);
+    }
+    for (const auto& c : question.forbidden) {
+      plan.request.forbidden.push_back(c.id);
+      parse->add_forbidden(c.name);
+      plan.concept_names.push_back(c.name);
+    }
+    for (const auto& word : question.unknown) parse->add_unknown(word);  // a word said with no state asks nothing
+    plan.state_concepts = plan.request.required;
+    plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
+    plan.required_count = plan.request.required.size();
+  }
+
+  // Mode off is plain similarity: the whole text, as recall.py embeds it.
+  const std::string affirmative =
+      plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
+  if (!embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors.front().values)) return false;
+  SearchRequest search = std::move(plan.request);
+  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
+                       response);
+}
+
+// A search's allow-list as the library's backend makes it (storage/local/backend.py search): the
+// slots of the call's metadata filter (`filtered`; nothing: no filter), less those on which a
+// forbidden concept is not verified absent (`absent_verified`); nothing: no allow-list. Both
+// lists come in slot order.
+std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan,
+                                                 const std::optional<std::vector<std::int64_t>>& filtered,
+                                                 const answer::CandidateSearch& wanted) {
+  if (!wanted.absent_verified) return filtered;
+  std::vector<std::int64_t> verified = plan.index->slots_with({}, wanted.forbidden);
+  if (!filtered) return verified;
+  std::vector<std::int64_t> both;
+  std::set_intersection(verified.begin(), verified.end(), filtered->begin(), filtered->end(), std::back_inserter(both));
+  return both;
+}
+
 // An answer-mode question (answer_recall.hpp) as the library asks it (answer_recall.py
 // run_answer): the text parsed and bound as plan_query binds it, the whole text embedded, the
 // core's searches run on the namespace's index and the candidates read from its records.
@@ -472,20 +465,18 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       auto& side = i < plan.required_count ? question.required : question.forbidden;
       side.push_back({plan.state_concepts[i], plan.concept_names[i]});
     }
-  } else if (!parsed_question(path, query, &question)) {
+  } else if (!question_of(path, text::parse(query, *path.keys, *path.triggers), &question)) {
     return false;
   }
 
-  std::vector<std::int32_t> tokens;
-  if (!path.tokenizer->encode(query, &tokens)) return false;
-  SearchRequest base = plan.request;
-  base.vectors.front().values.resize(path.encoder->dim());
-  try {
-    path.encoder->encode(tokens, base.vectors.front().values.data());
-  } catch (const Error&) {
-    return false;
-  }
+  SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
+  if (!embed(path, query, &base.vectors.front().values)) return false;
 
+  if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
+  const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
+  // The metadata filter's slots, made once per slot generation (every search of a call shares them).
+  std::optional<std::vector<std::int64_t>> filtered;
+  std::uint64_t filtered_generation = 1;  // odd: none made yet
   std::unordered_map<std::string, std::int64_t> slot_of;  // each candidate's slot when it was found
   const answer::RunSearch run = [&](const answer::CandidateSearch& wanted) {
     SearchRequest search = base;
@@ -500,7 +491,11 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       SearchResult result;
       try {
         // The allow-list in this generation's slots, like the ids resolved below.
-        auto allow = allowed(plan, request, wanted);
+        if (!pairs.empty() && filtered_generation != generation) {
+          filtered = plan.metadata->matching(pairs);
+          filtered_generation = generation;
+        }
+        auto allow = allowed(plan, filtered, wanted);
         if (allow && allow->empty()) return found;  // nothing passes: no hits, no tiers
         if (allow) search.allow = std::make_shared<const std::vector<std::int64_t>>(std::move(*allow));
         result = plan.index->search(search);

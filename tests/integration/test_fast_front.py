@@ -18,6 +18,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
+from front_ports import native_calls as native_count
 from servertools import DIM, make_config, self_signed_certificate
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -59,10 +60,6 @@ def stubs(front_server):
         grpc.insecure_channel(front_server.address) as fast,
     ):
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
-
-
-def native_count(server) -> int:
-    return server.fast_front.front.stats()["native"]
 
 
 def random_request(rng, **fields) -> pb.RecallRequest:

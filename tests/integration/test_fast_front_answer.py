@@ -16,10 +16,10 @@ import grpc
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import plannable, unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
+from front_ports import port_stubs, refused_alike, same_on_both_ports
 from servertools import make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -66,23 +66,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stubs(server):
-    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
-        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
-
-
-def native(server) -> int:
-    return server.fast_front.front.stats()["native"]
-
-
-def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> pb.RecallResponse:
-    main, fast = stubs
-    before = native(server)
-    answer = fast.Recall(request)
-    if natively is not None:
-        assert native(server) == before + int(natively), request.text
-    expected = main.Recall(request)
-    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request.text
-    return answer
+    with port_stubs(server) as both:
+        yield both
 
 
 SHAPES = [
@@ -160,13 +145,7 @@ def test_explicit_names_are_the_questions_concepts_natively(server, stubs):
         assert answer.parse.explicit
         labels.update(hit.status for hit in answer.hits)
     assert "CONFLICT" in labels  # maya forbidden: her notes contradict
-    refused = pb.RecallRequest(text="a snack", required=["wombat"], forbidden=["peanut"], **ask)
-    errors = []
-    for stub in stubs:
-        with pytest.raises(grpc.RpcError) as error:
-            stub.Recall(refused)
-        errors.append((error.value.code(), error.value.details()))
-    assert errors[0] == errors[1] and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT
+    refused_alike(stubs, pb.RecallRequest(text="a snack", required=["wombat"], forbidden=["peanut"], **ask))
 
 
 def test_a_bad_answer_request_is_refused_alike_on_both_ports(server, stubs):
@@ -177,9 +156,4 @@ def test_a_bad_answer_request_is_refused_alike_on_both_ports(server, stubs):
         ),
         pb.RecallRequest(namespace="nowhere", text="what does Maya drink?", mode=pb.RECALL_MODE_ANSWER),
     ]:
-        errors = []
-        for stub in stubs:
-            with pytest.raises(grpc.RpcError) as refused:
-                stub.Recall(request)
-            errors.append((refused.value.code(), refused.value.details()))
-        assert errors[0] == errors[1] and errors[0][0] in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND)
+        refused_alike(stubs, request, (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND))

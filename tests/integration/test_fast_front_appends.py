@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import threading
 
-import grpc
 import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
+from front_ports import native_calls as native
+from front_ports import port_stubs, same_on_both_ports
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -50,12 +50,8 @@ def server(tmp_path):
 
 @pytest.fixture
 def stubs(server):
-    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
-        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
-
-
-def native(server) -> int:
-    return server.fast_front.front.stats()["native"]
+    with port_stubs(server) as both:
+        yield both
 
 
 def concept_count(server) -> int:
@@ -92,36 +88,26 @@ def recall(required=(), forbidden=(), rng=None, top_k=10, **fields) -> pb.Recall
     )
 
 
-def same_on_both_ports(stubs, request, server, natively: bool) -> pb.RecallResponse:
-    """The front's answer, checked against the library's bytes and against who answered it."""
-    main, fast = stubs
-    before = native(server)
-    answer = fast.Recall(request)
-    assert native(server) == before + int(natively), request
-    assert answer.SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(deterministic=True)
-    return answer
-
-
 def test_an_append_keeps_the_plans_and_the_front_still_answers_them(server, stubs):
     rng = np.random.default_rng(2)
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)  # plans it
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # plans it
     plans = server.fast_front.plans.size
     assert plans == 2  # the shape's and its generic one
     remember_new_words(server, "zebra", "giraffe")
     assert server.fast_front.plans.size == plans
     for _ in range(5):
-        same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=True)
+        same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=True)
 
 
 def test_a_new_concept_binds_natively_through_a_generic_plan(server, stubs):
     rng = np.random.default_rng(3)
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
     remember_new_words(server, "zebra", "okapi")
     for required, forbidden in ((["zebra"], ["cat"]), (["okapi"], ["zebra"]), (["car"], ["okapi"])):
-        answer = same_on_both_ports(stubs, recall(required, forbidden, rng), server, natively=True)
+        answer = same_on_both_ports(server, stubs, recall(required, forbidden, rng), natively=True)
         assert list(answer.parse.required) == required
     # the note that named it holds it: the only entailed hit, its name in entailed_by
-    answer = same_on_both_ports(stubs, recall(["zebra"], ["cat"], rng), server, natively=True)
+    answer = same_on_both_ports(server, stubs, recall(["zebra"], ["cat"], rng), natively=True)
     assert answer.hits[0].id == "w500" and list(answer.hits[0].entailed_by) == ["zebra"]
 
 
@@ -130,9 +116,9 @@ def test_names_resolved_through_an_alias_or_a_plural_still_resolve_alike(server,
     concepts cannot make those names resolve elsewhere (a note saying "dogs"
     or "puppy" names dog, it adds no concept), so the plans stay and answer as the library."""
     rng = np.random.default_rng(4)
-    same_on_both_ports(stubs, recall(["dogs"], ["cat"], rng), server, natively=False)  # plans the shape
+    same_on_both_ports(server, stubs, recall(["dogs"], ["cat"], rng), natively=False)  # plans the shape
     for required in (["puppy"], ["Dog"]):  # bound by the namespace's keys
-        same_on_both_ports(stubs, recall(required, ["cat"], rng), server, natively=True)
+        same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
     plans = server.fast_front.plans.size
     concepts = concept_count(server)
     with PolarMemClient(server.address) as client:
@@ -142,7 +128,7 @@ def test_names_resolved_through_an_alias_or_a_plural_still_resolve_alike(server,
     assert concept_count(server) == concepts + 1  # walrus only
     assert server.fast_front.plans.size == plans
     for required in (["dogs"], ["puppy"], ["Dog"]):
-        answer = same_on_both_ports(stubs, recall(required, ["cat"], rng), server, natively=True)
+        answer = same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
         assert list(answer.parse.required) == ["dog"]
 
 
@@ -152,23 +138,23 @@ def test_a_plan_that_skipped_an_unknown_name_goes_when_that_name_becomes_a_conce
     request requires it, as the library says."""
     rng = np.random.default_rng(5)
     skipping = recall(["dog", "ibex"], ["cat"], rng, allow_unknown_concepts=True)
-    first = same_on_both_ports(stubs, skipping, server, natively=False)
+    first = same_on_both_ports(server, stubs, skipping, natively=False)
     assert [c.name for c in first.parse.unknown_concepts] == ["ibex"]
-    same_on_both_ports(stubs, skipping, server, natively=True)  # planned like any shape
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)
+    same_on_both_ports(server, stubs, skipping, natively=True)  # planned like any shape
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
     plans = server.fast_front.plans.size
     remember_new_words(server, "ibex")
     assert server.fast_front.plans.size == plans - 1
-    again = same_on_both_ports(stubs, skipping, server, natively=False)
+    again = same_on_both_ports(server, stubs, skipping, natively=False)
     assert list(again.parse.required) == ["dog", "ibex"] and not again.parse.unknown_concepts
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=True)
-    same_on_both_ports(stubs, skipping, server, natively=True)  # re-planned
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=True)
+    same_on_both_ports(server, stubs, skipping, natively=True)  # re-planned
 
 
 @pytest.mark.parametrize("change", ["alias", "settings", "delete"])
 def test_other_changes_still_drop_every_plan_and_the_names(server, stubs, change):
     rng = np.random.default_rng(6)
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
     remember_new_words(server, "zebra")
     assert server.fast_front.plans.has_names("o")
     with PolarMemClient(server.address) as client:
@@ -181,8 +167,8 @@ def test_other_changes_still_drop_every_plan_and_the_names(server, stubs, change
     assert server.fast_front.plans.size == 0 and not server.fast_front.plans.has_names("o")
     if change == "delete":
         return
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)  # plans again
-    answer = same_on_both_ports(stubs, recall(["zebra"], ["cat"], rng), server, natively=True)
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # plans again
+    answer = same_on_both_ports(server, stubs, recall(["zebra"], ["cat"], rng), natively=True)
     # the alias binds by the keys the change brought: "zebra" names dog now
     assert list(answer.parse.required) == (["dog"] if change == "alias" else ["zebra"])
 
@@ -193,7 +179,7 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
     once the writer stops both ports answer every word alike."""
     main, fast = stubs
     rng = np.random.default_rng(7)
-    same_on_both_ports(stubs, recall(["dog"], ["cat"], rng), server, natively=False)  # the generic plan
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # the generic plan
     words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}o" for i in range(40)]  # singular, written as stored
     stored: list[str] = []
     errors: list[BaseException] = []
@@ -232,4 +218,4 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
     assert not errors
     assert native(server) - before == calls  # each word was bound by the time its Remember returned
     for i, word in enumerate(words):
-        same_on_both_ports(stubs, recall([word], ["cat"], np.random.default_rng(i)), server, natively=True)
+        same_on_both_ports(server, stubs, recall([word], ["cat"], np.random.default_rng(i)), natively=True)

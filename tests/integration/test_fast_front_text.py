@@ -13,16 +13,16 @@ import json
 import threading
 from importlib import resources
 
-import grpc
 import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.fast_front import plannable
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
+from front_ports import native_calls as native
+from front_ports import port_stubs, refused_alike, same_on_both_ports
 from servertools import make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -87,34 +87,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stubs(server):
-    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
-        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
-
-
-def native(server) -> int:
-    return server.fast_front.front.stats()["native"]
-
-
-def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> pb.RecallResponse:
-    """The front's answer, checked against the library's bytes (and who answered it, if given)."""
-    main, fast = stubs
-    before = native(server)
-    answer = fast.Recall(request)
-    if natively is not None:
-        assert native(server) == before + int(natively), request.text
-    expected = main.Recall(request)
-    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request.text
-    return answer
-
-
-def refused_alike(stubs, request) -> None:
-    """Both ports refuse the request with INVALID_ARGUMENT and the same message (the library's)."""
-    errors = []
-    for stub in stubs:
-        with pytest.raises(grpc.RpcError) as refused:
-            stub.Recall(request)
-        errors.append((refused.value.code(), refused.value.details()))
-    assert errors[0] == errors[1] and errors[0][0] == grpc.StatusCode.INVALID_ARGUMENT
+    with port_stubs(server) as both:
+        yield both
 
 
 SHAPES = [
