@@ -347,6 +347,23 @@ def rank_with_recency(
     max_candidates: int = ...,
 ) -> tuple[list[str], tuple[int, int, int], int, bool, str]: ...
 
+# ---- the modes' rules (cpp/include/polarmem/mode_rules.hpp; recall.py and the front call them) ----
+
+# hard() -> the hard top k's [(tier, s_sem)] ranked by (tier, s_sem); best() -> the best s_sem of any
+# eligible item; each is called only when the choice needs it. Returns ("hard" | "soft", reason).
+def choose_adaptive(
+    unknown: Sequence[str],
+    mapped: Sequence[str],
+    constrained: bool,
+    similarity: bool,
+    k: int,
+    hard: Callable[[], Sequence[tuple[int, float]]],
+    best: Callable[[], float],
+) -> tuple[str, str]: ...
+
+# The positions in a plain-similarity search's hits of the first n of tier -1 not among the kept ids.
+def suppressed(kept: Sequence[str], ids: Sequence[str], tiers: Sequence[int], n: int) -> list[int]: ...
+
 # ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
 
 # names: the query's concepts, the first `required` required, the rest forbidden; cited: per concept

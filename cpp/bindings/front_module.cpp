@@ -55,8 +55,32 @@ std::shared_ptr<RecallPlan> new_plan(v1::RecallRequest& parsed_request, const py
   for (auto& term : plan->request.vectors) term.values.clear();
   plan->dims = term_dims(*plan->index, plan->request);
   plan->response_template.clear_hits();
+  plan->response_template.clear_suppressed();
   plan->response_template.clear_tier_counts();
   return plan;
+}
+
+// A recency plan's term (RecallPlan::recency_k): k > 0 needs the records (the stamps), mode hard
+// or off and the term the library checked; `reason_before`, what mode_reason says before it.
+// A plan for mode adaptive: its search (the one the library's choice ran) must be hard or soft.
+void set_adaptive(RecallPlan& plan, bool adaptive) {
+  if (!adaptive) return;
+  if (plan.request.mode != SearchMode::kHard && plan.request.mode != SearchMode::kSoft) {
+    throw py::value_error("adaptive plan: the search must be the hard or soft one adaptive chose");
+  }
+  plan.adaptive = true;
+}
+
+void set_recency(RecallPlan& plan, std::size_t k, std::pair<double, double> term, std::string reason_before) {
+  if (k == 0) return;
+  const auto [half_life_s, weight] = term;
+  if (!plan.records || (plan.request.mode != SearchMode::kHard && plan.request.mode != SearchMode::kOff) ||
+      !(half_life_s > 0.0) || !(weight >= 0.0 && weight <= 1.0)) {
+    throw py::value_error("recency plan: needs the records, mode hard or off, a half-life > 0 and a weight in [0, 1]");
+  }
+  plan.recency_k = k;
+  plan.recency = {half_life_s, weight};
+  plan.recency_reason_before = std::move(reason_before);
 }
 
 }  // namespace
@@ -72,7 +96,9 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemIds> ids, std::shared_ptr<MetadataPostings> metadata,
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
              std::vector<std::uint32_t> state_concepts, std::size_t required_count,
-             std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary) {
+             std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary,
+             std::size_t recency_k, std::pair<double, double> recency, std::string recency_reason_before,
+             bool adaptive) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -83,6 +109,8 @@ PYBIND11_MODULE(_front, m) {
             plan->required_count = required_count;
             plan->concept_names = std::move(concept_names);
             plan->reads_vocabulary = reads_vocabulary;
+            set_recency(*plan, recency_k, recency, std::move(recency_reason_before));
+            set_adaptive(*plan, adaptive);
             if (generic) {  // bind() fills the names per call
               plan->response_template.mutable_parse()->clear_required();
               plan->response_template.mutable_parse()->clear_forbidden();
@@ -92,9 +120,14 @@ PYBIND11_MODULE(_front, m) {
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("state_concepts"),
           py::arg("required_count"), py::arg("concept_names"), py::arg("response"), py::arg("generic") = false,
-          py::arg("reads_vocabulary") = false,
+          py::arg("reads_vocabulary") = false, py::arg("recency_k") = 0,
+          py::arg("recency") = std::pair<double, double>{0.0, 0.0}, py::arg("recency_reason_before") = "",
+          py::arg("adaptive") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
-          "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names)")
+          "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names); "
+          "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "
+          "mode_reason "
+          "recency_reason_before + its description")
       .def(
           "publish_text",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
@@ -102,7 +135,8 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search, const py::bytes& response,
              std::shared_ptr<text::ConceptKeys> keys, std::shared_ptr<text::TriggerTable> triggers,
              std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
-             bool open_vocabulary, std::size_t answer_k) {
+             bool open_vocabulary, std::size_t answer_k, std::size_t recency_k, std::pair<double, double> recency,
+             std::string recency_reason_before, bool adaptive) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
             }
@@ -126,6 +160,8 @@ PYBIND11_MODULE(_front, m) {
             if (answer_k > 0 && (plan->request.mode != SearchMode::kOff || !plan->records)) {
               throw py::value_error("answer plan: the search must be the plain-similarity one, with records");
             }
+            set_recency(*plan, recency_k, recency, std::move(recency_reason_before));
+            set_adaptive(*plan, adaptive);
             // The parse (but whether names were explicit, which the shape says) and the context
             // are each call's own.
             const bool explicit_names = plan->response_template.parse().explicit_();
@@ -138,9 +174,13 @@ PYBIND11_MODULE(_front, m) {
           py::arg("namespace"), py::arg("request"), py::arg("index"), py::arg("ids"), py::arg("metadata"),
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("response"), py::arg("keys"),
           py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
-          py::arg("answer_k") = 0,
+          py::arg("answer_k") = 0, py::arg("recency_k") = 0, py::arg("recency") = std::pair<double, double>{0.0, 0.0},
+          py::arg("recency_reason_before") = "", py::arg("adaptive") = false,
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
-          "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall)")
+          "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall); "
+          "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "
+          "mode_reason "
+          "recency_reason_before + its description")
       .def(
           "set_names",
           [](PlanCache& self, const std::string& ns, std::vector<std::string> names,

@@ -181,6 +181,7 @@ void bind_explain(py::module_& m);  // explain_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
 void bind_strict(py::module_& m);     // strict_module.cpp
 void bind_recency(py::module_& m);    // recency_module.cpp
+void bind_mode_rules(py::module_& m);  // mode_rules_module.cpp
 }  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -608,6 +609,7 @@ PYBIND11_MODULE(_core, m) {
   polarmem::bindings::bind_answer(m);
   polarmem::bindings::bind_strict(m);
   polarmem::bindings::bind_recency(m);
+  polarmem::bindings::bind_mode_rules(m);
   polarmem::bindings::bind_explain(m);
   polarmem::bindings::bind_wordpiece(m);
 }

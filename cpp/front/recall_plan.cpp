@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <iterator>
 #include <mutex>
@@ -42,9 +43,11 @@ bool fill_vectors(const RecallPlan& plan, const v1::RecallRequest& request, Sear
   return true;
 }
 
+using Hits = google::protobuf::RepeatedPtrField<v1::Hit>;
+
 // A hit's rank, id, tier, similarity and status: what every answer's hit carries.
-v1::Hit* new_hit(std::uint32_t rank, std::string id, int tier, float score, v1::RecallResponse* response) {
-  auto* hit = response->add_hits();
+v1::Hit* new_hit(std::uint32_t rank, std::string id, int tier, float score, Hits* hits) {
+  auto* hit = hits->Add();
   hit->set_rank(rank);
   hit->set_id(std::move(id));
   hit->set_s_log(tier);
@@ -63,8 +66,8 @@ void add_explanation(const RecallPlan& plan, const explain::Explanation& why, v1
 
 // As the library's explanation-free hits: the query concepts' states from the index alone.
 void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
-             const std::int8_t* states, v1::RecallResponse* response) {
-  auto* hit = new_hit(rank, std::move(id), tier, score, response);
+             const std::int8_t* states, Hits* hits) {
+  auto* hit = new_hit(rank, std::move(id), tier, score, hits);
   std::vector<explain::Cited> cited(plan.state_concepts.size());
   for (std::size_t j = 0; j < cited.size(); ++j) cited[j].state = states != nullptr ? states[j] : 0;
   add_explanation(plan, explain::explain_hit(tier, plan.required_count, plan.concept_names, cited, 0.0, 0.0, false),
@@ -75,8 +78,8 @@ void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tie
 // concepts' states with the evidence behind them from the record, and the record's text, uri
 // and metadata.
 void add_explained_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
-                       const storage::v1::ItemRecord& record, v1::RecallResponse* response) {
-  auto* hit = new_hit(rank, std::move(id), tier, score, response);
+                       const storage::v1::ItemRecord& record, Hits* hits) {
+  auto* hit = new_hit(rank, std::move(id), tier, score, hits);
   std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
   for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;  // the last one wins, as a dict
   std::vector<explain::Cited> cited(plan.state_concepts.size());
@@ -277,70 +280,256 @@ bool context_entry(const ConceptNames& names, const std::string& status, const s
   return true;
 }
 
-// The search of `search` (the plan's core request with this call's vectors and concepts) and
-// the response from it; `context` (text plans with include_context) also renders the context.
-bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
-                   const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response) {
-  const bool filtered = request.metadata_equals_size() > 0;
-  if (filtered && !plan.metadata) return false;
-  std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
+// Thrown by a search or read the front cannot complete: the library answers the call.
+struct Declined {};
+// Thrown when a compaction renumbered the slots during a call's searches: the call runs again.
+struct Renumbered {};
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A recency plan's search (recency.hpp, as recency.py runs it for the library): the core's
+// recency entry asks `search` for its top c candidates until the top k is proven, reading their
+// stamps (updated_ms, else created_ms) from the records the core holds. The result is the ranked
+// rows as one search's (slots, tiers, scores) with the first search's tier counts; `reason` is
+// what mode_reason says of it.
+SearchResult recency_search(const RecallPlan& plan, SearchRequest search, std::uint64_t generation,
+                            std::string* reason) {
+  std::unordered_map<std::string, std::int64_t> slot_of;  // each candidate's slot in the last search
+  const recency::RunSearch run = [&](std::size_t c) {
+    search.k = c;
+    const SearchResult result = plan.index->search(search);
+    std::vector<std::string> ids;
+    plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
+    if (plan.ids->generation() != generation) throw Renumbered{};
+    recency::Searched found;
+    found.tier_counts = result.tier_counts;
+    slot_of.clear();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
+      slot_of.emplace(ids[i], result.slots[i]);
+      found.hits.push_back({std::move(ids[i]), result.tiers[i], result.scores[i]});
+    }
+    return found;
+  };
+  const recency::ReadStamps read = [&](const std::vector<std::string>& ids) {
+    std::vector<std::int64_t> slots;
+    for (const auto& id : ids) slots.push_back(slot_of.at(id));
+    std::vector<std::string> bytes;
+    if (!plan.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+    std::vector<std::optional<std::int64_t>> stamps;
+    storage::v1::ItemRecord record;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      // A record filled under a compaction's renumbering could name another item: the id says.
+      if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
+      stamps.emplace_back(record.updated_ms() ? record.updated_ms() : record.created_ms());
+    }
+    return stamps;
+  };
+  const recency::Ranked ranked =
+      recency::rank(plan.recency_k, search.mode == SearchMode::kHard, plan.recency, now_ms(), kMaxTopK, run, read);
+  SearchResult rows;
+  rows.tier_counts = ranked.tier_counts;
+  for (const auto& row : ranked.rows) {
+    rows.slots.push_back(slot_of.at(row.id));
+    rows.tiers.push_back(static_cast<std::int8_t>(row.tier));
+    rows.scores.push_back(static_cast<float>(row.score));
+  }
+  *reason = recency::describe(ranked, plan.recency);
+  return rows;
+}
+
+// One search's hits as the front reads them: the core's result, the hits' ids ("" for one
+// forgotten since) and, explained, their records or, not, the query concepts' states; `reason`
+// is a recency search's description.
+struct Found {
+  SearchResult result;
+  std::vector<std::string> ids, records;
+  std::vector<std::int8_t> states;
+  std::string reason;
+};
+
+// `search` run in one slot generation (a compaction's renumbering runs it again), filtered by
+// the call's metadata `pairs`, ranked by the recency term with `recency`; nothing when the call
+// goes to the library (a filter no item passes, a record the core does not hold, an error).
+std::optional<Found> find(const RecallPlan& plan, SearchRequest search, const std::vector<MetadataPair>& pairs,
+                          bool recency) {
   for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
     const auto generation = plan.ids->generation();
     if (generation % 2) continue;
-    SearchResult result;
-    std::vector<std::int8_t> states;
-    std::vector<std::string> ids, records;
+    Found found;
+    auto& result = found.result;
     try {
-      if (filtered) {  // the slots of this generation, like the ids resolved below
+      if (!pairs.empty()) {  // the slots of this generation, like the ids resolved below
         search.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
-        if (search.allow->empty()) return false;
+        if (search.allow->empty()) return std::nullopt;
       }
-      result = plan.index->search(search);
+      result = recency ? recency_search(plan, search, generation, &found.reason) : plan.index->search(search);
       if (plan.explain) {
-        if (!plan.records->get(result.slots.data(), result.slots.size(), &records)) return false;
+        if (!plan.records->get(result.slots.data(), result.slots.size(), &found.records)) return std::nullopt;
       } else if (!plan.state_concepts.empty() && !result.slots.empty()) {
-        states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
+        found.states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
       }
+    } catch (const Renumbered&) {
+      continue;
+    } catch (const Declined&) {
+      return std::nullopt;
     } catch (const Error&) {
-      return false;  // the library states the error in its own words
+      return std::nullopt;  // the library states the error in its own words
     }
-    plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
+    plan.ids->resolve(result.slots.data(), result.slots.size(), &found.ids);
     if (plan.ids->generation() != generation) continue;
-    if (filtered && result.tier_counts[0] + result.tier_counts[1] + result.tier_counts[2] == 0) return false;
-
-    response->MergeFrom(plan.response_template);
-    auto* tiers = response->mutable_tier_counts();
-    tiers->set_conflict(result.tier_counts[0]);
-    tiers->set_neutral(result.tier_counts[1]);
-    tiers->set_entailed(result.tier_counts[2]);
-    const std::size_t concepts = plan.state_concepts.size();
-    std::uint32_t rank = 0;
-    storage::v1::ItemRecord record;
-    std::vector<text::ContextEntry> entries;
-    for (std::size_t i = 0; i < result.slots.size(); ++i) {
-      if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
-      if (plan.explain) {
-        // A record filled under a compaction's renumbering could name another item: the id says.
-        if (!record.ParseFromString(records[i]) || record.id() != ids[i]) return false;
-        if (context != nullptr) {
-          entries.emplace_back();
-          const std::string status = kStatus[static_cast<std::size_t>(result.tiers[i] + 1)];
-          if (!context_entry(*plan.text->names, status, ids[i], record, &entries.back())) return false;
-        }
-        add_explained_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i], record, response);
-      } else {
-        add_hit(plan, ++rank, std::move(ids[i]), result.tiers[i], result.scores[i],
-                states.empty() ? nullptr : states.data() + i * concepts, response);
-      }
-    }
-    if (context != nullptr) response->set_context(text::fact_check_context(entries, budget, *context));
-    return true;
+    return found;
   }
-  return false;
+  return std::nullopt;
 }
 
-// Thrown by an answer-mode search or read the front cannot complete: the library answers the call.
-struct Declined {};
+// The hits `shown` (positions in `found`, in rank order) written into `hits` as the library
+// writes them (explained from their records or by their states), with their context entries
+// when `entries` is given; false when a record does not match its id or cites a concept the
+// names table does not hold yet.
+bool write_hits(const RecallPlan& plan, Found& found, const std::vector<std::size_t>& shown,
+                std::vector<text::ContextEntry>* entries, Hits* hits) {
+  const SearchResult& result = found.result;
+  const std::size_t concepts = plan.state_concepts.size();
+  std::uint32_t rank = 0;
+  storage::v1::ItemRecord record;
+  for (const std::size_t i : shown) {
+    if (plan.explain) {
+      // A record filled under a compaction's renumbering could name another item: the id says.
+      if (!record.ParseFromString(found.records[i]) || record.id() != found.ids[i]) return false;
+      if (entries != nullptr) {
+        entries->emplace_back();
+        const std::string status = kStatus[static_cast<std::size_t>(result.tiers[i] + 1)];
+        if (!context_entry(*plan.text->names, status, found.ids[i], record, &entries->back())) return false;
+      }
+      add_explained_hit(plan, ++rank, std::move(found.ids[i]), result.tiers[i], result.scores[i], record, hits);
+    } else {
+      add_hit(plan, ++rank, std::move(found.ids[i]), result.tiers[i], result.scores[i],
+              found.states.empty() ? nullptr : found.states.data() + i * concepts, hits);
+    }
+  }
+  return true;
+}
+
+// Adaptive's choice for this call (mode_rules.hpp, as recall.py makes it) from probes of the
+// index with the call's search, filters and `unknown` words; nothing when the call goes to the
+// library (a filter no item passes, a search the core refuses, slots renumbered throughout).
+std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, const SearchRequest& search,
+                                                     const std::vector<MetadataPair>& pairs,
+                                                     const std::vector<std::string>& unknown) {
+  // A probe's tiers and similarities, ranked by (tier, s_sem) alone, its allow-list made in the
+  // slot generation it ran in.
+  const auto probe = [&](SearchMode mode, std::size_t k, bool exclude_conflicts) {
+    SearchRequest wanted = search;
+    wanted.mode = mode;
+    wanted.k = k;
+    wanted.exclude_conflicts = exclude_conflicts;
+    wanted.present_level = wanted.absent_level = 0;
+    wanted.present_weight = wanted.absent_weight = 0.0f;
+    for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
+      const auto generation = plan.ids->generation();
+      if (generation % 2) continue;
+      SearchResult result;
+      try {
+        if (!pairs.empty()) {
+          wanted.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
+          if (wanted.allow->empty()) throw Declined{};
+        }
+        result = plan.index->search(wanted);
+      } catch (const Error&) {
+        throw Declined{};
+      }
+      if (plan.ids->generation() == generation) return result;
+    }
+    throw Declined{};
+  };
+  const modes::HardProbe hard = [&] {
+    const SearchResult top = probe(SearchMode::kHard, search.k, search.exclude_conflicts);
+    std::vector<std::pair<int, double>> hits;
+    for (std::size_t i = 0; i < top.slots.size(); ++i) hits.emplace_back(top.tiers[i], top.scores[i]);
+    return hits;
+  };
+  const modes::BestSimilarity best = [&] {
+    const SearchResult top = probe(SearchMode::kOff, 1, false);
+    if (top.scores.empty()) throw Declined{};
+    return static_cast<double>(top.scores.front());
+  };
+  const bool constrained = !search.required.empty() || !search.forbidden.empty();
+  try {
+    return modes::choose_adaptive({unknown, {}, constrained, !search.vectors.empty()}, search.k, hard, best);
+  } catch (const Declined&) {
+    return std::nullopt;
+  }
+}
+
+// The search of `search` (the plan's core request with this call's vectors and concepts) and
+// the response from it; `context` (text plans with include_context) also renders the context.
+// With suppressed_k (a mode other than off), the items plain similarity would have shown that
+// the logic kept out (tier -1, not among the hits), as recall.py lists them: from a search of
+// mode off with the same vectors, filters and k, conflicts not excluded, no confidence ranking.
+// A plan for mode adaptive runs `search` in the mode its choice for the call names, `unknown` (a
+// text's words that bound to no concept) making the constraints uncertain.
+bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
+                   const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response,
+                   const std::vector<std::string>& unknown = {}) {
+  if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
+  const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
+  std::optional<modes::AdaptiveChoice> adaptive;
+  if (plan.adaptive) {
+    if (!(adaptive = choose_adaptive(plan, search, pairs, unknown))) return false;
+    search.mode = adaptive->hard ? SearchMode::kHard : SearchMode::kSoft;
+  }
+  SearchRequest baseline = search;
+  auto found = find(plan, std::move(search), pairs, plan.recency_k > 0);
+  if (!found) return false;
+  const auto& tier_counts = found->result.tier_counts;
+  if (!pairs.empty() && tier_counts[0] + tier_counts[1] + tier_counts[2] == 0) return false;
+
+  response->MergeFrom(plan.response_template);
+  if (plan.recency_k > 0) response->set_mode_reason(plan.recency_reason_before + found->reason);
+  if (adaptive) {
+    response->set_mode_used(adaptive->hard ? v1::RECALL_MODE_HARD : v1::RECALL_MODE_SOFT);
+    response->set_mode_reason(std::move(adaptive->reason));
+  }
+  auto* tiers = response->mutable_tier_counts();
+  tiers->set_conflict(tier_counts[0]);
+  tiers->set_neutral(tier_counts[1]);
+  tiers->set_entailed(tier_counts[2]);
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < found->ids.size(); ++i)
+    if (!found->ids[i].empty()) shown.push_back(i);  // forgotten since the search: the library drops it too
+  std::vector<text::ContextEntry> entries;
+  if (!write_hits(plan, *found, shown, context != nullptr ? &entries : nullptr, response->mutable_hits())) return false;
+  if (context != nullptr) response->set_context(text::fact_check_context(entries, budget, *context));
+
+  const std::size_t suppressed_k = request.suppressed_k();
+  if (suppressed_k == 0 || baseline.mode == SearchMode::kOff) return true;
+  if (plan.recency_k > 0) baseline.k = plan.recency_k;  // the plan's search asked for the first candidates
+  baseline.mode = SearchMode::kOff;
+  baseline.exclude_conflicts = false;
+  baseline.present_level = baseline.absent_level = 0;
+  baseline.present_weight = baseline.absent_weight = 0.0f;
+  auto plain = find(plan, std::move(baseline), pairs, false);
+  if (!plain) return false;
+  std::vector<std::string> kept;
+  for (const auto& hit : response->hits()) kept.push_back(hit.id());
+  // (a forgotten item's "" id is dropped before the rule counts it, as the library drops it)
+  std::vector<std::size_t> live;
+  std::vector<std::string> ids;
+  std::vector<std::int8_t> plain_tiers;
+  for (std::size_t i = 0; i < plain->ids.size(); ++i) {
+    if (plain->ids[i].empty()) continue;
+    live.push_back(i);
+    ids.push_back(plain->ids[i]);
+    plain_tiers.push_back(plain->result.tiers[i]);
+  }
+  shown.clear();
+  for (const std::size_t j : modes::suppressed(kept, ids, plain_tiers, suppressed_k)) shown.push_back(live[j]);
+  return write_hits(plan, *plain, shown, nullptr, response->mutable_suppressed());
+}
 
 // A concept's name as the library writes it; the call goes to the library when the names table
 // does not hold it yet.
@@ -400,11 +589,13 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
   RecallPlan plan = generic;
+  std::vector<std::string> unknown;  // (adaptive: they make the constraints uncertain)
   // With explicit names (bound by bind()) the text only gives the similarity (its affirmative
   // part): its unknown words are not looked at, as in the library.
   if (request.required_size() == 0 && request.forbidden_size() == 0) {
     answer::ParsedQuestion question;
     if (!question_of(path, parsed, &question)) return false;
+    unknown = question.unknown;
     plan.request.required.clear();
     plan.request.forbidden.clear();
     plan.concept_names.clear();
@@ -431,7 +622,7 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   if (!embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors.front().values)) return false;
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
-                       response);
+                       response, unknown);
 }
 
 // A search's allow-list as the library's backend makes it (storage/local/backend.py search): the
@@ -571,7 +762,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       if (!context_entry(*path.names, shown.answer.empty() ? label : shown.answer, shown.id, record, &entries.back()))
         return false;
     }
-    auto* hit = new_hit(++rank, shown.id, shown.tier, shown.similarity, response);
+    auto* hit = new_hit(++rank, shown.id, shown.tier, shown.similarity, response->mutable_hits());
     hit->set_status(label);
     for (const auto& name : shown.entailed_by) hit->add_entailed_by(name);
     for (const auto& name : shown.conflicted_by) hit->add_conflicted_by(name);

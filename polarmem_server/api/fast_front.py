@@ -10,8 +10,13 @@ as the library gave it. After answering a Recall the front handed over, the libr
 *plan* for the request's shape (every field but the vector values) when the shape is one the
 front can replay exactly:
 
-* no context, no full items, no suppressed hits, no recency term (its ranking, recency.hpp,
-  reads records and may search more than once);
+* no context, no full items;
+* suppressed hits (a mode other than off): the front makes the library's plain-similarity
+  search beside the plan's (mode off, the same vectors, filters and k, conflicts kept, no
+  confidence ranking) and lists the items the logic kept out, as recall.py does;
+* the recency term (hard or off): the front runs the core's recency entry (recency.hpp) with the
+  plan's search, k set per search, and the candidates' stamps from their held records, and writes
+  mode_reason per call;
 * explanations (the default) are made from the hits' stored records, which the core holds by
   slot (storage/local/namespace_index.py: set as items are written, filled as the library reads
   them): a hit whose record the core does not hold yet sends the call to the library;
@@ -21,7 +26,9 @@ front can replay exactly:
   says so in mode_reason);
 * query vectors (one row per space) and no text (text needs the encoder);
 * a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
-  two searches under one lock; adaptive when it settled without a probe search);
+  two searches under one lock), or adaptive with no confidence ranking: the front probes the
+  index and chooses hard or soft per call by the core's rule (mode_rules.hpp), as the library
+  does;
 * or mode answer with text (the MCP recall tool's): the core's agent recall
   (cpp/include/polarmem/answer_recall.hpp), which the library calls too, makes its searches on
   the namespace's index from the plan's plain-similarity search (its space, filters, exactness).
@@ -54,7 +61,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from polarmem.v1 import memory_service_pb2 as pb
 
 from polarmem_server.domain.namespace import Epoch
-from polarmem_server.domain.query import DEFAULT_TOP_K
+from polarmem_server.domain.query import DEFAULT_RECENCY_WEIGHT, DEFAULT_TOP_K
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.library import RecallMode
@@ -69,37 +76,48 @@ SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.
 
 def plannable(request) -> bool:
     """Which Recall requests the front can answer itself, so the library publishes plans for these
-    shapes only. No full items, no suppressed hits, no recency term, no consistency token (a
-    Milvus server's; each write's token would make a new shape): the fields that let the front
-    replay a shape (the module docstring says why each one). Then either
+    shapes only. No full items, no consistency token (a Milvus server's; each write's token
+    would make a new shape): the fields that let the front replay a shape (the module docstring
+    says why each one). Then either
 
     * query vectors (one row per space), no text and no context; or
-    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors and a
-      mode other than adaptive (whose choice depends on the text), the context or not, explicit
-      required / forbidden names or not: the front parses, embeds and binds each text (explicit
-      names bind as a generic shape's do).
+    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors, the
+      context or not, explicit required / forbidden names or not: the front parses, embeds and
+      binds each text (explicit names bind as a generic shape's do).
 
-    Every mode but adaptive always makes one core search (strict included: the core merges its
-    two); a vector query's adaptive does when it settles without a probe search, which only the
-    answer tells. Mode answer (several searches, one core entry) is planned for ASCII text with
-    no vectors."""
-    if (
-        request.include_items
-        or request.suppressed_k != 0
-        or request.HasField("recency_half_life_s")
-        or request.HasField("recency_weight")
-        or request.consistency_token
-    ):
+    Whether the answer can be replayed (its searches, its confidence ranking) only the library's
+    answer tells: publish() decides. Mode answer (several searches, one core entry) is planned
+    for ASCII text with no vectors."""
+    if request.include_items or request.consistency_token:
         return False
     if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall
         return bool(request.text) and request.text.isascii() and not request.vectors
     if request.text:
-        return request.text.isascii() and len(request.vectors) == 0 and request.mode != pb.RECALL_MODE_ADAPTIVE
+        return request.text.isascii() and len(request.vectors) == 0
     return (
         not request.include_context
         and len(request.vectors) > 0
         and all(value.rows <= 1 for value in request.vectors.values())
     )
+
+
+def recency_term(request) -> tuple[int, tuple[float, float]]:
+    """A recency Recall's (k, (half-life s, weight)) as the library read them; (0, (0, 0)) for
+    any other Recall."""
+    if not request.HasField("recency_half_life_s"):
+        return 0, (0.0, 0.0)
+    weight = request.recency_weight if request.HasField("recency_weight") else DEFAULT_RECENCY_WEIGHT
+    return requested_k(request), (request.recency_half_life_s, weight)
+
+
+def reason_before_recency(result) -> str:
+    """What mode_reason says before the recency term's words (the namespace rule's, when it chose
+    the mode): the same for every call of a plan, while the front writes the term's per call."""
+    return result.mode_reason[: len(result.mode_reason) - len(result.recency_reason)]
+
+
+def requested_k(request) -> int:
+    return request.top_k if request.HasField("top_k") else DEFAULT_TOP_K
 
 
 def unavailable_reason() -> str | None:
@@ -199,11 +217,23 @@ class FastFrontHost:
             if first.request.mode.name != "off":
                 return False
             return self._publish_text(request, response, result, namespace, first, epoch, answer=True)
-        if result.mode_used not in SINGLE_SEARCH_MODES or len(searches) != 1:
+        # The plan's search is the first, or adaptive's after its probes (the front probes and
+        # chooses per call). A recency Recall searches until its top k is proven (the front sets k
+        # per search); suppressed hits end with a plain-similarity search, which the front makes.
+        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE
+        recency_k, term = recency_term(request)
+        suppressed = int(request.suppressed_k > 0 and result.mode_used != RecallMode.OFF.value)
+        if result.mode_used not in SINGLE_SEARCH_MODES or len(searches) < 1 + suppressed:
             return False
+        if adaptive and result.confidence_ranked:
+            return False  # a soft choice's search holds none of the ranking a hard one would use
+        if not adaptive and not recency_k and len(searches) != 1 + suppressed:
+            return False
+        search = searches[-1 - suppressed] if adaptive else searches[0]
+        if recency_k and (search.records is None or not result.mode_reason.endswith(result.recency_reason)):
+            return False  # the stamps come from the records the core holds; the front writes its words
         if request.text:
-            return self._publish_text(request, response, result, namespace, searches[0], epoch)
-        search = searches[0]
+            return self._publish_text(request, response, result, namespace, search, epoch, adaptive=adaptive)
         if not search.plain:
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
@@ -242,27 +272,38 @@ class FastFrontHost:
                 names,
                 response.SerializeToString(),
             )
-            self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary)
+            modes = dict(
+                recency_k=recency_k,
+                recency=term,
+                recency_reason_before=reason_before_recency(result),
+                adaptive=adaptive,
+            )
+            self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary, **modes)
             if generic:
                 self._names_of(namespace)
-                self.plans.publish(*arguments, generic=True)
+                self.plans.publish(*arguments, generic=True, **modes)
 
         return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
 
     def _publish_text(
-        self, request, response, result, namespace, search: CoreSearch, epoch: Epoch, answer: bool = False
+        self,
+        request,
+        response,
+        result,
+        namespace,
+        search: CoreSearch,
+        epoch: Epoch,
+        answer: bool = False,
+        adaptive: bool = False,
     ) -> bool:
         """A plan for every text of the request's shape (and, with explicit required / forbidden
         names, for any names of the vocabulary, as many of each): the front parses each call's
         text with the namespace's live keys, embeds its affirmative part with the namespace's
         compiled encoder and names concepts from the names table the listeners keep current.
-        Only where the mode is the request's or the rule's own (adaptive's choice depends on the
-        text) and the encoder runs in the core."""
-        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE or (
-            request.mode == pb.RECALL_MODE_UNSPECIFIED and namespace.rule.recall_mode == RecallMode.ADAPTIVE.value
-        )
+        Only where the encoder runs in the core. ``adaptive``: each call chooses its mode (the
+        text's unknown words make its constraints uncertain)."""
         compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
-        if adaptive or compiled is None or not search.plain or (answer and search.records is None):
+        if compiled is None or not search.plain or (answer and search.records is None):
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
             return False
@@ -274,6 +315,7 @@ class FastFrontHost:
         if result.plan.unknown_concepts:
             return False
         encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
+        recency_k, term = recency_term(request)
 
         def publish() -> None:
             self._names_of(namespace)
@@ -292,7 +334,11 @@ class FastFrontHost:
                 encoder,
                 tokenizer,
                 namespace.settings.open_vocabulary,
-                answer_k=(request.top_k if request.HasField("top_k") else DEFAULT_TOP_K) if answer else 0,
+                answer_k=requested_k(request) if answer else 0,
+                recency_k=recency_k,
+                recency=term,
+                recency_reason_before=reason_before_recency(result),
+                adaptive=adaptive,
             )
 
         return namespace.write_lock.unchanged_since(epoch, publish)

@@ -39,9 +39,10 @@ Modes:
 * ``adaptive`` — ``hard`` when (a) the constraints are certain: explicit, or parsed with no
   unknown and no encoder-mapped term, and (b) there is enough compatible evidence: the hard
   top ``k`` holds ``k`` non-conflicting items, and (with a query vector) every one of them has
-  ``s_sem`` within ``ADAPTIVE_MARGIN`` of the best ``s_sem`` of any eligible item — so
-  enforcing the logic costs little relevance. Otherwise ``soft`` (λ as requested). The mode
-  used and the reason are returned.
+  ``s_sem`` within 0.15 of the best ``s_sem`` of any eligible item — so enforcing the logic
+  costs little relevance. Otherwise ``soft`` (λ as requested). The mode used and the reason
+  are returned. The core decides it (``mode_rules.hpp``, ``kAdaptiveMargin``) with this
+  module's searches, as the compiled front does with the index's.
 
 Recency (opt-in, ``hard`` and ``off``): with ``RecallQuery.recency_half_life_s`` items rank
 within each tier by s_sem + recency_weight x 2^(-age / half-life); the core finds that top k
@@ -78,7 +79,6 @@ from polarmem_server.scoring.encoder import Encoder, load_encoder
 from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
 
 CONCEPT_MAP_MIN_SIMILARITY = 0.75
-ADAPTIVE_MARGIN = 0.15
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 # Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
 # names, vectors), extended with only the concepts added since; dropped with the namespace.
@@ -164,6 +164,8 @@ class RecallResult:
     mode_reason: str = ""
     suppressed: list[Hit] = field(default_factory=list)
     answer_summary: str = ""  # mode answer: "no verified evidence for: ..." when nothing answers
+    recency_reason: str = ""  # the recency term's words, which end mode_reason (set with the term only)
+    confidence_ranked: bool = False  # the hard searches ranked by confidence (the query's or the rule's)
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
@@ -348,21 +350,27 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             ),
         )
 
-    def similarity_probe(mode: str, top_k: int, exclude_conflicts: bool) -> SearchResult:
-        # adaptive's gate compares the hard top k's similarity with the best: ranked by (tier,
-        # similarity) alone, or a surer, less similar item would flip the gate to soft
-        return search(mode, top_k, exclude_conflicts, by_confidence=False)
+    def choose_adaptive() -> tuple[str, str]:
+        # the core's rule (mode_rules.hpp); its probes are ranked by (tier, similarity) alone, or
+        # a surer, less similar item would flip the gate to soft
+        certain = plan.explicit
+        return _core.choose_adaptive(
+            [] if certain else plan.unknown,
+            [] if certain else [phrase for phrase, _, _ in plan.mapped],
+            bool(plan.required or plan.forbidden),
+            bool(vectors),
+            k,
+            lambda: [(h.tier, h.score) for h in search("hard", k, exclude, by_confidence=False).hits],
+            lambda: search("off", 1, False).hits[0].score,
+        )
 
     hits = (
         (lambda found: _hits(backend, namespace, found, plan))
         if explain
         else (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
     )
-    chosen, result.mode_reason = (
-        _choose_adaptive(plan, vectors, similarity_probe, k, exclude)
-        if query.mode == RecallMode.ADAPTIVE
-        else (query.mode.value, "")
-    )
+    chosen, result.mode_reason = choose_adaptive() if query.mode == RecallMode.ADAPTIVE else (query.mode.value, "")
+    result.confidence_ranked = ranking.used
     if chosen == RecallMode.STRICT.value and backend.searches_strict:
         found = search(chosen, k, exclude)
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
@@ -385,7 +393,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             for hit, record in ranked.rows
         ]
         result.tier_counts = ranked.tier_counts
-        result.mode_reason = ranked.description
+        result.mode_reason = result.recency_reason = ranked.description
     else:
         found = search(chosen, k, exclude)
         result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
@@ -400,9 +408,14 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         result.mode_reason = f"{result.mode_reason}; {described}" if result.mode_reason else described
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
-        kept = {h.item_id for h in result.hits}
         baseline = hits(search("off", k, False))
-        result.suppressed = [h for h in baseline if h.item_id not in kept and h.tier == -1][: query.suppressed_k]
+        picked = _core.suppressed(
+            [h.item_id for h in result.hits],
+            [h.item_id for h in baseline],
+            [h.tier for h in baseline],
+            query.suppressed_k,
+        )
+        result.suppressed = [baseline[i] for i in picked]
     return result
 
 
@@ -476,30 +489,6 @@ def _strict(
 def _absence_verified(record: records_pb2.ItemRecord, forbidden: list[int]) -> bool:
     states = {ev.concept_id: ev.state for ev in record.evidence}
     return all(states.get(c) == enums_pb2.CONCEPT_STATE_NOT_HAS for c in forbidden)
-
-
-def _choose_adaptive(plan: QueryPlan, query: Mapping[str, Any], search, k: int, exclude: bool) -> tuple[str, str]:
-    if not plan.certain:
-        return (
-            "soft",
-            f"constraints uncertain (unknown: {plan.unknown or '-'}, mapped: {[m[0] for m in plan.mapped] or '-'})",
-        )
-    if not plan.required and not plan.forbidden:
-        return "soft", "no constraints to enforce"
-    hard = search("hard", k, exclude)
-    compatible = sum(1 for h in hard.hits if h.tier >= 0)
-    if compatible < k:
-        return "soft", f"only {compatible} compatible items for k={k}"
-    if not query:
-        return "hard", f"certain constraints; {compatible} compatible items"
-    best = search("off", 1, False).hits[0].score
-    weakest = min(h.score for h in hard.hits)
-    if weakest >= best - ADAPTIVE_MARGIN:
-        return "hard", f"certain constraints; the hard top {k} stays within {ADAPTIVE_MARGIN} of the best similarity"
-    return "soft", (
-        f"compatible evidence is weak: the hard top {k} reaches similarity {weakest:.2f}, "
-        f"below {best:.2f} - {ADAPTIVE_MARGIN}"
-    )
 
 
 def query_search(query: RecallQuery, vectors: Mapping[str, Any], **fields: Any) -> SearchRequest:

@@ -18,7 +18,8 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
-from front_ports import native_calls as native_count
+from polarmem_server.library import writes
+from front_ports import native_calls as native_count, same_on_both_ports
 from servertools import DIM, make_config, self_signed_certificate
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -106,19 +107,11 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
     assert front_server.fast_front.plans.size > 0
 
 
-@pytest.mark.parametrize(
-    "fields",
-    [
-        {"include_context": True},
-        {"suppressed_k": 3},
-    ],
-    ids=["context", "suppressed"],
-)
-def test_shapes_the_front_cannot_replay_always_go_to_the_library(front_server, stubs, fields):
+def test_vector_shapes_with_a_context_always_go_to_the_library(front_server, stubs):
     main, fast = stubs
     rng = np.random.default_rng(2)
     for _ in range(3):
-        request = random_request(rng, **fields)
+        request = random_request(rng, include_context=True)
         before = native_count(front_server)
         assert fast.Recall(request) == main.Recall(request)
         assert native_count(front_server) == before
@@ -184,30 +177,108 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
     assert "no item matches the metadata filter" in answer.mode_reason
 
 
-def test_a_recall_with_recency_is_never_replayed_by_the_front(front_server, stubs):
-    """recency.py reads records and may search more than once: the front forwards every such
-    Recall, and publishes no plan for its shape (a replay would be a plain hard search)."""
+def test_adaptive_chooses_its_mode_in_the_front_as_the_library_does(front_server, stubs):
+    """Mode adaptive: the front probes the index (the hard top k, the best similarity) and
+    chooses hard or soft per call by the core's rule, so one plan answers every vector and names,
+    mode_used and mode_reason included, whichever way each call goes."""
+    rng = np.random.default_rng(21)
+    reasons = set()
+    for trial in range(12):
+        fields = {"mode": pb.RECALL_MODE_ADAPTIVE, "required": ["dog", "cat"][: trial % 3]}
+        if trial >= 10:  # about 0.65^5 of the notes are compatible with all five: fewer than k
+            fields.update(required=list(CONCEPTS), forbidden=[], top_k=80)
+        if trial % 4 == 3:
+            fields["suppressed_k"] = 3
+        shape = random_request(rng, **fields)
+        same_on_both_ports(front_server, stubs, shape)  # the first of a shape goes to the library
+        for _ in range(4):
+            request = pb.RecallRequest()
+            request.CopyFrom(shape)
+            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            answer = same_on_both_ports(front_server, stubs, request, natively=True)
+            reasons.add((pb.RecallMode.Name(answer.mode_used), answer.mode_reason.split(" ")[0]))
+    # no constraints, too few compatible items, weak evidence: soft; within the margin: hard
+    soft, hard = "RECALL_MODE_SOFT", "RECALL_MODE_HARD"
+    assert {(soft, "no"), (soft, "only"), (soft, "compatible"), (hard, "certain")} <= reasons, reasons
+
+
+def test_suppressed_hits_are_listed_by_the_front_as_the_library_lists_them(front_server, stubs):
+    """suppressed_k: the items plain similarity would have shown that the logic kept out, from
+    the front's own plain-similarity search beside the plan's, in every mode (off lists none),
+    explained or not, excluding conflicts or not."""
     main, fast = stubs
-    rng = np.random.default_rng(3)
-    for mode in (pb.RECALL_MODE_HARD, pb.RECALL_MODE_OFF):
-        shape = random_request(rng, mode=mode, recency_half_life_s=1e9, recency_weight=0.5)
+    rng = np.random.default_rng(8)
+    listed = 0
+    for _ in range(24):
+        shape = random_request(rng, suppressed_k=int(rng.integers(1, 8)))
+        assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
+        for _ in range(2):
+            request = pb.RecallRequest()
+            request.CopyFrom(shape)
+            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            answer = same_on_both_ports(front_server, stubs, request, natively=True)
+            listed += len(answer.suppressed)
+            assert all(hit.s_log == -1 for hit in answer.suppressed)
+            assert not {hit.id for hit in answer.suppressed} & {hit.id for hit in answer.hits}
+    assert listed > 20  # the comparison saw suppressed hits, not only empty lists
+
+
+def test_recency_recalls_are_ranked_by_the_front_with_the_librarys_exact_response(front_server, stubs):
+    """The recency term (hard or off): the front runs the core's recency entry with the plan's
+    search and the candidates' stamps from the records the core holds, so its answer is the
+    library's byte for byte, mode_reason included, for any vectors, names, filters and weights.
+    The notes' stamps spread over ten days, the half-life a day: recency reorders the tiers."""
+    main, fast = stubs
+    rng = np.random.default_rng(31)
+    day_ms = 86_400_000
+    now = writes.now_ms()
+    with PolarMemClient(front_server.library_address) as client:
+        for i in range(120):
+            stamp = now - int(rng.integers(0, 10 * day_ms))
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(writes, "now_ms", lambda stamp=stamp: stamp)
+                state = {"dog": "has"} if i % 3 else {"dog": "not_has"}
+                client.remember_stream(
+                    "t",
+                    [
+                        item_message(
+                            id=f"r{i:03d}",
+                            text=f"recent {i}",
+                            vectors={"vis": rng.standard_normal(DIM)},
+                            states=state,
+                            metadata={"half": str(i % 2)},
+                        )
+                    ],
+                )
+    reordered = 0
+    for trial in range(16):
+        fields = {
+            "mode": (pb.RECALL_MODE_HARD, pb.RECALL_MODE_OFF)[trial % 2],
+            "recency_half_life_s": 86_400.0,
+            "exclude_conflicts": False,
+        }
+        if trial % 4 < 2:
+            fields["recency_weight"] = 0.5
+        if trial % 8 >= 4:
+            fields["metadata_equals"] = {"half": "0"}
+        if trial % 3 == 0:
+            fields["suppressed_k"] = 4
+        shape = random_request(rng, **fields)
+        assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
         for _ in range(3):
             request = pb.RecallRequest()
             request.CopyFrom(shape)
             request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
-            before = native_count(front_server)
-            answer = fast.Recall(request)
-            assert answer == main.Recall(request)
-            assert "2^(-age" in answer.mode_reason
-            assert native_count(front_server) == before
-        plain = pb.RecallRequest()
-        plain.CopyFrom(shape)
-        plain.ClearField("recency_half_life_s")
-        plain.ClearField("recency_weight")
-        fast.Recall(plain)  # a plain shape gets a plan; its recency twin still goes to the library
-        before = native_count(front_server)
-        fast.Recall(shape)
-        assert native_count(front_server) == before
+            if "metadata_equals" in fields:
+                request.metadata_equals["half"] = str(int(rng.integers(0, 2)))
+            answer = same_on_both_ports(front_server, stubs, request, natively=True)
+            assert answer.mode_reason.startswith("within tiers: s_sem + ")
+            plain = pb.RecallRequest()
+            plain.CopyFrom(request)
+            plain.ClearField("recency_half_life_s")
+            plain.ClearField("recency_weight")
+            reordered += [h.id for h in main.Recall(plain).hits] != [h.id for h in answer.hits]
+    assert reordered >= 12  # the term changed the order, so the comparison tested the ranking
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,12 @@ SHAPES = [
     dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=0.5, include_context=True),
     dict(mode=pb.RECALL_MODE_OFF, top_k=4),
     dict(metadata_equals={"part": "1"}, include_context=True, top_k=6),
+    # the recency term: the core's recency entry, run by the front on the plan's search
+    dict(mode=pb.RECALL_MODE_HARD, recency_half_life_s=3600.0, include_context=True, top_k=5),
+    dict(mode=pb.RECALL_MODE_OFF, recency_half_life_s=3600.0, recency_weight=1.0, explain=False),
+    # suppressed hits: the front's plain-similarity search beside the plan's
+    dict(mode=pb.RECALL_MODE_STRICT, suppressed_k=4, top_k=6),
+    dict(suppressed_k=3, include_context=True, top_k=5, recency_half_life_s=3600.0),
 ]
 
 
@@ -156,11 +162,20 @@ def test_texts_the_front_cannot_answer_exactly_go_to_the_library(server, stubs):
     )
 
 
-def test_adaptive_text_queries_stay_with_the_library(server, stubs):
-    request = pb.RecallRequest(namespace="open", text="a dog on a sofa", mode=pb.RECALL_MODE_ADAPTIVE)
-    assert not plannable(request)
-    for _ in range(2):
-        same_on_both_ports(server, stubs, request, natively=False)
+@pytest.mark.parametrize("shape", [dict(top_k=3), dict(top_k=8, include_context=True, suppressed_k=2)])
+def test_adaptive_text_queries_choose_their_mode_in_the_front_as_the_library_does(server, stubs, shape):
+    """Adaptive's choice per text: soft for unknown words (uncertain constraints) or none, hard or
+    soft by the probes otherwise, each answer the library's, mode_used and mode_reason included."""
+    first = pb.RecallRequest(namespace="open", text="a dog on a sofa", mode=pb.RECALL_MODE_ADAPTIVE, **shape)
+    assert plannable(first)
+    same_on_both_ports(server, stubs, first)
+    reasons = set()
+    for text in QUERIES + captions(330)[300:]:
+        request = pb.RecallRequest(namespace="open", text=text, mode=pb.RECALL_MODE_ADAPTIVE, **shape)
+        answer = same_on_both_ports(server, stubs, request, natively=text.isascii() and "[MASK]" not in text)
+        reasons.add(answer.mode_reason.split(" ")[0])
+    # uncertain, hard, weak evidence (too few compatible items: the vector suite's notes state absence)
+    assert {"constraints", "certain", "compatible"} <= reasons, reasons
 
 
 def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
