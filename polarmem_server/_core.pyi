@@ -347,6 +347,11 @@ def rank_with_recency(
     max_candidates: int = ...,
 ) -> tuple[list[str], tuple[int, int, int], int, bool, str]: ...
 
+# ---- a closed vocabulary's word mapping (cpp/include/polarmem/concept_mapping.hpp; recall.py and the front) ----
+
+# Per word row, (concept id, similarity) of the most similar concept row at or above 0.75, else None.
+def closest_concepts(words: npt.ArrayLike, concepts: npt.ArrayLike) -> list[tuple[int, float] | None]: ...
+
 # ---- the modes' rules (cpp/include/polarmem/mode_rules.hpp; recall.py and the front call them) ----
 
 # hard() -> the hard top k's [(tier, s_sem)] ranked by (tier, s_sem); best() -> the best s_sem of any

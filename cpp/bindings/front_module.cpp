@@ -1,5 +1,6 @@
 // polarmem_server._front: the binding of the compiled Recall front (cpp/front). Thin like the
 // core's: converts arguments, releases the interpreter lock around anything that can wait.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -136,7 +137,8 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<text::ConceptKeys> keys, std::shared_ptr<text::TriggerTable> triggers,
              std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
              bool open_vocabulary, std::size_t answer_k, std::size_t recency_k, std::pair<double, double> recency,
-             std::string recency_reason_before, bool adaptive) {
+             std::string recency_reason_before, bool adaptive,
+             std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> concept_vectors) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
             }
@@ -155,6 +157,15 @@ PYBIND11_MODULE(_front, m) {
             path->tokenizer = std::move(tokenizer);
             path->names = std::move(names);
             path->open_vocabulary = open_vocabulary;
+            if (concept_vectors) {  // a closed vocabulary's, for mapping words that name no concept
+              const auto& rows = *concept_vectors;
+              if (rows.ndim() != 2 ||
+                  (rows.shape(0) > 0 && static_cast<std::size_t>(rows.shape(1)) != path->encoder->dim()))
+                throw py::value_error("text plan: concept_vectors must be rows of the encoder's width");
+              path->concept_vectors =
+                  std::make_shared<const std::vector<float>>(rows.data(), rows.data() + rows.size());
+              path->concept_count = static_cast<std::size_t>(rows.shape(0));
+            }
             plan->text = std::move(path);
             plan->answer_k = answer_k;
             if (answer_k > 0 && (plan->request.mode != SearchMode::kOff || !plan->records)) {
@@ -175,7 +186,7 @@ PYBIND11_MODULE(_front, m) {
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("response"), py::arg("keys"),
           py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
           py::arg("answer_k") = 0, py::arg("recency_k") = 0, py::arg("recency") = std::pair<double, double>{0.0, 0.0},
-          py::arg("recency_reason_before") = "", py::arg("adaptive") = false,
+          py::arg("recency_reason_before") = "", py::arg("adaptive") = false, py::arg("concept_vectors") = py::none(),
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
           "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall); "
           "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "

@@ -1,6 +1,7 @@
 // The text parse's binding (cpp/src/text_parse.cpp) inside polarmem_server._core: texts arrive as
 // UTF-8 bytes (the library encodes with surrogatepass, so any str gets through), results go back
 // as plain tuples the library wraps in its own types (domain/text.py).
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "polarmem/concept_mapping.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/text_parse.hpp"
 
@@ -28,6 +30,23 @@ std::string_view view(const py::bytes& data) {
 }  // namespace
 
 void bind_text(py::module_& m) {
+  using Rows = py::array_t<float, py::array::c_style | py::array::forcecast>;
+  m.def(
+      "closest_concepts",
+      [](const Rows& words, const Rows& concepts) {
+        if (words.ndim() != 2 || concepts.ndim() != 2 || (concepts.shape(0) > 0 && words.shape(1) != concepts.shape(1)))
+          throw py::value_error("closest_concepts: words and concepts must be 2-d rows of one width");
+        std::vector<std::optional<std::pair<std::uint32_t, float>>> out;
+        for (const auto& mapped :
+             closest_concepts(words.data(), static_cast<std::size_t>(words.shape(0)), concepts.data(),
+                              static_cast<std::size_t>(concepts.shape(0)), static_cast<std::size_t>(words.shape(1)))) {
+          out.push_back(mapped ? std::optional(std::make_pair(mapped->concept_id, mapped->similarity)) : std::nullopt);
+        }
+        return out;
+      },
+      py::arg("words"), py::arg("concepts"),
+      "per word row, (concept id, similarity) of the most similar concept row when it reaches the mapping threshold, "
+      "else None (cpp/include/polarmem/concept_mapping.hpp)");
   m.def(
       "text_tokens",
       [](const py::bytes& utf8) {

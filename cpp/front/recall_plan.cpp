@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "polarmem/answer_recall.hpp"
+#include "polarmem/concept_mapping.hpp"
 #include "polarmem/error.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/hit_explanation.hpp"
@@ -156,6 +157,11 @@ bool ConceptNames::append(std::size_t first, const std::vector<std::string>& nam
   if (first != names_.size()) return false;
   names_.insert(names_.end(), names.begin(), names.end());
   return true;
+}
+
+std::size_t ConceptNames::size() const {
+  std::shared_lock guard(lock_);
+  return names_.size();
 }
 
 bool ConceptNames::name(std::uint32_t id, std::string* out) const {
@@ -415,11 +421,12 @@ bool write_hits(const RecallPlan& plan, Found& found, const std::vector<std::siz
 }
 
 // Adaptive's choice for this call (mode_rules.hpp, as recall.py makes it) from probes of the
-// index with the call's search, filters and `unknown` words; nothing when the call goes to the
+// index with the call's search, filters and uncertain words; nothing when the call goes to the
 // library (a filter no item passes, a search the core refuses, slots renumbered throughout).
 std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, const SearchRequest& search,
                                                      const std::vector<MetadataPair>& pairs,
-                                                     const std::vector<std::string>& unknown) {
+                                                     const std::vector<std::string>& unknown,
+                                                     const std::vector<std::string>& mapped) {
   // A probe's tiers and similarities, ranked by (tier, s_sem) alone, its allow-list made in the
   // slot generation it ran in.
   const auto probe = [&](SearchMode mode, std::size_t k, bool exclude_conflicts) {
@@ -459,7 +466,7 @@ std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, con
   };
   const bool constrained = !search.required.empty() || !search.forbidden.empty();
   try {
-    return modes::choose_adaptive({unknown, {}, constrained, !search.vectors.empty()}, search.k, hard, best);
+    return modes::choose_adaptive({unknown, mapped, constrained, !search.vectors.empty()}, search.k, hard, best);
   } catch (const Declined&) {
     return std::nullopt;
   }
@@ -471,15 +478,16 @@ std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, con
 // the logic kept out (tier -1, not among the hits), as recall.py lists them: from a search of
 // mode off with the same vectors, filters and k, conflicts not excluded, no confidence ranking.
 // A plan for mode adaptive runs `search` in the mode its choice for the call names, `unknown` (a
-// text's words that bound to no concept) making the constraints uncertain.
+// text's words that bound to no concept) and `mapped` (those a closed vocabulary mapped) making
+// the constraints uncertain.
 bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
                    const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response,
-                   const std::vector<std::string>& unknown = {}) {
+                   const std::vector<std::string>& unknown = {}, const std::vector<std::string>& mapped = {}) {
   if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
   std::optional<modes::AdaptiveChoice> adaptive;
   if (plan.adaptive) {
-    if (!(adaptive = choose_adaptive(plan, search, pairs, unknown))) return false;
+    if (!(adaptive = choose_adaptive(plan, search, pairs, unknown, mapped))) return false;
     search.mode = adaptive->hard ? SearchMode::kHard : SearchMode::kSoft;
   }
   SearchRequest baseline = search;
@@ -531,37 +539,19 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
   return write_hits(plan, *plain, shown, nullptr, response->mutable_suppressed());
 }
 
+// A closed vocabulary's word mapped to a concept (the response's parse.mapped).
+struct MappedWord {
+  std::string phrase;
+  std::string concept_name;
+  float similarity = 0.0f;
+};
+
 // A concept's name as the library writes it; the call goes to the library when the names table
 // does not hold it yet.
 answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
   answer::NamedConcept c{id, {}};
   if (!path.names->name(id, &c.name)) throw Declined{};
   return c;
-}
-
-// The concepts and words of a parsed text with no explicit names, as the library's plan_query
-// reads them: affirmed concepts required and negated ones forbidden, each in order of mention,
-// words that name no concept asked (or, said with no state, uncertain), the proper names; false
-// when the library would read it otherwise (a closed vocabulary maps an asked word that names no
-// concept to the most similar concept) or a name is not in the names table yet.
-bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question) {
-  try {
-    for (const auto& term : parsed.unknown) {
-      if (!term.uncertain && !path.open_vocabulary) return false;
-      (term.uncertain ? question->uncertain_words : question->unknown).push_back(term.word);
-    }
-    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
-      (negated ? question->forbidden : question->required).push_back(named(path, concept_id));
-    for (const auto& mention : parsed.mentions) {
-      auto& subjects = question->subjects;
-      if (mention.subject && std::find(subjects.begin(), subjects.end(), mention.concept_id) == subjects.end())
-        subjects.push_back(mention.concept_id);
-      if (mention.uncertain) question->uncertain.push_back(named(path, mention.concept_id));
-    }
-  } catch (const Declined&) {
-    return false;
-  }
-  return true;
 }
 
 // `text` embedded by the namespace's compiled tokenizer and encoder into `values`; false when
@@ -578,6 +568,78 @@ bool embed(const TextPath& path, const std::string& text, std::vector<float>* va
   return true;
 }
 
+// The concepts and words of a parsed text with no explicit names, as the library's plan_query
+// reads them: affirmed concepts required and negated ones forbidden, each in order of mention,
+// then (a closed vocabulary) the asked words that name no concept mapped to the most similar
+// concept (concept_mapping.hpp, listed in `mapped`), the rest asked as unknown (or, said with no
+// state, uncertain), the proper names; a concept required once, a forbidden one not required.
+// False when a name is not in the names table yet, a word cannot be embedded, or the plan's
+// concept vectors are not the vocabulary's whole (concepts appended since: the library maps).
+bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question,
+                 std::vector<MappedWord>* mapped) {
+  try {
+    std::vector<const text::UnknownTerm*> asked;  // words with a state that name no concept
+    for (const auto& term : parsed.unknown) {
+      if (term.uncertain) {
+        question->uncertain_words.push_back(term.word);
+      } else {
+        asked.push_back(&term);
+      }
+    }
+    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
+      (negated ? question->forbidden : question->required).push_back(named(path, concept_id));
+    for (const auto& mention : parsed.mentions) {
+      auto& subjects = question->subjects;
+      if (mention.subject && std::find(subjects.begin(), subjects.end(), mention.concept_id) == subjects.end())
+        subjects.push_back(mention.concept_id);
+      if (mention.uncertain) question->uncertain.push_back(named(path, mention.concept_id));
+    }
+    if (path.open_vocabulary || asked.empty()) {
+      for (const auto* term : asked) question->unknown.push_back(term->word);
+      return true;
+    }
+    if (!path.concept_vectors || path.names->size() != path.concept_count) return false;
+    const std::size_t dim = path.encoder->dim();
+    std::vector<float> words(asked.size() * dim);
+    std::vector<float> row;
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      if (!embed(path, asked[i]->word, &row)) return false;
+      std::copy(row.begin(), row.end(), words.begin() + static_cast<std::ptrdiff_t>(i * dim));
+    }
+    const auto closest =
+        text::closest_concepts(words.data(), asked.size(), path.concept_vectors->data(), path.concept_count, dim);
+    const auto has = [](const std::vector<answer::NamedConcept>& side, std::uint32_t id) {
+      return std::any_of(side.begin(), side.end(), [id](const answer::NamedConcept& c) { return c.id == id; });
+    };
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      if (!closest[i]) {
+        question->unknown.push_back(asked[i]->word);
+        continue;
+      }
+      const auto concept_named = named(path, closest[i]->concept_id);
+      mapped->push_back({asked[i]->word, concept_named.name, closest[i]->similarity});
+      auto& side = asked[i]->negated ? question->forbidden : question->required;
+      if (!has(side, concept_named.id)) side.push_back(concept_named);
+    }
+    auto& forbidden = question->forbidden;
+    forbidden.erase(std::remove_if(forbidden.begin(), forbidden.end(),
+                                   [&](const answer::NamedConcept& c) { return has(question->required, c.id); }),
+                    forbidden.end());
+  } catch (const Declined&) {
+    return false;
+  }
+  return true;
+}
+
+void add_mapped(const std::vector<MappedWord>& mapped, v1::QueryParse* parse) {
+  for (const auto& word : mapped) {
+    auto* entry = parse->add_mapped();
+    entry->set_phrase(word.phrase);
+    entry->set_concept(word.concept_name);
+    entry->set_similarity(word.similarity);
+  }
+}
+
 // A text query as the library plans it (recall.py plan_query, run_recall): the parse's
 // affirmed concepts required, its negated ones forbidden, its content words that name no
 // concept reported as unknown (or, with explicit names, the concepts bind() bound), and the
@@ -589,13 +651,15 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
   RecallPlan plan = generic;
-  std::vector<std::string> unknown;  // (adaptive: they make the constraints uncertain)
+  std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
   // With explicit names (bound by bind()) the text only gives the similarity (its affirmative
   // part): its unknown words are not looked at, as in the library.
   if (request.required_size() == 0 && request.forbidden_size() == 0) {
     answer::ParsedQuestion question;
-    if (!question_of(path, parsed, &question)) return false;
+    std::vector<MappedWord> mapped;
+    if (!question_of(path, parsed, &question, &mapped)) return false;
     unknown = question.unknown;
+    for (const auto& word : mapped) mapped_words.push_back(word.phrase);
     plan.request.required.clear();
     plan.request.forbidden.clear();
     plan.concept_names.clear();
@@ -611,6 +675,7 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
       plan.concept_names.push_back(c.name);
     }
     for (const auto& word : question.unknown) parse->add_unknown(word);  // a word said with no state asks nothing
+    add_mapped(mapped, parse);
     plan.state_concepts = plan.request.required;
     plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
     plan.required_count = plan.request.required.size();
@@ -622,7 +687,7 @@ bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1
   if (!embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors.front().values)) return false;
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
-                       response, unknown);
+                       response, unknown, mapped_words);
 }
 
 // A search's allow-list as the library's backend makes it (storage/local/backend.py search): the
@@ -650,13 +715,14 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   if (!plan.records) return false;
   const std::string& query = request.text();
   answer::ParsedQuestion question;
+  std::vector<MappedWord> mapped;
   if (request.required_size() > 0 || request.forbidden_size() > 0) {
     // Explicit names (bound by bind()) are the question's concepts; the text is what it asks.
     for (std::size_t i = 0; i < plan.state_concepts.size(); ++i) {
       auto& side = i < plan.required_count ? question.required : question.forbidden;
       side.push_back({plan.state_concepts[i], plan.concept_names[i]});
     }
-  } else if (!question_of(path, text::parse(query, *path.keys, *path.triggers), &question)) {
+  } else if (!question_of(path, text::parse(query, *path.keys, *path.triggers), &question, &mapped)) {
     return false;
   }
 
@@ -752,6 +818,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
     }
   }
   for (const auto& word : question.unknown) parse->add_unknown(word);
+  add_mapped(mapped, parse);
   std::vector<text::ContextEntry> entries;
   std::uint32_t rank = 0;
   for (auto& shown : recalled.hits) {

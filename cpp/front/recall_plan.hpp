@@ -35,6 +35,7 @@ class ConceptNames {
   bool append(std::size_t first, const std::vector<std::string>& names);
   // False when the id is not (yet) in the table.
   bool name(std::uint32_t id, std::string* out) const;
+  std::size_t size() const;
 
  private:
   mutable RwLock lock_;
@@ -51,9 +52,13 @@ struct TextPath {
   std::shared_ptr<const SharedTextRuns> encoder;  // concurrent calls share its passes
   std::shared_ptr<const WordPieceTokenizer> tokenizer;
   std::shared_ptr<const ConceptNames> names;
-  // In a closed vocabulary the library maps a word that names no concept to the most similar
-  // concept: such a call goes to the library. In an open one the word is reported as unknown.
+  // In a closed vocabulary a word that names no concept maps to the most similar concept
+  // (concept_mapping.hpp) by its embedding and the concept names' (the library's own vectors,
+  // concept id = row, concept_count rows of the encoder's width); a call made after concepts
+  // were appended goes to the library. In an open vocabulary the word is reported as unknown.
   bool open_vocabulary = false;
+  std::shared_ptr<const std::vector<float>> concept_vectors;
+  std::size_t concept_count = 0;
   // The core request has one query term (the `sem` space's), which the text's embedding fills.
 };
 

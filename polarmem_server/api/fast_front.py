@@ -64,7 +64,7 @@ from polarmem_server.domain.namespace import Epoch
 from polarmem_server.domain.query import DEFAULT_RECENCY_WEIGHT, DEFAULT_TOP_K
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
 from polarmem_server.domain.vocabulary import Appended
-from polarmem_server.library import RecallMode
+from polarmem_server.library import RecallMode, concept_vectors
 from polarmem_server.scoring.encoder import load_encoder
 from polarmem_server.storage.plan_capture import CoreSearch
 
@@ -319,6 +319,8 @@ class FastFrontHost:
 
         def publish() -> None:
             self._names_of(namespace)
+            # a closed vocabulary's words that name no concept map to the closest concept's name
+            mapping = None if namespace.settings.open_vocabulary else concept_vectors(namespace)
             self.plans.publish_text(
                 namespace.name,
                 request.SerializeToString(),
@@ -339,6 +341,7 @@ class FastFrontHost:
                 recency=term,
                 recency_reason_before=reason_before_recency(result),
                 adaptive=adaptive,
+                concept_vectors=mapping,
             )
 
         return namespace.write_lock.unchanged_since(epoch, publish)

@@ -23,7 +23,7 @@ from polarmem_server.library.item_operations import (
 )
 from polarmem_server.library.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
 from polarmem_server.library.namespace_autocreate import AutoCreate
-from polarmem_server.library.recall import Hit, RecallMode, RecallResult, render_context
+from polarmem_server.library.recall import Hit, RecallMode, RecallResult, concept_vectors, render_context
 from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory, change_board, open_primary, open_replica
 from polarmem_server.library.vocabulary_reads import parse_page_token
 
@@ -46,6 +46,7 @@ __all__ = [
     "ReplicaMemory",
     "change_board",
     "clear_namespace",
+    "concept_vectors",
     "list_items",
     "open_primary",
     "open_replica",

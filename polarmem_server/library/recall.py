@@ -8,8 +8,8 @@ concepts: then it is skipped and reported with those names (``QueryPlan.unknown_
 Without explicit names both sides are parsed from the query text (vocabulary mentions with
 negation scope, see ``text.py``). A parsed term that names no concept is mapped to the closest
 vocabulary concept by the namespace's text encoder when their cosine similarity is at least
-``CONCEPT_MAP_MIN_SIMILARITY`` (not in an open vocabulary, where a word no text mentions has no
-evidence); the mapping is reported. Terms that stay unknown are reported
+0.75 (the core's rule, concept_mapping.hpp; not in an open vocabulary, where a word no text
+mentions has no evidence); the mapping is reported. Terms that stay unknown are reported
 and not applied.
 
 Modes:
@@ -78,7 +78,6 @@ from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.scoring.encoder import Encoder, load_encoder
 from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
 
-CONCEPT_MAP_MIN_SIMILARITY = 0.75
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 # Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
 # names, vectors), extended with only the concepts added since; dropped with the namespace.
@@ -169,19 +168,15 @@ class RecallResult:
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
-    """Closest concept per phrase by the namespace encoder, or None below the threshold. None for
-    every phrase in an open vocabulary: there a word no stored text mentions has no evidence, and
-    a similar concept's ("hawk" for "eagle") would be the very hallucination PolarMem refuses."""
+    """Closest concept per phrase by the namespace encoder, or None below the threshold: the
+    core's rule (cpp/include/polarmem/concept_mapping.hpp), which the compiled front applies too.
+    None for every phrase in an open vocabulary (the header says why)."""
     open_vocabulary = namespace.settings.open_vocabulary
     encoder = _encoder(namespace) if phrases and len(namespace.vocabulary) and not open_vocabulary else None
     if encoder is None:
         return [None] * len(phrases)
-    similarities = encoder.encode(phrases) @ concept_vectors(namespace).T
-    out: list[tuple[str, int, float] | None] = []
-    for phrase, row in zip(phrases, similarities):
-        best = int(np.argmax(row))
-        out.append((phrase, best, float(row[best])) if row[best] >= CONCEPT_MAP_MIN_SIMILARITY else None)
-    return out
+    closest = _core.closest_concepts(encoder.encode(phrases), concept_vectors(namespace))
+    return [None if found is None else (phrase, *found) for phrase, found in zip(phrases, closest)]
 
 
 class UnknownConcepts(InvalidArgument):

@@ -118,8 +118,8 @@ def test_what_the_front_cannot_answer_exactly_goes_to_the_library(server, stubs)
     same_on_both_ports(server, stubs, non_ascii, natively=False)
     closed = pb.RecallRequest(namespace="closed", text="Maya and coffee?", **ask)
     same_on_both_ports(server, stubs, closed)  # plans the closed namespace's shape
-    # "drink" and "tea" name no concept there: the library maps such words by similarity
-    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="does Maya drink tea?", **ask), False)
+    # "drink" and "tea" name no concept there: mapped to the closest concept (or not), natively
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="does Maya drink tea?", **ask), True)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="Leo with no peanuts", **ask), True)
 
 
