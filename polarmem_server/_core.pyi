@@ -347,10 +347,18 @@ def rank_with_recency(
     max_candidates: int = ...,
 ) -> tuple[list[str], tuple[int, int, int], int, bool, str]: ...
 
-# ---- a closed vocabulary's word mapping (cpp/include/polarmem/concept_mapping.hpp; recall.py and the front) ----
+# ---- a text query's constraints, a closed vocabulary's word mapping (cpp/include/polarmem/concept_mapping.hpp) ----
 
 # Per word row, (concept id, similarity) of the most similar concept row at or above 0.75, else None.
 def closest_concepts(words: npt.ArrayLike, concepts: npt.ArrayLike) -> list[tuple[int, float] | None]: ...
+
+# A text query's (required, forbidden, unknown words, [(word, concept id, similarity)]) from its
+# polarity [(concept id, negated)] and unknown terms [(word, negated, uncertain)].
+def query_concepts(
+    polarity: Sequence[tuple[int, bool]],
+    unknown: Sequence[tuple[str, bool, bool]],
+    map_words: Callable[[list[str]], Sequence[tuple[int, float] | None]],
+) -> tuple[list[int], list[int], list[str], list[tuple[str, int, float]]]: ...
 
 # ---- the modes' rules (cpp/include/polarmem/mode_rules.hpp; recall.py and the front call them) ----
 

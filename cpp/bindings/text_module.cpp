@@ -1,12 +1,15 @@
 // The text parse's binding (cpp/src/text_parse.cpp) inside polarmem_server._core: texts arrive as
 // UTF-8 bytes (the library encodes with surrogatepass, so any str gets through), results go back
 // as plain tuples the library wraps in its own types (domain/text.py).
+#include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "polarmem/concept_mapping.hpp"
@@ -55,6 +58,37 @@ void bind_text(py::module_& m) {
         return out;
       },
       py::arg("utf8"), "(word, start, end) per token: lower-case words, code-point offsets");
+  m.def(
+      "query_concepts",
+      [](const std::vector<std::pair<std::uint32_t, bool>>& polarity,
+         const std::vector<std::tuple<std::string, bool, bool>>& unknown,
+         const std::function<std::vector<std::optional<std::pair<std::uint32_t, float>>>(
+             const std::vector<std::string>&)>& map_words) {
+        std::vector<UnknownTerm> terms;
+        for (const auto& [word, negated, uncertain] : unknown) {
+          UnknownTerm term;
+          term.word = word;
+          term.negated = negated;
+          term.uncertain = uncertain;
+          terms.push_back(std::move(term));
+        }
+        const MapWords map = [&](const std::vector<std::string>& words) {
+          std::vector<std::optional<MappedConcept>> out;
+          for (const auto& found : map_words(words))
+            out.push_back(found ? std::optional(MappedConcept{found->first, found->second}) : std::nullopt);
+          return out;
+        };
+        auto concepts = query_concepts(polarity, terms, map);
+        std::vector<std::tuple<std::string, std::uint32_t, float>> mapped;
+        for (auto& [word, found] : concepts.mapped)
+          mapped.emplace_back(std::move(word), found.concept_id, found.similarity);
+        return std::make_tuple(std::move(concepts.required), std::move(concepts.forbidden), std::move(concepts.unknown),
+                               std::move(mapped));
+      },
+      py::arg("polarity"), py::arg("unknown"), py::arg("map_words"),
+      "a text query's (required, forbidden, unknown words, [(word, concept id, similarity)]) from its polarity "
+      "[(concept id, negated)] and unknown terms [(word, negated, uncertain)]; map_words(words) -> per word "
+      "(concept id, similarity) or None (cpp/include/polarmem/concept_mapping.hpp)");
   m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
   m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));

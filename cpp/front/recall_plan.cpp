@@ -569,62 +569,40 @@ bool embed(const TextPath& path, const std::string& text, std::vector<float>* va
 }
 
 // The concepts and words of a parsed text with no explicit names, as the library's plan_query
-// reads them: affirmed concepts required and negated ones forbidden, each in order of mention,
-// then (a closed vocabulary) the asked words that name no concept mapped to the most similar
-// concept (concept_mapping.hpp, listed in `mapped`), the rest asked as unknown (or, said with no
-// state, uncertain), the proper names; a concept required once, a forbidden one not required.
-// False when a name is not in the names table yet, a word cannot be embedded, or the plan's
-// concept vectors are not the vocabulary's whole (concepts appended since: the library maps).
+// reads them (text::query_concepts: affirmed concepts required, negated ones forbidden, a closed
+// vocabulary's asked words that name no concept mapped to the most similar concept and listed in
+// `mapped`, the rest unknown), the words said with no state (uncertain), the proper names. False
+// when a name is not in the names table yet, a word cannot be embedded, or the plan's concept
+// vectors are not the vocabulary's whole (concepts appended since: the library maps).
 bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question,
                  std::vector<MappedWord>* mapped) {
-  try {
-    std::vector<const text::UnknownTerm*> asked;  // words with a state that name no concept
-    for (const auto& term : parsed.unknown) {
-      if (term.uncertain) {
-        question->uncertain_words.push_back(term.word);
-      } else {
-        asked.push_back(&term);
-      }
+  const text::MapWords map = [&](const std::vector<std::string>& words) {
+    std::vector<std::optional<text::MappedConcept>> none(words.size());
+    if (path.open_vocabulary) return none;
+    if (!path.concept_vectors || path.names->size() != path.concept_count) throw Declined{};
+    const std::size_t dim = path.encoder->dim();
+    std::vector<float> rows(words.size() * dim), row;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      if (!embed(path, words[i], &row)) throw Declined{};
+      std::copy(row.begin(), row.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * dim));
     }
-    for (const auto& [concept_id, negated] : text::polarity(parsed.mentions))
-      (negated ? question->forbidden : question->required).push_back(named(path, concept_id));
+    return text::closest_concepts(rows.data(), words.size(), path.concept_vectors->data(), path.concept_count, dim);
+  };
+  try {
+    const text::QueryConcepts concepts = text::query_concepts(text::polarity(parsed.mentions), parsed.unknown, map);
+    for (const auto id : concepts.required) question->required.push_back(named(path, id));
+    for (const auto id : concepts.forbidden) question->forbidden.push_back(named(path, id));
+    question->unknown = concepts.unknown;
+    for (const auto& [word, concept_mapped] : concepts.mapped)
+      mapped->push_back({word, named(path, concept_mapped.concept_id).name, concept_mapped.similarity});
+    for (const auto& term : parsed.unknown)
+      if (term.uncertain) question->uncertain_words.push_back(term.word);
     for (const auto& mention : parsed.mentions) {
       auto& subjects = question->subjects;
       if (mention.subject && std::find(subjects.begin(), subjects.end(), mention.concept_id) == subjects.end())
         subjects.push_back(mention.concept_id);
       if (mention.uncertain) question->uncertain.push_back(named(path, mention.concept_id));
     }
-    if (path.open_vocabulary || asked.empty()) {
-      for (const auto* term : asked) question->unknown.push_back(term->word);
-      return true;
-    }
-    if (!path.concept_vectors || path.names->size() != path.concept_count) return false;
-    const std::size_t dim = path.encoder->dim();
-    std::vector<float> words(asked.size() * dim);
-    std::vector<float> row;
-    for (std::size_t i = 0; i < asked.size(); ++i) {
-      if (!embed(path, asked[i]->word, &row)) return false;
-      std::copy(row.begin(), row.end(), words.begin() + static_cast<std::ptrdiff_t>(i * dim));
-    }
-    const auto closest =
-        text::closest_concepts(words.data(), asked.size(), path.concept_vectors->data(), path.concept_count, dim);
-    const auto has = [](const std::vector<answer::NamedConcept>& side, std::uint32_t id) {
-      return std::any_of(side.begin(), side.end(), [id](const answer::NamedConcept& c) { return c.id == id; });
-    };
-    for (std::size_t i = 0; i < asked.size(); ++i) {
-      if (!closest[i]) {
-        question->unknown.push_back(asked[i]->word);
-        continue;
-      }
-      const auto concept_named = named(path, closest[i]->concept_id);
-      mapped->push_back({asked[i]->word, concept_named.name, closest[i]->similarity});
-      auto& side = asked[i]->negated ? question->forbidden : question->required;
-      if (!has(side, concept_named.id)) side.push_back(concept_named);
-    }
-    auto& forbidden = question->forbidden;
-    forbidden.erase(std::remove_if(forbidden.begin(), forbidden.end(),
-                                   [&](const answer::NamedConcept& c) { return has(question->required, c.id); }),
-                    forbidden.end());
   } catch (const Declined&) {
     return false;
   }

@@ -1,6 +1,7 @@
 // A closed vocabulary's word-to-concept mapping (concept_mapping.hpp): the most similar concept,
 // the first on ties, only at the threshold or above, nothing without concepts. The front and
 // library suites check it end to end (tests/integration/test_fast_front_text.py).
+#include <string>
 #include <vector>
 
 #include "check.hpp"
@@ -19,6 +20,46 @@ POLARMEM_TEST(a_word_maps_to_its_most_similar_concept_at_the_threshold_or_above)
   CHECK(!mapped[2]);                                 // 0.6 < 0.75
   CHECK(mapped[3] && mapped[3]->concept_id == 0);    // exactly the threshold
   CHECK(!closest_concepts(words.data(), 4, concepts.data(), 0, 2)[0]);
+}
+
+namespace {
+
+UnknownTerm term(const char* word, bool negated, bool uncertain = false) {
+  UnknownTerm t;
+  t.word = word;
+  t.negated = negated;
+  t.uncertain = uncertain;
+  return t;
+}
+
+}  // namespace
+
+POLARMEM_TEST(a_querys_concepts_take_mapped_words_to_their_side_once) {
+  // "a dog and a puppy, no kitten, maybe a sofa, no cat, a quokka": dog affirmed, cat negated;
+  // puppy -> dog (already required), kitten -> cat (already forbidden), quokka maps to nothing,
+  // sofa is said with no state (asks nothing).
+  int calls = 0;
+  std::vector<std::string> asked;
+  const MapWords map = [&](const std::vector<std::string>& words) {
+    ++calls;
+    asked = words;
+    return std::vector<std::optional<MappedConcept>>{MappedConcept{0, 0.8f}, MappedConcept{1, 0.9f}, std::nullopt};
+  };
+  const auto concepts = query_concepts(
+      {{0, false}, {1, true}},
+      {term("puppy", false), term("kitten", true), term("sofa", false, true), term("quokka", false)}, map);
+  CHECK(calls == 1 && asked == (std::vector<std::string>{"puppy", "kitten", "quokka"}));
+  CHECK(concepts.required == std::vector<std::uint32_t>{0} && concepts.forbidden == std::vector<std::uint32_t>{1});
+  CHECK(concepts.unknown == std::vector<std::string>{"quokka"});
+  CHECK(concepts.mapped.size() == 2 && concepts.mapped[1].first == "kitten" &&
+        concepts.mapped[1].second.concept_id == 1);
+  // a negated word mapped to a concept affirmed elsewhere: required wins; no asked word: no call
+  const auto affirmed = query_concepts({{2, false}}, {term("couch", true)}, [](const std::vector<std::string>&) {
+    return std::vector<std::optional<MappedConcept>>{MappedConcept{2, 0.85f}};
+  });
+  CHECK(affirmed.required == std::vector<std::uint32_t>{2} && affirmed.forbidden.empty());
+  calls = 0;
+  CHECK(query_concepts({{3, true}}, {}, map).forbidden == std::vector<std::uint32_t>{3} && calls == 0);
 }
 
 int main() { return polarmem::testing::run_all(); }

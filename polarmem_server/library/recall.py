@@ -167,16 +167,16 @@ class RecallResult:
     confidence_ranked: bool = False  # the hard searches ranked by confidence (the query's or the rule's)
 
 
-def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[str, int, float] | None]:
-    """Closest concept per phrase by the namespace encoder, or None below the threshold: the
-    core's rule (cpp/include/polarmem/concept_mapping.hpp), which the compiled front applies too.
-    None for every phrase in an open vocabulary (the header says why)."""
+def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[int, float] | None]:
+    """(concept id, similarity) of the closest concept per phrase by the namespace encoder, or
+    None below the threshold: the core's rule (cpp/include/polarmem/concept_mapping.hpp), which
+    the compiled front applies too. None for every phrase in an open vocabulary (the header says
+    why)."""
     open_vocabulary = namespace.settings.open_vocabulary
     encoder = _encoder(namespace) if phrases and len(namespace.vocabulary) and not open_vocabulary else None
     if encoder is None:
         return [None] * len(phrases)
-    closest = _core.closest_concepts(encoder.encode(phrases), concept_vectors(namespace))
-    return [None if found is None else (phrase, *found) for phrase, found in zip(phrases, closest)]
+    return _core.closest_concepts(encoder.encode(phrases), concept_vectors(namespace))
 
 
 class UnknownConcepts(InvalidArgument):
@@ -220,30 +220,22 @@ def plan_query(
     forbidden: Iterable[str] | None,
     allow_unknown: bool = False,
 ) -> QueryPlan:
-    vocabulary = namespace.vocabulary
     plan = QueryPlan()
     required, forbidden = list(required or []), list(forbidden or [])
-    unresolved: list[tuple[str, bool]] = []
     if required or forbidden:
         plan.explicit = True
         _explicit_concepts(namespace, plan, required, forbidden, allow_unknown)
-    else:
-        parsed = plan.parsed = textproc.parse(text, vocabulary) if text else textproc.ParsedText()
-        plan.required = parsed.positive
-        plan.forbidden = [c for c in parsed.negative if c not in parsed.positive]
-        # a word the parse gives no state (a hedge, a condition, another person's) asks nothing
-        unresolved = [(term.word, term.negated) for term in parsed.unknown if not term.uncertain]
-    for (name, negated), mapping in zip(unresolved, _map_terms(namespace, [n for n, _ in unresolved])):
-        if mapping is None:
-            plan.unknown.append(name)
-            continue
-        _, concept_id, similarity = mapping
-        plan.mapped.append((name, vocabulary.name(concept_id), similarity))
-        target = plan.forbidden if negated else plan.required
-        if concept_id not in target:
-            target.append(concept_id)
-    plan.required = list(dict.fromkeys(plan.required))
-    plan.forbidden = [c for c in dict.fromkeys(plan.forbidden) if c not in plan.required]
+        plan.required = list(dict.fromkeys(plan.required))
+        plan.forbidden = [c for c in dict.fromkeys(plan.forbidden) if c not in plan.required]
+        return plan
+    # The core reads the parse (concept_mapping.hpp query_concepts), as the compiled front does.
+    parsed = plan.parsed = textproc.parse(text, namespace.vocabulary) if text else textproc.ParsedText()
+    plan.required, plan.forbidden, plan.unknown, mapped = _core.query_concepts(
+        list(parsed.polarity().items()),
+        [(term.word, term.negated, term.uncertain) for term in parsed.unknown],
+        lambda words: _map_terms(namespace, words),
+    )
+    plan.mapped = [(word, namespace.vocabulary.name(concept_id), similarity) for word, concept_id, similarity in mapped]
     return plan
 
 
