@@ -1,6 +1,6 @@
 // The WordPiece tokenizer's binding (cpp/src/wordpiece.cpp) inside polarmem_server._core. A str
-// that is not ASCII is declined before it is encoded to UTF-8 (the core would decline it anyway);
-// an ASCII str's UTF-8 is its own buffer, so nothing is copied on the way in.
+// with a character past the BMP is declined before it is encoded to UTF-8 (the core would decline
+// it anyway); an ASCII str's UTF-8 is its own buffer, so nothing is copied on the way in.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -29,15 +29,20 @@ void bind_wordpiece(py::module_& m) {
       .def(
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
-            if (!PyUnicode_IS_ASCII(text.ptr())) return py::none();
+            // Past the BMP nothing is covered; a lone surrogate has no UTF-8 (HF's to decide).
+            if (PyUnicode_MAX_CHAR_VALUE(text.ptr()) > 0xFFFF) return py::none();
             Py_ssize_t length = 0;
             const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &length);
-            if (data == nullptr) throw py::error_already_set();
+            if (data == nullptr) {
+              PyErr_Clear();
+              return py::none();
+            }
             std::vector<std::int32_t> ids;
             if (!self.encode({data, static_cast<std::size_t>(length)}, &ids)) return py::none();
             return py::cast(ids);
           },
-          py::arg("text"), "[CLS] ... [SEP] ids, or None: not ASCII or holds an added token (ask the HF tokenizer)")
+          py::arg("text"),
+          "[CLS] ... [SEP] ids, or None: a character the table does not cover or an added token (ask the HF tokenizer)")
       .def_property_readonly("max_tokens", &WordPieceTokenizer::max_tokens);
 }
 

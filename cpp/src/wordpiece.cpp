@@ -1,6 +1,7 @@
 #include "polarmem/wordpiece.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "polarmem/error.hpp"
 
@@ -13,26 +14,65 @@ constexpr std::size_t kMaxWordChars = 100;  // WordPiece's max_input_chars_per_w
 // A thread's normalized-text buffer is kept between calls unless a long text grew it past this.
 constexpr std::size_t kKeptBuffer = 1 << 16;
 
-bool is_ascii(std::string_view text) {
-  return std::none_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+struct LatinChar {
+  const char* normalized;  // UTF-8; "" dropped
+  bool punctuation;
+};
+#include "wordpiece_latin.inc"  // kLatin: U+0080..U+017F, generated from HF tokenizers
+
+constexpr char32_t kLatinEnd = 0x80 + sizeof(kLatin) / sizeof(kLatin[0]);
+
+// The code point of the two-byte UTF-8 sequence at text[i] when it is one the table covers
+// (lead bytes 0xC2-0xC5); 0 otherwise.
+char32_t latin_at(std::string_view text, std::size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  if (lead < 0xC2 || lead > 0xC5 || i + 1 >= text.size()) return 0;
+  const auto next = static_cast<unsigned char>(text[i + 1]);
+  if ((next & 0xC0) != 0x80) return 0;
+  const char32_t cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (next & 0x3F);
+  return cp < kLatinEnd ? cp : 0;
 }
 
-// HF's is_punctuation on ASCII: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too.
-bool is_punctuation(char c) {
+// HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
+// punctuation categories (the table's flag: \u00a1 \u00a7 \u00ab \u00b6 \u00b7 \u00bb \u00bf).
+bool is_punctuation(char32_t c) {
+  if (c >= 0x80) return c < kLatinEnd && kLatin[c - 0x80].punctuation;
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 }
 
-// BertNormalizer on ASCII: clean_text drops NUL and every control character but \t \n \r (DEL
-// included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase.
-void normalize(std::string_view text, std::string* out) {
+// The code point at s[i] of a normalized text (ASCII or a covered two-byte sequence) and its length.
+std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
+  if (static_cast<unsigned char>(s[i]) < 0x80) return {static_cast<unsigned char>(s[i]), 1};
+  return {latin_at(s, i), 2};
+}
+
+// BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
+// included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
+// ASCII the table says what it makes of U+0080..U+017F (accents stripped, Unicode lower case,
+// other whitespace ' ', C1 controls and the soft hyphen dropped). False for any other
+// character: Unicode's full normalization is HF's alone.
+bool normalize(std::string_view text, std::string* out) {
   out->clear();
-  for (char c : text) {
-    if (c == '\t' || c == '\n' || c == '\r') {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const char32_t cp = latin_at(text, i);
+      if (cp == 0) return false;
+      out->append(kLatin[cp - 0x80].normalized);
+      ++i;
+    } else if (c == '\t' || c == '\n' || c == '\r') {
       out->push_back(' ');
     } else if (c >= 32 && c != 127) {
       out->push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
     }
   }
+  return true;
+}
+
+// WordPiece's length of a word: characters, not bytes.
+std::size_t characters(std::string_view word) {
+  return static_cast<std::size_t>(
+      std::count_if(word.begin(), word.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 }  // namespace
@@ -62,26 +102,24 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocabulary, std:
     longest_start_ = std::max(longest_start_, token.size());
     starts_.emplace(std::move(token), value);
   }
-  // A non-ASCII literal never occurs in accepted text; an empty one would match everywhere.
+  // An empty literal would match everywhere.
   for (auto& literal : declined_literals) {
-    if (literal.empty() || !is_ascii(literal)) continue;
+    if (literal.empty()) continue;
     // An added token HF matches after normalizing ("normalized": true) is found in the
     // normalized text; one it matches before, in the raw text. Both are checked, as the
     // tokenizer.json flag is not passed in: declining too often only costs a fallback.
     std::string normalized;
-    normalize(literal, &normalized);
-    if (!normalized.empty()) normalized_literals_.push_back(std::move(normalized));
+    if (normalize(literal, &normalized) && !normalized.empty()) normalized_literals_.push_back(std::move(normalized));
     literals_.push_back(std::move(literal));
   }
 }
 
 bool WordPieceTokenizer::encode(std::string_view text, std::vector<std::int32_t>* ids) const {
-  if (!is_ascii(text)) return false;
   for (const auto& literal : literals_) {
     if (text.find(literal) != std::string_view::npos) return false;
   }
   thread_local std::string normalized;
-  normalize(text, &normalized);
+  if (!normalize(text, &normalized)) return false;
   for (const auto& literal : normalized_literals_) {
     if (normalized.find(literal) != std::string::npos) return false;
   }
@@ -93,14 +131,19 @@ bool WordPieceTokenizer::encode(std::string_view text, std::vector<std::int32_t>
   std::size_t i = 0;
   // Words after the truncation point cannot change the pieces before it.
   while (i < s.size() && ids->size() < room) {
-    if (s[i] == ' ') {
+    const auto [c, length] = code_point(s, i);
+    if (c == ' ') {
       ++i;
-    } else if (is_punctuation(s[i])) {
-      append_word(s.substr(i, 1), ids);
-      ++i;
+    } else if (is_punctuation(c)) {
+      append_word(s.substr(i, length), ids);
+      i += length;
     } else {
-      std::size_t end = i + 1;
-      while (end < s.size() && s[end] != ' ' && !is_punctuation(s[end])) ++end;
+      std::size_t end = i + length;
+      while (end < s.size()) {
+        const auto [next, next_length] = code_point(s, end);
+        if (next == ' ' || is_punctuation(next)) break;
+        end += next_length;
+      }
       append_word(s.substr(i, end - i), ids);
       i = end;
     }
@@ -114,7 +157,7 @@ bool WordPieceTokenizer::encode(std::string_view text, std::vector<std::int32_t>
 // Greedy longest match first, as HF's WordPiece: a word that does not split into known pieces
 // entirely is one [UNK]. A piece longer than the vocabulary's longest token is never tried.
 void WordPieceTokenizer::append_word(std::string_view word, std::vector<std::int32_t>* ids) const {
-  if (word.size() > kMaxWordChars) {
+  if (word.size() > kMaxWordChars && characters(word) > kMaxWordChars) {
     ids->push_back(unk_id_);
     return;
   }

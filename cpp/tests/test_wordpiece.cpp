@@ -1,4 +1,5 @@
-// WordPieceTokenizer on a hand-made vocabulary: the rules of HF's BERT tokenizer on ASCII text.
+// WordPieceTokenizer on a hand-made vocabulary: the rules of HF's BERT tokenizer on ASCII and
+// Latin text.
 // (Agreement with HF itself on real text is tested in Python: tests/unit/test_wordpiece.py.)
 #include <string>
 #include <vector>
@@ -90,12 +91,32 @@ POLARMEM_TEST(truncation_keeps_the_first_pieces_and_sep) {
   CHECK(t.max_tokens() == 5);
 }
 
-POLARMEM_TEST(non_ascii_and_added_tokens_are_declined) {
+POLARMEM_TEST(latin_letters_lose_their_accents_and_case) {
+  const auto t = tokenizer();
+  // "D\u00d6G" -> "dog"; NBSP a space, the soft hyphen dropped; "\u00bf" punctuation of its own
+  CHECK(ids(t, "D\xc3\x96G") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  CHECK(ids(t,
+            "dog\xc2\xa0"
+            "d\xc2\xad"
+            "og") == (std::vector<std::int32_t>{kCls, 12, 12, kSep}));
+  CHECK(ids(t,
+            "\xc2\xbf"
+            "dog") == (std::vector<std::int32_t>{kCls, kUnk, 12, kSep}));
+  // an "\u00f8" has no decomposition: it stays, and no piece holds it
+  CHECK(ids(t, "d\xc3\xb8g") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  // WordPiece's 100 counts characters: 100 two-byte letters are still one word to split
+  std::string e100;
+  for (int i = 0; i < 100; ++i) e100 += "\xc3\xa9";
+  CHECK(ids(t, e100) == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+}
+
+POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   const auto t = tokenizer();
   std::vector<std::int32_t> out{7};
-  CHECK(!t.encode("caf\xc3\xa9", &out));
-  CHECK(!t.encode("dog \xe2\x80\x99", &out));
-  CHECK(!t.encode("\x80", &out));
+  CHECK(!t.encode("dog \xe2\x80\x99", &out));  // U+2019, past the table
+  CHECK(!t.encode("\x80", &out));               // a lone continuation byte
+  CHECK(!t.encode("\xc3", &out));               // a truncated sequence
+  CHECK(!t.encode("a\xcc\x81", &out));          // a combining mark (U+0301)
   CHECK(!t.encode("a dog [MASK] here", &out));
   CHECK(!t.encode("[CLS]", &out));
   CHECK(!t.encode("[sep] after normalizing", &out));  // also found in the normalized text
@@ -111,9 +132,11 @@ POLARMEM_TEST(bad_construction_is_refused) {
   CHECK_THROWS(WordPieceTokenizer(kVocabulary, kCls, kSep, 99, 16, {}));
   CHECK_THROWS(WordPieceTokenizer(kVocabulary, -1, kSep, kUnk, 16, {}));
   CHECK_THROWS(WordPieceTokenizer(kVocabulary, kCls, kSep, kUnk, 1, {}));
-  // An empty or non-ASCII literal declines nothing
+  // An empty literal declines nothing; a Latin one declines the text holding it
   const WordPieceTokenizer t(kVocabulary, kCls, kSep, kUnk, 8, {"", "\xc3\xa9"});
   CHECK(ids(t, "dog") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  std::vector<std::int32_t> out;
+  CHECK(!t.encode("caf\xc3\xa9", &out));
 }
 
 int main() { return polarmem::testing::run_all(); }

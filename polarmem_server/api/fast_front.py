@@ -81,19 +81,19 @@ def plannable(request) -> bool:
     says why each one). Then either
 
     * query vectors (one row per space), no text and no context; or
-    * a text query (ASCII: the compiled tokenizer declines other text) with no vectors, the
+    * a text query with no vectors (the front hands over a text its compiled tokenizer declines), the
       context or not, explicit required / forbidden names or not: the front parses, embeds and
       binds each text (explicit names bind as a generic shape's do).
 
     Whether the answer can be replayed (its searches, its confidence ranking) only the library's
     answer tells: publish() decides. Mode answer (several searches, one core entry) is planned
-    for ASCII text with no vectors."""
+    for text with no vectors."""
     if request.include_items or request.consistency_token:
         return False
     if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall
-        return bool(request.text) and request.text.isascii() and not request.vectors
+        return bool(request.text) and not request.vectors
     if request.text:
-        return request.text.isascii() and len(request.vectors) == 0
+        return len(request.vectors) == 0
     return (
         not request.include_context
         and len(request.vectors) > 0

@@ -33,10 +33,10 @@ def tokenizer(directory: Path):
 
 def compiled_tokenizer(directory: Path):
     """The same tokenizer in the compiled core (_core.WordPieceTokenizer): id for id what
-    tokenizer() gives for ASCII text, declining the rest (encode() -> None) for the caller to ask
-    tokenizer(). None when tokenizer.json is not the uncased BERT WordPiece layout it implements
-    (BertNormalizer with clean_text and lowercase, BertPreTokenizer, WordPiece "##" / 100
-    characters, [CLS] A [SEP])."""
+    tokenizer() gives for ASCII and Latin text (U+0080..U+017F), declining the rest (encode() ->
+    None) for the caller to ask tokenizer(). None when tokenizer.json is not the uncased BERT
+    WordPiece layout it implements (BertNormalizer with clean_text, lowercase and accents
+    stripped, BertPreTokenizer, WordPiece "##" / 100 characters, [CLS] A [SEP])."""
     from polarmem_server import _core
 
     spec = json.loads((directory / "tokenizer.json").read_text())
@@ -46,13 +46,14 @@ def compiled_tokenizer(directory: Path):
         normalizer.get("type") != "BertNormalizer"
         or not normalizer.get("clean_text")
         or not normalizer.get("lowercase")
+        or normalizer.get("strip_accents") not in (None, True)
         or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"
         or model.get("type") != "WordPiece"
         or model.get("continuing_subword_prefix") != "##"
         or model.get("max_input_chars_per_word") != 100
     ):
         return None
-    # (Accent stripping and Chinese-character spacing never touch ASCII, the only text encoded.)
+    # (Chinese-character spacing never touches the characters it encodes.)
     vocab = model["vocab"]
     if processor.get("type") == "TemplateProcessing":
         single = [next(iter(piece.items())) for piece in processor.get("single", [])]

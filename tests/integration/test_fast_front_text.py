@@ -155,10 +155,12 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         server, stubs, pb.RecallRequest(namespace="closed", text="a dog but no couch", **shape), natively=True
     )
     assert list(negated.parse.forbidden) == ["sofa"] and negated.parse.mapped[0].phrase == "couch"
-    # non-ASCII: the compiled tokenizer declines it (and the clients keep it on the main port)
-    accented = pb.RecallRequest(namespace="closed", text="un caf\u00e9 with a dog", **shape)
-    assert not plannable(accented)
-    same_on_both_ports(server, stubs, accented, natively=False)
+    # Latin letters (U+0080..U+017F) are tokenized in the core as HF does: native
+    for accented in ("un caf\u00e9 with a dog", "Zo\u00eb's d\u00d6g on a SOFA", "\u00bfa dog?\u00a0no cat"):
+        same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
+    # other scripts: the compiled tokenizer declines them, the library answers
+    for other in ("a dog \u6771\u4eac", "a dog \U0001f436", "don\u2019t bring the cat"):
+        same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=other, **shape), natively=False)
     # a literal special token: HF splits it out, the compiled tokenizer declines
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))
     # a context budget the library refuses: its error, in its words

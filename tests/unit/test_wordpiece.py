@@ -1,12 +1,14 @@
 """The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
-tokenizer: the same ids for every caption of the packaged dev set and for hostile ASCII, text it
-cannot reproduce declined, and the native encoder's vectors unchanged by it."""
+tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII and for
+Latin text (every character of U+0080..U+017F, accented words, random mixtures), text it cannot
+reproduce declined, and the native encoder's vectors unchanged by it."""
 
 import gzip
 import json
 import random
 import shutil
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,14 +20,11 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# Characters past U+017F (the compiled table's end), combining marks and lone surrogates
 NON_ASCII = [
-    "café",
-    "naïve résumé",
-    "Straße",
+    "®™",
     "東京タワー",
-    "a\u00a0dog",
     "don\u2019t",
-    "İstanbul",
     "emoji 🐶 dog",
     "\u0301",
     "\ufffd",
@@ -102,6 +101,41 @@ def hostile() -> list[str]:
     return texts
 
 
+LATIN_WORDS = [
+    "café",
+    "naïve résumé",
+    "Straße",
+    "a\u00a0dog",
+    "İstanbul",
+    "Zoë's café in Łódź",
+    "Ærøskøbing ŒUVRE œuvre",
+    "ÀÉÎÕÜ àéîõü Çç Ññ ÿŸ",
+    "Dvořák Šťastný Žižkov",
+    "Gdańsk ĳssel Ŀl ŉ ſ ı ĸ",
+    "¿Qué? ¡Sí! «guillemets» § 4 ¶ a·b",
+    "soft\u00adhyphen and\u0085nel \u00a0nbsp",
+    "price £5 ¥10 ©2024 ® ½ ¼ ³ µm °C ±1 ×2 ÷3",
+    "é" * 99,
+    "é" * 100,
+    "é" * 101,
+    "a " + "ø" * 60 + " b",
+    "naïve " * 120,
+]
+
+
+def latin() -> list[str]:
+    """Every character U+0080..U+017F alone and in words, accented words, and random mixtures."""
+    chars = [chr(c) for c in range(0x80, 0x180)]
+    texts = LATIN_WORDS + chars + [f"ab{c}cd" for c in chars] + [f"AB{c}CD" for c in chars]
+    texts += [f"{c}word{c}" for c in chars] + [f"{c} {c}{c}" for c in chars]
+    rng = random.Random(11)
+    ascii_letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-!?"
+    for _ in range(5000):
+        alphabet = chars if rng.random() < 0.3 else ascii_letters + "".join(rng.sample(chars, 12))
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))))
+    return texts
+
+
 def holds_literal(text: str) -> bool:
     """An added token in the raw text, or in the normalized one (the tokenizer declines both)."""
     normal = "".join(" " if c in "\t\n\r" else c for c in text if c in "\t\n\r" or 32 <= ord(c) != 127).lower()
@@ -132,6 +166,26 @@ def test_hostile_ascii_gets_hf_ids_or_is_declined_for_a_literal(tokenizers):
     assert {"[CLS]", "a [SEP] b", "[C\x01LS]"} <= set(declined) and "[CLS" not in declined
     lengths = {len(e.ids) for e in expected}
     assert max(lengths) == 256 and 2 in lengths  # truncation and the empty text were both reached
+
+
+def test_latin_text_gets_hf_ids(tokenizers):
+    """U+0080..U+017F through the table generated from HF (accents stripped, Unicode lower case,
+    other whitespace, C1 controls and the soft hyphen), WordPiece's 100 characters counted as
+    characters: the ids HF gives, with no text declined."""
+    compiled, hf = tokenizers
+    texts = latin()
+    expected = hf.encode_batch(texts)
+    differ = [text for text, e in zip(texts, expected) if compiled.encode(text) != e.ids]
+    assert not differ, (len(differ), differ[:5])
+
+
+def test_the_committed_latin_table_is_what_hf_gives_today():
+    import wordpiece_latin_table
+
+    table = Path(__file__).resolve().parents[2] / "cpp" / "src" / "wordpiece_latin.inc"
+    assert table.read_text() == wordpiece_latin_table.render(), (
+        "regenerate: .venv/bin/python tests/wordpiece_latin_table.py > cpp/src/wordpiece_latin.inc"
+    )
 
 
 def test_text_it_cannot_reproduce_is_declined(tokenizers):

@@ -1,14 +1,17 @@
 // BERT's uncased WordPiece tokenization, exactly as the Hugging Face `tokenizers` library runs a
-// tokenizer.json of BertNormalizer (clean_text, lowercase, no accent stripping), BertPreTokenizer,
+// tokenizer.json of BertNormalizer (clean_text, lowercase, accents stripped), BertPreTokenizer,
 // WordPiece ("##" continuations, [UNK] past 100 characters) and the template [CLS] A [SEP],
 // truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
 // compiled path give a text the same ids without Python.
 //
-// Only ASCII text: there the normalizer drops NUL and control characters, makes \t \n \r a space
-// and lower-cases A-Z; the pre-tokenizer splits on spaces and makes every ASCII punctuation
-// character a word of its own. Anything else (Unicode case, accents, CJK, other whitespace) is
-// declined, and so is a text containing an added token's content (HF splits "[CLS]" out as one
-// token): encode() returns false and the caller asks the HF tokenizer.
+// ASCII text and the Latin letters of U+0080..U+017F (Latin-1 Supplement, Latin Extended-A:
+// "Zoë", "café", "Łódź"): the normalizer drops NUL and control characters, makes \t \n \r a
+// space and lower-cases A-Z, and for the Latin range does what a table generated from HF itself
+// says (cpp/src/wordpiece_latin.inc: accents stripped, Unicode lower case, NBSP a space, the soft
+// hyphen dropped); the pre-tokenizer splits on spaces and makes every punctuation character a
+// word of its own. Any other character (CJK, Greek, combining marks, emoji) is declined, and so
+// is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
+// returns false and the caller asks the HF tokenizer.
 //
 // Immutable after construction: any number of threads may encode at once.
 #pragma once
@@ -30,8 +33,8 @@ class WordPieceTokenizer {
   WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id, std::int32_t unk_id,
                      std::size_t max_tokens, std::vector<std::string> declined_literals);
 
-  // False when the text is not ASCII or holds a declined literal (ids untouched); otherwise ids
-  // holds [CLS], the first max_tokens - 2 word pieces and [SEP].
+  // False when the text holds a character outside the covered range or a declined literal (ids untouched); otherwise
+  // ids holds [CLS], the first max_tokens - 2 word pieces and [SEP].
   bool encode(std::string_view text, std::vector<std::int32_t>* ids) const;
 
   std::size_t max_tokens() const { return max_tokens_; }
