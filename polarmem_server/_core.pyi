@@ -219,8 +219,8 @@ class TextEncoder:
     def kernel(self) -> str: ...
 
 class WordPieceTokenizer:
-    """BERT's uncased WordPiece tokenization of ASCII text, id for id what the HF tokenizer gives
-    (cpp/include/polarmem/wordpiece.hpp)."""
+    """BERT's uncased WordPiece tokenization of ASCII and Latin text (U+0080..U+017F), id for id
+    what the HF tokenizer gives (cpp/include/polarmem/wordpiece.hpp)."""
 
     def __init__(
         self,
@@ -230,8 +230,9 @@ class WordPieceTokenizer:
         unk_id: int,
         max_tokens: int,
         declined_literals: list[str],
+        latin: bool = ...,
     ) -> None: ...
-    # [CLS] ... [SEP] ids, or None: not ASCII or holds an added token (ask the HF tokenizer)
+    # [CLS] ... [SEP] ids, or None: a character past U+017F or an added token (ask the HF tokenizer)
     def encode(self, text: str) -> list[int] | None: ...
     @property
     def max_tokens(self) -> int: ...

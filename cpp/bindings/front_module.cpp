@@ -61,8 +61,6 @@ std::shared_ptr<RecallPlan> new_plan(v1::RecallRequest& parsed_request, const py
   return plan;
 }
 
-// A recency plan's term (RecallPlan::recency_k): k > 0 needs the records (the stamps), mode hard
-// or off and the term the library checked; `reason_before`, what mode_reason says before it.
 // A plan for mode adaptive: its search (the one the library's choice ran) must be hard or soft.
 void set_adaptive(RecallPlan& plan, bool adaptive) {
   if (!adaptive) return;
@@ -72,6 +70,8 @@ void set_adaptive(RecallPlan& plan, bool adaptive) {
   plan.adaptive = true;
 }
 
+// A recency plan's term (RecallPlan::recency_k): k > 0 needs the records (the stamps), mode hard
+// or off and the term the library checked; `reason_before`, what mode_reason says before it.
 void set_recency(RecallPlan& plan, std::size_t k, std::pair<double, double> term, std::string reason_before) {
   if (k == 0) return;
   const auto [half_life_s, weight] = term;
@@ -98,8 +98,8 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
              std::vector<std::uint32_t> state_concepts, std::size_t required_count,
              std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary,
-             std::size_t recency_k, std::pair<double, double> recency, std::string recency_reason_before,
-             bool adaptive) {
+             std::size_t recency_k, std::pair<double, double> recency, std::string recency_reason_before, bool adaptive,
+             bool context) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -112,6 +112,12 @@ PYBIND11_MODULE(_front, m) {
             plan->reads_vocabulary = reads_vocabulary;
             set_recency(*plan, recency_k, recency, std::move(recency_reason_before));
             set_adaptive(*plan, adaptive);
+            if (context) {  // the context is each call's, its concepts named from the names table
+              plan->context_names = self.names(ns);
+              if (!plan->context_names || !explain)
+                throw py::value_error("context plan: set the namespace's names first (set_names), explained");
+              plan->response_template.clear_context();
+            }
             if (generic) {  // bind() fills the names per call
               plan->response_template.mutable_parse()->clear_required();
               plan->response_template.mutable_parse()->clear_forbidden();
@@ -123,12 +129,12 @@ PYBIND11_MODULE(_front, m) {
           py::arg("required_count"), py::arg("concept_names"), py::arg("response"), py::arg("generic") = false,
           py::arg("reads_vocabulary") = false, py::arg("recency_k") = 0,
           py::arg("recency") = std::pair<double, double>{0.0, 0.0}, py::arg("recency_reason_before") = "",
-          py::arg("adaptive") = false,
+          py::arg("adaptive") = false, py::arg("context") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
           "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names); "
           "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "
-          "mode_reason "
-          "recency_reason_before + its description")
+          "mode_reason recency_reason_before + its description; context: the fact-check context rendered per "
+          "call (include_context)")
       .def(
           "publish_text",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,

@@ -409,7 +409,8 @@ bool write_hits(const RecallPlan& plan, Found& found, const std::vector<std::siz
       if (entries != nullptr) {
         entries->emplace_back();
         const std::string status = kStatus[static_cast<std::size_t>(result.tiers[i] + 1)];
-        if (!context_entry(*plan.text->names, status, found.ids[i], record, &entries->back())) return false;
+        const auto& names = plan.text ? plan.text->names : plan.context_names;
+        if (!names || !context_entry(*names, status, found.ids[i], record, &entries->back())) return false;
       }
       add_explained_hit(plan, ++rank, std::move(found.ids[i]), result.tiers[i], result.scores[i], record, hits);
     } else {
@@ -573,7 +574,7 @@ bool embed(const TextPath& path, const std::string& text, std::vector<float>* va
 // vocabulary's asked words that name no concept mapped to the most similar concept and listed in
 // `mapped`, the rest unknown), the words said with no state (uncertain), the proper names. False
 // when a name is not in the names table yet, a word cannot be embedded, or the plan's concept
-// vectors are not the vocabulary's whole (concepts appended since: the library maps).
+// vectors are not the vocabulary's whole when a word needs mapping (concepts appended since).
 bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question,
                  std::vector<MappedWord>* mapped) {
   const text::MapWords map = [&](const std::vector<std::string>& words) {
@@ -833,7 +834,10 @@ bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::Recall
   if (plan.text) return answer_text(plan, request, response);
   SearchRequest search = plan.request;
   if (!fill_vectors(plan, request, &search)) return false;
-  return answer_search(plan, std::move(search), request, nullptr, 0, response);
+  std::optional<std::size_t> budget;
+  if (request.include_context() && (!plan.context_names || !(budget = context_budget(request)))) return false;
+  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
+                       response);
 }
 
 }  // namespace polarmem::front

@@ -54,8 +54,9 @@ struct TextPath {
   std::shared_ptr<const ConceptNames> names;
   // In a closed vocabulary a word that names no concept maps to the most similar concept
   // (concept_mapping.hpp) by its embedding and the concept names' (the library's own vectors,
-  // concept id = row, concept_count rows of the encoder's width); a call made after concepts
-  // were appended goes to the library. In an open vocabulary the word is reported as unknown.
+  // concept id = row, concept_count rows of the encoder's width); a call with such a word, made
+  // after concepts were appended, goes to the library. In an open vocabulary the word is
+  // reported as unknown.
   bool open_vocabulary = false;
   std::shared_ptr<const std::vector<float>> concept_vectors;
   std::size_t concept_count = 0;
@@ -88,6 +89,9 @@ struct RecallPlan {
   // Set for a plan of text queries (text_key): the concepts, states and parse come from each
   // call's text, the query vector from its encoding.
   std::shared_ptr<const TextPath> text;
+  // Set for a vector plan with include_context: the names the context lists each hit's stated
+  // concepts by (a text plan's are its TextPath's).
+  std::shared_ptr<const ConceptNames> context_names;
   // Set (the notes to show, k) for a plan of answer-mode questions: the core's agent recall
   // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.

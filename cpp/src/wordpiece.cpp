@@ -79,8 +79,8 @@ std::size_t characters(std::string_view word) {
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                                        std::int32_t unk_id, std::size_t max_tokens,
-                                       std::vector<std::string> declined_literals)
-    : cls_id_(cls_id), sep_id_(sep_id), unk_id_(unk_id), max_tokens_(max_tokens) {
+                                       std::vector<std::string> declined_literals, bool latin)
+    : cls_id_(cls_id), sep_id_(sep_id), unk_id_(unk_id), max_tokens_(max_tokens), latin_(latin) {
   const auto size = static_cast<std::int64_t>(vocabulary.size());
   for (std::int32_t id : {cls_id, sep_id, unk_id}) {
     if (id < 0 || id >= size) {
@@ -118,6 +118,8 @@ bool WordPieceTokenizer::encode(std::string_view text, std::vector<std::int32_t>
   for (const auto& literal : literals_) {
     if (text.find(literal) != std::string_view::npos) return false;
   }
+  if (!latin_ && std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+    return false;
   thread_local std::string normalized;
   if (!normalize(text, &normalized)) return false;
   for (const auto& literal : normalized_literals_) {

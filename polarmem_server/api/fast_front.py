@@ -10,7 +10,9 @@ as the library gave it. After answering a Recall the front handed over, the libr
 *plan* for the request's shape (every field but the vector values) when the shape is one the
 front can replay exactly:
 
-* no context, no full items;
+* no full items;
+* a context (include_context): rendered per call by the core (fact_check_context.cpp), its
+  hits' stated concepts named from the names table the listeners keep current;
 * suppressed hits (a mode other than off): the front makes the library's plain-similarity
   search beside the plan's (mode off, the same vectors, filters and k, conflicts kept, no
   confidence ranking) and lists the items the logic kept out, as recall.py does;
@@ -24,7 +26,7 @@ front can replay exactly:
   allow-list from its values with the namespace's postings (the core's MetadataPostings, which
   the library filters with too), and hands a call no item passes to the library (whose answer
   says so in mode_reason);
-* query vectors (one row per space) and no text (text needs the encoder);
+* query vectors (one row per space), or a text the front parses and embeds itself;
 * a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
   two searches under one lock), or adaptive with no confidence ranking: the front probes the
   index and chooses hard or soft per call by the core's rule (mode_rules.hpp), as the library
@@ -80,7 +82,7 @@ def plannable(request) -> bool:
     would make a new shape): the fields that let the front replay a shape (the module docstring
     says why each one). Then either
 
-    * query vectors (one row per space), no text and no context; or
+    * query vectors (one row per space) and no text, a context or not; or
     * a text query with no vectors (the front hands over a text its compiled tokenizer declines), the
       context or not, explicit required / forbidden names or not: the front parses, embeds and
       binds each text (explicit names bind as a generic shape's do).
@@ -94,11 +96,7 @@ def plannable(request) -> bool:
         return bool(request.text) and not request.vectors
     if request.text:
         return len(request.vectors) == 0
-    return (
-        not request.include_context
-        and len(request.vectors) > 0
-        and all(value.rows <= 1 for value in request.vectors.values())
-    )
+    return len(request.vectors) > 0 and all(value.rows <= 1 for value in request.vectors.values())
 
 
 def recency_term(request) -> tuple[int, tuple[float, float]]:
@@ -208,7 +206,15 @@ class FastFrontHost:
     def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         """Publishes the plan of a Recall the library just answered, when its shape can be replayed
         and no write that changed what plans depend on ran since ``epoch`` (the namespace's
-        plan epoch) was read. Returns whether it did."""
+        plan epoch) was read. Returns whether it did. A plan the front refuses is not published,
+        and never fails the call the library has answered."""
+        try:
+            return self._publish(request, response, result, namespace, searches, epoch)
+        except ValueError as refused:
+            log.warning("no plan published for a Recall of %s: %s", namespace.name, refused)
+            return False
+
+    def _publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
         if not plannable(request) or not searches:
             return False
         if result.mode_used == RecallMode.ANSWER.value:
@@ -230,6 +236,12 @@ class FastFrontHost:
         if not adaptive and not recency_k and len(searches) != 1 + suppressed:
             return False
         search = searches[-1 - suppressed] if adaptive else searches[0]
+        # The captured list is positional: a search run again after a compaction renumbered the
+        # slots, or one a write left out, must not make another search the plan's.
+        if search.request.mode.name != result.mode_used or (not recency_k and search.request.k != requested_k(request)):
+            return False
+        if suppressed and (searches[-1].request.mode.name != "off" or searches[-1].request.k != requested_k(request)):
+            return False
         if recency_k and (search.records is None or not result.mode_reason.endswith(result.recency_reason)):
             return False  # the stamps come from the records the core holds; the front writes its words
         if request.text:
@@ -238,7 +250,8 @@ class FastFrontHost:
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
             return False  # "no item matches the metadata filter" is this call's reason, not the shape's
-        explain = request.explain if request.HasField("explain") else True
+        # A context's hits are explained whatever `explain` says (the library reads their records).
+        explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
             return False  # this backend holds no records for the front
         # The concepts whose states the hits report (explain off) or whose evidence they cite.
@@ -277,7 +290,10 @@ class FastFrontHost:
                 recency=term,
                 recency_reason_before=reason_before_recency(result),
                 adaptive=adaptive,
+                context=request.include_context,
             )
+            if request.include_context:
+                self._names_of(namespace)  # the context names each hit's stated concepts
             self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary, **modes)
             if generic:
                 self._names_of(namespace)
@@ -316,6 +332,8 @@ class FastFrontHost:
             return False
         encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
         recency_k, term = recency_term(request)
+        if not namespace.settings.open_vocabulary:
+            concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
 
         def publish() -> None:
             self._names_of(namespace)

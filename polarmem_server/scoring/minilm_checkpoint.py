@@ -33,10 +33,11 @@ def tokenizer(directory: Path):
 
 def compiled_tokenizer(directory: Path):
     """The same tokenizer in the compiled core (_core.WordPieceTokenizer): id for id what
-    tokenizer() gives for ASCII and Latin text (U+0080..U+017F), declining the rest (encode() ->
-    None) for the caller to ask tokenizer(). None when tokenizer.json is not the uncased BERT
-    WordPiece layout it implements (BertNormalizer with clean_text, lowercase and accents
-    stripped, BertPreTokenizer, WordPiece "##" / 100 characters, [CLS] A [SEP])."""
+    tokenizer() gives for ASCII and Latin text (U+0080..U+017F; ASCII only where the normalizer
+    keeps accents), declining the rest (encode() -> None) for the caller to ask tokenizer(). None
+    when tokenizer.json is not the uncased BERT WordPiece layout it implements (BertNormalizer
+    with clean_text and lowercase, BertPreTokenizer, WordPiece "##" / 100 characters, [CLS] A
+    [SEP])."""
     from polarmem_server import _core
 
     spec = json.loads((directory / "tokenizer.json").read_text())
@@ -46,7 +47,6 @@ def compiled_tokenizer(directory: Path):
         normalizer.get("type") != "BertNormalizer"
         or not normalizer.get("clean_text")
         or not normalizer.get("lowercase")
-        or normalizer.get("strip_accents") not in (None, True)
         or (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer"
         or model.get("type") != "WordPiece"
         or model.get("continuing_subword_prefix") != "##"
@@ -80,6 +80,8 @@ def compiled_tokenizer(directory: Path):
         unk_id=vocab[model["unk_token"]],
         max_tokens=max_tokens,
         declined_literals=[added["content"] for added in spec.get("added_tokens", [])],
+        # the Latin table strips accents, as BertNormalizer does unless told to keep them
+        latin=normalizer.get("strip_accents") in (None, True),
     )
 
 

@@ -5,7 +5,7 @@ Weights and activations scaled per block of 32 along the input dimension (the nu
 ONNX "int8w" graph it replaced, since removed), without a graph runtime's per-node cost:
 docs/performance.md ("A compiled encoder") has the CPU per query and the agreement with fp32.
 Texts of one call are encoded back to back without padding; the tokenizer is the checkpoint's
-own (minilm_checkpoint.py), and for ASCII text its compiled copy
+own (minilm_checkpoint.py), and for ASCII and Latin text (U+0080..U+017F) its compiled copy
 (the core's WordPieceTokenizer: the same ids, also used by the compiled path)."""
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ class MiniLMNativeEncoder(CachedEncoder):
 
         directory = model_dir or minilm_checkpoint.model_dir()
         self._tokenizer = minilm_checkpoint.tokenizer(directory)
-        # ASCII text is tokenized in the core (the compiled path's tokenizer, so both agree on
-        # it); the rest, and every text of a checkpoint it does not implement (None), by HF.
+        # ASCII and Latin text is tokenized in the core (the compiled path's tokenizer, so both
+        # agree on it); the rest, and every text of a checkpoint it does not implement (None), by HF.
         self.compiled_tokenizer = minilm_checkpoint.compiled_tokenizer(directory)
         config = minilm_checkpoint.config(directory)
         if (
@@ -103,7 +103,8 @@ class MiniLMNativeEncoder(CachedEncoder):
     def compiled(self) -> tuple | None:
         """(the core's SharedTextRuns over this encoder's TextEncoder, its WordPieceTokenizer):
         what the compiled Recall front embeds text queries with, exactly as this encoder does for
-        ASCII text (api/fast_front.py); None when the checkpoint's tokenizer has no compiled copy."""
+        the text it tokenizes in the core (api/fast_front.py); None when the checkpoint's tokenizer
+        has no compiled copy."""
         from polarmem_server import _core
 
         if self.compiled_tokenizer is None:

@@ -19,7 +19,7 @@ from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.library import writes
-from front_ports import native_calls as native_count, same_on_both_ports
+from front_ports import native_calls as native_count, refused_alike, same_on_both_ports
 from servertools import DIM, make_config, self_signed_certificate
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -107,14 +107,25 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
     assert front_server.fast_front.plans.size > 0
 
 
-def test_vector_shapes_with_a_context_always_go_to_the_library(front_server, stubs):
-    main, fast = stubs
+def test_vector_shapes_with_a_context_are_rendered_by_the_front(front_server, stubs):
+    """include_context with query vectors (a VLM agent's image query and its fact-check context):
+    the front renders the context per call, the hits explained whatever `explain` says, as the
+    library does; a budget the library refuses is refused alike."""
     rng = np.random.default_rng(2)
-    for _ in range(3):
-        request = random_request(rng, include_context=True)
-        before = native_count(front_server)
-        assert fast.Recall(request) == main.Recall(request)
-        assert native_count(front_server) == before
+    for trial in range(8):
+        fields = {"include_context": True}
+        if trial % 2:
+            fields["context_budget_chars"] = 300
+        shape = random_request(rng, **fields)
+        same_on_both_ports(front_server, stubs, shape)  # the first of a shape goes to the library
+        for _ in range(3):
+            request = pb.RecallRequest()
+            request.CopyFrom(shape)
+            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            answer = same_on_both_ports(front_server, stubs, request, natively=True)
+            assert answer.context.startswith("[1] [Fact Check: ")
+    bad = random_request(rng, include_context=True, context_budget_chars=3)
+    refused_alike(stubs, bad)
 
 
 def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_writes(front_server, stubs):
@@ -200,6 +211,24 @@ def test_adaptive_chooses_its_mode_in_the_front_as_the_library_does(front_server
     # no constraints, too few compatible items, weak evidence: soft; within the margin: hard
     soft, hard = "RECALL_MODE_SOFT", "RECALL_MODE_HARD"
     assert {(soft, "no"), (soft, "only"), (soft, "compatible"), (hard, "certain")} <= reasons, reasons
+
+
+def test_a_search_captured_twice_publishes_no_plan_and_fails_no_call(front_server, stubs, monkeypatch):
+    """A search run again after a compaction renumbered the slots is captured twice: the captured
+    list's positions then name the wrong search for adaptive's plan or the suppressed one. The
+    library's answer still goes back, and no plan is published for it."""
+    from polarmem_server.storage import plan_capture
+
+    once = plan_capture.record
+    monkeypatch.setattr(plan_capture, "record", lambda search: (once(search), once(search)))
+    main, fast = stubs
+    rng = np.random.default_rng(44)
+    for fields in ({"mode": pb.RECALL_MODE_ADAPTIVE, "suppressed_k": 3}, {"mode": pb.RECALL_MODE_HARD}):
+        shape = random_request(rng, required=["dog"], **fields)
+        for _ in range(2):
+            before = native_count(front_server)
+            assert fast.Recall(shape) == main.Recall(shape)
+            assert native_count(front_server) == before  # no plan: each goes to the library
 
 
 def test_suppressed_hits_are_listed_by_the_front_as_the_library_lists_them(front_server, stubs):

@@ -3,8 +3,8 @@ namespace with the packaged MiniLM encoder, gRPC on both ports. After one call o
 (namespace, k, mode, flags, context or not: every field but the text) the front parses each
 new text with the namespace's live keys, embeds its affirmative part with the compiled
 tokenizer and encoder, binds the concepts and renders the context itself; every answer must be
-the library's, byte for byte. Texts the front cannot answer exactly (non-ASCII, a closed
-vocabulary's unknown word, which the library maps by similarity) go to the library."""
+the library's, byte for byte, a closed vocabulary's mapped words and Latin text included. Texts
+the front cannot answer exactly (a character past U+017F, "[MASK]") go to the library."""
 
 from __future__ import annotations
 

@@ -29,15 +29,17 @@ namespace polarmem {
 class WordPieceTokenizer {
  public:
   // vocabulary: token strings by id ("" for an unused id); max_tokens: the truncation length,
-  // [CLS] and [SEP] included (at least 2); declined_literals: the added tokens' contents.
+  // [CLS] and [SEP] included (at least 2); declined_literals: the added tokens' contents;
+  // latin: encode the Latin range too (false: ASCII only, for a normalizer that keeps accents).
   WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id, std::int32_t unk_id,
-                     std::size_t max_tokens, std::vector<std::string> declined_literals);
+                     std::size_t max_tokens, std::vector<std::string> declined_literals, bool latin = true);
 
-  // False when the text holds a character outside the covered range or a declined literal (ids untouched); otherwise
-  // ids holds [CLS], the first max_tokens - 2 word pieces and [SEP].
+  // False when the text holds a character outside the covered range or a declined literal (ids
+  // untouched); otherwise ids holds [CLS], the first max_tokens - 2 word pieces and [SEP].
   bool encode(std::string_view text, std::vector<std::int32_t>* ids) const;
 
   std::size_t max_tokens() const { return max_tokens_; }
+  bool latin() const { return latin_; }
 
  private:
   struct Hash {
@@ -53,6 +55,7 @@ class WordPieceTokenizer {
   std::size_t longest_start_ = 0, longest_continuation_ = 0;
   std::int32_t cls_id_, sep_id_, unk_id_;
   std::size_t max_tokens_;
+  bool latin_;
   std::vector<std::string> literals_;             // as given: matched in the raw text
   std::vector<std::string> normalized_literals_;  // normalized: matched in the normalized text
 };
