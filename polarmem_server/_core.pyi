@@ -363,17 +363,20 @@ def query_concepts(
 
 # ---- the modes' rules (cpp/include/polarmem/mode_rules.hpp; recall.py and the front call them) ----
 
-# hard() -> the hard top k's [(tier, s_sem)] ranked by (tier, s_sem); best() -> the best s_sem of any
-# eligible item; each is called only when the choice needs it. Returns ("hard" | "soft", reason).
+# search(mode, k, exclude_conflicts) -> [(tier, s_sem)]: the Recall's search in that mode, ranked by
+# (tier, s_sem) alone, called only when the choice needs it. Returns ("hard" | "soft", reason).
 def choose_adaptive(
     unknown: Sequence[str],
     mapped: Sequence[str],
     constrained: bool,
     similarity: bool,
     k: int,
-    hard: Callable[[], Sequence[tuple[int, float]]],
-    best: Callable[[], float],
+    exclude_conflicts: bool,
+    search: Callable[[SearchMode, int, bool], Sequence[tuple[int, float]]],
 ) -> tuple[str, str]: ...
+
+# (mode, k, exclude_conflicts) of the search suppressed hits are picked from.
+def suppressed_search(k: int) -> tuple[SearchMode, int, bool]: ...
 
 # The positions in a plain-similarity search's hits of the first n of tier -1 not among the kept ids.
 def suppressed(kept: Sequence[str], ids: Sequence[str], tiers: Sequence[int], n: int) -> list[int]: ...

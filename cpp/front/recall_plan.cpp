@@ -421,22 +421,29 @@ bool write_hits(const RecallPlan& plan, Found& found, const std::vector<std::siz
   return true;
 }
 
-// Adaptive's choice for this call (mode_rules.hpp, as recall.py makes it) from probes of the
+// `search` (the plan's, with this call's vectors and concepts) as a search a mode rule asks for
+// (mode_rules.hpp): its mode, k and conflicts, ranked by (tier, s_sem) alone.
+SearchRequest rule_request(const SearchRequest& search, const modes::RuleSearch& wanted) {
+  SearchRequest request = search;
+  request.mode = wanted.mode;
+  request.k = wanted.k;
+  request.exclude_conflicts = wanted.exclude_conflicts;
+  request.present_level = request.absent_level = 0;
+  request.present_weight = request.absent_weight = 0.0f;
+  return request;
+}
+
+// Adaptive's choice for this call (mode_rules.hpp, as recall.py makes it) from searches of the
 // index with the call's search, filters and uncertain words; nothing when the call goes to the
 // library (a filter no item passes, a search the core refuses, slots renumbered throughout).
 std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, const SearchRequest& search,
                                                      const std::vector<MetadataPair>& pairs,
                                                      const std::vector<std::string>& unknown,
                                                      const std::vector<std::string>& mapped) {
-  // A probe's tiers and similarities, ranked by (tier, s_sem) alone, its allow-list made in the
-  // slot generation it ran in.
-  const auto probe = [&](SearchMode mode, std::size_t k, bool exclude_conflicts) {
-    SearchRequest wanted = search;
-    wanted.mode = mode;
-    wanted.k = k;
-    wanted.exclude_conflicts = exclude_conflicts;
-    wanted.present_level = wanted.absent_level = 0;
-    wanted.present_weight = wanted.absent_weight = 0.0f;
+  // The rule's searches need tiers and similarities only; each allow-list is made in the slot
+  // generation its search ran in.
+  const modes::RunRuleSearch run = [&](const modes::RuleSearch& rule) {
+    SearchRequest wanted = rule_request(search, rule);
     for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
       const auto generation = plan.ids->generation();
       if (generation % 2) continue;
@@ -450,24 +457,17 @@ std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, con
       } catch (const Error&) {
         throw Declined{};
       }
-      if (plan.ids->generation() == generation) return result;
+      if (plan.ids->generation() != generation) continue;
+      std::vector<std::pair<int, double>> hits;
+      for (std::size_t i = 0; i < result.slots.size(); ++i) hits.emplace_back(result.tiers[i], result.scores[i]);
+      return hits;
     }
     throw Declined{};
   };
-  const modes::HardProbe hard = [&] {
-    const SearchResult top = probe(SearchMode::kHard, search.k, search.exclude_conflicts);
-    std::vector<std::pair<int, double>> hits;
-    for (std::size_t i = 0; i < top.slots.size(); ++i) hits.emplace_back(top.tiers[i], top.scores[i]);
-    return hits;
-  };
-  const modes::BestSimilarity best = [&] {
-    const SearchResult top = probe(SearchMode::kOff, 1, false);
-    if (top.scores.empty()) throw Declined{};
-    return static_cast<double>(top.scores.front());
-  };
   const bool constrained = !search.required.empty() || !search.forbidden.empty();
   try {
-    return modes::choose_adaptive({unknown, mapped, constrained, !search.vectors.empty()}, search.k, hard, best);
+    return modes::choose_adaptive({unknown, mapped, constrained, !search.vectors.empty()}, search.k,
+                                  search.exclude_conflicts, run);
   } catch (const Declined&) {
     return std::nullopt;
   }
@@ -476,8 +476,8 @@ std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, con
 // The search of `search` (the plan's core request with this call's vectors and concepts) and
 // the response from it; `context` (text plans with include_context) also renders the context.
 // With suppressed_k (a mode other than off), the items plain similarity would have shown that
-// the logic kept out (tier -1, not among the hits), as recall.py lists them: from a search of
-// mode off with the same vectors, filters and k, conflicts not excluded, no confidence ranking.
+// the logic kept out, by the core's rule (mode_rules.hpp suppressed_search and suppressed), as
+// recall.py lists them.
 // A plan for mode adaptive runs `search` in the mode its choice for the call names, `unknown` (a
 // text's words that bound to no concept) and `mapped` (those a closed vocabulary mapped) making
 // the constraints uncertain.
@@ -516,12 +516,9 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
 
   const std::size_t suppressed_k = request.suppressed_k();
   if (suppressed_k == 0 || baseline.mode == SearchMode::kOff) return true;
-  if (plan.recency_k > 0) baseline.k = plan.recency_k;  // the plan's search asked for the first candidates
-  baseline.mode = SearchMode::kOff;
-  baseline.exclude_conflicts = false;
-  baseline.present_level = baseline.absent_level = 0;
-  baseline.present_weight = baseline.absent_weight = 0.0f;
-  auto plain = find(plan, std::move(baseline), pairs, false);
+  // (a recency plan's search asked for the first candidates: the Recall's k is the plan's)
+  const std::size_t k = plan.recency_k > 0 ? plan.recency_k : baseline.k;
+  auto plain = find(plan, rule_request(baseline, modes::suppressed_search(k)), pairs, false);
   if (!plain) return false;
   std::vector<std::string> kept;
   for (const auto& hit : response->hits()) kept.push_back(hit.id());

@@ -24,14 +24,14 @@ std::string formatted(const char* format, double value) {
 
 }  // namespace
 
-AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, const HardProbe& hard,
-                               const BestSimilarity& best) {
+AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, bool exclude_conflicts,
+                               const RunRuleSearch& run) {
   if (!query.unknown.empty() || !query.mapped.empty()) {
     return {false,
             "constraints uncertain (unknown: " + listed(query.unknown) + "; mapped: " + listed(query.mapped) + ")"};
   }
   if (!query.constrained) return {false, "no constraints to enforce"};
-  const auto top = hard();
+  const auto top = run({SearchMode::kHard, k, exclude_conflicts});
   const auto compatible =
       static_cast<std::size_t>(std::count_if(top.begin(), top.end(), [](const auto& hit) { return hit.first >= 0; }));
   if (compatible < k) {
@@ -40,7 +40,9 @@ AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, const 
   if (!query.similarity) {
     return {true, "certain constraints; " + std::to_string(compatible) + " compatible items"};
   }
-  const double best_similarity = best();
+  const auto best = run({SearchMode::kOff, 1, false});
+  if (best.empty()) return {false, "no eligible item"};  // (k compatible items were just found)
+  const double best_similarity = best.front().second;
   const std::string margin = formatted("%g", kAdaptiveMargin);
   double weakest = top.front().second;
   for (const auto& hit : top) weakest = std::min(weakest, hit.second);
@@ -51,6 +53,8 @@ AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, const 
   return {false, "compatible evidence is weak: the hard top " + std::to_string(k) + " reaches similarity " +
                      formatted("%.2f", weakest) + ", below " + formatted("%.2f", best_similarity) + " - " + margin};
 }
+
+RuleSearch suppressed_search(std::size_t k) { return {SearchMode::kOff, k, false}; }
 
 std::vector<std::size_t> suppressed(const std::vector<std::string>& kept, const std::vector<std::string>& ids,
                                     const std::vector<std::int8_t>& tiers, std::size_t n) {

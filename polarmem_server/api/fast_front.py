@@ -245,7 +245,9 @@ class FastFrontHost:
         if recency_k and (search.records is None or not result.mode_reason.endswith(result.recency_reason)):
             return False  # the stamps come from the records the core holds; the front writes its words
         if request.text:
-            return self._publish_text(request, response, result, namespace, search, epoch, adaptive=adaptive)
+            return self._publish_text(
+                request, response, result, namespace, search, epoch, adaptive=adaptive, recency=(recency_k, term)
+            )
         if not search.plain:
             return False
         if request.metadata_equals and not sum(result.tier_counts.values()):
@@ -311,6 +313,7 @@ class FastFrontHost:
         epoch: Epoch,
         answer: bool = False,
         adaptive: bool = False,
+        recency: tuple[int, tuple[float, float]] = (0, (0.0, 0.0)),
     ) -> bool:
         """A plan for every text of the request's shape (and, with explicit required / forbidden
         names, for any names of the vocabulary, as many of each): the front parses each call's
@@ -331,7 +334,7 @@ class FastFrontHost:
         if result.plan.unknown_concepts:
             return False
         encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
-        recency_k, term = recency_term(request)
+        recency_k, term = recency  # (recency_term's)
         if not namespace.settings.open_vocabulary:
             concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
 

@@ -337,9 +337,11 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             ),
         )
 
+    def rule_search(mode: _core.SearchMode, top_k: int, exclude_conflicts: bool) -> SearchResult:
+        # a search the core's mode rules ask for (mode_rules.hpp): ranked by (tier, s_sem) alone
+        return search(mode.name, top_k, exclude_conflicts, by_confidence=False)
+
     def choose_adaptive() -> tuple[str, str]:
-        # the core's rule (mode_rules.hpp); its probes are ranked by (tier, similarity) alone, or
-        # a surer, less similar item would flip the gate to soft
         certain = plan.explicit
         return _core.choose_adaptive(
             [] if certain else plan.unknown,
@@ -347,8 +349,8 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             bool(plan.required or plan.forbidden),
             bool(vectors),
             k,
-            lambda: [(h.tier, h.score) for h in search("hard", k, exclude, by_confidence=False).hits],
-            lambda: search("off", 1, False).hits[0].score,
+            exclude,
+            lambda *wanted: [(h.tier, h.score) for h in rule_search(*wanted).hits],
         )
 
     hits = (
@@ -395,7 +397,7 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
         result.mode_reason = f"{result.mode_reason}; {described}" if result.mode_reason else described
     result.mode_used = chosen
     if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
-        baseline = hits(search("off", k, False))
+        baseline = hits(rule_search(*_core.suppressed_search(k)))
         picked = _core.suppressed(
             [h.item_id for h in result.hits],
             [h.item_id for h in baseline],

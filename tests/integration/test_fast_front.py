@@ -19,7 +19,7 @@ from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.library import writes
-from front_ports import native_calls as native_count, refused_alike, same_on_both_ports
+from front_ports import native_calls as native_count, port_stubs, refused_alike, same_on_both_ports
 from servertools import DIM, make_config, self_signed_certificate
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -56,11 +56,8 @@ def front_server(tmp_path):
 
 @pytest.fixture
 def stubs(front_server):
-    with (
-        grpc.insecure_channel(front_server.library_address) as main,
-        grpc.insecure_channel(front_server.address) as fast,
-    ):
-        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
+    with port_stubs(front_server) as both:
+        yield both
 
 
 def random_request(rng, **fields) -> pb.RecallRequest:
@@ -85,6 +82,14 @@ def random_request(rng, **fields) -> pb.RecallRequest:
     return request
 
 
+def with_new_vector(shape: pb.RecallRequest, rng) -> pb.RecallRequest:
+    """The same shape with another query vector: a call the shape's plan answers."""
+    request = pb.RecallRequest()
+    request.CopyFrom(shape)
+    request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+    return request
+
+
 def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front_server, stubs):
     main, fast = stubs
     rng = np.random.default_rng(1)
@@ -93,9 +98,7 @@ def test_the_front_answers_planned_shapes_with_the_librarys_exact_response(front
         shape = random_request(rng)
         assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
         for _ in range(3):  # same shape, new vectors: answered by the front
-            request = pb.RecallRequest()
-            request.CopyFrom(shape)
-            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            request = with_new_vector(shape, rng)
             before = native_count(front_server)
             from_front = fast.Recall(request)
             assert native_count(front_server) == before + 1
@@ -119,9 +122,7 @@ def test_vector_shapes_with_a_context_are_rendered_by_the_front(front_server, st
         shape = random_request(rng, **fields)
         same_on_both_ports(front_server, stubs, shape)  # the first of a shape goes to the library
         for _ in range(3):
-            request = pb.RecallRequest()
-            request.CopyFrom(shape)
-            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            request = with_new_vector(shape, rng)
             answer = same_on_both_ports(front_server, stubs, request, natively=True)
             assert answer.context.startswith("[1] [Fact Check: ")
     bad = random_request(rng, include_context=True, context_budget_chars=3)
@@ -203,9 +204,7 @@ def test_adaptive_chooses_its_mode_in_the_front_as_the_library_does(front_server
         shape = random_request(rng, **fields)
         same_on_both_ports(front_server, stubs, shape)  # the first of a shape goes to the library
         for _ in range(4):
-            request = pb.RecallRequest()
-            request.CopyFrom(shape)
-            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            request = with_new_vector(shape, rng)
             answer = same_on_both_ports(front_server, stubs, request, natively=True)
             reasons.add((pb.RecallMode.Name(answer.mode_used), answer.mode_reason.split(" ")[0]))
     # no constraints, too few compatible items, weak evidence: soft; within the margin: hard
@@ -242,9 +241,7 @@ def test_suppressed_hits_are_listed_by_the_front_as_the_library_lists_them(front
         shape = random_request(rng, suppressed_k=int(rng.integers(1, 8)))
         assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
         for _ in range(2):
-            request = pb.RecallRequest()
-            request.CopyFrom(shape)
-            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            request = with_new_vector(shape, rng)
             answer = same_on_both_ports(front_server, stubs, request, natively=True)
             listed += len(answer.suppressed)
             assert all(hit.s_log == -1 for hit in answer.suppressed)
@@ -295,9 +292,7 @@ def test_recency_recalls_are_ranked_by_the_front_with_the_librarys_exact_respons
         shape = random_request(rng, **fields)
         assert fast.Recall(shape) == main.Recall(shape)  # the first of a shape goes to the library
         for _ in range(3):
-            request = pb.RecallRequest()
-            request.CopyFrom(shape)
-            request.vectors["vis"].values[:] = rng.standard_normal(DIM).tolist()
+            request = with_new_vector(shape, rng)
             if "metadata_equals" in fields:
                 request.metadata_equals["half"] = str(int(rng.integers(0, 2)))
             answer = same_on_both_ports(front_server, stubs, request, natively=True)

@@ -19,7 +19,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.api.fast_front import plannable, unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
-from front_ports import port_stubs, refused_alike, same_on_both_ports
+from front_ports import refused_alike, same_on_both_ports
 from servertools import make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -62,12 +62,6 @@ def server(tmp_path_factory):
                 client.remember_stream(ns, [item_message(id=note["id"], kind="text", text=note["text"], metadata=meta)])
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    with port_stubs(server) as both:
-        yield both
 
 
 SHAPES = [

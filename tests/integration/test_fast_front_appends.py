@@ -18,7 +18,7 @@ from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from front_ports import native_calls as native
-from front_ports import port_stubs, same_on_both_ports
+from front_ports import same_on_both_ports
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -46,12 +46,6 @@ def server(tmp_path):
         assert client.remember_stream("o", notes(np.random.default_rng(1), 120)).stored == 120
     yield server
     server.stop()
-
-
-@pytest.fixture
-def stubs(server):
-    with port_stubs(server) as both:
-        yield both
 
 
 def concept_count(server) -> int:

@@ -22,7 +22,7 @@ from polarmem_server.api.fast_front import plannable
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from front_ports import native_calls as native
-from front_ports import port_stubs, refused_alike, same_on_both_ports
+from front_ports import refused_alike, same_on_both_ports
 from servertools import make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -83,12 +83,6 @@ def server(tmp_path_factory):
             assert client.remember_stream(ns, items).stored == len(items)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    with port_stubs(server) as both:
-        yield both
 
 
 SHAPES = [

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "polarmem/index.hpp"
+
 namespace polarmem::modes {
 
 // Adaptive settles on hard only when the hard top k's weakest similarity is within this margin
@@ -26,11 +28,17 @@ struct AdaptiveQuery {
   bool similarity = false;   // the query has vectors (or a text to embed)
 };
 
-// The hard top k's hits as (tier, s_sem), ranked by (tier, s_sem) alone: a surer, less similar
-// item ranked first by confidence would flip the gate to soft.
-using HardProbe = std::function<std::vector<std::pair<int, double>>()>;
-// The best s_sem of any eligible item (a plain-similarity top 1, conflicts kept).
-using BestSimilarity = std::function<double()>;
+// A search a mode's rule asks for: the Recall's own vectors, concepts and filters (kinds,
+// metadata, exactness) in `mode`, its top `k`, conflicts excluded or not, ranked by (tier, s_sem)
+// alone (no confidence ranking: a surer, less similar item ranked first would flip adaptive's
+// gate to soft).
+struct RuleSearch {
+  SearchMode mode = SearchMode::kOff;
+  std::size_t k = 1;
+  bool exclude_conflicts = false;
+};
+// The caller runs it on its backend: its hits as (tier, s_sem), in order.
+using RunRuleSearch = std::function<std::vector<std::pair<int, double>>(const RuleSearch&)>;
 
 struct AdaptiveChoice {
   bool hard = false;  // false: soft
@@ -38,10 +46,15 @@ struct AdaptiveChoice {
 };
 
 // Soft when the constraints are uncertain or absent, or fewer than k items are compatible, or
-// the hard top k's weakest similarity falls more than kAdaptiveMargin below the best; hard
-// otherwise (and without a similarity query once k items are compatible). Probes only as needed.
-AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, const HardProbe& hard,
-                               const BestSimilarity& best);
+// the hard top k's weakest similarity falls more than kAdaptiveMargin below the best of any
+// eligible item; hard otherwise (and without a similarity query once k items are compatible).
+// Searches only as needed: the hard top k (conflicts excluded as the Recall asks), then the
+// plain-similarity top 1 (conflicts kept).
+AdaptiveChoice choose_adaptive(const AdaptiveQuery& query, std::size_t k, bool exclude_conflicts,
+                               const RunRuleSearch& run);
+
+// The search suppressed hits are picked from: plain similarity, the Recall's k, conflicts kept.
+RuleSearch suppressed_search(std::size_t k);
 
 // The positions in a plain-similarity search's hits (`ids`, `tiers`, in its order) of the first
 // `n` the logic kept out: tier -1 (a conflict) and not among the Recall's `kept` hits.
