@@ -325,29 +325,6 @@ def answer_recall(
 ) -> tuple[list[tuple[int, float, int, str, str, str, list[str], list[str], bool]], str, tuple[int, int, int]]: ...
 def headed_context(summary: str, context: str) -> str: ...
 
-# ---- strict's merge (cpp/include/polarmem/strict_merge.hpp; recall.py calls it for Milvus) ----
-
-# rows: (key, tier, verified, confidence flags, rank value)
-def strict_needs_verified_search(has_forbidden: bool, hard: Sequence[tuple[int, int, bool, int, float]]) -> bool: ...
-def strict_merge(
-    hard: Sequence[tuple[int, int, bool, int, float]], verified: Sequence[tuple[int, int, bool, int, float]], k: int
-) -> list[int]: ...
-
-# ---- the recency term (cpp/include/polarmem/recency.hpp; library/recency.py calls it) ----
-
-# search(c) -> ([(id, tier, s_sem)], (conflict, neutral, entailed)); read(ids) -> [stamp ms or None].
-# Returns (ids in rank order, the first search's tier counts, candidates asked last, exact, description).
-def rank_with_recency(
-    k: int,
-    tiered: bool,
-    half_life_s: float,
-    weight: float,
-    now_ms: int,
-    search: Callable[[int], tuple[list[tuple[str, int, float]], tuple[int, int, int]]],
-    read: Callable[[list[str]], Sequence[int | None]],
-    max_candidates: int = ...,
-) -> tuple[list[str], tuple[int, int, int], int, bool, str]: ...
-
 # ---- a text query's constraints, a closed vocabulary's word mapping (cpp/include/polarmem/concept_mapping.hpp) ----
 
 # Per word row, (concept id, similarity) of the most similar concept row at or above 0.75, else None.
@@ -361,37 +338,38 @@ def query_concepts(
     map_words: Callable[[list[str]], Sequence[tuple[int, float] | None]],
 ) -> tuple[list[int], list[int], list[str], list[tuple[str, int, float]]]: ...
 
-# ---- the modes' rules (cpp/include/polarmem/mode_rules.hpp; recall.py and the front call them) ----
+# ---- one Recall's modes (cpp/include/polarmem/recall_run.hpp; recall.py and the front run them) ----
 
-# search(mode, k, exclude_conflicts) -> [(tier, s_sem)]: the Recall's search in that mode, ranked by
-# (tier, s_sem) alone, called only when the choice needs it. Returns ("hard" | "soft", reason).
-def choose_adaptive(
+# search(mode, k, exclude_conflicts, absent_verified, ranked) -> ([(id, tier, s_sem, flags, rank value)],
+# (conflict, neutral, entailed)); read(ids) -> per id None (forgotten) or ([(state, scored, mean P(Yes),
+# source)] per query concept, tau, delta, stamp ms or None). Returns (hits, suppressed, tier counts,
+# mode used, mode_reason, the recency term's words); a hit is (id, tier, s_sem, entailed names,
+# conflicted names, reasons, absence_verified).
+RecalledHit = tuple[str, int, float, list[str], list[str], list[str], bool]
+
+def run_recall(
+    mode: SearchMode,
+    adaptive: bool,
     unknown: Sequence[str],
     mapped: Sequence[str],
-    constrained: bool,
     similarity: bool,
     k: int,
     exclude_conflicts: bool,
-    search: Callable[[SearchMode, int, bool], Sequence[tuple[int, float]]],
-) -> tuple[str, str]: ...
-
-# (mode, k, exclude_conflicts) of the search suppressed hits are picked from.
-def suppressed_search(k: int) -> tuple[SearchMode, int, bool]: ...
-
-# The positions in a plain-similarity search's hits of the first n of tier -1 not among the kept ids.
-def suppressed(kept: Sequence[str], ids: Sequence[str], tiers: Sequence[int], n: int) -> list[int]: ...
-
-# ---- a hit's explanation (cpp/include/polarmem/hit_explanation.hpp; recall.py and the front call it) ----
-
-# names: the query's concepts, the first `required` required, the rest forbidden; cited: per concept
-# (state +1 HAS / -1 NOT_HAS / 0, scored by the verifier, mean P(Yes), source). Returns (entailed names,
-# conflicted names, reasons, absence_verified).
-def explain_hit(
-    tier: int,
-    required: int,
-    names: Sequence[str],
-    cited: Sequence[tuple[int, bool, float, str]],
-    tau: float,
-    delta: float,
-    with_reasons: bool,
-) -> tuple[list[str], list[str], list[str], bool]: ...
+    suppressed_k: int,
+    recency: tuple[float, float] | None,
+    now_ms: int,
+    explain: bool,
+    concept_names: Sequence[str],
+    required_count: int,
+    metadata_filtered: bool,
+    confidence_words: str,
+    rule_words: str,
+    searches_strict: bool,
+    search: Callable[
+        [SearchMode, int, bool, bool, bool], tuple[list[tuple[str, int, float, int, float]], tuple[int, int, int]]
+    ],
+    read: Callable[
+        [list[str]], Sequence[tuple[Sequence[tuple[int, bool, float, str]], float, float, int | None] | None]
+    ],
+    max_candidates: int = ...,
+) -> tuple[list[RecalledHit], list[RecalledHit], tuple[int, int, int], SearchMode, str, str]: ...

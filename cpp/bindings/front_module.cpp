@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "fast_front.hpp"
 #include "plan_cache.hpp"
@@ -70,9 +71,22 @@ void set_adaptive(RecallPlan& plan, bool adaptive) {
   plan.adaptive = true;
 }
 
-// A recency plan's term (RecallPlan::recency_k): k > 0 needs the records (the stamps), mode hard
-// or off and the term the library checked; `reason_before`, what mode_reason says before it.
-void set_recency(RecallPlan& plan, std::size_t k, std::pair<double, double> term, std::string reason_before) {
+// The confidence ranking the Recall's hard searches apply: (present level, absent level,
+// present weight, absent weight), as the library applied it.
+using Ranking = std::tuple<std::uint8_t, std::uint8_t, float, float>;
+
+// What the library asked the core's run beyond the call's request (RecallPlan::recency_k,
+// adaptive, rule_words, confidence_words, the ranking): recency_k > 0 needs the records (the
+// stamps), mode hard or off and the term the library checked; adaptive, the hard or soft search
+// it chose. The ranking goes into the plan's search, which the front's store applies to the hard
+// and strict searches the run ranks (an adaptive plan's search may be the soft one, without it).
+void set_run(RecallPlan& plan, std::size_t k, std::pair<double, double> term, bool adaptive, std::string rule_words,
+             std::string confidence_words, const Ranking& ranking) {
+  set_adaptive(plan, adaptive);
+  plan.rule_words = std::move(rule_words);
+  plan.confidence_words = std::move(confidence_words);
+  std::tie(plan.request.present_level, plan.request.absent_level, plan.request.present_weight,
+           plan.request.absent_weight) = ranking;
   if (k == 0) return;
   const auto [half_life_s, weight] = term;
   if (!plan.records || (plan.request.mode != SearchMode::kHard && plan.request.mode != SearchMode::kOff) ||
@@ -81,7 +95,6 @@ void set_recency(RecallPlan& plan, std::size_t k, std::pair<double, double> term
   }
   plan.recency_k = k;
   plan.recency = {half_life_s, weight};
-  plan.recency_reason_before = std::move(reason_before);
 }
 
 }  // namespace
@@ -98,8 +111,8 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<ItemRecords> records, bool explain, const SearchRequest& search,
              std::vector<std::uint32_t> state_concepts, std::size_t required_count,
              std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary,
-             std::size_t recency_k, std::pair<double, double> recency, std::string recency_reason_before, bool adaptive,
-             bool context) {
+             std::size_t recency_k, std::pair<double, double> recency, bool adaptive, std::string rule_words,
+             std::string confidence_words, const Ranking& confidence, bool context) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -110,8 +123,8 @@ PYBIND11_MODULE(_front, m) {
             plan->required_count = required_count;
             plan->concept_names = std::move(concept_names);
             plan->reads_vocabulary = reads_vocabulary;
-            set_recency(*plan, recency_k, recency, std::move(recency_reason_before));
-            set_adaptive(*plan, adaptive);
+            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words),
+                    confidence);
             if (context) {  // the context is each call's, its concepts named from the names table
               plan->context_names = self.names(ns);
               if (!plan->context_names || !explain)
@@ -128,13 +141,16 @@ PYBIND11_MODULE(_front, m) {
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("state_concepts"),
           py::arg("required_count"), py::arg("concept_names"), py::arg("response"), py::arg("generic") = false,
           py::arg("reads_vocabulary") = false, py::arg("recency_k") = 0,
-          py::arg("recency") = std::pair<double, double>{0.0, 0.0}, py::arg("recency_reason_before") = "",
-          py::arg("adaptive") = false, py::arg("context") = false,
+          py::arg("recency") = std::pair<double, double>{0.0, 0.0}, py::arg("adaptive") = false,
+          py::arg("rule_words") = "", py::arg("confidence_words") = "", py::arg("confidence") = Ranking{},
+          py::arg("context") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
           "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names); "
-          "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "
-          "mode_reason recency_reason_before + its description; context: the fact-check context rendered per "
-          "call (include_context)")
+          "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call; adaptive: "
+          "each call chooses its mode; rule_words, confidence_words: what mode_reason is written from (the "
+          "namespace rule's words when it chose the mode, the confidence ranking's); confidence: (present level, "
+          "absent level, present weight, absent weight) the hard searches rank by; context: the fact-check "
+          "context rendered per call (include_context)")
       .def(
           "publish_text",
           [](PlanCache& self, const std::string& ns, const py::bytes& request, std::shared_ptr<Index> index,
@@ -143,7 +159,7 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<text::ConceptKeys> keys, std::shared_ptr<text::TriggerTable> triggers,
              std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
              bool open_vocabulary, std::size_t answer_k, std::size_t recency_k, std::pair<double, double> recency,
-             std::string recency_reason_before, bool adaptive,
+             bool adaptive, std::string rule_words, std::string confidence_words, const Ranking& confidence,
              std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> concept_vectors) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
@@ -177,8 +193,8 @@ PYBIND11_MODULE(_front, m) {
             if (answer_k > 0 && (plan->request.mode != SearchMode::kOff || !plan->records)) {
               throw py::value_error("answer plan: the search must be the plain-similarity one, with records");
             }
-            set_recency(*plan, recency_k, recency, std::move(recency_reason_before));
-            set_adaptive(*plan, adaptive);
+            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words),
+                    confidence);
             // The parse (but whether names were explicit, which the shape says) and the context
             // are each call's own.
             const bool explicit_names = plan->response_template.parse().explicit_();
@@ -192,12 +208,11 @@ PYBIND11_MODULE(_front, m) {
           py::arg("records"), py::arg("explain"), py::arg("search"), py::arg("response"), py::arg("keys"),
           py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
           py::arg("answer_k") = 0, py::arg("recency_k") = 0, py::arg("recency") = std::pair<double, double>{0.0, 0.0},
-          py::arg("recency_reason_before") = "", py::arg("adaptive") = false, py::arg("concept_vectors") = py::none(),
+          py::arg("adaptive") = false, py::arg("rule_words") = "", py::arg("confidence_words") = "",
+          py::arg("confidence") = Ranking{}, py::arg("concept_vectors") = py::none(),
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
           "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall); "
-          "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call, its "
-          "mode_reason "
-          "recency_reason_before + its description")
+          "recency_k, adaptive, rule_words, confidence_words: as publish's")
       .def(
           "set_names",
           [](PlanCache& self, const std::string& ns, std::vector<std::string> names,

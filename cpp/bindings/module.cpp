@@ -177,11 +177,8 @@ void renumber(BySlot& self, const py::array& new_of_old) {
 namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
 void bind_answer(py::module_& m);  // answer_module.cpp
-void bind_explain(py::module_& m);  // explain_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
-void bind_strict(py::module_& m);     // strict_module.cpp
-void bind_recency(py::module_& m);    // recency_module.cpp
-void bind_mode_rules(py::module_& m);  // mode_rules_module.cpp
+void bind_recall_run(py::module_& m);  // recall_run_module.cpp
 }  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -607,9 +604,6 @@ PYBIND11_MODULE(_core, m) {
 
   polarmem::bindings::bind_text(m);
   polarmem::bindings::bind_answer(m);
-  polarmem::bindings::bind_strict(m);
-  polarmem::bindings::bind_recency(m);
-  polarmem::bindings::bind_mode_rules(m);
-  polarmem::bindings::bind_explain(m);
+  polarmem::bindings::bind_recall_run(m);
   polarmem::bindings::bind_wordpiece(m);
 }

@@ -19,6 +19,7 @@
 #include "polarmem/error.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/hit_explanation.hpp"
+#include "polarmem/recall_run.hpp"
 #include "polarmem/storage/v1/records.pb.h"
 
 namespace polarmem::front {
@@ -63,44 +64,6 @@ void add_explanation(const RecallPlan& plan, const explain::Explanation& why, v1
   for (const auto i : why.conflicted) hit->add_conflicted_by(plan.concept_names[i]);
   for (const auto& reason : why.reasons) hit->add_reasons(reason);
   hit->set_absence_verified(why.absence_verified);
-}
-
-// As the library's explanation-free hits: the query concepts' states from the index alone.
-void add_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
-             const std::int8_t* states, Hits* hits) {
-  auto* hit = new_hit(rank, std::move(id), tier, score, hits);
-  std::vector<explain::Cited> cited(plan.state_concepts.size());
-  for (std::size_t j = 0; j < cited.size(); ++j) cited[j].state = states != nullptr ? states[j] : 0;
-  add_explanation(plan, explain::explain_hit(tier, plan.required_count, plan.concept_names, cited, 0.0, 0.0, false),
-                  hit);
-}
-
-// As the library's explained hits (recall.py explain_hit, api/service.py add_hits): the query
-// concepts' states with the evidence behind them from the record, and the record's text, uri
-// and metadata.
-void add_explained_hit(const RecallPlan& plan, std::uint32_t rank, std::string id, int tier, float score,
-                       const storage::v1::ItemRecord& record, Hits* hits) {
-  auto* hit = new_hit(rank, std::move(id), tier, score, hits);
-  std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
-  for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;  // the last one wins, as a dict
-  std::vector<explain::Cited> cited(plan.state_concepts.size());
-  for (std::size_t j = 0; j < cited.size(); ++j) {
-    const auto found = by_concept.find(plan.state_concepts[j]);
-    if (found == by_concept.end()) continue;
-    const auto& ev = *found->second;
-    const int state = ev.state() == common::v1::CONCEPT_STATE_HAS       ? 1
-                      : ev.state() == common::v1::CONCEPT_STATE_NOT_HAS ? -1
-                                                                        : 0;
-    cited[j] = {state, ev.template_scores_size() > 0, ev.mean(), ev.source()};
-  }
-  const auto& partition = record.partition();
-  add_explanation(plan,
-                  explain::explain_hit(tier, plan.required_count, plan.concept_names, cited, partition.tau(),
-                                       partition.delta(), true),
-                  hit);
-  hit->set_text(record.text());
-  hit->set_uri(record.uri());
-  hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
 }
 
 }  // namespace
@@ -296,245 +259,204 @@ std::int64_t now_ms() {
       .count();
 }
 
-// A recency plan's search (recency.hpp, as recency.py runs it for the library): the core's
-// recency entry asks `search` for its top c candidates until the top k is proven, reading their
-// stamps (updated_ms, else created_ms) from the records the core holds. The result is the ranked
-// rows as one search's (slots, tiers, scores) with the first search's tier counts; `reason` is
-// what mode_reason says of it.
-SearchResult recency_search(const RecallPlan& plan, SearchRequest search, std::uint64_t generation,
-                            std::string* reason) {
-  std::unordered_map<std::string, std::int64_t> slot_of;  // each candidate's slot in the last search
-  const recency::RunSearch run = [&](std::size_t c) {
-    search.k = c;
-    const SearchResult result = plan.index->search(search);
-    std::vector<std::string> ids;
-    plan.ids->resolve(result.slots.data(), result.slots.size(), &ids);
-    if (plan.ids->generation() != generation) throw Renumbered{};
-    recency::Searched found;
-    found.tier_counts = result.tier_counts;
-    slot_of.clear();
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
-      slot_of.emplace(ids[i], result.slots[i]);
-      found.hits.push_back({std::move(ids[i]), result.tiers[i], result.scores[i]});
-    }
-    return found;
-  };
-  const recency::ReadStamps read = [&](const std::vector<std::string>& ids) {
-    std::vector<std::int64_t> slots;
-    for (const auto& id : ids) slots.push_back(slot_of.at(id));
-    std::vector<std::string> bytes;
-    if (!plan.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
-    std::vector<std::optional<std::int64_t>> stamps;
-    storage::v1::ItemRecord record;
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      // A record filled under a compaction's renumbering could name another item: the id says.
-      if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
-      stamps.emplace_back(record.updated_ms() ? record.updated_ms() : record.created_ms());
-    }
-    return stamps;
-  };
-  const recency::Ranked ranked =
-      recency::rank(plan.recency_k, search.mode == SearchMode::kHard, plan.recency, now_ms(), kMaxTopK, run, read);
-  SearchResult rows;
-  rows.tier_counts = ranked.tier_counts;
-  for (const auto& row : ranked.rows) {
-    rows.slots.push_back(slot_of.at(row.id));
-    rows.tiers.push_back(static_cast<std::int8_t>(row.tier));
-    rows.scores.push_back(static_cast<float>(row.score));
-  }
-  *reason = recency::describe(ranked, plan.recency);
-  return rows;
-}
+// The namespace's index as the store of the core's Recall run (recall_run.hpp): each search is
+// the call's `base` search in the mode, k and ranking the run asks for, made and resolved in one
+// slot generation (a compaction's renumbering runs it again), filtered by the call's metadata
+// `pairs`; each read follows its search and takes the hits' records (explained, or for their
+// recency stamps) or the index's states of the query's concepts. A search or read the front
+// cannot complete throws Declined: the library answers the call.
+class IndexStore {
+ public:
+  IndexStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs)
+      : plan_(plan), base_(base), pairs_(pairs) {}
 
-// One search's hits as the front reads them: the core's result, the hits' ids ("" for one
-// forgotten since) and, explained, their records or, not, the query concepts' states; `reason`
-// is a recency search's description.
-struct Found {
-  SearchResult result;
-  std::vector<std::string> ids, records;
-  std::vector<std::int8_t> states;
-  std::string reason;
+  recall::Store store() {
+    recall::Store store;
+    store.searches_strict = true;  // the index searches strict in one call, under its lock
+    store.search = [this](const recall::Search& wanted) { return search(wanted); };
+    store.read = [this](const std::vector<std::string>& ids) { return read(ids); };
+    return store;
+  }
+  // The records read, by item id (the hits' text, uri, metadata and context come from them).
+  const std::unordered_map<std::string, storage::v1::ItemRecord>& records() const { return records_; }
+
+ private:
+  recall::Found search(const recall::Search& wanted) {
+    if (wanted.absent_verified) throw Declined{};  // (never asked: this store searches strict itself)
+    SearchRequest request = base_;
+    request.mode = wanted.mode;
+    request.k = wanted.k;
+    request.exclude_conflicts = wanted.exclude_conflicts;
+    if (!wanted.ranked) {
+      request.present_level = request.absent_level = 0;
+      request.present_weight = request.absent_weight = 0.0f;
+    }
+    for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
+      generation_ = plan_.ids->generation();
+      if (generation_ % 2) continue;
+      recall::Found found;
+      SearchResult result;
+      try {
+        if (!pairs_.empty()) {  // the slots of this generation, like the ids resolved below
+          request.allow = std::make_shared<const std::vector<std::int64_t>>(plan_.metadata->matching(pairs_));
+          if (request.allow->empty()) return found;  // no item passes the filter: nothing eligible
+        }
+        result = plan_.index->search(request);
+      } catch (const Error&) {
+        throw Declined{};  // the library states the error in its own words
+      }
+      std::vector<std::string> ids;
+      plan_.ids->resolve(result.slots.data(), result.slots.size(), &ids);
+      if (plan_.ids->generation() != generation_) continue;
+      found.tier_counts = result.tier_counts;
+      slot_of_.clear();
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
+        slot_of_.emplace(ids[i], result.slots[i]);
+        const std::int8_t flags = result.confidence.empty() ? 0 : result.confidence[i];
+        found.rows.push_back({std::move(ids[i]), result.tiers[i], result.scores[i], flags, result.scores[i]});
+      }
+      return found;
+    }
+    throw Declined{};
+  }
+
+  std::vector<recall::Evidence> read(const std::vector<std::string>& ids) {
+    std::vector<std::int64_t> slots;
+    for (const auto& id : ids) slots.push_back(slot_of_.at(id));
+    std::vector<recall::Evidence> out(ids.size());
+    const std::size_t concepts = plan_.state_concepts.size();
+    if (plan_.explain || plan_.recency_k > 0) {
+      std::vector<std::string> bytes;
+      if (!plan_.records || !plan_.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        storage::v1::ItemRecord& record = records_[ids[i]];
+        // A record filled under a compaction's renumbering could name another item: the id says.
+        if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
+        out[i].stamp_ms = record.updated_ms() ? record.updated_ms() : record.created_ms();
+        if (plan_.explain) cite(record, &out[i]);
+      }
+    }
+    if (!plan_.explain) {
+      std::vector<std::int8_t> states;
+      if (concepts > 0 && !slots.empty())
+        states = plan_.index->concept_states(slots.data(), slots.size(), plan_.state_concepts);
+      if (plan_.ids->generation() != generation_) throw Declined{};  // the states of other items
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        out[i].cited.resize(concepts);
+        for (std::size_t j = 0; j < concepts; ++j) out[i].cited[j].state = states[i * concepts + j];
+      }
+    }
+    for (auto& evidence : out) evidence.found = true;
+    return out;
+  }
+
+  // The query concepts' states on `record` with the evidence behind them (the last entry of a
+  // concept wins, as the library's dict of them).
+  void cite(const storage::v1::ItemRecord& record, recall::Evidence* out) const {
+    std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
+    for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;
+    out->cited.resize(plan_.state_concepts.size());
+    for (std::size_t j = 0; j < out->cited.size(); ++j) {
+      const auto found = by_concept.find(plan_.state_concepts[j]);
+      if (found == by_concept.end()) continue;
+      const auto& ev = *found->second;
+      const int state = ev.state() == common::v1::CONCEPT_STATE_HAS       ? 1
+                        : ev.state() == common::v1::CONCEPT_STATE_NOT_HAS ? -1
+                                                                          : 0;
+      out->cited[j] = {state, ev.template_scores_size() > 0, ev.mean(), ev.source()};
+    }
+    out->tau = record.partition().tau();
+    out->delta = record.partition().delta();
+  }
+
+  const RecallPlan& plan_;
+  const SearchRequest& base_;
+  const std::vector<MetadataPair>& pairs_;
+  std::uint64_t generation_ = 0;
+  std::unordered_map<std::string, std::int64_t> slot_of_;  // the last search's hits
+  std::unordered_map<std::string, storage::v1::ItemRecord> records_;
 };
 
-// `search` run in one slot generation (a compaction's renumbering runs it again), filtered by
-// the call's metadata `pairs`, ranked by the recency term with `recency`; nothing when the call
-// goes to the library (a filter no item passes, a record the core does not hold, an error).
-std::optional<Found> find(const RecallPlan& plan, SearchRequest search, const std::vector<MetadataPair>& pairs,
-                          bool recency) {
-  for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
-    const auto generation = plan.ids->generation();
-    if (generation % 2) continue;
-    Found found;
-    auto& result = found.result;
-    try {
-      if (!pairs.empty()) {  // the slots of this generation, like the ids resolved below
-        search.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
-        if (search.allow->empty()) return std::nullopt;
-      }
-      result = recency ? recency_search(plan, search, generation, &found.reason) : plan.index->search(search);
-      if (plan.explain) {
-        if (!plan.records->get(result.slots.data(), result.slots.size(), &found.records)) return std::nullopt;
-      } else if (!plan.state_concepts.empty() && !result.slots.empty()) {
-        found.states = plan.index->concept_states(result.slots.data(), result.slots.size(), plan.state_concepts);
-      }
-    } catch (const Renumbered&) {
-      continue;
-    } catch (const Declined&) {
-      return std::nullopt;
-    } catch (const Error&) {
-      return std::nullopt;  // the library states the error in its own words
-    }
-    plan.ids->resolve(result.slots.data(), result.slots.size(), &found.ids);
-    if (plan.ids->generation() != generation) continue;
-    return found;
+v1::RecallMode api_mode(SearchMode mode) {
+  switch (mode) {
+    case SearchMode::kOff: return v1::RECALL_MODE_OFF;
+    case SearchMode::kSoft: return v1::RECALL_MODE_SOFT;
+    case SearchMode::kStrict: return v1::RECALL_MODE_STRICT;
+    case SearchMode::kHard: break;
   }
-  return std::nullopt;
+  return v1::RECALL_MODE_HARD;
 }
 
-// The hits `shown` (positions in `found`, in rank order) written into `hits` as the library
-// writes them (explained from their records or by their states), with their context entries
-// when `entries` is given; false when a record does not match its id or cites a concept the
+// The run's hits written into `hits` as the library writes them (api/service.py add_hits), with
+// their context entries when `entries` is given; false when a context entry cites a concept the
 // names table does not hold yet.
-bool write_hits(const RecallPlan& plan, Found& found, const std::vector<std::size_t>& shown,
+bool write_hits(const RecallPlan& plan, const IndexStore& store, const std::vector<recall::Hit>& found,
                 std::vector<text::ContextEntry>* entries, Hits* hits) {
-  const SearchResult& result = found.result;
-  const std::size_t concepts = plan.state_concepts.size();
   std::uint32_t rank = 0;
-  storage::v1::ItemRecord record;
-  for (const std::size_t i : shown) {
-    if (plan.explain) {
-      // A record filled under a compaction's renumbering could name another item: the id says.
-      if (!record.ParseFromString(found.records[i]) || record.id() != found.ids[i]) return false;
-      if (entries != nullptr) {
-        entries->emplace_back();
-        const std::string status = kStatus[static_cast<std::size_t>(result.tiers[i] + 1)];
-        const auto& names = plan.text ? plan.text->names : plan.context_names;
-        if (!names || !context_entry(*names, status, found.ids[i], record, &entries->back())) return false;
-      }
-      add_explained_hit(plan, ++rank, std::move(found.ids[i]), result.tiers[i], result.scores[i], record, hits);
-    } else {
-      add_hit(plan, ++rank, std::move(found.ids[i]), result.tiers[i], result.scores[i],
-              found.states.empty() ? nullptr : found.states.data() + i * concepts, hits);
+  for (const auto& shown : found) {
+    auto* hit = new_hit(++rank, shown.id, shown.tier, shown.score, hits);
+    add_explanation(plan, shown.why, hit);
+    if (!plan.explain) continue;
+    const auto& record = store.records().at(shown.id);
+    hit->set_text(record.text());
+    hit->set_uri(record.uri());
+    hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
+    if (entries != nullptr) {
+      entries->emplace_back();
+      const auto& names = plan.text ? plan.text->names : plan.context_names;
+      if (!names || !context_entry(*names, hit->status(), shown.id, record, &entries->back())) return false;
     }
   }
   return true;
 }
 
-// `search` (the plan's, with this call's vectors and concepts) as a search a mode rule asks for
-// (mode_rules.hpp): its mode, k and conflicts, ranked by (tier, s_sem) alone.
-SearchRequest rule_request(const SearchRequest& search, const modes::RuleSearch& wanted) {
-  SearchRequest request = search;
-  request.mode = wanted.mode;
-  request.k = wanted.k;
-  request.exclude_conflicts = wanted.exclude_conflicts;
-  request.present_level = request.absent_level = 0;
-  request.present_weight = request.absent_weight = 0.0f;
-  return request;
-}
-
-// Adaptive's choice for this call (mode_rules.hpp, as recall.py makes it) from searches of the
-// index with the call's search, filters and uncertain words; nothing when the call goes to the
-// library (a filter no item passes, a search the core refuses, slots renumbered throughout).
-std::optional<modes::AdaptiveChoice> choose_adaptive(const RecallPlan& plan, const SearchRequest& search,
-                                                     const std::vector<MetadataPair>& pairs,
-                                                     const std::vector<std::string>& unknown,
-                                                     const std::vector<std::string>& mapped) {
-  // The rule's searches need tiers and similarities only; each allow-list is made in the slot
-  // generation its search ran in.
-  const modes::RunRuleSearch run = [&](const modes::RuleSearch& rule) {
-    SearchRequest wanted = rule_request(search, rule);
-    for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
-      const auto generation = plan.ids->generation();
-      if (generation % 2) continue;
-      SearchResult result;
-      try {
-        if (!pairs.empty()) {
-          wanted.allow = std::make_shared<const std::vector<std::int64_t>>(plan.metadata->matching(pairs));
-          if (wanted.allow->empty()) throw Declined{};
-        }
-        result = plan.index->search(wanted);
-      } catch (const Error&) {
-        throw Declined{};
-      }
-      if (plan.ids->generation() != generation) continue;
-      std::vector<std::pair<int, double>> hits;
-      for (std::size_t i = 0; i < result.slots.size(); ++i) hits.emplace_back(result.tiers[i], result.scores[i]);
-      return hits;
-    }
-    throw Declined{};
-  };
-  const bool constrained = !search.required.empty() || !search.forbidden.empty();
-  try {
-    return modes::choose_adaptive({unknown, mapped, constrained, !search.vectors.empty()}, search.k,
-                                  search.exclude_conflicts, run);
-  } catch (const Declined&) {
-    return std::nullopt;
-  }
-}
-
-// The search of `search` (the plan's core request with this call's vectors and concepts) and
-// the response from it; `context` (text plans with include_context) also renders the context.
-// With suppressed_k (a mode other than off), the items plain similarity would have shown that
-// the logic kept out, by the core's rule (mode_rules.hpp suppressed_search and suppressed), as
-// recall.py lists them.
-// A plan for mode adaptive runs `search` in the mode its choice for the call names, `unknown` (a
-// text's words that bound to no concept) and `mapped` (those a closed vocabulary mapped) making
-// the constraints uncertain.
+// The call's Recall (`search`: the plan's core request with this call's vectors and concepts)
+// run by the core (recall_run.hpp) on the namespace's index, and the response from it; `context`
+// (with include_context) also renders the context. `unknown` (a text's words that bound to no
+// concept) and `mapped` (those a closed vocabulary mapped) make adaptive's constraints uncertain.
 bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
                    const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response,
-                   const std::vector<std::string>& unknown = {}, const std::vector<std::string>& mapped = {}) {
+                   std::vector<std::string> unknown = {}, std::vector<std::string> mapped = {}) {
   if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
-  std::optional<modes::AdaptiveChoice> adaptive;
-  if (plan.adaptive) {
-    if (!(adaptive = choose_adaptive(plan, search, pairs, unknown, mapped))) return false;
-    search.mode = adaptive->hard ? SearchMode::kHard : SearchMode::kSoft;
+  recall::Ask ask;
+  ask.mode = search.mode;
+  ask.adaptive = plan.adaptive;
+  const bool constrained = !search.required.empty() || !search.forbidden.empty();
+  ask.uncertainty = {std::move(unknown), std::move(mapped), constrained, !search.vectors.empty()};
+  ask.k = plan.recency_k > 0 ? plan.recency_k : search.k;
+  ask.exclude_conflicts = search.exclude_conflicts;
+  ask.suppressed_k = request.suppressed_k();
+  if (plan.recency_k > 0) ask.recency = plan.recency;
+  ask.now_ms = now_ms();
+  ask.explain = plan.explain;
+  ask.concept_names = plan.concept_names;
+  ask.required_count = plan.required_count;
+  ask.metadata_filtered = !pairs.empty();
+  ask.confidence_words = plan.confidence_words;
+  ask.rule_words = plan.rule_words;
+  IndexStore store(plan, search, pairs);
+  recall::Recalled out;
+  try {
+    out = recall::run(ask, store.store());
+  } catch (const Declined&) {
+    return false;
+  } catch (const Error&) {
+    return false;  // the library states the error in its own words
   }
-  SearchRequest baseline = search;
-  auto found = find(plan, std::move(search), pairs, plan.recency_k > 0);
-  if (!found) return false;
-  const auto& tier_counts = found->result.tier_counts;
-  if (!pairs.empty() && tier_counts[0] + tier_counts[1] + tier_counts[2] == 0) return false;
-
   response->MergeFrom(plan.response_template);
-  if (plan.recency_k > 0) response->set_mode_reason(plan.recency_reason_before + found->reason);
-  if (adaptive) {
-    response->set_mode_used(adaptive->hard ? v1::RECALL_MODE_HARD : v1::RECALL_MODE_SOFT);
-    response->set_mode_reason(std::move(adaptive->reason));
-  }
+  response->set_mode_used(api_mode(out.mode_used));
+  response->set_mode_reason(std::move(out.mode_reason));
   auto* tiers = response->mutable_tier_counts();
-  tiers->set_conflict(tier_counts[0]);
-  tiers->set_neutral(tier_counts[1]);
-  tiers->set_entailed(tier_counts[2]);
-  std::vector<std::size_t> shown;
-  for (std::size_t i = 0; i < found->ids.size(); ++i)
-    if (!found->ids[i].empty()) shown.push_back(i);  // forgotten since the search: the library drops it too
+  tiers->set_conflict(out.tier_counts[0]);
+  tiers->set_neutral(out.tier_counts[1]);
+  tiers->set_entailed(out.tier_counts[2]);
   std::vector<text::ContextEntry> entries;
-  if (!write_hits(plan, *found, shown, context != nullptr ? &entries : nullptr, response->mutable_hits())) return false;
+  if (!write_hits(plan, store, out.hits, context != nullptr ? &entries : nullptr, response->mutable_hits()))
+    return false;
   if (context != nullptr) response->set_context(text::fact_check_context(entries, budget, *context));
-
-  const std::size_t suppressed_k = request.suppressed_k();
-  if (suppressed_k == 0 || baseline.mode == SearchMode::kOff) return true;
-  // (a recency plan's search asked for the first candidates: the Recall's k is the plan's)
-  const std::size_t k = plan.recency_k > 0 ? plan.recency_k : baseline.k;
-  auto plain = find(plan, rule_request(baseline, modes::suppressed_search(k)), pairs, false);
-  if (!plain) return false;
-  std::vector<std::string> kept;
-  for (const auto& hit : response->hits()) kept.push_back(hit.id());
-  // (a forgotten item's "" id is dropped before the rule counts it, as the library drops it)
-  std::vector<std::size_t> live;
-  std::vector<std::string> ids;
-  std::vector<std::int8_t> plain_tiers;
-  for (std::size_t i = 0; i < plain->ids.size(); ++i) {
-    if (plain->ids[i].empty()) continue;
-    live.push_back(i);
-    ids.push_back(plain->ids[i]);
-    plain_tiers.push_back(plain->result.tiers[i]);
-  }
-  shown.clear();
-  for (const std::size_t j : modes::suppressed(kept, ids, plain_tiers, suppressed_k)) shown.push_back(live[j]);
-  return write_hits(plan, *plain, shown, nullptr, response->mutable_suppressed());
+  return write_hits(plan, store, out.suppressed, nullptr, response->mutable_suppressed());
 }
 
 // A closed vocabulary's word mapped to a concept (the response's parse.mapped).

@@ -15,7 +15,6 @@
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
-#include "polarmem/mode_rules.hpp"
 #include "polarmem/recency.hpp"
 #include "polarmem/rw_lock.hpp"
 #include "polarmem/shared_text_runs.hpp"
@@ -96,18 +95,17 @@ struct RecallPlan {
   // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.
   std::size_t answer_k = 0;
-  // Set (k > 0) for a Recall with the recency term (recency_half_life_s; hard or off, exact): the
-  // top recency_k by (tier, s_sem + weight x recency factor), which the core's recency entry
-  // (recency.hpp) finds with `request` (k set per search) and the stamps of the candidates' held
-  // records. mode_reason is recency_reason_before (the namespace rule's words, when the rule chose
-  // the mode) and its description, written per call: "not proven exact" is the call's.
-  // Set for mode adaptive (with no confidence ranking): each call chooses hard or soft by the
-  // core's rule (mode_rules.hpp) from its own probes of the index, and `request` runs in that mode;
-  // mode_used and mode_reason are the call's.
+  // The core runs each call's Recall (recall_run.hpp) with `request` as its search; these are
+  // what the library asked it beyond the call's request. recency_k > 0: the recency term
+  // (recency_half_life_s; hard or off, exact), the Recall's k being recency_k (`request`'s k is
+  // set per search). adaptive: each call chooses hard or soft from its own probes of the index.
+  // rule_words: the namespace's rule chose the mode ("<mode> (<why>)"); confidence_words: how
+  // confidence ranks the hard searches ("" when it does not): mode_reason is written from them
+  // per call.
   bool adaptive = false;
   std::size_t recency_k = 0;
   recency::Term recency;
-  std::string recency_reason_before;
+  std::string rule_words, confidence_words;
   // The response lists names the library skipped as unknown, with suggestions from the whole
   // vocabulary: the plan goes when concepts are appended (PlanCache::concepts_appended).
   bool reads_vocabulary = false;

@@ -108,12 +108,6 @@ def recency_term(request) -> tuple[int, tuple[float, float]]:
     return requested_k(request), (request.recency_half_life_s, weight)
 
 
-def reason_before_recency(result) -> str:
-    """What mode_reason says before the recency term's words (the namespace rule's, when it chose
-    the mode): the same for every call of a plan, while the front writes the term's per call."""
-    return result.mode_reason[: len(result.mode_reason) - len(result.recency_reason)]
-
-
 def requested_k(request) -> int:
     return request.top_k if request.HasField("top_k") else DEFAULT_TOP_K
 
@@ -231,8 +225,6 @@ class FastFrontHost:
         suppressed = int(request.suppressed_k > 0 and result.mode_used != RecallMode.OFF.value)
         if result.mode_used not in SINGLE_SEARCH_MODES or len(searches) < 1 + suppressed:
             return False
-        if adaptive and result.confidence_ranked:
-            return False  # a soft choice's search holds none of the ranking a hard one would use
         if not adaptive and not recency_k and len(searches) != 1 + suppressed:
             return False
         search = searches[-1 - suppressed] if adaptive else searches[0]
@@ -242,16 +234,14 @@ class FastFrontHost:
             return False
         if suppressed and (searches[-1].request.mode.name != "off" or searches[-1].request.k != requested_k(request)):
             return False
-        if recency_k and (search.records is None or not result.mode_reason.endswith(result.recency_reason)):
-            return False  # the stamps come from the records the core holds; the front writes its words
+        if recency_k and search.records is None:
+            return False  # the stamps come from the records the core holds
         if request.text:
             return self._publish_text(
                 request, response, result, namespace, search, epoch, adaptive=adaptive, recency=(recency_k, term)
             )
         if not search.plain:
             return False
-        if request.metadata_equals and not sum(result.tier_counts.values()):
-            return False  # "no item matches the metadata filter" is this call's reason, not the shape's
         # A context's hits are explained whatever `explain` says (the library reads their records).
         explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
@@ -290,8 +280,10 @@ class FastFrontHost:
             modes = dict(
                 recency_k=recency_k,
                 recency=term,
-                recency_reason_before=reason_before_recency(result),
                 adaptive=adaptive,
+                rule_words=result.rule_words,
+                confidence_words=result.confidence_words,
+                confidence=result.confidence_levels,
                 context=request.include_context,
             )
             if request.include_context:
@@ -323,8 +315,6 @@ class FastFrontHost:
         text's unknown words make its constraints uncertain)."""
         compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
         if compiled is None or not search.plain or (answer and search.records is None):
-            return False
-        if request.metadata_equals and not sum(result.tier_counts.values()):
             return False
         explain = (request.explain if request.HasField("explain") else True) or request.include_context
         if explain and search.records is None:
@@ -360,8 +350,10 @@ class FastFrontHost:
                 answer_k=requested_k(request) if answer else 0,
                 recency_k=recency_k,
                 recency=term,
-                recency_reason_before=reason_before_recency(result),
                 adaptive=adaptive,
+                rule_words=result.rule_words,
+                confidence_words=result.confidence_words,
+                confidence=result.confidence_levels,
                 concept_vectors=mapping,
             )
 

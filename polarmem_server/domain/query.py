@@ -70,7 +70,7 @@ class RecallQuery:
     # confidence flags and weights within tiers, for the hard searches of hard / strict /
     # adaptive recall: rule_choice.confidence_in_force chooses them
     confidence: confidence.ConfidenceRanking = confidence.NO_CONFIDENCE
-    # the opt-in recency term within tiers (recency.py): None = off; > 0 seconds = on, the rank
+    # the opt-in recency term within tiers (cpp/include/polarmem/recency.hpp): None = off; > 0 seconds = on, the rank
     # value within a tier then s_sem + recency_weight * 2^(-age / half-life)
     recency_half_life_s: float | None = None
     recency_weight: float = DEFAULT_RECENCY_WEIGHT

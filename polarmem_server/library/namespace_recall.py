@@ -59,7 +59,7 @@ def recall(
     `rank_by_confidence`: None follows the namespace's rule when it runs (no mode named);
     True / False turn confidence ranking within tiers on / off (rule_choice.confidence_in_force).
     `recency_half_life_s` (> 0 seconds) / `recency_weight` (default 0.1, in [0, 1]): the opt-in
-    recency term within tiers, modes hard and off only (recency.py)."""
+    recency term within tiers, modes hard and off only (recall.py)."""
     writer, namespace = memory.writer, memory.namespace(ns)
     if approximate and namespace.settings.ann is None:
         raise FailedPrecondition(
@@ -105,7 +105,8 @@ def recall(
     def run() -> RecallResult:
         if query.mode == RecallMode.ANSWER:  # labelled for a question (answer_recall.py): always explained
             return answer_recall.run_answer(writer.backend, namespace, query)
-        return run_recall(writer.backend, namespace, query, explain=explain)
+        rule_words = f"{rule.recall_mode} ({rule.reason})" if rule is not None else ""
+        return run_recall(writer.backend, namespace, query, explain=explain, rule_words=rule_words)
 
     try:
         result = run()
@@ -118,7 +119,4 @@ def recall(
     if (result.plan.unknown or result.plan.unknown_concepts) and writer.catch_up(namespace):
         result = run()
     writer.know_concepts_of(namespace, [hit.record for hit in [*result.hits, *result.suppressed]])
-    if rule is not None:
-        said = f"; {result.mode_reason}" if result.mode_reason else ""
-        result.mode_reason = f"no mode requested: the namespace's rule, {rule.recall_mode} ({rule.reason}){said}"
     return result

@@ -1,5 +1,8 @@
 """The recall pipeline (DESIGN.md steps 5-6): query planning, the four modes, explanations,
-suppressed items and the fact-checked context.
+suppressed items and the fact-checked context. Planning (binding names, parsing, encoding) is
+here; the modes, explanations and mode_reason are the core's Recall run
+(cpp/include/polarmem/recall_run.hpp), which the compiled front runs too: this module hands it
+the backend's searches and the hits' records.
 
 Query planning: explicit ``required`` / ``forbidden`` concept names are used as given (an
 alias or a plural names its concept). An explicit name the vocabulary lacks is an
@@ -24,9 +27,9 @@ Modes:
   UNCERTAIN, not in HAS); strict mode spends PolarMem's NOT_HAS memory on exactly that case.
   Computed from two searches — the hard top ``k`` and the hard top ``k`` among verified
   items — merged; the strict top ``k`` is always inside their union. The local backend's core
-  does that in one call under one lock (``SearchRequest.mode`` "strict"), which also lets the
-  compiled front replay it; a backend without ``searches_strict`` (Milvus) has its two searches
-  merged by the same core merge (cpp/include/polarmem/strict_merge.hpp).
+  does that in one call under one lock (``SearchRequest.mode`` "strict"); a backend without
+  ``searches_strict`` (Milvus) has its two searches merged by the same core merge
+  (cpp/include/polarmem/strict_merge.hpp), which the Recall run calls.
 * confidence within tiers (``RecallQuery.confidence``: thresholds ``present_above`` / ``absent_below``
   and weights ``present_weight`` / ``absent_weight``, set by the namespace's rule or
   ``rank_by_confidence``): every hard search of ``hard``, ``strict`` and ``adaptive`` (except
@@ -41,12 +44,11 @@ Modes:
   top ``k`` holds ``k`` non-conflicting items, and (with a query vector) every one of them has
   ``s_sem`` within 0.15 of the best ``s_sem`` of any eligible item — so enforcing the logic
   costs little relevance. Otherwise ``soft`` (λ as requested). The mode used and the reason
-  are returned. The core decides it (``mode_rules.hpp``, ``kAdaptiveMargin``) with this
-  module's searches, as the compiled front does with the index's.
+  are returned. The core decides it (``mode_rules.hpp``, ``kAdaptiveMargin``).
 
 Recency (opt-in, ``hard`` and ``off``): with ``RecallQuery.recency_half_life_s`` items rank
 within each tier by s_sem + recency_weight x 2^(-age / half-life); the core finds that top k
-exactly (recency.hpp, through recency.py).
+exactly (recency.hpp).
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server import _core
-from polarmem_server.library import recency
+from polarmem_server.index import MAX_TOP_K
+from polarmem_server.library import writes
 from polarmem_server.domain import confidence
 from polarmem_server.domain import text as textproc
 from polarmem_server.domain.namespace import Namespace
@@ -76,7 +79,7 @@ from polarmem_server.domain.rule_choice import describe_confidence
 from polarmem_server.domain.suggest import closest_names, unknown_concepts_message
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.scoring.encoder import Encoder, load_encoder
-from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest, SearchResult
+from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest
 
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
 # Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
@@ -165,6 +168,13 @@ class RecallResult:
     answer_summary: str = ""  # mode answer: "no verified evidence for: ..." when nothing answers
     recency_reason: str = ""  # the recency term's words, which end mode_reason (set with the term only)
     confidence_ranked: bool = False  # the hard searches ranked by confidence (the query's or the rule's)
+    # the ranking the hard searches applied: (present level, absent level, present weight, absent
+    # weight), zeros when none (or the backend keeps no grades)
+    confidence_levels: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
+    # what mode_reason was written from: the namespace rule's words ("<mode> (<why>)") when it
+    # chose the mode, and the confidence ranking's
+    rule_words: str = ""
+    confidence_words: str = ""
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[int, float] | None]:
@@ -242,36 +252,35 @@ def plan_query(
 # A record's concept state as the core counts it (+1 HAS, -1 NOT_HAS; no entry: no state).
 STATE_SIGN = {enums_pb2.CONCEPT_STATE_HAS: 1, enums_pb2.CONCEPT_STATE_NOT_HAS: -1}
 _NO_STATE = (0, False, 0.0, "")
+# The most candidates the recency term reads before it says its top k is not proven exact.
+RECENCY_MAX_CANDIDATES = MAX_TOP_K
 
 
-def explain_hit(
-    namespace: Namespace,
-    record: records_pb2.ItemRecord,
-    tier: int,
-    score: float,
-    required: list[int],
-    forbidden: list[int],
-) -> Hit:
-    """Which constraints entailed or conflicted with an item, and the evidence behind them (the
-    core's explanation, cpp/src/hit_explanation.cpp, as the compiled front's)."""
-    names = namespace.vocabulary.name
+def cited_evidence(record: records_pb2.ItemRecord, concepts: Sequence[int]) -> list[tuple[int, bool, float, str]]:
+    """Per query concept, the record's state and the evidence behind it, as the core cites it
+    (state, scored, mean P(Yes), source); no entry: no state."""
     by_concept = {ev.concept_id: ev for ev in record.evidence}
-    concepts = [*required, *forbidden]
     cited = []
     for c in concepts:
         ev = by_concept.get(c)
         cited.append(
             _NO_STATE if ev is None else (STATE_SIGN.get(ev.state, 0), len(ev.template_scores) > 0, ev.mean, ev.source)
         )
-    partition = record.partition
-    entailed, conflicted, reasons, verified = _core.explain_hit(
-        tier, len(required), [names(c) for c in concepts], cited, partition.tau, partition.delta, True
-    )
-    return Hit(record.id, tier, score, record, entailed, conflicted, reasons, verified)
+    return cited
 
 
-def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, explain: bool = True) -> RecallResult:
-    """Plans a checked query, runs the mode's searches through the backend and explains the hits.
+def _states_of(hit: SearchHit, concepts: int) -> list[tuple[int, bool, float, str]]:
+    """The query concepts' states the search reported for a hit, as the core cites them."""
+    return [(state, False, 0.0, "") for state in (hit.states or (0,) * concepts)]
+
+
+def run_recall(
+    backend: Backend, namespace: Namespace, query: RecallQuery, explain: bool = True, rule_words: str = ""
+) -> RecallResult:
+    """Plans a checked query and runs it: the core decides the rest (recall_run.hpp: adaptive's
+    choice, the chosen mode's searches, strict's merge, the recency term, suppressed hits, every
+    hit's explanation and mode_reason), calling back for the backend's searches and the hits'
+    records. `rule_words` ("<mode> (<why>)"): the namespace's rule chose the mode.
 
     With ``explain`` false nothing is read back from storage: each hit's tier, score, the query
     concepts' states and absence_verified come from the search itself, and ``Hit.record`` is
@@ -295,36 +304,37 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
             else ""
         )
         raise InvalidArgument(f"query is empty{skipped}: give text, vectors, or required / forbidden concepts")
-    result = RecallResult(
-        [],
-        {"conflict": 0, "neutral": 0, "entailed": 0},
-        plan,
-        [vocabulary.name(c) for c in plan.required],
-        [vocabulary.name(c) for c in plan.forbidden],
-        mode_used=query.mode.value,
-    )
-    k, exclude = query.k, query.exclude_conflicts
+    required = [vocabulary.name(c) for c in plan.required]
+    forbidden = [vocabulary.name(c) for c in plan.forbidden]
+    concepts = [*plan.required, *plan.forbidden]
     # Without explanations the states of the query's concepts come from the index, not records.
-    states = not explain and bool(plan.required or plan.forbidden)
+    states = not explain and bool(concepts)
     # Confidence ranks within tiers: the hard searches only (soft and off have no tiers).
     ranking = query.confidence
     honoured = ranking.used and backend.ranks_by_confidence
     present_level = confidence.present_level(ranking.present_above) if honoured else 0
     absent_level = confidence.absent_level(ranking.absent_below) if honoured else 0
+    confidence_words = ""
+    if ranking.used:
+        confidence_words = (
+            describe_confidence(ranking)
+            if honoured
+            else "confidence ranking not applied: this backend keeps no confidence grades"
+        )
+    hits_by_id: dict[str, SearchHit] = {}  # every hit searched, the last search's first
+    records: dict[str, records_pb2.ItemRecord] = {}  # every record read
 
-    def search(
-        mode: str, top_k: int, exclude_conflicts: bool, absent_verified: bool = False, by_confidence: bool = True
-    ) -> SearchResult:
-        ranked = mode in ("hard", "strict") and honoured and by_confidence
-        return backend.search(
+    def search(mode: _core.SearchMode, k: int, exclude_conflicts: bool, absent_verified: bool, ranked: bool):
+        ranked = ranked and honoured
+        found = backend.search(
             namespace.name,
             query_search(
                 query,
                 vectors,
                 required=plan.required,
                 forbidden=plan.forbidden,
-                k=top_k,
-                mode=mode,
+                k=k,
+                mode=mode.name,
                 soft_lambda=query.soft_lambda,
                 exclude_conflicts=exclude_conflicts,
                 absent_verified=absent_verified,
@@ -336,148 +346,97 @@ def run_recall(backend: Backend, namespace: Namespace, query: RecallQuery, expla
                 absent_weight=ranking.absent_weight if ranked else 0.0,
             ),
         )
-
-    def rule_search(mode: _core.SearchMode, top_k: int, exclude_conflicts: bool) -> SearchResult:
-        # a search the core's mode rules ask for (mode_rules.hpp): ranked by (tier, s_sem) alone
-        return search(mode.name, top_k, exclude_conflicts, by_confidence=False)
-
-    def choose_adaptive() -> tuple[str, str]:
-        certain = plan.explicit
-        return _core.choose_adaptive(
-            [] if certain else plan.unknown,
-            [] if certain else [phrase for phrase, _, _ in plan.mapped],
-            bool(plan.required or plan.forbidden),
-            bool(vectors),
-            k,
-            exclude,
-            lambda *wanted: [(h.tier, h.score) for h in rule_search(*wanted).hits],
+        hits_by_id.update((hit.item_id, hit) for hit in found.hits)
+        tiers = found.tier_counts
+        return [(h.item_id, h.tier, h.score, h.confidence, h.rank_value) for h in found.hits], (
+            tiers["conflict"],
+            tiers["neutral"],
+            tiers["entailed"],
         )
 
-    hits = (
-        (lambda found: _hits(backend, namespace, found, plan))
-        if explain
-        else (lambda found: [_hit_from_states(namespace, hit, plan) for hit in found.hits])
+    reads_records = explain or query.recency_half_life_s is not None  # (the stamps are the records')
+    Evidence = tuple[list[tuple[int, bool, float, str]], float, float, "int | None"]
+
+    def read(ids: list[str]) -> list[Evidence | None]:
+        """Per id what the core's run reads of the hit: None when it was forgotten since the
+        search; the evidence from its record when explained, else the search's states."""
+        if reads_records:
+            wanted = [i for i in ids if i not in records]
+            carried = [hits_by_id[i].record for i in wanted]
+            if wanted and any(record is None for record in carried):
+                carried = backend.get_items(namespace.name, wanted)
+            records.update((i, r) for i, r in zip(wanted, carried) if r is not None)
+        out: list[Evidence | None] = []
+        for item_id in ids:
+            record = records.get(item_id)
+            if record is None:
+                out.append(None if reads_records else (_states_of(hits_by_id[item_id], len(concepts)), 0.0, 0.0, None))
+                continue
+            stamp = record.updated_ms or record.created_ms
+            if explain:
+                partition = record.partition
+                out.append((cited_evidence(record, concepts), partition.tau, partition.delta, stamp))
+            else:
+                out.append((_states_of(hits_by_id[item_id], len(concepts)), 0.0, 0.0, stamp))
+        return out
+
+    recency = query.recency_half_life_s
+    certain = plan.explicit
+    hits, suppressed, (conflict, neutral, entailed), mode_used, mode_reason, recency_words = _core.run_recall(
+        mode=_core.SearchMode.hard
+        if query.mode == RecallMode.ADAPTIVE
+        else _core.SearchMode.__members__[query.mode.value],
+        adaptive=query.mode == RecallMode.ADAPTIVE,
+        unknown=[] if certain else plan.unknown,
+        mapped=[] if certain else [phrase for phrase, _, _ in plan.mapped],
+        similarity=bool(vectors),
+        k=query.k,
+        exclude_conflicts=query.exclude_conflicts,
+        suppressed_k=query.suppressed_k,
+        recency=None if recency is None else (recency, query.recency_weight),
+        now_ms=writes.now_ms(),
+        explain=explain,
+        concept_names=[*required, *forbidden],
+        required_count=len(required),
+        metadata_filtered=bool(query.metadata),
+        confidence_words=confidence_words,
+        rule_words=rule_words,
+        searches_strict=backend.searches_strict,
+        search=search,
+        read=read,
+        max_candidates=RECENCY_MAX_CANDIDATES,
     )
-    chosen, result.mode_reason = choose_adaptive() if query.mode == RecallMode.ADAPTIVE else (query.mode.value, "")
-    result.confidence_ranked = ranking.used
-    if chosen == RecallMode.STRICT.value and backend.searches_strict:
-        found = search(chosen, k, exclude)
-        result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
-    elif chosen == RecallMode.STRICT.value:
-        result.hits, result.tier_counts = _strict(backend, namespace, plan, search, k, exclude, explain)
-    elif query.recency_half_life_s is not None:
-        ranked = recency.rank_with_recency(
-            backend,
-            namespace.name,
-            lambda c: search(chosen, c, exclude),
-            k,
-            chosen == RecallMode.HARD.value,
-            query.recency_half_life_s,
-            query.recency_weight,
-        )
-        result.hits = [
-            explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
-            if explain
-            else _hit_from_states(namespace, hit, plan)
-            for hit, record in ranked.rows
-        ]
-        result.tier_counts = ranked.tier_counts
-        result.mode_reason = result.recency_reason = ranked.description
-    else:
-        found = search(chosen, k, exclude)
-        result.hits, result.tier_counts = hits(found), dict(found.tier_counts)
-    if query.metadata and sum(result.tier_counts.values()) == 0 and not result.mode_reason:
-        result.mode_reason = "no item matches the metadata filter"
-    if chosen in (RecallMode.HARD.value, RecallMode.STRICT.value) and ranking.used:
-        described = (
-            describe_confidence(ranking)
-            if honoured
-            else "confidence ranking not applied: this backend keeps no confidence grades"
-        )
-        result.mode_reason = f"{result.mode_reason}; {described}" if result.mode_reason else described
-    result.mode_used = chosen
-    if query.suppressed_k > 0 and chosen != RecallMode.OFF.value:
-        baseline = hits(rule_search(*_core.suppressed_search(k)))
-        picked = _core.suppressed(
-            [h.item_id for h in result.hits],
-            [h.item_id for h in baseline],
-            [h.tier for h in baseline],
-            query.suppressed_k,
-        )
-        result.suppressed = [baseline[i] for i in picked]
-    return result
 
+    def hit_of(row) -> Hit:
+        item_id, tier, score, entailed_by, conflicted_by, reasons, verified = row
+        return Hit(
+            item_id,
+            tier,
+            score,
+            records.get(item_id) if explain else None,
+            entailed_by,
+            conflicted_by,
+            reasons,
+            verified,
+        )
 
-def _hit_from_states(namespace: Namespace, hit: SearchHit, plan: QueryPlan) -> Hit:
-    """A hit explained by the index's states of the query's concepts alone (no record read):
-    the same entailed_by / conflicted_by / absence_verified that explain_hit() derives from the
-    record, without the evidence behind them."""
-    names = namespace.vocabulary.name
-    concepts = [*plan.required, *plan.forbidden]
-    states = hit.states or (0,) * len(concepts)
-    entailed, conflicted, _, verified = _core.explain_hit(
-        hit.tier,
-        len(plan.required),
-        [names(c) for c in concepts],
-        [(s, False, 0.0, "") for s in states],
-        0.0,
-        0.0,
-        False,
+    return RecallResult(
+        [hit_of(row) for row in hits],
+        {"conflict": conflict, "neutral": neutral, "entailed": entailed},
+        plan,
+        required,
+        forbidden,
+        mode_used=mode_used.name,
+        mode_reason=mode_reason,
+        suppressed=[hit_of(row) for row in suppressed],
+        recency_reason=recency_words,
+        confidence_ranked=ranking.used,
+        confidence_levels=(present_level, absent_level, ranking.present_weight, ranking.absent_weight)
+        if honoured
+        else (0, 0, 0.0, 0.0),
+        rule_words=rule_words,
+        confidence_words=confidence_words,
     )
-    return Hit(hit.item_id, hit.tier, hit.score, None, entailed, conflicted, [], verified)
-
-
-def _strict(
-    backend: Backend, namespace: Namespace, plan: QueryPlan, search, k: int, exclude: bool, explain: bool = True
-) -> tuple[list[Hit], dict[str, int]]:
-    """Strict for a backend that cannot search it in one call (Milvus): its two hard searches,
-    merged by the core's strict merge (cpp/include/polarmem/strict_merge.hpp), the one the local
-    index runs under its lock. Absence is verified from the records (explain) or from the
-    index's states (no explain)."""
-    forbidden = plan.forbidden
-    if explain:
-
-        def rows_of(found: SearchResult) -> list:
-            return [
-                (hit, record, _absence_verified(record, forbidden))
-                for hit, record in with_records(backend, namespace, found.hits)
-            ]
-    else:
-
-        def rows_of(found: SearchResult) -> list:
-            return [(hit, None, _hit_from_states(namespace, hit, plan).absence_verified) for hit in found.hits]
-
-    keys: dict[str, int] = {}  # the core's key for each item
-
-    def core_rows(rows: list) -> list:
-        return [
-            (keys.setdefault(hit.item_id, len(keys)), hit.tier, verified, hit.confidence, hit.rank_value)
-            for hit, _, verified in rows
-        ]
-
-    hard = search("hard", k, exclude)
-    rows = rows_of(hard)
-    hard_rows = core_rows(rows)
-    merged = rows  # verified throughout (or nothing forbidden): the hard top k is strict's
-    if _core.strict_needs_verified_search(bool(forbidden), hard_rows):
-        more = rows_of(search("hard", k, exclude, absent_verified=True))
-        verified_rows = core_rows(more)
-        by_key = dict(zip([row[0] for row in hard_rows], rows))
-        for key, row in zip([r[0] for r in verified_rows], more):
-            by_key.setdefault(key, row)
-        merged = [by_key[key] for key in _core.strict_merge(hard_rows, verified_rows, k)]
-    if explain:
-        out = [
-            explain_hit(namespace, record, hit.tier, hit.score, plan.required, forbidden) for hit, record, _ in merged
-        ]
-    else:
-        out = [_hit_from_states(namespace, hit, plan) for hit, _, _ in merged]
-    return out, dict(hard.tier_counts)
-
-
-def _absence_verified(record: records_pb2.ItemRecord, forbidden: list[int]) -> bool:
-    states = {ev.concept_id: ev.state for ev in record.evidence}
-    return all(states.get(c) == enums_pb2.CONCEPT_STATE_NOT_HAS for c in forbidden)
 
 
 def query_search(query: RecallQuery, vectors: Mapping[str, Any], **fields: Any) -> SearchRequest:
@@ -493,24 +452,6 @@ def query_search(query: RecallQuery, vectors: Mapping[str, Any], **fields: Any) 
         ef_search=query.ef_search,
         **fields,
     )
-
-
-def with_records(backend: Backend, namespace: Namespace, hits: Sequence[SearchHit]) -> list:
-    """(hit, record) in the hits' order, the records read in one multi-get; a hit forgotten since
-    the search is dropped."""
-    if not hits:
-        return []
-    if all(hit.record is not None for hit in hits):  # the backend read them with the search
-        return [(hit, hit.record) for hit in hits]
-    records = backend.get_items(namespace.name, [h.item_id for h in hits])
-    return [(hit, record) for hit, record in zip(hits, records) if record is not None]
-
-
-def _hits(backend: Backend, namespace: Namespace, found: SearchResult, plan: QueryPlan) -> list[Hit]:
-    return [
-        explain_hit(namespace, record, hit.tier, hit.score, plan.required, plan.forbidden)
-        for hit, record in with_records(backend, namespace, found.hits)
-    ]
 
 
 def render_context(

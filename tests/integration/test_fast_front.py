@@ -181,11 +181,11 @@ def test_filtered_shapes_are_answered_natively_for_any_values_and_follow_item_wr
     before = native_count(front_server)
     answer = fast.Recall(late)
     assert native_count(front_server) == before + 1 and [h.id for h in answer.hits] == ["late"]
-    # No item passes: the library answers, and says why.
+    # No item passes: the front answers too (the core's run says why), as the library does.
     late.metadata_equals["topic"] = "nobody"
     answer = fast.Recall(late)
-    assert native_count(front_server) == before + 1
-    assert not answer.hits and answer.mode_reason == main.Recall(late).mode_reason
+    assert native_count(front_server) == before + 2
+    assert not answer.hits and answer == main.Recall(late)
     assert "no item matches the metadata filter" in answer.mode_reason
 
 
@@ -768,6 +768,25 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
                     deterministic=True
                 )
             assert native_count(server) == 11  # the first of the shape planned it; the front answered the rest
+            # Mode adaptive with the rule's confidence ranking: each call's choice runs its hard
+            # search ranked, its soft one not, whichever the first call (which planned it) chose.
+            modes = set()
+            for trial in range(16):
+                request = pb.RecallRequest(
+                    namespace="w",
+                    vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+                    required=["dog", "car"][: 1 + trial % 2],
+                    top_k=3,
+                    mode=pb.RECALL_MODE_ADAPTIVE,
+                    rank_by_confidence=True,
+                )
+                from_front = fast.Recall(request)
+                modes.add(from_front.mode_used)
+                assert from_front.SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(
+                    deterministic=True
+                )
+            assert modes == {pb.RECALL_MODE_HARD, pb.RECALL_MODE_SOFT}
+            assert native_count(server) == 11 + 16 - 2  # one call per shape planned it
     finally:
         server.stop()
 

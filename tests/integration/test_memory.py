@@ -6,6 +6,7 @@ import pytest
 
 from polarmem_server.domain import mixtures
 from polarmem_server.index import SpaceSpec
+from polarmem_server.library import writes
 from polarmem_server.library.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
 
 from servertools import ONE_TEMPLATE, TWO_TEMPLATES
@@ -449,11 +450,15 @@ def test_memory_over_a_backend_instance(tmp_path):
     memory.close()
 
 
-def test_answer_mode_hits_are_explained_as_in_every_mode(tmp_path):
+def test_answer_mode_hits_are_explained_as_in_every_mode(tmp_path, monkeypatch):
     """An agent's recall (mode answer) explains each hit with the core's rules (hit_explanation):
     the terms it asks for that a note holds are entailed, a "no" conflicts, a note labelled
     SUPERSEDED or CONFLICT (tier -1) entails nothing, and a forbidden concept stated absent is a
     verified absence."""
+    # A minute apart: a later note supersedes an earlier one only if it was written later, and two
+    # writes in one millisecond (which a loaded machine makes) are neither.
+    times = iter(range(1_700_000_000_000, 1_800_000_000_000, 60_000))
+    monkeypatch.setattr(writes, "now_ms", lambda: next(times))
     memory = Memory(tmp_path / "data")
     memory.create_namespace(NamespaceSettings("notes", open_vocabulary=True))
     for item_id, text in [

@@ -264,7 +264,7 @@ def test_slots_with_is_the_and_of_the_concept_bitmaps():
 
 # ---- the typed stub of the compiled module ---------------------------------------------
 
-STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock", "AnnParams", "GradeLists"}
+STUB_ALIASES = {"QueryVectors", "RawHits", "VectorBlock", "AnnParams", "GradeLists", "RecalledHit"}
 
 
 def test_concept_states_read_each_slots_stated_polarity():

@@ -212,6 +212,61 @@ def test_hit_explanations_and_the_context_are_written_by_the_core_alone():
     assert offenders == [], f"reasons or context entries formatted in Python: {offenders}"
 
 
+def string_literals(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every string literal in a module but its docstrings (f-strings' parts
+    included)."""
+    tree = ast.parse(path.read_text())
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+# What the core's Recall run (cpp/src/recall_run.cpp, mode_rules.cpp, recency.cpp) writes into
+# mode_reason: adaptive's choice, the recency term, an empty filter, the namespace rule's words.
+RUN_WORDS = (
+    "no mode requested",
+    "no item matches the metadata filter",
+    "constraints uncertain (",
+    "compatible items",
+    "compatible evidence is weak",
+    "no constraints to enforce",
+    "within tiers: s_sem +",
+    "not proven exact:",
+)
+
+
+def run_words_in(path: Path) -> list[str]:
+    return [
+        f"{path.relative_to(PACKAGE_ROOT.parent)}:{line}"
+        for line, text in string_literals(path)
+        if any(words in text for words in RUN_WORDS)
+    ]
+
+
+def test_the_modes_are_run_by_the_core_alone():
+    """Which searches a mode makes, adaptive's choice, strict's merge, the recency term, the
+    suppressed hits and mode_reason are the core's Recall run (recall_run.hpp), which the
+    library calls with any backend's searches and the compiled front with the index (issue 51).
+    A Python module that writes the run's words again is running a mode itself: this fails."""
+    offenders = [where for path in sorted(PACKAGE_ROOT.rglob("*.py")) for where in run_words_in(path)]
+    assert offenders == [], f"mode_reason written in Python: {offenders}"
+
+
+def test_the_checker_sees_the_runs_words(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text('"""no mode requested (a docstring may say it)"""\nreason = f"only {n} compatible items"\n')
+    assert [text for _, text in string_literals(source) if "compatible items" in text] == [" compatible items"]
+    assert not [text for _, text in string_literals(source) if "no mode requested" in text]
+
+
 def polling_loops(path: Path) -> list[str]:
     """The functions of `path` holding a ``while`` loop that waits on an event each round: a
     background upkeep loop (or the main thread's wait for a signal)."""

@@ -1,8 +1,7 @@
 // Why a hit stands where it does against the query's concepts: which it entails, which it
 // conflicts with, the evidence behind each cited state, and whether every forbidden concept is
-// verified absent. The one implementation the library (polarmem_server/library/recall.py) and the
-// compiled front (cpp/front/recall_plan.cpp) both call, so an explanation reads the same
-// whichever door answered.
+// verified absent. The one implementation, which the Recall run (recall_run.hpp) calls for every
+// door, so an explanation reads the same whichever door answered.
 #pragma once
 
 #include <cstddef>

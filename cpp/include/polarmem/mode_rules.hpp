@@ -1,5 +1,4 @@
-// Two rules of the logic's modes that the library (polarmem_server/library/recall.py, with any
-// backend's searches) and the compiled front (cpp/front, on the namespace's index) both run:
+// Two rules of the logic's modes, which the Recall run (recall_run.hpp) applies for every door:
 // adaptive's choice between hard and soft, and which items a Recall lists as suppressed.
 #pragma once
 

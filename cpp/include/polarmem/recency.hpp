@@ -1,6 +1,6 @@
 // The opt-in recency term within logic tiers (a Recall that sets recency_half_life_s): the one
-// implementation, which the library calls with its backend's searches and record reads
-// (polarmem_server/library/recency.py).
+// implementation, which the Recall run (recall_run.hpp) calls with its store's searches and
+// record reads, for the library and the compiled front alike.
 //
 // Within each tier an item ranks by s_sem + weight * 2^(-age / half_life), where age is now minus
 // the item's updated_ms (created_ms when never updated), never negative. The tier still comes

@@ -3,8 +3,8 @@
 // some of it is not verified, the hard top k among verified items. Any item of the strict top k is
 // in one of them (everything ranked above it in the hard order is above it here too), so merging
 // them is exact. The one implementation of that merge: the index runs it under its read lock
-// (Index::search_strict), and the library runs it for a backend that cannot search strict in one
-// call (Milvus, storage/milvus/backend.py) with the backend's two searches.
+// (Index::search_strict), and the Recall run (recall_run.hpp) runs it for a store that cannot
+// search strict in one call (Milvus, storage/milvus/backend.py) with the store's two searches.
 #pragma once
 
 #include <cstddef>
