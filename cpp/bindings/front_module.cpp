@@ -74,6 +74,10 @@ void set_adaptive(RecallPlan& plan, bool adaptive) {
 // The confidence ranking the Recall's hard searches apply: (present level, absent level,
 // present weight, absent weight), as the library applied it.
 using Ranking = std::tuple<std::uint8_t, std::uint8_t, float, float>;
+// The Recall's own (mode, k, exclude_conflicts): the core's run sets them, and each search's
+// ranking, on the plan's search per search it makes, so any search the library made for the
+// Recall (all share its vectors, concepts, filters and exactness) serves as the plan's.
+using RecallSearch = std::tuple<SearchMode, std::size_t, bool>;
 
 // What the library asked the core's run beyond the call's request (RecallPlan::recency_k,
 // adaptive, rule_words, confidence_words, the ranking): recency_k > 0 needs the records (the
@@ -81,7 +85,8 @@ using Ranking = std::tuple<std::uint8_t, std::uint8_t, float, float>;
 // it chose. The ranking goes into the plan's search, which the front's store applies to the hard
 // and strict searches the run ranks (an adaptive plan's search may be the soft one, without it).
 void set_run(RecallPlan& plan, std::size_t k, std::pair<double, double> term, bool adaptive, std::string rule_words,
-             std::string confidence_words, const Ranking& ranking) {
+             std::string confidence_words, const Ranking& ranking, const std::optional<RecallSearch>& recall) {
+  if (recall) std::tie(plan.request.mode, plan.request.k, plan.request.exclude_conflicts) = *recall;
   set_adaptive(plan, adaptive);
   plan.rule_words = std::move(rule_words);
   plan.confidence_words = std::move(confidence_words);
@@ -112,7 +117,8 @@ PYBIND11_MODULE(_front, m) {
              std::vector<std::uint32_t> state_concepts, std::size_t required_count,
              std::vector<std::string> concept_names, const py::bytes& response, bool generic, bool reads_vocabulary,
              std::size_t recency_k, std::pair<double, double> recency, bool adaptive, std::string rule_words,
-             std::string confidence_words, const Ranking& confidence, bool context) {
+             std::string confidence_words, const Ranking& confidence, const std::optional<RecallSearch>& recall_search,
+             bool context) {
             if (concept_names.size() != state_concepts.size() || required_count > state_concepts.size()) {
               throw py::value_error("plan: concept_names and required_count must match state_concepts");
             }
@@ -123,8 +129,8 @@ PYBIND11_MODULE(_front, m) {
             plan->required_count = required_count;
             plan->concept_names = std::move(concept_names);
             plan->reads_vocabulary = reads_vocabulary;
-            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words),
-                    confidence);
+            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words), confidence,
+                    recall_search);
             if (context) {  // the context is each call's, its concepts named from the names table
               plan->context_names = self.names(ns);
               if (!plan->context_names || !explain)
@@ -143,13 +149,14 @@ PYBIND11_MODULE(_front, m) {
           py::arg("reads_vocabulary") = false, py::arg("recency_k") = 0,
           py::arg("recency") = std::pair<double, double>{0.0, 0.0}, py::arg("adaptive") = false,
           py::arg("rule_words") = "", py::arg("confidence_words") = "", py::arg("confidence") = Ranking{},
-          py::arg("context") = false,
+          py::arg("recall_search") = py::none(), py::arg("context") = false,
           "generic: publish for the request's generic shape (any concepts of the vocabulary, same counts); "
           "reads_vocabulary: the plan goes when concepts are appended (its response lists unknown names); "
           "recency_k > 0: the top recency_k by the recency term (half-life s, weight), ranked per call; adaptive: "
           "each call chooses its mode; rule_words, confidence_words: what mode_reason is written from (the "
           "namespace rule's words when it chose the mode, the confidence ranking's); confidence: (present level, "
-          "absent level, present weight, absent weight) the hard searches rank by; context: the fact-check "
+          "absent level, present weight, absent weight) the hard searches rank by; recall_search: the Recall's (mode, "
+          "k, exclude_conflicts), set on `search` (None: the search's own); context: the fact-check "
           "context rendered per call (include_context)")
       .def(
           "publish_text",
@@ -160,6 +167,7 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<SharedTextRuns> encoder, std::shared_ptr<WordPieceTokenizer> tokenizer,
              bool open_vocabulary, std::size_t answer_k, std::size_t recency_k, std::pair<double, double> recency,
              bool adaptive, std::string rule_words, std::string confidence_words, const Ranking& confidence,
+             const std::optional<RecallSearch>& recall_search,
              std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> concept_vectors) {
             if (!keys || !triggers || !encoder || !tokenizer) {
               throw py::value_error("text plan: keys, triggers, encoder and tokenizer are required");
@@ -193,8 +201,8 @@ PYBIND11_MODULE(_front, m) {
             if (answer_k > 0 && (plan->request.mode != SearchMode::kOff || !plan->records)) {
               throw py::value_error("answer plan: the search must be the plain-similarity one, with records");
             }
-            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words),
-                    confidence);
+            set_run(*plan, recency_k, recency, adaptive, std::move(rule_words), std::move(confidence_words), confidence,
+                    recall_search);
             // The parse (but whether names were explicit, which the shape says) and the context
             // are each call's own.
             const bool explicit_names = plan->response_template.parse().explicit_();
@@ -209,7 +217,8 @@ PYBIND11_MODULE(_front, m) {
           py::arg("triggers"), py::arg("encoder"), py::arg("tokenizer"), py::arg("open_vocabulary"),
           py::arg("answer_k") = 0, py::arg("recency_k") = 0, py::arg("recency") = std::pair<double, double>{0.0, 0.0},
           py::arg("adaptive") = false, py::arg("rule_words") = "", py::arg("confidence_words") = "",
-          py::arg("confidence") = Ranking{}, py::arg("concept_vectors") = py::none(),
+          py::arg("confidence") = Ranking{}, py::arg("recall_search") = py::none(),
+          py::arg("concept_vectors") = py::none(),
           "a plan for every text query of the request's shape (text_key): the front parses, embeds and binds each; "
           "answer_k > 0: answer mode's questions, that many notes shown (the core's agent recall); "
           "recency_k, adaptive, rule_words, confidence_words: as publish's")

@@ -13,24 +13,20 @@ front can replay exactly:
 * no full items;
 * a context (include_context): rendered per call by the core (fact_check_context.cpp), its
   hits' stated concepts named from the names table the listeners keep current;
-* suppressed hits (a mode other than off): the front makes the library's plain-similarity
-  search beside the plan's (mode off, the same vectors, filters and k, conflicts kept, no
-  confidence ranking) and lists the items the logic kept out, as recall.py does;
-* the recency term (hard or off): the front runs the core's recency entry (recency.hpp) with the
-  plan's search, k set per search, and the candidates' stamps from their held records, and writes
-  mode_reason per call;
+* mode adaptive, the recency term (hard or off) and suppressed hits (a mode other than off): the
+  core's Recall run (recall_run.hpp), which the library runs with its backend's searches, runs
+  them with the plan's search on the index, setting each search's mode, k, conflicts and ranking,
+  and writes mode_reason per call; the recency term's stamps come from the hits' held records;
 * explanations (the default) are made from the hits' stored records, which the core holds by
   slot (storage/local/namespace_index.py: set as items are written, filled as the library reads
   them): a hit whose record the core does not hold yet sends the call to the library;
 * a metadata filter is part of the shape by its keys only: the front makes each call's
   allow-list from its values with the namespace's postings (the core's MetadataPostings, which
-  the library filters with too), and hands a call no item passes to the library (whose answer
-  says so in mode_reason);
+  the library filters with too); a call no item passes is answered too (the run says so in
+  mode_reason);
 * query vectors (one row per space), or a text the front parses and embeds itself;
-* a mode that makes one plain core search (hard, soft, off, strict: the core merges strict's
-  two searches under one lock), or adaptive with no confidence ranking: the front probes the
-  index and chooses hard or soft per call by the core's rule (mode_rules.hpp), as the library
-  does;
+* any mode of the logic (hard, soft, off, strict: the core merges strict's two searches under
+  one lock; adaptive, with or without a confidence ranking, chosen per call);
 * or mode answer with text (the MCP recall tool's): the core's agent recall
   (cpp/include/polarmem/answer_recall.hpp), which the library calls too, makes its searches on
   the namespace's index from the plan's plain-similarity search (its space, filters, exactness).
@@ -62,6 +58,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 
 from polarmem.v1 import memory_service_pb2 as pb
 
+from polarmem_server import _core
 from polarmem_server.domain.namespace import Epoch
 from polarmem_server.domain.query import DEFAULT_RECENCY_WEIGHT, DEFAULT_TOP_K
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
@@ -217,28 +214,30 @@ class FastFrontHost:
             if first.request.mode.name != "off":
                 return False
             return self._publish_text(request, response, result, namespace, first, epoch, answer=True)
-        # The plan's search is the first, or adaptive's after its probes (the front probes and
-        # chooses per call). A recency Recall searches until its top k is proven (the front sets k
-        # per search); suppressed hits end with a plain-similarity search, which the front makes.
+        # Every search the library made for the Recall (adaptive's probes, recency's candidates,
+        # the suppressed hits' plain-similarity search) shares its vectors, concepts, filters and
+        # exactness, and the core's run sets each one's mode, k, conflicts and ranking: the first
+        # serves as the plan's, given the Recall's own mode, k and conflicts.
         adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE
         recency_k, term = recency_term(request)
-        suppressed = int(request.suppressed_k > 0 and result.mode_used != RecallMode.OFF.value)
-        if result.mode_used not in SINGLE_SEARCH_MODES or len(searches) < 1 + suppressed:
+        if result.mode_used not in SINGLE_SEARCH_MODES:
             return False
-        if not adaptive and not recency_k and len(searches) != 1 + suppressed:
-            return False
-        search = searches[-1 - suppressed] if adaptive else searches[0]
-        # The captured list is positional: a search run again after a compaction renumbered the
-        # slots, or one a write left out, must not make another search the plan's.
-        if search.request.mode.name != result.mode_used or (not recency_k and search.request.k != requested_k(request)):
-            return False
-        if suppressed and (searches[-1].request.mode.name != "off" or searches[-1].request.k != requested_k(request)):
-            return False
+        search = searches[0]
+        mode = RecallMode.HARD.value if adaptive else result.mode_used  # (adaptive: chosen per call)
+        recall_search = (_core.SearchMode.__members__[mode], requested_k(request), request.exclude_conflicts)
         if recency_k and search.records is None:
             return False  # the stamps come from the records the core holds
         if request.text:
             return self._publish_text(
-                request, response, result, namespace, search, epoch, adaptive=adaptive, recency=(recency_k, term)
+                request,
+                response,
+                result,
+                namespace,
+                search,
+                epoch,
+                adaptive=adaptive,
+                recency=(recency_k, term),
+                recall_search=recall_search,
             )
         if not search.plain:
             return False
@@ -284,6 +283,7 @@ class FastFrontHost:
                 rule_words=result.rule_words,
                 confidence_words=result.confidence_words,
                 confidence=result.confidence_levels,
+                recall_search=recall_search,
                 context=request.include_context,
             )
             if request.include_context:
@@ -306,6 +306,7 @@ class FastFrontHost:
         answer: bool = False,
         adaptive: bool = False,
         recency: tuple[int, tuple[float, float]] = (0, (0.0, 0.0)),
+        recall_search: tuple | None = None,
     ) -> bool:
         """A plan for every text of the request's shape (and, with explicit required / forbidden
         names, for any names of the vocabulary, as many of each): the front parses each call's
@@ -354,6 +355,7 @@ class FastFrontHost:
                 rule_words=result.rule_words,
                 confidence_words=result.confidence_words,
                 confidence=result.confidence_levels,
+                recall_search=recall_search,
                 concept_vectors=mapping,
             )
 
