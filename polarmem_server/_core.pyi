@@ -341,8 +341,8 @@ def query_concepts(
 # ---- one Recall's modes (cpp/include/polarmem/recall_run.hpp; recall.py and the front run them) ----
 
 # search(mode, k, exclude_conflicts, absent_verified, ranked) -> ([(id, tier, s_sem, flags, rank value)],
-# (conflict, neutral, entailed)); read(ids) -> per id None (forgotten) or ([(state, scored, mean P(Yes),
-# source)] per query concept, tau, delta, stamp ms or None). Returns (hits, suppressed, tier counts,
+# (conflict, neutral, entailed)); read(ids, stamps) -> per id None (forgotten) or ([(state, scored, mean
+# P(Yes), source)] per query concept, tau, delta, stamp ms or None: only `stamps` asks for it). Returns (hits, suppressed, tier counts,
 # mode used, mode_reason, the recency term's words); a hit is (id, tier, s_sem, entailed names,
 # conflicted names, reasons, absence_verified).
 RecalledHit = tuple[str, int, float, list[str], list[str], list[str], bool]
@@ -369,7 +369,7 @@ def run_recall(
         [SearchMode, int, bool, bool, bool], tuple[list[tuple[str, int, float, int, float]], tuple[int, int, int]]
     ],
     read: Callable[
-        [list[str]], Sequence[tuple[Sequence[tuple[int, bool, float, str]], float, float, int | None] | None]
+        [list[str], bool], Sequence[tuple[Sequence[tuple[int, bool, float, str]], float, float, int | None] | None]
     ],
     max_candidates: int = ...,
 ) -> tuple[list[RecalledHit], list[RecalledHit], tuple[int, int, int], SearchMode, str, str]: ...

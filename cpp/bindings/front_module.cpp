@@ -62,7 +62,8 @@ std::shared_ptr<RecallPlan> new_plan(v1::RecallRequest& parsed_request, const py
   return plan;
 }
 
-// A plan for mode adaptive: its search (the one the library's choice ran) must be hard or soft.
+// A plan for mode adaptive: its search (set hard from recall_search; the run chooses per call)
+// must be hard or soft.
 void set_adaptive(RecallPlan& plan, bool adaptive) {
   if (!adaptive) return;
   if (plan.request.mode != SearchMode::kHard && plan.request.mode != SearchMode::kSoft) {
@@ -81,9 +82,9 @@ using RecallSearch = std::tuple<SearchMode, std::size_t, bool>;
 
 // What the library asked the core's run beyond the call's request (RecallPlan::recency_k,
 // adaptive, rule_words, confidence_words, the ranking): recency_k > 0 needs the records (the
-// stamps), mode hard or off and the term the library checked; adaptive, the hard or soft search
-// it chose. The ranking goes into the plan's search, which the front's store applies to the hard
-// and strict searches the run ranks (an adaptive plan's search may be the soft one, without it).
+// stamps), mode hard or off and the term the library checked. The Recall's own mode, k and
+// conflicts and its ranking go into the plan's search; the front's store applies the ranking to
+// the hard and strict searches the run ranks, never to a probe or a soft search.
 void set_run(RecallPlan& plan, std::size_t k, std::pair<double, double> term, bool adaptive, std::string rule_words,
              std::string confidence_words, const Ranking& ranking, const std::optional<RecallSearch>& recall) {
   if (recall) std::tie(plan.request.mode, plan.request.k, plan.request.exclude_conflicts) = *recall;

@@ -21,13 +21,13 @@ namespace polarmem::bindings {
 
 namespace {
 
-using PyRow = std::tuple<std::string, int, float, int, float>;  // id, tier, s_sem, flags, rank_value
+using PyRow = std::tuple<std::string, int, double, int, double>;  // id, tier, s_sem, flags, rank_value
 using PySearch = std::function<std::tuple<std::vector<PyRow>, std::array<std::int64_t, 3>>(SearchMode, std::size_t,
                                                                                            bool, bool, bool)>;
 using PyCited = std::tuple<int, bool, double, std::string>;  // state, scored, mean, source
 // per id: None (forgotten) or (cited, tau, delta, stamp_ms or None)
 using PyEvidence = std::optional<std::tuple<std::vector<PyCited>, double, double, std::optional<std::int64_t>>>;
-using PyRead = std::function<std::vector<PyEvidence>(const std::vector<std::string>&)>;
+using PyRead = std::function<std::vector<PyEvidence>(const std::vector<std::string>&, bool)>;
 
 recall::Store store_of(const PySearch& search, const PyRead& read, bool searches_strict) {
   recall::Store store;
@@ -42,8 +42,8 @@ recall::Store store_of(const PySearch& search, const PyRead& read, bool searches
     }
     return found;
   };
-  store.read = [&read](const std::vector<std::string>& ids) {
-    auto evidence = read(ids);
+  store.read = [&read](const std::vector<std::string>& ids, bool stamps) {
+    auto evidence = read(ids, stamps);
     if (evidence.size() != ids.size()) throw py::value_error("read must return one evidence (or None) per id");
     std::vector<recall::Evidence> out(ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -116,8 +116,8 @@ void bind_recall_run(py::module_& m) {
       py::arg("rule_words"), py::arg("searches_strict"), py::arg("search"), py::arg("read"),
       py::arg("max_candidates") = kMaxTopK,
       "One Recall's modes (cpp/include/polarmem/recall_run.hpp). search(mode, k, exclude_conflicts, absent_verified, "
-      "ranked) -> ([(id, tier, s_sem, flags, rank_value)], (conflict, neutral, entailed)); read(ids) -> per id None "
-      "(forgotten) or ([(state, scored, mean, source)] per query concept, tau, delta, stamp_ms or None). Returns "
+      "ranked) -> ([(id, tier, s_sem, flags, rank_value)], (conflict, neutral, entailed)); read(ids, stamps) -> per id "
+      "None (forgotten) or ([(state, scored, mean, source)] per query concept, tau, delta, stamp_ms or None). Returns "
       "(hits, suppressed, tier counts, mode used, mode_reason, the recency term's words); a hit is (id, tier, s_sem, "
       "entailed names, conflicted names, reasons, absence_verified).");
 }

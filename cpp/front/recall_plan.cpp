@@ -263,8 +263,9 @@ std::int64_t now_ms() {
 // the call's `base` search in the mode, k and ranking the run asks for, made and resolved in one
 // slot generation (a compaction's renumbering runs it again), filtered by the call's metadata
 // `pairs`; each read follows its search and takes the hits' records (explained, or for their
-// recency stamps) or the index's states of the query's concepts. A search or read the front
-// cannot complete throws Declined: the library answers the call.
+// recency stamps) or the index's states of the query's concepts, and throws Renumbered when a
+// compaction renumbered the slots since its search (the caller runs the Recall again). A search
+// or read the front cannot complete throws Declined: the library answers the call.
 class IndexStore {
  public:
   IndexStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs)
@@ -274,7 +275,7 @@ class IndexStore {
     recall::Store store;
     store.searches_strict = true;  // the index searches strict in one call, under its lock
     store.search = [this](const recall::Search& wanted) { return search(wanted); };
-    store.read = [this](const std::vector<std::string>& ids) { return read(ids); };
+    store.read = [this](const std::vector<std::string>& ids, bool stamps) { return read(ids, stamps); };
     return store;
   }
   // The records read, by item id (the hits' text, uri, metadata and context come from them).
@@ -314,26 +315,28 @@ class IndexStore {
         if (ids[i].empty()) continue;  // forgotten since the search: the library drops it too
         slot_of_.emplace(ids[i], result.slots[i]);
         const std::int8_t flags = result.confidence.empty() ? 0 : result.confidence[i];
-        found.rows.push_back({std::move(ids[i]), result.tiers[i], result.scores[i], flags, result.scores[i]});
+        const float rank_value = result.rank_scores.empty() ? result.scores[i] : result.rank_scores[i];
+        found.rows.push_back({std::move(ids[i]), result.tiers[i], result.scores[i], flags, rank_value});
       }
       return found;
     }
     throw Declined{};
   }
 
-  std::vector<recall::Evidence> read(const std::vector<std::string>& ids) {
+  std::vector<recall::Evidence> read(const std::vector<std::string>& ids, bool stamps) {
     std::vector<std::int64_t> slots;
     for (const auto& id : ids) slots.push_back(slot_of_.at(id));
     std::vector<recall::Evidence> out(ids.size());
     const std::size_t concepts = plan_.state_concepts.size();
-    if (plan_.explain || plan_.recency_k > 0) {
+    if (plan_.explain || stamps) {
       std::vector<std::string> bytes;
       if (!plan_.records || !plan_.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+      if (plan_.ids->generation() != generation_) throw Renumbered{};  // the records of other items
       for (std::size_t i = 0; i < ids.size(); ++i) {
         storage::v1::ItemRecord& record = records_[ids[i]];
         // A record filled under a compaction's renumbering could name another item: the id says.
         if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
-        out[i].stamp_ms = record.updated_ms() ? record.updated_ms() : record.created_ms();
+        if (stamps) out[i].stamp_ms = record.updated_ms() ? record.updated_ms() : record.created_ms();
         if (plan_.explain) cite(record, &out[i]);
       }
     }
@@ -341,7 +344,7 @@ class IndexStore {
       std::vector<std::int8_t> states;
       if (concepts > 0 && !slots.empty())
         states = plan_.index->concept_states(slots.data(), slots.size(), plan_.state_concepts);
-      if (plan_.ids->generation() != generation_) throw Declined{};  // the states of other items
+      if (plan_.ids->generation() != generation_) throw Renumbered{};  // the states of other items
       for (std::size_t i = 0; i < ids.size(); ++i) {
         out[i].cited.resize(concepts);
         for (std::size_t j = 0; j < concepts; ++j) out[i].cited[j].state = states[i * concepts + j];
@@ -436,14 +439,23 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
   ask.metadata_filtered = !pairs.empty();
   ask.confidence_words = plan.confidence_words;
   ask.rule_words = plan.rule_words;
-  IndexStore store(plan, search, pairs);
+  // A compaction that renumbers the slots between a search and its read runs the Recall again,
+  // as the library's own readers do; a namespace compacting on every attempt goes to the library.
+  std::optional<IndexStore> store;
   recall::Recalled out;
-  try {
-    out = recall::run(ask, store.store());
-  } catch (const Declined&) {
-    return false;
-  } catch (const Error&) {
-    return false;  // the library states the error in its own words
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == kRenumberedRetries) return false;
+    store.emplace(plan, search, pairs);
+    try {
+      out = recall::run(ask, store->store());
+      break;
+    } catch (const Renumbered&) {
+      continue;
+    } catch (const Declined&) {
+      return false;
+    } catch (const Error&) {
+      return false;  // the library states the error in its own words
+    }
   }
   response->MergeFrom(plan.response_template);
   response->set_mode_used(api_mode(out.mode_used));
@@ -453,10 +465,10 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
   tiers->set_neutral(out.tier_counts[1]);
   tiers->set_entailed(out.tier_counts[2]);
   std::vector<text::ContextEntry> entries;
-  if (!write_hits(plan, store, out.hits, context != nullptr ? &entries : nullptr, response->mutable_hits()))
+  if (!write_hits(plan, *store, out.hits, context != nullptr ? &entries : nullptr, response->mutable_hits()))
     return false;
   if (context != nullptr) response->set_context(text::fact_check_context(entries, budget, *context));
-  return write_hits(plan, store, out.suppressed, nullptr, response->mutable_suppressed());
+  return write_hits(plan, *store, out.suppressed, nullptr, response->mutable_suppressed());
 }
 
 // A closed vocabulary's word mapped to a concept (the response's parse.mapped).

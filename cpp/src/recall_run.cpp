@@ -24,7 +24,7 @@ Read read_rows(const Store& store, Found found) {
   std::vector<std::string> ids;
   ids.reserve(found.rows.size());
   for (const auto& row : found.rows) ids.push_back(row.id);
-  std::vector<Evidence> evidence = ids.empty() ? std::vector<Evidence>{} : store.read(ids);
+  std::vector<Evidence> evidence = ids.empty() ? std::vector<Evidence>{} : store.read(ids, false);
   Read out;
   out.tier_counts = found.tier_counts;
   for (std::size_t i = 0; i < found.rows.size() && i < evidence.size(); ++i) {
@@ -66,7 +66,8 @@ Read strict_by_merge(const Ask& ask, const Store& store) {
       const Row& row = read.rows[i];
       const auto key = keys.emplace(row.id, static_cast<std::int64_t>(keys.size())).first->second;
       const bool verified = explained(ask, row.tier, read.evidence[i]).absence_verified;
-      rows.push_back({key, static_cast<std::int8_t>(row.tier), verified, row.flags, row.score, row.rank_value});
+      rows.push_back({key, static_cast<std::int8_t>(row.tier), verified, row.flags, static_cast<float>(row.score),
+                      static_cast<float>(row.rank_value)});
     }
     return rows;
   };
@@ -105,7 +106,7 @@ Read with_recency(const Ask& ask, const Store& store, SearchMode mode, std::stri
     return searched;
   };
   const recency::ReadStamps read = [&](const std::vector<std::string>& ids) {
-    std::vector<Evidence> evidence = store.read(ids);
+    std::vector<Evidence> evidence = store.read(ids, true);
     std::vector<std::optional<std::int64_t>> stamps;
     seen.clear();
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -122,7 +123,7 @@ Read with_recency(const Ask& ask, const Store& store, SearchMode mode, std::stri
   for (const auto& row : ranked.rows) {
     const auto found = seen.find(row.id);
     if (found == seen.end()) continue;  // (the ranked rows are the last candidates read)
-    out.rows.push_back({row.id, row.tier, static_cast<float>(row.score), 0, static_cast<float>(row.score)});
+    out.rows.push_back({row.id, row.tier, row.score, 0, row.score});
     out.evidence.push_back(found->second);
   }
   *words = recency::describe(ranked, *ask.recency);

@@ -30,6 +30,7 @@ struct MemoryStore {
   bool strict_in_one_call = true;
   std::set<std::string> forgotten;  // gone between the search and the read
   std::vector<Search> asked;
+  std::vector<bool> reads_stamped;  // per read, whether it asked for the recency stamps
 
   Store store() {
     Store out;
@@ -62,7 +63,8 @@ struct MemoryStore {
       }
       return found;
     };
-    out.read = [this](const std::vector<std::string>& ids) {
+    out.read = [this](const std::vector<std::string>& ids, bool stamps) {
+      reads_stamped.push_back(stamps);
       std::vector<Evidence> evidence(ids.size());
       for (std::size_t i = 0; i < ids.size(); ++i) {
         if (forgotten.count(ids[i])) continue;
@@ -71,7 +73,7 @@ struct MemoryStore {
         e.found = true;
         e.cited = {{item->tier > 0 ? 1 : 0, true, 0.9, ""}, {item->forbidden_state, false, 0.0, "client"}};
         e.tau = 0.5;
-        e.stamp_ms = item->stamp_ms;
+        if (stamps) e.stamp_ms = item->stamp_ms;
       }
       return evidence;
     };
@@ -172,6 +174,11 @@ POLARMEM_TEST(recency_reorders_within_tiers_and_says_so) {
   const Recalled newer = run(ask, store.store());
   CHECK(ids_of(newer.hits) == (std::vector<std::string>{"b", "a", "c", "d", "e"}));  // never across tiers
   CHECK(!newer.recency_words.empty() && newer.mode_reason == newer.recency_words);
+  // only the recency term's candidates are read with their stamps, not the suppressed search's
+  store.reads_stamped.clear();
+  ask.suppressed_k = 2;
+  run(ask, store.store());
+  CHECK(store.reads_stamped.size() >= 2 && store.reads_stamped.front() && !store.reads_stamped.back());
 }
 
 POLARMEM_TEST(suppressed_lists_what_plain_similarity_would_have_shown) {

@@ -36,8 +36,9 @@ A shape whose concepts each bound to one (none skipped as unknown) is also publi
 required and forbidden, bound by the namespace's lookup keys (its compiled keys, which the parse
 reads too: any case or number of a concept's name, or an alias; repeats count once; an ASCII
 name only). The next Recall of either is answered by the front from the core: the same core
-request with the new vectors (and concept ids), the hits' ids from the core's ItemIds, their
-concept states from the index, and the library's parse / mode_used / mode_reason. A write that changes what plans depend on (settings, rule, an
+request with the new vectors (and concept ids), run by the core's Recall run on the index (hits'
+ids from the core's ItemIds, concept states from the index, mode_used and mode_reason per call),
+and the library's parse. A write that changes what plans depend on (settings, rule, an
 alias) or deletes the namespace drops its plans, names and keys (domain/namespace.py
 ChangeLock), so a plan never outlives what it was made from, and a plan is published only if no
 such write ran while the library answered. Item writes that name known concepts keep the plans:
@@ -223,6 +224,8 @@ class FastFrontHost:
         if result.mode_used not in SINGLE_SEARCH_MODES:
             return False
         search = searches[0]
+        if (list(search.required), list(search.forbidden)) != (result.plan.required, result.plan.forbidden):
+            return False  # (a Recall run again after a catch-up bound its concepts anew: not this plan's)
         mode = RecallMode.HARD.value if adaptive else result.mode_used  # (adaptive: chosen per call)
         recall_search = (_core.SearchMode.__members__[mode], requested_k(request), request.exclude_conflicts)
         if recency_k and search.records is None:

@@ -284,8 +284,8 @@ def run_recall(
 
     With ``explain`` false nothing is read back from storage: each hit's tier, score, the query
     concepts' states and absence_verified come from the search itself, and ``Hit.record`` is
-    None, ``reasons`` empty (no p, τ, δ). With it true the hits' records are read in one
-    multi-get per search and explained."""
+    None, ``reasons`` empty (no p, τ, δ). With it true the hits' records are read (one
+    multi-get per search, each record once per Recall) and explained."""
     vocabulary = namespace.vocabulary
     plan = plan_query(namespace, query.text, query.required, query.forbidden, query.allow_unknown_concepts)
     vectors = dict(query.vectors)
@@ -354,12 +354,13 @@ def run_recall(
             tiers["entailed"],
         )
 
-    reads_records = explain or query.recency_half_life_s is not None  # (the stamps are the records')
     Evidence = tuple[list[tuple[int, bool, float, str]], float, float, "int | None"]
 
-    def read(ids: list[str]) -> list[Evidence | None]:
+    def read(ids: list[str], stamps: bool) -> list[Evidence | None]:
         """Per id what the core's run reads of the hit: None when it was forgotten since the
-        search; the evidence from its record when explained, else the search's states."""
+        search; the evidence from its record when explained, else the search's states; with
+        `stamps` (the recency term's candidates) its stamp, from its record."""
+        reads_records = explain or stamps
         if reads_records:
             wanted = [i for i in ids if i not in records]
             carried = [hits_by_id[i].record for i in wanted]
@@ -368,12 +369,12 @@ def run_recall(
             records.update((i, r) for i, r in zip(wanted, carried) if r is not None)
         out: list[Evidence | None] = []
         for item_id in ids:
-            record = records.get(item_id)
-            if record is None:
-                out.append(None if reads_records else (_states_of(hits_by_id[item_id], len(concepts)), 0.0, 0.0, None))
+            record = records.get(item_id) if reads_records else None
+            if reads_records and record is None:
+                out.append(None)  # forgotten since the search
                 continue
-            stamp = record.updated_ms or record.created_ms
-            if explain:
+            stamp = (record.updated_ms or record.created_ms) if stamps and record is not None else None
+            if explain and record is not None:
                 partition = record.partition
                 out.append((cited_evidence(record, concepts), partition.tau, partition.delta, stamp))
             else:

@@ -1,6 +1,7 @@
 """Records the core searches one library call makes, for the compiled Recall front
-(api/fast_front.py): a Recall the front may replay is one that made exactly one plain search,
-and what the front replays is that search's core request. Off (and free) unless a caller opens
+(api/fast_front.py): a Recall's searches share its vectors, concepts, filters and exactness, and
+the front's plan takes the first as the search the core's Recall run sets per search (mode, k,
+conflicts, ranking). Off (and free) unless a caller opens
 ``capturing()`` around the call, in its own thread's context. Part of the seam: a backend whose
 searches run in the compiled core (the local one) records them here, and the API reads them
 without importing that backend. Issue 51's single pipeline deletes it with the plans."""

@@ -39,9 +39,9 @@ struct Search {
 struct Row {
   std::string id;
   int tier = 0;
-  float score = 0.0f;       // s_sem
+  double score = 0.0;       // s_sem (as the store gives it: a backend may score in double)
   std::int8_t flags = 0;    // confidence flags within the tier (ranked searches)
-  float rank_value = 0.0f;  // what the order ranked by within (tier, flags): s_sem without weights
+  double rank_value = 0.0;  // what the order ranked by within (tier, flags): s_sem without weights
 };
 
 struct Found {
@@ -69,12 +69,14 @@ struct Evidence {
 };
 
 // The store's side. `search` runs a search (a store error propagates to the caller); `read`
-// returns one Evidence per id, in order. `searches_strict`: the store searches strict in one
+// returns one Evidence per id, in order, right after the search that found them: the states
+// (with their evidence when the Recall is explained) and, with `stamps`, the recency stamps
+// (only the recency term's candidates need them). `searches_strict`: the store searches strict in one
 // call (the local index); otherwise strict is its hard search and, when needed, its verified
 // one, merged by the core's strict merge.
 struct Store {
   std::function<Found(const Search&)> search;
-  std::function<std::vector<Evidence>(const std::vector<std::string>& ids)> read;
+  std::function<std::vector<Evidence>(const std::vector<std::string>& ids, bool stamps)> read;
   bool searches_strict = true;
 };
 
@@ -102,7 +104,7 @@ struct Ask {
 struct Hit {
   std::string id;
   int tier = 0;
-  float score = 0.0f;
+  double score = 0.0;
   explain::Explanation why;  // positions in Ask::concept_names
 };
 
