@@ -17,7 +17,8 @@ namespace polarmem::bindings {
 void bind_wordpiece(py::module_& m) {
   py::class_<WordPieceTokenizer, std::shared_ptr<WordPieceTokenizer>>(
       m, "WordPieceTokenizer",
-      "BERT's uncased WordPiece tokenization of ASCII and Latin text (U+0080..U+017F), id for id what the HF "
+      "BERT's uncased WordPiece tokenization of ASCII, Latin (U+0080..U+017F) and General Punctuation "
+      "(U+2000..U+206F) text, id for id what the HF "
       "tokenizer gives (cpp/include/polarmem/wordpiece.hpp).")
       .def(py::init([](std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                        std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals,
@@ -30,8 +31,8 @@ void bind_wordpiece(py::module_& m) {
       .def(
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
-            // Only ASCII and U+0080..U+017F are covered: a str holding anything past them is
-            // declined before its UTF-8 is made (a long CJK text is not encoded for nothing).
+            // Only ASCII, U+0080..U+017F and U+2000..U+206F are covered: a str holding anything
+            // else is declined before its UTF-8 is made (a long CJK text is not encoded for nothing).
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
             if (kind == PyUnicode_4BYTE_KIND) return py::none();
@@ -39,7 +40,7 @@ void bind_wordpiece(py::module_& m) {
               const Py_UCS2* chars = PyUnicode_2BYTE_DATA(str);
               const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
               for (Py_ssize_t i = 0; i < count; ++i)
-                if (chars[i] >= 0x180) return py::none();
+                if (chars[i] >= 0x180 && (chars[i] < 0x2000 || chars[i] >= 0x2070)) return py::none();
             }
             Py_ssize_t length = 0;
             const char* data = PyUnicode_AsUTF8AndSize(str, &length);

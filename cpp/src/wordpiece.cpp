@@ -18,48 +18,71 @@ struct LatinChar {
   const char* normalized;  // UTF-8; "" dropped
   bool punctuation;
 };
-#include "wordpiece_latin.inc"  // kLatin: U+0080..U+017F, generated from HF tokenizers
+#include "wordpiece_latin.inc"  // kLatin: U+0080..U+017F, kGeneral: U+2000..U+206F, from HF tokenizers
 
 constexpr char32_t kLatinEnd = 0x80 + sizeof(kLatin) / sizeof(kLatin[0]);
+constexpr char32_t kGeneralFirst = 0x2000;
+constexpr char32_t kGeneralEnd = kGeneralFirst + sizeof(kGeneral) / sizeof(kGeneral[0]);
 
-// The code point of the two-byte UTF-8 sequence at text[i] when it is one the table covers
-// (lead bytes 0xC2-0xC5); 0 otherwise.
-char32_t latin_at(std::string_view text, std::size_t i) {
+// What the tables say of a code point they cover; nullptr for any other.
+const LatinChar* covered(char32_t c) {
+  if (c >= 0x80 && c < kLatinEnd) return &kLatin[c - 0x80];
+  if (c >= kGeneralFirst && c < kGeneralEnd) return &kGeneral[c - kGeneralFirst];
+  return nullptr;
+}
+
+// The code point and length of the UTF-8 sequence at text[i] when the tables cover it: two bytes
+// (lead 0xC2-0xC5: U+0080..U+017F) or three (0xE2 0x80-0x81: U+2000..U+207F); {0, 0} otherwise.
+std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
-  if (lead < 0xC2 || lead > 0xC5 || i + 1 >= text.size()) return 0;
-  const auto next = static_cast<unsigned char>(text[i + 1]);
-  if ((next & 0xC0) != 0x80) return 0;
-  const char32_t cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (next & 0x3F);
-  return cp < kLatinEnd ? cp : 0;
+  const auto continues = [&](std::size_t at) {
+    return at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+  };
+  char32_t cp = 0;
+  std::size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xC5 && continues(i + 1)) {
+    cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
+    length = 2;
+  } else if (lead == 0xE2 && continues(i + 1) && continues(i + 2)) {
+    cp = (static_cast<char32_t>(lead & 0x0F) << 12) |
+         (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 6) |
+         (static_cast<unsigned char>(text[i + 2]) & 0x3F);
+    length = 3;
+  }
+  return covered(cp) != nullptr ? std::pair<char32_t, std::size_t>{cp, length} : std::pair<char32_t, std::size_t>{0, 0};
 }
 
 // HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
-// punctuation categories (the table's flag: \u00a1 \u00a7 \u00ab \u00b6 \u00b7 \u00bb \u00bf).
+// punctuation categories (the tables' flag: \u00a1 \u00a7 \u00ab \u00b6 \u00b7 \u00bb \u00bf, the
+// dashes, curly quotes and ellipsis of U+2010..U+205E).
 bool is_punctuation(char32_t c) {
-  if (c >= 0x80) return c < kLatinEnd && kLatin[c - 0x80].punctuation;
+  if (c >= 0x80) {
+    const LatinChar* entry = covered(c);
+    return entry != nullptr && entry->punctuation;
+  }
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 }
 
-// The code point at s[i] of a normalized text (ASCII or a covered two-byte sequence) and its length.
+// The code point at s[i] of a normalized text (ASCII or a covered sequence) and its length.
 std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
   if (static_cast<unsigned char>(s[i]) < 0x80) return {static_cast<unsigned char>(s[i]), 1};
-  return {latin_at(s, i), 2};
+  return covered_at(s, i);
 }
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the table says what it makes of U+0080..U+017F (accents stripped, Unicode lower case,
-// other whitespace ' ', C1 controls and the soft hyphen dropped). False for any other
-// character: Unicode's full normalization is HF's alone.
+// ASCII the tables say what it makes of U+0080..U+017F and U+2000..U+206F (accents stripped,
+// Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
+// dropped). False for any other character: Unicode's full normalization is HF's alone.
 bool normalize(std::string_view text, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
-      const char32_t cp = latin_at(text, i);
-      if (cp == 0) return false;
-      out->append(kLatin[cp - 0x80].normalized);
-      ++i;
+      const auto [cp, length] = covered_at(text, i);
+      if (length == 0) return false;
+      out->append(covered(cp)->normalized);
+      i += length - 1;
     } else if (c == '\t' || c == '\n' || c == '\r') {
       out->push_back(' ');
     } else if (c >= 32 && c != 127) {

@@ -1,5 +1,5 @@
-// WordPieceTokenizer on a hand-made vocabulary: the rules of HF's BERT tokenizer on ASCII and
-// Latin text.
+// WordPieceTokenizer on a hand-made vocabulary: the rules of HF's BERT tokenizer on ASCII,
+// Latin and General Punctuation text.
 // (Agreement with HF itself on real text is tested in Python: tests/unit/test_wordpiece.py.)
 #include <string>
 #include <vector>
@@ -110,10 +110,23 @@ POLARMEM_TEST(latin_letters_lose_their_accents_and_case) {
   CHECK(ids(t, e100) == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
 }
 
+POLARMEM_TEST(general_punctuation_splits_spaces_and_drops_format_characters) {
+  const auto t = tokenizer();
+  // "don\u2019t": the curly apostrophe is punctuation of its own (no piece holds it)
+  CHECK(ids(t, "don\xe2\x80\x99t") == (std::vector<std::int32_t>{kCls, 19, kUnk, 18, kSep}));
+  // a thin space (U+2009) is a space; a zero-width space (U+200B) is dropped, joining the word
+  CHECK(ids(t, "dog\xe2\x80\x89x") == (std::vector<std::int32_t>{kCls, 12, 21, kSep}));
+  CHECK(ids(t, "do\xe2\x80\x8bg") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  // an em dash and an ellipsis (U+2014, U+2026) split words off as punctuation
+  CHECK(ids(t, "dog\xe2\x80\x94x\xe2\x80\xa6") == (std::vector<std::int32_t>{kCls, 12, kUnk, 21, kUnk, kSep}));
+}
+
 POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   const auto t = tokenizer();
   std::vector<std::int32_t> out{7};
-  CHECK(!t.encode("dog \xe2\x80\x99", &out));  // U+2019, past the table
+  CHECK(!t.encode("dog \xe2\x84\xa2", &out));  // U+2122, past the tables
+  CHECK(!t.encode("dog \xe2\x81\xb0", &out));  // U+2070, just past General Punctuation
+  CHECK(!t.encode("\xe2\x80", &out));           // a truncated three-byte sequence
   CHECK(!t.encode("\x80", &out));               // a lone continuation byte
   CHECK(!t.encode("\xc3", &out));               // a truncated sequence
   CHECK(!t.encode("a\xcc\x81", &out));          // a combining mark (U+0301)

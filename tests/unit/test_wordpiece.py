@@ -20,17 +20,19 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-# Characters past U+017F (the compiled table's end), combining marks and lone surrogates
+# Characters past U+017F outside General Punctuation (the compiled tables' blocks), combining
+# marks and lone surrogates
 NON_ASCII = [
     "®™",
     "東京タワー",
-    "don\u2019t",
+    "don\u2019t\u2122",
     "emoji 🐶 dog",
     "\u0301",
     "\ufffd",
     "a dog\u3000sleeping",
     "ﬁsh",
-    "\u2028",
+    "\u2070",
+    "\u1fff\u2000",
     "x\udcff",
 ]
 
@@ -136,6 +138,36 @@ def latin() -> list[str]:
     return texts
 
 
+GENERAL_WORDS = [
+    "don\u2019t",
+    "Maya\u2019s coffee \u2014 \u201cgreat\u201d\u2026",
+    "a\u2009thin\u200aspace and a\u200bzero\u200dwidth joiner",
+    "\u2018single\u2019 \u201edouble\u201c \u2039angle\u203a \u00abboth\u00bb",
+    "1\u20132 and 3\u20144 \u2020\u2021 \u2022 bullet \u2030 \u2032 \u2033",
+    "line\u2028separator\u2029paragraph",
+    "left\u200eright\u200fmarks \u202aembedded\u202c \u2066isolate\u2069",
+    "a\u2044b fraction \u2052 \u205f medium space \u2060word joiner",
+    "\u2026" * 120,
+]
+
+
+def general() -> list[str]:
+    """Every character U+2000..U+206F alone and in words, everyday punctuation, and random mixtures
+    with ASCII and Latin."""
+    chars = [chr(c) for c in range(0x2000, 0x2070)]
+    latin_chars = [chr(c) for c in range(0x80, 0x180)]
+    texts = GENERAL_WORDS + chars + [f"ab{c}cd" for c in chars] + [f"AB{c}CD" for c in chars]
+    texts += (
+        [f"{c}word{c}" for c in chars] + [f"{c} {c}{c}" for c in chars] + [f"caf\u00e9{c}na\u00efve" for c in chars]
+    )
+    rng = random.Random(12)
+    ascii_letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,'-!?"
+    for _ in range(3000):
+        alphabet = ascii_letters + "".join(rng.sample(chars, 12)) + "".join(rng.sample(latin_chars, 6))
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))))
+    return texts
+
+
 def holds_literal(text: str) -> bool:
     """An added token in the raw text, or in the normalized one (the tokenizer declines both)."""
     normal = "".join(" " if c in "\t\n\r" else c for c in text if c in "\t\n\r" or 32 <= ord(c) != 127).lower()
@@ -174,6 +206,17 @@ def test_latin_text_gets_hf_ids(tokenizers):
     characters: the ids HF gives, with no text declined."""
     compiled, hf = tokenizers
     texts = latin()
+    expected = hf.encode_batch(texts)
+    differ = [text for text, e in zip(texts, expected) if compiled.encode(text) != e.ids]
+    assert not differ, (len(differ), differ[:5])
+
+
+def test_general_punctuation_gets_hf_ids(tokenizers):
+    """U+2000..U+206F (curly quotes, dashes, ellipsis, typographic spaces, format characters)
+    through the table generated from HF, alone and mixed with ASCII and Latin: the ids HF gives,
+    with no text declined."""
+    compiled, hf = tokenizers
+    texts = general()
     expected = hf.encode_batch(texts)
     differ = [text for text, e in zip(texts, expected) if compiled.encode(text) != e.ids]
     assert not differ, (len(differ), differ[:5])

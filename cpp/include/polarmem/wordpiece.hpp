@@ -4,12 +4,14 @@
 // truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
 // compiled path give a text the same ids without Python.
 //
-// ASCII text and the Latin letters of U+0080..U+017F (Latin-1 Supplement, Latin Extended-A:
-// "Zoë", "café", "Łódź"): the normalizer drops NUL and control characters, makes \t \n \r a
-// space and lower-cases A-Z, and for the Latin range does what a table generated from HF itself
-// says (cpp/src/wordpiece_latin.inc: accents stripped, Unicode lower case, NBSP a space, the soft
-// hyphen dropped); the pre-tokenizer splits on spaces and makes every punctuation character a
-// word of its own. Any other character (CJK, Greek, combining marks, emoji) is declined, and so
+// ASCII text, the Latin letters of U+0080..U+017F (Latin-1 Supplement, Latin Extended-A:
+// "Zoë", "café", "Łódź") and General Punctuation, U+2000..U+206F (the curly quotes, dashes,
+// ellipsis and spaces of everyday text: "Maya’s — “done”…"): the normalizer drops NUL and
+// control characters, makes \t \n \r a space and lower-cases A-Z, and for the other two blocks
+// does what tables generated from HF itself say (cpp/src/wordpiece_latin.inc: accents stripped,
+// Unicode lower case, NBSP and the typographic spaces a space, the soft hyphen and format
+// characters dropped); the pre-tokenizer splits on spaces and makes every punctuation character
+// a word of its own. Any other character (CJK, Greek, combining marks, emoji) is declined, and so
 // is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
 // returns false and the caller asks the HF tokenizer.
 //
