@@ -1,6 +1,6 @@
 // The WordPiece tokenizer's binding (cpp/src/wordpiece.cpp) inside polarmem_server._core. A str
-// with a character past U+017F is declined before it is encoded to UTF-8 (the core would decline
-// it anyway); an ASCII str's UTF-8 is its own buffer, so nothing is copied on the way in.
+// with a character past U+052F outside U+2000..U+206F is declined before it is encoded to UTF-8
+// (the core would decline it anyway); an ASCII str's UTF-8 is its own buffer, so nothing is copied on the way in.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -17,7 +17,7 @@ namespace polarmem::bindings {
 void bind_wordpiece(py::module_& m) {
   py::class_<WordPieceTokenizer, std::shared_ptr<WordPieceTokenizer>>(
       m, "WordPieceTokenizer",
-      "BERT's uncased WordPiece tokenization of ASCII, Latin (U+0080..U+017F) and General Punctuation "
+      "BERT's uncased WordPiece tokenization of ASCII, U+0080..U+052F (Latin, Greek, Cyrillic) and General Punctuation "
       "(U+2000..U+206F) text, id for id what the HF "
       "tokenizer gives (cpp/include/polarmem/wordpiece.hpp).")
       .def(py::init([](std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
@@ -31,7 +31,7 @@ void bind_wordpiece(py::module_& m) {
       .def(
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
-            // Only ASCII, U+0080..U+017F and U+2000..U+206F are covered: a str holding anything
+            // Only ASCII, U+0080..U+052F and U+2000..U+206F are covered: a str holding anything
             // else is declined before its UTF-8 is made (a long CJK text is not encoded for nothing).
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
@@ -40,7 +40,7 @@ void bind_wordpiece(py::module_& m) {
               const Py_UCS2* chars = PyUnicode_2BYTE_DATA(str);
               const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
               for (Py_ssize_t i = 0; i < count; ++i)
-                if (chars[i] >= 0x180 && (chars[i] < 0x2000 || chars[i] >= 0x2070)) return py::none();
+                if (chars[i] >= 0x530 && (chars[i] < 0x2000 || chars[i] >= 0x2070)) return py::none();
             }
             Py_ssize_t length = 0;
             const char* data = PyUnicode_AsUTF8AndSize(str, &length);

@@ -15,10 +15,10 @@ constexpr std::size_t kMaxWordChars = 100;  // WordPiece's max_input_chars_per_w
 constexpr std::size_t kKeptBuffer = 1 << 16;
 
 struct LatinChar {
-  const char* normalized;  // UTF-8; "" dropped
+  const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-#include "wordpiece_latin.inc"  // kLatin: U+0080..U+017F, kGeneral: U+2000..U+206F, from HF tokenizers
+#include "wordpiece_latin.inc"  // kLatin: U+0080..U+052F, kGeneral: U+2000..U+206F, from HF tokenizers
 
 constexpr char32_t kLatinEnd = 0x80 + sizeof(kLatin) / sizeof(kLatin[0]);
 constexpr char32_t kGeneralFirst = 0x2000;
@@ -32,7 +32,7 @@ const LatinChar* covered(char32_t c) {
 }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables cover it: two bytes
-// (lead 0xC2-0xC5: U+0080..U+017F) or three (0xE2 0x80-0x81: U+2000..U+207F); {0, 0} otherwise.
+// (lead 0xC2-0xD4: U+0080..U+053F) or three (0xE2 0x80-0x81: U+2000..U+207F); {0, 0} otherwise.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -40,7 +40,7 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   };
   char32_t cp = 0;
   std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xC5 && continues(i + 1)) {
+  if (lead >= 0xC2 && lead <= 0xD4 && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
   } else if (lead == 0xE2 && continues(i + 1) && continues(i + 2)) {
@@ -71,7 +71,7 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the tables say what it makes of U+0080..U+017F and U+2000..U+206F (accents stripped,
+// ASCII the tables say what it makes of U+0080..U+052F and U+2000..U+206F (accents stripped,
 // Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
 // dropped). False for any other character: Unicode's full normalization is HF's alone.
 bool normalize(std::string_view text, std::string* out) {
@@ -80,7 +80,7 @@ bool normalize(std::string_view text, std::string* out) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
       const auto [cp, length] = covered_at(text, i);
-      if (length == 0) return false;
+      if (length == 0 || covered(cp)->normalized == nullptr) return false;  // not covered, or declined
       out->append(covered(cp)->normalized);
       i += length - 1;
     } else if (c == '\t' || c == '\n' || c == '\r') {

@@ -4,7 +4,7 @@ the packaged MiniLM encoder, gRPC on both ports. After one question of a shape t
 every new question of it itself through the core's agent recall (answer_recall.hpp) — parse,
 bind, embed, the candidate searches, labels, explanations, context — the one the library's
 answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
-answer exactly goes to the library: text with a character past U+017F (outside U+2000..U+206F), an explicit name that
+answer exactly goes to the library: text with a character past U+052F (outside U+2000..U+206F), an explicit name that
 binds to no concept."""
 
 from __future__ import annotations

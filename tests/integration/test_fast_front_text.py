@@ -4,8 +4,8 @@ namespace with the packaged MiniLM encoder, gRPC on both ports. After one call o
 new text with the namespace's live keys, embeds its affirmative part with the compiled
 tokenizer and encoder, binds the concepts and renders the context itself; every answer must be
 the library's, byte for byte, a closed vocabulary's mapped words and Latin text included. Texts
-the front cannot answer exactly (a character past U+017F outside General Punctuation, "[MASK]")
-go to the library."""
+the front cannot answer exactly (a character past U+052F outside General Punctuation, a capital
+sigma, "[MASK]") go to the library."""
 
 from __future__ import annotations
 
@@ -150,17 +150,19 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         server, stubs, pb.RecallRequest(namespace="closed", text="a dog but no couch", **shape), natively=True
     )
     assert list(negated.parse.forbidden) == ["sofa"] and negated.parse.mapped[0].phrase == "couch"
-    # Latin letters (U+0080..U+017F) and General Punctuation (U+2000..U+206F: curly quotes, dashes,
-    # ellipsis) are tokenized in the core as HF does: native
+    # U+0080..U+052F (Latin, Greek, Cyrillic) and General Punctuation (U+2000..U+206F: curly quotes,
+    # dashes, ellipsis) are tokenized in the core as HF does: native
     for accented in (
         "un caf\u00e9 with a dog",
         "Zo\u00eb's d\u00d6g on a SOFA",
         "\u00bfa dog?\u00a0no cat",
         "don\u2019t bring the cat \u2014 a \u201cdog\u201d\u2026",
+        "\u0441\u043e\u0431\u0430\u043a\u0430 a dog in \u041c\u043e\u0441\u043a\u0432\u0430",
+        "a cat in \u0391\u03b8\u03ae\u03bd\u03b1",
     ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
-    for other in ("a dog \u6771\u4eac", "a dog \U0001f436", "a dog\u2122 and a cat"):
+    for other in ("a dog \u6771\u4eac", "a dog \U0001f436", "a dog\u2122 and a cat", "a dog \u039f\u0394\u039f\u03a3"):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=other, **shape), natively=False)
     # a literal special token: HF splits it out, the compiled tokenizer declines
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))

@@ -4,14 +4,16 @@
 // truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
 // compiled path give a text the same ids without Python.
 //
-// ASCII text, the Latin letters of U+0080..U+017F (Latin-1 Supplement, Latin Extended-A:
-// "Zoë", "café", "Łódź") and General Punctuation, U+2000..U+206F (the curly quotes, dashes,
+// ASCII text, U+0080..U+052F (Latin-1 Supplement, Latin Extended-A and -B, IPA, combining
+// diacritics, Greek, Cyrillic: "Zoë", "café", "Łódź", "Αθήνα", "Москва") and General
+// Punctuation, U+2000..U+206F (the curly quotes, dashes,
 // ellipsis and spaces of everyday text: "Maya’s — “done”…"): the normalizer drops NUL and
 // control characters, makes \t \n \r a space and lower-cases A-Z, and for the other two blocks
 // does what tables generated from HF itself say (cpp/src/wordpiece_latin.inc: accents stripped,
 // Unicode lower case, NBSP and the typographic spaces a space, the soft hyphen and format
 // characters dropped); the pre-tokenizer splits on spaces and makes every punctuation character
-// a word of its own. Any other character (CJK, Greek, combining marks, emoji) is declined, and so
+// a word of its own. Any other character (CJK, Hebrew, Arabic, emoji), and the three in range
+// whose HF answer depends on more than the character (capital sigma: final sigma), is declined, and so
 // is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
 // returns false and the caller asks the HF tokenizer.
 //
