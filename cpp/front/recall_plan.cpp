@@ -1,5 +1,6 @@
 #include "recall_plan.hpp"
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -279,7 +280,7 @@ class IndexStore {
     return store;
   }
   // The records read, by item id (the hits' text, uri, metadata and context come from them).
-  const std::unordered_map<std::string, storage::v1::ItemRecord>& records() const { return records_; }
+  const storage::v1::ItemRecord& record(const std::string& id) const { return *records_.at(id); }
 
  private:
   recall::Found search(const recall::Search& wanted) {
@@ -333,7 +334,12 @@ class IndexStore {
       if (!plan_.records || !plan_.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
       if (plan_.ids->generation() != generation_) throw Renumbered{};  // the records of other items
       for (std::size_t i = 0; i < ids.size(); ++i) {
-        storage::v1::ItemRecord& record = records_[ids[i]];
+        // On the call's arena: a fresh message per hit cost an explained Recall of 10 hits ~35 us
+        // of server CPU more, +14 % (bench_serving.py, 20,000 items, against the reused message of
+        // the code before the run).
+        auto*& held = records_[ids[i]];
+        if (held == nullptr) held = google::protobuf::Arena::CreateMessage<storage::v1::ItemRecord>(&arena_);
+        storage::v1::ItemRecord& record = *held;
         // A record filled under a compaction's renumbering could name another item: the id says.
         if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
         if (stamps) out[i].stamp_ms = record.updated_ms() ? record.updated_ms() : record.created_ms();
@@ -378,7 +384,8 @@ class IndexStore {
   const std::vector<MetadataPair>& pairs_;
   std::uint64_t generation_ = 0;
   std::unordered_map<std::string, std::int64_t> slot_of_;  // the last search's hits
-  std::unordered_map<std::string, storage::v1::ItemRecord> records_;
+  google::protobuf::Arena arena_;
+  std::unordered_map<std::string, storage::v1::ItemRecord*> records_;  // on arena_
 };
 
 v1::RecallMode api_mode(SearchMode mode) {
@@ -401,7 +408,7 @@ bool write_hits(const RecallPlan& plan, const IndexStore& store, const std::vect
     auto* hit = new_hit(++rank, shown.id, shown.tier, shown.score, hits);
     add_explanation(plan, shown.why, hit);
     if (!plan.explain) continue;
-    const auto& record = store.records().at(shown.id);
+    const auto& record = store.record(shown.id);
     hit->set_text(record.text());
     hit->set_uri(record.uri());
     hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
