@@ -2,6 +2,7 @@
 #include "polarmem/answer_recall.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_map>
 #include <utility>
 
@@ -11,6 +12,53 @@
 namespace polarmem::answer {
 
 namespace {
+
+// A letter of a script the parse does not read: Latin-1 and Latin Extended letters are read by
+// their ASCII part only, but Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts, kana,
+// CJK and Hangul have none. Punctuation, symbols and emoji are not letters.
+bool unread_letter(char32_t c) {
+  return (c >= 0x370 && c <= 0x3FF && c != 0x37E && c != 0x387) || (c >= 0x400 && c <= 0x1FFF) ||
+         (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7AF) ||
+         (c >= 0xF900 && c <= 0xFAFF);
+}
+
+// The question's words the parse cannot see: runs between ASCII spaces and punctuation with no
+// ASCII letter and a letter of another script ("собака", "犬"). They ask something no note's
+// concepts can hold, so a note must not be a verified answer without them.
+std::vector<std::string> unread_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80 && !std::isalnum(byte)) {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    bool ascii_letter = false, other_letter = false;
+    while (i < text.size()) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (b < 0x80) {
+        if (!std::isalnum(b)) break;
+        ascii_letter = ascii_letter || std::isalpha(b);
+        ++i;
+        continue;
+      }
+      // one UTF-8 sequence: its length from the lead byte, its code point from all of it
+      const std::size_t length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+      char32_t c = length == 1 ? 0 : b & (0x7F >> length);
+      for (std::size_t j = 1; j < length && i + j < text.size(); ++j)
+        c = (c << 6) | (static_cast<unsigned char>(text[i + j]) & 0x3F);
+      other_letter = other_letter || unread_letter(c);
+      i += length;
+    }
+    if (other_letter && !ascii_letter) {
+      std::string word(text.substr(start, std::min(i, text.size()) - start));
+      if (std::find(words.begin(), words.end(), word) == words.end()) words.push_back(std::move(word));
+    }
+  }
+  return words;
+}
 
 bool contains(const std::vector<NamedConcept>& concepts, std::uint32_t id) {
   return std::any_of(concepts.begin(), concepts.end(), [id](const NamedConcept& c) { return c.id == id; });
@@ -97,7 +145,11 @@ std::vector<CandidateSearch> candidate_searches(const ParsedQuestion& question, 
 
 Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& question, std::size_t k,
                        const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule) {
-  const Terms terms = question_terms(question);
+  // Words in a script the parse does not read are asked too: "есть ли у Ana собака?" must not
+  // make a note about Ana a verified answer.
+  ParsedQuestion with_unread = question;
+  for (auto& word : unread_words(question_utf8)) with_unread.unknown.push_back(std::move(word));
+  const Terms terms = question_terms(with_unread);
   Recalled recalled;
   // Each candidate once, where it was first found, with its last sighting's similarity (every
   // search scores the same vector, so they agree wherever a backend's scores are exact).
@@ -105,7 +157,7 @@ Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& que
   std::vector<float> similarity;
   std::unordered_map<std::string, std::size_t> seen;
   bool first = true;
-  for (const auto& search : candidate_searches(question, terms, k)) {
+  for (const auto& search : candidate_searches(with_unread, terms, k)) {
     Searched found = run(search);
     if (first) recalled.tier_counts = found.tier_counts;
     first = false;

@@ -450,6 +450,28 @@ def test_memory_over_a_backend_instance(tmp_path):
     memory.close()
 
 
+def test_a_question_in_another_script_verifies_nothing_on_its_latin_words_alone(tmp_path):
+    """A word with no ASCII letter is invisible to the text parse; the core's agent recall asks it
+    anyway (a word no note's concepts hold), so "does Ana have a dog?" in Russian makes no note
+    about Ana a verified answer, as the English question makes none."""
+    memory = Memory(tmp_path / "data")
+    memory.create_namespace(NamespaceSettings("notes", open_vocabulary=True))
+    for item_id, text in [("n-ana", "Ana is learning the guitar on Thursdays."), ("n-tom", "Tom has a dog named Rex.")]:
+        memory.remember("notes", ItemInput(id=item_id, kind="text", text=text))
+    for question, asked in [
+        ("does Ana have a dog?", "dog"),
+        ("есть ли у Ana собака?", "собака"),
+        ("Ana’s σκύλος — 犬?", "σκύλος"),
+    ]:
+        result = memory.recall("notes", question, mode="answer", k=3)
+        assert not [h for h in result.hits if h.label == "VERIFIED"], question
+        assert result.answer_summary.startswith("no verified evidence for: ana") and asked in result.answer_summary
+    # a Latin name with accents is still read by its ASCII letters, as the notes are
+    memory.remember("notes", ItemInput(id="n-zoe", kind="text", text="Zoë moved to Łódź in 2021."))
+    assert "VERIFIED" in {h.label for h in memory.recall("notes", "Zoë moved?", mode="answer", k=3).hits}
+    memory.close()
+
+
 def test_answer_mode_hits_are_explained_as_in_every_mode(tmp_path, monkeypatch):
     """An agent's recall (mode answer) explains each hit with the core's rules (hit_explanation):
     the terms it asks for that a note holds are entailed, a "no" conflicts, a note labelled
