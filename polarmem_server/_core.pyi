@@ -343,7 +343,7 @@ def query_concepts(
 # search(mode, k, exclude_conflicts, absent_verified, ranked) -> ([(id, tier, s_sem, flags, rank value)],
 # (conflict, neutral, entailed)); read(ids, stamps) -> per id None (forgotten) or ([(state, scored, mean
 # P(Yes), source)] per query concept, tau, delta, stamp ms or None: only `stamps` asks for it). Returns (hits, suppressed, tier counts,
-# mode used, mode_reason, the recency term's words); a hit is (id, tier, s_sem, entailed names,
+# mode used, mode_reason); a hit is (id, tier, s_sem, entailed names,
 # conflicted names, reasons, absence_verified).
 RecalledHit = tuple[str, int, float, list[str], list[str], list[str], bool]
 
@@ -372,4 +372,4 @@ def run_recall(
         [list[str], bool], Sequence[tuple[Sequence[tuple[int, bool, float, str]], float, float, int | None] | None]
     ],
     max_candidates: int = ...,
-) -> tuple[list[RecalledHit], list[RecalledHit], tuple[int, int, int], SearchMode, str, str]: ...
+) -> tuple[list[RecalledHit], list[RecalledHit], tuple[int, int, int], SearchMode, str]: ...

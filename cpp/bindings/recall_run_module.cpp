@@ -108,7 +108,7 @@ void bind_recall_run(py::module_& m) {
           out = recall::run(ask, store);
         }
         return py::make_tuple(hits_of(out.hits, ask.concept_names), hits_of(out.suppressed, ask.concept_names),
-                              out.tier_counts, out.mode_used, out.mode_reason, out.recency_words);
+                              out.tier_counts, out.mode_used, out.mode_reason);
       },
       py::arg("mode"), py::arg("adaptive"), py::arg("unknown"), py::arg("mapped"), py::arg("similarity"), py::arg("k"),
       py::arg("exclude_conflicts"), py::arg("suppressed_k"), py::arg("recency"), py::arg("now_ms"), py::arg("explain"),
@@ -118,7 +118,7 @@ void bind_recall_run(py::module_& m) {
       "One Recall's modes (cpp/include/polarmem/recall_run.hpp). search(mode, k, exclude_conflicts, absent_verified, "
       "ranked) -> ([(id, tier, s_sem, flags, rank_value)], (conflict, neutral, entailed)); read(ids, stamps) -> per id "
       "None (forgotten) or ([(state, scored, mean, source)] per query concept, tau, delta, stamp_ms or None). Returns "
-      "(hits, suppressed, tier counts, mode used, mode_reason, the recency term's words); a hit is (id, tier, s_sem, "
+      "(hits, suppressed, tier counts, mode used, mode_reason); a hit is (id, tier, s_sem, "
       "entailed names, conflicted names, reasons, absence_verified).");
 }
 

@@ -71,7 +71,8 @@ from polarmem_server.storage.plan_capture import CoreSearch
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"
 PEER_HEADER = "x-polarmem-peer"
-SINGLE_SEARCH_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value, RecallMode.STRICT.value}
+# The modes the core's Recall run answers (adaptive's mode_used is the hard or soft it chose).
+RUN_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value, RecallMode.STRICT.value}
 
 
 def plannable(request) -> bool:
@@ -221,7 +222,7 @@ class FastFrontHost:
         # serves as the plan's, given the Recall's own mode, k and conflicts.
         adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE
         recency_k, term = recency_term(request)
-        if result.mode_used not in SINGLE_SEARCH_MODES:
+        if result.mode_used not in RUN_MODES:
             return False
         search = searches[0]
         if (list(search.required), list(search.forbidden)) != (result.plan.required, result.plan.forbidden):

@@ -166,8 +166,6 @@ class RecallResult:
     mode_reason: str = ""
     suppressed: list[Hit] = field(default_factory=list)
     answer_summary: str = ""  # mode answer: "no verified evidence for: ..." when nothing answers
-    recency_reason: str = ""  # the recency term's words, which end mode_reason (set with the term only)
-    confidence_ranked: bool = False  # the hard searches ranked by confidence (the query's or the rule's)
     # the ranking the hard searches applied: (present level, absent level, present weight, absent
     # weight), zeros when none (or the backend keeps no grades)
     confidence_levels: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
@@ -383,7 +381,7 @@ def run_recall(
 
     recency = query.recency_half_life_s
     certain = plan.explicit
-    hits, suppressed, (conflict, neutral, entailed), mode_used, mode_reason, recency_words = _core.run_recall(
+    hits, suppressed, (conflict, neutral, entailed), mode_used, mode_reason = _core.run_recall(
         mode=_core.SearchMode.hard
         if query.mode == RecallMode.ADAPTIVE
         else _core.SearchMode.__members__[query.mode.value],
@@ -430,8 +428,6 @@ def run_recall(
         mode_used=mode_used.name,
         mode_reason=mode_reason,
         suppressed=[hit_of(row) for row in suppressed],
-        recency_reason=recency_words,
-        confidence_ranked=ranking.used,
         confidence_levels=(present_level, absent_level, ranking.present_weight, ranking.absent_weight)
         if honoured
         else (0, 0, 0.0, 0.0),
