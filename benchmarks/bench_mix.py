@@ -25,11 +25,11 @@ Request classes (each built by the functions the faces use, client_requests.reca
 * remember: a new text note (text only: the server encodes it), the writes mixed in.
 
 Every call goes to the server's one address; `--front` says who listens there (the server's
-`front` setting): the compiled front (the default: it answers the Recalls it has plans for and
+`front` setting): the compiled front (the default: it plans and answers Recalls itself and
 hands everything else to the Python listener) or the Python listener itself (the baseline).
 
 Phases: each class alone at 1 in flight (--duration-s; the load generator's
-warm-up first, so each shape's first call, which publishes the front's plan, is not measured),
+warm-up first, so the namespace's first Recall, which hands the front its view, is not measured),
 then the mix at 16 in flight: one load generator per class, closed loop, the 16 calls split by
 --mix-split (Remember included, each new note sent once), no warm-up; the mix's p50/p99 come from
 every call's latency (`--latencies-out`). Text queries are distinct across phases
@@ -237,7 +237,7 @@ def text_queries(concepts: list[str], seed: int = 11) -> list[str]:
 
 def recall_files(work: Path, tag: str, texts: list[str], queries, ann: bool = False) -> dict:
     """One request file per Recall class (`texts`: the text classes' queries, split between
-    them), and whether the front can answer each class's requests (api/fast_front.plannable)."""
+    them)."""
     from polarmem_server.faces import client_requests as build
 
     def vector(q, **extra):
@@ -263,11 +263,10 @@ def recall_files(work: Path, tag: str, texts: list[str], queries, ann: bool = Fa
             vector(q, mode="hard", explain=False, metadata_equals={"topic": f"t{q[3]}"}) for q in queries
         ],
     }
-    files: dict = {"plannable": {}}
+    files: dict = {}
     for name, requests in messages.items():
         files[name] = work / f"{tag}-{name}.bin"
         write_requests(files[name], requests)
-        files["plannable"][name] = all(plannable(r) for r in requests)
     return files
 
 
@@ -290,12 +289,6 @@ def remember_file(path: Path, texts: list[str], first: int) -> Path:
         ),
     )
     return path
-
-
-def plannable(request) -> bool:
-    from polarmem_server.api.fast_front import plannable as rule
-
-    return rule(request)
 
 
 def start_loadgen(
@@ -329,7 +322,7 @@ def native_share(front: dict) -> float:
 
 def single_class_phase(binary, files, routing, address, metrics_port, pids, duration_s, writes: Path) -> dict:
     """Each class alone, one call at a time. The front's counters include the warm-up calls (the
-    first of each shape publishes its plan), so the native share is of every call sent."""
+    namespace's first Recall hands the front its view), so the native share is of every call sent."""
     rows = {}
     for cls in (*CLASSES, "remember"):
         before = front_counts(metrics_port)
@@ -382,7 +375,7 @@ def mix_phase(
     single: dict,
 ) -> dict:
     """Every class at once, closed loop, `split` calls in flight each (Remember too: each write
-    sent once), no warm-up (the shapes' plans exist from the 1-in-flight phase; every call sent
+    sent once), no warm-up (the front holds the namespace's view from the 1-in-flight phase; every call sent
     is measured, so the front's counters and the calls cover the same window). Server CPU per call: the server's cores over the measured window (each load
     generator reads it over its own window; they overlap) / the calls per second of all."""
     before = front_counts(metrics_port)
@@ -635,7 +628,6 @@ def main(argv: list[str] | None = None) -> int:
                 files_mix = recall_files(
                     work, f"{routing}-mix", texts[t0 + TEXTS_C1 : t0 + TEXTS_C1 + TEXTS_MIX], queries, args.ann
                 )
-                report["plannable"] = files_c1["plannable"]
                 phases = {"uptime_before": uptime()}
                 phases["c=1"] = single_class_phase(
                     binary,

@@ -642,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("python", "compiled"),
         default="compiled",
         help="who listens on the server's address (its `front` setting): the compiled front (the default; "
-        "every Recall shape is sent once first, so the front holds its plan) or the Python listener",
+        "a Recall is sent once first, so the front holds the namespace's view) or the Python listener",
     )
     parser.add_argument(
         "--mixed-write-rate",
@@ -704,7 +704,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"({report['agreement']['queries']} queries)",
                     flush=True,
                 )
-            if args.front == "compiled":  # the first call of each shape plans it (through the library)
+            if args.front == "compiled":  # the namespace's first Recall hands the front its view
                 report["front_warmup"] = loadgen(
                     binary,
                     address,

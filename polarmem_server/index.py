@@ -470,7 +470,11 @@ class Index:
                     f"'hard' or 'strict' (got {quoted(mode)}) or weight 0"
                 )
         terms = []
-        for space, values in (query or {}).items():
+        # In the index's space order, whatever order the caller's mapping has, so that a weighted
+        # sum over several spaces adds up alike on every path (the compiled front's too);
+        # a space the index lacks goes last, for the core to name.
+        order = {name: i for i, name in enumerate(self._spaces)}
+        for space, values in sorted((query or {}).items(), key=lambda term: order.get(term[0], len(order))):
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
             terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))
         return SearchRequest(

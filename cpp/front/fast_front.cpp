@@ -48,8 +48,8 @@ constexpr const char* kMalformedRecall =
 // empty message, where the main port (and this front, now) answer INVALID_ARGUMENT.
 class FastFront::Service final : public grpc::Service {
  public:
-  Service(const FrontOptions& options, std::shared_ptr<PlanCache> plans, std::shared_ptr<grpc::Channel> upstream)
-      : plans_(std::move(plans)), upstream_channel_(std::move(upstream)), max_in_flight_(options.max_in_flight) {
+  Service(const FrontOptions& options, std::shared_ptr<NamespaceViews> views, std::shared_ptr<grpc::Channel> upstream)
+      : views_(std::move(views)), upstream_channel_(std::move(upstream)), max_in_flight_(options.max_in_flight) {
     method_name_ = recall_method_name();
     upstream_method_ =
         std::make_unique<const grpc::internal::RpcMethod>(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
@@ -112,22 +112,11 @@ class FastFront::Service final : public grpc::Service {
     return grpc::Status::OK;
   }
 
-  // The plan of the request's own shape, else its generic shape's bound to its concepts; a
-  // text query's text plan, bound to the concepts it names explicitly if it names some.
-  std::shared_ptr<const RecallPlan> find_plan(const v1::RecallRequest& request) const {
-    const auto& ns = request.namespace_();
-    std::shared_ptr<const RecallPlan> generic;
-    if (!request.text().empty()) {  // one text plan answers any text (and any names, by their counts)
-      generic = plans_->find(ns, text_key(request));
-      if (!generic || (request.required_size() == 0 && request.forbidden_size() == 0)) return generic;
-    } else {
-      if (auto plan = plans_->find(ns, plan_key(request))) return plan;
-      generic = plans_->find(ns, generic_key(request));
-    }
-    const auto binding = generic ? plans_->binding(ns) : std::nullopt;
-    if (!binding) return nullptr;
-    auto bound = bind(*generic, request, *binding);
-    return bound ? std::make_shared<const RecallPlan>(std::move(*bound)) : nullptr;
+  // The request planned from what the front holds of its namespace (nothing: the library's).
+  std::optional<RecallPlan> find_plan(const v1::RecallRequest& request) const {
+    const auto view = views_->find(request.namespace_());
+    if (!view) return std::nullopt;
+    return plan_recall(*view, request);
   }
 
   void set_grants(std::vector<Grant> grants) {
@@ -184,7 +173,7 @@ class FastFront::Service final : public grpc::Service {
   grpc::Status forward(grpc::ServerContext* context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
     grpc::ClientContext call;
     carry_over(*context, &call);
-    call.AddMetadata(kPlanHeader, "plan");
+    call.AddMetadata(kFrontHeader, "plan");
     // The generated stub's own blocking call, over bytes instead of messages.
     const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
         upstream_channel_.get(), *upstream_method_, &call, request, response);
@@ -207,7 +196,7 @@ class FastFront::Service final : public grpc::Service {
   }
 
   std::string method_name_;  // AddMethod keeps the pointer: it must outlive the service
-  std::shared_ptr<PlanCache> plans_;
+  std::shared_ptr<NamespaceViews> views_;
   std::shared_ptr<grpc::Channel> upstream_channel_;
   std::unique_ptr<const grpc::internal::RpcMethod> upstream_method_;  // Recall on upstream_channel_
   const std::size_t max_in_flight_;
@@ -231,9 +220,9 @@ std::shared_ptr<grpc::Channel> upstream_channel(const std::string& address) {
 
 }  // namespace
 
-FastFront::FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans) {
+FastFront::FastFront(FrontOptions options, std::shared_ptr<NamespaceViews> views) {
   const auto upstream = upstream_channel(options.upstream);
-  service_ = std::make_unique<Service>(options, std::move(plans), upstream);
+  service_ = std::make_unique<Service>(options, std::move(views), upstream);
   proxy_ = std::make_unique<CallProxy>(upstream);
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert_pem.empty() || !options.tls_key_pem.empty()) {

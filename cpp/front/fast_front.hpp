@@ -1,5 +1,6 @@
-// The compiled front: a gRPC server (C++, Debian's libgrpc++) that answers Recall for request
-// shapes the library has planned (recall_plan.hpp) straight from the core, and hands every
+// The compiled front: a gRPC server (C++, Debian's libgrpc++) that plans each Recall from what
+// it holds of the namespace (namespace_view.hpp) and answers it straight from the core
+// (recall_plan.hpp), and hands every
 // other call — another Recall, any other method (call_proxy.hpp) — to the library's own server
 // unchanged (its metadata, deadline, status and messages come back as the library gave them).
 // It exists because the Python gRPC layer costs more server CPU per call than the search it
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "call_proxy.hpp"
-#include "plan_cache.hpp"
+#include "namespace_view.hpp"
 
 namespace grpc {
 class Server;
@@ -55,7 +56,7 @@ struct FrontStats {
 class FastFront {
  public:
   // Binds and starts serving; throws std::runtime_error when the address cannot be bound.
-  FastFront(FrontOptions options, std::shared_ptr<PlanCache> plans);
+  FastFront(FrontOptions options, std::shared_ptr<NamespaceViews> views);
   ~FastFront();
   FastFront(const FastFront&) = delete;
   FastFront& operator=(const FastFront&) = delete;

@@ -1,14 +1,10 @@
 #include "recall_plan.hpp"
 
 #include <google/protobuf/arena.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <iterator>
 #include <mutex>
 #include <optional>
@@ -33,19 +29,6 @@ constexpr int kRenumberedRetries = 3;
 // Hit status by tier + 1 (conflict, neutral, entailed), the words the library uses.
 constexpr std::array<const char*, 3> kStatus{"CONFLICT", "NEUTRAL", "VERIFIED"};
 
-bool fill_vectors(const RecallPlan& plan, const v1::RecallRequest& request, SearchRequest* search) {
-  if (static_cast<std::size_t>(request.vectors_size()) != search->vectors.size()) return false;
-  for (std::size_t i = 0; i < search->vectors.size(); ++i) {
-    auto& term = search->vectors[i];
-    const auto found = request.vectors().find(term.space);
-    if (found == request.vectors().end()) return false;
-    const auto& values = found->second.values();
-    if (static_cast<std::size_t>(values.size()) != plan.dims[i]) return false;
-    term.values.assign(values.begin(), values.end());
-  }
-  return true;
-}
-
 using Hits = google::protobuf::RepeatedPtrField<v1::Hit>;
 
 // A hit's rank, id, tier, similarity and status: what every answer's hit carries.
@@ -69,53 +52,6 @@ void add_explanation(const RecallPlan& plan, const explain::Explanation& why, v1
 
 }  // namespace
 
-namespace {
-
-std::string serialised(const v1::RecallRequest& shape) {
-  std::string key;
-  {
-    google::protobuf::io::StringOutputStream stream(&key);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    out.SetSerializationDeterministic(true);
-    shape.SerializeToCodedStream(&out);
-  }
-  return key;
-}
-
-}  // namespace
-
-namespace {
-
-v1::RecallRequest without_values(const v1::RecallRequest& request) {
-  v1::RecallRequest shape = request;
-  for (auto& [space, value] : *shape.mutable_vectors()) value.clear_values();
-  for (auto& [key, value] : *shape.mutable_metadata_equals()) value.clear();
-  return shape;
-}
-
-}  // namespace
-
-std::string plan_key(const v1::RecallRequest& request) { return serialised(without_values(request)); }
-
-std::string generic_key(const v1::RecallRequest& request) {
-  v1::RecallRequest shape = without_values(request);
-  shape.clear_required();
-  shape.clear_forbidden();
-  // A suffix no serialised message ends with in practice, and a different one per count pair.
-  return serialised(shape) + "#generic:" + std::to_string(request.required_size()) + "," +
-         std::to_string(request.forbidden_size());
-}
-
-std::string text_key(const v1::RecallRequest& request) {
-  v1::RecallRequest shape = without_values(request);
-  shape.clear_text();
-  shape.clear_context_budget_chars();
-  shape.clear_required();
-  shape.clear_forbidden();
-  return serialised(shape) + "#text:" + std::to_string(request.required_size()) + "," +
-         std::to_string(request.forbidden_size());
-}
-
 bool ConceptNames::append(std::size_t first, const std::vector<std::string>& names) {
   std::unique_lock guard(lock_);
   if (first != names_.size()) return false;
@@ -133,91 +69,6 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
   if (id >= names_.size()) return false;
   *out = names_[id];
   return true;
-}
-
-namespace {
-
-// The library's normalise() of an ASCII name: lower case, then the core's normal form.
-std::optional<std::string> normal_form(const std::string& name) {
-  std::string lowered(name);
-  for (auto& ch : lowered) {
-    if (static_cast<unsigned char>(ch) >= 0x80) return std::nullopt;
-    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  }
-  return text::normalise_lowered(lowered);
-}
-
-// Whether `key` is the spaced form of a hyphenated key naming the same concept ("x ray" for
-// "x-ray", "e mail" for an alias "e-mail"): texts find it, the library's lookup does not. Every
-// way of hyphenating its spaces is tried (a key of more than eight spaces is taken as one).
-bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uint32_t id) {
-  std::vector<std::size_t> spaces;
-  for (std::size_t i = 0; i < key.size(); ++i)
-    if (key[i] == ' ') spaces.push_back(i);
-  if (spaces.size() > 8) return true;
-  for (std::uint32_t mask = 1; mask < (1u << spaces.size()); ++mask) {
-    std::string variant(key);
-    for (std::size_t j = 0; j < spaces.size(); ++j)
-      if (mask >> j & 1u) variant[spaces[j]] = '-';
-    const auto found = keys.find(variant);
-    if (found && *found == id) return true;
-  }
-  return false;
-}
-
-// The concept `name` binds to and that concept's name as the library writes it.
-std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
-  const auto key = normal_form(name);
-  if (!key || key->empty()) return std::nullopt;
-  const auto id = binding.keys->find(*key);
-  std::string own;
-  if (!id || !binding.names->name(*id, &own)) return std::nullopt;
-  if (*key != own) {  // not the own name as written: another case or number, an alias, a spaced form
-    const auto own_key = normal_form(own);
-    if (!own_key || (*key != *own_key && spaced_form(*binding.keys, *key, *id))) return std::nullopt;
-  }
-  return std::make_pair(*id, std::move(own));
-}
-
-}  // namespace
-
-std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request,
-                               const NameBinding& binding) {
-  RecallPlan plan = generic;
-  plan.request.required.clear();
-  plan.request.forbidden.clear();
-  plan.concept_names.clear();
-  std::vector<std::string> forbidden_names;
-  std::vector<std::uint32_t> forbidden;
-  for (const auto* names : {&request.required(), &request.forbidden()}) {
-    const bool required = names == &request.required();
-    for (const auto& name : *names) {
-      auto bound = bind_name(binding, name);
-      if (!bound) return std::nullopt;
-      auto& ids = required ? plan.request.required : forbidden;
-      if (std::find(ids.begin(), ids.end(), bound->first) != ids.end()) continue;  // a repeat
-      ids.push_back(bound->first);
-      (required ? plan.concept_names : forbidden_names).push_back(std::move(bound->second));
-    }
-  }
-  auto* parse = plan.response_template.mutable_parse();
-  for (const auto& name : plan.concept_names) parse->add_required(name);
-  for (std::size_t i = 0; i < forbidden.size(); ++i) {
-    const auto& req = plan.request.required;
-    if (std::find(req.begin(), req.end(), forbidden[i]) != req.end()) continue;  // required wins
-    plan.request.forbidden.push_back(forbidden[i]);
-    plan.concept_names.push_back(forbidden_names[i]);
-    parse->add_forbidden(forbidden_names[i]);
-  }
-  if (generic.state_concepts.empty() && !generic.text) {
-    plan.concept_names.clear();  // the library reports no states without concepts (a text plan's
-                                 // hits always cite the query's concepts)
-  } else {
-    plan.state_concepts = plan.request.required;
-    plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
-    plan.required_count = plan.request.required.size();
-  }
-  return plan;
 }
 
 namespace {
@@ -559,17 +410,17 @@ void add_mapped(const std::vector<MappedWord>& mapped, v1::QueryParse* parse) {
 
 // A text query as the library plans it (recall.py plan_query, run_recall): the parse's
 // affirmed concepts required, its negated ones forbidden, its content words that name no
-// concept reported as unknown (or, with explicit names, the concepts bind() bound), and the
+// concept reported as unknown (or, with explicit names, the concepts plan_recall bound), and the
 // text's affirmative part embedded for similarity.
-bool answer_text(const RecallPlan& generic, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  const TextPath& path = *generic.text;
+bool answer_text(const RecallPlan& planned, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath& path = *planned.text;
   std::optional<std::size_t> budget;
   if (request.include_context() && !(budget = context_budget(request))) return false;
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
-  RecallPlan plan = generic;
+  RecallPlan plan = planned;
   std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
-  // With explicit names (bound by bind()) the text only gives the similarity (its affirmative
+  // With explicit names (bound by plan_recall) the text only gives the similarity (its affirmative
   // part): its unknown words are not looked at, as in the library.
   if (request.required_size() == 0 && request.forbidden_size() == 0) {
     answer::ParsedQuestion question;
@@ -634,7 +485,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   answer::ParsedQuestion question;
   std::vector<MappedWord> mapped;
   if (request.required_size() > 0 || request.forbidden_size() > 0) {
-    // Explicit names (bound by bind()) are the question's concepts; the text is what it asks.
+    // Explicit names (bound by plan_recall) are the question's concepts; the text is what it asks.
     for (std::size_t i = 0; i < plan.state_concepts.size(); ++i) {
       auto& side = i < plan.required_count ? question.required : question.forbidden;
       side.push_back({plan.state_concepts[i], plan.concept_names[i]});
@@ -725,7 +576,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   tiers->set_neutral(recalled.tier_counts[1]);
   tiers->set_entailed(recalled.tier_counts[2]);
   auto* parse = response->mutable_parse();
-  parse->clear_required();  // explicit names: bind() named them already
+  parse->clear_required();  // explicit names: plan_recall named them already
   parse->clear_forbidden();
   std::vector<std::string> concepts;  // the query's concepts, as the context lists them first
   for (const auto* side : {&question.required, &question.forbidden}) {
@@ -770,11 +621,9 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
 bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
   if (plan.answer_k > 0) return answer_question_text(plan, request, response);
   if (plan.text) return answer_text(plan, request, response);
-  SearchRequest search = plan.request;
-  if (!fill_vectors(plan, request, &search)) return false;
   std::optional<std::size_t> budget;
   if (request.include_context() && (!plan.context_names || !(budget = context_budget(request)))) return false;
-  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
+  return answer_search(plan, plan.request, request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
                        response);
 }
 

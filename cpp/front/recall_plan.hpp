@@ -1,8 +1,7 @@
-// A Recall plan: what the library decided for one shape of request (namespace, concepts, mode,
-// k, filters: every field but the query vectors' values), so the compiled front can answer the
-// next request of that shape with the same core search and the same response, without the
-// interpreter. The library publishes a plan after answering such a request itself; nothing here
-// decides semantics (vocabulary, rules, modes): it only replays the library's decision.
+// A Recall plan: one request as the library would run it (its core search, the concepts its
+// hits cite, the run's settings, the response's parse), made by plan_recall (namespace_view.hpp)
+// from the request and what the front holds of its namespace, and answered from the core by
+// answer(), without the interpreter.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +24,7 @@
 namespace polarmem::front {
 
 // A namespace's concept names by id (as the library names them: the name each was written
-// with), growing as the library appends concepts; shared by the namespace's text plans and the
-// explicit names its generic plans bind.
+// with), growing as the library appends concepts; shared by the namespace's plans.
 class ConceptNames {
  public:
   explicit ConceptNames(std::vector<std::string> names) : names_(std::move(names)) {}
@@ -66,37 +64,34 @@ struct RecallPlan {
   std::shared_ptr<const Index> index;
   std::shared_ptr<const ItemIds> ids;
   // The namespace's metadata postings: a request's metadata_equals becomes the search's
-  // allow-list per call (the shape keeps the filter's keys, not its values).
+  // allow-list when the call is answered, in that moment's slots.
   std::shared_ptr<const MetadataPostings> metadata;
   // With `explain`: the hits are explained from their stored records (reasons, text, uri,
   // metadata), as the library explains them; a hit whose record the core does not hold sends
   // the call to the library.
   std::shared_ptr<const ItemRecords> records;
   bool explain = false;
-  // The core request the library built, without an allow-list; each term's values are filled
-  // from the call's vectors.
+  // The core request, without an allow-list (made per search); a text's term is filled with
+  // its embedding.
   SearchRequest request;
-  // Per term of request.vectors: how many values the call must send (the space's dimension).
-  std::vector<std::size_t> dims;
   // The query's concepts whose states each hit reports (or, explained, whose evidence it
   // cites): required first, then forbidden.
   std::vector<std::uint32_t> state_concepts;
   std::size_t required_count = 0;
   std::vector<std::string> concept_names;  // the names of state_concepts, in the same order
-  // The library's response without hits and tier counts (parse, mode_used, mode_reason).
+  // The response before the call's hits and tier counts: its parse (a text's is the call's).
   v1::RecallResponse response_template;
-  // Set for a plan of text queries (text_key): the concepts, states and parse come from each
-  // call's text, the query vector from its encoding.
+  // Set for a text query: the concepts, states and parse come from the call's text (but for
+  // explicit names), the query vector from its encoding.
   std::shared_ptr<const TextPath> text;
-  // Set for a vector plan with include_context: the names the context lists each hit's stated
-  // concepts by (a text plan's are its TextPath's).
+  // The names the context lists each hit's stated concepts by (a text plan's are its TextPath's).
   std::shared_ptr<const ConceptNames> context_names;
-  // Set (the notes to show, k) for a plan of answer-mode questions: the core's agent recall
+  // Set (the notes to show, k) for an answer-mode question: the core's agent recall
   // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.
   std::size_t answer_k = 0;
-  // The core runs each call's Recall (recall_run.hpp) with `request` as its search; these are
-  // what the library asked it beyond the call's request. recency_k > 0: the recency term
+  // The core runs the Recall (recall_run.hpp) with `request` as its search; these are what it
+  // asks the run beyond that search. recency_k > 0: the recency term
   // (recency_half_life_s; hard or off, exact), the Recall's k being recency_k (`request`'s k is
   // set per search). adaptive: each call chooses hard or soft from its own probes of the index.
   // rule_words: the namespace's rule chose the mode ("<mode> (<why>)"); confidence_words: how
@@ -106,9 +101,6 @@ struct RecallPlan {
   std::size_t recency_k = 0;
   recency::Term recency;
   std::string rule_words, confidence_words;
-  // The response lists names the library skipped as unknown, with suggestions from the whole
-  // vocabulary: the plan goes when concepts are appended (PlanCache::concepts_appended).
-  bool reads_vocabulary = false;
 };
 
 // How a namespace's explicit concept names bind, as the library's Vocabulary.lookup binds them:
@@ -117,24 +109,6 @@ struct NameBinding {
   std::shared_ptr<const text::ConceptKeys> keys;
   std::shared_ptr<const ConceptNames> names;
 };
-
-// The key of a request's shape: the request with every query vector's values and every
-// metadata filter's values removed (the filter is applied per call), serialised
-// deterministically (map entries sorted), so equal shapes give equal keys.
-std::string plan_key(const v1::RecallRequest& request);
-// The key of its generic shape: also without the concept names, keeping only how many are
-// required and forbidden. A generic plan answers any concepts of the namespace's vocabulary.
-std::string generic_key(const v1::RecallRequest& request);
-// The key of a text query's shape: the request without its text, its filter values and its
-// context budget (the front checks the budget per call). One text plan answers every text.
-std::string text_key(const v1::RecallRequest& request);
-// A generic plan bound to the request's concepts: its core request's concept ids, the states
-// and names the hits report, the parse's names. Each name binds by its normal form (any case or
-// number of the concept's own name, or an alias); repeats count once, a forbidden concept also
-// required is required. Nothing when a name binds to no concept (the library refuses it or skips
-// it with suggestions), is not ASCII (the library folds its case by Unicode rules), or is only a
-// hyphenated concept's spaced form (which texts find, but the library's lookup does not).
-std::optional<RecallPlan> bind(const RecallPlan& generic, const v1::RecallRequest& request, const NameBinding& binding);
 
 // Answers `request` by `plan` into `response`. False when the request cannot be answered this
 // way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a

@@ -2,52 +2,35 @@
 
 ``polarmem serve`` puts it on the address clients use (setting ``front``, default auto; the
 Python listener takes the address where the front was not built, with ``--processes`` > 1 or
-the Milvus backend). Written in C++, it answers the Recalls it holds a plan for from the core,
-without the interpreter, and hands every other call — any other Recall, any other method, unary
-or streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private Unix socket with
-the caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly
-as the library gave it. After answering a Recall the front handed over, the library publishes a
-*plan* for the request's shape (every field but the vector values) when the shape is one the
-front can replay exactly:
+the Milvus backend). Written in C++, it plans and answers Recalls from the core without the
+interpreter, and hands every other call — a Recall it cannot answer, any other method, unary or
+streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private Unix socket with the
+caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly as
+the library gave it.
 
-* no full items;
-* a context (include_context): rendered per call by the core (fact_check_context.cpp), its
-  hits' stated concepts named from the names table the listeners keep current;
-* mode adaptive, the recency term (hard or off) and suppressed hits (a mode other than off): the
-  core's Recall run (recall_run.hpp), which the library runs with its backend's searches, runs
-  them with the plan's search on the index, setting each search's mode, k, conflicts and ranking,
-  and writes mode_reason per call; the recency term's stamps come from the hits' held records;
-* explanations (the default) are made from the hits' stored records, which the core holds by
-  slot (storage/local/namespace_index.py: set as items are written, filled as the library reads
-  them): a hit whose record the core does not hold yet sends the call to the library;
-* a metadata filter is part of the shape by its keys only: the front makes each call's
-  allow-list from its values with the namespace's postings (the core's MetadataPostings, which
-  the library filters with too); a call no item passes is answered too (the run says so in
-  mode_reason);
-* query vectors (one row per space), or a text the front parses and embeds itself;
-* any mode of the logic (hard, soft, off, strict: the core merges strict's two searches under
-  one lock; adaptive, with or without a confidence ranking, chosen per call);
-* or mode answer with text (the MCP recall tool's): the core's agent recall
-  (cpp/include/polarmem/answer_recall.hpp), which the library calls too, makes its searches on
-  the namespace's index from the plan's plain-similarity search (its space, filters, exactness).
+What it plans from is the namespace's *view* (cpp/front/namespace_view.hpp), which the library
+hands over after the first Recall of the namespace it answered for the front: the namespace's
+compiled index, item ids, metadata postings and records (the backend's ``front_view``: the
+local backend's core objects), its concept names and lookup keys, its text path (query cues,
+compiled encoder and tokenizer, and a closed vocabulary's concept vectors), whether it has an
+approximate index, its rule (mode, words and confidence rankings), and the library's bounds on
+a request's fields. From it the front plans every request as the library would
+(``plan_recall``): the mode (the rule's when none is named), the confidence ranking in force,
+the recency term, explicit names bound by the lookup keys, the text parsed, bound and embedded,
+the core search with its filters; the core's Recall run (recall_run.hpp) or, in mode answer, its
+agent recall (answer_recall.hpp) answers it, explained from the records the core holds. A
+request the library would refuse, or one only the library answers (full items, a consistency
+token, a name the vocabulary lacks, a multi-vector space, a text the compiled tokenizer
+declines, a hit whose record the core does not hold yet), goes to the library.
 
-A shape whose concepts each bound to one (none skipped as unknown) is also published as a
-*generic* shape: the same request with any concepts of the namespace's vocabulary, as many
-required and forbidden, bound by the namespace's lookup keys (its compiled keys, which the parse
-reads too: any case or number of a concept's name, or an alias; repeats count once; an ASCII
-name only). The next Recall of either is answered by the front from the core: the same core
-request with the new vectors (and concept ids), run by the core's Recall run on the index (hits'
-ids from the core's ItemIds, concept states from the index, mode_used and mode_reason per call),
-and the library's parse. A write that changes what plans depend on (settings, rule, an
-alias) or deletes the namespace drops its plans, names and keys (domain/namespace.py
-ChangeLock), so a plan never outlives what it was made from, and a plan is published only if no
-such write ran while the library answered. Item writes that name known concepts keep the plans:
-the hits come from the live index either way. A write that only appends concepts (an open
-vocabulary's new words) keeps them too, since every name resolves as before: the new concepts
-join the front's names and keys, and only the plans whose answer lists names skipped as
-unknown (which may be concepts now, with suggestions drawn from the whole vocabulary) go.
-Tokens: the front checks bearer tokens like api/auth.py (SHA-256, constant time); a call it
-cannot admit goes to the library, which refuses it in its own words. docs/fast-front.md has the measurements and the limits.
+A write that changes what the view holds (settings, rule, an alias) or deletes the namespace
+drops it (domain/namespace.py ChangeLock); the next Recall the library answers hands over a new
+one, and a view is handed over only if no such write ran meanwhile. Item writes keep it: hits
+come from the live index. A write that only appends concepts keeps it too: the new concepts
+join its names and keys (a closed vocabulary's word that would map to one is handed to the
+library until a new view carries their vectors). Tokens: the front checks bearer tokens like
+api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library, which refuses
+it in its own words. docs/fast-front.md has the measurements and the limits.
 """
 
 from __future__ import annotations
@@ -57,58 +40,31 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from polarmem.v1 import memory_service_pb2 as pb
-
 from polarmem_server import _core
-from polarmem_server.domain.namespace import Epoch
-from polarmem_server.domain.query import DEFAULT_RECENCY_WEIGHT, DEFAULT_TOP_K
+from polarmem_server.domain import items, query
+from polarmem_server.domain.confidence import ConfidenceRanking, absent_level, present_level
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
+from polarmem_server.domain.rule_choice import DEFAULT_CONFIDENCE, describe_confidence
 from polarmem_server.domain.vocabulary import Appended
-from polarmem_server.library import RecallMode, concept_vectors
+from polarmem_server.index import MAX_TOP_K
+from polarmem_server.library import concept_vectors
 from polarmem_server.scoring.encoder import load_encoder
-from polarmem_server.storage.plan_capture import CoreSearch
 
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"
 PEER_HEADER = "x-polarmem-peer"
-# The modes the core's Recall run answers (adaptive's mode_used is the hard or soft it chose).
-RUN_MODES = {RecallMode.HARD.value, RecallMode.SOFT.value, RecallMode.OFF.value, RecallMode.STRICT.value}
 
 
-def plannable(request) -> bool:
-    """Which Recall requests the front can answer itself, so the library publishes plans for these
-    shapes only. No full items, no consistency token (a Milvus server's; each write's token
-    would make a new shape): the fields that let the front replay a shape (the module docstring
-    says why each one). Then either
-
-    * query vectors (one row per space) and no text, a context or not; or
-    * a text query with no vectors (the front hands over a text its compiled tokenizer declines), the
-      context or not, explicit required / forbidden names or not: the front parses, embeds and
-      binds each text (explicit names bind as a generic shape's do).
-
-    Whether the answer can be replayed (its searches, its confidence ranking) only the library's
-    answer tells: publish() decides. Mode answer (several searches, one core entry) is planned
-    for text with no vectors."""
-    if request.include_items or request.consistency_token:
-        return False
-    if request.mode == pb.RECALL_MODE_ANSWER:  # the core's agent recall
-        return bool(request.text) and not request.vectors
-    if request.text:
-        return len(request.vectors) == 0
-    return len(request.vectors) > 0 and all(value.rows <= 1 for value in request.vectors.values())
-
-
-def recency_term(request) -> tuple[int, tuple[float, float]]:
-    """A recency Recall's (k, (half-life s, weight)) as the library read them; (0, (0, 0)) for
-    any other Recall."""
-    if not request.HasField("recency_half_life_s"):
-        return 0, (0.0, 0.0)
-    weight = request.recency_weight if request.HasField("recency_weight") else DEFAULT_RECENCY_WEIGHT
-    return requested_k(request), (request.recency_half_life_s, weight)
-
-
-def requested_k(request) -> int:
-    return request.top_k if request.HasField("top_k") else DEFAULT_TOP_K
+def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
+    """A confidence ranking as the front's searches apply it and mode_reason says it."""
+    return (
+        ranking.used,
+        present_level(ranking.present_above),
+        absent_level(ranking.absent_below),
+        ranking.present_weight,
+        ranking.absent_weight,
+        describe_confidence(ranking),
+    )
 
 
 def unavailable_reason() -> str | None:
@@ -139,7 +95,7 @@ def came_through_front(context) -> bool:
 
 
 class FastFrontHost:
-    """Starts the front, feeds it plans and tokens, exports its counters, stops it."""
+    """Starts the front, hands it namespace views and tokens, exports its counters, stops it."""
 
     def __init__(
         self,
@@ -159,13 +115,26 @@ class FastFrontHost:
 
         cert = Path(tls_cert).read_text() if tls_cert else ""
         key = Path(tls_key).read_text() if tls_key else ""
-        self.plans = _front.PlanCache()
-        self.front = _front.FastFront(address, upstream, self.plans, cert, key, max_in_flight, max_receive_bytes)
+        self.views = _front.NamespaceViews(
+            max_top_k=MAX_TOP_K,
+            max_ef_search=query.MAX_EF_SEARCH,
+            max_soft_lambda=query.MAX_SOFT_LAMBDA,
+            max_query_concepts=query.MAX_QUERY_CONCEPTS,
+            max_metadata_keys=items.MAX_METADATA_KEYS,
+            max_metadata_key_bytes=items.MAX_METADATA_KEY_BYTES,
+            max_metadata_value_bytes=items.MAX_METADATA_VALUE_BYTES,
+            max_metadata_total_bytes=items.MAX_METADATA_TOTAL_BYTES,
+            default_top_k=query.DEFAULT_TOP_K,
+            default_recency_weight=query.DEFAULT_RECENCY_WEIGHT,
+        )
+        self.front = _front.FastFront(address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes)
         self._authorizer = authorizer
+        self._memory = None
         self.refresh_grants()
 
     def attach(self, memory) -> None:
-        """Plans from now on follow the memory's writes (ChangeLock calls _namespace_changed)."""
+        """Views from now on follow the memory's writes (ChangeLock calls _namespace_changed)."""
+        self._memory = memory
         memory.change_listeners.append(self._namespace_changed)
         # Explained answers read the items' records from the core: held only where a front runs.
         keep_records = getattr(memory.backend, "keep_records", None)
@@ -183,194 +152,63 @@ class FastFrontHost:
         )
 
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
-        """A write changed what the namespace's plans depend on (ChangeLock, which calls this
-        before letting its lock go): ``appended`` holds the concepts it only appended; None drops
-        every plan, the names and the keys. A namespace the front holds names for (its text plans
-        parse, its generic plans bind by the compiled keys) gets the keys brought up to date
-        first, so a text or a name naming a new concept binds it as soon as its write returns."""
+        """A write changed what the namespace's view holds (ChangeLock, which calls this before
+        letting its lock go): ``appended`` holds the concepts it only appended; None drops the
+        view. A view's keys are brought up to date first, so a text or a name naming a new
+        concept binds it as soon as its write returns."""
         if appended is None:
-            self.plans.forget(namespace)
+            self.views.forget(namespace)
             return
-        if self.plans.has_names(namespace):
+        if self.views.holds(namespace):
             appended.compiled_keys()
-            self.plans.append_names(namespace, appended.first, appended.names)
-        self.plans.concepts_appended(namespace)
+            self.views.append_names(namespace, appended.first, appended.names)
 
-    def publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
-        """Publishes the plan of a Recall the library just answered, when its shape can be replayed
-        and no write that changed what plans depend on ran since ``epoch`` (the namespace's
-        plan epoch) was read. Returns whether it did. A plan the front refuses is not published,
-        and never fails the call the library has answered."""
-        try:
-            return self._publish(request, response, result, namespace, searches, epoch)
-        except ValueError as refused:
-            log.warning("no plan published for a Recall of %s: %s", namespace.name, refused)
+    def offer_view(self, namespace) -> bool:
+        """After a Recall the library answered for the front: hands the front the namespace's
+        view unless it holds a current one, and only if no write dropped views since this began
+        (it never waits for a writer). Returns whether it handed one over."""
+        memory = self._memory
+        vocabulary = namespace.vocabulary
+        if memory is None or self.views.current(namespace.name, len(vocabulary)):
             return False
-
-    def _publish(self, request, response, result, namespace, searches: list[CoreSearch], epoch: Epoch) -> bool:
-        if not plannable(request) or not searches:
+        core = memory.backend.front_view(namespace.name)
+        if core is None or not memory.backend.ranks_by_confidence:
             return False
-        if result.mode_used == RecallMode.ANSWER.value:
-            # its first search is plain similarity to the whole question (none: the filter let nothing pass)
-            first = searches[0]
-            if first.request.mode.name != "off":
-                return False
-            return self._publish_text(request, response, result, namespace, first, epoch, answer=True)
-        # Every search the library made for the Recall (adaptive's probes, recency's candidates,
-        # the suppressed hits' plain-similarity search) shares its vectors, concepts, filters and
-        # exactness, and the core's run sets each one's mode, k, conflicts and ranking: the first
-        # serves as the plan's, given the Recall's own mode, k and conflicts.
-        adaptive = request.mode == pb.RECALL_MODE_ADAPTIVE
-        recency_k, term = recency_term(request)
-        if result.mode_used not in RUN_MODES:
-            return False
-        search = searches[0]
-        if (list(search.required), list(search.forbidden)) != (result.plan.required, result.plan.forbidden):
-            return False  # (a Recall run again after a catch-up bound its concepts anew: not this plan's)
-        mode = RecallMode.HARD.value if adaptive else result.mode_used  # (adaptive: chosen per call)
-        recall_search = (_core.SearchMode.__members__[mode], requested_k(request), request.exclude_conflicts)
-        if recency_k and search.records is None:
-            return False  # the stamps come from the records the core holds
-        if request.text:
-            return self._publish_text(
-                request,
-                response,
-                result,
-                namespace,
-                search,
-                epoch,
-                adaptive=adaptive,
-                recency=(recency_k, term),
-                recall_search=recall_search,
-            )
-        if not search.plain:
-            return False
-        # A context's hits are explained whatever `explain` says (the library reads their records).
-        explain = (request.explain if request.HasField("explain") else True) or request.include_context
-        if explain and search.records is None:
-            return False  # this backend holds no records for the front
-        # The concepts whose states the hits report (explain off) or whose evidence they cite.
-        cited = search.states or explain
-        concepts = [*search.required, *search.forbidden] if cited else []
-        names = [*result.required, *result.forbidden] if cited else []
-        if len(names) != len(concepts):
-            return False
-
-        # Generic too when it names concepts and each bound to one: then any names of the vocabulary
-        # bind to the same plan, as many of each, by the namespace's lookup keys.
-        generic = bool(request.required or request.forbidden) and not result.plan.unknown_concepts
-
-        # Names skipped as unknown (allow_unknown_concepts) are listed with suggestions drawn from
-        # the whole vocabulary, and may name a concept after the next append: such a plan goes
-        # with every append (never generic: the names sent differ from those resolved).
-        reads_vocabulary = bool(result.plan.unknown_concepts or result.plan.unknown or result.plan.mapped)
-
-        def publish() -> None:
-            arguments = (
-                namespace.name,
-                request.SerializeToString(),
-                search.index,
-                search.ids,
-                search.metadata,
-                search.records,
-                explain,
-                search.request,
-                concepts,
-                len(search.required) if cited else 0,
-                names,
-                response.SerializeToString(),
-            )
-            modes = dict(
-                recency_k=recency_k,
-                recency=term,
-                adaptive=adaptive,
-                rule_words=result.rule_words,
-                confidence_words=result.confidence_words,
-                confidence=result.confidence_levels,
-                recall_search=recall_search,
-                context=request.include_context,
-            )
-            if request.include_context:
-                self._names_of(namespace)  # the context names each hit's stated concepts
-            self.plans.publish(*arguments, reads_vocabulary=reads_vocabulary, **modes)
-            if generic:
-                self._names_of(namespace)
-                self.plans.publish(*arguments, generic=True, **modes)
-
-        return namespace.write_lock.unchanged_since(epoch, publish, reads_vocabulary)
-
-    def _publish_text(
-        self,
-        request,
-        response,
-        result,
-        namespace,
-        search: CoreSearch,
-        epoch: Epoch,
-        answer: bool = False,
-        adaptive: bool = False,
-        recency: tuple[int, tuple[float, float]] = (0, (0.0, 0.0)),
-        recall_search: tuple | None = None,
-    ) -> bool:
-        """A plan for every text of the request's shape (and, with explicit required / forbidden
-        names, for any names of the vocabulary, as many of each): the front parses each call's
-        text with the namespace's live keys, embeds its affirmative part with the namespace's
-        compiled encoder and names concepts from the names table the listeners keep current.
-        Only where the encoder runs in the core. ``adaptive``: each call chooses its mode (the
-        text's unknown words make its constraints uncertain)."""
-        compiled = getattr(load_encoder(namespace.settings.encoder), "compiled", None)
-        if compiled is None or not search.plain or (answer and search.records is None):
-            return False
-        explain = (request.explain if request.HasField("explain") else True) or request.include_context
-        if explain and search.records is None:
-            return False
-        # Explicit names bind per call like a generic vector plan's, none skipped as unknown (whose
-        # suggestions read the whole vocabulary).
-        if result.plan.unknown_concepts:
-            return False
-        encoder, tokenizer = compiled  # the core's SharedTextRuns and WordPieceTokenizer
-        recency_k, term = recency  # (recency_term's)
-        if not namespace.settings.open_vocabulary:
+        epoch = namespace.write_lock.view_epoch
+        settings = namespace.settings
+        compiled = getattr(load_encoder(settings.encoder), "compiled", None)
+        sem = namespace.spaces.get("sem")
+        native_text = compiled is not None and sem is not None and not sem.multi
+        if native_text and not settings.open_vocabulary:
             concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
 
         def publish() -> None:
-            self._names_of(namespace)
-            # a closed vocabulary's words that name no concept map to the closest concept's name
-            mapping = None if namespace.settings.open_vocabulary else concept_vectors(namespace)
-            self.plans.publish_text(
+            rule = namespace.rule
+            text = None
+            if native_text:
+                # a closed vocabulary's words that name no concept map to the closest concept's name
+                mapping = None if settings.open_vocabulary else concept_vectors(namespace)
+                text = (QUERY_CUES.compiled, *compiled, settings.open_vocabulary, mapping)
+            self.views.set(
                 namespace.name,
-                request.SerializeToString(),
-                search.index,
-                search.ids,
-                search.metadata,
-                search.records,
-                explain,
-                search.request,
-                response.SerializeToString(),
-                namespace.vocabulary.compiled_keys(),
-                QUERY_CUES.compiled,
-                encoder,
-                tokenizer,
-                namespace.settings.open_vocabulary,
-                answer_k=requested_k(request) if answer else 0,
-                recency_k=recency_k,
-                recency=term,
-                adaptive=adaptive,
-                rule_words=result.rule_words,
-                confidence_words=result.confidence_words,
-                confidence=result.confidence_levels,
-                recall_search=recall_search,
-                concept_vectors=mapping,
+                *core,
+                names=vocabulary.names,
+                keys=vocabulary.compiled_keys(),
+                approximate=settings.ann is not None,
+                rule_mode=_core.SearchMode.__members__[rule.recall_mode],
+                rule_words=rule.words,
+                rule_ranking=ranking_words(rule.confidence),
+                requested_ranking=ranking_words(
+                    rule.confidence if rule.rule.ranks_by_confidence else DEFAULT_CONFIDENCE
+                ),
+                text=text,
             )
 
-        return namespace.write_lock.unchanged_since(epoch, publish)
-
-    def _names_of(self, namespace) -> None:
-        """Hands the front the namespace's names and lookup keys, once (a write keeps them current
-        or drops them: _namespace_changed). Called under the namespace's write lock."""
-        if not self.plans.has_names(namespace.name):
-            vocabulary = namespace.vocabulary
-            self.plans.set_names(namespace.name, vocabulary.names, vocabulary.compiled_keys())
+        try:
+            return namespace.write_lock.unchanged_since(epoch, publish)
+        except ValueError as refused:  # never fails the call the library has answered
+            log.warning("no view of %s handed to the front: %s", namespace.name, refused)
+            return False
 
     def shutdown(self, grace_seconds: float) -> None:
         self.front.shutdown(grace_seconds)
@@ -401,7 +239,9 @@ class FastFrontCollector:
             "polarmem_fast_front_in_flight", "Recalls in the compiled front now", value=stats["in_flight"]
         )
         yield GaugeMetricFamily(
-            "polarmem_fast_front_plans", "Recall plans the compiled front holds", value=self._host.plans.size
+            "polarmem_fast_front_namespaces",
+            "Namespaces whose Recalls the compiled front plans itself",
+            value=self._host.views.size,
         )
         buckets, total = [], 0
         for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["latency_counts"]):

@@ -19,7 +19,7 @@ With ``processes`` > 1 the started process is the primary and forks read-only re
 same port before any gRPC object exists (api/processes.py); ``serve_replica`` runs each.
 
 Who listens on the address (setting ``front``): by default the compiled front (api/fast_front.py,
-cpp/front), which answers the Recalls it has plans for from the core and hands every other call —
+cpp/front), which plans and answers Recalls from the core and hands every other call —
 any method, unary or streaming — to this server's Python listener over a private Unix socket. It
 starts before the store opens (health answers NOT_SERVING through it meanwhile), follows the
 memory's writes once it is open, and stops first on shutdown (its handed-over calls need this

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from contextlib import nullcontext
 from pathlib import Path
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -56,7 +55,6 @@ from polarmem_server.library import (
     wait_for_encoder,
 )
 from polarmem_server.scoring.verification import Verifier
-from polarmem_server.storage.plan_capture import capturing
 
 # One table per enum: API code <-> library value.
 STORAGE_NAMES = {
@@ -623,16 +621,12 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
         wait_for_encoder(namespace.settings.encoder, deadline)
-        # A call the compiled front handed over: record its core search, so the front can answer
-        # the next request of this shape itself (api/fast_front.py).
-        front = self.fast_front if self.fast_front is not None and came_through_front(context) else None
-        epoch = namespace.write_lock.plan_epoch
-        with capturing() if front is not None else nullcontext() as searches:
-            result = self._recall(request, explain)
+        result = self._recall(request, explain)
         check_deadline(deadline)
         response = self._recall_response(request, namespace, result)
-        if front is not None:
-            front.publish(request, response, result, namespace, searches, epoch)
+        if self.fast_front is not None and came_through_front(context):
+            # The front plans the namespace's next Recalls itself from its view (api/fast_front.py).
+            self.fast_front.offer_view(namespace)
         return response
 
     def _recall(self, request, explain: bool):

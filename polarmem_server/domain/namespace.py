@@ -21,37 +21,30 @@ from polarmem_server.index import SpaceSpec
 
 
 class PlanState(NamedTuple):
-    """What a namespace's Recall plans depend on, as counters, read before and after each write."""
+    """What the compiled front's view of a namespace holds, as counters, read before and after each write."""
 
-    depends: tuple[int, int]  # every plan: settings, rule and what chose it, aliases (revision, rewrites)
-    concepts: int  # how many concepts: appending some keeps the plans but the few ChangeLock says
-
-
-class Epoch(NamedTuple):
-    drops: int  # writes that dropped the namespace's plans
-    appends: int  # writes that only appended concepts
+    depends: tuple[int, int]  # settings, rule and what chose it, aliases (revision, rewrites)
+    concepts: int  # how many concepts: appending some keeps the view, which takes the new names
 
 
 class ChangeLock:
     """The lock that serialises a namespace's writes (reentrant), telling listeners when a write
-    changed what a Recall plan depends on (``fingerprint()``, a PlanState read when the outermost
-    holder takes the lock and again before it lets go). Item writes that name known concepts
-    change none of it: the plans stay, and the hits they give come from the live index.
+    changed what the compiled front's view of the namespace holds (``fingerprint()``, a PlanState
+    read when the outermost holder takes the lock and again before it lets go). Item writes that
+    name known concepts change none of it: the front's hits come from the live index.
 
-    A write that only appended concepts (new ids, nothing else) keeps the plans too: each name a
-    plan resolved still resolves to the same id (Vocabulary.rewrites), so the same core search
-    and parse follow. The listeners get the new concepts (``Vocabulary.appended_since``: their
-    names, to name them in answers, and a way to bring the compiled keys up to date, by which the
-    front parses texts and binds explicit names), and drop the plans whose
-    answer reads the whole vocabulary (the names a Recall skipped as unknown, which may be
-    concepts now, and their suggestions). Any other change, or ``invalidate()`` (a deletion),
-    drops all of them: the listeners get None. Without listeners (no front) nothing is computed.
+    A write that only appended concepts (new ids, nothing else) keeps the view: each name still
+    resolves to the same id (Vocabulary.rewrites). The listeners get the new concepts
+    (``Vocabulary.appended_since``: their names, to name them in answers, and a way to bring the
+    compiled keys up to date, by which the front parses texts and binds explicit names). Any other
+    change, or ``invalidate()`` (a deletion), drops the view: the listeners get None. Without
+    listeners (no front) nothing is computed.
 
-    The listeners run before the lock is let go, so no other write and no plan publication
-    comes between the change and what they do with it. ``plan_epoch`` moves with each change;
-    a reader that saw the same epoch before and after its work, and checks it while holding the
-    lock, knows its plan is still the library's. The compiled Recall front's plans are
-    published and dropped that way (api/fast_front.py)."""
+    The listeners run before the lock is let go, so no other write and no hand-over of a view
+    comes between the change and what they do with it. ``view_epoch`` counts the writes that
+    dropped the view; a reader that saw the same epoch before and after its work, and checks it
+    while holding the lock, knows what it read is still the namespace's. The compiled front's
+    views are handed over and dropped that way (api/fast_front.py)."""
 
     def __init__(self, name: str, fingerprint, appended) -> None:
         self.name = name
@@ -61,7 +54,7 @@ class ChangeLock:
         self._depth = 0
         self._before: PlanState | None = None
         self._invalidated = False
-        self.plan_epoch = Epoch(0, 0)
+        self.view_epoch = 0
         self.listeners: list = []  # shared with the library (Memory.change_listeners)
 
     def acquire(self, blocking: bool = True) -> bool:
@@ -84,12 +77,10 @@ class ChangeLock:
         before, after = self._before, self._fingerprint()
         assert before is not None  # taken by the outermost acquire, whose release this is
         invalidated, self._invalidated = self._invalidated, False
-        drops, appends = self.plan_epoch
-        if invalidated or after.depends != before.depends or after.concepts < before.concepts:
-            self.plan_epoch, dropped = Epoch(drops + 1, appends), True
-        elif after.concepts > before.concepts:
-            self.plan_epoch, dropped = Epoch(drops, appends + 1), False
-        else:
+        dropped = invalidated or after.depends != before.depends or after.concepts < before.concepts
+        if dropped:
+            self.view_epoch += 1
+        elif after.concepts == before.concepts:
             return
         if not self.listeners:
             return
@@ -101,18 +92,14 @@ class ChangeLock:
         """Call while holding the lock: its release tells the listeners (the namespace is going)."""
         self._invalidated = True
 
-    def unchanged_since(self, epoch: Epoch, then, reads_vocabulary: bool = False) -> bool:
+    def unchanged_since(self, epoch: int, then) -> bool:
         """Runs ``then()`` while holding the lock, if no write holds it and no write that dropped
-        plans ran since ``epoch`` was read (nor one that appended concepts, for a plan that
-        ``reads_vocabulary``); returns whether it ran. Never waits, never counts as a write."""
+        the view ran since ``epoch`` (a ``view_epoch``) was read; returns whether it ran. Never
+        waits, never counts as a write."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            if (
-                self._depth
-                or self.plan_epoch.drops != epoch.drops
-                or (reads_vocabulary and self.plan_epoch.appends != epoch.appends)
-            ):
+            if self._depth or self.view_epoch != epoch:
                 return False
             then()
             return True
@@ -209,7 +196,7 @@ class Namespace:
         return self._rule
 
     def plan_state(self) -> PlanState:
-        """What a Recall plan of this namespace depends on, as counters (ChangeLock)."""
+        """What the compiled front's view of this namespace holds, as counters (ChangeLock)."""
         return PlanState((self.revision, self.vocabulary.rewrites), len(self.vocabulary))
 
     @property

@@ -90,6 +90,11 @@ class RuleChoice:
     def confidence(self) -> ConfidenceRanking:
         return self.rule.confidence
 
+    @property
+    def words(self) -> str:
+        """How a Recall's mode_reason says the rule chose its mode: "<mode> (<why>)"."""
+        return f"{self.recall_mode} ({self.reason})"
+
 
 # Chosen on the dev set's tuning half and kept only where the choice held, frozen, on its held-out
 # half (benchmarks/rule_sweep.py, docs/evaluation/dev/sweep_*.json; held-out Conflict@3 / nDCG@10):

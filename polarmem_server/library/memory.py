@@ -82,8 +82,9 @@ class Memory:
         self.writer = Writer(self.backend)
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
-        # Called with a namespace's name as each write to it that changed what Recall plans depend
-        # on ends, and the concepts it only appended or None (domain/namespace.py ChangeLock).
+        # Called with a namespace's name as each write to it that changed what the compiled
+        # front's view of it holds ends, and the concepts it only appended or None
+        # (domain/namespace.py ChangeLock).
         self.change_listeners: list[Callable[[str, Appended | None], None]] = []
         records = self.backend.namespaces()
         bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
@@ -231,7 +232,7 @@ class Memory:
             namespace.write_lock.listeners = self.change_listeners
             self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace
-            with namespace.write_lock:  # a Recall meanwhile must not publish a plan these concepts outdate
+            with namespace.write_lock:  # a Recall meanwhile must not hand over a view these concepts outdate
                 self.writer.concept_ids(namespace, settings.concepts)
             return namespace
 
@@ -254,7 +255,7 @@ class Memory:
         with self._lock:
             namespace = self.namespace(name)
             with namespace.write_lock:
-                namespace.write_lock.invalidate()  # its plans go with it
+                namespace.write_lock.invalidate()  # the front's view of it goes with it
                 self.backend.delete_namespace(name)
                 del self._namespaces[name]
 

@@ -105,7 +105,7 @@ def recall(
     def run() -> RecallResult:
         if query.mode == RecallMode.ANSWER:  # labelled for a question (answer_recall.py): always explained
             return answer_recall.run_answer(writer.backend, namespace, query)
-        rule_words = f"{rule.recall_mode} ({rule.reason})" if rule is not None else ""
+        rule_words = rule.words if rule is not None else ""
         return run_recall(writer.backend, namespace, query, explain=explain, rule_words=rule_words)
 
     try:

@@ -365,3 +365,9 @@ class Backend(ABC):
         namespace never bound match nothing; query vectors are validated by the library.
         Every hit's item was stored when the search ran; it may be gone by the time the caller
         reads it (:meth:`get_items` then returns None for it)."""
+
+    def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
+        """The namespace's compiled search objects, for the compiled Recall front to plan and answer
+        its Recalls from (api/fast_front.py): (index, item ids, metadata postings, records by slot or
+        None). None where the searches do not run in this process's core (the default)."""
+        return None

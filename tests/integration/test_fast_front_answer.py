@@ -1,7 +1,7 @@
 """Answer-mode Recalls (the MCP recall tool's default) through the compiled front: a real server
 with the front on its address, the dev agent notes and one dev conversation in namespaces with
-the packaged MiniLM encoder, gRPC on both ports. After one question of a shape the front asks
-every new question of it itself through the core's agent recall (answer_recall.hpp) — parse,
+the packaged MiniLM encoder, gRPC on both ports. Once the namespace's first Recall handed it the
+namespace's view, the front asks every question itself through the core's agent recall (answer_recall.hpp) — parse,
 bind, embed, the candidate searches, labels, explanations, context — the one the library's
 answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
 answer exactly goes to the library: text with a character past U+052F (outside U+2000..U+206F), an explicit name that
@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server.api.fast_front import plannable, unavailable_reason
+from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from front_ports import refused_alike, same_on_both_ports
@@ -74,10 +74,9 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("ns,shape", SHAPES, ids=[f"{ns}:{','.join(s)}" for ns, s in SHAPES])
-def test_every_question_of_a_planned_shape_is_answered_alike(server, stubs, ns, shape):
+def test_every_question_is_answered_alike(server, stubs, ns, shape):
     first = pb.RecallRequest(namespace=ns, text="what does Maya drink?", mode=pb.RECALL_MODE_ANSWER, **shape)
-    assert plannable(first)
-    same_on_both_ports(server, stubs, first)  # the library answers and plans the shape
+    same_on_both_ports(server, stubs, first)  # (the namespace's first: the library hands the front its view)
     labels, summaries = set(), 0
     for question in QUESTIONS:
         request = pb.RecallRequest(namespace=ns, text=question, mode=pb.RECALL_MODE_ANSWER, **shape)
@@ -115,7 +114,7 @@ def test_what_the_front_cannot_answer_exactly_goes_to_the_library(server, stubs)
         server, stubs, pb.RecallRequest(namespace="notes", text="what does Ma\u00ffa drink?", **ask), True
     )
     closed = pb.RecallRequest(namespace="closed", text="Maya and coffee?", **ask)
-    same_on_both_ports(server, stubs, closed)  # plans the closed namespace's shape
+    same_on_both_ports(server, stubs, closed)  # hands the front the closed namespace's view
     # "drink" and "tea" name no concept there: mapped to the closest concept (or not), natively
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="does Maya drink tea?", **ask), True)
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text="Leo with no peanuts", **ask), True)

@@ -1,10 +1,9 @@
 """The compiled Recall front when a write only appends concepts (an open vocabulary's new words):
-a real server with the front on its address, gRPC clients on it and on the library's private socket. Appending keeps the plans
-(every name resolves as before) and binds the new concepts in generic plans by the keys the
-write pushed; the
-plans whose answer reads the whole vocabulary (names skipped as unknown) go; every other change
-of what plans depend on still drops them all. Each answer the front gives itself must be the
-library's, byte for byte (test_fast_front.py covers the rest of the front)."""
+a real server with the front on its address, gRPC clients on it and on the library's private
+socket. Appending keeps the namespace's view (every name resolves as before) and the front binds
+the new concepts by the keys the write pushed; a name skipped as unknown is the library's until a
+note names it; every other change of what the view holds drops it. Each answer the front gives
+itself must be the library's, byte for byte (test_fast_front.py covers the rest of the front)."""
 
 from __future__ import annotations
 
@@ -82,18 +81,17 @@ def recall(required=(), forbidden=(), rng=None, top_k=10, **fields) -> pb.Recall
     )
 
 
-def test_an_append_keeps_the_plans_and_the_front_still_answers_them(server, stubs):
+def test_an_append_keeps_the_view_and_the_front_still_answers(server, stubs):
     rng = np.random.default_rng(2)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # plans it
-    plans = server.fast_front.plans.size
-    assert plans == 2  # the shape's and its generic one
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
+    assert server.fast_front.views.size == 1
     remember_new_words(server, "zebra", "giraffe")
-    assert server.fast_front.plans.size == plans
+    assert server.fast_front.views.size == 1
     for _ in range(5):
         same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=True)
 
 
-def test_a_new_concept_binds_natively_through_a_generic_plan(server, stubs):
+def test_a_new_concept_binds_natively(server, stubs):
     rng = np.random.default_rng(3)
     same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
     remember_new_words(server, "zebra", "okapi")
@@ -108,49 +106,43 @@ def test_a_new_concept_binds_natively_through_a_generic_plan(server, stubs):
 def test_names_resolved_through_an_alias_or_a_plural_still_resolve_alike(server, stubs):
     """Names bound through a plural ("dogs"), an alias ("puppy") or another case: appending
     concepts cannot make those names resolve elsewhere (a note saying "dogs"
-    or "puppy" names dog, it adds no concept), so the plans stay and answer as the library."""
+    or "puppy" names dog, it adds no concept), so the view stays and answers as the library."""
     rng = np.random.default_rng(4)
-    same_on_both_ports(server, stubs, recall(["dogs"], ["cat"], rng), natively=False)  # plans the shape
+    same_on_both_ports(server, stubs, recall(["dogs"], ["cat"], rng), natively=False)  # hands over the view
     for required in (["puppy"], ["Dog"]):  # bound by the namespace's keys
         same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
-    plans = server.fast_front.plans.size
     concepts = concept_count(server)
     with PolarMemClient(server.address) as client:
         client.remember(
             "o", id="p1", kind="text", text="two dogs and a puppy, no walrus", vectors={"vis": np.ones(DIM).tolist()}
         )
     assert concept_count(server) == concepts + 1  # walrus only
-    assert server.fast_front.plans.size == plans
+    assert server.fast_front.views.size == 1
     for required in (["dogs"], ["puppy"], ["Dog"]):
         answer = same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
         assert list(answer.parse.required) == ["dog"]
 
 
-def test_a_plan_that_skipped_an_unknown_name_goes_when_that_name_becomes_a_concept(server, stubs):
+def test_a_name_skipped_as_unknown_binds_natively_once_a_note_names_it(server, stubs):
     """allow_unknown_concepts: the answer lists the skipped name with suggestions from the whole
-    vocabulary, so an append drops that plan (and only it): once a note names "ibex" the same
+    vocabulary, which the library writes; once a note names "ibex" the front binds it and the same
     request requires it, as the library says."""
     rng = np.random.default_rng(5)
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
     skipping = recall(["dog", "ibex"], ["cat"], rng, allow_unknown_concepts=True)
     first = same_on_both_ports(server, stubs, skipping, natively=False)
     assert [c.name for c in first.parse.unknown_concepts] == ["ibex"]
-    same_on_both_ports(server, stubs, skipping, natively=True)  # planned like any shape
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
-    plans = server.fast_front.plans.size
     remember_new_words(server, "ibex")
-    assert server.fast_front.plans.size == plans - 1
-    again = same_on_both_ports(server, stubs, skipping, natively=False)
+    again = same_on_both_ports(server, stubs, skipping, natively=True)
     assert list(again.parse.required) == ["dog", "ibex"] and not again.parse.unknown_concepts
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=True)
-    same_on_both_ports(server, stubs, skipping, natively=True)  # re-planned
 
 
 @pytest.mark.parametrize("change", ["alias", "settings", "delete"])
-def test_other_changes_still_drop_every_plan_and_the_names(server, stubs, change):
+def test_other_changes_still_drop_the_view(server, stubs, change):
     rng = np.random.default_rng(6)
     same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
     remember_new_words(server, "zebra")
-    assert server.fast_front.plans.has_names("o")
+    assert server.fast_front.views.holds("o")
     with PolarMemClient(server.address) as client:
         if change == "alias":  # shadows a concept of the open vocabulary: "zebra" now names dog
             client.update_namespace("o", aliases={"zebra": "dog"})
@@ -158,10 +150,10 @@ def test_other_changes_still_drop_every_plan_and_the_names(server, stubs, change
             client.update_namespace("o", kappa=2.0)
         else:
             client.delete_namespace("o")
-    assert server.fast_front.plans.size == 0 and not server.fast_front.plans.has_names("o")
+    assert server.fast_front.views.size == 0 and not server.fast_front.views.holds("o")
     if change == "delete":
         return
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # plans again
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over a new view
     answer = same_on_both_ports(server, stubs, recall(["zebra"], ["cat"], rng), natively=True)
     # the alias binds by the keys the change brought: "zebra" names dog now
     assert list(answer.parse.required) == (["dog"] if change == "alias" else ["zebra"])
@@ -173,7 +165,7 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
     once the writer stops both ports answer every word alike."""
     main, fast = stubs
     rng = np.random.default_rng(7)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # the generic plan
+    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
     words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}o" for i in range(40)]  # singular, written as stored
     stored: list[str] = []
     errors: list[BaseException] = []

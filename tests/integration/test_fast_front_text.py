@@ -1,7 +1,6 @@
 """Text Recalls through the compiled front: a real server with the front on its address, a
-namespace with the packaged MiniLM encoder, gRPC on both ports. After one call of a text shape
-(namespace, k, mode, flags, context or not: every field but the text) the front parses each
-new text with the namespace's live keys, embeds its affirmative part with the compiled
+namespace with the packaged MiniLM encoder, gRPC on both ports. Once the namespace's first
+Recall handed it the namespace's view, the front parses each text with the namespace's live keys, embeds its affirmative part with the compiled
 tokenizer and encoder, binds the concepts and renders the context itself; every answer must be
 the library's, byte for byte, a closed vocabulary's mapped words and Latin text included. Texts
 the front cannot answer exactly (a character past U+052F outside General Punctuation, a capital
@@ -19,7 +18,6 @@ import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.api.fast_front import unavailable_reason
-from polarmem_server.api.fast_front import plannable
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from front_ports import native_calls as native
@@ -95,10 +93,10 @@ SHAPES = [
     dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=0.5, include_context=True),
     dict(mode=pb.RECALL_MODE_OFF, top_k=4),
     dict(metadata_equals={"part": "1"}, include_context=True, top_k=6),
-    # the recency term: the core's recency entry, run by the front on the plan's search
+    # the recency term: the core's recency entry, run by the front on the Recall's search
     dict(mode=pb.RECALL_MODE_HARD, recency_half_life_s=3600.0, include_context=True, top_k=5),
     dict(mode=pb.RECALL_MODE_OFF, recency_half_life_s=3600.0, recency_weight=1.0, explain=False),
-    # suppressed hits: the front's plain-similarity search beside the plan's
+    # suppressed hits: the front's plain-similarity search beside the Recall's
     dict(mode=pb.RECALL_MODE_STRICT, suppressed_k=4, top_k=6),
     dict(suppressed_k=3, include_context=True, top_k=5, recency_half_life_s=3600.0),
 ]
@@ -106,10 +104,9 @@ SHAPES = [
 
 @pytest.mark.parametrize("ns", ["open", "closed"])
 @pytest.mark.parametrize("shape", SHAPES, ids=[",".join(s) or "default" for s in SHAPES])
-def test_every_text_of_a_planned_shape_is_answered_alike(server, stubs, ns, shape):
+def test_every_text_is_answered_alike(server, stubs, ns, shape):
     first = pb.RecallRequest(namespace=ns, text="a dog on a sofa", **shape)
-    assert plannable(first)
-    same_on_both_ports(server, stubs, first)  # plans the shape (or was planned by the other ns's run)
+    same_on_both_ports(server, stubs, first)  # (a namespace's first: the library hands the front its view)
     answered = 0
     for text in QUERIES + captions(330)[300:]:
         request = pb.RecallRequest(namespace=ns, text=text, **shape)
@@ -179,7 +176,6 @@ def test_adaptive_text_queries_choose_their_mode_in_the_front_as_the_library_doe
     none, hard or soft by the probes otherwise, each answer the library's, mode_used and
     mode_reason included."""
     first = pb.RecallRequest(namespace=ns, text="a dog on a sofa", mode=pb.RECALL_MODE_ADAPTIVE, **shape)
-    assert plannable(first)
     same_on_both_ports(server, stubs, first)
     reasons = set()
     for text in QUERIES + captions(330)[300:]:
@@ -211,7 +207,7 @@ def test_new_words_are_parsed_natively_once_their_write_returns(server, stubs):
         server, stubs, pb.RecallRequest(namespace="open", text="a numbat", **shape), natively=True
     )
     assert list(numbat.parse.required) == ["numbat"] and numbat.hits[0].id == "wombat-note"
-    # an alias change drops the text plans: the next call plans again, then native
+    # an alias change drops the view: the next call hands over a new one, then native
     with PolarMemClient(server.library_address) as client:
         client.update_namespace("open", aliases={"marsupial": "wombat"})
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a marsupial", **shape), natively=False)
@@ -251,12 +247,11 @@ def test_text_recalls_through_the_front_while_a_writer_adds_new_words(server, st
 
 def test_explicit_names_with_a_text_bind_natively(server, stubs):
     """What the MCP tool sends when the agent names the constraints: the text gives only the
-    similarity (its affirmative part); the names bind like a generic vector plan's (any case or
+    similarity (its affirmative part); the names bind as a vector query's do (any case or
     number, an alias, a repeat), by the namespace's lookup keys."""
     shape = dict(include_context=True, top_k=5)
     first = pb.RecallRequest(namespace="closed", text="a dog on a sofa", required=["dog"], forbidden=["cat"], **shape)
-    assert plannable(first)
-    same_on_both_ports(server, stubs, first, natively=False)  # plans the shape: one required, one forbidden
+    same_on_both_ports(server, stubs, first)
     for text, required, forbidden in (
         ("a frisbee in a park", ["frisbee"], ["dog"]),
         ("sofa", ["sofa"], ["bus"]),
@@ -279,9 +274,9 @@ def test_explicit_names_with_a_text_bind_natively(server, stubs):
             natively=True,
         )
         assert list(answer.parse.required) == ["dog"]
-    # another count of names: its own plan first
+    # another count of names
     two = pb.RecallRequest(namespace="closed", text="dog frisbee", required=["dog", "frisbee"], **shape)
-    same_on_both_ports(server, stubs, two, natively=False)
+    same_on_both_ports(server, stubs, two, natively=True)
     same_on_both_ports(
         server,
         stubs,
@@ -302,7 +297,7 @@ def test_explicit_names_with_a_text_bind_natively(server, stubs):
 
 def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
     """Eight callers at once through the front: text calls sharing encoder passes beside vector
-    calls of a generic shape. Nothing stalls (each call has a deadline), every call is the
+    calls naming a concept. Nothing stalls (each call has a deadline), every call is the
     front's own, and every answer is the library's."""
     main, fast = stubs
     rng = np.random.default_rng(3)
@@ -317,8 +312,7 @@ def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
         for _ in range(16)
     ]
     requests = [request for pair in zip(texts, vectors) for request in pair]
-    fast.Recall(texts[0])  # plans the two shapes
-    fast.Recall(vectors[0])
+    fast.Recall(texts[0])  # (the namespace's view)
     answers: dict[int, bytes] = {}
     errors: list[BaseException] = []
 

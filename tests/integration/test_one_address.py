@@ -56,7 +56,7 @@ def test_the_address_is_the_compiled_front_and_answers_recall_natively(server, s
         items = [item_message(id=f"i{i}", vectors={"vis": rng.normal(size=DIM)}) for i in range(50)]
         assert client.remember_stream("t", items).stored == 50
     query = rng.normal(size=DIM).astype(np.float32).tolist()
-    first = stub.Recall(vector_recall(query))  # the library answers it and publishes its shape's plan
+    first = stub.Recall(vector_recall(query))  # the library answers it and hands the front the view
     second = stub.Recall(vector_recall(query))  # the front answers it from the core
     stats = server.fast_front.front.stats()
     assert stats["native"] == 1 and stats["forwarded"] == 1

@@ -48,7 +48,7 @@ FRONT_METRICS = {
     "polarmem_fast_front_recalls_total",
     "polarmem_fast_front_latency_seconds_bucket",
     "polarmem_fast_front_in_flight",
-    "polarmem_fast_front_plans",
+    "polarmem_fast_front_namespaces",
     "polarmem_fast_front_hits_total",
 }
 # Series that Prometheus itself (up) or blackbox_exporter (probe_success) produce.

@@ -1,13 +1,15 @@
-"""What a Recall reads from RocksDB, over a real server: with ``explain=false`` nothing (ids,
-tiers, scores, the query concepts' states and absence_verified come from the index) and the same
-hits as with explanations; with explanations one multi-get per search. Reads are counted by
-wrapping the store's read paths, which only observes them."""
+"""What a Recall the library answers reads from RocksDB, over a real server's library listener
+(the compiled front on the public address explains from the records the core holds and reads
+none): with ``explain=false`` nothing (ids, tiers, scores, the query concepts' states and
+absence_verified come from the index) and the same hits as with explanations; with explanations
+one multi-get per search. Reads are counted by wrapping the store's read paths, which only
+observes them."""
 
 import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server.faces.client import item_message
+from polarmem_server.faces.client import PolarMemClient, item_message
 from servertools import DIM
 
 CONCEPTS = ("dog", "cat", "car", "bus")
@@ -38,7 +40,12 @@ class CountingColumnFamily:
 
 
 @pytest.fixture
-def stocked(server, client):
+def stocked(server):
+    with PolarMemClient(server.library_address) as client:
+        yield from _stocked(server, client)
+
+
+def _stocked(server, client):
     client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
     rng = np.random.default_rng(11)
     items = []

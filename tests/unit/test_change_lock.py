@@ -1,13 +1,13 @@
-"""domain/namespace.py ChangeLock: what a namespace's writes tell the compiled front's plans.
-A write that only appends concepts keeps them (the listeners get the new concepts); any other
-change of what plans depend on drops them (the listeners get None); item-only writes say nothing."""
+"""domain/namespace.py ChangeLock: what a namespace's writes tell the compiled front's view of it.
+A write that only appends concepts keeps it (the listeners get the new concepts); any other
+change of what it holds drops it (the listeners get None); item-only writes say nothing."""
 
 from __future__ import annotations
 
 import threading
 
 from polarmem_server import _core
-from polarmem_server.domain.namespace import Epoch, Namespace
+from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.negation import CLINICAL
 from polarmem_server.domain.settings import NamespaceSettings
 from polarmem_server.index import SpaceSpec
@@ -22,20 +22,20 @@ def namespace(**settings) -> tuple[Namespace, list]:
     return ns, told
 
 
-def test_an_append_keeps_plans_and_names_the_new_concepts():
+def test_an_append_keeps_the_view_and_names_the_new_concepts():
     ns, told = namespace()
-    epoch = ns.write_lock.plan_epoch
+    epoch = ns.write_lock.view_epoch
     with ns.write_lock:
         ns.vocabulary.ensure("zebra")
         with ns.write_lock:  # nested: only the outermost holder tells
             ns.vocabulary.ensure("Wine Glasses")
     assert told == [("t", (2, ["zebra", "Wine Glasses"]))]
-    assert ns.write_lock.plan_epoch == Epoch(epoch.drops, epoch.appends + 1)
+    assert ns.write_lock.view_epoch == epoch
 
 
 def test_an_append_leaves_the_compiled_keys_to_the_listener_that_parses():
-    """The compiled front's text plans parse with the vocabulary's compiled keys. An append does
-    not rebuild them on its own (a namespace without text plans would pay it on every write);
+    """The compiled front parses texts with the vocabulary's compiled keys. An append does not
+    rebuild them on its own (a namespace the front holds no view of would pay it on every write);
     a listener that parses brings them up to date through the Appended it is told, and then
     finds the new names."""
     ns, _ = namespace()
@@ -83,7 +83,7 @@ def test_an_alias_of_no_concept_names_nothing_in_the_compiled_keys_either():
     assert [mention[0] for mention in parsed[0]] == [0] and [term[0] for term in parsed[1]] == ["puppy"]
 
 
-def test_other_changes_drop_plans():
+def test_other_changes_drop_the_view():
     ns, told = namespace()
     with ns.write_lock:
         ns.vocabulary.add_alias("kitty", "cat")
@@ -95,14 +95,14 @@ def test_other_changes_drop_plans():
     with ns.write_lock:
         ns.write_lock.invalidate()
     assert told == [("t", None)] * 4
-    assert ns.write_lock.plan_epoch == Epoch(4, 0)
+    assert ns.write_lock.view_epoch == 4
 
 
-def test_writes_that_change_nothing_plans_read_say_nothing():
+def test_writes_that_change_nothing_the_view_holds_say_nothing():
     ns, told = namespace()
     with ns.write_lock:
         ns.vocabulary.ensure("dog")
-    assert told == [] and ns.write_lock.plan_epoch == Epoch(0, 0)
+    assert told == [] and ns.write_lock.view_epoch == 0
 
 
 def test_listeners_run_before_the_lock_is_let_go():
@@ -120,15 +120,16 @@ def test_listeners_run_before_the_lock_is_let_go():
     assert taken == [False]
 
 
-def test_a_plan_is_published_only_if_nothing_it_reads_changed_meanwhile():
+def test_a_view_is_handed_over_only_if_nothing_it_holds_changed_meanwhile():
     ns, _ = namespace()
     ran: list[str] = []
-    epoch = ns.write_lock.plan_epoch
+    epoch = ns.write_lock.view_epoch
     with ns.write_lock:
         ns.vocabulary.ensure("zebra")
-    assert ns.write_lock.unchanged_since(epoch, lambda: ran.append("plain"))
-    assert not ns.write_lock.unchanged_since(epoch, lambda: ran.append("reads"), reads_vocabulary=True)
+    assert ns.write_lock.unchanged_since(epoch, lambda: ran.append("after an append"))
     with ns.write_lock:
         ns.vocabulary.add_alias("kitty", "cat")
     assert not ns.write_lock.unchanged_since(epoch, lambda: ran.append("after a drop"))
-    assert ran == ["plain"]
+    with ns.write_lock:
+        assert ns.write_lock.unchanged_since(ns.write_lock.view_epoch, lambda: ran.append("held")) is False
+    assert ran == ["after an append"]

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,6 @@ from polarmem_server.storage.backend import (
     SearchRequest,
     SearchResult,
 )
-from polarmem_server.storage import plan_capture
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records
@@ -305,6 +305,10 @@ class LocalBackend(Backend):
         self.store.delete_item(ns, record, tuple(s.name for s in state.spaces))
         state.index.remove(record)
 
+    def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
+        target = self._ns(ns).index
+        return target.index.core, target.ids, target.metadata, target.records
+
     def keep_records(self) -> None:
         """Hold every namespace's item records by slot in the core from now on, for the compiled
         Recall front's explanations (api/fast_front.py; ~the records' size in memory)."""
@@ -378,20 +382,6 @@ class LocalBackend(Backend):
                 absent_weight=request.absent_weight,
             )
             hits = target.index.search_requests(core_request)
-            if plan_capture.active():
-                plan_capture.record(
-                    plan_capture.CoreSearch(
-                        target.index.core,
-                        target.ids,
-                        target.metadata,
-                        target.records,
-                        core_request,
-                        tuple(request.required),
-                        tuple(request.forbidden),
-                        plain=not request.absent_verified,
-                        states=request.concept_states,
-                    )
-                )
             tiers = hits.tiers.tolist()
             states = (
                 _concept_states(target.index, hits.slots, request.required, request.forbidden)

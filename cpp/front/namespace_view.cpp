@@ -1,0 +1,284 @@
+#include "namespace_view.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace polarmem::front {
+
+namespace {
+
+// The library's normalise() of an ASCII name: lower case, then the core's normal form.
+std::optional<std::string> normal_form(const std::string& name) {
+  std::string lowered(name);
+  for (auto& ch : lowered) {
+    if (static_cast<unsigned char>(ch) >= 0x80) return std::nullopt;
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return text::normalise_lowered(lowered);
+}
+
+// Whether `key` is the spaced form of a hyphenated key naming the same concept ("x ray" for
+// "x-ray", "e mail" for an alias "e-mail"): texts find it, the library's lookup does not. Every
+// way of hyphenating its spaces is tried (a key of more than eight spaces is taken as one).
+bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uint32_t id) {
+  std::vector<std::size_t> spaces;
+  for (std::size_t i = 0; i < key.size(); ++i)
+    if (key[i] == ' ') spaces.push_back(i);
+  if (spaces.size() > 8) return true;
+  for (std::uint32_t mask = 1; mask < (1u << spaces.size()); ++mask) {
+    std::string variant(key);
+    for (std::size_t j = 0; j < spaces.size(); ++j)
+      if (mask >> j & 1u) variant[spaces[j]] = '-';
+    const auto found = keys.find(variant);
+    if (found && *found == id) return true;
+  }
+  return false;
+}
+
+// The concept `name` binds to and that concept's name as the library writes it: any case or
+// number of the concept's own name, or an alias. Nothing when it binds to none (the library
+// refuses it, or skips it with suggestions), is not ASCII (the library folds its case by Unicode
+// rules), or is only a hyphenated concept's spaced form (which texts find, the lookup does not).
+std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
+  const auto key = normal_form(name);
+  if (!key || key->empty()) return std::nullopt;
+  const auto id = binding.keys->find(*key);
+  std::string own;
+  if (!id || !binding.names->name(*id, &own)) return std::nullopt;
+  if (*key != own) {  // not the own name as written: another case or number, an alias, a spaced form
+    const auto own_key = normal_form(own);
+    if (!own_key || (*key != *own_key && spaced_form(*binding.keys, *key, *id))) return std::nullopt;
+  }
+  return std::make_pair(*id, std::move(own));
+}
+
+// The request's explicit names bound into the plan's search, the concepts its hits cite and the
+// response's parse, as recall.py plan_query binds them: repeats count once, a forbidden concept
+// also required is required. False when a name binds to no concept.
+bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, RecallPlan* plan) {
+  auto& search = plan->request;
+  std::vector<std::string> forbidden_names;
+  std::vector<std::uint32_t> forbidden;
+  for (const auto* names : {&request.required(), &request.forbidden()}) {
+    const bool required = names == &request.required();
+    for (const auto& name : *names) {
+      auto bound = bind_name(binding, name);
+      if (!bound) return false;
+      auto& ids = required ? search.required : forbidden;
+      if (std::find(ids.begin(), ids.end(), bound->first) != ids.end()) continue;  // a repeat
+      ids.push_back(bound->first);
+      (required ? plan->concept_names : forbidden_names).push_back(std::move(bound->second));
+    }
+  }
+  auto* parse = plan->response_template.mutable_parse();
+  for (const auto& name : plan->concept_names) parse->add_required(name);
+  for (std::size_t i = 0; i < forbidden.size(); ++i) {
+    if (std::find(search.required.begin(), search.required.end(), forbidden[i]) != search.required.end()) continue;
+    search.forbidden.push_back(forbidden[i]);
+    plan->concept_names.push_back(forbidden_names[i]);
+    parse->add_forbidden(forbidden_names[i]);
+  }
+  plan->state_concepts = search.required;
+  plan->state_concepts.insert(plan->state_concepts.end(), search.forbidden.begin(), search.forbidden.end());
+  plan->required_count = search.required.size();
+  return true;
+}
+
+// The query vectors as the library's index request orders them (the namespace's space order),
+// each weighted by `weights` (1 where none is given). False for a space the namespace lacks, a
+// multi-vector space or a vector of the wrong length: the library says why.
+bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, RecallPlan* plan) {
+  std::size_t found = 0;
+  for (const auto& space : spaces) {
+    const auto given = request.vectors().find(space.name);
+    if (given == request.vectors().end()) continue;
+    ++found;
+    const auto& values = given->second.values();
+    if (space.multi || given->second.rows() > 1 || static_cast<std::size_t>(values.size()) != space.dim) return false;
+    const auto weight = request.weights().find(space.name);
+    plan->request.vectors.push_back(
+        {space.name, {values.begin(), values.end()}, weight == request.weights().end() ? 1.0f : weight->second});
+  }
+  return found == static_cast<std::size_t>(request.vectors_size());
+}
+
+bool metadata_within(const RequestLimits& limits, const v1::RecallRequest& request) {
+  if (static_cast<std::size_t>(request.metadata_equals_size()) > limits.max_metadata_keys) return false;
+  std::size_t total = 0;
+  for (const auto& [key, value] : request.metadata_equals()) {
+    if (key.size() > limits.max_metadata_key_bytes || value.size() > limits.max_metadata_value_bytes) return false;
+    total += key.size() + value.size();
+  }
+  return total <= limits.max_metadata_total_bytes;
+}
+
+// Every bound and combination domain/query.py recall_query checks that the plan does not
+// check itself; false: the library refuses the request in its own words.
+bool fields_within(const NamespaceView& view, const v1::RecallRequest& request) {
+  const auto& limits = view.limits;
+  if (request.has_top_k() && (request.top_k() < 1 || request.top_k() > limits.max_top_k)) return false;
+  if (request.suppressed_k() > limits.max_top_k) return false;
+  if (request.has_ef_search() && request.ef_search() > limits.max_ef_search) return false;
+  if (request.approximate() && !view.approximate) return false;  // (FailedPrecondition)
+  if (request.has_soft_lambda() &&
+      !(std::isfinite(request.soft_lambda()) && std::abs(request.soft_lambda()) <= limits.max_soft_lambda))
+    return false;
+  for (const auto& [space, weight] : request.weights())
+    if (!std::isfinite(weight)) return false;
+  for (const auto kind : request.kinds())
+    if (kind != common::v1::ITEM_KIND_VISUAL && kind != common::v1::ITEM_KIND_TEXT) return false;
+  if (static_cast<std::size_t>(request.required_size()) > limits.max_query_concepts ||
+      static_cast<std::size_t>(request.forbidden_size()) > limits.max_query_concepts)
+    return false;
+  const auto consistency = request.consistency();
+  if (consistency != v1::READ_CONSISTENCY_UNSPECIFIED && consistency != v1::READ_CONSISTENCY_BOUNDED &&
+      consistency != v1::READ_CONSISTENCY_STRONG)
+    return false;
+  return metadata_within(limits, request);
+}
+
+}  // namespace
+
+std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request) {
+  // Full items and consistency tokens (a Milvus server's) are the library's.
+  if (request.include_items() || !request.consistency_token().empty()) return std::nullopt;
+  if (!fields_within(view, request)) return std::nullopt;
+
+  RecallPlan plan;
+  SearchRequest& search = plan.request;
+  const bool runs_rule = request.mode() == v1::RECALL_MODE_UNSPECIFIED;
+  const bool answer_mode = request.mode() == v1::RECALL_MODE_ANSWER;
+  switch (request.mode()) {
+    case v1::RECALL_MODE_UNSPECIFIED: search.mode = view.rule_mode; break;
+    case v1::RECALL_MODE_HARD: search.mode = SearchMode::kHard; break;
+    case v1::RECALL_MODE_SOFT: search.mode = SearchMode::kSoft; break;
+    case v1::RECALL_MODE_OFF: search.mode = SearchMode::kOff; break;
+    case v1::RECALL_MODE_STRICT: search.mode = SearchMode::kStrict; break;
+    case v1::RECALL_MODE_ADAPTIVE: search.mode = SearchMode::kHard, plan.adaptive = true; break;
+    case v1::RECALL_MODE_ANSWER: search.mode = SearchMode::kOff; break;
+    default: return std::nullopt;
+  }
+  const bool untiered =
+      !plan.adaptive && !answer_mode && (search.mode == SearchMode::kSoft || search.mode == SearchMode::kOff);
+
+  // The confidence ranking in force (rule_choice.confidence_in_force): unset follows the rule
+  // where it runs; true takes the rule's ranking, or the default where it has none.
+  Ranking ranking;
+  if (request.has_rank_by_confidence()) {
+    if (request.rank_by_confidence()) {
+      if (untiered) return std::nullopt;  // confidence orders within tiers
+      ranking = view.requested_ranking;
+    }
+  } else if (runs_rule) {
+    ranking = view.rule_ranking;
+  }
+  if (ranking.used && answer_mode) return std::nullopt;
+
+  // The recency term (query.py check_recency): hard or off, exact, no confidence ranking.
+  const std::size_t k = request.has_top_k() ? request.top_k() : view.limits.default_top_k;
+  if (request.has_recency_half_life_s()) {
+    const double half_life = request.recency_half_life_s();
+    const double weight = request.has_recency_weight() ? request.recency_weight() : view.limits.default_recency_weight;
+    const bool recency_mode =
+        !plan.adaptive && !answer_mode && (search.mode == SearchMode::kHard || search.mode == SearchMode::kOff);
+    if (!(std::isfinite(half_life) && half_life > 0.0) || !(std::isfinite(weight) && weight >= 0.0 && weight <= 1.0) ||
+        !recency_mode || ranking.used || request.approximate() || !view.records)
+      return std::nullopt;
+    plan.recency_k = k;
+    plan.recency = {half_life, weight};
+  } else if (request.has_recency_weight()) {
+    return std::nullopt;
+  }
+
+  // What the query gives: a text (parsed, bound and embedded per call by the namespace's text
+  // path) or query vectors; a query of concepts alone is the library's.
+  const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
+  plan.response_template.mutable_parse()->set_explicit_(explicit_names);
+  if (!request.text().empty()) {
+    if (!view.text || request.vectors_size() > 0) return std::nullopt;
+    plan.text = view.text;
+    const auto weight = request.weights().find("sem");
+    search.vectors.push_back({"sem", {}, weight == request.weights().end() ? 1.0f : weight->second});
+  } else if (answer_mode || request.vectors_size() == 0 || !query_terms(view.spaces, request, &plan)) {
+    return std::nullopt;
+  }
+  if (explicit_names && !bind_names(view.binding, request, &plan)) return std::nullopt;
+
+  plan.index = view.index;
+  plan.ids = view.ids;
+  plan.metadata = view.metadata;
+  plan.records = view.records;
+  plan.context_names = view.binding.names;
+  if (answer_mode) {  // the core's agent recall: its searches set mode, k and concepts, nothing else
+    if (!view.records) return std::nullopt;
+    plan.answer_k = k;
+    plan.response_template.set_mode_used(v1::RECALL_MODE_ANSWER);
+  } else {
+    plan.explain = (request.has_explain() ? request.explain() : true) || request.include_context();
+    if (plan.explain && !view.records) return std::nullopt;
+    search.k = k;
+    search.soft_lambda = request.has_soft_lambda() ? request.soft_lambda() : 1.0f;
+    search.exclude_conflicts = request.exclude_conflicts();
+    if (runs_rule) plan.rule_words = view.rule_words;
+    if (ranking.used) {
+      plan.confidence_words = ranking.words;
+      search.present_level = ranking.present_level;
+      search.absent_level = ranking.absent_level;
+      search.present_weight = ranking.present_weight;
+      search.absent_weight = ranking.absent_weight;
+    }
+  }
+  for (const auto kind : request.kinds()) search.kind_mask |= static_cast<std::uint8_t>(kind);
+  search.exact = !request.approximate();
+  search.ef_search = request.has_ef_search() ? request.ef_search() : 0;
+  return plan;
+}
+
+void NamespaceViews::set(const std::string& ns, NamespaceView view, std::shared_ptr<ConceptNames> names) {
+  view.limits = limits_;
+  auto held = std::make_shared<const NamespaceView>(std::move(view));
+  std::lock_guard guard(mutex_);
+  by_namespace_[ns] = {std::move(held), std::move(names)};
+}
+
+std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns) const {
+  std::lock_guard guard(mutex_);
+  const auto found = by_namespace_.find(ns);
+  return found == by_namespace_.end() ? nullptr : found->second.view;
+}
+
+bool NamespaceViews::current(const std::string& ns, std::size_t concept_count) const {
+  const auto view = find(ns);
+  if (!view) return false;
+  const auto& text = view->text;
+  return !text || text->open_vocabulary || text->concept_count == concept_count;
+}
+
+void NamespaceViews::append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
+  std::shared_ptr<ConceptNames> table;
+  {
+    std::lock_guard guard(mutex_);
+    const auto found = by_namespace_.find(ns);
+    if (found == by_namespace_.end()) return;
+    table = found->second.names;
+  }
+  if (!table->append(first, names)) forget(ns);
+}
+
+void NamespaceViews::forget(const std::string& ns) {
+  std::lock_guard guard(mutex_);
+  by_namespace_.erase(ns);
+}
+
+void NamespaceViews::clear() {
+  std::lock_guard guard(mutex_);
+  by_namespace_.clear();
+}
+
+std::size_t NamespaceViews::size() const {
+  std::lock_guard guard(mutex_);
+  return by_namespace_.size();
+}
+
+}  // namespace polarmem::front

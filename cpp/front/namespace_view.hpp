@@ -1,0 +1,102 @@
+// What the compiled front holds of a namespace so that it plans every Recall of it itself: the
+// namespace's core objects, how its names bind, its text path, its rule and the limits the
+// library checks a request against. The library hands it over after a Recall it answered for
+// the front and drops it whenever what it was made from changes (settings, rule, an alias,
+// deletion: domain/namespace.py ChangeLock); a write that only appends concepts extends its names.
+//
+// plan_recall() turns one request into the plan answer() runs (recall_plan.hpp) as the library
+// plans it (domain/query.py recall_query, library/namespace_recall.py, recall.py plan_query):
+// the mode (the namespace's rule when none is named), the confidence ranking in force, the
+// recency term, the concepts bound by name, the core search with its filters. A request the
+// library would refuse, or one whose answer needs the library (full items, a consistency token,
+// a name the vocabulary lacks, a multi-vector space), gets no plan: the library answers it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "recall_plan.hpp"
+
+namespace polarmem::front {
+
+// The library's bounds on a Recall's fields (domain/query.py, domain/items.py), handed over
+// once so that one side states them.
+struct RequestLimits {
+  std::size_t max_top_k = 0;
+  std::size_t max_ef_search = 0;
+  double max_soft_lambda = 0.0;
+  std::size_t max_query_concepts = 0;  // per side, required and forbidden
+  std::size_t max_metadata_keys = 0;
+  std::size_t max_metadata_key_bytes = 0;
+  std::size_t max_metadata_value_bytes = 0;
+  std::size_t max_metadata_total_bytes = 0;
+  std::size_t default_top_k = 0;
+  double default_recency_weight = 0.0;
+};
+
+// A confidence ranking as the core's searches apply it (domain/confidence.py levels, weights)
+// and the words mode_reason says it in (rule_choice.describe_confidence).
+struct Ranking {
+  bool used = false;
+  std::uint8_t present_level = 0;
+  std::uint8_t absent_level = 0;
+  float present_weight = 0.0f;
+  float absent_weight = 0.0f;
+  std::string words;
+};
+
+struct NamespaceView {
+  std::shared_ptr<const Index> index;
+  std::vector<SpaceConfig> spaces;  // the index's, which never change
+  std::shared_ptr<const ItemIds> ids;
+  std::shared_ptr<const MetadataPostings> metadata;
+  std::shared_ptr<const ItemRecords> records;  // null: explained Recalls go to the library
+  NameBinding binding;
+  std::shared_ptr<const TextPath> text;  // null: text queries go to the library
+  bool approximate = false;              // the namespace has an approximate index
+  // The namespace's rule: the mode a Recall naming none runs, and why ("<mode> (<reason>)").
+  SearchMode rule_mode = SearchMode::kHard;
+  std::string rule_words;
+  Ranking rule_ranking;       // the rule's own (unused when it has none)
+  Ranking requested_ranking;  // rank_by_confidence true: the rule's, else the library's default
+  RequestLimits limits;  // NamespaceViews sets them
+};
+
+// The plan of `request` in `view`, or nothing when the library must answer it.
+std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request);
+
+// The views the library has handed over, by namespace.
+class NamespaceViews {
+ public:
+  explicit NamespaceViews(RequestLimits limits) : limits_(limits) {}
+  // The namespace's view, held with its names table (which append_names extends); the view
+  // takes the limits given at construction.
+  void set(const std::string& ns, NamespaceView view, std::shared_ptr<ConceptNames> names);
+  std::shared_ptr<const NamespaceView> find(const std::string& ns) const;
+  // Whether the front holds a view of the namespace made with `concept_count` concepts where its
+  // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
+  bool current(const std::string& ns, std::size_t concept_count) const;
+  // Names of concepts appended from id `first` on. A table that does not end at `first` (which
+  // the library's write lock rules out) is not trusted: the view goes.
+  void append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names);
+  void forget(const std::string& ns);
+  void clear();
+  std::size_t size() const;
+
+ private:
+  struct Held {
+    std::shared_ptr<const NamespaceView> view;
+    std::shared_ptr<ConceptNames> names;
+  };
+  const RequestLimits limits_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Held> by_namespace_;
+};
+
+}  // namespace polarmem::front
