@@ -163,18 +163,17 @@ class FastFrontHost:
             appended.compiled_keys()
             self.views.append_names(namespace, appended.first, appended.names)
 
-    def offer_view(self, namespace) -> bool:
+    def offer_view(self, namespace, epoch: int) -> bool:
         """After a Recall the library answered for the front: hands the front the namespace's
-        view unless it holds a current one, and only if no write dropped views since this began
-        (it never waits for a writer). Returns whether it handed one over."""
+        view unless it holds a current one, and only if ``namespace`` is still the live namespace
+        of its name and no write dropped views since ``epoch`` (its ``view_epoch``, read before the
+        Recall) was read; it never waits for a writer. Returns whether it handed one over."""
         memory = self._memory
         vocabulary = namespace.vocabulary
-        if memory is None or self.views.current(namespace.name, len(vocabulary)):
+        if memory is None or not memory.backend.ranks_by_confidence:
             return False
-        core = memory.backend.front_view(namespace.name)
-        if core is None or not memory.backend.ranks_by_confidence:
+        if self.views.current(namespace.name, len(vocabulary)):
             return False
-        epoch = namespace.write_lock.view_epoch
         settings = namespace.settings
         compiled = getattr(load_encoder(settings.encoder), "compiled", None)
         sem = namespace.spaces.get("sem")
@@ -183,6 +182,11 @@ class FastFrontHost:
             concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
 
         def publish() -> None:
+            if memory.live_namespace(namespace.name) is not namespace:
+                return  # deleted (and perhaps created again) since the Recall
+            core = memory.backend.front_view(namespace.name)
+            if core is None:
+                return
             rule = namespace.rule
             text = None
             if native_text:
@@ -205,7 +209,7 @@ class FastFrontHost:
             )
 
         try:
-            return namespace.write_lock.unchanged_since(epoch, publish)
+            return namespace.write_lock.unchanged_since(epoch, publish) and self.views.holds(namespace.name)
         except ValueError as refused:  # never fails the call the library has answered
             log.warning("no view of %s handed to the front: %s", namespace.name, refused)
             return False

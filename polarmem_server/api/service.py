@@ -621,12 +621,13 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
         wait_for_encoder(namespace.settings.encoder, deadline)
+        epoch = namespace.write_lock.view_epoch  # (read before the library reads the namespace)
         result = self._recall(request, explain)
         check_deadline(deadline)
         response = self._recall_response(request, namespace, result)
         if self.fast_front is not None and came_through_front(context):
             # The front plans the namespace's next Recalls itself from its view (api/fast_front.py).
-            self.fast_front.offer_view(namespace)
+            self.fast_front.offer_view(namespace, epoch)
         return response
 
     def _recall(self, request, explain: bool):

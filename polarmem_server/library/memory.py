@@ -248,6 +248,10 @@ class Memory:
             raise NotFound(f"namespace {quoted(name)} does not exist; create it first")
         return namespace
 
+    def live_namespace(self, name: str) -> Namespace | None:
+        """The namespace this process holds under `name` now (None: none), without asking the backend."""
+        return self._namespaces.get(name)
+
     def list_namespaces(self) -> list[Namespace]:
         return [self._namespaces[n] for n in sorted(self._namespaces)]
 

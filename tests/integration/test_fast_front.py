@@ -434,6 +434,22 @@ def test_writes_that_change_what_the_view_holds_drop_it(front_server, stubs, cha
     assert outcomes[0] == outcomes[1]
 
 
+def test_no_view_is_handed_over_for_a_namespace_deleted_since_its_recall(front_server):
+    """A Recall's namespace deleted (and created again under its name) before the library hands
+    over its view: the old namespace's view never reaches the front, whatever epoch it carries."""
+    host = front_server.fast_front
+    old = front_server.memory.namespace("t")
+    epoch = old.write_lock.view_epoch
+    with PolarMemClient(front_server.address) as client:
+        client.delete_namespace("t")
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+    assert not host.offer_view(old, epoch)
+    assert not host.offer_view(old, old.write_lock.view_epoch)  # an epoch read after the delete
+    assert host.views.size == 0
+    new = front_server.memory.namespace("t")
+    assert host.offer_view(new, new.write_lock.view_epoch) and host.views.size == 1
+
+
 def test_the_view_survives_reads_and_the_front_keeps_up_with_concurrent_writers(front_server, stubs):
     """Readers through the front while a writer adds and forgets items: no call fails, every hit
     is named, ranks stay dense, and once the writer stops both ports answer alike."""
