@@ -99,9 +99,9 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_())) return std::nullopt;
-    const auto plan = find_plan(request);
+    auto plan = find_plan(request);
     if (!plan) return std::nullopt;
-    if (!answer(*plan, request, response)) {
+    if (!answer(std::move(*plan), request, response)) {
       response->Clear();
       return std::nullopt;
     }

@@ -155,7 +155,10 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     case v1::RECALL_MODE_SOFT: search.mode = SearchMode::kSoft; break;
     case v1::RECALL_MODE_OFF: search.mode = SearchMode::kOff; break;
     case v1::RECALL_MODE_STRICT: search.mode = SearchMode::kStrict; break;
-    case v1::RECALL_MODE_ADAPTIVE: search.mode = SearchMode::kHard, plan.adaptive = true; break;
+    case v1::RECALL_MODE_ADAPTIVE:  // hard or soft, chosen per call by the run
+      search.mode = SearchMode::kHard;
+      plan.adaptive = true;
+      break;
     case v1::RECALL_MODE_ANSWER: search.mode = SearchMode::kOff; break;
     default: return std::nullopt;
   }

@@ -412,13 +412,12 @@ void add_mapped(const std::vector<MappedWord>& mapped, v1::QueryParse* parse) {
 // affirmed concepts required, its negated ones forbidden, its content words that name no
 // concept reported as unknown (or, with explicit names, the concepts plan_recall bound), and the
 // text's affirmative part embedded for similarity.
-bool answer_text(const RecallPlan& planned, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  const TextPath& path = *planned.text;
+bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath& path = *plan.text;
   std::optional<std::size_t> budget;
   if (request.include_context() && !(budget = context_budget(request))) return false;
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
-  RecallPlan plan = planned;
   std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
   // With explicit names (bound by plan_recall) the text only gives the similarity (its affirmative
   // part): its unknown words are not looked at, as in the library.
@@ -618,12 +617,13 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
 
 }  // namespace
 
-bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
   if (plan.answer_k > 0) return answer_question_text(plan, request, response);
-  if (plan.text) return answer_text(plan, request, response);
+  if (plan.text) return answer_text(std::move(plan), request, response);
   std::optional<std::size_t> budget;
   if (request.include_context() && (!plan.context_names || !(budget = context_budget(request)))) return false;
-  return answer_search(plan, plan.request, request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
+  SearchRequest search = std::move(plan.request);
+  return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
                        response);
 }
 

@@ -117,6 +117,6 @@ struct NameBinding {
 // or context budget the front cannot name or check; for an answer plan a candidate whose record
 // or concept name the core does not hold, a search the core refuses):
 // the caller then hands it to the library, which answers it (or explains the error) itself.
-bool answer(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response);
+bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response);
 
 }  // namespace polarmem::front

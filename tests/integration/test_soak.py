@@ -185,12 +185,14 @@ def check_levels_off(run: dict, slack_mib: float = 0.0) -> None:
     assert growth < 0.05, f"RSS grew {growth:.1%} over the last third: {[s['rss_mib'] for s in samples]}"
     warm = samples[third]
     # Threads: a leak is a trend, so the last third's median against the middle third's. One
-    # sample says little: the compiled front's gRPC C++ pools grow and shrink with the load (41-48
-    # threads over 150 s and 103k calls with no trend, session 22), where a single sample at the
-    # end against one after warm-up failed once in `make test`.
+    # sample says little: the compiled front's gRPC C++ pool adds a thread for each call in flight
+    # beyond its pollers, so the count follows how many of the CLIENTS' calls are in the server at
+    # the moment, which a busy host raises (41-48 threads over 150 s and 103k calls with no trend,
+    # session 22; 39 -> 43 over the 40 s run under `make test`'s parallel workers, flat at 40
+    # alone, session 27). A leak of any consequence adds far more over 100k+ calls.
     counts = [sample["threads"] for sample in samples]
     middle, end = sorted(counts[third : 2 * third]), sorted(counts[-third:])
-    assert end[len(end) // 2] <= middle[len(middle) // 2] + 2, counts
+    assert end[len(end) // 2] <= middle[len(middle) // 2] + CLIENTS, counts
     other = lambda sample: sample["fds"] - sample["table_fds"]  # noqa: E731 - sockets, pipes, logs, ...
     assert other(samples[-1]) <= other(warm) + 8, (warm, samples[-1])
     assert samples[-1]["deleted_fds"] == 0, samples[-1]
