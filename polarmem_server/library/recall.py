@@ -166,13 +166,6 @@ class RecallResult:
     mode_reason: str = ""
     suppressed: list[Hit] = field(default_factory=list)
     answer_summary: str = ""  # mode answer: "no verified evidence for: ..." when nothing answers
-    # the ranking the hard searches applied: (present level, absent level, present weight, absent
-    # weight), zeros when none (or the backend keeps no grades)
-    confidence_levels: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
-    # what mode_reason was written from: the namespace rule's words ("<mode> (<why>)") when it
-    # chose the mode, and the confidence ranking's
-    rule_words: str = ""
-    confidence_words: str = ""
 
 
 def _map_terms(namespace: Namespace, phrases: list[str]) -> list[tuple[int, float] | None]:
@@ -428,11 +421,6 @@ def run_recall(
         mode_used=mode_used.name,
         mode_reason=mode_reason,
         suppressed=[hit_of(row) for row in suppressed],
-        confidence_levels=(present_level, absent_level, ranking.present_weight, ranking.absent_weight)
-        if honoured
-        else (0, 0, 0.0, 0.0),
-        rule_words=rule_words,
-        confidence_words=confidence_words,
     )
 
 
