@@ -786,17 +786,22 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
     otsu + hard + weights): a Recall without a mode gets the same bytes from the front as from the
     library, whether the front answers it or hands it over."""
     server = PolarMemServer(make_config(tmp_path)).start()
+
+    def create_ruled(client, name: str, declared_accuracy: float) -> None:
+        """A namespace whose rule the declared accuracy chooses (partitioner auto)."""
+        client.create_namespace(
+            name,
+            spaces=[("vis", DIM)],
+            encoder="none",
+            partitioner="auto",
+            declared_accuracy=declared_accuracy,
+            templates=["a {c}?"],
+        )
+
     try:
         rng = np.random.default_rng(11)
         with PolarMemClient(server.address) as client:
-            client.create_namespace(
-                "w",
-                spaces=[("vis", DIM)],
-                encoder="none",
-                partitioner="auto",
-                declared_accuracy=0.7,
-                templates=["a {c}?"],
-            )
+            create_ruled(client, "w", 0.7)
             items = [
                 item_message(
                     id=f"s{i:03d}",
@@ -851,14 +856,7 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
             # rank_by_confidence against it: unset follows the rule only where no mode is named,
             # false turns it off, true takes the rule's ranking whatever mode is named.
             with PolarMemClient(server.library_address) as client:
-                client.create_namespace(
-                    "x",
-                    spaces=[("vis", DIM)],
-                    encoder="none",
-                    partitioner="auto",
-                    declared_accuracy=0.95,
-                    templates=["a {c}?"],
-                )
+                create_ruled(client, "x", 0.95)
                 assert client.remember_stream("x", items).stored == 200
             asks = [
                 {},
