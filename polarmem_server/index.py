@@ -314,6 +314,7 @@ class Index:
     ) -> None:
         """``ann``: one :class:`AnnSpec` for every single-vector space, or one per space name."""
         self._spaces = {s.name: s for s in spaces}
+        self._space_order = {name: i for i, name in enumerate(self._spaces)}  # the core's order too
         self._ann = self._ann_by_space(ann)
         self._core = _core.Index(
             [(s.name, int(s.dim), bool(s.multi), s.storage) for s in spaces],
@@ -473,7 +474,7 @@ class Index:
         # In the index's space order, whatever order the caller's mapping has, so that a weighted
         # sum over several spaces adds up alike on every path (the compiled front's too);
         # a space the index lacks goes last, for the core to name.
-        order = {name: i for i, name in enumerate(self._spaces)}
+        order = self._space_order
         for space, values in sorted((query or {}).items(), key=lambda term: order.get(term[0], len(order))):
             weight = 1.0 if weights is None else float(weights.get(space, 1.0))
             terms.append((space, _float_vector(values, f"query[{space!r}]"), weight))

@@ -175,9 +175,11 @@ class FastFrontHost:
         if self.views.current(namespace.name, len(vocabulary)):
             return False
         settings = namespace.settings
-        compiled = getattr(load_encoder(settings.encoder), "compiled", None)
+        encoder = load_encoder(settings.encoder)
+        compiled = getattr(encoder, "compiled", None)
         sem = namespace.spaces.get("sem")
-        native_text = compiled is not None and sem is not None and not sem.multi
+        # text queries embed into the `sem` space (recall.py); any other layout leaves them to the library
+        native_text = compiled is not None and sem is not None and not sem.multi and sem.dim == encoder.dim
         if native_text and not settings.open_vocabulary:
             concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
 
