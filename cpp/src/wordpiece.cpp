@@ -31,8 +31,15 @@ const LatinChar* covered(char32_t c) {
   return nullptr;
 }
 
-// The code point and length of the UTF-8 sequence at text[i] when the tables cover it: two bytes
-// (lead 0xC2-0xD4: U+0080..U+053F) or three (0xE2 0x80-0x81: U+2000..U+207F); {0, 0} otherwise.
+// The CJK ideographs of the Basic Multilingual Plane that HF's BertNormalizer pads with spaces
+// (handle_chinese_chars: Extension A and the Unified Ideographs), so each is a word of its own.
+// NFD leaves them as they are and they have no case. The compatibility ideographs (U+F900..U+FAFF,
+// which NFD maps to others) and those past the BMP are not covered.
+bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
+
+// The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
+// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+2000..U+206F, the CJK
+// ideographs); {0, 0} otherwise.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -43,13 +50,14 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   if (lead >= 0xC2 && lead <= 0xD4 && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
-  } else if (lead == 0xE2 && continues(i + 1) && continues(i + 2)) {
+  } else if (lead >= 0xE2 && lead <= 0xE9 && continues(i + 1) && continues(i + 2)) {
     cp = (static_cast<char32_t>(lead & 0x0F) << 12) |
          (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 6) |
          (static_cast<unsigned char>(text[i + 2]) & 0x3F);
     length = 3;
   }
-  return covered(cp) != nullptr ? std::pair<char32_t, std::size_t>{cp, length} : std::pair<char32_t, std::size_t>{0, 0};
+  return covered(cp) != nullptr || is_cjk_ideograph(cp) ? std::pair<char32_t, std::size_t>{cp, length}
+                                                        : std::pair<char32_t, std::size_t>{0, 0};
 }
 
 // HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
@@ -73,15 +81,24 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
 // ASCII the tables say what it makes of U+0080..U+052F and U+2000..U+206F (accents stripped,
 // Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
-// dropped). False for any other character: Unicode's full normalization is HF's alone.
+// dropped) and a CJK ideograph is set apart by spaces. False for any other character:
+// Unicode's full normalization is HF's alone.
 bool normalize(std::string_view text, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
       const auto [cp, length] = covered_at(text, i);
-      if (length == 0 || covered(cp)->normalized == nullptr) return false;  // not covered, or declined
-      out->append(covered(cp)->normalized);
+      if (length == 0) return false;  // not covered
+      if (is_cjk_ideograph(cp)) {
+        out->push_back(' ');
+        out->append(text.substr(i, length));
+        out->push_back(' ');
+      } else if (covered(cp)->normalized == nullptr) {
+        return false;  // declined
+      } else {
+        out->append(covered(cp)->normalized);
+      }
       i += length - 1;
     } else if (c == '\t' || c == '\n' || c == '\r') {
       out->push_back(' ');

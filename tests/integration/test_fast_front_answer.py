@@ -4,8 +4,8 @@ the packaged MiniLM encoder, gRPC on both ports. Once the namespace's first Reca
 namespace's view, the front asks every question itself through the core's agent recall (answer_recall.hpp) — parse,
 bind, embed, the candidate searches, labels, explanations, context — the one the library's
 answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
-answer exactly goes to the library: text with a character past U+052F (outside U+2000..U+206F), an explicit name that
-binds to no concept."""
+answer exactly goes to the library: text with a character past U+052F (outside U+2000..U+206F and
+the CJK ideographs), an explicit name that binds to no concept."""
 
 from __future__ import annotations
 
@@ -113,6 +113,12 @@ def test_what_the_front_cannot_answer_exactly_goes_to_the_library(server, stubs)
     same_on_both_ports(
         server, stubs, pb.RecallRequest(namespace="notes", text="what does Ma\u00ffa drink?", **ask), True
     )
+    # a question in Chinese (CJK ideographs: tokenized in the core as HF does) is native too, and,
+    # as no note holds its words, headed "no verified evidence"
+    chinese = same_on_both_ports(
+        server, stubs, pb.RecallRequest(namespace="notes", text="\u739b\u96c5\u559d\u5496\u5561\u5417?", **ask), True
+    )
+    assert chinese.answer_summary.startswith("no verified evidence for:")
     closed = pb.RecallRequest(namespace="closed", text="Maya and coffee?", **ask)
     same_on_both_ports(server, stubs, closed)  # hands the front the closed namespace's view
     # "drink" and "tea" name no concept there: mapped to the closest concept (or not), natively

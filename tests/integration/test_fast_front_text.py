@@ -156,10 +156,17 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         "don\u2019t bring the cat \u2014 a \u201cdog\u201d\u2026",
         "\u0441\u043e\u0431\u0430\u043a\u0430 a dog in \u041c\u043e\u0441\u043a\u0432\u0430",
         "a cat in \u0391\u03b8\u03ae\u03bd\u03b1",
+        "a dog in \u6771\u4eac, no cat",  # CJK ideographs: each a word of its own, as HF sets them apart
+        "\u5317\u4eac\u7684\u72d7",
     ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
-    for other in ("a dog \u6771\u4eac", "a dog \U0001f436", "a dog\u2122 and a cat", "a dog \u039f\u0394\u039f\u03a3"):
+    for other in (
+        "a dog \u6771\u4eac\u30bf\u30ef\u30fc",  # kana
+        "a dog \U0001f436",
+        "a dog\u2122 and a cat",
+        "a dog \u039f\u0394\u039f\u03a3",
+    ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=other, **shape), natively=False)
     # a literal special token: HF splits it out, the compiled tokenizer declines
     same_on_both_ports(server, stubs, pb.RecallRequest(namespace="open", text="a dog [MASK]", **shape))

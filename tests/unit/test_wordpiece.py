@@ -1,7 +1,8 @@
 """The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
-tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII and for
-Latin text (every character of U+0080..U+017F, accented words, random mixtures), text it cannot
-reproduce declined, and the native encoder's vectors unchanged by it."""
+tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII, for Latin
+text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation
+and the CJK ideographs, text it cannot reproduce declined, and the native encoder's vectors
+unchanged by it."""
 
 import gzip
 import json
@@ -20,9 +21,9 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-# Characters past U+052F outside General Punctuation (the compiled tables' blocks), the three the
-# tables decline (capital sigma: final sigma; two letters whose lower case lies elsewhere) and
-# lone surrogates
+# Characters past U+052F outside General Punctuation and the CJK ideographs (the compiled
+# tokenizer's blocks), the three the tables decline (capital sigma: final sigma; two letters whose
+# lower case lies elsewhere) and lone surrogates
 DECLINED_IN_RANGE = "\u03a3\u023a\u023e"
 NON_ASCII = [
     "®™",
@@ -187,6 +188,30 @@ def general() -> list[str]:
     )
 
 
+CJK_WORDS = [
+    "東京",
+    "北京的咖啡很好",
+    "a dog in 東京, no cat",
+    "Maya\u2019s 咖啡 \u2014 \u201c好\u201d\u2026",
+    "Zo\u00eb lives in 上海; она любит 茶",
+    "中" * 300,
+]
+
+
+def cjk() -> list[str]:
+    """Every CJK ideograph of U+3400..U+4DBF and U+4E00..U+9FFF alone and in words (in the vocabulary
+    or [UNK]), everyday mixed text, and random mixtures with ASCII, Latin and General Punctuation."""
+    chars = [chr(c) for c in (*range(0x3400, 0x4DC0), *range(0x4E00, 0xA000))]
+    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x2010, 0x2030))]
+    return block_texts(
+        CJK_WORDS,
+        chars,
+        13,
+        3000,
+        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    )
+
+
 def holds_literal(text: str) -> bool:
     """An added token in the raw text, or in the normalized one (the tokenizer declines both)."""
     normal = "".join(" " if c in "\t\n\r" else c for c in text if c in "\t\n\r" or 32 <= ord(c) != 127).lower()
@@ -251,6 +276,13 @@ def test_general_punctuation_gets_hf_ids(tokenizers):
     through the table generated from HF, alone and mixed with ASCII and Latin: the ids HF gives,
     with no text declined."""
     differ, declined = hf_differences(tokenizers, general())
+    assert not differ and declined == 0, (len(differ), differ[:5])
+
+
+def test_cjk_ideographs_get_hf_ids(tokenizers):
+    """The CJK ideographs HF's normalizer sets apart (handle_chinese_chars), each alone, inside
+    ASCII and Latin words and beside punctuation: the ids HF gives, with no text declined."""
+    differ, declined = hf_differences(tokenizers, cjk())
     assert not differ and declined == 0, (len(differ), differ[:5])
 
 
