@@ -123,6 +123,26 @@ POLARMEM_TEST(general_punctuation_splits_spaces_and_drops_format_characters) {
   CHECK(ids(t, "dog\xe2\x80\x94x\xe2\x80\xa6") == (std::vector<std::int32_t>{kCls, 12, kUnk, 21, kUnk, kSep}));
 }
 
+POLARMEM_TEST(cjk_ideographs_are_words_of_their_own) {
+  const auto t = tokenizer();
+  // U+6771 between two words sets them apart, as HF's handle_chinese_chars does: dog [UNK] dog
+  // (one word "dog\u6771dog" would be a single [UNK]); U+3400 and U+9FFF bound the covered ranges.
+  CHECK(ids(t,
+            "dog\xe6\x9d\xb1"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
+  CHECK(ids(t, "\xe3\x90\x80\xe9\xbf\xbf") == (std::vector<std::int32_t>{kCls, kUnk, kUnk, kSep}));
+  std::vector<std::int32_t> out;
+  CHECK(!t.encode("dog \xe3\x81\xaf", &out));      // hiragana (U+306F)
+  CHECK(
+      !t.encode("dog\xe3\x80\x80"
+                "dog",
+                &out));    // the ideographic space (U+3000)
+  CHECK(!t.encode("\xef\xa4\x80", &out));          // a compatibility ideograph (U+F900): NFD maps it
+  CHECK(!t.encode("\xe4\xb7\x80", &out));          // U+4DC0, between the two ranges
+  CHECK(!t.encode("\xea\x80\x80", &out));          // U+A000, past them
+  CHECK(!t.encode("\xe6\x9d", &out));               // a truncated ideograph
+}
+
 POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   const auto t = tokenizer();
   std::vector<std::int32_t> out{7};
