@@ -18,17 +18,21 @@ struct LatinChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-#include "wordpiece_latin.inc"  // kLatin: U+0080..U+052F, kGeneral: U+2000..U+206F, from HF tokenizers
+// kLatin: U+0080..U+052F, kGeneral: U+2000..U+206F, kKana: U+3000..U+30FF, kFullwidth:
+// U+FF00..U+FFEF, generated from HF tokenizers.
+#include "wordpiece_latin.inc"
 
-constexpr char32_t kLatinEnd = 0x80 + sizeof(kLatin) / sizeof(kLatin[0]);
-constexpr char32_t kGeneralFirst = 0x2000;
-constexpr char32_t kGeneralEnd = kGeneralFirst + sizeof(kGeneral) / sizeof(kGeneral[0]);
+template <std::size_t N>
+const LatinChar* in_table(const LatinChar (&table)[N], char32_t first, char32_t c) {
+  return c >= first && c < first + N ? &table[c - first] : nullptr;
+}
 
 // What the tables say of a code point they cover; nullptr for any other.
 const LatinChar* covered(char32_t c) {
-  if (c >= 0x80 && c < kLatinEnd) return &kLatin[c - 0x80];
-  if (c >= kGeneralFirst && c < kGeneralEnd) return &kGeneral[c - kGeneralFirst];
-  return nullptr;
+  if (c < 0x2000) return in_table(kLatin, 0x80, c);
+  if (c < 0x3000) return in_table(kGeneral, 0x2000, c);
+  if (c < 0xFF00) return in_table(kKana, 0x3000, c);
+  return in_table(kFullwidth, 0xFF00, c);
 }
 
 // The CJK ideographs of the Basic Multilingual Plane that HF's BertNormalizer pads with spaces
@@ -38,8 +42,8 @@ const LatinChar* covered(char32_t c) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+2000..U+206F, the CJK
-// ideographs); {0, 0} otherwise.
+// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+2000..U+206F, U+3000..U+30FF,
+// the CJK ideographs, U+FF00..U+FFEF); {0, 0} otherwise.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -50,7 +54,7 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   if (lead >= 0xC2 && lead <= 0xD4 && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
-  } else if (lead >= 0xE2 && lead <= 0xE9 && continues(i + 1) && continues(i + 2)) {
+  } else if (lead >= 0xE2 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {
     cp = (static_cast<char32_t>(lead & 0x0F) << 12) |
          (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 6) |
          (static_cast<unsigned char>(text[i + 2]) & 0x3F);
@@ -79,7 +83,8 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the tables say what it makes of U+0080..U+052F and U+2000..U+206F (accents stripped,
+// ASCII the tables say what it makes of U+0080..U+052F, U+2000..U+206F, U+3000..U+30FF and
+// U+FF00..U+FFEF (accents stripped, kana's voicing marks with them,
 // Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
 // dropped) and a CJK ideograph is set apart by spaces. False for any other character:
 // Unicode's full normalization is HF's alone.

@@ -123,7 +123,7 @@ POLARMEM_TEST(general_punctuation_splits_spaces_and_drops_format_characters) {
   CHECK(ids(t, "dog\xe2\x80\x94x\xe2\x80\xa6") == (std::vector<std::int32_t>{kCls, 12, kUnk, 21, kUnk, kSep}));
 }
 
-POLARMEM_TEST(cjk_ideographs_are_words_of_their_own) {
+POLARMEM_TEST(cjk_ideographs_are_words_of_their_own_and_kana_fullwidth_forms_are_tabled) {
   const auto t = tokenizer();
   // U+6771 between two words sets them apart, as HF's handle_chinese_chars does: dog [UNK] dog
   // (one word "dog\u6771dog" would be a single [UNK]); U+3400 and U+9FFF bound the covered ranges.
@@ -131,16 +131,19 @@ POLARMEM_TEST(cjk_ideographs_are_words_of_their_own) {
             "dog\xe6\x9d\xb1"
             "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
   CHECK(ids(t, "\xe3\x90\x80\xe9\xbf\xbf") == (std::vector<std::int32_t>{kCls, kUnk, kUnk, kSep}));
+  // hiragana (U+306F) and the ideographic space (U+3000): the kana table's, a word and a space
+  CHECK(ids(t, "dog \xe3\x81\xaf") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
+  CHECK(ids(t,
+            "dog\xe3\x80\x80"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, 12, kSep}));
+  // a fullwidth exclamation mark (U+FF01) is punctuation of its own
+  CHECK(ids(t, "dog\xef\xbc\x81") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
   std::vector<std::int32_t> out;
-  CHECK(!t.encode("dog \xe3\x81\xaf", &out));      // hiragana (U+306F)
-  CHECK(
-      !t.encode("dog\xe3\x80\x80"
-                "dog",
-                &out));    // the ideographic space (U+3000)
-  CHECK(!t.encode("\xef\xa4\x80", &out));          // a compatibility ideograph (U+F900): NFD maps it
-  CHECK(!t.encode("\xe4\xb7\x80", &out));          // U+4DC0, between the two ranges
-  CHECK(!t.encode("\xea\x80\x80", &out));          // U+A000, past them
-  CHECK(!t.encode("\xe6\x9d", &out));               // a truncated ideograph
+  CHECK(!t.encode("\xef\xa4\x80", &out));  // a compatibility ideograph (U+F900): NFD maps it
+  CHECK(!t.encode("\xe4\xb7\x80", &out));  // U+4DC0, between the two ranges
+  CHECK(!t.encode("\xea\x80\x80", &out));  // U+A000, past them
+  CHECK(!t.encode("\xea\xb0\x80", &out));  // Hangul (U+AC00): NFD makes it conjoining jamo
+  CHECK(!t.encode("\xe6\x9d", &out));       // a truncated ideograph
 }
 
 POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {

@@ -147,8 +147,9 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         server, stubs, pb.RecallRequest(namespace="closed", text="a dog but no couch", **shape), natively=True
     )
     assert list(negated.parse.forbidden) == ["sofa"] and negated.parse.mapped[0].phrase == "couch"
-    # U+0080..U+052F (Latin, Greek, Cyrillic) and General Punctuation (U+2000..U+206F: curly quotes,
-    # dashes, ellipsis) are tokenized in the core as HF does: native
+    # U+0080..U+052F (Latin, Greek, Cyrillic), General Punctuation (U+2000..U+206F: curly quotes,
+    # dashes, ellipsis), CJK ideographs, kana and fullwidth forms are tokenized in the core as HF
+    # does: native
     for accented in (
         "un caf\u00e9 with a dog",
         "Zo\u00eb's d\u00d6g on a SOFA",
@@ -158,11 +159,12 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         "a cat in \u0391\u03b8\u03ae\u03bd\u03b1",
         "a dog in \u6771\u4eac, no cat",  # CJK ideographs: each a word of its own, as HF sets them apart
         "\u5317\u4eac\u7684\u72d7",
+        "\u6771\u4eac\u30bf\u30ef\u30fc\u306e\u72ac\uff01",  # kana and fullwidth punctuation
     ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
     for other in (
-        "a dog \u6771\u4eac\u30bf\u30ef\u30fc",  # kana
+        "a dog \uac15\uc544\uc9c0",  # Hangul
         "a dog \U0001f436",
         "a dog\u2122 and a cat",
         "a dog \u039f\u0394\u039f\u03a3",

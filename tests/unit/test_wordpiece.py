@@ -1,7 +1,7 @@
 """The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
 tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII, for Latin
-text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation
-and the CJK ideographs, text it cannot reproduce declined, and the native encoder's vectors
+text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation,
+kana, CJK punctuation, fullwidth forms and the CJK ideographs, text it cannot reproduce declined, and the native encoder's vectors
 unchanged by it."""
 
 import gzip
@@ -21,20 +21,20 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-# Characters past U+052F outside General Punctuation and the CJK ideographs (the compiled
-# tokenizer's blocks), the three the tables decline (capital sigma: final sigma; two letters whose
+# Characters outside the compiled tokenizer's blocks (wordpiece.hpp), the three the tables decline (capital sigma: final sigma; two letters whose
 # lower case lies elsewhere) and lone surrogates
 DECLINED_IN_RANGE = "\u03a3\u023a\u023e"
 NON_ASCII = [
     "®™",
-    "東京タワー",
+    "강아지",  # Hangul: NFD makes conjoining jamo
     "don\u2019t\u2122",
     "emoji 🐶 dog",
     "\u05d0\u05d1",
     "ΟΔΟΣ",
     "\u023a",
     "\ufffd",
-    "a dog\u3000sleeping",
+    "a dog\uac15\uc544\uc9c0 sleeping",
+    "\uf900",  # a compatibility ideograph: NFD maps it to another
     "ﬁsh",
     "\u2070",
     "\u1fff\u2000",
@@ -198,6 +198,31 @@ CJK_WORDS = [
 ]
 
 
+KANA_WORDS = [
+    "東京タワー",
+    "a dog\u3000sleeping",
+    "がぎぐげご パピプペポ ヴ",
+    "「犬」と『猫』、。・ー〜",
+    "ＡＢＣ　ｄｏｇ！？ １２３",
+    "ﾊﾞﾝｻﾞｲ ｶﾞｯｺｳ",
+    "犬が好きです。猫は好きではありません！",
+]
+
+
+def kana() -> list[str]:
+    """Every character of U+3000..U+30FF and U+FF00..U+FFEF alone and in words, everyday Japanese,
+    and random mixtures with ASCII, Latin and CJK ideographs."""
+    chars = [chr(c) for c in (*range(0x3000, 0x3100), *range(0xFF00, 0xFFF0))]
+    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x4E00, 0x4F00))]
+    return block_texts(
+        KANA_WORDS,
+        chars,
+        14,
+        3000,
+        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    )
+
+
 def cjk() -> list[str]:
     """Every CJK ideograph of U+3400..U+4DBF and U+4E00..U+9FFF alone and in words (in the vocabulary
     or [UNK]), everyday mixed text, and random mixtures with ASCII, Latin and General Punctuation."""
@@ -283,6 +308,14 @@ def test_cjk_ideographs_get_hf_ids(tokenizers):
     """The CJK ideographs HF's normalizer sets apart (handle_chinese_chars), each alone, inside
     ASCII and Latin words and beside punctuation: the ids HF gives, with no text declined."""
     differ, declined = hf_differences(tokenizers, cjk())
+    assert not differ and declined == 0, (len(differ), differ[:5])
+
+
+def test_kana_cjk_punctuation_and_fullwidth_forms_get_hf_ids(tokenizers):
+    """U+3000..U+30FF (the ideographic space, CJK punctuation, kana: voicing marks stripped as
+    accents) and U+FF00..U+FFEF (fullwidth letters lower-cased, fullwidth punctuation split)
+    through the tables generated from HF: the ids HF gives, with no text declined."""
+    differ, declined = hf_differences(tokenizers, kana())
     assert not differ and declined == 0, (len(differ), differ[:5])
 
 

@@ -11,10 +11,12 @@
 // control characters, makes \t \n \r a space and lower-cases A-Z, and for the other two blocks
 // does what tables generated from HF itself say (cpp/src/wordpiece_latin.inc: accents stripped,
 // Unicode lower case, NBSP and the typographic spaces a space, the soft hyphen and format
-// characters dropped); the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set
-// apart by spaces, as HF's handle_chinese_chars does, so each is a word of its own; the
-// pre-tokenizer splits on spaces and makes every punctuation character a word of its own. Any
-// other character (kana, Hangul, Hebrew, Arabic, emoji, CJK punctuation), and the three in range
+// characters dropped), and so for CJK Symbols and Punctuation, Hiragana and Katakana
+// (U+3000..U+30FF: the ideographic space, 、。, kana with their voicing marks stripped as accents)
+// and the Halfwidth and Fullwidth Forms (U+FF00..U+FFEF); the CJK ideographs of U+3400..U+4DBF and
+// U+4E00..U+9FFF ("東京") are set apart by spaces, as HF's handle_chinese_chars does, so each is a
+// word of its own; the pre-tokenizer splits on spaces and makes every punctuation character a word
+// of its own. Any other character (Hangul, Hebrew, Arabic, emoji), and the three in range
 // whose HF answer depends on more than the character (capital sigma: final sigma), is declined, and so
 // is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
 // returns false and the caller asks the HF tokenizer.
