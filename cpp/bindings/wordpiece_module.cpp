@@ -31,9 +31,8 @@ void bind_wordpiece(py::module_& m) {
       .def(
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
-            // Only ASCII, U+0080..U+052F, U+2000..U+206F, U+3000..U+30FF, the CJK ideographs
-            // U+3400..U+4DBF and U+4E00..U+9FFF, and U+FF00..U+FFEF are covered: a str holding anything
-            // else is declined before its UTF-8 is made (a long Hangul text is not encoded for nothing).
+            // Only the compiled tokenizer's blocks are covered (wordpiece.hpp): a str holding anything
+            // else is declined before its UTF-8 is made (a long Arabic text is not encoded for nothing).
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
             if (kind == PyUnicode_4BYTE_KIND) return py::none();
@@ -42,8 +41,9 @@ void bind_wordpiece(py::module_& m) {
               const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
               for (Py_ssize_t i = 0; i < count; ++i) {
                 const Py_UCS2 c = chars[i];
-                const bool covered = c < 0x530 || (c >= 0x2000 && c < 0x2070) || (c >= 0x3000 && c < 0x3100) ||
-                                     (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+                const bool covered = c < 0x530 || (c >= 0x1100 && c < 0x1200) || (c >= 0x2000 && c < 0x2070) ||
+                                     (c >= 0x3000 && c < 0x3190) || (c >= 0x3400 && c <= 0x4DBF) ||
+                                     (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3) ||
                                      (c >= 0xFF00 && c < 0xFFF0);
                 if (!covered) return py::none();
               }

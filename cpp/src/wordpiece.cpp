@@ -18,8 +18,8 @@ struct LatinChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-// kLatin: U+0080..U+052F, kGeneral: U+2000..U+206F, kKana: U+3000..U+30FF, kFullwidth:
-// U+FF00..U+FFEF, generated from HF tokenizers.
+// kLatin: U+0080..U+052F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kKana:
+// U+3000..U+318F, kFullwidth: U+FF00..U+FFEF, generated from HF tokenizers.
 #include "wordpiece_latin.inc"
 
 template <std::size_t N>
@@ -29,10 +29,29 @@ const LatinChar* in_table(const LatinChar (&table)[N], char32_t first, char32_t 
 
 // What the tables say of a code point they cover; nullptr for any other.
 const LatinChar* covered(char32_t c) {
-  if (c < 0x2000) return in_table(kLatin, 0x80, c);
+  if (c < 0x1100) return in_table(kLatin, 0x80, c);
+  if (c < 0x2000) return in_table(kJamo, 0x1100, c);
   if (c < 0x3000) return in_table(kGeneral, 0x2000, c);
   if (c < 0xFF00) return in_table(kKana, 0x3000, c);
   return in_table(kFullwidth, 0xFF00, c);
+}
+
+// A Hangul syllable, which NFD decomposes by Unicode's arithmetic into its conjoining jamo
+// (leading consonant, vowel, and a trailing consonant unless it has none): kJamo's characters.
+constexpr char32_t kHangulFirst = 0xAC00, kHangulLast = 0xD7A3;
+bool is_hangul_syllable(char32_t c) { return c >= kHangulFirst && c <= kHangulLast; }
+
+void append_utf8(char32_t c, std::string* out) {  // a code point of U+0800..U+FFFF: three bytes
+  out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+  out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+  out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+}
+
+void append_jamo(char32_t syllable, std::string* out) {
+  const char32_t index = syllable - kHangulFirst;
+  append_utf8(0x1100 + index / 588, out);         // leading consonant: 19 of them
+  append_utf8(0x1161 + (index % 588) / 28, out);  // vowel: 21
+  if (index % 28 != 0) append_utf8(0x11A7 + index % 28, out);  // trailing consonant: 27, or none
 }
 
 // The CJK ideographs of the Basic Multilingual Plane that HF's BertNormalizer pads with spaces
@@ -42,8 +61,8 @@ const LatinChar* covered(char32_t c) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+2000..U+206F, U+3000..U+30FF,
-// the CJK ideographs, U+FF00..U+FFEF); {0, 0} otherwise.
+// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+1100..U+11FF, U+2000..U+206F,
+// U+3000..U+318F, the CJK ideographs, the Hangul syllables, U+FF00..U+FFEF); {0, 0} otherwise.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -54,14 +73,15 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   if (lead >= 0xC2 && lead <= 0xD4 && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
-  } else if (lead >= 0xE2 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {
+  } else if (lead >= 0xE1 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {
     cp = (static_cast<char32_t>(lead & 0x0F) << 12) |
          (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 6) |
          (static_cast<unsigned char>(text[i + 2]) & 0x3F);
     length = 3;
   }
-  return covered(cp) != nullptr || is_cjk_ideograph(cp) ? std::pair<char32_t, std::size_t>{cp, length}
-                                                        : std::pair<char32_t, std::size_t>{0, 0};
+  return covered(cp) != nullptr || is_cjk_ideograph(cp) || is_hangul_syllable(cp)
+             ? std::pair<char32_t, std::size_t>{cp, length}
+             : std::pair<char32_t, std::size_t>{0, 0};
 }
 
 // HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
@@ -83,11 +103,11 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the tables say what it makes of U+0080..U+052F, U+2000..U+206F, U+3000..U+30FF and
+// ASCII the tables say what it makes of U+0080..U+052F, U+1100..U+11FF, U+2000..U+206F, U+3000..U+318F and
 // U+FF00..U+FFEF (accents stripped, kana's voicing marks with them,
 // Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
-// dropped) and a CJK ideograph is set apart by spaces. False for any other character:
-// Unicode's full normalization is HF's alone.
+// dropped), a CJK ideograph is set apart by spaces and a Hangul syllable becomes its jamo. False for any other
+// character: Unicode's full normalization is HF's alone.
 bool normalize(std::string_view text, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -99,6 +119,8 @@ bool normalize(std::string_view text, std::string* out) {
         out->push_back(' ');
         out->append(text.substr(i, length));
         out->push_back(' ');
+      } else if (is_hangul_syllable(cp)) {
+        append_jamo(cp, out);
       } else if (covered(cp)->normalized == nullptr) {
         return false;  // declined
       } else {

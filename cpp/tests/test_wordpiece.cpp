@@ -16,9 +16,36 @@ constexpr std::int32_t kUnk = 1, kCls = 2, kSep = 3;
 
 // Ids by position: "un" is 5, "##aff" 6, and so on.
 const std::vector<std::string> kVocabulary = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "##a", "a", "##ble",  // 5..10
-    "aff",   "dog",   "dogs",  "##s",   ".",      ",",  "'",     "t",      "don", "!",  // 11..20
-    "x",     "##x",   "1",     "##2",   "",       "#",  "##",  // 21..27
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "un",
+    "##aff",
+    "##able",
+    "##a",
+    "a",
+    "##ble",  // 5..10
+    "aff",
+    "dog",
+    "dogs",
+    "##s",
+    ".",
+    ",",
+    "'",
+    "t",
+    "don",
+    "!",  // 11..20
+    "x",
+    "##x",
+    "1",
+    "##2",
+    "",
+    "#",
+    "##",  // 21..27
+    "\xe1\x84\x80",
+    "##\xe1\x85\xa1",                          // 28..29: the jamo U+1100, ##U+1161
 };
 
 WordPieceTokenizer tokenizer(std::size_t max_tokens = 16) {
@@ -123,7 +150,7 @@ POLARMEM_TEST(general_punctuation_splits_spaces_and_drops_format_characters) {
   CHECK(ids(t, "dog\xe2\x80\x94x\xe2\x80\xa6") == (std::vector<std::int32_t>{kCls, 12, kUnk, 21, kUnk, kSep}));
 }
 
-POLARMEM_TEST(cjk_ideographs_are_words_of_their_own_and_kana_fullwidth_forms_are_tabled) {
+POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
   const auto t = tokenizer();
   // U+6771 between two words sets them apart, as HF's handle_chinese_chars does: dog [UNK] dog
   // (one word "dog\u6771dog" would be a single [UNK]); U+3400 and U+9FFF bound the covered ranges.
@@ -136,13 +163,15 @@ POLARMEM_TEST(cjk_ideographs_are_words_of_their_own_and_kana_fullwidth_forms_are
   CHECK(ids(t,
             "dog\xe3\x80\x80"
             "dog") == (std::vector<std::int32_t>{kCls, 12, 12, kSep}));
+  // a Hangul syllable becomes its jamo, as NFD makes it: "\uac00" is U+1100 U+1161, one word
+  CHECK(ids(t, "dog \xea\xb0\x80") == (std::vector<std::int32_t>{kCls, 12, 28, 29, kSep}));
   // a fullwidth exclamation mark (U+FF01) is punctuation of its own
   CHECK(ids(t, "dog\xef\xbc\x81") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
   std::vector<std::int32_t> out;
   CHECK(!t.encode("\xef\xa4\x80", &out));  // a compatibility ideograph (U+F900): NFD maps it
   CHECK(!t.encode("\xe4\xb7\x80", &out));  // U+4DC0, between the two ranges
   CHECK(!t.encode("\xea\x80\x80", &out));  // U+A000, past them
-  CHECK(!t.encode("\xea\xb0\x80", &out));  // Hangul (U+AC00): NFD makes it conjoining jamo
+  CHECK(!t.encode("\xe0\xb8\x81", &out));  // Thai (U+0E01), in no block
   CHECK(!t.encode("\xe6\x9d", &out));       // a truncated ideograph
 }
 

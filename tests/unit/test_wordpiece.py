@@ -1,7 +1,7 @@
 """The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
 tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII, for Latin
 text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation,
-kana, CJK punctuation, fullwidth forms and the CJK ideographs, text it cannot reproduce declined, and the native encoder's vectors
+kana, CJK punctuation, fullwidth forms, the CJK ideographs and Hangul, text it cannot reproduce declined, and the native encoder's vectors
 unchanged by it."""
 
 import gzip
@@ -26,14 +26,14 @@ LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 DECLINED_IN_RANGE = "\u03a3\u023a\u023e"
 NON_ASCII = [
     "®™",
-    "강아지",  # Hangul: NFD makes conjoining jamo
+    "\u0e2a\u0e38\u0e19\u0e31\u0e02",  # Thai
     "don\u2019t\u2122",
     "emoji 🐶 dog",
     "\u05d0\u05d1",
     "ΟΔΟΣ",
     "\u023a",
     "\ufffd",
-    "a dog\uac15\uc544\uc9c0 sleeping",
+    "a dog\u0643\u0644\u0628 sleeping",
     "\uf900",  # a compatibility ideograph: NFD maps it to another
     "ﬁsh",
     "\u2070",
@@ -223,6 +223,24 @@ def kana() -> list[str]:
     )
 
 
+HANGUL_WORDS = ["강아지", "한국어 텍스트와 dog, no 고양이!", "ㄱㄴㄷ ᄀ가각", "서울의 커피는 맛있어요.", "가" * 200]
+
+
+def hangul() -> list[str]:
+    """Every Hangul syllable (U+AC00..U+D7A3: NFD makes its conjoining jamo), every Hangul Jamo
+    (U+1100..U+11FF) and compatibility jamo alone and in words, everyday Korean, and random
+    mixtures with ASCII, Latin and CJK ideographs."""
+    chars = [chr(c) for c in (*range(0xAC00, 0xD7A4), *range(0x1100, 0x1200), *range(0x3130, 0x3190))]
+    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x4E00, 0x4F00))]
+    return block_texts(
+        HANGUL_WORDS,
+        chars,
+        15,
+        3000,
+        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    )
+
+
 def cjk() -> list[str]:
     """Every CJK ideograph of U+3400..U+4DBF and U+4E00..U+9FFF alone and in words (in the vocabulary
     or [UNK]), everyday mixed text, and random mixtures with ASCII, Latin and General Punctuation."""
@@ -316,6 +334,14 @@ def test_kana_cjk_punctuation_and_fullwidth_forms_get_hf_ids(tokenizers):
     accents) and U+FF00..U+FFEF (fullwidth letters lower-cased, fullwidth punctuation split)
     through the tables generated from HF: the ids HF gives, with no text declined."""
     differ, declined = hf_differences(tokenizers, kana())
+    assert not differ and declined == 0, (len(differ), differ[:5])
+
+
+def test_hangul_gets_hf_ids(tokenizers):
+    """Hangul syllables decomposed into their jamo by Unicode's arithmetic, as NFD does, the jamo
+    and compatibility jamo through the tables generated from HF: the ids HF gives, with no text
+    declined."""
+    differ, declined = hf_differences(tokenizers, hangul())
     assert not differ and declined == 0, (len(differ), differ[:5])
 
 

@@ -12,11 +12,13 @@
 // does what tables generated from HF itself say (cpp/src/wordpiece_latin.inc: accents stripped,
 // Unicode lower case, NBSP and the typographic spaces a space, the soft hyphen and format
 // characters dropped), and so for CJK Symbols and Punctuation, Hiragana and Katakana
-// (U+3000..U+30FF: the ideographic space, 、。, kana with their voicing marks stripped as accents)
-// and the Halfwidth and Fullwidth Forms (U+FF00..U+FFEF); the CJK ideographs of U+3400..U+4DBF and
-// U+4E00..U+9FFF ("東京") are set apart by spaces, as HF's handle_chinese_chars does, so each is a
-// word of its own; the pre-tokenizer splits on spaces and makes every punctuation character a word
-// of its own. Any other character (Hangul, Hebrew, Arabic, emoji), and the three in range
+// (U+3000..U+318F: the ideographic space, 、。, kana with their voicing marks stripped as accents,
+// Bopomofo, Hangul Compatibility Jamo), Hangul Jamo (U+1100..U+11FF) and the Halfwidth and
+// Fullwidth Forms (U+FF00..U+FFEF); a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining
+// jamo, as NFD makes it; the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set
+// apart by spaces, as HF's handle_chinese_chars does, so each is a word of its own; the
+// pre-tokenizer splits on spaces and makes every punctuation character a word of its own. Any
+// other character (Hebrew, Arabic, Thai, emoji, symbols), and the three in range
 // whose HF answer depends on more than the character (capital sigma: final sigma), is declined, and so
 // is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
 // returns false and the caller asks the HF tokenizer.
