@@ -41,7 +41,8 @@ void bind_wordpiece(py::module_& m) {
               const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
               for (Py_ssize_t i = 0; i < count; ++i) {
                 const Py_UCS2 c = chars[i];
-                const bool covered = c < 0x530 || (c >= 0x1100 && c < 0x1200) || (c >= 0x2000 && c < 0x2070) ||
+                const bool covered = c < 0x700 || (c >= 0x900 && c < 0x980) || (c >= 0xE00 && c < 0xE80) ||
+                                     (c >= 0x1100 && c < 0x1200) || (c >= 0x2000 && c < 0x2070) ||
                                      (c >= 0x3000 && c < 0x3190) || (c >= 0x3400 && c <= 0x4DBF) ||
                                      (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3) ||
                                      (c >= 0xFF00 && c < 0xFFF0);

@@ -18,8 +18,9 @@ struct LatinChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-// kLatin: U+0080..U+052F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kKana:
-// U+3000..U+318F, kFullwidth: U+FF00..U+FFEF, generated from HF tokenizers.
+// kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kDevanagari: U+0900..U+097F, kThai:
+// U+0E00..U+0E7F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kKana: U+3000..U+318F,
+// kFullwidth: U+FF00..U+FFEF, generated from HF tokenizers.
 #include "wordpiece_latin.inc"
 
 template <std::size_t N>
@@ -29,7 +30,10 @@ const LatinChar* in_table(const LatinChar (&table)[N], char32_t first, char32_t 
 
 // What the tables say of a code point they cover; nullptr for any other.
 const LatinChar* covered(char32_t c) {
-  if (c < 0x1100) return in_table(kLatin, 0x80, c);
+  if (c < 0x530) return in_table(kLatin, 0x80, c);
+  if (c < 0x900) return in_table(kWest, 0x530, c);
+  if (c < 0xE00) return in_table(kDevanagari, 0x900, c);
+  if (c < 0x1100) return in_table(kThai, 0xE00, c);
   if (c < 0x2000) return in_table(kJamo, 0x1100, c);
   if (c < 0x3000) return in_table(kGeneral, 0x2000, c);
   if (c < 0xFF00) return in_table(kKana, 0x3000, c);
@@ -61,8 +65,9 @@ void append_jamo(char32_t syllable, std::string* out) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xD4: U+0080..U+053F) or three (U+1100..U+11FF, U+2000..U+206F,
-// U+3000..U+318F, the CJK ideographs, the Hangul syllables, U+FF00..U+FFEF); {0, 0} otherwise.
+// cover it: two bytes (lead 0xC2-0xDB: U+0080..U+06FF) or three (Devanagari, Thai, the Hangul
+// jamo and syllables, U+2000..U+206F, U+3000..U+318F, the CJK ideographs, U+FF00..U+FFEF); {0, 0}
+// otherwise, an overlong three-byte form included.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -70,14 +75,15 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   };
   char32_t cp = 0;
   std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xD4 && continues(i + 1)) {
+  if (lead >= 0xC2 && lead <= 0xDB && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
-  } else if (lead >= 0xE1 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {
+  } else if (lead >= 0xE0 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {
     cp = (static_cast<char32_t>(lead & 0x0F) << 12) |
          (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 6) |
          (static_cast<unsigned char>(text[i + 2]) & 0x3F);
     length = 3;
+    if (cp < 0x800) return {0, 0};  // overlong: not UTF-8
   }
   return covered(cp) != nullptr || is_cjk_ideograph(cp) || is_hangul_syllable(cp)
              ? std::pair<char32_t, std::size_t>{cp, length}
@@ -103,11 +109,11 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the tables say what it makes of U+0080..U+052F, U+1100..U+11FF, U+2000..U+206F, U+3000..U+318F and
-// U+FF00..U+FFEF (accents stripped, kana's voicing marks with them,
-// Unicode lower case, other whitespace ' ', C1 controls, the soft hyphen and format characters
-// dropped), a CJK ideograph is set apart by spaces and a Hangul syllable becomes its jamo. False for any other
-// character: Unicode's full normalization is HF's alone.
+// ASCII the tables say what it makes of their blocks (the include above: accents and other
+// combining marks stripped, Unicode lower case, other whitespace ' ', C1 controls, the soft
+// hyphen and format characters dropped), a CJK ideograph is set apart by spaces and a Hangul
+// syllable becomes its jamo. False for any other character: Unicode's full normalization is HF's
+// alone.
 bool normalize(std::string_view text, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < text.size(); ++i) {

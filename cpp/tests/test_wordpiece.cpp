@@ -163,6 +163,12 @@ POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
   CHECK(ids(t,
             "dog\xe3\x80\x80"
             "dog") == (std::vector<std::int32_t>{kCls, 12, 12, kSep}));
+  // the Arabic comma (U+060C) is punctuation of its own; a Hebrew point (U+05B8) is stripped as an
+  // accent, joining "do" and "g"
+  CHECK(ids(t,
+            "dog\xd8\x8c"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
+  CHECK(ids(t, "do\xd6\xb8g") == (std::vector<std::int32_t>{kCls, 12, kSep}));
   // a Hangul syllable becomes its jamo, as NFD makes it: "\uac00" is U+1100 U+1161, one word
   CHECK(ids(t, "dog \xea\xb0\x80") == (std::vector<std::int32_t>{kCls, 12, 28, 29, kSep}));
   // a fullwidth exclamation mark (U+FF01) is punctuation of its own
@@ -171,7 +177,8 @@ POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
   CHECK(!t.encode("\xef\xa4\x80", &out));  // a compatibility ideograph (U+F900): NFD maps it
   CHECK(!t.encode("\xe4\xb7\x80", &out));  // U+4DC0, between the two ranges
   CHECK(!t.encode("\xea\x80\x80", &out));  // U+A000, past them
-  CHECK(!t.encode("\xe0\xb8\x81", &out));  // Thai (U+0E01), in no block
+  CHECK(!t.encode("\xe1\x88\x80", &out));  // Ethiopic (U+1200), in no block
+  CHECK(!t.encode("\xe0\x82\xa9", &out));  // an overlong U+00A9: not UTF-8
   CHECK(!t.encode("\xe6\x9d", &out));       // a truncated ideograph
 }
 
@@ -183,7 +190,7 @@ POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   CHECK(!t.encode("\xe2\x80", &out));           // a truncated three-byte sequence
   CHECK(!t.encode("\x80", &out));               // a lone continuation byte
   CHECK(!t.encode("\xc3", &out));               // a truncated sequence
-  CHECK(!t.encode("a\xd7\x90", &out));          // Hebrew (U+05D0), past the Latin table
+  CHECK(!t.encode("a\xe1\x83\x90", &out));      // Georgian (U+10D0), in no table
   CHECK(!t.encode("\xce\xa3", &out));           // capital sigma: its lower case depends on its neighbours
   CHECK(!t.encode("a dog [MASK] here", &out));
   CHECK(!t.encode("[CLS]", &out));

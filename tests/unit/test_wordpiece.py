@@ -1,7 +1,8 @@
 """The compiled WordPiece tokenizer (cpp/src/wordpiece.cpp) against the checkpoint's own HF
 tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII, for Latin
 text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation,
-kana, CJK punctuation, fullwidth forms, the CJK ideographs and Hangul, text it cannot reproduce declined, and the native encoder's vectors
+Armenian, Hebrew, Arabic, Devanagari, Thai, kana, CJK punctuation, fullwidth forms, the CJK
+ideographs and Hangul, text it cannot reproduce declined, and the native encoder's vectors
 unchanged by it."""
 
 import gzip
@@ -26,14 +27,14 @@ LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 DECLINED_IN_RANGE = "\u03a3\u023a\u023e"
 NON_ASCII = [
     "®™",
-    "\u0e2a\u0e38\u0e19\u0e31\u0e02",  # Thai
+    "\u10eb\u10d0\u10e6\u10da\u10d8",  # Georgian
     "don\u2019t\u2122",
     "emoji 🐶 dog",
-    "\u05d0\u05d1",
+    "\u1200\u1208",  # Ethiopic
     "ΟΔΟΣ",
     "\u023a",
     "\ufffd",
-    "a dog\u0643\u0644\u0628 sleeping",
+    "a dog\u0f40\u0f41 sleeping",
     "\uf900",  # a compatibility ideograph: NFD maps it to another
     "ﬁsh",
     "\u2070",
@@ -223,6 +224,30 @@ def kana() -> list[str]:
     )
 
 
+SCRIPT_WORDS = [
+    "\u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd dog",  # Hebrew with its points
+    "\u0627\u0644\u0643\u0644\u0628\u060c \u0644\u0627 \u0642\u0637\u0629\u061f",  # Arabic, its comma and question mark
+    "\u0622\u0645\u064e\u0646\u064f\u0648\u0627 \u0661\u0662\u0663",  # Arabic with its vowel marks and digits
+    "\u0562\u0561\u0580\u0565\u0582 \u0531\u0580\u0574\u0565\u0576",  # Armenian, a capital included
+    "\u0915\u0941\u0924\u094d\u0924\u093e \u0914\u0930 \u092c\u093f\u0932\u094d\u0932\u0940\u0964",  # Hindi
+    "\u0e2a\u0e38\u0e19\u0e31\u0e02\u0e41\u0e25\u0e30\u0e41\u0e21\u0e27",  # Thai
+]
+
+
+def scripts() -> list[str]:
+    """Every character of U+0530..U+06FF, U+0900..U+097F and U+0E00..U+0E7F alone and in words,
+    everyday Hebrew, Arabic, Armenian, Hindi and Thai, and random mixtures with ASCII and Latin."""
+    chars = [chr(c) for c in (*range(0x530, 0x700), *range(0x900, 0x980), *range(0xE00, 0xE80))]
+    others = [chr(c) for c in range(0x80, 0x180)]
+    return block_texts(
+        SCRIPT_WORDS,
+        chars,
+        16,
+        3000,
+        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    )
+
+
 HANGUL_WORDS = ["강아지", "한국어 텍스트와 dog, no 고양이!", "ㄱㄴㄷ ᄀ가각", "서울의 커피는 맛있어요.", "가" * 200]
 
 
@@ -334,6 +359,14 @@ def test_kana_cjk_punctuation_and_fullwidth_forms_get_hf_ids(tokenizers):
     accents) and U+FF00..U+FFEF (fullwidth letters lower-cased, fullwidth punctuation split)
     through the tables generated from HF: the ids HF gives, with no text declined."""
     differ, declined = hf_differences(tokenizers, kana())
+    assert not differ and declined == 0, (len(differ), differ[:5])
+
+
+def test_armenian_hebrew_arabic_devanagari_and_thai_get_hf_ids(tokenizers):
+    """U+0530..U+06FF, U+0900..U+097F and U+0E00..U+0E7F through the tables generated from HF
+    (their combining marks stripped as accents, Armenian lower-cased, their punctuation split):
+    the ids HF gives, with no text declined."""
+    differ, declined = hf_differences(tokenizers, scripts())
     assert not differ and declined == 0, (len(differ), differ[:5])
 
 

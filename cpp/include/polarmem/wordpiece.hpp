@@ -4,24 +4,23 @@
 // truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
 // compiled path give a text the same ids without Python.
 //
-// ASCII text, U+0080..U+052F (Latin-1 Supplement, Latin Extended-A and -B, IPA, combining
-// diacritics, Greek, Cyrillic: "Zoë", "café", "Łódź", "Αθήνα", "Москва") and General
-// Punctuation, U+2000..U+206F (the curly quotes, dashes,
-// ellipsis and spaces of everyday text: "Maya’s — “done”…"): the normalizer drops NUL and
-// control characters, makes \t \n \r a space and lower-cases A-Z, and for the other two blocks
-// does what tables generated from HF itself say (cpp/src/wordpiece_latin.inc: accents stripped,
-// Unicode lower case, NBSP and the typographic spaces a space, the soft hyphen and format
-// characters dropped), and so for CJK Symbols and Punctuation, Hiragana and Katakana
-// (U+3000..U+318F: the ideographic space, 、。, kana with their voicing marks stripped as accents,
-// Bopomofo, Hangul Compatibility Jamo), Hangul Jamo (U+1100..U+11FF) and the Halfwidth and
-// Fullwidth Forms (U+FF00..U+FFEF); a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining
-// jamo, as NFD makes it; the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set
-// apart by spaces, as HF's handle_chinese_chars does, so each is a word of its own; the
-// pre-tokenizer splits on spaces and makes every punctuation character a word of its own. Any
-// other character (Hebrew, Arabic, Thai, emoji, symbols), and the three in range
-// whose HF answer depends on more than the character (capital sigma: final sigma), is declined, and so
-// is a text containing an added token's content (HF splits "[CLS]" out as one token): encode()
-// returns false and the caller asks the HF tokenizer.
+// What it covers, each as HF does:
+// - ASCII: NUL and control characters dropped, \t \n \r a space, A-Z lower-cased;
+// - through tables generated from HF itself (cpp/src/wordpiece_latin.inc: accents and other
+//   combining marks stripped, Unicode lower case, NBSP and the typographic spaces a space, the
+//   soft hyphen and format characters dropped): U+0080..U+052F (Latin, IPA, Greek, Cyrillic:
+//   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+06FF (Armenian, Hebrew, Arabic), U+0900..U+097F
+//   (Devanagari), U+0E00..U+0E7F (Thai), U+1100..U+11FF (Hangul Jamo), U+2000..U+206F (General
+//   Punctuation: "Maya’s — “done”…"), U+3000..U+318F (CJK punctuation, kana with their voicing
+//   marks stripped, Bopomofo, Hangul Compatibility Jamo) and U+FF00..U+FFEF (fullwidth forms);
+// - a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining jamo, as NFD makes it;
+// - the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set apart by spaces, as
+//   HF's handle_chinese_chars does, so each is a word of its own.
+// The pre-tokenizer splits on spaces and makes every punctuation character a word of its own.
+// Any other character (emoji, symbols, the other scripts), and the three in range whose HF answer
+// depends on more than the character (capital sigma: final sigma), is declined, and so is a text
+// containing an added token's content (HF splits "[CLS]" out as one token): encode() returns
+// false and the caller asks the HF tokenizer.
 //
 // Immutable after construction: any number of threads may encode at once.
 #pragma once
