@@ -14,22 +14,22 @@ constexpr std::size_t kMaxWordChars = 100;  // WordPiece's max_input_chars_per_w
 // A thread's normalized-text buffer is kept between calls unless a long text grew it past this.
 constexpr std::size_t kKeptBuffer = 1 << 16;
 
-struct LatinChar {
+struct TableChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
 // kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kDevanagari: U+0900..U+097F, kThai:
 // U+0E00..U+0E7F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kKana: U+3000..U+318F,
 // kFullwidth: U+FF00..U+FFEF, generated from HF tokenizers.
-#include "wordpiece_latin.inc"
+#include "wordpiece_tables.inc"
 
 template <std::size_t N>
-const LatinChar* in_table(const LatinChar (&table)[N], char32_t first, char32_t c) {
+const TableChar* in_table(const TableChar (&table)[N], char32_t first, char32_t c) {
   return c >= first && c < first + N ? &table[c - first] : nullptr;
 }
 
 // What the tables say of a code point they cover; nullptr for any other.
-const LatinChar* covered(char32_t c) {
+const TableChar* covered(char32_t c) {
   if (c < 0x530) return in_table(kLatin, 0x80, c);
   if (c < 0x900) return in_table(kWest, 0x530, c);
   if (c < 0xE00) return in_table(kDevanagari, 0x900, c);
@@ -95,7 +95,7 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
 // dashes, curly quotes and ellipsis of U+2010..U+205E).
 bool is_punctuation(char32_t c) {
   if (c >= 0x80) {
-    const LatinChar* entry = covered(c);
+    const TableChar* entry = covered(c);
     return entry != nullptr && entry->punctuation;
   }
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);

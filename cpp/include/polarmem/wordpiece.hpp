@@ -6,7 +6,7 @@
 //
 // What it covers, each as HF does:
 // - ASCII: NUL and control characters dropped, \t \n \r a space, A-Z lower-cased;
-// - through tables generated from HF itself (cpp/src/wordpiece_latin.inc: accents and other
+// - through tables generated from HF itself (cpp/src/wordpiece_tables.inc: accents and other
 //   combining marks stripped, Unicode lower case, NBSP and the typographic spaces a space, the
 //   soft hyphen and format characters dropped): U+0080..U+052F (Latin, IPA, Greek, Cyrillic:
 //   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+06FF (Armenian, Hebrew, Arabic), U+0900..U+097F
