@@ -798,8 +798,14 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
             templates=["a {c}?"],
         )
 
+    rng = np.random.default_rng(11)
+
+    def dog_not_cat(ns: str, **fields) -> pb.RecallRequest:
+        """A Recall of a random vector for dog and not cat, top 10."""
+        vectors = {"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
+        return pb.RecallRequest(namespace=ns, vectors=vectors, required=["dog"], forbidden=["cat"], top_k=10, **fields)
+
     try:
-        rng = np.random.default_rng(11)
         with PolarMemClient(server.address) as client:
             create_ruled(client, "w", 0.7)
             items = [
@@ -819,14 +825,7 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
             info = main.GetNamespace(pb.GetNamespaceRequest(name="w")).namespace
             assert info.rule.confidence_present_weight == pytest.approx(0.2)
             for _ in range(12):
-                request = pb.RecallRequest(
-                    namespace="w",
-                    vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-                    required=["dog"],
-                    forbidden=["cat"],
-                    top_k=10,
-                    explain=False,
-                )
+                request = dog_not_cat("w", explain=False)
                 from_front = fast.Recall(request)
                 assert "similarity + 0.2 x required confidence" in from_front.mode_reason
                 assert from_front.SerializeToString(deterministic=True) == main.Recall(request).SerializeToString(
@@ -870,14 +869,7 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
             ]
             reasons = set()
             for trial, fields in enumerate(asks * 2):
-                request = pb.RecallRequest(
-                    namespace="x",
-                    vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-                    required=["dog"],
-                    forbidden=["cat"],
-                    top_k=10,
-                    **fields,
-                )
+                request = dog_not_cat("x", **fields)
                 answer = same_on_both_ports(server, (main, fast), request, natively=trial > 0)
                 reasons.add(answer.mode_reason)
             assert any(reason.startswith("no mode requested: the namespace's rule, strict") for reason in reasons)

@@ -189,6 +189,20 @@ def general() -> list[str]:
     )
 
 
+def block_corpus(words: list[str], blocks: tuple[range, ...], seed: int, others: tuple[range, ...]) -> list[str]:
+    """`words`, every character of `blocks` alone and in words, and 3,000 random mixtures of ASCII
+    with 12 of those characters and 6 of `others` (block_texts)."""
+    chars = [chr(c) for block in blocks for c in block]
+    mixed = [chr(c) for block in others for c in block]
+    return block_texts(
+        words,
+        chars,
+        seed,
+        3000,
+        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(mixed, 6)),
+    )
+
+
 CJK_WORDS = [
     "東京",
     "北京的咖啡很好",
@@ -211,16 +225,9 @@ KANA_WORDS = [
 
 
 def kana() -> list[str]:
-    """Every character of U+3000..U+30FF and U+FF00..U+FFEF alone and in words, everyday Japanese,
-    and random mixtures with ASCII, Latin and CJK ideographs."""
-    chars = [chr(c) for c in (*range(0x3000, 0x3100), *range(0xFF00, 0xFFF0))]
-    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x4E00, 0x4F00))]
-    return block_texts(
-        KANA_WORDS,
-        chars,
-        14,
-        3000,
-        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    """U+3000..U+30FF and U+FF00..U+FFEF, everyday Japanese, mixed with Latin and CJK ideographs."""
+    return block_corpus(
+        KANA_WORDS, (range(0x3000, 0x3100), range(0xFF00, 0xFFF0)), 14, (range(0x80, 0x180), range(0x4E00, 0x4F00))
     )
 
 
@@ -235,16 +242,10 @@ SCRIPT_WORDS = [
 
 
 def scripts() -> list[str]:
-    """Every character of U+0530..U+06FF, U+0900..U+097F and U+0E00..U+0E7F alone and in words,
-    everyday Hebrew, Arabic, Armenian, Hindi and Thai, and random mixtures with ASCII and Latin."""
-    chars = [chr(c) for c in (*range(0x530, 0x700), *range(0x900, 0x980), *range(0xE00, 0xE80))]
-    others = [chr(c) for c in range(0x80, 0x180)]
-    return block_texts(
-        SCRIPT_WORDS,
-        chars,
-        16,
-        3000,
-        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    """U+0530..U+06FF, U+0900..U+097F and U+0E00..U+0E7F, everyday Hebrew, Arabic, Armenian, Hindi
+    and Thai, mixed with Latin."""
+    return block_corpus(
+        SCRIPT_WORDS, (range(0x530, 0x700), range(0x900, 0x980), range(0xE00, 0xE80)), 16, (range(0x80, 0x180),)
     )
 
 
@@ -252,31 +253,17 @@ HANGUL_WORDS = ["강아지", "한국어 텍스트와 dog, no 고양이!", "ㄱ�
 
 
 def hangul() -> list[str]:
-    """Every Hangul syllable (U+AC00..U+D7A3: NFD makes its conjoining jamo), every Hangul Jamo
-    (U+1100..U+11FF) and compatibility jamo alone and in words, everyday Korean, and random
-    mixtures with ASCII, Latin and CJK ideographs."""
-    chars = [chr(c) for c in (*range(0xAC00, 0xD7A4), *range(0x1100, 0x1200), *range(0x3130, 0x3190))]
-    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x4E00, 0x4F00))]
-    return block_texts(
-        HANGUL_WORDS,
-        chars,
-        15,
-        3000,
-        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
-    )
+    """Every Hangul syllable (U+AC00..U+D7A3: NFD makes its conjoining jamo), the Hangul Jamo
+    (U+1100..U+11FF) and compatibility jamo, everyday Korean, mixed with Latin and CJK ideographs."""
+    blocks = (range(0xAC00, 0xD7A4), range(0x1100, 0x1200), range(0x3130, 0x3190))
+    return block_corpus(HANGUL_WORDS, blocks, 15, (range(0x80, 0x180), range(0x4E00, 0x4F00)))
 
 
 def cjk() -> list[str]:
-    """Every CJK ideograph of U+3400..U+4DBF and U+4E00..U+9FFF alone and in words (in the vocabulary
-    or [UNK]), everyday mixed text, and random mixtures with ASCII, Latin and General Punctuation."""
-    chars = [chr(c) for c in (*range(0x3400, 0x4DC0), *range(0x4E00, 0xA000))]
-    others = [chr(c) for c in (*range(0x80, 0x180), *range(0x2010, 0x2030))]
-    return block_texts(
-        CJK_WORDS,
-        chars,
-        13,
-        3000,
-        lambda rng: ASCII_LETTERS + "".join(rng.sample(chars, 12)) + "".join(rng.sample(others, 6)),
+    """Every CJK ideograph of U+3400..U+4DBF and U+4E00..U+9FFF (in the vocabulary or [UNK]),
+    everyday mixed text, mixed with Latin and General Punctuation."""
+    return block_corpus(
+        CJK_WORDS, (range(0x3400, 0x4DC0), range(0x4E00, 0xA000)), 13, (range(0x80, 0x180), range(0x2010, 0x2030))
     )
 
 
