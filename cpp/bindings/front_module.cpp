@@ -23,6 +23,10 @@ namespace {
 // present weight, absent weight, words).
 using RankingTuple = std::tuple<bool, std::uint8_t, std::uint8_t, float, float, std::string>;
 
+// A ModeRule as the library hands it over: (mode code, rank_by_confidence 0 unset / 1 false /
+// 2 true, accepted, ranking, recency allowed).
+using ModeRuleTuple = std::tuple<int, int, bool, RankingTuple, bool>;
+
 Ranking ranking_of(const RankingTuple& given) {
   Ranking out;
   std::tie(out.used, out.present_level, out.absent_level, out.present_weight, out.absent_weight, out.words) = given;
@@ -84,8 +88,8 @@ PYBIND11_MODULE(_front, m) {
           [](NamespaceViews& self, const std::string& ns, std::shared_ptr<Index> index, std::shared_ptr<ItemIds> ids,
              std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
              std::vector<std::string> names, std::shared_ptr<text::ConceptKeys> keys, bool approximate,
-             SearchMode rule_mode, std::string rule_words, const RankingTuple& rule_ranking,
-             const RankingTuple& requested_ranking, const std::optional<TextTuple>& text) {
+             SearchMode rule_mode, std::string rule_words, const std::vector<ModeRuleTuple>& mode_rules,
+             const std::optional<TextTuple>& text) {
             if (!index || !ids || !metadata || !keys)
               throw py::value_error("set: index, ids, metadata and keys are required");
             if (rule_mode != SearchMode::kHard && rule_mode != SearchMode::kStrict)
@@ -102,18 +106,19 @@ PYBIND11_MODULE(_front, m) {
             view.approximate = approximate;
             view.rule_mode = rule_mode;
             view.rule_words = std::move(rule_words);
-            view.rule_ranking = ranking_of(rule_ranking);
-            view.requested_ranking = ranking_of(requested_ranking);
+            for (const auto& [mode, rank_by_confidence, accepted, ranking, recency] : mode_rules)
+              view.mode_rules.push_back({mode, rank_by_confidence, accepted, ranking_of(ranking), recency});
             self.set(ns, std::move(view), std::move(table));
           },
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
           py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("rule_mode"), py::arg("rule_words"),
-          py::arg("rule_ranking"), py::arg("requested_ranking"), py::arg("text") = py::none(),
+          py::arg("mode_rules"), py::arg("text") = py::none(),
           "what the front plans the namespace's Recalls from: its core objects (records None: explained "
           "Recalls go to the library), concept names by id and lookup keys, whether it has an approximate "
-          "index, its rule's mode and words ('<mode> (<why>)'), the rule's confidence ranking and the one "
-          "rank_by_confidence=true uses, each (used, present level, absent level, present weight, absent "
-          "weight, words); text: (triggers, encoder, tokenizer, open_vocabulary, concept_vectors or None) "
+          "index, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, rank_by_confidence "
+          "0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force (used, present "
+          "level, absent level, present weight, absent weight, words) and whether recency may join; text: (triggers, "
+          "encoder, tokenizer, open_vocabulary, concept_vectors or None) "
           "where text queries are embedded natively")
       .def(
           "holds", [](const NamespaceViews& self, const std::string& ns) { return self.find(ns) != nullptr; },

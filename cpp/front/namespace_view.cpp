@@ -162,31 +162,22 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     case v1::RECALL_MODE_ANSWER: search.mode = SearchMode::kOff; break;
     default: return std::nullopt;
   }
-  const bool untiered =
-      !plan.adaptive && !answer_mode && (search.mode == SearchMode::kSoft || search.mode == SearchMode::kOff);
+  // The library's rules for this mode and rank_by_confidence (ModeRule): a combination it refuses
+  // or does not know goes to it.
+  const int rank_by_confidence = request.has_rank_by_confidence() ? (request.rank_by_confidence() ? 2 : 1) : 0;
+  const auto rule = std::find_if(view.mode_rules.begin(), view.mode_rules.end(), [&](const ModeRule& r) {
+    return r.mode == request.mode() && r.rank_by_confidence == rank_by_confidence;
+  });
+  if (rule == view.mode_rules.end() || !rule->accepted) return std::nullopt;
+  const Ranking& ranking = rule->ranking;
 
-  // The confidence ranking in force (rule_choice.confidence_in_force): unset follows the rule
-  // where it runs; true takes the rule's ranking, or the default where it has none.
-  Ranking ranking;
-  if (request.has_rank_by_confidence()) {
-    if (request.rank_by_confidence()) {
-      if (untiered) return std::nullopt;  // confidence orders within tiers
-      ranking = view.requested_ranking;
-    }
-  } else if (runs_rule) {
-    ranking = view.rule_ranking;
-  }
-  if (ranking.used && answer_mode) return std::nullopt;
-
-  // The recency term (query.py check_recency): hard or off, exact, no confidence ranking.
+  // The recency term (query.py check_recency): where the mode rule allows it, exact.
   const std::size_t k = request.has_top_k() ? request.top_k() : view.limits.default_top_k;
   if (request.has_recency_half_life_s()) {
     const double half_life = request.recency_half_life_s();
     const double weight = request.has_recency_weight() ? request.recency_weight() : view.limits.default_recency_weight;
-    const bool recency_mode =
-        !plan.adaptive && !answer_mode && (search.mode == SearchMode::kHard || search.mode == SearchMode::kOff);
     if (!(std::isfinite(half_life) && half_life > 0.0) || !(std::isfinite(weight) && weight >= 0.0 && weight <= 1.0) ||
-        !recency_mode || ranking.used || request.approximate() || !view.records)
+        !rule->recency || request.approximate() || !view.records)
       return std::nullopt;
     plan.recency_k = k;
     plan.recency = {half_life, weight};

@@ -51,6 +51,19 @@ struct Ranking {
   std::string words;
 };
 
+// What the library's rules say of a Recall naming `mode` (the RecallMode code, 0 for none) with
+// `rank_by_confidence` unset (0), false (1) or true (2) in this namespace (rule_choice.py
+// confidence_in_force, query.py recall_query and check_recency, applied by the library when it
+// hands the view over): whether it accepts the combination, the confidence ranking then in force
+// and whether the recency term may join it. The front decides none of it itself.
+struct ModeRule {
+  int mode = 0;
+  int rank_by_confidence = 0;
+  bool accepted = false;
+  Ranking ranking;
+  bool recency = false;
+};
+
 struct NamespaceView {
   std::shared_ptr<const Index> index;
   std::vector<SpaceConfig> spaces;  // the index's, which never change
@@ -63,8 +76,7 @@ struct NamespaceView {
   // The namespace's rule: the mode a Recall naming none runs, and why ("<mode> (<reason>)").
   SearchMode rule_mode = SearchMode::kHard;
   std::string rule_words;
-  Ranking rule_ranking;       // the rule's own (unused when it has none)
-  Ranking requested_ranking;  // rank_by_confidence true: the rule's, else the library's default
+  std::vector<ModeRule> mode_rules;  // every combination; a missing one goes to the library
   RequestLimits limits;  // NamespaceViews sets them
 };
 

@@ -13,7 +13,7 @@ hands over after the first Recall of the namespace it answered for the front: th
 compiled index, item ids, metadata postings and records (the backend's ``front_view``: the
 local backend's core objects), its concept names and lookup keys, its text path (query cues,
 compiled encoder and tokenizer, and a closed vocabulary's concept vectors), whether it has an
-approximate index, its rule (mode, words and confidence rankings), and the library's bounds on
+approximate index, its rule (mode and words) and mode rules (mode_rules below), and the library's bounds on
 a request's fields. From it the front plans every request as the library would
 (``plan_recall``): the mode (the rule's when none is named), the confidence ranking in force,
 the recency term, explicit names bound by the lookup keys, the text parsed, bound and embedded,
@@ -40,11 +40,14 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from polarmem.v1 import memory_service_pb2 as pb
+
 from polarmem_server import _core
 from polarmem_server.domain import items, query
-from polarmem_server.domain.confidence import ConfidenceRanking, absent_level, present_level
+from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking, absent_level, present_level
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
-from polarmem_server.domain.rule_choice import DEFAULT_CONFIDENCE, describe_confidence
+from polarmem_server.domain.query import RECENCY_MODES, UNTIERED_MODES, RecallMode
+from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.index import MAX_TOP_K
 from polarmem_server.library import concept_vectors
@@ -53,6 +56,32 @@ from polarmem_server.scoring.encoder import load_encoder
 log = logging.getLogger("polarmem.fast_front")
 FRONT_HEADER = "x-polarmem-fast-front"
 PEER_HEADER = "x-polarmem-peer"
+
+
+# Every RecallMode code a request may carry (0: none named, the rule's), and rank_by_confidence
+# as the front codes it: 0 unset, 1 false, 2 true.
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: None, **{getattr(pb, f"RECALL_MODE_{m.name}"): m for m in RecallMode}}
+RANK_BY_CONFIDENCE = {0: None, 1: False, 2: True}
+
+
+def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
+    """The library's own rules for each mode and rank_by_confidence in a namespace of `rule`
+    (confidence_in_force, recall_query's check of the ranking against the mode, check_recency's
+    modes and ranking), for the front to look up instead of deciding them again: (mode code,
+    rank_by_confidence code, accepted, ranking in force, recency allowed)."""
+    out = []
+    for code, named in MODE_NAMES.items():
+        mode = named or RecallMode(rule.recall_mode)
+        for coded, requested in RANK_BY_CONFIDENCE.items():
+            try:
+                ranking = confidence_in_force(rule.rule, named is None, requested, named.value if named else None)
+            except ValueError:
+                out.append((code, coded, False, ranking_words(NO_CONFIDENCE), False))
+                continue
+            accepted = not (ranking.used and mode in UNTIERED_MODES)
+            recency = mode in RECENCY_MODES and not ranking.used
+            out.append((code, coded, accepted, ranking_words(ranking), recency))
+    return out
 
 
 def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
@@ -203,10 +232,7 @@ class FastFrontHost:
                 approximate=settings.ann is not None,
                 rule_mode=_core.SearchMode.__members__[rule.recall_mode],
                 rule_words=rule.words,
-                rule_ranking=ranking_words(rule.confidence),
-                requested_ranking=ranking_words(
-                    rule.confidence if rule.rule.ranks_by_confidence else DEFAULT_CONFIDENCE
-                ),
+                mode_rules=mode_rules(rule),
                 text=text,
             )
 

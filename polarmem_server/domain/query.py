@@ -45,6 +45,8 @@ MAX_CONTEXT_BUDGET_CHARS = _core.MAX_CONTEXT_BUDGET_CHARS
 MAX_QUERY_CONCEPTS = 256
 DEFAULT_RECENCY_WEIGHT = 0.1
 RECENCY_MODES = (RecallMode.HARD, RecallMode.OFF)
+# Modes that rank without logic tiers, so no confidence ranking within them.
+UNTIERED_MODES = (RecallMode.SOFT, RecallMode.OFF, RecallMode.ANSWER)
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def recall_query(
         ranking.check()
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
-    if ranking.used and checked_mode in (RecallMode.SOFT, RecallMode.OFF, RecallMode.ANSWER):
+    if ranking.used and checked_mode in UNTIERED_MODES:
         raise InvalidArgument(
             f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
             "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset"
