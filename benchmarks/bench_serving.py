@@ -142,16 +142,21 @@ def request_files(
 
 
 def front_counts(metrics_port: int) -> dict[str, float]:
-    """The compiled front's Recalls by path, from the server's metrics port."""
+    """The Recalls answered without the library ("native") and handed to it ("forwarded"), from
+    the server's metrics port: the compiled front's counts where it listens, else the Python
+    listener's answers through the core entry and through the library."""
     import urllib.request
 
     text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
-    counts = {}
+    front, listener = {}, {}
     for line in text.splitlines():
         if line.startswith("polarmem_fast_front_recalls_total{"):
             path = line.split('path="')[1].split('"')[0]
-            counts[path] = float(line.rsplit(" ", 1)[1])
-    return counts
+            front[path] = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("polarmem_recall_answered_total{"):
+            by = line.split('by="')[1].split('"')[0]
+            listener["native" if by == "core" else "forwarded"] = float(line.rsplit(" ", 1)[1])
+    return front or listener
 
 
 def mixed_phase(

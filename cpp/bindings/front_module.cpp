@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 
 #include "fast_front.hpp"
@@ -120,6 +121,25 @@ PYBIND11_MODULE(_front, m) {
           "level, absent level, present weight, absent weight, words) and whether recency may join; text: (triggers, "
           "encoder, tokenizer, open_vocabulary, concept_vectors or None) "
           "where text queries are embedded natively")
+      .def(
+          "recall",
+          [](const NamespaceViews& self, const py::bytes& request_bytes) -> std::optional<py::bytes> {
+            const std::string_view given(request_bytes);
+            std::string answered;
+            {
+              py::gil_scoped_release release;
+              v1::RecallRequest request;
+              v1::RecallResponse response;
+              if (!request.ParseFromArray(given.data(), static_cast<int>(given.size())) ||
+                  !self.recall(request, &response) || !response.SerializeToString(&answered)) {
+                return std::nullopt;
+              }
+            }
+            return py::bytes(answered);
+          },
+          py::arg("request"),
+          "a serialised RecallRequest answered by the core from its namespace's view, as the front answers it: "
+          "the serialised RecallResponse, or None when the library must answer it")
       .def(
           "holds", [](const NamespaceViews& self, const std::string& ns) { return self.find(ns) != nullptr; },
           py::arg("namespace"))

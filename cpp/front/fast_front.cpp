@@ -99,24 +99,12 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_())) return std::nullopt;
-    auto plan = find_plan(request);
-    if (!plan) return std::nullopt;
-    if (!answer(std::move(*plan), request, response)) {
-      response->Clear();
-      return std::nullopt;
-    }
+    if (!views_->recall(request, response)) return std::nullopt;
     if (context.deadline() < std::chrono::system_clock::now()) {
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served");
     }
     record(started, *response);
     return grpc::Status::OK;
-  }
-
-  // The request planned from what the front holds of its namespace (nothing: the library's).
-  std::optional<RecallPlan> find_plan(const v1::RecallRequest& request) const {
-    const auto view = views_->find(request.namespace_());
-    if (!view) return std::nullopt;
-    return plan_recall(*view, request);
   }
 
   void set_grants(std::vector<Grant> grants) {

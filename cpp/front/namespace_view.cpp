@@ -242,6 +242,15 @@ std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns)
   return found == by_namespace_.end() ? nullptr : found->second.view;
 }
 
+bool NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response) const {
+  const auto view = find(request.namespace_());
+  if (!view) return false;
+  auto plan = plan_recall(*view, request);
+  if (plan && answer(std::move(*plan), request, response)) return true;
+  response->Clear();
+  return false;
+}
+
 bool NamespaceViews::current(const std::string& ns, std::size_t concept_count) const {
   const auto view = find(ns);
   if (!view) return false;

@@ -91,6 +91,11 @@ class NamespaceViews {
   // takes the limits given at construction.
   void set(const std::string& ns, NamespaceView view, std::shared_ptr<ConceptNames> names);
   std::shared_ptr<const NamespaceView> find(const std::string& ns) const;
+  // The one core entry for a Recall, which the front and the library's servicer both call:
+  // `request` planned from its namespace's view (plan_recall) and answered from the core
+  // (answer) into `response`. False when the library must answer it (no view, no plan, or an
+  // answer the core cannot give now); `response` is then empty.
+  bool recall(const v1::RecallRequest& request, v1::RecallResponse* response) const;
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;

@@ -37,6 +37,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from polarmem.common.v1 import enums_pb2
+from polarmem_server.index import TIER_NAMES
 from polarmem_server.library import Memory
 from polarmem_server.scoring.base import EngineError
 
@@ -210,6 +211,13 @@ class ServerMetrics:
             "polarmem_replicas_up", "--processes replicas running now (0 for one process)", registry=r
         )
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
+        self.recall_answered = Counter(
+            "polarmem_recall_answered",
+            "Recalls the Python listener answered, by what answered them: the core from the namespace's "
+            "view (api/core_recall.py) or the library",
+            ["by"],
+            registry=r,
+        )
         self.recall_suppressed = Counter(
             "polarmem_recall_suppressed_items",
             "Conflicting items plain similarity would have returned but the logic kept out",
@@ -275,6 +283,18 @@ class ServerMetrics:
             )
         children[0].inc()
         children[1].observe(seconds)
+
+    def count_recall(self, response, by: str) -> None:
+        """Counts one Recall's response: its hits by tier, its suppressed items, and who answered it."""
+        counts = {1: 0, 0: 0, -1: 0}
+        for hit in response.hits:
+            counts[hit.s_log] += 1
+        for tier, count in counts.items():
+            if count:
+                self.count_recall_hits(TIER_NAMES[tier], count)
+        if response.suppressed:
+            self.recall_suppressed.inc(len(response.suppressed))
+        self.recall_answered.labels(by).inc()
 
     def count_recall_hits(self, tier: str, count: int) -> None:
         """Adds `count` hits of tier `tier` (entailed, neutral, conflict) to polarmem_recall_hits."""

@@ -24,7 +24,9 @@ any method, unary or streaming — to this server's Python listener over a priva
 starts before the store opens (health answers NOT_SERVING through it meanwhile), follows the
 memory's writes once it is open, and stops first on shutdown (its handed-over calls need this
 server). Where it was not built, or with several processes or the Milvus backend, the Python
-listener takes the address itself.
+listener takes the address itself; it then answers each Recall through the same core entry
+(api/core_recall.py) where the entry was built and the backend is local, and through the
+library otherwise.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
+from polarmem_server.api.core_recall import CoreRecall
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
     REPLICA_POLL_S,
@@ -437,6 +440,7 @@ class PolarMemServer:
             lambda: self._health.set(STORAGE_HEALTH_NAME, health_pb2.HealthCheckResponse.NOT_SERVING),
         )
         self.fast_front: FastFrontHost | None = None  # the compiled front, when it listens on the address
+        self.core_recall: CoreRecall | None = None  # the one core entry for Recall, where it was built
         self._front_dir: str | None = None  # the private Unix socket the front hands calls over
         self._python_listener_reason = ""  # why front=auto left the address to the Python listener
 
@@ -618,9 +622,11 @@ class PolarMemServer:
             self.metrics.attach(memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(memory))
-        if self.fast_front is not None:
-            self.fast_front.attach(memory)
-            self._service.fast_front = self.fast_front
+        if self.core_recall is None and unavailable_reason() is None:
+            self.core_recall = CoreRecall()  # the Python listener has the address: it calls the core itself
+        if self.core_recall is not None and self.core_recall.attach(memory):
+            self._service.core_recall = self.core_recall
+        self._service.fast_front = self.fast_front
         self.metrics.rebuild_seconds.set(memory.rebuild_seconds)
         self.metrics.rebuild_items.set(memory.rebuild_items)
         log.info(
@@ -718,9 +724,11 @@ class PolarMemServer:
         """Starts the compiled front on ``address``; returns its port (0: it could not bind)."""
         cfg = self.config
         try:
+            self.core_recall = CoreRecall()
             self.fast_front = FastFrontHost(
                 address,
                 f"unix:{self._front_dir}/upstream.sock",
+                self.core_recall,
                 self.authorizer,
                 cfg.tls_cert,
                 cfg.tls_key,

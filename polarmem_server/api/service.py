@@ -21,6 +21,7 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
+from polarmem_server.api.core_recall import CoreRecall
 from polarmem_server.api.fast_front import FastFrontHost, came_through_front
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
@@ -91,7 +92,6 @@ STREAM_BATCH = 1024  # items per group commit (one WAL sync) of a RememberStream
 # Items a stream hands the scoring engine at once: a quarter of its default queue, so other
 # callers' verification still finds room.
 STREAM_VERIFY_BATCH = 256
-TIER_NAMES = {1: "entailed", 0: "neutral", -1: "conflict"}
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
 
@@ -379,9 +379,9 @@ def calibration_view(model) -> pb.Calibration:
     return pb.Calibration(**calibration_fields(model))
 
 
-def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts: dict[int, int]) -> None:
-    """Appends hits to a response's repeated Hit field in place and counts them by tier into
-    `tier_counts`; a hit recalled without explanations (no record) carries no text, uri or item."""
+def add_hits(field, hits, namespace: Namespace, include_item: bool) -> None:
+    """Appends hits to a response's repeated Hit field in place; a hit recalled without
+    explanations (no record) carries no text, uri or item."""
     for rank, hit in enumerate(hits, start=1):
         record = hit.record
         if record is None:
@@ -414,7 +414,6 @@ def add_hits(field, hits, namespace: Namespace, include_item: bool, tier_counts:
             )
             if include_item:
                 message.item.CopyFrom(item_view(namespace, record))
-        tier_counts[hit.tier] += 1
 
 
 # ---- the servicer -------------------------------------------------------------------------
@@ -441,6 +440,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.verifier = verifier  # the server hands it to Memory (its verification port)
         # the compiled Recall front's host (api/fast_front.py), when the server runs one
         self.fast_front: FastFrontHost | None = None
+        # the one core entry for Recall (api/core_recall.py), where the memory's backend has views
+        self.core_recall: CoreRecall | None = None
         self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
 
     @property
@@ -618,6 +619,14 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         for kind in request.kinds:
             if kind not in KIND_NAMES:
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
+        # Where the compiled front listens, every call here came through it: it has asked the core.
+        core = self.core_recall
+        if core is not None and self.fast_front is None:
+            answered = core.answer(request)
+            if answered is not None:
+                check_deadline(deadline)
+                self.metrics.count_recall(answered, "core")
+                return answered
         explain = request.explain if request.HasField("explain") else True
         namespace = self.memory.namespace(request.namespace)
         wait_for_encoder(namespace.settings.encoder, deadline)
@@ -625,9 +634,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         result = self._recall(request, explain)
         check_deadline(deadline)
         response = self._recall_response(request, namespace, result)
-        if self.fast_front is not None and came_through_front(context):
-            # The front plans the namespace's next Recalls itself from its view (api/fast_front.py).
-            self.fast_front.offer_view(namespace, epoch)
+        self.metrics.count_recall(response, "library")
+        if core is not None and (self.fast_front is None or came_through_front(context)):
+            # The core answers the namespace's next Recalls itself from its view (api/core_recall.py).
+            core.offer_view(namespace, epoch)
         return response
 
     def _recall(self, request, explain: bool):
@@ -675,9 +685,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
             parse.mapped.add(phrase=phrase, concept=concept, similarity=similarity)
         for name, suggestions in plan.unknown_concepts:
             parse.unknown_concepts.add(name=name, did_you_mean=suggestions)
-        returned = {1: 0, 0: 0, -1: 0}
-        add_hits(response.hits, result.hits, namespace, request.include_items, returned)
-        add_hits(response.suppressed, result.suppressed, namespace, request.include_items, {1: 0, 0: 0, -1: 0})
+        add_hits(response.hits, result.hits, namespace, request.include_items)
+        add_hits(response.suppressed, result.suppressed, namespace, request.include_items)
         if request.include_context:
             response.context = render_context(
                 namespace,
@@ -686,11 +695,6 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 result.required + result.forbidden,
                 result.answer_summary,
             )
-        for tier, count in returned.items():
-            if count:
-                self.metrics.count_recall_hits(TIER_NAMES[tier], count)
-        if result.suppressed:
-            self.metrics.recall_suppressed.inc(len(result.suppressed))
         return response
 
     @answers_with_token

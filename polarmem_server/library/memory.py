@@ -117,12 +117,15 @@ class Memory:
     def reopen_namespace(self, name: str, record: records_pb2.NamespaceRecord | None) -> None:
         """Opens namespace `name` afresh from `record` (its index, vocabulary and settings as the
         backend now holds them), or forgets it when `record` is None: how a read replica catches
-        up with its primary (api/processes.py)."""
+        up with its primary (api/processes.py). The core's view of the old one goes with it
+        (api/core_recall.py): it held the old index."""
         with self._lock:
-            if record is None:
-                self._namespaces.pop(name, None)
-            else:
+            old = self._namespaces.pop(name, None)
+            if record is not None:
                 self._namespaces[name] = self._open_namespace(record)
+        if old is not None:
+            with old.write_lock:
+                old.write_lock.invalidate()
 
     def holds_namespace(self, name: str) -> bool:
         """Whether namespace `name` is open here (a replica may not have opened it yet)."""

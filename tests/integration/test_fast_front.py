@@ -437,7 +437,7 @@ def test_writes_that_change_what_the_view_holds_drop_it(front_server, stubs, cha
 def test_no_view_is_handed_over_for_a_namespace_deleted_since_its_recall(front_server):
     """A Recall's namespace deleted (and created again under its name) before the library hands
     over its view: the old namespace's view never reaches the front, whatever epoch it carries."""
-    host = front_server.fast_front
+    host = front_server.core_recall
     old = front_server.memory.namespace("t")
     epoch = old.write_lock.view_epoch
     with PolarMemClient(front_server.address) as client:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import grpc
@@ -86,6 +87,7 @@ def start(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     address = line.split("serving on ")[1].split(";")[0].strip()
     for line in process.stderr:  # the replica binds the port once its index is built
         if "replica 1 serving on" in line:
+            process.replica_line = line  # type: ignore[attr-defined]
             break
     return process, address
 
@@ -266,6 +268,63 @@ def test_statuses_pass_through_forwarding_and_deletes_reach_replicas(multi):
         return False
 
     wait_visible(address, gone)
+
+
+def test_recalls_on_every_process_follow_rebuilds_and_deletes(multi):
+    """Each process answers a namespace's Recalls through the core from its view of it once it
+    has answered one (api/core_recall.py): after a replica rebuilds the namespace (more items
+    written at once than it applies one by one) or loses it, its Recalls come from the new index
+    or are NOT_FOUND, never from the old view."""
+    _, address = multi
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        for i in range(8):
+            admin.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"})
+
+    def first(item_id: str, seed: int):
+        return lambda client: client.recall("t", vectors={"vis": vec(seed)}, top_k=1).hits[0].id == item_id
+
+    wait_visible(address, first("w3", 3))  # every process has answered: each holds a view
+    wait_visible(address, first("w5", 5))
+    rebuilt = 2100  # above storage/local/secondary.py INCREMENTAL_MIN_ITEMS: replicas rebuild
+    with PolarMemClient(address, token="admin-secret") as admin:
+        items = [item_message(id=f"b{i}", vectors={"vis": vec(1000 + i)}) for i in range(rebuilt)]
+        assert admin.remember_stream("t", items).stored == rebuilt
+    wait_visible(address, first(f"b{rebuilt - 1}", 1000 + rebuilt - 1))
+    wait_visible(address, first("w3", 3))
+    with PolarMemClient(address, token="admin-secret") as admin:
+        admin.delete_namespace("t")
+
+    def recall_not_found(client) -> bool:
+        try:
+            client.recall("t", vectors={"vis": vec(3)}, top_k=1)
+        except grpc.RpcError as exc:
+            return exc.code() == grpc.StatusCode.NOT_FOUND
+        return False
+
+    wait_visible(address, recall_not_found)
+
+
+def test_every_process_answers_recalls_through_the_core(tmp_path):
+    """After its first Recall of a namespace (the library's), each process answers the
+    namespace's Recalls through the one core entry: its own metrics say so."""
+    process, address = start(tmp_path, "--metrics-port", "0")
+    try:
+        ports = [
+            re.search(r"metrics on port (\d+)", line).group(1) for line in (process.serving_line, process.replica_line)
+        ]
+        with PolarMemClient(address, token="admin-secret") as admin:
+            admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            for i in range(8):
+                admin.remember("t", id=f"w{i}", vectors={"vis": vec(i)}, states={"dog": "has"})
+        wait_visible(address, lambda client: len(client.recall("t", vectors={"vis": vec(1)}, top_k=8).hits) == 8)
+        for port in ports:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            by_core = re.search(r'^polarmem_recall_answered_total\{by="core"\} (\S+)$', text, re.M)
+            assert by_core and float(by_core.group(1)) > 0, (port, text[:2000])
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
 
 
 def test_sigterm_stops_the_primary_and_every_replica(multi):

@@ -491,7 +491,7 @@ class ReplicaBackend(LocalBackend):
             state.index.index.ensure_concepts(len(state.concepts))
         ids = list(first_previous)
         stored = self.store.read_items(name, ids, state.spaces)
-        added: list[tuple[str, bytes, dict]] = []
+        added: list[tuple[str, ItemRecord, bytes, dict]] = []
         for item_id, now in zip(ids, stored):
             previous = first_previous[item_id]
             if now is None:
@@ -500,12 +500,14 @@ class ReplicaBackend(LocalBackend):
             elif previous is not None:
                 state.index.replace(ItemRecord.FromString(previous), now[0], now[2])
             else:
-                added.append((item_id, now[1], now[2]))
+                added.append((item_id, now[0], now[1], now[2]))
         if added:
             state.index.add(
-                [item_id for item_id, _, _ in added],
-                decode_index_records([r for _, r, _ in added]),
-                vectors_by_space(state.index, [v for _, _, v in added]),
+                [item_id for item_id, _, _, _ in added],
+                decode_index_records([r for _, _, r, _ in added]),
+                vectors_by_space(state.index, [v for _, _, _, v in added]),
+                # the core explains the new items from their records (api/core_recall.py)
+                [record.SerializeToString() for _, record, _, _ in added] if self._keep_records else (),
             )
         return True
 

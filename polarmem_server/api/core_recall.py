@@ -1,0 +1,191 @@
+"""The one core entry for Recall, as the server calls it: a request planned from its namespace's
+*view* and answered by the core (cpp/front/namespace_view.hpp ``NamespaceViews::recall``, module
+``polarmem_server._front``), without the interpreter.
+
+Both doors call it. The compiled front (api/fast_front.py), when it listens on the address,
+calls it for every Recall before handing one over; the Python servicer calls it (one call, the
+interpreter lock released) when the Python listener has the address: with ``--front python``,
+``--processes`` > 1 (each replica holds views of its own namespaces) or where the front was not
+built but this module was. A request the core does not answer — no view of its namespace yet,
+one the library would refuse, one only the library answers (full items, a consistency token, a
+name the vocabulary lacks, a multi-vector space, a text the compiled tokenizer declines) — is
+answered by the library, which then hands the core the namespace's view (``offer_view``).
+
+The view holds the namespace's compiled index, item ids, metadata postings and records (the
+backend's ``front_view``: the local backend's core objects), its concept names and lookup keys,
+its text path (query cues, compiled encoder and tokenizer, and a closed vocabulary's concept
+vectors), whether it has an approximate index, its rule (mode and words), its mode rules
+(mode_rules below) and the library's bounds on a request's fields. A write that changes what the
+view holds (settings, rule, an alias), deletes the namespace, or reopens it (a replica catching
+up: Memory.reopen_namespace) drops it (domain/namespace.py ChangeLock); a write that only
+appends concepts extends its names and keys. docs/fast-front.md has the design and the limits.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from polarmem.v1 import memory_service_pb2 as pb
+
+from polarmem_server import _core
+from polarmem_server.domain import items, query
+from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking, absent_level, present_level
+from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
+from polarmem_server.domain.query import RECENCY_MODES, UNTIERED_MODES, RecallMode
+from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
+from polarmem_server.domain.vocabulary import Appended
+from polarmem_server.index import MAX_TOP_K
+from polarmem_server.library import concept_vectors
+from polarmem_server.scoring.encoder import load_encoder
+
+log = logging.getLogger("polarmem.core_recall")
+
+
+def unavailable_reason() -> str | None:
+    """Why the core entry (and the compiled front with it) cannot run here (None: it can)."""
+    try:
+        import polarmem_server._front  # noqa: F401 - (this form: see CoreRecall)
+    except ImportError as exc:
+        return (
+            f"the compiled Recall front was not built ({exc}); install Debian's libgrpc++-dev and "
+            "protobuf-compiler-grpc and reinstall the package (`make install` does both)"
+        )
+    return None
+
+
+# Every RecallMode code a request may carry (0: none named, the rule's), and rank_by_confidence
+# as the front codes it: 0 unset, 1 false, 2 true.
+MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: None, **{getattr(pb, f"RECALL_MODE_{m.name}"): m for m in RecallMode}}
+RANK_BY_CONFIDENCE = {0: None, 1: False, 2: True}
+
+
+def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
+    """The library's own rules for each mode and rank_by_confidence in a namespace of `rule`
+    (confidence_in_force, recall_query's check of the ranking against the mode, check_recency's
+    modes and ranking), for the front to look up instead of deciding them again: (mode code,
+    rank_by_confidence code, accepted, ranking in force, recency allowed)."""
+    out = []
+    for code, named in MODE_NAMES.items():
+        mode = named or RecallMode(rule.recall_mode)
+        for coded, requested in RANK_BY_CONFIDENCE.items():
+            try:
+                ranking = confidence_in_force(rule.rule, named is None, requested, named.value if named else None)
+            except ValueError:
+                out.append((code, coded, False, ranking_words(NO_CONFIDENCE), False))
+                continue
+            accepted = not (ranking.used and mode in UNTIERED_MODES)
+            recency = mode in RECENCY_MODES and not ranking.used
+            out.append((code, coded, accepted, ranking_words(ranking), recency))
+    return out
+
+
+def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
+    """A confidence ranking as the front's searches apply it and mode_reason says it."""
+    return (
+        ranking.used,
+        present_level(ranking.present_above),
+        absent_level(ranking.absent_below),
+        ranking.present_weight,
+        ranking.absent_weight,
+        describe_confidence(ranking),
+    )
+
+
+class CoreRecall:
+    """The views of the namespaces whose Recalls the core answers, kept current with the
+    memory's writes, and the one call that answers a Recall from them."""
+
+    def __init__(self) -> None:
+        # not `from polarmem_server import _front`: with no stub of it, mypy calls that a missing attribute
+        import polarmem_server._front as _front
+
+        self.views = _front.NamespaceViews(
+            max_top_k=MAX_TOP_K,
+            max_ef_search=query.MAX_EF_SEARCH,
+            max_soft_lambda=query.MAX_SOFT_LAMBDA,
+            max_query_concepts=query.MAX_QUERY_CONCEPTS,
+            max_metadata_keys=items.MAX_METADATA_KEYS,
+            max_metadata_key_bytes=items.MAX_METADATA_KEY_BYTES,
+            max_metadata_value_bytes=items.MAX_METADATA_VALUE_BYTES,
+            max_metadata_total_bytes=items.MAX_METADATA_TOTAL_BYTES,
+            default_top_k=query.DEFAULT_TOP_K,
+            default_recency_weight=query.DEFAULT_RECENCY_WEIGHT,
+        )
+        self._memory = None
+
+    def attach(self, memory) -> bool:
+        """Views from now on follow the memory's writes (ChangeLock calls _namespace_changed).
+        False where the memory's backend has no views to give (Milvus): nothing is attached."""
+        if not memory.backend.ranks_by_confidence or getattr(memory.backend, "keep_records", None) is None:
+            return False
+        self._memory = memory
+        memory.change_listeners.append(self._namespace_changed)
+        memory.backend.keep_records()  # explained answers read the items' records from the core
+        return True
+
+    def answer(self, request: pb.RecallRequest) -> pb.RecallResponse | None:
+        """The core's response to ``request``, or None when the library must answer it."""
+        answered = self.views.recall(request.SerializeToString())
+        return None if answered is None else pb.RecallResponse.FromString(answered)
+
+    def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
+        """A write changed what the namespace's view holds (ChangeLock, which calls this before
+        letting its lock go): ``appended`` holds the concepts it only appended; None drops the
+        view. A view's keys are brought up to date first, so a text or a name naming a new
+        concept binds it as soon as its write returns."""
+        if appended is None:
+            self.views.forget(namespace)
+            return
+        if self.views.holds(namespace):
+            appended.compiled_keys()
+            self.views.append_names(namespace, appended.first, appended.names)
+
+    def offer_view(self, namespace, epoch: int) -> bool:
+        """After a Recall the library answered: hands the core the namespace's
+        view unless it holds a current one, and only if ``namespace`` is still the live namespace
+        of its name and no write dropped views since ``epoch`` (its ``view_epoch``, read before the
+        Recall) was read; it never waits for a writer. Returns whether it handed one over."""
+        memory = self._memory
+        vocabulary = namespace.vocabulary
+        if memory is None or not memory.backend.ranks_by_confidence:
+            return False
+        if self.views.current(namespace.name, len(vocabulary)):
+            return False
+        settings = namespace.settings
+        encoder = load_encoder(settings.encoder)
+        compiled = getattr(encoder, "compiled", None)
+        sem = namespace.spaces.get("sem")
+        # text queries embed into the `sem` space (recall.py); any other layout leaves them to the library
+        native_text = compiled is not None and sem is not None and not sem.multi and sem.dim == encoder.dim
+        if native_text and not settings.open_vocabulary:
+            concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
+
+        def publish() -> None:
+            if memory.live_namespace(namespace.name) is not namespace:
+                return  # deleted (and perhaps created again) since the Recall
+            core = memory.backend.front_view(namespace.name)
+            if core is None:
+                return
+            rule = namespace.rule
+            text = None
+            if native_text:
+                # a closed vocabulary's words that name no concept map to the closest concept's name
+                mapping = None if settings.open_vocabulary else concept_vectors(namespace)
+                text = (QUERY_CUES.compiled, *compiled, settings.open_vocabulary, mapping)
+            self.views.set(
+                namespace.name,
+                *core,
+                names=vocabulary.names,
+                keys=vocabulary.compiled_keys(),
+                approximate=settings.ann is not None,
+                rule_mode=_core.SearchMode.__members__[rule.recall_mode],
+                rule_words=rule.words,
+                mode_rules=mode_rules(rule),
+                text=text,
+            )
+
+        try:
+            return namespace.write_lock.unchanged_since(epoch, publish) and self.views.holds(namespace.name)
+        except ValueError as refused:  # never fails the call the library has answered
+            log.warning("no view of %s handed to the core: %s", namespace.name, refused)
+            return False

@@ -1,0 +1,204 @@
+"""The one core entry for Recall (api/core_recall.py) where the Python listener has the address
+(``--front python``; ``--processes`` > 1 does the same in every process, test_server_processes.py):
+a real server over real sockets, RocksDB in a temp dir. After a namespace's first Recall, which
+the library answers, the servicer answers each Recall the core plans through one core call,
+byte-identical to the library's answer; whatever the core declines (full items, names the
+vocabulary lacks, refusals) is the library's, in its own words; a write that changes the view
+(settings, delete) drops it, and the answer never comes from a namespace that is gone."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import grpc
+import numpy as np
+import pytest
+
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server.api.core_recall import unavailable_reason
+from polarmem_server.api.server import PolarMemServer
+from polarmem_server.faces.client import PolarMemClient, item_message
+from servertools import DIM, make_config
+
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+CONCEPTS = ("dog", "cat", "car", "bus", "tree")
+MODES = (pb.RECALL_MODE_HARD, pb.RECALL_MODE_SOFT, pb.RECALL_MODE_OFF, pb.RECALL_MODE_STRICT, pb.RECALL_MODE_ADAPTIVE)
+
+
+def stock(client, ns: str, rng, count: int = 300) -> None:
+    items = []
+    for i in range(count):
+        states = {}
+        for concept in CONCEPTS:
+            draw = rng.random()
+            if draw < 0.3:
+                states[concept] = "has"
+            elif draw < 0.65:
+                states[concept] = "not_has"
+        items.append(
+            item_message(
+                id=f"i{i:04d}",
+                text=f"item {i}",
+                vectors={"vis": rng.standard_normal(DIM)},
+                states=states,
+                metadata={"part": str(i % 3)},
+            )
+        )
+    assert client.remember_stream(ns, items).stored == count
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("core-recall"), front="python")).start()
+    assert server.fast_front is None and server.core_recall is not None
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        stock(client, "t", np.random.default_rng(5))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def stub(server):
+    with grpc.insecure_channel(server.address) as channel:
+        yield pb_grpc.MemoryServiceStub(channel)
+
+
+def answered(server, by: str) -> float:
+    return server.metrics.recall_answered.labels(by)._value.get()
+
+
+@contextmanager
+def library_only(server):
+    """The servicer without its core entry: every Recall is the library's."""
+    core, server._service.core_recall = server._service.core_recall, None
+    try:
+        yield
+    finally:
+        server._service.core_recall = core
+
+
+def recall_by(server, stub, request, by: str) -> pb.RecallResponse:
+    """The answer to `request`, answered by `by` ("core" or "library") and identical to the
+    library's bytes."""
+    before = answered(server, by)
+    answer = stub.Recall(request)
+    assert answered(server, by) == before + 1, (by, request)
+    with library_only(server):
+        expected = stub.Recall(request)
+    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request
+    return answer
+
+
+def random_request(rng, ns: str = "t") -> pb.RecallRequest:
+    required = list(rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False))
+    forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
+    request = pb.RecallRequest(
+        namespace=ns,
+        vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
+        required=required,
+        forbidden=forbidden,
+        top_k=int(rng.integers(1, 30)),
+        mode=MODES[rng.integers(0, len(MODES))],
+        exclude_conflicts=bool(rng.random() < 0.2),
+        include_context=bool(rng.random() < 0.3),
+        suppressed_k=int(rng.integers(0, 4)) if rng.random() < 0.2 else 0,
+    )
+    if rng.random() < 0.2:
+        request.metadata_equals["part"] = str(rng.integers(0, 3))
+    explain = rng.integers(0, 3)  # off, on, unset (on: the default)
+    if explain < 2:
+        request.explain = bool(explain)
+    return request
+
+
+def test_after_the_first_recall_the_servicer_answers_through_the_core(server, stub):
+    rng = np.random.default_rng(11)
+    stub.Recall(random_request(rng))  # the library's, which hands the core the view
+    assert server.core_recall.views.holds("t")
+    for _ in range(80):
+        recall_by(server, stub, random_request(rng), "core")
+
+
+def vectors(rng) -> dict:
+    return {"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
+
+
+def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
+    rng = np.random.default_rng(12)
+    stub.Recall(random_request(rng))
+    # full items, a name the vocabulary lacks (skipped and reported with suggestions), concepts alone
+    query = vectors(rng)
+    recall_by(server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, top_k=3), "library")
+    skipped = recall_by(
+        server,
+        stub,
+        pb.RecallRequest(namespace="t", vectors=query, required=["dgo"], allow_unknown_concepts=True, top_k=3),
+        "library",
+    )
+    recall_by(server, stub, pb.RecallRequest(namespace="t", required=["dog"], top_k=3), "library")
+    assert skipped.parse.unknown_concepts[0].name == "dgo"
+    # refusals: the library's status and message, and no answer counted
+    refused = [
+        pb.RecallRequest(namespace="t", vectors=query, required=["dgo"]),
+        pb.RecallRequest(namespace="t", vectors=query, required=["dog"], top_k=100_000),
+        pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_OFF, rank_by_confidence=True),
+        pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}),
+        pb.RecallRequest(namespace="t", vectors=query, mode=99),
+        pb.RecallRequest(namespace="t", vectors=query, recency_half_life_s=60.0, mode=pb.RECALL_MODE_STRICT),
+    ]
+    for request in refused:
+        before = (answered(server, "core"), answered(server, "library"))
+        with pytest.raises(grpc.RpcError) as with_core:
+            stub.Recall(request)
+        with library_only(server), pytest.raises(grpc.RpcError) as library:
+            stub.Recall(request)
+        assert with_core.value.code() == library.value.code() == grpc.StatusCode.INVALID_ARGUMENT, request
+        assert with_core.value.details() == library.value.details()
+        assert (answered(server, "core"), answered(server, "library")) == before
+
+
+def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answered(server, stub):
+    rng = np.random.default_rng(13)
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("gone", spaces=[("vis", DIM)], encoder="none")
+        stock(client, "gone", rng, count=50)
+        request = random_request(rng, "gone")
+        stub.Recall(request)
+        recall_by(server, stub, request, "core")
+        client.update_namespace("gone", aliases={"puppy": "dog"})  # the view's names change
+        assert not server.core_recall.views.holds("gone")
+        puppy = pb.RecallRequest(namespace="gone", vectors=vectors(rng), required=["puppy"], top_k=5)
+        recall_by(server, stub, puppy, "library")  # ... and hands over a new view
+        assert recall_by(server, stub, puppy, "core").hits
+        client.delete_namespace("gone")
+        assert not server.core_recall.views.holds("gone")
+        with pytest.raises(grpc.RpcError) as missing:
+            stub.Recall(puppy)
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+        # the same name again, with other items: never the old namespace's answer
+        client.create_namespace("gone", spaces=[("vis", DIM)], encoder="none")
+        client.remember("gone", id="new", vectors={"vis": rng.standard_normal(DIM)}, states={"dog": "has"})
+        fresh = pb.RecallRequest(namespace="gone", vectors=vectors(rng), required=["dog"], top_k=5)
+        stub.Recall(fresh)
+        assert [hit.id for hit in recall_by(server, stub, fresh, "core").hits] == ["new"]
+
+
+def test_items_written_after_the_view_are_answered_by_the_core(server, stub):
+    rng = np.random.default_rng(14)
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("live", spaces=[("vis", DIM)], encoder="none")
+        stock(client, "live", rng, count=20)
+        request = pb.RecallRequest(namespace="live", vectors=vectors(rng), top_k=50, include_context=True)
+        stub.Recall(request)
+        vector = rng.standard_normal(DIM)
+        client.remember("live", id="late", vectors={"vis": vector}, states={"dog": "has", "zebra": "has"})
+        near = pb.RecallRequest(
+            namespace="live", vectors={"vis": pb.VectorValue(values=vector.tolist())}, required=["zebra"], top_k=3
+        )
+        answer = recall_by(server, stub, near, "core")  # a concept appended since: bound natively
+        assert answer.hits[0].id == "late" and answer.hits[0].status == "VERIFIED"
+        client.forget("live", "late")
+        assert "late" not in [hit.id for hit in recall_by(server, stub, near, "core").hits]
