@@ -186,7 +186,7 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   }
 
   // What the query gives: a text (parsed, bound and embedded per call by the namespace's text
-  // path) or query vectors; a query of concepts alone is the library's.
+  // path), query vectors, or explicit concepts alone (every similarity 0: tiers, then slots).
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
   if (!request.text().empty()) {
@@ -194,7 +194,8 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     plan.text = view.text;
     const auto weight = request.weights().find("sem");
     search.vectors.push_back({"sem", {}, weight == request.weights().end() ? 1.0f : weight->second});
-  } else if (answer_mode || request.vectors_size() == 0 || !query_terms(view.spaces, request, &plan)) {
+  } else if (answer_mode || (request.vectors_size() == 0 && !explicit_names) ||
+             !query_terms(view.spaces, request, &plan)) {
     return std::nullopt;
   }
   if (explicit_names && !bind_names(view.binding, request, &plan)) return std::nullopt;

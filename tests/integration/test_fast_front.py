@@ -386,6 +386,24 @@ def test_requests_only_the_library_answers_are_handed_over(front_server, stubs, 
     same_on_both_ports(front_server, stubs, other, natively=False)
 
 
+CONCEPTS_ALONE = [
+    dict(required=["dog"]),
+    dict(forbidden=["cat"], mode=pb.RECALL_MODE_OFF, top_k=7),
+    dict(required=["dog", "car"], mode=pb.RECALL_MODE_STRICT, top_k=20),
+    dict(required=["dog"], forbidden=["tree"], mode=pb.RECALL_MODE_ADAPTIVE, include_context=True),
+    dict(forbidden=["bus"], mode=pb.RECALL_MODE_SOFT, suppressed_k=3, explain=False),
+    dict(required=["cat"], metadata_equals={"missing": "key"}),
+]
+
+
+@pytest.mark.parametrize("fields", CONCEPTS_ALONE)
+def test_a_query_of_concepts_alone_is_answered_natively(front_server, stubs, fields):
+    """No text, no vector: every similarity is 0, so hits rank by tier, then slot."""
+    main, fast = stubs
+    fast.Recall(pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, required=["dog"]))
+    same_on_both_ports(front_server, stubs, pb.RecallRequest(namespace="t", **fields), natively=True)
+
+
 def test_item_writes_keep_the_view_and_the_front_sees_them_at_once(front_server, stubs):
     """A view holds settings, rule and vocabulary, not the items: after Remember / Forget of
     items naming known concepts the front still answers natively, and its hits include the new
