@@ -1,8 +1,9 @@
-// What the compiled front holds of a namespace so that it plans every Recall of it itself: the
+// What the core holds of a namespace so that it plans every Recall of it itself: the
 // namespace's core objects, how its names bind, its text path, its rule and the limits the
-// library checks a request against. The library hands it over after a Recall it answered for
-// the front and drops it whenever what it was made from changes (settings, rule, an alias,
-// deletion: domain/namespace.py ChangeLock); a write that only appends concepts extends its names.
+// library checks a request against. The library hands it over (api/core_recall.py: in the
+// background, or after a Recall it answered) and drops it whenever what it was made from changes
+// (settings, rule, an alias, deletion, a replica's reopening: domain/namespace.py ChangeLock); a
+// write that only appends concepts extends its names.
 //
 // plan_recall() turns one request into the plan answer() runs (recall_plan.hpp) as the library
 // plans it (domain/query.py recall_query, library/namespace_recall.py, recall.py plan_query):

@@ -93,6 +93,9 @@ class ServerConfig:
     # other call to the Python listener on a private socket) or the Python listener itself.
     # "auto": the compiled front where it was built and serves (local backend, one process).
     front: str = "auto"  # auto | compiled | python
+    # When the core gets a namespace's view (api/core_recall.py): eager, at start-up and again
+    # right after a write drops it; on_recall, after the library answers a Recall of it.
+    core_views: str = "eager"  # eager | on_recall
     graph_checkpoint_s: float = (
         300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
     )
@@ -155,6 +158,8 @@ class ServerConfig:
             raise ValueError(
                 f"setting scrub_interval_s: must be >= 0 seconds (0 = no scrub), got {self.scrub_interval_s}"
             )
+        if self.core_views not in ("eager", "on_recall"):
+            raise ValueError(f"setting core_views: use eager or on_recall, got {self.core_views!r}")
         if self.front not in ("auto", "compiled", "python"):
             raise ValueError(f"setting front: use auto, compiled or python, got {self.front!r}")
         if self.front == "compiled" and (self.processes > 1 or self.backend != "local"):
@@ -287,6 +292,9 @@ HELP = {
     "front": "who listens on address: compiled (the C++ front answers Recall from the core and hands every other "
     "call to the Python listener on a private socket), python, or auto (compiled where it was built and serves: "
     "local backend, one process; docs/fast-front.md)",
+    "core_views": "when the core gets a namespace's view, from which it answers Recalls without the library: eager "
+    "(at start-up, and again right after a write that changes settings, rule or aliases drops it) or on_recall "
+    "(after the library answers the namespace's next Recall; docs/fast-front.md)",
     "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
     "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
     "per-agent memory",

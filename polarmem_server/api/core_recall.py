@@ -24,6 +24,7 @@ appends concepts extends its names and keys. docs/fast-front.md has the design a
 from __future__ import annotations
 
 import logging
+import threading
 
 from polarmem.v1 import memory_service_pb2 as pb
 
@@ -39,6 +40,12 @@ from polarmem_server.library import concept_vectors
 from polarmem_server.scoring.encoder import load_encoder
 
 log = logging.getLogger("polarmem.core_recall")
+
+# The view keeper's pass (a server daemon): a view a write dropped is made again this soon after,
+# so the next Recall is the core's too; every SCAN_EVERY passes it also looks for namespaces
+# that never had one (opened at start-up, created since).
+KEEP_VIEWS_INTERVAL_S = 0.05
+SCAN_EVERY = 20
 
 
 def unavailable_reason() -> str | None:
@@ -112,6 +119,10 @@ class CoreRecall:
             default_recency_weight=query.DEFAULT_RECENCY_WEIGHT,
         )
         self._memory = None
+        # namespaces whose view the keeper is to make, each with a count of the times it was asked
+        self._wanted: dict[str, int] = {}
+        self._wanted_lock = threading.Lock()
+        self._passes = 0
 
     def attach(self, memory) -> bool:
         """Views from now on follow the memory's writes (ChangeLock calls _namespace_changed).
@@ -131,20 +142,61 @@ class CoreRecall:
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
         """A write changed what the namespace's view holds (ChangeLock, which calls this before
         letting its lock go): ``appended`` holds the concepts it only appended; None drops the
-        view. A view's keys are brought up to date first, so a text or a name naming a new
-        concept binds it as soon as its write returns."""
+        view, which the keeper makes again once the write is done. A view's keys are brought up to
+        date first, so a text or a name naming a new concept binds it as soon as its write returns."""
         if appended is None:
             self.views.forget(namespace)
+            self._want(namespace)
             return
         if self.views.holds(namespace):
             appended.compiled_keys()
             self.views.append_names(namespace, appended.first, appended.names)
+        else:
+            self._want(namespace)
+
+    def _want(self, namespace: str) -> None:
+        with self._wanted_lock:
+            self._wanted[namespace] = self._wanted.get(namespace, 0) + 1
+
+    def keep_views(self) -> int:
+        """One pass of the view keeper (the server runs it every KEEP_VIEWS_INTERVAL_S): hands the
+        core a view of each namespace that lost its view to a write or never had one, so that
+        the first Recall after start-up, a settings change or a replica's catch-up is the core's
+        too. A namespace whose lock a write holds is tried again next pass. Returns the views
+        handed over."""
+        memory = self._memory
+        if memory is None:
+            return 0
+        self._passes += 1
+        if self._passes % SCAN_EVERY == 1:
+            for namespace in memory.list_namespaces():
+                if not self.views.holds(namespace.name):
+                    self._want(namespace.name)
+        with self._wanted_lock:
+            wanted = dict(self._wanted)
+        handed = 0
+        for name, asked in wanted.items():
+            namespace = memory.live_namespace(name)
+            if namespace is not None and not self.views.current(name, len(namespace.vocabulary)):
+                try:
+                    made = self.offer_view(namespace, namespace.write_lock.view_epoch)
+                except Exception as exc:  # noqa: BLE001 - one namespace's failure must not stop the others'
+                    log.debug("no view of %s made: %s", name, exc)
+                    made = False
+                if not made:
+                    continue  # a write holds it, or dropped the view meanwhile: next pass
+                handed += 1
+            with self._wanted_lock:
+                if self._wanted.get(name) == asked:  # not asked again meanwhile
+                    del self._wanted[name]
+        return handed
 
     def offer_view(self, namespace, epoch: int) -> bool:
-        """After a Recall the library answered: hands the core the namespace's
-        view unless it holds a current one, and only if ``namespace`` is still the live namespace
-        of its name and no write dropped views since ``epoch`` (its ``view_epoch``, read before the
-        Recall) was read; it never waits for a writer. Returns whether it handed one over."""
+        """After a Recall the library answered, or from the view keeper: hands the core the
+        namespace's view unless it holds a current one, and only if ``namespace`` is still the
+        live namespace of its name and no write dropped views since ``epoch`` (its ``view_epoch``,
+        read before the Recall or the keeper's look) was read; it never waits for a writer.
+        Returns whether it handed one over."""
         memory = self._memory
         vocabulary = namespace.vocabulary
         if memory is None or not memory.backend.ranks_by_confidence:

@@ -57,7 +57,7 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
-from polarmem_server.api.core_recall import CoreRecall
+from polarmem_server.api.core_recall import KEEP_VIEWS_INTERVAL_S, CoreRecall
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
     REPLICA_POLL_S,
@@ -626,6 +626,14 @@ class PolarMemServer:
             self.core_recall = CoreRecall()  # the Python listener has the address: it calls the core itself
         if self.core_recall is not None and self.core_recall.attach(memory):
             self._service.core_recall = self.core_recall
+        if self._service.core_recall is not None and cfg.core_views == "eager":
+            # views of every namespace, made again after each write that drops one (api/core_recall.py)
+            self.daemons.start(
+                "polarmem-core-views",
+                KEEP_VIEWS_INTERVAL_S,
+                self._service.core_recall.keep_views,
+                failure_backoff_s=1.0,
+            )
         self._service.fast_front = self.fast_front
         self.metrics.rebuild_seconds.set(memory.rebuild_seconds)
         self.metrics.rebuild_items.set(memory.rebuild_items)

@@ -44,7 +44,7 @@ class ChangeLock:
     comes between the change and what they do with it. ``view_epoch`` counts the writes that
     dropped the view; a reader that saw the same epoch before and after its work, and checks it
     while holding the lock, knows what it read is still the namespace's. The compiled front's
-    views are handed over and dropped that way (api/fast_front.py)."""
+    views are handed over and dropped that way (api/core_recall.py)."""
 
     def __init__(self, name: str, fingerprint, appended) -> None:
         self.name = name

@@ -368,6 +368,6 @@ class Backend(ABC):
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
         """The namespace's compiled search objects, for the compiled Recall front to plan and answer
-        its Recalls from (api/fast_front.py): (index, item ids, metadata postings, records by slot or
+        its Recalls from (api/core_recall.py): (index, item ids, metadata postings, records by slot or
         None). None where the searches do not run in this process's core (the default)."""
         return None

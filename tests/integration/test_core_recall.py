@@ -4,10 +4,13 @@ a real server over real sockets, RocksDB in a temp dir. After a namespace's firs
 the library answers, the servicer answers each Recall the core plans through one core call,
 byte-identical to the library's answer; whatever the core declines (full items, names the
 vocabulary lacks, refusals) is the library's, in its own words; a write that changes the view
-(settings, delete) drops it, and the answer never comes from a namespace that is gone."""
+(settings, delete) drops it, and the answer never comes from a namespace that is gone. With
+``core_views`` eager (the default) the server makes each namespace's view without waiting for a
+Recall: at start-up, when a namespace is created, and again right after a write drops it."""
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 import grpc
@@ -51,7 +54,11 @@ def stock(client, ns: str, rng, count: int = 300) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("core-recall"), front="python")).start()
+    # views on_recall: each test decides when the library hands the core a view (the eager keeper,
+    # the default, is tested below)
+    server = PolarMemServer(
+        make_config(tmp_path_factory.mktemp("core-recall"), front="python", core_views="on_recall")
+    ).start()
     assert server.fast_front is None and server.core_recall is not None
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
@@ -204,3 +211,60 @@ def test_items_written_after_the_view_are_answered_by_the_core(server, stub):
         assert answer.hits[0].id == "late" and answer.hits[0].status == "VERIFIED"
         client.forget("live", "late")
         assert "late" not in [hit.id for hit in recall_by(server, stub, near, "core").hits]
+
+
+def wait_for_view(server, namespace: str, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not server.core_recall.views.holds(namespace):
+        assert time.monotonic() < deadline, f"no view of {namespace} within {timeout_s} s"
+        time.sleep(0.01)
+
+
+def test_eager_views_are_made_without_a_recall(tmp_path):
+    """The default: a view at start-up, for a namespace created since, and again right after a
+    settings change dropped it, so even the first Recall after each is the core's."""
+    rng = np.random.default_rng(15)
+    data = tmp_path / "data"
+    server = PolarMemServer(make_config(tmp_path, front="python")).start()
+    try:
+        with grpc.insecure_channel(server.address) as channel, PolarMemClient(server.address) as client:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            client.create_namespace("e", spaces=[("vis", DIM)], encoder="none")  # no concepts: no write listener runs
+            stock(client, "e", rng, count=40)
+            wait_for_view(server, "e")
+            first = pb.RecallRequest(namespace="e", vectors=vectors(rng), required=["dog"], top_k=5)
+            recall_by(server, stub, first, "core")
+            client.update_namespace("e", aliases={"puppy": "dog"})
+            wait_for_view(server, "e")
+            puppy = pb.RecallRequest(namespace="e", vectors=vectors(rng), required=["puppy"], top_k=5)
+            assert recall_by(server, stub, puppy, "core").hits
+    finally:
+        server.stop()
+    server = PolarMemServer(make_config(tmp_path, front="python", data_dir=str(data))).start()
+    try:
+        wait_for_view(server, "e")  # a restart: made from the namespaces opened
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            first.explain = False  # records are read back on demand after a restart: explained, the library's once
+            recall_by(server, stub, first, "core")
+            first.explain = True
+            recall_by(server, stub, first, "library")  # ... which fills the core's records
+            recall_by(server, stub, first, "core")
+    finally:
+        server.stop()
+
+
+def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
+    server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
+    try:
+        with grpc.insecure_channel(server.address) as channel, PolarMemClient(server.address) as client:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            client.create_namespace("l", spaces=[("vis", DIM)], encoder="none")
+            stock(client, "l", np.random.default_rng(16), count=20)
+            time.sleep(0.3)  # several of the eager keeper's passes
+            assert not server.core_recall.views.holds("l")
+            request = pb.RecallRequest(namespace="l", vectors=vectors(np.random.default_rng(17)), top_k=5)
+            recall_by(server, stub, request, "library")
+            recall_by(server, stub, request, "core")
+    finally:
+        server.stop()

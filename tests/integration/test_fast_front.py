@@ -46,7 +46,7 @@ def stock(client, rng, count=300, first=0):
 
 @pytest.fixture
 def front_server(tmp_path):
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         stock(client, np.random.default_rng(5))
@@ -508,7 +508,7 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
         '[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
         '[tokens.admin]\ntoken = "a-secret"\nrole = "admin"\n'
     )
-    server = PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall", tokens_file=str(tokens))).start()
     try:
         admin = (("authorization", "Bearer a-secret"),)
         with (
@@ -552,7 +552,7 @@ def test_tokens_are_checked_by_the_front_as_by_the_library(tmp_path):
 def test_a_token_reload_reaches_the_front(tmp_path):
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[tokens.admin]\ntoken = "old-secret"\nrole = "admin"\n')
-    server = PolarMemServer(make_config(tmp_path, tokens_file=str(tokens))).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall", tokens_file=str(tokens))).start()
     try:
         with PolarMemClient(server.address, token="old-secret") as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
@@ -590,7 +590,7 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, stubs)
 
 
 def test_stopping_the_server_stops_the_front(tmp_path):
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     address = server.address
     server.stop()
     with grpc.insecure_channel(address) as channel:
@@ -631,7 +631,7 @@ def test_the_async_client_sends_recall_to_the_front(front_server):
 
 def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
     cert, key = self_signed_certificate(tmp_path, "memory.test", "DNS:memory.test")
-    config = make_config(tmp_path, tls_cert=str(cert), tls_key=str(key))
+    config = make_config(tmp_path, core_views="on_recall", tls_cert=str(cert), tls_key=str(key))
     with PolarMemServer(config) as server:
         options = dict(root_certificates=cert.read_bytes(), tls_server_name="memory.test")
         with PolarMemClient(server.address, **options) as client:
@@ -667,7 +667,7 @@ class HeldRecalls:
 
 
 def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, max_concurrent_rpcs=1)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall", max_concurrent_rpcs=1)).start()
     try:
         with PolarMemClient(server.address) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
@@ -702,7 +702,7 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
 
 
 def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
-    server = PolarMemServer(make_config(tmp_path, grace_s=5.0)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall", grace_s=5.0)).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         stock(client, np.random.default_rng(12), count=20)
@@ -742,7 +742,7 @@ def test_aliases_cases_plurals_and_repeats_bind_natively_as_the_library_binds_th
     alias, another case or number, a repeat, a forbidden name also required. A name that binds to
     nothing (an alias of an alias included), a non-ASCII name and the spaced form of a hyphenated
     name or alias go to the library."""
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     try:
         with PolarMemClient(server.address) as client:
             client.create_namespace(
@@ -803,7 +803,7 @@ def test_a_rule_with_confidence_weights_gets_the_librarys_exact_response(tmp_pat
     """A namespace whose rule ranks by confidence weights (partitioner auto, declared accuracy 0.7:
     otsu + hard + weights): a Recall without a mode gets the same bytes from the front as from the
     library, whether the front answers it or hands it over."""
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
 
     def create_ruled(client, name: str, declared_accuracy: float) -> None:
         """A namespace whose rule the declared accuracy chooses (partitioner auto)."""
@@ -922,7 +922,7 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
             **fields,
         )
 
-    config = make_config(tmp_path)
+    config = make_config(tmp_path, core_views="on_recall")
     server = PolarMemServer(config).start()
     try:
         with PolarMemClient(server.library_address) as client:
@@ -998,7 +998,7 @@ def test_explained_recalls_are_answered_from_the_cores_records(tmp_path):
 def test_several_spaces_add_up_alike_whatever_order_the_request_sends(tmp_path):
     """A query over two spaces, weighted: the front and the library sum the spaces' scores in the
     namespace's space order (the request's map has none), so their answers match byte for byte."""
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     try:
         rng = np.random.default_rng(9)
         with PolarMemClient(server.library_address) as client:

@@ -47,7 +47,7 @@ QUESTIONS += [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-answer"))).start()
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-answer"), core_views="on_recall")).start()
     with PolarMemClient(server.library_address) as client:
         client.create_namespace("notes", encoder="minilm", open_vocabulary=True)
         client.create_namespace("filtered", encoder="minilm", open_vocabulary=True)

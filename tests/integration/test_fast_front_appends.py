@@ -37,7 +37,7 @@ def notes(rng, count, first=0, words=WORDS):
 
 @pytest.fixture
 def server(tmp_path):
-    server = PolarMemServer(make_config(tmp_path)).start()
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     with PolarMemClient(server.address) as client:
         client.create_namespace(
             "o", spaces=[("vis", DIM)], encoder="none", open_vocabulary=True, aliases={"puppy": "dog"}

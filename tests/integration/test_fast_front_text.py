@@ -64,7 +64,7 @@ def captions(count: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"))).start()
+    server = PolarMemServer(make_config(tmp_path_factory.mktemp("front-text"), core_views="on_recall")).start()
     with PolarMemClient(server.library_address) as client:
         client.create_namespace("open", encoder="minilm", open_vocabulary=True)
         client.create_namespace(

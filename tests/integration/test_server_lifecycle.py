@@ -360,12 +360,12 @@ def test_serve_process_stops_cleanly_on_sigterm(tmp_path):
 
 def test_the_servers_daemons_run_and_none_outlives_its_stop(tmp_path):
     """The server's background loops are daemons of one group (library/daemons.py): the store
-    watchdog and the scrub here, the graph checkpoints in its Memory; after stop() no thread of
-    theirs is left."""
-    names = {"polarmem-store-watchdog", "polarmem-scrub", "polarmem-graph-checkpoints"}
+    watchdog, the scrub and the core's view keeper here, the graph checkpoints in its Memory;
+    after stop() no thread of theirs is left."""
+    names = {"polarmem-store-watchdog", "polarmem-scrub", "polarmem-core-views", "polarmem-graph-checkpoints"}
     server = PolarMemServer(make_config(tmp_path, scrub_interval_s=30, graph_checkpoint_s=30)).start()
     try:
-        assert set(server.daemons.names()) == {"polarmem-store-watchdog", "polarmem-scrub"}
+        assert set(server.daemons.names()) == {"polarmem-store-watchdog", "polarmem-scrub", "polarmem-core-views"}
         assert server.memory.daemons.names() == ["polarmem-graph-checkpoints"]
         assert names <= {t.name for t in threading.enumerate()}
     finally:

@@ -310,8 +310,8 @@ class LocalBackend(Backend):
         return target.index.core, target.ids, target.metadata, target.records
 
     def keep_records(self) -> None:
-        """Hold every namespace's item records by slot in the core from now on, for the compiled
-        Recall front's explanations (api/fast_front.py; ~the records' size in memory)."""
+        """Hold every namespace's item records by slot in the core from now on, for the core's
+        explained Recalls (api/core_recall.py; ~the records' size in memory)."""
         with self._lock:
             self._keep_records = True
             for state in self._namespaces.values():
