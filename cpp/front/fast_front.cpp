@@ -221,8 +221,7 @@ FastFront::FastFront(FrontOptions options, std::shared_ptr<NamespaceViews> views
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, credentials, &port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_receive_bytes));
-  // One listener per address: a second server on the port must fail, not share its calls.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, options.reuse_port ? 1 : 0);
   builder.RegisterService(service_.get());
   builder.RegisterCallbackGenericService(proxy_.get());
   server_ = builder.BuildAndStart();

@@ -30,6 +30,9 @@ struct FrontOptions {
   std::string tls_cert_pem, tls_key_pem;  // both empty: plaintext
   std::size_t max_in_flight = 0;          // calls beyond it get RESOURCE_EXHAUSTED; 0: no limit
   std::size_t max_receive_bytes = 4 << 20;
+  // Share the port with the other processes of a multi-process server (SO_REUSEPORT); otherwise
+  // a second server on the port fails instead of taking some of its calls.
+  bool reuse_port = false;
 };
 
 // One bearer token the front accepts for Recall: the SHA-256 of the token and its namespaces

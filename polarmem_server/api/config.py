@@ -91,7 +91,8 @@ class ServerConfig:
     processes: int = 1  # > 1: one primary (writes) + read-only replicas on the same port (api/processes.py)
     # Who listens on `address`: the compiled front (C++, answers Recall from the core, hands every
     # other call to the Python listener on a private socket) or the Python listener itself.
-    # "auto": the compiled front where it was built and serves (local backend, one process).
+    # "auto": the compiled front where it was built and serves (local backend; with processes > 1,
+    # one front per process on the shared port).
     front: str = "auto"  # auto | compiled | python
     # When the core gets a namespace's view (api/core_recall.py): eager, at start-up and again
     # right after a write drops it; on_recall, after the library answers a Recall of it.
@@ -162,10 +163,10 @@ class ServerConfig:
             raise ValueError(f"setting core_views: use eager or on_recall, got {self.core_views!r}")
         if self.front not in ("auto", "compiled", "python"):
             raise ValueError(f"setting front: use auto, compiled or python, got {self.front!r}")
-        if self.front == "compiled" and (self.processes > 1 or self.backend != "local"):
+        if self.front == "compiled" and self.backend != "local":
             raise ValueError(
-                "setting front: the compiled front serves the local backend in one process; use --front auto "
-                "(it then picks the Python listener), or --processes 1 and --backend local"
+                "setting front: the compiled front serves the local backend; use --front auto "
+                "(it then picks the Python listener), or --backend local"
             )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
@@ -290,8 +291,8 @@ HELP = {
     "scrub_interval_s": "seconds between background reads of every store block, which find a damaged file before a "
     "client's read does (0 = off; local backend; docs/failure-behaviour.md)",
     "front": "who listens on address: compiled (the C++ front answers Recall from the core and hands every other "
-    "call to the Python listener on a private socket), python, or auto (compiled where it was built and serves: "
-    "local backend, one process; docs/fast-front.md)",
+    "call to the Python listener on a private socket; with processes > 1 one in every process), python, or auto "
+    "(compiled where it was built and serves: local backend; docs/fast-front.md)",
     "core_views": "when the core gets a namespace's view, from which it answers Recalls without the library: eager "
     "(at start-up, and again right after a write that changes settings, rule or aliases drops it) or on_recall "
     "(after the library answers the namespace's next Recall; docs/fast-front.md)",

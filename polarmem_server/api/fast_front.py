@@ -1,8 +1,8 @@
 """The compiled front (cpp/front, module ``polarmem_server._front``) as the server runs it.
 
-``polarmem serve`` puts it on the address clients use (setting ``front``, default auto; the
-Python listener takes the address where the front was not built, with ``--processes`` > 1 or
-the Milvus backend). Written in C++, it plans and answers Recalls from the core without the
+``polarmem serve`` puts it on the address clients use (setting ``front``, default auto; with
+``--processes`` > 1 each process runs one on the shared port; the Python listener takes the
+address where the front was not built or with the Milvus backend). Written in C++, it plans and answers Recalls from the core without the
 interpreter, and hands every other call — a Recall it cannot answer, any other method, unary or
 streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private Unix socket with the
 caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly as
@@ -56,6 +56,7 @@ class FastFrontHost:
         tls_key: str = "",
         max_in_flight: int = 0,
         max_receive_bytes: int = 4 << 20,
+        reuse_port: bool = False,
     ) -> None:
         """Listens on ``address`` at once, answering Recalls from ``core``'s views and handing
         every other call to ``upstream`` (the server starts it before the store is open, so health
@@ -66,7 +67,9 @@ class FastFrontHost:
         cert = Path(tls_cert).read_text() if tls_cert else ""
         key = Path(tls_key).read_text() if tls_key else ""
         self.views = core.views
-        self.front = _front.FastFront(address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes)
+        self.front = _front.FastFront(
+            address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes, reuse_port
+        )
         self._authorizer = authorizer
         self.refresh_grants()
 

@@ -23,8 +23,8 @@ cpp/front), which plans and answers Recalls from the core and hands every other 
 any method, unary or streaming — to this server's Python listener over a private Unix socket. It
 starts before the store opens (health answers NOT_SERVING through it meanwhile), follows the
 memory's writes once it is open, and stops first on shutdown (its handed-over calls need this
-server). Where it was not built, or with several processes or the Milvus backend, the Python
-listener takes the address itself; it then answers each Recall through the same core entry
+server). With several processes each runs its own front on the shared port. Where it was not
+built, or with the Milvus backend, the Python listener takes the address itself; it then answers each Recall through the same core entry
 (api/core_recall.py) where the entry was built and the backend is local, and through the
 library otherwise.
 """
@@ -555,7 +555,8 @@ class PolarMemServer:
                     self.port = self._grpc.add_insecure_port(cfg.address)
             except RuntimeError:
                 self.port = 0
-        if self.port != 0 and self.group is not None and self._grpc.add_insecure_port(self.group.primary_socket) == 0:
+        bound = front_on_address or self.port != 0  # (the front binds the address once this server runs)
+        if bound and self.group is not None and self._grpc.add_insecure_port(self.group.primary_socket) == 0:
             raise ConfigError(
                 f"cannot listen on {self.group.primary_socket} for the replicas' writes; check that "
                 f"{self.group.directory} is writable"
@@ -704,11 +705,11 @@ class PolarMemServer:
 
     def _front_on_address(self) -> bool:
         """Whether the compiled front listens on the address (setting ``front``): "auto" where it
-        was built and serves this server (the local backend, one process)."""
+        was built and serves this server (the local backend; each process of a group has its own)."""
         cfg = self.config
-        if cfg.front == "python" or self.replica is not None:
+        if cfg.front == "python":
             return False
-        if cfg.processes > 1 or cfg.backend != "local":  # config.validate() refuses these with "compiled"
+        if cfg.backend != "local":  # config.validate() refuses it with "compiled"
             return False
         reason = unavailable_reason()
         if reason is None:
@@ -742,6 +743,7 @@ class PolarMemServer:
                 cfg.tls_key,
                 cfg.max_concurrent_rpcs,
                 cfg.max_message_bytes,
+                reuse_port=cfg.processes > 1,  # every process of the group serves the port
             )
         except ValueError:
             return 0  # the caller says why, as for the Python listener

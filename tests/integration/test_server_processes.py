@@ -305,11 +305,21 @@ def test_recalls_on_every_process_follow_rebuilds_and_deletes(multi):
     wait_visible(address, recall_not_found)
 
 
-def test_every_process_answers_recalls_through_the_core(tmp_path):
-    """After its first Recall of a namespace (the library's), each process answers the
-    namespace's Recalls through the one core entry: its own metrics say so."""
-    process, address = start(tmp_path, "--metrics-port", "0")
+@pytest.mark.parametrize(
+    ("front", "answered_natively"),
+    [
+        ("auto", r'^polarmem_fast_front_recalls_total\{path="native"\} (\S+)$'),  # a front per process
+        ("python", r'^polarmem_recall_answered_total\{by="core"\} (\S+)$'),  # the servicer's core entry
+    ],
+)
+def test_every_process_answers_recalls_from_the_core(tmp_path, front, answered_natively):
+    """Each process answers the namespace's Recalls from the core: by default through its own
+    compiled front on the shared port, with ``--front python`` through the servicer's core entry.
+    Each process's own metrics say so."""
+    process, address = start(tmp_path, "--metrics-port", "0", "--front", front)
     try:
+        listener = "compiled front" if front == "auto" else "Python listener"
+        assert process.serving_line.rstrip().endswith(listener), process.serving_line
         ports = [
             re.search(r"metrics on port (\d+)", line).group(1) for line in (process.serving_line, process.replica_line)
         ]
@@ -320,8 +330,8 @@ def test_every_process_answers_recalls_through_the_core(tmp_path):
         wait_visible(address, lambda client: len(client.recall("t", vectors={"vis": vec(1)}, top_k=8).hits) == 8)
         for port in ports:
             text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-            by_core = re.search(r'^polarmem_recall_answered_total\{by="core"\} (\S+)$', text, re.M)
-            assert by_core and float(by_core.group(1)) > 0, (port, text[:2000])
+            native = re.search(answered_natively, text, re.M)
+            assert native and float(native.group(1)) > 0, (port, text[:2000])
     finally:
         process.terminate()
         process.communicate(timeout=30)
