@@ -14,6 +14,7 @@
 
 #include "polarmem/concept_mapping.hpp"
 #include "polarmem/fact_check_context.hpp"
+#include "polarmem/name_suggestions.hpp"
 #include "polarmem/text_parse.hpp"
 
 namespace py = pybind11;
@@ -90,6 +91,17 @@ void bind_text(py::module_& m) {
       "[(concept id, negated)] and unknown terms [(word, negated, uncertain)]; map_words(words) -> per word "
       "(concept id, similarity) or None (cpp/include/polarmem/concept_mapping.hpp)");
   m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
+  m.def(
+      "closest_keys",
+      [](const std::string& asked, const std::vector<std::string>& keys, std::size_t limit, double cutoff) {
+        return suggest::closest(asked, keys, limit, cutoff);
+      },
+      py::arg("asked"), py::arg("keys"), py::arg("limit"), py::arg("cutoff"),
+      "positions in keys (UTF-8 normal forms, each once) of up to limit keys closest to asked, best first "
+      "(cpp/include/polarmem/name_suggestions.hpp)");
+  m.def(
+      "name_ratio", [](const std::string& a, const std::string& b) { return suggest::ratio(a, b); }, py::arg("a"),
+      py::arg("b"), "difflib.SequenceMatcher(None, a, b).ratio() of two UTF-8 strings");
   m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
   m.def(

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <unordered_map>
+
+#include "polarmem/name_suggestions.hpp"
 
 namespace polarmem::front {
 
@@ -37,15 +40,22 @@ bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uin
 }
 
 // The concept `name` binds to and that concept's name as the library writes it: any case or
-// number of the concept's own name, or an alias. Nothing when it binds to none (the library
-// refuses it, or skips it with suggestions), is not ASCII (the library folds its case by Unicode
-// rules), or is only a hyphenated concept's spaced form (which texts find, the lookup does not).
-std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
+// number of the concept's own name, or an alias. Nothing when it binds to none (then `*unknown`
+// says whether the library's lookup finds none either: it refuses the name, or skips it with
+// suggestions), is not ASCII (the library folds its case by Unicode rules), or is only a
+// hyphenated concept's spaced form (which texts find, the lookup does not).
+std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
+                                                               bool* unknown) {
+  *unknown = false;
   const auto key = normal_form(name);
   if (!key || key->empty()) return std::nullopt;
   const auto id = binding.keys->find(*key);
+  if (!id) {
+    *unknown = true;  // no key, and so no lookup (whose keys the compiled ones hold), finds it
+    return std::nullopt;
+  }
   std::string own;
-  if (!id || !binding.names->name(*id, &own)) return std::nullopt;
+  if (!binding.names->name(*id, &own)) return std::nullopt;
   if (*key != own) {  // not the own name as written: another case or number, an alias, a spaced form
     const auto own_key = normal_form(own);
     if (!own_key || (*key != *own_key && spaced_form(*binding.keys, *key, *id))) return std::nullopt;
@@ -53,18 +63,60 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
   return std::make_pair(*id, std::move(own));
 }
 
+// Python's str.strip().lower() of an ASCII name.
+std::string stripped_lower(const std::string& name) {
+  const auto space = [](unsigned char c) { return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20); };
+  std::size_t begin = 0, end = name.size();
+  while (begin < end && space(static_cast<unsigned char>(name[begin]))) ++begin;
+  while (end > begin && space(static_cast<unsigned char>(name[end - 1]))) --end;
+  std::string out = name.substr(begin, end - begin);
+  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// The known names closest to each of `unknown` (ASCII names no key finds), as the library's
+// closest_names chooses them (domain/suggest.py: the same core choice over the same normal
+// forms), into the parse's unknown_concepts. False when a known name is not ASCII: its normal
+// form is the library's to make.
+bool suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
+  std::vector<std::string> keys, candidates;
+  std::unordered_map<std::string, std::size_t> seen;
+  for (auto& candidate : names.all()) {
+    auto key = normal_form(candidate);
+    if (!key) return false;
+    if (key->empty()) *key = stripped_lower(candidate);
+    if (seen.emplace(*key, keys.size()).second) {
+      keys.push_back(std::move(*key));
+      candidates.push_back(std::move(candidate));
+    }
+  }
+  for (const auto& name : unknown) {
+    auto* skipped = parse->add_unknown_concepts();
+    skipped->set_name(name);
+    for (const auto position : suggest::closest(*normal_form(name), keys))
+      skipped->add_did_you_mean(candidates[position]);
+  }
+  return true;
+}
+
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
 // response's parse, as recall.py plan_query binds them: repeats count once, a forbidden concept
-// also required is required. False when a name binds to no concept.
+// also required is required, and with allow_unknown_concepts a name the vocabulary lacks is
+// skipped and reported with the closest known names. False when the library must bind them.
 bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, RecallPlan* plan) {
   auto& search = plan->request;
-  std::vector<std::string> forbidden_names;
+  std::vector<std::string> forbidden_names, unknown;
   std::vector<std::uint32_t> forbidden;
   for (const auto* names : {&request.required(), &request.forbidden()}) {
     const bool required = names == &request.required();
     for (const auto& name : *names) {
-      auto bound = bind_name(binding, name);
-      if (!bound) return false;
+      bool not_known = false;
+      auto bound = bind_name(binding, name, &not_known);
+      if (!bound) {
+        if (!not_known || !request.allow_unknown_concepts()) return false;  // the library refuses it in its words
+        if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
+        continue;
+      }
       auto& ids = required ? search.required : forbidden;
       if (std::find(ids.begin(), ids.end(), bound->first) != ids.end()) continue;  // a repeat
       ids.push_back(bound->first);
@@ -72,6 +124,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, Re
     }
   }
   auto* parse = plan->response_template.mutable_parse();
+  if (!unknown.empty() && !suggest_names(*binding.names, unknown, parse)) return false;
   for (const auto& name : plan->concept_names) parse->add_required(name);
   for (std::size_t i = 0; i < forbidden.size(); ++i) {
     if (std::find(search.required.begin(), search.required.end(), forbidden[i]) != search.required.end()) continue;
@@ -199,6 +252,8 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     return std::nullopt;
   }
   if (explicit_names && !bind_names(view.binding, request, &plan)) return std::nullopt;
+  // every name skipped as unknown and nothing else to rank by: the library says the query is empty
+  if (search.vectors.empty() && search.required.empty() && search.forbidden.empty()) return std::nullopt;
 
   plan.index = view.index;
   plan.ids = view.ids;

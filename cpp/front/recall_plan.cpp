@@ -64,6 +64,11 @@ std::size_t ConceptNames::size() const {
   return names_.size();
 }
 
+std::vector<std::string> ConceptNames::all() const {
+  std::shared_lock guard(lock_);
+  return names_;
+}
+
 bool ConceptNames::name(std::uint32_t id, std::string* out) const {
   std::shared_lock guard(lock_);
   if (id >= names_.size()) return false;

@@ -32,6 +32,8 @@ class ConceptNames {
   bool append(std::size_t first, const std::vector<std::string>& names);
   // False when the id is not (yet) in the table.
   bool name(std::uint32_t id, std::string* out) const;
+  // Every name, by id.
+  std::vector<std::string> all() const;
   std::size_t size() const;
 
  private:

@@ -1,14 +1,16 @@
 """Did-you-mean suggestions for names a caller got wrong: concept names absent from a namespace's
 vocabulary, keys of an input line that the schema does not know.
 
-Pure functions over strings (difflib's ratio on normalised names, plus a containment rule so
-"dogs" or "hot dogs" still find "hot dog"); callers turn the result into their own error."""
+Pure functions over strings: the closest names by difflib's ratio on normalised names, plus a
+containment rule so "dogs" or "hot dogs" still find "hot dog", chosen by the core
+(cpp/include/polarmem/name_suggestions.hpp, which the core's own Recall uses too); callers turn
+the result into their own error."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
+from polarmem_server import _core
 from polarmem_server.domain.vocabulary import normalise
 
 DEFAULT_LIMIT = 3
@@ -31,18 +33,13 @@ def closest_names(
         by_key.setdefault(normalise(candidate) or candidate.strip().lower(), candidate)
     if not asked or not by_key:
         return []
-    scored: list[tuple[float, int, str]] = []
-    asked_words = set(asked.split())
-    for position, (key, candidate) in enumerate(by_key.items()):
-        if key == asked:
-            return [candidate]
-        ratio = difflib.SequenceMatcher(None, asked, key).ratio()
-        key_words = set(key.split())
-        if asked_words <= key_words or key_words <= asked_words:
-            ratio = max(ratio, cutoff)  # whole-word containment is close enough to offer
-        if ratio >= cutoff:
-            scored.append((-ratio, position, candidate))
-    return [candidate for _, _, candidate in sorted(scored)[:limit]]
+    keys = list(by_key)
+    chosen = _core.closest_keys(_utf8(asked), [_utf8(key) for key in keys], limit, cutoff)
+    return [by_key[keys[position]] for position in chosen]
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def did_you_mean(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT) -> str:

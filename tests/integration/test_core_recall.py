@@ -1,10 +1,9 @@
 """The one core entry for Recall (api/core_recall.py) where the Python listener has the address
-(``--front python``; ``--processes`` > 1 does the same in every process, test_server_processes.py):
-a real server over real sockets, RocksDB in a temp dir. After a namespace's first Recall, which
-the library answers, the servicer answers each Recall the core plans through one core call,
-byte-identical to the library's answer; whatever the core declines (full items, names the
-vocabulary lacks, refusals) is the library's, in its own words; a write that changes the view
-(settings, delete) drops it, and the answer never comes from a namespace that is gone. With
+(``--front python``; test_server_processes.py has it in every process of a group): a real
+server over real sockets, RocksDB in a temp dir. After a namespace's first Recall, which the
+library answers, the servicer answers each Recall the core plans through one core call,
+byte-identical to the library's answer; whatever the core declines (full items, refusals) is the
+library's, in its own words; a write that changes the view (settings, delete) drops it, and the answer never comes from a namespace that is gone. With
 ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
 Recall: at start-up, when a namespace is created, and again right after a write drops it."""
 
@@ -117,6 +116,9 @@ def random_request(rng, ns: str = "t") -> pb.RecallRequest:
         request.metadata_equals["part"] = str(rng.integers(0, 3))
     if (required or forbidden) and rng.random() < 0.25:
         del request.vectors["vis"]  # concepts alone: every similarity 0
+    if rng.random() < 0.15:
+        request.allow_unknown_concepts = True
+        request.required.append(rng.choice(["dgo", "unicorn", "cats", "tre", "bus"]))
     explain = rng.integers(0, 3)  # off, on, unset (on: the default)
     if explain < 2:
         request.explain = bool(explain)
@@ -138,16 +140,21 @@ def vectors(rng) -> dict:
 def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
     rng = np.random.default_rng(12)
     stub.Recall(random_request(rng))
-    # full items, a name the vocabulary lacks (skipped and reported with suggestions), nothing to rank by
+    # full items; names the vocabulary lacks are skipped by the core too, with the same suggestions
     query = vectors(rng)
     recall_by(server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, top_k=3), "library")
     skipped = recall_by(
         server,
         stub,
         pb.RecallRequest(namespace="t", vectors=query, required=["dgo"], allow_unknown_concepts=True, top_k=3),
-        "library",
+        "core",
     )
     assert skipped.parse.unknown_concepts[0].name == "dgo"
+    assert list(skipped.parse.unknown_concepts[0].did_you_mean) == ["dog"]
+    only_unknown = pb.RecallRequest(namespace="t", required=["dgo"], allow_unknown_concepts=True)  # nothing left
+    with pytest.raises(grpc.RpcError) as empty:
+        stub.Recall(only_unknown)
+    assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "query is empty" in empty.value.details()
     # refusals: the library's status and message, and no answer counted
     refused = [
         pb.RecallRequest(namespace="t", vectors=query, required=["dgo"]),

@@ -344,7 +344,7 @@ BAD_FIELDS = {
 # Requests the library answers and the front leaves to it.
 LIBRARY_ONLY = {
     "full-items": dict(include_items=True),
-    "unknown-name-skipped": dict(required=["unicorn"], allow_unknown_concepts=True),
+    "unknown-non-ascii-name-skipped": dict(required=["licorne\u00e9"], allow_unknown_concepts=True),
     "answer-with-vectors": dict(mode=pb.RECALL_MODE_ANSWER),
     "text-without-encoder": dict(text="a dog"),
 }
@@ -384,6 +384,26 @@ def test_requests_only_the_library_answers_are_handed_over(front_server, stubs, 
     other.CopyFrom(good)
     other.MergeFrom(pb.RecallRequest(**fields))
     same_on_both_ports(front_server, stubs, other, natively=False)
+
+
+UNKNOWN_SKIPPED = [
+    dict(required=["unicorn"]),
+    dict(required=["dgo", "cat"], forbidden=["carr", "dgo"]),  # suggestions; a repeat reported once
+    dict(required=["Dogs", "hot dog"], forbidden=["tre"], mode=pb.RECALL_MODE_STRICT, include_context=True),
+    dict(forbidden=["bus", "buss"], mode=pb.RECALL_MODE_ADAPTIVE, explain=False),
+]
+
+
+@pytest.mark.parametrize("fields", UNKNOWN_SKIPPED)
+def test_names_skipped_as_unknown_are_answered_natively(front_server, stubs, fields):
+    """allow_unknown_concepts: a name no key finds is skipped and reported with the closest known
+    names, chosen by the same core function the library calls (name_suggestions.hpp)."""
+    main, fast = stubs
+    vector = {"vis": pb.VectorValue(values=[1.0] * DIM)}
+    fast.Recall(pb.RecallRequest(namespace="t", vectors=vector, required=["dog"]))
+    request = pb.RecallRequest(namespace="t", vectors=vector, allow_unknown_concepts=True, **fields)
+    answer = same_on_both_ports(front_server, stubs, request, natively=True)
+    assert answer.parse.unknown_concepts
 
 
 CONCEPTS_ALONE = [

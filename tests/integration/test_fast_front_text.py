@@ -298,12 +298,13 @@ def test_explicit_names_with_a_text_bind_natively(server, stubs):
     refused_alike(
         stubs, pb.RecallRequest(namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], **shape)
     )
-    # ... or, allowed, skipped and listed: answered by the library each time
+    # ... or, allowed, skipped and listed with the library's suggestions: answered natively
     allowed = pb.RecallRequest(
         namespace="closed", text="a dog", required=["wombat"], forbidden=["cat"], allow_unknown_concepts=True, **shape
     )
     for _ in range(2):
-        same_on_both_ports(server, stubs, allowed, natively=False)
+        answer = same_on_both_ports(server, stubs, allowed, natively=True)
+        assert [c.name for c in answer.parse.unknown_concepts] == ["wombat"]
 
 
 def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
