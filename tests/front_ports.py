@@ -45,3 +45,35 @@ def refused_alike(stubs, request, codes=(grpc.StatusCode.INVALID_ARGUMENT,)) -> 
             stub.Recall(request)
         errors.append((refused.value.code(), refused.value.details()))
     assert errors[0] == errors[1] and errors[0][0] in codes
+
+
+def states_drawn(rng, concepts) -> dict[str, str]:
+    """Each concept HAS (30 %), NOT_HAS (35 %) or neither, drawn from `rng`."""
+    states = {}
+    for concept in concepts:
+        draw = rng.random()
+        if draw < 0.3:
+            states[concept] = "has"
+        elif draw < 0.65:
+            states[concept] = "not_has"
+    return states
+
+
+def stock(client, rng, concepts, dim: int, namespace: str = "t", count: int = 300, first: int = 0, parts: int = 0):
+    """`count` random items (ids i0000.., text, a `vis` vector, drawn states; with `parts` > 0
+    metadata part = i % parts) stored in `namespace` through `client`."""
+    from polarmem_server.faces.client import item_message
+
+    items = []
+    for i in range(first, first + count):
+        states = states_drawn(rng, concepts)  # (drawn before the vector: the suites' data stay as they were)
+        items.append(
+            item_message(
+                id=f"i{i:04d}",
+                text=f"item {i}",
+                vectors={"vis": rng.standard_normal(dim)},
+                states=states,
+                metadata={"part": str(i % parts)} if parts else None,
+            )
+        )
+    assert client.remember_stream(namespace, items).stored == count

@@ -20,7 +20,8 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.core_recall import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
-from polarmem_server.faces.client import PolarMemClient, item_message
+from polarmem_server.faces.client import PolarMemClient
+import front_ports
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -30,25 +31,7 @@ MODES = (pb.RECALL_MODE_HARD, pb.RECALL_MODE_SOFT, pb.RECALL_MODE_OFF, pb.RECALL
 
 
 def stock(client, ns: str, rng, count: int = 300) -> None:
-    items = []
-    for i in range(count):
-        states = {}
-        for concept in CONCEPTS:
-            draw = rng.random()
-            if draw < 0.3:
-                states[concept] = "has"
-            elif draw < 0.65:
-                states[concept] = "not_has"
-        items.append(
-            item_message(
-                id=f"i{i:04d}",
-                text=f"item {i}",
-                vectors={"vis": rng.standard_normal(DIM)},
-                states=states,
-                metadata={"part": str(i % 3)},
-            )
-        )
-    assert client.remember_stream(ns, items).stored == count
+    front_ports.stock(client, rng, CONCEPTS, DIM, namespace=ns, count=count, parts=3)
 
 
 @pytest.fixture(scope="module")

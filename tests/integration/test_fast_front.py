@@ -19,6 +19,7 @@ from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.library import writes
+import front_ports
 from front_ports import native_calls as native_count, port_stubs, refused_alike, same_on_both_ports
 from servertools import DIM, make_config, self_signed_certificate
 
@@ -29,19 +30,7 @@ MODES = (pb.RECALL_MODE_HARD, pb.RECALL_MODE_SOFT, pb.RECALL_MODE_OFF, pb.RECALL
 
 
 def stock(client, rng, count=300, first=0):
-    items = []
-    for i in range(first, first + count):
-        states = {}
-        for concept in CONCEPTS:
-            draw = rng.random()
-            if draw < 0.3:
-                states[concept] = "has"
-            elif draw < 0.65:
-                states[concept] = "not_has"
-        items.append(
-            item_message(id=f"i{i:04d}", text=f"item {i}", vectors={"vis": rng.standard_normal(DIM)}, states=states)
-        )
-    assert client.remember_stream("t", items).stored == count
+    front_ports.stock(client, rng, CONCEPTS, DIM, count=count, first=first)
 
 
 @pytest.fixture
