@@ -294,8 +294,9 @@ HELP = {
     "call to the Python listener on a private socket; with processes > 1 one in every process), python, or auto "
     "(compiled where it was built and serves: local backend; docs/fast-front.md)",
     "core_views": "when the core gets a namespace's view, from which it answers Recalls without the library: eager "
-    "(at start-up, and again right after a write that changes settings, rule or aliases drops it) or on_recall "
-    "(after the library answers the namespace's next Recall; docs/fast-front.md)",
+    "(at start-up, and again right after a write that changes settings, rule or aliases drops it; the items' "
+    "records are read back into the core in the background after start-up) or on_recall (after the library "
+    "answers the namespace's next Recall; records as the library reads them; docs/fast-front.md)",
     "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
     "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
     "per-agent memory",

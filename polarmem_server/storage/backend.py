@@ -366,6 +366,17 @@ class Backend(ABC):
         Every hit's item was stored when the search ran; it may be gone by the time the caller
         reads it (:meth:`get_items` then returns None for it)."""
 
+    def records_to_read(self, ns: str) -> int:
+        """Live items of the namespace whose record the core does not hold yet (front_view's
+        records; items stored before a start-up or a replica's rebuild): 0 where none are kept."""
+        return 0
+
+    def read_back_records(self, ns: str, after: str | None, limit: int) -> str | None:
+        """Gives the core the stored records of up to `limit` items after id `after` (None: from
+        the first) that it lacks; returns the last id read (where to go on), or None when the
+        namespace has no more."""
+        return None
+
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
         """The namespace's compiled search objects, for the compiled Recall front to plan and answer
         its Recalls from (api/core_recall.py): (index, item ids, metadata postings, records by slot or

@@ -232,19 +232,20 @@ def test_eager_views_are_made_without_a_recall(tmp_path):
         server.stop()
     server = PolarMemServer(make_config(tmp_path, front="python", data_dir=str(data))).start()
     try:
-        wait_for_view(server, "e")  # a restart: made from the namespaces opened
+        wait_for_view(server, "e")  # a restart: made from the namespaces opened ...
+        deadline = time.monotonic() + 10
+        while server.memory.backend.records_to_read("e"):  # ... and the items' records read back
+            assert time.monotonic() < deadline, "the records were not read back within 10 s"
+            time.sleep(0.01)
         with grpc.insecure_channel(server.address) as channel:
-            stub = pb_grpc.MemoryServiceStub(channel)
-            first.explain = False  # records are read back on demand after a restart: explained, the library's once
-            recall_by(server, stub, first, "core")
-            first.explain = True
-            recall_by(server, stub, first, "library")  # ... which fills the core's records
-            recall_by(server, stub, first, "core")
+            recall_by(server, pb_grpc.MemoryServiceStub(channel), first, "core")  # explained: the core's at once
     finally:
         server.stop()
 
 
 def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
+    """core_views on_recall: no view until the library has answered a Recall; after a restart an
+    explained hit of an item stored before it is the library's once, which fills its record."""
     server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
     try:
         with grpc.insecure_channel(server.address) as channel, PolarMemClient(server.address) as client:
@@ -256,5 +257,17 @@ def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
             request = pb.RecallRequest(namespace="l", vectors=vectors(np.random.default_rng(17)), top_k=5)
             recall_by(server, stub, request, "library")
             recall_by(server, stub, request, "core")
+    finally:
+        server.stop()
+    server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            request.explain = False  # (explain off reads no record)
+            recall_by(server, stub, request, "library")  # hands the view over
+            recall_by(server, stub, request, "core")
+            request.explain = True  # records are read back on demand: the library's once ...
+            recall_by(server, stub, request, "library")
+            recall_by(server, stub, request, "core")  # ... which filled them
     finally:
         server.stop()

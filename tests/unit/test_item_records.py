@@ -48,3 +48,41 @@ def test_the_local_backend_holds_records_only_once_asked(tmp_path):
         assert index.records.count == 2 and index.records.get(0) is not None
     finally:
         m.close()
+
+
+def test_stored_records_are_read_back_into_the_core_in_batches(tmp_path):
+    """After a start-up the core holds no item's record (only index records are loaded):
+    read_back_records fills them from the store a batch at a time, in id order, and never puts an
+    older record over one a write set meanwhile nor fills an item forgotten meanwhile."""
+    from polarmem_server.index import SpaceSpec
+    from polarmem_server.library.item_operations import update_item
+    from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+
+    def items(first, count, tag):
+        return [
+            ItemInput(id=f"i{i:02d}", text=f"{tag} {i}", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})
+            for i in range(first, first + count)
+        ]
+
+    m = Memory(tmp_path / "data", durability="async")
+    m.create_namespace(NamespaceSettings("n", spaces=(SpaceSpec("v", 4),), encoder="none"))
+    m.remember_batch("n", items(0, 20, "old"))
+    m.close()
+    m = Memory(tmp_path / "data", durability="async")  # a start-up: no record held
+    try:
+        backend = m.backend
+        assert backend.records_to_read("n") == 0  # not kept: nothing to read
+        backend.keep_records()
+        assert backend.records_to_read("n") == 20
+        assert backend.read_back_records("n", None, 7) == "i06"
+        update_item(m, "n", "i10", metadata={"tag": "new"})  # written meanwhile: its record is set
+        m.forget("n", "i12")  # forgotten meanwhile: never filled
+        assert backend.read_back_records("n", "i06", 7) == "i14"  # (i12 is gone from the store)
+        assert backend.read_back_records("n", "i14", 7) is None  # the last, short batch
+        assert backend.records_to_read("n") == 0
+        index = backend._ns("n").index
+        held = {item_id: index.records.get(index.slot_map()[item_id]) for item_id in index.slot_map()}
+        assert len(held) == 19 and "i12" not in held
+        assert b"new" in held["i10"] and not any(b"new" in r for k, r in held.items() if k != "i10")
+    finally:
+        m.close()

@@ -317,6 +317,22 @@ class LocalBackend(Backend):
             for state in self._namespaces.values():
                 state.index.keep_records()
 
+    def records_to_read(self, ns: str) -> int:
+        target = self._ns(ns).index
+        return 0 if target.records is None else max(0, target.index.live_count - target.records.count)
+
+    def read_back_records(self, ns: str, after: str | None, limit: int) -> str | None:
+        target = self._ns(ns).index
+        ids: list[str] = []
+        values: list[bytes | None] = []
+        for key, value in self.store.iter_item_bytes(ns, None if after is None else after.encode()):
+            ids.append(key.decode())
+            values.append(value)
+            if len(ids) == limit:
+                break
+        target.fill_records(ids, values)  # only slots that hold none: a write since keeps its own
+        return ids[-1] if len(ids) == limit else None
+
     def contains(self, ns: str, item_id: str) -> bool:
         return self._ns(ns).index.contains(item_id)
 

@@ -337,6 +337,13 @@ class Store:
         for _, value in self._scan("items", _ns(ns)):
             yield records_pb2.ItemRecord.FromString(value)
 
+    def iter_item_bytes(self, ns: str, after: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """(item id as UTF-8, serialised ItemRecord) in id order, from the first id after `after`."""
+        prefix = _ns(ns)
+        start = None if after is None else prefix + after + b"\x00"  # the least key above `after`'s
+        for key, value in self._scan("items", prefix, start):
+            yield key[len(prefix) :], value
+
     def iter_index_records(self, ns: str) -> Iterator[tuple[bytes, bytes]]:
         """(item id as UTF-8, compact index record) in id order: what start-up reads."""
         prefix = _ns(ns)
