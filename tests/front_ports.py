@@ -77,3 +77,23 @@ def stock(client, rng, concepts, dim: int, namespace: str = "t", count: int = 30
             )
         )
     assert client.remember_stream(namespace, items).stored == count
+
+
+def random_recall(rng, concepts, dim: int, modes, namespace: str = "t") -> pb.RecallRequest:
+    """A random vector Recall: 0-2 required and 0-2 forbidden of `concepts`, a `vis` vector, k
+    1-29, one of `modes`, exclude_conflicts 20 %, explain off, on or unset."""
+    required = list(rng.choice(concepts, size=rng.integers(0, 3), replace=False))
+    forbidden = [c for c in rng.choice(concepts, size=rng.integers(0, 3), replace=False) if c not in required]
+    request = pb.RecallRequest(
+        namespace=namespace,
+        vectors={"vis": pb.VectorValue(values=rng.standard_normal(dim).tolist())},
+        required=required,
+        forbidden=forbidden,
+        top_k=int(rng.integers(1, 30)),
+        mode=modes[rng.integers(0, len(modes))],
+        exclude_conflicts=bool(rng.random() < 0.2),
+    )
+    explain = rng.integers(0, 3)  # off, on, unset (on: the default)
+    if explain < 2:
+        request.explain = bool(explain)
+    return request

@@ -82,29 +82,19 @@ def recall_by(server, stub, request, by: str) -> pb.RecallResponse:
 
 
 def random_request(rng, ns: str = "t") -> pb.RecallRequest:
-    required = list(rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False))
-    forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
-    request = pb.RecallRequest(
-        namespace=ns,
-        vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-        required=required,
-        forbidden=forbidden,
-        top_k=int(rng.integers(1, 30)),
-        mode=MODES[rng.integers(0, len(MODES))],
-        exclude_conflicts=bool(rng.random() < 0.2),
-        include_context=bool(rng.random() < 0.3),
-        suppressed_k=int(rng.integers(0, 4)) if rng.random() < 0.2 else 0,
-    )
+    """front_ports.random_recall's, in every mode, with a context, suppressed hits, a metadata
+    filter, concepts alone or a skipped unknown name now and then."""
+    request = front_ports.random_recall(rng, CONCEPTS, DIM, MODES, namespace=ns)
+    request.include_context = bool(rng.random() < 0.3)
+    if rng.random() < 0.2:
+        request.suppressed_k = int(rng.integers(1, 4))
     if rng.random() < 0.2:
         request.metadata_equals["part"] = str(rng.integers(0, 3))
-    if (required or forbidden) and rng.random() < 0.25:
+    if (request.required or request.forbidden) and rng.random() < 0.25:
         del request.vectors["vis"]  # concepts alone: every similarity 0
     if rng.random() < 0.15:
         request.allow_unknown_concepts = True
         request.required.append(rng.choice(["dgo", "unicorn", "cats", "tre", "bus"]))
-    explain = rng.integers(0, 3)  # off, on, unset (on: the default)
-    if explain < 2:
-        request.explain = bool(explain)
     return request
 
 

@@ -50,20 +50,7 @@ def stubs(front_server):
 
 
 def random_request(rng, **fields) -> pb.RecallRequest:
-    required = list(rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False))
-    forbidden = [c for c in rng.choice(CONCEPTS, size=rng.integers(0, 3), replace=False) if c not in required]
-    request = pb.RecallRequest(
-        namespace="t",
-        vectors={"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())},
-        required=required,
-        forbidden=forbidden,
-        top_k=int(rng.integers(1, 30)),
-        mode=MODES[rng.integers(0, len(MODES))],
-        exclude_conflicts=bool(rng.random() < 0.2),
-    )
-    explain = rng.integers(0, 3)  # off, on, unset (on: the default)
-    if explain < 2:
-        request.explain = bool(explain)
+    request = front_ports.random_recall(rng, CONCEPTS, DIM, MODES)
     request.MergeFrom(pb.RecallRequest(**fields))
     for name in ("required", "forbidden"):  # lists given replace the drawn ones (MergeFrom appends)
         if name in fields:
