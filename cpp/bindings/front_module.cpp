@@ -89,8 +89,8 @@ PYBIND11_MODULE(_front, m) {
           [](NamespaceViews& self, const std::string& ns, std::shared_ptr<Index> index, std::shared_ptr<ItemIds> ids,
              std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
              std::vector<std::string> names, std::shared_ptr<text::ConceptKeys> keys, bool approximate,
-             SearchMode rule_mode, std::string rule_words, const std::vector<ModeRuleTuple>& mode_rules,
-             const std::optional<TextTuple>& text) {
+             bool open_vocabulary, SearchMode rule_mode, std::string rule_words,
+             const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text) {
             if (!index || !ids || !metadata || !keys)
               throw py::value_error("set: index, ids, metadata and keys are required");
             if (rule_mode != SearchMode::kHard && rule_mode != SearchMode::kStrict)
@@ -105,6 +105,7 @@ PYBIND11_MODULE(_front, m) {
             view.binding = {std::move(keys), table};
             if (text) view.text = text_path(*view.index, *text, view.binding);
             view.approximate = approximate;
+            view.open_vocabulary = open_vocabulary;
             view.rule_mode = rule_mode;
             view.rule_words = std::move(rule_words);
             for (const auto& [mode, rank_by_confidence, accepted, ranking, recency] : mode_rules)
@@ -112,11 +113,12 @@ PYBIND11_MODULE(_front, m) {
             self.set(ns, std::move(view), std::move(table));
           },
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
-          py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("rule_mode"), py::arg("rule_words"),
-          py::arg("mode_rules"), py::arg("text") = py::none(),
+          py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
+          py::arg("rule_words"), py::arg("mode_rules"), py::arg("text") = py::none(),
           "what the front plans the namespace's Recalls from: its core objects (records None: explained "
           "Recalls go to the library), concept names by id and lookup keys, whether it has an approximate "
-          "index, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, rank_by_confidence "
+          "index, whether its vocabulary is open, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode "
+          "code, rank_by_confidence "
           "0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force (used, present "
           "level, absent level, present weight, absent weight, words) and whether recency may join; text: (triggers, "
           "encoder, tokenizer, open_vocabulary, concept_vectors or None) "

@@ -6,17 +6,31 @@
 #include <unordered_map>
 
 #include "polarmem/name_suggestions.hpp"
+#include "polarmem/utf8.hpp"
 
 namespace polarmem::front {
 
 namespace {
 
-// The library's normalise() of an ASCII name: lower case, then the core's normal form.
-std::optional<std::string> normal_form(const std::string& name) {
-  std::string lowered(name);
-  for (auto& ch : lowered) {
-    if (static_cast<unsigned char>(ch) >= 0x80) return std::nullopt;
-    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+// The library's normalise() of a name: Python's str.lower(), then the core's normal form, whose
+// words are ASCII letters and digits (every other character separates them). Of all characters
+// beyond ASCII only U+0130 (to "i" and a combining dot) and U+212A (to "k") lower to ASCII; the
+// rest stay separators whatever they lower to.
+std::string normal_form(const std::string& name) {
+  std::string lowered;
+  lowered.reserve(name.size());
+  for (std::size_t i = 0; i < name.size();) {
+    const auto [c, length] = utf8::next_char(name, i);
+    if (c < 0x80) {
+      lowered.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
+    } else if (c == 0x130) {
+      lowered += "i\xCC\x87";
+    } else if (c == 0x212A) {
+      lowered.push_back('k');
+    } else {
+      lowered.append(name, i, length);
+    }
+    i += length;
   }
   return text::normalise_lowered(lowered);
 }
@@ -42,24 +56,22 @@ bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uin
 // The concept `name` binds to and that concept's name as the library writes it: any case or
 // number of the concept's own name, or an alias. Nothing when it binds to none (then `*unknown`
 // says whether the library's lookup finds none either: it refuses the name, or skips it with
-// suggestions), is not ASCII (the library folds its case by Unicode rules), or is only a
-// hyphenated concept's spaced form (which texts find, the lookup does not).
+// suggestions), has no letter or digit (the library refuses it), or is only a hyphenated
+// concept's spaced form (which texts find, the lookup does not).
 std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
                                                                bool* unknown) {
   *unknown = false;
   const auto key = normal_form(name);
-  if (!key || key->empty()) return std::nullopt;
-  const auto id = binding.keys->find(*key);
+  if (key.empty()) return std::nullopt;
+  const auto id = binding.keys->find(key);
   if (!id) {
     *unknown = true;  // no key, and so no lookup (whose keys the compiled ones hold), finds it
     return std::nullopt;
   }
   std::string own;
   if (!binding.names->name(*id, &own)) return std::nullopt;
-  if (*key != own) {  // not the own name as written: another case or number, an alias, a spaced form
-    const auto own_key = normal_form(own);
-    if (!own_key || (*key != *own_key && spaced_form(*binding.keys, *key, *id))) return std::nullopt;
-  }
+  // not the own name as written: another case or number, an alias, or a spaced form
+  if (key != own && key != normal_form(own) && spaced_form(*binding.keys, key, *id)) return std::nullopt;
   return std::make_pair(*id, std::move(own));
 }
 
@@ -74,26 +86,30 @@ std::string stripped_lower(const std::string& name) {
   return out;
 }
 
-// The known names closest to each of `unknown` (ASCII names no key finds), as the library's
+// The known names closest to each of `unknown` (names no key finds), as the library's
 // closest_names chooses them (domain/suggest.py: the same core choice over the same normal
-// forms), into the parse's unknown_concepts. False when a known name is not ASCII: its normal
-// form is the library's to make.
+// forms), into the parse's unknown_concepts. False when a known name with no ASCII letter or
+// digit is not ASCII: its fallback key (str.strip().lower()) is the library's to make.
 bool suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
   std::vector<std::string> keys, candidates;
   std::unordered_map<std::string, std::size_t> seen;
   for (auto& candidate : names.all()) {
     auto key = normal_form(candidate);
-    if (!key) return false;
-    if (key->empty()) *key = stripped_lower(candidate);
-    if (seen.emplace(*key, keys.size()).second) {
-      keys.push_back(std::move(*key));
+    if (key.empty()) {
+      if (std::any_of(candidate.begin(), candidate.end(),
+                      [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; }))
+        return false;
+      key = stripped_lower(candidate);
+    }
+    if (seen.emplace(key, keys.size()).second) {
+      keys.push_back(std::move(key));
       candidates.push_back(std::move(candidate));
     }
   }
   for (const auto& name : unknown) {
     auto* skipped = parse->add_unknown_concepts();
     skipped->set_name(name);
-    for (const auto position : suggest::closest(*normal_form(name), keys))
+    for (const auto position : suggest::closest(normal_form(name), keys))
       skipped->add_did_you_mean(candidates[position]);
   }
   return true;
@@ -101,9 +117,10 @@ bool suggest_names(const ConceptNames& names, const std::vector<std::string>& un
 
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
 // response's parse, as recall.py plan_query binds them: repeats count once, a forbidden concept
-// also required is required, and with allow_unknown_concepts a name the vocabulary lacks is
-// skipped and reported with the closest known names. False when the library must bind them.
-bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, RecallPlan* plan) {
+// also required is required, and with `skip_unknown` (allow_unknown_concepts in a closed
+// vocabulary) a name the vocabulary lacks is skipped and reported with the closest known names.
+// False when the library must bind them.
+bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bool skip_unknown, RecallPlan* plan) {
   auto& search = plan->request;
   std::vector<std::string> forbidden_names, unknown;
   std::vector<std::uint32_t> forbidden;
@@ -113,7 +130,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, Re
       bool not_known = false;
       auto bound = bind_name(binding, name, &not_known);
       if (!bound) {
-        if (!not_known || !request.allow_unknown_concepts()) return false;  // the library refuses it in its words
+        if (!not_known || !skip_unknown) return false;  // the library refuses (or learns) it
         if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
         continue;
       }
@@ -251,7 +268,8 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
              !query_terms(view.spaces, request, &plan)) {
     return std::nullopt;
   }
-  if (explicit_names && !bind_names(view.binding, request, &plan)) return std::nullopt;
+  const bool skip_unknown = request.allow_unknown_concepts() && !view.open_vocabulary;
+  if (explicit_names && !bind_names(view.binding, request, skip_unknown, &plan)) return std::nullopt;
   // every name skipped as unknown and nothing else to rank by: the library says the query is empty
   if (search.vectors.empty() && search.required.empty() && search.forbidden.empty()) return std::nullopt;
 

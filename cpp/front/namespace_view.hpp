@@ -75,6 +75,9 @@ struct NamespaceView {
   NameBinding binding;
   std::shared_ptr<const TextPath> text;  // null: text queries go to the library
   bool approximate = false;              // the namespace has an approximate index
+  // An open vocabulary learns a phrase a query names (a write: concept_backfill.learn_names), so
+  // its unknown names are the library's even where allow_unknown_concepts would skip them.
+  bool open_vocabulary = false;
   // The namespace's rule: the mode a Recall naming none runs, and why ("<mode> (<reason>)").
   SearchMode rule_mode = SearchMode::kHard;
   std::string rule_words;

@@ -8,7 +8,8 @@ interpreter lock released) when the Python listener has the address: with ``--fr
 ``--processes`` > 1 (each replica holds views of its own namespaces) or where the front was not
 built but this module was. A request the core does not answer — no view of its namespace yet,
 one the library would refuse, one only the library answers (full items, a consistency token, a
-name the vocabulary lacks unless allow_unknown_concepts skips it, a multi-vector space, a text
+name the vocabulary lacks unless allow_unknown_concepts skips it in a closed vocabulary (an
+open one may learn it), a multi-vector space, a text
 the compiled tokenizer declines) — is
 answered by the library, which then hands the core the namespace's view (``offer_view``).
 
@@ -272,6 +273,7 @@ class CoreRecall:
                 names=vocabulary.names,
                 keys=vocabulary.compiled_keys(),
                 approximate=settings.ann is not None,
+                open_vocabulary=settings.open_vocabulary,
                 rule_mode=_core.SearchMode.__members__[rule.recall_mode],
                 rule_words=rule.words,
                 mode_rules=mode_rules(rule),

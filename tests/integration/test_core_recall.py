@@ -43,7 +43,8 @@ def server(tmp_path_factory):
     ).start()
     assert server.fast_front is None and server.core_recall is not None
     with PolarMemClient(server.address) as client:
-        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        # closed: an open vocabulary may learn an unknown name a query asks for (the library's)
+        client.create_namespace("t", spaces=[("vis", DIM)], encoder="none", concepts=CONCEPTS, open_vocabulary=False)
         stock(client, "t", np.random.default_rng(5))
     yield server
     server.stop()

@@ -370,16 +370,65 @@ UNKNOWN_SKIPPED = [
 ]
 
 
+@pytest.fixture
+def closed_namespace(front_server):
+    """Namespace "c": the items of "t", in a closed vocabulary of CONCEPTS."""
+    with PolarMemClient(front_server.address) as client:
+        client.create_namespace("c", spaces=[("vis", DIM)], encoder="none", concepts=CONCEPTS, open_vocabulary=False)
+        front_ports.stock(client, np.random.default_rng(5), CONCEPTS, DIM, namespace="c")
+    return "c"
+
+
 @pytest.mark.parametrize("fields", UNKNOWN_SKIPPED)
-def test_names_skipped_as_unknown_are_answered_natively(front_server, stubs, fields):
-    """allow_unknown_concepts: a name no key finds is skipped and reported with the closest known
-    names, chosen by the same core function the library calls (name_suggestions.hpp)."""
+def test_names_skipped_as_unknown_are_answered_natively(front_server, stubs, closed_namespace, fields):
+    """allow_unknown_concepts in a closed vocabulary: a name no key finds is skipped and reported
+    with the closest known names, chosen by the same core function the library calls
+    (name_suggestions.hpp). An open vocabulary may learn the name instead (a write): the library's."""
     main, fast = stubs
     vector = {"vis": pb.VectorValue(values=[1.0] * DIM)}
-    fast.Recall(pb.RecallRequest(namespace="t", vectors=vector, required=["dog"]))
-    request = pb.RecallRequest(namespace="t", vectors=vector, allow_unknown_concepts=True, **fields)
-    answer = same_on_both_ports(front_server, stubs, request, natively=True)
-    assert answer.parse.unknown_concepts
+    for namespace, natively in ((closed_namespace, True), ("t", False)):
+        fast.Recall(pb.RecallRequest(namespace=namespace, vectors=vector, required=["dog"]))
+        request = pb.RecallRequest(namespace=namespace, vectors=vector, allow_unknown_concepts=True, **fields)
+        answer = same_on_both_ports(front_server, stubs, request, natively=natively)
+        assert answer.parse.unknown_concepts
+
+
+def test_names_beyond_ascii_bind_natively_as_the_library_binds_them(front_server, stubs):
+    """Python's str.lower() folds the case of a name before its normal form: the front folds it
+    alike (only U+0130 and U+212A lower to ASCII), so such names bind, are refused or are skipped
+    with suggestions natively, byte-identical to the library."""
+    rng = np.random.default_rng(8)
+    names = ["café", "İstanbul", "Kelvin scale", "naïve user"]
+    with PolarMemClient(front_server.address) as client:
+        client.create_namespace("u", spaces=[("vis", DIM)], encoder="none", concepts=names, open_vocabulary=False)
+        items = [
+            item_message(
+                id=f"u{i}",
+                vectors={"vis": rng.standard_normal(DIM)},
+                states={name: "has" if rng.random() < 0.5 else "not_has" for name in names},
+            )
+            for i in range(40)
+        ]
+        assert client.remember_stream("u", items).stored == 40
+    vector = {"vis": pb.VectorValue(values=[1.0] * DIM)}
+    main, fast = stubs
+    fast.Recall(pb.RecallRequest(namespace="u", vectors=vector))  # hands the front the view
+    for required, forbidden in (
+        (["CAFÉ"], ["naïve users"]),
+        (["İSTANBUL"], []),
+        (["\u212aelvin scales"], ["Café"]),  # KELVIN SIGN
+        (["NAÏVE USER"], ["İstanbul"]),
+    ):
+        request = pb.RecallRequest(namespace="u", vectors=vector, required=required, forbidden=forbidden, top_k=7)
+        answer = same_on_both_ports(front_server, stubs, request, natively=True)
+        assert not answer.parse.unknown_concepts
+    skipped = pb.RecallRequest(
+        namespace="u", vectors=vector, required=["cafe", "Istanbull"], allow_unknown_concepts=True, top_k=5
+    )
+    answer = same_on_both_ports(front_server, stubs, skipped, natively=True)
+    assert [list(c.did_you_mean) for c in answer.parse.unknown_concepts] == [["café"], ["İstanbul"]]
+    refused_alike(stubs, pb.RecallRequest(namespace="u", vectors=vector, required=["cafe"]))
+    refused_alike(stubs, pb.RecallRequest(namespace="u", vectors=vector, required=["CAFÉS"]))  # "caf s": no key
 
 
 CONCEPTS_ALONE = [
