@@ -2,22 +2,22 @@
 *view* and answered by the core (cpp/front/namespace_view.hpp ``NamespaceViews::recall``, module
 ``polarmem_server._front``), without the interpreter.
 
-Both doors call it. The compiled front (api/fast_front.py), when it listens on the address,
-calls it for every Recall before handing one over; the Python servicer calls it (one call, the
-interpreter lock released) when the Python listener has the address: with ``--front python``,
-``--processes`` > 1 (each replica holds views of its own namespaces) or where the front was not
-built but this module was. A request the core does not answer — no view of its namespace yet,
-one the library would refuse, one only the library answers (full items, a consistency token, a
-name the vocabulary lacks unless allow_unknown_concepts skips it in a closed vocabulary (an
-open one may learn it), a multi-vector space, a text
-the compiled tokenizer declines) — is
-answered by the library, which then hands the core the namespace's view (``offer_view``).
+Both doors call it. The compiled front (api/fast_front.py; one per process with ``--processes``
+> 1) calls it for every Recall before handing one over; the Python servicer calls it (one call,
+the interpreter lock released) where the Python listener has the address: ``--front python``, or
+where the front was not built but this module was. A request the core does not answer — no view
+of its namespace yet, one the library would refuse, one only the library answers (full items, a
+consistency token, a name the vocabulary lacks unless allow_unknown_concepts skips it in a closed
+vocabulary (an open one may learn it), a multi-vector space, a text the compiled tokenizer
+declines) — is answered by the library, which then hands the core the namespace's view
+(``offer_view``); with ``core_views`` eager a background pass (``keep_views``) makes the views
+and reads the items' records back without waiting for a Recall.
 
 The view holds the namespace's compiled index, item ids, metadata postings and records (the
 backend's ``front_view``: the local backend's core objects), its concept names and lookup keys,
 its text path (query cues, compiled encoder and tokenizer, and a closed vocabulary's concept
-vectors), whether it has an approximate index, its rule (mode and words), its mode rules
-(mode_rules below) and the library's bounds on a request's fields. A write that changes what the
+vectors), whether it has an approximate index and an open vocabulary, its rule (mode and
+words), its mode rules (mode_rules below) and the library's bounds on a request's fields. A write that changes what the
 view holds (settings, rule, an alias), deletes the namespace, or reopens it (a replica catching
 up: Memory.reopen_namespace) drops it (domain/namespace.py ChangeLock); a write that only
 appends concepts extends its names and keys. docs/fast-front.md has the design and the limits.
