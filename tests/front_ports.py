@@ -47,8 +47,8 @@ def refused_alike(stubs, request, codes=(grpc.StatusCode.INVALID_ARGUMENT,)) -> 
     assert errors[0] == errors[1] and errors[0][0] in codes
 
 
-def states_drawn(rng, concepts) -> dict[str, str]:
-    """Each concept HAS (30 %), NOT_HAS (35 %) or neither, drawn from `rng`."""
+def states_drawn(rng, concepts, uncertain: float = 0.0) -> dict[str, str]:
+    """Each concept HAS (30 %), NOT_HAS (35 %), UNCERTAIN (`uncertain`) or neither, drawn from `rng`."""
     states = {}
     for concept in concepts:
         draw = rng.random()
@@ -56,6 +56,8 @@ def states_drawn(rng, concepts) -> dict[str, str]:
             states[concept] = "has"
         elif draw < 0.65:
             states[concept] = "not_has"
+        elif draw < 0.65 + uncertain:
+            states[concept] = "uncertain"
     return states
 
 

@@ -24,33 +24,25 @@ when the committed table differs from this; regenerate with
 
 from __future__ import annotations
 
-FIRST, END = 0x80, 0x530  # Latin, IPA, combining diacritics, Greek, Cyrillic
 CONTEXTUAL = {0x3A3}  # lower-cased by its neighbours (Rust's str::to_lowercase: final sigma)
-GENERAL_FIRST, GENERAL_END = 0x2000, 0x2070  # General Punctuation
-WEST_FIRST, WEST_END = 0x530, 0x700  # Armenian, Hebrew, Arabic
-DEVANAGARI_FIRST, DEVANAGARI_END = 0x900, 0x980
-THAI_FIRST, THAI_END = 0xE00, 0xE80
-JAMO_FIRST, JAMO_END = 0x1100, 0x1200  # Hangul Jamo: what NFD makes of a Hangul syllable
-# CJK Symbols and Punctuation, Hiragana, Katakana, Bopomofo, Hangul Compatibility Jamo
-KANA_FIRST, KANA_END = 0x3000, 0x3190
-FULLWIDTH_FIRST, FULLWIDTH_END = 0xFF00, 0xFFF0  # Halfwidth and Fullwidth Forms
-BLOCKS = (
-    (FIRST, END),
-    (WEST_FIRST, WEST_END),
-    (DEVANAGARI_FIRST, DEVANAGARI_END),
-    (THAI_FIRST, THAI_END),
-    (JAMO_FIRST, JAMO_END),
-    (GENERAL_FIRST, GENERAL_END),
-    (KANA_FIRST, KANA_END),
-    (FULLWIDTH_FIRST, FULLWIDTH_END),
+# (name, first, end) per table, in code point order
+TABLES = (
+    ("kLatin", 0x80, 0x530),  # Latin, IPA, combining diacritics, Greek, Cyrillic
+    ("kWest", 0x530, 0x700),  # Armenian, Hebrew, Arabic
+    ("kDevanagari", 0x900, 0x980),
+    ("kThai", 0xE00, 0xE80),
+    ("kJamo", 0x1100, 0x1200),  # Hangul Jamo: what NFD makes of a Hangul syllable
+    ("kGeneral", 0x2000, 0x2070),  # General Punctuation
+    ("kKana", 0x3000, 0x3190),  # CJK Symbols and Punctuation, kana, Bopomofo, compatibility jamo
+    ("kFullwidth", 0xFF00, 0xFFF0),  # Halfwidth and Fullwidth Forms
 )
 
 
 def covered(c: str) -> bool:
-    return ord(c) < END or any(first <= ord(c) < end for first, end in BLOCKS[1:])
+    return ord(c) < 0x80 or any(first <= ord(c) < end for _, first, end in TABLES)
 
 
-def entries(first: int = FIRST, end: int = END) -> list[tuple[str | None, bool]]:
+def entries(first: int, end: int) -> list[tuple[str | None, bool]]:
     """(normalized text, or None when declined; punctuation) per code point first..end-1."""
     from tokenizers import normalizers, pre_tokenizers
 
@@ -88,14 +80,7 @@ def render() -> str:
         "// U+1100..U+11FF (kJamo), U+2000..U+206F (kGeneral), U+3000..U+318F (kKana) and U+FF00..U+FFEF",
         "// (kFullwidth), its normalized UTF-8 (\"\": dropped; nullptr: declined) and whether it splits off as",
         "// punctuation. Do not edit.",
-        *table("kLatin", FIRST, END),
-        *table("kWest", WEST_FIRST, WEST_END),
-        *table("kDevanagari", DEVANAGARI_FIRST, DEVANAGARI_END),
-        *table("kThai", THAI_FIRST, THAI_END),
-        *table("kJamo", JAMO_FIRST, JAMO_END),
-        *table("kGeneral", GENERAL_FIRST, GENERAL_END),
-        *table("kKana", KANA_FIRST, KANA_END),
-        *table("kFullwidth", FULLWIDTH_FIRST, FULLWIDTH_END),
+        *(line for name, first, end in TABLES for line in table(name, first, end)),
     ]
     return "\n".join(lines) + "\n"
 

@@ -38,11 +38,12 @@ Ranking ranking_of(const RankingTuple& given) {
 // vocabulary its concept names' vectors (rows of the encoder's width), by which a word that names
 // no concept maps to the most similar one.
 using TextTuple = std::tuple<std::shared_ptr<text::TriggerTable>, std::shared_ptr<SharedTextRuns>,
-                             std::shared_ptr<WordPieceTokenizer>, bool,
+                             std::shared_ptr<WordPieceTokenizer>,
                              std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>>;
 
-std::shared_ptr<const TextPath> text_path(const Index& index, const TextTuple& given, const NameBinding& binding) {
-  const auto& [triggers, encoder, tokenizer, open_vocabulary, concept_vectors] = given;
+std::shared_ptr<const TextPath> text_path(const Index& index, const TextTuple& given, const NameBinding& binding,
+                                          bool open_vocabulary) {
+  const auto& [triggers, encoder, tokenizer, concept_vectors] = given;
   if (!triggers || !encoder || !tokenizer) throw py::value_error("text: triggers, encoder and tokenizer are required");
   const auto spaces = index.spaces();
   const auto sem = std::find_if(spaces.begin(), spaces.end(), [](const SpaceConfig& s) { return s.name == "sem"; });
@@ -103,7 +104,7 @@ PYBIND11_MODULE(_front, m) {
             view.metadata = std::move(metadata);
             view.records = std::move(records);
             view.binding = {std::move(keys), table};
-            if (text) view.text = text_path(*view.index, *text, view.binding);
+            if (text) view.text = text_path(*view.index, *text, view.binding, open_vocabulary);
             view.approximate = approximate;
             view.open_vocabulary = open_vocabulary;
             view.rule_mode = rule_mode;
@@ -115,13 +116,12 @@ PYBIND11_MODULE(_front, m) {
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
           py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
           py::arg("rule_words"), py::arg("mode_rules"), py::arg("text") = py::none(),
-          "what the front plans the namespace's Recalls from: its core objects (records None: explained "
-          "Recalls go to the library), concept names by id and lookup keys, whether it has an approximate "
-          "index, whether its vocabulary is open, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode "
-          "code, rank_by_confidence "
-          "0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force (used, present "
-          "level, absent level, present weight, absent weight, words) and whether recency may join; text: (triggers, "
-          "encoder, tokenizer, open_vocabulary, concept_vectors or None) "
+          "what the core plans the namespace's Recalls from: its core objects (records None: explained Recalls "
+          "go to the library), concept names by id and lookup keys, whether it has an approximate index and an "
+          "open vocabulary, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, "
+          "rank_by_confidence 0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force "
+          "(used, present level, absent level, present weight, absent weight, words) and whether recency may "
+          "join; text: (triggers, encoder, tokenizer, concept_vectors or None) "
           "where text queries are embedded natively")
       .def(
           "recall",

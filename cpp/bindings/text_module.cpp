@@ -102,7 +102,9 @@ void bind_text(py::module_& m) {
   m.def(
       "name_ratio", [](const std::string& a, const std::string& b) { return suggest::ratio(a, b); }, py::arg("a"),
       py::arg("b"), "difflib.SequenceMatcher(None, a, b).ratio() of two UTF-8 strings");
-  m.def("normalise_lowered", [](const std::string& lowered) { return normalise_lowered(lowered); }, py::arg("lowered"));
+  m.def(
+      "normalise_name", [](const std::string& utf8) { return normalise_name(utf8); }, py::arg("utf8"),
+      "a concept name's lookup key (text_parse.hpp): lower case as str.lower(), [a-z0-9] words, the last singular");
   m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
   m.def(
       "is_poor_concept", [](const std::string& word) { return is_poor_concept(word); }, py::arg("word"),

@@ -17,9 +17,8 @@ namespace polarmem::bindings {
 void bind_wordpiece(py::module_& m) {
   py::class_<WordPieceTokenizer, std::shared_ptr<WordPieceTokenizer>>(
       m, "WordPieceTokenizer",
-      "BERT's uncased WordPiece tokenization of ASCII, U+0080..U+052F (Latin, Greek, Cyrillic) and General Punctuation "
-      "(U+2000..U+206F) text, id for id what the HF "
-      "tokenizer gives (cpp/include/polarmem/wordpiece.hpp).")
+      "BERT's uncased WordPiece tokenization of the text it covers (ASCII, Latin, Greek, Cyrillic, several other "
+      "scripts, CJK and Hangul: cpp/include/polarmem/wordpiece.hpp), id for id what the HF tokenizer gives.")
       .def(py::init([](std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                        std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals,
                        bool latin) {
@@ -32,22 +31,15 @@ void bind_wordpiece(py::module_& m) {
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
             // Only the compiled tokenizer's blocks are covered (wordpiece.hpp): a str holding anything
-            // else is declined before its UTF-8 is made (a long Arabic text is not encoded for nothing).
+            // else is declined before its UTF-8 is made (a long Georgian text is not encoded for nothing).
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
             if (kind == PyUnicode_4BYTE_KIND) return py::none();
             if (kind == PyUnicode_2BYTE_KIND) {
               const Py_UCS2* chars = PyUnicode_2BYTE_DATA(str);
               const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
-              for (Py_ssize_t i = 0; i < count; ++i) {
-                const Py_UCS2 c = chars[i];
-                const bool covered = c < 0x700 || (c >= 0x900 && c < 0x980) || (c >= 0xE00 && c < 0xE80) ||
-                                     (c >= 0x1100 && c < 0x1200) || (c >= 0x2000 && c < 0x2070) ||
-                                     (c >= 0x3000 && c < 0x3190) || (c >= 0x3400 && c <= 0x4DBF) ||
-                                     (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3) ||
-                                     (c >= 0xFF00 && c < 0xFFF0);
-                if (!covered) return py::none();
-              }
+              for (Py_ssize_t i = 0; i < count; ++i)
+                if (!WordPieceTokenizer::covers(chars[i])) return py::none();
             }
             Py_ssize_t length = 0;
             const char* data = PyUnicode_AsUTF8AndSize(str, &length);

@@ -6,34 +6,10 @@
 #include <unordered_map>
 
 #include "polarmem/name_suggestions.hpp"
-#include "polarmem/utf8.hpp"
 
 namespace polarmem::front {
 
 namespace {
-
-// The library's normalise() of a name: Python's str.lower(), then the core's normal form, whose
-// words are ASCII letters and digits (every other character separates them). Of all characters
-// beyond ASCII only U+0130 (to "i" and a combining dot) and U+212A (to "k") lower to ASCII; the
-// rest stay separators whatever they lower to.
-std::string normal_form(const std::string& name) {
-  std::string lowered;
-  lowered.reserve(name.size());
-  for (std::size_t i = 0; i < name.size();) {
-    const auto [c, length] = utf8::next_char(name, i);
-    if (c < 0x80) {
-      lowered.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
-    } else if (c == 0x130) {
-      lowered += "i\xCC\x87";
-    } else if (c == 0x212A) {
-      lowered.push_back('k');
-    } else {
-      lowered.append(name, i, length);
-    }
-    i += length;
-  }
-  return text::normalise_lowered(lowered);
-}
 
 // Whether `key` is the spaced form of a hyphenated key naming the same concept ("x ray" for
 // "x-ray", "e mail" for an alias "e-mail"): texts find it, the library's lookup does not. Every
@@ -61,7 +37,7 @@ bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uin
 std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
                                                                bool* unknown) {
   *unknown = false;
-  const auto key = normal_form(name);
+  const auto key = text::normalise_name(name);
   if (key.empty()) return std::nullopt;
   const auto id = binding.keys->find(key);
   if (!id) {
@@ -71,36 +47,19 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
   std::string own;
   if (!binding.names->name(*id, &own)) return std::nullopt;
   // not the own name as written: another case or number, an alias, or a spaced form
-  if (key != own && key != normal_form(own) && spaced_form(*binding.keys, key, *id)) return std::nullopt;
+  if (key != own && key != text::normalise_name(own) && spaced_form(*binding.keys, key, *id)) return std::nullopt;
   return std::make_pair(*id, std::move(own));
 }
 
-// Python's str.strip().lower() of an ASCII name.
-std::string stripped_lower(const std::string& name) {
-  const auto space = [](unsigned char c) { return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20); };
-  std::size_t begin = 0, end = name.size();
-  while (begin < end && space(static_cast<unsigned char>(name[begin]))) ++begin;
-  while (end > begin && space(static_cast<unsigned char>(name[end - 1]))) --end;
-  std::string out = name.substr(begin, end - begin);
-  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // The known names closest to each of `unknown` (names no key finds), as the library's
-// closest_names chooses them (domain/suggest.py: the same core choice over the same normal
-// forms), into the parse's unknown_concepts. False when a known name with no ASCII letter or
-// digit is not ASCII: its fallback key (str.strip().lower()) is the library's to make.
-bool suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
+// closest_names chooses them (domain/suggest.py: the same core choice over the same keys), into
+// the parse's unknown_concepts. Every concept name has a key (the library refuses one without a
+// letter or digit), so the library's fallback for keyless names never applies.
+void suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
   std::vector<std::string> keys, candidates;
   std::unordered_map<std::string, std::size_t> seen;
   for (auto& candidate : names.all()) {
-    auto key = normal_form(candidate);
-    if (key.empty()) {
-      if (std::any_of(candidate.begin(), candidate.end(),
-                      [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; }))
-        return false;
-      key = stripped_lower(candidate);
-    }
+    auto key = text::normalise_name(candidate);
     if (seen.emplace(key, keys.size()).second) {
       keys.push_back(std::move(key));
       candidates.push_back(std::move(candidate));
@@ -109,10 +68,9 @@ bool suggest_names(const ConceptNames& names, const std::vector<std::string>& un
   for (const auto& name : unknown) {
     auto* skipped = parse->add_unknown_concepts();
     skipped->set_name(name);
-    for (const auto position : suggest::closest(normal_form(name), keys))
+    for (const auto position : suggest::closest(text::normalise_name(name), keys))
       skipped->add_did_you_mean(candidates[position]);
   }
-  return true;
 }
 
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
@@ -141,7 +99,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     }
   }
   auto* parse = plan->response_template.mutable_parse();
-  if (!unknown.empty() && !suggest_names(*binding.names, unknown, parse)) return false;
+  if (!unknown.empty()) suggest_names(*binding.names, unknown, parse);
   for (const auto& name : plan->concept_names) parse->add_required(name);
   for (std::size_t i = 0; i < forbidden.size(); ++i) {
     if (std::find(search.required.begin(), search.required.end(), forbidden[i]) != search.required.end()) continue;

@@ -475,6 +475,25 @@ std::string normalise_lowered(std::string_view lowered) {
   return out;
 }
 
+std::string normalise_name(std::string_view utf8) {
+  std::string lowered;
+  lowered.reserve(utf8.size());
+  for (std::size_t i = 0; i < utf8.size();) {
+    const auto [c, length] = utf8::next_char(utf8, i);
+    if (c < 0x80) {
+      lowered.push_back(static_cast<char>(std::tolower(static_cast<int>(c))));
+    } else if (c == 0x130) {
+      lowered += "i\xCC\x87";
+    } else if (c == 0x212A) {
+      lowered.push_back('k');
+    } else {
+      lowered.append(utf8.substr(i, length));
+    }
+    i += length;
+  }
+  return normalise_lowered(lowered);
+}
+
 // ---- trigger tables -----------------------------------------------------------------------
 
 TriggerTable::TriggerTable(const TriggerPhrases& phrases) : window_(phrases.window) {

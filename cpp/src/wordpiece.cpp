@@ -85,9 +85,8 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
     length = 3;
     if (cp < 0x800) return {0, 0};  // overlong: not UTF-8
   }
-  return covered(cp) != nullptr || is_cjk_ideograph(cp) || is_hangul_syllable(cp)
-             ? std::pair<char32_t, std::size_t>{cp, length}
-             : std::pair<char32_t, std::size_t>{0, 0};
+  return length != 0 && WordPieceTokenizer::covers(cp) ? std::pair<char32_t, std::size_t>{cp, length}
+                                                       : std::pair<char32_t, std::size_t>{0, 0};
 }
 
 // HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
@@ -149,6 +148,10 @@ std::size_t characters(std::string_view word) {
 }
 
 }  // namespace
+
+bool WordPieceTokenizer::covers(char32_t c) {
+  return c < 0x80 || covered(c) != nullptr || is_cjk_ideograph(c) || is_hangul_syllable(c);
+}
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                                        std::int32_t unk_id, std::size_t max_tokens,

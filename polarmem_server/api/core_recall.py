@@ -34,9 +34,10 @@ from polarmem_server import _core
 from polarmem_server.domain import items, query
 from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking, absent_level, present_level
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues recall.py parses queries with
-from polarmem_server.domain.query import RECENCY_MODES, UNTIERED_MODES, RecallMode
+from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
 from polarmem_server.domain.vocabulary import Appended
+from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import MAX_TOP_K
 from polarmem_server.library import concept_vectors
 from polarmem_server.scoring.encoder import load_encoder
@@ -73,9 +74,9 @@ RANK_BY_CONFIDENCE = {0: None, 1: False, 2: True}
 
 def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
     """The library's own rules for each mode and rank_by_confidence in a namespace of `rule`
-    (confidence_in_force, recall_query's check of the ranking against the mode, check_recency's
-    modes and ranking), for the front to look up instead of deciding them again: (mode code,
-    rank_by_confidence code, accepted, ranking in force, recency allowed)."""
+    (confidence_in_force, query.check_ranking_mode, query.check_recency, called here), for the
+    core to look up instead of deciding them again: (mode code, rank_by_confidence code, accepted,
+    ranking in force, recency allowed)."""
     out = []
     for code, named in MODE_NAMES.items():
         mode = named or RecallMode(rule.recall_mode)
@@ -85,10 +86,20 @@ def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
             except ValueError:
                 out.append((code, coded, False, ranking_words(NO_CONFIDENCE), False))
                 continue
-            accepted = not (ranking.used and mode in UNTIERED_MODES)
-            recency = mode in RECENCY_MODES and not ranking.used
+            accepted = _passes(query.check_ranking_mode, ranking, mode)
+            # a valid term: only the mode and the ranking decide (an approximate search the front declines itself)
+            recency = _passes(query.check_recency, 3600.0, None, mode, ranking, False)
             out.append((code, coded, accepted, ranking_words(ranking), recency))
     return out
+
+
+def _passes(check, *arguments) -> bool:
+    """Whether the library's `check` accepts `arguments` (it raises InvalidArgument otherwise)."""
+    try:
+        check(*arguments)
+    except InvalidArgument:
+        return False
+    return True
 
 
 def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
@@ -266,7 +277,7 @@ class CoreRecall:
             if native_text:
                 # a closed vocabulary's words that name no concept map to the closest concept's name
                 mapping = None if settings.open_vocabulary else concept_vectors(namespace)
-                text = (QUERY_CUES.compiled, *compiled, settings.open_vocabulary, mapping)
+                text = (QUERY_CUES.compiled, *compiled, mapping)
             self.views.set(
                 namespace.name,
                 *core,

@@ -139,11 +139,7 @@ def recall_query(
         ranking.check()
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
-    if ranking.used and checked_mode in UNTIERED_MODES:
-        raise InvalidArgument(
-            f"rank_by_confidence orders items within logic tiers; mode {checked_mode.value} ranks "
-            "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset"
-        )
+    check_ranking_mode(ranking, checked_mode)
     if not isinstance(text, str):
         raise InvalidArgument("text must be a string")
     if (
@@ -185,6 +181,15 @@ def recall_query(
         recency_half_life_s=half_life,
         recency_weight=weight,
     )
+
+
+def check_ranking_mode(ranking: confidence.ConfidenceRanking, mode: RecallMode) -> None:
+    """A confidence ranking orders items within logic tiers: InvalidArgument in a mode without them."""
+    if ranking.used and mode in UNTIERED_MODES:
+        raise InvalidArgument(
+            f"rank_by_confidence orders items within logic tiers; mode {mode.value} ranks "
+            "without tiers: use hard, strict or adaptive, or leave rank_by_confidence unset"
+        )
 
 
 def _finite(value: object) -> TypeIs[int | float | np.integer | np.floating]:

@@ -27,9 +27,9 @@ def singular(word: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def normalise(name: str) -> str:
-    """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass'. Cached: writes name
-    the same few concepts over and over."""
-    return _core.normalise_lowered(name.lower().encode("utf-8", "surrogatepass"))
+    """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass' (the core's, which the
+    compiled front binds names by too). Cached: writes name the same few concepts over and over."""
+    return _core.normalise_name(name.encode("utf-8", "surrogatepass"))
 
 
 class Appended(NamedTuple):

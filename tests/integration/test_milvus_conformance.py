@@ -14,6 +14,7 @@ import pytest
 
 from polarmem_server.index import SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+from front_ports import states_drawn
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
 
@@ -163,15 +164,7 @@ def twins(tmp_path_factory, request):
     rng = np.random.default_rng(3)
     items = []
     for i in range(150):
-        picked = {}
-        for concept in CONCEPTS:
-            draw = rng.random()
-            if draw < 0.3:
-                picked[concept] = "has"
-            elif draw < 0.65:
-                picked[concept] = "not_has"
-            elif draw < 0.8:
-                picked[concept] = "uncertain"
+        picked = states_drawn(rng, CONCEPTS, uncertain=0.15)
         vector = rng.standard_normal(DIM).astype(np.float32)
         if i % 15 == 0:  # exact ties: some items share a vector
             vector = np.ones(DIM, dtype=np.float32)

@@ -7,6 +7,7 @@ import pytest
 
 from polarmem_server.index import SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+from front_ports import states_drawn
 
 DIM = 8
 CONCEPTS = ("dog", "cat", "car", "bus")
@@ -19,15 +20,7 @@ def memory(tmp_path_factory):
     rng = np.random.default_rng(3)
     items = []
     for i in range(400):
-        states = {}
-        for concept in CONCEPTS:
-            draw = rng.random()
-            if draw < 0.3:
-                states[concept] = "has"
-            elif draw < 0.65:
-                states[concept] = "not_has"
-            elif draw < 0.8:
-                states[concept] = "uncertain"
+        states = states_drawn(rng, CONCEPTS, uncertain=0.15)
         items.append(
             ItemInput(
                 id=f"i{i:03d}",

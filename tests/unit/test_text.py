@@ -50,6 +50,24 @@ def test_normalise(name, key):
     assert normalise(name) == key
 
 
+def test_a_names_key_folds_case_as_python_does_for_every_character():
+    """The core's key of a name (text_parse.hpp normalise_name, which the compiled front binds
+    names by too) against its definition in Python: str.lower(), the [a-z0-9] words joined by ' or
+    -, the last singular. Every character of the Basic Multilingual Plane (surrogates included),
+    every 97th beyond, inside a word and alone."""
+    import re
+
+    from polarmem_server import _core
+
+    def by_definition(name: str) -> str:
+        words = re.findall(r"[a-z0-9]+(?:['-][a-z0-9]+)*", name.lower())
+        return " ".join([*words[:-1], _core.singular(words[-1])]) if words else ""
+
+    for cp in [*range(0x80, 0x10000), *range(0x10000, 0x110000, 97)]:
+        for name in (f"Big{chr(cp)}Dogs", f"{chr(cp)}-X"):
+            assert normalise.__wrapped__(name) == by_definition(name), (hex(cp), name)
+
+
 def test_vocabulary_ids_are_dense_and_aliases_resolve(vocab):
     assert vocab.lookup("Dogs") == 1
     assert vocab.lookup("puppies") == 1

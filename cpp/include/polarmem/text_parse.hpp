@@ -36,6 +36,11 @@ std::string singular(std::string_view word);
 // A concept name's key from an already lower-cased name: its [a-z0-9] words (joined by ' or -),
 // the last one singular, joined by one space ("wine  glasses" -> "wine glass"); "" without any.
 std::string normalise_lowered(std::string_view lowered);
+// A concept name's key (the library's lookup key, domain/vocabulary.py normalise): the name lower-
+// cased as Python's str.lower() does, then normalise_lowered. Its words are ASCII, and of all
+// characters beyond ASCII only U+0130 (to "i" and a combining dot) and U+212A (to "k") lower to
+// ASCII: every other one stays a separator whatever it lowers to, so no case table is needed.
+std::string normalise_name(std::string_view utf8);
 
 // Cue phrases by kind, each phrase its words joined by one space (lower case).
 struct TriggerPhrases {

@@ -47,6 +47,10 @@ class WordPieceTokenizer {
   // untouched); otherwise ids holds [CLS], the first max_tokens - 2 word pieces and [SEP].
   bool encode(std::string_view text, std::vector<std::int32_t>* ids) const;
 
+  // Whether code point `c` is one the tokenizer reproduces (ASCII, its tables' blocks, the CJK
+  // ideographs, the Hangul syllables): a text with any other is declined.
+  static bool covers(char32_t c);
+
   std::size_t max_tokens() const { return max_tokens_; }
   bool latin() const { return latin_; }
 
