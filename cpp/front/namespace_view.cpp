@@ -114,19 +114,29 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
 }
 
 // The query vectors as the library's index request orders them (the namespace's space order),
-// each weighted by `weights` (1 where none is given). False for a space the namespace lacks, a
-// multi-vector space or a vector of the wrong length: the library says why.
-bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, RecallPlan* plan) {
+// each weighted by `weights` (1 where none is given). With `text_fills_sem` (a text query) the
+// `sem` term is the text's embedding unless the request gives `sem` itself, as recall.py embeds
+// the text only then (plan->text_term says which term answer() fills). False for a space the
+// namespace lacks, several query rows or a vector of the wrong length: the library says why. (A
+// multi-vector space takes one query vector, scored by max-sim in the index, as in the library.)
+bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, bool text_fills_sem,
+                 RecallPlan* plan) {
   std::size_t found = 0;
   for (const auto& space : spaces) {
     const auto given = request.vectors().find(space.name);
-    if (given == request.vectors().end()) continue;
+    const auto weight = request.weights().find(space.name);
+    const float weighted = weight == request.weights().end() ? 1.0f : weight->second;
+    if (given == request.vectors().end()) {
+      if (text_fills_sem && space.name == "sem") {
+        plan->text_term = plan->request.vectors.size();
+        plan->request.vectors.push_back({space.name, {}, weighted});
+      }
+      continue;
+    }
     ++found;
     const auto& values = given->second.values();
-    if (space.multi || given->second.rows() > 1 || static_cast<std::size_t>(values.size()) != space.dim) return false;
-    const auto weight = request.weights().find(space.name);
-    plan->request.vectors.push_back(
-        {space.name, {values.begin(), values.end()}, weight == request.weights().end() ? 1.0f : weight->second});
+    if (given->second.rows() > 1 || static_cast<std::size_t>(values.size()) != space.dim) return false;
+    plan->request.vectors.push_back({space.name, {values.begin(), values.end()}, weighted});
   }
   return found == static_cast<std::size_t>(request.vectors_size());
 }
@@ -218,12 +228,11 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
   if (!request.text().empty()) {
-    if (!view.text || request.vectors_size() > 0) return std::nullopt;
+    // the text gives the concepts (but for explicit names) and, unless `sem` is given, the `sem` term
+    if (!view.text || !query_terms(view.spaces, request, true, &plan)) return std::nullopt;
     plan.text = view.text;
-    const auto weight = request.weights().find("sem");
-    search.vectors.push_back({"sem", {}, weight == request.weights().end() ? 1.0f : weight->second});
   } else if (answer_mode || (request.vectors_size() == 0 && !explicit_names) ||
-             !query_terms(view.spaces, request, &plan)) {
+             !query_terms(view.spaces, request, false, &plan)) {
     return std::nullopt;
   }
   const bool skip_unknown = request.allow_unknown_concepts() && !view.open_vocabulary;

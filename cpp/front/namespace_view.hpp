@@ -10,7 +10,7 @@
 // the mode (the namespace's rule when none is named), the confidence ranking in force, the
 // recency term, the concepts bound by name, the core search with its filters. A request the
 // library would refuse, or one whose answer needs the library (full items, a consistency token,
-// a name the vocabulary lacks that allow_unknown_concepts does not skip, a multi-vector space),
+// a name the vocabulary lacks that allow_unknown_concepts does not skip, several query rows),
 // gets no plan: the library answers it.
 #pragma once
 

@@ -456,7 +456,9 @@ bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRe
   // Mode off is plain similarity: the whole text, as recall.py embeds it.
   const std::string affirmative =
       plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
-  if (!embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors.front().values)) return false;
+  if (plan.text_term &&
+      !embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors[*plan.text_term].values))
+    return false;
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
                        response, unknown, mapped_words);
@@ -499,7 +501,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   }
 
   SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
-  if (!embed(path, query, &base.vectors.front().values)) return false;
+  if (plan.text_term && !embed(path, query, &base.vectors[*plan.text_term].values)) return false;
 
   if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());

@@ -59,7 +59,7 @@ struct TextPath {
   bool open_vocabulary = false;
   std::shared_ptr<const std::vector<float>> concept_vectors;
   std::size_t concept_count = 0;
-  // The core request has one query term (the `sem` space's), which the text's embedding fills.
+  // The text's embedding fills the core request's `sem` term (RecallPlan::text_term).
 };
 
 struct RecallPlan {
@@ -84,8 +84,9 @@ struct RecallPlan {
   // The response before the call's hits and tier counts: its parse (a text's is the call's).
   v1::RecallResponse response_template;
   // Set for a text query: the concepts, states and parse come from the call's text (but for
-  // explicit names), the query vector from its encoding.
+  // explicit names), and the `sem` term from its encoding unless the request gives `sem` itself.
   std::shared_ptr<const TextPath> text;
+  std::optional<std::size_t> text_term;  // the position in request.vectors of the term the text fills
   // The names the context lists each hit's stated concepts by (a text plan's are its TextPath's).
   std::shared_ptr<const ConceptNames> context_names;
   // Set (the notes to show, k) for an answer-mode question: the core's agent recall

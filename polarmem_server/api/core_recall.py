@@ -8,7 +8,7 @@ the interpreter lock released) where the Python listener has the address: ``--fr
 where the front was not built but this module was. A request the core does not answer — no view
 of its namespace yet, one the library would refuse, one only the library answers (full items, a
 consistency token, a name the vocabulary lacks unless allow_unknown_concepts skips it in a closed
-vocabulary (an open one may learn it), a multi-vector space, a text the compiled tokenizer
+vocabulary (an open one may learn it), several query rows, a text the compiled tokenizer
 declines) — is answered by the library, which then hands the core the namespace's view
 (``offer_view``); with ``core_views`` eager a background pass (``keep_views``) makes the views
 and reads the items' records back without waiting for a Recall.

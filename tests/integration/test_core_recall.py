@@ -150,6 +150,45 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
         assert (answered(server, "core"), answered(server, "library")) == before
 
 
+def test_a_multi_vector_space_is_the_cores(server, stub):
+    """A query vector for a multi-vector space (max-sim over each item's rows, in the index for
+    both doors), alone or weighted beside a single space's, in every mode: the core's answer,
+    the library's bytes. Several query rows stay the library's (it refuses or reads them)."""
+    from polarmem_server.faces.client import item_message
+
+    rng = np.random.default_rng(17)
+    with PolarMemClient(server.address) as client:
+        client.create_namespace(
+            "multi", spaces=[("vis", DIM), ("rows", DIM, True)], encoder="none", concepts=CONCEPTS, open_vocabulary=False
+        )
+        items = [
+            item_message(
+                id=f"m{i:03d}",
+                text=f"item {i}",
+                vectors={"vis": rng.standard_normal(DIM), "rows": rng.standard_normal((1 + i % 3, DIM))},
+                states=front_ports.states_drawn(rng, CONCEPTS),
+            )
+            for i in range(120)
+        ]
+        assert client.remember_stream("multi", items).stored == len(items)
+    stub.Recall(pb.RecallRequest(namespace="multi", vectors=vectors(rng), top_k=3))  # (the view)
+    for _ in range(40):
+        request = random_request(rng, "multi")
+        rows = {"rows": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
+        if request.vectors and rng.random() < 0.5:
+            request.vectors["rows"].CopyFrom(rows["rows"])
+            request.weights["rows"] = float(rng.uniform(0.2, 2.0))
+        else:  # the multi space alone
+            if "vis" in request.vectors:
+                del request.vectors["vis"]
+            request.vectors["rows"].CopyFrom(rows["rows"])
+        recall_by(server, stub, request, "core")
+    two_rows = pb.VectorValue(values=rng.standard_normal(2 * DIM).tolist(), rows=2)
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.Recall(pb.RecallRequest(namespace="multi", vectors={"rows": two_rows}))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answered(server, stub):
     rng = np.random.default_rng(13)
     with PolarMemClient(server.address) as client:

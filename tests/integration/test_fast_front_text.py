@@ -50,6 +50,9 @@ QUERIES = [
 ]
 
 
+VIS = 8  # the second space's width in namespace "two"
+
+
 def captions(count: int) -> list[str]:
     """The first caption of each of the first `count` images of the packaged dev set."""
     data = resources.files("polarmem_server").joinpath("data/coco_val2014_dev10k.jsonl.gz")
@@ -80,6 +83,19 @@ def server(tmp_path_factory):
                 item_message(id="unicode", kind="text", text="Caf\u00e9 na\u00efve \u2014 a dog " + "\u00e9" * 500)
             )
             assert client.remember_stream(ns, items).stored == len(items)
+        # two spaces: a text's `sem` term beside a vector the caller gives for `vis`
+        client.create_namespace("two", spaces=[("sem", 384), ("vis", VIS)], encoder="minilm", open_vocabulary=True)
+        rng = np.random.default_rng(7)
+        items = [
+            item_message(
+                id=f"t{i:03d}",
+                kind="text",
+                text=text,
+                vectors={"vis": rng.standard_normal(VIS).tolist()} if i % 2 else None,
+            )
+            for i, text in enumerate(texts[:120])
+        ]
+        assert client.remember_stream("two", items).stored == len(items)
     yield server
     server.stop()
 
@@ -305,6 +321,27 @@ def test_explicit_names_with_a_text_bind_natively(server, stubs):
     for _ in range(2):
         answer = same_on_both_ports(server, stubs, allowed, natively=True)
         assert [c.name for c in answer.parse.unknown_concepts] == ["wombat"]
+
+
+def test_a_text_with_query_vectors_is_answered_natively(server, stubs):
+    """A text with query vectors: the text gives the concepts (but for explicit names) and the
+    `sem` term unless the request gives `sem` itself (recall.py embeds it only then); every other
+    space's vector is used as given, weighted, the terms summed in the namespace's space order."""
+    rng = np.random.default_rng(29)
+    same_on_both_ports(server, stubs, pb.RecallRequest(namespace="two", text="a dog"))  # (the view)
+    shapes = [*SHAPES[:8], dict(mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=5), dict(required=["dog"])]
+    for shape in shapes:
+        vis = {"vis": pb.VectorValue(values=rng.standard_normal(VIS).tolist())}
+        sem = {"sem": pb.VectorValue(values=rng.standard_normal(384).tolist())}
+        for vectors in (vis, sem, {**vis, **sem}):
+            for weights in ({}, {"vis": 0.5, "sem": 2.0}):
+                request = pb.RecallRequest(
+                    namespace="two", text="a man without a dog", vectors=vectors, weights=weights, **shape
+                )
+                same_on_both_ports(server, stubs, request, natively=True)
+    # a vector of the wrong width: the library's refusal, in its words, through either port
+    wrong = {"vis": pb.VectorValue(values=[0.5] * (VIS + 1))}
+    refused_alike(stubs, pb.RecallRequest(namespace="two", text="a dog", vectors=wrong))
 
 
 def test_concurrent_text_and_vector_calls_are_answered_alike(server, stubs):
