@@ -125,23 +125,33 @@ PYBIND11_MODULE(_front, m) {
           "where text queries are embedded natively")
       .def(
           "recall",
-          [](const NamespaceViews& self, const py::bytes& request_bytes) -> std::optional<py::bytes> {
+          [](const NamespaceViews& self, const py::bytes& request_bytes,
+             bool names_learned) -> std::pair<std::optional<py::bytes>, const char*> {
             const std::string_view given(request_bytes);
             std::string answered;
+            RecallOutcome outcome = RecallOutcome::kLibrary;
             {
               py::gil_scoped_release release;
               v1::RecallRequest request;
               v1::RecallResponse response;
-              if (!request.ParseFromArray(given.data(), static_cast<int>(given.size())) ||
-                  !self.recall(request, &response) || !response.SerializeToString(&answered)) {
-                return std::nullopt;
-              }
+              if (request.ParseFromArray(given.data(), static_cast<int>(given.size())))
+                outcome = self.recall(request, &response, names_learned);
+              if (outcome == RecallOutcome::kAnswered && !response.SerializeToString(&answered))
+                outcome = RecallOutcome::kLibrary;
             }
-            return py::bytes(answered);
+            switch (outcome) {
+              case RecallOutcome::kAnswered: return {py::bytes(answered), "answered"};
+              case RecallOutcome::kNoView: return {std::nullopt, "no_view"};
+              case RecallOutcome::kNamesToLearn: return {std::nullopt, "names_to_learn"};
+              case RecallOutcome::kLibrary: break;
+            }
+            return {std::nullopt, "library"};
           },
-          py::arg("request"),
+          py::arg("request"), py::arg("names_learned") = false,
           "a serialised RecallRequest answered by the core from its namespace's view, as the front answers it: "
-          "the serialised RecallResponse, or None when the library must answer it")
+          "(the serialised RecallResponse or None, and what became of it: 'answered', 'no_view' (the library "
+          "makes the view), 'names_to_learn' (an open vocabulary lacks a name; names_learned=True once the "
+          "library let it learn them) or 'library' (the library answers it))")
       .def(
           "holds", [](const NamespaceViews& self, const std::string& ns) { return self.find(ns) != nullptr; },
           py::arg("namespace"))

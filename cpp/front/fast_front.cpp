@@ -99,7 +99,7 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_())) return std::nullopt;
-    if (!views_->recall(request, response)) return std::nullopt;
+    if (views_->recall(request, response) != RecallOutcome::kAnswered) return std::nullopt;
     if (context.deadline() < std::chrono::system_clock::now()) {
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served");
     }

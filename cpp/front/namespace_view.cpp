@@ -76,9 +76,11 @@ void suggest_names(const ConceptNames& names, const std::vector<std::string>& un
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
 // response's parse, as recall.py plan_query binds them: repeats count once, a forbidden concept
 // also required is required, and with `skip_unknown` (allow_unknown_concepts in a closed
-// vocabulary) a name the vocabulary lacks is skipped and reported with the closest known names.
-// False when the library must bind them.
-bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bool skip_unknown, RecallPlan* plan) {
+// vocabulary, or an open one that has learned what it could) a name the vocabulary lacks is
+// skipped and reported with the closest known names. False when the library must bind them
+// (`*unknown_name` set when one of them is a name the vocabulary lacks).
+bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bool skip_unknown, RecallPlan* plan,
+                bool* unknown_name) {
   auto& search = plan->request;
   std::vector<std::string> forbidden_names, unknown;
   std::vector<std::uint32_t> forbidden;
@@ -88,6 +90,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
       bool not_known = false;
       auto bound = bind_name(binding, name, &not_known);
       if (!bound) {
+        *unknown_name = not_known;
         if (!not_known || !skip_unknown) return false;  // the library refuses (or learns) it
         if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
         continue;
@@ -178,7 +181,8 @@ bool fields_within(const NamespaceView& view, const v1::RecallRequest& request) 
 
 }  // namespace
 
-std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request) {
+std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request, bool names_learned,
+                                      bool* names_to_learn) {
   // Full items and consistency tokens (a Milvus server's) are the library's.
   if (request.include_items() || !request.consistency_token().empty()) return std::nullopt;
   if (!fields_within(view, request)) return std::nullopt;
@@ -235,8 +239,12 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
              !query_terms(view.spaces, request, false, &plan)) {
     return std::nullopt;
   }
-  const bool skip_unknown = request.allow_unknown_concepts() && !view.open_vocabulary;
-  if (explicit_names && !bind_names(view.binding, request, skip_unknown, &plan)) return std::nullopt;
+  const bool skip_unknown = request.allow_unknown_concepts() && (!view.open_vocabulary || names_learned);
+  bool unknown_name = false;
+  if (explicit_names && !bind_names(view.binding, request, skip_unknown, &plan, &unknown_name)) {
+    if (names_to_learn != nullptr) *names_to_learn = unknown_name && view.open_vocabulary && !names_learned;
+    return std::nullopt;
+  }
   // every name skipped as unknown and nothing else to rank by: the library says the query is empty
   if (search.vectors.empty() && search.required.empty() && search.forbidden.empty()) return std::nullopt;
 
@@ -283,13 +291,15 @@ std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns)
   return found == by_namespace_.end() ? nullptr : found->second.view;
 }
 
-bool NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response) const {
+RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response,
+                                     bool names_learned) const {
   const auto view = find(request.namespace_());
-  if (!view) return false;
-  auto plan = plan_recall(*view, request);
-  if (plan && answer(std::move(*plan), request, response)) return true;
+  if (!view) return RecallOutcome::kNoView;
+  bool names_to_learn = false;
+  auto plan = plan_recall(*view, request, names_learned, &names_to_learn);
+  if (plan && answer(std::move(*plan), request, response)) return RecallOutcome::kAnswered;
   response->Clear();
-  return false;
+  return names_to_learn ? RecallOutcome::kNamesToLearn : RecallOutcome::kLibrary;
 }
 
 bool NamespaceViews::current(const std::string& ns, std::size_t concept_count) const {

@@ -85,8 +85,21 @@ struct NamespaceView {
   RequestLimits limits;  // NamespaceViews sets them
 };
 
-// The plan of `request` in `view`, or nothing when the library must answer it.
-std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request);
+// What became of a Recall the core was asked (NamespaceViews::recall).
+enum class RecallOutcome {
+  kAnswered,
+  kNoView,        // the core holds no view of the namespace: the library makes one, then asks again
+  kNamesToLearn,  // an open vocabulary lacks a name the request gives; the library may learn it (a
+                  // write, concept_backfill.learn_names) and ask again with `names_learned`
+  kLibrary,       // the library answers it, or refuses it in its own words
+};
+
+// The plan of `request` in `view`, or nothing when the library must answer it (`*names_to_learn`
+// set when an open vocabulary lacks one of its names). `names_learned`: the library has let the
+// vocabulary learn the request's names, so a name still unknown is the closed vocabulary's case
+// (skipped with suggestions under allow_unknown_concepts, else refused by the library).
+std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request,
+                                      bool names_learned = false, bool* names_to_learn = nullptr);
 
 // The views the library has handed over, by namespace.
 class NamespaceViews {
@@ -98,9 +111,10 @@ class NamespaceViews {
   std::shared_ptr<const NamespaceView> find(const std::string& ns) const;
   // The one core entry for a Recall, which the front and the library's servicer both call:
   // `request` planned from its namespace's view (plan_recall) and answered from the core
-  // (answer) into `response`. False when the library must answer it (no view, no plan, or an
-  // answer the core cannot give now); `response` is then empty.
-  bool recall(const v1::RecallRequest& request, v1::RecallResponse* response) const;
+  // (answer) into `response`. Anything but kAnswered leaves `response` empty and says what the
+  // library may do first (make the view, learn the names) or that it answers the call itself.
+  RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response,
+                       bool names_learned = false) const;
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;

@@ -95,7 +95,7 @@ class ServerConfig:
     # one front per process on the shared port).
     front: str = "auto"  # auto | compiled | python
     # When the core gets a namespace's view (api/core_recall.py): eager, at start-up and again
-    # right after a write drops it; on_recall, after the library answers a Recall of it.
+    # right after a write drops it; on_recall, by the namespace's next Recall, before the core answers it.
     core_views: str = "eager"  # eager | on_recall
     graph_checkpoint_s: float = (
         300.0  # local backend: save written namespaces' HNSW graphs this often (0: on stop only)
@@ -295,8 +295,8 @@ HELP = {
     "(compiled where it was built and serves: local backend; docs/fast-front.md)",
     "core_views": "when the core gets a namespace's view, from which it answers Recalls without the library: eager "
     "(at start-up, and again right after a write that changes settings, rule or aliases drops it; the items' "
-    "records are read back into the core in the background after start-up) or on_recall (after the library "
-    "answers the namespace's next Recall; records as the library reads them; docs/fast-front.md)",
+    "records are read back into the core in the background after start-up) or on_recall (made by the namespace's "
+    "next Recall, before the core answers it; records as the library reads them; docs/fast-front.md)",
     "auto_create_namespaces": "a Remember to a namespace that does not exist creates it from the server's template "
     "(open vocabulary, default encoder: what `polarmem namespace create` makes); per-user / "
     "per-agent memory",

@@ -5,13 +5,15 @@
 Both doors call it. The compiled front (api/fast_front.py; one per process with ``--processes``
 > 1) calls it for every Recall before handing one over; the Python servicer calls it (one call,
 the interpreter lock released) where the Python listener has the address: ``--front python``, or
-where the front was not built but this module was. A request the core does not answer — no view
-of its namespace yet, one the library would refuse, one only the library answers (full items, a
-consistency token, a name the vocabulary lacks unless allow_unknown_concepts skips it in a closed
-vocabulary (an open one may learn it), several query rows, a text the compiled tokenizer
-declines) — is answered by the library, which then hands the core the namespace's view
-(``offer_view``); with ``core_views`` eager a background pass (``keep_views``) makes the views
-and reads the items' records back without waiting for a Recall.
+where the front was not built but this module was. Before the library answers a Recall the core
+declined, the servicer does what only the library can and asks again (``answer``): it makes the
+namespace's view where the core holds none, and lets an open vocabulary learn the names the
+request gives. A request the core still does not answer — one the library would refuse, one only
+the library answers (full items, a consistency token, a name the vocabulary lacks unless
+allow_unknown_concepts skips it, several query rows, a text the compiled tokenizer declines) — is
+answered by the library, which then hands the core the namespace's view (``offer_view``); with
+``core_views`` eager a background pass (``keep_views``) makes the views and reads the items'
+records back without waiting for a Recall.
 
 The view holds the namespace's compiled index, item ids, metadata postings and records (the
 backend's ``front_view``: the local backend's core objects), its concept names and lookup keys,
@@ -39,7 +41,7 @@ from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, 
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import MAX_TOP_K
-from polarmem_server.library import concept_vectors
+from polarmem_server.library import concept_vectors, learn_names, wait_for_encoder
 from polarmem_server.scoring.encoder import load_encoder
 
 log = logging.getLogger("polarmem.core_recall")
@@ -154,9 +156,39 @@ class CoreRecall:
         memory.backend.keep_records()  # explained answers read the items' records from the core
         return True
 
-    def answer(self, request: pb.RecallRequest) -> pb.RecallResponse | None:
-        """The core's response to ``request``, or None when the library must answer it."""
-        answered = self.views.recall(request.SerializeToString())
+    def answer(
+        self, request: pb.RecallRequest, front_asked: bool = False, deadline: float | None = None
+    ) -> pb.RecallResponse | None:
+        """The core's response to ``request``, or None when the library must answer it, after
+        what only the library can do first: the namespace's view made now where the core holds
+        none (or one older than its closed vocabulary's concepts), and an open vocabulary's
+        unknown names learned once the core has checked the rest of the request (a write:
+        concept_backfill.learn_names, as the library's recall learns them; a replica learns from
+        its primary instead). ``front_asked``: the compiled front asked the core already (it hands
+        over only what the core declined), so the core is asked again only after one of those.
+        ``deadline``: the call's (time.monotonic()), for the encoder a new view loads."""
+        given = request.SerializeToString()
+        answered, outcome = (None, "library") if front_asked else self.views.recall(given)
+        memory = self._memory
+        if answered is not None or memory is None:
+            return self._parsed(answered)
+        namespace = memory.live_namespace(request.namespace)
+        if namespace is None:
+            return None  # the library says it is missing
+        open_names = namespace.settings.open_vocabulary and bool(request.required or request.forbidden)
+        if not self.views.current(namespace.name, len(namespace.vocabulary)):
+            wait_for_encoder(namespace.settings.encoder, deadline)
+            if self.offer_view(namespace, namespace.write_lock.view_epoch):
+                answered, outcome = self.views.recall(given)
+        elif front_asked and open_names:  # (why the front declined is not said over the socket)
+            answered, outcome = self.views.recall(given)
+        if outcome == "names_to_learn" and not memory.backend.read_only:
+            learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
+            answered, outcome = self.views.recall(given, names_learned=True)
+        return self._parsed(answered)
+
+    @staticmethod
+    def _parsed(answered: bytes | None) -> pb.RecallResponse | None:
         return None if answered is None else pb.RecallResponse.FromString(answered)
 
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:

@@ -621,8 +621,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
         # Where the compiled front listens, every call here came through it: it has asked the core.
         core = self.core_recall
-        if core is not None and self.fast_front is None:
-            answered = core.answer(request)
+        if core is not None:
+            answered = core.answer(request, front_asked=self.fast_front is not None, deadline=deadline)
             if answered is not None:
                 check_deadline(deadline)
                 self.metrics.count_recall(answered, "core")

@@ -7,6 +7,7 @@ replicas of a multi-process server, background upkeep in daemons.py).
     from polarmem_server.library import ItemInput, Memory, NamespaceSettings
 """
 
+from polarmem_server.library.concept_backfill import learn_names
 from polarmem_server.library.daemons import Daemon, Daemons
 from polarmem_server.library.encoder_warmup import wait_loaded as wait_for_encoder
 from polarmem_server.library.item_operations import (
@@ -47,6 +48,7 @@ __all__ = [
     "change_board",
     "clear_namespace",
     "concept_vectors",
+    "learn_names",
     "list_items",
     "open_primary",
     "open_replica",

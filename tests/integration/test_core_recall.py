@@ -1,9 +1,10 @@
 """The one core entry for Recall (api/core_recall.py) where the Python listener has the address
 (``--front python``; test_server_processes.py has it in every process of a group): a real
-server over real sockets, RocksDB in a temp dir. After a namespace's first Recall, which the
-library answers, the servicer answers each Recall the core plans through one core call,
-byte-identical to the library's answer; whatever the core declines (full items, refusals) is the
-library's, in its own words; a write that changes the view (settings, delete) drops it, and the answer never comes from a namespace that is gone. With
+server over real sockets, RocksDB in a temp dir. The servicer answers each Recall the core plans
+through one core call, byte-identical to the library's answer, having first done what only the
+library can: made the namespace's view where the core holds none, let an open vocabulary learn
+the names a request gives; whatever the core declines (full items, refusals) is the library's,
+in its own words; a write that changes the view (settings, delete) drops it, and the answer never comes from a namespace that is gone. With
 ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
 Recall: at start-up, when a namespace is created, and again right after a write drops it."""
 
@@ -159,7 +160,11 @@ def test_a_multi_vector_space_is_the_cores(server, stub):
     rng = np.random.default_rng(17)
     with PolarMemClient(server.address) as client:
         client.create_namespace(
-            "multi", spaces=[("vis", DIM), ("rows", DIM, True)], encoder="none", concepts=CONCEPTS, open_vocabulary=False
+            "multi",
+            spaces=[("vis", DIM), ("rows", DIM, True)],
+            encoder="none",
+            concepts=CONCEPTS,
+            open_vocabulary=False,
         )
         items = [
             item_message(
@@ -189,6 +194,57 @@ def test_a_multi_vector_space_is_the_cores(server, stub):
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def concept_names(client, namespace: str) -> list[str]:
+    return [c.concept for c in client.list_concepts(namespace, page_size=1000).concepts]
+
+
+def test_an_open_vocabulary_learns_a_requests_names_before_the_core_answers(server, stub):
+    """A name an open vocabulary lacks: once the core has checked the rest of the request, the
+    library lets the vocabulary learn it (a write, as its own recall does) and the core answers.
+    A name no text mentions stays unknown: skipped with suggestions by the core under
+    allow_unknown_concepts, else refused by the library, in its words, and nothing learned."""
+    from polarmem_server.faces.client import item_message
+
+    rng = np.random.default_rng(19)
+    words = ["kite", "boat", "horse", "train"]
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("o", spaces=[("vis", DIM)], encoder="none", open_vocabulary=True)
+        items = [
+            item_message(
+                id=f"o{i:03d}",
+                kind="text",
+                text=f"a red {words[i % 4]} by the sea",
+                vectors={"vis": rng.standard_normal(DIM)},
+            )
+            for i in range(40)
+        ]
+        assert client.remember_stream("o", items).stored == len(items)
+        stub.Recall(pb.RecallRequest(namespace="o", vectors=vectors(rng), top_k=3))  # (the view)
+        learned = recall_by(
+            server, stub, pb.RecallRequest(namespace="o", vectors=vectors(rng), required=["red kite"], top_k=5), "core"
+        )
+        assert list(learned.parse.required) == ["red kite"] and learned.hits[0].status == "VERIFIED"
+        assert "red kite" in concept_names(client, "o")
+        skipped = recall_by(
+            server,
+            stub,
+            pb.RecallRequest(
+                namespace="o",
+                vectors=vectors(rng),
+                required=["zeppelin"],
+                forbidden=["boat"],
+                allow_unknown_concepts=True,
+            ),
+            "core",
+        )
+        assert [c.name for c in skipped.parse.unknown_concepts] == ["zeppelin"]
+        before = answered(server, "library")
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Recall(pb.RecallRequest(namespace="o", vectors=vectors(rng), required=["zeppelin"]))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "zeppelin" in refused.value.details()
+        assert answered(server, "library") == before and "zeppelin" not in concept_names(client, "o")
+
+
 def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answered(server, stub):
     rng = np.random.default_rng(13)
     with PolarMemClient(server.address) as client:
@@ -200,8 +256,7 @@ def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answe
         client.update_namespace("gone", aliases={"puppy": "dog"})  # the view's names change
         assert not server.core_recall.views.holds("gone")
         puppy = pb.RecallRequest(namespace="gone", vectors=vectors(rng), required=["puppy"], top_k=5)
-        recall_by(server, stub, puppy, "library")  # ... and hands over a new view
-        assert recall_by(server, stub, puppy, "core").hits
+        assert recall_by(server, stub, puppy, "core").hits  # the servicer made the new view first
         client.delete_namespace("gone")
         assert not server.core_recall.views.holds("gone")
         with pytest.raises(grpc.RpcError) as missing:
@@ -273,9 +328,10 @@ def test_eager_views_are_made_without_a_recall(tmp_path):
         server.stop()
 
 
-def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
-    """core_views on_recall: no view until the library has answered a Recall; after a restart an
-    explained hit of an item stored before it is the library's once, which fills its record."""
+def test_on_recall_views_are_made_by_the_first_recall(tmp_path):
+    """core_views on_recall: no view until the namespace's first Recall, which makes it before the
+    core answers it; after a restart an explained hit of an item stored before it is the library's
+    once, which fills its record."""
     server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
     try:
         with grpc.insecure_channel(server.address) as channel, PolarMemClient(server.address) as client:
@@ -285,8 +341,8 @@ def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
             time.sleep(0.3)  # several of the eager keeper's passes
             assert not server.core_recall.views.holds("l")
             request = pb.RecallRequest(namespace="l", vectors=vectors(np.random.default_rng(17)), top_k=5)
-            recall_by(server, stub, request, "library")
             recall_by(server, stub, request, "core")
+            assert server.core_recall.views.holds("l")
     finally:
         server.stop()
     server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
@@ -294,7 +350,6 @@ def test_on_recall_views_wait_for_the_librarys_answer(tmp_path):
         with grpc.insecure_channel(server.address) as channel:
             stub = pb_grpc.MemoryServiceStub(channel)
             request.explain = False  # (explain off reads no record)
-            recall_by(server, stub, request, "library")  # hands the view over
             recall_by(server, stub, request, "core")
             request.explain = True  # records are read back on demand: the library's once ...
             recall_by(server, stub, request, "library")

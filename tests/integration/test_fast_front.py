@@ -720,7 +720,10 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
         with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             # an empty namespace knows no concepts
-            request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[])
+            # (full items: always the library's)
+            request = random_request(
+                np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[], include_items=True
+            )
             first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
             assert held.entered.wait(5)
             with pytest.raises(grpc.RpcError) as refused:
@@ -739,7 +742,7 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
     held = HeldRecalls(front_server.memory)
     try:
         with pytest.raises(grpc.RpcError) as late:
-            fast.Recall(random_request(np.random.default_rng(10)), timeout=0.5)
+            fast.Recall(random_request(np.random.default_rng(10), include_items=True), timeout=0.5)
         assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         held.restore()
@@ -753,7 +756,9 @@ def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
         stock(client, np.random.default_rng(12), count=20)
     held = HeldRecalls(server.memory)
     with grpc.insecure_channel(server.address) as channel:
-        in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(random_request(np.random.default_rng(13)))
+        in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(
+            random_request(np.random.default_rng(13), include_items=True)  # (the library's)
+        )
         assert held.entered.wait(5)
         stopping = threading.Thread(target=server.stop)
         stopping.start()

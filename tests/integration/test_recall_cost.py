@@ -1,6 +1,5 @@
 """What a Recall the library answers reads from RocksDB, over a real server's library listener
-(the compiled front on the public address explains from the records the core holds and reads
-none): with ``explain=false`` nothing (ids, tiers, scores, the query concepts' states and
+with the servicer's core entry off (the core explains from the records it holds and reads none): with ``explain=false`` nothing (ids, tiers, scores, the query concepts' states and
 absence_verified come from the index) and the same hits as with explanations; with explanations
 one multi-get per search. Reads are counted by wrapping the store's read paths, which only
 observes them."""
@@ -63,7 +62,9 @@ def _stocked(server, client):
     store = server.memory.backend.store
     counter = CountingColumnFamily(store._cf["items"])
     store._cf["items"] = counter
+    core, server._service.core_recall = server._service.core_recall, None  # every call the library's
     yield client, counter
+    server._service.core_recall = core
     store._cf["items"] = counter.inner
 
 
