@@ -18,7 +18,8 @@ void bind_wordpiece(py::module_& m) {
   py::class_<WordPieceTokenizer, std::shared_ptr<WordPieceTokenizer>>(
       m, "WordPieceTokenizer",
       "BERT's uncased WordPiece tokenization of the text it covers (ASCII, Latin, Greek, Cyrillic, several other "
-      "scripts, CJK and Hangul: cpp/include/polarmem/wordpiece.hpp), id for id what the HF tokenizer gives.")
+      "scripts, CJK and Hangul, symbols and emoji: cpp/include/polarmem/wordpiece.hpp), id for id what the HF "
+      "tokenizer gives.")
       .def(py::init([](std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                        std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals,
                        bool latin) {
@@ -32,14 +33,14 @@ void bind_wordpiece(py::module_& m) {
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
             // Only the compiled tokenizer's blocks are covered (wordpiece.hpp): a str holding anything
             // else is declined before its UTF-8 is made (a long Georgian text is not encoded for nothing).
+            // (A lone surrogate is not covered: it has no UTF-8.)
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
-            if (kind == PyUnicode_4BYTE_KIND) return py::none();
-            if (kind == PyUnicode_2BYTE_KIND) {
-              const Py_UCS2* chars = PyUnicode_2BYTE_DATA(str);
-              const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
+            const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
+            if (kind != PyUnicode_1BYTE_KIND) {
+              const void* data = PyUnicode_DATA(str);
               for (Py_ssize_t i = 0; i < count; ++i)
-                if (!WordPieceTokenizer::covers(chars[i])) return py::none();
+                if (!WordPieceTokenizer::covers(PyUnicode_READ(kind, data, i))) return py::none();
             }
             Py_ssize_t length = 0;
             const char* data = PyUnicode_AsUTF8AndSize(str, &length);

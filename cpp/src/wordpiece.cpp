@@ -19,8 +19,9 @@ struct TableChar {
   bool punctuation;
 };
 // kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kDevanagari: U+0900..U+097F, kThai:
-// U+0E00..U+0E7F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kKana: U+3000..U+318F,
-// kFullwidth: U+FF00..U+FFEF, generated from HF tokenizers.
+// U+0E00..U+0E7F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kSymbols: U+2070..U+2BFF,
+// kKana: U+3000..U+318F, kVariation: U+FE00..U+FE0F, kFullwidth: U+FF00..U+FFEF, kEmoji:
+// U+1F000..U+1FAFF, generated from HF tokenizers.
 #include "wordpiece_tables.inc"
 
 template <std::size_t N>
@@ -35,9 +36,12 @@ const TableChar* covered(char32_t c) {
   if (c < 0xE00) return in_table(kDevanagari, 0x900, c);
   if (c < 0x1100) return in_table(kThai, 0xE00, c);
   if (c < 0x2000) return in_table(kJamo, 0x1100, c);
-  if (c < 0x3000) return in_table(kGeneral, 0x2000, c);
-  if (c < 0xFF00) return in_table(kKana, 0x3000, c);
-  return in_table(kFullwidth, 0xFF00, c);
+  if (c < 0x2070) return in_table(kGeneral, 0x2000, c);
+  if (c < 0x3000) return in_table(kSymbols, 0x2070, c);
+  if (c < 0xFE00) return in_table(kKana, 0x3000, c);
+  if (c < 0xFF00) return in_table(kVariation, 0xFE00, c);
+  if (c < 0x10000) return in_table(kFullwidth, 0xFF00, c);
+  return in_table(kEmoji, 0x1F000, c);
 }
 
 // A Hangul syllable, which NFD decomposes by Unicode's arithmetic into its conjoining jamo
@@ -65,9 +69,10 @@ void append_jamo(char32_t syllable, std::string* out) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xDB: U+0080..U+06FF) or three (Devanagari, Thai, the Hangul
-// jamo and syllables, U+2000..U+206F, U+3000..U+318F, the CJK ideographs, U+FF00..U+FFEF); {0, 0}
-// otherwise, an overlong three-byte form included.
+// cover it: two bytes (lead 0xC2-0xDB: U+0080..U+06FF), three (Devanagari, Thai, the Hangul
+// jamo and syllables, U+2000..U+2BFF, U+3000..U+318F, the CJK ideographs, U+FE00..U+FE0F,
+// U+FF00..U+FFEF) or four (the emoji, U+1F000..U+1FAFF); {0, 0} otherwise, an overlong form
+// included.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -84,6 +89,13 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
          (static_cast<unsigned char>(text[i + 2]) & 0x3F);
     length = 3;
     if (cp < 0x800) return {0, 0};  // overlong: not UTF-8
+  } else if (lead >= 0xF0 && lead <= 0xF4 && continues(i + 1) && continues(i + 2) && continues(i + 3)) {
+    cp = (static_cast<char32_t>(lead & 0x07) << 18) |
+         (static_cast<char32_t>(static_cast<unsigned char>(text[i + 1]) & 0x3F) << 12) |
+         (static_cast<char32_t>(static_cast<unsigned char>(text[i + 2]) & 0x3F) << 6) |
+         (static_cast<unsigned char>(text[i + 3]) & 0x3F);
+    length = 4;
+    if (cp < 0x10000) return {0, 0};  // overlong: not UTF-8 (the tables end below U+10FFFF)
   }
   return length != 0 && WordPieceTokenizer::covers(cp) ? std::pair<char32_t, std::size_t>{cp, length}
                                                        : std::pair<char32_t, std::size_t>{0, 0};

@@ -185,8 +185,10 @@ POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
 POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   const auto t = tokenizer();
   std::vector<std::int32_t> out{7};
-  CHECK(!t.encode("dog \xe2\x84\xa2", &out));  // U+2122, past the tables
-  CHECK(!t.encode("dog \xe2\x81\xb0", &out));  // U+2070, just past General Punctuation
+  CHECK(!t.encode("dog \xe2\xb0\x80", &out));      // U+2C00, just past the symbols
+  CHECK(!t.encode("dog \xf0\x9f\xac\x80", &out));  // U+1FB00, just past the emoji
+  CHECK(!t.encode("\xf0\x8f\xbf\xbf", &out));      // an overlong U+FFFF: not UTF-8
+  CHECK(!t.encode("\xf0\x9f\x90", &out));          // a truncated four-byte sequence
   CHECK(!t.encode("\xe2\x80", &out));           // a truncated three-byte sequence
   CHECK(!t.encode("\x80", &out));               // a lone continuation byte
   CHECK(!t.encode("\xc3", &out));               // a truncated sequence
@@ -201,6 +203,15 @@ POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
                 &out));  // ... where control characters are gone
   CHECK(out == std::vector<std::int32_t>{7});
   CHECK(ids(t, "[CLS") == (std::vector<std::int32_t>{kCls, kUnk, kUnk, kSep}));  // "[" and "cls"
+}
+
+POLARMEM_TEST(symbols_and_emoji_are_words_of_their_own_or_of_their_word) {
+  const auto t = tokenizer();
+  // U+2122 (letterlike) and U+1F436 (an emoji, four bytes) are no punctuation: each stays in its word,
+  // which the vocabulary lacks; U+FE0F (a variation selector) is stripped as an accent.
+  CHECK(ids(t, "dog \xe2\x84\xa2") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
+  CHECK(ids(t, "dog \xf0\x9f\x90\xb6") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
+  CHECK(ids(t, "dog\xef\xb8\x8f") == (std::vector<std::int32_t>{kCls, 12, kSep}));
 }
 
 POLARMEM_TEST(bad_construction_is_refused) {

@@ -164,8 +164,8 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
     )
     assert list(negated.parse.forbidden) == ["sofa"] and negated.parse.mapped[0].phrase == "couch"
     # U+0080..U+052F (Latin, Greek, Cyrillic), General Punctuation (U+2000..U+206F: curly quotes,
-    # dashes, ellipsis), Hebrew, Arabic, CJK ideographs, kana, Hangul and fullwidth forms are
-    # tokenized in the core as HF does: native
+    # dashes, ellipsis), Hebrew, Arabic, CJK ideographs, kana, Hangul, fullwidth forms, symbols and
+    # emoji are tokenized in the core as HF does: native
     for accented in (
         "un caf\u00e9 with a dog",
         "Zo\u00eb's d\u00d6g on a SOFA",
@@ -178,14 +178,18 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         "\u6771\u4eac\u30bf\u30ef\u30fc\u306e\u72ac\uff01",  # kana and fullwidth punctuation
         "\uc11c\uc6b8\uc758 \uac15\uc544\uc9c0",  # Hangul: its syllables become jamo, as NFD makes them
         "a dog \u05db\u05dc\u05d1 and \u0642\u0637\u0629",  # Hebrew and Arabic
+        # symbols (U+2070..U+2BFF) and emoji (U+1F000..U+1FAFF), a variation selector stripped: round 29
+        "a dog \U0001f436",
+        "a dog\u2122 and a cat",
+        "I \u2764\ufe0f my dog \U0001f44d\U0001f3fd",
+        "a sofa for 200\u20ac \u2192 no cat \u2713",
     ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
     for other in (
         "a dog \u10eb\u10d0\u10e6\u10da\u10d8",  # Georgian
-        "a dog \U0001f436",
-        "a dog\u2122 and a cat",
         "a dog \u039f\u0394\u039f\u03a3",
+        "a dog \U0001fb00",  # past the emoji blocks (Symbols for Legacy Computing)
     ):
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=other, **shape), natively=False)
     # a literal special token: HF splits it out, the compiled tokenizer declines

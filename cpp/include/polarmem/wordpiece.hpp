@@ -11,13 +11,16 @@
 //   soft hyphen and format characters dropped): U+0080..U+052F (Latin, IPA, Greek, Cyrillic:
 //   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+06FF (Armenian, Hebrew, Arabic), U+0900..U+097F
 //   (Devanagari), U+0E00..U+0E7F (Thai), U+1100..U+11FF (Hangul Jamo), U+2000..U+206F (General
-//   Punctuation: "Maya’s — “done”…"), U+3000..U+318F (CJK punctuation, kana with their voicing
-//   marks stripped, Bopomofo, Hangul Compatibility Jamo) and U+FF00..U+FFEF (fullwidth forms);
+//   Punctuation: "Maya’s — “done”…"), U+2070..U+2BFF (superscripts, currency "€", letterlike
+//   "™", arrows, mathematical and technical symbols, shapes, dingbats "✓ ❤"), U+3000..U+318F (CJK
+//   punctuation, kana with their voicing marks stripped, Bopomofo, Hangul Compatibility Jamo),
+//   U+FE00..U+FE0F (variation selectors, stripped), U+FF00..U+FFEF (fullwidth forms) and
+//   U+1F000..U+1FAFF (emoji and pictographs: "🐶 👍🏽", round 29);
 // - a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining jamo, as NFD makes it;
 // - the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set apart by spaces, as
 //   HF's handle_chinese_chars does, so each is a word of its own.
 // The pre-tokenizer splits on spaces and makes every punctuation character a word of its own.
-// Any other character (emoji, symbols, the other scripts), and the three in range whose HF answer
+// Any other character (the other scripts, the other symbols' blocks), and the three in range whose HF answer
 // depends on more than the character (capital sigma: final sigma), is declined, and so is a text
 // containing an added token's content (HF splits "[CLS]" out as one token): encode() returns
 // false and the caller asks the HF tokenizer.
