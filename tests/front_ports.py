@@ -20,6 +20,33 @@ def port_stubs(server) -> Iterator[tuple[pb_grpc.MemoryServiceStub, pb_grpc.Memo
         yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
 
+def answered(server, by: str) -> float:
+    """Recalls the Python listener's servicer has answered by `by` ("core" or "library")."""
+    return server.metrics.recall_answered.labels(by)._value.get()
+
+
+@contextmanager
+def library_only(server):
+    """The servicer without its core entry: every Recall is the library's."""
+    core, server._service.core_recall = server._service.core_recall, None
+    try:
+        yield
+    finally:
+        server._service.core_recall = core
+
+
+def recall_by(server, stub, request, by: str) -> pb.RecallResponse:
+    """The answer to `request` through the Python listener, answered by `by` ("core" or
+    "library") and identical to the library's bytes."""
+    before = answered(server, by)
+    answer = stub.Recall(request)
+    assert answered(server, by) == before + 1, (by, request)
+    with library_only(server):
+        expected = stub.Recall(request)
+    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request
+    return answer
+
+
 def native_calls(server) -> int:
     """Recalls the front has answered itself so far."""
     return server.fast_front.front.stats()["native"]

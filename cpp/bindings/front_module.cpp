@@ -13,6 +13,7 @@
 
 #include "fast_front.hpp"
 #include "namespace_view.hpp"
+#include "polarmem/recall_run.hpp"
 
 namespace py = pybind11;
 using namespace polarmem;
@@ -41,11 +42,10 @@ using TextTuple = std::tuple<std::shared_ptr<text::TriggerTable>, std::shared_pt
                              std::shared_ptr<WordPieceTokenizer>,
                              std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>>;
 
-std::shared_ptr<const TextPath> text_path(const Index& index, const TextTuple& given, const NameBinding& binding,
-                                          bool open_vocabulary) {
+std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces, const TextTuple& given,
+                                          const NameBinding& binding, bool open_vocabulary) {
   const auto& [triggers, encoder, tokenizer, concept_vectors] = given;
   if (!triggers || !encoder || !tokenizer) throw py::value_error("text: triggers, encoder and tokenizer are required");
-  const auto spaces = index.spaces();
   const auto sem = std::find_if(spaces.begin(), spaces.end(), [](const SpaceConfig& s) { return s.name == "sem"; });
   if (sem == spaces.end() || sem->multi || sem->dim != encoder->dim())
     throw py::value_error("text: the namespace needs a single-vector space 'sem' of the encoder's width");
@@ -64,6 +64,50 @@ std::shared_ptr<const TextPath> text_path(const Index& index, const TextTuple& g
     path->concept_count = static_cast<std::size_t>(rows.shape(0));
   }
   return path;
+}
+
+// The searches of a backend that searches itself, from the Python object the servicer hands over
+// for one call (api/core_recall.py BackendSearches): search(vectors [(space, values, weight)],
+// metadata [(key, value)], **fields named as storage/backend.py SearchRequest's) -> ([(id, tier,
+// score, record bytes or None)], (conflict, neutral, entailed)); records(ids) -> [record bytes or b""].
+// Each call takes the interpreter lock the core entry released (the servicer's thread: its read
+// level and deadline are the call's); a Python exception reaches the servicer as raised.
+BackendCalls backend_calls(const py::object& backend) {
+  BackendCalls calls;
+  calls.search = [backend](const SearchRequest& request, const std::vector<MetadataPair>& metadata,
+                           bool absent_verified, bool with_records) {
+    py::gil_scoped_acquire acquire;
+    py::list vectors;
+    for (const auto& term : request.vectors)
+      vectors.append(
+          py::make_tuple(term.space, py::array_t<float>(term.values.size(), term.values.data()), term.weight));
+    std::vector<int> kinds;
+    for (const int kind : {1, 2})  // ITEM_KIND_VISUAL, ITEM_KIND_TEXT: the mask's bits
+      if (request.kind_mask & kind) kinds.push_back(kind);
+    const auto found = backend.attr("search")(
+        vectors, metadata, py::arg("required") = request.required, py::arg("forbidden") = request.forbidden,
+        py::arg("mode") = recall::mode_name(request.mode), py::arg("k") = request.k,
+        py::arg("soft_lambda") = request.soft_lambda, py::arg("exclude_conflicts") = request.exclude_conflicts,
+        py::arg("kinds") = kinds, py::arg("exact") = request.exact, py::arg("ef_search") = request.ef_search,
+        py::arg("present_level") = request.present_level, py::arg("absent_level") = request.absent_level,
+        py::arg("present_weight") = request.present_weight, py::arg("absent_weight") = request.absent_weight,
+        py::arg("absent_verified") = absent_verified, py::arg("with_records") = with_records);
+    BackendCalls::Found out;
+    const auto [hits, tiers] = found.cast<std::pair<py::list, std::array<std::int64_t, 3>>>();
+    out.tier_counts = tiers;
+    for (const auto& given : hits) {
+      const auto hit = given.cast<py::tuple>();
+      BackendCalls::Hit row{hit[0].cast<std::string>(), hit[1].cast<int>(), hit[2].cast<double>(), {}};
+      if (!hit[3].is_none()) row.record = hit[3].cast<std::string>();
+      out.hits.push_back(std::move(row));
+    }
+    return out;
+  };
+  calls.records = [backend](const std::vector<std::string>& ids) {
+    py::gil_scoped_acquire acquire;
+    return backend.attr("records")(ids).cast<std::vector<std::string>>();
+  };
+  return calls;
 }
 
 }  // namespace
@@ -91,20 +135,29 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
              std::vector<std::string> names, std::shared_ptr<text::ConceptKeys> keys, bool approximate,
              bool open_vocabulary, SearchMode rule_mode, std::string rule_words,
-             const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text) {
-            if (!index || !ids || !metadata || !keys)
-              throw py::value_error("set: index, ids, metadata and keys are required");
+             const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text,
+             const std::vector<std::tuple<std::string, std::size_t>>& spaces) {
+            if (!keys || (index && (!ids || !metadata)))
+              throw py::value_error("set: keys are required, and with an index its ids and metadata");
+            if (!index && (ids || metadata || records || spaces.empty()))
+              throw py::value_error(
+                  "set: a view without an index (its backend searches) has spaces and no core "
+                  "objects");
             if (rule_mode != SearchMode::kHard && rule_mode != SearchMode::kStrict)
               throw py::value_error("set: a rule's mode is hard or strict");
             auto table = std::make_shared<ConceptNames>(std::move(names));
             NamespaceView view;
             view.index = std::move(index);
-            view.spaces = view.index->spaces();
+            if (view.index) {
+              view.spaces = view.index->spaces();
+            } else {
+              for (const auto& [name, dim] : spaces) view.spaces.push_back({name, dim});
+            }
             view.ids = std::move(ids);
             view.metadata = std::move(metadata);
             view.records = std::move(records);
             view.binding = {std::move(keys), table};
-            if (text) view.text = text_path(*view.index, *text, view.binding, open_vocabulary);
+            if (text) view.text = text_path(view.spaces, *text, view.binding, open_vocabulary);
             view.approximate = approximate;
             view.open_vocabulary = open_vocabulary;
             view.rule_mode = rule_mode;
@@ -116,8 +169,10 @@ PYBIND11_MODULE(_front, m) {
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
           py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
           py::arg("rule_words"), py::arg("mode_rules"), py::arg("text") = py::none(),
+          py::arg("spaces") = std::vector<std::tuple<std::string, std::size_t>>{},
           "what the core plans the namespace's Recalls from: its core objects (records None: explained Recalls "
-          "go to the library), concept names by id and lookup keys, whether it has an approximate index and an "
+          "go to the library; index None: the backend searches itself, and `spaces` lists its single-vector "
+          "spaces (name, dim)), concept names by id and lookup keys, whether it has an approximate index and an "
           "open vocabulary, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, "
           "rank_by_confidence 0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force "
           "(used, present level, absent level, present weight, absent weight, words) and whether recency may "
@@ -125,17 +180,19 @@ PYBIND11_MODULE(_front, m) {
           "where text queries are embedded natively")
       .def(
           "recall",
-          [](const NamespaceViews& self, const py::bytes& request_bytes,
-             bool names_learned) -> std::pair<std::optional<py::bytes>, const char*> {
+          [](const NamespaceViews& self, const py::bytes& request_bytes, bool names_learned,
+             const py::object& backend) -> std::pair<std::optional<py::bytes>, const char*> {
             const std::string_view given(request_bytes);
             std::string answered;
             RecallOutcome outcome = RecallOutcome::kLibrary;
+            std::optional<BackendCalls> calls;
+            if (!backend.is_none()) calls = backend_calls(backend);
             {
               py::gil_scoped_release release;
               v1::RecallRequest request;
               v1::RecallResponse response;
               if (request.ParseFromArray(given.data(), static_cast<int>(given.size())))
-                outcome = self.recall(request, &response, names_learned);
+                outcome = self.recall(request, &response, names_learned, calls ? &*calls : nullptr);
               if (outcome == RecallOutcome::kAnswered && !response.SerializeToString(&answered))
                 outcome = RecallOutcome::kLibrary;
             }
@@ -147,11 +204,12 @@ PYBIND11_MODULE(_front, m) {
             }
             return {std::nullopt, "library"};
           },
-          py::arg("request"), py::arg("names_learned") = false,
+          py::arg("request"), py::arg("names_learned") = false, py::arg("backend") = py::none(),
           "a serialised RecallRequest answered by the core from its namespace's view, as the front answers it: "
           "(the serialised RecallResponse or None, and what became of it: 'answered', 'no_view' (the library "
           "makes the view), 'names_to_learn' (an open vocabulary lacks a name; names_learned=True once the "
-          "library let it learn them) or 'library' (the library answers it))")
+          "library let it learn them) or 'library' (the library answers it)); backend: the searches of a backend "
+          "that searches itself (search(...), records(ids)), for a view without an index")
       .def(
           "holds", [](const NamespaceViews& self, const std::string& ns) { return self.find(ns) != nullptr; },
           py::arg("namespace"))

@@ -215,11 +215,13 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
 
   // The recency term (query.py check_recency): where the mode rule allows it, exact.
   const std::size_t k = request.has_top_k() ? request.top_k() : view.limits.default_top_k;
+  // (a backend that searches itself reads its own records)
+  const bool has_records = view.records != nullptr || view.index == nullptr;
   if (request.has_recency_half_life_s()) {
     const double half_life = request.recency_half_life_s();
     const double weight = request.has_recency_weight() ? request.recency_weight() : view.limits.default_recency_weight;
     if (!(std::isfinite(half_life) && half_life > 0.0) || !(std::isfinite(weight) && weight >= 0.0 && weight <= 1.0) ||
-        !rule->recency || request.approximate() || !view.records)
+        !rule->recency || request.approximate() || !has_records)
       return std::nullopt;
     plan.recency_k = k;
     plan.recency = {half_life, weight};
@@ -254,12 +256,12 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   plan.records = view.records;
   plan.context_names = view.binding.names;
   if (answer_mode) {  // the core's agent recall: its searches set mode, k and concepts, nothing else
-    if (!view.records) return std::nullopt;
+    if (!has_records) return std::nullopt;
     plan.answer_k = k;
     plan.response_template.set_mode_used(v1::RECALL_MODE_ANSWER);
   } else {
     plan.explain = (request.has_explain() ? request.explain() : true) || request.include_context();
-    if (plan.explain && !view.records) return std::nullopt;
+    if (plan.explain && !has_records) return std::nullopt;
     search.k = k;
     search.soft_lambda = request.has_soft_lambda() ? request.soft_lambda() : 1.0f;
     search.exclude_conflicts = request.exclude_conflicts();
@@ -291,12 +293,14 @@ std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns)
   return found == by_namespace_.end() ? nullptr : found->second.view;
 }
 
-RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response,
-                                     bool names_learned) const {
+RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response, bool names_learned,
+                                     const BackendCalls* backend) const {
   const auto view = find(request.namespace_());
   if (!view) return RecallOutcome::kNoView;
+  if (!view->index && backend == nullptr) return RecallOutcome::kLibrary;  // (the front, a backend's view)
   bool names_to_learn = false;
   auto plan = plan_recall(*view, request, names_learned, &names_to_learn);
+  if (plan) plan->backend = view->index ? nullptr : backend;
   if (plan && answer(std::move(*plan), request, response)) return RecallOutcome::kAnswered;
   response->Clear();
   return names_to_learn ? RecallOutcome::kNamesToLearn : RecallOutcome::kLibrary;

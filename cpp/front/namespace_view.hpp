@@ -67,8 +67,8 @@ struct ModeRule {
 };
 
 struct NamespaceView {
-  std::shared_ptr<const Index> index;
-  std::vector<SpaceConfig> spaces;  // the index's, which never change
+  std::shared_ptr<const Index> index;  // null: the backend searches itself (Milvus), called per call
+  std::vector<SpaceConfig> spaces;     // the namespace's, which never change
   std::shared_ptr<const ItemIds> ids;
   std::shared_ptr<const MetadataPostings> metadata;
   std::shared_ptr<const ItemRecords> records;  // null: explained Recalls go to the library
@@ -113,8 +113,10 @@ class NamespaceViews {
   // `request` planned from its namespace's view (plan_recall) and answered from the core
   // (answer) into `response`. Anything but kAnswered leaves `response` empty and says what the
   // library may do first (make the view, learn the names) or that it answers the call itself.
-  RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response,
-                       bool names_learned = false) const;
+  // `backend`: the searches of a backend that searches itself, for this call (the library's
+  // servicer gives them; the front has none, so such a namespace's Recalls are the library's there).
+  RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response, bool names_learned = false,
+                       const BackendCalls* backend = nullptr) const;
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;

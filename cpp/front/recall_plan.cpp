@@ -116,39 +116,97 @@ std::int64_t now_ms() {
       .count();
 }
 
-// The namespace's index as the store of the core's Recall run (recall_run.hpp): each search is
-// the call's `base` search in the mode, k and ranking the run asks for, made and resolved in one
-// slot generation (a compaction's renumbering runs it again), filtered by the call's metadata
-// `pairs`; each read follows its search and takes the hits' records (explained, or for their
-// recency stamps) or the index's states of the query's concepts, and throws Renumbered when a
-// compaction renumbered the slots since its search (the caller runs the Recall again). A search
-// or read the front cannot complete throws Declined: the library answers the call.
-class IndexStore {
+// The query concepts' states on `record` with the evidence behind them (the last entry of a
+// concept wins, as the library's dict of them), and the record's partition.
+void cite(const RecallPlan& plan, const storage::v1::ItemRecord& record, recall::Evidence* out) {
+  std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
+  for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;
+  out->cited.resize(plan.state_concepts.size());
+  for (std::size_t j = 0; j < out->cited.size(); ++j) {
+    const auto found = by_concept.find(plan.state_concepts[j]);
+    if (found == by_concept.end()) continue;
+    const auto& ev = *found->second;
+    const int state = ev.state() == common::v1::CONCEPT_STATE_HAS       ? 1
+                      : ev.state() == common::v1::CONCEPT_STATE_NOT_HAS ? -1
+                                                                        : 0;
+    out->cited[j] = {state, ev.template_scores_size() > 0, ev.mean(), ev.source()};
+  }
+  out->tau = record.partition().tau();
+  out->delta = record.partition().delta();
+}
+
+// The call's `base` search in the mode, k, conflict rule and ranking the run asks for.
+SearchRequest run_search(const SearchRequest& base, const recall::Search& wanted) {
+  SearchRequest request = base;
+  request.mode = wanted.mode;
+  request.k = wanted.k;
+  request.exclude_conflicts = wanted.exclude_conflicts;
+  if (!wanted.ranked) {
+    request.present_level = request.absent_level = 0;
+    request.present_weight = request.absent_weight = 0.0f;
+  }
+  return request;
+}
+
+// The store of one call's Recall run (recall_run.hpp), and the records it read, by item id (the
+// hits' text, uri, metadata and context come from them).
+class CallStore {
  public:
-  IndexStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs)
-      : plan_(plan), base_(base), pairs_(pairs) {}
+  // `searches_strict`: the store searches strict in one call (else the run merges two searches).
+  CallStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs,
+            bool searches_strict)
+      : plan_(plan), base_(base), pairs_(pairs), searches_strict_(searches_strict) {}
+  virtual ~CallStore() = default;
 
   recall::Store store() {
     recall::Store store;
-    store.searches_strict = true;  // the index searches strict in one call, under its lock
+    store.searches_strict = searches_strict_;
     store.search = [this](const recall::Search& wanted) { return search(wanted); };
     store.read = [this](const std::vector<std::string>& ids, bool stamps) { return read(ids, stamps); };
     return store;
   }
-  // The records read, by item id (the hits' text, uri, metadata and context come from them).
   const storage::v1::ItemRecord& record(const std::string& id) const { return *records_.at(id); }
 
+ protected:
+  virtual recall::Found search(const recall::Search& wanted) = 0;
+  virtual std::vector<recall::Evidence> read(const std::vector<std::string>& ids, bool stamps) = 0;
+  // `bytes` parsed as the record of `id` on the call's arena (a fresh message per hit cost an
+  // explained Recall of 10 hits ~35 us of server CPU more, +14 %: bench_serving.py, 20,000 items);
+  // nullptr when they are another item's (a fill that raced a compaction's renumbering).
+  const storage::v1::ItemRecord* keep(const std::string& id, const std::string& bytes) {
+    auto*& held = records_[id];
+    if (held == nullptr) held = google::protobuf::Arena::CreateMessage<storage::v1::ItemRecord>(&arena_);
+    return held->ParseFromString(bytes) && held->id() == id ? held : nullptr;
+  }
+  bool has_record(const std::string& id) const { return records_.count(id) > 0; }
+
+  const RecallPlan& plan_;
+  const SearchRequest& base_;  // the call's search, before the run's mode, k and ranking
+  const std::vector<MetadataPair>& pairs_;
+
  private:
-  recall::Found search(const recall::Search& wanted) {
+  const bool searches_strict_;
+  google::protobuf::Arena arena_;
+  std::unordered_map<std::string, storage::v1::ItemRecord*> records_;  // on arena_
+};
+
+// The namespace's index as the store of the core's Recall run: each search is the call's `base`
+// search as the run asks for it, made and resolved in one slot generation (a compaction's
+// renumbering runs it again), filtered by the call's metadata `pairs`; each read follows its
+// search and takes the hits' records (explained, or for their recency stamps) or the index's
+// states of the query's concepts, and throws Renumbered when a compaction renumbered the slots
+// since its search (the caller runs the Recall again). A search or read the front cannot
+// complete throws Declined: the library answers the call.
+class IndexStore : public CallStore {
+ public:
+  // (the index searches strict in one call, under its lock)
+  IndexStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs)
+      : CallStore(plan, base, pairs, true) {}
+
+ private:
+  recall::Found search(const recall::Search& wanted) override {
     if (wanted.absent_verified) throw Declined{};  // (never asked: this store searches strict itself)
-    SearchRequest request = base_;
-    request.mode = wanted.mode;
-    request.k = wanted.k;
-    request.exclude_conflicts = wanted.exclude_conflicts;
-    if (!wanted.ranked) {
-      request.present_level = request.absent_level = 0;
-      request.present_weight = request.absent_weight = 0.0f;
-    }
+    SearchRequest request = run_search(base_, wanted);
     for (int attempt = 0; attempt < kRenumberedRetries; ++attempt) {
       generation_ = plan_.ids->generation();
       if (generation_ % 2) continue;
@@ -180,7 +238,7 @@ class IndexStore {
     throw Declined{};
   }
 
-  std::vector<recall::Evidence> read(const std::vector<std::string>& ids, bool stamps) {
+  std::vector<recall::Evidence> read(const std::vector<std::string>& ids, bool stamps) override {
     std::vector<std::int64_t> slots;
     for (const auto& id : ids) slots.push_back(slot_of_.at(id));
     std::vector<recall::Evidence> out(ids.size());
@@ -190,16 +248,10 @@ class IndexStore {
       if (!plan_.records || !plan_.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
       if (plan_.ids->generation() != generation_) throw Renumbered{};  // the records of other items
       for (std::size_t i = 0; i < ids.size(); ++i) {
-        // On the call's arena: a fresh message per hit cost an explained Recall of 10 hits ~35 us
-        // of server CPU more, +14 % (bench_serving.py, 20,000 items, against the reused message of
-        // the code before the run).
-        auto*& held = records_[ids[i]];
-        if (held == nullptr) held = google::protobuf::Arena::CreateMessage<storage::v1::ItemRecord>(&arena_);
-        storage::v1::ItemRecord& record = *held;
-        // A record filled under a compaction's renumbering could name another item: the id says.
-        if (!record.ParseFromString(bytes[i]) || record.id() != ids[i]) throw Declined{};
-        if (stamps) out[i].stamp_ms = record.updated_ms() ? record.updated_ms() : record.created_ms();
-        if (plan_.explain) cite(record, &out[i]);
+        const storage::v1::ItemRecord* record = keep(ids[i], bytes[i]);
+        if (record == nullptr) throw Declined{};
+        if (stamps) out[i].stamp_ms = record->updated_ms() ? record->updated_ms() : record->created_ms();
+        if (plan_.explain) cite(plan_, *record, &out[i]);
       }
     }
     if (!plan_.explain) {
@@ -216,32 +268,75 @@ class IndexStore {
     return out;
   }
 
-  // The query concepts' states on `record` with the evidence behind them (the last entry of a
-  // concept wins, as the library's dict of them).
-  void cite(const storage::v1::ItemRecord& record, recall::Evidence* out) const {
-    std::unordered_map<std::uint32_t, const storage::v1::ConceptEvidence*> by_concept;
-    for (const auto& ev : record.evidence()) by_concept[ev.concept_id()] = &ev;
-    out->cited.resize(plan_.state_concepts.size());
-    for (std::size_t j = 0; j < out->cited.size(); ++j) {
-      const auto found = by_concept.find(plan_.state_concepts[j]);
-      if (found == by_concept.end()) continue;
-      const auto& ev = *found->second;
-      const int state = ev.state() == common::v1::CONCEPT_STATE_HAS       ? 1
-                        : ev.state() == common::v1::CONCEPT_STATE_NOT_HAS ? -1
-                                                                          : 0;
-      out->cited[j] = {state, ev.template_scores_size() > 0, ev.mean(), ev.source()};
-    }
-    out->tau = record.partition().tau();
-    out->delta = record.partition().delta();
-  }
-
-  const RecallPlan& plan_;
-  const SearchRequest& base_;
-  const std::vector<MetadataPair>& pairs_;
   std::uint64_t generation_ = 0;
   std::unordered_map<std::string, std::int64_t> slot_of_;  // the last search's hits
-  google::protobuf::Arena arena_;
-  std::unordered_map<std::string, storage::v1::ItemRecord*> records_;  // on arena_
+};
+
+// A backend that searches itself (Milvus) as the store of the core's Recall run: each search is
+// the call's `base` search as the run asks for it, made by the backend with the call's metadata
+// `pairs` (strict's verified search too: the backend does not search strict in one call); each
+// read takes the hits' records from their search or, for those it did not bring, from one read
+// of the backend (explained, or for their recency stamps), as the library reads them; an item
+// forgotten since its search is dropped. Without explanations the backend reports no concept
+// states: each is 0, as in the library's answer from the same backend.
+class BackendStore : public CallStore {
+ public:
+  // (strict: hard, then when needed the verified search, merged by the core)
+  BackendStore(const RecallPlan& plan, const SearchRequest& base, const std::vector<MetadataPair>& pairs)
+      : CallStore(plan, base, pairs, false) {}
+
+ private:
+  recall::Found search(const recall::Search& wanted) override {
+    auto found = plan_.backend->search(run_search(base_, wanted), pairs_, wanted.absent_verified, plan_.explain);
+    recall::Found out;
+    out.tier_counts = found.tier_counts;
+    for (auto& hit : found.hits) {
+      if (!hit.record.empty()) brought_[hit.id] = std::move(hit.record);
+      out.rows.push_back({hit.id, hit.tier, hit.score, 0, hit.score});
+    }
+    return out;
+  }
+
+  std::vector<recall::Evidence> read(const std::vector<std::string>& ids, bool stamps) override {
+    std::vector<recall::Evidence> out(ids.size());
+    if (!plan_.explain && !stamps) {
+      for (auto& evidence : out) {
+        evidence.cited.resize(plan_.state_concepts.size());
+        evidence.found = true;
+      }
+      return out;
+    }
+    std::vector<std::string> wanted;  // not read yet, nor brought by their search
+    for (const auto& id : ids)
+      if (!has_record(id) && brought_.count(id) == 0) wanted.push_back(id);
+    if (!wanted.empty()) {
+      auto read = plan_.backend->records(wanted);
+      for (std::size_t i = 0; i < wanted.size() && i < read.size(); ++i) brought_[wanted[i]] = std::move(read[i]);
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const auto brought = brought_.find(ids[i]);
+      const storage::v1::ItemRecord* record = nullptr;
+      if (brought != brought_.end() && !brought->second.empty()) {
+        record = keep(ids[i], brought->second);
+        if (record == nullptr) throw Declined{};
+        brought_.erase(brought);
+      } else if (has_record(ids[i])) {
+        record = &this->record(ids[i]);
+      } else {
+        continue;  // forgotten since the search
+      }
+      out[i].found = true;
+      if (stamps) out[i].stamp_ms = record->updated_ms() ? record->updated_ms() : record->created_ms();
+      if (plan_.explain) {
+        cite(plan_, *record, &out[i]);
+      } else {
+        out[i].cited.resize(plan_.state_concepts.size());
+      }
+    }
+    return out;
+  }
+
+  std::unordered_map<std::string, std::string> brought_;  // serialised records not parsed yet
 };
 
 v1::RecallMode api_mode(SearchMode mode) {
@@ -257,7 +352,7 @@ v1::RecallMode api_mode(SearchMode mode) {
 // The run's hits written into `hits` as the library writes them (api/service.py add_hits), with
 // their context entries when `entries` is given; false when a context entry cites a concept the
 // names table does not hold yet.
-bool write_hits(const RecallPlan& plan, const IndexStore& store, const std::vector<recall::Hit>& found,
+bool write_hits(const RecallPlan& plan, const CallStore& store, const std::vector<recall::Hit>& found,
                 std::vector<text::ContextEntry>* entries, Hits* hits) {
   std::uint32_t rank = 0;
   for (const auto& shown : found) {
@@ -284,7 +379,7 @@ bool write_hits(const RecallPlan& plan, const IndexStore& store, const std::vect
 bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::RecallRequest& request,
                    const std::vector<std::string>* context, std::size_t budget, v1::RecallResponse* response,
                    std::vector<std::string> unknown = {}, std::vector<std::string> mapped = {}) {
-  if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
+  if (request.metadata_equals_size() > 0 && !plan.metadata && !plan.backend) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
   recall::Ask ask;
   ask.mode = search.mode;
@@ -304,11 +399,15 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
   ask.rule_words = plan.rule_words;
   // A compaction that renumbers the slots between a search and its read runs the Recall again,
   // as the library's own readers do; a namespace compacting on every attempt goes to the library.
-  std::optional<IndexStore> store;
+  std::unique_ptr<CallStore> store;
   recall::Recalled out;
   for (int attempt = 0;; ++attempt) {
     if (attempt == kRenumberedRetries) return false;
-    store.emplace(plan, search, pairs);
+    if (plan.backend != nullptr) {
+      store = std::make_unique<BackendStore>(plan, search, pairs);
+    } else {
+      store = std::make_unique<IndexStore>(plan, search, pairs);
+    }
     try {
       out = recall::run(ask, store->store());
       break;
@@ -486,7 +585,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   const TextPath& path = *plan.text;
   std::optional<std::size_t> budget;
   if (request.include_context() && !(budget = context_budget(request))) return false;
-  if (!plan.records) return false;
+  if (!plan.records && !plan.backend) return false;
   const std::string& query = request.text();
   answer::ParsedQuestion question;
   std::vector<MappedWord> mapped;
@@ -503,13 +602,13 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
   SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
   if (plan.text_term && !embed(path, query, &base.vectors[*plan.text_term].values)) return false;
 
-  if (request.metadata_equals_size() > 0 && !plan.metadata) return false;
+  if (request.metadata_equals_size() > 0 && !plan.metadata && !plan.backend) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
   // The metadata filter's slots, made once per slot generation (every search of a call shares them).
   std::optional<std::vector<std::int64_t>> filtered;
   std::uint64_t filtered_generation = 1;  // odd: none made yet
   std::unordered_map<std::string, std::int64_t> slot_of;  // each candidate's slot when it was found
-  const answer::RunSearch run = [&](const answer::CandidateSearch& wanted) {
+  const answer::RunSearch index_run = [&](const answer::CandidateSearch& wanted) {
     SearchRequest search = base;
     search.mode = wanted.mode;
     search.k = wanted.k;
@@ -546,16 +645,48 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
     }
     throw Declined{};
   };
+  // A backend that searches itself (Milvus) makes each search with the call's metadata filter and
+  // brings the hits' records with it where it can, as answer_recall.py asks it.
+  std::unordered_map<std::string, std::string> brought;
+  const answer::RunSearch backend_run = [&](const answer::CandidateSearch& wanted) {
+    SearchRequest search = base;
+    search.mode = wanted.mode;
+    search.k = wanted.k;
+    search.required = wanted.required;
+    search.forbidden = wanted.forbidden;
+    auto found = plan.backend->search(search, pairs, wanted.absent_verified, true);
+    answer::Searched out;
+    out.tier_counts = found.tier_counts;
+    for (auto& hit : found.hits) {
+      if (!hit.record.empty()) brought[hit.id] = std::move(hit.record);
+      out.hits.emplace_back(std::move(hit.id), static_cast<float>(hit.score));
+    }
+    return out;
+  };
+  // The candidates' records: from the index's store, or what the backend's searches brought (all
+  // of them, or one read of the backend for all of them, as answer_recall.py reads them).
+  const auto candidate_records = [&](const std::vector<std::string>& ids) {
+    std::vector<std::string> bytes;
+    if (plan.backend == nullptr) {
+      std::vector<std::int64_t> slots;
+      for (const auto& id : ids) slots.push_back(slot_of.at(id));
+      if (!plan.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+    } else if (std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return brought.count(id) > 0; })) {
+      for (const auto& id : ids) bytes.push_back(brought[id]);
+    } else if (!ids.empty()) {
+      bytes = plan.backend->records(ids);
+    }
+    bytes.resize(ids.size());
+    return bytes;
+  };
   std::vector<storage::v1::ItemRecord> records;
   const answer::ReadNotes read = [&](const std::vector<std::string>& ids) {
-    std::vector<std::int64_t> slots;
-    for (const auto& id : ids) slots.push_back(slot_of.at(id));
-    std::vector<std::string> bytes;
-    if (!plan.records->get(slots.data(), slots.size(), &bytes)) throw Declined{};
+    const std::vector<std::string> bytes = candidate_records(ids);
     records.resize(ids.size());
     std::vector<answer::Note> notes(ids.size());
     std::string name;
     for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (plan.backend != nullptr && bytes[i].empty()) continue;  // forgotten since its search
       // A record filled under a compaction's renumbering could name another item: the id says.
       if (!records[i].ParseFromString(bytes[i]) || records[i].id() != ids[i]) throw Declined{};
       notes[i].found = true;
@@ -569,6 +700,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
     }
     return notes;
   };
+  const answer::RunSearch& run = plan.backend != nullptr ? backend_run : index_run;
   answer::Recalled recalled;
   try {
     recalled = answer::answer_recall(query, question, plan.answer_k, run, read);

@@ -4,7 +4,9 @@
 // answer(), without the interpreter.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,8 +64,31 @@ struct TextPath {
   // The text's embedding fills the core request's `sem` term (RecallPlan::text_term).
 };
 
+// A backend that searches itself (Milvus): its searches and record reads for one call, which the
+// library's servicer hands the core entry with the request (NamespaceViews::recall). The view holds
+// no index; the core plans and runs the Recall and calls these as the store of its run.
+struct BackendCalls {
+  struct Hit {
+    std::string id;
+    int tier = 0;
+    double score = 0.0;  // s_sem, as the backend scores it
+    std::string record;  // the serialised record, where the search brought it ("": not brought)
+  };
+  struct Found {
+    std::vector<Hit> hits;                             // in rank order
+    std::array<std::int64_t, 3> tier_counts{0, 0, 0};  // conflict, neutral, entailed
+  };
+  // One search: the call's core request (vectors with their weights, concepts, mode, k, conflicts,
+  // ranking, kinds, exactness) with its metadata filter; `absent_verified`: only items on which
+  // every forbidden concept is NOT_HAS; `with_records`: bring the hits' records if the backend can.
+  std::function<Found(const SearchRequest&, const std::vector<MetadataPair>&, bool absent_verified, bool with_records)>
+      search;
+  // The serialised records of `ids`, in order ("" for an item forgotten since its search).
+  std::function<std::vector<std::string>(const std::vector<std::string>& ids)> records;
+};
+
 struct RecallPlan {
-  std::shared_ptr<const Index> index;
+  std::shared_ptr<const Index> index;  // null where the backend searches itself (`backend`)
   std::shared_ptr<const ItemIds> ids;
   // The namespace's metadata postings: a request's metadata_equals becomes the search's
   // allow-list when the call is answered, in that moment's slots.
@@ -104,6 +129,8 @@ struct RecallPlan {
   std::size_t recency_k = 0;
   recency::Term recency;
   std::string rule_words, confidence_words;
+  // The call's backend searches (a view without an index: Milvus); null: the index's.
+  const BackendCalls* backend = nullptr;
 };
 
 // How a namespace's explicit concept names bind, as the library's Vocabulary.lookup binds them:

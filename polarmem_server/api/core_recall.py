@@ -16,7 +16,8 @@ answered by the library, which then hands the core the namespace's view (``offer
 records back without waiting for a Recall.
 
 The view holds the namespace's compiled index, item ids, metadata postings and records (the
-backend's ``front_view``: the local backend's core objects), its concept names and lookup keys,
+backend's ``front_view``: the local backend's core objects; a backend that searches itself,
+Milvus, has none: the servicer hands the entry its searches per call, ``BackendSearches``), its concept names and lookup keys,
 its text path (query cues, compiled encoder and tokenizer, and a closed vocabulary's concept
 vectors), whether it has an approximate index and an open vocabulary, its rule (mode and
 words), its mode rules (mode_rules below) and the library's bounds on a request's fields. A write that changes what the
@@ -41,7 +42,8 @@ from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, 
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import MAX_TOP_K
-from polarmem_server.library import concept_vectors, learn_names, wait_for_encoder
+from polarmem_server.library import CONFIDENCE_NOT_APPLIED, concept_vectors, learn_names, wait_for_encoder
+from polarmem_server.storage.backend import SearchRequest
 from polarmem_server.scoring.encoder import load_encoder
 
 log = logging.getLogger("polarmem.core_recall")
@@ -74,11 +76,12 @@ MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: None, **{getattr(pb, f"RECALL_MODE_{m.
 RANK_BY_CONFIDENCE = {0: None, 1: False, 2: True}
 
 
-def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
+def mode_rules(rule: RuleChoice, ranks_by_confidence: bool = True) -> list[tuple[int, int, bool, tuple, bool]]:
     """The library's own rules for each mode and rank_by_confidence in a namespace of `rule`
     (confidence_in_force, query.check_ranking_mode, query.check_recency, called here), for the
     core to look up instead of deciding them again: (mode code, rank_by_confidence code, accepted,
-    ranking in force, recency allowed)."""
+    ranking in force, recency allowed). `ranks_by_confidence` False (a backend that keeps no
+    confidence grades): a ranking in force is not applied, and mode_reason says so, as recall.py."""
     out = []
     for code, named in MODE_NAMES.items():
         mode = named or RecallMode(rule.recall_mode)
@@ -91,8 +94,12 @@ def mode_rules(rule: RuleChoice) -> list[tuple[int, int, bool, tuple, bool]]:
             accepted = _passes(query.check_ranking_mode, ranking, mode)
             # a valid term: only the mode and the ranking decide (an approximate search the front declines itself)
             recency = _passes(query.check_recency, 3600.0, None, mode, ranking, False)
-            out.append((code, coded, accepted, ranking_words(ranking), recency))
+            words = ranking_words(ranking) if ranks_by_confidence or not ranking.used else NOT_APPLIED
+            out.append((code, coded, accepted, words, recency))
     return out
+
+
+NOT_APPLIED = (True, 0, 0, 0.0, 0.0, CONFIDENCE_NOT_APPLIED)  # a ranking the backend cannot apply
 
 
 def _passes(check, *arguments) -> bool:
@@ -147,13 +154,13 @@ class CoreRecall:
         self._left_after_reading: dict[str, int] = {}
 
     def attach(self, memory) -> bool:
-        """Views from now on follow the memory's writes (ChangeLock calls _namespace_changed).
-        False where the memory's backend has no views to give (Milvus): nothing is attached."""
-        if not memory.backend.ranks_by_confidence or getattr(memory.backend, "keep_records", None) is None:
-            return False
+        """Views from now on follow the memory's writes (ChangeLock calls _namespace_changed). A
+        backend whose indexes are the core's holds the items' records in it too, for explained
+        answers; one that searches itself (Milvus) is called by the core for each search."""
         self._memory = memory
         memory.change_listeners.append(self._namespace_changed)
-        memory.backend.keep_records()  # explained answers read the items' records from the core
+        if memory.backend.searches_in_core:
+            memory.backend.keep_records()  # explained answers read the items' records from the core
         return True
 
     def answer(
@@ -168,23 +175,42 @@ class CoreRecall:
         over only what the core declined), so the core is asked again only after one of those.
         ``deadline``: the call's (time.monotonic()), for the encoder a new view loads."""
         given = request.SerializeToString()
-        answered, outcome = (None, "library") if front_asked else self.views.recall(given)
         memory = self._memory
-        if answered is not None or memory is None:
-            return self._parsed(answered)
+        # a backend that searches itself is called by the core for this call's searches
+        searches = None
+        if memory is not None and not memory.backend.searches_in_core:
+            searches = BackendSearches(memory.backend, request.namespace)
+        answered, outcome = (None, "library") if front_asked else self.views.recall(given, backend=searches)
+        if answered is None and memory is not None:
+            namespace = memory.live_namespace(request.namespace)
+            if namespace is None:
+                return None  # the library says it is missing
+            open_names = namespace.settings.open_vocabulary and bool(request.required or request.forbidden)
+            if not self.views.current(namespace.name, len(namespace.vocabulary)):
+                wait_for_encoder(namespace.settings.encoder, deadline)
+                if self.offer_view(namespace, namespace.write_lock.view_epoch):
+                    answered, outcome = self.views.recall(given, backend=searches)
+            elif front_asked and open_names:  # (why the front declined is not said over the socket)
+                answered, outcome = self.views.recall(given, backend=searches)
+            if outcome == "names_to_learn" and not memory.backend.read_only:
+                learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
+                answered, outcome = self.views.recall(given, names_learned=True, backend=searches)
+        response = self._parsed(answered)
+        if response is not None and memory is not None and memory.backend.shared:
+            response = self._caught_up(memory, request, given, searches, response)
+        return response
+
+    def _caught_up(self, memory, request, given: bytes, searches, response: pb.RecallResponse):
+        """Where other processes bind concepts in the same namespaces (Milvus), a name or word the
+        answer left unknown may have been bound meanwhile: as the library does, catch up once
+        (its new names reach the view: _namespace_changed) and ask again."""
+        parse = response.parse
         namespace = memory.live_namespace(request.namespace)
-        if namespace is None:
-            return None  # the library says it is missing
-        open_names = namespace.settings.open_vocabulary and bool(request.required or request.forbidden)
-        if not self.views.current(namespace.name, len(namespace.vocabulary)):
-            wait_for_encoder(namespace.settings.encoder, deadline)
-            if self.offer_view(namespace, namespace.write_lock.view_epoch):
-                answered, outcome = self.views.recall(given)
-        elif front_asked and open_names:  # (why the front declined is not said over the socket)
-            answered, outcome = self.views.recall(given)
-        if outcome == "names_to_learn" and not memory.backend.read_only:
-            learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
-            answered, outcome = self.views.recall(given, names_learned=True)
+        if not (parse.unknown or parse.unknown_concepts) or namespace is None:
+            return response
+        if not memory.writer.catch_up(namespace):
+            return response
+        answered, _ = self.views.recall(given, backend=searches)
         return self._parsed(answered)
 
     @staticmethod
@@ -285,7 +311,7 @@ class CoreRecall:
         Returns whether it handed one over."""
         memory = self._memory
         vocabulary = namespace.vocabulary
-        if memory is None or not memory.backend.ranks_by_confidence:
+        if memory is None:
             return False
         if self.views.current(namespace.name, len(vocabulary)):
             return False
@@ -301,7 +327,8 @@ class CoreRecall:
         def publish() -> None:
             if memory.live_namespace(namespace.name) is not namespace:
                 return  # deleted (and perhaps created again) since the Recall
-            core = memory.backend.front_view(namespace.name)
+            # a backend that searches itself has no core objects: the core calls it (BackendSearches)
+            core = memory.backend.front_view(namespace.name) if memory.backend.searches_in_core else (None,) * 4
             if core is None:
                 return
             rule = namespace.rule
@@ -319,8 +346,9 @@ class CoreRecall:
                 open_vocabulary=settings.open_vocabulary,
                 rule_mode=_core.SearchMode.__members__[rule.recall_mode],
                 rule_words=rule.words,
-                mode_rules=mode_rules(rule),
+                mode_rules=mode_rules(rule, memory.backend.ranks_by_confidence),
                 text=text,
+                spaces=[(name, spec.dim) for name, spec in namespace.spaces.items() if not spec.multi],
             )
 
         try:
@@ -328,3 +356,41 @@ class CoreRecall:
         except ValueError as refused:  # never fails the call the library has answered
             log.warning("no view of %s handed to the core: %s", namespace.name, refused)
             return False
+
+
+class BackendSearches:
+    """A backend's searches and record reads in one namespace, as the core entry calls them for
+    a view without an index (a backend that searches itself: Milvus): the core plans and runs the
+    Recall (its modes, strict's merge, the recency term, answer mode, explanations, the context)
+    and this only turns each of its searches into the backend's SearchRequest, as recall.py's own
+    searches are made (the request's weights, kinds, metadata filter and exactness), and its
+    record reads into get_items."""
+
+    def __init__(self, backend, namespace: str) -> None:
+        self.backend, self.namespace = backend, namespace
+
+    def search(self, vectors, metadata, **fields):
+        """One of the core's searches: `vectors` (space, values, weight), the call's `metadata`
+        filter pairs, and the search's own fields (concepts, mode, k, ranking, kinds, exactness,
+        absent_verified, with_records), named as SearchRequest names them."""
+        found = self.backend.search(
+            self.namespace,
+            SearchRequest(
+                vectors={space: values for space, values, _ in vectors},
+                weights={space: weight for space, _, weight in vectors},
+                metadata_equals=dict(metadata),
+                **fields,
+            ),
+        )
+        tiers = found.tier_counts
+        hits = [
+            (hit.item_id, hit.tier, hit.score, None if hit.record is None else hit.record.SerializeToString())
+            for hit in found.hits
+        ]
+        return hits, (tiers["conflict"], tiers["neutral"], tiers["entailed"])
+
+    def records(self, ids):
+        return [
+            b"" if record is None else record.SerializeToString()
+            for record in self.backend.get_items(self.namespace, ids)
+        ]

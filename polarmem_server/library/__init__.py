@@ -24,11 +24,19 @@ from polarmem_server.library.item_operations import (
 )
 from polarmem_server.library.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
 from polarmem_server.library.namespace_autocreate import AutoCreate
-from polarmem_server.library.recall import Hit, RecallMode, RecallResult, concept_vectors, render_context
+from polarmem_server.library.recall import (
+    CONFIDENCE_NOT_APPLIED,
+    Hit,
+    RecallMode,
+    RecallResult,
+    concept_vectors,
+    render_context,
+)
 from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory, change_board, open_primary, open_replica
 from polarmem_server.library.vocabulary_reads import parse_page_token
 
 __all__ = [
+    "CONFIDENCE_NOT_APPLIED",
     "DEFAULT_ITEMS_PAGE",
     "DEFAULT_TEMPLATES",
     "MAX_ITEMS_PAGE",

@@ -82,6 +82,8 @@ from polarmem_server.scoring.encoder import Encoder, load_encoder
 from polarmem_server.storage.backend import Backend, SearchHit, SearchRequest
 
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
+# mode_reason's words where the namespace's ranking asks for confidence and the backend keeps none
+CONFIDENCE_NOT_APPLIED = "confidence ranking not applied: this backend keeps no confidence grades"
 # Encoded concept names per namespace (for mapping unknown query terms): (vocabulary version,
 # names, vectors), extended with only the concepts added since; dropped with the namespace.
 _concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -307,11 +309,7 @@ def run_recall(
     absent_level = confidence.absent_level(ranking.absent_below) if honoured else 0
     confidence_words = ""
     if ranking.used:
-        confidence_words = (
-            describe_confidence(ranking)
-            if honoured
-            else "confidence ranking not applied: this backend keeps no confidence grades"
-        )
+        confidence_words = describe_confidence(ranking) if honoured else CONFIDENCE_NOT_APPLIED
     hits_by_id: dict[str, SearchHit] = {}  # every hit searched, the last search's first
     records: dict[str, records_pb2.ItemRecord] = {}  # every record read
 

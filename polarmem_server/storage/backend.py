@@ -196,6 +196,10 @@ class Backend(ABC):
     # Whether search() honours SearchRequest.present_level / absent_level (confidence within
     # tiers); a backend that keeps no confidence leaves it False and recall says so.
     ranks_by_confidence: bool = False
+    # Whether this process's compiled core holds the namespaces' indexes (front_view gives them, the
+    # compiled front searches them itself); otherwise the core entry plans each Recall and calls
+    # search() and get_items() for its searches and records (api/core_recall.py BackendSearches).
+    searches_in_core: bool = False
     # Whether search() answers mode "strict" itself, in one call (the local backend's core does);
     # otherwise recall.py merges a hard search with a hard search among absence-verified items.
     searches_strict: bool = False

@@ -11,7 +11,6 @@ Recall: at start-up, when a namespace is created, and again right after a write 
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 
 import grpc
 import numpy as np
@@ -23,6 +22,7 @@ from polarmem_server.api.core_recall import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient
 import front_ports
+from front_ports import answered, library_only, recall_by
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -55,32 +55,6 @@ def server(tmp_path_factory):
 def stub(server):
     with grpc.insecure_channel(server.address) as channel:
         yield pb_grpc.MemoryServiceStub(channel)
-
-
-def answered(server, by: str) -> float:
-    return server.metrics.recall_answered.labels(by)._value.get()
-
-
-@contextmanager
-def library_only(server):
-    """The servicer without its core entry: every Recall is the library's."""
-    core, server._service.core_recall = server._service.core_recall, None
-    try:
-        yield
-    finally:
-        server._service.core_recall = core
-
-
-def recall_by(server, stub, request, by: str) -> pb.RecallResponse:
-    """The answer to `request`, answered by `by` ("core" or "library") and identical to the
-    library's bytes."""
-    before = answered(server, by)
-    answer = stub.Recall(request)
-    assert answered(server, by) == before + 1, (by, request)
-    with library_only(server):
-        expected = stub.Recall(request)
-    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request
-    return answer
 
 
 def random_request(rng, ns: str = "t") -> pb.RecallRequest:

@@ -68,6 +68,7 @@ class LocalBackend(Backend):
     saves_graphs = True  # False: loads saved graphs but never writes them (a read-only replica: the primary does)
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
+    searches_in_core = True  # the namespaces' indexes are this process's core objects (front_view)
     searches_strict = True  # the core merges strict's two searches under one lock (Index::search_strict)
     _keep_records = False  # keep_records(): the compiled front explains hits from them (a class default: replicas too)
     name = "local"
