@@ -8,10 +8,10 @@ the interpreter lock released) where the Python listener has the address: ``--fr
 where the front was not built but this module was. Before the library answers a Recall the core
 declined, the servicer does what only the library can and asks again (``answer``): it makes the
 namespace's view where the core holds none, and lets an open vocabulary learn the names the
-request gives. A request the core still does not answer — one the library would refuse, one only
-the library answers (full items, a consistency token, a name the vocabulary lacks unless
-allow_unknown_concepts skips it, several query rows, a text the compiled tokenizer declines) — is
-answered by the library, which then hands the core the namespace's view (``offer_view``); with
+request gives; a consistency token it has applied already, and full items it adds itself
+(``as_planned``). A request the core still does not answer — one the library would refuse, one
+only the library answers (a name the vocabulary lacks unless allow_unknown_concepts skips it,
+several query rows, a text the compiled tokenizer declines) — is answered by the library, which then hands the core the namespace's view (``offer_view``); with
 ``core_views`` eager a background pass (``keep_views``) makes the views and reads the items'
 records back without waiting for a Recall.
 
@@ -174,13 +174,17 @@ class CoreRecall:
         its primary instead). ``front_asked``: the compiled front asked the core already (it hands
         over only what the core declined), so the core is asked again only after one of those.
         ``deadline``: the call's (time.monotonic()), for the encoder a new view loads."""
-        given = request.SerializeToString()
+        asked = self.as_planned(request)
+        given = asked.SerializeToString()
         memory = self._memory
         # a backend that searches itself is called by the core for this call's searches
         searches = None
         if memory is not None and not memory.backend.searches_in_core:
             searches = BackendSearches(memory.backend, request.namespace)
-        answered, outcome = (None, "library") if front_asked else self.views.recall(given, backend=searches)
+        if front_asked and asked is request:
+            answered, outcome = None, "library"
+        else:
+            answered, outcome = self.views.recall(given, backend=searches)
         if answered is None and memory is not None:
             namespace = memory.live_namespace(request.namespace)
             if namespace is None:
@@ -212,6 +216,23 @@ class CoreRecall:
             return response
         answered, _ = self.views.recall(given, backend=searches)
         return self._parsed(answered)
+
+    @staticmethod
+    def as_planned(request: pb.RecallRequest) -> pb.RecallRequest:
+        """The request as the core plans it at the library's door: its consistency token already
+        applied (the servicer reads at its level, reads_at_requested_level, and a backend's
+        searches run on the servicer's thread), full items left to the servicer, which adds them
+        from the explained hits' records as the library gives them (the front, which can do
+        neither, hands such requests over)."""
+        if not (request.consistency_token or request.include_items):
+            return request
+        asked = pb.RecallRequest()
+        asked.CopyFrom(request)
+        asked.consistency_token = b""
+        if request.include_items:
+            asked.include_items = False
+            asked.explain = True  # (the library explains every hit it gives a full item of)
+        return asked
 
     @staticmethod
     def _parsed(answered: bytes | None) -> pb.RecallResponse | None:

@@ -623,6 +623,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         core = self.core_recall
         if core is not None:
             answered = core.answer(request, front_asked=self.fast_front is not None, deadline=deadline)
+            if answered is not None and request.include_items:
+                answered = self._with_items(request.namespace, answered)
             if answered is not None:
                 check_deadline(deadline)
                 self.metrics.count_recall(answered, "core")
@@ -638,6 +640,18 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         if core is not None and (self.fast_front is None or came_through_front(context)):
             # The core answers the namespace's next Recalls itself from its view (api/core_recall.py).
             core.offer_view(namespace, epoch)
+        return response
+
+    def _with_items(self, ns: str, response: pb.RecallResponse) -> pb.RecallResponse | None:
+        """The core's answer with each hit's full item, read from its record in one read (None:
+        an item went since the core's search; the library then answers the call)."""
+        hits = [*response.hits, *response.suppressed]
+        records = self.memory.get_items(ns, [hit.id for hit in hits])
+        if any(record is None for record in records):
+            return None
+        namespace = self.memory.namespace(ns)
+        for hit, record in zip(hits, records):
+            hit.item.CopyFrom(item_view(namespace, record))
         return response
 
     def _recall(self, request, explain: bool):

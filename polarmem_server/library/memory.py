@@ -420,6 +420,10 @@ class Memory:
     def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord:
         return self.writer.get(self.namespace(ns), check_item_id(item_id))
 
+    def get_items(self, ns: str, item_ids: Sequence[str]) -> list[records_pb2.ItemRecord | None]:
+        """The records of `item_ids` in one read of the backend, None for one not stored."""
+        return self.backend.get_items(self.namespace(ns).name, list(item_ids))
+
     def get_vectors(self, ns: str, item_id: str) -> dict[str, np.ndarray]:
         self.get_item(ns, item_id)
         return self.backend.get_vectors(ns, item_id)

@@ -91,7 +91,13 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
     stub.Recall(random_request(rng))
     # full items; names the vocabulary lacks are skipped by the core too, with the same suggestions
     query = vectors(rng)
-    recall_by(server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, top_k=3), "library")
+    # full items: the core's answer, each hit's item added by the servicer from its record
+    with_items = recall_by(
+        server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, explain=False, top_k=3), "core"
+    )
+    assert with_items.hits and all(hit.item.id == hit.id and hit.text for hit in with_items.hits)  # (explained)
+    # a text in a namespace without an encoder is the library's
+    recall_by(server, stub, pb.RecallRequest(namespace="t", text="a dog", vectors=query, top_k=3), "library")
     skipped = recall_by(
         server,
         stub,

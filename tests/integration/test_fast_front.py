@@ -317,7 +317,8 @@ BAD_FIELDS = {
     "mode-unknown": dict(mode=42),
     "no-query": dict(vectors={}),
 }
-# Requests the library answers and the front leaves to it.
+# Requests the front hands over to the Python listener (whose servicer answers full items through
+# the core, adding the items itself; the others are the library's).
 LIBRARY_ONLY = {
     "full-items": dict(include_items=True),
     "unknown-non-ascii-name-skipped": dict(required=["licorne\u00e9"], allow_unknown_concepts=True),
@@ -720,9 +721,9 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
         with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             # an empty namespace knows no concepts
-            # (full items: always the library's)
+            # (a text in a namespace without an encoder: always the library's)
             request = random_request(
-                np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[], include_items=True
+                np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[], text="held"
             )
             first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
             assert held.entered.wait(5)
@@ -742,7 +743,7 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
     held = HeldRecalls(front_server.memory)
     try:
         with pytest.raises(grpc.RpcError) as late:
-            fast.Recall(random_request(np.random.default_rng(10), include_items=True), timeout=0.5)
+            fast.Recall(random_request(np.random.default_rng(10), text="held"), timeout=0.5)
         assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         held.restore()
@@ -757,7 +758,7 @@ def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
     held = HeldRecalls(server.memory)
     with grpc.insecure_channel(server.address) as channel:
         in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(
-            random_request(np.random.default_rng(13), include_items=True)  # (the library's)
+            random_request(np.random.default_rng(13), text="held")  # (without an encoder: the library's)
         )
         assert held.entered.wait(5)
         stopping = threading.Thread(target=server.stop)

@@ -3,8 +3,9 @@
 session's real Milvus. The core plans and runs every Recall of a Milvus namespace — vectors and
 text, every mode, explained or not, filtered, strict (two searches merged by the core), the
 recency term, suppressed hits, answer mode, the context — and calls the backend for each of its
-searches and for the hits' records; every answer is the library's, byte for byte. What it
-declines (full items, a consistency token, a refusal) is the library's, in its own words."""
+searches and for the hits' records; every answer is the library's, byte for byte, consistency
+tokens and full items included. What it declines (a refusal, a text in a namespace without an
+encoder) is the library's, in its own words."""
 
 from __future__ import annotations
 
@@ -100,10 +101,27 @@ def test_text_and_answer_mode_are_the_cores(server, stub):
     assert recall_by(server, stub, learned, "core").hits[0].id == "n2"
 
 
+def test_full_items_and_consistency_tokens_are_the_cores_at_the_listener(server, stub):
+    """A token is applied by the servicer (its read level holds for the backend's searches, which
+    run on its thread) and full items are added there from the hits' records: the core plans both."""
+    rng = np.random.default_rng(13)
+    with PolarMemClient(server.address) as client:
+        client.remember("v", id="fresh", vectors={"vis": rng.standard_normal(DIM)}, states={"dog": "has"})
+        token = client.consistency_token
+    assert token
+    fresh = pb.RecallRequest(
+        namespace="v", vectors=front_ports.random_recall(rng, CONCEPTS, DIM, MODES).vectors, required=["dog"]
+    )
+    fresh.consistency_token = token
+    fresh.include_items = True
+    answer = recall_by(server, stub, fresh, "core")
+    assert all(hit.item.id == hit.id for hit in answer.hits)
+
+
 def test_what_the_core_declines_over_milvus_is_the_librarys(server, stub):
     rng = np.random.default_rng(12)
     query = {"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
-    recall_by(server, stub, pb.RecallRequest(namespace="v", vectors=query, include_items=True, top_k=3), "library")
+    recall_by(server, stub, pb.RecallRequest(namespace="v", vectors=query, text="a dog", top_k=3), "library")
     before = (answered(server, "core"), answered(server, "library"))
     with pytest.raises(grpc.RpcError) as refused:
         stub.Recall(pb.RecallRequest(namespace="v", vectors=query, required=["dgo"]))
