@@ -45,9 +45,10 @@ using TextTuple = std::tuple<std::shared_ptr<text::TriggerTable>, std::shared_pt
 std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces, const TextTuple& given,
                                           const NameBinding& binding, bool open_vocabulary) {
   const auto& [triggers, encoder, tokenizer, concept_vectors] = given;
-  if (!triggers || !encoder || !tokenizer) throw py::value_error("text: triggers, encoder and tokenizer are required");
+  if (!triggers || !encoder != !tokenizer || (!encoder && concept_vectors))
+    throw py::value_error("text: triggers are required, and an encoder with its tokenizer or neither (no vectors)");
   const auto sem = std::find_if(spaces.begin(), spaces.end(), [](const SpaceConfig& s) { return s.name == "sem"; });
-  if (sem == spaces.end() || sem->multi || sem->dim != encoder->dim())
+  if (encoder && (sem == spaces.end() || sem->multi || sem->dim != encoder->dim()))
     throw py::value_error("text: the namespace needs a single-vector space 'sem' of the encoder's width");
   auto path = std::make_shared<TextPath>();
   path->keys = binding.keys;
@@ -176,8 +177,8 @@ PYBIND11_MODULE(_front, m) {
           "open vocabulary, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, "
           "rank_by_confidence 0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force "
           "(used, present level, absent level, present weight, absent weight, words) and whether recency may "
-          "join; text: (triggers, encoder, tokenizer, concept_vectors or None) "
-          "where text queries are embedded natively")
+          "join; text: (triggers, encoder, tokenizer, concept_vectors or None) where text queries are embedded "
+          "natively, or (triggers, None, None, None) in a namespace without an encoder (texts give concepts only)")
       .def(
           "recall",
           [](const NamespaceViews& self, const py::bytes& request_bytes, bool names_learned,

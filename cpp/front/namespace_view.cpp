@@ -234,8 +234,9 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
   if (!request.text().empty()) {
-    // the text gives the concepts (but for explicit names) and, unless `sem` is given, the `sem` term
-    if (!view.text || !query_terms(view.spaces, request, true, &plan)) return std::nullopt;
+    // the text gives the concepts (but for explicit names) and, unless `sem` is given or the
+    // namespace has no encoder, the `sem` term
+    if (!view.text || !query_terms(view.spaces, request, view.text->encoder != nullptr, &plan)) return std::nullopt;
     plan.text = view.text;
   } else if (answer_mode || (request.vectors_size() == 0 && !explicit_names) ||
              !query_terms(view.spaces, request, false, &plan)) {
@@ -248,7 +249,10 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     return std::nullopt;
   }
   // every name skipped as unknown and nothing else to rank by: the library says the query is empty
-  if (search.vectors.empty() && search.required.empty() && search.forbidden.empty()) return std::nullopt;
+  // (a text's own concepts are known once it is parsed: answer() checks it then)
+  const bool parsed_later = plan.text && !explicit_names;
+  if (search.vectors.empty() && search.required.empty() && search.forbidden.empty() && !parsed_later)
+    return std::nullopt;
 
   plan.index = view.index;
   plan.ids = view.ids;
@@ -310,7 +314,7 @@ bool NamespaceViews::current(const std::string& ns, std::size_t concept_count) c
   const auto view = find(ns);
   if (!view) return false;
   const auto& text = view->text;
-  return !text || text->open_vocabulary || text->concept_count == concept_count;
+  return !text || text->open_vocabulary || !text->encoder || text->concept_count == concept_count;
 }
 
 void NamespaceViews::append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names) {

@@ -472,7 +472,7 @@ bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::P
                  std::vector<MappedWord>* mapped) {
   const text::MapWords map = [&](const std::vector<std::string>& words) {
     std::vector<std::optional<text::MappedConcept>> none(words.size());
-    if (path.open_vocabulary) return none;
+    if (path.open_vocabulary || !path.encoder) return none;  // (no encoder: nothing to map by, as recall.py)
     if (!path.concept_vectors || path.names->size() != path.concept_count) throw Declined{};
     const std::size_t dim = path.encoder->dim();
     std::vector<float> rows(words.size() * dim), row;
@@ -551,6 +551,8 @@ bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRe
     plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
     plan.required_count = plan.request.required.size();
   }
+  // nothing to rank by (a text naming no concept, no encoder, no vector): the library says so
+  if (plan.request.vectors.empty() && plan.request.required.empty() && plan.request.forbidden.empty()) return false;
 
   // Mode off is plain similarity: the whole text, as recall.py embeds it.
   const std::string affirmative =
@@ -601,6 +603,8 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
 
   SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
   if (plan.text_term && !embed(path, query, &base.vectors[*plan.text_term].values)) return false;
+  // nothing to rank by (a question naming no concept, no encoder, no vector): the library says so
+  if (base.vectors.empty() && question.required.empty() && question.forbidden.empty()) return false;
 
   if (request.metadata_equals_size() > 0 && !plan.metadata && !plan.backend) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());

@@ -50,6 +50,8 @@ class ConceptNames {
 struct TextPath {
   std::shared_ptr<const text::ConceptKeys> keys;
   std::shared_ptr<const text::TriggerTable> triggers;
+  // Null both in a namespace without an encoder: its texts give concepts only (no `sem` term, no
+  // word mapped), as in the library.
   std::shared_ptr<const SharedTextRuns> encoder;  // concurrent calls share its passes
   std::shared_ptr<const WordPieceTokenizer> tokenizer;
   std::shared_ptr<const ConceptNames> names;

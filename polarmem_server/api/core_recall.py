@@ -340,7 +340,8 @@ class CoreRecall:
         encoder = load_encoder(settings.encoder)
         compiled = getattr(encoder, "compiled", None)
         sem = namespace.spaces.get("sem")
-        # text queries embed into the `sem` space (recall.py); any other layout leaves them to the library
+        # text queries embed into the `sem` space (recall.py); any other layout leaves them to the
+        # library. Without an encoder a text gives concepts only, natively too.
         native_text = compiled is not None and sem is not None and not sem.multi and sem.dim == encoder.dim
         if native_text and not settings.open_vocabulary:
             concept_vectors(namespace)  # encoded here, not under the write lock below (then cached)
@@ -358,6 +359,8 @@ class CoreRecall:
                 # a closed vocabulary's words that name no concept map to the closest concept's name
                 mapping = None if settings.open_vocabulary else concept_vectors(namespace)
                 text = (QUERY_CUES.compiled, *compiled, mapping)
+            elif encoder is None:
+                text = (QUERY_CUES.compiled, None, None, None)
             self.views.set(
                 namespace.name,
                 *core,

@@ -96,8 +96,11 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
         server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, explain=False, top_k=3), "core"
     )
     assert with_items.hits and all(hit.item.id == hit.id and hit.text for hit in with_items.hits)  # (explained)
-    # a text in a namespace without an encoder is the library's
-    recall_by(server, stub, pb.RecallRequest(namespace="t", text="a dog", vectors=query, top_k=3), "library")
+    # a text in a namespace without an encoder gives its concepts, natively; answer mode over
+    # vectors alone is the library's
+    recall_by(server, stub, pb.RecallRequest(namespace="t", text="a dog", vectors=query, top_k=3), "core")
+    answer_mode = pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_ANSWER, top_k=3)
+    recall_by(server, stub, answer_mode, "library")
     skipped = recall_by(
         server,
         stub,

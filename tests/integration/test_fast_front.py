@@ -323,8 +323,34 @@ LIBRARY_ONLY = {
     "full-items": dict(include_items=True),
     "unknown-non-ascii-name-skipped": dict(required=["licorne\u00e9"], allow_unknown_concepts=True),
     "answer-with-vectors": dict(mode=pb.RECALL_MODE_ANSWER),
-    "text-without-encoder": dict(text="a dog"),
 }
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(text="a dog without a cat"),  # the text's concepts beside the query vector
+        dict(text="a dog without a cat", include_context=True, mode=pb.RECALL_MODE_STRICT),
+        dict(text="a wombat near a dog", mode=pb.RECALL_MODE_ADAPTIVE),  # a closed vocabulary's unknown word
+        dict(text="is there a dog?", mode=pb.RECALL_MODE_ANSWER, include_context=True),
+        dict(text="no bus", vectors={}),  # concepts alone
+    ],
+)
+def test_a_text_in_a_namespace_without_an_encoder_gives_its_concepts_natively(front_server, stubs, fields):
+    """Without an encoder a text gives the query's concepts only (no `sem` term, no word mapped by
+    similarity), as the library reads it: planned and answered by the front."""
+    good = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, required=["dog"])
+    same_on_both_ports(front_server, stubs, good)  # (the view)
+    request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[0.5] * DIM)}, top_k=5)
+    if "vectors" in fields:
+        request.ClearField("vectors")
+    request.MergeFrom(pb.RecallRequest(**{k: v for k, v in fields.items() if k != "vectors"}))
+    same_on_both_ports(front_server, stubs, request, natively=True)
+
+
+def test_a_text_naming_no_concept_without_an_encoder_or_vector_is_refused_alike(front_server, stubs):
+    same_on_both_ports(front_server, stubs, pb.RecallRequest(namespace="t", text="a dog"))  # (the view)
+    refused_alike(stubs, pb.RecallRequest(namespace="t", text="a wombat"))  # nothing to rank by
 
 
 @pytest.mark.parametrize("fields", BAD_FIELDS.values(), ids=BAD_FIELDS.keys())
@@ -721,10 +747,8 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
         with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             # an empty namespace knows no concepts
-            # (a text in a namespace without an encoder: always the library's)
-            request = random_request(
-                np.random.default_rng(9), mode=pb.RECALL_MODE_HARD, required=[], forbidden=[], text="held"
-            )
+            # (answer mode over vectors alone: always the library's)
+            request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_ANSWER, required=[], forbidden=[])
             first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
             assert held.entered.wait(5)
             with pytest.raises(grpc.RpcError) as refused:
@@ -743,7 +767,7 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
     held = HeldRecalls(front_server.memory)
     try:
         with pytest.raises(grpc.RpcError) as late:
-            fast.Recall(random_request(np.random.default_rng(10), text="held"), timeout=0.5)
+            fast.Recall(random_request(np.random.default_rng(10), mode=pb.RECALL_MODE_ANSWER), timeout=0.5)
         assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         held.restore()
@@ -758,7 +782,7 @@ def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
     held = HeldRecalls(server.memory)
     with grpc.insecure_channel(server.address) as channel:
         in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(
-            random_request(np.random.default_rng(13), text="held")  # (without an encoder: the library's)
+            random_request(np.random.default_rng(13), mode=pb.RECALL_MODE_ANSWER)  # (vectors alone: the library's)
         )
         assert held.entered.wait(5)
         stopping = threading.Thread(target=server.stop)
