@@ -3,9 +3,10 @@
 server over real sockets, RocksDB in a temp dir. The servicer answers each Recall the core plans
 through one core call, byte-identical to the library's answer, having first done what only the
 library can: made the namespace's view where the core holds none, let an open vocabulary learn
-the names a request gives; whatever the core declines (full items, refusals) is the library's,
-in its own words; a write that changes the view (settings, delete) drops it, and the answer never comes from a namespace that is gone. With
-``core_views`` eager (the default) the server makes each namespace's view without waiting for a
+the names a request gives, applied a token, added full items; whatever the core declines
+(refusals, answer mode over vectors alone) is the library's, in its own words; a write that
+changes the view (settings, delete) drops it, and the answer never comes from a namespace that
+is gone. With ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
 Recall: at start-up, when a namespace is created, and again right after a write drops it."""
 
 from __future__ import annotations
