@@ -238,8 +238,7 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
     // namespace has no encoder, the `sem` term
     if (!view.text || !query_terms(view.spaces, request, view.text->encoder != nullptr, &plan)) return std::nullopt;
     plan.text = view.text;
-  } else if (answer_mode || (request.vectors_size() == 0 && !explicit_names) ||
-             !query_terms(view.spaces, request, false, &plan)) {
+  } else if ((request.vectors_size() == 0 && !explicit_names) || !query_terms(view.spaces, request, false, &plan)) {
     return std::nullopt;
   }
   const bool skip_unknown = request.allow_unknown_concepts() && (!view.open_vocabulary || names_learned);

@@ -583,8 +583,11 @@ std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan,
 // An answer-mode question (answer_recall.hpp) as the library asks it (answer_recall.py
 // run_answer): the text parsed and bound as plan_query binds it, the whole text embedded, the
 // core's searches run on the namespace's index and the candidates read from its records.
-bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  const TextPath& path = *plan.text;
+// A question in answer mode (answer_recall.py run_answer): its text's (or, without a text, its
+// query vectors' and explicit names') candidates gathered, labelled and explained by the core.
+bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+  const TextPath* path = plan.text.get();  // null: a question of query vectors and names alone
+  const ConceptNames& names = *plan.context_names;
   std::optional<std::size_t> budget;
   if (request.include_context() && !(budget = context_budget(request))) return false;
   if (!plan.records && !plan.backend) return false;
@@ -597,12 +600,13 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       auto& side = i < plan.required_count ? question.required : question.forbidden;
       side.push_back({plan.state_concepts[i], plan.concept_names[i]});
     }
-  } else if (!question_of(path, text::parse(query, *path.keys, *path.triggers), &question, &mapped)) {
+  } else if (path != nullptr &&
+             !question_of(*path, text::parse(query, *path->keys, *path->triggers), &question, &mapped)) {
     return false;
   }
 
   SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
-  if (plan.text_term && !embed(path, query, &base.vectors[*plan.text_term].values)) return false;
+  if (plan.text_term && !embed(*path, query, &base.vectors[*plan.text_term].values)) return false;
   // nothing to rank by (a question naming no concept, no encoder, no vector): the library says so
   if (base.vectors.empty() && question.required.empty() && question.forbidden.empty()) return false;
 
@@ -698,7 +702,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
       for (const auto& ev : records[i].evidence()) {
         const bool has = ev.state() == common::v1::CONCEPT_STATE_HAS;
         if (!has && ev.state() != common::v1::CONCEPT_STATE_NOT_HAS) continue;
-        if (!path.names->name(ev.concept_id(), &name)) throw Declined{};
+        if (!names.name(ev.concept_id(), &name)) throw Declined{};
         notes[i].stated.emplace_back(name, has ? 1 : -1);
       }
     }
@@ -736,7 +740,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
     const std::string label(answer::label_name(shown.label));
     if (budget) {
       entries.emplace_back();
-      if (!context_entry(*path.names, shown.answer.empty() ? label : shown.answer, shown.id, record, &entries.back()))
+      if (!context_entry(names, shown.answer.empty() ? label : shown.answer, shown.id, record, &entries.back()))
         return false;
     }
     auto* hit = new_hit(++rank, shown.id, shown.tier, shown.similarity, response->mutable_hits());
@@ -761,7 +765,7 @@ bool answer_question_text(const RecallPlan& plan, const v1::RecallRequest& reque
 }  // namespace
 
 bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  if (plan.answer_k > 0) return answer_question_text(plan, request, response);
+  if (plan.answer_k > 0) return answer_question(plan, request, response);
   if (plan.text) return answer_text(std::move(plan), request, response);
   std::optional<std::size_t> budget;
   if (request.include_context() && (!plan.context_names || !(budget = context_budget(request)))) return false;

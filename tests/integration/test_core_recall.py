@@ -4,7 +4,7 @@ server over real sockets, RocksDB in a temp dir. The servicer answers each Recal
 through one core call, byte-identical to the library's answer, having first done what only the
 library can: made the namespace's view where the core holds none, let an open vocabulary learn
 the names a request gives, applied a token, added full items; whatever the core declines
-(refusals, answer mode over vectors alone) is the library's, in its own words; a write that
+(refusals) is the library's, in its own words; a write that
 changes the view (settings, delete) drops it, and the answer never comes from a namespace that
 is gone. With ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
 Recall: at start-up, when a namespace is created, and again right after a write drops it."""
@@ -97,11 +97,11 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
         server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, explain=False, top_k=3), "core"
     )
     assert with_items.hits and all(hit.item.id == hit.id and hit.text for hit in with_items.hits)  # (explained)
-    # a text in a namespace without an encoder gives its concepts, natively; answer mode over
-    # vectors alone is the library's
+    # a text in a namespace without an encoder gives its concepts, and answer mode takes a query
+    # vector alone: both natively
     recall_by(server, stub, pb.RecallRequest(namespace="t", text="a dog", vectors=query, top_k=3), "core")
     answer_mode = pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_ANSWER, top_k=3)
-    recall_by(server, stub, answer_mode, "library")
+    recall_by(server, stub, answer_mode, "core")
     skipped = recall_by(
         server,
         stub,

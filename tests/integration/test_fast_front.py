@@ -322,7 +322,6 @@ BAD_FIELDS = {
 LIBRARY_ONLY = {
     "full-items": dict(include_items=True),
     "unknown-non-ascii-name-skipped": dict(required=["licorne\u00e9"], allow_unknown_concepts=True),
-    "answer-with-vectors": dict(mode=pb.RECALL_MODE_ANSWER),
 }
 
 
@@ -334,11 +333,14 @@ LIBRARY_ONLY = {
         dict(text="a wombat near a dog", mode=pb.RECALL_MODE_ADAPTIVE),  # a closed vocabulary's unknown word
         dict(text="is there a dog?", mode=pb.RECALL_MODE_ANSWER, include_context=True),
         dict(text="no bus", vectors={}),  # concepts alone
+        dict(mode=pb.RECALL_MODE_ANSWER, include_context=True),  # answer mode over a query vector alone
+        dict(mode=pb.RECALL_MODE_ANSWER, required=["dog"], forbidden=["cat"]),  # ... with names
     ],
 )
 def test_a_text_in_a_namespace_without_an_encoder_gives_its_concepts_natively(front_server, stubs, fields):
     """Without an encoder a text gives the query's concepts only (no `sem` term, no word mapped by
-    similarity), as the library reads it: planned and answered by the front."""
+    similarity), as the library reads it, and answer mode takes a query vector (and names) without
+    a text: planned and answered by the front."""
     good = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, required=["dog"])
     same_on_both_ports(front_server, stubs, good)  # (the view)
     request = pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[0.5] * DIM)}, top_k=5)
@@ -720,13 +722,15 @@ def test_the_front_serves_tls_with_the_servers_certificate(tmp_path):
 
 
 class HeldRecalls:
-    """Holds every library Recall until released (wraps Memory.recall, which it only delays), so
-    a handed-over call stays in flight for as long as a test needs."""
+    """Holds every Recall the front hands over, in the servicer, until released (wraps the
+    servicer's core entry, which it only delays), so a handed-over call stays in flight for as
+    long as a test needs."""
 
-    def __init__(self, memory) -> None:
-        self.memory, self.inner = memory, memory.recall
+    def __init__(self, server) -> None:
+        self.core = server._service.core_recall
+        self.inner = self.core.answer
         self.entered, self.release = threading.Event(), threading.Event()
-        memory.recall = self
+        self.core.answer = self
 
     def __call__(self, *args, **kwargs):
         self.entered.set()
@@ -735,7 +739,7 @@ class HeldRecalls:
 
     def restore(self) -> None:
         self.release.set()
-        self.memory.recall = self.inner
+        self.core.answer = self.inner
 
 
 def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
@@ -743,12 +747,12 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
     try:
         with PolarMemClient(server.address) as client:
             client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
-        held = HeldRecalls(server.memory)
+        held = HeldRecalls(server)
         with grpc.insecure_channel(server.address) as channel:
             fast = pb_grpc.MemoryServiceStub(channel)
             # an empty namespace knows no concepts
-            # (answer mode over vectors alone: always the library's)
-            request = random_request(np.random.default_rng(9), mode=pb.RECALL_MODE_ANSWER, required=[], forbidden=[])
+            # (full items: the front hands them over)
+            request = random_request(np.random.default_rng(9), required=[], forbidden=[], include_items=True)
             first = fast.Recall.future(request)  # handed over, held in the library: the front's one slot
             assert held.entered.wait(5)
             with pytest.raises(grpc.RpcError) as refused:
@@ -764,10 +768,10 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
 
 def test_a_handed_over_call_keeps_its_deadline(front_server, stubs):
     _, fast = stubs
-    held = HeldRecalls(front_server.memory)
+    held = HeldRecalls(front_server)
     try:
         with pytest.raises(grpc.RpcError) as late:
-            fast.Recall(random_request(np.random.default_rng(10), mode=pb.RECALL_MODE_ANSWER), timeout=0.5)
+            fast.Recall(random_request(np.random.default_rng(10), include_items=True), timeout=0.5)
         assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     finally:
         held.restore()
@@ -779,10 +783,10 @@ def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
     with PolarMemClient(server.address) as client:
         client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
         stock(client, np.random.default_rng(12), count=20)
-    held = HeldRecalls(server.memory)
+    held = HeldRecalls(server)
     with grpc.insecure_channel(server.address) as channel:
         in_flight = pb_grpc.MemoryServiceStub(channel).Recall.future(
-            random_request(np.random.default_rng(13), mode=pb.RECALL_MODE_ANSWER)  # (vectors alone: the library's)
+            random_request(np.random.default_rng(13), include_items=True)  # (handed over)
         )
         assert held.entered.wait(5)
         stopping = threading.Thread(target=server.stop)

@@ -4,8 +4,8 @@ session's real Milvus. The core plans and runs every Recall of a Milvus namespac
 text, every mode, explained or not, filtered, strict (two searches merged by the core), the
 recency term, suppressed hits, answer mode, the context — and calls the backend for each of its
 searches and for the hits' records; every answer is the library's, byte for byte, consistency
-tokens and full items included. What it declines (a refusal, answer mode over vectors alone) is
-the library's, in its own words."""
+tokens and full items included. What it declines (a refusal) is the library's, in its own
+words."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_what_the_core_declines_over_milvus_is_the_librarys(server, stub):
     query = {"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
     recall_by(server, stub, pb.RecallRequest(namespace="v", vectors=query, text="a dog", top_k=3), "core")
     answer_mode = pb.RecallRequest(namespace="v", vectors=query, mode=pb.RECALL_MODE_ANSWER, top_k=3)
-    recall_by(server, stub, answer_mode, "library")  # (answer mode over vectors alone)
+    recall_by(server, stub, answer_mode, "core")  # (answer mode over a query vector alone)
     before = (answered(server, "core"), answered(server, "library"))
     with pytest.raises(grpc.RpcError) as refused:
         stub.Recall(pb.RecallRequest(namespace="v", vectors=query, required=["dgo"]))
