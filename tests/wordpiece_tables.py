@@ -15,6 +15,11 @@ derived from Hugging Face `tokenizers` itself, per code point of:
   symbols and dingbats (☀ ✓ ❤), braille, more arrows and mathematical symbols;
 * U+3000..U+318F: CJK Symbols and Punctuation, Hiragana, Katakana, Bopomofo, Hangul Compatibility
   Jamo (the ideographic space, 、。「」, kana with their voicing marks stripped as accents);
+* U+2C00..U+2FFF, U+3190..U+33FF, U+A000..U+ABFF, U+D7B0..U+D7FF, U+FB00..U+FDFF, U+FE10..U+FEFF
+  and U+FFF0..U+FFFF: the other scripts and forms of the Basic Multilingual Plane (Glagolitic,
+  Coptic, Tifinagh, Yi, Vai, Bamum, Latin Extended-C and -D, the Cherokee and Georgian
+  supplements, enclosed CJK letters, presentation forms, the replacement character) but the CJK
+  compatibility ideographs (NFD maps them to others, which HF sets apart);
 * U+FE00..U+FE0F: the variation selectors (an emoji's U+FE0F), stripped as accents;
 * U+FF00..U+FFEF: Halfwidth and Fullwidth Forms (！？, fullwidth digits and letters);
 * U+1F000..U+1FAFF: emoji and pictographs (🐶 👍 with their skin tones), playing cards, mahjong
@@ -49,9 +54,16 @@ TABLES = (
     ("kEthiopic", 0x1200, 0x2000),  # Ethiopic .. Khmer, Mongolian .. Latin Extended Additional, Greek Extended
     ("kGeneral", 0x2000, 0x2070),  # General Punctuation
     ("kSymbols", 0x2070, 0x2C00),  # superscripts .. miscellaneous symbols and arrows
+    ("kGlagolitic", 0x2C00, 0x3000),  # Glagolitic, Latin Extended-C, Coptic, Tifinagh, .. Kangxi radicals
     ("kKana", 0x3000, 0x3190),  # CJK Symbols and Punctuation, kana, Bopomofo, compatibility jamo
+    ("kCjkSymbols", 0x3190, 0x3400),  # Kanbun .. enclosed CJK letters, CJK compatibility
+    ("kYi", 0xA000, 0xAC00),  # Yi, Lisu, Vai, Cyrillic Extended-B, Bamum, .. Latin Extended-D, .. Cherokee Supplement
+    ("kJamoB", 0xD7B0, 0xD800),  # Hangul Jamo Extended-B
+    ("kPresentation", 0xFB00, 0xFE00),  # Alphabetic and Arabic Presentation Forms
     ("kVariation", 0xFE00, 0xFE10),  # variation selectors
+    ("kVertical", 0xFE10, 0xFF00),  # vertical forms, combining half marks, small forms, Arabic Presentation Forms-B
     ("kFullwidth", 0xFF00, 0xFFF0),  # Halfwidth and Fullwidth Forms
+    ("kSpecials", 0xFFF0, 0x10000),  # specials (the replacement character)
     ("kEmoji", 0x1F000, 0x1FB00),  # mahjong tiles .. Symbols and Pictographs Extended-A
 )
 

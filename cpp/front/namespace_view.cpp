@@ -30,10 +30,10 @@ bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uin
 }
 
 // The concept `name` binds to and that concept's name as the library writes it: any case or
-// number of the concept's own name, or an alias. Nothing when it binds to none (then `*unknown`
-// says whether the library's lookup finds none either: it refuses the name, or skips it with
-// suggestions), has no letter or digit (the library refuses it), or is only a hyphenated
-// concept's spaced form (which texts find, the lookup does not).
+// number of the concept's own name, or an alias. Nothing when it binds to none or is only a
+// hyphenated concept's spaced form (which texts find, the library's lookup does not: `*unknown`
+// set, the library refuses the name or skips it with suggestions), or has no letter or digit (the
+// library refuses it).
 std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
                                                                bool* unknown) {
   *unknown = false;
@@ -46,8 +46,12 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
   }
   std::string own;
   if (!binding.names->name(*id, &own)) return std::nullopt;
-  // not the own name as written: another case or number, an alias, or a spaced form
-  if (key != own && key != text::normalise_name(own) && spaced_form(*binding.keys, key, *id)) return std::nullopt;
+  // not the own name as written: another case or number, an alias, or a spaced form (which the
+  // library's lookup does not find: unknown there, skipped or refused as any unknown name)
+  if (key != own && key != text::normalise_name(own) && spaced_form(*binding.keys, key, *id)) {
+    *unknown = true;
+    return std::nullopt;
+  }
   return std::make_pair(*id, std::move(own));
 }
 

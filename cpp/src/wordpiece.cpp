@@ -21,8 +21,10 @@ struct TableChar {
 // kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kSyriac: U+0700..U+08FF, kDevanagari:
 // U+0900..U+097F, kIndic: U+0980..U+0DFF, kThai: U+0E00..U+0E7F, kTibetan: U+0E80..U+10FF, kJamo:
 // U+1100..U+11FF, kEthiopic: U+1200..U+1FFF, kGeneral: U+2000..U+206F, kSymbols: U+2070..U+2BFF,
-// kKana: U+3000..U+318F, kVariation: U+FE00..U+FE0F, kFullwidth: U+FF00..U+FFEF, kEmoji:
-// U+1F000..U+1FAFF, generated from HF tokenizers.
+// kGlagolitic: U+2C00..U+2FFF, kKana: U+3000..U+318F, kCjkSymbols: U+3190..U+33FF, kYi:
+// U+A000..U+ABFF, kJamoB: U+D7B0..U+D7FF, kPresentation: U+FB00..U+FDFF, kVariation:
+// U+FE00..U+FE0F, kVertical: U+FE10..U+FEFF, kFullwidth: U+FF00..U+FFEF, kSpecials:
+// U+FFF0..U+FFFF, kEmoji: U+1F000..U+1FAFF, generated from HF tokenizers.
 #include "wordpiece_tables.inc"
 
 template <std::size_t N>
@@ -42,10 +44,17 @@ const TableChar* covered(char32_t c) {
   if (c < 0x1200) return in_table(kJamo, 0x1100, c);
   if (c < 0x2000) return in_table(kEthiopic, 0x1200, c);
   if (c < 0x2070) return in_table(kGeneral, 0x2000, c);
-  if (c < 0x3000) return in_table(kSymbols, 0x2070, c);
-  if (c < 0xFE00) return in_table(kKana, 0x3000, c);
-  if (c < 0xFF00) return in_table(kVariation, 0xFE00, c);
-  if (c < 0x10000) return in_table(kFullwidth, 0xFF00, c);
+  if (c < 0x2C00) return in_table(kSymbols, 0x2070, c);
+  if (c < 0x3000) return in_table(kGlagolitic, 0x2C00, c);
+  if (c < 0x3190) return in_table(kKana, 0x3000, c);
+  if (c < 0xA000) return in_table(kCjkSymbols, 0x3190, c);  // (the ideographs are the CJK rule's)
+  if (c < 0xD7B0) return in_table(kYi, 0xA000, c);  // (the Hangul syllables are the jamo rule's)
+  if (c < 0xFB00) return in_table(kJamoB, 0xD7B0, c);  // (surrogates, private use, compatibility ideographs: none)
+  if (c < 0xFE00) return in_table(kPresentation, 0xFB00, c);
+  if (c < 0xFE10) return in_table(kVariation, 0xFE00, c);
+  if (c < 0xFF00) return in_table(kVertical, 0xFE10, c);
+  if (c < 0xFFF0) return in_table(kFullwidth, 0xFF00, c);
+  if (c < 0x10000) return in_table(kSpecials, 0xFFF0, c);
   return in_table(kEmoji, 0x1F000, c);
 }
 
@@ -74,8 +83,8 @@ void append_jamo(char32_t syllable, std::string* out) {
 bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
 
 // The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xDF: U+0080..U+07FF), three (U+0800..U+2BFF, U+3000..U+318F,
-// the CJK ideographs and Hangul syllables, U+FE00..U+FE0F, U+FF00..U+FFEF) or four (the emoji,
+// cover it: two bytes (lead 0xC2-0xDF: U+0080..U+07FF), three (the Basic Multilingual Plane but
+// the surrogates, private use and the CJK compatibility ideographs) or four (the emoji,
 // U+1F000..U+1FAFF); {0, 0} otherwise, an overlong form included.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);

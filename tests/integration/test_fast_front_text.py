@@ -188,7 +188,7 @@ def test_closed_vocabulary_words_map_natively_and_other_texts_go_to_the_library(
         same_on_both_ports(server, stubs, pb.RecallRequest(namespace="closed", text=accented, **shape), natively=True)
     # other scripts: the compiled tokenizer declines them, the library answers
     for other in (
-        "a dog \ua000\ua001",  # Yi
+        "a dog \U00010000\U00010001",  # Linear B, past the Basic Multilingual Plane
         "a dog \u039f\u0394\u039f\u03a3",
         "a dog \U0001fb00",  # past the emoji blocks (Symbols for Legacy Computing)
     ):

@@ -17,15 +17,17 @@
 //   Punctuation: "Maya’s — “done”…"), U+2070..U+2BFF (superscripts, currency "€", letterlike
 //   "™", arrows, mathematical and technical symbols, shapes, dingbats "✓ ❤"), U+3000..U+318F (CJK
 //   punctuation, kana with their voicing marks stripped, Bopomofo, Hangul Compatibility Jamo),
-//   U+FE00..U+FE0F (variation selectors, stripped), U+FF00..U+FFEF (fullwidth forms) and
+//   U+FE00..U+FE0F (variation selectors, stripped), U+FF00..U+FFEF (fullwidth forms), the rest
+//   of the Basic Multilingual Plane but the surrogates, private use and the CJK compatibility
+//   ideographs (Glagolitic, Coptic, Tifinagh, Yi, Vai, presentation forms...: round 29) and
 //   U+1F000..U+1FAFF (emoji and pictographs: "🐶 👍🏽", round 29);
 // - a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining jamo, as NFD makes it;
 // - the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set apart by spaces, as
 //   HF's handle_chinese_chars does, so each is a word of its own.
 // The pre-tokenizer splits on spaces and makes every punctuation character a word of its own.
-// Any other character (the scripts past U+2BFF but CJK, kana and Hangul, the other symbols'
-// blocks), and those in range whose HF answer depends on more than the character (capital sigma:
-// final sigma) or lies past the tables (the Georgian and Cherokee capitals' lower case), is declined, and so is a text
+// Any other character (private use, the CJK compatibility ideographs, everything past the Basic
+// Multilingual Plane but the emoji blocks), and capital sigma, whose HF answer depends on more
+// than the character (final sigma), is declined, and so is a text
 // containing an added token's content (HF splits "[CLS]" out as one token): encode() returns
 // false and the caller asks the HF tokenizer.
 //
