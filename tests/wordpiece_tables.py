@@ -116,7 +116,12 @@ def render() -> str:
         "// its normalized UTF-8 (\"\": dropped; nullptr: declined) and whether it splits off as punctuation.",
         "// Do not edit.",
         *(line for name, first, end in TABLES for line in table(name, first, end)),
+        "// The tables by range, in code point order: what covered() looks a code point up in.",
+        "constexpr TableBlock kBlocks[] = {",
+        *(f"    {{0x{first:X}, 0x{end:X}, {name}}}," for name, first, end in TABLES),
+        "};",
     ]
+    assert all(a[2] <= b[1] for a, b in zip(TABLES, TABLES[1:])), "TABLES must be in order, apart"
     return "\n".join(lines) + "\n"
 
 

@@ -18,44 +18,22 @@ struct TableChar {
   const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
   bool punctuation;
 };
-// kLatin: U+0080..U+052F, kWest: U+0530..U+06FF, kSyriac: U+0700..U+08FF, kDevanagari:
-// U+0900..U+097F, kIndic: U+0980..U+0DFF, kThai: U+0E00..U+0E7F, kTibetan: U+0E80..U+10FF, kJamo:
-// U+1100..U+11FF, kEthiopic: U+1200..U+1FFF, kGeneral: U+2000..U+206F, kSymbols: U+2070..U+2BFF,
-// kGlagolitic: U+2C00..U+2FFF, kKana: U+3000..U+318F, kCjkSymbols: U+3190..U+33FF, kYi:
-// U+A000..U+ABFF, kJamoB: U+D7B0..U+D7FF, kPresentation: U+FB00..U+FDFF, kVariation:
-// U+FE00..U+FE0F, kVertical: U+FE10..U+FEFF, kFullwidth: U+FF00..U+FFEF, kSpecials:
-// U+FFF0..U+FFFF, kEmoji: U+1F000..U+1FAFF, generated from HF tokenizers.
+// A table's range of code points (its characters first..end-1).
+struct TableBlock {
+  char32_t first, end;
+  const TableChar* chars;
+};
+// The tables generated from HF tokenizers by tests/wordpiece_tables.py, which lists their ranges
+// once (kBlocks, in code point order); the CJK ideographs and Hangul syllables are rules of their
+// own (below).
 #include "wordpiece_tables.inc"
 
-template <std::size_t N>
-const TableChar* in_table(const TableChar (&table)[N], char32_t first, char32_t c) {
-  return c >= first && c < first + N ? &table[c - first] : nullptr;
-}
-
-// What the tables say of a code point they cover; nullptr for any other.
+// What the tables say of a code point they cover; nullptr for any other: the first block ending
+// past it holds it if it starts at or before it.
 const TableChar* covered(char32_t c) {
-  if (c < 0x530) return in_table(kLatin, 0x80, c);
-  if (c < 0x700) return in_table(kWest, 0x530, c);
-  if (c < 0x900) return in_table(kSyriac, 0x700, c);
-  if (c < 0x980) return in_table(kDevanagari, 0x900, c);
-  if (c < 0xE00) return in_table(kIndic, 0x980, c);
-  if (c < 0xE80) return in_table(kThai, 0xE00, c);
-  if (c < 0x1100) return in_table(kTibetan, 0xE80, c);
-  if (c < 0x1200) return in_table(kJamo, 0x1100, c);
-  if (c < 0x2000) return in_table(kEthiopic, 0x1200, c);
-  if (c < 0x2070) return in_table(kGeneral, 0x2000, c);
-  if (c < 0x2C00) return in_table(kSymbols, 0x2070, c);
-  if (c < 0x3000) return in_table(kGlagolitic, 0x2C00, c);
-  if (c < 0x3190) return in_table(kKana, 0x3000, c);
-  if (c < 0xA000) return in_table(kCjkSymbols, 0x3190, c);  // (the ideographs are the CJK rule's)
-  if (c < 0xD7B0) return in_table(kYi, 0xA000, c);  // (the Hangul syllables are the jamo rule's)
-  if (c < 0xFB00) return in_table(kJamoB, 0xD7B0, c);  // (surrogates, private use, compatibility ideographs: none)
-  if (c < 0xFE00) return in_table(kPresentation, 0xFB00, c);
-  if (c < 0xFE10) return in_table(kVariation, 0xFE00, c);
-  if (c < 0xFF00) return in_table(kVertical, 0xFE10, c);
-  if (c < 0xFFF0) return in_table(kFullwidth, 0xFF00, c);
-  if (c < 0x10000) return in_table(kSpecials, 0xFFF0, c);
-  return in_table(kEmoji, 0x1F000, c);
+  for (const auto& block : kBlocks)
+    if (c < block.end) return c >= block.first ? &block.chars[c - block.first] : nullptr;
+  return nullptr;
 }
 
 // A Hangul syllable, which NFD decomposes by Unicode's arithmetic into its conjoining jamo
