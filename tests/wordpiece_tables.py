@@ -1,128 +1,177 @@
-"""The compiled WordPiece tokenizer's tables for non-ASCII text (cpp/src/wordpiece_tables.inc),
-derived from Hugging Face `tokenizers` itself, per code point of:
+"""The compiled WordPiece tokenizer's table for non-ASCII text (cpp/src/wordpiece_tables.inc),
+derived from Hugging Face `tokenizers` itself for every code point U+0080..U+10FFFF: what
+BertNormalizer (clean_text, handle_chinese_chars, lowercase, accents stripped) makes of it and
+whether BertPreTokenizer splits it off as punctuation.
 
-* U+0080..U+052F: Latin-1 Supplement, Latin Extended-A and -B, IPA, spacing modifiers,
-  combining diacritics, Greek, Cyrillic;
-* U+0530..U+1FFF but the Hangul Jamo: Armenian, Hebrew, Arabic, Syriac, Thaana, NKo, Devanagari and
-  the other Indic scripts, Sinhala, Thai, Lao, Tibetan, Myanmar, Georgian, Ethiopic, Cherokee,
-  Canadian syllabics, Khmer, Mongolian, Balinese ..., Latin Extended Additional (Vietnamese) and
-  Greek Extended: their combining marks stripped as accents (a few two-part vowel signs become
-  their two parts, as NFD splits them);
-* U+1100..U+11FF: Hangul Jamo, which the compiled tokenizer makes of a Hangul syllable as NFD does;
-* U+2000..U+206F: General Punctuation, the curly quotes, dashes, ellipsis and spaces of everyday text;
-* U+2070..U+2BFF: superscripts, currency (€ ₹), letterlike (™ №), number forms, arrows, mathematical
-  operators, technical symbols, enclosed alphanumerics, box drawing, shapes, miscellaneous
-  symbols and dingbats (☀ ✓ ❤), braille, more arrows and mathematical symbols;
-* U+3000..U+318F: CJK Symbols and Punctuation, Hiragana, Katakana, Bopomofo, Hangul Compatibility
-  Jamo (the ideographic space, 、。「」, kana with their voicing marks stripped as accents);
-* U+2C00..U+2FFF, U+3190..U+33FF, U+A000..U+ABFF, U+D7B0..U+D7FF, U+FB00..U+FDFF, U+FE10..U+FEFF
-  and U+FFF0..U+FFFF: the other scripts and forms of the Basic Multilingual Plane (Glagolitic,
-  Coptic, Tifinagh, Yi, Vai, Bamum, Latin Extended-C and -D, the Cherokee and Georgian
-  supplements, enclosed CJK letters, presentation forms, the replacement character) but the CJK
-  compatibility ideographs (NFD maps them to others, which HF sets apart);
-* U+FE00..U+FE0F: the variation selectors (an emoji's U+FE0F), stripped as accents;
-* U+FF00..U+FFEF: Halfwidth and Fullwidth Forms (！？, fullwidth digits and letters);
-* U+1F000..U+1FAFF: emoji and pictographs (🐶 👍 with their skin tones), playing cards, mahjong
-  and domino tiles, enclosed alphanumerics' supplement;
+Code points that behave alike are listed as runs (kRuns: a run's kind holds from its first code
+point to the next run's), so the 1.1 million code points take a few thousand lines:
 
-what BertNormalizer (clean_text, lowercase, accents stripped) makes of it and whether
-BertPreTokenizer splits it off as punctuation.
-
-A character is *declined* (None: the compiled tokenizer hands the text to HF) when HF's answer
-for it is not its own: it lower-cases to a character outside the tables (U+023A, U+023E), or its
-lower case depends on its neighbours (U+03A3, capital sigma: "ΟΔΟΣ" ends in final sigma, ς). tests/unit/test_wordpiece.py fails
-when the committed table differs from this; regenerate with
+* kKept / kPunctuation: left as they are (most letters, symbols, emoji, unassigned code points,
+  noncharacters, and the newer combining marks HF's category tables do not know as marks),
+  punctuation split off as a word of its own;
+* kDropped: removed (control and format characters, private use U+E000..U+F8FF and
+  U+F0000..U+10FFFF, tags U+E0000..U+E007F: clean_text; combining marks: stripped as accents,
+  the variation selectors U+FE00..U+FE0F and U+E0100..U+E01EF among them);
+* kPadded: the CJK ideographs HF's is_chinese_char names (U+3400..U+4DBF, U+4E00..U+9FFF,
+  Extensions B to F but U+2B820..U+2B91F, which its ranges skip; not Extension G at U+30000),
+  set apart by spaces so each is a word of its own;
+* kHangulSyllable: U+AC00..U+D7A3, which NFD makes conjoining jamo by Unicode's arithmetic;
+* kMapped: each code point with its own normalized text in kMappedChars (accents stripped, Unicode
+  lower case as in Deseret, Osage, Adlam, Old Hungarian, Warang Citi, Medefaidrin; NFD
+  decompositions as in Kaithi, Chakma, the musical symbols; other whitespace a space; the CJK
+  compatibility ideographs U+F900..U+FAFF and U+2F800..U+2FA1F, which HF pads before NFD maps
+  them to unified ideographs: " 豈 ");
+* kDeclined: the characters HF's answer for depends on their neighbours, found by comparing a
+  character after "a" with the character alone (U+03A3, capital sigma: "ΟΔΟΣ" ends in final
+  sigma, ς), and the surrogates, which UTF-8 cannot hold. The compiled tokenizer returns false
+  for a text holding one. tests/unit/test_wordpiece.py fails when the committed table differs
+  from this; regenerate with
 
     .venv/bin/python tests/wordpiece_tables.py > cpp/src/wordpiece_tables.inc
+
+NFD's canonical ordering of adjacent combining marks is not reproduced: the marks HF keeps
+(spacing marks such as U+A9C0, and marks newer than its category tables) stay in text order. No
+vocabulary token of the BERT uncased vocabulary holds one, so a word with one is [UNK] in either
+order (tested).
 """
 
 from __future__ import annotations
 
-import textwrap
+import functools
 
-CONTEXTUAL = {0x3A3}  # lower-cased by its neighbours (Rust's str::to_lowercase: final sigma)
-# (name, first, end) per table, in code point order
-TABLES = (
-    ("kLatin", 0x80, 0x530),  # Latin, IPA, combining diacritics, Greek, Cyrillic
-    ("kWest", 0x530, 0x700),  # Armenian, Hebrew, Arabic
-    ("kSyriac", 0x700, 0x900),  # Syriac, Arabic Supplement, Thaana, NKo, Samaritan, Mandaic, Arabic Extended
-    ("kDevanagari", 0x900, 0x980),
-    ("kIndic", 0x980, 0xE00),  # Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada, Malayalam, Sinhala
-    ("kThai", 0xE00, 0xE80),
-    ("kTibetan", 0xE80, 0x1100),  # Lao, Tibetan, Myanmar, Georgian
-    ("kJamo", 0x1100, 0x1200),  # Hangul Jamo: what NFD makes of a Hangul syllable
-    ("kEthiopic", 0x1200, 0x2000),  # Ethiopic .. Khmer, Mongolian .. Latin Extended Additional, Greek Extended
-    ("kGeneral", 0x2000, 0x2070),  # General Punctuation
-    ("kSymbols", 0x2070, 0x2C00),  # superscripts .. miscellaneous symbols and arrows
-    ("kGlagolitic", 0x2C00, 0x3000),  # Glagolitic, Latin Extended-C, Coptic, Tifinagh, .. Kangxi radicals
-    ("kKana", 0x3000, 0x3190),  # CJK Symbols and Punctuation, kana, Bopomofo, compatibility jamo
-    ("kCjkSymbols", 0x3190, 0x3400),  # Kanbun .. enclosed CJK letters, CJK compatibility
-    ("kYi", 0xA000, 0xAC00),  # Yi, Lisu, Vai, Cyrillic Extended-B, Bamum, .. Latin Extended-D, .. Cherokee Supplement
-    ("kJamoB", 0xD7B0, 0xD800),  # Hangul Jamo Extended-B
-    ("kPresentation", 0xFB00, 0xFE00),  # Alphabetic and Arabic Presentation Forms
-    ("kVariation", 0xFE00, 0xFE10),  # variation selectors
-    ("kVertical", 0xFE10, 0xFF00),  # vertical forms, combining half marks, small forms, Arabic Presentation Forms-B
-    ("kFullwidth", 0xFF00, 0xFFF0),  # Halfwidth and Fullwidth Forms
-    ("kSpecials", 0xFFF0, 0x10000),  # specials (the replacement character)
-    ("kEmoji", 0x1F000, 0x1FB00),  # mahjong tiles .. Symbols and Pictographs Extended-A
-)
+FIRST, END = 0x80, 0x110000
+SURROGATES = range(0xD800, 0xE000)
+HANGUL_SYLLABLES = range(0xAC00, 0xD7A4)
+SEPARATOR = "|"  # between the texts normalized in one call: a character HF keeps as it is, uncased
 
 
-def covered(c: str) -> bool:
-    return ord(c) < 0x80 or any(first <= ord(c) < end for _, first, end in TABLES)
+def jamo(syllable: str) -> str:
+    index = ord(syllable) - HANGUL_SYLLABLES.start
+    trailing = chr(0x11A7 + index % 28) if index % 28 else ""
+    return chr(0x1100 + index // 588) + chr(0x1161 + (index % 588) // 28) + trailing
 
 
-def entries(first: int, end: int) -> list[tuple[str | None, bool]]:
-    """(normalized text, or None when declined; punctuation) per code point first..end-1."""
-    from tokenizers import normalizers, pre_tokenizers
+def normalize_each(texts: list[str]) -> list[str]:
+    """HF's BertNormalizer on each text, many in one call."""
+    from tokenizers import normalizers
 
     normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
-    splitter = pre_tokenizers.BertPreTokenizer()
-    out = []
-    for cp in range(first, end):
-        normalized: str | None = normalizer.normalize_str(chr(cp))
-        # (two characters for a few two-part vowel signs of Indic scripts: NFD splits them)
-        assert normalized is not None and len(normalized) <= 2, (hex(cp), normalized)
-        # every output is a character the tables cover (or ASCII): the tokenizer reads its own output
-        if cp in CONTEXTUAL or not all(covered(c) for c in normalized):
-            normalized = None
-        words = [word for word, _ in splitter.pre_tokenize_str(f"a{chr(cp)}b")]
-        punctuation = words == ["a", chr(cp), "b"]
-        assert punctuation or words in (["a" + chr(cp) + "b"], ["a", "b"]), (hex(cp), words)
-        out.append((normalized, punctuation))
+    out: list[str] = []
+    for at in range(0, len(texts), 1 << 16):
+        out += normalizer.normalize_str(SEPARATOR + SEPARATOR.join(texts[at : at + (1 << 16)])).split(SEPARATOR)[1:]
+    assert len(out) == len(texts)
     return out
 
 
-def table(name: str, first: int, end: int) -> list[str]:
-    lines = [f"constexpr TableChar {name}[{end - first}] = {{"]
-    for i, (normalized, punctuation) in enumerate(entries(first, end)):
-        text = (
-            "nullptr" if normalized is None else '"' + "".join(f"\\x{b:02x}" for b in normalized.encode("utf-8")) + '"'
-        )
-        lines.append(f"    {{{text}, {str(punctuation).lower()}}},  // U+{first + i:04X}")
-    return lines + ["};"]
+def pre_tokenized(chars: list[str]) -> tuple[list[bool], set[str]]:
+    """Whether BertPreTokenizer makes each character a word of its own after a letter
+    (punctuation), and the characters it splits on without making them a word (whitespace)."""
+    from tokenizers import pre_tokenizers
+
+    # ("a" before each: only punctuation is a one-character word at its own offset)
+    words = pre_tokenizers.BertPreTokenizer().pre_tokenize_str("".join("a" + c for c in chars))
+    alone = {start for word, (start, end) in words if end == start + 1 and word != "a"}
+    ends = [end for _, (_, end) in words]
+    gaps = (at for end, (_, (start, _)) in zip(ends, words[1:]) for at in range(end, start))
+    punctuation = [2 * i + 1 in alone for i in range(len(chars))]
+    return punctuation, {chars[at // 2] for at in gaps}
+
+
+@functools.cache
+def entries() -> dict[int, tuple[str | None, bool]]:
+    """(normalized text, or None when declined; punctuation) per code point FIRST..END-1."""
+    chars = [chr(cp) for cp in range(FIRST, END) if cp not in SURROGATES]
+    normalized = normalize_each(chars)
+    contextual = {
+        c
+        for c, alone, after_a in zip(chars, normalized, normalize_each(["a" + c for c in chars]))
+        if after_a != "a" + alone
+    }
+    punctuation, whitespace = pre_tokenized(chars)
+    # what the pre-tokenizer splits on must be ' ' or nothing once normalized
+    assert all(normalized[chars.index(c)] in (" ", "") for c in whitespace), whitespace
+    # a text whose normalized text holds a declined character is declined too
+    refused = contextual | {c for c, text in zip(chars, normalized) if contextual and contextual & set(text)}
+    out: dict[int, tuple[str | None, bool]] = {cp: (None, False) for cp in SURROGATES}
+    for c, text, split in zip(chars, normalized, punctuation):
+        out[ord(c)] = (None if c in refused else text, split)
+    return out
+
+
+def kind(cp: int, text: str | None, punctuation: bool) -> str:
+    c = chr(cp)
+    if text is None:
+        return "kDeclined"
+    if text == c:
+        return "kPunctuation" if punctuation else "kKept"
+    if text == "":
+        return "kDropped"
+    if text == f" {c} ":
+        return "kPadded"
+    if cp in HANGUL_SYLLABLES and text == jamo(c):
+        return "kHangulSyllable"
+    return "kMapped"
+
+
+def check(table: dict[int, tuple[str | None, bool]], kinds: dict[int, str]) -> None:
+    """The tokenizer reads its own normalized text: every character of it is ASCII or one whose
+    punctuation flag the table holds (kept, punctuation, a padded ideograph or mapped), and the
+    only whitespace in it is ' ' (the pre-tokenizer's other splits are punctuation)."""
+    for cp, (text, _) in table.items():
+        for o in text or "":
+            assert ord(o) < FIRST or kinds[ord(o)] in ("kKept", "kPunctuation", "kPadded", "kMapped"), (hex(cp), text)
+            assert o == " " or not o.isspace(), (hex(cp), text)
+
+
+@functools.cache
+def runs() -> tuple[list[tuple[int, str, int]], list[int]]:
+    """The runs (first code point, kind, index of its first code point in kMappedChars) and the code
+    points of kMappedChars, in code point order."""
+    table = entries()
+    kinds = {cp: kind(cp, *table[cp]) for cp in range(FIRST, END)}
+    check(table, kinds)
+    out: list[tuple[int, str, int]] = []
+    mapped: list[int] = []
+    for cp in range(FIRST, END):
+        if not out or kinds[cp] != out[-1][1]:
+            out.append((cp, kinds[cp], len(mapped)))
+        if kinds[cp] == "kMapped":
+            mapped.append(cp)
+    assert len(mapped) < 1 << 16
+    return out + [(END, "kDeclined", len(mapped))], mapped  # past Unicode
+
+
+def declined() -> list[int]:
+    """The code points declined for their neighbours (the surrogates aside)."""
+    return [cp for cp, (text, _) in entries().items() if text is None and cp not in SURROGATES]
+
+
+def utf8(text: str) -> str:
+    return '"' + "".join(f"\\x{b:02x}" for b in text.encode("utf-8")) + '"'
 
 
 def render() -> str:
-    lines = [
-        "// Generated by tests/wordpiece_tables.py from Hugging Face tokenizers (BertNormalizer with",
-        "// clean_text, lowercase and accents stripped; BertPreTokenizer): per code point of each table's",
-        *textwrap.wrap(
-            "range (" + ", ".join(f"{name} U+{first:04X}..U+{end - 1:04X}" for name, first, end in TABLES) + "),",
-            96,
-            initial_indent="// ",
-            subsequent_indent="// ",
-        ),
-        "// its normalized UTF-8 (\"\": dropped; nullptr: declined) and whether it splits off as punctuation.",
-        "// Do not edit.",
-        *(line for name, first, end in TABLES for line in table(name, first, end)),
-        "// The tables by range, in code point order: what covered() looks a code point up in.",
-        "constexpr TableBlock kBlocks[] = {",
-        *(f"    {{0x{first:X}, 0x{end:X}, {name}}}," for name, first, end in TABLES),
-        "};",
-    ]
-    assert all(a[2] <= b[1] for a, b in zip(TABLES, TABLES[1:])), "TABLES must be in order, apart"
-    return "\n".join(lines) + "\n"
+    table = entries()
+    run_list, mapped = runs()
+    return (
+        "\n".join(
+            [
+                "// Generated by tests/wordpiece_tables.py from Hugging Face tokenizers (BertNormalizer with",
+                "// clean_text, handle_chinese_chars, lowercase and accents stripped; BertPreTokenizer): what it",
+                "// makes of every code point U+0080..U+10FFFF. Do not edit.",
+                "// The normalized UTF-8 of the kMapped runs' code points and whether it splits off as punctuation.",
+                f"constexpr MappedChar kMappedChars[{len(mapped)}] = {{",
+                *(f"    {{{utf8(table[cp][0] or '')}, {str(table[cp][1]).lower()}}},  // U+{cp:04X}" for cp in mapped),
+                "};",
+                "// The runs of code points that behave alike, in code point order: a run's kind holds from its",
+                "// first code point to the next run's (kMappedChars from its index on, for a kMapped run).",
+                f"constexpr Run kRuns[{len(run_list)}] = {{",
+                *(f"    {{0x{first:X}, {name}, {index}}}," for first, name, index in run_list),
+                "};",
+            ]
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

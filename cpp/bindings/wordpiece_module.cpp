@@ -1,6 +1,7 @@
 // The WordPiece tokenizer's binding (cpp/src/wordpiece.cpp) inside polarmem_server._core. A str
-// with a character the compiled tokenizer does not cover (wordpiece.hpp) is declined before it is encoded to
-// UTF-8 (the core would decline it anyway); an ASCII str's UTF-8 is its own buffer, so nothing is copied on the way in.
+// with a character the compiled tokenizer does not cover (wordpiece.hpp: a lone surrogate) is declined before it
+// is encoded to UTF-8 (the core would decline it anyway); an ASCII str's UTF-8 is its own buffer, so nothing is
+// copied on the way in.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -17,9 +18,8 @@ namespace polarmem::bindings {
 void bind_wordpiece(py::module_& m) {
   py::class_<WordPieceTokenizer, std::shared_ptr<WordPieceTokenizer>>(
       m, "WordPieceTokenizer",
-      "BERT's uncased WordPiece tokenization of the text it covers (ASCII, Latin, Greek, Cyrillic, several other "
-      "scripts, CJK and Hangul, symbols and emoji: cpp/include/polarmem/wordpiece.hpp), id for id what the HF "
-      "tokenizer gives.")
+      "BERT's uncased WordPiece tokenization of any text (every Unicode scalar value: "
+      "cpp/include/polarmem/wordpiece.hpp), id for id what the HF tokenizer gives.")
       .def(py::init([](std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                        std::int32_t unk_id, std::size_t max_tokens, std::vector<std::string> declined_literals,
                        bool latin) {
@@ -31,9 +31,8 @@ void bind_wordpiece(py::module_& m) {
       .def(
           "encode",
           [](const WordPieceTokenizer& self, const py::str& text) -> py::object {
-            // Only the compiled tokenizer's blocks are covered (wordpiece.hpp): a str holding anything
-            // else is declined before its UTF-8 is made (a long Georgian text is not encoded for nothing).
-            // (A lone surrogate is not covered: it has no UTF-8.)
+            // A str holding a character the tokenizer declines (wordpiece.hpp) is declined before its
+            // UTF-8 is made. (A lone surrogate is not covered: it has no UTF-8.)
             PyObject* str = text.ptr();
             const int kind = PyUnicode_KIND(str);
             const Py_ssize_t count = PyUnicode_GET_LENGTH(str);
@@ -50,7 +49,7 @@ void bind_wordpiece(py::module_& m) {
             return py::cast(ids);
           },
           py::arg("text"),
-          "[CLS] ... [SEP] ids, or None: a character the table does not cover or an added token (ask the HF tokenizer)")
+          "[CLS] ... [SEP] ids, or None: a character the table declines or an added token (ask the HF tokenizer)")
       .def_property_readonly("max_tokens", &WordPieceTokenizer::max_tokens);
 }
 

@@ -1,6 +1,8 @@
 #include "polarmem/wordpiece.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <utility>
 
 #include "polarmem/error.hpp"
@@ -14,32 +16,42 @@ constexpr std::size_t kMaxWordChars = 100;  // WordPiece's max_input_chars_per_w
 // A thread's normalized-text buffer is kept between calls unless a long text grew it past this.
 constexpr std::size_t kKeptBuffer = 1 << 16;
 
-struct TableChar {
-  const char* normalized;  // UTF-8; "" dropped; nullptr declined (HF's answer depends on more)
+// What HF's normalizer and pre-tokenizer make of a code point of U+0080..U+10FFFF.
+enum Kind : std::uint8_t {
+  kKept,             // left as it is, part of a word
+  kPunctuation,      // left as it is, a word of its own
+  kDropped,          // removed: a control, format or private use character, or an accent stripped
+  kPadded,           // a CJK ideograph HF sets apart with spaces (handle_chinese_chars)
+  kHangulSyllable,   // its conjoining jamo, as NFD makes them
+  kMapped,           // its own normalized text, in kMappedChars
+  kDeclined,         // HF's answer depends on more than the character, or it is not a scalar value
+};
+struct MappedChar {
+  const char* normalized;  // UTF-8
   bool punctuation;
 };
-// A table's range of code points (its characters first..end-1).
-struct TableBlock {
-  char32_t first, end;
-  const TableChar* chars;
+// The code points from `first` to the next run's first; a kMapped run's are kMappedChars[mapped...].
+struct Run {
+  char32_t first;
+  Kind kind;
+  std::uint16_t mapped;
 };
-// The tables generated from HF tokenizers by tests/wordpiece_tables.py, which lists their ranges
-// once (kBlocks, in code point order); the CJK ideographs and Hangul syllables are rules of their
-// own (below).
+// The table generated from HF tokenizers by tests/wordpiece_tables.py for every code point past
+// ASCII (kRuns, in code point order, ending with a kDeclined run from U+110000: past Unicode).
 #include "wordpiece_tables.inc"
 
-// What the tables say of a code point they cover; nullptr for any other: the first block ending
-// past it holds it if it starts at or before it.
-const TableChar* covered(char32_t c) {
-  for (const auto& block : kBlocks)
-    if (c < block.end) return c >= block.first ? &block.chars[c - block.first] : nullptr;
-  return nullptr;
+// The run holding code point c (at least U+0080).
+const Run& run_of(char32_t c) {
+  return *(std::upper_bound(std::begin(kRuns), std::end(kRuns), c,
+                            [](char32_t code, const Run& run) { return code < run.first; }) -
+           1);
 }
 
+const MappedChar& mapped(const Run& run, char32_t c) { return kMappedChars[run.mapped + (c - run.first)]; }
+
 // A Hangul syllable, which NFD decomposes by Unicode's arithmetic into its conjoining jamo
-// (leading consonant, vowel, and a trailing consonant unless it has none): kJamo's characters.
-constexpr char32_t kHangulFirst = 0xAC00, kHangulLast = 0xD7A3;
-bool is_hangul_syllable(char32_t c) { return c >= kHangulFirst && c <= kHangulLast; }
+// (leading consonant, vowel, and a trailing consonant unless it has none).
+constexpr char32_t kHangulFirst = 0xAC00;
 
 void append_utf8(char32_t c, std::string* out) {  // a code point of U+0800..U+FFFF: three bytes
   out->push_back(static_cast<char>(0xE0 | (c >> 12)));
@@ -54,16 +66,10 @@ void append_jamo(char32_t syllable, std::string* out) {
   if (index % 28 != 0) append_utf8(0x11A7 + index % 28, out);  // trailing consonant: 27, or none
 }
 
-// The CJK ideographs of the Basic Multilingual Plane that HF's BertNormalizer pads with spaces
-// (handle_chinese_chars: Extension A and the Unified Ideographs), so each is a word of its own.
-// NFD leaves them as they are and they have no case. The compatibility ideographs (U+F900..U+FAFF,
-// which NFD maps to others) and those past the BMP are not covered.
-bool is_cjk_ideograph(char32_t c) { return (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF); }
-
-// The code point and length of the UTF-8 sequence at text[i] when the tables or the CJK rule
-// cover it: two bytes (lead 0xC2-0xDF: U+0080..U+07FF), three (the Basic Multilingual Plane but
-// the surrogates, private use and the CJK compatibility ideographs) or four (the emoji,
-// U+1F000..U+1FAFF); {0, 0} otherwise, an overlong form included.
+// The code point and length of the UTF-8 sequence at text[i] when the tokenizer covers it: two
+// bytes (lead 0xC2-0xDF: U+0080..U+07FF), three (U+0800..U+FFFF) or four (lead 0xF0-0xF4:
+// U+10000..U+10FFFF); {0, 0} otherwise: a truncated or overlong form, a surrogate, past U+10FFFF,
+// or a declined character.
 std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   const auto continues = [&](std::size_t at) {
@@ -86,19 +92,19 @@ std::pair<char32_t, std::size_t> covered_at(std::string_view text, std::size_t i
          (static_cast<char32_t>(static_cast<unsigned char>(text[i + 2]) & 0x3F) << 6) |
          (static_cast<unsigned char>(text[i + 3]) & 0x3F);
     length = 4;
-    if (cp < 0x10000) return {0, 0};  // overlong: not UTF-8 (the tables end below U+10FFFF)
+    if (cp < 0x10000) return {0, 0};  // overlong: not UTF-8 (past U+10FFFF the table declines)
   }
   return length != 0 && WordPieceTokenizer::covers(cp) ? std::pair<char32_t, std::size_t>{cp, length}
                                                        : std::pair<char32_t, std::size_t>{0, 0};
 }
 
 // HF's is_punctuation: char::is_ascii_punctuation, so $ + < = > ^ ` | ~ too, and Unicode's
-// punctuation categories (the tables' flag: \u00a1 \u00a7 \u00ab \u00b6 \u00b7 \u00bb \u00bf, the
-// dashes, curly quotes and ellipsis of U+2010..U+205E).
+// punctuation categories (the table's: \u00a1 \u00a7 \u00ab \u00b6 \u00b7 \u00bb \u00bf, the
+// dashes, curly quotes and ellipsis of U+2010..U+205E, ...).
 bool is_punctuation(char32_t c) {
   if (c >= 0x80) {
-    const TableChar* entry = covered(c);
-    return entry != nullptr && entry->punctuation;
+    const Run& run = run_of(c);
+    return run.kind == kPunctuation || (run.kind == kMapped && mapped(run, c).punctuation);
   }
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
 }
@@ -111,28 +117,30 @@ std::pair<char32_t, std::size_t> code_point(std::string_view s, std::size_t i) {
 
 // BertNormalizer: clean_text drops NUL and every control character but \t \n \r (DEL
 // included: it is Cc), which are whitespace and become ' ' like ' ' itself; lowercase. Beyond
-// ASCII the tables say what it makes of their blocks (the include above: accents and other
-// combining marks stripped, Unicode lower case, other whitespace ' ', C1 controls, the soft
-// hyphen and format characters dropped), a CJK ideograph is set apart by spaces and a Hangul
-// syllable becomes its jamo. False for any other character: Unicode's full normalization is HF's
-// alone.
+// ASCII the table says what it makes of each code point (accents and other combining marks
+// stripped, Unicode lower case, other whitespace ' ', control, format and private use characters
+// dropped, CJK ideographs set apart by spaces, Hangul syllables made jamo). False for a text it
+// declines.
 bool normalize(std::string_view text, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
       const auto [cp, length] = covered_at(text, i);
-      if (length == 0) return false;  // not covered
-      if (is_cjk_ideograph(cp)) {
-        out->push_back(' ');
-        out->append(text.substr(i, length));
-        out->push_back(' ');
-      } else if (is_hangul_syllable(cp)) {
-        append_jamo(cp, out);
-      } else if (covered(cp)->normalized == nullptr) {
-        return false;  // declined
-      } else {
-        out->append(covered(cp)->normalized);
+      if (length == 0) return false;
+      const Run& run = run_of(cp);
+      switch (run.kind) {
+        case kKept:
+        case kPunctuation: out->append(text.substr(i, length)); break;
+        case kDropped: break;
+        case kPadded:
+          out->push_back(' ');
+          out->append(text.substr(i, length));
+          out->push_back(' ');
+          break;
+        case kHangulSyllable: append_jamo(cp, out); break;
+        case kMapped: out->append(mapped(run, cp).normalized); break;
+        case kDeclined: return false;
       }
       i += length - 1;
     } else if (c == '\t' || c == '\n' || c == '\r') {
@@ -152,9 +160,7 @@ std::size_t characters(std::string_view word) {
 
 }  // namespace
 
-bool WordPieceTokenizer::covers(char32_t c) {
-  return c < 0x80 || covered(c) != nullptr || is_cjk_ideograph(c) || is_hangul_syllable(c);
-}
+bool WordPieceTokenizer::covers(char32_t c) { return c < 0x80 || run_of(c).kind != kDeclined; }
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id,
                                        std::int32_t unk_id, std::size_t max_tokens,

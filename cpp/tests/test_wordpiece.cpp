@@ -173,10 +173,25 @@ POLARMEM_TEST(cjk_ideographs_kana_hangul_and_fullwidth_forms) {
   CHECK(ids(t, "dog \xea\xb0\x80") == (std::vector<std::int32_t>{kCls, 12, 28, 29, kSep}));
   // a fullwidth exclamation mark (U+FF01) is punctuation of its own
   CHECK(ids(t, "dog\xef\xbc\x81") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
+  // a compatibility ideograph (U+F900) is set apart too, as the U+8C48 NFD maps it to; U+4DC0
+  // (a hexagram, between the two ranges) stays in its word; so does U+2B820, which HF's ranges
+  // skip, where U+20000 (Extension B) is set apart
+  CHECK(ids(t,
+            "dog\xef\xa4\x80"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
+  CHECK(ids(t,
+            "dog\xe4\xb7\x80"
+            "dog") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  CHECK(ids(t,
+            "dog\xf0\xab\xa0\xa0"
+            "dog") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  CHECK(ids(t,
+            "dog\xf0\xa0\x80\x80"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
+  // private use (U+E000, U+F0000) is dropped, joining "do" and "g"
+  CHECK(ids(t, "do\xee\x80\x80g") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  CHECK(ids(t, "do\xf3\xb0\x80\x80g") == (std::vector<std::int32_t>{kCls, 12, kSep}));
   std::vector<std::int32_t> out;
-  CHECK(!t.encode("\xef\xa4\x80", &out));  // a compatibility ideograph (U+F900): NFD maps it
-  CHECK(!t.encode("\xe4\xb7\x80", &out));  // U+4DC0, between the two ranges
-  CHECK(!t.encode("\xee\x80\x80", &out));  // U+E000 (private use), in no block
   CHECK(!t.encode("\xe0\x82\xa9", &out));  // an overlong U+00A9: not UTF-8
   CHECK(!t.encode("\xe6\x9d", &out));       // a truncated ideograph
 }
@@ -185,15 +200,13 @@ POLARMEM_TEST(other_characters_and_added_tokens_are_declined) {
   const auto t = tokenizer();
   std::vector<std::int32_t> out{7};
   CHECK(!t.encode("dog \xed\xa0\x80", &out));      // a surrogate (U+D800): not UTF-8
-  CHECK(!t.encode("dog \xf0\x9f\xac\x80", &out));  // U+1FB00, just past the emoji
+  CHECK(!t.encode("dog \xf4\x90\x80\x80", &out));  // U+110000: past Unicode
+  CHECK(!t.encode("dog \xf5\x80\x80\x80", &out));  // no lead byte of UTF-8
   CHECK(!t.encode("\xf0\x8f\xbf\xbf", &out));      // an overlong U+FFFF: not UTF-8
   CHECK(!t.encode("\xf0\x9f\x90", &out));          // a truncated four-byte sequence
   CHECK(!t.encode("\xe2\x80", &out));           // a truncated three-byte sequence
   CHECK(!t.encode("\x80", &out));               // a lone continuation byte
   CHECK(!t.encode("\xc3", &out));               // a truncated sequence
-  CHECK(!t.encode("a\xee\x80\x80", &out));      // private use (U+E000), in no table
-  CHECK(!t.encode("a\xf0\x90\x80\x80", &out));  // Linear B (U+10000), past the Basic Multilingual Plane
-  CHECK(!t.encode("\xce\xa3", &out));           // capital sigma: its lower case depends on its neighbours
   CHECK(!t.encode("a dog [MASK] here", &out));
   CHECK(!t.encode("[CLS]", &out));
   CHECK(!t.encode("[sep] after normalizing", &out));  // also found in the normalized text
@@ -212,6 +225,27 @@ POLARMEM_TEST(symbols_and_emoji_are_words_of_their_own_or_of_their_word) {
   CHECK(ids(t, "dog \xe2\x84\xa2") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
   CHECK(ids(t, "dog \xf0\x9f\x90\xb6") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
   CHECK(ids(t, "dog\xef\xb8\x8f") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+}
+
+POLARMEM_TEST(the_planes_past_the_basic_multilingual_plane) {
+  const auto t = tokenizer();
+  // U+1FB00 (legacy computing) and U+10000 (Linear B) stay in their word; U+10FFFF (a
+  // noncharacter) too; U+E0041 (a tag) and U+E0100 (a variation selector) are dropped
+  CHECK(ids(t, "dog \xf0\x9f\xac\x80") == (std::vector<std::int32_t>{kCls, 12, kUnk, kSep}));
+  CHECK(ids(t, "dog\xf0\x90\x80\x80") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  CHECK(ids(t, "dog\xf4\x8f\xbf\xbf") == (std::vector<std::int32_t>{kCls, kUnk, kSep}));
+  CHECK(ids(t, "do\xf3\xa0\x81\x81g\xf3\xa0\x84\x80") == (std::vector<std::int32_t>{kCls, 12, kSep}));
+  // Deseret capital long I (U+10400) lower-cases to U+10428, the same word either way
+  std::vector<std::int32_t> upper, lower;
+  CHECK(t.encode("\xf0\x90\x90\x80 dog", &upper) && t.encode("\xf0\x90\x90\xa8 dog", &lower));
+  CHECK(upper == lower && upper == (std::vector<std::int32_t>{kCls, kUnk, 12, kSep}));
+  // U+10100 (Aegean word separator line) is punctuation of its own
+  CHECK(ids(t,
+            "dog\xf0\x90\x84\x80"
+            "dog") == (std::vector<std::int32_t>{kCls, 12, kUnk, 12, kSep}));
+  // capital sigma lower-cases to sigma wherever it stands (tokenizers 0.23)
+  CHECK(WordPieceTokenizer::covers(0x3A3) && WordPieceTokenizer::covers(0x10FFFF));
+  CHECK(!WordPieceTokenizer::covers(0xD800) && !WordPieceTokenizer::covers(0x110000));
 }
 
 POLARMEM_TEST(bad_construction_is_refused) {

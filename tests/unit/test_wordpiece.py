@@ -2,13 +2,15 @@
 tokenizer: the same ids for every caption of the packaged dev set, for hostile ASCII, for Latin
 text (every character of U+0080..U+052F, accented words, random mixtures), General Punctuation,
 Armenian, Hebrew, Arabic, Devanagari, Thai, kana, CJK punctuation, fullwidth forms, the CJK
-ideographs and Hangul, text it cannot reproduce declined, and the native encoder's vectors
-unchanged by it."""
+ideographs and Hangul, every code point of planes 1, 2, 3 and 14, private use and the CJK
+compatibility ideographs, only what it cannot reproduce declined, and the native encoder's
+vectors unchanged by it"""
 
 import gzip
 import json
 import random
 import shutil
+import unicodedata
 from importlib import resources
 from pathlib import Path
 
@@ -23,16 +25,10 @@ from polarmem_server.scoring import minilm_checkpoint  # noqa: E402
 from polarmem_server.scoring.minilm_native import MiniLMNativeEncoder  # noqa: E402
 
 LITERALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-# The characters the tables decline (capital sigma: its lower case depends on its neighbours)
-DECLINED_IN_RANGE = frozenset(
-    chr(first + i)
-    for _, first, end in wordpiece_tables.TABLES
-    for i, (normalized, _) in enumerate(wordpiece_tables.entries(first, end))
-    if normalized is None
-)
-# Characters outside the compiled tokenizer's blocks (wordpiece.hpp), some the tables decline and
-# lone surrogates
-NON_ASCII = [
+# The characters the table declines for their neighbours (none in tokenizers 0.23)
+DECLINED = frozenset(chr(cp) for cp in wordpiece_tables.declined())
+# Texts the compiled tokenizer declined before it covered every code point, and a lone surrogate
+ONCE_DECLINED = [
     "emoji \U0001fb00 dog",  # past the emoji blocks
     "\U00010000\U00010001",  # Linear B: past the Basic Multilingual Plane
     "a dog \U00020000",  # a CJK ideograph past the Basic Multilingual Plane
@@ -371,7 +367,7 @@ def hf_differences(tokenizers, texts: list[str]) -> tuple[list[str], int]:
     differ, declined = [], 0
     for text, e in zip(texts, hf.encode_batch(texts)):
         ids = compiled.encode(text)
-        if any(c in DECLINED_IN_RANGE for c in text):
+        if any(c in DECLINED for c in text):
             declined += 1
             if ids is not None:
                 differ.append(text)
@@ -383,11 +379,10 @@ def hf_differences(tokenizers, texts: list[str]) -> tuple[list[str], int]:
 def test_latin_text_gets_hf_ids(tokenizers):
     """U+0080..U+052F (Latin, IPA, combining diacritics, Greek, Cyrillic) through the table
     generated from HF (accents stripped, Unicode lower case, other whitespace, C1 controls and the
-    soft hyphen), WordPiece's 100 characters counted as characters: the ids HF gives, and no text
-    declined but those holding one of the three characters the table declines."""
+    soft hyphen), WordPiece's 100 characters counted as characters: the ids HF gives, with no text
+    declined (capital sigma included: HF lower-cases it to σ wherever it stands)."""
     differ, declined = hf_differences(tokenizers, latin())
-    assert not differ, (len(differ), differ[:5])
-    assert declined > 0  # (the declined characters were met)
+    assert not differ and declined == 0, (len(differ), differ[:5])
 
 
 def test_general_punctuation_gets_hf_ids(tokenizers):
@@ -459,17 +454,92 @@ def test_hangul_gets_hf_ids(tokenizers):
 
 
 def test_the_committed_tables_are_what_hf_gives_today():
+    """The committed table is the generator's (what HF makes of every code point U+0080..U+10FFFF,
+    as runs and mapped characters), a few thousand lines, declining only the surrogates."""
     table = Path(__file__).resolve().parents[2] / "cpp" / "src" / "wordpiece_tables.inc"
-    assert table.read_text() == wordpiece_tables.render(), (
+    text = table.read_text()
+    assert text == wordpiece_tables.render(), (
         "regenerate: .venv/bin/python tests/wordpiece_tables.py > cpp/src/wordpiece_tables.inc"
     )
+    assert text.count("\n") < 6000
+    runs, _ = wordpiece_tables.runs()
+    assert runs[0][0] == 0x80 and runs[-1][:2] == (0x110000, "kDeclined")
+    assert [(first, end) for (first, kind, _), (end, _, _) in zip(runs, runs[1:]) if kind == "kDeclined"] == [
+        (0xD800, 0xE000)
+    ]
 
 
 def test_text_it_cannot_reproduce_is_declined(tokenizers):
-    compiled, _ = tokenizers
-    assert all(compiled.encode(text) is None for text in NON_ASCII)
+    compiled, hf = tokenizers
+    assert compiled.encode(ONCE_DECLINED[-1]) is None  # a lone surrogate has no UTF-8
+    texts = ONCE_DECLINED[:-1]
+    assert [compiled.encode(text) for text in texts] == [e.ids for e in hf.encode_batch(texts)]
     with pytest.raises(TypeError):
         compiled.encode(b"a dog")
+
+
+def test_no_vocabulary_token_holds_a_combining_mark_hf_keeps(tokenizers):
+    """NFD's canonical ordering moves adjacent combining marks, which the compiled tokenizer keeps
+    in text order: the ids agree because no token of the vocabulary holds a mark HF keeps (not
+    stripped as an accent) and none is punctuation, so a word with one is [UNK] in either order."""
+    entries = wordpiece_tables.entries()
+    kept = {c for text, _ in entries.values() for c in text or "" if unicodedata.combining(c)}
+    assert "\ua9c0" in kept and "\U0001d165" in kept  # Javanese pangkon, a musical symbol's stem
+    vocabulary = json.loads((minilm_checkpoint.model_dir() / "tokenizer.json").read_text())["model"]["vocab"]
+    assert not any(kept & set(token) for token in vocabulary)
+    assert not any(entries[ord(c)][1] for c in kept)
+    differ, _ = hf_differences(tokenizers, ["a\u302e\u1b44 dog", "\ua9c0\u1d16d\U0001d165 x", "\U0001d160\U0001d16d"])
+    assert not differ
+
+
+PLANE_WORDS = [
+    "\U00010400\U00010401 \U00010428 dog",  # Deseret capitals and small letters
+    "\U000104b0\U000104d8 osage",  # Osage
+    "\U0001e900\U0001e922 adlam",  # Adlam
+    "\U00010c80\U00010cc0 old hungarian",  # Old Hungarian
+    "\U000118a0\U000118c0 warang citi",  # Warang Citi
+    "\U00016e40\U00016e60 medefaidrin",  # Medefaidrin
+    "\U0001109a\U0001109c\U000110ab kaithi",  # Kaithi letters NFD decomposes
+    "\U0001112e\U0001112f chakma",  # Chakma two-part vowel signs
+    "\U0001d15e\U0001d160\U0001d1bb music",  # musical symbols NFD decomposes
+    "\U0002f800\U0002fa1d\uf900\ufa0e compat",  # CJK compatibility ideographs, padded
+    "dog\U00020000dog \U0002b820\U0002b920 \U00030000 ideographs",  # Extension B, HF's gap, Extension G
+    "tag\U000e0001\U000e0041s and a selector\U000e0100",  # tags and variation selectors: dropped
+    "private\ue000\uf8ff\U000f0000\U0010fffd use",  # private use: dropped
+    "unassigned \U0003ffff\U000e0fff\U0010ffff\U00031350",
+    "\U0001f9d1\u200d\U0001f4bb \U0001fb00\U0001fbf0",  # emoji, legacy computing
+    "\U00010100\U0001039f\U00012470 punctuation",  # Aegean, Ugaritic, cuneiform punctuation
+]
+
+
+def plane_code_points() -> list[int]:
+    """Every code point of planes 1, 2, 3 and 14, the Basic Multilingual Plane's private use and
+    compatibility ideographs, and every 97th of the private use planes 15 and 16 with their ends."""
+    planes = [*range(0x10000, 0x40000), *range(0xE0000, 0xE1000), *range(0xE000, 0xFB00)]
+    return planes + [*range(0xF0000, 0x110000, 97), 0xFFFFD, 0xFFFFF, 0x10FFFD, 0x10FFFF]
+
+
+def planes() -> list[str]:
+    """Each code point of plane_code_points() once, between ASCII letters ("dog{c}s", sixteen to a
+    text), everyday words of the new planes, and 3,000 random mixtures of ASCII, punctuation and
+    12 of those code points."""
+    chars = [chr(cp) for cp in plane_code_points()]
+    texts = PLANE_WORDS + [" ".join(f"dog{c}s" for c in chars[at : at + 16]) for at in range(0, len(chars), 16)]
+    rng = random.Random(20)
+    for _ in range(3000):
+        alphabet = ASCII_LETTERS + "\u2014\u201c()" + "".join(rng.sample(chars, 12))
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))))
+    return texts
+
+
+def test_the_planes_past_the_basic_multilingual_plane_get_hf_ids(tokenizers):
+    """Every code point of planes 1, 2, 3 and 14 (assigned or not), private use and the CJK
+    compatibility ideographs, inside words and in random mixtures: the ids HF gives, with no
+    text declined."""
+    texts = planes()
+    differ, declined = hf_differences(tokenizers, texts)
+    assert not differ and declined == 0, (len(differ), differ[:5])
+    assert len(texts) > 15_000
 
 
 def test_a_tokenizer_json_of_another_layout_has_no_compiled_tokenizer(tmp_path):
@@ -500,8 +570,8 @@ def hf_vectors(native, texts):
 
 def test_the_native_encoder_gives_the_vectors_of_hf_ids(native):
     assert native.compiled_tokenizer is not None
-    # (NON_ASCII's last, a lone surrogate, no tokenizer takes)
-    texts = captions()[::500] + ["", "[CLS] a dog", "x" * 101, "hello world " * 200] + NON_ASCII[:-1]
+    # (ONCE_DECLINED's last, a lone surrogate, no tokenizer takes)
+    texts = captions()[::500] + ["", "[CLS] a dog", "x" * 101, "hello world " * 200] + ONCE_DECLINED[:-1]
     np.testing.assert_array_equal(native.encode(texts), hf_vectors(native, texts))
 
 

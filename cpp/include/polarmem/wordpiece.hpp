@@ -4,32 +4,29 @@
 // truncated to max_tokens. The compiled path tokenizes a query with it, so the library and the
 // compiled path give a text the same ids without Python.
 //
-// What it covers, each as HF does:
+// What it covers, each as HF does: every Unicode scalar value.
 // - ASCII: NUL and control characters dropped, \t \n \r a space, A-Z lower-cased;
-// - through tables generated from HF itself (cpp/src/wordpiece_tables.inc: accents and other
-//   combining marks stripped, Unicode lower case, NBSP and the typographic spaces a space, the
-//   soft hyphen and format characters dropped): U+0080..U+052F (Latin, IPA, Greek, Cyrillic:
-//   "Zoë", "Łódź", "Αθήνα", "Москва"), U+0530..U+1FFF (Armenian, Hebrew, Arabic, Syriac, Thaana,
-//   Devanagari and the other Indic scripts, Sinhala, Thai, Lao, Tibetan, Myanmar, Georgian,
-//   Ethiopic, Khmer, Mongolian, Vietnamese letters, Greek Extended; a few two-part Indic vowel
-//   signs become their two parts, as NFD splits them; round 29 past Devanagari, Thai and the
-//   Hangul Jamo U+1100..U+11FF), U+2000..U+206F (General
-//   Punctuation: "Maya’s — “done”…"), U+2070..U+2BFF (superscripts, currency "€", letterlike
-//   "™", arrows, mathematical and technical symbols, shapes, dingbats "✓ ❤"), U+3000..U+318F (CJK
-//   punctuation, kana with their voicing marks stripped, Bopomofo, Hangul Compatibility Jamo),
-//   U+FE00..U+FE0F (variation selectors, stripped), U+FF00..U+FFEF (fullwidth forms), the rest
-//   of the Basic Multilingual Plane but the surrogates, private use and the CJK compatibility
-//   ideographs (Glagolitic, Coptic, Tifinagh, Yi, Vai, presentation forms...: round 29) and
-//   U+1F000..U+1FAFF (emoji and pictographs: "🐶 👍🏽", round 29);
+// - every other code point through a table generated from HF itself (cpp/src/wordpiece_tables.inc,
+//   runs of code points that behave alike and the normalized text of those that change):
+//   accents and other combining marks stripped ("Zoë", "Łódź", "Αθήνα", Indic vowel signs, kana
+//   voicing marks, variation selectors), Unicode lower case (Latin, Greek, Cyrillic, Armenian,
+//   Deseret, Osage, Adlam...), NFD's decompositions (a few two-part vowel signs, the musical
+//   symbols), NBSP and the typographic spaces a space, control, format and private use characters
+//   dropped, the rest as it is (scripts, symbols, emoji "🐶 👍🏽", unassigned code points), and
+//   Unicode's punctuation split off ("Maya’s — “done”…");
 // - a Hangul syllable (U+AC00..U+D7A3) becomes its conjoining jamo, as NFD makes it;
-// - the CJK ideographs of U+3400..U+4DBF and U+4E00..U+9FFF ("東京") are set apart by spaces, as
-//   HF's handle_chinese_chars does, so each is a word of its own.
+// - the CJK ideographs HF's handle_chinese_chars names ("東京": U+3400..U+4DBF, U+4E00..U+9FFF,
+//   Extensions B to F but U+2B820..U+2B91F) are set apart by spaces, so each is a word of its own;
+//   so are the compatibility ideographs (U+F900..U+FAFF, U+2F800..U+2FA1F), as the unified
+//   ideographs NFD maps them to.
 // The pre-tokenizer splits on spaces and makes every punctuation character a word of its own.
-// Any other character (private use, the CJK compatibility ideographs, everything past the Basic
-// Multilingual Plane but the emoji blocks), and capital sigma, whose HF answer depends on more
-// than the character (final sigma), is declined, and so is a text
-// containing an added token's content (HF splits "[CLS]" out as one token): encode() returns
-// false and the caller asks the HF tokenizer.
+// Declined (encode() returns false): a character whose HF answer depends on its neighbours (the
+// generator finds none in tokenizers 0.23, whose lower case of capital sigma is always σ), text
+// that is not UTF-8, and a text containing an added token's content (HF splits "[CLS]" out as one
+// token).
+// NFD's canonical ordering of adjacent combining marks HF keeps (spacing marks such as U+A9C0,
+// marks newer than its category tables) is not done: no token of the BERT uncased vocabulary holds
+// one, so a word with one is [UNK] in either order.
 //
 // Immutable after construction: any number of threads may encode at once.
 #pragma once
@@ -52,12 +49,12 @@ class WordPieceTokenizer {
   WordPieceTokenizer(std::vector<std::string> vocabulary, std::int32_t cls_id, std::int32_t sep_id, std::int32_t unk_id,
                      std::size_t max_tokens, std::vector<std::string> declined_literals, bool latin = true);
 
-  // False when the text holds a character outside the covered range or a declined literal (ids
+  // False when the text holds a declined character, is not UTF-8, or holds a declined literal (ids
   // untouched); otherwise ids holds [CLS], the first max_tokens - 2 word pieces and [SEP].
   bool encode(std::string_view text, std::vector<std::int32_t>* ids) const;
 
-  // Whether code point `c` is one the tokenizer reproduces (ASCII, its tables' blocks, the CJK
-  // ideographs, the Hangul syllables): a text with any other is declined.
+  // Whether code point `c` is one the tokenizer reproduces (every Unicode scalar value its table
+  // does not decline): a text with any other is declined.
   static bool covers(char32_t c);
 
   std::size_t max_tokens() const { return max_tokens_; }
