@@ -1,6 +1,5 @@
 """The dev sweep that chose the agent recall's settings (cpp/include/polarmem/answer_recall.hpp
-kAgentRule, swept through polarmem_server/library/answer_recall.py's TOPIC_COVERAGE,
-VERIFIED_BONUS, CONTRADICTION_PENALTY, which the library passes to the core): the library in process (the same recall
+kAgentRule, swept through the core entry's agent_rule: library/core_recall.py CoreRecall): the library in process (the same recall
 the MCP tool calls), every combination on the DEV splits of tests/data/agent_memory and
 tests/data/conversations, scored as benchmarks/agent_memory.py scores them. Held-out data is
 never read here.
@@ -21,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_memory import DATA, count_conversation, count_question, jsonl, summarise, summarise_conversation  # noqa: E402
 
-from polarmem_server.library import answer_recall  # noqa: E402
+from polarmem_server.library import CoreRecall  # noqa: E402
 from polarmem_server.domain.items import ItemInput  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
 from polarmem_server.library.memory import Memory  # noqa: E402
@@ -50,11 +49,7 @@ def main() -> int:
     turns_of = {o["id"]: set(o["turn_ids"]) for o in observations}
     rows = []
     for coverage, bonus, penalty in itertools.product(COVERAGE, BONUS, PENALTY):
-        answer_recall.TOPIC_COVERAGE, answer_recall.VERIFIED_BONUS, answer_recall.CONTRADICTION_PENALTY = (
-            coverage,
-            bonus,
-            penalty,
-        )
+        CoreRecall(agent_rule=(coverage, bonus, penalty)).attach(memory)  # the core's entry with this rule
         counts: dict = defaultdict(int)
         for q in questions:
             result = memory.recall("notes", q["question"], k=5, mode="answer")

@@ -68,7 +68,7 @@ std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces
 }
 
 // The searches of a backend that searches itself, from the Python object the servicer hands over
-// for one call (api/core_recall.py BackendSearches): search(vectors [(space, values, weight)],
+// for one call (library/core_recall.py BackendSearches): search(vectors [(space, values, weight)],
 // metadata [(key, value)], **fields named as storage/backend.py SearchRequest's) -> ([(id, tier,
 // score, record bytes or None)], (conflict, neutral, entailed)); records(ids) -> [record bytes or b""].
 // Each call takes the interpreter lock the core entry released (the servicer's thread: its read
@@ -120,16 +120,29 @@ PYBIND11_MODULE(_front, m) {
       .def(py::init([](std::size_t max_top_k, std::size_t max_ef_search, double max_soft_lambda,
                        std::size_t max_query_concepts, std::size_t max_metadata_keys,
                        std::size_t max_metadata_key_bytes, std::size_t max_metadata_value_bytes,
-                       std::size_t max_metadata_total_bytes, std::size_t default_top_k, double default_recency_weight) {
-             return std::make_shared<NamespaceViews>(
-                 RequestLimits{max_top_k, max_ef_search, max_soft_lambda, max_query_concepts, max_metadata_keys,
-                               max_metadata_key_bytes, max_metadata_value_bytes, max_metadata_total_bytes,
-                               default_top_k, default_recency_weight});
+                       std::size_t max_metadata_total_bytes, std::size_t default_top_k, double default_recency_weight,
+                       std::tuple<double, double, double> agent_rule) {
+             const auto [coverage, bonus, penalty] = agent_rule;
+             return std::make_shared<NamespaceViews>(RequestLimits{max_top_k,
+                                                                   max_ef_search,
+                                                                   max_soft_lambda,
+                                                                   max_query_concepts,
+                                                                   max_metadata_keys,
+                                                                   max_metadata_key_bytes,
+                                                                   max_metadata_value_bytes,
+                                                                   max_metadata_total_bytes,
+                                                                   default_top_k,
+                                                                   default_recency_weight,
+                                                                   {coverage, bonus, penalty}});
            }),
            py::kw_only(), py::arg("max_top_k"), py::arg("max_ef_search"), py::arg("max_soft_lambda"),
            py::arg("max_query_concepts"), py::arg("max_metadata_keys"), py::arg("max_metadata_key_bytes"),
            py::arg("max_metadata_value_bytes"), py::arg("max_metadata_total_bytes"), py::arg("default_top_k"),
-           py::arg("default_recency_weight"), "the library's bounds on a Recall's fields (domain/query.py)")
+           py::arg("default_recency_weight"),
+           py::arg("agent_rule") = std::make_tuple(answer::kAgentRule.topic_coverage, answer::kAgentRule.verified_bonus,
+                                                   answer::kAgentRule.contradiction_penalty),
+           "the library's bounds on a Recall's fields (domain/query.py); `agent_rule`: answer mode's "
+           "(topic coverage, verified bonus, contradiction penalty), the dev sweep's to vary")
       .def(
           "set",
           [](NamespaceViews& self, const std::string& ns, std::shared_ptr<Index> index, std::shared_ptr<ItemIds> ids,

@@ -19,7 +19,7 @@ namespace polarmem::front {
 // (its own peer is then the private socket's).
 inline constexpr const char* kPeerHeader = "x-polarmem-peer";
 // Metadata telling the library that a Recall came through the front, so it hands the front the
-// namespace's view when the front holds none (api/core_recall.py).
+// namespace's view when the front holds none (library/core_recall.py).
 inline constexpr const char* kFrontHeader = "x-polarmem-fast-front";
 
 // What a handed-over call carries to the library: the caller's metadata (less HTTP/2's and

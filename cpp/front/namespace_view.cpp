@@ -124,7 +124,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
 // each weighted by `weights` (1 where none is given). With `text_fills_sem` (a text query) the
 // `sem` term is the text's embedding unless the request gives `sem` itself, as recall.py embeds
 // the text only then (plan->text_term says which term answer() fills). False for a space the
-// namespace lacks, several query rows or a vector of the wrong length: the library says why. (A
+// namespace lacks or a vector of the wrong length: the library says why. (A
 // multi-vector space takes one query vector, scored by max-sim in the index, as in the library.)
 bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, bool text_fills_sem,
                  RecallPlan* plan) {
@@ -142,7 +142,8 @@ bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest
     }
     ++found;
     const auto& values = given->second.values();
-    if (given->second.rows() > 1 || static_cast<std::size_t>(values.size()) != space.dim) return false;
+    // (a query is one vector per space whatever its rows say, as the library reshapes it)
+    if (static_cast<std::size_t>(values.size()) != space.dim) return false;
     plan->request.vectors.push_back({space.name, {values.begin(), values.end()}, weighted});
   }
   return found == static_cast<std::size_t>(request.vectors_size());
@@ -265,6 +266,7 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   if (answer_mode) {  // the core's agent recall: its searches set mode, k and concepts, nothing else
     if (!has_records) return std::nullopt;
     plan.answer_k = k;
+    plan.answer_rule = view.limits.agent_rule;
     plan.response_template.set_mode_used(v1::RECALL_MODE_ANSWER);
   } else {
     plan.explain = (request.has_explain() ? request.explain() : true) || request.include_context();

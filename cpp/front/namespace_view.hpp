@@ -1,6 +1,6 @@
 // What the core holds of a namespace so that it plans every Recall of it itself: the
 // namespace's core objects, how its names bind, its text path, its rule and the limits the
-// library checks a request against. The library hands it over (api/core_recall.py: in the
+// library checks a request against. The library hands it over (library/core_recall.py: in the
 // background, or after a Recall it answered) and drops it whenever what it was made from changes
 // (settings, rule, an alias, deletion, a replica's reopening: domain/namespace.py ChangeLock); a
 // write that only appends concepts extends its names.
@@ -40,6 +40,9 @@ struct RequestLimits {
   std::size_t max_metadata_total_bytes = 0;
   std::size_t default_top_k = 0;
   double default_recency_weight = 0.0;
+  // The agent recall's rule (answer_recall.hpp): kAgentRule but in the dev sweep that chose it
+  // (benchmarks/agent_memory_sweep.py), which runs others through this.
+  answer::AnswerRule agent_rule = answer::kAgentRule;
 };
 
 // A confidence ranking as the core's searches apply it (domain/confidence.py levels, weights)

@@ -711,7 +711,7 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
   const answer::RunSearch& run = plan.backend != nullptr ? backend_run : index_run;
   answer::Recalled recalled;
   try {
-    recalled = answer::answer_recall(query, question, plan.answer_k, run, read);
+    recalled = answer::answer_recall(query, question, plan.answer_k, run, read, plan.answer_rule);
   } catch (const Declined&) {
     return false;
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "polarmem/answer_recall.hpp"
 #include "polarmem/index.hpp"
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
@@ -120,6 +121,7 @@ struct RecallPlan {
   // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.
   std::size_t answer_k = 0;
+  answer::AnswerRule answer_rule = answer::kAgentRule;
   // The core runs the Recall (recall_run.hpp) with `request` as its search; these are what it
   // asks the run beyond that search. recency_k > 0: the recency term
   // (recency_half_life_s; hard or off, exact), the Recall's k being recency_k (`request`'s k is

@@ -94,7 +94,7 @@ class ServerConfig:
     # "auto": the compiled front where it was built and serves (local backend; with processes > 1,
     # one front per process on the shared port).
     front: str = "auto"  # auto | compiled | python
-    # When the core gets a namespace's view (api/core_recall.py): eager, at start-up and again
+    # When the core gets a namespace's view (library/core_recall.py): eager, at start-up and again
     # right after a write drops it; on_recall, by the namespace's next Recall, before the core answers it.
     core_views: str = "eager"  # eager | on_recall
     graph_checkpoint_s: float = (

@@ -8,7 +8,7 @@ streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private U
 caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly as
 the library gave it.
 
-It answers a Recall through the one core entry (api/core_recall.py, which says what it answers
+It answers a Recall through the one core entry (library/core_recall.py, which says what it answers
 and what it leaves to the library): the request planned from its namespace's view and answered
 by the core. The Python listener hands it the views; the calls it forwards are answered by the
 library, which tries no core answer again. Tokens: the front checks bearer tokens like
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from polarmem_server.api.core_recall import CoreRecall, unavailable_reason  # noqa: F401 - re-exported
+from polarmem_server.library import CoreRecall, unavailable_reason  # noqa: F401 - re-exported
 
 FRONT_HEADER = "x-polarmem-fast-front"
 PEER_HEADER = "x-polarmem-peer"
@@ -37,10 +37,6 @@ def caller_peer(context) -> str:
             if key == PEER_HEADER:
                 return value
     return peer
-
-
-def came_through_front(context) -> bool:
-    return any(key == FRONT_HEADER for key, _ in (context.invocation_metadata() or ()))
 
 
 class FastFrontHost:

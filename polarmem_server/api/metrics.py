@@ -213,8 +213,8 @@ class ServerMetrics:
         self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
         self.recall_answered = Counter(
             "polarmem_recall_answered",
-            "Recalls the Python listener answered, by what answered them: the core from the namespace's "
-            "view (api/core_recall.py) or the library",
+            "Recalls the Python listener answered, by what answered them: the core's entry "
+            "(library/core_recall.py) answers every one",
             ["by"],
             registry=r,
         )

@@ -25,7 +25,7 @@ starts before the store opens (health answers NOT_SERVING through it meanwhile),
 memory's writes once it is open, and stops first on shutdown (its handed-over calls need this
 server). With several processes each runs its own front on the shared port. Where it was not
 built, or with the Milvus backend, the Python listener takes the address itself; it then
-answers each Recall through the same core entry (api/core_recall.py) where the entry was built
+answers each Recall through the same core entry (library/core_recall.py) where the entry was built
 and the backend is local, and through the library otherwise.
 """
 
@@ -57,7 +57,7 @@ from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
-from polarmem_server.api.core_recall import KEEP_VIEWS_INTERVAL_S, CoreRecall
+from polarmem_server.library import KEEP_VIEWS_INTERVAL_S, CoreRecall
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
     REPLICA_POLL_S,
@@ -623,16 +623,15 @@ class PolarMemServer:
             self.metrics.attach(memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(memory))
-        if self.core_recall is None and unavailable_reason() is None:
-            self.core_recall = CoreRecall()  # the Python listener has the address: it calls the core itself
-        if self.core_recall is not None and self.core_recall.attach(memory):
-            self._service.core_recall = self.core_recall
-        if self._service.core_recall is not None and cfg.core_views == "eager":
-            # views of every namespace, made again after each write that drops one (api/core_recall.py)
+        if self.core_recall is not None:
+            self.core_recall.attach(memory)  # the front's views answer the memory's Recalls too
+        self.core_recall = memory.core
+        if cfg.core_views == "eager":
+            # views of every namespace, made again after each write that drops one (library/core_recall.py)
             self.daemons.start(
                 "polarmem-core-views",
                 KEEP_VIEWS_INTERVAL_S,
-                self._service.core_recall.keep_views,
+                memory.core.keep_views,
                 failure_backoff_s=1.0,
             )
         self._service.fast_front = self.fast_front

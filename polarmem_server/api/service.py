@@ -21,14 +21,13 @@ from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
-from polarmem_server.api.core_recall import CoreRecall
-from polarmem_server.api.fast_front import FastFrontHost, came_through_front
+from polarmem_server.api.fast_front import FastFrontHost
 from polarmem_server.api.status import DeadlineExceeded, public_message, status_for
 from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count, content_id
 from polarmem_server.domain.mixtures import calibration_fields
 from polarmem_server.domain.partition import PARTITION_FIELDS
-from polarmem_server.domain.query import DEFAULT_CONTEXT_BUDGET_CHARS, DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode
+from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
 from polarmem_server.errors import (
@@ -51,7 +50,6 @@ from polarmem_server.library import (
     clear_namespace,
     list_items,
     parse_page_token,
-    render_context,
     update_item,
     wait_for_encoder,
 )
@@ -379,43 +377,6 @@ def calibration_view(model) -> pb.Calibration:
     return pb.Calibration(**calibration_fields(model))
 
 
-def add_hits(field, hits, namespace: Namespace, include_item: bool) -> None:
-    """Appends hits to a response's repeated Hit field in place; a hit recalled without
-    explanations (no record) carries no text, uri or item."""
-    for rank, hit in enumerate(hits, start=1):
-        record = hit.record
-        if record is None:
-            field.add(
-                rank=rank,
-                id=hit.item_id,
-                s_log=hit.tier,
-                s_sem=hit.score,
-                status=hit.status,
-                absence_verified=hit.absence_verified,
-                entailed_by=hit.entailed_by,
-                conflicted_by=hit.conflicted_by,
-            )
-        else:
-            message = field.add(
-                rank=rank,
-                id=hit.item_id,
-                s_log=hit.tier,
-                s_sem=hit.score,
-                status=hit.status,
-                absence_verified=hit.absence_verified,
-                entailed_by=hit.entailed_by,
-                conflicted_by=hit.conflicted_by,
-                reasons=hit.reasons,
-                text=record.text,
-                uri=record.uri,
-                metadata=dict(record.metadata),
-                answer=hit.answer,
-                superseded_by=hit.superseded_by,
-            )
-            if include_item:
-                message.item.CopyFrom(item_view(namespace, record))
-
-
 # ---- the servicer -------------------------------------------------------------------------
 
 
@@ -440,8 +401,6 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         self.verifier = verifier  # the server hands it to Memory (its verification port)
         # the compiled Recall front's host (api/fast_front.py), when the server runs one
         self.fast_front: FastFrontHost | None = None
-        # the one core entry for Recall (api/core_recall.py), where the memory's backend has views
-        self.core_recall: CoreRecall | None = None
         self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
 
     @property
@@ -619,96 +578,35 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         for kind in request.kinds:
             if kind not in KIND_NAMES:
                 raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
-        # Where the compiled front listens, every call here came through it: it has asked the core.
-        core = self.core_recall
-        if core is not None:
-            answered = core.answer(request, front_asked=self.fast_front is not None, deadline=deadline)
-            if answered is not None and request.include_items:
-                answered = self._with_items(request.namespace, answered)
-            if answered is not None:
-                check_deadline(deadline)
-                self.metrics.count_recall(answered, "core")
-                return answered
-        explain = request.explain if request.HasField("explain") else True
-        namespace = self.memory.namespace(request.namespace)
-        wait_for_encoder(namespace.settings.encoder, deadline)
-        epoch = namespace.write_lock.view_epoch  # (read before the library reads the namespace)
-        result = self._recall(request, explain)
+        answered = self.memory.core.answer(request, deadline)
+        if request.include_items:
+            answered = self._with_items(request, answered, deadline)
         check_deadline(deadline)
-        response = self._recall_response(request, namespace, result)
-        self.metrics.count_recall(response, "library")
-        if core is not None and (self.fast_front is None or came_through_front(context)):
-            # The core answers the namespace's next Recalls itself from its view (api/core_recall.py).
-            core.offer_view(namespace, epoch)
-        return response
+        self.metrics.count_recall(answered, "core")
+        return answered
 
-    def _with_items(self, ns: str, response: pb.RecallResponse) -> pb.RecallResponse | None:
-        """The core's answer with each hit's full item, read from its record in one read (None:
-        an item went since the core's search; the library then answers the call)."""
-        hits = [*response.hits, *response.suppressed]
-        records = self.memory.get_items(ns, [hit.id for hit in hits])
-        if any(record is None for record in records):
-            return None
+    def _with_items(self, request, response: pb.RecallResponse, deadline: float) -> pb.RecallResponse:
+        """The core's answer with each hit's full item, read from its record in one read; an item
+        forgotten since the core's answer is asked for again (twice), then left out."""
+        ns = request.namespace
+        for attempt in range(3):
+            ids = [hit.id for hit in (*response.hits, *response.suppressed)]
+            records = dict(zip(ids, self.memory.get_items(ns, ids)))
+            if None not in records.values() or attempt == 2:
+                break
+            response = self.memory.core.answer(request, deadline)
         namespace = self.memory.namespace(ns)
-        for hit, record in zip(hits, records):
-            hit.item.CopyFrom(item_view(namespace, record))
-        return response
-
-    def _recall(self, request, explain: bool):
-        # Records are read only for what needs them: explanations, the context, full items.
-        return self.memory.recall(
-            request.namespace,
-            request.text,
-            vectors=vectors_from(request.vectors, "vectors"),
-            required=list(request.required) or None,
-            forbidden=list(request.forbidden) or None,
-            k=request.top_k if request.HasField("top_k") else DEFAULT_TOP_K,
-            mode=MODE_NAMES[request.mode],
-            soft_lambda=request.soft_lambda if request.HasField("soft_lambda") else DEFAULT_SOFT_LAMBDA,
-            exclude_conflicts=request.exclude_conflicts,
-            kinds=[KIND_NAMES[k] for k in request.kinds] or None,
-            metadata=dict(request.metadata_equals) or None,
-            weights=dict(request.weights) or None,
-            suppressed_k=request.suppressed_k,
-            explain=explain or request.include_context or request.include_items,
-            allow_unknown_concepts=request.allow_unknown_concepts,
-            approximate=request.approximate,
-            ef_search=request.ef_search,
-            rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None,
-            recency_half_life_s=request.recency_half_life_s if request.HasField("recency_half_life_s") else None,
-            recency_weight=request.recency_weight if request.HasField("recency_weight") else None,
-        )
-
-    def _recall_response(self, request, namespace: Namespace, result) -> pb.RecallResponse:
-        """Fills one response in place (hits added to its repeated fields, no message copies)."""
-        plan = result.plan
-        response = pb.RecallResponse(
-            mode_used=MODE_CODES[RecallMode(result.mode_used)],
-            mode_reason=result.mode_reason,
-            answer_summary=result.answer_summary,
-        )
-        counts = result.tier_counts
-        tiers = response.tier_counts
-        tiers.entailed, tiers.neutral, tiers.conflict = counts["entailed"], counts["neutral"], counts["conflict"]
-        parse = response.parse
-        parse.explicit = plan.explicit
-        parse.required.extend(result.required)
-        parse.forbidden.extend(result.forbidden)
-        parse.unknown.extend(plan.unknown)
-        for phrase, concept, similarity in plan.mapped:
-            parse.mapped.add(phrase=phrase, concept=concept, similarity=similarity)
-        for name, suggestions in plan.unknown_concepts:
-            parse.unknown_concepts.add(name=name, did_you_mean=suggestions)
-        add_hits(response.hits, result.hits, namespace, request.include_items)
-        add_hits(response.suppressed, result.suppressed, namespace, request.include_items)
-        if request.include_context:
-            response.context = render_context(
-                namespace,
-                result.hits,
-                request.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS,
-                result.required + result.forbidden,
-                result.answer_summary,
-            )
+        for field in (response.hits, response.suppressed):
+            kept = [hit for hit in field if records[hit.id] is not None]
+            for rank, hit in enumerate(kept, start=1):
+                hit.rank = rank
+                hit.item.CopyFrom(item_view(namespace, records[hit.id]))
+            if len(kept) < len(field):
+                copies = [pb.Hit() for _ in kept]
+                for copy, hit in zip(copies, kept):
+                    copy.CopyFrom(hit)
+                del field[:]
+                field.extend(copies)
         return response
 
     @answers_with_token

@@ -44,7 +44,7 @@ class ChangeLock:
     comes between the change and what they do with it. ``view_epoch`` counts the writes that
     dropped the view; a reader that saw the same epoch before and after its work, and checks it
     while holding the lock, knows what it read is still the namespace's. The compiled front's
-    views are handed over and dropped that way (api/core_recall.py)."""
+    views are handed over and dropped that way (library/core_recall.py)."""
 
     def __init__(self, name: str, fingerprint, appended) -> None:
         self.name = name
@@ -92,11 +92,11 @@ class ChangeLock:
         """Call while holding the lock: its release tells the listeners (the namespace is going)."""
         self._invalidated = True
 
-    def unchanged_since(self, epoch: int, then) -> bool:
+    def unchanged_since(self, epoch: int, then, wait_s: float = 0.0) -> bool:
         """Runs ``then()`` while holding the lock, if no write holds it and no write that dropped
-        the view ran since ``epoch`` (a ``view_epoch``) was read; returns whether it ran. Never
-        waits, never counts as a write."""
-        if not self._lock.acquire(blocking=False):
+        the view ran since ``epoch`` (a ``view_epoch``) was read; returns whether it ran. Waits
+        up to ``wait_s`` for a write that holds the lock (0: never waits); never counts as a write."""
+        if not (self._lock.acquire(timeout=wait_s) if wait_s > 0 else self._lock.acquire(blocking=False)):
             return False
         try:
             if self._depth or self.view_epoch != epoch:

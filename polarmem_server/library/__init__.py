@@ -1,7 +1,7 @@
 """The library: PolarMem without gRPC, and the one face the layers above use (the API and the
 faces import nothing but this package of it: tests/unit/test_layers.py). ``Memory`` is its facade
 (memory.py: namespaces over one storage backend); the modules beside it each do one of its jobs
-(recall planning and answer mode, the write primitive, namespace updates, item operations, the
+(the core's Recall entry and its answers as objects, the write primitive, namespace updates, item operations, the
 replicas of a multi-process server, background upkeep in daemons.py).
 
     from polarmem_server.library import ItemInput, Memory, NamespaceSettings
@@ -24,44 +24,47 @@ from polarmem_server.library.item_operations import (
 )
 from polarmem_server.library.memory import DEFAULT_TEMPLATES, ItemInput, Memory, Namespace, NamespaceSettings
 from polarmem_server.library.namespace_autocreate import AutoCreate
-from polarmem_server.library.recall import (
+from polarmem_server.library.core_recall import (
     CONFIDENCE_NOT_APPLIED,
-    Hit,
-    RecallMode,
-    RecallResult,
-    concept_vectors,
-    render_context,
+    KEEP_VIEWS_INTERVAL_S,
+    CoreRecall,
+    check_recall,
+    unavailable_reason,
 )
+from polarmem_server.library.recall import Hit, QueryParse, RecallMode, RecallResult
 from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory, change_board, open_primary, open_replica
 from polarmem_server.library.vocabulary_reads import parse_page_token
 
 __all__ = [
     "CONFIDENCE_NOT_APPLIED",
     "DEFAULT_ITEMS_PAGE",
+    "KEEP_VIEWS_INTERVAL_S",
     "DEFAULT_TEMPLATES",
     "MAX_ITEMS_PAGE",
     "UPDATABLE_ITEM_FIELDS",
     "AutoCreate",
     "Daemon",
     "Daemons",
+    "CoreRecall",
     "Hit",
     "ItemInput",
     "Memory",
     "Namespace",
     "NamespaceSettings",
+    "QueryParse",
     "RecallMode",
     "RecallResult",
     "ReplicaFollower",
     "ReplicaMemory",
     "change_board",
+    "check_recall",
     "clear_namespace",
-    "concept_vectors",
     "learn_names",
     "list_items",
     "open_primary",
     "open_replica",
     "parse_page_token",
-    "render_context",
+    "unavailable_reason",
     "update_item",
     "wait_for_encoder",
 ]

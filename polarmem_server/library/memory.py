@@ -35,11 +35,12 @@ from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quo
 from polarmem_server.library import (
     concept_backfill,
     encoder_warmup,
-    namespace_recall,
     namespace_updates,
     verify_items,
     vocabulary_reads,
 )
+from polarmem_server.library import recall as core_answers
+from polarmem_server.library.core_recall import CoreRecall
 from polarmem_server.library.daemons import Daemons
 from polarmem_server.scoring.verification import Verifier
 from polarmem_server.storage.backend import POLARITIES, Backend, ItemWrite, NamespaceCounts
@@ -86,6 +87,9 @@ class Memory:
         # front's view of it holds ends, and the concepts it only appended or None
         # (domain/namespace.py ChangeLock).
         self.change_listeners: list[Callable[[str, Appended | None], None]] = []
+        # the one Recall entry, the core's (core_recall.py); a server hands it its own (attach)
+        self.core = CoreRecall()
+        self.core.attach(self)
         records = self.backend.namespaces()
         bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
         for record in records:
@@ -118,7 +122,7 @@ class Memory:
         """Opens namespace `name` afresh from `record` (its index, vocabulary and settings as the
         backend now holds them), or forgets it when `record` is None: how a read replica catches
         up with its primary (api/processes.py). The core's view of the old one goes with it
-        (api/core_recall.py): it held the old index."""
+        (library/core_recall.py): it held the old index."""
         with self._lock:
             old = self._namespaces.pop(name, None)
             if record is not None:
@@ -454,6 +458,6 @@ class Memory:
     def concept_stats(self, ns: str, concept: str) -> dict[str, int]:
         return vocabulary_reads.concept_counts(self.backend, ns, self.concept_id(ns, concept))
 
-    # Lexicographic recall of namespace `ns`, typed and documented once (namespace_recall.recall):
+    # Lexicographic recall of namespace `ns` by the core, typed and documented once (recall.recall):
     # mode None follows the namespace's rule, "answer" labels notes for an agent's question.
-    recall = namespace_recall.recall
+    recall = core_answers.recall

@@ -198,7 +198,7 @@ class Backend(ABC):
     ranks_by_confidence: bool = False
     # Whether this process's compiled core holds the namespaces' indexes (front_view gives them, the
     # compiled front searches them itself); otherwise the core entry plans each Recall and calls
-    # search() and get_items() for its searches and records (api/core_recall.py BackendSearches).
+    # search() and get_items() for its searches and records (library/core_recall.py BackendSearches).
     searches_in_core: bool = False
     # Whether search() answers mode "strict" itself, in one call (the local backend's core does);
     # otherwise recall.py merges a hard search with a hard search among absence-verified items.
@@ -383,6 +383,6 @@ class Backend(ABC):
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
         """The namespace's compiled search objects, for the compiled Recall front to plan and answer
-        its Recalls from (api/core_recall.py): (index, item ids, metadata postings, records by slot or
+        its Recalls from (library/core_recall.py): (index, item ids, metadata postings, records by slot or
         None). None where the searches do not run in this process's core (the default)."""
         return None

@@ -19,11 +19,11 @@ import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
-from polarmem_server.api.core_recall import unavailable_reason
+from polarmem_server.library import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient
 import front_ports
-from front_ports import answered, library_only, recall_by
+from front_ports import answered, recall_by
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -77,7 +77,7 @@ def random_request(rng, ns: str = "t") -> pb.RecallRequest:
 
 def test_after_the_first_recall_the_servicer_answers_through_the_core(server, stub):
     rng = np.random.default_rng(11)
-    stub.Recall(random_request(rng))  # the library's, which hands the core the view
+    recall_by(server, stub, random_request(rng))  # the servicer makes the view, then the core answers
     assert server.core_recall.views.holds("t")
     for _ in range(80):
         recall_by(server, stub, random_request(rng), "core")
@@ -114,25 +114,39 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
     with pytest.raises(grpc.RpcError) as empty:
         stub.Recall(only_unknown)
     assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "query is empty" in empty.value.details()
-    # refusals: the library's status and message, and no answer counted
+    # refusals: the library's status and message naming the field, and no answer counted
     refused = [
-        pb.RecallRequest(namespace="t", vectors=query, required=["dgo"]),
-        pb.RecallRequest(namespace="t", vectors=query, required=["dog"], top_k=100_000),
-        pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_OFF, rank_by_confidence=True),
-        pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}),
-        pb.RecallRequest(namespace="t", vectors=query, mode=99),
-        pb.RecallRequest(namespace="t", vectors=query, recency_half_life_s=60.0, mode=pb.RECALL_MODE_STRICT),
-        pb.RecallRequest(namespace="t", top_k=3),  # nothing to rank by
+        (pb.RecallRequest(namespace="t", vectors=query, required=["dgo"]), "'dgo' (did you mean 'dog'?)"),
+        (pb.RecallRequest(namespace="t", vectors=query, required=["dog"], top_k=100_000), "top_k must be"),
+        (
+            pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_OFF, rank_by_confidence=True),
+            "rank_by_confidence",
+        ),
+        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}), "dimension"),
+        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[0.0] * DIM)}), "all zeros"),
+        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[float("nan")] * DIM)}), "NaN"),
+        (pb.RecallRequest(namespace="t", vectors=query, mode=99), "mode"),
+        (
+            pb.RecallRequest(namespace="t", vectors=query, recency_half_life_s=60.0, mode=pb.RECALL_MODE_STRICT),
+            "mode strict is not supported",
+        ),
+        (
+            pb.RecallRequest(namespace="t", vectors=query, include_context=True, context_budget_chars=3),
+            "context_budget",
+        ),
+        (pb.RecallRequest(namespace="t", top_k=3), "query is empty"),  # nothing to rank by
     ]
-    for request in refused:
-        before = (answered(server, "core"), answered(server, "library"))
-        with pytest.raises(grpc.RpcError) as with_core:
+    for request, words in refused:
+        before = answered(server, "core")
+        with pytest.raises(grpc.RpcError) as refusal:
             stub.Recall(request)
-        with library_only(server), pytest.raises(grpc.RpcError) as library:
-            stub.Recall(request)
-        assert with_core.value.code() == library.value.code() == grpc.StatusCode.INVALID_ARGUMENT, request
-        assert with_core.value.details() == library.value.details()
-        assert (answered(server, "core"), answered(server, "library")) == before
+        assert refusal.value.code() == grpc.StatusCode.INVALID_ARGUMENT, request
+        assert words in refusal.value.details(), (words, refusal.value.details())
+        assert answered(server, "core") == before
+    with pytest.raises(grpc.RpcError) as no_index:
+        stub.Recall(pb.RecallRequest(namespace="t", vectors=query, approximate=True))
+    assert no_index.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "approximate: namespace 't' has no approximate index" in no_index.value.details()
 
 
 def test_a_multi_vector_space_is_the_cores(server, stub):
@@ -222,11 +236,11 @@ def test_an_open_vocabulary_learns_a_requests_names_before_the_core_answers(serv
             "core",
         )
         assert [c.name for c in skipped.parse.unknown_concepts] == ["zeppelin"]
-        before = answered(server, "library")
+        before = answered(server, "core")
         with pytest.raises(grpc.RpcError) as refused:
             stub.Recall(pb.RecallRequest(namespace="o", vectors=vectors(rng), required=["zeppelin"]))
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "zeppelin" in refused.value.details()
-        assert answered(server, "library") == before and "zeppelin" not in concept_names(client, "o")
+        assert answered(server, "core") == before and "zeppelin" not in concept_names(client, "o")
 
 
 def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answered(server, stub):
@@ -314,8 +328,8 @@ def test_eager_views_are_made_without_a_recall(tmp_path):
 
 def test_on_recall_views_are_made_by_the_first_recall(tmp_path):
     """core_views on_recall: no view until the namespace's first Recall, which makes it before the
-    core answers it; after a restart an explained hit of an item stored before it is the library's
-    once, which fills its record."""
+    core answers it; after a restart the first explained Recall reads the namespace's stored
+    records back into the core before it answers."""
     server = PolarMemServer(make_config(tmp_path, front="python", core_views="on_recall")).start()
     try:
         with grpc.insecure_channel(server.address) as channel, PolarMemClient(server.address) as client:
@@ -335,8 +349,67 @@ def test_on_recall_views_are_made_by_the_first_recall(tmp_path):
             stub = pb_grpc.MemoryServiceStub(channel)
             request.explain = False  # (explain off reads no record)
             recall_by(server, stub, request, "core")
-            request.explain = True  # records are read back on demand: the library's once ...
-            recall_by(server, stub, request, "library")
-            recall_by(server, stub, request, "core")  # ... which filled them
+            request.explain = True  # records are read back on demand, then the core answers
+            explained = recall_by(server, stub, request, "core")
+            assert explained.hits and all(hit.text for hit in explained.hits)  # (from the records)
+            assert server.memory.backend.records_to_read("l") == 0
     finally:
         server.stop()
+
+
+def test_a_recall_waits_for_a_write_holding_a_namespace_the_core_has_no_view_of(tmp_path):
+    """The core cannot make a view while a write holds the namespace: the Recall waits for it and
+    is answered, never refused."""
+    import threading
+
+    from polarmem_server.index import SpaceSpec
+    from polarmem_server.library import ItemInput, Memory, NamespaceSettings
+
+    memory = Memory(tmp_path / "data")
+    memory.create_namespace(NamespaceSettings("w", spaces=(SpaceSpec("vis", DIM),), encoder="none"))
+    rng = np.random.default_rng(18)
+    memory.remember("w", ItemInput(id="a", vectors={"vis": rng.standard_normal(DIM)}, states={"dog": "has"}))
+    memory.core.views.forget("w")
+    lock = memory.namespace("w").write_lock
+    held = threading.Event()
+
+    def writer():
+        with lock:
+            held.set()
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    held.wait()
+    started = time.monotonic()
+    hits = memory.recall("w", vectors={"vis": rng.standard_normal(DIM)}, required=["dog"]).hits
+    waited = time.monotonic() - started
+    thread.join()
+    assert [hit.item_id for hit in hits] == ["a"] and waited >= 0.2
+    memory.close()
+
+
+BUILDS_ANSWERS = (
+    "hits.add(",
+    "suppressed.add(",
+    "run_recall(",
+    "answer_recall(",
+    "fact_check_context(",
+    "headed_context(",
+)
+
+
+def test_no_python_module_but_the_cores_wrapper_builds_hits_explanations_or_a_context():
+    """Recall semantics live once, in the core: a product module that adds hits to a response,
+    runs a Recall itself or writes a context fails this (the wrapper, library/recall.py, only
+    reads the core's response; the servicer only adds full items to the core's hits)."""
+    import pathlib
+
+    import polarmem_server
+
+    package = pathlib.Path(polarmem_server.__file__).parent
+    builders = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text()
+        builders += [f"{path.relative_to(package)}: {call}" for call in BUILDS_ANSWERS if call in text]
+    assert builders == []

@@ -1,8 +1,8 @@
-"""What a Recall the library answers reads from RocksDB, over a real server's library listener
-with the servicer's core entry off (the core explains from the records it holds and reads none): with ``explain=false`` nothing (ids, tiers, scores, the query concepts' states and
-absence_verified come from the index) and the same hits as with explanations; with explanations
-one multi-get per search. Reads are counted by wrapping the store's read paths, which only
-observes them."""
+"""What a Recall reads from RocksDB, over a real server's Python listener: nothing — the core
+explains hits from the records it holds (with ``explain=false`` from the index alone: ids, tiers,
+scores, the query concepts' states, absence_verified), with the same hits either way — but for
+full items, which the servicer reads in one multi-get. Reads are counted by wrapping the store's
+read paths, which only observes them."""
 
 import numpy as np
 import pytest
@@ -62,9 +62,8 @@ def _stocked(server, client):
     store = server.memory.backend.store
     counter = CountingColumnFamily(store._cf["items"])
     store._cf["items"] = counter
-    core, server._service.core_recall = server._service.core_recall, None  # every call the library's
+    recall(client, True)  # the view made, the stored records read back into the core
     yield client, counter
-    server._service.core_recall = core
     store._cf["items"] = counter.inner
 
 
@@ -92,13 +91,12 @@ def rows(response):
 @pytest.mark.parametrize(
     "required,forbidden", [(["dog"], []), (["dog", "car"], ["cat"]), ([], ["bus", "cat"]), (["cat"], ["dog"])]
 )
-def test_explain_false_reads_nothing_and_returns_the_same_hits(stocked, mode, required, forbidden):
+def test_explain_false_returns_the_same_hits_and_neither_reads_the_store(stocked, mode, required, forbidden):
     client, counter = stocked
     counter.keys_read = counter.calls = 0
     lean = recall(client, False, mode, required=required, forbidden=forbidden, suppressed_k=3)
-    assert counter.keys_read == 0 and counter.calls == 0
     full = recall(client, True, mode, required=required, forbidden=forbidden, suppressed_k=3)
-    assert counter.keys_read > 0
+    assert counter.keys_read == 0 and counter.calls == 0
     assert rows(lean) == rows(full)
     assert [h.id for h in lean.suppressed] == [h.id for h in full.suppressed]
     assert lean.tier_counts == full.tier_counts and lean.mode_used == full.mode_used
@@ -107,21 +105,19 @@ def test_explain_false_reads_nothing_and_returns_the_same_hits(stocked, mode, re
     assert all(len(h.reasons) >= len(h.entailed_by) + len(h.conflicted_by) for h in full.hits)
 
 
-def test_explanations_are_read_in_one_multi_get_and_are_the_default(stocked):
+def test_explanations_are_the_default_and_read_nothing(stocked):
     client, counter = stocked
     counter.keys_read = counter.calls = 0
     default = recall(client, None, required=["dog"], forbidden=["cat"])
-    assert counter.calls == 1 and counter.keys_read == len(default.hits) == 10
+    assert counter.calls == 0 and len(default.hits) == 10
     assert all(h.text and h.reasons for h in default.hits)
 
 
-@pytest.mark.parametrize("fields", [dict(include_context=True), dict(include_items=True)])
-def test_context_and_items_still_read_records_without_explain(stocked, fields):
+def test_a_context_reads_nothing_and_full_items_one_multi_get(stocked):
     client, counter = stocked
     counter.keys_read = counter.calls = 0
-    response = recall(client, False, required=["dog"], **fields)
-    assert counter.keys_read == len(response.hits)
-    if fields.get("include_context"):
-        assert response.context.count("[Fact Check:") == len(response.hits)
-    else:
-        assert all(h.item.id == h.id for h in response.hits)
+    response = recall(client, False, required=["dog"], include_context=True)
+    assert counter.calls == 0 and response.context.count("[Fact Check:") == len(response.hits)
+    response = recall(client, False, required=["dog"], include_items=True)
+    assert counter.calls == 1 and counter.keys_read == len(response.hits)
+    assert all(h.item.id == h.id for h in response.hits)

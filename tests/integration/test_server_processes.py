@@ -272,7 +272,7 @@ def test_statuses_pass_through_forwarding_and_deletes_reach_replicas(multi):
 
 def test_recalls_on_every_process_follow_rebuilds_and_deletes(multi):
     """Each process answers a namespace's Recalls through the core from its view of it once it
-    has answered one (api/core_recall.py): after a replica rebuilds the namespace (more items
+    has answered one (library/core_recall.py): after a replica rebuilds the namespace (more items
     written at once than it applies one by one) or loses it, its Recalls come from the new index
     or are NOT_FOUND, never from the old view."""
     _, address = multi

@@ -183,14 +183,14 @@ def test_a_question_about_presence_ranks_the_note_that_says_no_last(tmp_path):
 
 def test_a_negated_question_works_with_no_declared_vocabulary(open_memory):
     result = open_memory.recall("notes", text="a dog without a frisbee", k=4)
-    assert result.plan.unknown == []
+    assert result.parse.unknown == []
     assert result.hits[0].item_id == "without" and result.hits[0].tier == 1
     assert result.hits[-1].item_id == "catching" and result.hits[-1].tier == -1
 
 
 def test_no_unmentioned_word_is_mapped_by_similarity_in_an_open_vocabulary(open_memory):
     result = open_memory.recall("notes", text="a puppy", k=2)
-    assert result.plan.unknown == ["puppy"] and result.plan.mapped == [] and result.plan.required == []
+    assert result.parse.unknown == ["puppy"] and result.parse.mapped == [] and result.required == []
 
 
 def test_a_concept_declared_later_applies_to_the_stored_notes(open_memory):

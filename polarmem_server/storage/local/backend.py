@@ -312,7 +312,7 @@ class LocalBackend(Backend):
 
     def keep_records(self) -> None:
         """Hold every namespace's item records by slot in the core from now on, for the core's
-        explained Recalls (api/core_recall.py; ~the records' size in memory)."""
+        explained Recalls (library/core_recall.py; ~the records' size in memory)."""
         with self._lock:
             self._keep_records = True
             for state in self._namespaces.values():
@@ -332,7 +332,17 @@ class LocalBackend(Backend):
             if len(ids) == limit:
                 break
         target.fill_records(ids, values)  # only slots that hold none: a write since keeps its own
-        return ids[-1] if len(ids) == limit else None
+        if len(ids) == limit:
+            return ids[-1]
+        if self.records_to_read(ns):
+            # The scan ended short of items the core still lacks: a damaged block ends it without a
+            # word. Read those by id, which states the damage (DataLoss) or fills them.
+            records = target.records
+            assert records is not None  # (records_to_read is 0 where none are kept)
+            missing = [item_id for item_id, slot in target.slot_map().items() if records.get(slot) is None]
+            for first in range(0, len(missing), limit):
+                self.get_items(ns, missing[first : first + limit])
+        return None
 
     def contains(self, ns: str, item_id: str) -> bool:
         return self._ns(ns).index.contains(item_id)

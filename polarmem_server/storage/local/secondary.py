@@ -506,7 +506,7 @@ class ReplicaBackend(LocalBackend):
                 [item_id for item_id, _, _, _ in added],
                 decode_index_records([r for _, _, r, _ in added]),
                 vectors_by_space(state.index, [v for _, _, _, v in added]),
-                # the core explains the new items from their records (api/core_recall.py)
+                # the core explains the new items from their records (library/core_recall.py)
                 [record.SerializeToString() for _, record, _, _ in added] if self._keep_records else (),
             )
         return True
