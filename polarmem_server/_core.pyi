@@ -255,7 +255,6 @@ def singular(word: str) -> str: ...
 def closest_keys(asked: str | bytes, keys: Sequence[str | bytes], limit: int, cutoff: float) -> list[int]: ...
 def name_ratio(a: str | bytes, b: str | bytes) -> float: ...
 def normalise_name(utf8: str | bytes) -> str: ...
-def is_stopword(word: str) -> bool: ...
 def is_poor_concept(word: str) -> bool: ...
 def affirmative_part(utf8: bytes, negated_spans: list[tuple[int, int]]) -> bytes: ...
 
@@ -300,78 +299,3 @@ _ParsedUnknown = tuple[str, int, int, bool, bool, bool]
 def parse_text(
     utf8: bytes, keys: ConceptKeys, triggers: TriggerTable
 ) -> tuple[list[_ParsedMention], list[_ParsedUnknown], list[tuple[int, int]]]: ...
-
-# ---- the agent's recall (cpp/include/polarmem/answer_recall.hpp; answer_recall.py and the front call it) ----
-
-AGENT_RULE: tuple[float, float, float]  # topic coverage, verified bonus, contradiction penalty
-
-# required / forbidden / uncertain: [(concept id, name)]; search(mode "off" | "hard", k, required ids,
-# forbidden ids, absent_verified) -> ([(id, similarity)], (conflict, neutral, entailed)); read(ids) ->
-# [None | (created_ms, [(concept name, +1 HAS / -1 NOT_HAS)])] per id. Returns ([(index into the ids
-# read, similarity, tier, label, answer, superseded_by, entailed_by, conflicted_by, absence_verified)]
-# in the order shown, summary, the plain-similarity search's tier counts).
-def answer_recall(
-    question_utf8: bytes,
-    required: Sequence[tuple[int, str]],
-    forbidden: Sequence[tuple[int, str]],
-    subjects: Sequence[int],
-    unknown: Sequence[str],
-    uncertain: Sequence[tuple[int, str]],
-    uncertain_words: Sequence[str],
-    k: int,
-    search: Callable[[str, int, list[int], list[int], bool], tuple[list[tuple[str, float]], tuple[int, int, int]]],
-    read: Callable[[list[str]], Sequence[tuple[int, Sequence[tuple[str, int]]] | None]],
-    topic_coverage: float = ...,
-    verified_bonus: float = ...,
-    contradiction_penalty: float = ...,
-) -> tuple[list[tuple[int, float, int, str, str, str, list[str], list[str], bool]], str, tuple[int, int, int]]: ...
-def headed_context(summary: str, context: str) -> str: ...
-
-# ---- a text query's constraints, a closed vocabulary's word mapping (cpp/include/polarmem/concept_mapping.hpp) ----
-
-# Per word row, (concept id, similarity) of the most similar concept row at or above 0.75, else None.
-def closest_concepts(words: npt.ArrayLike, concepts: npt.ArrayLike) -> list[tuple[int, float] | None]: ...
-
-# A text query's (required, forbidden, unknown words, [(word, concept id, similarity)]) from its
-# polarity [(concept id, negated)] and unknown terms [(word, negated, uncertain)].
-def query_concepts(
-    polarity: Sequence[tuple[int, bool]],
-    unknown: Sequence[tuple[str, bool, bool]],
-    map_words: Callable[[list[str]], Sequence[tuple[int, float] | None]],
-) -> tuple[list[int], list[int], list[str], list[tuple[str, int, float]]]: ...
-
-# ---- one Recall's modes (cpp/include/polarmem/recall_run.hpp; recall.py and the front run them) ----
-
-# search(mode, k, exclude_conflicts, absent_verified, ranked) -> ([(id, tier, s_sem, flags, rank value)],
-# (conflict, neutral, entailed)); read(ids, stamps) -> per id None (forgotten) or ([(state, scored, mean
-# P(Yes), source)] per query concept, tau, delta, stamp ms or None: only `stamps` asks for it). Returns (hits, suppressed, tier counts,
-# mode used, mode_reason); a hit is (id, tier, s_sem, entailed names,
-# conflicted names, reasons, absence_verified).
-RecalledHit = tuple[str, int, float, list[str], list[str], list[str], bool]
-
-def run_recall(
-    mode: SearchMode,
-    adaptive: bool,
-    unknown: Sequence[str],
-    mapped: Sequence[str],
-    similarity: bool,
-    k: int,
-    exclude_conflicts: bool,
-    suppressed_k: int,
-    recency: tuple[float, float] | None,
-    now_ms: int,
-    explain: bool,
-    concept_names: Sequence[str],
-    required_count: int,
-    metadata_filtered: bool,
-    confidence_words: str,
-    rule_words: str,
-    searches_strict: bool,
-    search: Callable[
-        [SearchMode, int, bool, bool, bool], tuple[list[tuple[str, int, float, int, float]], tuple[int, int, int]]
-    ],
-    read: Callable[
-        [list[str], bool], Sequence[tuple[Sequence[tuple[int, bool, float, str]], float, float, int | None] | None]
-    ],
-    max_candidates: int = ...,
-) -> tuple[list[RecalledHit], list[RecalledHit], tuple[int, int, int], SearchMode, str]: ...

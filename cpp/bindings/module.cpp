@@ -176,9 +176,7 @@ void renumber(BySlot& self, const py::array& new_of_old) {
 
 namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
-void bind_answer(py::module_& m);  // answer_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
-void bind_recall_run(py::module_& m);  // recall_run_module.cpp
 }  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -603,7 +601,5 @@ PYBIND11_MODULE(_core, m) {
           "(cpp/include/polarmem/call_weight.hpp: needs CAP_SYS_NICE or RLIMIT_NICE)");
 
   polarmem::bindings::bind_text(m);
-  polarmem::bindings::bind_answer(m);
-  polarmem::bindings::bind_recall_run(m);
   polarmem::bindings::bind_wordpiece(m);
 }

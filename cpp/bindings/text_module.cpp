@@ -1,18 +1,14 @@
 // The text parse's binding (cpp/src/text_parse.cpp) inside polarmem_server._core: texts arrive as
 // UTF-8 bytes (the library encodes with surrogatepass, so any str gets through), results go back
 // as plain tuples the library wraps in its own types (domain/text.py).
-#include <pybind11/functional.h>
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "polarmem/concept_mapping.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/name_suggestions.hpp"
 #include "polarmem/text_parse.hpp"
@@ -34,23 +30,6 @@ std::string_view view(const py::bytes& data) {
 }  // namespace
 
 void bind_text(py::module_& m) {
-  using Rows = py::array_t<float, py::array::c_style | py::array::forcecast>;
-  m.def(
-      "closest_concepts",
-      [](const Rows& words, const Rows& concepts) {
-        if (words.ndim() != 2 || concepts.ndim() != 2 || (concepts.shape(0) > 0 && words.shape(1) != concepts.shape(1)))
-          throw py::value_error("closest_concepts: words and concepts must be 2-d rows of one width");
-        std::vector<std::optional<std::pair<std::uint32_t, float>>> out;
-        for (const auto& mapped :
-             closest_concepts(words.data(), static_cast<std::size_t>(words.shape(0)), concepts.data(),
-                              static_cast<std::size_t>(concepts.shape(0)), static_cast<std::size_t>(words.shape(1)))) {
-          out.push_back(mapped ? std::optional(std::make_pair(mapped->concept_id, mapped->similarity)) : std::nullopt);
-        }
-        return out;
-      },
-      py::arg("words"), py::arg("concepts"),
-      "per word row, (concept id, similarity) of the most similar concept row when it reaches the mapping threshold, "
-      "else None (cpp/include/polarmem/concept_mapping.hpp)");
   m.def(
       "text_tokens",
       [](const py::bytes& utf8) {
@@ -59,37 +38,6 @@ void bind_text(py::module_& m) {
         return out;
       },
       py::arg("utf8"), "(word, start, end) per token: lower-case words, code-point offsets");
-  m.def(
-      "query_concepts",
-      [](const std::vector<std::pair<std::uint32_t, bool>>& polarity,
-         const std::vector<std::tuple<std::string, bool, bool>>& unknown,
-         const std::function<std::vector<std::optional<std::pair<std::uint32_t, float>>>(
-             const std::vector<std::string>&)>& map_words) {
-        std::vector<UnknownTerm> terms;
-        for (const auto& [word, negated, uncertain] : unknown) {
-          UnknownTerm term;
-          term.word = word;
-          term.negated = negated;
-          term.uncertain = uncertain;
-          terms.push_back(std::move(term));
-        }
-        const MapWords map = [&](const std::vector<std::string>& words) {
-          std::vector<std::optional<MappedConcept>> out;
-          for (const auto& found : map_words(words))
-            out.push_back(found ? std::optional(MappedConcept{found->first, found->second}) : std::nullopt);
-          return out;
-        };
-        auto concepts = query_concepts(polarity, terms, map);
-        std::vector<std::tuple<std::string, std::uint32_t, float>> mapped;
-        for (auto& [word, found] : concepts.mapped)
-          mapped.emplace_back(std::move(word), found.concept_id, found.similarity);
-        return std::make_tuple(std::move(concepts.required), std::move(concepts.forbidden), std::move(concepts.unknown),
-                               std::move(mapped));
-      },
-      py::arg("polarity"), py::arg("unknown"), py::arg("map_words"),
-      "a text query's (required, forbidden, unknown words, [(word, concept id, similarity)]) from its polarity "
-      "[(concept id, negated)] and unknown terms [(word, negated, uncertain)]; map_words(words) -> per word "
-      "(concept id, similarity) or None (cpp/include/polarmem/concept_mapping.hpp)");
   m.def("singular", [](const std::string& word) { return singular(word); }, py::arg("word"));
   m.def(
       "closest_keys",
@@ -105,7 +53,6 @@ void bind_text(py::module_& m) {
   m.def(
       "normalise_name", [](const std::string& utf8) { return normalise_name(utf8); }, py::arg("utf8"),
       "a concept name's lookup key (text_parse.hpp): lower case as str.lower(), [a-z0-9] words, the last singular");
-  m.def("is_stopword", [](const std::string& word) { return is_stopword(word); }, py::arg("word"));
   m.def(
       "is_poor_concept", [](const std::string& word) { return is_poor_concept(word); }, py::arg("word"),
       "a content word that makes a poor concept (a verb of having, liking or doing; a vague modifier)");

@@ -52,7 +52,7 @@ from polarmem_server.domain.negation import CLINICAL, TriggerTable
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
 # The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues,
-# the words affirmative_part drops at either end, the words that make poor concepts) live with the
+# the words affirmative_text drops at either end, the words that make poor concepts) live with the
 # parse in the core (cpp/src/text_parse.cpp).
 
 
@@ -217,13 +217,8 @@ def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers:
     a bus" embeds "bus"). Without a vocabulary only the cues and their scopes are found, which
     is all this needs. Returns "" when nothing affirmative is left ("no dogs"); the caller then
     has no semantic half to rank by and should fall back to the full query or to no vector."""
-    return affirmative_part(query, parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers))
-
-
-def affirmative_part(query: str, parsed: ParsedText) -> str:
-    """:func:`affirmative_text` from a parse of `query` the caller already has (recall parses
-    a text query once, for its constraints and for its semantic half; the core cuts the spans,
-    cpp/src/text_parse.cpp)."""
+    parsed = parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers)
+    # the core cuts the spans (cpp/src/text_parse.cpp), as its Recall does for a text query
     return _core.affirmative_part(_utf8(query), parsed.negated_spans).decode("utf-8", "surrogatepass")
 
 

@@ -69,6 +69,9 @@ CONFIDENCE_NOT_APPLIED = "confidence ranking not applied: this backend keeps no 
 # How long a Recall waits for a write holding a namespace the core has no view of (it cannot
 # make the view meanwhile) when the call gives no deadline.
 VIEW_WAIT_S = 30.0
+# How often one Recall makes a view before it gives up (each write that drops the view while it
+# is being made costs one).
+MAX_VIEWS_MADE = 3
 # How often a Recall the library accepts is asked again after the core declined it for a
 # passing reason (compactions renumbering the items under each of its own retries).
 TRANSIENT_RETRIES = 20
@@ -301,22 +304,28 @@ class CoreRecall:
         (time.monotonic()), for the encoder a new view loads and a write to wait for."""
         memory = self._memory
         assert memory is not None, "attach() a memory first"
-        namespace = memory.namespace(request.namespace)  # NotFound in the library's words
         given = self.as_planned(request).SerializeToString()
         # a backend that searches itself is called by the core for this call's searches
         searches = None if memory.backend.searches_in_core else BackendSearches(memory.backend, request.namespace)
         answered, outcome = self.views.recall(given, backend=searches)
         names_learned = caught_up = records_read = refused = False
-        retries = 0
+        views_made = retries = 0
         while answered is None:
-            namespace = memory.namespace(request.namespace)  # (a replica may have reopened it)
-            if not self.views.current(namespace.name, len(namespace.vocabulary)):
+            # NotFound in the library's words (and a replica may have reopened it meanwhile)
+            namespace = memory.namespace(request.namespace)
+            if not self.views.current(namespace.name, len(namespace.vocabulary)) and views_made < MAX_VIEWS_MADE:
                 wait_for_encoder(namespace.settings.encoder, deadline)
                 self._make_view(namespace, deadline)
+                views_made += 1
             elif outcome == "names_to_learn" and not names_learned:
                 if not memory.backend.read_only:
                     learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
                 names_learned = True
+            elif not caught_up and memory.writer.catch_up(namespace):
+                # another process bound names this one lacked (Milvus): the view is made again with them
+                caught_up = True
+                self.views.forget(namespace.name)
+                continue
             elif not refused:
                 self.refuse(namespace, request)  # raises where the library refuses it
                 refused = True
@@ -326,8 +335,6 @@ class CoreRecall:
             ):
                 self._read_back_all(namespace.name)
                 records_read = True
-            elif not caught_up and memory.writer.catch_up(namespace):
-                caught_up = True
             elif retries < TRANSIENT_RETRIES:  # a compaction renumbered the items under every try
                 retries += 1
                 time.sleep(0.001 * retries)
@@ -339,20 +346,26 @@ class CoreRecall:
             answered, outcome = self.views.recall(given, names_learned=names_learned, backend=searches)
         response = pb.RecallResponse.FromString(answered)
         if memory.backend.shared and not caught_up:
+            namespace = memory.namespace(request.namespace)
             response = self._caught_up(namespace, given, searches, names_learned, response)
         return response
 
     def _make_view(self, namespace: Namespace, deadline: float | None) -> None:
         """The namespace's view, made now: a write holding the namespace is waited for (until
-        ``deadline``, or VIEW_WAIT_S), as is one that dropped the view while it was made."""
+        ``deadline``, or VIEW_WAIT_S), as is one that dropped the view while it was made. A view
+        the core cannot hold (offer_view logs why) is tried a few times, then left: the Recall
+        is refused or reported."""
         give_up = deadline if deadline is not None else time.monotonic() + VIEW_WAIT_S
-        while not self.views.current(namespace.name, len(namespace.vocabulary)):
+        for _ in range(MAX_VIEWS_MADE):
             left = give_up - time.monotonic()
             if left <= 0:
                 raise FailedPrecondition(
                     f"namespace {quoted(namespace.name)}: a write held it past the call's deadline; retry"
                 )
-            self.offer_view(namespace, namespace.write_lock.view_epoch, wait_s=left)
+            if self.offer_view(namespace, namespace.write_lock.view_epoch, wait_s=left):
+                return
+            if self.views.current(namespace.name, len(namespace.vocabulary)):
+                return  # (made meanwhile by another call or the keeper)
 
     def _read_back_all(self, name: str) -> None:
         """Every stored record the core lacks of namespace ``name``, read back now (after a
@@ -365,12 +378,14 @@ class CoreRecall:
 
     def _caught_up(self, namespace, given: bytes, searches, names_learned: bool, response: pb.RecallResponse):
         """Where other processes bind concepts in the same namespaces (Milvus), a name or word the
-        answer left unknown may have been bound meanwhile: catch up once (its new names reach
-        the view: _namespace_changed) and ask again."""
+        answer left unknown may have been bound meanwhile: catch up once, make the view again
+        with the new names and ask again."""
         parse = response.parse
         assert self._memory is not None  # (answer's)
         if not (parse.unknown or parse.unknown_concepts) or not self._memory.writer.catch_up(namespace):
             return response
+        self.views.forget(namespace.name)  # made again with the new names
+        self._make_view(namespace, None)
         answered, _ = self.views.recall(given, names_learned=names_learned, backend=searches)
         return response if answered is None else pb.RecallResponse.FromString(answered)
 

@@ -1,9 +1,10 @@
 """The compiled Recall front (api/fast_front.py, cpp/front) over real sockets: a real server with
 the front on its address, RocksDB in a temp dir, gRPC clients on the address and on the Python
-listener's private socket (``library_address``). The front must give exactly the library's
-response (same bytes) for every request it plans and answers itself, hand everything else to
-the library unchanged (errors included), never answer from a view a write made stale, check
-tokens like the library, and stop with the server."""
+listener's private socket (``library_address``), whose servicer calls the same core entry: the
+two doors must give the same bytes for every request (the front's own transport against the
+Python listener's), hand everything the front does not answer to the servicer unchanged (errors
+included), never answer from a view a write made stale, check tokens like the servicer, and stop
+with the server."""
 
 from __future__ import annotations
 

@@ -2,10 +2,9 @@
 with the front on its address, the dev agent notes and one dev conversation in namespaces with
 the packaged MiniLM encoder, gRPC on both ports. Once the namespace's first Recall handed it the
 namespace's view, the front asks every question itself through the core's agent recall (answer_recall.hpp) — parse,
-bind, embed, the candidate searches, labels, explanations, context — the one the library's
-answer_recall.py calls too; every answer must be the library's, byte for byte. What it cannot
-answer exactly goes to the library: text with a character past U+052F (outside U+2000..U+206F and
-the CJK ideographs), an explicit name that binds to no concept."""
+bind, embed, the candidate searches, labels, explanations, context — in the one Recall entry the
+Python listener's servicer calls too: the two doors' answers must be the same bytes. A question
+in any script is native; an explicit name that binds to no concept is handed over."""
 
 from __future__ import annotations
 

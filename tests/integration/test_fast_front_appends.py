@@ -1,9 +1,9 @@
 """The compiled Recall front when a write only appends concepts (an open vocabulary's new words):
 a real server with the front on its address, gRPC clients on it and on the library's private
 socket. Appending keeps the namespace's view (every name resolves as before) and the front binds
-the new concepts by the keys the write pushed; a name skipped as unknown is the library's until a
+the new concepts by the keys the write pushed; a name skipped as unknown is handed over until a
 note names it; every other change of what the view holds drops it. Each answer the front gives
-itself must be the library's, byte for byte (test_fast_front.py covers the rest of the front)."""
+itself must be the Python listener's, byte for byte (test_fast_front.py covers the rest)."""
 
 from __future__ import annotations
 

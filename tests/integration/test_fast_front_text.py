@@ -2,9 +2,8 @@
 namespace with the packaged MiniLM encoder, gRPC on both ports. Once the namespace's first
 Recall handed it the namespace's view, the front parses each text with the namespace's live keys, embeds its affirmative part with the compiled
 tokenizer and encoder, binds the concepts and renders the context itself; every answer must be
-the library's, byte for byte, a closed vocabulary's mapped words and Latin text included. Texts
-the front cannot answer exactly (a character past U+052F outside General Punctuation, a capital
-sigma, "[MASK]") go to the library."""
+the Python listener's (the same core entry), byte for byte, a closed vocabulary's mapped words
+and every script included. A literal special token ("[MASK]") is refused, naming the field."""
 
 from __future__ import annotations
 

@@ -200,8 +200,8 @@ def test_hit_explanations_and_the_context_are_written_by_the_core_alone():
     model's context entries ("[Fact Check: VERIFIED] ..."), answer mode's labels ("VERIFIED: leo,
     snack", "ANSWERS NO: NOT_HAS coffee", "SUPERSEDED by m-2 ...") and the context's heading
     ("(no verified evidence for: ...)") are written by the core (cpp/src/hit_explanation.cpp,
-    fact_check_context.cpp, answer_labels.cpp, answer_recall.cpp), which the library and the
-    compiled front both call (issue 51: one implementation of Recall's semantics). A Python
+    fact_check_context.cpp, answer_labels.cpp, answer_recall.cpp), whose one Recall entry every
+    door calls (issue 51: one implementation of Recall's semantics). A Python
     module that formats them again is a second implementation to keep equal: this fails."""
     import re
 
