@@ -8,10 +8,10 @@ streaming (cpp/front/call_proxy.cpp) — to the Python listener over a private U
 caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes back exactly as
 the library gave it.
 
-It answers a Recall through the one core entry (library/core_recall.py, which says what it answers
-and what it leaves to the library): the request planned from its namespace's view and answered
-by the core. The Python listener hands it the views; the calls it forwards are answered by the
-library, which tries no core answer again. Tokens: the front checks bearer tokens like
+It answers a Recall through the one core entry (library/core_recall.py): the request planned from
+its namespace's view and answered by the core. The Python listener hands it the views; a Recall
+the entry declines here is forwarded, and the servicer does what only Python can (make the view,
+learn names, read records back, state a refusal) and asks the same entry again. Tokens: the front checks bearer tokens like
 api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library, which refuses
 it in its own words. docs/fast-front.md has the measurements and the limits.
 """

@@ -24,9 +24,9 @@ any method, unary or streaming — to this server's Python listener over a priva
 starts before the store opens (health answers NOT_SERVING through it meanwhile), follows the
 memory's writes once it is open, and stops first on shutdown (its handed-over calls need this
 server). With several processes each runs its own front on the shared port. Where it was not
-built, or with the Milvus backend, the Python listener takes the address itself; it then
-answers each Recall through the same core entry (library/core_recall.py) where the entry was built
-and the backend is local, and through the library otherwise.
+built, or with the Milvus backend, the Python listener takes the address itself; its servicer
+answers each Recall through the same core entry (library/core_recall.py), as it answers those the
+front hands over.
 """
 
 from __future__ import annotations

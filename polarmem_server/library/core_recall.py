@@ -438,11 +438,10 @@ class CoreRecall:
 
     @staticmethod
     def as_planned(request: pb.RecallRequest) -> pb.RecallRequest:
-        """The request as the core plans it at the library's door: its consistency token already
-        applied (the servicer reads at its level, reads_at_requested_level, and a backend's
-        searches run on the servicer's thread), full items left to the servicer, which adds them
-        from the explained hits' records as the library gives them (the front, which can do
-        neither, hands such requests over)."""
+        """The request as the core plans it here: its consistency token already applied (the
+        servicer reads at its level, reads_at_requested_level, and a backend's searches run on
+        the servicer's thread), full items left to the servicer, which adds them from the
+        explained hits' records (the front, which can do neither, hands such requests over)."""
         if not (request.consistency_token or request.include_items):
             return request
         asked = pb.RecallRequest()
@@ -450,7 +449,7 @@ class CoreRecall:
         asked.consistency_token = b""
         if request.include_items:
             asked.include_items = False
-            asked.explain = True  # (the library explains every hit it gives a full item of)
+            asked.explain = True  # (every hit given with its full item is explained)
         return asked
 
     def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
