@@ -3,7 +3,7 @@ polarmem_server.index. Checked against the built module by tests/unit/test_index
 (test_stub_names_match_the_compiled_module)."""
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, overload
 
 import numpy as np
