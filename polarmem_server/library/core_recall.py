@@ -34,7 +34,7 @@ import threading
 from polarmem.v1 import memory_service_pb2 as pb
 
 import time
-from collections.abc import Iterable, Mapping
+
 from typing import Any
 
 import numpy as np
@@ -152,28 +152,16 @@ def check_recall(
     namespace: Namespace,
     text: str = "",
     *,
-    vectors: Mapping[str, Any] | None = None,
-    required: Iterable[str] | None = None,
-    forbidden: Iterable[str] | None = None,
-    k: int = query.DEFAULT_TOP_K,
     mode: str | None = None,
-    soft_lambda: float = query.DEFAULT_SOFT_LAMBDA,
-    exclude_conflicts: bool = False,
-    kinds: Iterable[str] | None = None,
-    metadata: Mapping[str, str] | None = None,
-    weights: Mapping[str, float] | None = None,
-    suppressed_k: int = 0,
-    allow_unknown_concepts: bool = False,
-    approximate: bool = False,
-    ef_search: int = 0,
     rank_by_confidence: bool | None = None,
-    recency_half_life_s: float | None = None,
-    recency_weight: float | None = None,
+    approximate: bool = False,
+    **fields: Any,
 ) -> RecallQuery:
-    """A Recall's arguments checked by the library's rules for `namespace` (domain/query.py
-    recall_query; the rule's confidence ranking, rule_choice.confidence_in_force; an approximate
-    search where the namespace has an approximate index): InvalidArgument or FailedPrecondition
-    naming the field and the fix. `mode` None or "": the namespace's rule's."""
+    """A Recall's arguments (Memory.recall's, by name) checked by the library's rules for
+    `namespace` (domain/query.py recall_query, which checks `fields`; the rule's confidence
+    ranking, rule_choice.confidence_in_force; an approximate search where the namespace has an
+    approximate index): InvalidArgument or FailedPrecondition naming the field and the fix.
+    `mode` None or "": the namespace's rule's."""
     if approximate and namespace.settings.ann is None:
         raise FailedPrecondition(
             f"approximate: namespace {quoted(namespace.name)} has no approximate index (config.ann is "
@@ -185,25 +173,7 @@ def check_recall(
     except ValueError as exc:
         raise InvalidArgument(str(exc)) from None
     return recall_query(
-        namespace.spaces,
-        text,
-        vectors,
-        required,
-        forbidden,
-        k,
-        mode or rule.recall_mode,
-        soft_lambda,
-        exclude_conflicts,
-        kinds,
-        metadata,
-        weights,
-        suppressed_k,
-        allow_unknown_concepts,
-        approximate,
-        ef_search,
-        ranking,
-        recency_half_life_s,
-        recency_weight,
+        namespace.spaces, text, mode=mode or rule.recall_mode, approximate=approximate, ranking=ranking, **fields
     )
 
 
