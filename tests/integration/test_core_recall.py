@@ -413,3 +413,22 @@ def test_no_python_module_but_the_cores_wrapper_builds_hits_explanations_or_a_co
         text = path.read_text()
         builders += [f"{path.relative_to(package)}: {call}" for call in BUILDS_ANSWERS if call in text]
     assert builders == []
+
+
+def test_full_items_leave_out_a_hit_whose_item_went_after_the_cores_answer(server, stub, monkeypatch):
+    """include_items reads the hits' records after the core answered: a hit whose item is gone by
+    then (forgotten meanwhile) is asked for again, then left out, the ranks closing up."""
+    query = vectors(np.random.default_rng(21))
+    request = pb.RecallRequest(namespace="t", vectors=query, include_items=True, top_k=5)
+    first = stub.Recall(request)
+    gone = first.hits[1].id
+    get_items = server.memory.get_items
+
+    def without_gone(ns, ids):
+        return [None if item_id == gone else record for item_id, record in zip(ids, get_items(ns, ids))]
+
+    monkeypatch.setattr(server.memory, "get_items", without_gone)
+    answer = stub.Recall(request)
+    assert [hit.id for hit in answer.hits] == [hit.id for hit in first.hits if hit.id != gone]
+    assert [hit.rank for hit in answer.hits] == [1, 2, 3, 4]
+    assert all(hit.item.id == hit.id for hit in answer.hits)
