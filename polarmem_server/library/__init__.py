@@ -28,7 +28,6 @@ from polarmem_server.library.core_recall import (
     CONFIDENCE_NOT_APPLIED,
     KEEP_VIEWS_INTERVAL_S,
     CoreRecall,
-    check_recall,
     unavailable_reason,
 )
 from polarmem_server.library.recall import Hit, QueryParse, RecallMode, RecallResult
@@ -57,7 +56,6 @@ __all__ = [
     "ReplicaFollower",
     "ReplicaMemory",
     "change_board",
-    "check_recall",
     "clear_namespace",
     "learn_names",
     "list_items",

@@ -178,17 +178,15 @@ def check_recall(
 
 
 def arguments_of(request: pb.RecallRequest) -> dict[str, Any]:
-    """A RecallRequest's fields as check_recall's arguments (a field left unset: its default)."""
-    vectors = {}
-    for space, value in request.vectors.items():
-        values = np.asarray(value.values, dtype=np.float32)
-        rows = max(1, value.rows)
-        if values.size == 0 or values.size % rows:
-            raise InvalidArgument(f"vectors[{quoted(space)}]: {values.size} values do not make {rows} row(s)")
-        vectors[space] = values
-    named = MODE_NAMES.get(request.mode)
+    """A RecallRequest's fields as check_recall's arguments (a field left unset: its default);
+    an enum code the API does not define is refused here, naming the field. (A query vector's
+    rows need no reading: it must hold one vector of its space's dimension, check_vectors.)"""
     if request.mode not in MODE_NAMES:
         raise InvalidArgument(f"mode: unknown recall mode {request.mode}")
+    if any(kind not in items.KIND_NAMES for kind in request.kinds):
+        raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
+    named = MODE_NAMES[request.mode]
+    vectors = {space: np.asarray(value.values, dtype=np.float32) for space, value in request.vectors.items()}
     return dict(
         text=request.text,
         vectors=vectors,
@@ -198,7 +196,7 @@ def arguments_of(request: pb.RecallRequest) -> dict[str, Any]:
         mode=named.value if named else None,
         soft_lambda=request.soft_lambda if request.HasField("soft_lambda") else query.DEFAULT_SOFT_LAMBDA,
         exclude_conflicts=request.exclude_conflicts,
-        kinds=[items.KIND_NAMES.get(kind, kind) for kind in request.kinds] or None,
+        kinds=[items.KIND_NAMES[kind] for kind in request.kinds] or None,
         metadata=dict(request.metadata_equals) or None,
         weights=dict(request.weights) or None,
         suppressed_k=request.suppressed_k,

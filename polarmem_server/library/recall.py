@@ -22,7 +22,6 @@ from polarmem.storage.v1 import records_pb2
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.query import (
-    MODES,  # noqa: F401 - re-exported
     DEFAULT_SOFT_LAMBDA,
     DEFAULT_TOP_K,
     RecallMode,
@@ -43,10 +42,6 @@ class QueryParse:
     mapped: list[tuple[str, str, float]] = field(default_factory=list)  # (phrase, concept, similarity)
     # explicit names skipped as unknown (allow_unknown_concepts), each with the closest known names
     unknown_concepts: list[tuple[str, list[str]]] = field(default_factory=list)
-
-    @property
-    def certain(self) -> bool:
-        return self.explicit or (not self.unknown and not self.mapped)
 
 
 @dataclass

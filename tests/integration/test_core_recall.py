@@ -125,7 +125,11 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
         (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}), "dimension"),
         (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[0.0] * DIM)}), "all zeros"),
         (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[float("nan")] * DIM)}), "NaN"),
-        (pb.RecallRequest(namespace="t", vectors=query, mode=99), "mode"),
+        (pb.RecallRequest(namespace="t", vectors=query, mode=99), "mode: unknown recall mode 99"),
+        (
+            pb.RecallRequest(namespace="t", vectors=query, kinds=[7]),
+            "kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT",
+        ),
         (
             pb.RecallRequest(namespace="t", vectors=query, recency_half_life_s=60.0, mode=pb.RECALL_MODE_STRICT),
             "mode strict is not supported",
