@@ -6,7 +6,7 @@ the text is parsed once, and the concept's polarity is read as the server reads 
 
 * ``new`` — `text.parse` with the clinical trigger table and `ParsedText.polarity` (any affirmed
   mention wins unless a later one is a resolution);
-* ``legacy-triggers`` — the same parser with the pre-issue-18 trigger table (negation.LEGACY),
+* ``legacy-triggers`` — the same parser with the pre-issue-18 trigger table (LEGACY),
   an ablation;
 * ``before`` (with ``--baseline FILE``, the text.py of an earlier commit, e.g. ``git show
   646e47d:polarmem_server/domain/text.py > /tmp/text_before.py``) — that parser with the policy
@@ -33,6 +33,54 @@ from pathlib import Path
 
 from polarmem_server.domain import negation, text
 from polarmem_server.domain.vocabulary import Vocabulary
+
+# The trigger set before issue 18 (kept here to measure against; docs/quality.md).
+LEGACY = negation.TriggerTable(
+    negation._phrases("""
+no evidence of
+no sign of
+no signs of
+free of
+absence of
+negative for
+rather than
+instead of
+no
+not
+without
+never
+none
+nor
+neither
+except
+excluding
+lacking
+lacks
+isn't
+aren't
+wasn't
+weren't
+doesn't
+don't
+anything but
+"""),
+    negation._phrases("""
+was ruled out
+were ruled out
+is ruled out
+are ruled out
+ruled out
+is absent
+are absent
+was absent
+were absent
+not seen
+not present
+not visible
+"""),
+    terminators=negation._phrases("but\nhowever\nalthough\nthough\nyet\nwhereas\nwhile"),
+    window=8,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "clinical" / "sentences.jsonl"
 
@@ -170,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     rows = read_rows()
-    systems = {"new": predict_new(rows, negation.CLINICAL), "legacy-triggers": predict_new(rows, negation.LEGACY)}
+    systems = {"new": predict_new(rows, negation.CLINICAL), "legacy-triggers": predict_new(rows, LEGACY)}
     if args.server:
         systems["server-open-vocabulary"] = predict_server_open(rows)
     if args.baseline:

@@ -236,7 +236,6 @@ PYBIND11_MODULE(_front, m) {
           },
           py::arg("namespace"), py::arg("first"), py::arg("names"), "names of the concepts appended from id `first` on")
       .def("forget", &NamespaceViews::forget, py::arg("namespace"))
-      .def("clear", &NamespaceViews::clear)
       .def_property_readonly("size", &NamespaceViews::size);
 
   py::class_<FastFront>(m, "FastFront")

@@ -394,8 +394,7 @@ PYBIND11_MODULE(_core, m) {
             }
             return to_numpy(slots);
           },
-          py::arg("pairs"), "slots holding every pair, ascending (int64 array)")
-      .def_property_readonly("pair_count", &MetadataPostings::pair_count);
+          py::arg("pairs"), "slots holding every pair, ascending (int64 array)");
 
   // Shared holders: the compiled Recall front (polarmem_server._front) keeps a namespace's index
   // and ids alive while a call it serves is using them.
@@ -504,7 +503,6 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("size", &Index::size)
       .def_property_readonly("live_count", &Index::live_count)
       .def_property_readonly("num_concepts", &Index::num_concepts)
-      .def_property_readonly("default_threads", &Index::default_threads)
       .def_property_readonly("memory_bytes", &Index::memory_bytes)
       .def("is_live", &Index::is_live)
       .def("slots_with",
@@ -519,23 +517,16 @@ PYBIND11_MODULE(_core, m) {
              }
              return to_numpy(slots);
            })
-      .def("concept_states",
-           [](const Index& self, const py::array& slots, const py::array& concepts) {
-             const auto* s = checked<std::int64_t>(slots, "slots", 1);
-             const auto* c = checked<std::uint32_t>(concepts, "concepts", 1);
-             const std::vector<std::uint32_t> ids(c, c + concepts.size());
-             std::vector<std::int8_t> states;
-             {
-               py::gil_scoped_release release;
-               states = self.concept_states(s, static_cast<std::size_t>(slots.size()), ids);
-             }
-             return to_numpy(states).reshape(
-                 {static_cast<py::ssize_t>(slots.size()), static_cast<py::ssize_t>(ids.size())});
-           })
-      .def_property_readonly("spaces", [](const Index& self) {
-        py::list out;
-        for (const auto& s : self.spaces()) out.append(py::make_tuple(s.name, s.dim, s.multi, storage_name(s.storage)));
-        return out;
+      .def("concept_states", [](const Index& self, const py::array& slots, const py::array& concepts) {
+        const auto* s = checked<std::int64_t>(slots, "slots", 1);
+        const auto* c = checked<std::uint32_t>(concepts, "concepts", 1);
+        const std::vector<std::uint32_t> ids(c, c + concepts.size());
+        std::vector<std::int8_t> states;
+        {
+          py::gil_scoped_release release;
+          states = self.concept_states(s, static_cast<std::size_t>(slots.size()), ids);
+        }
+        return to_numpy(states).reshape({static_cast<py::ssize_t>(slots.size()), static_cast<py::ssize_t>(ids.size())});
       });
   py::class_<TextEncoder, std::shared_ptr<TextEncoder>>(m, "TextEncoder",
                                                         "A BERT-style sentence encoder on 8-bit linear layers "
@@ -584,17 +575,6 @@ PYBIND11_MODULE(_core, m) {
              return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens);
            }),
            py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024)
-      .def(
-          "encode",
-          [](const SharedTextRuns& self, const std::vector<std::int32_t>& ids) {
-            py::array_t<float> out(static_cast<py::ssize_t>(self.dim()));
-            float* o = out.mutable_data();
-            py::gil_scoped_release release;
-            self.encode(ids, o);
-            return out;
-          },
-          py::arg("ids"), "one text's [CLS] ... [SEP] ids -> its vector, in a pass shared with concurrent callers")
-      .def_property_readonly("dim", &SharedTextRuns::dim)
       .def_property_readonly_static(
           "weighted", [](const py::object&) { return ScopedCallWeight::available(); },
           "whether a pass's thread gets the scheduler weight of the calls waiting on it "

@@ -63,7 +63,6 @@ void bind_text(py::module_& m) {
       },
       py::arg("utf8"), py::arg("negated_spans"), "UTF-8 bytes (surrogates passed through)");
 
-  m.attr("DEFAULT_CONTEXT_BUDGET_CHARS") = kDefaultContextBudget;
   m.attr("MIN_CONTEXT_BUDGET_CHARS") = kMinContextBudget;
   m.attr("MAX_CONTEXT_BUDGET_CHARS") = kMaxContextBudget;
   m.def(
@@ -112,7 +111,6 @@ void bind_text(py::module_& m) {
       .def(py::init<>())
       .def("set", &ConceptKeys::set, py::arg("keys"))
       .def("erase", &ConceptKeys::erase, py::arg("keys"))
-      .def("clear", &ConceptKeys::clear)
       .def_property_readonly("size", &ConceptKeys::size);
 
   m.def(

@@ -49,8 +49,7 @@ void bind_wordpiece(py::module_& m) {
             return py::cast(ids);
           },
           py::arg("text"),
-          "[CLS] ... [SEP] ids, or None: a character the table declines or an added token (ask the HF tokenizer)")
-      .def_property_readonly("max_tokens", &WordPieceTokenizer::max_tokens);
+          "[CLS] ... [SEP] ids, or None: a character the table declines or an added token (ask the HF tokenizer)");
 }
 
 }  // namespace polarmem::bindings

@@ -15,7 +15,7 @@ std::string text(const grpc::string_ref& s) { return std::string(s.data(), s.siz
 bool forwardable(const grpc::string_ref& ref) {
   const std::string_view key(ref.data(), ref.size());
   return !key.empty() && key[0] != ':' && key.rfind("grpc-", 0) != 0 && key != "user-agent" && key != "te" &&
-         key != "content-type" && key != kFrontHeader && key != kPeerHeader;
+         key != "content-type" && key != kPeerHeader;
 }
 
 // One proxied call: the caller's side (this reactor) and the library's side (`upstream_`) pass

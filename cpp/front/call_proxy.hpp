@@ -18,9 +18,6 @@ namespace polarmem::front {
 // Metadata the library reads as the caller's address when a call reaches it through the front
 // (its own peer is then the private socket's).
 inline constexpr const char* kPeerHeader = "x-polarmem-peer";
-// Metadata telling the library that a Recall came through the front, so it hands the front the
-// namespace's view when the front holds none (library/core_recall.py).
-inline constexpr const char* kFrontHeader = "x-polarmem-fast-front";
 
 // What a handed-over call carries to the library: the caller's metadata (less HTTP/2's and
 // gRPC's own, and the front's private headers, which a caller must not be able to set), its

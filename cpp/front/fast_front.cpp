@@ -157,11 +157,10 @@ class FastFront::Service final : public grpc::Service {
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
 
-  // The call as it came, with the plan header; the library's answer back with its metadata.
+  // The call as it came; the library's answer back with its metadata.
   grpc::Status forward(grpc::ServerContext* context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
     grpc::ClientContext call;
     carry_over(*context, &call);
-    call.AddMetadata(kFrontHeader, "plan");
     // The generated stub's own blocking call, over bytes instead of messages.
     const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
         upstream_channel_.get(), *upstream_method_, &call, request, response);

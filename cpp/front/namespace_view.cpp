@@ -338,11 +338,6 @@ void NamespaceViews::forget(const std::string& ns) {
   by_namespace_.erase(ns);
 }
 
-void NamespaceViews::clear() {
-  std::lock_guard guard(mutex_);
-  by_namespace_.clear();
-}
-
 std::size_t NamespaceViews::size() const {
   std::lock_guard guard(mutex_);
   return by_namespace_.size();

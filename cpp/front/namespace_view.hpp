@@ -127,7 +127,6 @@ class NamespaceViews {
   // the library's write lock rules out) is not trusted: the view goes.
   void append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names);
   void forget(const std::string& ns);
-  void clear();
   std::size_t size() const;
 
  private:

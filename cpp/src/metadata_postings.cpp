@@ -76,9 +76,4 @@ std::vector<std::int64_t> MetadataPostings::matching(const std::vector<MetadataP
   return out;
 }
 
-std::size_t MetadataPostings::pair_count() const {
-  std::shared_lock lock(lock_);
-  return slots_.size();
-}
-
 }  // namespace polarmem

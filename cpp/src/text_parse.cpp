@@ -552,13 +552,6 @@ void ConceptKeys::erase(const std::vector<std::string>& keys) {
   for (const auto& [words, count] : keys_by_words_) longest_ = std::max(longest_, words);
 }
 
-void ConceptKeys::clear() {
-  std::unique_lock lock(lock_);
-  ids_.clear();
-  keys_by_words_.clear();
-  longest_ = 0;
-}
-
 std::size_t ConceptKeys::size() const {
   std::shared_lock lock(lock_);
   return ids_.size();

@@ -21,15 +21,6 @@ float upper_float(double value) {
 
 }  // namespace
 
-const char* storage_name(Storage storage) {
-  switch (storage) {
-    case Storage::kF32: return "fp32";
-    case Storage::kF16: return "fp16";
-    case Storage::kI8: return "int8";
-  }
-  return "unknown";
-}
-
 void normalise_rows(const float* rows, std::size_t row_count, std::size_t dim, const std::string& argument,
                     float* out) {
   for (std::size_t r = 0; r < row_count; ++r) {

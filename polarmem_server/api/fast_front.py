@@ -24,7 +24,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 
 from polarmem_server.library import CoreRecall, unavailable_reason  # noqa: F401 - re-exported
 
-FRONT_HEADER = "x-polarmem-fast-front"
 PEER_HEADER = "x-polarmem-peer"
 
 

@@ -42,6 +42,7 @@ from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.library import (
     DEFAULT_ITEMS_PAGE,
     MAX_ITEMS_PAGE,
+    MODE_CODES,
     UPDATABLE_ITEM_FIELDS,
     AutoCreate,
     ItemInput,
@@ -63,16 +64,6 @@ STORAGE_NAMES = {
     pb.VECTOR_STORAGE_INT8: "int8",
 }
 STORAGE_CODES = {"fp32": pb.VECTOR_STORAGE_FP32, "fp16": pb.VECTOR_STORAGE_FP16, "int8": pb.VECTOR_STORAGE_INT8}
-MODE_CODES = {
-    RecallMode.HARD: pb.RECALL_MODE_HARD,
-    RecallMode.SOFT: pb.RECALL_MODE_SOFT,
-    RecallMode.ADAPTIVE: pb.RECALL_MODE_ADAPTIVE,
-    RecallMode.OFF: pb.RECALL_MODE_OFF,
-    RecallMode.STRICT: pb.RECALL_MODE_STRICT,
-    RecallMode.ANSWER: pb.RECALL_MODE_ANSWER,
-}
-# UNSPECIFIED: "" = the namespace's rule (Memory.recall; hard unless partitioner "auto" chose otherwise).
-MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: "", **{code: m.value for m, code in MODE_CODES.items()}}
 API_KIND_NAMES = {enums_pb2.ITEM_KIND_UNSPECIFIED: "visual", **KIND_NAMES}
 POLICY_NAMES = {
     pb.DEGENERATE_POLICY_UNSPECIFIED: "fixed",

@@ -28,7 +28,6 @@ pseudo cues), chosen on the dev half of tests/data/agent_notes/.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from polarmem_server import _core
@@ -78,30 +77,6 @@ class TriggerTable:
                 self.window,
                 joined(self.hedge),
             ),
-        )
-
-    def with_changes(
-        self,
-        *,
-        pre: Iterable[str] = (),
-        post: Iterable[str] = (),
-        pseudo: Iterable[str] = (),
-        terminators: Iterable[str] = (),
-        window: int | None | str = "keep",
-    ) -> "TriggerTable":
-        """A copy with phrases added (a namespace's own cues) and, if given, another window."""
-
-        def grow(base: frozenset[Phrase], extra: Iterable[str]) -> frozenset[Phrase]:
-            return base | {tuple(p.lower().split()) for p in extra if p.strip()}
-
-        return TriggerTable(
-            grow(self.pre, pre),
-            grow(self.post, post),
-            grow(self.pseudo, pseudo),
-            grow(self.terminators, terminators),
-            self.resolution,
-            self.window if window == "keep" else window,  # type: ignore[arg-type]  # "keep" is the sentinel
-            self.hedge,
         )
 
 
@@ -531,52 +506,4 @@ CLINICAL = TriggerTable(
     _phrases(_RESOLUTION) | _phrases(_ENDED),
     window=None,
     hedge=_phrases(_HEDGE),
-)
-
-# The trigger set before issue 18 (kept to measure against; docs/quality.md).
-LEGACY = TriggerTable(
-    _phrases("""
-no evidence of
-no sign of
-no signs of
-free of
-absence of
-negative for
-rather than
-instead of
-no
-not
-without
-never
-none
-nor
-neither
-except
-excluding
-lacking
-lacks
-isn't
-aren't
-wasn't
-weren't
-doesn't
-don't
-anything but
-"""),
-    _phrases("""
-was ruled out
-were ruled out
-is ruled out
-are ruled out
-ruled out
-is absent
-are absent
-was absent
-were absent
-not seen
-not present
-not visible
-"""),
-    terminators=_phrases("but\nhowever\nalthough\nthough\nyet\nwhereas\nwhile"),
-    window=8,
 )

@@ -39,7 +39,6 @@ DEFAULT_SOFT_LAMBDA = 1.0
 MAX_SOFT_LAMBDA = 1e6
 # The context's per-item budget: the core's (cpp/include/polarmem/fact_check_context.hpp), which
 # renders the context and whose compiled front checks the same range.
-DEFAULT_CONTEXT_BUDGET_CHARS = _core.DEFAULT_CONTEXT_BUDGET_CHARS
 MIN_CONTEXT_BUDGET_CHARS = _core.MIN_CONTEXT_BUDGET_CHARS
 MAX_CONTEXT_BUDGET_CHARS = _core.MAX_CONTEXT_BUDGET_CHARS
 MAX_QUERY_CONCEPTS = 256

@@ -30,7 +30,6 @@ ENCODER_DIM = {"minilm": 384}
 # vector memory; at 100,000 notes a text Recall costs ~1.7 ms of CPU less and a vector Recall
 # ~0.4 ms less than over fp32 rows alone (docs/performance.md, "A realistic mix", round 9).
 DEFAULT_SPACES = (SpaceSpec("sem", 384, storage="int8"),)
-DEGENERATE_POLICIES = ("fixed", "uncertain")
 MAX_TEMPLATES = 64
 MAX_DECLARED_CONCEPTS = 100_000
 # fullmatch, never match with ^...$: "$" also matches before a final newline ("pets" + "\n" passed, issue 49)

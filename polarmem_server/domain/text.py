@@ -44,7 +44,6 @@ HAS): the note says the patient had it, and a memory that drops it loses the fin
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from polarmem_server import _core
@@ -96,19 +95,6 @@ class ParsedText:
         return dict(
             _core.mention_polarity([(m.concept_id, m.negated, m.resolution) for m in self.mentions if not m.uncertain])
         )
-
-    @property
-    def subjects(self) -> list[int]:
-        """Concept ids the text names as proper names (who it is about, not its topic), in order of
-        first mention: a word capitalised inside a sentence ("does Maya drink coffee"), a
-        capitalised possessive ("Maya's brother"), or "user". Words that name no concept:
-        `subject_words`."""
-        return list(dict.fromkeys(m.concept_id for m in self.mentions if m.subject))
-
-    @property
-    def subject_words(self) -> list[str]:
-        """The proper names among the text's content words that name no concept (lower case)."""
-        return list(dict.fromkeys(u.word for u in self.unknown if u.subject))
 
     @property
     def positive(self) -> list[int]:
@@ -220,36 +206,3 @@ def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers:
     parsed = parse(query, vocabulary if vocabulary is not None else Vocabulary(), triggers)
     # the core cuts the spans (cpp/src/text_parse.cpp), as its Recall does for a text query
     return _core.affirmative_part(_utf8(query), parsed.negated_spans).decode("utf-8", "surrogatepass")
-
-
-def chunk_text(text: str, max_chars: int = 600, overlap_chars: int = 120) -> list[str]:
-    """Split a long text into chunks of at most `max_chars`, on sentence boundaries where
-    possible, each starting with up to `overlap_chars` of the previous chunk's tail."""
-    if max_chars <= 0 or overlap_chars < 0 or overlap_chars >= max_chars:
-        raise ValueError("chunk_text needs max_chars > overlap_chars >= 0")
-    text = text.strip()
-    if len(text) <= max_chars:
-        return [text] if text else []
-    sentences = re.split(r"(?<=[.!?])\s+", text)
-    chunks: list[str] = []
-    current = ""
-    for sentence in sentences:
-        while len(sentence) > max_chars:  # a sentence longer than a chunk is cut on spaces
-            cut = sentence.rfind(" ", 0, max_chars) or max_chars
-            sentence, head = sentence[cut:].lstrip(), sentence[:cut]
-            if current:
-                chunks.append(current)
-                current = ""
-            chunks.append(head)
-        if len(current) + len(sentence) + 1 > max_chars and current:
-            chunks.append(current)
-            tail = current[-overlap_chars:] if overlap_chars else ""
-            tail = tail[tail.find(" ") + 1 :] if " " in tail else tail
-            current = (
-                (tail + " " + sentence).strip() if tail and len(tail) + len(sentence) + 1 <= max_chars else sentence
-            )
-        else:
-            current = f"{current} {sentence}".strip()
-    if current:
-        chunks.append(current)
-    return chunks

@@ -14,73 +14,24 @@ from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces import client_requests as build
 from polarmem_server.faces.client import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_STREAM_TIMEOUT_S,
-    DEFAULT_TIMEOUT_S,
     READY_POLL_S,
-    open_channel,
+    ClientBase,
     ready_answer,
     ready_deadline,
 )
 from polarmem_server.faces.client_requests import Content, item_message
 
 
-class AsyncPolarMemClient:
+class AsyncPolarMemClient(ClientBase):
     """asyncio client; see PolarMemClient for the arguments. Create it inside a running event
     loop (grpc.aio binds the channel to it) and close it with `await close()` or `async with`."""
 
-    def __init__(
-        self,
-        address: str,
-        token: str | None = None,
-        root_certificates: bytes | None = None,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        *,
-        tls: bool = False,
-        tls_server_name: str | None = None,
-        retries: int = 4,
-        initial_backoff_s: float = 0.1,
-        max_backoff_s: float = 2.0,
-        retry_codes: Sequence[str] = ("UNAVAILABLE",),
-        stream_timeout_s: float | None = DEFAULT_STREAM_TIMEOUT_S,
-        consistency_token: bytes = b"",
-        wait_for_ready: bool = True,
-    ) -> None:
-        """As PolarMemClient (the client carries its own last write's consistency token into its later reads;
-        `wait_for_ready`: calls wait, within their deadline, for a server that is starting)."""
-        self._channel, self._metadata = open_channel(
-            grpc.aio,
-            address,
-            token,
-            root_certificates,
-            max_message_bytes,
-            tls,
-            tls_server_name,
-            retries,
-            initial_backoff_s,
-            max_backoff_s,
-            retry_codes,
-        )
-        self._stub = pb_grpc.MemoryServiceStub(self._channel)
-        self._health = health_pb2_grpc.HealthStub(self._channel)
-        self.address = address
-        self.timeout_s = timeout_s
-        self.stream_timeout_s = stream_timeout_s
-        self.last_write = build.LastWrite(consistency_token)
-        self.wait_for_ready = wait_for_ready
-        self._ready = not wait_for_ready  # the server said SERVING once (or the wait is off)
-
-    @property
-    def consistency_token(self) -> bytes:
-        """The token of this client's latest write (empty before any, and from a local backend)."""
-        return self.last_write.token
+    grpc_module = grpc.aio
 
     async def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
         """As PolarMemClient._await_ready, awaited."""

@@ -108,14 +108,11 @@ def ready_answer(status: int | None, error: grpc.RpcError | None) -> str:
     return "ready" if status == health_pb2.HealthCheckResponse.SERVING else "wait"
 
 
-class PolarMemClient:
-    """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
-    `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
-    `tls_server_name` overrides the name checked against the certificate. `retries` is the most
-    attempts of an idempotent call (1 = no retry). `wait_for_ready`
-    (default True): calls wait, within their deadline, for a server that is starting (module
-    doc); False sends each call at once, so one made before the server is up fails with
-    UNAVAILABLE."""
+class ClientBase:
+    """What both clients share: the channel, the stubs, the deadlines and the last write's
+    consistency token. `grpc_module`: grpc (PolarMemClient) or grpc.aio (AsyncPolarMemClient)."""
+
+    grpc_module: Any = grpc
 
     def __init__(
         self,
@@ -136,7 +133,7 @@ class PolarMemClient:
         wait_for_ready: bool = True,
     ) -> None:
         self._channel, self._metadata = open_channel(
-            grpc,
+            self.grpc_module,
             address,
             token,
             root_certificates,
@@ -163,6 +160,16 @@ class PolarMemClient:
     def consistency_token(self) -> bytes:
         """The token of this client's latest write (empty before any, and from a local backend)."""
         return self.last_write.token
+
+
+class PolarMemClient(ClientBase):
+    """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
+    `root_certificates` (PEM bytes) or `tls=True` (system roots) switch to TLS, and
+    `tls_server_name` overrides the name checked against the certificate. `retries` is the most
+    attempts of an idempotent call (1 = no retry). `wait_for_ready`
+    (default True): calls wait, within their deadline, for a server that is starting (module
+    doc); False sends each call at once, so one made before the server is up fails with
+    UNAVAILABLE."""
 
     def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
         """The first call's wait for the server (module doc). Returns the call's timeout (what is

@@ -27,6 +27,7 @@ from polarmem_server.library.namespace_autocreate import AutoCreate
 from polarmem_server.library.core_recall import (
     CONFIDENCE_NOT_APPLIED,
     KEEP_VIEWS_INTERVAL_S,
+    MODE_CODES,
     CoreRecall,
     unavailable_reason,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "CONFIDENCE_NOT_APPLIED",
     "DEFAULT_ITEMS_PAGE",
     "KEEP_VIEWS_INTERVAL_S",
+    "MODE_CODES",
     "DEFAULT_TEMPLATES",
     "MAX_ITEMS_PAGE",
     "UPDATABLE_ITEM_FIELDS",

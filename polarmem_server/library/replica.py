@@ -95,7 +95,6 @@ class ReplicaFollower:
         exactly those writes: open_replica); later records are applied from there."""
         self.memory, self.board = memory, board
         self.applied = dict(applied)
-        self.refreshes = 0  # namespaces brought in step: applied_incrementally + rebuilds
         self.applied_incrementally = 0
         self.rebuilds = 0
 
@@ -120,7 +119,6 @@ class ReplicaFollower:
                 self.applied_incrementally += 1
             else:
                 self.rebuilds += 1
-        self.refreshes += len(changed)
         return len(changed)
 
 

@@ -16,10 +16,6 @@ PROPOSAL_PROMPT = (
     "List the objects that are visible in this image. Answer with a JSON array of short "
     "lower-case nouns, for example [\"dog\", \"grass\"]."
 )
-QUERY_PARSE_PROMPT = (
-    "Split this request into the objects that must be present and the objects that must be "
-    "absent. Answer with JSON only: {{\"positive\": [...], \"negative\": [...]}}.\nRequest: {query}"
-)
 
 
 class EngineError(Unavailable):
@@ -82,14 +78,6 @@ class ScoringEngine(ABC):
         """The paper's concept proposal: ask the model which objects are visible."""
         return parse_json_list(self.generate(PROPOSAL_PROMPT, item))[:max_concepts]
 
-    def parse_query(self, query: str) -> tuple[list[str], list[str]] | None:
-        """LLM query parsing to (positive, negative); None when the output is not the strict JSON
-        asked for (the caller falls back to the lexical parser)."""
-        try:
-            return parse_query_json(self.generate(QUERY_PARSE_PROMPT.format(query=query)))
-        except NotImplementedError:
-            return None
-
     def close(self) -> None:
         pass
 
@@ -104,25 +92,6 @@ def parse_json_list(text: str) -> list[str]:
     except json.JSONDecodeError:
         return []
     return [v.strip().lower() for v in values if isinstance(v, str) and v.strip()]
-
-
-def parse_query_json(text: str) -> tuple[list[str], list[str]] | None:
-    """Strict: one JSON object with list-of-string fields `positive` and `negative`."""
-    match = re.search(r"\{.*\}", text, re.S)
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    positive, negative = data.get("positive"), data.get("negative")
-    if not isinstance(positive, list) or not isinstance(negative, list):
-        return None
-    if not all(isinstance(x, str) for x in positive + negative):
-        return None
-    return [x.strip() for x in positive if x.strip()], [x.strip() for x in negative if x.strip()]
 
 
 def prompt_text(template: str, concept: str) -> str:

@@ -83,10 +83,7 @@ class SearchRequest:
     item without a vector in a queried space contributes 0 for it.
 
     Order: ``hard`` by (tier desc, s_sem desc); ``soft`` by ``s_sem + soft_lambda·tier`` desc
-    (the hit's ``score`` stays s_sem); ``strict`` (``Backend.searches_strict`` only) as hard with
-    the items whose every forbidden concept is NOT_HAS first within each tier (before the
-    confidence flags), tier counts as hard's;
-    ``off`` by s_sem desc (tier still reported). Ties: any order that is deterministic for an
+    (the hit's ``score`` stays s_sem); ``off`` by s_sem desc (tier still reported). Ties: any order that is deterministic for an
     unchanged namespace.
 
     Filters (an item must pass all): ``kinds`` (ItemKind values; empty = all),
@@ -95,8 +92,6 @@ class SearchRequest:
     ``exclude_conflicts`` (tier -1 items are dropped). ``tier_counts`` counts the items that pass
     every filter except ``exclude_conflicts``, by tier.
 
-    ``concept_states`` asks for each hit's states of the query's concepts (``SearchHit.states``)
-    from the search state itself, so that a caller who needs no explanation reads no record.
     ``with_records``: the caller will read the hits' records; a backend whose every read is a
     round trip (Milvus) may return them with the hits (``SearchHit.record``) instead.
 
@@ -104,12 +99,10 @@ class SearchRequest:
     tiers (domain/confidence.py's grid). An item is *confidently absent* when every ``forbidden``
     concept's confidence is below ``ABSENT_BELOW[absent_level - 1]``, *confidently present* when
     every ``required`` one's is above ``PRESENT_ABOVE[present_level - 1]``; hard then orders by
-    (tier, confidently absent, confidently present, s_sem), and ``SearchHit.confidence`` reports
-    the flags. ``present_weight`` / ``absent_weight`` (``hard`` only; 0 = not used): within a tier
+    (tier, confidently absent, confidently present, s_sem), ``present_weight`` / ``absent_weight`` (``hard`` only; 0 = not used): within a tier
     and its flags, rank by s_sem + present_weight x mean confidence of the required concepts -
     absent_weight x mean confidence of the forbidden ones (index.py's module docstring). A backend
-    that keeps no confidence (Milvus) may ignore both: the order is then the plain hard order and
-    every flag 0."""
+    that keeps no confidence (Milvus) may ignore both: the order is then the plain hard order."""
 
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
     required: Sequence[int] = ()
@@ -122,7 +115,6 @@ class SearchRequest:
     metadata_equals: Mapping[str, str] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
     absent_verified: bool = False
-    concept_states: bool = False
     with_records: bool = False
     # False: the namespace's approximate index may choose each large tier's top k (tiers and
     # their order stay exact); a backend without one searches exactly. ef_search 0 = its default.
@@ -136,23 +128,13 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One ranked item. ``states`` is filled only when the request asked for ``concept_states``:
-    one value per concept of ``required`` then ``forbidden`` (in request order), +1 when the item
-    states HAS for it, -1 NOT_HAS, 0 neither (uncertain or never scored)."""
+    """One ranked item: what the core reads back from a backend that searches itself (the core
+    explains, labels and writes the context from the records)."""
 
     item_id: str
     tier: int  # +1 entailed, 0 neutral, -1 conflict
     score: float  # s_sem in every mode (soft ranks by s_sem + λ·tier but reports s_sem)
-    states: tuple[int, ...] = ()
-    confidence: int = 0  # bit 1 confidently absent, bit 0 confidently present (levels requested)
-    # what the hit ranked by within its tier and flags when confidence weights were honoured
-    # (s_sem + the confidence term); None: score
-    rank_score: float | None = None
     record: object | None = None  # the item's ItemRecord, read with the search (with_records), or None
-
-    @property
-    def rank_value(self) -> float:
-        return self.score if self.rank_score is None else self.rank_score
 
 
 @dataclass(frozen=True)
@@ -200,9 +182,6 @@ class Backend(ABC):
     # compiled front searches them itself); otherwise the core entry plans each Recall and calls
     # search() and get_items() for its searches and records (library/core_recall.py BackendSearches).
     searches_in_core: bool = False
-    # Whether search() answers mode "strict" itself, in one call (the local backend's core does);
-    # otherwise recall.py merges a hard search with a hard search among absence-verified items.
-    searches_strict: bool = False
     # The approximate-index kinds (NamespaceConfig.ann.kind) this backend builds; the library
     # refuses a namespace asking for another before the backend sees it. Empty: none.
     ann_kinds: tuple[str, ...] = ()

@@ -289,7 +289,7 @@ def weighted_reference(m, items, query, required, forbidden, k, strict, w_presen
 @pytest.mark.parametrize("k", [3, 10, 60])
 def test_recall_with_confidence_weights_matches_brute_force(stored, mode, required, forbidden, weights, k):
     """Strict merges the hard list and the verified list by (tier, verified, ranked value): the
-    weights must carry through that merge (SearchHit.rank_score), not only the core's order."""
+    weights must carry through that merge (the core's merge), not only the first search's order."""
     m, _, items = stored
     query = np.random.default_rng(107 + k).standard_normal(DIM).astype(np.float32)
     expected, keys = weighted_reference(m, items, query, required, forbidden, k, mode == "strict", *weights)

@@ -4,7 +4,7 @@ bundled COCO captions."""
 import pytest
 
 from polarmem_server.faces.datasets import coco_categories, coco_pope500
-from polarmem_server.domain.text import affirmative_text, chunk_text, parse
+from polarmem_server.domain.text import affirmative_text, parse
 from polarmem_server.domain.vocabulary import Vocabulary, normalise
 
 COCO = [
@@ -129,17 +129,6 @@ def test_coco_captions_name_their_objects():
     assert total > 700
     assert found / total > 0.9
     assert negated < 0.05 * total  # COCO captions rarely negate
-
-
-def test_chunking_overlaps_and_bounds():
-    text = " ".join(f"Sentence number {i} talks about a dog." for i in range(60))
-    chunks = chunk_text(text, max_chars=200, overlap_chars=50)
-    assert len(chunks) > 5
-    assert all(len(c) <= 200 for c in chunks)
-    assert all(chunks[i + 1][:10] in chunks[i] for i in range(len(chunks) - 1))  # overlap
-    assert chunk_text("short") == ["short"]
-    with pytest.raises(ValueError):
-        chunk_text("x", max_chars=10, overlap_chars=10)
 
 
 @pytest.mark.parametrize(
@@ -337,16 +326,19 @@ def test_names_are_never_singularised_and_short_names_are_concepts():
 
 
 def test_a_parse_tells_the_proper_names():
-    """ParsedText.subjects: who a text is about (a name inside a sentence, a capitalised
-    possessive, "user"), for recall to tell a question's subject from its topic."""
+    """The core's subject flags: who a text is about (a name inside a sentence, a capitalised
+    possessive, "user"), for the answer labels to tell a question's subject from its topic."""
     vocab = Vocabulary(["maya", "coffee", "brother", "dog", "user", "leo", "peanut"])
-    parsed = parse("Does Maya drink coffee?", vocab)
-    assert [vocab.name(c) for c in parsed.subjects] == ["maya"]
-    assert [vocab.name(c) for c in parse("Maya's brother has a dog.", vocab).subjects] == ["maya"]
-    assert [vocab.name(c) for c in parse("a snack for the user without peanuts", vocab).subjects] == ["user"]
-    assert parse("Coffee for Leo", vocab).subjects == [vocab.lookup("leo")]
-    assert parse("Dog food", vocab).subjects == []  # sentence-initial: no name by its capital
-    assert parse("does Omar drink tea?", vocab).subject_words == ["omar"]
+
+    def subjects(text: str) -> list[str]:
+        return [vocab.name(m.concept_id) for m in parse(text, vocab).mentions if m.subject]
+
+    assert subjects("Does Maya drink coffee?") == ["maya"]
+    assert subjects("Maya's brother has a dog.") == ["maya"]
+    assert subjects("a snack for the user without peanuts") == ["user"]
+    assert subjects("Coffee for Leo") == ["leo"]
+    assert subjects("Dog food") == []  # sentence-initial: no name by its capital
+    assert [u.word for u in parse("does Omar drink tea?", vocab).unknown if u.subject] == ["omar"]
 
 
 def test_uncertain_mentions_keep_their_mention_but_get_no_state():

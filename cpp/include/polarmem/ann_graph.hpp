@@ -61,7 +61,6 @@ class AnnGraph {
   // Stops taking writes until load() replaces the graph: a start-up that will load a saved graph
   // adds the stored items without building one. Searches meanwhile see an empty graph.
   void defer() noexcept { deferred_ = true; }
-  bool deferred() const noexcept { return deferred_; }
   // The slots the graph holds, ascending.
   std::vector<std::size_t> slots() const;
 

@@ -25,7 +25,6 @@ class MetadataPostings {
   void renumber(const std::vector<std::int64_t>& new_of_old);
   // The slots holding every pair, ascending (every pair must match: none given, none match).
   std::vector<std::int64_t> matching(const std::vector<MetadataPair>& pairs) const;
-  std::size_t pair_count() const;
 
  private:
   static std::string key_of(const MetadataPair& pair);

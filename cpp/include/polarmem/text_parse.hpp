@@ -84,7 +84,6 @@ class ConceptKeys {
   // Sets (or moves) keys; a key of several words widens how far a mention is looked for.
   void set(const std::vector<std::pair<std::string, std::uint32_t>>& keys);
   void erase(const std::vector<std::string>& keys);
-  void clear();
   std::size_t size() const;
   // The concept a key names (nullopt: none).
   std::optional<std::uint32_t> find(const std::string& key) const;

@@ -25,8 +25,6 @@ struct SpaceConfig {
   AnnConfig ann;                    // opt-in approximate index (single-vector spaces only)
 };
 
-const char* storage_name(Storage storage);
-
 // A query prepared for one space: normalised, and quantised when the space is compact.
 struct SpaceQuery {
   AlignedBuffer<float> values;

@@ -69,7 +69,6 @@ class LocalBackend(Backend):
     _closed = False
     ranks_by_confidence = True  # the core keeps confidence grades (storage/local/confidence.py)
     searches_in_core = True  # the namespaces' indexes are this process's core objects (front_view)
-    searches_strict = True  # the core merges strict's two searches under one lock (Index::search_strict)
     _keep_records = False  # keep_records(): the compiled front explains hits from them (a class default: replicas too)
     name = "local"
     ann_kinds = ("hnsw",)  # the compiled core's graphs
@@ -409,19 +408,9 @@ class LocalBackend(Backend):
                 absent_weight=request.absent_weight,
             )
             hits = target.index.search_requests(core_request)
-            tiers = hits.tiers.tolist()
-            states = (
-                _concept_states(target.index, hits.slots, request.required, request.forbidden)
-                if request.concept_states
-                else [()] * len(tiers)
-            )
-            flags = hits.confidence.tolist() if len(hits.confidence) else [0] * len(tiers)
-            ranks = hits.rank_scores.tolist() if len(hits.rank_scores) else [None] * len(tiers)
             found = [
-                SearchHit(item_id, tier, score, state, flag, rank)
-                for item_id, tier, score, state, flag, rank in zip(
-                    resolve(hits.slots), tiers, hits.scores.tolist(), states, flags, ranks
-                )
+                SearchHit(item_id, tier, score)
+                for item_id, tier, score in zip(resolve(hits.slots), hits.tiers.tolist(), hits.scores.tolist())
                 if item_id is not None
             ]
             return SearchResult(found, hits.tier_counts)
@@ -487,14 +476,3 @@ class LocalBackend(Backend):
                 ids, records = [], []
         items += loader.load(ids, records)
         return state, items
-
-
-def _concept_states(
-    index, slots: np.ndarray, required: Sequence[int], forbidden: Sequence[int]
-) -> list[tuple[int, ...]]:
-    """Per hit, +1 / -1 / 0 (HAS / NOT_HAS / neither) for each required then forbidden concept,
-    read from the index's bitmaps in one compiled call."""
-    concepts = (*required, *forbidden)
-    if not len(slots) or not concepts:
-        return [()] * len(slots)
-    return [tuple(row) for row in index.concept_states(slots, concepts).tolist()]

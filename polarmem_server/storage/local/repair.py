@@ -96,7 +96,6 @@ class LogScan:
     path: Path
     batches: list[tuple[int, int, bytes]]  # (first sequence, operation count, batch bytes)
     damage: str = ""  # "" (read to the end), "torn tail" or "corrupt record at byte N"
-    damage_offset: int = -1
     unreadable: int = 0  # damaged physical records skipped
 
 
@@ -129,7 +128,7 @@ def scan_log(path: Path) -> LogScan:
             pos += block_left  # trailer padding
             continue
         if pos + 7 > len(data):
-            scan.damage, scan.damage_offset = scan.damage or "torn tail", pos
+            scan.damage = scan.damage or "torn tail"
             break
         masked, length, kind = struct.unpack_from("<IHB", data, pos)
         if kind == 0 and length == 0 and masked == 0:
@@ -137,12 +136,12 @@ def scan_log(path: Path) -> LogScan:
             continue
         header = 11 if kind in RECYCLABLE else 7
         if pos + header + length > len(data) and header + length <= block_left:
-            scan.damage, scan.damage_offset = scan.damage or "torn tail", pos
+            scan.damage = scan.damage or "torn tail"
             break
         found = _record_at(data, pos)
         if found is None:
             if not scan.damage:
-                scan.damage, scan.damage_offset = f"corrupt record at byte {pos}", pos
+                scan.damage = f"corrupt record at byte {pos}"
             scan.unreadable += 1
             fragments = []
             if header + length <= block_left and kind in (FULL, FIRST, MIDDLE, LAST, *RECYCLABLE):

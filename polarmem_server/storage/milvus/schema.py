@@ -49,10 +49,6 @@ MAX_CONCEPTS_PER_ITEM = 4096  # ARRAY capacity
 PLACEHOLDER_DIM = 2
 
 
-LAYOUTS = ("collection", "shared", "pooled")
-SHARED_KEYS = ("shared", "pooled")  # the layouts whose rows are keyed by pk and told apart by ns
-
-
 def items_collection(prefix: str, ns: str) -> str:
     """Milvus names allow letters, digits and underscores only: namespaces go by a digest."""
     return f"{prefix}_items_{namespace_digest(ns)}"
