@@ -1,24 +1,10 @@
-"""Checks of the compiled front on one server: its public address (the front, which answers a
-Recall itself through the core's entry) and the Python listener's private socket (whose servicer
-calls the same entry), the same request to both: the two doors' transport must agree."""
+"""Helpers for the tests of Recall over a real server: who answered a Recall (the Python
+listener's servicer, the core on its first try, the compiled front natively), and random items
+and requests to stock and ask a namespace with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import grpc
-import pytest
-
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
-
-
-@contextmanager
-def port_stubs(server) -> Iterator[tuple[pb_grpc.MemoryServiceStub, pb_grpc.MemoryServiceStub]]:
-    """(the library's stub, the front's stub)."""
-    with grpc.insecure_channel(server.library_address) as main, grpc.insecure_channel(server.address) as fast:
-        yield pb_grpc.MemoryServiceStub(main), pb_grpc.MemoryServiceStub(fast)
 
 
 def answered(server, by: str) -> float:
@@ -39,26 +25,13 @@ def native_calls(server) -> int:
     return server.fast_front.front.stats()["native"]
 
 
-def same_on_both_ports(server, stubs, request, natively: bool | None = None) -> pb.RecallResponse:
-    """The front's answer, checked against the library's bytes (and who answered it, if given)."""
-    main, fast = stubs
-    before = native_calls(server)
-    answer = fast.Recall(request)
-    if natively is not None:
-        assert native_calls(server) == before + int(natively), request
-    expected = main.Recall(request)
-    assert answer.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True), request
-    return answer
-
-
-def refused_alike(stubs, request, codes=(grpc.StatusCode.INVALID_ARGUMENT,)) -> None:
-    """Both ports refuse the request with the same status, one of `codes`, and the same message."""
-    errors = []
-    for stub in stubs:
-        with pytest.raises(grpc.RpcError) as refused:
-            stub.Recall(request)
-        errors.append((refused.value.code(), refused.value.details()))
-    assert errors[0] == errors[1] and errors[0][0] in codes
+def answered_first_try(server, request: pb.RecallRequest) -> pb.RecallResponse:
+    """The core's answer to `request` from the view it holds, asked once, as the front asks it:
+    no Python step (making a view, learning names, reading records back) before it. Fails where
+    the core declines it."""
+    answer, outcome = server.core_recall.views.recall(request.SerializeToString())
+    assert outcome == "answered", (outcome, request)
+    return pb.RecallResponse.FromString(answer)
 
 
 def states_drawn(rng, concepts, uncertain: float = 0.0) -> dict[str, str]:

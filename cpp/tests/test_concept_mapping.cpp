@@ -1,6 +1,6 @@
 // A closed vocabulary's word-to-concept mapping (concept_mapping.hpp): the most similar concept,
-// the first on ties, only at the threshold or above, nothing without concepts. The front and
-// library suites check it end to end (tests/integration/test_fast_front_text.py).
+// the first on ties, only at the threshold or above, nothing without concepts. A real server's
+// text Recalls check it end to end (tests/integration/test_text_recall.py).
 #include <string>
 #include <vector>
 

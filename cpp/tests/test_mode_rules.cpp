@@ -1,6 +1,6 @@
 // The modes' rules (mode_rules.hpp): adaptive's choice, with which probes it makes and what it
-// says, and the suppressed hits. The library's and the front's suites check them end to end
-// (tests/integration/test_adaptive_rule.py, test_fast_front.py).
+// says, and the suppressed hits. A real server's Recalls check them end to end
+// (tests/integration/test_adaptive_rule.py, test_server_rpcs.py, test_confidence_api.py).
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,7 +1,7 @@
 // One Recall's modes (recall_run.hpp) against a store held in memory: which searches each mode
 // makes, strict's merge for a store that cannot search strict, the recency term, suppressed hits,
 // explanations, dropped forgotten items and how mode_reason is written. The library's and the
-// front's suites run it end to end (tests/integration/test_memory.py, test_fast_front*.py).
+// server's tests run it end to end (tests/integration/test_memory.py, test_core_recall.py).
 #include <algorithm>
 #include <set>
 #include <string>

@@ -6,7 +6,6 @@ import pytest
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.api.server import PolarMemServer
-from front_ports import port_stubs
 from servertools import DIM, make_config
 
 
@@ -15,13 +14,6 @@ def server(tmp_path):
     srv = PolarMemServer(make_config(tmp_path, backup_dir=str(tmp_path))).start()
     yield srv
     srv.stop()
-
-
-@pytest.fixture
-def stubs(server):
-    """(the library's stub, the front's stub) on `server` (tests/front_ports.py)."""
-    with port_stubs(server) as both:
-        yield both
 
 
 @pytest.fixture

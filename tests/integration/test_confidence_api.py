@@ -105,3 +105,34 @@ def test_rank_by_confidence_with_a_tierless_mode_is_invalid(stub, mode):
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "rank_by_confidence" in caught.value.details()
     assert recall(stub, "n", mode=pb.RECALL_MODE_HARD).hits  # nothing changed
+
+
+def test_every_mode_that_keeps_tiers_takes_the_rules_ranking_when_asked(stub):
+    """On the strict rule's namespace (declared accuracy 0.95: confidence flags and weights),
+    rank_by_confidence true with hard ranks by the rule's confidence, soft with it false is
+    accepted and unranked, and adaptive ranks its hard choice, never its soft one."""
+    create(stub, "strong", partitioner="auto", declared_accuracy=0.95)
+    fill(stub, "strong")
+    ranked_words = "ranked by confidence within tiers (required confidence > 0.9"
+    hard = recall(stub, "strong", mode=pb.RECALL_MODE_HARD, confidence=True)
+    plain = recall(stub, "strong", mode=pb.RECALL_MODE_HARD)
+    assert hard.mode_used == pb.RECALL_MODE_HARD and ranked_words in hard.mode_reason
+    assert ranked_words not in plain.mode_reason and [h.id for h in hard.hits] != [h.id for h in plain.hits]
+    soft = recall(stub, "strong", mode=pb.RECALL_MODE_SOFT, confidence=False)
+    assert soft.mode_used == pb.RECALL_MODE_SOFT and "confidence" not in soft.mode_reason and soft.hits
+
+    def adaptive(required, k):
+        request = pb.RecallRequest(
+            namespace="strong",
+            vectors={"vis": pb.VectorValue(values=[1.0] * DIM)},
+            required=required,
+            top_k=k,
+            mode=pb.RECALL_MODE_ADAPTIVE,
+            rank_by_confidence=True,
+        )
+        return stub.Recall(request)
+
+    chose_hard = adaptive(["dog"], 3)  # certain constraints, the top 3 close to the best
+    assert chose_hard.mode_used == pb.RECALL_MODE_HARD and ranked_words in chose_hard.mode_reason
+    chose_soft = adaptive(["dog", "cat"], 40)  # too few items hold both
+    assert chose_soft.mode_used == pb.RECALL_MODE_SOFT and "confidence" not in chose_soft.mode_reason

@@ -7,7 +7,13 @@ the names a request gives, applied a token, added full items; whatever the core 
 (refusals) is the library's, in its own words; a write that
 changes the view (settings, delete) drops it, and the answer never comes from a namespace that
 is gone. With ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
-Recall: at start-up, when a namespace is created, and again right after a write drops it."""
+Recall: at start-up, when a namespace is created, and again right after a write drops it.
+
+What every door shares is tested here once (the compiled front calls the same entry): each
+refusal with its status and the field it names, explicit names bound by the namespace's keys,
+answer mode over a query vector, a filter and an explained record following item writes on the
+view, two spaces summed whatever order the request sends them in. Where a test is about what the
+core holds, it asks the core once, with no Python step first (front_ports.answered_first_try)."""
 
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ from polarmem_server.library import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient
 import front_ports
-from front_ports import answered, recall_by
+from front_ports import answered, answered_first_try, recall_by
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -87,21 +93,19 @@ def vectors(rng) -> dict:
     return {"vis": pb.VectorValue(values=rng.standard_normal(DIM).tolist())}
 
 
-def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
+def test_full_items_a_text_without_an_encoder_and_skipped_names_are_the_cores(server, stub):
     rng = np.random.default_rng(12)
     stub.Recall(random_request(rng))
-    # full items; names the vocabulary lacks are skipped by the core too, with the same suggestions
     query = vectors(rng)
     # full items: the core's answer, each hit's item added by the servicer from its record
     with_items = recall_by(
         server, stub, pb.RecallRequest(namespace="t", vectors=query, include_items=True, explain=False, top_k=3), "core"
     )
     assert with_items.hits and all(hit.item.id == hit.id and hit.text for hit in with_items.hits)  # (explained)
-    # a text in a namespace without an encoder gives its concepts, and answer mode takes a query
-    # vector alone: both natively
-    recall_by(server, stub, pb.RecallRequest(namespace="t", text="a dog", vectors=query, top_k=3), "core")
-    answer_mode = pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_ANSWER, top_k=3)
-    recall_by(server, stub, answer_mode, "core")
+    # a text in a namespace without an encoder gives its concepts only (no `sem` term)
+    text = answered_first_try(server, pb.RecallRequest(namespace="t", text="a dog, no cat", vectors=query, top_k=3))
+    assert (list(text.parse.required), list(text.parse.forbidden)) == (["dog"], ["cat"]) and not text.parse.explicit
+    # names the vocabulary lacks are skipped by the core, with the library's suggestions
     skipped = recall_by(
         server,
         stub,
@@ -110,47 +114,276 @@ def test_what_the_core_declines_is_the_librarys_in_its_own_words(server, stub):
     )
     assert skipped.parse.unknown_concepts[0].name == "dgo"
     assert list(skipped.parse.unknown_concepts[0].did_you_mean) == ["dog"]
-    only_unknown = pb.RecallRequest(namespace="t", required=["dgo"], allow_unknown_concepts=True)  # nothing left
-    with pytest.raises(grpc.RpcError) as empty:
-        stub.Recall(only_unknown)
-    assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "query is empty" in empty.value.details()
-    # refusals: the library's status and message naming the field, and no answer counted
-    refused = [
-        (pb.RecallRequest(namespace="t", vectors=query, required=["dgo"]), "'dgo' (did you mean 'dog'?)"),
-        (pb.RecallRequest(namespace="t", vectors=query, required=["dog"], top_k=100_000), "top_k must be"),
-        (
-            pb.RecallRequest(namespace="t", vectors=query, mode=pb.RECALL_MODE_OFF, rank_by_confidence=True),
-            "rank_by_confidence",
+
+
+@pytest.mark.parametrize(
+    "names", [{}, {"required": ["dog"], "forbidden": ["cat"]}], ids=["vector-alone", "names-and-vector"]
+)
+def test_answer_mode_takes_a_query_vector_without_a_text(server, stub, names):
+    """Answer mode (the MCP tool's) over a query vector alone, or with names: each note labelled
+    by what it answers, the context headed as answer mode heads it."""
+    query = vectors(np.random.default_rng(2))
+    stub.Recall(pb.RecallRequest(namespace="t", vectors=query, top_k=3))  # (the view)
+    request = pb.RecallRequest(
+        namespace="t", vectors=query, mode=pb.RECALL_MODE_ANSWER, include_context=True, top_k=3, **names
+    )
+    answer = answered_first_try(server, request)
+    assert answer.mode_used == pb.RECALL_MODE_ANSWER and len(answer.hits) == 3
+    assert {hit.status for hit in answer.hits} <= {"VERIFIED", "RELATED", "CONFLICT", "CONSTRAINT", "ANSWERS_NO"}
+    assert answer.context.count("[Fact Check: ") == 3
+    if names:  # the names are the question's concepts: a note holding dog and no cat is verified
+        assert answer.parse.explicit and list(answer.parse.required) == ["dog"]
+        verified = [line for line in answer.context.splitlines() if "[Fact Check: VERIFIED" in line]
+        assert verified and all("VERIFIED: dog, cat-free]" in line for line in verified)
+    else:  # nothing asked: nothing verified, and the context says so first
+        assert {hit.status for hit in answer.hits} == {"RELATED"}
+        assert answer.context.startswith("(no verified evidence)")
+
+
+def good_request(**fields) -> pb.RecallRequest:
+    """A hard Recall of "t" for dog, top 5, with `fields` in place of its own."""
+    asked = dict(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * DIM)}, required=["dog"], top_k=5)
+    return pb.RecallRequest(**{**asked, "mode": pb.RECALL_MODE_HARD, **fields})
+
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+# Every bound and combination the library refuses, and what its refusal names (the field first).
+REFUSALS = {
+    "top-k-0": (dict(top_k=0), INVALID, "top_k must be >= 1"),
+    "top-k-over": (dict(top_k=10_001), INVALID, "top_k must be <= 10000"),
+    "suppressed-k-over": (dict(suppressed_k=10_001), INVALID, "suppressed_k must be <= 10000"),
+    "ef-search-over": (dict(ef_search=10_001), INVALID, "ef_search must be"),
+    "soft-lambda-nan": (dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=float("nan")), INVALID, "soft_lambda must be"),
+    "soft-lambda-huge": (dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=1e7), INVALID, "soft_lambda must be"),
+    "weight-inf": (dict(weights={"vis": float("inf")}), INVALID, "weights['vis'] must be a finite number"),
+    "kind-unknown": (dict(kinds=[7]), INVALID, "kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT"),
+    "mode-unknown": (dict(mode=42), INVALID, "mode: unknown recall mode 42"),
+    "too-many-names": (dict(required=["dog"] * 257), INVALID, "required: at most 256 concepts"),
+    "consistency-unknown": (dict(consistency=9), INVALID, "consistency: 9 is not a level"),
+    "consistency-token-bad": (dict(consistency_token=b"nonsense"), INVALID, "consistency_token: token version"),
+    "metadata-key-too-long": (dict(metadata_equals={"k" * 300: "v"}), INVALID, "metadata: key 'kkk"),
+    "recency-weight-alone": (dict(recency_weight=0.5), INVALID, "recency_weight 0.5 needs recency_half_life_s"),
+    "recency-half-life-zero": (dict(recency_half_life_s=0.0), INVALID, "recency_half_life_s must be"),
+    "recency-weight-over": (
+        dict(recency_half_life_s=60.0, recency_weight=1.5),
+        INVALID,
+        "recency_weight must be a number in [0, 1]",
+    ),
+    "recency-strict": (
+        dict(mode=pb.RECALL_MODE_STRICT, recency_half_life_s=60.0),
+        INVALID,
+        "recency_half_life_s ranks within logic tiers in mode hard or off; mode strict is not supported",
+    ),
+    "recency-with-confidence": (
+        dict(recency_half_life_s=60.0, rank_by_confidence=True),
+        INVALID,
+        "recency_half_life_s cannot combine with confidence ranking",
+    ),
+    "confidence-soft": (dict(mode=pb.RECALL_MODE_SOFT, rank_by_confidence=True), INVALID, "rank_by_confidence"),
+    "confidence-off": (dict(mode=pb.RECALL_MODE_OFF, rank_by_confidence=True), INVALID, "rank_by_confidence"),
+    "wrong-length": (
+        dict(vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}),
+        INVALID,
+        "vectors['vis']: expected dimension 8, got 9",
+    ),
+    "nan": (dict(vectors={"vis": pb.VectorValue(values=[float("nan")] * DIM)}), INVALID, "NaN"),
+    "zero-vector": (dict(vectors={"vis": pb.VectorValue(values=[0.0] * DIM)}), INVALID, "all zeros"),
+    "unknown-concept": (dict(required=["dgo"]), INVALID, "required: 'dgo' (did you mean 'dog'?)"),
+    "context-budget": (dict(include_context=True, context_budget_chars=3), INVALID, "context_budget_chars must be"),
+    "no-query": (dict(vectors={}, required=[]), INVALID, "query is empty"),
+    "text-naming-no-concept": (dict(vectors={}, required=[], text="a wombat"), INVALID, "query is empty"),
+    "only-unknown-names": (
+        dict(vectors={}, required=["dgo"], allow_unknown_concepts=True),
+        INVALID,
+        "query is empty (unknown concepts skipped: dgo)",
+    ),
+    "answer-top-k-0": (dict(mode=pb.RECALL_MODE_ANSWER, top_k=0), INVALID, "top_k must be >= 1"),
+    "answer-context-budget": (
+        dict(mode=pb.RECALL_MODE_ANSWER, include_context=True, context_budget_chars=3),
+        INVALID,
+        "context_budget_chars must be",
+    ),
+    "approximate-without-index": (
+        dict(approximate=True),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "approximate: namespace 't' has no approximate index",
+    ),
+    "unknown-namespace": (dict(namespace="nope"), grpc.StatusCode.NOT_FOUND, "namespace 'nope' does not exist"),
+}
+
+
+@pytest.mark.parametrize("fields, code, words", REFUSALS.values(), ids=REFUSALS.keys())
+def test_a_request_the_library_refuses_is_refused_naming_the_field(server, stub, fields, code, words):
+    """The core declines it and the library states why, in its words; nothing is answered or
+    lost, and the namespace's view still answers."""
+    stub.Recall(good_request())  # (the view)
+    before = answered(server, "core")
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.Recall(good_request(**fields))
+    assert refused.value.code() == code and words in refused.value.details(), refused.value.details()
+    assert answered(server, "core") == before
+    assert stub.GetNamespace(pb.GetNamespaceRequest(name="t")).namespace.item_count == 300
+    assert answered_first_try(server, good_request()).hits
+
+
+@pytest.fixture(scope="module")
+def bound(server):
+    """Namespace "b": a closed vocabulary with hyphenated names, names beyond ASCII and aliases
+    (one of them of an alias), its view made."""
+    rng = np.random.default_rng(23)
+    names = [*CONCEPTS, "x-ray", "café", "İstanbul", "Kelvin scale", "naïve user"]
+    with PolarMemClient(server.address) as client:
+        client.create_namespace(
+            "b",
+            spaces=[("vis", DIM)],
+            encoder="none",
+            concepts=names,
+            open_vocabulary=False,
+            aliases={"puppy": "dog", "e-mail": "bus", "doggy": "puppy"},
+        )
+        front_ports.stock(client, rng, names, DIM, namespace="b", count=40)
+    with grpc.insecure_channel(server.address) as channel:
+        pb_grpc.MemoryServiceStub(channel).Recall(pb.RecallRequest(namespace="b", vectors=vectors(rng)))
+    return "b"
+
+
+BINDINGS = [
+    # (required, forbidden) asked -> (required, forbidden) bound
+    ((["puppy"], ["car"]), (["dog"], ["car"])),  # an alias
+    ((["Dog"], ["car"]), (["dog"], ["car"])),  # another case
+    ((["dogs"], ["CARS"]), (["dog"], ["car"])),  # a plural
+    ((["dog"], ["dog"]), (["dog"], [])),  # named on both sides: required wins
+    ((["cat"], ["x-ray"]), (["cat"], ["x-ray"])),
+    ((["X-Rays"], ["tree"]), (["x-ray"], ["tree"])),
+    ((["E-Mails"], ["car"]), (["bus"], ["car"])),  # a hyphenated alias, another case and number
+    # Python's str.lower() before the normal form: only U+0130 and U+212A lower to ASCII
+    ((["CAFÉ"], ["naïve users"]), (["café"], ["naïve user"])),
+    ((["İSTANBUL"], []), (["İstanbul"], [])),
+    ((["\u212aelvin scales"], ["Café"]), (["Kelvin scale"], ["café"])),  # KELVIN SIGN
+    ((["NAÏVE USER"], ["İstanbul"]), (["naïve user"], ["İstanbul"])),
+]
+
+
+@pytest.mark.parametrize("asked, bound_to", BINDINGS, ids=[",".join(r + f) for (r, f), _ in BINDINGS])
+def test_explicit_names_bind_by_the_namespaces_keys(server, bound, asked, bound_to):
+    request = pb.RecallRequest(namespace=bound, vectors=vectors(np.random.default_rng(24)), top_k=5)
+    request.required[:], request.forbidden[:] = asked
+    answer = answered_first_try(server, request)  # bound by the core's keys, with no Python step
+    assert (list(answer.parse.required), list(answer.parse.forbidden)) == bound_to
+    assert answer.parse.explicit and not answer.parse.unknown_concepts
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kangaroo",
+        "d\u00f6g",  # no key folds ö to o
+        "x ray",  # spaced forms: a text finds them, a name does not
+        "e mail",
+        "doggy",  # an alias of an alias: lookup resolves one step, to no concept
+        "cafe",
+        "CAF\u00c9S",  # "cafés" is no key
+    ],
+)
+def test_a_name_no_key_binds_is_refused_naming_it(server, stub, bound, name):
+    request = pb.RecallRequest(namespace=bound, vectors=vectors(np.random.default_rng(25)), required=[name])
+    assert server.core_recall.views.recall(request.SerializeToString())[1] == "library"  # the core binds none
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.Recall(request)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"required: '{name}'" in refused.value.details()
+
+
+def test_names_skipped_as_unknown_are_listed_with_suggestions(server, bound):
+    query = vectors(np.random.default_rng(26))
+    skipped = answered_first_try(
+        server,
+        pb.RecallRequest(
+            namespace=bound, vectors=query, required=["cafe", "Istanbull"], allow_unknown_concepts=True, top_k=5
         ),
-        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[1.0] * (DIM + 1))}), "dimension"),
-        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[0.0] * DIM)}), "all zeros"),
-        (pb.RecallRequest(namespace="t", vectors={"vis": pb.VectorValue(values=[float("nan")] * DIM)}), "NaN"),
-        (pb.RecallRequest(namespace="t", vectors=query, mode=99), "mode: unknown recall mode 99"),
-        (
-            pb.RecallRequest(namespace="t", vectors=query, kinds=[7]),
-            "kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT",
-        ),
-        (
-            pb.RecallRequest(namespace="t", vectors=query, recency_half_life_s=60.0, mode=pb.RECALL_MODE_STRICT),
-            "mode strict is not supported",
-        ),
-        (
-            pb.RecallRequest(namespace="t", vectors=query, include_context=True, context_budget_chars=3),
-            "context_budget",
-        ),
-        (pb.RecallRequest(namespace="t", top_k=3), "query is empty"),  # nothing to rank by
+    )
+    assert [(c.name, list(c.did_you_mean)) for c in skipped.parse.unknown_concepts] == [
+        ("cafe", ["café"]),
+        ("Istanbull", ["İstanbul"]),
     ]
-    for request, words in refused:
-        before = answered(server, "core")
-        with pytest.raises(grpc.RpcError) as refusal:
-            stub.Recall(request)
-        assert refusal.value.code() == grpc.StatusCode.INVALID_ARGUMENT, request
-        assert words in refusal.value.details(), (words, refusal.value.details())
-        assert answered(server, "core") == before
-    with pytest.raises(grpc.RpcError) as no_index:
-        stub.Recall(pb.RecallRequest(namespace="t", vectors=query, approximate=True))
-    assert no_index.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert "approximate: namespace 't' has no approximate index" in no_index.value.details()
+    for spaced in ("x ray", "e mail"):  # skipped: the closed vocabulary cannot learn them
+        request = pb.RecallRequest(namespace=bound, vectors=query, required=[spaced], allow_unknown_concepts=True)
+        answer = answered_first_try(server, request)
+        assert [c.name for c in answer.parse.unknown_concepts] == [spaced] and not answer.parse.required
+
+
+def test_a_filter_follows_item_writes_on_a_view_it_already_has(server, stub):
+    """A metadata filter is made per call from the core's postings, so an item written after the
+    view was made is filtered in at once, and a filter no item passes says so."""
+    from polarmem_server.faces.client import item_message
+
+    rng = np.random.default_rng(27)
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("topics", spaces=[("vis", DIM)], encoder="none")
+        items = [
+            item_message(id=f"p{i}", vectors={"vis": rng.standard_normal(DIM)}, metadata={"topic": f"t{i % 3}"})
+            for i in range(30)
+        ]
+        assert client.remember_stream("topics", items).stored == 30
+        request = pb.RecallRequest(namespace="topics", vectors=vectors(rng), metadata_equals={"topic": "t1"})
+        assert {hit.metadata["topic"] for hit in stub.Recall(request).hits} == {"t1"}  # (and the view)
+        client.remember("topics", id="late", vectors={"vis": rng.standard_normal(DIM)}, metadata={"topic": "late"})
+    assert server.core_recall.views.holds("topics")
+    request.metadata_equals["topic"] = "late"
+    assert [hit.id for hit in answered_first_try(server, request).hits] == ["late"]
+    request.metadata_equals["topic"] = "nobody"
+    nobody = answered_first_try(server, request)
+    assert not nobody.hits and "no item matches the metadata filter" in nobody.mode_reason
+
+
+def test_an_explained_hit_shows_its_record_as_rewritten(server, stub):
+    """Explanations come from the records the core holds: a record rewritten since the last
+    Recall is what the next one shows."""
+    rng = np.random.default_rng(28)
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("records", spaces=[("vis", DIM)], encoder="none")
+        stock(client, "records", rng, count=30)
+        request = pb.RecallRequest(namespace="records", vectors=vectors(rng), top_k=3)
+        first = stub.Recall(request).hits[0]
+        assert first.metadata["part"] in ("0", "1", "2")
+        client.update_item("records", first.id, metadata={"part": "moved"})
+    again = answered_first_try(server, request).hits[0]
+    assert again.id == first.id and dict(again.metadata) == {"part": "moved"}
+
+
+def test_two_spaces_add_up_in_the_namespaces_order_whatever_order_the_request_sends(server):
+    """A query over two spaces, one weighted: each hit's similarity is cosine(vis) + w x
+    cosine(aux), and the two wire orders of the request's vectors map get the same bytes back."""
+    from polarmem_server.faces.client import item_message
+
+    rng = np.random.default_rng(9)
+    vis, aux = rng.standard_normal((60, DIM)), rng.standard_normal((60, 4))
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("two", spaces=[("vis", DIM), ("aux", 4)], encoder="none")
+        items = [item_message(id=f"m{i:02d}", vectors={"vis": vis[i], "aux": aux[i]}) for i in range(60)]
+        assert client.remember_stream("two", items).stored == 60
+    query_vis, query_aux, weight = rng.standard_normal(DIM), rng.standard_normal(4), 1.7
+    base = pb.RecallRequest(namespace="two", weights={"aux": weight}, top_k=10, mode=pb.RECALL_MODE_OFF)
+
+    def entry(space, values) -> bytes:  # one entry of the vectors map, as it goes on the wire
+        return pb.RecallRequest(vectors={space: pb.VectorValue(values=values.tolist())}).SerializeToString()
+
+    vis_entry, aux_entry = entry("vis", query_vis), entry("aux", query_aux)
+    wires = [base.SerializeToString() + vis_entry + aux_entry, base.SerializeToString() + aux_entry + vis_entry]
+    assert wires[0] != wires[1] and pb.RecallRequest.FromString(wires[0]) == pb.RecallRequest.FromString(wires[1])
+    with grpc.insecure_channel(server.address) as channel:
+        recall = channel.unary_unary("/polarmem.v1.MemoryService/Recall")  # bytes in, bytes out
+        answers = [recall(wire) for wire in wires]
+    assert answers[0] == answers[1]
+
+    def cosine(rows, query):
+        return rows @ query / np.linalg.norm(rows, axis=1) / np.linalg.norm(query)
+
+    similarity = cosine(vis, query_vis) + weight * cosine(aux, query_aux)
+    best = np.argsort(-similarity)[:10]
+    hits = pb.RecallResponse.FromString(answers[0]).hits
+    assert [hit.id for hit in hits] == [f"m{i:02d}" for i in best]
+    assert [hit.s_sem for hit in hits] == pytest.approx(similarity[best], abs=1e-5)
 
 
 def test_a_multi_vector_space_is_the_cores(server, stub):
@@ -270,6 +503,43 @@ def test_a_settings_change_drops_the_view_and_a_deleted_namespace_is_never_answe
         fresh = pb.RecallRequest(namespace="gone", vectors=vectors(rng), required=["dog"], top_k=5)
         stub.Recall(fresh)
         assert [hit.id for hit in recall_by(server, stub, fresh, "core").hits] == ["new"]
+
+
+@pytest.mark.parametrize("change", ["settings", "calibrate"])
+def test_a_settings_change_or_a_calibration_drops_the_view(server, stub, change):
+    """The view holds the namespace's settings and rule: a write that changes them drops it,
+    and the next Recall is answered from a view made again."""
+    rng = np.random.default_rng(29)
+    name = f"changed-{change}"
+    with PolarMemClient(server.address) as client:
+        client.create_namespace(name, spaces=[("vis", DIM)], encoder="none")
+        stock(client, name, rng, count=40)
+        request = pb.RecallRequest(namespace=name, vectors=vectors(rng), required=["dog"], top_k=5)
+        stub.Recall(request)
+        assert server.core_recall.views.holds(name)
+        if change == "settings":
+            client.update_namespace(name, kappa=2.0)
+        else:
+            client.calibrate(name, [0.1, 0.2, 0.8, 0.9, 0.15, 0.85], [False, False, True, True, False, True])
+    assert not server.core_recall.views.holds(name)
+    assert recall_by(server, stub, request, "core").hits and server.core_recall.views.holds(name)
+
+
+def test_no_view_is_handed_over_for_a_namespace_deleted_since_its_recall(server):
+    """A Recall's namespace deleted (and created again under its name) before the library hands
+    over its view: the old namespace's view never reaches the core, whatever epoch it carries."""
+    host = server.core_recall
+    with PolarMemClient(server.address) as client:
+        client.create_namespace("again", spaces=[("vis", DIM)], encoder="none")
+        old = server.memory.namespace("again")
+        epoch = old.write_lock.view_epoch
+        client.delete_namespace("again")
+        client.create_namespace("again", spaces=[("vis", DIM)], encoder="none")
+    assert not host.offer_view(old, epoch)
+    assert not host.offer_view(old, old.write_lock.view_epoch)  # an epoch read after the delete
+    assert not host.views.holds("again")
+    new = server.memory.namespace("again")
+    assert host.offer_view(new, new.write_lock.view_epoch) and host.views.holds("again")
 
 
 def test_items_written_after_the_view_are_answered_by_the_core(server, stub):

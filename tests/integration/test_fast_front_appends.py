@@ -1,23 +1,24 @@
 """The compiled Recall front when a write only appends concepts (an open vocabulary's new words):
-a real server with the front on its address, gRPC clients on it and on the library's private
-socket. Appending keeps the namespace's view (every name resolves as before) and the front binds
-the new concepts by the keys the write pushed; a name skipped as unknown is handed over until a
-note names it; every other change of what the view holds drops it. Each answer the front gives
-itself must be the Python listener's, byte for byte (test_fast_front.py covers the rest)."""
+a real server with the front on its address, RocksDB in a temp dir. Appending keeps the
+namespace's view and the front binds each new concept natively by the keys its write pushed,
+also while a writer keeps appending; an alias shadowing an appended concept drops the view.
+(How an append keeps a view and names that resolved before: tests/unit/test_change_lock.py; a
+concept appended since the view, bound by the core: test_core_recall.py.)"""
 
 from __future__ import annotations
 
 import threading
 
+import grpc
 import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.fast_front import unavailable_reason
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from front_ports import native_calls as native
-from front_ports import same_on_both_ports
 from servertools import DIM, make_config
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -45,6 +46,13 @@ def server(tmp_path):
         assert client.remember_stream("o", notes(np.random.default_rng(1), 120)).stored == 120
     yield server
     server.stop()
+
+
+@pytest.fixture
+def fast(server):
+    """A stub on the server's address: the compiled front."""
+    with grpc.insecure_channel(server.address) as channel:
+        yield pb_grpc.MemoryServiceStub(channel)
 
 
 def concept_count(server) -> int:
@@ -81,91 +89,30 @@ def recall(required=(), forbidden=(), rng=None, top_k=10, **fields) -> pb.Recall
     )
 
 
-def test_an_append_keeps_the_view_and_the_front_still_answers(server, stubs):
-    rng = np.random.default_rng(2)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
-    assert server.fast_front.views.size == 1
-    remember_new_words(server, "zebra", "giraffe")
-    assert server.fast_front.views.size == 1
-    for _ in range(5):
-        same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=True)
-
-
-def test_a_new_concept_binds_natively(server, stubs):
-    rng = np.random.default_rng(3)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
-    remember_new_words(server, "zebra", "okapi")
-    for required, forbidden in ((["zebra"], ["cat"]), (["okapi"], ["zebra"]), (["car"], ["okapi"])):
-        answer = same_on_both_ports(server, stubs, recall(required, forbidden, rng), natively=True)
-        assert list(answer.parse.required) == required
-    # the note that named it holds it: the only entailed hit, its name in entailed_by
-    answer = same_on_both_ports(server, stubs, recall(["zebra"], ["cat"], rng), natively=True)
-    assert answer.hits[0].id == "w500" and list(answer.hits[0].entailed_by) == ["zebra"]
-
-
-def test_names_resolved_through_an_alias_or_a_plural_still_resolve_alike(server, stubs):
-    """Names bound through a plural ("dogs"), an alias ("puppy") or another case: appending
-    concepts cannot make those names resolve elsewhere (a note saying "dogs"
-    or "puppy" names dog, it adds no concept), so the view stays and answers as the library."""
-    rng = np.random.default_rng(4)
-    same_on_both_ports(server, stubs, recall(["dogs"], ["cat"], rng), natively=False)  # hands over the view
-    for required in (["puppy"], ["Dog"]):  # bound by the namespace's keys
-        same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
-    concepts = concept_count(server)
-    with PolarMemClient(server.address) as client:
-        client.remember(
-            "o", id="p1", kind="text", text="two dogs and a puppy, no walrus", vectors={"vis": np.ones(DIM).tolist()}
-        )
-    assert concept_count(server) == concepts + 1  # walrus only
-    assert server.fast_front.views.size == 1
-    for required in (["dogs"], ["puppy"], ["Dog"]):
-        answer = same_on_both_ports(server, stubs, recall(required, ["cat"], rng), natively=True)
-        assert list(answer.parse.required) == ["dog"]
-
-
-def test_a_name_skipped_as_unknown_binds_natively_once_a_note_names_it(server, stubs):
-    """allow_unknown_concepts in an open vocabulary: the library answers (it may learn the name),
-    listing the skipped name with suggestions; once a note names "ibex" the front binds it and the
-    same request requires it, as the library says."""
-    rng = np.random.default_rng(5)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
-    skipping = recall(["dog", "ibex"], ["cat"], rng, allow_unknown_concepts=True)
-    first = same_on_both_ports(server, stubs, skipping, natively=False)
-    assert [c.name for c in first.parse.unknown_concepts] == ["ibex"]
-    remember_new_words(server, "ibex")
-    again = same_on_both_ports(server, stubs, skipping, natively=True)
-    assert list(again.parse.required) == ["dog", "ibex"] and not again.parse.unknown_concepts
-
-
-@pytest.mark.parametrize("change", ["alias", "settings", "delete"])
-def test_other_changes_still_drop_the_view(server, stubs, change):
+def test_an_alias_shadowing_an_appended_concept_drops_the_view_and_binds_as_the_alias(server, fast):
+    """An append keeps the view; an alias over a concept the open vocabulary appended ("zebra"
+    now names dog) changes how a name resolves, so it drops the view, and the next one binds
+    the alias, natively from its second call."""
     rng = np.random.default_rng(6)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)
+    fast.Recall(recall(["dog"], ["cat"], rng))  # (the view)
     remember_new_words(server, "zebra")
     assert server.fast_front.views.holds("o")
+    assert list(fast.Recall(recall(["zebra"], ["cat"], rng)).parse.required) == ["zebra"]
     with PolarMemClient(server.address) as client:
-        if change == "alias":  # shadows a concept of the open vocabulary: "zebra" now names dog
-            client.update_namespace("o", aliases={"zebra": "dog"})
-        elif change == "settings":
-            client.update_namespace("o", kappa=2.0)
-        else:
-            client.delete_namespace("o")
-    assert server.fast_front.views.size == 0 and not server.fast_front.views.holds("o")
-    if change == "delete":
-        return
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over a new view
-    answer = same_on_both_ports(server, stubs, recall(["zebra"], ["cat"], rng), natively=True)
-    # the alias binds by the keys the change brought: "zebra" names dog now
-    assert list(answer.parse.required) == (["dog"] if change == "alias" else ["zebra"])
+        client.update_namespace("o", aliases={"zebra": "dog"})
+    assert not server.fast_front.views.holds("o")
+    for natively in (0, 1):  # the first makes the view again
+        before = native(server)
+        answer = fast.Recall(recall(["zebra"], ["cat"], rng))
+        assert list(answer.parse.required) == ["dog"] and native(server) == before + natively
 
 
-def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
+def test_readers_naming_new_words_while_a_writer_appends_them(server, fast):
     """A writer keeps adding notes with new words; readers name each word once its note was
-    stored: the front binds it natively (the vocabulary grows under them), no call fails, and
-    once the writer stops both ports answer every word alike."""
-    main, fast = stubs
+    stored: the front binds it natively (the vocabulary grows under them) to the note naming it,
+    no call fails, and once the writer stops every word binds to its note."""
     rng = np.random.default_rng(7)
-    same_on_both_ports(server, stubs, recall(["dog"], ["cat"], rng), natively=False)  # hands over the view
+    fast.Recall(recall(["dog"], ["cat"], rng))  # (the view)
     words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}o" for i in range(40)]  # singular, written as stored
     stored: list[str] = []
     errors: list[BaseException] = []
@@ -203,5 +150,8 @@ def test_readers_naming_new_words_while_a_writer_appends_them(server, stubs):
     writer.join()
     assert not errors
     assert native(server) - before == calls  # each word was bound by the time its Remember returned
+    before = native(server)
     for i, word in enumerate(words):
-        same_on_both_ports(server, stubs, recall([word], ["cat"], np.random.default_rng(i)), natively=True)
+        answer = fast.Recall(recall([word], ["cat"], np.random.default_rng(i)))
+        assert list(answer.parse.required) == [word] and answer.hits[0].id == f"c{i}"
+    assert native(server) - before == len(words)

@@ -86,7 +86,8 @@ def test_update_kappa_and_declared_concepts(stub, client, scored):
         (["template_std_max"], {"template_std_max": -0.1}, "template_std_max"),
         (["concepts"], {"concepts": ["!!!"]}, "concepts"),
         # k1 is a concept of its own: refused in a closed vocabulary (`scored`); an open one (the
-        # default) accepts it, the alias shadowing the word (tests/integration/test_fast_front_appends.py)
+        # default) accepts it, the alias shadowing the word (tests/integration/test_fast_front_appends.py:
+        # test_an_alias_shadowing_an_appended_concept_drops_the_view_and_binds_as_the_alias)
         (["aliases"], {"aliases": {"k1": "k2"}}, "aliases"),
         (["kappa", "rho"], {"kappa": 2.0, "rho": 0.2}, "rho"),  # one bad field: the good one is not applied either
     ],
