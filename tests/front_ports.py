@@ -8,7 +8,8 @@ from polarmem.v1 import memory_service_pb2 as pb
 
 
 def answered(server, by: str) -> float:
-    """Recalls the Python listener's servicer has answered by `by` ("core" or "library")."""
+    """Recalls the Python listener's servicer has answered by `by` (the metric's label: "core",
+    the one entry, since round 30)."""
     return server.metrics.recall_answered.labels(by)._value.get()
 
 

@@ -483,6 +483,21 @@ def test_serve_and_client_commands_share_one_config_file(tmp_path, capsys):
         load_config(env={}, config_file=str(config))
 
 
+def test_serve_without_the_cores_entry_refuses_in_one_line(tmp_path):
+    """A build whose `_front` module (the core's Recall entry) is missing cannot answer a Recall:
+    `serve` says so in one line naming the fix, with status 2 and no traceback."""
+    blocked = (
+        "import sys; sys.modules['polarmem_server._front'] = None; from polarmem_server.faces.cli import main; "
+        f"sys.exit(main(['serve', '--address', '127.0.0.1:0', '--data-dir', {str(tmp_path / 'data')!r}, "
+        "'--metrics-port', '-1']))"
+    )
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and lines[0].startswith("error: Recall needs the core's entry"), done.stderr
+    assert "libgrpc++-dev" in lines[0]
+
+
 def test_backup_restore_verify_help_reaches_their_own_parser(capsys):
     for command in ("backup", "restore", "verify"):
         with pytest.raises(SystemExit) as info:

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 
 from polarmem_server.api import config as config_module
+from polarmem_server.errors import PolarMemError
 from polarmem_server.faces import connection
 from polarmem_server.faces.cli import commands
 from polarmem_server.faces.client_requests import DEGENERATE_POLICIES, KINDS, MODES, PARTITIONERS, POLARITIES, STATES
@@ -592,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except config_module.ConfigError:
         raise  # a SystemExit: its one line "polarmem: setting ..." and status 1
-    except (ValueError, NotImplementedError) as exc:
+    except (ValueError, NotImplementedError, PolarMemError) as exc:
+        # e.g. `serve` on a build without the core's Recall entry (FailedPrecondition naming the fix)
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
