@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import logging
 import threading
-
-from polarmem.v1 import memory_service_pb2 as pb
-
 import time
-
 from typing import Any
 
 import numpy as np
+
+from polarmem.v1 import memory_service_pb2 as pb
 
 from polarmem_server import _core
 from polarmem_server.domain import items, query
@@ -145,7 +143,7 @@ def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, fl
     )
 
 
-MODE_CODES = {mode: getattr(pb, f"RECALL_MODE_{mode.name}") for mode in RecallMode}
+MODE_CODES = {mode: code for code, mode in MODE_NAMES.items() if mode is not None}  # (MODE_NAMES reversed)
 
 
 def check_recall(

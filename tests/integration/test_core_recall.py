@@ -58,12 +58,6 @@ def server(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(server.address) as channel:
-        yield pb_grpc.MemoryServiceStub(channel)
-
-
 def random_request(rng, ns: str = "t") -> pb.RecallRequest:
     """front_ports.random_recall's, in every mode, with a context, suppressed hits, a metadata
     filter, concepts alone or a skipped unknown name now and then."""

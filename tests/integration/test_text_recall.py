@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient, item_message
 from polarmem_server.library import unavailable_reason
@@ -63,12 +62,6 @@ def server(tmp_path_factory):
             assert client.remember_stream(ns, notes).stored == len(NOTES)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(server.address) as channel:
-        yield pb_grpc.MemoryServiceStub(channel)
 
 
 def parsed(answer: pb.RecallResponse) -> tuple[list[str], list[str]]:
