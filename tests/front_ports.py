@@ -30,8 +30,8 @@ def answered_first_try(server, request: pb.RecallRequest) -> pb.RecallResponse:
     """The core's answer to `request` from the view it holds, asked once, as the front asks it:
     no Python step (making a view, learning names, reading records back) before it. Fails where
     the core declines it."""
-    answer, outcome = server.core_recall.views.recall(request.SerializeToString())
-    assert outcome == "answered", (outcome, request)
+    answer, outcome, refusal = server.core_recall.views.recall(request.SerializeToString())
+    assert outcome == "answered", (outcome, refusal, request)
     return pb.RecallResponse.FromString(answer)
 
 

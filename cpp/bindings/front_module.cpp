@@ -27,7 +27,7 @@ using RankingTuple = std::tuple<bool, std::uint8_t, std::uint8_t, float, float, 
 
 // A ModeRule as the library hands it over: (mode code, rank_by_confidence 0 unset / 1 false /
 // 2 true, accepted, ranking, recency allowed).
-using ModeRuleTuple = std::tuple<int, int, bool, RankingTuple, bool>;
+using ModeRuleTuple = std::tuple<int, int, std::string, RankingTuple, std::string>;
 
 Ranking ranking_of(const RankingTuple& given) {
   Ranking out;
@@ -118,27 +118,19 @@ PYBIND11_MODULE(_front, m) {
 
   py::class_<NamespaceViews, std::shared_ptr<NamespaceViews>>(m, "NamespaceViews")
       .def(py::init([](std::size_t max_top_k, std::size_t max_ef_search, double max_soft_lambda,
-                       std::size_t max_query_concepts, std::size_t max_metadata_keys,
-                       std::size_t max_metadata_key_bytes, std::size_t max_metadata_value_bytes,
-                       std::size_t max_metadata_total_bytes, std::size_t default_top_k, double default_recency_weight,
+                       std::size_t max_query_concepts, std::size_t default_top_k, double default_recency_weight,
                        std::tuple<double, double, double> agent_rule) {
              const auto [coverage, bonus, penalty] = agent_rule;
              return std::make_shared<NamespaceViews>(RequestLimits{max_top_k,
                                                                    max_ef_search,
                                                                    max_soft_lambda,
                                                                    max_query_concepts,
-                                                                   max_metadata_keys,
-                                                                   max_metadata_key_bytes,
-                                                                   max_metadata_value_bytes,
-                                                                   max_metadata_total_bytes,
                                                                    default_top_k,
                                                                    default_recency_weight,
                                                                    {coverage, bonus, penalty}});
            }),
            py::kw_only(), py::arg("max_top_k"), py::arg("max_ef_search"), py::arg("max_soft_lambda"),
-           py::arg("max_query_concepts"), py::arg("max_metadata_keys"), py::arg("max_metadata_key_bytes"),
-           py::arg("max_metadata_value_bytes"), py::arg("max_metadata_total_bytes"), py::arg("default_top_k"),
-           py::arg("default_recency_weight"),
+           py::arg("max_query_concepts"), py::arg("default_top_k"), py::arg("default_recency_weight"),
            py::arg("agent_rule") = std::make_tuple(answer::kAgentRule.topic_coverage, answer::kAgentRule.verified_bonus,
                                                    answer::kAgentRule.contradiction_penalty),
            "the library's bounds on a Recall's fields (domain/query.py); `agent_rule`: answer mode's "
@@ -176,8 +168,8 @@ PYBIND11_MODULE(_front, m) {
             view.open_vocabulary = open_vocabulary;
             view.rule_mode = rule_mode;
             view.rule_words = std::move(rule_words);
-            for (const auto& [mode, rank_by_confidence, accepted, ranking, recency] : mode_rules)
-              view.mode_rules.push_back({mode, rank_by_confidence, accepted, ranking_of(ranking), recency});
+            for (const auto& [mode, rank_by_confidence, refusal, ranking, recency_refusal] : mode_rules)
+              view.mode_rules.push_back({mode, rank_by_confidence, refusal, ranking_of(ranking), recency_refusal});
             self.set(ns, std::move(view), std::move(table));
           },
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
@@ -188,17 +180,19 @@ PYBIND11_MODULE(_front, m) {
           "go to the library; index None: the backend searches itself, and `spaces` lists its single-vector "
           "spaces (name, dim)), concept names by id and lookup keys, whether it has an approximate index and an "
           "open vocabulary, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, "
-          "rank_by_confidence 0 unset / 1 false / 2 true) whether the library accepts it, the ranking in force "
-          "(used, present level, absent level, present weight, absent weight, words) and whether recency may "
-          "join; text: (triggers, encoder, tokenizer, concept_vectors or None) where text queries are embedded "
+          "rank_by_confidence 0 unset / 1 false / 2 true) why the library refuses it ('' where it accepts it), "
+          "the ranking in force (used, present level, absent level, present weight, absent weight, words) and "
+          "why recency may not join ('' where it may); text: (triggers, encoder, tokenizer, concept_vectors or None) "
+          "where text queries are embedded "
           "natively, or (triggers, None, None, None) in a namespace without an encoder (texts give concepts only)")
       .def(
           "recall",
           [](const NamespaceViews& self, const py::bytes& request_bytes, bool names_learned,
-             const py::object& backend) -> std::pair<std::optional<py::bytes>, const char*> {
+             const py::object& backend) -> std::tuple<std::optional<py::bytes>, const char*, py::object> {
             const std::string_view given(request_bytes);
             std::string answered;
             RecallOutcome outcome = RecallOutcome::kLibrary;
+            Refusal refused;
             std::optional<BackendCalls> calls;
             if (!backend.is_none()) calls = backend_calls(backend);
             {
@@ -206,23 +200,26 @@ PYBIND11_MODULE(_front, m) {
               v1::RecallRequest request;
               v1::RecallResponse response;
               if (request.ParseFromArray(given.data(), static_cast<int>(given.size())))
-                outcome = self.recall(request, &response, names_learned, calls ? &*calls : nullptr);
+                outcome = self.recall(request, &response, &refused, names_learned, calls ? &*calls : nullptr);
               if (outcome == RecallOutcome::kAnswered && !response.SerializeToString(&answered))
                 outcome = RecallOutcome::kLibrary;
             }
             switch (outcome) {
-              case RecallOutcome::kAnswered: return {py::bytes(answered), "answered"};
-              case RecallOutcome::kNoView: return {std::nullopt, "no_view"};
-              case RecallOutcome::kNamesToLearn: return {std::nullopt, "names_to_learn"};
+              case RecallOutcome::kAnswered: return {py::bytes(answered), "answered", py::none()};
+              case RecallOutcome::kNoView: return {std::nullopt, "no_view", py::none()};
+              case RecallOutcome::kNamesToLearn: return {std::nullopt, "names_to_learn", py::none()};
+              case RecallOutcome::kRefused:
+                return {std::nullopt, "refused", py::make_tuple(refused.code, refused.message)};
               case RecallOutcome::kLibrary: break;
             }
-            return {std::nullopt, "library"};
+            return {std::nullopt, "library", py::none()};
           },
           py::arg("request"), py::arg("names_learned") = false, py::arg("backend") = py::none(),
           "a serialised RecallRequest answered by the core from its namespace's view, as the front answers it: "
-          "(the serialised RecallResponse or None, and what became of it: 'answered', 'no_view' (the library "
+          "(the serialised RecallResponse or None, what became of it: 'answered', 'no_view' (the library "
           "makes the view), 'names_to_learn' (an open vocabulary lacks a name; names_learned=True once the "
-          "library let it learn them) or 'library' (the library answers it)); backend: the searches of a backend "
+          "library let it learn them), 'refused' or 'library' (the library answers it), and for 'refused' "
+          "(gRPC status code, message)); backend: the searches of a backend "
           "that searches itself (search(...), records(ids)), for a view without an index")
       .def(
           "holds", [](const NamespaceViews& self, const std::string& ns) { return self.find(ns) != nullptr; },
@@ -268,6 +265,7 @@ PYBIND11_MODULE(_front, m) {
         py::dict out;
         out["native"] = s.native;
         out["forwarded"] = s.forwarded;
+        out["refused"] = s.refused;
         out["overloaded"] = s.overloaded;
         out["in_flight"] = s.in_flight;
         out["hits"] =

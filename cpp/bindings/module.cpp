@@ -177,6 +177,7 @@ void renumber(BySlot& self, const py::array& new_of_old) {
 namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
+void bind_checks(py::module_& m);     // checks_module.cpp
 }  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -581,5 +582,6 @@ PYBIND11_MODULE(_core, m) {
           "(cpp/include/polarmem/call_weight.hpp: needs CAP_SYS_NICE or RLIMIT_NICE)");
 
   polarmem::bindings::bind_text(m);
+  polarmem::bindings::bind_checks(m);
   polarmem::bindings::bind_wordpiece(m);
 }

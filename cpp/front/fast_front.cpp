@@ -62,7 +62,8 @@ class FastFront::Service final : public grpc::Service {
             this)));
   }
 
-  // A request that does not parse is refused here; one the front cannot answer from a plan is
+  // A request that does not parse is refused here, as is one the core refuses; one it leaves to
+  // the library is
   // handed to the library as the bytes that came in (not re-encoded: two parsers may read odd
   // bytes differently, and the library must judge what the client sent).
   grpc::Status RecallBytes(grpc::ServerContext* context, const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out) {
@@ -99,7 +100,13 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_())) return std::nullopt;
-    if (views_->recall(request, response) != RecallOutcome::kAnswered) return std::nullopt;
+    Refusal refused;
+    const auto outcome = views_->recall(request, response, &refused);
+    if (outcome == RecallOutcome::kRefused) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      return grpc::Status(static_cast<grpc::StatusCode>(refused.code), refused.message);
+    }
+    if (outcome != RecallOutcome::kAnswered) return std::nullopt;
     if (context.deadline() < std::chrono::system_clock::now()) {
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the call's deadline passed while it was served");
     }
@@ -116,6 +123,7 @@ class FastFront::Service final : public grpc::Service {
     FrontStats out;
     out.native = native_.load();
     out.forwarded = forwarded_.load();
+    out.refused = refused_.load();
     out.overloaded = overloaded_.load();
     out.in_flight = in_flight_.load();
     for (std::size_t i = 0; i < out.hits.size(); ++i) out.hits[i] = hits_[i].load();
@@ -189,7 +197,7 @@ class FastFront::Service final : public grpc::Service {
   const std::size_t max_in_flight_;
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;
-  std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, overloaded_{0}, latency_ns_{0};
+  std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, refused_{0}, overloaded_{0}, latency_ns_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
   std::array<std::atomic<std::uint64_t>, kLatencyBounds.size() + 1> latency_{};
 };

@@ -48,7 +48,8 @@ inline constexpr std::array<double, 12> kLatencyBounds{0.00025, 0.0005, 0.001, 0
 
 struct FrontStats {
   std::uint64_t native = 0;      // answered by the front from a plan
-  std::uint64_t forwarded = 0;   // handed to the library (no plan, not authorised here, refused)
+  std::uint64_t forwarded = 0;   // handed to the library (no view, not authorised here, full items, ...)
+  std::uint64_t refused = 0;     // refused by the core (a field out of its bounds), answered here
   std::uint64_t overloaded = 0;  // RESOURCE_EXHAUSTED at max_in_flight
   std::uint64_t in_flight = 0;
   std::array<std::uint64_t, 3> hits{0, 0, 0};  // native hits by tier: conflict, neutral, entailed
@@ -66,7 +67,7 @@ class FastFront {
 
   int port() const { return port_; }
   // Tokens the front checks itself; empty: auth is off. A caller whose token is not among
-  // them is handed to the library, which refuses it in its own words.
+  // them is handed to the library, which refuses it (api/auth.py).
   void set_grants(std::vector<Grant> grants);
   // Stops accepting calls and lets those in flight finish for up to `grace_seconds`.
   void shutdown(double grace_seconds);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <unordered_map>
 
 #include "polarmem/name_suggestions.hpp"
+#include "polarmem/request_checks.hpp"
 
 namespace polarmem::front {
 
@@ -32,8 +34,7 @@ bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uin
 // The concept `name` binds to and that concept's name as the library writes it: any case or
 // number of the concept's own name, or an alias. Nothing when it binds to none or is only a
 // hyphenated concept's spaced form (which texts find, the library's lookup does not: `*unknown`
-// set, the library refuses the name or skips it with suggestions), or has no letter or digit (the
-// library refuses it).
+// set, the name is refused or skipped with suggestions), or is not in the names table yet.
 std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
                                                                bool* unknown) {
   *unknown = false;
@@ -57,8 +58,8 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
 
 // The known names closest to each of `unknown` (names no key finds), as the library's
 // closest_names chooses them (domain/suggest.py: the same core choice over the same keys), into
-// the parse's unknown_concepts. Every concept name has a key (the library refuses one without a
-// letter or digit), so the library's fallback for keyless names never applies.
+// the parse's unknown_concepts. Every concept name has a key (one without a letter or digit is
+// refused), so the library's fallback for keyless names never applies.
 void suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
   std::vector<std::string> keys, candidates;
   std::unordered_map<std::string, std::size_t> seen;
@@ -78,25 +79,33 @@ void suggest_names(const ConceptNames& names, const std::vector<std::string>& un
 }
 
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
-// response's parse, as recall.py plan_query binds them: repeats count once, a forbidden concept
+// response's parse, as recall.py plan_query bound them: repeats count once, a forbidden concept
 // also required is required, and with `skip_unknown` (allow_unknown_concepts in a closed
 // vocabulary, or an open one that has learned what it could) a name the vocabulary lacks is
-// skipped and reported with the closest known names. False when the library must bind them
-// (`*unknown_name` set when one of them is a name the vocabulary lacks).
-bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bool skip_unknown, RecallPlan* plan,
-                bool* unknown_name) {
+// skipped and reported with the closest known names. A name without a letter or digit, or one
+// the vocabulary lacks that is not skipped, is refused (`*refused`), unless an open vocabulary
+// may learn it first: false with `*names_to_learn` set.
+bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bool skip_unknown, bool learnable,
+                RecallPlan* plan, bool* names_to_learn, Refusal* refused) {
   auto& search = plan->request;
   std::vector<std::string> forbidden_names, unknown;
+  std::array<std::vector<std::string>, 2> missing;  // (required, forbidden) names not skipped
   std::vector<std::uint32_t> forbidden;
   for (const auto* names : {&request.required(), &request.forbidden()}) {
     const bool required = names == &request.required();
+    const char* field = required ? "required" : "forbidden";
     for (const auto& name : *names) {
+      if (auto problem = checks::concept_name_problem(field, name); !problem.empty()) {
+        refused->code = Refusal::kInvalidArgument;
+        refused->message = std::move(problem);
+        return false;
+      }
       bool not_known = false;
       auto bound = bind_name(binding, name, &not_known);
+      if (!bound && !not_known) return false;  // a name not in the names table yet: asked again
       if (!bound) {
-        *unknown_name = not_known;
-        if (!not_known || !skip_unknown) return false;  // the library refuses (or learns) it
-        if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
+        auto& list = skip_unknown ? unknown : missing[required ? 0 : 1];
+        if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
         continue;
       }
       auto& ids = required ? search.required : forbidden;
@@ -104,6 +113,25 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
       ids.push_back(bound->first);
       (required ? plan->concept_names : forbidden_names).push_back(std::move(bound->second));
     }
+  }
+  if (!missing[0].empty() || !missing[1].empty()) {
+    if (learnable) {
+      *names_to_learn = true;
+      return false;
+    }
+    refused->code = Refusal::kInvalidArgument;
+    for (std::size_t side = 0; side < 2; ++side) {
+      if (missing[side].empty()) continue;
+      v1::QueryParse suggested;
+      suggest_names(*binding.names, missing[side], &suggested);
+      std::vector<std::vector<std::string>> close;
+      for (const auto& skipped : suggested.unknown_concepts())
+        close.emplace_back(skipped.did_you_mean().begin(), skipped.did_you_mean().end());
+      if (!refused->message.empty()) refused->message += "; ";
+      refused->message +=
+          checks::unknown_concepts(side == 0 ? "required" : "forbidden", missing[side], close, request.namespace_());
+    }
+    return false;
   }
   auto* parse = plan->response_template.mutable_parse();
   if (!unknown.empty()) suggest_names(*binding.names, unknown, parse);
@@ -120,15 +148,22 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
   return true;
 }
 
-// The query vectors as the library's index request orders them (the namespace's space order),
-// each weighted by `weights` (1 where none is given). With `text_fills_sem` (a text query) the
-// `sem` term is the text's embedding unless the request gives `sem` itself, as recall.py embeds
-// the text only then (plan->text_term says which term answer() fills). False for a space the
-// namespace lacks or a vector of the wrong length: the library says why. (A
-// multi-vector space takes one query vector, scored by max-sim in the index, as in the library.)
-bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, bool text_fills_sem,
-                 RecallPlan* plan) {
-  std::size_t found = 0;
+// The query vectors as the core's search orders them (the namespace's space order), each
+// weighted by `weights` (1 where none is given). With `text_fills_sem` (a text query) the `sem`
+// term is the text's embedding unless the request gives `sem` itself, as recall.py embedded the
+// text only then (plan->text_term says which term answer() fills). What is wrong with a vector
+// (a space the namespace lacks, the wrong length, a NaN, all zeros), or "". (A multi-vector
+// space takes one query vector, scored by max-sim in the index.)
+std::string query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest& request, bool text_fills_sem,
+                        RecallPlan* plan) {
+  for (const auto& [space, given] : request.vectors()) {
+    const bool known = std::any_of(spaces.begin(), spaces.end(), [&](const SpaceConfig& s) { return s.name == space; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& s : spaces) names.push_back(s.name);
+      return checks::unknown_space("vectors", space, names);
+    }
+  }
   for (const auto& space : spaces) {
     const auto given = request.vectors().find(space.name);
     const auto weight = request.weights().find(space.name);
@@ -140,57 +175,102 @@ bool query_terms(const std::vector<SpaceConfig>& spaces, const v1::RecallRequest
       }
       continue;
     }
-    ++found;
+    // (a query is one vector per space whatever its rows say)
     const auto& values = given->second.values();
-    // (a query is one vector per space whatever its rows say, as the library reshapes it)
-    if (static_cast<std::size_t>(values.size()) != space.dim) return false;
+    const auto count = static_cast<std::size_t>(values.size());
+    auto problem = checks::vector_problem("vectors", space.name, space.dim, false, {count}, values.data(), count);
+    if (!problem.empty()) return problem;
     plan->request.vectors.push_back({space.name, {values.begin(), values.end()}, weighted});
   }
-  return found == static_cast<std::size_t>(request.vectors_size());
+  return "";
 }
 
-bool metadata_within(const RequestLimits& limits, const v1::RecallRequest& request) {
-  if (static_cast<std::size_t>(request.metadata_equals_size()) > limits.max_metadata_keys) return false;
-  std::size_t total = 0;
-  for (const auto& [key, value] : request.metadata_equals()) {
-    if (key.size() > limits.max_metadata_key_bytes || value.size() > limits.max_metadata_value_bytes) return false;
-    total += key.size() + value.size();
-  }
-  return total <= limits.max_metadata_total_bytes;
+std::string metadata_problem(const v1::RecallRequest& request) {
+  const std::vector<std::pair<std::string, std::string>> pairs(request.metadata_equals().begin(),
+                                                               request.metadata_equals().end());
+  return checks::metadata_problem("metadata", pairs);
 }
 
-// Every bound and combination domain/query.py recall_query checks that the plan does not
-// check itself; false: the library refuses the request in its own words.
-bool fields_within(const NamespaceView& view, const v1::RecallRequest& request) {
+// What is wrong with a field the plan does not read itself (a bound or a combination), or "".
+std::string fields_problem(const NamespaceView& view, const v1::RecallRequest& request) {
   const auto& limits = view.limits;
-  if (request.has_top_k() && (request.top_k() < 1 || request.top_k() > limits.max_top_k)) return false;
-  if (request.suppressed_k() > limits.max_top_k) return false;
-  if (request.has_ef_search() && request.ef_search() > limits.max_ef_search) return false;
-  if (request.approximate() && !view.approximate) return false;  // (FailedPrecondition)
+  const auto max_k = static_cast<std::int64_t>(limits.max_top_k);
+  if (request.has_top_k()) {
+    if (auto problem = checks::count_problem("top_k", request.top_k(), 1, max_k); !problem.empty()) return problem;
+  }
+  if (auto problem = checks::count_problem("suppressed_k", request.suppressed_k(), 0, max_k); !problem.empty())
+    return problem;
+  if (request.has_ef_search()) {
+    auto problem =
+        checks::count_problem("ef_search", request.ef_search(), 0, static_cast<std::int64_t>(limits.max_ef_search));
+    if (!problem.empty()) return problem;
+  }
   if (request.has_soft_lambda() &&
-      !(std::isfinite(request.soft_lambda()) && std::abs(request.soft_lambda()) <= limits.max_soft_lambda))
-    return false;
+      !(std::isfinite(request.soft_lambda()) && std::abs(request.soft_lambda()) <= limits.max_soft_lambda)) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", limits.max_soft_lambda);
+    return std::string("soft_lambda must be a finite number within \xC2\xB1") + bound + ", got " +
+           checks::float_repr(request.soft_lambda());
+  }
   for (const auto& [space, weight] : request.weights())
-    if (!std::isfinite(weight)) return false;
+    if (!std::isfinite(weight))
+      return "weights[" + checks::quoted(space) + "] must be a finite number, got " + checks::float_repr(weight);
   for (const auto kind : request.kinds())
-    if (kind != common::v1::ITEM_KIND_VISUAL && kind != common::v1::ITEM_KIND_TEXT) return false;
-  if (static_cast<std::size_t>(request.required_size()) > limits.max_query_concepts ||
-      static_cast<std::size_t>(request.forbidden_size()) > limits.max_query_concepts)
-    return false;
-  const auto consistency = request.consistency();
-  if (consistency != v1::READ_CONSISTENCY_UNSPECIFIED && consistency != v1::READ_CONSISTENCY_BOUNDED &&
-      consistency != v1::READ_CONSISTENCY_STRONG)
-    return false;
-  return metadata_within(limits, request);
+    if (kind != common::v1::ITEM_KIND_VISUAL && kind != common::v1::ITEM_KIND_TEXT)
+      return "kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT";
+  for (const auto* names : {&request.required(), &request.forbidden()}) {
+    if (static_cast<std::size_t>(names->size()) > limits.max_query_concepts)
+      return std::string(names == &request.required() ? "required" : "forbidden") + ": at most " +
+             std::to_string(limits.max_query_concepts) + " concepts, got " + std::to_string(names->size());
+  }
+  return metadata_problem(request);
+}
+
+// The recency term's refusal (query.py's words), or "": its half-life and weight, and whether
+// the mode rule lets it join (`rule`'s words) an exact search.
+std::string recency_problem(const v1::RecallRequest& request, const ModeRule& rule, double default_weight) {
+  if (!request.has_recency_half_life_s()) {
+    if (!request.has_recency_weight()) return "";
+    return "recency_weight " + checks::float_repr(request.recency_weight()) +
+           " needs recency_half_life_s (> 0 seconds) to turn the recency term on; set it, or drop recency_weight";
+  }
+  const double half_life = request.recency_half_life_s();
+  const double weight = request.has_recency_weight() ? request.recency_weight() : default_weight;
+  if (!(std::isfinite(half_life) && half_life > 0.0))
+    return "recency_half_life_s must be a finite number of seconds > 0, got " + checks::float_repr(half_life) +
+           "; leave it unset for no recency term";
+  if (!(std::isfinite(weight) && weight >= 0.0 && weight <= 1.0))
+    return "recency_weight must be a number in [0, 1], got " + checks::float_repr(weight);
+  if (!rule.recency_refusal.empty()) return rule.recency_refusal;
+  if (request.approximate())
+    return "recency_half_life_s needs an exact search: drop approximate, or leave recency_half_life_s unset";
+  return "";
+}
+
+std::nullopt_t refuse(Refusal* refused, std::string message, int code = Refusal::kInvalidArgument) {
+  refused->code = code;
+  refused->message = std::move(message);
+  return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request, bool names_learned,
-                                      bool* names_to_learn) {
-  // Full items and consistency tokens (a Milvus server's) are the library's.
+                                      bool* names_to_learn, Refusal* refused) {
+  // Full items, consistency tokens (a Milvus server's) and their levels are the servicer's.
   if (request.include_items() || !request.consistency_token().empty()) return std::nullopt;
-  if (!fields_within(view, request)) return std::nullopt;
+  const auto consistency = request.consistency();
+  if (consistency != v1::READ_CONSISTENCY_UNSPECIFIED && consistency != v1::READ_CONSISTENCY_BOUNDED &&
+      consistency != v1::READ_CONSISTENCY_STRONG)
+    return std::nullopt;
+  if (request.approximate() && !view.approximate) {
+    return refuse(refused,
+                  "approximate: namespace " + checks::quoted(request.namespace_()) +
+                      " has no approximate index (config.ann is set at creation); drop approximate or create a "
+                      "namespace with one",
+                  Refusal::kFailedPrecondition);
+  }
+  if (auto problem = fields_problem(view, request); !problem.empty()) return refuse(refused, std::move(problem));
 
   RecallPlan plan;
   SearchRequest& search = plan.request;
@@ -207,56 +287,60 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
       plan.adaptive = true;
       break;
     case v1::RECALL_MODE_ANSWER: search.mode = SearchMode::kOff; break;
-    default: return std::nullopt;
+    default: return refuse(refused, "mode: unknown recall mode " + std::to_string(request.mode()));
   }
-  // The library's rules for this mode and rank_by_confidence (ModeRule): a combination it refuses
-  // or does not know goes to it.
+  // The library's rules for this mode and rank_by_confidence (ModeRule).
   const int rank_by_confidence = request.has_rank_by_confidence() ? (request.rank_by_confidence() ? 2 : 1) : 0;
   const auto rule = std::find_if(view.mode_rules.begin(), view.mode_rules.end(), [&](const ModeRule& r) {
     return r.mode == request.mode() && r.rank_by_confidence == rank_by_confidence;
   });
-  if (rule == view.mode_rules.end() || !rule->accepted) return std::nullopt;
+  if (rule == view.mode_rules.end()) return std::nullopt;  // (every combination is handed over)
+  if (!rule->refusal.empty()) return refuse(refused, rule->refusal);
   const Ranking& ranking = rule->ranking;
 
-  // The recency term (query.py check_recency): where the mode rule allows it, exact.
   const std::size_t k = request.has_top_k() ? request.top_k() : view.limits.default_top_k;
   // (a backend that searches itself reads its own records)
   const bool has_records = view.records != nullptr || view.index == nullptr;
+  if (auto problem = recency_problem(request, *rule, view.limits.default_recency_weight); !problem.empty())
+    return refuse(refused, std::move(problem));
   if (request.has_recency_half_life_s()) {
-    const double half_life = request.recency_half_life_s();
-    const double weight = request.has_recency_weight() ? request.recency_weight() : view.limits.default_recency_weight;
-    if (!(std::isfinite(half_life) && half_life > 0.0) || !(std::isfinite(weight) && weight >= 0.0 && weight <= 1.0) ||
-        !rule->recency || request.approximate() || !has_records)
-      return std::nullopt;
+    if (!has_records) return std::nullopt;  // (read back after a start-up: asked again)
     plan.recency_k = k;
-    plan.recency = {half_life, weight};
-  } else if (request.has_recency_weight()) {
-    return std::nullopt;
+    plan.recency = {request.recency_half_life_s(),
+                    request.has_recency_weight() ? request.recency_weight() : view.limits.default_recency_weight};
   }
 
   // What the query gives: a text (parsed, bound and embedded per call by the namespace's text
   // path), query vectors, or explicit concepts alone (every similarity 0: tiers, then slots).
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
-  if (!request.text().empty()) {
-    // the text gives the concepts (but for explicit names) and, unless `sem` is given or the
-    // namespace has no encoder, the `sem` term
-    if (!view.text || !query_terms(view.spaces, request, view.text->encoder != nullptr, &plan)) return std::nullopt;
-    plan.text = view.text;
-  } else if ((request.vectors_size() == 0 && !explicit_names) || !query_terms(view.spaces, request, false, &plan)) {
-    return std::nullopt;
+  const bool text = !request.text().empty();
+  if (text && !view.text) {
+    return refuse(refused,
+                  "text: namespace " + checks::quoted(request.namespace_()) +
+                      " cannot embed a query text (its encoder needs a single-vector space 'sem' of the encoder's "
+                      "width); give vectors or required / forbidden concepts",
+                  Refusal::kFailedPrecondition);
   }
+  if (auto problem = query_terms(view.spaces, request, text && view.text->encoder != nullptr, &plan); !problem.empty())
+    return refuse(refused, std::move(problem));
+  if (text) plan.text = view.text;
   const bool skip_unknown = request.allow_unknown_concepts() && (!view.open_vocabulary || names_learned);
-  bool unknown_name = false;
-  if (explicit_names && !bind_names(view.binding, request, skip_unknown, &plan, &unknown_name)) {
-    if (names_to_learn != nullptr) *names_to_learn = unknown_name && view.open_vocabulary && !names_learned;
+  const bool learnable = view.open_vocabulary && !names_learned;
+  if (explicit_names && !bind_names(view.binding, request, skip_unknown, learnable, &plan, names_to_learn, refused))
     return std::nullopt;
-  }
-  // every name skipped as unknown and nothing else to rank by: the library says the query is empty
-  // (a text's own concepts are known once it is parsed: answer() checks it then)
+  // nothing to rank by (a text's own concepts are known once it is parsed: answer() checks it then)
   const bool parsed_later = plan.text && !explicit_names;
-  if (search.vectors.empty() && search.required.empty() && search.forbidden.empty() && !parsed_later)
-    return std::nullopt;
+  if (search.vectors.empty() && search.required.empty() && search.forbidden.empty() && !parsed_later) {
+    std::vector<std::string> skipped;
+    for (const auto& name : plan.response_template.parse().unknown_concepts()) skipped.push_back(name.name());
+    std::sort(skipped.begin(), skipped.end());
+    skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
+    std::string listed;
+    for (const auto& name : skipped) listed += (listed.empty() ? "" : ", ") + name;
+    return refuse(refused, "query is empty" + (listed.empty() ? "" : " (unknown concepts skipped: " + listed + ")") +
+                               ": give text, vectors, or required / forbidden concepts");
+  }
 
   plan.index = view.index;
   plan.ids = view.ids;
@@ -302,16 +386,17 @@ std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns)
   return found == by_namespace_.end() ? nullptr : found->second.view;
 }
 
-RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response, bool names_learned,
-                                     const BackendCalls* backend) const {
+RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused,
+                                     bool names_learned, const BackendCalls* backend) const {
   const auto view = find(request.namespace_());
   if (!view) return RecallOutcome::kNoView;
   if (!view->index && backend == nullptr) return RecallOutcome::kLibrary;  // (the front, a backend's view)
   bool names_to_learn = false;
-  auto plan = plan_recall(*view, request, names_learned, &names_to_learn);
+  auto plan = plan_recall(*view, request, names_learned, &names_to_learn, refused);
   if (plan) plan->backend = view->index ? nullptr : backend;
-  if (plan && answer(std::move(*plan), request, response)) return RecallOutcome::kAnswered;
+  if (plan && answer(std::move(*plan), request, response, refused)) return RecallOutcome::kAnswered;
   response->Clear();
+  if (refused->code != 0) return RecallOutcome::kRefused;
   return names_to_learn ? RecallOutcome::kNamesToLearn : RecallOutcome::kLibrary;
 }
 

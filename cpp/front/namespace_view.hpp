@@ -6,12 +6,12 @@
 // write that only appends concepts extends its names.
 //
 // plan_recall() turns one request into the plan answer() runs (recall_plan.hpp) as the library
-// plans it (domain/query.py recall_query, library/namespace_recall.py, recall.py plan_query):
+// planned it (before round 30: library/namespace_recall.py, recall.py plan_query):
 // the mode (the namespace's rule when none is named), the confidence ranking in force, the
-// recency term, the concepts bound by name, the core search with its filters. A request the
-// library would refuse, or one whose answer needs the library (full items, a consistency token,
-// a name the vocabulary lacks that allow_unknown_concepts does not skip, several query rows),
-// gets no plan: the library answers it.
+// recency term, the concepts bound by name, the core search with its filters. A request with a
+// field out of its bounds is refused here, naming the field and the fix (request_checks.hpp
+// writes the words); one whose answer needs the library (full items, a consistency token, a name
+// an open vocabulary may learn) gets no plan: the library does what only it can and asks again.
 #pragma once
 
 #include <cstddef>
@@ -34,10 +34,6 @@ struct RequestLimits {
   std::size_t max_ef_search = 0;
   double max_soft_lambda = 0.0;
   std::size_t max_query_concepts = 0;  // per side, required and forbidden
-  std::size_t max_metadata_keys = 0;
-  std::size_t max_metadata_key_bytes = 0;
-  std::size_t max_metadata_value_bytes = 0;
-  std::size_t max_metadata_total_bytes = 0;
   std::size_t default_top_k = 0;
   double default_recency_weight = 0.0;
   // The agent recall's rule (answer_recall.hpp): kAgentRule but in the dev sweep that chose it
@@ -58,15 +54,16 @@ struct Ranking {
 
 // What the library's rules say of a Recall naming `mode` (the RecallMode code, 0 for none) with
 // `rank_by_confidence` unset (0), false (1) or true (2) in this namespace (rule_choice.py
-// confidence_in_force, query.py recall_query and check_recency, applied by the library when it
-// hands the view over): whether it accepts the combination, the confidence ranking then in force
-// and whether the recency term may join it. The front decides none of it itself.
+// confidence_in_force, query.py ranking_refusal and recency_refusal, applied by the library
+// when it hands the view over): why it refuses the combination ("" where it accepts it), the
+// confidence ranking then in force and why the recency term may not join it ("" where it may).
+// The core decides none of it itself.
 struct ModeRule {
   int mode = 0;
   int rank_by_confidence = 0;
-  bool accepted = false;
+  std::string refusal;
   Ranking ranking;
-  bool recency = false;
+  std::string recency_refusal;
 };
 
 struct NamespaceView {
@@ -94,15 +91,17 @@ enum class RecallOutcome {
   kNoView,        // the core holds no view of the namespace: the library makes one, then asks again
   kNamesToLearn,  // an open vocabulary lacks a name the request gives; the library may learn it (a
                   // write, concept_backfill.learn_names) and ask again with `names_learned`
-  kLibrary,       // the library answers it, or refuses it in its own words
+  kRefused,       // a field is out of its bounds: the call is refused (Refusal, recall_plan.hpp)
+  kLibrary,       // the library answers it: full items, a consistency token, a passing state
 };
 
-// The plan of `request` in `view`, or nothing when the library must answer it (`*names_to_learn`
-// set when an open vocabulary lacks one of its names). `names_learned`: the library has let the
-// vocabulary learn the request's names, so a name still unknown is the closed vocabulary's case
-// (skipped with suggestions under allow_unknown_concepts, else refused by the library).
-std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request,
-                                      bool names_learned = false, bool* names_to_learn = nullptr);
+// The plan of `request` in `view`, or nothing: `*refused` says why where the request is refused;
+// otherwise the library must answer it (`*names_to_learn` set when an open vocabulary lacks one
+// of its names). `names_learned`: the library has let the vocabulary learn the request's names,
+// so a name still unknown is the closed vocabulary's case (skipped with suggestions under
+// allow_unknown_concepts, else refused).
+std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::RecallRequest& request, bool names_learned,
+                                      bool* names_to_learn, Refusal* refused);
 
 // The views the library has handed over, by namespace.
 class NamespaceViews {
@@ -115,11 +114,12 @@ class NamespaceViews {
   // The one core entry for a Recall, which the front and the library's servicer both call:
   // `request` planned from its namespace's view (plan_recall) and answered from the core
   // (answer) into `response`. Anything but kAnswered leaves `response` empty and says what the
-  // library may do first (make the view, learn the names) or that it answers the call itself.
+  // library may do first (make the view, learn the names), that the call is refused
+  // (`*refused`: the status and the words) or that the library answers it.
   // `backend`: the searches of a backend that searches itself, for this call (the library's
   // servicer gives them; the front has none, so such a namespace's Recalls are the library's there).
-  RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response, bool names_learned = false,
-                       const BackendCalls* backend = nullptr) const;
+  RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused,
+                       bool names_learned = false, const BackendCalls* backend = nullptr) const;
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;

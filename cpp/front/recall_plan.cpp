@@ -17,6 +17,7 @@
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/hit_explanation.hpp"
 #include "polarmem/recall_run.hpp"
+#include "polarmem/request_checks.hpp"
 #include "polarmem/storage/v1/records.pb.h"
 
 namespace polarmem::front {
@@ -78,17 +79,32 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
 
 namespace {
 
-// The context's budget as the library checks it (text::kMinContextBudget ...); 0 is the
-// default. Nothing when the library would refuse it.
-std::optional<std::size_t> context_budget(const v1::RecallRequest& request) {
-  const std::int64_t budget = request.context_budget_chars() ? request.context_budget_chars()
-                                                             : static_cast<std::int64_t>(text::kDefaultContextBudget);
-  if (budget < static_cast<std::int64_t>(text::kMinContextBudget) ||
-      budget > static_cast<std::int64_t>(text::kMaxContextBudget)) {
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(budget);
+// The context's budget (text::kMinContextBudget ...; 0 is the default), or nothing with
+// `*refused` saying why.
+std::optional<std::size_t> context_budget(const v1::RecallRequest& request, Refusal* refused) {
+  if (request.context_budget_chars() == 0) return text::kDefaultContextBudget;
+  auto problem = checks::count_problem("context_budget_chars", request.context_budget_chars(),
+                                       static_cast<std::int64_t>(text::kMinContextBudget),
+                                       static_cast<std::int64_t>(text::kMaxContextBudget));
+  if (problem.empty()) return static_cast<std::size_t>(request.context_budget_chars());
+  refused->code = Refusal::kInvalidArgument;
+  refused->message = std::move(problem);
+  return std::nullopt;
 }
+
+// A text the compiled tokenizer declines (embed): the words of its refusal.
+constexpr const char* kUntokenizable =
+    "text: holds a literal special token of the encoder's vocabulary ([CLS], [SEP], [MASK], [PAD], [UNK]) or text "
+    "that is not UTF-8; remove it";
+
+bool refuse(Refusal* refused, std::string message) {
+  refused->code = Refusal::kInvalidArgument;
+  refused->message = std::move(message);
+  return false;
+}
+
+// Nothing to rank by: a text naming no concept where there is no vector and no encoder.
+constexpr const char* kEmptyQuery = "query is empty: give text, vectors, or required / forbidden concepts";
 
 // The context entry of an explained hit (recall.py render_context's fields); false when a
 // concept it cites is not in the names table yet.
@@ -219,7 +235,7 @@ class IndexStore : public CallStore {
         }
         result = plan_.index->search(request);
       } catch (const Error&) {
-        throw Declined{};  // the library states the error in its own words
+        throw Declined{};  // (the request's fields are checked: the library retries, then reports it)
       }
       std::vector<std::string> ids;
       plan_.ids->resolve(result.slots.data(), result.slots.size(), &ids);
@@ -416,7 +432,7 @@ bool answer_search(const RecallPlan& plan, SearchRequest search, const v1::Recal
     } catch (const Declined&) {
       return false;
     } catch (const Error&) {
-      return false;  // the library states the error in its own words
+      return false;  // (the request's fields are checked: the library retries, then reports it)
     }
   }
   response->MergeFrom(plan.response_template);
@@ -449,10 +465,11 @@ answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
 }
 
 // `text` embedded by the namespace's compiled tokenizer and encoder into `values`; false when
-// the tokenizer declines the text or the encoder refuses it (the library says why).
-bool embed(const TextPath& path, const std::string& text, std::vector<float>* values) {
+// the tokenizer declines the text (refused: `*refused` says why, where given) or the encoder
+// could not encode it.
+bool embed(const TextPath& path, const std::string& text, std::vector<float>* values, Refusal* refused = nullptr) {
   std::vector<std::int32_t> tokens;
-  if (!path.tokenizer->encode(text, &tokens)) return false;
+  if (!path.tokenizer->encode(text, &tokens)) return refused != nullptr && refuse(refused, kUntokenizable);
   values->resize(path.encoder->dim());
   try {
     path.encoder->encode(tokens, values->data());
@@ -516,10 +533,10 @@ void add_mapped(const std::vector<MappedWord>& mapped, v1::QueryParse* parse) {
 // affirmed concepts required, its negated ones forbidden, its content words that name no
 // concept reported as unknown (or, with explicit names, the concepts plan_recall bound), and the
 // text's affirmative part embedded for similarity.
-bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused) {
   const TextPath& path = *plan.text;
   std::optional<std::size_t> budget;
-  if (request.include_context() && !(budget = context_budget(request))) return false;
+  if (request.include_context() && !(budget = context_budget(request, refused))) return false;
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
   std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
@@ -551,14 +568,15 @@ bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRe
     plan.state_concepts.insert(plan.state_concepts.end(), plan.request.forbidden.begin(), plan.request.forbidden.end());
     plan.required_count = plan.request.required.size();
   }
-  // nothing to rank by (a text naming no concept, no encoder, no vector): the library says so
-  if (plan.request.vectors.empty() && plan.request.required.empty() && plan.request.forbidden.empty()) return false;
+  // nothing to rank by: a text naming no concept, no encoder, no vector
+  if (plan.request.vectors.empty() && plan.request.required.empty() && plan.request.forbidden.empty())
+    return refuse(refused, kEmptyQuery);
 
   // Mode off is plain similarity: the whole text, as recall.py embeds it.
   const std::string affirmative =
       plan.request.mode == SearchMode::kOff ? std::string() : text::affirmative_part(query, parsed.negated_spans);
   if (plan.text_term &&
-      !embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors[*plan.text_term].values))
+      !embed(path, affirmative.empty() ? query : affirmative, &plan.request.vectors[*plan.text_term].values, refused))
     return false;
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
@@ -585,11 +603,12 @@ std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan,
 // core's searches run on the namespace's index and the candidates read from its records.
 // A question in answer mode (answer_recall.py run_answer): its text's (or, without a text, its
 // query vectors' and explicit names') candidates gathered, labelled and explained by the core.
-bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
+bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response,
+                     Refusal* refused) {
   const TextPath* path = plan.text.get();  // null: a question of query vectors and names alone
   const ConceptNames& names = *plan.context_names;
   std::optional<std::size_t> budget;
-  if (request.include_context() && !(budget = context_budget(request))) return false;
+  if (request.include_context() && !(budget = context_budget(request, refused))) return false;
   if (!plan.records && !plan.backend) return false;
   const std::string& query = request.text();
   answer::ParsedQuestion question;
@@ -606,9 +625,10 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
   }
 
   SearchRequest base = plan.request;  // the whole question embedded (answer_recall.py)
-  if (plan.text_term && !embed(*path, query, &base.vectors[*plan.text_term].values)) return false;
-  // nothing to rank by (a question naming no concept, no encoder, no vector): the library says so
-  if (base.vectors.empty() && question.required.empty() && question.forbidden.empty()) return false;
+  if (plan.text_term && !embed(*path, query, &base.vectors[*plan.text_term].values, refused)) return false;
+  // nothing to rank by: a question naming no concept, no encoder, no vector
+  if (base.vectors.empty() && question.required.empty() && question.forbidden.empty())
+    return refuse(refused, kEmptyQuery);
 
   if (request.metadata_equals_size() > 0 && !plan.metadata && !plan.backend) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());
@@ -764,11 +784,11 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
 
 }  // namespace
 
-bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response) {
-  if (plan.answer_k > 0) return answer_question(plan, request, response);
-  if (plan.text) return answer_text(std::move(plan), request, response);
+bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused) {
+  if (plan.answer_k > 0) return answer_question(plan, request, response, refused);
+  if (plan.text) return answer_text(std::move(plan), request, response, refused);
   std::optional<std::size_t> budget;
-  if (request.include_context() && (!plan.context_names || !(budget = context_budget(request)))) return false;
+  if (request.include_context() && (!plan.context_names || !(budget = context_budget(request, refused)))) return false;
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
                        response);

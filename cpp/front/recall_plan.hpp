@@ -144,13 +144,19 @@ struct NameBinding {
   std::shared_ptr<const ConceptNames> names;
 };
 
-// Answers `request` by `plan` into `response`. False when the request cannot be answered this
-// way (a vector of the wrong length, a value the core refuses, slots renumbered throughout, a
-// metadata filter no item passes: the library says so in mode_reason; for a text plan also a
-// text the compiled tokenizer declines, a word the library would map by similarity, a concept
-// or context budget the front cannot name or check; for an answer plan a candidate whose record
-// or concept name the core does not hold, a search the core refuses):
-// the caller then hands it to the library, which answers it (or explains the error) itself.
-bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response);
+// A Recall the core refuses: the gRPC status and what is wrong, naming the field and the fix.
+struct Refusal {
+  static constexpr int kInvalidArgument = 3;     // grpc::StatusCode's
+  static constexpr int kFailedPrecondition = 9;
+  int code = 0;  // 0: not refused
+  std::string message;
+};
+
+// Answers `request` by `plan` into `response`. False when it is not answered: refused where
+// `*refused` says so (a context budget out of its range, a text the compiled tokenizer declines,
+// a text that leaves nothing to rank by); otherwise a passing state the library waits out (slots
+// renumbered throughout, a concept or record the core does not hold yet, a search the core
+// could not complete), and the caller asks again after it.
+bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused);
 
 }  // namespace polarmem::front

@@ -9,9 +9,10 @@ caller's metadata, deadline and address (``x-polarmem-peer``); the answer comes 
 the library gave it.
 
 It answers a Recall through the one core entry (library/core_recall.py): the request planned from
-its namespace's view and answered by the core. The Python listener hands it the views; a Recall
-the entry declines here is forwarded, and the servicer does what only Python can (make the view,
-learn names, read records back, state a refusal) and asks the same entry again. Tokens: the front checks bearer tokens like
+its namespace's view and answered by the core, or refused by it naming the field. The Python
+listener hands it the views; a Recall the entry leaves to the library is forwarded, and the
+servicer does what only Python can (make the view, learn names, read records back, add full
+items) and asks the same entry again. Tokens: the front checks bearer tokens like
 api/auth.py (SHA-256, constant time); a call it cannot admit goes to the library, which refuses
 it in its own words. docs/fast-front.md has the measurements and the limits.
 """
@@ -95,6 +96,7 @@ class FastFrontCollector:
         )
         calls.add_metric(["native"], stats["native"])
         calls.add_metric(["forwarded"], stats["forwarded"])
+        calls.add_metric(["refused"], stats["refused"])
         calls.add_metric(["overloaded"], stats["overloaded"])
         yield calls
         hits = CounterMetricFamily(

@@ -91,9 +91,7 @@ MAX_STATUS_MESSAGE_CHARS = 400  # status messages travel in trailers: a quoted 1
 STOP_BUDGET_S = 5.0  # beyond grace_s, for syncing and closing the store; then the process exits regardless
 WATCHDOG_INTERVAL_S = 1.0
 # Bounds checked before a handler runs: past them the core would try to allocate the number.
-MAX_TOP_K = 10_000
 MAX_SPACE_DIM = 65_536
-MAX_CONTEXT_BUDGET_CHARS = 1_000_000
 
 
 class HealthServicer(health.HealthServicer):
@@ -159,15 +157,9 @@ def _checked_stream(request_iterator):
 
 
 def check_limits(method: str, request) -> None:
-    """Numbers the handlers would pass on to an allocation: refused here with the bound."""
-    if method == "Recall":
-        if request.HasField("top_k") and request.top_k > MAX_TOP_K:
-            raise errors.InvalidArgument(f"top_k must be <= {MAX_TOP_K}, got {request.top_k}")
-        if request.suppressed_k > MAX_TOP_K:
-            raise errors.InvalidArgument(f"suppressed_k must be <= {MAX_TOP_K}, got {request.suppressed_k}")
-        if request.context_budget_chars > MAX_CONTEXT_BUDGET_CHARS:
-            raise errors.InvalidArgument(f"context_budget_chars must be <= {MAX_CONTEXT_BUDGET_CHARS}")
-    elif method == "CreateNamespace":
+    """Numbers the handlers would pass on to an allocation: refused here with the bound. (A
+    Recall's are the core's to refuse, before it allocates: cpp/front/namespace_view.cpp.)"""
+    if method == "CreateNamespace":
         for i, space in enumerate(request.config.spaces):
             if space.dim > MAX_SPACE_DIM:
                 raise errors.InvalidArgument(f"config.spaces[{i}].dim must be <= {MAX_SPACE_DIM}, got {space.dim}")

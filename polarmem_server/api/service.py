@@ -564,7 +564,7 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
     def Recall(self, request, context):
         self.auth.check(context, request.namespace)
         deadline = call_deadline(context, self.default_deadline_s)
-        # (the core declines what it cannot answer, and the entry refuses that in the library's words)
+        # (the core refuses a field out of its bounds, naming it; the entry raises that refusal)
         answered = self.memory.core.answer(request, deadline)
         if request.include_items:
             answered = self._with_items(request, answered, deadline)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from polarmem.common.v1 import enums_pb2
-from polarmem_server.domain.vocabulary import normalise
+from polarmem_server import _core
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.index import SpaceSpec
 
@@ -30,10 +30,11 @@ MAX_TEMPLATE_SCORES = 64
 # What one item's metadata may hold (docs/failure-behaviour.md). Before, only the 16 MiB message
 # limit bounded it: one item with 100,000 keys slowed every browse / recall that returned it
 # from 0.4 s to 52 s (issue 49). Far above what labels, sources and dates need.
-MAX_METADATA_KEYS = 256
-MAX_METADATA_KEY_BYTES = 256
-MAX_METADATA_VALUE_BYTES = 64 * 1024
-MAX_METADATA_TOTAL_BYTES = 256 * 1024  # every key and value, UTF-8
+# The core's (cpp/include/polarmem/request_checks.hpp), which states them for Recall's filter too.
+MAX_METADATA_KEYS = _core.MAX_METADATA_KEYS
+MAX_METADATA_KEY_BYTES = _core.MAX_METADATA_KEY_BYTES
+MAX_METADATA_VALUE_BYTES = _core.MAX_METADATA_VALUE_BYTES
+MAX_METADATA_TOTAL_BYTES = _core.MAX_METADATA_TOTAL_BYTES  # every key and value, UTF-8
 DEFAULT_SOURCE = "client"
 
 
@@ -105,9 +106,16 @@ def check_item_id(item_id: object, name: str = "item id") -> str:
 
 
 def check_concept(name: object, where: str) -> str:
-    if not isinstance(name, str) or not normalise(name):
-        raise InvalidArgument(f"{where}: concept name {quoted(name)} has no letters or digits")
+    if not isinstance(name, str):
+        raise InvalidArgument(f"{where}: concept name {quoted(name)} is not a string")
+    problem = _core.concept_name_problem(where, _utf8(name))
+    if problem:
+        raise InvalidArgument(problem)
     return name
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def check_kind(kind: object) -> int:
@@ -185,42 +193,23 @@ def check_evidence(
 
 
 def check_metadata(metadata: Mapping[str, str], where: str = "metadata") -> dict[str, str]:
-    """String keys and values within the MAX_METADATA_* limits; INVALID_ARGUMENT names the limit."""
-    if len(metadata) > MAX_METADATA_KEYS:
-        raise InvalidArgument(
-            f"{where}: at most {MAX_METADATA_KEYS} keys per item (MAX_METADATA_KEYS), got "
-            f"{len(metadata)}; keep bulky data in the item's text or behind its uri"
-        )
-    total = 0
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidArgument(f"{where}: keys and values must be strings")
-        key_bytes, value_bytes = len(key.encode("utf-8", "surrogatepass")), len(value.encode("utf-8", "surrogatepass"))
-        if key_bytes > MAX_METADATA_KEY_BYTES:
-            raise InvalidArgument(
-                f"{where}: key {quoted(key[:64])} may hold at most {MAX_METADATA_KEY_BYTES} bytes "
-                f"(MAX_METADATA_KEY_BYTES), got {key_bytes}"
-            )
-        if value_bytes > MAX_METADATA_VALUE_BYTES:
-            raise InvalidArgument(
-                f"{where}[{quoted(key[:64])}]: a value may hold at most {MAX_METADATA_VALUE_BYTES} "
-                f"bytes (MAX_METADATA_VALUE_BYTES), got {value_bytes}"
-            )
-        total += key_bytes + value_bytes
-    if total > MAX_METADATA_TOTAL_BYTES:
-        raise InvalidArgument(
-            f"{where}: keys and values together may hold at most {MAX_METADATA_TOTAL_BYTES} bytes "
-            f"(MAX_METADATA_TOTAL_BYTES), got {total}"
-        )
+    """String keys and values within the MAX_METADATA_* limits (the core's words, which a Recall's
+    metadata filter is refused in too); INVALID_ARGUMENT names the limit."""
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in metadata.items()):
+        raise InvalidArgument(f"{where}: keys and values must be strings")
+    problem = _core.metadata_problem(where, [(_utf8(key), _utf8(value)) for key, value in metadata.items()])
+    if problem:
+        raise InvalidArgument(problem)
     return dict(metadata)
 
 
 def check_vectors(
-    spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], where: str = "vectors", query: bool = False
+    spaces: Mapping[str, SpaceSpec], given: Mapping[str, Any], where: str = "vectors"
 ) -> dict[str, np.ndarray]:
-    """Vectors checked by the index's rules, so nothing the core would reject reaches the store:
-    a known space, the space's dimension, finite, non-zero. Items: ``(dim,)`` for a single space,
-    ``(rows, dim)`` for a multi space; queries: one ``(dim,)`` vector per space (multi too)."""
+    """An item's vectors checked by the index's rules, so nothing the core would reject reaches
+    the store: a known space, the space's dimension, finite, non-zero (the core's words, which a
+    Recall's query vectors are refused in too): ``(dim,)`` for a single space, ``(rows, dim)`` for
+    a multi space."""
     out: dict[str, np.ndarray] = {}
     for space, values in given.items():
         spec = spaces.get(space)
@@ -230,23 +219,10 @@ def check_vectors(
             array = np.asarray(values, dtype=np.float32)
         except (TypeError, ValueError):
             raise InvalidArgument(f"{where}[{quoted(space)}]: not an array of numbers") from None
-        if query or not spec.multi:
-            if array.size != spec.dim:
-                raise InvalidArgument(f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got {array.size}")
-            array = array.reshape(-1)
-        else:
-            if array.shape[-1:] != (spec.dim,) or array.ndim > 2:
-                raise InvalidArgument(
-                    f"{where}[{quoted(space)}]: expected dimension {spec.dim}, got shape {array.shape}"
-                )
-            array = array.reshape(-1, spec.dim)
-        if not np.isfinite(array).all():
-            raise InvalidArgument(f"{where}[{quoted(space)}]: has a NaN or infinite value; send finite floats")
-        if not (array.any() if array.ndim == 1 else array.any(axis=1).all()):
-            raise InvalidArgument(
-                f"{where}[{quoted(space)}]: a vector is all zeros and has no direction; send non-zero vectors"
-            )
-        out[space] = array
+        problem = _core.vector_problem(where, space, spec.dim, spec.multi, array)
+        if problem:
+            raise InvalidArgument(problem)
+        out[space] = array.reshape(-1, spec.dim) if spec.multi else array.reshape(-1)
     return out
 
 

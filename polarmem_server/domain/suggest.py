@@ -3,8 +3,8 @@ vocabulary, keys of an input line that the schema does not know.
 
 Pure functions over strings: the closest names by difflib's ratio on normalised names, plus a
 containment rule so "dogs" or "hot dogs" still find "hot dog", chosen by the core
-(cpp/include/polarmem/name_suggestions.hpp, which the core's own Recall uses too); callers turn
-the result into their own error."""
+(cpp/include/polarmem/name_suggestions.hpp, by which the core's Recall suggests names too);
+callers turn the result into their own error."""
 
 from __future__ import annotations
 
@@ -50,15 +50,3 @@ def did_you_mean(name: str, known: Iterable[str], limit: int = DEFAULT_LIMIT) ->
     quoted = [repr(c) for c in close]
     listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
     return f" (did you mean {listed}?)"
-
-
-def unknown_concepts_message(field: str, unknown: Iterable[str], known: Iterable[str], namespace: str = "") -> str:
-    """The INVALID_ARGUMENT message for explicit concept names the vocabulary lacks, with the
-    closest known names and the way to accept unknowns. `field` is "required" or "forbidden"."""
-    known = list(known)
-    where = f" of namespace {namespace!r}" if namespace else ""
-    parts = [f"{name!r}{did_you_mean(name, known)}" for name in unknown]
-    return (
-        f"{field}: {', '.join(parts)} {'is' if len(parts) == 1 else 'are'} not in the vocabulary{where}; "
-        f"fix the name, or set allow_unknown_concepts to recall without {'it' if len(parts) == 1 else 'them'}"
-    )

@@ -9,9 +9,10 @@ Before asking again after the core declined, this does what only the library can
 holds the namespace), lets an open vocabulary learn the names the request gives, reads stored
 records back into the core after a start-up, catches up with concepts other processes bound;
 a consistency token it has applied already, and full items the servicer adds itself
-(``as_planned``). A request the core declines for none of those reasons is one the library
-refuses: ``refuse`` states why in the library's words (domain/query.py, domain/suggest.py),
-naming the field. With ``core_views`` eager a background pass (``keep_views``) makes the views
+(``as_planned``). A request with a field out of its bounds the core refuses itself, naming the
+field and the fix (cpp/include/polarmem/request_checks.hpp writes the words; the mode rules'
+words are the library's, handed over with the view): this raises its refusal. With
+``core_views`` eager a background pass (``keep_views``) makes the views
 and reads the items' records back without waiting for a Recall.
 
 The view holds the namespace's compiled index, item ids, metadata postings and records (the
@@ -20,7 +21,7 @@ Milvus, has none: the entry is handed its searches per call, ``BackendSearches``
 names and lookup keys, its text path (query cues, compiled encoder and tokenizer, and a closed
 vocabulary's concept vectors), whether it has an approximate index and an open vocabulary, its
 rule (mode and words), its mode rules (mode_rules below) and the library's bounds on a request's
-fields. A write that changes what the view holds (settings, rule, an alias), deletes the
+counts. A write that changes what the view holds (settings, rule, an alias), deletes the
 namespace, or reopens it (a replica catching up: Memory.reopen_namespace) drops it
 (domain/namespace.py ChangeLock); a write that only appends concepts extends its names and
 keys. docs/fast-front.md has the design and the limits.
@@ -31,21 +32,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
-
-import numpy as np
 
 from polarmem.v1 import memory_service_pb2 as pb
 
 from polarmem_server import _core
-from polarmem_server.domain import items, query
-from polarmem_server.domain import text as textproc
+from polarmem_server.domain import query
 from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking, absent_level, present_level
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues the core parses queries with
-from polarmem_server.domain.query import RecallMode, RecallQuery, recall_query
+from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
-from polarmem_server.domain.suggest import unknown_concepts_message
 from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, PolarMemError, quoted
 from polarmem_server.index import MAX_TOP_K
@@ -96,39 +92,30 @@ MODE_NAMES = {pb.RECALL_MODE_UNSPECIFIED: None, **{getattr(pb, f"RECALL_MODE_{m.
 RANK_BY_CONFIDENCE = {0: None, 1: False, 2: True}
 
 
-def mode_rules(rule: RuleChoice, ranks_by_confidence: bool = True) -> list[tuple[int, int, bool, tuple, bool]]:
+def mode_rules(rule: RuleChoice, ranks_by_confidence: bool = True) -> list[tuple[int, int, str, tuple, str]]:
     """The library's own rules for each mode and rank_by_confidence in a namespace of `rule`
-    (confidence_in_force, query.check_ranking_mode, query.check_recency, called here), for the
-    core to look up instead of deciding them again: (mode code, rank_by_confidence code, accepted,
-    ranking in force, recency allowed). `ranks_by_confidence` False (a backend that keeps no
-    confidence grades): a ranking in force is not applied, and mode_reason says so, as recall.py."""
+    (confidence_in_force, query.ranking_refusal, query.recency_refusal, called here), for the
+    core to look up instead of deciding them again: (mode code, rank_by_confidence code, why the
+    combination is refused or "", ranking in force, why the recency term may not join it or "").
+    `ranks_by_confidence` False (a backend that keeps no confidence grades): a ranking in force
+    is not applied, and mode_reason says so."""
     out = []
     for code, named in MODE_NAMES.items():
         mode = named or RecallMode(rule.recall_mode)
         for coded, requested in RANK_BY_CONFIDENCE.items():
             try:
                 ranking = confidence_in_force(rule.rule, named is None, requested, named.value if named else None)
-            except ValueError:
-                out.append((code, coded, False, ranking_words(NO_CONFIDENCE), False))
+            except ValueError as refused:
+                out.append((code, coded, str(refused), ranking_words(NO_CONFIDENCE), ""))
                 continue
-            accepted = _passes(query.check_ranking_mode, ranking, mode)
-            # a valid term: only the mode and the ranking decide (an approximate search the front declines itself)
-            recency = _passes(query.check_recency, 3600.0, None, mode, ranking, False)
             words = ranking_words(ranking) if ranks_by_confidence or not ranking.used else NOT_APPLIED
-            out.append((code, coded, accepted, words, recency))
+            out.append((code, coded, query.ranking_refusal(ranking, mode), words, query.recency_refusal(mode, ranking)))
     return out
 
 
 NOT_APPLIED = (True, 0, 0, 0.0, 0.0, CONFIDENCE_NOT_APPLIED)  # a ranking the backend cannot apply
-
-
-def _passes(check, *arguments) -> bool:
-    """Whether the library's `check` accepts `arguments` (it raises InvalidArgument otherwise)."""
-    try:
-        check(*arguments)
-    except InvalidArgument:
-        return False
-    return True
+# The error a refusal of the core raises, by its gRPC status code (recall_plan.hpp Refusal).
+REFUSALS = {3: InvalidArgument, 9: FailedPrecondition}
 
 
 def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
@@ -144,67 +131,6 @@ def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, fl
 
 
 MODE_CODES = {mode: code for code, mode in MODE_NAMES.items() if mode is not None}  # (MODE_NAMES reversed)
-
-
-def check_recall(
-    namespace: Namespace,
-    text: str = "",
-    *,
-    mode: str | None = None,
-    rank_by_confidence: bool | None = None,
-    approximate: bool = False,
-    **fields: Any,
-) -> RecallQuery:
-    """A Recall's arguments (Memory.recall's, by name) checked by the library's rules for
-    `namespace` (domain/query.py recall_query, which checks `fields`; the rule's confidence
-    ranking, rule_choice.confidence_in_force; an approximate search where the namespace has an
-    approximate index): InvalidArgument or FailedPrecondition naming the field and the fix.
-    `mode` None or "": the namespace's rule's."""
-    if approximate and namespace.settings.ann is None:
-        raise FailedPrecondition(
-            f"approximate: namespace {quoted(namespace.name)} has no approximate index (config.ann is "
-            "set at creation); drop approximate or create a namespace with one"
-        )
-    rule = namespace.rule
-    try:
-        ranking = confidence_in_force(rule.rule, not mode, rank_by_confidence, mode or None)
-    except ValueError as exc:
-        raise InvalidArgument(str(exc)) from None
-    return recall_query(
-        namespace.spaces, text, mode=mode or rule.recall_mode, approximate=approximate, ranking=ranking, **fields
-    )
-
-
-def arguments_of(request: pb.RecallRequest) -> dict[str, Any]:
-    """A RecallRequest's fields as check_recall's arguments (a field left unset: its default);
-    an enum code the API does not define is refused here, naming the field. (A query vector's
-    rows need no reading: it must hold one vector of its space's dimension, check_vectors.)"""
-    if request.mode not in MODE_NAMES:
-        raise InvalidArgument(f"mode: unknown recall mode {request.mode}")
-    if any(kind not in items.KIND_NAMES for kind in request.kinds):
-        raise InvalidArgument("kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT")
-    named = MODE_NAMES[request.mode]
-    vectors = {space: np.asarray(value.values, dtype=np.float32) for space, value in request.vectors.items()}
-    return dict(
-        text=request.text,
-        vectors=vectors,
-        required=list(request.required) or None,
-        forbidden=list(request.forbidden) or None,
-        k=request.top_k if request.HasField("top_k") else query.DEFAULT_TOP_K,
-        mode=named.value if named else None,
-        soft_lambda=request.soft_lambda if request.HasField("soft_lambda") else query.DEFAULT_SOFT_LAMBDA,
-        exclude_conflicts=request.exclude_conflicts,
-        kinds=[items.KIND_NAMES[kind] for kind in request.kinds] or None,
-        metadata=dict(request.metadata_equals) or None,
-        weights=dict(request.weights) or None,
-        suppressed_k=request.suppressed_k,
-        allow_unknown_concepts=request.allow_unknown_concepts,
-        approximate=request.approximate,
-        ef_search=request.ef_search,
-        rank_by_confidence=request.rank_by_confidence if request.HasField("rank_by_confidence") else None,
-        recency_half_life_s=request.recency_half_life_s if request.HasField("recency_half_life_s") else None,
-        recency_weight=request.recency_weight if request.HasField("recency_weight") else None,
-    )
 
 
 class CoreRecall:
@@ -225,10 +151,6 @@ class CoreRecall:
             max_ef_search=query.MAX_EF_SEARCH,
             max_soft_lambda=query.MAX_SOFT_LAMBDA,
             max_query_concepts=query.MAX_QUERY_CONCEPTS,
-            max_metadata_keys=items.MAX_METADATA_KEYS,
-            max_metadata_key_bytes=items.MAX_METADATA_KEY_BYTES,
-            max_metadata_value_bytes=items.MAX_METADATA_VALUE_BYTES,
-            max_metadata_total_bytes=items.MAX_METADATA_TOTAL_BYTES,
             default_top_k=query.DEFAULT_TOP_K,
             default_recency_weight=query.DEFAULT_RECENCY_WEIGHT,
             **({} if agent_rule is None else {"agent_rule": agent_rule}),
@@ -265,16 +187,17 @@ class CoreRecall:
         namespace), an open vocabulary's unknown names learned once the core has checked the
         rest of the request (a write: concept_backfill.learn_names; a replica learns nothing, its
         primary does), the items' stored records read back into the core (after a start-up),
-        concepts other processes bound caught up with. A request it declines for none of these
-        is refused in the library's words (``refuse``). ``deadline``: the call's
-        (time.monotonic()), for the encoder a new view loads and a write to wait for."""
+        concepts other processes bound caught up with. A request the core refuses (a field out of
+        its bounds) raises its refusal: InvalidArgument or FailedPrecondition, in the core's words.
+        ``deadline``: the call's (time.monotonic()), for the encoder a new view loads and a write
+        to wait for."""
         memory = self._memory
         assert memory is not None, "attach() a memory first"
         given = self.as_planned(request).SerializeToString()
         # a backend that searches itself is called by the core for this call's searches
         searches = None if memory.backend.searches_in_core else BackendSearches(memory.backend, request.namespace)
-        answered, outcome = self.views.recall(given, backend=searches)
-        names_learned = caught_up = records_read = refused = False
+        answered, outcome, refusal = self.views.recall(given, backend=searches)
+        names_learned = caught_up = records_read = False
         views_made = retries = 0
         while answered is None:
             # NotFound in the library's words (and a replica may have reopened it meanwhile)
@@ -292,10 +215,9 @@ class CoreRecall:
                 caught_up = True
                 self.views.forget(namespace.name)
                 continue
-            elif not refused:
-                self.refuse(namespace, request)  # raises where the library refuses it
-                refused = True
-                continue
+            elif outcome == "refused":
+                code, message = refusal
+                raise REFUSALS[code](message)
             elif (
                 not records_read and memory.backend.searches_in_core and memory.backend.records_to_read(namespace.name)
             ):
@@ -306,10 +228,10 @@ class CoreRecall:
                 time.sleep(0.001 * retries)
             else:
                 raise PolarMemError(
-                    f"the core declined a Recall of namespace {quoted(namespace.name)} the library accepts "
+                    f"the core did not answer a Recall of namespace {quoted(namespace.name)} after {TRANSIENT_RETRIES} tries "
                     f"(outcome {outcome!r}); please report it with the request"
                 )
-            answered, outcome = self.views.recall(given, names_learned=names_learned, backend=searches)
+            answered, outcome, refusal = self.views.recall(given, names_learned=names_learned, backend=searches)
         response = pb.RecallResponse.FromString(answered)
         if memory.backend.shared and not caught_up:
             namespace = memory.namespace(request.namespace)
@@ -352,55 +274,8 @@ class CoreRecall:
             return response
         self.views.forget(namespace.name)  # made again with the new names
         self._make_view(namespace, None)
-        answered, _ = self.views.recall(given, names_learned=names_learned, backend=searches)
+        answered, _, _ = self.views.recall(given, names_learned=names_learned, backend=searches)
         return response if answered is None else pb.RecallResponse.FromString(answered)
-
-    @staticmethod
-    def refuse(namespace: Namespace, request: pb.RecallRequest) -> None:
-        """Raises the library's refusal of ``request`` (InvalidArgument or FailedPrecondition,
-        naming the field and the fix), where it refuses it: the checks of check_recall, then the
-        ones that read the vocabulary — explicit names it lacks (unless allow_unknown_concepts
-        skips them) and a query left with nothing to rank by."""
-        arguments = arguments_of(request)
-        checked = check_recall(namespace, **arguments)
-        if request.include_context and request.context_budget_chars:
-            query.check_context_budget(request.context_budget_chars)
-        encoder = load_encoder(namespace.settings.encoder)
-        tokenizer = getattr(encoder, "compiled_tokenizer", None)
-        if checked.text and tokenizer is not None and tokenizer.encode(checked.text) is None:
-            raise InvalidArgument(
-                "text: holds a literal special token of the encoder's vocabulary ([CLS], [SEP], [MASK], "
-                "[PAD], [UNK]) or text that is not UTF-8; remove it"
-            )
-        vocabulary = namespace.vocabulary
-        missing = {
-            side: [name for name in names or () if vocabulary.lookup(name) is None]
-            for side, names in (("required", checked.required), ("forbidden", checked.forbidden))
-        }
-        if any(missing.values()) and not checked.allow_unknown_concepts:
-            raise InvalidArgument(
-                "; ".join(
-                    unknown_concepts_message(side, names, vocabulary.names, namespace.name)
-                    for side, names in missing.items()
-                    if names
-                )
-            )
-        # what the query ranks by (as the core plans it): its vectors, the text's embedding, and
-        # the explicit names it knows or, without any, the concepts the text names
-        explicit = bool(checked.required or checked.forbidden)
-        embedded = (
-            bool(checked.text) and "sem" in namespace.spaces and load_encoder(namespace.settings.encoder) is not None
-        )
-        if explicit:
-            concepts = any(
-                vocabulary.lookup(name) is not None for name in [*(checked.required or ()), *(checked.forbidden or ())]
-            )
-        else:
-            concepts = bool(checked.text) and bool(textproc.parse(checked.text, vocabulary).polarity())
-        if not (checked.vectors or embedded or concepts):
-            skipped = sorted({name for names in missing.values() for name in names})
-            reason = f" (unknown concepts skipped: {', '.join(skipped)})" if skipped else ""
-            raise InvalidArgument(f"query is empty{reason}: give text, vectors, or required / forbidden concepts")
 
     @staticmethod
     def as_planned(request: pb.RecallRequest) -> pb.RecallRequest:

@@ -5,9 +5,9 @@ server's listeners call, and its answer as Python objects — the hits with thei
 Nothing is decided here. The core plans the Recall (binds the explicit names, parses and embeds
 the text, maps a closed vocabulary's unknown words, chooses the rule), runs the mode (hard, soft,
 off, strict, adaptive, answer: docs/api.md and DESIGN.md say what each does), explains each hit
-and writes the context. This module checks the arguments' Python types and bounds
-(domain/query.py, in the library's words), turns them into a RecallRequest and the core's
-RecallResponse into a :class:`RecallResult`.
+and writes the context; it refuses a field out of its bounds in its own words. This module
+turns the arguments into a RecallRequest (InvalidArgument where a Python value does not fit its
+field's type) and the core's RecallResponse into a :class:`RecallResult`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from google.protobuf.descriptor import FieldDescriptor
 
 from polarmem.storage.v1 import records_pb2
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.query import (
-    DEFAULT_SOFT_LAMBDA,
-    DEFAULT_TOP_K,
-    RecallMode,
-    check_context_budget,
-)
-from polarmem_server.library.core_recall import MODE_CODES, CoreRecall, check_recall
+from polarmem_server.domain.items import KINDS
+from polarmem_server.domain.query import DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode, check_mode
+from polarmem_server.errors import InvalidArgument, quoted
+from polarmem_server.library.core_recall import MODE_CODES, CoreRecall
 from polarmem_server.library.writes import Writer
 
 STATUS = {1: "VERIFIED", 0: "NEUTRAL", -1: "CONFLICT"}
@@ -126,63 +124,106 @@ def recall(
     `include_context`: result.context is the fact-checked context a model reads
     (`context_budget_chars` per item, 0 = the default)."""
     namespace = memory.namespace(ns)
-    required = None if required is None else list(required)  # read twice below
-    forbidden = None if forbidden is None else list(forbidden)
-    query = check_recall(
-        namespace,
-        text,
-        vectors=vectors,
-        required=required,
-        forbidden=forbidden,
-        k=k,
-        mode=mode,
-        soft_lambda=soft_lambda,
-        exclude_conflicts=exclude_conflicts,
-        kinds=kinds,
-        metadata=metadata,
-        weights=weights,
-        suppressed_k=suppressed_k,
-        allow_unknown_concepts=allow_unknown_concepts,
-        approximate=approximate,
-        ef_search=ef_search,
-        rank_by_confidence=rank_by_confidence,
-        recency_half_life_s=recency_half_life_s,
-        recency_weight=recency_weight,
-    )
-    if include_context and context_budget_chars:
-        check_context_budget(context_budget_chars)
-    request = pb.RecallRequest(
-        namespace=ns,
-        text=query.text,
-        required=query.required or (),
-        forbidden=query.forbidden or (),
-        top_k=query.k,
-        mode=MODE_CODES[RecallMode(mode)] if mode else pb.RECALL_MODE_UNSPECIFIED,
-        exclude_conflicts=query.exclude_conflicts,
-        kinds=query.kinds,
-        metadata_equals=query.metadata,
-        weights=query.weights,
-        suppressed_k=query.suppressed_k,
-        allow_unknown_concepts=query.allow_unknown_concepts,
-        approximate=query.approximate,
-        ef_search=query.ef_search,
-        explain=explain,
-        include_context=include_context,
-        context_budget_chars=context_budget_chars if include_context else 0,
-    )
-    for space, values in query.vectors.items():
-        request.vectors[space].values.extend(np.asarray(values, dtype=np.float32).ravel().tolist())
+    named = check_mode(mode) if mode else None
+    request = pb.RecallRequest(namespace=ns)
+    for name, value in (
+        ("text", text),
+        ("required", list(required or ())),
+        ("forbidden", list(forbidden or ())),
+        ("top_k", k),
+        ("exclude_conflicts", exclude_conflicts),
+        ("kinds", [_kind(kind) for kind in kinds or ()]),
+        ("metadata_equals", metadata or {}),
+        ("weights", weights or {}),
+        ("suppressed_k", suppressed_k),
+        ("allow_unknown_concepts", allow_unknown_concepts),
+        ("approximate", approximate),
+        ("ef_search", ef_search),
+        ("explain", explain),
+        ("include_context", include_context),
+        ("context_budget_chars", context_budget_chars if include_context else 0),
+        ("mode", MODE_CODES[named] if named else pb.RECALL_MODE_UNSPECIFIED),
+    ):
+        _set(request, name, value)
     if soft_lambda != DEFAULT_SOFT_LAMBDA:
-        request.soft_lambda = query.soft_lambda
-    if rank_by_confidence is not None:
-        request.rank_by_confidence = rank_by_confidence
-    if query.recency_half_life_s is not None:
-        request.recency_half_life_s = query.recency_half_life_s
-        if recency_weight is not None:
-            request.recency_weight = query.recency_weight
+        _set(request, "soft_lambda", soft_lambda)
+    for name, optional in (
+        ("rank_by_confidence", rank_by_confidence),
+        ("recency_half_life_s", recency_half_life_s),
+        ("recency_weight", recency_weight),
+    ):
+        if optional is not None:
+            _set(request, name, optional)
+    for space, values in (vectors or {}).items():
+        try:
+            row = np.asarray(values, dtype=np.float32).ravel()
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"vectors[{quoted(space)}]: not an array of numbers") from None
+        request.vectors[space].values.extend(row.tolist())
     response = memory.core.answer(request)
-    explained = explain or include_context or query.mode == RecallMode.ANSWER
+    explained = explain or include_context or named == RecallMode.ANSWER
     return result_of(memory, namespace, response, explained)
+
+
+# Field names a message names as the library's arguments do.
+ARGUMENT_NAMES = {"top_k": "k", "metadata_equals": "metadata"}
+BOOLEAN_FIELDS = {
+    "exclude_conflicts",
+    "allow_unknown_concepts",
+    "approximate",
+    "explain",
+    "include_context",
+    "rank_by_confidence",
+}
+# What a field's type takes, as a message says it.
+WANTED = {
+    FieldDescriptor.CPPTYPE_STRING: "a string",
+    FieldDescriptor.CPPTYPE_UINT32: "a whole number",
+    FieldDescriptor.CPPTYPE_FLOAT: "a number",
+    FieldDescriptor.CPPTYPE_DOUBLE: "a number",
+    FieldDescriptor.CPPTYPE_BOOL: "True or False",
+}
+
+
+def _set(request: pb.RecallRequest, name: str, value: Any) -> None:
+    """Sets the request's field `name` from a Python value (a list or mapping extends a repeated
+    or map field): InvalidArgument naming the argument and the type it takes where the value
+    does not fit. Bounds are the core's to check (it refuses them naming the field)."""
+    try:
+        if isinstance(value, bool) and name not in BOOLEAN_FIELDS:
+            raise TypeError(value)
+        field = getattr(request, name)
+        if isinstance(value, Mapping):
+            field.update(value)
+        elif isinstance(value, list):
+            field.extend(value)
+        else:
+            setattr(request, name, value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(
+            f"{ARGUMENT_NAMES.get(name, name)} must be {_wanted(name)}, got {quoted(value)}"
+        ) from None
+
+
+def _wanted(name: str) -> str:
+    field = pb.RecallRequest.DESCRIPTOR.fields_by_name[name]
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        return f"a mapping of strings to {_plural(field.message_type.fields_by_name['value'].cpp_type)}"
+    if field.default_value == []:  # (a repeated field's)
+        return f"a list of {_plural(field.cpp_type)}"
+    return WANTED.get(field.cpp_type, "a value of its type") + (
+        " >= 0" if field.cpp_type == field.CPPTYPE_UINT32 else ""
+    )
+
+
+def _plural(cpp_type: int) -> str:
+    return WANTED.get(cpp_type, "values").removeprefix("a ") + "s"
+
+
+def _kind(kind: object) -> int:
+    if kind not in KINDS:
+        raise InvalidArgument(f"kinds: {quoted(kind)} is not a kind; use 'visual' and/or 'text'")
+    return KINDS[kind]
 
 
 def result_of(memory: MemoryView, namespace: Namespace, response: pb.RecallResponse, explained: bool) -> RecallResult:

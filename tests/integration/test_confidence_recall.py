@@ -8,31 +8,21 @@ import pytest
 
 from polarmem.common.v1 import enums_pb2
 from polarmem_server.domain.confidence import ConfidenceRanking
-from polarmem_server.domain.query import recall_query
 from polarmem_server.index import SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.library import core_recall
 
 
-def run_query(m, namespace, query, explain=True):
-    """`query` (a checked RecallQuery) recalled by the core with its confidence ranking as a
-    namespace's rule would set it (rule_choice.confidence_in_force, patched for the call: the
-    thresholds and weights tested here are the rule's, not a request's); the namespace's view is
-    made for it and dropped after."""
+def run_query(m, namespace, ranking, explain=True, **fields):
+    """Memory.recall's `fields` recalled by the core with `ranking` as a namespace's rule would
+    set it (rule_choice.confidence_in_force, patched for the call: the thresholds and weights
+    tested here are the rule's, not a request's); the namespace's view is made for it and
+    dropped after."""
     original = core_recall.confidence_in_force
-    core_recall.confidence_in_force = lambda *arguments: query.confidence
+    core_recall.confidence_in_force = lambda *arguments: ranking
     try:
         m.core.views.forget(namespace.name)
-        return m.recall(
-            namespace.name,
-            vectors=query.vectors,
-            required=query.required,
-            forbidden=query.forbidden,
-            k=query.k,
-            mode=query.mode.value,
-            metadata=dict(query.metadata) or None,
-            explain=explain,
-        )
+        return m.recall(namespace.name, explain=explain, **fields)
     finally:
         core_recall.confidence_in_force = original
         m.core.views.forget(namespace.name)
@@ -121,17 +111,14 @@ def test_recall_with_confidence_matches_brute_force(stored, mode, required, forb
         result = run_query(
             m,
             m.namespace("c"),
-            recall_query(
-                m.namespace("c").spaces,
-                vectors={"vis": query},
-                required=required,
-                forbidden=forbidden,
-                k=k,
-                mode=mode,
-                metadata={"half": half} if half else None,
-                ranking=ConfidenceRanking(present_above, absent_below),
-            ),
+            ConfidenceRanking(present_above, absent_below),
             explain=explain,
+            vectors={"vis": query},
+            required=required,
+            forbidden=forbidden,
+            k=k,
+            mode=mode,
+            metadata={"half": half} if half else None,
         )
         assert [h.item_id for h in result.hits] == reference(
             m, items, query, required, forbidden, k, mode == "strict", present_above, absent_below, half
@@ -178,15 +165,12 @@ def test_grades_survive_a_restart_and_follow_new_scores(tmp_path):
             for h in run_query(
                 m,
                 m.namespace("r"),
-                recall_query(
-                    m.namespace("r").spaces,
-                    vectors={"vis": query},
-                    required=["dog"],
-                    forbidden=["cat"],
-                    k=120,
-                    mode="strict",
-                    ranking=ConfidenceRanking(present_above=0.95, absent_below=0.03),
-                ),
+                ConfidenceRanking(present_above=0.95, absent_below=0.03),
+                vectors={"vis": query},
+                required=["dog"],
+                forbidden=["cat"],
+                k=120,
+                mode="strict",
             ).hits
         ]
 
@@ -237,15 +221,12 @@ def test_adaptive_gate_reads_similarity_not_the_weighted_order(stored):
         run_query(
             m,
             namespace,
-            recall_query(
-                namespace.spaces,
-                vectors={"vis": query},
-                required=["dog"],
-                forbidden=["cat"],
-                k=1,
-                mode="adaptive",
-                ranking=ranking,
-            ),
+            ranking,
+            vectors={"vis": query},
+            required=["dog"],
+            forbidden=["cat"],
+            k=1,
+            mode="adaptive",
         )
         for ranking in rankings
     ]
@@ -302,16 +283,13 @@ def test_recall_with_confidence_weights_matches_brute_force(stored, mode, requir
         result = run_query(
             m,
             m.namespace("c"),
-            recall_query(
-                m.namespace("c").spaces,
-                vectors={"vis": query},
-                required=required,
-                forbidden=forbidden,
-                k=k,
-                mode=mode,
-                ranking=ConfidenceRanking(present_weight=weights[0], absent_weight=weights[1]),
-            ),
+            ConfidenceRanking(present_weight=weights[0], absent_weight=weights[1]),
             explain=explain,
+            vectors={"vis": query},
+            required=required,
+            forbidden=forbidden,
+            k=k,
+            mode=mode,
         )
         assert [h.item_id for h in result.hits] == expected
         said = (
@@ -340,20 +318,18 @@ def test_the_cores_one_call_strict_equals_the_two_search_merge(stored, monkeypat
     for ranking in rankings:
         for k, half in ((5, None), (40, "0"), (300, None)):
             query = rng.standard_normal(DIM).astype(np.float32)
-            request = recall_query(
-                namespace.spaces,
+            request = dict(
                 vectors={"vis": query},
                 required=required,
                 forbidden=forbidden,
                 k=k,
                 mode="strict",
                 metadata={"half": half} if half else None,
-                ranking=ranking,
             )
             for explain in (True, False):
 
                 def hits():
-                    result = run_query(m, namespace, request, explain=explain)
+                    result = run_query(m, namespace, ranking, explain=explain, **request)
                     return (
                         [
                             (h.item_id, h.tier, h.score, h.absence_verified, h.entailed_by, h.conflicted_by, h.reasons)

@@ -3,8 +3,8 @@
 server over real sockets, RocksDB in a temp dir. The servicer answers each Recall the core plans
 through one core call, byte-identical to the library's answer, having first done what only the
 library can: made the namespace's view where the core holds none, let an open vocabulary learn
-the names a request gives, applied a token, added full items; whatever the core declines
-(refusals) is the library's, in its own words; a write that
+the names a request gives, applied a token, added full items; a field out of its bounds the core
+refuses itself, naming the field (request_checks.hpp's words); a write that
 changes the view (settings, delete) drops it, and the answer never comes from a namespace that
 is gone. With ``core_views`` eager (the default) the server makes each namespace's view without waiting for a
 Recall: at start-up, when a namespace is created, and again right after a write drops it.
@@ -141,11 +141,15 @@ def good_request(**fields) -> pb.RecallRequest:
 
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
-# Every bound and combination the library refuses, and what its refusal names (the field first).
+# Every bound and combination a Recall is refused for, and what its refusal names (the field first).
 REFUSALS = {
     "top-k-0": (dict(top_k=0), INVALID, "top_k must be >= 1"),
-    "top-k-over": (dict(top_k=10_001), INVALID, "top_k must be <= 10000"),
-    "suppressed-k-over": (dict(suppressed_k=10_001), INVALID, "suppressed_k must be <= 10000"),
+    "top-k-over": (dict(top_k=10_001), INVALID, "top_k must be >= 1 and <= 10000 (an integer), got 10001"),
+    "suppressed-k-over": (
+        dict(suppressed_k=10_001),
+        INVALID,
+        "suppressed_k must be >= 0 and <= 10000 (an integer), got 10001",
+    ),
     "ef-search-over": (dict(ef_search=10_001), INVALID, "ef_search must be"),
     "soft-lambda-nan": (dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=float("nan")), INVALID, "soft_lambda must be"),
     "soft-lambda-huge": (dict(mode=pb.RECALL_MODE_SOFT, soft_lambda=1e7), INVALID, "soft_lambda must be"),
@@ -206,11 +210,20 @@ REFUSALS = {
 }
 
 
+# Refused before the core is asked: a read level or token (the servicer's, for every read) and
+# a namespace that does not exist (no view of it).
+SERVICERS = {"consistency-unknown", "consistency-token-bad", "unknown-namespace"}
+
+
 @pytest.mark.parametrize("fields, code, words", REFUSALS.values(), ids=REFUSALS.keys())
-def test_a_request_the_library_refuses_is_refused_naming_the_field(server, stub, fields, code, words):
-    """The core declines it and the library states why, in its words; nothing is answered or
-    lost, and the namespace's view still answers."""
+def test_a_bad_request_is_refused_naming_the_field(server, stub, fields, code, words, request):
+    """The core refuses it itself (the compiled front answers the same refusal without the
+    interpreter), naming the field and the fix; nothing is answered or lost, and the namespace's
+    view still answers."""
     stub.Recall(good_request())  # (the view)
+    if request.node.callspec.id not in SERVICERS:
+        _, outcome, refusal = server.core_recall.views.recall(good_request(**fields).SerializeToString())
+        assert outcome == "refused" and refusal[0] == code.value[0] and words in refusal[1], refusal
     before = answered(server, "core")
     with pytest.raises(grpc.RpcError) as refused:
         stub.Recall(good_request(**fields))
@@ -281,11 +294,12 @@ def test_explicit_names_bind_by_the_namespaces_keys(server, bound, asked, bound_
 )
 def test_a_name_no_key_binds_is_refused_naming_it(server, stub, bound, name):
     request = pb.RecallRequest(namespace=bound, vectors=vectors(np.random.default_rng(25)), required=[name])
-    assert server.core_recall.views.recall(request.SerializeToString())[1] == "library"  # the core binds none
+    _, outcome, (code, message) = server.core_recall.views.recall(request.SerializeToString())
+    assert outcome == "refused" and code == grpc.StatusCode.INVALID_ARGUMENT.value[0]  # by the core itself
     with pytest.raises(grpc.RpcError) as refused:
         stub.Recall(request)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert f"required: '{name}'" in refused.value.details()
+    assert f"required: '{name}'" in refused.value.details() and refused.value.details() == message
 
 
 def test_names_skipped_as_unknown_are_listed_with_suggestions(server, bound):

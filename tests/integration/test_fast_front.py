@@ -2,7 +2,8 @@
 real server with the front on its address, RocksDB in a temp dir. What a Recall answers is the
 core's one entry whichever listener takes it (test_core_recall.py, test_text_recall.py,
 test_fast_front_appends.py); these tests check what only the compiled listener does: tokens
-checked (and reloaded) without the Python listener, its counters on the metrics port, TLS,
+checked (and reloaded) without the Python listener, its counters on the metrics port (a refusal
+the core states answered by the front itself), TLS,
 admission beyond max_concurrent_rpcs, a handed-over call's deadline, and stopping with the
 server, calls in flight drained."""
 
@@ -61,7 +62,7 @@ def random_request(rng, **fields) -> pb.RecallRequest:
 def test_tokens_are_checked_by_the_front(tmp_path):
     """The front admits a known token's Recalls itself (natively, by api/auth.py's rules); a
     missing, wrong or non-Bearer token, or a namespace the token does not name, it cannot admit:
-    handed to the library, which refuses it in its own words."""
+    handed to the library, which refuses it (api/auth.py)."""
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(
         '[tokens.reader]\ntoken = "r-secret"\nnamespaces = ["t"]\nrole = "read"\n'
@@ -135,9 +136,15 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     request = random_request(np.random.default_rng(7), mode=pb.RECALL_MODE_HARD)
     for _ in range(3):
         fast.Recall(request)
+    # a refusal is the core's, answered by the front without the interpreter
+    request.top_k = 0
+    with pytest.raises(grpc.RpcError) as refused:
+        fast.Recall(request)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "top_k must be >= 1" in refused.value.details()
     text = urllib.request.urlopen(f"http://127.0.0.1:{front_server.metrics_port}/metrics").read().decode()
     assert 'polarmem_fast_front_recalls_total{path="native"} 2.0' in text
     assert 'polarmem_fast_front_recalls_total{path="forwarded"} 1.0' in text
+    assert 'polarmem_fast_front_recalls_total{path="refused"} 1.0' in text
     assert "polarmem_fast_front_latency_seconds_count 2.0" in text
     assert "polarmem_fast_front_namespaces 1.0" in text
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from polarmem_server.domain import mixtures
+from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import SpaceSpec
 from polarmem_server.library import writes
 from polarmem_server.library.memory import AlreadyExistsError, ItemInput, Memory, NamespaceSettings, NotFoundError
@@ -207,6 +208,36 @@ def test_recall_hard_soft_off_and_filters(memory):
     assert parsed.forbidden == ["eagle"] and parsed.hits[-1].item_id == "eagle"
     with pytest.raises(ValueError, match="query is empty"):
         memory.recall("t")
+
+
+@pytest.mark.parametrize(
+    "arguments, words",
+    [
+        (dict(k=0), "top_k must be >= 1 and <= 10000 (an integer), got 0"),  # the core's bound
+        (dict(k=-1), "k must be a whole number >= 0, got -1"),  # the argument's type
+        (dict(k="ten"), "k must be a whole number >= 0, got 'ten'"),
+        (dict(k=True), "k must be a whole number >= 0, got True"),
+        (dict(text=5), "text must be a string, got 5"),
+        (dict(required=[3]), "required must be a list of strings, got [3]"),
+        (dict(metadata={"site": 1}), "metadata must be a mapping of strings to strings"),
+        (dict(weights={"vis": "x"}), "weights must be a mapping of strings to numbers"),
+        (dict(mode="bogus"), "mode must be one of hard, soft, adaptive, off, strict, answer, got 'bogus'"),
+        (dict(kinds=["image"]), "kinds: 'image' is not a kind; use 'visual' and/or 'text'"),
+        (dict(vectors={"vis": "abc"}), "vectors['vis']: not an array of numbers"),
+        (dict(vectors={"vis": [1.0, 2.0]}), "vectors['vis']: expected dimension 8, got 2"),
+        (dict(required=["egale"]), "required: 'egale' (did you mean 'eagle'?) is not in the vocabulary"),
+    ],
+)
+def test_a_recall_argument_that_does_not_fit_is_refused_naming_it(memory, arguments, words):
+    """Memory.recall turns Python values into the request (refusing one of the wrong type,
+    naming the argument); the core refuses a value out of its bounds, in the words every door
+    gets."""
+    memory.remember("t", ItemInput(id="eagle", vectors={"vis": vec(1)}, states={"eagle": "has"}))
+    asked = {"vectors": {"vis": vec(2)}, "required": ["eagle"], **arguments}
+    with pytest.raises(InvalidArgument) as refused:
+        memory.recall("t", **asked)
+    assert words in str(refused.value)
+    assert [hit.item_id for hit in memory.recall("t", vectors={"vis": vec(2)}).hits] == ["eagle"]
 
 
 def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):

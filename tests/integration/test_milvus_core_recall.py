@@ -4,8 +4,8 @@ session's real Milvus. The core plans and runs every Recall of a Milvus namespac
 text, every mode, explained or not, filtered, strict (two searches merged by the core), the
 recency term, suppressed hits, answer mode, the context — and calls the backend for each of its
 searches and for the hits' records, consistency tokens and full items included
-(test_milvus_conformance.py holds its answers to the local backend's). A refusal is the
-library's, in its own words."""
+(test_milvus_conformance.py holds its answers to the local backend's). A refusal is the core's,
+as over the local backend."""
 
 from __future__ import annotations
 

@@ -17,10 +17,9 @@ from hypothesis import strategies as st
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain import confidence as grid
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields
-from polarmem_server.domain.query import recall_query
+from polarmem_server.domain.query import RecallMode, ranking_refusal
 from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking
 from polarmem_server.domain.rule_choice import DEFAULT_CONFIDENCE, Rule, confidence_in_force
-from polarmem_server.errors import InvalidArgument
 from polarmem_server.index import CONFIDENCE_LEVELS, GradeCSR, Index, InvalidArgumentError, SpaceSpec
 from polarmem_server.storage.local.confidence import ConfidenceGrader
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
@@ -259,18 +258,20 @@ def test_rule_confidence_in_force_and_query_checks():
     assert confidence_in_force(flagged, True, False) == NO_CONFIDENCE
     assert confidence_in_force(weighted, True, None) == ConfidenceRanking(present_weight=0.6, absent_weight=0.4)
     assert confidence_in_force(weighted, False, True, "hard").used
-    with pytest.raises(InvalidArgument, match="present_weight must be a finite number >= 0"):
-        recall_query({}, text="x", ranking=ConfidenceRanking(present_weight=-1.0))
-    with pytest.raises(InvalidArgument, match="absent_weight must be a finite number >= 0"):
-        recall_query({}, text="x", ranking=ConfidenceRanking(absent_weight=float("nan")))
-    with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
-        recall_query({}, text="x", mode="soft", ranking=ConfidenceRanking(present_weight=0.5))
+    # the words the core refuses such a combination in (handed over with the namespace's view)
+    hard, soft, off = RecallMode.HARD, RecallMode.SOFT, RecallMode.OFF
+    assert "present_weight must be a finite number >= 0" in ranking_refusal(
+        ConfidenceRanking(present_weight=-1.0), hard
+    )
+    assert "absent_weight must be a finite number >= 0" in ranking_refusal(
+        ConfidenceRanking(absent_weight=float("nan")), hard
+    )
+    assert "orders items within logic tiers" in ranking_refusal(ConfidenceRanking(present_weight=0.5), soft)
     with pytest.raises(ValueError, match="mode soft ranks without tiers"):
         confidence_in_force(plain, False, True, "soft")
-    with pytest.raises(InvalidArgument, match="present_above 0.8 is not a level"):
-        recall_query({}, text="x", ranking=ConfidenceRanking(present_above=0.8))
-    with pytest.raises(InvalidArgument, match="rank_by_confidence orders items within logic tiers"):
-        recall_query({}, text="x", mode="off", ranking=ConfidenceRanking(absent_below=0.03))
+    assert "present_above 0.8 is not a level" in ranking_refusal(ConfidenceRanking(present_above=0.8), hard)
+    assert "orders items within logic tiers" in ranking_refusal(ConfidenceRanking(absent_below=0.03), off)
+    assert ranking_refusal(ConfidenceRanking(present_above=0.9), hard) == ""
 
 
 def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():

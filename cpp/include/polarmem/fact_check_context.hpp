@@ -18,8 +18,7 @@ struct ContextEntry {
 };
 
 // The per-item budget a request may ask for (RecallRequest.context_budget_chars; 0 = the
-// default). The library checks it (domain/query.py reads these); the front hands a call
-// outside the range to the library, which refuses it in its own words.
+// default). The core's Recall refuses one outside the range (cpp/front/recall_plan.cpp).
 inline constexpr std::size_t kDefaultContextBudget = 400, kMinContextBudget = 16, kMaxContextBudget = 100000;
 
 // How many concepts a HAS / NOT_HAS list shows before "(+N more)".
