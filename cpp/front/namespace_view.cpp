@@ -318,8 +318,8 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   if (text && !view.text) {
     return refuse(refused,
                   "text: namespace " + checks::quoted(request.namespace_()) +
-                      " cannot embed a query text (its encoder needs a single-vector space 'sem' of the encoder's "
-                      "width); give vectors or required / forbidden concepts",
+                      " embeds texts with an encoder the core does not run (a reference runtime, or a checkpoint "
+                      "whose tokenizer has no compiled copy); give vectors or required / forbidden concepts",
                   Refusal::kFailedPrecondition);
   }
   if (auto problem = query_terms(view.spaces, request, text && view.text->encoder != nullptr, &plan); !problem.empty())

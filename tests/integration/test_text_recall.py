@@ -154,3 +154,24 @@ def test_a_literal_special_token_is_refused_naming_the_field(stub):
         stub.Recall(pb.RecallRequest(namespace="open", text="a dog [MASK]", include_context=True, top_k=5))
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert refused.value.details().startswith("text: holds a literal special token")
+
+
+def test_a_text_the_core_cannot_embed_is_refused(server, stub, monkeypatch):
+    """A namespace whose encoder the core does not run (here: a checkpoint whose tokenizer has
+    no compiled copy) has no text path in its view: a text query is refused naming the fix
+    (before round 32 it ended, after 20 tries, in an error asking for a report); vectors and
+    names still answer."""
+    from polarmem_server.scoring.encoder import load_encoder
+
+    monkeypatch.setattr(load_encoder("minilm"), "compiled_tokenizer", None)
+    server.core_recall.views.forget("closed")  # made again without a text path
+    try:
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Recall(pb.RecallRequest(namespace="closed", text="a dog on a sofa", top_k=3))
+        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "encoder the core does not run" in refused.value.details()
+        assert stub.Recall(pb.RecallRequest(namespace="closed", required=["dog"], top_k=3)).hits
+    finally:
+        monkeypatch.undo()
+        server.core_recall.views.forget("closed")  # made again with its text path
+    assert stub.Recall(pb.RecallRequest(namespace="closed", text="a dog on a sofa", top_k=3)).hits
