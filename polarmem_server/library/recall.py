@@ -155,6 +155,8 @@ def recall(
         if optional is not None:
             _set(request, name, optional)
     for space, values in (vectors or {}).items():
+        if not isinstance(space, str):
+            raise InvalidArgument(f"vectors: a space is named by a string, got {quoted(space)}")
         try:
             row = np.asarray(values, dtype=np.float32).ravel()
         except (TypeError, ValueError):
