@@ -218,7 +218,8 @@ PYBIND11_MODULE(_front, m) {
           "a serialised RecallRequest answered by the core from its namespace's view, as the front answers it: "
           "(the serialised RecallResponse or None, what became of it: 'answered', 'no_view' (the library "
           "makes the view), 'names_to_learn' (an open vocabulary lacks a name; names_learned=True once the "
-          "library let it learn them), 'refused' or 'library' (the library answers it), and for 'refused' "
+          "library let it learn them), 'refused' or 'library' (the library does what only it can and asks again), and "
+          "for 'refused' "
           "(gRPC status code, message)); backend: the searches of a backend "
           "that searches itself (search(...), records(ids)), for a view without an index")
       .def(

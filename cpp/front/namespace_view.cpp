@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "polarmem/fact_check_context.hpp"
 #include "polarmem/name_suggestions.hpp"
 #include "polarmem/request_checks.hpp"
 
@@ -218,6 +219,13 @@ std::string fields_problem(const NamespaceView& view, const v1::RecallRequest& r
   for (const auto kind : request.kinds())
     if (kind != common::v1::ITEM_KIND_VISUAL && kind != common::v1::ITEM_KIND_TEXT)
       return "kinds: use ITEM_KIND_VISUAL and/or ITEM_KIND_TEXT";
+  // (checked here, before an open vocabulary learns the request's names; answer() renders it)
+  if (request.include_context() && request.context_budget_chars() != 0) {
+    auto problem = checks::count_problem("context_budget_chars", request.context_budget_chars(),
+                                         static_cast<std::int64_t>(text::kMinContextBudget),
+                                         static_cast<std::int64_t>(text::kMaxContextBudget));
+    if (!problem.empty()) return problem;
+  }
   for (const auto* names : {&request.required(), &request.forbidden()}) {
     if (static_cast<std::size_t>(names->size()) > limits.max_query_concepts)
       return std::string(names == &request.required() ? "required" : "forbidden") + ": at most " +
@@ -396,7 +404,10 @@ RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::Recal
   if (plan) plan->backend = view->index ? nullptr : backend;
   if (plan && answer(std::move(*plan), request, response, refused)) return RecallOutcome::kAnswered;
   response->Clear();
-  if (refused->code != 0) return RecallOutcome::kRefused;
+  if (refused->code != 0) {
+    refused->message = checks::cut_message(std::move(refused->message));
+    return RecallOutcome::kRefused;
+  }
   return names_to_learn ? RecallOutcome::kNamesToLearn : RecallOutcome::kLibrary;
 }
 

@@ -1,6 +1,6 @@
 // What the core holds of a namespace so that it plans every Recall of it itself: the
-// namespace's core objects, how its names bind, its text path, its rule and the limits the
-// library checks a request against. The library hands it over (library/core_recall.py: in the
+// namespace's core objects, how its names bind, its text path, its rule and the library's bounds
+// on a request's counts. The library hands it over (library/core_recall.py: in the
 // background, or after a Recall it answered) and drops it whenever what it was made from changes
 // (settings, rule, an alias, deletion, a replica's reopening: domain/namespace.py ChangeLock); a
 // write that only appends concepts extends its names.
@@ -27,8 +27,8 @@
 
 namespace polarmem::front {
 
-// The library's bounds on a Recall's fields (domain/query.py, domain/items.py), handed over
-// once so that one side states them.
+// The library's bounds on a Recall's counts and defaults (domain/query.py), handed over once so
+// that one side states them (metadata's are request_checks.hpp's own).
 struct RequestLimits {
   std::size_t max_top_k = 0;
   std::size_t max_ef_search = 0;

@@ -64,8 +64,9 @@ std::string repr(std::string_view utf8) {
   return out;
 }
 
-std::string cut(std::string text) {
-  const auto kept = first_chars(text, kMaxQuotedChars);
+// `text` cut to `limit` characters, with an ellipsis where it was longer.
+std::string cut(std::string text, std::size_t limit) {
+  const auto kept = first_chars(text, limit);
   return kept.size() == text.size() ? text : std::string(kept) + "\xE2\x80\xA6";  // …
 }
 
@@ -92,7 +93,9 @@ std::string did_you_mean(const std::vector<std::string>& close) {
 
 }  // namespace
 
-std::string quoted(std::string_view utf8) { return cut(repr(utf8)); }
+std::string quoted(std::string_view utf8) { return cut(repr(utf8), kMaxQuotedChars); }
+
+std::string cut_message(std::string message) { return cut(std::move(message), kMaxMessageChars); }
 
 std::string float_repr(double value) {
   if (std::isnan(value)) return "nan";
@@ -164,13 +167,13 @@ std::string metadata_problem(std::string_view where, const std::vector<std::pair
   }
   std::size_t total = 0;
   for (const auto& [key, value] : pairs) {
-    const std::string shown = quoted(first_chars(key, 64));
+    const auto shown = [&key] { return quoted(first_chars(key, 64)); };  // (only when refused)
     if (key.size() > kMaxMetadataKeyBytes) {
-      return field + ": key " + shown + " may hold at most " + std::to_string(kMaxMetadataKeyBytes) +
+      return field + ": key " + shown() + " may hold at most " + std::to_string(kMaxMetadataKeyBytes) +
              " bytes (MAX_METADATA_KEY_BYTES), got " + std::to_string(key.size());
     }
     if (value.size() > kMaxMetadataValueBytes) {
-      return field + "[" + shown + "]: a value may hold at most " + std::to_string(kMaxMetadataValueBytes) +
+      return field + "[" + shown() + "]: a value may hold at most " + std::to_string(kMaxMetadataValueBytes) +
              " bytes (MAX_METADATA_VALUE_BYTES), got " + std::to_string(value.size());
     }
     total += key.size() + value.size();
@@ -191,7 +194,7 @@ std::string unknown_concepts(std::string_view field, const std::vector<std::stri
                              const std::vector<std::vector<std::string>>& suggestions, std::string_view ns) {
   std::string listed;
   for (std::size_t i = 0; i < unknown.size(); ++i) {
-    listed += (i ? ", " : "") + repr(unknown[i]);
+    listed += (i ? ", " : "") + quoted(unknown[i]);
     if (i < suggestions.size()) listed += did_you_mean(suggestions[i]);
   }
   const bool one = unknown.size() == 1;

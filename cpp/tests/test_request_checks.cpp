@@ -24,6 +24,15 @@ POLARMEM_TEST(quoted_is_pythons_repr_of_a_str) {
   CHECK(cut == "'" + std::string(79, 'k') + "\xE2\x80\xA6");
 }
 
+POLARMEM_TEST(a_message_is_cut_for_the_trailers) {
+  CHECK(cut_message("short") == "short");
+  const std::string long_one = cut_message(std::string(1000, 'x'));
+  CHECK(long_one == std::string(400, 'x') + "\xE2\x80\xA6");
+  std::string accents;
+  for (int i = 0; i < 500; ++i) accents += "\xC3\xA9";  // é: cut between characters, not bytes
+  CHECK(cut_message(accents).size() == 800 + 3);
+}
+
 POLARMEM_TEST(float_repr_is_pythons) {
   CHECK(float_repr(0.0) == "0.0");
   CHECK(float_repr(1.0) == "1.0");
@@ -82,6 +91,9 @@ POLARMEM_TEST(concept_names_and_unknown_ones) {
   CHECK(unknown_concepts("required", {"dgo"}, {{"dog"}}, "t") ==
         "required: 'dgo' (did you mean 'dog'?) is not in the vocabulary of namespace 't'; fix the name, or set "
         "allow_unknown_concepts to recall without it");
+  CHECK(unknown_concepts("required", {std::string(100, 'q')}, {{}}, "t")
+            .find("'" + std::string(79, 'q') + "\xE2\x80\xA6 is not") !=
+        std::string::npos);  // a long name quoted as the library quotes a value
   CHECK(unknown_concepts("forbidden", {"a", "b"}, {{"x", "y", "z"}, {}}, "t") ==
         "forbidden: 'a' (did you mean 'x', 'y' or 'z'?), 'b' are not in the vocabulary of namespace 't'; fix the "
         "name, or set allow_unknown_concepts to recall without them");

@@ -9,7 +9,6 @@ import enum
 
 import numpy as np
 
-from polarmem_server import _core
 from polarmem_server.domain import confidence
 from polarmem_server.errors import InvalidArgument, quoted
 
@@ -30,10 +29,6 @@ DEFAULT_MODE = RecallMode.HARD
 DEFAULT_TOP_K = 10
 DEFAULT_SOFT_LAMBDA = 1.0
 MAX_SOFT_LAMBDA = 1e6
-# The context's per-item budget: the core's (cpp/include/polarmem/fact_check_context.hpp), which
-# renders the context and checks the range.
-MIN_CONTEXT_BUDGET_CHARS = _core.MIN_CONTEXT_BUDGET_CHARS
-MAX_CONTEXT_BUDGET_CHARS = _core.MAX_CONTEXT_BUDGET_CHARS
 MAX_QUERY_CONCEPTS = 256
 DEFAULT_RECENCY_WEIGHT = 0.1
 RECENCY_MODES = (RecallMode.HARD, RecallMode.OFF)

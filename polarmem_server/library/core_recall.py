@@ -66,8 +66,8 @@ VIEW_WAIT_S = 30.0
 # How often one Recall makes a view before it gives up (each write that drops the view while it
 # is being made costs one).
 MAX_VIEWS_MADE = 3
-# How often a Recall the library accepts is asked again after the core declined it for a
-# passing reason (compactions renumbering the items under each of its own retries).
+# How often a Recall the core neither answered nor refused is asked again (a passing reason:
+# compactions renumbering the items under each of its own retries).
 TRANSIENT_RETRIES = 20
 # Stored records read back into the core per pass, for namespaces whose records it lacks (after a
 # start-up or a replica's rebuild): 100,000 items in ~2.5 s of passes.
@@ -242,7 +242,7 @@ class CoreRecall:
         """The namespace's view, made now: a write holding the namespace is waited for (until
         ``deadline``, or VIEW_WAIT_S), as is one that dropped the view while it was made. A view
         the core cannot hold (offer_view logs why) is tried a few times, then left: the Recall
-        is refused or reported."""
+        ends in an error asking for a report (the core refuses nothing without a view)."""
         give_up = deadline if deadline is not None else time.monotonic() + VIEW_WAIT_S
         for _ in range(MAX_VIEWS_MADE):
             left = give_up - time.monotonic()

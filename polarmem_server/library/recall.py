@@ -125,6 +125,7 @@ def recall(
     (`context_budget_chars` per item, 0 = the default)."""
     namespace = memory.namespace(ns)
     named = check_mode(mode) if mode else None
+    explain = True if explain is None else explain  # (None: the default, as for every flag)
     request = pb.RecallRequest(namespace=ns)
     for name, value in (
         ("text", text),
@@ -188,12 +189,17 @@ WANTED = {
 
 
 def _set(request: pb.RecallRequest, name: str, value: Any) -> None:
-    """Sets the request's field `name` from a Python value (a list or mapping extends a repeated
-    or map field): InvalidArgument naming the argument and the type it takes where the value
-    does not fit. Bounds are the core's to check (it refuses them naming the field)."""
+    """Sets the request's field `name` from a Python value (None: left at its default; a list or
+    mapping extends a repeated or map field): InvalidArgument naming the argument and the type
+    it takes where the value does not fit. Bounds are the core's to check (it refuses them
+    naming the field); a whole number past the wire's 32 bits is refused here."""
+    if value is None:
+        return
+    argument = ARGUMENT_NAMES.get(name, name)
+    values = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else [value]
     try:
-        if isinstance(value, bool) and name not in BOOLEAN_FIELDS:
-            raise TypeError(value)
+        if name not in BOOLEAN_FIELDS and any(isinstance(each, bool) for each in values):
+            raise TypeError(value)  # (True is an int to Python, not a count or a weight)
         field = getattr(request, name)
         if isinstance(value, Mapping):
             field.update(value)
@@ -201,10 +207,12 @@ def _set(request: pb.RecallRequest, name: str, value: Any) -> None:
             field.extend(value)
         else:
             setattr(request, name, value)
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{argument}: holds text that is not valid Unicode (a lone surrogate)") from None
     except (TypeError, ValueError):
-        raise InvalidArgument(
-            f"{ARGUMENT_NAMES.get(name, name)} must be {_wanted(name)}, got {quoted(value)}"
-        ) from None
+        if _wanted(name).startswith("a whole number") and isinstance(value, int) and not isinstance(value, bool):
+            raise InvalidArgument(f"{argument} must be a whole number from 0 to {2**32 - 1}, got {value}") from None
+        raise InvalidArgument(f"{argument} must be {_wanted(name)}, got {quoted(value)}") from None
 
 
 def _wanted(name: str) -> str:

@@ -187,6 +187,19 @@ REFUSALS = {
     "nan": (dict(vectors={"vis": pb.VectorValue(values=[float("nan")] * DIM)}), INVALID, "NaN"),
     "zero-vector": (dict(vectors={"vis": pb.VectorValue(values=[0.0] * DIM)}), INVALID, "all zeros"),
     "unknown-concept": (dict(required=["dgo"]), INVALID, "required: 'dgo' (did you mean 'dog'?)"),
+    "unknown-concepts-both-sides": (
+        dict(required=["dgo"], forbidden=["kat"]),
+        INVALID,
+        "required: 'dgo' (did you mean 'dog'?) is not in the vocabulary of namespace 't'; fix the name, or set "
+        "allow_unknown_concepts to recall without it; forbidden: 'kat'",
+    ),
+    "name-without-letters": (dict(required=["--"]), INVALID, "required: concept name '--' has no letters or digits"),
+    "long-unknown-name": (dict(required=["q" * 20_000]), INVALID, "required: 'qqq"),  # cut for the trailers
+    "unknown-space": (
+        dict(vectors={"x": pb.VectorValue(values=[1.0] * DIM)}),
+        INVALID,
+        "vectors: unknown vector space 'x' (namespace has: vis)",
+    ),
     "context-budget": (dict(include_context=True, context_budget_chars=3), INVALID, "context_budget_chars must be"),
     "no-query": (dict(vectors={}, required=[]), INVALID, "query is empty"),
     "text-naming-no-concept": (dict(vectors={}, required=[], text="a wombat"), INVALID, "query is empty"),
@@ -224,6 +237,7 @@ def test_a_bad_request_is_refused_naming_the_field(server, stub, fields, code, w
     if request.node.callspec.id not in SERVICERS:
         _, outcome, refusal = server.core_recall.views.recall(good_request(**fields).SerializeToString())
         assert outcome == "refused" and refusal[0] == code.value[0] and words in refusal[1], refusal
+        assert len(refusal[1]) <= 401  # (400 characters and an ellipsis: a status travels in trailers)
     before = answered(server, "core")
     with pytest.raises(grpc.RpcError) as refused:
         stub.Recall(good_request(**fields))

@@ -149,6 +149,24 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     assert "polarmem_fast_front_namespaces 1.0" in text
 
 
+def test_a_long_refusal_is_cut_to_fit_the_trailers(front_server, fast):
+    """256 unknown names of 100 characters in a closed vocabulary: the core's refusal names them
+    all, the front cuts it to 400 characters (as the Python listener cuts a status), and the
+    client gets its INVALID_ARGUMENT, not a transport error for trailers past their limit."""
+    with PolarMemClient(front_server.address) as client:
+        client.create_namespace("c", spaces=[("vis", DIM)], encoder="none", concepts=CONCEPTS, open_vocabulary=False)
+    request = random_request(np.random.default_rng(8), namespace="c", mode=pb.RECALL_MODE_HARD)
+    fast.Recall(request)  # (the view)
+    before = front_server.fast_front.front.stats()
+    request.required[:] = [f"{i:03d}" + "q" * 97 for i in range(256)]
+    with pytest.raises(grpc.RpcError) as refused:
+        fast.Recall(request)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith("required: '000qqq") and len(refused.value.details()) == 401
+    after = front_server.fast_front.front.stats()
+    assert (after["refused"], after["forwarded"]) == (before["refused"] + 1, before["forwarded"])
+
+
 def test_stopping_the_server_stops_the_front(tmp_path):
     server = PolarMemServer(make_config(tmp_path, core_views="on_recall")).start()
     address = server.address

@@ -214,9 +214,12 @@ def test_recall_hard_soft_off_and_filters(memory):
     "arguments, words",
     [
         (dict(k=0), "top_k must be >= 1 and <= 10000 (an integer), got 0"),  # the core's bound
-        (dict(k=-1), "k must be a whole number >= 0, got -1"),  # the argument's type
+        (dict(k=-1), "k must be a whole number from 0 to 4294967295, got -1"),  # the wire's type
         (dict(k="ten"), "k must be a whole number >= 0, got 'ten'"),
         (dict(k=True), "k must be a whole number >= 0, got True"),
+        (dict(k=2**40), "k must be a whole number from 0 to 4294967295, got 1099511627776"),
+        (dict(weights={"vis": True}), "weights must be a mapping of strings to numbers"),
+        (dict(text="a \ud800 b"), "text: holds text that is not valid Unicode"),
         (dict(text=5), "text must be a string, got 5"),
         (dict(required=[3]), "required must be a list of strings, got [3]"),
         (dict(metadata={"site": 1}), "metadata must be a mapping of strings to strings"),
@@ -238,6 +241,13 @@ def test_a_recall_argument_that_does_not_fit_is_refused_naming_it(memory, argume
         memory.recall("t", **asked)
     assert words in str(refused.value)
     assert [hit.item_id for hit in memory.recall("t", vectors={"vis": vec(2)}).hits] == ["eagle"]
+
+
+def test_a_recall_flag_given_as_none_takes_its_default(memory):
+    memory.remember("t", ItemInput(id="eagle", vectors={"vis": vec(1)}, states={"eagle": "has"}))
+    flags = dict(explain=None, include_context=None, exclude_conflicts=None, approximate=None)
+    hits = memory.recall("t", vectors={"vis": vec(2)}, required=["eagle"], **flags).hits
+    assert [hit.item_id for hit in hits] == ["eagle"] and hits[0].record is not None  # (explained)
 
 
 def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):

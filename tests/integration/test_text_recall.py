@@ -173,5 +173,6 @@ def test_a_text_the_core_cannot_embed_is_refused(server, stub, monkeypatch):
         assert stub.Recall(pb.RecallRequest(namespace="closed", required=["dog"], top_k=3)).hits
     finally:
         monkeypatch.undo()
-        server.core_recall.views.forget("closed")  # made again with its text path
+        for namespace in ("closed", "open"):  # made again with their text paths
+            server.core_recall.views.forget(namespace)
     assert stub.Recall(pb.RecallRequest(namespace="closed", text="a dog on a sofa", top_k=3)).hits

@@ -18,6 +18,12 @@ namespace polarmem::checks {
 // messages travel in gRPC trailers, which have a size limit.
 inline constexpr std::size_t kMaxQuotedChars = 80;
 
+// A refusal's message is cut to this many characters, with an ellipsis (the server's
+// MAX_STATUS_MESSAGE_CHARS): a request naming 20,000 characters must get its INVALID_ARGUMENT, not
+// a transport error for trailers past their limit.
+inline constexpr std::size_t kMaxMessageChars = 400;
+std::string cut_message(std::string message);
+
 // Python's repr() of a str given as UTF-8 ('dog', "it's", '\n' escaped), cut to kMaxQuotedChars
 // characters with an ellipsis, as the library quotes a client's value.
 std::string quoted(std::string_view utf8);
