@@ -79,17 +79,10 @@ bool ConceptNames::name(std::uint32_t id, std::string* out) const {
 
 namespace {
 
-// The context's budget (text::kMinContextBudget ...; 0 is the default), or nothing with
-// `*refused` saying why.
-std::optional<std::size_t> context_budget(const v1::RecallRequest& request, Refusal* refused) {
-  if (request.context_budget_chars() == 0) return text::kDefaultContextBudget;
-  auto problem = checks::count_problem("context_budget_chars", request.context_budget_chars(),
-                                       static_cast<std::int64_t>(text::kMinContextBudget),
-                                       static_cast<std::int64_t>(text::kMaxContextBudget));
-  if (problem.empty()) return static_cast<std::size_t>(request.context_budget_chars());
-  refused->code = Refusal::kInvalidArgument;
-  refused->message = std::move(problem);
-  return std::nullopt;
+// The context's budget per item: the request's (plan_recall refused one out of its range), or
+// the default for 0.
+std::size_t context_budget(const v1::RecallRequest& request) {
+  return request.context_budget_chars() ? request.context_budget_chars() : text::kDefaultContextBudget;
 }
 
 // A text the compiled tokenizer declines (embed): the words of its refusal.
@@ -536,7 +529,7 @@ void add_mapped(const std::vector<MappedWord>& mapped, v1::QueryParse* parse) {
 bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused) {
   const TextPath& path = *plan.text;
   std::optional<std::size_t> budget;
-  if (request.include_context() && !(budget = context_budget(request, refused))) return false;
+  if (request.include_context()) budget = context_budget(request);
   const std::string& query = request.text();
   const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
   std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
@@ -608,7 +601,7 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
   const TextPath* path = plan.text.get();  // null: a question of query vectors and names alone
   const ConceptNames& names = *plan.context_names;
   std::optional<std::size_t> budget;
-  if (request.include_context() && !(budget = context_budget(request, refused))) return false;
+  if (request.include_context()) budget = context_budget(request);
   if (!plan.records && !plan.backend) return false;
   const std::string& query = request.text();
   answer::ParsedQuestion question;
@@ -788,7 +781,10 @@ bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRespons
   if (plan.answer_k > 0) return answer_question(plan, request, response, refused);
   if (plan.text) return answer_text(std::move(plan), request, response, refused);
   std::optional<std::size_t> budget;
-  if (request.include_context() && (!plan.context_names || !(budget = context_budget(request, refused)))) return false;
+  if (request.include_context()) {
+    if (!plan.context_names) return false;
+    budget = context_budget(request);
+  }
   SearchRequest search = std::move(plan.request);
   return answer_search(plan, std::move(search), request, budget ? &plan.concept_names : nullptr, budget.value_or(0),
                        response);

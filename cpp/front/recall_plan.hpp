@@ -153,8 +153,8 @@ struct Refusal {
 };
 
 // Answers `request` by `plan` into `response`. False when it is not answered: refused where
-// `*refused` says so (a context budget out of its range, a text the compiled tokenizer declines,
-// a text that leaves nothing to rank by); otherwise a passing state the library waits out (slots
+// `*refused` says so (a text the compiled tokenizer declines, a text that leaves nothing to rank
+// by); otherwise a passing state the library waits out (slots
 // renumbered throughout, a concept or record the core does not hold yet, a search the core
 // could not complete), and the caller asks again after it.
 bool answer(RecallPlan plan, const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused);
