@@ -43,6 +43,8 @@ void bind_checks(py::module_& m) {
       "concept_name_problem",
       [](const std::string& where, const py::bytes& name) { return concept_name_problem(where, std::string(name)); },
       py::arg("where"), py::arg("name"), "why a concept name (UTF-8) is refused, or ''");
+  m.def("count_problem", &count_problem, py::arg("field"), py::arg("value"), py::arg("low"), py::arg("high"),
+        "why `value` is not a count of `field` in [low, high], or ''");
   m.def(
       "quoted", [](const py::bytes& utf8) { return quoted(std::string(utf8)); }, py::arg("utf8"),
       "Python's repr of a UTF-8 str, cut as the library cuts a client's value");

@@ -58,10 +58,11 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
 }
 
 // The known names closest to each of `unknown` (names no key finds), as the library's
-// closest_names chooses them (domain/suggest.py: the same core choice over the same keys), into
-// the parse's unknown_concepts. Every concept name has a key (one without a letter or digit is
-// refused), so the library's fallback for keyless names never applies.
-void suggest_names(const ConceptNames& names, const std::vector<std::string>& unknown, v1::QueryParse* parse) {
+// closest_names chooses them (domain/suggest.py: the same core choice over the same keys), best
+// first. Every concept name has a key (one without a letter or digit is refused), so the
+// library's fallback for keyless names never applies.
+std::vector<std::vector<std::string>> closest_names(const ConceptNames& names,
+                                                    const std::vector<std::string>& unknown) {
   std::vector<std::string> keys, candidates;
   std::unordered_map<std::string, std::size_t> seen;
   for (auto& candidate : names.all()) {
@@ -71,12 +72,13 @@ void suggest_names(const ConceptNames& names, const std::vector<std::string>& un
       candidates.push_back(std::move(candidate));
     }
   }
+  std::vector<std::vector<std::string>> out;
   for (const auto& name : unknown) {
-    auto* skipped = parse->add_unknown_concepts();
-    skipped->set_name(name);
+    auto& close = out.emplace_back();
     for (const auto position : suggest::closest(text::normalise_name(name), keys))
-      skipped->add_did_you_mean(candidates[position]);
+      close.push_back(candidates[position]);
   }
+  return out;
 }
 
 // The request's explicit names bound into the plan's search, the concepts its hits cite and the
@@ -123,11 +125,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     refused->code = Refusal::kInvalidArgument;
     for (std::size_t side = 0; side < 2; ++side) {
       if (missing[side].empty()) continue;
-      v1::QueryParse suggested;
-      suggest_names(*binding.names, missing[side], &suggested);
-      std::vector<std::vector<std::string>> close;
-      for (const auto& skipped : suggested.unknown_concepts())
-        close.emplace_back(skipped.did_you_mean().begin(), skipped.did_you_mean().end());
+      const auto close = closest_names(*binding.names, missing[side]);
       if (!refused->message.empty()) refused->message += "; ";
       refused->message +=
           checks::unknown_concepts(side == 0 ? "required" : "forbidden", missing[side], close, request.namespace_());
@@ -135,7 +133,13 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     return false;
   }
   auto* parse = plan->response_template.mutable_parse();
-  if (!unknown.empty()) suggest_names(*binding.names, unknown, parse);
+  // skipped names, with suggestions (only then is the vocabulary read: not on every Recall)
+  const auto close = unknown.empty() ? std::vector<std::vector<std::string>>{} : closest_names(*binding.names, unknown);
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    auto* skipped = parse->add_unknown_concepts();
+    skipped->set_name(unknown[i]);
+    for (const auto& name : close[i]) skipped->add_did_you_mean(name);
+  }
   for (const auto& name : plan->concept_names) parse->add_required(name);
   for (std::size_t i = 0; i < forbidden.size(); ++i) {
     if (std::find(search.required.begin(), search.required.end(), forbidden[i]) != search.required.end()) continue;
@@ -187,6 +191,7 @@ std::string query_terms(const std::vector<SpaceConfig>& spaces, const v1::Recall
 }
 
 std::string metadata_problem(const v1::RecallRequest& request) {
+  if (request.metadata_equals().empty()) return "";  // (most Recalls: no copy of nothing)
   const std::vector<std::pair<std::string, std::string>> pairs(request.metadata_equals().begin(),
                                                                request.metadata_equals().end());
   return checks::metadata_problem("metadata", pairs);

@@ -118,9 +118,9 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def check_kind(kind: object) -> int:
+def check_kind(kind: object, where: str = "kind") -> int:
     if kind not in KINDS:
-        raise InvalidArgument(f"kind must be 'visual' or 'text', got {quoted(kind)}")
+        raise InvalidArgument(f"{where} must be 'visual' or 'text', got {quoted(kind)}")
     return KINDS[kind]
 
 

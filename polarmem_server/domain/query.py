@@ -9,6 +9,7 @@ import enum
 
 import numpy as np
 
+from polarmem_server import _core
 from polarmem_server.domain import confidence
 from polarmem_server.errors import InvalidArgument, quoted
 
@@ -38,8 +39,15 @@ MAX_EF_SEARCH = 10_000  # the core's limit (index.AnnSpec)
 
 
 def check_count(value: object, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise InvalidArgument(f"{name} must be >= {low} and <= {high} (an integer), got {quoted(value)}")
+    """`value` as a count in [low, high]: the core's words where it is out of range
+    (request_checks.hpp, which a Recall's counts are refused in), InvalidArgument naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgument(f"{name} must be an integer, got {quoted(value)}")
+    if not -(2**63) <= value < 2**63:  # (past the core's 64 bits: out of any range)
+        raise InvalidArgument(f"{name} must be >= {low} and <= {high} (an integer), got a number past 64 bits")
+    problem = _core.count_problem(name, int(value), low, high)
+    if problem:
+        raise InvalidArgument(problem)
     return int(value)
 
 

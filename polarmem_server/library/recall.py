@@ -22,7 +22,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from polarmem.storage.v1 import records_pb2
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.domain.namespace import Namespace
-from polarmem_server.domain.items import KINDS
+from polarmem_server.domain.items import check_kind
 from polarmem_server.domain.query import DEFAULT_SOFT_LAMBDA, DEFAULT_TOP_K, RecallMode, check_mode
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.library.core_recall import MODE_CODES, CoreRecall
@@ -133,7 +133,7 @@ def recall(
         ("forbidden", list(forbidden or ())),
         ("top_k", k),
         ("exclude_conflicts", exclude_conflicts),
-        ("kinds", [_kind(kind) for kind in kinds or ()]),
+        ("kinds", [check_kind(kind, "kinds") for kind in kinds or ()]),
         ("metadata_equals", metadata or {}),
         ("weights", weights or {}),
         ("suppressed_k", suppressed_k),
@@ -170,14 +170,6 @@ def recall(
 
 # Field names a message names as the library's arguments do.
 ARGUMENT_NAMES = {"top_k": "k", "metadata_equals": "metadata"}
-BOOLEAN_FIELDS = {
-    "exclude_conflicts",
-    "allow_unknown_concepts",
-    "approximate",
-    "explain",
-    "include_context",
-    "rank_by_confidence",
-}
 # What a field's type takes, as a message says it.
 WANTED = {
     FieldDescriptor.CPPTYPE_STRING: "a string",
@@ -198,7 +190,8 @@ def _set(request: pb.RecallRequest, name: str, value: Any) -> None:
     argument = ARGUMENT_NAMES.get(name, name)
     values = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else [value]
     try:
-        if name not in BOOLEAN_FIELDS and any(isinstance(each, bool) for each in values):
+        boolean = pb.RecallRequest.DESCRIPTOR.fields_by_name[name].cpp_type == FieldDescriptor.CPPTYPE_BOOL
+        if not boolean and any(isinstance(each, bool) for each in values):
             raise TypeError(value)  # (True is an int to Python, not a count or a weight)
         field = getattr(request, name)
         if isinstance(value, Mapping):
@@ -228,12 +221,6 @@ def _wanted(name: str) -> str:
 
 def _plural(cpp_type: int) -> str:
     return WANTED.get(cpp_type, "values").removeprefix("a ") + "s"
-
-
-def _kind(kind: object) -> int:
-    if kind not in KINDS:
-        raise InvalidArgument(f"kinds: {quoted(kind)} is not a kind; use 'visual' and/or 'text'")
-    return KINDS[kind]
 
 
 def result_of(memory: MemoryView, namespace: Namespace, response: pb.RecallResponse, explained: bool) -> RecallResult:

@@ -225,7 +225,7 @@ def test_recall_hard_soft_off_and_filters(memory):
         (dict(metadata={"site": 1}), "metadata must be a mapping of strings to strings"),
         (dict(weights={"vis": "x"}), "weights must be a mapping of strings to numbers"),
         (dict(mode="bogus"), "mode must be one of hard, soft, adaptive, off, strict, answer, got 'bogus'"),
-        (dict(kinds=["image"]), "kinds: 'image' is not a kind; use 'visual' and/or 'text'"),
+        (dict(kinds=["image"]), "kinds must be 'visual' or 'text', got 'image'"),
         (dict(vectors={"vis": "abc"}), "vectors['vis']: not an array of numbers"),
         (dict(vectors={"vis": [1.0, 2.0]}), "vectors['vis']: expected dimension 8, got 2"),
         (dict(required=["egale"]), "required: 'egale' (did you mean 'eagle'?) is not in the vocabulary"),
