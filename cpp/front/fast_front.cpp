@@ -1,7 +1,7 @@
 #include "fast_front.hpp"
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/client_callback.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
@@ -10,8 +10,10 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "call_proxy.hpp"
+#include "call_workers.hpp"
 #include "polarmem/v1/memory_service.grpc.pb.h"
 
 namespace polarmem::front {
@@ -39,64 +41,111 @@ std::string recall_method_name() {
   return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/Recall";
 }
 
+// Threads for text Recalls when the front admits any number of calls (max_in_flight 0).
+constexpr std::size_t kUnboundedWorkers = 64;
+
 constexpr const char* kMalformedRecall =
     "the request is not a valid polarmem.v1.RecallRequest (it does not parse: garbage, a cut message or "
     "invalid UTF-8); send a message encoded from polarmem/v1/memory_service.proto (string fields must be UTF-8)";
 
-// Recall is registered as a sync method over raw bytes, the way generated code registers typed
-// ones: gRPC's own typed handler answers a request that does not parse with INTERNAL and an
-// empty message, where the main port (and this front, now) answer INVALID_ARGUMENT.
+// Recall is registered as a callback method over raw bytes, the way generated code registers
+// typed ones: gRPC's own typed handler answers a request that does not parse with INTERNAL and
+// an empty message, where the main port (and this front, now) answer INVALID_ARGUMENT. A
+// callback method runs on the thread that read the call off the socket: a sync method's call
+// was read by one thread and answered by another, and that hand-over (a futex wake-up and a
+// context switch a call) cost more server CPU than a small Recall's own work
+// (docs/fast-front.md "Threads").
 class FastFront::Service final : public grpc::Service {
  public:
   Service(const FrontOptions& options, std::shared_ptr<NamespaceViews> views, std::shared_ptr<grpc::Channel> upstream)
-      : views_(std::move(views)), upstream_channel_(std::move(upstream)), max_in_flight_(options.max_in_flight) {
+      : views_(std::move(views)),
+        upstream_channel_(std::move(upstream)),
+        max_in_flight_(options.max_in_flight),
+        workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
     method_name_ = recall_method_name();
     upstream_method_ =
         std::make_unique<const grpc::internal::RpcMethod>(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
                                                           std::shared_ptr<grpc::ChannelInterface>(upstream_channel_));
-    AddMethod(new grpc::internal::RpcServiceMethod(
-        method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
-        new grpc::internal::RpcMethodHandler<Service, grpc::ByteBuffer, grpc::ByteBuffer>(
-            [](Service* service, grpc::ServerContext* context, const grpc::ByteBuffer* request,
-               grpc::ByteBuffer* response) { return service->RecallBytes(context, request, response); },
-            this)));
+    AddMethod(
+        new grpc::internal::RpcServiceMethod(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, nullptr));
+    MarkMethodRawCallback(0,
+                          new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+                              [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) { return RecallBytes(context, request, response); }));
   }
 
   // A request that does not parse is refused here, as is one the core refuses; one it leaves to
-  // the library is
-  // handed to the library as the bytes that came in (not re-encoded: two parsers may read odd
-  // bytes differently, and the library must judge what the client sent).
-  grpc::Status RecallBytes(grpc::ServerContext* context, const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out) {
+  // the library is handed to the library as the bytes that came in (not re-encoded: two parsers
+  // may read odd bytes differently, and the library must judge what the client sent).
+  grpc::ServerUnaryReactor* RecallBytes(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
+                                        grpc::ByteBuffer* out) {
     const auto started = std::chrono::steady_clock::now();
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     v1::RecallRequest request;
     grpc::ByteBuffer consumed(*bytes);  // parsing drains the buffer; the copy shares its slices
     if (!grpc::SerializationTraits<v1::RecallRequest>::Deserialize(&consumed, &request).ok()) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall};
+      reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall});
+      return reactor;
     }
     // Counted until the answer is ready, a handed-over call included (it holds a slot too).
     const auto in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
-    struct Leave {
-      std::atomic<std::uint64_t>& counter;
-      ~Leave() { counter.fetch_sub(1, std::memory_order_relaxed); }
-    } leave{in_flight_};
     if (max_in_flight_ != 0 && in_flight > max_in_flight_) {
       overloaded_.fetch_add(1, std::memory_order_relaxed);
-      return {grpc::StatusCode::RESOURCE_EXHAUSTED, "the Recall front is handling " + std::to_string(max_in_flight_) +
-                                                        " calls (max_concurrent_rpcs); retry with backoff"};
+      leave();
+      reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED, "the Recall front is handling " +
+                                                                 std::to_string(max_in_flight_) +
+                                                                 " calls (max_concurrent_rpcs); retry with backoff"});
+      return reactor;
     }
+    const auto busy = answering_where_read_.fetch_add(1, std::memory_order_relaxed);
+    if (!may_wait(request) && answer_where_read(busy, cores_)) {
+      answer(context, reactor, request, bytes, out, started);
+      answering_where_read_.fetch_sub(1, std::memory_order_relaxed);
+      return reactor;
+    }
+    answering_where_read_.fetch_sub(1, std::memory_order_relaxed);
+    workers_.run([this, context, reactor, bytes, out, started, request = std::move(request)] {
+      answer(context, reactor, request, bytes, out, started);
+    });
+    return reactor;
+  }
+
+  // A text Recall without a vector of its own is encoded by the core, and its encoding may wait
+  // for the shared encoder pass: it runs on the front's own threads (call_workers.hpp).
+  static bool may_wait(const v1::RecallRequest& request) {
+    return !request.text().empty() && request.vectors().empty();
+  }
+
+  // The core's answer, a refusal, or the call handed to the library; the slot is left once the
+  // answer is ready.
+  void answer(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const v1::RecallRequest& request,
+              const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out, std::chrono::steady_clock::time_point started) {
     v1::RecallResponse response;
-    const auto native = answer_from_plan(*context, request, started, &response);
+    std::optional<grpc::Status> native;
+    try {
+      native = answer_from_plan(*context, request, started, &response);
+    } catch (const std::exception& error) {
+      // The core states what it refuses (request_checks.hpp); anything it throws is a fault, and
+      // on the front's own threads an escaping exception would end the process.
+      native = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Recall (") +
+                                                            error.what() + "); please report it with the request");
+    }
     if (!native) {
       forwarded_.fetch_add(1, std::memory_order_relaxed);
-      return forward(context, *bytes, out);
+      forward(context, reactor, bytes, out);
+      return;
     }
-    if (!native->ok()) return *native;
+    leave();
+    if (!native->ok()) {
+      reactor->Finish(*native);
+      return;
+    }
     bool own_buffer = false;
-    return grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer);
+    reactor->Finish(grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer));
   }
 
   // The front's own answer when the caller is admitted here and a plan fits; nullopt: forward.
-  std::optional<grpc::Status> answer_from_plan(const grpc::ServerContext& context, const v1::RecallRequest& request,
+  std::optional<grpc::Status> answer_from_plan(const grpc::ServerContextBase& context, const v1::RecallRequest& request,
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_())) return std::nullopt;
@@ -135,7 +184,7 @@ class FastFront::Service final : public grpc::Service {
  private:
   // The library's rule (api/auth.py): "authorization: Bearer <token>", compared by SHA-256
   // with every known token, all of them, in constant time.
-  bool authorized(const grpc::ServerContext& context, const std::string& ns) const {
+  bool authorized(const grpc::ServerContextBase& context, const std::string& ns) const {
     std::shared_ptr<const std::vector<Grant>> grants;
     {
       std::lock_guard guard(grants_mutex_);
@@ -165,15 +214,22 @@ class FastFront::Service final : public grpc::Service {
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
 
-  // The call as it came; the library's answer back with its metadata.
-  grpc::Status forward(grpc::ServerContext* context, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
-    grpc::ClientContext call;
-    carry_over(*context, &call);
-    // The generated stub's own blocking call, over bytes instead of messages.
-    const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        upstream_channel_.get(), *upstream_method_, &call, request, response);
-    carry_back(call, context);
-    return status;
+  void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // The call as it came; the library's answer back with its metadata. The library's call runs
+  // on gRPC's callback threads, so a handed-over Recall holds no thread while the library works.
+  void forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const grpc::ByteBuffer* request,
+               grpc::ByteBuffer* response) {
+    auto* call = new grpc::ClientContext;
+    carry_over(*context, call);
+    grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+        upstream_channel_.get(), *upstream_method_, call, request, response,
+        [this, call, context, reactor](grpc::Status status) {
+          carry_back(*call, context);
+          delete call;
+          leave();
+          reactor->Finish(std::move(status));
+        });
   }
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {
@@ -195,11 +251,15 @@ class FastFront::Service final : public grpc::Service {
   std::shared_ptr<grpc::Channel> upstream_channel_;
   std::unique_ptr<const grpc::internal::RpcMethod> upstream_method_;  // Recall on upstream_channel_
   const std::size_t max_in_flight_;
+  const std::size_t cores_ = std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<std::size_t> answering_where_read_{0};  // reading threads answering a Recall now
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;
   std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, refused_{0}, overloaded_{0}, latency_ns_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
   std::array<std::atomic<std::uint64_t>, kLatencyBounds.size() + 1> latency_{};
+  // Last: destroyed first, running what is queued while everything it uses still stands.
+  CallWorkers workers_;
 };
 
 namespace {

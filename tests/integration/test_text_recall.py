@@ -8,6 +8,8 @@ asks the core once, with no Python step before (front_ports.answered_first_try).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import grpc
 import numpy as np
 import pytest
@@ -176,3 +178,25 @@ def test_a_text_the_core_cannot_embed_is_refused(server, stub, monkeypatch):
         for namespace in ("closed", "open"):  # made again with their text paths
             server.core_recall.views.forget(namespace)
     assert stub.Recall(pb.RecallRequest(namespace="closed", text="a dog on a sofa", top_k=3)).hits
+
+
+def test_text_recalls_at_once_answer_as_each_does_alone(server, stub):
+    """The compiled front runs a text Recall on its own threads (cpp/front/call_workers.hpp),
+    where it waits for a shared encoder pass (shared_text_runs.hpp) without holding the gRPC
+    thread that reads calls: forty-eight at once, vector Recalls between them, each answer the
+    one it gets alone, every one answered by the front."""
+    questions = ["a dog on a sofa", "is there a bus?", "a cat without a dog", "frisbee in the park"]
+    requests = [pb.RecallRequest(namespace="open", text=q, top_k=5) for q in questions]
+    requests.append(pb.RecallRequest(namespace="open", required=["dog"], top_k=5))  # no encoding
+    alone = [stub.Recall(request, timeout=30) for request in requests]
+    front = server.fast_front.front if server.fast_front is not None else None
+    native_before = front.stats()["native"] if front is not None else 0
+    calls = requests * 10
+    with ThreadPoolExecutor(16) as pool:
+        together = list(pool.map(lambda request: stub.Recall(request, timeout=60), calls))
+    for i, answer in enumerate(together):
+        expected = alone[i % len(requests)]
+        assert [hit.id for hit in answer.hits] == [hit.id for hit in expected.hits]
+        np.testing.assert_allclose([h.s_sem for h in answer.hits], [h.s_sem for h in expected.hits], atol=1e-5)
+    if front is not None:
+        assert front.stats()["native"] - native_before == len(calls)
