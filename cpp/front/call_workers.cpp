@@ -1,6 +1,9 @@
 #include "call_workers.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <system_error>
 
 namespace polarmem::front {
 
@@ -19,13 +22,24 @@ void CallWorkers::run(std::function<void()> work) {
   std::lock_guard guard(mutex_);
   queue_.push_back(std::move(work));
   if (idle_ < queue_.size() && threads_.size() < max_threads_) {
-    threads_.emplace_back([this] { loop(); });
-  } else {
-    ready_.notify_one();
+    try {
+      threads_.emplace_back([this] { loop(); });
+      return;
+    } catch (const std::system_error&) {
+      // Out of threads: a running one takes it in turn; with none, the caller must do the work.
+      if (threads_.empty()) {
+        queue_.pop_back();
+        throw;
+      }
+    }
   }
+  ready_.notify_one();
 }
 
 void CallWorkers::loop() {
+  // A thread inherits its starter's name (here one of gRPC's "nexting_thread"s): named apart so
+  // top and perf tell the front's text Recalls from gRPC's own work.
+  pthread_setname_np(pthread_self(), kThreadName);
   std::unique_lock lock(mutex_);
   for (;;) {
     if (queue_.empty()) {

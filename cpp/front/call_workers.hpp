@@ -23,26 +23,30 @@ namespace polarmem::front {
 // CallbackAlternativeCQ, gRPC 1.51 as Debian ships it): half the cores, 2 to 16.
 inline std::size_t reading_threads(std::size_t cores) { return std::clamp<std::size_t>(cores / 2, 2, 16); }
 
-// Whether a Recall is answered on the thread that read it, `busy` reading threads already
-// answering one: always where the reading threads cover the cores (the CPU has no other thread
-// to give the work to), otherwise while one reading thread stays free to read, so that the
-// other cores get the calls beyond (through CallWorkers) instead of waiting in the sockets.
-inline bool answer_where_read(std::size_t busy, std::size_t cores) {
-  const std::size_t readers = reading_threads(cores);
+// Whether a Recall is answered on the thread that read it, `busy` of gRPC's `readers` reading
+// threads already answering one, on a host of `cores`: always where the reading threads cover the
+// cores (the CPU has no other thread to give the work to), otherwise while one reading thread
+// stays free to read, so that the other cores get the calls beyond (through CallWorkers) instead
+// of waiting in the sockets.
+inline bool answer_where_read(std::size_t busy, std::size_t readers, std::size_t cores) {
   return cores <= readers || busy + 1 < readers;
 }
 
 class CallWorkers {
  public:
+  static constexpr const char* kThreadName = "polarmem-recall";  // at most 15 characters (Linux)
+
   // Threads start as work needs them, up to `max_threads` (at least 1), and stay; past that,
   // work queues in arrival order. A waiting text Recall must reach the encoder's queue to share
   // its next pass, so the cap should be the calls the front admits at once.
   explicit CallWorkers(std::size_t max_threads);
-  // Runs what is queued, then joins the threads.
+  // Runs what is queued, then joins the threads (no run() may race it).
   ~CallWorkers();
   CallWorkers(const CallWorkers&) = delete;
   CallWorkers& operator=(const CallWorkers&) = delete;
 
+  // Queues `work`; throws std::system_error (and queues nothing) when it needs a thread, none
+  // can start and none is running.
   void run(std::function<void()> work);
 
  private:

@@ -4,12 +4,14 @@
 #include <grpcpp/support/client_callback.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "call_proxy.hpp"
@@ -97,16 +99,26 @@ class FastFront::Service final : public grpc::Service {
                                                                  " calls (max_concurrent_rpcs); retry with backoff"});
       return reactor;
     }
-    const auto busy = answering_where_read_.fetch_add(1, std::memory_order_relaxed);
-    if (!may_wait(request) && answer_where_read(busy, cores_)) {
-      answer(context, reactor, request, bytes, out, started);
-      answering_where_read_.fetch_sub(1, std::memory_order_relaxed);
-      return reactor;
+    if (!may_wait(request)) {
+      // (other work on the reading threads — handed-over calls, their answers — is not counted:
+      // it is short, and the rule only needs to see the Recalls that hold a thread)
+      struct Answering {
+        std::atomic<std::size_t>& busy;
+        const std::size_t before = busy.fetch_add(1, std::memory_order_relaxed);
+        ~Answering() { busy.fetch_sub(1, std::memory_order_relaxed); }
+      } answering{answering_where_read_};
+      if (answer_where_read(answering.before, readers_, cores_)) {
+        answer(context, reactor, request, bytes, out, started);
+        return reactor;
+      }
     }
-    answering_where_read_.fetch_sub(1, std::memory_order_relaxed);
-    workers_.run([this, context, reactor, bytes, out, started, request = std::move(request)] {
-      answer(context, reactor, request, bytes, out, started);
-    });
+    try {
+      workers_.run([this, context, reactor, bytes, out, started, request] {
+        answer(context, reactor, request, bytes, out, started);
+      });
+    } catch (const std::system_error&) {
+      answer(context, reactor, request, bytes, out, started);  // no thread could start: answered here
+    }
     return reactor;
   }
 
@@ -117,31 +129,32 @@ class FastFront::Service final : public grpc::Service {
   }
 
   // The core's answer, a refusal, or the call handed to the library; the slot is left once the
-  // answer is ready.
+  // answer is ready. Never throws: on the front's own threads an escaping exception would end the
+  // process, and on a reading thread it would leave the call's slot taken.
   void answer(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const v1::RecallRequest& request,
               const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out, std::chrono::steady_clock::time_point started) {
-    v1::RecallResponse response;
-    std::optional<grpc::Status> native;
+    grpc::Status status;
     try {
-      native = answer_from_plan(*context, request, started, &response);
+      v1::RecallResponse response;
+      const auto native = answer_from_plan(*context, request, started, &response);
+      if (!native) {
+        forwarded_.fetch_add(1, std::memory_order_relaxed);
+        forward(context, reactor, bytes, out);  // finishes the call when the library answers
+        return;
+      }
+      bool own_buffer = false;
+      status =
+          native->ok() ? grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer) : *native;
     } catch (const std::exception& error) {
-      // The core states what it refuses (request_checks.hpp); anything it throws is a fault, and
-      // on the front's own threads an escaping exception would end the process.
-      native = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Recall (") +
+      // The core states what it refuses (request_checks.hpp); anything it throws is a fault.
+      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Recall (") +
                                                             error.what() + "); please report it with the request");
-    }
-    if (!native) {
-      forwarded_.fetch_add(1, std::memory_order_relaxed);
-      forward(context, reactor, bytes, out);
-      return;
+    } catch (...) {
+      status = grpc::Status(grpc::StatusCode::INTERNAL,
+                            "the compiled front failed on this Recall; please report it with the request");
     }
     leave();
-    if (!native->ok()) {
-      reactor->Finish(*native);
-      return;
-    }
-    bool own_buffer = false;
-    reactor->Finish(grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer));
+    reactor->Finish(std::move(status));
   }
 
   // The front's own answer when the caller is admitted here and a plan fits; nullopt: forward.
@@ -220,8 +233,11 @@ class FastFront::Service final : public grpc::Service {
   // on gRPC's callback threads, so a handed-over Recall holds no thread while the library works.
   void forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const grpc::ByteBuffer* request,
                grpc::ByteBuffer* response) {
-    auto* call = new grpc::ClientContext;
-    carry_over(*context, call);
+    // A child of the caller's call: the caller's cancel (or the server's stop past its grace)
+    // cancels the library's side, whose deadline is the caller's.
+    std::unique_ptr<grpc::ClientContext> owned = grpc::ClientContext::FromCallbackServerContext(*context);
+    carry_over(*context, owned.get());
+    grpc::ClientContext* call = owned.release();  // deleted by the completion, before Finish
     grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
         upstream_channel_.get(), *upstream_method_, call, request, response,
         [this, call, context, reactor](grpc::Status status) {
@@ -252,6 +268,8 @@ class FastFront::Service final : public grpc::Service {
   std::unique_ptr<const grpc::internal::RpcMethod> upstream_method_;  // Recall on upstream_channel_
   const std::size_t max_in_flight_;
   const std::size_t cores_ = std::max(1u, std::thread::hardware_concurrency());
+  // gRPC counts configured processors for its reading threads (gpr_cpu_num_cores).
+  const std::size_t readers_ = reading_threads(static_cast<std::size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF))));
   std::atomic<std::size_t> answering_where_read_{0};  // reading threads answering a Recall now
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;

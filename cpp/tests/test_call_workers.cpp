@@ -1,11 +1,14 @@
 // CallWorkers (the compiled front's threads for Recalls its gRPC reading threads leave): every
 // job runs, at most max_threads at once, idle threads are reused, queued work runs before the
 // destructor returns; and the rule that picks where a Recall is answered.
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "call_workers.hpp"
@@ -101,6 +104,19 @@ POLARMEM_TEST(an_idle_thread_takes_the_next_job) {
   CHECK(ids.size() <= 5);
 }
 
+POLARMEM_TEST(the_threads_carry_their_own_name) {
+  std::string name;
+  {
+    CallWorkers workers(1);
+    workers.run([&] {
+      char buffer[16] = {};
+      pthread_getname_np(pthread_self(), buffer, sizeof buffer);
+      name = buffer;
+    });
+  }
+  CHECK(name == CallWorkers::kThreadName);
+}
+
 POLARMEM_TEST(reading_threads_are_half_the_cores_from_2_to_16) {
   CHECK(reading_threads(1) == 2);
   CHECK(reading_threads(2) == 2);
@@ -111,14 +127,16 @@ POLARMEM_TEST(reading_threads_are_half_the_cores_from_2_to_16) {
 
 POLARMEM_TEST(a_recall_is_answered_where_read_while_a_reader_stays_free) {
   // 2 cores, 2 reading threads: they cover the cores, every Recall is answered where read.
-  for (std::size_t busy = 0; busy < 8; ++busy) CHECK(answer_where_read(busy, 2));
+  for (std::size_t busy = 0; busy < 8; ++busy) CHECK(answer_where_read(busy, reading_threads(2), 2));
   // 16 cores, 8 reading threads: the eighth concurrent Recall goes to the workers.
-  for (std::size_t busy = 0; busy < 7; ++busy) CHECK(answer_where_read(busy, 16));
-  CHECK(!answer_where_read(7, 16));
-  CHECK(!answer_where_read(12, 16));
+  for (std::size_t busy = 0; busy < 7; ++busy) CHECK(answer_where_read(busy, reading_threads(16), 16));
+  CHECK(!answer_where_read(7, reading_threads(16), 16));
+  CHECK(!answer_where_read(12, reading_threads(16), 16));
   // 4 cores, 2 reading threads: one answers, the other keeps reading.
-  CHECK(answer_where_read(0, 4));
-  CHECK(!answer_where_read(1, 4));
+  CHECK(answer_where_read(0, reading_threads(4), 4));
+  CHECK(!answer_where_read(1, reading_threads(4), 4));
+  // Fewer usable cores than configured (an affinity mask): gRPC's readers cover them.
+  CHECK(answer_where_read(5, reading_threads(16), 4));
 }
 
 int main() { return polarmem::testing::run_all(); }

@@ -4,12 +4,13 @@ core's one entry whichever listener takes it (test_core_recall.py, test_text_rec
 test_fast_front_appends.py); these tests check what only the compiled listener does: tokens
 checked (and reloaded) without the Python listener, its counters on the metrics port (a refusal
 the core states answered by the front itself), TLS,
-admission beyond max_concurrent_rpcs, a handed-over call's deadline, and stopping with the
+admission beyond max_concurrent_rpcs, a handed-over call's deadline and cancel, and stopping with the
 server, calls in flight drained."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import grpc
 import numpy as np
@@ -249,6 +250,26 @@ def test_a_handed_over_call_keeps_its_deadline(front_server, fast):
     finally:
         held.restore()
     assert fast.Recall(random_request(np.random.default_rng(10)), timeout=10).tier_counts is not None
+
+
+def test_a_caller_cancelling_a_handed_over_call_cancels_the_librarys_side(front_server, fast):
+    """The library's side of a handed-over Recall is a child of the caller's call: the caller's
+    cancel ends it at once, while the library still holds its handler (before round 33 the front
+    held the call's slot until the library answered)."""
+    held = HeldRecalls(front_server)
+    front = front_server.fast_front.front
+    try:
+        call = fast.Recall.future(random_request(np.random.default_rng(11), include_items=True))
+        assert held.entered.wait(5)
+        assert front.stats()["in_flight"] == 1
+        call.cancel()
+        deadline = time.monotonic() + 5
+        while front.stats()["in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert front.stats()["in_flight"] == 0
+        assert not held.release.is_set()  # the library had not answered: its side was cancelled
+    finally:
+        held.restore()
 
 
 def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
