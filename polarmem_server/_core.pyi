@@ -252,6 +252,8 @@ MAX_CONTEXT_BUDGET_CHARS: int
 
 # ---- the request checks' words (cpp/include/polarmem/request_checks.hpp; domain/items.py) -----------
 
+MAX_STATUS_MESSAGE_CHARS: int
+MAX_QUOTED_CHARS: int
 MAX_METADATA_KEYS: int
 MAX_METADATA_KEY_BYTES: int
 MAX_METADATA_VALUE_BYTES: int

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -112,12 +113,14 @@ class FastFront::Service final : public grpc::Service {
         return reactor;
       }
     }
+    // (shared, not copied: answered here after all where no thread can start)
+    const auto held = std::make_shared<const v1::RecallRequest>(std::move(request));
     try {
-      workers_.run([this, context, reactor, bytes, out, started, request] {
-        answer(context, reactor, request, bytes, out, started);
+      workers_.run([this, context, reactor, held, bytes, out, started] {
+        answer(context, reactor, *held, bytes, out, started);
       });
     } catch (const std::system_error&) {
-      answer(context, reactor, request, bytes, out, started);  // no thread could start: answered here
+      answer(context, reactor, *held, bytes, out, started);
     }
     return reactor;
   }

@@ -98,11 +98,8 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     const bool required = names == &request.required();
     const char* field = required ? "required" : "forbidden";
     for (const auto& name : *names) {
-      if (auto problem = checks::concept_name_problem(field, name); !problem.empty()) {
-        refused->code = Refusal::kInvalidArgument;
-        refused->message = std::move(problem);
-        return false;
-      }
+      if (auto problem = checks::concept_name_problem(field, name); !problem.empty())
+        return refused->refuse(std::move(problem));
       bool not_known = false;
       auto bound = bind_name(binding, name, &not_known);
       if (!bound && !not_known) return false;  // a name not in the names table yet: asked again
@@ -122,15 +119,14 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
       *names_to_learn = true;
       return false;
     }
-    refused->code = Refusal::kInvalidArgument;
+    std::string why;
     for (std::size_t side = 0; side < 2; ++side) {
       if (missing[side].empty()) continue;
       const auto close = closest_names(*binding.names, missing[side]);
-      if (!refused->message.empty()) refused->message += "; ";
-      refused->message +=
-          checks::unknown_concepts(side == 0 ? "required" : "forbidden", missing[side], close, request.namespace_());
+      if (!why.empty()) why += "; ";
+      why += checks::unknown_concepts(side == 0 ? "required" : "forbidden", missing[side], close, request.namespace_());
     }
-    return false;
+    return refused->refuse(std::move(why));
   }
   auto* parse = plan->response_template.mutable_parse();
   // skipped names, with suggestions (only then is the vocabulary read: not on every Recall)
@@ -261,8 +257,7 @@ std::string recency_problem(const v1::RecallRequest& request, const ModeRule& ru
 }
 
 std::nullopt_t refuse(Refusal* refused, std::string message, int code = Refusal::kInvalidArgument) {
-  refused->code = code;
-  refused->message = std::move(message);
+  refused->refuse(std::move(message), code);
   return std::nullopt;
 }
 
@@ -347,12 +342,7 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   if (search.vectors.empty() && search.required.empty() && search.forbidden.empty() && !parsed_later) {
     std::vector<std::string> skipped;
     for (const auto& name : plan.response_template.parse().unknown_concepts()) skipped.push_back(name.name());
-    std::sort(skipped.begin(), skipped.end());
-    skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
-    std::string listed;
-    for (const auto& name : skipped) listed += (listed.empty() ? "" : ", ") + name;
-    return refuse(refused, "query is empty" + (listed.empty() ? "" : " (unknown concepts skipped: " + listed + ")") +
-                               ": give text, vectors, or required / forbidden concepts");
+    return refuse(refused, checks::empty_query(std::move(skipped)));
   }
 
   plan.index = view.index;

@@ -90,15 +90,6 @@ constexpr const char* kUntokenizable =
     "text: holds a literal special token of the encoder's vocabulary ([CLS], [SEP], [MASK], [PAD], [UNK]) or text "
     "that is not UTF-8; remove it";
 
-bool refuse(Refusal* refused, std::string message) {
-  refused->code = Refusal::kInvalidArgument;
-  refused->message = std::move(message);
-  return false;
-}
-
-// Nothing to rank by: a text naming no concept where there is no vector and no encoder.
-constexpr const char* kEmptyQuery = "query is empty: give text, vectors, or required / forbidden concepts";
-
 // The context entry of an explained hit (recall.py render_context's fields); false when a
 // concept it cites is not in the names table yet.
 bool context_entry(const ConceptNames& names, const std::string& status, const std::string& id,
@@ -462,7 +453,7 @@ answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
 // could not encode it.
 bool embed(const TextPath& path, const std::string& text, std::vector<float>* values, Refusal* refused = nullptr) {
   std::vector<std::int32_t> tokens;
-  if (!path.tokenizer->encode(text, &tokens)) return refused != nullptr && refuse(refused, kUntokenizable);
+  if (!path.tokenizer->encode(text, &tokens)) return refused != nullptr && refused->refuse(kUntokenizable);
   values->resize(path.encoder->dim());
   try {
     path.encoder->encode(tokens, values->data());
@@ -563,7 +554,7 @@ bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRe
   }
   // nothing to rank by: a text naming no concept, no encoder, no vector
   if (plan.request.vectors.empty() && plan.request.required.empty() && plan.request.forbidden.empty())
-    return refuse(refused, kEmptyQuery);
+    return refused->refuse(checks::empty_query({}));
 
   // Mode off is plain similarity: the whole text, as recall.py embeds it.
   const std::string affirmative =
@@ -621,7 +612,7 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
   if (plan.text_term && !embed(*path, query, &base.vectors[*plan.text_term].values, refused)) return false;
   // nothing to rank by: a question naming no concept, no encoder, no vector
   if (base.vectors.empty() && question.required.empty() && question.forbidden.empty())
-    return refuse(refused, kEmptyQuery);
+    return refused->refuse(checks::empty_query({}));
 
   if (request.metadata_equals_size() > 0 && !plan.metadata && !plan.backend) return false;
   const std::vector<MetadataPair> pairs(request.metadata_equals().begin(), request.metadata_equals().end());

@@ -150,6 +150,12 @@ struct Refusal {
   static constexpr int kFailedPrecondition = 9;
   int code = 0;  // 0: not refused
   std::string message;
+  // Records the refusal; false, for a caller that answers "not answered" with it.
+  bool refuse(std::string why, int status = kInvalidArgument) {
+    code = status;
+    message = std::move(why);
+    return false;
+  }
 };
 
 // Answers `request` by `plan` into `response`. False when it is not answered: refused where

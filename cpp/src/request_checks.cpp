@@ -1,5 +1,6 @@
 #include "polarmem/request_checks.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -188,6 +189,15 @@ std::string metadata_problem(std::string_view where, const std::vector<std::pair
 std::string concept_name_problem(std::string_view where, std::string_view name) {
   if (!text::normalise_name(name).empty()) return "";
   return std::string(where) + ": concept name " + quoted(name) + " has no letters or digits";
+}
+
+std::string empty_query(std::vector<std::string> skipped) {
+  std::sort(skipped.begin(), skipped.end());
+  skipped.erase(std::unique(skipped.begin(), skipped.end()), skipped.end());
+  std::string listed;
+  for (const auto& name : skipped) listed += (listed.empty() ? "" : ", ") + name;
+  return "query is empty" + (listed.empty() ? "" : " (unknown concepts skipped: " + listed + ")") +
+         ": give text, vectors, or required / forbidden concepts";
 }
 
 std::string unknown_concepts(std::string_view field, const std::vector<std::string>& unknown,

@@ -85,6 +85,12 @@ POLARMEM_TEST(metadata_within_its_limits) {
   CHECK(metadata_problem("metadata", bulky).find("together may hold at most 262144 bytes") != std::string::npos);
 }
 
+POLARMEM_TEST(an_empty_query_lists_the_names_it_skipped_once_each) {
+  CHECK(empty_query({}) == "query is empty: give text, vectors, or required / forbidden concepts");
+  CHECK(empty_query({"dgo", "cta", "dgo"}) ==
+        "query is empty (unknown concepts skipped: cta, dgo): give text, vectors, or required / forbidden concepts");
+}
+
 POLARMEM_TEST(concept_names_and_unknown_ones) {
   CHECK(concept_name_problem("required", "hot dog").empty());
   CHECK(concept_name_problem("required", "  --") == "required: concept name '  --' has no letters or digits");

@@ -54,7 +54,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
-from polarmem_server import errors
+from polarmem_server import _core, errors
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
 from polarmem_server.library import KEEP_VIEWS_INTERVAL_S, CoreRecall
@@ -87,7 +87,9 @@ STORAGE_HEALTH_NAME = (
     f"{SERVICE_NAME}.storage"  # NOT_SERVING once a read found a damaged store file (api/storage_damage.py)
 )
 ADMISSION_HEADROOM = 16  # threads beyond max_concurrent_rpcs, to refuse excess calls without queueing
-MAX_STATUS_MESSAGE_CHARS = 400  # status messages travel in trailers: a quoted 100 KB id must not overflow them
+# Status messages travel in trailers: a quoted 100 KB id must not overflow them. The core's cut,
+# which its refusals get (cpp/include/polarmem/request_checks.hpp).
+MAX_STATUS_MESSAGE_CHARS = _core.MAX_STATUS_MESSAGE_CHARS
 STOP_BUDGET_S = 5.0  # beyond grace_s, for syncing and closing the store; then the process exits regardless
 WATCHDOG_INTERVAL_S = 1.0
 # Bounds checked before a handler runs: past them the core would try to allocate the number.

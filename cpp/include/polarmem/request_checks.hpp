@@ -14,13 +14,14 @@
 
 namespace polarmem::checks {
 
-// A value echoed in a message is cut to this many characters (the library's MAX_QUOTED_CHARS):
-// messages travel in gRPC trailers, which have a size limit.
+// A value echoed in a message is cut to this many characters (errors.py's MAX_QUOTED_CHARS, which
+// imports nothing: tests/unit/test_request_checks.py holds the two equal): messages travel in
+// gRPC trailers, which have a size limit.
 inline constexpr std::size_t kMaxQuotedChars = 80;
 
-// A refusal's message is cut to this many characters, with an ellipsis (the server's
-// MAX_STATUS_MESSAGE_CHARS): a request naming 20,000 characters must get its INVALID_ARGUMENT, not
-// a transport error for trailers past their limit.
+// A refusal's message is cut to this many characters, with an ellipsis (api/server.py cuts every
+// other status message to it too: MAX_STATUS_MESSAGE_CHARS): a request naming 20,000 characters
+// must get its INVALID_ARGUMENT, not a transport error for trailers past their limit.
 inline constexpr std::size_t kMaxMessageChars = 400;
 std::string cut_message(std::string message);
 
@@ -50,6 +51,9 @@ std::string metadata_problem(std::string_view where, const std::vector<std::pair
 
 // A concept name under `where` must have a letter or digit (a non-empty normal form).
 std::string concept_name_problem(std::string_view where, std::string_view name);
+
+// A query left with nothing to rank by; `skipped`: the unknown concept names it skipped.
+std::string empty_query(std::vector<std::string> skipped);
 
 // Explicit names of `field` ("required" / "forbidden") the vocabulary of `ns` lacks, each with
 // the closest known names (`suggestions`, best first), and how to recall without them.
