@@ -119,7 +119,10 @@ class AnnSpec:
     default search-time list (a request may raise it). A tier is scanned exactly when it holds
     at most ``max(exact_below, ef)`` items or ``count**2 <= exact_factor * ef * m * N``: a
     filtered walk over a sparse tier visits about ``ef * m / selectivity`` nodes, more than an
-    exact scan of the tier reads. Defaults: benchmarks/bench_ann.py, docs/performance-core.md."""
+    exact scan of the tier reads. A tier past ``max(exact_below, ef)`` that the second rule gives to
+    the scan is walked first within a budget (a tier around the query fills the walk's list in a
+    few hundred rows), and scanned when the walk gives up. Defaults: benchmarks/bench_ann.py,
+    docs/performance-core.md ("A tier around the query is walked first")."""
 
     kind: str = "hnsw"
     m: int = 16

@@ -211,10 +211,14 @@ FarthestFirst bounded_search(const Graph& g, hnswlib::tableint entry, const Quer
 // same graph (bench_ann.py --walks prefetch hnswlib, measured on binary16 rows). The query is
 // scored as int16 codes (QueryCodes), finer than the rows. `kChecked`: deleted nodes and nodes the
 // filter refuses route the walk but are never results, and the walk stops only with a full list,
-// as hnswlib's checked walk does.
+// as hnswlib's checked walk does. `max_distances` > 0 (checked walks): the walk gives up
+// (*gave_up) once it has scored that many rows, or sooner, once past its first ef rows, when at
+// the rate it has met allowed nodes so far its list would not fill within them (a tier far from
+// the query: the caller scans it instead).
 template <bool kChecked>
 FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const QueryCodes& query, std::size_t bytes,
-                               std::size_t ef, BitmapFilter* allowed) {
+                               std::size_t ef, BitmapFilter* allowed, std::size_t max_distances = 0,
+                               bool* gave_up = nullptr) {
   hnswlib::VisitedList* visited_list = g.visited_list_pool_->getFreeVisitedList();
   hnswlib::vl_type* visited = visited_list->mass;
   const hnswlib::vl_type tag = visited_list->curV;
@@ -236,9 +240,16 @@ FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const Qu
   visited[entry] = tag;
   hnswlib::tableint pending[kMaxBaseLinks];
   float pending_distance[kMaxBaseLinks];
+  std::size_t distances = 0;
   while (!frontier.empty()) {
     const auto [d, node] = frontier.top();
     if (d > bound && (!kChecked || top.size() == ef)) break;
+    if (kChecked && max_distances > 0 &&
+        (distances > max_distances ||
+         (distances >= ef && distances * ef > max_distances * std::max<std::size_t>(top.size(), 1)))) {
+      *gave_up = true;
+      break;
+    }
     frontier.pop();
     hnswlib::linklistsizeint* links = g.get_linklist0(node);
     const std::size_t count = std::min<std::size_t>(g.getListCount(links), kMaxBaseLinks);
@@ -254,6 +265,7 @@ FarthestFirst prefetching_walk(const Graph& g, hnswlib::tableint entry, const Qu
       for (std::size_t line = 0; line < bytes; line += 64) __builtin_prefetch(row + line);
     }
     for (std::size_t i = 0; i < fresh; ++i) pending_distance[i] = distance(pending[i]);
+    distances += fresh;
     for (std::size_t i = 0; i < fresh; ++i) {
       const float dn = pending_distance[i];
       if (top.size() >= ef && dn >= bound) continue;
@@ -383,10 +395,12 @@ void AnnGraph::relabel(const std::vector<std::int64_t>& new_of_old) {
 }
 
 std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_row, std::size_t k, std::size_t ef,
-                                                            const std::uint64_t* allowed_words,
-                                                            std::size_t word_count) const {
+                                                            const std::uint64_t* allowed_words, std::size_t word_count,
+                                                            std::size_t max_distances, bool* gave_up) const {
   const Graph& g = *impl_->graph;
   std::vector<std::pair<std::size_t, float>> out;
+  bool given_up = false;
+  if (gave_up != nullptr) *gave_up = false;
   if (g.cur_element_count == 0 || g.cur_element_count == g.num_deleted_) return out;
   const QueryCodes query(query_row, dim_);
   BitmapFilter filter(allowed_words, word_count);
@@ -437,7 +451,12 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
     emit(top);
   } else {
     auto top = unchecked ? prefetching_walk<false>(g, current, query, row_bytes(dim_), list, nullptr)
-                         : prefetching_walk<true>(g, current, query, row_bytes(dim_), list, admit);
+                         : prefetching_walk<true>(g, current, query, row_bytes(dim_), list, admit,
+                                                  gave_up != nullptr ? max_distances : 0, &given_up);
+    if (given_up) {
+      *gave_up = true;
+      return {};
+    }
     emit(top);
   }
   return out;

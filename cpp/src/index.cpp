@@ -23,6 +23,14 @@ namespace {
 constexpr std::size_t kMinTileBatch = 4;
 // Below this many items to score, a second thread costs more than it saves.
 constexpr std::int64_t kItemsPerThread = 16384;
+// A filtered walk's row costs about this many rows of a tier scan: 0.11-0.29 ms for 600-860 rows
+// against 0.24-1.6 ms for 3,400-20,000 scanned (100,000 notes, AVX2, docs/performance-core.md).
+constexpr std::size_t kScanRowsPerWalkRow = 4;
+// A budgeted walk stands in for the scan the cost model chose, so it walks with this many times
+// ef: on bench_mix's dev questions (100,000 notes, each caption five times) the MCP answers then
+// equal the scan's for 296 of 300 questions, against 285 with ef (two of those 15 with a label
+// changed); four times ef gave 300 of 300 at no saving left over the scan.
+constexpr std::size_t kBudgetedWalkListFactor = 2;
 
 // One ranked candidate. rank_tier/key order the results; key is a lower bound of the rank
 // value when the scan read a compact copy (upper is then its upper bound).
@@ -984,16 +992,40 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   auto group_size = [&](const std::array<bool, 3>& g) {
     return (g[0] ? counts[0] : 0) + (g[1] ? counts[1] : 0) + (g[2] ? counts[2] : 0);
   };
-  auto small_enough = [&](std::int64_t count) {
-    const double n = static_cast<double>(count);
-    return static_cast<std::size_t>(count) <= std::max(config.exact_below, ef) ||
-           n * n <= config.exact_factor * static_cast<double>(ef) * static_cast<double>(config.m) *
-                        static_cast<double>(graph.size());
+  // How a group is searched. A tier of at most max(exact_below, ef) items is scanned. Past
+  // count^2 <= exact_factor * ef * m * N the cost model gives a tier to the scan too, for a tier
+  // spread through the graph: a filtered walk meets its slots at their share of the graph. But a
+  // tier of what the query asks about (an agent's question names its own topics) lies around the
+  // query, and the walk fills its list in a few hundred rows: at 100,000 notes 0.11-0.29 ms where
+  // the scan of a 3,000-20,000-note tier took 0.24-1.6 ms. Such a tier is walked within a
+  // budget, count / kScanRowsPerWalkRow rows (a walk's row costs about as many scanned rows:
+  // random reads, heap work); a walk that gives up hands the tier back to the scan. A group that
+  // is the whole graph has no filter to meet: the cost model's scan, as before.
+  // The graph holds exactly the live slots with a vector: a group holding every live slot
+  // (no kind or allow-list limit, every non-empty tier in it) needs no filter on the walk.
+  auto is_whole_graph = [&](const std::array<bool, 3>& g) {
+    bool whole = !prepared.tiers.allow && !prepared.tiers.kind;
+    for (int t = 0; t < 3; ++t) whole = whole && (g[t] || counts[t] == 0);
+    return whole;
   };
-  bool any_graph = false;
-  for (const auto& g : groups) any_graph = any_graph || !small_enough(group_size(g));
+  enum class Way { kScan, kBudgetedWalk, kWalk };
+  auto way_for = [&](const std::array<bool, 3>& g) {
+    const std::int64_t count = group_size(g);
+    const double n = static_cast<double>(count);
+    if (static_cast<std::size_t>(count) <= std::max(config.exact_below, ef)) return Way::kScan;
+    if (n * n > config.exact_factor * static_cast<double>(ef) * static_cast<double>(config.m) *
+                    static_cast<double>(graph.size()))
+      return Way::kWalk;
+    return is_whole_graph(g) ? Way::kScan : Way::kBudgetedWalk;
+  };
+  bool any_walk = false, only_budgeted = true;
+  for (const auto& g : groups) {
+    const Way way = way_for(g);
+    any_walk = any_walk || way != Way::kScan;
+    only_budgeted = only_budgeted && way != Way::kWalk;
+  }
   // Every tier small: the exact search (threads, compact scans, pruning) is the right tool.
-  if (!any_graph) return run_search(prepared);
+  if (!any_walk) return run_search(prepared);
 
   SearchResult result;
   result.tier_counts = counts;
@@ -1030,10 +1062,7 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       }
       words = union_words.data();
     }
-    // The graph holds exactly the live slots with a vector: a group holding every live slot
-    // (no kind or allow-list limit, every non-empty tier in it) needs no filter on the walk.
-    bool whole_graph = !prepared.tiers.allow && !prepared.tiers.kind;
-    for (int t = 0; t < 3; ++t) whole_graph = whole_graph && (g[t] || counts[t] == 0);
+    const bool whole_graph = is_whole_graph(g);
     TopK heap(request.k);
     auto scan_exactly = [&] {
       heap = TopK(request.k);
@@ -1049,7 +1078,8 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
         }
       }
     };
-    if (small_enough(count)) {
+    const Way way = way_for(g);
+    if (way == Way::kScan) {
       scan_exactly();
     } else {
       // The graph holds the items that have a vector; the tier's items without one score 0
@@ -1068,8 +1098,20 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       // path's kernel and the best k of those kept, so a near tie at the k-th place is decided
       // by the exact score (with only k taken, recall stopped at ~0.994 however large ef).
       const std::size_t candidates = std::min(ef, 2 * request.k);
-      const auto found =
-          graph.search(query.values.data(), candidates, ef, whole_graph ? nullptr : words, prepared.word_count);
+      const std::size_t budget = way == Way::kBudgetedWalk
+                                     ? std::max<std::size_t>(1, static_cast<std::size_t>(count) / kScanRowsPerWalkRow)
+                                     : 0;
+      bool gave_up = false;
+      const std::size_t list = way == Way::kBudgetedWalk ? kBudgetedWalkListFactor * ef : ef;
+      const auto found = graph.search(query.values.data(), candidates, list, whole_graph ? nullptr : words,
+                                      prepared.word_count, budget, &gave_up);
+      if (gave_up) {
+        // Every tier the scan's: the exact search as a whole (threads, compact scans), as without the walk.
+        if (only_budgeted) return run_search(prepared);
+        scan_exactly();
+        merged.insert(merged.end(), heap.entries().begin(), heap.entries().end());
+        continue;
+      }
       for (const auto& [slot, cosine] : found) space.prefetch_exact(slot);  // scattered rows: overlap their misses
       for (const auto& [slot, cosine] : found) {
         ++result.scored;

@@ -1,6 +1,6 @@
 // The approximate index within tiers: tier order and tier counts never change, recall within a
 // tier against the exact search, writes (add / replace / clear / remove / compact) kept in step,
-// the exact flag, the small-tier fallback and the graph file round trip.
+// the exact flag, the small-tier fallback, the walk within a budget and the graph file round trip.
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,6 +198,87 @@ POLARMEM_TEST(small_tiers_fall_back_to_the_exact_scan) {
   for (int trial = 0; trial < 10; ++trial) {
     const auto q = random_query(rng, data.d);
     SearchRequest r = request(q.data(), data.d, {0, 3}, {1}, 15, SearchMode::kHard, true);
+    const SearchResult exact = index->search(r);
+    r.exact = false;
+    const SearchResult approx = index->search(r);
+    CHECK(!approx.approximate);
+    CHECK(approx.slots == exact.slots && approx.scores == exact.scores);
+  }
+}
+
+// Two tiers of the same size, both past exact_below and under the cost model's scan bound: one
+// lies around the query (the notes holding concept 0 are those along axis 0, and the query points
+// there), one is spread through the graph (concept 1 on every tenth note). The first is walked
+// within its budget (approximate, a walk's candidates scored, not the tier); the second's walk
+// gives up and the request is the exact search's, answer for answer.
+POLARMEM_TEST(a_tier_around_the_query_is_walked_a_spread_one_scanned) {
+  const std::size_t n = 40000, d = 16;
+  std::mt19937 rng(17);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> vectors(n * d);
+  for (auto& x : vectors) x = g(rng);
+  std::vector<std::uint8_t> kinds(n, 1);
+  std::vector<std::int64_t> has_ptr{0}, not_ptr(n + 1, 0);
+  std::vector<std::uint32_t> has_ids;
+  std::size_t around = 0, spread = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (vectors[i * d] > 0.55f) has_ids.push_back(0), ++around;  // ~29 % of notes, all along axis 0
+    if (i % 10 == 0) has_ids.push_back(1), ++spread;
+    has_ptr.push_back(static_cast<std::int64_t>(has_ids.size()));
+  }
+  ItemBatch batch;
+  batch.count = n;
+  batch.kinds = kinds.data();
+  batch.vectors.push_back(VectorInput{"vis", vectors.data(), n, d});
+  batch.has = {has_ptr.data(), has_ids.data()};
+  batch.not_has = {not_ptr.data(), nullptr};
+  AnnConfig ann;
+  ann.enabled = true;
+  ann.exact_below = 256;  // both tiers past it; count^2 <= 4 * 64 * 16 * 40000 for both (cost model: scan)
+  SpaceConfig space{"vis", d, false, Storage::kF32};
+  space.ann = ann;
+  Index index(std::vector<SpaceConfig>{space}, 2);
+  index.ensure_concepts(2);
+  index.add(batch);
+  CHECK(around > 256 && around * around <= 4 * 64 * 16 * n);
+  CHECK(spread > 256 && spread * spread <= 4 * 64 * 16 * n);
+
+  Recall recall;
+  for (int trial = 0; trial < 20; ++trial) {
+    auto q = random_query(rng, d);
+    q[0] = 6.0f;  // along axis 0: the concept-0 notes are the query's neighbourhood
+    SearchRequest r = request(q.data(), d, {0}, {}, 10, SearchMode::kHard, true);
+    const SearchResult exact = index.search(r);
+    r.exact = false;
+    const SearchResult walked = index.search(r);
+    CHECK(walked.approximate);
+    CHECK(walked.tier_counts == exact.tier_counts);
+    CHECK(walked.scored < static_cast<std::int64_t>(around) / 4);  // the walk's rows, not the tier's
+    add_recall(exact, walked, &recall);
+
+    SearchRequest far = request(q.data(), d, {1}, {}, 10, SearchMode::kHard, true);
+    const SearchResult far_exact = index.search(far);
+    far.exact = false;
+    const SearchResult scanned = index.search(far);
+    CHECK(!scanned.approximate);
+    CHECK(scanned.slots == far_exact.slots && scanned.scores == far_exact.scores &&
+          scanned.tier_counts == far_exact.tier_counts);
+  }
+  std::printf("  recall within the walked tier %.4f\n", recall.value());
+  CHECK(recall.value() >= 0.9);
+}
+
+// A group that is the whole graph has no filter for a walk to meet: under the cost model's bound
+// it is scanned, as before the budgeted walk (3,000 notes: past exact_below, 3000^2 <= 4 * 64 * 16 * 3000).
+POLARMEM_TEST(a_whole_graph_under_the_cost_models_bound_is_scanned) {
+  Data data(3000, 16, 3, 13);
+  AnnConfig ann;
+  ann.enabled = true;
+  auto index = make(data, ann);
+  std::mt19937 rng(6);
+  for (int trial = 0; trial < 5; ++trial) {
+    const auto q = random_query(rng, data.d);
+    SearchRequest r = request(q.data(), data.d, {}, {}, 10, SearchMode::kOff, true);
     const SearchResult exact = index->search(r);
     r.exact = false;
     const SearchResult approx = index->search(r);

@@ -48,9 +48,13 @@ class AnnGraph {
   // quantisation error), among the slots whose bit is set in `allowed_words` (slot s is bit s % 64
   // of word s / 64; `word_count` words; nullptr = every slot in the graph). ef = 0 takes the
   // configured ef_search; the search list holds max(ef, k) entries (Index asks for 2k candidates
-  // with ef >= 2k, and re-scores them exactly).
+  // with ef >= 2k, and re-scores them exactly). With `gave_up` and `max_distances` > 0, a filtered
+  // walk (the default walk; the measurement walks of POLARMEM_ANN_WALK take no budget) stops once it
+  // has scored that many rows, or once its rate of meeting allowed slots says its list would not
+  // fill within them: *gave_up, nothing returned.
   std::vector<std::pair<std::size_t, float>> search(const float* query, std::size_t k, std::size_t ef,
-                                                    const std::uint64_t* allowed_words, std::size_t word_count) const;
+                                                    const std::uint64_t* allowed_words, std::size_t word_count,
+                                                    std::size_t max_distances = 0, bool* gave_up = nullptr) const;
 
   std::size_t size() const noexcept;  // slots in the graph (live nodes)
   std::size_t memory_bytes() const noexcept;
