@@ -437,6 +437,10 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
     }
   };
   const Walk walk = chosen_walk();
+  if (walk != Walk::kPrefetch && !everything && gave_up != nullptr && max_distances > 0) {
+    *gave_up = true;  // (a measurement walk keeps no budget: the caller's scan, as without one)
+    return out;
+  }
   BitmapFilter* admit = everything ? nullptr : &filter;
   const bool unchecked = everything && g.num_deleted_ == 0;
   if (!everything && walk == Walk::kBounded) {

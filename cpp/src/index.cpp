@@ -999,8 +999,10 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
   // query, and the walk fills its list in a few hundred rows: at 100,000 notes 0.11-0.29 ms where
   // the scan of a 3,000-20,000-note tier took 0.24-1.6 ms. Such a tier is walked within a
   // budget, count / kScanRowsPerWalkRow rows (a walk's row costs about as many scanned rows:
-  // random reads, heap work); a walk that gives up hands the tier back to the scan. A group that
-  // is the whole graph has no filter to meet: the cost model's scan, as before.
+  // random reads, heap work), with kBudgetedWalkListFactor times the list; a walk that gives up
+  // hands the tier back to the scan. Still scanned as before: a group that is the whole graph
+  // (its walk is the unchecked one, which keeps no budget) and a tier whose budget is under the
+  // walk's list (it could never fill it: count < 4 x 2 ef, once k or ef_search is large).
   // The graph holds exactly the live slots with a vector: a group holding every live slot
   // (no kind or allow-list limit, every non-empty tier in it) needs no filter on the walk.
   auto is_whole_graph = [&](const std::array<bool, 3>& g) {
@@ -1016,7 +1018,8 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
     if (n * n > config.exact_factor * static_cast<double>(ef) * static_cast<double>(config.m) *
                     static_cast<double>(graph.size()))
       return Way::kWalk;
-    return is_whole_graph(g) ? Way::kScan : Way::kBudgetedWalk;
+    const bool fillable = static_cast<std::size_t>(count) / kScanRowsPerWalkRow >= kBudgetedWalkListFactor * ef;
+    return fillable && !is_whole_graph(g) ? Way::kBudgetedWalk : Way::kScan;
   };
   bool any_walk = false, only_budgeted = true;
   for (const auto& g : groups) {

@@ -20,9 +20,11 @@ struct AnnConfig {
   std::size_t m = 16;                 // links per node (2m on the base layer)
   std::size_t ef_construction = 200;  // candidate list while inserting
   std::size_t ef_search = 64;         // candidate list while searching (a query may raise it)
-  // A tier is scanned exactly when it holds at most max(exact_below, ef) items, or when
-  // count^2 <= exact_factor * ef * m * graph size: a filtered graph walk visits roughly
-  // ef * m / selectivity nodes, so below that point the exact scan of the tier reads fewer rows.
+  // A tier is scanned exactly when it holds at most max(exact_below, ef) items. Up to
+  // count^2 <= exact_factor * ef * m * graph size a filtered graph walk over a tier spread through
+  // the graph visits roughly ef * m / selectivity nodes, more rows than the tier's scan reads: such
+  // a tier is walked within a budget first (a tier around the query fills the walk's list in a few
+  // hundred rows) and scanned when the walk gives up (Index::run_approximate).
   std::size_t exact_below = 2048;
   double exact_factor = 4.0;  // break-even of a filtered walk vs the tier scan: bench_ann.py
 };
@@ -49,9 +51,9 @@ class AnnGraph {
   // of word s / 64; `word_count` words; nullptr = every slot in the graph). ef = 0 takes the
   // configured ef_search; the search list holds max(ef, k) entries (Index asks for 2k candidates
   // with ef >= 2k, and re-scores them exactly). With `gave_up` and `max_distances` > 0, a filtered
-  // walk (the default walk; the measurement walks of POLARMEM_ANN_WALK take no budget) stops once it
-  // has scored that many rows, or once its rate of meeting allowed slots says its list would not
-  // fill within them: *gave_up, nothing returned.
+  // walk stops once it has scored that many rows, or once its rate of meeting allowed slots says its
+  // list would not fill within them: *gave_up, nothing returned. The measurement walks of
+  // POLARMEM_ANN_WALK keep no budget: they give up at once, so the caller scans as it would have.
   std::vector<std::pair<std::size_t, float>> search(const float* query, std::size_t k, std::size_t ef,
                                                     const std::uint64_t* allowed_words, std::size_t word_count,
                                                     std::size_t max_distances = 0, bool* gave_up = nullptr) const;
