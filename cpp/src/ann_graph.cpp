@@ -399,8 +399,8 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
                                                             std::size_t max_distances, bool* gave_up) const {
   const Graph& g = *impl_->graph;
   std::vector<std::pair<std::size_t, float>> out;
-  bool given_up = false;
   if (gave_up != nullptr) *gave_up = false;
+  const std::size_t budget = gave_up != nullptr ? max_distances : 0;  // (a budget needs somewhere to say it ran out)
   if (g.cur_element_count == 0 || g.cur_element_count == g.num_deleted_) return out;
   const QueryCodes query(query_row, dim_);
   BitmapFilter filter(allowed_words, word_count);
@@ -437,7 +437,7 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
     }
   };
   const Walk walk = chosen_walk();
-  if (walk != Walk::kPrefetch && !everything && gave_up != nullptr && max_distances > 0) {
+  if (walk != Walk::kPrefetch && !everything && budget > 0) {
     *gave_up = true;  // (a measurement walk keeps no budget: the caller's scan, as without one)
     return out;
   }
@@ -455,12 +455,8 @@ std::vector<std::pair<std::size_t, float>> AnnGraph::search(const float* query_r
     emit(top);
   } else {
     auto top = unchecked ? prefetching_walk<false>(g, current, query, row_bytes(dim_), list, nullptr)
-                         : prefetching_walk<true>(g, current, query, row_bytes(dim_), list, admit,
-                                                  gave_up != nullptr ? max_distances : 0, &given_up);
-    if (given_up) {
-      *gave_up = true;
-      return {};
-    }
+                         : prefetching_walk<true>(g, current, query, row_bytes(dim_), list, admit, budget, gave_up);
+    if (budget > 0 && *gave_up) return {};
     emit(top);
   }
   return out;

@@ -1021,11 +1021,12 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
     const bool fillable = static_cast<std::size_t>(count) / kScanRowsPerWalkRow >= kBudgetedWalkListFactor * ef;
     return fillable && !is_whole_graph(g) ? Way::kBudgetedWalk : Way::kScan;
   };
+  std::vector<Way> ways;
   bool any_walk = false, only_budgeted = true;
   for (const auto& g : groups) {
-    const Way way = way_for(g);
-    any_walk = any_walk || way != Way::kScan;
-    only_budgeted = only_budgeted && way != Way::kWalk;
+    ways.push_back(way_for(g));
+    any_walk = any_walk || ways.back() != Way::kScan;
+    only_budgeted = only_budgeted && ways.back() != Way::kWalk;
   }
   // Every tier small: the exact search (threads, compact scans, pruning) is the right tool.
   if (!any_walk) return run_search(prepared);
@@ -1047,7 +1048,9 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
 
   std::vector<Entry> merged;
   std::vector<std::uint64_t> union_words;
-  for (const auto& g : groups) {
+  for (std::size_t group = 0; group < groups.size(); ++group) {
+    const std::array<bool, 3>& g = groups[group];
+    const Way way = ways[group];
     const std::int64_t count = group_size(g);
     if (count == 0) continue;
     // The group's words: its one non-empty tier's own, or the union of several (mode off).
@@ -1081,7 +1084,6 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
         }
       }
     };
-    const Way way = way_for(g);
     if (way == Way::kScan) {
       scan_exactly();
     } else {
@@ -1108,21 +1110,17 @@ SearchResult Index::run_approximate(const Prepared& prepared, const AnnGraph& gr
       const std::size_t list = way == Way::kBudgetedWalk ? kBudgetedWalkListFactor * ef : ef;
       const auto found = graph.search(query.values.data(), candidates, list, whole_graph ? nullptr : words,
                                       prepared.word_count, budget, &gave_up);
-      if (gave_up) {
-        // Every tier the scan's: the exact search as a whole (threads, compact scans), as without the walk.
-        if (only_budgeted) return run_search(prepared);
-        scan_exactly();
-        merged.insert(merged.end(), heap.entries().begin(), heap.entries().end());
-        continue;
-      }
+      // Every tier the scan's: the exact search as a whole (threads, compact scans), as without the walk.
+      if (gave_up && only_budgeted) return run_search(prepared);
       for (const auto& [slot, cosine] : found) space.prefetch_exact(slot);  // scattered rows: overlap their misses
       for (const auto& [slot, cosine] : found) {
         ++result.scored;
         heap.push(entry_for(slot, tier_of(slot), weight * space.exact(query, slot, kernels)));
       }
-      // A walk that found fewer than k of a tier holding more (a tier cut off in the graph)
-      // would shorten the answer: the exact scan keeps its length.
-      if (found.size() + missing < std::min<std::size_t>(request.k, static_cast<std::size_t>(count))) scan_exactly();
+      // A walk that gave up hands its tier to the scan; one that found fewer than k of a tier
+      // holding more (a tier cut off in the graph) would shorten the answer: the scan keeps its length.
+      if (gave_up || found.size() + missing < std::min<std::size_t>(request.k, static_cast<std::size_t>(count)))
+        scan_exactly();
     }
     merged.insert(merged.end(), heap.entries().begin(), heap.entries().end());
   }
