@@ -3,9 +3,10 @@
 // second thread, which cost more server CPU than a small Recall's own work. gRPC has few such
 // threads (half the cores, 2 to 16) and they read every other call too, so two kinds of Recall
 // run here instead: one that may wait — a text Recall waits for the shared encoder pass
-// (shared_text_runs.hpp), whose thread is re-weighted by the calls it carries (call_weight.hpp) —
-// and, on a host with more cores than reading threads, one that arrives while every other
-// reading thread is answering (answer_where_read).
+// (shared_text_runs.hpp), whose thread is re-weighted by the calls it carries (call_weight.hpp),
+// unless it is the only call in the front (nothing to wait for) — and, on a host with more cores
+// than reading threads, one that arrives while every other reading thread is answering
+// (answer_where_read).
 #pragma once
 
 #include <algorithm>

@@ -9,6 +9,7 @@ asks the core once, with no Python step before (front_ports.answered_first_try).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -200,3 +201,36 @@ def test_text_recalls_at_once_answer_as_each_does_alone(server, stub):
         np.testing.assert_allclose([h.s_sem for h in answer.hits], [h.s_sem for h in expected.hits], atol=1e-5)
     if front is not None:
         assert front.stats()["native"] - native_before == len(calls)
+
+
+def front_threads() -> int:
+    """The compiled front's own threads in this process (call_workers.hpp names them)."""
+    return sum((task / "comm").read_text().strip() == "polarmem-recall" for task in Path("/proc/self/task").iterdir())
+
+
+def test_a_text_recall_alone_is_answered_on_the_thread_that_read_it(tmp_path):
+    """A text Recall that is the only call in the front is answered on the gRPC thread that read it
+    (no hand-over to the front's own threads: 5-8 % of its server CPU, docs/fast-front.md
+    "Threads"); text Recalls that arrive together still go to the front's threads, where one may
+    wait for another's encoder pass without holding a reading thread. A fresh server: the module's
+    has threads from the test above, and an idle thread would hide a hand-over."""
+    server = PolarMemServer(make_config(tmp_path)).start()
+    try:
+        if server.fast_front is None:
+            pytest.skip("the compiled front is not built here")
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("alone", encoder="minilm")
+            client.remember_stream(
+                "alone", [item_message(id=f"n{i}", kind="text", text=t) for i, t in enumerate(NOTES)]
+            )
+            before = front_threads()
+            questions = ["a dog on a sofa", "is there a bus?", "a cat without a dog", "frisbee in the park"]
+            for question in questions * 3:
+                assert client.recall("alone", text=question, top_k=3).hits
+            assert front_threads() == before
+            with ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(lambda q: client.recall("alone", text=q, top_k=3), questions * 8))
+            assert all(answer.hits for answer in answers)
+            assert front_threads() > before
+    finally:
+        server.stop()
