@@ -4,7 +4,7 @@
 // threads (half the cores, 2 to 16) and they read every other call too, so two kinds of Recall
 // run here instead: one that may wait — a text Recall waits for the shared encoder pass
 // (shared_text_runs.hpp), whose thread is re-weighted by the calls it carries (call_weight.hpp),
-// unless it is the only call in the front (nothing to wait for) — and, on a host with more cores
+// unless it is the only call in the front (no other Recall's pass to wait for) — and, on a host with more cores
 // than reading threads, one that arrives while every other reading thread is answering
 // (answer_where_read).
 #pragma once

@@ -100,9 +100,9 @@ class FastFront::Service final : public grpc::Service {
                                                                  " calls (max_concurrent_rpcs); retry with backoff"});
       return reactor;
     }
-    // A text Recall alone in the front has no pass to wait for and leaves the other reading
-    // threads free: answered here, it saves the hand-over's wake-ups (5-8 % of its server CPU,
-    // docs/fast-front.md "Threads").
+    // A text Recall alone in the front waits for no other Recall's encoder pass and leaves the
+    // other reading threads free: answered here, it saves the hand-over's wake-ups (5-8 % of its
+    // server CPU, docs/fast-front.md "Threads").
     if (!may_wait(request) || in_flight == 1) {
       // (other work on the reading threads — handed-over calls, their answers — is not counted:
       // it is short, and the rule only needs to see the Recalls that hold a thread)
