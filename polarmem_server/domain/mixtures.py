@@ -45,7 +45,15 @@ import numpy as np
 
 from polarmem_server.errors import InvalidArgument
 
-from polarmem_server.domain.partition import ANCHORS, ConceptState, ItemPartition, PartitionSettings, classify, register
+from polarmem_server.domain.partition import (
+    ANCHORS,
+    ConceptState,
+    ItemPartition,
+    PartitionSettings,
+    classify,
+    item_partition,
+    register,
+)
 
 SIGMA_FLOOR = 0.02
 EPS = 1e-4
@@ -323,22 +331,7 @@ def partition(
         if model.concept_priors and names:
             # has_above / not_has_below are for the shared π; a concept's own π moves them.
             parameters.update({"concept_prior_min": float(priors.min()), "concept_prior_max": float(priors.max())})
-    uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)
-    return ItemPartition(
-        states=tuple(states),
-        means=tuple(float(m) for m in means),
-        template_stds=tuple(float(s) for s in stds),
-        tau=float(tau),
-        delta=float(delta),
-        sigma_w=float(sigma_w),
-        kappa=settings.kappa,
-        degenerate=False,
-        uncertain_ratio=uncertain_ratio,
-        weak=uncertain_ratio > settings.weak_ratio,
-        method=method,
-        parameters={k: float(v) for k, v in parameters.items()},
-        note=note,
-    )
+    return item_partition(states, means, stds, tau, delta, sigma_w, settings, parameters=parameters, note=note)
 
 
 for _name in ("min_error", "mixture", "calibrated"):

@@ -205,6 +205,23 @@ def partition_otsu(
         ConceptState.UNCERTAIN if abstain else classify(mean, std, tau, delta, settings.template_std_max)
         for mean, std in zip(means, stds)
     ]
+    return item_partition(states, means, stds, tau, delta, sigma_w, settings, degenerate=degenerate)
+
+
+def item_partition(
+    states: list[ConceptState],
+    means: np.ndarray,
+    stds: np.ndarray,
+    tau: float,
+    delta: float,
+    sigma_w: float,
+    settings: PartitionSettings,
+    degenerate: bool = False,
+    parameters: dict | None = None,
+    note: str = "",
+) -> ItemPartition:
+    """A partitioner's result (non-empty `states`), its uncertain share and weak flag derived
+    here, the one place every method builds one."""
     uncertain_ratio = sum(s == ConceptState.UNCERTAIN for s in states) / len(states)
     return ItemPartition(
         states=tuple(states),
@@ -217,6 +234,9 @@ def partition_otsu(
         degenerate=degenerate,
         uncertain_ratio=uncertain_ratio,
         weak=uncertain_ratio > settings.weak_ratio,
+        method=settings.method,
+        parameters={k: float(v) for k, v in (parameters or {}).items()},
+        note=note,
     )
 
 
