@@ -144,13 +144,15 @@ test-python: install $(PYTHON_TEST_TOOLS)
 	$(PYTEST_MAIN)
 
 # The two pytest sessions run at once: the Milvus session mostly waits on Milvus's own timers
-# (alone: 12.8 minutes of wall time for 3.2 minutes of its CPU, round 35), so beside the main
+# (alone: 12.7 minutes of wall time for 3.2 minutes of its CPU, round 35), so beside the main
 # session it costs neither much (2 vCPUs: `make test` 12.0-13.4 minutes against 17.9-19.2 one
-# after the other). Its output goes to build/test-milvus.log and is printed after the main session's;
-# either session failing fails the target.
+# after the other). Its output goes to build/test-milvus.log and is printed after the main
+# session's; either session failing fails the target. The shell starts a background command with
+# SIGINT ignored: `env --default-signal=INT` gives it back, so Ctrl-C stops that session too,
+# through its teardown (which stops Milvus and frees the machine's Milvus lock).
 test: lint test-cpp install $(PYTHON_TEST_TOOLS)
 	@echo "the Milvus session runs beside the main one; its output follows the main session's"
-	@$(PYTEST_MILVUS) > build/test-milvus.log 2>&1 & milvus=$$!; \
+	@env --default-signal=INT $(PYTEST_MILVUS) > build/test-milvus.log 2>&1 & milvus=$$!; \
 		$(PYTEST_MAIN); main=$$?; \
 		wait $$milvus; status=$$?; cat build/test-milvus.log; \
 		[ $$main -eq 0 ] && [ $$status -eq 0 ]

@@ -102,7 +102,7 @@ class FastFront::Service final : public grpc::Service {
     }
     // A text Recall alone in the front waits for no other Recall's encoder pass and leaves the
     // other reading threads free: answered here, it saves the hand-over's wake-ups (5-8 % of its
-    // server CPU, docs/fast-front.md "Threads").
+    // server CPU, docs/fast-front.md "A text Recall alone").
     if (!may_wait(request) || in_flight == 1) {
       // (other work on the reading threads — handed-over calls, their answers — is not counted:
       // it is short, and the rule only needs to see the Recalls that hold a thread)
