@@ -145,7 +145,7 @@ test-python: install $(PYTHON_TEST_TOOLS)
 
 # The two pytest sessions run at once: the Milvus session mostly waits on Milvus's own timers
 # (alone: 12.7 minutes of wall time for 3.2 minutes of its CPU, round 35), so beside the main
-# session it costs neither much (2 vCPUs: `make test` 12.0-13.4 minutes against 17.9-19.2 one
+# session it costs neither much (2 vCPUs: `make test` 11.5-13.4 minutes against 17.9-19.2 one
 # after the other). Its output goes to build/test-milvus.log and is printed after the main
 # session's; either session failing fails the target. The shell starts a background command with
 # SIGINT ignored: `env --default-signal=INT` gives it back, so Ctrl-C stops that session too,
