@@ -49,7 +49,9 @@ def damaged_table_file(message: str) -> str | None:
 def open_error(path: Path, exc: BaseException) -> StoreError:
     """One actionable line for a failed open, by what RocksDB said."""
     message = rocksdb_message(exc)
-    if "lock" in message.lower():
+    # RocksDB names its LOCK file (another process: "While lock file: DIR/LOCK: ..."; this one:
+    # "lock hold by current process ... DIR/LOCK"); a corruption's "block" must not match.
+    if "LOCK" in message or "lock file" in message.lower():
         return StoreLocked(
             f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
             "process or choose another --data-dir"
