@@ -36,15 +36,23 @@ $(GRPC_STAMP): $(BIN)/python
 		|| echo "gRPC C++ packages unavailable: the compiled Recall front will not be built"
 	touch $@
 
+# The local store's RocksDB handle (cpp/src/kv_store.cpp) links Debian's RocksDB 7.8: required,
+# so its packages are installed when missing and a failure stops the build.
+STORE_DEBS := librocksdb-dev pkg-config
+STORE_STAMP := $(VENV)/.store-debs-stamp
+$(STORE_STAMP): $(BIN)/python
+	@dpkg -s $(STORE_DEBS) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(STORE_DEBS))
+	touch $@
+
 # -Werror on the project's own C++ here and in every build below (CMakeLists.txt, POLARMEM_WERROR);
 # a plain `pip install .` keeps warnings as warnings.
-install: $(DEPS_STAMP) $(GRPC_STAMP)
+install: $(DEPS_STAMP) $(STORE_STAMP) $(GRPC_STAMP)
 	$(BIN)/pip install -q --no-build-isolation -C cmake.define.POLARMEM_WERROR=ON .
 
 quickstart: install
 	cd /tmp && $(CURDIR)/$(BIN)/polarmem quickstart
 
-test-cpp: $(DEPS_STAMP)
+test-cpp: $(DEPS_STAMP) $(STORE_STAMP)
 	$(BIN)/cmake -S . -B $(BUILD_CPP) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
 		-DPOLARMEM_BUILD_PYTHON=OFF -DPOLARMEM_BUILD_TESTS=ON -DPOLARMEM_WERROR=ON >/dev/null
 	$(BIN)/cmake --build $(BUILD_CPP)

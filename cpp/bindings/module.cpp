@@ -178,6 +178,7 @@ namespace polarmem::bindings {
 void bind_text(py::module_& m);  // text_module.cpp
 void bind_wordpiece(py::module_& m);  // wordpiece_module.cpp
 void bind_checks(py::module_& m);     // checks_module.cpp
+void bind_kv(py::module_& m);         // kv_module.cpp
 }  // namespace polarmem::bindings
 
 PYBIND11_MODULE(_core, m) {
@@ -584,4 +585,5 @@ PYBIND11_MODULE(_core, m) {
   polarmem::bindings::bind_text(m);
   polarmem::bindings::bind_checks(m);
   polarmem::bindings::bind_wordpiece(m);
+  polarmem::bindings::bind_kv(m);
 }

@@ -7,6 +7,7 @@ import pytest
 
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
+from polarmem_server._core import KvBatch
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
@@ -105,23 +106,88 @@ def test_schema_1_directory_is_migrated_on_open(tmp_path):
     before = snapshot(memory)
     store = memory.backend.store
     # make it look like version 1: no index records, the old version stamp
-    for key in list(store._cf["index"].keys()):
-        del store._cf["index"][key]
-    store._cf["meta"][b"schema_version"] = b"1"
+    batch = KvBatch()
+    for key, _ in list(store._scan("index", b"")):
+        batch.delete("index", key)
+    batch.put("meta", b"schema_version", b"1")
+    store._write(batch, None)
     memory.close()
     reopened = Memory(tmp_path / "data")
     try:
-        assert int(reopened.backend.store._cf["meta"][b"schema_version"]) == SCHEMA_VERSION
+        assert int(reopened.backend.store.get("meta", b"schema_version")) == SCHEMA_VERSION
         assert snapshot(reopened) == before
     finally:
         reopened.close()
+
+
+def rewrite_at_format_6(path) -> None:
+    """What a release before round 36 left on disk: rocksdict (RocksDB 9.8) with its default table
+    format, 6, on every table (a forced compaction of each column family rewrites them all)."""
+    from rocksdict import BottommostLevelCompaction, CompactOptions, Options, Rdict
+
+    from polarmem_server.storage.local.store import COLUMN_FAMILIES
+
+    db = Rdict(
+        str(path), Options(raw_mode=True), column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES}
+    )
+    compact = CompactOptions()
+    compact.set_bottommost_level_compaction(BottommostLevelCompaction.force())
+    for cf in COLUMN_FAMILIES:
+        db.get_column_family(cf).compact_range(None, None, compact)
+    db.close()
+    del db
+
+
+def test_a_store_with_format_6_tables_is_moved_to_format_5_on_open(tmp_path):
+    from polarmem_server._core import KvError, KvStore
+    from polarmem_server.storage.local.store import COLUMN_FAMILIES
+
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    before = snapshot(memory)
+    memory.close()
+    rewrite_at_format_6(tmp_path / "data")
+    with pytest.raises(KvError, match="unsupported format_version: 6"):  # the core's RocksDB alone cannot
+        KvStore(str(tmp_path / "data"), list(COLUMN_FAMILIES), access="read_only")
+    reopened = Memory(tmp_path / "data")
+    try:
+        assert snapshot(reopened) == before
+        reopened.remember("r", ItemInput(id="after", vectors={"vis": vec(3)}, states={"dog": "has"}))
+    finally:
+        reopened.close()
+    options = max((tmp_path / "data").glob("OPTIONS-*")).read_text()
+    assert "format_version=5" in options and "format_version=6" not in options
+    again = Memory(tmp_path / "data")
+    try:
+        assert sorted(again.backend.index_of("r").slot_map()) == sorted([*before["live"], "after"])
+    finally:
+        again.close()
+
+
+def test_a_damaged_store_with_format_6_tables_is_refused_unchanged(tmp_path):
+    from polarmem_server.storage.local.store import StoreDamaged
+
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    memory.close()
+    rewrite_at_format_6(tmp_path / "data")
+    table = max((tmp_path / "data").glob("*.sst"))
+    orphan = tmp_path / "data" / "999999.sst"  # a complete table the MANIFEST does not name
+    orphan.write_bytes(table.read_bytes())
+    files = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
+    with pytest.raises(StoreDamaged, match="999999.sst"):
+        Memory(tmp_path / "data")
+    after = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
+    assert after == files  # nothing rewritten, nothing deleted
 
 
 def test_an_unknown_schema_is_refused(tmp_path):
     from polarmem_server.storage.local.store import Store, StoreError
 
     store = Store(tmp_path / "data")
-    store._cf["meta"][b"schema_version"] = b"99"
+    batch = KvBatch()
+    batch.put("meta", b"schema_version", b"99")
+    store._write(batch, None)
     store.close()
     with pytest.raises(StoreError, match="schema version 99"):
         Store(tmp_path / "data")

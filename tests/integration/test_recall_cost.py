@@ -21,21 +21,32 @@ MODES = {
 }
 
 
-class CountingColumnFamily:
-    """Forwards to a RocksDB column family and counts the keys read through it."""
+class CountingReads:
+    """Wraps a Store's point reads (get, multi_get) and counts the calls and keys that read one
+    column family."""
 
-    def __init__(self, inner) -> None:
-        self.inner = inner
+    def __init__(self, store, family: str) -> None:
+        self.store, self.family = store, family
+        self.get, self.multi_get = store.get, store.multi_get
         self.keys_read = 0
         self.calls = 0
+        store.get = self._get
+        store.multi_get = self._multi_get
 
-    def get(self, key, *args, **kwargs):
-        self.calls += 1
-        self.keys_read += len(key) if isinstance(key, list) else 1
-        return self.inner.get(key, *args, **kwargs)
+    def _get(self, cf, key):
+        if cf == self.family:
+            self.calls += 1
+            self.keys_read += 1
+        return self.get(cf, key)
 
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
+    def _multi_get(self, cf, keys):
+        if cf == self.family:
+            self.calls += 1
+            self.keys_read += len(keys)
+        return self.multi_get(cf, keys)
+
+    def restore(self) -> None:
+        self.store.get, self.store.multi_get = self.get, self.multi_get
 
 
 @pytest.fixture
@@ -59,12 +70,10 @@ def _stocked(server, client):
         )
     response = client.remember_stream("t", items)
     assert response.failed == 0 and response.stored == len(items)
-    store = server.memory.backend.store
-    counter = CountingColumnFamily(store._cf["items"])
-    store._cf["items"] = counter
+    counter = CountingReads(server.memory.backend.store, "items")
     recall(client, True)  # the view made, the stored records read back into the core
     yield client, counter
-    store._cf["items"] = counter.inner
+    counter.restore()
 
 
 def recall(client, explain, mode="hard", **fields):

@@ -306,7 +306,8 @@ def _stub_members(node):
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(item.name)
-            params.setdefault(item.name, []).append([a.arg for a in item.args.args if a.arg != "self"])
+            arguments = item.args.args + item.args.kwonlyargs
+            params.setdefault(item.name, []).append([a.arg for a in arguments if a.arg != "self"])
         elif isinstance(item, ast.ClassDef):
             names.add(item.name)
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):

@@ -1,11 +1,11 @@
 """Online snapshots of a local data directory, their verification, and restore.
 
-A snapshot is a RocksDB checkpoint (``rocksdict.Checkpoint``): RocksDB stops deleting files,
-flushes its memtables, hard-links every live SST file (a copy when the destination is on another
-file system) and copies MANIFEST, CURRENT, OPTIONS and the write-ahead log. The result is one
-point in time across all column families: every WriteBatch is in it whole or not at all, and
-every write acknowledged before the checkpoint began is in it. Writers are not blocked beyond the
-memtable flush.
+A snapshot is a RocksDB checkpoint (``KvStore.checkpoint``, cpp/src/kv_store.cpp): RocksDB stops
+deleting files, flushes its memtables, hard-links every live SST file (a copy when the destination
+is on another file system) and copies MANIFEST, CURRENT, OPTIONS and the write-ahead log. The
+result is one point in time across all column families: every WriteBatch is in it whole or not
+at all, and every write acknowledged before the checkpoint began is in it. Writers are not blocked
+beyond the memtable flush.
 
 Layout of a snapshot directory ``DEST``::
 
@@ -32,10 +32,9 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from rocksdict import AccessType, Checkpoint, Options, Rdict
-
+from polarmem_server._core import KvError, KvStore
 from polarmem_server.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -44,6 +43,7 @@ from polarmem_server.errors import (
     Unavailable,
     quoted,
 )
+from polarmem_server.storage.local import table_format
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "MANIFEST.polarmem.json"
@@ -103,15 +103,15 @@ class Manifest:
                 )
 
 
-def _db_of(store_or_db: Any) -> Rdict:
-    """The Rdict behind a Store (``_db``), a LocalBackend (``store._db``) or an Rdict itself."""
+def _db_of(store_or_db: Any) -> KvStore:
+    """The KvStore behind a Store (``_db``), a LocalBackend (``store._db``) or a KvStore itself."""
     for candidate in (store_or_db, getattr(store_or_db, "store", None)):
-        if isinstance(candidate, Rdict):
+        if isinstance(candidate, KvStore):
             return candidate
         db = getattr(candidate, "_db", None)
-        if isinstance(db, Rdict):
+        if isinstance(db, KvStore):
             return db
-    raise TypeError(f"snapshot needs a Store, a LocalBackend or an Rdict, got {type(store_or_db).__name__}")
+    raise TypeError(f"snapshot needs a Store, a LocalBackend or a KvStore, got {type(store_or_db).__name__}")
 
 
 @contextlib.contextmanager
@@ -188,27 +188,37 @@ def _read_counts(data_dir: Path) -> tuple[int, dict[str, int]]:
     """(schema version, items per namespace) read from a checkpoint, opened read-only."""
     from polarmem_server.storage.local.store import COLUMN_FAMILIES  # avoid a cycle at import
 
-    options = Options(raw_mode=True)
-    db = Rdict(
-        str(data_dir),
-        options,
-        column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
-        access_type=AccessType.read_only(),
-    )
+    db = KvStore(str(data_dir), list(COLUMN_FAMILIES), access="read_only")
     try:
-        stored = db.get_column_family("meta").get(b"schema_version")
-        # raw mode: keys are bytes (rocksdict types a key as any of the types it can store)
-        counts = {cast(bytes, name).decode(): 0 for name in db.get_column_family("namespaces").keys()}
-        it = db.get_column_family("index").iter()
-        it.seek_to_first()
-        while it.valid():
-            ns = it.key().split(b"\x00", 1)[0].decode()
+        stored = db.get("meta", b"schema_version")
+        counts = {name.decode(): 0 for name in _keys(db, "namespaces")}
+        for key in _keys(db, "index"):
+            ns = key.split(b"\x00", 1)[0].decode()
             counts[ns] = counts.get(ns, 0) + 1
-            it.next()
-        del it
     finally:
         db.close()
     return (int(stored) if stored is not None else 0), counts
+
+
+def _read_counts_of_restored(data_dir: Path) -> tuple[int, dict[str, int]]:
+    """_read_counts of a restored copy, whose tables are first moved to format 5 where a snapshot
+    taken before round 36 left them at 6 (table_format.py)."""
+    from polarmem_server.storage.local.store import COLUMN_FAMILIES, SCHEMA_VERSION  # avoid a cycle at import
+
+    try:
+        return _read_counts(data_dir)
+    except KvError as exc:
+        if not table_format.is_newer_format_refusal(exc):
+            raise
+    table_format.move_to_format_5(data_dir, COLUMN_FAMILIES, SCHEMA_VERSION)
+    return _read_counts(data_dir)
+
+
+def _keys(db: KvStore, family: str) -> Iterator[bytes]:
+    it = db.scan(family)
+    it.seek_to_first()
+    while entries := it.take(b"", 1024):
+        yield from (key for key, _ in entries)
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -231,11 +241,11 @@ def snapshot(store_or_db: Any, dest_dir: str | os.PathLike) -> Manifest:
         try:
             checkpoint_started = time.perf_counter()
             with _write_lock(store_or_db):
-                Checkpoint(db).create_checkpoint(str(dest / DATA_SUBDIR))
+                db.checkpoint(str(dest / DATA_SUBDIR))
             checkpoint_seconds = round(time.perf_counter() - checkpoint_started, 3)
         except PolarMemError:
             raise
-        except Exception as exc:  # rocksdict raises plain Exception with RocksDB's status text
+        except KvError as exc:  # RocksDB's status text
             if "No space" in str(exc) or "ENOSPC" in str(exc):
                 raise ResourceExhausted(f"snapshot to {str(dest)!r}: no space left on the device ({exc})") from exc
             raise Unavailable(f"snapshot to {str(dest)!r} failed: {exc}") from exc
@@ -322,8 +332,8 @@ def restore(snapshot_dir: str | os.PathLike, data_dir: str | os.PathLike) -> Man
         # The checksums only say the files are the ones listed; the restored store must also hold
         # what the manifest says it holds (a manifest rewritten to match other files would not).
         try:
-            _, counts = _read_counts(target)
-        except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception with RocksDB's text
+            _, counts = _read_counts_of_restored(target)
+        except Exception as exc:  # noqa: BLE001 - RocksDB's text, or a record that does not decode
             raise FailedPrecondition(
                 f"restore into {str(target)!r}: the restored files do not open as a store "
                 f"({' '.join(str(exc).split())[:200]}); use another snapshot"

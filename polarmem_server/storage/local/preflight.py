@@ -31,8 +31,9 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
+from typing import Protocol
 
-from rocksdict import AccessType, DBRecoveryMode, Options, Rdict
+from polarmem_server._core import KvStore
 
 from polarmem_server.storage.local.store_errors import StoreDamaged, StoreError, open_error, rocksdb_message
 
@@ -97,17 +98,6 @@ def _damaged(path: Path, what: str) -> StoreDamaged:
     )
 
 
-def _read_only_options(log_dir: str, point_in_time: bool) -> Options:
-    options = Options(raw_mode=True)
-    options.create_if_missing(False)
-    options.set_paranoid_checks(True)
-    options.set_wal_recovery_mode(
-        DBRecoveryMode.point_in_time() if point_in_time else DBRecoveryMode.absolute_consistency()
-    )
-    options.set_db_log_dir(log_dir)  # RocksDB's info LOG: not in the directory being checked
-    return options
-
-
 def _complete_table(file: Path) -> bool:
     try:
         with open(file, "rb") as handle:
@@ -135,19 +125,32 @@ def check(path: str | Path, families: tuple[str, ...], schema_version: int, poin
             "files), but store files are there; opening it would start an empty store and delete them",
         )
     with tempfile.TemporaryDirectory(prefix="polarmem-check-") as log_dir:
-        options = _read_only_options(log_dir, point_in_time)
         try:
-            present = set(Rdict.list_cf(str(path), options))
-            opened = {cf: Options(raw_mode=True) for cf in families if cf in present}
-            db = Rdict(str(path), options, column_families=opened, access_type=AccessType.read_only())
+            present = set(KvStore.list_families(str(path)))
+            db = KvStore(
+                str(path),
+                [cf for cf in families if cf in present],
+                access="read_only",
+                info_log_dir=log_dir,  # RocksDB's info LOG: not in the directory being checked
+                point_in_time=point_in_time,
+            )
         except Exception as exc:
             raise _open_refusal(path, exc) from exc
         try:
-            _check_contents(path, db, present, families, schema_version)
+            check_contents(path, db, present, families, schema_version)
         finally:
             db.close()
             del db
     return False
+
+
+class StoreView(Protocol):
+    """What the content checks read of an open store: the core's KvStore, or rocksdict's
+    read-only view of a store still at table format 6 (table_format.py)."""
+
+    def get(self, family: str, key: bytes) -> bytes | None: ...
+
+    def live_table_files(self) -> list[str]: ...
 
 
 def _open_refusal(path: Path, exc: BaseException) -> StoreError:
@@ -160,8 +163,10 @@ def _open_refusal(path: Path, exc: BaseException) -> StoreError:
     return error
 
 
-def _check_contents(path: Path, db: Rdict, present: set[str], families: tuple[str, ...], schema_version: int) -> None:
-    schema = db.get_column_family("meta").get(b"schema_version") if "meta" in present else None
+def check_contents(
+    path: Path, db: StoreView, present: set[str], families: tuple[str, ...], schema_version: int
+) -> None:
+    schema = db.get("meta", b"schema_version") if "meta" in present else None
     missing = set(families) - present - _OPTIONAL_BY_SCHEMA.get(schema or b"", set())
     if missing:
         raise _damaged(
@@ -173,7 +178,7 @@ def _check_contents(path: Path, db: Rdict, present: set[str], families: tuple[st
         raise StoreError(
             f"{path} holds schema version {schema.decode(errors='replace')}; this server reads version {schema_version}"
         )
-    live = {Path(f["name"]).name for f in db.live_files()}
+    live = set(db.live_table_files())
     orphans = sorted(p.name for p in path.glob("*.sst") if p.name not in live and _complete_table(p))
     if orphans:
         raise _damaged(

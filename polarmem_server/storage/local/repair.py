@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import Options, Rdict
+from polarmem_server._core import KvStore
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.storage.local import preflight
@@ -306,11 +306,7 @@ def _copy_store(path: Path, target: Path) -> None:
 
 def _add_missing_families(target: Path) -> None:
     """RepairDB recreates only the column families it found table files of; the store needs all."""
-    options = Options(raw_mode=True)
-    options.create_missing_column_families(True)
-    db = Rdict(str(target), options, column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES})
-    db.close()
-    del db
+    KvStore(str(target), list(COLUMN_FAMILIES), create_missing_column_families=True).close()
 
 
 def repair(path: str | Path, salvage: bool = False, output: str | Path | None = None) -> RepairReport:
@@ -345,7 +341,7 @@ def repair(path: str | Path, salvage: bool = False, output: str | Path | None = 
                     f"files are damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB on a "
                     "copy (keeps what it can read), or restore a backup. Nothing was changed"
                 ) from None
-            Rdict.repair(str(target), Options(raw_mode=True))
+            KvStore.repair(str(target))
             _add_missing_families(target)
             report.salvaged = True
             store = Store(target, recovery="point-in-time")

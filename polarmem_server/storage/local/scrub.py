@@ -16,8 +16,7 @@ import logging
 import threading
 import time
 
-from rocksdict import ReadOptions
-
+from polarmem_server._core import KvError, KvStore
 from polarmem_server.storage.errors import corruption_text
 from polarmem_server.storage.local.store import COLUMN_FAMILIES
 
@@ -26,15 +25,12 @@ KEYS_PER_PAUSE = 10_000
 PAUSE_S = 0.005
 
 
-def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[str]]:
-    """(keys read, RocksDB's corruption messages) over every column family of an open Rdict."""
+def scrub_once(db: KvStore, stopped: threading.Event | None = None) -> tuple[int, list[str]]:
+    """(keys read, RocksDB's corruption messages) over every column family of an open store."""
     keys = 0
     found: list[str] = []
     for name in COLUMN_FAMILIES:
-        options = ReadOptions()
-        # rocksdict's stub leaves out the argument its binding takes (fill_cache($self, v))
-        options.fill_cache(False)  # type: ignore[call-arg]
-        iterator = db.get_column_family(name).iter(options)
+        iterator = db.scan(name, fill_cache=False)
         try:
             iterator.seek_to_first()
             while iterator.valid():
@@ -44,8 +40,8 @@ def scrub_once(db, stopped: threading.Event | None = None) -> tuple[int, list[st
                         return keys, found
                     time.sleep(PAUSE_S)
                 iterator.next()
-            iterator.status()  # an error that ended the iteration raises here
-        except Exception as exc:  # noqa: BLE001 - rocksdict raises plain Exception with RocksDB's text
+            iterator.check_status()  # an error that ended the iteration raises here
+        except KvError as exc:  # RocksDB's text
             text = corruption_text(exc)
             if text is None:
                 raise

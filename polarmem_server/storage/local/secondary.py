@@ -2,8 +2,8 @@
 (`polarmem serve --processes N`, api/processes.py).
 
 One process (the primary) owns the RocksDB data directory and every write. The others open it
-as RocksDB *secondary* instances (``AccessType.secondary``: they read the primary's files and WAL,
-never write, and see new writes only after ``try_catch_up_with_primary``), and keep their own
+as RocksDB *secondary* instances (``access="secondary"``: they read the primary's files and WAL,
+never write, and see new writes only after ``catch_up_with_primary``), and keep their own
 in-memory index.
 
 What tells a replica what changed is a :class:`ChangeBoard` in a directory both sides know: per
@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from rocksdict import AccessType, Options, Rdict
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem_server._core import KvStore
 from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import FailedPrecondition
@@ -323,26 +323,21 @@ class SecondaryStore(Store):
         """The primary holds the LOCK and writes as this opens; it checked the directory itself."""
         return False
 
-    def _options(self) -> Options:
-        options = Options(raw_mode=True)
-        options.set_max_open_files(-1)  # RocksDB requires it of secondary instances
-        return options
-
     def _open(self) -> None:
         try:
-            self._db = Rdict(
+            self._db = KvStore(
                 str(self.path),
-                self._options(),
-                column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES},
-                access_type=AccessType.secondary(str(self.secondary_dir)),
+                list(COLUMN_FAMILIES),
+                access="secondary",
+                secondary_path=str(self.secondary_dir),
+                # The primary appends to the log this one reads: its last record may be half there.
+                point_in_time=True,
             )
         except Exception as exc:
             raise open_error(self.path, exc) from exc
-        self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
-        self._handles = {cf: self._db.get_column_family_handle(cf) for cf in COLUMN_FAMILIES}
 
     def _check_schema(self) -> None:
-        stored = self._family("meta").get(b"schema_version")
+        stored = self.get("meta", b"schema_version")
         if stored is None or int(stored) != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} holds schema version {stored!r}; a replica reads version {SCHEMA_VERSION} "
@@ -355,13 +350,13 @@ class SecondaryStore(Store):
     def catch_up(self) -> None:
         """Makes every write the primary has made so far visible to this instance."""
         with self._lock:
-            self._live_db().try_catch_up_with_primary()
+            self._live_db().catch_up_with_primary()
 
     def flush(self) -> None:  # nothing of its own to flush
         return None
 
     def namespace_record(self, name: str) -> NamespaceRecord | None:
-        data = self._family("namespaces").get(name.encode())
+        data = self.get("namespaces", name.encode())
         return None if data is None else NamespaceRecord.FromString(data)
 
     def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:

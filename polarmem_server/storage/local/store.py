@@ -1,7 +1,7 @@
 """RocksDB-persisted graph: the only durable state of the server.
 
-Layout (rocksdict, raw bytes, one column family per record kind; ``ns`` is the namespace name
-and ``\\0`` separates key parts):
+Layout (RocksDB through the core's handle, cpp/src/kv_store.cpp; raw bytes, one column family
+per record kind; ``ns`` is the namespace name and ``\\0`` separates key parts):
 
 =============  ==========================================  ===================================
 column family  key                                         value
@@ -38,8 +38,10 @@ corrupt makes the open fail with
 every later write on that log, so the store reopens itself (at most once per
 ``REOPEN_INTERVAL_S``) and writes resume once the cause is gone, without a restart.
 
-rocksdict was chosen over rocksdb-py: it has column families, atomic WriteBatch across them,
-per-write sync and snapshots, and does not abort when closed with an iterator alive.
+The handle is the core's (``_core.KvStore``, Debian's RocksDB 7.8, tables at format 5) rather than
+a Python binding's, so compiled code can write through the same open database; a store that
+rocksdict wrote before (tables at format 6, which 7.8 cannot read) is moved once at open
+(:mod:`table_format`).
 """
 
 from __future__ import annotations
@@ -50,14 +52,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import cast
 
 import numpy as np
-from rocksdict import DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server import errors
-from polarmem_server.storage.local import preflight
+from polarmem_server._core import KvBatch, KvStore
+from polarmem_server.storage.local import preflight, table_format
 from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
 from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
     DiskFull,
@@ -86,6 +87,9 @@ REOPEN_INTERVAL_S = 1.0  # after a failed write: how often a write (or the watch
 # looked like a leak (issue 13's soak). One shared budget bounds it; small writes flush often
 # enough at this size without stalling.
 MEMTABLE_BUDGET_BYTES = 16 * 1024 * 1024
+# A prefix scan reads this many entries per call into the core (KvIterator.take): few crossings
+# per key, and little read past what a caller that stops early (a page of ids) wanted.
+SCAN_BATCH = 256
 
 
 _WRITES = b"writes\x00"  # meta key prefix of the per-namespace write counts
@@ -135,8 +139,7 @@ class Store:
         # read-only, leaving the directory as it was (preflight.py).
         self._create = self._check_directory()
         self.path.mkdir(parents=True, exist_ok=True)
-        self._write_options = WriteOptions()
-        self._write_options.sync = durability == "sync"
+        self._sync = durability == "sync"
         self._closed = False
         self._lock = threading.Lock()
         # Write-failure state: the error every write answers until a reopen succeeds.
@@ -144,7 +147,7 @@ class Store:
         self._next_reopen = 0.0
         self.on_write_error: Callable[[str], None] | None = None  # called with "disk_full" / "io_error"
         self.on_resumed: Callable[[], None] | None = None
-        self._db: Rdict | None = None  # None while closed or between a failed write's close and reopen
+        self._db: KvStore | None = None  # None while closed or between a failed write's close and reopen
         self._open()
         self._create = False  # a reopen after a failed write must find the store, never start one
         preflight.opened_here(self.path, self)
@@ -164,40 +167,35 @@ class Store:
                 f"data_dir {self.path} is in use by another process (pid {holder} holds its LOCK); stop "
                 "that process or choose another --data-dir"
             )
-        return preflight.check(
-            self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=self.recovery == "point-in-time"
-        )
-
-    def _options(self) -> Options:
-        options = Options(raw_mode=True)
-        options.create_if_missing(self._create)
-        # Safe only because preflight found every family there (a schema-1 store lacks `index`,
-        # which the migration adds): none is recreated over one a damaged MANIFEST lost.
-        options.create_missing_column_families(True)
-        options.set_paranoid_checks(True)
-        options.set_db_write_buffer_size(MEMTABLE_BUDGET_BYTES)
-        # Strict: a cut or corrupt WAL fails the open (StoreDamaged) instead of dropping
-        # acknowledged writes after the damage, which point-in-time recovery does silently.
-        options.set_wal_recovery_mode(
-            DBRecoveryMode.absolute_consistency() if self.recovery == "strict" else DBRecoveryMode.point_in_time()
-        )
-        return options
+        point_in_time = self.recovery == "point-in-time"
+        try:
+            return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=point_in_time)
+        except StoreDamaged as exc:
+            if not table_format.is_newer_format_refusal(exc):
+                raise
+        table_format.move_to_format_5(self.path, COLUMN_FAMILIES, SCHEMA_VERSION)
+        return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=point_in_time)
 
     def _open(self) -> None:
         try:
-            self._db = Rdict(
-                str(self.path), self._options(), column_families={cf: Options(raw_mode=True) for cf in COLUMN_FAMILIES}
+            self._db = KvStore(
+                str(self.path),
+                list(COLUMN_FAMILIES),
+                create_if_missing=self._create,
+                # Safe only because preflight found every family there (a schema-1 store lacks
+                # `index`, which the migration adds): none is recreated over one a damaged MANIFEST lost.
+                create_missing_column_families=True,
+                db_write_buffer_size=MEMTABLE_BUDGET_BYTES,
+                # Strict: a cut or corrupt WAL fails the open (StoreDamaged) instead of dropping
+                # acknowledged writes after the damage, which point-in-time recovery does silently.
+                point_in_time=self.recovery != "strict",
             )
         except Exception as exc:
             raise open_error(self.path, exc) from exc
-        self._cf = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
-        self._handles = {cf: self._db.get_column_family_handle(cf) for cf in COLUMN_FAMILIES}
 
     def _release(self) -> None:
-        """Closes RocksDB whatever state it is in: column-family objects share the database, so
-        they are dropped first (otherwise the LOCK outlives close). Close errors (a log writer
-        that failed keeps failing) are logged, not raised: the files are closed either way."""
-        self._cf, self._handles = {}, {}
+        """Closes RocksDB whatever state it is in. Close errors (a log writer that failed keeps
+        failing) are logged, not raised: the files are closed either way."""
         db, self._db = self._db, None
         if db is None:
             return
@@ -208,11 +206,10 @@ class Store:
         del db
 
     def _check_schema(self) -> None:
-        meta = self._family("meta")
-        stored = meta.get(b"schema_version")
+        stored = self._live_db().get("meta", b"schema_version")
         if stored is None:
-            batch = WriteBatch(raw_mode=True)
-            batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
+            batch = KvBatch()
+            batch.put("meta", b"schema_version", str(SCHEMA_VERSION).encode())
             self._write(batch, None)
         elif int(stored) == 1:
             self._migrate_from_1()
@@ -224,21 +221,21 @@ class Store:
     def _migrate_from_1(self) -> None:
         """Writes the compact index record of every stored item, then the new version, so an
         interrupted migration simply runs again on the next open."""
-        batch, pending = WriteBatch(raw_mode=True), 0
+        batch, pending = KvBatch(), 0
         for key, value in self._scan("items", b""):
-            batch.put(key, encode_index_record(records_pb2.ItemRecord.FromString(value)), self._handles["index"])
+            batch.put("index", key, encode_index_record(records_pb2.ItemRecord.FromString(value)))
             pending += 1
             if pending >= 10_000:
-                self._live_db().write(batch, self._write_options)
-                batch, pending = WriteBatch(raw_mode=True), 0
-        batch.put(b"schema_version", str(SCHEMA_VERSION).encode(), self._handles["meta"])
-        self._live_db().write(batch, self._write_options)
+                self._live_db().write(batch, self._sync)
+                batch, pending = KvBatch(), 0
+        batch.put("meta", b"schema_version", str(SCHEMA_VERSION).encode())
+        self._live_db().write(batch, self._sync)
 
     # ---- namespaces ------------------------------------------------------------------------
 
     def put_namespace(self, record: records_pb2.NamespaceRecord) -> None:
-        batch = WriteBatch(raw_mode=True)
-        batch.put(record.name.encode(), record.SerializeToString(), self._handles["namespaces"])
+        batch = KvBatch()
+        batch.put("namespaces", record.name.encode(), record.SerializeToString())
         self._write(batch, record.name)
 
     def namespace_writes(self, ns: str) -> int:
@@ -247,7 +244,7 @@ class Store:
         graphs record it (ann_files.py): a write to another namespace leaves them valid. It keeps
         counting across a deletion, so a namespace made again under the same name never repeats
         a count."""
-        value = self._family("meta").get(_WRITES + ns.encode())
+        value = self.get("meta", _WRITES + ns.encode())
         return int(value) if value is not None else 0
 
     def namespaces(self) -> list[records_pb2.NamespaceRecord]:
@@ -255,12 +252,12 @@ class Store:
 
     def delete_namespace(self, name: str) -> None:
         """Removes the namespace and everything in it, in one batch."""
-        batch = WriteBatch(raw_mode=True)
-        batch.delete(name.encode(), self._handles["namespaces"])
+        batch = KvBatch()
+        batch.delete("namespaces", name.encode())
         prefix = _ns(name)
         end = name.encode() + b"\x01"
         for cf in ("concepts", "items", "vectors", "edges", "index"):
-            batch.delete_range(prefix, end, self._handles[cf])
+            batch.delete_range(cf, prefix, end)
         self._write(batch, name)
 
     # ---- concepts --------------------------------------------------------------------------
@@ -276,7 +273,7 @@ class Store:
         its edges removed in the same batch), in one WriteBatch and one WAL sync: a group commit.
         Each item is still all or nothing (the group is). Returns the items' compact index
         records, which the caller's in-memory index is updated from."""
-        batch = WriteBatch(raw_mode=True)
+        batch = KvBatch()
         index_records = [
             self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
             for record, vectors, previous, previous_spaces, new_concepts in entries
@@ -284,51 +281,50 @@ class Store:
         self._write(batch, ns)
         return index_records
 
-    def _add_item(self, batch: WriteBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
+    def _add_item(self, batch: KvBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
         for concept_id, name in new_concepts:
             batch.put(
+                "concepts",
                 _ns(ns) + _CONCEPT.pack(concept_id),
                 records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(),
-                self._handles["concepts"],
             )
         item_key = _ns(ns) + record.id.encode()
         if previous is not None:
             for polarity, concept_id in edges_of(previous):
-                batch.delete(_edge_key(ns, polarity, concept_id, previous.id), self._handles["edges"])
+                batch.delete("edges", _edge_key(ns, polarity, concept_id, previous.id))
         for space in previous_spaces:
             if space not in vectors:
-                batch.delete(item_key + b"\x00" + space.encode(), self._handles["vectors"])
+                batch.delete("vectors", item_key + b"\x00" + space.encode())
         lists = concept_lists(record)
         index_record = encode_index_record(record, lists)
-        batch.put(item_key, record.SerializeToString(), self._handles["items"])
-        batch.put(item_key, index_record, self._handles["index"])
+        batch.put("items", item_key, record.SerializeToString())
+        batch.put("index", item_key, index_record)
         for space, rows in vectors.items():
-            batch.put(item_key + b"\x00" + space.encode(), encode_vector(rows), self._handles["vectors"])
-        edges = self._handles["edges"]
+            batch.put("vectors", item_key + b"\x00" + space.encode(), encode_vector(rows))
         prefix, suffix = _ns(ns), record.id.encode()
         for polarity, concept_id in edges_of(record, lists):
-            batch.put(prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"", edges)
+            batch.put("edges", prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"")
         return index_record
 
     def delete_item(self, ns: str, record: records_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
-        batch = WriteBatch(raw_mode=True)
+        batch = KvBatch()
         item_key = _ns(ns) + record.id.encode()
-        batch.delete(item_key, self._handles["items"])
-        batch.delete(item_key, self._handles["index"])
+        batch.delete("items", item_key)
+        batch.delete("index", item_key)
         for space in spaces:
-            batch.delete(item_key + b"\x00" + space.encode(), self._handles["vectors"])
+            batch.delete("vectors", item_key + b"\x00" + space.encode())
         for polarity, concept_id in edges_of(record):
-            batch.delete(_edge_key(ns, polarity, concept_id, record.id), self._handles["edges"])
+            batch.delete("edges", _edge_key(ns, polarity, concept_id, record.id))
         self._write(batch, ns)
 
     def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord | None:
-        data = self._family("items").get(_ns(ns) + item_id.encode())
+        data = self.get("items", _ns(ns) + item_id.encode())
         return None if data is None else records_pb2.ItemRecord.FromString(data)
 
     def get_vectors(self, ns: str, item_id: str, dims: dict[str, int]) -> dict[str, np.ndarray]:
         out = {}
         for space, dim in dims.items():
-            data = self._family("vectors").get(_ns(ns) + item_id.encode() + b"\x00" + space.encode())
+            data = self.get("vectors", _ns(ns) + item_id.encode() + b"\x00" + space.encode())
             if data is not None:
                 out[space] = decode_vector(data, dim)
         return out
@@ -372,7 +368,7 @@ class Store:
 
     # ---- plumbing --------------------------------------------------------------------------
 
-    def _write(self, batch: WriteBatch, ns: str | None) -> None:
+    def _write(self, batch: KvBatch, ns: str | None) -> None:
         """One atomic, (with sync durability) synced write to namespace `ns`, which also counts it
         (namespace_writes; None: a store-wide write, counted nowhere). A failure is classified (disk full or I/O error), remembered, and
         answered to every write until a reopen succeeds."""
@@ -383,9 +379,9 @@ class Store:
                 raise self.write_error
             # Read and bumped under the lock: every write of the namespace adds exactly one.
             if ns is not None:
-                batch.put(_WRITES + ns.encode(), str(self.namespace_writes(ns) + 1).encode(), self._handles["meta"])
+                batch.put("meta", _WRITES + ns.encode(), str(self.namespace_writes(ns) + 1).encode())
             try:
-                self._live_db().write(batch, self._write_options)
+                self._live_db().write(batch, self._sync)
             except Exception as exc:
                 raise self._write_failed(exc) from exc
 
@@ -424,7 +420,7 @@ class Store:
         self._release()
         try:
             self._open()
-            self._live_db().write(WriteBatch(raw_mode=True), self._write_options)  # proves the new log takes writes
+            self._live_db().write(KvBatch(), self._sync)  # proves the new log takes writes
         except Exception as exc:  # noqa: BLE001 - still failing: stay in the error state
             log.info("reopening %s after a failed write: still failing (%s)", self.path, rocksdb_message(exc))
             if self._db is not None:
@@ -436,35 +432,26 @@ class Store:
             self.on_resumed()
         return True
 
-    def _live_db(self) -> Rdict:
-        if self._db is None:
+    def _live_db(self) -> KvStore:
+        db = self._db
+        if db is None:
             raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
-        return self._db
+        return db
 
-    def _family(self, cf: str) -> Rdict:
-        family = self._cf.get(cf)
-        if family is None:
-            raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
-        return family
+    def get(self, cf: str, key: bytes) -> bytes | None:
+        """The value of `key` in column family `cf`, None where it is absent."""
+        return self._live_db().get(cf, key)
 
     def multi_get(self, cf: str, keys: Sequence[bytes]) -> list[bytes | None]:
         """The values of `keys` in column family `cf` in one RocksDB multi-get, None where a key
         is absent."""
-        # rocksdict types every get as Any | None; given a list of keys it returns a list
-        return cast("list[bytes | None]", self._family(cf).get([*keys]))
+        return self._live_db().multi_get(cf, list(keys))
 
     def _scan(self, cf: str, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
-        it = self._family(cf).iter()
-        try:
-            it.seek(start if start is not None else prefix)
-            while it.valid():
-                key = it.key()
-                if not key.startswith(prefix):
-                    break
-                yield key, it.value()
-                it.next()
-        finally:
-            del it  # iterators are released before any close
+        it = self._live_db().scan(cf)
+        it.seek(start if start is not None else prefix)
+        while entries := it.take(prefix, SCAN_BATCH):
+            yield from entries
 
     def flush(self) -> None:
         """Syncs the WAL. A store whose writes fail has nothing unsynced to lose (a failed write
