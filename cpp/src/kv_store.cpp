@@ -95,7 +95,7 @@ class InfoLog final : public rocksdb::Logger {
   using rocksdb::Logger::Logv;
   void Logv(const char* format, va_list ap) override {
     if (file_ == nullptr) return;
-    char line[1024];
+    char line[16384];  // RocksDB's event lines (JSON) run to a few KiB
     const auto now = std::chrono::system_clock::now();
     const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
     std::tm parts{};
@@ -261,6 +261,7 @@ std::vector<std::string> KvStore::list_families(const std::string& path) {
 
 void KvStore::repair(const std::string& path) {
   rocksdb::Options options(rocksdb::DBOptions(), family_options());
+  options.info_log = std::make_shared<InfoLog>(path);
   check(rocksdb::RepairDB(path, options));
 }
 

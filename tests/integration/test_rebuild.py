@@ -181,6 +181,39 @@ def test_a_damaged_store_with_format_6_tables_is_refused_unchanged(tmp_path):
     assert after == files  # nothing rewritten, nothing deleted
 
 
+def test_repair_finds_an_intact_format_6_store_undamaged_and_writes_nothing(tmp_path):
+    from polarmem_server.storage.local.repair import repair
+
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    memory.close()
+    rewrite_at_format_6(tmp_path / "data")
+    files = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
+    report = repair(tmp_path / "data")
+    assert not report.damaged and report.written_to is None
+    assert {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")} == files
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_salvage_of_a_format_6_store_keeps_its_tables(tmp_path):
+    """RepairDB of the core's RocksDB (7.8) would set every format-6 table aside as unreadable."""
+    from polarmem_server.storage.local.repair import repair
+
+    memory = Memory(tmp_path / "data")
+    populate(memory)
+    before = snapshot(memory)
+    memory.close()
+    rewrite_at_format_6(tmp_path / "data")
+    (tmp_path / "data" / "CURRENT").unlink()  # only RepairDB can rebuild what it named
+    report = repair(tmp_path / "data", salvage=True)
+    assert report.damaged and report.salvaged and report.written_to is not None
+    repaired = Memory(report.written_to)
+    try:
+        assert snapshot(repaired) == before
+    finally:
+        repaired.close()
+
+
 def test_an_unknown_schema_is_refused(tmp_path):
     from polarmem_server.storage.local.store import Store, StoreError
 

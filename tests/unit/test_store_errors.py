@@ -17,6 +17,7 @@ DATA = Path("/srv/polarmem/data")
     [
         f"Corruption: block checksum mismatch: stored = 1, computed = 2, type = 1 in {DATA}/000026.sst offset 0 size 39",
         f"Corruption: truncated block read from {DATA}/000026.sst offset 20092, expected 39 bytes, got 28",
+        "Corruption: block checksum mismatch in /srv/BLOCKSTORE/000026.sst offset 0 size 39",  # LOCK in a path
     ],
 )
 def test_a_damaged_block_is_damage_naming_the_table_not_a_lock(message):

@@ -45,7 +45,7 @@ from pathlib import Path
 from polarmem_server._core import KvStore
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server.storage.local import preflight
+from polarmem_server.storage.local import preflight, table_format
 from polarmem_server.storage.local.store import (
     COLUMN_FAMILIES,
     SCHEMA_VERSION,
@@ -324,7 +324,14 @@ def repair(path: str | Path, salvage: bool = False, output: str | Path | None = 
             raise StoreError(f"{path} holds no store (no CURRENT, MANIFEST, table or log file); nothing to repair")
         return RepairReport(path, damaged=False)
     except StoreDamaged as exc:
-        found = _what_is_damaged(str(exc))
+        refusal = exc
+    if table_format.is_newer_format_refusal(refusal):  # an earlier release's tables: damage only if they fail
+        try:
+            table_format.check_read_only(path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=False)
+            return RepairReport(path, damaged=False)  # the server rewrites them at its first start
+        except StoreDamaged as damage:
+            refusal = damage
+    found = _what_is_damaged(str(refusal))
     scans = [scan_log(log_file) for log_file in wal_files(path)]
     target = _new_directory(path, output)
     try:
@@ -341,7 +348,7 @@ def repair(path: str | Path, salvage: bool = False, output: str | Path | None = 
                     f"files are damaged); `polarmem repair --salvage {path}` runs RocksDB's RepairDB on a "
                     "copy (keeps what it can read), or restore a backup. Nothing was changed"
                 ) from None
-            KvStore.repair(str(target))
+            table_format.repair_db(target, COLUMN_FAMILIES)
             _add_missing_families(target)
             report.salvaged = True
             store = Store(target, recovery="point-in-time")

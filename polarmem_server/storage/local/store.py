@@ -173,7 +173,7 @@ class Store:
         except StoreDamaged as exc:
             if not table_format.is_newer_format_refusal(exc):
                 raise
-        table_format.move_to_format_5(self.path, COLUMN_FAMILIES, SCHEMA_VERSION)
+        table_format.move_to_format_5(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time)
         return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=point_in_time)
 
     def _open(self) -> None:

@@ -50,8 +50,9 @@ def open_error(path: Path, exc: BaseException) -> StoreError:
     """One actionable line for a failed open, by what RocksDB said."""
     message = rocksdb_message(exc)
     # RocksDB names its LOCK file (another process: "While lock file: DIR/LOCK: ..."; this one:
-    # "lock hold by current process ... DIR/LOCK"); a corruption's "block" must not match.
-    if "LOCK" in message or "lock file" in message.lower():
+    # "lock hold by current process ... DIR/LOCK: ..."); a corruption's "block", or a path with
+    # LOCK in a directory's name, must not match.
+    if "/LOCK:" in message or "lock file" in message.lower() or "lock hold" in message.lower():
         return StoreLocked(
             f"data_dir {path} is in use by another process (RocksDB LOCK held: {message}); stop that "
             "process or choose another --data-dir"
