@@ -122,7 +122,7 @@ def move_to_format_5(
 ) -> None:
     """Rewrites every table of the store at `path` at block-based format 5, in place, after
     check_read_only passed (`point_in_time`: the open's write-ahead-log recovery, as the caller's)."""
-    from rocksdict import BottommostLevelCompaction, CompactOptions, Rdict
+    from rocksdict import Rdict
 
     path = Path(path)
     started = time.monotonic()
@@ -131,16 +131,7 @@ def move_to_format_5(
     try:
         present = set(Rdict.list_cf(str(path), _rocksdict_options(point_in_time)))
         named = {cf: _rocksdict_options(point_in_time) for cf in present if cf != "default"}
-        db = Rdict(str(path), _rocksdict_options(point_in_time), column_families=named)
-        try:
-            compact = CompactOptions()
-            compact.set_bottommost_level_compaction(BottommostLevelCompaction.force())
-            db.compact_range(None, None, compact)
-            for cf in named:
-                db.get_column_family(cf).compact_range(None, None, compact)
-        finally:
-            db.close()
-            del db
+        _rewrite(Rdict(str(path), _rocksdict_options(point_in_time), column_families=named), tuple(named))
     except Exception as exc:
         # Past the checks, RocksDB has started writing: what it left is a consistent store, part
         # of it rewritten, and the next open carries on.
@@ -159,12 +150,20 @@ def repair_db(path: str | Path, families: tuple[str, ...]) -> None:
     if newest_table_format(path) <= TABLE_FORMAT:
         KvStore.repair(str(path))
         return
-    from rocksdict import BottommostLevelCompaction, CompactOptions, Rdict
+    from rocksdict import Rdict
 
     Rdict.repair(str(path), _rocksdict_options(point_in_time=True))
     options = _rocksdict_options(point_in_time=True)
     options.create_missing_column_families(True)
-    db = Rdict(str(path), options, column_families={cf: _rocksdict_options(point_in_time=True) for cf in families})
+    named = {cf: _rocksdict_options(point_in_time=True) for cf in families}
+    _rewrite(Rdict(str(path), options, column_families=named), families)
+
+
+def _rewrite(db, families: tuple[str, ...]) -> None:
+    """Compacts the default family and `families` of an open rocksdict store to their last level,
+    which rewrites every table with the open's table options (format 5), then closes it."""
+    from rocksdict import BottommostLevelCompaction, CompactOptions
+
     try:
         compact = CompactOptions()
         compact.set_bottommost_level_compaction(BottommostLevelCompaction.force())
