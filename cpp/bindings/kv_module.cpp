@@ -43,8 +43,7 @@ void bind_kv(py::module_& m) {
       .def("put", &KvBatch::put, py::arg("family"), py::arg("key"), py::arg("value"))
       .def("delete", &KvBatch::remove, py::arg("family"), py::arg("key"))
       .def("delete_range", &KvBatch::remove_range, py::arg("family"), py::arg("begin"), py::arg("end"),
-           "deletes the keys from begin (included) to end (excluded)")
-      .def("__len__", &KvBatch::size);
+           "deletes the keys from begin (included) to end (excluded)");
 
   py::class_<KvIterator>(m, "KvIterator", "a forward scan of one column family")
       .def("seek", &KvIterator::seek, py::arg("key"))
@@ -89,7 +88,6 @@ void bind_kv(py::module_& m) {
       .def_static("list_families", &KvStore::list_families, py::arg("path"))
       .def_static("repair", &KvStore::repair, py::arg("path"), py::call_guard<py::gil_scoped_release>())
       .def("close", &KvStore::close, py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("is_open", &KvStore::is_open)
       .def(
           "get",
           [](const KvStore& self, std::string_view family, std::string_view key) {

@@ -63,16 +63,19 @@ inline int run_all() {
     }                                                                        \
   } while (0)
 
-#define CHECK_THROWS(statement)                                                                   \
-  do {                                                                                            \
-    bool thrown = false;                                                                          \
-    try {                                                                                         \
-      statement;                                                                                  \
-    } catch (const ::polarmem::Error&) {                                                          \
-      thrown = true;                                                                              \
-    }                                                                                             \
-    if (!thrown) {                                                                                \
-      std::printf("  %s:%d: expected polarmem::Error from %s\n", __FILE__, __LINE__, #statement); \
-      ++::polarmem::testing::failures();                                                          \
-    }                                                                                             \
+// `statement` must throw `type` (the core's own errors: polarmem::Error; RocksDB's: KvError).
+#define CHECK_THROWS_AS(statement, type)                                                    \
+  do {                                                                                      \
+    bool thrown = false;                                                                    \
+    try {                                                                                   \
+      statement;                                                                            \
+    } catch (const type&) {                                                                 \
+      thrown = true;                                                                        \
+    }                                                                                       \
+    if (!thrown) {                                                                          \
+      std::printf("  %s:%d: expected %s from %s\n", __FILE__, __LINE__, #type, #statement); \
+      ++::polarmem::testing::failures();                                                    \
+    }                                                                                       \
   } while (0)
+
+#define CHECK_THROWS(statement) CHECK_THROWS_AS(statement, ::polarmem::Error)

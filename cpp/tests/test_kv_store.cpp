@@ -21,22 +21,6 @@ using polarmem::KvOpenOptions;
 using polarmem::KvStore;
 namespace fs = std::filesystem;
 
-// KvError is not a polarmem::Error (RocksDB's text, classified by the Python store), so
-// check.hpp's CHECK_THROWS does not catch it.
-#define CHECK_KV_ERROR(statement)                                                         \
-  do {                                                                                    \
-    bool thrown = false;                                                                  \
-    try {                                                                                 \
-      statement;                                                                          \
-    } catch (const KvError&) {                                                            \
-      thrown = true;                                                                      \
-    }                                                                                     \
-    if (!thrown) {                                                                        \
-      std::printf("  %s:%d: expected KvError from %s\n", __FILE__, __LINE__, #statement); \
-      ++::polarmem::testing::failures();                                                  \
-    }                                                                                     \
-  } while (0)
-
 namespace {
 
 const std::vector<std::string> kFamilies = {"meta", "items"};
@@ -76,7 +60,7 @@ POLARMEM_TEST(a_batch_is_written_across_families_and_read_back) {
   removal.remove_range("items", "a", "b");  // [a, b): a only
   store.write(removal, true);
   CHECK(!store.get("items", "a").has_value() && store.get("items", "b") == "2");
-  CHECK_KV_ERROR(store.get("nope", "a"));
+  CHECK_THROWS_AS(store.get("nope", "a"), KvError);
   fs::remove_all(path);
 }
 
@@ -104,8 +88,8 @@ POLARMEM_TEST(close_cuts_off_open_scans_and_frees_the_lock_at_once) {
   scan->seek_to_first();
   store.close();
   CHECK(!store.is_open());
-  CHECK_KV_ERROR(scan->valid());
-  CHECK_KV_ERROR(store.get("items", "a"));
+  CHECK_THROWS_AS(scan->valid(), KvError);
+  CHECK_THROWS_AS(store.get("items", "a"), KvError);
   KvStore reopened(path.string(), kFamilies, KvOpenOptions{});  // the LOCK is free: no scan kept it
   CHECK(reopened.get("items", "b") == "2");
   scan.reset();  // a cut-off scan is freed after its store closed
@@ -119,7 +103,7 @@ POLARMEM_TEST(read_only_and_checkpoint_opens_see_every_write_and_tables_are_form
     KvStore store(path.string(), kFamilies, creating());
     write_three(store);
     store.checkpoint(copy.string());
-    CHECK_KV_ERROR(KvStore(path.string(), kFamilies, KvOpenOptions{}));  // one writer: the LOCK is held
+    CHECK_THROWS_AS(KvStore(path.string(), kFamilies, KvOpenOptions{}), KvError);  // one writer: the LOCK is held
   }
   KvOpenOptions read_only;
   read_only.access = KvAccess::read_only;

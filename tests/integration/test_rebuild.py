@@ -138,15 +138,26 @@ def rewrite_at_format_6(path) -> None:
     del db
 
 
-def test_a_store_with_format_6_tables_is_moved_to_format_5_on_open(tmp_path):
-    from polarmem_server._core import KvError, KvStore
-    from polarmem_server.storage.local.store import COLUMN_FAMILIES
-
+def format_6_store(tmp_path) -> dict:
+    """A populated store left as a release before round 36 left it; returns its snapshot."""
     memory = Memory(tmp_path / "data")
     populate(memory)
     before = snapshot(memory)
     memory.close()
     rewrite_at_format_6(tmp_path / "data")
+    return before
+
+
+def files_of(path) -> dict:
+    """Every file's bytes but RocksDB's info LOGs (any open writes one)."""
+    return {p.name: p.read_bytes() for p in path.iterdir() if not p.name.startswith("LOG")}
+
+
+def test_a_store_with_format_6_tables_is_moved_to_format_5_on_open(tmp_path):
+    from polarmem_server._core import KvError, KvStore
+    from polarmem_server.storage.local.store import COLUMN_FAMILIES
+
+    before = format_6_store(tmp_path)
     with pytest.raises(KvError, match="unsupported format_version: 6"):  # the core's RocksDB alone cannot
         KvStore(str(tmp_path / "data"), list(COLUMN_FAMILIES), access="read_only")
     reopened = Memory(tmp_path / "data")
@@ -167,31 +178,24 @@ def test_a_store_with_format_6_tables_is_moved_to_format_5_on_open(tmp_path):
 def test_a_damaged_store_with_format_6_tables_is_refused_unchanged(tmp_path):
     from polarmem_server.storage.local.store import StoreDamaged
 
-    memory = Memory(tmp_path / "data")
-    populate(memory)
-    memory.close()
-    rewrite_at_format_6(tmp_path / "data")
+    format_6_store(tmp_path)
     table = max((tmp_path / "data").glob("*.sst"))
     orphan = tmp_path / "data" / "999999.sst"  # a complete table the MANIFEST does not name
     orphan.write_bytes(table.read_bytes())
-    files = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
+    files = files_of(tmp_path / "data")
     with pytest.raises(StoreDamaged, match="999999.sst"):
         Memory(tmp_path / "data")
-    after = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
-    assert after == files  # nothing rewritten, nothing deleted
+    assert files_of(tmp_path / "data") == files  # nothing rewritten, nothing deleted
 
 
 def test_repair_finds_an_intact_format_6_store_undamaged_and_writes_nothing(tmp_path):
     from polarmem_server.storage.local.repair import repair
 
-    memory = Memory(tmp_path / "data")
-    populate(memory)
-    memory.close()
-    rewrite_at_format_6(tmp_path / "data")
-    files = {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")}
+    format_6_store(tmp_path)
+    files = files_of(tmp_path / "data")
     report = repair(tmp_path / "data")
     assert not report.damaged and report.written_to is None
-    assert {p.name: p.read_bytes() for p in (tmp_path / "data").iterdir() if not p.name.startswith("LOG")} == files
+    assert files_of(tmp_path / "data") == files
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
 
 
@@ -199,11 +203,7 @@ def test_salvage_of_a_format_6_store_keeps_its_tables(tmp_path):
     """RepairDB of the core's RocksDB (7.8) would set every format-6 table aside as unreadable."""
     from polarmem_server.storage.local.repair import repair
 
-    memory = Memory(tmp_path / "data")
-    populate(memory)
-    before = snapshot(memory)
-    memory.close()
-    rewrite_at_format_6(tmp_path / "data")
+    before = format_6_store(tmp_path)
     (tmp_path / "data" / "CURRENT").unlink()  # only RepairDB can rebuild what it named
     report = repair(tmp_path / "data", salvage=True)
     assert report.damaged and report.salvaged and report.written_to is not None

@@ -54,7 +54,6 @@ class KvBatch {
   void put(std::string_view family, std::string_view key, std::string_view value);
   void remove(std::string_view family, std::string_view key);
   void remove_range(std::string_view family, std::string_view begin, std::string_view end);
-  std::size_t size() const { return ops_.size(); }
 
  private:
   friend class KvStore;
