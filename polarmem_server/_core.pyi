@@ -348,3 +348,32 @@ class KvStore:
     def catch_up_with_primary(self) -> None: ...
     def checkpoint(self, dir: str) -> None: ...
     def live_table_files(self) -> list[str]: ...
+
+# The item layout (cpp/include/polarmem/item_layout.hpp).
+def put_item(
+    batch: KvBatch,
+    ns: str,
+    record: bytes,
+    vectors: Sequence[tuple[str, np.ndarray]],
+    previous: bytes = b"",
+    previous_spaces: Sequence[str] = ...,
+) -> bytes: ...
+def remove_item(batch: KvBatch, ns: str, record: bytes, spaces: Sequence[str]) -> None: ...
+def index_record(record: bytes) -> bytes: ...
+def concept_lists(record: bytes) -> tuple[list[int], list[int], list[int], int]: ...
+def decode_index_records(
+    values: Sequence[bytes],
+) -> tuple[
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    int,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    list[tuple[int, list[tuple[str, str]]]],
+]: ...

@@ -1,12 +1,14 @@
 // The local store's RocksDB handle (cpp/src/kv_store.cpp) inside polarmem_server._core. Keys and
 // values cross as bytes; RocksDB's failures raise KvError with RocksDB's own text. Calls that
 // wait on the disk (open, write, sync, checkpoint, repair) release the GIL.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <string>
 #include <vector>
 
+#include "polarmem/item_layout.hpp"
 #include "polarmem/kv_store.hpp"
 
 namespace py = pybind11;
@@ -22,6 +24,47 @@ py::bytes to_bytes(std::string_view bytes) { return {bytes.data(), bytes.size()}
 
 py::object optional_bytes(const std::optional<std::string>& value) {
   return value ? py::object(to_bytes(*value)) : py::object(py::none());
+}
+
+using FloatRows = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+template <typename T>
+py::array_t<T> to_array(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
+// The decoded index records of a batch, as the CSR arrays NamespaceIndex.add reads
+// (storage/local/index_record.py IndexRecordBatch).
+py::tuple decode_batch(const std::vector<std::string_view>& values) {
+  std::vector<std::uint8_t> kinds;
+  std::vector<std::int64_t> has_indptr{0}, not_indptr{0}, scored_indptr{0};
+  std::vector<std::uint32_t> has, not_has, align, scored_ids;
+  std::vector<float> scored_means;
+  std::vector<bool> posterior;
+  std::uint64_t scored = 0;
+  py::list metadata;
+  for (std::size_t row = 0; row < values.size(); ++row) {
+    const polarmem::layout::IndexFields f = polarmem::layout::decode_index_record(values[row]);
+    kinds.push_back(f.kind);
+    has.insert(has.end(), f.has.begin(), f.has.end());
+    not_has.insert(not_has.end(), f.not_has.begin(), f.not_has.end());
+    align.insert(align.end(), f.align.begin(), f.align.end());
+    scored_ids.insert(scored_ids.end(), f.scored_ids.begin(), f.scored_ids.end());
+    scored_means.insert(scored_means.end(), f.scored_means.begin(), f.scored_means.end());
+    has_indptr.push_back(static_cast<std::int64_t>(has.size()));
+    not_indptr.push_back(static_cast<std::int64_t>(not_has.size()));
+    scored_indptr.push_back(static_cast<std::int64_t>(scored_ids.size()));
+    posterior.push_back(f.posterior);
+    scored += f.scored;
+    if (!f.metadata.empty()) metadata.append(py::make_tuple(row, f.metadata));
+  }
+  py::array_t<bool> posterior_array(static_cast<py::ssize_t>(posterior.size()));
+  std::copy(posterior.begin(), posterior.end(), posterior_array.mutable_data());
+  return py::make_tuple(to_array(kinds), to_array(has_indptr), to_array(has), to_array(not_indptr), to_array(not_has),
+                        to_array(align), scored, to_array(scored_indptr), to_array(scored_ids), to_array(scored_means),
+                        posterior_array, metadata);
 }
 
 KvAccess access_named(const std::string& name) {
@@ -110,6 +153,45 @@ void bind_kv(py::module_& m) {
       .def("catch_up_with_primary", &KvStore::catch_up_with_primary, py::call_guard<py::gil_scoped_release>())
       .def("checkpoint", &KvStore::checkpoint, py::arg("dir"), py::call_guard<py::gil_scoped_release>())
       .def("live_table_files", &KvStore::live_table_files);
+
+  // The item layout (polarmem/item_layout.hpp): what an item write puts in each column family.
+  m.def(
+      "put_item",
+      [](KvBatch& batch, std::string_view ns, std::string_view record,
+         const std::vector<std::pair<std::string, FloatRows>>& vectors, std::string_view previous,
+         const std::vector<std::string>& previous_spaces) {
+        std::vector<polarmem::layout::VectorRows> rows;
+        for (const auto& [space, array] : vectors) {
+          if (array.ndim() != 1 && array.ndim() != 2)
+            throw py::value_error("vectors[" + space + "]: expected one row or rows x dim");
+          const auto count = array.ndim() == 1 ? 1 : static_cast<std::size_t>(array.shape(0));
+          const auto dim = static_cast<std::size_t>(array.shape(array.ndim() - 1));
+          rows.push_back({space, array.data(), count, dim});
+        }
+        return to_bytes(polarmem::layout::put_item(batch, ns, record, rows, previous, previous_spaces));
+      },
+      py::arg("batch"), py::arg("ns"), py::arg("record"), py::arg("vectors"), py::arg("previous") = "",
+      py::arg("previous_spaces") = std::vector<std::string>{},
+      "adds an item's record, index record, vectors and edges to `batch` (removing `previous`'s edges and its "
+      "vectors in `previous_spaces` not replaced); returns the index record");
+  m.def("remove_item", &polarmem::layout::remove_item, py::arg("batch"), py::arg("ns"), py::arg("record"),
+        py::arg("spaces"), "adds an item's removal (record, index record, vectors in `spaces`, edges) to `batch`");
+  m.def(
+      "index_record",
+      [](std::string_view record) {
+        return to_bytes(polarmem::layout::encode_index_record(polarmem::layout::read_item(record).index));
+      },
+      py::arg("record"), "the compact index record of a serialised ItemRecord");
+  m.def(
+      "concept_lists",
+      [](std::string_view record) {
+        const auto f = polarmem::layout::read_item(record).index;
+        return py::make_tuple(f.has, f.not_has, f.align, f.scored);
+      },
+      py::arg("record"), "(HAS ids, NOT_HAS ids, ALIGN ids, scored-concept count) of a serialised ItemRecord");
+  m.def("decode_index_records", &decode_batch, py::arg("values"),
+        "(kinds, has_indptr, has_ids, not_indptr, not_ids, align_ids, scored, scored_indptr, scored_ids, "
+        "scored_means, posterior, metadata [(row, [(key, value)])]) of many index records");
 }
 
 }  // namespace polarmem::bindings

@@ -10,7 +10,7 @@ from polarmem.storage.v1 import records_pb2
 from polarmem_server._core import KvBatch
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
-from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
+from polarmem_server.storage.local.index_record import decode_index_records, index_record
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
 from polarmem_server.storage.local.store import SCHEMA_VERSION
 from servertools import ONE_TEMPLATE
@@ -252,7 +252,7 @@ def test_index_record_round_trip():
             ],
         ),
     ]
-    batch = decode_index_records([encode_index_record(r) for r in records])
+    batch = decode_index_records([index_record(r.SerializeToString()) for r in records])
     assert batch.kinds.tolist() == [1, 2, 2]
     assert batch.has_indptr.tolist() == [0, 1, 1, 3] and batch.has_ids.tolist() == [3, 0, 9]
     assert batch.not_indptr.tolist() == [0, 1, 1, 1] and batch.not_ids.tolist() == [1]
@@ -263,7 +263,7 @@ def test_index_record_round_trip():
 
 
 def test_an_index_record_of_an_unknown_layout_is_refused():
-    record = bytearray(encode_index_record(records_pb2.ItemRecord(id="a")))
+    record = bytearray(index_record(records_pb2.ItemRecord(id="a").SerializeToString()))
     record[0] = 9
     with pytest.raises(FailedPrecondition, match="layout 9"):
         decode_index_records([bytes(record)])

@@ -22,7 +22,7 @@ from polarmem_server.domain.confidence import NO_CONFIDENCE, ConfidenceRanking
 from polarmem_server.domain.rule_choice import DEFAULT_CONFIDENCE, Rule, confidence_in_force
 from polarmem_server.index import CONFIDENCE_LEVELS, GradeCSR, Index, InvalidArgumentError, SpaceSpec
 from polarmem_server.storage.local.confidence import ConfidenceGrader
-from polarmem_server.storage.local.index_record import decode_index_records, encode_index_record
+from polarmem_server.storage.local.index_record import decode_index_records, index_record
 
 DIM = 6
 VOCAB = 5
@@ -222,12 +222,12 @@ def _record(means, method="otsu", item_id="a"):
 
 def test_index_record_carries_means_and_old_layout_still_reads():
     records = [_record({0: 0.97, 3: 0.02}), records_pb2.ItemRecord(id="b"), _record({1: 0.5}, "calibrated")]
-    batch = decode_index_records([encode_index_record(r) for r in records])
+    batch = decode_index_records([index_record(r.SerializeToString()) for r in records])
     assert batch.scored_indptr.tolist() == [0, 2, 2, 3] and batch.scored_ids.tolist() == [0, 3, 1]
     assert batch.scored_means.tolist() == pytest.approx([0.97, 0.02, 0.5])
     assert batch.posterior.tolist() == [False, False, True]
     # a layout 1 record (no means) is read, with no grades
-    old = bytearray(encode_index_record(records_pb2.ItemRecord(id="c")))
+    old = bytearray(index_record(records_pb2.ItemRecord(id="c").SerializeToString()))
     old[0] = 1
     assert decode_index_records([bytes(old)]).scored_ids.tolist() == []
 
@@ -240,13 +240,13 @@ def test_grader_uses_means_for_otsu_and_the_posterior_for_calibrated():
     names = lambda: ["dog", "cat", "car", "bus"]  # noqa: E731
     otsu_item, posterior_item = _record({0: 0.96, 1: 0.02}), _record({0: 0.96, 1: 0.02}, "calibrated")
     plain = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), names)
-    assert plain.record(otsu_item).grades.tolist() == [2, -2]
-    assert plain.record(posterior_item).grades.tolist() == [2, -2]  # no model yet: the mean
-    graded = ConfidenceGrader(calibrated, names).record(posterior_item)
+    assert plain.record(otsu_item.SerializeToString()).grades.tolist() == [2, -2]
+    assert plain.record(posterior_item.SerializeToString()).grades.tolist() == [2, -2]  # no model yet: the mean
+    graded = ConfidenceGrader(calibrated, names).record(posterior_item.SerializeToString())
     posterior = model.posterior(np.array([0.96, 0.02]), np.array([0.1, 0.1]))
     assert graded.grades.tolist() == grid.grades(posterior).tolist()
     assert graded.confidence.tolist() == pytest.approx(posterior.tolist())  # the weights read the posterior too
-    assert ConfidenceGrader(calibrated, names).record(otsu_item).grades.tolist() == [2, -2]
+    assert ConfidenceGrader(calibrated, names).record(otsu_item.SerializeToString()).grades.tolist() == [2, -2]
 
 
 def test_rule_confidence_in_force_and_query_checks():
@@ -284,7 +284,7 @@ def test_grader_keeps_each_item_its_own_grades_with_empty_items_anywhere():
         records_pb2.ItemRecord(id="e3"),
     ]
     grades = ConfidenceGrader(records_pb2.NamespaceRecord(name="n"), lambda: []).batch(
-        decode_index_records([encode_index_record(r) for r in records])
+        decode_index_records([index_record(r.SerializeToString()) for r in records])
     )
     # every scored concept is listed (grade 0 too: its confidence feeds the weights)
     assert grades.indptr.tolist() == [0, 0, 2, 2, 3, 3, 3]

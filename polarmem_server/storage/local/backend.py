@@ -271,9 +271,16 @@ class LocalBackend(Backend):
         spaces = tuple(s.name for s in state.spaces)
         with self._lock:
             pending, state.pending = state.pending, []
+        serialised = [w.record.SerializeToString() for w in writes]  # once: the store and the front's records
         entries = [
-            (w.record, w.vectors, w.previous, spaces if w.previous is not None else (), pending if i == 0 else ())
-            for i, w in enumerate(writes)
+            (
+                record,
+                w.vectors,
+                w.previous.SerializeToString() if w.previous is not None else b"",
+                spaces if w.previous is not None else (),
+                pending if i == 0 else (),
+            )
+            for i, (w, record) in enumerate(zip(writes, serialised))
         ]
         started = time.perf_counter()
         try:
@@ -286,23 +293,23 @@ class LocalBackend(Backend):
             per_item = (time.perf_counter() - started) / len(writes)
             for _ in writes:
                 self.on_write(per_item)
-        new = [(w, r) for w, r in zip(writes, index_records) if w.previous is None]
+        new = [(w, r, b) for w, r, b in zip(writes, index_records, serialised) if w.previous is None]
         if new:
             state.index.add(
-                [w.record.id for w, _ in new],
-                decode_index_records([r for _, r in new]),
-                vectors_by_space(state.index, [dict(w.vectors) for w, _ in new]),
-                [w.record.SerializeToString() for w, _ in new] if self._keep_records else (),
+                [w.record.id for w, _, _ in new],
+                decode_index_records([r for _, r, _ in new]),
+                vectors_by_space(state.index, [dict(w.vectors) for w, _, _ in new]),
+                [b for _, _, b in new] if self._keep_records else (),
             )
-        for write in writes:
+        for write, record in zip(writes, serialised):
             if write.previous is not None:
-                state.index.replace(write.previous, write.record, write.vectors)
+                state.index.replace(write.previous, write.record, write.vectors, record)
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         state = self._ns(ns)
         if not state.index.contains(record.id):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        self.store.delete_item(ns, record, tuple(s.name for s in state.spaces))
+        self.store.delete_item(ns, record.SerializeToString(), tuple(s.name for s in state.spaces))
         state.index.remove(record)
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:

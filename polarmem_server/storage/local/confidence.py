@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
+from polarmem.storage.v1.records_pb2 import NamespaceRecord
 from polarmem_server.domain import confidence as grid
 from polarmem_server.domain.mixtures import BetaMixture, calibration_from_fields
 from polarmem_server.index import GradeCSR
-from polarmem_server.storage.local.index_record import IndexRecordBatch, decode_index_records, encode_index_record
+from polarmem_server.storage.local.index_record import IndexRecordBatch, decode_index_records, index_record
 
 
 class ConfidenceGrader:
@@ -46,9 +46,9 @@ class ConfidenceGrader:
         # Every scored concept is listed, graded or not: its confidence also feeds the weights.
         return GradeCSR(batch.scored_indptr, ids.astype(np.uint32), grid.grades(confidence), confidence)
 
-    def record(self, record: ItemRecord) -> GradeCSR | None:
-        """Grades of one stored item (a replaced item's new version)."""
-        return self.batch(decode_index_records([encode_index_record(record)]))
+    def record(self, serialised: bytes) -> GradeCSR | None:
+        """Grades of one stored item (a replaced item's new version, serialised)."""
+        return self.batch(decode_index_records([index_record(serialised)]))
 
     def _prior_table(self, model: BetaMixture, size: int) -> np.ndarray:
         """π per concept id (its own prevalence where the model fitted one, else the shared π)."""

@@ -161,23 +161,27 @@ class NamespaceIndex:
                 self.records.set(first + row, record)
 
     def replace(
-        self, previous: records_pb2.ItemRecord, record: records_pb2.ItemRecord, vectors: Mapping[str, np.ndarray]
+        self,
+        previous: records_pb2.ItemRecord,
+        record: records_pb2.ItemRecord,
+        vectors: Mapping[str, np.ndarray],
+        serialised: bytes,
     ) -> None:
-        """Brings a stored item's slot in step with its new version."""
+        """Brings a stored item's slot in step with its new version (`serialised`: its bytes)."""
         slot = self._slot_of[record.id]
-        has, not_has, _, _ = concept_lists(record)
+        has, not_has, _, _ = concept_lists(serialised)
         self._count(previous, slot, -1)
         self.index.set_concepts(
-            [slot], [has], [not_has], self.grader.record(record) if self.grader is not None else None
+            [slot], [has], [not_has], self.grader.record(serialised) if self.grader is not None else None
         )
         for space, spec in self.spaces.items():
             value = vectors.get(space)
             if spec.multi and value is None:
                 value = np.zeros((0, spec.dim), np.float32)
             self.index.set_vectors([slot], space, [value])
-        self._count(record, slot, +1)
+        self._count(record, slot, +1, serialised)
         if self.records is not None:
-            self.records.set(slot, record.SerializeToString())
+            self.records.set(slot, serialised)
 
     def remove(self, record: records_pb2.ItemRecord) -> None:
         slot = self._slot_of.pop(record.id)
@@ -211,8 +215,8 @@ class NamespaceIndex:
         if tombstones >= max(COMPACT_MIN_TOMBSTONES, COMPACT_AT_TOMBSTONE_SHARE * self.index.size):
             self.compact()
 
-    def _count(self, record: records_pb2.ItemRecord, slot: int, sign: int) -> None:
-        has, not_has, align, scored = concept_lists(record)
+    def _count(self, record: records_pb2.ItemRecord, slot: int, sign: int, serialised: bytes | None = None) -> None:
+        has, not_has, align, scored = concept_lists(serialised or record.SerializeToString())
         self._kinds[record.kind] += sign
         for polarity, concepts in (("has", has), ("not_has", not_has), ("align", align)):
             for c in concepts:

@@ -493,7 +493,7 @@ class ReplicaBackend(LocalBackend):
                 if previous is not None:
                     state.index.remove(ItemRecord.FromString(previous))
             elif previous is not None:
-                state.index.replace(ItemRecord.FromString(previous), now[0], now[2])
+                state.index.replace(ItemRecord.FromString(previous), now[0], now[2], now[0].SerializeToString())
             else:
                 added.append((item_id, now[0], now[1], now[2]))
         if added:

@@ -1,7 +1,9 @@
 """RocksDB-persisted graph: the only durable state of the server.
 
 Layout (RocksDB through the core's handle, cpp/src/kv_store.cpp; raw bytes, one column family
-per record kind; ``ns`` is the namespace name and ``\\0`` separates key parts):
+per record kind; ``ns`` is the namespace name and ``\\0`` separates key parts). What an item write
+puts (items, index, vectors, edges) is the core's item layout (cpp/include/polarmem/item_layout.hpp),
+the one writer of those keys:
 
 =============  ==========================================  ===================================
 column family  key                                         value
@@ -15,15 +17,15 @@ items          ``ns \\0 item_id``                           ItemRecord (kind, te
                                                            version, state history)
 vectors        ``ns \\0 item_id \\0 space``                  uint32 rows + float32 row-major data
 index          ``ns \\0 item_id``                           compact index record: kind, HAS / NOT_HAS
-                                                           / ALIGN concept ids, scored-concept count,
+                                                           / ALIGN concept ids, scored means,
                                                            metadata (what start-up needs, nothing else)
 edges          ``ns \\0 H|N|A concept(uint32 BE) item_id``   empty (HAS / NOT_HAS / ALIGN index)
 =============  ==========================================  ===================================
 
 "Items that NOT_HAS dog" is a prefix scan of ``edges``. One item write is one WriteBatch across
 column families: all or nothing. The ``index`` record repeats what the in-memory index needs from
-``items`` in a fixed binary layout (:mod:`polarmem_server.storage.local.index_record`), so start-up reads a few
-dozen bytes per item instead of parsing a full ItemRecord with its scores and history.
+``items`` in a fixed binary layout (the core's, decoded by :mod:`polarmem_server.storage.local.index_record`),
+so start-up reads a few dozen bytes per item instead of parsing a full ItemRecord with its scores and history.
 ``durability="sync"`` syncs the WAL before a write returns (an acknowledged write survives power
 loss); ``"async"`` leaves that to the OS.
 
@@ -57,9 +59,9 @@ import numpy as np
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server import errors
-from polarmem_server._core import KvBatch, KvStore
+from polarmem_server._core import KvBatch, KvStore, put_item, remove_item
 from polarmem_server.storage.local import preflight, table_format
-from polarmem_server.storage.local.index_record import concept_lists, encode_index_record
+from polarmem_server.storage.local.index_record import index_record
 from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
     DiskFull,
     StoreDamaged,
@@ -102,28 +104,9 @@ def _ns(name: str) -> bytes:
 _CONCEPT = struct.Struct(">I")
 
 
-def _edge_key(ns: str, polarity: bytes, concept_id: int, item_id: str) -> bytes:
-    return _ns(ns) + polarity + _CONCEPT.pack(concept_id) + item_id.encode()
-
-
-def encode_vector(rows: np.ndarray) -> bytes:
-    rows = np.ascontiguousarray(rows, dtype=np.float32)
-    if rows.ndim == 1:
-        rows = rows[None, :]
-    return struct.pack("<I", rows.shape[0]) + rows.tobytes()
-
-
 def decode_vector(data: bytes, dim: int) -> np.ndarray:
     (count,) = struct.unpack_from("<I", data)
     return np.frombuffer(data, dtype=np.float32, offset=4, count=count * dim).reshape(count, dim)
-
-
-def edges_of(
-    record: records_pb2.ItemRecord, lists: tuple[list[int], list[int], list[int], int] | None = None
-) -> list[tuple[bytes, int]]:
-    """The (polarity, concept) edges an item record implies."""
-    has, not_has, align, _ = lists or concept_lists(record)
-    return [(EDGE_HAS, c) for c in has] + [(EDGE_NOT_HAS, c) for c in not_has] + [(EDGE_ALIGN, c) for c in align]
 
 
 class Store:
@@ -223,7 +206,7 @@ class Store:
         interrupted migration simply runs again on the next open."""
         batch, pending = KvBatch(), 0
         for key, value in self._scan("items", b""):
-            batch.put("index", key, encode_index_record(records_pb2.ItemRecord.FromString(value)))
+            batch.put("index", key, index_record(value))
             pending += 1
             if pending >= 10_000:
                 self._live_db().write(batch, self._sync)
@@ -268,53 +251,29 @@ class Store:
     # ---- items -----------------------------------------------------------------------------
 
     def write_items(self, ns: str, entries) -> list[bytes]:
-        """Several item writes, each (record, vectors, previous, previous_spaces, new_concepts) with
-        its vectors, edge keys and new concepts (``previous``, the stored record it replaces, has
-        its edges removed in the same batch), in one WriteBatch and one WAL sync: a group commit.
-        Each item is still all or nothing (the group is). Returns the items' compact index
-        records, which the caller's in-memory index is updated from."""
+        """Several item writes, each (serialised record, vectors, serialised previous record or
+        b"", previous_spaces, new_concepts) with its vectors, edge keys and new concepts
+        (``previous``, the stored record it replaces, has its edges removed in the same batch),
+        in one WriteBatch and one WAL sync: a group commit. Each item is still all or nothing (the
+        group is). Returns the items' compact index records, which the caller's in-memory index
+        is updated from."""
         batch = KvBatch()
-        index_records = [
-            self._add_item(batch, ns, record, vectors, previous, previous_spaces, new_concepts)
-            for record, vectors, previous, previous_spaces, new_concepts in entries
-        ]
+        index_records = []
+        for record, vectors, previous, previous_spaces, new_concepts in entries:
+            for concept_id, name in new_concepts:
+                batch.put(
+                    "concepts",
+                    _ns(ns) + _CONCEPT.pack(concept_id),
+                    records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(),
+                )
+            index_records.append(put_item(batch, ns, record, list(vectors.items()), previous, list(previous_spaces)))
         self._write(batch, ns)
         return index_records
 
-    def _add_item(self, batch: KvBatch, ns: str, record, vectors, previous, previous_spaces, new_concepts) -> bytes:
-        for concept_id, name in new_concepts:
-            batch.put(
-                "concepts",
-                _ns(ns) + _CONCEPT.pack(concept_id),
-                records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(),
-            )
-        item_key = _ns(ns) + record.id.encode()
-        if previous is not None:
-            for polarity, concept_id in edges_of(previous):
-                batch.delete("edges", _edge_key(ns, polarity, concept_id, previous.id))
-        for space in previous_spaces:
-            if space not in vectors:
-                batch.delete("vectors", item_key + b"\x00" + space.encode())
-        lists = concept_lists(record)
-        index_record = encode_index_record(record, lists)
-        batch.put("items", item_key, record.SerializeToString())
-        batch.put("index", item_key, index_record)
-        for space, rows in vectors.items():
-            batch.put("vectors", item_key + b"\x00" + space.encode(), encode_vector(rows))
-        prefix, suffix = _ns(ns), record.id.encode()
-        for polarity, concept_id in edges_of(record, lists):
-            batch.put("edges", prefix + polarity + _CONCEPT.pack(concept_id) + suffix, b"")
-        return index_record
-
-    def delete_item(self, ns: str, record: records_pb2.ItemRecord, spaces: tuple[str, ...]) -> None:
+    def delete_item(self, ns: str, record: bytes, spaces: tuple[str, ...]) -> None:
+        """Removes a stored item (its serialised record) with its vectors in `spaces` and its edges."""
         batch = KvBatch()
-        item_key = _ns(ns) + record.id.encode()
-        batch.delete("items", item_key)
-        batch.delete("index", item_key)
-        for space in spaces:
-            batch.delete("vectors", item_key + b"\x00" + space.encode())
-        for polarity, concept_id in edges_of(record):
-            batch.delete("edges", _edge_key(ns, polarity, concept_id, record.id))
+        remove_item(batch, ns, record, list(spaces))
         self._write(batch, ns)
 
     def get_item(self, ns: str, item_id: str) -> records_pb2.ItemRecord | None:
