@@ -242,7 +242,7 @@ class GradeCSR(NamedTuple):
     confidence: np.ndarray | None = None
 
 
-def _grades(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -> tuple | None:
+def grade_input(grades: Sequence[Mapping[int, int]] | GradeCSR | None, count: int) -> tuple | None:
     """The core's (indptr, ids, grades) from per-item {concept: grade} mappings or a GradeCSR."""
     if grades is None:
         return None
@@ -372,10 +372,10 @@ class Index:
         per item ``{concept: grade}`` (see the module docstring) or a :class:`GradeCSR`.
         """
         kind_codes = self._kind_codes(kinds, count)
-        batch = [self._vector_input(space, values, count) for space, values in (vectors or {}).items()]
+        batch = [self.vector_input(space, values, count) for space, values in (vectors or {}).items()]
         has_indptr, has_ids = _csr(has, count, "has")
         not_indptr, not_ids = _csr(not_has, count, "not_has")
-        first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids, _grades(grades, count))
+        first = self._core.add(kind_codes, batch, has_indptr, has_ids, not_indptr, not_ids, grade_input(grades, count))
         return np.arange(first, first + count, dtype=np.int64)
 
     def set_concepts(
@@ -390,12 +390,14 @@ class Index:
         slot_array = _slots(slots, "slots")
         has_indptr, has_ids = _csr(has, len(slot_array), "has")
         not_indptr, not_ids = _csr(not_has, len(slot_array), "not_has")
-        self._core.set_concepts(slot_array, has_indptr, has_ids, not_indptr, not_ids, _grades(grades, len(slot_array)))
+        self._core.set_concepts(
+            slot_array, has_indptr, has_ids, not_indptr, not_ids, grade_input(grades, len(slot_array))
+        )
 
     def set_vectors(self, slots: Any, space: str, vectors: Any) -> None:
         """Replace one space's vectors of live slots (``None`` entries clear a vector)."""
         slot_array = _slots(slots, "slots")
-        self._core.set_vectors(slot_array, self._vector_input(space, vectors, len(slot_array)))
+        self._core.set_vectors(slot_array, self.vector_input(space, vectors, len(slot_array)))
 
     def remove(self, slots: Any) -> None:
         """Tombstone live slots: they stop matching at once; :meth:`compact` reclaims them."""
@@ -676,7 +678,8 @@ class Index:
 
     # ---- conversions ---------------------------------------------------------------------
 
-    def _vector_input(self, space: str, values: Any, count: int) -> tuple:
+    def vector_input(self, space: str, values: Any, count: int) -> tuple:
+        """`values` of `count` items as the core takes a space's vectors (checked against the space)."""
         spec = self._spaces.get(space)
         if spec is None:
             raise InvalidArgumentError(

@@ -17,6 +17,7 @@
 #include "polarmem/item_ids.hpp"
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
+#include "polarmem/namespace_items.hpp"
 #include "polarmem/shared_text_runs.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
@@ -397,6 +398,73 @@ PYBIND11_MODULE(_core, m) {
             return to_numpy(slots);
           },
           py::arg("pairs"), "slots holding every pair, ascending (int64 array)");
+
+  py::class_<NamespaceItems, std::shared_ptr<NamespaceItems>>(
+      m, "NamespaceItems", "One namespace's items in memory: index, ids, metadata, records, slots and counts in step.")
+      .def(py::init<std::string, std::shared_ptr<Index>, std::shared_ptr<ItemIds>, std::shared_ptr<MetadataPostings>>(),
+           py::arg("name"), py::arg("index"), py::arg("ids"), py::arg("metadata"))
+      .def_readwrite("compact_min_tombstones", &NamespaceItems::compact_min_tombstones,
+                     "remove() compacts once tombstones are a quarter of the slots and at least this many")
+      .def("keep_records", &NamespaceItems::keep_records)
+      .def_property_readonly("records", &NamespaceItems::records)
+      .def("slot", &NamespaceItems::slot, py::arg("id"))
+      .def("slots",
+           [](const NamespaceItems& self) {
+             py::dict out;
+             for (const auto& [id, slot] : self.slots()) out[py::str(id)] = slot;
+             return out;
+           })
+      .def(
+          "counts",
+          [](const NamespaceItems& self) {
+            const NamespaceItems::Counts c = self.counts();
+            return py::make_tuple(c.kinds, c.has, c.not_has, c.align, c.scored);
+          },
+          "(kinds, has, not_has, align, scored): live items by kind and by concept per polarity")
+      .def_property_readonly("scored", &NamespaceItems::scored)
+      .def(
+          "add",
+          [](NamespaceItems& self, const std::vector<std::string>& ids,
+             const std::vector<std::string_view>& index_records, const std::vector<PyVectors>& vectors,
+             const PyGrades& grades, const std::vector<std::string_view>& records) {
+            std::vector<VectorInput> inputs;
+            for (const auto& v : vectors) inputs.push_back(vector_input(v));
+            const ConceptGrades graded = grade_lists(grades, ids.size());
+            py::gil_scoped_release release;
+            self.add(ids, index_records, inputs, graded, records);
+          },
+          py::arg("ids"), py::arg("index_records"), py::arg("vectors"), py::arg("grades"), py::arg("records"))
+      .def(
+          "replace",
+          [](NamespaceItems& self, std::string_view previous, std::string_view record,
+             const std::vector<PyVectors>& vectors, const PyGrades& grades) {
+            std::vector<VectorInput> inputs;
+            for (const auto& v : vectors) inputs.push_back(vector_input(v));
+            const ConceptGrades graded = grade_lists(grades, 1);
+            py::gil_scoped_release release;
+            self.replace(previous, record, inputs, graded);
+          },
+          py::arg("previous"), py::arg("record"), py::arg("vectors"), py::arg("grades"))
+      .def("remove", &NamespaceItems::remove, py::arg("record"), py::call_guard<py::gil_scoped_release>())
+      .def("compact",
+           [](NamespaceItems& self) {
+             std::vector<std::int64_t> mapping;
+             {
+               py::gil_scoped_release release;
+               mapping = self.compact();
+             }
+             return to_numpy(mapping);
+           })
+      .def(
+          "fill_records",
+          [](NamespaceItems& self, const std::vector<std::string>& ids,
+             const std::vector<std::optional<py::bytes>>& records) {
+            std::vector<std::optional<std::string>> held;
+            for (const auto& r : records)
+              held.push_back(r ? std::optional<std::string>(std::string(*r)) : std::nullopt);
+            self.fill_records(ids, held);
+          },
+          py::arg("ids"), py::arg("records"));
 
   // Shared holders: the compiled Recall front (polarmem_server._front) keeps a namespace's index
   // and ids alive while a call it serves is using them.

@@ -250,8 +250,8 @@ def test_a_recall_flag_given_as_none_takes_its_default(memory):
     assert [hit.item_id for hit in hits] == ["eagle"] and hits[0].record is not None  # (explained)
 
 
-def test_forget_and_compaction_keep_ids_straight(memory, monkeypatch):
-    monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 100)
+def test_forget_and_compaction_keep_ids_straight(memory):
+    memory.backend.index_of("t").items.compact_min_tombstones = 100
     for i in range(1200):
         memory.remember(
             "t",
@@ -320,10 +320,10 @@ def test_namespace_settings_are_validated(memory):
         memory.create_namespace(NamespaceSettings("x", encoder="none", templates=("no placeholder",)))
 
 
-def test_recall_during_compaction_maps_slots_to_the_right_items(memory, monkeypatch):
+def test_recall_during_compaction_maps_slots_to_the_right_items(memory):
     import threading
 
-    monkeypatch.setattr("polarmem_server.storage.local.namespace_index.COMPACT_MIN_TOMBSTONES", 20)
+    memory.backend.index_of("t").items.compact_min_tombstones = 20
     for i in range(400):
         memory.remember(
             "t", ItemInput(id=f"i{i:04d}", vectors={"vis": vec(i)}, states={"dog": "has" if i % 2 else "not_has"})

@@ -28,7 +28,6 @@ from polarmem_server.storage.backend import (
 )
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
-from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
 from polarmem_server.storage.local.rebuild import RebuildLoader, vectors_by_space
 from polarmem_server.storage.local.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_HAS, Store
@@ -297,7 +296,7 @@ class LocalBackend(Backend):
         if new:
             state.index.add(
                 [w.record.id for w, _, _ in new],
-                decode_index_records([r for _, r, _ in new]),
+                [r for _, r, _ in new],
                 vectors_by_space(state.index, [dict(w.vectors) for w, _, _ in new]),
                 [b for _, _, b in new] if self._keep_records else (),
             )

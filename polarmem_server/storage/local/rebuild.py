@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
 from polarmem_server.storage.local.store import decode_vector
 
@@ -38,7 +37,7 @@ class RebuildLoader:
         if not ids:
             return 0
         names = [item_id.decode() for item_id in ids]
-        self.target.add(names, decode_index_records(records), self._vectors_for(names))
+        self.target.add(names, records, self._vectors_for(names))
         return len(names)
 
     def _vectors_for(self, names: list[str]) -> dict:

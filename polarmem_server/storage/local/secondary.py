@@ -54,7 +54,6 @@ from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import ItemWrite
 from polarmem_server.storage.local.ann_files import ANN_DIR
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
-from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.rebuild import vectors_by_space
 from polarmem_server.storage.local.store import (
     _CONCEPT,
@@ -499,7 +498,7 @@ class ReplicaBackend(LocalBackend):
         if added:
             state.index.add(
                 [item_id for item_id, _, _, _ in added],
-                decode_index_records([r for _, _, r, _ in added]),
+                [r for _, _, r, _ in added],
                 vectors_by_space(state.index, [v for _, _, _, v in added]),
                 # the core explains the new items from their records (library/core_recall.py)
                 [record.SerializeToString() for _, record, _, _ in added] if self._keep_records else (),
