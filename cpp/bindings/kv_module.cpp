@@ -147,6 +147,9 @@ void bind_kv(py::module_& m) {
           },
           py::arg("family"), py::arg("keys"))
       .def("write", &KvStore::write, py::arg("batch"), py::arg("sync"), py::call_guard<py::gil_scoped_release>())
+      .def("write_counted", &KvStore::write_counted, py::arg("batch"), py::arg("family"), py::arg("counter_key"),
+           py::arg("sync"), py::call_guard<py::gil_scoped_release>(),
+           "write, with the ASCII count under counter_key bumped in the same batch")
       .def("scan", &KvStore::scan, py::arg("family"), py::arg("fill_cache") = true)
       .def("flush_wal", &KvStore::flush_wal, py::arg("sync"), py::call_guard<py::gil_scoped_release>())
       .def("latest_sequence_number", &KvStore::latest_sequence_number)
@@ -174,6 +177,8 @@ void bind_kv(py::module_& m) {
       py::arg("previous_spaces") = std::vector<std::string>{},
       "adds an item's record, index record, vectors and edges to `batch` (removing `previous`'s edges and its "
       "vectors in `previous_spaces` not replaced); returns the index record");
+  m.def("put_concept", &polarmem::layout::put_concept, py::arg("batch"), py::arg("ns"), py::arg("concept_id"),
+        py::arg("name"), "adds a concept's record (ConceptRecord) to `batch`");
   m.def("remove_item", &polarmem::layout::remove_item, py::arg("batch"), py::arg("ns"), py::arg("record"),
         py::arg("spaces"), "adds an item's removal (record, index record, vectors in `spaces`, edges) to `batch`");
   m.def(

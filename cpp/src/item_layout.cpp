@@ -167,6 +167,11 @@ std::string with_ns(std::string_view ns, std::size_t extra) {
   return key;
 }
 
+void append_varint(std::string& out, std::uint64_t value) {
+  for (; value >= 0x80; value >>= 7) out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+  out.push_back(static_cast<char>(value));
+}
+
 void append_big_endian(std::string& key, std::uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) key.push_back(static_cast<char>((value >> shift) & 0xff));
 }
@@ -332,6 +337,22 @@ std::string put_item(KvBatch& batch, std::string_view ns, std::string_view item_
   each_edge(item.index,
             [&](char polarity, std::uint32_t c) { batch.put("edges", edge_key(ns, polarity, c, item.id), ""); });
   return index_record;
+}
+
+void put_concept(KvBatch& batch, std::string_view ns, std::uint32_t concept_id, std::string_view name) {
+  // ConceptRecord's wire format: field 1 (varint) the id, field 2 (bytes) the name; defaults (id
+  // 0, no name) are left out, as protobuf's own serialiser leaves them.
+  std::string record;
+  if (concept_id != 0) {
+    record.push_back('\x08');
+    append_varint(record, concept_id);
+  }
+  if (!name.empty()) {
+    record.push_back('\x12');
+    append_varint(record, name.size());
+    record.append(name);
+  }
+  batch.put("concepts", concept_key(ns, concept_id), record);
 }
 
 void remove_item(KvBatch& batch, std::string_view ns, std::string_view item_record,

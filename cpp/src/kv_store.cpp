@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -356,6 +357,20 @@ void KvStore::write(const KvBatch& batch, bool sync) {
   const rocksdb::Status status = db->db->Write(options, &write_batch);
   if (!status.ok()) db->failed->store(true);
   check(status);
+}
+
+void KvStore::write_counted(KvBatch& batch, std::string_view family, std::string_view counter_key, bool sync) {
+  const std::lock_guard guard(counted_);
+  const std::optional<std::string> stored = get(family, counter_key);
+  std::uint64_t count = 0;
+  if (stored) {
+    const char* end = stored->data() + stored->size();
+    const auto [at, error] = std::from_chars(stored->data(), end, count);
+    if (error != std::errc() || at != end || stored->empty())
+      throw KvError("Corruption: the write count under '" + std::string(counter_key) + "' is not an integer");
+  }
+  batch.put(family, counter_key, std::to_string(count + 1));
+  write(batch, sync);
 }
 
 std::unique_ptr<KvIterator> KvStore::scan(std::string_view family, bool fill_cache) const {

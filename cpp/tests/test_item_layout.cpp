@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "check.hpp"
@@ -118,6 +119,27 @@ POLARMEM_TEST(an_item_write_puts_every_key_and_a_rewrite_moves_the_edges) {
   store.write(removal, false);
   CHECK(!store.get("items", std::string("ns\0n1", 5)).has_value());
   CHECK(!store.get("index", std::string("ns\0n1", 5)).has_value());
+  store.close();
+  fs::remove_all(path);
+}
+
+POLARMEM_TEST(a_concept_record_is_what_protobuf_writes) {
+  // ConceptRecord(id=300, name="wine glass"), (id=0, name="dog") and a 200-byte name, as
+  // Python's protobuf serialised them
+  const std::vector<std::tuple<std::uint32_t, std::string, std::string>> cases = {
+      {300, "wine glass", std::string("\x08\xac\x02\x12\x0a", 5) + "wine glass"},
+      {0, "dog", std::string("\x12\x03", 2) + "dog"},
+      {5, std::string(200, 'x'), std::string("\x08\x05\x12\xc8\x01", 5) + std::string(200, 'x')},
+  };
+  const fs::path path = fs::temp_directory_path() / ("polarmem-concepts-" + std::to_string(::getpid()));
+  fs::remove_all(path);
+  KvOpenOptions options;
+  options.create_if_missing = options.create_missing_column_families = true;
+  KvStore store(path.string(), {"concepts"}, options);
+  KvBatch batch;
+  for (const auto& [id, name, wire] : cases) layout::put_concept(batch, "ns", id, name);
+  store.write(batch, false);
+  for (const auto& [id, name, wire] : cases) CHECK(store.get("concepts", layout::concept_key("ns", id)) == wire);
   store.close();
   fs::remove_all(path);
 }

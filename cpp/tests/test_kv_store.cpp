@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check.hpp"
@@ -125,6 +126,35 @@ POLARMEM_TEST(read_only_and_checkpoint_opens_see_every_write_and_tables_are_form
   CHECK(KvStore::list_families(path.string()).size() == 3);  // default, meta, items
   fs::remove_all(path);
   fs::remove_all(copy);
+}
+
+POLARMEM_TEST(counted_writes_from_many_threads_each_add_one) {
+  const fs::path path = fresh_directory("counted");
+  KvStore store(path.string(), kFamilies, creating());
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&store, t] {
+      for (int i = 0; i < 50; ++i) {
+        KvBatch batch;
+        std::string key = std::to_string(t);
+        key.append("-").append(std::to_string(i));
+        batch.put("items", key, "v");
+        store.write_counted(batch, "meta", "writes", false);
+      }
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  CHECK(store.get("meta", "writes") == "200");
+  CHECK(store.get("items", "3-49") == "v");
+  KvBatch garbage;
+  garbage.put("meta", "bad", "12x");
+  store.write(garbage, false);
+  KvBatch counted;
+  counted.put("items", "never", "v");
+  CHECK_THROWS_AS(store.write_counted(counted, "meta", "bad", false), KvError);
+  CHECK(!store.get("items", "never").has_value());  // nothing of a refused write is stored
+  store.close();
+  fs::remove_all(path);
 }
 
 int main() { return polarmem::testing::run_all(); }

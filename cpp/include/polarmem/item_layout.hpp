@@ -7,7 +7,7 @@
 //   index    ns \0 item_id                      the compact index record below
 //   vectors  ns \0 item_id \0 space             u32 row count + float32 rows (little-endian)
 //   edges    ns \0 H|N|A concept(u32 BE) id      empty: the HAS / NOT_HAS / ALIGN postings
-//   concepts ns \0 concept(u32 BE)              ConceptRecord
+//   concepts ns \0 concept(u32 BE)              ConceptRecord (id = 1, name = 2)
 //
 // The index record repeats what rebuilding the in-memory index needs of an item, so a start-up
 // reads a few dozen bytes per item instead of a whole ItemRecord (little-endian):
@@ -78,6 +78,9 @@ struct VectorRows {
 std::string put_item(KvBatch& batch, std::string_view ns, std::string_view item_record,
                      const std::vector<VectorRows>& vectors, std::string_view previous = {},
                      const std::vector<std::string>& previous_spaces = {});
+
+// A concept's record (ConceptRecord: its id and name) under concept_key.
+void put_concept(KvBatch& batch, std::string_view ns, std::uint32_t concept_id, std::string_view name);
 
 // An item's removal: record, index record, its vectors in `spaces` and its edges.
 void remove_item(KvBatch& batch, std::string_view ns, std::string_view item_record,

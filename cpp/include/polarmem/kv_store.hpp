@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,6 +116,10 @@ class KvStore {
                                                     const std::vector<std::string>& keys) const;
   // Atomic across column families; sync: the write-ahead log is synced before this returns.
   void write(const KvBatch& batch, bool sync);
+  // `write` with a count of writes bumped in the same batch: the ASCII integer under
+  // `counter_key` in `family` (absent: 0) plus one. Counted writes are serialised, so each adds
+  // exactly one whichever door wrote it.
+  void write_counted(KvBatch& batch, std::string_view family, std::string_view counter_key, bool sync);
   std::unique_ptr<KvIterator> scan(std::string_view family, bool fill_cache = true) const;
 
   void flush_wal(bool sync);
@@ -125,6 +130,7 @@ class KvStore {
 
  private:
   std::shared_ptr<KvDatabase> db_;  // set for the store's lifetime; shared with its scans
+  std::mutex counted_;              // write_counted: the count's read and its write as one step
 };
 
 }  // namespace polarmem

@@ -59,7 +59,7 @@ import numpy as np
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server import errors
-from polarmem_server._core import KvBatch, KvStore, put_item, remove_item
+from polarmem_server._core import KvBatch, KvStore, put_concept, put_item, remove_item
 from polarmem_server.storage.local import preflight, table_format
 from polarmem_server.storage.local.index_record import index_record
 from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
@@ -261,11 +261,7 @@ class Store:
         index_records = []
         for record, vectors, previous, previous_spaces, new_concepts in entries:
             for concept_id, name in new_concepts:
-                batch.put(
-                    "concepts",
-                    _ns(ns) + _CONCEPT.pack(concept_id),
-                    records_pb2.ConceptRecord(id=concept_id, name=name).SerializeToString(),
-                )
+                put_concept(batch, ns, concept_id, name)
             index_records.append(put_item(batch, ns, record, list(vectors.items()), previous, list(previous_spaces)))
         self._write(batch, ns)
         return index_records
@@ -336,11 +332,11 @@ class Store:
                 raise StoreWriteFailed("the store is closed (the server is shutting down); retry on another server")
             if self.write_error is not None and not self._try_reopen_locked():
                 raise self.write_error
-            # Read and bumped under the lock: every write of the namespace adds exactly one.
-            if ns is not None:
-                batch.put("meta", _WRITES + ns.encode(), str(self.namespace_writes(ns) + 1).encode())
             try:
-                self._live_db().write(batch, self._sync)
+                if ns is None:
+                    self._live_db().write(batch, self._sync)
+                else:  # the count bumped in the same batch, one per write whichever door wrote
+                    self._live_db().write_counted(batch, "meta", _WRITES + ns.encode(), self._sync)
             except Exception as exc:
                 raise self._write_failed(exc) from exc
 
