@@ -125,6 +125,17 @@ VectorInput vector_input(const PyVectors& v) {
   return in;
 }
 
+// Drops tombstones (the GIL released meanwhile); new_of_old as an int64 array.
+template <typename Compactable>
+py::array_t<std::int64_t> compacted(Compactable& self) {
+  std::vector<std::int64_t> mapping;
+  {
+    py::gil_scoped_release release;
+    mapping = self.compact();
+  }
+  return to_numpy(mapping);
+}
+
 // Copies a 1-D float32 array into a query vector (a request owns its data).
 QueryVector query_vector(const std::string& space, const py::array& values, float weight) {
   const float* v = checked<float>(values, "query", 1);
@@ -446,15 +457,7 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("previous"), py::arg("record"), py::arg("vectors"), py::arg("grades"))
       .def("remove", &NamespaceItems::remove, py::arg("record"), py::call_guard<py::gil_scoped_release>())
-      .def("compact",
-           [](NamespaceItems& self) {
-             std::vector<std::int64_t> mapping;
-             {
-               py::gil_scoped_release release;
-               mapping = self.compact();
-             }
-             return to_numpy(mapping);
-           })
+      .def("compact", &compacted<NamespaceItems>)
       .def(
           "fill_records",
           [](NamespaceItems& self, const std::vector<std::string>& ids,
@@ -531,15 +534,7 @@ PYBIND11_MODULE(_core, m) {
              py::gil_scoped_release release;
              self.remove(s, static_cast<std::size_t>(slots.size()));
            })
-      .def("compact",
-           [](Index& self) {
-             std::vector<std::int64_t> mapping;
-             {
-               py::gil_scoped_release release;
-               mapping = self.compact();
-             }
-             return to_numpy(mapping);
-           })
+      .def("compact", &compacted<Index>)
       .def("ensure_concepts", &Index::ensure_concepts, py::call_guard<py::gil_scoped_release>())
       .def(
           "search",
