@@ -147,9 +147,14 @@ void bind_kv(py::module_& m) {
           },
           py::arg("family"), py::arg("keys"))
       .def("write", &KvStore::write, py::arg("batch"), py::arg("sync"), py::call_guard<py::gil_scoped_release>())
-      .def("write_counted", &KvStore::write_counted, py::arg("batch"), py::arg("family"), py::arg("counter_key"),
-           py::arg("sync"), py::call_guard<py::gil_scoped_release>(),
-           "write, with the ASCII count under counter_key bumped in the same batch")
+      .def(
+          "write_counted",
+          [](KvStore& self, KvBatch& batch, const std::string& family, const std::string& counter_key, bool sync) {
+            self.write_counted(batch, family, counter_key, sync);  // owned copies: the GIL is released
+          },
+          py::arg("batch"), py::arg("family"), py::arg("counter_key"), py::arg("sync"),
+          py::call_guard<py::gil_scoped_release>(),
+          "write, with the ASCII count under counter_key bumped in the same batch")
       .def("scan", &KvStore::scan, py::arg("family"), py::arg("fill_cache") = true)
       .def("flush_wal", &KvStore::flush_wal, py::arg("sync"), py::call_guard<py::gil_scoped_release>())
       .def("latest_sequence_number", &KvStore::latest_sequence_number)

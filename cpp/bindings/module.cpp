@@ -435,19 +435,21 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("scored", &NamespaceItems::scored)
       .def(
           "add",
-          [](NamespaceItems& self, const std::vector<std::string>& ids,
-             const std::vector<std::string_view>& index_records, const std::vector<PyVectors>& vectors,
-             const PyGrades& grades, const std::vector<std::string_view>& records) {
+          // Records cross as owned copies: the GIL is released while the core reads them.
+          [](NamespaceItems& self, const std::vector<std::string>& ids, const std::vector<std::string>& index_records,
+             const std::vector<PyVectors>& vectors, const PyGrades& grades, const std::vector<std::string>& records) {
             std::vector<VectorInput> inputs;
             for (const auto& v : vectors) inputs.push_back(vector_input(v));
             const ConceptGrades graded = grade_lists(grades, ids.size());
+            const std::vector<std::string_view> index_views(index_records.begin(), index_records.end());
+            const std::vector<std::string_view> record_views(records.begin(), records.end());
             py::gil_scoped_release release;
-            self.add(ids, index_records, inputs, graded, records);
+            self.add(ids, index_views, inputs, graded, record_views);
           },
           py::arg("ids"), py::arg("index_records"), py::arg("vectors"), py::arg("grades"), py::arg("records"))
       .def(
           "replace",
-          [](NamespaceItems& self, std::string_view previous, std::string_view record,
+          [](NamespaceItems& self, const std::string& previous, const std::string& record,
              const std::vector<PyVectors>& vectors, const PyGrades& grades) {
             std::vector<VectorInput> inputs;
             for (const auto& v : vectors) inputs.push_back(vector_input(v));
@@ -456,7 +458,9 @@ PYBIND11_MODULE(_core, m) {
             self.replace(previous, record, inputs, graded);
           },
           py::arg("previous"), py::arg("record"), py::arg("vectors"), py::arg("grades"))
-      .def("remove", &NamespaceItems::remove, py::arg("record"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "remove", [](NamespaceItems& self, const std::string& record) { return self.remove(record); },
+          py::arg("record"), py::call_guard<py::gil_scoped_release>())
       .def("compact", &compacted<NamespaceItems>)
       .def(
           "fill_records",

@@ -21,7 +21,8 @@ constexpr std::uint32_t kPartitionMethod = 8;
 constexpr std::uint32_t kMapKey = 1, kMapValue = 2;
 constexpr std::uint64_t kStateHas = 1, kStateNotHas = 2;  // common/v1 ConceptState
 
-enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
+enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLength = 2, kStartGroup = 3, kEndGroup = 4, kFixed32 = 5 };
+constexpr int kMaxGroupDepth = 100;
 
 [[noreturn]] void malformed(const char* what) {
   fail(ErrorCode::kInvalidArgument, std::string("not a well-formed ItemRecord: ") + what);
@@ -62,7 +63,7 @@ class WireReader {
     if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff) malformed("a field number out of range");
     return {static_cast<std::uint32_t>(key >> 3), static_cast<std::uint32_t>(key & 7)};
   }
-  void skip(std::uint32_t wire_type) {
+  void skip(std::uint32_t field, std::uint32_t wire_type) {
     switch (wire_type) {
       case kVarint: varint(); return;
       case kFixed64:
@@ -71,7 +72,23 @@ class WireReader {
         return;
       case kLength: bytes(); return;
       case kFixed32: fixed32(); return;
-      default: malformed("an unsupported wire type (groups are not used by ItemRecord)");
+      case kStartGroup: skip_group(field, 0); return;
+      default: malformed("an end of group with no group open, or a wire type above 5");
+    }
+  }
+  // A group's fields up to its end (a deprecated encoding ItemRecord never uses; protobuf skips
+  // an unknown one, so this does too), nested at most kMaxGroupDepth deep.
+  void skip_group(std::uint32_t group, int depth) {
+    if (depth >= kMaxGroupDepth) malformed("groups nested too deep");
+    for (;;) {
+      if (done()) malformed("a group runs past the end");
+      const auto [field, type] = tag();
+      if (type == kEndGroup) {
+        if (field != group) malformed("a group ends with another field's end");
+        return;
+      }
+      if (type == kStartGroup) skip_group(field, depth + 1);
+      else skip(field, type);
     }
   }
 
@@ -110,9 +127,9 @@ Evidence read_evidence(std::string_view bytes) {
     } else if (field == kEvidenceMean && type == kFixed32) {
       ev.mean = as_float(in.fixed32());
     } else if (field == kEvidenceState && type == kVarint) {
-      ev.state = in.varint();
+      ev.state = static_cast<std::uint32_t>(in.varint());  // an enum: protobuf keeps the low 32 bits
     } else {
-      in.skip(type);
+      in.skip(field, type);
     }
   }
   return ev;
@@ -124,7 +141,7 @@ void read_method(std::string_view bytes, std::string* method) {
   while (!in.done()) {
     const auto [field, type] = in.tag();
     if (field == kPartitionMethod && type == kLength) *method = std::string(in.bytes());
-    else in.skip(type);
+    else in.skip(field, type);
   }
 }
 
@@ -135,7 +152,7 @@ std::pair<std::string, std::string> read_map_entry(std::string_view bytes) {
     const auto [field, type] = in.tag();
     if (field == kMapKey && type == kLength) entry.first = std::string(in.bytes());
     else if (field == kMapValue && type == kLength) entry.second = std::string(in.bytes());
-    else in.skip(type);
+    else in.skip(field, type);
   }
   return entry;
 }
@@ -225,7 +242,7 @@ ItemFields read_item(std::string_view item_record) {
     } else if (field == kItemMentions && type == kVarint) {
       f.align.push_back(static_cast<std::uint32_t>(in.varint()));
     } else {
-      in.skip(type);
+      in.skip(field, type);
     }
   }
   f.posterior = method == "calibrated";

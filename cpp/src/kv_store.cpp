@@ -20,6 +20,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "polarmem/error.hpp"
+
 namespace polarmem {
 
 namespace {
@@ -366,8 +368,23 @@ void KvStore::write_counted(KvBatch& batch, std::string_view family, std::string
   if (stored) {
     const char* end = stored->data() + stored->size();
     const auto [at, error] = std::from_chars(stored->data(), end, count);
-    if (error != std::errc() || at != end || stored->empty())
-      throw KvError("Corruption: the write count under '" + std::string(counter_key) + "' is not an integer");
+    if (error != std::errc() || at != end || stored->empty()) {
+      // A refusal of this write alone (the store is sound): not a KvError, which callers take
+      // for a failed disk. The key is shown with its separators escaped, so it names the count.
+      std::string shown;
+      for (const char c : counter_key) {
+        if (c >= 0x20 && c < 0x7f) {
+          shown.push_back(c);
+        } else {
+          char escaped[5];
+          std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+          shown += escaped;
+        }
+      }
+      fail(ErrorCode::kFailedPrecondition, "the write count under '" + shown + "' in " + std::string(family) +
+                                               " is not an integer ('" + *stored +
+                                               "'): that count is damaged, and writes counted by it are refused");
+    }
   }
   batch.put(family, counter_key, std::to_string(count + 1));
   write(batch, sync);

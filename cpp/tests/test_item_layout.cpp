@@ -80,7 +80,11 @@ POLARMEM_TEST(reads_layout_1_without_means_and_refuses_other_layouts) {
 
 POLARMEM_TEST(refuses_bytes_that_are_not_an_item_record) {
   CHECK_THROWS(layout::read_item(kRecord.substr(0, 40)));  // a field cut short
-  CHECK_THROWS(layout::read_item(std::string("\x0b\x00", 2)));  // wire type 3 (a group)
+  CHECK_THROWS(layout::read_item(std::string("\x0c", 1)));      // an end of group with none open
+  CHECK_THROWS(layout::read_item(std::string("\x0b", 1)));      // a group that never ends
+  CHECK_THROWS(layout::read_item(std::string("\x0b\x14", 2)));  // a group ended by field 2's end
+  // an unknown group (field 98 holding field 1 = 5) is skipped, as protobuf skips it
+  CHECK(layout::read_item(std::string("\x93\x06\x08\x05\x94\x06\x0a\x01x", 9)).id == "x");
   CHECK_THROWS(layout::read_item(std::string("\x00", 1)));  // field number 0
   CHECK(layout::read_item("").id.empty());  // the empty message is a valid, empty record
 }

@@ -75,8 +75,9 @@ def test_the_reader_agrees_with_protobuf_on_random_records():
 
 
 def test_unpacked_repeated_fields_unknown_fields_and_a_repeated_map_key_read_as_protobuf_reads_them():
-    # mentions 13 and template_scores 2 unpacked (what a proto2-era writer sends), an unknown
-    # field 99, metadata key "k" twice (the last value wins), two partition occurrences (merged)
+    # mentions 13 and template_scores 2 unpacked (what a proto2-era writer sends), unknown fields
+    # (a varint, a group), metadata key "k" twice (the last value wins), two partition occurrences
+    # (merged), and a state varint past 32 bits (protobuf keeps the low 32: HAS)
     evidence = b"\x08\x05" + b"\x15\x00\x00\x80\x3f" + b"\x15\x00\x00\x00\x3f" + b"\x1d\x00\x00\x40\x3f" + b"\x28\x01"
     wire = (
         b"\x0a\x01x"
@@ -87,12 +88,14 @@ def test_unpacked_repeated_fields_unknown_fields_and_a_repeated_map_key_read_as_
         + b"\x2a\x06\x0a\x01k\x12\x01a"
         + b"\x2a\x06\x0a\x01k\x12\x01b"
         + b"\x98\x06\x01"  # field 99, varint
+        + b"\x93\x06\x08\x05\x94\x06"  # field 98, a group holding field 1 = 5
+        + b"\x32\x08\x08\x0b\x28\x81\x80\x80\x80\x10"  # evidence 11 of state 2^32 + 1: HAS
         + b"\x3a\x0c\x42\x0acalibrated"
         + b"\x3a\x09\x09"
         + b"\x00" * 8
     )
     parsed = records_pb2.ItemRecord.FromString(wire)
-    assert tuple(concept_lists(wire)) == expected(parsed) == ([5], [], [7, 9], 1)
+    assert tuple(concept_lists(wire)) == expected(parsed) == ([5, 11], [], [7, 9], 1)
     batch = decode_index_records([index_record(wire)])
     assert batch.metadata == [(0, [("k", "b")])] and dict(parsed.metadata) == {"k": "b"}
     assert bool(batch.posterior[0]) and parsed.partition.method == "calibrated"
@@ -103,7 +106,8 @@ def test_unpacked_repeated_fields_unknown_fields_and_a_repeated_map_key_read_as_
     "wire, reason",
     [
         (b"\x0a\x05ab", "runs past the end"),
-        (b"\x0b", "wire type"),
+        (b"\x0c", "end of group"),
+        (b"\x0b", "group runs past the end"),
         (b"\x32\x02\x08", "runs past the end"),
         (b"\x68" + b"\xff" * 11, "varint"),
     ],
@@ -130,5 +134,23 @@ def test_an_item_written_through_the_store_reads_back_whole(tmp_path):
         store.delete_item("ns", record.SerializeToString(), ("sem",))
         assert store.get_item("ns", "n1") is None and store.items_by_concept("ns", b"H", 4) == []
         assert store.get_vectors("ns", "n1", {"sem": 3}) == {}
+    finally:
+        store.close()
+
+
+def test_a_garbled_write_count_refuses_that_namespace_alone(tmp_path):
+    from polarmem_server import errors
+
+    store = Store(tmp_path / "data")
+    try:
+        garbled = _core.KvBatch()
+        garbled.put("meta", b"writes\x00bad", b"12x")
+        store._live_db().write(garbled, False)
+        record = records_pb2.ItemRecord(id="n1").SerializeToString()
+        with pytest.raises(errors.FailedPrecondition, match=r"writes\\x00bad.*not an integer"):
+            store.write_items("bad", [(record, {}, b"", (), [])])
+        assert store.write_error is None  # not taken for a failed disk: other namespaces write on
+        store.write_items("good", [(record, {}, b"", (), [])])
+        assert store.get_item("good", "n1") is not None and store.get_item("bad", "n1") is None
     finally:
         store.close()

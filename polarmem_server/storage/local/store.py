@@ -337,6 +337,8 @@ class Store:
                     self._live_db().write(batch, self._sync)
                 else:  # the count bumped in the same batch, one per write whichever door wrote
                     self._live_db().write_counted(batch, "meta", _WRITES + ns.encode(), self._sync)
+            except errors.FailedPrecondition:
+                raise  # a garbled write count: this namespace's writes refuse, the store stays up
             except Exception as exc:
                 raise self._write_failed(exc) from exc
 
