@@ -107,6 +107,9 @@ void NamespaceItems::add(const std::vector<std::string>& ids, const std::vector<
     std::unique_lock guard(lock_);
     ids_->truncate(static_cast<std::size_t>(first));
     for (const auto& id : ids) slot_of_.erase(id);
+    // A read-back fill may have reached the named slots meanwhile; they go back empty.
+    if (records_)
+      for (std::size_t row = 0; row < ids.size(); ++row) records_->clear(first + static_cast<std::int64_t>(row));
     throw;
   }
   std::unique_lock guard(lock_);
