@@ -270,16 +270,12 @@ class LocalBackend(Backend):
         spaces = tuple(s.name for s in state.spaces)
         with self._lock:
             pending, state.pending = state.pending, []
-        serialised = [w.record.SerializeToString() for w in writes]  # once: the store and the front's records
+        # serialised once each: the store, the in-memory index and the front's records
+        serialised = [w.record.SerializeToString() for w in writes]
+        previous = [w.previous.SerializeToString() if w.previous is not None else b"" for w in writes]
         entries = [
-            (
-                record,
-                w.vectors,
-                w.previous.SerializeToString() if w.previous is not None else b"",
-                spaces if w.previous is not None else (),
-                pending if i == 0 else (),
-            )
-            for i, (w, record) in enumerate(zip(writes, serialised))
+            (record, w.vectors, before, spaces if w.previous is not None else (), pending if i == 0 else ())
+            for i, (w, record, before) in enumerate(zip(writes, serialised, previous))
         ]
         started = time.perf_counter()
         try:
@@ -300,16 +296,17 @@ class LocalBackend(Backend):
                 vectors_by_space(state.index, [dict(w.vectors) for w, _, _ in new]),
                 [b for _, _, b in new] if self._keep_records else (),
             )
-        for write, record in zip(writes, serialised):
+        for write, record, before in zip(writes, serialised, previous):
             if write.previous is not None:
-                state.index.replace(write.previous, write.record, write.vectors, record)
+                state.index.replace(before, record, write.vectors)
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         state = self._ns(ns)
         if not state.index.contains(record.id):
             raise NotFound(f"item {quoted(record.id)} does not exist in namespace {quoted(ns)}")
-        self.store.delete_item(ns, record.SerializeToString(), tuple(s.name for s in state.spaces))
-        state.index.remove(record)
+        serialised = record.SerializeToString()
+        self.store.delete_item(ns, serialised, tuple(s.name for s in state.spaces))
+        state.index.remove(serialised)
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
         target = self._ns(ns).index

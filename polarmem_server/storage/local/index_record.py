@@ -9,7 +9,6 @@ evidence in Python: ~12,000 items/s. These records decode in the core, a batch p
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,13 +40,6 @@ class IndexRecordBatch:
     scored_means: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     posterior: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     metadata: list[tuple[int, list[tuple[str, str]]]] = field(default_factory=list)  # (row, pairs)
-
-    def concept_counts(self) -> dict[str, Counter]:
-        out = {}
-        for name, ids in (("has", self.has_ids), ("not_has", self.not_ids), ("align", self.align_ids)):
-            concepts, counts = np.unique(ids, return_counts=True)
-            out[name] = Counter(dict(zip(concepts.tolist(), counts.tolist())))
-        return out
 
 
 def decode_index_records(values: list[bytes]) -> IndexRecordBatch:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from polarmem.storage.v1 import records_pb2
 from polarmem_server._core import ItemIds, ItemRecords, MetadataPostings, NamespaceItems
 from polarmem_server.index import AnnSpec, Index, SpaceSpec, grade_input
 from polarmem_server.storage.backend import NamespaceCounts
@@ -120,26 +119,21 @@ class NamespaceIndex:
             grades = grade_input(self.grader.batch(decode_index_records(index_records)), count)
         self.items.add(names, index_records, inputs, grades, list(records))
 
-    def replace(
-        self,
-        previous: records_pb2.ItemRecord,
-        record: records_pb2.ItemRecord,
-        vectors: Mapping[str, np.ndarray],
-        serialised: bytes,
-    ) -> None:
-        """Brings a stored item's slot in step with its new version (`serialised`: its bytes)."""
+    def replace(self, previous: bytes, record: bytes, vectors: Mapping[str, np.ndarray]) -> None:
+        """Brings a stored item's slot in step with its new version (both serialised ItemRecords)."""
         inputs = []
         for space, spec in self.spaces.items():
             value = vectors.get(space)
             if spec.multi and value is None:
                 value = np.zeros((0, spec.dim), np.float32)
             inputs.append(self.index.vector_input(space, [value], 1))
-        grades = grade_input(self.grader.record(serialised), 1) if self.grader is not None else None
-        self.items.replace(previous.SerializeToString(), serialised, inputs, grades)
+        grades = grade_input(self.grader.record(record), 1) if self.grader is not None else None
+        self.items.replace(previous, record, inputs, grades)
 
-    def remove(self, record: records_pb2.ItemRecord) -> None:
-        """Removes a stored item (compacting once tombstones are a quarter of the slots)."""
-        self.items.remove(record.SerializeToString())
+    def remove(self, record: bytes) -> None:
+        """Removes a stored item, its serialised ItemRecord given (compacting once tombstones are a
+        quarter of the slots)."""
+        self.items.remove(record)
 
     def compact(self) -> None:
         """Drops the index's tombstones and renumbers the slot map (readers retry meanwhile)."""

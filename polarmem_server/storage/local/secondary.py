@@ -372,8 +372,8 @@ class SecondaryStore(Store):
 
     def read_items(
         self, ns: str, item_ids: Sequence[str], spaces: Sequence[SpaceSpec]
-    ) -> list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None]:
-        """Per id: (record, compact index record, vectors by space: one row for a single-vector
+    ) -> list[tuple[bytes, bytes, dict[str, np.ndarray]] | None]:
+        """Per id: (serialised record, compact index record, vectors by space: one row for a single-vector
         space, rows for a multi-vector one), or None where the item is not stored; one multi-get
         per column family."""
         if not item_ids:
@@ -384,7 +384,7 @@ class SecondaryStore(Store):
         vectors = {
             spec: self.multi_get("vectors", [key + b"\x00" + spec.name.encode() for key in keys]) for spec in spaces
         }
-        out: list[tuple[ItemRecord, bytes, dict[str, np.ndarray]] | None] = []
+        out: list[tuple[bytes, bytes, dict[str, np.ndarray]] | None] = []
         for row, (record, index_record) in enumerate(zip(records, index_records)):
             if record is None or index_record is None:
                 out.append(None)
@@ -395,7 +395,7 @@ class SecondaryStore(Store):
                 if value is not None:
                     rows = decode_vector(value, spec.dim)
                     found[spec.name] = rows if spec.multi else rows[0]
-            out.append((ItemRecord.FromString(record), index_record, found))
+            out.append((record, index_record, found))
         return out
 
 
@@ -485,14 +485,14 @@ class ReplicaBackend(LocalBackend):
             state.index.index.ensure_concepts(len(state.concepts))
         ids = list(first_previous)
         stored = self.store.read_items(name, ids, state.spaces)
-        added: list[tuple[str, ItemRecord, bytes, dict]] = []
+        added: list[tuple[str, bytes, bytes, dict]] = []
         for item_id, now in zip(ids, stored):
             previous = first_previous[item_id]
             if now is None:
                 if previous is not None:
-                    state.index.remove(ItemRecord.FromString(previous))
+                    state.index.remove(previous)
             elif previous is not None:
-                state.index.replace(ItemRecord.FromString(previous), now[0], now[2], now[0].SerializeToString())
+                state.index.replace(previous, now[0], now[2])
             else:
                 added.append((item_id, now[0], now[1], now[2]))
         if added:
@@ -501,7 +501,7 @@ class ReplicaBackend(LocalBackend):
                 [r for _, _, r, _ in added],
                 vectors_by_space(state.index, [v for _, _, _, v in added]),
                 # the core explains the new items from their records (library/core_recall.py)
-                [record.SerializeToString() for _, record, _, _ in added] if self._keep_records else (),
+                [record for _, record, _, _ in added] if self._keep_records else (),
             )
         return True
 
