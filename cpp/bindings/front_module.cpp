@@ -51,11 +51,10 @@ std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces
   if (encoder && (sem == spaces.end() || sem->multi || sem->dim != encoder->dim()))
     throw py::value_error("text: the namespace needs a single-vector space 'sem' of the encoder's width");
   auto path = std::make_shared<TextPath>();
-  path->keys = binding.keys;
+  path->vocabulary = binding.vocabulary;
   path->triggers = triggers;
   path->encoder = encoder;
   path->tokenizer = tokenizer;
-  path->names = binding.names;
   path->open_vocabulary = open_vocabulary;
   if (concept_vectors) {
     const auto& rows = *concept_vectors;
@@ -139,19 +138,17 @@ PYBIND11_MODULE(_front, m) {
           "set",
           [](NamespaceViews& self, const std::string& ns, std::shared_ptr<Index> index, std::shared_ptr<ItemIds> ids,
              std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
-             std::vector<std::string> names, std::shared_ptr<text::ConceptKeys> keys, bool approximate,
-             bool open_vocabulary, SearchMode rule_mode, std::string rule_words,
-             const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text,
+             std::shared_ptr<text::Vocabulary> vocabulary, bool approximate, bool open_vocabulary, SearchMode rule_mode,
+             std::string rule_words, const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text,
              const std::vector<std::tuple<std::string, std::size_t>>& spaces) {
-            if (!keys || (index && (!ids || !metadata)))
-              throw py::value_error("set: keys are required, and with an index its ids and metadata");
+            if (!vocabulary || (index && (!ids || !metadata)))
+              throw py::value_error("set: a vocabulary is required, and with an index its ids and metadata");
             if (!index && (ids || metadata || records || spaces.empty()))
               throw py::value_error(
                   "set: a view without an index (its backend searches) has spaces and no core "
                   "objects");
             if (rule_mode != SearchMode::kHard && rule_mode != SearchMode::kStrict)
               throw py::value_error("set: a rule's mode is hard or strict");
-            auto table = std::make_shared<ConceptNames>(std::move(names));
             NamespaceView view;
             view.index = std::move(index);
             if (view.index) {
@@ -162,7 +159,7 @@ PYBIND11_MODULE(_front, m) {
             view.ids = std::move(ids);
             view.metadata = std::move(metadata);
             view.records = std::move(records);
-            view.binding = {std::move(keys), table};
+            view.binding = {std::move(vocabulary)};
             if (text) view.text = text_path(view.spaces, *text, view.binding, open_vocabulary);
             view.approximate = approximate;
             view.open_vocabulary = open_vocabulary;
@@ -170,15 +167,15 @@ PYBIND11_MODULE(_front, m) {
             view.rule_words = std::move(rule_words);
             for (const auto& [mode, rank_by_confidence, refusal, ranking, recency_refusal] : mode_rules)
               view.mode_rules.push_back({mode, rank_by_confidence, refusal, ranking_of(ranking), recency_refusal});
-            self.set(ns, std::move(view), std::move(table));
+            self.set(ns, std::move(view));
           },
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
-          py::arg("names"), py::arg("keys"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
+          py::arg("vocabulary"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
           py::arg("rule_words"), py::arg("mode_rules"), py::arg("text") = py::none(),
           py::arg("spaces") = std::vector<std::tuple<std::string, std::size_t>>{},
           "what the core plans the namespace's Recalls from: its core objects (records None: explained Recalls "
           "go to the library; index None: the backend searches itself, and `spaces` lists its single-vector "
-          "spaces (name, dim)), concept names by id and lookup keys, whether it has an approximate index and an "
+          "spaces (name, dim)), its vocabulary (the library's own object), whether it has an approximate index and an "
           "open vocabulary, its rule's mode and words ('<mode> (<why>)'), mode_rules: per (mode code, "
           "rank_by_confidence 0 unset / 1 false / 2 true) why the library refuses it ('' where it accepts it), "
           "the ranking in force (used, present level, absent level, present weight, absent weight, words) and "
@@ -227,12 +224,6 @@ PYBIND11_MODULE(_front, m) {
           py::arg("namespace"))
       .def("current", &NamespaceViews::current, py::arg("namespace"), py::arg("concept_count"),
            "whether the front holds a view of the namespace that need not be handed over again")
-      .def(
-          "append_names",
-          [](NamespaceViews& self, const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
-            self.append_names(ns, first, names);
-          },
-          py::arg("namespace"), py::arg("first"), py::arg("names"), "names of the concepts appended from id `first` on")
       .def("forget", &NamespaceViews::forget, py::arg("namespace"))
       .def_property_readonly("size", &NamespaceViews::size);
 

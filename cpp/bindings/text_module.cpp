@@ -11,7 +11,9 @@
 
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/name_suggestions.hpp"
+#include "polarmem/text_evidence.hpp"
 #include "polarmem/text_parse.hpp"
+#include "polarmem/vocabulary.hpp"
 
 namespace py = pybind11;
 using namespace polarmem::text;
@@ -25,6 +27,17 @@ std::string_view view(const py::bytes& data) {
   py::ssize_t length = 0;
   if (PYBIND11_BYTES_AS_STRING_AND_SIZE(data.ptr(), &buffer, &length) != 0) throw py::error_already_set();
   return {buffer, static_cast<std::size_t>(length)};
+}
+
+// A name as UTF-8, lone surrogates included (surrogatepass, as every text the library encodes).
+std::string utf8_of(const py::str& name) {
+  const auto bytes = py::reinterpret_steal<py::bytes>(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogatepass"));
+  if (!bytes) throw py::error_already_set();
+  return std::string(view(bytes));
+}
+
+py::object optional_id(const std::optional<std::uint32_t>& id) {
+  return id ? py::object(py::int_(*id)) : py::object(py::none());
 }
 
 }  // namespace
@@ -107,20 +120,96 @@ void bind_text(py::module_& m) {
            py::arg("pre"), py::arg("post"), py::arg("pseudo"), py::arg("terminators"), py::arg("resolution"),
            py::arg("window"), py::arg("hedge") = std::vector<std::string>{});
 
-  py::class_<ConceptKeys, std::shared_ptr<ConceptKeys>>(m, "ConceptKeys", "A vocabulary's lookup keys -> concept ids.")
-      .def(py::init<>())
-      .def("set", &ConceptKeys::set, py::arg("keys"))
-      .def("erase", &ConceptKeys::erase, py::arg("keys"))
-      .def_property_readonly("size", &ConceptKeys::size);
+  // The library's vocabulary is this class (domain/vocabulary.py); the compiled front and the
+  // parse hold the same object.
+  py::class_<Vocabulary, std::shared_ptr<Vocabulary>>(
+      m, "Vocabulary", "A namespace's concept names, aliases and dense ids, and the keys the parse reads.")
+      .def(py::init([](const std::vector<py::str>& names, const std::optional<py::dict>& aliases, bool shadow) {
+             auto vocabulary = std::make_shared<Vocabulary>();
+             for (const auto& name : names) vocabulary->bind(utf8_of(name));
+             if (aliases) {
+               for (const auto& [alias, target] : *aliases)
+                 vocabulary->add_alias(utf8_of(py::str(alias)), utf8_of(py::str(target)), shadow);
+             }
+             return vocabulary;
+           }),
+           py::arg("names") = std::vector<py::str>{}, py::arg("aliases") = std::nullopt, py::arg("shadow") = false)
+      .def("__len__", &Vocabulary::size)
+      .def_property_readonly("version", &Vocabulary::version, "moves with every change (a concept, an alias)")
+      .def_property_readonly("rewrites", &Vocabulary::rewrites, "moves with every change but an appended concept")
+      .def_property_readonly("names", [](const Vocabulary& self) { return self.names(); })
+      .def_property_readonly("aliases",
+                             [](const Vocabulary& self) {
+                               py::dict out;
+                               for (const auto& [alias, target] : self.aliases()) out[py::str(alias)] = target;
+                               return out;
+                             })
+      .def("names_from", &Vocabulary::names, py::arg("first"), "names of ids first, first + 1, ...")
+      .def(
+          "name",
+          [](const Vocabulary& self, std::uint32_t id) {
+            std::string out;
+            if (!self.name(id, &out)) throw py::index_error("no concept " + std::to_string(id));
+            return out;
+          },
+          py::arg("concept_id"))
+      .def(
+          "lookup", [](const Vocabulary& self, const py::str& name) { return optional_id(self.lookup(utf8_of(name))); },
+          py::arg("name"), "id of a name, an alias or a plural form of either; None if unknown")
+      .def(
+          "own_id", [](const Vocabulary& self, const py::str& name) { return optional_id(self.own_id(utf8_of(name))); },
+          py::arg("name"), "id of the concept named `name` itself, never an alias's target")
+      .def(
+          "ensure", [](Vocabulary& self, const py::str& name) { return self.ensure(utf8_of(name)); }, py::arg("name"),
+          "(id, added): the name's id, adding it if new")
+      .def(
+          "bind", [](Vocabulary& self, const py::str& name) { return self.bind(utf8_of(name)); }, py::arg("name"),
+          "id of `name` itself, adding it if new; an alias never redirects it")
+      .def(
+          "add_alias",
+          [](Vocabulary& self, const py::str& alias, const py::str& target, bool shadow) {
+            self.add_alias(utf8_of(alias), utf8_of(target), shadow);
+          },
+          py::arg("alias"), py::arg("target"), py::arg("shadow") = false)
+      .def(
+          "parse_keys",
+          [](const Vocabulary& self) {
+            py::dict out;
+            for (const auto& [key, id] : self.parse_keys()) out[py::str(key)] = id;
+            return out;
+          },
+          "every key the parse finds a concept by (own keys, aliases, spaced forms) -> id");
 
   m.def(
+      "content_terms",
+      [](const py::bytes& utf8, const TriggerTable& triggers) {
+        const std::string_view text = view(utf8);
+        py::gil_scoped_release release;
+        return content_terms(text, triggers);
+      },
+      py::arg("utf8"), py::arg("triggers"),
+      "the words an open vocabulary makes concepts of, as names, in order of first mention (text_evidence.hpp)");
+  m.def(
+      "text_evidence",
+      [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers, bool word_mentions) {
+        const std::string_view text = view(utf8);
+        TextEvidence evidence;
+        {
+          py::gil_scoped_release release;
+          evidence = text_evidence(text, vocabulary, triggers, word_mentions);
+        }
+        return py::make_tuple(std::move(evidence.mentions), std::move(evidence.polarity));
+      },
+      py::arg("utf8"), py::arg("vocabulary"), py::arg("triggers"), py::arg("word_mentions"),
+      "(every concept mentioned, ascending; [(concept, negated)] in order of first mention)");
+  m.def(
       "parse_text",
-      [](const py::bytes& utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
+      [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers) {
         const std::string_view text = view(utf8);
         ParsedText parsed;
         {
           py::gil_scoped_release release;
-          parsed = parse(text, keys, triggers);
+          parsed = parse(text, vocabulary, triggers);
         }
         py::list mentions, unknown, spans;
         for (const auto& m : parsed.mentions) {
@@ -133,7 +222,7 @@ void bind_text(py::module_& m) {
         for (const auto& [start, end] : parsed.negated_spans) spans.append(py::make_tuple(start, end));
         return py::make_tuple(mentions, unknown, spans);
       },
-      py::arg("utf8"), py::arg("keys"), py::arg("triggers"),
+      py::arg("utf8"), py::arg("vocabulary"), py::arg("triggers"),
       "(mentions [(concept, start, end, negated, cue, resolution, uncertain, subject)], "
       "unknown [(word, start, end, negated, uncertain, subject)], "
       "negated spans [(start, end)]); offsets in code points");

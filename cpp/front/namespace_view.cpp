@@ -14,46 +14,13 @@ namespace polarmem::front {
 
 namespace {
 
-// Whether `key` is the spaced form of a hyphenated key naming the same concept ("x ray" for
-// "x-ray", "e mail" for an alias "e-mail"): texts find it, the library's lookup does not. Every
-// way of hyphenating its spaces is tried (a key of more than eight spaces is taken as one).
-bool spaced_form(const text::ConceptKeys& keys, const std::string& key, std::uint32_t id) {
-  std::vector<std::size_t> spaces;
-  for (std::size_t i = 0; i < key.size(); ++i)
-    if (key[i] == ' ') spaces.push_back(i);
-  if (spaces.size() > 8) return true;
-  for (std::uint32_t mask = 1; mask < (1u << spaces.size()); ++mask) {
-    std::string variant(key);
-    for (std::size_t j = 0; j < spaces.size(); ++j)
-      if (mask >> j & 1u) variant[spaces[j]] = '-';
-    const auto found = keys.find(variant);
-    if (found && *found == id) return true;
-  }
-  return false;
-}
-
-// The concept `name` binds to and that concept's name as the library writes it: any case or
-// number of the concept's own name, or an alias. Nothing when it binds to none or is only a
-// hyphenated concept's spaced form (which texts find, the library's lookup does not: `*unknown`
-// set, the name is refused or skipped with suggestions), or is not in the names table yet.
-std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name,
-                                                               bool* unknown) {
-  *unknown = false;
-  const auto key = text::normalise_name(name);
-  if (key.empty()) return std::nullopt;
-  const auto id = binding.keys->find(key);
-  if (!id) {
-    *unknown = true;  // no key, and so no lookup (whose keys the compiled ones hold), finds it
-    return std::nullopt;
-  }
+// The concept `name` binds to, by the library's own lookup (any case or number of the concept's
+// name, or an alias; not a hyphenated concept's spaced form, which texts find), and that
+// concept's name as the library writes it; nothing when it binds to none.
+std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding& binding, const std::string& name) {
+  const auto id = binding.vocabulary->lookup(name);
   std::string own;
-  if (!binding.names->name(*id, &own)) return std::nullopt;
-  // not the own name as written: another case or number, an alias, or a spaced form (which the
-  // library's lookup does not find: unknown there, skipped or refused as any unknown name)
-  if (key != own && key != text::normalise_name(own) && spaced_form(*binding.keys, key, *id)) {
-    *unknown = true;
-    return std::nullopt;
-  }
+  if (!id || !binding.vocabulary->name(*id, &own)) return std::nullopt;
   return std::make_pair(*id, std::move(own));
 }
 
@@ -61,11 +28,11 @@ std::optional<std::pair<std::uint32_t, std::string>> bind_name(const NameBinding
 // closest_names chooses them (domain/suggest.py: the same core choice over the same keys), best
 // first. Every concept name has a key (one without a letter or digit is refused), so the
 // library's fallback for keyless names never applies.
-std::vector<std::vector<std::string>> closest_names(const ConceptNames& names,
+std::vector<std::vector<std::string>> closest_names(const text::Vocabulary& names,
                                                     const std::vector<std::string>& unknown) {
   std::vector<std::string> keys, candidates;
   std::unordered_map<std::string, std::size_t> seen;
-  for (auto& candidate : names.all()) {
+  for (auto& candidate : names.names()) {
     auto key = text::normalise_name(candidate);
     if (seen.emplace(key, keys.size()).second) {
       keys.push_back(std::move(key));
@@ -100,9 +67,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     for (const auto& name : *names) {
       if (auto problem = checks::concept_name_problem(field, name); !problem.empty())
         return refused->refuse(std::move(problem));
-      bool not_known = false;
-      auto bound = bind_name(binding, name, &not_known);
-      if (!bound && !not_known) return false;  // a name not in the names table yet: asked again
+      auto bound = bind_name(binding, name);
       if (!bound) {
         auto& list = skip_unknown ? unknown : missing[required ? 0 : 1];
         if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
@@ -122,7 +87,7 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
     std::string why;
     for (std::size_t side = 0; side < 2; ++side) {
       if (missing[side].empty()) continue;
-      const auto close = closest_names(*binding.names, missing[side]);
+      const auto close = closest_names(*binding.vocabulary, missing[side]);
       if (!why.empty()) why += "; ";
       why += checks::unknown_concepts(side == 0 ? "required" : "forbidden", missing[side], close, request.namespace_());
     }
@@ -130,7 +95,8 @@ bool bind_names(const NameBinding& binding, const v1::RecallRequest& request, bo
   }
   auto* parse = plan->response_template.mutable_parse();
   // skipped names, with suggestions (only then is the vocabulary read: not on every Recall)
-  const auto close = unknown.empty() ? std::vector<std::vector<std::string>>{} : closest_names(*binding.names, unknown);
+  const auto close =
+      unknown.empty() ? std::vector<std::vector<std::string>>{} : closest_names(*binding.vocabulary, unknown);
   for (std::size_t i = 0; i < unknown.size(); ++i) {
     auto* skipped = parse->add_unknown_concepts();
     skipped->set_name(unknown[i]);
@@ -349,7 +315,7 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   plan.ids = view.ids;
   plan.metadata = view.metadata;
   plan.records = view.records;
-  plan.context_names = view.binding.names;
+  plan.context_names = view.binding.vocabulary;
   if (answer_mode) {  // the core's agent recall: its searches set mode, k and concepts, nothing else
     if (!has_records) return std::nullopt;
     plan.answer_k = k;
@@ -376,17 +342,17 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   return plan;
 }
 
-void NamespaceViews::set(const std::string& ns, NamespaceView view, std::shared_ptr<ConceptNames> names) {
+void NamespaceViews::set(const std::string& ns, NamespaceView view) {
   view.limits = limits_;
   auto held = std::make_shared<const NamespaceView>(std::move(view));
   std::lock_guard guard(mutex_);
-  by_namespace_[ns] = {std::move(held), std::move(names)};
+  by_namespace_[ns] = std::move(held);
 }
 
 std::shared_ptr<const NamespaceView> NamespaceViews::find(const std::string& ns) const {
   std::lock_guard guard(mutex_);
   const auto found = by_namespace_.find(ns);
-  return found == by_namespace_.end() ? nullptr : found->second.view;
+  return found == by_namespace_.end() ? nullptr : found->second;
 }
 
 RecallOutcome NamespaceViews::recall(const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused,
@@ -411,17 +377,6 @@ bool NamespaceViews::current(const std::string& ns, std::size_t concept_count) c
   if (!view) return false;
   const auto& text = view->text;
   return !text || text->open_vocabulary || !text->encoder || text->concept_count == concept_count;
-}
-
-void NamespaceViews::append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names) {
-  std::shared_ptr<ConceptNames> table;
-  {
-    std::lock_guard guard(mutex_);
-    const auto found = by_namespace_.find(ns);
-    if (found == by_namespace_.end()) return;
-    table = found->second.names;
-  }
-  if (!table->append(first, names)) forget(ns);
 }
 
 void NamespaceViews::forget(const std::string& ns) {

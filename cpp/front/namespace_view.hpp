@@ -2,8 +2,8 @@
 // namespace's core objects, how its names bind, its text path, its rule and the library's bounds
 // on a request's counts. The library hands it over (library/core_recall.py: in the
 // background, or after a Recall it answered) and drops it whenever what it was made from changes
-// (settings, rule, an alias, deletion, a replica's reopening: domain/namespace.py ChangeLock); a
-// write that only appends concepts extends its names.
+// (settings, rule, an alias, deletion, a replica's reopening: domain/namespace.py ChangeLock); it
+// holds the library's own vocabulary, so a write that only appends concepts changes nothing here.
 //
 // plan_recall() turns one request into the plan answer() runs (recall_plan.hpp) as the library
 // planned it (before round 30: library/namespace_recall.py, recall.py plan_query):
@@ -107,9 +107,9 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
 class NamespaceViews {
  public:
   explicit NamespaceViews(RequestLimits limits) : limits_(limits) {}
-  // The namespace's view, held with its names table (which append_names extends); the view
-  // takes the limits given at construction.
-  void set(const std::string& ns, NamespaceView view, std::shared_ptr<ConceptNames> names);
+  // The namespace's view (its vocabulary is the library's own, so appended concepts need no
+  // hand-over); the view takes the limits given at construction.
+  void set(const std::string& ns, NamespaceView view);
   std::shared_ptr<const NamespaceView> find(const std::string& ns) const;
   // The one core entry for a Recall, which the front and the library's servicer both call:
   // `request` planned from its namespace's view (plan_recall) and answered from the core
@@ -123,20 +123,13 @@ class NamespaceViews {
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;
-  // Names of concepts appended from id `first` on. A table that does not end at `first` (which
-  // the library's write lock rules out) is not trusted: the view goes.
-  void append_names(const std::string& ns, std::size_t first, const std::vector<std::string>& names);
   void forget(const std::string& ns);
   std::size_t size() const;
 
  private:
-  struct Held {
-    std::shared_ptr<const NamespaceView> view;
-    std::shared_ptr<ConceptNames> names;
-  };
   const RequestLimits limits_;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, Held> by_namespace_;
+  std::unordered_map<std::string, std::shared_ptr<const NamespaceView>> by_namespace_;
 };
 
 }  // namespace polarmem::front

@@ -53,30 +53,6 @@ void add_explanation(const RecallPlan& plan, const explain::Explanation& why, v1
 
 }  // namespace
 
-bool ConceptNames::append(std::size_t first, const std::vector<std::string>& names) {
-  std::unique_lock guard(lock_);
-  if (first != names_.size()) return false;
-  names_.insert(names_.end(), names.begin(), names.end());
-  return true;
-}
-
-std::size_t ConceptNames::size() const {
-  std::shared_lock guard(lock_);
-  return names_.size();
-}
-
-std::vector<std::string> ConceptNames::all() const {
-  std::shared_lock guard(lock_);
-  return names_;
-}
-
-bool ConceptNames::name(std::uint32_t id, std::string* out) const {
-  std::shared_lock guard(lock_);
-  if (id >= names_.size()) return false;
-  *out = names_[id];
-  return true;
-}
-
 namespace {
 
 // The context's budget per item: the request's (plan_recall refused one out of its range), or
@@ -91,8 +67,8 @@ constexpr const char* kUntokenizable =
     "that is not UTF-8; remove it";
 
 // The context entry of an explained hit (recall.py render_context's fields); false when a
-// concept it cites is not in the names table yet.
-bool context_entry(const ConceptNames& names, const std::string& status, const std::string& id,
+// concept it cites is not in this process's vocabulary yet (another process bound it).
+bool context_entry(const text::Vocabulary& names, const std::string& status, const std::string& id,
                    const storage::v1::ItemRecord& record, text::ContextEntry* entry) {
   entry->status = status;
   entry->content = !record.text().empty() ? record.text() : !record.uri().empty() ? record.uri() : id;
@@ -365,7 +341,7 @@ bool write_hits(const RecallPlan& plan, const CallStore& store, const std::vecto
     hit->mutable_metadata()->insert(record.metadata().begin(), record.metadata().end());
     if (entries != nullptr) {
       entries->emplace_back();
-      const auto& names = plan.text ? plan.text->names : plan.context_names;
+      const auto& names = plan.context_names;
       if (!names || !context_entry(*names, hit->status(), shown.id, record, &entries->back())) return false;
     }
   }
@@ -440,11 +416,11 @@ struct MappedWord {
   float similarity = 0.0f;
 };
 
-// A concept's name as the library writes it; the call goes to the library when the names table
-// does not hold it yet.
+// A concept's name as the library writes it; the call goes to the library when this process's
+// vocabulary does not hold it yet (another process bound it).
 answer::NamedConcept named(const TextPath& path, std::uint32_t id) {
   answer::NamedConcept c{id, {}};
-  if (!path.names->name(id, &c.name)) throw Declined{};
+  if (!path.vocabulary->name(id, &c.name)) throw Declined{};
   return c;
 }
 
@@ -467,14 +443,14 @@ bool embed(const TextPath& path, const std::string& text, std::vector<float>* va
 // reads them (text::query_concepts: affirmed concepts required, negated ones forbidden, a closed
 // vocabulary's asked words that name no concept mapped to the most similar concept and listed in
 // `mapped`, the rest unknown), the words said with no state (uncertain), the proper names. False
-// when a name is not in the names table yet, a word cannot be embedded, or the plan's concept
+// when a name is not in the vocabulary yet, a word cannot be embedded, or the plan's concept
 // vectors are not the vocabulary's whole when a word needs mapping (concepts appended since).
 bool question_of(const TextPath& path, const text::ParsedText& parsed, answer::ParsedQuestion* question,
                  std::vector<MappedWord>* mapped) {
   const text::MapWords map = [&](const std::vector<std::string>& words) {
     std::vector<std::optional<text::MappedConcept>> none(words.size());
     if (path.open_vocabulary || !path.encoder) return none;  // (no encoder: nothing to map by, as recall.py)
-    if (!path.concept_vectors || path.names->size() != path.concept_count) throw Declined{};
+    if (!path.concept_vectors || path.vocabulary->size() != path.concept_count) throw Declined{};
     const std::size_t dim = path.encoder->dim();
     std::vector<float> rows(words.size() * dim), row;
     for (std::size_t i = 0; i < words.size(); ++i) {
@@ -522,7 +498,7 @@ bool answer_text(RecallPlan plan, const v1::RecallRequest& request, v1::RecallRe
   std::optional<std::size_t> budget;
   if (request.include_context()) budget = context_budget(request);
   const std::string& query = request.text();
-  const text::ParsedText parsed = text::parse(query, *path.keys, *path.triggers);
+  const text::ParsedText parsed = text::parse(query, *path.vocabulary, *path.triggers);
   std::vector<std::string> unknown, mapped_words;  // (adaptive: they make the constraints uncertain)
   // With explicit names (bound by plan_recall) the text only gives the similarity (its affirmative
   // part): its unknown words are not looked at, as in the library.
@@ -590,7 +566,7 @@ std::optional<std::vector<std::int64_t>> allowed(const RecallPlan& plan,
 bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v1::RecallResponse* response,
                      Refusal* refused) {
   const TextPath* path = plan.text.get();  // null: a question of query vectors and names alone
-  const ConceptNames& names = *plan.context_names;
+  const text::Vocabulary& names = *plan.context_names;
   std::optional<std::size_t> budget;
   if (request.include_context()) budget = context_budget(request);
   if (!plan.records && !plan.backend) return false;
@@ -604,7 +580,7 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
       side.push_back({plan.state_concepts[i], plan.concept_names[i]});
     }
   } else if (path != nullptr &&
-             !question_of(*path, text::parse(query, *path->keys, *path->triggers), &question, &mapped)) {
+             !question_of(*path, text::parse(query, *path->vocabulary, *path->triggers), &question, &mapped)) {
     return false;
   }
 

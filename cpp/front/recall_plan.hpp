@@ -22,40 +22,23 @@
 #include "polarmem/shared_text_runs.hpp"
 #include "polarmem/text_parse.hpp"
 #include "polarmem/v1/memory_service.pb.h"
+#include "polarmem/vocabulary.hpp"
 #include "polarmem/wordpiece.hpp"
 
 namespace polarmem::front {
 
-// A namespace's concept names by id (as the library names them: the name each was written
-// with), growing as the library appends concepts; shared by the namespace's plans.
-class ConceptNames {
- public:
-  explicit ConceptNames(std::vector<std::string> names) : names_(std::move(names)) {}
-  // The names of ids first, first + 1, ...; false (nothing changes) unless they extend the table.
-  bool append(std::size_t first, const std::vector<std::string>& names);
-  // False when the id is not (yet) in the table.
-  bool name(std::uint32_t id, std::string* out) const;
-  // Every name, by id.
-  std::vector<std::string> all() const;
-  std::size_t size() const;
-
- private:
-  mutable RwLock lock_;
-  std::vector<std::string> names_;
-};
-
-// What a plan for text queries holds beyond a vector plan's: the namespace's parse (its live
-// concept keys, the library's query cue table), its encoder with its tokenizer, and its names.
+// What a plan for text queries holds beyond a vector plan's: the namespace's parse (its
+// vocabulary, the library's query cue table) and its encoder with its tokenizer.
 // The front parses each call's text, binds the concepts it names and embeds its affirmative
 // part, as the library does (recall.py plan_query / run_recall).
 struct TextPath {
-  std::shared_ptr<const text::ConceptKeys> keys;
+  // The namespace's one vocabulary (the library's too): keys, names, live as writes append.
+  std::shared_ptr<const text::Vocabulary> vocabulary;
   std::shared_ptr<const text::TriggerTable> triggers;
   // Null both in a namespace without an encoder: its texts give concepts only (no `sem` term, no
   // word mapped), as in the library.
   std::shared_ptr<const SharedTextRuns> encoder;  // concurrent calls share its passes
   std::shared_ptr<const WordPieceTokenizer> tokenizer;
-  std::shared_ptr<const ConceptNames> names;
   // In a closed vocabulary a word that names no concept maps to the most similar concept
   // (concept_mapping.hpp) by its embedding and the concept names' (the library's own vectors,
   // concept id = row, concept_count rows of the encoder's width); a call with such a word, made
@@ -115,8 +98,8 @@ struct RecallPlan {
   // explicit names), and the `sem` term from its encoding unless the request gives `sem` itself.
   std::shared_ptr<const TextPath> text;
   std::optional<std::size_t> text_term;  // the position in request.vectors of the term the text fills
-  // The names the context lists each hit's stated concepts by (a text plan's are its TextPath's).
-  std::shared_ptr<const ConceptNames> context_names;
+  // The vocabulary the context names each hit's stated concepts by.
+  std::shared_ptr<const text::Vocabulary> context_names;
   // Set (the notes to show, k) for an answer-mode question: the core's agent recall
   // (answer_recall.hpp) gathers, labels and explains the notes; `request` is its
   // plain-similarity search, whose vector, filters and exactness every search it makes shares.
@@ -137,11 +120,9 @@ struct RecallPlan {
   const BackendCalls* backend = nullptr;
 };
 
-// How a namespace's explicit concept names bind, as the library's Vocabulary.lookup binds them:
-// its live lookup keys (the library's compiled keys, which its parse reads too) and its names.
+// How a namespace's explicit concept names bind: by its vocabulary's lookup, the library's own.
 struct NameBinding {
-  std::shared_ptr<const text::ConceptKeys> keys;
-  std::shared_ptr<const ConceptNames> names;
+  std::shared_ptr<const text::Vocabulary> vocabulary;
 };
 
 // A Recall the core refuses: the gRPC status and what is wrong, naming the field and the fix.

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 
 #include "polarmem/utf8.hpp"
+#include "polarmem/vocabulary.hpp"
 
 namespace polarmem::text {
 
@@ -528,42 +529,6 @@ std::optional<TriggerTable::Match> TriggerTable::match(const std::vector<Token>&
   return std::nullopt;
 }
 
-// ---- concept keys -------------------------------------------------------------------------
-
-void ConceptKeys::set(const std::vector<std::pair<std::string, std::uint32_t>>& keys) {
-  std::unique_lock lock(lock_);
-  for (const auto& [key, id] : keys) {
-    if (ids_.insert_or_assign(key, id).second) {
-      const std::size_t words = word_count(key);
-      ++keys_by_words_[words];
-      longest_ = std::max(longest_, words);
-    }
-  }
-}
-
-void ConceptKeys::erase(const std::vector<std::string>& keys) {
-  std::unique_lock lock(lock_);
-  for (const auto& key : keys) {
-    if (ids_.erase(key) == 0) continue;
-    const std::size_t words = word_count(key);
-    if (--keys_by_words_[words] == 0) keys_by_words_.erase(words);
-  }
-  longest_ = 0;
-  for (const auto& [words, count] : keys_by_words_) longest_ = std::max(longest_, words);
-}
-
-std::size_t ConceptKeys::size() const {
-  std::shared_lock lock(lock_);
-  return ids_.size();
-}
-
-std::optional<std::uint32_t> ConceptKeys::find(const std::string& key) const {
-  std::shared_lock lock(lock_);
-  const auto found = ids_.find(key);
-  if (found == ids_.end()) return std::nullopt;
-  return found->second;
-}
-
 // ---- parse --------------------------------------------------------------------------------
 
 struct KeysView {
@@ -633,10 +598,10 @@ static bool starts_predicate(const KeysView& vocabulary, const std::vector<Token
   return is_stopword(next) || prepositions().count(next) || vocabulary.concept_at(toks, at + 1).has_value();
 }
 
-ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers) {
+ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTable& triggers) {
   const std::vector<Token> toks = tokenise(utf8);
   std::shared_lock lock(keys.lock_);
-  const KeysView vocabulary{keys.ids_, keys.longest_};
+  const KeysView vocabulary{keys.keys_, keys.longest_};
   ParsedText result;
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   bool scope_open = false;

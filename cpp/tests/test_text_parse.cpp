@@ -9,6 +9,7 @@
 
 #include "check.hpp"
 #include "polarmem/text_parse.hpp"
+#include "polarmem/vocabulary.hpp"
 
 using namespace polarmem::text;
 
@@ -26,14 +27,12 @@ TriggerTable table() {
 }
 
 struct Parsed {
-  ConceptKeys keys;
+  Vocabulary keys;
   std::vector<std::string> names;
   ParsedText text;
 
   Parsed(const std::string& utf8, std::vector<std::string> concepts) : names(std::move(concepts)) {
-    std::vector<std::pair<std::string, std::uint32_t>> entries;
-    for (std::uint32_t id = 0; id < names.size(); ++id) entries.emplace_back(normalise_lowered(names[id]), id);
-    keys.set(entries);
+    for (const auto& name : names) keys.bind(name);
     text = parse(utf8, keys, table());
   }
   // name -> "HAS" / "NOT_HAS" by polarity(); absent: no state
@@ -113,7 +112,7 @@ POLARMEM_TEST(a_slash_names_both_parts) {
 
 POLARMEM_TEST(names_and_short_names) {
   CHECK(singular("series") == "series" && singular("atlas") == "atlas" && singular("cookies") == "cookie");
-  ConceptKeys none;
+  const Vocabulary none;
   const ParsedText p = parse("Priya writes Go and AI tools in May.", none, table());
   std::vector<std::string> words;
   for (const auto& u : p.unknown) words.push_back(u.word);

@@ -88,16 +88,14 @@ def apply_text(
     text.ParsedText.polarity's policy (HAS if any mention is affirmed and no later mention
     resolves it; NOT_HAS if every mention is negated). A concept the text never mentions gets no
     state. `open_terms`: the words of a name of several words count as mentions of their own
-    (text.with_word_mentions). `only`: the lexical pathway sets these concepts' states alone (a
+    (text.text_evidence). `only`: the lexical pathway sets these concepts' states alone (a
     concept declared after the item was stored, concept_backfill.py)."""
-    parsed = textproc.parse(record.text, vocabulary)
-    if open_terms:
-        parsed = textproc.with_word_mentions(record.text, parsed, vocabulary)
-    record.mentions[:] = sorted({m.concept_id for m in parsed.mentions})
+    mentions, polarity = textproc.text_evidence(record.text, vocabulary, word_mentions=open_terms)
+    record.mentions[:] = mentions
     if not lexical:
         return
     by_concept = {ev.concept_id: ev for ev in record.evidence}
-    for concept_id, negated in parsed.polarity().items():
+    for concept_id, negated in polarity:
         if only is not None and concept_id not in only:
             continue
         ev = by_concept.get(concept_id)

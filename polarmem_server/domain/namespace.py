@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields, calibration_from_fields
@@ -20,25 +19,14 @@ from polarmem_server.errors import FailedPrecondition, InvalidArgument, quoted
 from polarmem_server.index import SpaceSpec
 
 
-class PlanState(NamedTuple):
-    """What the compiled front's view of a namespace holds, as counters, read before and after each write."""
-
-    depends: tuple[int, int]  # settings, rule and what chose it, aliases (revision, rewrites)
-    concepts: int  # how many concepts: appending some keeps the view, which takes the new names
-
-
 class ChangeLock:
     """The lock that serialises a namespace's writes (reentrant), telling listeners when a write
-    changed what the compiled front's view of the namespace holds (``fingerprint()``, a PlanState
-    read when the outermost holder takes the lock and again before it lets go). Item writes that
-    name known concepts change none of it: the front's hits come from the live index.
-
-    A write that only appended concepts (new ids, nothing else) keeps the view: each name still
-    resolves to the same id (Vocabulary.rewrites). The listeners get the new concepts
-    (``Vocabulary.appended_since``: their names, to name them in answers, and a way to bring the
-    compiled keys up to date, by which the front parses texts and binds explicit names). Any other
-    change, or ``invalidate()`` (a deletion), drops the view: the listeners get None. Without
-    listeners (no front) nothing is computed.
+    changed what the compiled front's view of the namespace was made from (``fingerprint()``:
+    settings, rule and what chose it, aliases; read when the outermost holder takes the lock and
+    again before it lets go), or ``invalidate()`` was called (a deletion): the listeners get the
+    namespace's name and drop the view. Item writes change none of it: the front's hits come
+    from the live index, and its vocabulary is the namespace's own object, so a concept a write
+    appends is bound and named there as soon as it is added.
 
     The listeners run before the lock is let go, so no other write and no hand-over of a view
     comes between the change and what they do with it. ``view_epoch`` counts the writes that
@@ -46,13 +34,12 @@ class ChangeLock:
     while holding the lock, knows what it read is still the namespace's. The compiled front's
     views are handed over and dropped that way (library/core_recall.py)."""
 
-    def __init__(self, name: str, fingerprint, appended) -> None:
+    def __init__(self, name: str, fingerprint) -> None:
         self.name = name
         self._fingerprint = fingerprint
-        self._appended = appended
         self._lock = threading.RLock()
         self._depth = 0
-        self._before: PlanState | None = None
+        self._before = None
         self._invalidated = False
         self.view_epoch = 0
         self.listeners: list = []  # shared with the library (Memory.change_listeners)
@@ -74,19 +61,12 @@ class ChangeLock:
             self._lock.release()
 
     def _tell_listeners(self) -> None:
-        before, after = self._before, self._fingerprint()
-        assert before is not None  # taken by the outermost acquire, whose release this is
         invalidated, self._invalidated = self._invalidated, False
-        dropped = invalidated or after.depends != before.depends or after.concepts < before.concepts
-        if dropped:
-            self.view_epoch += 1
-        elif after.concepts == before.concepts:
+        if not invalidated and self._fingerprint() == self._before:
             return
-        if not self.listeners:
-            return
-        appended = None if dropped else self._appended(before.concepts)
+        self.view_epoch += 1
         for listener in list(self.listeners):
-            listener(self.name, appended)
+            listener(self.name)
 
     def invalidate(self) -> None:
         """Call while holding the lock: its release tells the listeners (the namespace is going)."""
@@ -122,26 +102,33 @@ class Namespace:
         calibration: BetaMixture | None = None,
         labelled_set: LabelledSet | None = None,
         engine: str = "",
+        vocabulary: Vocabulary | None = None,
     ) -> None:
+        """`vocabulary`: the backend's own concept table (Backend.vocabulary), which the
+        namespace's aliases are added to; None: a table of the namespace's own."""
         self._settings = settings
         self.created_ms = created_ms
-        self.vocabulary = Vocabulary(aliases=settings.aliases, shadow=settings.open_vocabulary)
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
+        for alias, target in settings.aliases.items():
+            self.vocabulary.add_alias(alias, target, settings.open_vocabulary)
         self._calibration = calibration
         self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
-        self.write_lock = ChangeLock(settings.name, self.plan_state, self.vocabulary.appended_since)
+        self.write_lock = ChangeLock(settings.name, self.plan_state)
         self._calibration_tried_at = 0  # pooled scores at the last score-model fit attempt
         self._labelled_set = labelled_set
         self._engine = engine
         self._rule = self._choose()
 
     @classmethod
-    def from_record(cls, record: records_pb2.NamespaceRecord, engine: str = "") -> Namespace:
+    def from_record(
+        cls, record: records_pb2.NamespaceRecord, engine: str = "", vocabulary: Vocabulary | None = None
+    ) -> Namespace:
         calibration = calibration_from_fields(record.calibration) if record.HasField("calibration") else None
         labelled = None
         if record.HasField("labelled_set"):
             stored = record.labelled_set
             labelled = LabelledSet(stored.balanced_accuracy, stored.present, stored.absent)
-        return cls(NamespaceSettings.from_record(record), record.created_ms, calibration, labelled, engine)
+        return cls(NamespaceSettings.from_record(record), record.created_ms, calibration, labelled, engine, vocabulary)
 
     def to_record(self) -> records_pb2.NamespaceRecord:
         record = self._settings.to_record(self.created_ms)
@@ -195,9 +182,10 @@ class Namespace:
         self.revision += 1
         return self._rule
 
-    def plan_state(self) -> PlanState:
-        """What the compiled front's view of this namespace holds, as counters (ChangeLock)."""
-        return PlanState((self.revision, self.vocabulary.rewrites), len(self.vocabulary))
+    def plan_state(self) -> tuple[int, int]:
+        """What the compiled front's view of this namespace was made from, as counters (ChangeLock):
+        settings, rule and what chose it (revision), aliases (the vocabulary's rewrites)."""
+        return self.revision, self.vocabulary.rewrites
 
     @property
     def name(self) -> str:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 from polarmem_server import _core
 from polarmem_server.domain.negation import CLINICAL, TriggerTable
-from polarmem_server.domain.vocabulary import Vocabulary, normalise
+from polarmem_server.domain.vocabulary import Vocabulary
 
 # The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues,
 # the words affirmative_text drops at either end, the words that make poor concepts) live with the
@@ -109,11 +109,6 @@ class ParsedText:
         return [c for c in polarity if polarity[c]]
 
 
-def _tokenise(text: str) -> list[tuple[str, int, int]]:
-    """(word, start, end) per token: lower-case words, offsets into `text` (the core's tokeniser)."""
-    return _core.text_tokens(_utf8(text))
-
-
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")  # any str reaches the core, a lone surrogate too
 
@@ -122,7 +117,7 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
     """Vocabulary mentions of `text` with their polarity (see the module doc for the rules; the
     parse itself is compiled, cpp/src/text_parse.cpp, so the library and the compiled front read a
     text alike)."""
-    mentions, unknown, spans = _core.parse_text(_utf8(text), vocabulary.compiled_keys(), triggers.compiled)
+    mentions, unknown, spans = _core.parse_text(_utf8(text), vocabulary, triggers.compiled)
     name = vocabulary.name
     return ParsedText(
         [
@@ -134,9 +129,6 @@ def parse(text: str, vocabulary: Vocabulary, triggers: TriggerTable = CLINICAL) 
     )
 
 
-_NO_VOCABULARY = Vocabulary()
-
-
 def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     """The words of `text` an open vocabulary makes concepts of (NamespaceSettings.open_vocabulary),
     normalised (lower case, singular), in order of first mention: the words `parse` reports as
@@ -144,56 +136,23 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     two-letter acronym such as "TV"; a possessive's owner, "the user's" -> "user"; no stop word,
     no negation or scope cue; no light verb, month, weekday or number word), less the words that
     make poor concepts (the core's is_poor_concept: verbs of having, liking and doing, vague modifiers)
-    unless written as a two-letter name ("writes Go"; a title-cased "Use" stays out). A proper name is named as written, lower case, never
-    singularised ("Atlas" -> atlas, "Kubernetes" -> kubernetes; its lookup key is still the
-    normal form, so "atlas" and "Atlas" are one concept). Their polarity is parse's once they are
-    bound."""
-    parsed = parse(text, _NO_VOCABULARY, triggers)
-    return list(
-        dict.fromkeys(
-            _term_name(text, u)
-            for u in parsed.unknown
-            if not _core.is_poor_concept(u.word) or (u.subject and len(u.word) == 2)
-        )
-    )
+    unless written as a two-letter name ("writes Go"; a title-cased "Use" stays out). A proper name
+    is named as written, lower case, never singularised ("Atlas" -> atlas, "Kubernetes" ->
+    kubernetes; its lookup key is still the normal form, so "atlas" and "Atlas" are one concept), as
+    is a capitalised word ending like a name ("Redis", "Pandas") even where it starts a sentence.
+    Their polarity is parse's once they are bound. (The core's, cpp/src/text_evidence.cpp.)"""
+    return _core.content_terms(_utf8(text), triggers.compiled)
 
 
-def _term_name(text: str, term: UnknownTerm) -> str:
-    """A content word's concept name: its normal form, or a name's own word. A capitalised word
-    ending like a name ("Atlas", "Pandas", "Redis") is not singularised even where it starts a
-    sentence."""
-    written = text[term.start : term.start + 1]
-    if term.subject or (written.isupper() and term.word.endswith(("as", "is", "us"))):
-        return term.word
-    return normalise(term.word)
-
-
-def with_word_mentions(text: str, parsed: ParsedText, vocabulary: Vocabulary) -> ParsedText:
-    """`parsed` with, after each mention of a name of several words, a mention of each of its
-    words that is a concept of its own, with the same polarity: in an open vocabulary "no green
-    tea" is NOT_HAS "green tea" and NOT_HAS "tea", as it was before "green tea" was declared."""
-    mentions: list[Mention] = []
-    for m in parsed.mentions:
-        mentions.append(m)
-        words = _tokenise(text[m.start : m.end])
-        if len(words) < 2:
-            continue
-        for word, start, end in words:
-            concept_id = vocabulary.lookup(word) if word.isalpha() else None
-            if concept_id is not None and concept_id != m.concept_id:
-                mentions.append(
-                    Mention(
-                        concept_id,
-                        vocabulary.name(concept_id),
-                        m.start + start,
-                        m.start + end,
-                        m.negated,
-                        m.cue,
-                        m.resolution,
-                        m.uncertain,
-                    )
-                )
-    return ParsedText(mentions, parsed.unknown, parsed.negated_spans)
+def text_evidence(
+    text: str, vocabulary: Vocabulary, word_mentions: bool, triggers: TriggerTable = CLINICAL
+) -> tuple[list[int], list[tuple[int, bool]]]:
+    """Every concept `text` mentions (ascending) and (concept, negated) per concept it states, in
+    order of first mention (ParsedText.polarity's policy). `word_mentions` (an open vocabulary):
+    each word of a name of several words that is a concept of its own is mentioned too, with the
+    same polarity: "no green tea" is NOT_HAS "green tea" and NOT_HAS "tea", as it was before
+    "green tea" was declared. (The core's, cpp/src/text_evidence.cpp.)"""
+    return _core.text_evidence(_utf8(text), vocabulary, triggers.compiled, word_mentions)
 
 
 def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers: TriggerTable = CLINICAL) -> str:

@@ -13,8 +13,8 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.errors import InvalidArgument, quoted
 from polarmem_server.scoring.encoder import Encoder, load_encoder
 
-# Encoded concept names per namespace: (vocabulary version, names, vectors), extended with only
-# the concepts added since; dropped with the namespace.
+# Encoded concept names per namespace: (vocabulary version, vectors), extended with only the
+# concepts added since; dropped with the namespace.
 _concept_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -26,21 +26,19 @@ def _required_encoder(namespace: Namespace) -> Encoder:
 
 
 def concept_vectors(namespace: Namespace) -> np.ndarray:
-    """The namespace's concept names encoded, one row per concept id. A vocabulary grows by
-    appending, so a refresh encodes only the names added since the cache was built (re-encoding
-    every name after each write that adds a concept cost the next text Recall ~120 ms of CPU at
-    ~100 names, benchmarks/bench_text_recall_cpu.py); a vocabulary that changed otherwise
-    (truncated after a failed write) is encoded again whole."""
+    """The namespace's concept names encoded, one row per concept id. A vocabulary only grows by
+    appending (vocabulary.hpp), so a refresh encodes only the names added since the cache was
+    built (re-encoding every name after each write that adds a concept cost the next text Recall
+    ~120 ms of CPU at ~100 names, benchmarks/bench_text_recall_cpu.py)."""
     vocabulary = namespace.vocabulary
     version = vocabulary.version  # read before the names: a change in between is seen next time
     cached = _concept_vectors.get(namespace)
     if cached is not None and cached[0] == version:
-        return cached[2]
-    names = vocabulary.names
-    if cached is not None and len(names) >= len(cached[1]) and names[: len(cached[1])] == cached[1]:
-        added = names[len(cached[1]) :]
-        vectors = np.concatenate([cached[2], _required_encoder(namespace).encode(added)]) if added else cached[2]
+        return cached[1]
+    if cached is None:
+        vectors = _required_encoder(namespace).encode(vocabulary.names)
     else:
-        vectors = _required_encoder(namespace).encode(names)
-    _concept_vectors[namespace] = (version, names, vectors)
+        added = vocabulary.names_from(len(cached[1]))
+        vectors = np.concatenate([cached[1], _required_encoder(namespace).encode(added)]) if added else cached[1]
+    _concept_vectors[namespace] = (version, vectors)
     return vectors

@@ -17,14 +17,14 @@ and reads the items' records back without waiting for a Recall.
 
 The view holds the namespace's compiled index, item ids, metadata postings and records (the
 backend's ``front_view``: the local backend's core objects; a backend that searches itself,
-Milvus, has none: the entry is handed its searches per call, ``BackendSearches``), its concept
-names and lookup keys, its text path (query cues, compiled encoder and tokenizer, and a closed
+Milvus, has none: the entry is handed its searches per call, ``BackendSearches``), its
+vocabulary (the namespace's own object), its text path (query cues, compiled encoder and tokenizer, and a closed
 vocabulary's concept vectors), whether it has an approximate index and an open vocabulary, its
 rule (mode and words), its mode rules (mode_rules below) and the library's bounds on a request's
 counts. A write that changes what the view holds (settings, rule, an alias), deletes the
 namespace, or reopens it (a replica catching up: Memory.reopen_namespace) drops it
-(domain/namespace.py ChangeLock); a write that only appends concepts extends its names and
-keys. docs/fast-front.md has the design and the limits.
+(domain/namespace.py ChangeLock); a write that only appends concepts changes nothing in it.
+docs/fast-front.md has the design and the limits.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues the core parses queries with
 from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
-from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import FailedPrecondition, InvalidArgument, PolarMemError, quoted
 from polarmem_server.index import MAX_TOP_K
 from polarmem_server.library.concept_backfill import learn_names
@@ -293,20 +292,12 @@ class CoreRecall:
             asked.explain = True  # (every hit given with its full item is explained)
         return asked
 
-    def _namespace_changed(self, namespace: str, appended: Appended | None) -> None:
-        """A write changed what the namespace's view holds (ChangeLock, which calls this before
-        letting its lock go): ``appended`` holds the concepts it only appended; None drops the
-        view, which the keeper makes again once the write is done. A view's keys are brought up to
-        date first, so a text or a name naming a new concept binds it as soon as its write returns."""
-        if appended is None:
-            self.views.forget(namespace)
-            self._want(namespace)
-            return
-        if self.views.holds(namespace):
-            appended.compiled_keys()
-            self.views.append_names(namespace, appended.first, appended.names)
-        else:
-            self._want(namespace)
+    def _namespace_changed(self, namespace: str) -> None:
+        """A write changed what the namespace's view was made from (ChangeLock, which calls this
+        before letting its lock go): the view goes, and the keeper makes it again once the write
+        is done. (Appended concepts change nothing here: the view holds the vocabulary itself.)"""
+        self.views.forget(namespace)
+        self._want(namespace)
 
     def _want(self, namespace: str) -> None:
         with self._wanted_lock:
@@ -419,8 +410,7 @@ class CoreRecall:
             self.views.set(
                 namespace.name,
                 *core,
-                names=vocabulary.names,
-                keys=vocabulary.compiled_keys(),
+                vocabulary=vocabulary,
                 approximate=settings.ann is not None,
                 open_vocabulary=settings.open_vocabulary,
                 rule_mode=_core.SearchMode.__members__[rule.recall_mode],

@@ -30,7 +30,6 @@ from polarmem_server.domain.items import (
 from polarmem_server.domain.mixtures import BetaMixture
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
-from polarmem_server.domain.vocabulary import Appended
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
 from polarmem_server.library import (
     concept_backfill,
@@ -84,9 +83,8 @@ class Memory:
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
         # Called with a namespace's name as each write to it that changed what the compiled
-        # front's view of it holds ends, and the concepts it only appended or None
-        # (domain/namespace.py ChangeLock).
-        self.change_listeners: list[Callable[[str, Appended | None], None]] = []
+        # front's view of it was made from ends (domain/namespace.py ChangeLock).
+        self.change_listeners: list[Callable[[str], None]] = []
         # the one Recall entry, the core's (core_recall.py); a server hands it its own (attach)
         self.core = CoreRecall()
         self.core.attach(self)
@@ -109,12 +107,14 @@ class Memory:
     def _open_namespace(
         self, record: records_pb2.NamespaceRecord, concepts: list[tuple[int, str]] | None = None
     ) -> Namespace:
-        namespace = Namespace.from_record(record, self.engine_name)
+        shared = self.backend.vocabulary(record.name)  # the backend's own table, where it is in process
+        namespace = Namespace.from_record(record, self.engine_name, shared)
         encoder_warmup.warm(namespace.settings.encoder)  # no first call pays the encoder's load
         namespace.write_lock.listeners = self.change_listeners
-        if concepts is None:
-            concepts = self.backend.concepts(record.name)
-        namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
+        if shared is None:
+            if concepts is None:
+                concepts = self.backend.concepts(record.name)
+            namespace.bind_concepts([name for _, name in concepts], [cid for cid, _ in concepts])
         self.writer.concept_ids(namespace, namespace.settings.concepts)
         return namespace
 
@@ -234,10 +234,13 @@ class Memory:
         with self._lock:
             if settings.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(settings.name)} already exists")
-            namespace = Namespace(settings, now_ms(), engine=self.engine_name)
+            created_ms = now_ms()
+            self.backend.create_namespace(settings.to_record(created_ms))  # (a new namespace's whole record)
+            namespace = Namespace(
+                settings, created_ms, engine=self.engine_name, vocabulary=self.backend.vocabulary(settings.name)
+            )
             encoder_warmup.warm(settings.encoder)
             namespace.write_lock.listeners = self.change_listeners
-            self.backend.create_namespace(namespace.to_record())
             self._namespaces[settings.name] = namespace
             with namespace.write_lock:  # a Recall meanwhile must not hand over a view these concepts outdate
                 self.writer.concept_ids(namespace, settings.concepts)

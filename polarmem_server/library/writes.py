@@ -79,8 +79,8 @@ class Writer:
             else:
                 ids[name] = known
         if new:
+            first = len(namespace.vocabulary)  # (before: the backend may bind into this very table)
             bound = self.backend.allocate_concepts(namespace.name, list(new.values()))
-            first = len(namespace.vocabulary)
             if list(bound) != list(range(first, first + len(bound))):  # another process bound concepts since
                 self.catch_up(namespace)
             namespace.bind_concepts(list(new.values()), bound)

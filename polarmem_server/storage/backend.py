@@ -45,12 +45,15 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.errors import Unimplemented
+
+if TYPE_CHECKING:
+    from polarmem_server.domain.vocabulary import Vocabulary
 
 POLARITIES = ("has", "not_has", "align")
 """Edge polarities of :meth:`Backend.items_by_concept` and :class:`NamespaceCounts`: an item
@@ -269,6 +272,13 @@ class Backend(ABC):
     def concepts(self, ns: str) -> list[tuple[int, str]]:
         """Every (id, name) bound in the namespace, by id. Ids are dense from 0 in the local
         backend; callers must not assume density."""
+
+    def vocabulary(self, ns: str) -> Vocabulary | None:
+        """The backend's own concept table of namespace ``ns`` where it lives in this process (the
+        local backend's), which the library's namespace takes as its vocabulary: one table, so a
+        concept the backend binds is the namespace's at once. None (a backend shared between
+        processes): the library keeps its own, bound from :meth:`concepts`."""
+        return None
 
     def concepts_of(self, names: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
         """``concepts`` of each of these namespaces: what a process opening every namespace at

@@ -539,3 +539,26 @@ def test_answer_mode_hits_are_explained_as_in_every_mode(tmp_path, monkeypatch):
     assert snack["n-snack"].label == "VERIFIED" and snack["n-snack"].absence_verified
     assert set(snack["n-snack"].entailed_by) == {"leo", "snack"} and snack["n-snack"].conflicted_by == []
     memory.close()
+
+
+def test_the_namespace_and_the_local_backend_share_one_concept_table(memory, tmp_path):
+    """One table per namespace (domain/vocabulary.py): the library's vocabulary is the local
+    backend's own object, so what the backend binds is the namespace's at once, and the
+    namespace's aliases resolve in it; a restart reads the same table back from the store."""
+    vocabulary = memory.namespace("t").vocabulary
+    assert vocabulary is memory.backend.vocabulary("t")
+    remember_scored(memory, "a", dog=[0.9, 0.9])
+    (zebra,) = memory.backend.allocate_concepts("t", ["Zebras"])
+    assert vocabulary.lookup("zebra") == zebra and vocabulary.name(zebra) == "Zebras"
+    memory.update_namespace("t", {"aliases": {"puppy": "dog"}})
+    assert vocabulary.lookup("puppies") == vocabulary.lookup("dog") == memory.backend.vocabulary("t").lookup("puppy")
+    remember_scored(memory, "b", zebra=[0.9, 0.9])  # (the zebra binding is stored with this write)
+    names = vocabulary.names
+    memory.close()
+    again = Memory(tmp_path / "data")
+    try:
+        reopened = again.namespace("t").vocabulary
+        assert reopened is again.backend.vocabulary("t") and reopened.names == names
+        assert reopened.lookup("puppy") == reopened.lookup("dog")
+    finally:
+        again.close()

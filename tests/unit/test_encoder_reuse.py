@@ -1,6 +1,5 @@
 """What a text Recall's encoder calls reuse (issue 33): the namespace's encoded concept names grow
-with the vocabulary by encoding only the names added since (and start over after a truncation),
-and the encoder's query cache counts its hits and misses."""
+with the vocabulary by encoding only the names added since, and the encoder's query cache counts its hits and misses."""
 
 import numpy as np
 import pytest
@@ -50,18 +49,6 @@ def test_concept_vectors_encode_only_the_names_added_since(namespace):
     whole = counting.inner.encode(ns.vocabulary.names)
     assert grown.shape == (5, 384)
     np.testing.assert_allclose(grown, whole, atol=2e-5)  # the same rows as encoding every name at once
-
-
-def test_a_truncated_vocabulary_is_encoded_again_whole(namespace):
-    ns, counting = namespace
-    for name in ("dog", "cat", "frisbee"):
-        ns.vocabulary.ensure(name)
-    recall.concept_vectors(ns)
-    ns.vocabulary.truncate(2)  # a failed write forgets "frisbee" ...
-    ns.vocabulary.ensure("kite")  # ... and another concept takes its id
-    vectors = recall.concept_vectors(ns)
-    assert counting.calls[-1] == ["dog", "cat", "kite"]
-    np.testing.assert_allclose(vectors[2], counting.inner.encode(["kite"])[0], atol=2e-5)
 
 
 def test_the_query_cache_counts_hits_and_misses():

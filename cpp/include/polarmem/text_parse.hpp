@@ -18,8 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "polarmem/rw_lock.hpp"
-
 namespace polarmem::text {
 
 struct Token {
@@ -72,29 +70,9 @@ class TriggerTable {
   std::size_t longest_ = 1;
 };
 
-// The lookup keys of a namespace's vocabulary: every normal form that names a concept (names,
-// aliases, a hyphenated name also with a space) -> concept id. Written by the library as its
-// vocabulary changes; read by parses running at the same time.
-class ConceptKeys;
+// A namespace's vocabulary (vocabulary.hpp): the parse reads its lookup keys.
+class Vocabulary;
 struct ParsedText;
-ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const class TriggerTable& triggers);
-
-class ConceptKeys {
- public:
-  // Sets (or moves) keys; a key of several words widens how far a mention is looked for.
-  void set(const std::vector<std::pair<std::string, std::uint32_t>>& keys);
-  void erase(const std::vector<std::string>& keys);
-  std::size_t size() const;
-  // The concept a key names (nullopt: none).
-  std::optional<std::uint32_t> find(const std::string& key) const;
-
- private:
-  friend ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
-  mutable RwLock lock_;
-  std::unordered_map<std::string, std::uint32_t> ids_;
-  std::unordered_map<std::size_t, std::size_t> keys_by_words_;  // words -> how many keys have that many
-  std::size_t longest_ = 0;
-};
 
 struct Mention {
   std::uint32_t concept_id = 0;
@@ -128,7 +106,7 @@ struct ParsedText {
   std::vector<std::pair<std::size_t, std::size_t>> negated_spans;  // cue + scope
 };
 
-ParsedText parse(std::string_view utf8, const ConceptKeys& keys, const TriggerTable& triggers);
+ParsedText parse(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers);
 
 // One polarity per mentioned concept, in order of first mention (true: negated); a mention said
 // with no state (Mention::uncertain) counts for nothing, so a concept with only such mentions

@@ -14,8 +14,8 @@ import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.domain.settings import ann_from_record
-from polarmem_server.domain.vocabulary import normalise
-from polarmem_server.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, quoted
+from polarmem_server.domain.vocabulary import Vocabulary
+from polarmem_server.errors import AlreadyExists, FailedPrecondition, NotFound, quoted
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import (
     POLARITIES,
@@ -49,15 +49,18 @@ class _Namespace:
         self.spaces = _spaces_of(record)
         self.ann = ann_from_record(record)  # the graph setting the index was built with
         self.index = NamespaceIndex(record.name, self.spaces, threads, ann=self.ann)
-        self.concept_ids: dict[str, int] = {}  # normalised name -> id
-        self.concepts: list[tuple[int, str]] = []
+        self.vocabulary = Vocabulary()  # the stored concepts: own names -> dense ids (aliases are the library's)
         self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
         self.saved_writes: int | None = None  # the namespace's write count its saved graphs describe
         self.grade_with(record)
 
     def grade_with(self, record: NamespaceRecord) -> None:
         """Confidence grades for items indexed from now on follow this record's score model."""
-        self.index.grader = ConfidenceGrader(record, lambda: [name for _, name in self.concepts])
+        self.index.grader = ConfidenceGrader(record, lambda: self.vocabulary.names)
+
+    def bind_stored(self, concept_id: int, name: str) -> bool:
+        """Binds a concept as the store holds it; False (nothing bound) unless its id is the next one."""
+        return concept_id == len(self.vocabulary) and self.vocabulary.bind(name) == concept_id
 
 
 class LocalBackend(Backend):
@@ -236,29 +239,27 @@ class LocalBackend(Backend):
 
     # ---- concepts -----------------------------------------------------------------------------
 
+    def vocabulary(self, ns: str) -> Vocabulary:
+        return self._ns(ns).vocabulary
+
     def concepts(self, ns: str) -> list[tuple[int, str]]:
-        return list(self._ns(ns).concepts)
+        return list(enumerate(self._ns(ns).vocabulary.names))
 
     def concepts_from(self, ns: str, first_id: int) -> list[tuple[int, str]]:
-        return self._ns(ns).concepts[first_id:]  # ids are dense: entry i holds id i
+        return list(enumerate(self._ns(ns).vocabulary.names_from(first_id), first_id))
 
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
         state = self._ns(ns)
         ids = []
         with self._lock:
             for name in names:
-                key = normalise(name)
-                if not key:
-                    raise InvalidArgument(f"concept name {quoted(name)} has no letters or digits")
-                concept_id = state.concept_ids.get(key)
-                if concept_id is None:
-                    concept_id = len(state.concepts)
-                    state.concept_ids[key] = concept_id
-                    state.concepts.append((concept_id, name.strip()))
-                    state.pending.append((concept_id, name.strip()))
+                known = len(state.vocabulary)
+                concept_id = state.vocabulary.bind(name)  # (refuses a name without letters or digits)
+                if concept_id == known:
+                    state.pending.append((concept_id, state.vocabulary.name(concept_id)))
                 ids.append(concept_id)
             if state.pending:
-                state.index.index.ensure_concepts(len(state.concepts))
+                state.index.index.ensure_concepts(len(state.vocabulary))
         return ids
 
     # ---- items --------------------------------------------------------------------------------
@@ -462,11 +463,9 @@ class LocalBackend(Backend):
         if defer_graphs:
             state.index.index.defer_ann()
         for concept in self.store.concepts(record.name):
-            if concept.id != len(state.concepts):
+            if not state.bind_stored(concept.id, concept.name):
                 raise FailedPrecondition(f"namespace {record.name!r}: concept ids out of order at {concept.name!r}")
-            state.concepts.append((concept.id, concept.name))
-            state.concept_ids[normalise(concept.name)] = concept.id
-        state.index.index.ensure_concepts(len(state.concepts))
+        state.index.index.ensure_concepts(len(state.vocabulary))
         loader = RebuildLoader(state.index, self.store.iter_vectors(record.name))
         ids: list[bytes] = []
         records: list[bytes] = []

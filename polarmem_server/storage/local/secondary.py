@@ -48,7 +48,6 @@ import numpy as np
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server._core import KvStore
 from polarmem_server.domain.settings import ann_from_record
-from polarmem_server.domain.vocabulary import normalise
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
 from polarmem_server.storage.backend import ItemWrite
@@ -477,12 +476,10 @@ class ReplicaBackend(LocalBackend):
         if any(state.index.contains(item_id) != (previous is not None) for item_id, previous in first_previous.items()):
             return False  # out of step: the rebuild is always right
         with self._lock:
-            for concept_id, concept in self.store.concepts_from(name, len(state.concepts)):
-                if concept_id != len(state.concepts):
+            for concept_id, concept in self.store.concepts_from(name, len(state.vocabulary)):
+                if not state.bind_stored(concept_id, concept):
                     return False
-                state.concepts.append((concept_id, concept))
-                state.concept_ids[normalise(concept)] = concept_id
-            state.index.index.ensure_concepts(len(state.concepts))
+            state.index.index.ensure_concepts(len(state.vocabulary))
         ids = list(first_previous)
         stored = self.store.read_items(name, ids, state.spaces)
         added: list[tuple[str, bytes, bytes, dict]] = []
