@@ -6,6 +6,7 @@
 
 #include "polarmem/error.hpp"
 #include "polarmem/request_checks.hpp"
+#include "polarmem/utf8.hpp"
 
 namespace polarmem::text {
 
@@ -23,12 +24,38 @@ std::string spaced(const std::string& key) {
   return out;
 }
 
-// A name as written, without the whitespace around it.
+// A name as written, without the whitespace around it (Python's str.strip(): utf8::is_space).
 std::string_view trimmed(std::string_view name) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const auto first = name.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return name.substr(first, name.find_last_not_of(kSpace) - first + 1);
+  std::size_t first = 0, last = 0;  // the first and one past the last non-space byte
+  bool started = false;
+  for (std::size_t i = 0; i < name.size();) {
+    const auto [c, length] = utf8::next_char(name, i);
+    if (!utf8::is_space(c)) {
+      if (!started) first = i;
+      started = true;
+      last = i + length;
+    }
+    i += length;
+  }
+  return started ? name.substr(first, last - first) : std::string_view{};
+}
+
+// The key of a concept name a table may hold, or a refusal naming the fault: a name needs a
+// letter or digit, and must be text (the library passes lone surrogates through to the parse,
+// but a name is stored, listed and shown).
+std::string name_key(std::string_view name) {
+  for (std::size_t i = 0; i < name.size();) {
+    const auto [c, length] = utf8::next_char(name, i);
+    if ((c >= 0xD800 && c <= 0xDFFF) || (c == 0xFFFD && length == 1))
+      fail(ErrorCode::kInvalidArgument,
+           "concept name " + checks::quoted(name) +
+               " is not UTF-8 text (it holds a lone surrogate or a bad byte); fix the name");
+    i += length;
+  }
+  std::string key = normalise_name(name);
+  if (key.empty())
+    fail(ErrorCode::kInvalidArgument, "concept name " + checks::quoted(name) + " has no letters or digits");
+  return key;
 }
 
 }  // namespace
@@ -66,9 +93,7 @@ std::optional<std::uint32_t> Vocabulary::own_id(std::string_view name) const {
 }
 
 std::pair<std::uint32_t, bool> Vocabulary::ensure(std::string_view name) {
-  const std::string key = normalise_name(name);
-  if (key.empty())
-    fail(ErrorCode::kInvalidArgument, "concept name " + checks::quoted(name) + " has no letters or digits");
+  const std::string key = name_key(name);
   if (const auto known = lookup(name)) return {*known, false};
   std::unique_lock lock(lock_);
   const auto alias = aliases_.find(key);
@@ -78,9 +103,7 @@ std::pair<std::uint32_t, bool> Vocabulary::ensure(std::string_view name) {
 }
 
 std::uint32_t Vocabulary::bind(std::string_view name) {
-  const std::string key = normalise_name(name);
-  if (key.empty())
-    fail(ErrorCode::kInvalidArgument, "concept name " + checks::quoted(name) + " has no letters or digits");
+  const std::string key = name_key(name);
   std::unique_lock lock(lock_);
   return add(name, key);
 }
@@ -91,15 +114,26 @@ std::uint32_t Vocabulary::add(std::string_view name, const std::string& key) {
   names_.emplace_back(trimmed(name));
   own_.emplace(key, id);
   ++version_;
-  if (!aliases_.empty()) {
-    rebuild_keys();  // an alias may name the new concept, or shadow its key
+  const std::string other = spaced(key);
+  if (!sets_alone(key, other)) {
+    keys_stale_ = true;  // an alias names the new concept or shadows its key: the next reader rebuilds
     return id;
   }
-  // Only appended concepts: their keys alone, as a rebuild would set them (tested equal). A
-  // concept's own key wins over an earlier concept's spaced form; its spaced form fills a gap.
+  // The appended concept's keys alone, as a rebuild would set them (tested equal). A concept's own
+  // key wins over an earlier concept's spaced form; its spaced form fills a gap.
   set_key(key, id);
-  if (const auto other = spaced(key); !other.empty() && !keys_.count(other)) set_key(other, id);
+  if (!other.empty() && !keys_.count(other)) set_key(other, id);
   return id;
+}
+
+bool Vocabulary::sets_alone(const std::string& key, const std::string& other) const {
+  if (keys_stale_ || aliases_.count(key) || targets_.count(key)) return false;
+  if (other.empty() || !keys_.count(other)) return true;
+  // The spaced form is taken: it stays so where an own key or a live alias holds it; a spaced
+  // form of an alias holds it only until a rebuild puts the new own key's spaced form first.
+  if (own_.count(other)) return true;
+  const auto alias = aliases_.find(other);
+  return alias != aliases_.end() && own_.count(alias->second);
 }
 
 void Vocabulary::add_alias(std::string_view alias, std::string_view target, bool shadow) {
@@ -114,13 +148,24 @@ void Vocabulary::add_alias(std::string_view alias, std::string_view target, bool
     fail(ErrorCode::kInvalidArgument,
          "alias " + checks::quoted(alias) + " is already a concept of its own; remove it from the vocabulary first");
   }
-  aliases_[alias_key] = target_key;
+  auto [alias_entry, added] = aliases_.try_emplace(alias_key, target_key);
+  if (!added) {
+    if (--targets_[alias_entry->second] == 0) targets_.erase(alias_entry->second);
+    alias_entry->second = target_key;
+  }
+  ++targets_[target_key];
   ++version_;
   ++rewrites_;
-  rebuild_keys();
+  keys_stale_ = true;
 }
 
-void Vocabulary::set_key(const std::string& key, std::uint32_t id) {
+void Vocabulary::fresh_keys() const {
+  if (!keys_stale_.load(std::memory_order_acquire)) return;
+  std::unique_lock lock(lock_);
+  if (keys_stale_) rebuild_keys();
+}
+
+void Vocabulary::set_key(const std::string& key, std::uint32_t id) const {
   if (keys_.insert_or_assign(key, id).second) {
     const std::size_t words = words_of(key);
     ++keys_by_words_[words];
@@ -128,7 +173,7 @@ void Vocabulary::set_key(const std::string& key, std::uint32_t id) {
   }
 }
 
-void Vocabulary::rebuild_keys() {
+void Vocabulary::rebuild_keys() const {
   // Own keys first; an alias then names its target's id, or nothing while the target is no
   // concept (even where the alias is a concept of its own); spaced forms fill what is left, own
   // keys' in id order before aliases'.
@@ -162,6 +207,7 @@ void Vocabulary::rebuild_keys() {
   }
   longest_ = 0;
   for (const auto& [words, count] : keys_by_words_) longest_ = std::max(longest_, words);
+  keys_stale_.store(false, std::memory_order_release);
 }
 
 bool Vocabulary::name(std::uint32_t id, std::string* out) const {
@@ -185,6 +231,7 @@ std::vector<std::pair<std::string, std::string>> Vocabulary::aliases() const {
 }
 
 std::vector<std::pair<std::string, std::uint32_t>> Vocabulary::parse_keys() const {
+  fresh_keys();
   std::shared_lock lock(lock_);
   std::vector<std::pair<std::string, std::uint32_t>> out(keys_.begin(), keys_.end());
   std::sort(out.begin(), out.end());
@@ -192,6 +239,7 @@ std::vector<std::pair<std::string, std::uint32_t>> Vocabulary::parse_keys() cons
 }
 
 std::optional<std::uint32_t> Vocabulary::find_key(const std::string& key) const {
+  fresh_keys();
   std::shared_lock lock(lock_);
   const auto found = keys_.find(key);
   if (found == keys_.end()) return std::nullopt;

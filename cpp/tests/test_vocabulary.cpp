@@ -34,6 +34,38 @@ POLARMEM_TEST(names_bind_by_their_normal_form) {
   CHECK(refused && v.size() == 2);
 }
 
+POLARMEM_TEST(names_that_are_not_text_are_refused_and_spaces_trimmed_as_python_strips) {
+  Vocabulary v;
+  for (const std::string bad : {"dog\xED\xA0\x80", "dog\xFF", "  "}) {
+    bool refused = false;
+    try {
+      v.bind(bad);
+    } catch (const Error& e) {
+      refused = e.code() == ErrorCode::kInvalidArgument;
+    }
+    CHECK(refused);
+  }
+  CHECK(v.size() == 0);
+  std::string name;
+  CHECK(v.bind("\xC2\xA0"
+               "cat"
+               "\xE3\x80\x80") == 0u &&
+        v.name(0, &name) && name == "cat");  // NBSP, U+3000
+}
+
+POLARMEM_TEST(with_aliases_appends_leave_the_keys_to_the_next_reader) {
+  Vocabulary v;
+  v.add_alias("kitty", "cat", false);
+  for (int i = 0; i < 100; ++i) v.bind("word" + std::to_string(i));
+  const auto cat = v.bind("cat");
+  CHECK(*v.find_key("kitty") == cat && *v.find_key("word99") == 99u);
+  Vocabulary same;
+  for (int i = 0; i < 100; ++i) same.bind("word" + std::to_string(i));
+  same.bind("cat");
+  same.add_alias("kitty", "cat", false);
+  CHECK(v.parse_keys() == same.parse_keys());
+}
+
 POLARMEM_TEST(aliases_are_one_step_and_name_nothing_without_a_target) {
   Vocabulary v;
   v.bind("dog");
@@ -66,6 +98,27 @@ POLARMEM_TEST(spaced_forms_fill_gaps_for_the_parse_alone) {
   v.add_alias("e-mail", "message", false);
   const auto message = v.bind("message");
   CHECK(*v.find_key("e mail") == message);  // an alias's spaced form too
+}
+
+POLARMEM_TEST(appended_keys_equal_a_rebuild_with_aliases_too) {
+  const std::vector<std::string> words{"a-b c",   "a b-c", "a b c", "x-ray", "x ray", "ray",   "a-b",   "a b",
+                                       "glasses", "glass", "b-c",   "dog",   "dogs",  "c-d-e", "c d e", "puppy"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 400; ++round) {
+    Vocabulary appended, rebuilt;
+    std::vector<std::pair<std::string, std::string>> aliases;
+    for (int i = 0; i < 3; ++i) aliases.emplace_back(words[rng() % words.size()], words[rng() % words.size()]);
+    std::vector<std::string> order;
+    for (int i = 0; i < 8; ++i) order.push_back(words[rng() % words.size()]);
+    for (const auto& [alias, target] : aliases) appended.add_alias(alias, target, true);
+    for (const auto& w : order) {
+      appended.bind(w);
+      if (rng() % 3 == 0) appended.fresh_keys();  // readers between appends: the incremental path
+    }
+    for (const auto& w : order) rebuilt.bind(w);
+    for (const auto& [alias, target] : aliases) rebuilt.add_alias(alias, target, true);
+    CHECK(appended.parse_keys() == rebuilt.parse_keys());
+  }
 }
 
 POLARMEM_TEST(appended_keys_equal_a_rebuild) {

@@ -110,7 +110,10 @@ class Namespace:
         self.created_ms = created_ms
         self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         for alias, target in settings.aliases.items():
-            self.vocabulary.add_alias(alias, target, settings.open_vocabulary)
+            # shadow: the aliases are the namespace's as stored or created, and a stored concept
+            # may share an alias's name (declared in the same create); a new alias is checked
+            # against the concepts by apply_settings
+            self.vocabulary.add_alias(alias, target, shadow=True)
         self._calibration = calibration
         self.revision = 0  # moves with the settings, the rule or what chose it (plans depend on them)
         self.write_lock = ChangeLock(settings.name, self.plan_state)

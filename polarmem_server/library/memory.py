@@ -89,9 +89,12 @@ class Memory:
         self.core = CoreRecall()
         self.core.attach(self)
         records = self.backend.namespaces()
-        bound = self.backend.concepts_of([record.name for record in records])  # at once: thousands of namespaces
+        # The concepts of namespaces whose table is not the backend's own object, read at once
+        # (thousands of namespaces in a shared backend); the local backend's need no reading.
+        unshared = [record.name for record in records if self.backend.vocabulary(record.name) is None]
+        bound = self.backend.concepts_of(unshared) if unshared else {}
         for record in records:
-            self._namespaces[record.name] = self._open_namespace(record, bound[record.name])
+            self._namespaces[record.name] = self._open_namespace(record, bound.get(record.name))
         self.daemons = Daemons()  # daemons.py: the settings refresh and the graph checkpoints
         if self.backend.shared:
             # DEBUG: a shared backend that is down says so through health and every call already
@@ -124,9 +127,10 @@ class Memory:
         up with its primary (api/processes.py). The core's view of the old one goes with it
         (library/core_recall.py): it held the old index."""
         with self._lock:
+            opened = self._open_namespace(record) if record is not None else None  # (a failure keeps the old one)
             old = self._namespaces.pop(name, None)
-            if record is not None:
-                self._namespaces[name] = self._open_namespace(record)
+            if opened is not None:
+                self._namespaces[name] = opened
         if old is not None:
             with old.write_lock:
                 old.write_lock.invalidate()

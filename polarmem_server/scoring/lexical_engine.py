@@ -27,7 +27,12 @@ class LexicalEngine(ScoringEngine):
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         out = []
         for request in requests:
-            vocabulary = Vocabulary(request.concepts)
+            vocabulary = Vocabulary()
+            for concept in request.concepts:
+                try:
+                    vocabulary.bind(concept)
+                except ValueError:  # no letters or digits, or not text: it names nothing, no evidence
+                    pass
             parsed = parse(request.item.text, vocabulary)
             positive, negative = set(parsed.positive), set(parsed.negative)
             values = []

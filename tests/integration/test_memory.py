@@ -562,3 +562,52 @@ def test_the_namespace_and_the_local_backend_share_one_concept_table(memory, tmp
         assert reopened.lookup("puppy") == reopened.lookup("dog")
     finally:
         again.close()
+
+
+def test_a_stored_concept_sharing_an_alias_name_reopens(tmp_path):
+    """Review of round 38: a closed namespace created with concepts ("puppy", "dog") and an alias
+    puppy -> dog stores "puppy" as a concept of its own; since the backend's table is the
+    namespace's, the stored aliases are added over the stored concepts at reopen, which must
+    not refuse them (a new alias is checked against the concepts by update_namespace)."""
+    settings = NamespaceSettings(
+        "t",
+        spaces=(SpaceSpec("vis", DIM),),
+        encoder="none",
+        templates=TWO_TEMPLATES,
+        concepts=("puppy", "dog"),
+        aliases={"puppy": "dog"},
+        open_vocabulary=False,
+    )
+    first = Memory(tmp_path / "data")
+    first.create_namespace(settings)
+    first.remember("t", ItemInput(id="a", vectors={"vis": vec(0)}, scores={"dog": [0.9, 0.8]}))
+    names = first.namespace("t").vocabulary.names
+    first.close()
+    again = Memory(tmp_path / "data")
+    try:
+        vocabulary = again.namespace("t").vocabulary
+        assert vocabulary.names == names and vocabulary.lookup("puppy") == vocabulary.lookup("dog")
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("name", ["dog\ud800", "--"])
+def test_a_concept_name_that_is_not_text_is_refused_and_binds_nothing(memory, tmp_path, name):
+    """A lone surrogate (or no letter at all) is refused by the one concept table before it
+    takes an id, so the ids stay dense and the store reopens."""
+    with pytest.raises(InvalidArgument, match="concept name"):
+        remember_scored(memory, "a", **{name: [0.9, 0.8]})
+    remember_scored(memory, "b", cat=[0.9, 0.8])
+    assert memory.namespace("t").vocabulary.names == ["cat"]
+    memory.close()
+    again = Memory(tmp_path / "data")
+    try:
+        assert again.backend.concepts("t") == [(0, "cat")]
+    finally:
+        again.close()
+
+
+def test_a_concept_name_is_kept_without_the_whitespace_around_it(memory):
+    remember_scored(memory, "a", **{"\u00a0cat\u3000": [0.9, 0.8]})
+    assert memory.namespace("t").vocabulary.names == ["cat"]
+    assert memory.backend.concepts("t") == [(0, "cat")]

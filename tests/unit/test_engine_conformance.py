@@ -250,6 +250,13 @@ def test_lexical_engine_reads_negation():
     out = create_engine("lexical").score(requests_for([ScoreItem("No evidence of a dog. A cat sleeps.")]))[0]
     assert out[:2, 0].tolist() == [0.05, 0.95]
     assert np.isnan(out[2:]).all()  # unmentioned concepts: abstentions, never a score of 0.5
+    # a name without letters names nothing: an abstention, and the batch's other requests are
+    # scored as ever (a lone surrogate separates words as any symbol: "cat\ud800" reads as cat)
+    odd = create_engine("lexical").score(
+        requests_for([ScoreItem("a dog, no cat")] * 2, concepts=("dog", "#", "cat\ud800", "cat"))
+    )
+    for m in odd:
+        assert m[[0, 2, 3], 0].tolist() == [0.95, 0.05, 0.05] and np.isnan(m[1]).all()
 
 
 def test_embedding_engine_ranks_present_objects_higher():

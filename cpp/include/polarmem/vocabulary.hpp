@@ -9,6 +9,7 @@
 // with spaces ("x ray" for "x-ray", "e mail" for an alias "e-mail"); `lookup` does not.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,10 +42,11 @@ class Vocabulary {
   // Id of the concept named `name` itself, never an alias's target.
   std::optional<std::uint32_t> own_id(std::string_view name) const;
   // Id of `name` (as lookup finds it), adding it if new: (id, added). A name without a letter or
-  // digit is refused (kInvalidArgument).
+  // digit, or that is not UTF-8 text (a lone surrogate), is refused (kInvalidArgument). A name
+  // is kept as written without the whitespace around it (as Python's str.strip()).
   std::pair<std::uint32_t, bool> ensure(std::string_view name);
   // Id of `name` itself, adding it if new; an alias never redirects it (the store's concepts are
-  // bound by their own names; an alias may shadow one since).
+  // bound by their own names; an alias may shadow one since). Refused as `ensure` refuses.
   std::uint32_t bind(std::string_view name);
   // `shadow`: the alias may name a concept of its own, which keeps its states while lookups of
   // the name find the target (an open vocabulary made a concept of every word before the alias
@@ -61,21 +63,30 @@ class Vocabulary {
   std::vector<std::pair<std::string, std::uint32_t>> parse_keys() const;
   // The concept a parse key names (nullopt: none).
   std::optional<std::uint32_t> find_key(const std::string& key) const;
+  // Brings the parse keys up to date after aliases changed them (a reader calls it first: with
+  // aliases, each change marks the keys stale and the next reader rebuilds them once, so a write
+  // appending many concepts pays one rebuild, not one per concept).
+  void fresh_keys() const;
 
  private:
   friend ParsedText parse(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers);
 
   std::uint32_t add(std::string_view name, const std::string& key);  // under the write lock
-  void set_key(const std::string& key, std::uint32_t id);
-  void rebuild_keys();
+  // Whether an appended concept's own key and spaced form (`other`, "" for none) are all a
+  // rebuild would change: no alias names it or shadows it, and its spaced form is free or kept.
+  bool sets_alone(const std::string& key, const std::string& other) const;
+  void set_key(const std::string& key, std::uint32_t id) const;     // (the keys are a cache: mutable)
+  void rebuild_keys() const;                                        // under the write lock
 
   mutable RwLock lock_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> own_;       // own key -> id
   std::unordered_map<std::string, std::string> aliases_;     // alias key -> target key
-  std::unordered_map<std::string, std::uint32_t> keys_;      // what the parse reads
-  std::unordered_map<std::size_t, std::size_t> keys_by_words_;  // words -> how many keys have that many
-  std::size_t longest_ = 0;                                  // words of the longest key
+  std::unordered_map<std::string, std::size_t> targets_;     // target key -> how many aliases name it
+  mutable std::unordered_map<std::string, std::uint32_t> keys_;      // what the parse reads
+  mutable std::unordered_map<std::size_t, std::size_t> keys_by_words_;  // words -> how many keys have that many
+  mutable std::size_t longest_ = 0;                                  // words of the longest key
+  mutable std::atomic<bool> keys_stale_{false};                      // keys_ lag the names and aliases
   std::uint64_t version_ = 0, rewrites_ = 0;
 };
 
