@@ -221,7 +221,8 @@ def text_queries(concepts: list[str], seed: int = 11) -> list[str]:
     """Distinct queries as agents ask them: "a dog but no cat", "cat without a car", "notes about
     a dog near a bus" (one in four, while distinct pairs last) and plain descriptions (captions
     PLAIN_CAPTIONS, never stored). Distinct because the encoder caches recent short inputs
-    (scoring/cached_encoder.py): a repeated query would measure the cache, not the encoder."""
+    (the core's encoding cache, cpp/include/polarmem/encoding_cache.hpp, which the front shares since round 38):
+    a repeated query would measure the cache, not the encoder."""
     rng = np.random.default_rng(seed)
     plain = captions(PLAIN_CAPTIONS[1] - PLAIN_CAPTIONS[0], skip=PLAIN_CAPTIONS[0])
     forms = ("a {a} but no {b}", "{a} without a {b}", "notes about a {a} near a {b}")

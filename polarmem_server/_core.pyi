@@ -259,10 +259,23 @@ class WordPieceTokenizer:
     # [CLS] ... [SEP] ids, or None: a character the table declines or an added token (ask the HF tokenizer)
     def encode(self, text: str) -> list[int] | None: ...
 
-class SharedTextRuns:
-    """Concurrent single-text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp)."""
+class EncodingCache:
+    """Recent short texts' vectors by token ids (cpp/include/polarmem/encoding_cache.hpp)."""
 
-    def __init__(self, encoder: TextEncoder, max_runs: int, max_tokens: int = 1024) -> None: ...
+    def __init__(self, capacity: int, dim: int) -> None: ...
+    @property
+    def hits(self) -> int: ...
+    @property
+    def misses(self) -> int: ...
+    def __len__(self) -> int: ...
+
+class SharedTextRuns:
+    """Concurrent text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp)."""
+
+    def __init__(
+        self, encoder: TextEncoder, max_runs: int, max_tokens: int = 1024, cache: EncodingCache | None = None
+    ) -> None: ...
+    def encode(self, texts: Sequence[Sequence[int]]) -> npt.NDArray[np.float32]: ...
     # whether a pass's thread gets the scheduler weight of the calls waiting on it
     # (cpp/include/polarmem/call_weight.hpp: needs CAP_SYS_NICE or RLIMIT_NICE)
     weighted: ClassVar[bool]

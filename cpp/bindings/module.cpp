@@ -637,13 +637,32 @@ PYBIND11_MODULE(_core, m) {
           "L2-normalised mean-pooled vectors (len(lengths), dim) of texts given as token ids back to back.")
       .def_property_readonly("dim", &TextEncoder::dim)
       .def_property_readonly("kernel", [](const TextEncoder& self) { return std::string(self.kernel_name()); });
+  py::class_<EncodingCache, std::shared_ptr<EncodingCache>>(
+      m, "EncodingCache", "Recent short texts' vectors by token ids (cpp/include/polarmem/encoding_cache.hpp).")
+      .def(py::init<std::size_t, std::size_t>(), py::arg("capacity"), py::arg("dim"))
+      .def_property_readonly("hits", &EncodingCache::hits)
+      .def_property_readonly("misses", &EncodingCache::misses)
+      .def("__len__", &EncodingCache::size);
   py::class_<SharedTextRuns, std::shared_ptr<SharedTextRuns>>(
       m, "SharedTextRuns",
-      "Concurrent single-text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp).")
-      .def(py::init([](std::shared_ptr<TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens) {
-             return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens);
+      "Concurrent text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp).")
+      .def(py::init([](std::shared_ptr<TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens,
+                       std::shared_ptr<EncodingCache> cache) {
+             return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens, std::move(cache));
            }),
-           py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024)
+           py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024, py::arg("cache") = nullptr)
+      .def(
+          "encode",
+          [](const SharedTextRuns& self, std::vector<std::vector<std::int32_t>> texts) {
+            py::array_t<float> out({static_cast<py::ssize_t>(texts.size()), static_cast<py::ssize_t>(self.dim())});
+            float* o = out.mutable_data();
+            {
+              py::gil_scoped_release release;
+              self.encode_many(texts, o);
+            }
+            return out;
+          },
+          py::arg("texts"), "L2-normalised mean-pooled vectors (len(texts), dim) of texts given as token-id lists")
       .def_property_readonly_static(
           "weighted", [](const py::object&) { return ScopedCallWeight::available(); },
           "whether a pass's thread gets the scheduler weight of the calls waiting on it "

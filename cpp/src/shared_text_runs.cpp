@@ -8,25 +8,49 @@
 
 namespace polarmem {
 
-SharedTextRuns::SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens)
-    : encoder_(std::move(encoder)), max_runs_(max_runs), max_tokens_(max_tokens) {
+SharedTextRuns::SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens,
+                               std::shared_ptr<EncodingCache> cache)
+    : encoder_(std::move(encoder)), cache_(std::move(cache)), max_runs_(max_runs), max_tokens_(max_tokens) {
   if (!encoder_) fail(ErrorCode::kInvalidArgument, "shared text runs need an encoder");
   if (max_runs_ < 1) fail(ErrorCode::kInvalidArgument, "max_runs must be at least 1");
+  if (cache_ && cache_->dim() != encoder_->dim())
+    fail(ErrorCode::kInvalidArgument, "the encoding cache's width is not the encoder's");
 }
 
 void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) const {
-  Call call{&ids, out, false, nullptr};
+  if (cache_ && cache_->find(ids, out)) return;
+  std::vector<Call> calls{Call{&ids, out, false, nullptr}};
+  submit(calls);
+  if (cache_) cache_->put(ids, out);
+}
+
+void SharedTextRuns::encode_many(const std::vector<std::vector<std::int32_t>>& texts, float* out) const {
+  const std::size_t dim = encoder_->dim();
+  std::vector<Call> calls;
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    if (!cache_ || !cache_->find(texts[i], out + i * dim))
+      calls.push_back(Call{&texts[i], out + i * dim, false, nullptr});
+  if (calls.empty()) return;
+  submit(calls);
+  if (cache_)
+    for (const Call& call : calls) cache_->put(*call.ids, call.out);
+}
+
+void SharedTextRuns::submit(std::vector<Call>& mine) const {
+  const auto all_done = [&] {
+    return std::all_of(mine.begin(), mine.end(), [](const Call& call) { return call.done; });
+  };
   std::unique_lock lock(mutex_);
-  waiting_.push_back(&call);
+  for (Call& call : mine) waiting_.push_back(&call);
   if (running_ >= max_runs_)
     for (const Pass& pass : passes_) pass.weight->carry(pass.calls + waiting_.size());
-  while (!call.done) {
+  while (!all_done()) {
     if (running_ >= max_runs_ || waiting_.empty()) {
       finished_.wait(lock);
       continue;
     }
-    // A pass takes the waiting calls in arrival order (this one may be among them, or wait
-    // for the next pass if earlier calls fill this one).
+    // A pass takes the waiting calls in arrival order (these may be among them, or wait for the
+    // next pass if earlier calls fill this one).
     std::vector<Call*> calls;
     std::size_t tokens = 0;
     while (!waiting_.empty() && (calls.empty() || tokens + waiting_.front()->ids->size() <= max_tokens_)) {
@@ -49,7 +73,8 @@ void SharedTextRuns::encode(const std::vector<std::int32_t>& ids, float* out) co
     for (Call* done : calls) done->done = true;
     finished_.notify_all();
   }
-  if (call.error) std::rethrow_exception(call.error);
+  for (const Call& call : mine)
+    if (call.error) std::rethrow_exception(call.error);
 }
 
 void SharedTextRuns::run(const std::vector<Call*>& calls) const {

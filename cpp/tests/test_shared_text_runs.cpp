@@ -144,6 +144,30 @@ POLARMEM_TEST(a_call_with_a_bad_id_fails_alone) {
   CHECK(mismatches.load() == 0);
 }
 
+POLARMEM_TEST(several_texts_of_one_caller_share_a_pass_and_the_cache) {
+  const auto& f = fixture();
+  const auto cache = std::make_shared<EncodingCache>(4, f.encoder->dim());
+  SharedTextRuns runs(f.encoder, 1, 1024, cache);
+  const std::size_t dim = f.encoder->dim();
+  const std::vector<std::vector<std::int32_t>> batch{f.inputs[0], f.inputs[1], f.inputs[2]};
+  std::vector<float> out(batch.size() * dim);
+  runs.encode_many(batch, out.data());
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    CHECK(std::vector<float>(out.begin() + i * dim, out.begin() + (i + 1) * dim) == f.alone[i]);
+  CHECK(cache->hits() == 0 && cache->misses() == 3 && cache->size() == 3);
+  std::vector<float> one(dim);
+  runs.encode(f.inputs[1], one.data());  // a hit, bit for bit what was encoded
+  CHECK(one == f.alone[1] && cache->hits() == 1);
+  for (std::size_t i = 3; i < 6; ++i) runs.encode(f.inputs[i], one.data());  // 4 kept: 0 and 2 go first
+  CHECK(cache->size() == 4);
+  runs.encode(f.inputs[1], one.data());
+  runs.encode(f.inputs[0], one.data());
+  CHECK(cache->hits() == 2 && one == f.alone[0]);  // 1 was kept (recently used), 0 was not
+  std::vector<float> bad(2 * dim);
+  CHECK_THROWS(runs.encode_many({f.inputs[7], {1, 999, 2}}, bad.data()));
+  CHECK_THROWS(SharedTextRuns(f.encoder, 1, 1024, std::make_shared<EncodingCache>(4, dim + 1)));
+}
+
 POLARMEM_TEST(no_runs_is_refused) { CHECK_THROWS(SharedTextRuns(fixture().encoder, 0)); }
 
 int main() { return polarmem::testing::run_all(); }

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -21,7 +22,6 @@ import numpy as np
 
 from polarmem_server.errors import InvalidArgument
 from polarmem_server.scoring import minilm_checkpoint
-from polarmem_server.scoring.cached_encoder import CachedEncoder
 
 log = logging.getLogger("polarmem.encoder")
 
@@ -38,9 +38,18 @@ FRONT_ENCODER_RUNS = int(os.environ.get("POLARMEM_FRONT_ENCODER_RUNS", "0")) or 
 )
 
 
-class MiniLMNativeEncoder(CachedEncoder):
-    """all-MiniLM-L6-v2 on the core's TextEncoder, one thread per call (concurrent callers run in
-    parallel; the model is immutable). Cache and shared runs: cached_encoder.py."""
+# $POLARMEM_ENCODER_SHARED_RUNS=0: concurrent short calls of the library no longer share a pass.
+SHARED_RUNS_ENV = "POLARMEM_ENCODER_SHARED_RUNS"
+
+
+class MiniLMNativeEncoder:
+    """all-MiniLM-L6-v2 on the core's TextEncoder, the interpreter lock released for each pass.
+
+    A call of at most `cache_max_texts` texts (a query, a note, a few concept names) goes through
+    the core's SharedTextRuns (cpp/include/polarmem/shared_text_runs.hpp): concurrent calls share
+    a pass (one per core at once; every weight read once for all of them), and the encoding cache
+    (encoding_cache.hpp, `cache_size` texts by token ids, shared with the compiled front's runs)
+    answers a text encoded before. A larger batch (ingest) runs its own passes, uncached."""
 
     name = "minilm"
     runtime = "native"
@@ -79,10 +88,42 @@ class MiniLMNativeEncoder(CachedEncoder):
             weights=minilm_checkpoint.float_weights(directory),
         )
         self.dim = self._model.dim
+        if cache_size < 0:
+            raise InvalidArgument("cache_size must be >= 0")
+        self._cache = _core.EncodingCache(cache_size, self.dim) if cache_size else None
+        self._cache_max_texts = cache_max_texts
+        if shared_runs is None:
+            shared_runs = os.environ.get(SHARED_RUNS_ENV, "1").strip() != "0"
+        # one pass per core at once (each pass is one thread); without sharing, a pass per call
+        self._runs = _core.SharedTextRuns(
+            self._model, max_runs=(os.cpu_count() or 2) if shared_runs else 1 << 20, cache=self._cache
+        )
         self._front_runs: _core.SharedTextRuns | None = None  # made on the compiled front's first text plan (compiled)
         self._front_runs_lock = threading.Lock()
         self.kernel = self._model.kernel  # "avx512_vnni", "avx2" or "scalar"
-        super().__init__(cache_size, cache_max_texts, shared_runs)
+
+    @property
+    def cache_hits(self) -> int:
+        """Texts answered from the encoding cache (both doors'; benchmarks read them)."""
+        return self._cache.hits if self._cache is not None else 0
+
+    @property
+    def cache_misses(self) -> int:
+        return self._cache.misses if self._cache is not None else 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalised."""
+        if isinstance(texts, str):
+            raise InvalidArgument("encode takes a sequence of strings, not one string: pass [text]")
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidArgument(f"texts[{i}] must be a str, got {type(text).__name__}")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if len(texts) > self._cache_max_texts:
+            return self._encode(texts)  # a batch (ingest): its own passes, no cache
+        return self._runs.encode(self.token_ids(texts))
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         rows = self.token_ids(texts)
@@ -111,7 +152,7 @@ class MiniLMNativeEncoder(CachedEncoder):
             return None
         with self._front_runs_lock:
             if self._front_runs is None:
-                self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS)
+                self._front_runs = _core.SharedTextRuns(self._model, max_runs=FRONT_ENCODER_RUNS, cache=self._cache)
                 if not _core.SharedTextRuns.weighted:
                     log.warning(
                         "the kernel refuses to raise a thread's scheduler weight (no CAP_SYS_NICE, and "

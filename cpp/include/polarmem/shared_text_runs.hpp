@@ -5,7 +5,9 @@
 // call at once, alone, so one call at a time pays nothing. A pass's vectors do not depend on
 // what else is in it (the linear layers work per token, attention per text), so sharing changes
 // no vector: the compiled front's answers stay the library's. A running pass's thread is weighted
-// by the calls it carries and the calls queued behind it (call_weight.hpp).
+// by the calls it carries and the calls queued behind it (call_weight.hpp). With a cache
+// (encoding_cache.hpp), a text already encoded is answered from it and a new one is put there.
+// The library's encoder and the compiled front each hold one over the same encoder and cache.
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "polarmem/call_weight.hpp"
+#include "polarmem/encoding_cache.hpp"
 #include "polarmem/text_encoder.hpp"
 
 namespace polarmem {
@@ -25,11 +28,15 @@ class SharedTextRuns {
  public:
   // max_runs: passes at once (at least 1); max_tokens: a pass stops taking calls past it (a call
   // longer than that still runs, alone).
-  SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens = 1024);
+  SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens = 1024,
+                 std::shared_ptr<EncodingCache> cache = nullptr);
 
   // One text's token ids (its [CLS] ... [SEP]) -> out (dim() floats). Throws what the encoder
   // throws for this call's ids.
   void encode(const std::vector<std::int32_t>& ids, float* out) const;
+  // Several texts (a short batch: a query's words, a write's new concept names) -> out
+  // (texts.size() * dim() floats), queued together; throws the first text's error, if any.
+  void encode_many(const std::vector<std::vector<std::int32_t>>& texts, float* out) const;
 
   std::size_t dim() const { return encoder_->dim(); }
 
@@ -41,8 +48,11 @@ class SharedTextRuns {
     std::exception_ptr error;
   };
   void run(const std::vector<Call*>& calls) const;
+  // Queues `calls` and runs passes until every one of them is done; rethrows the first error.
+  void submit(std::vector<Call>& calls) const;
 
   std::shared_ptr<const TextEncoder> encoder_;
+  const std::shared_ptr<EncodingCache> cache_;
   const std::size_t max_runs_, max_tokens_;
   mutable std::mutex mutex_;
   mutable std::condition_variable finished_;
