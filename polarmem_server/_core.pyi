@@ -273,7 +273,12 @@ class SharedTextRuns:
     """Concurrent text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp)."""
 
     def __init__(
-        self, encoder: TextEncoder, max_runs: int, max_tokens: int = 1024, cache: EncodingCache | None = None
+        self,
+        encoder: TextEncoder,
+        max_runs: int,
+        max_tokens: int = 1024,
+        cache: EncodingCache | None = None,
+        share: bool = True,
     ) -> None: ...
     def encode(self, texts: Sequence[Sequence[int]]) -> npt.NDArray[np.float32]: ...
     # whether a pass's thread gets the scheduler weight of the calls waiting on it

@@ -647,10 +647,11 @@ PYBIND11_MODULE(_core, m) {
       m, "SharedTextRuns",
       "Concurrent text calls sharing the encoder's passes (cpp/include/polarmem/shared_text_runs.hpp).")
       .def(py::init([](std::shared_ptr<TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens,
-                       std::shared_ptr<EncodingCache> cache) {
-             return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens, std::move(cache));
+                       std::shared_ptr<EncodingCache> cache, bool share) {
+             return std::make_shared<SharedTextRuns>(std::move(encoder), max_runs, max_tokens, std::move(cache), share);
            }),
-           py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024, py::arg("cache") = nullptr)
+           py::arg("encoder"), py::arg("max_runs"), py::arg("max_tokens") = 1024, py::arg("cache") = nullptr,
+           py::arg("share") = true)
       .def(
           "encode",
           [](const SharedTextRuns& self, std::vector<std::vector<std::int32_t>> texts) {

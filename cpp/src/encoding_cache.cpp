@@ -40,7 +40,12 @@ void EncodingCache::put(const std::vector<std::int32_t>& ids, const float* vecto
     return;
   }
   entries_.emplace_front(key, std::vector<float>(vector, vector + dim_));
-  by_key_.emplace(std::move(key), entries_.begin());
+  try {
+    by_key_.emplace(std::move(key), entries_.begin());
+  } catch (...) {  // (out of memory) no entry the map does not know
+    entries_.pop_front();
+    throw;
+  }
   if (entries_.size() > capacity_) {
     by_key_.erase(entries_.back().first);
     entries_.pop_back();

@@ -168,6 +168,44 @@ POLARMEM_TEST(several_texts_of_one_caller_share_a_pass_and_the_cache) {
   CHECK_THROWS(SharedTextRuns(f.encoder, 1, 1024, std::make_shared<EncodingCache>(4, dim + 1)));
 }
 
+POLARMEM_TEST(callers_of_several_texts_share_split_passes_bit_for_bit_and_alone_mode_too) {
+  const auto& f = fixture();
+  const std::size_t dim = f.encoder->dim();
+  for (const bool share : {true, false}) {
+    SharedTextRuns runs(f.encoder, 1, 48, nullptr, share);  // a small cap: a caller's texts split across passes
+    std::atomic<int> mismatches{0}, failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < 40; ++round) {
+          std::vector<std::size_t> picked;
+          std::vector<std::vector<std::int32_t>> batch;
+          for (std::size_t k = 0; k < 1 + static_cast<std::size_t>(round % 5); ++k) {
+            picked.push_back((static_cast<std::size_t>(t) * 13 + static_cast<std::size_t>(round) * 5 + k) %
+                             f.inputs.size());
+            batch.push_back(f.inputs[picked.back()]);
+          }
+          const bool bad = t == 3 && round % 7 == 0;
+          if (bad) batch.push_back({1, 999, 2});
+          std::vector<float> out(batch.size() * dim);
+          try {
+            runs.encode_many(batch, out.data());
+            if (bad) ++failures;  // (should have thrown)
+          } catch (const Error&) {
+            if (!bad) ++failures;
+            continue;
+          }
+          for (std::size_t k = 0; k < picked.size(); ++k)
+            if (std::vector<float>(out.begin() + k * dim, out.begin() + (k + 1) * dim) != f.alone[picked[k]])
+              ++mismatches;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    CHECK(mismatches.load() == 0 && failures.load() == 0);
+  }
+}
+
 POLARMEM_TEST(no_runs_is_refused) { CHECK_THROWS(SharedTextRuns(fixture().encoder, 0)); }
 
 int main() { return polarmem::testing::run_all(); }

@@ -94,9 +94,13 @@ class MiniLMNativeEncoder:
         self._cache_max_texts = cache_max_texts
         if shared_runs is None:
             shared_runs = os.environ.get(SHARED_RUNS_ENV, "1").strip() != "0"
-        # one pass per core at once (each pass is one thread); without sharing, a pass per call
+        # one pass per core at once (each pass is one thread); without sharing, each call's own
         self._runs = _core.SharedTextRuns(
-            self._model, max_runs=(os.cpu_count() or 2) if shared_runs else 1 << 20, cache=self._cache
+            self._model,
+            max_runs=len(os.sched_getaffinity(0)),
+            max_tokens=MAX_TOKENS_PER_RUN,
+            cache=self._cache,
+            share=shared_runs,
         )
         self._front_runs: _core.SharedTextRuns | None = None  # made on the compiled front's first text plan (compiled)
         self._front_runs_lock = threading.Lock()

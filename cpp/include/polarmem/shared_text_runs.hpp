@@ -27,9 +27,10 @@ namespace polarmem {
 class SharedTextRuns {
  public:
   // max_runs: passes at once (at least 1); max_tokens: a pass stops taking calls past it (a call
-  // longer than that still runs, alone).
+  // longer than that still runs, alone). `share` false: each caller's texts run on its own
+  // thread, in passes of at most max_tokens, never queued nor weighted (the cache still applies).
   SharedTextRuns(std::shared_ptr<const TextEncoder> encoder, std::size_t max_runs, std::size_t max_tokens = 1024,
-                 std::shared_ptr<EncodingCache> cache = nullptr);
+                 std::shared_ptr<EncodingCache> cache = nullptr, bool share = true);
 
   // One text's token ids (its [CLS] ... [SEP]) -> out (dim() floats). Throws what the encoder
   // throws for this call's ids.
@@ -44,23 +45,30 @@ class SharedTextRuns {
   struct Call {
     const std::vector<std::int32_t>* ids;
     float* out;
+    const void* caller;  // whose call (one caller may queue several texts): weights count callers
     bool done = false;
     std::exception_ptr error;
   };
-  void run(const std::vector<Call*>& calls) const;
+  // Never throws: a pass's failure is each failing call's error.
+  void run(const std::vector<Call*>& calls) const noexcept;
   // Queues `calls` and runs passes until every one of them is done; rethrows the first error.
   void submit(std::vector<Call>& calls) const;
+  // `calls` in passes on this thread alone (share false).
+  void run_alone(std::vector<Call>& calls) const;
+  // Callers with a call in the queue (under mutex_).
+  std::size_t waiting_callers() const;
 
   std::shared_ptr<const TextEncoder> encoder_;
   const std::shared_ptr<EncodingCache> cache_;
   const std::size_t max_runs_, max_tokens_;
+  const bool share_;
   mutable std::mutex mutex_;
   mutable std::condition_variable finished_;
   mutable std::deque<Call*> waiting_;
   mutable std::size_t running_ = 0;
   struct Pass {
     ScopedCallWeight* weight;
-    std::size_t calls;
+    std::size_t callers;
   };
   mutable std::vector<Pass> passes_;  // the running passes, to re-weight as calls queue
 };
