@@ -30,7 +30,12 @@ std::string_view view(const py::bytes& data) {
 }
 
 // A name as UTF-8, lone surrogates included (surrogatepass, as every text the library encodes).
+// The str's own UTF-8 (kept in the object after the first call) where it has one; only a str
+// holding a lone surrogate is encoded anew.
 std::string utf8_of(const py::str& name) {
+  Py_ssize_t length = 0;
+  if (const char* data = PyUnicode_AsUTF8AndSize(name.ptr(), &length)) return {data, static_cast<std::size_t>(length)};
+  PyErr_Clear();
   const auto bytes = py::reinterpret_steal<py::bytes>(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogatepass"));
   if (!bytes) throw py::error_already_set();
   return std::string(view(bytes));

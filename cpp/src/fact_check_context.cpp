@@ -40,15 +40,7 @@ std::string within_budget(const std::string& content, std::size_t budget) {
     i += utf8::next_char(content, i).second;
   }
   if (count <= budget) return content;
-  // Strip trailing whitespace of the kept part: walk it once, remembering where the last
-  // non-space character ends.
-  std::size_t end = 0;
-  for (std::size_t i = 0; i < keep_bytes;) {
-    const auto [cp, length] = utf8::next_char(content, i);
-    i += length;
-    if (!utf8::is_space(cp)) end = i;
-  }
-  return content.substr(0, end) + "\u2026";
+  return std::string(utf8::strip_end(std::string_view(content).substr(0, keep_bytes))) + "\u2026";
 }
 
 }  // namespace

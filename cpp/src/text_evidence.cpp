@@ -24,7 +24,7 @@ std::vector<std::string> content_terms(std::string_view utf8, const TriggerTable
   static const Vocabulary kNoConcepts;
   const ParsedText parsed = parse(utf8, kNoConcepts, triggers);
   // A term's first character as written, by its code-point offset (the parse's tokens are ASCII).
-  const std::vector<Token> tokens = tokenise(utf8);
+  const std::vector<Token>& tokens = parsed.tokens;
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;
   std::size_t at = 0;
@@ -44,7 +44,7 @@ TextEvidence text_evidence(std::string_view utf8, const Vocabulary& vocabulary, 
                            bool word_mentions) {
   ParsedText parsed = parse(utf8, vocabulary, triggers);
   if (word_mentions) {
-    const std::vector<Token> tokens = tokenise(utf8);
+    const std::vector<Token>& tokens = parsed.tokens;
     std::vector<Mention> mentions;
     for (const auto& m : parsed.mentions) {
       mentions.push_back(m);

@@ -599,7 +599,7 @@ static bool starts_predicate(const KeysView& vocabulary, const std::vector<Token
 }
 
 ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTable& triggers) {
-  const std::vector<Token> toks = tokenise(utf8);
+  std::vector<Token> toks = tokenise(utf8);
   keys.fresh_keys();
   std::shared_lock lock(keys.lock_);
   const KeysView vocabulary{keys.keys_, keys.longest_};
@@ -942,6 +942,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     i += length;
   }
   close_scope();
+  result.tokens = std::move(toks);
   return result;
 }
 

@@ -24,22 +24,6 @@ std::string spaced(const std::string& key) {
   return out;
 }
 
-// A name as written, without the whitespace around it (Python's str.strip(): utf8::is_space).
-std::string_view trimmed(std::string_view name) {
-  std::size_t first = 0, last = 0;  // the first and one past the last non-space byte
-  bool started = false;
-  for (std::size_t i = 0; i < name.size();) {
-    const auto [c, length] = utf8::next_char(name, i);
-    if (!utf8::is_space(c)) {
-      if (!started) first = i;
-      started = true;
-      last = i + length;
-    }
-    i += length;
-  }
-  return started ? name.substr(first, last - first) : std::string_view{};
-}
-
 // The key of a concept name a table may hold, or a refusal naming the fault: a name needs a
 // letter or digit, and must be text (the library passes lone surrogates through to the parse,
 // but a name is stored, listed and shown).
@@ -111,7 +95,7 @@ std::uint32_t Vocabulary::bind(std::string_view name) {
 std::uint32_t Vocabulary::add(std::string_view name, const std::string& key) {
   if (const auto found = own_.find(key); found != own_.end()) return found->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
-  names_.emplace_back(trimmed(name));
+  names_.emplace_back(utf8::strip(name));  // as written, as str.strip() trims it
   own_.emplace(key, id);
   ++version_;
   const std::string other = spaced(key);

@@ -104,6 +104,7 @@ struct ParsedText {
   std::vector<Mention> mentions;
   std::vector<UnknownTerm> unknown;
   std::vector<std::pair<std::size_t, std::size_t>> negated_spans;  // cue + scope
+  std::vector<Token> tokens;  // the text's tokens (tokenise), as the parse read them
 };
 
 ParsedText parse(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers);

@@ -27,6 +27,28 @@ inline bool is_space(char32_t c) {
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+// `s` without the whitespace (is_space) at its end, or at both ends: Python's str.rstrip() / strip().
+inline std::string_view strip_end(std::string_view s) {
+  std::size_t end = 0;  // one past the last non-space character
+  for (std::size_t i = 0; i < s.size();) {
+    const auto [c, length] = next_char(s, i);
+    i += length;
+    if (!is_space(c)) end = i;
+  }
+  return s.substr(0, end);
+}
+
+inline std::string_view strip(std::string_view s) {
+  s = strip_end(s);
+  std::size_t start = 0;
+  while (start < s.size()) {
+    const auto [c, length] = next_char(s, start);
+    if (!is_space(c)) break;
+    start += length;
+  }
+  return s.substr(start);
+}
+
 inline void append(char32_t c, std::string* out) {  // surrogates too: the library passes them through
   if (c < 0x80) {
     out->push_back(static_cast<char>(c));

@@ -252,14 +252,17 @@ class LocalBackend(Backend):
         state = self._ns(ns)
         ids = []
         with self._lock:
+            # The index holds room for every id first: the vocabulary is read live (the front binds
+            # from it), so an id must never name a concept the index cannot look up yet.
+            room = len(state.vocabulary) + len(names)
+            if state.index.index.num_concepts < room:
+                state.index.index.ensure_concepts(room)
             for name in names:
                 known = len(state.vocabulary)
                 concept_id = state.vocabulary.bind(name)  # (refuses a name without letters or digits)
                 if concept_id == known:
                     state.pending.append((concept_id, state.vocabulary.name(concept_id)))
                 ids.append(concept_id)
-            if state.pending:
-                state.index.index.ensure_concepts(len(state.vocabulary))
         return ids
 
     # ---- items --------------------------------------------------------------------------------

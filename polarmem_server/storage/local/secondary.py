@@ -476,10 +476,13 @@ class ReplicaBackend(LocalBackend):
         if any(state.index.contains(item_id) != (previous is not None) for item_id, previous in first_previous.items()):
             return False  # out of step: the rebuild is always right
         with self._lock:
-            for concept_id, concept in self.store.concepts_from(name, len(state.vocabulary)):
+            new_concepts = self.store.concepts_from(name, len(state.vocabulary))
+            state.index.index.ensure_concepts(
+                len(state.vocabulary) + len(new_concepts)
+            )  # room first (allocate_concepts)
+            for concept_id, concept in new_concepts:
                 if not state.bind_stored(concept_id, concept):
                     return False
-            state.index.index.ensure_concepts(len(state.vocabulary))
         ids = list(first_previous)
         stored = self.store.read_items(name, ids, state.spaces)
         added: list[tuple[str, bytes, bytes, dict]] = []
