@@ -5,11 +5,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "polarmem/item_layout.hpp"
 #include "polarmem/kv_store.hpp"
+#include "polarmem/store_writes.hpp"
 
 namespace py = pybind11;
 using polarmem::KvAccess;
@@ -17,6 +20,8 @@ using polarmem::KvBatch;
 using polarmem::KvIterator;
 using polarmem::KvOpenOptions;
 using polarmem::KvStore;
+using polarmem::StoreWrites;
+using polarmem::WriteFailure;
 
 namespace {
 
@@ -67,6 +72,35 @@ py::tuple decode_batch(const std::vector<std::string_view>& values) {
                         posterior_array, metadata);
 }
 
+const char* failure_name(WriteFailure failure) {
+  switch (failure) {
+    case WriteFailure::none: return nullptr;
+    case WriteFailure::disk_full: return "disk_full";
+    case WriteFailure::io_error: return "io_error";
+  }
+  return nullptr;
+}
+
+// A Python callable the core keeps and calls from whatever thread writes: its reference is only
+// touched with the GIL held, and an exception it raises is reported as unraisable (a watcher's
+// bug never fails the write it was told of).
+std::shared_ptr<py::object> held_callable(py::object callable) {
+  return std::shared_ptr<py::object>(new py::object(std::move(callable)), [](py::object* held) {
+    py::gil_scoped_acquire gil;
+    delete held;
+  });
+}
+
+template <typename... Args>
+void call_python(const std::shared_ptr<py::object>& callable, Args&&... args) {
+  py::gil_scoped_acquire gil;
+  try {
+    (*callable)(std::forward<Args>(args)...);
+  } catch (py::error_already_set& error) {
+    error.discard_as_unraisable("a store write watcher");
+  }
+}
+
 KvAccess access_named(const std::string& name) {
   if (name == "read_write") return KvAccess::read_write;
   if (name == "read_only") return KvAccess::read_only;
@@ -106,7 +140,7 @@ void bind_kv(py::module_& m) {
           "up to `limit` (key, value) pairs from here on while the keys start with `prefix`, moving past them")
       .def("check_status", &KvIterator::check_status, "raises KvError when an error ended the scan");
 
-  py::class_<KvStore>(m, "KvStore", "a RocksDB store with column families (table format 5)")
+  py::class_<KvStore, std::shared_ptr<KvStore>>(m, "KvStore", "a RocksDB store with column families (table format 5)")
       .def(py::init([](const std::string& path, const std::vector<std::string>& families, const std::string& access,
                        const std::string& secondary_path, const std::string& info_log_dir, bool create_if_missing,
                        bool create_missing_column_families, bool paranoid_checks, std::size_t db_write_buffer_size,
@@ -122,7 +156,7 @@ void bind_kv(py::module_& m) {
              options.wal_recovery =
                  point_in_time ? polarmem::WalRecovery::point_in_time : polarmem::WalRecovery::absolute_consistency;
              py::gil_scoped_release release;
-             return std::make_unique<KvStore>(path, families, options);
+             return std::make_shared<KvStore>(path, families, options);
            }),
            py::arg("path"), py::arg("families"), py::kw_only(), py::arg("access") = "read_write",
            py::arg("secondary_path") = "", py::arg("info_log_dir") = "", py::arg("create_if_missing") = false,
@@ -131,6 +165,7 @@ void bind_kv(py::module_& m) {
       .def_static("list_families", &KvStore::list_families, py::arg("path"))
       .def_static("repair", &KvStore::repair, py::arg("path"), py::call_guard<py::gil_scoped_release>())
       .def("close", &KvStore::close, py::call_guard<py::gil_scoped_release>())
+      .def("reopen", &KvStore::reopen, py::call_guard<py::gil_scoped_release>())
       .def(
           "get",
           [](const KvStore& self, std::string_view family, std::string_view key) {
@@ -147,20 +182,47 @@ void bind_kv(py::module_& m) {
           },
           py::arg("family"), py::arg("keys"))
       .def("write", &KvStore::write, py::arg("batch"), py::arg("sync"), py::call_guard<py::gil_scoped_release>())
-      .def(
-          "write_counted",
-          [](KvStore& self, KvBatch& batch, const std::string& family, const std::string& counter_key, bool sync) {
-            self.write_counted(batch, family, counter_key, sync);  // owned copies: the GIL is released
-          },
-          py::arg("batch"), py::arg("family"), py::arg("counter_key"), py::arg("sync"),
-          py::call_guard<py::gil_scoped_release>(),
-          "write, with the ASCII count under counter_key bumped in the same batch")
       .def("scan", &KvStore::scan, py::arg("family"), py::arg("fill_cache") = true)
       .def("flush_wal", &KvStore::flush_wal, py::arg("sync"), py::call_guard<py::gil_scoped_release>())
       .def("latest_sequence_number", &KvStore::latest_sequence_number)
       .def("catch_up_with_primary", &KvStore::catch_up_with_primary, py::call_guard<py::gil_scoped_release>())
       .def("checkpoint", &KvStore::checkpoint, py::arg("dir"), py::call_guard<py::gil_scoped_release>())
       .def("live_table_files", &KvStore::live_table_files);
+
+  // The write-failure policy (polarmem/store_writes.hpp): a full disk raises DiskFullError, an
+  // I/O error (or a write while the store reopens, or after close) UnavailableError.
+  py::class_<StoreWrites>(m, "StoreWrites", "the store's writes and what a failed one does until a reopen")
+      .def(py::init([](std::shared_ptr<KvStore> store, bool sync, double reopen_interval_s) {
+             const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::duration<double>(reopen_interval_s));
+             return std::make_unique<StoreWrites>(std::move(store), sync, interval);
+           }),
+           py::arg("store"), py::kw_only(), py::arg("sync"), py::arg("reopen_interval_s"))
+      .def(
+          "write",
+          [](StoreWrites& self, KvBatch& batch, const std::string& count_family, const std::string& count_key) {
+            self.write(batch, count_family, count_key);  // owned copies: the GIL is released
+          },
+          py::arg("batch"), py::arg("count_family") = "", py::arg("count_key") = py::bytes(),
+          py::call_guard<py::gil_scoped_release>(),
+          "one atomic write; with count_key, that ASCII count bumped in the same batch")
+      .def("try_resume", &StoreWrites::try_resume, py::call_guard<py::gil_scoped_release>())
+      .def("close", &StoreWrites::close, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly(
+          "failure", [](const StoreWrites& self) { return failure_name(self.failure()); },
+          "None while writes work, else 'disk_full' or 'io_error'")
+      .def(
+          "watch",
+          [](StoreWrites& self, py::object failed, py::object resumed) {
+            auto on_failed = held_callable(std::move(failed));
+            auto on_resumed = held_callable(std::move(resumed));
+            self.watch([on_failed](WriteFailure kind,
+                                   const std::string& message) { call_python(on_failed, failure_name(kind), message); },
+                       [on_resumed] { call_python(on_resumed); });
+          },
+          py::arg("failed"), py::arg("resumed"),
+          "failed(kind, message) for each write the disk refuses, resumed() after each successful reopen");
+  m.def("is_no_space", &polarmem::is_no_space, py::arg("message"), "whether RocksDB's text says the disk is full");
 
   // The item layout (polarmem/item_layout.hpp): what an item write puts in each column family.
   m.def(

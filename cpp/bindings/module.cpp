@@ -221,6 +221,12 @@ PYBIND11_MODULE(_core, m) {
   static PyObject* resource_exhausted = error_class(
       "ResourceExhaustedError", py::make_tuple(errors.attr("ResourceExhausted"), builtins.attr("MemoryError")),
       "The core could not allocate the memory a call needed.");
+  static PyObject* disk_full =
+      error_class("DiskFullError", py::make_tuple(errors.attr("ResourceExhausted"), builtins.attr("OSError")),
+                  "The store's disk is full: nothing was written; writes resume once space is freed.");
+  static PyObject* unavailable =
+      error_class("UnavailableError", py::make_tuple(errors.attr("Unavailable"), builtins.attr("OSError")),
+                  "The store cannot write now (an I/O error, a reopen after one, a shutdown); retry.");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -229,6 +235,8 @@ PYBIND11_MODULE(_core, m) {
         case ErrorCode::kInvalidArgument: PyErr_SetString(invalid_argument, e.what()); return;
         case ErrorCode::kOutOfRange: PyErr_SetString(out_of_range, e.what()); return;
         case ErrorCode::kFailedPrecondition: PyErr_SetString(failed_precondition, e.what()); return;
+        case ErrorCode::kResourceExhausted: PyErr_SetString(disk_full, e.what()); return;
+        case ErrorCode::kUnavailable: PyErr_SetString(unavailable, e.what()); return;
       }
       PyErr_SetString(PyExc_RuntimeError, e.what());  // an unknown code is a core bug
     } catch (const std::bad_alloc&) {

@@ -128,6 +128,7 @@ class InfoLog final : public rocksdb::Logger {
 struct KvDatabase {
   rocksdb::DB* db = nullptr;  // nullptr once closed
   bool writable = false;
+  bool reopening = false;  // closed by KvStore::reopen, not by its owner: calls are told to retry
   std::shared_ptr<std::atomic<bool>> failed = std::make_shared<std::atomic<bool>>(false);  // a write or flush failed
   std::vector<std::string> names;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // parallel to names
@@ -160,7 +161,9 @@ constexpr const char* kClosed = "Invalid argument: the store is closed";
 class Held {
  public:
   explicit Held(std::shared_ptr<KvDatabase> db) : db_(std::move(db)), lock_(db_->gate) {
-    if (db_->db == nullptr) throw KvError(kClosed);
+    if (db_->db != nullptr) return;
+    if (db_->reopening) fail(ErrorCode::kUnavailable, "the store is reopening after a failed write; retry shortly");
+    throw KvError(kClosed);
   }
   KvDatabase* operator->() const { return db_.get(); }
   const std::shared_ptr<KvDatabase>& shared() const { return db_; }
@@ -268,7 +271,10 @@ void KvStore::repair(const std::string& path) {
   check(rocksdb::RepairDB(path, options));
 }
 
-KvStore::KvStore(const std::string& path, const std::vector<std::string>& families, const KvOpenOptions& given) {
+namespace {
+
+std::shared_ptr<KvDatabase> open_database(const std::string& path, const std::vector<std::string>& families,
+                                          const KvOpenOptions& given) {
   auto opened = std::make_shared<KvDatabase>();
   opened->names.push_back(rocksdb::kDefaultColumnFamilyName);
   for (const auto& name : families)
@@ -284,6 +290,7 @@ KvStore::KvStore(const std::string& path, const std::vector<std::string>& famili
     std::filesystem::create_directories(path, ignored);
   }
   options.info_log = std::make_shared<InfoLog>(log_dir);
+  if (given.env != nullptr) options.env = given.env;
   options.max_bgerror_resume_count = 0;
   options.listeners.push_back(std::make_shared<OwnRecovery>(opened->failed));
   const rocksdb::DBOptions& base = options;
@@ -299,26 +306,53 @@ KvStore::KvStore(const std::string& path, const std::vector<std::string>& famili
       check(rocksdb::DB::OpenAsSecondary(base, path, given.secondary_path, descriptors, &opened->handles, &opened->db));
       break;
   }
-  db_ = std::move(opened);
+  return opened;
 }
 
+}  // namespace
+
+KvStore::KvStore(const std::string& path, const std::vector<std::string>& families, const KvOpenOptions& given)
+    : path_(path), families_(families), options_(given), db_(open_database(path, families, given)) {}
+
 KvStore::~KvStore() {
-  std::unique_lock lock(db_->gate);
-  db_->close_locked();  // a close error here has no one to go to; close() reports it
+  const std::shared_ptr<KvDatabase> db = db_.load();
+  std::unique_lock lock(db->gate);
+  db->close_locked();  // a close error here has no one to go to; close() reports it
 }
 
 void KvStore::close() {
-  std::unique_lock lock(db_->gate);
-  check(db_->close_locked());
+  const std::lock_guard guard(reopen_);
+  const std::shared_ptr<KvDatabase> db = db_.load();
+  std::unique_lock lock(db->gate);
+  db->reopening = false;  // closed for good, by its owner
+  check(db->close_locked());
 }
 
 bool KvStore::is_open() const {
-  std::shared_lock lock(db_->gate);
-  return db_->db != nullptr;
+  const std::shared_ptr<KvDatabase> db = db_.load();
+  std::shared_lock lock(db->gate);
+  return db->db != nullptr;
+}
+
+void KvStore::reopen() {
+  const std::lock_guard guard(reopen_);
+  if (options_.access != KvAccess::read_write) throw KvError("Not supported: only a read-write store reopens");
+  {
+    const std::shared_ptr<KvDatabase> db = db_.load();
+    std::unique_lock lock(db->gate);
+    if (db->db == nullptr && !db->reopening) throw KvError(kClosed);  // its owner closed it
+    db->reopening = true;
+    // A close error is the failed log writer's, which the reopen leaves behind: the files are
+    // closed either way.
+    db->close_locked();
+  }
+  KvOpenOptions options = options_;
+  options.create_if_missing = false;  // a store that vanished is not started anew
+  db_.store(open_database(path_, families_, options));  // throws: the closed one stays, "reopening"
 }
 
 std::optional<std::string> KvStore::get(std::string_view family, std::string_view key) const {
-  const Held db(db_);
+  const Held db(db_.load());
   std::string value;
   const rocksdb::Status status = db->db->Get(rocksdb::ReadOptions(), db->family(family), slice(key), &value);
   if (status.IsNotFound()) return std::nullopt;
@@ -328,7 +362,7 @@ std::optional<std::string> KvStore::get(std::string_view family, std::string_vie
 
 std::vector<std::optional<std::string>> KvStore::multi_get(std::string_view family,
                                                            const std::vector<std::string>& keys) const {
-  const Held db(db_);
+  const Held db(db_.load());
   std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
@@ -344,7 +378,7 @@ std::vector<std::optional<std::string>> KvStore::multi_get(std::string_view fami
 }
 
 void KvStore::write(const KvBatch& batch, bool sync) {
-  const Held db(db_);
+  const Held db(db_.load());
   rocksdb::WriteBatch write_batch;
   for (const auto& op : batch.ops_) {
     auto* family = db->family(op.family);
@@ -391,7 +425,7 @@ void KvStore::write_counted(KvBatch& batch, std::string_view family, std::string
 }
 
 std::unique_ptr<KvIterator> KvStore::scan(std::string_view family, bool fill_cache) const {
-  const Held db(db_);
+  const Held db(db_.load());
   rocksdb::ReadOptions options;
   options.fill_cache = fill_cache;
   rocksdb::Iterator* it = db->db->NewIterator(options, db->family(family));
@@ -399,17 +433,17 @@ std::unique_ptr<KvIterator> KvStore::scan(std::string_view family, bool fill_cac
 }
 
 void KvStore::flush_wal(bool sync) {
-  const Held db(db_);
+  const Held db(db_.load());
   if (db->failed->load()) throw KvError("IO error: a write failed; the store must reopen before its log is synced");
   check(db->db->FlushWAL(sync));
 }
 
-std::uint64_t KvStore::latest_sequence_number() const { return Held(db_)->db->GetLatestSequenceNumber(); }
+std::uint64_t KvStore::latest_sequence_number() const { return Held(db_.load())->db->GetLatestSequenceNumber(); }
 
-void KvStore::catch_up_with_primary() { check(Held(db_)->db->TryCatchUpWithPrimary()); }
+void KvStore::catch_up_with_primary() { check(Held(db_.load())->db->TryCatchUpWithPrimary()); }
 
 void KvStore::checkpoint(const std::string& dir) {
-  const Held db(db_);
+  const Held db(db_.load());
   rocksdb::Checkpoint* made = nullptr;
   check(rocksdb::Checkpoint::Create(db->db, &made));
   const std::unique_ptr<rocksdb::Checkpoint> checkpoint(made);
@@ -417,7 +451,7 @@ void KvStore::checkpoint(const std::string& dir) {
 }
 
 std::vector<std::string> KvStore::live_table_files() const {
-  const Held db(db_);
+  const Held db(db_.load());
   std::vector<rocksdb::LiveFileMetaData> files;
   db->db->GetLiveFilesMetaData(&files);
   std::vector<std::string> names;

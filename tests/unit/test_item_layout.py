@@ -145,11 +145,11 @@ def test_a_garbled_write_count_refuses_that_namespace_alone(tmp_path):
     try:
         garbled = _core.KvBatch()
         garbled.put("meta", b"writes\x00bad", b"12x")
-        store._live_db().write(garbled, False)
+        store._db.write(garbled, False)
         record = records_pb2.ItemRecord(id="n1").SerializeToString()
         with pytest.raises(errors.FailedPrecondition, match=r"writes\\x00bad.*not an integer"):
             store.write_items("bad", [(record, {}, b"", (), [])])
-        assert store.write_error is None  # not taken for a failed disk: other namespaces write on
+        assert store.write_failure is None  # not taken for a failed disk: other namespaces write on
         store.write_items("good", [(record, {}, b"", (), [])])
         assert store.get_item("good", "n1") is not None and store.get_item("bad", "n1") is None
     finally:

@@ -10,6 +10,8 @@ enum class ErrorCode {
   kInvalidArgument,     // malformed input: wrong shape, NaN, unknown space, k == 0
   kOutOfRange,          // a concept id or slot outside what the index holds
   kFailedPrecondition,  // valid input the index's current state cannot accept (removed slot)
+  kResourceExhausted,   // the store's disk is full: nothing was written (store_writes.hpp)
+  kUnavailable,         // the store cannot write now (an I/O error, a reopen, a shutdown): retry
 };
 
 class Error : public std::runtime_error {

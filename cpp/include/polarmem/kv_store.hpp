@@ -1,14 +1,15 @@
 // The local store's RocksDB handle, owned by the core: open (read-write, read-only or as a
 // secondary that follows a primary), point reads, scans, atomic batches across column families,
-// checkpoints and RocksDB's own repair. The Python store (storage/local/store.py) keeps the
-// record layout and the write-failure policy and calls this for every byte it reads or writes, so
-// that compiled code (a native Remember) can write through the same handle later.
+// checkpoints, a reopen in place and RocksDB's own repair. The write-failure policy that reopens
+// it is store_writes.hpp's; the Python store (storage/local/store.py) calls both for every byte it
+// reads or writes, so that compiled code (a native Remember) writes through the same handle.
 //
 // Tables are written at block-based format 5: the RocksDB this links (Debian's 7.8.3) reads no
 // later format, and 9.x reads format 5, so a store stays readable by both (table_format.py moves a
 // store that rocksdict wrote at format 6).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,8 +22,9 @@
 #include <vector>
 
 namespace rocksdb {
+class Env;
 class Iterator;
-}
+}  // namespace rocksdb
 
 namespace polarmem {
 
@@ -45,6 +47,7 @@ struct KvOpenOptions {
   bool paranoid_checks = true;
   std::size_t db_write_buffer_size = 0;  // 0: RocksDB's default (no shared memtable budget)
   WalRecovery wal_recovery = WalRecovery::absolute_consistency;
+  rocksdb::Env* env = nullptr;  // nullptr: RocksDB's default; the tests put a failing disk here
 };
 
 // Operations collected before a write; KvStore::write turns them into one RocksDB WriteBatch
@@ -109,6 +112,11 @@ class KvStore {
   // when this returns); later calls throw KvError.
   void close();
   bool is_open() const;
+  // A read-write store closed and opened again in place, with the options it was opened with
+  // (never creating it): the way back after a failed write (store_writes.hpp). Calls meanwhile,
+  // and after a reopen that failed, throw Error(kUnavailable); a store closed by close() stays
+  // closed (KvError).
+  void reopen();
 
   std::optional<std::string> get(std::string_view family, std::string_view key) const;
   // One RocksDB multi-get: the value of each key, nullopt where it is absent.
@@ -129,8 +137,12 @@ class KvStore {
   std::vector<std::string> live_table_files() const;  // the .sst names the MANIFEST lists
 
  private:
-  std::shared_ptr<KvDatabase> db_;  // set for the store's lifetime; shared with its scans
-  std::mutex counted_;              // write_counted: the count's read and its write as one step
+  std::string path_;
+  std::vector<std::string> families_;
+  KvOpenOptions options_;
+  std::atomic<std::shared_ptr<KvDatabase>> db_;  // never null; shared with its scans; a reopen swaps it
+  std::mutex reopen_;                            // close and reopen, one at a time
+  std::mutex counted_;                           // write_counted: the count's read and its write as one step
 };
 
 }  // namespace polarmem

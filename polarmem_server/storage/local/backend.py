@@ -180,12 +180,11 @@ class LocalBackend(Backend):
         return True
 
     def watch_writes(self, failed, resumed) -> bool:
-        self.store.on_write_error, self.store.on_resumed = failed, resumed
+        self.store.watch_writes(failed, resumed)
         return True
 
     def resume_writes(self) -> None:
-        if self.store.write_error is not None:
-            self.store.try_resume()
+        self.store.try_resume()
 
     def scrub(self, stopping):
         """Every block of the store read once (storage/local/scrub.py), through the store open now

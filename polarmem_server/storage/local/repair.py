@@ -353,7 +353,7 @@ def repair(path: str | Path, salvage: bool = False, output: str | Path | None = 
             report.salvaged = True
             store = Store(target, recovery="point-in-time")
         try:
-            report.last_sequence = store._live_db().latest_sequence_number()
+            report.last_sequence = store._db.latest_sequence_number()
             store.flush()
         finally:
             store.close()
@@ -398,7 +398,7 @@ def recover_wal_in_place(path: str | Path) -> RepairReport:
     report.unreadable_records = sum(s.unreadable for s in scans)
     store = Store(path, recovery="point-in-time")
     try:
-        report.last_sequence = store._live_db().latest_sequence_number()
+        report.last_sequence = store._db.latest_sequence_number()
         store.flush()
     finally:
         store.close()

@@ -321,9 +321,9 @@ class SecondaryStore(Store):
         """The primary holds the LOCK and writes as this opens; it checked the directory itself."""
         return False
 
-    def _open(self) -> None:
+    def _open(self) -> KvStore:
         try:
-            self._db = KvStore(
+            return KvStore(
                 str(self.path),
                 list(COLUMN_FAMILIES),
                 access="secondary",
@@ -348,7 +348,7 @@ class SecondaryStore(Store):
     def catch_up(self) -> None:
         """Makes every write the primary has made so far visible to this instance."""
         with self._lock:
-            self._live_db().catch_up_with_primary()
+            self._db.catch_up_with_primary()
 
     def flush(self) -> None:  # nothing of its own to flush
         return None

@@ -36,9 +36,11 @@ opens in RocksDB's *absolute consistency* WAL recovery mode, so a write-ahead lo
 corrupt makes the open fail with
 :class:`StoreDamaged` instead of silently dropping acknowledged writes; ``recovery="point-in-time"``
 (what ``polarmem repair`` uses) keeps everything up to the last intact record. A failed write
-(disk full, I/O error) raises :class:`DiskFull` / :class:`StoreWriteFailed`; RocksDB then refuses
-every later write on that log, so the store reopens itself (at most once per
-``REOPEN_INTERVAL_S``) and writes resume once the cause is gone, without a restart.
+(disk full, I/O error) raises the core's ``DiskFullError`` (RESOURCE_EXHAUSTED) /
+``UnavailableError`` (UNAVAILABLE); RocksDB then refuses every later write on that log, so the
+store reopens itself (at most once per ``REOPEN_INTERVAL_S``) and writes resume once the cause is
+gone, without a restart. That policy is the core's (``_core.StoreWrites``,
+cpp/include/polarmem/store_writes.hpp), for every door that writes.
 
 The handle is the core's (``_core.KvStore``, Debian's RocksDB 7.8, tables at format 5) rather than
 a Python binding's, so compiled code can write through the same open database; a store that
@@ -51,25 +53,20 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from polarmem.storage.v1 import records_pb2
-from polarmem_server import errors
-from polarmem_server._core import KvBatch, KvStore, put_concept, put_item, remove_item
+from polarmem_server._core import KvBatch, KvStore, StoreWrites, put_concept, put_item, remove_item
 from polarmem_server.storage.local import preflight, table_format
 from polarmem_server.storage.local.index_record import index_record
 from polarmem_server.storage.local.store_errors import (  # noqa: F401 - re-exported: callers import them from here
-    DiskFull,
     StoreDamaged,
     StoreError,
     StoreLocked,
-    StoreWriteFailed,
     damaged_table_file,
-    is_no_space,
     open_error,
     rocksdb_message,
     wal_files,
@@ -124,15 +121,9 @@ class Store:
         self.path.mkdir(parents=True, exist_ok=True)
         self._sync = durability == "sync"
         self._closed = False
-        self._lock = threading.Lock()
-        # Write-failure state: the error every write answers until a reopen succeeds.
-        self.write_error: errors.PolarMemError | None = None
-        self._next_reopen = 0.0
-        self.on_write_error: Callable[[str], None] | None = None  # called with "disk_full" / "io_error"
-        self.on_resumed: Callable[[], None] | None = None
-        self._db: KvStore | None = None  # None while closed or between a failed write's close and reopen
-        self._open()
-        self._create = False  # a reopen after a failed write must find the store, never start one
+        self._lock = threading.Lock()  # close and flush, one at a time
+        self._db = self._open()
+        self._writes = StoreWrites(self._db, sync=self._sync, reopen_interval_s=REOPEN_INTERVAL_S)
         preflight.opened_here(self.path, self)
         try:
             self._check_schema()
@@ -159,9 +150,9 @@ class Store:
         table_format.move_to_format_5(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time)
         return preflight.check(self.path, COLUMN_FAMILIES, SCHEMA_VERSION, point_in_time=point_in_time)
 
-    def _open(self) -> None:
+    def _open(self) -> KvStore:
         try:
-            self._db = KvStore(
+            return KvStore(
                 str(self.path),
                 list(COLUMN_FAMILIES),
                 create_if_missing=self._create,
@@ -176,20 +167,8 @@ class Store:
         except Exception as exc:
             raise open_error(self.path, exc) from exc
 
-    def _release(self) -> None:
-        """Closes RocksDB whatever state it is in. Close errors (a log writer that failed keeps
-        failing) are logged, not raised: the files are closed either way."""
-        db, self._db = self._db, None
-        if db is None:
-            return
-        try:
-            db.close()
-        except Exception as exc:  # noqa: BLE001 - closing must finish
-            log.warning("closing %s: %s", self.path, rocksdb_message(exc))
-        del db
-
     def _check_schema(self) -> None:
-        stored = self._live_db().get("meta", b"schema_version")
+        stored = self._db.get("meta", b"schema_version")
         if stored is None:
             batch = KvBatch()
             batch.put("meta", b"schema_version", str(SCHEMA_VERSION).encode())
@@ -209,10 +188,10 @@ class Store:
             batch.put("index", key, index_record(value))
             pending += 1
             if pending >= 10_000:
-                self._live_db().write(batch, self._sync)
+                self._db.write(batch, self._sync)
                 batch, pending = KvBatch(), 0
         batch.put("meta", b"schema_version", str(SCHEMA_VERSION).encode())
-        self._live_db().write(batch, self._sync)
+        self._db.write(batch, self._sync)
 
     # ---- namespaces ------------------------------------------------------------------------
 
@@ -325,87 +304,48 @@ class Store:
 
     def _write(self, batch: KvBatch, ns: str | None) -> None:
         """One atomic, (with sync durability) synced write to namespace `ns`, which also counts it
-        (namespace_writes; None: a store-wide write, counted nowhere). A failure is classified (disk full or I/O error), remembered, and
-        answered to every write until a reopen succeeds."""
-        with self._lock:
-            if self._closed:
-                raise StoreWriteFailed("the store is closed (the server is shutting down); retry on another server")
-            if self.write_error is not None and not self._try_reopen_locked():
-                raise self.write_error
-            try:
-                if ns is None:
-                    self._live_db().write(batch, self._sync)
-                else:  # the count bumped in the same batch, one per write whichever door wrote
-                    self._live_db().write_counted(batch, "meta", _WRITES + ns.encode(), self._sync)
-            except errors.FailedPrecondition:
-                raise  # a garbled write count: this namespace's writes refuse, the store stays up
-            except Exception as exc:
-                raise self._write_failed(exc) from exc
+        (namespace_writes; None: a store-wide write, counted nowhere). A failure follows the
+        core's policy (module doc)."""
+        if ns is None:
+            self._writes.write(batch)
+        else:  # the count bumped in the same batch, one per write whichever door wrote
+            self._writes.write(batch, "meta", _WRITES + ns.encode())
 
-    def _write_failed(self, exc: BaseException) -> errors.PolarMemError:
-        message = rocksdb_message(exc)
-        if is_no_space(message):
-            error: errors.PolarMemError = DiskFull(
-                "the data directory's disk is full: nothing was stored; free space on it and retry (writes resume "
-                "by themselves, reads keep working)"
-            )
-            kind = "disk_full"
-        else:
-            error = StoreWriteFailed(f"the store could not write ({message}): nothing was stored; retry later")
-            kind = "io_error"
-        if self.write_error is None:
-            log.error("write to %s failed (%s): writes answer %s until it reopens", self.path, message, error.status)
-        self.write_error = error
-        self._next_reopen = time.monotonic() + REOPEN_INTERVAL_S
-        if self.on_write_error is not None:
-            self.on_write_error(kind)
-        return error
+    @property
+    def write_failure(self) -> str | None:
+        """None while writes work, else what the failed write met: "disk_full" or "io_error"."""
+        return self._writes.failure
+
+    def watch_writes(self, failed: Callable[[str], None], resumed: Callable[[], None]) -> None:
+        """``failed(kind)`` for each write the disk refuses (logged here), ``resumed()`` after
+        each reopen that made writes work again."""
+
+        def tell_failed(kind: str, message: str) -> None:
+            log.error("write to %s failed (%s): writes fail until it reopens", self.path, message)
+            failed(kind)
+
+        def tell_resumed() -> None:
+            log.warning("store %s reopened: writes resume", self.path)
+            resumed()
+
+        self._writes.watch(tell_failed, tell_resumed)
 
     def try_resume(self) -> bool:
         """After a failed write: reopen the store if the retry interval has passed. True when
         writes work again (or never failed). The server's watchdog calls this; so does a write."""
-        with self._lock:
-            return self.write_error is None or (not self._closed and self._try_reopen_locked())
-
-    def _try_reopen_locked(self) -> bool:
-        """RocksDB keeps a log writer's error for good ("Writer has previous error"), so the way
-        back is a close and open, which replays the log (absolute consistency: a failed append
-        left no acknowledged record behind) and starts a new one."""
-        if time.monotonic() < self._next_reopen:
-            return False
-        self._next_reopen = time.monotonic() + REOPEN_INTERVAL_S
-        self._release()
-        try:
-            self._open()
-            self._live_db().write(KvBatch(), self._sync)  # proves the new log takes writes
-        except Exception as exc:  # noqa: BLE001 - still failing: stay in the error state
-            log.info("reopening %s after a failed write: still failing (%s)", self.path, rocksdb_message(exc))
-            if self._db is not None:
-                self._release()
-            return False
-        log.warning("store %s reopened: writes resume", self.path)
-        self.write_error = None
-        if self.on_resumed is not None:
-            self.on_resumed()
-        return True
-
-    def _live_db(self) -> KvStore:
-        db = self._db
-        if db is None:
-            raise StoreWriteFailed("the store is closed or reopening after a failed write; retry shortly")
-        return db
+        return self._writes.try_resume()
 
     def get(self, cf: str, key: bytes) -> bytes | None:
         """The value of `key` in column family `cf`, None where it is absent."""
-        return self._live_db().get(cf, key)
+        return self._db.get(cf, key)
 
     def multi_get(self, cf: str, keys: Sequence[bytes]) -> list[bytes | None]:
         """The values of `keys` in column family `cf` in one RocksDB multi-get, None where a key
         is absent."""
-        return self._live_db().multi_get(cf, list(keys))
+        return self._db.multi_get(cf, list(keys))
 
     def _scan(self, cf: str, prefix: bytes, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
-        it = self._live_db().scan(cf)
+        it = self._db.scan(cf)
         it.seek(start if start is not None else prefix)
         while entries := it.take(prefix, SCAN_BATCH):
             yield from entries
@@ -414,7 +354,7 @@ class Store:
         """Syncs the WAL. A store whose writes fail has nothing unsynced to lose (a failed write
         was never acknowledged), so this logs instead of raising: shutdown must finish."""
         with self._lock:
-            if self._closed or self._db is None:
+            if self._closed:
                 return
             try:
                 self._db.flush_wal(True)
@@ -427,5 +367,9 @@ class Store:
             if self._closed:
                 return
             self._closed = True
-            self._release()
+            self._writes.close()  # waits for the write in flight; later writes are refused
+            try:
+                self._db.close()
+            except Exception as exc:  # noqa: BLE001 - closing must finish; the files are closed either way
+                log.warning("closing %s: %s", self.path, rocksdb_message(exc))
             preflight.closed_here(self.path)

@@ -8,25 +8,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from polarmem_server import errors
+from polarmem_server._core import is_no_space
 from polarmem_server.errors import EXIT_DAMAGED  # noqa: F401  (repair.py and the tests read it here)
 from polarmem_server.storage.errors import StoreDamaged, StoreError, StoreLocked  # noqa: F401 - the seam's
 
 
-class DiskFull(errors.ResourceExhausted):
-    """A write failed because the data directory's file system has no space left."""
-
-
-class StoreWriteFailed(errors.Unavailable):
-    """A write failed with an I/O error (or the store is reopening after one); retry later."""
-
-
 def rocksdb_message(exc: BaseException) -> str:
     return " ".join(str(exc).split())
-
-
-def is_no_space(message: str) -> bool:
-    return "no space left" in message.lower() or "nospace" in message.lower()
 
 
 def wal_files(path: str | Path) -> list[Path]:
