@@ -150,12 +150,22 @@ const WordSet& other_people() {
   return words;
 }
 
-// What the other person has, is or likes: "Maya's brother has a dog", "her kids share a room"; not
-// what they do to the subject's things ("the user's boss approved the budget": agent notes dev).
+// A word that says which relative, between the owner and the relative: "Nadia's twin sister",
+// "his older brother", "her best friend".
+const WordSet& relative_modifiers() {
+  static const WordSet words =
+      words_of("twin older younger elder eldest oldest youngest little big baby step half best new ex late");
+  return words;
+}
+
+// What the other person has, is, likes or does for a living: "Maya's brother has a dog", "her kids
+// share a room", "his sister works for Siemens"; not what they do to the subject's things ("the
+// user's boss approved the budget": agent notes dev).
 const WordSet& relative_states() {
   static const WordSet words = words_of(
       "has have had is are was were owns own owned likes like loves love prefers prefer keeps keep drinks drink eats "
-      "eat plays play uses use shares share lives live doesn't don't didn't isn't aren't wasn't never also always");
+      "eat plays play uses use shares share lives live works work worked studies study studied doesn't don't didn't "
+      "isn't aren't wasn't never also always");
   return words;
 }
 
@@ -930,10 +940,12 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     if (found || content_word(without_possessive(word), true)) terms_since_prefer += prefer_seen || rather_seen;
     // "Maya's brother has a dog", "her sister is vegan": the rest of the clause is another
     // person's (the relative itself is the subject's: Maya has a brother).
-    if (!other_person && i > 0 && i - 1 == clause_start_tok && other_people().count(without_possessive(word))) {
-      const std::string& owner = toks[i - 1].word;
-      const bool owned =
-          possessive_pronouns().count(owner) || (owner.size() > 2 && ends_with(owner, "'s") && capitalised(i - 1));
+    const bool modified = i > 1 && i - 2 == clause_start_tok && relative_modifiers().count(toks[i - 1].word);
+    if (!other_person && i > 0 && (i - 1 == clause_start_tok || modified) &&
+        other_people().count(without_possessive(word))) {
+      const std::string& owner = toks[clause_start_tok].word;
+      const bool owned = possessive_pronouns().count(owner) ||
+                         (owner.size() > 2 && ends_with(owner, "'s") && capitalised(clause_start_tok));
       // the relative may be named first: "Tom's sister Clara keeps bees", "Leo's friend Sam is vegan"
       const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
       if (owned && verb < toks.size() && relative_states().count(toks[verb].word)) other_person = true;

@@ -70,6 +70,14 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
   const Parsed named("Tom's sister Clara keeps bees.", {"tom", "sister", "bee"});
   CHECK(named.state("tom") == "HAS" && named.state("bee") == "none");
   CHECK(Parsed("Leo's friend Sam is vegan.", {"leo", "vegan"}).state("vegan") == "none");
+  // a word saying which relative, and what the relative does for a living
+  const Parsed older("Omar's older brother Sami has a boat.", {"omar", "brother", "boat"});
+  CHECK(older.state("omar") == "HAS" && older.state("brother") == "HAS" && older.state("boat") == "none");
+  CHECK(Parsed("Her best friend keeps goats.", {"goat"}).state("goat") == "none");
+  CHECK(Parsed("Ines's brother Tariq works for Siemens.", {"ines", "siemens"}).state("siemens") == "none");
+  CHECK(Parsed("Ines works for Siemens.", {"ines", "siemens"}).state("siemens") == "HAS");
+  // a modifier that names no relative leaves the clause the subject's
+  CHECK(Parsed("Omar's old boat has a leak.", {"omar", "leak"}).state("leak") == "HAS");
 }
 
 POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {
