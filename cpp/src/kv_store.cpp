@@ -56,7 +56,7 @@ rocksdb::Options db_options(const KvOpenOptions& given) {
   return options;
 }
 
-// The store recovers from a failed write by closing and reopening (storage/local/store.py), so
+// The store recovers from a failed write by closing and reopening (store_writes.cpp), so
 // RocksDB's own recovery stays off: it flushes through a write-ahead-log writer that already
 // failed, which Debian's build (assertions kept) answers by aborting the process (the disk-full
 // test aborted in 3 of 6 runs with it on, 1 of about 50 with it off; InfoLog below took the
@@ -128,7 +128,7 @@ class InfoLog final : public rocksdb::Logger {
 struct KvDatabase {
   rocksdb::DB* db = nullptr;  // nullptr once closed
   bool writable = false;
-  bool reopening = false;  // closed by KvStore::reopen, not by its owner: calls are told to retry
+  bool reopening = false;  // closed by a KvStore::reopen that failed, not by its owner: calls are told to retry
   std::shared_ptr<std::atomic<bool>> failed = std::make_shared<std::atomic<bool>>(false);  // a write or flush failed
   std::vector<std::string> names;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // parallel to names
@@ -162,7 +162,8 @@ class Held {
  public:
   explicit Held(std::shared_ptr<KvDatabase> db) : db_(std::move(db)), lock_(db_->gate) {
     if (db_->db != nullptr) return;
-    if (db_->reopening) fail(ErrorCode::kUnavailable, "the store is reopening after a failed write; retry shortly");
+    if (db_->reopening)
+      fail(ErrorCode::kUnavailable, "the store could not reopen after a failed write yet; retry shortly");
     throw KvError(kClosed);
   }
   KvDatabase* operator->() const { return db_.get(); }
@@ -273,14 +274,15 @@ void KvStore::repair(const std::string& path) {
 
 namespace {
 
-std::shared_ptr<KvDatabase> open_database(const std::string& path, const std::vector<std::string>& families,
-                                          const KvOpenOptions& given) {
-  auto opened = std::make_shared<KvDatabase>();
-  opened->names.push_back(rocksdb::kDefaultColumnFamilyName);
+// Opens `path` into `db` (closed, its gate held or not yet shared); throws KvError as RocksDB
+// refuses, leaving `db` closed.
+void open_into(KvDatabase& db, const std::string& path, const std::vector<std::string>& families,
+               const KvOpenOptions& given) {
+  db.names = {rocksdb::kDefaultColumnFamilyName};
   for (const auto& name : families)
-    if (name != rocksdb::kDefaultColumnFamilyName) opened->names.push_back(name);
+    if (name != rocksdb::kDefaultColumnFamilyName) db.names.push_back(name);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const auto& name : opened->names) descriptors.emplace_back(name, family_options());
+  for (const auto& name : db.names) descriptors.emplace_back(name, family_options());
   rocksdb::Options options = db_options(given);
   const std::string& log_dir = !given.info_log_dir.empty()           ? given.info_log_dir
                                : given.access == KvAccess::secondary ? given.secondary_path
@@ -292,67 +294,62 @@ std::shared_ptr<KvDatabase> open_database(const std::string& path, const std::ve
   options.info_log = std::make_shared<InfoLog>(log_dir);
   if (given.env != nullptr) options.env = given.env;
   options.max_bgerror_resume_count = 0;
-  options.listeners.push_back(std::make_shared<OwnRecovery>(opened->failed));
+  db.failed->store(false);  // a reopen: the database that failed is closed, its listener gone
+  options.listeners.push_back(std::make_shared<OwnRecovery>(db.failed));
   const rocksdb::DBOptions& base = options;
   switch (given.access) {
     case KvAccess::read_write:
-      check(rocksdb::DB::Open(base, path, descriptors, &opened->handles, &opened->db));
-      opened->writable = true;
+      check(rocksdb::DB::Open(base, path, descriptors, &db.handles, &db.db));
+      db.writable = true;
       break;
-    case KvAccess::read_only:
-      check(rocksdb::DB::OpenForReadOnly(base, path, descriptors, &opened->handles, &opened->db));
-      break;
+    case KvAccess::read_only: check(rocksdb::DB::OpenForReadOnly(base, path, descriptors, &db.handles, &db.db)); break;
     case KvAccess::secondary:
-      check(rocksdb::DB::OpenAsSecondary(base, path, given.secondary_path, descriptors, &opened->handles, &opened->db));
+      check(rocksdb::DB::OpenAsSecondary(base, path, given.secondary_path, descriptors, &db.handles, &db.db));
       break;
   }
-  return opened;
 }
 
 }  // namespace
 
 KvStore::KvStore(const std::string& path, const std::vector<std::string>& families, const KvOpenOptions& given)
-    : path_(path), families_(families), options_(given), db_(open_database(path, families, given)) {}
+    : path_(path), families_(families), options_(given), db_(std::make_shared<KvDatabase>()) {
+  open_into(*db_, path, families, given);
+}
 
 KvStore::~KvStore() {
-  const std::shared_ptr<KvDatabase> db = db_.load();
-  std::unique_lock lock(db->gate);
-  db->close_locked();  // a close error here has no one to go to; close() reports it
+  std::unique_lock lock(db_->gate);
+  db_->close_locked();  // a close error here has no one to go to; close() reports it
 }
 
 void KvStore::close() {
-  const std::lock_guard guard(reopen_);
-  const std::shared_ptr<KvDatabase> db = db_.load();
-  std::unique_lock lock(db->gate);
-  db->reopening = false;  // closed for good, by its owner
-  check(db->close_locked());
+  std::unique_lock lock(db_->gate);
+  db_->reopening = false;  // closed for good, by its owner
+  check(db_->close_locked());
 }
 
 bool KvStore::is_open() const {
-  const std::shared_ptr<KvDatabase> db = db_.load();
-  std::shared_lock lock(db->gate);
-  return db->db != nullptr;
+  std::shared_lock lock(db_->gate);
+  return db_->db != nullptr;
 }
 
 void KvStore::reopen() {
-  const std::lock_guard guard(reopen_);
   if (options_.access != KvAccess::read_write) throw KvError("Not supported: only a read-write store reopens");
-  {
-    const std::shared_ptr<KvDatabase> db = db_.load();
-    std::unique_lock lock(db->gate);
-    if (db->db == nullptr && !db->reopening) throw KvError(kClosed);  // its owner closed it
-    db->reopening = true;
-    // A close error is the failed log writer's, which the reopen leaves behind: the files are
-    // closed either way.
-    db->close_locked();
-  }
+  // The gate held throughout: calls meanwhile wait for the reopen instead of failing, and open
+  // scans are cut off by the close.
+  std::unique_lock lock(db_->gate);
+  if (db_->db == nullptr && !db_->reopening) throw KvError(kClosed);  // its owner closed it
+  db_->reopening = true;
+  // A close error is the failed log writer's, which the reopen leaves behind: the files are
+  // closed either way.
+  db_->close_locked();
   KvOpenOptions options = options_;
   options.create_if_missing = false;  // a store that vanished is not started anew
-  db_.store(open_database(path_, families_, options));  // throws: the closed one stays, "reopening"
+  open_into(*db_, path_, families_, options);  // throws: the store stays closed, calls told to retry
+  db_->reopening = false;
 }
 
 std::optional<std::string> KvStore::get(std::string_view family, std::string_view key) const {
-  const Held db(db_.load());
+  const Held db(db_);
   std::string value;
   const rocksdb::Status status = db->db->Get(rocksdb::ReadOptions(), db->family(family), slice(key), &value);
   if (status.IsNotFound()) return std::nullopt;
@@ -362,7 +359,7 @@ std::optional<std::string> KvStore::get(std::string_view family, std::string_vie
 
 std::vector<std::optional<std::string>> KvStore::multi_get(std::string_view family,
                                                            const std::vector<std::string>& keys) const {
-  const Held db(db_.load());
+  const Held db(db_);
   std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
   std::vector<rocksdb::PinnableSlice> values(keys.size());
   std::vector<rocksdb::Status> statuses(keys.size());
@@ -378,7 +375,7 @@ std::vector<std::optional<std::string>> KvStore::multi_get(std::string_view fami
 }
 
 void KvStore::write(const KvBatch& batch, bool sync) {
-  const Held db(db_.load());
+  const Held db(db_);
   rocksdb::WriteBatch write_batch;
   for (const auto& op : batch.ops_) {
     auto* family = db->family(op.family);
@@ -425,7 +422,7 @@ void KvStore::write_counted(KvBatch& batch, std::string_view family, std::string
 }
 
 std::unique_ptr<KvIterator> KvStore::scan(std::string_view family, bool fill_cache) const {
-  const Held db(db_.load());
+  const Held db(db_);
   rocksdb::ReadOptions options;
   options.fill_cache = fill_cache;
   rocksdb::Iterator* it = db->db->NewIterator(options, db->family(family));
@@ -433,17 +430,17 @@ std::unique_ptr<KvIterator> KvStore::scan(std::string_view family, bool fill_cac
 }
 
 void KvStore::flush_wal(bool sync) {
-  const Held db(db_.load());
+  const Held db(db_);
   if (db->failed->load()) throw KvError("IO error: a write failed; the store must reopen before its log is synced");
   check(db->db->FlushWAL(sync));
 }
 
-std::uint64_t KvStore::latest_sequence_number() const { return Held(db_.load())->db->GetLatestSequenceNumber(); }
+std::uint64_t KvStore::latest_sequence_number() const { return Held(db_)->db->GetLatestSequenceNumber(); }
 
-void KvStore::catch_up_with_primary() { check(Held(db_.load())->db->TryCatchUpWithPrimary()); }
+void KvStore::catch_up_with_primary() { check(Held(db_)->db->TryCatchUpWithPrimary()); }
 
 void KvStore::checkpoint(const std::string& dir) {
-  const Held db(db_.load());
+  const Held db(db_);
   rocksdb::Checkpoint* made = nullptr;
   check(rocksdb::Checkpoint::Create(db->db, &made));
   const std::unique_ptr<rocksdb::Checkpoint> checkpoint(made);
@@ -451,7 +448,7 @@ void KvStore::checkpoint(const std::string& dir) {
 }
 
 std::vector<std::string> KvStore::live_table_files() const {
-  const Held db(db_.load());
+  const Held db(db_);
   std::vector<rocksdb::LiveFileMetaData> files;
   db->db->GetLiveFilesMetaData(&files);
   std::vector<std::string> names;

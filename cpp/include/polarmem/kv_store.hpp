@@ -9,7 +9,6 @@
 // store that rocksdict wrote at format 6).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -113,9 +112,9 @@ class KvStore {
   void close();
   bool is_open() const;
   // A read-write store closed and opened again in place, with the options it was opened with
-  // (never creating it): the way back after a failed write (store_writes.hpp). Calls meanwhile,
-  // and after a reopen that failed, throw Error(kUnavailable); a store closed by close() stays
-  // closed (KvError).
+  // (never creating it): the way back after a failed write (store_writes.hpp). Calls meanwhile
+  // wait for it; after a reopen that failed they throw Error(kUnavailable); a store closed by
+  // close() stays closed (KvError).
   void reopen();
 
   std::optional<std::string> get(std::string_view family, std::string_view key) const;
@@ -140,9 +139,8 @@ class KvStore {
   std::string path_;
   std::vector<std::string> families_;
   KvOpenOptions options_;
-  std::atomic<std::shared_ptr<KvDatabase>> db_;  // never null; shared with its scans; a reopen swaps it
-  std::mutex reopen_;                            // close and reopen, one at a time
-  std::mutex counted_;                           // write_counted: the count's read and its write as one step
+  std::shared_ptr<KvDatabase> db_;  // set for the store's lifetime, reopened in place; shared with its scans
+  std::mutex counted_;              // write_counted: the count's read and its write as one step
 };
 
 }  // namespace polarmem
