@@ -371,6 +371,31 @@ def content_terms(utf8: bytes, triggers: TriggerTable) -> list[str]: ...
 def text_evidence(
     utf8: bytes, vocabulary: Vocabulary, triggers: TriggerTable, word_mentions: bool
 ) -> tuple[list[int], list[tuple[int, bool]]]: ...
+def lexical_states(
+    utf8: bytes,
+    vocabulary: Vocabulary,
+    triggers: TriggerTable,
+    word_mentions: bool,
+    decided: Sequence[int],
+    only: Sequence[int] | None = None,
+) -> tuple[list[int], list[tuple[int, bool]]]: ...
+def new_item_record(
+    id: str,
+    kind: int,
+    text: bytes,
+    uri: str,
+    metadata: Sequence[tuple[str, str]],
+    model: str,
+    template_version: str,
+    created_ms: int,
+    scores: Sequence[tuple[int, Sequence[float]]],
+    states: Sequence[tuple[int, int]],
+    source: str,
+    vocabulary: Vocabulary | None,
+    triggers: TriggerTable | None,
+    lexical: bool,
+    word_mentions: bool,
+) -> bytes: ...
 def parse_text(
     utf8: bytes, vocabulary: Vocabulary, triggers: TriggerTable
 ) -> tuple[list[_ParsedMention], list[_ParsedUnknown], list[tuple[int, int]]]: ...
@@ -434,6 +459,7 @@ class StoreWrites:
     def watch(self, failed: Callable[[str, str], None], resumed: Callable[[], None]) -> None: ...
 
 def is_no_space(message: str) -> bool: ...
+def content_id(kind: bytes, text: bytes, uri: bytes, content: bytes, extra: bytes) -> str: ...
 
 # The item layout (cpp/include/polarmem/item_layout.hpp).
 def put_item(

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "polarmem/content_id.hpp"
 #include "polarmem/item_layout.hpp"
 #include "polarmem/kv_store.hpp"
 #include "polarmem/store_writes.hpp"
@@ -222,6 +223,15 @@ void bind_kv(py::module_& m) {
           },
           py::arg("failed"), py::arg("resumed"),
           "failed(kind, message) for each write the disk refuses, resumed() after each successful reopen");
+  m.def(
+      "content_id",
+      [](const py::bytes& kind, const py::bytes& text, const py::bytes& uri, const py::bytes& content,
+         const py::bytes& extra) {
+        return polarmem::content_id(std::string_view(kind), std::string_view(text), std::string_view(uri),
+                                    std::string_view(content), std::string_view(extra));
+      },
+      py::arg("kind"), py::arg("text"), py::arg("uri"), py::arg("content"), py::arg("extra"),
+      "the id of an item sent without one (polarmem/content_id.hpp)");
   m.def("is_no_space", &polarmem::is_no_space, py::arg("message"), "whether RocksDB's text says the disk is full");
 
   // The item layout (polarmem/item_layout.hpp): what an item write puts in each column family.

@@ -11,6 +11,7 @@
 
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/name_suggestions.hpp"
+#include "polarmem/new_item_record.hpp"
 #include "polarmem/text_evidence.hpp"
 #include "polarmem/text_parse.hpp"
 #include "polarmem/vocabulary.hpp"
@@ -207,6 +208,58 @@ void bind_text(py::module_& m) {
       },
       py::arg("utf8"), py::arg("vocabulary"), py::arg("triggers"), py::arg("word_mentions"),
       "(every concept mentioned, ascending; [(concept, negated)] in order of first mention)");
+  m.def(
+      "lexical_states",
+      [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers, bool word_mentions,
+         const std::vector<std::uint32_t>& decided, const std::optional<std::vector<std::uint32_t>>& only) {
+        const std::string_view text = view(utf8);
+        TextEvidence evidence;
+        std::vector<std::pair<std::uint32_t, bool>> states;
+        {
+          py::gil_scoped_release release;
+          evidence = text_evidence(text, vocabulary, triggers, word_mentions);
+          states = lexical_states(evidence, decided, only ? &*only : nullptr);
+        }
+        return py::make_tuple(std::move(evidence.mentions), std::move(states));
+      },
+      py::arg("utf8"), py::arg("vocabulary"), py::arg("triggers"), py::arg("word_mentions"), py::arg("decided"),
+      py::arg("only") = py::none(),
+      "(every concept mentioned, ascending; [(concept, negated)] the lexical pathway sets: text_evidence.hpp)");
+  m.def(
+      "new_item_record",
+      [](std::string id, std::int32_t kind, const py::bytes& text, std::string uri,
+         std::vector<std::pair<std::string, std::string>> metadata, std::string model, std::string template_version,
+         std::int64_t created_ms, std::vector<std::pair<std::uint32_t, std::vector<float>>> scores,
+         std::vector<std::pair<std::uint32_t, std::int32_t>> states, std::string source,
+         std::shared_ptr<Vocabulary> vocabulary, std::shared_ptr<TriggerTable> triggers, bool lexical,
+         bool word_mentions) {
+        polarmem::layout::NewItemRecord item{std::move(id),
+                                             kind,
+                                             std::string(view(text)),
+                                             std::move(uri),
+                                             std::move(metadata),
+                                             std::move(model),
+                                             std::move(template_version),
+                                             created_ms,
+                                             std::move(scores),
+                                             std::move(states),
+                                             std::move(source)};
+        std::string record;
+        {
+          py::gil_scoped_release release;
+          if (vocabulary != nullptr && triggers != nullptr) {
+            const polarmem::layout::TextReading reading{vocabulary.get(), triggers.get(), lexical, word_mentions};
+            record = polarmem::layout::encode_new_item_record(item, &reading);
+          } else {
+            record = polarmem::layout::encode_new_item_record(item, nullptr);
+          }
+        }
+        return py::bytes(record);
+      },
+      py::arg("id"), py::arg("kind"), py::arg("text"), py::arg("uri"), py::arg("metadata"), py::arg("model"),
+      py::arg("template_version"), py::arg("created_ms"), py::arg("scores"), py::arg("states"), py::arg("source"),
+      py::arg("vocabulary"), py::arg("triggers"), py::arg("lexical"), py::arg("word_mentions"),
+      "a new item's serialised ItemRecord (new_item_record.hpp); vocabulary None: its text is not read");
   m.def(
       "parse_text",
       [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers) {

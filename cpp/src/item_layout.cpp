@@ -7,21 +7,15 @@
 #include <map>
 
 #include "polarmem/error.hpp"
+#include "polarmem/item_record_fields.hpp"
 
 namespace polarmem::layout {
 namespace {
 
 // ---- protobuf wire format: just what ItemRecord's layout fields need ----------------------------
-// Field numbers from protos/polarmem/storage/v1/records.proto (tests/unit/test_item_layout.py
-// checks this reader against the generated Python classes on random records).
-constexpr std::uint32_t kItemId = 1, kItemKind = 2, kItemMetadata = 5, kItemEvidence = 6, kItemPartition = 7,
-                        kItemMentions = 13;
-constexpr std::uint32_t kEvidenceConcept = 1, kEvidenceScores = 2, kEvidenceMean = 3, kEvidenceState = 5;
-constexpr std::uint32_t kPartitionMethod = 8;
-constexpr std::uint32_t kMapKey = 1, kMapValue = 2;
-constexpr std::uint64_t kStateHas = 1, kStateNotHas = 2;  // common/v1 ConceptState
-
-enum WireType : std::uint32_t { kVarint = 0, kFixed64 = 1, kLength = 2, kStartGroup = 3, kEndGroup = 4, kFixed32 = 5 };
+// (tests/unit/test_item_layout.py checks this reader against the generated Python classes on
+// random records).
+using namespace fields;  // NOLINT(google-build-using-namespace): the record's field numbers
 constexpr int kMaxGroupDepth = 100;
 
 [[noreturn]] void malformed(const char* what) {

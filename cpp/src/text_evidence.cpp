@@ -75,4 +75,18 @@ TextEvidence text_evidence(std::string_view utf8, const Vocabulary& vocabulary, 
   return evidence;
 }
 
+std::vector<std::pair<std::uint32_t, bool>> lexical_states(const TextEvidence& evidence,
+                                                           const std::vector<std::uint32_t>& decided,
+                                                           const std::vector<std::uint32_t>* only) {
+  const auto holds = [](const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();  // a note's few concepts: a scan
+  };
+  std::vector<std::pair<std::uint32_t, bool>> states;
+  for (const auto& [concept_id, negated] : evidence.polarity) {
+    if (holds(decided, concept_id) || (only != nullptr && !holds(*only, concept_id))) continue;
+    states.emplace_back(concept_id, negated);
+  }
+  return states;
+}
+
 }  // namespace polarmem::text

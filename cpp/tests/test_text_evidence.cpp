@@ -37,4 +37,16 @@ POLARMEM_TEST(word_mentions_share_the_polarity_of_their_name) {
   CHECK(text_evidence("tea", v, triggers(), true).mentions == std::vector<std::uint32_t>{tea});
 }
 
+POLARMEM_TEST(lexical_states_skip_what_other_evidence_decides_and_keep_to_only) {
+  Vocabulary v;
+  const auto green_tea = v.bind("green tea"), tea = v.bind("tea"), cup = v.bind("cup"), dog = v.bind("dog");
+  const auto read = text_evidence("a cup but no green tea", v, triggers(), true);
+  using States = std::vector<std::pair<std::uint32_t, bool>>;
+  CHECK((lexical_states(read, {}, nullptr) == States{{cup, false}, {green_tea, true}, {tea, true}}));
+  CHECK((lexical_states(read, {green_tea, dog}, nullptr) == States{{cup, false}, {tea, true}}));
+  const std::vector<std::uint32_t> only = {tea, dog};
+  CHECK((lexical_states(read, {}, &only) == States{{tea, true}}));  // dog: never mentioned, no state
+  CHECK(lexical_states(read, {tea}, &only).empty());
+}
+
 int main() { return polarmem::testing::run_all(); }

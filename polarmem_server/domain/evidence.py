@@ -42,18 +42,17 @@ def states_of(record: records_pb2.ItemRecord) -> tuple[list[int], list[int]]:
     return has, not_has
 
 
-def apply_evidence(
-    record: records_pb2.ItemRecord, evidence: Evidence, concept_ids: Mapping[str, int], merge: bool
-) -> None:
-    """Scores and states into the record's evidence (module doc: merge rule); `concept_ids`
-    maps every concept name of `evidence` to its id."""
+def apply_evidence(record: records_pb2.ItemRecord, evidence: Evidence, concept_ids: Mapping[str, int]) -> None:
+    """Scores and states into a stored record's evidence (module doc: merge rule); `concept_ids`
+    maps every concept name of `evidence` to its id. (A new item's record is built by the core,
+    by the same rule: textproc.new_item_record.)"""
     by_concept = {ev.concept_id: ev for ev in record.evidence}
     for name, values in evidence.scores.items():
         cid = concept_ids[name]
         ev = by_concept.get(cid)
         if ev is None:
             ev = by_concept[cid] = record.evidence.add(concept_id=cid)
-        if merge and ev.observations and len(ev.template_scores) == values.size:
+        if ev.observations and len(ev.template_scores) == values.size:
             n = ev.observations
             merged = (np.asarray(ev.template_scores) * n + values) / (n + 1)
             del ev.template_scores[:]
@@ -83,24 +82,24 @@ def apply_text(
     open_terms: bool = False,
     only: Collection[int] | None = None,
 ) -> None:
-    """A text item's mentions (ALIGN edges) and, with `lexical`, the lexical pathway: one state
-    per mentioned concept that no other evidence (an engine's or the client's) decides, by
+    """A stored text item's mentions (ALIGN edges) and, with `lexical`, the lexical pathway: one
+    state per mentioned concept that no other evidence (an engine's or the client's) decides, by
     text.ParsedText.polarity's policy (HAS if any mention is affirmed and no later mention
-    resolves it; NOT_HAS if every mention is negated). A concept the text never mentions gets no
-    state. `open_terms`: the words of a name of several words count as mentions of their own
-    (text.text_evidence). `only`: the lexical pathway sets these concepts' states alone (a
-    concept declared after the item was stored, concept_backfill.py)."""
-    mentions, polarity = textproc.text_evidence(record.text, vocabulary, word_mentions=open_terms)
+    resolves it; NOT_HAS if every mention is negated); the rule is the core's
+    (textproc.lexical_states), which builds a new item's record by it too. A concept the text
+    never mentions gets no state. `open_terms`: the words of a name of several words count as
+    mentions of their own (text.text_evidence). `only`: the lexical pathway sets these concepts'
+    states alone (a concept declared after the item was stored, concept_backfill.py)."""
+    decided = [ev.concept_id for ev in record.evidence if ev.source != "lexical"]
+    mentions, states = textproc.lexical_states(
+        record.text, vocabulary, open_terms, decided, None if only is None else list(only)
+    )
     record.mentions[:] = mentions
     if not lexical:
         return
     by_concept = {ev.concept_id: ev for ev in record.evidence}
-    for concept_id, negated in polarity:
-        if only is not None and concept_id not in only:
-            continue
+    for concept_id, negated in states:
         ev = by_concept.get(concept_id)
-        if ev is not None and ev.source != "lexical":
-            continue  # an engine's or the client's evidence decides this concept
         if ev is None:
             ev = by_concept[concept_id] = record.evidence.add(concept_id=concept_id)
         ev.state = NOT_HAS if negated else HAS

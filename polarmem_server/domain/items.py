@@ -4,7 +4,6 @@ code converts and never re-checks."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,19 +65,23 @@ class ItemInput:
 def content_id(item: ItemInput) -> str:
     """The id the server gives an item sent without one: a hash of its kind, text, uri and
     content, so the same content remembered twice gets the same id (de-duplication). An item with
-    none of the four (vectors and evidence only) hashes its vectors and evidence instead."""
-    digest = hashlib.sha256()
-    for part in (str(item.kind), item.text, item.uri):
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else repr(part).encode()
-        digest.update(len(data).to_bytes(8, "little") + data)
+    none of the four (vectors and evidence only) hashes its vectors and evidence too. The hash is
+    the core's (cpp/include/polarmem/content_id.hpp), which a native Remember calls as well."""
+    kind, text, uri = (_bytes_of(part) for part in (str(item.kind), item.text, item.uri))
     content = bytes(item.content or b"")
-    digest.update(len(content).to_bytes(8, "little") + content)
+    extra = b""
     if not (item.text or item.uri or content):
-        for space in sorted(item.vectors):
-            digest.update(space.encode() + np.ascontiguousarray(item.vectors[space], dtype=np.float32).tobytes())
-        digest.update(repr(sorted((k, list(map(float, v))) for k, v in item.scores.items())).encode())
-        digest.update(repr(sorted(item.states.items())).encode())
-    return "h" + digest.hexdigest()[:31]
+        extra = b"".join(
+            space.encode() + np.ascontiguousarray(item.vectors[space], dtype=np.float32).tobytes()
+            for space in sorted(item.vectors)
+        )
+        extra += repr(sorted((k, list(map(float, v))) for k, v in item.scores.items())).encode()
+        extra += repr(sorted(item.states.items())).encode()
+    return _core.content_id(kind, text, uri, content, extra)
+
+
+def _bytes_of(part: object) -> bytes:
+    return part.encode("utf-8", "surrogatepass") if isinstance(part, str) else repr(part).encode()
 
 
 @dataclass(frozen=True)

@@ -44,11 +44,16 @@ HAS): the note says the patient had it, and a memory that drops it loses the fin
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from polarmem_server import _core
 from polarmem_server.domain.negation import CLINICAL, TriggerTable
 from polarmem_server.domain.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from polarmem_server.domain.items import CheckedItem
 
 # The parse's word lists (stop words, clause openers, prepositions, contrast words, exception cues,
 # the words affirmative_text drops at either end, the words that make poor concepts) live with the
@@ -153,6 +158,55 @@ def text_evidence(
     same polarity: "no green tea" is NOT_HAS "green tea" and NOT_HAS "tea", as it was before
     "green tea" was declared. (The core's, cpp/src/text_evidence.cpp.)"""
     return _core.text_evidence(_utf8(text), vocabulary, triggers.compiled, word_mentions)
+
+
+def lexical_states(
+    text: str,
+    vocabulary: Vocabulary,
+    word_mentions: bool,
+    decided: Sequence[int],
+    only: Sequence[int] | None = None,
+    triggers: TriggerTable = CLINICAL,
+) -> tuple[list[int], list[tuple[int, bool]]]:
+    """`text_evidence`'s mentions, and the (concept, negated) the lexical pathway sets from its
+    polarities: every concept stated but those `decided` holds (evidence other than the lexical
+    pathway's decides them) and, with `only`, those `only` lacks. (The core's rule, the same one
+    a new item's record is built by: cpp/include/polarmem/new_item_record.hpp.)"""
+    return _core.lexical_states(_utf8(text), vocabulary, triggers.compiled, word_mentions, list(decided), only)
+
+
+def new_item_record(
+    item: CheckedItem,
+    item_id: str,
+    concept_ids: Mapping[str, int],
+    template_version: str,
+    created_ms: int,
+    vocabulary: Vocabulary | None,
+    lexical: bool,
+    word_mentions: bool,
+    triggers: TriggerTable = CLINICAL,
+) -> bytes:
+    """A new item's serialised record, built by the core (cpp/include/polarmem/new_item_record.hpp):
+    its fields, its evidence (`concept_ids` names every concept of it) and, with a `vocabulary`,
+    its text's mentions and (`lexical`) lexical states."""
+    evidence = item.evidence
+    return _core.new_item_record(
+        item_id,
+        item.kind,
+        _utf8(item.text),
+        item.uri,
+        list(item.metadata.items()),
+        evidence.model,
+        template_version,
+        created_ms,
+        [(concept_ids[name], values.tolist()) for name, values in evidence.scores.items()],
+        [(concept_ids[name], state) for name, state in evidence.states.items()],
+        evidence.source,
+        vocabulary,
+        triggers.compiled if vocabulary is not None else None,
+        lexical,
+        word_mentions,
+    )
 
 
 def affirmative_text(query: str, vocabulary: Vocabulary | None = None, triggers: TriggerTable = CLINICAL) -> str:

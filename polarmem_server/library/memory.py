@@ -412,7 +412,7 @@ class Memory:
             ids = self.writer.evidence_ids(namespace, evidence)
 
             def change(record: records_pb2.ItemRecord) -> None:
-                apply_evidence(record, evidence, ids, merge=True)
+                apply_evidence(record, evidence, ids)
                 if evidence.model:
                     record.model = evidence.model
 

@@ -23,7 +23,6 @@ import numpy as np
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.evidence import (
-    apply_evidence,
     apply_text,
     hold_polarity,
     partition_record,
@@ -124,23 +123,25 @@ class Writer:
                 f"item {quoted(item_id)} already exists in namespace {quoted(namespace.name)}; "
                 "use observe to add evidence"
             )
-        created = now_ms()
-        record = records_pb2.ItemRecord(
-            id=item_id,
-            kind=item.kind,
-            text=item.text,
-            uri=item.uri,
-            metadata=dict(item.metadata),
-            model=item.evidence.model,
-            template_version=str(len(namespace.settings.templates)),
-            created_ms=created,
-            updated_ms=created,
-            version=1,
+        ids = self.evidence_ids(namespace, item.evidence)
+        reads_text = item.kind == enums_pb2.ITEM_KIND_TEXT and bool(item.text)
+        open_vocabulary = namespace.settings.open_vocabulary
+        if reads_text and open_vocabulary:  # every content word a concept, bound before the text is read
+            self.concept_ids(namespace, textproc.content_terms(item.text))
+        record = records_pb2.ItemRecord.FromString(
+            textproc.new_item_record(
+                item,
+                item_id,
+                ids,
+                str(len(namespace.settings.templates)),
+                now_ms(),
+                namespace.vocabulary if reads_text else None,
+                lexical=open_vocabulary or (not item.evidence.scores and not item.evidence.states),
+                word_mentions=open_vocabulary,
+            )
         )
-        apply_evidence(record, item.evidence, self.evidence_ids(namespace, item.evidence), merge=False)
-        if record.kind == enums_pb2.ITEM_KIND_TEXT and record.text:
-            self.apply_own_words(namespace, record, lexical=not item.evidence.scores and not item.evidence.states)
-        partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
+        if item.evidence.scores:
+            partition_record(record, namespace.partition_settings, namespace.calibration, namespace.vocabulary.name)
         return record
 
     def apply_own_words(self, namespace: Namespace, record: records_pb2.ItemRecord, lexical: bool) -> None:

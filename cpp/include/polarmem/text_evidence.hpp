@@ -35,4 +35,13 @@ struct TextEvidence {
 TextEvidence text_evidence(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers,
                            bool word_mentions);
 
+// The lexical pathway's states from a reading: (concept, negated) for each concept its polarity
+// states, in that order, unless `decided` holds it (evidence other than the lexical pathway's, an
+// engine's or the client's, decides that concept) or, with `only`, `only` does not (a concept
+// declared after the item was stored: the library's concept backfill). A concept the text never
+// mentions gets no state.
+std::vector<std::pair<std::uint32_t, bool>> lexical_states(const TextEvidence& evidence,
+                                                           const std::vector<std::uint32_t>& decided,
+                                                           const std::vector<std::uint32_t>* only);
+
 }  // namespace polarmem::text
