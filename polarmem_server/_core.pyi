@@ -379,6 +379,7 @@ def lexical_states(
     decided: Sequence[int],
     only: Sequence[int] | None = None,
 ) -> tuple[list[int], list[tuple[int, bool]]]: ...
+def item_view(record: bytes, vocabulary: Vocabulary, history: bool) -> bytes: ...
 def new_item_record(
     id: str,
     kind: int,

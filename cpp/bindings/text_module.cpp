@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "polarmem/fact_check_context.hpp"
+#include "polarmem/item_view.hpp"
 #include "polarmem/name_suggestions.hpp"
 #include "polarmem/new_item_record.hpp"
 #include "polarmem/text_evidence.hpp"
@@ -260,6 +261,19 @@ void bind_text(py::module_& m) {
       py::arg("template_version"), py::arg("created_ms"), py::arg("scores"), py::arg("states"), py::arg("source"),
       py::arg("vocabulary"), py::arg("triggers"), py::arg("lexical"), py::arg("word_mentions"),
       "a new item's serialised ItemRecord (new_item_record.hpp); vocabulary None: its text is not read");
+  m.def(
+      "item_view",
+      [](const py::bytes& record, const Vocabulary& vocabulary, bool history) {
+        const std::string_view bytes = view(record);
+        std::string shown;
+        {
+          py::gil_scoped_release release;
+          shown = polarmem::layout::item_view(bytes, vocabulary, history);
+        }
+        return py::bytes(shown);
+      },
+      py::arg("record"), py::arg("vocabulary"), py::arg("history"),
+      "the serialised polarmem.v1.Item of a serialised ItemRecord (item_view.hpp)");
   m.def(
       "parse_text",
       [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers) {

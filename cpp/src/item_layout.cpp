@@ -8,6 +8,7 @@
 
 #include "polarmem/error.hpp"
 #include "polarmem/item_record_fields.hpp"
+#include "polarmem/protobuf_wire.hpp"
 
 namespace polarmem::layout {
 namespace {
@@ -16,81 +17,8 @@ namespace {
 // (tests/unit/test_item_layout.py checks this reader against the generated Python classes on
 // random records).
 using namespace fields;  // NOLINT(google-build-using-namespace): the record's field numbers
-constexpr int kMaxGroupDepth = 100;
-
-[[noreturn]] void malformed(const char* what) {
-  fail(ErrorCode::kInvalidArgument, std::string("not a well-formed ItemRecord: ") + what);
-}
-
-class WireReader {
- public:
-  explicit WireReader(std::string_view bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
-  bool done() const { return at_ >= end_; }
-
-  std::uint64_t varint() {
-    std::uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ >= end_) malformed("a varint runs past the end");
-      const auto byte = static_cast<std::uint8_t>(*at_++);
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return value;
-    }
-    malformed("a varint is longer than 10 bytes");
-  }
-  std::uint32_t fixed32() {
-    if (end_ - at_ < 4) malformed("a fixed32 runs past the end");
-    std::uint32_t value;
-    std::memcpy(&value, at_, 4);  // little-endian on every host the core builds for
-    at_ += 4;
-    return value;
-  }
-  std::string_view bytes() {
-    const std::uint64_t size = varint();
-    if (size > static_cast<std::uint64_t>(end_ - at_)) malformed("a length-delimited field runs past the end");
-    std::string_view out(at_, static_cast<std::size_t>(size));
-    at_ += size;
-    return out;
-  }
-  // The next field's (number, wire type).
-  std::pair<std::uint32_t, std::uint32_t> tag() {
-    const std::uint64_t key = varint();
-    if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff) malformed("a field number out of range");
-    return {static_cast<std::uint32_t>(key >> 3), static_cast<std::uint32_t>(key & 7)};
-  }
-  void skip(std::uint32_t field, std::uint32_t wire_type) {
-    switch (wire_type) {
-      case kVarint: varint(); return;
-      case kFixed64:
-        if (end_ - at_ < 8) malformed("a fixed64 runs past the end");
-        at_ += 8;
-        return;
-      case kLength: bytes(); return;
-      case kFixed32: fixed32(); return;
-      case kStartGroup: skip_group(field, 0); return;
-      default: malformed("an end of group with no group open, or a wire type above 5");
-    }
-  }
-  // A group's fields up to its end (a deprecated encoding ItemRecord never uses; protobuf skips
-  // an unknown one, so this does too), nested at most kMaxGroupDepth deep.
-  void skip_group(std::uint32_t group, int depth) {
-    if (depth >= kMaxGroupDepth) malformed("groups nested too deep");
-    for (;;) {
-      if (done()) malformed("a group runs past the end");
-      const auto [field, type] = tag();
-      if (type == kEndGroup) {
-        if (field != group) malformed("a group ends with another field's end");
-        return;
-      }
-      if (type == kStartGroup) skip_group(field, depth + 1);
-      else skip(field, type);
-    }
-  }
-
- private:
-  const char* at_;
-  const char* end_;
-};
-
+using WireReader = wire::Reader;
+using wire::malformed;
 float as_float(std::uint32_t bits) {
   float value;
   std::memcpy(&value, &bits, sizeof value);

@@ -5,60 +5,14 @@
 #include <unordered_map>
 
 #include "polarmem/item_record_fields.hpp"
+#include "polarmem/protobuf_wire.hpp"
 
 namespace polarmem::layout {
 
 namespace {
 
 using namespace fields;  // NOLINT(google-build-using-namespace): the record's field numbers
-
-// protobuf's wire format, proto3: fields in number order, defaults (0, "", empty) left out, as
-// protobuf's own serialiser writes them.
-class WireWriter {
- public:
-  void varint(std::uint64_t value) {
-    while (value >= 0x80) {
-      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
-      value >>= 7;
-    }
-    out_.push_back(static_cast<char>(value));
-  }
-  void tag(std::uint32_t field, WireType type) { varint((static_cast<std::uint64_t>(field) << 3) | type); }
-  void varint_field(std::uint32_t field, std::uint64_t value) {
-    if (value == 0) return;
-    tag(field, kVarint);
-    varint(value);
-  }
-  void bytes_field(std::uint32_t field, std::string_view bytes) {
-    if (bytes.empty()) return;
-    tag(field, kLength);
-    varint(bytes.size());
-    out_.append(bytes);
-  }
-  void message_field(std::uint32_t field, std::string_view message) {  // written even when empty (length 0)
-    tag(field, kLength);
-    varint(message.size());
-    out_.append(message);
-  }
-  void packed_floats(std::uint32_t field, const std::vector<float>& values) {
-    if (values.empty()) return;
-    tag(field, kLength);
-    varint(values.size() * sizeof(float));
-    const std::size_t at = out_.size();
-    out_.resize(at + values.size() * sizeof(float));
-    std::memcpy(out_.data() + at, values.data(), values.size() * sizeof(float));  // little-endian hosts
-  }
-  void packed_varints(std::uint32_t field, const std::vector<std::uint32_t>& values) {
-    if (values.empty()) return;
-    WireWriter packed;
-    for (const auto value : values) packed.varint(value);
-    bytes_field(field, packed.out_);
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
+using WireWriter = wire::Writer;
 
 struct Evidence {
   std::uint32_t concept_id = 0;

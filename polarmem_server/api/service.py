@@ -18,6 +18,7 @@ from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
+from polarmem_server import _core
 from polarmem_server.api.metrics import ServerMetrics
 from polarmem_server.api.auth import Authorizer
 from polarmem_server.api.consistency_tokens import answers_with_token, reads_at_requested_level
@@ -26,7 +27,6 @@ from polarmem_server.api.status import DeadlineExceeded, public_message, status_
 from polarmem_server.domain.evidence import last_write_changed_states
 from polarmem_server.domain.items import KIND_NAMES, STATE_NAMES, check_template_count, content_id
 from polarmem_server.domain.mixtures import calibration_fields
-from polarmem_server.domain.partition import PARTITION_FIELDS
 from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.settings import DEFAULT_SPACES, DEFAULT_TEMPLATES, UPDATABLE_FIELDS, NamespaceSettings
 from polarmem_server.api.idempotency import stored_if_same
@@ -187,49 +187,9 @@ def item_input(message: pb.ItemInput, templates: int | None = None, where: str =
     return item if item.id else replace(item, id=content_id(item))
 
 
-def fields_of(message, names: tuple[str, ...]) -> dict:
-    return {name: getattr(message, name) for name in names}
-
-
 def item_view(namespace: Namespace, record: records_pb2.ItemRecord, history: bool = False) -> pb.Item:
-    name = namespace.vocabulary.name
-    item = pb.Item(
-        id=record.id,
-        kind=record.kind,
-        text=record.text,
-        uri=record.uri,
-        metadata=dict(record.metadata),
-        model=record.model,
-        created_ms=record.created_ms,
-        updated_ms=record.updated_ms,
-        version=record.version,
-        mentions=[name(c) for c in record.mentions],
-    )
-    for ev in record.evidence:
-        item.evidence.add(
-            concept=name(ev.concept_id),
-            p_yes=list(ev.template_scores),
-            mean=ev.mean,
-            template_std=ev.template_std,
-            state=ev.state,
-            observations=ev.observations,
-            source=ev.source,
-        )
-        {enums_pb2.CONCEPT_STATE_HAS: item.has, enums_pb2.CONCEPT_STATE_NOT_HAS: item.not_has}.get(
-            ev.state, item.uncertain
-        ).append(name(ev.concept_id))
-    if record.HasField("partition"):
-        item.partition.CopyFrom(pb.PartitionView(**fields_of(record.partition, PARTITION_FIELDS)))
-    if history:
-        for snap in record.history:
-            item.history.add(
-                version=snap.version,
-                time_ms=snap.time_ms,
-                has=[name(c) for c in snap.has],
-                not_has=[name(c) for c in snap.not_has],
-                uncertain=[name(c) for c in snap.uncertain],
-            )
-    return item
+    """The item as answers show it, written by the core (cpp/include/polarmem/item_view.hpp)."""
+    return pb.Item.FromString(_core.item_view(record.SerializeToString(), namespace.vocabulary, history))
 
 
 def config_fields(config: pb.NamespaceConfig, paths: tuple[str, ...] | None = None) -> dict[str, Any]:
