@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "polarmem/concept_appends.hpp"
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/item_view.hpp"
 #include "polarmem/name_suggestions.hpp"
@@ -186,6 +187,23 @@ void bind_text(py::module_& m) {
             return out;
           },
           "every key the parse finds a concept by (own keys, aliases, spaced forms) -> id");
+
+  py::class_<polarmem::ConceptAppends, std::shared_ptr<polarmem::ConceptAppends>>(
+      m, "ConceptAppends", "The concepts a namespace's writes bind, queued for the next item write's batch.")
+      .def(py::init<std::shared_ptr<Vocabulary>, std::shared_ptr<polarmem::Index>>(), py::arg("vocabulary"),
+           py::arg("index"))
+      .def(
+          "allocate",
+          [](polarmem::ConceptAppends& self, const std::vector<py::str>& names) {
+            std::vector<std::string> utf8;
+            for (const auto& name : names) utf8.push_back(utf8_of(name));  // a lone surrogate too: bind refuses it
+            py::gil_scoped_release release;
+            return self.allocate(utf8);
+          },
+          py::arg("names"), "the id of each name, binding the new ones")
+      .def("take", &polarmem::ConceptAppends::take, "[(id, name)] queued, for the next item write")
+      .def("put_back", &polarmem::ConceptAppends::put_back, py::arg("taken"),
+           "what a failed write took, for the next one");
 
   m.def(
       "content_terms",

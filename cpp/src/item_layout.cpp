@@ -19,12 +19,6 @@ namespace {
 using namespace fields;  // NOLINT(google-build-using-namespace): the record's field numbers
 using WireReader = wire::Reader;
 using wire::malformed;
-float as_float(std::uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
 struct Evidence {
   std::uint32_t concept_id = 0;
   std::uint64_t state = 0;
@@ -47,7 +41,7 @@ Evidence read_evidence(std::string_view bytes) {
       in.fixed32();
       ev.scores += 1;
     } else if (field == kEvidenceMean && type == kFixed32) {
-      ev.mean = as_float(in.fixed32());
+      ev.mean = in.fixed32_float();
     } else if (field == kEvidenceState && type == kVarint) {
       ev.state = static_cast<std::uint32_t>(in.varint());  // an enum: protobuf keeps the low 32 bits
     } else {

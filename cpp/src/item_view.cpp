@@ -71,19 +71,12 @@ ShownEvidence show_evidence(std::string_view bytes, const text::Vocabulary& voca
     } else if (field == kEvidenceScores && type == kLength) {
       const std::string_view packed = in.bytes();
       if (packed.size() % 4) wire::malformed("packed template_scores of a length not a multiple of 4");
-      for (std::size_t at = 0; at < packed.size(); at += 4) {
-        float value;
-        std::memcpy(&value, packed.data() + at, 4);
-        scores.push_back(value);
-      }
+      wire::Reader floats(packed);
+      while (!floats.done()) scores.push_back(floats.fixed32_float());
     } else if (field == kEvidenceScores && type == kFixed32) {
-      const std::uint32_t bits = in.fixed32();
-      float value;
-      std::memcpy(&value, &bits, 4);
-      scores.push_back(value);
+      scores.push_back(in.fixed32_float());
     } else if ((field == kEvidenceMean || field == kEvidenceTemplateStd) && type == kFixed32) {
-      const std::uint32_t bits = in.fixed32();
-      std::memcpy(field == kEvidenceMean ? &mean : &template_std, &bits, 4);
+      (field == kEvidenceMean ? mean : template_std) = in.fixed32_float();
     } else if (field == kEvidenceState && type == kVarint) {
       shown.state = static_cast<std::uint32_t>(in.varint());  // an enum: protobuf keeps the low 32 bits
     } else if (field == kEvidenceObservations && type == kVarint) {

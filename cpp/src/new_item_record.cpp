@@ -1,7 +1,6 @@
 #include "polarmem/new_item_record.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
 #include "polarmem/item_record_fields.hpp"

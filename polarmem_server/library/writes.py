@@ -1,7 +1,8 @@
 """The library's write path over the storage seam.
 
-A new item: checked input -> concept ids (bound by the backend) -> evidence -> partition ->
-`sem` vector (the namespace encoder over the serialised state, or a text item's own text,
+A new item: checked input -> concept ids (bound by the backend) -> its record, built by the core
+(fields, evidence and the text's reading: textproc.new_item_record) -> partition (an item with
+scores) -> `sem` vector (the namespace encoder over the serialised state, or a text item's own text,
 unless the client sent one) -> ``Backend.write_items``.
 
 Every change to a stored item goes through ONE primitive, :meth:`Writer.rewrite`: copy the

@@ -46,18 +46,17 @@ class Reader {
     }
     malformed("a varint is longer than 10 bytes");
   }
+  float fixed32_float() {
+    const std::uint32_t bits = fixed32();
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
   std::uint32_t fixed32() {
     if (end_ - at_ < 4) malformed("a fixed32 runs past the end");
     std::uint32_t value;
     std::memcpy(&value, at_, 4);  // little-endian on every host the core builds for
     at_ += 4;
-    return value;
-  }
-  std::uint64_t fixed64() {
-    if (end_ - at_ < 8) malformed("a fixed64 runs past the end");
-    std::uint64_t value;
-    std::memcpy(&value, at_, 8);  // little-endian on every host the core builds for
-    at_ += 8;
     return value;
   }
   std::string_view bytes() {
@@ -139,11 +138,6 @@ class Writer {
     if (value == 0.0f && !std::signbit(value)) return;
     tag(field, kFixed32);
     append_raw(&value, 4);
-  }
-  void fixed64_field(std::uint32_t field, double value) {
-    if (value == 0.0 && !std::signbit(value)) return;
-    tag(field, kFixed64);
-    append_raw(&value, 8);
   }
   void packed_floats(std::uint32_t field, const std::vector<float>& values) {
     if (values.empty()) return;

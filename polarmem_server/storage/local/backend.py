@@ -14,6 +14,7 @@ import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.domain.settings import ann_from_record
+from polarmem_server._core import ConceptAppends
 from polarmem_server.domain.vocabulary import Vocabulary
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, NotFound, quoted
 from polarmem_server.index import SpaceSpec
@@ -50,7 +51,8 @@ class _Namespace:
         self.ann = ann_from_record(record)  # the graph setting the index was built with
         self.index = NamespaceIndex(record.name, self.spaces, threads, ann=self.ann)
         self.vocabulary = Vocabulary()  # the stored concepts: own names -> dense ids (aliases are the library's)
-        self.pending: list[tuple[int, str]] = []  # allocated, written with the next item batch
+        # Concepts bound by writes, their records written with the next item batch (the core's).
+        self.appends = ConceptAppends(self.vocabulary, self.index.index.core)
         self.saved_writes: int | None = None  # the namespace's write count its saved graphs describe
         self.grade_with(record)
 
@@ -248,21 +250,7 @@ class LocalBackend(Backend):
         return list(enumerate(self._ns(ns).vocabulary.names_from(first_id), first_id))
 
     def allocate_concepts(self, ns: str, names: Sequence[str]) -> list[int]:
-        state = self._ns(ns)
-        ids = []
-        with self._lock:
-            # The index holds room for every id first: the vocabulary is read live (the front binds
-            # from it), so an id must never name a concept the index cannot look up yet.
-            room = len(state.vocabulary) + len(names)
-            if state.index.index.num_concepts < room:
-                state.index.index.ensure_concepts(room)
-            for name in names:
-                known = len(state.vocabulary)
-                concept_id = state.vocabulary.bind(name)  # (refuses a name without letters or digits)
-                if concept_id == known:
-                    state.pending.append((concept_id, state.vocabulary.name(concept_id)))
-                ids.append(concept_id)
-        return ids
+        return self._ns(ns).appends.allocate(list(names))
 
     # ---- items --------------------------------------------------------------------------------
 
@@ -271,8 +259,7 @@ class LocalBackend(Backend):
             return
         state = self._ns(ns)
         spaces = tuple(s.name for s in state.spaces)
-        with self._lock:
-            pending, state.pending = state.pending, []
+        pending = state.appends.take()
         # serialised once each: the store, the in-memory index and the front's records
         serialised = [w.record.SerializeToString() for w in writes]
         previous = [w.previous.SerializeToString() if w.previous is not None else b"" for w in writes]
@@ -284,8 +271,7 @@ class LocalBackend(Backend):
         try:
             index_records = self.store.write_items(ns, entries)
         except Exception:
-            with self._lock:
-                state.pending[:0] = pending  # not written: the next batch writes them
+            state.appends.put_back(pending)  # not written: the next batch writes them
             raise
         if self.on_write is not None:
             per_item = (time.perf_counter() - started) / len(writes)
