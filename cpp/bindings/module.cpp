@@ -21,6 +21,7 @@
 #include "polarmem/shared_text_runs.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
+#include "polarmem/write_lock.hpp"
 
 namespace py = pybind11;
 using namespace polarmem;
@@ -417,6 +418,25 @@ PYBIND11_MODULE(_core, m) {
             return to_numpy(slots);
           },
           py::arg("pairs"), "slots holding every pair, ascending (int64 array)");
+
+  py::class_<WriteLock, std::shared_ptr<WriteLock>>(m, "WriteLock",
+                                                    "A namespace's write lock, for every door (write_lock.hpp).")
+      .def(py::init<>())
+      .def(
+          "acquire",
+          [](WriteLock& self, bool blocking, double timeout) {
+            if (self.try_lock()) return true;
+            if (!blocking) return false;
+            py::gil_scoped_release release;  // a holder may need the interpreter to finish
+            if (timeout < 0) {
+              self.lock();
+              return true;
+            }
+            return self.try_lock_for(timeout);
+          },
+          py::arg("blocking") = true, py::arg("timeout") = -1.0,
+          "as threading.RLock.acquire: True once held (reentrant), False when not within timeout")
+      .def("release", &WriteLock::unlock, "by the thread that holds it");
 
   py::class_<NamespaceItems, std::shared_ptr<NamespaceItems>>(
       m, "NamespaceItems", "One namespace's items in memory: index, ids, metadata, records, slots and counts in step.")

@@ -7,10 +7,10 @@ backend."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 from polarmem.storage.v1 import records_pb2
+from polarmem_server._core import WriteLock
 from polarmem_server.domain.mixtures import BetaMixture, calibration_fields, calibration_from_fields
 from polarmem_server.domain.rule_choice import LabelledSet, RuleChoice, choose_rule, configured_rule, knowledge_of
 from polarmem_server.domain.settings import NamespaceSettings
@@ -37,7 +37,7 @@ class ChangeLock:
     def __init__(self, name: str, fingerprint) -> None:
         self.name = name
         self._fingerprint = fingerprint
-        self._lock = threading.RLock()
+        self._lock = WriteLock()  # the core's: one lock for every door that writes (a native Remember next)
         self._depth = 0
         self._before = None
         self._invalidated = False
@@ -76,7 +76,7 @@ class ChangeLock:
         """Runs ``then()`` while holding the lock, if no write holds it and no write that dropped
         the view ran since ``epoch`` (a ``view_epoch``) was read; returns whether it ran. Waits
         up to ``wait_s`` for a write that holds the lock (0: never waits); never counts as a write."""
-        if not (self._lock.acquire(timeout=wait_s) if wait_s > 0 else self._lock.acquire(blocking=False)):
+        if not (self._lock.acquire(True, wait_s) if wait_s > 0 else self._lock.acquire(False)):
             return False
         try:
             if self._depth or self.view_epoch != epoch:

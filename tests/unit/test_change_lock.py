@@ -118,3 +118,33 @@ def test_a_view_is_handed_over_only_if_nothing_it_holds_changed_meanwhile():
     with ns.write_lock:
         assert ns.write_lock.unchanged_since(ns.write_lock.view_epoch, lambda: ran.append("held")) is False
     assert ran == ["after an append"]
+
+
+def test_the_write_lock_is_the_cores_reentrant_timed_and_exclusive_across_threads():
+    lock = _core.WriteLock()
+    assert lock.acquire() and lock.acquire(False)  # reentrant on the thread that holds it
+    seen = []
+    other = threading.Thread(target=lambda: seen.extend([lock.acquire(False), lock.acquire(True, 0.05)]))
+    other.start()
+    other.join()
+    assert seen == [False, False]  # held here: refused at once, and after waiting 50 ms
+    lock.release()
+    lock.release()
+    taken = threading.Event()
+    done = threading.Event()
+
+    def hold() -> None:
+        lock.acquire()
+        taken.set()
+        done.wait(5)
+        lock.release()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    taken.wait(5)
+    waiter = threading.Thread(target=lambda: seen.append(lock.acquire()) or lock.release())  # waits without the GIL
+    waiter.start()
+    done.set()
+    holder.join()
+    waiter.join(5)
+    assert seen[-1] is True and not waiter.is_alive()
