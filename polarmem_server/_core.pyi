@@ -379,9 +379,6 @@ _ParsedMention = tuple[int, int, int, bool, str, bool, bool, bool]
 _ParsedUnknown = tuple[str, int, int, bool, bool, bool]
 
 def content_terms(utf8: bytes, triggers: TriggerTable) -> list[str]: ...
-def text_evidence(
-    utf8: bytes, vocabulary: Vocabulary, triggers: TriggerTable, word_mentions: bool
-) -> tuple[list[int], list[tuple[int, bool]]]: ...
 def lexical_states(
     utf8: bytes,
     vocabulary: Vocabulary,

@@ -215,19 +215,6 @@ void bind_text(py::module_& m) {
       py::arg("utf8"), py::arg("triggers"),
       "the words an open vocabulary makes concepts of, as names, in order of first mention (text_evidence.hpp)");
   m.def(
-      "text_evidence",
-      [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers, bool word_mentions) {
-        const std::string_view text = view(utf8);
-        TextEvidence evidence;
-        {
-          py::gil_scoped_release release;
-          evidence = text_evidence(text, vocabulary, triggers, word_mentions);
-        }
-        return py::make_tuple(std::move(evidence.mentions), std::move(evidence.polarity));
-      },
-      py::arg("utf8"), py::arg("vocabulary"), py::arg("triggers"), py::arg("word_mentions"),
-      "(every concept mentioned, ascending; [(concept, negated)] in order of first mention)");
-  m.def(
       "lexical_states",
       [](const py::bytes& utf8, const Vocabulary& vocabulary, const TriggerTable& triggers, bool word_mentions,
          const std::vector<std::uint32_t>& decided, const std::optional<std::vector<std::uint32_t>>& only) {

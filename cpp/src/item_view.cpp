@@ -22,8 +22,6 @@ using namespace fields;  // NOLINT(google-build-using-namespace): the record's f
 constexpr std::uint32_t kViewId = 1, kViewKind = 2, kViewText = 3, kViewUri = 4, kViewMetadata = 5, kViewEvidence = 6,
                         kViewPartition = 7, kViewModel = 8, kViewCreated = 9, kViewUpdated = 10, kViewVersion = 11,
                         kViewHas = 12, kViewNotHas = 13, kViewUncertain = 14, kViewMentions = 15, kViewHistory = 16;
-constexpr std::uint32_t kEvidenceTemplateStd = 4;
-constexpr std::uint32_t kItemHistory = 14;
 constexpr std::uint32_t kSnapshotVersion = 1, kSnapshotTime = 2, kSnapshotHas = 3, kSnapshotNotHas = 4,
                         kSnapshotUncertain = 5;
 constexpr std::uint32_t kChangeVersion = 1, kChangeTime = 2, kChangeHas = 3, kChangeNotHas = 4, kChangeUncertain = 5;

@@ -88,7 +88,7 @@ def apply_text(
     resolves it; NOT_HAS if every mention is negated); the rule is the core's
     (textproc.lexical_states), which builds a new item's record by it too. A concept the text
     never mentions gets no state. `open_terms`: the words of a name of several words count as
-    mentions of their own (text.text_evidence). `only`: the lexical pathway sets these concepts'
+    mentions of their own (text.lexical_states). `only`: the lexical pathway sets these concepts'
     states alone (a concept declared after the item was stored, concept_backfill.py)."""
     decided = [ev.concept_id for ev in record.evidence if ev.source != "lexical"]
     mentions, states = textproc.lexical_states(

@@ -149,17 +149,6 @@ def content_terms(text: str, triggers: TriggerTable = CLINICAL) -> list[str]:
     return _core.content_terms(_utf8(text), triggers.compiled)
 
 
-def text_evidence(
-    text: str, vocabulary: Vocabulary, word_mentions: bool, triggers: TriggerTable = CLINICAL
-) -> tuple[list[int], list[tuple[int, bool]]]:
-    """Every concept `text` mentions (ascending) and (concept, negated) per concept it states, in
-    order of first mention (ParsedText.polarity's policy). `word_mentions` (an open vocabulary):
-    each word of a name of several words that is a concept of its own is mentioned too, with the
-    same polarity: "no green tea" is NOT_HAS "green tea" and NOT_HAS "tea", as it was before
-    "green tea" was declared. (The core's, cpp/src/text_evidence.cpp.)"""
-    return _core.text_evidence(_utf8(text), vocabulary, triggers.compiled, word_mentions)
-
-
 def lexical_states(
     text: str,
     vocabulary: Vocabulary,
@@ -168,10 +157,13 @@ def lexical_states(
     only: Sequence[int] | None = None,
     triggers: TriggerTable = CLINICAL,
 ) -> tuple[list[int], list[tuple[int, bool]]]:
-    """`text_evidence`'s mentions, and the (concept, negated) the lexical pathway sets from its
-    polarities: every concept stated but those `decided` holds (evidence other than the lexical
-    pathway's decides them) and, with `only`, those `only` lacks. (The core's rule, the same one
-    a new item's record is built by: cpp/include/polarmem/new_item_record.hpp.)"""
+    """Every concept `text` mentions (ascending), and the (concept, negated) the lexical pathway
+    sets, in order of first mention (ParsedText.polarity's policy): every concept stated but those
+    `decided` holds (evidence other than the lexical pathway's decides them) and, with `only`,
+    those `only` lacks. `word_mentions` (an open vocabulary): each word of a name of several
+    words that is a concept of its own is mentioned too, with the same polarity: "no green tea"
+    is NOT_HAS "green tea" and NOT_HAS "tea". (The core's rule, cpp/src/text_evidence.cpp, the
+    same one a new item's record is built by: cpp/include/polarmem/new_item_record.hpp.)"""
     return _core.lexical_states(_utf8(text), vocabulary, triggers.compiled, word_mentions, list(decided), only)
 
 

@@ -52,7 +52,7 @@ def reference(item: CheckedItem, item_id, ids, template_version, created, vocabu
         del ev.template_scores[:]
         ev.state, ev.observations, ev.source = state, ev.observations + 1, item.evidence.source
     if vocabulary is not None:
-        mentions, polarity = textproc.text_evidence(item.text, vocabulary, word_mentions=word_mentions)
+        mentions, polarity = textproc.lexical_states(item.text, vocabulary, word_mentions, decided=[])
         record.mentions[:] = mentions
         for concept_id, negated in polarity if lexical else ():
             ev = by_concept.get(concept_id)

@@ -9,9 +9,9 @@ namespace polarmem::layout::fields {
 
 constexpr std::uint32_t kItemId = 1, kItemKind = 2, kItemText = 3, kItemUri = 4, kItemMetadata = 5, kItemEvidence = 6,
                         kItemPartition = 7, kItemModel = 8, kItemTemplateVersion = 9, kItemCreated = 10,
-                        kItemUpdated = 11, kItemVersion = 12, kItemMentions = 13;
-constexpr std::uint32_t kEvidenceConcept = 1, kEvidenceScores = 2, kEvidenceMean = 3, kEvidenceState = 5,
-                        kEvidenceObservations = 6, kEvidenceSource = 7;
+                        kItemUpdated = 11, kItemVersion = 12, kItemMentions = 13, kItemHistory = 14;
+constexpr std::uint32_t kEvidenceConcept = 1, kEvidenceScores = 2, kEvidenceMean = 3, kEvidenceTemplateStd = 4,
+                        kEvidenceState = 5, kEvidenceObservations = 6, kEvidenceSource = 7;
 constexpr std::uint32_t kPartitionMethod = 8;
 constexpr std::uint32_t kMapKey = 1, kMapValue = 2;
 constexpr std::uint64_t kStateHas = 1, kStateNotHas = 2;  // common/v1 ConceptState

@@ -1,7 +1,7 @@
 // What a text note says about the concepts of its namespace (the lexical pathway): the words an
-// open vocabulary makes concepts of, and the note's mentions and polarities. The library's writer
-// and concept backfill call these (domain/text.py, domain/evidence.py apply_text), around the one
-// parse (text_parse.hpp).
+// open vocabulary makes concepts of, and the note's mentions, polarities and lexical states. A new
+// item's record is built by them (new_item_record.hpp), and the library merges a stored record by
+// them (domain/evidence.py apply_text), around the one parse (text_parse.hpp).
 #pragma once
 
 #include <cstdint>
