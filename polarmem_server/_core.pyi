@@ -458,6 +458,24 @@ class KvStore:
     def live_table_files(self) -> list[str]: ...
 
 # The write-failure policy (cpp/include/polarmem/store_writes.hpp).
+class ItemWrites:
+    """A namespace's new items: concept records, item keys, one counted write, then memory."""
+
+    def __init__(
+        self,
+        ns: str,
+        store: StoreWrites,
+        items: NamespaceItems,
+        appends: ConceptAppends,
+        spaces: Sequence[tuple[str, int, bool]],
+    ) -> None: ...
+    def add(
+        self,
+        records: Sequence[bytes],
+        vectors: Sequence[Sequence[tuple[str, Any]]],
+        grade: Callable[[list[bytes]], tuple | None] | None = None,
+    ) -> float: ...
+
 class StoreWrites:
     def __init__(self, store: KvStore, *, sync: bool, reopen_interval_s: float) -> None: ...
     def write(self, batch: KvBatch, count_family: str = "", count_key: bytes = b"") -> None: ...

@@ -66,6 +66,23 @@ std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces
   return path;
 }
 
+// Where the core stores a namespace's new notes itself: (its ItemWrites, ConceptAppends and write
+// lock — the library's own objects —, the cue table notes are read by, the template version a
+// new record states, whether a note sent without `sem` is encoded).
+using WriterTuple = std::tuple<std::shared_ptr<ItemWrites>, std::shared_ptr<ConceptAppends>, std::shared_ptr<WriteLock>,
+                               std::shared_ptr<text::TriggerTable>, std::string, bool>;
+
+std::shared_ptr<const NamespaceWriter> namespace_writer(const NamespaceView& view, const WriterTuple& given) {
+  auto writer = std::make_shared<NamespaceWriter>();
+  std::tie(writer->items, writer->appends, writer->lock, writer->note_triggers, writer->template_version,
+           writer->encodes_sem) = given;
+  if (!writer->items || !writer->appends || !writer->lock || !writer->note_triggers || !view.index)
+    throw py::value_error("writer: its objects are required, and a view with an index");
+  if (writer->encodes_sem && (!view.text || !view.text->encoder))
+    throw py::value_error("writer: encoding `sem` needs the view's text path with an encoder");
+  return writer;
+}
+
 // The searches of a backend that searches itself, from the Python object the servicer hands over
 // for one call (library/core_recall.py BackendSearches): search(vectors [(space, values, weight)],
 // metadata [(key, value)], **fields named as storage/backend.py SearchRequest's) -> ([(id, tier,
@@ -140,7 +157,8 @@ PYBIND11_MODULE(_front, m) {
              std::shared_ptr<MetadataPostings> metadata, std::shared_ptr<ItemRecords> records,
              std::shared_ptr<text::Vocabulary> vocabulary, bool approximate, bool open_vocabulary, SearchMode rule_mode,
              std::string rule_words, const std::vector<ModeRuleTuple>& mode_rules, const std::optional<TextTuple>& text,
-             const std::vector<std::tuple<std::string, std::size_t>>& spaces) {
+             const std::vector<std::tuple<std::string, std::size_t>>& spaces,
+             const std::optional<WriterTuple>& writer) {
             if (!vocabulary || (index && (!ids || !metadata)))
               throw py::value_error("set: a vocabulary is required, and with an index its ids and metadata");
             if (!index && (ids || metadata || records || spaces.empty()))
@@ -167,12 +185,13 @@ PYBIND11_MODULE(_front, m) {
             view.rule_words = std::move(rule_words);
             for (const auto& [mode, rank_by_confidence, refusal, ranking, recency_refusal] : mode_rules)
               view.mode_rules.push_back({mode, rank_by_confidence, refusal, ranking_of(ranking), recency_refusal});
+            if (writer) view.writer = namespace_writer(view, *writer);
             self.set(ns, std::move(view));
           },
           py::arg("namespace"), py::arg("index"), py::arg("ids"), py::arg("metadata"), py::arg("records"),
           py::arg("vocabulary"), py::arg("approximate"), py::arg("open_vocabulary"), py::arg("rule_mode"),
           py::arg("rule_words"), py::arg("mode_rules"), py::arg("text") = py::none(),
-          py::arg("spaces") = std::vector<std::tuple<std::string, std::size_t>>{},
+          py::arg("spaces") = std::vector<std::tuple<std::string, std::size_t>>{}, py::arg("writer") = py::none(),
           "what the core plans the namespace's Recalls from: its core objects (records None: explained Recalls "
           "go to the library; index None: the backend searches itself, and `spaces` lists its single-vector "
           "spaces (name, dim)), its vocabulary (the library's own object), whether it has an approximate index and an "
@@ -181,7 +200,34 @@ PYBIND11_MODULE(_front, m) {
           "the ranking in force (used, present level, absent level, present weight, absent weight, words) and "
           "why recency may not join ('' where it may); text: (triggers, encoder, tokenizer, concept_vectors or None) "
           "where text queries are embedded "
-          "natively, or (triggers, None, None, None) in a namespace without an encoder (texts give concepts only)")
+          "natively, or (triggers, None, None, None) in a namespace without an encoder (texts give concepts only); "
+          "writer: (ItemWrites, ConceptAppends, WriteLock, note triggers, template version, encodes sem) where the "
+          "core stores new notes itself (remember), None where the library stores every item")
+      .def(
+          "remember",
+          [](const NamespaceViews& self,
+             const py::bytes& request_bytes) -> std::tuple<std::optional<py::bytes>, int, std::string> {
+            const std::string_view given(request_bytes);
+            std::string answered;
+            RememberOutcome outcome = RememberOutcome::kLibrary;
+            Refusal failed;
+            {
+              py::gil_scoped_release release;
+              v1::RememberRequest request;
+              v1::RememberResponse response;
+              if (request.ParseFromArray(given.data(), static_cast<int>(given.size())))
+                outcome = self.remember(request, &response, &failed);
+              if (outcome == RememberOutcome::kStored && !response.SerializeToString(&answered))
+                throw std::runtime_error("a stored note's answer did not serialise");
+            }
+            if (outcome == RememberOutcome::kStored) return {py::bytes(answered), 0, ""};
+            if (outcome == RememberOutcome::kFailed) return {std::nullopt, failed.code, failed.message};
+            return {std::nullopt, -1, ""};
+          },
+          py::arg("request"),
+          "a serialised RememberRequest stored by the core as the front stores it: (the serialised "
+          "RememberResponse, 0, '') when stored; (None, gRPC status code, the store's words) when the store "
+          "refused the write; (None, -1, '') where the library stores it")
       .def(
           "recall",
           [](const NamespaceViews& self, const py::bytes& request_bytes, bool names_learned,
@@ -245,12 +291,13 @@ PYBIND11_MODULE(_front, m) {
       .def_property_readonly("port", &FastFront::port)
       .def(
           "set_grants",
-          [](FastFront& self, const std::vector<std::pair<py::bytes, std::vector<std::string>>>& grants) {
+          [](FastFront& self, const std::vector<std::tuple<py::bytes, std::vector<std::string>, bool>>& grants) {
             std::vector<Grant> converted;
-            for (const auto& [digest, namespaces] : grants) converted.push_back({std::string(digest), namespaces});
+            for (const auto& [digest, namespaces, writes] : grants)
+              converted.push_back({std::string(digest), namespaces, writes});
             self.set_grants(std::move(converted));
           },
-          py::arg("grants"), "[(sha256 digest, namespaces)]; empty: auth off")
+          py::arg("grants"), "[(sha256 digest, namespaces, may write items)]; empty: auth off")
       .def("shutdown", &FastFront::shutdown, py::arg("grace_seconds"), py::call_guard<py::gil_scoped_release>())
       .def("stats", [](const FastFront& self) {
         const auto s = self.stats();
@@ -265,6 +312,11 @@ PYBIND11_MODULE(_front, m) {
         out["latency_bounds"] = std::vector<double>(kLatencyBounds.begin(), kLatencyBounds.end());
         out["latency_counts"] = std::vector<std::uint64_t>(s.latency.begin(), s.latency.end());
         out["latency_sum"] = s.latency_sum;
+        out["remember"] = py::dict(py::arg("native") = s.remember_native, py::arg("forwarded") = s.remember_forwarded,
+                                   py::arg("failed") = s.remember_failed);
+        out["remember_latency_counts"] =
+            std::vector<std::uint64_t>(s.remember_latency.begin(), s.remember_latency.end());
+        out["remember_latency_sum"] = s.remember_latency_sum;
         return out;
       });
 }

@@ -12,6 +12,7 @@
 
 #include "polarmem/content_id.hpp"
 #include "polarmem/item_layout.hpp"
+#include "polarmem/item_writes.hpp"
 #include "polarmem/kv_store.hpp"
 #include "polarmem/store_writes.hpp"
 
@@ -192,11 +193,12 @@ void bind_kv(py::module_& m) {
 
   // The write-failure policy (polarmem/store_writes.hpp): a full disk raises DiskFullError, an
   // I/O error (or a write while the store reopens, or after close) UnavailableError.
-  py::class_<StoreWrites>(m, "StoreWrites", "the store's writes and what a failed one does until a reopen")
+  py::class_<StoreWrites, std::shared_ptr<StoreWrites>>(m, "StoreWrites",
+                                                        "the store's writes and what a failed one does until a reopen")
       .def(py::init([](std::shared_ptr<KvStore> store, bool sync, double reopen_interval_s) {
              const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::duration<double>(reopen_interval_s));
-             return std::make_unique<StoreWrites>(std::move(store), sync, interval);
+             return std::make_shared<StoreWrites>(std::move(store), sync, interval);
            }),
            py::arg("store"), py::kw_only(), py::arg("sync"), py::arg("reopen_interval_s"))
       .def(
@@ -223,6 +225,59 @@ void bind_kv(py::module_& m) {
           },
           py::arg("failed"), py::arg("resumed"),
           "failed(kind, message) for each write the disk refuses, resumed() after each successful reopen");
+  // A namespace's new items into the store and memory (polarmem/item_writes.hpp).
+  py::class_<polarmem::ItemWrites, std::shared_ptr<polarmem::ItemWrites>>(
+      m, "ItemWrites", "a namespace's new items: concept records, item keys, one counted write, then memory")
+      .def(py::init([](std::string ns, std::shared_ptr<StoreWrites> store,
+                       std::shared_ptr<polarmem::NamespaceItems> items,
+                       std::shared_ptr<polarmem::ConceptAppends> appends,
+                       const std::vector<std::tuple<std::string, std::size_t, bool>>& spaces) {
+             std::vector<polarmem::ItemWrites::Space> specs;
+             for (const auto& [name, dim, multi] : spaces) specs.push_back({name, dim, multi});
+             return std::make_shared<polarmem::ItemWrites>(std::move(ns), std::move(store), std::move(items),
+                                                           std::move(appends), std::move(specs));
+           }),
+           py::arg("ns"), py::arg("store"), py::arg("items"), py::arg("appends"), py::arg("spaces"))
+      .def(
+          "add",
+          [](polarmem::ItemWrites& self, const std::vector<std::string>& records,
+             const std::vector<std::vector<std::pair<std::string, FloatRows>>>& vectors, py::object grade) {
+            std::vector<std::vector<polarmem::layout::VectorRows>> rows(vectors.size());
+            for (std::size_t i = 0; i < vectors.size(); ++i) {
+              for (const auto& [space, array] : vectors[i]) {
+                if (array.ndim() != 1 && array.ndim() != 2)
+                  throw py::value_error("vectors[" + space + "]: expected one row or rows x dim");
+                const auto count = array.ndim() == 1 ? 1 : static_cast<std::size_t>(array.shape(0));
+                const auto dim = static_cast<std::size_t>(array.shape(array.ndim() - 1));
+                rows[i].push_back({space, array.data(), count, dim});
+              }
+            }
+            polarmem::ItemWrites::Grade graded;
+            if (!grade.is_none()) {
+              auto held = held_callable(std::move(grade));
+              graded = [held](const std::vector<std::string>& index_records) -> std::optional<polarmem::OwnedGrades> {
+                py::gil_scoped_acquire gil;
+                py::list values;
+                for (const auto& r : index_records) values.append(to_bytes(r));
+                const py::object out = (*held)(values);
+                if (out.is_none()) return std::nullopt;
+                const auto parts = out.cast<py::tuple>();
+                polarmem::OwnedGrades owned;
+                owned.indptr = parts[0].cast<std::vector<std::int64_t>>();
+                owned.ids = parts[1].cast<std::vector<std::uint32_t>>();
+                owned.grades = parts[2].cast<std::vector<std::int8_t>>();
+                if (!parts[3].is_none()) owned.confidence = parts[3].cast<std::vector<std::uint8_t>>();
+                return owned;
+              };
+            }
+            const std::vector<std::string_view> views(records.begin(), records.end());
+            py::gil_scoped_release release;
+            return self.add(views, rows, graded);
+          },
+          py::arg("records"), py::arg("vectors"), py::arg("grade") = py::none(),
+          "stores new items (serialised records, per item [(space, rows)]) and indexes them; grade(index_records) "
+          "-> (indptr, ids, grades, confidence | None) | None; returns the store write's seconds");
+
   m.def(
       "content_id",
       [](const py::bytes& kind, const py::bytes& text, const py::bytes& uri, const py::bytes& content,

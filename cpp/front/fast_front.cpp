@@ -38,10 +38,10 @@ std::string_view strip(std::string_view s) {
 
 }  // namespace
 
-// The one method the front serves, registered with raw bytes (below) so that it parses the
+// The methods the front serves, registered with raw bytes (below) so that it parses each
 // request itself.
-std::string recall_method_name() {
-  return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/Recall";
+std::string method_name(const char* method) {
+  return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/" + method;
 }
 
 // Threads for text Recalls when the front admits any number of calls (max_in_flight 0).
@@ -65,16 +65,25 @@ class FastFront::Service final : public grpc::Service {
         upstream_channel_(std::move(upstream)),
         max_in_flight_(options.max_in_flight),
         workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
-    method_name_ = recall_method_name();
-    upstream_method_ =
-        std::make_unique<const grpc::internal::RpcMethod>(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC,
-                                                          std::shared_ptr<grpc::ChannelInterface>(upstream_channel_));
+    recall_name_ = method_name("Recall");
+    remember_name_ = method_name("Remember");
+    const std::shared_ptr<grpc::ChannelInterface> channel(upstream_channel_);
+    upstream_recall_ = std::make_unique<const grpc::internal::RpcMethod>(
+        recall_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, channel);
+    upstream_remember_ = std::make_unique<const grpc::internal::RpcMethod>(
+        remember_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, channel);
     AddMethod(
-        new grpc::internal::RpcServiceMethod(method_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, nullptr));
+        new grpc::internal::RpcServiceMethod(recall_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, nullptr));
     MarkMethodRawCallback(0,
                           new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
                               [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) { return RecallBytes(context, request, response); }));
+    AddMethod(
+        new grpc::internal::RpcServiceMethod(remember_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, nullptr));
+    MarkMethodRawCallback(
+        1, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+               [this](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                      grpc::ByteBuffer* response) { return RememberBytes(context, request, response); }));
   }
 
   // A request that does not parse is refused here, as is one the core refuses; one it leaves to
@@ -90,42 +99,105 @@ class FastFront::Service final : public grpc::Service {
       reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall});
       return reactor;
     }
+    const bool waits = may_wait(request);
+    const auto held = std::make_shared<const v1::RecallRequest>(std::move(request));
+    admit(reactor, waits, [this, context, reactor, held, bytes, out, started] {
+      answer(context, reactor, *held, bytes, out, started);
+    });
+    return reactor;
+  }
+
+  // A Remember of a new note the core stores itself (NamespaceViews::remember); any other is the
+  // library's, handed over as the bytes that came in, as is one that does not parse (the library
+  // words that refusal).
+  grpc::ServerUnaryReactor* RememberBytes(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
+                                          grpc::ByteBuffer* out) {
+    const auto started = std::chrono::steady_clock::now();
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    auto request = std::make_shared<v1::RememberRequest>();
+    grpc::ByteBuffer consumed(*bytes);
+    const bool parsed = grpc::SerializationTraits<v1::RememberRequest>::Deserialize(&consumed, request.get()).ok();
+    // Encoding a note's text may wait for the shared encoder pass, as a text Recall's does.
+    const bool waits = parsed && request->item().vectors().count("sem") == 0 && !request->item().text().empty();
+    admit(reactor, waits, [this, context, reactor, request, parsed, bytes, out, started] {
+      remember(context, reactor, parsed ? request.get() : nullptr, bytes, out, started);
+    });
+    return reactor;
+  }
+
+  // Admits a call (RESOURCE_EXHAUSTED past max_in_flight) and runs `work`, which must finish the
+  // call and leave its slot: on the thread that read it, or on the front's own threads for a call
+  // that may wait (an encoder pass) beside other calls, or where no reading thread would stay free.
+  template <typename Work>
+  void admit(grpc::ServerUnaryReactor* reactor, bool may_wait_for_encoder, Work work) {
     // Counted until the answer is ready, a handed-over call included (it holds a slot too).
     const auto in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (max_in_flight_ != 0 && in_flight > max_in_flight_) {
       overloaded_.fetch_add(1, std::memory_order_relaxed);
       leave();
-      reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED, "the Recall front is handling " +
+      reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED, "the compiled front is handling " +
                                                                  std::to_string(max_in_flight_) +
                                                                  " calls (max_concurrent_rpcs); retry with backoff"});
-      return reactor;
+      return;
     }
-    // A text Recall alone in the front waits for no other Recall's encoder pass and leaves the
+    // A text call alone in the front waits for no other call's encoder pass and leaves the
     // other reading threads free: answered here, it saves the hand-over's wake-ups (5-8 % of its
     // server CPU, docs/fast-front.md "A text Recall alone").
-    if (!may_wait(request) || in_flight == 1) {
+    if (!may_wait_for_encoder || in_flight == 1) {
       // (other work on the reading threads — handed-over calls, their answers — is not counted:
-      // it is short, and the rule only needs to see the Recalls that hold a thread)
+      // it is short, and the rule only needs to see the calls that hold a thread)
       struct Answering {
         std::atomic<std::size_t>& busy;
         const std::size_t before = busy.fetch_add(1, std::memory_order_relaxed);
         ~Answering() { busy.fetch_sub(1, std::memory_order_relaxed); }
       } answering{answering_where_read_};
       if (answer_where_read(answering.before, readers_, cores_)) {
-        answer(context, reactor, request, bytes, out, started);
-        return reactor;
+        work();
+        return;
       }
     }
-    // (shared, not copied: answered here after all where no thread can start)
-    const auto held = std::make_shared<const v1::RecallRequest>(std::move(request));
     try {
-      workers_.run([this, context, reactor, held, bytes, out, started] {
-        answer(context, reactor, *held, bytes, out, started);
-      });
+      workers_.run(work);
     } catch (const std::system_error&) {
-      answer(context, reactor, *held, bytes, out, started);
+      work();  // answered here after all where no thread can start
     }
-    return reactor;
+  }
+
+  // The core's answer to a Remember, the store's refusal, or the call handed to the library.
+  // Never throws (as answer()).
+  void remember(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+                const v1::RememberRequest* request, const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
+                std::chrono::steady_clock::time_point started) {
+    grpc::Status status;
+    try {
+      v1::RememberResponse response;
+      Refusal failed;
+      RememberOutcome outcome = RememberOutcome::kLibrary;
+      if (request != nullptr && authorized(*context, request->namespace_(), true))
+        outcome = views_->remember(*request, &response, &failed);
+      if (outcome == RememberOutcome::kLibrary) {
+        remember_forwarded_.fetch_add(1, std::memory_order_relaxed);
+        forward(context, reactor, *upstream_remember_, bytes, out);
+        return;
+      }
+      if (outcome == RememberOutcome::kFailed) {
+        remember_failed_.fetch_add(1, std::memory_order_relaxed);
+        status = grpc::Status(static_cast<grpc::StatusCode>(failed.code), failed.message);
+      } else {
+        bool own_buffer = false;
+        status = grpc::SerializationTraits<v1::RememberResponse>::Serialize(response, out, &own_buffer);
+        remember_native_.fetch_add(1, std::memory_order_relaxed);
+        remember_latency_.observe(started);
+      }
+    } catch (const std::exception& error) {
+      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Remember (") +
+                                                            error.what() + "); please report it with the request");
+    } catch (...) {
+      status = grpc::Status(grpc::StatusCode::INTERNAL,
+                            "the compiled front failed on this Remember; please report it with the request");
+    }
+    leave();
+    reactor->Finish(std::move(status));
   }
 
   // A text Recall without a vector of its own is encoded by the core, and its encoding may wait
@@ -146,7 +218,7 @@ class FastFront::Service final : public grpc::Service {
       const auto native = answer_from_plan(*context, request, started, &response);
       if (!native) {
         forwarded_.fetch_add(1, std::memory_order_relaxed);
-        forward(context, reactor, bytes, out);  // finishes the call when the library answers
+        forward(context, reactor, *upstream_recall_, bytes, out);  // finishes the call when the library answers
         return;
       }
       bool own_buffer = false;
@@ -168,7 +240,7 @@ class FastFront::Service final : public grpc::Service {
   std::optional<grpc::Status> answer_from_plan(const grpc::ServerContextBase& context, const v1::RecallRequest& request,
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
-    if (!authorized(context, request.namespace_())) return std::nullopt;
+    if (!authorized(context, request.namespace_(), false)) return std::nullopt;
     Refusal refused;
     const auto outcome = views_->recall(request, response, &refused);
     if (outcome == RecallOutcome::kRefused) {
@@ -196,15 +268,18 @@ class FastFront::Service final : public grpc::Service {
     out.overloaded = overloaded_.load();
     out.in_flight = in_flight_.load();
     for (std::size_t i = 0; i < out.hits.size(); ++i) out.hits[i] = hits_[i].load();
-    for (std::size_t i = 0; i < out.latency.size(); ++i) out.latency[i] = latency_[i].load();
-    out.latency_sum = static_cast<double>(latency_ns_.load()) * 1e-9;
+    recall_latency_.read(&out.latency, &out.latency_sum);
+    out.remember_native = remember_native_.load();
+    out.remember_forwarded = remember_forwarded_.load();
+    out.remember_failed = remember_failed_.load();
+    remember_latency_.read(&out.remember_latency, &out.remember_latency_sum);
     return out;
   }
 
  private:
   // The library's rule (api/auth.py): "authorization: Bearer <token>", compared by SHA-256
-  // with every known token, all of them, in constant time.
-  bool authorized(const grpc::ServerContextBase& context, const std::string& ns) const {
+  // with every known token, all of them, in constant time; a write needs a grant that writes.
+  bool authorized(const grpc::ServerContextBase& context, const std::string& ns, bool write) const {
     std::shared_ptr<const std::vector<Grant>> grants;
     {
       std::lock_guard guard(grants_mutex_);
@@ -229,7 +304,7 @@ class FastFront::Service final : public grpc::Service {
         match = &grant;
       }
     }
-    if (match == nullptr) return false;
+    if (match == nullptr || (write && !match->writes)) return false;
     return std::any_of(match->namespaces.begin(), match->namespaces.end(),
                        [&](const std::string& allowed) { return allowed == "*" || allowed == ns; });
   }
@@ -238,16 +313,15 @@ class FastFront::Service final : public grpc::Service {
 
   // The call as it came; the library's answer back with its metadata. The library's call runs
   // on gRPC's callback threads, so a handed-over Recall holds no thread while the library works.
-  void forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const grpc::ByteBuffer* request,
-               grpc::ByteBuffer* response) {
+  void forward(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+               const grpc::internal::RpcMethod& method, const grpc::ByteBuffer* request, grpc::ByteBuffer* response) {
     // A child of the caller's call: the caller's cancel (or the server's stop past its grace)
     // cancels the library's side, whose deadline is the caller's.
     std::unique_ptr<grpc::ClientContext> owned = grpc::ClientContext::FromCallbackServerContext(*context);
     carry_over(*context, owned.get());
     grpc::ClientContext* call = owned.release();  // deleted by the completion, before Finish
     grpc::internal::CallbackUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        upstream_channel_.get(), *upstream_method_, call, request, response,
-        [this, call, context, reactor](grpc::Status status) {
+        upstream_channel_.get(), method, call, request, response, [this, call, context, reactor](grpc::Status status) {
           carry_back(*call, context);
           delete call;
           leave();
@@ -259,20 +333,33 @@ class FastFront::Service final : public grpc::Service {
     native_.fetch_add(1, std::memory_order_relaxed);
     for (const auto& hit : response.hits())
       hits_[static_cast<std::size_t>(hit.s_log() + 1)].fetch_add(1, std::memory_order_relaxed);
-    const auto elapsed = std::chrono::steady_clock::now() - started;
-    const double seconds = std::chrono::duration<double>(elapsed).count();
-    const auto bucket = static_cast<std::size_t>(
-        std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), seconds) - kLatencyBounds.begin());
-    latency_[bucket].fetch_add(1, std::memory_order_relaxed);
-    latency_ns_.fetch_add(
-        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()),
-        std::memory_order_relaxed);
+    recall_latency_.observe(started);
   }
 
-  std::string method_name_;  // AddMethod keeps the pointer: it must outlive the service
+  // A latency histogram over kLatencyBounds, counted without a lock.
+  struct Latency {
+    std::array<std::atomic<std::uint64_t>, kLatencyBounds.size() + 1> buckets{};
+    std::atomic<std::uint64_t> total_ns{0};
+    void observe(std::chrono::steady_clock::time_point started) {
+      const auto elapsed = std::chrono::steady_clock::now() - started;
+      const double seconds = std::chrono::duration<double>(elapsed).count();
+      const auto bucket = static_cast<std::size_t>(
+          std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), seconds) - kLatencyBounds.begin());
+      buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+      total_ns.fetch_add(
+          static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()),
+          std::memory_order_relaxed);
+    }
+    void read(std::array<std::uint64_t, kLatencyBounds.size() + 1>* counts, double* sum) const {
+      for (std::size_t i = 0; i < counts->size(); ++i) (*counts)[i] = buckets[i].load();
+      *sum = static_cast<double>(total_ns.load()) * 1e-9;
+    }
+  };
+
+  std::string recall_name_, remember_name_;  // AddMethod keeps the pointers: they must outlive the service
   std::shared_ptr<NamespaceViews> views_;
   std::shared_ptr<grpc::Channel> upstream_channel_;
-  std::unique_ptr<const grpc::internal::RpcMethod> upstream_method_;  // Recall on upstream_channel_
+  std::unique_ptr<const grpc::internal::RpcMethod> upstream_recall_, upstream_remember_;  // on upstream_channel_
   const std::size_t max_in_flight_;
   const std::size_t cores_ = std::max(1u, std::thread::hardware_concurrency());
   // gRPC counts configured processors for its reading threads (gpr_cpu_num_cores).
@@ -280,9 +367,10 @@ class FastFront::Service final : public grpc::Service {
   std::atomic<std::size_t> answering_where_read_{0};  // reading threads answering a Recall now
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;
-  std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, refused_{0}, overloaded_{0}, latency_ns_{0};
+  std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, refused_{0}, overloaded_{0};
+  std::atomic<std::uint64_t> remember_native_{0}, remember_forwarded_{0}, remember_failed_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
-  std::array<std::atomic<std::uint64_t>, kLatencyBounds.size() + 1> latency_{};
+  Latency recall_latency_, remember_latency_;
   // Last: destroyed first, running what is queued while everything it uses still stands.
   CallWorkers workers_;
 };

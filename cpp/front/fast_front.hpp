@@ -1,7 +1,7 @@
 // The compiled front: a gRPC server (C++, Debian's libgrpc++) that plans each Recall from what
 // it holds of the namespace (namespace_view.hpp) and answers it straight from the core
-// (recall_plan.hpp), and hands every
-// other call — another Recall, any other method (call_proxy.hpp) — to the library's own server
+// (recall_plan.hpp), stores a new note itself (NamespaceViews::remember), and hands every
+// other call — another Recall or Remember, any other method (call_proxy.hpp) — to the library's own server
 // unchanged (its metadata, deadline, status and messages come back as the library gave them).
 // It exists because the Python gRPC layer costs more server CPU per call than the search it
 // wraps (docs/performance.md, "A compiled front"); it listens on the public address.
@@ -35,11 +35,12 @@ struct FrontOptions {
   bool reuse_port = false;
 };
 
-// One bearer token the front accepts for Recall: the SHA-256 of the token and its namespaces
-// ("*" = all). Every role may Recall, so the role is not kept here.
+// One bearer token the front accepts: the SHA-256 of the token, its namespaces ("*" = all) and
+// whether its role may write items (Remember: "write" or "admin"); every role may Recall.
 struct Grant {
   std::string digest;  // 32 bytes
   std::vector<std::string> namespaces;
+  bool writes = false;
 };
 
 // Latency bucket upper bounds in seconds (and +Inf after the last).
@@ -55,6 +56,12 @@ struct FrontStats {
   std::array<std::uint64_t, 3> hits{0, 0, 0};  // native hits by tier: conflict, neutral, entailed
   std::array<std::uint64_t, kLatencyBounds.size() + 1> latency{};  // native calls per bucket
   double latency_sum = 0.0;
+  // Remember: stored by the core, handed to the library, refused by the store (disk full, ...)
+  std::uint64_t remember_native = 0;
+  std::uint64_t remember_forwarded = 0;
+  std::uint64_t remember_failed = 0;
+  std::array<std::uint64_t, kLatencyBounds.size() + 1> remember_latency{};  // stored notes per bucket
+  double remember_latency_sum = 0.0;
 };
 
 class FastFront {

@@ -23,6 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "polarmem/item_writes.hpp"
+#include "polarmem/write_lock.hpp"
 #include "recall_plan.hpp"
 
 namespace polarmem::front {
@@ -66,6 +68,22 @@ struct ModeRule {
   std::string recency_refusal;
 };
 
+// What the core needs to store a new note of the namespace itself (NamespaceViews::remember):
+// null in a namespace whose every write is the library's (a backend shared between processes or
+// searching itself, a multi-vector space, a partitioner that refits its score model as items
+// arrive: library/core_recall.py decides). Settings it depends on (templates, the vocabulary's
+// openness, the encoder) are the view's: a change drops the view and this with it.
+struct NamespaceWriter {
+  std::shared_ptr<ItemWrites> items;        // the same writer the library's Remember calls
+  std::shared_ptr<ConceptAppends> appends;  // an open vocabulary's new words
+  std::shared_ptr<WriteLock> lock;          // the namespace's, which the library's writes hold too
+  // The cue table a note's own words are read by (domain/text.py CLINICAL, as the library reads
+  // them): not the query cues the text path holds.
+  std::shared_ptr<const text::TriggerTable> note_triggers;
+  std::string template_version;  // the namespace's template count, as a new record states it
+  bool encodes_sem = false;      // a `sem` vector is encoded for a note sent without one
+};
+
 struct NamespaceView {
   std::shared_ptr<const Index> index;  // null: the backend searches itself (Milvus), called per call
   std::vector<SpaceConfig> spaces;     // the namespace's, which never change
@@ -83,6 +101,7 @@ struct NamespaceView {
   std::string rule_words;
   std::vector<ModeRule> mode_rules;  // every combination; a missing one goes to the library
   RequestLimits limits;  // NamespaceViews sets them
+  std::shared_ptr<const NamespaceWriter> writer;  // null: the library stores every item
 };
 
 // What became of a Recall the core was asked (NamespaceViews::recall).
@@ -93,6 +112,14 @@ enum class RecallOutcome {
                   // write, concept_backfill.learn_names) and ask again with `names_learned`
   kRefused,       // a field is out of its bounds: the call is refused (Refusal, recall_plan.hpp)
   kLibrary,       // the library answers it: full items, a consistency token, a passing state
+};
+
+// What became of a Remember the core was asked (NamespaceViews::remember).
+enum class RememberOutcome {
+  kStored,   // stored and answered
+  kFailed,   // the store refused the write (its status and words in the Refusal); nothing stored
+  kLibrary,  // the library stores it: no writer, evidence to verify or score, an id already
+             // stored (the already-stored answer), input it refuses in its own words, a busy lock
 };
 
 // The plan of `request` in `view`, or nothing: `*refused` says why where the request is refused;
@@ -120,6 +147,13 @@ class NamespaceViews {
   // servicer gives them; the front has none, so such a namespace's Recalls are the library's there).
   RecallOutcome recall(const v1::RecallRequest& request, v1::RecallResponse* response, Refusal* refused,
                        bool names_learned = false, const BackendCalls* backend = nullptr) const;
+  // The one core entry for a Remember, which the front and the library's servicer both call: a
+  // new note with no evidence of its own (no scores, states, verify_concepts or content) stored
+  // through the view's writer — its id (given, or the content's), its concepts, record, `sem`
+  // vector, the store's write and the index — and answered into `response` as the library
+  // answers it. Anything else is the library's (kLibrary, `response` left empty); a write the
+  // store refuses is kFailed with the store's status and words in `*failed`.
+  RememberOutcome remember(const v1::RememberRequest& request, v1::RememberResponse* response, Refusal* failed) const;
   // Whether the front holds a view of the namespace made with `concept_count` concepts where its
   // text path maps words to them (a closed vocabulary's): otherwise the library hands it a new one.
   bool current(const std::string& ns, std::size_t concept_count) const;

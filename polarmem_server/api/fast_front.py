@@ -23,6 +23,7 @@ from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from polarmem_server.api.auth import METHOD_ROLES
 from polarmem_server.library import CoreRecall, unavailable_reason  # noqa: F401 - re-exported
 
 PEER_HEADER = "x-polarmem-peer"
@@ -76,7 +77,11 @@ class FastFrontHost:
     def refresh_grants(self) -> None:
         """Hands the front the tokens in force (at start and after each reload)."""
         self.front.set_grants(
-            [(grant.digest, sorted(grant.namespaces)) for grant in self._authorizer.grants if grant.allows_role("read")]
+            [
+                (grant.digest, sorted(grant.namespaces), grant.allows_role(METHOD_ROLES["Remember"]))
+                for grant in self._authorizer.grants
+                if grant.allows_role(METHOD_ROLES["Recall"])
+            ]
         )
 
     def shutdown(self, grace_seconds: float) -> None:
@@ -122,3 +127,20 @@ class FastFrontCollector:
         )
         latency.add_metric([], buckets, sum_value=stats["latency_sum"])
         yield latency
+        remembers = CounterMetricFamily(
+            "polarmem_fast_front_remembers",
+            "Remembers through the compiled front, by path (native: stored by the core; failed: the store refused)",
+            labels=["path"],
+        )
+        for path, count in stats["remember"].items():
+            remembers.add_metric([path], count)
+        yield remembers
+        buckets, total = [], 0
+        for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["remember_latency_counts"]):
+            total += count
+            buckets.append((bound, total))
+        remember_latency = HistogramMetricFamily(
+            "polarmem_fast_front_remember_latency_seconds", "Time the front took for the notes it stored itself"
+        )
+        remember_latency.add_metric([], buckets, sum_value=stats["remember_latency_sum"])
+        yield remember_latency

@@ -414,6 +414,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
+        # A new note the core stores itself, as the compiled front does; the rest is the library's.
+        stored = self.memory.core.remember(request)
+        if stored is not None:
+            return stored
         namespace = self.auto_create.namespace_for_write(self.memory, request.namespace)
         item = item_input(request.item, len(namespace.settings.templates))
         wait_for_encoder(namespace.settings.encoder, deadline)

@@ -37,12 +37,18 @@ class ChangeLock:
     def __init__(self, name: str, fingerprint) -> None:
         self.name = name
         self._fingerprint = fingerprint
-        self._lock = WriteLock()  # the core's: one lock for every door that writes (a native Remember next)
+        self._lock = WriteLock()  # the core's: one lock for every door that writes (a native Remember too)
         self._depth = 0
         self._before = None
         self._invalidated = False
         self.view_epoch = 0
         self.listeners: list = []  # shared with the library (Memory.change_listeners)
+
+    @property
+    def core_lock(self) -> WriteLock:
+        """The core's lock itself, for the core's own writer (the native Remember): it holds it
+        without the listeners, as its item writes change nothing a view was made from."""
+        return self._lock
 
     def acquire(self, blocking: bool = True) -> bool:
         if not self._lock.acquire(blocking):

@@ -42,7 +42,14 @@ from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.negation import CLINICAL as QUERY_CUES  # the cues the core parses queries with
 from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
-from polarmem_server.errors import FailedPrecondition, InvalidArgument, PolarMemError, quoted
+from polarmem_server.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    PolarMemError,
+    ResourceExhausted,
+    Unavailable,
+    quoted,
+)
 from polarmem_server.index import MAX_TOP_K
 from polarmem_server.library.concept_backfill import learn_names
 from polarmem_server.library.concept_vectors import concept_vectors
@@ -132,6 +139,15 @@ def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, fl
 MODE_CODES = {mode: code for code, mode in MODE_NAMES.items() if mode is not None}  # (MODE_NAMES reversed)
 
 
+# The store's refusals of a core write, by gRPC status code (cpp/front/note_remember.cpp status_of).
+STORE_REFUSALS: dict[int, type[PolarMemError]] = {
+    3: InvalidArgument,
+    9: FailedPrecondition,
+    8: ResourceExhausted,
+    14: Unavailable,
+}
+
+
 class CoreRecall:
     """The views of the namespaces whose Recalls the core answers, kept current with the
     memory's writes, and the one call that answers a Recall from them."""
@@ -178,6 +194,18 @@ class CoreRecall:
         memory.change_listeners.append(self._namespace_changed)
         if memory.backend.searches_in_core:
             memory.backend.keep_records()  # explained answers read the items' records from the core
+
+    def remember(self, request: pb.RememberRequest) -> pb.RememberResponse | None:
+        """A new note stored by the core (cpp/front/note_remember.cpp), as the compiled front
+        stores it; None where the library stores it (no writer in the view, evidence to verify or
+        score, an id already stored, input the library refuses in its own words). A write the
+        store refused raises the store's status and words (a full disk: RESOURCE_EXHAUSTED)."""
+        answered, code, words = self.views.remember(request.SerializeToString())
+        if answered is not None:
+            return pb.RememberResponse.FromString(answered)
+        if code >= 0:
+            raise STORE_REFUSALS.get(code, PolarMemError)(words)
+        return None
 
     def answer(self, request: pb.RecallRequest, deadline: float | None = None) -> pb.RecallResponse:
         """The core's response to ``request``, asked again after what only the library can do
@@ -410,6 +438,7 @@ class CoreRecall:
             self.views.set(
                 namespace.name,
                 *core,
+                writer=note_writer(memory, namespace, native_text),
                 vocabulary=vocabulary,
                 approximate=settings.ann is not None,
                 open_vocabulary=settings.open_vocabulary,
@@ -425,6 +454,31 @@ class CoreRecall:
         except ValueError as refused:  # a view the core cannot hold: the Recall says why (refuse)
             log.warning("no view of %s handed to the core: %s", namespace.name, refused)
             return False
+
+
+def note_writer(memory, namespace: Namespace, native_text: bool) -> tuple | None:
+    """What the core stores the namespace's new notes with (cpp/front/namespace_view.hpp
+    NamespaceWriter: the front's Remember and the servicer's both ask the core first), or None
+    where the library stores every item: a backend whose writes are its own (Milvus, a process
+    publishing to replicas, a replica), a multi-vector space, the "calibrated" partitioner (its
+    score model refits as scores arrive, writes.py maybe_recalibrate), or a `sem` vector the
+    core cannot encode."""
+    parts = memory.backend.note_writer(namespace.name) if memory.backend.searches_in_core else None
+    settings = namespace.settings
+    if parts is None or namespace.partitioner == "calibrated":
+        return None
+    if any(spec.multi for spec in namespace.spaces.values()):
+        return None
+    encodes_sem = settings.encoder != "none" and "sem" in namespace.spaces
+    if encodes_sem and not native_text:
+        return None
+    return (
+        *parts,
+        namespace.write_lock.core_lock,
+        QUERY_CUES.compiled,  # (domain/text.py reads notes by the same table: negation.CLINICAL)
+        str(len(settings.templates)),
+        encodes_sem,
+    )
 
 
 class BackendSearches:

@@ -304,7 +304,8 @@ class Backend(ABC):
 
     @abstractmethod
     def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
-        """Stores new items and new versions of stored ones, and indexes them for search.
+        """Stores new items, or new versions of stored ones, and indexes them for search. A
+        batch is all new items or all new versions (the local backend refuses a mix: ``ValueError``).
 
         Each item is all or nothing; the local backend commits the whole batch at once (one
         write-ahead-log sync). Ids within one call are distinct. A new item's id must not be
@@ -368,6 +369,13 @@ class Backend(ABC):
         """Gives the core the stored records of up to `limit` items after id `after` (None: from
         the first) that it lacks; returns the last id read (where to go on), or None when the
         namespace has no more."""
+        return None
+
+    def note_writer(self, ns: str) -> tuple[Any, Any] | None:
+        """The core's writer of the namespace's new items (cpp/include/polarmem/item_writes.hpp)
+        and its queue of appended concepts (concept_appends.hpp), through which the core stores a
+        new note itself (library/core_recall.py hands them to the namespace's view); None where
+        every write must be this backend's own (the default)."""
         return None
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:

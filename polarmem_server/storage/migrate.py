@@ -177,5 +177,7 @@ def _copy_batch(
             report.written += 1
         else:
             report.replaced += 1
-    if writes:
-        target.write_items(ns, writes)
+    # new items and new versions are separate writes (Backend.write_items takes one kind a batch)
+    for group in ([w for w in writes if w.previous is None], [w for w in writes if w.previous is not None]):
+        if group:
+            target.write_items(ns, group)

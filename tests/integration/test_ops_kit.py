@@ -50,6 +50,8 @@ FRONT_METRICS = {
     "polarmem_fast_front_in_flight",
     "polarmem_fast_front_namespaces",
     "polarmem_fast_front_hits_total",
+    "polarmem_fast_front_remembers_total",
+    "polarmem_fast_front_remember_latency_seconds_bucket",
 }
 # Series that Prometheus itself (up) or blackbox_exporter (probe_success) produce.
 METRICS_FROM_ELSEWHERE = {"up", "probe_success"}

@@ -14,10 +14,10 @@ import numpy as np
 
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.domain.settings import ann_from_record
-from polarmem_server._core import ConceptAppends
+from polarmem_server._core import ConceptAppends, ItemWrites
 from polarmem_server.domain.vocabulary import Vocabulary
 from polarmem_server.errors import AlreadyExists, FailedPrecondition, NotFound, quoted
-from polarmem_server.index import SpaceSpec
+from polarmem_server.index import SpaceSpec, grade_input
 from polarmem_server.storage.backend import (
     POLARITIES,
     Backend,
@@ -29,8 +29,9 @@ from polarmem_server.storage.backend import (
 )
 from polarmem_server.storage.local.ann_files import ANN_DIR, discard, find_saved, prune, save_graphs
 from polarmem_server.storage.local.confidence import ConfidenceGrader
+from polarmem_server.storage.local.index_record import decode_index_records
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
-from polarmem_server.storage.local.rebuild import RebuildLoader, vectors_by_space
+from polarmem_server.storage.local.rebuild import RebuildLoader
 from polarmem_server.storage.local.store import EDGE_ALIGN, EDGE_HAS, EDGE_NOT_HAS, Store
 
 REBUILD_BATCH = 20_000
@@ -46,7 +47,7 @@ def _spaces_of(record: NamespaceRecord) -> tuple[SpaceSpec, ...]:
 class _Namespace:
     """The backend's per-namespace state: the search index and the concept bindings."""
 
-    def __init__(self, record: NamespaceRecord, threads: int) -> None:
+    def __init__(self, record: NamespaceRecord, threads: int, store: Store) -> None:
         self.spaces = _spaces_of(record)
         self.ann = ann_from_record(record)  # the graph setting the index was built with
         self.index = NamespaceIndex(record.name, self.spaces, threads, ann=self.ann)
@@ -55,6 +56,21 @@ class _Namespace:
         self.appends = ConceptAppends(self.vocabulary, self.index.index.core)
         self.saved_writes: int | None = None  # the namespace's write count its saved graphs describe
         self.grade_with(record)
+        # New items, written and indexed by the core (the same writer a native Remember calls).
+        self.new_items = ItemWrites(
+            record.name,
+            store.writes,
+            self.index.items,
+            self.appends,
+            [(s.name, s.dim, s.multi) for s in self.spaces],
+        )
+
+    def grades_of(self, index_records: list[bytes]) -> tuple | None:
+        """The confidence grades of new items from their index records (None: none is scored)."""
+        grader = self.index.grader
+        if grader is None:
+            return None
+        return grade_input(grader.batch(decode_index_records(index_records)), len(index_records))
 
     def grade_with(self, record: NamespaceRecord) -> None:
         """Confidence grades for items indexed from now on follow this record's score model."""
@@ -214,7 +230,7 @@ class LocalBackend(Backend):
         with self._lock:
             if record.name in self._namespaces:
                 raise AlreadyExists(f"namespace {quoted(record.name)} already exists")
-            state = _Namespace(record, self.threads)
+            state = _Namespace(record, self.threads, self.store)
             if self._keep_records:
                 state.index.keep_records()
             self.store.put_namespace(record)
@@ -258,18 +274,38 @@ class LocalBackend(Backend):
         if not writes:
             return
         state = self._ns(ns)
+        new = [w.previous is None for w in writes]
+        if all(new):
+            self._write_new(state, writes)
+        elif not any(new):
+            self._write_versions(ns, state, writes)
+        else:
+            raise ValueError("a write batch is all new items or all new versions, not both")
+
+    def _write_new(self, state: _Namespace, writes: Sequence[ItemWrite]) -> None:
+        """New items: written and indexed by the core (cpp/include/polarmem/item_writes.hpp)."""
+        seconds = state.new_items.add(
+            [w.record.SerializeToString() for w in writes],
+            [list(w.vectors.items()) for w in writes],
+            state.grades_of,
+        )
+        if self.on_write is not None:
+            for _ in writes:
+                self.on_write(seconds / len(writes))
+
+    def _write_versions(self, ns: str, state: _Namespace, writes: Sequence[ItemWrite]) -> None:
+        """Stored items' next versions: one batch, then each slot brought in step."""
         spaces = tuple(s.name for s in state.spaces)
         pending = state.appends.take()
-        # serialised once each: the store, the in-memory index and the front's records
         serialised = [w.record.SerializeToString() for w in writes]
-        previous = [w.previous.SerializeToString() if w.previous is not None else b"" for w in writes]
+        previous = [w.previous.SerializeToString() for w in writes if w.previous is not None]
         entries = [
-            (record, w.vectors, before, spaces if w.previous is not None else (), pending if i == 0 else ())
+            (record, w.vectors, before, spaces, pending if i == 0 else ())
             for i, (w, record, before) in enumerate(zip(writes, serialised, previous))
         ]
         started = time.perf_counter()
         try:
-            index_records = self.store.write_items(ns, entries)
+            self.store.write_items(ns, entries)
         except Exception:
             state.appends.put_back(pending)  # not written: the next batch writes them
             raise
@@ -277,17 +313,8 @@ class LocalBackend(Backend):
             per_item = (time.perf_counter() - started) / len(writes)
             for _ in writes:
                 self.on_write(per_item)
-        new = [(w, r, b) for w, r, b in zip(writes, index_records, serialised) if w.previous is None]
-        if new:
-            state.index.add(
-                [w.record.id for w, _, _ in new],
-                [r for _, r, _ in new],
-                vectors_by_space(state.index, [dict(w.vectors) for w, _, _ in new]),
-                [b for _, _, b in new] if self._keep_records else (),
-            )
         for write, record, before in zip(writes, serialised, previous):
-            if write.previous is not None:
-                state.index.replace(before, record, write.vectors)
+            state.index.replace(before, record, write.vectors)
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         state = self._ns(ns)
@@ -296,6 +323,10 @@ class LocalBackend(Backend):
         serialised = record.SerializeToString()
         self.store.delete_item(ns, serialised, tuple(s.name for s in state.spaces))
         state.index.remove(serialised)
+
+    def note_writer(self, ns: str) -> tuple[ItemWrites, ConceptAppends] | None:
+        state = self._ns(ns)
+        return state.new_items, state.appends
 
     def front_view(self, ns: str) -> tuple[Any, Any, Any, Any] | None:
         target = self._ns(ns).index
@@ -445,7 +476,7 @@ class LocalBackend(Backend):
     def _rebuild(self, record: NamespaceRecord, defer_graphs: bool) -> tuple[_Namespace, int]:
         """Adds every stored item of a namespace to a new search state; with ``defer_graphs`` its
         graphs take none of them (a saved graph is loaded next). Returns the state and item count."""
-        state = _Namespace(record, self.threads)
+        state = _Namespace(record, self.threads, self.store)
         if self._keep_records:
             state.index.keep_records()
         if defer_graphs:

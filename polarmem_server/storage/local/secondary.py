@@ -287,6 +287,9 @@ class PublishingBackend(LocalBackend):
             super().delete_namespace(name)
             self.board.bump(name)
 
+    def note_writer(self, ns: str) -> None:
+        return None  # every write is published to the replicas, which the core's writer does not do
+
     def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
         if not writes:
             return super().write_items(ns, writes)
@@ -413,6 +416,13 @@ class ReplicaBackend(LocalBackend):
 
     saves_graphs = False
     read_only = True
+
+    def note_writer(self, ns: str) -> None:
+        return None  # a replica stores nothing
+
+    def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
+        if writes:  # (before the core's writer would meet the secondary instance's refusal)
+            raise ReadOnlyReplica("this process is a read-only replica; writes go to the primary process")
 
     def __init__(
         self, path: str | Path, secondary_dir: str | Path, threads: int = 0, store: SecondaryStore | None = None

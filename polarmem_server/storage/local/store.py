@@ -330,6 +330,11 @@ class Store:
 
         self._writes.watch(tell_failed, tell_resumed)
 
+    @property
+    def writes(self) -> StoreWrites:
+        """The store's one write-failure policy, for the core's writers (ItemWrites)."""
+        return self._writes
+
     def try_resume(self) -> bool:
         """After a failed write: reopen the store if the retry interval has passed. True when
         writes work again (or never failed). The server's watchdog calls this; so does a write."""
