@@ -142,17 +142,20 @@ def request_files(
 
 
 def front_counts(metrics_port: int) -> dict[str, float]:
-    """The Recalls answered without the library ("native") and handed to it ("forwarded"), from
-    the server's metrics port: the compiled front's counts where it listens, else the Python
-    listener's answers through the core entry and through the library."""
+    """The calls answered without the library ("native") and handed to it ("forwarded"), from
+    the server's metrics port: the compiled front's counts where it listens (its Recalls and its
+    Remembers: a note the core stored is native, one the store refused is forwarded here), else
+    the Python listener's Recalls through the core entry and through the library."""
     import urllib.request
 
     text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
-    front, listener = {}, {}
+    front: dict[str, float] = {}
+    listener: dict[str, float] = {}
     for line in text.splitlines():
-        if line.startswith("polarmem_fast_front_recalls_total{"):
+        if line.startswith(("polarmem_fast_front_recalls_total{", "polarmem_fast_front_remembers_total{")):
             path = line.split('path="')[1].split('"')[0]
-            front[path] = float(line.rsplit(" ", 1)[1])
+            path = "forwarded" if path == "failed" else path
+            front[path] = front.get(path, 0.0) + float(line.rsplit(" ", 1)[1])
         elif line.startswith("polarmem_recall_answered_total{"):
             by = line.split('by="')[1].split('"')[0]
             listener["native" if by == "core" else "forwarded"] = float(line.rsplit(" ", 1)[1])

@@ -91,6 +91,9 @@ RememberOutcome NamespaceViews::remember(const v1::RememberRequest& request, v1:
   Note note;
   if (!read_note(*view, item, &note)) return RememberOutcome::kLibrary;
   const bool reads_text = note.kind == kKindText && !item.text().empty();
+  // A note already stored (a retry, the same content again) is the library's answer: found here
+  // before its text is encoded for nothing, and again under the lock.
+  if (writer.items->items()->slot(note.id)) return RememberOutcome::kLibrary;
 
   // `sem` from the note's own text, encoded before the lock is taken (a write waits for no
   // encoder pass): the library encodes a text item's text, any other item's serialised state.
