@@ -68,18 +68,30 @@ std::shared_ptr<const TextPath> text_path(const std::vector<SpaceConfig>& spaces
 
 // Where the core stores a namespace's new notes itself: (its ItemWrites, ConceptAppends and write
 // lock — the library's own objects —, the cue table notes are read by, the template version a
-// new record states, whether a note sent without `sem` is encoded).
+// new record states, and where a note sent without `sem` gets one: (the encoder's passes for
+// writes, its tokenizer), or None where the namespace encodes no `sem`).
+using NoteEncoder = std::tuple<std::shared_ptr<SharedTextRuns>, std::shared_ptr<WordPieceTokenizer>>;
 using WriterTuple = std::tuple<std::shared_ptr<ItemWrites>, std::shared_ptr<ConceptAppends>, std::shared_ptr<WriteLock>,
-                               std::shared_ptr<text::TriggerTable>, std::string, bool>;
+                               std::shared_ptr<text::TriggerTable>, std::string, std::optional<NoteEncoder>>;
 
 std::shared_ptr<const NamespaceWriter> namespace_writer(const NamespaceView& view, const WriterTuple& given) {
   auto writer = std::make_shared<NamespaceWriter>();
-  std::tie(writer->items, writer->appends, writer->lock, writer->note_triggers, writer->template_version,
-           writer->encodes_sem) = given;
-  if (!writer->items || !writer->appends || !writer->lock || !writer->note_triggers || !view.index)
+  const auto& [items, appends, lock, triggers, template_version, encoder] = given;
+  writer->items = items;
+  writer->appends = appends;
+  writer->lock = lock;
+  writer->note_triggers = triggers;
+  writer->template_version = template_version;
+  if (!items || !appends || !lock || !triggers || !view.index)
     throw py::value_error("writer: its objects are required, and a view with an index");
-  if (writer->encodes_sem && (!view.text || !view.text->encoder))
-    throw py::value_error("writer: encoding `sem` needs the view's text path with an encoder");
+  if (encoder) {
+    std::tie(writer->note_encoder, writer->tokenizer) = *encoder;
+    const auto sem =
+        std::find_if(view.spaces.begin(), view.spaces.end(), [](const SpaceConfig& s) { return s.name == "sem"; });
+    if (!writer->note_encoder || !writer->tokenizer || sem == view.spaces.end() || sem->multi ||
+        sem->dim != writer->note_encoder->dim())
+      throw py::value_error("writer: an encoder with its tokenizer, for a single-vector space 'sem' of its width");
+  }
   return writer;
 }
 
@@ -201,8 +213,9 @@ PYBIND11_MODULE(_front, m) {
           "why recency may not join ('' where it may); text: (triggers, encoder, tokenizer, concept_vectors or None) "
           "where text queries are embedded "
           "natively, or (triggers, None, None, None) in a namespace without an encoder (texts give concepts only); "
-          "writer: (ItemWrites, ConceptAppends, WriteLock, note triggers, template version, encodes sem) where the "
-          "core stores new notes itself (remember), None where the library stores every item")
+          "writer: (ItemWrites, ConceptAppends, WriteLock, note triggers, template version, (encoder runs, "
+          "tokenizer) or None) where the core stores new notes itself (remember), None where the library stores "
+          "every item")
       .def(
           "remember",
           [](const NamespaceViews& self,

@@ -81,7 +81,11 @@ struct NamespaceWriter {
   // them): not the query cues the text path holds.
   std::shared_ptr<const text::TriggerTable> note_triggers;
   std::string template_version;  // the namespace's template count, as a new record states it
-  bool encodes_sem = false;      // a `sem` vector is encoded for a note sent without one
+  // Where a note sent without `sem` gets one: the encoder's passes for writes (the library's
+  // Remember encodes with the same ones; a text Recall's query passes are the text path's) and
+  // its tokenizer. Null both where the namespace encodes no `sem`.
+  std::shared_ptr<const SharedTextRuns> note_encoder;
+  std::shared_ptr<const WordPieceTokenizer> tokenizer;
 };
 
 struct NamespaceView {

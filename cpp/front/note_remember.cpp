@@ -95,17 +95,14 @@ RememberOutcome NamespaceViews::remember(const v1::RememberRequest& request, v1:
   // before its text is encoded for nothing, and again under the lock.
   if (writer.items->items()->slot(note.id)) return RememberOutcome::kLibrary;
 
-  // `sem` from the note's own text, encoded before the lock is taken (a write waits for no
+  // `sem` from the note's own text, encoded before the lock is taken (no write waits for an
   // encoder pass): the library encodes a text item's text, any other item's serialised state.
   std::vector<float> sem;
-  const bool has_sem = item.vectors().count("sem") != 0;
-  if (writer.encodes_sem && !has_sem) {
-    const TextPath* path = view->text.get();
-    if (!reads_text || path == nullptr || !path->encoder) return RememberOutcome::kLibrary;
+  if (writer.note_encoder && item.vectors().count("sem") == 0) {
     std::vector<std::int32_t> tokens;
-    if (!path->tokenizer->encode(item.text(), &tokens)) return RememberOutcome::kLibrary;
-    sem.resize(path->encoder->dim());
-    path->encoder->encode(tokens, sem.data());
+    if (!reads_text || !writer.tokenizer->encode(item.text(), &tokens)) return RememberOutcome::kLibrary;
+    sem.resize(writer.note_encoder->dim());
+    writer.note_encoder->encode(tokens, sem.data());
     note.vectors.push_back({"sem", sem.data(), 1, sem.size()});
   }
 

@@ -438,7 +438,7 @@ class CoreRecall:
             self.views.set(
                 namespace.name,
                 *core,
-                writer=note_writer(memory, namespace, native_text),
+                writer=note_writer(memory, namespace),
                 vocabulary=vocabulary,
                 approximate=settings.ann is not None,
                 open_vocabulary=settings.open_vocabulary,
@@ -456,13 +456,14 @@ class CoreRecall:
             return False
 
 
-def note_writer(memory, namespace: Namespace, native_text: bool) -> tuple | None:
+def note_writer(memory, namespace: Namespace) -> tuple | None:
     """What the core stores the namespace's new notes with (cpp/front/namespace_view.hpp
     NamespaceWriter: the front's Remember and the servicer's both ask the core first), or None
     where the library stores every item: a backend whose writes are its own (Milvus, a process
     publishing to replicas, a replica), a multi-vector space, the "calibrated" partitioner (its
     score model refits as scores arrive, writes.py maybe_recalibrate), or a `sem` vector the
-    core cannot encode."""
+    core cannot encode. A note's `sem` is encoded by the encoder's own passes for writes
+    (``note_runs``), as the library encodes it, not the query passes text Recalls share."""
     parts = memory.backend.note_writer(namespace.name) if memory.backend.searches_in_core else None
     settings = namespace.settings
     if parts is None or namespace.partitioner == "calibrated":
@@ -470,14 +471,15 @@ def note_writer(memory, namespace: Namespace, native_text: bool) -> tuple | None
     if any(spec.multi for spec in namespace.spaces.values()):
         return None
     encodes_sem = settings.encoder != "none" and "sem" in namespace.spaces
-    if encodes_sem and not native_text:
+    note_runs = getattr(load_encoder(settings.encoder), "note_runs", None) if encodes_sem else None
+    if encodes_sem and note_runs is None:
         return None
     return (
         *parts,
         namespace.write_lock.core_lock,
         QUERY_CUES.compiled,  # (domain/text.py reads notes by the same table: negation.CLINICAL)
         str(len(settings.templates)),
-        encodes_sem,
+        note_runs,
     )
 
 

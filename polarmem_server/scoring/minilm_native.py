@@ -166,6 +166,16 @@ class MiniLMNativeEncoder:
                     )
         return self._front_runs, self.compiled_tokenizer
 
+    @property
+    def note_runs(self) -> tuple | None:
+        """(the core's SharedTextRuns this encoder encodes notes with, its WordPieceTokenizer):
+        what the core's native Remember embeds a note with (library/core_recall.py), the same
+        passes as the library's own writes, not the query passes of `compiled`; None when the
+        checkpoint's tokenizer has no compiled copy."""
+        if self.compiled_tokenizer is None:
+            return None
+        return self._runs, self.compiled_tokenizer
+
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """[CLS] ... [SEP] ids per text: the compiled tokenizer's, HF's for the texts it declines."""
         compiled = self.compiled_tokenizer
