@@ -203,12 +203,22 @@ void bind_kv(py::module_& m) {
            py::arg("store"), py::kw_only(), py::arg("sync"), py::arg("reopen_interval_s"))
       .def(
           "write",
-          [](StoreWrites& self, KvBatch& batch, const std::string& count_family, const std::string& count_key) {
-            self.write(batch, count_family, count_key);  // owned copies: the GIL is released
+          [](StoreWrites& self, KvBatch& batch, const std::string& count_family, const std::string& count_key,
+             std::size_t items) {
+            self.write(batch, count_family, count_key, items);  // owned copies: the GIL is released
           },
-          py::arg("batch"), py::arg("count_family") = "", py::arg("count_key") = py::bytes(),
+          py::arg("batch"), py::arg("count_family") = "", py::arg("count_key") = py::bytes(), py::arg("items") = 0,
           py::call_guard<py::gil_scoped_release>(),
-          "one atomic write; with count_key, that ASCII count bumped in the same batch")
+          "one atomic write; with count_key, that ASCII count bumped in the same batch; `items` it writes, timed")
+      .def(
+          "write_times",
+          [](const StoreWrites& self) {
+            const polarmem::WriteTimes times = self.write_times();
+            return py::make_tuple(
+                std::vector<double>(polarmem::kStoreWriteBounds.begin(), polarmem::kStoreWriteBounds.end()),
+                std::vector<std::uint64_t>(times.counts.begin(), times.counts.end()), times.sum);
+          },
+          "(bucket upper bounds in seconds, items per bucket with +Inf last, total seconds) of the item writes")
       .def("try_resume", &StoreWrites::try_resume, py::call_guard<py::gil_scoped_release>())
       .def("close", &StoreWrites::close, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly(
@@ -272,11 +282,11 @@ void bind_kv(py::module_& m) {
             }
             const std::vector<std::string_view> views(records.begin(), records.end());
             py::gil_scoped_release release;
-            return self.add(views, rows, graded);
+            self.add(views, rows, graded);
           },
           py::arg("records"), py::arg("vectors"), py::arg("grade") = py::none(),
           "stores new items (serialised records, per item [(space, rows)]) and indexes them; grade(index_records) "
-          "-> (indptr, ids, grades, confidence | None) | None; returns the store write's seconds");
+          "-> (indptr, ids, grades, confidence | None) | None");
 
   m.def(
       "content_id",
@@ -287,6 +297,8 @@ void bind_kv(py::module_& m) {
       },
       py::arg("kind"), py::arg("text"), py::arg("uri"), py::arg("content"), py::arg("extra"),
       "the id of an item sent without one (polarmem/content_id.hpp)");
+  m.attr("STORE_WRITE_BOUNDS") =
+      std::vector<double>(polarmem::kStoreWriteBounds.begin(), polarmem::kStoreWriteBounds.end());
   m.def("is_no_space", &polarmem::is_no_space, py::arg("message"), "whether RocksDB's text says the disk is full");
 
   // The item layout (polarmem/item_layout.hpp): what an item write puts in each column family.

@@ -2,7 +2,6 @@
 #include "polarmem/item_writes.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "polarmem/error.hpp"
@@ -77,9 +76,9 @@ ItemWrites::ItemWrites(std::string ns, std::shared_ptr<StoreWrites> store, std::
       appends_(std::move(appends)),
       spaces_(std::move(spaces)) {}
 
-double ItemWrites::add(const std::vector<std::string_view>& records,
-                       const std::vector<std::vector<layout::VectorRows>>& vectors, const Grade& grade) {
-  if (records.empty()) return 0.0;
+void ItemWrites::add(const std::vector<std::string_view>& records,
+                     const std::vector<std::vector<layout::VectorRows>>& vectors, const Grade& grade) {
+  if (records.empty()) return;
   if (vectors.size() != records.size()) fail(ErrorCode::kInvalidArgument, "one vector list per record expected");
   // The index's inputs first: a vector it would refuse is refused before anything is written.
   std::vector<SpaceRows> held(spaces_.size());
@@ -96,19 +95,17 @@ double ItemWrites::add(const std::vector<std::string_view>& records,
   std::vector<std::string> ids, index_records;
   ids.reserve(records.size());
   index_records.reserve(records.size());
-  const auto started = std::chrono::steady_clock::now();
   try {
     for (const auto& [concept_id, name] : pending) layout::put_concept(batch, ns_, concept_id, name);
     for (std::size_t i = 0; i < records.size(); ++i) {
       ids.push_back(layout::read_item(records[i]).id);
       index_records.push_back(layout::put_item(batch, ns_, records[i], vectors[i]));
     }
-    store_->write(batch, "meta", count_key_);
+    store_->write(batch, "meta", count_key_, records.size());
   } catch (...) {
     appends_->put_back(std::move(pending));  // not written: the next write stores them
     throw;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   std::optional<OwnedGrades> grades;
   if (grade) grades = grade(index_records);
@@ -116,7 +113,6 @@ double ItemWrites::add(const std::vector<std::string_view>& records,
   std::vector<std::string_view> kept;
   if (items_->records()) kept = records;
   items_->add(ids, index_views, inputs, grades ? grades->view() : ConceptGrades{}, kept);
-  return seconds;
 }
 
 }  // namespace polarmem

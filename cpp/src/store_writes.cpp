@@ -62,7 +62,7 @@ Error StoreWrites::failure_error_locked() const {
                "the store could not write (" + failure_message_ + "): nothing was stored; retry later");
 }
 
-void StoreWrites::write(KvBatch& batch, std::string_view count_family, std::string_view count_key) {
+void StoreWrites::write(KvBatch& batch, std::string_view count_family, std::string_view count_key, std::size_t items) {
   std::unique_lock lock(mutex_);
   if (closed_)
     fail(ErrorCode::kUnavailable, "the store is closed (the server is shutting down); retry on another server");
@@ -71,11 +71,13 @@ void StoreWrites::write(KvBatch& batch, std::string_view count_family, std::stri
   std::exception_ptr refused;  // a garbled count: this write alone refused, the store sound
   std::string message;
   try {
+    const auto started = std::chrono::steady_clock::now();
     if (count_key.empty()) {
       store_->write(batch, sync_);
     } else {  // the count bumped in the same batch, one per write whichever door wrote
       store_->write_counted(batch, count_family, count_key, sync_);
     }
+    if (items != 0) time_items(std::chrono::steady_clock::now() - started, items);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kFailedPrecondition) {
       refused = std::current_exception();
@@ -100,6 +102,22 @@ void StoreWrites::write(KvBatch& batch, std::string_view count_family, std::stri
   if (tell_failed != nullptr) (*tell_failed)(kind, message);
   if (refused) std::rethrow_exception(refused);
   if (error) throw *error;
+}
+
+void StoreWrites::time_items(std::chrono::steady_clock::duration took, std::size_t items) {
+  const double per_item = std::chrono::duration<double>(took).count() / static_cast<double>(items);
+  const auto bucket = static_cast<std::size_t>(
+      std::lower_bound(kStoreWriteBounds.begin(), kStoreWriteBounds.end(), per_item) - kStoreWriteBounds.begin());
+  timed_[bucket].fetch_add(items, std::memory_order_relaxed);
+  timed_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+                      std::memory_order_relaxed);
+}
+
+WriteTimes StoreWrites::write_times() const {
+  WriteTimes out;
+  for (std::size_t i = 0; i < out.counts.size(); ++i) out.counts[i] = timed_[i].load(std::memory_order_relaxed);
+  out.sum = static_cast<double>(timed_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return out;
 }
 
 bool StoreWrites::try_resume() {

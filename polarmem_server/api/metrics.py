@@ -34,9 +34,10 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from polarmem.common.v1 import enums_pb2
+from polarmem_server._core import STORE_WRITE_BOUNDS
 from polarmem_server.index import TIER_NAMES
 from polarmem_server.library import Memory
 from polarmem_server.scoring.base import EngineError
@@ -156,6 +157,29 @@ class MemoryCollector:
         yield edges
 
 
+class StoreWritesCollector:
+    """The item writes' latency as the store timed them (read at scrape time), whichever door
+    wrote: the library's writes and the core's native Remember alike; empty where the backend
+    times none."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+
+    def collect(self):
+        bounds, counts, total = self._memory.backend.write_times() or (
+            STORE_WRITE_BOUNDS,
+            [0] * (len(STORE_WRITE_BOUNDS) + 1),
+            0.0,
+        )
+        buckets, cumulative = [], 0
+        for bound, count in zip([*map(str, bounds), "+Inf"], counts):
+            cumulative += count
+            buckets.append((bound, cumulative))
+        family = HistogramMetricFamily("polarmem_store_write_seconds", "RocksDB write latency per item")
+        family.add_metric([], buckets, sum_value=total)
+        yield family
+
+
 class ServerMetrics:
     """The collectors of one server. `namespace_labels` (config ``metrics_namespace_labels``,
     default off) adds a ``namespace`` label to the per-RPC series; see the module docstring."""
@@ -234,9 +258,6 @@ class ServerMetrics:
         )
         self.partition_weak = Counter(
             "polarmem_partition_weak", "Items with more than 80% of concepts UNCERTAIN", registry=r
-        )
-        self.store_write = Histogram(
-            "polarmem_store_write_seconds", "RocksDB write latency per item", buckets=LATENCY_BUCKETS, registry=r
         )
         self.engine_batch_prompts = Histogram(
             "polarmem_engine_batch_prompts",

@@ -72,7 +72,7 @@ from polarmem_server.api.replica_supervisor import WATCH_INTERVAL_S, ReplicaSupe
 from polarmem_server.api.storage_damage import StorageDamage
 from polarmem_server.api.temp_dirs import owned_temp_dir, remove_stale
 from polarmem_server.library import AutoCreate, Daemons, Memory, open_primary
-from polarmem_server.api.metrics import ServerMetrics
+from polarmem_server.api.metrics import ServerMetrics, StoreWritesCollector
 from polarmem_server.api.service import MemoryService
 from polarmem_server.scoring.encoder import EncoderUnavailable, load_encoder
 from polarmem_server.scoring.verification import Verifier
@@ -596,7 +596,6 @@ class PolarMemServer:
                     self.group.board,
                     cfg.durability,
                     cfg.index_threads,
-                    self.metrics.store_write.observe,
                     verifier=self.verifier,
                     graph_checkpoint_s=cfg.graph_checkpoint_s,
                 )
@@ -605,7 +604,6 @@ class PolarMemServer:
                     cfg.data_dir,
                     durability=cfg.durability,
                     threads=cfg.index_threads,
-                    on_store_write=self.metrics.store_write.observe,
                     verifier=self.verifier,
                     graph_checkpoint_s=cfg.graph_checkpoint_s,
                 )
@@ -617,6 +615,7 @@ class PolarMemServer:
             self.metrics.attach(memory)
         else:
             self.metrics.registry.register(NamespaceTotalsCollector(memory))
+        self.metrics.registry.register(StoreWritesCollector(memory))
         if self.core_recall is not None:
             self.core_recall.attach(memory)  # the front's views answer the memory's Recalls too
         self.core_recall = memory.core

@@ -62,7 +62,6 @@ class Memory:
         store: str | Path | Backend,
         durability: str = "sync",
         threads: int = 0,
-        on_store_write: Callable[[float], None] | None = None,
         verifier: Verifier | None = None,
         settings_refresh_s: float = DEFAULT_REFRESH_S,
         graph_checkpoint_s: float = 0.0,
@@ -77,7 +76,7 @@ class Memory:
         else:
             if durability not in ("sync", "async"):
                 raise InvalidArgument(f"durability must be 'sync' or 'async', got {quoted(durability)}")
-            self.backend = open_local(store, durability, threads, on_store_write)
+            self.backend = open_local(store, durability, threads)
         self.verifier = verifier
         self.writer = Writer(self.backend)
         self._lock = threading.RLock()

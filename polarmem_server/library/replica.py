@@ -41,11 +41,10 @@ def open_primary(
     board: ChangeBoard,
     durability: str,
     threads: int,
-    on_store_write: Callable[[float], None] | None = None,
     **memory_options: Any,
 ) -> Memory:
     """The primary's Memory: the local backend, publishing every stored write on ``board``."""
-    return Memory(PublishingBackend(data_dir, board, durability, threads, on_store_write), **memory_options)
+    return Memory(PublishingBackend(data_dir, board, durability, threads), **memory_options)
 
 
 class ReplicaMemory(Memory):

@@ -371,6 +371,12 @@ class Backend(ABC):
         namespace has no more."""
         return None
 
+    def write_times(self) -> tuple[list[float], list[int], float] | None:
+        """The item writes' latency so far, as the store timed them (cpp/include/polarmem/
+        store_writes.hpp): (bucket upper bounds in seconds, items per bucket with +Inf last, total
+        seconds); None where this backend does not time its writes (the default)."""
+        return None
+
     def note_writer(self, ns: str) -> tuple[Any, Any] | None:
         """The core's writer of the namespace's new items (cpp/include/polarmem/item_writes.hpp)
         and its queue of appended concepts (concept_appends.hpp), through which the core stores a

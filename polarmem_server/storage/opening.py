@@ -17,12 +17,11 @@ def open_local(
     data_dir: str | Path,
     durability: str = "sync",
     threads: int = 0,
-    on_store_write: Callable[[float], None] | None = None,
 ) -> Backend:
     """The local backend (RocksDB under ``data_dir`` plus the compiled index rebuilt from it)."""
     from polarmem_server.storage.local.backend import LocalBackend
 
-    return LocalBackend(data_dir, durability, threads, on_store_write)
+    return LocalBackend(data_dir, durability, threads)
 
 
 def milvus_settings(**fields: Any) -> Any:

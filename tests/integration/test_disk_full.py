@@ -102,6 +102,9 @@ def test_disk_full_answers_resource_exhausted_keeps_reads_and_resumes_without_re
         assert 'polarmem_store_errors_total{kind="disk_full",op="write"}' in metrics
         assert 'polarmem_store_recoveries_total{kind="resume"} 1.0' in metrics
         assert "polarmem_store_writable 1.0" in metrics
+        if server.fast_front is not None:  # the core stored most notes itself and answered the full disk too
+            remembers = server.fast_front.front.stats()["remember"]
+            assert remembers["native"] > 0 and remembers["failed"] >= 2, remembers
         client.close()
     finally:
         server.stop()

@@ -98,6 +98,7 @@ def test_a_note_is_stored_by_the_core_as_the_library_stores_it(server, open_voca
             for i, note in enumerate(notes)
         ]
     assert remember_stats(server) == {"native": len(notes), "forwarded": 0, "failed": 0}
+    timed_before = sum(server.memory.backend.write_times()[1])
     for i, (note, answer) in enumerate(zip(notes, answers)):
         server.memory.remember("library", ItemInput(id=answer.item.id, kind="text", text=note, metadata={"n": str(i)}))
     native_names = server.memory.namespace("native").vocabulary.names
@@ -112,8 +113,10 @@ def test_a_note_is_stored_by_the_core_as_the_library_stores_it(server, open_voca
         assert np.array_equal(vectors["sem"], store.get_vectors("library", answer.item.id, dims)["sem"])
         shown = stub_view(server, "native", answer.item.id)
         assert shown == answer.item  # the answer is the item as GetItem shows it
-    # stored for good: a restart reads every note back
     assert server.memory.backend.counts("native").items == len(notes)
+    # the store times each item write, whichever door wrote it (polarmem_store_write_seconds)
+    assert timed_before >= len(notes)
+    assert sum(server.memory.backend.write_times()[1]) == timed_before + len(notes)
 
 
 def stub_view(server, namespace: str, item_id: str) -> pb.Item:

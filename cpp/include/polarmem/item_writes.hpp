@@ -50,9 +50,9 @@ class ItemWrites {
   // New items: their serialised records and, per item, its vectors (a single space one row, a
   // multi space any number; a space left out holds none). Throws what the store's write throws
   // (nothing written) or what the in-memory add throws (written, not indexed: the next start
-  // indexes it). Returns the seconds the store's write took.
-  double add(const std::vector<std::string_view>& records, const std::vector<std::vector<layout::VectorRows>>& vectors,
-             const Grade& grade = {});
+  // indexes it). The store times the write (StoreWrites::write_times).
+  void add(const std::vector<std::string_view>& records, const std::vector<std::vector<layout::VectorRows>>& vectors,
+           const Grade& grade = {});
 
   const std::string& ns() const { return ns_; }
   const std::vector<Space>& spaces() const { return spaces_; }

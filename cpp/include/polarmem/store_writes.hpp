@@ -9,6 +9,8 @@
 // (docs/failure-behaviour.md).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -23,6 +25,17 @@
 namespace polarmem {
 
 enum class WriteFailure : std::uint8_t { none, disk_full, io_error };
+
+// Upper bounds (seconds) of the item writes' latency buckets, +Inf after the last: what the
+// metrics export as polarmem_store_write_seconds (api/metrics.py reads them from here).
+inline constexpr std::array<double, 14> kStoreWriteBounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                          0.1,    0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
+
+// The item writes so far: per item, the seconds its write took (a batch's time shared by its items).
+struct WriteTimes {
+  std::array<std::uint64_t, kStoreWriteBounds.size() + 1> counts{};  // items per bucket
+  double sum = 0.0;
+};
 
 // Whether RocksDB's text says the disk is full (writes and opens alike).
 bool is_no_space(std::string_view message);
@@ -41,7 +54,11 @@ class StoreWrites {
   // Error(kResourceExhausted) for a full disk and Error(kUnavailable) for an I/O error, while a
   // reopen is not due yet, or once closed; Error(kFailedPrecondition) for a damaged count (this
   // write alone refused, the store sound).
-  void write(KvBatch& batch, std::string_view count_family = {}, std::string_view count_key = {});
+  // `items`: the items the batch writes, timed into write_times() when the write succeeds
+  // (0: a write of no item, settings or a deletion, is not timed).
+  void write(KvBatch& batch, std::string_view count_family = {}, std::string_view count_key = {},
+             std::size_t items = 0);
+  WriteTimes write_times() const;
   // After a failed write: reopens the store if the interval has passed. True when writes work
   // (again, or never failed).
   bool try_resume();
@@ -53,6 +70,7 @@ class StoreWrites {
 
  private:
   Error failure_error_locked() const;  // what every write answers while failure_ stands
+  void time_items(std::chrono::steady_clock::duration took, std::size_t items);
   bool try_reopen_locked();
 
   std::shared_ptr<KvStore> store_;
@@ -65,6 +83,8 @@ class StoreWrites {
   std::chrono::steady_clock::time_point next_reopen_;
   std::shared_ptr<const Failed> failed_;  // swapped whole by watch, read under mutex_, called outside it
   std::shared_ptr<const Resumed> resumed_;
+  std::array<std::atomic<std::uint64_t>, kStoreWriteBounds.size() + 1> timed_{};  // items per bucket
+  std::atomic<std::uint64_t> timed_ns_{0};
 };
 
 }  // namespace polarmem

@@ -98,12 +98,10 @@ class LocalBackend(Backend):
         path: str | Path,
         durability: str = "sync",
         threads: int = 0,
-        on_write: Callable[[float], None] | None = None,
     ) -> None:
-        """`on_write` is called with the seconds per item of every store write (metrics)."""
+        """The store times its item writes itself (Store.writes.write_times: the metrics)."""
         self.store = Store(path, durability)
         self.threads = threads
-        self.on_write = on_write
         self._namespaces: dict[str, _Namespace] = {}
         self._lock = threading.RLock()
         self._loaded_items = 0
@@ -284,14 +282,11 @@ class LocalBackend(Backend):
 
     def _write_new(self, state: _Namespace, writes: Sequence[ItemWrite]) -> None:
         """New items: written and indexed by the core (cpp/include/polarmem/item_writes.hpp)."""
-        seconds = state.new_items.add(
+        state.new_items.add(
             [w.record.SerializeToString() for w in writes],
             [list(w.vectors.items()) for w in writes],
             state.grades_of,
         )
-        if self.on_write is not None:
-            for _ in writes:
-                self.on_write(seconds / len(writes))
 
     def _write_versions(self, ns: str, state: _Namespace, writes: Sequence[ItemWrite]) -> None:
         """Stored items' next versions: one batch, then each slot brought in step."""
@@ -303,16 +298,11 @@ class LocalBackend(Backend):
             (record, w.vectors, before, spaces, pending if i == 0 else ())
             for i, (w, record, before) in enumerate(zip(writes, serialised, previous))
         ]
-        started = time.perf_counter()
         try:
             self.store.write_items(ns, entries)
         except Exception:
             state.appends.put_back(pending)  # not written: the next batch writes them
             raise
-        if self.on_write is not None:
-            per_item = (time.perf_counter() - started) / len(writes)
-            for _ in writes:
-                self.on_write(per_item)
         for write, record, before in zip(writes, serialised, previous):
             state.index.replace(before, record, write.vectors)
 
@@ -323,6 +313,9 @@ class LocalBackend(Backend):
         serialised = record.SerializeToString()
         self.store.delete_item(ns, serialised, tuple(s.name for s in state.spaces))
         state.index.remove(serialised)
+
+    def write_times(self) -> tuple[list[float], list[int], float]:
+        return self.store.writes.write_times()
 
     def note_writer(self, ns: str) -> tuple[ItemWrites, ConceptAppends] | None:
         state = self._ns(ns)

@@ -267,9 +267,8 @@ class PublishingBackend(LocalBackend):
         board: ChangeBoard,
         durability: str = "sync",
         threads: int = 0,
-        on_write: Callable[[float], None] | None = None,
     ) -> None:
-        super().__init__(path, durability, threads, on_write)
+        super().__init__(path, durability, threads)
         self.board = board
 
     def create_namespace(self, record: NamespaceRecord) -> None:
@@ -345,7 +344,7 @@ class SecondaryStore(Store):
                 "(start the primary first, it migrates the store)"
             )
 
-    def _write(self, batch, ns=None) -> None:
+    def _write(self, batch, ns=None, items=0) -> None:
         raise ReadOnlyReplica("this process is a read-only replica; writes go to the primary process")
 
     def catch_up(self) -> None:
@@ -430,7 +429,6 @@ class ReplicaBackend(LocalBackend):
         """`store`: an already opened secondary instance of `path` (opened under a cut)."""
         self.store = store if store is not None else SecondaryStore(path, secondary_dir)
         self.threads = threads
-        self.on_write = None
         self._namespaces: dict[str, _Namespace] = {}
         self._layouts: dict[str, tuple] = {}
         self._lock = threading.RLock()

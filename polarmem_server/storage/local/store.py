@@ -242,7 +242,7 @@ class Store:
             for concept_id, name in new_concepts:
                 put_concept(batch, ns, concept_id, name)
             index_records.append(put_item(batch, ns, record, list(vectors.items()), previous, list(previous_spaces)))
-        self._write(batch, ns)
+        self._write(batch, ns, items=len(entries))
         return index_records
 
     def delete_item(self, ns: str, record: bytes, spaces: tuple[str, ...]) -> None:
@@ -302,14 +302,14 @@ class Store:
 
     # ---- plumbing --------------------------------------------------------------------------
 
-    def _write(self, batch: KvBatch, ns: str | None) -> None:
+    def _write(self, batch: KvBatch, ns: str | None, items: int = 0) -> None:
         """One atomic, (with sync durability) synced write to namespace `ns`, which also counts it
-        (namespace_writes; None: a store-wide write, counted nowhere). A failure follows the
-        core's policy (module doc)."""
+        (namespace_writes; None: a store-wide write, counted nowhere); `items`: the items it
+        writes, timed by the core for the metrics. A failure follows the core's policy (module doc)."""
         if ns is None:
-            self._writes.write(batch)
+            self._writes.write(batch, items=items)
         else:  # the count bumped in the same batch, one per write whichever door wrote
-            self._writes.write(batch, "meta", _WRITES + ns.encode())
+            self._writes.write(batch, "meta", _WRITES + ns.encode(), items)
 
     @property
     def write_failure(self) -> str | None:
