@@ -12,7 +12,6 @@ changed items only, or a rebuild of the namespace where secondary.py says so.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
