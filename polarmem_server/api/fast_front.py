@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from polarmem_server.api.auth import METHOD_ROLES
+from polarmem_server.api.metrics import bucket_histogram
 from polarmem_server.library import CoreRecall, unavailable_reason  # noqa: F401 - re-exported
 
 PEER_HEADER = "x-polarmem-peer"
@@ -118,15 +119,13 @@ class FastFrontCollector:
             "Namespaces whose Recalls the compiled front plans itself",
             value=self._host.views.size,
         )
-        buckets, total = [], 0
-        for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["latency_counts"]):
-            total += count
-            buckets.append((bound, total))
-        latency = HistogramMetricFamily(
-            "polarmem_fast_front_latency_seconds", "Time the front took for the Recalls it answered itself"
+        yield bucket_histogram(
+            "polarmem_fast_front_latency_seconds",
+            "Time the front took for the Recalls it answered itself",
+            stats["latency_bounds"],
+            stats["latency_counts"],
+            stats["latency_sum"],
         )
-        latency.add_metric([], buckets, sum_value=stats["latency_sum"])
-        yield latency
         remembers = CounterMetricFamily(
             "polarmem_fast_front_remembers",
             "Remembers through the compiled front, by path (native: stored by the core; failed: the store refused)",
@@ -135,12 +134,10 @@ class FastFrontCollector:
         for path, count in stats["remember"].items():
             remembers.add_metric([path], count)
         yield remembers
-        buckets, total = [], 0
-        for bound, count in zip([*map(str, stats["latency_bounds"]), "+Inf"], stats["remember_latency_counts"]):
-            total += count
-            buckets.append((bound, total))
-        remember_latency = HistogramMetricFamily(
-            "polarmem_fast_front_remember_latency_seconds", "Time the front took for the notes it stored itself"
+        yield bucket_histogram(
+            "polarmem_fast_front_remember_latency_seconds",
+            "Time the front took for the notes it stored itself",
+            stats["latency_bounds"],
+            stats["remember_latency_counts"],
+            stats["remember_latency_sum"],
         )
-        remember_latency.add_metric([], buckets, sum_value=stats["remember_latency_sum"])
-        yield remember_latency

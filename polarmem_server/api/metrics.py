@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+from collections.abc import Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -127,6 +128,20 @@ class KvCacheCollector:
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+def bucket_histogram(
+    name: str, documentation: str, bounds: Sequence[float], counts: Sequence[int], total: float
+) -> HistogramMetricFamily:
+    """A histogram the core counted: per-bucket counts over upper `bounds` (+Inf last, one more
+    count than bounds) and the observations' `total`, as Prometheus' cumulative buckets."""
+    buckets, cumulative = [], 0
+    for bound, count in zip([*map(str, bounds), "+Inf"], counts):
+        cumulative += count
+        buckets.append((bound, cumulative))
+    family = HistogramMetricFamily(name, documentation)
+    family.add_metric([], buckets, sum_value=total)
+    return family
+
+
 class MemoryCollector:
     """Per-namespace sizes read from the memory at scrape time (nothing to keep in step)."""
 
@@ -171,13 +186,7 @@ class StoreWritesCollector:
             [0] * (len(STORE_WRITE_BOUNDS) + 1),
             0.0,
         )
-        buckets, cumulative = [], 0
-        for bound, count in zip([*map(str, bounds), "+Inf"], counts):
-            cumulative += count
-            buckets.append((bound, cumulative))
-        family = HistogramMetricFamily("polarmem_store_write_seconds", "RocksDB write latency per item")
-        family.add_metric([], buckets, sum_value=total)
-        yield family
+        yield bucket_histogram("polarmem_store_write_seconds", "RocksDB write latency per item", bounds, counts, total)
 
 
 class ServerMetrics:

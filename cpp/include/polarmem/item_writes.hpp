@@ -54,8 +54,7 @@ class ItemWrites {
   void add(const std::vector<std::string_view>& records, const std::vector<std::vector<layout::VectorRows>>& vectors,
            const Grade& grade = {});
 
-  const std::string& ns() const { return ns_; }
-  const std::vector<Space>& spaces() const { return spaces_; }
+  // The namespace's items in memory (a writer looks up whether an id is stored).
   const std::shared_ptr<NamespaceItems>& items() const { return items_; }
 
  private:
