@@ -20,6 +20,7 @@ namespace polarmem::bindings {
 void bind_checks(py::module_& m) {
   m.attr("MAX_STATUS_MESSAGE_CHARS") = kMaxMessageChars;
   m.attr("MAX_QUOTED_CHARS") = kMaxQuotedChars;
+  m.attr("MAX_ITEM_ID_BYTES") = kMaxItemIdBytes;
   m.attr("MAX_METADATA_KEYS") = kMaxMetadataKeys;
   m.attr("MAX_METADATA_KEY_BYTES") = kMaxMetadataKeyBytes;
   m.attr("MAX_METADATA_VALUE_BYTES") = kMaxMetadataValueBytes;

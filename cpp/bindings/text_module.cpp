@@ -51,6 +51,7 @@ py::object optional_id(const std::optional<std::uint32_t>& id) {
 }  // namespace
 
 void bind_text(py::module_& m) {
+  m.attr("DEFAULT_SOURCE") = polarmem::layout::kDefaultSource;
   m.def(
       "text_tokens",
       [](const py::bytes& utf8) {

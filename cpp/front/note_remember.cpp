@@ -19,7 +19,6 @@ namespace polarmem::front {
 namespace {
 
 constexpr std::int32_t kKindVisual = 1, kKindText = 2;  // common/v1 ItemKind
-constexpr std::size_t kMaxItemIdBytes = 256;            // domain/items.py MAX_ITEM_ID_BYTES
 // How long a native write waits for a library write holding the namespace before handing the
 // call over (the library then waits its own way, up to the call's deadline).
 constexpr double kLockWaitSeconds = 0.5;
@@ -62,7 +61,7 @@ bool read_note(const NamespaceView& view, const v1::ItemInput& item, Note* note)
   if (note->id.empty()) {
     if (item.text().empty() && item.uri().empty()) return false;
     note->id = content_id(kind_name(note->kind), item.text(), item.uri(), "", "");
-  } else if (note->id.size() > kMaxItemIdBytes || note->id.find('\0') != std::string::npos) {
+  } else if (note->id.size() > checks::kMaxItemIdBytes || note->id.find('\0') != std::string::npos) {
     return false;
   }
   note->metadata.assign(item.metadata().begin(), item.metadata().end());
@@ -126,7 +125,7 @@ RememberOutcome NamespaceViews::remember(const v1::RememberRequest& request, v1:
     fields.model = item.model();
     fields.template_version = writer.template_version;
     fields.created_ms = now_ms();
-    fields.source = item.source().empty() ? "client" : item.source();
+    fields.source = item.source().empty() ? layout::kDefaultSource : item.source();
     // No evidence of its own: the lexical pathway decides every concept the note states.
     const layout::TextReading reading{&vocabulary, writer.note_triggers.get(), true, view->open_vocabulary};
     const std::string record = layout::encode_new_item_record(fields, reads_text ? &reading : nullptr);

@@ -23,7 +23,7 @@ STATES = {
     "uncertain": enums_pb2.CONCEPT_STATE_UNCERTAIN,
 }
 STATE_NAMES = {code: name for name, code in STATES.items()}
-MAX_ITEM_ID_BYTES = 256
+MAX_ITEM_ID_BYTES = _core.MAX_ITEM_ID_BYTES  # the core's bound, which a note it stores itself is held to
 MAX_CONCEPTS_PER_ITEM = 4096
 MAX_TEMPLATE_SCORES = 64
 # What one item's metadata may hold (docs/failure-behaviour.md). Before, only the 16 MiB message
@@ -34,7 +34,7 @@ MAX_METADATA_KEYS = _core.MAX_METADATA_KEYS
 MAX_METADATA_KEY_BYTES = _core.MAX_METADATA_KEY_BYTES
 MAX_METADATA_VALUE_BYTES = _core.MAX_METADATA_VALUE_BYTES
 MAX_METADATA_TOTAL_BYTES = _core.MAX_METADATA_TOTAL_BYTES  # every key and value, UTF-8
-DEFAULT_SOURCE = "client"
+DEFAULT_SOURCE = _core.DEFAULT_SOURCE  # "client": the core's, which a note it stores itself states too
 
 
 @dataclass

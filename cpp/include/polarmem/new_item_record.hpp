@@ -15,6 +15,9 @@
 
 namespace polarmem::layout {
 
+// Who produced an item's evidence when the client names no one (domain/items.py DEFAULT_SOURCE).
+inline constexpr const char* kDefaultSource = "client";
+
 struct NewItemRecord {
   std::string id;
   std::int32_t kind = 0;  // common/v1 ItemKind

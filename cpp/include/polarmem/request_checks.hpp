@@ -42,6 +42,10 @@ std::string vector_problem(std::string_view where, std::string_view space, std::
 // A vector for a space the namespace lacks (`spaces`: the names it has, in order).
 std::string unknown_space(std::string_view where, std::string_view space, const std::vector<std::string>& spaces);
 
+// An item id: 1 to this many bytes of UTF-8 without NUL (domain/items.py check_item_id words the
+// refusal; a note the core stores itself is held to the same bound, cpp/front/note_remember.cpp).
+inline constexpr std::size_t kMaxItemIdBytes = 256;
+
 // Metadata (key, value) pairs under `where`: within the MAX_METADATA_* limits below.
 inline constexpr std::size_t kMaxMetadataKeys = 256;
 inline constexpr std::size_t kMaxMetadataKeyBytes = 256;
