@@ -117,9 +117,10 @@ class FastFront::Service final : public grpc::Service {
     auto request = std::make_shared<v1::RememberRequest>();
     grpc::ByteBuffer consumed(*bytes);
     const bool parsed = grpc::SerializationTraits<v1::RememberRequest>::Deserialize(&consumed, request.get()).ok();
-    // Encoding a note's text may wait for the shared encoder pass, as a text Recall's does.
-    const bool waits = parsed && request->item().vectors().count("sem") == 0 && !request->item().text().empty();
-    admit(reactor, waits, [this, context, reactor, request, parsed, bytes, out, started] {
+    // A write may wait — for an encoder pass, for a library write holding the namespace, for the
+    // synced write itself —, so it runs on the front's own threads unless it is alone: a reading
+    // thread that waits leaves every other call unread.
+    admit(reactor, true, [this, context, reactor, request, parsed, bytes, out, started] {
       remember(context, reactor, parsed ? request.get() : nullptr, bytes, out, started);
     });
     return reactor;
@@ -127,9 +128,10 @@ class FastFront::Service final : public grpc::Service {
 
   // Admits a call (RESOURCE_EXHAUSTED past max_in_flight) and runs `work`, which must finish the
   // call and leave its slot: on the thread that read it, or on the front's own threads for a call
-  // that may wait (an encoder pass) beside other calls, or where no reading thread would stay free.
+  // that may wait (an encoder pass, a write) beside other calls, or where no reading thread would
+  // stay free.
   template <typename Work>
-  void admit(grpc::ServerUnaryReactor* reactor, bool may_wait_for_encoder, Work work) {
+  void admit(grpc::ServerUnaryReactor* reactor, bool may_wait, Work work) {
     // Counted until the answer is ready, a handed-over call included (it holds a slot too).
     const auto in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (max_in_flight_ != 0 && in_flight > max_in_flight_) {
@@ -143,7 +145,7 @@ class FastFront::Service final : public grpc::Service {
     // A text call alone in the front waits for no other call's encoder pass and leaves the
     // other reading threads free: answered here, it saves the hand-over's wake-ups (5-8 % of its
     // server CPU, docs/fast-front.md "A text Recall alone").
-    if (!may_wait_for_encoder || in_flight == 1) {
+    if (!may_wait || in_flight == 1) {
       // (other work on the reading threads — handed-over calls, their answers — is not counted:
       // it is short, and the rule only needs to see the calls that hold a thread)
       struct Answering {

@@ -32,9 +32,9 @@ std::int64_t now_ms() {
 }
 
 int status_of(ErrorCode code) {  // grpc::StatusCode's numbers, as the library maps the core's errors
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return 3;
-    case ErrorCode::kOutOfRange: return 11;
+  switch (code) {                 // (cpp/bindings/module.cpp: an id out of range is an invalid argument)
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kOutOfRange: return 3;
     case ErrorCode::kFailedPrecondition: return 9;
     case ErrorCode::kResourceExhausted: return 8;
     case ErrorCode::kUnavailable: return 14;
@@ -114,8 +114,14 @@ RememberOutcome NamespaceViews::remember(const v1::RememberRequest& request, v1:
 
   const text::Vocabulary& vocabulary = *view->binding.vocabulary;
   try {
-    if (reads_text && view->open_vocabulary)  // every content word a concept, bound before the text is read
-      writer.appends->allocate(text::content_terms(item.text(), *writer.note_triggers));
+    if (reads_text && view->open_vocabulary) {  // every content word a concept, bound before the text is read
+      // as the library binds them (writes.py concept_ids): a word the vocabulary finds — a
+      // concept, an alias, a plural — is not a new concept
+      std::vector<std::string> unknown;
+      for (auto& term : text::content_terms(item.text(), *writer.note_triggers))
+        if (!vocabulary.lookup(term)) unknown.push_back(std::move(term));
+      if (!unknown.empty()) writer.appends->allocate(unknown);
+    }
     layout::NewItemRecord fields;
     fields.id = note.id;
     fields.kind = note.kind;
@@ -136,7 +142,7 @@ RememberOutcome NamespaceViews::remember(const v1::RememberRequest& request, v1:
   } catch (const Error& error) {
     response->Clear();
     failed->code = status_of(error.code());
-    failed->message = error.what();
+    failed->message = checks::cut_message(error.what());
     return RememberOutcome::kFailed;
   }
   return RememberOutcome::kStored;

@@ -91,10 +91,10 @@ void ItemWrites::add(const std::vector<std::string_view>& records,
         fail(ErrorCode::kInvalidArgument, "vectors: unknown vector space '" + v.space + "'");
 
   KvBatch batch;
-  ConceptAppends::Pending pending = appends_->take();
   std::vector<std::string> ids, index_records;
   ids.reserve(records.size());
   index_records.reserve(records.size());
+  ConceptAppends::Pending pending = appends_->take();  // (nothing that may throw between this and the try)
   try {
     for (const auto& [concept_id, name] : pending) layout::put_concept(batch, ns_, concept_id, name);
     for (std::size_t i = 0; i < records.size(); ++i) {

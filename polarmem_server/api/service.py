@@ -415,7 +415,8 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
         # A new note the core stores itself, as the compiled front does; the rest is the library's.
-        stored = self.memory.core.remember(request)
+        # (An item with image bytes is the library's: they are not copied into the core to be told so.)
+        stored = None if request.item.content else self.memory.core.remember(request)
         if stored is not None:
             return stored
         namespace = self.auto_create.namespace_for_write(self.memory, request.namespace)

@@ -471,9 +471,12 @@ def note_writer(memory, namespace: Namespace) -> tuple | None:
     if any(spec.multi for spec in namespace.spaces.values()):
         return None
     encodes_sem = settings.encoder != "none" and "sem" in namespace.spaces
-    note_runs = getattr(load_encoder(settings.encoder), "note_runs", None) if encodes_sem else None
-    if encodes_sem and note_runs is None:
-        return None
+    note_runs = None
+    if encodes_sem:
+        encoder = load_encoder(settings.encoder)
+        note_runs = getattr(encoder, "note_runs", None)
+        if encoder is None or note_runs is None or namespace.spaces["sem"].dim != encoder.dim:
+            return None  # (a `sem` of another width than the encoder's: the library's to refuse)
     return (
         *parts,
         namespace.write_lock.core_lock,
