@@ -414,9 +414,11 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         deadline = call_deadline(context, self.default_deadline_s)
         if not request.HasField("item"):
             raise InvalidArgument("item is required")
-        # A new note the core stores itself, as the compiled front does; the rest is the library's.
-        # (An item with image bytes is the library's: they are not copied into the core to be told so.)
-        stored = None if request.item.content else self.memory.core.remember(request)
+        # A new note the core stores itself; the rest is the library's. Where the compiled front
+        # listens it asked the core already (every call here is one it handed over), and an item
+        # with image bytes is the library's: neither is copied into the core to be told so again.
+        asked = self.fast_front is not None or bool(request.item.content)
+        stored = None if asked else self.memory.core.remember(request)
         if stored is not None:
             return stored
         namespace = self.auto_create.namespace_for_write(self.memory, request.namespace)

@@ -159,6 +159,32 @@ def test_a_stored_note_survives_a_restart_and_is_recalled(tmp_path):
         server.stop()
 
 
+def test_the_python_listener_asks_the_core_first(tmp_path, monkeypatch):
+    """With the Python listener on the address (front python) the servicer asks the same core
+    entry: a note is stored without the library's write path, which stores the rest."""
+    server = PolarMemServer(make_config(tmp_path, front="python")).start()
+    try:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("notes", encoder="minilm", open_vocabulary=True)
+            wait_for_writer(server, "notes")
+            library_writes: list[str] = []
+            library_remember = server.memory.remember_batch
+
+            def counted(ns, items, *args, **kwargs):
+                library_writes.extend(item.text for item in items)
+                return library_remember(ns, items, *args, **kwargs)
+
+            monkeypatch.setattr(server.memory, "remember_batch", counted)
+            note = client.remember("notes", kind="text", text="Omar does not drink coffee")
+            assert list(note.not_has) == ["coffee"] and library_writes == []
+            stated = client.remember("notes", kind="text", text="a dog", states={"dog": "has"})
+            assert "dog" in stated.has and library_writes == ["a dog"]
+            assert client.remember("notes", kind="text", text="Omar does not drink coffee").id == note.id
+            assert server.memory.backend.counts("notes").items == 2
+    finally:
+        server.stop()
+
+
 def test_what_the_core_does_not_store_goes_to_the_library(server):
     """Evidence to verify or score, asserted states, an id already stored and input the library
     refuses are the library's: stored (or refused) in its words; nothing else is lost."""
