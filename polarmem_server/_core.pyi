@@ -12,6 +12,7 @@ import numpy.typing as npt
 from polarmem_server import errors
 
 MAX_TOP_K: int
+RPC_LATENCY_BOUNDS: list[float]
 MAX_DIM: int
 CONFIDENCE_LEVELS: int
 CONFIDENCE_SCALE: int

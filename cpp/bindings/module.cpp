@@ -18,6 +18,7 @@
 #include "polarmem/item_records.hpp"
 #include "polarmem/metadata_postings.hpp"
 #include "polarmem/namespace_items.hpp"
+#include "polarmem/rpc_latency.hpp"
 #include "polarmem/shared_text_runs.hpp"
 #include "polarmem/simd.hpp"
 #include "polarmem/text_encoder.hpp"
@@ -247,6 +248,7 @@ PYBIND11_MODULE(_core, m) {
   });
 
   m.attr("MAX_TOP_K") = kMaxTopK;
+  m.attr("RPC_LATENCY_BOUNDS") = std::vector<double>(kRpcLatencyBounds.begin(), kRpcLatencyBounds.end());
   m.attr("MAX_DIM") = kMaxDim;
   m.attr("CONFIDENCE_LEVELS") = kConfidenceLevels;
   m.attr("CONFIDENCE_SCALE") = kConfidenceScale;

@@ -96,12 +96,12 @@ class FastFront::Service final : public grpc::Service {
     v1::RecallRequest request;
     grpc::ByteBuffer consumed(*bytes);  // parsing drains the buffer; the copy shares its slices
     if (!grpc::SerializationTraits<v1::RecallRequest>::Deserialize(&consumed, &request).ok()) {
-      reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall});
+      finish(reactor, FrontMethod::kRecall, {grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall}, started);
       return reactor;
     }
     const bool waits = may_wait(request);
     const auto held = std::make_shared<const v1::RecallRequest>(std::move(request));
-    admit(reactor, waits, [this, context, reactor, held, bytes, out, started] {
+    admit(reactor, waits, FrontMethod::kRecall, started, [this, context, reactor, held, bytes, out, started] {
       answer(context, reactor, *held, bytes, out, started);
     });
     return reactor;
@@ -120,9 +120,10 @@ class FastFront::Service final : public grpc::Service {
     // A write may wait — for an encoder pass, for a library write holding the namespace, for the
     // synced write itself —, so it runs on the front's own threads unless it is alone: a reading
     // thread that waits leaves every other call unread.
-    admit(reactor, true, [this, context, reactor, request, parsed, bytes, out, started] {
-      remember(context, reactor, parsed ? request.get() : nullptr, bytes, out, started);
-    });
+    admit(reactor, true, FrontMethod::kRemember, started,
+          [this, context, reactor, request, parsed, bytes, out, started] {
+            remember(context, reactor, parsed ? request.get() : nullptr, bytes, out, started);
+          });
     return reactor;
   }
 
@@ -131,15 +132,17 @@ class FastFront::Service final : public grpc::Service {
   // that may wait (an encoder pass, a write) beside other calls, or where no reading thread would
   // stay free.
   template <typename Work>
-  void admit(grpc::ServerUnaryReactor* reactor, bool may_wait, Work work) {
+  void admit(grpc::ServerUnaryReactor* reactor, bool may_wait, FrontMethod method,
+             std::chrono::steady_clock::time_point started, Work work) {
     // Counted until the answer is ready, a handed-over call included (it holds a slot too).
     const auto in_flight = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (max_in_flight_ != 0 && in_flight > max_in_flight_) {
       overloaded_.fetch_add(1, std::memory_order_relaxed);
       leave();
-      reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED, "the compiled front is handling " +
-                                                                 std::to_string(max_in_flight_) +
-                                                                 " calls (max_concurrent_rpcs); retry with backoff"});
+      finish(reactor, method,
+             {grpc::StatusCode::RESOURCE_EXHAUSTED, "the compiled front is handling " + std::to_string(max_in_flight_) +
+                                                        " calls (max_concurrent_rpcs); retry with backoff"},
+             started);
       return;
     }
     // A text call alone in the front waits for no other call's encoder pass and leaves the
@@ -199,7 +202,7 @@ class FastFront::Service final : public grpc::Service {
                             "the compiled front failed on this Remember; please report it with the request");
     }
     leave();
-    reactor->Finish(std::move(status));
+    finish(reactor, FrontMethod::kRemember, std::move(status), started);
   }
 
   // A text Recall without a vector of its own is encoded by the core, and its encoding may wait
@@ -235,7 +238,7 @@ class FastFront::Service final : public grpc::Service {
                             "the compiled front failed on this Recall; please report it with the request");
     }
     leave();
-    reactor->Finish(std::move(status));
+    finish(reactor, FrontMethod::kRecall, std::move(status), started);
   }
 
   // The front's own answer when the caller is admitted here and a plan fits; nullopt: forward.
@@ -264,6 +267,10 @@ class FastFront::Service final : public grpc::Service {
 
   FrontStats stats() const {
     FrontStats out;
+    for (std::size_t m = 0; m < kFrontMethods; ++m) {
+      for (std::size_t c = 0; c < kStatusCodes; ++c) out.finished[m].codes[c] = finished_[m].codes[c].load();
+      finished_[m].latency.read(&out.finished[m].latency, &out.finished[m].latency_sum);
+    }
     out.native = native_.load();
     out.forwarded = forwarded_.load();
     out.refused = refused_.load();
@@ -312,6 +319,17 @@ class FastFront::Service final : public grpc::Service {
   }
 
   void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // Ends a call the front answered itself (any status), counted by method and code and timed
+  // for the RPC metrics.
+  void finish(grpc::ServerUnaryReactor* reactor, FrontMethod method, grpc::Status status,
+              std::chrono::steady_clock::time_point started) {
+    Finished& calls = finished_[static_cast<std::size_t>(method)];
+    const auto code = static_cast<std::size_t>(status.error_code());
+    calls.codes[std::min(code, kStatusCodes - 1)].fetch_add(1, std::memory_order_relaxed);
+    calls.latency.observe(started);
+    reactor->Finish(std::move(status));
+  }
 
   // The call as it came; the library's answer back with its metadata. The library's call runs
   // on gRPC's callback threads, so a handed-over Recall holds no thread while the library works.
@@ -373,6 +391,11 @@ class FastFront::Service final : public grpc::Service {
   std::atomic<std::uint64_t> remember_native_{0}, remember_forwarded_{0}, remember_failed_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
   Latency recall_latency_, remember_latency_;
+  struct Finished {
+    std::array<std::atomic<std::uint64_t>, kStatusCodes> codes{};
+    Latency latency;
+  };
+  std::array<Finished, kFrontMethods> finished_{};
   // Last: destroyed first, running what is queued while everything it uses still stands.
   CallWorkers workers_;
 };

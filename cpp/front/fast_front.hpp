@@ -17,6 +17,7 @@
 
 #include "call_proxy.hpp"
 #include "namespace_view.hpp"
+#include "polarmem/rpc_latency.hpp"
 
 namespace grpc {
 class Server;
@@ -43,11 +44,25 @@ struct Grant {
   bool writes = false;
 };
 
-// Latency bucket upper bounds in seconds (and +Inf after the last).
-inline constexpr std::array<double, 12> kLatencyBounds{0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                       0.025,   0.05,   0.1,   0.25,   0.5,   1.0};
+// Latency bucket upper bounds in seconds (and +Inf after the last): the RPC histograms' own.
+inline constexpr const auto& kLatencyBounds = kRpcLatencyBounds;
+
+// The methods the front answers itself, as FrontStats::finished indexes them.
+enum class FrontMethod : std::size_t { kRecall = 0, kRemember = 1 };
+inline constexpr std::size_t kFrontMethods = 2;
+inline constexpr std::size_t kStatusCodes = 17;  // grpc::StatusCode OK (0) .. UNAUTHENTICATED (16)
+
+// The calls of one method the front finished itself, whatever their status — never one it handed
+// to the library, which counts those —: what the metrics add to polarmem_rpc_requests_total and
+// polarmem_rpc_latency_seconds, so those series count every call on the address.
+struct FinishedCalls {
+  std::array<std::uint64_t, kStatusCodes> codes{};                 // calls per status code
+  std::array<std::uint64_t, kLatencyBounds.size() + 1> latency{};  // calls per bucket
+  double latency_sum = 0.0;
+};
 
 struct FrontStats {
+  std::array<FinishedCalls, kFrontMethods> finished;
   std::uint64_t native = 0;      // answered by the front from a plan
   std::uint64_t forwarded = 0;   // handed to the library (no view, not authorised here, full items, ...)
   std::uint64_t refused = 0;     // refused by the core (a field out of its bounds), answered here

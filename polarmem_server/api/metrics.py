@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import grpc
 
 from prometheus_client import (
     CollectorRegistry,
@@ -36,9 +38,10 @@ from prometheus_client import (
     disable_created_metrics,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 
 from polarmem.common.v1 import enums_pb2
-from polarmem_server._core import STORE_WRITE_BOUNDS
+from polarmem_server._core import RPC_LATENCY_BOUNDS, STORE_WRITE_BOUNDS
 from polarmem_server.index import TIER_NAMES
 from polarmem_server.library import Memory
 from polarmem_server.scoring.base import EngineError
@@ -125,7 +128,10 @@ class KvCacheCollector:
         yield from (reused, missed, ratio, warm)
 
 
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# The core's RPC latency bounds (cpp/include/polarmem/rpc_latency.hpp), which the compiled
+# front's histograms use too: its calls are added into polarmem_rpc_latency_seconds.
+LATENCY_BUCKETS = tuple(RPC_LATENCY_BOUNDS)
+STATUS_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
 
 def bucket_histogram(
@@ -189,6 +195,75 @@ class StoreWritesCollector:
         yield bucket_histogram("polarmem_store_write_seconds", "RocksDB write latency per item", bounds, counts, total)
 
 
+class RpcSeriesCollector:
+    """polarmem_rpc_requests_total, polarmem_rpc_latency_seconds and polarmem_internal_errors_total
+    as exported: the Python listener's own counts plus the calls the compiled front answered
+    itself (`front_calls`: FrontStats' ``finished``, by method), so each series counts every call
+    on the address whichever listener answered it. The front does not split its calls by
+    namespace: with namespace labels on they carry namespace ""."""
+
+    def __init__(
+        self,
+        requests: Counter,
+        latency: Histogram,
+        internal_errors: Counter,
+        front_calls: Callable[[], dict],
+        namespace_labels: bool,
+    ) -> None:
+        self._requests, self._latency, self._internal_errors = requests, latency, internal_errors
+        self._front_calls = front_calls
+        self._namespace_labels = namespace_labels
+
+    def collect(self):
+        front = self._front_calls()
+        extra = ("",) if self._namespace_labels else ()
+        labels = ["method", "namespace"] if self._namespace_labels else ["method"]
+
+        counts: dict[tuple[str, ...], float] = {}
+        for sample in self._requests.collect()[0].samples:
+            if sample.name.endswith("_total"):
+                counts[tuple(sample.labels[name] for name in [*labels, "code"])] = sample.value
+        for method, calls in front.items():
+            for code, count in enumerate(calls["codes"]):
+                if count:
+                    key = (method, *extra, STATUS_NAMES[code])
+                    counts[key] = counts.get(key, 0.0) + count
+        requests = CounterMetricFamily(
+            "polarmem_rpc_requests", "RPCs handled, by method and status code", labels=[*labels, "code"]
+        )
+        for key, value in sorted(counts.items()):
+            requests.add_metric(list(key), value)
+        yield requests
+
+        buckets: dict[tuple[str, ...], list[float]] = {}
+        sums: dict[tuple[str, ...], float] = {}
+        for sample in self._latency.collect()[0].samples:
+            key = tuple(sample.labels[name] for name in labels)
+            if sample.name.endswith("_bucket"):
+                buckets.setdefault(key, []).append(sample.value)  # cumulative, in bound order
+            elif sample.name.endswith("_sum"):
+                sums[key] = sample.value
+        for method, calls in front.items():
+            if not any(calls["latency_counts"]):
+                continue
+            key = (method, *extra)
+            cumulative = buckets.setdefault(key, [0.0] * (len(LATENCY_BUCKETS) + 1))
+            running = 0
+            for i, count in enumerate(calls["latency_counts"]):
+                running += count
+                cumulative[i] += running
+            sums[key] = sums.get(key, 0.0) + calls["latency_sum"]
+        latency = HistogramMetricFamily("polarmem_rpc_latency_seconds", "RPC latency, by method", labels=labels)
+        bounds = [*(floatToGoString(b) for b in LATENCY_BUCKETS), "+Inf"]
+        for key, cumulative in sorted(buckets.items()):
+            latency.add_metric(list(key), list(zip(bounds, cumulative)), sums.get(key, 0.0))
+        yield latency
+
+        internal = self._internal_errors.collect()[0].samples[0].value
+        internal += sum(calls["codes"][grpc.StatusCode.INTERNAL.value[0]] for calls in front.values())
+        yield CounterMetricFamily("polarmem_internal_errors", "RPCs that failed with INTERNAL", value=internal)
+
+
 class ServerMetrics:
     """The collectors of one server. `namespace_labels` (config ``metrics_namespace_labels``,
     default off) adds a ``namespace`` label to the per-RPC series; see the module docstring."""
@@ -206,11 +281,20 @@ class ServerMetrics:
         GCCollector(registry=r)
         PlatformCollector(registry=r)
         rpc_labels = ["method", "namespace"] if namespace_labels else ["method"]
+        # The Python listener's counts, unregistered: RpcSeriesCollector exports them with the
+        # compiled front's (attach_front).
         self.requests = Counter(
-            "polarmem_rpc_requests", "RPCs handled, by method and status code", [*rpc_labels, "code"], registry=r
+            "polarmem_rpc_requests", "RPCs handled, by method and status code", [*rpc_labels, "code"], registry=None
         )
         self.latency = Histogram(
-            "polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels, buckets=LATENCY_BUCKETS, registry=r
+            "polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels, buckets=LATENCY_BUCKETS, registry=None
+        )
+        self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=None)
+        self._front_calls: Callable[[], dict] = dict
+        r.register(
+            RpcSeriesCollector(
+                self.requests, self.latency, self.internal_errors, lambda: self._front_calls(), namespace_labels
+            )
         )
         self.build_info = Gauge(
             "polarmem_build_info",
@@ -226,7 +310,6 @@ class ServerMetrics:
         for op, kind in STORE_ERROR_SERIES:  # exported at 0 from the start, so increase() sees the first error
             self.store_errors.labels(op, kind)
         self.in_flight = Gauge("polarmem_rpc_in_flight", "RPCs being handled now", registry=r)
-        self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=r)
         self.storage_corruption = Counter(
             "polarmem_storage_corruption",
             "Reads that found a damaged store file (a RocksDB checksum mismatch), by what read it: an RPC or the scrub",
@@ -360,6 +443,11 @@ class ServerMetrics:
         self.registry.register(QueueCollector(verifier.batcher))
         if callable(getattr(verifier.engine, "cache_stats", None)):
             self.registry.register(KvCacheCollector(verifier.engine))
+
+    def attach_front(self, front_calls: Callable[[], dict]) -> None:
+        """The compiled front's finished calls by method (``front.stats()["finished"]``), read
+        at scrape time into the RPC series."""
+        self._front_calls = front_calls
 
     def attach(self, memory: Memory) -> None:
         self._memory = memory

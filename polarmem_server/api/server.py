@@ -740,6 +740,8 @@ class PolarMemServer:
         except ValueError:
             return 0  # the caller says why, as for the Python listener
         self.metrics.registry.register(FastFrontCollector(self.fast_front))
+        front = self.fast_front.front
+        self.metrics.attach_front(lambda: front.stats()["finished"])
         return self.fast_front.port
 
     def _stop_front(self, grace_s: float) -> None:

@@ -142,12 +142,23 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     with pytest.raises(grpc.RpcError) as refused:
         fast.Recall(request)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "top_k must be >= 1" in refused.value.details()
+    # bytes that are no RecallRequest: refused by the front too
+    with grpc.insecure_channel(front_server.address) as channel:
+        with pytest.raises(grpc.RpcError) as malformed:
+            channel.unary_unary("/polarmem.v1.MemoryService/Recall")(b"\xff\xff\xff")
+    assert malformed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     text = urllib.request.urlopen(f"http://127.0.0.1:{front_server.metrics_port}/metrics").read().decode()
     assert 'polarmem_fast_front_recalls_total{path="native"} 2.0' in text
     assert 'polarmem_fast_front_recalls_total{path="forwarded"} 1.0' in text
     assert 'polarmem_fast_front_recalls_total{path="refused"} 1.0' in text
     assert "polarmem_fast_front_latency_seconds_count 2.0" in text
     assert "polarmem_fast_front_namespaces 1.0" in text
+    # The RPC series count every call on the address: the forwarded one (the library's) and the
+    # front's own answers, refusals included, so the error-ratio alert sees them all.
+    assert 'polarmem_rpc_requests_total{code="OK",method="Recall"} 3.0' in text
+    assert 'polarmem_rpc_requests_total{code="INVALID_ARGUMENT",method="Recall"} 2.0' in text
+    assert 'polarmem_rpc_latency_seconds_count{method="Recall"} 5.0' in text
+    assert 'polarmem_rpc_latency_seconds_bucket{le="0.00025",method="Recall"}' in text
 
 
 def test_a_long_refusal_is_cut_to_fit_the_trailers(front_server, fast):
@@ -237,6 +248,8 @@ def test_the_front_refuses_calls_beyond_max_concurrent_rpcs(tmp_path):
             held.restore()
             assert len(first.result(timeout=10).hits) == 0  # the namespace is empty; the call completed
             assert server.fast_front.front.stats()["overloaded"] == 1
+            code = {"method": "Recall", "code": "RESOURCE_EXHAUSTED"}
+            assert server.metrics.registry.get_sample_value("polarmem_rpc_requests_total", code) == 1
     finally:
         server.stop()
 

@@ -13,12 +13,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import grpc
 import numpy as np
 import pytest
 from prometheus_client import generate_latest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server.api.metrics import ServerMetrics, package_version
+from polarmem_server.api.metrics import LATENCY_BUCKETS, ServerMetrics, package_version
 from polarmem_server.api.server import PolarMemServer
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.index import build_info
@@ -206,6 +207,39 @@ class CacheStatsEngine:
 
     def close(self) -> None:
         pass
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_the_front_calls_join_the_rpc_series(labelled):
+    """The compiled front's own answers (its stats' ``finished``, by method) are added into the
+    RPC series: counts by code, the latency histogram bucket by bucket (the same bounds),
+    INTERNAL into polarmem_internal_errors_total; the front does not split by namespace, so with
+    namespace labels its calls carry namespace ""."""
+    metrics = ServerMetrics(namespace_labels=labelled)
+    metrics.observe_rpc("Recall", "OK", 0.004)  # the Python listener's (a handed-over call)
+    metrics.internal_errors.inc()
+    codes, latency = [0] * 17, [0] * (len(LATENCY_BUCKETS) + 1)
+    codes[grpc.StatusCode.OK.value[0]] = 3
+    codes[grpc.StatusCode.INVALID_ARGUMENT.value[0]] = 1
+    codes[grpc.StatusCode.INTERNAL.value[0]] = 2
+    latency[0], latency[5] = 4, 2  # four under 0.25 ms, two in (5 ms, 10 ms]
+    idle = {"codes": [0] * 17, "latency_counts": [0] * (len(LATENCY_BUCKETS) + 1), "latency_sum": 0.0}
+    metrics.attach_front(
+        lambda: {"Recall": {"codes": codes, "latency_counts": latency, "latency_sum": 0.5}, "Remember": idle}
+    )
+    body = generate_latest(metrics.registry).decode()
+    ns = ',namespace=""' if labelled else ""
+    assert f'polarmem_rpc_requests_total{{code="OK",method="Recall"{ns}}} 4.0' in body
+    assert f'polarmem_rpc_requests_total{{code="INVALID_ARGUMENT",method="Recall"{ns}}} 1.0' in body
+    assert f'polarmem_rpc_requests_total{{code="INTERNAL",method="Recall"{ns}}} 2.0' in body
+    assert "polarmem_internal_errors_total 3.0" in body
+    assert 'method="Remember"' not in body  # no call, no series
+    assert f'polarmem_rpc_latency_seconds_bucket{{le="0.00025",method="Recall"{ns}}} 4.0' in body
+    assert f'polarmem_rpc_latency_seconds_bucket{{le="0.005",method="Recall"{ns}}} 5.0' in body  # + the 4 ms call
+    assert f'polarmem_rpc_latency_seconds_bucket{{le="0.01",method="Recall"{ns}}} 7.0' in body
+    assert f'polarmem_rpc_latency_seconds_count{{method="Recall"{ns}}} 7.0' in body
+    assert f'polarmem_rpc_latency_seconds_sum{{method="Recall"{ns}}} 0.504' in body
+    promtool_check(body)
 
 
 @pytest.mark.parametrize("fail", [False, True])
