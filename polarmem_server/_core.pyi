@@ -173,8 +173,6 @@ class NamespaceItems:
     def counts(
         self,
     ) -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int], int]: ...
-    @property
-    def scored(self) -> int: ...
     def add(
         self,
         ids: list[str],

@@ -462,7 +462,6 @@ PYBIND11_MODULE(_core, m) {
             return py::make_tuple(c.kinds, c.has, c.not_has, c.align, c.scored);
           },
           "(kinds, has, not_has, align, scored): live items by kind and by concept per polarity")
-      .def_property_readonly("scored", &NamespaceItems::scored)
       .def(
           "add",
           // Records cross as owned copies: the GIL is released while the core reads them.

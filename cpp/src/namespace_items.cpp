@@ -54,11 +54,6 @@ NamespaceItems::Counts NamespaceItems::counts() const {
   return counts_;
 }
 
-std::int64_t NamespaceItems::scored() const {
-  std::shared_lock guard(lock_);
-  return counts_.scored;
-}
-
 void NamespaceItems::count(const layout::IndexFields& item, std::int64_t sign) {
   counts_.kinds[item.kind] += sign;
   for (const auto c : item.has) counts_.has[c] += sign;

@@ -180,10 +180,6 @@ class Namespace:
         """The partitioner in force (the rule's, for "auto")."""
         return self._rule.partitioner
 
-    @property
-    def labelled_set(self) -> LabelledSet | None:
-        return self._labelled_set
-
     def set_labelled_set(self, labelled: LabelledSet) -> RuleChoice:
         """Records what a labelled calibration set said about the verifier; returns the rule now in force."""
         self._labelled_set = labelled

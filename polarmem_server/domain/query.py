@@ -26,7 +26,6 @@ class RecallMode(str, enum.Enum):
 
 
 MODES = tuple(mode.value for mode in RecallMode)
-DEFAULT_MODE = RecallMode.HARD
 DEFAULT_TOP_K = 10
 DEFAULT_SOFT_LAMBDA = 1.0
 MAX_SOFT_LAMBDA = 1e6

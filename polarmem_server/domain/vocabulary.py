@@ -25,12 +25,6 @@ from polarmem_server import _core
 Vocabulary = _core.Vocabulary
 
 
-def singular(word: str) -> str:
-    """Singular form of one lower-case English word (simple rules and a short irregular list,
-    cpp/src/text_parse.cpp: "glasses" -> glass, "headaches" -> headache, "beaches" -> beach)."""
-    return _core.singular(word)
-
-
 @lru_cache(maxsize=1 << 16)
 def normalise(name: str) -> str:
     """Canonical key of a concept name: 'Wine  Glasses' -> 'wine glass' (the core's, which the

@@ -49,7 +49,6 @@ from polarmem_server.library.writes import Writer, now_ms
 log = logging.getLogger(__name__)
 NotFoundError = NotFound  # the names earlier releases raised
 AlreadyExistsError = AlreadyExists
-MAX_PAGE = vocabulary_reads.MAX_PAGE
 DEFAULT_REFRESH_S = 2.0  # settings refresh with a shared backend: a change elsewhere is seen within ~this
 Submitted = verify_items.Submitted
 

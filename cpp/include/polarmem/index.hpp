@@ -193,7 +193,6 @@ class Index {
   std::size_t size() const;        // slots, tombstones included
   std::size_t live_count() const;
   std::size_t num_concepts() const;
-  std::size_t default_threads() const noexcept { return threads_; }
   bool is_live(std::int64_t slot) const;
   // Live slots that state HAS for every id in `has` and NOT_HAS for every id in `not_has`
   // (every live slot when both are empty), ascending: one AND over the concepts' bitmaps.

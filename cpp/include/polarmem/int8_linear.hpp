@@ -46,9 +46,6 @@ class Int8Linear {
   // y (rows x outputs) = x W^T + b for already quantised x.
   void forward(const Q8Activations& x, float* y, const EncoderKernels& kernel) const;
 
-  std::size_t outputs() const { return outputs_; }
-  std::size_t inputs() const { return inputs_; }
-
  private:
   std::size_t outputs_ = 0;
   std::size_t inputs_ = 0;

@@ -49,7 +49,6 @@ class NamespaceItems {
   std::optional<std::int64_t> slot(std::string_view id) const;
   std::vector<std::pair<std::string, std::int64_t>> slots() const;
   Counts counts() const;
-  std::int64_t scored() const;
 
   // Appends new items: their ids, index records, vectors and grades as Index::add takes them
   // (one row per item; kinds and concepts come from the index records) and, where given, their

@@ -59,19 +59,11 @@ class SlotBitmap {
     else reset(slot);
   }
 
-  bool empty() const noexcept {
-    for (const auto& c : chunks_)
-      if (c) return false;
-    return true;
-  }
-
   std::size_t memory_bytes() const noexcept {
     std::size_t allocated = 0;
     for (const auto& c : chunks_) allocated += c ? kWordsPerChunk * sizeof(std::uint64_t) : 0;
     return allocated + chunks_.capacity() * sizeof(chunks_[0]);
   }
-
-  void clear() noexcept { chunks_.clear(); }
 
  private:
   std::uint64_t* mutable_word(std::size_t word_index) {

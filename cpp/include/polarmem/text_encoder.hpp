@@ -49,7 +49,6 @@ class TextEncoder {
   void encode(const std::int32_t* ids, const std::int32_t* lengths, std::size_t texts, float* out) const;
 
   std::size_t dim() const { return config_.hidden; }
-  const TransformerConfig& config() const { return config_; }
   const char* kernel_name() const { return kernel_->name; }
 
  private:

@@ -58,7 +58,6 @@ class WordPieceTokenizer {
   static bool covers(char32_t c);
 
   std::size_t max_tokens() const { return max_tokens_; }
-  bool latin() const { return latin_; }
 
  private:
   struct Hash {

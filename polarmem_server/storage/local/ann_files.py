@@ -28,7 +28,6 @@ the slots that have a vector: that is the last check before the graph is used.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import zlib
@@ -39,8 +38,6 @@ import numpy as np
 
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.storage.local.namespace_index import NamespaceIndex
-
-log = logging.getLogger("polarmem.ann_files")
 
 ANN_DIR = "ann"
 # 2: graph rows are int8 codes with a scale, and the manifest records the namespace's write count

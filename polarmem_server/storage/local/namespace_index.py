@@ -56,10 +56,6 @@ class NamespaceIndex:
         return NamespaceCounts(kinds, {"has": has, "not_has": not_has, "align": align}, scored)
 
     @property
-    def scored_concepts(self) -> int:
-        return self.items.scored
-
-    @property
     def generation(self) -> int:
         """Bumped twice per compaction (odd while one runs)."""
         return self.ids.generation

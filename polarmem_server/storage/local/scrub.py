@@ -12,7 +12,6 @@ storage health name and one ERROR line.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -20,7 +19,6 @@ from polarmem_server._core import KvError, KvStore
 from polarmem_server.storage.errors import corruption_text
 from polarmem_server.storage.local.store import COLUMN_FAMILIES
 
-log = logging.getLogger("polarmem.storage")
 KEYS_PER_PAUSE = 10_000
 PAUSE_S = 0.005
 
