@@ -90,7 +90,9 @@ class FastFrontHost:
 
 
 class FastFrontCollector:
-    """The front's own counters, read at scrape time (the Python metrics do not see its calls)."""
+    """The front's own counters, read at scrape time: how its calls split (native, handed over,
+    refused, ...). Its calls' codes and latencies join the RPC series through
+    ServerMetrics.attach_front."""
 
     def __init__(self, host: FastFrontHost) -> None:
         self._host = host
