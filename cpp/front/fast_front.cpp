@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -27,6 +29,21 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
+}
+
+// One line on stderr, where the Python listener's log goes, in its format ("%(asctime)s
+// %(levelname)s %(name)s: %(message)s"): a fault the front answered INTERNAL has no Python
+// traceback, and the PolarMemInternalErrors runbook sends the operator to the log.
+void log_internal(const char* method, const std::string& message) {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+  std::fprintf(stderr, "%s,%03d ERROR polarmem.fast_front: internal error in %s: %s\n", stamp, static_cast<int>(millis),
+               method, message.c_str());
 }
 
 std::string_view strip(std::string_view s) {
@@ -328,6 +345,8 @@ class FastFront::Service final : public grpc::Service {
     const auto code = static_cast<std::size_t>(status.error_code());
     calls.codes[std::min(code, kStatusCodes - 1)].fetch_add(1, std::memory_order_relaxed);
     calls.latency.observe(started);
+    if (status.error_code() == grpc::StatusCode::INTERNAL)
+      log_internal(method == FrontMethod::kRecall ? "Recall" : "Remember", status.error_message());
     reactor->Finish(std::move(status));
   }
 
