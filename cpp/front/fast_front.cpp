@@ -343,7 +343,9 @@ class FastFront::Service final : public grpc::Service {
               std::chrono::steady_clock::time_point started) {
     Finished& calls = finished_[static_cast<std::size_t>(method)];
     const auto code = static_cast<std::size_t>(status.error_code());
-    calls.codes[std::min(code, kStatusCodes - 1)].fetch_add(1, std::memory_order_relaxed);
+    // (a code past UNAUTHENTICATED, which gRPC does not define, as UNKNOWN)
+    calls.codes[code < kStatusCodes ? code : static_cast<std::size_t>(grpc::StatusCode::UNKNOWN)].fetch_add(
+        1, std::memory_order_relaxed);
     calls.latency.observe(started);
     if (status.error_code() == grpc::StatusCode::INTERNAL)
       log_internal(method == FrontMethod::kRecall ? "Recall" : "Remember", status.error_message());

@@ -227,6 +227,15 @@ def test_what_the_core_does_not_store_goes_to_the_library(server):
         assert no_item.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "item" in no_item.value.details()
     assert remember_stats(server)["native"] == 1
     assert server.memory.backend.counts("notes").items == 3  # nothing refused was stored
+    # The RPC series count each Remember once, whichever listener answered it: the native one
+    # (the front's count) and the handed-over ones (the library's).
+    counted = {
+        code: server.metrics.registry.get_sample_value(
+            "polarmem_rpc_requests_total", {"method": "Remember", "code": code}
+        )
+        for code in ("OK", "INVALID_ARGUMENT", "NOT_FOUND")
+    }
+    assert counted == {"OK": 4, "INVALID_ARGUMENT": len(refusals) + 1, "NOT_FOUND": 1}
 
 
 def test_a_write_token_is_needed_for_a_native_remember(tmp_path):
