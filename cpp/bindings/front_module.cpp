@@ -333,10 +333,9 @@ PYBIND11_MODULE(_front, m) {
             std::vector<std::uint64_t>(s.remember_latency.begin(), s.remember_latency.end());
         out["remember_latency_sum"] = s.remember_latency_sum;
         py::dict finished;  // by method: the calls answered here, for the RPC series
-        for (const auto& [name, method] :
-             {std::pair{"Recall", FrontMethod::kRecall}, std::pair{"Remember", FrontMethod::kRemember}}) {
-          const FinishedCalls& calls = s.finished[static_cast<std::size_t>(method)];
-          finished[name] = py::dict(
+        for (std::size_t method = 0; method < kFrontMethods; ++method) {
+          const FinishedCalls& calls = s.finished[method];
+          finished[kFrontMethodNames[method]] = py::dict(
               py::arg("codes") = std::vector<std::uint64_t>(calls.codes.begin(), calls.codes.end()),
               py::arg("latency_counts") = std::vector<std::uint64_t>(calls.latency.begin(), calls.latency.end()),
               py::arg("latency_sum") = calls.latency_sum);

@@ -57,8 +57,9 @@ std::string_view strip(std::string_view s) {
 
 // The methods the front serves, registered with raw bytes (below) so that it parses each
 // request itself.
-std::string method_name(const char* method) {
-  return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/" + method;
+std::string method_name(FrontMethod method) {
+  return "/" + v1::RecallRequest::descriptor()->file()->FindServiceByName("MemoryService")->full_name() + "/" +
+         name_of(method);
 }
 
 // Threads for text Recalls when the front admits any number of calls (max_in_flight 0).
@@ -82,8 +83,8 @@ class FastFront::Service final : public grpc::Service {
         upstream_channel_(std::move(upstream)),
         max_in_flight_(options.max_in_flight),
         workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
-    recall_name_ = method_name("Recall");
-    remember_name_ = method_name("Remember");
+    recall_name_ = method_name(FrontMethod::kRecall);
+    remember_name_ = method_name(FrontMethod::kRemember);
     const std::shared_ptr<grpc::ChannelInterface> channel(upstream_channel_);
     upstream_recall_ = std::make_unique<const grpc::internal::RpcMethod>(
         recall_name_.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, channel);
@@ -208,15 +209,12 @@ class FastFront::Service final : public grpc::Service {
       } else {
         bool own_buffer = false;
         status = grpc::SerializationTraits<v1::RememberResponse>::Serialize(response, out, &own_buffer);
-        remember_native_.fetch_add(1, std::memory_order_relaxed);
         remember_latency_.observe(started);
       }
     } catch (const std::exception& error) {
-      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Remember (") +
-                                                            error.what() + "); please report it with the request");
+      status = fault(FrontMethod::kRemember, error.what());
     } catch (...) {
-      status = grpc::Status(grpc::StatusCode::INTERNAL,
-                            "the compiled front failed on this Remember; please report it with the request");
+      status = fault(FrontMethod::kRemember, nullptr);
     }
     leave();
     finish(reactor, FrontMethod::kRemember, std::move(status), started);
@@ -247,12 +245,9 @@ class FastFront::Service final : public grpc::Service {
       status =
           native->ok() ? grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer) : *native;
     } catch (const std::exception& error) {
-      // The core states what it refuses (request_checks.hpp); anything it throws is a fault.
-      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string("the compiled front failed on this Recall (") +
-                                                            error.what() + "); please report it with the request");
+      status = fault(FrontMethod::kRecall, error.what());
     } catch (...) {
-      status = grpc::Status(grpc::StatusCode::INTERNAL,
-                            "the compiled front failed on this Recall; please report it with the request");
+      status = fault(FrontMethod::kRecall, nullptr);
     }
     leave();
     finish(reactor, FrontMethod::kRecall, std::move(status), started);
@@ -288,14 +283,14 @@ class FastFront::Service final : public grpc::Service {
       for (std::size_t c = 0; c < kStatusCodes; ++c) out.finished[m].codes[c] = finished_[m].codes[c].load();
       finished_[m].latency.read(&out.finished[m].latency, &out.finished[m].latency_sum);
     }
-    out.native = native_.load();
+    out.native = out.finished[static_cast<std::size_t>(FrontMethod::kRecall)].codes[0];  // OK: answered natively
     out.forwarded = forwarded_.load();
     out.refused = refused_.load();
     out.overloaded = overloaded_.load();
     out.in_flight = in_flight_.load();
     for (std::size_t i = 0; i < out.hits.size(); ++i) out.hits[i] = hits_[i].load();
     recall_latency_.read(&out.latency, &out.latency_sum);
-    out.remember_native = remember_native_.load();
+    out.remember_native = out.finished[static_cast<std::size_t>(FrontMethod::kRemember)].codes[0];  // OK: stored
     out.remember_forwarded = remember_forwarded_.load();
     out.remember_failed = remember_failed_.load();
     remember_latency_.read(&out.remember_latency, &out.remember_latency_sum);
@@ -337,6 +332,14 @@ class FastFront::Service final : public grpc::Service {
 
   void leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
+  // What a call gets when the front itself failed on it: the core states what it refuses
+  // (request_checks.hpp), so anything thrown is a fault (`what`: its words, or null).
+  static grpc::Status fault(FrontMethod method, const char* what) {
+    std::string message = std::string("the compiled front failed on this ") + name_of(method);
+    if (what != nullptr) message += std::string(" (") + what + ")";
+    return {grpc::StatusCode::INTERNAL, message + "; please report it with the request"};
+  }
+
   // Ends a call the front answered itself (any status), counted by method and code and timed
   // for the RPC metrics.
   void finish(grpc::ServerUnaryReactor* reactor, FrontMethod method, grpc::Status status,
@@ -347,8 +350,7 @@ class FastFront::Service final : public grpc::Service {
     calls.codes[code < kStatusCodes ? code : static_cast<std::size_t>(grpc::StatusCode::UNKNOWN)].fetch_add(
         1, std::memory_order_relaxed);
     calls.latency.observe(started);
-    if (status.error_code() == grpc::StatusCode::INTERNAL)
-      log_internal(method == FrontMethod::kRecall ? "Recall" : "Remember", status.error_message());
+    if (status.error_code() == grpc::StatusCode::INTERNAL) log_internal(name_of(method), status.error_message());
     reactor->Finish(std::move(status));
   }
 
@@ -371,7 +373,6 @@ class FastFront::Service final : public grpc::Service {
   }
 
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {
-    native_.fetch_add(1, std::memory_order_relaxed);
     for (const auto& hit : response.hits())
       hits_[static_cast<std::size_t>(hit.s_log() + 1)].fetch_add(1, std::memory_order_relaxed);
     recall_latency_.observe(started);
@@ -408,8 +409,8 @@ class FastFront::Service final : public grpc::Service {
   std::atomic<std::size_t> answering_where_read_{0};  // reading threads answering a Recall now
   mutable std::mutex grants_mutex_;
   std::shared_ptr<const std::vector<Grant>> grants_;
-  std::atomic<std::uint64_t> in_flight_{0}, native_{0}, forwarded_{0}, refused_{0}, overloaded_{0};
-  std::atomic<std::uint64_t> remember_native_{0}, remember_forwarded_{0}, remember_failed_{0};
+  std::atomic<std::uint64_t> in_flight_{0}, forwarded_{0}, refused_{0}, overloaded_{0};
+  std::atomic<std::uint64_t> remember_forwarded_{0}, remember_failed_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
   Latency recall_latency_, remember_latency_;
   struct Finished {

@@ -50,6 +50,8 @@ inline constexpr const auto& kLatencyBounds = kRpcLatencyBounds;
 // The methods the front answers itself, as FrontStats::finished indexes them.
 enum class FrontMethod : std::size_t { kRecall = 0, kRemember = 1 };
 inline constexpr std::size_t kFrontMethods = 2;
+inline constexpr const char* kFrontMethodNames[kFrontMethods] = {"Recall", "Remember"};  // the RPCs' own names
+inline const char* name_of(FrontMethod method) { return kFrontMethodNames[static_cast<std::size_t>(method)]; }
 inline constexpr std::size_t kStatusCodes = 17;  // grpc::StatusCode OK (0) .. UNAUTHENTICATED (16)
 
 // The calls of one method the front finished itself, whatever their status — never one it handed
@@ -62,7 +64,7 @@ struct FinishedCalls {
 };
 
 struct FrontStats {
-  std::array<FinishedCalls, kFrontMethods> finished;
+  std::array<FinishedCalls, kFrontMethods> finished;  // (a method's native answers: its OK count)
   std::uint64_t native = 0;      // answered by the front from a plan
   std::uint64_t forwarded = 0;   // handed to the library (no view, not authorised here, full items, ...)
   std::uint64_t refused = 0;     // refused by the core (a field out of its bounds), answered here

@@ -120,8 +120,14 @@ def mode_rules(rule: RuleChoice, ranks_by_confidence: bool = True) -> list[tuple
 
 
 NOT_APPLIED = (True, 0, 0, 0.0, 0.0, CONFIDENCE_NOT_APPLIED)  # a ranking the backend cannot apply
-# The error a refusal of the core raises, by its gRPC status code (recall_plan.hpp Refusal).
-REFUSALS = {3: InvalidArgument, 9: FailedPrecondition}
+# The error a refusal of the core raises, by its gRPC status code: a Recall's (recall_plan.hpp
+# Refusal: 3, 9) and the store's refusal of a note the core writes (note_remember.cpp status_of).
+REFUSALS: dict[int, type[PolarMemError]] = {
+    3: InvalidArgument,
+    8: ResourceExhausted,
+    9: FailedPrecondition,
+    14: Unavailable,
+}
 
 
 def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, float, str]:
@@ -137,15 +143,6 @@ def ranking_words(ranking: ConfidenceRanking) -> tuple[bool, int, int, float, fl
 
 
 MODE_CODES = {mode: code for code, mode in MODE_NAMES.items() if mode is not None}  # (MODE_NAMES reversed)
-
-
-# The store's refusals of a core write, by gRPC status code (cpp/front/note_remember.cpp status_of).
-STORE_REFUSALS: dict[int, type[PolarMemError]] = {
-    3: InvalidArgument,
-    9: FailedPrecondition,
-    8: ResourceExhausted,
-    14: Unavailable,
-}
 
 
 class CoreRecall:
@@ -204,7 +201,7 @@ class CoreRecall:
         if answered is not None:
             return pb.RememberResponse.FromString(answered)
         if code >= 0:
-            raise STORE_REFUSALS.get(code, PolarMemError)(words)
+            raise REFUSALS.get(code, PolarMemError)(words)
         return None
 
     def answer(self, request: pb.RecallRequest, deadline: float | None = None) -> pb.RecallResponse:
