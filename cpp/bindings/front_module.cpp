@@ -324,6 +324,7 @@ PYBIND11_MODULE(_front, m) {
         out["in_flight"] = s.in_flight;
         out["hits"] =
             py::dict(py::arg("conflict") = s.hits[0], py::arg("neutral") = s.hits[1], py::arg("entailed") = s.hits[2]);
+        out["suppressed"] = s.suppressed;
         out["latency_bounds"] = std::vector<double>(kLatencyBounds.begin(), kLatencyBounds.end());
         out["latency_counts"] = std::vector<std::uint64_t>(s.latency.begin(), s.latency.end());
         out["latency_sum"] = s.latency_sum;

@@ -289,6 +289,7 @@ class FastFront::Service final : public grpc::Service {
     out.overloaded = overloaded_.load();
     out.in_flight = in_flight_.load();
     for (std::size_t i = 0; i < out.hits.size(); ++i) out.hits[i] = hits_[i].load();
+    out.suppressed = suppressed_.load();
     recall_latency_.read(&out.latency, &out.latency_sum);
     out.remember_native = out.finished[static_cast<std::size_t>(FrontMethod::kRemember)].codes[0];  // OK: stored
     out.remember_forwarded = remember_forwarded_.load();
@@ -375,6 +376,7 @@ class FastFront::Service final : public grpc::Service {
   void record(std::chrono::steady_clock::time_point started, const v1::RecallResponse& response) {
     for (const auto& hit : response.hits())
       hits_[static_cast<std::size_t>(hit.s_log() + 1)].fetch_add(1, std::memory_order_relaxed);
+    if (response.suppressed_size() > 0) suppressed_.fetch_add(response.suppressed_size(), std::memory_order_relaxed);
     recall_latency_.observe(started);
   }
 
@@ -412,6 +414,7 @@ class FastFront::Service final : public grpc::Service {
   std::atomic<std::uint64_t> in_flight_{0}, forwarded_{0}, refused_{0}, overloaded_{0};
   std::atomic<std::uint64_t> remember_forwarded_{0}, remember_failed_{0};
   std::array<std::atomic<std::uint64_t>, 3> hits_{};
+  std::atomic<std::uint64_t> suppressed_{0};
   Latency recall_latency_, remember_latency_;
   struct Finished {
     std::array<std::atomic<std::uint64_t>, kStatusCodes> codes{};

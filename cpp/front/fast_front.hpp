@@ -71,6 +71,7 @@ struct FrontStats {
   std::uint64_t overloaded = 0;  // RESOURCE_EXHAUSTED at max_in_flight
   std::uint64_t in_flight = 0;
   std::array<std::uint64_t, 3> hits{0, 0, 0};  // native hits by tier: conflict, neutral, entailed
+  std::uint64_t suppressed = 0;                 // native answers' suppressed items (kept out by the logic)
   std::array<std::uint64_t, kLatencyBounds.size() + 1> latency{};  // native calls per bucket
   double latency_sum = 0.0;
   // Remember: stored by the core, handed to the library, refused by the store (disk full, ...)

@@ -91,8 +91,8 @@ class FastFrontHost:
 
 class FastFrontCollector:
     """The front's own counters, read at scrape time: how its calls split (native, handed over,
-    refused, ...). Its calls' codes and latencies join the RPC series through
-    ServerMetrics.attach_front."""
+    refused, ...). Its calls' codes and latencies join the RPC series, and its Recalls' hits and
+    suppressed items the Recall series, through ServerMetrics.attach_front."""
 
     def __init__(self, host: FastFrontHost) -> None:
         self._host = host
@@ -107,12 +107,6 @@ class FastFrontCollector:
         calls.add_metric(["refused"], stats["refused"])
         calls.add_metric(["overloaded"], stats["overloaded"])
         yield calls
-        hits = CounterMetricFamily(
-            "polarmem_fast_front_hits", "Hits the front returned itself, by tier", labels=["tier"]
-        )
-        for tier, count in stats["hits"].items():
-            hits.add_metric([tier], count)
-        yield hits
         yield GaugeMetricFamily(
             "polarmem_fast_front_in_flight", "Recalls in the compiled front now", value=stats["in_flight"]
         )

@@ -198,24 +198,24 @@ class StoreWritesCollector:
 class RpcSeriesCollector:
     """polarmem_rpc_requests_total, polarmem_rpc_latency_seconds and polarmem_internal_errors_total
     as exported: the Python listener's own counts plus the calls the compiled front answered
-    itself (`front_calls`: FrontStats' ``finished``, by method), so each series counts every call
-    on the address whichever listener answered it. The front does not split its calls by
-    namespace: with namespace labels on they carry namespace ""."""
+    itself (`front_stats`: the front's stats, whose ``finished`` holds them by method), so each
+    series counts every call on the address whichever listener answered it. The front does not
+    split its calls by namespace: with namespace labels on they carry namespace ""."""
 
     def __init__(
         self,
         requests: Counter,
         latency: Histogram,
         internal_errors: Counter,
-        front_calls: Callable[[], dict],
+        front_stats: Callable[[], dict],
         namespace_labels: bool,
     ) -> None:
         self._requests, self._latency, self._internal_errors = requests, latency, internal_errors
-        self._front_calls = front_calls
+        self._front_stats = front_stats
         self._namespace_labels = namespace_labels
 
     def collect(self):
-        front = self._front_calls()
+        front = self._front_stats().get("finished", {})
         extra = ("",) if self._namespace_labels else ()
         labels = ["method", "namespace"] if self._namespace_labels else ["method"]
 
@@ -264,6 +264,36 @@ class RpcSeriesCollector:
         yield CounterMetricFamily("polarmem_internal_errors", "RPCs that failed with INTERNAL", value=internal)
 
 
+class RecallSeriesCollector:
+    """polarmem_recall_hits_total{tier} and polarmem_recall_suppressed_items_total as exported:
+    the Python listener's counts plus the hits and suppressed items of the Recalls the compiled
+    front answered itself (`front_stats`: its ``hits`` by tier and ``suppressed``), so the
+    dashboard's tier and suppression panels see every Recall on the address."""
+
+    def __init__(self, hits: Counter, suppressed: Counter, front_stats: Callable[[], dict]) -> None:
+        self._hits, self._suppressed, self._front_stats = hits, suppressed, front_stats
+
+    def collect(self):
+        front = self._front_stats()
+        by_tier = dict.fromkeys(TIER_NAMES.values(), 0.0)
+        for sample in self._hits.collect()[0].samples:
+            if sample.name.endswith("_total"):
+                by_tier[sample.labels["tier"]] += sample.value
+        for tier, count in front.get("hits", {}).items():
+            by_tier[tier] += count
+        hits = CounterMetricFamily("polarmem_recall_hits", "Recall hits returned, by tier", labels=["tier"])
+        for tier, count in by_tier.items():
+            if count:  # as a labelled counter: no hit of a tier yet, no series
+                hits.add_metric([tier], count)
+        yield hits
+        suppressed = self._suppressed.collect()[0].samples[0].value + front.get("suppressed", 0)
+        yield CounterMetricFamily(
+            "polarmem_recall_suppressed_items",
+            "Conflicting items plain similarity would have returned but the logic kept out",
+            value=suppressed,
+        )
+
+
 class ServerMetrics:
     """The collectors of one server. `namespace_labels` (config ``metrics_namespace_labels``,
     default off) adds a ``namespace`` label to the per-RPC series; see the module docstring."""
@@ -290,10 +320,10 @@ class ServerMetrics:
             "polarmem_rpc_latency_seconds", "RPC latency, by method", rpc_labels, buckets=LATENCY_BUCKETS, registry=None
         )
         self.internal_errors = Counter("polarmem_internal_errors", "RPCs that failed with INTERNAL", registry=None)
-        self._front_calls: Callable[[], dict] = dict
+        self._front_stats: Callable[[], dict] = dict
         r.register(
             RpcSeriesCollector(
-                self.requests, self.latency, self.internal_errors, lambda: self._front_calls(), namespace_labels
+                self.requests, self.latency, self.internal_errors, lambda: self._front_stats(), namespace_labels
             )
         )
         self.build_info = Gauge(
@@ -326,7 +356,11 @@ class ServerMetrics:
         self.replicas_up = Gauge(
             "polarmem_replicas_up", "--processes replicas running now (0 for one process)", registry=r
         )
-        self.recall_tier_items = Counter("polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=r)
+        # The Python listener's Recall counts, unregistered: RecallSeriesCollector exports them with
+        # the compiled front's (attach_front).
+        self.recall_tier_items = Counter(
+            "polarmem_recall_hits", "Recall hits returned, by tier", ["tier"], registry=None
+        )
         self.recall_answered = Counter(
             "polarmem_recall_answered",
             "Recalls the Python listener answered, by what answered them: the core's entry "
@@ -337,8 +371,9 @@ class ServerMetrics:
         self.recall_suppressed = Counter(
             "polarmem_recall_suppressed_items",
             "Conflicting items plain similarity would have returned but the logic kept out",
-            registry=r,
+            registry=None,
         )
+        r.register(RecallSeriesCollector(self.recall_tier_items, self.recall_suppressed, lambda: self._front_stats()))
         self.partition_uncertain = Histogram(
             "polarmem_partition_uncertain_ratio",
             "Share of an item's concepts left UNCERTAIN",
@@ -444,10 +479,10 @@ class ServerMetrics:
         if callable(getattr(verifier.engine, "cache_stats", None)):
             self.registry.register(KvCacheCollector(verifier.engine))
 
-    def attach_front(self, front_calls: Callable[[], dict]) -> None:
-        """The compiled front's finished calls by method (``front.stats()["finished"]``), read
-        at scrape time into the RPC series."""
-        self._front_calls = front_calls
+    def attach_front(self, front_stats: Callable[[], dict]) -> None:
+        """The compiled front's stats (``front.stats()``), read at scrape time: its finished calls
+        by method into the RPC series, its Recalls' hits and suppressed items into the Recall series."""
+        self._front_stats = front_stats
 
     def attach(self, memory: Memory) -> None:
         self._memory = memory

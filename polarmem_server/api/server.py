@@ -740,8 +740,7 @@ class PolarMemServer:
         except ValueError:
             return 0  # the caller says why, as for the Python listener
         self.metrics.registry.register(FastFrontCollector(self.fast_front))
-        front = self.fast_front.front
-        self.metrics.attach_front(lambda: front.stats()["finished"])
+        self.metrics.attach_front(self.fast_front.front.stats)
         return self.fast_front.port
 
     def _stop_front(self, grace_s: float) -> None:

@@ -135,8 +135,7 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     import urllib.request
 
     request = random_request(np.random.default_rng(7), mode=pb.RECALL_MODE_HARD)
-    for _ in range(3):
-        fast.Recall(request)
+    responses = [fast.Recall(request) for _ in range(3)]  # handed over, then twice natively
     # a refusal is the core's, answered by the front without the interpreter
     request.top_k = 0
     with pytest.raises(grpc.RpcError) as refused:
@@ -159,6 +158,15 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     assert 'polarmem_rpc_requests_total{code="INVALID_ARGUMENT",method="Recall"} 2.0' in text
     assert 'polarmem_rpc_latency_seconds_count{method="Recall"} 5.0' in text
     assert 'polarmem_rpc_latency_seconds_bucket{le="0.00025",method="Recall"}' in text
+    # So do the Recall series: the hits by tier and the suppressed items of all three answers.
+    tiers = {-1: "conflict", 0: "neutral", 1: "entailed"}
+    for s_log, tier in tiers.items():
+        count = sum(hit.s_log == s_log for response in responses for hit in response.hits)
+        line = f'polarmem_recall_hits_total{{tier="{tier}"}} {float(count)}'
+        assert (line in text) if count else f'tier="{tier}"' not in text, (tier, count)
+    assert sum(len(response.hits) for response in responses) > 0
+    suppressed = sum(len(response.suppressed) for response in responses)
+    assert f"polarmem_recall_suppressed_items_total {float(suppressed)}" in text
 
 
 def test_a_long_refusal_is_cut_to_fit_the_trailers(front_server, fast):

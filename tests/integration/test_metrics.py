@@ -225,7 +225,9 @@ def test_the_front_calls_join_the_rpc_series(labelled):
     latency[0], latency[5] = 4, 2  # four under 0.25 ms, two in (5 ms, 10 ms]
     idle = {"codes": [0] * 17, "latency_counts": [0] * (len(LATENCY_BUCKETS) + 1), "latency_sum": 0.0}
     metrics.attach_front(
-        lambda: {"Recall": {"codes": codes, "latency_counts": latency, "latency_sum": 0.5}, "Remember": idle}
+        lambda: {
+            "finished": {"Recall": {"codes": codes, "latency_counts": latency, "latency_sum": 0.5}, "Remember": idle}
+        }
     )
     body = generate_latest(metrics.registry).decode()
     ns = ',namespace=""' if labelled else ""
@@ -239,6 +241,22 @@ def test_the_front_calls_join_the_rpc_series(labelled):
     assert f'polarmem_rpc_latency_seconds_bucket{{le="0.01",method="Recall"{ns}}} 7.0' in body
     assert f'polarmem_rpc_latency_seconds_count{{method="Recall"{ns}}} 7.0' in body
     assert f'polarmem_rpc_latency_seconds_sum{{method="Recall"{ns}}} 0.504' in body
+    promtool_check(body)
+
+
+def test_the_front_recalls_join_the_recall_series():
+    """The front's native answers' hits by tier and suppressed items are added to the Python
+    listener's in polarmem_recall_hits_total and polarmem_recall_suppressed_items_total; a tier
+    neither counted has no series."""
+    metrics = ServerMetrics()
+    response = pb.RecallResponse(hits=[pb.Hit(id="a", s_log=1), pb.Hit(id="b", s_log=0)], suppressed=[pb.Hit(id="c")])
+    metrics.count_recall(response, "core")  # the Python listener's
+    metrics.attach_front(lambda: {"hits": {"conflict": 0, "neutral": 2, "entailed": 5}, "suppressed": 3})
+    body = generate_latest(metrics.registry).decode()
+    assert 'polarmem_recall_hits_total{tier="entailed"} 6.0' in body
+    assert 'polarmem_recall_hits_total{tier="neutral"} 3.0' in body
+    assert 'tier="conflict"' not in body
+    assert "polarmem_recall_suppressed_items_total 4.0" in body
     promtool_check(body)
 
 

@@ -49,7 +49,6 @@ FRONT_METRICS = {
     "polarmem_fast_front_latency_seconds_bucket",
     "polarmem_fast_front_in_flight",
     "polarmem_fast_front_namespaces",
-    "polarmem_fast_front_hits_total",
     "polarmem_fast_front_remembers_total",
     "polarmem_fast_front_remember_latency_seconds_bucket",
 }

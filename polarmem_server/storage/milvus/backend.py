@@ -51,7 +51,7 @@ import numpy as np
 from polarmem.storage.v1.records_pb2 import ItemRecord, NamespaceRecord
 from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable, quoted
-from polarmem_server.index import AnnSpec
+from polarmem_server.index import TIER_NAMES, AnnSpec
 from polarmem_server.storage.backend import Backend, ItemWrite, NamespaceCounts, SearchHit, SearchRequest, SearchResult
 from polarmem_server.storage import consistency
 from polarmem_server.storage.milvus import expressions as ex
@@ -450,7 +450,7 @@ class MilvusBackend(Backend):
         for level in (1, 0, -1):
             expr = ex.tier(level, required, forbidden)
             if expr is not None and level != 0:
-                pending[ex.TIER_NAMES[level]] = self._submit(self._count, target, ex.both(base, expr))
+                pending[TIER_NAMES[level]] = self._submit(self._count, target, ex.both(base, expr))
             if expr is not None and not (level == -1 and request.exclude_conflicts):
                 tiers.append((level, ex.both(base, expr)))
         filtered = self._submit(self._count, target, base)
@@ -459,7 +459,7 @@ class MilvusBackend(Backend):
         first = (
             self._submit(self._rank, target, tiers[0][1], vector, weight, request.k, params, records) if tiers else None
         )
-        counts = {name: 0 for name in ex.TIER_NAMES.values()}
+        counts = {name: 0 for name in TIER_NAMES.values()}
         for name, future in pending.items():
             counts[name] = future.result()
         # Each count reads at the call's level but not at one snapshot (Milvus 2.3 has no pinned
@@ -474,14 +474,14 @@ class MilvusBackend(Backend):
         ranked = {}
         room = request.k
         for position, (level, expr) in enumerate(tiers[1:], start=1):
-            room -= min(counts[ex.TIER_NAMES[tiers[position - 1][0]]], room) if hard else 0
+            room -= min(counts[TIER_NAMES[tiers[position - 1][0]]], room) if hard else 0
             if room <= 0:
                 break
-            if counts[ex.TIER_NAMES[level]]:
+            if counts[TIER_NAMES[level]]:
                 ranked[position] = self._submit(self._rank, target, expr, vector, weight, request.k, params, records)
         hits: list[SearchHit] = []
         for position, (level, expr) in enumerate(tiers):
-            if counts[ex.TIER_NAMES[level]] == 0:
+            if counts[TIER_NAMES[level]] == 0:
                 continue
             want = request.k - len(hits) if hard else request.k
             if want <= 0:

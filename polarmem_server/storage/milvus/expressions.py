@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-TIER_NAMES = {1: "entailed", 0: "neutral", -1: "conflict"}
-
 
 def literal(value: str) -> str:
     """A Milvus string literal (double quotes; JSON escaping is what the 2.3 parser accepts)."""
