@@ -20,7 +20,10 @@ a client channel, stays with one process).
   Reads (Recall, GetItem, GetNamespace, ListNamespaces, GetConcept) are answered locally.
   Writes, ScoreConcepts (the scoring engine lives in the primary) and Backup are **forwarded**
   to the primary over the Unix socket with the caller's metadata and remaining deadline; the
-  client gets the primary's answer or status unchanged.
+  client gets the primary's answer or status unchanged. The replica counts such a call in its
+  RPC series, as the client saw it; the primary leaves out of its own the calls that carry the
+  group's forwarding mark (FORWARDED_HEADER with the group's secret, which no client knows), so a
+  sum over the instances counts each call once.
 
 Consistency: bounded staleness. A write is acknowledged only once the primary stored it; it is
 visible to reads on the primary at once and on every replica within REPLICA_POLL_S plus one
@@ -38,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import secrets
 import shutil
 import signal
 import threading
@@ -58,6 +62,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("polarmem.processes")
 REPLICA_POLL_S = 0.02  # how often a replica reads the change board
 SERVICE = memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"]
+# Marks a call a replica forwarded to the primary; its value is the group's secret
+# (ProcessGroup.forward_secret), so a client cannot keep its own calls out of the primary's counts.
+FORWARDED_HEADER = "x-polarmem-forwarded"
+FORWARD_SECRET_FILE = "forward-secret"
 # Answered by the primary: every write, the engine's scores, and the store-wide backup.
 FORWARDED_METHODS = frozenset(
     {
@@ -86,18 +94,26 @@ class ForwardedStatus(errors.PolarMemError):
         self.status = code.name
 
 
-def _forwardable(metadata) -> list[tuple[str, str | bytes]]:
-    """The caller's metadata minus what gRPC sets per hop (pseudo-headers, grpc-*, user-agent)."""
-    return [
+def _forwardable(metadata, secret: str) -> list[tuple[str, str | bytes]]:
+    """The caller's metadata minus what gRPC sets per hop (pseudo-headers, grpc-*, user-agent)
+    and any forwarding mark the caller sent, plus the group's own mark."""
+    kept: list[tuple[str, str | bytes]] = [
         (key, value)
         for key, value in metadata or ()
-        if not key.startswith(":") and not key.startswith("grpc-") and key != "user-agent"
+        if not key.startswith(":") and not key.startswith("grpc-") and key not in ("user-agent", FORWARDED_HEADER)
     ]
+    kept.append((FORWARDED_HEADER, secret))
+    return kept
 
 
-def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
+def forwarded_by_replica(metadata, secret: str) -> bool:
+    """Whether a call the primary answers came from one of its replicas (the group's mark)."""
+    return any(key == FORWARDED_HEADER and value == secret for key, value in metadata or ())
+
+
+def replica_handler(service, primary: grpc.Channel, secret: str) -> grpc.GenericRpcHandler:
     """Every MemoryService method of a replica: reads by its own servicer, FORWARDED_METHODS by
-    the primary over `primary`. (The generated add_MemoryServiceServicer_to_server would register
+    the primary over `primary`, marked with the group's `secret`. (The generated add_MemoryServiceServicer_to_server would register
     the servicer's methods ahead of any generic handler, so the replica registers this instead.)"""
     table = {}
     for method in SERVICE.methods:
@@ -114,19 +130,20 @@ def replica_handler(service, primary: grpc.Channel) -> grpc.GenericRpcHandler:
             stream_call = primary.stream_unary(
                 path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
             )
-            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(stream_call), **serializers)
+            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(stream_call, secret), **serializers)
         else:
             call = primary.unary_unary(
                 path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
             )
-            table[method.name] = grpc.unary_unary_rpc_method_handler(_forwarder(call), **serializers)
+            table[method.name] = grpc.unary_unary_rpc_method_handler(_forwarder(call, secret), **serializers)
     return grpc.method_handlers_generic_handler(SERVICE.full_name, table)
 
 
-def _forwarder(call):
+def _forwarder(call, secret: str):
     def forward(request, context):
         try:
-            return call(request, timeout=context.time_remaining(), metadata=_forwardable(context.invocation_metadata()))
+            metadata = _forwardable(context.invocation_metadata(), secret)
+            return call(request, timeout=context.time_remaining(), metadata=metadata)
         except grpc.RpcError as exc:
             raise ForwardedStatus(exc.code(), exc.details() or "") from None
 
@@ -168,6 +185,10 @@ class ReplicaRole:
         return change_board(self.directory / "board")
 
     @property
+    def forward_secret(self) -> str:
+        return (self.directory / FORWARD_SECRET_FILE).read_text()
+
+    @property
     def secondary_dir(self) -> Path:
         return self.directory / f"secondary-{self.index}"
 
@@ -189,6 +210,11 @@ class ProcessGroup:
         self._lock = threading.Lock()  # children and stopping, shared with the supervisor's thread
         self.board = change_board(self.directory / "board")
         self.primary_socket = f"unix:{self.directory / 'primary.sock'}"
+        # in the group's 0700 directory, where replicas started again (replica_main.py) read it too
+        self.forward_secret = secrets.token_hex(16)
+        secret_file = self.directory / FORWARD_SECRET_FILE
+        secret_file.touch(mode=0o600)
+        secret_file.write_text(self.forward_secret)
         self.children: list[tuple[int, int]] = []  # (pid, write end of its start pipe)
 
     def fork_replicas(self, config: ServerConfig, serve_replica) -> None:

@@ -65,6 +65,7 @@ from polarmem_server.api.processes import (
     Refresher,
     ReplicaRole,
     open_replica_memory,
+    forwarded_by_replica,
     replica_handler,
 )
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
@@ -228,6 +229,9 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
         def handle(request, context):
             code = grpc.StatusCode.OK
             started = time.perf_counter()
+            # A replica's forwarded call: the replica counts it as its client saw it (processes.py).
+            group = self._server.group
+            counted = group is None or not forwarded_by_replica(context.invocation_metadata(), group.forward_secret)
             admitted = self._admission.acquire(blocking=False)
             metrics.in_flight.inc()
             try:
@@ -249,7 +253,8 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                     exc = self._server.storage_damage.report(method, _namespace_of(request, stream), damage)
                 code = code_for(exc)
                 if code == grpc.StatusCode.INTERNAL:
-                    metrics.internal_errors.inc()
+                    if counted:
+                        metrics.internal_errors.inc()
                     log.exception("internal error in %s", method)
                 context.abort(code, cut_message(public_message(exc, code)))
             finally:
@@ -258,7 +263,8 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 metrics.in_flight.dec()
                 namespace = _namespace_of(request, stream)
                 seconds = time.perf_counter() - started
-                metrics.observe_rpc(method, code.name, seconds, namespace=namespace)
+                if counted:
+                    metrics.observe_rpc(method, code.name, seconds, namespace=namespace)
                 if self._server.config.access_log:
                     access_log.info(
                         json.dumps(
@@ -524,7 +530,7 @@ class PolarMemServer:
                     ("grpc.max_receive_message_length", cfg.max_message_bytes),
                 ],
             )
-            self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary),))
+            self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary, self.replica.forward_secret),))
         else:
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)

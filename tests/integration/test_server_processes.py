@@ -25,6 +25,8 @@ import numpy as np
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from polarmem.v1 import memory_service_pb2 as pb
+from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
 from polarmem_server.faces.client_requests import item_message
@@ -332,6 +334,39 @@ def test_every_process_answers_recalls_from_the_core(tmp_path, front, answered_n
             text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
             native = re.search(answered_natively, text, re.M)
             assert native and float(native.group(1)) > 0, (port, text[:2000])
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
+def test_a_forwarded_write_is_counted_once_over_the_instances(tmp_path):
+    """A write reaching the replica is forwarded to the primary: the replica counts it in the RPC
+    series as its client saw it, the primary leaves it out of its own (the group's mark), so the
+    sum over both instances' metrics is one per call. A client cannot send the mark itself."""
+    process, address = start(tmp_path, "--metrics-port", "0")
+    try:
+        ports = [
+            re.search(r"metrics on port (\d+)", line).group(1) for line in (process.serving_line, process.replica_line)
+        ]
+        # a mark a client sends is dropped by the replica and does not match the primary's secret
+        metadata = (("authorization", "Bearer admin-secret"), ("x-polarmem-forwarded", "guess"))
+        with PolarMemClient(address, token="admin-secret") as admin:
+            admin.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+        writes = 0
+        for i in range(CHANNELS):  # fresh connections: the kernel gives them to both processes
+            with grpc.insecure_channel(address) as channel:
+                request = pb.RememberRequest(namespace="t", item=item_message(id=f"w{i}", vectors={"vis": vec(i)}))
+                pb_grpc.MemoryServiceStub(channel).Remember(request, metadata=metadata, timeout=30)
+                writes += 1
+
+        def remembered(port: str) -> float:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            found = re.search(r'^polarmem_rpc_requests_total\{code="OK",method="Remember"\} (\S+)$', text, re.M)
+            return float(found.group(1)) if found else 0.0
+
+        primary, replica = (remembered(port) for port in ports)
+        assert replica > 0, "no connection reached the replica"
+        assert primary + replica == writes, (primary, replica)
     finally:
         process.terminate()
         process.communicate(timeout=30)
