@@ -15,7 +15,11 @@
 namespace polarmem::q8 {
 namespace {
 
-constexpr std::size_t kMaxRows = 4;
+// Three rows per tile: six accumulators stay in the 16 ymm registers beside the weights, the
+// constants and the temporaries; four rows' eight put three of them and a constant on the stack
+// (a load and a store per quad each). Zen 2, round 42 (docs/performance.md): products 1.5-4.3 %
+// faster for 7-24 tokens with the weights in cache, about 1 % read from DRAM; the same bytes.
+constexpr std::size_t kMaxRows = 3;
 constexpr std::size_t kPrefetchBlocks = 16;
 
 template <std::size_t Rows>
@@ -78,7 +82,6 @@ void matmul_avx2(const Q8Activations& x, const std::uint8_t* packed, const float
     for (; row + kMaxRows <= x.rows; row += kMaxRows)
       tile<kMaxRows>(x, row, packed, weight_scales, bias, group, outputs, y);
     switch (x.rows - row) {
-      case 3: tile<3>(x, row, packed, weight_scales, bias, group, outputs, y); break;
       case 2: tile<2>(x, row, packed, weight_scales, bias, group, outputs, y); break;
       case 1: tile<1>(x, row, packed, weight_scales, bias, group, outputs, y); break;
       default: break;
