@@ -113,8 +113,9 @@ def forwarded_by_replica(metadata, secret: str) -> bool:
 
 def replica_handler(service, primary: grpc.Channel, secret: str) -> grpc.GenericRpcHandler:
     """Every MemoryService method of a replica: reads by its own servicer, FORWARDED_METHODS by
-    the primary over `primary`, marked with the group's `secret`. (The generated add_MemoryServiceServicer_to_server would register
-    the servicer's methods ahead of any generic handler, so the replica registers this instead.)"""
+    the primary over `primary`, marked with the group's `secret`. (The generated
+    add_MemoryServiceServicer_to_server would register the servicer's methods ahead of any
+    generic handler, so the replica registers this instead.)"""
     table = {}
     for method in SERVICE.methods:
         request_type = getattr(memory_service_pb2, method.input_type.name)

@@ -64,8 +64,8 @@ from polarmem_server.api.processes import (
     ProcessGroup,
     Refresher,
     ReplicaRole,
-    open_replica_memory,
     forwarded_by_replica,
+    open_replica_memory,
     replica_handler,
 )
 from polarmem_server.api.status import Overloaded, Unavailable, public_message, status_for
