@@ -1495,15 +1495,26 @@ std::vector<std::int64_t> Index::slots_with(const std::vector<std::uint32_t>& ha
       }
     }
   }
+  // Chunk by chunk: a chunk where a named concept was never stated holds none of the slots, so a
+  // concept verified absent nowhere (answer mode asks that of every topic) costs no word reads.
   std::vector<std::int64_t> out;
   const std::size_t words = (size_ + 63) / 64;
-  for (std::size_t w = 0; w < words; ++w) {
-    std::uint64_t bits = live_.word(w);
-    for (std::uint32_t id : has) bits &= has_[id].word(w);
-    for (std::uint32_t id : not_has) bits &= not_has_[id].word(w);
-    while (bits != 0) {
-      out.push_back(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-      bits &= bits - 1;
+  std::vector<const std::uint64_t*> named;
+  for (std::size_t chunk = 0; chunk * SlotBitmap::kWordsPerChunk < words; ++chunk) {
+    const std::uint64_t* live = live_.chunk(chunk);
+    named.clear();
+    for (std::uint32_t id : has) named.push_back(has_[id].chunk(chunk));
+    for (std::uint32_t id : not_has) named.push_back(not_has_[id].chunk(chunk));
+    if (live == nullptr || std::find(named.begin(), named.end(), nullptr) != named.end()) continue;
+    const std::size_t first = chunk * SlotBitmap::kWordsPerChunk;
+    const std::size_t end = std::min(words, first + SlotBitmap::kWordsPerChunk);
+    for (std::size_t w = first; w < end; ++w) {
+      std::uint64_t bits = live[w - first];
+      for (const std::uint64_t* words_of : named) bits &= words_of[w - first];
+      while (bits != 0) {
+        out.push_back(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        bits &= bits - 1;
+      }
     }
   }
   return out;
