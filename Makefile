@@ -141,8 +141,11 @@ $(HADOLINT): $(BIN)/python
 
 # On every core (at most 4), a test file's tests on one worker so that each module's server
 # starts once: 5.2 minutes on the 2-core host where one process took 9.7.
+# --max-worker-restart 0: a worker that crashes fails the run at once. Replaced, it can leave
+# pytest-xdist's loadfile scheduler waiting forever (pytest-dev/pytest-xdist#1378, open): a
+# crash in session 42 hung the run instead of failing it.
 PYTEST_MAIN = POLARMEM_PROMTOOL=$(CURDIR)/$(PROMTOOL) $(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile \
-	-m "not slow and not milvus" --durations=8 $(PYTEST_ARGS)
+	--max-worker-restart 0 -m "not slow and not milvus" --durations=8 $(PYTEST_ARGS)
 # The Milvus backend against the real Milvus server, in a pytest session of its own so that the
 # server (one per session, tests/milvus_server.py) runs only while its tests do.
 PYTEST_MILVUS = $(BIN)/pytest -m "milvus and not slow" --durations=8 $(PYTEST_ARGS)
