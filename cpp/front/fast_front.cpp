@@ -111,6 +111,7 @@ class FastFront::Service final : public grpc::Service {
                                         grpc::ByteBuffer* out) {
     const auto started = std::chrono::steady_clock::now();
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (refused_without_message(*context, reactor, FrontMethod::kRecall, *bytes, started)) return reactor;
     v1::RecallRequest request;
     grpc::ByteBuffer consumed(*bytes);  // parsing drains the buffer; the copy shares its slices
     if (!grpc::SerializationTraits<v1::RecallRequest>::Deserialize(&consumed, &request).ok()) {
@@ -132,6 +133,7 @@ class FastFront::Service final : public grpc::Service {
                                           grpc::ByteBuffer* out) {
     const auto started = std::chrono::steady_clock::now();
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (refused_without_message(*context, reactor, FrontMethod::kRemember, *bytes, started)) return reactor;
     auto request = std::make_shared<v1::RememberRequest>();
     grpc::ByteBuffer consumed(*bytes);
     const bool parsed = grpc::SerializationTraits<v1::RememberRequest>::Deserialize(&consumed, request.get()).ok();
@@ -143,6 +145,27 @@ class FastFront::Service final : public grpc::Service {
             remember(context, reactor, parsed ? request.get() : nullptr, bytes, out, started);
           });
     return reactor;
+  }
+
+  // A call that ended (its deadline passed, the caller cancelled) or half-closed before its
+  // request message arrived reaches a raw-bytes method with an empty buffer: gRPC's ByteBuffer
+  // "parses" without one. Answered here: handed on, the empty buffer made the library's call
+  // fail gRPC's own check (GRPC_CALL_ERROR_INVALID_MESSAGE), which aborts the process.
+  bool refused_without_message(const grpc::CallbackServerContext& context, grpc::ServerUnaryReactor* reactor,
+                               FrontMethod method, const grpc::ByteBuffer& bytes,
+                               std::chrono::steady_clock::time_point started) {
+    if (bytes.Valid()) return false;
+    if (context.IsCancelled()) {
+      finish(reactor, method, {grpc::StatusCode::CANCELLED, "the call ended before its request message arrived"},
+             started);
+    } else {
+      finish(reactor, method,
+             {grpc::StatusCode::INVALID_ARGUMENT, std::string("the call carried no request message; ") +
+                                                      name_of(method) + " takes exactly one " + name_of(method) +
+                                                      "Request (a unary call, not a stream)"},
+             started);
+    }
+    return true;
   }
 
   // Admits a call (RESOURCE_EXHAUSTED past max_in_flight) and runs `work`, which must finish the
