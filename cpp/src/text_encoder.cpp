@@ -127,7 +127,7 @@ void TextEncoder::encode(const std::int32_t* ids, const std::int32_t* lengths, s
   thread_local Workspace kept;
   Workspace own;
   Workspace& work = tokens <= 256 ? kept : own;
-  work.reserve(tokens, h, inner, std::max(h, (longest + 15) / 16 * 16 * (h / config_.heads + 1)));
+  work.reserve(tokens, h, inner, std::max(h, (longest + 15) / 16 * 16 * (h / config_.heads + kAttentionQueries)));
   float *x = work.x.data(), *qkv = work.qkv.data(), *context = work.context.data(), *wide = work.wide.data();
   float* scratch = work.scratch.data();
   Q8Activations& quantized = work.quantized;

@@ -12,6 +12,10 @@ namespace polarmem {
 
 struct Q8Activations;
 
+// Queries the attention kernel takes through a head's keys and values together (their sums are
+// independent chains; each query's own order is unchanged).
+inline constexpr std::size_t kAttentionQueries = 4;
+
 // The per-level kernels: y[m * outputs + n] = sum over blocks b of
 // (float)dot_b(m, n) * (weight_scale[n, b] * activation_scale[m, b]), accumulated with one fused
 // multiply-add per block, in block order, then + bias[n]. `packed` holds weight codes + 128 (int8_linear.hpp's
@@ -28,8 +32,8 @@ struct EncoderKernels {
   // each row of x normalised and scaled, in place; scratch: width floats
   void (*layer_norm)(float* x, std::size_t rows, std::size_t width, const float* gain, const float* bias, float eps,
                      float* scratch);
-  // multi-head self-attention per text, no padding; scratch: (head width + 1) x (longest text rounded
-  // up to 16) floats
+  // multi-head self-attention per text, no padding; scratch: (head width + kAttentionQueries) x
+  // (longest text rounded up to 16) floats
   void (*attention)(const float* qkv, const std::int32_t* lengths, std::size_t texts, std::size_t hidden,
                     std::size_t heads, float* context, float* scratch);
 };
