@@ -291,9 +291,9 @@ PYBIND11_MODULE(_front, m) {
   py::class_<FastFront>(m, "FastFront")
       .def(py::init([](const std::string& address, const std::string& upstream, std::shared_ptr<NamespaceViews> views,
                        const std::string& tls_cert_pem, const std::string& tls_key_pem, std::size_t max_in_flight,
-                       std::size_t max_receive_bytes, bool reuse_port) {
+                       std::size_t max_receive_bytes, bool reuse_port, bool namespace_labels) {
              FrontOptions options{address,       upstream,          tls_cert_pem, tls_key_pem,
-                                  max_in_flight, max_receive_bytes, reuse_port};
+                                  max_in_flight, max_receive_bytes, reuse_port,   namespace_labels};
              try {
                return std::make_unique<FastFront>(std::move(options), std::move(views));
              } catch (const std::runtime_error& e) {
@@ -302,7 +302,7 @@ PYBIND11_MODULE(_front, m) {
            }),
            py::arg("address"), py::arg("upstream"), py::arg("views"), py::arg("tls_cert_pem") = "",
            py::arg("tls_key_pem") = "", py::arg("max_in_flight") = 0, py::arg("max_receive_bytes") = 4 << 20,
-           py::arg("reuse_port") = false)
+           py::arg("reuse_port") = false, py::arg("namespace_labels") = false)
       .def_property_readonly("port", &FastFront::port)
       .def(
           "set_grants",
@@ -333,15 +333,22 @@ PYBIND11_MODULE(_front, m) {
         out["remember_latency_counts"] =
             std::vector<std::uint64_t>(s.remember_latency.begin(), s.remember_latency.end());
         out["remember_latency_sum"] = s.remember_latency_sum;
-        py::dict finished;  // by method: the calls answered here, for the RPC series
-        for (std::size_t method = 0; method < kFrontMethods; ++method) {
-          const FinishedCalls& calls = s.finished[method];
-          finished[kFrontMethodNames[method]] = py::dict(
-              py::arg("codes") = std::vector<std::uint64_t>(calls.codes.begin(), calls.codes.end()),
-              py::arg("latency_counts") = std::vector<std::uint64_t>(calls.latency.begin(), calls.latency.end()),
-              py::arg("latency_sum") = calls.latency_sum);
-        }
-        out["finished"] = finished;
+        // by method: the calls answered here, for the RPC series
+        const auto by_method = [](const std::array<FinishedCalls, kFrontMethods>& all) {
+          py::dict finished;
+          for (std::size_t method = 0; method < kFrontMethods; ++method) {
+            const FinishedCalls& calls = all[method];
+            finished[kFrontMethodNames[method]] = py::dict(
+                py::arg("codes") = std::vector<std::uint64_t>(calls.codes.begin(), calls.codes.end()),
+                py::arg("latency_counts") = std::vector<std::uint64_t>(calls.latency.begin(), calls.latency.end()),
+                py::arg("latency_sum") = calls.latency_sum);
+          }
+          return finished;
+        };
+        out["finished"] = by_method(s.finished);
+        py::dict by_namespace;  // with namespace labels on: those answered from a namespace's view
+        for (const auto& [ns, calls] : s.finished_by_namespace) by_namespace[py::str(ns)] = by_method(calls);
+        out["finished_by_namespace"] = by_namespace;
         return out;
       });
 }

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -82,6 +84,7 @@ class FastFront::Service final : public grpc::Service {
       : views_(std::move(views)),
         upstream_channel_(std::move(upstream)),
         max_in_flight_(options.max_in_flight),
+        namespace_labels_(options.namespace_labels),
         workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
     recall_name_ = method_name(FrontMethod::kRecall);
     remember_name_ = method_name(FrontMethod::kRemember);
@@ -215,6 +218,7 @@ class FastFront::Service final : public grpc::Service {
                 const v1::RememberRequest* request, const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
                 std::chrono::steady_clock::time_point started) {
     grpc::Status status;
+    std::string_view label;  // the namespace the call is counted under ("" unless answered from its view)
     try {
       v1::RememberResponse response;
       Refusal failed;
@@ -226,6 +230,7 @@ class FastFront::Service final : public grpc::Service {
         forward(context, reactor, *upstream_remember_, bytes, out);
         return;
       }
+      label = request->namespace_();  // stored or refused through the namespace's view
       if (outcome == RememberOutcome::kFailed) {
         remember_failed_.fetch_add(1, std::memory_order_relaxed);
         status = grpc::Status(static_cast<grpc::StatusCode>(failed.code), failed.message);
@@ -240,7 +245,7 @@ class FastFront::Service final : public grpc::Service {
       status = fault(FrontMethod::kRemember, nullptr);
     }
     leave();
-    finish(reactor, FrontMethod::kRemember, std::move(status), started);
+    finish(reactor, FrontMethod::kRemember, std::move(status), started, label);
   }
 
   // A text Recall without a vector of its own is encoded by the core, and its encoding may wait
@@ -256,6 +261,7 @@ class FastFront::Service final : public grpc::Service {
   void answer(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor, const v1::RecallRequest& request,
               const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out, std::chrono::steady_clock::time_point started) {
     grpc::Status status;
+    std::string_view label;  // the namespace the call is counted under ("" unless answered from its view)
     try {
       v1::RecallResponse response;
       const auto native = answer_from_plan(*context, request, started, &response);
@@ -264,6 +270,7 @@ class FastFront::Service final : public grpc::Service {
         forward(context, reactor, *upstream_recall_, bytes, out);  // finishes the call when the library answers
         return;
       }
+      label = request.namespace_();  // answered or refused from the namespace's view
       bool own_buffer = false;
       status =
           native->ok() ? grpc::SerializationTraits<v1::RecallResponse>::Serialize(response, out, &own_buffer) : *native;
@@ -273,7 +280,7 @@ class FastFront::Service final : public grpc::Service {
       status = fault(FrontMethod::kRecall, nullptr);
     }
     leave();
-    finish(reactor, FrontMethod::kRecall, std::move(status), started);
+    finish(reactor, FrontMethod::kRecall, std::move(status), started, label);
   }
 
   // The front's own answer when the caller is admitted here and a plan fits; nullopt: forward.
@@ -302,11 +309,21 @@ class FastFront::Service final : public grpc::Service {
 
   FrontStats stats() const {
     FrontStats out;
-    for (std::size_t m = 0; m < kFrontMethods; ++m) {
-      for (std::size_t c = 0; c < kStatusCodes; ++c) out.finished[m].codes[c] = finished_[m].codes[c].load();
-      finished_[m].latency.read(&out.finished[m].latency, &out.finished[m].latency_sum);
+    read_finished(finished_, &out.finished);
+    {
+      std::shared_lock lock(finished_by_namespace_mutex_);
+      for (const auto& [ns, calls] : finished_by_namespace_) {
+        out.finished_by_namespace.emplace_back(ns, std::array<FinishedCalls, kFrontMethods>{});
+        read_finished(calls, &out.finished_by_namespace.back().second);
+      }
     }
-    out.native = out.finished[static_cast<std::size_t>(FrontMethod::kRecall)].codes[0];  // OK: answered natively
+    // a method's OK calls: Recalls answered natively, notes stored
+    const auto add_ok = [&out](const std::array<FinishedCalls, kFrontMethods>& calls) {
+      out.native += calls[static_cast<std::size_t>(FrontMethod::kRecall)].codes[0];
+      out.remember_native += calls[static_cast<std::size_t>(FrontMethod::kRemember)].codes[0];
+    };
+    add_ok(out.finished);
+    for (const auto& entry : out.finished_by_namespace) add_ok(entry.second);
     out.forwarded = forwarded_.load();
     out.refused = refused_.load();
     out.overloaded = overloaded_.load();
@@ -314,7 +331,6 @@ class FastFront::Service final : public grpc::Service {
     for (std::size_t i = 0; i < out.hits.size(); ++i) out.hits[i] = hits_[i].load();
     out.suppressed = suppressed_.load();
     recall_latency_.read(&out.latency, &out.latency_sum);
-    out.remember_native = out.finished[static_cast<std::size_t>(FrontMethod::kRemember)].codes[0];  // OK: stored
     out.remember_forwarded = remember_forwarded_.load();
     out.remember_failed = remember_failed_.load();
     remember_latency_.read(&out.remember_latency, &out.remember_latency_sum);
@@ -367,8 +383,8 @@ class FastFront::Service final : public grpc::Service {
   // Ends a call the front answered itself (any status), counted by method and code and timed
   // for the RPC metrics.
   void finish(grpc::ServerUnaryReactor* reactor, FrontMethod method, grpc::Status status,
-              std::chrono::steady_clock::time_point started) {
-    Finished& calls = finished_[static_cast<std::size_t>(method)];
+              std::chrono::steady_clock::time_point started, std::string_view ns = {}) {
+    Finished& calls = finished_for(ns)[static_cast<std::size_t>(method)];
     const auto code = static_cast<std::size_t>(status.error_code());
     // (a code past UNAUTHENTICATED, which gRPC does not define, as UNKNOWN)
     calls.codes[code < kStatusCodes ? code : static_cast<std::size_t>(grpc::StatusCode::UNKNOWN)].fetch_add(
@@ -443,7 +459,30 @@ class FastFront::Service final : public grpc::Service {
     std::array<std::atomic<std::uint64_t>, kStatusCodes> codes{};
     Latency latency;
   };
-  std::array<Finished, kFrontMethods> finished_{};
+  using FinishedByMethod = std::array<Finished, kFrontMethods>;
+  static void read_finished(const FinishedByMethod& calls, std::array<FinishedCalls, kFrontMethods>* out) {
+    for (std::size_t m = 0; m < kFrontMethods; ++m) {
+      for (std::size_t c = 0; c < kStatusCodes; ++c) (*out)[m].codes[c] = calls[m].codes[c].load();
+      calls[m].latency.read(&(*out)[m].latency, &(*out)[m].latency_sum);
+    }
+  }
+  // The counts a call answered for namespace `ns` goes to: its own with namespace labels on, else
+  // the front's. Entries are never erased (a deleted namespace keeps its series, as the Python
+  // listener's do), and a std::map's nodes never move, so a reference outlives the lock.
+  FinishedByMethod& finished_for(std::string_view ns) {
+    if (!namespace_labels_ || ns.empty()) return finished_;
+    {
+      std::shared_lock lock(finished_by_namespace_mutex_);
+      if (const auto found = finished_by_namespace_.find(ns); found != finished_by_namespace_.end())
+        return found->second;
+    }
+    std::unique_lock lock(finished_by_namespace_mutex_);
+    return finished_by_namespace_.try_emplace(std::string(ns)).first->second;
+  }
+  const bool namespace_labels_;
+  FinishedByMethod finished_{};
+  mutable std::shared_mutex finished_by_namespace_mutex_;
+  std::map<std::string, FinishedByMethod, std::less<>> finished_by_namespace_;
   // Last: destroyed first, running what is queued while everything it uses still stands.
   CallWorkers workers_;
 };

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "call_proxy.hpp"
@@ -34,6 +35,9 @@ struct FrontOptions {
   // Share the port with the other processes of a multi-process server (SO_REUSEPORT); otherwise
   // a second server on the port fails instead of taking some of its calls.
   bool reuse_port = false;
+  // The server publishes per-namespace RPC series (metrics_namespace_labels): the calls the front
+  // answers from a namespace's view are then counted under that namespace's name.
+  bool namespace_labels = false;
 };
 
 // One bearer token the front accepts: the SHA-256 of the token, its namespaces ("*" = all) and
@@ -65,6 +69,10 @@ struct FinishedCalls {
 
 struct FrontStats {
   std::array<FinishedCalls, kFrontMethods> finished;  // (a method's native answers: its OK count)
+  // With namespace_labels on: the calls answered from a namespace's view, by its name (never a
+  // name the front held no view of, so the names are bounded by the namespaces that existed);
+  // `finished` then holds the rest (refused before parsing, overloaded, faults).
+  std::vector<std::pair<std::string, std::array<FinishedCalls, kFrontMethods>>> finished_by_namespace;
   std::uint64_t native = 0;      // answered by the front from a plan
   std::uint64_t forwarded = 0;   // handed to the library (no view, not authorised here, full items, ...)
   std::uint64_t refused = 0;     // refused by the core (a field out of its bounds), answered here

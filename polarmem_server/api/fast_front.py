@@ -55,6 +55,7 @@ class FastFrontHost:
         max_in_flight: int = 0,
         max_receive_bytes: int = 4 << 20,
         reuse_port: bool = False,
+        namespace_labels: bool = False,
     ) -> None:
         """Listens on ``address`` at once, answering Recalls from ``core``'s views and handing
         every other call to ``upstream`` (the server starts it before the store is open, so health
@@ -66,7 +67,7 @@ class FastFrontHost:
         key = Path(tls_key).read_text() if tls_key else ""
         self.views = core.views
         self.front = _front.FastFront(
-            address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes, reuse_port
+            address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes, reuse_port, namespace_labels
         )
         self._authorizer = authorizer
         self.refresh_grants()

@@ -199,8 +199,10 @@ class RpcSeriesCollector:
     """polarmem_rpc_requests_total, polarmem_rpc_latency_seconds and polarmem_internal_errors_total
     as exported: the Python listener's own counts plus the calls the compiled front answered
     itself (`front_stats`: the front's stats, whose ``finished`` holds them by method), so each
-    series counts every call on the address whichever listener answered it. The front does not
-    split its calls by namespace: with namespace labels on they carry namespace ""."""
+    series counts every call on the address whichever listener answered it. With namespace labels
+    on, the front counts the calls it answered from a namespace's view under that namespace
+    (``finished_by_namespace``: only namespaces that existed, as the listener's own rule) and the
+    rest (refused before parsing, overloaded) under namespace ""."""
 
     def __init__(
         self,
@@ -215,19 +217,23 @@ class RpcSeriesCollector:
         self._namespace_labels = namespace_labels
 
     def collect(self):
-        front = self._front_stats().get("finished", {})
-        extra = ("",) if self._namespace_labels else ()
+        stats = self._front_stats()
+        # (key without the code, the front's counts for it): by method, and by namespace with labels on
+        front: list[tuple[tuple[str, ...], dict]] = []
+        for namespace, by_method in [("", stats.get("finished", {})), *stats.get("finished_by_namespace", {}).items()]:
+            for method, calls in by_method.items():
+                front.append(((method, namespace) if self._namespace_labels else (method,), calls))
         labels = ["method", "namespace"] if self._namespace_labels else ["method"]
 
         counts: dict[tuple[str, ...], float] = {}
         for sample in self._requests.collect()[0].samples:
             if sample.name.endswith("_total"):
                 counts[tuple(sample.labels[name] for name in [*labels, "code"])] = sample.value
-        for method, calls in front.items():
+        for key, calls in front:
             for code, count in enumerate(calls["codes"]):
                 if count:
-                    key = (method, *extra, STATUS_NAMES[code])
-                    counts[key] = counts.get(key, 0.0) + count
+                    coded = (*key, STATUS_NAMES[code])
+                    counts[coded] = counts.get(coded, 0.0) + count
         requests = CounterMetricFamily(
             "polarmem_rpc_requests", "RPCs handled, by method and status code", labels=[*labels, "code"]
         )
@@ -243,10 +249,9 @@ class RpcSeriesCollector:
                 buckets.setdefault(key, []).append(sample.value)  # cumulative, in bound order
             elif sample.name.endswith("_sum"):
                 sums[key] = sample.value
-        for method, calls in front.items():
+        for key, calls in front:
             if not any(calls["latency_counts"]):
                 continue
-            key = (method, *extra)
             cumulative = buckets.setdefault(key, [0.0] * (len(LATENCY_BUCKETS) + 1))
             running = 0
             for i, count in enumerate(calls["latency_counts"]):
@@ -260,7 +265,7 @@ class RpcSeriesCollector:
         yield latency
 
         internal = self._internal_errors.collect()[0].samples[0].value
-        internal += sum(calls["codes"][grpc.StatusCode.INTERNAL.value[0]] for calls in front.values())
+        internal += sum(calls["codes"][grpc.StatusCode.INTERNAL.value[0]] for _, calls in front)
         yield CounterMetricFamily("polarmem_internal_errors", "RPCs that failed with INTERNAL", value=internal)
 
 

@@ -742,6 +742,7 @@ class PolarMemServer:
                 cfg.max_concurrent_rpcs,
                 cfg.max_message_bytes,
                 reuse_port=cfg.processes > 1,  # every process of the group serves the port
+                namespace_labels=cfg.metrics_namespace_labels,
             )
         except ValueError:
             return 0  # the caller says why, as for the Python listener

@@ -169,6 +169,56 @@ def test_the_front_exports_its_counters_on_the_metrics_port(front_server, fast):
     assert f"polarmem_recall_suppressed_items_total {float(suppressed)}" in text
 
 
+def rpc_counts(text: str, method: str) -> dict[tuple[str, str], float]:
+    """polarmem_rpc_requests_total of `method` by (namespace, code), from a metrics page."""
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("polarmem_rpc_requests_total{") and f'method="{method}"' in line:
+            labels, value = line.split("} ")
+            fields = dict(part.split("=") for part in labels.split("{")[1].split(","))
+            counts[(fields["namespace"].strip('"'), fields["code"].strip('"'))] = float(value)
+    return counts
+
+
+def test_with_namespace_labels_the_fronts_answers_carry_their_namespace(tmp_path):
+    """metrics_namespace_labels: a Recall or Remember the front answers from a namespace's view
+    is counted under that namespace, as the Python listener counts its own (before round 43 the
+    front's answers — every call of the agent mix — all carried namespace ""). A call refused
+    before its namespace is read, or naming one that does not exist, stays under ""."""
+    import urllib.request
+
+    server = PolarMemServer(make_config(tmp_path, core_views="on_recall", metrics_namespace_labels=True)).start()
+    try:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("t", spaces=[("vis", DIM)], encoder="none")
+            stock(client, np.random.default_rng(5), count=20)
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            rng = np.random.default_rng(8)
+            for _ in range(4):  # the first handed over (the front has no view yet), then native
+                stub.Recall(random_request(rng), timeout=10)
+            refused = random_request(rng)
+            refused.top_k = 0  # the core's refusal, from the view
+            with pytest.raises(grpc.RpcError):
+                stub.Recall(refused, timeout=10)
+            unknown = random_request(rng, namespace="nope")
+            with pytest.raises(grpc.RpcError):
+                stub.Recall(unknown, timeout=10)
+            with pytest.raises(grpc.RpcError):
+                channel.unary_unary("/polarmem.v1.MemoryService/Recall")(b"\xff\xff\xff", timeout=10)
+        stats = server.fast_front.front.stats()
+        assert stats["native"] == 3 and set(stats["finished_by_namespace"]) == {"t"}
+        text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics").read().decode()
+    finally:
+        server.stop()
+    recalls = rpc_counts(text, "Recall")
+    assert recalls[("t", "OK")] == 4.0  # one from each listener's count: 1 handed over + 3 native
+    assert recalls[("t", "INVALID_ARGUMENT")] == 1.0
+    assert recalls[("", "NOT_FOUND")] == 1.0  # a name a client merely sends is not a label
+    assert recalls[("", "INVALID_ARGUMENT")] == 1.0  # bytes that are no request: no namespace read
+    assert "nope" not in text
+
+
 def test_a_long_refusal_is_cut_to_fit_the_trailers(front_server, fast):
     """256 unknown names of 100 characters in a closed vocabulary: the core's refusal names them
     all, the front cuts it to 400 characters (as the Python listener cuts a status), and the
