@@ -25,11 +25,13 @@ a client channel, stays with one process).
   group's forwarding mark (FORWARDED_HEADER with the group's secret, which no client knows), so a
   sum over the instances counts each call once.
 
-Consistency: bounded staleness. A write is acknowledged only once the primary stored it; it is
-visible to reads on the primary at once and on every replica within REPLICA_POLL_S plus one
-catch-up and one apply of its changes (tests/integration/test_server_processes.py checks it).
-Read-your-writes is therefore not guaranteed with --processes > 1: a client whose channel
-landed on a replica may read its previous state for up to that bound.
+Consistency: read-your-writes on a connection, bounded staleness across connections. A write is
+acknowledged only once the primary stored it (and published it on the board). A replica that
+forwarded it catches up and applies the primary's changes before it answers, so the next read
+on the same connection — an agent's recall after its note — sees the write; the primary sees it
+at once; every other replica within REPLICA_POLL_S plus one catch-up and one apply of its
+changes (tests/integration/test_server_processes.py checks both). A write that failed or
+answered DEADLINE_EXCEEDED may still have been stored: it is seen within that bound.
 
 Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health, reflection
 and admission limit; TLS and tokens are the same as the primary's, and SIGHUP to the primary
@@ -47,6 +49,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -85,6 +88,10 @@ FORWARDED_METHODS = frozenset(
 )
 
 
+# The forwarded methods that change nothing: no catch-up before their answer.
+NOT_WRITES = frozenset({"ScoreConcepts", "Backup"})
+
+
 class ForwardedStatus(errors.PolarMemError):
     """The primary's answer to a forwarded call that failed: its status code and message, passed
     on to the client as they are."""
@@ -111,11 +118,14 @@ def forwarded_by_replica(metadata, secret: str) -> bool:
     return any(key == FORWARDED_HEADER and value == secret for key, value in metadata or ())
 
 
-def replica_handler(service, primary: grpc.Channel, secret: str) -> grpc.GenericRpcHandler:
+def replica_handler(
+    service, primary: grpc.Channel, secret: str, catch_up: Callable[[], object]
+) -> grpc.GenericRpcHandler:
     """Every MemoryService method of a replica: reads by its own servicer, FORWARDED_METHODS by
-    the primary over `primary`, marked with the group's `secret`. (The generated
-    add_MemoryServiceServicer_to_server would register the servicer's methods ahead of any
-    generic handler, so the replica registers this instead.)"""
+    the primary over `primary`, marked with the group's `secret`; after a write the primary
+    acknowledged, `catch_up` (the follower's poll) before the answer, so the connection reads its
+    own write. (The generated add_MemoryServiceServicer_to_server would register the servicer's
+    methods ahead of any generic handler, so the replica registers this instead.)"""
     table = {}
     for method in SERVICE.methods:
         request_type = getattr(memory_service_pb2, method.input_type.name)
@@ -127,26 +137,37 @@ def replica_handler(service, primary: grpc.Channel, secret: str) -> grpc.Generic
             table[method.name] = grpc.unary_unary_rpc_method_handler(getattr(service, method.name), **serializers)
             continue
         path = f"/{SERVICE.full_name}/{method.name}"
+        after = None if method.name in NOT_WRITES else catch_up
         if method.client_streaming:
             stream_call = primary.stream_unary(
                 path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
             )
-            table[method.name] = grpc.stream_unary_rpc_method_handler(_forwarder(stream_call, secret), **serializers)
+            table[method.name] = grpc.stream_unary_rpc_method_handler(
+                _forwarder(stream_call, method.name, secret, after), **serializers
+            )
         else:
             call = primary.unary_unary(
                 path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
             )
-            table[method.name] = grpc.unary_unary_rpc_method_handler(_forwarder(call, secret), **serializers)
+            table[method.name] = grpc.unary_unary_rpc_method_handler(
+                _forwarder(call, method.name, secret, after), **serializers
+            )
     return grpc.method_handlers_generic_handler(SERVICE.full_name, table)
 
 
-def _forwarder(call, secret: str):
+def _forwarder(call, name: str, secret: str, catch_up: Callable[[], object] | None):
     def forward(request, context):
         try:
             metadata = _forwardable(context.invocation_metadata(), secret)
-            return call(request, timeout=context.time_remaining(), metadata=metadata)
+            response = call(request, timeout=context.time_remaining(), metadata=metadata)
         except grpc.RpcError as exc:
             raise ForwardedStatus(exc.code(), exc.details() or "") from None
+        if catch_up is not None:
+            try:
+                catch_up()
+            except Exception:  # noqa: BLE001 - the write is stored: answer it; the refresh retries
+                log.exception("catching up after a forwarded %s failed; the refresh daemon retries", name)
+        return response
 
     return forward
 
@@ -338,6 +359,7 @@ def open_replica_memory(config: ServerConfig, role: ReplicaRole) -> tuple[Replic
 
 __all__ = [
     "FORWARDED_METHODS",
+    "NOT_WRITES",
     "REPLICA_POLL_S",
     "ForwardedStatus",
     "ProcessGroup",

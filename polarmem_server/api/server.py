@@ -530,7 +530,13 @@ class PolarMemServer:
                     ("grpc.max_receive_message_length", cfg.max_message_bytes),
                 ],
             )
-            self._grpc.add_generic_rpc_handlers((replica_handler(self._service, primary, self.replica.forward_secret),))
+            self._grpc.add_generic_rpc_handlers(
+                (
+                    replica_handler(
+                        self._service, primary, self.replica.forward_secret, self._replica_follower.poll_once
+                    ),
+                )
+            )
         else:
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(self._service, self._grpc)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._grpc)

@@ -4,14 +4,16 @@ server (`polarmem serve --processes N`, api/processes.py says how the processes 
 The primary's backend publishes every stored write on a change board: the write's records in its
 namespace's change log, then the namespace's counter (storage/local/secondary.py). A replica
 opens the directory as a RocksDB secondary instance and builds its own in-memory index; its
-follower, polled by the server's replica-refresh daemon, catches up with the primary (under the
-board's cut) for each namespace whose counter moved and applies its new change-log records: the
-changed items only, or a rebuild of the namespace where secondary.py says so.
+follower, polled by the server's replica-refresh daemon — and by the replica's own forwarded writes
+once the primary has acknowledged them, so that a connection reads its own writes —, catches up
+with the primary (under the board's cut) for each namespace whose counter moved and applies its new
+change-log records: the changed items only, or a rebuild of the namespace where secondary.py says so.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +97,16 @@ class ReplicaFollower:
         self.applied = dict(applied)
         self.applied_incrementally = 0
         self.rebuilds = 0
+        # The refresh daemon and the threads answering forwarded writes poll: one at a time, so
+        # each change is applied once (a poll that waited finds the others' work done).
+        self._polling = threading.Lock()
 
     def poll_once(self) -> int:
         """One poll: returns the namespaces brought in step."""
+        with self._polling:
+            return self._poll()
+
+    def _poll(self) -> int:
         if all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
             return 0
         with self.board.cut():  # no write stored but unpublished: the catch-up matches the counters

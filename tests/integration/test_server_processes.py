@@ -4,7 +4,8 @@ the kernel gives to either process, so a test that uses many channels talks to b
 
 The consistency stated in api/processes.py is checked here: every write is acknowledged by
 whichever process the client reached (the replica forwards it to the primary, statuses pass
-through unchanged) and becomes visible on every connection within the staleness bound."""
+through unchanged), is read by the connection that made it at once (the replica catches up
+before it answers), and becomes visible on every connection within the staleness bound."""
 
 from __future__ import annotations
 
@@ -146,6 +147,31 @@ def test_two_processes_share_the_port_answer_reads_and_forward_writes(multi):
         with PolarMemClient(address, token="admin-secret", retries=1) as client:
             assert client.get_item("t", last).item.id == last
     assert cpu_ticks(replicas[0]) > replica_cpu, "the replica process served nothing"
+
+
+def test_a_connection_reads_its_own_writes(multi):
+    """Read-your-writes on a connection: a write a replica forwards is applied there before the
+    replica answers, so the same channel's next read sees it — an agent's note, then its recall.
+    Before round 43 a replica answered at once and caught up within its poll bound: a read right
+    after a write on a replica's connection found the previous state (the namespace, then the item,
+    missing), which this test saw on the first channels the kernel gave the replica."""
+    process, address = multi
+    replica = children(process.pid)[0]
+    replica_cpu = cpu_ticks(replica)
+    for i in range(CHANNELS):
+        with PolarMemClient(address, token="admin-secret", retries=1) as client:
+            name = f"own{i}"  # a namespace created on this connection, then written and read at once
+            client.create_namespace(name, spaces=[("vis", DIM)], encoder="none")
+            client.remember(name, id="a", vectors={"vis": vec(i)}, states={"dog": "has"})
+            assert client.get_item(name, "a").item.id == "a"
+            assert [hit.id for hit in client.recall(name, vectors={"vis": vec(i)}, top_k=1).hits] == ["a"]
+            client.observe(name, "a", states={"dog": "not_has"})
+            assert client.recall(name, vectors={"vis": vec(i)}, required=["dog"], top_k=1).tier_counts.conflict == 1
+            client.forget(name, "a")
+            with pytest.raises(grpc.RpcError) as gone:
+                client.get_item(name, "a")
+            assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+    assert cpu_ticks(replica) > replica_cpu, "the replica process served nothing"
 
 
 def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
