@@ -48,8 +48,8 @@ import shutil
 import signal
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
