@@ -61,9 +61,10 @@ test-cpp: $(DEPS_STAMP) $(STORE_STAMP)
 # The C++ under AddressSanitizer + UndefinedBehaviorSanitizer (CMakeLists.txt, POLARMEM_SANITIZE;
 # the first finding fails the target). Part of `make test-slow`, about 6 minutes on 2 cores:
 # 1. every CTest test (SIMD and int8 encoder kernels, index, ANN, confidence, wordpiece, ...);
-# 2. the compiled module _core, sanitized, under the Python tests that drive the parts CTest does
-#    not (text parse, negation, fact-check context, the index through its binding, the Hypothesis
-#    state machines), from a copy of the package beside it. Python itself is not instrumented, so
+# 2. the compiled modules _core and _front (which holds the core's one Recall entry that the
+#    library calls), sanitized, under the Python tests that drive the parts CTest does not (text
+#    parse, negation, fact-check context, the index through its binding, the Hypothesis state
+#    machines), from a copy of the package beside it. Python itself is not instrumented, so
 #    ASan is preloaded (with libstdc++, whose exceptions it must intercept) and leaks are not
 #    checked there; a report goes to $(BUILD_SANITIZE_PY)/sanitizer.* and is printed on failure.
 BUILD_SANITIZE := build/cpp-sanitize
@@ -82,12 +83,12 @@ test-sanitize: install
 	$(BIN)/cmake --build $(BUILD_SANITIZE)
 	cd $(BUILD_SANITIZE) && $(SANITIZER_ENV) $(CURDIR)/$(BIN)/ctest --output-on-failure
 	$(BIN)/cmake -S . -B $(BUILD_SANITIZE_PY) -G Ninja -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(BIN)/ninja \
-		-DPOLARMEM_BUILD_PYTHON=ON -DPOLARMEM_BUILD_FRONT=OFF -DPOLARMEM_WERROR=ON -DPOLARMEM_SANITIZE=ON \
+		-DPOLARMEM_BUILD_PYTHON=ON -DPOLARMEM_BUILD_FRONT=ON -DPOLARMEM_WERROR=ON -DPOLARMEM_SANITIZE=ON \
 		-Dpybind11_DIR=$$($(BIN)/pybind11-config --cmakedir) -DPython_EXECUTABLE=$(CURDIR)/$(BIN)/python >/dev/null
-	$(BIN)/cmake --build $(BUILD_SANITIZE_PY) --target _core
+	$(BIN)/cmake --build $(BUILD_SANITIZE_PY) --target _core _front
 	rm -rf $(BUILD_SANITIZE_PY)/pkg $(BUILD_SANITIZE_PY)/sanitizer.* && mkdir -p $(BUILD_SANITIZE_PY)/pkg
 	cp -r polarmem_server $(BUILD_SANITIZE_PY)/pkg/ && rm -f $(BUILD_SANITIZE_PY)/pkg/polarmem_server/_*.so
-	cp $(BUILD_SANITIZE_PY)/_core*.so $(BUILD_SANITIZE_PY)/pkg/polarmem_server/
+	cp $(BUILD_SANITIZE_PY)/_core*.so $(BUILD_SANITIZE_PY)/_front*.so $(BUILD_SANITIZE_PY)/pkg/polarmem_server/
 	LD_PRELOAD="$$(g++ -print-file-name=libasan.so) $$(g++ -print-file-name=libstdc++.so)" \
 		ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:log_path=$(CURDIR)/$(BUILD_SANITIZE_PY)/sanitizer \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(BUILD_SANITIZE_PY)/sanitizer \

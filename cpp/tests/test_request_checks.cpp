@@ -21,7 +21,9 @@ POLARMEM_TEST(quoted_is_pythons_repr_of_a_str) {
                "b") == "'a\\xa0b'");            // a no-break space does not
   CHECK(quoted("\xe2\x80\xa8") == "'\\u2028'");
   const std::string cut = quoted(std::string(100, 'k'));  // 80 characters, then an ellipsis
-  CHECK(cut == "'" + std::string(79, 'k') + "\xE2\x80\xA6");
+  // (appended, not "'" + std::string: GCC 12 at -O3 with the sanitizers warns -Wrestrict on that
+  // insert, a false positive: gcc.gnu.org/PR105651)
+  CHECK(cut == std::string("'").append(79, 'k').append("\xE2\x80\xA6"));
 }
 
 POLARMEM_TEST(a_message_is_cut_for_the_trailers) {
@@ -98,7 +100,7 @@ POLARMEM_TEST(concept_names_and_unknown_ones) {
         "required: 'dgo' (did you mean 'dog'?) is not in the vocabulary of namespace 't'; fix the name, or set "
         "allow_unknown_concepts to recall without it");
   CHECK(unknown_concepts("required", {std::string(100, 'q')}, {{}}, "t")
-            .find("'" + std::string(79, 'q') + "\xE2\x80\xA6 is not") !=
+            .find(std::string("'").append(79, 'q').append("\xE2\x80\xA6 is not")) !=
         std::string::npos);  // a long name quoted as the library quotes a value
   CHECK(unknown_concepts("forbidden", {"a", "b"}, {{"x", "y", "z"}, {}}, "t") ==
         "forbidden: 'a' (did you mean 'x', 'y' or 'z'?), 'b' are not in the vocabulary of namespace 't'; fix the "
