@@ -171,6 +171,9 @@ def test_a_connection_reads_its_own_writes(multi):
             with pytest.raises(grpc.RpcError) as gone:
                 client.get_item(name, "a")
             assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+            streamed = [item_message(id=f"s{j}", vectors={"vis": vec(100 + j)}) for j in range(3)]
+            assert client.remember_stream(name, streamed).stored == 3  # one catch-up for the stream
+            assert client.get_item(name, "s2").item.id == "s2"
     assert cpu_ticks(replica) > replica_cpu, "the replica process served nothing"
 
 
