@@ -331,3 +331,28 @@ def test_the_core_hands_back_where_the_library_must_write(server):
             pb.RememberRequest(namespace=name, item=pb.ItemInput(kind=TEXT, text="a note the library stores"))
         )
         assert answer is None
+
+
+def test_with_namespace_labels_a_note_stored_by_the_core_is_counted_under_its_namespace(tmp_path):
+    """metrics_namespace_labels: a Remember the front stores itself is counted under its
+    namespace (before round 43, under namespace=""); one handed to the library (an id already
+    stored) is counted there by the library under the same label."""
+    import urllib.request
+
+    server = PolarMemServer(make_config(tmp_path, metrics_namespace_labels=True)).start()
+    try:
+        with PolarMemClient(server.address) as client:
+            client.create_namespace("notes", encoder="minilm")
+        wait_for_writer(server, "notes")
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            notes = caption_notes(3)
+            for note in notes + notes[:1]:  # the last: already stored, so the library's answer
+                stub.Remember(pb.RememberRequest(namespace="notes", item=pb.ItemInput(kind=TEXT, text=note)))
+        assert remember_stats(server) == {"native": 3, "forwarded": 1, "failed": 0}
+        assert set(server.fast_front.front.stats()["finished_by_namespace"]) == {"notes"}
+        text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics").read().decode()
+    finally:
+        server.stop()
+    assert 'polarmem_rpc_requests_total{code="OK",method="Remember",namespace="notes"} 4.0' in text
+    assert 'method="Remember",namespace=""' not in text
