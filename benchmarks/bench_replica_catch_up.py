@@ -15,15 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from polarmem_server.index import SpaceSpec
-from polarmem_server.library.memory import ItemInput, NamespaceSettings
-from polarmem_server.library.replica import change_board, open_primary, open_replica
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import host, write_report  # noqa: E402
+from polarmem_server.index import SpaceSpec  # noqa: E402
+from polarmem_server.library.memory import ItemInput, NamespaceSettings  # noqa: E402
+from polarmem_server.library.replica import change_board, open_primary, open_replica  # noqa: E402
 
 
 def timed(samples: list[float], step):
@@ -72,14 +75,12 @@ def main() -> None:
 
     result = {
         "benchmark": "bench_replica_catch_up",
+        "host": host(),
         "settings": vars(args),
         "cpu_ms_median": {"poll": median_ms(polls), "catch_up": median_ms(catch_ups), "apply": median_ms(applies)},
-        "cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": "),
     }
     print(json.dumps(result["cpu_ms_median"]))
-    out = Path(__file__).parent / "results" / f"{args.label}.json"
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_report(Path(__file__).parent / "results" / f"{args.label}.json", result)
 
 
 if __name__ == "__main__":
