@@ -4,8 +4,8 @@ core's one entry whichever listener takes it (test_core_recall.py, test_text_rec
 test_fast_front_appends.py); these tests check what only the compiled listener does: tokens
 checked (and reloaded) without the Python listener, its counters on the metrics port (a refusal
 the core states answered by the front itself), TLS,
-admission beyond max_concurrent_rpcs, a handed-over call's deadline and cancel, a call without its
-request message, and stopping with the server, calls in flight drained."""
+admission beyond max_concurrent_rpcs, a handed-over call's deadline and cancel, and stopping with the
+server, calls in flight drained (calls without their request message: test_transport_anomalies.py)."""
 
 from __future__ import annotations
 
@@ -341,47 +341,6 @@ def test_a_caller_cancelling_a_handed_over_call_cancels_the_librarys_side(front_
         assert not held.release.is_set()  # the library had not answered: its side was cancelled
     finally:
         held.restore()
-
-
-def stored_count(server, namespace="t"):
-    return sum(1 for _ in server.memory.backend.store.iter_items(namespace))
-
-
-@pytest.mark.parametrize("method", ["Recall", "Remember"])
-def test_a_call_without_its_request_message_is_refused_and_the_server_stays_up(front_server, fast, method):
-    """A unary call that half-closes without a message reaches the front's raw-bytes handler with
-    an empty buffer. Until round 43 a Remember was handed on with it, which failed gRPC's own
-    check (GRPC_CALL_ERROR_INVALID_MESSAGE) and aborted the whole server: any client could stop it."""
-    before = stored_count(front_server)
-    with grpc.insecure_channel(front_server.address) as channel:
-        without_message = channel.stream_unary(f"/polarmem.v1.MemoryService/{method}")
-        with pytest.raises(grpc.RpcError) as refused:
-            without_message(iter([]), timeout=10)
-    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert f"no request message; {method} takes exactly one {method}Request" in refused.value.details()
-    assert stored_count(front_server) == before
-    assert fast.Recall(random_request(np.random.default_rng(12)), timeout=10).tier_counts is not None
-
-
-def test_a_call_whose_deadline_passes_before_its_message_leaves_the_server_up(front_server, fast):
-    """The same empty buffer, from a caller whose deadline passed before it sent its request (the
-    abort seen once in make test, from test_stream_semantics.py's 2 ms Remembers)."""
-
-    def late_request():
-        time.sleep(0.5)  # past the deadline below
-        yield pb.RememberRequest(namespace="t")
-
-    before = stored_count(front_server)
-    with grpc.insecure_channel(front_server.address) as channel:
-        late = channel.stream_unary(
-            "/polarmem.v1.MemoryService/Remember", request_serializer=pb.RememberRequest.SerializeToString
-        )
-        for _ in range(3):
-            with pytest.raises(grpc.RpcError) as expired:
-                late(late_request(), timeout=0.1)
-            assert expired.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert stored_count(front_server) == before
-    assert fast.Recall(random_request(np.random.default_rng(13)), timeout=10).tier_counts is not None
 
 
 def test_stopping_lets_calls_in_flight_through_the_front_finish(tmp_path):
