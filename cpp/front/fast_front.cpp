@@ -85,6 +85,7 @@ class FastFront::Service final : public grpc::Service {
         upstream_channel_(std::move(upstream)),
         max_in_flight_(options.max_in_flight),
         namespace_labels_(options.namespace_labels),
+        strong_reads_to_library_(options.strong_reads_to_library),
         workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
     recall_name_ = method_name(FrontMethod::kRecall);
     remember_name_ = method_name(FrontMethod::kRemember);
@@ -288,6 +289,7 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_(), false)) return std::nullopt;
+    if (strong_reads_to_library_ && request.consistency() == v1::READ_CONSISTENCY_STRONG) return std::nullopt;
     Refusal refused;
     const auto outcome = views_->recall(request, response, &refused);
     if (outcome == RecallOutcome::kRefused) {
@@ -480,6 +482,7 @@ class FastFront::Service final : public grpc::Service {
     return finished_by_namespace_.try_emplace(std::string(ns)).first->second;
   }
   const bool namespace_labels_;
+  const bool strong_reads_to_library_;
   FinishedByMethod finished_{};
   mutable std::shared_mutex finished_by_namespace_mutex_;
   std::map<std::string, FinishedByMethod, std::less<>> finished_by_namespace_;

@@ -38,6 +38,9 @@ struct FrontOptions {
   // The server publishes per-namespace RPC series (metrics_namespace_labels): the calls the front
   // answers from a namespace's view are then counted under that namespace's name.
   bool namespace_labels = false;
+  // A replica of a multi-process server: its views trail the primary by up to a poll, so a Recall
+  // at READ_CONSISTENCY_STRONG goes to the library, which catches up with the primary first.
+  bool strong_reads_to_library = false;
 };
 
 // One bearer token the front accepts: the SHA-256 of the token, its namespaces ("*" = all) and

@@ -10,16 +10,21 @@ Two decorators for the servicer's methods:
   local backend, which has no timestamps: there every read sees every acknowledged write).
 * :func:`reads_at_requested_level` — a read an agent makes after its writes (Recall, GetItem,
   ListItems): ``consistency`` STRONG reads Strong; otherwise a ``consistency_token`` makes the
-  read see that write (Milvus guarantee timestamp), and without one it is Bounded-stale.
+  read see that write (Milvus guarantee timestamp), and without one it is Bounded-stale. On a
+  replica of ``--processes`` a STRONG read first catches up with the primary (the servicer's
+  ``catch_up``: the replica follower's poll), so it sees every write acknowledged before it.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server.errors import InvalidArgument
+from polarmem_server.errors import InvalidArgument, Unavailable
 from polarmem_server.storage import consistency
+
+log = logging.getLogger("polarmem.consistency")
 
 
 def level_of(request) -> consistency.ReadLevel:
@@ -42,7 +47,16 @@ def level_of(request) -> consistency.ReadLevel:
 def reads_at_requested_level(method):
     @functools.wraps(method)
     def read(self, request, context):
-        with consistency.reading(level_of(request)):
+        level = level_of(request)
+        if level.kind == "strong" and self.catch_up is not None:
+            try:
+                self.catch_up()
+            except Exception as exc:
+                log.exception("a Strong read could not catch up with the primary")
+                raise Unavailable(
+                    "consistency: this process could not catch up with the primary for a Strong read; retry"
+                ) from exc
+        with consistency.reading(level):
             return method(self, request, context)
 
     return read

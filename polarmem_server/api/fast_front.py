@@ -56,6 +56,7 @@ class FastFrontHost:
         max_receive_bytes: int = 4 << 20,
         reuse_port: bool = False,
         namespace_labels: bool = False,
+        strong_reads_to_library: bool = False,
     ) -> None:
         """Listens on ``address`` at once, answering Recalls from ``core``'s views and handing
         every other call to ``upstream`` (the server starts it before the store is open, so health
@@ -67,7 +68,16 @@ class FastFrontHost:
         key = Path(tls_key).read_text() if tls_key else ""
         self.views = core.views
         self.front = _front.FastFront(
-            address, upstream, self.views, cert, key, max_in_flight, max_receive_bytes, reuse_port, namespace_labels
+            address,
+            upstream,
+            self.views,
+            cert,
+            key,
+            max_in_flight,
+            max_receive_bytes,
+            reuse_port,
+            namespace_labels,
+            strong_reads_to_library,
         )
         self._authorizer = authorizer
         self.refresh_grants()

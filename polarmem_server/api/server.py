@@ -523,6 +523,7 @@ class PolarMemServer:
         self._service.backup_dir = cfg.backup_dir
         self._service.auto_create = AutoCreate(cfg.auto_create_namespaces, cfg.max_namespaces)
         if self.replica is not None:
+            self._service.catch_up = self._replica_follower.poll_once
             primary = grpc.insecure_channel(
                 self.replica.primary_target,  # forwarded messages: the same limits
                 options=[
@@ -749,6 +750,8 @@ class PolarMemServer:
                 cfg.max_message_bytes,
                 reuse_port=cfg.processes > 1,  # every process of the group serves the port
                 namespace_labels=cfg.metrics_namespace_labels,
+                # a replica's views trail the primary: its Strong Recalls catch up in the servicer
+                strong_reads_to_library=self.replica is not None,
             )
         except ValueError:
             return 0  # the caller says why, as for the Python listener

@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import grpc
@@ -353,6 +353,9 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         # the compiled Recall front's host (api/fast_front.py), when the server runs one
         self.fast_front: FastFrontHost | None = None
         self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
+        # A replica of --processes: brings it in step with the primary before a Strong read
+        # (api/consistency_tokens.py); None where every acknowledged write is already here.
+        self.catch_up: Callable[[], object] | None = None
 
     @property
     def memory(self) -> Memory:

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from polarmem.v1 import memory_service_pb2 as pb
-from polarmem_server.api.consistency_tokens import level_of
-from polarmem_server.errors import InvalidArgument
+from polarmem_server.api.consistency_tokens import level_of, reads_at_requested_level
+from polarmem_server.errors import InvalidArgument, Unavailable
 from polarmem_server.faces.client_requests import LastWrite, with_consistency
 from polarmem_server.storage import consistency
 from polarmem_server.storage.milvus.backend import item_read
@@ -129,3 +129,40 @@ def test_a_client_keeps_the_later_token_and_sends_it_unless_the_read_has_one():
     last.stamp(iter([]))  # a stream of requests: nothing to stamp
     with pytest.raises(ValueError, match="consistency"):
         with_consistency(pb.RecallRequest(), "eventually")
+
+
+class Servicer:
+    """A servicer with one read, as api/service.py decorates its reads; `catch_up` as a replica
+    of --processes has it."""
+
+    def __init__(self, catch_up) -> None:
+        self.catch_up = catch_up
+        self.levels: list[consistency.ReadLevel] = []
+
+    @reads_at_requested_level
+    def Recall(self, request, context):
+        self.levels.append(consistency.read_level())
+        return "answered"
+
+
+def test_a_replica_catches_up_before_a_strong_read_only():
+    polls = []
+    servicer = Servicer(lambda: polls.append(len(servicer.levels)))
+    servicer.Recall(pb.RecallRequest(), None)
+    servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_BOUNDED), None)
+    assert polls == []
+    assert servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None) == "answered"
+    assert polls == [2]  # before the read ran
+    assert servicer.levels[-1] == consistency.STRONG
+    Servicer(None).Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None)  # the primary: nothing
+
+
+def test_a_strong_read_that_cannot_catch_up_is_unavailable_and_not_answered():
+    def broken() -> None:
+        raise OSError("the change board is gone")
+
+    servicer = Servicer(broken)
+    with pytest.raises(Unavailable, match="could not catch up with the primary for a Strong read; retry"):
+        servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None)
+    assert servicer.levels == []
+    assert servicer.Recall(pb.RecallRequest(), None) == "answered"  # other levels do not poll
