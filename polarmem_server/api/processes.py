@@ -58,6 +58,7 @@ import grpc
 
 from polarmem.v1 import memory_service_pb2
 from polarmem_server import errors
+from polarmem_server.api.service import client_remaining_s
 from polarmem_server.api.temp_dirs import owned_temp_dir
 from polarmem_server.library import ReplicaFollower, ReplicaMemory, change_board, open_replica
 
@@ -161,7 +162,8 @@ def _forwarder(call, name: str, secret: str, catch_up: Callable[[], object] | No
     def forward(request, context):
         try:
             metadata = _forwardable(context.invocation_metadata(), secret)
-            response = call(request, timeout=context.time_remaining(), metadata=metadata)
+            # no deadline of the caller's: none here either (the primary applies its default)
+            response = call(request, timeout=client_remaining_s(context), metadata=metadata)
         except grpc.RpcError as exc:
             raise ForwardedStatus(exc.code(), exc.details() or "") from None
         if catch_up is not None:

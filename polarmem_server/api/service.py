@@ -115,12 +115,18 @@ def check_backup_destination(destination: str, root: str) -> None:
 MAX_CALL_S = 1e6  # a client deadline further off than this is no deadline (call_deadline)
 
 
+def client_remaining_s(context: grpc.ServicerContext) -> float | None:
+    """Seconds left of the client's deadline; None for a call without one. gRPC reports such a
+    call as an enormous remaining time, not None: passed on as a timeout (a forwarded call) it
+    overflows gRPC's deadline arithmetic into the past, and waits on it (thread joins) overflow."""
+    remaining = context.time_remaining()
+    return None if remaining is None or remaining > MAX_CALL_S else remaining
+
+
 def call_deadline(context: grpc.ServicerContext, default_s: float) -> float:
     """Monotonic time by which the call must finish: the client's deadline or the default."""
-    remaining = context.time_remaining()
-    # gRPC reports a call without a deadline as an enormous remaining time, not None: bound it,
-    # or waits on it (thread joins) overflow.
-    return time.monotonic() + (default_s if remaining is None or remaining > MAX_CALL_S else remaining)
+    remaining = client_remaining_s(context)
+    return time.monotonic() + (default_s if remaining is None else remaining)
 
 
 def check_deadline(deadline: float) -> None:

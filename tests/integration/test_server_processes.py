@@ -30,7 +30,7 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
-from polarmem_server.faces.client_requests import item_message
+from polarmem_server.faces.client_requests import item_message, namespace_config, observe_request
 from servertools import self_signed_certificate
 
 DIM = 8
@@ -219,6 +219,43 @@ def test_a_strong_read_on_any_connection_sees_every_acknowledged_write(multi):
                     missed.append(("GetItem", i, n, exc.code()))
     assert missed == []
     assert cpu_ticks(replica) > replica_cpu, "no connection reached the replica"
+
+
+def sockets(pid: int) -> int:
+    fds = Path(f"/proc/{pid}/fd")
+    return sum(1 for fd in fds.iterdir() if os.readlink(fd).startswith("socket:"))
+
+
+def connection_to(address: str, pid: int) -> pb_grpc.MemoryServiceStub:
+    """A connection of its own that process `pid` took (fresh ones until it takes one)."""
+    for _ in range(64):
+        before = sockets(pid)
+        stub = connection(address)
+        stub.ListNamespaces(pb.ListNamespacesRequest(), metadata=(("authorization", "Bearer admin-secret"),))
+        if sockets(pid) > before:
+            return stub
+    pytest.fail(f"process {pid} took none of 64 connections")
+
+
+def test_writes_without_a_deadline_are_forwarded_by_a_replica(multi):
+    """A call without a deadline (the default of grpcurl, of Go and Java stubs) is one to the
+    replica too. grpcio reports it as ~9.2e18 s remaining, which the replica passed on as the
+    forwarded call's timeout: gRPC's deadline arithmetic overflowed into the past and every such
+    write on a replica's connection failed at once with DEADLINE_EXCEEDED, unstored (every start
+    of 23 tried). Now the forwarded call has no deadline either, and the primary its default."""
+    process, address = multi
+    auth = (("authorization", "Bearer admin-secret"),)
+    replica = connection_to(address, children(process.pid)[0])
+    config, _ = namespace_config(spaces=[("vis", DIM)], encoder="none")
+    replica.CreateNamespace(pb.CreateNamespaceRequest(name="t", config=config), metadata=auth)
+    item = item_message(id="a", vectors={"vis": vec(1)}, states={"dog": "has"})
+    assert replica.Remember(pb.RememberRequest(namespace="t", item=item), metadata=auth).item.id == "a"
+    streamed = [item_message(id=f"s{j}", vectors={"vis": vec(10 + j)}) for j in range(3)]
+    stream = iter([pb.RememberStreamRequest(namespace="t", items=streamed)])
+    assert replica.RememberStream(stream, metadata=auth).stored == 3
+    replica.Observe(observe_request("t", "a", states={"dog": "not_has"}), metadata=auth)
+    replica.Forget(pb.ForgetRequest(namespace="t", id="s0"), metadata=auth)
+    assert replica.GetNamespace(pb.GetNamespaceRequest(name="t"), metadata=auth).namespace.item_count == 3
 
 
 def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
