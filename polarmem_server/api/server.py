@@ -251,6 +251,14 @@ class ErrorsAndMetricsInterceptor(grpc.ServerInterceptor):
                 damage = corruption_text(exc)
                 if damage is not None:  # a damaged store file, not a bug: DATA_LOSS, counted and alerted
                     exc = self._server.storage_damage.report(method, _namespace_of(request, stream), damage)
+                if isinstance(exc, grpc.RpcError) and not context.is_active():
+                    # A stream's next message never came: the caller cancelled or ran out of time
+                    # (grpcio raises a bare RpcError from the request iterator). Not a fault: no
+                    # INTERNAL, no traceback, nothing for the internal-errors alert.
+                    code = grpc.StatusCode.CANCELLED
+                    if (context.time_remaining() or 0.0) <= 0.0:
+                        code = grpc.StatusCode.DEADLINE_EXCEEDED
+                    context.abort(code, "the caller cancelled the call or its deadline passed")
                 code = code_for(exc)
                 if code == grpc.StatusCode.INTERNAL:
                     if counted:

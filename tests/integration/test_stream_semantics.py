@@ -139,3 +139,38 @@ def test_a_remember_that_answered_deadline_exceeded_can_be_retried(server, clien
         assert retried.id == f"s{i:05d}"
     assert len(stored_ids(server, ns)) == 200
     print(f"{len(timed_out)} of 200 Remembers answered DEADLINE_EXCEEDED; every retry answered OK")
+
+
+@pytest.mark.parametrize("ends", ["cancel", "deadline"])
+def test_a_stream_the_caller_ends_is_not_an_internal_error(server, ns, caplog, ends):
+    """A caller that cancels a RememberStream, or whose deadline passes, before its last message
+    made the request iterator raise a bare grpc.RpcError, which the server answered as a fault:
+    polarmem_internal_errors_total + 1 (the PolarMemInternalErrors alert), the RPC counted
+    INTERNAL and an ERROR line with a traceback. It is the caller's doing: counted as CANCELLED
+    (or DEADLINE_EXCEEDED), nothing logged as a fault."""
+    registry = server.metrics.registry
+    internal_before = registry.get_sample_value("polarmem_internal_errors_total") or 0.0
+    code = "CANCELLED" if ends == "cancel" else "DEADLINE_EXCEEDED"
+    labels = {"method": "RememberStream", "code": code}
+    counted_before = registry.get_sample_value("polarmem_rpc_requests_total", labels) or 0.0
+    cancel = threading.Event()
+    with grpc.insecure_channel(server.address) as channel:
+        stub = pb_grpc.MemoryServiceStub(channel)
+        future = stub.RememberStream.future(
+            requests(ns, 7, stop_after=3, cancel=cancel), timeout=60 if ends == "cancel" else 0.5
+        )
+        time.sleep(0.2)
+        if ends == "cancel":
+            future.cancel()
+        with pytest.raises((grpc.FutureCancelledError, grpc.RpcError)):
+            future.result()
+        cancel.set()
+    deadline = time.monotonic() + 10  # the server's handler ends after the caller has its answer
+    while (registry.get_sample_value("polarmem_rpc_requests_total", labels) or 0.0) == counted_before:
+        assert time.monotonic() < deadline, f"the ended stream was never counted as {code}"
+        time.sleep(0.05)
+    assert (registry.get_sample_value("polarmem_internal_errors_total") or 0.0) == internal_before
+    assert not registry.get_sample_value(
+        "polarmem_rpc_requests_total", {"method": "RememberStream", "code": "INTERNAL"}
+    )
+    assert not [r for r in caplog.records if "internal error" in r.getMessage()]
