@@ -57,6 +57,12 @@ class FailedPrecondition(PolarMemError):
     status = "FAILED_PRECONDITION"
 
 
+class LearnedByPrimary(FailedPrecondition):
+    """A read-only replica (`serve --processes`) was asked a read that must first learn a name
+    new to an open vocabulary (a write: concept_backfill.learn_names); the replica hands the whole
+    call to its primary (api/processes.py), so the caller gets the primary's answer."""
+
+
 class ResourceExhausted(PolarMemError):
     """Over a limit: concurrency, queue, message or disk size."""
 

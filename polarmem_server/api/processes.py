@@ -17,7 +17,9 @@ a client channel, stays with one process).
   changed, catches up with the primary (under the board's cut) and applies the namespace's new
   change-log records to its index: the changed items only, or a rebuild of the namespace where
   storage/local/secondary.py says so (created or deleted, new spaces, many items changed).
-  Reads (Recall, GetItem, GetNamespace, ListNamespaces, GetConcept) are answered locally.
+  Reads (Recall, GetItem, GetNamespace, ListNamespaces, GetConcept) are answered locally, but
+  for one that must first learn a name new to an open vocabulary (a phrase a query names: a
+  write), which the primary answers.
   Writes, ScoreConcepts (the scoring engine lives in the primary) and Backup are **forwarded**
   to the primary over the Unix socket with the caller's metadata and remaining deadline; the
   client gets the primary's answer or status unchanged. The replica counts such a call in its
@@ -136,10 +138,14 @@ def replica_handler(
         serializers = dict(
             request_deserializer=request_type.FromString, response_serializer=response_type.SerializeToString
         )
-        if method.name not in FORWARDED_METHODS:
-            table[method.name] = grpc.unary_unary_rpc_method_handler(getattr(service, method.name), **serializers)
-            continue
         path = f"/{SERVICE.full_name}/{method.name}"
+        if method.name not in FORWARDED_METHODS:
+            call = primary.unary_unary(
+                path, request_serializer=request_type.SerializeToString, response_deserializer=response_type.FromString
+            )
+            read = _read_or_forward(getattr(service, method.name), _forwarder(call, method.name, secret, catch_up))
+            table[method.name] = grpc.unary_unary_rpc_method_handler(read, **serializers)
+            continue
         after = None if method.name in NOT_WRITES else catch_up
         if method.client_streaming:
             stream_call = primary.stream_unary(
@@ -156,6 +162,20 @@ def replica_handler(
                 _forwarder(call, method.name, secret, after), **serializers
             )
     return grpc.method_handlers_generic_handler(SERVICE.full_name, table)
+
+
+def _read_or_forward(read, forward):
+    """A read the replica answers itself, or hands to the primary where it must first learn a
+    name new to an open vocabulary (a phrase a Recall, GetConcept or ListItems names: a write,
+    which only the primary makes); the replica then catches up, so the next read here knows it."""
+
+    def answer(request, context):
+        try:
+            return read(request, context)
+        except errors.LearnedByPrimary:
+            return forward(request, context)
+
+    return answer
 
 
 def _forwarder(call, name: str, secret: str, catch_up: Callable[[], object] | None):

@@ -44,6 +44,7 @@ from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
 from polarmem_server.errors import (
     FailedPrecondition,
+    LearnedByPrimary,
     InvalidArgument,
     PolarMemError,
     ResourceExhausted,
@@ -209,8 +210,8 @@ class CoreRecall:
         where the core declined: the namespace's view made now where the core holds none (or
         one older than its closed vocabulary's concepts; waiting for a write that holds the
         namespace), an open vocabulary's unknown names learned once the core has checked the
-        rest of the request (a write: concept_backfill.learn_names; a replica learns nothing, its
-        primary does), the items' stored records read back into the core (after a start-up),
+        rest of the request (a write: concept_backfill.learn_names; a replica raises
+        LearnedByPrimary, and its server hands the call to the primary), the items' stored records read back into the core (after a start-up),
         concepts other processes bound caught up with. A request the core refuses (a field out of
         its bounds) raises its refusal: InvalidArgument or FailedPrecondition, in the core's words.
         ``deadline``: the call's (time.monotonic()), for the encoder a new view loads and a write
@@ -231,8 +232,9 @@ class CoreRecall:
                 self._make_view(namespace, deadline)
                 views_made += 1
             elif outcome == "names_to_learn" and not names_learned:
-                if not memory.backend.read_only:
-                    learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
+                if memory.backend.read_only:
+                    raise LearnedByPrimary(f"namespace {quoted(namespace.name)} must learn a name this call gives")
+                learn_names(memory.writer, namespace, [*request.required, *request.forbidden])
                 names_learned = True
             elif not caught_up and memory.writer.catch_up(namespace):
                 # another process bound names this one lacked (Milvus): the view is made again with them

@@ -30,7 +30,7 @@ from polarmem_server.domain.items import (
 from polarmem_server.domain.mixtures import BetaMixture
 from polarmem_server.domain.namespace import Namespace
 from polarmem_server.domain.settings import DEFAULT_TEMPLATES, NamespaceSettings  # noqa: F401 - re-exported
-from polarmem_server.errors import AlreadyExists, InvalidArgument, NotFound, quoted
+from polarmem_server.errors import AlreadyExists, InvalidArgument, LearnedByPrimary, NotFound, quoted
 from polarmem_server.library import (
     concept_backfill,
     encoder_warmup,
@@ -441,9 +441,12 @@ class Memory:
         """The id of a concept name (alias, plural and case resolved); in an open vocabulary a phrase
         the stored text can mention is learned first (concept_backfill.learn_names)."""
         namespace = self.namespace(ns)
-        if namespace.settings.open_vocabulary and isinstance(concept, str) and not self.backend.read_only:
+        learns = namespace.settings.open_vocabulary and isinstance(concept, str)
+        if learns and not self.backend.read_only:
             concept_backfill.learn_names(self.writer, namespace, [concept])
         concept_id = namespace.vocabulary.lookup(concept) if isinstance(concept, str) else None
+        if concept_id is None and learns and self.backend.read_only:  # a replica: its primary learns
+            raise LearnedByPrimary(f"namespace {quoted(ns)} must learn the name {quoted(concept)}")
         if concept_id is None:
             raise NotFound(f"concept {quoted(concept)} is not in the vocabulary of namespace {quoted(ns)}")
         return concept_id

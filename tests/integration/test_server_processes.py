@@ -30,7 +30,13 @@ from polarmem.v1 import memory_service_pb2 as pb
 from polarmem.v1 import memory_service_pb2_grpc as pb_grpc
 from polarmem_server.api.config import ConfigError, ServerConfig
 from polarmem_server.faces.client import PolarMemClient
-from polarmem_server.faces.client_requests import item_message, namespace_config, observe_request
+from polarmem_server.faces.client_requests import (
+    item_message,
+    list_items_request,
+    namespace_config,
+    observe_request,
+    recall_request,
+)
 from servertools import self_signed_certificate
 
 DIM = 8
@@ -256,6 +262,32 @@ def test_writes_without_a_deadline_are_forwarded_by_a_replica(multi):
     replica.Observe(observe_request("t", "a", states={"dog": "not_has"}), metadata=auth)
     replica.Forget(pb.ForgetRequest(namespace="t", id="s0"), metadata=auth)
     assert replica.GetNamespace(pb.GetNamespaceRequest(name="t"), metadata=auth).namespace.item_count == 3
+
+
+def test_a_read_naming_a_phrase_new_to_an_open_vocabulary_is_answered_by_the_primary(multi):
+    """An open vocabulary learns a phrase the first time a query names it: the stored texts that
+    state it get its evidence, a write. A replica cannot write, so it answered as if the phrase
+    were unknown — a Recall requiring "red car" INVALID_ARGUMENT, GetConcept NOT_FOUND, with
+    allow_unknown_concepts another first note — until a connection to the primary had named it.
+    Now it hands such a read to the primary and catches up: the answers are the primary's."""
+    process, address = multi
+    auth = (("authorization", "Bearer admin-secret"),)
+    replica = connection_to(address, children(process.pid)[0])
+    config, _ = namespace_config()  # a text namespace: the default encoder, an open vocabulary
+    replica.CreateNamespace(pb.CreateNamespaceRequest(name="notes", config=config), metadata=auth)
+    for id, text in (("n1", "the red car is parked outside"), ("n2", "a red apple next to a car toy")):
+        item = item_message(id=id, kind="text", text=text)
+        replica.Remember(pb.RememberRequest(namespace="notes", item=item), metadata=auth, timeout=60)
+    recall = recall_request("notes", text="vehicle", required=["red car"], top_k=5)
+    hits = replica.Recall(recall, metadata=auth, timeout=60).hits
+    assert [(hit.id, hit.s_log) for hit in hits][:1] == [("n1", 1)]
+    concept = replica.GetConcept(pb.GetConceptRequest(namespace="notes", concept="red car"), metadata=auth)
+    assert list(concept.item_ids) == ["n1"]
+    listed = replica.ListItems(list_items_request("notes", has=["red apple"]), metadata=auth)
+    assert [item.id for item in listed.items] == ["n2"]
+    with pytest.raises(grpc.RpcError) as unknown:  # a phrase no note states: the primary's NOT_FOUND
+        replica.GetConcept(pb.GetConceptRequest(namespace="notes", concept="blue bike"), metadata=auth)
+    assert unknown.value.code() == grpc.StatusCode.NOT_FOUND and "blue bike" in unknown.value.details()
 
 
 def test_updates_and_forgets_reach_every_process_with_exact_counts(multi):
