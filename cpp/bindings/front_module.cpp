@@ -291,11 +291,10 @@ PYBIND11_MODULE(_front, m) {
   py::class_<FastFront>(m, "FastFront")
       .def(py::init([](const std::string& address, const std::string& upstream, std::shared_ptr<NamespaceViews> views,
                        const std::string& tls_cert_pem, const std::string& tls_key_pem, std::size_t max_in_flight,
-                       std::size_t max_receive_bytes, bool reuse_port, bool namespace_labels,
-                       bool strong_reads_to_library) {
-             FrontOptions options{address,     upstream,         tls_cert_pem,
-                                  tls_key_pem, max_in_flight,    max_receive_bytes,
-                                  reuse_port,  namespace_labels, strong_reads_to_library};
+                       std::size_t max_receive_bytes, bool reuse_port, bool namespace_labels, bool replica,
+                       std::uint64_t applied_position) {
+             FrontOptions options{address,           upstream,   tls_cert_pem,     tls_key_pem, max_in_flight,
+                                  max_receive_bytes, reuse_port, namespace_labels, replica,     applied_position};
              try {
                return std::make_unique<FastFront>(std::move(options), std::move(views));
              } catch (const std::runtime_error& e) {
@@ -304,9 +303,10 @@ PYBIND11_MODULE(_front, m) {
            }),
            py::arg("address"), py::arg("upstream"), py::arg("views"), py::arg("tls_cert_pem") = "",
            py::arg("tls_key_pem") = "", py::arg("max_in_flight") = 0, py::arg("max_receive_bytes") = 4 << 20,
-           py::arg("reuse_port") = false, py::arg("namespace_labels") = false,
-           py::arg("strong_reads_to_library") = false)
+           py::arg("reuse_port") = false, py::arg("namespace_labels") = false, py::arg("replica") = false,
+           py::arg("applied_position") = 0)
       .def_property_readonly("port", &FastFront::port)
+      .def("set_applied_position", &FastFront::set_applied_position, py::arg("position"))
       .def(
           "set_grants",
           [](FastFront& self, const std::vector<std::tuple<py::bytes, std::vector<std::string>, bool>>& grants) {

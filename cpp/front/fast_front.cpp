@@ -85,7 +85,8 @@ class FastFront::Service final : public grpc::Service {
         upstream_channel_(std::move(upstream)),
         max_in_flight_(options.max_in_flight),
         namespace_labels_(options.namespace_labels),
-        strong_reads_to_library_(options.strong_reads_to_library),
+        replica_(options.replica),
+        applied_position_(options.applied_position),
         workers_(options.max_in_flight != 0 ? options.max_in_flight : kUnboundedWorkers) {
     recall_name_ = method_name(FrontMethod::kRecall);
     remember_name_ = method_name(FrontMethod::kRemember);
@@ -122,6 +123,7 @@ class FastFront::Service final : public grpc::Service {
       finish(reactor, FrontMethod::kRecall, {grpc::StatusCode::INVALID_ARGUMENT, kMalformedRecall}, started);
       return reactor;
     }
+    if (position_token_applied(request.consistency_token())) request.clear_consistency_token();
     const bool waits = may_wait(request);
     const auto held = std::make_shared<const v1::RecallRequest>(std::move(request));
     admit(reactor, waits, FrontMethod::kRecall, started, [this, context, reactor, held, bytes, out, started] {
@@ -289,7 +291,7 @@ class FastFront::Service final : public grpc::Service {
                                                std::chrono::steady_clock::time_point started,
                                                v1::RecallResponse* response) {
     if (!authorized(context, request.namespace_(), false)) return std::nullopt;
-    if (strong_reads_to_library_ && request.consistency() == v1::READ_CONSISTENCY_STRONG) return std::nullopt;
+    if (replica_ && request.consistency() == v1::READ_CONSISTENCY_STRONG) return std::nullopt;
     Refusal refused;
     const auto outcome = views_->recall(request, response, &refused);
     if (outcome == RecallOutcome::kRefused) {
@@ -302,6 +304,25 @@ class FastFront::Service final : public grpc::Service {
     }
     record(started, *response);
     return grpc::Status::OK;
+  }
+
+  // Only forward: a poll's report that raced a later one's never moves the position back.
+  void set_applied_position(std::uint64_t position) {
+    std::uint64_t current = applied_position_.load(std::memory_order_relaxed);
+    while (current < position &&
+           !applied_position_.compare_exchange_weak(current, position, std::memory_order_release)) {
+    }
+  }
+
+  // A consistency token of a multi-process primary (version 2: a byte 2, then the store position
+  // the write left, 8 bytes big-endian; storage/consistency.py) whose write is here already. Any
+  // other token (a Milvus server's, a malformed one) is the library's to read or refuse.
+  bool position_token_applied(const std::string& token) const {
+    constexpr std::size_t kTokenBytes = 9;
+    if (token.size() != kTokenBytes || token[0] != 2) return false;
+    std::uint64_t position = 0;
+    for (std::size_t i = 1; i < kTokenBytes; ++i) position = position << 8 | static_cast<unsigned char>(token[i]);
+    return !replica_ || position <= applied_position_.load(std::memory_order_acquire);
   }
 
   void set_grants(std::vector<Grant> grants) {
@@ -482,7 +503,8 @@ class FastFront::Service final : public grpc::Service {
     return finished_by_namespace_.try_emplace(std::string(ns)).first->second;
   }
   const bool namespace_labels_;
-  const bool strong_reads_to_library_;
+  const bool replica_;
+  std::atomic<std::uint64_t> applied_position_;
   FinishedByMethod finished_{};
   mutable std::shared_mutex finished_by_namespace_mutex_;
   std::map<std::string, FinishedByMethod, std::less<>> finished_by_namespace_;
@@ -528,6 +550,8 @@ FastFront::FastFront(FrontOptions options, std::shared_ptr<NamespaceViews> views
 FastFront::~FastFront() { shutdown(0.0); }
 
 void FastFront::set_grants(std::vector<Grant> grants) { service_->set_grants(std::move(grants)); }
+
+void FastFront::set_applied_position(std::uint64_t position) { service_->set_applied_position(position); }
 
 void FastFront::shutdown(double grace_seconds) {
   if (!server_) return;

@@ -39,8 +39,12 @@ struct FrontOptions {
   // answers from a namespace's view are then counted under that namespace's name.
   bool namespace_labels = false;
   // A replica of a multi-process server: its views trail the primary by up to a poll, so a Recall
-  // at READ_CONSISTENCY_STRONG goes to the library, which catches up with the primary first.
-  bool strong_reads_to_library = false;
+  // at READ_CONSISTENCY_STRONG, or with a consistency token naming a store position past
+  // `applied_position` (FastFront::set_applied_position), goes to the library, which catches up
+  // with the primary first. Elsewhere every acknowledged write is here: a position token (version
+  // 2, a primary's) needs nothing.
+  bool replica = false;
+  std::uint64_t applied_position = 0;
 };
 
 // One bearer token the front accepts: the SHA-256 of the token, its namespaces ("*" = all) and
@@ -105,6 +109,8 @@ class FastFront {
   // Tokens the front checks itself; empty: auth is off. A caller whose token is not among
   // them is handed to the library, which refuses it (api/auth.py).
   void set_grants(std::vector<Grant> grants);
+  // A replica's store position once it has applied every write up to it (FrontOptions::replica).
+  void set_applied_position(std::uint64_t position);
   // Stops accepting calls and lets those in flight finish for up to `grace_seconds`.
   void shutdown(double grace_seconds);
   FrontStats stats() const;

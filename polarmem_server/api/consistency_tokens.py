@@ -6,13 +6,15 @@ Two decorators for the servicer's methods:
 
 * :func:`answers_with_token` — a write (Remember, RememberStream, Observe, Forget, UpdateItem,
   ClearNamespace, UpdateNamespace): the largest Milvus timestamp its library calls were given
-  (or a later one, for deletes: storage/consistency.py) becomes the response's ``consistency_token`` (empty when nothing was written, and from the
-  local backend, which has no timestamps: there every read sees every acknowledged write).
+  (or a later one, for deletes: storage/consistency.py) becomes the response's ``consistency_token``;
+  from a ``--processes`` primary the store's position after the write; empty when nothing was
+  written, and from a single local process (there every read sees every acknowledged write).
 * :func:`reads_at_requested_level` — a read an agent makes after its writes (Recall, GetItem,
   ListItems): ``consistency`` STRONG reads Strong; otherwise a ``consistency_token`` makes the
   read see that write (Milvus guarantee timestamp), and without one it is Bounded-stale. On a
-  replica of ``--processes`` a STRONG read first catches up with the primary (the servicer's
-  ``catch_up``: the replica follower's poll), so it sees every write acknowledged before it.
+  replica of ``--processes`` a STRONG read, and one whose token (version 2: the primary's store
+  position) the replica has not applied yet, first catches up with the primary (the servicer's
+  ``catch_up``: ReplicaFollower.catch_up_to), so it sees every write acknowledged before it.
 """
 
 from __future__ import annotations
@@ -38,23 +40,24 @@ def level_of(request) -> consistency.ReadLevel:
             f"consistency: {request.consistency} is not a level; use READ_CONSISTENCY_BOUNDED "
             "(the default) or READ_CONSISTENCY_STRONG"
         )
-    timestamp = consistency.decode_token(request.consistency_token)  # checked even when STRONG overrides it
+    level = consistency.token_level(request.consistency_token)  # checked even when STRONG overrides it
     if request.consistency == pb.READ_CONSISTENCY_STRONG:
         return consistency.STRONG
-    return consistency.ReadLevel("at", timestamp) if timestamp else consistency.BOUNDED
+    return level or consistency.BOUNDED
 
 
 def reads_at_requested_level(method):
     @functools.wraps(method)
     def read(self, request, context):
         level = level_of(request)
-        if level.kind == "strong" and self.catch_up is not None:
-            try:
-                self.catch_up()
+        if level.kind in ("strong", "after") and self.catch_up is not None:
+            try:  # a token's position this replica has applied already needs no catch-up
+                self.catch_up(level.sequence if level.kind == "after" else None)
             except Exception as exc:
-                log.exception("a Strong read could not catch up with the primary")
+                log.exception("a read could not catch up with the primary")
                 raise Unavailable(
-                    "consistency: this process could not catch up with the primary for a Strong read; retry"
+                    "consistency: this process could not catch up with the primary for the read's "
+                    "consistency (Strong, or a token); retry"
                 ) from exc
         with consistency.reading(level):
             return method(self, request, context)

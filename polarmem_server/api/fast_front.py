@@ -56,7 +56,8 @@ class FastFrontHost:
         max_receive_bytes: int = 4 << 20,
         reuse_port: bool = False,
         namespace_labels: bool = False,
-        strong_reads_to_library: bool = False,
+        replica: bool = False,
+        applied_position: int = 0,
     ) -> None:
         """Listens on ``address`` at once, answering Recalls from ``core``'s views and handing
         every other call to ``upstream`` (the server starts it before the store is open, so health
@@ -77,7 +78,8 @@ class FastFrontHost:
             max_receive_bytes,
             reuse_port,
             namespace_labels,
-            strong_reads_to_library,
+            replica,
+            applied_position,
         )
         self._authorizer = authorizer
         self.refresh_grants()

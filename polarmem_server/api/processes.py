@@ -32,9 +32,10 @@ acknowledged only once the primary stored it (and published it on the board). A 
 forwarded it catches up and applies the primary's changes before it answers, so the next read
 on the same connection — an agent's recall after its note — sees the write; the primary sees it
 at once; every other replica within REPLICA_POLL_S plus one catch-up and one apply of its
-changes, or at once for a read at READ_CONSISTENCY_STRONG: a replica's compiled front hands such
-a Recall to its servicer, which catches up before it reads (api/consistency_tokens.py;
-tests/integration/test_server_processes.py checks all three). A write that failed or
+changes, or at once for a read at READ_CONSISTENCY_STRONG or with a write's consistency token
+(the primary answers every write with its store's position, storage/consistency.py): a replica
+short of it hands the Recall from its compiled front to its servicer, which catches up before it
+reads (api/consistency_tokens.py; tests/integration/test_server_processes.py checks all of it). A write that failed or
 answered DEADLINE_EXCEEDED may still have been stored: it is seen within that bound.
 
 Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health, reflection

@@ -531,7 +531,7 @@ class PolarMemServer:
         self._service.backup_dir = cfg.backup_dir
         self._service.auto_create = AutoCreate(cfg.auto_create_namespaces, cfg.max_namespaces)
         if self.replica is not None:
-            self._service.catch_up = self._replica_follower.poll_once
+            self._service.catch_up = self._replica_follower.catch_up_to
             primary = grpc.insecure_channel(
                 self.replica.primary_target,  # forwarded messages: the same limits
                 options=[
@@ -758,11 +758,16 @@ class PolarMemServer:
                 cfg.max_message_bytes,
                 reuse_port=cfg.processes > 1,  # every process of the group serves the port
                 namespace_labels=cfg.metrics_namespace_labels,
-                # a replica's views trail the primary: its Strong Recalls catch up in the servicer
-                strong_reads_to_library=self.replica is not None,
+                # a replica's views trail the primary: its Strong Recalls, and those with a token
+                # it has not applied yet, catch up in the servicer
+                replica=self.replica is not None,
+                applied_position=self._replica_follower.position if self.replica is not None else 0,
             )
         except ValueError:
             return 0  # the caller says why, as for the Python listener
+        if self.replica is not None:
+            self._replica_follower.on_position = self.fast_front.front.set_applied_position
+            self.fast_front.front.set_applied_position(self._replica_follower.position)  # (a poll since)
         self.metrics.registry.register(FastFrontCollector(self.fast_front))
         self.metrics.attach_front(self.fast_front.front.stats)
         return self.fast_front.port

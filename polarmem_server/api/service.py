@@ -359,9 +359,10 @@ class MemoryService(pb_grpc.MemoryServiceServicer):
         # the compiled Recall front's host (api/fast_front.py), when the server runs one
         self.fast_front: FastFrontHost | None = None
         self.auto_create = AutoCreate()  # set by the server from its configuration (namespaces created on first use)
-        # A replica of --processes: brings it in step with the primary before a Strong read
+        # A replica of --processes: brings it in step with the primary (up to a token's store
+        # position; None: every acknowledged write) before a Strong or token read
         # (api/consistency_tokens.py); None where every acknowledged write is already here.
-        self.catch_up: Callable[[], object] | None = None
+        self.catch_up: Callable[[int | None], object] | None = None
 
     @property
     def memory(self) -> Memory:

@@ -158,7 +158,7 @@ class ClientBase:
 
     @property
     def consistency_token(self) -> bytes:
-        """The token of this client's latest write (empty before any, and from a local backend)."""
+        """The token of this client's latest write (empty before any, and from a single local process)."""
         return self.last_write.token
 
 

@@ -651,10 +651,10 @@ class LastWrite:
     (one per client object, shared by its threads or tasks).
 
     Merge rule: keep the larger token as bytes. A token is a version byte then a Milvus
-    timestamp, fixed-width big-endian, and Milvus's timestamps only grow, so the larger bytes
-    are the later write; a read that carries it sees every write this client made before it
-    (a write's token covers every earlier write of the same Milvus). A request that already
-    carries a token (the caller's own) keeps it."""
+    timestamp (or a --processes primary's store position), fixed-width big-endian, and both only
+    grow, so the larger bytes are the later write; a read that carries it sees every write this
+    client made before it (a write's token covers every earlier write of the same Milvus or
+    group). A request that already carries a token (the caller's own) keeps it."""
 
     def __init__(self, token: bytes = b"") -> None:
         self.token = bytes(token)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,11 +91,16 @@ class ReplicaFollower:
     counter moved, catches up once (under the board's cut) and applies each changed namespace's
     new records."""
 
-    def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int]) -> None:
+    def __init__(self, memory: ReplicaMemory, board: ChangeBoard, applied: dict[str, int], position: int) -> None:
         """`applied`: the board as read, under a cut, when `memory`'s store was opened (it holds
-        exactly those writes: open_replica); later records are applied from there."""
+        exactly those writes: open_replica); later records are applied from there. `position`:
+        the store's position (RocksDB sequence number) then."""
         self.memory, self.board = memory, board
         self.applied = dict(applied)
+        # Every write of the primary at or below this store position is applied here: a read
+        # whose consistency token names no later one needs no catch-up (storage/consistency.py).
+        self.position = position
+        self.on_position: Callable[[int], object] | None = None  # told each new position (the front)
         self.applied_incrementally = 0
         self.rebuilds = 0
         # The refresh daemon and the threads answering forwarded writes poll: one at a time, so
@@ -106,12 +112,22 @@ class ReplicaFollower:
         with self._polling:
             return self._poll()
 
-    def _poll(self) -> int:
-        if all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
+    def catch_up_to(self, position: int | None = None) -> None:
+        """In step with every write the primary acknowledged so far (`position` None), or with
+        those up to the store `position` a consistency token names: nothing to do where that is
+        applied already. A catch-up runs even when the board shows nothing new, so the position
+        passes writes the primary stores without publishing them."""
+        if position is not None and position <= self.position:
+            return
+        with self._polling:
+            self._poll(always=position is not None)
+
+    def _poll(self, always: bool = False) -> int:
+        if not always and all(self.applied.get(name) == counter for name, counter in self.board.read().items()):
             return 0
         with self.board.cut():  # no write stored but unpublished: the catch-up matches the counters
             seen = self.board.read()
-            self.memory.backend.catch_up()
+            position = self.memory.backend.catch_up()
         changed = [name for name, counter in seen.items() if self.applied.get(name) != counter]
         for name in changed:
             changes = self.board.changes(name, self.applied.get(name, 0), seen[name])
@@ -126,6 +142,9 @@ class ReplicaFollower:
                 self.applied_incrementally += 1
             else:
                 self.rebuilds += 1
+        self.position = position
+        if self.on_position is not None:
+            self.on_position(position)
         return len(changed)
 
 
@@ -138,5 +157,6 @@ def open_replica(
     with board.cut():
         applied = board.read()
         store = SecondaryStore(data_dir, secondary_dir)
+        position = store.position()
     memory = ReplicaMemory(ReplicaBackend(data_dir, secondary_dir, threads, store))
-    return memory, ReplicaFollower(memory, board, applied)
+    return memory, ReplicaFollower(memory, board, applied, position)

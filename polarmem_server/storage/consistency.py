@@ -27,6 +27,13 @@ grow, so the later of two tokens is the larger timestamp, and — the encoding b
 big-endian after the version byte — the larger as bytes: clients merge tokens with ``max``
 without decoding them. A token names a point in one Milvus cluster's time; it means nothing to
 another cluster (docs/deployment.md, "Consistency").
+
+Token format (version 2), from the local backend's primary of ``serve --processes``:
+``b"\x02"`` + the primary store's RocksDB sequence number after the write, 8 bytes big-endian.
+Sequence numbers only grow, so the same merge rule holds. A replica that has applied every write
+up to that position answers at once; one behind catches up with the primary first (a poll that
+starts after the read arrived covers every write acknowledged before it). A single process
+issues none: there every read sees every acknowledged write.
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ from dataclasses import dataclass
 from polarmem_server.errors import InvalidArgument
 
 TOKEN_VERSION = 1
-TOKEN_BYTES = 9  # version byte + 8-byte timestamp
+SEQUENCE_TOKEN_VERSION = 2  # a --processes primary's store position
+TOKEN_BYTES = 9  # version byte + 8-byte timestamp or sequence number
 LOGICAL_BITS = 18  # Milvus hybrid timestamps: physical milliseconds << 18 | logical counter
 # A token from further ahead than this of this server's clock was not issued by a Milvus whose
 # clock agrees with ours: reading at it would wait that long. (Tokens are Milvus's own clock;
@@ -50,11 +58,13 @@ MAX_FUTURE_S = 300.0
 
 @dataclass(frozen=True)
 class ReadLevel:
-    """How fresh a read must be: ``strong``, ``bounded``, or ``at`` (see every write with a
-    timestamp up to ``timestamp``)."""
+    """How fresh a read must be: ``strong``, ``bounded``, ``at`` (see every write with a
+    timestamp up to ``timestamp``) or ``after`` (see every write of a --processes primary up to
+    its store's ``sequence``)."""
 
     kind: str
     timestamp: int = 0
+    sequence: int = 0
 
 
 STRONG = ReadLevel("strong")
@@ -65,17 +75,20 @@ _read: contextvars.ContextVar[ReadLevel] = contextvars.ContextVar("polarmem_read
 
 class Writes:
     """The timestamps of one request's acknowledged writes, and the clock to call for those
-    acknowledged without one."""
+    acknowledged without one; or, from a --processes primary, its store's positions after them."""
 
     def __init__(self) -> None:
         self.stamps: list[int] = []
         self.clock: Callable[[], int] | None = None
+        self.sequences: list[int] = []
 
     def token(self) -> bytes:
         """The token covering every write noted (calls the clock once if one was noted)."""
         if self.clock is not None:
             clock, self.clock = self.clock, None
             self.stamps.append(clock())
+        if self.sequences and not self.stamps:
+            return encode_sequence_token(max(self.sequences))
         return encode_token(max(self.stamps, default=0))
 
 
@@ -119,6 +132,33 @@ def note_write(timestamp: int, clock: Callable[[], int] | None = None) -> None:
         writes.clock = clock
 
 
+def note_sequence(sequence: int) -> None:
+    """Called by a --processes primary's backend for each published write: its store's position
+    (RocksDB sequence number) once the write is stored and published."""
+    writes = _writes.get()
+    if writes is not None:
+        writes.sequences.append(int(sequence))
+
+
+def encode_sequence_token(sequence: int) -> bytes:
+    return bytes([SEQUENCE_TOKEN_VERSION]) + int(sequence).to_bytes(8, "big")
+
+
+def token_level(token: bytes, field: str = "consistency_token") -> ReadLevel | None:
+    """The read level a token asks for: ``at`` its Milvus timestamp (version 1), ``after`` its
+    primary's store position (version 2); None for an empty token. INVALID_ARGUMENT naming
+    `field` for anything a PolarMem server did not issue."""
+    if token[:1] == bytes([SEQUENCE_TOKEN_VERSION]):
+        if len(token) != TOKEN_BYTES:
+            raise InvalidArgument(
+                f"{field}: a version {SEQUENCE_TOKEN_VERSION} token is {TOKEN_BYTES} bytes, this one {len(token)}; "
+                "send the consistency_token of a write's response unchanged"
+            )
+        return ReadLevel("after", sequence=int.from_bytes(token[1:], "big"))
+    timestamp = decode_token(token, field)
+    return ReadLevel("at", timestamp) if timestamp else None
+
+
 def encode_token(timestamp: int) -> bytes:
     """The token of a write at `timestamp`; empty for 0 (nothing written, or a backend without
     timestamps)."""
@@ -138,7 +178,8 @@ def decode_token(token: bytes, field: str = "consistency_token") -> int:
     )
     if token[0] != TOKEN_VERSION:
         raise InvalidArgument(
-            f"{field}: token version {token[0]} is not one this server reads (it reads {TOKEN_VERSION}); {fix}"
+            f"{field}: token version {token[0]} is not one this server reads (it reads {TOKEN_VERSION} and "
+            f"{SEQUENCE_TOKEN_VERSION}); {fix}"
         )
     if len(token) != TOKEN_BYTES:
         raise InvalidArgument(

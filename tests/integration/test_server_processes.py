@@ -190,11 +190,14 @@ def connection(address: str) -> pb_grpc.MemoryServiceStub:
     return pb_grpc.MemoryServiceStub(channel)
 
 
-def test_a_strong_read_on_any_connection_sees_every_acknowledged_write(multi):
-    """READ_CONSISTENCY_STRONG sees every write acknowledged before the read, whichever process
-    took the write and the read: a replica catches up with the primary first. Before, a replica
-    (its compiled front, and its servicer for GetItem) answered Strong reads from the state of its
-    last poll: 54-66 of 240 reads on other connections right after a write missed it."""
+@pytest.mark.parametrize("level", ["strong", "token"])
+def test_a_strong_or_token_read_on_any_connection_sees_the_write(multi, level):
+    """READ_CONSISTENCY_STRONG sees every write acknowledged before the read, and a read with a
+    write's consistency token (the primary's store position) sees that write, whichever process
+    took the write and the read: a replica short of it catches up with the primary first. Before,
+    a replica (its compiled front, and its servicer for GetItem) answered Strong reads from the
+    state of its last poll — 54-66 of 240 reads on other connections right after a write missed
+    it — and a write answered no token."""
     process, address = multi
     replica = children(process.pid)[0]
     auth = (("authorization", "Bearer admin-secret"),)
@@ -207,20 +210,19 @@ def test_a_strong_read_on_any_connection_sees_every_acknowledged_write(multi):
     missed = []
     for i in range(24):
         item = item_message(id=f"w{i}", vectors={"vis": vec(i)})
-        writers[i % len(writers)].Remember(pb.RememberRequest(namespace="t", item=item), metadata=auth, timeout=30)
+        request = pb.RememberRequest(namespace="t", item=item)
+        token = writers[i % len(writers)].Remember(request, metadata=auth, timeout=30).consistency_token
+        assert token[:1] == b"\x02" and len(token) == 9
+        read = {"consistency": pb.READ_CONSISTENCY_STRONG} if level == "strong" else {"consistency_token": token}
         for n, reader in enumerate(readers):
-            recall = pb.RecallRequest(namespace="t", top_k=1, consistency=pb.READ_CONSISTENCY_STRONG)
+            recall = pb.RecallRequest(namespace="t", top_k=1, **read)
             recall.vectors["vis"].values.extend(vec(i).tolist())
             hits = reader.Recall(recall, metadata=auth, timeout=30).hits
             if not hits or hits[0].id != f"w{i}":
                 missed.append(("Recall", i, n))
             if n % 3 == 0:  # GetItem, the servicer's own read
                 try:
-                    reader.GetItem(
-                        pb.GetItemRequest(namespace="t", id=f"w{i}", consistency=pb.READ_CONSISTENCY_STRONG),
-                        metadata=auth,
-                        timeout=30,
-                    )
+                    reader.GetItem(pb.GetItemRequest(namespace="t", id=f"w{i}", **read), metadata=auth, timeout=30)
                 except grpc.RpcError as exc:
                     missed.append(("GetItem", i, n, exc.code()))
     assert missed == []

@@ -403,13 +403,17 @@ def test_local_writes_answer_without_a_token_and_reads_accept_one(client, ns):
     assert [h.id for h in client.recall(ns, vectors={"vis": vec(1)}, consistency_token=token).hits] == ["a"]
     assert client.get_item(ns, "a", consistency="strong", consistency_token=token).item.id == "a"
     assert [i.id for i in client.list_items(ns, consistency="bounded").items] == ["a"]
+    position = bytes([2]) + (1 << 40).to_bytes(8, "big")  # a --processes primary's: any position is here
+    assert [h.id for h in client.recall(ns, vectors={"vis": vec(1)}, consistency_token=position).hits] == ["a"]
+    assert client.get_item(ns, "a", consistency_token=position).item.id == "a"
 
 
 @pytest.mark.parametrize(
     "token, words",
     [
-        (b"\x02" + bytes(8), "token version 2"),
+        (b"\x07" + bytes(8), "token version 7"),
         (b"\x01abc", "is 9 bytes, this one 4"),
+        (b"\x02abc", "a version 2 token is 9 bytes, this one 4"),
         (b"\x01" + b"\xff" * 8, "ahead of this server's clock"),
     ],
 )

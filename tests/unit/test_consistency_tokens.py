@@ -133,7 +133,7 @@ def test_a_client_keeps_the_later_token_and_sends_it_unless_the_read_has_one():
 
 class Servicer:
     """A servicer with one read, as api/service.py decorates its reads; `catch_up` as a replica
-    of --processes has it."""
+    of --processes has it (ReplicaFollower.catch_up_to)."""
 
     def __init__(self, catch_up) -> None:
         self.catch_up = catch_up
@@ -145,24 +145,44 @@ class Servicer:
         return "answered"
 
 
-def test_a_replica_catches_up_before_a_strong_read_only():
+def test_a_replica_catches_up_before_a_strong_or_position_token_read_only():
     polls = []
-    servicer = Servicer(lambda: polls.append(len(servicer.levels)))
+    servicer = Servicer(lambda position: polls.append((position, len(servicer.levels))))
     servicer.Recall(pb.RecallRequest(), None)
     servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_BOUNDED), None)
+    servicer.Recall(pb.RecallRequest(consistency_token=consistency.encode_token(stamp())), None)  # Milvus's
     assert polls == []
     assert servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None) == "answered"
-    assert polls == [2]  # before the read ran
+    assert polls == [(None, 3)]  # every acknowledged write, before the read ran
     assert servicer.levels[-1] == consistency.STRONG
+    token = consistency.encode_sequence_token(4321)
+    servicer.Recall(pb.RecallRequest(consistency_token=token), None)
+    assert polls[-1] == (4321, 4) and servicer.levels[-1] == consistency.ReadLevel("after", sequence=4321)
     Servicer(None).Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None)  # the primary: nothing
 
 
-def test_a_strong_read_that_cannot_catch_up_is_unavailable_and_not_answered():
-    def broken() -> None:
+def test_a_read_that_cannot_catch_up_is_unavailable_and_not_answered():
+    def broken(position) -> None:
         raise OSError("the change board is gone")
 
     servicer = Servicer(broken)
-    with pytest.raises(Unavailable, match="could not catch up with the primary for a Strong read; retry"):
-        servicer.Recall(pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG), None)
+    for request in (
+        pb.RecallRequest(consistency=pb.READ_CONSISTENCY_STRONG),
+        pb.RecallRequest(consistency_token=consistency.encode_sequence_token(7)),
+    ):
+        with pytest.raises(Unavailable, match="could not catch up with the primary"):
+            servicer.Recall(request, None)
     assert servicer.levels == []
     assert servicer.Recall(pb.RecallRequest(), None) == "answered"  # other levels do not poll
+
+
+def test_a_position_token_round_trips_and_merges_by_bytes():
+    with consistency.collecting() as writes:
+        for position in (10, 300, 299):
+            consistency.note_sequence(position)
+    token = writes.token()
+    assert token == consistency.encode_sequence_token(300) and len(token) == consistency.TOKEN_BYTES
+    assert consistency.token_level(token) == consistency.ReadLevel("after", sequence=300)
+    tokens = [consistency.encode_sequence_token(p) for p in (255, 256, 70000)]
+    assert max(tokens) == tokens[-1]  # the later write's, without decoding
+    assert consistency.token_level(b"") is None

@@ -12,10 +12,12 @@ import threading
 import numpy as np
 import pytest
 
+from polarmem_server._core import KvBatch
 from polarmem_server.library.replica import ReplicaFollower, ReplicaMemory
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import AnnSpec, SpaceSpec
 from polarmem_server.library.memory import ItemInput, Memory, NamespaceSettings
+from polarmem_server.storage import consistency
 from polarmem_server.storage.local import secondary
 from polarmem_server.storage.local.secondary import (
     OP_ITEM,
@@ -45,7 +47,7 @@ def pair(tmp_path):
     primary.remember_batch("t", [item(i) for i in range(20)])
     applied = board.read()  # before the replica opens, as open_replica does
     replica = ReplicaMemory(ReplicaBackend(tmp_path / "data", tmp_path / "secondary"))
-    refresher = ReplicaFollower(replica, board, applied)
+    refresher = ReplicaFollower(replica, board, applied, replica.backend.store.position())
     yield primary, replica, refresher
     replica.close()
     primary.close()
@@ -86,6 +88,28 @@ def test_replica_follows_writes_updates_forgets_and_deletes_after_a_poll(pair):
     assert refresher.rebuilds == 1  # a deleted namespace is dropped, not patched
     with pytest.raises(LookupError):
         replica.namespace("t")
+
+
+def test_a_writes_token_names_the_position_a_replica_must_reach(pair):
+    """A primary's write answers with its store position (storage/consistency.py, version 2); a
+    replica short of it catches up to it, and one past it does nothing."""
+    primary, replica, follower = pair
+    with consistency.collecting() as writes:
+        primary.remember_batch("t", [item(200)])
+    level = consistency.token_level(writes.token())
+    assert level.kind == "after" and level.sequence > follower.position
+    positions = []
+    follower.on_position = positions.append
+    follower.catch_up_to(level.sequence)
+    assert follower.position >= level.sequence and positions == [follower.position]
+    assert ids(replica, required=["dog"]) == ids(primary, required=["dog"])
+    follower.catch_up_to(level.sequence)  # applied already: not even the board is read
+    assert positions == [follower.position]
+    unpublished = KvBatch()  # a write the board does not show
+    unpublished.put("meta", b"unpublished", b"x")
+    primary.backend.store._db.write(unpublished, True)
+    follower.catch_up_to(primary.backend.store.position())
+    assert follower.position == primary.backend.store.position()  # caught up all the same
 
 
 def test_a_replica_refuses_writes_and_keeps_its_state(pair):

@@ -50,6 +50,7 @@ from polarmem_server._core import KvStore
 from polarmem_server.domain.settings import ann_from_record
 from polarmem_server.errors import FailedPrecondition
 from polarmem_server.index import SpaceSpec
+from polarmem_server.storage import consistency
 from polarmem_server.storage.backend import ItemWrite
 from polarmem_server.storage.local.ann_files import ANN_DIR
 from polarmem_server.storage.local.backend import LocalBackend, _Namespace
@@ -275,19 +276,27 @@ class PublishingBackend(LocalBackend):
         with self.board.writing():
             super().create_namespace(record)
             self.board.bump(record.name)
+            self._published()
 
     def update_namespace(self, record: NamespaceRecord) -> None:
         with self.board.writing():
             super().update_namespace(record)
             self.board.publish(record.name, [(OP_SETTINGS, "", None)])
+            self._published()
 
     def delete_namespace(self, name: str) -> None:
         with self.board.writing():
             super().delete_namespace(name)
             self.board.bump(name)
+            self._published()
 
     def note_writer(self, ns: str) -> None:
         return None  # every write is published to the replicas, which the core's writer does not do
+
+    def _published(self) -> None:
+        """Notes the store's position once a write is stored and published: the call's consistency
+        token (a replica that has applied up to it has the write; storage/consistency.py)."""
+        consistency.note_sequence(self.store.position())
 
     def write_items(self, ns: str, writes: Sequence[ItemWrite]) -> None:
         if not writes:
@@ -303,11 +312,13 @@ class PublishingBackend(LocalBackend):
                         for w in writes
                     ],
                 )
+            self._published()  # (stored: a failed group raised above)
 
     def delete_item(self, ns: str, record: ItemRecord) -> None:
         with self.board.writing():
             super().delete_item(ns, record)
             self.board.publish(ns, [(OP_ITEM, record.id, record.SerializeToString())])
+            self._published()
 
 
 class SecondaryStore(Store):
@@ -347,10 +358,12 @@ class SecondaryStore(Store):
     def _write(self, batch, ns=None, items=0) -> None:
         raise ReadOnlyReplica("this process is a read-only replica; writes go to the primary process")
 
-    def catch_up(self) -> None:
-        """Makes every write the primary has made so far visible to this instance."""
+    def catch_up(self) -> int:
+        """Makes every write the primary has made so far visible to this instance; returns the
+        position (RocksDB sequence number) it has caught up to."""
         with self._lock:
             self._db.catch_up_with_primary()
+            return self._db.latest_sequence_number()
 
     def flush(self) -> None:  # nothing of its own to flush
         return None
@@ -439,8 +452,8 @@ class ReplicaBackend(LocalBackend):
             self._namespaces[record.name] = self._load(record, self.store.namespace_writes(record.name))
         self._load_seconds = time.perf_counter() - started
 
-    def catch_up(self) -> None:
-        self.store.catch_up()
+    def catch_up(self) -> int:
+        return self.store.catch_up()
 
     def namespace_record(self, name: str) -> NamespaceRecord | None:
         return self.store.namespace_record(name)

@@ -355,6 +355,10 @@ class Store:
         while entries := it.take(prefix, SCAN_BATCH):
             yield from entries
 
+    def position(self) -> int:
+        """The store's position: the RocksDB sequence number of its latest write (it only grows)."""
+        return self._db.latest_sequence_number()
+
     def flush(self) -> None:
         """Syncs the WAL. A store whose writes fail has nothing unsynced to lose (a failed write
         was never acknowledged), so this logs instead of raising: shutdown must finish."""
