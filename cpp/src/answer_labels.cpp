@@ -321,21 +321,30 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
     const double ka = key[a.candidate], kb = key[b.candidate];
     return ka != kb ? ka > kb : by_similarity(a, b);
   });
-  if (ranked.size() > k) {
+  const auto answers = [](const LabelledHit& h) { return is_verified_answer(h.label); };
+  // "no verified evidence" says the memory cannot answer: never of one that holds an answer.
+  const bool held = std::any_of(ranked.begin(), ranked.end(), answers);
+  if (ranked.size() > k && k > 0) {  // (k 0 shows nothing)
+    const auto cut = ranked.begin() + static_cast<std::ptrdiff_t>(k);
     // The note plain similarity puts first is shown, labelled, whatever the logic says of it.
     const auto first = std::min_element(hits.begin(), hits.end(), by_similarity);
-    const auto shown = std::find_if(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k),
-                                    [&](const LabelledHit& h) { return h.candidate == first->candidate; });
-    if (k > 0 && shown == ranked.begin() + static_cast<std::ptrdiff_t>(k)) {
-      const auto at = std::find_if(ranked.begin(), ranked.end(),
-                                   [&](const LabelledHit& h) { return h.candidate == first->candidate; });
-      std::rotate(ranked.begin() + static_cast<std::ptrdiff_t>(k) - 1, at, at + 1);
+    const auto is_first = [&](const LabelledHit& h) { return h.candidate == first->candidate; };
+    if (std::find_if(ranked.begin(), cut, is_first) == cut) {
+      const auto at = std::find_if(ranked.begin(), ranked.end(), is_first);
+      std::rotate(cut - 1, at, at + 1);
     }
-    ranked.resize(k);
+    // So is the best answer the order left below the cut, in the last place that is not the
+    // plain-similarity note's (a long note that states the answer is less similar to a short
+    // question than short notes that do not: "the neighbour's dog" below "A puppy", "Hounds").
+    if (std::none_of(ranked.begin(), cut, answers)) {
+      const auto best = std::find_if(cut, ranked.end(), answers);
+      auto place = cut - 1;
+      if (is_first(*place)) place = place == ranked.begin() ? cut : place - 1;
+      if (best != ranked.end() && place != cut) std::iter_swap(place, best);
+    }
   }
-  const bool answered =
-      std::any_of(ranked.begin(), ranked.end(), [](const LabelledHit& h) { return is_verified_answer(h.label); });
-  if (!answered) out.summary = summary_of(question);
+  if (ranked.size() > k) ranked.resize(k);
+  if (!held) out.summary = summary_of(question);
   out.hits = std::move(ranked);
   return out;
 }

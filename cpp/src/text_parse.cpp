@@ -199,6 +199,16 @@ const WordSet& preference_verbs() {
   return words;
 }
 
+// Preferences against ("allergic to", "avoids", "dislikes", "hates", "intolerant to", "steers
+// clear of", "stays away from"): negated, they say nothing of their object ("is not allergic to
+// milk"). Matched on the cue's first word, or its second after "is".
+bool against_preference(std::string_view phrase) {
+  static const WordSet words = words_of(
+      "allergic avoids avoid avoided avoiding dislikes dislike disliked hates hate hated intolerant steers stays");
+  if (phrase.rfind("is ", 0) == 0) phrase.remove_prefix(3);
+  return words.count(phrase.substr(0, phrase.find(' '))) != 0;
+}
+
 // A subordinate condition: a negation inside it is no assertion ("if she hadn't missed the train").
 const WordSet& conditions() {
   static const WordSet words = words_of("if when whenever unless whether");
@@ -632,6 +642,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
   bool scope_uncertain = false;  // the open pre-cue negates inside a condition or a question's own event
   bool prefer_seen = false, rather_seen = false;  // "prefers A over B", "would rather A than B"
+  bool against_seen = false;  // the clause opened a preference against ("allergic to peanuts, not to milk")
   std::size_t terms_since_prefer = 0;
   std::size_t skip_verb = kNone;  // a relative clause's negated verb ("tools that do not run on ...")
   const bool question = std::any_of(toks.begin(), toks.end(), [](const Token& t) { return t.word == "?"; });
@@ -663,7 +674,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     clause_start_tok = next_tok;
   };
   auto end_clause = [&] {  // what a hedge, another person or a preference reach ends here
-    hedged = other_person = conditional = prefer_seen = rather_seen = false;
+    hedged = other_person = conditional = prefer_seen = rather_seen = against_seen = false;
   };
   auto open_scope = [&](std::size_t i, std::size_t length, const std::string& phrase) {
     close_scope();
@@ -754,6 +765,18 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
           continue;
         }
       }
+      // A preference against that is itself negated says nothing of its object, neither the
+      // preference's NOT_HAS nor the negation's: "is not allergic to milk", "doesn't avoid dairy"
+      // (the negation right before the cue), and the contrast after one, "allergic to peanuts,
+      // not to milk". Its scope opens uncertain, as a condition's does.
+      bool negated_preference = false;
+      if (!ignored && against_preference(cue->phrase) && scope_open && cue_end == i &&
+          verb_negations().count(std::string_view(active_cue).substr(0, active_cue.find(' ')))) {
+        scope_open = false;  // the negation's scope, empty, records nothing
+        negated_preference = true;
+      } else if (!ignored && against_seen && before == "," && cue->phrase == "not") {
+        negated_preference = true;
+      }
       if (!ignored) {
         if (kind == TriggerTable::Kind::kBoth) {
           kind = result.mentions.size() > clause_start_mention ? TriggerTable::Kind::kPost : TriggerTable::Kind::kPre;
@@ -807,6 +830,8 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
           } else {
             scope_uncertain = conditional;
           }
+          if (negated_preference) scope_uncertain = true;
+          against_seen = against_seen || against_preference(cue->phrase);
         }
         i += length;
         continue;

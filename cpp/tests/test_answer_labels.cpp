@@ -137,6 +137,28 @@ POLARMEM_TEST(the_plain_similarity_first_note_is_always_shown) {
   CHECK(answer.hits[2].label == Label::kRelated);
 }
 
+POLARMEM_TEST(an_answer_the_order_leaves_below_the_cut_is_shown_and_never_denied) {
+  // A long note stating the answer is less similar to a short question than short notes that do
+  // not: before, k = 3 showed three RELATED notes headed "no verified evidence" though the
+  // memory held the answer.
+  std::vector<Candidate> candidates = {
+      note(snack_question(), "short1", {1, 0, 0}, 0.9f, 1), note(snack_question(), "short2", {1, 0, 0}, 0.8f, 2),
+      note(snack_question(), "short3", {1, 0, 0}, 0.7f, 3), note(snack_question(), "short4", {1, 0, 0}, 0.6f, 4),
+      note(snack_question(), "long", {1, 1, -1}, 0.3f, 5)};
+  const Answer answer = answer_question(snack_question(), candidates, 3, AnswerRule{1.0, 0.1, 1.0});
+  CHECK(answer.hits.size() == 3);
+  CHECK(candidates[answer.hits[0].candidate].id == "short1");  // plain similarity's first, kept
+  CHECK(candidates[answer.hits[1].candidate].id == "short2");
+  CHECK(candidates[answer.hits[2].candidate].id == "long" && answer.hits[2].label == Label::kVerified);
+  CHECK(answer.summary.empty());
+  // k = 1 holds plain similarity's first note: the answer cannot be shown, but is not denied
+  const Answer one = answer_question(snack_question(), candidates, 1, AnswerRule{1.0, 0.1, 1.0});
+  CHECK(one.hits.size() == 1 && candidates[one.hits[0].candidate].id == "short1" && one.summary.empty());
+  // with no answer anywhere the header stays
+  candidates.pop_back();
+  CHECK(!answer_question(snack_question(), candidates, 3, AnswerRule{1.0, 0.1, 1.0}).summary.empty());
+}
+
 POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   const std::int64_t feb = 1769904000000, jul = 1782864000000;  // 2026-02-01, 2026-07-01
   const std::vector<Candidate> candidates = {note(coffee_question(), "daily", {1, 1}, 0.8f, feb),

@@ -17,7 +17,8 @@ namespace {
 
 TriggerTable table() {
   TriggerPhrases phrases;
-  phrases.pre = {"no", "not", "never", "don't", "couldn't", "allergic to", "gave up"};
+  phrases.pre = {"no",       "not",         "never",  "don't", "doesn't", "isn't",
+                 "couldn't", "allergic to", "avoids", "avoid", "gave up"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
@@ -86,6 +87,21 @@ POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {
   const Parsed p("Leo prefers tea over coffee.", {"tea", "coffee"});
   CHECK(p.state("tea") == "HAS" && p.state("coffee") == "NOT_HAS");
   CHECK(Parsed("Leo never skips his run.", {"run"}).state("run") == "HAS");
+}
+
+POLARMEM_TEST(a_negated_preference_against_says_nothing_of_its_object) {
+  // Before: "not" and "allergic to" both negated milk, and "is the user allergic to milk?" found
+  // the note a VERIFIED "milk-free" answer.
+  const Parsed p("The user is not allergic to milk.", {"user", "milk"});
+  CHECK(p.state("user") == "HAS" && p.state("milk") == "none");
+  CHECK(Parsed("Leo isn't allergic to nuts.", {"nut"}).state("nut") == "none");
+  CHECK(Parsed("Ana doesn't avoid dairy.", {"dairy"}).state("dairy") == "none");
+  const Parsed contrast("The user is allergic to peanuts, not to milk.", {"peanut", "milk"});
+  CHECK(contrast.state("peanut") == "NOT_HAS" && contrast.state("milk") == "none");
+  // a contrast after anything else still negates, and so does a negation before another cue
+  const Parsed likes("Leo eats peanuts, not milk.", {"peanut", "milk"});
+  CHECK(likes.state("peanut") == "HAS" && likes.state("milk") == "NOT_HAS");
+  CHECK(Parsed("Ana avoids dairy. Not milk though.", {"milk"}).state("milk") == "NOT_HAS");
 }
 
 POLARMEM_TEST(scope_ends_at_until) {

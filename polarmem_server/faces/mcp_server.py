@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import collections
 import ipaddress
+import signal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -44,11 +45,18 @@ FETCH_TIMEOUT_S = 30.0
 MAX_CLIENTS = 64
 MAX_HTTP_BODY_BYTES = 24 * 1024 * 1024  # a tool call's JSON carries no content bytes, only paths / URLs
 
-INSTRUCTIONS = """PolarMem is a verified memory: each stored image or text carries the concepts it was verified to
-contain (HAS), verified NOT to contain (NOT_HAS), and those still uncertain. `recall` ranks evidence by
-logic before similarity: items contradicting the query's constraints (a required concept verified
-absent, a forbidden one verified present) come last. Use the returned `context`: each entry starts with
-[Fact Check: VERIFIED | NEUTRAL | CONFLICT]. Never treat CONFLICT entries as support."""
+INSTRUCTIONS = """PolarMem is a verified memory: each stored note or image carries the concepts it was verified to
+contain (HAS), verified NOT to contain (NOT_HAS), and those still uncertain. `recall` labels every note
+it returns by what it answers of your question. Use the returned `context`: each entry starts with
+[Fact Check: LABEL] — VERIFIED (the question's constraints hold on the note), ANSWERS NO (it states the
+asked thing is absent), CONSTRAINT (it states what the subject avoids or lacks), RELATED (similar or
+about the subject, verifying nothing asked), SUPERSEDED (a newer note says otherwise), CONFLICT (it
+contradicts the question: never treat it as support). A context that starts with "(no verified
+evidence for: ...)" means the memory cannot answer: say so rather than guess."""
+
+# Characters str.strip() keeps that show nothing (zero-width spaces and joiners, the BOM): a note
+# of only these and whitespace has no words.
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 
 
 class PolarMemTools:
@@ -109,6 +117,16 @@ class PolarMemTools:
         self._in_use[id(client)] += 1
         try:
             return await getattr(client, method)(*args, **kwargs)
+        except grpc.RpcError as exc:
+            # No server there: the call waited its deadline for one and gRPC says only "Deadline
+            # Exceeded"; the agent (and its developer) are told where and what to check.
+            down = client._channel.get_state(try_to_connect=False) != grpc.ChannelConnectivity.READY
+            if exc.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE) and down:
+                raise ToolError(
+                    f"UNAVAILABLE: no memory server answers at {self.connection.address} (is `polarmem serve` "
+                    f"running there?); retry once it is up ({exc.code().name}: {exc.details()})"
+                ) from None
+            raise
         finally:
             self._in_use[id(client)] -= 1
             if not self._in_use[id(client)]:
@@ -424,6 +442,9 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
         kind = kind or ("visual" if content is not None else "text")
+        if kind == "text" and content is None and not text.translate(INVISIBLE).strip():
+            # an empty note was stored, and its id, shown as its text, won recalls on similarity
+            raise ToolError("text: empty; a note needs its words (or content_path / content_url for an image)")
         item = await call(
             ctx,
             "remember",
@@ -665,7 +686,20 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             "open_vocabulary": info.config.open_vocabulary,
         }
 
+    refuse_unknown_arguments(server)
     return server
+
+
+def refuse_unknown_arguments(server: MCPServer) -> None:
+    """A call with an argument its tool does not take is a tool error naming the argument: the
+    SDK's argument models ignore extras, so `remember {"txt": ...}` stored an empty note and
+    `recall {"topk": 1}` answered five hits. The input schemas say so too
+    (`additionalProperties: false`)."""
+    for tool in server._tool_manager.list_tools():  # (the SDK registers tools only through its decorator)
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tool.parameters = model.model_json_schema(by_alias=True)
 
 
 def is_loopback(host: str) -> bool:
@@ -721,6 +755,9 @@ def run(args: argparse.Namespace) -> int:
     )
     server = build_server(tools)
     if not http:
+        # SIGINT ends the process as SIGTERM does: raised as KeyboardInterrupt, it left the
+        # session alive and deaf until stdin closed (the SDK reads stdin on a worker thread).
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         asyncio.run(_serve_stdio(server))
         return 0
     check_exposure(args.host, connection)

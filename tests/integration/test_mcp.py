@@ -4,6 +4,7 @@
 
 import asyncio
 import http.server
+import socket
 import os
 import subprocess
 import sys
@@ -573,3 +574,51 @@ def test_per_token_clients_are_bounded(tmp_path):
             assert tools.open_clients == 0
 
         asyncio.run(run())
+
+
+def test_an_agents_slips_are_tool_errors_that_store_nothing(memory_server, tmp_path):
+    """What an agent developer met (session 44's QA through the MCP SDK): a note with no words
+    (empty, blank, zero-width spaces) was stored, its id standing in for its text and winning
+    recalls on similarity; a misspelt argument (`txt`, `topk`) was ignored, storing an empty note
+    or answering five hits; a memory server that was not running cost 30 s a call and then said
+    only "Deadline Exceeded". Each is now a tool error naming the argument or the address."""
+    command, *args = polarmem_mcp("-n", "mem", "--address", memory_server.address)
+    params = StdioServerParameters(command=command, args=args, env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
+
+    async def run():
+        async with Client(params) as client:
+            for note in ({}, {"text": ""}, {"text": "  \n "}, {"text": "\u200b \u200b \ufeff"}):
+                assert "text: empty; a note needs its words" in await error_of(client, "remember", note), note
+            assert "txt" in await error_of(client, "remember", {"txt": "a dog on the sofa"})
+            assert "topk" in await error_of(client, "recall", {"query": "dog", "topk": 1})
+            schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            assert all(schema.get("additionalProperties") is False for schema in schemas.values()), schemas
+            assert structured(await client.call_tool("list_items", {}))["items"] == []  # nothing stored
+            stored = structured(await client.call_tool("remember", {"text": "a dog on the sofa"}))
+            assert stored["id"]
+
+    asyncio.run(run())
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{free.getsockname()[1]}"
+    command, *args = polarmem_mcp("-n", "mem", "--address", nowhere, "--timeout", "1")
+    params = StdioServerParameters(command=command, args=args, env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
+
+    async def unreachable():
+        async with Client(params) as client:
+            return await error_of(client, "recall", {"query": "dog"})
+
+    words = asyncio.run(unreachable())
+    assert f"UNAVAILABLE: no memory server answers at {nowhere} (is `polarmem serve` running there?)" in words
+
+
+def test_sigint_ends_a_stdio_session_at_once(memory_server, tmp_path):
+    """Before: SIGINT left `polarmem mcp` alive and answering nothing until stdin closed, then a
+    KeyboardInterrupt traceback (the SDK reads stdin on a worker thread). Now it ends as SIGTERM
+    does."""
+    import signal
+
+    with stdio_mcp("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as process:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == -signal.SIGINT
