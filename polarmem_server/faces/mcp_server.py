@@ -458,6 +458,13 @@ def build_server(tools: PolarMemTools) -> MCPServer:
             verify_concepts=verify_concepts,
             content=content,
         )
+        if metadata and dict(item.metadata) != metadata:
+            # An id derived from the content names the note whatever its metadata: the server
+            # answered with the copy stored before, and the metadata asked for was not applied.
+            raise ToolError(
+                f"ALREADY_EXISTS: this note is stored already as {item.id} with metadata {dict(item.metadata)}; "
+                "update_item changes its metadata"
+            )
         return item_view(item)
 
     @server.tool()

@@ -580,8 +580,9 @@ def test_an_agents_slips_are_tool_errors_that_store_nothing(memory_server, tmp_p
     """What an agent developer met (session 44's QA through the MCP SDK): a note with no words
     (empty, blank, zero-width spaces) was stored, its id standing in for its text and winning
     recalls on similarity; a misspelt argument (`txt`, `topk`) was ignored, storing an empty note
-    or answering five hits; a memory server that was not running cost 30 s a call and then said
-    only "Deadline Exceeded". Each is now a tool error naming the argument or the address."""
+    or answering five hits; the same words with other metadata answered OK and dropped the
+    metadata; a memory server that was not running cost 30 s a call and then said only "Deadline
+    Exceeded". Each is now a tool error naming the argument, the stored note or the address."""
     command, *args = polarmem_mcp("-n", "mem", "--address", memory_server.address)
     params = StdioServerParameters(command=command, args=args, env={"POLARMEM_TOKEN": TOKEN}, cwd=str(tmp_path))
 
@@ -596,6 +597,14 @@ def test_an_agents_slips_are_tool_errors_that_store_nothing(memory_server, tmp_p
             assert structured(await client.call_tool("list_items", {}))["items"] == []  # nothing stored
             stored = structured(await client.call_tool("remember", {"text": "a dog on the sofa"}))
             assert stored["id"]
+            # the same words again keep one copy; with other metadata they are refused, not dropped
+            tagged = {"text": "a cat on the mat", "metadata": {"user": "ana"}}
+            first = structured(await client.call_tool("remember", tagged))
+            assert structured(await client.call_tool("remember", tagged))["id"] == first["id"]
+            assert structured(await client.call_tool("remember", {"text": "a cat on the mat"}))["id"] == first["id"]
+            retagged = await error_of(client, "remember", {**tagged, "metadata": {"user": "ben"}})
+            assert f"ALREADY_EXISTS: this note is stored already as {first['id']}" in retagged
+            assert "update_item" in retagged
 
     asyncio.run(run())
 
