@@ -350,6 +350,10 @@ def _port_in_use(address: str) -> bool:
     if not port.isdigit() or int(port) == 0:
         return False
     probe = socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET, socket.SOCK_STREAM)
+    # As gRPC binds: a connection this port's previous server closed first stays in TIME_WAIT for
+    # a minute, no process holding it, and without SO_REUSEADDR a restart in that minute was
+    # refused as "in use by another process". A listening socket still refuses the bind.
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         probe.bind((host.strip("[]") or "0.0.0.0", int(port)))
         return False

@@ -115,6 +115,34 @@ def test_grpc_port_in_use(tmp_path):
     assert "setting address" in line and f"127.0.0.1:{port}" in line and "in use" in line
 
 
+def test_a_port_whose_last_connection_waits_in_time_wait_is_free(tmp_path):
+    """A server stopped while a client was connected closes first, so its side of the connection
+    waits a minute in TIME_WAIT on the port, held by no process. The start-up check bound its probe
+    without SO_REUSEADDR (gRPC binds with it) and refused every restart in that minute as "in use by
+    another process" (a `systemctl restart` failed for ~60 s). Made here on purpose: a listener
+    that accepts a connection and closes its side first."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server's side closes first: TIME_WAIT on 127.0.0.1:port
+    client.recv(1)
+    client.close()
+    listener.close()
+    command = [sys.executable, "-m", "polarmem_server.faces.cli", "serve", "--address", f"127.0.0.1:{port}"]
+    command += ["--data-dir", str(tmp_path / "data"), "--metrics-port", "-1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = process.stdout.readline()
+        assert f"serving on 127.0.0.1:{port}" in line, process.stderr.read() if process.poll() is not None else line
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
 def test_unreadable_setting_from_the_environment(tmp_path):
     line = one_line_error(serve(tmp_path, env={"POLARMEM_WORKERS": "many"}))
     assert "setting workers" in line and "'many'" in line
