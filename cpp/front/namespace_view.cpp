@@ -9,6 +9,7 @@
 #include "polarmem/fact_check_context.hpp"
 #include "polarmem/name_suggestions.hpp"
 #include "polarmem/request_checks.hpp"
+#include "polarmem/utf8.hpp"
 
 namespace polarmem::front {
 
@@ -288,7 +289,9 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   // path), query vectors, or explicit concepts alone (every similarity 0: tiers, then slots).
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
-  const bool text = !request.text().empty();
+  // A text of whitespace alone says nothing: embedded, it ranked every note by its likeness to
+  // nothing, so `recall "   "` answered the whole namespace.
+  const bool text = !utf8::strip(request.text()).empty();
   if (text && !view.text) {
     return refuse(refused,
                   "text: namespace " + checks::quoted(request.namespace_()) +

@@ -14,6 +14,7 @@
 #include "polarmem/new_item_record.hpp"
 #include "polarmem/request_checks.hpp"
 #include "polarmem/text_evidence.hpp"
+#include "polarmem/utf8.hpp"
 
 namespace polarmem::front {
 namespace {
@@ -57,6 +58,7 @@ bool read_note(const NamespaceView& view, const v1::ItemInput& item, Note* note)
     return false;
   note->kind = item.kind() == 0 ? kKindVisual : item.kind();
   if (note->kind != kKindVisual && note->kind != kKindText) return false;
+  if (!item.text().empty() && utf8::strip(item.text()).empty()) return false;  // the library refuses it
   note->id = item.id();
   if (note->id.empty()) {
     if (item.text().empty() && item.uri().empty()) return false;

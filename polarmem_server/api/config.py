@@ -170,8 +170,24 @@ class ServerConfig:
             )
         if self.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, got {self.log_level!r}")
+        self._validate_places()
         self._validate_backend()
         return self
+
+    def _validate_places(self) -> None:
+        """The address, the metrics port and the data directory, before anything binds or opens:
+        a port past 65535 raised OverflowError from the socket layer, and an empty data_dir put
+        the store's files in the current directory."""
+        _, _, port = self.address.rpartition(":")
+        if port.isdigit() and int(port) > 65535:
+            raise ValueError(f"setting address: port {port} is past 65535; use host:port with a port 0-65535")
+        if not -1 <= self.metrics_port <= 65535:
+            raise ValueError(f"setting metrics_port: use 0-65535, or -1 for no metrics, got {self.metrics_port}")
+        if self.backend == "local":
+            if not self.data_dir.strip():
+                raise ValueError("setting data_dir: empty; name the directory the store lives in")
+            if Path(self.data_dir).expanduser().exists() and not Path(self.data_dir).expanduser().is_dir():
+                raise ValueError(f"setting data_dir: {self.data_dir} is a file, not a directory; name a directory")
 
     def _validate_backend(self) -> None:
         """The storage backend and the settings that only make sense with one of them."""

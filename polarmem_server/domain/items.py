@@ -248,6 +248,8 @@ def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec], templates: int 
     item_id = None if item.id is None or item.id == "" else check_item_id(item.id)
     if not isinstance(item.text, str) or not isinstance(item.uri, str):
         raise InvalidArgument("text and uri must be strings")
+    if item.text and not item.text.strip():  # stored, it was a note with no words
+        raise InvalidArgument("text: only whitespace; give the note's words (or no text at all)")
     return CheckedItem(
         item_id,
         check_kind(item.kind),

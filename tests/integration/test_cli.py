@@ -736,3 +736,53 @@ def test_a_command_started_before_the_server_waits_for_it(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert outcome.get("code") == 0, err
     assert "created namespace 'late'" in out
+
+
+def test_a_closed_pipe_and_ctrl_c_end_a_command_without_a_traceback(lexical, tmp_path, monkeypatch):
+    """Before: `polarmem items --all | head -1` ended in a BrokenPipeError traceback, and Ctrl-C
+    on a waiting command in a KeyboardInterrupt one. Now they end as any Unix tool does: 141
+    (SIGPIPE) and 130 (SIGINT), nothing on stderr but a newline."""
+    import os
+    import signal
+    import socket
+    import time
+
+    import io
+
+    polarmem = [sys.executable, "-m", "polarmem_server.faces.cli"]
+    read, write = os.pipe()
+    os.close(read)  # no reader: the first line written fails with EPIPE, as after `| head -1`
+    with io.TextIOWrapper(io.FileIO(write, "w"), line_buffering=True) as broken:
+        monkeypatch.setattr(sys, "stdout", broken)
+        assert main(["namespace", "list", "--address", lexical.address]) == 128 + signal.SIGPIPE
+        monkeypatch.undo()
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        nowhere = f"127.0.0.1:{free.getsockname()[1]}"
+    waiting = subprocess.Popen(
+        [*polarmem, "wait-ready", "--address", nowhere, "--wait-s", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    time.sleep(1.5)  # into the wait
+    waiting.send_signal(signal.SIGINT)
+    _, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 128 + signal.SIGINT and "Traceback" not in err, err
+
+
+def test_whitespace_is_neither_a_note_nor_a_question(lexical, tmp_path, capsys):
+    """Before: `remember --text "   "` stored an item with no words and `recall "   "` answered
+    every item of the namespace (an empty query was refused, a blank one ranked by its likeness
+    to nothing)."""
+    address = lexical.address
+    assert run(capsys, "namespace", "create", "notes", "--address", address)[0] == 0
+    assert run(capsys, "remember", "-n", "notes", "--address", address, "--id", "a", "--text", "a dog")[0] == 0
+    code, _, err = run(capsys, "remember", "-n", "notes", "--address", address, "--id", "ws", "--text", "  \t ")
+    assert code == 2 and "text: only whitespace" in err, err
+    code, _, err = run(capsys, "recall", "   ", "-n", "notes", "--address", address)
+    assert code == 2 and "query is empty" in err, err
+    code, out, _ = run(capsys, "items", "-n", "notes", "--address", address, "--json")
+    assert code == 0 and [item["id"] for item in json.loads(out)["items"]] == ["a"]

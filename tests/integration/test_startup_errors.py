@@ -143,6 +143,23 @@ def test_a_port_whose_last_connection_waits_in_time_wait_is_free(tmp_path):
         process.communicate(timeout=30)
 
 
+def test_places_out_of_range_are_one_line_each(tmp_path):
+    """Before: a port past 65535 (address or metrics) ended in an OverflowError traceback, a data
+    directory that is a file in a FileExistsError one, and an empty one put the store's files in
+    the current directory."""
+    (tmp_path / "a-file").write_text("not a directory\n")
+    for flags, words in (
+        (("--address", "127.0.0.1:99999"), "setting address: port 99999 is past 65535"),
+        (("--metrics-port", "70000"), "setting metrics_port: use 0-65535, or -1 for no metrics, got 70000"),
+        (("--metrics-port", "-5"), "setting metrics_port: use 0-65535, or -1 for no metrics, got -5"),
+        (("--data-dir", ""), "setting data_dir: empty"),
+        (("--data-dir", str(tmp_path / "a-file")), "is a file, not a directory"),
+    ):
+        line = one_line_error(serve(tmp_path, *flags))
+        assert words in line, (flags, line)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # nothing created anywhere
+
+
 def test_unreadable_setting_from_the_environment(tmp_path):
     line = one_line_error(serve(tmp_path, env={"POLARMEM_WORKERS": "many"}))
     assert "setting workers" in line and "'many'" in line

@@ -36,3 +36,16 @@ def test_a_damaged_block_is_damage_naming_the_table_not_a_lock(message):
 def test_rocksdb_lock_messages_say_the_directory_is_in_use(message):
     error = open_error(DATA, Exception(message))
     assert type(error) is StoreLocked and "in use by another process" in str(error)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f"IO error: While open a file for lock: {DATA}/LOCK: Operation not permitted",
+        f"IO error: While open a file for lock: {DATA}/LOCK: Permission denied",
+    ],
+)
+def test_a_directory_this_process_cannot_write_is_not_called_locked(message):
+    """Before: an unwritable data directory (here `chattr +i`) was "in use by another process"."""
+    error = open_error(DATA, Exception(message))
+    assert type(error) is not StoreLocked and "cannot be written by this process" in str(error)

@@ -9,6 +9,8 @@ response for programs."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from importlib import metadata
 from importlib.util import find_spec
@@ -561,6 +563,20 @@ BACKUP_COMMANDS = ("backup", "restore", "verify")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`polarmem`: the command's status. A reader that stops early (`| head -1`) and Ctrl-C end it
+    as they end any Unix tool, without a traceback."""
+    try:
+        return _command(argv)
+    except BrokenPipeError:
+        # Python would flush stdout again at exit and fail the same way: point it at nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _command(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in BACKUP_COMMANDS:
         # their own parser takes every argument (argparse's REMAINDER drops a leading --help)

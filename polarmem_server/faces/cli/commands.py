@@ -264,9 +264,10 @@ def namespace_get(args: argparse.Namespace) -> int:
 def namespace_update(args: argparse.Namespace) -> int:
     changes = {k: v for k, v in _config_changes(args).items() if v is not None}
     if not changes:
-        raise ValueError(
-            f"nothing to change: give any of {', '.join('--' + f.replace('_', '-') for f in UPDATABLE_FIELDS)}"
-        )
+        # the repeatable flags are singular (--alias a=b --alias c=d), the fields plural
+        singular = {"aliases": "alias", "templates": "template", "concepts": "concept"}
+        flags = ", ".join("--" + singular.get(f, f).replace("_", "-") for f in UPDATABLE_FIELDS)
+        raise ValueError(f"nothing to change: give any of {flags}")
     _, client = _connect(args)
     with client:
         response = client.update_namespace(args.name, **changes)

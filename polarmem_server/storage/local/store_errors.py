@@ -37,6 +37,12 @@ def damaged_table_file(message: str) -> str | None:
 def open_error(path: Path, exc: BaseException) -> StoreError:
     """One actionable line for a failed open, by what RocksDB said."""
     message = rocksdb_message(exc)
+    if "Permission denied" in message or "Operation not permitted" in message:
+        # (before the LOCK test: RocksDB names the LOCK file it could not create in such a directory too)
+        return StoreError(
+            f"data_dir {path} cannot be written by this process ({message}); give it write access or "
+            "choose another --data-dir"
+        )
     # RocksDB names its LOCK file (another process: "While lock file: DIR/LOCK: ..."; this one:
     # "lock hold by current process ... DIR/LOCK: ..."); a corruption's "block", or a path with
     # LOCK in a directory's name, must not match.
