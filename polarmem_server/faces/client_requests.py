@@ -341,9 +341,12 @@ def update_namespace_request(name: str, **changes: Any):
     return pb.UpdateNamespaceRequest(name=name, config=config, update_mask=field_mask_pb2.FieldMask(paths=given))
 
 
+UINT32_MAX = 2**32 - 1  # the counts' proto type: protobuf's own refusal ("Value out of range") names no field
+
+
 def _count(field: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{field} must be an integer >= {minimum}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not minimum <= value <= UINT32_MAX:
+        raise ValueError(f"{field} must be an integer from {minimum} to {UINT32_MAX}, got {value!r}")
     return int(value)
 
 

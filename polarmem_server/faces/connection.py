@@ -165,4 +165,7 @@ def load_connection(args: argparse.Namespace, env: dict[str, str] | None = None)
             values[name] = value
     if getattr(args, "token_file", None) and getattr(args, "token", None) is None:
         values.pop("token", None)  # an explicit --token-file beats a token from the environment or file
+    timeout = values.get("timeout_s", Connection.timeout_s)
+    if not timeout > 0:  # a deadline already past: each call failed DEADLINE_EXCEEDED, or did not, by chance
+        raise ValueError(f"--timeout: the deadline of each call must be > 0 seconds, got {timeout}")
     return Connection(**values)

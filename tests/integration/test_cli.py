@@ -786,3 +786,35 @@ def test_whitespace_is_neither_a_note_nor_a_question(lexical, tmp_path, capsys):
     assert code == 2 and "query is empty" in err, err
     code, out, _ = run(capsys, "items", "-n", "notes", "--address", address, "--json")
     assert code == 0 and [item["id"] for item in json.loads(out)["items"]] == ["a"]
+
+
+def test_a_damaged_last_write_file_is_ignored_not_sent(lexical, tmp_path, capsys, monkeypatch):
+    """The CLI keeps each server's last-write token in a file (read-your-writes across commands).
+    Before: a file holding a token no server reads (damaged, another release's) was sent with
+    every read, and every recall of every later command failed INVALID_ARGUMENT, nothing pointing
+    at the file. Now such a token is not loaded."""
+    from polarmem_server.faces.cli import last_write
+
+    monkeypatch.setenv("POLARMEM_STATE_DIR", str(tmp_path / "state"))
+    address = lexical.address
+    assert run(capsys, "namespace", "create", "notes", "--address", address)[0] == 0
+    assert run(capsys, "remember", "-n", "notes", "--address", address, "--id", "a", "--text", "a dog")[0] == 0
+    kept = last_write.token_file(address)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    for damaged in ("07" + "00" * 8, "01abcd", "not hex"):
+        kept.write_text(damaged)
+        assert last_write.load(address) == b""
+        code, out, err = run(capsys, "recall", "a dog", "-n", "notes", "--address", address, "--json")
+        assert code == 0 and [hit["id"] for hit in json.loads(out)["hits"]] == ["a"], err
+    kept.write_text("02" + "00" * 7 + "05")  # a --processes primary's: kept
+    assert last_write.load(address) == bytes.fromhex("02" + "00" * 7 + "05")
+
+
+def test_a_count_or_deadline_out_of_range_names_its_flag(lexical, capsys):
+    """Before: `-k 99999999999999` said only "Value out of range" (protobuf's words), and
+    `--timeout -1` or `0` was sent as a deadline already past."""
+    code, _, err = run(capsys, "recall", "dog", "-n", "t", "--address", lexical.address, "-k", "99999999999999")
+    assert code == 2 and "top_k must be an integer from 0 to 4294967295" in err, err
+    for timeout in ("-1", "0"):
+        code, _, err = run(capsys, "namespace", "list", "--address", lexical.address, "--timeout", timeout)
+        assert code == 2 and "--timeout: the deadline of each call must be > 0 seconds" in err, err

@@ -17,6 +17,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from polarmem_server.storage import consistency
+
 
 def state_dir() -> Path:
     if os.environ.get("POLARMEM_STATE_DIR"):
@@ -30,9 +32,13 @@ def token_file(address: str) -> Path:
 
 
 def load(address: str) -> bytes:
+    """The kept token; none where the file holds none a server would read (damaged, or written by
+    another release): sent, such a token made every read of every later command INVALID_ARGUMENT."""
     try:
-        return bytes.fromhex(token_file(address).read_text().strip())
-    except (OSError, ValueError):
+        token = bytes.fromhex(token_file(address).read_text().strip())
+        consistency.token_level(token)
+        return token
+    except (OSError, ValueError):  # (InvalidArgument is a ValueError)
         return b""
 
 
