@@ -35,8 +35,9 @@ at once; every other replica within REPLICA_POLL_S plus one catch-up and one app
 changes, or at once for a read at READ_CONSISTENCY_STRONG or with a write's consistency token
 (the primary answers every write with its store's position, storage/consistency.py): a replica
 short of it hands the Recall from its compiled front to its servicer, which catches up before it
-reads (api/consistency_tokens.py; tests/integration/test_server_processes.py checks all of it). A write that failed or
-answered DEADLINE_EXCEEDED may still have been stored: it is seen within that bound.
+reads (api/consistency_tokens.py; tests/integration/test_server_processes.py checks all of it).
+A write that failed or answered DEADLINE_EXCEEDED may still have been stored: it is seen within
+that bound.
 
 Replicas serve metrics on metrics_port + i (when metrics_port > 0), their own health, reflection
 and admission limit; TLS and tokens are the same as the primary's, and SIGHUP to the primary

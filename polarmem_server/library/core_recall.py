@@ -44,8 +44,8 @@ from polarmem_server.domain.query import RecallMode
 from polarmem_server.domain.rule_choice import RuleChoice, confidence_in_force, describe_confidence
 from polarmem_server.errors import (
     FailedPrecondition,
-    LearnedByPrimary,
     InvalidArgument,
+    LearnedByPrimary,
     PolarMemError,
     ResourceExhausted,
     Unavailable,
@@ -211,8 +211,9 @@ class CoreRecall:
         one older than its closed vocabulary's concepts; waiting for a write that holds the
         namespace), an open vocabulary's unknown names learned once the core has checked the
         rest of the request (a write: concept_backfill.learn_names; a replica raises
-        LearnedByPrimary, and its server hands the call to the primary), the items' stored records read back into the core (after a start-up),
-        concepts other processes bound caught up with. A request the core refuses (a field out of
+        LearnedByPrimary, and its server hands the call to the primary), the items' stored
+        records read back into the core (after a start-up), concepts other processes bound caught
+        up with. A request the core refuses (a field out of
         its bounds) raises its refusal: InvalidArgument or FailedPrecondition, in the core's words.
         ``deadline``: the call's (time.monotonic()), for the encoder a new view loads and a write
         to wait for."""

@@ -29,7 +29,7 @@ without decoding them. A token names a point in one Milvus cluster's time; it me
 another cluster (docs/deployment.md, "Consistency").
 
 Token format (version 2), from the local backend's primary of ``serve --processes``:
-``b"\x02"`` + the primary store's RocksDB sequence number after the write, 8 bytes big-endian.
+``b"\\x02"`` + the primary store's RocksDB sequence number after the write, 8 bytes big-endian.
 Sequence numbers only grow, so the same merge rule holds. A replica that has applied every write
 up to that position answers at once; one behind catches up with the primary first (a poll that
 starts after the read arrived covers every write acknowledged before it). A single process
