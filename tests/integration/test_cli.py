@@ -131,6 +131,18 @@ def test_strict_line_schema(server, client, ns, tmp_path, capsys):
     assert code == 1 and report["already_present"] == 1 and [e["line"] for e in report["errors"]] == list(range(2, 9))
 
 
+def test_a_line_that_is_not_utf8_is_reported_with_its_number(server, client, ns, tmp_path, capsys):
+    """Before: one bare "'utf-8' codec can't decode byte 0xe9" for the whole file, no file, no
+    line, and nothing after it read."""
+    data = tmp_path / "items.jsonl"
+    good = [json.dumps({"id": f"ok{i}", "vectors": {"vis": vec(i)}, "text": "fine"}).encode() for i in range(2)]
+    data.write_bytes(good[0] + b"\n" + b'{"id": "caf\xe9", "text": "latin-1"}\n' + good[1] + b"\n")
+    code, out, err = run(capsys, "remember", data, "-n", ns, "--address", server.address)
+    assert code == 1 and "2 stored, 0 already present, 1 failed" in out, out
+    assert f"{data}:2: not UTF-8 text (byte 12 of the line: invalid continuation byte); save the file as UTF-8" in err
+    assert client.get_namespace(ns).item_count == 2
+
+
 def test_remember_from_stdin_with_verification_and_content(lexical, tmp_path, capsys, monkeypatch):
     import io
 
@@ -818,3 +830,36 @@ def test_a_count_or_deadline_out_of_range_names_its_flag(lexical, capsys):
     for timeout in ("-1", "0"):
         code, _, err = run(capsys, "namespace", "list", "--address", lexical.address, "--timeout", timeout)
         assert code == 2 and "--timeout: the deadline of each call must be > 0 seconds" in err, err
+
+
+def test_conflicting_flags_are_refused_before_any_call(lexical, capsys):
+    """Before: `recall --required tea --forbidden tea` answered an empty list, `update --metadata
+    k=v --clear-metadata` cleared the metadata given, and a concept given two states kept the last."""
+    address = lexical.address
+    assert run(capsys, "namespace", "create", "notes", "--address", address)[0] == 0
+    code, _, err = run(
+        capsys, "recall", "tea", "-n", "notes", "--address", address, "--required", "tea", "--forbidden", "tea"
+    )
+    assert code == 2 and "required and forbidden both name 'tea'" in err, err
+    code, _, err = run(
+        capsys,
+        "remember",
+        "-n",
+        "notes",
+        "--address",
+        address,
+        "--id",
+        "a",
+        "--text",
+        "tea",
+        "--state",
+        "tea=has",
+        "--state",
+        "tea=not_has",
+    )
+    assert code == 2 and "--state: 'tea' given as has and as not_has" in err, err
+    code, _, err = run(
+        capsys, "update", "a", "-n", "notes", "--address", address, "--metadata", "k=v", "--clear-metadata"
+    )
+    assert code == 2 and "--metadata and --clear-metadata: give one" in err, err
+    assert lexical.memory.get_items("notes", ["a"]) == [None]  # nothing was stored

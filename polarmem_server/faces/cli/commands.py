@@ -313,7 +313,7 @@ def _single_item(args: argparse.Namespace) -> dict[str, Any] | None:
         "uri": args.uri,
         "metadata": dict(args.metadata) if args.metadata else None,
         "scores": dict(args.score) if args.score else None,
-        "states": dict(args.state) if args.state else None,
+        "states": _states(args.state),
         "verify_concepts": _flat(args.verify),
         "content": args.content,
         "source": args.source,
@@ -360,15 +360,25 @@ def _remember_one(args: argparse.Namespace, fields: dict[str, Any], templates: i
     return 0
 
 
+def _states(pairs: list[tuple[str, str]] | None) -> dict[str, str] | None:
+    """--state concept=state pairs; one concept given two states is refused (the last won)."""
+    states: dict[str, str] = {}
+    for concept, state in pairs or ():
+        if states.setdefault(concept, state) != state:
+            raise ValueError(f"--state: {concept!r} given as {states[concept]} and as {state}; give it once")
+    return states or None
+
+
 def _sources(args: argparse.Namespace):
-    """(label, base folder, lines) per input: files, or stdin for `-` / no file."""
+    """(label, base folder, lines) per input: files, or stdin for `-` / no file. Lines come as
+    bytes, decoded one by one, so a line that is not UTF-8 is reported with its number."""
     for name in args.files or ["-"]:
         if name == "-":
-            yield "<stdin>", Path.cwd(), sys.stdin
+            yield "<stdin>", Path.cwd(), getattr(sys.stdin, "buffer", sys.stdin)
         else:
             path = Path(name)
             try:
-                handle = path.open()
+                handle = path.open("rb")
             except OSError as exc:
                 raise ValueError(f"{name}: {exc.strerror or exc}") from None
             yield name, path.parent, handle
@@ -444,8 +454,23 @@ def remember(args: argparse.Namespace) -> int:
                     checkpoint.write_text(str(last_line))
                 progress.update(seen, failed)
 
-            with handle if handle is not sys.stdin else contextlib.nullcontext():
-                for number, line in enumerate(handle, start=1):
+            with handle if label != "<stdin>" else contextlib.nullcontext():
+                for number, raw in enumerate(handle, start=1):
+                    try:
+                        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+                    except UnicodeDecodeError as exc:  # (before: one bare error for the whole file)
+                        seen += 1
+                        if number <= start:
+                            continue
+                        failed += 1
+                        report(
+                            label,
+                            number,
+                            "",
+                            "INVALID_ARGUMENT",
+                            f"not UTF-8 text (byte {exc.start + 1} of the line: {exc.reason}); save the file as UTF-8",
+                        )
+                        continue
                     if not line.strip():
                         continue
                     seen += 1
@@ -495,7 +520,7 @@ def observe(args: argparse.Namespace) -> int:
             namespace,
             args.id,
             scores=dict(args.score) if args.score else None,
-            states=dict(args.state) if args.state else None,
+            states=_states(args.state),
             vectors=args.vectors_json,
             text=args.text or "",
             content=args.content,
@@ -559,6 +584,8 @@ def forget(args: argparse.Namespace) -> int:
 
 
 def update(args: argparse.Namespace) -> int:
+    if args.clear_metadata and args.metadata:  # (before: the metadata given was cleared too)
+        raise ValueError("--metadata and --clear-metadata: give one (--metadata replaces all of it)")
     metadata = {} if args.clear_metadata else (dict(args.metadata) if args.metadata else None)
     _, client = _connect(args)
     namespace = _need_namespace(args)
