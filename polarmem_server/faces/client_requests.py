@@ -381,9 +381,6 @@ def recall_request(
     recency term; the server checks the values and names the field)."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
-    both = sorted(set(_names("required", required)) & set(_names("forbidden", forbidden)))
-    if both:  # no note both holds and lacks a concept: the answer would be empty, unexplained
-        raise ValueError(f"required and forbidden both name {both[0]!r}; keep it in one of them")
     request = pb.RecallRequest(
         namespace=namespace,
         text=text,

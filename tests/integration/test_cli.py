@@ -840,7 +840,7 @@ def test_conflicting_flags_are_refused_before_any_call(lexical, capsys):
     code, _, err = run(
         capsys, "recall", "tea", "-n", "notes", "--address", address, "--required", "tea", "--forbidden", "tea"
     )
-    assert code == 2 and "required and forbidden both name 'tea'" in err, err
+    assert code == 2 and "--required and --forbidden both name 'tea'" in err, err
     code, _, err = run(
         capsys,
         "remember",

@@ -781,6 +781,9 @@ def recall(args: argparse.Namespace) -> int:
     _, client = _connect(args)
     namespace = _need_namespace(args)
     required, forbidden = _flat(args.required), _flat(args.forbidden)
+    both = sorted(set(required or ()) & set(forbidden or ()))
+    if both:  # no note both holds and lacks a concept: the answer was an empty list, unexplained
+        raise ValueError(f"--required and --forbidden both name {both[0]!r}; keep it in one of them")
     with client:
         response = client.recall(
             namespace,
