@@ -186,7 +186,8 @@ class ServerConfig:
         if self.backend == "local":
             if not self.data_dir.strip():
                 raise ValueError("setting data_dir: empty; name the directory the store lives in")
-            if Path(self.data_dir).expanduser().exists() and not Path(self.data_dir).expanduser().is_dir():
+            data_dir = Path(self.data_dir).expanduser()
+            if data_dir.exists() and not data_dir.is_dir():
                 raise ValueError(f"setting data_dir: {self.data_dir} is a file, not a directory; name a directory")
 
     def _validate_backend(self) -> None:
