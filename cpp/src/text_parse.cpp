@@ -139,6 +139,30 @@ const WordSet& non_concepts() {
   return words;
 }
 
+// A time phrase inside a negation's scope says when, not what is absent: "Ana sold her car last
+// year" says nothing against a year, "Ben quit smoking two years ago" nothing against years
+// (round 44's QA through the MCP SDK). A determiner of time before a stretch of time, a month or a
+// weekday ("last year", "this weekend", "next Monday"), or a stretch of time before "ago"
+// ("two years ago": the number is a stop word). Lexical lists, not tuned ones.
+const WordSet& time_nouns() {
+  static const WordSet words = words_of(
+      "year years month months week weeks weekend weekends day days night nights morning mornings afternoon "
+      "afternoons evening evenings summer summers winter winters spring autumn fall season seasons decade decades "
+      "century hour hours minute minutes semester quarter time");
+  return words;
+}
+
+std::size_t time_phrase_end(const std::vector<Token>& toks, std::size_t at) {
+  static const WordSet determiners_of_time = words_of("last next this past previous every each coming");
+  if (at + 1 >= toks.size()) return at;
+  const std::string& word = toks[at].word;
+  const std::string& next = toks[at + 1].word;
+  // non_concepts: the months and weekdays ("last May", "next Monday")
+  if (determiners_of_time.count(word) && (time_nouns().count(next) || non_concepts().count(next))) return at + 2;
+  if (time_nouns().count(word) && (next == "ago" || next == "earlier" || next == "before")) return at + 2;
+  return at;
+}
+
 // Relatives and other people a note's subject is not: "Maya's brother has a dog" says nothing
 // about Maya and a dog (experiencer, as in ConText).
 const WordSet& other_people() {
@@ -645,6 +669,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool against_seen = false;  // the clause opened a preference against ("allergic to peanuts, not to milk")
   std::size_t terms_since_prefer = 0;
   std::size_t skip_verb = kNone;  // a relative clause's negated verb ("tools that do not run on ...")
+  std::size_t time_until = 0;     // the token after a time phrase inside the open scope ("last year")
   const bool question = std::any_of(toks.begin(), toks.end(), [](const Token& t) { return t.word == "?"; });
 
   const auto capitalised = [&](std::size_t k) {
@@ -882,8 +907,10 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     if (scope_open && !span_frozen && i > cue_end && starts_predicate(vocabulary, toks, i, found ? found->second : 0)) {
       span_frozen = true;  // "without a shirt riding a surfboard": the surfboard is affirmed
     }
+    if (scope_open && i >= time_until) time_until = time_phrase_end(toks, i);
+    const bool in_time_phrase = i < time_until;  // affirmed; the scope goes on past it
     // Past a preposition that follows a negated term, the scope names where or what for.
-    const bool negating = scope_open && !span_frozen;
+    const bool negating = scope_open && !span_frozen && !in_time_phrase;
     const bool subject = is_subject(i);
     // A hedge or another person's clause leaves its actor's name stated ("not sure whether Omar
     // likes jazz": Omar), not the names it reaches past the actor ("Omar is considering moving
@@ -975,7 +1002,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
       if (owned && verb < toks.size() && relative_states().count(toks[verb].word)) other_person = true;
     }
-    if (scope_open && !span_frozen) span_end = toks[i + length - 1].end;
+    if (scope_open && !span_frozen && !in_time_phrase) span_end = toks[i + length - 1].end;
     i += length;
   }
   close_scope();

@@ -18,7 +18,7 @@ namespace {
 TriggerTable table() {
   TriggerPhrases phrases;
   phrases.pre = {"no",       "not",         "never",  "don't", "doesn't", "isn't",
-                 "couldn't", "allergic to", "avoids", "avoid", "gave up"};
+                 "couldn't", "allergic to", "avoids", "avoid", "gave up", "sold", "quit", "stopped"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
@@ -102,6 +102,24 @@ POLARMEM_TEST(a_negated_preference_against_says_nothing_of_its_object) {
   const Parsed likes("Leo eats peanuts, not milk.", {"peanut", "milk"});
   CHECK(likes.state("peanut") == "HAS" && likes.state("milk") == "NOT_HAS");
   CHECK(Parsed("Ana avoids dairy. Not milk though.", {"milk"}).state("milk") == "NOT_HAS");
+}
+
+POLARMEM_TEST(a_time_phrase_in_a_negations_scope_says_when_not_what) {
+  // Before (round 44's QA through the MCP SDK): "sold" negated "last" and "year", so "did Ana
+  // travel last year?" was answered ANSWERS NO by a note about her car.
+  const Parsed sold("Ana sold her car last year.", {"ana", "car", "last", "year"});
+  CHECK(sold.state("car") == "NOT_HAS" && sold.state("last") == "HAS" && sold.state("year") == "HAS");
+  const Parsed ago("Ben quit smoking two years ago.", {"smoking", "year"});
+  CHECK(ago.state("smoking") == "NOT_HAS" && ago.state("year") == "HAS");
+  const Parsed week("Carla stopped running last week.", {"running", "week"});
+  CHECK(week.state("running") == "NOT_HAS" && week.state("week") == "HAS");
+  // the scope goes on past a time phrase
+  const Parsed list("No coffee this week or tea.", {"coffee", "week", "tea"});
+  CHECK(list.state("coffee") == "NOT_HAS" && list.state("week") == "HAS" && list.state("tea") == "NOT_HAS");
+  const Parsed weekday("No meetings next Monday or cake.", {"meeting", "cake"});
+  CHECK(weekday.state("meeting") == "NOT_HAS" && weekday.state("cake") == "NOT_HAS");
+  // "last" alone is no time phrase: "no last train" still negates the train
+  CHECK(Parsed("There was no last train.", {"train"}).state("train") == "NOT_HAS");
 }
 
 POLARMEM_TEST(scope_ends_at_until) {
