@@ -677,6 +677,12 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     return c >= 'A' && c <= 'Z';
   };
   const auto sentence_initial = [&](std::size_t k) { return k == 0 || is_clause_end(toks[k - 1].word); };
+  // "the Smiths' dog": the tokeniser leaves a trailing apostrophe out of the word
+  const auto plural_possessive = [&](std::size_t k) {
+    const std::size_t after = toks[k].byte + toks[k].word.size();
+    return all_letters(toks[k].word) && ends_with(toks[k].word, "s") && after < utf8.size() &&
+           (utf8[after] == '\'' || utf8.substr(after, 3) == "\xE2\x80\x99");
+  };
   // A proper name (Mention::subject): "user", a capitalised word that does not start a sentence,
   // or a capitalised possessive ("Maya's").
   const auto is_subject = [&](std::size_t k) {
@@ -992,15 +998,26 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     if (found || content_word(without_possessive(word), true)) terms_since_prefer += prefer_seen || rather_seen;
     // "Maya's brother has a dog", "her sister is vegan": the rest of the clause is another
     // person's (the relative itself is the subject's: Maya has a brother).
-    const bool modified = i > 1 && i - 2 == clause_start_tok && relative_modifiers().count(toks[i - 1].word);
-    if (!other_person && i > 0 && (i - 1 == clause_start_tok || modified) &&
-        other_people().count(without_possessive(word))) {
-      const std::string& owner = toks[clause_start_tok].word;
+    // The owner opens the clause, after "the" too ("the user's neighbour", "the Smiths' neighbour"),
+    // a modifier between them allowed ("Nadia's twin sister").
+    const bool modified = i > 1 && relative_modifiers().count(toks[i - 1].word);
+    const std::size_t owner_at = i - 1 - modified;
+    // (after "and" the clause starts at the next token, which may be past the last)
+    const std::size_t clause_owner =
+        clause_start_tok + (clause_start_tok < toks.size() && toks[clause_start_tok].word == "the");
+    if (!other_person && i > modified && owner_at == clause_owner && other_people().count(without_possessive(word))) {
+      const std::string& owner = toks[owner_at].word;
       const bool owned = possessive_pronouns().count(owner) ||
-                         (owner.size() > 2 && ends_with(owner, "'s") && capitalised(clause_start_tok));
+                         (owner.size() > 2 && ends_with(owner, "'s") &&
+                          (capitalised(owner_at) || without_possessive(owner) == "user")) ||
+                         (capitalised(owner_at) && plural_possessive(owner_at));
       // the relative may be named first: "Tom's sister Clara keeps bees", "Leo's friend Sam is vegan"
       const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
-      if (owned && verb < toks.size() && relative_states().count(toks[verb].word)) other_person = true;
+      // what follows the relative's own possessive is the relative's: "the user's neighbour's dog"
+      const bool relatives_thing = word.size() > 2 && ends_with(word, "'s");
+      if (owned && (relatives_thing || (verb < toks.size() && relative_states().count(toks[verb].word)))) {
+        other_person = true;
+      }
     }
     if (scope_open && !span_frozen && !in_time_phrase) span_end = toks[i + length - 1].end;
     i += length;

@@ -79,6 +79,19 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
   CHECK(Parsed("Ines works for Siemens.", {"ines", "siemens"}).state("siemens") == "HAS");
   // a modifier that names no relative leaves the clause the subject's
   CHECK(Parsed("Omar's old boat has a leak.", {"omar", "leak"}).state("leak") == "HAS");
+  // Before (a QA pass through the MCP SDK): "the" before the owner, a plural owner and the
+  // relative's own thing left the fact the subject's, so "does the user have a dog?" was VERIFIED.
+  const Parsed the("The user's neighbour has a dog called Rex.", {"user", "neighbour", "dog"});
+  CHECK(the.state("user") == "HAS" && the.state("neighbour") == "HAS" && the.state("dog") == "none");
+  const Parsed plural("The Smiths' neighbour owns a dog.", {"smiths", "dog"});
+  CHECK(plural.state("smiths") == "HAS" && plural.state("dog") == "none");
+  CHECK(Parsed("The Smiths’ neighbour owns a dog.", {"dog"}).state("dog") == "none");
+  CHECK(Parsed("Maya's brother's dog is old.", {"maya", "dog"}).state("dog") == "none");
+  CHECK(Parsed("The user's best friend keeps goats.", {"goat"}).state("goat") == "none");
+  // a plural that owns nothing, and a relative's name that is no relative's, leave the fact stated
+  CHECK(Parsed("The Smiths own a dog.", {"dog"}).state("dog") == "HAS");
+  CHECK(Parsed("The user's dog likes the neighbour.", {"dog"}).state("dog") == "HAS");
+  CHECK(Parsed("Maya has a dog and", {"dog"}).state("dog") == "HAS");  // a clause opened at the end
 }
 
 POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {
