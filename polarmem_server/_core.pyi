@@ -379,6 +379,7 @@ _ParsedMention = tuple[int, int, int, bool, str, bool, bool, bool]
 # (word, start, end, negated, uncertain, subject)
 _ParsedUnknown = tuple[str, int, int, bool, bool, bool]
 
+def shows_nothing(utf8: bytes) -> bool: ...
 def content_terms(utf8: bytes, triggers: TriggerTable) -> list[str]: ...
 def lexical_states(
     utf8: bytes,

@@ -16,6 +16,7 @@
 #include "polarmem/new_item_record.hpp"
 #include "polarmem/text_evidence.hpp"
 #include "polarmem/text_parse.hpp"
+#include "polarmem/utf8.hpp"
 #include "polarmem/vocabulary.hpp"
 
 namespace py = pybind11;
@@ -206,6 +207,9 @@ void bind_text(py::module_& m) {
       .def("put_back", &polarmem::ConceptAppends::put_back, py::arg("taken"),
            "what a failed write took, for the next one");
 
+  m.def(
+      "shows_nothing", [](const py::bytes& utf8) { return polarmem::utf8::shows_nothing(view(utf8)); }, py::arg("utf8"),
+      "whether the text is only whitespace and zero-width characters (utf8.hpp)");
   m.def(
       "content_terms",
       [](const py::bytes& utf8, const TriggerTable& triggers) {

@@ -289,9 +289,9 @@ std::optional<RecallPlan> plan_recall(const NamespaceView& view, const v1::Recal
   // path), query vectors, or explicit concepts alone (every similarity 0: tiers, then slots).
   const bool explicit_names = request.required_size() > 0 || request.forbidden_size() > 0;
   plan.response_template.mutable_parse()->set_explicit_(explicit_names);
-  // A text of whitespace alone says nothing: embedded, it ranked every note by its likeness to
-  // nothing, so `recall "   "` answered the whole namespace.
-  const bool text = !utf8::strip(request.text()).empty();
+  // A text that shows nothing (whitespace, zero-width characters) says nothing: embedded, it
+  // ranked every note by its likeness to nothing, so `recall "   "` answered the whole namespace.
+  const bool text = !utf8::shows_nothing(request.text());
   if (text && !view.text) {
     return refuse(refused,
                   "text: namespace " + checks::quoted(request.namespace_()) +

@@ -58,7 +58,7 @@ bool read_note(const NamespaceView& view, const v1::ItemInput& item, Note* note)
     return false;
   note->kind = item.kind() == 0 ? kKindVisual : item.kind();
   if (note->kind != kKindVisual && note->kind != kKindText) return false;
-  if (!item.text().empty() && utf8::strip(item.text()).empty()) return false;  // the library refuses it
+  if (!item.text().empty() && utf8::shows_nothing(item.text())) return false;  // the library refuses it
   note->id = item.id();
   if (note->id.empty()) {
     if (item.text().empty() && item.uri().empty()) return false;

@@ -9,6 +9,7 @@
 
 #include "check.hpp"
 #include "polarmem/text_parse.hpp"
+#include "polarmem/utf8.hpp"
 #include "polarmem/vocabulary.hpp"
 
 using namespace polarmem::text;
@@ -17,8 +18,8 @@ namespace {
 
 TriggerTable table() {
   TriggerPhrases phrases;
-  phrases.pre = {"no",       "not",         "never",  "don't", "doesn't", "isn't",
-                 "couldn't", "allergic to", "avoids", "avoid", "gave up", "sold", "quit", "stopped"};
+  phrases.pre = {"no",          "not",    "never", "don't",   "doesn't", "isn't", "couldn't",
+                 "allergic to", "avoids", "avoid", "gave up", "sold",    "quit",  "stopped"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
@@ -133,6 +134,12 @@ POLARMEM_TEST(a_time_phrase_in_a_negations_scope_says_when_not_what) {
   CHECK(weekday.state("meeting") == "NOT_HAS" && weekday.state("cake") == "NOT_HAS");
   // "last" alone is no time phrase: "no last train" still negates the train
   CHECK(Parsed("There was no last train.", {"train"}).state("train") == "NOT_HAS");
+}
+
+POLARMEM_TEST(a_text_of_whitespace_and_zero_width_characters_shows_nothing) {
+  using polarmem::utf8::shows_nothing;
+  CHECK(shows_nothing("") && shows_nothing(" \t\n\u3000") && shows_nothing("\u200b \u200d\u2060\ufeff"));
+  CHECK(!shows_nothing("\u200ba") && !shows_nothing(".") && !shows_nothing("\xff"));  // a bad byte is U+FFFD
 }
 
 POLARMEM_TEST(scope_ends_at_until) {

@@ -242,14 +242,23 @@ class CheckedItem:
     evidence: Evidence
 
 
+def shows_nothing(text: str) -> bool:
+    """Whether `text` is empty or only whitespace and zero-width characters: the core's rule
+    (cpp/include/polarmem/utf8.hpp), which the compiled front applies to the same text."""
+    return _core.shows_nothing(text.encode("utf-8", "surrogatepass"))
+
+
 def check_item(item: ItemInput, spaces: Mapping[str, SpaceSpec], templates: int | None = None) -> CheckedItem:
     """Every field of a new item, checked (InvalidArgument names the first bad one); `templates`:
     the namespace's template count, which client scores must match."""
     item_id = None if item.id is None or item.id == "" else check_item_id(item.id)
     if not isinstance(item.text, str) or not isinstance(item.uri, str):
         raise InvalidArgument("text and uri must be strings")
-    if item.text and not item.text.strip():  # stored, it was a note with no words
-        raise InvalidArgument("text: only whitespace; give the note's words (or no text at all)")
+    if item.text and shows_nothing(item.text):
+        # stored, it was a note with no words (the compiled front declines it by the same rule)
+        raise InvalidArgument(
+            "text: only whitespace or zero-width characters; give the note's words (or no text at all)"
+        )
     return CheckedItem(
         item_id,
         check_kind(item.kind),

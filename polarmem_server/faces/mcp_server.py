@@ -54,10 +54,6 @@ about the subject, verifying nothing asked), SUPERSEDED (a newer note says other
 contradicts the question: never treat it as support). A context that starts with "(no verified
 evidence for: ...)" means the memory cannot answer: say so rather than guess."""
 
-# Characters str.strip() keeps that show nothing (zero-width spaces and joiners, the BOM): a note
-# of only these and whitespace has no words.
-INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
-
 
 class PolarMemTools:
     """The tools' state: where PolarMem is, the default namespace, one gRPC client per token
@@ -442,8 +438,10 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
         kind = kind or ("visual" if content is not None else "text")
-        if kind == "text" and content is None and not text.translate(INVISIBLE).strip():
-            # an empty note was stored, and its id, shown as its text, won recalls on similarity
+        if kind == "text" and content is None and not text:
+            # The server stores an empty text (an item with states alone), whose id, shown as its
+            # text, won recalls on similarity; a note of whitespace or zero-width characters the
+            # server refuses itself.
             raise ToolError("text: empty; a note needs its words (or content_path / content_url for an image)")
         item = await call(
             ctx,

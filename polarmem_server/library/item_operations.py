@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from polarmem.common.v1 import enums_pb2
 from polarmem.storage.v1 import records_pb2
 from polarmem_server.domain.evidence import states_of
-from polarmem_server.domain.items import KINDS, check_item_id, check_metadata
+from polarmem_server.domain.items import KINDS, check_item_id, check_metadata, shows_nothing
 from polarmem_server.domain.query import check_count
 from polarmem_server.errors import InvalidArgument, quoted
 
@@ -131,7 +131,7 @@ def update_item(
     with namespace.write_lock:
         previous = writer.get(namespace, item_id)
         is_text = previous.kind == enums_pb2.ITEM_KIND_TEXT
-        if text is not None and is_text and not text.strip():
+        if text is not None and is_text and shows_nothing(text):
             raise InvalidArgument("text: a text item's new text is empty; forget the item instead")
         vectors = None
         if text is not None and is_text and writer.encodes_sem(namespace):

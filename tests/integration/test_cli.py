@@ -792,10 +792,11 @@ def test_whitespace_is_neither_a_note_nor_a_question(lexical, tmp_path, capsys):
     address = lexical.address
     assert run(capsys, "namespace", "create", "notes", "--address", address)[0] == 0
     assert run(capsys, "remember", "-n", "notes", "--address", address, "--id", "a", "--text", "a dog")[0] == 0
-    code, _, err = run(capsys, "remember", "-n", "notes", "--address", address, "--id", "ws", "--text", "  \t ")
-    assert code == 2 and "text: only whitespace" in err, err
-    code, _, err = run(capsys, "recall", "   ", "-n", "notes", "--address", address)
-    assert code == 2 and "query is empty" in err, err
+    for blank in ("  \t ", "\u200b\u2060 \ufeff"):  # zero-width characters show nothing either
+        code, _, err = run(capsys, "remember", "-n", "notes", "--address", address, "--id", "ws", "--text", blank)
+        assert code == 2 and "text: only whitespace or zero-width characters" in err, err
+        code, _, err = run(capsys, "recall", blank, "-n", "notes", "--address", address)
+        assert code == 2 and "query is empty" in err, err
     code, out, _ = run(capsys, "items", "-n", "notes", "--address", address, "--json")
     assert code == 0 and [item["id"] for item in json.loads(out)["items"]] == ["a"]
 

@@ -49,6 +49,18 @@ inline std::string_view strip(std::string_view s) {
   return s.substr(start);
 }
 
+// Whether `s` shows nothing: empty, or only whitespace (is_space) and the format characters that
+// show nothing though str.strip() keeps them (zero-width space, non-joiner and joiner, word
+// joiner, the BOM). A note or a question of these has no words: the servers refuse them as text.
+inline bool shows_nothing(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto [c, length] = next_char(s, i);
+    i += length;
+    if (!is_space(c) && !(c >= 0x200B && c <= 0x200D) && c != 0x2060 && c != 0xFEFF) return false;
+  }
+  return true;
+}
+
 inline void append(char32_t c, std::string* out) {  // surrogates too: the library passes them through
   if (c < 0x80) {
     out->push_back(static_cast<char>(c));
