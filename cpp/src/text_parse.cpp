@@ -212,7 +212,7 @@ const WordSet& personal_pronouns() {
 // Past-habit verbs that are cues only as a subject's transitive verb: "User quit smoking", not
 // "a stopped train" or "a bus stopped at the light" (COCO dev captions).
 const WordSet& habit_verbs() {
-  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold dropped cancel");
+  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold dropped cancel lost");
   return words;
 }
 
@@ -756,14 +756,17 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
         // A past habit given up is a subject's transitive verb: "User quit smoking", not "a
         // stopped train", "is cancelled" (a post-cue) or "a bus stopped at the light".
         const std::size_t next = i + length;
-        ignored = i == 0 ||  // "Stop sign on a street" (COCO): a habit verb needs its subject
-                  (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
-                   before != "had") ||
-                  auxiliaries().count(before) || before == "be" || before == "been" || before == "being" ||
-                  before == "get" || before == "got" || next >= toks.size() ||
-                  !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) ||
-                  prepositions().count(toks[next].word) || toks[next].word == "to" || toks[next].word == "and" ||
-                  toks[next].word == "or";
+        ignored =
+            i == 0 ||  // "Stop sign on a street" (COCO): a habit verb needs its subject
+            (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
+             before != "had") ||
+            auxiliaries().count(before) || before == "be" || before == "been" || before == "being" || before == "get" ||
+            before == "got" || next >= toks.size() || !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) ||
+            prepositions().count(toks[next].word) || toks[next].word == "to" || toks[next].word == "and" ||
+            toks[next].word == "or" ||
+            // "Sara lost her phone", not a sign "reading lost children" (COCO dev): after its
+            // subject itself, a pronoun or a name
+            (cue->phrase == "lost" && !(personal_pronouns().count(before) || capitalised(i - 1) || before == "user"));
       } else if (preference_verbs().count(cue->phrase)) {
         ignored = determiners().count(before) != 0;  // "a man wearing a hate" (a COCO dev typo): no verb
       } else if (cue->phrase == "used to") {

@@ -290,6 +290,11 @@ has ended
 have ended
 is gone
 are gone
+# (round 45's QA notes: "Priya's dog died last month" was VERIFIED for "does Priya have a dog?")
+died
+has died
+passed away
+has passed away
 """
 
 _PSEUDO = """
@@ -456,6 +461,12 @@ a break from
 dropped
 is skipping
 are skipping
+# (round 45's QA notes: "Sara lost her phone on the train" was VERIFIED for "does Sara have her
+# phone?"; "lost" only as a subject's transitive verb, as "sold": not "a lost dog")
+lost
+gave away
+given away
+got rid of
 """
 
 _RESOLUTION = """
@@ -496,6 +507,21 @@ plans to
 planning to
 hopes to
 hoping to
+# (round 45, notes written for an MCP QA pass, not from the held-out sets: "Tom is looking for a
+# new apartment", "Ben thinks about getting a tattoo" were VERIFIED for "does Tom have an apartment
+# …?", "does Ben have a tattoo?": a search or a thought is no state of its object, as a plan is.
+# Not a wish: the dev sets state its object ("she would love a cookbook": HAS cookbook), and
+# "would love", "wants to" as hedges lost a verified answer on dev)
+thinks about
+thinks of
+thought about
+looking for
+searching for
+hoping for
+dreams of
+dreaming of
+intends to
+intending to
 """
 
 CLINICAL = TriggerTable(

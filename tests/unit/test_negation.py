@@ -230,7 +230,16 @@ def states(text, triggers=negation.CLINICAL):
         ("Omar is skipping the offsite.", {"omar": "HAS", "offsite": "NOT_HAS"}),
         ("Kwame's physio has ended.", {"kwame": "HAS", "physio": "NOT_HAS"}),
         ("The old virtual machines are gone.", {"virtual": "NOT_HAS", "machine": "NOT_HAS"}),
+        # what was lost, given away or died (round 45's MCP QA: each was VERIFIED for "does Sara
+        # have her phone?", "does Priya have a dog?")
+        ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
+        ("Leo gave away his old bike.", {"leo": "HAS", "bike": "NOT_HAS"}),  # ("old" is no concept)
+        ("Priya's dog died last month.", {"priya": "HAS", "dog": "NOT_HAS", "last": "HAS", "month": "HAS"}),
         # ... but only as a subject's verb
+        (
+            "A man by a sign reading lost children.",
+            {"man": "HAS", "sign": "HAS", "reading": "HAS", "lost": "HAS", "child": "HAS"},
+        ),
         ("A bus stopped at a red light.", {"bus": "HAS", "stopped": "HAS", "red": "HAS", "light": "HAS"}),
         ("A train yard with several stopped trains.", {"train": "HAS", "yard": "HAS", "stopped": "HAS"}),
         ("A knife used to cut bread.", {"knife": "HAS", "cut": "HAS", "bread": "HAS"}),
@@ -251,6 +260,11 @@ def states(text, triggers=negation.CLINICAL):
         ("Not sure whether Omar likes jazz.", {"omar": "HAS"}),
         ("Maya might adopt a dog and Leo has a cat.", {"maya": "HAS", "leo": "HAS", "cat": "HAS"}),
         ("Nina is thinking about a cruise.", {"nina": "HAS"}),
+        # a search or a thought states nothing of its object (round 45's MCP QA: VERIFIED for "does
+        # Tom have an apartment in Madrid?"); a wish still does, as the dev sets read it
+        ("Tom is looking for a new apartment in Madrid.", {"tom": "HAS"}),
+        ("Ben thinks about getting a tattoo.", {"ben": "HAS"}),
+        ("Jo would love a cookbook.", {"jo": "HAS", "cookbook": "HAS"}),
         # ... the clause's actor only: names the hedge reaches past it have no state
         ("Not sure whether Omar is joining the Lisbon offsite.", {"omar": "HAS"}),
         ("Kwame is considering a move to the Atlas team.", {"kwame": "HAS"}),
