@@ -212,7 +212,9 @@ const WordSet& personal_pronouns() {
 // Past-habit verbs that are cues only as a subject's transitive verb: "User quit smoking", not
 // "a stopped train" or "a bus stopped at the light" (COCO dev captions).
 const WordSet& habit_verbs() {
-  static const WordSet words = words_of("stopped quit quits cancelled canceled cancels sold dropped cancel lost");
+  static const WordSet words = words_of(
+      "stopped quit quits cancelled canceled cancels sold dropped cancel lost replaced traded swapped exchanged "
+      "forgot");
   return words;
 }
 
@@ -245,6 +247,22 @@ const WordSet& question_words() {
 }
 
 // A negation cue on a verb (what a relative clause's "that do not run" or a question's "couldn't" is).
+// Verbs whose preposition names where or for what they act, the thing a question about them asks:
+// "works at Google", "lives in Paris", "pages for warnings". A lexical list, not a tuned one.
+const WordSet& place_verbs() {
+  static const WordSet words = words_of(
+      "work works worked live lives lived study studies studied teach teaches taught stay stays stayed "
+      "volunteer volunteers volunteered belong belongs belonged page pages paged");
+  return words;
+}
+
+// The negations of a verb that take "do" or none ("doesn't work", "no longer works"), not of a
+// copula's complement ("isn't happy with") or of a noun ("no dogs").
+const WordSet& do_negations() {
+  static const WordSet phrases{"doesn't", "does not", "don't", "do not", "didn't", "did not", "no longer", "never"};
+  return phrases;
+}
+
 const WordSet& verb_negations() {
   static const WordSet words = words_of(
       "not never cannot isn't aren't wasn't weren't doesn't don't didn't hasn't haven't hadn't won't wouldn't "
@@ -655,6 +673,9 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool resolving = false;
   std::size_t span_start = 0, span_end = 0;
   bool span_frozen = false;  // the negated span stopped growing (a preposition, the subject's verb)
+  bool verb_object = false;  // the open scope negates a verb's prepositional object ("works at Google")
+  std::size_t verb_at = 0;    // that verb's start
+  bool do_negated = false;    // the open scope's cue negates a verb ("doesn't", "no longer")
   std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
   std::size_t cue_end = 0;  // the token after the open pre-cue
   std::size_t clause_start_mention = 0, clause_start_unknown = 0, clause_start_char = 0;
@@ -716,6 +737,11 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     span_start = toks[i].start;
     span_end = toks[i + length - 1].end;
     span_frozen = false;
+    verb_object = false;
+    // "doesn't", "no longer", "never", or "not" after "do" ("does not work for Siemens")
+    const std::string& before_cue = i > 0 ? toks[i - 1].word : std::string();
+    do_negated = do_negations().count(phrase) ||
+                 (phrase == "not" && (before_cue == "do" || before_cue == "does" || before_cue == "did"));
     scope_terms = 0;
     cue_end = i + length;
   };
@@ -901,7 +927,25 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       ++i;
       continue;
     }
-    if (scope_open && prepositions().count(word) && scope_terms) span_frozen = true;
+    // "replaced her laptop WITH a MacBook": what replaces is had ("numbers replaced with birds", a
+    // COCO dev caption, negates nothing)
+    if (scope_open && word == "with" && active_cue == "replaced") span_frozen = true;
+    if (scope_open && prepositions().count(word) && scope_terms && !span_frozen) {
+      // "Nadia no longer works at Google", "Beacon doesn't page for warnings": a verb whose
+      // preposition names where or for what it acts (place_verbs), negated alone right after its
+      // cue, says where it no longer does. The preposition's object is what is absent, and the
+      // verb has no state (before: NOT_HAS work, HAS google, so "does Nadia work at Meta?" was
+      // ANSWERS NO; round 45's MCP QA). Not another verb's place ("did not smoke at a gig", dev),
+      // a copula's complement ("isn't happy with the job") or a noun's ("no dogs in the house").
+      // The verb loses its state once the object names a term ("never ships on a Friday" keeps
+      // NOT_HAS ship: a weekday is no concept).
+      if (!verb_object && scope_terms == 1 && i == cue_end + 1 && do_negated && place_verbs().count(toks[i - 1].word)) {
+        verb_object = true;
+        verb_at = toks[i - 1].start;
+      } else {
+        span_frozen = true;
+      }
+    }
     const auto found = vocabulary.concept_at(toks, i);
     if (i == skip_verb) {  // a relative clause's negated verb: no term; its object stays in scope
       if (found) {
@@ -1021,6 +1065,13 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       if (owned && (relatives_thing || (verb < toks.size() && relative_states().count(toks[verb].word)))) {
         other_person = true;
       }
+    }
+    if (verb_object && scope_terms > 1) {  // the verb's object named a term: the verb says no more
+      for (auto& m : result.mentions)
+        if (m.start == verb_at) m.uncertain = true;
+      for (auto& u : result.unknown)
+        if (u.start == verb_at) u.uncertain = true;
+      verb_object = false;
     }
     if (scope_open && !span_frozen && !in_time_phrase) span_end = toks[i + length - 1].end;
     i += length;

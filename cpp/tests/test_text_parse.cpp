@@ -142,6 +142,23 @@ POLARMEM_TEST(a_text_of_whitespace_and_zero_width_characters_shows_nothing) {
   CHECK(!shows_nothing("\u200ba") && !shows_nothing(".") && !shows_nothing("\xff"));  // a bad byte is U+FFFD
 }
 
+POLARMEM_TEST(a_verb_of_place_negated_alone_negates_its_place_not_itself) {
+  // Before (round 45's MCP QA): NOT_HAS work, HAS google, so "does Nadia work at Meta?" was
+  // answered ANSWERS NO by a note about Google.
+  const Parsed google("Nadia doesn't work at Google.", {"nadia", "work", "google"});
+  CHECK(google.state("google") == "NOT_HAS" && google.state("work") == "none");
+  const Parsed weekends("Tom doesn't work on weekends or holidays.", {"work", "weekend", "holiday"});
+  CHECK(weekends.state("work") == "none" && weekends.state("weekend") == "NOT_HAS" &&
+        weekends.state("holiday") == "NOT_HAS");
+  // another verb's place, a place that names no term, a verb with its own object: as before
+  const Parsed smoke("Tomasz doesn't smoke at a gig.", {"smoke", "gig"});
+  CHECK(smoke.state("smoke") == "NOT_HAS" && smoke.state("gig") == "HAS");
+  CHECK(Parsed("Lucas doesn't work on a Friday.", {"work"}).state("work") == "NOT_HAS");
+  const Parsed meat("Maya doesn't eat meat at home.", {"meat", "home"});
+  CHECK(meat.state("meat") == "NOT_HAS" && meat.state("home") == "HAS");
+  CHECK(Parsed("No dogs in the house.", {"dog", "house"}).state("house") == "HAS");
+}
+
 POLARMEM_TEST(scope_ends_at_until) {
   const Parsed p("No running until the ankle heals.", {"running", "ankle"});
   CHECK(p.state("running") == "NOT_HAS" && p.state("ankle") == "HAS");

@@ -235,6 +235,24 @@ def states(text, triggers=negation.CLINICAL):
         ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
         ("Leo gave away his old bike.", {"leo": "HAS", "bike": "NOT_HAS"}),  # ("old" is no concept)
         ("Priya's dog died last month.", {"priya": "HAS", "dog": "NOT_HAS", "last": "HAS", "month": "HAS"}),
+        # what was replaced, traded, swapped, upgraded from, run out of or forgotten (round 45's
+        # MCP QA: each VERIFIED for the thing no longer had); what replaces it is had
+        ("Maya replaced her old laptop with a MacBook.", {"maya": "HAS", "laptop": "NOT_HAS", "macbook": "HAS"}),
+        ("Leo traded his guitar for a keyboard.", {"leo": "HAS", "guitar": "NOT_HAS", "keyboard": "HAS"}),
+        ("Jin swapped tea for coffee.", {"jin": "HAS", "tea": "NOT_HAS", "coffee": "HAS"}),
+        ("Sara upgraded from an iPhone to a Pixel.", {"sara": "HAS", "iphone": "NOT_HAS", "pixel": "HAS"}),
+        ("Ana ran out of coffee.", {"ana": "HAS", "coffee": "NOT_HAS"}),
+        ("Mia is out of milk.", {"mia": "HAS", "milk": "NOT_HAS"}),
+        ("Kai forgot his passport at home.", {"kai": "HAS", "passport": "NOT_HAS", "home": "HAS"}),
+        ("A clock with the numbers replaced with birds.", {"clock": "HAS", "number": "HAS", "bird": "HAS"}),
+        # a verb of place negated alone: where it no longer acts is absent, the verb says nothing
+        # ("does Nadia work at Meta?" was ANSWERS NO: NOT_HAS work)
+        ("Nadia no longer works at Google.", {"nadia": "HAS", "google": "NOT_HAS"}),
+        ("Sam does not work for Siemens in Berlin.", {"sam": "HAS", "siemens": "NOT_HAS", "berlin": "HAS"}),
+        ("Beacon doesn't page for warnings.", {"beacon": "HAS", "warning": "NOT_HAS"}),
+        # ... not another verb's place, nor a verb whose place names no term
+        ("Tomasz did not smoke at a gig.", {"tomasz": "HAS", "smoke": "NOT_HAS", "gig": "HAS"}),
+        ("Lucas never works on a Friday.", {"lucas": "HAS", "work": "NOT_HAS"}),
         # ... but only as a subject's verb
         (
             "A man by a sign reading lost children.",
