@@ -633,3 +633,67 @@ def test_sigint_ends_a_stdio_session_at_once(memory_server, tmp_path):
     with stdio_mcp("-n", "mem", "--address", memory_server.address, cwd=tmp_path) as process:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=10) == -signal.SIGINT
+
+
+def test_labels_promise_only_what_the_note_holds(tmp_path):
+    """Round 45's QA passes through the MCP SDK, as an agent meets them (text only, tool
+    defaults, a namespace `polarmem namespace create` makes): each note here was labelled for
+    what it does not hold ("Mia is out of milk" VERIFIED for "does Mia have milk?", "Nadia no
+    longer works at Google" ANSWERS NO for "does Nadia work at Meta?")."""
+    server = PolarMemServer(make_config(tmp_path)).start()
+    try:
+        created = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "polarmem_server.faces.cli",
+                "namespace",
+                "create",
+                "notes",
+                "--address",
+                server.address,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
+        assert created.returncode == 0, created.stderr
+        command, *args = polarmem_mcp("-n", "notes", "--address", server.address)
+        params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
+        notes = [
+            "Ana sold her car last year.",
+            "The user's neighbour has a dog called Rex.",
+            "Mia is out of milk.",
+            "Maya replaced her old laptop with a MacBook.",
+            "Nadia no longer works at Google; she joined Meta in May.",
+            "Tom is looking for a new apartment in Madrid.",
+            "Priya's dog died last month.",
+        ]
+        # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
+        asked = [
+            ("did Ana travel last year?", None),
+            ("does the user have a dog?", None),
+            ("does Mia have milk?", "ANSWERS NO"),
+            ("does Maya have an old laptop?", "ANSWERS NO"),
+            ("does Maya have a MacBook?", "VERIFIED"),
+            ("does Nadia work at Google?", "ANSWERS NO"),
+            ("does Nadia work at Meta?", None),
+            ("does Tom have an apartment in Madrid?", None),
+            ("does Priya have a dog?", "ANSWERS NO"),
+        ]
+
+        async def run():
+            async with Client(params) as client:
+                for text in notes:
+                    structured(await client.call_tool("remember", {"text": text}))
+                for question, label in asked:
+                    context = structured(await client.call_tool("recall", {"query": question}))["context"]
+                    if label is None:
+                        assert context.startswith("(no verified evidence for:"), (question, context)
+                    else:
+                        assert f"[Fact Check: {label}" in context.splitlines()[0], (question, context)
+
+        asyncio.run(run())
+    finally:
+        server.stop()
