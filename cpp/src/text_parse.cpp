@@ -251,15 +251,17 @@ const WordSet& question_words() {
 // "works at Google", "lives in Paris", "pages for warnings". A lexical list, not a tuned one.
 const WordSet& place_verbs() {
   static const WordSet words = words_of(
-      "work works worked live lives lived study studies studied teach teaches taught stay stays stayed "
-      "volunteer volunteers volunteered belong belongs belonged page pages paged");
+      "work works worked working live lives lived living study studies studied studying teach teaches taught "
+      "teaching stay stays stayed staying volunteer volunteers volunteered volunteering belong belongs belonged "
+      "page pages paged");
   return words;
 }
 
-// The negations of a verb that take "do" or none ("doesn't work", "no longer works"), not of a
-// copula's complement ("isn't happy with") or of a noun ("no dogs").
+// The cues that negate the verb right after them ("doesn't work", "no longer works", "used to
+// live", "stopped working"), not a copula's complement ("isn't happy with") or a noun ("no dogs").
 const WordSet& do_negations() {
-  static const WordSet phrases{"doesn't", "does not", "don't", "do not", "didn't", "did not", "no longer", "never"};
+  static const WordSet phrases{"doesn't", "does not", "don't",   "do not",  "didn't", "did not",
+                               "no longer", "never", "used to", "stopped", "quit"};
   return phrases;
 }
 

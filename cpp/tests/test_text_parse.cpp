@@ -19,7 +19,7 @@ namespace {
 TriggerTable table() {
   TriggerPhrases phrases;
   phrases.pre = {"no",          "not",    "never", "don't",   "doesn't", "isn't", "couldn't",
-                 "allergic to", "avoids", "avoid", "gave up", "sold",    "quit",  "stopped"};
+                 "allergic to", "avoids", "avoid", "gave up", "sold",    "quit",  "stopped", "used to"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
@@ -157,6 +157,9 @@ POLARMEM_TEST(a_verb_of_place_negated_alone_negates_its_place_not_itself) {
   const Parsed meat("Maya doesn't eat meat at home.", {"meat", "home"});
   CHECK(meat.state("meat") == "NOT_HAS" && meat.state("home") == "HAS");
   CHECK(Parsed("No dogs in the house.", {"dog", "house"}).state("house") == "HAS");
+  // a past habit's verb of place too: "does Eva live in Oslo?" was ANSWERS NO (NOT_HAS live)
+  const Parsed moved("Eva used to live in Rome before moving to Oslo.", {"live", "rome", "oslo"});
+  CHECK(moved.state("live") == "none" && moved.state("rome") == "NOT_HAS" && moved.state("oslo") == "HAS");
 }
 
 POLARMEM_TEST(scope_ends_at_until) {

@@ -250,6 +250,10 @@ def states(text, triggers=negation.CLINICAL):
         ("Nadia no longer works at Google.", {"nadia": "HAS", "google": "NOT_HAS"}),
         ("Sam does not work for Siemens in Berlin.", {"sam": "HAS", "siemens": "NOT_HAS", "berlin": "HAS"}),
         ("Beacon doesn't page for warnings.", {"beacon": "HAS", "warning": "NOT_HAS"}),
+        (
+            "Eva used to live in Rome before moving to Oslo.",
+            {"eva": "HAS", "rome": "NOT_HAS", "before": "HAS", "moving": "HAS", "oslo": "HAS"},
+        ),
         # ... not another verb's place, nor a verb whose place names no term
         ("Tomasz did not smoke at a gig.", {"tomasz": "HAS", "smoke": "NOT_HAS", "gig": "HAS"}),
         ("Lucas never works on a Friday.", {"lucas": "HAS", "work": "NOT_HAS"}),
