@@ -260,8 +260,8 @@ const WordSet& place_verbs() {
 // The cues that negate the verb right after them ("doesn't work", "no longer works", "used to
 // live", "stopped working"), not a copula's complement ("isn't happy with") or a noun ("no dogs").
 const WordSet& do_negations() {
-  static const WordSet phrases{"doesn't", "does not", "don't",   "do not",  "didn't", "did not",
-                               "no longer", "never", "used to", "stopped", "quit"};
+  static const WordSet phrases{"doesn't",   "does not", "don't",   "do not",  "didn't", "did not",
+                               "no longer", "never",    "used to", "stopped", "quit"};
   return phrases;
 }
 

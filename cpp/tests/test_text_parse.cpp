@@ -18,8 +18,8 @@ namespace {
 
 TriggerTable table() {
   TriggerPhrases phrases;
-  phrases.pre = {"no",          "not",    "never", "don't",   "doesn't", "isn't", "couldn't",
-                 "allergic to", "avoids", "avoid", "gave up", "sold",    "quit",  "stopped", "used to"};
+  phrases.pre = {"no",     "not",   "never",   "don't", "doesn't", "isn't",   "couldn't", "allergic to",
+                 "avoids", "avoid", "gave up", "sold",  "quit",    "stopped", "used to"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
