@@ -246,7 +246,6 @@ const WordSet& question_words() {
   return words;
 }
 
-// A negation cue on a verb (what a relative clause's "that do not run" or a question's "couldn't" is).
 // Verbs whose preposition names where or for what they act, the thing a question about them asks:
 // "works at Google", "lives in Paris", "pages for warnings". A lexical list, not a tuned one.
 const WordSet& place_verbs() {
@@ -265,6 +264,7 @@ const WordSet& do_negations() {
   return phrases;
 }
 
+// A negation cue on a verb (what a relative clause's "that do not run" or a question's "couldn't" is).
 const WordSet& verb_negations() {
   static const WordSet words = words_of(
       "not never cannot isn't aren't wasn't weren't doesn't don't didn't hasn't haven't hadn't won't wouldn't "
