@@ -89,6 +89,21 @@ def polarmem_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "polarmem_server.faces.cli", *args]
 
 
+def mcp_on_new_namespace(address: str, cwd, name: str = "notes") -> list[str]:
+    """A namespace `name` made as a user makes it (`polarmem namespace create NAME`: an open
+    vocabulary, the default encoder, as its output says) on the server at `address`, and the argv
+    of `polarmem mcp` on it (run from `cwd`, outside the source tree)."""
+    created = subprocess.run(
+        polarmem_command("namespace", "create", name, "--address", address),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(cwd),
+    )
+    assert created.returncode == 0 and "open vocabulary" in created.stdout, (created.stdout, created.stderr)
+    return polarmem_command("mcp", "-n", name, "--address", address)
+
+
 @contextmanager
 def mcp_http_process(*args: str, cwd) -> Iterator[str]:
     """`polarmem mcp --transport http` on a free port (no POLARMEM_* of the caller's); yields its URL

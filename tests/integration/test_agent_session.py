@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from polarmem_server.faces.client import PolarMemClient  # noqa: E402
-from servertools import mcp_http_process, polarmem_command, stop_process  # noqa: E402
+from servertools import mcp_http_process, mcp_on_new_namespace, polarmem_command, stop_process  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agent_notes"
 NOTES_WANTED = 50
@@ -222,15 +222,7 @@ def polarmem_server(tmp_path, *flags: str):
 
 def test_agent_session_over_stdio(tmp_path):
     with polarmem_server(tmp_path) as (_, address):
-        created = subprocess.run(
-            polarmem("namespace", "create", "agent", "--address", address),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=str(tmp_path),
-        )
-        assert created.returncode == 0 and "open vocabulary" in created.stdout, created.stderr
-        command, *args = polarmem("mcp", "-n", "agent", "--address", address)
+        command, *args = mcp_on_new_namespace(address, tmp_path, "agent")
         params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
 
         async def run():

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from polarmem_server.api.server import PolarMemServer  # noqa: E402
 from polarmem_server.faces.client import PolarMemClient  # noqa: E402
-from servertools import DIM, make_config, mcp_http_process  # noqa: E402
+from servertools import DIM, make_config, mcp_http_process, mcp_on_new_namespace  # noqa: E402
 
 TOKEN = "s3cret"
 TOOLS = {
@@ -79,25 +79,7 @@ def test_an_agent_stores_text_notes_with_no_declared_vocabulary(tmp_path):
     storing text only (no kind, no concepts) and asking negated questions."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
-        created = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "polarmem_server.faces.cli",
-                "namespace",
-                "create",
-                "notes",
-                "--address",
-                server.address,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=str(tmp_path),
-        )
-        assert created.returncode == 0, created.stderr
-        assert "open vocabulary" in created.stdout
-        command, *args = polarmem_mcp("-n", "notes", "--address", server.address)
+        command, *args = mcp_on_new_namespace(server.address, tmp_path)
         params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
 
         async def run():
@@ -642,24 +624,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
     longer works at Google" ANSWERS NO for "does Nadia work at Meta?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
-        created = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "polarmem_server.faces.cli",
-                "namespace",
-                "create",
-                "notes",
-                "--address",
-                server.address,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=str(tmp_path),
-        )
-        assert created.returncode == 0, created.stderr
-        command, *args = polarmem_mcp("-n", "notes", "--address", server.address)
+        command, *args = mcp_on_new_namespace(server.address, tmp_path)
         params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
         notes = [
             "Ana sold her car last year.",

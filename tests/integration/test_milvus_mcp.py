@@ -8,8 +8,6 @@ note and asks for it at once sees it only because `polarmem mcp` carries the tok
 last write (docs/deployment.md, "Consistency")."""
 
 import asyncio
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -20,6 +18,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from milvus_serve import ServeProcess  # noqa: E402
+from servertools import mcp_on_new_namespace  # noqa: E402
 
 pytestmark = pytest.mark.milvus  # the real Milvus server: `make test-milvus`
 
@@ -40,28 +39,8 @@ def structured(result) -> dict:
 def test_an_agent_reads_each_note_it_just_stored_through_mcp_over_milvus(milvus_server, tmp_path):
     serve = ServeProcess(milvus_server.uri, f"t{uuid.uuid4().hex[:10]}", tmp_path).start()
     try:
-        created = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "polarmem_server.faces.cli",
-                "namespace",
-                "create",
-                "notes",
-                "--address",
-                serve.address,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=str(tmp_path),
-        )
-        assert created.returncode == 0, created.stderr
-        params = StdioServerParameters(
-            command=sys.executable,
-            cwd=str(tmp_path),
-            args=["-m", "polarmem_server.faces.cli", "mcp", "-n", "notes", "--address", serve.address],
-        )
+        command, *args = mcp_on_new_namespace(serve.address, tmp_path)
+        params = StdioServerParameters(command=command, args=args, cwd=str(tmp_path))
 
         async def run():
             async with Client(params) as client:
