@@ -163,6 +163,11 @@ std::size_t time_phrase_end(const std::vector<Token>& toks, std::size_t at) {
   return at;
 }
 
+const WordSet& copulas() {
+  static const WordSet words = words_of("is are was were");
+  return words;
+}
+
 // Relatives and other people a note's subject is not: "Maya's brother has a dog" says nothing
 // about Maya and a dog (experiencer, as in ConText).
 const WordSet& other_people() {
@@ -1054,18 +1059,33 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     // (after "and" the clause starts at the next token, which may be past the last)
     const std::size_t clause_owner =
         clause_start_tok + (clause_start_tok < toks.size() && toks[clause_start_tok].word == "the");
-    if (!other_person && i > modified && owner_at == clause_owner && other_people().count(without_possessive(word))) {
-      const std::string& owner = toks[owner_at].word;
-      const bool owned = possessive_pronouns().count(owner) ||
-                         (owner.size() > 2 && ends_with(owner, "'s") &&
-                          (capitalised(owner_at) || without_possessive(owner) == "user")) ||
-                         (capitalised(owner_at) && plural_possessive(owner_at));
+    const auto owned = [&](std::size_t k) {  // a possessive naming the owner: "her", "Maya's", "the Smiths'"
+      const std::string& owner = toks[k].word;
+      return possessive_pronouns().count(owner) ||
+             (owner.size() > 2 && ends_with(owner, "'s") && (capitalised(k) || without_possessive(owner) == "user")) ||
+             (capitalised(k) && plural_possessive(k));
+    };
+    const bool relative = !other_person && i > modified && other_people().count(without_possessive(word));
+    // what follows the relative's own possessive is the relative's: "the user's neighbour's dog"
+    const bool relatives_thing = word.size() > 2 && ends_with(word, "'s");
+    if (relative && owner_at == clause_owner && owned(owner_at)) {
       // the relative may be named first: "Tom's sister Clara keeps bees", "Leo's friend Sam is vegan"
       const std::size_t verb = i + 2 < toks.size() && capitalised(i + 1) ? i + 2 : i + 1;
-      // what follows the relative's own possessive is the relative's: "the user's neighbour's dog"
-      const bool relatives_thing = word.size() > 2 && ends_with(word, "'s");
-      if (owned && (relatives_thing || (verb < toks.size() && relative_states().count(toks[verb].word)))) {
-        other_person = true;
+      if (relatives_thing || (verb < toks.size() && relative_states().count(toks[verb].word))) other_person = true;
+    } else if (relative && relatives_thing && owner_at > clause_owner && owned(owner_at) &&
+               copulas().count(toks[owner_at - 1].word)) {
+      // "Peanut butter sandwiches are Leo's brother's favourite": the whole clause is the
+      // relative's, what came before the copula too (before, it was Leo's: VERIFIED for "does Leo
+      // like peanut butter?", and it superseded "Leo is allergic to peanuts"; round 45's QA).
+      other_person = true;
+      const std::size_t owner_start = toks[owner_at].start;
+      for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j) {
+        auto& m = result.mentions[j];
+        if (!m.subject && m.start < owner_start) m.uncertain = true;
+      }
+      for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j) {
+        auto& u = result.unknown[j];
+        if (!u.subject && u.start < owner_start) u.uncertain = true;
       }
     }
     if (verb_object && scope_terms > 1) {  // the verb's object named a term: the verb says no more

@@ -93,6 +93,14 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
   CHECK(Parsed("The Smiths own a dog.", {"dog"}).state("dog") == "HAS");
   CHECK(Parsed("The user's dog likes the neighbour.", {"dog"}).state("dog") == "HAS");
   CHECK(Parsed("Maya has a dog and", {"dog"}).state("dog") == "HAS");  // a clause opened at the end
+  // the relative's own possessive after a copula makes the whole clause the relative's (before:
+  // VERIFIED for "does Leo like peanut butter?", superseding "Leo is allergic to peanuts")
+  const Parsed favourite("Peanut butter sandwiches are Leo's brother's favourite.",
+                         {"peanut", "butter", "sandwich", "leo", "brother", "favourite"});
+  CHECK(favourite.state("peanut") == "none" && favourite.state("sandwich") == "none" &&
+        favourite.state("favourite") == "none" && favourite.state("leo") == "HAS" &&
+        favourite.state("brother") == "HAS");
+  CHECK(Parsed("Ana drove her sister's car to Porto.", {"porto"}).state("porto") == "HAS");  // no copula: Ana's
 }
 
 POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {

@@ -634,6 +634,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Nadia no longer works at Google; she joined Meta in May.",
             "Tom is looking for a new apartment in Madrid.",
             "Priya's dog died last month.",
+            "Leo is allergic to peanuts.",
+            "Peanut butter sandwiches are Leo's brother's favourite.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -646,6 +648,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Nadia work at Meta?", None),
             ("does Tom have an apartment in Madrid?", None),
             ("does Priya have a dog?", "ANSWERS NO"),
+            # the brother's favourite was Leo's: VERIFIED, and it superseded the allergy
+            ("does Leo like peanut butter?", "ANSWERS NO"),
         ]
 
         async def run():
@@ -658,6 +662,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
                         assert context.startswith("(no verified evidence for:"), (question, context)
                     else:
                         assert f"[Fact Check: {label}" in context.splitlines()[0], (question, context)
+                    assert "SUPERSEDED" not in context, (question, context)
 
         asyncio.run(run())
     finally:

@@ -293,6 +293,7 @@ def states(text, triggers=negation.CLINICAL):
         ("Atlas might drop Python next year.", {"atlas": "HAS"}),
         # another person's fact
         ("Maya's brother has a dog.", {"maya": "HAS", "brother": "HAS"}),
+        ("Peanut butter sandwiches are Leo's brother's favourite.", {"leo": "HAS", "brother": "HAS"}),
         ("User's boss approved the budget.", {"user": "HAS", "boss": "HAS", "approved": "HAS", "budget": "HAS"}),
         # pseudo-negations affirm
         ("Leo never skips his run.", {"leo": "HAS", "run": "HAS"}),
