@@ -295,6 +295,15 @@ died
 has died
 passed away
 has passed away
+# (round 45: "Maya's dog ran away", "Leo's bike was stolen" left the dog and the bike HAS; past
+# tense only: COCO dev has "a monkey runs away", and "is missing" there is transitive, "is
+# missing a piece")
+ran away
+was stolen
+were stolen
+got stolen
+has been stolen
+went missing
 """
 
 _PSEUDO = """

@@ -235,6 +235,12 @@ def states(text, triggers=negation.CLINICAL):
         ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
         ("Leo gave away his old bike.", {"leo": "HAS", "bike": "NOT_HAS"}),  # ("old" is no concept)
         ("Priya's dog died last month.", {"priya": "HAS", "dog": "NOT_HAS", "last": "HAS", "month": "HAS"}),
+        ("Maya's dog ran away.", {"maya": "HAS", "dog": "NOT_HAS"}),
+        ("Leo's bike was stolen on Monday.", {"leo": "HAS", "bike": "NOT_HAS"}),
+        (
+            "A monkey runs away from a herd of giraffes.",
+            {"monkey": "HAS", "run": "HAS", "away": "HAS", "herd": "HAS", "giraffe": "HAS"},
+        ),
         # what was replaced, traded, swapped, upgraded from, run out of or forgotten (round 45's
         # MCP QA: each VERIFIED for the thing no longer had); what replaces it is had
         ("Maya replaced her old laptop with a MacBook.", {"maya": "HAS", "laptop": "NOT_HAS", "macbook": "HAS"}),
