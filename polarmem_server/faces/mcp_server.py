@@ -429,7 +429,8 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         namespace: str = "",
     ) -> ItemView:
         """Store a text note or an image in memory. A text note needs only `text`: its own words
-        say what it affirms (has) and negates (not_has). `id`: optional; empty = an id derived from
+        say what it affirms (has) and negates (not_has). Keep each note about one person: a note
+        about two lends each one's facts to the other. `id`: optional; empty = an id derived from
         the content, so storing the same note twice keeps one copy. `metadata`: string pairs you can
         filter on later (recall / list_items). Evidence you may add: `verify_concepts` (the
         memory's verifier checks each against `text` and/or the image at `content_path` /
