@@ -477,8 +477,9 @@ gave away
 given away
 got rid of
 # (round 45's QA notes: "Maya replaced her old laptop with a MacBook", "Leo traded his guitar for a
-# keyboard", "Ana ran out of coffee", "Sara upgraded from an iPhone to a Pixel", "Kai forgot his
-# passport at home" were each VERIFIED for the thing no longer had; the verbs only as a subject's)
+# keyboard", "Sara upgraded from an iPhone to a Pixel", "Kai forgot his passport at home" were each
+# VERIFIED for the thing no longer had; the verbs only as a subject's. Not "out of" / "ran out of":
+# the agent notes' convention affirms the noun, "the printer is out of ink", a dev row)
 replaced
 traded
 swapped
@@ -486,13 +487,6 @@ exchanged
 forgot
 upgraded from
 changed from
-ran out of
-run out of
-runs out of
-running out of
-is out of
-are out of
-was out of
 """
 
 _RESOLUTION = """

@@ -620,7 +620,7 @@ def test_sigint_ends_a_stdio_session_at_once(memory_server, tmp_path):
 def test_labels_promise_only_what_the_note_holds(tmp_path):
     """Round 45's QA passes through the MCP SDK, as an agent meets them (text only, tool
     defaults, a namespace `polarmem namespace create` makes): each note here was labelled for
-    what it does not hold ("Mia is out of milk" VERIFIED for "does Mia have milk?", "Nadia no
+    what it does not hold ("Sara lost her phone" VERIFIED for "does Sara have her phone?", "Nadia no
     longer works at Google" ANSWERS NO for "does Nadia work at Meta?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
@@ -629,7 +629,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
         notes = [
             "Ana sold her car last year.",
             "The user's neighbour has a dog called Rex.",
-            "Mia is out of milk.",
+            "Sara lost her phone on the train.",
             "Maya replaced her old laptop with a MacBook.",
             "Nadia no longer works at Google; she joined Meta in May.",
             "Tom is looking for a new apartment in Madrid.",
@@ -641,7 +641,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
         asked = [
             ("did Ana travel last year?", None),
             ("does the user have a dog?", None),
-            ("does Mia have milk?", "ANSWERS NO"),
+            ("does Sara have her phone?", "ANSWERS NO"),
             ("does Maya have an old laptop?", "ANSWERS NO"),
             ("does Maya have a MacBook?", "VERIFIED"),
             ("does Nadia work at Google?", "ANSWERS NO"),

@@ -241,14 +241,14 @@ def states(text, triggers=negation.CLINICAL):
             "A monkey runs away from a herd of giraffes.",
             {"monkey": "HAS", "run": "HAS", "away": "HAS", "herd": "HAS", "giraffe": "HAS"},
         ),
-        # what was replaced, traded, swapped, upgraded from, run out of or forgotten (round 45's
+        # what was replaced, traded, swapped, upgraded from or forgotten (round 45's
         # MCP QA: each VERIFIED for the thing no longer had); what replaces it is had
         ("Maya replaced her old laptop with a MacBook.", {"maya": "HAS", "laptop": "NOT_HAS", "macbook": "HAS"}),
         ("Leo traded his guitar for a keyboard.", {"leo": "HAS", "guitar": "NOT_HAS", "keyboard": "HAS"}),
         ("Jin swapped tea for coffee.", {"jin": "HAS", "tea": "NOT_HAS", "coffee": "HAS"}),
         ("Sara upgraded from an iPhone to a Pixel.", {"sara": "HAS", "iphone": "NOT_HAS", "pixel": "HAS"}),
-        ("Ana ran out of coffee.", {"ana": "HAS", "coffee": "NOT_HAS"}),
-        ("Mia is out of milk.", {"mia": "HAS", "milk": "NOT_HAS"}),
+        # ... not what one ran out of: the convention affirms the noun (a dev row)
+        ("User's printer is out of ink.", {"user": "HAS", "printer": "HAS", "out": "HAS", "ink": "HAS"}),
         ("Kai forgot his passport at home.", {"kai": "HAS", "passport": "NOT_HAS", "home": "HAS"}),
         ("A clock with the numbers replaced with birds.", {"clock": "HAS", "number": "HAS", "bird": "HAS"}),
         # a verb of place negated alone: where it no longer acts is absent, the verb says nothing
