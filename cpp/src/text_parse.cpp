@@ -263,7 +263,7 @@ const WordSet& place_verbs() {
 
 // The cues that negate the verb right after them ("doesn't work", "no longer works", "used to
 // live", "stopped working"), not a copula's complement ("isn't happy with") or a noun ("no dogs").
-const WordSet& do_negations() {
+const WordSet& verb_first_cues() {
   static const WordSet phrases{"doesn't",   "does not", "don't",   "do not",  "didn't", "did not",
                                "no longer", "never",    "used to", "stopped", "quit"};
   return phrases;
@@ -711,6 +711,19 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     return all_letters(toks[k].word) && ends_with(toks[k].word, "s") && after < utf8.size() &&
            (utf8[after] == '\'' || utf8.substr(after, 3) == "\xE2\x80\x99");
   };
+  // A cue right after its subject: a pronoun, a capitalised name or "user" ("Maya used to run",
+  // "Sara lost her phone"; not "a knife used to cut bread", a sign "reading lost children").
+  const auto after_its_subject = [&](std::size_t k) {
+    const std::string& before = toks[k - 1].word;
+    return personal_pronouns().count(before) || capitalised(k - 1) || before == "user";
+  };
+  // A possessive naming an owner: "her", "Maya's", "the user's", "the Smiths'".
+  const auto owned = [&](std::size_t k) {
+    const std::string& owner = toks[k].word;
+    return possessive_pronouns().count(owner) ||
+           (owner.size() > 2 && ends_with(owner, "'s") && (capitalised(k) || without_possessive(owner) == "user")) ||
+           (capitalised(k) && plural_possessive(k));
+  };
   // A proper name (Mention::subject): "user", a capitalised word that does not start a sentence,
   // or a capitalised possessive ("Maya's").
   const auto is_subject = [&](std::size_t k) {
@@ -747,7 +760,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     verb_object = false;
     // "doesn't", "no longer", "never", or "not" after "do" ("does not work for Siemens")
     const std::string& before_cue = i > 0 ? toks[i - 1].word : std::string();
-    do_negated = do_negations().count(phrase) ||
+    do_negated = verb_first_cues().count(phrase) ||
                  (phrase == "not" && (before_cue == "do" || before_cue == "does" || before_cue == "did"));
     scope_terms = 0;
     cue_end = i + length;
@@ -789,22 +802,21 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
         // A past habit given up is a subject's transitive verb: "User quit smoking", not "a
         // stopped train", "is cancelled" (a post-cue) or "a bus stopped at the light".
         const std::size_t next = i + length;
-        ignored =
-            i == 0 ||  // "Stop sign on a street" (COCO): a habit verb needs its subject
-            (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
-             before != "had") ||
-            auxiliaries().count(before) || before == "be" || before == "been" || before == "being" || before == "get" ||
-            before == "got" || next >= toks.size() || !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) ||
-            prepositions().count(toks[next].word) || toks[next].word == "to" || toks[next].word == "and" ||
-            toks[next].word == "or" ||
-            // "Sara lost her phone", not a sign "reading lost children" (COCO dev): after its
-            // subject itself, a pronoun or a name
-            (cue->phrase == "lost" && !(personal_pronouns().count(before) || capitalised(i - 1) || before == "user"));
+        ignored = i == 0 ||  // "Stop sign on a street" (COCO): a habit verb needs its subject
+                  (is_stopword(before) && !personal_pronouns().count(before) && before != "has" && before != "have" &&
+                   before != "had") ||
+                  auxiliaries().count(before) || before == "be" || before == "been" || before == "being" ||
+                  before == "get" || before == "got" || next >= toks.size() ||
+                  !ascii_alnum(static_cast<unsigned char>(toks[next].word[0])) ||
+                  prepositions().count(toks[next].word) || toks[next].word == "to" || toks[next].word == "and" ||
+                  toks[next].word == "or" ||
+                  // "Sara lost her phone", not a sign "reading lost children" (COCO dev)
+                  (cue->phrase == "lost" && !after_its_subject(i));
       } else if (preference_verbs().count(cue->phrase)) {
         ignored = determiners().count(before) != 0;  // "a man wearing a hate" (a COCO dev typo): no verb
       } else if (cue->phrase == "used to") {
         // "Maya used to run" (a past habit), not "a knife used to cut bread".
-        ignored = i == 0 || !(personal_pronouns().count(before) || capitalised(i - 1));
+        ignored = i == 0 || !after_its_subject(i);
       } else if ((cue->phrase == "free" || cue->phrase == "intolerant") && kind != TriggerTable::Kind::kPre) {
         // "X free" negates X alone ("pain free", "tumor free"); "felt free", "is free", "a free
         // workshop" negate nothing (issue 52). So does "X intolerant": "Priya is lactose
@@ -1059,12 +1071,6 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     // (after "and" the clause starts at the next token, which may be past the last)
     const std::size_t clause_owner =
         clause_start_tok + (clause_start_tok < toks.size() && toks[clause_start_tok].word == "the");
-    const auto owned = [&](std::size_t k) {  // a possessive naming the owner: "her", "Maya's", "the Smiths'"
-      const std::string& owner = toks[k].word;
-      return possessive_pronouns().count(owner) ||
-             (owner.size() > 2 && ends_with(owner, "'s") && (capitalised(k) || without_possessive(owner) == "user")) ||
-             (capitalised(k) && plural_possessive(k));
-    };
     const bool relative = !other_person && i > modified && other_people().count(without_possessive(word));
     // what follows the relative's own possessive is the relative's: "the user's neighbour's dog"
     const bool relatives_thing = word.size() > 2 && ends_with(word, "'s");

@@ -45,6 +45,12 @@ class DamagedStoreRefusal(ConfigError):
         print(f"polarmem: {message}", file=sys.stderr, flush=True)
 
 
+def split_address(address: str) -> tuple[str, str]:
+    """(host, port) of a host:port address, the port as written ("[::1]:50051" -> "[::1]", "50051")."""
+    host, _, port = address.rpartition(":")
+    return host, port
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     address: str = "127.0.0.1:50051"
@@ -178,7 +184,7 @@ class ServerConfig:
         """The address, the metrics port and the data directory, before anything binds or opens:
         a port past 65535 raised OverflowError from the socket layer, and an empty data_dir put
         the store's files in the current directory."""
-        _, _, port = self.address.rpartition(":")
+        _, port = split_address(self.address)
         if port.isdigit() and int(port) > 65535:
             raise ValueError(f"setting address: port {port} is past 65535; use host:port with a port 0-65535")
         if not -1 <= self.metrics_port <= 65535:

@@ -56,7 +56,7 @@ from polarmem.common.v1 import enums_pb2
 from polarmem.v1 import memory_service_pb2, memory_service_pb2_grpc
 from polarmem_server import _core, errors
 from polarmem_server.api.auth import Authorizer
-from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig
+from polarmem_server.api.config import ConfigError, DamagedStoreRefusal, ServerConfig, split_address
 from polarmem_server.library import KEEP_VIEWS_INTERVAL_S, CoreRecall
 from polarmem_server.api.fast_front import FastFrontCollector, FastFrontHost, caller_peer, unavailable_reason
 from polarmem_server.api.processes import (
@@ -346,7 +346,7 @@ class StoreMetrics:
 
 
 def _port_in_use(address: str) -> bool:
-    host, _, port = address.rpartition(":")
+    host, port = split_address(address)
     if not port.isdigit() or int(port) == 0:
         return False
     probe = socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET, socket.SOCK_STREAM)
