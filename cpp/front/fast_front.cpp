@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +19,7 @@
 
 #include "call_proxy.hpp"
 #include "call_workers.hpp"
+#include "fault_log.hpp"
 #include "polarmem/v1/memory_service.grpc.pb.h"
 
 namespace polarmem::front {
@@ -31,21 +30,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
-}
-
-// One line on stderr, where the Python listener's log goes, in its format ("%(asctime)s
-// %(levelname)s %(name)s: %(message)s"): a fault the front answered INTERNAL has no Python
-// traceback, and the PolarMemInternalErrors runbook sends the operator to the log.
-void log_internal(const char* method, const std::string& message) {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm local{};
-  localtime_r(&seconds, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
-  std::fprintf(stderr, "%s,%03d ERROR polarmem.fast_front: internal error in %s: %s\n", stamp, static_cast<int>(millis),
-               method, message.c_str());
 }
 
 std::string_view strip(std::string_view s) {
@@ -398,9 +382,7 @@ class FastFront::Service final : public grpc::Service {
   // What a call gets when the front itself failed on it: the core states what it refuses
   // (request_checks.hpp), so anything thrown is a fault (`what`: its words, or null).
   static grpc::Status fault(FrontMethod method, const char* what) {
-    std::string message = std::string("the compiled front failed on this ") + name_of(method);
-    if (what != nullptr) message += std::string(" (") + what + ")";
-    return {grpc::StatusCode::INTERNAL, message + "; please report it with the request"};
+    return {grpc::StatusCode::INTERNAL, fault_message(name_of(method), what)};
   }
 
   // Ends a call the front answered itself (any status), counted by method and code and timed
