@@ -691,6 +691,13 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool hedged = false;           // after a hedge cue ("might", "not sure whether"), to the clause end
   bool named_in_clause = false;  // the clause has named its actor (a name or a pronoun): see `uncertain`
   bool other_person = false;     // the clause is about another person ("Maya's brother has a dog")
+  // Whom the text is about: its first clause's actor, when a name ("Maya has a cat"; none after a
+  // pronoun). A later clause whose actor is another name is that person's, as a relative's clause
+  // is ("Maya has a cat; Leo has a dog": Leo's dog says nothing of Maya's; round 46).
+  std::string text_actor;
+  bool actor_open = true;     // no actor named yet in this clause (a name here is its actor)
+  bool named_before = false;  // an earlier clause's actor was read (the text's, or none: a pronoun)
+  std::size_t actor_start = kNone;  // where this clause's actor starts (code points)
   bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
   bool scope_uncertain = false;  // the open pre-cue negates inside a condition or a question's own event
   bool prefer_seen = false, rather_seen = false;  // "prefers A over B", "would rather A than B"
@@ -731,6 +738,28 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     if (w == "user" || w == "users") return true;
     if (!capitalised(k) || is_stopword(w) || non_concepts().count(w) || !all_letters(w)) return false;
     return !sentence_initial(k) || w.size() < toks[k].word.size();
+  };
+
+  // The clause has stated something beyond its actor (a list of actors is no statement: "Ana
+  // and Ben met").
+  const auto clause_stated = [&] {
+    for (std::size_t j = clause_start_mention; j < result.mentions.size(); ++j)
+      if (!result.mentions[j].subject && result.mentions[j].start != actor_start) return true;
+    for (std::size_t j = clause_start_unknown; j < result.unknown.size(); ++j)
+      if (!result.unknown[j].subject && result.unknown[j].start != actor_start) return true;
+    return false;
+  };
+  // A verb after token k: one that opens clauses ("has", "likes"), a word in -ed, or one in -s
+  // before a determiner, a preposition or "as" ("works as", "adopts a"; not "Android phones but").
+  const auto verb_follows = [&](std::size_t k) {
+    if (k + 1 >= toks.size()) return false;
+    const std::string& next = toks[k + 1].word;
+    if (clause_openers().count(next)) return !personal_pronouns().count(next);
+    if (next.size() <= 3 || !all_letters(next)) return false;
+    if (ends_with(next, "ed")) return true;
+    return ends_with(next, "s") && k + 2 < toks.size() &&
+           (determiners().count(toks[k + 2].word) || prepositions().count(toks[k + 2].word) ||
+            toks[k + 2].word == "as");
   };
 
   auto close_scope = [&] {
@@ -774,6 +803,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       close_scope();
       end_clause();
       named_in_clause = false;
+      actor_open = word != ":";  // "Allergies: none" goes on being its header's
       if (word != ":")
         start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
       ++i;
@@ -790,6 +820,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       close_scope();
       end_clause();
       start_clause(toks[i].end, i + 1);
+      actor_open = true;
       ++i;
       continue;
     }
@@ -916,6 +947,12 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
         continue;
       }
     }
+    if (word == "and" || (word == "where" && i > 0 && toks[i - 1].word == ",")) {
+      // A name after "and" acts in a clause of its own once the clause before stated something
+      // ("Maya has a cat and Leo has a dog"), not in a list of actors ("Ana and Ben met"); so
+      // after ", where" ("met in Lisbon, where Ben works as a chef").
+      actor_open = actor_open || clause_stated();
+    }
     if (word == "and") {
       start_clause(toks[i].end, i + 1);  // post-cues reach back only to here
       // "does not smoke and rarely drinks alcohol": an adverb after "and" starts the subject's
@@ -989,6 +1026,22 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     // from Postgres to Redis", "she might be in Porto": agent memory dev).
     const bool actor = subject && !named_in_clause;
     const bool uncertain = (hedged || other_person) ? !actor : (!subject && negating && scope_uncertain);
+    if (actor_open && (subject || personal_pronouns().count(word) || possessive_pronouns().count(word) || found ||
+                       (all_letters(word) && !is_stopword(word)))) {
+      actor_open = false;  // the clause's first name, pronoun or term: its actor, or none named
+      // a name acting: a possessive ("Leo's dog") or a name a verb follows ("Leo has a dog", "Ben
+      // twisted his ankle"; not "Peanut butter sandwiches are ...", "speaks Spanish and Catalan at
+      // home"), at a sentence's start too
+      const std::string name(without_possessive(word));
+      const bool named = (subject || (capitalised(i) && all_letters(name) && !is_stopword(name) &&
+                                      !non_concepts().count(name) && !personal_pronouns().count(word))) &&
+                         (name.size() < word.size() || verb_follows(i));
+      if (named && text_actor.empty() && !named_before) text_actor = name;
+      else if (named && !text_actor.empty() && name != text_actor && !question)
+        other_person = true;  // (the name stays stated; a question asks of each name it names)
+      named_before = true;
+      actor_start = toks[i].start;
+    }
     if (subject || personal_pronouns().count(word) ||
         (sentence_initial(i) && capitalised(i) && !is_stopword(word) && all_letters(word))) {
       named_in_clause = true;

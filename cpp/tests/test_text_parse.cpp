@@ -103,6 +103,19 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
   CHECK(Parsed("Ana drove her sister's car to Porto.", {"porto"}).state("porto") == "HAS");  // no copula: Ana's
 }
 
+POLARMEM_TEST(a_clause_another_named_person_acts_in_is_theirs) {
+  // round 46: "does Maya have a dog?" was VERIFIED by the first; the other name stays stated
+  const Parsed two("Maya has a cat; Leo has a dog.", {"maya", "cat", "leo", "dog"});
+  CHECK(two.state("maya") == "HAS" && two.state("cat") == "HAS" && two.state("leo") == "HAS" &&
+        two.state("dog") == "none");
+  CHECK(Parsed("Maya has a cat and Leo has a dog.", {"leo", "dog"}).state("dog") == "none");
+  CHECK(Parsed("Ana visited Ben in Lisbon, where Ben works as a chef.", {"chef"}).state("chef") == "none");
+  // the text's own actor again, a list of actors, a name in a list of objects: theirs
+  CHECK(Parsed("Maya has a cat. Maya's dog is old.", {"dog"}).state("dog") == "HAS");
+  CHECK(Parsed("Ana and Ben met in Lisbon.", {"lisbon"}).state("lisbon") == "HAS");
+  CHECK(Parsed("Sofia speaks Spanish and Catalan at home.", {"home"}).state("home") == "HAS");
+}
+
 POLARMEM_TEST(past_habits_and_preferences_against_are_not_has) {
   CHECK(Parsed("Maya gave up coffee in May.", {"coffee"}).state("coffee") == "NOT_HAS");
   CHECK(Parsed("Leo is allergic to peanuts.", {"peanut"}).state("peanut") == "NOT_HAS");

@@ -428,15 +428,16 @@ def build_server(tools: PolarMemTools) -> MCPServer:
         kind: Kind | None = None,
         namespace: str = "",
     ) -> ItemView:
-        """Store a text note or an image in memory. A text note needs only `text`: its own words
-        say what it affirms (has) and negates (not_has). Keep each note about one person: a note
-        about two lends each one's facts to the other. `id`: optional; empty = an id derived from
-        the content, so storing the same note twice keeps one copy. `metadata`: string pairs you can
-        filter on later (recall / list_items). Evidence you may add: `verify_concepts` (the
-        memory's verifier checks each against `text` and/or the image at `content_path` /
-        `content_url`), or `states` you already know ({"dog": "has", "cat": "not_has"}). `kind`:
-        omit it (visual when an image is given, else text). Returns the stored item: its id and
-        has / not_has / uncertain."""
+        """Store a text note or an image in memory. A text note needs only `text`: its own words say
+        what it affirms (has) and negates (not_has). Keep each note about one person: a later clause
+        another named person acts in is kept without states ("Maya has a cat; Leo has a dog"
+        verifies nothing of Leo's dog), and people named together share every fact. `id`: optional;
+        empty = an id derived from the content, so storing the same note twice keeps one copy.
+        `metadata`: string pairs you can filter on later (recall / list_items). Evidence you may
+        add: `verify_concepts` (the memory's verifier checks each against `text` and/or the image at
+        `content_path` / `content_url`), or `states` you already know ({"dog": "has", "cat":
+        "not_has"}). `kind`: omit it (visual when an image is given, else text). Returns the stored
+        item: its id and has / not_has / uncertain."""
         content = await tools.content(content_path, content_url)
         kind = kind or ("visual" if content is not None else "text")
         if kind == "text" and content is None and not text:

@@ -621,7 +621,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
     """Round 45's QA passes through the MCP SDK, as an agent meets them (text only, tool
     defaults, a namespace `polarmem namespace create` makes): each note here was labelled for
     what it does not hold ("Sara lost her phone" VERIFIED for "does Sara have her phone?", "Nadia no
-    longer works at Google" ANSWERS NO for "does Nadia work at Meta?")."""
+    longer works at Google" ANSWERS NO for "does Nadia work at Meta?"), and round 46's ("Omar has a cat;
+    Kai has a dog." VERIFIED for "does Omar have a dog?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
         command, *args = mcp_on_new_namespace(server.address, tmp_path)
@@ -636,6 +637,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Priya's dog died last month.",
             "Leo is allergic to peanuts.",
             "Peanut butter sandwiches are Leo's brother's favourite.",
+            "Omar has a cat; Kai has a dog.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -650,6 +652,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Priya have a dog?", "ANSWERS NO"),
             # the brother's favourite was Leo's: VERIFIED, and it superseded the allergy
             ("does Leo like peanut butter?", "ANSWERS NO"),
+            # Kai's dog is not Omar's (round 46)
+            ("does Omar have a dog?", None),
         ]
 
         async def run():

@@ -286,7 +286,8 @@ def states(text, triggers=negation.CLINICAL):
         # hedges: no state, the name excepted
         ("Maya might adopt a dog.", {"maya": "HAS"}),
         ("Not sure whether Omar likes jazz.", {"omar": "HAS"}),
-        ("Maya might adopt a dog and Leo has a cat.", {"maya": "HAS", "leo": "HAS", "cat": "HAS"}),
+        # (Leo's cat is another person's fact: below)
+        ("Maya might adopt a dog and Leo has a cat.", {"maya": "HAS", "leo": "HAS"}),
         ("Nina is thinking about a cruise.", {"nina": "HAS"}),
         # a search or a thought states nothing of its object (round 45's MCP QA: VERIFIED for "does
         # Tom have an apartment in Madrid?"); a wish still does, as the dev sets read it
@@ -301,6 +302,32 @@ def states(text, triggers=negation.CLINICAL):
         ("Maya's brother has a dog.", {"maya": "HAS", "brother": "HAS"}),
         ("Peanut butter sandwiches are Leo's brother's favourite.", {"leo": "HAS", "brother": "HAS"}),
         ("User's boss approved the budget.", {"user": "HAS", "boss": "HAS", "approved": "HAS", "budget": "HAS"}),
+        # ... and a later clause another named person acts in (round 46: "does Maya have a dog?" was
+        # VERIFIED by the first); the name itself stays stated
+        ("Maya has a cat; Leo has a dog.", {"maya": "HAS", "cat": "HAS", "leo": "HAS"}),
+        ("Maya has a cat and Leo has a dog.", {"maya": "HAS", "cat": "HAS", "leo": "HAS"}),
+        ("The user has a cat. Maya has a dog.", {"user": "HAS", "cat": "HAS", "maya": "HAS"}),
+        ("Maya has a cat. Leo's dog is old.", {"maya": "HAS", "cat": "HAS", "leo": "HAS"}),
+        (
+            "Ana visited Ben in Lisbon, where Ben works as a chef.",
+            {"ana": "HAS", "visited": "HAS", "ben": "HAS", "lisbon": "HAS"},
+        ),
+        # not: the text's own actor again, a list of actors, names that act in no clause of their own,
+        # a pronoun's clause
+        ("Maya has a cat. Maya's dog is old.", {"maya": "HAS", "cat": "HAS", "dog": "HAS"}),
+        ("Ana and Ben met in Lisbon.", {"ana": "HAS", "ben": "HAS", "met": "HAS", "lisbon": "HAS"}),
+        (
+            "Sofia speaks Spanish and Catalan at home.",
+            {"sofia": "HAS", "speak": "HAS", "spanish": "HAS", "catalan": "HAS", "home": "HAS"},
+        ),
+        (
+            "Orion targets iOS and Android phones but not tablets.",
+            {"orion": "HAS", "target": "HAS", "ios": "HAS", "android": "HAS", "phone": "HAS", "tablet": "NOT_HAS"},
+        ),
+        (
+            "Leo is allergic to peanuts; his EpiPen is in his school bag.",
+            {"leo": "HAS", "peanut": "NOT_HAS", "epipen": "HAS", "school": "HAS", "bag": "HAS"},
+        ),
         # pseudo-negations affirm
         ("Leo never skips his run.", {"leo": "HAS", "run": "HAS"}),
         # a scope ends at until / because
