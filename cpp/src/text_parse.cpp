@@ -187,14 +187,16 @@ const WordSet& relative_modifiers() {
   return words;
 }
 
-// What the other person has, is, likes or does for a living: "Maya's brother has a dog", "her kids
-// share a room", "his sister works for Siemens"; not what they do to the subject's things ("the
-// user's boss approved the budget": agent notes dev).
+// What the other person has, is, likes, needs or does for a living: "Maya's brother has a dog",
+// "her kids share a room", "his sister works for Siemens", "Priya and Dev's mother needs a hip
+// replacement" (conversations dev: it was VERIFIED for "when did Priya have her hip
+// replacement?"); not what they do to the subject's things ("the user's boss approved the
+// budget": agent notes dev).
 const WordSet& relative_states() {
   static const WordSet words = words_of(
       "has have had is are was were owns own owned likes like loves love prefers prefer keeps keep drinks drink eats "
-      "eat plays play uses use shares share lives live works work worked studies study studied doesn't don't didn't "
-      "isn't aren't wasn't never also always");
+      "eat plays play uses use shares share lives live works work worked studies study studied needs need needed "
+      "doesn't don't didn't isn't aren't wasn't never also always");
   return words;
 }
 

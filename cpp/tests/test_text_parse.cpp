@@ -101,6 +101,10 @@ POLARMEM_TEST(another_persons_fact_is_not_the_subjects) {
         favourite.state("favourite") == "none" && favourite.state("leo") == "HAS" &&
         favourite.state("brother") == "HAS");
   CHECK(Parsed("Ana drove her sister's car to Porto.", {"porto"}).state("porto") == "HAS");  // no copula: Ana's
+  // what the relative needs (conversations dev: VERIFIED for "when did Priya have her hip replacement?")
+  const Parsed needs("Priya and Dev's mother needs a hip replacement.", {"priya", "mother", "hip", "replacement"});
+  CHECK(needs.state("priya") == "HAS" && needs.state("mother") == "HAS" && needs.state("hip") == "none" &&
+        needs.state("replacement") == "none");
 }
 
 POLARMEM_TEST(a_clause_another_named_person_acts_in_is_theirs) {

@@ -638,6 +638,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Leo is allergic to peanuts.",
             "Peanut butter sandwiches are Leo's brother's favourite.",
             "Omar has a cat; Kai has a dog.",
+            "Priya and Dev's mother needs a hip replacement.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -654,6 +655,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Leo like peanut butter?", "ANSWERS NO"),
             # Kai's dog is not Omar's (round 46)
             ("does Omar have a dog?", None),
+            ("when did Priya have her hip replacement?", None),
         ]
 
         async def run():

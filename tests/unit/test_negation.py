@@ -302,6 +302,11 @@ def states(text, triggers=negation.CLINICAL):
         ("Maya's brother has a dog.", {"maya": "HAS", "brother": "HAS"}),
         ("Peanut butter sandwiches are Leo's brother's favourite.", {"leo": "HAS", "brother": "HAS"}),
         ("User's boss approved the budget.", {"user": "HAS", "boss": "HAS", "approved": "HAS", "budget": "HAS"}),
+        # what a relative needs (conversations dev: VERIFIED for "when did Priya have her hip replacement?")
+        (
+            "Priya and Dev's mother needs a hip replacement.",
+            {"priya": "HAS", "dev": "HAS", "mother": "HAS"},
+        ),
         # ... and a later clause another named person acts in (round 46: "does Maya have a dog?" was
         # VERIFIED by the first); the name itself stays stated
         ("Maya has a cat; Leo has a dog.", {"maya": "HAS", "cat": "HAS", "leo": "HAS"}),
