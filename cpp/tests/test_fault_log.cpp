@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
 #include <string>
 
 #include "check.hpp"
@@ -23,6 +22,18 @@ void check_equal(const std::string& got, const std::string& want, int line) {
   ++polarmem::testing::failures();
 }
 #define CHECK_EQ(got, want) check_equal((got), (want), __LINE__)
+
+// "YYYY-MM-DD HH:MM:SS,mmm ERROR polarmem.fast_front: ...\n" (# a digit). No std::regex: GCC 12
+// warns inside it under the sanitizer build's -O3, and warnings are errors.
+bool python_log_shape(const std::string& line) {
+  const std::string stamp = "####-##-## ##:##:##,### ERROR polarmem.fast_front: ";
+  if (line.size() <= stamp.size() || line.back() != '\n') return false;
+  for (std::size_t k = 0; k < stamp.size(); ++k) {
+    const bool digit = line[k] >= '0' && line[k] <= '9';
+    if (stamp[k] == '#' ? !digit : line[k] != stamp[k]) return false;
+  }
+  return line.find('\n') == line.size() - 1;
+}
 
 void in_utc() {
   setenv("TZ", "UTC", 1);
@@ -44,9 +55,8 @@ POLARMEM_TEST(log_line_is_python_listener_format) {
   CHECK_EQ(internal_error_line("Recall", "the compiled front failed on this Recall (boom)", kWhen),
            std::string("1970-01-02 03:04:05,678 ERROR polarmem.fast_front: internal error in Recall: the compiled "
                        "front failed on this Recall (boom)\n"));
-  // what logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s") writes, as a pattern
-  const std::regex python_format(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ERROR [a-z_.]+: .*\n)");
-  CHECK(std::regex_match(internal_error_line("Remember", "x", std::chrono::system_clock::now()), python_format));
+  // what logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s") writes, now
+  CHECK(python_log_shape(internal_error_line("Remember", "x", std::chrono::system_clock::now())));
   setenv("TZ", "Asia/Kolkata", 1);  // +05:30, where the zone database has it; UTC otherwise
   tzset();
   const std::string shifted = internal_error_line("Recall", "x", kWhen);
