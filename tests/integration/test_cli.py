@@ -778,6 +778,9 @@ def test_a_closed_pipe_and_ctrl_c_end_a_command_without_a_traceback(lexical, tmp
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        # Ctrl-C as a terminal delivers it: a suite started in the background by a shell without
+        # job control (`make test &`) inherits SIGINT ignored, and Python then never handles it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(1.5)  # into the wait
     waiting.send_signal(signal.SIGINT)
