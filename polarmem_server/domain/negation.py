@@ -465,6 +465,10 @@ moved from
 moved away from
 switched from
 migrated from
+# (round 46's QA notes: "Vega migrated off Redshift to Snowflake" was VERIFIED for "does Vega use
+# Redshift?")
+migrated off
+migrated away from
 decided against
 a break from
 dropped
@@ -518,6 +522,10 @@ unsure if
 unsure about
 considering
 is considering
+# (round 46's QA notes: "Vega is evaluating Dagster but has not decided" was VERIFIED for "does
+# Vega use Dagster?": a trial is no state of its object, as a plan is)
+evaluating
+is evaluating
 thinking about
 thinking of
 wondering whether

@@ -622,7 +622,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
     defaults, a namespace `polarmem namespace create` makes): each note here was labelled for
     what it does not hold ("Sara lost her phone" VERIFIED for "does Sara have her phone?", "Nadia no
     longer works at Google" ANSWERS NO for "does Nadia work at Meta?"), and round 46's ("Omar has a cat;
-    Kai has a dog." VERIFIED for "does Omar have a dog?")."""
+    Kai has a dog." VERIFIED for "does Omar have a dog?", "Vega migrated off Redshift" for "does Vega use
+    Redshift?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
         command, *args = mcp_on_new_namespace(server.address, tmp_path)
@@ -639,6 +640,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Peanut butter sandwiches are Leo's brother's favourite.",
             "Omar has a cat; Kai has a dog.",
             "Priya and Dev's mother needs a hip replacement.",
+            "Vega migrated off Redshift to Snowflake.",
+            "Kit is evaluating Dagster but has not decided.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -656,6 +659,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             # Kai's dog is not Omar's (round 46)
             ("does Omar have a dog?", None),
             ("when did Priya have her hip replacement?", None),
+            ("does Vega use Redshift?", "ANSWERS NO"),
+            ("does Kit use Dagster?", None),
         ]
 
         async def run():

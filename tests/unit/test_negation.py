@@ -233,6 +233,8 @@ def states(text, triggers=negation.CLINICAL):
         # what was lost, given away or died (round 45's MCP QA: each was VERIFIED for "does Sara
         # have her phone?", "does Priya have a dog?")
         ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
+        # (round 46's QA: VERIFIED for "does Vega use Redshift?")
+        ("Vega migrated off Redshift to Snowflake.", {"vega": "HAS", "redshift": "NOT_HAS", "snowflake": "HAS"}),
         ("Leo gave away his old bike.", {"leo": "HAS", "bike": "NOT_HAS"}),  # ("old" is no concept)
         ("Priya's dog died last month.", {"priya": "HAS", "dog": "NOT_HAS", "last": "HAS", "month": "HAS"}),
         ("Maya's dog ran away.", {"maya": "HAS", "dog": "NOT_HAS"}),
@@ -292,6 +294,7 @@ def states(text, triggers=negation.CLINICAL):
         # a search or a thought states nothing of its object (round 45's MCP QA: VERIFIED for "does
         # Tom have an apartment in Madrid?"); a wish still does, as the dev sets read it
         ("Tom is looking for a new apartment in Madrid.", {"tom": "HAS"}),
+        ("Vega is evaluating Dagster.", {"vega": "HAS"}),  # (round 46's QA: a trial, as a plan)
         ("Ben thinks about getting a tattoo.", {"ben": "HAS"}),
         ("Jo would love a cookbook.", {"jo": "HAS", "cookbook": "HAS"}),
         # ... the clause's actor only: names the hedge reaches past it have no state
