@@ -263,6 +263,14 @@ const WordSet& place_verbs() {
   return words;
 }
 
+// Words of access whose preposition names what or where a negated copula denies: "is not exposed
+// to the public internet" (round 46's QA: VERIFIED for "is the warehouse public?"), "isn't
+// available in Canada". A lexical list, not a tuned one.
+const WordSet& access_words() {
+  static const WordSet words = words_of("exposed available accessible reachable visible");
+  return words;
+}
+
 // The cues that negate the verb right after them ("doesn't work", "no longer works", "used to
 // live", "stopped working"), not a copula's complement ("isn't happy with") or a noun ("no dogs").
 const WordSet& verb_first_cues() {
@@ -685,6 +693,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool verb_object = false;  // the open scope negates a verb's prepositional object ("works at Google")
   std::size_t verb_at = 0;    // that verb's start
   bool do_negated = false;    // the open scope's cue negates a verb ("doesn't", "no longer")
+  bool copula_negated = false;  // ... or a copula ("is not", "isn't")
   std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
   std::size_t cue_end = 0;  // the token after the open pre-cue
   std::size_t clause_start_mention = 0, clause_start_unknown = 0, clause_start_char = 0;
@@ -793,6 +802,8 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     const std::string& before_cue = i > 0 ? toks[i - 1].word : std::string();
     do_negated = verb_first_cues().count(phrase) ||
                  (phrase == "not" && (before_cue == "do" || before_cue == "does" || before_cue == "did"));
+    copula_negated = phrase == "isn't" || phrase == "aren't" || phrase == "wasn't" || phrase == "weren't" ||
+                     (phrase == "not" && copulas().count(before_cue));
     scope_terms = 0;
     cue_end = i + length;
   };
@@ -997,7 +1008,9 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       // a copula's complement ("isn't happy with the job") or a noun's ("no dogs in the house").
       // The verb loses its state once the object names a term ("never ships on a Friday" keeps
       // NOT_HAS ship: a weekday is no concept).
-      if (!verb_object && scope_terms == 1 && i == cue_end + 1 && do_negated && place_verbs().count(toks[i - 1].word)) {
+      const std::string& verb = toks[i - 1].word;
+      if (!verb_object && scope_terms == 1 && i == cue_end + 1 &&
+          ((do_negated && place_verbs().count(verb)) || (copula_negated && access_words().count(verb)))) {
         verb_object = true;
         verb_at = toks[i - 1].start;
       } else {

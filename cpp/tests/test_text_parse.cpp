@@ -187,6 +187,16 @@ POLARMEM_TEST(a_verb_of_place_negated_alone_negates_its_place_not_itself) {
   CHECK(moved.state("live") == "none" && moved.state("rome") == "NOT_HAS" && moved.state("oslo") == "HAS");
 }
 
+POLARMEM_TEST(a_negated_copula_of_access_denies_its_object) {
+  // round 46's QA: "is the Vega warehouse public?" was VERIFIED
+  const Parsed exposed("The warehouse is not exposed to the public internet.", {"warehouse", "exposed", "public"});
+  CHECK(exposed.state("warehouse") == "HAS" && exposed.state("public") == "NOT_HAS" &&
+        exposed.state("exposed") == "none");
+  CHECK(Parsed("The app isn't available in Canada.", {"canada"}).state("canada") == "NOT_HAS");
+  // not a word of access: the scope stops at its preposition as before
+  CHECK(Parsed("The warehouse is not close to the internet.", {"internet"}).state("internet") == "HAS");
+}
+
 POLARMEM_TEST(scope_ends_at_until) {
   const Parsed p("No running until the ankle heals.", {"running", "ankle"});
   CHECK(p.state("running") == "NOT_HAS" && p.state("ankle") == "HAS");

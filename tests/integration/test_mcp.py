@@ -642,6 +642,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Priya and Dev's mother needs a hip replacement.",
             "Vega migrated off Redshift to Snowflake.",
             "Kit is evaluating Dagster but has not decided.",
+            "The Vega warehouse is not exposed to the public internet.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -661,6 +662,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("when did Priya have her hip replacement?", None),
             ("does Vega use Redshift?", "ANSWERS NO"),
             ("does Kit use Dagster?", None),
+            ("is the Vega warehouse public?", "ANSWERS NO"),
         ]
 
         async def run():

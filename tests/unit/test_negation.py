@@ -233,6 +233,13 @@ def states(text, triggers=negation.CLINICAL):
         # what was lost, given away or died (round 45's MCP QA: each was VERIFIED for "does Sara
         # have her phone?", "does Priya have a dog?")
         ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
+        # a negated copula of access denies its preposition's object (round 46's QA: VERIFIED for "is
+        # the Vega warehouse public?"); a copula's other complements keep theirs
+        (
+            "The Vega warehouse is not exposed to the public internet.",
+            {"vega": "HAS", "warehouse": "HAS", "public": "NOT_HAS", "internet": "NOT_HAS"},
+        ),
+        ("The app isn't available in Canada.", {"app": "HAS", "canada": "NOT_HAS"}),
         # (round 46's QA: VERIFIED for "does Vega use Redshift?")
         ("Vega migrated off Redshift to Snowflake.", {"vega": "HAS", "redshift": "NOT_HAS", "snowflake": "HAS"}),
         ("Leo gave away his old bike.", {"leo": "HAS", "bike": "NOT_HAS"}),  # ("old" is no concept)
