@@ -263,6 +263,19 @@ const WordSet& place_verbs() {
   return words;
 }
 
+// A loss's cues (negation.py's ended cues of losing) and the verbs that take a loss back: "Ivan
+// lost his wallet in Berlin, but the police found it" (round 46's QA: ANSWERS NO for "does Ivan have
+// his wallet?"). Whether the thing is back with its owner is not said, so it keeps no state.
+const std::unordered_set<std::string>& loss_cues() {
+  static const std::unordered_set<std::string> phrases{"lost",       "forgot",          "was stolen",   "were stolen",
+                                                       "got stolen", "has been stolen", "went missing", "ran away"};
+  return phrases;
+}
+const WordSet& recovery_verbs() {
+  static const WordSet words = words_of("found recovered retrieved returned");
+  return words;
+}
+
 // Words of access whose preposition names what or where a negated copula denies: "is not exposed
 // to the public internet" (round 46's QA: VERIFIED for "is the warehouse public?"), "isn't
 // available in Canada". A lexical list, not a tuned one.
@@ -702,6 +715,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool hedged = false;           // after a hedge cue ("might", "not sure whether"), to the clause end
   bool named_in_clause = false;  // the clause has named its actor (a name or a pronoun): see `uncertain`
   bool other_person = false;     // the clause is about another person ("Maya's brother has a dog")
+  std::size_t sentence_start_mention = 0;  // the first mention of this sentence (to ". ! ?")
   // Whom the text is about: its first clause's actor, when a name ("Maya has a cat"; none after a
   // pronoun). A later clause whose actor is another name is that person's, as a relative's clause
   // is ("Maya has a cat; Leo has a dog": Leo's dog says nothing of Maya's; round 46).
@@ -816,6 +830,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       close_scope();
       end_clause();
       named_in_clause = false;
+      if (word == "." || word == "!" || word == "?") sentence_start_mention = result.mentions.size();
       actor_open = word != ":";  // "Allergies: none" goes on being its header's
       if (word != ":")
         start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
@@ -836,6 +851,19 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       actor_open = true;
       ++i;
       continue;
+    }
+    // "found it", "recovered them", "got it back": the sentence's loss is taken back
+    const bool it_after = i + 1 < toks.size() && (toks[i + 1].word == "it" || toks[i + 1].word == "them");
+    if (it_after &&
+        (recovery_verbs().count(word) || (word == "got" && i + 2 < toks.size() && toks[i + 2].word == "back"))) {
+      for (std::size_t j = sentence_start_mention; j < result.mentions.size(); ++j) {
+        Mention& m = result.mentions[j];
+        if (m.negated && loss_cues().count(m.cue)) {
+          m.negated = false;
+          m.uncertain = true;
+          m.cue.clear();
+        }
+      }
     }
     if (auto cue = triggers.match(toks, i)) {
       TriggerTable::Kind kind = cue->kind;

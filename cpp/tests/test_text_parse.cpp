@@ -19,7 +19,7 @@ namespace {
 TriggerTable table() {
   TriggerPhrases phrases;
   phrases.pre = {"no",     "not",   "never",   "don't", "doesn't", "isn't",   "couldn't", "allergic to",
-                 "avoids", "avoid", "gave up", "sold",  "quit",    "stopped", "used to"};
+                 "avoids", "avoid", "gave up", "sold",  "quit",    "stopped", "used to",  "lost"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
   phrases.terminators = {"but", "until"};
@@ -185,6 +185,13 @@ POLARMEM_TEST(a_verb_of_place_negated_alone_negates_its_place_not_itself) {
   // a past habit's verb of place too: "does Eva live in Oslo?" was ANSWERS NO (NOT_HAS live)
   const Parsed moved("Eva used to live in Rome before moving to Oslo.", {"live", "rome", "oslo"});
   CHECK(moved.state("live") == "none" && moved.state("rome") == "NOT_HAS" && moved.state("oslo") == "HAS");
+}
+
+POLARMEM_TEST(a_loss_taken_back_keeps_no_state) {
+  // round 46's QA: "does Ivan have his wallet?" was ANSWERS NO
+  CHECK(Parsed("Ivan lost his wallet, but the police found it.", {"wallet"}).state("wallet") == "none");
+  CHECK(Parsed("Sara lost her keys but got them back.", {"key"}).state("key") == "none");
+  CHECK(Parsed("Ivan lost his wallet. He found a coin.", {"wallet"}).state("wallet") == "NOT_HAS");
 }
 
 POLARMEM_TEST(a_negated_copula_of_access_denies_its_object) {

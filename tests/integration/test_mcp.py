@@ -643,6 +643,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Vega migrated off Redshift to Snowflake.",
             "Kit is evaluating Dagster but has not decided.",
             "The Vega warehouse is not exposed to the public internet.",
+            "Ivan lost his wallet in Berlin, but the police found it.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -663,6 +664,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Vega use Redshift?", "ANSWERS NO"),
             ("does Kit use Dagster?", None),
             ("is the Vega warehouse public?", "ANSWERS NO"),
+            ("does Ivan have his wallet?", None),
         ]
 
         async def run():

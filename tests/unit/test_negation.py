@@ -233,6 +233,14 @@ def states(text, triggers=negation.CLINICAL):
         # what was lost, given away or died (round 45's MCP QA: each was VERIFIED for "does Sara
         # have her phone?", "does Priya have a dog?")
         ("Sara lost her phone on the train.", {"sara": "HAS", "phone": "NOT_HAS", "train": "HAS"}),
+        # a loss taken back in the same sentence keeps no state (round 46's QA: ANSWERS NO for "does
+        # Ivan have his wallet?"); another sentence's finding does not take it back
+        (
+            "Ivan lost his wallet in Berlin, but the police found it.",
+            {"ivan": "HAS", "berlin": "HAS", "police": "HAS", "found": "HAS"},
+        ),
+        ("Sara lost her keys but got them back.", {"sara": "HAS"}),
+        ("Ivan lost his wallet. He found a coin.", {"ivan": "HAS", "wallet": "NOT_HAS", "found": "HAS", "coin": "HAS"}),
         # a negated copula of access denies its preposition's object (round 46's QA: VERIFIED for "is
         # the Vega warehouse public?"); a copula's other complements keep theirs
         (
