@@ -18,7 +18,6 @@ Writes benchmarks/results/<label>.json. Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_mix import captions  # noqa: E402
-from harness import machine, start_server, tree_pids, uptime  # noqa: E402
+from harness import machine, start_server, tree_pids, uptime, write_report  # noqa: E402
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -100,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait()
-    out = HERE / "results" / f"{args.label}.json"
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_report(HERE / "results" / f"{args.label}.json", report, indent=1)
     return 0
 
 
