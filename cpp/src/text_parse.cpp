@@ -266,9 +266,9 @@ const WordSet& place_verbs() {
 // A loss's cues (negation.py's ended cues of losing) and the verbs that take a loss back: "Ivan
 // lost his wallet in Berlin, but the police found it" (round 46's QA: ANSWERS NO for "does Ivan have
 // his wallet?"). Whether the thing is back with its owner is not said, so it keeps no state.
-const std::unordered_set<std::string>& loss_cues() {
-  static const std::unordered_set<std::string> phrases{"lost",       "forgot",          "was stolen",   "were stolen",
-                                                       "got stolen", "has been stolen", "went missing", "ran away"};
+const WordSet& loss_cues() {
+  static const WordSet phrases{"lost",       "forgot",          "was stolen",   "were stolen",
+                               "got stolen", "has been stolen", "went missing", "ran away"};
   return phrases;
 }
 const WordSet& recovery_verbs() {
@@ -719,9 +719,10 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   // Whom the text is about: its first clause's actor, when a name ("Maya has a cat"; none after a
   // pronoun). A later clause whose actor is another name is that person's, as a relative's clause
   // is ("Maya has a cat; Leo has a dog": Leo's dog says nothing of Maya's; round 46).
-  std::string text_actor;
-  bool actor_open = true;     // no actor named yet in this clause (a name here is its actor)
-  bool named_before = false;  // an earlier clause's actor was read (the text's, or none: a pronoun)
+  // (none until the first clause's actor is read; "" when that actor is no name; a view into the
+  // text's tokens, which outlive the loop)
+  std::optional<std::string_view> text_actor;
+  bool actor_open = true;  // no actor named yet in this clause (a name here is its actor)
   std::size_t actor_start = kNone;  // where this clause's actor starts (code points)
   bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
   bool scope_uncertain = false;  // the open pre-cue negates inside a condition or a question's own event
@@ -1075,14 +1076,13 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       // a name acting: a possessive ("Leo's dog") or a name a verb follows ("Leo has a dog", "Ben
       // twisted his ankle"; not "Peanut butter sandwiches are ...", "speaks Spanish and Catalan at
       // home"), at a sentence's start too
-      const std::string name(without_possessive(word));
+      const std::string_view name = without_possessive(word);
       const bool named = (subject || (capitalised(i) && all_letters(name) && !is_stopword(name) &&
                                       !non_concepts().count(name) && !personal_pronouns().count(word))) &&
                          (name.size() < word.size() || verb_follows(i));
-      if (named && text_actor.empty() && !named_before) text_actor = name;
-      else if (named && !text_actor.empty() && name != text_actor && !question)
+      if (!text_actor) text_actor = named ? name : std::string_view();
+      else if (named && !text_actor->empty() && name != *text_actor && !question)
         other_person = true;  // (the name stays stated; a question asks of each name it names)
-      named_before = true;
       actor_start = toks[i].start;
     }
     if (subject || personal_pronouns().count(word) ||
