@@ -2,6 +2,7 @@
 #include "polarmem/answer_labels.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <numeric>
 #include <unordered_map>
@@ -119,8 +120,55 @@ Reading read(const Question& question, const States& states) {
   return r;
 }
 
-LabelledHit label(const Question& question, const States& states, std::size_t index, const AnswerRule& rule) {
-  const Reading r = read(question, states);
+// Whether the note denies a concept the question does not name, by name or by stem ("bass" for
+// "does Tomas play tennis?").
+bool denies_unasked(const Candidate& candidate, const std::vector<std::string>& stems, const Question& question) {
+  for (const auto& [name, state] : candidate.concepts) {
+    if (state >= 0) continue;
+    const std::string key = stem(name);
+    bool asked = false;
+    for (std::size_t t = 0; t < question.terms.size() && !asked; ++t)
+      asked = question.terms[t].name == name || stems[t] == key;
+    if (!asked) return true;
+  }
+  return false;
+}
+
+// The note denies the question's verb alone, of another thing: "used to play bass" answers no
+// question about tennis, "doesn't store card numbers" none about passwords.
+bool denies_verb_of_another(const Question& question, const States& states, bool unasked_denied) {
+  if (!unasked_denied) return false;
+  bool verb_denied = false, other_topic = false;
+  for (std::size_t t = 0; t < question.terms.size(); ++t) {
+    const auto& term = question.terms[t];
+    if (term.role != Role::kTopic) continue;
+    if (states[t] < 0 && !term.verb) return false;  // a thing the question names is denied
+    verb_denied = verb_denied || (term.verb && states[t] < 0);
+    other_topic = other_topic || !term.verb;
+  }
+  return verb_denied && other_topic;
+}
+
+// The note denies only the question's circumstances and is silent on a thing it asks: "a standing
+// desk at work, not at home" says nothing of Windows at home.
+bool denies_only_a_circumstance(const Question& question, const States& states) {
+  bool denied = false, thing_unknown = false;
+  for (std::size_t t = 0; t < question.terms.size(); ++t) {
+    const auto& term = question.terms[t];
+    if (term.role != Role::kTopic) continue;
+    if (states[t] < 0 && !term.circumstance) return false;
+    denied = denied || states[t] < 0;
+    thing_unknown = thing_unknown || (states[t] == 0 && !term.verb && !term.circumstance);
+  }
+  return denied && thing_unknown;
+}
+
+LabelledHit label(const Question& question, const States& states, std::size_t index, const AnswerRule& rule,
+                  bool unasked_denied) {
+  Reading r = read(question, states);
+  if (denies_verb_of_another(question, states, unasked_denied) || denies_only_a_circumstance(question, states)) {
+    r.absent.clear();
+  }
   std::size_t subjects = 0, topics = 0, forbidden = 0;
   for (const auto& term : question.terms) {
     subjects += term.role == Role::kSubject;
@@ -276,7 +324,8 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   for (const auto& candidate : candidates) resolved.push_back(states_of(question, stems, candidate));
   std::vector<LabelledHit> hits;
   hits.reserve(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) hits.push_back(label(question, resolved[i], i, rule));
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    hits.push_back(label(question, resolved[i], i, rule, denies_unasked(candidates[i], stems, question)));
   std::vector<Label> before(hits.size());  // what each note answers, superseded or not
   for (const auto& hit : hits) before[hit.candidate] = hit.label;
   mark_superseded(question, candidates, resolved, hits);
@@ -366,6 +415,48 @@ bool opens_a_presence_question(const std::vector<text::Token>& tokens) {
   return std::find(openers.begin(), openers.end(), tokens[i].word) != openers.end();
 }
 
+// The question's verb: the word right after its auxiliary and subject ("does Tomas PLAY tennis?",
+// "did Ana and Ben MOVE to Porto?"), when it is a topic; and its circumstances, the topics after a
+// preposition ("at HOME", "from LISBON").
+void mark_verb_and_circumstances(std::string_view utf8, const std::vector<text::Token>& tokens,
+                                 std::vector<QueryTerm>& terms) {
+  const auto term_of = [&](std::string_view word) -> QueryTerm* {
+    for (auto& term : terms)
+      if (term.role == Role::kTopic && (term.name == word || stem(term.name) == stem(word))) return &term;
+    return nullptr;
+  };
+  bool after_preposition = false;
+  for (const auto& token : tokens) {
+    after_preposition = after_preposition || text::is_preposition(token.word) || token.word == "from";
+    if (QueryTerm* term = after_preposition ? term_of(token.word) : nullptr) term->circumstance = true;
+  }
+  // (by stem: a name's concept may be its singular, "ines" -> "ine")
+  const auto subject = [&](const text::Token& token) {
+    std::string_view word = token.word;
+    if (word.size() > 2 && word.substr(word.size() - 2) == "'s") word.remove_suffix(2);
+    const std::string key = stem(word);
+    return std::any_of(terms.begin(), terms.end(),
+                       [&](const QueryTerm& t) { return t.role == Role::kSubject && stem(t.name) == key; });
+  };
+  // another name beside the subject ("did Dev and FELIX go ...": one name is the subject, the
+  // others are topics)
+  const auto name = [&](const text::Token& token) {
+    return subject(token) || std::isupper(static_cast<unsigned char>(utf8[token.byte]));
+  };
+  // (an adverb may stand between: "does Omar STILL code in Java?")
+  static const std::unordered_set<std::string_view> adverbs = {
+      "still",  "ever",      "really", "usually",   "also",    "actually", "often",     "sometimes",
+      "always", "currently", "now",    "regularly", "already", "normally", "generally", "typically"};
+  std::size_t i = 0;
+  while (i < tokens.size() && !subject(tokens[i])) ++i;
+  while (i < tokens.size() && (name(tokens[i]) || tokens[i].word == "and" || adverbs.count(tokens[i].word))) {
+    ++i;
+  }
+  if (QueryTerm* term = i < tokens.size() ? term_of(tokens[i].word) : nullptr) {
+    if (!term->circumstance) term->verb = true;
+  }
+}
+
 }  // namespace
 
 bool is_presence_question(std::string_view utf8) { return opens_a_presence_question(text::tokenise(utf8)); }
@@ -411,6 +502,7 @@ Question read_question(std::string_view utf8, std::vector<QueryTerm> terms) {
       term.role = Role::kFrame;
     }
   }
+  if (question.presence) mark_verb_and_circumstances(utf8, tokens, question.terms);
   return question;
 }
 

@@ -203,6 +203,61 @@ POLARMEM_TEST(a_newer_note_supersedes_an_older_one_about_the_same_subject) {
   CHECK(plain.hits[1].label == Label::kAnswersNo);
 }
 
+POLARMEM_TEST(a_denied_verb_answers_nothing_of_another_thing) {
+  // round 47's MCP QA: "Tomas used to play bass" answered "does Tomas play tennis?" NO
+  const Question tennis = read_question("does Tomas play tennis?",
+                                        {{"tomas", Role::kSubject}, {"play", Role::kTopic}, {"tennis", Role::kTopic}});
+  CHECK(tennis.presence && tennis.terms[1].verb && !tennis.terms[2].verb && !tennis.terms[0].verb);
+  const std::vector<Candidate> candidates = {
+      {"bass", {{"tomas", 1}, {"play", -1}, {"bass", -1}}, 0.8f, 1},     // "used to play bass"
+      {"never", {{"tomas", 1}, {"play", -1}}, 0.7f, 2},                  // "never plays anything"
+      {"quit", {{"tomas", 1}, {"playing", -1}, {"tennis", -1}}, 0.6f, 3},  // "stopped playing tennis"
+  };
+  const Answer answer = answer_question(tennis, candidates, 5);
+  CHECK(hit_of(answer, candidates, "bass").label == Label::kRelated);
+  CHECK(hit_of(answer, candidates, "never").label == Label::kAnswersNo);
+  CHECK(hit_of(answer, candidates, "quit").label == Label::kAnswersNo);
+  const Answer alone = answer_question(tennis, {candidates[0]}, 5);
+  CHECK(alone.summary == "no verified evidence for: tomas, play, tennis");
+  // the thing asked denied is an answer whatever else the note denies ("doesn't eat pork or beef")
+  const Question pork = read_question("does Tomas eat pork?", {{"tomas", Role::kSubject}, {"pork", Role::kTopic}});
+  const Candidate both{"both", {{"tomas", 1}, {"pork", -1}, {"beef", -1}}, 0.8f, 1};
+  CHECK(answer_question(pork, {both}, 5).hits[0].label == Label::kAnswersNo);
+  // the verb after a pair of subjects
+  const Question moved = read_question(
+      "did Ana and Ben move to Porto?",
+      {{"ana", Role::kSubject}, {"ben", Role::kSubject}, {"move", Role::kTopic}, {"porto", Role::kTopic}});
+  CHECK(moved.terms[2].verb && !moved.terms[3].verb);
+  // one name is the subject, another beside it a topic, never the verb; an adverb may come between
+  const Question went =
+      read_question("Did Dev and Felix STILL go to Japan?",
+                    {{"dev", Role::kSubject}, {"felix", Role::kTopic}, {"go", Role::kTopic}, {"japan", Role::kTopic}});
+  CHECK(!went.terms[1].verb && went.terms[2].verb && went.terms[3].circumstance);
+  // a subject whose concept is its name's singular ("Ines" -> "ine")
+  const Question ines = read_question("does Ines work at a hospital?",
+                                      {{"ine", Role::kSubject}, {"work", Role::kTopic}, {"hospital", Role::kTopic}});
+  CHECK(ines.terms[1].verb && ines.terms[2].circumstance);
+}
+
+POLARMEM_TEST(a_denied_circumstance_answers_nothing_of_the_thing_asked) {
+  // round 47's MCP QA: "a standing desk at work, not at home" answered "does the user use Windows
+  // at home?" NO
+  const Question windows = read_question("Does the user use Windows at home?",
+                                         {{"user", Role::kSubject}, {"windows", Role::kTopic}, {"home", Role::kTopic}});
+  CHECK(windows.terms[2].circumstance && !windows.terms[1].circumstance);
+  const std::vector<Candidate> candidates = {
+      {"desk", {{"user", 1}, {"standing", 1}, {"desk", 1}, {"work", 1}, {"home", -1}}, 0.8f, 1},
+      {"mac", {{"user", 1}, {"windows", -1}}, 0.7f, 2},  // "does not use Windows, only macOS"
+  };
+  const Answer answer = answer_question(windows, candidates, 5);
+  CHECK(hit_of(answer, candidates, "desk").label == Label::kRelated);
+  CHECK(hit_of(answer, candidates, "mac").label == Label::kAnswersNo);
+  // the thing asked held where the circumstance is denied: an answer ("a desk at home?")
+  const Question desk = read_question("does the user have a desk at home?",
+                                      {{"user", Role::kSubject}, {"desk", Role::kTopic}, {"home", Role::kTopic}});
+  CHECK(answer_question(desk, {candidates[0]}, 5).hits[0].label == Label::kAnswersNo);
+}
+
 POLARMEM_TEST(unknown_topics_and_name_only_notes_are_not_verified) {
   // "does Maya go skydiving?": no note mentions skydiving
   const Question question{{{"maya", Role::kSubject}, {"skydiving", Role::kTopic}}, true};

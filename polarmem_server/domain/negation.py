@@ -284,6 +284,18 @@ was switched off
 were switched off
 is switched off
 are switched off
+# a system taken out of service (round 47's QA notes: "Atlas's staging cluster was decommissioned
+# in June" was VERIFIED for "does Atlas have a staging cluster?")
+was decommissioned
+were decommissioned
+has been decommissioned
+have been decommissioned
+is decommissioned
+are decommissioned
+was shut down
+were shut down
+has been shut down
+have been shut down
 # something that has come to an end ("Kwame's physio has ended", "the old virtual machines are
 # gone"; agent memory dev)
 has ended

@@ -623,7 +623,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
     what it does not hold ("Sara lost her phone" VERIFIED for "does Sara have her phone?", "Nadia no
     longer works at Google" ANSWERS NO for "does Nadia work at Meta?"), and round 46's ("Omar has a cat;
     Kai has a dog." VERIFIED for "does Omar have a dog?", "Vega migrated off Redshift" for "does Vega use
-    Redshift?")."""
+    Redshift?"), and round 47's ("Tomas used to play bass" ANSWERS NO for "does Tomas play tennis?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
         command, *args = mcp_on_new_namespace(server.address, tmp_path)
@@ -644,6 +644,14 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Kit is evaluating Dagster but has not decided.",
             "The Vega warehouse is not exposed to the public internet.",
             "Ivan lost his wallet in Berlin, but the police found it.",
+            "Tomas used to play bass in a punk band.",
+            "Atlas does not support IPv6 yet.",
+            "Atlas used to run on AWS before the move to GCP.",
+            "Zoe has a mild peanut allergy.",
+            "Kestrel migrated its queue from RabbitMQ to SQS.",
+            "Jade sold the Tesla and now drives a Corolla.",
+            "Jade has a standing desk at work, not at home.",
+            "Hugo gave his old laptop to his niece.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -665,6 +673,20 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Kit use Dagster?", None),
             ("is the Vega warehouse public?", "ANSWERS NO"),
             ("does Ivan have his wallet?", None),
+            # round 47: a verb denied of another thing answers nothing of this one
+            ("does Tomas play tennis?", None),
+            ("does Tomas play bass?", "ANSWERS NO"),
+            ("does Atlas support OAuth?", None),
+            ("does Atlas support IPv6?", "ANSWERS NO"),
+            ("does Atlas run on GCP?", None),
+            ("does Atlas run on AWS?", "ANSWERS NO"),
+            ("is Zoe allergic to peanuts?", "VERIFIED"),
+            ("does Kestrel use RabbitMQ?", "ANSWERS NO"),
+            ("does Kestrel use SQS?", "VERIFIED"),
+            ("does Jade drive a Corolla?", "VERIFIED"),
+            ("does Jade use Windows at home?", None),
+            ("does Jade have a standing desk at home?", "ANSWERS NO"),
+            ("does Hugo have his old laptop?", "ANSWERS NO"),
         ]
 
         async def run():

@@ -372,6 +372,47 @@ def states(text, triggers=negation.CLINICAL):
         ("What did Maya do when she couldn't find her keys?", {"maya": "HAS"}),
         # a relative clause's negated verb is no topic; its object is
         ("tools that do not run on Windows", {"tool": "HAS", "windows": "NOT_HAS"}),
+        # round 47's MCP QA: a name of letters and digits is a term (before: "does not support
+        # IPv6" denied supporting alone, and answered "does Atlas support OAuth?" NO) ...
+        ("Atlas does not support IPv6 yet.", {"atlas": "HAS", "support": "NOT_HAS", "ipv6": "NOT_HAS"}),
+        ("Tomas bought a PS5 in 2023.", {"tomas": "HAS", "bought": "HAS", "ps5": "HAS"}),
+        # ... what an allergy is to is avoided, as "allergic to" says (before: HAS peanut) ...
+        ("Tomas has a mild peanut allergy.", {"tomas": "HAS", "mild": "HAS", "peanut": "NOT_HAS", "allergy": "HAS"}),
+        ("Tomas has an allergy to shrimp.", {"tomas": "HAS", "allergy": "HAS", "shrimp": "NOT_HAS"}),
+        # ... a relative joined to the actor acts with them (before: the flat was the partner's alone) ...
+        (
+            "Tomas and his partner Ines share a flat in Valencia.",
+            {"tomas": "HAS", "partner": "HAS", "ines": "HAS", "share": "HAS", "flat": "HAS", "valencia": "HAS"},
+        ),
+        # ... and where one no longer runs is what is absent (before: NOT_HAS run answered "does
+        # Atlas run on GCP?" NO)
+        (
+            "Atlas used to run on AWS before the move to GCP.",
+            {"atlas": "HAS", "aws": "NOT_HAS", "before": "HAS", "move": "HAS", "gcp": "HAS"},
+        ),
+        # what a changed thing came from is ended (round 47's MCP QA: VERIFIED for "does Kestrel use
+        # RabbitMQ?")
+        (
+            "Kestrel migrated its queue from RabbitMQ to SQS.",
+            {"kestrel": "HAS", "migrated": "HAS", "queue": "HAS", "rabbitmq": "NOT_HAS", "sqs": "HAS"},
+        ),
+        # ... so is a thing of one's own given to someone (VERIFIED for "does Hugo have his old laptop?"),
+        # and what an intolerance is to is avoided
+        (
+            "Hugo gave his old laptop to his niece.",
+            {"hugo": "HAS", "laptop": "NOT_HAS", "niece": "HAS"},
+        ),
+        (
+            "Hugo has a severe gluten intolerance.",
+            {"hugo": "HAS", "severe": "HAS", "gluten": "NOT_HAS", "intolerance": "HAS"},
+        ),
+        # ... and a system taken out of service (VERIFIED for "does Atlas have a staging cluster?")
+        (
+            "Atlas's staging cluster was decommissioned in June.",
+            {"atlas": "HAS", "staging": "NOT_HAS", "cluster": "NOT_HAS"},
+        ),
+        # a negated verb without a thing has it (agent memory dev)
+        ("Leo still doesn't swim without armbands.", {"leo": "HAS", "swim": "NOT_HAS", "armband": "HAS"}),
     ],
 )
 def test_the_state_convention(text, expected):

@@ -15,7 +15,12 @@
 //               its subject: the question's constraints are verified on that note, never a name
 //               alone ("who is Carla?" or "what is Dev intolerant to?" leave only the name: RELATED);
 //   ANSWERS_NO  for a presence question ("does Maya drink coffee?") when the subjects are HAS and
-//               a topic is NOT_HAS: evidence of absence is an answer, shown beside any yes;
+//               a topic is NOT_HAS: evidence of absence is an answer, shown beside any yes — but
+//               not where the only topic denied is the question's verb and the note denies it of
+//               something the question does not name ("used to play bass" for "does Tomas play
+//               tennis?": RELATED), nor where only the question's circumstance is denied and the
+//               note is silent on the thing asked ("a desk at work, not at home" for "does the
+//               user use Windows at home?");
 //   CONSTRAINT  when the question names a subject, the subject is HAS, and a forbidden concept or
 //               (not a presence question) a topic is NOT_HAS ("Leo is allergic to peanuts" for
 //               "a snack for Leo with no peanuts"; "Maya isn't keen on horror films" for "a film
@@ -49,6 +54,15 @@ enum class Role : std::uint8_t { kSubject = 0, kTopic = 1, kForbidden = 2, kEven
 struct QueryTerm {
   std::string name;
   Role role = Role::kTopic;
+  // The verb the question asks with, right after its subject ("does Tomas PLAY tennis?",
+  // read_question marks it): a note that denies it of another thing ("used to play bass")
+  // answers nothing about this one.
+  bool verb = false;
+  // Where, when or with what the question asks it, after a preposition ("at HOME", "from
+  // LISBON"; read_question marks it): a note that denies only this and is silent on what the
+  // question asks of it ("a standing desk at work, not at home" for "does the user use Windows
+  // at home?") answers nothing.
+  bool circumstance = false;
 };
 
 struct Question {

@@ -119,6 +119,8 @@ std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>&
 
 // Whether a word never names a concept (function words, query scaffolding, quantities).
 bool is_stopword(std::string_view word);
+// A preposition of place, time or purpose ("at", "on", "in", "for", ...), as the parse reads one.
+bool is_preposition(std::string_view word);
 
 // Content words that make poor concepts (an open vocabulary does not learn them; a question's
 // topics leave them out): verbs of having, liking and doing, and vague modifiers. A negated
