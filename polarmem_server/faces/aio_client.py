@@ -9,7 +9,6 @@ synchronous PolarMemClient (client.py), awaited. Requests are built by the same 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,12 +17,7 @@ from grpc_health.v1 import health_pb2
 
 from polarmem.v1 import memory_service_pb2 as pb
 from polarmem_server.faces import client_requests as build
-from polarmem_server.faces.client import (
-    READY_POLL_S,
-    ClientBase,
-    ready_answer,
-    ready_deadline,
-)
+from polarmem_server.faces.client import ClientBase, ReadyWait
 from polarmem_server.faces.client_requests import Content, item_message
 
 
@@ -35,47 +29,31 @@ class AsyncPolarMemClient(ClientBase):
 
     async def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
         """As PolarMemClient._await_ready, awaited."""
-        deadline, reserve = ready_deadline(timeout_s)
-        reached = False
-        while not self._ready:
-            left = deadline - reserve - time.monotonic()
-            if left <= 0:
-                break
+        wait = ReadyWait(timeout_s)
+        while not self._ready and (left := wait.time_left()) > 0:
             try:
                 response = await self._health.Check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True)
-                answer = ready_answer(response.status, None)
+                answer = wait.heard(response.status, None)
             except grpc.RpcError as exc:
-                answer = ready_answer(None, exc)
-            reached = reached or answer != "unreached"
+                answer = wait.heard(None, exc)
             if answer == "ready":
                 self._ready = True
             elif answer == "wait":
-                await asyncio.sleep(min(READY_POLL_S, max(0.0, deadline - reserve - time.monotonic())))
-        if not (self._ready or reached):
-            # Nothing answered: one call that does not wait raises the transport's own error
-            # (UNAVAILABLE, saying why it could not connect). Health is not retried, unlike
-            # the reads, whose backoff could outlast what is left of the deadline.
-            await self._health.Check(
-                health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S)
-            )
-        if timeout_s is None:
-            return None, False
-        return max(deadline - time.monotonic(), 0.0), True
+                await asyncio.sleep(wait.pause())
+        if not (self._ready or wait.reached):
+            # As PolarMemClient._await_ready: the transport's own error, not a bare deadline.
+            await self._health.Check(health_pb2.HealthCheckRequest(), timeout=wait.last_check_timeout())
+        return wait.call_options()
 
-    async def _call_options(self, timeout_s: float | None) -> dict[str, Any]:
-        """The timeout and wait-for-ready of one call (as PolarMemClient._call: the first call
-        waits for the server)."""
-        timeout = timeout_s if timeout_s is not None else self.timeout_s
-        wait = self.wait_for_ready and timeout is not None
+    async def _run(self, call: build.Call, timeout_s: float | None = None) -> Any:
+        """As PolarMemClient._run, awaited."""
+        timeout, wait = self._call_options(call, timeout_s)
         if not self._ready:
             timeout, wait = await self._await_ready(timeout)
-        return {"timeout": timeout, "metadata": self._metadata, "wait_for_ready": wait}
-
-    async def _call(self, method, request, timeout_s: float | None = None):
-        self.last_write.stamp(request)
-        response = await method(request, **await self._call_options(timeout_s))
-        self.last_write.note(response)
-        return response
+        response = await getattr(self._stub, call.rpc)(
+            call.request, timeout=timeout, metadata=self._metadata, wait_for_ready=wait
+        )
+        return self._result(call, response)
 
     async def close(self) -> None:
         await self._channel.close()
@@ -130,23 +108,20 @@ class AsyncPolarMemClient(ClientBase):
             ann,
             open_vocabulary,
         )
-        response = await self._call(
-            self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config), timeout_s
-        )
-        return response.namespace
+        return await self._run(build.create_namespace_call(name=name, config=config), timeout_s)
 
     async def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
-        return (await self._call(self._stub.GetNamespace, pb.GetNamespaceRequest(name=name), timeout_s)).namespace
+        return await self._run(build.get_namespace_call(name=name), timeout_s)
 
     async def list_namespaces(self, timeout_s: float | None = None) -> list[pb.NamespaceInfo]:
-        return list((await self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest(), timeout_s)).namespaces)
+        return await self._run(build.list_namespaces_call(), timeout_s)
 
     async def update_namespace(self, name: str, *, timeout_s: float | None = None, **changes: Any):
         """Keyword arguments as PolarMemClient.update_namespace."""
-        return await self._call(self._stub.UpdateNamespace, build.update_namespace_request(name, **changes), timeout_s)
+        return await self._run(build.update_namespace_call(name, **changes), timeout_s)
 
     async def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
-        await self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name), timeout_s)
+        await self._run(build.delete_namespace_call(name=name), timeout_s)
 
     async def remember(
         self,
@@ -180,9 +155,7 @@ class AsyncPolarMemClient(ClientBase):
             source=source,
             model=model,
         )
-        return (
-            await self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item), timeout_s)
-        ).item
+        return await self._run(build.remember_call(namespace=namespace, item=item), timeout_s)
 
     async def remember_stream(
         self,
@@ -192,14 +165,10 @@ class AsyncPolarMemClient(ClientBase):
         items_per_message: int = 64,
     ) -> pb.RememberStreamResponse:
         """As PolarMemClient.remember_stream; `items` may also be an async iterable."""
-        build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
-        if isinstance(items, AsyncIterable):
-            requests: Any = _async_stream_requests(namespace, items, items_per_message)
-        else:
-            requests = build.remember_stream_requests(namespace, items, items_per_message)
-        return await self._call(
-            self._stub.RememberStream, requests, timeout_s if timeout_s is not None else self.stream_timeout_s
+        requests = (
+            build.async_remember_stream_requests if isinstance(items, AsyncIterable) else build.remember_stream_requests
         )
+        return await self._run(build.remember_stream_call(namespace, items, items_per_message, requests), timeout_s)
 
     async def observe(
         self,
@@ -216,13 +185,11 @@ class AsyncPolarMemClient(ClientBase):
         model: str = "",
         timeout_s: float | None = None,
     ) -> pb.ObserveResponse:
-        request = build.observe_request(
-            namespace, id, scores, states, vectors, text, content, verify_concepts, source, model
-        )
-        return await self._call(self._stub.Observe, request, timeout_s)
+        call = build.observe_call(namespace, id, scores, states, vectors, text, content, verify_concepts, source, model)
+        return await self._run(call, timeout_s)
 
     async def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
-        await self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
+        await self._run(build.forget_call(namespace=namespace, id=id), timeout_s)
 
     async def get_item(
         self,
@@ -234,14 +201,8 @@ class AsyncPolarMemClient(ClientBase):
         consistency: str | None = None,
         consistency_token: bytes | None = None,
     ) -> pb.GetItemResponse:
-        request = build.with_consistency(
-            pb.GetItemRequest(
-                namespace=namespace, id=id, include_history=include_history, include_vectors=include_vectors
-            ),
-            consistency,
-            consistency_token,
-        )
-        return await self._call(self._stub.GetItem, request, timeout_s)
+        call = build.get_item_call(namespace, id, include_history, include_vectors, consistency, consistency_token)
+        return await self._run(call, timeout_s)
 
     async def get_concept(
         self,
@@ -252,18 +213,12 @@ class AsyncPolarMemClient(ClientBase):
         page_token: str = "",
         timeout_s: float | None = None,
     ) -> pb.GetConceptResponse:
-        return await self._call(
-            self._stub.GetConcept,
-            build.get_concept_request(namespace, concept, polarity, page_size, page_token),
-            timeout_s,
-        )
+        return await self._run(build.get_concept_call(namespace, concept, polarity, page_size, page_token), timeout_s)
 
     async def list_concepts(
         self, namespace: str, page_size: int = 0, page_token: str = "", timeout_s: float | None = None
     ) -> pb.ListConceptsResponse:
-        return await self._call(
-            self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token), timeout_s
-        )
+        return await self._run(build.list_concepts_call(namespace, page_size, page_token), timeout_s)
 
     async def list_items(
         self,
@@ -280,10 +235,10 @@ class AsyncPolarMemClient(ClientBase):
         consistency_token: bytes | None = None,
     ) -> pb.ListItemsResponse:
         """As PolarMemClient.list_items."""
-        request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
-        return await self._call(
-            self._stub.ListItems, build.with_consistency(request, consistency, consistency_token), timeout_s
+        call = build.list_items_call(
+            namespace, page_size, page_token, has, not_has, metadata_equals, kinds, consistency, consistency_token
         )
+        return await self._run(call, timeout_s)
 
     async def update_item(
         self,
@@ -295,15 +250,11 @@ class AsyncPolarMemClient(ClientBase):
         timeout_s: float | None = None,
     ) -> pb.UpdateItemResponse:
         """As PolarMemClient.update_item."""
-        return await self._call(
-            self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata), timeout_s
-        )
+        return await self._run(build.update_item_call(namespace, id, text, metadata), timeout_s)
 
     async def clear_namespace(self, name: str, timeout_s: float | None = None) -> int:
         """As PolarMemClient.clear_namespace."""
-        return (
-            await self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s)
-        ).items_deleted
+        return await self._run(build.clear_namespace_call(name=name), timeout_s)
 
     async def score_concepts(
         self,
@@ -315,21 +266,16 @@ class AsyncPolarMemClient(ClientBase):
         timeout_s: float | None = None,
         **item: Any,
     ) -> pb.ScoreConceptsResponse:
-        return await self._call(
-            self._stub.ScoreConcepts,
-            build.score_concepts_request(namespace, concepts, text, content, **item),
-            timeout_s,
-        )
+        return await self._run(build.score_concepts_call(namespace, concepts, text, content, **item), timeout_s)
 
     async def calibrate(
         self, namespace: str, p_yes: Sequence[float], present: Sequence[bool], timeout_s: float | None = None
     ) -> pb.Calibration:
-        response = await self._call(self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s)
-        return response.calibration
+        return await self._run(build.calibrate_call(namespace, p_yes, present), timeout_s)
 
     async def backup(self, destination_dir: str, timeout_s: float | None = None) -> pb.BackupResponse:
         """As PolarMemClient.backup."""
-        return await self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
+        return await self._run(build.backup_call(destination_dir), timeout_s)
 
     async def recall(
         self,
@@ -342,18 +288,7 @@ class AsyncPolarMemClient(ClientBase):
         **options: Any,
     ) -> pb.RecallResponse:
         """Keyword arguments as PolarMemClient.recall."""
-        request = build.with_consistency(
-            build.recall_request(namespace, text, **options), consistency, consistency_token
+        call = build.recall_call(
+            namespace, text, consistency=consistency, consistency_token=consistency_token, **options
         )
-        return await self._call(self._stub.Recall, request, timeout_s)
-
-
-async def _async_stream_requests(namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int):
-    chunker = build.StreamChunker(namespace, items_per_message)
-    async for item in items:
-        message = chunker.add(item)
-        if message is not None:
-            yield message
-    last = chunker.finish()
-    if last is not None:
-        yield last
+        return await self._run(call, timeout_s)

@@ -20,8 +20,9 @@ retried with exponential backoff on UNAVAILABLE through gRPC's own retry policy 
 service config). Writes are not retried: the caller decides (a Remember with an id is safe to
 repeat — ALREADY_EXISTS means it was stored).
 
-The asyncio client (aio_client.AsyncPolarMemClient) has the same methods and builds its
-requests with the same functions (client_requests)."""
+The asyncio client (aio_client.AsyncPolarMemClient) has the same methods: both build each call
+(request, and what of the response a method returns) with the same functions (client_requests)
+and wait for a starting server by the same steps (ReadyWait); only sending differs."""
 
 from __future__ import annotations
 
@@ -108,6 +109,42 @@ def ready_answer(status: int | None, error: grpc.RpcError | None) -> str:
     return "ready" if status == health_pb2.HealthCheckResponse.SERVING else "wait"
 
 
+class ReadyWait:
+    """The first call's wait for a starting server (module doc), as both clients take it: while
+    `time_left()` they ask health (wait-for-ready, that long), hand its answer to `heard`, and on
+    "wait" pause for `pause()`; if nothing ever answered (not `reached`), one last health check
+    within `last_check_timeout()` raises the transport's error. `call_options()` is then what the
+    call itself gets."""
+
+    def __init__(self, timeout_s: float | None) -> None:
+        self.timeout_s = timeout_s
+        self.deadline, self.reserve = ready_deadline(timeout_s)
+        self.reached = False  # some health answer came (the port is open)
+
+    def time_left(self) -> float:
+        """What is left for asking health (<= 0: stop asking)."""
+        return self.deadline - self.reserve - time.monotonic()
+
+    def heard(self, status: int | None, error: grpc.RpcError | None) -> str:
+        """One health answer, as ready_answer reads it."""
+        answer = ready_answer(status, error)
+        self.reached = self.reached or answer != "unreached"
+        return answer
+
+    def pause(self) -> float:
+        return min(READY_POLL_S, max(0.0, self.time_left()))
+
+    def last_check_timeout(self) -> float:
+        return max(self.deadline - time.monotonic(), READY_POLL_S)
+
+    def call_options(self) -> tuple[float | None, bool]:
+        """The call's timeout (what is left of its deadline) and whether to send it wait-for-ready
+        (only when it has a deadline)."""
+        if self.timeout_s is None:
+            return None, False
+        return max(self.deadline - time.monotonic(), 0.0), True
+
+
 class ClientBase:
     """What both clients share: the channel, the stubs, the deadlines and the last write's
     consistency token. `grpc_module`: grpc (PolarMemClient) or grpc.aio (AsyncPolarMemClient)."""
@@ -161,6 +198,21 @@ class ClientBase:
         """The token of this client's latest write (empty before any, and from a single local process)."""
         return self.last_write.token
 
+    def _call_options(self, call: build.Call, timeout_s: float | None) -> tuple[float | None, bool]:
+        """Stamps the call's request with the last write; returns its timeout (its own, else the
+        stream's for a stream, else the client's) and whether to send it wait-for-ready."""
+        self.last_write.stamp(call.request)
+        if timeout_s is None and call.streaming:
+            timeout_s = self.stream_timeout_s
+        timeout = timeout_s if timeout_s is not None else self.timeout_s
+        # wait-for-ready only where a deadline ends the wait (no deadline: fail fast as before)
+        return timeout, self.wait_for_ready and timeout is not None
+
+    def _result(self, call: build.Call, response: Any) -> Any:
+        """What the client method returns of the call's response, once its write's token is noted."""
+        self.last_write.note(response)
+        return call.result(response)
+
 
 class PolarMemClient(ClientBase):
     """Synchronous client. `address` is host:port; `token` is sent as `authorization: Bearer`;
@@ -172,44 +224,34 @@ class PolarMemClient(ClientBase):
     UNAVAILABLE."""
 
     def _await_ready(self, timeout_s: float | None) -> tuple[float | None, bool]:
-        """The first call's wait for the server (module doc). Returns the call's timeout (what is
-        left of its deadline) and whether to send it wait-for-ready (only when it has a deadline)."""
-        deadline, reserve = ready_deadline(timeout_s)
-        reached = False
-        while not self._ready:
-            left = deadline - reserve - time.monotonic()
-            if left <= 0:
-                break
+        """The first call's wait for the server (ReadyWait): the call's timeout and wait-for-ready."""
+        wait = ReadyWait(timeout_s)
+        while not self._ready and (left := wait.time_left()) > 0:
             try:
-                answer = ready_answer(
-                    self._health.Check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True).status, None
-                )
+                response = self._health.Check(health_pb2.HealthCheckRequest(), timeout=left, wait_for_ready=True)
+                answer = wait.heard(response.status, None)
             except grpc.RpcError as exc:
-                answer = ready_answer(None, exc)
-            reached = reached or answer != "unreached"
+                answer = wait.heard(None, exc)
             if answer == "ready":
                 self._ready = True
             elif answer == "wait":
-                time.sleep(min(READY_POLL_S, max(0.0, deadline - reserve - time.monotonic())))
-        if not (self._ready or reached):
+                time.sleep(wait.pause())
+        if not (self._ready or wait.reached):
             # Nothing answered: one call that does not wait raises the transport's own error
             # (UNAVAILABLE, saying why it could not connect). Health is not retried, unlike
             # the reads, whose backoff could outlast what is left of the deadline.
-            self._health.Check(health_pb2.HealthCheckRequest(), timeout=max(deadline - time.monotonic(), READY_POLL_S))
-        if timeout_s is None:
-            return None, False
-        return max(deadline - time.monotonic(), 0.0), True
+            self._health.Check(health_pb2.HealthCheckRequest(), timeout=wait.last_check_timeout())
+        return wait.call_options()
 
-    def _call(self, method, request, timeout_s: float | None = None):
-        self.last_write.stamp(request)
-        timeout = timeout_s if timeout_s is not None else self.timeout_s
-        # wait-for-ready only where a deadline ends the wait (no deadline: fail fast as before)
-        wait = self.wait_for_ready and timeout is not None
+    def _run(self, call: build.Call, timeout_s: float | None = None) -> Any:
+        """Sends the call (the first one waits for the server) -> what its method returns."""
+        timeout, wait = self._call_options(call, timeout_s)
         if not self._ready:
             timeout, wait = self._await_ready(timeout)
-        response = method(request, timeout=timeout, metadata=self._metadata, wait_for_ready=wait)
-        self.last_write.note(response)
-        return response
+        response = getattr(self._stub, call.rpc)(
+            call.request, timeout=timeout, metadata=self._metadata, wait_for_ready=wait
+        )
+        return self._result(call, response)
 
     def close(self) -> None:
         self._channel.close()
@@ -277,17 +319,15 @@ class PolarMemClient(ClientBase):
             ann,
             open_vocabulary,
         )
-        return self._call(
-            self._stub.CreateNamespace, pb.CreateNamespaceRequest(name=name, config=config), timeout_s
-        ).namespace
+        return self._run(build.create_namespace_call(name=name, config=config), timeout_s)
 
     def get_namespace(self, name: str, timeout_s: float | None = None) -> pb.NamespaceInfo:
         """GetNamespace -> NamespaceInfo (config, counts, calibration)."""
-        return self._call(self._stub.GetNamespace, pb.GetNamespaceRequest(name=name), timeout_s).namespace
+        return self._run(build.get_namespace_call(name=name), timeout_s)
 
     def list_namespaces(self, timeout_s: float | None = None) -> list[pb.NamespaceInfo]:
         """ListNamespaces -> the namespaces this token may use, by name."""
-        return list(self._call(self._stub.ListNamespaces, pb.ListNamespacesRequest(), timeout_s).namespaces)
+        return self._run(build.list_namespaces_call(), timeout_s)
 
     def update_namespace(
         self,
@@ -308,7 +348,7 @@ class PolarMemClient(ClientBase):
     ):
         """UpdateNamespace -> UpdateNamespaceResponse (namespace, items_repartitioned,
         items_changed). Only the arguments given change (they make the update_mask)."""
-        request = build.update_namespace_request(
+        call = build.update_namespace_call(
             name,
             kappa=kappa,
             rho=rho,
@@ -322,11 +362,11 @@ class PolarMemClient(ClientBase):
             concepts=concepts,
             declared_accuracy=declared_accuracy,
         )
-        return self._call(self._stub.UpdateNamespace, request, timeout_s)
+        return self._run(call, timeout_s)
 
     def delete_namespace(self, name: str, timeout_s: float | None = None) -> None:
         """DeleteNamespace: the namespace and everything in it."""
-        self._call(self._stub.DeleteNamespace, pb.DeleteNamespaceRequest(name=name), timeout_s)
+        self._run(build.delete_namespace_call(name=name), timeout_s)
 
     # ---- items ------------------------------------------------------------------------------
 
@@ -365,7 +405,7 @@ class PolarMemClient(ClientBase):
             source=source,
             model=model,
         )
-        return self._call(self._stub.Remember, pb.RememberRequest(namespace=namespace, item=item), timeout_s).item
+        return self._run(build.remember_call(namespace=namespace, item=item), timeout_s)
 
     def remember_stream(
         self, namespace: str, items: Iterable[pb.ItemInput], timeout_s: float | None = None, items_per_message: int = 64
@@ -373,11 +413,7 @@ class PolarMemClient(ClientBase):
         """RememberStream -> RememberStreamResponse: one result per item (indexed by position,
         with its own error), stored and failed counts. `items` are ItemInput messages
         (item_message builds them), sent `items_per_message` to a message."""
-        build.StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
-        requests = build.remember_stream_requests(namespace, items, items_per_message)
-        return self._call(
-            self._stub.RememberStream, requests, timeout_s if timeout_s is not None else self.stream_timeout_s
-        )
+        return self._run(build.remember_stream_call(namespace, items, items_per_message), timeout_s)
 
     def observe(
         self,
@@ -397,14 +433,12 @@ class PolarMemClient(ClientBase):
         """Observe -> ObserveResponse (item, changed): new evidence merged and re-partitioned.
         `text` / `content` / `verify_concepts` have the server's engine verify new content (no
         verify_concepts: the concepts the item already holds)."""
-        request = build.observe_request(
-            namespace, id, scores, states, vectors, text, content, verify_concepts, source, model
-        )
-        return self._call(self._stub.Observe, request, timeout_s)
+        call = build.observe_call(namespace, id, scores, states, vectors, text, content, verify_concepts, source, model)
+        return self._run(call, timeout_s)
 
     def forget(self, namespace: str, id: str, timeout_s: float | None = None) -> None:
         """Forget: the item is gone from the namespace (NOT_FOUND if it was not there)."""
-        self._call(self._stub.Forget, pb.ForgetRequest(namespace=namespace, id=id), timeout_s)
+        self._run(build.forget_call(namespace=namespace, id=id), timeout_s)
 
     def get_item(
         self,
@@ -419,14 +453,8 @@ class PolarMemClient(ClientBase):
         """GetItem -> GetItemResponse (item with evidence and partition; vectors when asked).
         `consistency` "strong" / "bounded" (None: the server's default; every read carries this
         client's last write's token)."""
-        request = build.with_consistency(
-            pb.GetItemRequest(
-                namespace=namespace, id=id, include_history=include_history, include_vectors=include_vectors
-            ),
-            consistency,
-            consistency_token,
-        )
-        return self._call(self._stub.GetItem, request, timeout_s)
+        call = build.get_item_call(namespace, id, include_history, include_vectors, consistency, consistency_token)
+        return self._run(call, timeout_s)
 
     def get_concept(
         self,
@@ -439,20 +467,14 @@ class PolarMemClient(ClientBase):
     ) -> pb.GetConceptResponse:
         """GetConcept -> GetConceptResponse: a page of item ids that HAS / NOT_HAS / ALIGN the
         concept (next_page_token continues), and its counts."""
-        return self._call(
-            self._stub.GetConcept,
-            build.get_concept_request(namespace, concept, polarity, page_size, page_token),
-            timeout_s,
-        )
+        return self._run(build.get_concept_call(namespace, concept, polarity, page_size, page_token), timeout_s)
 
     def list_concepts(
         self, namespace: str, page_size: int = 0, page_token: str = "", timeout_s: float | None = None
     ) -> pb.ListConceptsResponse:
         """ListConcepts -> ListConceptsResponse: a page of the namespace's vocabulary (name, id,
         HAS / NOT_HAS / ALIGN counts), by id; next_page_token continues."""
-        return self._call(
-            self._stub.ListConcepts, build.list_concepts_request(namespace, page_size, page_token), timeout_s
-        )
+        return self._run(build.list_concepts_call(namespace, page_size, page_token), timeout_s)
 
     def list_items(
         self,
@@ -471,10 +493,10 @@ class PolarMemClient(ClientBase):
         """ListItems -> ListItemsResponse: a page of items in id order (items, next_page_token),
         only those holding every `has` concept in HAS, every `not_has` in NOT_HAS, every
         metadata pair and one of `kinds` (text, visual)."""
-        request = build.list_items_request(namespace, page_size, page_token, has, not_has, metadata_equals, kinds)
-        return self._call(
-            self._stub.ListItems, build.with_consistency(request, consistency, consistency_token), timeout_s
+        call = build.list_items_call(
+            namespace, page_size, page_token, has, not_has, metadata_equals, kinds, consistency, consistency_token
         )
+        return self._run(call, timeout_s)
 
     def update_item(
         self,
@@ -487,11 +509,11 @@ class PolarMemClient(ClientBase):
     ) -> pb.UpdateItemResponse:
         """UpdateItem -> UpdateItemResponse (item, changed): new text (a text item's states are
         re-read from it) and / or new metadata (replaces the whole map); None leaves a field as is."""
-        return self._call(self._stub.UpdateItem, build.update_item_request(namespace, id, text, metadata), timeout_s)
+        return self._run(build.update_item_call(namespace, id, text, metadata), timeout_s)
 
     def clear_namespace(self, name: str, timeout_s: float | None = None) -> int:
         """ClearNamespace: every item deleted, settings and vocabulary kept; returns how many."""
-        return self._call(self._stub.ClearNamespace, pb.ClearNamespaceRequest(name=name), timeout_s).items_deleted
+        return self._run(build.clear_namespace_call(name=name), timeout_s)
 
     def score_concepts(
         self,
@@ -505,25 +527,19 @@ class PolarMemClient(ClientBase):
     ) -> pb.ScoreConceptsResponse:
         """ScoreConcepts -> ScoreConceptsResponse: the engine's raw P(Yes) per concept and
         template for `text` and/or `content`; nothing is stored."""
-        return self._call(
-            self._stub.ScoreConcepts,
-            build.score_concepts_request(namespace, concepts, text, content, **item),
-            timeout_s,
-        )
+        return self._run(build.score_concepts_call(namespace, concepts, text, content, **item), timeout_s)
 
     def calibrate(
         self, namespace: str, p_yes: Sequence[float], present: Sequence[bool], timeout_s: float | None = None
     ) -> pb.Calibration:
         """Calibrate -> the fitted Calibration: labelled scores fit the namespace's score model."""
-        return self._call(
-            self._stub.Calibrate, build.calibrate_request(namespace, p_yes, present), timeout_s
-        ).calibration
+        return self._run(build.calibrate_call(namespace, p_yes, present), timeout_s)
 
     def backup(self, destination_dir: str, timeout_s: float | None = None) -> pb.BackupResponse:
         """Backup -> BackupResponse: a consistent snapshot of the whole store written to
         `destination_dir` on the SERVER's file system (absolute, not existing yet); needs a token
         for every namespace. Restore is offline (`polarmem restore`)."""
-        return self._call(self._stub.Backup, build.backup_request(destination_dir), timeout_s)
+        return self._run(build.backup_call(destination_dir), timeout_s)
 
     # ---- recall -----------------------------------------------------------------------------
 
@@ -571,7 +587,7 @@ class PolarMemClient(ClientBase):
         `recency_weight` (default 0.1) x 2^(-age / half-life), exactly. `consistency`: "strong" sees
         every acknowledged write; default (None / "bounded"): this client's own writes (their
         token is sent automatically) and every write older than Milvus's bound."""
-        request = build.recall_request(
+        call = build.recall_call(
             namespace,
             text,
             vectors,
@@ -595,6 +611,7 @@ class PolarMemClient(ClientBase):
             explain,
             recency_half_life_s,
             recency_weight,
+            consistency,
+            consistency_token,
         )
-        request = build.with_consistency(request, consistency, consistency_token)
-        return self._call(self._stub.Recall, request, timeout_s)
+        return self._run(call, timeout_s)

@@ -1,6 +1,8 @@
 """Request building shared by the sync (`client.py`) and asyncio (`aio_client.py`) clients:
 plain Python values in, `polarmem.v1` request messages out, and a ValueError naming the
-argument and its fix for anything that cannot be encoded — before any call is made.
+argument and its fix for anything that cannot be encoded — before any call is made. Each RPC's
+Call (end of the module) adds what a client method returns of the response, so a client only
+sends it, blocking or awaited.
 
 Checks here are the ones only the client can make (a mode, kind or state name, a value of the
 wrong type, an unreadable content file). Everything that needs the namespace (dimensions,
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, ParamSpec, Union
 
 import numpy as np
 from google.protobuf import field_mask_pb2
@@ -374,11 +378,14 @@ def recall_request(
     explain: bool | None = None,
     recency_half_life_s: float | None = None,
     recency_weight: float | None = None,
+    consistency: str | None = None,
+    consistency_token: bytes | None = None,
 ) -> pb.RecallRequest:
     """RecallRequest; see PolarMemClient.recall. top_k 0 is sent as given (the server explains it).
     `rank_by_confidence` / `explain` None leave the field unset (the namespace's rule decides;
     explanations on). `recency_half_life_s` / `recency_weight` None leave them unset (no
-    recency term; the server checks the values and names the field)."""
+    recency term; the server checks the values and names the field). `consistency` /
+    `consistency_token`: the read level (with_consistency)."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     request = pb.RecallRequest(
@@ -419,7 +426,7 @@ def recall_request(
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
                 raise ValueError(f"{name} must be a number or None, got {value!r}")
             setattr(request, name, float(value))
-    return request
+    return with_consistency(request, consistency, consistency_token)
 
 
 def observe_request(
@@ -480,6 +487,21 @@ def list_concepts_request(namespace: str, page_size: int = 0, page_token: str = 
     return pb.ListConceptsRequest(namespace=namespace, page_size=_count("page_size", page_size), page_token=page_token)
 
 
+def get_item_request(
+    namespace: str,
+    id: str,
+    include_history: bool = False,
+    include_vectors: bool = False,
+    consistency: str | None = None,
+    consistency_token: bytes | None = None,
+) -> pb.GetItemRequest:
+    """GetItemRequest; see PolarMemClient.get_item."""
+    request = pb.GetItemRequest(
+        namespace=namespace, id=id, include_history=include_history, include_vectors=include_vectors
+    )
+    return with_consistency(request, consistency, consistency_token)
+
+
 def list_items_request(
     namespace: str,
     page_size: int = 0,
@@ -488,9 +510,11 @@ def list_items_request(
     not_has: Sequence[str] | None = None,
     metadata_equals: Mapping[str, str] | None = None,
     kinds: Sequence[str] | None = None,
+    consistency: str | None = None,
+    consistency_token: bytes | None = None,
 ) -> pb.ListItemsRequest:
     """ListItemsRequest; see PolarMemClient.list_items."""
-    return pb.ListItemsRequest(
+    request = pb.ListItemsRequest(
         namespace=namespace,
         page_size=_count("page_size", page_size),
         page_token=page_token,
@@ -499,6 +523,7 @@ def list_items_request(
         metadata_equals=_str_map("metadata_equals", metadata_equals),
         kinds=[choice("kinds[]", k, KINDS) for k in _names("kinds", kinds)],
     )
+    return with_consistency(request, consistency, consistency_token)
 
 
 def update_item_request(
@@ -577,6 +602,20 @@ def remember_stream_requests(
     """The stream's messages for a plain iterable of items."""
     chunker = StreamChunker(namespace, items_per_message)
     for item in items:
+        message = chunker.add(item)
+        if message is not None:
+            yield message
+    last = chunker.finish()
+    if last is not None:
+        yield last
+
+
+async def async_remember_stream_requests(
+    namespace: str, items: AsyncIterable[pb.ItemInput], items_per_message: int
+) -> AsyncIterator[pb.RememberStreamRequest]:
+    """The stream's messages for an async iterable of items (the asyncio client's)."""
+    chunker = StreamChunker(namespace, items_per_message)
+    async for item in items:
         message = chunker.add(item)
         if message is not None:
             yield message
@@ -676,3 +715,74 @@ class LastWrite:
     def note_token(self, token: bytes) -> None:
         if token and token > self.token:  # a comparison and an assignment: atomic enough under the GIL
             self.token = bytes(token)
+
+
+# ---- calls: each RPC as both clients make it -------------------------------------------------
+
+
+def _whole_response(response: Any) -> Any:
+    return response
+
+
+def _namespace_list(response: pb.ListNamespacesResponse) -> list[pb.NamespaceInfo]:
+    return list(response.namespaces)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One RPC as both clients make it: the MemoryService method (`rpc`), its request (a stream's:
+    an iterator of its messages), what of the response the client method returns (`result`) and
+    whether its default deadline is the stream's (`streaming`: stream_timeout_s). A client only
+    sends it, blocking or awaited."""
+
+    rpc: str
+    request: Any
+    result: Callable[[Any], Any] = _whole_response
+    streaming: bool = False
+
+
+_Args = ParamSpec("_Args")
+
+
+def _call_of(
+    rpc: str, request: Callable[_Args, Any], result: Callable[[Any], Any] = _whole_response
+) -> Callable[_Args, Call]:
+    """The function that makes `rpc`'s Call from the arguments of `request`: a request builder
+    above, or the request message's own class (keyword arguments only)."""
+
+    def build_call(*args: _Args.args, **kwargs: _Args.kwargs) -> Call:
+        return Call(rpc, request(*args, **kwargs), result)
+
+    return build_call
+
+
+create_namespace_call = _call_of("CreateNamespace", pb.CreateNamespaceRequest, attrgetter("namespace"))
+get_namespace_call = _call_of("GetNamespace", pb.GetNamespaceRequest, attrgetter("namespace"))
+list_namespaces_call = _call_of("ListNamespaces", pb.ListNamespacesRequest, _namespace_list)
+update_namespace_call = _call_of("UpdateNamespace", update_namespace_request)
+delete_namespace_call = _call_of("DeleteNamespace", pb.DeleteNamespaceRequest)
+clear_namespace_call = _call_of("ClearNamespace", pb.ClearNamespaceRequest, attrgetter("items_deleted"))
+remember_call = _call_of("Remember", pb.RememberRequest, attrgetter("item"))
+observe_call = _call_of("Observe", observe_request)
+forget_call = _call_of("Forget", pb.ForgetRequest)
+get_item_call = _call_of("GetItem", get_item_request)
+update_item_call = _call_of("UpdateItem", update_item_request)
+list_items_call = _call_of("ListItems", list_items_request)
+get_concept_call = _call_of("GetConcept", get_concept_request)
+list_concepts_call = _call_of("ListConcepts", list_concepts_request)
+score_concepts_call = _call_of("ScoreConcepts", score_concepts_request)
+calibrate_call = _call_of("Calibrate", calibrate_request, attrgetter("calibration"))
+backup_call = _call_of("Backup", backup_request)
+recall_call = _call_of("Recall", recall_request)
+
+
+def remember_stream_call(
+    namespace: str,
+    items: Iterable[pb.ItemInput] | AsyncIterable[pb.ItemInput],
+    items_per_message: int,
+    stream_requests: Callable[[str, Any, int], Iterator[Any] | AsyncIterator[Any]] = remember_stream_requests,
+) -> Call:
+    """RememberStream's Call: `items` packed `items_per_message` to a message by `stream_requests`
+    (remember_stream_requests; async_remember_stream_requests for an async iterable)."""
+    StreamChunker(namespace, items_per_message)  # checks items_per_message before the call
+    return Call("RememberStream", stream_requests(namespace, items, items_per_message), streaming=True)
