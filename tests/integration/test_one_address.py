@@ -56,10 +56,14 @@ def test_the_address_is_the_compiled_front_and_answers_recall_natively(server, s
         items = [item_message(id=f"i{i}", vectors={"vis": rng.normal(size=DIM)}) for i in range(50)]
         assert client.remember_stream("t", items).stored == 50
     query = rng.normal(size=DIM).astype(np.float32).tolist()
-    first = stub.Recall(vector_recall(query))  # the library answers it and hands the front the view
+    # The library answers the first (and hands the front the view) unless the background pass that
+    # keeps the views made it first: under load either comes first (a flake when this said which).
+    first = stub.Recall(vector_recall(query))
+    before = server.fast_front.front.stats()
     second = stub.Recall(vector_recall(query))  # the front answers it from the core
     stats = server.fast_front.front.stats()
-    assert stats["native"] == 1 and stats["forwarded"] == 1
+    assert stats["native"] == before["native"] + 1 and stats["forwarded"] == before["forwarded"]
+    assert stats["native"] + stats["forwarded"] == 2
     assert [h.id for h in first.hits] == [h.id for h in second.hits] and len(second.hits) == 10
 
 
