@@ -312,6 +312,16 @@ POLARMEM_TEST(a_thing_of_ones_own_given_to_someone_is_no_longer_had) {
   CHECK(Parsed("Hugo gave a talk to the team.", {"talk"}).state("talk") == "HAS");
 }
 
+POLARMEM_TEST(what_a_past_habit_was_done_with_ended_with_it) {
+  // round 47's last QA pass: "used to cache responses in Memcached" was VERIFIED for "does Osprey
+  // use Memcached?"
+  const Parsed p("Osprey used to cache responses in Memcached before switching to Redis.",
+                 {"osprey", "response", "memcached", "redis"});
+  CHECK(p.state("memcached") == "NOT_HAS" && p.state("response") == "NOT_HAS" && p.state("redis") == "HAS");
+  // not another cue's place: "doesn't smoke at a gig" (the place verbs' rule has its own cases)
+  CHECK(Parsed("Tomasz doesn't eat meat in restaurants.", {"meat", "restaurant"}).state("restaurant") == "HAS");
+}
+
 POLARMEM_TEST(a_negated_verb_without_a_thing_has_it) {
   // agent memory dev: "Leo still doesn't swim without armbands" (HAS armband)
   const Parsed p("Leo still doesn't swim without armbands.", {"leo", "swim", "armband"});

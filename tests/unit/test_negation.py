@@ -411,6 +411,19 @@ def states(text, triggers=negation.CLINICAL):
             "Atlas's staging cluster was decommissioned in June.",
             {"atlas": "HAS", "staging": "NOT_HAS", "cluster": "NOT_HAS"},
         ),
+        # ... and what a past habit was done with (VERIFIED for "does Osprey use Memcached?")
+        (
+            "Osprey used to cache responses in Memcached before switching to Redis.",
+            {
+                "osprey": "HAS",
+                "cache": "NOT_HAS",
+                "response": "NOT_HAS",
+                "memcached": "NOT_HAS",
+                "before": "HAS",
+                "switching": "HAS",
+                "redis": "HAS",
+            },
+        ),
         # a negated verb without a thing has it (agent memory dev)
         ("Leo still doesn't swim without armbands.", {"leo": "HAS", "swim": "NOT_HAS", "armband": "HAS"}),
     ],
