@@ -318,7 +318,7 @@ POLARMEM_TEST(what_a_past_habit_was_done_with_ended_with_it) {
   const Parsed p("Osprey used to cache responses in Memcached before switching to Redis.",
                  {"osprey", "response", "memcached", "redis"});
   CHECK(p.state("memcached") == "NOT_HAS" && p.state("response") == "NOT_HAS" && p.state("redis") == "HAS");
-  // not another cue's place: "doesn't smoke at a gig" (the place verbs' rule has its own cases)
+  // another cue's "in" still names where, affirmed: "doesn't eat meat in restaurants"
   CHECK(Parsed("Tomasz doesn't eat meat in restaurants.", {"meat", "restaurant"}).state("restaurant") == "HAS");
 }
 
