@@ -457,9 +457,24 @@ void mark_verb_and_circumstances(std::string_view utf8, const std::vector<text::
   }
 }
 
+bool pronoun_follows_the_auxiliary(const std::vector<text::Token>& tokens) {
+  static const std::unordered_set<std::string_view> pronouns = {"i", "we", "you", "he", "she", "they"};
+  static const std::unordered_set<std::string_view> auxiliaries = {"do",  "does", "did",  "am",  "is", "are",
+                                                                   "was", "were", "have", "has", "had"};
+  static const std::unordered_set<std::string_view> modals = {"can",   "could", "will",  "would", "should",
+                                                              "shall", "may",   "might", "must"};
+  for (std::size_t i = 0; i + 1 < tokens.size() && i < 3; ++i) {
+    if (modals.count(tokens[i].word)) return false;
+    if (auxiliaries.count(tokens[i].word)) return pronouns.count(tokens[i + 1].word) > 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_presence_question(std::string_view utf8) { return opens_a_presence_question(text::tokenise(utf8)); }
+
+bool asked_by_a_pronoun(std::string_view utf8) { return pronoun_follows_the_auxiliary(text::tokenise(utf8)); }
 
 bool is_frame_word(std::string_view word) {
   // What a question asks with: the answer's kind ("what kind of ..."), how it is named, how long

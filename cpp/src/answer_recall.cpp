@@ -82,13 +82,15 @@ int tier_of(Label label) {
 
 }  // namespace
 
-Terms question_terms(const ParsedQuestion& question) {
+Terms question_terms(const ParsedQuestion& question, bool asked_by_a_pronoun) {
   Terms terms;
   // The subject: the first proper name the parse marks among the required concepts ("does
-  // Atlas use Kafka?": Atlas; Kafka is a topic).
+  // Atlas use Kafka?": Atlas; Kafka is a topic); none where a pronoun asks ("do I use Slack?":
+  // Slack is a topic; before round 47 it was the subject, and "I no longer use Slack" a
+  // CONFLICT, shown last).
   std::int64_t subject = -1;
   for (const auto id : question.subjects) {
-    if (contains(question.required, id)) {
+    if (!asked_by_a_pronoun && contains(question.required, id)) {
       subject = id;
       break;
     }
@@ -149,7 +151,7 @@ Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& que
   // make a note about Ana a verified answer.
   ParsedQuestion with_unread = question;
   for (auto& word : unread_words(question_utf8)) with_unread.unknown.push_back(std::move(word));
-  const Terms terms = question_terms(with_unread);
+  const Terms terms = question_terms(with_unread, asked_by_a_pronoun(question_utf8));
   Recalled recalled;
   // Each candidate once, where it was first found, with its last sighting's similarity (every
   // search scores the same vector, so they agree wherever a backend's scores are exact).

@@ -239,6 +239,15 @@ POLARMEM_TEST(a_denied_verb_answers_nothing_of_another_thing) {
   CHECK(ines.terms[1].verb && ines.terms[2].circumstance);
 }
 
+POLARMEM_TEST(a_question_a_pronoun_asks_has_no_named_subject) {
+  // round 47's MCP QA of first-person notes ("do I use Slack?" made Slack its subject)
+  CHECK(asked_by_a_pronoun("do I use Slack?") && asked_by_a_pronoun("what did we move to?"));
+  CHECK(asked_by_a_pronoun("Am I allergic to peanuts?"));
+  // not a modal's pronoun, which asks for someone else (agent memory dev), nor a name's question
+  CHECK(!asked_by_a_pronoun("should I get Jo tickets to a musical?"));
+  CHECK(!asked_by_a_pronoun("does Maya use Slack?") && !asked_by_a_pronoun("what did Sam give up and did he swim?"));
+}
+
 POLARMEM_TEST(a_denied_circumstance_answers_nothing_of_the_thing_asked) {
   // round 47's MCP QA: "a standing desk at work, not at home" answered "does the user use Windows
   // at home?" NO

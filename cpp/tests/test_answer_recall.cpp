@@ -134,6 +134,9 @@ POLARMEM_TEST(terms_get_their_roles_in_the_questions_order) {
                                                        {"peanut", Role::kForbidden}, {"peanut", Role::kEvent},
                                                        {"lunchbox", Role::kTopic},   {"quit", Role::kEvent}};
   CHECK(got == want);
+  // "do I drink coffee with Maya?": a pronoun asks, so Maya is a topic too (round 47)
+  terms = question_terms(coffee, true);
+  CHECK(terms.terms.size() == 2 && terms.terms[0].role == Role::kTopic && terms.terms[1].role == Role::kTopic);
 }
 
 POLARMEM_TEST(candidates_come_from_similarity_the_topics_and_verified_absence) {

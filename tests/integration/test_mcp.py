@@ -652,6 +652,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Jade sold the Tesla and now drives a Corolla.",
             "Jade has a standing desk at work, not at home.",
             "Hugo gave his old laptop to his niece.",
+            "I no longer use Slack; we moved to Teams.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -687,6 +688,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Jade use Windows at home?", None),
             ("does Jade have a standing desk at home?", "ANSWERS NO"),
             ("does Hugo have his old laptop?", "ANSWERS NO"),
+            # a question a pronoun asks names no subject: Slack is what it asks about
+            ("do I use Slack?", "ANSWERS NO"),
         ]
 
         async def run():

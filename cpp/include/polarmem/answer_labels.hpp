@@ -127,6 +127,11 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
 // "does / do / did / is / are / was / were / has / have / had / can / could / will / would /
 // should ... ?", "is there", "any ...": a question whose "no" is an answer.
 bool is_presence_question(std::string_view utf8);
+// Whether a personal pronoun asks the question: its first auxiliary of doing, being or having (in
+// its first three words) is followed by one ("do I use Slack?", "what did we move to?"). Its names
+// are then what it asks about, never its subject. Not a modal's: "should I get Jo tickets to a
+// musical?" asks about Jo (agent memory dev).
+bool asked_by_a_pronoun(std::string_view utf8);
 
 std::string_view label_name(Label label);
 

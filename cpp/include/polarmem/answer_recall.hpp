@@ -117,7 +117,8 @@ struct Terms {
   std::vector<QueryTerm> terms;
   std::vector<std::int64_t> ids;
 };
-Terms question_terms(const ParsedQuestion& question);
+// `asked_by_a_pronoun` (answer_labels.hpp): no subject, every concept a topic.
+Terms question_terms(const ParsedQuestion& question, bool asked_by_a_pronoun = false);
 
 // The searches that gather the candidates of a question with these terms, shown `k`.
 std::vector<CandidateSearch> candidate_searches(const ParsedQuestion& question, const Terms& terms, std::size_t k);
