@@ -862,8 +862,9 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     clause_start_char = at_char;
     clause_start_tok = next_tok;
   };
-  // The nouns right before token k in this clause ("peanut" in "a mild peanut allergy", "peanut"
-  // and "sesame" in "peanut and sesame allergies") are avoided; a word of degree is not ("mild").
+  // The nouns right before token k in this clause ("peanut" in "a mild peanut allergy", "dust" and
+  // "mite" in "a dust mite allergy", "peanut" and "sesame" in "peanut and sesame allergies") are
+  // avoided; a word of degree is not ("mild").
   static const std::vector<Token> allergic_to{Token{"allergic", 0, 0, 0}, Token{"to", 0, 0, 0}};
   auto avoid_compound_before = [&](std::size_t k) {
     static const WordSet degrees = words_of(
@@ -887,9 +888,11 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       }
       return any;
     };
-    if (k == 0 || !avoid(k - 1)) return;
-    for (std::size_t at = k - 1;
-         at >= 2 && (toks[at - 1].word == "and" || toks[at - 1].word == "or" || toks[at - 1].word == ","); at -= 2) {
+    // the whole compound ("dust mite allergy": dust and mite), then a list before it
+    std::size_t at = k;
+    while (at > 0 && avoid(at - 1)) --at;
+    if (at == k) return;
+    for (; at >= 2 && (toks[at - 1].word == "and" || toks[at - 1].word == "or" || toks[at - 1].word == ","); at -= 2) {
       if (!avoid(at - 2)) break;
     }
   };

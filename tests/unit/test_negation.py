@@ -379,6 +379,7 @@ def states(text, triggers=negation.CLINICAL):
         # ... what an allergy is to is avoided, as "allergic to" says (before: HAS peanut) ...
         ("Tomas has a mild peanut allergy.", {"tomas": "HAS", "mild": "HAS", "peanut": "NOT_HAS", "allergy": "HAS"}),
         ("Tomas has an allergy to shrimp.", {"tomas": "HAS", "allergy": "HAS", "shrimp": "NOT_HAS"}),
+        ("Ines has a dust mite allergy.", {"ine": "HAS", "dust": "NOT_HAS", "mite": "NOT_HAS", "allergy": "HAS"}),
         # ... a relative joined to the actor acts with them (before: the flat was the partner's alone) ...
         (
             "Tomas and his partner Ines share a flat in Valencia.",
