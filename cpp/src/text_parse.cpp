@@ -330,16 +330,17 @@ bool all_letters(std::string_view word) {
   return !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) { return c >= 'a' && c <= 'z'; });
 }
 
-// A name made of letters and digits that starts with a letter: "IPv6", "EC2", "S3", "PS5",
-// "B12" (the MCP QA of round 47: "does not support IPv6" was NOT_HAS support alone, and so
-// answered "does Atlas support OAuth?" NO). One that starts with a digit is a quantity or an
-// ordinal ("16gb", "10am", "1990s", "2nd") and stays out.
+// A name made of letters and digits that starts with a letter, its parts perhaps joined by
+// hyphens: "IPv6", "EC2", "S3", "PS5", "B12", "COVID-19", "GPT-4" (the MCP QA of round 47: "does
+// not support IPv6" was NOT_HAS support alone, and so answered "does Atlas support OAuth?" NO).
+// One that starts with a digit is a quantity or an ordinal ("16gb", "10am", "1990s", "2nd") and
+// stays out.
 bool letters_and_digits(std::string_view word) {
   const auto letter = [](unsigned char c) { return c >= 'a' && c <= 'z'; };
   const auto digit = [](unsigned char c) { return c >= '0' && c <= '9'; };
   return word.size() >= 2 && letter(static_cast<unsigned char>(word[0])) &&
          std::any_of(word.begin(), word.end(), [&](unsigned char c) { return digit(c); }) &&
-         std::all_of(word.begin(), word.end(), [&](unsigned char c) { return letter(c) || digit(c); });
+         std::all_of(word.begin(), word.end(), [&](unsigned char c) { return letter(c) || digit(c) || c == '-'; });
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -1024,6 +1025,12 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
         ignored = determiners().count(before) != 0;  // "a man wearing a hate" (a COCO dev typo): no verb
       } else if (cue->phrase == "used to") {
         // "Maya used to run" (a past habit), not "a knife used to cut bread".
+        ignored = i == 0 || !after_its_subject(i);
+      } else if (cue->phrase == "waiting for") {
+        // "Carmen is waiting for a hip replacement" (one person's wait: nothing had yet), not "a
+        // man waiting for a bus", "People waiting for the train" (COCO dev: the bus is in the picture)
+        ignored = i < 2 || (before != "is" && before != "was") || !after_its_subject(i - 1);
+      } else if (cue->phrase == "waits for") {
         ignored = i == 0 || !after_its_subject(i);
       } else if ((cue->phrase == "free" || cue->phrase == "intolerant") && kind != TriggerTable::Kind::kPre) {
         // "X free" negates X alone ("pain free", "tumor free"); "felt free", "is free", "a free

@@ -562,6 +562,12 @@ dreams of
 dreaming of
 intends to
 intending to
+# (round 47's QA notes: "Carmen is waiting for a hip replacement" was VERIFIED for "has Carmen had a
+# hip replacement?": a wait, as a search, is no state of what is awaited; "waiting for" only after
+# a person, text_parse.cpp: COCO dev's "a man waiting for a bus" shows the bus)
+waiting for
+waits for
+on the waiting list for
 """
 
 CLINICAL = TriggerTable(

@@ -653,6 +653,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Jade has a standing desk at work, not at home.",
             "Hugo gave his old laptop to his niece.",
             "I no longer use Slack; we moved to Teams.",
+            "Carmen is waiting for a hip replacement.",
+            "Carmen tested negative for COVID-19 last week.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -690,6 +692,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Hugo have his old laptop?", "ANSWERS NO"),
             # a question a pronoun asks names no subject: Slack is what it asks about
             ("do I use Slack?", "ANSWERS NO"),
+            ("has Carmen had a hip replacement?", None),
+            ("does Carmen have COVID-19?", "ANSWERS NO"),
         ]
 
         async def run():

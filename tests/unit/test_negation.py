@@ -376,6 +376,14 @@ def states(text, triggers=negation.CLINICAL):
         # IPv6" denied supporting alone, and answered "does Atlas support OAuth?" NO) ...
         ("Atlas does not support IPv6 yet.", {"atlas": "HAS", "support": "NOT_HAS", "ipv6": "NOT_HAS"}),
         ("Tomas bought a PS5 in 2023.", {"tomas": "HAS", "bought": "HAS", "ps5": "HAS"}),
+        (
+            "Carmen tested negative for COVID-19 last week.",
+            {"carmen": "HAS", "tested": "HAS", "covid-19": "NOT_HAS", "last": "HAS", "week": "HAS"},
+        ),
+        # one person's wait is no state of what is awaited (VERIFIED for "has Carmen had a hip
+        # replacement?"); a caption's crowd waiting for a bus still shows it
+        ("Carmen is waiting for a hip replacement.", {"carmen": "HAS"}),
+        ("A man is waiting for a bus.", {"man": "HAS", "waiting": "HAS", "bus": "HAS"}),
         # ... what an allergy is to is avoided, as "allergic to" says (before: HAS peanut) ...
         ("Tomas has a mild peanut allergy.", {"tomas": "HAS", "mild": "HAS", "peanut": "NOT_HAS", "allergy": "HAS"}),
         ("Tomas has an allergy to shrimp.", {"tomas": "HAS", "allergy": "HAS", "shrimp": "NOT_HAS"}),
