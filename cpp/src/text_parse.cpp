@@ -851,11 +851,6 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
             toks[k + 2].word == "as");
   };
 
-  // A place after the "to" at k: an article or a capitalised word ("to Rome", "to the coast"), not a
-  // verb ("to save money").
-  const auto names_a_place_after = [&](std::size_t k) {
-    return k + 1 < toks.size() && (determiners().count(toks[k + 1].word) || capitalised(k + 1));
-  };
   auto close_scope = [&] {
     if (scope_open && !scope_uncertain && span_end > span_start)
       result.negated_spans.emplace_back(span_start, span_end);
@@ -1199,14 +1194,10 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
           ((do_negated && place_verbs().count(verb)) || (copula_negated && access_words().count(verb)))) {
         verb_object = true;
         verb_at = toks[i - 1].start;
-      } else if (!(active_cue == "used to" && habit_prepositions().count(word)) &&
-                 !((active_cue == "cancelled" || active_cue == "canceled") && word == "to" && names_a_place_after(i))) {
+      } else if (!(active_cue == "used to" && habit_prepositions().count(word))) {
         // (a past habit's "in / by / on / with" names how it was done, which ended with it: "used
-        // to cache responses in Memcached" was VERIFIED for "does Osprey use Memcached?"; and
-        // where a cancelled thing was going ended with it: "cancelled her trip to Rome" was
-        // VERIFIED for "is Olga going to Rome?", as "cancelled their Japan trip", a conversation
-        // set's dev note, already read Japan; not "to" before a verb, "to save money"; round
-        // 47's QA)
+        // to cache responses in Memcached" was VERIFIED for "does Osprey use Memcached?", round
+        // 47's last QA pass; no note of the three agent sets changed)
         span_frozen = true;
       }
     }

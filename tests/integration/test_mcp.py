@@ -655,7 +655,6 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "I no longer use Slack; we moved to Teams.",
             "Carmen is waiting for a hip replacement.",
             "Carmen tested negative for COVID-19 last week.",
-            "Olga cancelled her trip to Rome.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -695,7 +694,6 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("do I use Slack?", "ANSWERS NO"),
             ("has Carmen had a hip replacement?", None),
             ("does Carmen have COVID-19?", "ANSWERS NO"),
-            ("is Olga going to Rome?", "ANSWERS NO"),
         ]
 
         async def run():
