@@ -170,9 +170,11 @@ def test_hyphenated_words_and_possessives_are_content_words():
     assert content_terms("A man's t-shirt and a dog's x-ray") == ["man", "t-shirt", "dog", "x-ray"]
     assert content_terms("the children's books and the kids' toys") == ["child", "book", "kid", "toy"]
     assert content_terms("a black-and-white photo of two T-shirts") == ["black-and-white", "t-shirt"]
-    # contractions of "is" name nothing; digits, slashes and a lone "'s" stay out as before
+    # contractions of "is" name nothing; slashes and a lone "'s" stay out as before; a name of
+    # letters and digits starting with a letter is one since round 47 ("IPv6", "COVID-19"), a
+    # quantity starting with a digit is none
     assert content_terms("it's late and there's a TV's remote") == ["late", "tv", "remote"]
-    assert content_terms("covid-19 and/or flu") == ["flu"]
+    assert content_terms("covid-19 and/or flu, 16gb") == ["covid-19", "flu"]
 
 
 def test_a_possessive_mentions_its_owner():
