@@ -325,7 +325,9 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   std::vector<LabelledHit> hits;
   hits.reserve(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    hits.push_back(label(question, resolved[i], i, rule, denies_unasked(candidates[i], stems, question)));
+    // (only a presence question's verb is read: denies_verb_of_another)
+    hits.push_back(
+        label(question, resolved[i], i, rule, question.presence && denies_unasked(candidates[i], stems, question)));
   std::vector<Label> before(hits.size());  // what each note answers, superseded or not
   for (const auto& hit : hits) before[hit.candidate] = hit.label;
   mark_superseded(question, candidates, resolved, hits);

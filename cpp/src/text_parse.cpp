@@ -866,28 +866,33 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   // The nouns right before token k in this clause ("peanut" in "a mild peanut allergy", "dust" and
   // "mite" in "a dust mite allergy", "peanut" and "sesame" in "peanut and sesame allergies") are
   // avoided; a word of degree is not ("mild").
+  // What a cue read after the fact ("allergic to" by "a peanut allergy", "gave away" by "gave his
+  // laptop to ...") negates: the mentions and words that end within code points (from, to], names
+  // excepted (a declared "peanut butter" ends within "butter"). Whether it negated any.
+  const auto negate_within = [&](std::size_t from, std::size_t to, const std::string& phrase) {
+    bool any = false;
+    for (auto& m : result.mentions) {
+      if (m.end <= from || m.end > to || m.subject) continue;
+      m.negated = true;
+      m.cue = phrase;
+      m.resolution = triggers.is_resolution(phrase);
+      any = true;
+    }
+    for (auto& u : result.unknown) {
+      if (u.end <= from || u.end > to || u.subject) continue;
+      u.negated = true;
+      any = true;
+    }
+    return any;
+  };
   static const std::vector<Token> allergic_to{Token{"allergic", 0, 0, 0}, Token{"to", 0, 0, 0}};
   auto avoid_compound_before = [&](std::size_t k) {
     static const WordSet degrees = words_of(
         "mild severe serious known bad slight strong minor major possible suspected seasonal lifelong "
         "life-threatening new old");
+    // (a list before "and" is in an earlier clause: found by the token's place, which is its own)
     const auto avoid = [&](std::size_t at) {
-      if (degrees.count(toks[at].word)) return false;
-      bool any = false;
-      // (a list before "and" is in an earlier clause: found by the token's end, which is its own)
-      for (std::size_t j = sentence_start_mention; j < result.mentions.size(); ++j) {
-        auto& m = result.mentions[j];
-        if (m.end != toks[at].end || m.subject) continue;
-        m.negated = true;
-        m.cue = "allergic to";
-        any = true;
-      }
-      for (auto& u : result.unknown) {
-        if (u.end != toks[at].end || u.subject) continue;
-        u.negated = true;
-        any = true;
-      }
-      return any;
+      return !degrees.count(toks[at].word) && negate_within(toks[at].start, toks[at].end, "allergic to");
     };
     // the whole compound ("dust mite allergy": dust and mite), then a list before it
     std::size_t at = k;
@@ -990,15 +995,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       const auto cue = verb ? triggers.match(gave_away, 0) : std::nullopt;
       if (cue && cue->length == 2 && cue->kind == TriggerTable::Kind::kPre) {
         const std::size_t from = toks[*verb + 1].start, to = toks[i - 1].end;
-        for (auto& m : result.mentions) {
-          if (m.start >= from && m.end <= to && !m.subject) {
-            m.negated = true;
-            m.cue = cue->phrase;
-            m.resolution = triggers.is_resolution(cue->phrase);
-          }
-        }
-        for (auto& u : result.unknown)
-          if (u.start >= from && u.end <= to && !u.subject) u.negated = true;
+        negate_within(from, to, cue->phrase);
         result.negated_spans.emplace_back(from, to);
       }
     }

@@ -286,6 +286,9 @@ POLARMEM_TEST(what_an_allergy_is_to_is_avoided) {
   const Parsed to("He has a known allergy to penicillin.", {"known", "allergy", "penicillin"});
   CHECK(to.state("penicillin") == "NOT_HAS" && to.state("allergy") == "HAS");
   CHECK(Parsed("Nina has no allergies.", {"nina", "allergy"}).state("allergy") == "NOT_HAS");
+  // a declared concept of two words ends where the allergy's compound does
+  CHECK(Parsed("Leo has a peanut butter allergy.", {"leo", "peanut butter", "allergy"}).state("peanut butter") ==
+        "NOT_HAS");
   const Parsed mites("Ines has a dust mite allergy.", {"ine", "dust", "mite", "allergy"});
   CHECK(mites.state("dust") == "NOT_HAS" && mites.state("mite") == "NOT_HAS" && mites.state("ine") == "HAS");
   const Parsed gluten("Hugo has a severe gluten intolerance.", {"hugo", "gluten", "intolerance"});
