@@ -688,10 +688,20 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
     }
     return notes;
   };
+  // whom a note's concepts are said of: its text read again, as it was read when stored
+  const answer::ReadNoteActors note_actors = [&](std::size_t i) {
+    answer::Actors actors;
+    if (path == nullptr || records[i].text().empty()) return actors;
+    std::string name;
+    for (auto& [id, actor] : text::concept_actors(text::parse(records[i].text(), *path->vocabulary, *path->triggers))) {
+      if (path->vocabulary->name(id, &name)) actors.emplace_back(name, std::move(actor));
+    }
+    return actors;
+  };
   const answer::RunSearch& run = plan.backend != nullptr ? backend_run : index_run;
   answer::Recalled recalled;
   try {
-    recalled = answer::answer_recall(query, question, plan.answer_k, run, read, plan.answer_rule);
+    recalled = answer::answer_recall(query, question, plan.answer_k, run, read, plan.answer_rule, note_actors);
   } catch (const Declined&) {
     return false;
   }

@@ -134,19 +134,24 @@ bool denies_unasked(const Candidate& candidate, const std::vector<std::string>& 
   return false;
 }
 
-// The note denies the question's verb alone, of another thing: "used to play bass" answers no
-// question about tennis, "doesn't store card numbers" none about passwords.
-bool denies_verb_of_another(const Question& question, const States& states, bool unasked_denied) {
+// The note's "no" is about another thing: it denies a thing the question does not name, and
+// either denies the question's verb alone ("used to play bass" answers no question about tennis,
+// "doesn't store card numbers" none about passwords) or is silent on the modifier the question
+// puts before a thing ("no staging environment" says nothing of a production environment). (Silent
+// on a circumstance, it may still deny in general: "Maya is allergic to cats; her flat is
+// pet-free" answers "would Maya be fine with a cat in the house?", agent memory dev.)
+bool denies_another_thing(const Question& question, const States& states, bool unasked_denied) {
   if (!unasked_denied) return false;
-  bool verb_denied = false, other_topic = false;
+  bool verb_denied = false, thing_denied = false, other_topic = false, modifier_unknown = false;
   for (std::size_t t = 0; t < question.terms.size(); ++t) {
     const auto& term = question.terms[t];
     if (term.role != Role::kTopic) continue;
-    if (states[t] < 0 && !term.verb) return false;  // a thing the question names is denied
+    thing_denied = thing_denied || (states[t] < 0 && !term.verb);
     verb_denied = verb_denied || (term.verb && states[t] < 0);
     other_topic = other_topic || !term.verb;
+    modifier_unknown = modifier_unknown || (states[t] == 0 && term.modifier);
   }
-  return verb_denied && other_topic;
+  return (verb_denied && other_topic && !thing_denied) || (thing_denied && modifier_unknown);
 }
 
 // The note denies only the question's circumstances and is silent on a thing it asks: "a standing
@@ -166,7 +171,7 @@ bool denies_only_a_circumstance(const Question& question, const States& states) 
 LabelledHit label(const Question& question, const States& states, std::size_t index, const AnswerRule& rule,
                   bool unasked_denied) {
   Reading r = read(question, states);
-  if (denies_verb_of_another(question, states, unasked_denied) || denies_only_a_circumstance(question, states)) {
+  if (denies_another_thing(question, states, unasked_denied) || denies_only_a_circumstance(question, states)) {
     r.absent.clear();
   }
   std::size_t subjects = 0, topics = 0, forbidden = 0;
@@ -280,6 +285,52 @@ void mark_superseded(const Question& question, const std::vector<Candidate>& can
   }
 }
 
+// Forgets the states the note gives of someone the question does not name, where the subject
+// acts in the note too: a topic's concept stated of an actor none of whose words is a subject or
+// topic of the question. (A subject that acts nowhere in the note is no one whose acts it tells
+// apart: "User switched the team's chat from Slack to Teams" for "does the team use Slack?".)
+// True when one was forgotten.
+bool forget_what_others_do(const Question& question, const std::vector<std::string>& stems, const Actors& actors,
+                           States& states) {
+  const auto is_asked = [&](std::string_view word, bool subjects_only) {
+    const std::string key = stem(word);
+    for (std::size_t t = 0; t < question.terms.size(); ++t) {
+      const Role role = question.terms[t].role;
+      if ((role == Role::kSubject || (!subjects_only && role == Role::kTopic)) && stems[t] == key) return true;
+    }
+    return false;
+  };
+  const auto names = [&](const std::string& actor, bool subjects_only) {
+    for (std::size_t from = 0; from < actor.size();) {
+      const std::size_t to = std::min(actor.find(' ', from), actor.size());
+      if (is_asked(std::string_view(actor).substr(from, to - from), subjects_only)) return true;
+      from = to + 1;
+    }
+    return false;
+  };
+  if (std::none_of(actors.begin(), actors.end(), [&](const auto& c) { return names(c.second, true); })) return false;
+  // a question about the subject's relatives asks what they do ("is Tomasz's FAMILY getting a
+  // dog?" is answered by "Tomasz's son Olek got a goldfish instead of a dog", conversations dev)
+  const bool relatives_asked = std::any_of(question.terms.begin(), question.terms.end(), [](const QueryTerm& term) {
+    return term.role == Role::kTopic && text::is_relative(term.name);
+  });
+  const auto someone_asked = [&](const std::string& actor) {
+    return names(actor, false) || (relatives_asked && text::is_relative(actor.substr(0, actor.find(' '))));
+  };
+  bool forgot = false;
+  for (std::size_t t = 0; t < question.terms.size(); ++t) {
+    if (question.terms[t].role == Role::kSubject || question.terms[t].role == Role::kFrame || states[t] == 0) continue;
+    for (const auto& [name, actor] : actors) {
+      if ((name == question.terms[t].name || stem(name) == stems[t]) && !someone_asked(actor)) {
+        states[t] = 0;
+        forgot = true;
+        break;
+      }
+    }
+  }
+  return forgot;
+}
+
 // Every subject and topic HAS (at least one asked), no unknown topic: the paper's entailment
 // with nothing left unverified but what the question excludes.
 bool holds_everything_asked(const Question& question, const States& states) {
@@ -315,7 +366,7 @@ std::string summary_of(const Question& question) {
 }  // namespace
 
 Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
-                       const AnswerRule& rule) {
+                       const AnswerRule& rule, const ReadActors& actors) {
   Answer out;
   std::vector<std::string> stems;
   for (const auto& term : question.terms) stems.push_back(stem(term.name));
@@ -324,10 +375,18 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   for (const auto& candidate : candidates) resolved.push_back(states_of(question, stems, candidate));
   std::vector<LabelledHit> hits;
   hits.reserve(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    // (only a presence question's verb is read: denies_verb_of_another)
-    hits.push_back(
-        label(question, resolved[i], i, rule, question.presence && denies_unasked(candidates[i], stems, question)));
+  const bool subject_named = std::any_of(question.terms.begin(), question.terms.end(),
+                                         [](const QueryTerm& term) { return term.role == Role::kSubject; });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    // (only a presence question's verb is read: denies_another_thing)
+    const bool unasked_denied = question.presence && denies_unasked(candidates[i], stems, question);
+    hits.push_back(label(question, resolved[i], i, rule, unasked_denied));
+    // an answer about the subject, unless the note says it of someone else
+    if (actors && subject_named && is_verified_answer(hits.back().label) &&
+        forget_what_others_do(question, stems, actors(i), resolved[i])) {
+      hits.back() = label(question, resolved[i], i, rule, unasked_denied);
+    }
+  }
   std::vector<Label> before(hits.size());  // what each note answers, superseded or not
   for (const auto& hit : hits) before[hit.candidate] = hit.label;
   mark_superseded(question, candidates, resolved, hits);
@@ -428,9 +487,10 @@ void mark_verb_and_circumstances(std::string_view utf8, const std::vector<text::
     return nullptr;
   };
   bool after_preposition = false;
-  for (const auto& token : tokens) {
-    after_preposition = after_preposition || text::is_preposition(token.word) || token.word == "from";
-    if (QueryTerm* term = after_preposition ? term_of(token.word) : nullptr) term->circumstance = true;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    after_preposition = after_preposition || text::is_preposition(tokens[i].word) || tokens[i].word == "from";
+    QueryTerm* term = term_of(tokens[i].word);
+    if (term != nullptr && after_preposition) term->circumstance = true;
   }
   // (by stem: a name's concept may be its singular, "ines" -> "ine")
   const auto subject = [&](const text::Token& token) {
@@ -456,6 +516,13 @@ void mark_verb_and_circumstances(std::string_view utf8, const std::vector<text::
   }
   if (QueryTerm* term = i < tokens.size() ? term_of(tokens[i].word) : nullptr) {
     if (!term->circumstance) term->verb = true;
+  }
+  // a topic right before another names which one ("a PRODUCTION environment"); names and the
+  // verb are no modifiers ("did Ana start pottery before or after BEN hurt his knee?")
+  for (std::size_t j = 0; j + 1 < tokens.size(); ++j) {
+    QueryTerm* term = name(tokens[j]) ? nullptr : term_of(tokens[j].word);
+    QueryTerm* head = name(tokens[j + 1]) ? nullptr : term_of(tokens[j + 1].word);
+    if (term != nullptr && head != nullptr && !term->verb) term->modifier = true;
   }
 }
 

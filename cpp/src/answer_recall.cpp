@@ -146,7 +146,8 @@ std::vector<CandidateSearch> candidate_searches(const ParsedQuestion& question, 
 }
 
 Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& question, std::size_t k,
-                       const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule) {
+                       const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule,
+                       const ReadNoteActors& note_actors) {
   // Words in a script the parse does not read are asked too: "есть ли у Ana собака?" must not
   // make a note about Ana a verified answer.
   ParsedQuestion with_unread = question;
@@ -181,7 +182,9 @@ Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& que
     candidates.push_back({ids[i], notes[i].stated, similarity[i], notes[i].created_ms});
     candidate_of.push_back(i);
   }
-  Answer answer = answer_question(read_question(question_utf8, terms.terms), candidates, k, rule);
+  ReadActors actors;
+  if (note_actors) actors = [&](std::size_t c) { return note_actors(candidate_of[c]); };
+  Answer answer = answer_question(read_question(question_utf8, terms.terms), candidates, k, rule, actors);
   recalled.summary = std::move(answer.summary);
 
   // Each hit's explanation (as in every other mode): the terms it asks for first, then those it forbids.

@@ -267,6 +267,61 @@ POLARMEM_TEST(a_denied_circumstance_answers_nothing_of_the_thing_asked) {
   CHECK(answer_question(desk, {candidates[0]}, 5).hits[0].label == Label::kAnswersNo);
 }
 
+POLARMEM_TEST(a_thing_denied_with_another_modifier_answers_nothing_of_this_one) {
+  // round 48's MCP QA: "Osprey has no staging environment" answered "does Osprey have a
+  // production environment?" NO
+  const Question production =
+      read_question("does Osprey have a production environment?",
+                    {{"osprey", Role::kSubject}, {"production", Role::kTopic}, {"environment", Role::kTopic}});
+  CHECK(production.terms[1].modifier && !production.terms[2].modifier);
+  const std::vector<Candidate> candidates = {
+      {"staging", {{"osprey", 1}, {"staging", -1}, {"environment", -1}}, 0.8f, 1},
+      {"none", {{"osprey", 1}, {"environment", -1}}, 0.7f, 2},  // "Osprey has no environments yet"
+  };
+  const Answer answer = answer_question(production, candidates, 5);
+  CHECK(hit_of(answer, candidates, "staging").label == Label::kRelated);
+  CHECK(hit_of(answer, candidates, "none").label == Label::kAnswersNo);
+  // the modifier denied too: an answer
+  const Candidate both{"both", {{"osprey", 1}, {"production", -1}, {"environment", -1}, {"staging", -1}}, 0.8f, 3};
+  CHECK(answer_question(production, {both}, 5).hits[0].label == Label::kAnswersNo);
+  // names and the verb modify nothing: "does Tomas play tennis?", "did Ana see Ben play?"
+  const Question tennis = read_question("does Tomas play tennis?",
+                                        {{"tomas", Role::kSubject}, {"play", Role::kTopic}, {"tennis", Role::kTopic}});
+  CHECK(!tennis.terms[1].modifier && !tennis.terms[2].modifier);
+  const Question saw =
+      read_question("did Ana see Ben play?", {{"ana", Role::kSubject}, {"ben", Role::kTopic}, {"play", Role::kTopic}});
+  CHECK(!saw.terms[1].modifier);
+}
+
+POLARMEM_TEST(what_a_note_says_of_someone_else_verifies_nothing_of_the_subject) {
+  // round 48's MCP QA: "Hugo's wife Clara teaches piano" was VERIFIED for "does Hugo teach piano?"
+  const Candidate clara{"clara", {{"hugo", 1}, {"wife", 1}, {"clara", 1}, {"teach", 1}, {"piano", 1}}, 0.8f, 1};
+  const Actors actors = {{"hugo", "hugo"}, {"wife", "hugo"}, {"teach", "wife clara"}, {"piano", "wife clara"}};
+  const ReadActors read = [&](std::size_t) { return actors; };
+  const auto first = [&](const Question& question) { return answer_question(question, {clara}, 5, {}, read).hits[0]; };
+  const Question hugo{{{"hugo", Role::kSubject}, {"teach", Role::kTopic}, {"piano", Role::kTopic}}, true};
+  CHECK(first(hugo).label == Label::kRelated);
+  CHECK(answer_question(hugo, {clara}, 5).hits[0].label == Label::kVerified);  // without actors, as before
+  // the relative named, by name or by the word: an answer
+  CHECK(first({{{"clara", Role::kSubject}, {"teach", Role::kTopic}, {"piano", Role::kTopic}}, true}).label ==
+        Label::kVerified);
+  CHECK(first({{{"hugo", Role::kSubject}, {"wife", Role::kTopic}, {"teach", Role::kTopic}}, true}).label ==
+        Label::kVerified);
+  // what the subject's own clause says stays: "does Hugo have a wife?"
+  CHECK(first({{{"hugo", Role::kSubject}, {"wife", Role::kTopic}}, true}).label == Label::kVerified);
+  // a subject acting nowhere in the note ("does the team use Slack?" of "User switched the team's
+  // chat from Slack to Teams"): nothing is told apart
+  const Candidate user{"user", {{"user", 1}, {"team", 1}, {"slack", 1}}, 0.8f, 1};
+  const ReadActors users = [](std::size_t) { return Actors{{"team", "user"}, {"slack", "user"}}; };
+  const Question slack{{{"slack", Role::kSubject}, {"team", Role::kTopic}}, true};
+  CHECK(answer_question(slack, {user}, 5, {}, users).hits[0].label == Label::kVerified);
+  // a question about the subject's family asks what a relative does (conversations dev)
+  const Candidate olek{"olek", {{"tomasz", 1}, {"son", 1}, {"dog", -1}}, 0.8f, 1};
+  const ReadActors sons = [](std::size_t) { return Actors{{"tomasz", "tomasz"}, {"dog", "son olek"}}; };
+  const Question family{{{"tomasz", Role::kSubject}, {"family", Role::kTopic}, {"dog", Role::kTopic}}, true};
+  CHECK(answer_question(family, {olek}, 5, {}, sons).hits[0].label == Label::kAnswersNo);
+}
+
 POLARMEM_TEST(unknown_topics_and_name_only_notes_are_not_verified) {
   // "does Maya go skydiving?": no note mentions skydiving
   const Question question{{{"maya", Role::kSubject}, {"skydiving", Role::kTopic}}, true};

@@ -23,7 +23,7 @@ TriggerTable table() {
                  "used to",     "lost",   "without", "does not", "migrated from", "gave away"};
   phrases.post = {"free"};
   phrases.pseudo = {"never skips"};
-  phrases.terminators = {"but", "until"};
+  phrases.terminators = {"but", "until", "only", "who"};
   phrases.resolution = {"gave up"};
   phrases.hedge = {"might", "not sure whether", "waiting for"};
   return TriggerTable(phrases);
@@ -44,6 +44,13 @@ struct Parsed {
       if (names[id] == name) return negated ? "NOT_HAS" : "HAS";
     }
     return "none";
+  }
+  // name -> whom the text states it of (concept_actors); "" for no one named or several
+  std::string actor(const std::string& name) const {
+    for (const auto& [id, actor] : concept_actors(text)) {
+      if (names[id] == name) return actor;
+    }
+    return "";
   }
   bool subject(const std::string& name) const {
     for (const auto& m : text.mentions) {
@@ -347,6 +354,42 @@ POLARMEM_TEST(a_negated_verb_without_a_thing_has_it) {
   const Parsed p("Leo still doesn't swim without armbands.", {"leo", "swim", "armband"});
   CHECK(p.state("swim") == "NOT_HAS" && p.state("armband") == "HAS");
   CHECK(Parsed("A man without a shirt.", {"man", "shirt"}).state("shirt") == "NOT_HAS");
+}
+
+POLARMEM_TEST(a_verb_denied_of_one_thing_holds_of_what_only_names) {
+  // round 48's MCP QA: "does Osprey support REST?" had no verified answer
+  const Parsed p("Osprey doesn't support GraphQL, only REST.", {"osprey", "support", "graphql", "rest"});
+  CHECK(p.state("support") == "HAS" && p.state("graphql") == "NOT_HAS" && p.state("rest") == "HAS");
+  // not a verb of another sentence, nor one denied alone
+  CHECK(Parsed("Osprey doesn't support GraphQL. Only REST is planned.", {"support"}).state("support") == "NOT_HAS");
+  CHECK(Parsed("Osprey doesn't support GraphQL.", {"support"}).state("support") == "NOT_HAS");
+}
+
+POLARMEM_TEST(each_concept_is_stated_of_its_clauses_actor) {
+  // round 48's MCP QA: "Hugo's wife Clara teaches piano" was VERIFIED for "does Hugo teach piano?"
+  const Parsed clara("Hugo's wife Clara teaches piano at the conservatory.",
+                     {"hugo", "wife", "clara", "teach", "piano"});
+  CHECK(clara.actor("hugo") == "hugo" && clara.actor("wife") == "hugo");
+  CHECK(clara.actor("teach") == "wife clara" && clara.actor("piano") == "wife clara");
+  CHECK(clara.state("piano") == "HAS");  // the states stay the note's (the dev sets' convention)
+  CHECK(Parsed("Ines's husband coaches a team.", {"team"}).actor("team") == "husband");
+  // a later clause's name acts in its own; a pronoun is the text's actor
+  const Parsed two("Maya has a cat; Leo has a dog. She walks the cat daily.", {"maya", "cat", "leo", "walk"});
+  CHECK(two.actor("cat") == "maya" && two.actor("walk") == "maya" && two.actor("leo") == "leo");
+  // people acting together act each ("Ana and Ben met in Lisbon, where Ben works as a chef" was
+  // VERIFIED for "does Ana work as a chef?"); a text naming no actor leaves it to no one
+  CHECK(Parsed("Marta and her husband Jorge run a hotel.", {"hotel"}).actor("hotel") == "marta husband jorge");
+  const Parsed met("Ana and Ben met in Lisbon, where Ben works as a chef.", {"lisbon", "chef"});
+  CHECK(met.actor("lisbon") == "ana ben" && met.actor("chef") == "ben");
+  CHECK(Parsed("The service is written in Go.", {"go"}).actor("go") == "");
+  // a "who" clause is the name's it follows
+  const Parsed who("Maya visited Leo, who has a dog.", {"maya", "dog"});
+  CHECK(who.actor("dog") == "leo" && who.actor("maya") == "maya");
+  // a name and what it is acts: "the Beacon team owns"
+  const Parsed teams("The Beacon team owns the app; Atlas owns the API.", {"app", "atlas"});
+  CHECK(teams.actor("app") == "beacon" && teams.actor("atlas") == "atlas");
+  // said of Maya and of no one named: of no one
+  CHECK(Parsed("Maya has a cat. The cat sleeps a lot.", {"cat"}).actor("cat") == "");
 }
 
 int main() { return polarmem::testing::run_all(); }

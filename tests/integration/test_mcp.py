@@ -623,7 +623,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
     what it does not hold ("Sara lost her phone" VERIFIED for "does Sara have her phone?", "Nadia no
     longer works at Google" ANSWERS NO for "does Nadia work at Meta?"), and round 46's ("Omar has a cat;
     Kai has a dog." VERIFIED for "does Omar have a dog?", "Vega migrated off Redshift" for "does Vega use
-    Redshift?"), and round 47's ("Tomas used to play bass" ANSWERS NO for "does Tomas play tennis?")."""
+    Redshift?"), and round 47's ("Tomas used to play bass" ANSWERS NO for "does Tomas play tennis?"), and
+    round 48's ("Hugo's wife Clara teaches piano" VERIFIED for "does Hugo teach piano?")."""
     server = PolarMemServer(make_config(tmp_path)).start()
     try:
         command, *args = mcp_on_new_namespace(server.address, tmp_path)
@@ -655,6 +656,10 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "I no longer use Slack; we moved to Teams.",
             "Carmen is waiting for a hip replacement.",
             "Carmen tested negative for COVID-19 last week.",
+            "Rafa's wife Elena teaches piano at the conservatory.",
+            "Bo met Lin, who keeps bees.",
+            "Osprey has no staging environment.",
+            "Osprey doesn't support GraphQL, only REST.",
         ]
         # (question, the label the first note may carry, or None: "no verified evidence" heads the context)
         asked = [
@@ -694,6 +699,15 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("do I use Slack?", "ANSWERS NO"),
             ("has Carmen had a hip replacement?", None),
             ("does Carmen have COVID-19?", "ANSWERS NO"),
+            # round 48: what a note says of someone else (a relative, a "who" clause) is theirs
+            ("does Rafa teach piano?", None),
+            ("does Elena teach piano?", "VERIFIED"),
+            ("does Bo keep bees?", None),
+            ("does Lin keep bees?", "VERIFIED"),
+            # a thing denied with another modifier; a verb denied of one thing, held of what "only" names
+            ("does Osprey have a production environment?", None),
+            ("does Osprey support REST?", "VERIFIED"),
+            ("does Osprey support GraphQL?", "ANSWERS NO"),
         ]
 
         async def run():

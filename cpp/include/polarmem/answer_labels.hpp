@@ -20,7 +20,9 @@
 //               something the question does not name ("used to play bass" for "does Tomas play
 //               tennis?": RELATED), nor where only the question's circumstance is denied and the
 //               note is silent on the thing asked ("a desk at work, not at home" for "does the
-//               user use Windows at home?");
+//               user use Windows at home?"), nor where the note denies the thing with a
+//               modifier of its own and is silent on the question's ("no staging environment"
+//               for "does Osprey have a production environment?");
 //   CONSTRAINT  when the question names a subject, the subject is HAS, and a forbidden concept or
 //               (not a presence question) a topic is NOT_HAS ("Leo is allergic to peanuts" for
 //               "a snack for Leo with no peanuts"; "Maya isn't keen on horror films" for "a film
@@ -40,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +66,10 @@ struct QueryTerm {
   // question asks of it ("a standing desk at work, not at home" for "does the user use Windows
   // at home?") answers nothing.
   bool circumstance = false;
+  // A topic right before another, naming which one ("does Osprey have a PRODUCTION environment?";
+  // read_question marks it): a note that denies the other and something unasked ("no staging
+  // environment") is silent on this one.
+  bool modifier = false;
 };
 
 struct Question {
@@ -120,9 +127,18 @@ bool is_frame_word(std::string_view word);
 // synonyms; used to match a question's words to a note's concepts.
 std::string stem(std::string_view word);
 
-// Labels every candidate and returns the k to show, in order (see the file comment).
+// Whom a note states its concepts of, where it names someone (text::concept_actors): (concept
+// name, actor: the words naming them, "maya" or "wife clara").
+using Actors = std::vector<std::pair<std::string, std::string>>;
+// A candidate's actors (by its index). Read only for a note that would be a verified answer to a
+// question with a subject: a note's reading costs a parse.
+using ReadActors = std::function<Actors(std::size_t candidate)>;
+
+// Labels every candidate and returns the k to show, in order (see the file comment). With
+// `actors`, what a note states of someone the question does not name verifies nothing of its
+// subject ("Hugo's wife Clara teaches piano" for "does Hugo teach piano?": RELATED).
 Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
-                       const AnswerRule& rule = {});
+                       const AnswerRule& rule = {}, const ReadActors& actors = {});
 
 // "does / do / did / is / are / was / were / has / have / had / can / could / will / would /
 // should ... ?", "is there", "any ...": a question whose "no" is an answer.

@@ -88,6 +88,9 @@ struct Note {
 
 // Reads the candidates' records, one per id in order (one read for all of them).
 using ReadNotes = std::function<std::vector<Note>(const std::vector<std::string>& ids)>;
+// Whom a read note states its concepts of (its text parsed again: text::concept_actors), by its
+// index into the ids read_notes was given; called after read_notes, for few notes.
+using ReadNoteActors = std::function<Actors(std::size_t note)>;
 
 // A note shown, in order.
 struct Shown {
@@ -125,8 +128,10 @@ std::vector<CandidateSearch> candidate_searches(const ParsedQuestion& question, 
 
 // Gathers, labels, orders and explains: the notes to show for `question_utf8` (at most k).
 // `shown`: each Shown's index into the ids read_notes was given, so the caller finds its record.
+// Without `note_actors` a note's every state is its subject's.
 Recalled answer_recall(std::string_view question_utf8, const ParsedQuestion& question, std::size_t k,
-                       const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule = kAgentRule);
+                       const RunSearch& run, const ReadNotes& read_notes, const AnswerRule& rule = kAgentRule,
+                       const ReadNoteActors& note_actors = {});
 
 // The context a model reads: the summary, when there is one, heads the fact-checked entries.
 std::string headed_context(const std::string& summary, const std::string& context);

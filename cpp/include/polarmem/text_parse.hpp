@@ -100,14 +100,30 @@ struct UnknownTerm {
   bool subject = false;    // as Mention::subject
 };
 
+// From `start` (code points) on, the text speaks of `actor`: a name as written, lower case ("maya";
+// a relative, by the word and the name given, "wife clara" or "wife"), or "" where no one is named
+// or several people act together.
+struct ActorChange {
+  std::size_t start = 0;
+  std::string actor;
+};
+
 struct ParsedText {
   std::vector<Mention> mentions;
   std::vector<UnknownTerm> unknown;
   std::vector<std::pair<std::size_t, std::size_t>> negated_spans;  // cue + scope
   std::vector<Token> tokens;  // the text's tokens (tokenise), as the parse read them
+  std::vector<ActorChange> actors;  // in text order
 };
 
 ParsedText parse(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers);
+
+// Whom the text states each concept of: (concept, actor) for each concept polarity() states whose
+// every stated mention is said of one named actor ("Hugo's wife Clara teaches piano": teach and
+// piano are Clara's, hugo and wife Hugo's; "Maya has a cat; Leo has a dog": cat is Maya's). A
+// concept said of no one named, or of several, is left out. The labels read it, never the states
+// (answer_labels.hpp).
+std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedText& text);
 
 // One polarity per mentioned concept, in order of first mention (true: negated); a mention said
 // with no state (Mention::uncertain) counts for nothing, so a concept with only such mentions
@@ -121,6 +137,8 @@ std::vector<std::pair<std::uint32_t, bool>> polarity(const std::vector<Mention>&
 bool is_stopword(std::string_view word);
 // A preposition of place, time or purpose ("at", "on", "in", "for", ...), as the parse reads one.
 bool is_preposition(std::string_view word);
+// A word for someone a text's subject is not: a relative, a friend, a colleague ("wife", "family").
+bool is_relative(std::string_view word);
 
 // Content words that make poor concepts (an open vocabulary does not learn them; a question's
 // topics leave them out): verbs of having, liking and doing, and vague modifiers. A negated
