@@ -690,11 +690,16 @@ bool answer_question(const RecallPlan& plan, const v1::RecallRequest& request, v
   };
   // whom a note's concepts are said of: its text read again, as it was read when stored
   const answer::ReadNoteActors note_actors = [&](std::size_t i) {
-    answer::Actors actors;
+    answer::NoteActors actors;
     if (path == nullptr || records[i].text().empty()) return actors;
+    const text::ParsedText parsed = text::parse(records[i].text(), *path->vocabulary, *path->triggers);
     std::string name;
-    for (auto& [id, actor] : text::concept_actors(text::parse(records[i].text(), *path->vocabulary, *path->triggers))) {
-      if (path->vocabulary->name(id, &name)) actors.emplace_back(name, std::move(actor));
+    for (auto& [id, actor] : text::concept_actors(parsed)) {
+      if (path->vocabulary->name(id, &name)) actors.actors.emplace_back(name, std::move(actor));
+    }
+    for (auto& other : text::others_states(parsed)) {
+      if (path->vocabulary->name(other.concept_id, &name))
+        actors.others.push_back({name, static_cast<std::int8_t>(other.negated ? -1 : 1), std::move(other.actor)});
     }
     return actors;
   };

@@ -285,43 +285,53 @@ void mark_superseded(const Question& question, const std::vector<Candidate>& can
   }
 }
 
+// Whom the question asks about, to read a note's actors by (NoteActors): its subjects, and its
+// topics where an actor is named ("does HUGO'S WIFE teach piano?").
+struct Whom {
+  const Question& question;
+  const std::vector<std::string>& stems;
+  // a question about the subject's relatives asks what they do ("is Tomasz's FAMILY getting a
+  // dog?" is answered by "Tomasz's son Olek got a goldfish instead of a dog", conversations dev)
+  bool relatives_asked = std::any_of(question.terms.begin(), question.terms.end(), [](const QueryTerm& term) {
+    return term.role == Role::kTopic && text::is_relative(term.name);
+  });
+
+  // whether a word of `actor` ("wife clara") is a subject, or (not subjects_only) a topic
+  bool names(const std::string& actor, bool subjects_only) const {
+    for (std::size_t from = 0; from < actor.size();) {
+      const std::size_t to = std::min(actor.find(' ', from), actor.size());
+      const std::string key = stem(std::string_view(actor).substr(from, to - from));
+      for (std::size_t t = 0; t < question.terms.size(); ++t) {
+        const Role role = question.terms[t].role;
+        if ((role == Role::kSubject || (!subjects_only && role == Role::kTopic)) && stems[t] == key) return true;
+      }
+      from = to + 1;
+    }
+    return false;
+  }
+  bool asked(const std::string& actor) const {
+    return names(actor, false) || (relatives_asked && text::is_relative(actor.substr(0, actor.find(' '))));
+  }
+  bool matches(std::size_t t, const std::string& concept_name) const {
+    return concept_name == question.terms[t].name || stem(concept_name) == stems[t];
+  }
+};
+
 // Forgets the states the note gives of someone the question does not name, where the subject
 // acts in the note too: a topic's concept stated of an actor none of whose words is a subject or
 // topic of the question. (A subject that acts nowhere in the note is no one whose acts it tells
 // apart: "User switched the team's chat from Slack to Teams" for "does the team use Slack?".)
 // True when one was forgotten.
-bool forget_what_others_do(const Question& question, const std::vector<std::string>& stems, const Actors& actors,
-                           States& states) {
-  const auto is_asked = [&](std::string_view word, bool subjects_only) {
-    const std::string key = stem(word);
-    for (std::size_t t = 0; t < question.terms.size(); ++t) {
-      const Role role = question.terms[t].role;
-      if ((role == Role::kSubject || (!subjects_only && role == Role::kTopic)) && stems[t] == key) return true;
-    }
+bool forget_what_others_do(const Whom& whom, const Actors& actors, States& states) {
+  if (std::none_of(actors.begin(), actors.end(), [&](const auto& c) { return whom.names(c.second, true); })) {
     return false;
-  };
-  const auto names = [&](const std::string& actor, bool subjects_only) {
-    for (std::size_t from = 0; from < actor.size();) {
-      const std::size_t to = std::min(actor.find(' ', from), actor.size());
-      if (is_asked(std::string_view(actor).substr(from, to - from), subjects_only)) return true;
-      from = to + 1;
-    }
-    return false;
-  };
-  if (std::none_of(actors.begin(), actors.end(), [&](const auto& c) { return names(c.second, true); })) return false;
-  // a question about the subject's relatives asks what they do ("is Tomasz's FAMILY getting a
-  // dog?" is answered by "Tomasz's son Olek got a goldfish instead of a dog", conversations dev)
-  const bool relatives_asked = std::any_of(question.terms.begin(), question.terms.end(), [](const QueryTerm& term) {
-    return term.role == Role::kTopic && text::is_relative(term.name);
-  });
-  const auto someone_asked = [&](const std::string& actor) {
-    return names(actor, false) || (relatives_asked && text::is_relative(actor.substr(0, actor.find(' '))));
-  };
+  }
   bool forgot = false;
-  for (std::size_t t = 0; t < question.terms.size(); ++t) {
-    if (question.terms[t].role == Role::kSubject || question.terms[t].role == Role::kFrame || states[t] == 0) continue;
+  for (std::size_t t = 0; t < whom.question.terms.size(); ++t) {
+    const Role role = whom.question.terms[t].role;
+    if (role == Role::kSubject || role == Role::kFrame || states[t] == 0) continue;
     for (const auto& [name, actor] : actors) {
-      if ((name == question.terms[t].name || stem(name) == stems[t]) && !someone_asked(actor)) {
+      if (whom.matches(t, name) && !whom.asked(actor)) {
         states[t] = 0;
         forgot = true;
         break;
@@ -329,6 +339,32 @@ bool forget_what_others_do(const Question& question, const std::vector<std::stri
     }
   }
   return forgot;
+}
+
+// Takes the states the note gives, with no state of its own, of a person the question asks about:
+// its subject ("Nadia's brother Karim plays hockey" for "does Karim play hockey?") or a relative it
+// names ("does Maya's BROTHER have a dog?"). True when one was taken.
+bool take_what_others_do(const Whom& whom, const std::vector<OthersState>& others, States& states) {
+  bool took = false;
+  for (std::size_t t = 0; t < whom.question.terms.size(); ++t) {
+    if (whom.question.terms[t].role == Role::kFrame || states[t] != 0) continue;
+    for (const auto& other : others) {
+      // (by name or by the very relative: "their second child" of "Tomasz's wife" answers nothing
+      // of "how many children does Tomasz have?", conversations dev)
+      if (whom.matches(t, other.name) && whom.names(other.actor, false)) {
+        states[t] = other.state;
+        took = true;
+        break;
+      }
+    }
+  }
+  return took;
+}
+
+// Whether the note names a relative (a concept held as HAS): only such a note says what another does.
+bool names_a_relative(const Candidate& candidate) {
+  return std::any_of(candidate.concepts.begin(), candidate.concepts.end(),
+                     [](const auto& c) { return c.second > 0 && text::is_relative(c.first); });
 }
 
 // Every subject and topic HAS (at least one asked), no unknown topic: the paper's entailment
@@ -375,15 +411,19 @@ Answer answer_question(const Question& question, const std::vector<Candidate>& c
   for (const auto& candidate : candidates) resolved.push_back(states_of(question, stems, candidate));
   std::vector<LabelledHit> hits;
   hits.reserve(candidates.size());
+  const Whom whom{question, stems};
   const bool subject_named = std::any_of(question.terms.begin(), question.terms.end(),
                                          [](const QueryTerm& term) { return term.role == Role::kSubject; });
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // (only a presence question's verb is read: denies_another_thing)
     const bool unasked_denied = question.presence && denies_unasked(candidates[i], stems, question);
     hits.push_back(label(question, resolved[i], i, rule, unasked_denied));
-    // an answer about the subject, unless the note says it of someone else
-    if (actors && subject_named && is_verified_answer(hits.back().label) &&
-        forget_what_others_do(question, stems, actors(i), resolved[i])) {
+    if (!actors || !subject_named) continue;
+    // an answer about the subject, unless the note says it of someone else; and what the note
+    // says of a relative, for a question about that relative
+    const bool answers = is_verified_answer(hits.back().label);
+    if (answers ? forget_what_others_do(whom, actors(i).actors, resolved[i])
+                : names_a_relative(candidates[i]) && take_what_others_do(whom, actors(i).others, resolved[i])) {
       hits.back() = label(question, resolved[i], i, rule, unasked_denied);
     }
   }

@@ -1252,6 +1252,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
     // from Postgres to Redis", "she might be in Porto": agent memory dev).
     const bool actor = subject && !named_in_clause;
     const bool uncertain = (hedged || other_person) ? !actor : (!subject && negating && scope_uncertain);
+    const bool others = uncertain && other_person && !hedged;  // Mention::others
     if (joining_actors && word != "and") {
       const std::string_view joined_name = without_possessive(word);
       if (subject || other_people().count(joined_name)) {
@@ -1279,13 +1280,17 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       else if (named && !text_actor->empty() && name != *text_actor && !question)
         other_person = true;  // (the name stays stated; a question asks of each name it names)
       actor_start = toks[i].start;
-      // whom the clause speaks of: the name, a capitalised word opening it ("Bo met Lin": the verb
+      // whom the clause speaks of: the name ("User" too), a capitalised word opening it ("Bo met Lin": the verb
       // test above knows no irregular past), or the text's actor for a pronoun ("she", "her")
       const bool pronoun = personal_pronouns().count(word) || possessive_pronouns().count(word);
       const bool capital = capitalised(i) && all_letters(name) && !is_stopword(name) && !non_concepts().count(name);
-      result.actors.push_back({toks[i].start, std::string(named || (capital && !pronoun) ? name
-                                                          : pronoun && text_actor        ? *text_actor
-                                                                                         : std::string_view())});
+      // (a predicate after "and" names no one new: "Karim lives in Montreal and plays hockey")
+      const bool goes_on = !named && !capital && !pronoun && i > 0 && toks[i - 1].word == "and";
+      if (!goes_on) {
+        result.actors.push_back({toks[i].start, std::string(named || (capital && !pronoun) || word == "user" ? name
+                                                            : pronoun && text_actor ? *text_actor
+                                                                                    : std::string_view())});
+      }
     }
     if (subject || personal_pronouns().count(word) ||
         (sentence_initial(i) && capitalised(i) && !is_stopword(word) && all_letters(word))) {
@@ -1317,6 +1322,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       result.mentions.push_back(Mention{found->first, toks[i].start, toks[i + length - 1].end, negated,
                                         negated ? active_cue : std::string(), resolving && negated, uncertain,
                                         subject});
+      result.mentions.back().others = others;
       scope_terms += scope_open;
     } else {
       const std::string_view content = without_possessive(word);
@@ -1350,6 +1356,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
             result.mentions.push_back(Mention{named->first, toks[i].start, toks[i].end, negated,
                                               negated ? active_cue : std::string(), resolving && negated, uncertain,
                                               false});
+            result.mentions.back().others = others;
             scope_terms += scope_open;
           } else if (content_word(part, false)) {
             result.unknown.push_back(
@@ -1399,7 +1406,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       if (verb < toks.size()) {
         std::string relative_actor(without_possessive(word));
         if (verb == i + 2) relative_actor.append(" ").append(toks[i + 1].word);
-        result.actors.push_back({toks[verb].start, std::move(relative_actor)});
+        result.actors.push_back({toks[i + 1].start, std::move(relative_actor)});  // from the name, if given
       }
     } else if (relative && relatives_thing && owner_at > clause_owner && owned(owner_at) &&
                copulas().count(toks[owner_at - 1].word)) {
@@ -1435,8 +1442,12 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
 std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedText& text) {
   std::vector<std::pair<std::uint32_t, std::string>> out;
   std::unordered_map<std::uint32_t, std::size_t> at;  // concept -> its place in `out`
+  std::unordered_set<std::uint32_t> stated;
+  for (const auto& m : text.mentions)
+    if (!m.uncertain) stated.insert(m.concept_id);
   for (const auto& m : text.mentions) {
-    if (m.uncertain) continue;
+    // (a concept said with no state only, as in another person's clause, is listed too: who acts)
+    if (m.uncertain && stated.count(m.concept_id)) continue;
     std::string actor;
     for (const auto& change : text.actors) {
       if (change.start > m.start) break;
@@ -1450,6 +1461,33 @@ std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedTe
     }
   }
   out.erase(std::remove_if(out.begin(), out.end(), [](const auto& c) { return c.second.empty(); }), out.end());
+  return out;
+}
+
+std::vector<OthersState> others_states(const ParsedText& text) {
+  std::vector<OthersState> out;
+  std::unordered_set<std::uint32_t> stated, mixed;
+  for (const auto& m : text.mentions)
+    if (!m.uncertain) stated.insert(m.concept_id);
+  for (const auto& m : text.mentions) {
+    if (!m.others || stated.count(m.concept_id) || mixed.count(m.concept_id)) continue;
+    std::string actor;
+    for (const auto& change : text.actors) {
+      if (change.start > m.start) break;
+      actor = change.actor;
+    }
+    const auto same =
+        std::find_if(out.begin(), out.end(), [&](const OthersState& o) { return o.concept_id == m.concept_id; });
+    if (same == out.end()) {
+      out.push_back({m.concept_id, m.negated, std::move(actor)});
+    } else if (same->actor != actor) {
+      mixed.insert(m.concept_id);  // said of more than one
+      out.erase(same);
+    } else {
+      same->negated = same->negated && m.negated;  // affirmed if any mention is (polarity())
+    }
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const OthersState& o) { return o.actor.empty(); }), out.end());
   return out;
 }
 

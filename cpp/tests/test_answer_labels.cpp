@@ -297,7 +297,7 @@ POLARMEM_TEST(what_a_note_says_of_someone_else_verifies_nothing_of_the_subject) 
   // round 48's MCP QA: "Hugo's wife Clara teaches piano" was VERIFIED for "does Hugo teach piano?"
   const Candidate clara{"clara", {{"hugo", 1}, {"wife", 1}, {"clara", 1}, {"teach", 1}, {"piano", 1}}, 0.8f, 1};
   const Actors actors = {{"hugo", "hugo"}, {"wife", "hugo"}, {"teach", "wife clara"}, {"piano", "wife clara"}};
-  const ReadActors read = [&](std::size_t) { return actors; };
+  const ReadActors read = [&](std::size_t) { return NoteActors{actors, {}}; };
   const auto first = [&](const Question& question) { return answer_question(question, {clara}, 5, {}, read).hits[0]; };
   const Question hugo{{{"hugo", Role::kSubject}, {"teach", Role::kTopic}, {"piano", Role::kTopic}}, true};
   CHECK(first(hugo).label == Label::kRelated);
@@ -312,14 +312,40 @@ POLARMEM_TEST(what_a_note_says_of_someone_else_verifies_nothing_of_the_subject) 
   // a subject acting nowhere in the note ("does the team use Slack?" of "User switched the team's
   // chat from Slack to Teams"): nothing is told apart
   const Candidate user{"user", {{"user", 1}, {"team", 1}, {"slack", 1}}, 0.8f, 1};
-  const ReadActors users = [](std::size_t) { return Actors{{"team", "user"}, {"slack", "user"}}; };
+  const ReadActors users = [](std::size_t) { return NoteActors{{{"team", "user"}, {"slack", "user"}}, {}}; };
   const Question slack{{{"slack", Role::kSubject}, {"team", Role::kTopic}}, true};
   CHECK(answer_question(slack, {user}, 5, {}, users).hits[0].label == Label::kVerified);
   // a question about the subject's family asks what a relative does (conversations dev)
   const Candidate olek{"olek", {{"tomasz", 1}, {"son", 1}, {"dog", -1}}, 0.8f, 1};
-  const ReadActors sons = [](std::size_t) { return Actors{{"tomasz", "tomasz"}, {"dog", "son olek"}}; };
+  const ReadActors sons = [](std::size_t) { return NoteActors{{{"tomasz", "tomasz"}, {"dog", "son olek"}}, {}}; };
   const Question family{{{"tomasz", Role::kSubject}, {"family", Role::kTopic}, {"dog", Role::kTopic}}, true};
   CHECK(answer_question(family, {olek}, 5, {}, sons).hits[0].label == Label::kAnswersNo);
+}
+
+POLARMEM_TEST(what_a_note_says_of_a_relative_answers_a_question_about_them) {
+  // round 48's QA pass: "Nadia's brother Karim lives in Montreal and plays hockey" (no state but
+  // Nadia's and her brother's, the dev sets' convention) had no verified answer for "does Karim play
+  // hockey?"
+  const Candidate karim{"karim", {{"nadia", 1}, {"brother", 1}}, 0.8f, 1};
+  const NoteActors read{{{"nadia", "nadia"}, {"brother", "nadia"}},
+                        {{"karim", 1, "brother karim"}, {"play", 1, "brother karim"}, {"hockey", 1, "brother karim"}}};
+  const ReadActors actors = [&](std::size_t) { return read; };
+  const auto first = [&](const Question& question) {
+    return answer_question(question, {karim}, 5, {}, actors).hits[0];
+  };
+  CHECK(first({{{"karim", Role::kSubject}, {"play", Role::kTopic}, {"hockey", Role::kTopic}}, true}).label ==
+        Label::kVerified);
+  // the relative asked by the word: "does Nadia's brother play hockey?"
+  CHECK(first({{{"nadia", Role::kSubject}, {"brother", Role::kTopic}, {"hockey", Role::kTopic}}, true}).label ==
+        Label::kVerified);
+  // never of the owner: "does Nadia play hockey?"
+  CHECK(first({{{"nadia", Role::kSubject}, {"play", Role::kTopic}, {"hockey", Role::kTopic}}, true}).label ==
+        Label::kRelated);
+  // a relative's "no" is theirs too
+  const NoteActors meat{{}, {{"karim", 1, "brother karim"}, {"meat", -1, "brother karim"}}};
+  const ReadActors meats = [&](std::size_t) { return meat; };
+  const Question eats{{{"karim", Role::kSubject}, {"meat", Role::kTopic}}, true};
+  CHECK(answer_question(eats, {karim}, 5, {}, meats).hits[0].label == Label::kAnswersNo);
 }
 
 POLARMEM_TEST(unknown_topics_and_name_only_notes_are_not_verified) {

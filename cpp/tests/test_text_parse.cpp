@@ -376,6 +376,10 @@ POLARMEM_TEST(each_concept_is_stated_of_its_clauses_actor) {
   // a later clause's name acts in its own; a pronoun is the text's actor
   const Parsed two("Maya has a cat; Leo has a dog. She walks the cat daily.", {"maya", "cat", "leo", "walk"});
   CHECK(two.actor("cat") == "maya" && two.actor("walk") == "maya" && two.actor("leo") == "leo");
+  // (Leo's dog, said with no state, is listed too: Leo acts in the text; "User" is a name)
+  CHECK(Parsed("Maya has a cat; Leo has a dog.", {"dog"}).actor("dog") == "leo");
+  CHECK(Parsed("User met her friend Ravi, who teaches yoga.", {"yoga"}).actor("yoga") == "ravi");
+  CHECK(Parsed("User met her friend Ravi.", {"friend"}).actor("friend") == "user");
   // people acting together act each ("Ana and Ben met in Lisbon, where Ben works as a chef" was
   // VERIFIED for "does Ana work as a chef?"); a text naming no actor leaves it to no one
   CHECK(Parsed("Marta and her husband Jorge run a hotel.", {"hotel"}).actor("hotel") == "marta husband jorge");
@@ -390,6 +394,29 @@ POLARMEM_TEST(each_concept_is_stated_of_its_clauses_actor) {
   CHECK(teams.actor("app") == "beacon" && teams.actor("atlas") == "atlas");
   // said of Maya and of no one named: of no one
   CHECK(Parsed("Maya has a cat. The cat sleeps a lot.", {"cat"}).actor("cat") == "");
+}
+
+POLARMEM_TEST(what_is_said_of_another_person_only_is_theirs) {
+  // "Nadia's brother Karim lives in Montreal and plays hockey": no state of the note's, each
+  // concept the brother's (others_states)
+  Vocabulary keys;
+  const std::vector<std::string> names = {"nadia", "brother", "karim", "hockey", "meat", "paris"};
+  for (const auto& name : names) keys.bind(name);
+  const auto others = [&](const std::string& text) {
+    std::vector<std::string> out;
+    for (const auto& o : others_states(parse(text, keys, table())))
+      out.push_back(names[o.concept_id] + (o.negated ? "-" : "+") + "/" + o.actor);
+    return out;
+  };
+  CHECK((others("Nadia's brother Karim plays hockey.") ==
+         std::vector<std::string>{"karim+/brother karim", "hockey+/brother karim"}));
+  CHECK((others("Nadia's brother Karim lives in Paris and plays hockey.") ==
+         std::vector<std::string>{"karim+/brother karim", "paris+/brother karim", "hockey+/brother karim"}));
+  CHECK((others("Nadia's brother Karim doesn't eat meat.") ==
+         std::vector<std::string>{"karim+/brother karim", "meat-/brother karim"}));
+  // a hedge is no one's state; the note's own states are not another's
+  CHECK((others("Nadia's brother Karim might move to Paris.") == std::vector<std::string>{}));
+  CHECK((others("Nadia plays hockey.") == std::vector<std::string>{}));
 }
 
 int main() { return polarmem::testing::run_all(); }

@@ -130,13 +130,25 @@ std::string stem(std::string_view word);
 // Whom a note states its concepts of, where it names someone (text::concept_actors): (concept
 // name, actor: the words naming them, "maya" or "wife clara").
 using Actors = std::vector<std::pair<std::string, std::string>>;
+// What a note states of another person only, with no state of its own (text::others_states).
+struct OthersState {
+  std::string name;  // the concept
+  std::int8_t state = 0;  // +1 / -1
+  std::string actor;  // "brother karim"
+};
+struct NoteActors {
+  Actors actors;
+  std::vector<OthersState> others;
+};
 // A candidate's actors (by its index). Read only for a note that would be a verified answer to a
-// question with a subject: a note's reading costs a parse.
-using ReadActors = std::function<Actors(std::size_t candidate)>;
+// question with a subject, or that names a relative: a note's reading costs a parse.
+using ReadActors = std::function<NoteActors(std::size_t candidate)>;
 
 // Labels every candidate and returns the k to show, in order (see the file comment). With
 // `actors`, what a note states of someone the question does not name verifies nothing of its
-// subject ("Hugo's wife Clara teaches piano" for "does Hugo teach piano?": RELATED).
+// subject ("Hugo's wife Clara teaches piano" for "does Hugo teach piano?": RELATED), and what it
+// says of a relative answers a question about that relative ("Nadia's brother Karim plays hockey"
+// for "does Karim play hockey?": VERIFIED).
 Answer answer_question(const Question& question, const std::vector<Candidate>& candidates, std::size_t k,
                        const AnswerRule& rule = {}, const ReadActors& actors = {});
 

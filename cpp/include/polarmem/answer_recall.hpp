@@ -90,7 +90,7 @@ struct Note {
 using ReadNotes = std::function<std::vector<Note>(const std::vector<std::string>& ids)>;
 // Whom a read note states its concepts of (its text parsed again: text::concept_actors), by its
 // index into the ids read_notes was given; called after read_notes, for few notes.
-using ReadNoteActors = std::function<Actors(std::size_t note)>;
+using ReadNoteActors = std::function<NoteActors(std::size_t note)>;
 
 // A note shown, in order.
 struct Shown {

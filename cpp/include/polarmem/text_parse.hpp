@@ -87,6 +87,9 @@ struct Mention {
   // A proper name: capitalised and not sentence-initial ("does Maya drink coffee"), a
   // capitalised possessive ("Maya's brother"), or "user": who a text is about, not its topic.
   bool subject = false;
+  // Said with no state only because another person's clause says it ("Maya's brother has a
+  // DOG"): the state it would have is that person's (others_states), never the text's.
+  bool others = false;
 };
 
 // A content word that names no concept: letters (three or more, or two in capitals: "TV"), or
@@ -118,12 +121,24 @@ struct ParsedText {
 
 ParsedText parse(std::string_view utf8, const Vocabulary& vocabulary, const TriggerTable& triggers);
 
-// Whom the text states each concept of: (concept, actor) for each concept polarity() states whose
-// every stated mention is said of one named actor ("Hugo's wife Clara teaches piano": teach and
-// piano are Clara's, hugo and wife Hugo's; "Maya has a cat; Leo has a dog": cat is Maya's). A
-// concept said of no one named, or of several, is left out. The labels read it, never the states
-// (answer_labels.hpp).
+// Whom the text states each concept of: (concept, actor) for each concept whose every stated
+// mention is said of one named actor ("Hugo's wife Clara teaches piano": teach and piano are
+// Clara's, hugo and wife Hugo's; "Maya has a cat; Leo has a dog": cat is Maya's), and for each
+// concept said with no state only, of whom its mentions are said ("dog": Leo's), so a reader sees
+// who acts in the text. A concept said of no one named, or of several, is left out. The labels
+// read it, never the states (answer_labels.hpp).
 std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedText& text);
+
+// What the text states of another person only (Mention::others), with no state of its own: each
+// such concept's polarity (as polarity() reads it) and of whom it is said ("Nadia's brother Karim
+// plays hockey": hockey, affirmed, of "brother karim"). A concept said of several, or of no one
+// named, is left out. The labels read it for a question about that person (answer_labels.hpp).
+struct OthersState {
+  std::uint32_t concept_id = 0;
+  bool negated = false;
+  std::string actor;
+};
+std::vector<OthersState> others_states(const ParsedText& text);
 
 // One polarity per mentioned concept, in order of first mention (true: negated); a mention said
 // with no state (Mention::uncertain) counts for nothing, so a concept with only such mentions
