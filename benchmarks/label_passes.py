@@ -2,16 +2,17 @@
 agent meets them: `polarmem serve`, one namespace per pass made by `polarmem namespace create`, the
 MCP SDK's stdio client against `polarmem mcp`, text only, tool defaults (agent_memory.PolarMem).
 
-Each pass (benchmarks/qa/label_passes_r47.json) holds notes and questions with the label the first
-note shown should carry: VERIFIED or ANSWERS NO, "none" where the context should be headed "no
-verified evidence", "any" where the reading is open (left out of the count). Reported per pass and
-for the passes written to find rules (tuning data, as dev is) apart from those written after them:
+Each pass (benchmarks/qa/label_passes_r47.json, one file per round) holds notes and questions with
+the label the first note shown should carry: VERIFIED or ANSWERS NO, "none" where the context
+should be headed "no verified evidence", "any" where the reading is open (left out of the count).
+Reported per pass and, per file, for the passes written to find rules (tuning data, as dev is)
+apart from those written after them:
 
 * labels as expected, of the questions with an expectation;
 * questions whose answer is not stored that were given a verified answer (any label);
 * questions for which the note plain similarity ranks first (mode off, top 1) was among those shown.
 
-Usage: python benchmarks/label_passes.py [--passes FILE] [--out FILE] [--show]"""
+Usage: python benchmarks/label_passes.py [--passes FILE ...] [--out FILE] [--show]"""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from agent_memory import PolarMem, call  # noqa: E402
 from harness import host, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PASSES = ROOT / "benchmarks" / "qa" / "label_passes_r47.json"
+PASSES = [ROOT / "benchmarks" / "qa" / f"label_passes_r{n}.json" for n in (47, 48)]
 
 
 def first_label(context: str) -> str:
@@ -77,11 +78,11 @@ def summary(rows: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--passes", type=Path, default=PASSES)
+    parser.add_argument("--passes", type=Path, nargs="+", default=PASSES)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "label_passes.json")
     parser.add_argument("--show", action="store_true", help="print each question whose label is not the expected one")
     args = parser.parse_args()
-    passes = json.loads(args.passes.read_text())["passes"]
+    passes = [{**one, "file": path.stem} for path in args.passes for one in json.loads(path.read_text())["passes"]]
     with tempfile.TemporaryDirectory() as tmp:
         memory = PolarMem(Path(tmp))
         try:
@@ -93,11 +94,13 @@ def main() -> None:
         finally:
             memory.close()
     report = {
-        "passes": str(args.passes.relative_to(ROOT) if args.passes.is_relative_to(ROOT) else args.passes),
+        "passes": [str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path) for path in args.passes],
         "by_pass": by_pass,
         "by_kind": {
-            kind: summary([by_pass[p["name"]] for p in passes if p["written"] == kind])
-            for kind in sorted({p["written"] for p in passes})
+            f"{file}: {kind}": summary(
+                [by_pass[p["name"]] for p in passes if (p["file"], p["written"]) == (file, kind)]
+            )
+            for file, kind in sorted({(p["file"], p["written"]) for p in passes})
         },
         "host": host(),
     }

@@ -767,8 +767,6 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   bool verb_object = false;  // the open scope negates a verb's prepositional object ("works at Google")
   std::size_t verb_at = 0;    // that verb's start
   bool do_negated = false;    // the open scope's cue negates a verb ("doesn't", "no longer")
-  // where the verb a cue of doing negated starts ("doesn't SUPPORT GraphQL"), in this sentence
-  std::size_t negated_verb_start = kNone;
   bool copula_negated = false;  // ... or a copula ("is not", "isn't")
   std::size_t scope_terms = 0;  // concepts and unknown words inside the open scope
   std::size_t cue_end = 0;  // the token after the open pre-cue
@@ -790,6 +788,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   // (round 47's MCP QA).
   bool joins_actor = false;
   bool joining_actors = false;  // the names after such an "and" join the clause's actor ("ana ben")
+  std::size_t actor_token = 0;  // the token the clause's actor was read at
   bool actor_open = true;  // no actor named yet in this clause (a name here is its actor)
   std::size_t actor_start = kNone;  // where this clause's actor starts (code points)
   bool conditional = false;      // inside "if ..." / "when ...", to a comma or the clause end
@@ -929,7 +928,6 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
                      (phrase == "not" && copulas().count(before_cue));
     scope_terms = 0;
     cue_end = i + length;
-    if (do_negated && cue_end < toks.size()) negated_verb_start = toks[cue_end].start;
   };
 
   std::size_t i = 0;
@@ -940,10 +938,7 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       close_scope();
       end_clause();
       named_in_clause = false;
-      if (word == "." || word == "!" || word == "?") {
-        sentence_start_mention = result.mentions.size();
-        negated_verb_start = kNone;
-      }
+      if (word == "." || word == "!" || word == "?") sentence_start_mention = result.mentions.size();
       actor_open = word != ":";  // "Allergies: none" goes on being its header's
       if (word != ":")
         start_clause(toks[i].end, i + 1);  // "Allergies: none": a post-cue after a colon reaches its header
@@ -951,17 +946,6 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       continue;
     }
     if (word == ",") conditional = false;  // "if she hadn't missed the train, she ..."
-    if (word == "," && i + 1 < toks.size() && toks[i + 1].word == "only" && negated_verb_start != kNone) {
-      // "doesn't support GraphQL, only REST": the verb holds, of what "only" names (round 48's
-      // MCP QA: "does Osprey support REST?" had no verified answer); what it was denied of stays so
-      for (auto& m : result.mentions) {
-        if (m.start == negated_verb_start && m.negated) m.negated = false, m.cue.clear();
-      }
-      for (auto& u : result.unknown) {
-        if (u.start == negated_verb_start) u.negated = false;
-      }
-      negated_verb_start = kNone;
-    }
     if (word == "," && i + 1 < toks.size() && comma_breakers().count(toks[i + 1].word)) {
       // ", and a cat" starts a new clause; ", and fatigue" ends a list the cue still covers
       if (!(toks[i + 1].word == "and" && vocabulary.concept_at(toks, i + 2))) close_scope();
@@ -1168,6 +1152,11 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       // after ", where" ("met in Lisbon, where Ben works as a chef").
       joins_actor = word == "and" && !actor_open && !clause_stated();
       joining_actors = joins_actor && !result.actors.empty();  // "Ana and Ben met": both act
+      // (a name opening the clause is an actor once a name joins it, a verb after it or not)
+      if (joining_actors && result.actors.back().actor.empty() && capitalised(actor_token) &&
+          all_letters(toks[actor_token].word) && !is_stopword(toks[actor_token].word)) {
+        result.actors.back().actor = toks[actor_token].word;
+      }
       actor_open = actor_open || clause_stated();
     }
     if (word == "and") {
@@ -1280,14 +1269,13 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       else if (named && !text_actor->empty() && name != *text_actor && !question)
         other_person = true;  // (the name stays stated; a question asks of each name it names)
       actor_start = toks[i].start;
-      // whom the clause speaks of: the name ("User" too), a capitalised word opening it ("Bo met Lin": the verb
-      // test above knows no irregular past), or the text's actor for a pronoun ("she", "her")
+      // whom the clause speaks of: the name ("User" too), or the text's actor for a pronoun
       const bool pronoun = personal_pronouns().count(word) || possessive_pronouns().count(word);
-      const bool capital = capitalised(i) && all_letters(name) && !is_stopword(name) && !non_concepts().count(name);
       // (a predicate after "and" names no one new: "Karim lives in Montreal and plays hockey")
-      const bool goes_on = !named && !capital && !pronoun && i > 0 && toks[i - 1].word == "and";
+      const bool goes_on = !named && !pronoun && i > 0 && toks[i - 1].word == "and";
       if (!goes_on) {
-        result.actors.push_back({toks[i].start, std::string(named || (capital && !pronoun) || word == "user" ? name
+        actor_token = i;
+        result.actors.push_back({toks[i].start, std::string(named || word == "user" ? name
                                                             : pronoun && text_actor ? *text_actor
                                                                                     : std::string_view())});
       }

