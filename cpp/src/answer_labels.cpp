@@ -527,10 +527,9 @@ void mark_verb_and_circumstances(std::string_view utf8, const std::vector<text::
     return nullptr;
   };
   bool after_preposition = false;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    after_preposition = after_preposition || text::is_preposition(tokens[i].word) || tokens[i].word == "from";
-    QueryTerm* term = term_of(tokens[i].word);
-    if (term != nullptr && after_preposition) term->circumstance = true;
+  for (const auto& token : tokens) {
+    after_preposition = after_preposition || text::is_preposition(token.word) || token.word == "from";
+    if (QueryTerm* term = after_preposition ? term_of(token.word) : nullptr) term->circumstance = true;
   }
   // (by stem: a name's concept may be its singular, "ines" -> "ine")
   const auto subject = [&](const text::Token& token) {

@@ -1427,20 +1427,35 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
   return result;
 }
 
-std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedText& text) {
-  std::vector<std::pair<std::uint32_t, std::string>> out;
-  std::unordered_map<std::uint32_t, std::size_t> at;  // concept -> its place in `out`
+namespace {
+
+// Whom the text speaks of at `start` (code points): the last actor change at or before it.
+std::string actor_at(const ParsedText& text, std::size_t start) {
+  std::string actor;
+  for (const auto& change : text.actors) {
+    if (change.start > start) break;
+    actor = change.actor;
+  }
+  return actor;
+}
+
+std::unordered_set<std::uint32_t> stated_concepts(const ParsedText& text) {
   std::unordered_set<std::uint32_t> stated;
   for (const auto& m : text.mentions)
     if (!m.uncertain) stated.insert(m.concept_id);
+  return stated;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedText& text) {
+  std::vector<std::pair<std::uint32_t, std::string>> out;
+  std::unordered_map<std::uint32_t, std::size_t> at;  // concept -> its place in `out`
+  const auto stated = stated_concepts(text);
   for (const auto& m : text.mentions) {
     // (a concept said with no state only, as in another person's clause, is listed too: who acts)
     if (m.uncertain && stated.count(m.concept_id)) continue;
-    std::string actor;
-    for (const auto& change : text.actors) {
-      if (change.start > m.start) break;
-      actor = change.actor;
-    }
+    std::string actor = actor_at(text, m.start);
     const auto [found, added] = at.emplace(m.concept_id, out.size());
     if (added) {
       out.emplace_back(m.concept_id, std::move(actor));
@@ -1454,16 +1469,11 @@ std::vector<std::pair<std::uint32_t, std::string>> concept_actors(const ParsedTe
 
 std::vector<OthersState> others_states(const ParsedText& text) {
   std::vector<OthersState> out;
-  std::unordered_set<std::uint32_t> stated, mixed;
-  for (const auto& m : text.mentions)
-    if (!m.uncertain) stated.insert(m.concept_id);
+  const auto stated = stated_concepts(text);
+  std::unordered_set<std::uint32_t> mixed;
   for (const auto& m : text.mentions) {
     if (!m.others || stated.count(m.concept_id) || mixed.count(m.concept_id)) continue;
-    std::string actor;
-    for (const auto& change : text.actors) {
-      if (change.start > m.start) break;
-      actor = change.actor;
-    }
+    std::string actor = actor_at(text, m.start);
     const auto same =
         std::find_if(out.begin(), out.end(), [&](const OthersState& o) { return o.concept_id == m.concept_id; });
     if (same == out.end()) {
