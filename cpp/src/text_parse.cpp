@@ -452,7 +452,8 @@ bool is_relative(std::string_view word) { return other_people().count(word) != 0
 bool is_poor_concept(std::string_view word) {
   static const WordSet words = words_of(
       "like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed "
-      "want wants wanted need needs needed use uses used using drink drinks drank drunk drinking eat eats ate eaten "
+      "want wants wanted need needs needed use uses used using own owns owned owning drink drinks drank drunk drinking "
+      "eat eats ate eaten "
       "eating take takes took taken make makes made get gets got go goes went going come comes came keep keeps kept "
       "say says said tell tells told know knows knew think thinks thought feel feels felt seem seems seemed "
       "allow allows allowed let lets put puts set sets try tries tried ask asks asked "

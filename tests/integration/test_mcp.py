@@ -656,6 +656,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             "I no longer use Slack; we moved to Teams.",
             "Carmen is waiting for a hip replacement.",
             "Carmen tested negative for COVID-19 last week.",
+            "Vega owns the billing dashboards.",
+            "Kit and his cousin Sami own a food truck.",
             "Rafa's wife Elena teaches piano at the conservatory.",
             "Bo visited Lin, who keeps bees.",
             "Osprey has no staging environment.",
@@ -701,6 +703,8 @@ def test_labels_promise_only_what_the_note_holds(tmp_path):
             ("does Carmen have COVID-19?", "ANSWERS NO"),
             # round 48: what a note says of someone else (a relative, a "who" clause) is theirs
             ("does Rafa teach piano?", None),
+            # "own" is a verb of having, as "have" is: no concept, however a note writes it
+            ("does Sami own a food truck?", "VERIFIED"),
             ("does Elena teach piano?", "VERIFIED"),
             ("does Bo keep bees?", None),
             ("does Lin keep bees?", "VERIFIED"),
