@@ -629,31 +629,8 @@ Question read_question(std::string_view utf8, std::vector<QueryTerm> terms) {
   return question;
 }
 
-// Common irregular past forms, by their base: "ran" holds "run" (conversations dev: "When did
-// Priya run the half marathon?" over "Priya ran the Leeds half marathon").
-std::string_view irregular_base(std::string_view word) {
-  static const std::unordered_map<std::string_view, std::string_view> bases = {
-      {"ran", "run"},       {"went", "go"},       {"gone", "go"},      {"sang", "sing"},    {"sung", "sing"},
-      {"drove", "drive"},   {"driven", "drive"},  {"ate", "eat"},      {"eaten", "eat"},    {"took", "take"},
-      {"taken", "take"},    {"gave", "give"},     {"given", "give"},   {"met", "meet"},     {"bought", "buy"},
-      {"wrote", "write"},   {"written", "write"}, {"broke", "break"},  {"broken", "break"}, {"began", "begin"},
-      {"begun", "begin"},   {"swam", "swim"},     {"won", "win"},      {"lost", "lose"},    {"left", "leave"},
-      {"told", "tell"},     {"made", "make"},     {"found", "find"},   {"got", "get"},      {"taught", "teach"},
-      {"thought", "think"}, {"brought", "bring"}, {"caught", "catch"}, {"fell", "fall"},    {"fallen", "fall"},
-      {"felt", "feel"},     {"kept", "keep"},     {"sold", "sell"},    {"spent", "spend"},  {"paid", "pay"},
-      {"chose", "choose"},  {"chosen", "choose"}, {"flew", "fly"},     {"flown", "fly"},    {"grew", "grow"},
-      {"grown", "grow"},    {"knew", "know"},     {"known", "know"},   {"rode", "ride"},    {"ridden", "ride"},
-      {"saw", "see"},       {"seen", "see"},      {"wore", "wear"},    {"worn", "wear"},    {"held", "hold"},
-      {"sent", "send"},     {"built", "build"},   {"slept", "sleep"},  {"spoke", "speak"},  {"spoken", "speak"},
-      {"stood", "stand"},   {"threw", "throw"},   {"thrown", "throw"}, {"woke", "wake"},    {"drank", "drink"},
-      {"drunk", "drink"},   {"fed", "feed"},      {"led", "lead"},     {"hid", "hide"},     {"shot", "shoot"},
-      {"sat", "sit"},       {"lent", "lend"},     {"dug", "dig"},      {"hung", "hang"},    {"forgot", "forget"}};
-  const auto found = bases.find(word);
-  return found == bases.end() ? word : found->second;
-}
-
 std::string stem(std::string_view word) {
-  std::string w(irregular_base(word));
+  std::string w(text::irregular_base(word));
   const auto ends = [&](std::string_view suffix) {
     return w.size() >= suffix.size() && w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0;
   };

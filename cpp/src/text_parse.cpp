@@ -449,6 +449,29 @@ bool is_preposition(std::string_view word) { return prepositions().count(word) !
 
 bool is_relative(std::string_view word) { return other_people().count(word) != 0; }
 
+// Common irregular past forms, by their base: "ran" holds "run" (conversations dev: "When did
+// Priya run the half marathon?" over "Priya ran the Leeds half marathon").
+std::string_view irregular_base(std::string_view word) {
+  static const std::unordered_map<std::string_view, std::string_view> bases = {
+      {"ran", "run"},       {"went", "go"},       {"gone", "go"},      {"sang", "sing"},    {"sung", "sing"},
+      {"drove", "drive"},   {"driven", "drive"},  {"ate", "eat"},      {"eaten", "eat"},    {"took", "take"},
+      {"taken", "take"},    {"gave", "give"},     {"given", "give"},   {"met", "meet"},     {"bought", "buy"},
+      {"wrote", "write"},   {"written", "write"}, {"broke", "break"},  {"broken", "break"}, {"began", "begin"},
+      {"begun", "begin"},   {"swam", "swim"},     {"won", "win"},      {"lost", "lose"},    {"left", "leave"},
+      {"told", "tell"},     {"made", "make"},     {"found", "find"},   {"got", "get"},      {"taught", "teach"},
+      {"thought", "think"}, {"brought", "bring"}, {"caught", "catch"}, {"fell", "fall"},    {"fallen", "fall"},
+      {"felt", "feel"},     {"kept", "keep"},     {"sold", "sell"},    {"spent", "spend"},  {"paid", "pay"},
+      {"chose", "choose"},  {"chosen", "choose"}, {"flew", "fly"},     {"flown", "fly"},    {"grew", "grow"},
+      {"grown", "grow"},    {"knew", "know"},     {"known", "know"},   {"rode", "ride"},    {"ridden", "ride"},
+      {"saw", "see"},       {"seen", "see"},      {"wore", "wear"},    {"worn", "wear"},    {"held", "hold"},
+      {"sent", "send"},     {"built", "build"},   {"slept", "sleep"},  {"spoke", "speak"},  {"spoken", "speak"},
+      {"stood", "stand"},   {"threw", "throw"},   {"thrown", "throw"}, {"woke", "wake"},    {"drank", "drink"},
+      {"drunk", "drink"},   {"fed", "feed"},      {"led", "lead"},     {"hid", "hide"},     {"shot", "shoot"},
+      {"sat", "sit"},       {"lent", "lend"},     {"dug", "dig"},      {"hung", "hang"},    {"forgot", "forget"}};
+  const auto found = bases.find(word);
+  return found == bases.end() ? word : found->second;
+}
+
 bool is_poor_concept(std::string_view word) {
   static const WordSet words = words_of(
       "like likes liked liking love loves loved hate hates hated prefer prefers preferred enjoy enjoys enjoyed "
@@ -1260,23 +1283,27 @@ ParsedText parse(std::string_view utf8, const Vocabulary& keys, const TriggerTab
       // twisted his ankle"; not "Peanut butter sandwiches are ...", "speaks Spanish and Catalan at
       // home"), at a sentence's start too
       const std::string_view name = without_possessive(word);
-      const bool named = (subject || (capitalised(i) && all_letters(name) && !is_stopword(name) &&
-                                      !non_concepts().count(name) && !personal_pronouns().count(word))) &&
-                         (name.size() < word.size() || verb_follows(i) ||
-                          // a name and what it is: "the Beacon team owns", "the Atlas service runs"
-                          (i > 0 && toks[i - 1].word == "the" && i + 1 < toks.size() && all_letters(toks[i + 1].word) &&
-                           !is_stopword(toks[i + 1].word) && verb_follows(i + 1)));
+      const bool a_name = subject || (capitalised(i) && all_letters(name) && !is_stopword(name) &&
+                                      !non_concepts().count(name) && !personal_pronouns().count(word));
+      const bool named =
+          a_name && (name.size() < word.size() || verb_follows(i) ||
+                     // a name and what it is: "the Beacon team owns", "the Atlas service runs"
+                     (i > 0 && toks[i - 1].word == "the" && i + 1 < toks.size() && all_letters(toks[i + 1].word) &&
+                      !is_stopword(toks[i + 1].word) && verb_follows(i + 1)));
       if (!text_actor) text_actor = named ? name : std::string_view();
       else if (named && !text_actor->empty() && name != *text_actor && !question)
         other_person = true;  // (the name stays stated; a question asks of each name it names)
       actor_start = toks[i].start;
-      // whom the clause speaks of: the name ("User" too), or the text's actor for a pronoun
+      // whom the clause speaks of: the name ("User" too, and one an irregular past follows, "Lena
+      // met Paulo", which the verb test above does not know), or the text's actor for a pronoun
       const bool pronoun = personal_pronouns().count(word) || possessive_pronouns().count(word);
+      const bool acts = named || word == "user" ||
+                        (a_name && i + 1 < toks.size() && irregular_base(toks[i + 1].word) != toks[i + 1].word);
       // (a predicate after "and" names no one new: "Karim lives in Montreal and plays hockey")
-      const bool goes_on = !named && !pronoun && i > 0 && toks[i - 1].word == "and";
+      const bool goes_on = !acts && !pronoun && i > 0 && toks[i - 1].word == "and";
       if (!goes_on) {
         actor_token = i;
-        result.actors.push_back({toks[i].start, std::string(named || word == "user" ? name
+        result.actors.push_back({toks[i].start, std::string(acts                    ? name
                                                             : pronoun && text_actor ? *text_actor
                                                                                     : std::string_view())});
       }

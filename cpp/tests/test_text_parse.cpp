@@ -377,6 +377,8 @@ POLARMEM_TEST(each_concept_is_stated_of_its_clauses_actor) {
   const Parsed met("Ana and Ben met in Lisbon, where Ben works as a chef.", {"lisbon", "chef"});
   CHECK(met.actor("lisbon") == "ana ben" && met.actor("chef") == "ben");
   CHECK(Parsed("The service is written in Go.", {"go"}).actor("go") == "");
+  // a name an irregular past follows acts ("met": the labels' reading only)
+  CHECK(Parsed("Lena met Paulo, who sells guitars.", {"lena", "guitar"}).actor("lena") == "lena");
   // a "who" clause is the name's it follows
   const Parsed who("Maya visited Leo, who has a dog.", {"maya", "dog"});
   CHECK(who.actor("dog") == "leo" && who.actor("maya") == "maya");

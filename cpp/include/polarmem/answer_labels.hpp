@@ -8,8 +8,10 @@
 // it FORBIDS (negated: "a snack for Leo with no peanuts"), and its FRAME — words that say how it
 // asks, not what must hold: the answer's type ("what INSTRUMENT does Ana play?": the note says
 // "guitar"), "called", "how long", "before" (read_question marks them). A note holds a term when
-// it has a concept of that name or of the same stem ("passed" for "pass", "moving" for "move"). A
-// note is
+// it has a concept of that name or of the same stem ("passed" for "pass", "moving" for "move"),
+// stated of someone the question asks about where the note's text says whom (answer_question's
+// `actors`: "Hugo's wife Clara teaches piano" holds no "teach" for "does Hugo teach piano?", and
+// "teach" for "does Clara teach piano?"). A note is
 //   VERIFIED    when every subject is HAS on it, enough of the topics are HAS (AnswerRule), every
 //               forbidden concept is NOT_HAS, nothing contradicts, and the question asks more than
 //               its subject: the question's constraints are verified on that note, never a name

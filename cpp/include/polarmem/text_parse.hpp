@@ -154,6 +154,9 @@ bool is_stopword(std::string_view word);
 bool is_preposition(std::string_view word);
 // A word for someone a text's subject is not: a relative, a friend, a colleague ("wife", "family").
 bool is_relative(std::string_view word);
+// The base of a common irregular past form ("ran" -> "run", "met" -> "meet"); any other word as
+// it is.
+std::string_view irregular_base(std::string_view word);
 
 // Content words that make poor concepts (an open vocabulary does not learn them; a question's
 // topics leave them out): verbs of having, liking and doing, and vague modifiers. A negated
